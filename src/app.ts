@@ -1,0 +1,194 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import helmet from '@fastify/helmet';
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import client from 'prom-client';
+import type { Config } from './config.js';
+import type { Database } from './platform/db/index.js';
+import type { AppContext, Module } from './platform/context.js';
+import { registerErrorHandling } from './platform/http.js';
+import { registerAuthHook, type AccessClaims, type SubadminScope } from './platform/auth.js';
+import { Problem } from './platform/schemas.js';
+import { newId } from './platform/ids.js';
+import { modules } from './modules/index.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+export interface BuildOptions {
+  config: Config;
+  db: Database;
+  /** Replace the module list (tests of a single module). */
+  modules?: Module[];
+}
+
+export interface RouteInfo {
+  method: string;
+  url: string;
+  operationId?: string;
+  hasResponseSchema: boolean;
+  isPublic: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: AppContext;
+    routeTable: RouteInfo[];
+  }
+}
+
+function ajvFor(coerce: boolean): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    removeAdditional: false,
+    useDefaults: true,
+    coerceTypes: coerce ? 'array' : false,
+    strict: false,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
+  const { config, db } = opts;
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: {
+        paths: ['req.headers.authorization', 'req.headers["x-upload-token"]', 'req.headers.cookie', '*.password', '*.refresh_token', '*.pin'],
+        censor: '[redacted]',
+      },
+    },
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: true,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && /^[A-Za-z0-9._-]{8,64}$/.test(incoming) ? incoming : newId();
+    },
+    ajv: undefined,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Bodies are validated strictly (no coercion: "5" is not 5); query strings, params and headers are text and coerced.
+  const strictAjv = ajvFor(false);
+  const coercingAjv = ajvFor(true);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strictAjv : coercingAjv).compile(schema));
+
+  const ctx: AppContext = { config, db, services: {} as AppContext['services'], dashboard: new Map(), workers: [], onClose: [] };
+  app.decorate('ctx', ctx);
+  app.decorate('routeTable', [] as RouteInfo[]);
+
+  registerErrorHandling(app);
+  app.addHook('onSend', async (req, reply) => {
+    reply.header('x-request-id', String(req.id));
+  });
+
+  await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
+  await app.register(cors, { origin: config.corsOrigins.length ? config.corsOrigins : false, credentials: false });
+
+  // Every route: problem responses documented, security declared, and listed for the route-table tests.
+  app.addHook('onRoute', (route) => {
+    const isPublic = route.config?.auth === 'public';
+    const schema = (route.schema ??= {}) as Record<string, any>;
+    const response = (schema.response ??= {});
+    if (!response['4xx']) response['4xx'] = Problem;
+    if (!response['5xx']) response['5xx'] = Problem;
+    if (!isPublic && !schema.security) schema.security = [{ bearerAuth: [] }];
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      app.routeTable.push({
+        method,
+        url: route.url,
+        operationId: schema.operationId,
+        hasResponseSchema: Object.keys(response).some((k) => /^[23]/.test(k)),
+        isPublic,
+      });
+    }
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Delivery Logistics Platform API',
+        version: '0.7.2',
+        description: 'Multi-tenant delivery and logistics backend. Errors are RFC 9457 problem details with a stable `code`.',
+      },
+      servers: [{ url: '/' }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  // Metrics: per-route rates and latencies in a registry of this app instance.
+  const registry = new client.Registry();
+  const httpDuration = new client.Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by route',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  app.decorate('metrics', registry);
+  app.addHook('onResponse', async (req, reply) => {
+    httpDuration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  });
+
+  const mods = opts.modules ?? modules;
+  for (const m of mods) await m.init?.(ctx);
+
+  registerAuthHook(app, config.jwtSecret, {
+    sessionState: async (claims) => {
+      const [active, operatorApproved] = await Promise.all([
+        ctx.services.identity.sessionActive(claims),
+        ctx.services.organizations.operatorApproved(claims.org),
+      ]);
+      return { active, operatorApproved };
+    },
+    loadSubadmin: async (claims) => (ctx.services.subadminScope ? ctx.services.subadminScope(claims) : null),
+  });
+
+  await app.register(
+    async (api) => {
+      for (const m of mods) await m.routes?.(api as any, ctx);
+      api.get(
+        '/openapi.json',
+        { config: { auth: 'public' }, schema: { hide: true, operationId: 'getOpenApi', response: { 200: { type: 'object', additionalProperties: true } } } },
+        async () => app.swagger(),
+      );
+    },
+    { prefix: '/api/v1' },
+  );
+
+  app.get(
+    '/metrics',
+    { config: { auth: 'public' }, schema: { hide: true, operationId: 'getMetrics', response: { 200: { type: 'string' } } } },
+    async (req, reply) => {
+      const token = config.metricsToken;
+      if (!token || req.headers.authorization !== `Bearer ${token}`) return reply.callNotFound();
+      reply.type(registry.contentType);
+      return registry.metrics();
+    },
+  );
+
+  app.addHook('onClose', async () => {
+    for (const fn of ctx.onClose) await fn();
+  });
+  return app;
+}
+
+declare module './platform/context.js' {
+  interface ServiceRegistry {
+    /** Set by the sub-administration module: territories and permissions of a sub-administrator. */
+    subadminScope?: (claims: AccessClaims) => Promise<SubadminScope | null>;
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: client.Registry;
+  }
+}

@@ -1,0 +1,39 @@
+import { Type } from '@sinclair/typebox';
+import { actorOf, tenantOf } from '../../platform/auth.js';
+import type { Module } from '../../platform/context.js';
+
+/**
+ * GET /dashboard: one section per module (counts per state), computed in one tenant transaction.
+ * Each contributor filters by `actor.subadmin.territoryIds` for sub-administrators.
+ */
+export const dashboardModule: Module = {
+  name: 'dashboard',
+  routes(app, ctx) {
+    app.get(
+      '/dashboard',
+      {
+        config: { auth: { roles: ['administrator', 'dispatch', 'subadmin'] } },
+        schema: {
+          operationId: 'getDashboard',
+          tags: ['dashboard'],
+          response: {
+            200: Type.Object({
+              generated_at: Type.String({ format: 'date-time' }),
+              scope: Type.Union([Type.Literal('organization'), Type.Literal('territories')]),
+              sections: Type.Object({}, { additionalProperties: true }),
+            }),
+          },
+        },
+      },
+      async (req) => {
+        const actor = actorOf(req);
+        const sections = await ctx.db.withTenant(tenantOf(actor), async (tx) => {
+          const out: Record<string, unknown> = {};
+          for (const [name, contribute] of ctx.dashboard) out[name] = await contribute(tx, actor);
+          return out;
+        });
+        return { generated_at: new Date().toISOString(), scope: actor.subadmin ? ('territories' as const) : ('organization' as const), sections };
+      },
+    );
+  },
+};

@@ -1,0 +1,17 @@
+import type { Module } from '../../platform/context.js';
+import { createIdentityService, type IdentityService } from './service.js';
+import { identityRoutes } from './routes.js';
+
+declare module '../../platform/context.js' {
+  interface ServiceRegistry {
+    identity: IdentityService;
+  }
+}
+
+export const identityModule: Module = {
+  name: 'identity',
+  init(ctx) {
+    ctx.services.identity = createIdentityService(ctx);
+  },
+  routes: identityRoutes,
+};

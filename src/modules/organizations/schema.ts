@@ -1,0 +1,50 @@
+import { boolean, foreignKey, index, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/** The tenant root. */
+export const organization = pgTable('organization', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  slug: text('slug').notNull().unique(),
+  primaryColor: text('primary_color'),
+  secondaryColor: text('secondary_color'),
+  logoObjectId: text('logo_object_id'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+/** The operator account of an organization on the platform: pending until a platform operator approves it. */
+export const operator = pgTable(
+  'operator',
+  {
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organization.id),
+    id: text('id').notNull(),
+    status: text('status', { enum: ['pending', 'approved', 'rejected', 'suspended'] }).notNull().default('pending'),
+    legalName: text('legal_name').notNull(),
+    contactEmail: text('contact_email').notNull(),
+    contactPhone: text('contact_phone'),
+    country: text('country'),
+    statusReason: text('status_reason'),
+    decidedByUserId: text('decided_by_user_id'),
+    decidedAt: ts('decided_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.id] }), unique('operator_org_uq').on(t.organizationId), index('operator_status_idx').on(t.status, t.id)],
+);
+
+export const organizationSettings = pgTable('organization_settings', {
+  organizationId: text('organization_id')
+    .primaryKey()
+    .references(() => organization.id),
+  requirePlatformPaymentBeforeOrder: boolean('require_platform_payment_before_order').notNull().default(false),
+  defaultCurrency: text('default_currency').notNull().default('BOB'),
+  timezone: text('timezone').notNull().default('America/La_Paz'),
+  supportPhone: text('support_phone'),
+  supportEmail: text('support_email'),
+  updatedByUserId: text('updated_by_user_id'),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});

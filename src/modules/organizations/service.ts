@@ -1,0 +1,202 @@
+import { AppError } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { tenantOf, type Actor } from '../../platform/auth.js';
+import { recordAudit } from '../../platform/audit.js';
+import { assertTransition, type Transitions } from '../../platform/state-machine.js';
+import { assertObjectLink } from '../../platform/storage-links.js';
+import { pageRequest, toPage } from '../../platform/pagination.js';
+import type { AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+
+export type OperatorStatus = 'pending' | 'approved' | 'rejected' | 'suspended';
+export const OPERATOR_TRANSITIONS: Transitions<OperatorStatus> = {
+  pending: ['approved', 'rejected'],
+  approved: ['suspended'],
+  suspended: ['approved'],
+  rejected: [],
+};
+export const OPERATOR_ACTIONS = { approve: 'approved', reject: 'rejected', suspend: 'suspended', reactivate: 'approved' } as const;
+export type OperatorAction = keyof typeof OPERATOR_ACTIONS;
+
+export interface OperatorRow {
+  organization_id: string;
+  id: string;
+  status: OperatorStatus;
+  legal_name: string;
+  contact_email: string;
+  contact_phone: string | null;
+  country: string | null;
+  status_reason: string | null;
+  decided_by_user_id: string | null;
+  decided_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  organization_name?: string;
+}
+
+export interface OnboardingInput {
+  organization_name: string;
+  slug?: string;
+  legal_name?: string;
+  country?: string;
+  contact_phone?: string;
+  admin: { email: string; password: string; display_name: string; phone?: string };
+}
+
+const slugify = (s: string) =>
+  s
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 50) || 'org';
+
+const SETTINGS_COLUMNS = 'require_platform_payment_before_order, default_currency, timezone, support_phone, support_email, updated_at';
+
+export function createOrganizationService(ctx: AppContext) {
+  const { db } = ctx;
+  const approvalCache = new Map<string, { approved: boolean; at: number }>();
+  void db
+    .listen('operator_changed', (orgId) => approvalCache.delete(orgId))
+    .then((unlisten) => ctx.onClose.push(unlisten))
+    .catch(() => undefined);
+
+  /** Creates an organization with its operator account, settings and first administrator, in one transaction. */
+  async function createOrganization(tx: Tx, input: OnboardingInput, status: OperatorStatus = 'pending') {
+    const orgId = newId();
+    const slug = input.slug ?? `${slugify(input.organization_name)}-${orgId.slice(-6)}`;
+    const taken = await tx.query('SELECT 1 FROM organization WHERE slug = $1', [slug]);
+    if (taken.rowCount) throw AppError.conflict('This organization slug is taken', 'DUPLICATE_SLUG');
+    // The organization row is created before the tenant context can point at it.
+    await tx.query('INSERT INTO organization (id, name, slug) VALUES ($1, $2, $3)', [orgId, input.organization_name, slug]);
+    await tx.query("SELECT set_config('app.organization_id', $1, true)", [orgId]);
+    await tx.query('INSERT INTO organization_settings (organization_id) VALUES ($1)', [orgId]);
+    const operatorId = newId();
+    await tx.query(
+      'INSERT INTO operator (organization_id, id, status, legal_name, contact_email, contact_phone, country) VALUES ($1,$2,$3,$4,$5,$6,$7)',
+      [orgId, operatorId, status, input.legal_name ?? input.organization_name, input.admin.email.toLowerCase(), input.contact_phone ?? null, input.country ?? null],
+    );
+    const admin = await ctx.services.identity.insertUser(tx, orgId, { ...input.admin, role: 'administrator' });
+    await recordAudit(tx, { organizationId: orgId, userId: admin.id, requestId: '' }, {
+      action: 'operator.onboarded',
+      entityType: 'operator',
+      entityId: operatorId,
+      after: { status, legal_name: input.legal_name ?? input.organization_name },
+    });
+    return { organization_id: orgId, slug, operator_id: operatorId, status, admin_user_id: admin.id };
+  }
+
+  return {
+    createOrganization,
+
+    onboard(input: OnboardingInput) {
+      return db.withSystem((tx) => createOrganization(tx, input));
+    },
+
+    async operatorApproved(organizationId: string): Promise<boolean> {
+      const hit = approvalCache.get(organizationId);
+      if (hit && Date.now() - hit.at < 5_000) return hit.approved;
+      const approved = await db.withSystem(async (tx) => {
+        const { rows } = await tx.query<{ status: string }>('SELECT status FROM operator WHERE organization_id = $1', [organizationId]);
+        return rows[0]?.status === 'approved';
+      });
+      approvalCache.set(organizationId, { approved, at: Date.now() });
+      return approved;
+    },
+
+    /** Platform operators see every operator account; an organization administrator sees his own. */
+    async listOperators(actor: Actor, q: { status?: OperatorStatus; limit?: number; cursor?: string }) {
+      const page = pageRequest(q);
+      const run = async (tx: Tx) => {
+        const { rows } = await tx.query<OperatorRow>(
+          `SELECT op.*, o.name AS organization_name FROM operator op JOIN organization o ON o.id = op.organization_id
+            WHERE ($1::text IS NULL OR op.status = $1) AND ($2::text IS NULL OR op.id < $2)
+            ORDER BY op.id DESC LIMIT $3`,
+          [q.status ?? null, page.after, page.limit + 1],
+        );
+        return toPage(rows, page);
+      };
+      return actor.kind === 'platform' ? db.withSystem(run) : db.withTenant(tenantOf(actor), run);
+    },
+
+    async decideOperator(actor: Actor, operatorId: string, action: OperatorAction, reason?: string) {
+      const to = OPERATOR_ACTIONS[action];
+      return db.withSystem(async (tx) => {
+        const { rows } = await tx.query<OperatorRow>('SELECT * FROM operator WHERE id = $1 FOR UPDATE', [operatorId]);
+        const op = rows[0];
+        if (!op) throw AppError.notFound('Operator');
+        assertTransition('operator', OPERATOR_TRANSITIONS, op.status, to);
+        const { rows: updated } = await tx.query<OperatorRow>(
+          `UPDATE operator SET status = $3, status_reason = $4, decided_by_user_id = $5, decided_at = now(), updated_at = now()
+            WHERE organization_id = $1 AND id = $2 RETURNING *`,
+          [op.organization_id, op.id, to, reason ?? null, actor.userId],
+        );
+        await recordAudit(tx, { organizationId: op.organization_id, userId: actor.userId, requestId: actor.requestId }, {
+          action: `operator.${action}`,
+          entityType: 'operator',
+          entityId: op.id,
+          before: { status: op.status },
+          after: { status: to, reason: reason ?? null },
+        });
+        await tx.query("SELECT pg_notify('operator_changed', $1)", [op.organization_id]);
+        approvalCache.delete(op.organization_id);
+        return updated[0];
+      });
+    },
+
+    async getSettings(actor: Actor) {
+      return db.withTenant(tenantOf(actor), async (tx) => {
+        const { rows } = await tx.query(`SELECT ${SETTINGS_COLUMNS} FROM organization_settings`);
+        if (!rows[0]) throw AppError.notFound('Settings');
+        return rows[0];
+      });
+    },
+
+    async updateSettings(actor: Actor, patch: Record<string, unknown>) {
+      return db.withTenant(tenantOf(actor), async (tx) => {
+        const { rows: before } = await tx.query(`SELECT ${SETTINGS_COLUMNS} FROM organization_settings FOR UPDATE`);
+        if (!before[0]) throw AppError.notFound('Settings');
+        const fields = Object.keys(patch);
+        if (fields.length === 0) return before[0];
+        const sets = fields.map((f, i) => `${f} = $${i + 2}`).join(', ');
+        const { rows } = await tx.query(
+          `UPDATE organization_settings SET ${sets}, updated_by_user_id = $1, updated_at = now() RETURNING ${SETTINGS_COLUMNS}`,
+          [actor.userId, ...fields.map((f) => patch[f])],
+        );
+        await recordAudit(tx, actor, { action: 'settings.updated', entityType: 'organization_settings', entityId: actor.organizationId, before: before[0], after: rows[0] });
+        return rows[0];
+      });
+    },
+
+    /** Read by other modules (orders): the organization's settings in the caller's transaction. */
+    async settingsIn(tx: Tx): Promise<{ require_platform_payment_before_order: boolean; default_currency: string }> {
+      const { rows } = await tx.query(`SELECT ${SETTINGS_COLUMNS} FROM organization_settings`);
+      return rows[0] ?? { require_platform_payment_before_order: false, default_currency: 'BOB' };
+    },
+
+    async updateBranding(actor: Actor, organizationId: string, patch: { name?: string; primary_color?: string | null; secondary_color?: string | null; logo_object_id?: string | null }) {
+      if (organizationId !== actor.organizationId) throw AppError.notFound('Organization');
+      return db.withTenant(tenantOf(actor), async (tx) => {
+        const { rows: before } = await tx.query('SELECT id, name, primary_color, secondary_color, logo_object_id FROM organization WHERE id = $1 FOR UPDATE', [organizationId]);
+        if (!before[0]) throw AppError.notFound('Organization');
+        if (patch.logo_object_id) await assertObjectLink(ctx, tx, actor, patch.logo_object_id, ['avatar', 'other']);
+        const fields = Object.keys(patch);
+        if (fields.length === 0) return before[0];
+        const sets = fields.map((f, i) => `${f} = $${i + 2}`).join(', ');
+        const { rows } = await tx.query(
+          `UPDATE organization SET ${sets}, updated_at = now() WHERE id = $1 RETURNING id, name, primary_color, secondary_color, logo_object_id`,
+          [organizationId, ...fields.map((f) => (patch as Record<string, unknown>)[f])],
+        );
+        await recordAudit(tx, actor, { action: 'organization.branding_updated', entityType: 'organization', entityId: organizationId, before: before[0], after: rows[0] });
+        return rows[0];
+      });
+    },
+
+    async branding(tx: Tx) {
+      const { rows } = await tx.query('SELECT id, name, slug, primary_color, secondary_color, logo_object_id FROM organization');
+      return rows[0];
+    },
+  };
+}
+
+export type OrganizationService = ReturnType<typeof createOrganizationService>;

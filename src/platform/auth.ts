@@ -1,0 +1,173 @@
+import { SignJWT, jwtVerify } from 'jose';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from './errors.js';
+import type { TenantContext } from './db/index.js';
+
+export const APP_ROLES = ['administrator', 'comercio', 'delivery', 'repartidor'] as const;
+export type AppRole = (typeof APP_ROLES)[number];
+
+/**
+ * Who may call a route. `administrator` is an organization administrator; `dispatch` and `subadmin`
+ * are staff flags on an administrator-console user (they do not get administrator rights);
+ * `platform` is a platform operator (approves operators of every organization).
+ */
+export type Principal = 'platform' | 'administrator' | 'dispatch' | 'subadmin' | 'comercio' | 'delivery' | 'repartidor';
+
+export const SUBADMIN_PERMISSION_KEYS = [
+  'reports',
+  'sales_reports',
+  'delivery_reports',
+  'payments_review_view',
+  'tracking',
+  'orders_status',
+  'delivery_status',
+  'drivers_view',
+  'drivers_create',
+  'drivers_approve',
+  'merchants_view',
+  'merchants_create',
+  'merchants_approve',
+  'merchant_commission_manage',
+  'trips_cancel',
+  'trips_reassign',
+  'coupons_view',
+  'coupons_manage',
+  'banners_manage',
+  'subusers_manage',
+  'payments_review_decide',
+] as const;
+export type PermissionKey = (typeof SUBADMIN_PERMISSION_KEYS)[number];
+
+export interface SubadminScope {
+  territoryIds: string[];
+  permissions: Record<PermissionKey, boolean>;
+  commissionMinPercent: string | null;
+  commissionMaxPercent: string | null;
+  active: boolean;
+}
+
+export interface Actor {
+  userId: string;
+  organizationId: string;
+  role: AppRole;
+  kind: Principal;
+  sessionId: string;
+  requestId: string;
+  /** Loaded once per request for sub-administrators; null for everyone else. */
+  subadmin: SubadminScope | null;
+}
+
+export interface RouteAuth {
+  /** Who may call; omitted = any authenticated user. */
+  roles?: Principal[];
+  /** For sub-administrators: the permission key this route needs. */
+  permission?: PermissionKey;
+  /** Allowed while the organization's operator account is not approved (login, me, onboarding status). */
+  allowUnapprovedOperator?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `'public'` or who may call the route; enforced by one onRequest hook. */
+    auth?: 'public' | RouteAuth;
+  }
+  interface FastifyRequest {
+    actor: Actor | null;
+  }
+}
+
+export interface AccessClaims {
+  sub: string;
+  org: string;
+  role: AppRole;
+  kind: Principal;
+  sid: string;
+}
+
+export const tenantOf = (actor: Pick<Actor, 'organizationId' | 'userId'>): TenantContext => ({
+  organizationId: actor.organizationId,
+  userId: actor.userId,
+});
+
+export async function signAccessToken(secret: Uint8Array, claims: AccessClaims, ttlSeconds: number): Promise<string> {
+  return new SignJWT({ org: claims.org, role: claims.role, kind: claims.kind, sid: claims.sid, typ: 'access' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(claims.sub)
+    .setIssuedAt()
+    .setIssuer('delivery-api')
+    .setAudience('delivery-api')
+    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+    .sign(secret);
+}
+
+export async function verifyAccessToken(secret: Uint8Array, token: string): Promise<AccessClaims> {
+  try {
+    const { payload } = await jwtVerify(token, secret, { issuer: 'delivery-api', audience: 'delivery-api', algorithms: ['HS256'] });
+    if (payload.typ !== 'access' || typeof payload.sub !== 'string' || typeof payload.org !== 'string' || typeof payload.sid !== 'string') {
+      throw new Error('not an access token');
+    }
+    return { sub: payload.sub, org: payload.org, role: payload.role as AppRole, kind: payload.kind as Principal, sid: payload.sid };
+  } catch {
+    throw AppError.unauthorized('The access token is invalid or expired', 'INVALID_TOKEN');
+  }
+}
+
+export interface AuthHooks {
+  /** Is the session (refresh family) behind an access token still alive, and the operator approved? */
+  sessionState(claims: AccessClaims): Promise<{ active: boolean; operatorApproved: boolean }>;
+  /** Loads the territories and permissions of a sub-administrator. */
+  loadSubadmin(claims: AccessClaims): Promise<SubadminScope | null>;
+}
+
+export function bearerToken(req: FastifyRequest): string | null {
+  const h = req.headers.authorization;
+  if (!h) return null;
+  const m = /^Bearer\s+(\S+)$/i.exec(h);
+  return m ? m[1] : null;
+}
+
+/** Checks a principal against a route's declaration, including the sub-administrator permission key. */
+export function authorize(actor: Actor, auth: RouteAuth): void {
+  if (auth.roles && !auth.roles.includes(actor.kind)) throw AppError.forbidden();
+  if (actor.kind === 'subadmin') {
+    if (!actor.subadmin || !actor.subadmin.active) throw AppError.forbidden('The sub-administrator profile is inactive', 'SUBADMIN_INACTIVE');
+    if (auth.permission && !actor.subadmin.permissions[auth.permission]) {
+      throw AppError.forbidden(`Missing permission '${auth.permission}'`, 'PERMISSION_DENIED');
+    }
+  }
+}
+
+/** One hook enforces every route's `config.auth`. Routes without a declaration need any valid token. */
+export function registerAuthHook(app: FastifyInstance, secret: Uint8Array, hooks: AuthHooks): void {
+  app.decorateRequest('actor', null);
+  app.addHook('onRequest', async (req) => {
+    const auth = req.routeOptions.config?.auth;
+    if (auth === 'public' || !req.routeOptions.url) return;
+    const token = bearerToken(req);
+    if (!token) throw AppError.unauthorized();
+    const claims = await verifyAccessToken(secret, token);
+    const state = await hooks.sessionState(claims);
+    if (!state.active) throw AppError.unauthorized('The session was revoked', 'SESSION_REVOKED');
+    const routeAuth: RouteAuth = auth ?? {};
+    if (!state.operatorApproved && !routeAuth.allowUnapprovedOperator && claims.kind !== 'platform') {
+      throw AppError.forbidden('The operator account is not approved', 'OPERATOR_NOT_APPROVED');
+    }
+    const actor: Actor = {
+      userId: claims.sub,
+      organizationId: claims.org,
+      role: claims.role,
+      kind: claims.kind,
+      sessionId: claims.sid,
+      requestId: String(req.id),
+      subadmin: claims.kind === 'subadmin' ? await hooks.loadSubadmin(claims) : null,
+    };
+    authorize(actor, routeAuth);
+    req.actor = actor;
+  });
+}
+
+/** The authenticated caller of a private route (the hook guarantees it). */
+export function actorOf(req: FastifyRequest): Actor {
+  if (!req.actor) throw AppError.unauthorized();
+  return req.actor;
+}

@@ -1,0 +1,290 @@
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import type { PgDatabase } from 'drizzle-orm/pg-core';
+import { Mutex } from './mutex.js';
+
+/** Role every request runs as: no superuser, no BYPASSRLS, so row-level security always applies. */
+export const TENANT_ROLE = 'app_tenant';
+
+export interface QueryResult<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+/** Drizzle over either driver (same pg-core dialect). */
+export type Orm = PgDatabase<any, any, any>;
+
+/** A transaction handle. Repositories take it as their first argument. */
+export interface Tx {
+  query<R = any>(text: string, params?: unknown[]): Promise<QueryResult<R>>;
+  /** Runs SQL text that may hold several statements (simple protocol, no parameters). */
+  exec(text: string): Promise<void>;
+  /** Drizzle bound to this transaction, for typed queries. */
+  readonly orm: Orm;
+  readonly kind: DbKind;
+}
+
+export interface TenantContext {
+  organizationId: string;
+  userId: string | null;
+}
+
+export type DbKind = 'pglite' | 'postgres';
+
+export interface Database {
+  readonly kind: DbKind;
+  /** A transaction as the tenant role with `app.organization_id` / `app.user_id` set: RLS confines every query. */
+  withTenant<T>(ctx: TenantContext, fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** A transaction as the connecting (owner) role: for cross-tenant work such as login lookups and workers. */
+  withSystem<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** One read-only statement under the tenant context in a single round trip (BEGIN..COMMIT sent as one exchange). */
+  tenantRead<R = any>(ctx: TenantContext, text: string, params?: unknown[]): Promise<R[]>;
+  /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
+  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+// Same JS types on both drivers: numeric stays a string (money), int8 a number (counts), date a string.
+const PARSE_INT8 = (v: string) => Number(v);
+const PARSE_TEXT = (v: string) => v;
+pg.types.setTypeParser(20, PARSE_INT8);
+pg.types.setTypeParser(1082, PARSE_TEXT);
+
+export function escapeLiteral(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error('cannot inline a non-finite number');
+    return String(value);
+  }
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  const s = value instanceof Date ? value.toISOString() : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  if (s.includes('\0')) throw new Error('cannot inline a NUL byte');
+  let hasBackslash = false;
+  let out = "'";
+  for (const ch of s) {
+    if (ch === "'") out += "''";
+    else if (ch === '\\') {
+      out += '\\\\';
+      hasBackslash = true;
+    } else out += ch;
+  }
+  out += "'";
+  return hasBackslash ? ` E${out}` : out;
+}
+
+/** Replaces $1..$n with escaped literals, for the single-exchange paths (simple protocol takes no parameters). */
+export function inlineParams(text: string, params: unknown[] = []): string {
+  return text.replace(/\$(\d+)/g, (_, n: string) => escapeLiteral(params[Number(n) - 1]));
+}
+
+function tenantPrelude(ctx: TenantContext, readOnly = false): string {
+  return (
+    `BEGIN${readOnly ? ' READ ONLY' : ''}; SELECT set_config('app.organization_id', ${escapeLiteral(ctx.organizationId)}, true), ` +
+    `set_config('app.user_id', ${escapeLiteral(ctx.userId ?? '')}, true); SET LOCAL ROLE ${TENANT_ROLE}`
+  );
+}
+
+const RETRYABLE = new Set(['40001', '40P01']);
+
+async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (attempt >= 4 || !code || !RETRYABLE.has(code)) throw err;
+      await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 10));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- PostgreSQL (node-postgres pool)
+
+export function createPostgresDatabase(url: string, opts: { max?: number } = {}): Database {
+  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 20, idleTimeoutMillis: 30_000 });
+  pool.on('error', () => {
+    /* an idle client died; the pool replaces it */
+  });
+  const orms = new WeakMap<pg.PoolClient, Orm>();
+  const txFor = (client: pg.PoolClient): Tx => ({
+    kind: 'postgres',
+    async query(text, params) {
+      const r = await client.query(text, params as unknown[] | undefined);
+      return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+    },
+    async exec(text) {
+      await client.query(text);
+    },
+    get orm() {
+      let o = orms.get(client);
+      if (!o) orms.set(client, (o = drizzlePg(client) as unknown as Orm));
+      return o;
+    },
+  });
+
+  async function run<T>(prelude: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return withRetry(async () => {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query(prelude);
+        const result = await fn(txFor(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    });
+  }
+
+  const listeners = new Map<string, Set<(p: string) => void>>();
+  let listenClient: pg.Client | null = null;
+  let connecting: Promise<pg.Client> | null = null;
+  async function ensureListenClient(): Promise<pg.Client> {
+    if (listenClient) return listenClient;
+    if (connecting) return connecting;
+    connecting = (async () => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      c.on('notification', (msg) => {
+        for (const cb of listeners.get(msg.channel) ?? []) cb(msg.payload ?? '');
+      });
+      c.on('error', () => {
+        listenClient = null;
+        // Reconnect and re-subscribe; SSE clients resume from Last-Event-ID, so a gap is recovered from the table.
+        setTimeout(() => void resubscribe(), 500);
+      });
+      listenClient = c;
+      connecting = null;
+      return c;
+    })();
+    return connecting;
+  }
+  async function resubscribe() {
+    try {
+      const c = await ensureListenClient();
+      for (const ch of listeners.keys()) await c.query(`LISTEN "${ch}"`);
+    } catch {
+      setTimeout(() => void resubscribe(), 1000);
+    }
+  }
+
+  return {
+    kind: 'postgres',
+    withTenant: (ctx, fn) => run(tenantPrelude(ctx), fn),
+    withSystem: (fn) => run('BEGIN', fn),
+    async tenantRead(ctx, text, params) {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        const results = (await client.query(`${tenantPrelude(ctx, true)}; ${inlineParams(text, params)}; COMMIT`)) as unknown as pg.QueryResult[];
+        return results[results.length - 2].rows;
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    },
+    async listen(channel, onMessage) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error('bad channel name');
+      let set = listeners.get(channel);
+      if (!set) {
+        listeners.set(channel, (set = new Set()));
+        const c = await ensureListenClient();
+        await c.query(`LISTEN "${channel}"`);
+      }
+      set.add(onMessage);
+      return async () => {
+        set!.delete(onMessage);
+      };
+    },
+    async close() {
+      listeners.clear();
+      if (listenClient) await listenClient.end().catch(() => undefined);
+      listenClient = null;
+      await pool.end();
+    },
+  };
+}
+
+// ---------------------------------------------------------------- PGlite (embedded, one connection)
+
+export async function createPgliteDatabase(dataDir: string | null): Promise<Database> {
+  const lite = new PGlite(dataDir ?? 'memory://', {
+    parsers: { 20: PARSE_INT8, 1082: PARSE_TEXT },
+  });
+  await lite.waitReady;
+  // PGlite is one connection: transactions take turns.
+  const mutex = new Mutex();
+  const orm = drizzlePglite(lite) as unknown as Orm;
+  const tx: Tx = {
+    kind: 'pglite',
+    async query(text, params) {
+      const r = await lite.query(text, params as unknown[] | undefined);
+      return { rows: r.rows as any[], rowCount: r.affectedRows || r.rows.length };
+    },
+    async exec(text) {
+      await lite.exec(text);
+    },
+    orm,
+  };
+
+  async function run<T>(prelude: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return mutex.run(async () => {
+      await lite.exec(prelude);
+      try {
+        const result = await fn(tx);
+        await lite.exec('COMMIT');
+        return result;
+      } catch (err) {
+        await lite.exec('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
+  return {
+    kind: 'pglite',
+    withTenant: (ctx, fn) => run(tenantPrelude(ctx), fn),
+    withSystem: (fn) => run('BEGIN', fn),
+    tenantRead(ctx, text, params) {
+      return mutex.run(async () => {
+        try {
+          const results = await lite.exec(`${tenantPrelude(ctx, true)}; ${inlineParams(text, params)}; COMMIT`);
+          return results[results.length - 2].rows as any[];
+        } catch (err) {
+          await lite.exec('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      });
+    },
+    async listen(channel, onMessage) {
+      const unsub = await lite.listen(channel, onMessage);
+      return async () => {
+        await unsub();
+      };
+    },
+    async close() {
+      await mutex.run(() => lite.close());
+    },
+  };
+}
+
+export async function openDatabase(opts: { databaseUrl: string | null; dataDir: string | null }): Promise<Database> {
+  if (opts.databaseUrl) return createPostgresDatabase(opts.databaseUrl);
+  return createPgliteDatabase(opts.dataDir);
+}

@@ -1,0 +1,55 @@
+import { newId } from './ids.js';
+import type { Tx } from './db/index.js';
+
+export const EVENTS_CHANNEL = 'app_events';
+
+export interface EventInput {
+  type: string;
+  entityType: string;
+  entityId: string;
+  territoryId?: string | null;
+  actorUserId?: string | null;
+  /** Users who see this event on their personal stream (besides dispatch and administrators). */
+  audienceUserIds?: string[];
+  payload?: Record<string, unknown>;
+}
+
+export interface StoredEvent {
+  seq: number;
+  id: string;
+  organization_id: string;
+  type: string;
+  entity_type: string;
+  entity_id: string;
+  territory_id: string | null;
+  actor_user_id: string | null;
+  audience_user_ids: string[];
+  payload: Record<string, unknown>;
+  created_at: Date;
+}
+
+/**
+ * Appends an event in the caller's transaction and NOTIFYs every API instance; the notification is
+ * delivered at commit, so a rolled-back change never announces anything.
+ */
+export async function recordEvent(tx: Tx, organizationId: string, input: EventInput): Promise<StoredEvent> {
+  const { rows } = await tx.query<StoredEvent>(
+    `INSERT INTO event (organization_id, id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     RETURNING seq, id, organization_id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload, created_at`,
+    [
+      organizationId,
+      newId(),
+      input.type,
+      input.entityType,
+      input.entityId,
+      input.territoryId ?? null,
+      input.actorUserId ?? null,
+      input.audienceUserIds ?? [],
+      JSON.stringify(input.payload ?? {}),
+    ],
+  );
+  const ev = rows[0];
+  await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, JSON.stringify({ organization_id: organizationId, seq: ev.seq })]);
+  return ev;
+}

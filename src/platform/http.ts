@@ -1,0 +1,128 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, TITLES, type FieldError } from './errors.js';
+
+interface AjvErrorLike {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+function fieldPath(part: string | undefined, e: AjvErrorLike): string {
+  let path = e.instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((seg) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`))
+    .join('')
+    .replace(/^\./, '');
+  const extra = (e.params.missingProperty ?? e.params.additionalProperty) as string | undefined;
+  if (extra) path = path ? `${path}.${extra}` : extra;
+  const prefix = part && part !== 'body' ? `${part}.` : '';
+  return `${prefix}${path || part || 'body'}`;
+}
+
+function validationErrors(err: FastifyError): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const e of (err.validation ?? []) as AjvErrorLike[]) {
+    // anyOf/oneOf branches repeat themselves; keep the first message per field.
+    const field = fieldPath(err.validationContext, e);
+    const message = e.keyword === 'additionalProperties' ? 'unknown field' : (e.message ?? 'invalid');
+    const k = `${field}:${message}`;
+    if (seen.has(k) || e.keyword === 'anyOf' || e.keyword === 'oneOf') continue;
+    seen.add(k);
+    out.push({ field, message });
+  }
+  return out.slice(0, 50);
+}
+
+const PG_CODES: Record<string, [number, string, string]> = {
+  '23505': [409, 'DUPLICATE', 'A record with the same unique value already exists'],
+  '23503': [422, 'REFERENCE_NOT_FOUND', 'A referenced record does not exist'],
+  '23514': [422, 'CONSTRAINT_VIOLATION', 'A value breaks a rule of this resource'],
+  '23502': [400, 'VALIDATION_FAILED', 'A required value is missing'],
+  '22P02': [400, 'INVALID_VALUE', 'A value has the wrong form'],
+  '22003': [422, 'VALUE_OUT_OF_RANGE', 'A value is out of range'],
+  '22001': [400, 'VALUE_TOO_LONG', 'A value is too long'],
+  '22007': [400, 'INVALID_VALUE', 'A date or time has the wrong form'],
+  '22008': [400, 'INVALID_VALUE', 'A date or time is out of range'],
+  '54000': [400, 'INVALID_VALUE', 'A value is too large'],
+  '42501': [404, 'NOT_FOUND', 'Resource not found'],
+};
+
+const FASTIFY_CODES: Record<number, string> = {
+  400: 'MALFORMED_REQUEST',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  411: 'LENGTH_REQUIRED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+};
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  request_id: string;
+  errors?: FieldError[];
+  [k: string]: unknown;
+}
+
+export function toProblem(err: unknown, requestId: string): ProblemBody {
+  let status = 500;
+  let code = 'INTERNAL_ERROR';
+  let detail = 'An unexpected error occurred';
+  let errors: FieldError[] | undefined;
+  let extra: Record<string, unknown> | undefined;
+  const e = err as FastifyError & { code?: string };
+  if (err instanceof AppError) {
+    ({ status, code } = err);
+    detail = err.message;
+    errors = err.errors;
+    extra = err.extra;
+  } else if (e?.validation) {
+    status = 400;
+    code = 'VALIDATION_FAILED';
+    errors = validationErrors(e);
+    detail = `The request is invalid: ${errors.map((x) => `${x.field} ${x.message}`).join('; ')}`.slice(0, 500);
+  } else if (typeof e?.code === 'string' && PG_CODES[e.code]) {
+    [status, code, detail] = PG_CODES[e.code];
+  } else if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    status = e.statusCode;
+    code = FASTIFY_CODES[status] ?? 'BAD_REQUEST';
+    if (e.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || /JSON/.test(e.message ?? '')) code = 'MALFORMED_JSON';
+    detail = e.message?.replace(/^FST_\w+: /, '') || TITLES[status] || 'Bad request';
+  }
+  const body: ProblemBody = {
+    type: status >= 500 ? 'about:blank' : `https://errors.delivery.example/${code.toLowerCase().replace(/_/g, '-')}`,
+    title: TITLES[status] ?? 'Error',
+    status,
+    detail,
+    code,
+    request_id: requestId,
+  };
+  if (errors?.length) body.errors = errors;
+  if (extra) Object.assign(body, extra);
+  return body;
+}
+
+export function sendProblem(reply: FastifyReply, problem: ProblemBody) {
+  return reply.code(problem.status).type('application/problem+json').send(problem);
+}
+
+export function registerErrorHandling(app: FastifyInstance) {
+  app.setErrorHandler((err, req: FastifyRequest, reply) => {
+    const problem = toProblem(err, String(req.id));
+    if (problem.status >= 500) req.log.error({ err }, 'request failed');
+    else if (problem.status !== 401 && problem.status !== 404) req.log.info({ code: problem.code }, problem.detail);
+    if (problem.status === 429 && (err as AppError).extra?.retry_after) reply.header('retry-after', String((err as AppError).extra!.retry_after));
+    return sendProblem(reply, problem);
+  });
+  app.setNotFoundHandler((req, reply) =>
+    sendProblem(reply, toProblem(new AppError(404, 'NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`), String(req.id))),
+  );
+}

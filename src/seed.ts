@@ -1,0 +1,48 @@
+import type { AppContext, DemoSeed, Module } from './platform/context.js';
+
+export const DEMO_PASSWORD = 'Demo-pass-2026';
+export const DEMO_LOGINS = {
+  platform: 'platform@demo.test',
+  admin: 'admin@demo.test',
+  dispatch: 'dispatch@demo.test',
+  merchant: 'merchant@demo.test',
+  customer: 'customer@demo.test',
+  driver: 'driver@demo.test',
+} as const;
+
+/** On an empty database: a platform operator organization and an approved demo organization with one user per role. */
+export async function seedDemo(ctx: AppContext, modules: Module[]): Promise<DemoSeed | null> {
+  const empty = await ctx.db.withSystem(async (tx) => (await tx.query('SELECT 1 FROM organization LIMIT 1')).rowCount === 0);
+  if (!empty) return null;
+  const orgs = ctx.services.organizations;
+  const identity = ctx.services.identity;
+  const demo = await ctx.db.withSystem(async (tx) => {
+    const platform = await orgs.createOrganization(
+      tx,
+      { organization_name: 'Platform Operations', slug: 'platform', admin: { email: 'platform-owner@demo.test', password: DEMO_PASSWORD, display_name: 'Platform owner' } },
+      'approved',
+    );
+    await identity.insertUser(tx, platform.organization_id, { email: DEMO_LOGINS.platform, password: DEMO_PASSWORD, display_name: 'Platform operator', role: 'administrator', platform_admin: true });
+    const org = await orgs.createOrganization(
+      tx,
+      { organization_name: 'Demo Logistics', slug: 'demo', country: 'BO', admin: { email: DEMO_LOGINS.admin, password: DEMO_PASSWORD, display_name: 'Demo administrator' } },
+      'approved',
+    );
+    const id = org.organization_id;
+    const mk = (email: string, role: 'administrator' | 'comercio' | 'delivery' | 'repartidor', name: string, extra: { dispatch?: boolean } = {}) =>
+      identity.insertUser(tx, id, { email, password: DEMO_PASSWORD, display_name: name, role, ...extra }).then((u) => u.id);
+    return {
+      organizationId: id,
+      password: DEMO_PASSWORD,
+      users: {
+        admin: org.admin_user_id,
+        dispatch: await mk(DEMO_LOGINS.dispatch, 'administrator', 'Demo dispatcher', { dispatch: true }),
+        merchant: await mk(DEMO_LOGINS.merchant, 'comercio', 'Demo merchant'),
+        customer: await mk(DEMO_LOGINS.customer, 'delivery', 'Demo customer'),
+        driver: await mk(DEMO_LOGINS.driver, 'repartidor', 'Demo driver'),
+      },
+    } satisfies DemoSeed;
+  });
+  for (const m of modules) await m.seed?.(ctx, demo);
+  return demo;
+}

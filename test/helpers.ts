@@ -1,0 +1,132 @@
+import pg from 'pg';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { loadConfig, type Config } from '../src/config.js';
+import { createPgliteDatabase, createPostgresDatabase, type Database } from '../src/platform/db/index.js';
+import { migrate } from '../src/platform/db/migrate.js';
+import { buildApp } from '../src/app.js';
+import { modules } from '../src/modules/index.js';
+import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../src/seed.js';
+import type { DemoSeed } from '../src/platform/context.js';
+import { newId } from '../src/platform/ids.js';
+
+/** A fresh database per test file: in-memory PGlite, or a new PostgreSQL database when TEST_DATABASE_URL is set. */
+export async function freshDatabase(): Promise<{ db: Database; url: string | null; drop: () => Promise<void> }> {
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) {
+    const db = await createPgliteDatabase(null);
+    return { db, url: null, drop: async () => undefined };
+  }
+  const name = `t_${newId().replace(/-/g, '').slice(-20)}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const db = createPostgresDatabase(url.toString(), { max: 30 });
+  return {
+    db,
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+      await c.end();
+    },
+  };
+}
+
+export interface Session {
+  token: string;
+  refresh: string;
+  userId: string;
+  organizationId: string;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  db: Database;
+  url: string | null;
+  config: Config;
+  demo: DemoSeed;
+  login(email: string, password?: string, organizationId?: string): Promise<Session>;
+  /** Logs in the demo user of a role: admin, dispatch, merchant, customer, driver, platform. */
+  as(role: keyof typeof DEMO_LOGINS): Promise<Session>;
+  req(session: Session | null, opts: InjectOptions): ReturnType<FastifyInstance['inject']>;
+  /** A second approved organization with one user per role, for isolation tests. */
+  newOrganization(name?: string): Promise<{ organizationId: string; logins: Record<string, string> }>;
+  close(): Promise<void>;
+}
+
+export async function createTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+  const { db, url, drop } = await freshDatabase();
+  await migrate(db);
+  const config = loadConfig({ NODE_ENV: 'test', JWT_SECRET: 'test-secret-test-secret-test-secret-0123' }, {
+    loginRateLimitPerAccount: 1000,
+    loginRateLimitPerIp: 100_000,
+    dataDir: `/tmp/delivery-test-${newId()}`,
+    ...overrides,
+  });
+  const app = await buildApp({ config, db });
+  await app.ready();
+  const demo = (await seedDemo(app.ctx, modules))!;
+  const cache = new Map<string, Session>();
+
+  async function login(email: string, password = DEMO_PASSWORD, organizationId?: string): Promise<Session> {
+    const res = await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password, ...(organizationId ? { organization_id: organizationId } : {}) } });
+    if (res.statusCode !== 200) throw new Error(`login ${email} failed: ${res.statusCode} ${res.body}`);
+    const b = res.json();
+    return { token: b.access_token, refresh: b.refresh_token, userId: b.user.id, organizationId: b.user.organization_id };
+  }
+
+  return {
+    app,
+    db,
+    url,
+    config,
+    demo,
+    login,
+    async as(role) {
+      const hit = cache.get(role);
+      if (hit) return hit;
+      const s = await login(DEMO_LOGINS[role]);
+      cache.set(role, s);
+      return s;
+    },
+    req(session, opts) {
+      const headers = { ...(opts.headers ?? {}) } as Record<string, string>;
+      if (session) headers.authorization = `Bearer ${session.token}`;
+      const u = String(opts.url);
+      return app.inject({ ...opts, url: u.startsWith('/api/') || u.startsWith('/docs') || u.startsWith('/metrics') ? u : `/api/v1${u}`, headers });
+    },
+    async newOrganization(name = 'Other Org') {
+      const suffix = newId().slice(-8);
+      const logins = {
+        admin: `admin-${suffix}@other.test`,
+        dispatch: `dispatch-${suffix}@other.test`,
+        merchant: `merchant-${suffix}@other.test`,
+        customer: `customer-${suffix}@other.test`,
+        driver: `driver-${suffix}@other.test`,
+      };
+      const org = await db.withSystem(async (tx) => {
+        const o = await app.ctx.services.organizations.createOrganization(
+          tx,
+          { organization_name: name, admin: { email: logins.admin, password: DEMO_PASSWORD, display_name: 'Other admin' } },
+          'approved',
+        );
+        const id = app.ctx.services.identity;
+        await id.insertUser(tx, o.organization_id, { email: logins.dispatch, password: DEMO_PASSWORD, display_name: 'd', role: 'administrator', dispatch: true });
+        await id.insertUser(tx, o.organization_id, { email: logins.merchant, password: DEMO_PASSWORD, display_name: 'm', role: 'comercio' });
+        await id.insertUser(tx, o.organization_id, { email: logins.customer, password: DEMO_PASSWORD, display_name: 'c', role: 'delivery' });
+        await id.insertUser(tx, o.organization_id, { email: logins.driver, password: DEMO_PASSWORD, display_name: 'r', role: 'repartidor' });
+        return o;
+      });
+      return { organizationId: org.organization_id, logins };
+    },
+    async close() {
+      await app.close();
+      await db.close();
+      await drop();
+    },
+  };
+}
