@@ -14,6 +14,7 @@ import { registerErrorHandling } from './platform/http.js';
 import { registerAuthHook, type AccessClaims, type SubadminScope } from './platform/auth.js';
 import { Problem } from './platform/schemas.js';
 import { newId } from './platform/ids.js';
+import { createEventBus } from './platform/events.js';
 import { modules } from './modules/index.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -76,7 +77,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const coercingAjv = ajvFor(true);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strictAjv : coercingAjv).compile(schema));
 
-  const ctx: AppContext = { config, db, services: {} as AppContext['services'], dashboard: new Map(), workers: [], onClose: [] };
+  const ctx: AppContext = { config, db, services: {} as AppContext['services'], events: createEventBus(), dashboard: new Map(), workers: [], onClose: [] };
   app.decorate('ctx', ctx);
   app.decorate('routeTable', [] as RouteInfo[]);
 

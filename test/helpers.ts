@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Config } from '../src/config.js';
 import { createPgliteDatabase, createPostgresDatabase, type Database } from '../src/platform/db/index.js';
 import { migrate } from '../src/platform/db/migrate.js';
@@ -52,7 +52,7 @@ export interface TestApp {
   login(email: string, password?: string, organizationId?: string): Promise<Session>;
   /** Logs in the demo user of a role: admin, dispatch, merchant, customer, driver, platform. */
   as(role: keyof typeof DEMO_LOGINS): Promise<Session>;
-  req(session: Session | null, opts: InjectOptions): ReturnType<FastifyInstance['inject']>;
+  req(session: Session | null, opts: InjectOptions): Promise<LightMyRequestResponse>;
   /** A second approved organization with one user per role, for isolation tests. */
   newOrganization(name?: string): Promise<{ organizationId: string; logins: Record<string, string> }>;
   close(): Promise<void>;

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import type { Database, Tx } from './db/index.js';
 import type { Actor } from './auth.js';
+import type { EventBus } from './events.js';
 
 /** Modules add their public service here (declaration merging), so others call them with types. */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
@@ -22,6 +23,8 @@ export interface AppContext {
   config: Config;
   db: Database;
   services: ServiceRegistry;
+  /** Domain events: `ctx.events.record(tx, orgId, {...})` in the transaction of the change. */
+  events: EventBus;
   /** Sections of GET /dashboard, one per module; each is computed in the caller's tenant transaction. */
   dashboard: Map<string, DashboardContributor>;
   /** Outbox dispatchers; server.ts runs them, tests tick them by hand. */

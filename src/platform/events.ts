@@ -28,6 +28,29 @@ export interface StoredEvent {
   created_at: Date;
 }
 
+/** Runs in the same transaction as the event (e.g. the notification inbox turns events into notification rows). */
+export type EventHook = (tx: Tx, event: StoredEvent) => Promise<void>;
+
+export interface EventBus {
+  /** Appends an event and runs every hook, all in the caller's transaction. */
+  record(tx: Tx, organizationId: string, input: EventInput): Promise<StoredEvent>;
+  onRecorded(hook: EventHook): void;
+}
+
+export function createEventBus(): EventBus {
+  const hooks: EventHook[] = [];
+  return {
+    async record(tx, organizationId, input) {
+      const ev = await recordEvent(tx, organizationId, input);
+      for (const hook of hooks) await hook(tx, ev);
+      return ev;
+    },
+    onRecorded(hook) {
+      hooks.push(hook);
+    },
+  };
+}
+
 /**
  * Appends an event in the caller's transaction and NOTIFYs every API instance; the notification is
  * delivered at commit, so a rolled-back change never announces anything.
