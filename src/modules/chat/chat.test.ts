@@ -179,7 +179,7 @@ describe('enqueueing in the caller transaction', () => {
 
   it('queues one pending order_created row per order with a click-to-chat link in link mode', async () => {
     const merchantId = useNewMerchant();
-    await patch({ chat_enabled: true, chat_phone: '+591 70000011'.replace(' ', '') });
+    await patch({ chat_enabled: true, chat_phone: '+59170000011' });
     const input = orderInput(merchantId, { territoryId: 'ter_1', data: { total: '24.00' } });
     const id = await inTenant((tx) => chat.enqueueOrderCreated(tx, input));
     expect(id).toBeTruthy();
@@ -420,6 +420,21 @@ describe('chat outbox worker', () => {
     expect(d[1]).toBeGreaterThanOrEqual(2000);
     expect(d[2]).toBeGreaterThanOrEqual(4000);
     expect(d[3]).toBeLessThanOrEqual(5500);
+  });
+});
+
+describe('dashboard', () => {
+  it('shows the chat outbox backlog per status to administrators', async () => {
+    const merchantId = useNewMerchant();
+    await patch({ chat_enabled: true, chat_phone: '59170000040' });
+    await inTenant((tx) => chat.enqueueOrderCreated(tx, orderInput(merchantId)));
+    const counts = await sys<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM chat_order_outbox WHERE organization_id = $1 GROUP BY status', [org]);
+    const res = await t.req(await t.as('admin'), { method: 'GET', url: '/dashboard' });
+    expect(res.statusCode).toBe(200);
+    const section = res.json().sections.chat_outbox;
+    expect(section.by_status).toEqual(Object.fromEntries(counts.map((c) => [c.status, c.n])));
+    expect(section.by_status.pending).toBeGreaterThanOrEqual(1);
+    expect(section.oldest_undelivered_at).not.toBeNull();
   });
 });
 
