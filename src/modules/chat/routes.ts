@@ -1,0 +1,116 @@
+import { Type } from '@sinclair/typebox';
+import { actorOf } from '../../platform/auth.js';
+import type { Api, AppContext } from '../../platform/context.js';
+import { Id, Nullable, Page, PageQueryProps, Phone, Strict, Timestamp } from '../../platform/schemas.js';
+import { SECRET_REF_PATTERN } from './settings.js';
+import type { ChannelSettingsPatch } from './service.js';
+
+const ChatMode = Type.Union([Type.Literal('link'), Type.Literal('cloud_api')], {
+  description: '`link`: a click-to-chat link per message, `sent` at once; `cloud_api`: sent through the chat cloud API',
+});
+const OutboxStatus = Type.Union(['pending', 'sending', 'sent', 'failed', 'cancelled'].map((s) => Type.Literal(s)), {
+  description:
+    '`pending` waiting (again after a retryable failure, with a later `available_at`; also while delivery is not configured, with `last_error` saying why); ' +
+    '`sending` claimed by the worker; `sent`; `failed` (permanent error or attempts exhausted); `cancelled` (order cancelled or channel disabled before sending)',
+});
+const ProviderId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
+
+const SettingsOut = Type.Object({
+  merchant_id: Type.String(),
+  chat_enabled: Type.Boolean(),
+  chat_mode: ChatMode,
+  chat_phone: Nullable(Type.String()),
+  chat_phone_number_id: Nullable(Type.String()),
+  chat_account_id: Nullable(Type.String()),
+  chat_secret_ref: Nullable(Type.String({ description: 'masked, e.g. `env:****EN_1`; the reference is never returned in full' })),
+  chat_secret_configured: Type.Boolean(),
+  order_notifications: Type.Boolean(),
+  status_notifications: Type.Boolean(),
+  delivery_ready: Type.Boolean({ description: 'false when something keeps messages from being delivered (see configuration_issues)' }),
+  configuration_issues: Type.Array(Type.String()),
+  created_at: Nullable(Timestamp),
+  updated_at: Nullable(Timestamp),
+});
+
+const OutboxOut = Type.Object({
+  id: Type.String(),
+  organization_id: Type.String(),
+  territory_id: Nullable(Type.String()),
+  merchant_id: Type.String(),
+  order_id: Nullable(Type.String()),
+  express_request_id: Nullable(Type.String()),
+  destination_phone: Type.String(),
+  message_type: Type.String({ description: '`order_created` or `order_status_changed`' }),
+  payload: Type.Record(Type.String(), Type.Unknown(), { description: '`summary`, optional `data` and `status`; `link` in link mode; `provider_message_id` once sent through the cloud API' }),
+  status: OutboxStatus,
+  attempts: Type.Integer(),
+  available_at: Timestamp,
+  last_error: Nullable(Type.String()),
+  sent_at: Nullable(Timestamp),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export function chatRoutes(app: Api, ctx: AppContext) {
+  const svc = ctx.services.chat;
+  const merchantOnly = { auth: { roles: ['comercio' as const] } };
+
+  app.get(
+    '/merchant/channels',
+    {
+      config: merchantOnly,
+      schema: {
+        operationId: 'getMerchantChannels',
+        tags: ['chat'],
+        summary: "The merchant's chat channel settings",
+        description: 'Merchant users (`comercio`). Defaults when never set. 422 `MERCHANT_PROFILE_REQUIRED` when the user has no merchant.',
+        response: { 200: SettingsOut },
+      },
+    },
+    async (req) => svc.getSettings(actorOf(req)),
+  );
+
+  app.patch(
+    '/merchant/channels',
+    {
+      config: merchantOnly,
+      schema: {
+        operationId: 'updateMerchantChannels',
+        tags: ['chat'],
+        summary: "Updates the merchant's chat channel settings (partial)",
+        description:
+          'Merchant users. Only the fields sent change; `null` clears an optional field. `chat_secret_ref` is a reference to a secret held ' +
+          'outside the database: `env:CHAT_<NAME>` (a server setting whose name starts with CHAT_) or `vault:<path>`; never the secret, and it is ' +
+          'returned masked. Enabling the channel without a `chat_phone`: 422 `CHAT_PHONE_REQUIRED`. Audited.',
+        body: Strict({
+          chat_enabled: Type.Optional(Type.Boolean()),
+          chat_mode: Type.Optional(ChatMode),
+          chat_phone: Type.Optional(Nullable(Phone)),
+          chat_phone_number_id: Type.Optional(Nullable(ProviderId)),
+          chat_account_id: Type.Optional(Nullable(ProviderId)),
+          chat_secret_ref: Type.Optional(Nullable(Type.String({ pattern: SECRET_REF_PATTERN, maxLength: 210, description: '`env:CHAT_<NAME>` or `vault:<path>`' }))),
+          order_notifications: Type.Optional(Type.Boolean()),
+          status_notifications: Type.Optional(Type.Boolean()),
+        }),
+        response: { 200: SettingsOut },
+      },
+    },
+    async (req) => svc.updateSettings(actorOf(req), req.body as ChannelSettingsPatch),
+  );
+
+  app.get(
+    '/merchant/chat/outbox',
+    {
+      config: merchantOnly,
+      schema: {
+        operationId: 'listMerchantChatOutbox',
+        tags: ['chat'],
+        summary: "The merchant's chat messages and their delivery state",
+        description: 'Merchant users; newest first, cursor pagination. Statuses: `pending`, `sending`, `sent`, `failed`, `cancelled`.',
+        querystring: Strict({ ...PageQueryProps, status: Type.Optional(OutboxStatus), order_id: Type.Optional(Id), express_request_id: Type.Optional(Id) }),
+        response: { 200: Page(OutboxOut) },
+      },
+    },
+    async (req) => svc.listOutbox(actorOf(req), req.query as Parameters<typeof svc.listOutbox>[1]),
+  );
+}

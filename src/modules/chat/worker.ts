@@ -1,0 +1,181 @@
+import type { AppContext, Worker } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { newId } from '../../platform/ids.js';
+import { ChatSendError, clickToChatLink, createHttpChatSender, type ChatSender } from './sender.js';
+import { SETTINGS_COLUMNS, cloudApiIssues, resolveSecret, type ChannelSettingsRow } from './settings.js';
+
+export interface ClaimedMessage {
+  organization_id: string;
+  id: string;
+  merchant_id: string;
+  destination_phone: string;
+  message_type: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+  claim_token: string;
+  settings: ChannelSettingsRow | null;
+}
+
+export interface ChatOutboxOptions {
+  sender: ChatSender;
+  batchSize: number;
+  /** How long a claim holds; a `sending` row older than this is claimed again (its worker is presumed dead). */
+  claimTimeoutMs: number;
+  sendTimeoutMs: number;
+  maxAttempts: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** When delivery is not configured, how long a row waits (still `pending`) before it is looked at again. */
+  unconfiguredRetryMs: number;
+}
+
+export interface ChatOutboxWorker extends Worker {
+  /** Claims up to `limit` due rows (`pending`, or `sending` with an expired claim) and marks them `sending`. */
+  claim(limit?: number): Promise<ClaimedMessage[]>;
+  /** Delivers one claimed row and records the outcome (only while the claim is still ours). */
+  deliver(message: ClaimedMessage): Promise<void>;
+}
+
+function num(raw: Record<string, string | undefined>, name: string, fallback: number): number {
+  const v = raw[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`config: ${name} must be a positive integer, got "${v}"`);
+  return n;
+}
+
+/** Settings from the environment: CHAT_OUTBOX_* and CHAT_SEND_TIMEOUT_MS (documented in the chat module). */
+export function chatOutboxOptions(ctx: AppContext, sender?: ChatSender): ChatOutboxOptions {
+  const raw = ctx.config.raw;
+  const sendTimeoutMs = num(raw, 'CHAT_SEND_TIMEOUT_MS', 10_000);
+  const claimTimeoutMs = num(raw, 'CHAT_OUTBOX_CLAIM_TIMEOUT_MS', 60_000);
+  if (claimTimeoutMs <= sendTimeoutMs) throw new Error('config: CHAT_OUTBOX_CLAIM_TIMEOUT_MS must exceed CHAT_SEND_TIMEOUT_MS');
+  return {
+    sender: sender ?? createHttpChatSender({ timeoutMs: sendTimeoutMs }),
+    batchSize: num(raw, 'CHAT_OUTBOX_BATCH_SIZE', 20),
+    claimTimeoutMs,
+    sendTimeoutMs,
+    maxAttempts: num(raw, 'CHAT_OUTBOX_MAX_ATTEMPTS', 8),
+    retryBaseMs: num(raw, 'CHAT_OUTBOX_RETRY_BASE_MS', 10_000),
+    retryMaxMs: num(raw, 'CHAT_OUTBOX_RETRY_MAX_MS', 3_600_000),
+    unconfiguredRetryMs: num(raw, 'CHAT_OUTBOX_UNCONFIGURED_RETRY_MS', 300_000),
+  };
+}
+
+/** Exponential backoff after the n-th failed attempt, capped, with up to 10% jitter. */
+export function retryDelayMs(attempts: number, baseMs: number, maxMs: number): number {
+  const delay = Math.min(baseMs * 2 ** Math.max(attempts - 1, 0), maxMs);
+  return Math.round(delay * (1 + Math.random() * 0.1));
+}
+
+type Outcome =
+  | { kind: 'sent'; payloadPatch: Record<string, unknown> }
+  | { kind: 'retry'; error: string; delayMs: number }
+  | { kind: 'failed'; error: string }
+  | { kind: 'cancelled'; error: string }
+  /** Not attempted: delivery is not configured. Back to `pending`, the attempt is not counted. */
+  | { kind: 'unconfigured'; error: string; delayMs: number };
+
+/**
+ * The chat outbox dispatcher: pending -> sending (claim) -> sent | failed, or back to pending with a later
+ * available_at. Rows are claimed with FOR UPDATE SKIP LOCKED (several workers never take the same row), and
+ * sent outside any transaction; the outcome is written only if the claim token still matches.
+ */
+export function createChatOutboxWorker(ctx: AppContext, opts: ChatOutboxOptions): ChatOutboxWorker {
+  const { db } = ctx;
+
+  async function claim(limit = opts.batchSize): Promise<ClaimedMessage[]> {
+    return db.withSystem(async (tx) => {
+      const token = newId();
+      const { rows } = await tx.query<Omit<ClaimedMessage, 'settings'>>(
+        `WITH due AS (
+           SELECT organization_id, id FROM chat_order_outbox
+            WHERE status IN ('pending', 'sending') AND available_at <= now()
+            ORDER BY available_at LIMIT $1
+            FOR UPDATE SKIP LOCKED)
+         UPDATE chat_order_outbox o
+            SET status = 'sending', attempts = o.attempts + 1, claim_token = $2,
+                claim_expires_at = now() + $3::int * interval '1 millisecond', available_at = now() + $3::int * interval '1 millisecond', updated_at = now()
+           FROM due WHERE o.organization_id = due.organization_id AND o.id = due.id
+         RETURNING o.organization_id, o.id, o.merchant_id, o.destination_phone, o.message_type, o.payload, o.attempts, o.claim_token`,
+        [limit, token, opts.claimTimeoutMs],
+      );
+      if (rows.length === 0) return [];
+      const settings = await loadSettings(tx, rows);
+      return rows.map((r) => ({ ...r, settings: settings.get(`${r.organization_id}/${r.merchant_id}`) ?? null }));
+    });
+  }
+
+  async function outcomeOf(m: ClaimedMessage): Promise<Outcome> {
+    const s = m.settings;
+    // A row claimed again and again without an outcome (its worker keeps dying on it) is given up.
+    if (m.attempts > opts.maxAttempts) return { kind: 'failed', error: `gave up after ${opts.maxAttempts} attempts without an outcome` };
+    if (!s?.chat_enabled) return { kind: 'cancelled', error: 'the chat channel was disabled before the message was sent' };
+    const text = typeof m.payload.summary === 'string' ? m.payload.summary : '';
+    if (s.chat_mode === 'link') {
+      // Nothing to transmit: the click-to-chat link is the delivery.
+      return { kind: 'sent', payloadPatch: { link: clickToChatLink(m.destination_phone, text), channel: 'link' } };
+    }
+    const issues = cloudApiIssues(s, ctx.config);
+    if (issues.length > 0) return { kind: 'unconfigured', error: `cloud_api delivery is not configured: ${issues.join('; ')}`, delayMs: opts.unconfiguredRetryMs };
+    try {
+      const res = await opts.sender.send({
+        baseUrl: ctx.config.raw.CHAT_CLOUD_API_URL!,
+        token: resolveSecret(s.chat_secret_ref, ctx.config).value!,
+        phoneNumberId: s.chat_phone_number_id!,
+        to: m.destination_phone.replace(/\D/g, ''),
+        text,
+      });
+      return { kind: 'sent', payloadPatch: { channel: 'cloud_api', provider_message_id: res.providerMessageId } };
+    } catch (err) {
+      const error = err instanceof Error ? err.message.slice(0, 1000) : 'send failed';
+      const retryable = !(err instanceof ChatSendError) || err.retryable;
+      if (!retryable || m.attempts >= opts.maxAttempts) return { kind: 'failed', error };
+      return { kind: 'retry', error, delayMs: retryDelayMs(m.attempts, opts.retryBaseMs, opts.retryMaxMs) };
+    }
+  }
+
+  async function deliver(m: ClaimedMessage): Promise<void> {
+    const o = await outcomeOf(m);
+    const SET: Record<Outcome['kind'], string> = {
+      sent: `status = 'sent', sent_at = now(), last_error = NULL, payload = payload || $4::jsonb`,
+      retry: `status = 'pending', last_error = $4, available_at = now() + $5::int * interval '1 millisecond'`,
+      failed: `status = 'failed', last_error = $4`,
+      cancelled: `status = 'cancelled', last_error = $4`,
+      unconfigured: `status = 'pending', attempts = attempts - 1, last_error = $4, available_at = now() + $5::int * interval '1 millisecond'`,
+    };
+    const params: unknown[] = [m.organization_id, m.id, m.claim_token];
+    if (o.kind === 'sent') params.push(JSON.stringify(o.payloadPatch));
+    else params.push(o.error);
+    if (o.kind === 'retry' || o.kind === 'unconfigured') params.push(o.delayMs);
+    await db.withSystem((tx) =>
+      tx.query(
+        `UPDATE chat_order_outbox SET ${SET[o.kind]}, claim_token = NULL, claim_expires_at = NULL, updated_at = now()
+          WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND claim_token = $3`,
+        params,
+      ),
+    );
+  }
+
+  return {
+    name: 'chat-outbox',
+    intervalMs: 2_000,
+    claim,
+    deliver,
+    async tick() {
+      const claimed = await claim();
+      // A row whose delivery throws stays `sending` and is claimed again when its claim expires.
+      await Promise.allSettled(claimed.map(deliver));
+      return claimed.length;
+    },
+  };
+}
+
+async function loadSettings(tx: Tx, rows: { organization_id: string; merchant_id: string }[]): Promise<Map<string, ChannelSettingsRow>> {
+  const { rows: settings } = await tx.query<ChannelSettingsRow>(
+    `SELECT ${SETTINGS_COLUMNS} FROM merchant_channel_settings
+      WHERE (organization_id, merchant_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    [rows.map((r) => r.organization_id), rows.map((r) => r.merchant_id)],
+  );
+  return new Map(settings.map((s) => [`${s.organization_id}/${s.merchant_id}`, s]));
+}

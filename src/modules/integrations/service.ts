@@ -1,0 +1,127 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { AppError, type FieldError } from '../../platform/errors.js';
+import { newId, sha256Hex } from '../../platform/ids.js';
+import type { AppContext } from '../../platform/context.js';
+import { Id } from '../../platform/schemas.js';
+import { PAYMENT_CONNECTORS, ROADMAP, WEBHOOK_SECRET_SETTING, type PaymentConnector } from './connectors.js';
+import { SIGNATURE_HEADER, verifySignature } from './signature.js';
+import { paymentConnectorReadyFrom, refusePaymentIntent } from './payments.js';
+
+/**
+ * The signed body of a connector callback. Fields we do not know are kept (a partner adding a field must
+ * not make its callbacks fail); the organization comes from the signed body, so it cannot be forged.
+ */
+export const WebhookPayload = Type.Object(
+  {
+    event_id: Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7E]+$', description: "the connector's unique event id; deduplication key" }),
+    organization_id: Id,
+    type: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'e.g. payment_intent.succeeded' })),
+    data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { additionalProperties: true },
+);
+type WebhookPayload = Static<typeof WebhookPayload>;
+const checkPayload = TypeCompiler.Compile(WebhookPayload);
+
+export interface WebhookReceipt {
+  id: string;
+  connector: PaymentConnector;
+  event_id: string;
+  received: true;
+  duplicate: boolean;
+  status: 'received' | 'ignored' | 'processed';
+}
+
+function parsePayload(raw: Buffer): WebhookPayload {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw AppError.badRequest('The body is not valid JSON', undefined, 'MALFORMED_JSON');
+  }
+  if (!checkPayload.Check(body)) {
+    const errors: FieldError[] = [...checkPayload.Errors(body)].slice(0, 20).map((e) => ({ field: e.path.replace(/^\//, '').replace(/\//g, '.') || 'body', message: e.message }));
+    throw AppError.badRequest('The callback body is invalid', errors);
+  }
+  return body;
+}
+
+export function createIntegrationsService(ctx: AppContext) {
+  const secretOf = (connector: PaymentConnector): string | null => {
+    const value = ctx.config.raw[WEBHOOK_SECRET_SETTING[connector]];
+    return value && value.length > 0 ? value : null;
+  };
+
+  return {
+    roadmap() {
+      return {
+        data: ROADMAP.map((e) => {
+          const connector = (PAYMENT_CONNECTORS as readonly string[]).includes(e.key) ? (e.key as PaymentConnector) : null;
+          return {
+            ...e,
+            active: e.state === 'available',
+            webhook_path: connector ? `/api/v1/integrations/${connector}/webhook` : null,
+            webhook_configured: connector ? secretOf(connector) !== null : null,
+          };
+        }),
+      };
+    },
+
+    paymentsState() {
+      return {
+        state: 'future' as const,
+        active: false,
+        code: 'FUTURE_INTEGRATION_NOT_RELEASED',
+        message: 'Platform payment connectors are not active as of V0.7.2; payment-intent routes are a reserved contract.',
+        connectors: PAYMENT_CONNECTORS.map((key) => ({ key, state: 'future' as const, active: false })),
+      };
+    },
+
+    /** PATCH /integrations/payments: refused until a connector is released. */
+    updatePayments(): never {
+      throw new AppError(501, 'FUTURE_INTEGRATION_NOT_RELEASED', 'Payment integration settings cannot be changed until a future version releases a connector');
+    },
+
+    refusePaymentIntent,
+    paymentConnectorReady: () => paymentConnectorReadyFrom(ctx.config),
+
+    /**
+     * A connector callback: 503 without a configured secret, 401 unless signed over the raw body within the
+     * time window, then stored once per (organization, connector, event id) and acknowledged. No effect on
+     * orders while the connectors are not active.
+     */
+    async receiveWebhook(connector: PaymentConnector, rawBody: Buffer, headers: Record<string, string | string[] | undefined>): Promise<WebhookReceipt> {
+      const secret = secretOf(connector);
+      if (!secret) {
+        throw new AppError(503, 'WEBHOOK_NOT_CONFIGURED', `The ${connector} connector has no webhook secret configured (${WEBHOOK_SECRET_SETTING[connector]})`);
+      }
+      const signedAt = verifySignature(secret, rawBody, headers[SIGNATURE_HEADER]);
+      const payload = parsePayload(rawBody);
+      return ctx.db.withSystem(async (tx) => {
+        const org = await tx.query('SELECT 1 FROM organization WHERE id = $1', [payload.organization_id]);
+        if (org.rowCount === 0) throw AppError.unprocessable('The organization of the callback does not exist', 'UNKNOWN_ORGANIZATION');
+        const inserted = await tx.query<{ id: string; status: WebhookReceipt['status'] }>(
+          `INSERT INTO integration_webhook_event
+             (organization_id, id, connector, event_id, event_type, payload, body_sha256, signed_at, status, status_reason)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'ignored', 'connector not active')
+           ON CONFLICT (organization_id, connector, event_id) DO NOTHING
+           RETURNING id, status`,
+          [payload.organization_id, newId(), connector, payload.event_id, payload.type ?? null, JSON.stringify(payload), sha256Hex(rawBody), signedAt],
+        );
+        let row = inserted.rows[0];
+        const duplicate = !row;
+        if (!row) {
+          const existing = await tx.query<{ id: string; status: WebhookReceipt['status'] }>(
+            'SELECT id, status FROM integration_webhook_event WHERE organization_id = $1 AND connector = $2 AND event_id = $3',
+            [payload.organization_id, connector, payload.event_id],
+          );
+          row = existing.rows[0];
+        }
+        return { id: row.id, connector, event_id: payload.event_id, received: true, duplicate, status: row.status };
+      });
+    },
+  };
+}
+
+export type IntegrationsService = ReturnType<typeof createIntegrationsService>;
