@@ -40,23 +40,22 @@ export interface MoneyHooks {
   orderCancelled(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void>;
 }
 
-/** Implemented by chat. */
+/** Implemented by chat (`ctx.services.chat`, declared by the chat module): `summary` is the human message text, `data` the structured order summary. */
 export interface ChatOutboxHooks {
   enqueueOrderCreated(
     tx: Tx,
-    input: { organizationId: string; merchantId: string; orderId?: string; expressRequestId?: string; territoryId?: string | null; summary: Record<string, unknown> },
-  ): Promise<void>;
+    input: { organizationId: string; merchantId: string; orderId?: string; expressRequestId?: string; territoryId?: string | null; summary: string; data?: Record<string, unknown> },
+  ): Promise<string | null>;
   enqueueStatusChanged(
     tx: Tx,
-    input: { organizationId: string; merchantId: string; orderId?: string; expressRequestId?: string; territoryId?: string | null; status: string; summary?: Record<string, unknown> },
-  ): Promise<void>;
-  cancelPendingForOrder(tx: Tx, orderId: string): Promise<void>;
+    input: { organizationId: string; merchantId: string; orderId?: string; expressRequestId?: string; territoryId?: string | null; status: string; summary?: string; data?: Record<string, unknown> },
+  ): Promise<string | null>;
+  cancelPendingForOrder(tx: Tx, orderId: string): Promise<number>;
 }
 
 declare module './context.js' {
   interface ServiceRegistry {
     orders?: OrderPayments;
     money?: MoneyHooks;
-    chat?: ChatOutboxHooks;
   }
 }

@@ -1,3 +1,4 @@
+import type { ChatOutboxHooks } from '../../platform/order-contracts.js';
 import type { Module } from '../../platform/context.js';
 import { createChatService, type ChatService } from './service.js';
 import { chatRoutes } from './routes.js';
@@ -41,3 +42,7 @@ export const chatModule: Module = {
   },
   routes: chatRoutes,
 };
+
+// The chat service is what commerce calls through the order contracts.
+const _contract: (s: ChatService) => ChatOutboxHooks = (s) => s;
+void _contract;
