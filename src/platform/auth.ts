@@ -100,13 +100,27 @@ export async function signAccessToken(secret: Uint8Array, claims: AccessClaims, 
     .sign(secret);
 }
 
+// Verified tokens, so a client's repeated requests skip the HMAC; expiry is still checked on every use.
+const verifiedBySecret = new WeakMap<Uint8Array, Map<string, { claims: AccessClaims; exp: number }>>();
+const VERIFIED_MAX = 20_000;
+
 export async function verifyAccessToken(secret: Uint8Array, token: string): Promise<AccessClaims> {
+  let verified = verifiedBySecret.get(secret);
+  if (!verified) verifiedBySecret.set(secret, (verified = new Map()));
+  const hit = verified.get(token);
+  if (hit) {
+    if (hit.exp * 1000 > Date.now()) return hit.claims;
+    verified.delete(token);
+  }
   try {
     const { payload } = await jwtVerify(token, secret, { issuer: 'delivery-api', audience: 'delivery-api', algorithms: ['HS256'] });
     if (payload.typ !== 'access' || typeof payload.sub !== 'string' || typeof payload.org !== 'string' || typeof payload.sid !== 'string') {
       throw new Error('not an access token');
     }
-    return { sub: payload.sub, org: payload.org, role: payload.role as AppRole, kind: payload.kind as Principal, sid: payload.sid };
+    const claims: AccessClaims = { sub: payload.sub, org: payload.org, role: payload.role as AppRole, kind: payload.kind as Principal, sid: payload.sid };
+    if (verified.size >= VERIFIED_MAX) verified.clear();
+    verified.set(token, { claims, exp: payload.exp ?? 0 });
+    return claims;
   } catch {
     throw AppError.unauthorized('The access token is invalid or expired', 'INVALID_TOKEN');
   }

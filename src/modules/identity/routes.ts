@@ -102,13 +102,11 @@ export function identityRoutes(app: Api, ctx: AppContext) {
         operationId: 'getMe',
         tags: ['auth'],
         response: {
-          200: Type.Intersect([
-            UserOut,
-            Type.Object({
-              organization: Type.Object({ id: Type.String(), name: Type.String() }),
-              subadmin_scope: Nullable(Type.Object({}, { additionalProperties: true })),
-            }),
-          ]),
+          200: Type.Object({
+            ...UserOut.properties,
+            organization: Type.Object({ id: Type.String(), name: Type.String() }),
+            subadmin_scope: Nullable(Type.Object({}, { additionalProperties: true })),
+          }),
         },
       },
     },
