@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LightMyRequestResponse } from 'fastify';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { driverDb, eventTypes, newDriver, newTrip, pt, tripDb, tripIn, type TestDriver } from './fixtures.js';
 
@@ -19,7 +20,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 /** Every trip operation: from which states it is allowed and the state it leads to. Written from the decisions, not read from the code. */
-const OPERATIONS: { name: string; from: State[]; to: State; run: (id: string) => Promise<{ statusCode: number; body: string }> }[] = [
+const OPERATIONS: { name: string; from: State[]; to: State; run: (id: string) => Promise<LightMyRequestResponse> }[] = [
   { name: 'assign (to driver b)', from: ['pending', 'assigned', 'accepted'], to: 'assigned', run: (id) => t.req(admin, { method: 'POST', url: `/trips/${id}/assign`, payload: { driver_id: b.id } }) },
   { name: 'auto-assign', from: ['pending'], to: 'assigned', run: (id) => t.req(admin, { method: 'POST', url: `/trips/${id}/auto-assign` }) },
   { name: 'driver accept', from: ['assigned'], to: 'accepted', run: (id) => t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/accept` }) },

@@ -4,7 +4,7 @@ import type { Api, AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { Id, IdParams, Page, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
 import { driverOut } from './model.js';
-import { ApprovalStatusSchema, DriverOut, IngestOut, NearbyDriverOut, ReasonBody, SingleLocationIn, TripOutSchema } from './schemas.js';
+import { bodyOptional, ApprovalStatusSchema, DriverOut, IngestOut, NearbyDriverOut, ReasonBody, SingleLocationIn, TripOutSchema } from './schemas.js';
 import { dispatchBoard, liveMap } from './trips-query.js';
 import type { LogisticsService } from './service.js';
 
@@ -90,6 +90,7 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
       `/drivers/:id/${action}`,
       {
         config: { auth: { roles: ['administrator', 'subadmin'], permission: 'drivers_approve' } },
+        preValidation: bodyOptional,
         schema: {
           operationId: `${action}Driver`,
           tags: ['logistics'],
