@@ -42,3 +42,22 @@ END
 $$;
 --> statement-breakpoint
 SELECT logistics_backfill_territories(NULL);
+--> statement-breakpoint
+-- Row-level security only lets an index condition run before the tenant policy when its operator is
+-- LEAKPROOF; the geometric operators are not marked so, which turns every `point <@ box` / `<->` /
+-- `polygon @> point` on a tenant table into a sequential scan. These functions are pure arithmetic on
+-- fixed-shape values and raise no data-dependent errors, so marking them is safe. It needs a superuser
+-- (the embedded database and the usual migration role); without one the queries stay correct, only slower.
+DO $$
+BEGIN
+  IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+    ALTER FUNCTION on_pb(point, box) LEAKPROOF;
+    ALTER FUNCTION box_contain_pt(box, point) LEAKPROOF;
+    ALTER FUNCTION point_distance(point, point) LEAKPROOF;
+    ALTER FUNCTION pt_contained_poly(point, polygon) LEAKPROOF;
+    ALTER FUNCTION poly_contain_pt(polygon, point) LEAKPROOF;
+    ALTER FUNCTION poly_overlap(polygon, polygon) LEAKPROOF;
+  ELSE
+    RAISE NOTICE 'logistics: not a superuser, geometric operators stay non-leakproof (GiST indexes unused under RLS)';
+  END IF;
+END $$;

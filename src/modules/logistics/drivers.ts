@@ -31,6 +31,14 @@ export function circleBox(p: LonLat, radiusM: number): string {
 export const driverScopeSql = (param: string) =>
   `(${param}::text[] IS NULL OR EXISTS (SELECT 1 FROM driver_territory s WHERE s.organization_id = d.organization_id AND s.driver_id = d.id AND s.territory_id = ANY(${param})))`;
 
+/** $1 point, $2 bounding box, $3 available only, $4 sub-admin territories or null, $5 radius (m), $6 limit. */
+export const NEARBY_SQL = `WITH c AS (
+    SELECT d.id, ${HAVERSINE_SQL('d.last_location', '$1::point')} AS distance_m
+      FROM driver d
+     WHERE d.last_location <@ $2::box AND d.status = 'approved' AND ($3::boolean = false OR d.available) AND ${driverScopeSql('$4')}
+  ), n AS (SELECT id, distance_m FROM c WHERE distance_m <= $5 ORDER BY distance_m, id LIMIT $6)
+  SELECT x.*, n.distance_m FROM n JOIN (${DRIVER_SELECT}) x ON x.id = n.id ORDER BY n.distance_m, n.id`;
+
 export interface NewDriver {
   user_id?: string;
   vehicle_type?: string;
@@ -143,12 +151,7 @@ export function createDriverService(ctx: AppContext) {
   async function nearby(tx: Tx, actor: Actor, q: { lon: number; lat: number; radius_m: number; limit: number; available_only: boolean }) {
     const p = { lon: q.lon, lat: q.lat };
     const { rows } = await tx.query<DriverRow & { distance_m: number }>(
-      `WITH c AS (
-         SELECT d.id, ${HAVERSINE_SQL('d.last_location', '$1::point')} AS distance_m
-           FROM driver d
-          WHERE d.last_location <@ $2::box AND d.status = 'approved' AND ($3::boolean = false OR d.available) AND ${driverScopeSql('$4')}
-       ), n AS (SELECT id, distance_m FROM c WHERE distance_m <= $5 ORDER BY distance_m, id LIMIT $6)
-       SELECT x.*, n.distance_m FROM n JOIN (${DRIVER_SELECT}) x ON x.id = n.id ORDER BY n.distance_m, n.id`,
+      NEARBY_SQL,
       [pointSql(p), circleBox(p, q.radius_m), q.available_only, scopeOf(actor), q.radius_m, q.limit],
     );
     return rows.map((r) => ({ ...driverOut(r), distance_m: Math.round(Number(r.distance_m) * 10) / 10 }));

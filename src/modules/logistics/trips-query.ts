@@ -35,16 +35,19 @@ function viewerFilter(actor: Actor): { sql: string; param: unknown } {
   }
 }
 
+/** $1 status, $2 driver, $3 territory, $4 merchant, $5 order, $6 from, $7 to, $8 cursor id, $9 limit + 1, $10 viewer parameter. */
+export const listTripsSql = (viewerSql: string) => `${TRIP_SELECT}
+  WHERE ($1::text IS NULL OR t.status = $1) AND ($2::text IS NULL OR t.driver_id = $2) AND ($3::text IS NULL OR t.territory_id = $3)
+    AND ($4::text IS NULL OR t.merchant_id = $4) AND ($5::text IS NULL OR t.order_id = $5)
+    AND ($6::timestamptz IS NULL OR t.created_at >= $6) AND ($7::timestamptz IS NULL OR t.created_at < $7)
+    AND ($8::text IS NULL OR t.id < $8) AND ${viewerSql}
+  ORDER BY t.id DESC LIMIT $9`;
+
 export async function listTrips(tx: Tx, actor: Actor, q: TripListQuery) {
   const page = pageRequest(q);
   const v = viewerFilter(actor);
   const { rows } = await tx.query<TripRow>(
-    `${TRIP_SELECT}
-      WHERE ($1::text IS NULL OR t.status = $1) AND ($2::text IS NULL OR t.driver_id = $2) AND ($3::text IS NULL OR t.territory_id = $3)
-        AND ($4::text IS NULL OR t.merchant_id = $4) AND ($5::text IS NULL OR t.order_id = $5)
-        AND ($6::timestamptz IS NULL OR t.created_at >= $6) AND ($7::timestamptz IS NULL OR t.created_at < $7)
-        AND ($8::text IS NULL OR t.id < $8) AND ${v.sql.replace('$P', '$10')}
-      ORDER BY t.id DESC LIMIT $9`,
+    listTripsSql(v.sql.replace('$P', '$10')),
     [q.status ?? null, q.driver_id ?? null, q.territory_id ?? null, q.merchant_id ?? null, q.order_id ?? null, q.from ?? null, q.to ?? null, page.after, page.limit + 1, v.param],
   );
   return toPage(rows, page, (t) => tripOut(t, actor));
