@@ -4,8 +4,18 @@ import { organizationsModule } from './organizations/index.js';
 import { documentsModule } from './documents/index.js';
 import { auditModule } from './audit/index.js';
 import { dashboardModule } from './dashboard/index.js';
+import { logisticsModule } from './logistics/index.js';
 import { integrationsModule } from './integrations/index.js';
 import { chatModule } from './chat/index.js';
 
 /** Every module, in dependency order (a module's init may use the services of those before it). */
-export const modules: Module[] = [identityModule, organizationsModule, documentsModule, auditModule, dashboardModule, integrationsModule, chatModule];
+export const modules: Module[] = [
+  identityModule,
+  organizationsModule,
+  documentsModule,
+  auditModule,
+  dashboardModule,
+  logisticsModule,
+  integrationsModule,
+  chatModule,
+];

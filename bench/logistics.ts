@@ -1,0 +1,142 @@
+import pg from 'pg';
+import { load, type BenchEnv } from './lib.js';
+import { NEARBY_SQL, circleBox } from '../src/modules/logistics/drivers.js';
+import { listTripsSql } from '../src/modules/logistics/trips-query.js';
+
+/**
+ * Logistics: GPS ingest through POST /driver/locations/batch (100 points a request) against a raw
+ * unnest insert of the same shape through the pool; p99 of GET /drivers/nearby over 10,000 drivers and
+ * of GET /trips over 100,000 trips; EXPLAIN checks that the plans use the indexes.
+ */
+export default async function logisticsBench(env: BenchEnv) {
+  const { rows: orgRows } = await env.pool.query("SELECT organization_id, password_hash FROM users WHERE email = 'driver@demo.test'");
+  const { organization_id: org, password_hash: hash } = orgRows[0];
+  const connections = 20;
+  const duration = env.duration;
+
+  // ---------------------------------------------------------------- GPS ingest
+  // One driver per connection (the same demo password hash), so batches do not queue on one driver row.
+  const tag = Date.now().toString(36);
+  const emails: string[] = [];
+  for (let i = 0; i < connections; i++) {
+    const email = `bench-gps-${tag}-${i}@demo.test`;
+    emails.push(email);
+    await env.pool.query(
+      `WITH u AS (INSERT INTO users (organization_id, id, email, password_hash, display_name, role) VALUES ($1, gen_random_uuid()::text, $2, $3, 'bench driver', 'repartidor') RETURNING id)
+       INSERT INTO driver (organization_id, id, user_id, status, available) SELECT $1, gen_random_uuid()::text, id, 'approved', true FROM u`,
+      [org, email, hash],
+    );
+  }
+  const tokens = await Promise.all(emails.map((e) => env.login(e)));
+  let seq = 0;
+  const batch = () => {
+    const now = Date.now();
+    const points = [];
+    for (let i = 0; i < 100; i++) {
+      seq++;
+      points.push({ client_point_id: `b${tag}-${seq}`, location: { type: 'Point', coordinates: [-68.13 + (seq % 1000) * 1e-5, -16.5] }, recorded_at: new Date(now - (100 - i) * 1000).toISOString() });
+    }
+    return JSON.stringify({ points });
+  };
+  let client = 0;
+  const api = await load({
+    url: `${env.baseUrl}/api/v1/driver/locations/batch`,
+    method: 'POST',
+    connections,
+    duration,
+    headers: { 'content-type': 'application/json' },
+    setupClient: (c: any) => c.setHeaders({ 'content-type': 'application/json', authorization: `Bearer ${tokens[client++ % tokens.length]}` }),
+    requests: [{ method: 'POST', setupRequest: (req: any) => ({ ...req, body: batch() }) }],
+  } as any);
+  const apiPps = api.rps * 100;
+
+  const { rows: drvRows } = await env.pool.query('SELECT id FROM driver WHERE organization_id = $1 ORDER BY id LIMIT $2', [org, connections]);
+  let rawPoints = 0;
+  let rawSeq = 0;
+  const until = Date.now() + duration * 1000;
+  await Promise.all(
+    drvRows.map(async ({ id }: { id: string }) => {
+      while (Date.now() < until) {
+        const ids: string[] = [];
+        const lons: number[] = [];
+        const lats: number[] = [];
+        const ats: string[] = [];
+        for (let i = 0; i < 100; i++) {
+          ids.push(`raw${tag}-${rawSeq++}`);
+          lons.push(-68.13);
+          lats.push(-16.5);
+          ats.push(new Date().toISOString());
+        }
+        await env.pool.query(
+          `INSERT INTO driver_location (organization_id, driver_id, client_point_id, location, recorded_at)
+           SELECT $1, $2, u.id, point(u.lon, u.lat), u.at FROM unnest($3::text[], $4::float8[], $5::float8[], $6::timestamptz[]) AS u(id, lon, lat, at)
+           ON CONFLICT DO NOTHING`,
+          [org, id, ids, lons, lats, ats],
+        );
+        rawPoints += 100;
+      }
+    }),
+  );
+  const rawPps = rawPoints / duration;
+  env.report({ scenario: 'logistics', metric: 'GPS ingest via API (points/s)', value: apiPps, note: `p99 ${api.p99} ms/request, non2xx ${api.non2xx}, errors ${api.errors}` });
+  env.report({ scenario: 'logistics', metric: 'GPS raw unnest insert (points/s)', value: rawPps });
+  env.report({ scenario: 'logistics', metric: 'GPS API ÷ raw insert', value: apiPps / rawPps, unit: 'ratio', note: 'target ≥ 0.5' });
+
+  // ---------------------------------------------------------------- nearby over 10,000 drivers
+  const nDrivers = 10_000;
+  await env.pool.query(
+    `WITH u AS (
+       INSERT INTO users (organization_id, id, email, password_hash, display_name, role)
+       SELECT $1, gen_random_uuid()::text, 'bench-near-' || $2 || '-' || g || '@demo.test', 'x', 'near driver', 'repartidor' FROM generate_series(1, $3) g
+       RETURNING id)
+     INSERT INTO driver (organization_id, id, user_id, status, available, last_location, last_location_at, last_seen_at)
+     SELECT $1, gen_random_uuid()::text, id, 'approved', random() < 0.8, point(-68.13 + (random() - 0.5) * 0.3, -16.5 + (random() - 0.5) * 0.3), now(), now() FROM u`,
+    [org, tag, nDrivers],
+  );
+  await env.pool.query('ANALYZE driver; ANALYZE users; ANALYZE driver_territory');
+  const admin = await env.login('admin@demo.test');
+  const nearby = await load({ url: `${env.baseUrl}/api/v1/drivers/nearby?lon=-68.13&lat=-16.5&radius_m=2000&limit=20`, headers: { authorization: `Bearer ${admin}` }, duration, connections });
+  env.report({ scenario: 'logistics', metric: `GET /drivers/nearby p99 (${nDrivers} drivers)`, value: nearby.p99, unit: 'ms', note: `p50 ${nearby.p50} ms, ${Math.round(nearby.rps)} rps, non2xx ${nearby.non2xx}; target p99 < 25` });
+
+  // ---------------------------------------------------------------- GET /trips over 100,000 trips
+  const nTrips = env.quick ? 20_000 : 100_000;
+  await env.pool.query(
+    `INSERT INTO trip (organization_id, id, status, pickup_location, pickup_address, dropoff_location, dropoff_address, delivery_fee, driver_earning, pickup_pin, delivery_pin, created_at)
+     SELECT $1, gen_random_uuid()::text, (ARRAY['pending','completed','cancelled'])[1 + (g % 3)], point(-68.13 + (random() - 0.5) * 0.2, -16.5 + (random() - 0.5) * 0.2), 'a',
+            point(-68.12, -16.49), 'b', 15, 10, '1234', '5678', now() - make_interval(secs => g)
+       FROM generate_series(1, $2) g`,
+    [org, nTrips],
+  );
+  await env.pool.query('ANALYZE trip');
+  const trips = await load({ url: `${env.baseUrl}/api/v1/trips?limit=50`, headers: { authorization: `Bearer ${admin}` }, duration, connections });
+  env.report({ scenario: 'logistics', metric: `GET /trips p99 (${nTrips} trips)`, value: trips.p99, unit: 'ms', note: `p50 ${trips.p50} ms, ${Math.round(trips.rps)} rps, non2xx ${trips.non2xx}; target p99 < 25` });
+  const byStatus = await load({ url: `${env.baseUrl}/api/v1/trips?limit=50&status=pending`, headers: { authorization: `Bearer ${admin}` }, duration: Math.max(2, Math.round(duration / 2)), connections });
+  env.report({ scenario: 'logistics', metric: 'GET /trips?status=pending p99', value: byStatus.p99, unit: 'ms', note: `p50 ${byStatus.p50} ms, ${Math.round(byStatus.rps)} rps` });
+
+  // ---------------------------------------------------------------- plans (as the tenant role, as the API runs them)
+  const explain = async (sql: string, params: unknown[]) => {
+    const c = new pg.Client({ connectionString: env.databaseUrl });
+    await c.connect();
+    try {
+      await c.query('BEGIN');
+      await c.query("SELECT set_config('app.organization_id', $1, true)", [org]);
+      await c.query('SET LOCAL ROLE app_tenant');
+      const { rows } = await c.query(`EXPLAIN (ANALYZE, TIMING OFF) ${sql}`, params);
+      await c.query('ROLLBACK');
+      return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+    } finally {
+      await c.end();
+    }
+  };
+  const p = { lon: -68.13, lat: -16.5 };
+  const nearPlan = await explain(NEARBY_SQL, [`(${p.lon},${p.lat})`, circleBox(p, 2000), true, null, 2000, 20]);
+  env.report({ scenario: 'logistics', metric: 'nearby plan uses driver_location_gist', value: nearPlan.includes('driver_location_gist') ? 1 : 0, unit: 'bool' });
+  const listPlan = await explain(listTripsSql('$10::text IS NULL'), [null, null, null, null, null, null, null, null, 51, null]);
+  env.report({ scenario: 'logistics', metric: 'GET /trips plan: backward primary-key scan', value: /Index Scan Backward using trip_organization_id_id_pk/.test(listPlan) && !/Sort/.test(listPlan) ? 1 : 0, unit: 'bool' });
+  const statusPlan = await explain(listTripsSql('$10::text IS NULL'), ['pending', null, null, null, null, null, null, null, 51, null]);
+  env.report({ scenario: 'logistics', metric: 'GET /trips?status plan uses trip_status_idx', value: statusPlan.includes('trip_status_idx') ? 1 : 0, unit: 'bool' });
+  const execMs = (plan: string) => Number(/Execution Time: ([0-9.]+) ms/.exec(plan)?.[1] ?? NaN);
+  env.report({ scenario: 'logistics', metric: 'nearby SQL execution time', value: execMs(nearPlan), unit: 'ms', note: 'EXPLAIN ANALYZE, database side only' });
+  env.report({ scenario: 'logistics', metric: 'GET /trips SQL execution time', value: execMs(listPlan), unit: 'ms', note: 'EXPLAIN ANALYZE, database side only' });
+  if (process.env.BENCH_VERBOSE) console.log(nearPlan, '\n', listPlan, '\n', statusPlan);
+}

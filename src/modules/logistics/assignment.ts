@@ -1,0 +1,179 @@
+import type { Actor } from '../../platform/auth.js';
+import { recordAudit } from '../../platform/audit.js';
+import type { AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { AppError } from '../../platform/errors.js';
+import { HAVERSINE_SQL, pointSql } from '../../platform/geo.js';
+import { assertTransition } from '../../platform/state-machine.js';
+import { circleBox, driverScopeSql } from './drivers.js';
+import { DRIVER_SELECT, driverOut, scopeOf, TRIP_TRANSITIONS, type DriverRow, type TripRow } from './model.js';
+import { getSettings } from './territories.js';
+import type { TripCore } from './trips-service.js';
+
+export type IneligibleReason = 'not_available' | 'at_capacity' | 'rejected_this_trip' | 'outside_territory' | 'current_driver';
+
+interface CandidateRow extends DriverRow {
+  distance_m: number;
+  rejected_trip: boolean;
+  territory_match: boolean;
+  unrestricted: boolean;
+}
+
+export function createAssignment(ctx: AppContext, core: TripCore) {
+  /**
+   * Approved drivers with a position within the radius of the pickup, ranked: eligible first, then
+   * territory match, then distance and load (order per the `assignment_strategy` setting).
+   */
+  async function candidates(tx: Tx, actor: Actor, t: TripRow, q: { radius_m?: number; limit?: number; eligibleOnly?: boolean } = {}) {
+    const settings = await getSettings(tx, t.organization_id);
+    const radius = q.radius_m ?? settings.auto_assign_radius_m;
+    const pickup = { lon: t.pickup_lon, lat: t.pickup_lat };
+    const order = settings.assignment_strategy === 'least_loaded' ? 'x.active_trips, c.distance_m' : 'c.distance_m, x.active_trips';
+    const eligibleSql = `(x.available AND x.active_trips < x.capacity AND NOT c.rejected_trip AND x.id IS DISTINCT FROM $7
+                          AND ($5::text IS NULL OR c.unrestricted OR c.territory_match))`;
+    const { rows } = await tx.query<CandidateRow & { eligible: boolean }>(
+      `WITH c AS (
+         SELECT d.id, ${HAVERSINE_SQL('d.last_location', '$1::point')} AS distance_m,
+                EXISTS (SELECT 1 FROM trip_rejection r WHERE r.organization_id = d.organization_id AND r.trip_id = $4 AND r.driver_id = d.id) AS rejected_trip,
+                EXISTS (SELECT 1 FROM driver_territory l WHERE l.organization_id = d.organization_id AND l.driver_id = d.id AND l.territory_id = $5) AS territory_match,
+                NOT EXISTS (SELECT 1 FROM driver_territory l WHERE l.organization_id = d.organization_id AND l.driver_id = d.id) AS unrestricted
+           FROM driver d
+          WHERE d.last_location <@ $2::box AND d.status = 'approved' AND ${driverScopeSql('$6')}
+       )
+       SELECT x.*, c.distance_m, c.rejected_trip, c.territory_match, c.unrestricted, ${eligibleSql} AS eligible
+         FROM c JOIN (${DRIVER_SELECT}) x ON x.id = c.id
+        WHERE c.distance_m <= $3 AND ($8::boolean = false OR ${eligibleSql})
+        ORDER BY ${eligibleSql} DESC, c.territory_match DESC, ${order}, x.id
+        LIMIT $9`,
+      [pointSql(pickup), circleBox(pickup, radius), radius, t.id, t.territory_id, scopeOf(actor), t.driver_id, q.eligibleOnly ?? false, q.limit ?? 50],
+    );
+    return rows.map((r) => {
+      const reasons: IneligibleReason[] = [];
+      if (r.id === t.driver_id) reasons.push('current_driver');
+      if (!r.available) reasons.push('not_available');
+      if (r.active_trips >= r.capacity) reasons.push('at_capacity');
+      if (r.rejected_trip) reasons.push('rejected_this_trip');
+      if (t.territory_id && !r.unrestricted && !r.territory_match) reasons.push('outside_territory');
+      return {
+        driver: driverOut(r),
+        distance_m: Math.round(Number(r.distance_m) * 10) / 10,
+        active_trips: r.active_trips,
+        capacity: r.capacity,
+        territory_match: r.territory_match,
+        eligible: r.eligible,
+        reasons,
+      };
+    });
+  }
+
+  /**
+   * Takes one unit of the driver's capacity in one conditional UPDATE (approved, available, below
+   * capacity): concurrent assignments can never push a driver past his capacity.
+   */
+  async function claimDriver(tx: Tx, driverId: string): Promise<boolean> {
+    const { rowCount } = await tx.query(
+      `UPDATE driver SET active_trips = active_trips + 1, updated_at = now()
+        WHERE id = $1 AND status = 'approved' AND available AND active_trips < capacity`,
+      [driverId],
+    );
+    return rowCount > 0;
+  }
+
+  async function finishAssignment(tx: Tx, actor: Actor, t: TripRow, driverId: string, opts: { stopOrder?: number; planId?: string; auto?: boolean }) {
+    const after = await core.move(tx, t, 'assigned', {
+      sets: ', driver_id = $4, accepted_at = NULL, plan_id = $5, stop_order = $6',
+      params: [driverId, opts.planId ?? null, opts.stopOrder ?? null],
+    });
+    if (t.driver_id && t.driver_id !== driverId) await core.releaseDriver(tx, t.driver_id);
+    await core.emit(tx, actor, 'trip.assigned', after, {
+      previous_driver_id: t.driver_id,
+      previous_driver_user_id: t.driver_user_id,
+      auto: !!opts.auto,
+      plan_id: opts.planId ?? null,
+      stop_order: opts.stopOrder ?? null,
+    });
+    await recordAudit(tx, actor, {
+      action: opts.auto ? 'trip.auto_assigned' : 'trip.assigned',
+      entityType: 'trip',
+      entityId: t.id,
+      before: { status: t.status, driver_id: t.driver_id },
+      after: { status: after.status, driver_id: driverId, plan_id: opts.planId ?? null },
+    });
+    return after;
+  }
+
+  /**
+   * Assigns (or reassigns) a trip to a driver: the trip must be pending, assigned or accepted (409
+   * INVALID_TRANSITION), the driver approved, available, below capacity, not a rejecter of this trip and
+   * linked to the trip's territory when he has territory links (422 with the reason).
+   */
+  async function assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts: { stopOrder?: number; planId?: string } = {}) {
+    const t = await core.getScoped(tx, actor, tripId, true);
+    assertTransition('Trip', TRIP_TRANSITIONS, t.status, 'assigned');
+    if (t.driver_id === driverId) throw AppError.conflict('The trip is already assigned to this driver', 'ALREADY_ASSIGNED', { current_status: t.status });
+    const found = await tx.query<DriverRow>(`${DRIVER_SELECT} WHERE d.id = $1 AND ${driverScopeSql('$2')}`, [driverId, scopeOf(actor)]);
+    const d = found.rows[0];
+    if (!d) throw AppError.unprocessable('Unknown driver', 'DRIVER_NOT_FOUND', [{ field: 'driver_id', message: 'unknown' }]);
+    if (d.status !== 'approved' || !d.available) throw AppError.unprocessable('The driver is not approved and available', 'DRIVER_NOT_AVAILABLE');
+    const rejected = await tx.query('SELECT 1 FROM trip_rejection WHERE trip_id = $1 AND driver_id = $2', [t.id, driverId]);
+    if (rejected.rowCount > 0) throw AppError.unprocessable('The driver rejected this trip', 'DRIVER_REJECTED_TRIP');
+    if (t.territory_id && d.territory_ids.length > 0 && !d.territory_ids.includes(t.territory_id)) {
+      throw AppError.unprocessable('The driver does not serve the territory of this trip', 'DRIVER_OUTSIDE_TERRITORY');
+    }
+    if (!(await claimDriver(tx, driverId))) throw AppError.conflict('The driver is at capacity', 'DRIVER_AT_CAPACITY');
+    return finishAssignment(tx, actor, t, driverId, opts);
+  }
+
+  /** Picks the best eligible candidate; the capacity claim is the SQL decision, so a busy driver is skipped, never overbooked. */
+  async function autoAssign(tx: Tx, actor: Actor, tripId: string) {
+    const t = await core.getScoped(tx, actor, tripId, true);
+    if (t.status !== 'pending') throw AppError.invalidTransition('Trip', t.status, 'assigned');
+    for (const c of await candidates(tx, actor, t, { eligibleOnly: true, limit: 20 })) {
+      if (await claimDriver(tx, c.driver.id)) return finishAssignment(tx, actor, t, c.driver.id, { auto: true });
+    }
+    throw AppError.unprocessable('No eligible driver within the auto-assign radius', 'NO_ELIGIBLE_DRIVER');
+  }
+
+  /** The calling driver's own trip, locked; another driver's trip is 409 TRIP_NOT_ASSIGNED_TO_YOU. */
+  async function ownTrip(tx: Tx, driver: DriverRow, tripId: string): Promise<TripRow> {
+    const t = await core.load(tx, tripId, true);
+    if (!t) throw AppError.notFound('Trip');
+    if (t.driver_id !== driver.id) throw AppError.conflict('This trip is not assigned to you', 'TRIP_NOT_ASSIGNED_TO_YOU', { current_status: t.status });
+    return t;
+  }
+
+  /** assigned → accepted, by the assigned driver; a second concurrent accept finds it accepted (409). */
+  async function accept(tx: Tx, actor: Actor, driver: DriverRow, tripId: string) {
+    const t = await ownTrip(tx, driver, tripId);
+    if (t.status !== 'assigned') throw AppError.invalidTransition('Trip', t.status, 'accepted');
+    const after = await core.move(tx, t, 'accepted');
+    await core.emit(tx, actor, 'trip.accepted', after);
+    return after;
+  }
+
+  /** assigned → pending, by the assigned driver: he is excluded from this trip's candidates from now on. */
+  async function reject(tx: Tx, actor: Actor, driver: DriverRow, tripId: string, reason?: string) {
+    const t = await ownTrip(tx, driver, tripId);
+    if (t.status !== 'assigned') throw AppError.invalidTransition('Trip', t.status, 'pending');
+    await tx.query('INSERT INTO trip_rejection (organization_id, trip_id, driver_id, reason) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [
+      t.organization_id,
+      t.id,
+      driver.id,
+      reason ?? null,
+    ]);
+    return core.unassign(tx, actor, t, reason ?? null, 'trip.rejected');
+  }
+
+  /** picked_up → in_transit, by the driver (event trip.on_the_way). */
+  async function startDelivery(tx: Tx, actor: Actor, driver: DriverRow, tripId: string) {
+    const t = await ownTrip(tx, driver, tripId);
+    if (t.status !== 'picked_up') throw AppError.invalidTransition('Trip', t.status, 'in_transit');
+    const after = await core.move(tx, t, 'in_transit');
+    await core.emit(tx, actor, 'trip.on_the_way', after);
+    return after;
+  }
+
+  return { candidates, assignDriver, autoAssign, ownTrip, accept, reject, startDelivery };
+}
+
+export type Assignment = ReturnType<typeof createAssignment>;

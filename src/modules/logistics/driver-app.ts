@@ -1,0 +1,175 @@
+import { Type } from '@sinclair/typebox';
+import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import type { Api, AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { IdParams, Money, Nullable, Page, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
+import { driverOut, tripOut, type DriverRow } from './model.js';
+import { bodyOptional, DriverOut, GpsPointIn, IngestOut, ReasonBody, SingleLocationIn, TripOutSchema, TripStatusSchema } from './schemas.js';
+import { MAX_BATCH } from './locations.js';
+import { earnings, listTrips } from './trips-query.js';
+import type { LogisticsService } from './service.js';
+
+/** The driver app: every route acts on the caller's own driver profile (404 DRIVER_PROFILE_NOT_FOUND without one). */
+export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
+  const asDriver = <T>(actor: Actor, fn: (tx: Tx, d: DriverRow) => Promise<T>) =>
+    ctx.db.withTenant(tenantOf(actor), async (tx) => fn(tx, await svc.drivers.self(tx, actor)));
+  const auth = { auth: { roles: ['repartidor' as const] } };
+
+  app.get(
+    '/driver/me',
+    {
+      config: auth,
+      schema: {
+        operationId: 'getDriverMe',
+        tags: ['driver-app'],
+        summary: "The caller's driver profile and his settings-derived parameters",
+        response: { 200: Type.Object({ ...DriverOut.properties, geofence_radius_m: Type.Integer(), acceptance_timeout_s: Type.Integer() }) },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return asDriver(actor, async (tx, d) => {
+        const s = await svc.settings(tx, actor.organizationId);
+        return { ...driverOut(d), geofence_radius_m: s.geofence_radius_m, acceptance_timeout_s: s.acceptance_timeout_s };
+      });
+    },
+  );
+
+  app.get(
+    '/driver/trips',
+    {
+      config: auth,
+      schema: {
+        operationId: 'listDriverTrips',
+        tags: ['driver-app'],
+        summary: "The caller's trips, newest first (PINs are never included)",
+        querystring: Strict({ ...PageQueryProps, status: Type.Optional(TripStatusSchema) }),
+        response: { 200: Page(TripOutSchema) },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return asDriver(actor, (tx, d) => listTrips(tx, actor, { ...req.query, driver_id: d.id }));
+    },
+  );
+
+  app.post(
+    '/driver/availability',
+    {
+      config: auth,
+      schema: {
+        operationId: 'setMyAvailability',
+        tags: ['driver-app'],
+        summary: 'Go available or unavailable (only approved drivers may be available: 422 DRIVER_NOT_APPROVED)',
+        body: Strict({ available: Type.Boolean() }),
+        response: { 200: DriverOut },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return driverOut(await asDriver(actor, (tx, d) => svc.drivers.setAvailability(tx, actor, d, req.body.available)));
+    },
+  );
+
+  app.post(
+    '/driver/location',
+    {
+      config: auth,
+      schema: {
+        operationId: 'postMyLocation',
+        tags: ['driver-app'],
+        summary: 'Report one position (idempotent on client_point_id when given)',
+        body: SingleLocationIn,
+        response: { 200: IngestOut },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return asDriver(actor, (tx, d) => svc.locations.single(tx, actor, d, req.body));
+    },
+  );
+
+  app.post(
+    '/driver/locations/batch',
+    {
+      config: auth,
+      bodyLimit: 1024 * 1024,
+      schema: {
+        operationId: 'postMyLocationBatch',
+        tags: ['driver-app'],
+        summary: `Upload up to ${MAX_BATCH} GPS points; every point needs client_point_id (400 otherwise) and is stored once`,
+        description:
+          'Repeats (same client_point_id, also in concurrent retries) are counted as duplicates and not stored again. Points may arrive out of order: ' +
+          "they are ordered by recorded_at (device time), and the driver's last position moves only to a newer point. Geofence entries are reported once per trip and stop.",
+        body: Strict({ points: Type.Array(GpsPointIn, { minItems: 1, maxItems: MAX_BATCH }) }),
+        response: { 200: IngestOut },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return asDriver(actor, (tx, d) => svc.locations.ingest(tx, actor, d, req.body.points));
+    },
+  );
+
+  const actions = [
+    ['accept', 'acceptMyTrip', 'Accept an assigned trip: assigned → accepted (409 INVALID_TRANSITION otherwise; of two concurrent accepts one wins)'],
+    ['reject', 'rejectMyTrip', 'Reject an assigned trip: assigned → pending; you are excluded from its candidates'],
+    ['start-delivery', 'startMyDelivery', 'Leave the pickup with the goods: picked_up → in_transit (event trip.on_the_way)'],
+  ] as const;
+  for (const [action, operationId, summary] of actions) {
+    app.post(
+      `/driver/trips/:id/${action}`,
+      {
+        config: auth,
+        preValidation: bodyOptional,
+        schema: {
+          operationId,
+          tags: ['driver-app'],
+          summary,
+          description: '409 TRIP_NOT_ASSIGNED_TO_YOU when the trip is not yours.',
+          params: IdParams,
+          ...(action === 'reject' ? { body: ReasonBody } : {}),
+          response: { 200: TripOutSchema },
+        },
+      },
+      async (req) => {
+        const actor = actorOf(req);
+        const id = (req.params as { id: string }).id;
+        const t = await asDriver(actor, (tx, d) =>
+          action === 'accept'
+            ? svc.assignment.accept(tx, actor, d, id)
+            : action === 'reject'
+              ? svc.assignment.reject(tx, actor, d, id, (req.body as { reason?: string } | undefined)?.reason)
+              : svc.assignment.startDelivery(tx, actor, d, id),
+        );
+        return tripOut(t, actor);
+      },
+    );
+  }
+
+  app.get(
+    '/driver/earnings',
+    {
+      config: auth,
+      schema: {
+        operationId: 'getMyEarnings',
+        tags: ['driver-app'],
+        summary: 'Earnings per completed trip (the trip driver_earning: a flat fee from the logistics settings unless set at creation) and the total',
+        querystring: Strict({ ...PageQueryProps, from: Type.Optional(Type.String({ format: 'date-time' })), to: Type.Optional(Type.String({ format: 'date-time' })) }),
+        response: {
+          200: Type.Object({
+            currency: Type.String(),
+            completed_trips: Type.Integer(),
+            total_earnings: Money,
+            data: Type.Array(Type.Object({ trip_id: Type.String(), order_id: Nullable(Type.String()), completed_at: Timestamp, driver_earning: Money, delivery_fee: Money })),
+            next_cursor: Nullable(Type.String()),
+          }),
+        },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return asDriver(actor, (tx, d) => earnings(tx, d, req.query));
+    },
+  );
+}

@@ -1,0 +1,201 @@
+import { Type } from '@sinclair/typebox';
+import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { recordAudit } from '../../platform/audit.js';
+import type { Api, AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { AppError } from '../../platform/errors.js';
+import { GeoPoint, parsePoint, pointSql } from '../../platform/geo.js';
+import { newId } from '../../platform/ids.js';
+import { pageRequest, toPage } from '../../platform/pagination.js';
+import { Id, IdParams, Page, PageQueryProps, Phone, ShortText, Strict } from '../../platform/schemas.js';
+import { assertTransition } from '../../platform/state-machine.js';
+import { APPROVAL_TRANSITIONS, MERCHANT_SELECT, merchantOut, scopeOf, type ApprovalStatus, type MerchantRow } from './model.js';
+import { bodyOptional, ApprovalStatusSchema, MerchantOut, ReasonBody } from './schemas.js';
+import { assertTerritories, territoryForPoint } from './territories.js';
+
+const PERCENT = /^\d{1,3}(\.\d{1,2})?$/;
+
+export interface NewMerchant {
+  owner_user_id?: string;
+  name: string;
+  phone?: string;
+  address?: string;
+  location?: GeoPoint;
+  territory_id?: string;
+  commission_percent?: string;
+}
+
+export function createMerchantService(ctx: AppContext) {
+  async function getMerchant(tx: Tx, id: string): Promise<MerchantRow | null> {
+    const { rows } = await tx.query<MerchantRow>(`${MERCHANT_SELECT} WHERE m.id = $1`, [id]);
+    return rows[0] ?? null;
+  }
+
+  async function merchantOfUser(tx: Tx, userId: string): Promise<MerchantRow | null> {
+    const { rows } = await tx.query<MerchantRow>(`${MERCHANT_SELECT} WHERE m.owner_user_id = $1`, [userId]);
+    return rows[0] ?? null;
+  }
+
+  async function getScoped(tx: Tx, actor: Actor, id: string): Promise<MerchantRow> {
+    const m = await getMerchant(tx, id);
+    const scope = scopeOf(actor);
+    if (!m || (scope && (!m.territory_id || !scope.includes(m.territory_id)))) throw AppError.notFound('Merchant');
+    return m;
+  }
+
+  /** Staff create merchants for a `comercio` user; a `comercio` user may register his own (pending). */
+  async function create(tx: Tx, actor: Actor, input: NewMerchant): Promise<MerchantRow> {
+    const selfService = actor.kind === 'comercio';
+    const ownerId = selfService ? actor.userId : input.owner_user_id;
+    if (!ownerId) throw AppError.badRequest('owner_user_id is required', [{ field: 'owner_user_id', message: 'required' }]);
+    if (selfService && (input.owner_user_id && input.owner_user_id !== actor.userId)) throw AppError.forbidden('A merchant may only register himself');
+    if (selfService && input.commission_percent !== undefined) throw AppError.forbidden('The commission is set by the administration', 'FIELD_NOT_ALLOWED');
+    if (!(await ctx.services.identity.userExists(tx, ownerId, 'comercio'))) {
+      throw AppError.unprocessable('owner_user_id must be a user with the comercio role', 'USER_NOT_MERCHANT', [{ field: 'owner_user_id', message: 'not a comercio user' }]);
+    }
+    if (input.commission_percent !== undefined && (!PERCENT.test(input.commission_percent) || Number(input.commission_percent) > 100)) {
+      throw AppError.badRequest('commission_percent must be between 0 and 100', [{ field: 'commission_percent', message: 'out of range' }]);
+    }
+    const location = input.location ? parsePoint(input.location) : null;
+    let territoryId = input.territory_id ?? null;
+    if (territoryId) await assertTerritories(tx, actor, [territoryId]);
+    else if (location) territoryId = await territoryForPoint(tx, location);
+    const scope = scopeOf(actor);
+    if (scope && (!territoryId || !scope.includes(territoryId))) {
+      throw AppError.unprocessable('A sub-administrator must place the merchant in one of his territories', 'TERRITORY_REQUIRED', [{ field: 'territory_id', message: 'required' }]);
+    }
+    const id = newId();
+    const inserted = await tx.query(
+      `INSERT INTO merchant (organization_id, id, owner_user_id, name, phone, address, location, territory_id, commission_percent)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::point, $8, COALESCE($9::numeric, 10.00)) ON CONFLICT (organization_id, owner_user_id) DO NOTHING RETURNING id`,
+      [actor.organizationId, id, ownerId, input.name, input.phone ?? null, input.address ?? null, location ? pointSql(location) : null, territoryId, input.commission_percent ?? null],
+    );
+    if (inserted.rowCount === 0) throw AppError.conflict('This user already owns a merchant', 'MERCHANT_EXISTS');
+    const row = (await getMerchant(tx, id))!;
+    await recordAudit(tx, actor, { action: 'merchant.created', entityType: 'merchant', entityId: id, after: merchantOut(row) });
+    return row;
+  }
+
+  async function list(tx: Tx, actor: Actor, q: { status?: ApprovalStatus; territory_id?: string; limit?: number; cursor?: string }) {
+    const page = pageRequest(q);
+    const { rows } = await tx.query<MerchantRow>(
+      `${MERCHANT_SELECT}
+        WHERE ($1::text IS NULL OR m.status = $1) AND ($2::text IS NULL OR m.territory_id = $2)
+          AND ($3::text[] IS NULL OR m.territory_id = ANY($3)) AND ($4::text IS NULL OR m.id < $4)
+        ORDER BY m.id DESC LIMIT $5`,
+      [q.status ?? null, q.territory_id ?? null, scopeOf(actor), page.after, page.limit + 1],
+    );
+    return toPage(rows, page, merchantOut);
+  }
+
+  async function decide(tx: Tx, actor: Actor, id: string, to: 'approved' | 'rejected', reason?: string): Promise<MerchantRow> {
+    const before = await getScoped(tx, actor, id);
+    const { rows } = await tx.query<{ status: ApprovalStatus }>('SELECT status FROM merchant WHERE id = $1 FOR UPDATE', [id]);
+    assertTransition('Merchant', APPROVAL_TRANSITIONS, rows[0].status, to);
+    await tx.query('UPDATE merchant SET status = $2, status_reason = $3, decided_by_user_id = $4, decided_at = now(), updated_at = now() WHERE id = $1', [
+      id,
+      to,
+      reason ?? null,
+      actor.userId,
+    ]);
+    const after = (await getMerchant(tx, id))!;
+    await recordAudit(tx, actor, { action: `merchant.${to}`, entityType: 'merchant', entityId: id, before: merchantOut(before), after: merchantOut(after) });
+    return after;
+  }
+
+  /** Sets the platform commission of a merchant (callers enforce their own bounds); audited. */
+  async function setMerchantCommission(tx: Tx, actor: Actor, merchantId: string, percent: string): Promise<MerchantRow> {
+    if (!PERCENT.test(percent) || Number(percent) > 100) throw AppError.badRequest('commission_percent must be between 0 and 100', [{ field: 'commission_percent', message: 'out of range' }]);
+    const before = await getScoped(tx, actor, merchantId);
+    await tx.query('UPDATE merchant SET commission_percent = $2::numeric, updated_at = now() WHERE id = $1', [merchantId, percent]);
+    const after = (await getMerchant(tx, merchantId))!;
+    await recordAudit(tx, actor, {
+      action: 'merchant.commission_updated',
+      entityType: 'merchant',
+      entityId: merchantId,
+      before: { commission_percent: before.commission_percent },
+      after: { commission_percent: after.commission_percent },
+    });
+    return after;
+  }
+
+  return { getMerchant, merchantOfUser, getScoped, create, list, decide, setMerchantCommission };
+}
+
+export type MerchantService = ReturnType<typeof createMerchantService>;
+
+export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) {
+  const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
+
+  app.get(
+    '/merchants',
+    {
+      config: { auth: { roles: ['administrator', 'dispatch', 'subadmin'], permission: 'merchants_view' } },
+      schema: {
+        operationId: 'listMerchants',
+        tags: ['logistics'],
+        summary: 'Merchants (sub-administrators: only those in their territories)',
+        querystring: Strict({ ...PageQueryProps, status: Type.Optional(ApprovalStatusSchema), territory_id: Type.Optional(Id) }),
+        response: { 200: Page(MerchantOut) },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return inTx(actor, (tx) => svc.list(tx, actor, req.query));
+    },
+  );
+
+  app.post(
+    '/merchants',
+    {
+      config: { auth: { roles: ['administrator', 'subadmin', 'comercio'], permission: 'merchants_create' } },
+      schema: {
+        operationId: 'createMerchant',
+        tags: ['logistics'],
+        summary: 'Create a merchant (status pending) for a comercio user; a comercio user may register himself',
+        description:
+          'owner_user_id must be a `comercio` user (422 USER_NOT_MERCHANT); one merchant per user (409 MERCHANT_EXISTS). Without territory_id the ' +
+          'territory is the oldest active one covering `location`. commission_percent defaults to 10.00 and only staff may set it.',
+        body: Strict({
+          owner_user_id: Type.Optional(Id),
+          name: ShortText(120),
+          phone: Type.Optional(Phone),
+          address: Type.Optional(ShortText(300)),
+          location: Type.Optional(GeoPoint),
+          territory_id: Type.Optional(Id),
+          commission_percent: Type.Optional(Type.String({ pattern: '^\\d{1,3}(\\.\\d{1,2})?$' })),
+        }),
+        response: { 201: MerchantOut },
+      },
+    },
+    async (req, reply) => {
+      const actor = actorOf(req);
+      return reply.code(201).send(merchantOut(await inTx(actor, (tx) => svc.create(tx, actor, req.body))));
+    },
+  );
+
+  for (const [action, to] of [
+    ['approve', 'approved'],
+    ['reject', 'rejected'],
+  ] as const) {
+    app.post(
+      `/merchants/:id/${action}`,
+      {
+        config: { auth: { roles: ['administrator', 'subadmin'], permission: 'merchants_approve' } },
+        preValidation: bodyOptional,
+        schema: {
+          operationId: `${action}Merchant`,
+          tags: ['logistics'],
+          summary: `${action === 'approve' ? 'Approve' : 'Reject'} a merchant: pending → ${to} (otherwise 409 INVALID_TRANSITION); audited`,
+          params: IdParams,
+          body: ReasonBody,
+          response: { 200: MerchantOut },
+        },
+      },
+      async (req) => {
+        const actor = actorOf(req);
+        return merchantOut(await inTx(actor, (tx) => svc.decide(tx, actor, req.params.id, to, req.body?.reason)));
+      },
+    );
+  }
+}

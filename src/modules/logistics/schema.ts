@@ -1,0 +1,296 @@
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  check,
+  customType,
+  doublePrecision,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  point,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+import { organization } from '../organizations/schema.js';
+import { users } from '../identity/schema.js';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+/** Native `polygon` (no Drizzle type): one ring of a territory, for `polygon @> point` on a GiST index. */
+const polygon = customType<{ data: string }>({ dataType: () => 'polygon' });
+const pt = (name: string) => point(name, { mode: 'xy' });
+const moneyCol = (name: string) => numeric(name, { precision: 12, scale: 2 });
+
+/** Per-organization logistics settings (one row, created on first read). */
+export const logisticsSettings = pgTable('logistics_settings', {
+  organizationId: text('organization_id')
+    .primaryKey()
+    .references(() => organization.id),
+  autoAssignRadiusM: integer('auto_assign_radius_m').notNull().default(5000),
+  acceptanceTimeoutS: integer('acceptance_timeout_s').notNull().default(120),
+  assignmentStrategy: text('assignment_strategy', { enum: ['nearest', 'least_loaded'] }).notNull().default('nearest'),
+  geofenceRadiusM: integer('geofence_radius_m').notNull().default(100),
+  averageSpeedKmh: integer('average_speed_kmh').notNull().default(25),
+  defaultDeliveryFee: moneyCol('default_delivery_fee').notNull().default('15.00'),
+  driverFlatFee: moneyCol('driver_flat_fee').notNull().default('10.00'),
+  currency: text('currency').notNull().default('BOB'),
+  updatedByUserId: text('updated_by_user_id'),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const territory = pgTable(
+  'territory',
+  {
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organization.id),
+    id: text('id').notNull(),
+    name: text('name').notNull(),
+    /** The GeoJSON Polygon/MultiPolygon as submitted (round-trips holes and parts). */
+    geometry: jsonb('geometry').notNull(),
+    active: boolean('active').notNull().default(true),
+    createdByUserId: text('created_by_user_id'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.id] }), index('territory_active_idx').on(t.organizationId, t.active, t.createdAt)],
+);
+
+/** Native rings of a territory: ring_no 0 is the outer ring of part `part_no`, higher numbers are its holes. */
+export const territoryRing = pgTable(
+  'territory_ring',
+  {
+    organizationId: text('organization_id').notNull(),
+    territoryId: text('territory_id').notNull(),
+    partNo: integer('part_no').notNull(),
+    ringNo: integer('ring_no').notNull(),
+    ring: polygon('ring').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.territoryId, t.partNo, t.ringNo] }),
+    foreignKey({ columns: [t.organizationId, t.territoryId], foreignColumns: [territory.organizationId, territory.id] }).onDelete('cascade'),
+    index('territory_ring_gist').using('gist', t.ring),
+  ],
+);
+
+export const driver = pgTable(
+  'driver',
+  {
+    organizationId: text('organization_id').notNull(),
+    id: text('id').notNull(),
+    userId: text('user_id').notNull(),
+    status: text('status', { enum: ['pending', 'approved', 'rejected'] }).notNull().default('pending'),
+    statusReason: text('status_reason'),
+    available: boolean('available').notNull().default(false),
+    vehicleType: text('vehicle_type').notNull().default('motorcycle'),
+    /** Concurrent trips this driver may carry. */
+    capacity: integer('capacity').notNull().default(1),
+    /** Trips in assigned/accepted/picked_up/in_transit; kept by the assignment SQL (conditional update < capacity). */
+    activeTrips: integer('active_trips').notNull().default(0),
+    lastLocation: pt('last_location'),
+    /** Device time of last_location (out-of-order points never move it back). */
+    lastLocationAt: ts('last_location_at'),
+    /** Server time of the last contact. */
+    lastSeenAt: ts('last_seen_at'),
+    decidedByUserId: text('decided_by_user_id'),
+    decidedAt: ts('decided_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    unique('driver_user_uq').on(t.organizationId, t.userId),
+    foreignKey({ columns: [t.organizationId, t.userId], foreignColumns: [users.organizationId, users.id] }),
+    index('driver_status_idx').on(t.organizationId, t.status, t.id),
+    index('driver_location_gist').using('gist', t.lastLocation),
+    check('driver_active_trips_ck', sql`${t.activeTrips} >= 0`),
+    check('driver_capacity_ck', sql`${t.capacity} between 1 and 50`),
+  ],
+);
+
+export const driverTerritory = pgTable(
+  'driver_territory',
+  {
+    organizationId: text('organization_id').notNull(),
+    driverId: text('driver_id').notNull(),
+    territoryId: text('territory_id').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.driverId, t.territoryId] }),
+    index('driver_territory_territory_idx').on(t.organizationId, t.territoryId),
+    foreignKey({ columns: [t.organizationId, t.driverId], foreignColumns: [driver.organizationId, driver.id] }).onDelete('cascade'),
+    foreignKey({ columns: [t.organizationId, t.territoryId], foreignColumns: [territory.organizationId, territory.id] }),
+  ],
+);
+
+export const merchant = pgTable(
+  'merchant',
+  {
+    organizationId: text('organization_id').notNull(),
+    id: text('id').notNull(),
+    ownerUserId: text('owner_user_id').notNull(),
+    name: text('name').notNull(),
+    phone: text('phone'),
+    address: text('address'),
+    location: pt('location'),
+    status: text('status', { enum: ['pending', 'approved', 'rejected'] }).notNull().default('pending'),
+    statusReason: text('status_reason'),
+    commissionPercent: numeric('commission_percent', { precision: 5, scale: 2 }).notNull().default('10.00'),
+    territoryId: text('territory_id'),
+    decidedByUserId: text('decided_by_user_id'),
+    decidedAt: ts('decided_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    unique('merchant_owner_uq').on(t.organizationId, t.ownerUserId),
+    foreignKey({ columns: [t.organizationId, t.ownerUserId], foreignColumns: [users.organizationId, users.id] }),
+    foreignKey({ columns: [t.organizationId, t.territoryId], foreignColumns: [territory.organizationId, territory.id] }),
+    index('merchant_status_idx').on(t.organizationId, t.status, t.id),
+    index('merchant_territory_idx').on(t.organizationId, t.territoryId, t.id),
+    check('merchant_commission_ck', sql`${t.commissionPercent} >= 0 and ${t.commissionPercent} <= 100`),
+  ],
+);
+
+export const TRIP_STATUSES = ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit', 'completed', 'cancelled'] as const;
+
+export const trip = pgTable(
+  'trip',
+  {
+    organizationId: text('organization_id').notNull(),
+    id: text('id').notNull(),
+    status: text('status', { enum: TRIP_STATUSES }).notNull().default('pending'),
+    serviceMode: text('service_mode', { enum: ['marketplace', 'delivery_express'] }).notNull().default('marketplace'),
+    sourceChannel: text('source_channel', { enum: ['core', 'chat', 'admin', 'api'] }).notNull().default('core'),
+    territoryId: text('territory_id'),
+    merchantId: text('merchant_id'),
+    customerUserId: text('customer_user_id'),
+    /** Commerce owns orders: a reference without a foreign key. */
+    orderId: text('order_id'),
+    expressRequestId: text('express_request_id'),
+    driverId: text('driver_id'),
+    planId: text('plan_id'),
+    stopOrder: integer('stop_order'),
+    pickupLocation: pt('pickup_location').notNull(),
+    pickupAddress: text('pickup_address').notNull(),
+    dropoffLocation: pt('dropoff_location').notNull(),
+    dropoffAddress: text('dropoff_address').notNull(),
+    notes: text('notes'),
+    deliveryFee: moneyCol('delivery_fee').notNull(),
+    driverEarning: moneyCol('driver_earning').notNull(),
+    currency: text('currency').notNull().default('BOB'),
+    pickupPin: text('pickup_pin').notNull(),
+    deliveryPin: text('delivery_pin').notNull(),
+    pickupPinAttempts: integer('pickup_pin_attempts').notNull().default(0),
+    deliveryPinAttempts: integer('delivery_pin_attempts').notNull().default(0),
+    statusReason: text('status_reason'),
+    createdByUserId: text('created_by_user_id'),
+    assignedAt: ts('assigned_at'),
+    acceptedAt: ts('accepted_at'),
+    pickedUpAt: ts('picked_up_at'),
+    inTransitAt: ts('in_transit_at'),
+    completedAt: ts('completed_at'),
+    cancelledAt: ts('cancelled_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({ columns: [t.organizationId, t.driverId], foreignColumns: [driver.organizationId, driver.id] }),
+    foreignKey({ columns: [t.organizationId, t.merchantId], foreignColumns: [merchant.organizationId, merchant.id] }),
+    foreignKey({ columns: [t.organizationId, t.territoryId], foreignColumns: [territory.organizationId, territory.id] }),
+    index('trip_status_idx').on(t.organizationId, t.status, t.id),
+    index('trip_driver_idx').on(t.organizationId, t.driverId, t.id),
+    index('trip_territory_idx').on(t.organizationId, t.territoryId, t.id),
+    index('trip_merchant_idx').on(t.organizationId, t.merchantId, t.id),
+    index('trip_customer_idx').on(t.organizationId, t.customerUserId, t.id),
+    index('trip_created_idx').on(t.organizationId, t.createdAt),
+    index('trip_pickup_gist').using('gist', t.pickupLocation),
+    uniqueIndex('trip_order_uq').on(t.organizationId, t.orderId).where(sql`order_id IS NOT NULL AND status <> 'cancelled'`),
+    uniqueIndex('trip_express_uq').on(t.organizationId, t.expressRequestId).where(sql`express_request_id IS NOT NULL AND status <> 'cancelled'`),
+    check('trip_fee_ck', sql`${t.deliveryFee} >= 0 and ${t.driverEarning} >= 0`),
+  ],
+);
+
+/** GPS points of a driver; a trip's breadcrumb is its driver's points between acceptance and the end. */
+export const driverLocation = pgTable(
+  'driver_location',
+  {
+    organizationId: text('organization_id').notNull(),
+    driverId: text('driver_id').notNull(),
+    /** Chosen by the device; a repeat of the same id is a duplicate and is not stored twice. */
+    clientPointId: text('client_point_id').notNull(),
+    location: pt('location').notNull(),
+    recordedAt: ts('recorded_at').notNull(),
+    accuracyM: doublePrecision('accuracy_m'),
+    speedMps: doublePrecision('speed_mps'),
+    heading: doublePrecision('heading'),
+    receivedAt: ts('received_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.driverId, t.clientPointId] }),
+    index('driver_location_time_idx').on(t.organizationId, t.driverId, t.recordedAt),
+  ],
+);
+
+export const tripProof = pgTable(
+  'trip_proof',
+  {
+    organizationId: text('organization_id').notNull(),
+    id: text('id').notNull(),
+    tripId: text('trip_id').notNull(),
+    stage: text('stage', { enum: ['pickup', 'delivery'] }).notNull(),
+    pinVerified: boolean('pin_verified').notNull().default(true),
+    evidenceType: text('evidence_type'),
+    storageKey: text('storage_key'),
+    driverId: text('driver_id'),
+    verifiedByUserId: text('verified_by_user_id'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    unique('trip_proof_stage_uq').on(t.organizationId, t.tripId, t.stage),
+    foreignKey({ columns: [t.organizationId, t.tripId], foreignColumns: [trip.organizationId, trip.id] }),
+  ],
+);
+
+/** Geofence entries: at most one per trip and stop (the primary key decides). */
+export const tripGeofence = pgTable(
+  'trip_geofence',
+  {
+    organizationId: text('organization_id').notNull(),
+    tripId: text('trip_id').notNull(),
+    stop: text('stop', { enum: ['pickup', 'dropoff'] }).notNull(),
+    driverId: text('driver_id').notNull(),
+    distanceM: doublePrecision('distance_m').notNull(),
+    enteredAt: ts('entered_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.tripId, t.stop] }),
+    foreignKey({ columns: [t.organizationId, t.tripId], foreignColumns: [trip.organizationId, trip.id] }),
+  ],
+);
+
+/** Drivers who rejected a trip: excluded from its candidates. */
+export const tripRejection = pgTable(
+  'trip_rejection',
+  {
+    organizationId: text('organization_id').notNull(),
+    tripId: text('trip_id').notNull(),
+    driverId: text('driver_id').notNull(),
+    reason: text('reason'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.tripId, t.driverId] }),
+    foreignKey({ columns: [t.organizationId, t.tripId], foreignColumns: [trip.organizationId, trip.id] }),
+  ],
+);

@@ -1,0 +1,151 @@
+import { Type } from '@sinclair/typebox';
+import { GeoArea, GeoPoint } from '../../platform/geo.js';
+import { Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { TRIP_STATUSES } from './schema.js';
+
+const lit = <T extends string>(values: readonly T[], description?: string) => Type.Union(values.map((v) => Type.Literal(v)), description ? { description } : {});
+
+export const TripStatusSchema = lit(TRIP_STATUSES, 'pending → assigned → accepted → picked_up → in_transit → completed; cancelled from any non-terminal state');
+export const ApprovalStatusSchema = lit(['pending', 'approved', 'rejected'] as const, 'pending → approved | rejected');
+export const ServiceModeSchema = lit(['marketplace', 'delivery_express'] as const);
+export const SourceChannelSchema = lit(['core', 'chat', 'admin', 'api'] as const);
+export const StrategySchema = lit(['nearest', 'least_loaded'] as const, 'auto-assignment ranking: nearest first, or least loaded first');
+export const ReasonBody = Strict({ reason: Type.Optional(ShortText(500)) });
+/** Action routes with an optional body: a POST without a body counts as `{}`. */
+export const bodyOptional = async (req: { body: unknown }) => {
+  if (req.body === undefined || req.body === null) req.body = {};
+};
+
+export const SettingsOut = Type.Object({
+  auto_assign_radius_m: Type.Integer(),
+  acceptance_timeout_s: Type.Integer(),
+  assignment_strategy: StrategySchema,
+  geofence_radius_m: Type.Integer(),
+  average_speed_kmh: Type.Integer(),
+  default_delivery_fee: Money,
+  driver_flat_fee: Money,
+  currency: Type.String(),
+  updated_at: Timestamp,
+});
+
+export const TerritoryOut = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  active: Type.Boolean(),
+  geometry: GeoArea,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const DriverOut = Type.Object({
+  id: Type.String(),
+  user_id: Type.String(),
+  display_name: Type.String(),
+  phone: Nullable(Type.String()),
+  status: ApprovalStatusSchema,
+  status_reason: Nullable(Type.String()),
+  available: Type.Boolean(),
+  vehicle_type: Type.String(),
+  capacity: Type.Integer({ description: 'concurrent trips this driver may carry' }),
+  active_trips: Type.Integer(),
+  last_location: Nullable(GeoPoint),
+  last_location_at: Nullable(Timestamp),
+  last_seen_at: Nullable(Timestamp),
+  territory_ids: Type.Array(Type.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const NearbyDriverOut = Type.Object({ ...DriverOut.properties, distance_m: Type.Number({ description: 'great-circle distance in metres' }) });
+
+export const MerchantOut = Type.Object({
+  id: Type.String(),
+  owner_user_id: Type.String(),
+  name: Type.String(),
+  phone: Nullable(Type.String()),
+  address: Nullable(Type.String()),
+  location: Nullable(GeoPoint),
+  status: ApprovalStatusSchema,
+  status_reason: Nullable(Type.String()),
+  commission_percent: Type.String({ description: 'percent, decimal string e.g. "10.00"' }),
+  territory_id: Nullable(Type.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const TripOutSchema = Type.Object({
+  id: Type.String(),
+  status: TripStatusSchema,
+  service_mode: ServiceModeSchema,
+  source_channel: SourceChannelSchema,
+  territory_id: Nullable(Type.String()),
+  merchant_id: Nullable(Type.String()),
+  customer_user_id: Nullable(Type.String()),
+  order_id: Nullable(Type.String()),
+  express_request_id: Nullable(Type.String()),
+  driver_id: Nullable(Type.String()),
+  plan_id: Nullable(Type.String()),
+  stop_order: Nullable(Type.Integer()),
+  pickup_location: GeoPoint,
+  pickup_address: Type.String(),
+  dropoff_location: GeoPoint,
+  dropoff_address: Type.String(),
+  notes: Nullable(Type.String()),
+  delivery_fee: Money,
+  driver_earning: Money,
+  currency: Type.String(),
+  pickup_pin: Type.Optional(Type.String({ description: 'only for the merchant owner (staff when the trip has no merchant); never for drivers' })),
+  delivery_pin: Type.Optional(Type.String({ description: 'only for the customer (staff when the trip has no customer user); never for drivers' })),
+  pickup_pin_locked: Type.Boolean({ description: 'true after 5 wrong pickup PINs; dispatch resets it with POST /trips/:id/status {reset_pin_lock}' }),
+  delivery_pin_locked: Type.Boolean(),
+  status_reason: Nullable(Type.String()),
+  assigned_at: Nullable(Timestamp),
+  accepted_at: Nullable(Timestamp),
+  picked_up_at: Nullable(Timestamp),
+  in_transit_at: Nullable(Timestamp),
+  completed_at: Nullable(Timestamp),
+  cancelled_at: Nullable(Timestamp),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const ProofOut = Type.Object({
+  id: Type.String(),
+  trip_id: Type.String(),
+  stage: lit(['pickup', 'delivery'] as const),
+  pin_verified: Type.Boolean(),
+  evidence: Nullable(Type.Object({ type: Type.String(), storage_key: Type.String() })),
+  driver_id: Nullable(Type.String()),
+  verified_by_user_id: Nullable(Type.String()),
+  created_at: Timestamp,
+});
+
+export const EvidenceIn = Strict({
+  type: Type.String({ pattern: '^[a-z][a-z0-9_]{1,31}$', description: 'kind of proof, e.g. photo, signature' }),
+  storage_key: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: 'id of a private storage object of this trip and stage' }),
+});
+export const VerifyBody = Strict({ pin: Type.String({ minLength: 1, maxLength: 12 }), evidence: Type.Optional(EvidenceIn) });
+
+export const GpsPointIn = Strict({
+  client_point_id: Type.String({ minLength: 1, maxLength: 100, description: 'chosen by the device; repeats are duplicates' }),
+  location: GeoPoint,
+  recorded_at: Type.String({ format: 'date-time', description: 'device time; points may arrive out of order' }),
+  accuracy_m: Type.Optional(Type.Number({ minimum: 0, maximum: 100_000 })),
+  speed_mps: Type.Optional(Type.Number({ minimum: 0, maximum: 200 })),
+  heading: Type.Optional(Type.Number({ minimum: 0, maximum: 360 })),
+});
+export const SingleLocationIn = Strict({
+  location: GeoPoint,
+  recorded_at: Type.Optional(Type.String({ format: 'date-time' })),
+  client_point_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  accuracy_m: Type.Optional(Type.Number({ minimum: 0, maximum: 100_000 })),
+  speed_mps: Type.Optional(Type.Number({ minimum: 0, maximum: 200 })),
+  heading: Type.Optional(Type.Number({ minimum: 0, maximum: 360 })),
+});
+export const IngestOut = Type.Object({
+  accepted: Type.Integer({ description: 'points stored now' }),
+  duplicates: Type.Integer({ description: 'points already stored (same client_point_id) or repeated in this batch' }),
+  last_location: Nullable(GeoPoint),
+  last_location_at: Nullable(Timestamp),
+  geofence_entries: Type.Array(Type.Object({ trip_id: Type.String(), stop: Type.String() })),
+});

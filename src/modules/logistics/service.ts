@@ -1,0 +1,83 @@
+import type { Actor } from '../../platform/auth.js';
+import type { AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import type { LonLat } from '../../platform/geo.js';
+import type { TripDirectory, TripParticipants } from '../../platform/trip-directory.js';
+import { createAssignment } from './assignment.js';
+import { createDriverService } from './drivers.js';
+import { createLocationIngest } from './locations.js';
+import { createMerchantService } from './merchants.js';
+import type { DriverRow, MerchantRow, TripRow } from './model.js';
+import { createProofs } from './proofs.js';
+import { getSettings, getTerritory, territoryForPoint, type LogisticsSettings, type TerritoryRow } from './territories.js';
+import { createTripCore, type NewTrip } from './trips-service.js';
+
+/** What other modules (commerce, money, storage, realtime, sub-administration, optimizer) call; every function takes the caller's transaction. */
+export interface LogisticsApi {
+  territoryForPoint(tx: Tx, p: LonLat): Promise<string | null>;
+  getTerritory(tx: Tx, id: string): Promise<TerritoryRow | null>;
+  getMerchant(tx: Tx, merchantId: string): Promise<MerchantRow | null>;
+  merchantOfUser(tx: Tx, userId: string): Promise<MerchantRow | null>;
+  setMerchantCommission(tx: Tx, actor: Actor, merchantId: string, percent: string): Promise<MerchantRow>;
+  driverOfUser(tx: Tx, userId: string): Promise<DriverRow | null>;
+  getDriver(tx: Tx, driverId: string): Promise<DriverRow | null>;
+  createTrip(tx: Tx, actor: Actor, input: NewTrip): Promise<TripRow>;
+  /** No-op when the trip is already completed or cancelled. */
+  cancelTrip(tx: Tx, actor: Actor, tripId: string, reason: string): Promise<void>;
+  assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts?: { stopOrder?: number; planId?: string }): Promise<TripRow>;
+  getTrip(tx: Tx, id: string): Promise<TripRow | null>;
+  settings(tx: Tx, organizationId: string): Promise<LogisticsSettings>;
+  /** Runs the "oldest active territory covering the point" rule over records without a territory; returns how many changed. */
+  backfillTerritories(tx: Tx, organizationId: string): Promise<number>;
+}
+
+export function createLogisticsService(ctx: AppContext) {
+  const drivers = createDriverService(ctx);
+  const merchants = createMerchantService(ctx);
+  const core = createTripCore(ctx);
+  const assignment = createAssignment(ctx, core);
+  const proofs = createProofs(ctx, core, assignment);
+  const locations = createLocationIngest(core);
+
+  const api: LogisticsApi = {
+    territoryForPoint,
+    getTerritory,
+    getMerchant: merchants.getMerchant,
+    merchantOfUser: merchants.merchantOfUser,
+    setMerchantCommission: merchants.setMerchantCommission,
+    driverOfUser: drivers.driverOfUser,
+    getDriver: drivers.load,
+    createTrip: core.create,
+    async cancelTrip(tx, actor, tripId, reason) {
+      await core.cancel(tx, actor, tripId, reason);
+    },
+    assignDriver: (tx, actor, tripId, driverId, opts) => assignment.assignDriver(tx, actor, tripId, driverId, opts),
+    getTrip: (tx, id) => core.load(tx, id),
+    settings: getSettings,
+    async backfillTerritories(tx, organizationId) {
+      return (await tx.query<{ n: number }>('SELECT logistics_backfill_territories($1) AS n', [organizationId])).rows[0].n;
+    },
+  };
+
+  const directory: TripDirectory = {
+    async tripParticipants(tx, tripId): Promise<TripParticipants | null> {
+      const t = await core.load(tx, tripId);
+      return t
+        ? {
+            id: t.id,
+            status: t.status,
+            territory_id: t.territory_id,
+            driver_id: t.driver_id,
+            driver_user_id: t.driver_user_id,
+            merchant_id: t.merchant_id,
+            merchant_user_id: t.merchant_user_id,
+            customer_user_id: t.customer_user_id,
+          }
+        : null;
+    },
+  };
+
+  return { ...api, api, directory, drivers, merchants, core, assignment, proofs, locations };
+}
+
+export type LogisticsService = ReturnType<typeof createLogisticsService>;

@@ -1,0 +1,301 @@
+import { Type } from '@sinclair/typebox';
+import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import type { Api, AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { GeoPoint } from '../../platform/geo.js';
+import { once, requestHash, validateIdempotencyKey } from '../../platform/idempotency.js';
+import { Id, IdParams, Money, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { tripOut } from './model.js';
+import { DriverOut, ProofOut, ServiceModeSchema, SourceChannelSchema, TripOutSchema, TripStatusSchema, VerifyBody } from './schemas.js';
+import { proofOut, type Stage } from './proofs.js';
+import { listTrips, tracking } from './trips-query.js';
+import type { LogisticsService } from './service.js';
+
+const STAFF = ['administrator', 'dispatch', 'subadmin'] as const;
+const TripIdParams = IdParams;
+
+export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
+  const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
+
+  app.get(
+    '/trips',
+    {
+      config: { auth: { roles: [...STAFF, 'comercio', 'delivery'], permission: 'delivery_status' } },
+      schema: {
+        operationId: 'listTrips',
+        tags: ['trips'],
+        summary: 'Trips, newest first (cursor pagination)',
+        description: 'Staff see the organization (sub-administrators: their territories); a merchant sees his trips with the pickup PIN, a customer his with the delivery PIN.',
+        querystring: Strict({
+          ...PageQueryProps,
+          status: Type.Optional(TripStatusSchema),
+          driver_id: Type.Optional(Id),
+          territory_id: Type.Optional(Id),
+          merchant_id: Type.Optional(Id),
+          order_id: Type.Optional(ShortText(100)),
+          from: Type.Optional(Type.String({ format: 'date-time', description: 'created at or after' })),
+          to: Type.Optional(Type.String({ format: 'date-time', description: 'created before' })),
+        }),
+        response: { 200: Page(TripOutSchema) },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return inTx(actor, (tx) => listTrips(tx, actor, req.query));
+    },
+  );
+
+  app.post(
+    '/trips',
+    {
+      config: { auth: { roles: [...STAFF, 'comercio'] } },
+      schema: {
+        operationId: 'createTrip',
+        tags: ['trips'],
+        summary: 'Create a trip (status pending) with random pickup and delivery PINs; honours Idempotency-Key',
+        description:
+          'A repeat with the same Idempotency-Key returns the first response (also when concurrent); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED. ' +
+          'Without territory_id the territory is the oldest active one covering the pickup. delivery_fee and driver_earning default to the logistics settings; ' +
+          'merchants may not set them. A merchant creates trips only for his own (approved) merchant.',
+        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
+        body: Strict({
+          pickup_location: GeoPoint,
+          pickup_address: ShortText(300),
+          dropoff_location: GeoPoint,
+          dropoff_address: ShortText(300),
+          merchant_id: Type.Optional(Id),
+          customer_user_id: Type.Optional(Id),
+          order_id: Type.Optional(ShortText(100)),
+          express_request_id: Type.Optional(Id),
+          service_mode: Type.Optional(ServiceModeSchema),
+          source_channel: Type.Optional(SourceChannelSchema),
+          territory_id: Type.Optional(Id),
+          delivery_fee: Type.Optional(Money),
+          driver_earning: Type.Optional(Money),
+          notes: Type.Optional(ShortText(1000)),
+        }),
+        response: { 201: TripOutSchema },
+      },
+    },
+    async (req, reply) => {
+      const actor = actorOf(req);
+      const key = validateIdempotencyKey(req.headers['idempotency-key']);
+      const b = req.body;
+      const work = async (tx: Tx) => {
+        const t = await svc.createTrip(tx, actor, {
+          ...b,
+          pickup: { lon: b.pickup_location.coordinates[0], lat: b.pickup_location.coordinates[1] },
+          dropoff: { lon: b.dropoff_location.coordinates[0], lat: b.dropoff_location.coordinates[1] },
+        });
+        return { status: 201, body: tripOut(t, actor) };
+      };
+      const result = await inTx(actor, (tx) =>
+        key ? once(tx, { organizationId: actor.organizationId, scope: `trips.create:${actor.userId}`, key, hash: requestHash(b) }, () => work(tx)) : work(tx),
+      );
+      if ('replayed' in result && result.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.code(result.status as 201).send(result.body);
+    },
+  );
+
+  app.post(
+    '/trips/:id/assign',
+    {
+      config: { auth: { roles: [...STAFF], permission: 'trips_reassign' } },
+      schema: {
+        operationId: 'assignTrip',
+        tags: ['trips'],
+        summary: 'Assign or reassign a trip to a driver (pending|assigned|accepted → assigned)',
+        description:
+          '409 INVALID_TRANSITION from other states; 409 DRIVER_AT_CAPACITY when the driver carries `capacity` trips; 422 DRIVER_NOT_FOUND, ' +
+          'DRIVER_NOT_AVAILABLE (not approved or not available), DRIVER_REJECTED_TRIP, DRIVER_OUTSIDE_TERRITORY.',
+        params: TripIdParams,
+        body: Strict({ driver_id: Id }),
+        response: { 200: TripOutSchema },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return tripOut(await inTx(actor, (tx) => svc.assignDriver(tx, actor, req.params.id, req.body.driver_id)), actor);
+    },
+  );
+
+  app.post(
+    '/trips/:id/status',
+    {
+      config: { auth: { roles: [...STAFF], permission: 'delivery_status' } },
+      schema: {
+        operationId: 'changeTripStatus',
+        tags: ['trips'],
+        summary: 'Dispatch status change: unassign (assigned|accepted → pending) or cancel (any non-terminal → cancelled), with a reason',
+        description:
+          'Other moves have their own operations (assign, driver accept, PIN verification, start-delivery) and are 409 INVALID_TRANSITION here. ' +
+          '`reset_pin_lock` clears the wrong-PIN counter of the pickup, the delivery or both (a PIN locks after 5 wrong attempts). ' +
+          'Sub-administrators need `trips_cancel` to cancel and `trips_reassign` to unassign.',
+        params: TripIdParams,
+        body: Strict(
+          {
+            status: Type.Optional(TripStatusSchema),
+            reason: ShortText(500),
+            reset_pin_lock: Type.Optional(Type.Union([Type.Literal('pickup'), Type.Literal('delivery'), Type.Literal('both')])),
+          },
+          { anyOf: [{ required: ['status'] }, { required: ['reset_pin_lock'] }] },
+        ),
+        response: { 200: TripOutSchema },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return tripOut(await inTx(actor, (tx) => svc.core.dispatchStatus(tx, actor, req.params.id, req.body)), actor);
+    },
+  );
+
+  app.patch(
+    '/trips/:id/coordinates',
+    {
+      config: { auth: { roles: [...STAFF], permission: 'delivery_status' } },
+      schema: {
+        operationId: 'updateTripCoordinates',
+        tags: ['trips'],
+        summary: 'Correct pickup/dropoff points or addresses',
+        description: 'The pickup may change while pending/assigned/accepted, the dropoff until the trip ends (409 INVALID_STATE otherwise). A new pickup re-derives the territory.',
+        params: TripIdParams,
+        body: Strict(
+          { pickup_location: Type.Optional(GeoPoint), pickup_address: Type.Optional(ShortText(300)), dropoff_location: Type.Optional(GeoPoint), dropoff_address: Type.Optional(ShortText(300)) },
+          { minProperties: 1 },
+        ),
+        response: { 200: TripOutSchema },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return tripOut(await inTx(actor, (tx) => svc.core.updateCoordinates(tx, actor, req.params.id, req.body)), actor);
+    },
+  );
+
+  const Candidate = Type.Object({
+    driver: DriverOut,
+    distance_m: Type.Number(),
+    active_trips: Type.Integer(),
+    capacity: Type.Integer(),
+    territory_match: Type.Boolean(),
+    eligible: Type.Boolean(),
+    reasons: Type.Array(Type.String(), { description: 'why not eligible: not_available, at_capacity, rejected_this_trip, outside_territory, current_driver' }),
+  });
+  app.get(
+    '/trips/:id/candidates',
+    {
+      config: { auth: { roles: [...STAFF], permission: 'trips_reassign' } },
+      schema: {
+        operationId: 'listTripCandidates',
+        tags: ['trips'],
+        summary: 'Approved drivers within the radius of the pickup, ranked: eligible first, territory match, then distance and load (per assignment_strategy)',
+        params: TripIdParams,
+        querystring: Strict({ radius_m: Type.Optional(Type.Integer({ minimum: 10, maximum: 200_000 })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })) }),
+        response: { 200: Type.Object({ trip_id: Type.String(), radius_m: Type.Integer(), data: Type.Array(Candidate) }) },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return inTx(actor, async (tx) => {
+        const t = await svc.core.getScoped(tx, actor, req.params.id);
+        const radius = req.query.radius_m ?? (await svc.settings(tx, actor.organizationId)).auto_assign_radius_m;
+        return { trip_id: t.id, radius_m: radius, data: await svc.assignment.candidates(tx, actor, t, { radius_m: radius, limit: req.query.limit }) };
+      });
+    },
+  );
+
+  app.post(
+    '/trips/:id/auto-assign',
+    {
+      config: { auth: { roles: [...STAFF], permission: 'trips_reassign' } },
+      schema: {
+        operationId: 'autoAssignTrip',
+        tags: ['trips'],
+        summary: 'Assign a pending trip to the best eligible candidate (409 INVALID_TRANSITION unless pending; 422 NO_ELIGIBLE_DRIVER)',
+        params: TripIdParams,
+        response: { 200: TripOutSchema },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return tripOut(await inTx(actor, (tx) => svc.assignment.autoAssign(tx, actor, req.params.id)), actor);
+    },
+  );
+
+  const Crumb = Type.Object({ location: GeoPoint, recorded_at: Timestamp, speed_mps: Nullable(Type.Number()) });
+  app.get(
+    '/trips/:id/tracking',
+    {
+      config: { auth: { roles: [...STAFF, 'comercio', 'delivery', 'repartidor'], permission: 'tracking' } },
+      schema: {
+        operationId: 'getTripTracking',
+        tags: ['trips'],
+        summary: "Driver's last position, breadcrumb since acceptance (device time order), geofence entries, ETA by straight-line distance and average speed",
+        params: TripIdParams,
+        response: {
+          200: Type.Object({
+            trip_id: Type.String(),
+            status: TripStatusSchema,
+            driver_id: Nullable(Type.String()),
+            last_location: Nullable(GeoPoint),
+            last_location_at: Nullable(Timestamp),
+            next_stop: Nullable(Type.Union([Type.Literal('pickup'), Type.Literal('dropoff')])),
+            distance_remaining_m: Nullable(Type.Integer()),
+            eta_seconds: Nullable(Type.Integer()),
+            breadcrumb: Type.Array(Crumb),
+            geofence_entries: Type.Array(Type.Object({ stop: Type.String(), entered_at: Timestamp, distance_m: Type.Integer() })),
+          }),
+        },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return inTx(actor, async (tx) => tracking(tx, await svc.core.getScoped(tx, actor, req.params.id)));
+    },
+  );
+
+  app.get(
+    '/trips/:id/proofs',
+    {
+      config: { auth: { roles: [...STAFF, 'comercio', 'delivery', 'repartidor'], permission: 'tracking' } },
+      schema: { operationId: 'listTripProofs', tags: ['trips'], summary: 'Proofs of pickup and delivery (PIN verified, optional evidence)', params: TripIdParams, response: { 200: Type.Object({ data: Type.Array(ProofOut) }) } },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return inTx(actor, async (tx) => {
+        const t = await svc.core.getScoped(tx, actor, req.params.id);
+        return { data: (await svc.proofs.list(tx, t.id)).map(proofOut) };
+      });
+    },
+  );
+
+  for (const [stage, path, from, to] of [
+    ['pickup', 'verify-pickup', 'accepted', 'picked_up'],
+    ['delivery', 'verify-delivery', 'in_transit', 'completed'],
+  ] as const) {
+    app.post(
+      `/trips/:id/${path}`,
+      {
+        config: { auth: { roles: ['repartidor'] } },
+        schema: {
+          operationId: stage === 'pickup' ? 'verifyTripPickup' : 'verifyTripDelivery',
+          tags: ['trips'],
+          summary: `The assigned driver proves the ${stage} with its PIN: ${from} → ${to}`,
+          description:
+            `422 INVALID_PIN (with attempts_remaining); after 5 wrong attempts 423 PIN_LOCKED until dispatch resets it. Optional evidence {type, storage_key} must be a private ` +
+            `storage object of purpose ${stage}_evidence for this trip and stage (422 otherwise). 409 INVALID_TRANSITION unless the trip is ${from}; ` +
+            '409 TRIP_NOT_ASSIGNED_TO_YOU for another driver.',
+          params: TripIdParams,
+          body: VerifyBody,
+          response: { 200: TripOutSchema },
+        },
+      },
+      async (req) => {
+        const actor = actorOf(req);
+        const out = await inTx(actor, async (tx) => svc.proofs.verify(tx, actor, await svc.drivers.self(tx, actor), req.params.id, stage as Stage, req.body));
+        if (!out.ok) throw out.error;
+        return tripOut(out.trip, actor);
+      },
+    );
+  }
+}

@@ -1,0 +1,255 @@
+import type { Actor } from '../../platform/auth.js';
+import { recordAudit } from '../../platform/audit.js';
+import type { AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { AppError } from '../../platform/errors.js';
+import { parsePoint, pointSql, type LonLat } from '../../platform/geo.js';
+import { newId, randomPin } from '../../platform/ids.js';
+import { formatMoney, money } from '../../platform/money.js';
+import { assertTransition, isTerminal } from '../../platform/state-machine.js';
+import {
+  DISPATCH_TRANSITIONS,
+  isStaff,
+  scopeOf,
+  TRIP_SELECT,
+  TRIP_TRANSITIONS,
+  tripOut,
+  type ServiceMode,
+  type SourceChannel,
+  type TripRow,
+  type TripStatus,
+} from './model.js';
+import { assertTerritories, getSettings, territoryForPoint } from './territories.js';
+
+export interface NewTrip {
+  pickup: LonLat;
+  pickup_address: string;
+  dropoff: LonLat;
+  dropoff_address: string;
+  merchant_id?: string;
+  customer_user_id?: string;
+  order_id?: string;
+  express_request_id?: string;
+  service_mode?: ServiceMode;
+  source_channel?: SourceChannel;
+  territory_id?: string;
+  delivery_fee?: string;
+  driver_earning?: string;
+  notes?: string;
+}
+
+/** Columns stamped when a trip enters a state. */
+export const STAGE_COLUMN: Partial<Record<TripStatus, string>> = {
+  assigned: 'assigned_at',
+  accepted: 'accepted_at',
+  picked_up: 'picked_up_at',
+  in_transit: 'in_transit_at',
+  completed: 'completed_at',
+  cancelled: 'cancelled_at',
+};
+
+export function createTripCore(ctx: AppContext) {
+  /** Records a trip event in the caller's transaction, addressed to the trip's driver, merchant owner and customer. */
+  async function emit(tx: Tx, actor: Pick<Actor, 'userId'> | null, type: string, t: TripRow, extra: Record<string, unknown> = {}) {
+    const audience = [t.driver_user_id, t.merchant_user_id, t.customer_user_id].filter((u): u is string => !!u);
+    await ctx.events.record(tx, t.organization_id, {
+      type,
+      entityType: 'trip',
+      entityId: t.id,
+      territoryId: t.territory_id,
+      actorUserId: actor?.userId ?? null,
+      audienceUserIds: [...new Set([...audience, ...((extra.previous_driver_user_id as string | undefined) ? [extra.previous_driver_user_id as string] : [])])],
+      payload: { trip_id: t.id, status: t.status, order_id: t.order_id, driver_id: t.driver_id, merchant_id: t.merchant_id, ...extra },
+    });
+  }
+
+  async function load(tx: Tx, id: string, lock = false): Promise<TripRow | null> {
+    // NO KEY UPDATE: serializes state changes of the trip without blocking foreign-key checks (geofence, proofs).
+    const { rows } = await tx.query<TripRow>(`${TRIP_SELECT} WHERE t.id = $1${lock ? ' FOR NO KEY UPDATE OF t' : ''}`, [id]);
+    return rows[0] ?? null;
+  }
+
+  /** Who may see a trip: staff (sub-administrators within their territories), its merchant owner, its customer, its driver. */
+  function visibleTo(t: TripRow, actor: Actor): boolean {
+    if (actor.kind === 'subadmin') return !!t.territory_id && scopeOf(actor)!.includes(t.territory_id);
+    if (isStaff(actor)) return true;
+    if (actor.kind === 'comercio') return t.merchant_user_id === actor.userId;
+    if (actor.kind === 'delivery') return t.customer_user_id === actor.userId;
+    if (actor.kind === 'repartidor') return t.driver_user_id === actor.userId;
+    return false;
+  }
+
+  async function getScoped(tx: Tx, actor: Actor, id: string, lock = false): Promise<TripRow> {
+    const t = await load(tx, id, lock);
+    if (!t || !visibleTo(t, actor)) throw AppError.notFound('Trip');
+    return t;
+  }
+
+  async function releaseDriver(tx: Tx, driverId: string | null) {
+    if (driverId) await tx.query('UPDATE driver SET active_trips = greatest(active_trips - 1, 0), updated_at = now() WHERE id = $1', [driverId]);
+  }
+
+  async function create(tx: Tx, actor: Actor, input: NewTrip): Promise<TripRow> {
+    const pickup = parsePoint({ type: 'Point', coordinates: [input.pickup.lon, input.pickup.lat] }, 'pickup');
+    const dropoff = parsePoint({ type: 'Point', coordinates: [input.dropoff.lon, input.dropoff.lat] }, 'dropoff');
+    let merchantId = input.merchant_id ?? null;
+    if (actor.kind === 'comercio') {
+      const own = await ctx.services.logistics.merchantOfUser(tx, actor.userId);
+      if (!own) throw new AppError(404, 'MERCHANT_PROFILE_NOT_FOUND', 'You have no merchant profile');
+      if (merchantId && merchantId !== own.id) throw AppError.forbidden('A merchant may only create trips for himself');
+      merchantId = own.id;
+      if (input.delivery_fee !== undefined || input.driver_earning !== undefined) {
+        throw AppError.forbidden('delivery_fee and driver_earning come from the tariffs, not from the merchant', 'FIELD_NOT_ALLOWED');
+      }
+    }
+    if (merchantId) {
+      const m = await ctx.services.logistics.getMerchant(tx, merchantId);
+      if (!m) throw AppError.unprocessable('Unknown merchant', 'MERCHANT_NOT_FOUND', [{ field: 'merchant_id', message: 'unknown' }]);
+      if (m.status !== 'approved') throw AppError.unprocessable('The merchant is not approved', 'MERCHANT_NOT_APPROVED');
+    }
+    if (input.customer_user_id && !(await ctx.services.identity.userExists(tx, input.customer_user_id, 'delivery'))) {
+      throw AppError.unprocessable('customer_user_id must be a customer (delivery) user', 'CUSTOMER_NOT_FOUND', [{ field: 'customer_user_id', message: 'unknown' }]);
+    }
+    let territoryId = input.territory_id ?? null;
+    if (territoryId) await assertTerritories(tx, actor, [territoryId]);
+    else territoryId = await territoryForPoint(tx, pickup);
+    const scope = scopeOf(actor);
+    if (scope && (!territoryId || !scope.includes(territoryId))) throw AppError.unprocessable('The pickup is outside your territories', 'OUTSIDE_TERRITORY');
+    const settings = await getSettings(tx, actor.organizationId);
+    const fee = (v: string | undefined, dflt: string, field: string) => {
+      if (v === undefined) return dflt;
+      if (money(v).isNegative()) throw AppError.badRequest(`${field} must be >= 0`, [{ field, message: 'must be >= 0' }]);
+      return formatMoney(v);
+    };
+    const id = newId();
+    await tx.query(
+      `INSERT INTO trip (organization_id, id, service_mode, source_channel, territory_id, merchant_id, customer_user_id, order_id, express_request_id,
+                         pickup_location, pickup_address, dropoff_location, dropoff_address, notes, delivery_fee, driver_earning, currency,
+                         pickup_pin, delivery_pin, created_by_user_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12::point, $13, $14, $15, $16, $17, $18, $19, $20)`,
+      [
+        actor.organizationId,
+        id,
+        input.service_mode ?? 'marketplace',
+        input.source_channel ?? (isStaff(actor) ? 'admin' : 'core'),
+        territoryId,
+        merchantId,
+        input.customer_user_id ?? null,
+        input.order_id ?? null,
+        input.express_request_id ?? null,
+        pointSql(pickup),
+        input.pickup_address,
+        pointSql(dropoff),
+        input.dropoff_address,
+        input.notes ?? null,
+        fee(input.delivery_fee, settings.default_delivery_fee, 'delivery_fee'),
+        fee(input.driver_earning, settings.driver_flat_fee, 'driver_earning'),
+        settings.currency,
+        randomPin(4),
+        randomPin(4),
+        actor.userId,
+      ],
+    );
+    const t = (await load(tx, id))!;
+    await emit(tx, actor, 'trip.created', t, { service_mode: t.service_mode, source_channel: t.source_channel });
+    return t;
+  }
+
+  /** Moves a locked trip to `to` along the trip machine, stamping the stage column; returns the fresh row. */
+  async function move(tx: Tx, t: TripRow, to: TripStatus, opts: { reason?: string | null; sets?: string; params?: unknown[] } = {}): Promise<TripRow> {
+    assertTransition('Trip', TRIP_TRANSITIONS, t.status, to);
+    const stamp = STAGE_COLUMN[to] ? `, ${STAGE_COLUMN[to]} = now()` : '';
+    await tx.query(`UPDATE trip SET status = $2, status_reason = COALESCE($3, status_reason), updated_at = now()${stamp}${opts.sets ?? ''} WHERE id = $1`, [
+      t.id,
+      to,
+      opts.reason ?? null,
+      ...(opts.params ?? []),
+    ]);
+    return (await load(tx, t.id))!;
+  }
+
+  /** Cancels a trip (no-op when it is already completed or cancelled); frees the driver's capacity. */
+  async function cancel(tx: Tx, actor: Actor, tripId: string, reason: string): Promise<TripRow | null> {
+    const t = await load(tx, tripId, true);
+    if (!t) throw AppError.notFound('Trip');
+    if (isTerminal(TRIP_TRANSITIONS, t.status)) return null;
+    const after = await move(tx, t, 'cancelled', { reason });
+    if (t.status !== 'pending') await releaseDriver(tx, t.driver_id);
+    await emit(tx, actor, 'trip.cancelled', after, { previous_status: t.status, reason });
+    return after;
+  }
+
+  /** Back to pending without a driver (dispatch unassign or driver reject). */
+  async function unassign(tx: Tx, actor: Actor, t: TripRow, reason: string | null, type: 'trip.rejected' | 'trip.unassigned'): Promise<TripRow> {
+    const after = await move(tx, t, 'pending', { reason, sets: ', driver_id = NULL, assigned_at = NULL, accepted_at = NULL, plan_id = NULL, stop_order = NULL' });
+    await releaseDriver(tx, t.driver_id);
+    await emit(tx, actor, type, after, { previous_status: t.status, previous_driver_id: t.driver_id, previous_driver_user_id: t.driver_user_id, reason });
+    return after;
+  }
+
+  /**
+   * POST /trips/:id/status: dispatch may unassign (→ pending) or cancel, with a reason, and may reset a
+   * PIN lock (`reset_pin_lock`); any other move is 409 INVALID_TRANSITION.
+   */
+  async function dispatchStatus(tx: Tx, actor: Actor, tripId: string, body: { status?: TripStatus; reason: string; reset_pin_lock?: 'pickup' | 'delivery' | 'both' }) {
+    const t = await getScoped(tx, actor, tripId, true);
+    if (body.status && actor.kind === 'subadmin') {
+      const key = body.status === 'cancelled' ? 'trips_cancel' : 'trips_reassign';
+      if (!actor.subadmin?.permissions[key]) throw AppError.forbidden(`Missing permission '${key}'`, 'PERMISSION_DENIED');
+    }
+    let after = t;
+    if (body.status) {
+      assertTransition('Trip', DISPATCH_TRANSITIONS, t.status, body.status);
+      after = body.status === 'cancelled' ? (await cancel(tx, actor, t.id, body.reason))! : await unassign(tx, actor, t, body.reason, 'trip.unassigned');
+    }
+    if (body.reset_pin_lock) {
+      const sets = { pickup: 'pickup_pin_attempts = 0', delivery: 'delivery_pin_attempts = 0', both: 'pickup_pin_attempts = 0, delivery_pin_attempts = 0' }[body.reset_pin_lock];
+      await tx.query(`UPDATE trip SET ${sets}, updated_at = now() WHERE id = $1`, [t.id]);
+      after = (await load(tx, t.id))!;
+    }
+    await recordAudit(tx, actor, {
+      action: 'trip.status_changed',
+      entityType: 'trip',
+      entityId: t.id,
+      before: { status: t.status, driver_id: t.driver_id, pickup_pin_attempts: t.pickup_pin_attempts, delivery_pin_attempts: t.delivery_pin_attempts },
+      after: { status: after.status, driver_id: after.driver_id, pickup_pin_attempts: after.pickup_pin_attempts, delivery_pin_attempts: after.delivery_pin_attempts, reason: body.reason },
+    });
+    return after;
+  }
+
+  /**
+   * PATCH /trips/:id/coordinates: the pickup may change until it is picked up, the dropoff until the trip
+   * ends (else 409 INVALID_STATE). A new pickup re-derives the territory unless one is fixed in the body.
+   */
+  async function updateCoordinates(tx: Tx, actor: Actor, tripId: string, body: { pickup_location?: unknown; pickup_address?: string; dropoff_location?: unknown; dropoff_address?: string }) {
+    const t = await getScoped(tx, actor, tripId, true);
+    const pickupChange = body.pickup_location !== undefined || body.pickup_address !== undefined;
+    if (pickupChange && !['pending', 'assigned', 'accepted'].includes(t.status)) {
+      throw AppError.conflict(`The pickup cannot change once the trip is ${t.status}`, 'INVALID_STATE', { current_status: t.status });
+    }
+    if (isTerminal(TRIP_TRANSITIONS, t.status)) throw AppError.conflict(`The trip is ${t.status}`, 'INVALID_STATE', { current_status: t.status });
+    const pickup = body.pickup_location !== undefined ? parsePoint(body.pickup_location, 'pickup_location') : null;
+    const dropoff = body.dropoff_location !== undefined ? parsePoint(body.dropoff_location, 'dropoff_location') : null;
+    let territoryId = t.territory_id;
+    if (pickup) {
+      territoryId = (await territoryForPoint(tx, pickup)) ?? t.territory_id;
+      const scope = scopeOf(actor);
+      if (scope && (!territoryId || !scope.includes(territoryId))) throw AppError.unprocessable('The pickup is outside your territories', 'OUTSIDE_TERRITORY');
+    }
+    await tx.query(
+      `UPDATE trip SET pickup_location = COALESCE($2::point, pickup_location), pickup_address = COALESCE($3, pickup_address),
+              dropoff_location = COALESCE($4::point, dropoff_location), dropoff_address = COALESCE($5, dropoff_address),
+              territory_id = $6, updated_at = now() WHERE id = $1`,
+      [t.id, pickup ? pointSql(pickup) : null, body.pickup_address ?? null, dropoff ? pointSql(dropoff) : null, body.dropoff_address ?? null, territoryId],
+    );
+    const after = (await load(tx, t.id))!;
+    const view = (r: TripRow) => ({ pickup: [r.pickup_lon, r.pickup_lat], pickup_address: r.pickup_address, dropoff: [r.dropoff_lon, r.dropoff_lat], dropoff_address: r.dropoff_address, territory_id: r.territory_id });
+    await recordAudit(tx, actor, { action: 'trip.coordinates_updated', entityType: 'trip', entityId: t.id, before: view(t), after: view(after) });
+    await emit(tx, actor, 'trip.updated', after, { changed: Object.keys(body) });
+    return after;
+  }
+
+  return { emit, load, visibleTo, getScoped, releaseDriver, create, move, cancel, unassign, dispatchStatus, updateCoordinates, tripOut };
+}
+
+export type TripCore = ReturnType<typeof createTripCore>;
