@@ -42,17 +42,19 @@ export interface ConnectionOptions {
   userId: string;
   sessionId: string;
   filter: StreamFilter;
-  /** Frames held for a socket that is not draining; beyond this the connection is dropped (the client resumes). */
-  maxQueue: number;
-  /** Live events held while the replay runs are bounded by the same limit. */
+  /** Bytes a socket that is not draining may hold; beyond this the connection is dropped (the client resumes). */
+  maxBufferBytes: number;
+  /** Live events parked while the replay runs; beyond this the connection is dropped. */
+  maxParked: number;
   resumeFrom: number | null;
   onClose: (reason: string) => void;
 }
 
 /**
  * One SSE client. While the replay runs, live events are parked; afterwards they are written directly.
- * Writes respect backpressure: when the socket buffer is full, frames queue in memory up to `maxQueue`,
- * and a client that still does not drain is disconnected, so a slow consumer costs bounded memory.
+ * Memory per connection is bounded: when the bytes waiting in the socket's buffer exceed
+ * `maxBufferBytes` (the client does not read), the connection is destroyed and the client resumes with
+ * Last-Event-ID. The replay waits for 'drain' instead, so it never outruns the client.
  */
 export class SseConnection implements Subscriber {
   readonly organizationId: string;
@@ -62,8 +64,6 @@ export class SseConnection implements Subscriber {
   private replaying = true;
   private parked: { ev: StoredEvent; frame: string }[] = [];
   private replayed = new Set<number>();
-  private queue: string[] = [];
-  private blocked = false;
 
   constructor(
     private readonly res: ServerResponse,
@@ -72,21 +72,20 @@ export class SseConnection implements Subscriber {
     this.organizationId = opts.organizationId;
     this.userId = opts.userId;
     this.sessionId = opts.sessionId;
-    res.on('drain', () => this.flush());
   }
 
   offer(ev: StoredEvent, frame: string): void {
     if (this.closed || !matches(this.opts.filter, ev)) return;
     if (this.replaying) {
       this.parked.push({ ev, frame });
-      if (this.parked.length > this.opts.maxQueue) this.close('replay_overflow');
+      if (this.parked.length > this.opts.maxParked) this.close('replay_overflow');
       return;
     }
     if (this.isDuplicate(ev.seq)) return;
     this.write(frame);
   }
 
-  /** A frame of the replay (read from the table). */
+  /** A frame of the replay (read from the table); the caller awaits drained() when needsDrain. */
   replay(ev: StoredEvent, frame: string): void {
     this.replayed.add(ev.seq);
     this.write(frame);
@@ -102,13 +101,16 @@ export class SseConnection implements Subscriber {
     if (this.replayed.size > 10_000) this.replayed.clear();
   }
 
-  get backlog(): number {
-    return this.queue.length + this.parked.length;
+  get needsDrain(): boolean {
+    return this.res.writableNeedDrain;
   }
 
-  /** Waits until the socket has drained (used by the replay so it never outruns the client). */
+  get bufferedBytes(): number {
+    return this.res.writableLength;
+  }
+
   async drained(): Promise<void> {
-    if (!this.blocked || this.closed) return;
+    if (!this.res.writableNeedDrain || this.closed) return;
     await new Promise<void>((resolve) => {
       const done = () => {
         this.res.off('drain', done);
@@ -122,18 +124,13 @@ export class SseConnection implements Subscriber {
 
   write(chunk: string): void {
     if (this.closed) return;
-    if (this.blocked) {
-      this.queue.push(chunk);
-      if (this.queue.length > this.opts.maxQueue) this.close('slow_consumer');
-      return;
-    }
-    if (!this.res.write(chunk)) this.blocked = true;
+    this.res.write(chunk);
+    if (this.res.writableLength > this.opts.maxBufferBytes) this.close('slow_consumer');
   }
 
   close(reason: string): void {
     if (this.closed) return;
     this.closed = true;
-    this.queue = [];
     this.parked = [];
     this.replayed.clear();
     this.opts.onClose(reason);
@@ -144,12 +141,5 @@ export class SseConnection implements Subscriber {
 
   private isDuplicate(seq: number): boolean {
     return (this.opts.resumeFrom !== null && seq <= this.opts.resumeFrom) || this.replayed.has(seq);
-  }
-
-  private flush(): void {
-    this.blocked = false;
-    while (this.queue.length > 0 && !this.blocked && !this.closed) {
-      if (!this.res.write(this.queue.shift()!)) this.blocked = true;
-    }
   }
 }

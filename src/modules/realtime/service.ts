@@ -11,7 +11,8 @@ const REPLAY_PAGE = 500;
 
 export interface RealtimeOptions {
   heartbeatMs: number;
-  maxQueue: number;
+  maxBufferBytes: number;
+  maxParked: number;
   gapTimeoutMs: number;
   maxConnections: number;
   replayMax: number;
@@ -21,7 +22,8 @@ export function realtimeOptions(raw: Record<string, string | undefined>): Realti
   const n = (v: string | undefined, d: number) => (v && Number.isInteger(Number(v)) && Number(v) > 0 ? Number(v) : d);
   return {
     heartbeatMs: n(raw.REALTIME_HEARTBEAT_MS, 15_000),
-    maxQueue: n(raw.REALTIME_MAX_QUEUE, 1_000),
+    maxBufferBytes: n(raw.REALTIME_MAX_BUFFER_BYTES, 512 * 1024),
+    maxParked: n(raw.REALTIME_MAX_PARKED, 5_000),
     gapTimeoutMs: n(raw.REALTIME_GAP_TIMEOUT_MS, 500),
     maxConnections: n(raw.REALTIME_MAX_CONNECTIONS, 20_000),
     replayMax: n(raw.REALTIME_REPLAY_MAX, 10_000),
@@ -55,7 +57,11 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
           ...f.params,
         ]),
       );
-      for (const ev of rows) conn.replay(ev, sseFrame(ev));
+      for (const ev of rows) {
+        conn.replay(ev, sseFrame(ev));
+        if (conn.needsDrain) await conn.drained();
+        if (conn.closed) return;
+      }
       if (rows.length < REPLAY_PAGE) return;
       cursor = rows[rows.length - 1].seq;
       sent += rows.length;
@@ -64,7 +70,6 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
         conn.write(`id: ${upTo}\nevent: stream.reset\ndata: ${JSON.stringify({ reason: 'too_many_missed_events', resume_from: upTo, resync: '/api/v1/mobile/sync/pull' })}\n\n`);
         return;
       }
-      await conn.drained();
     }
   }
 
@@ -124,7 +129,8 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
         userId: actor.userId,
         sessionId: actor.sessionId,
         filter,
-        maxQueue: opts.maxQueue,
+        maxBufferBytes: opts.maxBufferBytes,
+        maxParked: opts.maxParked,
         resumeFrom: lastEventId,
         onClose: () => {
           unsubscribe();
