@@ -89,11 +89,15 @@ export function notificationRoutes(app: Api, ctx: AppContext) {
   app.post(
     '/notifications/test',
     {
+      // An empty POST is allowed: no body means no options.
+      preValidation: async (req: { body: unknown }) => {
+        req.body ??= {};
+      },
       schema: {
         operationId: 'sendTestNotification',
         tags: ['notifications'],
         summary: 'Send a test notification to myself (inbox, my stream and a push to each of my devices)',
-        body: Type.Optional(Strict({ title: Type.Optional(ShortText(120)), body: Type.Optional(ShortText(500)) })),
+        body: Strict({ title: Type.Optional(ShortText(120)), body: Type.Optional(ShortText(500)) }),
         response: { 201: NotificationOut },
       },
     },

@@ -104,13 +104,17 @@ export function realtimeRoutes(app: Api, ctx: AppContext) {
   app.post(
     '/realtime/tokens',
     {
+      // An empty POST is allowed: no body means no options.
+      preValidation: async (req: { body: unknown }) => {
+        req.body ??= {};
+      },
       schema: {
         operationId: 'createStreamToken',
         tags: ['realtime'],
         summary: 'Issue a stream token (60 s, opens streams only) for clients that cannot send headers',
         description:
           'Use as `?stream_token=` on a stream route. It is valid for opening streams only (refused as an access token), for 60 seconds, for the caller\'s session; `stream` and `trip_id` optionally restrict it to one stream. Reconnecting after it expired needs a new token.',
-        body: Type.Optional(Strict({ stream: Type.Optional(Type.Union(STREAM_KINDS.map((k) => Type.Literal(k)))), trip_id: Type.Optional(Id) })),
+        body: Strict({ stream: Type.Optional(Type.Union(STREAM_KINDS.map((k) => Type.Literal(k)))), trip_id: Type.Optional(Id) }),
         response: {
           201: Type.Object({ stream_token: Type.String(), token_type: Type.Literal('stream'), expires_in: Type.Integer(), expires_at: Timestamp }),
         },
