@@ -5,7 +5,7 @@ import type { StoredEvent } from '../../platform/events.js';
 /** The hub's ordering rules, driven directly: committed rows live in a map, NOTIFYs are calls. */
 function setup(gapTimeoutMs = 80) {
   const committed = new Map<number, StoredEvent>();
-  const hub = new EventHub({ fetch: async (seqs) => seqs.filter((s) => committed.has(s)).map((s) => committed.get(s)!), maxSeq: async () => 10 }, { gapTimeoutMs });
+  const hub = new EventHub({ fetch: async (_org, seqs) => seqs.filter((s) => committed.has(s)).map((s) => committed.get(s)!), maxSeq: async () => 10 }, { gapTimeoutMs });
   const got: number[] = [];
   const sub: Subscriber = { organizationId: 'o', offer: (ev) => got.push(ev.seq) };
   hub.subscribe(sub);

@@ -7,8 +7,8 @@ export interface Subscriber {
 }
 
 export interface HubSource {
-  /** Rows of the given sequences (committed: each was announced by NOTIFY at commit). */
-  fetch(seqs: number[]): Promise<StoredEvent[]>;
+  /** Rows of the given sequences of one organization (committed: each was announced by NOTIFY at commit). */
+  fetch(organizationId: string, seqs: number[]): Promise<StoredEvent[]>;
   /** The highest committed sequence, read once at start. */
   maxSeq(): Promise<number>;
 }
@@ -48,8 +48,9 @@ export function sseFrame(ev: StoredEvent): string {
 export class EventHub {
   watermark = 0;
   private started = false;
-  private early: number[] = [];
-  private queued = new Set<number>();
+  private early: [number, string][] = [];
+  /** Announced, not fetched yet: seq → organization. */
+  private queued = new Map<number, string>();
   private inflight = new Set<number>();
   private ready = new Map<number, StoredEvent>();
   private gapTimer: NodeJS.Timeout | null = null;
@@ -67,7 +68,7 @@ export class EventHub {
   async start(): Promise<void> {
     this.watermark = await this.source.maxSeq();
     this.started = true;
-    for (const seq of this.early) this.notified(seq);
+    for (const [seq, org] of this.early) this.notified(seq, org);
     this.early = [];
   }
 
@@ -96,14 +97,17 @@ export class EventHub {
   /** A NOTIFY payload `{"organization_id","seq"}`. */
   onNotify(payload: string): void {
     let seq: number;
+    let org: unknown;
     try {
-      seq = Number((JSON.parse(payload) as { seq: unknown }).seq);
+      const p = JSON.parse(payload) as { seq: unknown; organization_id: unknown };
+      seq = Number(p.seq);
+      org = p.organization_id;
     } catch {
       return;
     }
-    if (!Number.isSafeInteger(seq) || seq <= 0) return;
-    if (!this.started) this.early.push(seq);
-    else this.notified(seq);
+    if (!Number.isSafeInteger(seq) || seq <= 0 || typeof org !== 'string' || org === '') return;
+    if (!this.started) this.early.push([seq, org]);
+    else this.notified(seq, org);
   }
 
   close(): void {
@@ -112,9 +116,9 @@ export class EventHub {
     this.gapTimer = null;
   }
 
-  private notified(seq: number): void {
+  private notified(seq: number, org: string): void {
     if (this.ready.has(seq) || this.inflight.has(seq) || this.queued.has(seq)) return;
-    this.queued.add(seq);
+    this.queued.set(seq, org);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       // Coalesce a burst of NOTIFYs into one query.
@@ -125,25 +129,30 @@ export class EventHub {
   private async fetchQueued(): Promise<void> {
     this.flushScheduled = false;
     if (this.closed || this.queued.size === 0) return;
-    const seqs = [...this.queued];
+    const batch = [...this.queued];
+    const seqs = batch.map(([s]) => s);
     this.queued.clear();
     for (const s of seqs) this.inflight.add(s);
+    const byOrg = new Map<string, number[]>();
+    for (const [s, org] of batch) {
+      const list = byOrg.get(org);
+      if (list) list.push(s);
+      else byOrg.set(org, [s]);
+    }
     let rows: StoredEvent[];
     try {
-      rows = await this.source.fetch(seqs);
+      rows = (await Promise.all([...byOrg].map(([org, list]) => this.source.fetch(org, list)))).flat();
     } catch (err) {
       this.onError(err);
-      for (const s of seqs) {
+      for (const [s, org] of batch) {
         this.inflight.delete(s);
-        this.queued.add(s);
+        this.queued.set(s, org);
       }
       if (!this.closed) setTimeout(() => void this.fetchQueued(), 200).unref();
       return;
     }
     for (const s of seqs) this.inflight.delete(s);
-    const found = new Set<number>();
     for (const ev of rows) {
-      found.add(ev.seq);
       if (ev.seq <= this.watermark) this.release(ev); // late: its gap was already skipped
       else this.ready.set(ev.seq, ev);
     }

@@ -35,8 +35,9 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
   const connections = new Set<SseConnection>();
   const hub = new EventHub(
     {
-      fetch: (seqs) =>
-        db.withSystem(async (tx) => (await tx.query<StoredEvent>(`SELECT ${EVENT_COLUMNS} FROM event WHERE seq = ANY($1::bigint[])`, [seqs])).rows),
+      // One round trip per organization (tenantRead); the sequences are validated integers, inlined.
+      fetch: (organizationId, seqs) =>
+        db.tenantRead<StoredEvent>({ organizationId, userId: null }, `SELECT ${EVENT_COLUMNS} FROM event WHERE seq IN (${seqs.map((s) => Math.trunc(s)).join(',')})`),
       maxSeq: () => db.withSystem(async (tx) => (await tx.query<{ m: number }>('SELECT coalesce(max(seq), 0)::int8 AS m FROM event')).rows[0].m),
     },
     { gapTimeoutMs: opts.gapTimeoutMs },
@@ -113,11 +114,14 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
       const res = reply.raw;
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) headers[k] = String(v);
+      // The body ends when the connection does (RFC 9112 §6.3): no chunked framing on every frame.
+      res.useChunkedEncodingByDefault = false;
+      res.shouldKeepAlive = false;
       res.writeHead(200, {
         ...headers,
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
+        connection: 'close',
         'x-accel-buffering': 'no',
         'x-request-id': String(req.id),
       });
