@@ -16,6 +16,7 @@ const PORT = Number(process.env.BENCH_PORT ?? 3100);
 const SCENARIOS: Record<string, () => Promise<{ default: Scenario }>> = {
   me: () => import('./me.js'),
   logistics: () => import('./logistics.js'),
+  realtime: () => import('./realtime.js'),
 };
 
 const dbName = `bench_${Date.now()}`;

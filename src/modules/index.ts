@@ -7,6 +7,9 @@ import { dashboardModule } from './dashboard/index.js';
 import { logisticsModule } from './logistics/index.js';
 import { integrationsModule } from './integrations/index.js';
 import { chatModule } from './chat/index.js';
+import { notificationsModule } from './notifications/index.js';
+import { mobileModule } from './mobile/index.js';
+import { realtimeModule } from './realtime/index.js';
 
 /** Every module, in dependency order (a module's init may use the services of those before it). */
 export const modules: Module[] = [
@@ -18,4 +21,7 @@ export const modules: Module[] = [
   logisticsModule,
   integrationsModule,
   chatModule,
+  notificationsModule,
+  mobileModule,
+  realtimeModule,
 ];

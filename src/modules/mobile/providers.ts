@@ -1,0 +1,55 @@
+import { Type } from '@sinclair/typebox';
+import { Id, Strict } from '../../platform/schemas.js';
+import type { AppContext } from '../../platform/context.js';
+import { NOTIFICATION_COLUMNS, publicNotification, type NotificationRow } from '../notifications/service.js';
+import { publicDevice } from '../notifications/devices.js';
+import { HeartbeatProps } from '../notifications/routes.js';
+import type { SyncRegistry } from './sync.js';
+
+/** The sync entities and operations of the inbox and devices; trips, orders, catalog... are registered by their modules. */
+export function registerMobileSync(ctx: AppContext, registry: SyncRegistry) {
+  registry.registerProvider({
+    entity: 'notifications',
+    async pull(tx, actor, { since, limit }) {
+      // Inbox rows are never deleted, so there are no tombstones.
+      const { rows } = await tx.query<NotificationRow>(
+        `SELECT organization_id, ${NOTIFICATION_COLUMNS} FROM notification
+          WHERE user_id = $1 AND ($2::timestamptz IS NULL OR updated_at > $2) ORDER BY updated_at, id LIMIT $3`,
+        [actor.userId, since, limit],
+      );
+      return { changed: rows.map(publicNotification), deleted: [] };
+    },
+  });
+
+  registry.registerProvider({
+    entity: 'devices',
+    async pull(tx, actor, { since, limit }) {
+      const rows = await ctx.services.devices.changedSince(tx, actor, since, limit);
+      return {
+        changed: rows.filter((d) => d.deleted_at === null).map(publicDevice),
+        deleted: rows.filter((d) => d.deleted_at !== null).map((d) => ({ id: d.id, deleted_at: d.deleted_at! })),
+      };
+    },
+  });
+
+  registry.registerOperation({
+    type: 'notification.read',
+    payload: Strict({ notification_id: Id }),
+    async apply(tx, actor, p: { notification_id: string }) {
+      const n = await ctx.services.notifications.markReadIn(tx, actor, p.notification_id);
+      return { status: 'applied', data: publicNotification(n) };
+    },
+  });
+
+  registry.registerOperation({
+    type: 'device.heartbeat',
+    payload: Strict({ ...HeartbeatProps, recorded_at: Type.String({ format: 'date-time', description: 'required offline: when the reading was taken' }) }),
+    async apply(tx, actor, p) {
+      const r = await ctx.services.devices.heartbeatIn(tx, actor, p);
+      if ('conflict' in r) {
+        return { status: 'conflict', code: 'STALE_UPDATE', message: 'The server has a newer heartbeat of this device', server: publicDevice(r.conflict) };
+      }
+      return { status: 'applied', data: publicDevice(r.device) };
+    },
+  });
+}

@@ -1,0 +1,203 @@
+import { Type } from '@sinclair/typebox';
+import { actorOf, APP_ROLES } from '../../platform/auth.js';
+import { Nullable, Strict, Timestamp } from '../../platform/schemas.js';
+import type { Api, AppContext } from '../../platform/context.js';
+
+const AppRoleT = Type.Union(APP_ROLES.map((r) => Type.Literal(r)));
+const Any = Type.Unknown();
+const Obj = Type.Record(Type.String(), Type.Unknown());
+const BuildSummary = Type.Object({
+  platform: Type.String(),
+  version_name: Type.String(),
+  build_number: Type.Integer(),
+  min_supported_build: Type.Integer(),
+  released_at: Timestamp,
+});
+const Brand = Type.Object({
+  organization_id: Nullable(Type.String()),
+  name: Nullable(Type.String()),
+  slug: Nullable(Type.String()),
+  primary_color: Nullable(Type.String()),
+  secondary_color: Nullable(Type.String()),
+  logo_object_id: Nullable(Type.String()),
+  assets: Type.Object({ logo: Nullable(Type.String({ description: 'authorized download route of the logo' })), manifest: Type.String() }),
+});
+const AppBuildOut = Type.Object({
+  id: Type.String(),
+  app_role: AppRoleT,
+  platform: Type.String(),
+  package_name: Type.String(),
+  version_name: Type.String(),
+  build_number: Type.Integer(),
+  min_supported_build: Type.Integer(),
+  channel: Type.String(),
+  released_at: Timestamp,
+});
+const SyncResult = Type.Object({
+  client_operation_id: Type.String(),
+  type: Type.String(),
+  status: Type.Union(['applied', 'conflict', 'rejected', 'error'].map((s) => Type.Literal(s))),
+  replayed: Type.Boolean(),
+  code: Type.Optional(Type.String()),
+  message: Type.Optional(Type.String()),
+  data: Type.Optional(Any),
+  server: Type.Optional(Any),
+});
+const Changes = Type.Object({ changed: Type.Array(Obj), deleted: Type.Array(Type.Object({ id: Type.String(), deleted_at: Timestamp })) });
+
+export function mobileRoutes(app: Api, ctx: AppContext) {
+  const svc = ctx.services.mobile;
+  const sync = ctx.services.mobileSync;
+
+  app.get(
+    '/mobile/bootstrap',
+    {
+      schema: {
+        operationId: 'mobileBootstrap',
+        tags: ['mobile'],
+        summary: "What the app needs at start: the caller's app role, package and builds, features, endpoint map and brand asset routes",
+        response: {
+          200: Type.Object({
+            app_role: AppRoleT,
+            principal: Type.String(),
+            user_id: Type.String(),
+            organization_id: Type.String(),
+            app: Type.Object({ name: Type.String(), package_name: Type.String(), builds: Type.Array(BuildSummary) }),
+            features: Type.Record(Type.String(), Type.Boolean()),
+            endpoints: Type.Record(Type.String(), Type.String()),
+            brand_assets: Brand,
+            server_time: Timestamp,
+          }),
+        },
+      },
+    },
+    async (req) => svc.bootstrap(actorOf(req)),
+  );
+
+  app.get(
+    '/mobile/contract',
+    {
+      schema: {
+        operationId: 'mobileContract',
+        tags: ['mobile'],
+        summary: 'The mobile API contract: release, endpoints per app, realtime framing and event types, sync entities and operations',
+        response: { 200: Type.Object({}, { additionalProperties: true }) },
+      },
+    },
+    async () => svc.contract(),
+  );
+
+  app.get(
+    '/mobile/brand-assets',
+    { schema: { operationId: 'mobileBrandAssets', tags: ['mobile'], summary: "The organization's official brand: name, colors and asset routes", response: { 200: Brand } } },
+    async (req) => svc.brandAssets(actorOf(req)),
+  );
+
+  app.get(
+    '/mobile/apps',
+    {
+      config: { auth: { roles: ['administrator', 'dispatch'] } },
+      schema: {
+        operationId: 'listMobileApps',
+        tags: ['mobile'],
+        summary: 'The four apps with their latest builds and device counts (administration)',
+        response: {
+          200: Type.Object({
+            data: Type.Array(
+              Type.Object({
+                app_role: AppRoleT,
+                name: Type.String(),
+                package_name: Type.String(),
+                latest: Type.Array(BuildSummary),
+                devices_registered: Type.Integer(),
+                devices_seen_last_hour: Type.Integer(),
+              }),
+            ),
+          }),
+        },
+      },
+    },
+    async (req) => svc.apps(actorOf(req)),
+  );
+
+  app.get(
+    '/app-builds',
+    {
+      schema: {
+        operationId: 'listAppBuilds',
+        tags: ['mobile'],
+        summary: "Published builds of the organization's apps (defaults for apps without published builds)",
+        querystring: Strict({ app_role: Type.Optional(AppRoleT), platform: Type.Optional(Type.Union([Type.Literal('android'), Type.Literal('ios'), Type.Literal('web')])) }),
+        response: { 200: Type.Object({ data: Type.Array(AppBuildOut) }) },
+      },
+    },
+    async (req) => svc.builds(actorOf(req), req.query),
+  );
+
+  app.get(
+    '/admin/mobile-health',
+    {
+      config: { auth: { roles: ['administrator'] } },
+      schema: {
+        operationId: 'mobileHealth',
+        tags: ['mobile'],
+        summary: 'Operational health: devices seen in the last hour per app and version, push outbox backlog and failures, storage, builds, integrations',
+        description: '`storage` and further `integrations` entries come from the modules that own them (`not_reported` otherwise). `instance` describes the answering API process.',
+        response: {
+          200: Type.Object({
+            generated_at: Timestamp,
+            devices: Obj,
+            push: Obj,
+            storage: Obj,
+            builds: Type.Array(Obj),
+            integrations: Obj,
+            realtime: Obj,
+            instance: Obj,
+          }),
+        },
+      },
+    },
+    async (req) => svc.health(actorOf(req)),
+  );
+
+  app.get(
+    '/mobile/sync/pull',
+    {
+      schema: {
+        operationId: 'syncPull',
+        tags: ['sync'],
+        summary: 'Records I may see that changed after `since`, with tombstones, and the `server_time` watermark for the next pull',
+        description:
+          'Without `since`: a first sync (current records, no tombstones). Pass the returned `server_time` as the next `since`; records near the watermark may be sent twice (upsert by id). `has_more`: pull again at once.',
+        querystring: Strict({ since: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601 with offset' })) }),
+        response: { 200: Type.Object({ since: Nullable(Timestamp), server_time: Timestamp, has_more: Type.Boolean(), entities: Type.Record(Type.String(), Changes) }) },
+      },
+    },
+    async (req) => sync.pull(actorOf(req), req.query.since ? new Date(req.query.since) : null),
+  );
+
+  app.post(
+    '/mobile/sync/push',
+    {
+      schema: {
+        operationId: 'syncPush',
+        tags: ['sync'],
+        summary: 'Apply a batch of offline operations; each needs `client_operation_id` and is idempotent on it',
+        description:
+          'A batch with an operation lacking `client_operation_id` is refused whole (400, nothing applied). Each operation runs in its own transaction and gets its own result: `applied`, `conflict` (STALE_UPDATE: the server holds newer state, nothing applied; `server` carries it), `rejected` (UNKNOWN_OPERATION, VALIDATION_FAILED, NOT_FOUND, CLIENT_OPERATION_ID_REUSED) or `error` (retry later). A repeated id returns the stored result with `replayed: true`. Operation types now: `notification.read` {notification_id}, `device.heartbeat` {device_id, recorded_at, battery_level?, network?, app_version?, build_number?, charging?}.',
+        body: Strict({
+          operations: Type.Array(
+            Strict({
+              client_operation_id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._:-]+$' }),
+              type: Type.String({ minLength: 1, maxLength: 60 }),
+              payload: Type.Record(Type.String(), Type.Unknown()),
+            }),
+            { minItems: 1, maxItems: 100 },
+          ),
+        }),
+        response: { 200: Type.Object({ results: Type.Array(SyncResult) }) },
+      },
+    },
+    async (req) => sync.push(actorOf(req), req.body.operations),
+  );
+}

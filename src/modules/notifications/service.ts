@@ -1,0 +1,293 @@
+import { AppError } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { tenantOf, type Actor, type Principal } from '../../platform/auth.js';
+import { recordAudit } from '../../platform/audit.js';
+import { pageRequest, toPage } from '../../platform/pagination.js';
+import type { AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import type { StoredEvent } from '../../platform/events.js';
+import { DEFAULT_TEMPLATES, type NotificationTemplate } from './templates.js';
+
+export interface NotificationRow {
+  organization_id: string;
+  id: string;
+  user_id: string;
+  type: string;
+  title: string;
+  body: string;
+  data: Record<string, unknown>;
+  entity_type: string | null;
+  entity_id: string | null;
+  event_seq: number | null;
+  read_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface NotifyInput {
+  type: string;
+  title: string;
+  body: string;
+  data?: Record<string, unknown>;
+  entityType?: string | null;
+  entityId?: string | null;
+  /** The event that caused it: at most one notification per user and event. */
+  eventSeq?: number | null;
+  actorUserId?: string | null;
+  userIds: string[];
+}
+
+export const NOTIFICATION_CREATED = 'notification.created';
+export const NOTIFICATION_COLUMNS = 'id, user_id, type, title, body, data, entity_type, entity_id, event_seq, read_at, created_at, updated_at';
+
+export const publicNotification = (n: NotificationRow) => ({
+  id: n.id,
+  user_id: n.user_id,
+  type: n.type,
+  title: n.title,
+  body: n.body,
+  data: n.data,
+  entity_type: n.entity_type,
+  entity_id: n.entity_id,
+  event_seq: n.event_seq,
+  read: n.read_at !== null,
+  read_at: n.read_at,
+  created_at: n.created_at,
+  updated_at: n.updated_at,
+});
+
+/** Resolves the users of a territory for `POST /admin/notifications`; set by the module that owns territory links. */
+export type TerritoryAudience = (tx: Tx, territoryId: string) => Promise<string[]>;
+
+export interface AdminNotificationInput {
+  title: string;
+  body: string;
+  data?: Record<string, unknown>;
+  role?: Principal;
+  territory_id?: string;
+  user_ids?: string[];
+}
+
+export function createNotificationService(ctx: AppContext, opts: { gatewayConfigured: boolean }) {
+  const templates = new Map<string, NotificationTemplate>(Object.entries(DEFAULT_TEMPLATES));
+  let territoryAudience: TerritoryAudience | null = null;
+
+  /**
+   * Creates inbox rows for the users, queues a push per registered device, and records one
+   * `notification.created` event per row for the user's personal stream; all in the caller's transaction.
+   */
+  async function notifyIn(tx: Tx, organizationId: string, input: NotifyInput): Promise<NotificationRow[]> {
+    const userIds = [...new Set(input.userIds)];
+    if (userIds.length === 0) return [];
+    const ids = userIds.map(() => newId());
+    const { rows } = await tx.query<NotificationRow>(
+      `INSERT INTO notification (organization_id, id, user_id, type, title, body, data, entity_type, entity_id, event_seq)
+       SELECT $1, x.id, x.user_id, $4, $5, $6, $7, $8, $9, $10 FROM unnest($2::text[], $3::text[]) AS x(id, user_id)
+       ON CONFLICT (organization_id, user_id, event_seq) DO NOTHING
+       RETURNING organization_id, ${NOTIFICATION_COLUMNS}`,
+      [
+        organizationId,
+        ids,
+        userIds,
+        input.type,
+        input.title,
+        input.body,
+        JSON.stringify(input.data ?? {}),
+        input.entityType ?? null,
+        input.entityId ?? null,
+        input.eventSeq ?? null,
+      ],
+    );
+    if (rows.length === 0) return rows;
+    await queuePushes(tx, organizationId, rows);
+    for (const n of rows) {
+      await ctx.events.record(tx, organizationId, {
+        type: NOTIFICATION_CREATED,
+        entityType: 'notification',
+        entityId: n.id,
+        actorUserId: input.actorUserId ?? null,
+        audienceUserIds: [n.user_id],
+        payload: { notification: publicNotification(n) },
+      });
+    }
+    return rows;
+  }
+
+  async function queuePushes(tx: Tx, organizationId: string, rows: NotificationRow[]) {
+    const { rows: devices } = await tx.query<{ id: string; user_id: string; platform: string; push_token: string }>(
+      'SELECT id, user_id, platform, push_token FROM device WHERE organization_id = $1 AND user_id = ANY($2::text[]) AND deleted_at IS NULL',
+      [organizationId, rows.map((n) => n.user_id)],
+    );
+    if (devices.length === 0) return;
+    const byUser = new Map(rows.map((n) => [n.user_id, n]));
+    const out = devices.map((d) => {
+      const n = byUser.get(d.user_id)!;
+      return {
+        id: newId(),
+        notification_id: n.id,
+        device_id: d.id,
+        user_id: d.user_id,
+        platform: d.platform,
+        push_token: d.push_token,
+        payload: JSON.stringify({ notification_id: n.id, type: n.type, title: n.title, body: n.body, data: { ...n.data, entity_type: n.entity_type, entity_id: n.entity_id } }),
+      };
+    });
+    const col = <K extends keyof (typeof out)[number]>(k: K) => out.map((o) => o[k]);
+    await tx.query(
+      `INSERT INTO push_outbox (organization_id, id, notification_id, device_id, user_id, platform, push_token, payload, last_error)
+       SELECT $1, x.id, x.nid, x.did, x.uid, x.platform, x.token, x.payload::jsonb, $9
+         FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS x(id, nid, did, uid, platform, token, payload)`,
+      [
+        organizationId,
+        col('id'),
+        col('notification_id'),
+        col('device_id'),
+        col('user_id'),
+        col('platform'),
+        col('push_token'),
+        col('payload'),
+        opts.gatewayConfigured ? null : 'NO_GATEWAY',
+      ],
+    );
+  }
+
+  /** The event hook: the audience of a known event type (minus whoever caused it) gets an inbox row. */
+  async function onEvent(tx: Tx, ev: StoredEvent) {
+    if (ev.type === NOTIFICATION_CREATED || ev.audience_user_ids.length === 0) return;
+    const template = templates.get(ev.type);
+    const text = template?.(ev);
+    if (!text) return;
+    const userIds = ev.audience_user_ids.filter((u) => u !== ev.actor_user_id);
+    await notifyIn(tx, ev.organization_id, {
+      type: ev.type,
+      title: text.title,
+      body: text.body,
+      data: { event_id: ev.id },
+      entityType: ev.entity_type,
+      entityId: ev.entity_id,
+      eventSeq: ev.seq,
+      actorUserId: ev.actor_user_id,
+      userIds,
+    });
+  }
+
+  async function markReadIn(tx: Tx, actor: Actor, notificationId: string): Promise<NotificationRow> {
+    const { rows } = await tx.query<NotificationRow>(
+      `UPDATE notification SET read_at = coalesce(read_at, now()), updated_at = CASE WHEN read_at IS NULL THEN now() ELSE updated_at END
+        WHERE organization_id = $1 AND id = $2 AND user_id = $3
+        RETURNING organization_id, ${NOTIFICATION_COLUMNS}`,
+      [actor.organizationId, notificationId, actor.userId],
+    );
+    if (!rows[0]) throw AppError.notFound('Notification');
+    return rows[0];
+  }
+
+  async function recipientsOf(tx: Tx, input: AdminNotificationInput): Promise<string[]> {
+    const targets = [input.role, input.territory_id, input.user_ids].filter((x) => x !== undefined);
+    if (targets.length !== 1) {
+      throw AppError.badRequest('Give exactly one of role, territory_id, user_ids', [{ field: 'role', message: 'exactly one target is required' }]);
+    }
+    if (input.role) return ctx.services.identity.userIdsByKind(tx, [input.role]);
+    if (input.territory_id) {
+      if (!territoryAudience) throw AppError.unprocessable('Territory targeting is not available in this deployment', 'TERRITORY_TARGETING_UNAVAILABLE');
+      return territoryAudience(tx, input.territory_id);
+    }
+    const ids = [...new Set(input.user_ids!)];
+    for (const id of ids) if (!(await ctx.services.identity.userExists(tx, id))) throw AppError.notFound('User');
+    return ids;
+  }
+
+  return {
+    notifyIn,
+    markReadIn,
+    onEvent,
+
+    /** Other modules add inbox text for their own event types (e.g. `order.created`). */
+    registerTemplate(type: string, template: NotificationTemplate) {
+      templates.set(type, template);
+    },
+    setTerritoryAudience(fn: TerritoryAudience) {
+      territoryAudience = fn;
+    },
+
+    async list(actor: Actor, q: { unread?: boolean; limit?: number; cursor?: string }) {
+      const page = pageRequest(q);
+      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+        const { rows } = await tx.query<NotificationRow>(
+          `SELECT organization_id, ${NOTIFICATION_COLUMNS} FROM notification
+            WHERE user_id = $1 AND ($2::boolean IS NOT TRUE OR read_at IS NULL) AND ($3::text IS NULL OR id < $3)
+            ORDER BY id DESC LIMIT $4`,
+          [actor.userId, q.unread ?? null, page.after, page.limit + 1],
+        );
+        const { rows: c } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM notification WHERE user_id = $1 AND read_at IS NULL', [actor.userId]);
+        return { ...toPage(rows, page, publicNotification), unread_count: c[0].n };
+      });
+    },
+
+    async markRead(actor: Actor, id: string) {
+      return publicNotification(await ctx.db.withTenant(tenantOf(actor), (tx) => markReadIn(tx, actor, id)));
+    },
+
+    async sendTest(actor: Actor, input: { title?: string; body?: string }) {
+      const rows = await ctx.db.withTenant(tenantOf(actor), (tx) =>
+        notifyIn(tx, actor.organizationId, {
+          type: 'test',
+          title: input.title ?? 'Test notification',
+          body: input.body ?? 'Notifications reach this account.',
+          actorUserId: actor.userId,
+          userIds: [actor.userId],
+        }),
+      );
+      return publicNotification(rows[0]);
+    },
+
+    async sendAdmin(actor: Actor, input: AdminNotificationInput) {
+      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+        const recipients = await recipientsOf(tx, input);
+        const rows = await notifyIn(tx, actor.organizationId, {
+          type: 'admin.message',
+          title: input.title,
+          body: input.body,
+          data: input.data ?? {},
+          actorUserId: actor.userId,
+          userIds: recipients,
+        });
+        const target = input.role ? { role: input.role } : input.territory_id ? { territory_id: input.territory_id } : { user_ids: input.user_ids };
+        await recordAudit(tx, actor, {
+          action: 'notification.broadcast',
+          entityType: 'notification',
+          entityId: rows[0]?.id ?? 'none',
+          after: { ...target, title: input.title, recipients: rows.length },
+        });
+        return { recipients: rows.length, notification_ids: rows.map((r) => r.id) };
+      });
+    },
+
+    /** Push outbox figures of the caller's organization (mobile health). */
+    async pushHealth(tx: Tx) {
+      const { rows } = await tx.query<{ status: string; n: number; oldest: Date | null; no_gateway: number }>(
+        `SELECT status, count(*)::int AS n, min(created_at) AS oldest, count(*) FILTER (WHERE last_error = 'NO_GATEWAY')::int AS no_gateway
+           FROM push_outbox GROUP BY status`,
+      );
+      const { rows: recent } = await tx.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM push_outbox WHERE status = 'failed' AND updated_at > now() - interval '24 hours'`,
+      );
+      const by = Object.fromEntries(rows.map((r) => [r.status, r]));
+      const pending = by.pending?.n ?? 0;
+      const sending = by.sending?.n ?? 0;
+      return {
+        gateway: opts.gatewayConfigured ? 'configured' : 'not_configured',
+        backlog: pending + sending,
+        pending,
+        sending,
+        waiting_for_gateway: by.pending?.no_gateway ?? 0,
+        sent: by.sent?.n ?? 0,
+        failed: by.failed?.n ?? 0,
+        failed_last_24h: recent[0].n,
+        oldest_pending_at: by.pending?.oldest ?? null,
+      };
+    },
+  };
+}
+
+export type NotificationService = ReturnType<typeof createNotificationService>;

@@ -1,0 +1,31 @@
+import type { StoredEvent } from '../../platform/events.js';
+
+export interface NotificationText {
+  title: string;
+  body: string;
+}
+
+/** Turns an event into the inbox text its audience gets; `null` = no notification for this event. */
+export type NotificationTemplate = (ev: StoredEvent) => NotificationText | null;
+
+const tripRef = (ev: StoredEvent) => {
+  const code = ev.payload?.code ?? ev.payload?.reference;
+  return typeof code === 'string' && code ? code : ev.entity_id.slice(-8);
+};
+
+/**
+ * Inbox text per event type (English; apps localize by `type`). `trip.location_updated` is deliberately
+ * absent: positions stream live and would flood the inbox and the push outbox.
+ */
+export const DEFAULT_TEMPLATES: Record<string, NotificationTemplate> = {
+  'trip.created': (ev) => ({ title: 'New trip', body: `Trip ${tripRef(ev)} was created.` }),
+  'trip.assigned': (ev) => ({ title: 'Trip assigned', body: `Trip ${tripRef(ev)} was assigned to a driver.` }),
+  'trip.accepted': (ev) => ({ title: 'Trip accepted', body: `The driver accepted trip ${tripRef(ev)}.` }),
+  'trip.rejected': (ev) => ({ title: 'Trip rejected', body: `The driver rejected trip ${tripRef(ev)}.` }),
+  'trip.geofence_entered': (ev) => ({ title: 'Driver nearby', body: `The driver of trip ${tripRef(ev)} has arrived nearby.` }),
+  'trip.pickup_verified': (ev) => ({ title: 'Order picked up', body: `Trip ${tripRef(ev)} was picked up.` }),
+  'trip.on_the_way': (ev) => ({ title: 'On the way', body: `Trip ${tripRef(ev)} is on the way.` }),
+  'trip.delivery_verified': (ev) => ({ title: 'Delivered', body: `Trip ${tripRef(ev)} was delivered.` }),
+  'trip.completed': (ev) => ({ title: 'Trip completed', body: `Trip ${tripRef(ev)} is completed.` }),
+  'trip.cancelled': (ev) => ({ title: 'Trip cancelled', body: `Trip ${tripRef(ev)} was cancelled.` }),
+};

@@ -1,0 +1,108 @@
+import type { Database } from '../../platform/db/index.js';
+import type { Worker } from '../../platform/context.js';
+import type { PushGateway, PushResult } from './gateway.js';
+
+export interface PushWorkerOptions {
+  gateway: PushGateway | null;
+  /** Rows claimed per tick. */
+  batchSize?: number;
+  /** After this many attempts a row goes to `failed`. */
+  maxAttempts?: number;
+  /** First retry delay; doubles per attempt, capped at one hour. */
+  backoffMs?: number;
+  /** A `sending` row older than this was claimed by a worker that died: it is claimed again. */
+  claimTimeoutMs?: number;
+  intervalMs?: number;
+}
+
+interface Claimed {
+  organization_id: string;
+  id: string;
+  platform: string;
+  push_token: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+}
+
+export const backoffDelayMs = (base: number, attempts: number) => Math.min(base * 2 ** Math.max(attempts - 1, 0), 3_600_000);
+
+export function pushWorkerOptions(raw: Record<string, string | undefined>): Omit<PushWorkerOptions, 'gateway'> {
+  const n = (v: string | undefined, d: number) => (v && Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : d);
+  return {
+    batchSize: n(raw.PUSH_BATCH_SIZE, 50),
+    maxAttempts: n(raw.PUSH_MAX_ATTEMPTS, 6),
+    backoffMs: n(raw.PUSH_BACKOFF_MS, 5_000),
+    claimTimeoutMs: n(raw.PUSH_CLAIM_TIMEOUT_MS, 120_000),
+    intervalMs: n(raw.PUSH_WORKER_INTERVAL_MS, 1_000),
+  };
+}
+
+/**
+ * Delivers the push outbox. A tick claims due rows in one short transaction (`FOR UPDATE SKIP LOCKED`,
+ * so several instances share the work), sends them outside any transaction, then records each outcome.
+ * An outcome is written only if the row is still ours (`attempts` unchanged): a row re-claimed after a
+ * claim timeout is not overwritten by the late original worker.
+ */
+export function createPushWorker(db: Database, opts: PushWorkerOptions): Worker {
+  const batchSize = opts.batchSize ?? 50;
+  const maxAttempts = opts.maxAttempts ?? 6;
+  const backoffMs = opts.backoffMs ?? 5_000;
+  const claimTimeoutMs = opts.claimTimeoutMs ?? 120_000;
+  const gateway = opts.gateway;
+
+  async function record(row: Claimed, result: PushResult) {
+    await db.withSystem(async (tx) => {
+      if (result.ok) {
+        await tx.query(
+          `UPDATE push_outbox SET status = 'sent', sent_at = now(), last_error = NULL, updated_at = now()
+            WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND attempts = $3`,
+          [row.organization_id, row.id, row.attempts],
+        );
+        return;
+      }
+      const giveUp = result.permanent || row.attempts >= maxAttempts;
+      await tx.query(
+        `UPDATE push_outbox SET status = $4, last_error = $5, claimed_at = NULL, updated_at = now(),
+                available_at = now() + $6 * interval '1 millisecond'
+          WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND attempts = $3`,
+        [row.organization_id, row.id, row.attempts, giveUp ? 'failed' : 'pending', result.error.slice(0, 500), giveUp ? 0 : backoffDelayMs(backoffMs, row.attempts)],
+      );
+    });
+  }
+
+  return {
+    name: 'push-outbox',
+    intervalMs: opts.intervalMs ?? 1_000,
+    async tick() {
+      // Without a gateway nothing is claimed: rows stay `pending` (NO_GATEWAY) and are sent once one is configured.
+      if (!gateway) return 0;
+      const claimed = await db.withSystem(async (tx) => {
+        const { rows } = await tx.query<Claimed>(
+          `UPDATE push_outbox p SET status = 'sending', claimed_at = now(), attempts = p.attempts + 1, updated_at = now()
+             FROM (SELECT organization_id, id FROM push_outbox
+                    WHERE (status = 'pending' AND available_at <= now())
+                       OR (status = 'sending' AND claimed_at < now() - $1 * interval '1 millisecond')
+                    ORDER BY available_at
+                    LIMIT $2
+                    FOR UPDATE SKIP LOCKED) c
+            WHERE p.organization_id = c.organization_id AND p.id = c.id
+            RETURNING p.organization_id, p.id, p.platform, p.push_token, p.payload, p.attempts`,
+          [claimTimeoutMs, batchSize],
+        );
+        return rows;
+      });
+      await Promise.all(
+        claimed.map(async (row) => {
+          let result: PushResult;
+          try {
+            result = await gateway.send({ id: row.id, organization_id: row.organization_id, platform: row.platform, push_token: row.push_token, payload: row.payload, attempt: row.attempts });
+          } catch (err) {
+            result = { ok: false, permanent: false, error: `GATEWAY_ERROR: ${(err as Error).message}` };
+          }
+          await record(row, result);
+        }),
+      );
+      return claimed.length;
+    },
+  };
+}

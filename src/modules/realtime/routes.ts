@@ -1,0 +1,139 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { actorOf, tenantOf, type Actor, type RouteAuth } from '../../platform/auth.js';
+import { AppError } from '../../platform/errors.js';
+import { Id, IdParams, Strict, Timestamp } from '../../platform/schemas.js';
+import type { Api, AppContext } from '../../platform/context.js';
+import { STREAM_KINDS, STREAM_TOKEN_TTL_SECONDS, signStreamToken, streamActor, type StreamKind } from './stream-auth.js';
+import type { StreamFilter } from './connection.js';
+
+const StreamQuery = Strict({
+  stream_token: Type.Optional(Type.String({ minLength: 10, maxLength: 4096, description: 'from POST /realtime/tokens, instead of the Authorization header (EventSource)' })),
+  last_event_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$', description: 'resume after this event sequence (same as the Last-Event-ID header)' })),
+});
+
+const SseResponse = {
+  200: {
+    description:
+      'text/event-stream. Frames: `id: <event sequence>`, `event: <type>` (trip.created, trip.assigned, trip.accepted, trip.rejected, trip.location_updated, trip.geofence_entered, trip.pickup_verified, trip.on_the_way, trip.delivery_verified, trip.completed, trip.cancelled, notification.created; `stream.reset` when too far behind to replay), `data: <JSON event>`; a `: heartbeat` comment every 15 s.',
+    content: { 'text/event-stream': { schema: { type: 'string' } } },
+  },
+};
+
+const STREAM_DOC =
+  'Authenticate with `Authorization: Bearer` or `?stream_token=`. Resume with the `Last-Event-ID` header or `?last_event_id=`: missed events are replayed from the event table, then live events follow, none twice. A client that does not read fast enough is disconnected and resumes. Streams close when the session is revoked.';
+
+function lastEventIdOf(req: FastifyRequest<{ Querystring: { last_event_id?: string } }>): number | null {
+  const header = req.headers['last-event-id'];
+  const raw = typeof header === 'string' && header !== '' ? header : req.query.last_event_id;
+  if (raw === undefined) return null;
+  if (!/^[0-9]{1,15}$/.test(raw)) throw AppError.badRequest('Last-Event-ID must be an event sequence number', [{ field: 'Last-Event-ID', message: 'digits only' }]);
+  return Number(raw);
+}
+
+export function realtimeRoutes(app: Api, ctx: AppContext) {
+  const svc = ctx.services.realtime;
+
+  async function tripFilter(actor: Actor, tripId: string): Promise<StreamFilter> {
+    const directory = ctx.services.trips;
+    const staff = actor.kind === 'administrator' || actor.kind === 'dispatch';
+    if (!directory) {
+      // Until the trips module provides participants, only staff may watch a trip.
+      if (staff) return { kind: 'trip', tripId };
+      throw AppError.forbidden('Trip streams are open to dispatch and administrators', 'FORBIDDEN');
+    }
+    const trip = await ctx.db.withTenant(tenantOf(actor), (tx) => directory.tripParticipants(tx, tripId));
+    if (!trip) throw AppError.notFound('Trip');
+    if (staff) return { kind: 'trip', tripId };
+    if (actor.kind === 'subadmin' && trip.territory_id && actor.subadmin?.territoryIds.includes(trip.territory_id)) return { kind: 'trip', tripId };
+    if ([trip.driver_user_id, trip.merchant_user_id, trip.customer_user_id].includes(actor.userId)) return { kind: 'trip', tripId };
+    throw AppError.notFound('Trip');
+  }
+
+  const stream = (path: string, operationId: string, summary: string, kind: StreamKind, auth: RouteAuth, filterOf: (actor: Actor, req: FastifyRequest) => Promise<StreamFilter>) =>
+    app.get(
+      path,
+      {
+        // Public to the platform hook: EventSource cannot send headers, so streamActor accepts a stream token too.
+        config: { auth: 'public' },
+        schema: {
+          operationId,
+          tags: ['realtime'],
+          summary,
+          description: STREAM_DOC,
+          querystring: StreamQuery,
+          ...(kind === 'trip' ? { params: IdParams } : {}),
+          security: [{ bearerAuth: [] }],
+          response: SseResponse,
+        },
+      },
+      async (req: FastifyRequest<{ Querystring: { stream_token?: string; last_event_id?: string }; Params: { id?: string } }>, reply: FastifyReply) => {
+        const lastEventId = lastEventIdOf(req);
+        const actor = await streamActor(ctx, req, req.query.stream_token, { stream: kind, tripId: req.params.id, auth });
+        const filter = await filterOf(actor, req);
+        await svc.open(req, reply, actor, filter, lastEventId);
+      },
+    );
+
+  stream('/realtime/me/stream', 'streamMyEvents', "The caller's events (audience includes me) and my notifications", 'me', {}, async (a) => ({ kind: 'me', userId: a.userId }));
+  stream(
+    '/realtime/organization/stream',
+    'streamOrganizationEvents',
+    "The organization's events (dispatch and administrators; personal notification.created events excluded)",
+    'organization',
+    { roles: ['administrator', 'dispatch'] },
+    async () => ({ kind: 'organization' }),
+  );
+  stream(
+    '/realtime/trips/:id/stream',
+    'streamTripEvents',
+    "One trip's events: its driver, merchant and customer, dispatch, administrators, and sub-administrators of its territory (others: 404)",
+    'trip',
+    { permission: 'tracking' },
+    (a, req) => tripFilter(a, (req.params as { id: string }).id),
+  );
+  stream(
+    '/realtime/territories/stream',
+    'streamTerritoryEvents',
+    "Events of the sub-administrator's territories (needs the `tracking` permission)",
+    'territories',
+    { roles: ['subadmin'], permission: 'tracking' },
+    async (a) => ({ kind: 'territories', territoryIds: a.subadmin?.territoryIds ?? [] }),
+  );
+
+  app.post(
+    '/realtime/tokens',
+    {
+      // An empty POST is allowed: no body means no options.
+      preValidation: async (req: { body: unknown }) => {
+        req.body ??= {};
+      },
+      schema: {
+        operationId: 'createStreamToken',
+        tags: ['realtime'],
+        summary: 'Issue a stream token (60 s, opens streams only) for clients that cannot send headers',
+        description:
+          'Use as `?stream_token=` on a stream route. It is valid for opening streams only (refused as an access token), for 60 seconds, for the caller\'s session; `stream` and `trip_id` optionally restrict it to one stream. Reconnecting after it expired needs a new token.',
+        body: Strict({ stream: Type.Optional(Type.Union(STREAM_KINDS.map((k) => Type.Literal(k)))), trip_id: Type.Optional(Id) }),
+        response: {
+          201: Type.Object({ stream_token: Type.String(), token_type: Type.Literal('stream'), expires_in: Type.Integer(), expires_at: Timestamp }),
+        },
+      },
+    },
+    async (req, reply) => {
+      const actor = actorOf(req);
+      const scope = req.body ?? {};
+      const token = await signStreamToken(
+        ctx.config.jwtSecret,
+        { sub: actor.userId, org: actor.organizationId, role: actor.role, kind: actor.kind, sid: actor.sessionId },
+        scope,
+      );
+      return reply.code(201).send({
+        stream_token: token,
+        token_type: 'stream' as const,
+        expires_in: STREAM_TOKEN_TTL_SECONDS,
+        expires_at: new Date(Date.now() + STREAM_TOKEN_TTL_SECONDS * 1000),
+      });
+    },
+  );
+}

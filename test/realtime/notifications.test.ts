@@ -1,0 +1,282 @@
+import http from 'node:http';
+import type net from 'node:net';
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import type { EventInput } from '../../src/platform/events.js';
+import { createPushWorker } from '../../src/modules/notifications/worker.js';
+import { createWebhookGateway, type PushGateway } from '../../src/modules/notifications/gateway.js';
+
+let t: TestApp;
+let orgId: string;
+let admin: Session, dispatch: Session, driver: Session, customer: Session, merchant: Session;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  orgId = t.demo.organizationId;
+  [admin, dispatch, driver, customer, merchant] = await Promise.all([t.as('admin'), t.as('dispatch'), t.as('driver'), t.as('customer'), t.as('merchant')]);
+});
+afterAll(() => t?.close());
+
+const sql = <R = any>(text: string, params: unknown[] = []) => t.db.withSystem(async (tx) => (await tx.query<R>(text, params)).rows);
+const record = (input: EventInput, org = orgId) => t.db.withSystem((tx) => t.app.ctx.events.record(tx, org, input));
+let tokenN = 0;
+const registerDevice = (s: Session, token = `push-token-${++tokenN}-${Date.now()}`) =>
+  t.req(s, { method: 'POST', url: '/mobile/devices', payload: { platform: 'android', push_token: token, app_version: '0.7.2', build_number: 702 } });
+
+describe('inbox from events', () => {
+  it('creates a notification per audience member (not the actor), a push per device, and a notification.created event, in the same transaction', async () => {
+    const dev = (await registerDevice(driver)).json();
+    const ev = await record({ type: 'trip.assigned', entityType: 'trip', entityId: 'trip-n1', actorUserId: t.demo.users.dispatch, audienceUserIds: [t.demo.users.driver, t.demo.users.customer, t.demo.users.dispatch], payload: { code: 'T-1' } });
+    const rows = await sql('SELECT user_id, type, title, body, entity_id, event_seq FROM notification WHERE event_seq = $1 ORDER BY user_id', [ev.seq]);
+    expect(rows.map((r) => r.user_id).sort()).toEqual([t.demo.users.driver, t.demo.users.customer].sort());
+    expect(rows[0]).toMatchObject({ type: 'trip.assigned', title: 'Trip assigned', entity_id: 'trip-n1' });
+    expect(rows[0].body).toContain('T-1');
+    const push = await sql('SELECT device_id, user_id, status, last_error, payload FROM push_outbox WHERE notification_id IN (SELECT id FROM notification WHERE event_seq = $1)', [ev.seq]);
+    expect(push).toHaveLength(1); // only the driver has a device
+    expect(push[0]).toMatchObject({ device_id: dev.id, status: 'pending', last_error: 'NO_GATEWAY' });
+    expect(push[0].payload).toMatchObject({ type: 'trip.assigned', title: 'Trip assigned', data: { entity_type: 'trip', entity_id: 'trip-n1' } });
+    const created = await sql(`SELECT audience_user_ids, payload FROM event WHERE type = 'notification.created' AND seq > $1 ORDER BY seq`, [ev.seq]);
+    expect(created.map((e) => e.audience_user_ids)).toEqual(expect.arrayContaining([[t.demo.users.driver], [t.demo.users.customer]]));
+  });
+
+  it('creates nothing for location updates, and nothing at all when the causing transaction rolls back', async () => {
+    const before = (await sql('SELECT count(*)::int AS n FROM notification'))[0].n;
+    await record({ type: 'trip.location_updated', entityType: 'trip', entityId: 'trip-n2', audienceUserIds: [t.demo.users.customer] });
+    await expect(
+      t.db.withSystem(async (tx) => {
+        await t.app.ctx.events.record(tx, orgId, { type: 'trip.completed', entityType: 'trip', entityId: 'trip-n3', audienceUserIds: [t.demo.users.customer] });
+        throw new Error('the trip change failed');
+      }),
+    ).rejects.toThrow('the trip change failed');
+    expect((await sql('SELECT count(*)::int AS n FROM notification'))[0].n).toBe(before);
+    expect(await sql(`SELECT 1 FROM event WHERE entity_id = 'trip-n3'`)).toHaveLength(0);
+  });
+
+  it('without a push gateway the event is kept and the transaction is unaffected; the worker claims nothing', async () => {
+    expect(t.app.ctx.services.pushGateway).toBeNull();
+    await registerDevice(customer);
+    const ev = await record({ type: 'trip.cancelled', entityType: 'trip', entityId: 'trip-n4', audienceUserIds: [t.demo.users.customer] });
+    const worker = t.app.ctx.workers.find((w) => w.name === 'push-outbox')!;
+    expect(await worker.tick()).toBe(0);
+    const rows = await sql(`SELECT p.status, p.last_error, p.attempts FROM push_outbox p JOIN notification n ON n.id = p.notification_id WHERE n.event_seq = $1`, [ev.seq]);
+    expect(rows).toEqual([{ status: 'pending', last_error: 'NO_GATEWAY', attempts: 0 }]);
+    const health = (await t.req(admin, { method: 'GET', url: '/admin/mobile-health' })).json();
+    expect(health.push).toMatchObject({ gateway: 'not_configured' });
+    expect(health.push.waiting_for_gateway).toBeGreaterThanOrEqual(1);
+    expect(health.integrations.push_gateway).toEqual({ state: 'not_configured' });
+  });
+});
+
+describe('inbox routes', () => {
+  it('lists my notifications newest first with an unread filter, count and cursor; never another user\'s', async () => {
+    for (let i = 0; i < 3; i++) await t.req(merchant, { method: 'POST', url: '/notifications/test', payload: { title: `hello ${i}` } });
+    const page1 = (await t.req(merchant, { method: 'GET', url: '/notifications?limit=2' })).json();
+    expect(page1.data.map((n: any) => n.title)).toEqual(['hello 2', 'hello 1']);
+    expect(page1.unread_count).toBe(3);
+    expect(page1.next_cursor).toBeTruthy();
+    const page2 = (await t.req(merchant, { method: 'GET', url: `/notifications?limit=2&cursor=${page1.next_cursor}` })).json();
+    expect(page2.data.map((n: any) => n.title)).toEqual(['hello 0']);
+    const theirs = (await t.req(admin, { method: 'GET', url: '/notifications' })).json();
+    expect(theirs.data.some((n: any) => n.user_id !== t.demo.users.admin)).toBe(false);
+    expect((await t.req(merchant, { method: 'GET', url: '/notifications?limit=500' })).statusCode).toBe(400);
+    expect((await t.req(merchant, { method: 'GET', url: '/notifications?cursor=%%%' })).statusCode).toBe(400);
+  });
+
+  it('marks read once (a repeat keeps read_at); another user or organization gets 404', async () => {
+    const n = (await t.req(merchant, { method: 'POST', url: '/notifications/test' })).json();
+    expect(n).toMatchObject({ type: 'test', read: false, read_at: null, user_id: t.demo.users.merchant });
+    expect((await t.req(customer, { method: 'POST', url: `/notifications/${n.id}/read` })).statusCode).toBe(404);
+    const other = await t.newOrganization('Inbox Other');
+    const foreign = await t.login(other.logins.admin);
+    expect((await t.req(foreign, { method: 'POST', url: `/notifications/${n.id}/read` })).statusCode).toBe(404);
+    expect((await sql('SELECT read_at FROM notification WHERE id = $1', [n.id]))[0].read_at).toBeNull();
+    const r1 = (await t.req(merchant, { method: 'POST', url: `/notifications/${n.id}/read` })).json();
+    expect(r1.read).toBe(true);
+    const r2 = (await t.req(merchant, { method: 'POST', url: `/notifications/${n.id}/read` })).json();
+    expect(r2.read_at).toBe(r1.read_at);
+    const unread = (await t.req(merchant, { method: 'GET', url: '/notifications?unread=true' })).json();
+    expect(unread.data.map((x: any) => x.id)).not.toContain(n.id);
+  });
+
+  it('rejects unknown body fields on the test route', async () => {
+    expect((await t.req(merchant, { method: 'POST', url: '/notifications/test', payload: { title: 'x', to: 'someone' } })).statusCode).toBe(400);
+  });
+});
+
+describe('POST /admin/notifications', () => {
+  it('sends to a role (audited) and to listed users', async () => {
+    const res = await t.req(admin, { method: 'POST', url: '/admin/notifications', payload: { title: 'Drivers', body: 'Rain expected', role: 'repartidor' } });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().recipients).toBe(1);
+    const rows = await sql(`SELECT user_id, type FROM notification WHERE id = ANY($1::text[])`, [res.json().notification_ids]);
+    expect(rows).toEqual([{ user_id: t.demo.users.driver, type: 'admin.message' }]);
+    expect(await sql(`SELECT after FROM audit_log WHERE action = 'notification.broadcast'`)).toHaveLength(1);
+    const listed = await t.req(admin, { method: 'POST', url: '/admin/notifications', payload: { title: 'Hi', body: 'b', user_ids: [t.demo.users.customer, t.demo.users.merchant] } });
+    expect(listed.json().recipients).toBe(2);
+  });
+
+  it('refuses bad targets and non-administrators, writing nothing', async () => {
+    const before = (await sql('SELECT count(*)::int AS n FROM notification'))[0].n;
+    const cases = [
+      [admin, { title: 't', body: 'b' }, 400],
+      [admin, { title: 't', body: 'b', role: 'repartidor', user_ids: [t.demo.users.driver] }, 400],
+      [admin, { title: 't', body: 'b', role: 'nobody' }, 400],
+      [admin, { title: 't', body: 'b', user_ids: [t.demo.users.driver, 'no-such-user'] }, 404],
+      [admin, { title: 't', body: 'b', territory_id: 'terr-1' }, 422],
+      [dispatch, { title: 't', body: 'b', role: 'repartidor' }, 403],
+      [driver, { title: 't', body: 'b', role: 'repartidor' }, 403],
+    ] as const;
+    for (const [s, payload, status] of cases) {
+      const res = await t.req(s, { method: 'POST', url: '/admin/notifications', payload });
+      expect(res.statusCode, JSON.stringify(payload)).toBe(status);
+      expect(res.headers['content-type']).toContain('application/problem+json');
+    }
+    expect((await sql('SELECT count(*)::int AS n FROM notification'))[0].n).toBe(before);
+  });
+});
+
+describe('devices and heartbeat', () => {
+  it('re-registering a push token updates the one row, never duplicates; the token is not returned', async () => {
+    const token = `dup-token-${Date.now()}`;
+    const a = await registerDevice(customer, token);
+    expect(a.statusCode).toBe(201);
+    const b = await t.req(customer, { method: 'POST', url: '/mobile/devices', payload: { platform: 'android', push_token: token, app_version: '0.7.3' } });
+    expect(b.statusCode).toBe(200);
+    expect(b.json()).toMatchObject({ id: a.json().id, app_version: '0.7.3', build_number: 702, app_role: 'delivery', push_token_suffix: token.slice(-4) });
+    expect(JSON.stringify(b.json())).not.toContain(token);
+    expect(await sql('SELECT id FROM device WHERE push_token = $1', [token])).toHaveLength(1);
+    const list = (await t.req(customer, { method: 'GET', url: '/mobile/devices' })).json();
+    expect(list.data.map((d: any) => d.id)).toContain(a.json().id);
+    expect((await t.req(customer, { method: 'POST', url: '/mobile/devices', payload: { platform: 'symbian', push_token: 'abcdefghij' } })).statusCode).toBe(400);
+  });
+
+  it('deletes my device (tombstone, pending pushes cancelled); others get 404; an administrator may remove any; re-registering revives it', async () => {
+    const token = `del-token-${Date.now()}`;
+    const dev = (await registerDevice(merchant, token)).json();
+    await t.req(merchant, { method: 'POST', url: '/notifications/test' });
+    expect((await t.req(customer, { method: 'DELETE', url: `/mobile/devices/${dev.id}` })).statusCode).toBe(404);
+    expect((await t.req(merchant, { method: 'DELETE', url: `/mobile/devices/${dev.id}` })).statusCode).toBe(204);
+    expect((await t.req(merchant, { method: 'DELETE', url: `/mobile/devices/${dev.id}` })).statusCode).toBe(404);
+    const row = (await sql('SELECT deleted_at FROM device WHERE id = $1', [dev.id]))[0];
+    expect(row.deleted_at).not.toBeNull();
+    expect(await sql(`SELECT status, last_error FROM push_outbox WHERE device_id = $1`, [dev.id])).toEqual([{ status: 'failed', last_error: 'DEVICE_REMOVED' }]);
+    const again = await registerDevice(merchant, token);
+    expect([again.statusCode, again.json().id]).toEqual([200, dev.id]);
+    expect((await t.req(admin, { method: 'DELETE', url: `/mobile/devices/${dev.id}` })).statusCode).toBe(204);
+    expect((await t.req(merchant, { method: 'GET', url: `/mobile/devices?user_id=${t.demo.users.customer}` })).statusCode).toBe(403);
+  });
+
+  it('heartbeat records last seen, version, battery and network; stale readings are 409; other users\' devices 404', async () => {
+    const dev = (await registerDevice(driver)).json();
+    const now = new Date();
+    const hb = await t.req(driver, { method: 'POST', url: '/mobile/heartbeat', payload: { device_id: dev.id, app_version: '0.7.2', battery_level: 41, network: 'cellular', charging: false } });
+    expect(hb.statusCode).toBe(200);
+    expect(hb.json()).toMatchObject({ battery_level: 41, network: 'cellular', charging: false });
+    expect(new Date(hb.json().last_seen_at).getTime()).toBeGreaterThanOrEqual(now.getTime() - 1000);
+    const stale = await t.req(driver, { method: 'POST', url: '/mobile/heartbeat', payload: { device_id: dev.id, battery_level: 90, recorded_at: new Date(Date.now() - 3_600_000).toISOString() } });
+    expect(stale.statusCode).toBe(409);
+    expect(stale.json().code).toBe('STALE_HEARTBEAT');
+    expect((await sql('SELECT battery_level, heartbeat_count FROM device WHERE id = $1', [dev.id]))[0]).toEqual({ battery_level: 41, heartbeat_count: 1 });
+    expect((await t.req(customer, { method: 'POST', url: '/mobile/heartbeat', payload: { device_id: dev.id } })).statusCode).toBe(404);
+    expect((await t.req(driver, { method: 'POST', url: '/mobile/heartbeat', payload: { device_id: dev.id, battery_level: 101 } })).statusCode).toBe(400);
+    const health = (await t.req(admin, { method: 'GET', url: '/admin/mobile-health' })).json();
+    expect(health.devices.seen_last_hour).toEqual(expect.arrayContaining([expect.objectContaining({ app_role: 'repartidor', app_version: '0.7.2' })]));
+  });
+});
+
+describe('push worker', () => {
+  let server: http.Server;
+  let url: string;
+  const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+  let respond = 200;
+  const SECRET = 'webhook-secret-0123456789';
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body });
+        res.statusCode = respond;
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/push`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  async function queuedPushFor(s: Session) {
+    await sql('UPDATE device SET deleted_at = now() WHERE user_id = $1', [s.userId]); // one device: one push
+    await registerDevice(s);
+    await sql(`UPDATE push_outbox SET status = 'sent' WHERE status IN ('pending', 'sending')`); // start from an empty queue
+    const n = (await t.req(s, { method: 'POST', url: '/notifications/test', payload: { title: 'push me' } })).json();
+    return sql('SELECT id, status, attempts FROM push_outbox WHERE notification_id = $1', [n.id]);
+  }
+
+  it('delivers through the webhook gateway with an HMAC-SHA256 signature', async () => {
+    const [row] = await queuedPushFor(customer);
+    respond = 200;
+    received.length = 0;
+    const worker = createPushWorker(t.db, { gateway: createWebhookGateway({ url, secret: SECRET }) });
+    expect(await worker.tick()).toBe(1);
+    expect(received).toHaveLength(1);
+    const { headers, body } = received[0];
+    const ts = headers['x-push-timestamp'] as string;
+    expect(headers['x-push-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(`${ts}.${body}`).digest('hex')}`);
+    expect(headers['x-push-id']).toBe(row.id);
+    expect(headers['content-type']).toBe('application/json');
+    const msg = JSON.parse(body);
+    expect(msg).toMatchObject({ id: row.id, organization_id: orgId, attempt: 1, to: { platform: 'android' }, notification: { title: 'push me', type: 'test' } });
+    expect(msg.to.token).toMatch(/^push-token-/);
+    expect((await sql('SELECT status, attempts, sent_at, last_error FROM push_outbox WHERE id = $1', [row.id]))[0]).toMatchObject({ status: 'sent', attempts: 1, last_error: null });
+    expect(await worker.tick()).toBe(0);
+  });
+
+  it('retries a failing gateway with exponential backoff, then gives up into failed', async () => {
+    const [row] = await queuedPushFor(customer);
+    respond = 503;
+    const worker = createPushWorker(t.db, { gateway: createWebhookGateway({ url, secret: SECRET }), maxAttempts: 3, backoffMs: 60_000 });
+    expect(await worker.tick()).toBe(1);
+    const r1 = (await sql(`SELECT status, attempts, last_error, available_at - now() AS wait FROM push_outbox WHERE id = $1`, [row.id]))[0];
+    expect(r1).toMatchObject({ status: 'pending', attempts: 1, last_error: 'HTTP_503' });
+    expect(await worker.tick()).toBe(0); // not due yet
+    await sql(`UPDATE push_outbox SET available_at = now() WHERE id = $1`, [row.id]);
+    expect(await worker.tick()).toBe(1);
+    const r2 = (await sql(`SELECT attempts, extract(epoch FROM available_at - updated_at)::int AS delay FROM push_outbox WHERE id = $1`, [row.id]))[0];
+    expect(r2).toEqual({ attempts: 2, delay: 120 }); // 60 s, then 120 s
+    await sql(`UPDATE push_outbox SET available_at = now() WHERE id = $1`, [row.id]);
+    await worker.tick();
+    expect((await sql('SELECT status, attempts FROM push_outbox WHERE id = $1', [row.id]))[0]).toEqual({ status: 'failed', attempts: 3 });
+    const health = (await t.req(admin, { method: 'GET', url: '/admin/mobile-health' })).json();
+    expect(health.push.failed_last_24h).toBeGreaterThanOrEqual(1);
+  });
+
+  it('gives up at once on a permanent refusal (4xx)', async () => {
+    const [row] = await queuedPushFor(customer);
+    respond = 400;
+    const worker = createPushWorker(t.db, { gateway: createWebhookGateway({ url, secret: SECRET }) });
+    await worker.tick();
+    expect((await sql('SELECT status, attempts, last_error FROM push_outbox WHERE id = $1', [row.id]))[0]).toEqual({ status: 'failed', attempts: 1, last_error: 'HTTP_400' });
+  });
+
+  it('re-claims a row whose worker died after the claim timeout; the late worker cannot overwrite the outcome', async () => {
+    const [row] = await queuedPushFor(customer);
+    let finishHung!: (v: { ok: false; permanent: false; error: string }) => void;
+    const hanging: PushGateway = { name: 'hangs', send: () => new Promise((r) => (finishHung = r)) };
+    const dead = createPushWorker(t.db, { gateway: hanging, claimTimeoutMs: 200 });
+    const deadTick = dead.tick();
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await sql('SELECT status, attempts FROM push_outbox WHERE id = $1', [row.id]))[0]).toEqual({ status: 'sending', attempts: 1 });
+    respond = 200;
+    const healthy = createPushWorker(t.db, { gateway: createWebhookGateway({ url, secret: SECRET }), claimTimeoutMs: 200 });
+    expect(await healthy.tick()).toBe(0); // still within the claim
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await healthy.tick()).toBe(1);
+    expect((await sql('SELECT status, attempts FROM push_outbox WHERE id = $1', [row.id]))[0]).toEqual({ status: 'sent', attempts: 2 });
+    finishHung({ ok: false, permanent: false, error: 'late' });
+    await deadTick;
+    expect((await sql('SELECT status, last_error FROM push_outbox WHERE id = $1', [row.id]))[0]).toEqual({ status: 'sent', last_error: null });
+  });
+});

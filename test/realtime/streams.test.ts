@@ -1,0 +1,326 @@
+import net from 'node:net';
+import { SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import { SseClient, json } from './sse.js';
+import type { EventInput } from '../../src/platform/events.js';
+import type { SubadminScope } from '../../src/platform/auth.js';
+
+let t: TestApp;
+let base: string;
+let orgId: string;
+let admin: Session, dispatch: Session, driver: Session, customer: Session, merchant: Session;
+const open: SseClient[] = [];
+
+beforeAll(async () => {
+  t = await createTestApp({ raw: { REALTIME_HEARTBEAT_MS: '300', REALTIME_MAX_BUFFER_BYTES: String(256 * 1024) } });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = t.app.server.address() as net.AddressInfo;
+  base = `http://127.0.0.1:${addr.port}/api/v1`;
+  orgId = t.demo.organizationId;
+  [admin, dispatch, driver, customer, merchant] = await Promise.all([t.as('admin'), t.as('dispatch'), t.as('driver'), t.as('customer'), t.as('merchant')]);
+});
+afterAll(async () => {
+  for (const c of open) c.close();
+  await t?.close();
+});
+
+const record = (org: string, input: EventInput) => t.db.withSystem((tx) => t.app.ctx.events.record(tx, org, input));
+const trip = (type: string, tripId: string, extra: Partial<EventInput> = {}): EventInput => ({
+  type,
+  entityType: 'trip',
+  entityId: tripId,
+  actorUserId: t.demo.users.dispatch,
+  audienceUserIds: [t.demo.users.driver],
+  payload: { code: tripId },
+  ...extra,
+});
+
+async function stream(path: string, s: Session | null, headers: Record<string, string> = {}) {
+  const c = await SseClient.open(`${base}${path}`, s ? { authorization: `Bearer ${s.token}`, ...headers } : headers);
+  open.push(c);
+  return c;
+}
+
+const connections = () => t.app.ctx.services.realtime.connectionCount;
+const until = async (cond: () => boolean, ms = 5_000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe('me stream', () => {
+  it('needs a token, then streams my events as SSE frames, with heartbeats', async () => {
+    const anon = await stream('/realtime/me/stream', null);
+    expect(anon.status).toBe(401);
+    expect(JSON.parse(await anon.body()).code).toBe('UNAUTHORIZED');
+
+    const c = await stream('/realtime/me/stream', driver);
+    expect(c.status).toBe(200);
+    expect(c.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(c.headers['cache-control']).toContain('no-cache');
+    const mine = await record(orgId, trip('trip.assigned', 'trip-me-1'));
+    await record(orgId, trip('trip.assigned', 'trip-other', { audienceUserIds: [t.demo.users.customer] }));
+    const last = await record(orgId, trip('trip.on_the_way', 'trip-me-1'));
+    await c.waitFor((f) => f.id === String(last.seq + 1));
+    await new Promise((r) => setTimeout(r, 100));
+    const types = c.events.map((f) => f.event);
+    // trip.assigned, its inbox notification, then trip.on_the_way and its notification; never the customer's event.
+    expect(types).toEqual(['trip.assigned', 'notification.created', 'trip.on_the_way', 'notification.created']);
+    const first = c.events[0];
+    expect(first.id).toBe(String(mine.seq));
+    expect(json(first)).toMatchObject({ seq: mine.seq, type: 'trip.assigned', entity_type: 'trip', entity_id: 'trip-me-1', payload: { code: 'trip-me-1' } });
+    expect(json(first).audience_user_ids).toBeUndefined();
+    expect(json(c.events[1]).payload.notification).toMatchObject({ user_id: t.demo.users.driver, type: 'trip.assigned', title: 'Trip assigned' });
+    const ids = c.events.map((f) => Number(f.id));
+    expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+    await c.until(() => c.comments.includes('heartbeat'), 3_000, 'heartbeat');
+    c.close();
+  });
+
+  it('rejects a malformed Last-Event-ID with 400', async () => {
+    const c = await stream('/realtime/me/stream', driver, { 'last-event-id': 'abc' });
+    expect(c.status).toBe(400);
+  });
+
+  it('frees the connection when the client goes away', async () => {
+    const before = connections();
+    const c = await stream('/realtime/me/stream', customer);
+    await until(() => connections() === before + 1);
+    c.close();
+    await until(() => connections() === before);
+  });
+
+  it('closes the stream when the session is revoked', async () => {
+    const s = await t.login('driver@demo.test');
+    const c = await stream('/realtime/me/stream', s);
+    expect(c.status).toBe(200);
+    const out = await t.req(s, { method: 'POST', url: '/auth/logout' });
+    expect(out.statusCode).toBeLessThan(300);
+    await c.until(() => c.ended, 5_000, 'end');
+    const again = await stream('/realtime/me/stream', s);
+    expect(again.status).toBe(401);
+  });
+});
+
+describe('resume', () => {
+  it('replays what was missed after a dropped connection, then goes live, with nothing lost or repeated', async () => {
+    const c1 = await stream('/realtime/me/stream', customer);
+    const a = await record(orgId, trip('trip.location_updated', 'trip-r', { audienceUserIds: [t.demo.users.customer] }));
+    await c1.waitFor((f) => f.id === String(a.seq));
+    c1.close();
+    const missed = [];
+    for (let i = 0; i < 5; i++) missed.push(await record(orgId, trip('trip.location_updated', 'trip-r', { audienceUserIds: [t.demo.users.customer], payload: { i } })));
+    await record(orgId, trip('trip.location_updated', 'trip-x', { audienceUserIds: [t.demo.users.driver] }));
+
+    const c2 = await stream('/realtime/me/stream', customer, { 'last-event-id': String(a.seq) });
+    await c2.waitForEvents(5);
+    const live = await record(orgId, trip('trip.location_updated', 'trip-r', { audienceUserIds: [t.demo.users.customer], payload: { live: true } }));
+    await c2.waitFor((f) => f.id === String(live.seq));
+    expect(c2.events.map((f) => Number(f.id))).toEqual([...missed.map((e) => e.seq), live.seq]);
+    c2.close();
+
+    // The same through the query parameter.
+    const c3 = await stream(`/realtime/me/stream?last_event_id=${missed[2].seq}`, customer);
+    await c3.waitForEvents(3);
+    expect(c3.events.map((f) => Number(f.id))).toEqual([missed[3].seq, missed[4].seq, live.seq]);
+    c3.close();
+  });
+
+  it('loses nothing and repeats nothing when events are recorded while the replay runs', async () => {
+    const start = await record(orgId, trip('trip.location_updated', 'trip-c', { audienceUserIds: [t.demo.users.merchant] }));
+    for (let i = 0; i < 30; i++) await record(orgId, trip('trip.location_updated', 'trip-c', { audienceUserIds: [t.demo.users.merchant], payload: { i } }));
+    const writer = (async () => {
+      for (let i = 0; i < 30; i++) await record(orgId, trip('trip.location_updated', 'trip-c', { audienceUserIds: [t.demo.users.merchant], payload: { w: i } }));
+    })();
+    const c = await stream('/realtime/me/stream', merchant, { 'last-event-id': String(start.seq) });
+    await writer;
+    const { rows } = await t.db.withSystem((tx) =>
+      tx.query<{ seq: number }>(`SELECT seq FROM event WHERE organization_id = $1 AND seq > $2 AND $3 = ANY(audience_user_ids) ORDER BY seq`, [orgId, start.seq, t.demo.users.merchant]),
+    );
+    expect(rows).toHaveLength(60);
+    await c.waitForEvents(60, 10_000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(c.events.map((f) => Number(f.id))).toEqual(rows.map((r) => r.seq));
+    c.close();
+  });
+});
+
+describe('organization, trip and territory streams', () => {
+  it('organization stream: dispatch and administrators only, own organization only, no personal notifications', async () => {
+    expect((await stream('/realtime/organization/stream', driver)).status).toBe(403);
+    const other = await t.newOrganization('Stream Other');
+    const c = await stream('/realtime/organization/stream', dispatch);
+    const a = await stream('/realtime/organization/stream', admin);
+    expect([c.status, a.status]).toEqual([200, 200]);
+    await record(other.organizationId, trip('trip.created', 'foreign-trip', { audienceUserIds: [], actorUserId: null }));
+    const mine = await record(orgId, trip('trip.created', 'org-trip', { audienceUserIds: [t.demo.users.customer] }));
+    await c.waitFor((f) => f.id === String(mine.seq));
+    await a.waitFor((f) => f.id === String(mine.seq));
+    await new Promise((r) => setTimeout(r, 150));
+    for (const s of [c, a]) {
+      expect(s.events.map((f) => f.event)).toEqual(['trip.created']);
+      expect(json(s.events[0]).entity_id).toBe('org-trip');
+      s.close();
+    }
+  });
+
+  it('trip stream: only that trip; staff only until the trips module provides participants', async () => {
+    if (t.app.ctx.services.trips) return; // participants are tested with the logistics module
+    expect((await stream('/realtime/trips/trip-t1/stream', driver)).status).toBe(403);
+    const c = await stream('/realtime/trips/trip-t1/stream', dispatch);
+    expect(c.status).toBe(200);
+    await record(orgId, trip('trip.accepted', 'trip-t2'));
+    const e = await record(orgId, trip('trip.accepted', 'trip-t1'));
+    await c.waitFor((f) => f.id === String(e.seq));
+    expect(c.events.map((f) => json(f).entity_id)).toEqual(['trip-t1']);
+    c.close();
+  });
+
+  it('territory stream: sub-administrators, events of their territories only', async () => {
+    expect((await stream('/realtime/territories/stream', admin)).status).toBe(403);
+    const sub = await t.db.withSystem((tx) =>
+      t.app.ctx.services.identity.insertUser(tx, orgId, { email: 'sub-stream@demo.test', password: 'Demo-pass-2026', display_name: 'sub', role: 'administrator', subadmin: true }),
+    );
+    const s = await t.login('sub-stream@demo.test');
+    if (!t.app.ctx.services.subadminScope) {
+      // Without the sub-administration module a sub-administrator has no scope: refused.
+      expect((await stream('/realtime/territories/stream', s)).status).toBe(403);
+      // The scope that module provides (territories + permissions), given here through its extension point.
+      const scope: SubadminScope = {
+        territoryIds: ['terr-a'],
+        permissions: { tracking: true } as SubadminScope['permissions'],
+        commissionMinPercent: null,
+        commissionMaxPercent: null,
+        active: true,
+      };
+      t.app.ctx.services.subadminScope = async (claims) => (claims.sub === sub.id ? scope : null);
+    }
+    const c = await stream('/realtime/territories/stream', s);
+    expect(c.status).toBe(200);
+    await record(orgId, trip('trip.created', 'tb', { territoryId: 'terr-b' }));
+    const e = await record(orgId, trip('trip.created', 'ta', { territoryId: 'terr-a' }));
+    await c.waitFor((f) => f.id === String(e.seq));
+    expect(c.events.map((f) => json(f).entity_id)).toEqual(['ta']);
+    c.close();
+    delete t.app.ctx.services.subadminScope;
+  });
+});
+
+describe('stream tokens', () => {
+  it('opens a stream with ?stream_token= instead of the Authorization header', async () => {
+    const res = await t.req(driver, { method: 'POST', url: '/realtime/tokens', payload: {} });
+    expect(res.statusCode).toBe(201);
+    const { stream_token, expires_in, token_type } = res.json();
+    expect([expires_in, token_type]).toEqual([60, 'stream']);
+    const c = await stream(`/realtime/me/stream?stream_token=${stream_token}`, null);
+    expect(c.status).toBe(200);
+    const e = await record(orgId, trip('trip.assigned', 'trip-token'));
+    await c.waitFor((f) => f.id === String(e.seq));
+    c.close();
+  });
+
+  it('is single purpose: not an access token, and an access token is not a stream token', async () => {
+    const { stream_token } = (await t.req(driver, { method: 'POST', url: '/realtime/tokens' })).json();
+    const me = await t.req(null, { method: 'GET', url: '/me', headers: { authorization: `Bearer ${stream_token}` } });
+    expect(me.statusCode).toBe(401);
+    const c = await stream(`/realtime/me/stream?stream_token=${driver.token}`, null);
+    expect(c.status).toBe(401);
+    expect(JSON.parse(await c.body()).code).toBe('INVALID_STREAM_TOKEN');
+  });
+
+  it('honours its scope and its expiry', async () => {
+    const scoped = (await t.req(admin, { method: 'POST', url: '/realtime/tokens', payload: { stream: 'me' } })).json().stream_token;
+    expect((await stream(`/realtime/organization/stream?stream_token=${scoped}`, null)).status).toBe(403);
+    expect((await stream(`/realtime/me/stream?stream_token=${scoped}`, null)).status).toBe(200);
+    const bad = await t.req(admin, { method: 'POST', url: '/realtime/tokens', payload: { stream: 'everything' } });
+    expect(bad.statusCode).toBe(400);
+    const expired = await new SignJWT({ org: orgId, role: 'repartidor', kind: 'repartidor', sid: 'x', typ: 'stream', scope: {} })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(t.demo.users.driver)
+      .setIssuer('delivery-api')
+      .setAudience('delivery-api:stream')
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 120)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
+      .sign(t.config.jwtSecret);
+    expect((await stream(`/realtime/me/stream?stream_token=${expired}`, null)).status).toBe(401);
+  });
+});
+
+describe('slow consumers', () => {
+  it('drops a client that does not read instead of buffering without bound', async () => {
+    const reader = await stream('/realtime/organization/stream', dispatch);
+    const before = connections();
+    const port = (t.app.server.address() as net.AddressInfo).port;
+    const sock = net.connect(port, '127.0.0.1');
+    await new Promise((r) => sock.once('connect', r));
+    sock.write(`GET /api/v1/realtime/organization/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${admin.token}\r\nAccept: text/event-stream\r\n\r\n`);
+    await until(() => connections() === before + 1);
+    sock.pause(); // never read again
+    const big = 'x'.repeat(64 * 1024);
+    // One event at a time: a reading client keeps up, the paused one fills its socket and is dropped.
+    for (let i = 0; i < 500 && connections() > before; i++) {
+      await record(orgId, { type: 'trip.location_updated', entityType: 'trip', entityId: 'slow', payload: { big } });
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await until(() => connections() === before, 10_000);
+    sock.destroy();
+    // The client that reads was not affected.
+    const last = await record(orgId, { type: 'trip.completed', entityType: 'trip', entityId: 'slow' });
+    await reader.waitFor((f) => f.id === String(last.seq), 10_000);
+    expect(reader.ended).toBe(false);
+    reader.close();
+  });
+});
+
+describe('commit order on PostgreSQL', () => {
+  it.skipIf(!process.env.TEST_DATABASE_URL)('a later sequence that commits first waits for the earlier one, so Last-Event-ID stays a safe resume point', async () => {
+    const c = await stream('/realtime/me/stream', customer);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let firstSeq = 0;
+    // Transaction A takes the lower sequence but commits last.
+    const a = t.db.withSystem(async (tx) => {
+      const ev = await t.app.ctx.events.record(tx, orgId, trip('trip.location_updated', 'order-a', { audienceUserIds: [t.demo.users.customer] }));
+      firstSeq = ev.seq;
+      await held;
+    });
+    await until(() => firstSeq > 0);
+    const b = await record(orgId, trip('trip.location_updated', 'order-b', { audienceUserIds: [t.demo.users.customer] }));
+    expect(b.seq).toBeGreaterThan(firstSeq);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(c.events.map((f) => Number(f.id))).not.toContain(b.seq);
+    release();
+    await a;
+    await c.waitFor((f) => f.id === String(b.seq));
+    expect(c.events.map((f) => Number(f.id))).toEqual([firstSeq, b.seq]);
+    c.close();
+  });
+});
+
+describe('two instances on one PostgreSQL', () => {
+  it.skipIf(!process.env.TEST_DATABASE_URL)('an event committed through one instance reaches a stream on the other', async () => {
+    const { createPostgresDatabase } = await import('../../src/platform/db/index.js');
+    const { buildApp } = await import('../../src/app.js');
+    const db2 = createPostgresDatabase(t.url!, { max: 5 });
+    const app2 = await buildApp({ config: t.config, db: db2 });
+    await app2.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const port2 = (app2.server.address() as net.AddressInfo).port;
+      const c = await SseClient.open(`http://127.0.0.1:${port2}/api/v1/realtime/me/stream`, { authorization: `Bearer ${customer.token}` });
+      open.push(c);
+      expect(c.status).toBe(200);
+      // Through the API of instance 1: a test notification to myself.
+      const res = await t.req(customer, { method: 'POST', url: '/notifications/test', payload: { title: 'across instances' } });
+      expect(res.statusCode).toBe(201);
+      const f = await c.waitFor((x) => x.event === 'notification.created');
+      expect(json(f).payload.notification).toMatchObject({ id: res.json().id, title: 'across instances' });
+      c.close();
+    } finally {
+      await app2.close();
+      await db2.close();
+    }
+  });
+});
