@@ -4,6 +4,7 @@ import { organizationsModule } from './organizations/index.js';
 import { documentsModule } from './documents/index.js';
 import { auditModule } from './audit/index.js';
 import { dashboardModule } from './dashboard/index.js';
+import { storageModule } from './storage/index.js';
 
 /** Every module, in dependency order (a module's init may use the services of those before it). */
-export const modules: Module[] = [identityModule, organizationsModule, documentsModule, auditModule, dashboardModule];
+export const modules: Module[] = [identityModule, organizationsModule, storageModule, documentsModule, auditModule, dashboardModule];
