@@ -88,68 +88,67 @@ function notModified(ifNoneMatch: string | undefined, sha256: string): boolean {
   });
 }
 
-export function storageRoutes(api: Api, svc: StorageService) {
-  return api.register(async (scope) => {
-    const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-    // The PUT body is the raw request stream: no parser buffers it, whatever its Content-Type.
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
-
-    app.post(
-      '/storage/evidence/uploads',
-      {
-        config: { auth: { roles: ['administrator', 'dispatch', 'repartidor'] } },
-        schema: {
-          operationId: 'createEvidenceUpload',
-          tags: ['storage'],
-          summary: 'Request an upload slot for trip evidence (step 1 of 4)',
-          description:
-            "Only the trip's assigned driver, dispatch or an administrator may open one (else 403 NOT_TRIP_DRIVER; unknown trip 404; " +
-            '422 TRIPS_UNAVAILABLE when the trips service is not running). `stage`: `pickup` (purpose `pickup_evidence`) or `delivery` ' +
-            '(`delivery_evidence`). `proof_type`: `photo`, `signature` (image of the signature) or `document` (image of a signed note). ' +
-            'Evidence is an image: JPEG, PNG, WebP or HEIC/HEIF, at most 15 MiB by default. A type not allowed is 415 MEDIA_TYPE_NOT_ALLOWED, ' +
-            'a size over the limit 413 UPLOAD_TOO_LARGE. The slot and its token expire after 15 minutes. ' + LIMITS_DOC,
-          body: Strict({
-            trip_id: Id,
-            stage: lit(EVIDENCE_STAGES),
-            proof_type: lit(PROOF_TYPES),
-            mime_type: MimeType,
-            size_bytes: SizeBytes,
-            filename: Filename,
-          }),
-          response: { 201: Slot },
-        },
+export async function storageRoutes(app: Api, svc: StorageService) {
+  app.post(
+    '/storage/evidence/uploads',
+    {
+      config: { auth: { roles: ['administrator', 'dispatch', 'repartidor'] } },
+      schema: {
+        operationId: 'createEvidenceUpload',
+        tags: ['storage'],
+        summary: 'Request an upload slot for trip evidence (step 1 of 4)',
+        description:
+          "Only the trip's assigned driver, dispatch or an administrator may open one (else 403 NOT_TRIP_DRIVER; unknown trip 404; " +
+          '422 TRIPS_UNAVAILABLE when the trips service is not running). `stage`: `pickup` (purpose `pickup_evidence`) or `delivery` ' +
+          '(`delivery_evidence`). `proof_type`: `photo`, `signature` (image of the signature) or `document` (image of a signed note). ' +
+          'Evidence is an image: JPEG, PNG, WebP or HEIC/HEIF, at most 15 MiB by default. A type not allowed is 415 MEDIA_TYPE_NOT_ALLOWED, ' +
+          'a size over the limit 413 UPLOAD_TOO_LARGE. The slot and its token expire after 15 minutes. ' + LIMITS_DOC,
+        body: Strict({
+          trip_id: Id,
+          stage: lit(EVIDENCE_STAGES),
+          proof_type: lit(PROOF_TYPES),
+          mime_type: MimeType,
+          size_bytes: SizeBytes,
+          filename: Filename,
+        }),
+        response: { 201: Slot },
       },
-      async (req, reply) => reply.code(201).send(await svc.createEvidenceSlot(actorOf(req), req.body as EvidenceSlotInput)),
-    );
+    },
+    async (req, reply) => reply.code(201).send(await svc.createEvidenceSlot(actorOf(req), req.body as EvidenceSlotInput)),
+  );
 
-    app.post(
-      '/storage/generic/uploads',
-      {
-        schema: {
-          operationId: 'createGenericUpload',
-          tags: ['storage'],
-          summary: 'Request an upload slot for a non-evidence purpose',
-          description:
-            'Purposes: `document`, `avatar`, `merchant_payment_qr`, `payment_proof`, `coupon_asset`, `other` (evidence uses POST /storage/evidence/uploads). ' +
-            'Images (JPEG, PNG, WebP, HEIC/HEIF) for avatars, payment QR codes and coupon assets; PDF and images for documents, payment proofs and other. ' +
-            '`owner_type` + `owner_id` optionally record what the file is for (informational; links are checked where they are made). ' +
-            'The slot and its token expire after 15 minutes. ' + LIMITS_DOC,
-          body: Strict({
-            purpose: lit(GENERIC_PURPOSES),
-            mime_type: MimeType,
-            size_bytes: SizeBytes,
-            filename: Filename,
-            owner_type: Type.Optional(Type.String({ pattern: '^[a-z][a-z_]{1,39}$', description: 'e.g. merchant, coupon, payment_review, user' })),
-            owner_id: Type.Optional(Id),
-          }),
-          response: { 201: Slot },
-        },
+  app.post(
+    '/storage/generic/uploads',
+    {
+      schema: {
+        operationId: 'createGenericUpload',
+        tags: ['storage'],
+        summary: 'Request an upload slot for a non-evidence purpose',
+        description:
+          'Purposes: `document`, `avatar`, `merchant_payment_qr`, `payment_proof`, `coupon_asset`, `other` (evidence uses POST /storage/evidence/uploads). ' +
+          'Images (JPEG, PNG, WebP, HEIC/HEIF) for avatars, payment QR codes and coupon assets; PDF and images for documents, payment proofs and other. ' +
+          '`owner_type` + `owner_id` optionally record what the file is for (informational; links are checked where they are made). ' +
+          'The slot and its token expire after 15 minutes. ' + LIMITS_DOC,
+        body: Strict({
+          purpose: lit(GENERIC_PURPOSES),
+          mime_type: MimeType,
+          size_bytes: SizeBytes,
+          filename: Filename,
+          owner_type: Type.Optional(Type.String({ pattern: '^[a-z][a-z_]{1,39}$', description: 'e.g. merchant, coupon, payment_review, user' })),
+          owner_id: Type.Optional(Id),
+        }),
+        response: { 201: Slot },
       },
-      async (req, reply) => reply.code(201).send(await svc.createGenericSlot(actorOf(req), req.body as GenericSlotInput)),
-    );
+    },
+    async (req, reply) => reply.code(201).send(await svc.createGenericSlot(actorOf(req), req.body as GenericSlotInput)),
+  );
 
-    app.put(
+  // The PUT lives in its own scope: its body is the raw request stream, no parser buffers it, whatever its Content-Type.
+  await app.register(async (scope) => {
+    const raw = scope.withTypeProvider<TypeBoxTypeProvider>();
+    raw.removeAllContentTypeParsers();
+    raw.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+    raw.put(
       '/storage/uploads/:upload_id',
       {
         bodyLimit: ABSOLUTE_MAX_BYTES,
@@ -191,66 +190,66 @@ export function storageRoutes(api: Api, svc: StorageService) {
         }
       },
     );
-
-    const ObjectParams = Strict({ object_id: Id });
-    const Binary = Type.String({ format: 'binary', description: 'the stored bytes' });
-
-    app.get(
-      '/storage/objects/:object_id',
-      {
-        exposeHeadRoute: false,
-        schema: {
-          operationId: 'downloadObject',
-          tags: ['storage'],
-          summary: 'Download a stored object (step 4 of 4)',
-          description:
-            'Streams the content with Content-Type, Content-Length, ETag (the quoted SHA-256), Cache-Control: private, X-Content-Type-Options: nosniff ' +
-            'and Content-Disposition: attachment. `Range: bytes=a-b` (single range) gives 206 with Content-Range; a range starting past the end 416; ' +
-            'multi-range or malformed ranges are ignored (200). `If-None-Match` with the ETag gives 304. ' + READERS_DOC,
-          params: ObjectParams,
-          response: { 200: Binary, 206: Binary, 304: Type.Null({ description: 'not modified' }) },
-        },
-      },
-      async (req, typedReply) => {
-        // Binary responses: the reply is not serialized against a JSON schema.
-        const reply = typedReply as FastifyReply;
-        const o = await svc.objectForReader(actorOf(req), req.params.object_id);
-        setObjectHeaders(reply, o);
-        if (notModified(req.headers['if-none-match'], o.sha256)) return reply.code(304).send();
-        const range = parseRange(req.headers.range, o.size_bytes);
-        if (range === 'unsatisfiable') {
-          reply.header('content-range', `bytes */${o.size_bytes}`);
-          throw new AppError(416, 'RANGE_NOT_SATISFIABLE', `The object has ${o.size_bytes} bytes`);
-        }
-        const stream = await svc.openContent(o, range ?? undefined);
-        if (range) {
-          reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${o.size_bytes}`).header('content-length', String(range.end - range.start + 1));
-        } else {
-          reply.header('content-length', String(o.size_bytes));
-        }
-        return reply.send(stream);
-      },
-    );
-
-    app.head(
-      '/storage/objects/:object_id',
-      {
-        schema: {
-          operationId: 'headObject',
-          tags: ['storage'],
-          summary: 'Headers of a stored object, without the content',
-          description: 'Same headers and authorization as the GET (Content-Length is the full size). ' + READERS_DOC,
-          params: ObjectParams,
-          response: { 200: Type.Null({ description: 'no body' }) },
-        },
-      },
-      async (req, typedReply) => {
-        const reply = typedReply as FastifyReply;
-        const o = await svc.objectForReader(actorOf(req), req.params.object_id);
-        setObjectHeaders(reply, o);
-        reply.header('content-length', String(o.size_bytes));
-        return reply.send();
-      },
-    );
   });
+
+  const ObjectParams = Strict({ object_id: Id });
+  const Binary = Type.String({ format: 'binary', description: 'the stored bytes' });
+
+  app.get(
+    '/storage/objects/:object_id',
+    {
+      exposeHeadRoute: false,
+      schema: {
+        operationId: 'downloadObject',
+        tags: ['storage'],
+        summary: 'Download a stored object (step 4 of 4)',
+        description:
+          'Streams the content with Content-Type, Content-Length, ETag (the quoted SHA-256), Cache-Control: private, X-Content-Type-Options: nosniff ' +
+          'and Content-Disposition: attachment. `Range: bytes=a-b` (single range) gives 206 with Content-Range; a range starting past the end 416; ' +
+          'multi-range or malformed ranges are ignored (200). `If-None-Match` with the ETag gives 304. ' + READERS_DOC,
+        params: ObjectParams,
+        response: { 200: Binary, 206: Binary, 304: Type.Null({ description: 'not modified' }) },
+      },
+    },
+    async (req, typedReply) => {
+      // Binary responses: the reply is not serialized against a JSON schema.
+      const reply = typedReply as FastifyReply;
+      const o = await svc.objectForReader(actorOf(req), req.params.object_id);
+      setObjectHeaders(reply, o);
+      if (notModified(req.headers['if-none-match'], o.sha256)) return reply.code(304).send();
+      const range = parseRange(req.headers.range, o.size_bytes);
+      if (range === 'unsatisfiable') {
+        reply.header('content-range', `bytes */${o.size_bytes}`);
+        throw new AppError(416, 'RANGE_NOT_SATISFIABLE', `The object has ${o.size_bytes} bytes`);
+      }
+      const stream = await svc.openContent(o, range ?? undefined);
+      if (range) {
+        reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${o.size_bytes}`).header('content-length', String(range.end - range.start + 1));
+      } else {
+        reply.header('content-length', String(o.size_bytes));
+      }
+      return reply.send(stream);
+    },
+  );
+
+  app.head(
+    '/storage/objects/:object_id',
+    {
+      schema: {
+        operationId: 'headObject',
+        tags: ['storage'],
+        summary: 'Headers of a stored object, without the content',
+        description: 'Same headers and authorization as the GET (Content-Length is the full size). ' + READERS_DOC,
+        params: ObjectParams,
+        response: { 200: Type.Null({ description: 'no body' }) },
+      },
+    },
+    async (req, typedReply) => {
+      const reply = typedReply as FastifyReply;
+      const o = await svc.objectForReader(actorOf(req), req.params.object_id);
+      setObjectHeaders(reply, o);
+      reply.header('content-length', String(o.size_bytes));
+      return reply.send();
+    },
+  );
 }
