@@ -144,7 +144,9 @@ export function createStorageService(
     return db.withTenant(tenantOf(actor), async (tx) => {
       const { rows } = await tx.query<SlotRow>(
         `SELECT id, object_id, purpose, mime_type, size_bytes, filename, token_hash, status, owner_type, owner_id, trip_id, stage, proof_type,
-                territory_id, created_by_user_id, expires_at, expires_at <= now() AS expired
+                territory_id, created_by_user_id, expires_at, expires_at <= now() AS expired,
+                -- A claim lost in a crash only leaves the slot open again: no need to wait for the WAL flush.
+                set_config('synchronous_commit', 'off', true) AS async_commit
            FROM storage_upload WHERE id = $1 FOR UPDATE`,
         [r.uploadId],
       );
@@ -275,17 +277,18 @@ export function createStorageService(
         const sha256 = verifier.digest();
         try {
           return await db.withTenant(tenantOf(actor), async (tx) => {
-            const done = await tx.query(`UPDATE storage_upload SET status = 'completed', completed_at = now() WHERE id = $1 AND status = 'uploading'`, [slot.id]);
-            if (done.rowCount !== 1) throw new AppError(410, 'UPLOAD_EXPIRED', 'The upload slot expired during the upload; request a new one');
+            // Consume the slot and record the object in one statement: no object without a consumed slot.
             const { rows } = await tx.query<StoredObject>(
-              `INSERT INTO private_storage_object (organization_id, id, purpose, mime_type, size_bytes, sha256, filename, driver, owner_type, owner_id,
+              `WITH done AS (UPDATE storage_upload SET status = 'completed', completed_at = now() WHERE id = $15 AND status = 'uploading' RETURNING id)
+               INSERT INTO private_storage_object (organization_id, id, purpose, mime_type, size_bytes, sha256, filename, driver, owner_type, owner_id,
                                                    trip_id, stage, proof_type, territory_id, upload_id, created_by_user_id)
-               VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16) RETURNING ${OBJECT_COLUMNS}`,
+               SELECT $1,$2,$3,$4,$5::bigint,$6,$7,$8,$9,$10,$11,$12,$13,$14, done.id, $16 FROM done RETURNING ${OBJECT_COLUMNS}`,
               [
                 actor.organizationId, slot.object_id, slot.purpose, slot.mime_type, slot.size_bytes, sha256, slot.filename, primary.name, slot.owner_type,
                 slot.owner_id, slot.trip_id, slot.stage, slot.proof_type, slot.territory_id, slot.id, actor.userId,
               ],
             );
+            if (!rows[0]) throw new AppError(410, 'UPLOAD_EXPIRED', 'The upload slot expired during the upload; request a new one');
             return rows[0];
           });
         } catch (err) {
