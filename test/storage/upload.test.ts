@@ -1,4 +1,6 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -308,5 +310,45 @@ describe('slot janitor worker', () => {
     expect((await slotRow(used.upload_id)).status).toBe('completed');
     expect(existsSync(path.join(objectsDir(), used.object_id))).toBe(true);
     expect(await worker.tick()).toBe(0);
+  });
+});
+
+describe('over a real socket', () => {
+  /** Writes `total` bytes (first chunk, then zeros) and resolves with the response, even if the server stops reading. */
+  function send(port: number, slot: { upload_id: string; upload_token: string; mime_type: string }, first: Buffer, total: number, length?: number) {
+    return new Promise<{ status: number; code?: string }>((resolve, reject) => {
+      const headers: Record<string, string | number> = { authorization: `Bearer ${customer.token}`, 'x-upload-token': slot.upload_token, 'content-type': slot.mime_type };
+      if (length !== undefined) headers['content-length'] = length;
+      const req = http.request({ host: '127.0.0.1', port, method: 'PUT', path: `/api/v1/storage/uploads/${slot.upload_id}`, headers }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, code: body ? JSON.parse(body).code : undefined }));
+      });
+      req.on('error', reject);
+      void (async () => {
+        const zeros = Buffer.alloc(65536);
+        for (let sent = 0, i = 0; sent < total && !req.destroyed; i++) {
+          const c = i === 0 ? first : zeros;
+          sent += c.length;
+          if (!req.write(c)) await new Promise((r) => req.once('drain', r));
+        }
+        req.end();
+      })();
+    });
+  }
+
+  it('a client streaming too much or the wrong bytes receives the 413/415, and the server keeps serving', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (t.app.server.address() as AddressInfo).port;
+    const img = png(8);
+    const head = Buffer.concat([img, Buffer.alloc(65536 - img.length)]);
+    const over = await slotFor(customer, Buffer.alloc(200_000), 'image/png', { purpose: 'other' });
+    expect(await send(port, over, head, 5_000_000)).toEqual({ status: 413, code: 'UPLOAD_TOO_LARGE' });
+    const pe = await slotFor(customer, Buffer.alloc(200_000), 'image/jpeg', { purpose: 'other' });
+    expect(await send(port, pe, Buffer.concat([peExecutable(), Buffer.alloc(65536 - 512)]), 200_000, 200_000)).toEqual({ status: 415, code: 'SIGNATURE_MISMATCH' });
+    await expectNothingStored(over);
+    await expectNothingStored(pe);
+    const ok = await slotFor(customer, img);
+    expect((await send(port, ok, img, img.length, img.length)).status).toBe(201);
   });
 });
