@@ -165,6 +165,9 @@ export async function storageRoutes(app: Api, svc: StorageService) {
             'first byte past it); fewer 400 SIZE_MISMATCH. On a refusal nothing is stored and the slot stays usable until it expires. ' +
             'On success (201) the object is recorded with its SHA-256 and the slot is consumed.',
           params: Strict({ upload_id: Id }),
+          // Documentation only: an untyped schema accepts the raw stream the parser hands over.
+          consumes: [...DOCUMENT_TYPES],
+          body: Type.Unsafe<unknown>({ format: 'binary', description: 'the raw bytes of the file (not multipart)' }),
           response: { 201: ObjectOut },
         },
       },
@@ -193,7 +196,11 @@ export async function storageRoutes(app: Api, svc: StorageService) {
   });
 
   const ObjectParams = Strict({ object_id: Id });
-  const Binary = Type.String({ format: 'binary', description: 'the stored bytes' });
+  // Content-Type is the object's own media type; each allowed type is listed for the OpenAPI document.
+  const Binary = (description: string) => ({
+    description,
+    content: Object.fromEntries(DOCUMENT_TYPES.map((t) => [t, { schema: { type: 'string', format: 'binary' } }])),
+  });
 
   app.get(
     '/storage/objects/:object_id',
@@ -206,9 +213,10 @@ export async function storageRoutes(app: Api, svc: StorageService) {
         description:
           'Streams the content with Content-Type, Content-Length, ETag (the quoted SHA-256), Cache-Control: private, X-Content-Type-Options: nosniff ' +
           'and Content-Disposition: attachment. `Range: bytes=a-b` (single range) gives 206 with Content-Range; a range starting past the end 416; ' +
-          'multi-range or malformed ranges are ignored (200). `If-None-Match` with the ETag gives 304. ' + READERS_DOC,
+          'multi-range or malformed ranges are ignored (200). `If-None-Match` with the ETag gives 304. `HEAD` on the same path answers the same ' +
+          'headers without the content. ' + READERS_DOC,
         params: ObjectParams,
-        response: { 200: Binary, 206: Binary, 304: Type.Null({ description: 'not modified' }) },
+        response: { 200: Binary('the stored bytes'), 206: Binary('the requested range'), 304: Type.Null({ description: 'not modified (If-None-Match)' }) },
       },
     },
     async (req, typedReply) => {
