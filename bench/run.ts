@@ -17,6 +17,7 @@ const SCENARIOS: Record<string, () => Promise<{ default: Scenario }>> = {
   me: () => import('./me.js'),
   logistics: () => import('./logistics.js'),
   realtime: () => import('./realtime.js'),
+  storage: () => import('./storage.js'),
 };
 
 const dbName = `bench_${Date.now()}`;
@@ -38,6 +39,8 @@ const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret-42',
     LOGIN_RATE_LIMIT_PER_ACCOUNT: '100000',
     LOGIN_RATE_LIMIT_PER_IP: '100000',
+    STORAGE_MAX_BYTES_OTHER: '67108864',
+    DATA_DIR: `/tmp/bench-data-${Date.now()}`,
     ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_SERVER_')).map(([k, v]) => [k.slice(13), v])),
   },
   stdio: ['ignore', 'ignore', 'inherit'],

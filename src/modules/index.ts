@@ -1,6 +1,7 @@
 import type { Module } from '../platform/context.js';
 import { identityModule } from './identity/index.js';
 import { organizationsModule } from './organizations/index.js';
+import { storageModule } from './storage/index.js';
 import { documentsModule } from './documents/index.js';
 import { auditModule } from './audit/index.js';
 import { dashboardModule } from './dashboard/index.js';
@@ -15,6 +16,7 @@ import { realtimeModule } from './realtime/index.js';
 export const modules: Module[] = [
   identityModule,
   organizationsModule,
+  storageModule,
   documentsModule,
   auditModule,
   dashboardModule,
