@@ -63,8 +63,9 @@ export function createSettlementRuleService(ctx: AppContext) {
         const before = (await loadRule(tx, m.id)) ?? defaultRule(m.id);
         const next = { ...before, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) } as RuleRow;
         const { rows } = await tx.query<RuleRow>(
-          `INSERT INTO merchant_settlement_rule (organization_id, merchant_id, enabled, frequency, minimum_balance, net_debt_first, updated_by_user_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7)
+          // A new rule starts with the current period: it never settles periods that ended before it existed.
+          `INSERT INTO merchant_settlement_rule (organization_id, merchant_id, enabled, frequency, minimum_balance, net_debt_first, updated_by_user_id, settled_through)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, date_trunc(CASE $4::text WHEN 'daily' THEN 'day' WHEN 'weekly' THEN 'week' ELSE 'month' END, now(), 'UTC'))
            ON CONFLICT (organization_id, merchant_id) DO UPDATE SET enabled = EXCLUDED.enabled, frequency = EXCLUDED.frequency,
              minimum_balance = EXCLUDED.minimum_balance, net_debt_first = EXCLUDED.net_debt_first,
              updated_by_user_id = EXCLUDED.updated_by_user_id, updated_at = now()
@@ -114,7 +115,8 @@ const RuleFields = {
 };
 const RuleOut = Type.Object(RuleFields);
 const RULE_DOC =
-  'Automatic settlement: when `enabled`, a worker settles each completed period (UTC days; ISO weeks from Monday; calendar months) exactly once: ' +
+  'Automatic settlement: when `enabled`, a worker settles each completed period (UTC days; ISO weeks from Monday; calendar months) exactly once, ' +
+  'starting with the period in which the rule was first saved: ' +
   'if the payable (wallet entries created before the period end, outside debt and credit) is > 0 and >= `minimum_balance`, it writes a ' +
   '`settlement_debit` entry (−payable) and a settlement record; with `net_debt_first` the outstanding debt is first netted from it ' +
   '(a `merchant_debt_payment` entry of the netted amount; payout = payable − netted). Below the minimum the period is recorded as `skipped`.';
