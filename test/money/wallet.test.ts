@@ -203,6 +203,17 @@ describe('debt payments', () => {
   });
 });
 
+describe('debt payments race', () => {
+  it('concurrent payments of the whole debt: one wins, the rest are refused; the debt never goes below zero', async () => {
+    const m = await newMerchant('10.00');
+    await deliver(t, await order(m.id, 'cash', '40.00', '6.00')); // debt 4.00 + 6.00
+    const results = await Promise.all(Array.from({ length: 5 }, () => t.req(admin, { method: 'POST', url: `/admin/merchants/${m.id}/debt-payments`, payload: { amount: '10.00' } })));
+    expect(results.filter((r) => r.statusCode === 201)).toHaveLength(1);
+    expect(results.filter((r) => r.statusCode === 422).every((r) => r.json().code === 'PAYMENT_EXCEEDS_DEBT')).toBe(true);
+    expect(await dbBalance(t, m.id)).toBe('0.00');
+  });
+});
+
 describe('ledger invariant and finance', () => {
   it('the sum of the entries is the balance every endpoint reports', async () => {
     const m = await newMerchant('7.00');
