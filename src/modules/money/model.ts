@@ -44,8 +44,6 @@ export const ENTRY_COLUMNS = `id, merchant_id, order_id, trip_id, driver_id, set
 /** For sub-administrators: the territories they are confined to (null = not confined). */
 export const scopeOf = (actor: Actor): string[] | null => (actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null);
 
-export const isStaff = (actor: Actor) => actor.kind === 'administrator' || actor.kind === 'subadmin' || actor.kind === 'platform';
-
 /** The merchant the calling `comercio` user owns (404 when he has none). */
 export async function ownMerchant(ctx: AppContext, tx: Tx, actor: Actor): Promise<MerchantRow> {
   const m = await ctx.services.logistics.merchantOfUser(tx, actor.userId);
@@ -85,16 +83,17 @@ export async function walletSummary(tx: Tx, merchantId: string, before: Date | n
   return summarize(rows[0].balance, rows[0].debt_net, rows[0].currency ?? 'BOB');
 }
 
+/** balance = SUM(all); debt_net = SUM(debt entries + debt payments): negative is debt, positive is credit; payable = the rest. */
 export function summarize(balance: string, debtNet: string, currency: string): WalletSummary {
-  const neg = debtNet.startsWith('-');
-  const abs = neg ? debtNet.slice(1) : debtNet;
-  const payable = subtract(balance, debtNet);
-  return { balance: fmt(balance), debt: neg ? fmt(abs) : '0.00', credit: neg ? '0.00' : fmt(abs), payable, currency };
+  const net = money(debtNet);
+  return {
+    balance: formatMoney(money(balance)),
+    debt: net.isNegative() && !net.isZero() ? formatMoney(net.negated()) : '0.00',
+    credit: net.gt(0) ? formatMoney(net) : '0.00',
+    payable: formatMoney(money(balance).minus(net)),
+    currency,
+  };
 }
-
-// Exact decimal arithmetic on numeric strings (no floats).
-const fmt = (s: string) => formatMoney(money(s));
-const subtract = (a: string, b: string) => formatMoney(money(a).minus(money(b)));
 
 /** Serializes work on one merchant's wallet (debt payments, settlements) for the transaction. */
 export async function lockMerchantWallet(tx: Tx, organizationId: string, merchantId: string): Promise<void> {
