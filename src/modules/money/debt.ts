@@ -1,0 +1,147 @@
+import { Type } from '@sinclair/typebox';
+import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import type { Api, AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { AppError } from '../../platform/errors.js';
+import { once, requestHash, validateIdempotencyKey } from '../../platform/idempotency.js';
+import { formatMoney, money } from '../../platform/money.js';
+import { IdParams, Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { DEBT_ENTRY_SQL, lockMerchantWallet, walletSummary } from './model.js';
+import { appendEntry } from './wallet.js';
+
+export interface DebtPaymentInput {
+  amount: string;
+  as_credit?: boolean;
+  note?: string;
+}
+
+/**
+ * The debt entries a payment of `amount` newly covers, oldest first. Coverage is derived, never stored:
+ * all debt payments so far cover the debt entries in (created_at, id) order.
+ */
+async function coverage(tx: Tx, merchantId: string, amount: string) {
+  const { rows } = await tx.query<{ id: string; order_id: string | null; entry_type: string; owed: string; covered: string }>(
+    `WITH d AS (
+       SELECT id, order_id, entry_type, created_at, -amount AS owed, sum(-amount) OVER (ORDER BY created_at, id) AS cum
+         FROM merchant_wallet_entry WHERE merchant_id = $1 AND ${DEBT_ENTRY_SQL}),
+     p AS (SELECT COALESCE(sum(amount), 0) AS paid FROM merchant_wallet_entry WHERE merchant_id = $1 AND entry_type = 'merchant_debt_payment'),
+     c AS (
+       SELECT d.*, LEAST(d.owed, GREATEST(0, p.paid - (d.cum - d.owed))) AS before_cov,
+              LEAST(d.owed, GREATEST(0, p.paid + $2::numeric - (d.cum - d.owed))) AS after_cov
+         FROM d, p)
+     SELECT id, order_id, entry_type, owed::numeric(14,2) AS owed, (after_cov - before_cov)::numeric(14,2) AS covered
+       FROM c WHERE after_cov > before_cov ORDER BY created_at, id`,
+    [merchantId, amount],
+  );
+  return rows.map((r) => ({ entry_id: r.id, order_id: r.order_id, entry_type: r.entry_type, owed: formatMoney(r.owed), covered: formatMoney(r.covered) }));
+}
+
+export function createDebtService(ctx: AppContext) {
+  async function recordPayment(tx: Tx, actor: Actor, merchantId: string, input: DebtPaymentInput) {
+    const merchant = await ctx.services.logistics.getMerchant(tx, merchantId);
+    if (!merchant) throw AppError.notFound('Merchant');
+    await lockMerchantWallet(tx, actor.organizationId, merchantId);
+    const before = await walletSummary(tx, merchantId);
+    if (money(input.amount).gt(money(before.debt)) && !input.as_credit) {
+      throw AppError.unprocessable(`The payment exceeds the debt of ${before.debt}; send as_credit: true to keep the rest as credit`, 'PAYMENT_EXCEEDS_DEBT', [
+        { field: 'amount', message: `at most ${before.debt}` },
+      ]);
+    }
+    const appliedTo = await coverage(tx, merchantId, input.amount);
+    const entry = await appendEntry(tx, actor, {
+      merchantId,
+      entryType: 'merchant_debt_payment',
+      amount: formatMoney(money(input.amount)),
+      currency: before.currency,
+      territoryId: merchant.territory_id,
+      note: input.note ?? null,
+    });
+    const after = await walletSummary(tx, merchantId);
+    return { entry, applied_to: appliedTo, debt_before: before.debt, wallet: after };
+  }
+
+  return {
+    async record(actor: Actor, merchantId: string, input: DebtPaymentInput, idempotencyKey: string | null) {
+      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+        if (!idempotencyKey) return { status: 201, body: await recordPayment(tx, actor, merchantId, input), replayed: false };
+        return once(tx, { organizationId: actor.organizationId, scope: `debt-payment:${merchantId}`, key: idempotencyKey, hash: requestHash(input) }, async () => ({
+          status: 201,
+          body: await recordPayment(tx, actor, merchantId, input),
+        }));
+      });
+    },
+  };
+}
+
+export const EntryOut = Type.Object({
+  id: Type.String(),
+  merchant_id: Type.String(),
+  order_id: Nullable(Type.String()),
+  trip_id: Nullable(Type.String()),
+  driver_id: Nullable(Type.String()),
+  settlement_id: Nullable(Type.String()),
+  entry_type: Type.String(),
+  payment_destination: Nullable(Type.String()),
+  amount: Money,
+  currency: Type.String(),
+  territory_id: Nullable(Type.String()),
+  note: Nullable(Type.String()),
+  created_by_user_id: Nullable(Type.String()),
+  created_at: Timestamp,
+});
+
+export const WalletOut = Type.Object(
+  {
+    balance: Money,
+    debt: Money,
+    credit: Money,
+    payable: Money,
+    currency: Type.String(),
+  },
+  {
+    description:
+      'Derived from the wallet entries: balance = SUM(amount); debt = commission and delivery-fee entries of merchant_direct/cash orders not covered by ' +
+      'debt payments; credit = debt payments beyond the debt; payable = balance + debt − credit (what a settlement would pay out).',
+  },
+);
+
+export function debtRoutes(app: Api, ctx: AppContext) {
+  const svc = createDebtService(ctx);
+  app.post(
+    '/admin/merchants/:id/debt-payments',
+    {
+      config: { auth: { roles: ['administrator'] } },
+      schema: {
+        operationId: 'recordMerchantDebtPayment',
+        tags: ['payments'],
+        summary: 'Records a merchant payment against commission and delivery-fee debt, oldest first',
+        description:
+          'Writes a `merchant_debt_payment` wallet entry (+amount) and an audit row. The amount may not exceed the current debt (422 PAYMENT_EXCEEDS_DEBT) ' +
+          'unless `as_credit: true`, which keeps the rest as credit against future debt. `applied_to` lists the debt entries this payment covers, oldest first. ' +
+          'Honors `Idempotency-Key` (a repeat returns the first result).',
+        params: IdParams,
+        body: Strict({
+          amount: Type.String({ pattern: '^\\d{1,10}(\\.\\d{1,2})?$', description: 'decimal string > 0' }),
+          as_credit: Type.Optional(Type.Boolean({ default: false })),
+          note: Type.Optional(ShortText(500)),
+        }),
+        response: {
+          201: Type.Object({
+            entry: EntryOut,
+            applied_to: Type.Array(Type.Object({ entry_id: Type.String(), order_id: Nullable(Type.String()), entry_type: Type.String(), owed: Money, covered: Money })),
+            debt_before: Money,
+            wallet: WalletOut,
+          }),
+        },
+      },
+    },
+    async (req, reply) => {
+      const body = req.body as DebtPaymentInput;
+      if (!money(body.amount).gt(0)) throw AppError.badRequest('amount must be greater than 0', [{ field: 'amount', message: 'must be > 0' }]);
+      const key = validateIdempotencyKey(req.headers['idempotency-key']);
+      const out = await svc.record(actorOf(req), req.params.id, body, key);
+      if (out.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.code(201).send(out.body);
+    },
+  );
+}

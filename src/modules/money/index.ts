@@ -1,0 +1,78 @@
+import type { Actor } from '../../platform/auth.js';
+import type { Module } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import type { MoneyHooks } from '../../platform/order-contracts.js';
+import { debtRoutes } from './debt.js';
+import { driverSettlementRoutes } from './driver-settlements.js';
+import { financeRoutes } from './finance.js';
+import { DEBT_ENTRY_SQL, scopeOf, walletSummary, type WalletSummary } from './model.js';
+import { paymentProfileRoutes } from './payment-profile.js';
+import { createReviewService, reviewRoutes } from './reviews.js';
+import { settlementRuleRoutes } from './settlement-rules.js';
+import { merchantSettlementWorker } from './settlement-worker.js';
+import { createWalletService } from './wallet.js';
+
+/** What other modules may call besides the MoneyHooks (every function takes the caller's transaction). */
+export interface MoneyApi extends MoneyHooks {
+  /** An administrator's refund of a delivered platform-paid order: a `refund` entry and payment status partially_refunded / refunded. */
+  refundOrder(tx: Tx, actor: Actor, orderId: string, amount: string, note?: string): Promise<{ entry: Record<string, unknown>; payment_status: 'refunded' | 'partially_refunded' }>;
+  /** The derived wallet of a merchant (balance, debt, credit, payable). */
+  walletSummary(tx: Tx, merchantId: string): Promise<WalletSummary>;
+}
+
+declare module '../../platform/context.js' {
+  interface ServiceRegistry {
+    moneyApi: MoneyApi;
+  }
+}
+
+export const moneyModule: Module = {
+  name: 'money',
+  init(ctx) {
+    const wallet = createWalletService(ctx);
+    const reviews = createReviewService(ctx);
+    const api: MoneyApi = {
+      orderDelivered: wallet.orderDelivered,
+      orderCancelled: reviews.cancelForOrder,
+      refundOrder: wallet.refundOrder as MoneyApi['refundOrder'],
+      walletSummary: (tx, merchantId) => walletSummary(tx, merchantId),
+    };
+    ctx.services.money = api;
+    ctx.services.moneyApi = api;
+    ctx.workers.push(merchantSettlementWorker(ctx));
+    ctx.dashboard.set('money', async (tx, actor) => {
+      const scope = scopeOf(actor);
+      const reviews = await tx.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM merchant_payment_review WHERE status = 'pending' AND ($1::text[] IS NULL OR territory_id = ANY($1))`,
+        [scope],
+      );
+      // Debt per merchant (never below zero: one merchant's credit does not hide another's debt).
+      const debt = await tx.query<{ total: string; merchants: number }>(
+        `SELECT COALESCE(sum(d), 0)::numeric(14,2) AS total, count(*) FILTER (WHERE d > 0)::int AS merchants FROM (
+           SELECT GREATEST(0, -sum(amount)) AS d FROM merchant_wallet_entry
+            WHERE (${DEBT_ENTRY_SQL} OR entry_type = 'merchant_debt_payment') AND ($1::text[] IS NULL OR territory_id = ANY($1))
+            GROUP BY merchant_id) x`,
+        [scope],
+      );
+      const pendingDriver = await tx.query<{ total: string; n: number }>(
+        `SELECT COALESCE(sum(amount), 0)::numeric(14,2) AS total, count(*)::int AS n FROM driver_settlement WHERE status = 'pending' AND $1::text[] IS NULL`,
+        [scope],
+      );
+      return {
+        pending_payment_reviews: reviews.rows[0].n,
+        total_merchant_debt: debt.rows[0].total,
+        merchants_in_debt: debt.rows[0].merchants,
+        pending_driver_settlements: pendingDriver.rows[0].n,
+        pending_driver_settlements_total: pendingDriver.rows[0].total,
+      };
+    });
+  },
+  routes(app, ctx) {
+    paymentProfileRoutes(app, ctx);
+    reviewRoutes(app, ctx);
+    debtRoutes(app, ctx);
+    settlementRuleRoutes(app, ctx);
+    driverSettlementRoutes(app, ctx);
+    financeRoutes(app, ctx);
+  },
+};

@@ -1,0 +1,203 @@
+import { Type } from '@sinclair/typebox';
+import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { recordAudit } from '../../platform/audit.js';
+import type { Api, AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { AppError } from '../../platform/errors.js';
+import { Id, IdParams, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { assertObjectLink } from '../../platform/storage-links.js';
+import { ownMerchant } from './model.js';
+
+const PROFILE_COLUMNS = `merchant_id, direct_payment_enabled, instructions, qr_storage_object_id, account_holder, bank_name,
+  account_number_masked, payment_reference_hint, updated_by_user_id, created_at, updated_at`;
+
+interface ProfileRow {
+  merchant_id: string;
+  direct_payment_enabled: boolean;
+  instructions: string | null;
+  qr_storage_object_id: string | null;
+  account_holder: string | null;
+  bank_name: string | null;
+  account_number_masked: string | null;
+  payment_reference_hint: string | null;
+  updated_by_user_id: string | null;
+  created_at: Date | null;
+  updated_at: Date | null;
+}
+
+export interface ProfilePatch {
+  direct_payment_enabled?: boolean;
+  instructions?: string | null;
+  qr_storage_object_id?: string | null;
+  account_holder?: string | null;
+  bank_name?: string | null;
+  account_number?: string | null;
+  payment_reference_hint?: string | null;
+}
+
+/** `****` and the last 4 characters: the only form of an account number the service keeps. */
+export function maskAccountNumber(raw: string): string {
+  const compact = raw.replace(/[\s-]/g, '');
+  return `****${compact.slice(-4)}`;
+}
+
+const emptyProfile = (merchantId: string): ProfileRow => ({
+  merchant_id: merchantId,
+  direct_payment_enabled: false,
+  instructions: null,
+  qr_storage_object_id: null,
+  account_holder: null,
+  bank_name: null,
+  account_number_masked: null,
+  payment_reference_hint: null,
+  updated_by_user_id: null,
+  created_at: null,
+  updated_at: null,
+});
+
+async function loadProfile(tx: Tx, merchantId: string): Promise<ProfileRow | null> {
+  const { rows } = await tx.query<ProfileRow>(`SELECT ${PROFILE_COLUMNS} FROM merchant_payment_profile WHERE merchant_id = $1`, [merchantId]);
+  return rows[0] ?? null;
+}
+
+export function createPaymentProfileService(ctx: AppContext) {
+  return {
+    async getOwn(actor: Actor) {
+      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+        const m = await ownMerchant(ctx, tx, actor);
+        return (await loadProfile(tx, m.id)) ?? emptyProfile(m.id);
+      });
+    },
+
+    async patchOwn(actor: Actor, patch: ProfilePatch) {
+      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+        const m = await ownMerchant(ctx, tx, actor);
+        const before = (await loadProfile(tx, m.id)) ?? emptyProfile(m.id);
+        if (patch.qr_storage_object_id) await assertObjectLink(ctx, tx, actor, patch.qr_storage_object_id, ['merchant_payment_qr']);
+        const next: ProfileRow = { ...before };
+        for (const k of ['direct_payment_enabled', 'instructions', 'qr_storage_object_id', 'account_holder', 'bank_name', 'payment_reference_hint'] as const) {
+          if (patch[k] !== undefined) (next as unknown as Record<string, unknown>)[k] = patch[k];
+        }
+        if (patch.account_number !== undefined) next.account_number_masked = patch.account_number === null ? null : maskAccountNumber(patch.account_number);
+        if (next.direct_payment_enabled && !next.qr_storage_object_id && !next.account_number_masked && !next.instructions) {
+          throw AppError.unprocessable('Direct payment needs a QR code, an account number or instructions', 'PAYMENT_PROFILE_INCOMPLETE');
+        }
+        const { rows } = await tx.query<ProfileRow>(
+          `INSERT INTO merchant_payment_profile (organization_id, merchant_id, direct_payment_enabled, instructions, qr_storage_object_id, account_holder,
+                                                 bank_name, account_number_masked, payment_reference_hint, updated_by_user_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+           ON CONFLICT (organization_id, merchant_id) DO UPDATE SET
+             direct_payment_enabled = EXCLUDED.direct_payment_enabled, instructions = EXCLUDED.instructions,
+             qr_storage_object_id = EXCLUDED.qr_storage_object_id, account_holder = EXCLUDED.account_holder, bank_name = EXCLUDED.bank_name,
+             account_number_masked = EXCLUDED.account_number_masked, payment_reference_hint = EXCLUDED.payment_reference_hint,
+             updated_by_user_id = EXCLUDED.updated_by_user_id, updated_at = now()
+           RETURNING ${PROFILE_COLUMNS}`,
+          [
+            actor.organizationId,
+            m.id,
+            next.direct_payment_enabled,
+            next.instructions,
+            next.qr_storage_object_id,
+            next.account_holder,
+            next.bank_name,
+            next.account_number_masked,
+            next.payment_reference_hint,
+            actor.userId,
+          ],
+        );
+        const { updated_by_user_id: _u, created_at: _c, updated_at: _t, ...b } = before;
+        const { updated_by_user_id: _u2, created_at: _c2, updated_at: _t2, ...a } = rows[0];
+        await recordAudit(tx, actor, { action: 'merchant_payment_profile.updated', entityType: 'merchant_payment_profile', entityId: m.id, before: b, after: a });
+        return rows[0];
+      });
+    },
+
+    /** What a customer needs to pay a merchant directly; 404 unless direct payment is enabled. */
+    async getForCustomer(actor: Actor, merchantId: string) {
+      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+        const m = await ctx.services.logistics.getMerchant(tx, merchantId);
+        const p = m && m.status === 'approved' ? await loadProfile(tx, merchantId) : null;
+        if (!m || !p || !p.direct_payment_enabled) throw AppError.notFound('Payment profile');
+        return { ...p, merchant_name: m.name };
+      });
+    },
+  };
+}
+
+const ProfileFields = {
+  merchant_id: Type.String(),
+  direct_payment_enabled: Type.Boolean(),
+  instructions: Nullable(Type.String()),
+  qr_storage_object_id: Nullable(Type.String({ description: 'private storage object of purpose `merchant_payment_qr`' })),
+  account_holder: Nullable(Type.String()),
+  bank_name: Nullable(Type.String()),
+  account_number_masked: Nullable(Type.String({ description: 'masked only, e.g. `****1234`; the full number is never stored' })),
+  payment_reference_hint: Nullable(Type.String()),
+};
+const ProfileOut = Type.Object({
+  ...ProfileFields,
+  updated_by_user_id: Nullable(Type.String()),
+  created_at: Nullable(Timestamp),
+  updated_at: Nullable(Timestamp),
+});
+const CustomerProfileOut = Type.Object({ ...ProfileFields, merchant_name: Type.String() });
+
+export function paymentProfileRoutes(app: Api, ctx: AppContext) {
+  const svc = createPaymentProfileService(ctx);
+  app.get(
+    '/merchant/payment-profile',
+    {
+      config: { auth: { roles: ['comercio'] } },
+      schema: {
+        operationId: 'getMerchantPaymentProfile',
+        tags: ['payments'],
+        summary: "The calling merchant's direct-payment profile (defaults with null timestamps when never saved)",
+        response: { 200: ProfileOut },
+      },
+    },
+    async (req) => svc.getOwn(actorOf(req)),
+  );
+  app.patch(
+    '/merchant/payment-profile',
+    {
+      config: { auth: { roles: ['comercio'] } },
+      schema: {
+        operationId: 'updateMerchantPaymentProfile',
+        tags: ['payments'],
+        summary: 'Creates or updates the direct-payment profile',
+        description:
+          '`account_number` is accepted here and stored and returned only masked (`****` + last 4). `qr_storage_object_id` must be a storage object ' +
+          'of purpose `merchant_payment_qr` (422 otherwise). Enabling direct payment needs a QR, an account number or instructions (422 PAYMENT_PROFILE_INCOMPLETE). ' +
+          'null clears a field.',
+        body: Strict(
+          {
+            direct_payment_enabled: Type.Optional(Type.Boolean()),
+            instructions: Type.Optional(Nullable(ShortText(2000))),
+            qr_storage_object_id: Type.Optional(Nullable(Id)),
+            account_holder: Type.Optional(Nullable(ShortText(200))),
+            bank_name: Type.Optional(Nullable(ShortText(200))),
+            account_number: Type.Optional(Nullable(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9 -]{3,40}$', description: 'write-only; stored masked' }))),
+            payment_reference_hint: Type.Optional(Nullable(ShortText(200))),
+          },
+          { minProperties: 1 },
+        ),
+        response: { 200: ProfileOut },
+      },
+    },
+    async (req) => svc.patchOwn(actorOf(req), req.body as ProfilePatch),
+  );
+  app.get(
+    '/customer/merchants/:id/payment-profile',
+    {
+      config: { auth: { roles: ['delivery', 'administrator'] } },
+      schema: {
+        operationId: 'getMerchantPaymentProfileForCustomer',
+        tags: ['payments'],
+        summary: "A merchant's direct-payment details for the customer; 404 unless the merchant is approved and direct payment is enabled",
+        params: IdParams,
+        response: { 200: CustomerProfileOut },
+      },
+    },
+    async (req) => svc.getForCustomer(actorOf(req), req.params.id),
+  );
+}

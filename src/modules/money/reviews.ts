@@ -1,0 +1,290 @@
+import { Type } from '@sinclair/typebox';
+import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { recordAudit } from '../../platform/audit.js';
+import type { Api, AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { AppError } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { money } from '../../platform/money.js';
+import type { OrderMoneyFacts } from '../../platform/order-contracts.js';
+import { pageRequest, toPage } from '../../platform/pagination.js';
+import { Currency, Id, IdParams, Money, NonNegativeMoney, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { assertTransition } from '../../platform/state-machine.js';
+import { assertObjectLink } from '../../platform/storage-links.js';
+import { emptyBodyAsObject, ordersOf, ownMerchant, PAYMENT_STATUS_TRANSITIONS, REVIEW_COLUMNS, REVIEW_TRANSITIONS, scopeOf, type ReviewStatus } from './model.js';
+
+export interface ReviewRow {
+  id: string;
+  organization_id: string;
+  territory_id: string | null;
+  order_id: string;
+  merchant_id: string;
+  customer_id: string;
+  amount: string;
+  currency: string;
+  proof_storage_object_id: string | null;
+  customer_reference: string | null;
+  status: ReviewStatus;
+  review_notes: string | null;
+  submissions: number;
+  submitted_at: Date;
+  reviewed_by_user_id: string | null;
+  reviewed_at: Date | null;
+  updated_at: Date;
+}
+
+export interface ProofInput {
+  amount: string;
+  currency?: string;
+  proof_storage_object_id?: string;
+  customer_reference?: string;
+}
+
+export interface ReviewFilter {
+  status?: ReviewStatus;
+  merchant_id?: string;
+  order_id?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+const auditView = (r: ReviewRow) => ({ status: r.status, amount: r.amount, review_notes: r.review_notes, order_id: r.order_id });
+
+export function createReviewService(ctx: AppContext) {
+  const { db } = ctx;
+
+  async function merchantOwner(tx: Tx, merchantId: string): Promise<string[]> {
+    const m = await ctx.services.logistics.getMerchant(tx, merchantId);
+    return m ? [m.owner_user_id] : [];
+  }
+
+  async function emit(tx: Tx, actor: Actor, type: string, r: ReviewRow, audience: string[]) {
+    await ctx.events.record(tx, actor.organizationId, {
+      type,
+      entityType: 'merchant_payment_review',
+      entityId: r.id,
+      territoryId: r.territory_id,
+      actorUserId: actor.userId,
+      audienceUserIds: audience,
+      payload: { order_id: r.order_id, merchant_id: r.merchant_id, status: r.status, amount: r.amount, currency: r.currency },
+    });
+  }
+
+  /** The customer's proof for a merchant_direct order: creates the review, or reopens a rejected one. */
+  async function submitProof(actor: Actor, orderId: string, input: ProofInput): Promise<{ created: boolean; review: ReviewRow }> {
+    if (!input.proof_storage_object_id && !input.customer_reference) {
+      throw AppError.unprocessable('A proof object or a customer reference is required', 'PROOF_REQUIRED', [
+        { field: 'proof_storage_object_id', message: 'required when customer_reference is absent' },
+      ]);
+    }
+    return db.withTenant(tenantOf(actor), async (tx) => {
+      const orders = ordersOf(ctx);
+      const facts = await orders.getOrderFacts(tx, orderId);
+      if (!facts || facts.customerUserId !== actor.userId) throw AppError.notFound('Order');
+      if (facts.paymentDestination !== 'merchant_direct') {
+        throw AppError.unprocessable(`The order is paid by '${facts.paymentDestination}', not directly to the merchant`, 'NOT_DIRECT_PAYMENT');
+      }
+      if (facts.status === 'cancelled') throw AppError.conflict('The order is cancelled', 'ORDER_CANCELLED');
+      if (!money(input.amount).eq(money(facts.total))) {
+        throw AppError.unprocessable(`The amount must equal the order total ${facts.total}`, 'AMOUNT_MISMATCH', [{ field: 'amount', message: `must be ${facts.total}` }]);
+      }
+      if ((input.currency ?? facts.currency) !== facts.currency) {
+        throw AppError.unprocessable(`The currency must be ${facts.currency}`, 'CURRENCY_MISMATCH', [{ field: 'currency', message: `must be ${facts.currency}` }]);
+      }
+      assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, facts.paymentStatus, 'pending_review');
+      if (input.proof_storage_object_id) await assertObjectLink(ctx, tx, actor, input.proof_storage_object_id, ['payment_proof']);
+
+      const inserted = await tx.query<ReviewRow>(
+        `INSERT INTO merchant_payment_review (organization_id, id, territory_id, order_id, merchant_id, customer_id, amount, currency, proof_storage_object_id, customer_reference)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         ON CONFLICT (organization_id, order_id) DO NOTHING RETURNING ${REVIEW_COLUMNS}`,
+        [actor.organizationId, newId(), facts.territoryId, orderId, facts.merchantId, actor.userId, input.amount, facts.currency, input.proof_storage_object_id ?? null, input.customer_reference ?? null],
+      );
+      let review: ReviewRow;
+      let created = true;
+      if (inserted.rows[0]) {
+        review = inserted.rows[0];
+      } else {
+        // One review per order: a new proof reopens a rejected review (a pending or decided one refuses it).
+        created = false;
+        const { rows } = await tx.query<ReviewRow>(`SELECT ${REVIEW_COLUMNS} FROM merchant_payment_review WHERE order_id = $1 FOR UPDATE`, [orderId]);
+        assertTransition('Payment review', REVIEW_TRANSITIONS, rows[0].status, 'pending');
+        const { rows: out } = await tx.query<ReviewRow>(
+          `UPDATE merchant_payment_review SET status = 'pending', amount = $2, proof_storage_object_id = $3, customer_reference = $4,
+                  submissions = submissions + 1, submitted_at = now(), reviewed_by_user_id = NULL, reviewed_at = NULL, updated_at = now()
+            WHERE id = $1 RETURNING ${REVIEW_COLUMNS}`,
+          [rows[0].id, input.amount, input.proof_storage_object_id ?? null, input.customer_reference ?? null],
+        );
+        review = out[0];
+      }
+      await orders.setPaymentStatus(tx, orderId, 'pending_review', review.id);
+      await recordAudit(tx, actor, { action: created ? 'payment_review.submitted' : 'payment_review.resubmitted', entityType: 'merchant_payment_review', entityId: review.id, after: auditView(review) });
+      await emit(tx, actor, 'payment_review.submitted', review, await merchantOwner(tx, review.merchant_id));
+      return { created, review };
+    });
+  }
+
+  /** A review the actor may see: the merchant his own; staff all (sub-administrators in their territories). Else 404. */
+  async function loadVisible(tx: Tx, actor: Actor, id: string, lock: boolean): Promise<ReviewRow> {
+    const { rows } = await tx.query<ReviewRow>(`SELECT ${REVIEW_COLUMNS} FROM merchant_payment_review WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
+    const r = rows[0];
+    if (!r) throw AppError.notFound('Payment review');
+    if (actor.kind === 'comercio') {
+      const m = await ownMerchant(ctx, tx, actor);
+      if (m.id !== r.merchant_id) throw AppError.notFound('Payment review');
+    }
+    const scope = scopeOf(actor);
+    if (scope && (!r.territory_id || !scope.includes(r.territory_id))) throw AppError.notFound('Payment review');
+    return r;
+  }
+
+  /** approve: review approved, order paid. reject: review rejected, order payment failed (the customer may submit a new proof). */
+  async function decide(actor: Actor, id: string, to: 'approved' | 'rejected', notes: string | null): Promise<ReviewRow> {
+    return db.withTenant(tenantOf(actor), async (tx) => {
+      const before = await loadVisible(tx, actor, id, true);
+      assertTransition('Payment review', REVIEW_TRANSITIONS, before.status, to);
+      const orders = ordersOf(ctx);
+      const facts = await orders.getOrderFacts(tx, before.order_id);
+      if (!facts) throw AppError.notFound('Order');
+      const paymentTo = to === 'approved' ? 'paid' : 'failed';
+      assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, facts.paymentStatus, paymentTo);
+      const { rows } = await tx.query<ReviewRow>(
+        `UPDATE merchant_payment_review SET status = $2, review_notes = $3, reviewed_by_user_id = $4, reviewed_at = now(), updated_at = now()
+          WHERE id = $1 RETURNING ${REVIEW_COLUMNS}`,
+        [id, to, notes, actor.userId],
+      );
+      await orders.setPaymentStatus(tx, before.order_id, paymentTo, id);
+      await recordAudit(tx, actor, { action: `payment_review.${to}`, entityType: 'merchant_payment_review', entityId: id, before: auditView(before), after: auditView(rows[0]) });
+      await emit(tx, actor, `payment_review.${to}`, rows[0], [before.customer_id]);
+      return rows[0];
+    });
+  }
+
+  async function list(actor: Actor, q: ReviewFilter) {
+    const page = pageRequest(q);
+    return db.withTenant(tenantOf(actor), async (tx) => {
+      const merchantId = actor.kind === 'comercio' ? (await ownMerchant(ctx, tx, actor)).id : (q.merchant_id ?? null);
+      const { rows } = await tx.query<ReviewRow>(
+        `SELECT ${REVIEW_COLUMNS} FROM merchant_payment_review
+          WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR merchant_id = $2) AND ($3::text IS NULL OR order_id = $3)
+            AND ($4::text[] IS NULL OR territory_id = ANY($4)) AND ($5::text IS NULL OR id < $5)
+          ORDER BY id DESC LIMIT $6`,
+        [q.status ?? null, merchantId, q.order_id ?? null, scopeOf(actor), page.after, page.limit + 1],
+      );
+      return toPage(rows, page);
+    });
+  }
+
+  /** MoneyHooks.orderCancelled: a pending review of the order becomes `cancelled` (other states stay). */
+  async function cancelForOrder(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void> {
+    const { rows } = await tx.query<ReviewRow>(
+      `UPDATE merchant_payment_review SET status = 'cancelled', updated_at = now() WHERE order_id = $1 AND status = 'pending' RETURNING ${REVIEW_COLUMNS}`,
+      [facts.orderId],
+    );
+    if (rows[0]) {
+      await recordAudit(tx, actor, { action: 'payment_review.cancelled', entityType: 'merchant_payment_review', entityId: rows[0].id, before: { status: 'pending' }, after: { status: 'cancelled' } });
+    }
+  }
+
+  return { submitProof, decide, list, cancelForOrder };
+}
+
+const ReviewStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected'), Type.Literal('cancelled')]);
+export const ReviewOut = Type.Object({
+  id: Type.String(),
+  territory_id: Nullable(Type.String()),
+  order_id: Type.String(),
+  merchant_id: Type.String(),
+  customer_id: Type.String(),
+  amount: Money,
+  currency: Type.String(),
+  proof_storage_object_id: Nullable(Type.String()),
+  customer_reference: Nullable(Type.String()),
+  status: ReviewStatusSchema,
+  review_notes: Nullable(Type.String()),
+  submissions: Type.Integer(),
+  submitted_at: Timestamp,
+  reviewed_by_user_id: Nullable(Type.String()),
+  reviewed_at: Nullable(Timestamp),
+  updated_at: Timestamp,
+});
+const ListQuery = Strict({ ...PageQueryProps, status: Type.Optional(ReviewStatusSchema), order_id: Type.Optional(Id) });
+const STATES =
+  'Review status: `pending → approved | rejected | cancelled` (cancelled when the order is cancelled), `rejected → pending` (the customer submits a new proof). ' +
+  'Approve sets the order payment status `pending_review → paid`; reject sets it to `failed`. Any other move is 409 INVALID_TRANSITION.';
+
+export function reviewRoutes(app: Api, ctx: AppContext) {
+  const svc = createReviewService(ctx);
+  app.post(
+    '/customer/orders/:id/payment-proof',
+    {
+      config: { auth: { roles: ['delivery'] } },
+      schema: {
+        operationId: 'submitPaymentProof',
+        tags: ['payments'],
+        summary: 'Submits the proof of a direct payment to the merchant (merchant_direct orders); 201 creates the review, 200 reopens a rejected one',
+        description:
+          'The amount must equal the order total (422 AMOUNT_MISMATCH). `proof_storage_object_id` is a storage object of purpose `payment_proof`; ' +
+          'it may be omitted when `customer_reference` is given (one of both is required, 422 PROOF_REQUIRED). The order payment status goes ' +
+          '`pending | failed → pending_review` (409 INVALID_TRANSITION otherwise). One review per order. ' + STATES,
+        params: IdParams,
+        body: Strict({
+          amount: NonNegativeMoney,
+          currency: Type.Optional(Currency),
+          proof_storage_object_id: Type.Optional(Id),
+          customer_reference: Type.Optional(ShortText(200)),
+        }),
+        response: { 200: ReviewOut, 201: ReviewOut },
+      },
+    },
+    async (req, reply) => {
+      const out = await svc.submitProof(actorOf(req), req.params.id, req.body as ProofInput);
+      return reply.code(out.created ? 201 : 200).send(out.review);
+    },
+  );
+  app.get(
+    '/merchant/payment-reviews',
+    {
+      config: { auth: { roles: ['comercio'] } },
+      schema: { operationId: 'listMerchantPaymentReviews', tags: ['payments'], summary: "The calling merchant's payment reviews, newest first. " + STATES, querystring: ListQuery, response: { 200: Page(ReviewOut) } },
+    },
+    async (req) => svc.list(actorOf(req), req.query as ReviewFilter),
+  );
+  for (const [action, to] of [
+    ['approve', 'approved'],
+    ['reject', 'rejected'],
+  ] as const) {
+    app.post(
+      `/merchant/payment-reviews/:id/${action}`,
+      {
+        // Sub-administrators decide only with payments_review_decide (default false), within their territories.
+        config: { auth: { roles: ['comercio', 'administrator', 'subadmin'], permission: 'payments_review_decide' } },
+        preValidation: emptyBodyAsObject,
+        schema: {
+          operationId: action === 'approve' ? 'approvePaymentReview' : 'rejectPaymentReview',
+          tags: ['payments'],
+          summary: `${action === 'approve' ? 'Approves' : 'Rejects'} a pending payment review (the merchant his own; administrators any)`,
+          description: STATES + (action === 'reject' ? ' `notes` is required for a rejection.' : ''),
+          params: IdParams,
+          body: action === 'reject' ? Strict({ notes: ShortText(1000) }) : Strict({ notes: Type.Optional(ShortText(1000)) }),
+          response: { 200: ReviewOut },
+        },
+      },
+      async (req) => svc.decide(actorOf(req), req.params.id, to, (req.body as { notes?: string } | undefined)?.notes ?? null),
+    );
+  }
+  app.get(
+    '/admin/payment-reviews',
+    {
+      config: { auth: { roles: ['administrator', 'subadmin'], permission: 'payments_review_view' } },
+      schema: {
+        operationId: 'listPaymentReviews',
+        tags: ['payments'],
+        summary: 'Every payment review (sub-administrators: those of their territories), newest first. ' + STATES,
+        querystring: Strict({ ...PageQueryProps, status: Type.Optional(ReviewStatusSchema), merchant_id: Type.Optional(Id), order_id: Type.Optional(Id) }),
+        response: { 200: Page(ReviewOut) },
+      },
+    },
+    async (req) => svc.list(actorOf(req), req.query as ReviewFilter),
+  );
+}

@@ -1,0 +1,147 @@
+import type { Decimal } from 'decimal.js';
+import type { Actor } from '../../platform/auth.js';
+import { recordAudit } from '../../platform/audit.js';
+import type { AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { AppError } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { formatMoney, money, toCents } from '../../platform/money.js';
+import type { OrderMoneyFacts, PaymentDestination } from '../../platform/order-contracts.js';
+import { assertTransition } from '../../platform/state-machine.js';
+import { ENTRY_COLUMNS, ordersOf, PAYMENT_STATUS_TRANSITIONS, type WalletEntryType } from './model.js';
+
+export interface Posting {
+  entryType: WalletEntryType;
+  amount: string;
+}
+
+/**
+ * The wallet entries of a delivered order (pure; unit-tested against hand-computed figures).
+ *
+ * commission = commission_percent × (subtotal − discount_total), rounded half-up to cents.
+ * - platform: the platform collected the customer's money for the merchant:
+ *   sale_credit +(total − delivery_fee), platform_commission −commission, delivery_fee_debit −delivery_fee.
+ * - merchant_direct / cash: the merchant already holds the money: no sale credit; the commission and the
+ *   delivery fee are merchant debt: platform_commission −commission, delivery_fee_debit −delivery_fee.
+ * Zero amounts are not written (a free delivery writes no delivery_fee_debit).
+ */
+export function postingsFor(facts: Pick<OrderMoneyFacts, 'paymentDestination' | 'subtotal' | 'discountTotal' | 'deliveryFee' | 'total'>, commissionPercent: string): Posting[] {
+  const fee = money(facts.deliveryFee);
+  const commission: Decimal = toCents(money(facts.subtotal).minus(facts.discountTotal).times(commissionPercent).dividedBy(100));
+  const out: Posting[] = [];
+  if (facts.paymentDestination === 'platform') out.push({ entryType: 'sale_credit', amount: formatMoney(money(facts.total).minus(fee)) });
+  out.push({ entryType: 'platform_commission', amount: formatMoney(commission.negated()) });
+  out.push({ entryType: 'delivery_fee_debit', amount: formatMoney(fee.negated()) });
+  return out.filter((p) => !money(p.amount).isZero());
+}
+
+export interface EntryInput {
+  merchantId: string;
+  entryType: WalletEntryType;
+  amount: string;
+  currency: string;
+  orderId?: string | null;
+  tripId?: string | null;
+  driverId?: string | null;
+  settlementId?: string | null;
+  paymentDestination?: PaymentDestination | null;
+  territoryId?: string | null;
+  note?: string | null;
+}
+
+/** Appends one wallet entry and its audit row (every money movement is audited). */
+export async function appendEntry(tx: Tx, actor: Pick<Actor, 'organizationId' | 'userId' | 'requestId'>, e: EntryInput) {
+  const { rows } = await tx.query(
+    `INSERT INTO merchant_wallet_entry (organization_id, id, merchant_id, order_id, trip_id, driver_id, settlement_id, entry_type, payment_destination,
+                                        amount, currency, territory_id, note, created_by_user_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING ${ENTRY_COLUMNS}`,
+    [
+      actor.organizationId,
+      newId(),
+      e.merchantId,
+      e.orderId ?? null,
+      e.tripId ?? null,
+      e.driverId ?? null,
+      e.settlementId ?? null,
+      e.entryType,
+      e.paymentDestination ?? null,
+      e.amount,
+      e.currency,
+      e.territoryId ?? null,
+      e.note ?? null,
+      actor.userId,
+    ],
+  );
+  await recordAudit(tx, actor, {
+    action: `wallet.${e.entryType}`,
+    entityType: 'merchant_wallet_entry',
+    entityId: rows[0].id,
+    after: { merchant_id: e.merchantId, order_id: e.orderId ?? null, trip_id: e.tripId ?? null, amount: e.amount, currency: e.currency, settlement_id: e.settlementId ?? null },
+  });
+  return rows[0];
+}
+
+export function createWalletService(ctx: AppContext) {
+  /** MoneyHooks.orderDelivered: posts the order once (a repeat, also a concurrent one, writes nothing). */
+  async function orderDelivered(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void> {
+    const anchored = await tx.query(
+      `INSERT INTO merchant_order_posting (organization_id, order_id, merchant_id, payment_destination, order_total)
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING order_id`,
+      [actor.organizationId, facts.orderId, facts.merchantId, facts.paymentDestination, facts.total],
+    );
+    if (anchored.rowCount === 0) return;
+    const merchant = await ctx.services.logistics.getMerchant(tx, facts.merchantId);
+    if (!merchant) throw AppError.notFound('Merchant');
+    const trip = facts.tripId ? await ctx.services.logistics.getTrip(tx, facts.tripId) : null;
+    for (const p of postingsFor(facts, merchant.commission_percent)) {
+      await appendEntry(tx, actor, {
+        merchantId: facts.merchantId,
+        entryType: p.entryType,
+        amount: p.amount,
+        currency: facts.currency,
+        orderId: facts.orderId,
+        tripId: facts.tripId,
+        driverId: trip?.driver_id ?? null,
+        paymentDestination: facts.paymentDestination,
+        territoryId: facts.territoryId,
+        note: p.entryType === 'platform_commission' ? `commission ${merchant.commission_percent}%` : null,
+      });
+    }
+  }
+
+  /**
+   * An administrator's refund of a delivered platform-paid order (no SPEC route: exposed as a service function).
+   * Writes a `refund` entry (−amount) and sets the order payment status to partially_refunded / refunded.
+   */
+  async function refundOrder(tx: Tx, actor: Actor, orderId: string, amount: string, note?: string) {
+    if (!(actor.kind === 'administrator' || actor.kind === 'platform')) throw AppError.forbidden();
+    if (!money(amount).gt(0)) throw AppError.unprocessable('A refund must be positive', 'INVALID_AMOUNT');
+    const orders = ordersOf(ctx);
+    const facts = await orders.getOrderFacts(tx, orderId);
+    if (!facts) throw AppError.notFound('Order');
+    if (facts.paymentDestination !== 'platform') throw AppError.unprocessable('Only platform-paid orders are refunded through the wallet', 'NOT_PLATFORM_PAYMENT');
+    const { rows } = await tx.query<{ refunded_total: string; order_total: string }>(
+      `UPDATE merchant_order_posting SET refunded_total = refunded_total + $2::numeric
+        WHERE order_id = $1 AND refunded_total + $2::numeric <= order_total RETURNING refunded_total, order_total`,
+      [orderId, amount],
+    );
+    if (!rows[0]) throw AppError.unprocessable('The order is not delivered, or the refund exceeds what is left of its total', 'REFUND_NOT_ALLOWED');
+    const to = money(rows[0].refunded_total).eq(money(rows[0].order_total)) ? 'refunded' : 'partially_refunded';
+    assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, facts.paymentStatus, to);
+    const entry = await appendEntry(tx, actor, {
+      merchantId: facts.merchantId,
+      entryType: 'refund',
+      amount: formatMoney(money(amount).negated()),
+      currency: facts.currency,
+      orderId,
+      tripId: facts.tripId,
+      paymentDestination: facts.paymentDestination,
+      territoryId: facts.territoryId,
+      note: note ?? null,
+    });
+    await orders.setPaymentStatus(tx, orderId, to);
+    return { entry, payment_status: to };
+  }
+
+  return { orderDelivered, refundOrder };
+}

@@ -1,0 +1,294 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import { newDriver, newUser, tripIn } from '../logistics/fixtures.js';
+import { postingsFor } from '../../src/modules/money/wallet.js';
+import { adminActor, dbBalance, deliver, installOrderStandIn, newOrder, orderRow, walletEntries } from './fixtures.js';
+
+let t: TestApp;
+let admin: Session;
+let customer: Session;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  await installOrderStandIn(t);
+  [admin, customer] = await Promise.all([t.as('admin'), t.as('customer')]);
+});
+afterAll(() => t?.close());
+
+/** A fresh approved merchant with its own owner session (so its wallet starts empty). */
+async function newMerchant(commission = '12.50') {
+  const u = await newUser(t, 'comercio');
+  const r = await t.req(admin, { method: 'POST', url: '/merchants', payload: { owner_user_id: u.userId, name: `Shop ${u.userId.slice(-4)}`, commission_percent: commission } });
+  expect(r.statusCode, r.body).toBe(201);
+  expect((await t.req(admin, { method: 'POST', url: `/merchants/${r.json().id}/approve`, payload: {} })).statusCode).toBe(200);
+  return { id: r.json().id as string, session: await t.login(u.email) };
+}
+
+const order = (merchantId: string, destination: 'platform' | 'merchant_direct' | 'cash', subtotal: string, fee: string, extra: { discount?: string; tripId?: string } = {}) =>
+  newOrder(t, { merchantId, customerUserId: customer.userId, destination, subtotal, fee, ...extra });
+
+describe('postingsFor (pure)', () => {
+  const cases: [string, Parameters<typeof postingsFor>[0], string, [string, string][]][] = [
+    ['platform', { paymentDestination: 'platform', subtotal: '100.00', discountTotal: '10.00', deliveryFee: '15.00', total: '105.00' }, '10.00', [
+      ['sale_credit', '90.00'],
+      ['platform_commission', '-9.00'],
+      ['delivery_fee_debit', '-15.00'],
+    ]],
+    ['merchant_direct', { paymentDestination: 'merchant_direct', subtotal: '80.00', discountTotal: '5.00', deliveryFee: '10.00', total: '85.00' }, '10.00', [
+      ['platform_commission', '-7.50'],
+      ['delivery_fee_debit', '-10.00'],
+    ]],
+    ['cash, half-up rounding', { paymentDestination: 'cash', subtotal: '45.55', discountTotal: '0.00', deliveryFee: '12.00', total: '57.55' }, '12.50', [
+      ['platform_commission', '-5.69'],
+      ['delivery_fee_debit', '-12.00'],
+    ]],
+    ['0.025 rounds up to 0.03', { paymentDestination: 'cash', subtotal: '0.20', discountTotal: '0.00', deliveryFee: '1.00', total: '1.20' }, '12.50', [
+      ['platform_commission', '-0.03'],
+      ['delivery_fee_debit', '-1.00'],
+    ]],
+    ['free delivery, no commission: only the sale credit', { paymentDestination: 'platform', subtotal: '20.00', discountTotal: '0.00', deliveryFee: '0.00', total: '20.00' }, '0.00', [['sale_credit', '20.00']]],
+  ];
+  for (const [name, facts, pct, expected] of cases) {
+    it(name, () => expect(postingsFor(facts, pct).map((p) => [p.entryType, p.amount])).toEqual(expected));
+  }
+});
+
+describe('orderDelivered', () => {
+  it('writes the hand-computed entries for each payment destination (commission 12.50%)', async () => {
+    const m = await newMerchant('12.50');
+    const p = await order(m.id, 'platform', '33.33', '7.50', { discount: '3.33' }); // total 37.50; commission 12.5% of 30.00 = 3.75
+    const d = await order(m.id, 'merchant_direct', '80.00', '10.00'); // commission 10.00
+    const c = await order(m.id, 'cash', '45.55', '12.00'); // commission 5.69375 → 5.69
+    for (const id of [p, d, c]) await deliver(t, id);
+    expect(await walletEntries(t, { orderId: p })).toEqual([
+      { entry_type: 'sale_credit', amount: '30.00' },
+      { entry_type: 'platform_commission', amount: '-3.75' },
+      { entry_type: 'delivery_fee_debit', amount: '-7.50' },
+    ]);
+    expect(await walletEntries(t, { orderId: d })).toEqual([
+      { entry_type: 'platform_commission', amount: '-10.00' },
+      { entry_type: 'delivery_fee_debit', amount: '-10.00' },
+    ]);
+    expect(await walletEntries(t, { orderId: c })).toEqual([
+      { entry_type: 'platform_commission', amount: '-5.69' },
+      { entry_type: 'delivery_fee_debit', amount: '-12.00' },
+    ]);
+    // balance 30 − 3.75 − 7.5 − 10 − 10 − 5.69 − 12 = −18.94; debt = 10 + 10 + 5.69 + 12 = 37.69; payable = 18.75
+    expect(await dbBalance(t, m.id)).toBe('-18.94');
+    const rule = await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' });
+    expect(rule.json().wallet).toEqual({ balance: '-18.94', debt: '37.69', credit: '0.00', payable: '18.75', currency: 'BOB' });
+    const audits = await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM audit_log WHERE entity_type = 'merchant_wallet_entry' AND after->>'merchant_id' = $1", [m.id]));
+    expect(audits.rows[0].n).toBe(7);
+  });
+
+  it('is idempotent per order: a repeat and 8 concurrent calls write one set of entries', async () => {
+    const m = await newMerchant();
+    const id = await order(m.id, 'platform', '50.00', '10.00');
+    await Promise.all(Array.from({ length: 8 }, () => deliver(t, id)));
+    await deliver(t, id);
+    expect((await walletEntries(t, { orderId: id })).map((e) => e.entry_type)).toEqual(['sale_credit', 'platform_commission', 'delivery_fee_debit']);
+  });
+
+  it('stores the trip driver; a second order claiming the same trip gets no second delivery_fee_debit (23505, rolled back)', async () => {
+    const m = await newMerchant();
+    const driver = await newDriver(t, { lon: -68.13, lat: -16.5 });
+    const tripId = await tripIn(t, admin, driver, 'completed');
+    const first = await order(m.id, 'cash', '10.00', '5.00', { tripId });
+    await deliver(t, first);
+    const { rows } = await t.db.withSystem((tx) => tx.query('SELECT DISTINCT driver_id, trip_id FROM merchant_wallet_entry WHERE order_id = $1', [first]));
+    expect(rows).toEqual([{ driver_id: driver.id, trip_id: tripId }]);
+    const second = await order(m.id, 'cash', '10.00', '5.00', { tripId });
+    await expect(deliver(t, second)).rejects.toMatchObject({ code: '23505' });
+    expect(await walletEntries(t, { orderId: second })).toEqual([]);
+    expect((await t.db.withSystem((tx) => tx.query('SELECT 1 FROM merchant_order_posting WHERE order_id = $1', [second]))).rowCount).toBe(0);
+  });
+
+  it('at most one delivery_fee_debit per order and per trip, also when two writers race past the posting anchor', async () => {
+    const m = await newMerchant();
+    const orderId = 'race-order-1';
+    const insert = (id: string, orderRef: string | null, tripRef: string | null) =>
+      t.db.withTenant({ organizationId: t.demo.organizationId, userId: t.demo.users.admin }, (tx) =>
+        tx.query(
+          `INSERT INTO merchant_wallet_entry (organization_id, id, merchant_id, order_id, trip_id, entry_type, amount, currency)
+           VALUES ($1, $2, $3, $4, $5, 'delivery_fee_debit', -5, 'BOB')`,
+          [t.demo.organizationId, id, m.id, orderRef, tripRef],
+        ),
+      );
+    const byOrder = await Promise.allSettled([insert('fee-a', orderId, 'trip-a'), insert('fee-b', orderId, 'trip-b')]);
+    expect(byOrder.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(byOrder.find((r) => r.status === 'rejected')).toMatchObject({ reason: { code: '23505' } });
+    const byTrip = await Promise.allSettled([insert('fee-c', 'race-order-2', 'trip-x'), insert('fee-d', 'race-order-3', 'trip-x')]);
+    expect(byTrip.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const { rows } = await t.db.withSystem((tx) =>
+      tx.query("SELECT count(*)::int AS n FROM merchant_wallet_entry WHERE merchant_id = $1 AND entry_type = 'delivery_fee_debit'", [m.id]),
+    );
+    expect(rows[0].n).toBe(2);
+  });
+
+  it('the wallet is append-only for the tenant role, and each entry type has a fixed sign', async () => {
+    const m = await newMerchant();
+    await deliver(t, await order(m.id, 'platform', '10.00', '1.00'));
+    const tenant = { organizationId: t.demo.organizationId, userId: t.demo.users.admin };
+    await expect(t.db.withTenant(tenant, (tx) => tx.query('UPDATE merchant_wallet_entry SET amount = 0 WHERE merchant_id = $1', [m.id]))).rejects.toMatchObject({ code: '42501' });
+    await expect(t.db.withTenant(tenant, (tx) => tx.query('DELETE FROM merchant_wallet_entry WHERE merchant_id = $1', [m.id]))).rejects.toMatchObject({ code: '42501' });
+    await expect(
+      t.db.withTenant(tenant, (tx) =>
+        tx.query(`INSERT INTO merchant_wallet_entry (organization_id, id, merchant_id, entry_type, amount) VALUES ($1, 'bad-sign', $2, 'sale_credit', -1)`, [t.demo.organizationId, m.id]),
+      ),
+    ).rejects.toMatchObject({ code: '23514' });
+  });
+});
+
+describe('refunds (service function; no SPEC route)', () => {
+  it('partial then full refund of a platform order: refund entries and payment status; more than the total is refused', async () => {
+    const m = await newMerchant();
+    const id = await order(m.id, 'platform', '40.00', '10.00');
+    await t.db.withSystem((tx) => tx.query("UPDATE test_orders SET payment_status = 'paid' WHERE id = $1", [id]));
+    await deliver(t, id);
+    const refund = (amount: string) =>
+      t.db.withTenant({ organizationId: t.demo.organizationId, userId: t.demo.users.admin }, (tx) => t.app.ctx.services.moneyApi.refundOrder(tx, adminActor(t), id, amount));
+    expect((await refund('20.00')).payment_status).toBe('partially_refunded');
+    expect((await orderRow(t, id)).payment_status).toBe('partially_refunded');
+    await expect(refund('30.01')).rejects.toMatchObject({ code: 'REFUND_NOT_ALLOWED' });
+    expect((await refund('30.00')).payment_status).toBe('refunded');
+    expect((await walletEntries(t, { orderId: id })).filter((e) => e.entry_type === 'refund').map((e) => e.amount)).toEqual(['-20.00', '-30.00']);
+    await expect(refund('0.01')).rejects.toMatchObject({ status: 422 });
+  });
+});
+
+describe('debt payments', () => {
+  it('cover commission and delivery-fee debt oldest first; never more than the debt unless as_credit', async () => {
+    const m = await newMerchant('10.00');
+    const a = await order(m.id, 'merchant_direct', '50.00', '10.00'); // debt 5.00 + 10.00
+    const b = await order(m.id, 'cash', '30.00', '8.00'); // debt 3.00 + 8.00
+    await deliver(t, a);
+    await deliver(t, b);
+    const pay = (payload: Record<string, unknown>, s: Session = admin, headers: Record<string, string> = {}) =>
+      t.req(s, { method: 'POST', url: `/admin/merchants/${m.id}/debt-payments`, payload, headers });
+
+    const tooMuch = await pay({ amount: '26.01' });
+    expect(tooMuch.statusCode).toBe(422);
+    expect(tooMuch.json().code).toBe('PAYMENT_EXCEEDS_DEBT');
+    for (const payload of [{ amount: '0' }, { amount: '-1.00' }, { amount: '1.001' }, { amount: 5 }, { amount: '1.00', extra: true }]) {
+      expect((await pay(payload)).statusCode, JSON.stringify(payload)).toBe(400);
+    }
+    expect((await pay({ amount: '1.00' }, await t.as('merchant'))).statusCode).toBe(403);
+    const other = await t.newOrganization();
+    expect((await pay({ amount: '1.00' }, await t.login(other.logins.admin))).statusCode).toBe(404);
+    expect((await walletEntries(t, { merchantId: m.id })).filter((e) => e.entry_type === 'merchant_debt_payment')).toEqual([]);
+
+    const first = await pay({ amount: '17.00', note: 'cash at office' }, admin, { 'idempotency-key': 'debt-pay-0001' });
+    expect(first.statusCode, first.body).toBe(201);
+    expect(first.json().applied_to.map((x: { order_id: string; entry_type: string; covered: string }) => [x.order_id, x.entry_type, x.covered])).toEqual([
+      [a, 'platform_commission', '5.00'],
+      [a, 'delivery_fee_debit', '10.00'],
+      [b, 'platform_commission', '2.00'],
+    ]);
+    expect(first.json()).toMatchObject({ debt_before: '26.00', wallet: { balance: '-9.00', debt: '9.00', credit: '0.00', payable: '0.00' } });
+    const replay = await pay({ amount: '17.00', note: 'cash at office' }, admin, { 'idempotency-key': 'debt-pay-0001' });
+    expect(replay.statusCode).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json().entry.id).toBe(first.json().entry.id);
+
+    const second = await pay({ amount: '12.00', as_credit: true });
+    expect(second.statusCode, second.body).toBe(201);
+    expect(second.json().applied_to.map((x: { entry_type: string; covered: string }) => [x.entry_type, x.covered])).toEqual([
+      ['platform_commission', '1.00'],
+      ['delivery_fee_debit', '8.00'],
+    ]);
+    expect(second.json().wallet).toEqual({ balance: '3.00', debt: '0.00', credit: '3.00', payable: '0.00', currency: 'BOB' });
+    expect(await dbBalance(t, m.id)).toBe('3.00');
+    const audit = await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'wallet.merchant_debt_payment' AND after->>'merchant_id' = $1", [m.id]));
+    expect(audit.rows[0].n).toBe(2);
+  });
+});
+
+describe('debt payments race', () => {
+  it('concurrent payments of the whole debt: one wins, the rest are refused; the debt never goes below zero', async () => {
+    const m = await newMerchant('10.00');
+    await deliver(t, await order(m.id, 'cash', '40.00', '6.00')); // debt 4.00 + 6.00
+    const results = await Promise.all(Array.from({ length: 5 }, () => t.req(admin, { method: 'POST', url: `/admin/merchants/${m.id}/debt-payments`, payload: { amount: '10.00' } })));
+    expect(results.filter((r) => r.statusCode === 201)).toHaveLength(1);
+    expect(results.filter((r) => r.statusCode === 422).every((r) => r.json().code === 'PAYMENT_EXCEEDS_DEBT')).toBe(true);
+    expect(await dbBalance(t, m.id)).toBe('0.00');
+  });
+});
+
+describe('ledger invariant and finance', () => {
+  it('the sum of the entries is the balance every endpoint reports', async () => {
+    const m = await newMerchant('7.00');
+    const driver = await newDriver(t, { lon: -68.13, lat: -16.5 });
+    const tripId = await tripIn(t, admin, driver, 'completed');
+    await deliver(t, await order(m.id, 'platform', '123.45', '9.99', { tripId }));
+    await deliver(t, await order(m.id, 'merchant_direct', '67.89', '4.50'));
+    await deliver(t, await order(m.id, 'cash', '10.01', '3.33', { discount: '1.00' }));
+    await deliver(t, await order(m.id, 'platform', '5.55', '0.00'));
+    expect((await t.req(admin, { method: 'POST', url: `/admin/merchants/${m.id}/debt-payments`, payload: { amount: '3.21' } })).statusCode).toBe(201);
+    expect((await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: false, minimum_balance: '10.00' } })).statusCode).toBe(200);
+
+    const balance = await dbBalance(t, m.id);
+    // Every page of the ledger, summed by hand.
+    let cursor: string | null = null;
+    const amounts: string[] = [];
+    let totals: { merchant_wallet_net: string; by_type: Record<string, string> } | null = null;
+    do {
+      const url: string = `/finance/ledger?merchant_id=${m.id}&limit=3${cursor ? `&cursor=${cursor}` : ''}`;
+      const r = await t.req(admin, { method: 'GET', url });
+      expect(r.statusCode, r.body).toBe(200);
+      amounts.push(...r.json().data.map((e: { amount: string }) => e.amount));
+      totals = r.json().totals;
+      cursor = r.json().next_cursor;
+    } while (cursor);
+    const cents = (s: string) => Math.round(Number(s) * 100);
+    const sum = (xs: string[]) => xs.reduce((s, x) => s + cents(x), 0);
+    expect(amounts).toHaveLength(10);
+    expect(sum(amounts)).toBe(cents(balance));
+    expect(totals!.merchant_wallet_net).toBe(balance);
+    expect(sum(Object.values(totals!.by_type))).toBe(cents(balance));
+    const own = await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' });
+    expect(own.json().wallet.balance).toBe(balance);
+    const rules = await t.req(admin, { method: 'GET', url: '/admin/merchant-settlement-rules?limit=200' });
+    expect(rules.json().data.find((r: { merchant_id: string }) => r.merchant_id === m.id).wallet.balance).toBe(balance);
+    const last = await t.req(admin, { method: 'POST', url: `/admin/merchants/${m.id}/debt-payments`, payload: { amount: '0.01' } });
+    expect(cents(last.json().wallet.balance)).toBe(cents(balance) + 1);
+
+    // Charges: positive amounts, totals per type equal to the wallet entries of those types.
+    const charges = await t.req(admin, { method: 'GET', url: `/finance/charges?merchant_id=${m.id}` });
+    expect(charges.statusCode, charges.body).toBe(200);
+    const { rows } = await t.db.withSystem((tx) =>
+      tx.query(`SELECT entry_type, (-sum(amount))::numeric(14,2)::text AS s FROM merchant_wallet_entry WHERE merchant_id = $1 AND entry_type IN ('platform_commission', 'delivery_fee_debit') GROUP BY entry_type`, [m.id]),
+    );
+    expect(charges.json().totals.by_type).toEqual(Object.fromEntries(rows.map((r: { entry_type: string; s: string }) => [r.entry_type, r.s])));
+    expect(charges.json().data.filter((c: { collection: string }) => c.collection === 'debt')).toHaveLength(4);
+    expect(charges.json().data.every((c: { amount: string }) => !c.amount.startsWith('-'))).toBe(true);
+
+    // Filters: driver, type, period.
+    const byDriver = await t.req(admin, { method: 'GET', url: `/finance/ledger?driver_id=${driver.id}` });
+    expect(byDriver.json().data.map((e: { type: string }) => e.type).sort()).toEqual(['delivery_fee_debit', 'platform_commission', 'sale_credit']);
+    const byType = await t.req(admin, { method: 'GET', url: `/finance/ledger?merchant_id=${m.id}&type=sale_credit` });
+    expect(byType.json().data).toHaveLength(2);
+    expect(byType.json().totals.by_type).toEqual({ sale_credit: formatCents(cents('123.45') + cents('5.55')) });
+    const future = new Date(Date.now() + 86_400_000).toISOString();
+    expect((await t.req(admin, { method: 'GET', url: `/finance/ledger?merchant_id=${m.id}&from=${encodeURIComponent(future)}` })).json().data).toEqual([]);
+    expect((await t.req(admin, { method: 'GET', url: `/finance/ledger?merchant_id=${m.id}&to=${encodeURIComponent(future)}` })).json().data).toHaveLength(11);
+    expect((await t.req(admin, { method: 'GET', url: '/finance/ledger?type=bogus' })).statusCode).toBe(400);
+    expect((await t.req(m.session, { method: 'GET', url: '/finance/ledger' })).statusCode).toBe(403);
+    const other = await t.newOrganization();
+    const otherLedger = await t.req(await t.login(other.logins.admin), { method: 'GET', url: `/finance/ledger?merchant_id=${m.id}` });
+    expect(otherLedger.json()).toMatchObject({ data: [], totals: { merchant_wallet_net: '0.00', count: 0 } });
+
+    // Dashboard: total merchant debt is the sum of each merchant's uncovered debt.
+    const dash = await t.req(admin, { method: 'GET', url: '/dashboard' });
+    const debt = await t.db.withSystem((tx) =>
+      tx.query(`SELECT COALESCE(sum(d), 0)::numeric(14,2)::text AS total FROM (
+                  SELECT GREATEST(0, -sum(amount)) AS d FROM merchant_wallet_entry
+                   WHERE organization_id = $1 AND ((entry_type IN ('platform_commission', 'delivery_fee_debit') AND payment_destination IN ('merchant_direct', 'cash')) OR entry_type = 'merchant_debt_payment')
+                   GROUP BY merchant_id) x`, [t.demo.organizationId]),
+    );
+    expect(dash.json().sections.money.total_merchant_debt).toBe(debt.rows[0].total);
+  });
+});
+
+function formatCents(c: number): string {
+  return (c / 100).toFixed(2);
+}
