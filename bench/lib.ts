@@ -21,6 +21,8 @@ export interface BenchEnv {
   quick: boolean;
   /** Seconds per autocannon run. */
   duration: number;
+  /** The API server process (for RSS readings from /proc/<pid>/status). */
+  serverPid: number;
 }
 
 export interface LoadResult {

@@ -91,6 +91,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
 
   // Every route: problem responses documented, security declared, and listed for the route-table tests.
   app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/docs')) route.config = { ...(route.config ?? {}), auth: 'public' };
     const isPublic = route.config?.auth === 'public';
     const schema = (route.schema ??= {}) as Record<string, any>;
     const response = (schema.response ??= {});

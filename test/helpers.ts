@@ -19,7 +19,16 @@ export async function freshDatabase(): Promise<{ db: Database; url: string | nul
   const name = `t_${newId().replace(/-/g, '').slice(-20)}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  // Parallel test files create databases at once; PostgreSQL may refuse while template1 is busy.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin.query(`CREATE DATABASE ${name}`);
+      break;
+    } catch (err) {
+      if (attempt >= 10) throw err;
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+    }
+  }
   await admin.end();
   const url = new URL(base);
   url.pathname = `/${name}`;

@@ -112,16 +112,23 @@ export function createIdentityService(ctx: AppContext) {
     return rows[0];
   }
 
+  /** Sliding-window counter in PostgreSQL, shared by every API instance: this minute plus the weighted previous one. */
   async function rateLimit(key: string, limit: number): Promise<void> {
-    const count = await db.withSystem(async (tx) => {
-      const { rows } = await tx.query<{ count: number }>(
-        `INSERT INTO rate_limit_bucket (key, window_start, count) VALUES ($1, date_trunc('minute', now()), 1)
-         ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_bucket.count + 1 RETURNING count`,
+    const weighted = await db.withSystem(async (tx) => {
+      const { rows } = await tx.query<{ weighted: number }>(
+        `WITH cur AS (
+           INSERT INTO rate_limit_bucket (key, window_start, count) VALUES ($1, date_trunc('minute', now()), 1)
+           ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_bucket.count + 1
+           RETURNING count, window_start)
+         SELECT cur.count + coalesce((SELECT b.count FROM rate_limit_bucket b WHERE b.key = $1 AND b.window_start = cur.window_start - interval '1 minute'), 0)
+                * (1 - extract(epoch FROM now() - cur.window_start) / 60) AS weighted
+           FROM cur`,
         [key],
       );
-      return rows[0].count;
+      if (Math.random() < 0.01) await tx.query("DELETE FROM rate_limit_bucket WHERE window_start < now() - interval '10 minutes'");
+      return Number(rows[0].weighted);
     });
-    if (count > limit) throw new AppError(429, 'RATE_LIMITED', 'Too many login attempts; try again in a minute', undefined, { retry_after: 60 });
+    if (weighted > limit) throw new AppError(429, 'RATE_LIMITED', 'Too many login attempts; try again in a minute', undefined, { retry_after: 60 });
   }
 
   async function issueTokens(tx: Tx, user: UserRow, sessionId: string) {

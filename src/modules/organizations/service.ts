@@ -15,7 +15,13 @@ export const OPERATOR_TRANSITIONS: Transitions<OperatorStatus> = {
   suspended: ['approved'],
   rejected: [],
 };
-export const OPERATOR_ACTIONS = { approve: 'approved', reject: 'rejected', suspend: 'suspended', reactivate: 'approved' } as const;
+/** Each action names the states it starts from: reactivate only un-suspends, approve only decides a pending operator. */
+export const OPERATOR_ACTIONS = {
+  approve: { from: ['pending'], to: 'approved' },
+  reject: { from: ['pending'], to: 'rejected' },
+  suspend: { from: ['approved'], to: 'suspended' },
+  reactivate: { from: ['suspended'], to: 'approved' },
+} as const satisfies Record<string, { from: readonly OperatorStatus[]; to: OperatorStatus }>;
 export type OperatorAction = keyof typeof OPERATOR_ACTIONS;
 
 export interface OperatorRow {
@@ -120,11 +126,12 @@ export function createOrganizationService(ctx: AppContext) {
     },
 
     async decideOperator(actor: Actor, operatorId: string, action: OperatorAction, reason?: string) {
-      const to = OPERATOR_ACTIONS[action];
+      const { to, from } = OPERATOR_ACTIONS[action];
       return db.withSystem(async (tx) => {
         const { rows } = await tx.query<OperatorRow>('SELECT * FROM operator WHERE id = $1 FOR UPDATE', [operatorId]);
         const op = rows[0];
         if (!op) throw AppError.notFound('Operator');
+        if (!(from as readonly OperatorStatus[]).includes(op.status)) throw AppError.invalidTransition('operator', op.status, to);
         assertTransition('operator', OPERATOR_TRANSITIONS, op.status, to);
         const { rows: updated } = await tx.query<OperatorRow>(
           `UPDATE operator SET status = $3, status_reason = $4, decided_by_user_id = $5, decided_at = now(), updated_at = now()

@@ -79,11 +79,24 @@ export function inlineParams(text: string, params: unknown[] = []): string {
   return text.replace(/\$(\d+)/g, (_, n: string) => escapeLiteral(params[Number(n) - 1]));
 }
 
-function tenantPrelude(ctx: TenantContext, readOnly = false): string {
+/** Tenant settings and the role switch in one statement (`role` is a setting too, so no separate SET ROLE). */
+function tenantSettings(ctx: TenantContext): string {
   return (
-    `BEGIN${readOnly ? ' READ ONLY' : ''}; SELECT set_config('app.organization_id', ${escapeLiteral(ctx.organizationId)}, true), ` +
-    `set_config('app.user_id', ${escapeLiteral(ctx.userId ?? '')}, true); SET LOCAL ROLE ${TENANT_ROLE}`
+    `SELECT set_config('app.organization_id', ${escapeLiteral(ctx.organizationId)}, true), ` +
+    `set_config('app.user_id', ${escapeLiteral(ctx.userId ?? '')}, true), set_config('role', '${TENANT_ROLE}', true)`
   );
+}
+
+function tenantPrelude(ctx: TenantContext): string {
+  return `BEGIN; ${tenantSettings(ctx)}`;
+}
+
+/**
+ * One exchange for a tenant read: a multi-statement simple query runs as one implicit transaction,
+ * so the local settings and role apply to the SELECT and vanish after it.
+ */
+function tenantReadText(ctx: TenantContext, text: string, params?: unknown[]): string {
+  return `${tenantSettings(ctx)}; ${inlineParams(text, params)}`;
 }
 
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -183,21 +196,9 @@ export function createPostgresDatabase(url: string, opts: { max?: number } = {})
     withTenant: (ctx, fn) => run(tenantPrelude(ctx), fn),
     withSystem: (fn) => run('BEGIN', fn),
     async tenantRead(ctx, text, params) {
-      const client = await pool.connect();
-      let broken = false;
-      try {
-        const results = (await client.query(`${tenantPrelude(ctx, true)}; ${inlineParams(text, params)}; COMMIT`)) as unknown as pg.QueryResult[];
-        return results[results.length - 2].rows;
-      } catch (err) {
-        try {
-          await client.query('ROLLBACK');
-        } catch {
-          broken = true;
-        }
-        throw err;
-      } finally {
-        client.release(broken);
-      }
+      // pool.query: one checkout, one exchange; the implicit transaction ends with the message.
+      const results = (await pool.query(tenantReadText(ctx, text, params))) as unknown as pg.QueryResult[];
+      return results[results.length - 1].rows;
     },
     async listen(channel, onMessage) {
       if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error('bad channel name');
@@ -263,13 +264,8 @@ export async function createPgliteDatabase(dataDir: string | null): Promise<Data
     withSystem: (fn) => run('BEGIN', fn),
     tenantRead(ctx, text, params) {
       return mutex.run(async () => {
-        try {
-          const results = await lite.exec(`${tenantPrelude(ctx, true)}; ${inlineParams(text, params)}; COMMIT`);
-          return results[results.length - 2].rows as any[];
-        } catch (err) {
-          await lite.exec('ROLLBACK').catch(() => undefined);
-          throw err;
-        }
+        const results = await lite.exec(tenantReadText(ctx, text, params));
+        return results[results.length - 1].rows as any[];
       });
     },
     async listen(channel, onMessage) {

@@ -1,0 +1,62 @@
+import type { Tx } from './db/index.js';
+import type { Actor } from './auth.js';
+
+/**
+ * Contracts between commerce (orders), money (wallet, reviews) and chat (outbox), so each module calls
+ * the other's service and never its tables. Commerce implements `orders`; money implements `money`;
+ * chat implements `chat`. Every function runs in the caller's transaction.
+ */
+export type PaymentDestination = 'platform' | 'merchant_direct' | 'cash';
+export type PaymentStatus = 'pending' | 'pending_review' | 'authorized' | 'paid' | 'failed' | 'partially_refunded' | 'refunded';
+
+export interface OrderMoneyFacts {
+  orderId: string;
+  merchantId: string;
+  customerUserId: string;
+  tripId: string | null;
+  territoryId: string | null;
+  paymentDestination: PaymentDestination;
+  paymentStatus: PaymentStatus;
+  status: string;
+  subtotal: string;
+  discountTotal: string;
+  deliveryFee: string;
+  total: string;
+  currency: string;
+}
+
+/** Implemented by commerce. */
+export interface OrderPayments {
+  getOrderFacts(tx: Tx, orderId: string): Promise<OrderMoneyFacts | null>;
+  /** Sets payment_status (and the review link); no state machine here: money decides the transition. */
+  setPaymentStatus(tx: Tx, orderId: string, status: PaymentStatus, paymentReviewId?: string | null): Promise<void>;
+}
+
+/** Implemented by money. */
+export interface MoneyHooks {
+  /** The order was delivered: wallet entries per payment destination (idempotent per order). */
+  orderDelivered(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void>;
+  /** The order was cancelled: a pending payment review becomes `cancelled`. */
+  orderCancelled(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void>;
+}
+
+/** Implemented by chat. */
+export interface ChatOutboxHooks {
+  enqueueOrderCreated(
+    tx: Tx,
+    input: { organizationId: string; merchantId: string; orderId?: string; expressRequestId?: string; territoryId?: string | null; summary: Record<string, unknown> },
+  ): Promise<void>;
+  enqueueStatusChanged(
+    tx: Tx,
+    input: { organizationId: string; merchantId: string; orderId?: string; expressRequestId?: string; territoryId?: string | null; status: string; summary?: Record<string, unknown> },
+  ): Promise<void>;
+  cancelPendingForOrder(tx: Tx, orderId: string): Promise<void>;
+}
+
+declare module './context.js' {
+  interface ServiceRegistry {
+    orders?: OrderPayments;
+    money?: MoneyHooks;
+    chat?: ChatOutboxHooks;
+  }
+}
