@@ -5,6 +5,7 @@ import { documentsModule } from './documents/index.js';
 import { auditModule } from './audit/index.js';
 import { dashboardModule } from './dashboard/index.js';
 import { logisticsModule } from './logistics/index.js';
+import { commerceModule } from './commerce/index.js';
 
 /** Every module, in dependency order (a module's init may use the services of those before it). */
-export const modules: Module[] = [identityModule, organizationsModule, documentsModule, auditModule, dashboardModule, logisticsModule];
+export const modules: Module[] = [identityModule, organizationsModule, documentsModule, auditModule, dashboardModule, logisticsModule, commerceModule];
