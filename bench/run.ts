@@ -15,6 +15,7 @@ const PORT = Number(process.env.BENCH_PORT ?? 3100);
 /** Scenario name → module with a default export `(env) => Promise<void>`. */
 const SCENARIOS: Record<string, () => Promise<{ default: Scenario }>> = {
   me: () => import('./me.js'),
+  commerce: () => import('./commerce.js'),
 };
 
 const dbName = `bench_${Date.now()}`;

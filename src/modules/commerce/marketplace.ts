@@ -102,8 +102,13 @@ export function marketplaceRoutes(app: Api, ctx: AppContext) {
         );
         const more = ids.length > page.limit;
         const merchantIds = ids.slice(0, page.limit).map((r) => r.merchant_id);
-        const merchants = (await Promise.all(merchantIds.map((id) => ctx.services.logistics.getMerchant(tx, id)))).filter((m) => m?.status === 'approved');
-        const approved = merchants.map((m) => m!.id);
+        // One transaction is one connection: look the merchants up one after the other.
+        const merchants = [];
+        for (const id of merchantIds) {
+          const m = await ctx.services.logistics.getMerchant(tx, id);
+          if (m?.status === 'approved') merchants.push(m);
+        }
+        const approved = merchants.map((m) => m.id);
         const { rows: branches } = await tx.query<BranchRow & { distance_m: number | null }>(
           `${BRANCH_SELECT.replace(' FROM merchant_branch b', `, ${dist} AS distance_m FROM merchant_branch b`)} WHERE ${where} AND b.merchant_id = ANY($8::text[]) ORDER BY distance_m NULLS LAST, b.id`,
           [...params, approved],
@@ -113,16 +118,16 @@ export function marketplaceRoutes(app: Api, ctx: AppContext) {
           [approved],
         );
         const data = merchants.map((m) => {
-          const own = branches.filter((b) => b.merchant_id === m!.id);
+          const own = branches.filter((b) => b.merchant_id === m.id);
           const branchIds = new Set(own.map((b) => b.id));
           return {
-            id: m!.id,
-            name: m!.name,
-            phone: m!.phone,
-            territory_id: m!.territory_id,
+            id: m.id,
+            name: m.name,
+            phone: m.phone,
+            territory_id: m.territory_id,
             branches: own.map(({ distance_m, ...b }) => ({ ...branchOut(b), distance_m: distance_m === null ? null : Math.round(Number(distance_m)) })),
             items: items
-              .filter((i) => i.merchant_id === m!.id && (i.branch_ids.length === 0 || i.branch_ids.some((id) => branchIds.has(id))))
+              .filter((i) => i.merchant_id === m.id && (i.branch_ids.length === 0 || i.branch_ids.some((id) => branchIds.has(id))))
               .map(({ merchant_id: _m, ...i }) => i),
           };
         });
