@@ -122,6 +122,15 @@ CREATE TABLE "merchant_coupon" (
 	CONSTRAINT "merchant_coupon_window_ck" CHECK ("merchant_coupon"."valid_from" is null or "merchant_coupon"."valid_until" is null or "merchant_coupon"."valid_until" > "merchant_coupon"."valid_from")
 );
 --> statement-breakpoint
+CREATE TABLE "merchant_coupon_customer_usage" (
+	"organization_id" text NOT NULL,
+	"coupon_id" text NOT NULL,
+	"customer_id" text NOT NULL,
+	"uses" integer DEFAULT 0 NOT NULL,
+	CONSTRAINT "merchant_coupon_customer_usage_organization_id_coupon_id_customer_id_pk" PRIMARY KEY("organization_id","coupon_id","customer_id"),
+	CONSTRAINT "merchant_coupon_customer_usage_ck" CHECK ("merchant_coupon_customer_usage"."uses" >= 0)
+);
+--> statement-breakpoint
 CREATE TABLE "merchant_coupon_redemption" (
 	"organization_id" text NOT NULL,
 	"id" text NOT NULL,
@@ -208,6 +217,7 @@ ALTER TABLE "delivery_express_request" ADD CONSTRAINT "delivery_express_request_
 ALTER TABLE "merchant_branch" ADD CONSTRAINT "merchant_branch_organization_id_merchant_id_merchant_organization_id_id_fk" FOREIGN KEY ("organization_id","merchant_id") REFERENCES "public"."merchant"("organization_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "merchant_branch" ADD CONSTRAINT "merchant_branch_organization_id_territory_id_territory_organization_id_id_fk" FOREIGN KEY ("organization_id","territory_id") REFERENCES "public"."territory"("organization_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "merchant_coupon" ADD CONSTRAINT "merchant_coupon_organization_id_merchant_id_merchant_organization_id_id_fk" FOREIGN KEY ("organization_id","merchant_id") REFERENCES "public"."merchant"("organization_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "merchant_coupon_customer_usage" ADD CONSTRAINT "merchant_coupon_customer_usage_organization_id_coupon_id_merchant_coupon_organization_id_id_fk" FOREIGN KEY ("organization_id","coupon_id") REFERENCES "public"."merchant_coupon"("organization_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "merchant_coupon_redemption" ADD CONSTRAINT "merchant_coupon_redemption_organization_id_coupon_id_merchant_coupon_organization_id_id_fk" FOREIGN KEY ("organization_id","coupon_id") REFERENCES "public"."merchant_coupon"("organization_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "merchant_order" ADD CONSTRAINT "merchant_order_organization_id_branch_id_merchant_branch_organization_id_id_fk" FOREIGN KEY ("organization_id","branch_id") REFERENCES "public"."merchant_branch"("organization_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "merchant_order_item" ADD CONSTRAINT "merchant_order_item_organization_id_order_id_merchant_order_organization_id_id_fk" FOREIGN KEY ("organization_id","order_id") REFERENCES "public"."merchant_order"("organization_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint

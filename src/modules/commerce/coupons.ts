@@ -57,15 +57,15 @@ export async function couponByCode(tx: Tx, merchantId: string, code: string): Pr
 
 /** Uses of a coupon by a customer that still count (not released by a cancellation). */
 export async function customerUses(tx: Tx, couponId: string, customerId: string): Promise<number> {
-  const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM merchant_coupon_redemption WHERE coupon_id = $1 AND customer_id = $2 AND released_at IS NULL', [couponId, customerId]);
-  return rows[0].n;
+  const { rows } = await tx.query<{ uses: number }>('SELECT uses FROM merchant_coupon_customer_usage WHERE coupon_id = $1 AND customer_id = $2', [couponId, customerId]);
+  return rows[0]?.uses ?? 0;
 }
 
 /**
- * Redeems a coupon for an order, in the order's transaction. The usage limit is decided by one
- * conditional UPDATE (which also locks the coupon row until commit, so concurrent redemptions of the same
- * coupon queue up); the per-customer count is then read under that lock (a fresh snapshot in READ
- * COMMITTED sees every earlier committed redemption). One redemption per order (unique order_id).
+ * Redeems a coupon for an order, in the order's transaction. Both limits are decided in SQL: the usage
+ * limit by a conditional UPDATE of the coupon (which also locks its row until commit, so concurrent
+ * redemptions of one coupon queue up), the per-customer limit by a conditional upsert of the customer's
+ * counter. One redemption per order (unique order_id). A refusal throws, rolling the order back.
  */
 export async function redeemCoupon(tx: Tx, c: { organizationId: string; couponId: string; merchantId: string; customerId: string; orderId: string; discount: string }): Promise<void> {
   const now = new Date();
@@ -83,7 +83,13 @@ export async function redeemCoupon(tx: Tx, c: { organizationId: string; couponId
     if (cur.valid_from && now < cur.valid_from) throw couponRefused('COUPON_NOT_YET_VALID');
     throw couponRefused('COUPON_USAGE_LIMIT_REACHED');
   }
-  if ((await customerUses(tx, c.couponId, c.customerId)) >= rows[0].per_customer_limit) throw couponRefused('COUPON_CUSTOMER_LIMIT_REACHED');
+  const counted = await tx.query(
+    `INSERT INTO merchant_coupon_customer_usage AS u (organization_id, coupon_id, customer_id, uses) VALUES ($1, $2, $3, 1)
+     ON CONFLICT (organization_id, coupon_id, customer_id) DO UPDATE SET uses = u.uses + 1 WHERE u.uses < $4
+     RETURNING uses`,
+    [c.organizationId, c.couponId, c.customerId, rows[0].per_customer_limit],
+  );
+  if (counted.rowCount === 0) throw couponRefused('COUPON_CUSTOMER_LIMIT_REACHED');
   await tx.query(
     `INSERT INTO merchant_coupon_redemption (organization_id, id, coupon_id, merchant_id, customer_id, order_id, discount_amount)
      VALUES ($1, $2, $3, $4, $5, $6, $7)`,
@@ -91,11 +97,15 @@ export async function redeemCoupon(tx: Tx, c: { organizationId: string; couponId
   );
 }
 
-/** A cancelled order gives its use back: the redemption is marked released and usage_count decremented (once). */
+/** A cancelled order gives its use back: the redemption is marked released, usage_count and the customer's count decremented (once). */
 export async function releaseRedemption(tx: Tx, orderId: string): Promise<boolean> {
-  const { rows } = await tx.query<{ coupon_id: string }>('UPDATE merchant_coupon_redemption SET released_at = now() WHERE order_id = $1 AND released_at IS NULL RETURNING coupon_id', [orderId]);
+  const { rows } = await tx.query<{ coupon_id: string; customer_id: string }>(
+    'UPDATE merchant_coupon_redemption SET released_at = now() WHERE order_id = $1 AND released_at IS NULL RETURNING coupon_id, customer_id',
+    [orderId],
+  );
   if (!rows[0]) return false;
   await tx.query('UPDATE merchant_coupon SET usage_count = greatest(usage_count - 1, 0), updated_at = now() WHERE id = $1', [rows[0].coupon_id]);
+  await tx.query('UPDATE merchant_coupon_customer_usage SET uses = greatest(uses - 1, 0) WHERE coupon_id = $1 AND customer_id = $2', [rows[0].coupon_id, rows[0].customer_id]);
   return true;
 }
 

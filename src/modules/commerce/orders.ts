@@ -66,8 +66,8 @@ export function orderFacts(o: OrderRow): OrderMoneyFacts {
 const summaryOf = (o: OrderRow) => ({ order_id: o.id, status: o.status, total: o.total, currency: o.currency, items: o.items.length, payment_destination: o.payment_destination });
 
 export function createOrderService(ctx: AppContext) {
-  async function announce(tx: Tx, actorUserId: string | null, o: OrderRow, type: 'order.created' | 'order.status_changed', from?: OrderStatus) {
-    const owner = (await ctx.services.logistics.getMerchant(tx, o.merchant_id))?.owner_user_id;
+  async function announce(tx: Tx, actorUserId: string | null, o: OrderRow, type: 'order.created' | 'order.status_changed', from?: OrderStatus, ownerUserId?: string) {
+    const owner = ownerUserId ?? (await ctx.services.logistics.getMerchant(tx, o.merchant_id))?.owner_user_id;
     await ctx.events.record(tx, o.organization_id, {
       type,
       entityType: 'merchant_order',
@@ -84,7 +84,7 @@ export function createOrderService(ctx: AppContext) {
     }
   }
 
-  /** Creates an order from a priced cart, in the caller's transaction: refusals first, then the rows, then the coupon redemption. */
+  /** Creates an order from a priced cart, in the caller's transaction: refusals first, then the rows and events, then the coupon redemption. */
   async function create(tx: Tx, actor: Actor, input: CartInput & { notes?: string; quote_id?: string }, priced?: Cart): Promise<OrderRow> {
     const cart = priced ?? (await buildCart(ctx, tx, actor, input));
     if (cart.coupon && !cart.coupon.applied) throw couponRefused(cart.coupon.reason_code!);
@@ -109,11 +109,12 @@ export function createOrderService(ctx: AppContext) {
       `INSERT INTO merchant_order_item (organization_id, order_id, line_no, catalog_item_id, name, unit_price, quantity, line_total) VALUES ${values.join(', ')}`,
       [actor.organizationId, id, ...cart.lines.flatMap((l) => [l.catalog_item_id, l.name, l.unit_price, l.quantity, l.line_total])],
     );
+    const order = (await loadOrder(tx, id))!;
+    await announce(tx, actor.userId, order, 'order.created', undefined, cart.merchant.owner_user_id);
+    // Last, so the coupon row lock (which queues concurrent redemptions of this coupon) is held only until the commit that follows.
     if (couponId) {
       await redeemCoupon(tx, { organizationId: actor.organizationId, couponId, merchantId: cart.merchant.id, customerId: actor.userId, orderId: id, discount: cart.discount_total });
     }
-    const order = (await loadOrder(tx, id))!;
-    await announce(tx, actor.userId, order, 'order.created');
     return order;
   }
 

@@ -167,6 +167,22 @@ export const merchantCouponRedemption = pgTable(
   ],
 );
 
+/** Uses of a coupon per customer that still count: checked and incremented in one conditional upsert (O(1), whatever the history). */
+export const merchantCouponCustomerUsage = pgTable(
+  'merchant_coupon_customer_usage',
+  {
+    organizationId: text('organization_id').notNull(),
+    couponId: text('coupon_id').notNull(),
+    customerId: text('customer_id').notNull(),
+    uses: integer('uses').notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.couponId, t.customerId] }),
+    foreignKey({ columns: [t.organizationId, t.couponId], foreignColumns: [merchantCoupon.organizationId, merchantCoupon.id] }),
+    check('merchant_coupon_customer_usage_ck', sql`${t.uses} >= 0`),
+  ],
+);
+
 export const checkoutQuote = pgTable(
   'checkout_quote',
   {
