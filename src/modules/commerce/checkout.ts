@@ -215,6 +215,14 @@ export function checkoutRoutes(app: Api, ctx: AppContext) {
     },
   );
 
+  // The shape the reserved contract will answer once a connector is released; today every call is 501.
+  const PaymentIntentOut = Type.Object({
+    id: Type.String(),
+    status: Type.String({ description: 'authorized or paid lets a platform order through, once released' }),
+    amount: Money,
+    currency: Type.String(),
+    quote_id: Nullable(Type.String()),
+  });
   const reserved = () => {
     throw new AppError(501, 'FUTURE_INTEGRATION_NOT_RELEASED', 'Platform payment intents belong to a payment connector that is not released; orders do not use them');
   };
@@ -227,7 +235,7 @@ export function checkoutRoutes(app: Api, ctx: AppContext) {
         tags: ['customer'],
         summary: 'Reserved contract: always 501 FUTURE_INTEGRATION_NOT_RELEASED; takes no part in order creation',
         body: Type.Optional(Type.Object({}, { additionalProperties: true })),
-        response: { 501: Problem },
+        response: { 201: PaymentIntentOut, 501: Problem },
       },
     },
     reserved,
@@ -241,7 +249,7 @@ export function checkoutRoutes(app: Api, ctx: AppContext) {
         tags: ['customer'],
         summary: 'Reserved contract: always 501 FUTURE_INTEGRATION_NOT_RELEASED',
         params: Strict({ id: ShortText(100) }),
-        response: { 501: Problem },
+        response: { 200: PaymentIntentOut, 501: Problem },
       },
     },
     reserved,
