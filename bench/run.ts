@@ -18,6 +18,7 @@ const SCENARIOS: Record<string, () => Promise<{ default: Scenario }>> = {
   logistics: () => import('./logistics.js'),
   realtime: () => import('./realtime.js'),
   storage: () => import('./storage.js'),
+  commerce: () => import('./commerce.js'),
 };
 
 const dbName = `bench_${Date.now()}`;
