@@ -57,11 +57,15 @@ interface Case {
   timeBudgetMs: number;
   targetMs: number;
   targetRatio?: number;
+  /** Variant with a stop limit: the pure distance objective otherwise piles trips on a few drivers. */
+  maxStopsPerRoute?: number;
 }
 
 const CASES: Case[] = [
   { name: '100x20', trips: 100, drivers: 20, timeBudgetMs: 800, targetMs: 1000, targetRatio: 0.8 },
   { name: '500x60', trips: 500, drivers: 60, timeBudgetMs: 8000, targetMs: 10_000 },
+  { name: '100x20 max 10 stops', trips: 100, drivers: 20, timeBudgetMs: 800, targetMs: 1000, maxStopsPerRoute: 10 },
+  { name: '500x60 max 20 stops', trips: 500, drivers: 60, timeBudgetMs: 8000, targetMs: 10_000, maxStopsPerRoute: 20 },
 ];
 
 export default async function optimizerBench(env: Pick<BenchEnv, 'report' | 'quick'>): Promise<void> {
@@ -70,11 +74,12 @@ export default async function optimizerBench(env: Pick<BenchEnv, 'report' | 'qui
     for (const seed of seeds) {
       const problem = cityInstance(c.trips, c.drivers, seed);
       const scenario = `optimizer ${c.name} #${seed}`;
-      const greedy = greedyNearestDriver(problem, { seed });
+      const options = { seed, maxStopsPerRoute: c.maxStopsPerRoute };
+      const greedy = greedyNearestDriver(problem, options);
       const started = performance.now();
-      const plan = solve(problem, { seed, timeBudgetMs: c.timeBudgetMs });
+      const plan = solve(problem, { ...options, timeBudgetMs: c.timeBudgetMs });
       const ms = performance.now() - started;
-      const errors = validatePlan(problem, plan);
+      const errors = validatePlan(problem, plan, options);
       if (errors.length > 0) throw new Error(`${scenario}: invalid plan: ${errors.slice(0, 3).join('; ')}`);
       const ratio = plan.totals.distanceM / greedy.totals.distanceM;
       const verdict = ms < c.targetMs && (c.targetRatio === undefined || ratio <= c.targetRatio) ? 'meets target' : 'MISSES target';
@@ -83,6 +88,13 @@ export default async function optimizerBench(env: Pick<BenchEnv, 'report' | 'qui
         { scenario, metric: 'iterations', value: plan.iterations },
         { scenario, metric: 'assigned', value: plan.totals.assigned, note: `greedy ${greedy.totals.assigned}` },
         { scenario, metric: 'distance', value: Math.round(plan.totals.distanceM / 10) / 100, unit: 'km' },
+        {
+          scenario,
+          metric: 'longest route',
+          value: Math.max(...plan.routes.map((r) => r.stops.length)),
+          unit: 'stops',
+          note: `${plan.routes.filter((r) => r.stops.length > 0).length} of ${c.drivers} drivers used`,
+        },
         { scenario, metric: 'greedy distance', value: Math.round(greedy.totals.distanceM / 10) / 100, unit: 'km' },
         {
           scenario,
