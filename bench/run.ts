@@ -19,6 +19,7 @@ const SCENARIOS: Record<string, () => Promise<{ default: Scenario }>> = {
   realtime: () => import('./realtime.js'),
   storage: () => import('./storage.js'),
   commerce: () => import('./commerce.js'),
+  optimizer: () => import('./optimizer.js'),
 };
 
 const dbName = `bench_${Date.now()}`;
