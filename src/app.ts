@@ -64,6 +64,8 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       },
     },
     bodyLimit: config.bodyLimitBytes,
+    // Plugin registration compiles every route schema; on a loaded 2-core machine that can pass the 10 s default.
+    pluginTimeout: 120_000,
     trustProxy: true,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
