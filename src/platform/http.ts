@@ -114,6 +114,17 @@ export function sendProblem(reply: FastifyReply, problem: ProblemBody) {
   return reply.code(problem.status).type('application/problem+json').send(problem);
 }
 
+/**
+ * Errors the router raises before any route or hook runs (FST_ERR_BAD_URL for malformed percent-encoding,
+ * FST_ERR_MAX_PARAM_LENGTH for oversized path parameters): a problem response like every other error.
+ * Passed to Fastify as the `frameworkErrors` option.
+ */
+export function frameworkErrorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  const problem = toProblem(err, String(req.id));
+  problem.detail = problem.detail.slice(0, 200);
+  return sendProblem(reply, problem);
+}
+
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err, req: FastifyRequest, reply) => {
     const problem = toProblem(err, String(req.id));
