@@ -47,6 +47,9 @@ const PG_CODES: Record<string, [number, string, string]> = {
   '22007': [400, 'INVALID_VALUE', 'A date or time has the wrong form'],
   '22008': [400, 'INVALID_VALUE', 'A date or time is out of range'],
   '54000': [400, 'INVALID_VALUE', 'A value is too large'],
+  // NUL (\u0000) cannot be stored in PostgreSQL text (22021) or jsonb (22P05): the client sent it, so a 400.
+  '22021': [400, 'INVALID_VALUE', 'A text value contains a character that cannot be stored (NUL)'],
+  '22P05': [400, 'INVALID_VALUE', 'A text value contains a character that cannot be stored (NUL)'],
   '42501': [404, 'NOT_FOUND', 'Resource not found'],
 };
 
@@ -57,6 +60,7 @@ const FASTIFY_CODES: Record<number, string> = {
   406: 'NOT_ACCEPTABLE',
   411: 'LENGTH_REQUIRED',
   413: 'PAYLOAD_TOO_LARGE',
+  414: 'URI_TOO_LONG',
   415: 'UNSUPPORTED_MEDIA_TYPE',
   429: 'RATE_LIMITED',
 };
