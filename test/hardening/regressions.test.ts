@@ -10,7 +10,7 @@ afterAll(() => t?.close());
 
 const count = async (sql: string, params: unknown[] = []) => Number((await t.db.withSystem((tx) => tx.query<{ n: number }>(sql, params))).rows[0].n);
 
-function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, code: string) {
+function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; body: string; json: () => any }, status: number, code: string) {
   expect(res.statusCode, res.body).toBe(status);
   expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json/);
   expect(res.json()).toMatchObject({ status, code });
