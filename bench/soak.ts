@@ -30,7 +30,7 @@ export default async function soakBench(env: BenchEnv) {
     [org, emails, hash],
   );
   const driverTokens = await Promise.all(emails.map((e) => env.login(e)));
-  const [customer, merchant, dispatch, admin] = await Promise.all(['customer', 'merchant', 'dispatch', 'admin'].map((r) => env.login(`${r}@demo.test`)));
+  const [customer, merchant, dispatch] = await Promise.all(['customer', 'merchant', 'dispatch'].map((r) => env.login(`${r}@demo.test`)));
 
   const stats = new Map<string, { lat: number[]; ok: number; c4: number; c5: number; net: number }>();
   const stat = (route: string) => {
