@@ -16,7 +16,7 @@ export default async function soakBench(env: BenchEnv) {
   const DRIVERS = Math.round(20 * scale);
   const CUSTOMERS = Math.round(4 * scale);
   const READERS = Math.round(4 * scale);
-  const SSE = Number(process.env.BENCH_SSE_CONNECTIONS) || Math.round(300 * scale);
+  const SSE = process.env.BENCH_SSE_CONNECTIONS ? Number(process.env.BENCH_SSE_CONNECTIONS) : Math.round(300 * scale);
 
   // ------------------------------------------------------------------ setup: one driver row per simulated device
   const { rows: orgRows } = await env.pool.query("SELECT organization_id, password_hash FROM users WHERE email = 'driver@demo.test'");
