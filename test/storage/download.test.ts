@@ -75,7 +75,7 @@ async function upload(session: Session, url: string, body: Record<string, unknow
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
-const evidence = (session: Session, body: Record<string, unknown>, bytes = JPEG) =>
+const evidence = (session: Session, body: Record<string, unknown>, bytes: Buffer = JPEG) =>
   upload(session, '/storage/evidence/uploads', { trip_id: trip1, stage: 'pickup', proof_type: 'photo', mime_type: 'image/jpeg', filename: 'pickup.jpg', ...body }, bytes);
 const generic = (session: Session, body: Record<string, unknown>, bytes: Buffer) =>
   upload(session, '/storage/generic/uploads', { purpose: 'avatar', mime_type: 'image/png', filename: 'avatar.png', ...body }, bytes);
