@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newDriver, tripDb, type TestDriver } from '../logistics/fixtures.js';
-import { cart, newCustomer, newShop, ok, orderDb, orderIn, placeOrder, rows, setStatus, type Shop } from './fixtures.js';
+import { cart, newCustomer, newShop, ok, orderDb, orderIn, placeOrder, pt, rows, setStatus, type Shop } from './fixtures.js';
 
 let t: TestApp;
 let admin: Session;
@@ -100,6 +100,23 @@ describe('ready creates the trip', () => {
       dlon: -68.125,
     });
     expect(Number(o.driver_earning)).toBeGreaterThan(0);
+  });
+
+  it('the trip is created with the merchant as actor and the tariff prices; over HTTP a merchant still may not set fees (403, nothing written)', async () => {
+    const id = await orderIn(t, shop, customer, 'ready');
+    const o = await orderDb(t, id);
+    const trip = await tripDb(t, o.trip_id);
+    expect(trip).toMatchObject({ created_by_user_id: shop.merchant.userId, source_channel: 'core', delivery_fee: o.delivery_fee, driver_earning: o.driver_earning });
+    const created = await rows(t, "SELECT actor_user_id FROM event WHERE type = 'trip.created' AND entity_id = $1", [o.trip_id]);
+    expect(created).toEqual([{ actor_user_id: shop.merchant.userId }]);
+    const [before] = await rows(t, 'SELECT count(*)::int AS n FROM trip');
+    const base = { pickup_location: pt(-68.135, -16.5), pickup_address: 'a', dropoff_location: pt(-68.125, -16.51), dropoff_address: 'b' };
+    for (const extra of [{ delivery_fee: '1.00' }, { driver_earning: '9.00' }]) {
+      const res = await t.req(shop.merchant, { method: 'POST', url: '/trips', payload: { ...base, ...extra } });
+      expect(res.statusCode, res.body).toBe(403);
+      expect(res.json().code).toBe('FIELD_NOT_ALLOWED');
+    }
+    expect((await rows(t, 'SELECT count(*)::int AS n FROM trip'))[0]).toEqual(before);
   });
 
   it('follows the trip: pickup verified → in_delivery, completed → delivered; a cash order becomes paid, a platform one stays pending', async () => {

@@ -3,27 +3,36 @@ import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newUser } from '../logistics/fixtures.js';
 import { SUBADMIN_PERMISSION_KEYS, type PermissionKey } from '../../src/platform/auth.js';
 import { REVIEW_TRANSITIONS } from '../../src/modules/money/model.js';
-import { adminActor, demoMerchant, installOrderStandIn, newOrder, orderRow } from './fixtures.js';
+import { png } from '../storage/fixtures.js';
+import { demoShop, newBranch, newCustomer, ok, orderKit, orderRow, uploadObject, type MoneyShop, type OrderKit } from './fixtures.js';
 
 let t: TestApp;
 let admin: Session;
 let merchant: Session;
 let customer: Session;
+let kit: OrderKit;
+let shop: MoneyShop;
 let m: { id: string; territory_id: string | null };
 
 beforeAll(async () => {
   t = await createTestApp();
-  await installOrderStandIn(t);
-  [admin, merchant, customer] = await Promise.all([t.as('admin'), t.as('merchant'), t.as('customer')]);
-  m = await demoMerchant(t);
+  admin = await t.as('admin');
+  kit = await orderKit(t);
+  const demo = await demoShop(t);
+  shop = demo;
+  merchant = demo.session;
+  customer = kit.customer.session;
+  m = { id: demo.id, territory_id: demo.territoryId };
 });
 afterAll(() => t?.close());
 
 const reviewRow = async (orderId: string) => (await t.db.withSystem((tx) => tx.query('SELECT * FROM merchant_payment_review WHERE order_id = $1', [orderId]))).rows[0];
-const directOrder = (over: Record<string, unknown> = {}) =>
-  newOrder(t, { merchantId: m.id, customerUserId: customer.userId, destination: 'merchant_direct', subtotal: '100.00', fee: '15.00', territoryId: m.territory_id, ...over });
+/** A real order of the demo merchant (subtotal 100.00 + delivery 15.00 = 115.00), placed by the kit's customer. */
+const directOrder = async (over: { destination?: 'platform' | 'merchant_direct' | 'cash'; at?: MoneyShop } = {}) =>
+  (await kit.place(over.at ?? shop, { destination: over.destination ?? 'merchant_direct', subtotal: '100.00', fee: over.at ? undefined : '15.00' })).id;
 const proof = (orderId: string, payload: Record<string, unknown> = { amount: '115.00', customer_reference: 'TRX-1' }, s: Session = customer) =>
   t.req(s, { method: 'POST', url: `/customer/orders/${orderId}/payment-proof`, payload });
+const cancelOrder = async (orderId: string) => ok(await t.req(merchant, { method: 'PATCH', url: `/merchant/orders/${orderId}/status`, payload: { status: 'cancelled', reason: 'test' } }));
 
 describe('payment profile', () => {
   it('GET returns defaults before the first PATCH', async () => {
@@ -124,7 +133,7 @@ describe('payment proof', () => {
       expect(r.json().code).toBe('NOT_DIRECT_PAYMENT');
     }
     const cancelled = await directOrder();
-    await t.db.withSystem((tx) => tx.query("UPDATE test_orders SET status = 'cancelled' WHERE id = $1", [cancelled]));
+    await cancelOrder(cancelled);
     expect((await proof(cancelled)).statusCode).toBe(409);
     expect(await reviewRow(orderId)).toBeUndefined();
   });
@@ -188,12 +197,8 @@ describe('review transitions', () => {
     const rejectedOrder = await directOrder();
     const rid = (await proof(rejectedOrder)).json().id;
     expect((await decide(rid, 'reject')).statusCode).toBe(200);
-    await t.db.withTenant({ organizationId: t.demo.organizationId, userId: t.demo.users.admin }, async (tx) => {
-      for (const o of [orderId, rejectedOrder]) {
-        const facts = (await t.app.ctx.services.orders!.getOrderFacts(tx, o))!;
-        await t.app.ctx.services.money!.orderCancelled(tx, adminActor(t), facts);
-      }
-    });
+    // The merchant cancels both orders through commerce, which calls money.orderCancelled in that transaction.
+    for (const o of [orderId, rejectedOrder]) await cancelOrder(o);
     expect((await reviewRow(orderId)).status).toBe('cancelled');
     expect((await reviewRow(rejectedOrder)).status).toBe('rejected');
     expect((await decide(id, 'approve')).json()).toMatchObject({ code: 'INVALID_TRANSITION', current_status: 'cancelled' });
@@ -228,6 +233,44 @@ describe('review transitions', () => {
   });
 });
 
+describe('end to end: a merchant_direct order paid with an uploaded proof', () => {
+  const decide = (id: string, action: 'approve' | 'reject', notes = 'checked') => t.req(merchant, { method: 'POST', url: `/merchant/payment-reviews/${id}/${action}`, payload: { notes } });
+  const submit = async (orderId: string, objectId: string) => proof(orderId, { amount: (await orderRow(t, orderId)).total, proof_storage_object_id: objectId });
+
+  it('proof object → approve → paid; reject → failed → a new proof reopens the same review; cancelling the order cancels the review', async () => {
+    // Approved: the order becomes paid, and the review keeps the uploaded object.
+    const paidOrder = await directOrder();
+    const first = await uploadObject(t, customer, 'payment_proof', png(4));
+    const r1 = await submit(paidOrder, first);
+    expect(r1.statusCode, r1.body).toBe(201);
+    expect(r1.json()).toMatchObject({ order_id: paidOrder, proof_storage_object_id: first, status: 'pending' });
+    expect(await orderRow(t, paidOrder)).toMatchObject({ payment_status: 'pending_review', payment_review_id: r1.json().id });
+    expect(ok(await decide(r1.json().id, 'approve')).status).toBe('approved');
+    expect(await orderRow(t, paidOrder)).toMatchObject({ payment_status: 'paid', payment_review_id: r1.json().id });
+
+    // Rejected: failed; a new proof (a new upload) reopens the same review; then the order is cancelled.
+    const orderId = await directOrder();
+    const rid = ok(await submit(orderId, await uploadObject(t, customer, 'payment_proof', png(3))), 201).id;
+    expect(ok(await decide(rid, 'reject', 'unreadable')).status).toBe('rejected');
+    expect((await orderRow(t, orderId)).payment_status).toBe('failed');
+    const second = await uploadObject(t, customer, 'payment_proof', png(5));
+    const again = await submit(orderId, second);
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json()).toMatchObject({ id: rid, status: 'pending', submissions: 2, proof_storage_object_id: second });
+    expect((await orderRow(t, orderId)).payment_status).toBe('pending_review');
+    expect(await cancelOrder(orderId)).toMatchObject({ status: 'cancelled' });
+    expect(await reviewRow(orderId)).toMatchObject({ id: rid, status: 'cancelled' });
+    expect((await decide(rid, 'approve')).json()).toMatchObject({ code: 'INVALID_TRANSITION', current_status: 'cancelled' });
+
+    // An object of another purpose, or another user's proof, is refused.
+    const avatar = await uploadObject(t, customer, 'avatar', png(2));
+    const wrong = await submit(await directOrder(), avatar);
+    expect(wrong.statusCode, wrong.body).toBe(422);
+    const foreign = await uploadObject(t, (await newCustomer(t)).session, 'payment_proof', png(2));
+    expect((await submit(await directOrder(), foreign)).statusCode).toBe(422);
+  });
+});
+
 describe('sub-administrators', () => {
   /** The SPEC defaults: everything true except payments_review_decide. */
   const perms = (over: Partial<Record<PermissionKey, boolean>>) =>
@@ -236,8 +279,10 @@ describe('sub-administrators', () => {
   it('view with payments_review_view in their territories; decide only with payments_review_decide', async () => {
     const orderId = await directOrder();
     const id = (await proof(orderId)).json().id;
-    const outside = await directOrder({ territoryId: null });
-    const outsideId = (await proof(outside)).json().id;
+    // A branch far from every territory: its orders have no territory.
+    const outside = await directOrder({ at: await newBranch(t, shop, { lon: -66.15, lat: -17.39 }) });
+    expect((await orderRow(t, outside)).territory_id).toBeNull();
+    const outsideId = ok(await proof(outside, { amount: (await orderRow(t, outside)).total, customer_reference: 'OUT-1' }), 201).id;
     const u = await newUser(t, 'administrator', t.demo.organizationId, { subadmin: true });
     const scope = { territoryIds: [m.territory_id!], permissions: perms({}), commissionMinPercent: null, commissionMaxPercent: null, active: true };
     // Sub-administration lands later: stand in for its scope loader.

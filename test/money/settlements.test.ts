@@ -1,26 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
-import { newDriver, newUser, tripIn, type TestDriver } from '../logistics/fixtures.js';
+import { newDriver, tripIn, type TestDriver } from '../logistics/fixtures.js';
 import { runMerchantSettlements } from '../../src/modules/money/settlement-worker.js';
-import { dbBalance, deliver, installOrderStandIn, newOrder, walletEntries } from './fixtures.js';
+import { dbBalance, newMerchant as makeMerchant, orderKit, walletEntries, type OrderKit } from './fixtures.js';
 
 let t: TestApp;
 let admin: Session;
 let customer: Session;
+let kit: OrderKit;
 
 beforeAll(async () => {
   t = await createTestApp();
-  await installOrderStandIn(t);
   [admin, customer] = await Promise.all([t.as('admin'), t.as('customer')]);
+  kit = await orderKit(t);
 });
 afterAll(() => t?.close());
 
-async function newMerchant(commission = '10.00') {
-  const u = await newUser(t, 'comercio');
-  const r = await t.req(admin, { method: 'POST', url: '/merchants', payload: { owner_user_id: u.userId, name: `Shop ${u.userId.slice(-4)}`, commission_percent: commission } });
-  expect(r.statusCode, r.body).toBe(201);
-  return { id: r.json().id as string, session: await t.login(u.email) };
-}
+const newMerchant = (commission = '10.00') => makeMerchant(t, admin, commission);
 
 const DAY = 86_400_000;
 const settlements = async (merchantId: string) =>
@@ -54,8 +50,8 @@ describe('merchant settlement rule', () => {
 describe('settlement worker', () => {
   it('settles a due period once, netting the debt first; a repeat and a concurrent run change nothing', async () => {
     const m = await newMerchant('10.00');
-    await deliver(t, await newOrder(t, { merchantId: m.id, customerUserId: customer.userId, destination: 'platform', subtotal: '100.00', fee: '10.00' })); // +100 −10 −10
-    await deliver(t, await newOrder(t, { merchantId: m.id, customerUserId: customer.userId, destination: 'merchant_direct', subtotal: '50.00', fee: '5.00' })); // debt 5 + 5
+    await kit.delivered(m, { destination: 'platform', subtotal: '100.00', fee: '10.00' }); // +110 −10 −10
+    await kit.delivered(m, { destination: 'merchant_direct', subtotal: '50.00', fee: '5.00' }); // debt 5 + 5
     expect((await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'daily' } })).statusCode).toBe(200);
 
     expect(await runMerchantSettlements(t.app.ctx, new Date())).toBe(0); // today's period is not over
@@ -64,13 +60,13 @@ describe('settlement worker', () => {
     expect(runs.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1);
     const rows = await settlements(m.id);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ status: 'settled', gross: '80.00', netted: '10.00', payout: '70.00' });
+    expect(rows[0]).toMatchObject({ status: 'settled', gross: '90.00', netted: '10.00', payout: '80.00' });
     const todayUtc = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()));
     expect(new Date(rows[0].period_start).toISOString()).toBe(todayUtc.toISOString());
     expect(new Date(rows[0].period_end).getTime() - new Date(rows[0].period_start).getTime()).toBe(DAY);
     const entries = (await walletEntries(t, { merchantId: m.id })).slice(-2);
     expect(entries).toEqual([
-      { entry_type: 'settlement_debit', amount: '-80.00' },
+      { entry_type: 'settlement_debit', amount: '-90.00' },
       { entry_type: 'merchant_debt_payment', amount: '10.00' },
     ]);
     expect(await dbBalance(t, m.id)).toBe('0.00');
@@ -92,23 +88,23 @@ describe('settlement worker', () => {
     const a = await newMerchant('10.00');
     const b = await newMerchant('10.00');
     for (const m of [a, b]) {
-      await deliver(t, await newOrder(t, { merchantId: m.id, customerUserId: customer.userId, destination: 'platform', subtotal: '30.00', fee: '5.00' })); // payable 30 − 3 − 5 = 22
-      await deliver(t, await newOrder(t, { merchantId: m.id, customerUserId: customer.userId, destination: 'cash', subtotal: '20.00', fee: '4.00' })); // debt 2 + 4
+      await kit.delivered(m, { destination: 'platform', subtotal: '30.00', fee: '5.00' }); // payable 35 − 3 − 5 = 27
+      await kit.delivered(m, { destination: 'cash', subtotal: '20.00', fee: '4.00' }); // debt 2 + 4
     }
     await t.req(a.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'monthly', net_debt_first: false } });
-    await t.req(b.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'weekly', minimum_balance: '22.01' } });
+    await t.req(b.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'weekly', minimum_balance: '27.01' } });
     const later = new Date(Date.now() + 40 * DAY);
     await runMerchantSettlements(t.app.ctx, later);
     const sa = await settlements(a.id);
     expect(sa).toHaveLength(1);
-    expect(sa[0]).toMatchObject({ status: 'settled', gross: '22.00', netted: '0.00', payout: '22.00' });
+    expect(sa[0]).toMatchObject({ status: 'settled', gross: '27.00', netted: '0.00', payout: '27.00' });
     expect(await dbBalance(t, a.id)).toBe('-6.00');
     expect((await t.req(a.session, { method: 'GET', url: '/merchant/settlement-rule' })).json().wallet).toMatchObject({ debt: '6.00', payable: '0.00' });
     expect(new Date(sa[0].period_start).getUTCDate()).toBe(1);
     const sb = await settlements(b.id);
     expect(sb).toEqual([expect.objectContaining({ status: 'skipped', gross: '0.00', payout: '0.00' })]);
     expect(new Date(sb[0].period_start).getUTCDay()).toBe(1); // ISO weeks start on Monday
-    expect(await dbBalance(t, b.id)).toBe('16.00');
+    expect(await dbBalance(t, b.id)).toBe('21.00');
   });
 });
 

@@ -1,36 +1,31 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
-import { newDriver, newUser, tripIn } from '../logistics/fixtures.js';
+import { newDriver } from '../logistics/fixtures.js';
 import { postingsFor } from '../../src/modules/money/wallet.js';
-import { adminActor, dbBalance, deliver, installOrderStandIn, newOrder, orderRow, walletEntries } from './fixtures.js';
+import { adminActor, dbBalance, newMerchant as makeMerchant, orderDeliveredAgain, orderKit, orderRow, walletEntries, type MoneyShop, type OrderKit } from './fixtures.js';
 
 let t: TestApp;
 let admin: Session;
-let customer: Session;
+let kit: OrderKit;
 
 beforeAll(async () => {
   t = await createTestApp();
-  await installOrderStandIn(t);
-  [admin, customer] = await Promise.all([t.as('admin'), t.as('customer')]);
+  admin = await t.as('admin');
+  kit = await orderKit(t);
 });
 afterAll(() => t?.close());
 
-/** A fresh approved merchant with its own owner session (so its wallet starts empty). */
-async function newMerchant(commission = '12.50') {
-  const u = await newUser(t, 'comercio');
-  const r = await t.req(admin, { method: 'POST', url: '/merchants', payload: { owner_user_id: u.userId, name: `Shop ${u.userId.slice(-4)}`, commission_percent: commission } });
-  expect(r.statusCode, r.body).toBe(201);
-  expect((await t.req(admin, { method: 'POST', url: `/merchants/${r.json().id}/approve`, payload: {} })).statusCode).toBe(200);
-  return { id: r.json().id as string, session: await t.login(u.email) };
-}
+/** A fresh approved merchant with its own owner session and a branch (so its wallet starts empty). */
+const newMerchant = (commission = '12.50') => makeMerchant(t, admin, commission);
 
-const order = (merchantId: string, destination: 'platform' | 'merchant_direct' | 'cash', subtotal: string, fee: string, extra: { discount?: string; tripId?: string } = {}) =>
-  newOrder(t, { merchantId, customerUserId: customer.userId, destination, subtotal, fee, ...extra });
+/** A real order placed by the kit's customer and delivered through commerce and logistics. */
+const delivered = (m: MoneyShop, destination: 'platform' | 'merchant_direct' | 'cash', subtotal: string, fee: string, extra: { discount?: string } = {}) =>
+  kit.delivered(m, { destination, subtotal, fee, ...extra });
 
 describe('postingsFor (pure)', () => {
   const cases: [string, Parameters<typeof postingsFor>[0], string, [string, string][]][] = [
     ['platform', { paymentDestination: 'platform', subtotal: '100.00', discountTotal: '10.00', deliveryFee: '15.00', total: '105.00' }, '10.00', [
-      ['sale_credit', '90.00'],
+      ['sale_credit', '105.00'],
       ['platform_commission', '-9.00'],
       ['delivery_fee_debit', '-15.00'],
     ]],
@@ -56,12 +51,11 @@ describe('postingsFor (pure)', () => {
 describe('orderDelivered', () => {
   it('writes the hand-computed entries for each payment destination (commission 12.50%)', async () => {
     const m = await newMerchant('12.50');
-    const p = await order(m.id, 'platform', '33.33', '7.50', { discount: '3.33' }); // total 37.50; commission 12.5% of 30.00 = 3.75
-    const d = await order(m.id, 'merchant_direct', '80.00', '10.00'); // commission 10.00
-    const c = await order(m.id, 'cash', '45.55', '12.00'); // commission 5.69375 → 5.69
-    for (const id of [p, d, c]) await deliver(t, id);
+    const p = await delivered(m, 'platform', '33.33', '7.50', { discount: '3.33' }); // total 37.50; commission 12.5% of 30.00 = 3.75
+    const d = await delivered(m, 'merchant_direct', '80.00', '10.00'); // commission 10.00
+    const c = await delivered(m, 'cash', '45.55', '12.00'); // commission 5.69375 → 5.69
     expect(await walletEntries(t, { orderId: p })).toEqual([
-      { entry_type: 'sale_credit', amount: '30.00' },
+      { entry_type: 'sale_credit', amount: '37.50' },
       { entry_type: 'platform_commission', amount: '-3.75' },
       { entry_type: 'delivery_fee_debit', amount: '-7.50' },
     ]);
@@ -73,32 +67,31 @@ describe('orderDelivered', () => {
       { entry_type: 'platform_commission', amount: '-5.69' },
       { entry_type: 'delivery_fee_debit', amount: '-12.00' },
     ]);
-    // balance 30 − 3.75 − 7.5 − 10 − 10 − 5.69 − 12 = −18.94; debt = 10 + 10 + 5.69 + 12 = 37.69; payable = 18.75
-    expect(await dbBalance(t, m.id)).toBe('-18.94');
+    // balance 37.5 − 3.75 − 7.5 − 10 − 10 − 5.69 − 12 = −11.44; debt = 10 + 10 + 5.69 + 12 = 37.69; payable = 37.5 − 3.75 − 7.5 = 26.25
+    expect(await dbBalance(t, m.id)).toBe('-11.44');
     const rule = await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' });
-    expect(rule.json().wallet).toEqual({ balance: '-18.94', debt: '37.69', credit: '0.00', payable: '18.75', currency: 'BOB' });
+    expect(rule.json().wallet).toEqual({ balance: '-11.44', debt: '37.69', credit: '0.00', payable: '26.25', currency: 'BOB' });
     const audits = await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM audit_log WHERE entity_type = 'merchant_wallet_entry' AND after->>'merchant_id' = $1", [m.id]));
     expect(audits.rows[0].n).toBe(7);
   });
 
-  it('is idempotent per order: a repeat and 8 concurrent calls write one set of entries', async () => {
+  it('is idempotent per order: after the delivery, a repeat and 8 concurrent calls write no second set of entries', async () => {
     const m = await newMerchant();
-    const id = await order(m.id, 'platform', '50.00', '10.00');
-    await Promise.all(Array.from({ length: 8 }, () => deliver(t, id)));
-    await deliver(t, id);
+    const id = await delivered(m, 'platform', '50.00', '10.00');
+    await Promise.all(Array.from({ length: 8 }, () => orderDeliveredAgain(t, id)));
+    await orderDeliveredAgain(t, id);
     expect((await walletEntries(t, { orderId: id })).map((e) => e.entry_type)).toEqual(['sale_credit', 'platform_commission', 'delivery_fee_debit']);
   });
 
   it('stores the trip driver; a second order claiming the same trip gets no second delivery_fee_debit (23505, rolled back)', async () => {
     const m = await newMerchant();
-    const driver = await newDriver(t, { lon: -68.13, lat: -16.5 });
-    const tripId = await tripIn(t, admin, driver, 'completed');
-    const first = await order(m.id, 'cash', '10.00', '5.00', { tripId });
-    await deliver(t, first);
-    const { rows } = await t.db.withSystem((tx) => tx.query('SELECT DISTINCT driver_id, trip_id FROM merchant_wallet_entry WHERE order_id = $1', [first]));
-    expect(rows).toEqual([{ driver_id: driver.id, trip_id: tripId }]);
-    const second = await order(m.id, 'cash', '10.00', '5.00', { tripId });
-    await expect(deliver(t, second)).rejects.toMatchObject({ code: '23505' });
+    const first = await kit.place(m, { destination: 'cash', subtotal: '10.00', fee: '5.00' });
+    const tripId = await kit.deliver(m, first.id);
+    const { rows } = await t.db.withSystem((tx) => tx.query('SELECT DISTINCT driver_id, trip_id FROM merchant_wallet_entry WHERE order_id = $1', [first.id]));
+    expect(rows).toEqual([{ driver_id: kit.driver.id, trip_id: tripId }]);
+    // Commerce gives every order its own trip; a second order whose facts name the first order's trip is refused by the per-trip key.
+    const second = (await kit.place(m, { destination: 'cash', subtotal: '10.00', fee: '5.00' })).id;
+    await expect(orderDeliveredAgain(t, second, { tripId })).rejects.toMatchObject({ code: '23505' });
     expect(await walletEntries(t, { orderId: second })).toEqual([]);
     expect((await t.db.withSystem((tx) => tx.query('SELECT 1 FROM merchant_order_posting WHERE order_id = $1', [second]))).rowCount).toBe(0);
   });
@@ -127,7 +120,7 @@ describe('orderDelivered', () => {
 
   it('the wallet is append-only for the tenant role, and each entry type has a fixed sign', async () => {
     const m = await newMerchant();
-    await deliver(t, await order(m.id, 'platform', '10.00', '1.00'));
+    await delivered(m, 'platform', '10.00', '1.00');
     const tenant = { organizationId: t.demo.organizationId, userId: t.demo.users.admin };
     await expect(t.db.withTenant(tenant, (tx) => tx.query('UPDATE merchant_wallet_entry SET amount = 0 WHERE merchant_id = $1', [m.id]))).rejects.toMatchObject({ code: '42501' });
     await expect(t.db.withTenant(tenant, (tx) => tx.query('DELETE FROM merchant_wallet_entry WHERE merchant_id = $1', [m.id]))).rejects.toMatchObject({ code: '42501' });
@@ -142,9 +135,10 @@ describe('orderDelivered', () => {
 describe('refunds (service function; no SPEC route)', () => {
   it('partial then full refund of a platform order: refund entries and payment status; more than the total is refused', async () => {
     const m = await newMerchant();
-    const id = await order(m.id, 'platform', '40.00', '10.00');
-    await t.db.withSystem((tx) => tx.query("UPDATE test_orders SET payment_status = 'paid' WHERE id = $1", [id]));
-    await deliver(t, id);
+    const { id } = await kit.place(m, { destination: 'platform', subtotal: '40.00', fee: '10.00' });
+    // Platform payment intents are not released yet: the connector would mark the order paid through the commerce contract.
+    await t.db.withTenant({ organizationId: t.demo.organizationId, userId: t.demo.users.admin }, (tx) => t.app.ctx.services.orders!.setPaymentStatus(tx, id, 'paid'));
+    await kit.deliver(m, id);
     const refund = (amount: string) =>
       t.db.withTenant({ organizationId: t.demo.organizationId, userId: t.demo.users.admin }, (tx) => t.app.ctx.services.moneyApi.refundOrder(tx, adminActor(t), id, amount));
     expect((await refund('20.00')).payment_status).toBe('partially_refunded');
@@ -159,10 +153,8 @@ describe('refunds (service function; no SPEC route)', () => {
 describe('debt payments', () => {
   it('cover commission and delivery-fee debt oldest first; never more than the debt unless as_credit', async () => {
     const m = await newMerchant('10.00');
-    const a = await order(m.id, 'merchant_direct', '50.00', '10.00'); // debt 5.00 + 10.00
-    const b = await order(m.id, 'cash', '30.00', '8.00'); // debt 3.00 + 8.00
-    await deliver(t, a);
-    await deliver(t, b);
+    const a = await delivered(m, 'merchant_direct', '50.00', '10.00'); // debt 5.00 + 10.00
+    const b = await delivered(m, 'cash', '30.00', '8.00'); // debt 3.00 + 8.00
     const pay = (payload: Record<string, unknown>, s: Session = admin, headers: Record<string, string> = {}) =>
       t.req(s, { method: 'POST', url: `/admin/merchants/${m.id}/debt-payments`, payload, headers });
 
@@ -206,7 +198,7 @@ describe('debt payments', () => {
 describe('debt payments race', () => {
   it('concurrent payments of the whole debt: one wins, the rest are refused; the debt never goes below zero', async () => {
     const m = await newMerchant('10.00');
-    await deliver(t, await order(m.id, 'cash', '40.00', '6.00')); // debt 4.00 + 6.00
+    await delivered(m, 'cash', '40.00', '6.00'); // debt 4.00 + 6.00
     const results = await Promise.all(Array.from({ length: 5 }, () => t.req(admin, { method: 'POST', url: `/admin/merchants/${m.id}/debt-payments`, payload: { amount: '10.00' } })));
     expect(results.filter((r) => r.statusCode === 201)).toHaveLength(1);
     expect(results.filter((r) => r.statusCode === 422).every((r) => r.json().code === 'PAYMENT_EXCEEDS_DEBT')).toBe(true);
@@ -217,12 +209,13 @@ describe('debt payments race', () => {
 describe('ledger invariant and finance', () => {
   it('the sum of the entries is the balance every endpoint reports', async () => {
     const m = await newMerchant('7.00');
-    const driver = await newDriver(t, { lon: -68.13, lat: -16.5 });
-    const tripId = await tripIn(t, admin, driver, 'completed');
-    await deliver(t, await order(m.id, 'platform', '123.45', '9.99', { tripId }));
-    await deliver(t, await order(m.id, 'merchant_direct', '67.89', '4.50'));
-    await deliver(t, await order(m.id, 'cash', '10.01', '3.33', { discount: '1.00' }));
-    await deliver(t, await order(m.id, 'platform', '5.55', '0.00'));
+    // The first order goes with a driver of its own, so the driver filter below finds exactly its entries.
+    const driver = await newDriver(t, { lon: -68.13, lat: -16.5 }, { capacity: 5, admin });
+    const first = await kit.place(m, { destination: 'platform', subtotal: '123.45', fee: '9.99' });
+    await kit.deliver(m, first.id, driver);
+    await delivered(m, 'merchant_direct', '67.89', '4.50');
+    await delivered(m, 'cash', '10.01', '3.33', { discount: '1.00' });
+    await delivered(m, 'platform', '5.55', '0.00');
     expect((await t.req(admin, { method: 'POST', url: `/admin/merchants/${m.id}/debt-payments`, payload: { amount: '3.21' } })).statusCode).toBe(201);
     expect((await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: false, minimum_balance: '10.00' } })).statusCode).toBe(200);
 
@@ -267,7 +260,7 @@ describe('ledger invariant and finance', () => {
     expect(byDriver.json().data.map((e: { type: string }) => e.type).sort()).toEqual(['delivery_fee_debit', 'platform_commission', 'sale_credit']);
     const byType = await t.req(admin, { method: 'GET', url: `/finance/ledger?merchant_id=${m.id}&type=sale_credit` });
     expect(byType.json().data).toHaveLength(2);
-    expect(byType.json().totals.by_type).toEqual({ sale_credit: formatCents(cents('123.45') + cents('5.55')) });
+    expect(byType.json().totals.by_type).toEqual({ sale_credit: formatCents(cents('133.44') + cents('5.55')) });
     const future = new Date(Date.now() + 86_400_000).toISOString();
     expect((await t.req(admin, { method: 'GET', url: `/finance/ledger?merchant_id=${m.id}&from=${encodeURIComponent(future)}` })).json().data).toEqual([]);
     expect((await t.req(admin, { method: 'GET', url: `/finance/ledger?merchant_id=${m.id}&to=${encodeURIComponent(future)}` })).json().data).toHaveLength(11);

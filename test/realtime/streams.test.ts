@@ -167,16 +167,44 @@ describe('organization, trip and territory streams', () => {
     }
   });
 
-  it('trip stream: only that trip; staff only until the trips module provides participants', async () => {
-    if (t.app.ctx.services.trips) return; // participants are tested with the logistics module
-    expect((await stream('/realtime/trips/trip-t1/stream', driver)).status).toBe(403);
-    const c = await stream('/realtime/trips/trip-t1/stream', dispatch);
-    expect(c.status).toBe(200);
-    await record(orgId, trip('trip.accepted', 'trip-t2'));
-    const e = await record(orgId, trip('trip.accepted', 'trip-t1'));
-    await c.waitFor((f) => f.id === String(e.seq));
-    expect(c.events.map((f) => json(f).entity_id)).toEqual(['trip-t1']);
-    c.close();
+  it("trip stream: the trip's participants (driver, customer, merchant owner) and staff get that trip's events only; others 404", async () => {
+    const demo = (await t.db.withSystem((tx) =>
+      tx.query('SELECT (SELECT id FROM merchant WHERE owner_user_id = $1) AS merchant_id, (SELECT id FROM driver WHERE user_id = $2) AS driver_id', [t.demo.users.merchant, t.demo.users.driver]),
+    )).rows[0];
+    const pt = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
+    const created = await t.req(dispatch, {
+      method: 'POST',
+      url: '/trips',
+      payload: { pickup_location: pt(-68.13, -16.5), pickup_address: 'A 1', dropoff_location: pt(-68.12, -16.51), dropoff_address: 'B 2', merchant_id: demo.merchant_id, customer_user_id: t.demo.users.customer },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const tripId = created.json().id as string;
+    expect((await t.req(dispatch, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: demo.driver_id } })).statusCode).toBe(200);
+
+    const stranger = await t.db.withSystem((tx) =>
+      t.app.ctx.services.identity.insertUser(tx, orgId, { email: 'other-driver-stream@demo.test', password: 'Demo-pass-2026', display_name: 'other', role: 'repartidor' }),
+    );
+    expect(stranger.id).toBeTruthy();
+    expect((await stream(`/realtime/trips/${tripId}/stream`, await t.login('other-driver-stream@demo.test'))).status).toBe(404);
+    expect((await stream('/realtime/trips/no-such-trip/stream', driver)).status).toBe(404);
+
+    const watchers = [driver, customer, merchant, dispatch];
+    const streams = [];
+    for (const s of watchers) {
+      const c = await stream(`/realtime/trips/${tripId}/stream`, s);
+      expect(c.status).toBe(200);
+      streams.push(c);
+    }
+    await record(orgId, trip('trip.accepted', 'another-trip', { audienceUserIds: [t.demo.users.driver, t.demo.users.customer, t.demo.users.merchant] }));
+    // A real transition of the trip: the driver accepts it (logistics records trip.accepted in that transaction).
+    expect((await t.req(driver, { method: 'POST', url: `/driver/trips/${tripId}/accept` })).statusCode).toBe(200);
+    const accepted = (await t.db.withSystem((tx) => tx.query("SELECT seq FROM event WHERE entity_id = $1 AND type = 'trip.accepted'", [tripId]))).rows[0];
+    for (const c of streams) {
+      await c.waitFor((f) => f.id === String(accepted.seq));
+      expect(c.events.map((f) => json(f).entity_id)).toEqual(c.events.map(() => tripId));
+      expect(c.events.map((f) => f.event)).toContain('trip.accepted');
+      c.close();
+    }
   });
 
   it('territory stream: sub-administrators, events of their territories only', async () => {

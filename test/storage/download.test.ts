@@ -3,12 +3,15 @@ import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { DEMO_PASSWORD } from '../../src/seed.js';
 import { SUBADMIN_PERMISSION_KEYS, tenantOf, type Actor, type PermissionKey } from '../../src/platform/auth.js';
 import { assertObjectLink } from '../../src/platform/storage-links.js';
-import type { TripParticipants } from '../../src/platform/trip-directory.js';
-import { JPEG, png, sha256, testTripDirectory } from './fixtures.js';
+import { pt, tripDb } from '../logistics/fixtures.js';
+import { JPEG, png, sha256 } from './fixtures.js';
 
 let t: TestApp;
 const s = {} as Record<'admin' | 'dispatch' | 'merchant' | 'customer' | 'driver' | 'driver2' | 'customer2' | 'merchant2' | 'subA' | 'subB' | 'otherAdmin' | 'otherDriver', Session>;
-let trips: TripParticipants[];
+/** Real trips (logistics): trip1 of the demo merchant and customer, accepted by the demo driver; trip2 another pending trip. */
+let trip1: string;
+let trip2: string;
+let terrA: string;
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -28,24 +31,35 @@ beforeAll(async () => {
     }
     return out;
   });
-  // Stand-in until the sub-administration module lands: subA covers territory terr-a, subB terr-b.
+  for (const role of ['admin', 'dispatch', 'merchant', 'customer', 'driver'] as const) s[role] = await t.as(role);
+  const demo = (await t.db.withSystem((tx) =>
+    tx.query('SELECT (SELECT id FROM merchant WHERE owner_user_id = $1) AS merchant_id, (SELECT id FROM driver WHERE user_id = $2) AS driver_id', [t.demo.users.merchant, t.demo.users.driver]),
+  )).rows[0];
+  const newTrip = async (extra: Record<string, unknown>) => {
+    const r = await t.req(s.dispatch, {
+      method: 'POST',
+      url: '/trips',
+      payload: { pickup_location: pt(-68.13, -16.5), pickup_address: 'Pickup 1', dropoff_location: pt(-68.12, -16.51), dropoff_address: 'Dropoff 2', ...extra },
+    });
+    expect(r.statusCode, r.body).toBe(201);
+    return r.json() as { id: string; territory_id: string };
+  };
+  const first = await newTrip({ merchant_id: demo.merchant_id, customer_user_id: t.demo.users.customer });
+  trip1 = first.id;
+  terrA = first.territory_id;
+  expect(terrA).toBeTruthy();
+  trip2 = (await newTrip({})).id;
+  expect((await t.req(s.dispatch, { method: 'POST', url: `/trips/${trip1}/assign`, payload: { driver_id: demo.driver_id } })).statusCode).toBe(200);
+  expect((await t.req(s.driver, { method: 'POST', url: `/driver/trips/${trip1}/accept` })).statusCode).toBe(200);
+  // Stand-in until the sub-administration module lands: subA covers the demo territory, subB another one.
   const permissions = Object.fromEntries(SUBADMIN_PERMISSION_KEYS.map((k) => [k, true])) as Record<PermissionKey, boolean>;
   t.app.ctx.services.subadminScope = async (claims) => ({
-    territoryIds: claims.sub === ids.subA ? ['terr-a'] : ['terr-b'],
+    territoryIds: claims.sub === ids.subA ? [terrA] : ['terr-b'],
     permissions,
     commissionMinPercent: null,
     commissionMaxPercent: null,
     active: true,
   });
-  // Stand-in until the logistics module lands (see testTripDirectory): fixed participants of two trips.
-  const u = t.demo.users;
-  trips = [
-    { id: 'trip-1', status: 'assigned', territory_id: 'terr-a', driver_id: 'drv-1', driver_user_id: u.driver, merchant_id: 'mer-1', merchant_user_id: u.merchant, customer_user_id: u.customer },
-    { id: 'trip-2', status: 'assigned', territory_id: 'terr-b', driver_id: 'drv-2', driver_user_id: ids.driver2, merchant_id: 'mer-2', merchant_user_id: ids.merchant2, customer_user_id: ids.customer2 },
-  ];
-  t.app.ctx.services.trips = testTripDirectory(org, trips);
-
-  for (const role of ['admin', 'dispatch', 'merchant', 'customer', 'driver'] as const) s[role] = await t.as(role);
   for (const name of Object.keys(extra) as (keyof typeof extra)[]) s[name] = await t.login(`${name.toLowerCase()}@demo.test`);
   const other = await t.newOrganization();
   s.otherAdmin = await t.login(other.logins.admin);
@@ -61,8 +75,8 @@ async function upload(session: Session, url: string, body: Record<string, unknow
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
-const evidence = (session: Session, body: Record<string, unknown>, bytes = JPEG) =>
-  upload(session, '/storage/evidence/uploads', { trip_id: 'trip-1', stage: 'pickup', proof_type: 'photo', mime_type: 'image/jpeg', filename: 'pickup.jpg', ...body }, bytes);
+const evidence = (session: Session, body: Record<string, unknown>, bytes: Buffer = JPEG) =>
+  upload(session, '/storage/evidence/uploads', { trip_id: trip1, stage: 'pickup', proof_type: 'photo', mime_type: 'image/jpeg', filename: 'pickup.jpg', ...body }, bytes);
 const generic = (session: Session, body: Record<string, unknown>, bytes: Buffer) =>
   upload(session, '/storage/generic/uploads', { purpose: 'avatar', mime_type: 'image/png', filename: 'avatar.png', ...body }, bytes);
 const get = (session: Session | null, id: string, headers: Record<string, string> = {}) => t.req(session, { method: 'GET', url: `/storage/objects/${id}`, headers });
@@ -73,21 +87,21 @@ describe('evidence slots', () => {
     t.req(session, {
       method: 'POST',
       url: '/storage/evidence/uploads',
-      payload: { trip_id: 'trip-1', stage: 'delivery', proof_type: 'signature', mime_type: 'image/png', size_bytes: 100, filename: 'sig.png', ...body },
+      payload: { trip_id: trip1, stage: 'delivery', proof_type: 'signature', mime_type: 'image/png', size_bytes: 100, filename: 'sig.png', ...body },
     });
 
   it('the assigned driver uploads pickup evidence; trip, stage and territory are recorded', async () => {
     const o = await evidence(s.driver, {});
-    expect(o).toMatchObject({ purpose: 'pickup_evidence', trip_id: 'trip-1', stage: 'pickup', proof_type: 'photo', territory_id: 'terr-a', owner_type: 'trip', owner_id: 'trip-1', sha256: sha256(JPEG) });
+    expect(o).toMatchObject({ purpose: 'pickup_evidence', trip_id: trip1, stage: 'pickup', proof_type: 'photo', territory_id: terrA, owner_type: 'trip', owner_id: trip1, sha256: sha256(JPEG) });
     const row = (await t.db.withSystem((tx) => tx.query('SELECT * FROM private_storage_object WHERE id = $1', [o.id]))).rows[0];
-    expect(row).toMatchObject({ purpose: 'pickup_evidence', trip_id: 'trip-1', stage: 'pickup', territory_id: 'terr-a', created_by_user_id: s.driver.userId });
+    expect(row).toMatchObject({ purpose: 'pickup_evidence', trip_id: trip1, stage: 'pickup', territory_id: terrA, created_by_user_id: s.driver.userId });
   });
 
   it('delivery stage gives delivery_evidence; dispatch and administrators may open slots too', async () => {
     for (const who of [s.dispatch, s.admin]) {
       const res = await ask(who);
       expect(res.statusCode, res.body).toBe(201);
-      expect(res.json()).toMatchObject({ purpose: 'delivery_evidence', stage: 'delivery', proof_type: 'signature', trip_id: 'trip-1' });
+      expect(res.json()).toMatchObject({ purpose: 'delivery_evidence', stage: 'delivery', proof_type: 'signature', trip_id: trip1 });
     }
   });
 
@@ -279,11 +293,42 @@ describe('links from other records', () => {
     const actor: Actor = { userId: s.driver.userId, organizationId: s.driver.organizationId, role: 'repartidor', kind: 'repartidor', sessionId: 'x', requestId: 'x', subadmin: null };
     const check = (opts: { tripId?: string; stage?: string }, purposes = ['pickup_evidence'] as const) =>
       t.db.withTenant(tenantOf(actor), (tx) => assertObjectLink(t.app.ctx, tx, actor, o.id, purposes, opts));
-    await expect(check({ tripId: 'trip-1', stage: 'pickup' })).resolves.toBeUndefined();
-    await expect(check({ tripId: 'trip-2', stage: 'pickup' })).rejects.toMatchObject({ status: 422, code: 'STORAGE_OBJECT_WRONG_TRIP' });
-    await expect(check({ tripId: 'trip-1', stage: 'delivery' })).rejects.toMatchObject({ status: 422, code: 'STORAGE_OBJECT_WRONG_STAGE' });
+    await expect(check({ tripId: trip1, stage: 'pickup' })).resolves.toBeUndefined();
+    await expect(check({ tripId: trip2, stage: 'pickup' })).rejects.toMatchObject({ status: 422, code: 'STORAGE_OBJECT_WRONG_TRIP' });
+    await expect(check({ tripId: trip1, stage: 'delivery' })).rejects.toMatchObject({ status: 422, code: 'STORAGE_OBJECT_WRONG_STAGE' });
     await expect(
-      t.db.withTenant(tenantOf(actor), (tx) => assertObjectLink(t.app.ctx, tx, actor, o.id, ['delivery_evidence'], { tripId: 'trip-1' })),
+      t.db.withTenant(tenantOf(actor), (tx) => assertObjectLink(t.app.ctx, tx, actor, o.id, ['delivery_evidence'], { tripId: trip1 })),
     ).rejects.toMatchObject({ status: 422, code: 'STORAGE_OBJECT_WRONG_PURPOSE' });
+  });
+});
+
+describe('end to end: trip evidence through logistics', () => {
+  it('the driver uploads a PNG, verifies the pickup with it; the proof lists it; trip merchant and customer may download it, another driver not; evidence of another trip is 422', async () => {
+    const bytes = png(6);
+    // Evidence of another trip (opened by dispatch, which may upload for any trip): refused at the pickup of trip1, nothing written.
+    const foreign = await evidence(s.dispatch, { trip_id: trip2, stage: 'pickup', proof_type: 'photo', mime_type: 'image/png', filename: 'other.png' }, png(2));
+    const pin = (await tripDb(t, trip1)).pickup_pin;
+    const wrong = await t.req(s.driver, { method: 'POST', url: `/trips/${trip1}/verify-pickup`, payload: { pin, evidence: { type: 'photo', storage_key: foreign.id } } });
+    expect(wrong.statusCode, wrong.body).toBe(422);
+    expect(wrong.json().code).toBe('STORAGE_OBJECT_WRONG_TRIP');
+    expect((await tripDb(t, trip1)).status).toBe('accepted');
+
+    const o = await evidence(s.driver, { stage: 'pickup', proof_type: 'photo', mime_type: 'image/png', filename: 'pickup.png' }, bytes);
+    expect(o).toMatchObject({ trip_id: trip1, stage: 'pickup', purpose: 'pickup_evidence', sha256: sha256(bytes) });
+    const ok = await t.req(s.driver, { method: 'POST', url: `/trips/${trip1}/verify-pickup`, payload: { pin, evidence: { type: 'photo', storage_key: o.id } } });
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect((await tripDb(t, trip1)).status).toBe('picked_up');
+
+    const proofs = await t.req(s.dispatch, { method: 'GET', url: `/trips/${trip1}/proofs` });
+    expect(proofs.statusCode, proofs.body).toBe(200);
+    const list = proofs.json().data ?? proofs.json();
+    expect(list).toEqual([expect.objectContaining({ stage: 'pickup', pin_verified: true, evidence: { type: 'photo', storage_key: o.id } })]);
+
+    for (const who of ['merchant', 'customer', 'driver'] as const) {
+      const res = await get(s[who], o.id);
+      expect(res.statusCode, who).toBe(200);
+      expect(res.rawPayload.equals(bytes)).toBe(true);
+    }
+    for (const who of ['driver2', 'customer2', 'merchant2', 'otherDriver'] as const) expect((await get(s[who], o.id)).statusCode, who).toBe(404);
   });
 });

@@ -1,7 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
-import type { Tx } from '../../src/platform/db/index.js';
-import type { TripDirectory, TripParticipants } from '../../src/platform/trip-directory.js';
 
 const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
   let c = n;
@@ -57,17 +55,3 @@ export function peExecutable(): Buffer {
 export const HTML = Buffer.from('<!doctype html><html><body><script>alert(document.cookie)</script></body></html>\n');
 
 export const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-
-/**
- * Stand-in until the logistics module lands: fixed participants for known trip ids, visible only
- * inside the organization it was built for (like the real directory, which RLS confines).
- */
-export function testTripDirectory(organizationId: string, trips: TripParticipants[]): TripDirectory {
-  return {
-    async tripParticipants(tx: Tx, tripId: string) {
-      const { rows } = await tx.query<{ org: string }>(`SELECT current_setting('app.organization_id', true) AS org`);
-      if (rows[0]?.org !== organizationId) return null;
-      return trips.find((t) => t.id === tripId) ?? null;
-    },
-  };
-}

@@ -9,7 +9,6 @@ import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, Money, NonNegativeMoney, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { loadBranch } from './branches.js';
 import { ExpressStatusSchema, geo, inTx, ownMerchant } from './model.js';
-import { serviceActor } from './orders.js';
 import { EXPRESS_STATUSES } from './schema.js';
 import { priceDelivery } from './tariffs.js';
 
@@ -117,7 +116,7 @@ async function requestExpress(ctx: AppContext, tx: Tx, actor: Actor, b: ExpressI
     ],
   );
   // The trip.created hook moves the request to `created` and records trip_id, in this transaction.
-  await ctx.services.logistics.createTrip(tx, serviceActor(actor.organizationId, actor.userId, actor.requestId), {
+  await ctx.services.logistics.createTrip(tx, actor, {
     pickup: pickup.point,
     pickup_address: pickup.address,
     dropoff,
@@ -130,7 +129,7 @@ async function requestExpress(ctx: AppContext, tx: Tx, actor: Actor, b: ExpressI
     delivery_fee: price.fee,
     driver_earning: price.driver_earning,
     notes: [b.package_description, `for ${b.customer_name}${b.customer_phone ? ` ${b.customer_phone}` : ''}`].filter(Boolean).join(' · '),
-  });
+  }, { pricedBy: 'tariff' });
   const row = (await tx.query<ExpressRow>(`${EXPRESS_SELECT} WHERE id = $1`, [id])).rows[0];
   await ctx.services.chat?.enqueueOrderCreated(tx, {
     organizationId: actor.organizationId,

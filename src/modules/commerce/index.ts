@@ -13,6 +13,7 @@ import { createOrderService, type OrderService } from './orders.js';
 import { orderRoutes } from './orders-routes.js';
 import { tariffRoutes } from './tariffs.js';
 import { registerTripHooks } from './trip-hooks.js';
+import { registerCommerceSync } from './sync.js';
 
 export type { MarketplaceBanner, MarketplaceBannerProvider } from './marketplace.js';
 export { ORDER_TRANSITIONS, MERCHANT_TRANSITIONS } from './orders.js';
@@ -26,6 +27,7 @@ export const commerceModule: Module = {
     services.set(ctx, orders);
     ctx.services.orders = orders.payments;
     registerTripHooks(ctx, orders);
+    registerCommerceSync(ctx);
     ctx.dashboard.set('commerce', async (tx, actor) => {
       const scope = actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
       const count = async (table: string) => {

@@ -33,9 +33,8 @@ export const MERCHANT_TRANSITIONS: Transitions<OrderStatus> = {
 };
 
 /**
- * A synthetic actor for work commerce does on behalf of the platform: creating a tariff-priced trip (the
- * logistics core refuses fees from a `comercio` caller) and reacting to trip events (which carry only the
- * acting user's id). It keeps the real user id for audit and event attribution.
+ * A synthetic actor for reacting to trip events (which carry only the acting user's id): the order follows its
+ * trip on behalf of the platform. It keeps the real user id for audit and event attribution.
  */
 export function serviceActor(organizationId: string, userId: string | null, requestId = 'commerce'): Actor {
   return { userId: userId ?? 'system', organizationId, role: 'administrator', kind: 'dispatch', sessionId: 'commerce', requestId, subadmin: null };
@@ -126,7 +125,8 @@ export function createOrderService(ctx: AppContext) {
       [o.branch_id],
     );
     const b = rows[0];
-    const trip = await ctx.services.logistics.createTrip(tx, serviceActor(o.organization_id, actor.userId, actor.requestId), {
+    // The merchant's own actor; the fees were priced by the tariff at checkout, which logistics accepts from this trusted call only.
+    const trip = await ctx.services.logistics.createTrip(tx, actor, {
       pickup: { lon: Number(b.lon), lat: Number(b.lat) },
       pickup_address: `${b.name}, ${b.address}`,
       dropoff: { lon: Number(o.dropoff_lon), lat: Number(o.dropoff_lat) },
@@ -140,7 +140,7 @@ export function createOrderService(ctx: AppContext) {
       delivery_fee: o.delivery_fee,
       driver_earning: o.driver_earning,
       notes: o.notes ?? undefined,
-    });
+    }, { pricedBy: 'tariff' });
     await tx.query('UPDATE merchant_order SET trip_id = $2, territory_id = COALESCE(territory_id, $3) WHERE id = $1', [o.id, trip.id, trip.territory_id]);
     return trip.id;
   }

@@ -8,6 +8,7 @@ import { tripRoutes } from './trips-routes.js';
 import { driverAppRoutes } from './driver-app.js';
 import { driverScopeSql } from './drivers.js';
 import { scopeOf } from './model.js';
+import { registerLogisticsSync } from './sync.js';
 
 export type { LogisticsApi } from './service.js';
 export type { TripRow, DriverRow, MerchantRow, TripStatus } from './model.js';
@@ -42,6 +43,7 @@ export const logisticsModule: Module = {
     services.set(ctx, service);
     ctx.services.logistics = service.api;
     ctx.services.trips = service.directory;
+    registerLogisticsSync(ctx);
     ctx.dashboard.set('logistics', async (tx, actor) => {
       const scope = scopeOf(actor);
       const count = async (sql: string) => {

@@ -11,7 +11,14 @@ import type { DriverRow, MerchantRow, TripRow } from './model.js';
 import { driversForPlanning, lockForPlanCommit, tripsForPlanning, type PlanningDriver, type PlanningTrip, type PlanningTripFilter } from './planning.js';
 import { createProofs } from './proofs.js';
 import { getSettings, getTerritory, territoryForPoint, type LogisticsSettings, type TerritoryRow } from './territories.js';
-import { createTripCore, type NewTrip } from './trips-service.js';
+import { createTripCore, type CreateTripOptions, type NewTrip } from './trips-service.js';
+
+export interface TripEarning {
+  trip_id: string;
+  amount: string;
+  currency: string;
+  completed_at: Date;
+}
 
 /** What other modules (commerce, money, storage, realtime, sub-administration, optimizer) call; every function takes the caller's transaction. */
 export interface LogisticsApi {
@@ -22,11 +29,17 @@ export interface LogisticsApi {
   setMerchantCommission(tx: Tx, actor: Actor, merchantId: string, percent: string): Promise<MerchantRow>;
   driverOfUser(tx: Tx, userId: string): Promise<DriverRow | null>;
   getDriver(tx: Tx, driverId: string): Promise<DriverRow | null>;
-  createTrip(tx: Tx, actor: Actor, input: NewTrip): Promise<TripRow>;
+  /** `opts.pricedBy: 'tariff'` (trusted callers only): delivery_fee and driver_earning come from the caller's tariff pricing, also for a merchant actor. */
+  createTrip(tx: Tx, actor: Actor, input: NewTrip, opts?: CreateTripOptions): Promise<TripRow>;
   /** No-op when the trip is already completed or cancelled. */
   cancelTrip(tx: Tx, actor: Actor, tripId: string, reason: string): Promise<void>;
   assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts?: { stopOrder?: number; planId?: string }): Promise<TripRow>;
   getTrip(tx: Tx, id: string): Promise<TripRow | null>;
+  /**
+   * The earnings of a driver's completed trips with completed_at <= upTo, oldest first (what money settles;
+   * money leaves out the trips it has already settled).
+   */
+  completedTripEarnings(tx: Tx, driverId: string, upTo: Date): Promise<TripEarning[]>;
   settings(tx: Tx, organizationId: string): Promise<LogisticsSettings>;
   /** Runs the "oldest active territory covering the point" rule over records without a territory; returns how many changed. */
   backfillTerritories(tx: Tx, organizationId: string): Promise<number>;
@@ -60,6 +73,14 @@ export function createLogisticsService(ctx: AppContext) {
     },
     assignDriver: (tx, actor, tripId, driverId, opts) => assignment.assignDriver(tx, actor, tripId, driverId, opts),
     getTrip: (tx, id) => core.load(tx, id),
+    async completedTripEarnings(tx, driverId, upTo) {
+      const { rows } = await tx.query<TripEarning>(
+        `SELECT id AS trip_id, driver_earning::text AS amount, currency, completed_at FROM trip
+          WHERE driver_id = $1 AND status = 'completed' AND completed_at <= $2 ORDER BY completed_at, id`,
+        [driverId, upTo],
+      );
+      return rows;
+    },
     settings: getSettings,
     tripsForPlanning,
     driversForPlanning,

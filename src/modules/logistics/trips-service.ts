@@ -38,6 +38,15 @@ export interface NewTrip {
   notes?: string;
 }
 
+/**
+ * Options of a trusted caller (another module's service, never an HTTP body). `pricedBy: 'tariff'`: the caller
+ * priced delivery_fee and driver_earning from the territory tariff (commerce orders and express requests), so a
+ * merchant actor may create the trip with them; over HTTP (POST /trips) a merchant still may not set them.
+ */
+export interface CreateTripOptions {
+  pricedBy?: 'tariff';
+}
+
 /** Columns stamped when a trip enters a state. */
 export const STAGE_COLUMN: Partial<Record<TripStatus, string>> = {
   assigned: 'assigned_at',
@@ -89,7 +98,7 @@ export function createTripCore(ctx: AppContext) {
     if (driverId) await tx.query('UPDATE driver SET active_trips = greatest(active_trips - 1, 0), updated_at = now() WHERE id = $1', [driverId]);
   }
 
-  async function create(tx: Tx, actor: Actor, input: NewTrip): Promise<TripRow> {
+  async function create(tx: Tx, actor: Actor, input: NewTrip, opts: CreateTripOptions = {}): Promise<TripRow> {
     const pickup = parsePoint({ type: 'Point', coordinates: [input.pickup.lon, input.pickup.lat] }, 'pickup');
     const dropoff = parsePoint({ type: 'Point', coordinates: [input.dropoff.lon, input.dropoff.lat] }, 'dropoff');
     let merchantId = input.merchant_id ?? null;
@@ -98,7 +107,7 @@ export function createTripCore(ctx: AppContext) {
       if (!own) throw new AppError(404, 'MERCHANT_PROFILE_NOT_FOUND', 'You have no merchant profile');
       if (merchantId && merchantId !== own.id) throw AppError.forbidden('A merchant may only create trips for himself');
       merchantId = own.id;
-      if (input.delivery_fee !== undefined || input.driver_earning !== undefined) {
+      if (opts.pricedBy !== 'tariff' && (input.delivery_fee !== undefined || input.driver_earning !== undefined)) {
         throw AppError.forbidden('delivery_fee and driver_earning come from the tariffs, not from the merchant', 'FIELD_NOT_ALLOWED');
       }
     }

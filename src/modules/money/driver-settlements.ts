@@ -32,28 +32,15 @@ interface SettlementRow {
   updated_at: Date;
 }
 
-/**
- * TEMPORARY READ of the logistics `trip` table (LogisticsApi has no earnings function yet). The integrator
- * moves this into logistics as `completedTripEarnings(tx, driverId, upTo)` and money calls it through
- * `ctx.services.logistics`. Completed trips of the driver up to the cut-off, not yet in a settlement.
- */
-async function unsettledTripEarnings(tx: Tx, driverId: string, upTo: Date): Promise<{ trip_id: string; amount: string; currency: string; completed_at: Date }[]> {
-  const { rows } = await tx.query(
-    `SELECT t.id AS trip_id, t.driver_earning AS amount, t.currency, t.completed_at
-       FROM trip t
-      WHERE t.driver_id = $1 AND t.status = 'completed' AND t.completed_at <= $2
-        AND NOT EXISTS (SELECT 1 FROM driver_settlement_item i WHERE i.organization_id = t.organization_id AND i.trip_id = t.id)
-      ORDER BY t.completed_at, t.id`,
-    [driverId, upTo],
-  );
-  return rows;
-}
-
-type EarningsReader = (tx: Tx, driverId: string, upTo: Date) => Promise<{ trip_id: string; amount: string; currency: string; completed_at: Date }[]>;
-
 export function createDriverSettlementService(ctx: AppContext) {
-  const logistics = ctx.services.logistics as unknown as { completedTripEarnings?: EarningsReader };
-  const earnings: EarningsReader = (tx, d, upTo) => (logistics.completedTripEarnings ? logistics.completedTripEarnings(tx, d, upTo) : unsettledTripEarnings(tx, d, upTo));
+  /** The driver's completed-trip earnings up to the cut-off (from logistics), without the trips already in a settlement. */
+  async function earnings(tx: Tx, driverId: string, upTo: Date) {
+    const all = await ctx.services.logistics.completedTripEarnings(tx, driverId, upTo);
+    if (all.length === 0) return all;
+    const { rows } = await tx.query<{ trip_id: string }>('SELECT trip_id FROM driver_settlement_item WHERE trip_id = ANY($1::text[])', [all.map((e) => e.trip_id)]);
+    const settled = new Set(rows.map((r) => r.trip_id));
+    return all.filter((e) => !settled.has(e.trip_id));
+  }
 
   /**
    * Settles every unsettled earning up to the cut-off. Each trip goes in with INSERT ... ON CONFLICT DO NOTHING on

@@ -19,17 +19,20 @@ export interface Posting {
  * The wallet entries of a delivered order (pure; unit-tested against hand-computed figures).
  *
  * commission = commission_percent × (subtotal − discount_total), rounded half-up to cents.
- * - platform: the platform collected the customer's money for the merchant:
- *   sale_credit +(total − delivery_fee), platform_commission −commission, delivery_fee_debit −delivery_fee.
+ * - platform: the platform collected the customer's whole payment, and credits all of it to the merchant:
+ *   sale_credit +total (subtotal − discount_total + delivery_fee), platform_commission −commission,
+ *   delivery_fee_debit −delivery_fee. The merchant nets subtotal − discount_total − commission.
  * - merchant_direct / cash: the merchant already holds the money: no sale credit; the commission and the
  *   delivery fee are merchant debt: platform_commission −commission, delivery_fee_debit −delivery_fee.
+ * So the merchant nets subtotal − discount_total − commission whoever collected the money (for direct and cash
+ * orders, counting the total he collected himself); the platform keeps the commission and the delivery fee.
  * Zero amounts are not written (a free delivery writes no delivery_fee_debit).
  */
 export function postingsFor(facts: Pick<OrderMoneyFacts, 'paymentDestination' | 'subtotal' | 'discountTotal' | 'deliveryFee' | 'total'>, commissionPercent: string): Posting[] {
   const fee = money(facts.deliveryFee);
   const commission: Decimal = toCents(money(facts.subtotal).minus(facts.discountTotal).times(commissionPercent).dividedBy(100));
   const out: Posting[] = [];
-  if (facts.paymentDestination === 'platform') out.push({ entryType: 'sale_credit', amount: formatMoney(money(facts.total).minus(fee)) });
+  if (facts.paymentDestination === 'platform') out.push({ entryType: 'sale_credit', amount: formatMoney(money(facts.total)) });
   out.push({ entryType: 'platform_commission', amount: formatMoney(commission.negated()) });
   out.push({ entryType: 'delivery_fee_debit', amount: formatMoney(fee.negated()) });
   return out.filter((p) => !money(p.amount).isZero());
