@@ -38,3 +38,22 @@ export async function assertObjectLink(
   if (!ctx.services.storage) throw AppError.unprocessable('Private storage is not available', 'STORAGE_UNAVAILABLE');
   await ctx.services.storage.assertLinkable(tx, actor, objectId, purposes, opts);
 }
+
+/**
+ * Extra readers of stored objects, decided by the module that links them (storage does not know orders):
+ * e.g. money lets the merchant of a payment review read its proof. Returns true to allow.
+ */
+export type ObjectReadGrant = (tx: Tx, actor: Actor, object: { id: string; purpose: StoragePurpose; created_by_user_id: string | null }) => Promise<boolean>;
+
+const grants = new WeakMap<AppContext, ObjectReadGrant[]>();
+
+export function registerObjectReadGrant(ctx: AppContext, grant: ObjectReadGrant): void {
+  const list = grants.get(ctx) ?? [];
+  list.push(grant);
+  grants.set(ctx, list);
+}
+
+export async function objectReadGranted(ctx: AppContext, tx: Tx, actor: Actor, object: Parameters<ObjectReadGrant>[2]): Promise<boolean> {
+  for (const grant of grants.get(ctx) ?? []) if (await grant(tx, actor, object)) return true;
+  return false;
+}

@@ -245,6 +245,9 @@ describe('end to end: a merchant_direct order paid with an uploaded proof', () =
     expect(r1.statusCode, r1.body).toBe(201);
     expect(r1.json()).toMatchObject({ order_id: paidOrder, proof_storage_object_id: first, status: 'pending' });
     expect(await orderRow(t, paidOrder)).toMatchObject({ payment_status: 'pending_review', payment_review_id: r1.json().id });
+    // The merchant deciding the review may download the proof; another customer may not.
+    expect((await t.req(merchant, { method: 'GET', url: `/storage/objects/${first}` })).statusCode).toBe(200);
+    expect((await t.req((await newCustomer(t)).session, { method: 'GET', url: `/storage/objects/${first}` })).statusCode).toBe(404);
     expect(ok(await decide(r1.json().id, 'approve')).status).toBe('approved');
     expect(await orderRow(t, paidOrder)).toMatchObject({ payment_status: 'paid', payment_review_id: r1.json().id });
 

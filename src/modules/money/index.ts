@@ -2,6 +2,7 @@ import type { Actor } from '../../platform/auth.js';
 import type { Module } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import type { MoneyHooks } from '../../platform/order-contracts.js';
+import { registerObjectReadGrant } from '../../platform/storage-links.js';
 import { debtRoutes } from './debt.js';
 import { driverSettlementRoutes } from './driver-settlements.js';
 import { financeRoutes } from './finance.js';
@@ -29,6 +30,19 @@ declare module '../../platform/context.js' {
 export const moneyModule: Module = {
   name: 'money',
   init(ctx) {
+    // Who else may download the files money links: the merchant of a review reads its proof; anyone in the
+    // organization reads the QR of a profile with direct payment enabled (customers need it to pay).
+    registerObjectReadGrant(ctx, async (tx, actor, o) => {
+      if (o.purpose === 'payment_proof') {
+        const { rows } = await tx.query<{ merchant_id: string }>('SELECT merchant_id FROM merchant_payment_review WHERE proof_storage_object_id = $1', [o.id]);
+        for (const r of rows) if ((await ctx.services.logistics.getMerchant(tx, r.merchant_id))?.owner_user_id === actor.userId) return true;
+      }
+      if (o.purpose === 'merchant_payment_qr') {
+        const { rowCount } = await tx.query('SELECT 1 FROM merchant_payment_profile WHERE qr_storage_object_id = $1 AND direct_payment_enabled', [o.id]);
+        return rowCount > 0;
+      }
+      return false;
+    });
     const wallet = createWalletService(ctx);
     const reviews = createReviewService(ctx);
     const api: MoneyApi = {

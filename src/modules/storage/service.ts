@@ -1,3 +1,4 @@
+import { objectReadGranted } from '../../platform/storage-links.js';
 import type { Readable } from 'node:stream';
 import { AppError } from '../../platform/errors.js';
 import { newId, randomToken, safeEqual, sha256Hex } from '../../platform/ids.js';
@@ -190,7 +191,7 @@ export function createStorageService(
       const trip = await ctx.services.trips.tripParticipants(tx, o.trip_id);
       return !!trip && (trip.merchant_user_id === actor.userId || trip.customer_user_id === actor.userId);
     }
-    return false;
+    return objectReadGranted(ctx, tx, actor, o);
   }
 
   const driverOf = (o: StoredObject): StorageDriver => {
