@@ -11,6 +11,7 @@ import { scopeOf } from './model.js';
 
 export type { LogisticsApi } from './service.js';
 export type { TripRow, DriverRow, MerchantRow, TripStatus } from './model.js';
+export type { TripReportRow, Period, TripListQuery } from './trips-query.js';
 
 declare module '../../platform/context.js' {
   interface ServiceRegistry {

@@ -11,6 +11,7 @@ import type { DriverRow, MerchantRow, TripRow } from './model.js';
 import { createProofs } from './proofs.js';
 import { getSettings, getTerritory, territoryForPoint, type LogisticsSettings, type TerritoryRow } from './territories.js';
 import { createTripCore, type NewTrip } from './trips-service.js';
+import { driverUserIdsOfTerritory, listTrips, liveMap, tripReportRows, tripStatusCounts, type Period, type TripListQuery, type TripReportRow } from './trips-query.js';
 
 /** What other modules (commerce, money, storage, realtime, sub-administration, optimizer) call; every function takes the caller's transaction. */
 export interface LogisticsApi {
@@ -29,6 +30,16 @@ export interface LogisticsApi {
   settings(tx: Tx, organizationId: string): Promise<LogisticsSettings>;
   /** Runs the "oldest active territory covering the point" rule over records without a territory; returns how many changed. */
   backfillTerritories(tx: Tx, organizationId: string): Promise<number>;
+  /** GeoJSON of approved drivers' last positions and active trips the actor may see (sub-administrators: their territories). */
+  liveMap(tx: Tx, actor: Actor): ReturnType<typeof liveMap>;
+  /** GET /trips's list for the actor (sub-administrators: their territories). */
+  listTrips(tx: Tx, actor: Actor, q: TripListQuery): ReturnType<typeof listTrips>;
+  /** Trips per status in the territories (null = organization), created in [from, to). */
+  tripStatusCounts(tx: Tx, territoryIds: string[] | null, period?: Period): Promise<Record<string, number>>;
+  /** One row per trip (with territory, merchant and driver names) for report exports. */
+  tripReportRows(tx: Tx, territoryIds: string[] | null, period?: Period, limit?: number): Promise<TripReportRow[]>;
+  /** Users of the drivers linked to a territory through driver_territory. */
+  driverUserIdsOfTerritory(tx: Tx, territoryId: string): Promise<string[]>;
 }
 
 export function createLogisticsService(ctx: AppContext) {
@@ -57,6 +68,11 @@ export function createLogisticsService(ctx: AppContext) {
     async backfillTerritories(tx, organizationId) {
       return (await tx.query<{ n: number }>('SELECT logistics_backfill_territories($1) AS n', [organizationId])).rows[0].n;
     },
+    liveMap,
+    listTrips,
+    tripStatusCounts,
+    tripReportRows,
+    driverUserIdsOfTerritory,
   };
 
   const directory: TripDirectory = {
