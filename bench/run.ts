@@ -18,6 +18,8 @@ const SCENARIOS: Record<string, () => Promise<{ default: Scenario }>> = {
   logistics: () => import('./logistics.js'),
   realtime: () => import('./realtime.js'),
   storage: () => import('./storage.js'),
+  commerce: () => import('./commerce.js'),
+  optimizer: () => import('./optimizer.js'),
 };
 
 const dbName = `bench_${Date.now()}`;

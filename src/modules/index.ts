@@ -6,6 +6,7 @@ import { documentsModule } from './documents/index.js';
 import { auditModule } from './audit/index.js';
 import { dashboardModule } from './dashboard/index.js';
 import { logisticsModule } from './logistics/index.js';
+import { commerceModule } from './commerce/index.js';
 import { moneyModule } from './money/index.js';
 import { integrationsModule } from './integrations/index.js';
 import { chatModule } from './chat/index.js';
@@ -23,6 +24,7 @@ export const modules: Module[] = [
   auditModule,
   dashboardModule,
   logisticsModule,
+  commerceModule,
   moneyModule,
   integrationsModule,
   chatModule,

@@ -1,0 +1,257 @@
+import { Type } from '@sinclair/typebox';
+import { actorOf, type Actor } from '../../platform/auth.js';
+import type { Api, AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { AppError } from '../../platform/errors.js';
+import type { LonLat } from '../../platform/geo.js';
+import { newId } from '../../platform/ids.js';
+import { assertMoneyInRange, money, sumMoney } from '../../platform/money.js';
+import type { PaymentDestination } from '../../platform/order-contracts.js';
+import { Id, Money, Nullable, Problem, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import type { MerchantRow } from '../logistics/index.js';
+import { customerAddress, type AddressRow } from './addresses.js';
+import { loadBranch, type BranchRow } from './branches.js';
+import { CouponCode, couponByCode, customerUses } from './coupons.js';
+import { inTx, PaymentDestinationSchema, PricedLineOut } from './model.js';
+import { COUPON_MESSAGES, evaluateCoupon, orderTotals, priceLines, type CatalogPrice, type CouponRefusal, type PricedLine } from './pricing.js';
+import { priceDelivery } from './tariffs.js';
+
+export const QUOTE_TTL_MS = 15 * 60 * 1000;
+
+export const CartItems = Type.Array(Strict({ catalog_item_id: Id, quantity: Type.Integer({ minimum: 1, maximum: 999 }) }), { minItems: 1, maxItems: 50 });
+
+export interface CartInput {
+  branch_id: string;
+  address_id: string;
+  items: { catalog_item_id: string; quantity: number }[];
+  coupon_code?: string | null;
+  payment_destination?: PaymentDestination;
+}
+
+export interface Cart {
+  merchant: MerchantRow;
+  branch: BranchRow;
+  address: AddressRow;
+  territory_id: string | null;
+  lines: PricedLine[];
+  subtotal: string;
+  coupon: { code: string; coupon_id: string | null; applied: boolean; reason_code: CouponRefusal | null } | null;
+  discount_total: string;
+  delivery_fee: string;
+  driver_earning: string;
+  total: string;
+  currency: string;
+  payment_destination: PaymentDestination;
+  /** The SPEC rule: platform payment required before the order (and the connector is ready): no intent can exist yet, so the order is refused. */
+  payment_required: boolean;
+}
+
+/**
+ * Prices a cart from the catalog and the tariffs (never from the client): branch active, merchant approved,
+ * every item the merchant's, available and offered at the branch, one currency; then the coupon and the delivery fee.
+ */
+export async function buildCart(ctx: AppContext, tx: Tx, actor: Actor, input: CartInput): Promise<Cart> {
+  const ids = input.items.map((i) => i.catalog_item_id);
+  const dup = ids.findIndex((id, i) => ids.indexOf(id) !== i);
+  if (dup >= 0) throw AppError.badRequest('An item appears twice; send one line per item with its quantity', [{ field: `items[${dup}].catalog_item_id`, message: 'duplicate' }]);
+  const branch = await loadBranch(tx, input.branch_id);
+  if (!branch) throw AppError.notFound('Branch');
+  if (!branch.active) throw AppError.unprocessable('The branch is not taking orders', 'BRANCH_INACTIVE');
+  const merchant = (await ctx.services.logistics.getMerchant(tx, branch.merchant_id))!;
+  if (merchant.status !== 'approved') throw AppError.unprocessable('The merchant is not approved', 'MERCHANT_NOT_APPROVED');
+  const address = await customerAddress(tx, actor.userId, input.address_id);
+  if (!address) throw AppError.notFound('Address');
+
+  const { rows } = await tx.query<CatalogPrice & { merchant_id: string; available: boolean; branch_ids: string[]; currency: string }>(
+    'SELECT id, merchant_id, name, price, currency, available, branch_ids FROM catalog_item WHERE id = ANY($1::text[]) AND merchant_id = $2',
+    [ids, merchant.id],
+  );
+  const catalog = new Map(rows.map((r) => [r.id, r]));
+  const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !catalog.has(id));
+  if (missing.length) throw new AppError(404, 'NOT_FOUND', 'Catalog item not found', missing.map(({ id, i }) => ({ field: `items[${i}].catalog_item_id`, message: `unknown item ${id}` })));
+  const unavailable = ids
+    .map((id, i) => ({ c: catalog.get(id)!, i }))
+    .filter(({ c }) => !c.available || (c.branch_ids.length > 0 && !c.branch_ids.includes(branch.id)));
+  if (unavailable.length) {
+    throw AppError.unprocessable('Some items are not available at this branch', 'ITEM_NOT_AVAILABLE', unavailable.map(({ c, i }) => ({ field: `items[${i}].catalog_item_id`, message: `${c.name} is not available` })));
+  }
+  const currencies = new Set(rows.map((r) => r.currency));
+  if (currencies.size > 1) throw AppError.unprocessable('The items are priced in different currencies', 'CURRENCY_MISMATCH');
+
+  const lines = priceLines(input.items, catalog);
+  const subtotal = sumMoney(lines.map((l) => l.line_total));
+  assertMoneyInRange(subtotal, 'subtotal');
+  const territoryId = branch.territory_id ?? (await ctx.services.logistics.territoryForPoint(tx, { lon: branch.lon, lat: branch.lat }));
+  const from: LonLat = { lon: Number(branch.lon), lat: Number(branch.lat) };
+  const to: LonLat = { lon: Number(address.lon), lat: Number(address.lat) };
+  const price = await priceDelivery(ctx, tx, actor.organizationId, territoryId, 'marketplace', from, to);
+
+  let coupon: Cart['coupon'] = null;
+  let discount = '0';
+  if (input.coupon_code) {
+    const c = await couponByCode(tx, merchant.id, input.coupon_code);
+    if (!c) coupon = { code: input.coupon_code, coupon_id: null, applied: false, reason_code: 'COUPON_NOT_FOUND' };
+    else {
+      const outcome = evaluateCoupon(c, { branch_id: branch.id, lines, subtotal: subtotal.toFixed(2), customer_uses: await customerUses(tx, c.id, actor.userId), now: new Date() });
+      coupon = { code: c.code, coupon_id: c.id, applied: outcome.ok, reason_code: outcome.ok ? null : outcome.code };
+      if (outcome.ok) discount = outcome.discount;
+    }
+  }
+  const totals = orderTotals(subtotal.toFixed(2), discount, price.fee);
+  assertMoneyInRange(money(totals.total), 'total');
+  const destination = input.payment_destination ?? 'platform';
+  const settings = await ctx.services.organizations.settingsIn(tx);
+  const connectorReady = ['1', 'true', 'yes', 'on'].includes((ctx.config.raw.PAYMENT_CONNECTOR_READY ?? '').toLowerCase());
+  return {
+    merchant,
+    branch,
+    address,
+    territory_id: territoryId,
+    lines,
+    ...totals,
+    coupon,
+    driver_earning: price.driver_earning,
+    currency: rows[0]?.currency ?? settings.default_currency,
+    payment_destination: destination,
+    payment_required: settings.require_platform_payment_before_order && connectorReady && destination === 'platform',
+  };
+}
+
+const CouponResult = Nullable(
+  Type.Object({
+    code: Type.String(),
+    coupon_id: Nullable(Type.String()),
+    applied: Type.Boolean(),
+    reason_code: Nullable(Type.String({ description: 'why it does not apply: COUPON_NOT_FOUND, COUPON_INACTIVE, COUPON_EXPIRED, COUPON_NOT_YET_VALID, COUPON_MINIMUM_NOT_MET, COUPON_USAGE_LIMIT_REACHED, COUPON_CUSTOMER_LIMIT_REACHED, COUPON_NOT_APPLICABLE' })),
+    reason: Nullable(Type.String()),
+  }),
+);
+
+export const QuoteOut = Type.Object({
+  id: Type.String(),
+  merchant_id: Type.String(),
+  branch_id: Type.String(),
+  address_id: Type.String(),
+  payment_destination: PaymentDestinationSchema,
+  lines: Type.Array(PricedLineOut),
+  subtotal: Money,
+  coupon: CouponResult,
+  coupon_id: Nullable(Type.String()),
+  coupon_code: Nullable(Type.String()),
+  discount_total: Money,
+  delivery_fee: Money,
+  total: Money,
+  currency: Type.String(),
+  payment_required: Type.Boolean({ description: 'true when an order would be refused with 422 PAYMENT_REQUIRED (platform prepayment required and connector ready)' }),
+  expires_at: Timestamp,
+  created_at: Timestamp,
+});
+
+export function couponView(c: Cart['coupon']) {
+  return c ? { ...c, reason: c.reason_code ? COUPON_MESSAGES[c.reason_code] : null } : null;
+}
+
+export async function saveQuote(tx: Tx, actor: Actor, cart: Cart) {
+  const id = newId();
+  const applied = cart.coupon?.applied ? cart.coupon : null;
+  const { rows } = await tx.query<{ expires_at: Date; created_at: Date }>(
+    `INSERT INTO checkout_quote (organization_id, id, customer_user_id, merchant_id, branch_id, address_id, payment_destination, lines, subtotal,
+                                 coupon_id, coupon_code, coupon_error, discount_total, delivery_fee, total, currency, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16, now() + $17 * interval '1 millisecond') RETURNING expires_at, created_at`,
+    [
+      actor.organizationId, id, actor.userId, cart.merchant.id, cart.branch.id, cart.address.id, cart.payment_destination, JSON.stringify(cart.lines), cart.subtotal,
+      applied?.coupon_id ?? null, cart.coupon?.code ?? null, cart.coupon?.reason_code ?? null, cart.discount_total, cart.delivery_fee, cart.total, cart.currency, QUOTE_TTL_MS,
+    ],
+  );
+  return {
+    id,
+    merchant_id: cart.merchant.id,
+    branch_id: cart.branch.id,
+    address_id: cart.address.id,
+    payment_destination: cart.payment_destination,
+    lines: cart.lines,
+    subtotal: cart.subtotal,
+    coupon: couponView(cart.coupon),
+    coupon_id: applied?.coupon_id ?? null,
+    coupon_code: applied?.code ?? null,
+    discount_total: cart.discount_total,
+    delivery_fee: cart.delivery_fee,
+    total: cart.total,
+    currency: cart.currency,
+    payment_required: cart.payment_required,
+    ...rows[0],
+  };
+}
+
+export const CartBodyProps = {
+  branch_id: Id,
+  address_id: Id,
+  items: CartItems,
+  coupon_code: Type.Optional(CouponCode),
+  payment_destination: Type.Optional(PaymentDestinationSchema),
+};
+
+export function checkoutRoutes(app: Api, ctx: AppContext) {
+  app.post(
+    '/customer/checkout/preflight',
+    {
+      config: { auth: { roles: ['delivery'] } },
+      schema: {
+        operationId: 'checkoutPreflight',
+        tags: ['customer'],
+        summary: 'Price a cart and persist a checkout quote (valid 15 minutes) for POST /customer/orders',
+        description:
+          'Line prices come from the catalog, the delivery fee from the territory tariff (marketplace mode; organization default without one). A coupon that does ' +
+          'not apply does not fail the preflight: `coupon.applied` is false and `coupon.reason_code` says why. Prices sent by the client are not accepted ' +
+          '(unknown fields are 400). 404 for a branch, address or item that is not visible to the caller; 422 BRANCH_INACTIVE, MERCHANT_NOT_APPROVED, ITEM_NOT_AVAILABLE, CURRENCY_MISMATCH.',
+        body: Strict(CartBodyProps),
+        response: { 201: QuoteOut },
+      },
+    },
+    async (req, reply) => {
+      const actor = actorOf(req);
+      const quote = await inTx(ctx, actor, async (tx) => saveQuote(tx, actor, await buildCart(ctx, tx, actor, req.body)));
+      return reply.code(201).send(quote);
+    },
+  );
+
+  // The shape the reserved contract will answer once a connector is released; today every call is 501.
+  const PaymentIntentOut = Type.Object({
+    id: Type.String(),
+    status: Type.String({ description: 'authorized or paid lets a platform order through, once released' }),
+    amount: Money,
+    currency: Type.String(),
+    quote_id: Nullable(Type.String()),
+  });
+  const reserved = () => {
+    throw new AppError(501, 'FUTURE_INTEGRATION_NOT_RELEASED', 'Platform payment intents belong to a payment connector that is not released; orders do not use them');
+  };
+  app.post(
+    '/customer/checkout/payment-intent',
+    {
+      config: { auth: { roles: ['delivery'] } },
+      schema: {
+        operationId: 'createPaymentIntent',
+        tags: ['customer'],
+        summary: 'Reserved contract: always 501 FUTURE_INTEGRATION_NOT_RELEASED; takes no part in order creation',
+        body: Type.Optional(Type.Object({}, { additionalProperties: true })),
+        response: { 201: PaymentIntentOut, 501: Problem },
+      },
+    },
+    reserved,
+  );
+  app.get(
+    '/customer/checkout/payment-intents/:id',
+    {
+      config: { auth: { roles: ['delivery'] } },
+      schema: {
+        operationId: 'getPaymentIntent',
+        tags: ['customer'],
+        summary: 'Reserved contract: always 501 FUTURE_INTEGRATION_NOT_RELEASED',
+        params: Strict({ id: ShortText(100) }),
+        response: { 200: PaymentIntentOut, 501: Problem },
+      },
+    },
+    reserved,
+  );
+}

@@ -1,0 +1,93 @@
+import type { Actor } from '../../platform/auth.js';
+import type { AppContext, Module } from '../../platform/context.js';
+import { newId } from '../../platform/ids.js';
+import { addressRoutes, createAddress } from './addresses.js';
+import { branchRoutes, createBranch } from './branches.js';
+import { catalogRoutes, createCatalogItem } from './catalog.js';
+import { checkoutRoutes } from './checkout.js';
+import { couponRoutes, createCoupon } from './coupons.js';
+import { customerTripRoutes } from './customer-trips.js';
+import { expressRoutes } from './express.js';
+import { marketplaceRoutes } from './marketplace.js';
+import { createOrderService, type OrderService } from './orders.js';
+import { orderRoutes } from './orders-routes.js';
+import { tariffRoutes } from './tariffs.js';
+import { registerTripHooks } from './trip-hooks.js';
+
+export type { MarketplaceBanner, MarketplaceBannerProvider } from './marketplace.js';
+export { ORDER_TRANSITIONS, MERCHANT_TRANSITIONS } from './orders.js';
+
+const services = new WeakMap<AppContext, OrderService>();
+
+export const commerceModule: Module = {
+  name: 'commerce',
+  init(ctx) {
+    const orders = createOrderService(ctx);
+    services.set(ctx, orders);
+    ctx.services.orders = orders.payments;
+    registerTripHooks(ctx, orders);
+    ctx.dashboard.set('commerce', async (tx, actor) => {
+      const scope = actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
+      const count = async (table: string) => {
+        const { rows } = await tx.query<{ status: string; n: number }>(
+          `SELECT status, count(*)::int AS n FROM ${table} WHERE ($1::text[] IS NULL OR territory_id = ANY($1)) GROUP BY status`,
+          [scope],
+        );
+        return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+      };
+      return { orders: await count('merchant_order'), delivery_express: await count('delivery_express_request') };
+    });
+  },
+  routes(app, ctx) {
+    const orders = services.get(ctx)!;
+    branchRoutes(app, ctx);
+    catalogRoutes(app, ctx);
+    couponRoutes(app, ctx);
+    orderRoutes(app, ctx, orders);
+    expressRoutes(app, ctx);
+    tariffRoutes(app, ctx);
+    addressRoutes(app, ctx);
+    marketplaceRoutes(app, ctx);
+    checkoutRoutes(app, ctx);
+    customerTripRoutes(app, ctx);
+  },
+  /** Demo: a La Paz branch of the demo store with 5 items, both tariffs of the demo territory, coupon DEMO10, an address for the demo customer. */
+  async seed(ctx, demo) {
+    const as = (userId: string, kind: Actor['kind'], role: Actor['role']): Actor => ({ userId, organizationId: demo.organizationId, role, kind, sessionId: 'seed', requestId: 'seed', subadmin: null });
+    const merchant = as(demo.users.merchant, 'comercio', 'comercio');
+    await ctx.db.withTenant({ organizationId: demo.organizationId, userId: demo.users.merchant }, async (tx) => {
+      if (!(await ctx.services.logistics.merchantOfUser(tx, demo.users.merchant))) return;
+      const branch = await createBranch(ctx, tx, merchant, {
+        name: 'Demo Store Centro',
+        address: 'Av. 16 de Julio 1490, La Paz',
+        location: { type: 'Point', coordinates: [-68.1335, -16.499] },
+        opening_hours: [1, 2, 3, 4, 5, 6].map((day) => ({ day, open: '08:00', close: '22:00' })),
+      });
+      const items = [
+        ['Salteña de pollo', '8.50'],
+        ['Api morado con pastel', '12.00'],
+        ['Sandwich de chola', '15.00'],
+        ['Anticucho (porción)', '25.00'],
+        ['Jugo de tumbo 500 ml', '9.90'],
+      ];
+      for (const [name, price] of items) await createCatalogItem(ctx, tx, merchant, { name, price, description: `${name} (demo)` });
+      await createCoupon(ctx, tx, merchant, { code: 'DEMO10', name: '10% off (demo)', discount_type: 'percent', discount_value: '10', max_discount: '20.00', minimum_order: '30.00', per_customer_limit: 5 });
+      if (branch.territory_id) {
+        for (const [mode, base, perKm, min, share] of [
+          ['marketplace', '8.00', '2.50', '10.00', '70'],
+          ['delivery_express', '12.00', '3.00', '15.00', '75'],
+        ]) {
+          await tx.query(
+            `INSERT INTO territory_tariff (organization_id, id, territory_id, service_mode, base_fee, per_km_fee, minimum_fee, driver_share_type, driver_share_value, created_by_user_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'percent', $8, $9)`,
+            [demo.organizationId, newId(), branch.territory_id, mode, base, perKm, min, share, demo.users.admin],
+          );
+        }
+      }
+    });
+    const customer = as(demo.users.customer, 'delivery', 'delivery');
+    await ctx.db.withTenant({ organizationId: demo.organizationId, userId: demo.users.customer }, (tx) =>
+      createAddress(tx, customer, { label: 'Casa', address: 'Calle Belisario Salinas 520, Sopocachi, La Paz', location: { type: 'Point', coordinates: [-68.1265, -16.5105] } }),
+    );
+  },
+};

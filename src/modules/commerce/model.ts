@@ -1,0 +1,162 @@
+import { Type } from '@sinclair/typebox';
+import { tenantOf, type Actor } from '../../platform/auth.js';
+import type { AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { AppError } from '../../platform/errors.js';
+import { GeoPoint, toGeoPoint, type LonLat } from '../../platform/geo.js';
+import { Money, Nullable, Timestamp } from '../../platform/schemas.js';
+import type { MerchantRow } from '../logistics/index.js';
+import { EXPRESS_STATUSES, ORDER_SOURCES, ORDER_STATUSES, PAYMENT_DESTINATIONS, PAYMENT_STATUSES, SERVICE_MODES } from './schema.js';
+
+export const lit = <T extends string>(values: readonly T[], description?: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    description ? { description } : {},
+  );
+
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+export type ServiceMode = (typeof SERVICE_MODES)[number];
+
+export const OrderStatusSchema = lit(ORDER_STATUSES, 'pending_confirmation → confirmed → preparing → ready → in_delivery → delivered; cancelled from any non-terminal state');
+export const PaymentDestinationSchema = lit(PAYMENT_DESTINATIONS, 'platform (default), merchant_direct or cash');
+export const PaymentStatusSchema = lit(PAYMENT_STATUSES);
+export const OrderSourceSchema = lit(ORDER_SOURCES);
+export const ExpressStatusSchema = lit(EXPRESS_STATUSES, 'requested → created (trip exists) → completed | cancelled, following the trip');
+export const ServiceModeSchema = lit(SERVICE_MODES);
+
+export const inTx = <T>(ctx: AppContext, actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
+
+/** The merchant of the calling `comercio` user (404 MERCHANT_PROFILE_NOT_FOUND without one). */
+export async function ownMerchant(ctx: AppContext, tx: Tx, actor: Actor): Promise<MerchantRow> {
+  const m = await ctx.services.logistics.merchantOfUser(tx, actor.userId);
+  if (!m) throw new AppError(404, 'MERCHANT_PROFILE_NOT_FOUND', 'You have no merchant profile');
+  return m;
+}
+
+export const lonLat = (p: GeoPoint): LonLat => ({ lon: p.coordinates[0], lat: p.coordinates[1] });
+export const geo = (lon: number | null, lat: number | null) => (lon === null || lat === null ? null : toGeoPoint({ lon: Number(lon), lat: Number(lat) }));
+
+/** Refuses ids that are not among the merchant's records of a table (422 with one error per bad id). */
+export async function assertOwnIds(tx: Tx, table: 'merchant_branch' | 'catalog_item', merchantId: string, ids: string[], field: string): Promise<void> {
+  if (ids.length === 0) return;
+  const { rows } = await tx.query<{ id: string }>(`SELECT id FROM ${table} WHERE merchant_id = $1 AND id = ANY($2::text[])`, [merchantId, ids]);
+  const known = new Set(rows.map((r) => r.id));
+  const bad = [...new Set(ids)].filter((id) => !known.has(id));
+  if (bad.length) {
+    const what = table === 'merchant_branch' ? 'branch' : 'catalog item';
+    throw AppError.unprocessable(`Unknown ${what}`, table === 'merchant_branch' ? 'BRANCH_NOT_FOUND' : 'CATALOG_ITEM_NOT_FOUND', bad.map((id) => ({ field, message: `unknown ${what} ${id}` })));
+  }
+}
+
+export const PricedLineOut = Type.Object({
+  catalog_item_id: Type.String(),
+  name: Type.String(),
+  unit_price: Money,
+  quantity: Type.Integer(),
+  line_total: Money,
+});
+
+export const OrderOut = Type.Object({
+  id: Type.String(),
+  status: OrderStatusSchema,
+  merchant_id: Type.String(),
+  branch_id: Type.String(),
+  customer_user_id: Type.String(),
+  address_id: Type.String(),
+  dropoff_address: Type.String(),
+  dropoff_location: GeoPoint,
+  territory_id: Nullable(Type.String()),
+  payment_destination: PaymentDestinationSchema,
+  payment_status: PaymentStatusSchema,
+  payment_review_id: Nullable(Type.String()),
+  order_source: OrderSourceSchema,
+  coupon_id: Nullable(Type.String()),
+  coupon_code: Nullable(Type.String()),
+  items: Type.Array(PricedLineOut),
+  subtotal: Money,
+  discount_total: Money,
+  delivery_fee: Money,
+  total: Money,
+  currency: Type.String(),
+  quote_id: Nullable(Type.String()),
+  trip_id: Nullable(Type.String()),
+  notes: Nullable(Type.String()),
+  status_reason: Nullable(Type.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export interface OrderRow {
+  organization_id: string;
+  id: string;
+  status: OrderStatus;
+  merchant_id: string;
+  branch_id: string;
+  customer_user_id: string;
+  address_id: string;
+  dropoff_address: string;
+  dropoff_lon: number;
+  dropoff_lat: number;
+  territory_id: string | null;
+  payment_destination: (typeof PAYMENT_DESTINATIONS)[number];
+  payment_status: (typeof PAYMENT_STATUSES)[number];
+  payment_review_id: string | null;
+  order_source: (typeof ORDER_SOURCES)[number];
+  coupon_id: string | null;
+  coupon_code: string | null;
+  subtotal: string;
+  discount_total: string;
+  delivery_fee: string;
+  driver_earning: string;
+  total: string;
+  currency: string;
+  quote_id: string | null;
+  trip_id: string | null;
+  notes: string | null;
+  status_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+  items: { catalog_item_id: string; name: string; unit_price: string; quantity: number; line_total: string }[];
+}
+
+export const ORDER_SELECT = `
+  SELECT o.organization_id, o.id, o.status, o.merchant_id, o.branch_id, o.customer_user_id, o.address_id, o.dropoff_address,
+         (o.dropoff_location)[0] AS dropoff_lon, (o.dropoff_location)[1] AS dropoff_lat, o.territory_id, o.payment_destination,
+         o.payment_status, o.payment_review_id, o.order_source, o.coupon_id, o.coupon_code, o.subtotal, o.discount_total,
+         o.delivery_fee, o.driver_earning, o.total, o.currency, o.quote_id, o.trip_id, o.notes, o.status_reason, o.created_at, o.updated_at,
+         COALESCE((SELECT json_agg(json_build_object('catalog_item_id', i.catalog_item_id, 'name', i.name, 'unit_price', i.unit_price::text,
+                                                    'quantity', i.quantity, 'line_total', i.line_total::text) ORDER BY i.line_no)
+                     FROM merchant_order_item i WHERE i.organization_id = o.organization_id AND i.order_id = o.id), '[]'::json) AS items
+    FROM merchant_order o`;
+
+export function orderOut(o: OrderRow) {
+  return {
+    id: o.id,
+    status: o.status,
+    merchant_id: o.merchant_id,
+    branch_id: o.branch_id,
+    customer_user_id: o.customer_user_id,
+    address_id: o.address_id,
+    dropoff_address: o.dropoff_address,
+    dropoff_location: geo(o.dropoff_lon, o.dropoff_lat)!,
+    territory_id: o.territory_id,
+    payment_destination: o.payment_destination,
+    payment_status: o.payment_status,
+    payment_review_id: o.payment_review_id,
+    order_source: o.order_source,
+    coupon_id: o.coupon_id,
+    coupon_code: o.coupon_code,
+    items: o.items,
+    subtotal: o.subtotal,
+    discount_total: o.discount_total,
+    delivery_fee: o.delivery_fee,
+    total: o.total,
+    currency: o.currency,
+    quote_id: o.quote_id,
+    trip_id: o.trip_id,
+    notes: o.notes,
+    status_reason: o.status_reason,
+    created_at: o.created_at,
+    updated_at: o.updated_at,
+  };
+}

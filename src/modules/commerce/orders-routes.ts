@@ -1,0 +1,182 @@
+import { Type } from '@sinclair/typebox';
+import { actorOf, type Actor } from '../../platform/auth.js';
+import type { Api, AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { AppError } from '../../platform/errors.js';
+import { pageRequest, toPage } from '../../platform/pagination.js';
+import { Id, IdParams, Page, PageQueryProps, ShortText, Strict } from '../../platform/schemas.js';
+import { buildCart, CartItems } from './checkout.js';
+import { CouponCode } from './coupons.js';
+import { inTx, ORDER_SELECT, OrderOut, orderOut, OrderStatusSchema, ownMerchant, PaymentDestinationSchema, type OrderRow } from './model.js';
+import type { OrderService } from './orders.js';
+
+interface QuoteRow {
+  id: string;
+  customer_user_id: string;
+  branch_id: string;
+  address_id: string;
+  payment_destination: 'platform' | 'merchant_direct' | 'cash';
+  lines: { catalog_item_id: string; quantity: number }[];
+  coupon_code: string | null;
+  total: string;
+  order_id: string | null;
+  expires_at: Date;
+}
+
+type OrderBody = {
+  quote_id?: string;
+  branch_id?: string;
+  address_id?: string;
+  items?: { catalog_item_id: string; quantity: number }[];
+  coupon_code?: string;
+  payment_destination?: 'platform' | 'merchant_direct' | 'cash';
+  notes?: string;
+};
+
+export function orderRoutes(app: Api, ctx: AppContext, orders: OrderService) {
+  /** From a quote: re-priced now; a different total than quoted is 409 QUOTE_PRICE_CHANGED; a quote makes one order. */
+  async function fromQuote(tx: Tx, actor: Actor, quoteId: string, notes?: string): Promise<OrderRow> {
+    const q = (await tx.query<QuoteRow>('SELECT * FROM checkout_quote WHERE id = $1 AND customer_user_id = $2 FOR UPDATE', [quoteId, actor.userId])).rows[0];
+    if (!q) throw AppError.notFound('Quote');
+    if (q.order_id) throw AppError.conflict('This quote already produced an order', 'QUOTE_ALREADY_USED', { order_id: q.order_id });
+    if (q.expires_at <= new Date()) throw AppError.unprocessable('The quote has expired; request a new preflight', 'QUOTE_EXPIRED');
+    const input = {
+      branch_id: q.branch_id,
+      address_id: q.address_id,
+      items: q.lines.map((l) => ({ catalog_item_id: l.catalog_item_id, quantity: l.quantity })),
+      coupon_code: q.coupon_code,
+      payment_destination: q.payment_destination,
+    };
+    const cart = await buildCart(ctx, tx, actor, input);
+    if (cart.total !== q.total) {
+      throw AppError.conflict(`Prices changed since the quote (quoted ${q.total}, now ${cart.total}); request a new preflight`, 'QUOTE_PRICE_CHANGED', { quoted_total: q.total, current_total: cart.total });
+    }
+    const o = await orders.create(tx, actor, { ...input, notes, quote_id: q.id }, cart);
+    await tx.query('UPDATE checkout_quote SET order_id = $2 WHERE id = $1', [q.id, o.id]);
+    return o;
+  }
+
+  app.post(
+    '/customer/orders',
+    {
+      config: { auth: { roles: ['delivery'] } },
+      schema: {
+        operationId: 'createCustomerOrder',
+        tags: ['customer'],
+        summary: 'Place an order (status pending_confirmation, payment_status pending) from a quote_id or from branch_id + address_id + items',
+        description:
+          'Prices always come from the catalog and the tariffs, recomputed now: price, subtotal or total fields are refused (400, unknown field). ' +
+          'From a quote: 404 unknown, 422 QUOTE_EXPIRED, 409 QUOTE_ALREADY_USED, 409 QUOTE_PRICE_CHANGED when the total moved. A coupon that does not apply ' +
+          'refuses the order with 422 and its reason code (COUPON_EXPIRED, COUPON_USAGE_LIMIT_REACHED, ...); the coupon use is redeemed in the order transaction. ' +
+          'When require_platform_payment_before_order is on and the payment connector is ready, a `platform` order needs an authorized or paid payment intent: ' +
+          'intents are not released, so it is refused with 422 PAYMENT_REQUIRED (merchant_direct and cash are accepted).',
+        body: Strict({
+          quote_id: Type.Optional(Id),
+          branch_id: Type.Optional(Id),
+          address_id: Type.Optional(Id),
+          items: Type.Optional(CartItems),
+          coupon_code: Type.Optional(CouponCode),
+          payment_destination: Type.Optional(PaymentDestinationSchema),
+          notes: Type.Optional(ShortText(1000)),
+        }),
+        response: { 201: OrderOut },
+      },
+    },
+    async (req, reply) => {
+      const actor = actorOf(req);
+      const b = req.body as OrderBody;
+      const cartFields = (['branch_id', 'address_id', 'items', 'coupon_code', 'payment_destination'] as const).filter((k) => b[k] !== undefined);
+      if (b.quote_id && cartFields.length) {
+        throw AppError.badRequest('Send either quote_id or the cart, not both', cartFields.map((f) => ({ field: f, message: 'not allowed with quote_id' })));
+      }
+      if (!b.quote_id && (!b.branch_id || !b.address_id || !b.items)) {
+        const missing = (['branch_id', 'address_id', 'items'] as const).filter((k) => !b[k]);
+        throw AppError.badRequest('quote_id or branch_id, address_id and items are required', missing.map((f) => ({ field: f, message: 'required' })));
+      }
+      const order = await inTx(ctx, actor, (tx) =>
+        b.quote_id
+          ? fromQuote(tx, actor, b.quote_id, b.notes)
+          : orders.create(tx, actor, { branch_id: b.branch_id!, address_id: b.address_id!, items: b.items!, coupon_code: b.coupon_code, payment_destination: b.payment_destination, notes: b.notes }),
+      );
+      return reply.code(201).send(orderOut(order));
+    },
+  );
+
+  app.get(
+    '/customer/orders',
+    {
+      config: { auth: { roles: ['delivery'] } },
+      schema: {
+        operationId: 'listCustomerOrders',
+        tags: ['customer'],
+        summary: "The calling customer's orders, newest first",
+        querystring: Strict({ ...PageQueryProps, status: Type.Optional(OrderStatusSchema) }),
+        response: { 200: Page(OrderOut) },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      const page = pageRequest(req.query);
+      return inTx(ctx, actor, async (tx) => {
+        const { rows } = await tx.query<OrderRow>(
+          `${ORDER_SELECT} WHERE o.customer_user_id = $1 AND ($2::text IS NULL OR o.status = $2) AND ($3::text IS NULL OR o.id < $3) ORDER BY o.id DESC LIMIT $4`,
+          [actor.userId, req.query.status ?? null, page.after, page.limit + 1],
+        );
+        return toPage(rows, page, orderOut);
+      });
+    },
+  );
+
+  app.get(
+    '/merchant/orders',
+    {
+      config: { auth: { roles: ['comercio'] } },
+      schema: {
+        operationId: 'listMerchantOrders',
+        tags: ['merchant'],
+        summary: "The calling merchant's orders, newest first",
+        querystring: Strict({ ...PageQueryProps, status: Type.Optional(OrderStatusSchema), branch_id: Type.Optional(Id) }),
+        response: { 200: Page(OrderOut) },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      const page = pageRequest(req.query);
+      return inTx(ctx, actor, async (tx) => {
+        const m = await ownMerchant(ctx, tx, actor);
+        const { rows } = await tx.query<OrderRow>(
+          `${ORDER_SELECT} WHERE o.merchant_id = $1 AND ($2::text IS NULL OR o.status = $2) AND ($3::text IS NULL OR o.branch_id = $3)
+              AND ($4::text IS NULL OR o.id < $4) ORDER BY o.id DESC LIMIT $5`,
+          [m.id, req.query.status ?? null, req.query.branch_id ?? null, page.after, page.limit + 1],
+        );
+        return toPage(rows, page, orderOut);
+      });
+    },
+  );
+
+  app.patch(
+    '/merchant/orders/:id/status',
+    {
+      config: { auth: { roles: ['comercio'] } },
+      schema: {
+        operationId: 'updateMerchantOrderStatus',
+        tags: ['merchant'],
+        summary: 'Move an order: pending_confirmation → confirmed → preparing → ready, or cancel it from any non-terminal state',
+        description:
+          '`ready` creates the trip in the logistics core in the same transaction (pickup = branch, dropoff = the customer address, fee and driver earning ' +
+          'from the tariff), exactly once even when two updates race. in_delivery and delivered follow the trip (pickup verified, completed) and are ' +
+          '409 INVALID_TRANSITION here, as is any move the machine does not allow (the problem names current_status). Cancelling cancels the open trip ' +
+          'and releases the coupon use. 404 for an order of another merchant or organization.',
+        params: IdParams,
+        body: Strict({ status: OrderStatusSchema, reason: Type.Optional(ShortText(500)) }),
+        response: { 200: OrderOut },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return orderOut(
+        await inTx(ctx, actor, async (tx) => orders.merchantStatus(tx, actor, (await ownMerchant(ctx, tx, actor)).id, req.params.id, req.body.status, req.body.reason ?? null)),
+      );
+    },
+  );
+}

@@ -1,0 +1,56 @@
+import type { AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import type { StoredEvent } from '../../platform/events.js';
+import type { OrderStatus } from './model.js';
+import { loadOrder, serviceActor, type OrderService } from './orders.js';
+
+/**
+ * Orders and express requests follow their trip. These hooks run inside the transaction that changed the
+ * trip, so the order can never disagree with it:
+ * - order: trip.pickup_verified → in_delivery; trip.completed → delivered; trip.cancelled (by dispatch) → cancelled.
+ * - express request: trip.created → created (trip_id set); trip.completed → completed; trip.cancelled → cancelled.
+ * Every move is conditional on the current state, so a repeated or late event changes nothing.
+ */
+export function registerTripHooks(ctx: AppContext, orders: OrderService) {
+  const ORDER_MOVES: Record<string, { to: OrderStatus; from: OrderStatus[] }> = {
+    'trip.pickup_verified': { to: 'in_delivery', from: ['ready'] },
+    'trip.completed': { to: 'delivered', from: ['in_delivery'] },
+    'trip.cancelled': { to: 'cancelled', from: ['pending_confirmation', 'confirmed', 'preparing', 'ready', 'in_delivery'] },
+  };
+
+  async function followOrder(tx: Tx, ev: StoredEvent, orderId: string) {
+    const move = ORDER_MOVES[ev.type];
+    if (!move) return;
+    const o = await loadOrder(tx, orderId, true);
+    if (!o || o.organization_id !== ev.organization_id || o.trip_id !== ev.entity_id || !move.from.includes(o.status)) return;
+    const actor = serviceActor(ev.organization_id, ev.actor_user_id, `event:${ev.seq}`);
+    const reason = ev.type === 'trip.cancelled' ? `trip cancelled${ev.payload.reason ? `: ${String(ev.payload.reason)}` : ''}` : null;
+    // The trip is already cancelled: the order must not try to cancel it again.
+    await orders.move(tx, actor, o, move.to, reason, { cancelTrip: false });
+  }
+
+  async function followExpress(tx: Tx, ev: StoredEvent) {
+    const to = { 'trip.created': 'created', 'trip.completed': 'completed', 'trip.cancelled': 'cancelled' }[ev.type];
+    if (!to) return;
+    const trip = await ctx.services.logistics.getTrip(tx, ev.entity_id);
+    if (!trip?.express_request_id) return;
+    const { rows } = await tx.query<{ id: string; merchant_id: string; territory_id: string | null }>(
+      `UPDATE delivery_express_request SET status = $3, trip_id = COALESCE(trip_id, $2), updated_at = now()
+        WHERE organization_id = $4 AND id = $1 AND status = ANY($5::text[]) RETURNING id, merchant_id, territory_id`,
+      [trip.express_request_id, trip.id, to, ev.organization_id, to === 'created' ? ['requested'] : ['requested', 'created']],
+    );
+    const r = rows[0];
+    if (r && to !== 'created') {
+      await ctx.services.chat?.enqueueStatusChanged(tx, { organizationId: ev.organization_id, merchantId: r.merchant_id, expressRequestId: r.id, territoryId: r.territory_id, status: to });
+    }
+  }
+
+  ctx.events.onRecorded(async (tx, ev) => {
+    if (ev.entity_type !== 'trip') return;
+    if (ev.payload.service_mode === 'delivery_express' || ev.type !== 'trip.created') {
+      const orderId = typeof ev.payload.order_id === 'string' ? ev.payload.order_id : null;
+      if (orderId) await followOrder(tx, ev, orderId);
+      else await followExpress(tx, ev);
+    }
+  });
+}

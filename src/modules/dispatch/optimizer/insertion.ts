@@ -1,0 +1,109 @@
+import type { Instance } from './instance.js';
+import { shuffle, type Rng } from './prng.js';
+import { bestInsertion, withInsertion, type Insertion, type Scratch } from './route.js';
+import type { Solution } from './solution.js';
+
+/** Random perturbation of insertion costs (Ropke & Pisinger): uniform in ±amplitude metres. */
+export interface Noise {
+  rng: Rng;
+  amplitude: number;
+}
+
+const jitter = (noise: Noise | undefined) => (noise ? noise.amplitude * (2 * noise.rng() - 1) : 0);
+
+export interface RecreateOptions {
+  noise?: Noise;
+  /** banned[d] = 1: route d may not receive trips (forces trips elsewhere). */
+  banned?: Uint8Array;
+}
+
+/**
+ * Regret-2 cheapest insertion: every pending trip knows its cheapest feasible insertion in every
+ * route; the trip whose best option beats its second best by the most (a trip with a single
+ * feasible route first) is inserted at its cheapest position, and only the changed route is
+ * re-evaluated. O(k·D·n²) to start, then O(k·(D + n²)) per inserted trip. Trips with no feasible
+ * position stay unassigned.
+ */
+export function regretInsert(
+  sol: Solution,
+  pending: readonly number[],
+  scratch: Scratch,
+  { noise, banned }: RecreateOptions = {},
+): void {
+  const inst = sol.inst;
+  const D = inst.driverCount;
+  const k = pending.length;
+  if (k === 0 || D === 0) return;
+  const cost = new Float64Array(k * D);
+  const posI = new Int32Array(k * D);
+  const posJ = new Int32Array(k * D);
+  const ins: Insertion = { cost: 0, i: 0, j: 0 };
+  const evaluate = (a: number, d: number) => {
+    cost[a * D + d] = banned?.[d] ? Infinity : bestInsertion(inst, d, sol.routes[d], pending[a], scratch, ins) + jitter(noise);
+    posI[a * D + d] = ins.i;
+    posJ[a * D + d] = ins.j;
+  };
+  for (let a = 0; a < k; a++) for (let d = 0; d < D; d++) evaluate(a, d);
+  const alive = Array.from({ length: k }, (_, a) => a);
+  while (alive.length > 0) {
+    let pick = -1;
+    let pickRoute = -1;
+    let pickRegret = -1;
+    let pickCost = Infinity;
+    for (let x = 0; x < alive.length; x++) {
+      const a = alive[x];
+      let c1 = Infinity;
+      let c2 = Infinity;
+      let d1 = -1;
+      for (let d = 0; d < D; d++) {
+        const c = cost[a * D + d];
+        if (c < c1) {
+          c2 = c1;
+          c1 = c;
+          d1 = d;
+        } else if (c < c2) c2 = c;
+      }
+      if (d1 < 0) continue;
+      const regret = c2 - c1;
+      if (regret > pickRegret || (regret === pickRegret && c1 < pickCost)) {
+        pick = x;
+        pickRoute = d1;
+        pickRegret = regret;
+        pickCost = c1;
+      }
+    }
+    if (pick < 0) return;
+    const a = alive[pick];
+    alive.splice(pick, 1);
+    const at = a * D + pickRoute;
+    sol.setRoute(pickRoute, withInsertion(sol.routes[pickRoute], pending[a], { cost: cost[at], i: posI[at], j: posJ[at] }));
+    for (const b of alive) evaluate(b, pickRoute);
+  }
+}
+
+/** Trips in random order, each at its cheapest feasible position across all routes. O(k·D·n²). */
+export function sequentialInsert(
+  sol: Solution,
+  pending: readonly number[],
+  scratch: Scratch,
+  rng: Rng,
+  { noise, banned }: RecreateOptions = {},
+): void {
+  const inst: Instance = sol.inst;
+  const ins: Insertion = { cost: 0, i: 0, j: 0 };
+  const best: Insertion = { cost: 0, i: 0, j: 0 };
+  for (const t of shuffle(rng, pending.slice())) {
+    let bestRoute = -1;
+    best.cost = Infinity;
+    for (let d = 0; d < inst.driverCount; d++) {
+      if (banned?.[d]) continue;
+      const c = bestInsertion(inst, d, sol.routes[d], t, scratch, ins) + jitter(noise);
+      if (c < best.cost) {
+        Object.assign(best, ins);
+        best.cost = c;
+        bestRoute = d;
+      }
+    }
+    if (bestRoute >= 0) sol.setRoute(bestRoute, withInsertion(sol.routes[bestRoute], t, best));
+  }
+}

@@ -1,0 +1,273 @@
+import { MAX_EXACT_STOPS, exactRouteOrder } from './exact-route.js';
+import { startNode, type Instance } from './instance.js';
+import {
+  EPS,
+  bestInsertion,
+  feasibleCost,
+  isPickup,
+  routeCost,
+  tripOf,
+  withInsertion,
+  withoutTrip,
+  type Insertion,
+  type Scratch,
+} from './route.js';
+import type { Solution } from './solution.js';
+
+/** Related trips tried per trip by the exchange move. */
+const EXCHANGE_K = 30;
+
+export interface SearchContext {
+  inst: Instance;
+  scratch: Scratch;
+  /** Per trip, the most related trips (close pickups and close dropoffs), nearest first. */
+  neighbors: Int32Array[];
+  deadline: number;
+  now: () => number;
+}
+
+/**
+ * Intra-route improvement. Routes of at most `exactUpTo` stops are re-ordered optimally (dynamic
+ * programming, once per route version); longer ones get a descent until no move improves: or-opt
+ * (move a run of 1 to 3 consecutive stops elsewhere) and 2-opt (reverse a run), both priced in O(1)
+ * and kept only if precedence and capacity still hold (O(n) check). O(n²) per scan.
+ */
+export function improveRoute(sol: Solution, d: number, scratch: Scratch, exactUpTo = 0): boolean {
+  const inst = sol.inst;
+  if (sol.routes[d].length <= exactUpTo) {
+    if (sol.exact[d]) return false;
+    const order = exactRouteOrder(inst, d, sol.routes[d], sol.cost[d]);
+    if (order) sol.setRoute(d, order);
+    sol.exact[d] = 1;
+    return order !== null;
+  }
+  let changed = false;
+  while (orOptMove(sol, d, scratch) || twoOptMove(sol, d, scratch)) changed = true;
+  return changed;
+}
+
+/** Apply `seq` to route d when it is feasible and shorter. */
+function tryApply(sol: Solution, d: number, scratch: Scratch, len: number): boolean {
+  const c = feasibleCost(sol.inst, d, scratch.seq, len, scratch, sol.cost[d] - EPS);
+  if (c === Infinity) return false;
+  sol.setRoute(d, scratch.seq.slice(0, len));
+  return true;
+}
+
+/** First improving or-opt move (segment [a, e] re-inserted after stop k, without reversal). */
+function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
+  const { dist, n: N } = sol.inst;
+  const stops = sol.routes[d];
+  const n = stops.length;
+  const s0 = startNode(sol.inst, d);
+  const node = (k: number) => (k < 0 ? s0 : stops[k]);
+  const seq = scratch.seq;
+  const pos = scratch.pos;
+  for (let x = 0; x < n; x++) pos[stops[x]] = x;
+  for (let len = 1; len <= 3; len++) {
+    for (let a = 0; a + len <= n; a++) {
+      const e = a + len - 1;
+      // precedence bounds on k: before the dropoffs, after the pickups of the segment's trips
+      let lo = -1;
+      let hi = n - 1;
+      for (let x = a; x <= e; x++) {
+        const mate = pos[stops[x] ^ 1];
+        if (isPickup(stops[x])) {
+          if (mate > e) hi = Math.min(hi, mate - 1);
+        } else if (mate < a) lo = Math.max(lo, mate);
+      }
+      const first = stops[a];
+      const last = stops[e];
+      const prev = node(a - 1);
+      const gain =
+        e + 1 < n
+          ? dist[prev * N + first] + dist[last * N + stops[e + 1]] - dist[prev * N + stops[e + 1]]
+          : dist[prev * N + first];
+      for (let k = lo; k <= hi; k++) {
+        if (k >= a - 1 && k <= e) continue;
+        const u = node(k);
+        const added =
+          k + 1 < n ? dist[u * N + first] + dist[last * N + stops[k + 1]] - dist[u * N + stops[k + 1]] : dist[u * N + first];
+        if (added >= gain - EPS) continue;
+        let w = 0;
+        if (k < a) {
+          for (let x = 0; x <= k; x++) seq[w++] = stops[x];
+          for (let x = a; x <= e; x++) seq[w++] = stops[x];
+          for (let x = k + 1; x < n; x++) if (x < a || x > e) seq[w++] = stops[x];
+        } else {
+          for (let x = 0; x <= k; x++) if (x < a || x > e) seq[w++] = stops[x];
+          for (let x = a; x <= e; x++) seq[w++] = stops[x];
+          for (let x = k + 1; x < n; x++) seq[w++] = stops[x];
+        }
+        if (tryApply(sol, d, scratch, n)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+/** First improving 2-opt move (stops[a..b] reversed); inner costs kept both ways for asymmetric matrices. */
+function twoOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
+  const { dist, n: N } = sol.inst;
+  const stops = sol.routes[d];
+  const n = stops.length;
+  const seq = scratch.seq;
+  const s0 = startNode(sol.inst, d);
+  const pos = scratch.pos;
+  for (let x = 0; x < n; x++) pos[stops[x]] = x;
+  for (let a = 0; a < n - 1; a++) {
+    const prev = a === 0 ? s0 : stops[a - 1];
+    let forward = 0;
+    let backward = 0;
+    for (let b = a + 1; b < n; b++) {
+      // a trip with both ends in the run would be dropped off before its pickup
+      if (!isPickup(stops[b]) && pos[stops[b] - 1] >= a) break;
+      forward += dist[stops[b - 1] * N + stops[b]];
+      backward += dist[stops[b] * N + stops[b - 1]];
+      const next = b + 1 < n ? stops[b + 1] : -1;
+      const before = dist[prev * N + stops[a]] + forward + (next >= 0 ? dist[stops[b] * N + next] : 0);
+      const after = dist[prev * N + stops[b]] + backward + (next >= 0 ? dist[stops[a] * N + next] : 0);
+      if (after >= before - EPS) continue;
+      for (let k = 0; k < n; k++) seq[k] = k < a || k > b ? stops[k] : stops[a + b - k];
+      if (tryApply(sol, d, scratch, n)) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Relocate: take each trip out (pickup and dropoff together) and put it back at its cheapest
+ * feasible positions in any route, its own included, when that is shorter. O(T·D·n²) per pass.
+ */
+export function relocatePass(sol: Solution, ctx: SearchContext, only?: readonly number[]): boolean {
+  const { inst, scratch } = ctx;
+  const ins: Insertion = { cost: 0, i: 0, j: 0 };
+  let improvedAny = false;
+  const count = only ? only.length : inst.tripCount;
+  for (let x = 0; x < count; x++) {
+    const t = only ? only[x] : x;
+    const r = sol.routeOf[t];
+    if (r < 0) continue;
+    const without = withoutTrip(sol.routes[r], t);
+    const gain = sol.cost[r] - routeCost(inst, r, without);
+    let bestCost = gain - EPS;
+    let bestRoute = -1;
+    let best: Insertion | null = null;
+    for (let d = 0; d < inst.driverCount; d++) {
+      const c = bestInsertion(inst, d, d === r ? without : sol.routes[d], t, scratch, ins);
+      if (c < bestCost) {
+        bestCost = c;
+        bestRoute = d;
+        best = { ...ins };
+      }
+    }
+    if (best) {
+      sol.setRoute(r, without);
+      sol.setRoute(bestRoute, withInsertion(sol.routes[bestRoute], t, best));
+      improvedAny = true;
+    }
+    if ((x & 31) === 31 && ctx.now() > ctx.deadline) break;
+  }
+  return improvedAny;
+}
+
+/**
+ * Exchange: swap two related trips on different routes, each re-inserted at its cheapest positions
+ * in the other's route. O(T·K·n²) per pass with K neighbours per trip.
+ */
+export function exchangePass(sol: Solution, ctx: SearchContext): boolean {
+  const { inst, scratch, neighbors } = ctx;
+  const ia: Insertion = { cost: 0, i: 0, j: 0 };
+  const ib: Insertion = { cost: 0, i: 0, j: 0 };
+  let improvedAny = false;
+  for (let a = 0; a < inst.tripCount; a++) {
+    for (let x = 0; x < Math.min(EXCHANGE_K, neighbors[a].length); x++) {
+      const b = neighbors[a][x];
+      const ra = sol.routeOf[a];
+      const rb = sol.routeOf[b];
+      if (ra < 0 || rb < 0 || ra === rb) continue;
+      const restA = withoutTrip(sol.routes[ra], a);
+      const restB = withoutTrip(sol.routes[rb], b);
+      const baseA = routeCost(inst, ra, restA);
+      const baseB = routeCost(inst, rb, restB);
+      const budget = sol.cost[ra] + sol.cost[rb] - baseA - baseB - EPS;
+      const cb = bestInsertion(inst, ra, restA, b, scratch, ib);
+      if (cb >= budget) continue;
+      const ca = bestInsertion(inst, rb, restB, a, scratch, ia);
+      if (cb + ca >= budget) continue;
+      sol.setRoute(ra, withInsertion(restA, b, ib));
+      sol.setRoute(rb, withInsertion(restB, a, ia));
+      improvedAny = true;
+    }
+    if ((a & 31) === 31 && ctx.now() > ctx.deadline) break;
+  }
+  return improvedAny;
+}
+
+/**
+ * Raise the assigned count: insert each unassigned trip where it fits; failing that, eject one trip
+ * from a route, put the unassigned one there and move the ejected one to another route.
+ */
+export function assignMorePass(sol: Solution, ctx: SearchContext): boolean {
+  const { inst, scratch } = ctx;
+  const D = inst.driverCount;
+  const ins: Insertion = { cost: 0, i: 0, j: 0 };
+  const moved: Insertion = { cost: 0, i: 0, j: 0 };
+  let improvedAny = false;
+  for (const u of sol.unassignedTrips()) {
+    if (ctx.now() > ctx.deadline) break;
+    let best = Infinity;
+    let apply: (() => void) | null = null;
+    for (let d = 0; d < D; d++) {
+      const c = bestInsertion(inst, d, sol.routes[d], u, scratch, ins);
+      if (c < best) {
+        best = c;
+        const [dd, at] = [d, { ...ins }];
+        apply = () => sol.setRoute(dd, withInsertion(sol.routes[dd], u, at));
+      }
+    }
+    if (!apply) {
+      for (let d = 0; d < D; d++) {
+        if (!inst.compat[u * D + d]) continue;
+        for (const s of sol.routes[d]) {
+          if (s & 1) continue;
+          const t = tripOf(s);
+          const rest = withoutTrip(sol.routes[d], t);
+          const cu = bestInsertion(inst, d, rest, u, scratch, ins);
+          if (cu === Infinity) continue;
+          const delta = routeCost(inst, d, rest) + cu - sol.cost[d];
+          for (let d2 = 0; d2 < D; d2++) {
+            if (d2 === d) continue;
+            const ct = bestInsertion(inst, d2, sol.routes[d2], t, scratch, moved);
+            if (delta + ct < best) {
+              best = delta + ct;
+              const [rd, rd2, atU, atT] = [d, d2, { ...ins }, { ...moved }];
+              apply = () => {
+                sol.setRoute(rd, withInsertion(rest, u, atU));
+                sol.setRoute(rd2, withInsertion(sol.routes[rd2], t, atT));
+              };
+            }
+          }
+        }
+      }
+    }
+    if (apply) {
+      apply();
+      improvedAny = true;
+    }
+  }
+  return improvedAny;
+}
+
+/** Descent over all neighbourhoods until none improves or the deadline passes. */
+export function localSearch(sol: Solution, ctx: SearchContext): void {
+  for (let d = 0; d < ctx.inst.driverCount; d++) improveRoute(sol, d, ctx.scratch, MAX_EXACT_STOPS);
+  while (ctx.now() <= ctx.deadline) {
+    let improved = assignMorePass(sol, ctx);
+    improved = relocatePass(sol, ctx) || improved;
+    improved = exchangePass(sol, ctx) || improved;
+    for (let d = 0; d < ctx.inst.driverCount; d++)
+      improved = improveRoute(sol, d, ctx.scratch, MAX_EXACT_STOPS) || improved;
+    if (!improved) return;
+  }
+}

@@ -1,0 +1,85 @@
+import type { OptimizerOptions, OptimizerProblem, Plan } from './types.js';
+
+const close = (a: number, b: number) => Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(a), Math.abs(b));
+
+/**
+ * Every rule a plan must keep, checked from the plan itself: known drivers and trips, each trip
+ * exactly once (planned with one pickup before one dropoff on the same route, or unassigned),
+ * load within capacity after every stop, territories, the stop limit, consistent distances and
+ * totals. Returns the violations (empty when the plan is valid).
+ */
+export function validatePlan(problem: OptimizerProblem, plan: Plan, options: OptimizerOptions = {}): string[] {
+  const errors: string[] = [];
+  const drivers = new Map(problem.drivers.map((d) => [d.id, d]));
+  const trips = new Map(problem.trips.map((t) => [t.id, t]));
+  const seen = new Map<string, string>();
+  const mark = (tripId: string, where: string) => {
+    if (seen.has(tripId)) errors.push(`trip ${tripId} appears in ${seen.get(tripId)} and in ${where}`);
+    else seen.set(tripId, where);
+  };
+  const routeDrivers = new Set<string>();
+  let distanceM = 0;
+  let durationS = 0;
+  for (const route of plan.routes) {
+    const driver = drivers.get(route.driverId);
+    if (!driver) {
+      errors.push(`route for unknown driver ${route.driverId}`);
+      continue;
+    }
+    if (routeDrivers.has(driver.id)) errors.push(`driver ${driver.id} has more than one route`);
+    routeDrivers.add(driver.id);
+    if (options.maxStopsPerRoute !== undefined && route.stops.length > options.maxStopsPerRoute)
+      errors.push(`driver ${driver.id}: ${route.stops.length} stops exceed ${options.maxStopsPerRoute}`);
+    let load = driver.currentLoad ?? 0;
+    let lastDistance = 0;
+    let lastArrival = 0;
+    const onBoard = new Set<string>();
+    const done = new Set<string>();
+    for (const stop of route.stops) {
+      const trip = trips.get(stop.tripId);
+      if (!trip) {
+        errors.push(`driver ${driver.id}: unknown trip ${stop.tripId}`);
+        continue;
+      }
+      if (stop.kind === 'pickup') {
+        if (onBoard.has(trip.id) || done.has(trip.id)) errors.push(`trip ${trip.id} picked up twice`);
+        mark(trip.id, `route of ${driver.id}`);
+        onBoard.add(trip.id);
+        load++;
+        if (load > driver.capacity) errors.push(`driver ${driver.id}: load ${load} over capacity ${driver.capacity}`);
+      } else {
+        if (!onBoard.has(trip.id)) errors.push(`trip ${trip.id} dropped off before its pickup`);
+        onBoard.delete(trip.id);
+        done.add(trip.id);
+        load--;
+      }
+      const expected = stop.kind === 'pickup' ? trip.pickup : trip.dropoff;
+      if (stop.position.lon !== expected.lon || stop.position.lat !== expected.lat)
+        errors.push(`trip ${trip.id}: ${stop.kind} position differs from the trip's`);
+      if (stop.loadAfter !== load) errors.push(`trip ${trip.id}: loadAfter ${stop.loadAfter} should be ${load}`);
+      if (stop.cumulativeDistanceM < lastDistance - 1e-6 || stop.arrivalOffsetS < lastArrival - 1e-6)
+        errors.push(`driver ${driver.id}: distance or time goes backwards at trip ${trip.id}`);
+      lastDistance = stop.cumulativeDistanceM;
+      lastArrival = stop.arrivalOffsetS;
+      const territories = driver.territoryIds ?? [];
+      if (trip.territoryId && territories.length > 0 && !territories.includes(trip.territoryId))
+        errors.push(`trip ${trip.id} (territory ${trip.territoryId}) outside the territories of driver ${driver.id}`);
+    }
+    for (const id of onBoard) errors.push(`trip ${id} picked up but never dropped off`);
+    if (!close(route.distanceM, lastDistance)) errors.push(`driver ${driver.id}: route distance disagrees with its stops`);
+    if (!close(route.durationS, lastArrival)) errors.push(`driver ${driver.id}: route duration disagrees with its stops`);
+    distanceM += route.distanceM;
+    durationS += route.durationS;
+  }
+  for (const u of plan.unassigned) {
+    if (!trips.has(u.tripId)) errors.push(`unknown unassigned trip ${u.tripId}`);
+    mark(u.tripId, 'unassigned');
+  }
+  for (const t of problem.trips) if (!seen.has(t.id)) errors.push(`trip ${t.id} is missing from the plan`);
+  const assigned = problem.trips.filter((t) => seen.get(t.id)?.startsWith('route')).length;
+  if (plan.totals.assigned !== assigned) errors.push(`totals.assigned ${plan.totals.assigned} should be ${assigned}`);
+  if (plan.totals.unassigned !== plan.unassigned.length) errors.push('totals.unassigned disagrees with the list');
+  if (!close(plan.totals.distanceM, distanceM)) errors.push('totals.distanceM is not the sum of the routes');
+  if (!close(plan.totals.durationS, durationS)) errors.push('totals.durationS is not the sum of the routes');
+  return errors;
+}
