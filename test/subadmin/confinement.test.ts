@@ -11,7 +11,6 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newDriver, newUser, tripDb } from '../logistics/fixtures.js';
-import { installOrderStandIn, newOrder } from '../money/fixtures.js';
 import { JPEG } from '../storage/fixtures.js';
 import { SseClient, json } from '../realtime/sse.js';
 import type { PermissionKey } from '../../src/platform/auth.js';
@@ -36,6 +35,9 @@ interface Zone {
   tripAssigned: string;
   object: string;
   review: string;
+  order: string;
+  coupon: string;
+  tariff: string;
   banner: string;
   subadmin: string;
 }
@@ -53,7 +55,27 @@ async function merchantIn(zone: { lon: number; lat: number }, territory: string,
   const u = await newUser(t, 'comercio');
   const m = await ok(t.req(admin, { method: 'POST', url: '/merchants', payload: { owner_user_id: u.userId, name: 'Shop', location: pt(zone.lon, zone.lat), territory_id: territory } }), 201);
   if (approve) await ok(t.req(admin, { method: 'POST', url: `/merchants/${m.id}/approve`, payload: {} }));
-  return m.id as string;
+  return { id: m.id as string, email: u.email };
+}
+
+/** A branch and an item of the merchant, a coupon, the zone's tariff, and a customer's merchant_direct order with its payment proof. */
+async function commerceIn(name: string, at: { lon: number; lat: number }, territory: string, merchantEmail: string) {
+  const merchant = await t.login(merchantEmail);
+  const branch = await ok(t.req(merchant, { method: 'POST', url: '/merchant/branches', payload: { name: 'Branch', address: 'Calle 1', location: pt(at.lon, at.lat) } }), 201);
+  expect(branch.territory_id).toBe(territory);
+  const item = await ok(t.req(merchant, { method: 'POST', url: '/merchant/catalog', payload: { name: 'Item', price: '40.00' } }), 201);
+  const coupon = (await ok(t.req(merchant, { method: 'POST', url: '/merchant/coupons', payload: { code: `Z${name}10`, name: 'ten', discount_type: 'percent', discount_value: '10' } }), 201)).id;
+  const tariff = (await ok(t.req(admin, { method: 'POST', url: '/admin/territory-tariffs', payload: { territory_id: territory, service_mode: 'marketplace', base_fee: '5.00', per_km_fee: '1.00', driver_share_value: '70' } }), 201)).id;
+  const customer = await newUser(t, 'delivery');
+  const cs = await t.login(customer.email);
+  const address = await ok(t.req(cs, { method: 'POST', url: '/customer/addresses', payload: { address: 'Av. 1', location: pt(at.lon + 0.005, at.lat) } }), 201);
+  const order = await ok(
+    t.req(cs, { method: 'POST', url: '/customer/orders', payload: { branch_id: branch.id, address_id: address.id, items: [{ catalog_item_id: item.id, quantity: 1 }], payment_destination: 'merchant_direct' } }),
+    201,
+  );
+  expect(order.territory_id).toBe(territory);
+  const review = (await ok(t.req(cs, { method: 'POST', url: `/customer/orders/${order.id}/payment-proof`, payload: { amount: order.total, customer_reference: `ref-${name}` } }), 201)).id;
+  return { order: order.id as string, review: review as string, coupon: coupon as string, tariff: tariff as string };
 }
 
 async function evidenceFor(tripId: string): Promise<string> {
@@ -71,21 +93,19 @@ async function zone(name: 'A' | 'B', lon: number, lat: number): Promise<Zone> {
   const driver = await newDriver(t, at, { territory_ids: [territory] });
   const pendingUser = await newUser(t, 'repartidor');
   const driverPending = (await ok(t.req(admin, { method: 'POST', url: '/drivers', payload: { user_id: pendingUser.userId, territory_ids: [territory] } }), 201)).id;
-  const merchant = await merchantIn(at, territory, true);
-  const merchantPending = await merchantIn(at, territory, false);
+  const shop = await merchantIn(at, territory, true);
+  const merchant = shop.id;
+  const merchantPending = (await merchantIn(at, territory, false)).id;
   const trip = (over: Record<string, unknown> = {}) =>
     ok(t.req(admin, { method: 'POST', url: '/trips', payload: { pickup_location: pt(lon, lat), pickup_address: 'p', dropoff_location: pt(lon + 0.01, lat), dropoff_address: 'd', merchant_id: merchant, ...over } }), 201);
   const tripPending = (await trip()).id;
   const tripAssigned = (await trip()).id;
   await ok(t.req(admin, { method: 'POST', url: `/trips/${tripAssigned}/assign`, payload: { driver_id: driver.id } }));
   const object = await evidenceFor(tripAssigned);
-  const customer = await newUser(t, 'delivery');
-  const order = await newOrder(t, { merchantId: merchant, customerUserId: customer.userId, destination: 'merchant_direct', subtotal: '40.00', fee: '10.00', territoryId: territory });
-  const customerSession = await t.login(customer.email);
-  const review = (await ok(t.req(customerSession, { method: 'POST', url: `/customer/orders/${order}/payment-proof`, payload: { amount: '50.00', customer_reference: `ref-${name}` } }), 201)).id;
+  const { order, review, coupon, tariff } = await commerceIn(name, at, territory, shop.email);
   const banner = (await ok(t.req(admin, { method: 'POST', url: '/subadmin/banners', payload: { title: `Banner ${name}`, territory_ids: [territory] } }), 201)).id;
   const subadmin = (await newSubadmin(t, admin, { territory_ids: [territory] })).userId;
-  return { territory, at, driver: driver.id, driverUser: driver.userId, driverPending, merchant, merchantPending, tripPending, tripAssigned, object, review, banner, subadmin };
+  return { territory, at, driver: driver.id, driverUser: driver.userId, driverPending, merchant, merchantPending, tripPending, tripAssigned, object, review, order, coupon, tariff, banner, subadmin };
 }
 
 beforeAll(async () => {
@@ -93,7 +113,6 @@ beforeAll(async () => {
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(t.app.server.address() as net.AddressInfo).port}/api/v1`;
   admin = await t.as('admin');
-  await installOrderStandIn(t);
   Z.A = await zone('A', -67, -16);
   Z.B = await zone('B', -66, -16);
   secretsB = Object.values(Z.B).filter((v): v is string => typeof v === 'string');
@@ -243,6 +262,34 @@ const PLANS: Record<string, Plan> = {
         count("SELECT count(*)::int AS n FROM zone_banner b JOIN banner_territory bt ON bt.banner_id = b.id WHERE b.title = 'sub-banner' AND bt.territory_id = $1", [z.territory]),
     },
   },
+  'GET /customer/marketplace': { list: { call: get('/customer/marketplace'), mustSee: () => [Z.A.merchant] } },
+  'GET /subadmin/orders/status': {
+    list: {
+      call: get('/subadmin/orders/status'),
+      mustSee: () => [Z.A.order],
+      check: async (res) => expect(res.json().total).toBe(await count('SELECT count(*)::int AS n FROM merchant_order WHERE territory_id = $1', [Z.A.territory])),
+    },
+  },
+  'GET /subadmin/coupons': { list: { call: get('/subadmin/coupons'), mustSee: () => [Z.A.coupon] } },
+  'POST /subadmin/merchants/:id/coupons': {
+    single: {
+      call: (id) => post(`/subadmin/merchants/${id}/coupons`, { code: `S${Math.random().toString(36).slice(2, 10)}`, name: 'sub coupon', discount_type: 'fixed', discount_value: '5.00' }),
+      b: () => Z.B.merchant,
+      a: () => Z.A.merchant,
+      unchanged: () => count('SELECT count(*)::int AS n FROM merchant_coupon WHERE merchant_id = $1', [Z.B.merchant]),
+    },
+  },
+  'GET /subadmin/territory-tariffs': { list: { call: get('/subadmin/territory-tariffs'), mustSee: () => [Z.A.tariff] } },
+  'GET /subadmin/reports/sales.xls': {
+    list: {
+      call: get('/subadmin/reports/sales.xls'),
+      check: async (res) => {
+        const ids = await workbookColumn(res.rawPayload, 1);
+        expect(ids).toContain(Z.A.order);
+        for (const id of secretsB) expect(ids).not.toContain(id);
+      },
+    },
+  },
   'GET /subadmin/reports/deliveries.xls': {
     list: {
       call: get('/subadmin/reports/deliveries.xls'),
@@ -297,7 +344,7 @@ describe('generated confinement walk', () => {
       await plan.list.check?.(res);
     }
     // A filter naming B's territory gives nothing, not B's records.
-    for (const url of [`/trips?territory_id=${Z.B.territory}`, `/merchants?territory_id=${Z.B.territory}`, `/drivers?territory_id=${Z.B.territory}`, `/subadmin/banners?territory_id=${Z.B.territory}`]) {
+    for (const url of [`/customer/marketplace?territory_id=${Z.B.territory}`, `/subadmin/territory-tariffs?territory_id=${Z.B.territory}`, `/trips?territory_id=${Z.B.territory}`, `/merchants?territory_id=${Z.B.territory}`, `/drivers?territory_id=${Z.B.territory}`, `/subadmin/banners?territory_id=${Z.B.territory}`]) {
       const res = await asA(get(url));
       expect(res.statusCode, url).toBe(200);
       expect(res.json().data, url).toEqual([]);
@@ -384,6 +431,7 @@ describe('generated confinement walk', () => {
     }
     await ok(t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${subP.userId}`, payload: { permissions: { reports: false } } }));
     expect((await t.req(subP.session, get('/subadmin/reports/deliveries.xls'))).statusCode).toBe(403);
+    expect((await t.req(subP.session, get('/subadmin/reports/sales.xls'))).statusCode).toBe(403);
     await ok(t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${subP.userId}`, payload: { permissions: { reports: true } } }));
     // payments_review_decide defaults to false: a fresh sub-administrator cannot decide.
     const fresh = await newSubadmin(t, admin, { territory_ids: [Z.A.territory] });

@@ -3,6 +3,8 @@ import type { Tx } from '../../platform/db/index.js';
 import { createBannerService, type BannerRow, type BannerService } from './banners.js';
 import { createProfileService, type ProfileService } from './profiles.js';
 import { subadminRoutes } from './routes.js';
+import { subadminCommerceRoutes } from './commerce-routes.js';
+import { bannerOut } from './banners.js';
 import { createScopeLoader } from './scope.js';
 
 /** What other modules may call (each in the caller's transaction). */
@@ -38,6 +40,18 @@ export const subadminModule: Module = {
       subadminUserIdsOfTerritory: profiles.userIdsOfTerritory,
     };
 
+    // Zone banners in the customer marketplace (sub-administrators previewing it see only their territories' banners).
+    ctx.services.marketplaceBanners = {
+      async activeBanners(tx, actor, where) {
+        const scope = actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
+        const territoryIds = scope ? where.territoryIds.filter((t) => scope.includes(t)) : where.territoryIds;
+        return (await banners.activeBannersFor(tx, territoryIds)).map((b) => {
+          const out = bannerOut(b, scope);
+          return { id: out.id, title: out.title, image_object_id: out.image_storage_object_id, target_url: out.link_url, territory_ids: out.territory_ids };
+        });
+      },
+    };
+
     // POST /admin/notifications to a territory: its sub-administrators and the drivers linked to it.
     ctx.services.notifications?.setTerritoryAudience(async (tx, territoryId) => {
       const org = (await tx.query<{ org: string }>("SELECT current_setting('app.organization_id', true) AS org")).rows[0].org;
@@ -69,5 +83,6 @@ export const subadminModule: Module = {
   },
   routes(app, ctx) {
     subadminRoutes(app, ctx, services.get(ctx)!);
+    if (ctx.services.commerceViews) subadminCommerceRoutes(app, ctx);
   },
 };

@@ -79,7 +79,7 @@ const BannerOut = Type.Object({
 });
 
 const Counts = Type.Record(Type.String(), Type.Integer());
-const Workbook = { description: `an xlsx workbook (${XLSX_TYPE})`, content: { [XLSX_TYPE]: { schema: { type: 'string', format: 'binary' } } } } as unknown as TSchema;
+export const Workbook = { description: `an xlsx workbook (${XLSX_TYPE})`, content: { [XLSX_TYPE]: { schema: { type: 'string', format: 'binary' } } } } as unknown as TSchema;
 
 export function subadminRoutes(app: Api, ctx: AppContext, deps: { profiles: ProfileService; banners: BannerService }) {
   const { profiles, banners } = deps;
