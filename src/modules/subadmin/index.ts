@@ -1,5 +1,6 @@
 import type { AppContext, Module } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
+import { AppError } from '../../platform/errors.js';
 import { createBannerService, type BannerRow, type BannerService } from './banners.js';
 import { createProfileService, type ProfileService } from './profiles.js';
 import { subadminRoutes } from './routes.js';
@@ -54,6 +55,9 @@ export const subadminModule: Module = {
 
     // POST /admin/notifications to a territory: its sub-administrators and the drivers linked to it.
     ctx.services.notifications?.setTerritoryAudience(async (tx, territoryId) => {
+      if (!(await ctx.services.logistics.getTerritory(tx, territoryId))) {
+        throw AppError.unprocessable('Unknown territory', 'TERRITORY_NOT_FOUND', [{ field: 'territory_id', message: `unknown territory ${territoryId}` }]);
+      }
       const org = (await tx.query<{ org: string }>("SELECT current_setting('app.organization_id', true) AS org")).rows[0].org;
       const users = [...(await profiles.userIdsOfTerritory(tx, org, territoryId)), ...(await ctx.services.logistics.driverUserIdsOfTerritory(tx, territoryId))];
       return [...new Set(users)];
