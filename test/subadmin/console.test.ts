@@ -87,12 +87,12 @@ describe('zone banners', () => {
     return put.json().id as string;
   }
 
-  it('a sub-administrator creates a banner in his territories with an image; links are unique; others are refused', async () => {
+  it('a sub-administrator creates a banner in his territories with an image; duplicate links and anything else are refused', async () => {
     const image = await upload(sub.session, 'coupon_asset');
     const res = await t.req(sub.session, {
       method: 'POST',
       url: '/subadmin/banners',
-      payload: { title: 'Promo A', body: '2x1', image_storage_object_id: image, link_url: 'https://example.com/a', territory_ids: [A, A], valid_until: new Date(Date.now() + 86_400_000).toISOString() },
+      payload: { title: 'Promo A', body: '2x1', image_storage_object_id: image, link_url: 'https://example.com/a', territory_ids: [A], valid_until: new Date(Date.now() + 86_400_000).toISOString() },
     });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ title: 'Promo A', state: 'live', territory_ids: [A], image_storage_object_id: image, created_by_user_id: sub.userId });
@@ -108,6 +108,7 @@ describe('zone banners', () => {
       [{ title: 'x', territory_ids: [A], image_storage_object_id: await upload(admin, 'other') }, 422, 'STORAGE_OBJECT_NOT_OWNED'],
       [{ title: 'x', territory_ids: [A], valid_from: '2030-01-02T00:00:00Z', valid_until: '2030-01-01T00:00:00Z' }, 422, 'INVALID_VALIDITY'],
       [{ title: 'x', territory_ids: [] }, 400, 'VALIDATION_FAILED'],
+      [{ title: 'x', territory_ids: [A, A] }, 400, 'VALIDATION_FAILED'],
       [{ title: 'x', territory_ids: [A], link_url: 'javascript:alert(1)' }, 400, 'VALIDATION_FAILED'],
     ] as const) {
       const r = await t.req(sub.session, { method: 'POST', url: '/subadmin/banners', payload });
@@ -194,7 +195,7 @@ describe('tracking, deliveries status and the deliveries report', () => {
       'SELECT id, created_at, delivery_fee, driver_earning FROM trip WHERE territory_id = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at, id',
       [A, from, to],
     );
-    expect(expected.length).toBeGreaterThan(2);
+    expect(expected.length).toBeGreaterThanOrEqual(2);
     const dataRows = [];
     for (let i = 6; i < 6 + expected.length; i++) dataRows.push(ws.getRow(i));
     expect(dataRows.map((r) => r.getCell(1).value)).toEqual(expected.map((r: { id: string }) => r.id));
