@@ -1,6 +1,8 @@
 /**
  * npm run bench [-- --quick] [-- --only=me,logistics] : starts the API on a fresh PostgreSQL database
  * (seeded with the demo data), runs the scenarios, prints a table of figures and ratios.
+ * npm run bench -- --soak [--soak-seconds=60] [--soak-scale=1] : only the mixed-workload soak (bench/soak.ts).
+ * npm run bench -- --cluster : three instances behind nginx on one PostgreSQL (bench/cluster.ts, its own servers).
  */
 import { spawn } from 'node:child_process';
 import pg from 'pg';
@@ -8,7 +10,13 @@ import type { BenchEnv, BenchRow, Scenario } from './lib.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const soak = args.includes('--soak');
+const only = soak ? ['soak'] : args.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+if (args.includes('--cluster')) {
+  // The cluster demo starts its own instances and nginx; nothing below applies.
+  await import('./cluster.js');
+  process.exit(process.exitCode ?? 0);
+}
 const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const PORT = Number(process.env.BENCH_PORT ?? 3100);
 
@@ -20,7 +28,10 @@ const SCENARIOS: Record<string, () => Promise<{ default: Scenario }>> = {
   storage: () => import('./storage.js'),
   commerce: () => import('./commerce.js'),
   optimizer: () => import('./optimizer.js'),
+  soak: () => import('./soak.js'),
 };
+/** Run only when asked for by name (--soak or --only=soak). */
+const ON_DEMAND = new Set(['soak']);
 
 const dbName = `bench_${Date.now()}`;
 const admin = new pg.Client({ connectionString: base });
@@ -86,7 +97,7 @@ function fmt(v: number) {
 let failed = false;
 try {
   for (const [name, load] of Object.entries(SCENARIOS)) {
-    if (only && !only.includes(name)) continue;
+    if (only ? !only.includes(name) : ON_DEMAND.has(name)) continue;
     console.log(`\n== ${name}`);
     try {
       await (await load()).default(env);

@@ -10,7 +10,7 @@ import client from 'prom-client';
 import type { Config } from './config.js';
 import type { Database } from './platform/db/index.js';
 import type { AppContext, Module } from './platform/context.js';
-import { registerErrorHandling } from './platform/http.js';
+import { frameworkErrorHandler, registerErrorHandling } from './platform/http.js';
 import { registerAuthHook, type AccessClaims, type SubadminScope } from './platform/auth.js';
 import { Problem } from './platform/schemas.js';
 import { newId } from './platform/ids.js';
@@ -68,12 +68,15 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       },
     },
     bodyLimit: config.bodyLimitBytes,
+    // Plugin registration compiles every route schema; on a loaded 2-core machine that can pass the 10 s default.
+    pluginTimeout: 120_000,
     trustProxy: true,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && /^[A-Za-z0-9._-]{8,64}$/.test(incoming) ? incoming : newId();
     },
     ajv: undefined,
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Bodies are validated strictly (no coercion: "5" is not 5); query strings, params and headers are text and coerced.

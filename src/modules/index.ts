@@ -6,6 +6,7 @@ import { documentsModule } from './documents/index.js';
 import { auditModule } from './audit/index.js';
 import { dashboardModule } from './dashboard/index.js';
 import { logisticsModule } from './logistics/index.js';
+import { dispatchModule } from './dispatch/index.js';
 import { commerceModule } from './commerce/index.js';
 import { moneyModule } from './money/index.js';
 import { integrationsModule } from './integrations/index.js';
@@ -24,6 +25,7 @@ export const modules: Module[] = [
   auditModule,
   dashboardModule,
   logisticsModule,
+  dispatchModule,
   commerceModule,
   moneyModule,
   integrationsModule,

@@ -52,6 +52,7 @@ export const TITLES: Record<number, string> = {
   410: 'Gone',
   411: 'Length Required',
   413: 'Content Too Large',
+  414: 'URI Too Long',
   415: 'Unsupported Media Type',
   416: 'Range Not Satisfiable',
   422: 'Unprocessable Content',

@@ -47,6 +47,9 @@ const PG_CODES: Record<string, [number, string, string]> = {
   '22007': [400, 'INVALID_VALUE', 'A date or time has the wrong form'],
   '22008': [400, 'INVALID_VALUE', 'A date or time is out of range'],
   '54000': [400, 'INVALID_VALUE', 'A value is too large'],
+  // NUL (\u0000) cannot be stored in PostgreSQL text (22021) or jsonb (22P05): the client sent it, so a 400.
+  '22021': [400, 'INVALID_VALUE', 'A text value contains a character that cannot be stored (NUL)'],
+  '22P05': [400, 'INVALID_VALUE', 'A text value contains a character that cannot be stored (NUL)'],
   '42501': [404, 'NOT_FOUND', 'Resource not found'],
 };
 
@@ -57,6 +60,7 @@ const FASTIFY_CODES: Record<number, string> = {
   406: 'NOT_ACCEPTABLE',
   411: 'LENGTH_REQUIRED',
   413: 'PAYLOAD_TOO_LARGE',
+  414: 'URI_TOO_LONG',
   415: 'UNSUPPORTED_MEDIA_TYPE',
   429: 'RATE_LIMITED',
 };
@@ -112,6 +116,17 @@ export function toProblem(err: unknown, requestId: string): ProblemBody {
 
 export function sendProblem(reply: FastifyReply, problem: ProblemBody) {
   return reply.code(problem.status).type('application/problem+json').send(problem);
+}
+
+/**
+ * Errors the router raises before any route or hook runs (FST_ERR_BAD_URL for malformed percent-encoding,
+ * FST_ERR_MAX_PARAM_LENGTH for oversized path parameters): a problem response like every other error.
+ * Passed to Fastify as the `frameworkErrors` option.
+ */
+export function frameworkErrorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  const problem = toProblem(err, String(req.id));
+  problem.detail = problem.detail.slice(0, 200);
+  return sendProblem(reply, problem);
 }
 
 export function registerErrorHandling(app: FastifyInstance) {

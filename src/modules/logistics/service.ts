@@ -8,6 +8,7 @@ import { createDriverService } from './drivers.js';
 import { createLocationIngest } from './locations.js';
 import { createMerchantService } from './merchants.js';
 import type { DriverRow, MerchantRow, TripRow } from './model.js';
+import { driversForPlanning, lockForPlanCommit, tripsForPlanning, type PlanningDriver, type PlanningTrip, type PlanningTripFilter } from './planning.js';
 import { createProofs } from './proofs.js';
 import { getSettings, getTerritory, territoryForPoint, type LogisticsSettings, type TerritoryRow } from './territories.js';
 import { createTripCore, type NewTrip } from './trips-service.js';
@@ -40,6 +41,12 @@ export interface LogisticsApi {
   tripReportRows(tx: Tx, territoryIds: string[] | null, period?: Period, limit?: number): Promise<TripReportRow[]>;
   /** Users of the drivers linked to a territory through driver_territory. */
   driverUserIdsOfTerritory(tx: Tx, territoryId: string): Promise<string[]>;
+  /** Batch planning: trips by ids (any status) or the pending ones of a territory / creation window, within the actor's scope. */
+  tripsForPlanning(tx: Tx, actor: Actor, filter: PlanningTripFilter): Promise<PlanningTrip[]>;
+  /** Batch planning: approved, available drivers with a position, within the actor's scope. */
+  driversForPlanning(tx: Tx, actor: Actor, filter: { driverIds?: string[]; limit: number }): Promise<PlanningDriver[]>;
+  /** Batch commit: locks trips then drivers (id order) FOR NO KEY UPDATE and returns their current state. */
+  lockForPlanCommit(tx: Tx, tripIds: string[], driverIds: string[]): Promise<{ trips: PlanningTrip[]; drivers: PlanningDriver[] }>;
 }
 
 export function createLogisticsService(ctx: AppContext) {
@@ -65,6 +72,9 @@ export function createLogisticsService(ctx: AppContext) {
     assignDriver: (tx, actor, tripId, driverId, opts) => assignment.assignDriver(tx, actor, tripId, driverId, opts),
     getTrip: (tx, id) => core.load(tx, id),
     settings: getSettings,
+    tripsForPlanning,
+    driversForPlanning,
+    lockForPlanCommit,
     async backfillTerritories(tx, organizationId) {
       return (await tx.query<{ n: number }>('SELECT logistics_backfill_territories($1) AS n', [organizationId])).rows[0].n;
     },

@@ -19,7 +19,7 @@ export function greedyNearestDriver(problem: OptimizerProblem, options: Optimize
     let best = -1;
     let bestDist = Infinity;
     for (let d = 0; d < D; d++) {
-      if (!inst.compat[t * D + d] || inst.room[d] < 1 || routes[d].length + 2 > inst.maxStops) continue;
+      if (!inst.compat[t * D + d] || inst.room[d] < 1 || routes[d].length + 2 > inst.maxStops[d]) continue;
       const c = dist[end[d] * n + 2 * t];
       if (c < bestDist) {
         bestDist = c;

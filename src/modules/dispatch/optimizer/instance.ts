@@ -3,6 +3,8 @@ import {
   OptimizerInputError,
   type DistanceMatrix,
   type LonLat,
+  type OptimizerDriver,
+  type OptimizerTrip,
   type OptimizerOptions,
   type OptimizerProblem,
   type UnassignedReason,
@@ -25,7 +27,8 @@ export interface Instance {
   readonly room: Int32Array;
   /** compat[t * D + d] = 1 when driver d may serve trip t (territories). */
   readonly compat: Uint8Array;
-  readonly maxStops: number;
+  /** Per driver: the stop limit of its route (min of maxStopsPerRoute and the driver's maxStops). */
+  readonly maxStops: Float64Array;
 }
 
 export const DEFAULTS = { seed: 1, timeBudgetMs: 2000, speedKmh: 25, roadFactor: 1.3, maxIterations: 200_000 };
@@ -55,6 +58,7 @@ function validate(problem: OptimizerProblem, options: OptimizerOptions): void {
     if (!Number.isInteger(d.capacity) || d.capacity < 0) fail(`driver ${d.id}: capacity must be an integer >= 0`);
     if (d.currentLoad !== undefined && (!Number.isInteger(d.currentLoad) || d.currentLoad < 0))
       fail(`driver ${d.id}: currentLoad must be an integer >= 0`);
+    if (d.maxStops !== undefined && (!Number.isInteger(d.maxStops) || d.maxStops < 0)) fail(`driver ${d.id}: maxStops must be an integer >= 0`);
   }
   const tripIds = new Set<string>();
   for (const t of problem.trips) {
@@ -95,6 +99,9 @@ function buildMatrix(points: LonLat[], options: OptimizerOptions): DistanceMatri
 const compatible = (tripTerritory: string | undefined, driverTerritories: readonly string[] | undefined) =>
   !tripTerritory || !driverTerritories || driverTerritories.length === 0 || driverTerritories.includes(tripTerritory);
 
+/** A driver may serve a trip: territories agree and the driver is not excluded for the trip. */
+export const mayServe = (t: OptimizerTrip, d: OptimizerDriver) => compatible(t.territoryId, d.territoryIds) && !t.excludedDriverIds?.includes(d.id);
+
 export function compile(problem: OptimizerProblem, options: OptimizerOptions): Instance {
   validate(problem, options);
   const T = problem.trips.length;
@@ -104,7 +111,7 @@ export function compile(problem: OptimizerProblem, options: OptimizerOptions): I
   problem.drivers.forEach((d, i) => (room[i] = d.capacity - (d.currentLoad ?? 0)));
   const compat = new Uint8Array(T * D);
   problem.trips.forEach((t, ti) =>
-    problem.drivers.forEach((d, di) => (compat[ti * D + di] = compatible(t.territoryId, d.territoryIds) ? 1 : 0)),
+    problem.drivers.forEach((d, di) => (compat[ti * D + di] = mayServe(t, d) ? 1 : 0)),
   );
   return {
     problem,
@@ -116,7 +123,7 @@ export function compile(problem: OptimizerProblem, options: OptimizerOptions): I
     speedMps: ((options.speedKmh ?? DEFAULTS.speedKmh) * 1000) / 3600,
     room,
     compat,
-    maxStops: options.maxStopsPerRoute ?? Infinity,
+    maxStops: Float64Array.from(problem.drivers, (d) => Math.min(options.maxStopsPerRoute ?? Infinity, d.maxStops ?? Infinity)),
   };
 }
 

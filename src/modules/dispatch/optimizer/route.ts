@@ -58,7 +58,7 @@ export function bestInsertion(
   const D = inst.driverCount;
   const len = stops.length;
   const room = inst.room[d];
-  if (!inst.compat[t * D + d] || room < 1 || len + 2 > inst.maxStops) return Infinity;
+  if (!inst.compat[t * D + d] || room < 1 || len + 2 > inst.maxStops[d]) return Infinity;
   const { dist, n } = inst;
   const load = scratch.load;
   load[0] = 0;

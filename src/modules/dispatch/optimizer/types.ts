@@ -14,6 +14,8 @@ export interface OptimizerDriver {
    * they occupy capacity for the whole route (conservative).
    */
   currentLoad?: number;
+  /** Maximum number of stops in this driver's route (combined with maxStopsPerRoute: the smaller wins). */
+  maxStops?: number;
 }
 
 export interface OptimizerTrip {
@@ -22,6 +24,8 @@ export interface OptimizerTrip {
   dropoff: LonLat;
   /** Territory of the trip; absent = any driver may serve it. */
   territoryId?: string;
+  /** Drivers that may not serve this trip (e.g. they rejected it). */
+  excludedDriverIds?: readonly string[];
 }
 
 export interface OptimizerProblem {
@@ -83,7 +87,7 @@ export interface PlannedRoute {
 export type UnassignedReason =
   /** The problem has no drivers at all. */
   | 'NO_DRIVERS'
-  /** No driver serves the trip's territory. */
+  /** No driver serves the trip's territory (or every one of them is excluded for this trip). */
   | 'NO_DRIVER_IN_TERRITORY'
   /** Every compatible driver is already full (currentLoad >= capacity). */
   | 'CAPACITY'

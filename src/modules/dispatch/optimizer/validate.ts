@@ -30,6 +30,8 @@ export function validatePlan(problem: OptimizerProblem, plan: Plan, options: Opt
     routeDrivers.add(driver.id);
     if (options.maxStopsPerRoute !== undefined && route.stops.length > options.maxStopsPerRoute)
       errors.push(`driver ${driver.id}: ${route.stops.length} stops exceed ${options.maxStopsPerRoute}`);
+    if (driver.maxStops !== undefined && route.stops.length > driver.maxStops)
+      errors.push(`driver ${driver.id}: ${route.stops.length} stops exceed its limit ${driver.maxStops}`);
     let load = driver.currentLoad ?? 0;
     let lastDistance = 0;
     let lastArrival = 0;
@@ -64,6 +66,7 @@ export function validatePlan(problem: OptimizerProblem, plan: Plan, options: Opt
       const territories = driver.territoryIds ?? [];
       if (trip.territoryId && territories.length > 0 && !territories.includes(trip.territoryId))
         errors.push(`trip ${trip.id} (territory ${trip.territoryId}) outside the territories of driver ${driver.id}`);
+      if (trip.excludedDriverIds?.includes(driver.id)) errors.push(`trip ${trip.id} planned for excluded driver ${driver.id}`);
     }
     for (const id of onBoard) errors.push(`trip ${id} picked up but never dropped off`);
     if (!close(route.distanceM, lastDistance)) errors.push(`driver ${driver.id}: route distance disagrees with its stops`);
