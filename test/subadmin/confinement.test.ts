@@ -22,6 +22,8 @@ let base: string;
 let subA: TestSubadmin;
 let subP: TestSubadmin;
 let childA: TestSubadmin;
+/** Dispatch plans: one of the administrator over B, one of the sub-administrator of A. */
+const plans = { B: '', A: '' };
 
 interface Zone {
   territory: string;
@@ -121,6 +123,9 @@ beforeAll(async () => {
   subA = await newSubadmin(t, admin, { territory_ids: [Z.A.territory], permissions: { payments_review_decide: true }, commission_min_percent: '5', commission_max_percent: '15' });
   subP = await newSubadmin(t, admin, { territory_ids: [Z.A.territory], permissions: { payments_review_decide: true } });
   childA = await newSubadmin(t, subA.session, { territory_ids: [Z.A.territory] }, '/subadmin/profiles');
+  plans.B = (await ok(t.req(admin, { method: 'POST', url: '/admin/dispatch-batches/optimize', payload: { territory_id: Z.B.territory } }), 201)).plan_id;
+  plans.A = (await ok(t.req(subA.session, { method: 'POST', url: '/subadmin/dispatch-batches/optimize', payload: { territory_id: Z.A.territory } }), 201)).plan_id;
+  expect(plans.A && plans.B).toBeTruthy();
 }, 120_000);
 afterAll(async () => t?.close());
 
@@ -129,7 +134,7 @@ type Call = Omit<InjectOptions, 'url'> & { url: string };
 
 interface Plan {
   /** Reads whose answer must not contain any id of B, and (when given) must contain these ids of A. */
-  list?: { call: Call; mustSee?: () => string[]; check?: (res: LightMyRequestResponse) => Promise<void> | void };
+  list?: { call: Call; status?: number; mustSee?: () => string[]; check?: (res: LightMyRequestResponse) => Promise<void> | void };
   /** Single-record operations: with B's id 404 (B unchanged), with A's id anything but 404. */
   single?: { call: (id: string) => Call; b: () => string; a?: () => string; unchanged?: () => Promise<unknown> };
   /** Creations: placed in B refused (4xx, nothing written), in A created. */
@@ -290,6 +295,25 @@ const PLANS: Record<string, Plan> = {
       },
     },
   },
+  'POST /subadmin/dispatch-batches/optimize': {
+    list: {
+      get call() {
+        return post('/subadmin/dispatch-batches/optimize', { territory_id: Z.A.territory });
+      },
+      status: 201,
+      mustSee: () => [Z.A.territory],
+      check: async () => {
+        // Naming B's territory is 404; naming B's trips plans nothing for them.
+        expect((await asA(post('/subadmin/dispatch-batches/optimize', { territory_id: Z.B.territory }))).statusCode).toBe(404);
+        const byIds = await asA(post('/subadmin/dispatch-batches/optimize', { trip_ids: [Z.B.tripPending] }));
+        expect(byIds.statusCode).toBe(201);
+        expect(JSON.stringify(byIds.json().assignments ?? [])).not.toContain(Z.B.tripPending);
+      },
+    },
+  },
+  'POST /subadmin/dispatch-batches/optimize/:planId/commit': {
+    single: { call: (id) => post(`/subadmin/dispatch-batches/optimize/${id}/commit`), b: () => plans.B, a: () => plans.A, unchanged: () => status('trip', Z.B.tripPending) },
+  },
   'GET /subadmin/reports/deliveries.xls': {
     list: {
       call: get('/subadmin/reports/deliveries.xls'),
@@ -337,7 +361,7 @@ describe('generated confinement walk', () => {
     for (const [key, plan] of Object.entries(PLANS)) {
       if (!plan.list) continue;
       const res = await asA(plan.list.call);
-      expect(res.statusCode, `${key}: ${res.body.slice(0, 300)}`).toBe(200);
+      expect(res.statusCode, `${key}: ${res.body.slice(0, 300)}`).toBe(plan.list.status ?? 200);
       const body = res.headers['content-type']?.toString().includes('json') ? res.body : '';
       expect(leaks(body), key).toEqual([]);
       for (const id of plan.list.mustSee?.() ?? []) expect(body, `${key} must show ${id}`).toContain(id);
