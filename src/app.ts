@@ -32,6 +32,10 @@ export interface RouteInfo {
   operationId?: string;
   hasResponseSchema: boolean;
   isPublic: boolean;
+  /** Who may call (from `config.auth.roles`); undefined = any authenticated user (or public). */
+  roles?: string[];
+  /** The sub-administrator permission key the route needs, if any. */
+  permission?: string;
 }
 
 declare module 'fastify' {
@@ -109,6 +113,8 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
         operationId: schema.operationId,
         hasResponseSchema: Object.keys(response).some((k) => /^[23]/.test(k)),
         isPublic,
+        roles: typeof route.config?.auth === 'object' ? route.config.auth.roles : undefined,
+        permission: typeof route.config?.auth === 'object' ? route.config.auth.permission : undefined,
       });
     }
   });

@@ -14,6 +14,7 @@ import { chatModule } from './chat/index.js';
 import { notificationsModule } from './notifications/index.js';
 import { mobileModule } from './mobile/index.js';
 import { realtimeModule } from './realtime/index.js';
+import { subadminModule } from './subadmin/index.js';
 
 /** Every module, in dependency order (a module's init may use the services of those before it). */
 export const modules: Module[] = [
@@ -32,4 +33,5 @@ export const modules: Module[] = [
   notificationsModule,
   mobileModule,
   realtimeModule,
+  subadminModule,
 ];

@@ -277,10 +277,17 @@ describe('sub-administrators', () => {
     const dMine = await newDriver(t, { lon: -68.15, lat: -16.51 }, { capacity: 3, territory_ids: [demoTerritory] });
     const dTheirs = await newDriver(t, { lon: -68.15, lat: -16.51 }, { capacity: 3, territory_ids: [elAlto] });
 
-    const u = await newUser(t, 'administrator', t.demo.organizationId, { subadmin: true });
-    const sub = await t.login(u.email);
     const stubbed = !t.app.ctx.services.subadminScope;
-    if (stubbed) {
+    let sub: Session;
+    if (!stubbed) {
+      // The sub-administration module: a real sub-administrator confined to the demo territory.
+      const email = `sub-${Date.now()}@demo.test`;
+      const created = await t.req(admin, { method: 'POST', url: '/admin/subadmins', payload: { email, password: 'Demo-pass-2026', display_name: 'sub', territory_ids: [demoTerritory] } });
+      expect(created.statusCode, created.body).toBe(201);
+      sub = await t.login(email);
+    } else {
+      const u = await newUser(t, 'administrator', t.demo.organizationId, { subadmin: true });
+      sub = await t.login(u.email);
       // Stand-in for the sub-administration module's scope loader (not on main yet): the same extension point.
       const scope: SubadminScope = {
         territoryIds: [demoTerritory],

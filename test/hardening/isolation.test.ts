@@ -54,6 +54,9 @@ function pathIdOf(w: World, url: string, param: string): string {
     devices: w.deviceId,
     uploads: w.uploadId,
     objects: w.objectId,
+    // No B record of these kinds exists in the world; any B id must be 404 for A.
+    subadmins: w.users.admin,
+    optimize: w.tripId,
   };
   const id = map[collection];
   if (!id) throw new Error(`no B record for path parameter ${param} of ${url}`);

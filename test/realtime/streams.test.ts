@@ -209,11 +209,13 @@ describe('organization, trip and territory streams', () => {
 
   it('territory stream: sub-administrators, events of their territories only', async () => {
     expect((await stream('/realtime/territories/stream', admin)).status).toBe(403);
-    const sub = await t.db.withSystem((tx) =>
-      t.app.ctx.services.identity.insertUser(tx, orgId, { email: 'sub-stream@demo.test', password: 'Demo-pass-2026', display_name: 'sub', role: 'administrator', subadmin: true }),
-    );
-    const s = await t.login('sub-stream@demo.test');
+    let s: Session;
+    let [terrA, terrB] = ['terr-a', 'terr-b'];
     if (!t.app.ctx.services.subadminScope) {
+      const sub = await t.db.withSystem((tx) =>
+        t.app.ctx.services.identity.insertUser(tx, orgId, { email: 'sub-stream@demo.test', password: 'Demo-pass-2026', display_name: 'sub', role: 'administrator', subadmin: true }),
+      );
+      s = await t.login('sub-stream@demo.test');
       // Without the sub-administration module a sub-administrator has no scope: refused.
       expect((await stream('/realtime/territories/stream', s)).status).toBe(403);
       // The scope that module provides (territories + permissions), given here through its extension point.
@@ -225,15 +227,23 @@ describe('organization, trip and territory streams', () => {
         active: true,
       };
       t.app.ctx.services.subadminScope = async (claims) => (claims.sub === sub.id ? scope : null);
+    } else {
+      // With the sub-administration module: real territories and a sub-administrator confined to the first.
+      const square = (lon: number) => ({ type: 'Polygon', coordinates: [[[lon, -10], [lon + 0.1, -10], [lon + 0.1, -9.9], [lon, -9.9], [lon, -10]]] });
+      terrA = (await t.req(admin, { method: 'POST', url: '/territories', payload: { name: 'stream A', geometry: square(-60) } })).json().id;
+      terrB = (await t.req(admin, { method: 'POST', url: '/territories', payload: { name: 'stream B', geometry: square(-59) } })).json().id;
+      const created = await t.req(admin, { method: 'POST', url: '/admin/subadmins', payload: { email: 'sub-stream@demo.test', password: 'Demo-pass-2026', display_name: 'sub', territory_ids: [terrA] } });
+      expect(created.statusCode, created.body).toBe(201);
+      s = await t.login('sub-stream@demo.test');
     }
     const c = await stream('/realtime/territories/stream', s);
     expect(c.status).toBe(200);
-    await record(orgId, trip('trip.created', 'tb', { territoryId: 'terr-b' }));
-    const e = await record(orgId, trip('trip.created', 'ta', { territoryId: 'terr-a' }));
+    await record(orgId, trip('trip.created', 'tb', { territoryId: terrB }));
+    const e = await record(orgId, trip('trip.created', 'ta', { territoryId: terrA }));
     await c.waitFor((f) => f.id === String(e.seq));
     expect(c.events.map((f) => json(f).entity_id)).toEqual(['ta']);
     c.close();
-    delete t.app.ctx.services.subadminScope;
+    if (terrA === 'terr-a') delete t.app.ctx.services.subadminScope;
   });
 });
 

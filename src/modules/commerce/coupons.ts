@@ -8,6 +8,7 @@ import { newId } from '../../platform/ids.js';
 import { money } from '../../platform/money.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, IdParams, Money, NonNegativeMoney, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import type { MerchantRow } from '../logistics/index.js';
 import { assertOwnIds, inTx, lit, ownMerchant } from './model.js';
 import { COUPON_MESSAGES, type CouponRefusal, type CouponRule } from './pricing.js';
 
@@ -109,7 +110,7 @@ export async function releaseRedemption(tx: Tx, orderId: string): Promise<boolea
   return true;
 }
 
-const Fields = {
+export const CouponFields = {
   code: CouponCode,
   name: ShortText(120),
   description: Type.Optional(ShortText(1000)),
@@ -140,8 +141,9 @@ async function assertCodeFree(tx: Tx, merchantId: string, code: string, exceptId
   if (hit && hit.id !== exceptId) throw AppError.conflict(`The code '${code}' is already used by another coupon of this merchant`, 'COUPON_CODE_TAKEN');
 }
 
-export async function createCoupon(ctx: AppContext, tx: Tx, actor: Actor, b: Record<string, any>): Promise<CouponRow> {
-  const m = await ownMerchant(ctx, tx, actor);
+/** Creates a coupon of the calling merchant, or of `merchant` when staff create it on its behalf. */
+export async function createCoupon(ctx: AppContext, tx: Tx, actor: Actor, b: Record<string, any>, merchant?: MerchantRow): Promise<CouponRow> {
+  const m = merchant ?? (await ownMerchant(ctx, tx, actor));
   checkRules({ discount_type: b.discount_type, discount_value: b.discount_value, valid_from: b.valid_from ?? null, valid_until: b.valid_until ?? null });
   await assertOwnIds(tx, 'catalog_item', m.id, b.product_ids ?? [], 'product_ids');
   await assertOwnIds(tx, 'merchant_branch', m.id, b.branch_ids ?? [], 'branch_ids');
@@ -200,7 +202,7 @@ export function couponRoutes(app: Api, ctx: AppContext) {
           'Rules: discount_value > 0 (percent: at most 100); max_discount >= 0 caps percent discounts; minimum_order >= 0 (default 0) on the cart subtotal; ' +
           'product_ids / branch_ids restrict eligibility (empty = all; must be the merchant\'s, else 422); valid_until after valid_from; usage_limit > 0 ' +
           '(null = unlimited); per_customer_limit > 0 (default 1). Rule violations are 400; a code already used by the merchant (case-insensitive) is 409 COUPON_CODE_TAKEN.',
-        body: Strict(Fields),
+        body: Strict(CouponFields),
         response: { 201: CouponOut },
       },
     },
@@ -223,19 +225,19 @@ export function couponRoutes(app: Api, ctx: AppContext) {
         body: Strict(
           {
             code: Type.Optional(CouponCode),
-            name: Type.Optional(Fields.name),
+            name: Type.Optional(CouponFields.name),
             description: Type.Optional(Nullable(ShortText(1000))),
-            discount_type: Type.Optional(Fields.discount_type),
+            discount_type: Type.Optional(CouponFields.discount_type),
             discount_value: Type.Optional(NonNegativeMoney),
             max_discount: Type.Optional(Nullable(NonNegativeMoney)),
             minimum_order: Type.Optional(NonNegativeMoney),
-            product_ids: Fields.product_ids,
-            branch_ids: Fields.branch_ids,
+            product_ids: CouponFields.product_ids,
+            branch_ids: CouponFields.branch_ids,
             valid_from: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
             valid_until: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
             usage_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 100_000_000 }))),
-            per_customer_limit: Fields.per_customer_limit,
-            active: Fields.active,
+            per_customer_limit: CouponFields.per_customer_limit,
+            active: CouponFields.active,
           },
           { minProperties: 1 },
         ),

@@ -14,8 +14,13 @@ import { orderRoutes } from './orders-routes.js';
 import { tariffRoutes } from './tariffs.js';
 import { registerTripHooks } from './trip-hooks.js';
 import { registerCommerceSync } from './sync.js';
+import { createCommerceViews } from './staff-views.js';
 
 export type { MarketplaceBanner, MarketplaceBannerProvider } from './marketplace.js';
+export type { CommerceViews, OrderReportRow } from './staff-views.js';
+export { CouponOut, CouponFields } from './coupons.js';
+export { TariffOut } from './tariffs.js';
+export { OrderOut, OrderStatusSchema } from './model.js';
 export { ORDER_TRANSITIONS, MERCHANT_TRANSITIONS } from './orders.js';
 
 const services = new WeakMap<AppContext, OrderService>();
@@ -26,6 +31,7 @@ export const commerceModule: Module = {
     const orders = createOrderService(ctx);
     services.set(ctx, orders);
     ctx.services.orders = orders.payments;
+    ctx.services.commerceViews = createCommerceViews(ctx);
     registerTripHooks(ctx, orders);
     registerCommerceSync(ctx);
     ctx.dashboard.set('commerce', async (tx, actor) => {

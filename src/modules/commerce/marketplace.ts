@@ -87,18 +87,20 @@ export function marketplaceRoutes(app: Api, ctx: AppContext) {
       const page = pageRequest(q);
       const at: LonLat | null = q.lon !== undefined && q.lat !== undefined ? { lon: q.lon, lat: q.lat } : null;
       const radius = q.radius_m ?? 5000;
+      const scope = actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
       return inTx(ctx, actor, async (tx) => {
         // Branch filter shared by both queries: active, territory, and (GiST box prefilter, then exact haversine) the radius.
         const dLat = radius / 111_320;
         const dLon = at ? dLat / Math.max(Math.cos((at.lat * Math.PI) / 180), 0.01) : 0;
         const dist = at ? HAVERSINE_SQL('b.location', '$2::point') : 'NULL::float8';
-        const where = `b.active AND ($1::text IS NULL OR b.territory_id = $1)
+        // Sub-administrators: only branches of their territories.
+        const where = `b.active AND ($1::text IS NULL OR b.territory_id = $1) AND ($8::text[] IS NULL OR b.territory_id = ANY($8::text[]))
           AND ($2::point IS NULL OR (b.location <@ box(point($3::float8, $4::float8), point($5::float8, $6::float8)) AND ${dist} <= $7))
           AND EXISTS (SELECT 1 FROM catalog_item c WHERE c.merchant_id = b.merchant_id AND c.available AND (c.branch_ids = '{}' OR b.id = ANY(c.branch_ids)))`;
         const params = [q.territory_id ?? null, at ? pointSql(at) : null, at ? at.lon - dLon : 0, at ? at.lat - dLat : 0, at ? at.lon + dLon : 0, at ? at.lat + dLat : 0, radius];
         const { rows: ids } = await tx.query<{ merchant_id: string }>(
-          `SELECT DISTINCT b.merchant_id FROM merchant_branch b WHERE ${where} AND ($8::text IS NULL OR b.merchant_id < $8) ORDER BY b.merchant_id DESC LIMIT $9`,
-          [...params, page.after, page.limit + 1],
+          `SELECT DISTINCT b.merchant_id FROM merchant_branch b WHERE ${where} AND ($9::text IS NULL OR b.merchant_id < $9) ORDER BY b.merchant_id DESC LIMIT $10`,
+          [...params, scope, page.after, page.limit + 1],
         );
         const more = ids.length > page.limit;
         const merchantIds = ids.slice(0, page.limit).map((r) => r.merchant_id);
@@ -110,8 +112,8 @@ export function marketplaceRoutes(app: Api, ctx: AppContext) {
         }
         const approved = merchants.map((m) => m.id);
         const { rows: branches } = await tx.query<BranchRow & { distance_m: number | null }>(
-          `${BRANCH_SELECT.replace(' FROM merchant_branch b', `, ${dist} AS distance_m FROM merchant_branch b`)} WHERE ${where} AND b.merchant_id = ANY($8::text[]) ORDER BY distance_m NULLS LAST, b.id`,
-          [...params, approved],
+          `${BRANCH_SELECT.replace(' FROM merchant_branch b', `, ${dist} AS distance_m FROM merchant_branch b`)} WHERE ${where} AND b.merchant_id = ANY($9::text[]) ORDER BY distance_m NULLS LAST, b.id`,
+          [...params, scope, approved],
         );
         const { rows: items } = await tx.query<{ id: string; merchant_id: string; name: string; description: string | null; price: string; currency: string; branch_ids: string[]; image_object_id: string | null }>(
           'SELECT id, merchant_id, name, description, price, currency, branch_ids, image_object_id FROM catalog_item WHERE merchant_id = ANY($1::text[]) AND available ORDER BY name, id',

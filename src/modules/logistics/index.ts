@@ -12,6 +12,7 @@ import { registerLogisticsSync } from './sync.js';
 
 export type { LogisticsApi } from './service.js';
 export type { TripRow, DriverRow, MerchantRow, TripStatus } from './model.js';
+export type { TripReportRow, Period, TripListQuery } from './trips-query.js';
 export type { PlanningTrip, PlanningDriver, PlanningTripFilter } from './planning.js';
 
 declare module '../../platform/context.js' {

@@ -12,6 +12,7 @@ import { driversForPlanning, lockForPlanCommit, tripsForPlanning, type PlanningD
 import { createProofs } from './proofs.js';
 import { getSettings, getTerritory, territoryForPoint, type LogisticsSettings, type TerritoryRow } from './territories.js';
 import { createTripCore, type CreateTripOptions, type NewTrip } from './trips-service.js';
+import { driverUserIdsOfTerritory, listTrips, liveMap, tripReportRows, tripStatusCounts, type Period, type TripListQuery, type TripReportRow } from './trips-query.js';
 
 export interface TripEarning {
   trip_id: string;
@@ -43,6 +44,16 @@ export interface LogisticsApi {
   settings(tx: Tx, organizationId: string): Promise<LogisticsSettings>;
   /** Runs the "oldest active territory covering the point" rule over records without a territory; returns how many changed. */
   backfillTerritories(tx: Tx, organizationId: string): Promise<number>;
+  /** GeoJSON of approved drivers' last positions and active trips the actor may see (sub-administrators: their territories). */
+  liveMap(tx: Tx, actor: Actor): ReturnType<typeof liveMap>;
+  /** GET /trips's list for the actor (sub-administrators: their territories). */
+  listTrips(tx: Tx, actor: Actor, q: TripListQuery): ReturnType<typeof listTrips>;
+  /** Trips per status in the territories (null = organization), created in [from, to). */
+  tripStatusCounts(tx: Tx, territoryIds: string[] | null, period?: Period): Promise<Record<string, number>>;
+  /** One row per trip (with territory, merchant and driver names) for report exports. */
+  tripReportRows(tx: Tx, territoryIds: string[] | null, period?: Period, limit?: number): Promise<TripReportRow[]>;
+  /** Users of the drivers linked to a territory through driver_territory. */
+  driverUserIdsOfTerritory(tx: Tx, territoryId: string): Promise<string[]>;
   /** Batch planning: trips by ids (any status) or the pending ones of a territory / creation window, within the actor's scope. */
   tripsForPlanning(tx: Tx, actor: Actor, filter: PlanningTripFilter): Promise<PlanningTrip[]>;
   /** Batch planning: approved, available drivers with a position, within the actor's scope. */
@@ -88,6 +99,11 @@ export function createLogisticsService(ctx: AppContext) {
     async backfillTerritories(tx, organizationId) {
       return (await tx.query<{ n: number }>('SELECT logistics_backfill_territories($1) AS n', [organizationId])).rows[0].n;
     },
+    liveMap,
+    listTrips,
+    tripStatusCounts,
+    tripReportRows,
+    driverUserIdsOfTerritory,
   };
 
   const directory: TripDirectory = {

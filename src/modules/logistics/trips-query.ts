@@ -181,3 +181,67 @@ export async function earnings(tx: Tx, driver: DriverRow, q: { from?: string; to
     ...toPage(rows, page, (r) => ({ trip_id: r.id, order_id: r.order_id, completed_at: r.completed_at, driver_earning: r.driver_earning, delivery_fee: r.delivery_fee })),
   };
 }
+
+export interface Period {
+  from?: string | null;
+  to?: string | null;
+}
+
+/** Trips per status in the territories (null = the organization), created in [from, to). */
+export async function tripStatusCounts(tx: Tx, territoryIds: string[] | null, period: Period = {}): Promise<Record<string, number>> {
+  const { rows } = await tx.query<{ status: string; n: number }>(
+    `SELECT status, count(*)::int AS n FROM trip
+      WHERE ($1::text[] IS NULL OR territory_id = ANY($1)) AND ($2::timestamptz IS NULL OR created_at >= $2) AND ($3::timestamptz IS NULL OR created_at < $3)
+      GROUP BY status`,
+    [territoryIds, period.from ?? null, period.to ?? null],
+  );
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+export interface TripReportRow {
+  id: string;
+  created_at: Date;
+  completed_at: Date | null;
+  cancelled_at: Date | null;
+  status: TripStatus;
+  service_mode: string;
+  territory_id: string | null;
+  territory_name: string | null;
+  merchant_id: string | null;
+  merchant_name: string | null;
+  driver_id: string | null;
+  driver_name: string | null;
+  order_id: string | null;
+  pickup_address: string;
+  dropoff_address: string;
+  delivery_fee: string;
+  driver_earning: string;
+  currency: string;
+}
+
+/** One row per trip in the territories (null = the organization) created in [from, to), oldest first (report exports). */
+export async function tripReportRows(tx: Tx, territoryIds: string[] | null, period: Period = {}, limit = 100_000): Promise<TripReportRow[]> {
+  const { rows } = await tx.query<TripReportRow>(
+    `SELECT t.id, t.created_at, t.completed_at, t.cancelled_at, t.status, t.service_mode, t.territory_id, tr.name AS territory_name,
+            t.merchant_id, m.name AS merchant_name, t.driver_id, u.display_name AS driver_name, t.order_id, t.pickup_address, t.dropoff_address,
+            t.delivery_fee, t.driver_earning, t.currency
+       FROM trip t
+       LEFT JOIN territory tr ON tr.organization_id = t.organization_id AND tr.id = t.territory_id
+       LEFT JOIN merchant m ON m.organization_id = t.organization_id AND m.id = t.merchant_id
+       LEFT JOIN driver d ON d.organization_id = t.organization_id AND d.id = t.driver_id
+       LEFT JOIN users u ON u.organization_id = d.organization_id AND u.id = d.user_id
+      WHERE ($1::text[] IS NULL OR t.territory_id = ANY($1)) AND ($2::timestamptz IS NULL OR t.created_at >= $2) AND ($3::timestamptz IS NULL OR t.created_at < $3)
+      ORDER BY t.created_at, t.id LIMIT $4`,
+    [territoryIds, period.from ?? null, period.to ?? null, limit],
+  );
+  return rows;
+}
+
+/** Users of the drivers linked to a territory (driver_territory), e.g. to notify a zone. */
+export async function driverUserIdsOfTerritory(tx: Tx, territoryId: string): Promise<string[]> {
+  const { rows } = await tx.query<{ user_id: string }>(
+    `SELECT d.user_id FROM driver d JOIN driver_territory dt ON dt.organization_id = d.organization_id AND dt.driver_id = d.id WHERE dt.territory_id = $1`,
+    [territoryId],
+  );
+  return rows.map((r) => r.user_id);
+}

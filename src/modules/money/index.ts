@@ -8,7 +8,9 @@ import { driverSettlementRoutes } from './driver-settlements.js';
 import { financeRoutes } from './finance.js';
 import { DEBT_ENTRY_SQL, scopeOf, walletSummary, type WalletSummary } from './model.js';
 import { paymentProfileRoutes } from './payment-profile.js';
-import { createReviewService, reviewRoutes } from './reviews.js';
+import { createReviewService, reviewRoutes, type ReviewFilter, type ReviewRow } from './reviews.js';
+export { ReviewOut } from './reviews.js';
+export type { ReviewFilter, ReviewRow } from './reviews.js';
 import { settlementRuleRoutes } from './settlement-rules.js';
 import { merchantSettlementWorker } from './settlement-worker.js';
 import { createWalletService } from './wallet.js';
@@ -19,6 +21,10 @@ export interface MoneyApi extends MoneyHooks {
   refundOrder(tx: Tx, actor: Actor, orderId: string, amount: string, note?: string): Promise<{ entry: Record<string, unknown>; payment_status: 'refunded' | 'partially_refunded' }>;
   /** The derived wallet of a merchant (balance, debt, credit, payable). */
   walletSummary(tx: Tx, merchantId: string): Promise<WalletSummary>;
+  /** The payment reviews the actor may see (sub-administrators: their territories), newest first; own transaction. */
+  listPaymentReviews(actor: Actor, q: ReviewFilter): Promise<{ data: ReviewRow[]; next_cursor: string | null }>;
+  /** Payment reviews per status in the territories (null = organization). */
+  paymentReviewCounts(tx: Tx, territoryIds: string[] | null): Promise<Record<string, number>>;
 }
 
 declare module '../../platform/context.js' {
@@ -50,6 +56,14 @@ export const moneyModule: Module = {
       orderCancelled: reviews.cancelForOrder,
       refundOrder: wallet.refundOrder as MoneyApi['refundOrder'],
       walletSummary: (tx, merchantId) => walletSummary(tx, merchantId),
+      listPaymentReviews: reviews.list,
+      async paymentReviewCounts(tx, territoryIds) {
+        const { rows } = await tx.query<{ status: string; n: number }>(
+          'SELECT status, count(*)::int AS n FROM merchant_payment_review WHERE ($1::text[] IS NULL OR territory_id = ANY($1)) GROUP BY status',
+          [territoryIds],
+        );
+        return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+      },
     };
     ctx.services.money = api;
     ctx.services.moneyApi = api;

@@ -1,0 +1,89 @@
+import { SUBADMIN_PERMISSION_KEYS, type Actor, type PermissionKey } from '../../platform/auth.js';
+import { AppError } from '../../platform/errors.js';
+
+export type Permissions = Record<PermissionKey, boolean>;
+
+/** SPEC defaults: every key true except `payments_review_decide`. */
+export const DEFAULT_PERMISSIONS: Permissions = Object.fromEntries(
+  SUBADMIN_PERMISSION_KEYS.map((k) => [k, k !== 'payments_review_decide']),
+) as Permissions;
+
+/** Stored permissions with every missing key filled from the defaults (unknown keys dropped). */
+export function fillPermissions(stored: Partial<Record<string, unknown>> | null | undefined, defaults: Permissions = DEFAULT_PERMISSIONS): Permissions {
+  const out = { ...defaults };
+  for (const k of SUBADMIN_PERMISSION_KEYS) if (typeof stored?.[k] === 'boolean') out[k] = stored[k] as boolean;
+  return out;
+}
+
+export interface ProfileRow {
+  organization_id: string;
+  user_id: string;
+  display_name: string;
+  active: boolean;
+  permissions: Partial<Permissions>;
+  parent_subadmin_user_id: string | null;
+  created_by_user_id: string | null;
+  commission_min_percent: string | null;
+  commission_max_percent: string | null;
+  created_at: Date;
+  updated_at: Date;
+  email: string | null;
+  phone: string | null;
+  territory_ids: string[];
+}
+
+export const PROFILE_SELECT = `
+  SELECT p.organization_id, p.user_id, p.display_name, p.active, p.permissions, p.parent_subadmin_user_id, p.created_by_user_id,
+         p.commission_min_percent, p.commission_max_percent, p.created_at, p.updated_at, u.email, u.phone,
+         COALESCE((SELECT array_agg(ut.territory_id ORDER BY ut.territory_id) FROM user_territory ut
+                    WHERE ut.organization_id = p.organization_id AND ut.user_id = p.user_id), '{}') AS territory_ids
+    FROM subadmin_profile p JOIN users u ON u.organization_id = p.organization_id AND u.id = p.user_id`;
+
+export function profileOut(p: ProfileRow) {
+  return {
+    user_id: p.user_id,
+    email: p.email,
+    phone: p.phone,
+    display_name: p.display_name,
+    active: p.active,
+    permissions: fillPermissions(p.permissions),
+    territory_ids: p.territory_ids,
+    parent_subadmin_user_id: p.parent_subadmin_user_id,
+    created_by_user_id: p.created_by_user_id,
+    commission_min_percent: p.commission_min_percent,
+    commission_max_percent: p.commission_max_percent,
+    created_at: p.created_at,
+    updated_at: p.updated_at,
+  };
+}
+export type ProfileOut = ReturnType<typeof profileOut>;
+
+/** For sub-administrators: the territories they are confined to (null = not confined). */
+export const scopeOf = (actor: Actor): string[] | null => (actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null);
+
+const PERCENT = /^\d{1,3}(\.\d{1,2})?$/;
+
+/** Bounds as numbers in cents (exact); both within 0..100 and min ≤ max (else 422 COMMISSION_BOUNDS_INVALID). */
+export function checkBounds(min: string | null, max: string | null): void {
+  const errors: { field: string; message: string }[] = [];
+  for (const [field, v] of [
+    ['commission_min_percent', min],
+    ['commission_max_percent', max],
+  ] as const) {
+    if (v !== null && (!PERCENT.test(v) || cents(v) > 10_000)) errors.push({ field, message: 'must be a percentage between 0 and 100 with at most 2 decimals' });
+  }
+  if (errors.length) throw AppError.unprocessable('Commission bounds must be within 0..100', 'COMMISSION_BOUNDS_INVALID', errors);
+  if (min !== null && max !== null && cents(min) > cents(max)) {
+    throw AppError.unprocessable('commission_min_percent must not exceed commission_max_percent', 'COMMISSION_BOUNDS_INVALID', [
+      { field: 'commission_min_percent', message: 'greater than commission_max_percent' },
+    ]);
+  }
+}
+
+/** A percentage string ("12.5") as integer hundredths (1250): exact comparisons without floats. */
+export function cents(v: string): number {
+  const [i, f = ''] = v.split('.');
+  return Number(i) * 100 + Number((f + '00').slice(0, 2));
+}
+
+export const PercentPattern = '^\\d{1,3}(\\.\\d{1,2})?$';

@@ -1,0 +1,119 @@
+import ExcelJS from 'exceljs';
+import { AppError } from '../../platform/errors.js';
+import { money, sumMoney } from '../../platform/money.js';
+import type { Period, TripReportRow } from '../logistics/index.js';
+
+/** The served type: an Office Open XML workbook (.xlsx) served under the SPEC's `.xls` paths; Excel and LibreOffice open it. */
+export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+
+/** Above this many rows a report asks for a narrower period (422 REPORT_TOO_LARGE) instead of building a huge workbook in memory. */
+export const REPORT_MAX_ROWS = 50_000;
+
+export interface Column<R> {
+  header: string;
+  key: string;
+  width: number;
+  /** 'date' cells are real dates, 'money' cells real numbers with a 2-decimal format, 'int' integers; the rest text. */
+  type?: 'date' | 'money' | 'int';
+  value: (r: R) => string | number | Date | null;
+}
+
+export interface Workbook<R> {
+  sheet: string;
+  title: string;
+  period: Period;
+  scope: string;
+  columns: Column<R>[];
+  rows: R[];
+  /** Label of the totals row, and what it carries per column key (sums for money columns are computed here). */
+  totalsLabelKey: string;
+  countKey?: string;
+}
+
+/** Builds the workbook: a title block, a header row, one row per record, a totals row with SUM formulas (and their computed results). */
+export async function buildWorkbook<R>(w: Workbook<R>): Promise<Buffer> {
+  const wb = new ExcelJS.Workbook();
+  wb.creator = 'delivery-api';
+  wb.created = new Date();
+  const ws = wb.addWorksheet(w.sheet);
+  ws.columns = w.columns.map((c) => ({ key: c.key, width: c.width }));
+  ws.addRow([w.title]).font = { bold: true, size: 14 };
+  ws.addRow(['Period', w.period.from ?? 'beginning', w.period.to ?? 'now']);
+  ws.addRow(['Scope', w.scope]);
+  ws.addRow([]);
+  const header = ws.addRow(w.columns.map((c) => c.header));
+  header.font = { bold: true };
+  const firstData = header.number + 1;
+  for (const r of w.rows) {
+    const row = ws.addRow(w.columns.map((c) => {
+      const v = c.value(r);
+      if (v === null) return null;
+      if (c.type === 'money') return Number(money(v as string).toFixed(2));
+      return v;
+    }));
+    w.columns.forEach((c, i) => {
+      const cell = row.getCell(i + 1);
+      if (c.type === 'date') cell.numFmt = 'yyyy-mm-dd hh:mm:ss';
+      if (c.type === 'money') cell.numFmt = '#,##0.00';
+    });
+  }
+  const lastData = firstData + w.rows.length - 1;
+  const totals = ws.addRow([]);
+  totals.font = { bold: true };
+  w.columns.forEach((c, i) => {
+    const cell = totals.getCell(i + 1);
+    const letter = ws.getColumn(i + 1).letter;
+    if (c.key === w.totalsLabelKey) cell.value = 'TOTAL';
+    else if (c.key === w.countKey) cell.value = w.rows.length;
+    else if (c.type === 'money') {
+      const sum = Number(sumMoney(w.rows.map((r) => (c.value(r) as string | null) ?? '0')).toFixed(2));
+      cell.value = w.rows.length ? { formula: `SUM(${letter}${firstData}:${letter}${lastData})`, result: sum } : 0;
+      cell.numFmt = '#,##0.00';
+    }
+  });
+  ws.views = [{ state: 'frozen', ySplit: header.number }];
+  return Buffer.from(await wb.xlsx.writeBuffer());
+}
+
+export function reportFileName(kind: string, period: Period): string {
+  const day = (v: string | null | undefined) => (v ? v.slice(0, 10) : null);
+  const parts = [kind, day(period.from) ?? 'start', day(period.to) ?? 'now'];
+  return `${parts.join('_')}.xlsx`;
+}
+
+export async function deliveriesWorkbook(rows: TripReportRow[], period: Period, scope: string): Promise<Buffer> {
+  return buildWorkbook<TripReportRow>({
+    sheet: 'Deliveries',
+    title: 'Deliveries report',
+    period,
+    scope,
+    rows,
+    totalsLabelKey: 'id',
+    countKey: 'status',
+    columns: [
+      { header: 'Trip', key: 'id', width: 38, value: (r) => r.id },
+      { header: 'Created at', key: 'created_at', width: 20, type: 'date', value: (r) => r.created_at },
+      { header: 'Status', key: 'status', width: 12, value: (r) => r.status },
+      { header: 'Service mode', key: 'service_mode', width: 16, value: (r) => r.service_mode },
+      { header: 'Territory', key: 'territory', width: 20, value: (r) => r.territory_name },
+      { header: 'Merchant', key: 'merchant', width: 24, value: (r) => r.merchant_name },
+      { header: 'Driver', key: 'driver', width: 24, value: (r) => r.driver_name },
+      { header: 'Order', key: 'order_id', width: 38, value: (r) => r.order_id },
+      { header: 'Pickup', key: 'pickup', width: 30, value: (r) => r.pickup_address },
+      { header: 'Dropoff', key: 'dropoff', width: 30, value: (r) => r.dropoff_address },
+      { header: 'Completed at', key: 'completed_at', width: 20, type: 'date', value: (r) => r.completed_at },
+      { header: 'Delivery fee', key: 'delivery_fee', width: 14, type: 'money', value: (r) => r.delivery_fee },
+      { header: 'Driver earning', key: 'driver_earning', width: 14, type: 'money', value: (r) => r.driver_earning },
+      { header: 'Currency', key: 'currency', width: 10, value: (r) => r.currency },
+    ],
+  });
+}
+
+/** Validates the period (from < to) and returns it as ISO strings. */
+export function periodOf(q: { from?: string; to?: string }): Period {
+  const from = q.from ? new Date(q.from) : null;
+  const to = q.to ? new Date(q.to) : null;
+  if ((from && Number.isNaN(from.getTime())) || (to && Number.isNaN(to.getTime()))) throw AppError.badRequest('from and to must be dates', [{ field: 'from', message: 'not a date' }]);
+  if (from && to && from >= to) throw AppError.badRequest('from must be before to', [{ field: 'from', message: 'must be before to' }]);
+  return { from: from?.toISOString() ?? null, to: to?.toISOString() ?? null };
+}
