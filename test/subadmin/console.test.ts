@@ -96,6 +96,8 @@ describe('zone banners', () => {
     });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ title: 'Promo A', state: 'live', territory_ids: [A], image_storage_object_id: image, created_by_user_id: sub.userId });
+    // Customers see banners in the marketplace, so they may download the image of an active banner.
+    expect((await t.req(await t.as('customer'), { method: 'GET', url: `/storage/objects/${image}` })).statusCode).toBe(200);
     expect(await db('SELECT territory_id FROM banner_territory WHERE banner_id = $1', [res.json().id])).toEqual([{ territory_id: A }]);
     expect((await db("SELECT count(*)::int AS n FROM audit_log WHERE entity_id = $1 AND action = 'banner.created'", [res.json().id]))[0].n).toBe(1);
 

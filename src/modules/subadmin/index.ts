@@ -1,6 +1,7 @@
 import type { AppContext, Module } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
+import { registerObjectReadGrant } from '../../platform/storage-links.js';
 import { createBannerService, type BannerRow, type BannerService } from './banners.js';
 import { createProfileService, type ProfileService } from './profiles.js';
 import { subadminRoutes } from './routes.js';
@@ -31,6 +32,12 @@ const services = new WeakMap<AppContext, { profiles: ProfileService; banners: Ba
 export const subadminModule: Module = {
   name: 'subadmin',
   init(ctx) {
+    // A banner image is public within the organization while an active banner shows it (customers see banners).
+    registerObjectReadGrant(ctx, async (tx, _actor, o) => {
+      if (o.purpose !== 'coupon_asset' && o.purpose !== 'other') return false;
+      const { rowCount } = await tx.query('SELECT 1 FROM zone_banner WHERE image_storage_object_id = $1 AND active', [o.id]);
+      return rowCount > 0;
+    });
     const loader = createScopeLoader(ctx);
     const profiles = createProfileService(ctx, loader);
     const banners = createBannerService(ctx);
