@@ -26,7 +26,7 @@ describe('branches and catalog', () => {
     const [before] = await rows(t, 'SELECT count(*)::int AS n FROM merchant_branch');
     for (const payload of [
       { name: 'B', address: 'A', location: pt(-68.12, -95) },
-      { name: 'B', address: 'A', location: pt(-68.12, -16.5), opening_hours: [{ day: 1, open: '18:00', close: '09:00' }] },
+      { name: 'B', address: 'A', location: pt(-68.12, -16.5), opening_hours: [{ day: 1, open: '25:00', close: '09:00' }] },
       { name: 'B', address: 'A', location: pt(-68.12, -16.5), opening_hours: [{ day: 7, open: '08:00', close: '09:00' }] },
       { name: 'B', address: 'A', location: pt(-68.12, -16.5), territory_id: territoryId },
     ]) {

@@ -11,6 +11,7 @@ import { Id, Money, Nullable, Problem, ShortText, Strict, Timestamp } from '../.
 import type { MerchantRow } from '../logistics/index.js';
 import { customerAddress, type AddressRow } from './addresses.js';
 import { loadBranch, type BranchRow } from './branches.js';
+import { openingState } from './opening-hours.js';
 import { CouponCode, couponByCode, customerUses } from './coupons.js';
 import { inTx, PaymentDestinationSchema, PricedLineOut } from './model.js';
 import { COUPON_MESSAGES, evaluateCoupon, orderTotals, priceLines, type CatalogPrice, type CouponRefusal, type PricedLine } from './pricing.js';
@@ -57,6 +58,12 @@ export async function buildCart(ctx: AppContext, tx: Tx, actor: Actor, input: Ca
   const branch = await loadBranch(tx, input.branch_id);
   if (!branch) throw AppError.notFound('Branch');
   if (!branch.active) throw AppError.unprocessable('The branch is not taking orders', 'BRANCH_INACTIVE');
+  const settings = await ctx.services.organizations.settingsIn(tx);
+  const hours = openingState(branch.opening_hours, settings.timezone);
+  if (!hours.open) {
+    const next = hours.next_open_at?.toISOString() ?? null;
+    throw new AppError(422, 'BRANCH_CLOSED', next ? `The branch is closed; it opens at ${next}` : 'The branch is closed', undefined, { next_open_at: next });
+  }
   const merchant = (await ctx.services.logistics.getMerchant(tx, branch.merchant_id))!;
   if (merchant.status !== 'approved') throw AppError.unprocessable('The merchant is not approved', 'MERCHANT_NOT_APPROVED');
   const address = await customerAddress(tx, actor.userId, input.address_id);
@@ -100,7 +107,6 @@ export async function buildCart(ctx: AppContext, tx: Tx, actor: Actor, input: Ca
   const totals = orderTotals(subtotal.toFixed(2), discount, price.fee);
   assertMoneyInRange(money(totals.total), 'total');
   const destination = input.payment_destination ?? 'platform';
-  const settings = await ctx.services.organizations.settingsIn(tx);
   const connectorReady = ['1', 'true', 'yes', 'on'].includes((ctx.config.raw.PAYMENT_CONNECTOR_READY ?? '').toLowerCase());
   return {
     merchant,
@@ -203,7 +209,7 @@ export function checkoutRoutes(app: Api, ctx: AppContext) {
         description:
           'Line prices come from the catalog, the delivery fee from the territory tariff (marketplace mode; organization default without one). A coupon that does ' +
           'not apply does not fail the preflight: `coupon.applied` is false and `coupon.reason_code` says why. Prices sent by the client are not accepted ' +
-          '(unknown fields are 400). 404 for a branch, address or item that is not visible to the caller; 422 BRANCH_INACTIVE, MERCHANT_NOT_APPROVED, ITEM_NOT_AVAILABLE, CURRENCY_MISMATCH.',
+          '(unknown fields are 400). 404 for a branch, address or item that is not visible to the caller; 422 BRANCH_INACTIVE, BRANCH_CLOSED (outside its opening hours; `next_open_at` in the body), MERCHANT_NOT_APPROVED, ITEM_NOT_AVAILABLE, CURRENCY_MISMATCH.',
         body: Strict(CartBodyProps),
         response: { 201: QuoteOut },
       },

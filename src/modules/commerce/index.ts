@@ -69,7 +69,8 @@ export const commerceModule: Module = {
         name: 'Demo Store Centro',
         address: 'Av. 16 de Julio 1490, La Paz',
         location: { type: 'Point', coordinates: [-68.1335, -16.499] },
-        opening_hours: [1, 2, 3, 4, 5, 6].map((day) => ({ day, open: '08:00', close: '22:00' })),
+        // Open around the clock, so the demo (and anyone trying it at night) can always order.
+        opening_hours: [0, 1, 2, 3, 4, 5, 6].map((day) => ({ day, open: '00:00', close: '00:00' })),
       });
       const items = [
         ['Salteña de pollo', '8.50'],

@@ -85,6 +85,7 @@ export function createLocationIngest(core: TripCore) {
     const geofence: { trip_id: string; stop: string }[] = [];
     if (r.accepted > 0 && r.active_trips > 0) {
       const stored = (r.points ?? []).map(([lon, lat, at]) => ({ lon: Number(lon), lat: Number(lat), at: new Date(at) }));
+      const moved = r.last_location_at !== null && r.latest_at !== null && new Date(r.last_location_at).getTime() === new Date(r.latest_at).getTime();
       const latest = { location: toGeoPoint({ lon: Number(r.latest_lon), lat: Number(r.latest_lat) }), recorded_at: new Date(r.latest_at!).toISOString() };
       const { rows: trips } = await tx.query<TripRow>(`${TRIP_SELECT} WHERE t.driver_id = $1 AND t.status IN ('assigned', 'accepted', 'picked_up', 'in_transit')`, [driver.id]);
       const settings = await getSettings(tx, driver.organization_id);
@@ -96,7 +97,8 @@ export function createLocationIngest(core: TripCore) {
           const d = haversineMeters(p, target);
           if (!best || d < best.d) best = { d, at: p.at };
         }
-        await core.emit(tx, actor, 'trip.location_updated', t, { ...latest, points: r.accepted });
+        // Late points (older than the position the driver already has) go to history only.
+        if (moved) await core.emit(tx, actor, 'trip.location_updated', t, { ...latest, points: r.accepted });
         if (best && best.d <= settings.geofence_radius_m) {
           const entered = await tx.query(
             `INSERT INTO trip_geofence (organization_id, trip_id, stop, driver_id, distance_m, entered_at) VALUES ($1, $2, $3, $4, $5, $6)

@@ -54,10 +54,12 @@ export async function listTrips(tx: Tx, actor: Actor, q: TripListQuery) {
 }
 
 const BREADCRUMB_LIMIT = 1000;
+const ACTIVE_TRIP = new Set<TripStatus>(['assigned', 'accepted', 'picked_up', 'in_transit']);
 
 /**
- * Last position, breadcrumb (the driver's points since acceptance, by device time, at most 1000 most
- * recent) and an ETA to the next stop by straight-line distance and the configured average speed.
+ * Last position (live while the trip is active; after it ended, the last point recorded during it),
+ * breadcrumb (the driver's points since acceptance until the trip ended, by device time, at most 1000
+ * most recent) and an ETA to the next stop by straight-line distance and the configured average speed.
  */
 export async function tracking(tx: Tx, t: TripRow) {
   const settings = await getSettings(tx, t.organization_id);
@@ -78,7 +80,12 @@ export async function tracking(tx: Tx, t: TripRow) {
   const geofence = (
     await tx.query<{ stop: string; entered_at: Date; distance_m: number }>('SELECT stop, entered_at, distance_m FROM trip_geofence WHERE trip_id = $1 ORDER BY entered_at', [t.id])
   ).rows;
-  const last = driver ? lonLatOf(driver.last_lon, driver.last_lat) : null;
+  // Live position only while the trip is active; once it ended, the last point recorded during the trip
+  // (the delivered point), never where the driver went afterwards.
+  const active = ACTIVE_TRIP.has(t.status);
+  const lastCrumb = crumbs.length ? crumbs[crumbs.length - 1]! : null;
+  const last = active ? (driver ? lonLatOf(driver.last_lon, driver.last_lat) : null) : lastCrumb ? { lon: Number(lastCrumb.lon), lat: Number(lastCrumb.lat) } : null;
+  const lastAt = active ? (driver?.last_location_at ?? null) : (lastCrumb?.recorded_at ?? null);
   const nextStop = ['assigned', 'accepted'].includes(t.status) ? 'pickup' : ['picked_up', 'in_transit'].includes(t.status) ? 'dropoff' : null;
   const pickup = { lon: t.pickup_lon, lat: t.pickup_lat };
   const dropoff = { lon: t.dropoff_lon, lat: t.dropoff_lat };
@@ -90,7 +97,7 @@ export async function tracking(tx: Tx, t: TripRow) {
     status: t.status,
     driver_id: t.driver_id,
     last_location: toGeoPoint(last),
-    last_location_at: driver?.last_location_at ?? null,
+    last_location_at: lastAt,
     next_stop: nextStop as 'pickup' | 'dropoff' | null,
     distance_remaining_m: remaining === null ? null : Math.round(remaining),
     eta_seconds: remaining === null ? null : Math.round(remaining / speed),

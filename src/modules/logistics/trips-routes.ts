@@ -230,7 +230,7 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
       schema: {
         operationId: 'getTripTracking',
         tags: ['trips'],
-        summary: "Driver's last position, breadcrumb since acceptance (device time order), geofence entries, ETA by straight-line distance and average speed",
+        summary: "Driver's last position (live only while the trip is active; after it ends, the last point recorded during the trip), breadcrumb from acceptance to the end of the trip (device time order), geofence entries, ETA by straight-line distance and average speed",
         params: TripIdParams,
         response: {
           200: Type.Object({

@@ -176,9 +176,9 @@ export function createOrganizationService(ctx: AppContext) {
     },
 
     /** Read by other modules (orders): the organization's settings in the caller's transaction. */
-    async settingsIn(tx: Tx): Promise<{ require_platform_payment_before_order: boolean; default_currency: string }> {
+    async settingsIn(tx: Tx): Promise<{ require_platform_payment_before_order: boolean; default_currency: string; timezone: string }> {
       const { rows } = await tx.query(`SELECT ${SETTINGS_COLUMNS} FROM organization_settings`);
-      return rows[0] ?? { require_platform_payment_before_order: false, default_currency: 'BOB' };
+      return rows[0] ?? { require_platform_payment_before_order: false, default_currency: 'BOB', timezone: 'America/La_Paz' };
     },
 
     async updateBranding(actor: Actor, organizationId: string, patch: { name?: string; primary_color?: string | null; secondary_color?: string | null; logo_object_id?: string | null }) {
