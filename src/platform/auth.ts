@@ -185,3 +185,11 @@ export function actorOf(req: FastifyRequest): Actor {
   if (!req.actor) throw AppError.unauthorized();
   return req.actor;
 }
+
+/**
+ * The actor of work the service does by itself (timers, workers): organization-wide like an
+ * administrator, with no user (audit rows and events carry no actor user).
+ */
+export function systemActor(organizationId: string, name: string): Actor {
+  return { userId: null as unknown as string, organizationId, role: 'administrator', kind: 'administrator', sessionId: name, requestId: name, subadmin: null };
+}

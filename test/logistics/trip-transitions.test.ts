@@ -80,7 +80,7 @@ describe('trip transitions (table)', () => {
 });
 
 describe('driver reject', () => {
-  it('returns the trip to pending and excludes the driver from its candidates and assignment', async () => {
+  it('returns the trip to pending and excludes the driver from its automatic offers, not from manual assignment', async () => {
     const id = await tripIn(t, admin, a, 'assigned');
     const res = await t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/reject`, payload: { reason: 'flat tyre' } });
     expect(res.statusCode).toBe(200);
@@ -89,12 +89,13 @@ describe('driver reject', () => {
     const mine = cands.find((c) => c.driver.id === a.id)!;
     expect(mine).toMatchObject({ eligible: false, reasons: ['rejected_this_trip'] });
     expect(cands.find((c) => c.driver.id === b.id)?.eligible).toBe(true);
-    const again = await t.req(admin, { method: 'POST', url: `/trips/${id}/assign`, payload: { driver_id: a.id } });
-    expect(again.statusCode).toBe(422);
-    expect(again.json().code).toBe('DRIVER_REJECTED_TRIP');
     const auto = await t.req(admin, { method: 'POST', url: `/trips/${id}/auto-assign` });
     expect(auto.json().driver_id).not.toBe(a.id);
-    expect(await eventTypes(t, id)).toEqual(['trip.created', 'trip.assigned', 'trip.rejected', 'trip.assigned']);
+    // Excluded from automatic offers only: a dispatcher may still give him the trip by hand.
+    const manual = await t.req(admin, { method: 'POST', url: `/trips/${id}/assign`, payload: { driver_id: a.id } });
+    expect(manual.statusCode, manual.body).toBe(200);
+    expect(manual.json()).toMatchObject({ status: 'assigned', driver_id: a.id });
+    expect(await eventTypes(t, id)).toEqual(['trip.created', 'trip.assigned', 'trip.rejected', 'trip.assigned', 'trip.assigned']);
   });
 });
 

@@ -1,4 +1,4 @@
-import type { Actor } from '../../platform/auth.js';
+import { systemActor, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
@@ -104,7 +104,7 @@ export function createAssignment(ctx: AppContext, core: TripCore) {
 
   /**
    * Assigns (or reassigns) a trip to a driver: the trip must be pending, assigned or accepted (409
-   * INVALID_TRANSITION), the driver approved, available, below capacity, not a rejecter of this trip and
+   * INVALID_TRANSITION), the driver approved, available, below capacity (for a plan: not a rejecter of this trip) and
    * linked to the trip's territory when he has territory links (422 with the reason).
    */
   async function assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts: { stopOrder?: number; planId?: string } = {}) {
@@ -115,8 +115,12 @@ export function createAssignment(ctx: AppContext, core: TripCore) {
     const d = found.rows[0];
     if (!d) throw AppError.unprocessable('Unknown driver', 'DRIVER_NOT_FOUND', [{ field: 'driver_id', message: 'unknown' }]);
     if (d.status !== 'approved' || !d.available) throw AppError.unprocessable('The driver is not approved and available', 'DRIVER_NOT_AVAILABLE');
-    const rejected = await tx.query('SELECT 1 FROM trip_rejection WHERE trip_id = $1 AND driver_id = $2', [t.id, driverId]);
-    if (rejected.rowCount > 0) throw AppError.unprocessable('The driver rejected this trip', 'DRIVER_REJECTED_TRIP');
+    // A rejection (or an offer left to expire) only keeps the driver out of automatic offers and plans:
+    // a dispatcher who talked to him may still assign him by hand.
+    if (opts.planId) {
+      const rejected = await tx.query('SELECT 1 FROM trip_rejection WHERE trip_id = $1 AND driver_id = $2', [t.id, driverId]);
+      if (rejected.rowCount > 0) throw AppError.unprocessable('The driver rejected this trip', 'DRIVER_REJECTED_TRIP');
+    }
     if (t.territory_id && d.territory_ids.length > 0 && !d.territory_ids.includes(t.territory_id)) {
       throw AppError.unprocessable('The driver does not serve the territory of this trip', 'DRIVER_OUTSIDE_TERRITORY');
     }
@@ -155,13 +159,49 @@ export function createAssignment(ctx: AppContext, core: TripCore) {
   async function reject(tx: Tx, actor: Actor, driver: DriverRow, tripId: string, reason?: string) {
     const t = await ownTrip(tx, driver, tripId);
     if (t.status !== 'assigned') throw AppError.invalidTransition('Trip', t.status, 'pending');
-    await tx.query('INSERT INTO trip_rejection (organization_id, trip_id, driver_id, reason) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [
+    await tx.query("INSERT INTO trip_rejection (organization_id, trip_id, driver_id, reason, kind) VALUES ($1, $2, $3, $4, 'rejected') ON CONFLICT DO NOTHING", [
       t.organization_id,
       t.id,
       driver.id,
       reason ?? null,
     ]);
     return core.unassign(tx, actor, t, reason ?? null, 'trip.rejected');
+  }
+
+  /**
+   * Acceptance timeout: with `acceptance_timeout_enabled`, an assigned trip not accepted within
+   * `acceptance_timeout_s` (by `now`) is withdrawn from its driver (event trip.offer_expired; he is kept out
+   * of its automatic offers like a rejecter) and offered to the next eligible candidate (trip.assigned,
+   * auto); after `acceptance_max_offers` expired offers it stays pending in the dispatch queue. The trip is
+   * taken with SKIP LOCKED and its state re-checked under the lock, so instances never expire one offer twice.
+   */
+  async function expireOffer(tx: Tx, offer: { tripId: string; assignedAt: string }, now: Date): Promise<boolean> {
+    // The offer is the assignment made at `assignedAt` (full precision, as text): one already expired and re-offered is not this one.
+    const { rows } = await tx.query<{ id: string }>(
+      `SELECT t.id FROM trip t JOIN logistics_settings s ON s.organization_id = t.organization_id
+        WHERE t.id = $1 AND t.status = 'assigned' AND t.assigned_at = $3::timestamptz AND s.acceptance_timeout_enabled
+          AND t.assigned_at <= $2::timestamptz - make_interval(secs => s.acceptance_timeout_s)
+        FOR NO KEY UPDATE OF t SKIP LOCKED`,
+      [offer.tripId, now, offer.assignedAt],
+    );
+    if (!rows[0]) return false;
+    const t = (await core.load(tx, offer.tripId))!;
+    const settings = await getSettings(tx, t.organization_id);
+    const actor = systemActor(t.organization_id, 'acceptance-timeout');
+    await tx.query(
+      `INSERT INTO trip_rejection (organization_id, trip_id, driver_id, reason, kind) VALUES ($1, $2, $3, 'acceptance_timeout', 'timed_out')
+       ON CONFLICT (organization_id, trip_id, driver_id) DO NOTHING`,
+      [t.organization_id, t.id, t.driver_id],
+    );
+    const expired = (await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM trip_rejection WHERE trip_id = $1 AND kind = 'timed_out'", [t.id])).rows[0].n;
+    const back = await core.unassign(tx, actor, t, 'acceptance_timeout', 'trip.offer_expired', { offers_expired: expired, max_offers: settings.acceptance_max_offers });
+    if (expired >= settings.acceptance_max_offers) return true;
+    try {
+      await autoAssign(tx, actor, back.id);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'NO_ELIGIBLE_DRIVER') throw err;
+    }
+    return true;
   }
 
   /** picked_up → in_transit, by the driver (event trip.on_the_way). */
@@ -173,7 +213,7 @@ export function createAssignment(ctx: AppContext, core: TripCore) {
     return after;
   }
 
-  return { candidates, assignDriver, autoAssign, ownTrip, accept, reject, startDelivery };
+  return { candidates, assignDriver, autoAssign, ownTrip, accept, reject, startDelivery, expireOffer };
 }
 
 export type Assignment = ReturnType<typeof createAssignment>;

@@ -9,6 +9,7 @@ import { driverAppRoutes } from './driver-app.js';
 import { driverScopeSql } from './drivers.js';
 import { scopeOf } from './model.js';
 import { registerLogisticsSync } from './sync.js';
+import { offerTimeoutWorker } from './offer-timeout.js';
 
 export type { LogisticsApi } from './service.js';
 export type { TripRow, DriverRow, MerchantRow, TripStatus } from './model.js';
@@ -37,6 +38,9 @@ export const DEMO_TERRITORY = {
 
 const services = new WeakMap<AppContext, LogisticsService>();
 
+/** The logistics service built for an app (tests drive its timed jobs directly). */
+export const logisticsServiceOf = (ctx: AppContext): LogisticsService => services.get(ctx)!;
+
 export const logisticsModule: Module = {
   name: 'logistics',
   init(ctx) {
@@ -45,6 +49,7 @@ export const logisticsModule: Module = {
     ctx.services.logistics = service.api;
     ctx.services.trips = service.directory;
     registerLogisticsSync(ctx);
+    ctx.workers.push(offerTimeoutWorker(ctx, service));
     ctx.dashboard.set('logistics', async (tx, actor) => {
       const scope = scopeOf(actor);
       const count = async (sql: string) => {

@@ -33,6 +33,8 @@ export const logisticsSettings = pgTable('logistics_settings', {
     .references(() => organization.id),
   autoAssignRadiusM: integer('auto_assign_radius_m').notNull().default(5000),
   acceptanceTimeoutS: integer('acceptance_timeout_s').notNull().default(120),
+  acceptanceTimeoutEnabled: boolean('acceptance_timeout_enabled').notNull().default(false),
+  acceptanceMaxOffers: integer('acceptance_max_offers').notNull().default(3),
   assignmentStrategy: text('assignment_strategy', { enum: ['nearest', 'least_loaded'] }).notNull().default('nearest'),
   geofenceRadiusM: integer('geofence_radius_m').notNull().default(100),
   averageSpeedKmh: integer('average_speed_kmh').notNull().default(25),
@@ -287,6 +289,8 @@ export const tripRejection = pgTable(
     tripId: text('trip_id').notNull(),
     driverId: text('driver_id').notNull(),
     reason: text('reason'),
+    /** `rejected` by the driver, or `timed_out`: an automatic offer he did not accept in time. */
+    kind: text('kind', { enum: ['rejected', 'timed_out'] }).notNull().default('rejected'),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [

@@ -19,6 +19,8 @@ export const bodyOptional = async (req: { body: unknown }) => {
 export const SettingsOut = Type.Object({
   auto_assign_radius_m: Type.Integer(),
   acceptance_timeout_s: Type.Integer(),
+  acceptance_timeout_enabled: Type.Boolean(),
+  acceptance_max_offers: Type.Integer(),
   assignment_strategy: StrategySchema,
   geofence_radius_m: Type.Integer(),
   average_speed_kmh: Type.Integer(),

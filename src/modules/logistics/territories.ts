@@ -14,6 +14,8 @@ import { SettingsOut, StrategySchema, TerritoryOut } from './schemas.js';
 export interface LogisticsSettings {
   auto_assign_radius_m: number;
   acceptance_timeout_s: number;
+  acceptance_timeout_enabled: boolean;
+  acceptance_max_offers: number;
   assignment_strategy: 'nearest' | 'least_loaded';
   geofence_radius_m: number;
   average_speed_kmh: number;
@@ -24,7 +26,7 @@ export interface LogisticsSettings {
 }
 
 const SETTINGS_COLUMNS =
-  'auto_assign_radius_m, acceptance_timeout_s, assignment_strategy, geofence_radius_m, average_speed_kmh, default_delivery_fee, driver_flat_fee, currency, updated_at';
+  'auto_assign_radius_m, acceptance_timeout_s, acceptance_timeout_enabled, acceptance_max_offers, assignment_strategy, geofence_radius_m, average_speed_kmh, default_delivery_fee, driver_flat_fee, currency, updated_at';
 
 /** The organization's logistics settings; the row is created with the defaults on first use. */
 export async function getSettings(tx: Tx, organizationId: string): Promise<LogisticsSettings> {
@@ -115,6 +117,12 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
           {
             auto_assign_radius_m: Type.Optional(Type.Integer({ minimum: 100, maximum: 100_000 })),
             acceptance_timeout_s: Type.Optional(Type.Integer({ minimum: 10, maximum: 3600 })),
+            acceptance_timeout_enabled: Type.Optional(
+              Type.Boolean({ description: 'When on, an assigned trip not accepted within acceptance_timeout_s is withdrawn from its driver and offered to the next candidate' }),
+            ),
+            acceptance_max_offers: Type.Optional(
+              Type.Integer({ minimum: 1, maximum: 20, description: 'Automatic offers of one trip before it goes back to the dispatch queue (pending) for a person to decide' }),
+            ),
             assignment_strategy: Type.Optional(StrategySchema),
             geofence_radius_m: Type.Optional(Type.Integer({ minimum: 10, maximum: 5000 })),
             average_speed_kmh: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),

@@ -189,10 +189,17 @@ export function createTripCore(ctx: AppContext) {
   }
 
   /** Back to pending without a driver (dispatch unassign or driver reject). */
-  async function unassign(tx: Tx, actor: Actor, t: TripRow, reason: string | null, type: 'trip.rejected' | 'trip.unassigned'): Promise<TripRow> {
+  async function unassign(
+    tx: Tx,
+    actor: Actor,
+    t: TripRow,
+    reason: string | null,
+    type: 'trip.rejected' | 'trip.unassigned' | 'trip.offer_expired',
+    extra: Record<string, unknown> = {},
+  ): Promise<TripRow> {
     const after = await move(tx, t, 'pending', { reason, sets: ', driver_id = NULL, assigned_at = NULL, accepted_at = NULL, plan_id = NULL, stop_order = NULL' });
     await releaseDriver(tx, t.driver_id);
-    await emit(tx, actor, type, after, { previous_status: t.status, previous_driver_id: t.driver_id, previous_driver_user_id: t.driver_user_id, reason });
+    await emit(tx, actor, type, after, { previous_status: t.status, previous_driver_id: t.driver_id, previous_driver_user_id: t.driver_user_id, reason, ...extra });
     return after;
   }
 

@@ -104,6 +104,7 @@ export const EVENT_TYPES = [
   'trip.assigned',
   'trip.accepted',
   'trip.rejected',
+  'trip.offer_expired',
   'trip.location_updated',
   'trip.geofence_entered',
   'trip.pickup_verified',

@@ -22,6 +22,7 @@ export const DEFAULT_TEMPLATES: Record<string, NotificationTemplate> = {
   'trip.assigned': (ev) => ({ title: 'Trip assigned', body: `Trip ${tripRef(ev)} was assigned to a driver.` }),
   'trip.accepted': (ev) => ({ title: 'Trip accepted', body: `The driver accepted trip ${tripRef(ev)}.` }),
   'trip.rejected': (ev) => ({ title: 'Trip rejected', body: `The driver rejected trip ${tripRef(ev)}.` }),
+  'trip.offer_expired': (ev) => ({ title: 'Offer expired', body: `Trip ${tripRef(ev)} was not accepted in time and was withdrawn from its driver.` }),
   'trip.geofence_entered': (ev) => ({ title: 'Driver nearby', body: `The driver of trip ${tripRef(ev)} has arrived nearby.` }),
   'trip.pickup_verified': (ev) => ({ title: 'Order picked up', body: `Trip ${tripRef(ev)} was picked up.` }),
   'trip.on_the_way': (ev) => ({ title: 'On the way', body: `Trip ${tripRef(ev)} is on the way.` }),
