@@ -248,7 +248,8 @@ export function createTripCore(ctx: AppContext) {
     const dropoff = body.dropoff_location !== undefined ? parsePoint(body.dropoff_location, 'dropoff_location') : null;
     let territoryId = t.territory_id;
     if (pickup) {
-      territoryId = (await territoryForPoint(tx, pickup)) ?? t.territory_id;
+      // The oldest active territory covering the new pickup; none covers it: no territory (not the old one).
+      territoryId = await territoryForPoint(tx, pickup);
       const scope = scopeOf(actor);
       if (scope && (!territoryId || !scope.includes(territoryId))) throw AppError.unprocessable('The pickup is outside your territories', 'OUTSIDE_TERRITORY');
     }
