@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
-import { eventTypes, newDriver, pt, tripIn, type TestDriver } from './fixtures.js';
+import { eventTypes, newDriver, newTrip, pt, tripIn, type TestDriver } from './fixtures.js';
 
 let t: TestApp;
 let admin: Session;
@@ -66,5 +66,29 @@ describe('late GPS points', () => {
     expect(track.last_location).toEqual(pt(-68.135, -16.505));
     // ...but the late point is in the history.
     expect(track.breadcrumb.map((c: { location: unknown }) => c.location)).toContainEqual(pt(-68.2, -16.6));
+  });
+});
+
+describe('GET /trips/:id', () => {
+  it('answers staff, the merchant, the customer and the assigned driver with their view; 404 to anyone else', async () => {
+    const merchant = await t.as('merchant');
+    const customer = await t.as('customer');
+    const trip = await newTrip(t, merchant, { customer_user_id: customer.userId });
+    const get = (s: Session) => t.req(s, { method: 'GET', url: `/trips/${trip.id}` });
+    const staff = await get(admin);
+    expect(staff.statusCode, staff.body).toBe(200);
+    expect(staff.json()).toMatchObject({ id: trip.id, status: 'pending' });
+    expect((await get(merchant)).json().pickup_pin).toMatch(/^\d{4}$/);
+    const mine = (await get(customer)).json();
+    expect(mine.delivery_pin).toMatch(/^\d{4}$/);
+    expect(mine.pickup_pin).toBeUndefined();
+    expect((await get(d.session)).statusCode).toBe(404); // not his trip (yet)
+    expect((await t.req(admin, { method: 'POST', url: `/trips/${trip.id}/assign`, payload: { driver_id: d.id } })).statusCode).toBe(200);
+    const driverView = await get(d.session);
+    expect(driverView.statusCode).toBe(200);
+    expect(driverView.json().pickup_pin).toBeUndefined();
+    const other = await t.newOrganization();
+    const stranger = await t.login(other.logins.admin!);
+    expect((await get(stranger)).statusCode).toBe(404);
   });
 });

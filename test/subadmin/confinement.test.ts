@@ -208,6 +208,7 @@ const PLANS: Record<string, Plan> = {
   'PATCH /trips/:id/coordinates': { single: { call: (id) => ({ method: 'PATCH', url: `/trips/${id}/coordinates`, payload: { dropoff_address: 'moved' } }), b: () => Z.B.tripPending, a: () => Z.A.tripPending } },
   'GET /trips/:id/candidates': { single: { call: (id) => get(`/trips/${id}/candidates?radius_m=200000`), b: () => Z.B.tripPending, a: () => Z.A.tripPending } },
   'POST /trips/:id/auto-assign': { single: { call: (id) => post(`/trips/${id}/auto-assign`), b: () => Z.B.tripPending, a: () => Z.A.tripAssigned, unchanged: () => status('trip', Z.B.tripPending) } },
+  'GET /trips/:id': { single: { call: (id) => get(`/trips/${id}`), b: () => Z.B.tripAssigned, a: () => Z.A.tripAssigned } },
   'GET /trips/:id/tracking': { single: { call: (id) => get(`/trips/${id}/tracking`), b: () => Z.B.tripAssigned, a: () => Z.A.tripAssigned } },
   'GET /trips/:id/proofs': { single: { call: (id) => get(`/trips/${id}/proofs`), b: () => Z.B.tripAssigned, a: () => Z.A.tripAssigned } },
   'POST /merchant/payment-reviews/:id/approve': {

@@ -45,6 +45,27 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
   );
 
+  app.get(
+    '/trips/:id',
+    {
+      config: { auth: { roles: [...STAFF, 'comercio', 'delivery', 'repartidor'], permission: 'delivery_status' } },
+      schema: {
+        operationId: 'getTrip',
+        tags: ['trips'],
+        summary: 'One trip',
+        description:
+          'Staff (sub-administrators: within their territories), the merchant owner (with the pickup PIN), the customer (with the delivery PIN) and the assigned driver; ' +
+          'anyone else, and a trip of another organization, gets 404.',
+        params: TripIdParams,
+        response: { 200: TripOutSchema },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return inTx(actor, async (tx) => tripOut(await svc.core.getScoped(tx, actor, req.params.id), actor));
+    },
+  );
+
   app.post(
     '/trips',
     {
