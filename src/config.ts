@@ -19,6 +19,8 @@ export interface Config {
   workers: boolean;
   loginRateLimitPerAccount: number;
   loginRateLimitPerIp: number;
+  /** Where people reach the service (links sent to recipients); no trailing slash. Empty: links are relative paths. */
+  publicBaseUrl: string;
   /** Free-form settings for modules (storage driver, gateways...), read through `env()`. */
   raw: Record<string, string | undefined>;
 }
@@ -59,6 +61,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     workers: bool(source.WORKERS, true),
     loginRateLimitPerAccount: int('LOGIN_RATE_LIMIT_PER_ACCOUNT', source.LOGIN_RATE_LIMIT_PER_ACCOUNT, 10, 1),
     loginRateLimitPerIp: int('LOGIN_RATE_LIMIT_PER_IP', source.LOGIN_RATE_LIMIT_PER_IP, 50, 1),
+    publicBaseUrl: (source.PUBLIC_BASE_URL || '').replace(/\/+$/, ''),
     raw: { ...source },
     ...overrides,
   };

@@ -176,6 +176,16 @@ export function createChatService(ctx: AppContext) {
       return insertMessage(tx, s, input, 'order_created', {});
     },
 
+    /**
+     * In the caller's transaction: queues a `recipient_tracking_link` message to the recipient's phone (an
+     * express delivery's customer without an account) when the merchant's channel is on. Null otherwise.
+     */
+    async enqueueRecipientLink(tx: Tx, input: Omit<OrderMessageInput, 'summary'> & { destinationPhone: string; url: string }): Promise<string | null> {
+      const s = await loadSettings(tx, input.organizationId, input.merchantId);
+      if (!s?.chat_enabled) return null;
+      return insertMessage(tx, s, { ...input, summary: `Follow your delivery and find its delivery code here: ${input.url}` }, 'recipient_tracking_link', { url: input.url });
+    },
+
     /** In the caller's transaction: queues an `order_status_changed` message when the merchant has `status_notifications`. */
     async enqueueStatusChanged(tx: Tx, input: StatusMessageInput): Promise<string | null> {
       const s = await loadSettings(tx, input.organizationId, input.merchantId);

@@ -116,7 +116,8 @@ async function requestExpress(ctx: AppContext, tx: Tx, actor: Actor, b: ExpressI
     ],
   );
   // The trip.created hook moves the request to `created` and records trip_id, in this transaction.
-  await ctx.services.logistics.createTrip(tx, actor, {
+  const trip = await ctx.services.logistics.createTrip(tx, actor, {
+    recipient_phone: b.customer_phone ?? null,
     pickup: pickup.point,
     pickup_address: pickup.address,
     dropoff,
@@ -139,6 +140,11 @@ async function requestExpress(ctx: AppContext, tx: Tx, actor: Actor, b: ExpressI
     summary: `Express delivery for ${row.customer_name} to ${row.dropoff_address}, fee ${row.delivery_fee}`,
     data: { express_request_id: id, customer_name: row.customer_name, dropoff_address: row.dropoff_address, delivery_fee: row.delivery_fee },
   });
+  // The recipient has no account: his tracking link (status, driver, delivery PIN) goes to his phone.
+  const url = await ctx.services.logistics.recipientLinkUrl(tx, trip.id);
+  if (url && row.customer_phone) {
+    await ctx.services.chat?.enqueueRecipientLink(tx, { organizationId: actor.organizationId, merchantId: m.id, expressRequestId: id, territoryId, destinationPhone: row.customer_phone, url });
+  }
   return row;
 }
 

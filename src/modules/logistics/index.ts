@@ -5,6 +5,7 @@ import { territoryRoutes, createTerritory } from './territories.js';
 import { merchantRoutes } from './merchants.js';
 import { driverRoutes } from './drivers-routes.js';
 import { tripRoutes } from './trips-routes.js';
+import { recipientLinkRoutes } from './recipient-link-routes.js';
 import { driverAppRoutes } from './driver-app.js';
 import { driverScopeSql } from './drivers.js';
 import { scopeOf } from './model.js';
@@ -70,6 +71,7 @@ export const logisticsModule: Module = {
     merchantRoutes(app, ctx, svc.merchants);
     driverRoutes(app, ctx, svc);
     tripRoutes(app, ctx, svc);
+    recipientLinkRoutes(app, ctx, svc);
     driverAppRoutes(app, ctx, svc);
   },
   /** Demo: a territory over central La Paz, the demo driver approved and available there, the demo merchant approved. */

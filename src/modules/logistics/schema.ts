@@ -298,3 +298,26 @@ export const tripRejection = pgTable(
     foreignKey({ columns: [t.organizationId, t.tripId], foreignColumns: [trip.organizationId, trip.id] }),
   ],
 );
+
+/**
+ * The recipient's tracking link of a trip whose recipient has no account. The token is not stored: it is
+ * `<id>.<HMAC(JWT_SECRET, id)>`, so staff and the merchant can be shown it again and a leaked table gives
+ * nothing away. One live link per trip (issuing a new one revokes the old).
+ */
+export const tripRecipientLink = pgTable(
+  'trip_recipient_link',
+  {
+    organizationId: text('organization_id').notNull(),
+    id: text('id').notNull(),
+    tripId: text('trip_id').notNull(),
+    recipientPhone: text('recipient_phone'),
+    createdByUserId: text('created_by_user_id'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({ columns: [t.organizationId, t.tripId], foreignColumns: [trip.organizationId, trip.id] }),
+    uniqueIndex('trip_recipient_link_live_uq').on(t.organizationId, t.tripId).where(sql`revoked_at IS NULL`),
+  ],
+);

@@ -4,6 +4,7 @@ import type { Tx } from '../../platform/db/index.js';
 import type { LonLat } from '../../platform/geo.js';
 import type { TripDirectory, TripParticipants } from '../../platform/trip-directory.js';
 import { createAssignment } from './assignment.js';
+import { createRecipientLinks } from './recipient-links.js';
 import { createDriverService } from './drivers.js';
 import { createLocationIngest } from './locations.js';
 import { createMerchantService } from './merchants.js';
@@ -32,6 +33,8 @@ export interface LogisticsApi {
   getDriver(tx: Tx, driverId: string): Promise<DriverRow | null>;
   /** `opts.pricedBy: 'tariff'` (trusted callers only): delivery_fee and driver_earning come from the caller's tariff pricing, also for a merchant actor. */
   createTrip(tx: Tx, actor: Actor, input: NewTrip, opts?: CreateTripOptions): Promise<TripRow>;
+  /** The live recipient tracking link of a trip (absolute when PUBLIC_BASE_URL is set), or null. */
+  recipientLinkUrl(tx: Tx, tripId: string): Promise<string | null>;
   /** No-op when the trip is already completed or cancelled. */
   cancelTrip(tx: Tx, actor: Actor, tripId: string, reason: string): Promise<void>;
   assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts?: { stopOrder?: number; planId?: string }): Promise<TripRow>;
@@ -69,6 +72,7 @@ export function createLogisticsService(ctx: AppContext) {
   const assignment = createAssignment(ctx, core);
   const proofs = createProofs(ctx, core, assignment);
   const locations = createLocationIngest(core);
+  const recipientLinks = createRecipientLinks(ctx, core);
 
   const api: LogisticsApi = {
     territoryForPoint,
@@ -78,7 +82,17 @@ export function createLogisticsService(ctx: AppContext) {
     setMerchantCommission: merchants.setMerchantCommission,
     driverOfUser: drivers.driverOfUser,
     getDriver: drivers.load,
-    createTrip: core.create,
+    /** A trip whose recipient has no account gets a recipient tracking link in the same transaction. */
+    async createTrip(tx, actor, input, opts) {
+      const t = await core.create(tx, actor, input, opts);
+      if (!t.customer_user_id) await recipientLinks.issue(tx, actor, t, input.recipient_phone ?? null);
+      return t;
+    },
+    async recipientLinkUrl(tx, tripId) {
+      const t = await core.load(tx, tripId);
+      const link = t ? await recipientLinks.current(tx, tripId) : null;
+      return t && link ? recipientLinks.linkOut(link, t).url : null;
+    },
     async cancelTrip(tx, actor, tripId, reason) {
       await core.cancel(tx, actor, tripId, reason);
     },
@@ -124,7 +138,7 @@ export function createLogisticsService(ctx: AppContext) {
     },
   };
 
-  return { ...api, api, directory, drivers, merchants, core, assignment, proofs, locations };
+  return { ...api, api, directory, drivers, merchants, core, assignment, proofs, locations, recipientLinks };
 }
 
 export type LogisticsService = ReturnType<typeof createLogisticsService>;

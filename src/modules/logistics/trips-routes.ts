@@ -4,7 +4,7 @@ import type { Api, AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { GeoPoint } from '../../platform/geo.js';
 import { once, requestHash, validateIdempotencyKey } from '../../platform/idempotency.js';
-import { Id, IdParams, Money, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { Id, IdParams, Money, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { tripOut } from './model.js';
 import { DriverOut, ProofOut, ServiceModeSchema, SourceChannelSchema, TripOutSchema, TripStatusSchema, VerifyBody } from './schemas.js';
 import { proofOut, type Stage } from './proofs.js';
@@ -77,7 +77,8 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
         description:
           'A repeat with the same Idempotency-Key returns the first response (also when concurrent); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED. ' +
           'Without territory_id the territory is the oldest active one covering the pickup. delivery_fee and driver_earning default to the logistics settings; ' +
-          'merchants may not set them. A merchant creates trips only for his own (approved) merchant.',
+          'merchants may not set them. A merchant creates trips only for his own (approved) merchant. A trip without customer_user_id (a recipient with no account) ' +
+          'gets a recipient tracking link (GET /trips/:id/recipient-link); recipient_phone is where it is meant to be sent.',
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
         body: Strict({
           pickup_location: GeoPoint,
@@ -86,6 +87,7 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
           dropoff_address: ShortText(300),
           merchant_id: Type.Optional(Id),
           customer_user_id: Type.Optional(Id),
+          recipient_phone: Type.Optional(Phone),
           order_id: Type.Optional(ShortText(100)),
           express_request_id: Type.Optional(Id),
           service_mode: Type.Optional(ServiceModeSchema),

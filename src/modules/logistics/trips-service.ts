@@ -30,6 +30,8 @@ export interface NewTrip {
   customer_user_id?: string;
   order_id?: string;
   express_request_id?: string;
+  /** A recipient without an account: where the tracking link is sent (not stored on the trip). */
+  recipient_phone?: string | null;
   service_mode?: ServiceMode;
   source_channel?: SourceChannel;
   territory_id?: string;

@@ -1,0 +1,141 @@
+import { Type } from '@sinclair/typebox';
+import { actorOf, tenantOf } from '../../platform/auth.js';
+import type { Api, AppContext } from '../../platform/context.js';
+import { AppError } from '../../platform/errors.js';
+import { GeoPoint } from '../../platform/geo.js';
+import { Id, Nullable, Phone, Strict, Timestamp } from '../../platform/schemas.js';
+import { LINK_HOURS_AFTER_END } from './recipient-links.js';
+import { bodyOptional, TripStatusSchema } from './schemas.js';
+import type { LogisticsService } from './service.js';
+
+const LinkOut = Type.Object({
+  id: Type.String(),
+  trip_id: Type.String(),
+  url: Type.String({ description: 'the public tracking address (absolute when PUBLIC_BASE_URL is set)' }),
+  recipient_phone: Nullable(Type.String()),
+  created_at: Timestamp,
+  expires_at: Nullable(Timestamp), // null while the trip runs; LINK_HOURS_AFTER_END hours after it ended
+  revoked_at: Nullable(Timestamp),
+});
+
+const PublicTracking = Type.Object({
+  trip_id: Type.String(),
+  status: TripStatusSchema,
+  organization_name: Nullable(Type.String()),
+  dropoff_address: Type.String(),
+  driver_location: Nullable(GeoPoint), // only while the trip is active
+  driver_location_at: Nullable(Timestamp),
+  next_stop: Nullable(Type.Union([Type.Literal('pickup'), Type.Literal('dropoff')])),
+  eta_seconds: Nullable(Type.Integer()),
+  delivery_pin: Nullable(Type.String({ description: 'the code to give the driver at the door; null once the trip ended' })),
+  created_at: Timestamp,
+  picked_up_at: Nullable(Timestamp),
+  completed_at: Nullable(Timestamp),
+  cancelled_at: Nullable(Timestamp),
+  expires_at: Nullable(Timestamp),
+});
+
+const WHO = ['administrator', 'dispatch', 'subadmin', 'comercio'] as const;
+const TripParams = Strict({ id: Id });
+
+/**
+ * Recipient tracking links: staff and the trip's merchant see, reissue and revoke the link of a trip whose
+ * recipient has no account; the recipient opens it without logging in.
+ */
+export function recipientLinkRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
+  const inTx = <T>(req: Parameters<typeof actorOf>[0], fn: Parameters<typeof ctx.db.withTenant<T>>[1]) => ctx.db.withTenant(tenantOf(actorOf(req)), fn);
+
+  app.get(
+    '/trips/:id/recipient-link',
+    {
+      config: { auth: { roles: [...WHO], permission: 'tracking' } },
+      schema: {
+        operationId: 'getTripRecipientLink',
+        tags: ['trips'],
+        summary: "The live tracking link of a trip's recipient (trips without a customer account); 404 when there is none",
+        description: `expires_at is null while the trip runs and ${LINK_HOURS_AFTER_END} hours after it ended; the link answers while the trip is visible in the app.`,
+        params: TripParams,
+        response: { 200: LinkOut },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return inTx(req, async (tx) => {
+        const t = await svc.core.getScoped(tx, actor, req.params.id);
+        const link = await svc.recipientLinks.current(tx, t.id);
+        if (!link) throw AppError.notFound('Recipient link');
+        return svc.recipientLinks.linkOut(link, t);
+      });
+    },
+  );
+
+  app.post(
+    '/trips/:id/recipient-link',
+    {
+      config: { auth: { roles: [...WHO], permission: 'tracking' } },
+      schema: {
+        operationId: 'issueTripRecipientLink',
+        tags: ['trips'],
+        summary: 'Issue a new recipient tracking link (the previous one stops working); audited',
+        description: '422 RECIPIENT_HAS_ACCOUNT when the trip has a customer (he follows it in the app); 409 INVALID_STATE once the trip ended.',
+        params: TripParams,
+        body: Strict({ recipient_phone: Type.Optional(Phone) }),
+        response: { 201: LinkOut },
+      },
+      preValidation: bodyOptional,
+    },
+    async (req, reply) => {
+      const actor = actorOf(req);
+      const link = await inTx(req, async (tx) => {
+        const t = await svc.core.getScoped(tx, actor, req.params.id, true);
+        if (t.customer_user_id) throw AppError.unprocessable('The recipient has an account and follows the trip in the app', 'RECIPIENT_HAS_ACCOUNT');
+        if (t.completed_at || t.cancelled_at) throw AppError.conflict(`The trip is ${t.status}`, 'INVALID_STATE', { current_status: t.status });
+        return svc.recipientLinks.linkOut(await svc.recipientLinks.issue(tx, actor, t, req.body.recipient_phone ?? null), t);
+      });
+      return reply.code(201).send(link);
+    },
+  );
+
+  app.delete(
+    '/trips/:id/recipient-link',
+    {
+      config: { auth: { roles: [...WHO], permission: 'tracking' } },
+      schema: {
+        operationId: 'revokeTripRecipientLink',
+        tags: ['trips'],
+        summary: 'Revoke the recipient tracking link at once; audited (404 when there is no live link)',
+        params: TripParams,
+        response: { 204: Type.Null() },
+      },
+    },
+    async (req, reply) => {
+      const actor = actorOf(req);
+      await inTx(req, async (tx) => {
+        const t = await svc.core.getScoped(tx, actor, req.params.id, true);
+        if (!(await svc.recipientLinks.revoke(tx, actor, t))) throw AppError.notFound('Recipient link');
+      });
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/public/tracking/:token',
+    {
+      config: { auth: 'public' },
+      schema: {
+        operationId: 'getPublicTracking',
+        tags: ['trips'],
+        summary: 'What a recipient without an account sees from his link: status, ETA, the driver on the map while active, the delivery PIN',
+        description: `No login. An unknown, forged, revoked or expired link (${LINK_HOURS_AFTER_END} hours after the trip ended) is 404, all alike.`,
+        params: Strict({ token: Type.String({ minLength: 20, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$' }) }),
+        response: { 200: PublicTracking },
+      },
+    },
+    async (req, reply) => {
+      const view = await svc.recipientLinks.publicView(req.params.token);
+      if (!view) throw AppError.notFound('Tracking link');
+      reply.header('cache-control', 'no-store');
+      return view;
+    },
+  );
+}

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import { newShop, ok, rows, type Shop } from '../commerce/fixtures.js';
+import { newDriver, newTrip, pt, tripDb, type TestDriver } from './fixtures.js';
+
+let t: TestApp;
+let admin: Session;
+let shop: Shop;
+let d: TestDriver;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  admin = await t.as('admin');
+  shop = await newShop(t);
+  d = await newDriver(t, { lon: -68.131, lat: -16.501 }, { capacity: 5 });
+});
+afterAll(() => t?.close());
+
+const express = async (phone = '+59170000001') =>
+  ok(
+    await t.req(shop.merchant, {
+      method: 'POST',
+      url: '/merchant/delivery-express',
+      payload: { branch_id: shop.branchId, customer_name: 'Ana', customer_phone: phone, dropoff_address: 'Calle 2', dropoff_location: pt(-68.12, -16.51) },
+    }),
+    201,
+  );
+const linkOf = async (tripId: string, s: Session = shop.merchant) => t.req(s, { method: 'GET', url: `/trips/${tripId}/recipient-link` });
+/** The recipient opens his link: no token, no session. */
+const open = (url: string) => t.app.inject({ method: 'GET', url: url.replace(/^https?:\/\/[^/]+/, '') });
+
+describe('recipient tracking link', () => {
+  it('an express recipient gets a link with the status and the delivery PIN, sent to his phone through the chat outbox', async () => {
+    ok(await t.req(shop.merchant, { method: 'PATCH', url: '/merchant/channels', payload: { chat_enabled: true, chat_phone: '+59171111111' } }));
+    const req = await express('+59170000001');
+    const link = ok(await linkOf(req.trip_id));
+    expect(link).toMatchObject({ trip_id: req.trip_id, recipient_phone: '+59170000001', expires_at: null, revoked_at: null });
+    expect(link.url).toMatch(/^\/api\/v1\/public\/tracking\/[A-Za-z0-9_.-]{60,}$/);
+
+    const res = await open(link.url);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-store');
+    const trip = await tripDb(t, req.trip_id);
+    expect(res.json()).toMatchObject({ trip_id: req.trip_id, status: 'pending', delivery_pin: trip.delivery_pin, driver_location: null, dropoff_address: 'Calle 2' });
+    expect(res.json().pickup_pin).toBeUndefined();
+
+    const queued = await rows(t, "SELECT destination_phone, payload FROM chat_order_outbox WHERE express_request_id = $1 AND message_type = 'recipient_tracking_link'", [req.id]);
+    expect(queued).toHaveLength(1);
+    expect(queued[0].destination_phone).toBe('+59170000001');
+    expect(queued[0].payload.url).toBe(link.url);
+  });
+
+  it('shows the driver while the trip is active, hides the PIN and the driver after it ends, and expires some hours later', async () => {
+    const req = await express();
+    const { url } = ok(await linkOf(req.trip_id));
+    ok(await t.req(admin, { method: 'POST', url: `/trips/${req.trip_id}/assign`, payload: { driver_id: d.id } }));
+    ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${req.trip_id}/accept` }));
+    ok(await t.req(d.session, { method: 'POST', url: '/driver/location', payload: { location: pt(-68.125, -16.505) } }));
+    const live = (await open(url)).json();
+    expect(live).toMatchObject({ status: 'accepted', driver_location: pt(-68.125, -16.505), next_stop: 'pickup' });
+    expect(live.eta_seconds).toBeGreaterThan(0);
+
+    const row = await tripDb(t, req.trip_id);
+    ok(await t.req(d.session, { method: 'POST', url: `/trips/${req.trip_id}/verify-pickup`, payload: { pin: row.pickup_pin } }));
+    ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${req.trip_id}/start-delivery` }));
+    ok(await t.req(d.session, { method: 'POST', url: `/trips/${req.trip_id}/verify-delivery`, payload: { pin: row.delivery_pin } }));
+    const done = (await open(url)).json();
+    expect(done).toMatchObject({ status: 'completed', delivery_pin: null, driver_location: null });
+    expect(new Date(done.expires_at).getTime()).toBeGreaterThan(Date.now() + 5 * 3600_000);
+
+    await t.db.withSystem((tx) => tx.query("UPDATE trip SET completed_at = now() - interval '7 hours' WHERE id = $1", [req.trip_id]));
+    expect((await open(url)).statusCode).toBe(404);
+  });
+
+  it('a forged, revoked or replaced link is 404, all alike', async () => {
+    const req = await express();
+    const { url } = ok(await linkOf(req.trip_id));
+    const forged = url.slice(0, -2) + (url.endsWith('AA') ? 'BB' : 'AA');
+    const unknown = await open(forged);
+    expect(unknown.statusCode).toBe(404);
+    expect((await open('/api/v1/public/tracking/not-a-token-at-all-xxxxxxxx')).statusCode).toBe(404);
+
+    const fresh = ok(await t.req(shop.merchant, { method: 'POST', url: `/trips/${req.trip_id}/recipient-link`, payload: {} }), 201);
+    expect(fresh.url).not.toBe(url);
+    expect((await open(url)).statusCode).toBe(404);
+    expect((await open(fresh.url)).statusCode).toBe(200);
+
+    expect((await t.req(admin, { method: 'DELETE', url: `/trips/${req.trip_id}/recipient-link` })).statusCode).toBe(204);
+    expect((await open(fresh.url)).json()).toMatchObject({ code: 'NOT_FOUND' });
+    expect((await linkOf(req.trip_id)).statusCode).toBe(404);
+    expect((await t.req(admin, { method: 'DELETE', url: `/trips/${req.trip_id}/recipient-link` })).statusCode).toBe(404);
+    const audit = await rows(t, "SELECT action FROM audit_log WHERE entity_id = $1 AND action LIKE 'trip.recipient_link%' ORDER BY created_at", [req.trip_id]);
+    expect(audit.map((a) => a.action)).toEqual(['trip.recipient_link_issued', 'trip.recipient_link_reissued', 'trip.recipient_link_revoked']);
+  });
+
+  it('a customer with an account follows the trip in the app: no link; strangers and other roles get nothing', async () => {
+    const customer = await t.as('customer');
+    const trip = await newTrip(t, shop.merchant, { customer_user_id: customer.userId });
+    expect((await linkOf(trip.id)).statusCode).toBe(404);
+    const issue = await t.req(shop.merchant, { method: 'POST', url: `/trips/${trip.id}/recipient-link` });
+    expect(issue.statusCode).toBe(422);
+    expect(issue.json().code).toBe('RECIPIENT_HAS_ACCOUNT');
+
+    const req = await express();
+    expect((await linkOf(req.trip_id, customer)).statusCode).toBe(403);
+    expect((await linkOf(req.trip_id, d.session)).statusCode).toBe(403);
+    const other = await t.newOrganization();
+    expect((await linkOf(req.trip_id, await t.login(other.logins.admin!))).statusCode).toBe(404);
+    const otherShop = await newShop(t);
+    expect((await linkOf(req.trip_id, otherShop.merchant)).statusCode).toBe(404);
+  });
+});
