@@ -92,6 +92,12 @@ export function organizationRoutes(app: Api, ctx: AppContext) {
         operationId: 'onboardOperator',
         tags: ['onboarding'],
         summary: 'Create an organization, its operator account (pending) and its first administrator',
+        description:
+          'Public. The administrator is a new account of the new organization: an email that already has accounts elsewhere keeps them ' +
+          'unchanged (at login the password decides which account). The answer is the same whether or not the email is registered. ' +
+          'The password needs at least 10 characters and must not be a common password (400 WEAK_PASSWORD). ' +
+          'Rate limited per client address (ONBOARDING_RATE_LIMIT_PER_IP, default 10 per hour) and per email ' +
+          '(ONBOARDING_RATE_LIMIT_PER_EMAIL, default 3 per hour): 429 RATE_LIMITED with Retry-After.',
         body: Strict({
           organization_name: ShortText(120, 2),
           slug: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,48}[a-z0-9]$' })),
@@ -105,7 +111,7 @@ export function organizationRoutes(app: Api, ctx: AppContext) {
         },
       },
     },
-    async (req, reply) => reply.code(201).send(await svc.onboard(req.body)),
+    async (req, reply) => reply.code(201).send(await svc.onboard(req.body, req.ip)),
   );
 
   app.get(
