@@ -58,7 +58,7 @@ END $$;
 DO $$
 DECLARE t text;
 BEGIN
-  FOREACH t IN ARRAY ARRAY['rate_limit_bucket'] LOOP
+  FOREACH t IN ARRAY ARRAY['rate_limit_bucket', 'login_throttle', 'login_known_address'] LOOP
     IF to_regclass('public.' || t) IS NOT NULL THEN
       EXECUTE format('REVOKE ALL ON %I FROM app_tenant', t);
     END IF;

@@ -24,6 +24,26 @@ export interface BuildOptions {
   db: Database;
   /** Replace the module list (tests of a single module). */
   modules?: Module[];
+  /** Where the request log goes (tests read it); stdout by default. */
+  logStream?: { write(line: string): void };
+}
+
+/**
+ * The URL as written to the request log: every query value is replaced, since query strings carry
+ * credentials (SSE stream tokens, upload tokens) that must not land in log files.
+ */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const query = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      return eq < 0 ? pair : `${pair.slice(0, eq)}=[redacted]`;
+    })
+    .join('&');
+  return `${url.slice(0, q)}?${query}`;
 }
 
 export interface RouteInfo {
@@ -57,6 +77,9 @@ function ajvFor(coerce: boolean): Ajv {
   return ajv;
 }
 
+/** Trust the nearest `hops` proxies: proxy-addr calls this with the hop index, 0 = the socket peer. */
+const trustHops = (hops: number) => (_addr: string, hop: number) => hop < hops;
+
 export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const { config, db } = opts;
   const app = Fastify({
@@ -66,11 +89,22 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
         paths: ['req.headers.authorization', 'req.headers["x-upload-token"]', 'req.headers.cookie', '*.password', '*.refresh_token', '*.pin'],
         censor: '[redacted]',
       },
+      serializers: {
+        req: (req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+          method: req.method,
+          url: redactUrl(req.url),
+          host: req.host,
+          remoteAddress: req.ip,
+          remotePort: req.socket?.remotePort,
+        }),
+      },
+      ...(opts.logStream ? { stream: opts.logStream } : {}),
     },
     bodyLimit: config.bodyLimitBytes,
     // Plugin registration compiles every route schema; on a loaded 2-core machine that can pass the 10 s default.
     pluginTimeout: 120_000,
-    trustProxy: true,
+    // X-Forwarded-For is believed only from the proxies TRUST_PROXY names (none by default).
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && /^[A-Za-z0-9._-]{8,64}$/.test(incoming) ? incoming : newId();

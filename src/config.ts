@@ -17,12 +17,71 @@ export interface Config {
   bodyLimitBytes: number;
   seedDemo: boolean;
   workers: boolean;
-  loginRateLimitPerAccount: number;
+  /** Login attempts per client address per minute, all accounts together (sliding window). */
   loginRateLimitPerIp: number;
   /** Where people reach the service (links sent to recipients); no trailing slash. Empty: links are relative paths. */
   publicBaseUrl: string;
+  /** Guessing throttle: per account-and-address back-off and a per-account ceiling (see README, Authentication). */
+  loginThrottle: LoginThrottle;
+  /** `POST /onboarding` per client address and per email, per hour. */
+  onboardingRateLimitPerIp: number;
+  onboardingRateLimitPerEmail: number;
+  /** Seconds during which a rotated refresh token presented again returns the same new pair. */
+  refreshReuseGraceSeconds: number;
+  /**
+   * Which proxies may set X-Forwarded-For: false (default: none, the socket address is the client),
+   * a hop count, or a list of addresses / CIDRs (`TRUST_PROXY`).
+   */
+  trustProxy: false | number | string[];
   /** Free-form settings for modules (storage driver, gateways...), read through `env()`. */
   raw: Record<string, string | undefined>;
+}
+
+export interface LoginThrottle {
+  /** Failed attempts per account and address before the back-off starts. */
+  freeAttempts: number;
+  /** Back-off after the first throttled attempt, doubled on each further failure, up to maxDelaySeconds. */
+  baseDelaySeconds: number;
+  maxDelaySeconds: number;
+  /** Failures of one account (from every address) within accountWindowSeconds that put it under the ceiling. */
+  accountCeiling: number;
+  accountWindowSeconds: number;
+  /** Under the ceiling, addresses that never logged in to the account share one attempt per this many seconds. */
+  unknownAddressIntervalSeconds: number;
+  /** A successful login makes the address known-good for the account for this many days. */
+  knownAddressDays: number;
+}
+
+export const DEFAULT_LOGIN_THROTTLE: LoginThrottle = {
+  freeAttempts: 5,
+  baseDelaySeconds: 1,
+  maxDelaySeconds: 900,
+  accountCeiling: 20,
+  accountWindowSeconds: 900,
+  unknownAddressIntervalSeconds: 30,
+  knownAddressDays: 30,
+};
+
+const IPV4 = /^(\d{1,3})(\.\d{1,3}){3}$/;
+
+/** `TRUST_PROXY`: empty/false = trust no proxy; an integer = that many hops; else a comma list of addresses or CIDRs. */
+export function parseTrustProxy(value: string | undefined): false | number | string[] {
+  const v = (value ?? '').trim();
+  if (v === '' || ['false', '0', 'no', 'off'].includes(v.toLowerCase())) return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  const entries = v.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const e of entries) {
+    if (['loopback', 'linklocal', 'uniquelocal'].includes(e)) continue;
+    const [addr, bits, ...rest] = e.split('/');
+    const v4 = IPV4.test(addr) && addr.split('.').every((o) => Number(o) <= 255);
+    const v6 = !v4 && addr.includes(':') && /^[0-9a-fA-F:.]+$/.test(addr);
+    const max = v4 ? 32 : 128;
+    const bitsOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= max);
+    if ((!v4 && !v6) || !bitsOk || rest.length) {
+      throw new Error(`config: TRUST_PROXY must be a hop count or a comma list of addresses/CIDRs, got "${e}"`);
+    }
+  }
+  return entries;
 }
 
 function int(name: string, value: string | undefined, fallback: number, min = 0): number {
@@ -40,14 +99,18 @@ function bool(value: string | undefined, fallback: boolean): boolean {
 export function loadConfig(source: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
   const env = (source.NODE_ENV === 'production' ? 'production' : source.NODE_ENV === 'test' ? 'test' : 'development') as Config['env'];
   const secret = source.JWT_SECRET;
-  if (env === 'production' && (!secret || secret.length < 32)) {
-    throw new Error('config: JWT_SECRET (at least 32 characters) is required in production');
+  const databaseUrl = source.DATABASE_URL || null;
+  // Several instances share one PostgreSQL: each must verify the others' tokens, so the secret cannot be invented per process.
+  if ((env === 'production' || databaseUrl) && (!secret || secret.length < 32)) {
+    throw new Error('config: JWT_SECRET (at least 32 characters) is required with DATABASE_URL or in production');
   }
+  if (secret && secret.length < 32) throw new Error('config: JWT_SECRET must be at least 32 characters');
+  const t = DEFAULT_LOGIN_THROTTLE;
   const config: Config = {
     env,
     port: int('PORT', source.PORT, 3000, 0),
     host: source.HOST || '0.0.0.0',
-    databaseUrl: source.DATABASE_URL || null,
+    databaseUrl,
     dataDir: path.resolve(source.DATA_DIR || './data'),
     // A random secret per process in development: tokens do not survive a restart, which is fine locally.
     jwtSecret: new TextEncoder().encode(secret || randomBytes(32).toString('hex')),
@@ -57,11 +120,21 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     metricsToken: source.METRICS_TOKEN || null,
     logLevel: source.LOG_LEVEL || (env === 'test' ? 'silent' : 'info'),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', source.BODY_LIMIT_BYTES, 1024 * 1024, 1024),
-    seedDemo: bool(source.SEED_DEMO, true),
+    // The demo organization has a published password: seeded by default only on the embedded database.
+    seedDemo: bool(source.SEED_DEMO, !databaseUrl),
     workers: bool(source.WORKERS, true),
-    loginRateLimitPerAccount: int('LOGIN_RATE_LIMIT_PER_ACCOUNT', source.LOGIN_RATE_LIMIT_PER_ACCOUNT, 10, 1),
     loginRateLimitPerIp: int('LOGIN_RATE_LIMIT_PER_IP', source.LOGIN_RATE_LIMIT_PER_IP, 50, 1),
     publicBaseUrl: (source.PUBLIC_BASE_URL || '').replace(/\/+$/, ''),
+    loginThrottle: {
+      ...t,
+      freeAttempts: int('LOGIN_FREE_ATTEMPTS', source.LOGIN_FREE_ATTEMPTS, t.freeAttempts, 1),
+      maxDelaySeconds: int('LOGIN_MAX_DELAY_SECONDS', source.LOGIN_MAX_DELAY_SECONDS, t.maxDelaySeconds, 1),
+      accountCeiling: int('LOGIN_ACCOUNT_CEILING', source.LOGIN_ACCOUNT_CEILING, t.accountCeiling, 1),
+    },
+    onboardingRateLimitPerIp: int('ONBOARDING_RATE_LIMIT_PER_IP', source.ONBOARDING_RATE_LIMIT_PER_IP, 10, 1),
+    onboardingRateLimitPerEmail: int('ONBOARDING_RATE_LIMIT_PER_EMAIL', source.ONBOARDING_RATE_LIMIT_PER_EMAIL, 3, 1),
+    refreshReuseGraceSeconds: int('REFRESH_REUSE_GRACE_SECONDS', source.REFRESH_REUSE_GRACE_SECONDS, 10, 0),
+    trustProxy: parseTrustProxy(source.TRUST_PROXY),
     raw: { ...source },
     ...overrides,
   };

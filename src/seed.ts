@@ -10,13 +10,21 @@ export const DEMO_LOGINS = {
   driver: 'driver@demo.test',
 } as const;
 
-/** On an empty database: a platform operator organization and an approved demo organization with one user per role. */
+/** Held (transaction-scoped) while one instance seeds: instances starting together on one empty database take turns. */
+const SEED_LOCK = 7270002;
+
+/**
+ * On an empty database: a platform operator organization and an approved demo organization with one
+ * user per role (published password: only on the embedded default or with SEED_DEMO=true). Safe when
+ * several instances start at once: the emptiness check and the creation run in one transaction under
+ * an advisory lock, so exactly one instance seeds and the others find the database not empty.
+ */
 export async function seedDemo(ctx: AppContext, modules: Module[]): Promise<DemoSeed | null> {
-  const empty = await ctx.db.withSystem(async (tx) => (await tx.query('SELECT 1 FROM organization LIMIT 1')).rowCount === 0);
-  if (!empty) return null;
   const orgs = ctx.services.organizations;
   const identity = ctx.services.identity;
   const demo = await ctx.db.withSystem(async (tx) => {
+    if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock($1)', [SEED_LOCK]);
+    if ((await tx.query('SELECT 1 FROM organization LIMIT 1')).rowCount > 0) return null;
     const platform = await orgs.createOrganization(
       tx,
       { organization_name: 'Platform Operations', slug: 'platform', admin: { email: 'platform-owner@demo.test', password: DEMO_PASSWORD, display_name: 'Platform owner' } },
@@ -43,6 +51,7 @@ export async function seedDemo(ctx: AppContext, modules: Module[]): Promise<Demo
       },
     } satisfies DemoSeed;
   });
+  if (!demo) return null;
   for (const m of modules) await m.seed?.(ctx, demo);
   return demo;
 }

@@ -18,6 +18,7 @@ if (config.seedDemo) {
   const demo = await seedDemo(app.ctx, modules);
   if (demo) {
     app.log.info('seeded a demo organization');
+    if (config.databaseUrl) app.log.warn('SEED_DEMO=true on DATABASE_URL: the demo organization has a published password; do not use it in production');
     console.log(`\nDemo logins (password "${DEMO_PASSWORD}"):\n${Object.entries(DEMO_LOGINS).map(([k, v]) => `  ${k.padEnd(9)} ${v}`).join('\n')}\n`);
   }
 }

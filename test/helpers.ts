@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { loadConfig, type Config } from '../src/config.js';
+import { DEFAULT_LOGIN_THROTTLE, loadConfig, type Config } from '../src/config.js';
 import { createPgliteDatabase, createPostgresDatabase, type Database } from '../src/platform/db/index.js';
 import { migrate } from '../src/platform/db/migrate.js';
 import { buildApp } from '../src/app.js';
@@ -71,8 +71,11 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
   const { db, url, drop } = await freshDatabase();
   await migrate(db);
   const config = loadConfig({ NODE_ENV: 'test', JWT_SECRET: 'test-secret-test-secret-test-secret-0123' }, {
-    loginRateLimitPerAccount: 1000,
     loginRateLimitPerIp: 100_000,
+    // Suites log in and onboard many times from one address; the throttle's own tests set real figures.
+    loginThrottle: { ...DEFAULT_LOGIN_THROTTLE, freeAttempts: 1000, accountCeiling: 100_000 },
+    onboardingRateLimitPerIp: 100_000,
+    onboardingRateLimitPerEmail: 100_000,
     dataDir: `/tmp/delivery-test-${newId()}`,
     ...overrides,
   });

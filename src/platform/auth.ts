@@ -89,14 +89,19 @@ export const tenantOf = (actor: Pick<Actor, 'organizationId' | 'userId'>): Tenan
   userId: actor.userId,
 });
 
-export async function signAccessToken(secret: Uint8Array, claims: AccessClaims, ttlSeconds: number): Promise<string> {
+/**
+ * Signs an access token with `iat` and `exp`. HS256 is deterministic: the same claims and `issuedAt`
+ * give the same token (the refresh grace window relies on it to hand out the same pair again).
+ */
+export async function signAccessToken(secret: Uint8Array, claims: AccessClaims, ttlSeconds: number, issuedAt: Date = new Date()): Promise<string> {
+  const iat = Math.floor(issuedAt.getTime() / 1000);
   return new SignJWT({ org: claims.org, role: claims.role, kind: claims.kind, sid: claims.sid, typ: 'access' })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(claims.sub)
-    .setIssuedAt()
+    .setIssuedAt(iat)
     .setIssuer('delivery-api')
     .setAudience('delivery-api')
-    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+    .setExpirationTime(iat + ttlSeconds)
     .sign(secret);
 }
 
@@ -113,13 +118,19 @@ export async function verifyAccessToken(secret: Uint8Array, token: string): Prom
     verified.delete(token);
   }
   try {
-    const { payload } = await jwtVerify(token, secret, { issuer: 'delivery-api', audience: 'delivery-api', algorithms: ['HS256'] });
+    // A token without an expiry or an issue time is refused, however well signed.
+    const { payload } = await jwtVerify(token, secret, {
+      issuer: 'delivery-api',
+      audience: 'delivery-api',
+      algorithms: ['HS256'],
+      requiredClaims: ['exp', 'iat', 'sub'],
+    });
     if (payload.typ !== 'access' || typeof payload.sub !== 'string' || typeof payload.org !== 'string' || typeof payload.sid !== 'string') {
       throw new Error('not an access token');
     }
     const claims: AccessClaims = { sub: payload.sub, org: payload.org, role: payload.role as AppRole, kind: payload.kind as Principal, sid: payload.sid };
     if (verified.size >= VERIFIED_MAX) verified.clear();
-    verified.set(token, { claims, exp: payload.exp ?? 0 });
+    verified.set(token, { claims, exp: payload.exp! });
     return claims;
   } catch {
     throw AppError.unauthorized('The access token is invalid or expired', 'INVALID_TOKEN');

@@ -71,3 +71,28 @@ export const rateLimitBucket = pgTable(
   },
   (t) => [primaryKey({ columns: [t.key, t.windowStart] })],
 );
+
+/**
+ * Login guessing throttle, shared by every API instance. Not a tenant table. One row per key:
+ * `pair:<login>|<address>` (attempts of one address on one login, exponential back-off) and
+ * `account:<login>` (failures on one login from every address, the account ceiling). The login is
+ * the submitted email or phone, whether or not an account has it, so the answers reveal nothing.
+ */
+export const loginThrottle = pgTable('login_throttle', {
+  key: text('key').primaryKey(),
+  failures: integer('failures').notNull().default(0),
+  windowStart: ts('window_start').notNull().defaultNow(),
+  blockedUntil: ts('blocked_until'),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+/** Addresses from which a login succeeded: they keep their own back-off but skip the account ceiling. Not a tenant table. */
+export const loginKnownAddress = pgTable(
+  'login_known_address',
+  {
+    login: text('login').notNull(),
+    address: text('address').notNull(),
+    lastSuccessAt: ts('last_success_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.login, t.address] })],
+);

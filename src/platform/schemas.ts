@@ -31,6 +31,12 @@ export const Problem = Type.Object(
   { additionalProperties: true, description: 'RFC 9457 problem details' },
 );
 
+/** 429 answers: problem+json with a Retry-After header (seconds). */
+export const TooMany = Type.Object(Problem.properties, {
+  additionalProperties: true,
+  description: 'RATE_LIMITED or LOGIN_THROTTLED (problem+json); the Retry-After header gives the seconds to wait',
+});
+
 export const PageQueryProps = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
   cursor: Type.Optional(Type.String({ maxLength: 200 })),

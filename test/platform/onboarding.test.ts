@@ -34,7 +34,7 @@ describe('onboarding and operators', () => {
   it('refuses a weak or missing password and writes nothing', async () => {
     const count = async () => t.db.withSystem(async (tx) => (await tx.query('SELECT count(*)::int AS n FROM organization')).rows[0].n);
     const before = await count();
-    for (const pw of ['short1', 'onlyletterslong', 'password123']) {
+    for (const pw of ['short1', 'password123', 'qwerty1234', 'Password12!', '1q2w3e4r5t', 'aaaaaaaaaaaa']) {
       const res = await onboard(`weak-${pw}@x.test`, pw);
       expect(res.statusCode).toBe(400);
       expect(res.json().code).toBe('WEAK_PASSWORD');

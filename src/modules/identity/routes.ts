@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, APP_ROLES } from '../../platform/auth.js';
-import { Email, Nullable, PageQueryProps, Page, Phone, Strict, Timestamp, ShortText, Id } from '../../platform/schemas.js';
+import { Email, TooMany, Nullable, PageQueryProps, Page, Phone, Strict, Timestamp, ShortText, Id } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
 
 const Role = Type.Union(APP_ROLES.map((r) => Type.Literal(r)));
@@ -31,6 +31,21 @@ const Tokens = Type.Object({
 
 const Password = Type.String({ minLength: 1, maxLength: 200 });
 
+export const PASSWORD_RULES =
+  'A password needs at least 10 characters (at most 200), no composition rules, and must not be one of the common passwords shipped ' +
+  'with the service (src/modules/identity/common-passwords.ts, also with trailing punctuation removed), one repeated character or ' +
+  'contain the name part of the email (NIST SP 800-63B); otherwise 400 WEAK_PASSWORD.';
+
+export const LOGIN_LIMITS =
+  'Guessing is throttled, never locked out (OWASP authentication cheat sheet); every counter lives in the database, shared by all instances. ' +
+  '(1) Per client address: LOGIN_RATE_LIMIT_PER_IP attempts per minute over all logins (default 50), then 429 RATE_LIMITED. ' +
+  '(2) Per login (email or phone) and address: 5 attempts without delay (LOGIN_FREE_ATTEMPTS); from the 5th failed one the address ' +
+  'waits 1 s before its next attempt, doubled after each further failure (2 s, 4 s, ...) up to 15 min (LOGIN_MAX_DELAY_SECONDS); ' +
+  'a successful login resets it, and the count starts over after 24 h. (3) Per login, from all addresses: after 20 failures within ' +
+  '15 min (LOGIN_ACCOUNT_CEILING) addresses that never logged in to it successfully (in the last 30 days) share one attempt per 30 s, ' +
+  'while known addresses of the owner keep their own back-off only. A held-back attempt is not checked and answers ' +
+  '429 LOGIN_THROTTLED (problem+json) with Retry-After in seconds; the answers are the same for logins that exist and those that do not.';
+
 export function identityRoutes(app: Api, ctx: AppContext) {
   const svc = ctx.services.identity;
 
@@ -42,8 +57,14 @@ export function identityRoutes(app: Api, ctx: AppContext) {
         operationId: 'login',
         tags: ['auth'],
         summary: 'Log in with email or phone and password',
+        description:
+          'A wrong password and an unknown login both answer 401 INVALID_CREDENTIALS. The same email may have accounts in several ' +
+          'organizations: the password decides; if it matches exactly one account, that one logs in; if it matches several, ' +
+          '400 ORGANIZATION_REQUIRED lists them (`organizations`: id and name) and the client repeats the call with organization_id. ' +
+          'The client address is the socket peer unless TRUST_PROXY names the proxies whose X-Forwarded-For is believed. ' +
+          LOGIN_LIMITS,
         body: Strict({ email: Type.Optional(Email), phone: Type.Optional(Phone), password: Password, organization_id: Type.Optional(Id) }),
-        response: { 200: Tokens },
+        response: { 200: Tokens, 429: TooMany },
       },
     },
     async (req) => svc.login(req.body, req.ip, req.headers['user-agent']),
@@ -57,6 +78,11 @@ export function identityRoutes(app: Api, ctx: AppContext) {
         operationId: 'refreshToken',
         tags: ['auth'],
         summary: 'Rotate a refresh token (a reused token revokes its whole family)',
+        description:
+          'Single use: the answer carries a new pair. The same refresh token presented again within REFRESH_REUSE_GRACE_SECONDS ' +
+          '(default 10 s) of its rotation, e.g. by two concurrent requests, answers the same new pair; later (or once that new ' +
+          'refresh token was itself used) the reuse revokes the whole session: 401 REFRESH_TOKEN_REUSED. Access tokens carry iat and ' +
+          'exp (ACCESS_TOKEN_TTL_SECONDS); a token without them is refused (401 INVALID_TOKEN).',
         body: Strict({ refresh_token: Type.String({ minLength: 10, maxLength: 200 }) }),
         response: { 200: Tokens },
       },
@@ -135,6 +161,7 @@ export function identityRoutes(app: Api, ctx: AppContext) {
         operationId: 'createAppUser',
         tags: ['users'],
         summary: 'Create a user of the organization (app role, optional dispatch flag)',
+        description: PASSWORD_RULES,
         body: Strict({
           email: Type.Optional(Email),
           phone: Type.Optional(Phone),

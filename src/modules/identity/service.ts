@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import { AppError } from '../../platform/errors.js';
 import { newId, randomToken, sha256Hex } from '../../platform/ids.js';
@@ -6,6 +7,7 @@ import { recordAudit } from '../../platform/audit.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
+import { COMMON_PASSWORDS_TEXT } from './common-passwords.js';
 
 export interface UserRow {
   organization_id: string;
@@ -48,14 +50,19 @@ export function publicUser(u: Omit<UserRow, 'password_hash'>) {
 }
 
 const ARGON = { memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
-const COMMON = new Set(['password', 'password1', 'password123', '123456789', '1234567890', 'qwertyuiop', 'letmein123', 'iloveyou12']);
+const COMMON = new Set(COMMON_PASSWORDS_TEXT.split('\n').map((l) => l.trim()).filter(Boolean));
 
-/** At least 10 characters, a letter and a digit, not a well-known password, not the email. */
+/**
+ * NIST SP 800-63B: at least 10 characters, no composition rules, not in the shipped list of common
+ * passwords (also with trailing punctuation removed, `Password123!`), not one repeated character,
+ * not containing the email's name. Every route that sets a password goes through here.
+ */
 export function passwordProblems(password: string, email?: string | null): string | null {
   if (password.length < 10) return 'must be at least 10 characters';
   if (password.length > 200) return 'must be at most 200 characters';
-  if (!/[A-Za-z]/.test(password) || !/[0-9]/.test(password)) return 'must contain a letter and a digit';
-  if (COMMON.has(password.toLowerCase())) return 'is too common';
+  const lower = password.toLowerCase();
+  if (COMMON.has(lower) || COMMON.has(lower.replace(/[^a-z0-9]+$/, ''))) return 'is too common';
+  if (/^(.)\1+$/.test(password)) return 'is one repeated character';
   if (email && password.toLowerCase().includes(email.split('@')[0].toLowerCase()) && email.split('@')[0].length >= 4) return 'must not contain the email name';
   return null;
 }
@@ -112,39 +119,140 @@ export function createIdentityService(ctx: AppContext) {
     return rows[0];
   }
 
-  /** Sliding-window counter in PostgreSQL, shared by every API instance: this minute plus the weighted previous one. */
-  async function rateLimit(key: string, limit: number): Promise<void> {
-    const weighted = await db.withSystem(async (tx) => {
-      const { rows } = await tx.query<{ weighted: number }>(
-        `WITH cur AS (
-           INSERT INTO rate_limit_bucket (key, window_start, count) VALUES ($1, date_trunc('minute', now()), 1)
+  /**
+   * Sliding-window counter in PostgreSQL, shared by every API instance: this window plus the weighted
+   * previous one. Over the limit: 429 RATE_LIMITED with Retry-After (the end of the current window).
+   */
+  async function rateLimit(key: string, limit: number, windowSeconds = 60, what = 'attempts'): Promise<void> {
+    const { weighted, retryAfter } = await db.withSystem(async (tx) => {
+      const { rows } = await tx.query<{ weighted: number; retry_after: number }>(
+        `WITH w AS (SELECT to_timestamp(floor(extract(epoch FROM now()) / $2) * $2) AS start),
+         cur AS (
+           INSERT INTO rate_limit_bucket (key, window_start, count) SELECT $1, w.start, 1 FROM w
            ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_bucket.count + 1
            RETURNING count, window_start)
-         SELECT cur.count + coalesce((SELECT b.count FROM rate_limit_bucket b WHERE b.key = $1 AND b.window_start = cur.window_start - interval '1 minute'), 0)
-                * (1 - extract(epoch FROM now() - cur.window_start) / 60) AS weighted
+         SELECT cur.count + coalesce((SELECT b.count FROM rate_limit_bucket b WHERE b.key = $1 AND b.window_start = cur.window_start - make_interval(secs => $2)), 0)
+                * (1 - extract(epoch FROM now() - cur.window_start) / $2) AS weighted,
+                ceil($2 - extract(epoch FROM now() - cur.window_start)) AS retry_after
            FROM cur`,
-        [key],
+        [key, windowSeconds],
       );
-      if (Math.random() < 0.01) await tx.query("DELETE FROM rate_limit_bucket WHERE window_start < now() - interval '10 minutes'");
-      return Number(rows[0].weighted);
+      if (Math.random() < 0.01) await tx.query("DELETE FROM rate_limit_bucket WHERE window_start < now() - interval '2 days'");
+      return { weighted: Number(rows[0].weighted), retryAfter: Math.max(1, Number(rows[0].retry_after)) };
     });
-    if (weighted > limit) throw new AppError(429, 'RATE_LIMITED', 'Too many login attempts; try again in a minute', undefined, { retry_after: 60 });
+    if (weighted > limit) {
+      throw new AppError(429, 'RATE_LIMITED', `Too many ${what}; try again in ${retryAfter} s`, undefined, { retry_after: retryAfter });
+    }
   }
 
-  async function issueTokens(tx: Tx, user: UserRow, sessionId: string) {
-    const refresh = randomToken(32);
-    const expiresAt = new Date(Date.now() + config.refreshTokenTtlSeconds * 1000);
-    await tx.query('INSERT INTO refresh_token (organization_id, id, session_id, token_hash, expires_at) VALUES ($1,$2,$3,$4,$5)', [
-      user.organization_id,
-      newId(),
-      sessionId,
-      sha256Hex(refresh),
-      expiresAt,
-    ]);
+  const throttled = (seconds: number) =>
+    new AppError(429, 'LOGIN_THROTTLED', `Too many failed logins; try again in ${seconds} s`, undefined, { retry_after: Math.max(1, seconds) });
+
+  /**
+   * Admits one login attempt or answers 429 LOGIN_THROTTLED, before any password is checked.
+   * Every attempt counts as a failure of its account-and-address pair until it succeeds (so parallel
+   * guesses cannot slip past the back-off): `freeAttempts` attempts, then the pair waits
+   * `baseDelaySeconds` doubled per further attempt, up to `maxDelaySeconds`. When the account collected
+   * `accountCeiling` failures within `accountWindowSeconds` from all addresses, addresses that never
+   * logged in to it share one attempt per `unknownAddressIntervalSeconds`; known-good addresses (a
+   * successful login within `knownAddressDays`) are not held back, so the owner is not locked out.
+   * Rows are keyed by the submitted login, whether or not an account has it.
+   */
+  async function admitLoginAttempt(login: string, address: string): Promise<void> {
+    const t = config.loginThrottle;
+    const pairKey = `pair:${login}|${address}`;
+    const accountKey = `account:${login}`;
+    await db.withSystem(async (tx) => {
+      await tx.query('INSERT INTO login_throttle (key) VALUES ($1), ($2) ON CONFLICT (key) DO NOTHING', [accountKey, pairKey]);
+      // Both rows locked in key order ('account:' < 'pair:'), so concurrent attempts queue instead of deadlocking.
+      const { rows } = await tx.query<{ key: string; failures: number; stale: boolean; wait: number | null; known: boolean }>(
+        `SELECT key, failures,
+                window_start < now() - (CASE WHEN key = $1 THEN make_interval(secs => $3) ELSE interval '24 hours' END) AS stale,
+                CASE WHEN blocked_until > now() THEN ceil(extract(epoch FROM blocked_until - now()))::int END AS wait,
+                EXISTS (SELECT 1 FROM login_known_address k WHERE k.login = $4 AND k.address = $5
+                         AND k.last_success_at > now() - make_interval(days => $6)) AS known
+           FROM login_throttle WHERE key IN ($1, $2) ORDER BY key FOR UPDATE`,
+        [accountKey, pairKey, t.accountWindowSeconds, login, address, t.knownAddressDays],
+      );
+      const account = rows.find((r) => r.key === accountKey)!;
+      const pair = rows.find((r) => r.key === pairKey)!;
+      if (pair.wait) throw throttled(pair.wait);
+      if (!account.stale && account.failures >= t.accountCeiling && !account.known) {
+        if (account.wait) throw throttled(account.wait);
+        await tx.query('UPDATE login_throttle SET blocked_until = now() + make_interval(secs => $2), updated_at = now() WHERE key = $1', [
+          accountKey,
+          t.unknownAddressIntervalSeconds,
+        ]);
+      }
+      const attempts = (pair.stale ? 0 : pair.failures) + 1;
+      const delay = attempts < t.freeAttempts ? 0 : Math.min(t.baseDelaySeconds * 2 ** (attempts - t.freeAttempts), t.maxDelaySeconds);
+      await tx.query(
+        `UPDATE login_throttle SET failures = $2, window_start = CASE WHEN $3 THEN now() ELSE window_start END,
+                blocked_until = CASE WHEN $4 > 0 THEN now() + make_interval(secs => $4) END, updated_at = now()
+          WHERE key = $1`,
+        [pairKey, attempts, pair.stale, delay],
+      );
+      if (Math.random() < 0.01) {
+        await tx.query("DELETE FROM login_throttle WHERE updated_at < now() - interval '2 days' AND (blocked_until IS NULL OR blocked_until < now())");
+        await tx.query('DELETE FROM login_known_address WHERE last_success_at < now() - make_interval(days => $1)', [t.knownAddressDays]);
+      }
+    });
+  }
+
+  /** A wrong password: one more failure for the account (the pair was counted on admission). */
+  async function loginFailed(login: string): Promise<void> {
+    await db.withSystem((tx) =>
+      tx.query(
+        `INSERT INTO login_throttle (key, failures, window_start) VALUES ($1, 1, now())
+         ON CONFLICT (key) DO UPDATE SET
+           failures = CASE WHEN login_throttle.window_start < now() - make_interval(secs => $2) THEN 1 ELSE login_throttle.failures + 1 END,
+           window_start = CASE WHEN login_throttle.window_start < now() - make_interval(secs => $2) THEN now() ELSE login_throttle.window_start END,
+           updated_at = now()`,
+        [`account:${login}`, config.loginThrottle.accountWindowSeconds],
+      ),
+    );
+  }
+
+  /** A right password: the pair starts over and the address becomes known-good for the login. */
+  async function loginSucceeded(login: string, address: string): Promise<void> {
+    await db.withSystem(async (tx) => {
+      await tx.query('DELETE FROM login_throttle WHERE key = $1', [`pair:${login}|${address}`]);
+      await tx.query(
+        `INSERT INTO login_known_address (login, address) VALUES ($1, $2)
+         ON CONFLICT (login, address) DO UPDATE SET last_success_at = now()`,
+        [login, address],
+      );
+    });
+  }
+
+  /**
+   * The refresh token that replaces `token`: derived (HMAC with the server secret), so the same token
+   * presented again within the grace window yields the same successor without storing it in clear.
+   */
+  const successorOf = (token: string) => createHmac('sha256', config.jwtSecret).update(`refresh-successor:${token}`).digest('base64url');
+
+  /**
+   * A token pair. `refresh` and `issuedAt` are given when rotating (the successor of the presented
+   * token, at the rotation time) and the row is inserted only once (`insert` false on a grace repeat).
+   */
+  async function issueTokens(tx: Tx, user: UserRow, sessionId: string, rotation?: { refresh: string; issuedAt: Date; insert: boolean }) {
+    const refresh = rotation?.refresh ?? randomToken(32);
+    const issuedAt = rotation?.issuedAt ?? new Date();
+    const expiresAt = new Date(Math.floor(issuedAt.getTime() / 1000) * 1000 + config.refreshTokenTtlSeconds * 1000);
+    if (rotation?.insert !== false) {
+      await tx.query('INSERT INTO refresh_token (organization_id, id, session_id, token_hash, expires_at) VALUES ($1,$2,$3,$4,$5)', [
+        user.organization_id,
+        newId(),
+        sessionId,
+        sha256Hex(refresh),
+        expiresAt,
+      ]);
+    }
     const access = await signAccessToken(
       config.jwtSecret,
       { sub: user.id, org: user.organization_id, role: user.role, kind: principalOf(user), sid: sessionId },
       config.accessTokenTtlSeconds,
+      issuedAt,
     );
     return {
       access_token: access,
@@ -167,26 +275,47 @@ export function createIdentityService(ctx: AppContext) {
 
   return {
     insertUser,
+    rateLimit,
 
+    /**
+     * Email or phone and password. The same login may belong to accounts of several organizations
+     * (onboarding never touches an existing account): the password decides. One matching account logs
+     * in; several answer 400 ORGANIZATION_REQUIRED with their organizations, only after the password
+     * was verified; none (or no such login) answer 401 INVALID_CREDENTIALS alike.
+     */
     async login(input: { email?: string; phone?: string; password: string; organization_id?: string }, ip: string, userAgent?: string) {
       const identifier = (input.email ?? input.phone ?? '').trim().toLowerCase();
       if (!identifier) throw AppError.badRequest('email or phone is required', [{ field: 'email', message: 'email or phone is required' }]);
-      await rateLimit(`login:ip:${ip}`, config.loginRateLimitPerIp);
-      await rateLimit(`login:account:${identifier}`, config.loginRateLimitPerAccount);
+      await rateLimit(`login:ip:${ip}`, config.loginRateLimitPerIp, 60, 'login attempts from this address');
+      await admitLoginAttempt(identifier, ip);
       const candidates = await db.withSystem(async (tx) => {
-        const { rows } = await tx.query<UserRow>(
-          `SELECT * FROM users WHERE active AND ${input.email ? 'email = $1' : 'phone = $1'} AND ($2::text IS NULL OR organization_id = $2) LIMIT 3`,
+        const { rows } = await tx.query<UserRow & { organization_name: string }>(
+          `SELECT u.*, o.name AS organization_name FROM users u JOIN organization o ON o.id = u.organization_id
+            WHERE u.active AND ${input.email ? 'u.email = $1' : 'u.phone = $1'} AND ($2::text IS NULL OR u.organization_id = $2)
+            ORDER BY u.organization_id LIMIT 20`,
           [identifier, input.organization_id ?? null],
         );
         return rows;
       });
-      if (candidates.length > 1) {
-        throw AppError.badRequest('This login exists in several organizations; send organization_id', [{ field: 'organization_id', message: 'required for this login' }], 'ORGANIZATION_REQUIRED');
-      }
-      const user = candidates[0];
       dummyHash ??= hashPassword('dummy-password-0');
-      const ok = user ? await argonVerify(user.password_hash, input.password) : (await argonVerify(await dummyHash, input.password), false);
-      if (!user || !ok) throw AppError.unauthorized('Wrong login or password', 'INVALID_CREDENTIALS');
+      const matches: typeof candidates = [];
+      if (candidates.length === 0) await argonVerify(await dummyHash, input.password);
+      for (const candidate of candidates) if (await argonVerify(candidate.password_hash, input.password)) matches.push(candidate);
+      if (matches.length === 0) {
+        await loginFailed(identifier);
+        throw AppError.unauthorized('Wrong login or password', 'INVALID_CREDENTIALS');
+      }
+      await loginSucceeded(identifier, ip);
+      if (matches.length > 1) {
+        throw new AppError(
+          400,
+          'ORGANIZATION_REQUIRED',
+          'This login and password belong to accounts in several organizations; send organization_id',
+          [{ field: 'organization_id', message: 'required for this login' }],
+          { organizations: matches.map((m) => ({ id: m.organization_id, name: m.organization_name })) },
+        );
+      }
+      const user = matches[0];
       return db.withTenant(tenantOf({ organizationId: user.organization_id, userId: user.id }), async (tx) => {
         const sessionId = newId();
         await tx.query('INSERT INTO auth_session (organization_id, id, user_id, user_agent) VALUES ($1,$2,$3,$4)', [
@@ -199,31 +328,50 @@ export function createIdentityService(ctx: AppContext) {
       });
     },
 
-    /** Rotates a refresh token. A token presented twice revokes its whole family (theft detection). */
+    /**
+     * Rotates a refresh token. Presented again within `refreshReuseGraceSeconds` of its rotation (two
+     * requests racing, a retried response lost on the network) it returns the same new pair; later,
+     * or once its successor was itself used, the reuse is taken for theft and revokes the whole family.
+     */
     async refresh(token: string) {
       const tokenHash = sha256Hex(token);
+      const successor = successorOf(token);
       const outcome = await db.withSystem(async (tx) => {
-        const { rows } = await tx.query<{ organization_id: string; session_id: string; used_at: Date | null; expires_at: Date; revoked_at: Date | null }>(
-          `SELECT r.organization_id, r.session_id, r.used_at, r.expires_at, s.revoked_at
+        const { rows } = await tx.query<{ organization_id: string; session_id: string; used_at: Date | null; expires_at: Date; revoked_at: Date | null; in_grace: boolean }>(
+          `SELECT r.organization_id, r.session_id, r.used_at, r.expires_at, s.revoked_at,
+                  r.used_at > now() - make_interval(secs => $2) AS in_grace
              FROM refresh_token r JOIN auth_session s ON s.organization_id = r.organization_id AND s.id = r.session_id
             WHERE r.token_hash = $1 FOR UPDATE OF r`,
-          [tokenHash],
+          [tokenHash, config.refreshReuseGraceSeconds],
         );
         const row = rows[0];
         if (!row) return { error: 'unknown' as const };
         if (row.revoked_at) return { error: 'revoked' as const };
+        let rotation: { refresh: string; issuedAt: Date; insert: boolean };
         if (row.used_at) {
-          await revokeSession(tx, row.organization_id, row.session_id, 'refresh_token_reuse');
-          return { error: 'reused' as const };
+          const next = await tx.query<{ used_at: Date | null }>('SELECT used_at FROM refresh_token WHERE organization_id = $1 AND token_hash = $2', [
+            row.organization_id,
+            sha256Hex(successor),
+          ]);
+          if (!row.in_grace || !next.rows[0] || next.rows[0].used_at) {
+            await revokeSession(tx, row.organization_id, row.session_id, 'refresh_token_reuse');
+            return { error: 'reused' as const };
+          }
+          rotation = { refresh: successor, issuedAt: row.used_at, insert: false };
+        } else {
+          if (row.expires_at.getTime() <= Date.now()) return { error: 'expired' as const };
+          const { rows: used } = await tx.query<{ used_at: Date }>(
+            'UPDATE refresh_token SET used_at = now() WHERE organization_id = $1 AND token_hash = $2 RETURNING used_at',
+            [row.organization_id, tokenHash],
+          );
+          rotation = { refresh: successor, issuedAt: used[0].used_at, insert: true };
         }
-        if (row.expires_at.getTime() <= Date.now()) return { error: 'expired' as const };
-        await tx.query('UPDATE refresh_token SET used_at = now() WHERE organization_id = $1 AND token_hash = $2', [row.organization_id, tokenHash]);
         const { rows: users } = await tx.query<UserRow>(
           'SELECT u.* FROM users u JOIN auth_session s ON s.organization_id = u.organization_id AND s.user_id = u.id WHERE s.organization_id = $1 AND s.id = $2 AND u.active',
           [row.organization_id, row.session_id],
         );
         if (!users[0]) return { error: 'revoked' as const };
-        return { tokens: { ...(await issueTokens(tx, users[0], row.session_id)), user: publicUser(users[0]) } };
+        return { tokens: { ...(await issueTokens(tx, users[0], row.session_id, rotation)), user: publicUser(users[0]) } };
       });
       if ('error' in outcome) {
         const msg = outcome.error === 'reused' ? 'Refresh token reuse detected; the session was revoked' : 'The refresh token is invalid, expired or revoked';

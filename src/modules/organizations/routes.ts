@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
 import { AppError } from '../../platform/errors.js';
-import { Email, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp, Id } from '../../platform/schemas.js';
+import { Email, TooMany, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp, Id } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { OPERATOR_ACTIONS, type OperatorAction } from './service.js';
+import { PASSWORD_RULES } from '../identity/routes.js';
 
 const OperatorStatus = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected'), Type.Literal('suspended')]);
 const OperatorOut = Type.Object({
@@ -92,6 +93,13 @@ export function organizationRoutes(app: Api, ctx: AppContext) {
         operationId: 'onboardOperator',
         tags: ['onboarding'],
         summary: 'Create an organization, its operator account (pending) and its first administrator',
+        description:
+          'Public. The administrator is a new account of the new organization: an email that already has accounts elsewhere keeps them ' +
+          'unchanged (at login the password decides which account). The answer is the same whether or not the email is registered. ' +
+          PASSWORD_RULES +
+          ' ' +
+          'Rate limited per client address (ONBOARDING_RATE_LIMIT_PER_IP, default 10 per hour) and per email ' +
+          '(ONBOARDING_RATE_LIMIT_PER_EMAIL, default 3 per hour): 429 RATE_LIMITED with Retry-After.',
         body: Strict({
           organization_name: ShortText(120, 2),
           slug: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,48}[a-z0-9]$' })),
@@ -102,10 +110,11 @@ export function organizationRoutes(app: Api, ctx: AppContext) {
         }),
         response: {
           201: Type.Object({ organization_id: Type.String(), slug: Type.String(), operator_id: Type.String(), status: OperatorStatus, admin_user_id: Type.String() }),
+          429: TooMany,
         },
       },
     },
-    async (req, reply) => reply.code(201).send(await svc.onboard(req.body)),
+    async (req, reply) => reply.code(201).send(await svc.onboard(req.body, req.ip)),
   );
 
   app.get(

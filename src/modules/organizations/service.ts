@@ -95,7 +95,16 @@ export function createOrganizationService(ctx: AppContext) {
   return {
     createOrganization,
 
-    onboard(input: OnboardingInput) {
+    /**
+     * Public onboarding: a new organization with its own first administrator. An email that already
+     * has accounts elsewhere gets one more account in the new organization; existing accounts are never
+     * touched (login lets the password decide). Rate limited per client address and per email (per
+     * hour, counters in the database); the answer does not depend on whether the email is registered.
+     */
+    async onboard(input: OnboardingInput, ip: string) {
+      const identity = ctx.services.identity;
+      await identity.rateLimit(`onboarding:ip:${ip}`, ctx.config.onboardingRateLimitPerIp, 3600, 'onboarding requests from this address');
+      await identity.rateLimit(`onboarding:email:${input.admin.email.trim().toLowerCase()}`, ctx.config.onboardingRateLimitPerEmail, 3600, 'onboarding requests for this email');
       return db.withSystem((tx) => createOrganization(tx, input));
     },
 
