@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from './config.js';
 import { openDatabase } from './platform/db/index.js';
-import { migrate } from './platform/db/migrate.js';
+import { migrateWith } from './platform/db/migrate.js';
 import { buildApp } from './app.js';
 import { modules } from './modules/index.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from './seed.js';
@@ -11,8 +11,15 @@ import { startWorkers } from './platform/workers.js';
 const config = loadConfig();
 if (!config.databaseUrl) await mkdir(config.dataDir, { recursive: true });
 const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.databaseUrl ? null : path.join(config.dataDir, 'pglite') });
-await migrate(db);
+await migrateWith(db, config.databaseMigrationUrl);
 const app = await buildApp({ config, db });
+// Least privilege (README, "PostgreSQL"): say so when the run-time role bypasses row-level security, and
+// fail now, not at the first login, when a least-privilege role cannot switch to app_worker.
+const role = await db.connectionRole();
+if (config.databaseUrl && (role.superuser || role.bypassrls)) {
+  app.log.warn({ role: role.user }, 'DATABASE_URL connects as a superuser or BYPASSRLS role; in production use a least-privilege role (README, "PostgreSQL")');
+}
+await db.withSystem(async () => undefined);
 
 if (config.seedDemo) {
   const demo = await seedDemo(app.ctx, modules);

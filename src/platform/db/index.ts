@@ -7,6 +7,13 @@ import { Mutex } from './mutex.js';
 
 /** Role every request runs as: no superuser, no BYPASSRLS, so row-level security always applies. */
 export const TENANT_ROLE = 'app_tenant';
+/**
+ * Role of the explicit cross-tenant transactions (`withSystem`: login lookup, session checks, outbox
+ * workers, settlements, onboarding...) when the service connects as a least-privilege login role:
+ * NOLOGIN, BYPASSRLS, table privileges only (not the owner: no DDL, cannot touch policies or
+ * `_migrations`, cannot rewrite the append-only tables). See README, "PostgreSQL".
+ */
+export const WORKER_ROLE = 'app_worker';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -33,12 +40,55 @@ export interface TenantContext {
 
 export type DbKind = 'pglite' | 'postgres';
 
+export interface ConnectionRole {
+  /** `session_user`: the login role of the connection. */
+  user: string;
+  superuser: boolean;
+  bypassrls: boolean;
+  /** May `SET ROLE app_tenant` / `app_worker` (member of the role, directly or not). */
+  tenantMember: boolean;
+  workerMember: boolean;
+}
+
+const CONNECTION_ROLE_SQL = `SELECT r.rolname AS user, r.rolsuper AS superuser, r.rolbypassrls AS bypassrls,
+    coalesce((SELECT pg_has_role(session_user, t.oid, 'MEMBER') FROM pg_roles t WHERE t.rolname = '${TENANT_ROLE}'), false) AS tenant_member,
+    coalesce((SELECT pg_has_role(session_user, w.oid, 'MEMBER') FROM pg_roles w WHERE w.rolname = '${WORKER_ROLE}'), false) AS worker_member
+  FROM pg_roles r WHERE r.rolname = session_user`;
+
+function toConnectionRole(row: { user: string; superuser: boolean; bypassrls: boolean; tenant_member: boolean; worker_member: boolean }): ConnectionRole {
+  return { user: row.user, superuser: row.superuser, bypassrls: row.bypassrls, tenantMember: row.tenant_member, workerMember: row.worker_member };
+}
+
+/**
+ * The prelude of a system transaction for this connecting role. A superuser or BYPASSRLS role keeps its
+ * own identity (exactly the behaviour before least privilege); any other role switches to `app_worker`,
+ * and must be allowed to: a clear error at the first system transaction rather than empty results.
+ */
+function systemPrelude(role: ConnectionRole): string {
+  if (role.superuser || role.bypassrls) return 'BEGIN';
+  if (!role.workerMember || !role.tenantMember) {
+    throw new Error(
+      `database: the role "${role.user}" of DATABASE_URL is neither superuser nor BYPASSRLS, so it must be a member of ` +
+        `${TENANT_ROLE} and ${WORKER_ROLE} (GRANT ${TENANT_ROLE}, ${WORKER_ROLE} TO "${role.user}"; see README, "PostgreSQL")`,
+    );
+  }
+  return `BEGIN; SET LOCAL ROLE ${WORKER_ROLE}`;
+}
+
 export interface Database {
   readonly kind: DbKind;
   /** A transaction as the tenant role with `app.organization_id` / `app.user_id` set: RLS confines every query. */
   withTenant<T>(ctx: TenantContext, fn: (tx: Tx) => Promise<T>): Promise<T>;
-  /** A transaction as the connecting (owner) role: for cross-tenant work such as login lookups and workers. */
+  /**
+   * An explicit cross-tenant transaction (login lookups, session checks, workers, onboarding). When the
+   * connecting role is neither superuser nor BYPASSRLS (production), it runs as `app_worker`
+   * (`SET LOCAL ROLE`); when it is (development, CI, PGlite), as the connecting role, as before.
+   */
   withSystem<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** A transaction as the connecting role with no role switch: migrations, which connect as the schema owner. */
+  withOwner<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** The connecting role and what it may do; checked once, before the first system transaction. */
+  connectionRole(): Promise<ConnectionRole>;
   /** One read-only statement under the tenant context in a single round trip (BEGIN..COMMIT sent as one exchange). */
   tenantRead<R = any>(ctx: TenantContext, text: string, params?: unknown[]): Promise<R[]>;
   /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
@@ -191,10 +241,22 @@ export function createPostgresDatabase(url: string, opts: { max?: number } = {})
     }
   }
 
+  let role: Promise<ConnectionRole> | null = null;
+  const connectionRole = () =>
+    (role ??= pool.query(CONNECTION_ROLE_SQL).then(
+      (r) => toConnectionRole(r.rows[0]),
+      (err: unknown) => {
+        role = null;
+        throw err;
+      },
+    ));
+
   return {
     kind: 'postgres',
     withTenant: (ctx, fn) => run(tenantPrelude(ctx), fn),
-    withSystem: (fn) => run('BEGIN', fn),
+    withSystem: async (fn) => run(systemPrelude(await connectionRole()), fn),
+    withOwner: (fn) => run('BEGIN', fn),
+    connectionRole,
     async tenantRead(ctx, text, params) {
       // pool.query: one checkout, one exchange; the implicit transaction ends with the message.
       const results = (await pool.query(tenantReadText(ctx, text, params))) as unknown as pg.QueryResult[];
@@ -258,10 +320,16 @@ export async function createPgliteDatabase(dataDir: string | null): Promise<Data
     });
   }
 
+  let role: Promise<ConnectionRole> | null = null;
+  const connectionRole = () => (role ??= mutex.run(async () => toConnectionRole((await lite.query<any>(CONNECTION_ROLE_SQL)).rows[0])));
+
   return {
     kind: 'pglite',
     withTenant: (ctx, fn) => run(tenantPrelude(ctx), fn),
-    withSystem: (fn) => run('BEGIN', fn),
+    // The embedded database has one user, a superuser: system transactions keep it (nothing to set up).
+    withSystem: async (fn) => run(systemPrelude(await connectionRole()), fn),
+    withOwner: (fn) => run('BEGIN', fn),
+    connectionRole,
     tenantRead(ctx, text, params) {
       return mutex.run(async () => {
         const results = await lite.exec(tenantReadText(ctx, text, params));
