@@ -235,6 +235,44 @@ describe.skipIf(!BASE)('least privilege on PostgreSQL', () => {
     expect(viaService).toEqual([{ organization_id: demo.organizationId }]);
   });
 
+  it('a run-time role created without NOINHERIT still sees no tenant rows outside a tenant transaction (BYPASSRLS is not inherited)', async () => {
+    const admin = new pg.Client({ connectionString: BASE });
+    await admin.connect();
+    try {
+      for (const stmt of [
+        `DO $$ BEGIN CREATE ROLE app_runtime_inherit LOGIN NOSUPERUSER NOBYPASSRLS INHERIT; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`,
+        'GRANT app_tenant, app_worker TO app_runtime_inherit',
+      ]) {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await admin.query(stmt);
+            break;
+          } catch (err) {
+            if (attempt >= 10) throw err;
+            await new Promise((r) => setTimeout(r, 50 * attempt));
+          }
+        }
+      }
+    } finally {
+      await admin.end();
+    }
+    const c = new pg.Client({ connectionString: urlAs('app_runtime_inherit', dbName) });
+    await c.connect();
+    const db = createPostgresDatabase(urlAs('app_runtime_inherit', dbName), { max: 1 });
+    try {
+      // It holds app_worker's table privileges, but not its BYPASSRLS: the tenant policy gives nothing.
+      for (const table of ['users', 'organization', 'auth_session', 'refresh_token', 'event', 'push_outbox']) {
+        expect((await c.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n, table).toBe(0);
+      }
+      // Only the explicit switch reads across tenants.
+      const all = await db.withSystem(async (tx) => (await tx.query('SELECT count(DISTINCT organization_id)::int AS n FROM users')).rows[0].n);
+      expect(all).toBeGreaterThanOrEqual(3);
+    } finally {
+      await c.end();
+      await db.close();
+    }
+  });
+
   it('the worker role has table privileges only: no DDL, no policy changes, no history rewrite, no migrations table, no owner', async () => {
     const asWorker = async (sql: string) => {
       await raw.query('BEGIN');

@@ -137,6 +137,15 @@ function tenantSettings(ctx: TenantContext): string {
   );
 }
 
+/**
+ * Narrows a system transaction to one tenant from here on: the tenant settings and role, as in
+ * `withTenant`. For workers that pick their row across tenants (locked) and then do the tenant's work
+ * under row-level security; locks taken before stay held.
+ */
+export async function enterTenant(tx: Tx, ctx: TenantContext): Promise<void> {
+  await tx.query(tenantSettings(ctx));
+}
+
 function tenantPrelude(ctx: TenantContext): string {
   return `BEGIN; ${tenantSettings(ctx)}`;
 }
