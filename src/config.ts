@@ -9,6 +9,8 @@ export interface Config {
   databaseUrl: string | null;
   /** The schema owner's connection, used only to migrate; `databaseUrl` (the run-time role) when unset. */
   databaseMigrationUrl: string | null;
+  /** Optional second login for the cross-tenant system transactions; `databaseUrl` when unset. */
+  databaseSystemUrl: string | null;
   dataDir: string;
   jwtSecret: Uint8Array;
   accessTokenTtlSeconds: number;
@@ -43,8 +45,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (env === 'production' && (!secret || secret.length < 32)) {
     throw new Error('config: JWT_SECRET (at least 32 characters) is required in production');
   }
-  if (source.DATABASE_MIGRATION_URL && !source.DATABASE_URL) {
-    throw new Error('config: DATABASE_MIGRATION_URL is the owner connection of a PostgreSQL DATABASE_URL; set DATABASE_URL too');
+  for (const name of ['DATABASE_MIGRATION_URL', 'DATABASE_SYSTEM_URL']) {
+    if (source[name] && !source.DATABASE_URL) throw new Error(`config: ${name} goes with a PostgreSQL DATABASE_URL; set DATABASE_URL too`);
   }
   const config: Config = {
     env,
@@ -52,6 +54,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     host: source.HOST || '0.0.0.0',
     databaseUrl: source.DATABASE_URL || null,
     databaseMigrationUrl: source.DATABASE_MIGRATION_URL || null,
+    databaseSystemUrl: source.DATABASE_SYSTEM_URL || null,
     dataDir: path.resolve(source.DATA_DIR || './data'),
     // A random secret per process in development: tokens do not survive a restart, which is fine locally.
     jwtSecret: new TextEncoder().encode(secret || randomBytes(32).toString('hex')),

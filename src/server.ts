@@ -10,16 +10,19 @@ import { startWorkers } from './platform/workers.js';
 
 const config = loadConfig();
 if (!config.databaseUrl) await mkdir(config.dataDir, { recursive: true });
-const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.databaseUrl ? null : path.join(config.dataDir, 'pglite') });
+const db = await openDatabase({ databaseUrl: config.databaseUrl, systemUrl: config.databaseSystemUrl, dataDir: config.databaseUrl ? null : path.join(config.dataDir, 'pglite') });
 await migrateWith(db, config.databaseMigrationUrl);
-const app = await buildApp({ config, db });
-// Least privilege (README, "PostgreSQL"): say so when the run-time role bypasses row-level security, and
-// fail now, not at the first login, when a least-privilege role cannot switch to app_worker.
+// Least privilege (README, "PostgreSQL"): fail now, not at the first request, when a least-privilege role
+// cannot switch to app_tenant / app_worker; say so when the run-time role bypasses row-level security.
 const role = await db.connectionRole();
+if (!role.superuser && !role.tenantMember) {
+  throw new Error(`database: the role "${role.user}" of DATABASE_URL must be a member of app_tenant (GRANT app_tenant TO "${role.user}"; README, "PostgreSQL")`);
+}
+await db.withSystem(async () => undefined);
+const app = await buildApp({ config, db });
 if (config.databaseUrl && (role.superuser || role.bypassrls)) {
   app.log.warn({ role: role.user }, 'DATABASE_URL connects as a superuser or BYPASSRLS role; in production use a least-privilege role (README, "PostgreSQL")');
 }
-await db.withSystem(async () => undefined);
 
 if (config.seedDemo) {
   const demo = await seedDemo(app.ctx, modules);

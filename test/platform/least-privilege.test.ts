@@ -29,11 +29,15 @@ const ROLE_SQL = [
   `CREATE ROLE app_tenant NOLOGIN NOSUPERUSER NOBYPASSRLS`,
   `CREATE ROLE app_worker NOLOGIN NOSUPERUSER BYPASSRLS`,
   `CREATE ROLE app_runtime LOGIN NOSUPERUSER NOBYPASSRLS NOINHERIT`,
+  // The stricter variant: tenant requests and system transactions on two logins (DATABASE_SYSTEM_URL).
+  `CREATE ROLE app_runtime_tenant LOGIN NOSUPERUSER NOBYPASSRLS NOINHERIT`,
+  `CREATE ROLE app_system LOGIN NOSUPERUSER NOBYPASSRLS NOINHERIT`,
 ];
+const GRANTS = ['GRANT app_tenant, app_worker TO app_runtime', 'GRANT app_tenant TO app_runtime_tenant', 'GRANT app_tenant, app_worker TO app_system'];
 
 /** Roles are cluster-wide and test files run at once: create idempotently, retry a lost catalog race. */
 async function ensureRoles(admin: pg.Client) {
-  for (const stmt of [...ROLE_SQL.map((s) => `DO $$ BEGIN ${s}; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`), 'GRANT app_tenant, app_worker TO app_runtime']) {
+  for (const stmt of [...ROLE_SQL.map((s) => `DO $$ BEGIN ${s}; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`), ...GRANTS]) {
     for (let attempt = 1; ; attempt++) {
       try {
         await admin.query(stmt);
@@ -54,7 +58,14 @@ const urlAs = (user: string, dbName: string) => {
   return u.toString();
 };
 
-describe.skipIf(!BASE)('least privilege on PostgreSQL', () => {
+const MODES = {
+  /** DATABASE_URL only: system transactions SET LOCAL ROLE app_worker on the same login. */
+  'one login': { login: 'app_runtime', system: null },
+  /** DATABASE_URL for tenant requests, DATABASE_SYSTEM_URL for system transactions. */
+  'two logins': { login: 'app_runtime_tenant', system: 'app_system' },
+} as const;
+
+for (const [mode, { login: LOGIN, system: SYSTEM }] of Object.entries(MODES)) describe.skipIf(!BASE)(`least privilege on PostgreSQL, ${mode}`, () => {
   const dbName = `lp_${newId().replace(/-/g, '').slice(-20)}`;
   let runtime: Database;
   let app: FastifyInstance;
@@ -86,7 +97,7 @@ describe.skipIf(!BASE)('least privilege on PostgreSQL', () => {
     await migrate(migrator);
     await migrator.close();
 
-    runtime = createPostgresDatabase(urlAs('app_runtime', dbName), { max: 10 });
+    runtime = createPostgresDatabase(urlAs(LOGIN, dbName), { max: 10, systemUrl: SYSTEM && urlAs(SYSTEM, dbName) });
     const config = loadConfig({ NODE_ENV: 'test', JWT_SECRET: 'test-secret-test-secret-test-secret-0123' }, { dataDir: `/tmp/delivery-test-${newId()}` });
     app = await buildApp({ config, db: runtime });
     await app.ready();
@@ -98,7 +109,7 @@ describe.skipIf(!BASE)('least privilege on PostgreSQL', () => {
     await owner.connect();
     su = new pg.Client({ connectionString: urlAs(new URL(BASE!).username || 'postgres', dbName) });
     await su.connect();
-    raw = new pg.Client({ connectionString: urlAs('app_runtime', dbName) });
+    raw = new pg.Client({ connectionString: urlAs(LOGIN, dbName) });
     await raw.connect();
   });
 
@@ -124,8 +135,10 @@ describe.skipIf(!BASE)('least privilege on PostgreSQL', () => {
 
   it('the service connects as a role that is neither superuser nor BYPASSRLS', async () => {
     const { rows } = await raw.query('SELECT current_user AS u, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user');
-    expect(rows).toEqual([{ u: 'app_runtime', rolsuper: false, rolbypassrls: false }]);
-    expect(await runtime.connectionRole()).toMatchObject({ user: 'app_runtime', superuser: false, bypassrls: false, tenantMember: true, workerMember: true });
+    expect(rows).toEqual([{ u: LOGIN, rolsuper: false, rolbypassrls: false }]);
+    expect(await runtime.connectionRole()).toMatchObject({ user: LOGIN, superuser: false, bypassrls: false, tenantMember: true, workerMember: SYSTEM === null });
+    const sys = await runtime.withSystem(async (tx) => (await tx.query('SELECT session_user AS s, current_user AS c')).rows[0]);
+    expect(sys).toEqual({ s: SYSTEM ?? LOGIN, c: 'app_worker' });
     // The owner is not privileged either: migrations did not need a superuser.
     const o = await owner.query('SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user');
     expect(o.rows).toEqual([{ rolsuper: false, rolbypassrls: false }]);
@@ -235,7 +248,18 @@ describe.skipIf(!BASE)('least privilege on PostgreSQL', () => {
     expect(viaService).toEqual([{ organization_id: demo.organizationId }]);
   });
 
-  it('a run-time role created without NOINHERIT still sees no tenant rows outside a tenant transaction (BYPASSRLS is not inherited)', async () => {
+  it.runIf(SYSTEM !== null)('with two logins, the login of tenant requests cannot become the worker role at all', async () => {
+    await expect(raw.query('SET ROLE app_worker')).rejects.toMatchObject({ code: '42501' });
+    await raw.query('BEGIN');
+    try {
+      await raw.query('SET LOCAL ROLE app_tenant');
+      await expect(raw.query('SET LOCAL ROLE app_worker')).rejects.toMatchObject({ code: '42501' });
+    } finally {
+      await raw.query('ROLLBACK');
+    }
+  });
+
+  it.runIf(SYSTEM === null)('a run-time role created without NOINHERIT still sees no tenant rows outside a tenant transaction (BYPASSRLS is not inherited)', async () => {
     const admin = new pg.Client({ connectionString: BASE });
     await admin.connect();
     try {
@@ -273,7 +297,7 @@ describe.skipIf(!BASE)('least privilege on PostgreSQL', () => {
     }
   });
 
-  it('the worker role has table privileges only: no DDL, no policy changes, no history rewrite, no migrations table, no owner', async () => {
+  it.runIf(SYSTEM === null)('the worker role has table privileges only: no DDL, no policy changes, no history rewrite, no migrations table, no owner', async () => {
     const asWorker = async (sql: string) => {
       await raw.query('BEGIN');
       try {
@@ -297,7 +321,7 @@ describe.skipIf(!BASE)('least privilege on PostgreSQL', () => {
     await expect(raw.query('ALTER TABLE users ADD COLUMN x text')).rejects.toMatchObject({ code: '42501' });
   });
 
-  it('a least-privilege role without the worker role is refused clearly at the first system transaction', async () => {
+  it.runIf(SYSTEM === null)('a least-privilege role without the worker role is refused clearly at the first system transaction', async () => {
     const notGranted = createPostgresDatabase(urlAs('app_owner', dbName), { max: 1 });
     try {
       await expect(notGranted.withSystem(async () => 1)).rejects.toThrow(/neither superuser nor BYPASSRLS.*GRANT app_tenant, app_worker TO "app_owner"/);

@@ -64,11 +64,11 @@ function toConnectionRole(row: { user: string; superuser: boolean; bypassrls: bo
  * own identity (exactly the behaviour before least privilege); any other role switches to `app_worker`,
  * and must be allowed to: a clear error at the first system transaction rather than empty results.
  */
-function systemPrelude(role: ConnectionRole): string {
+function systemPrelude(role: ConnectionRole, setting = 'DATABASE_URL'): string {
   if (role.superuser || role.bypassrls) return 'BEGIN';
   if (!role.workerMember || !role.tenantMember) {
     throw new Error(
-      `database: the role "${role.user}" of DATABASE_URL is neither superuser nor BYPASSRLS, so it must be a member of ` +
+      `database: the role "${role.user}" of ${setting} is neither superuser nor BYPASSRLS, so it must be a member of ` +
         `${TENANT_ROLE} and ${WORKER_ROLE} (GRANT ${TENANT_ROLE}, ${WORKER_ROLE} TO "${role.user}"; see README, "PostgreSQL")`,
     );
   }
@@ -87,7 +87,7 @@ export interface Database {
   withSystem<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** A transaction as the connecting role with no role switch: migrations, which connect as the schema owner. */
   withOwner<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
-  /** The connecting role and what it may do; checked once, before the first system transaction. */
+  /** The connecting role (of DATABASE_URL) and what it may do; read once. */
   connectionRole(): Promise<ConnectionRole>;
   /** One read-only statement under the tenant context in a single round trip (BEGIN..COMMIT sent as one exchange). */
   tenantRead<R = any>(ctx: TenantContext, text: string, params?: unknown[]): Promise<R[]>;
@@ -174,11 +174,25 @@ async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
 
 // ---------------------------------------------------------------- PostgreSQL (node-postgres pool)
 
-export function createPostgresDatabase(url: string, opts: { max?: number } = {}): Database {
-  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 20, idleTimeoutMillis: 30_000 });
-  pool.on('error', () => {
-    /* an idle client died; the pool replaces it */
-  });
+export interface PostgresOptions {
+  max?: number;
+  /**
+   * A second login for the system transactions (`DATABASE_SYSTEM_URL`): then the login of `url`, which
+   * serves every tenant request, need not be a member of `app_worker` and cannot switch to it at all.
+   */
+  systemUrl?: string | null;
+}
+
+export function createPostgresDatabase(url: string, opts: PostgresOptions = {}): Database {
+  const makePool = (connectionString: string, max: number) => {
+    const p = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
+    p.on('error', () => {
+      /* an idle client died; the pool replaces it */
+    });
+    return p;
+  };
+  const pool = makePool(url, opts.max ?? 20);
+  const systemPool = opts.systemUrl ? makePool(opts.systemUrl, Math.max(2, Math.ceil((opts.max ?? 20) / 4))) : pool;
   const orms = new WeakMap<pg.PoolClient, Orm>();
   const txFor = (client: pg.PoolClient): Tx => ({
     kind: 'postgres',
@@ -196,9 +210,9 @@ export function createPostgresDatabase(url: string, opts: { max?: number } = {})
     },
   });
 
-  async function run<T>(prelude: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  async function run<T>(prelude: string, fn: (tx: Tx) => Promise<T>, from: pg.Pool = pool): Promise<T> {
     return withRetry(async () => {
-      const client = await pool.connect();
+      const client = await from.connect();
       let broken = false;
       try {
         await client.query(prelude);
@@ -250,20 +264,22 @@ export function createPostgresDatabase(url: string, opts: { max?: number } = {})
     }
   }
 
-  let role: Promise<ConnectionRole> | null = null;
-  const connectionRole = () =>
-    (role ??= pool.query(CONNECTION_ROLE_SQL).then(
-      (r) => toConnectionRole(r.rows[0]),
-      (err: unknown) => {
-        role = null;
-        throw err;
-      },
-    ));
+  const roles = new Map<pg.Pool, Promise<ConnectionRole>>();
+  const roleOf = (p: pg.Pool): Promise<ConnectionRole> => {
+    let r = roles.get(p);
+    if (!r) {
+      r = p.query(CONNECTION_ROLE_SQL).then((res) => toConnectionRole(res.rows[0]));
+      r.catch(() => roles.delete(p));
+      roles.set(p, r);
+    }
+    return r;
+  };
+  const connectionRole = () => roleOf(pool);
 
   return {
     kind: 'postgres',
     withTenant: (ctx, fn) => run(tenantPrelude(ctx), fn),
-    withSystem: async (fn) => run(systemPrelude(await connectionRole()), fn),
+    withSystem: async (fn) => run(systemPrelude(await roleOf(systemPool), systemPool === pool ? 'DATABASE_URL' : 'DATABASE_SYSTEM_URL'), fn, systemPool),
     withOwner: (fn) => run('BEGIN', fn),
     connectionRole,
     async tenantRead(ctx, text, params) {
@@ -289,6 +305,7 @@ export function createPostgresDatabase(url: string, opts: { max?: number } = {})
       if (listenClient) await listenClient.end().catch(() => undefined);
       listenClient = null;
       await pool.end();
+      if (systemPool !== pool) await systemPool.end();
     },
   };
 }
@@ -357,7 +374,7 @@ export async function createPgliteDatabase(dataDir: string | null): Promise<Data
   };
 }
 
-export async function openDatabase(opts: { databaseUrl: string | null; dataDir: string | null }): Promise<Database> {
-  if (opts.databaseUrl) return createPostgresDatabase(opts.databaseUrl);
+export async function openDatabase(opts: { databaseUrl: string | null; systemUrl?: string | null; dataDir: string | null }): Promise<Database> {
+  if (opts.databaseUrl) return createPostgresDatabase(opts.databaseUrl, { systemUrl: opts.systemUrl });
   return createPgliteDatabase(opts.dataDir);
 }
