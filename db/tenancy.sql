@@ -18,7 +18,10 @@ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'app_worker') THEN
     CREATE ROLE app_worker NOLOGIN NOSUPERUSER BYPASSRLS NOCREATEDB NOCREATEROLE;
   END IF;
-EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+EXCEPTION
+  WHEN duplicate_object OR unique_violation THEN NULL;
+  WHEN insufficient_privilege THEN
+    RAISE EXCEPTION 'the role app_worker does not exist and % may not create it: create the roles as a superuser first (README, "PostgreSQL")', current_user;
 END $$;
 
 GRANT USAGE ON SCHEMA public TO app_tenant, app_worker;
