@@ -192,7 +192,7 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
     return p;
   };
   const pool = makePool(url, opts.max ?? 20);
-  const systemPool = opts.systemUrl ? makePool(opts.systemUrl, Math.max(2, Math.ceil((opts.max ?? 20) / 4))) : pool;
+  const systemPool = opts.systemUrl ? makePool(opts.systemUrl, Math.max(2, Math.ceil((opts.max ?? 20) / 2))) : pool;
   const orms = new WeakMap<pg.PoolClient, Orm>();
   const txFor = (client: pg.PoolClient): Tx => ({
     kind: 'postgres',
