@@ -8,7 +8,7 @@ import { Mutex } from './mutex.js';
 /** Role every request runs as: no superuser, no BYPASSRLS, so row-level security always applies. */
 export const TENANT_ROLE = 'app_tenant';
 /**
- * Role of the explicit cross-tenant transactions (`withSystem`: login lookup, session checks, outbox
+ * Role of the explicit cross-tenant transactions (`withSystem`: login lookup, rate limits, outbox
  * workers, settlements, onboarding...) when the service connects as a least-privilege login role:
  * NOLOGIN, BYPASSRLS, table privileges only (not the owner: no DDL, cannot touch policies or
  * `_migrations`, cannot rewrite the append-only tables). See README, "PostgreSQL".
@@ -80,7 +80,7 @@ export interface Database {
   /** A transaction as the tenant role with `app.organization_id` / `app.user_id` set: RLS confines every query. */
   withTenant<T>(ctx: TenantContext, fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
-   * An explicit cross-tenant transaction (login lookups, session checks, workers, onboarding). When the
+   * An explicit cross-tenant transaction (login lookups, rate limits, workers, onboarding). When the
    * connecting role is neither superuser nor BYPASSRLS (production), it runs as `app_worker`
    * (`SET LOCAL ROLE`); when it is (development, CI, PGlite), as the connecting role, as before.
    */
