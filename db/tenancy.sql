@@ -8,10 +8,26 @@ BEGIN
   END IF;
 END $$;
 
-GRANT USAGE ON SCHEMA public TO app_tenant;
-GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO app_tenant;
-GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO app_tenant;
-REVOKE ALL ON _migrations FROM app_tenant;
+-- The worker role: explicit cross-tenant transactions (db.withSystem) of a least-privilege login role.
+-- BYPASSRLS on this NOLOGIN role only (role attributes are not inherited, so a login role that is a member
+-- still has RLS applied to its own queries); table privileges only, it owns nothing (no DDL, no policy
+-- changes). On a production server the DBA creates it (README, "PostgreSQL"); creating it here needs a
+-- superuser and is skipped when it exists. Test files migrate concurrently: a lost creation race is fine.
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'app_worker') THEN
+    CREATE ROLE app_worker NOLOGIN NOSUPERUSER BYPASSRLS NOCREATEDB NOCREATEROLE;
+  END IF;
+EXCEPTION
+  WHEN duplicate_object OR unique_violation THEN NULL;
+  WHEN insufficient_privilege THEN
+    RAISE EXCEPTION 'the role app_worker does not exist and % may not create it: create the roles as a superuser first (README, "PostgreSQL")', current_user;
+END $$;
+
+GRANT USAGE ON SCHEMA public TO app_tenant, app_worker;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO app_tenant, app_worker;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO app_tenant, app_worker;
+REVOKE ALL ON _migrations FROM app_tenant, app_worker;
 
 DO $$
 DECLARE r record;
@@ -43,18 +59,18 @@ BEGIN
   END IF;
 END $$;
 
--- Append-only tables: the tenant role may insert and read, never rewrite history.
+-- Append-only tables: the tenant and worker roles may insert and read, never rewrite history.
 DO $$
 DECLARE t text;
 BEGIN
   FOREACH t IN ARRAY ARRAY['event', 'audit_log', 'merchant_wallet_entry'] LOOP
     IF to_regclass('public.' || t) IS NOT NULL THEN
-      EXECUTE format('REVOKE UPDATE, DELETE ON %I FROM app_tenant', t);
+      EXECUTE format('REVOKE UPDATE, DELETE ON %I FROM app_tenant, app_worker', t);
     END IF;
   END LOOP;
 END $$;
 
--- Platform tables without a tenant: not reachable by the tenant role at all.
+-- Platform tables without a tenant: not reachable by the tenant role at all (the worker role keeps them).
 DO $$
 DECLARE t text;
 BEGIN

@@ -7,6 +7,10 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string | null;
+  /** The schema owner's connection, used only to migrate; `databaseUrl` (the run-time role) when unset. */
+  databaseMigrationUrl: string | null;
+  /** Optional second login for the cross-tenant system transactions; `databaseUrl` when unset. */
+  databaseSystemUrl: string | null;
   dataDir: string;
   jwtSecret: Uint8Array;
   accessTokenTtlSeconds: number;
@@ -105,12 +109,17 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throw new Error('config: JWT_SECRET (at least 32 characters) is required with DATABASE_URL or in production');
   }
   if (secret && secret.length < 32) throw new Error('config: JWT_SECRET must be at least 32 characters');
+  for (const name of ['DATABASE_MIGRATION_URL', 'DATABASE_SYSTEM_URL']) {
+    if (source[name] && !source.DATABASE_URL) throw new Error(`config: ${name} goes with a PostgreSQL DATABASE_URL; set DATABASE_URL too`);
+  }
   const t = DEFAULT_LOGIN_THROTTLE;
   const config: Config = {
     env,
     port: int('PORT', source.PORT, 3000, 0),
     host: source.HOST || '0.0.0.0',
     databaseUrl,
+    databaseMigrationUrl: source.DATABASE_MIGRATION_URL || null,
+    databaseSystemUrl: source.DATABASE_SYSTEM_URL || null,
     dataDir: path.resolve(source.DATA_DIR || './data'),
     // A random secret per process in development: tokens do not survive a restart, which is fine locally.
     jwtSecret: new TextEncoder().encode(secret || randomBytes(32).toString('hex')),

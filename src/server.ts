@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from './config.js';
 import { openDatabase } from './platform/db/index.js';
-import { migrate } from './platform/db/migrate.js';
+import { migrateWith } from './platform/db/migrate.js';
 import { buildApp } from './app.js';
 import { modules } from './modules/index.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from './seed.js';
@@ -10,9 +10,19 @@ import { startWorkers } from './platform/workers.js';
 
 const config = loadConfig();
 if (!config.databaseUrl) await mkdir(config.dataDir, { recursive: true });
-const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.databaseUrl ? null : path.join(config.dataDir, 'pglite') });
-await migrate(db);
+const db = await openDatabase({ databaseUrl: config.databaseUrl, systemUrl: config.databaseSystemUrl, dataDir: config.databaseUrl ? null : path.join(config.dataDir, 'pglite') });
+await migrateWith(db, config.databaseMigrationUrl);
+// Least privilege (README, "PostgreSQL"): fail now, not at the first request, when a least-privilege role
+// cannot switch to app_tenant / app_worker; say so when the run-time role bypasses row-level security.
+const role = await db.connectionRole();
+if (!role.superuser && !role.tenantMember) {
+  throw new Error(`database: the role "${role.user}" of DATABASE_URL must be a member of app_tenant (GRANT app_tenant TO "${role.user}"; README, "PostgreSQL")`);
+}
+await db.withSystem(async () => undefined);
 const app = await buildApp({ config, db });
+if (config.databaseUrl && (role.superuser || role.bypassrls)) {
+  app.log.warn({ role: role.user }, 'DATABASE_URL connects as a superuser or BYPASSRLS role; in production use a least-privilege role (README, "PostgreSQL")');
+}
 
 if (config.seedDemo) {
   const demo = await seedDemo(app.ctx, modules);

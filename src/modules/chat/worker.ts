@@ -148,7 +148,7 @@ export function createChatOutboxWorker(ctx: AppContext, opts: ChatOutboxOptions)
     if (o.kind === 'sent') params.push(JSON.stringify(o.payloadPatch));
     else params.push(o.error);
     if (o.kind === 'retry' || o.kind === 'unconfigured') params.push(o.delayMs);
-    await db.withSystem((tx) =>
+    await db.withTenant({ organizationId: m.organization_id, userId: null }, (tx) =>
       tx.query(
         `UPDATE chat_order_outbox SET ${SET[o.kind]}, claim_token = NULL, claim_expires_at = NULL, updated_at = now()
           WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND claim_token = $3`,

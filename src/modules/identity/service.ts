@@ -400,7 +400,8 @@ export function createIdentityService(ctx: AppContext) {
     async sessionActive(claims: AccessClaims): Promise<boolean> {
       const hit = sessionCache.get(claims.sid);
       if (hit && (hit.active === false || Date.now() - hit.at < SESSION_CACHE_MS)) return hit.active;
-      const active = await db.withSystem(async (tx) => {
+      // The organization comes from the verified token: checked under its RLS, not across tenants.
+      const active = await db.withTenant({ organizationId: claims.org, userId: claims.sub }, async (tx) => {
         const { rows } = await tx.query(
           `SELECT 1 FROM auth_session s JOIN users u ON u.organization_id = s.organization_id AND u.id = s.user_id
             WHERE s.organization_id = $1 AND s.id = $2 AND s.revoked_at IS NULL AND u.active`,

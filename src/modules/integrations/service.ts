@@ -98,7 +98,8 @@ export function createIntegrationsService(ctx: AppContext) {
       }
       const signedAt = verifySignature(secret, rawBody, headers[SIGNATURE_HEADER]);
       const payload = parsePayload(rawBody);
-      return ctx.db.withSystem(async (tx) => {
+      // The signed payload names its organization: stored under that tenant's row-level security.
+      return ctx.db.withTenant({ organizationId: payload.organization_id, userId: null }, async (tx) => {
         const org = await tx.query('SELECT 1 FROM organization WHERE id = $1', [payload.organization_id]);
         if (org.rowCount === 0) throw AppError.unprocessable('The organization of the callback does not exist', 'UNKNOWN_ORGANIZATION');
         const inserted = await tx.query<{ id: string; status: WebhookReceipt['status'] }>(

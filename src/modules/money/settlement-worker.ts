@@ -1,6 +1,6 @@
 import type { Actor } from '../../platform/auth.js';
 import type { AppContext, Worker } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
+import { enterTenant, type Tx } from '../../platform/db/index.js';
 import { newId } from '../../platform/ids.js';
 import { formatMoney, minMoney, money } from '../../platform/money.js';
 import { recordAudit } from '../../platform/audit.js';
@@ -80,7 +80,10 @@ export async function runMerchantSettlements(ctx: AppContext, now: Date = new Da
           LIMIT 1 FOR UPDATE SKIP LOCKED`,
         [now],
       );
-      return rows[0] ? settle(tx, rows[0]) : null;
+      if (!rows[0]) return null;
+      // The rule is found and locked across tenants; the settlement itself runs under its tenant's RLS.
+      await enterTenant(tx, { organizationId: rows[0].organization_id, userId: null });
+      return settle(tx, rows[0]);
     });
     if (outcome === null) break;
     if (outcome !== 'duplicate') handled++;

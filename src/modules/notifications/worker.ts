@@ -51,7 +51,7 @@ export function createPushWorker(db: Database, opts: PushWorkerOptions): Worker 
   const gateway = opts.gateway;
 
   async function record(row: Claimed, result: PushResult) {
-    await db.withSystem(async (tx) => {
+    await db.withTenant({ organizationId: row.organization_id, userId: null }, async (tx) => {
       if (result.ok) {
         await tx.query(
           `UPDATE push_outbox SET status = 'sent', sent_at = now(), last_error = NULL, updated_at = now()

@@ -7,6 +7,13 @@ import { Mutex } from './mutex.js';
 
 /** Role every request runs as: no superuser, no BYPASSRLS, so row-level security always applies. */
 export const TENANT_ROLE = 'app_tenant';
+/**
+ * Role of the explicit cross-tenant transactions (`withSystem`: login lookup, rate limits, outbox
+ * workers, settlements, onboarding...) when the service connects as a least-privilege login role:
+ * NOLOGIN, BYPASSRLS, table privileges only (not the owner: no DDL, cannot touch policies or
+ * `_migrations`, cannot rewrite the append-only tables). See README, "PostgreSQL".
+ */
+export const WORKER_ROLE = 'app_worker';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -33,12 +40,55 @@ export interface TenantContext {
 
 export type DbKind = 'pglite' | 'postgres';
 
+export interface ConnectionRole {
+  /** `session_user`: the login role of the connection. */
+  user: string;
+  superuser: boolean;
+  bypassrls: boolean;
+  /** May `SET ROLE app_tenant` / `app_worker` (member of the role, directly or not). */
+  tenantMember: boolean;
+  workerMember: boolean;
+}
+
+const CONNECTION_ROLE_SQL = `SELECT r.rolname AS user, r.rolsuper AS superuser, r.rolbypassrls AS bypassrls,
+    coalesce((SELECT pg_has_role(session_user, t.oid, 'MEMBER') FROM pg_roles t WHERE t.rolname = '${TENANT_ROLE}'), false) AS tenant_member,
+    coalesce((SELECT pg_has_role(session_user, w.oid, 'MEMBER') FROM pg_roles w WHERE w.rolname = '${WORKER_ROLE}'), false) AS worker_member
+  FROM pg_roles r WHERE r.rolname = session_user`;
+
+function toConnectionRole(row: { user: string; superuser: boolean; bypassrls: boolean; tenant_member: boolean; worker_member: boolean }): ConnectionRole {
+  return { user: row.user, superuser: row.superuser, bypassrls: row.bypassrls, tenantMember: row.tenant_member, workerMember: row.worker_member };
+}
+
+/**
+ * The prelude of a system transaction for this connecting role. A superuser or BYPASSRLS role keeps its
+ * own identity (exactly the behaviour before least privilege); any other role switches to `app_worker`,
+ * and must be allowed to: a clear error at the first system transaction rather than empty results.
+ */
+function systemPrelude(role: ConnectionRole, setting = 'DATABASE_URL'): string {
+  if (role.superuser || role.bypassrls) return 'BEGIN';
+  if (!role.workerMember || !role.tenantMember) {
+    throw new Error(
+      `database: the role "${role.user}" of ${setting} is neither superuser nor BYPASSRLS, so it must be a member of ` +
+        `${TENANT_ROLE} and ${WORKER_ROLE} (GRANT ${TENANT_ROLE}, ${WORKER_ROLE} TO "${role.user}"; see README, "PostgreSQL")`,
+    );
+  }
+  return `BEGIN; SET LOCAL ROLE ${WORKER_ROLE}`;
+}
+
 export interface Database {
   readonly kind: DbKind;
   /** A transaction as the tenant role with `app.organization_id` / `app.user_id` set: RLS confines every query. */
   withTenant<T>(ctx: TenantContext, fn: (tx: Tx) => Promise<T>): Promise<T>;
-  /** A transaction as the connecting (owner) role: for cross-tenant work such as login lookups and workers. */
+  /**
+   * An explicit cross-tenant transaction (login lookups, rate limits, workers, onboarding). When the
+   * connecting role is neither superuser nor BYPASSRLS (production), it runs as `app_worker`
+   * (`SET LOCAL ROLE`); when it is (development, CI, PGlite), as the connecting role, as before.
+   */
   withSystem<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** A transaction as the connecting role with no role switch: migrations, which connect as the schema owner. */
+  withOwner<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** The connecting role (of DATABASE_URL) and what it may do; read once. */
+  connectionRole(): Promise<ConnectionRole>;
   /** One read-only statement under the tenant context in a single round trip (BEGIN..COMMIT sent as one exchange). */
   tenantRead<R = any>(ctx: TenantContext, text: string, params?: unknown[]): Promise<R[]>;
   /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
@@ -87,6 +137,15 @@ function tenantSettings(ctx: TenantContext): string {
   );
 }
 
+/**
+ * Narrows a system transaction to one tenant from here on: the tenant settings and role, as in
+ * `withTenant`. For workers that pick their row across tenants (locked) and then do the tenant's work
+ * under row-level security; locks taken before stay held.
+ */
+export async function enterTenant(tx: Tx, ctx: TenantContext): Promise<void> {
+  await tx.query(tenantSettings(ctx));
+}
+
 function tenantPrelude(ctx: TenantContext): string {
   return `BEGIN; ${tenantSettings(ctx)}`;
 }
@@ -115,11 +174,25 @@ async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
 
 // ---------------------------------------------------------------- PostgreSQL (node-postgres pool)
 
-export function createPostgresDatabase(url: string, opts: { max?: number } = {}): Database {
-  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 20, idleTimeoutMillis: 30_000 });
-  pool.on('error', () => {
-    /* an idle client died; the pool replaces it */
-  });
+export interface PostgresOptions {
+  max?: number;
+  /**
+   * A second login for the system transactions (`DATABASE_SYSTEM_URL`): then the login of `url`, which
+   * serves every tenant request, need not be a member of `app_worker` and cannot switch to it at all.
+   */
+  systemUrl?: string | null;
+}
+
+export function createPostgresDatabase(url: string, opts: PostgresOptions = {}): Database {
+  const makePool = (connectionString: string, max: number) => {
+    const p = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
+    p.on('error', () => {
+      /* an idle client died; the pool replaces it */
+    });
+    return p;
+  };
+  const pool = makePool(url, opts.max ?? 20);
+  const systemPool = opts.systemUrl ? makePool(opts.systemUrl, Math.max(2, Math.ceil((opts.max ?? 20) / 2))) : pool;
   const orms = new WeakMap<pg.PoolClient, Orm>();
   const txFor = (client: pg.PoolClient): Tx => ({
     kind: 'postgres',
@@ -137,9 +210,9 @@ export function createPostgresDatabase(url: string, opts: { max?: number } = {})
     },
   });
 
-  async function run<T>(prelude: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  async function run<T>(prelude: string, fn: (tx: Tx) => Promise<T>, from: pg.Pool = pool): Promise<T> {
     return withRetry(async () => {
-      const client = await pool.connect();
+      const client = await from.connect();
       let broken = false;
       try {
         await client.query(prelude);
@@ -191,10 +264,24 @@ export function createPostgresDatabase(url: string, opts: { max?: number } = {})
     }
   }
 
+  const roles = new Map<pg.Pool, Promise<ConnectionRole>>();
+  const roleOf = (p: pg.Pool): Promise<ConnectionRole> => {
+    let r = roles.get(p);
+    if (!r) {
+      r = p.query(CONNECTION_ROLE_SQL).then((res) => toConnectionRole(res.rows[0]));
+      r.catch(() => roles.delete(p));
+      roles.set(p, r);
+    }
+    return r;
+  };
+  const connectionRole = () => roleOf(pool);
+
   return {
     kind: 'postgres',
     withTenant: (ctx, fn) => run(tenantPrelude(ctx), fn),
-    withSystem: (fn) => run('BEGIN', fn),
+    withSystem: async (fn) => run(systemPrelude(await roleOf(systemPool), systemPool === pool ? 'DATABASE_URL' : 'DATABASE_SYSTEM_URL'), fn, systemPool),
+    withOwner: (fn) => run('BEGIN', fn),
+    connectionRole,
     async tenantRead(ctx, text, params) {
       // pool.query: one checkout, one exchange; the implicit transaction ends with the message.
       const results = (await pool.query(tenantReadText(ctx, text, params))) as unknown as pg.QueryResult[];
@@ -218,6 +305,7 @@ export function createPostgresDatabase(url: string, opts: { max?: number } = {})
       if (listenClient) await listenClient.end().catch(() => undefined);
       listenClient = null;
       await pool.end();
+      if (systemPool !== pool) await systemPool.end();
     },
   };
 }
@@ -258,10 +346,16 @@ export async function createPgliteDatabase(dataDir: string | null): Promise<Data
     });
   }
 
+  let role: Promise<ConnectionRole> | null = null;
+  const connectionRole = () => (role ??= mutex.run(async () => toConnectionRole((await lite.query<any>(CONNECTION_ROLE_SQL)).rows[0])));
+
   return {
     kind: 'pglite',
     withTenant: (ctx, fn) => run(tenantPrelude(ctx), fn),
-    withSystem: (fn) => run('BEGIN', fn),
+    // The embedded database has one user, a superuser: system transactions keep it (nothing to set up).
+    withSystem: async (fn) => run(systemPrelude(await connectionRole()), fn),
+    withOwner: (fn) => run('BEGIN', fn),
+    connectionRole,
     tenantRead(ctx, text, params) {
       return mutex.run(async () => {
         const results = await lite.exec(tenantReadText(ctx, text, params));
@@ -280,7 +374,7 @@ export async function createPgliteDatabase(dataDir: string | null): Promise<Data
   };
 }
 
-export async function openDatabase(opts: { databaseUrl: string | null; dataDir: string | null }): Promise<Database> {
-  if (opts.databaseUrl) return createPostgresDatabase(opts.databaseUrl);
+export async function openDatabase(opts: { databaseUrl: string | null; systemUrl?: string | null; dataDir: string | null }): Promise<Database> {
+  if (opts.databaseUrl) return createPostgresDatabase(opts.databaseUrl, { systemUrl: opts.systemUrl });
   return createPgliteDatabase(opts.dataDir);
 }
