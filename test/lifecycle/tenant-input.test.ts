@@ -98,3 +98,41 @@ describe('a merchant creating a trip', () => {
     ok(await createTrip(shopA.merchant, { customer_user_id: customer.userId }), 201);
   });
 });
+
+describe('document subjects', () => {
+  const submit = (s: Session, payload: Record<string, unknown>) => t.req(s, { method: 'POST', url: '/documents', payload: { doc_type: 'license', title: 'Doc', ...payload } });
+  const docs = async () => (await rows<{ n: number }>(t, 'SELECT count(*)::int AS n FROM document'))[0].n;
+
+  it('must exist in the organization and be of the named kind; nothing is written otherwise', async () => {
+    const other = await t.newOrganization('Docs org');
+    const otherMerchant = await t.login(other.logins.merchant, DEMO_PASSWORD, other.organizationId);
+    const before = await docs();
+    // A user id named as a driver, a merchant named as a driver, a merchant of this org named by id as the wrong kind.
+    for (const payload of [
+      { subject_type: 'driver', subject_id: customer.userId },
+      { subject_type: 'driver', subject_id: shopA.merchantId },
+      { subject_type: 'merchant', subject_id: customer.userId },
+      { subject_type: 'user', subject_id: shopA.merchantId },
+      { subject_type: 'operator', subject_id: other.organizationId },
+      { subject_type: 'user', subject_id: otherMerchant.userId },
+    ]) {
+      const res = await submit(admin, payload);
+      expect(res.statusCode, JSON.stringify(payload)).toBe(422);
+      expect(res.json().code).toBe('SUBJECT_NOT_FOUND');
+    }
+    // Non-administrators only about themselves.
+    const notMine = await submit(shopA.merchant, { subject_type: 'merchant', subject_id: shopB.merchantId });
+    expect(notMine.statusCode).toBe(403);
+    expect((await submit(shopA.merchant, { subject_type: 'operator' })).statusCode).toBe(403);
+    // A customer has no driver profile to document.
+    expect((await submit(customer.session, { subject_type: 'driver' })).statusCode).toBe(422);
+    expect(await docs()).toBe(before);
+
+    // Valid subjects: defaults to the caller's own, administrators may name any subject of the organization.
+    const own = ok(await submit(shopA.merchant, { subject_type: 'merchant' }), 201);
+    expect(own.subject_id).toBe(shopA.merchantId);
+    expect(ok(await submit(admin, { subject_type: 'merchant', subject_id: shopB.merchantId }), 201).subject_id).toBe(shopB.merchantId);
+    expect(ok(await submit(admin, { subject_type: 'operator' }), 201).subject_id).toBe(t.demo.organizationId);
+    expect(ok(await submit(customer.session, { subject_type: 'user' }), 201).subject_id).toBe(customer.userId);
+  });
+});
