@@ -79,6 +79,10 @@ describe('deactivating a user', () => {
     const drv = (await t.db.withSystem((tx) => tx.query('SELECT available, active_trips FROM driver WHERE id = $1', [d.id]))).rows[0];
     expect(drv).toMatchObject({ available: false, active_trips: 0 });
     expect((await t.req(d.session, { method: 'POST', url: '/driver/availability', payload: { available: true } })).statusCode).toBe(401);
+    // Staff cannot put a deactivated user's driver profile back on the road either.
+    const staff = await t.req(admin, { method: 'POST', url: `/drivers/${d.id}/availability`, payload: { available: true } });
+    expect(staff.statusCode).toBe(422);
+    expect(staff.json().code).toBe('DRIVER_NOT_APPROVED');
   });
 
   it('refuses oneself and platform operators; only administrators may call it; two administrators removing each other leave one', async () => {

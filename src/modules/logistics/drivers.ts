@@ -144,11 +144,14 @@ export function createDriverService(ctx: AppContext) {
     if (available && rows[0]?.availability_locked) {
       throw AppError.forbidden('The administration has locked this driver\'s availability', 'AVAILABILITY_LOCKED');
     }
+    // A deactivated user's driver profile stays unavailable (staff cannot put him back on the road either).
     const { rowCount } = await tx.query(
-      `UPDATE driver SET available = $2, last_seen_at = now(), updated_at = now() WHERE id = $1 AND ($2 = false OR status = 'approved')`,
+      `UPDATE driver d SET available = $2, last_seen_at = now(), updated_at = now()
+        WHERE d.id = $1 AND ($2 = false OR (d.status = 'approved'
+          AND EXISTS (SELECT 1 FROM users u WHERE u.organization_id = d.organization_id AND u.id = d.user_id AND u.active)))`,
       [driver.id, available],
     );
-    if (rowCount === 0) throw AppError.unprocessable('Only an approved driver can be available', 'DRIVER_NOT_APPROVED');
+    if (rowCount === 0) throw AppError.unprocessable('Only an approved driver of an active user can be available', 'DRIVER_NOT_APPROVED');
     const after = (await load(tx, driver.id))!;
     if (actor.kind !== 'repartidor') {
       await recordAudit(tx, actor, { action: 'driver.availability', entityType: 'driver', entityId: driver.id, before: { available: driver.available }, after: { available } });
