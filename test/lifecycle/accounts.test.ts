@@ -90,6 +90,48 @@ describe('driver suspension', () => {
   });
 });
 
+describe('approval machine (table, through HTTP)', () => {
+  // Written out by hand: the allowed moves of drivers and merchants.
+  const TABLE: [string, string, string | null][] = [
+    ['pending', 'approve', 'approved'],
+    ['pending', 'reject', 'rejected'],
+    ['pending', 'suspend', null],
+    ['pending', 'reactivate', null],
+    ['approved', 'approve', null],
+    ['approved', 'reject', null],
+    ['approved', 'suspend', 'suspended'],
+    ['approved', 'reactivate', null],
+    ['suspended', 'approve', null],
+    ['suspended', 'reject', null],
+    ['suspended', 'suspend', null],
+    ['suspended', 'reactivate', 'approved'],
+    ['rejected', 'approve', null],
+    ['rejected', 'reject', null],
+    ['rejected', 'suspend', null],
+    ['rejected', 'reactivate', null],
+  ];
+  const setup: Record<string, string[]> = { pending: [], approved: ['approve'], suspended: ['approve', 'suspend'], rejected: ['reject'] };
+
+  it.each(TABLE)('driver %s --%s--> %s', async (from, action, to) => {
+    const u = await newUser(t, 'repartidor');
+    const d = ok(await post(admin, '/drivers', { user_id: u.userId }), 201);
+    for (const a of setup[from]) ok(await post(admin, `/drivers/${d.id}/${a}`));
+    const res = await post(admin, `/drivers/${d.id}/${action}`);
+    expect(res.statusCode, res.body).toBe(to ? 200 : 409);
+    expect((await driverRow(d.id)).status).toBe(to ?? from);
+  });
+
+  it.each(TABLE)('merchant %s --%s--> %s', async (from, action, to) => {
+    const u = await newUser(t, 'comercio');
+    const m = ok(await post(admin, '/merchants', { owner_user_id: u.userId, name: 'Table shop' }), 201);
+    for (const a of setup[from]) ok(await post(admin, `/merchants/${m.id}/${a}`));
+    const res = await post(admin, `/merchants/${m.id}/${action}`);
+    expect(res.statusCode, res.body).toBe(to ? 200 : 409);
+    const row = (await t.db.withSystem((tx) => tx.query('SELECT status FROM merchant WHERE id = $1', [m.id]))).rows[0];
+    expect(row.status).toBe(to ?? from);
+  });
+});
+
 describe('availability lock', () => {
   it('staff lock a driver unavailable; he cannot turn it back on (403 AVAILABILITY_LOCKED) until they unlock; audited', async () => {
     const d = await newDriver(t, here);
