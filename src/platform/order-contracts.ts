@@ -28,6 +28,8 @@ export interface OrderMoneyFacts {
 /** Implemented by commerce. */
 export interface OrderPayments {
   getOrderFacts(tx: Tx, orderId: string): Promise<OrderMoneyFacts | null>;
+  /** What logistics checks before linking a trip to an express request (same merchant, still `requested`, no trip). */
+  getExpressFacts(tx: Tx, expressRequestId: string): Promise<{ merchantId: string; status: string; tripId: string | null } | null>;
   /** Sets payment_status (and the review link); no state machine here: money decides the transition. */
   setPaymentStatus(tx: Tx, orderId: string, status: PaymentStatus, paymentReviewId?: string | null): Promise<void>;
 }

@@ -56,6 +56,7 @@ function pathIdOf(w: World, url: string, param: string): string {
     objects: w.objectId,
     // No B record of these kinds exists in the world; any B id must be 404 for A.
     subadmins: w.users.admin,
+    'app-users': w.users.customer,
     optimize: w.tripId,
   };
   const id = map[collection];

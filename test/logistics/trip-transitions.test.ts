@@ -104,7 +104,7 @@ describe('full delivery', () => {
     const merchant = await t.as('merchant');
     const customer = await t.as('customer');
     const d = await newDriver(t, { lon: -68.2, lat: -16.6 }, { capacity: 2 });
-    const trip = await newTrip(t, merchant, { customer_user_id: customer.userId, order_id: `ord-${Date.now()}` }, { lon: -68.14, lat: -16.51 });
+    const trip = await newTrip(t, merchant, { customer_user_id: customer.userId }, { lon: -68.14, lat: -16.51 });
     expect(trip.pickup_pin).toMatch(/^\d{4}$/);
     expect(trip.delivery_pin).toBeUndefined();
     expect(trip.driver_earning).toBe('10.00');

@@ -180,6 +180,9 @@ const PLANS: Record<string, Plan> = {
   },
   'POST /merchants/:id/approve': { single: { call: (id) => post(`/merchants/${id}/approve`), b: () => Z.B.merchantPending, a: () => Z.A.merchantPending, unchanged: () => status('merchant', Z.B.merchantPending) } },
   'POST /merchants/:id/reject': { single: { call: (id) => post(`/merchants/${id}/reject`, { reason: 'x' }), b: () => Z.B.merchantPending, a: () => Z.A.merchantPending, unchanged: () => status('merchant', Z.B.merchantPending) } },
+  // Suspend then reactivate A's merchant that approve (above) just approved: real transitions in A, B untouched.
+  'POST /merchants/:id/suspend': { single: { call: (id) => post(`/merchants/${id}/suspend`, { reason: 'x' }), b: () => Z.B.merchant, a: () => Z.A.merchantPending, unchanged: () => status('merchant', Z.B.merchant) } },
+  'POST /merchants/:id/reactivate': { single: { call: (id) => post(`/merchants/${id}/reactivate`), b: () => Z.B.merchant, a: () => Z.A.merchantPending, unchanged: () => status('merchant', Z.B.merchant) } },
   'GET /drivers': { list: { call: get('/drivers'), mustSee: () => [Z.A.driver, Z.A.driverPending] } },
   'POST /drivers': {
     create: {
@@ -190,6 +193,16 @@ const PLANS: Record<string, Plan> = {
   'GET /drivers/nearby': { list: { call: get('/drivers/nearby?lon=-66.5&lat=-16&radius_m=200000'), mustSee: () => [Z.A.driver] } },
   'POST /drivers/:id/approve': { single: { call: (id) => post(`/drivers/${id}/approve`), b: () => Z.B.driverPending, a: () => Z.A.driverPending, unchanged: () => status('driver', Z.B.driverPending) } },
   'POST /drivers/:id/reject': { single: { call: (id) => post(`/drivers/${id}/reject`, { reason: 'x' }), b: () => Z.B.driverPending, a: () => Z.A.driverPending, unchanged: () => status('driver', Z.B.driverPending) } },
+  'POST /drivers/:id/suspend': { single: { call: (id) => post(`/drivers/${id}/suspend`, { reason: 'x' }), b: () => Z.B.driver, a: () => Z.A.driverPending, unchanged: () => status('driver', Z.B.driver) } },
+  'POST /drivers/:id/reactivate': { single: { call: (id) => post(`/drivers/${id}/reactivate`), b: () => Z.B.driver, a: () => Z.A.driverPending, unchanged: () => status('driver', Z.B.driver) } },
+  'PATCH /drivers/:id': {
+    single: {
+      call: (id) => ({ method: 'PATCH', url: `/drivers/${id}`, payload: { vehicle_type: 'motorcycle', territory_ids: [Z.A.territory] } }),
+      b: () => Z.B.driver,
+      a: () => Z.A.driver,
+      unchanged: async () => (await t.db.withSystem((tx) => tx.query('SELECT vehicle_type, capacity, updated_at FROM driver WHERE id = $1', [Z.B.driver]))).rows[0],
+    },
+  },
   'POST /drivers/:id/availability': { single: { call: (id) => post(`/drivers/${id}/availability`, { available: false }), b: () => Z.B.driver, a: () => Z.A.driver, unchanged: () => driverAvailable(Z.B.driver) } },
   'POST /drivers/:id/location': { single: { call: (id) => post(`/drivers/${id}/location`, { location: pt(-66.99, -16) }), b: () => Z.B.driver, a: () => Z.A.driver } },
   'GET /admin/dispatch': { list: { call: get('/admin/dispatch'), mustSee: () => [Z.A.tripPending] } },

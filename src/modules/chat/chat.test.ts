@@ -7,6 +7,7 @@ import { DEMO_PASSWORD } from '../../seed.js';
 import type { Tx } from '../../platform/db/index.js';
 import type { ChatService, OrderMessageInput } from './service.js';
 import { retryDelayMs, type ChatOutboxWorker } from './worker.js';
+import { maskSecretRef, provisionedSecretRef } from './settings.js';
 
 // ---- A local chat cloud API: records every request, answers as `reply` says.
 interface Received {
@@ -74,6 +75,12 @@ function useNewMerchant(): string {
   merchantOfUser.set(t.demo.users.merchant, id);
   return id;
 }
+/** Provisions the merchant's own chat secret on the server, as an operator would, and returns its reference. */
+function provision(merchantId: string, value = TOKEN): string {
+  const ref = provisionedSecretRef(org, merchantId);
+  t.config.raw[ref.slice(4)] = value;
+  return ref;
+}
 const patch = (payload: Record<string, unknown>, s: Session = merchant) => t.req(s, { method: 'PATCH', url: '/merchant/channels', payload });
 const sys = <R>(text: string, params: unknown[] = []) => t.db.withSystem(async (tx) => (await tx.query<R>(text, params)).rows);
 const outboxRow = async (id: string) => (await sys<Record<string, any>>('SELECT * FROM chat_order_outbox WHERE id = $1', [id]))[0];
@@ -121,18 +128,19 @@ describe('GET/PATCH /merchant/channels', () => {
 
   it('stores a secret reference, never returns it in full, and audits the change', async () => {
     const merchantId = useNewMerchant();
-    const res = await patch({ chat_enabled: true, chat_phone: '+59170000001', chat_mode: 'cloud_api', chat_phone_number_id: '1055', chat_secret_ref: 'env:CHAT_TOKEN_SHOP' });
+    const ref = provision(merchantId);
+    const res = await patch({ chat_enabled: true, chat_phone: '+59170000001', chat_mode: 'cloud_api', chat_phone_number_id: '1055', chat_secret_ref: ref });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ chat_enabled: true, chat_mode: 'cloud_api', chat_secret_ref: 'env:****SHOP', chat_secret_configured: true, delivery_ready: true });
-    expect(res.body).not.toContain('CHAT_TOKEN_SHOP');
+    expect(res.json()).toMatchObject({ chat_enabled: true, chat_mode: 'cloud_api', chat_secret_ref: maskSecretRef(ref), chat_secret_configured: true, delivery_ready: true });
+    expect(res.body).not.toContain(ref.slice(4));
     expect(res.body).not.toContain(TOKEN);
     const get = await t.req(merchant, { method: 'GET', url: '/merchant/channels' });
-    expect(get.json().chat_secret_ref).toBe('env:****SHOP');
+    expect(get.json().chat_secret_ref).toBe(maskSecretRef(ref));
     const [row] = await sys<Record<string, unknown>>('SELECT * FROM merchant_channel_settings WHERE merchant_id = $1', [merchantId]);
-    expect(row).toMatchObject({ organization_id: org, chat_secret_ref: 'env:CHAT_TOKEN_SHOP', chat_phone: '+59170000001' });
+    expect(row).toMatchObject({ organization_id: org, chat_secret_ref: ref, chat_phone: '+59170000001' });
     const audit = await sys<{ after: Record<string, unknown> }>("SELECT after FROM audit_log WHERE entity_id = $1 AND action = 'merchant_channels.updated'", [merchantId]);
     expect(audit).toHaveLength(1);
-    expect(JSON.stringify(audit[0].after)).not.toContain('CHAT_TOKEN_SHOP');
+    expect(JSON.stringify(audit[0].after)).not.toContain(ref.slice(4));
   });
 
   it('changes only the fields sent; null clears an optional field', async () => {
@@ -143,8 +151,8 @@ describe('GET/PATCH /merchant/channels', () => {
   });
 
   it('reports what keeps cloud_api delivery from working', async () => {
-    useNewMerchant();
-    const res = await patch({ chat_mode: 'cloud_api', chat_phone: '59170000003', chat_secret_ref: 'env:CHAT_TOKEN_NOT_SET' });
+    const merchantId = useNewMerchant();
+    const res = await patch({ chat_mode: 'cloud_api', chat_phone: '59170000003', chat_secret_ref: provisionedSecretRef(org, merchantId) });
     expect(res.json().delivery_ready).toBe(false);
     expect(res.json().configuration_issues.join(' ')).toMatch(/chat_phone_number_id is not set.*not set on the server/);
   });
@@ -155,6 +163,9 @@ describe('GET/PATCH /merchant/channels', () => {
     ['an unknown field', {}, { chat_token: 'abc' }, 400, 'VALIDATION_FAILED'],
     ['a secret instead of a reference', {}, { chat_secret_ref: 'EAAG-real-token-value' }, 400, 'VALIDATION_FAILED'],
     ['a reference to a non-chat server secret', {}, { chat_secret_ref: 'env:JWT_SECRET' }, 400, 'VALIDATION_FAILED'],
+    ['a vault path (never provisioned here)', {}, { chat_secret_ref: 'vault:chat/other-shop' }, 400, 'VALIDATION_FAILED'],
+    ['a chat secret not provisioned for this merchant', {}, { chat_secret_ref: 'env:CHAT_TOKEN_SHOP' }, 422, 'SECRET_REF_NOT_PROVISIONED'],
+    ["another merchant's provisioned secret", {}, { chat_secret_ref: 'env:CHAT_SECRET_X_ANOTHER_MERCHANT' }, 422, 'SECRET_REF_NOT_PROVISIONED'],
     ['an unknown mode', {}, { chat_mode: 'sms' }, 400, 'VALIDATION_FAILED'],
     ['a malformed phone', {}, { chat_phone: 'call me' }, 400, 'VALIDATION_FAILED'],
   ])('refuses %s and writes nothing', async (_name, setup, body, status, code) => {
@@ -239,7 +250,7 @@ describe('chat outbox worker', () => {
 
   it('cloud_api: sends through the HTTP sender with the referenced bearer token', async () => {
     const merchantId = useNewMerchant();
-    await patch({ chat_enabled: true, chat_phone: '+59170000021', chat_mode: 'cloud_api', chat_phone_number_id: '1055', chat_secret_ref: 'env:CHAT_TOKEN_SHOP' });
+    await patch({ chat_enabled: true, chat_phone: '+59170000021', chat_mode: 'cloud_api', chat_phone_number_id: '1055', chat_secret_ref: provision(merchantId) });
     const input = orderInput(merchantId);
     const id = (await inTenant((tx) => chat.enqueueOrderCreated(tx, input)))!;
     expect((await outboxRow(id)).payload.link).toBeUndefined();
@@ -254,10 +265,31 @@ describe('chat outbox worker', () => {
     expect(row.payload.provider_message_id).toMatch(/^wamid\.\d+$/);
   });
 
+  it("cloud_api: a stored reference that is not the merchant's provisioned one is never resolved, so no token leaves the server", async () => {
+    await drain();
+    const merchantId = useNewMerchant();
+    const other = useNewMerchant();
+    merchantOfUser.set(t.demo.users.merchant, merchantId);
+    await patch({ chat_enabled: true, chat_phone: '59170000029', chat_mode: 'cloud_api', chat_phone_number_id: '1059', chat_secret_ref: provision(merchantId) });
+    // Rows written before the rule, or by hand: a shared CHAT_ setting and another merchant's provisioned secret.
+    for (const ref of ['env:CHAT_TOKEN_SHOP', provision(other, 'tok-of-another-merchant')]) {
+      await sys('UPDATE merchant_channel_settings SET chat_secret_ref = $2 WHERE merchant_id = $1', [merchantId, ref]);
+      const input = orderInput(merchantId);
+      const id = (await inTenant((tx) => chat.enqueueOrderCreated(tx, input)))!;
+      await worker.tick();
+      expect(requestsFor(input.orderId!)).toHaveLength(0);
+      const row = await outboxRow(id);
+      expect(row.status).toBe('pending');
+      expect(row.last_error).toMatch(/not the one provisioned for this merchant/);
+      expect((await t.req(merchant, { method: 'GET', url: '/merchant/channels' })).json().delivery_ready).toBe(false);
+    }
+    expect(received.some((r) => r.authorization === 'Bearer tok-of-another-merchant' || r.url.includes('1059'))).toBe(false);
+  });
+
   it('cloud_api: a retryable failure goes back to pending with backoff; a permanent one fails; attempts are capped', async () => {
     await drain();
     const merchantId = useNewMerchant();
-    await patch({ chat_enabled: true, chat_phone: '59170000022', chat_mode: 'cloud_api', chat_phone_number_id: '1056', chat_secret_ref: 'env:CHAT_TOKEN_SHOP' });
+    await patch({ chat_enabled: true, chat_phone: '59170000022', chat_mode: 'cloud_api', chat_phone_number_id: '1056', chat_secret_ref: provision(merchantId) });
     const input = orderInput(merchantId);
     const id = (await inTenant((tx) => chat.enqueueOrderCreated(tx, input)))!;
 
@@ -302,7 +334,7 @@ describe('chat outbox worker', () => {
   it('a worker killed between claim and finish: the row is reclaimed after the claim timeout and sent once', async () => {
     await drain();
     const merchantId = useNewMerchant();
-    await patch({ chat_enabled: true, chat_phone: '59170000023', chat_mode: 'cloud_api', chat_phone_number_id: '1057', chat_secret_ref: 'env:CHAT_TOKEN_SHOP' });
+    await patch({ chat_enabled: true, chat_phone: '59170000023', chat_mode: 'cloud_api', chat_phone_number_id: '1057', chat_secret_ref: provision(merchantId) });
     const input = orderInput(merchantId);
     const id = (await inTenant((tx) => chat.enqueueOrderCreated(tx, input)))!;
 
@@ -374,7 +406,7 @@ describe('chat outbox worker', () => {
   it('without configuration cloud_api rows stay pending with last_error, and the order transaction is unaffected', async () => {
     await drain();
     const merchantId = useNewMerchant();
-    await patch({ chat_enabled: true, chat_phone: '59170000027', chat_mode: 'cloud_api', chat_phone_number_id: '1058', chat_secret_ref: 'env:CHAT_TOKEN_MISSING' });
+    await patch({ chat_enabled: true, chat_phone: '59170000027', chat_mode: 'cloud_api', chat_phone_number_id: '1058', chat_secret_ref: provisionedSecretRef(org, merchantId) });
     const input = orderInput(merchantId);
     // The caller's own work in the same transaction commits as usual.
     const id = (await inTenant(async (tx) => {
@@ -396,7 +428,7 @@ describe('chat outbox worker', () => {
     const saved = t.config.raw.CHAT_CLOUD_API_URL;
     delete t.config.raw.CHAT_CLOUD_API_URL;
     try {
-      await patch({ chat_secret_ref: 'env:CHAT_TOKEN_SHOP' });
+      await patch({ chat_secret_ref: provision(merchantId) });
       await sys('UPDATE chat_order_outbox SET available_at = now() WHERE id = $1', [id]);
       await worker.tick();
       row = await outboxRow(id);

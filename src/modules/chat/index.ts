@@ -21,7 +21,7 @@ declare module '../../platform/context.js' {
  * Settings (environment): CHAT_CLOUD_API_URL (base URL of the chat cloud API; unset = cloud_api rows wait),
  * CHAT_SEND_TIMEOUT_MS (10000), CHAT_OUTBOX_CLAIM_TIMEOUT_MS (60000), CHAT_OUTBOX_MAX_ATTEMPTS (8),
  * CHAT_OUTBOX_RETRY_BASE_MS (10000), CHAT_OUTBOX_RETRY_MAX_MS (3600000), CHAT_OUTBOX_UNCONFIGURED_RETRY_MS (300000),
- * CHAT_OUTBOX_BATCH_SIZE (20), and the CHAT_* secrets that merchants reference as `env:CHAT_<NAME>`.
+ * CHAT_OUTBOX_BATCH_SIZE (20), and one secret per merchant, `CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>`, that the merchant references as `env:` + that name.
  */
 export const chatModule: Module = {
   name: 'chat',

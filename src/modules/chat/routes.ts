@@ -80,7 +80,11 @@ export function chatRoutes(app: Api, ctx: AppContext) {
         summary: "Updates the merchant's chat channel settings (partial)",
         description:
           'Merchant users. Only the fields sent change; `null` clears an optional field. `chat_secret_ref` is a reference to a secret held ' +
-          'outside the database: `env:CHAT_<NAME>` (a server setting whose name starts with CHAT_) or `vault:<path>`; never the secret, and it is ' +
+          'outside the database, and only the one the operator provisioned for this merchant: `env:CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>` ' +
+          '(both ids upper-cased, every character other than A-Z and 0-9 written as `_`); any other name is 422 `SECRET_REF_NOT_PROVISIONED`, a value ' +
+          'that is not an `env:CHAT_` reference is 400. The worker checks the reference again before each send, and messages go only to the server\'s ' +
+          '`CHAT_CLOUD_API_URL` (chat_phone_number_id is one URL-encoded path segment), so a merchant can neither use another tenant\'s token nor choose ' +
+          'where it is sent. The reference is never the secret, and it is ' +
           'returned masked. Enabling the channel without a `chat_phone`: 422 `CHAT_PHONE_REQUIRED`. Audited.',
         body: Strict({
           chat_enabled: Type.Optional(Type.Boolean()),
@@ -88,7 +92,7 @@ export function chatRoutes(app: Api, ctx: AppContext) {
           chat_phone: Type.Optional(Nullable(Phone)),
           chat_phone_number_id: Type.Optional(Nullable(ProviderId)),
           chat_account_id: Type.Optional(Nullable(ProviderId)),
-          chat_secret_ref: Type.Optional(Nullable(Type.String({ pattern: SECRET_REF_PATTERN, maxLength: 210, description: '`env:CHAT_<NAME>` or `vault:<path>`' }))),
+          chat_secret_ref: Type.Optional(Nullable(Type.String({ pattern: SECRET_REF_PATTERN, maxLength: 210, description: '`env:CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>`' }))),
           order_notifications: Type.Optional(Type.Boolean()),
           status_notifications: Type.Optional(Type.Boolean()),
         }),

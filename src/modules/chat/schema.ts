@@ -7,7 +7,7 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 export const CHAT_MODES = ['link', 'cloud_api'] as const;
 export const CHAT_OUTBOX_STATUSES = ['pending', 'sending', 'sent', 'failed', 'cancelled'] as const;
 
-/** One per merchant. `chat_secret_ref` names a secret held outside the database (`env:CHAT_...`, `vault:...`). */
+/** One per merchant. `chat_secret_ref` names the secret provisioned for this merchant (`env:CHAT_SECRET_<ORG>_<MERCHANT>`), held outside the database. */
 // The merchant table belongs to logistics; the composite foreign key (organization_id, merchant_id) is added when it lands.
 export const merchantChannelSettings = pgTable(
   'merchant_channel_settings',

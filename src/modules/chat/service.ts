@@ -6,7 +6,7 @@ import { pageRequest, toPage } from '../../platform/pagination.js';
 import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { clickToChatLink } from './sender.js';
-import { SETTINGS_COLUMNS, defaultSettings, settingsOut, type ChannelSettingsRow, type ChatMode } from './settings.js';
+import { SETTINGS_COLUMNS, defaultSettings, provisionedSecretRef, settingsOut, type ChannelSettingsRow, type ChatMode } from './settings.js';
 
 export type ChatOutboxStatus = 'pending' | 'sending' | 'sent' | 'failed' | 'cancelled';
 
@@ -126,6 +126,11 @@ export function createChatService(ctx: AppContext) {
         for (const k of given) (merged as unknown as Record<string, unknown>)[k] = patch[k];
         if (merged.chat_enabled && !merged.chat_phone) {
           throw AppError.unprocessable('Enabling the chat channel needs a chat_phone', 'CHAT_PHONE_REQUIRED', [{ field: 'chat_phone', message: 'required while chat_enabled is true' }]);
+        }
+        if (patch.chat_secret_ref && patch.chat_secret_ref !== provisionedSecretRef(actor.organizationId, merchantId)) {
+          throw AppError.unprocessable('chat_secret_ref must name the secret provisioned for this merchant: env:CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>', 'SECRET_REF_NOT_PROVISIONED', [
+            { field: 'chat_secret_ref', message: 'not the secret provisioned for this merchant' },
+          ]);
         }
         const values = PATCHABLE.map((k) => merged[k]);
         // A concurrent first PATCH may insert between our read and write: the upsert then applies only our fields.

@@ -21,10 +21,25 @@ export const SETTINGS_COLUMNS =
   'organization_id, merchant_id, chat_enabled, chat_mode, chat_phone, chat_phone_number_id, chat_account_id, chat_secret_ref, order_notifications, status_notifications, created_at, updated_at';
 
 /**
- * Secret references a merchant may store. `env:` names are confined to `CHAT_*` so that a merchant cannot
- * make the server send another of its secrets (e.g. the JWT key) to the chat provider.
+ * Secret references a merchant may store: only the one provisioned for him (see provisionedSecretRef).
+ * The pattern keeps obvious mistakes (a pasted token, a non-chat server setting) at 400; any other
+ * `env:CHAT_*` name is 422 SECRET_REF_NOT_PROVISIONED.
  */
-export const SECRET_REF_PATTERN = '^(env:CHAT_[A-Z0-9_]{1,100}|vault:[A-Za-z0-9_./-]{1,200})$';
+export const SECRET_REF_PATTERN = '^env:CHAT_[A-Z0-9_]{1,200}$';
+
+const envKey = (id: string) => id.toUpperCase().replace(/[^A-Z0-9]/g, '_');
+
+/**
+ * The one secret a merchant's channel may use: the server setting `CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>`
+ * (ids upper-cased, every character other than A-Z and 0-9 as `_`), which the operator provisions for that
+ * merchant. Derived from the row's own organization and merchant, so no merchant can name another's token
+ * or any other server setting; the worker checks it again before every send, so a row written before this rule
+ * (or by hand) cannot send another tenant's token either. The address is no merchant's choice: the base URL is
+ * the server's CHAT_CLOUD_API_URL and the phone number id is a single URL-encoded path segment.
+ */
+export function provisionedSecretRef(organizationId: string, merchantId: string): string {
+  return `env:CHAT_SECRET_${envKey(organizationId)}_${envKey(merchantId)}`;
+}
 
 export const defaultSettings = (organizationId: string, merchantId: string): ChannelSettingsRow => ({
   organization_id: organizationId,
@@ -50,23 +65,25 @@ export function maskSecretRef(ref: string | null): string | null {
   return `${scheme}:****${name.length > 8 ? name.slice(-4) : ''}`;
 }
 
-/** The secret behind a reference: `env:NAME` from the configuration (or the process environment). */
-export function resolveSecret(ref: string | null, config: Pick<Config, 'raw'>): { value: string | null; issue: string | null } {
+type SecretOwner = Pick<ChannelSettingsRow, 'organization_id' | 'merchant_id'>;
+
+/** The secret behind a reference: only the merchant's provisioned `env:` name, from the configuration (or the process environment). */
+export function resolveSecret(ref: string | null, owner: SecretOwner, config: Pick<Config, 'raw'>): { value: string | null; issue: string | null } {
   if (!ref) return { value: null, issue: 'chat_secret_ref is not set' };
-  if (ref.startsWith('env:')) {
-    const name = ref.slice(4);
-    const value = config.raw[name] ?? process.env[name];
-    return value ? { value, issue: null } : { value: null, issue: `the secret reference ${maskSecretRef(ref)} is not set on the server` };
+  if (ref !== provisionedSecretRef(owner.organization_id, owner.merchant_id)) {
+    return { value: null, issue: `the secret reference ${maskSecretRef(ref)} is not the one provisioned for this merchant` };
   }
-  return { value: null, issue: `secret references of scheme '${ref.split(':')[0]}' are not supported by this server` };
+  const name = ref.slice(4);
+  const value = config.raw[name] ?? process.env[name];
+  return value ? { value, issue: null } : { value: null, issue: `the secret reference ${maskSecretRef(ref)} is not set on the server` };
 }
 
 /** What keeps `cloud_api` delivery from working (empty = ready); the worker and GET /merchant/channels use it. */
-export function cloudApiIssues(s: Pick<ChannelSettingsRow, 'chat_phone_number_id' | 'chat_secret_ref'>, config: Pick<Config, 'raw'>): string[] {
+export function cloudApiIssues(s: Pick<ChannelSettingsRow, 'organization_id' | 'merchant_id' | 'chat_phone_number_id' | 'chat_secret_ref'>, config: Pick<Config, 'raw'>): string[] {
   const issues: string[] = [];
   if (!config.raw.CHAT_CLOUD_API_URL) issues.push('the server has no chat cloud API configured (CHAT_CLOUD_API_URL)');
   if (!s.chat_phone_number_id) issues.push('chat_phone_number_id is not set');
-  const secret = resolveSecret(s.chat_secret_ref, config);
+  const secret = resolveSecret(s.chat_secret_ref, s, config);
   if (secret.issue) issues.push(secret.issue);
   return issues;
 }

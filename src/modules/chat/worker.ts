@@ -121,7 +121,7 @@ export function createChatOutboxWorker(ctx: AppContext, opts: ChatOutboxOptions)
     try {
       const res = await opts.sender.send({
         baseUrl: ctx.config.raw.CHAT_CLOUD_API_URL!,
-        token: resolveSecret(s.chat_secret_ref, ctx.config).value!,
+        token: resolveSecret(s.chat_secret_ref, s, ctx.config).value!,
         phoneNumberId: s.chat_phone_number_id!,
         to: m.destination_phone.replace(/\D/g, ''),
         text,

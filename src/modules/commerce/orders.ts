@@ -188,6 +188,10 @@ export function createOrderService(ctx: AppContext) {
       const o = await loadOrder(tx, orderId);
       return o ? orderFacts(o) : null;
     },
+    async getExpressFacts(tx, id) {
+      const { rows } = await tx.query<{ merchant_id: string; status: string; trip_id: string | null }>('SELECT merchant_id, status, trip_id FROM delivery_express_request WHERE id = $1', [id]);
+      return rows[0] ? { merchantId: rows[0].merchant_id, status: rows[0].status, tripId: rows[0].trip_id } : null;
+    },
     async setPaymentStatus(tx, orderId, status: PaymentStatus, paymentReviewId) {
       const r = await tx.query(
         `UPDATE merchant_order SET payment_status = $2, payment_review_id = CASE WHEN $3 THEN $4 ELSE payment_review_id END, updated_at = now() WHERE id = $1`,

@@ -47,6 +47,11 @@ export const documentsModule: Module = {
         schema: {
           operationId: 'submitDocument',
           tags: ['documents'],
+          summary: 'Submit a document about an operator, driver, merchant or user (status pending)',
+          description:
+            'The subject must exist in the caller\'s organization and be of the named kind (422 SUBJECT_NOT_FOUND). Without subject_id it is the caller\'s own: ' +
+            'the organization (operator), himself (user), his driver profile (driver) or his merchant (merchant). Only administrators may name another subject ' +
+            'or submit operator documents (403 SUBJECT_NOT_YOURS). storage_object_id must be a `document` object the caller may link. Audited.',
           body: Strict({
             subject_type: SubjectType,
             subject_id: Type.Optional(Id),

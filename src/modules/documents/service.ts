@@ -6,6 +6,7 @@ import { assertTransition, type Transitions } from '../../platform/state-machine
 import { assertObjectLink } from '../../platform/storage-links.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import type { AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
 
 export type DocumentStatus = 'pending' | 'approved' | 'rejected';
 export const DOCUMENT_TRANSITIONS: Transitions<DocumentStatus> = { pending: ['approved', 'rejected'], approved: [], rejected: [] };
@@ -23,16 +24,54 @@ export interface NewDocument {
 
 const isStaff = (a: Actor) => a.kind === 'administrator' || a.kind === 'platform';
 
+const subjectNotFound = (type: string) =>
+  AppError.unprocessable(`subject_id is not a ${type} of this organization`, 'SUBJECT_NOT_FOUND', [{ field: 'subject_id', message: `not a ${type} of this organization` }]);
+
 export function createDocumentService(ctx: AppContext) {
   const { db } = ctx;
+
+  /**
+   * The subject a document is about, checked to exist in the caller's organization and to be of the named
+   * kind (422 SUBJECT_NOT_FOUND). Without subject_id it is the caller's own: his organization (operator),
+   * himself (user), his driver profile or his merchant. Only administrators name someone else's subject
+   * (403 SUBJECT_NOT_YOURS otherwise); operator documents are the administrators' alone.
+   */
+  async function resolveSubject(tx: Tx, actor: Actor, input: NewDocument): Promise<string> {
+    const staff = isStaff(actor);
+    const logistics = ctx.services.logistics;
+    const own = async (): Promise<string | null> => {
+      if (input.subject_type === 'operator') return actor.organizationId;
+      if (input.subject_type === 'user') return actor.userId;
+      if (input.subject_type === 'driver') return (await logistics.driverOfUser(tx, actor.userId))?.id ?? null;
+      return (await logistics.merchantOfUser(tx, actor.userId))?.id ?? null;
+    };
+    if (input.subject_type === 'operator' && !staff) throw AppError.forbidden('Only administrators submit operator documents', 'SUBJECT_NOT_YOURS');
+    const mine = await own();
+    const id = input.subject_id ?? mine;
+    if (!id) throw subjectNotFound(input.subject_type);
+    if (id === mine) return id;
+    if (!staff) throw AppError.forbidden('You may submit documents only about yourself, your driver profile or your merchant', 'SUBJECT_NOT_YOURS');
+    const exists =
+      input.subject_type === 'operator'
+        ? id === actor.organizationId
+        : input.subject_type === 'user'
+          ? await ctx.services.identity.userExists(tx, id)
+          : input.subject_type === 'driver'
+            ? !!(await logistics.getDriver(tx, id))
+            : !!(await logistics.getMerchant(tx, id));
+    if (!exists) throw subjectNotFound(input.subject_type);
+    return id;
+  }
+
   return {
     async create(actor: Actor, input: NewDocument) {
       return db.withTenant(tenantOf(actor), async (tx) => {
+        const subjectId = await resolveSubject(tx, actor, input);
         if (input.storage_object_id) await assertObjectLink(ctx, tx, actor, input.storage_object_id, ['document']);
         const { rows } = await tx.query(
           `INSERT INTO document (organization_id, id, owner_user_id, subject_type, subject_id, doc_type, title, storage_object_id)
            VALUES ($1,$2,$3,$4,$5,$6,$7,$8) RETURNING ${COLUMNS}`,
-          [actor.organizationId, newId(), actor.userId, input.subject_type, input.subject_id ?? actor.userId, input.doc_type, input.title, input.storage_object_id ?? null],
+          [actor.organizationId, newId(), actor.userId, input.subject_type, subjectId, input.doc_type, input.title, input.storage_object_id ?? null],
         );
         await recordAudit(tx, actor, { action: 'document.submitted', entityType: 'document', entityId: rows[0].id, after: { doc_type: input.doc_type, status: 'pending' } });
         return rows[0];

@@ -1,6 +1,7 @@
 import type { Module } from '../../platform/context.js';
 import { createIdentityService, type IdentityService } from './service.js';
 import { identityRoutes } from './routes.js';
+import { userLifecycleRoutes } from './lifecycle.js';
 
 declare module '../../platform/context.js' {
   interface ServiceRegistry {
@@ -13,5 +14,8 @@ export const identityModule: Module = {
   init(ctx) {
     ctx.services.identity = createIdentityService(ctx);
   },
-  routes: identityRoutes,
+  routes(app, ctx) {
+    identityRoutes(app, ctx);
+    userLifecycleRoutes(app, ctx);
+  },
 };

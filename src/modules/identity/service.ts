@@ -392,6 +392,13 @@ export function createIdentityService(ctx: AppContext) {
       });
     },
 
+    /** Revokes every live session of a user (their refresh tokens die with them; open streams close on the NOTIFY). */
+    async revokeUserSessions(tx: Tx, organizationId: string, userId: string, reason: string): Promise<number> {
+      const { rows } = await tx.query<{ id: string }>('SELECT id FROM auth_session WHERE organization_id = $1 AND user_id = $2 AND revoked_at IS NULL', [organizationId, userId]);
+      for (const r of rows) await revokeSession(tx, organizationId, r.id, reason);
+      return rows.length;
+    },
+
     async logout(actor: Actor) {
       await db.withTenant(tenantOf(actor), (tx) => revokeSession(tx, actor.organizationId, actor.sessionId, 'logout'));
     },

@@ -148,6 +148,7 @@ export function createAssignment(ctx: AppContext, core: TripCore) {
 
   /** assigned → accepted, by the assigned driver; a second concurrent accept finds it accepted (409). */
   async function accept(tx: Tx, actor: Actor, driver: DriverRow, tripId: string) {
+    if (driver.status !== 'approved') throw AppError.unprocessable('Only an approved driver can accept trips', 'DRIVER_NOT_APPROVED');
     const t = await ownTrip(tx, driver, tripId);
     if (t.status !== 'assigned') throw AppError.invalidTransition('Trip', t.status, 'accepted');
     const after = await core.move(tx, t, 'accepted');

@@ -61,6 +61,9 @@ export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService
         operationId: 'setMyAvailability',
         tags: ['driver-app'],
         summary: 'Go available or unavailable (only approved drivers may be available: 422 DRIVER_NOT_APPROVED)',
+        description:
+          'A suspended driver is not approved (422 DRIVER_NOT_APPROVED). While staff hold the availability lock (`availability_locked`), ' +
+          '`available: true` is 403 AVAILABILITY_LOCKED; going unavailable is always allowed.',
         body: Strict({ available: Type.Boolean() }),
         response: { 200: DriverOut },
       },
@@ -112,7 +115,7 @@ export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService
   );
 
   const actions = [
-    ['accept', 'acceptMyTrip', 'Accept an assigned trip: assigned → accepted (409 INVALID_TRANSITION otherwise; of two concurrent accepts one wins)'],
+    ['accept', 'acceptMyTrip', 'Accept an assigned trip: assigned → accepted (409 INVALID_TRANSITION otherwise; of two concurrent accepts one wins; a suspended driver: 422 DRIVER_NOT_APPROVED)'],
     ['reject', 'rejectMyTrip', 'Reject an assigned trip: assigned → pending; you are excluded from its candidates'],
     ['start-delivery', 'startMyDelivery', 'Leave the pickup with the goods: picked_up → in_transit (event trip.on_the_way)'],
   ] as const;

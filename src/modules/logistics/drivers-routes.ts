@@ -2,10 +2,12 @@ import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
-import { Id, IdParams, Page, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
+import { AppError } from '../../platform/errors.js';
+import { Id, IdParams, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { driverOut } from './model.js';
-import { bodyOptional, ApprovalStatusSchema, DriverOut, IngestOut, NearbyDriverOut, ReasonBody, SingleLocationIn, TripOutSchema } from './schemas.js';
+import { bodyOptional, ApprovalStatusSchema, DriverOut, VehicleType, IngestOut, NearbyDriverOut, ReasonBody, SingleLocationIn, TripOutSchema } from './schemas.js';
 import { dispatchBoard, liveMap } from './trips-query.js';
+import { releaseOpenTrips } from './lifecycle.js';
 import type { LogisticsService } from './service.js';
 
 const STAFF = ['administrator', 'dispatch', 'subadmin'] as const;
@@ -43,7 +45,7 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
         description: 'user_id must be a `repartidor` user (422 USER_NOT_DRIVER); one profile per user (409 DRIVER_EXISTS). capacity = concurrent trips (default 1).',
         body: Strict({
           user_id: Type.Optional(Id),
-          vehicle_type: Type.Optional(Type.Union(['motorcycle', 'bicycle', 'car', 'van', 'on_foot'].map((v) => Type.Literal(v)))),
+          vehicle_type: Type.Optional(VehicleType),
           capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
           territory_ids: Type.Optional(Type.Array(Id, { maxItems: 50 })),
         }),
@@ -82,10 +84,15 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
   );
 
-  for (const [action, to] of [
-    ['approve', 'approved'],
-    ['reject', 'rejected'],
-  ] as const) {
+  const ACTIONS = {
+    approve: 'Approve a driver: pending → approved',
+    reject: 'Reject a driver: pending → rejected (final)',
+    suspend:
+      'Suspend a driver: approved → suspended. He is made unavailable and gets no trips (assignment, auto-assignment, candidates and the optimizer take only ' +
+      'approved drivers); his trips still `assigned` or `accepted` go back to `pending` (events trip.unassigned); trips already picked up stay with him so the goods arrive',
+    reactivate: 'Reactivate a suspended driver: suspended → approved (he stays unavailable until he or staff turn availability on)',
+  } as const;
+  for (const action of ['approve', 'reject', 'suspend', 'reactivate'] as const) {
     app.post(
       `/drivers/:id/${action}`,
       {
@@ -94,7 +101,8 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
         schema: {
           operationId: `${action}Driver`,
           tags: ['logistics'],
-          summary: `${action === 'approve' ? 'Approve' : 'Reject'} a driver: pending → ${to} (otherwise 409 INVALID_TRANSITION); audited`,
+          summary: `${ACTIONS[action].split(':')[0]}; 409 INVALID_TRANSITION from any other state; audited`,
+          description: `${ACTIONS[action]}. \`reason\` is kept as status_reason. Sub-administrators: only drivers linked to their territories (404 otherwise).`,
           params: IdParams,
           body: ReasonBody,
           response: { 200: DriverOut },
@@ -102,7 +110,13 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
       },
       async (req) => {
         const actor = actorOf(req);
-        return driverOut(await inTx(actor, (tx) => drivers.decide(tx, actor, req.params.id, to, req.body?.reason)));
+        return driverOut(
+          await inTx(actor, async (tx) => {
+            const d = await drivers.decide(tx, actor, req.params.id, action, req.body?.reason);
+            if (action === 'suspend') await releaseOpenTrips(tx, actor, svc, d.id, `driver suspended${req.body?.reason ? `: ${req.body.reason}` : ''}`);
+            return action === 'suspend' ? (await drivers.load(tx, d.id))! : d;
+          }),
+        );
       },
     );
   }
@@ -114,15 +128,59 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
       schema: {
         operationId: 'setDriverAvailability',
         tags: ['logistics'],
-        summary: 'Set a driver available or not (only approved drivers may be available: 422 DRIVER_NOT_APPROVED); audited',
+        summary: 'Set a driver available or not, and lock or unlock his availability; audited',
+        description:
+          'Only approved drivers may be available (422 DRIVER_NOT_APPROVED). `locked: true` makes the driver unavailable and keeps him so: ' +
+          'his own POST /driver/availability with `available: true` answers 403 AVAILABILITY_LOCKED until staff send `locked: false`. ' +
+          '`available: true` together with `locked: true` is 422 AVAILABILITY_LOCKED; `available: true` on a locked driver without unlocking is 403 AVAILABILITY_LOCKED. ' +
+          '`reason` is kept with the lock.',
         params: IdParams,
-        body: Strict({ available: Type.Boolean() }),
+        body: Strict({ available: Type.Boolean(), locked: Type.Optional(Type.Boolean()), reason: Type.Optional(ShortText(500)) }),
         response: { 200: DriverOut },
       },
     },
     async (req) => {
       const actor = actorOf(req);
-      return driverOut(await inTx(actor, async (tx) => drivers.setAvailability(tx, actor, await drivers.getScoped(tx, actor, req.params.id), req.body.available)));
+      const { available, locked, reason } = req.body;
+      if (available && locked) throw AppError.unprocessable('A locked driver cannot be available', 'AVAILABILITY_LOCKED', [{ field: 'locked', message: 'requires available: false' }]);
+      return driverOut(
+        await inTx(actor, async (tx) => {
+          let d = await drivers.getScoped(tx, actor, req.params.id);
+          if (locked === false && d.availability_locked) d = await drivers.setAvailabilityLock(tx, actor, d, false);
+          if (locked === true) return drivers.setAvailabilityLock(tx, actor, d, true, reason);
+          return drivers.setAvailability(tx, actor, d, available);
+        }),
+      );
+    },
+  );
+
+  app.patch(
+    '/drivers/:id',
+    {
+      config: { auth: { roles: ['administrator', 'subadmin'], permission: 'drivers_approve' } },
+      schema: {
+        operationId: 'updateDriver',
+        tags: ['logistics'],
+        summary: "Edit a driver's capacity, vehicle and territories (also of self-registered drivers); audited",
+        description:
+          'Only the fields sent change. `territory_ids` replaces the driver\'s territory links (unknown territory: 422 TERRITORY_NOT_FOUND). ' +
+          'Sub-administrators: only drivers linked to their territories (404 otherwise); they replace only the links inside their territories, must name ' +
+          'only their territories and must leave at least one (422 TERRITORY_REQUIRED). Lowering capacity below the active trips keeps those trips and gives no new ones until he is below it.',
+        params: IdParams,
+        body: Strict(
+          {
+            capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
+            vehicle_type: Type.Optional(VehicleType),
+            territory_ids: Type.Optional(Type.Array(Id, { maxItems: 50 })),
+          },
+          { minProperties: 1 },
+        ),
+        response: { 200: DriverOut },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return driverOut(await inTx(actor, (tx) => drivers.update(tx, actor, req.params.id, req.body)));
     },
   );
 

@@ -7,7 +7,7 @@ import { HAVERSINE_SQL, pointSql, type LonLat } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { assertTransition } from '../../platform/state-machine.js';
-import { APPROVAL_TRANSITIONS, DRIVER_SELECT, driverOut, scopeOf, type ApprovalStatus, type DriverRow } from './model.js';
+import { APPROVAL_ACTIONS, APPROVAL_TRANSITIONS, DRIVER_SELECT, driverOut, scopeOf, type ApprovalAction, type ApprovalStatus, type DriverRow } from './model.js';
 import { assertTerritories } from './territories.js';
 
 const M_PER_DEG_LAT = 111_194.93; // 2πR / 360 with the mean Earth radius used by haversineMeters
@@ -115,10 +115,15 @@ export function createDriverService(ctx: AppContext) {
     return toPage(rows, page, driverOut);
   }
 
-  /** pending → approved | rejected (409 INVALID_TRANSITION otherwise); a rejected driver is made unavailable. */
-  async function decide(tx: Tx, actor: Actor, id: string, to: 'approved' | 'rejected', reason?: string): Promise<DriverRow> {
+  /**
+   * approve / reject / suspend / reactivate along APPROVAL_TRANSITIONS, from the state the action names
+   * (409 INVALID_TRANSITION otherwise); a driver that is not approved afterwards is made unavailable.
+   */
+  async function decide(tx: Tx, actor: Actor, id: string, action: ApprovalAction, reason?: string): Promise<DriverRow> {
     const before = await getScoped(tx, actor, id);
     const { rows } = await tx.query<{ status: ApprovalStatus }>('SELECT status FROM driver WHERE id = $1 FOR UPDATE', [id]);
+    const { from, to } = APPROVAL_ACTIONS[action];
+    if (rows[0].status !== from) throw AppError.invalidTransition('Driver', rows[0].status, to);
     assertTransition('Driver', APPROVAL_TRANSITIONS, rows[0].status, to);
     await tx.query(
       `UPDATE driver SET status = $2, status_reason = $3, available = CASE WHEN $2 = 'approved' THEN available ELSE false END,
@@ -130,17 +135,81 @@ export function createDriverService(ctx: AppContext) {
     return after;
   }
 
-  /** Only approved drivers may become available (422 DRIVER_NOT_APPROVED). */
+  /**
+   * Only approved drivers may become available (422 DRIVER_NOT_APPROVED); while staff hold the
+   * availability lock the driver himself cannot go available (403 AVAILABILITY_LOCKED).
+   */
   async function setAvailability(tx: Tx, actor: Actor, driver: DriverRow, available: boolean): Promise<DriverRow> {
+    const { rows } = await tx.query<{ availability_locked: boolean }>('SELECT availability_locked FROM driver WHERE id = $1 FOR NO KEY UPDATE', [driver.id]);
+    if (available && rows[0]?.availability_locked) {
+      throw AppError.forbidden('The administration has locked this driver\'s availability', 'AVAILABILITY_LOCKED');
+    }
+    // A deactivated user's driver profile stays unavailable (staff cannot put him back on the road either).
     const { rowCount } = await tx.query(
-      `UPDATE driver SET available = $2, last_seen_at = now(), updated_at = now() WHERE id = $1 AND ($2 = false OR status = 'approved')`,
+      `UPDATE driver d SET available = $2, last_seen_at = now(), updated_at = now()
+        WHERE d.id = $1 AND ($2 = false OR (d.status = 'approved'
+          AND EXISTS (SELECT 1 FROM users u WHERE u.organization_id = d.organization_id AND u.id = d.user_id AND u.active)))`,
       [driver.id, available],
     );
-    if (rowCount === 0) throw AppError.unprocessable('Only an approved driver can be available', 'DRIVER_NOT_APPROVED');
+    if (rowCount === 0) throw AppError.unprocessable('Only an approved driver of an active user can be available', 'DRIVER_NOT_APPROVED');
     const after = (await load(tx, driver.id))!;
     if (actor.kind !== 'repartidor') {
       await recordAudit(tx, actor, { action: 'driver.availability', entityType: 'driver', entityId: driver.id, before: { available: driver.available }, after: { available } });
     }
+    return after;
+  }
+
+  /** Staff: lock (the driver goes unavailable and cannot undo it) or unlock a driver's availability; audited. */
+  async function setAvailabilityLock(tx: Tx, actor: Actor, driver: DriverRow, locked: boolean, reason?: string): Promise<DriverRow> {
+    await tx.query(
+      `UPDATE driver SET availability_locked = $2, availability_lock_reason = CASE WHEN $2 THEN $3 ELSE NULL END,
+              availability_locked_by_user_id = CASE WHEN $2 THEN $4 ELSE NULL END, availability_locked_at = CASE WHEN $2 THEN now() ELSE NULL END,
+              available = CASE WHEN $2 THEN false ELSE available END, updated_at = now()
+        WHERE id = $1`,
+      [driver.id, locked, reason ?? null, actor.userId],
+    );
+    const after = (await load(tx, driver.id))!;
+    await recordAudit(tx, actor, {
+      action: locked ? 'driver.availability_locked' : 'driver.availability_unlocked',
+      entityType: 'driver',
+      entityId: driver.id,
+      before: { available: driver.available, availability_locked: driver.availability_locked, availability_lock_reason: driver.availability_lock_reason },
+      after: { available: after.available, availability_locked: after.availability_locked, availability_lock_reason: after.availability_lock_reason },
+    });
+    return after;
+  }
+
+  /**
+   * Staff edit capacity, vehicle and territories of any driver (also self-registered ones). territory_ids
+   * replaces the driver's links; a sub-administrator replaces only the links inside his territories
+   * (links elsewhere stay) and must leave the driver in at least one of them. Audited.
+   */
+  async function update(tx: Tx, actor: Actor, id: string, input: { capacity?: number; vehicle_type?: string; territory_ids?: string[] }): Promise<DriverRow> {
+    const before = await getScoped(tx, actor, id);
+    await tx.query('SELECT 1 FROM driver WHERE id = $1 FOR NO KEY UPDATE', [id]);
+    if (input.capacity !== undefined || input.vehicle_type !== undefined) {
+      await tx.query('UPDATE driver SET capacity = COALESCE($2, capacity), vehicle_type = COALESCE($3, vehicle_type), updated_at = now() WHERE id = $1', [
+        id,
+        input.capacity ?? null,
+        input.vehicle_type ?? null,
+      ]);
+    }
+    if (input.territory_ids !== undefined) {
+      const territoryIds = [...new Set(input.territory_ids)];
+      const scope = scopeOf(actor);
+      if (scope && territoryIds.length === 0) {
+        throw AppError.unprocessable('A sub-administrator must leave the driver in one of his territories', 'TERRITORY_REQUIRED', [{ field: 'territory_ids', message: 'required' }]);
+      }
+      await assertTerritories(tx, actor, territoryIds);
+      await tx.query('DELETE FROM driver_territory WHERE driver_id = $1 AND ($2::text[] IS NULL OR territory_id = ANY($2)) AND NOT (territory_id = ANY($3::text[]))', [id, scope, territoryIds]);
+      await tx.query(
+        `INSERT INTO driver_territory (organization_id, driver_id, territory_id) SELECT $1, $2, unnest($3::text[]) ON CONFLICT DO NOTHING`,
+        [actor.organizationId, id, territoryIds],
+      );
+      await tx.query('UPDATE driver SET updated_at = now() WHERE id = $1', [id]);
+    }
+    const after = (await load(tx, id))!;
+    await recordAudit(tx, actor, { action: 'driver.updated', entityType: 'driver', entityId: id, before: driverOut(before), after: driverOut(after) });
     return after;
   }
 
@@ -157,7 +226,7 @@ export function createDriverService(ctx: AppContext) {
     return rows.map((r) => ({ ...driverOut(r), distance_m: Math.round(Number(r.distance_m) * 10) / 10 }));
   }
 
-  return { load, getScoped, driverOfUser, self, create, list, decide, setAvailability, nearby };
+  return { load, getScoped, driverOfUser, self, create, list, decide, setAvailability, setAvailabilityLock, update, nearby };
 }
 
 export type DriverService = ReturnType<typeof createDriverService>;

@@ -9,7 +9,7 @@ import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, IdParams, Page, PageQueryProps, Phone, ShortText, Strict } from '../../platform/schemas.js';
 import { assertTransition } from '../../platform/state-machine.js';
-import { APPROVAL_TRANSITIONS, MERCHANT_SELECT, merchantOut, scopeOf, type ApprovalStatus, type MerchantRow } from './model.js';
+import { APPROVAL_ACTIONS, APPROVAL_TRANSITIONS, MERCHANT_SELECT, merchantOut, scopeOf, type ApprovalAction, type ApprovalStatus, type MerchantRow } from './model.js';
 import { bodyOptional, ApprovalStatusSchema, MerchantOut, ReasonBody } from './schemas.js';
 import { assertTerritories, territoryForPoint } from './territories.js';
 
@@ -88,9 +88,12 @@ export function createMerchantService(ctx: AppContext) {
     return toPage(rows, page, merchantOut);
   }
 
-  async function decide(tx: Tx, actor: Actor, id: string, to: 'approved' | 'rejected', reason?: string): Promise<MerchantRow> {
+  /** approve / reject / suspend / reactivate along APPROVAL_TRANSITIONS, from the state the action names (409 INVALID_TRANSITION otherwise). */
+  async function decide(tx: Tx, actor: Actor, id: string, action: ApprovalAction, reason?: string): Promise<MerchantRow> {
     const before = await getScoped(tx, actor, id);
     const { rows } = await tx.query<{ status: ApprovalStatus }>('SELECT status FROM merchant WHERE id = $1 FOR UPDATE', [id]);
+    const { from, to } = APPROVAL_ACTIONS[action];
+    if (rows[0].status !== from) throw AppError.invalidTransition('Merchant', rows[0].status, to);
     assertTransition('Merchant', APPROVAL_TRANSITIONS, rows[0].status, to);
     await tx.query('UPDATE merchant SET status = $2, status_reason = $3, decided_by_user_id = $4, decided_at = now(), updated_at = now() WHERE id = $1', [
       id,
@@ -174,10 +177,15 @@ export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) 
     },
   );
 
-  for (const [action, to] of [
-    ['approve', 'approved'],
-    ['reject', 'rejected'],
-  ] as const) {
+  const ACTIONS = {
+    approve: 'Approve a merchant: pending → approved',
+    reject: 'Reject a merchant: pending → rejected (final)',
+    suspend:
+      'Suspend a merchant: approved → suspended. The customer marketplace hides it (with its branches and items), checkout and new orders answer ' +
+      '422 MERCHANT_NOT_APPROVED, and no new trips or express requests are created for it; orders and trips already under way continue',
+    reactivate: 'Reactivate a suspended merchant: suspended → approved',
+  } as const;
+  for (const action of ['approve', 'reject', 'suspend', 'reactivate'] as const) {
     app.post(
       `/merchants/:id/${action}`,
       {
@@ -186,7 +194,8 @@ export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) 
         schema: {
           operationId: `${action}Merchant`,
           tags: ['logistics'],
-          summary: `${action === 'approve' ? 'Approve' : 'Reject'} a merchant: pending → ${to} (otherwise 409 INVALID_TRANSITION); audited`,
+          summary: `${ACTIONS[action].split(':')[0]}; 409 INVALID_TRANSITION from any other state; audited`,
+          description: `${ACTIONS[action]}. \`reason\` is kept as status_reason. Sub-administrators: only merchants in their territories (404 otherwise).`,
           params: IdParams,
           body: ReasonBody,
           response: { 200: MerchantOut },
@@ -194,7 +203,7 @@ export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) 
       },
       async (req) => {
         const actor = actorOf(req);
-        return merchantOut(await inTx(actor, (tx) => svc.decide(tx, actor, req.params.id, to, req.body?.reason)));
+        return merchantOut(await inTx(actor, (tx) => svc.decide(tx, actor, req.params.id, action, req.body?.reason)));
       },
     );
   }

@@ -5,7 +5,7 @@ import type { Transitions } from '../../platform/state-machine.js';
 export type TripStatus = 'pending' | 'assigned' | 'accepted' | 'picked_up' | 'in_transit' | 'completed' | 'cancelled';
 export type ServiceMode = 'marketplace' | 'delivery_express';
 export type SourceChannel = 'core' | 'chat' | 'admin' | 'api';
-export type ApprovalStatus = 'pending' | 'approved' | 'rejected';
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'suspended';
 
 /**
  * The trip state machine. `assigned → assigned` and `accepted → assigned` are reassignments;
@@ -36,10 +36,26 @@ export const DISPATCH_TRANSITIONS: Transitions<TripStatus> = {
 export const ACTIVE_STATUSES: TripStatus[] = ['assigned', 'accepted', 'picked_up', 'in_transit'];
 export const TERMINAL_STATUSES: TripStatus[] = ['completed', 'cancelled'];
 
+/**
+ * Drivers and merchants: pending → approved | rejected; approved → suspended → approved (reactivate).
+ * Rejected is final. Every query that hands out work asks for `status = 'approved'`, so a suspended
+ * driver gets no trips and a suspended merchant no orders or trips without further checks.
+ */
 export const APPROVAL_TRANSITIONS: Transitions<ApprovalStatus> = {
   pending: ['approved', 'rejected'],
-  approved: [],
+  approved: ['suspended'],
+  suspended: ['approved'],
   rejected: [],
+};
+
+export type ApprovalAction = 'approve' | 'reject' | 'suspend' | 'reactivate';
+
+/** Each operation names the state it starts from, so `approve` does not double as `reactivate`. */
+export const APPROVAL_ACTIONS: Record<ApprovalAction, { from: ApprovalStatus; to: ApprovalStatus }> = {
+  approve: { from: 'pending', to: 'approved' },
+  reject: { from: 'pending', to: 'rejected' },
+  suspend: { from: 'approved', to: 'suspended' },
+  reactivate: { from: 'suspended', to: 'approved' },
 };
 
 /** Wrong PIN attempts that lock a verification until dispatch resets it. */
@@ -160,6 +176,8 @@ export interface DriverRow {
   status: ApprovalStatus;
   status_reason: string | null;
   available: boolean;
+  availability_locked: boolean;
+  availability_lock_reason: string | null;
   vehicle_type: string;
   capacity: number;
   active_trips: number;
@@ -173,7 +191,7 @@ export interface DriverRow {
 }
 
 export const DRIVER_SELECT = `
-  SELECT d.organization_id, d.id, d.user_id, u.display_name, u.phone, d.status, d.status_reason, d.available, d.vehicle_type,
+  SELECT d.organization_id, d.id, d.user_id, u.display_name, u.phone, d.status, d.status_reason, d.available, d.availability_locked, d.availability_lock_reason, d.vehicle_type,
          d.capacity, d.active_trips, (d.last_location)[0] AS last_lon, (d.last_location)[1] AS last_lat,
          d.last_location_at, d.last_seen_at, d.created_at, d.updated_at,
          COALESCE((SELECT array_agg(dt.territory_id ORDER BY dt.territory_id) FROM driver_territory dt
@@ -191,6 +209,8 @@ export function driverOut(d: DriverRow) {
     status: d.status,
     status_reason: d.status_reason,
     available: d.available,
+    availability_locked: d.availability_locked,
+    availability_lock_reason: d.availability_lock_reason,
     vehicle_type: d.vehicle_type,
     capacity: d.capacity,
     active_trips: d.active_trips,

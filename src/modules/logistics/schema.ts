@@ -86,9 +86,14 @@ export const driver = pgTable(
     organizationId: text('organization_id').notNull(),
     id: text('id').notNull(),
     userId: text('user_id').notNull(),
-    status: text('status', { enum: ['pending', 'approved', 'rejected'] }).notNull().default('pending'),
+    status: text('status', { enum: ['pending', 'approved', 'rejected', 'suspended'] }).notNull().default('pending'),
     statusReason: text('status_reason'),
     available: boolean('available').notNull().default(false),
+    /** Set by staff: the driver stays unavailable and cannot turn availability back on himself until staff unlock it. */
+    availabilityLocked: boolean('availability_locked').notNull().default(false),
+    availabilityLockReason: text('availability_lock_reason'),
+    availabilityLockedByUserId: text('availability_locked_by_user_id'),
+    availabilityLockedAt: ts('availability_locked_at'),
     vehicleType: text('vehicle_type').notNull().default('motorcycle'),
     /** Concurrent trips this driver may carry. */
     capacity: integer('capacity').notNull().default(1),
@@ -112,6 +117,7 @@ export const driver = pgTable(
     index('driver_location_gist').using('gist', t.lastLocation),
     check('driver_active_trips_ck', sql`${t.activeTrips} >= 0`),
     check('driver_capacity_ck', sql`${t.capacity} between 1 and 50`),
+    check('driver_status_ck', sql`${t.status} in ('pending', 'approved', 'rejected', 'suspended')`),
   ],
 );
 
@@ -141,7 +147,7 @@ export const merchant = pgTable(
     phone: text('phone'),
     address: text('address'),
     location: pt('location'),
-    status: text('status', { enum: ['pending', 'approved', 'rejected'] }).notNull().default('pending'),
+    status: text('status', { enum: ['pending', 'approved', 'rejected', 'suspended'] }).notNull().default('pending'),
     statusReason: text('status_reason'),
     commissionPercent: numeric('commission_percent', { precision: 5, scale: 2 }).notNull().default('10.00'),
     territoryId: text('territory_id'),
@@ -158,6 +164,7 @@ export const merchant = pgTable(
     index('merchant_status_idx').on(t.organizationId, t.status, t.id),
     index('merchant_territory_idx').on(t.organizationId, t.territoryId, t.id),
     check('merchant_commission_ck', sql`${t.commissionPercent} >= 0 and ${t.commissionPercent} <= 100`),
+    check('merchant_status_ck', sql`${t.status} in ('pending', 'approved', 'rejected', 'suspended')`),
   ],
 );
 

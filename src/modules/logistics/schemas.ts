@@ -6,7 +6,11 @@ import { TRIP_STATUSES } from './schema.js';
 const lit = <T extends string>(values: readonly T[], description?: string) => Type.Union(values.map((v) => Type.Literal(v)), description ? { description } : {});
 
 export const TripStatusSchema = lit(TRIP_STATUSES, 'pending → assigned → accepted → picked_up → in_transit → completed; cancelled from any non-terminal state');
-export const ApprovalStatusSchema = lit(['pending', 'approved', 'rejected'] as const, 'pending → approved | rejected');
+export const ApprovalStatusSchema = lit(
+  ['pending', 'approved', 'rejected', 'suspended'] as const,
+  'pending → approved | rejected (approve, reject); approved → suspended (suspend); suspended → approved (reactivate); rejected is final',
+);
+export const VehicleType = lit(['motorcycle', 'bicycle', 'car', 'van', 'on_foot'] as const);
 export const ServiceModeSchema = lit(['marketplace', 'delivery_express'] as const);
 export const SourceChannelSchema = lit(['core', 'chat', 'admin', 'api'] as const);
 export const StrategySchema = lit(['nearest', 'least_loaded'] as const, 'auto-assignment ranking: nearest first, or least loaded first');
@@ -47,6 +51,8 @@ export const DriverOut = Type.Object({
   status: ApprovalStatusSchema,
   status_reason: Nullable(Type.String()),
   available: Type.Boolean(),
+  availability_locked: Type.Boolean({ description: 'set by staff: the driver cannot go available until staff unlock it (403 AVAILABILITY_LOCKED)' }),
+  availability_lock_reason: Nullable(Type.String()),
   vehicle_type: Type.String(),
   capacity: Type.Integer({ description: 'concurrent trips this driver may carry' }),
   active_trips: Type.Integer(),

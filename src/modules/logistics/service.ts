@@ -12,6 +12,7 @@ import type { DriverRow, MerchantRow, TripRow } from './model.js';
 import { driversForPlanning, lockForPlanCommit, tripsForPlanning, type PlanningDriver, type PlanningTrip, type PlanningTripFilter } from './planning.js';
 import { createProofs } from './proofs.js';
 import { getSettings, getTerritory, territoryForPoint, type LogisticsSettings, type TerritoryRow } from './territories.js';
+import { releaseOpenTrips } from './lifecycle.js';
 import { createTripCore, type CreateTripOptions, type NewTrip } from './trips-service.js';
 import { driverUserIdsOfTerritory, listTrips, liveMap, tripReportRows, tripStatusCounts, type Period, type TripListQuery, type TripReportRow } from './trips-query.js';
 
@@ -61,6 +62,8 @@ export interface LogisticsApi {
   tripsForPlanning(tx: Tx, actor: Actor, filter: PlanningTripFilter): Promise<PlanningTrip[]>;
   /** Batch planning: approved, available drivers with a position, within the actor's scope. */
   driversForPlanning(tx: Tx, actor: Actor, filter: { driverIds?: string[]; limit: number }): Promise<PlanningDriver[]>;
+  /** A user was deactivated: his driver profile (if any) goes unavailable and gives back the trips he has not picked up. */
+  userDeactivated(tx: Tx, actor: Actor, userId: string): Promise<void>;
   /** Batch commit: locks trips then drivers (id order) FOR NO KEY UPDATE and returns their current state. */
   lockForPlanCommit(tx: Tx, tripIds: string[], driverIds: string[]): Promise<{ trips: PlanningTrip[]; drivers: PlanningDriver[] }>;
 }
@@ -110,6 +113,12 @@ export function createLogisticsService(ctx: AppContext) {
     tripsForPlanning,
     driversForPlanning,
     lockForPlanCommit,
+    async userDeactivated(tx, actor, userId) {
+      const d = await drivers.driverOfUser(tx, userId);
+      if (!d) return;
+      await tx.query('UPDATE driver SET available = false, updated_at = now() WHERE id = $1', [d.id]);
+      await releaseOpenTrips(tx, actor, { core }, d.id, 'driver account deactivated');
+    },
     async backfillTerritories(tx, organizationId) {
       return (await tx.query<{ n: number }>('SELECT logistics_backfill_territories($1) AS n', [organizationId])).rows[0].n;
     },

@@ -77,8 +77,12 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
         description:
           'A repeat with the same Idempotency-Key returns the first response (also when concurrent); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED. ' +
           'Without territory_id the territory is the oldest active one covering the pickup. delivery_fee and driver_earning default to the logistics settings; ' +
-          'merchants may not set them. A merchant creates trips only for his own (approved) merchant. A trip without customer_user_id (a recipient with no account) ' +
-          'gets a recipient tracking link (GET /trips/:id/recipient-link); recipient_phone is where it is meant to be sent.',
+          'merchants may not set them. A merchant creates trips only for his own (approved) merchant. Linked ids are checked before anything is written: ' +
+          '`customer_user_id` must be a customer (`delivery`) user of the organization (422 CUSTOMER_NOT_FOUND); `order_id` must be an order of the trip\'s ' +
+          'merchant (422 ORDER_NOT_FOUND, also for another merchant\'s order), `ready` (409 ORDER_NOT_READY_FOR_TRIP) and without a trip (409 ORDER_HAS_TRIP; ' +
+          'commerce creates the trip when an order becomes ready), and its customer is the trip\'s (422 CUSTOMER_MISMATCH); `express_request_id` must be a ' +
+          '`requested` express request of the same merchant without a trip (422 EXPRESS_REQUEST_NOT_FOUND, 409 EXPRESS_REQUEST_HAS_TRIP). ' +
+          'A trip without customer_user_id (a recipient with no account) gets a recipient tracking link (GET /trips/:id/recipient-link); recipient_phone is where it is meant to be sent.',
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
         body: Strict({
           pickup_location: GeoPoint,
@@ -88,7 +92,7 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
           merchant_id: Type.Optional(Id),
           customer_user_id: Type.Optional(Id),
           recipient_phone: Type.Optional(Phone),
-          order_id: Type.Optional(ShortText(100)),
+          order_id: Type.Optional(Id),
           express_request_id: Type.Optional(Id),
           service_mode: Type.Optional(ServiceModeSchema),
           source_channel: Type.Optional(SourceChannelSchema),

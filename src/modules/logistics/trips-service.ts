@@ -100,6 +100,43 @@ export function createTripCore(ctx: AppContext) {
     if (driverId) await tx.query('UPDATE driver SET active_trips = greatest(active_trips - 1, 0), updated_at = now() WHERE id = $1', [driverId]);
   }
 
+  /**
+   * Ids a trip links to are checked before anything is written: an order must be of the trip's merchant, `ready`
+   * and without a trip (commerce creates that trip when the order becomes ready), and its customer is the trip's;
+   * an express request must be of the trip's merchant, still `requested` and without a trip. Anything else is
+   * 422 ORDER_NOT_FOUND / EXPRESS_REQUEST_NOT_FOUND (also for another merchant's, so nothing is revealed),
+   * 409 ORDER_NOT_READY_FOR_TRIP / ORDER_HAS_TRIP / EXPRESS_REQUEST_HAS_TRIP, or 422 CUSTOMER_MISMATCH.
+   */
+  async function checkLinks(tx: Tx, input: NewTrip, merchantId: string | null): Promise<{ merchantId: string | null; customerUserId: string | null }> {
+    let customerUserId = input.customer_user_id ?? null;
+    const liveTrip = async (column: 'order_id' | 'express_request_id', id: string) =>
+      (await tx.query(`SELECT 1 FROM trip WHERE ${column} = $1 AND status <> 'cancelled' LIMIT 1`, [id])).rowCount > 0;
+    if (input.order_id) {
+      const o = await ctx.services.orders?.getOrderFacts(tx, input.order_id);
+      if (!o || (merchantId && o.merchantId !== merchantId)) {
+        throw AppError.unprocessable('Unknown order', 'ORDER_NOT_FOUND', [{ field: 'order_id', message: 'not an order of this merchant' }]);
+      }
+      if (o.tripId || (await liveTrip('order_id', o.orderId))) throw AppError.conflict('The order already has a trip', 'ORDER_HAS_TRIP', { current_status: o.status });
+      if (o.status !== 'ready') throw AppError.conflict('Only a ready order gets a trip', 'ORDER_NOT_READY_FOR_TRIP', { current_status: o.status });
+      if (customerUserId && customerUserId !== o.customerUserId) {
+        throw AppError.unprocessable("customer_user_id must be the order's customer", 'CUSTOMER_MISMATCH', [{ field: 'customer_user_id', message: "not the order's customer" }]);
+      }
+      merchantId = o.merchantId;
+      customerUserId = o.customerUserId;
+    }
+    if (input.express_request_id) {
+      const e = await ctx.services.orders?.getExpressFacts(tx, input.express_request_id);
+      if (!e || (merchantId && e.merchantId !== merchantId)) {
+        throw AppError.unprocessable('Unknown express request', 'EXPRESS_REQUEST_NOT_FOUND', [{ field: 'express_request_id', message: 'not an express request of this merchant' }]);
+      }
+      if (e.tripId || e.status !== 'requested' || (await liveTrip('express_request_id', input.express_request_id))) {
+        throw AppError.conflict('The express request already has a trip', 'EXPRESS_REQUEST_HAS_TRIP', { current_status: e.status });
+      }
+      merchantId = e.merchantId;
+    }
+    return { merchantId, customerUserId };
+  }
+
   async function create(tx: Tx, actor: Actor, input: NewTrip, opts: CreateTripOptions = {}): Promise<TripRow> {
     const pickup = parsePoint({ type: 'Point', coordinates: [input.pickup.lon, input.pickup.lat] }, 'pickup');
     const dropoff = parsePoint({ type: 'Point', coordinates: [input.dropoff.lon, input.dropoff.lat] }, 'dropoff');
@@ -113,12 +150,15 @@ export function createTripCore(ctx: AppContext) {
         throw AppError.forbidden('delivery_fee and driver_earning come from the tariffs, not from the merchant', 'FIELD_NOT_ALLOWED');
       }
     }
+    const links = await checkLinks(tx, input, merchantId);
+    merchantId = links.merchantId;
+    const customerUserId = links.customerUserId;
     if (merchantId) {
       const m = await ctx.services.logistics.getMerchant(tx, merchantId);
       if (!m) throw AppError.unprocessable('Unknown merchant', 'MERCHANT_NOT_FOUND', [{ field: 'merchant_id', message: 'unknown' }]);
       if (m.status !== 'approved') throw AppError.unprocessable('The merchant is not approved', 'MERCHANT_NOT_APPROVED');
     }
-    if (input.customer_user_id && !(await ctx.services.identity.userExists(tx, input.customer_user_id, 'delivery'))) {
+    if (customerUserId && !(await ctx.services.identity.userExists(tx, customerUserId, 'delivery'))) {
       throw AppError.unprocessable('customer_user_id must be a customer (delivery) user', 'CUSTOMER_NOT_FOUND', [{ field: 'customer_user_id', message: 'unknown' }]);
     }
     let territoryId = input.territory_id ?? null;
@@ -145,7 +185,7 @@ export function createTripCore(ctx: AppContext) {
         input.source_channel ?? (isStaff(actor) ? 'admin' : 'core'),
         territoryId,
         merchantId,
-        input.customer_user_id ?? null,
+        customerUserId,
         input.order_id ?? null,
         input.express_request_id ?? null,
         pointSql(pickup),

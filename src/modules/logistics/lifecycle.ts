@@ -1,0 +1,15 @@
+import type { Actor } from '../../platform/auth.js';
+import type { Tx } from '../../platform/db/index.js';
+import { TRIP_SELECT, type TripRow } from './model.js';
+import type { LogisticsService } from './service.js';
+
+/**
+ * A suspended driver keeps no work he has not started: his trips still `assigned` or `accepted` go back
+ * to `pending` (trip.unassigned, capacity released). Trips already picked up stay with him, so goods in
+ * his hands still reach the customer.
+ */
+export async function releaseOpenTrips(tx: Tx, actor: Actor, svc: Pick<LogisticsService, 'core'>, driverId: string, reason: string): Promise<number> {
+  const { rows } = await tx.query<TripRow>(`${TRIP_SELECT} WHERE t.driver_id = $1 AND t.status IN ('assigned', 'accepted') ORDER BY t.id FOR NO KEY UPDATE OF t`, [driverId]);
+  for (const t of rows) await svc.core.unassign(tx, actor, t, reason, 'trip.unassigned');
+  return rows.length;
+}
