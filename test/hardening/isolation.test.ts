@@ -58,6 +58,8 @@ function pathIdOf(w: World, url: string, param: string): string {
     subadmins: w.users.admin,
     'app-users': w.users.customer,
     optimize: w.tripId,
+    // Public recipient links: a B trip id is no token; the route must answer 404 like any unknown link.
+    tracking: w.tripId,
   };
   const id = map[collection];
   if (!id) throw new Error(`no B record for path parameter ${param} of ${url}`);

@@ -147,6 +147,8 @@ const post = (url: string, payload: unknown = {}): Call => ({ method: 'POST', ur
 const get = (url: string): Call => ({ method: 'GET', url });
 const count = async (sql: string, params: unknown[]) => (await t.db.withSystem((tx) => tx.query<{ n: number }>(sql, params))).rows[0].n;
 
+const liveLinks = (tripId: string) => t.db.withSystem((tx) => tx.query('SELECT id FROM trip_recipient_link WHERE trip_id = $1 AND revoked_at IS NULL', [tripId])).then((r) => r.rows);
+
 const PLANS: Record<string, Plan> = {
   'POST /auth/mobile/revoke': { personal: post('/auth/mobile/revoke', { refresh_token: 'not-a-token' }) },
   'POST /auth/logout': { personal: post('/auth/logout') },
@@ -222,6 +224,9 @@ const PLANS: Record<string, Plan> = {
   'GET /trips/:id/candidates': { single: { call: (id) => get(`/trips/${id}/candidates?radius_m=200000`), b: () => Z.B.tripPending, a: () => Z.A.tripPending } },
   'POST /trips/:id/auto-assign': { single: { call: (id) => post(`/trips/${id}/auto-assign`), b: () => Z.B.tripPending, a: () => Z.A.tripAssigned, unchanged: () => status('trip', Z.B.tripPending) } },
   'GET /trips/:id': { single: { call: (id) => get(`/trips/${id}`), b: () => Z.B.tripAssigned, a: () => Z.A.tripAssigned } },
+  'GET /trips/:id/recipient-link': { single: { call: (id) => get(`/trips/${id}/recipient-link`), b: () => Z.B.tripPending, a: () => Z.A.tripPending } },
+  'POST /trips/:id/recipient-link': { single: { call: (id) => post(`/trips/${id}/recipient-link`), b: () => Z.B.tripPending, a: () => Z.A.tripPending, unchanged: () => liveLinks(Z.B.tripPending) } },
+  'DELETE /trips/:id/recipient-link': { single: { call: (id) => ({ method: 'DELETE', url: `/trips/${id}/recipient-link` }), b: () => Z.B.tripPending, unchanged: () => liveLinks(Z.B.tripPending) } },
   'GET /trips/:id/tracking': { single: { call: (id) => get(`/trips/${id}/tracking`), b: () => Z.B.tripAssigned, a: () => Z.A.tripAssigned } },
   'GET /trips/:id/proofs': { single: { call: (id) => get(`/trips/${id}/proofs`), b: () => Z.B.tripAssigned, a: () => Z.A.tripAssigned } },
   'POST /merchant/payment-reviews/:id/approve': {
