@@ -131,7 +131,15 @@ export function identityRoutes(app: Api, ctx: AppContext) {
           200: Type.Object({
             ...UserOut.properties,
             organization: Type.Object({ id: Type.String(), name: Type.String() }),
-            subadmin_scope: Nullable(Type.Object({}, { additionalProperties: true })),
+            subadmin_scope: Nullable(
+              Type.Object({
+                territory_ids: Type.Array(Type.String()),
+                permissions: Type.Record(Type.String(), Type.Boolean()),
+                commission_min_percent: Nullable(Type.String()),
+                commission_max_percent: Nullable(Type.String()),
+                active: Type.Boolean(),
+              }),
+            ),
           }),
         },
       },
@@ -146,7 +154,7 @@ export function identityRoutes(app: Api, ctx: AppContext) {
       schema: {
         operationId: 'listAppUsers',
         tags: ['users'],
-        querystring: Strict({ ...PageQueryProps, role: Type.Optional(Role), q: Type.Optional(ShortText(100)) }),
+        querystring: Strict({ ...PageQueryProps, role: Type.Optional(Role), q: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'part of the email or display name, matched literally (case-insensitive)' })) }),
         response: { 200: Page(UserOut) },
       },
     },

@@ -1,3 +1,4 @@
+import { containsPattern } from '../../platform/search.js';
 import { createHmac } from 'node:crypto';
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import { AppError } from '../../platform/errors.js';
@@ -429,7 +430,7 @@ export function createIdentityService(ctx: AppContext) {
         [actor.userId],
       );
       if (!rows[0]) throw AppError.notFound('User');
-      return { ...publicUser(rows[0]), organization: { id: rows[0].organization_id, name: rows[0].organization_name }, subadmin_scope: actor.subadmin };
+      return { ...publicUser(rows[0]), organization: { id: rows[0].organization_id, name: rows[0].organization_name }, subadmin_scope: subadminScopeOut(actor.subadmin) };
     },
 
     async createAppUser(actor: Actor, input: NewUser) {
@@ -446,9 +447,9 @@ export function createIdentityService(ctx: AppContext) {
         const { rows } = await tx.query<UserRow>(
           `SELECT ${USER_COLUMNS} FROM users
             WHERE ($1::text IS NULL OR role = $1) AND ($2::text IS NULL OR id < $2)
-              AND ($3::text IS NULL OR email ILIKE '%' || $3 || '%' OR display_name ILIKE '%' || $3 || '%')
+              AND ($3::text IS NULL OR email ILIKE $3 OR display_name ILIKE $3)
             ORDER BY id DESC LIMIT $4`,
-          [q.role ?? null, page.after, q.q ?? null, page.limit + 1],
+          [q.role ?? null, page.after, q.q ? containsPattern(q.q) : null, page.limit + 1],
         );
         return toPage(rows, page, publicUser);
       });
@@ -468,3 +469,16 @@ export function createIdentityService(ctx: AppContext) {
 }
 
 export type IdentityService = ReturnType<typeof createIdentityService>;
+
+/** The sub-administrator's scope as the API shows it (snake_case like every other field). */
+export function subadminScopeOut(scope: Actor['subadmin']) {
+  return scope
+    ? {
+        territory_ids: scope.territoryIds,
+        permissions: scope.permissions,
+        commission_min_percent: scope.commissionMinPercent,
+        commission_max_percent: scope.commissionMaxPercent,
+        active: scope.active,
+      }
+    : null;
+}
