@@ -15,9 +15,16 @@ export const STORAGE_PURPOSES = [
 ] as const;
 export type StoragePurpose = (typeof STORAGE_PURPOSES)[number];
 
+/** What a link must match: evidence of this trip, stage and kind of proof (the upload slot's `proof_type`). */
+export interface LinkTarget {
+  tripId?: string;
+  stage?: string;
+  proofType?: string;
+}
+
 /** Implemented by the storage module: may this record point at that stored object? */
 export interface ObjectLinker {
-  assertLinkable(tx: Tx, actor: Actor, objectId: string, purposes: readonly StoragePurpose[], opts?: { tripId?: string; stage?: string }): Promise<void>;
+  assertLinkable(tx: Tx, actor: Actor, objectId: string, purposes: readonly StoragePurpose[], opts?: LinkTarget): Promise<void>;
 }
 
 declare module './context.js' {
@@ -26,14 +33,14 @@ declare module './context.js' {
   }
 }
 
-/** Refuses (422) a link to an object of another organization, another purpose or another trip. */
+/** Refuses (422) a link to an object of another organization, another purpose, another trip or stage, or another kind of proof. */
 export async function assertObjectLink(
   ctx: AppContext,
   tx: Tx,
   actor: Actor,
   objectId: string,
   purposes: readonly StoragePurpose[],
-  opts?: { tripId?: string; stage?: string },
+  opts?: LinkTarget,
 ): Promise<void> {
   if (!ctx.services.storage) throw AppError.unprocessable('Private storage is not available', 'STORAGE_UNAVAILABLE');
   await ctx.services.storage.assertLinkable(tx, actor, objectId, purposes, opts);

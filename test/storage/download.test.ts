@@ -315,6 +315,11 @@ describe('end to end: trip evidence through logistics', () => {
 
     const o = await evidence(s.driver, { stage: 'pickup', proof_type: 'photo', mime_type: 'image/png', filename: 'pickup.png' }, bytes);
     expect(o).toMatchObject({ trip_id: trip1, stage: 'pickup', purpose: 'pickup_evidence', sha256: sha256(bytes) });
+    // The evidence type must be what the slot was opened for: a photo is not a signature.
+    const mislabelled = await t.req(s.driver, { method: 'POST', url: `/trips/${trip1}/verify-pickup`, payload: { pin, evidence: { type: 'signature', storage_key: o.id } } });
+    expect(mislabelled.statusCode, mislabelled.body).toBe(422);
+    expect(mislabelled.json().code).toBe('STORAGE_OBJECT_WRONG_TYPE');
+    expect((await tripDb(t, trip1)).status).toBe('accepted');
     const ok = await t.req(s.driver, { method: 'POST', url: `/trips/${trip1}/verify-pickup`, payload: { pin, evidence: { type: 'photo', storage_key: o.id } } });
     expect(ok.statusCode, ok.body).toBe(200);
     expect((await tripDb(t, trip1)).status).toBe('picked_up');

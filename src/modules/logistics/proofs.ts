@@ -48,14 +48,15 @@ export function createProofs(ctx: AppContext, core: TripCore, assignment: Assign
   /**
    * Verifies the pickup PIN (accepted → picked_up) or the delivery PIN (in_transit → completed) of the
    * driver's own trip. 423 PIN_LOCKED after 5 wrong attempts (until dispatch resets it); optional
-   * evidence must be a stored object of this trip and stage (the storage module decides, 422 otherwise).
+   * evidence must be a stored object of this trip and stage, uploaded as the same kind of proof as `type`
+   * (the storage module decides, 422 otherwise).
    */
   async function verify(tx: Tx, actor: Actor, driver: DriverRow, tripId: string, stage: Stage, input: VerifyInput): Promise<VerifyOutcome> {
     const s = STAGES[stage];
     const t = await assignment.ownTrip(tx, driver, tripId);
     if (t.status !== s.from) throw AppError.invalidTransition('Trip', t.status, s.to);
     if (t[s.attempts] >= PIN_MAX_ATTEMPTS) throw pinLocked(stage);
-    if (input.evidence) await assertObjectLink(ctx, tx, actor, input.evidence.storage_key, [s.purpose], { tripId: t.id, stage });
+    if (input.evidence) await assertObjectLink(ctx, tx, actor, input.evidence.storage_key, [s.purpose], { tripId: t.id, stage, proofType: input.evidence.type });
     if (!safeEqual(input.pin, t[s.pin])) {
       const { rows } = await tx.query<{ n: number }>(`UPDATE trip SET ${s.attempts} = ${s.attempts} + 1, updated_at = now() WHERE id = $1 RETURNING ${s.attempts} AS n`, [t.id]);
       const left = PIN_MAX_ATTEMPTS - rows[0].n;

@@ -310,7 +310,8 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
           summary: `The assigned driver proves the ${stage} with its PIN: ${from} → ${to}`,
           description:
             `422 INVALID_PIN (with attempts_remaining); after 5 wrong attempts 423 PIN_LOCKED until dispatch resets it. Optional evidence {type, storage_key} must be a private ` +
-            `storage object of purpose ${stage}_evidence for this trip and stage (422 otherwise). 409 INVALID_TRANSITION unless the trip is ${from}; ` +
+            `storage object of purpose ${stage}_evidence for this trip and stage, uploaded as that proof_type (422 STORAGE_OBJECT_WRONG_TRIP, _WRONG_STAGE, _WRONG_TYPE, _WRONG_PURPOSE, _NOT_OWNED otherwise). ` +
+            `409 INVALID_TRANSITION unless the trip is ${from}; ` +
             '409 TRIP_NOT_ASSIGNED_TO_YOU for another driver.',
           params: TripIdParams,
           body: VerifyBody,

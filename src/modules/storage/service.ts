@@ -5,7 +5,7 @@ import { newId, randomToken, safeEqual, sha256Hex } from '../../platform/ids.js'
 import { tenantOf, type Actor } from '../../platform/auth.js';
 import type { AppContext, Worker } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
-import type { ObjectLinker, StoragePurpose } from '../../platform/storage-links.js';
+import type { LinkTarget, ObjectLinker, StoragePurpose } from '../../platform/storage-links.js';
 import type { DriverName, StorageDriver } from './drivers.js';
 import { EVIDENCE_PURPOSE, EVIDENCE_PURPOSES, UPLOAD_TTL_SECONDS, safeFilename, type ByteRange, type EvidenceStage, type PurposeLimit } from './policy.js';
 import { UploadVerifier } from './verify.js';
@@ -320,7 +320,7 @@ export function createStorageService(
     },
 
     /** ObjectLinker: may `actor` make a record point at this object? Refusals are 422 with a precise code. */
-    async assertLinkable(tx: Tx, actor: Actor, objectId: string, purposes: readonly StoragePurpose[], opts: { tripId?: string; stage?: string } = {}) {
+    async assertLinkable(tx: Tx, actor: Actor, objectId: string, purposes: readonly StoragePurpose[], opts: LinkTarget = {}) {
       const { rows } = await tx.query<StoredObject>(`SELECT ${OBJECT_COLUMNS} FROM private_storage_object WHERE id = $1 AND organization_id = $2`, [
         objectId,
         actor.organizationId,
@@ -332,6 +332,9 @@ export function createStorageService(
       }
       if (opts.tripId !== undefined && o.trip_id !== opts.tripId) throw AppError.unprocessable('The storage object is evidence of another trip', 'STORAGE_OBJECT_WRONG_TRIP');
       if (opts.stage !== undefined && o.stage !== opts.stage) throw AppError.unprocessable(`The storage object is evidence of another stage ('${o.stage}')`, 'STORAGE_OBJECT_WRONG_STAGE');
+      if (opts.proofType !== undefined && o.proof_type !== null && o.proof_type !== opts.proofType) {
+        throw AppError.unprocessable(`The storage object was uploaded as a '${o.proof_type}', not a '${opts.proofType}'`, 'STORAGE_OBJECT_WRONG_TYPE');
+      }
       if (!isStaff(actor) && o.created_by_user_id !== actor.userId) {
         throw AppError.unprocessable('The storage object was uploaded by someone else', 'STORAGE_OBJECT_NOT_OWNED');
       }
