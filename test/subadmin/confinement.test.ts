@@ -337,7 +337,8 @@ async function workbookColumn(file: Buffer, col: number): Promise<string[]> {
   const wb = new ExcelJS.Workbook();
   await wb.xlsx.load(file as unknown as ArrayBuffer);
   const out: string[] = [];
-  wb.worksheets[0].eachRow((row) => out.push(String(row.getCell(col).value ?? '')));
+  // Every sheet: reports list cancelled and open records apart from the counted ones.
+  for (const ws of wb.worksheets) ws.eachRow((row) => out.push(String(row.getCell(col).value ?? '')));
   return out;
 }
 
