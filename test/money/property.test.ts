@@ -13,7 +13,8 @@ import { newMerchant, ok, orderKit, type MoneyShop, type OrderKit } from './fixt
  * partial refunds, express deliveries, debt payments and settlement runs — on a fresh merchant per run. After every step:
  *  1. the wallet the API reports equals the sum of the ledger, and balance = available + pending − debt + credit;
  *  2. available >= 0, pending is exactly the net of the delivered platform orders not received (computed here), and
- *     everything settlements ever paid out is covered by money the platform recorded as received;
+ *     everything settlements ever paid out is covered by the nets of orders the platform recorded as received (a refund
+ *     after a payout does not undo the payout: it becomes the merchant's debt);
  *  3. each order's entries add up to what the customer paid minus the commission and the delivery fee (the merchant of a
  *     merchant_direct or cash order holds the total himself), and an open or cancelled order has none;
  *  4. at most one delivery_fee_debit per order and per trip;
@@ -177,7 +178,7 @@ async function checkInvariants(shop: MoneyShop, pct: string, orders: ModelOrder[
   const received = orders.filter((o) => o.destination === 'platform' && o.received).map((o) => o.id);
   const [cover] = await q(
     `SELECT COALESCE(-sum(amount) FILTER (WHERE entry_type = 'settlement_debit'), 0)::numeric(14,2)::text AS paid,
-            COALESCE(sum(amount) FILTER (WHERE order_id = ANY($2::text[])), 0)::numeric(14,2)::text AS received
+            COALESCE(sum(amount) FILTER (WHERE order_id = ANY($2::text[]) AND entry_type <> 'refund'), 0)::numeric(14,2)::text AS received
        FROM merchant_wallet_entry WHERE merchant_id = $1`,
     [shop.id, received],
   );

@@ -89,7 +89,10 @@ export async function walletSummary(tx: Tx, merchantId: string, before: Date | n
       WHERE merchant_id = $1 AND ($2::timestamptz IS NULL OR created_at < $2) AND ($3::text IS NULL OR organization_id = $3)`,
     [merchantId, before, organizationId],
   );
-  const currency = rows[0].currency ?? (await tx.query<{ c: string }>('SELECT default_currency AS c FROM organization_settings')).rows[0]?.c ?? 'BOB';
+  const currency =
+    rows[0].currency ??
+    (await tx.query<{ c: string }>('SELECT default_currency AS c FROM organization_settings WHERE ($1::text IS NULL OR organization_id = $1)', [organizationId])).rows[0]?.c ??
+    'BOB';
   return summarize(rows[0].balance, rows[0].debt_net, currency, rows[0].pending);
 }
 
