@@ -194,3 +194,44 @@ describe('fault 7: whoever may decide a review reads its proof', () => {
     expect((await t.req(deciding.session, { method: 'POST', url: `/merchant/payment-reviews/${review.id}/approve`, payload: {} })).statusCode).toBe(200);
   });
 });
+
+describe('one read rule for money attachments, per purpose and role', () => {
+  it('payment_proof: the uploader, staff, the merchant and the deciding sub-administrator; merchant_payment_qr: anyone of the organization while direct payment is enabled', async () => {
+    const shop = await demoShop(t);
+    const o = await kit.place(shop, { destination: 'merchant_direct', subtotal: '11.00', fee: '5.00' });
+    const proof = await uploadObject(t, kit.customer.session, 'payment_proof', png(7));
+    ok(await t.req(kit.customer.session, { method: 'POST', url: `/customer/orders/${o.id}/payment-proof`, payload: { amount: o.total, proof_storage_object_id: proof } }), 201);
+    const otherMerchant = await newMerchant();
+    const otherCustomer = await newCustomer(t);
+    const deciding = await newSubadmin(t, admin, { territory_ids: [shop.territoryId], permissions: { payments_review_decide: true } });
+    const viewOnly = await newSubadmin(t, admin, { territory_ids: [shop.territoryId] });
+    const other = await t.newOrganization('Proof Org');
+    const foreignAdmin = await t.login(other.logins.admin);
+    const status = async (s: Session, id: string) => (await t.req(s, { method: 'GET', url: `/storage/objects/${id}` })).statusCode;
+    const proofCases: [string, Session, number][] = [
+      ['uploading customer', kit.customer.session, 200],
+      ['administrator', admin, 200],
+      ['merchant of the review', shop.session, 200],
+      ['sub-administrator who may decide', deciding.session, 200],
+      ['sub-administrator who may only view', viewOnly.session, 404],
+      ['another merchant', otherMerchant.session, 404],
+      ['another customer', otherCustomer.session, 404],
+      ['administrator of another organization', foreignAdmin, 404],
+    ];
+    for (const [who, s, expected] of proofCases) expect(await status(s, proof), `payment_proof, ${who}`).toBe(expected);
+
+    const m = await newMerchant();
+    const qr = await uploadObject(t, m.session, 'merchant_payment_qr', png(8));
+    ok(await t.req(m.session, { method: 'PATCH', url: '/merchant/payment-profile', payload: { direct_payment_enabled: true, qr_storage_object_id: qr } }));
+    const qrCases: [string, Session, number][] = [
+      ['owner', m.session, 200],
+      ['a customer', otherCustomer.session, 200],
+      ['another merchant', otherMerchant.session, 200],
+      ['administrator of another organization', foreignAdmin, 404],
+    ];
+    for (const [who, s, expected] of qrCases) expect(await status(s, qr), `merchant_payment_qr enabled, ${who}`).toBe(expected);
+    ok(await t.req(m.session, { method: 'PATCH', url: '/merchant/payment-profile', payload: { direct_payment_enabled: false } }));
+    expect(await status(otherCustomer.session, qr), 'merchant_payment_qr disabled, a customer').toBe(404);
+    expect(await status(m.session, qr), 'merchant_payment_qr disabled, owner').toBe(200);
+  });
+});
