@@ -5,7 +5,7 @@ import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { formatMoney, money, toCents } from '../../platform/money.js';
+import { formatMoney, minMoney, money, toCents } from '../../platform/money.js';
 import type { ExpressMoneyFacts, OrderMoneyFacts, PaymentDestination, PaymentStatus } from '../../platform/order-contracts.js';
 import { assertTransition } from '../../platform/state-machine.js';
 import { ENTRY_COLUMNS, lockMerchantWallet, ordersOf, PAYMENT_STATUS_TRANSITIONS, type WalletEntryType } from './model.js';
@@ -113,28 +113,35 @@ export function createWalletService(ctx: AppContext, cancelReview: (tx: Tx, acto
   }
 
   /**
-   * MoneyHooks.expressDelivered: a completed delivery_express trip. The merchant owes the delivery fee (one
-   * `delivery_fee_debit` −fee, keyed by the trip: a repeat writes nothing); the driver's earning is part of it and the
-   * platform keeps the rest (fee − driver earning, in the note). Express requests carry no sale, so no sale credit and
-   * no sale commission. With nothing available the charge shows as merchant debt.
+   * MoneyHooks.expressDelivered: a completed delivery_express trip. The merchant pays the delivery fee, split on the ledger
+   * into what pays the driver and what the platform keeps: `delivery_fee_debit` −driver earning (backs the driver's earning;
+   * one per trip) and `platform_commission` −(fee − driver earning), the platform's commission on the delivery. Express requests
+   * carry no sale, so there is no sale credit. Keyed by the trip: a repeat writes nothing. With nothing available the
+   * charge shows as merchant debt.
    */
   async function expressDelivered(tx: Tx, actor: Actor, e: ExpressMoneyFacts): Promise<void> {
     const fee = money(e.deliveryFee);
     if (fee.isZero()) return;
     await lockMerchantWallet(tx, actor.organizationId, e.merchantId);
-    const { rowCount } = await tx.query(`SELECT 1 FROM merchant_wallet_entry WHERE trip_id = $1 AND entry_type = 'delivery_fee_debit'`, [e.tripId]);
+    const { rowCount } = await tx.query(`SELECT 1 FROM merchant_wallet_entry WHERE trip_id = $1 AND entry_type IN ('delivery_fee_debit', 'platform_commission')`, [e.tripId]);
     if (rowCount) return;
-    const platformShare = fee.minus(e.driverEarning);
-    await appendEntry(tx, actor, {
-      merchantId: e.merchantId,
-      entryType: 'delivery_fee_debit',
-      amount: formatMoney(fee.negated()),
-      currency: e.currency,
-      tripId: e.tripId,
-      driverId: e.driverId,
-      territoryId: e.territoryId,
-      note: `express ${e.expressRequestId}: driver ${formatMoney(money(e.driverEarning))}, platform ${formatMoney(platformShare)}`,
-    });
+    const earning = minMoney(money(e.driverEarning), fee);
+    const postings: Posting[] = [
+      { entryType: 'delivery_fee_debit', amount: formatMoney(earning.negated()) },
+      { entryType: 'platform_commission', amount: formatMoney(fee.minus(earning).negated()) },
+    ];
+    for (const p of postings.filter((x) => !money(x.amount).isZero())) {
+      await appendEntry(tx, actor, {
+        merchantId: e.merchantId,
+        entryType: p.entryType,
+        amount: p.amount,
+        currency: e.currency,
+        tripId: e.tripId,
+        driverId: e.driverId,
+        territoryId: e.territoryId,
+        note: `express ${e.expressRequestId}: fee ${formatMoney(fee)} = driver ${formatMoney(earning)} + platform ${formatMoney(fee.minus(earning))}`,
+      });
+    }
   }
 
   /**
