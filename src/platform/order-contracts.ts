@@ -25,6 +25,18 @@ export interface OrderMoneyFacts {
   currency: string;
 }
 
+/** A completed delivery_express trip (commerce tells money in the trip's transaction). */
+export interface ExpressMoneyFacts {
+  expressRequestId: string;
+  merchantId: string;
+  tripId: string;
+  driverId: string | null;
+  territoryId: string | null;
+  deliveryFee: string;
+  driverEarning: string;
+  currency: string;
+}
+
 /** Implemented by commerce. */
 export interface OrderPayments {
   getOrderFacts(tx: Tx, orderId: string): Promise<OrderMoneyFacts | null>;
@@ -38,8 +50,12 @@ export interface OrderPayments {
 export interface MoneyHooks {
   /** The order was delivered: wallet entries per payment destination (idempotent per order). */
   orderDelivered(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void>;
-  /** The order was cancelled: a pending payment review becomes `cancelled`. */
+  /** The order was cancelled: a pending payment review becomes `cancelled`; the payment status follows (pending_review | authorized → failed, received → refunded). */
   orderCancelled(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void>;
+  /** The payment destinations a merchant accepts now: platform and cash always; merchant_direct only with direct payment enabled in his profile. */
+  paymentDestinations(tx: Tx, merchantId: string): Promise<PaymentDestination[]>;
+  /** A delivery_express trip was completed: its delivery-fee entry (idempotent per trip). */
+  expressDelivered(tx: Tx, actor: Actor, facts: ExpressMoneyFacts): Promise<void>;
 }
 
 /** Implemented by chat (`ctx.services.chat`, declared by the chat module): `summary` is the human message text, `data` the structured order summary. */

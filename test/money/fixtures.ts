@@ -81,6 +81,14 @@ export interface PlacedOrder {
   total: string;
 }
 
+const directEnabled = new Set<string>();
+/** Merchant_direct orders need the merchant's direct payment enabled (PATCH /merchant/payment-profile); once per merchant. */
+export async function enableDirectPayment(t: TestApp, shop: Pick<MoneyShop, 'id' | 'session'>) {
+  if (directEnabled.has(shop.id)) return;
+  ok(await t.req(shop.session, { method: 'PATCH', url: '/merchant/payment-profile', payload: { direct_payment_enabled: true, instructions: 'Transfer to account 1234' } }));
+  directEnabled.add(shop.id);
+}
+
 /** Order helpers bound to one test app: the admin session, one customer and one driver of large capacity. */
 export async function orderKit(t: TestApp) {
   const admin = await t.as('admin');
@@ -106,6 +114,7 @@ export async function orderKit(t: TestApp) {
       ok(await t.req(shop.session, { method: 'POST', url: '/merchant/coupons', payload: { code: couponCode, name: 'fixed', discount_type: 'fixed', discount_value: spec.discount } }), 201);
     }
     if (spec.fee !== undefined) await setFee(spec.fee);
+    if (spec.destination === 'merchant_direct') await enableDirectPayment(t, shop);
     const payload = { branch_id: shop.branchId, address_id: who.addressId, items: [{ catalog_item_id: item.id, quantity: 1 }], payment_destination: spec.destination, ...(couponCode ? { coupon_code: couponCode } : {}) };
     const o = ok(await t.req(who.session, { method: 'POST', url: '/customer/orders', payload }), 201);
     const row = await orderRow(t, o.id);
@@ -140,7 +149,12 @@ export async function orderKit(t: TestApp) {
     return o.id;
   }
 
-  return { admin, customer, driver, setFee, place, ready, deliver, delivered };
+  /** The administrator records that the platform received a platform order's payment (POST /admin/orders/:id/payment-received). */
+  async function receive(orderId: string, method = 'driver_cash') {
+    return ok(await t.req(admin, { method: 'POST', url: `/admin/orders/${orderId}/payment-received`, payload: { method } }), 201);
+  }
+
+  return { admin, customer, driver, setFee, place, ready, deliver, delivered, receive };
 }
 
 export type OrderKit = Awaited<ReturnType<typeof orderKit>>;

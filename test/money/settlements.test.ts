@@ -50,7 +50,7 @@ describe('merchant settlement rule', () => {
 describe('settlement worker', () => {
   it('settles a due period once, netting the debt first; a repeat and a concurrent run change nothing', async () => {
     const m = await newMerchant('10.00');
-    await kit.delivered(m, { destination: 'platform', subtotal: '100.00', fee: '10.00' }); // +110 −10 −10
+    await kit.receive(await kit.delivered(m, { destination: 'platform', subtotal: '100.00', fee: '10.00' })); // +110 −10 −10, received
     await kit.delivered(m, { destination: 'merchant_direct', subtotal: '50.00', fee: '5.00' }); // debt 5 + 5
     expect((await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'daily' } })).statusCode).toBe(200);
 
@@ -71,7 +71,7 @@ describe('settlement worker', () => {
     ]);
     expect(await dbBalance(t, m.id)).toBe('0.00');
     const w = (await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' })).json();
-    expect(w.wallet).toEqual({ balance: '0.00', debt: '0.00', credit: '0.00', payable: '0.00', currency: 'BOB' });
+    expect(w.wallet).toEqual({ balance: '0.00', pending: '0.00', available: '0.00', debt: '0.00', credit: '0.00', payable: '0.00', currency: 'BOB' });
     expect(new Date(w.settled_through).toISOString()).toBe(new Date(todayUtc.getTime() + DAY).toISOString());
 
     await runMerchantSettlements(t.app.ctx, tomorrow);
@@ -88,7 +88,7 @@ describe('settlement worker', () => {
     const a = await newMerchant('10.00');
     const b = await newMerchant('10.00');
     for (const m of [a, b]) {
-      await kit.delivered(m, { destination: 'platform', subtotal: '30.00', fee: '5.00' }); // payable 35 − 3 − 5 = 27
+      await kit.receive(await kit.delivered(m, { destination: 'platform', subtotal: '30.00', fee: '5.00' })); // payable 35 − 3 − 5 = 27
       await kit.delivered(m, { destination: 'cash', subtotal: '20.00', fee: '4.00' }); // debt 2 + 4
     }
     await t.req(a.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'monthly', net_debt_first: false } });
@@ -105,6 +105,47 @@ describe('settlement worker', () => {
     expect(sb).toEqual([expect.objectContaining({ status: 'skipped', gross: '0.00', payout: '0.00' })]);
     expect(new Date(sb[0].period_start).getUTCDay()).toBe(1); // ISO weeks start on Monday
     expect(await dbBalance(t, b.id)).toBe('21.00');
+  });
+});
+
+describe('no payout of money the platform has not received (issue 16, fault 1)', () => {
+  it('a delivered platform order stays pending until its payment is recorded: the settlement skips it, then pays it once received', async () => {
+    const m = await newMerchant('10.00');
+    const orderId = await kit.delivered(m, { destination: 'platform', subtotal: '100.00', fee: '10.00' }); // +110 −10 −10 = 90, not received
+    const order = (await t.db.withSystem((tx) => tx.query('SELECT payment_status FROM merchant_order WHERE id = $1', [orderId]))).rows[0];
+    expect(order.payment_status).toBe('pending');
+    const wallet = async () => (await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' })).json().wallet;
+    expect(await wallet()).toMatchObject({ balance: '90.00', pending: '90.00', available: '0.00', payable: '0.00' });
+    expect((await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'daily' } })).statusCode).toBe(200);
+    await runMerchantSettlements(t.app.ctx, new Date(Date.now() + DAY));
+    expect(await settlements(m.id)).toEqual([expect.objectContaining({ status: 'skipped', gross: '0.00', payout: '0.00' })]);
+    expect((await walletEntries(t, { merchantId: m.id })).map((e) => e.entry_type)).not.toContain('settlement_debit');
+
+    // Refused receipts write nothing: wrong amount, a merchant, another destination.
+    const bad = await t.req(admin, { method: 'POST', url: `/admin/orders/${orderId}/payment-received`, payload: { method: 'driver_cash', amount: '109.99' } });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().code).toBe('AMOUNT_MISMATCH');
+    expect((await t.req(m.session, { method: 'POST', url: `/admin/orders/${orderId}/payment-received`, payload: { method: 'driver_cash' } })).statusCode).toBe(403);
+    expect((await t.req(admin, { method: 'POST', url: `/admin/orders/${orderId}/payment-received`, payload: { method: 'pigeon' } })).statusCode).toBe(400);
+    const cash = await kit.delivered(m, { destination: 'cash', subtotal: '10.00', fee: '1.00' });
+    const notPlatform = await t.req(admin, { method: 'POST', url: `/admin/orders/${cash}/payment-received`, payload: { method: 'driver_cash' } });
+    expect(notPlatform.json().code).toBe('NOT_PLATFORM_PAYMENT');
+
+    const received = await t.req(admin, { method: 'POST', url: `/admin/orders/${orderId}/payment-received`, payload: { method: 'driver_cash', amount: '110.00', reference: 'route 7' } });
+    expect(received.statusCode, received.body).toBe(201);
+    expect(received.json()).toMatchObject({ payment_status: 'paid', receipt: { amount: '110.00', method: 'driver_cash', reference: 'route 7' } });
+    expect(received.json().wallet).toMatchObject({ pending: '0.00', available: '90.00' });
+    const again = await t.req(admin, { method: 'POST', url: `/admin/orders/${orderId}/payment-received`, payload: { method: 'driver_cash' } });
+    expect(again.statusCode).toBe(409);
+    const audit = await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'order_payment.received' AND entity_id = $1", [orderId]));
+    expect(audit.rows[0].n).toBe(1);
+
+    await runMerchantSettlements(t.app.ctx, new Date(Date.now() + 2 * DAY));
+    const rows = await settlements(m.id);
+    expect(rows.map((r) => r.status)).toEqual(['skipped', 'settled']);
+    // 90 available; the cash order's debt (1 + 1) is netted first.
+    expect(rows[1]).toMatchObject({ gross: '90.00', netted: '2.00', payout: '88.00' });
+    expect(await wallet()).toMatchObject({ balance: '0.00', pending: '0.00', available: '0.00', debt: '0.00' });
   });
 });
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newDriver } from '../logistics/fixtures.js';
 import { postingsFor } from '../../src/modules/money/wallet.js';
-import { adminActor, dbBalance, newMerchant as makeMerchant, orderDeliveredAgain, orderKit, orderRow, walletEntries, type MoneyShop, type OrderKit } from './fixtures.js';
+import { dbBalance, newMerchant as makeMerchant, orderDeliveredAgain, orderKit, orderRow, walletEntries, type MoneyShop, type OrderKit } from './fixtures.js';
 
 let t: TestApp;
 let admin: Session;
@@ -67,10 +67,14 @@ describe('orderDelivered', () => {
       { entry_type: 'platform_commission', amount: '-5.69' },
       { entry_type: 'delivery_fee_debit', amount: '-12.00' },
     ]);
-    // balance 37.5 − 3.75 − 7.5 − 10 − 10 − 5.69 − 12 = −11.44; debt = 10 + 10 + 5.69 + 12 = 37.69; payable = 37.5 − 3.75 − 7.5 = 26.25
+    // balance 37.5 − 3.75 − 7.5 − 10 − 10 − 5.69 − 12 = −11.44; debt = 10 + 10 + 5.69 + 12 = 37.69; the platform order nets 37.5 − 3.75 − 7.5 = 26.25,
+    // pending until the platform records its payment as received, then available.
     expect(await dbBalance(t, m.id)).toBe('-11.44');
     const rule = await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' });
-    expect(rule.json().wallet).toEqual({ balance: '-11.44', debt: '37.69', credit: '0.00', payable: '26.25', currency: 'BOB' });
+    expect(rule.json().wallet).toEqual({ balance: '-11.44', pending: '26.25', available: '0.00', debt: '37.69', credit: '0.00', payable: '0.00', currency: 'BOB' });
+    await kit.receive(p);
+    const after = await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' });
+    expect(after.json().wallet).toEqual({ balance: '-11.44', pending: '0.00', available: '26.25', debt: '37.69', credit: '0.00', payable: '26.25', currency: 'BOB' });
     const audits = await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM audit_log WHERE entity_type = 'merchant_wallet_entry' AND after->>'merchant_id' = $1", [m.id]));
     expect(audits.rows[0].n).toBe(7);
   });
@@ -132,21 +136,35 @@ describe('orderDelivered', () => {
   });
 });
 
-describe('refunds (service function; no SPEC route)', () => {
-  it('partial then full refund of a platform order: refund entries and payment status; more than the total is refused', async () => {
-    const m = await newMerchant();
+describe('refunds (POST /admin/orders/:id/refunds)', () => {
+  it('partial then full refund of a received platform order: refund entries, payment status, audit with reason; more than the total is refused', async () => {
+    const m = await newMerchant('10.00');
     const { id } = await kit.place(m, { destination: 'platform', subtotal: '40.00', fee: '10.00' });
-    // Platform payment intents are not released yet: the connector would mark the order paid through the commerce contract.
-    await t.db.withTenant({ organizationId: t.demo.organizationId, userId: t.demo.users.admin }, (tx) => t.app.ctx.services.orders!.setPaymentStatus(tx, id, 'paid'));
     await kit.deliver(m, id);
-    const refund = (amount: string) =>
-      t.db.withTenant({ organizationId: t.demo.organizationId, userId: t.demo.users.admin }, (tx) => t.app.ctx.services.moneyApi.refundOrder(tx, adminActor(t), id, amount));
-    expect((await refund('20.00')).payment_status).toBe('partially_refunded');
+    const refund = (payload: Record<string, unknown>, s: Session = admin) => t.req(s, { method: 'POST', url: `/admin/orders/${id}/refunds`, payload });
+    // Not received yet: nothing to refund.
+    const early = await refund({ amount: '1.00', reason: 'x' });
+    expect(early.statusCode, early.body).toBe(409);
+    expect(early.json().code).toBe('INVALID_TRANSITION');
+    await kit.receive(id);
+    expect((await refund({ amount: '1.00' })).statusCode).toBe(400); // reason required
+    expect((await refund({ amount: '1.00', reason: 'x' }, m.session)).statusCode).toBe(403);
+    const partial = await refund({ amount: '20.00', reason: 'cold food' });
+    expect(partial.statusCode, partial.body).toBe(201);
+    expect(partial.json().payment_status).toBe('partially_refunded');
     expect((await orderRow(t, id)).payment_status).toBe('partially_refunded');
-    await expect(refund('30.01')).rejects.toMatchObject({ code: 'REFUND_NOT_ALLOWED' });
-    expect((await refund('30.00')).payment_status).toBe('refunded');
+    const tooMuch = await refund({ amount: '30.01', reason: 'x' });
+    expect(tooMuch.statusCode).toBe(422);
+    expect(tooMuch.json().code).toBe('REFUND_EXCEEDS_TOTAL');
+    const rest = await refund({ reason: 'order lost' }); // no amount: what is left
+    expect(rest.statusCode, rest.body).toBe(201);
+    expect(rest.json().payment_status).toBe('refunded');
     expect((await walletEntries(t, { orderId: id })).filter((e) => e.entry_type === 'refund').map((e) => e.amount)).toEqual(['-20.00', '-30.00']);
-    await expect(refund('0.01')).rejects.toMatchObject({ status: 422 });
+    // The merchant nets 40 − 4 − 10 − 50 = −24: never available below zero, the shortfall is his debt.
+    expect(rest.json().wallet).toMatchObject({ balance: '-14.00', pending: '0.00', available: '0.00', debt: '14.00' });
+    expect((await refund({ amount: '0.01', reason: 'x' })).statusCode).toBe(422);
+    const audit = await t.db.withSystem((tx) => tx.query("SELECT action, after->>'reason' AS reason FROM audit_log WHERE entity_id = $1 AND action LIKE 'order_payment.%' ORDER BY created_at", [id]));
+    expect(audit.rows.map((r) => [r.action, r.reason])).toEqual([['order_payment.received', null], ['order_payment.partially_refunded', 'cold food'], ['order_payment.refunded', 'order lost']]);
   });
 });
 
@@ -188,7 +206,7 @@ describe('debt payments', () => {
       ['platform_commission', '1.00'],
       ['delivery_fee_debit', '8.00'],
     ]);
-    expect(second.json().wallet).toEqual({ balance: '3.00', debt: '0.00', credit: '3.00', payable: '0.00', currency: 'BOB' });
+    expect(second.json().wallet).toEqual({ balance: '3.00', pending: '0.00', available: '0.00', debt: '0.00', credit: '3.00', payable: '0.00', currency: 'BOB' });
     expect(await dbBalance(t, m.id)).toBe('3.00');
     const audit = await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'wallet.merchant_debt_payment' AND after->>'merchant_id' = $1", [m.id]));
     expect(audit.rows[0].n).toBe(2);

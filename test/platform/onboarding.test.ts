@@ -77,9 +77,13 @@ describe('onboarding and operators', () => {
 describe('settings, branding, users, documents, audit', () => {
   it('updates settings with an audit row', async () => {
     const admin = await t.as('admin');
-    const res = await t.req(admin, { method: 'PATCH', url: '/settings', payload: { require_platform_payment_before_order: true, default_currency: 'USD' } });
+    // The demo organization already has items and orders in BOB: its currency is fixed (one currency per organization).
+    const fixed = await t.req(admin, { method: 'PATCH', url: '/settings', payload: { default_currency: 'USD' } });
+    expect(fixed.statusCode).toBe(409);
+    expect(fixed.json().code).toBe('CURRENCY_IN_USE');
+    const res = await t.req(admin, { method: 'PATCH', url: '/settings', payload: { require_platform_payment_before_order: true, default_currency: 'BOB', timezone: 'America/La_Paz' } });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ require_platform_payment_before_order: true, default_currency: 'USD' });
+    expect(res.json()).toMatchObject({ require_platform_payment_before_order: true, default_currency: 'BOB', timezone: 'America/La_Paz' });
     expect((await t.req(admin, { method: 'GET', url: '/settings' })).json().require_platform_payment_before_order).toBe(true);
     const audit = await t.req(admin, { method: 'GET', url: '/audit?action=settings.updated' });
     expect(audit.json().data[0]).toMatchObject({ action: 'settings.updated', before: { require_platform_payment_before_order: false }, after: { require_platform_payment_before_order: true } });

@@ -1,7 +1,7 @@
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
-import { newUser } from '../logistics/fixtures.js';
+import { newDriver, newUser, tripDb } from '../logistics/fixtures.js';
 import { newSubadmin, newTerritory, pt, type TestSubadmin } from './fixtures.js';
 
 let t: TestApp;
@@ -107,33 +107,62 @@ describe('territory tariffs', () => {
 });
 
 describe('sales report', () => {
-  it('one row per order of his territories, typed cells, totals matching the database', async () => {
+  /** Drives an order of shop A to delivered through the real flow (merchant → trip → driver with the PINs). */
+  async function deliverA(orderId: string) {
+    for (const status of ['confirmed', 'preparing', 'ready']) await ok(t.req(shops.A.session, { method: 'PATCH', url: `/merchant/orders/${orderId}/status`, payload: { status } }));
+    const tripId = (await db('SELECT trip_id FROM merchant_order WHERE id = $1', [orderId]))[0].trip_id;
+    const d = await newDriver(t, { lon: -67, lat: -16 }, { territory_ids: [A] });
+    await ok(t.req(admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: d.id } }));
+    await ok(t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/accept` }));
+    const trip = await tripDb(t, tripId);
+    await ok(t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-pickup`, payload: { pin: trip.pickup_pin } }));
+    await ok(t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/start-delivery` }));
+    await ok(t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin: trip.delivery_pin } }));
+    expect((await db('SELECT status FROM merchant_order WHERE id = $1', [orderId]))[0].status).toBe('delivered');
+  }
+
+  it('totals count delivered orders only; cancelled and open orders are listed apart; the scope names the territory (issue 16, fault 6)', async () => {
+    await deliverA(shops.A.orders[1]);
     const res = await t.req(sub.session, { method: 'GET', url: '/subadmin/reports/sales.xls' });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-disposition']).toBe('attachment; filename="sales_start_now.xlsx"');
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.load(res.rawPayload as unknown as ArrayBuffer);
-    const ws = wb.getWorksheet('Sales')!;
-    const header = ws.getRow(5).values as unknown[];
-    const col = (name: string) => header.indexOf(name);
-    const expected = await db('SELECT id, status, created_at, subtotal, total FROM merchant_order WHERE territory_id = $1 ORDER BY created_at, id', [A]);
-    expect(expected.length).toBe(3);
-    for (const [i, o] of expected.entries()) {
-      const row = ws.getRow(6 + i);
-      expect(row.getCell(col('Order')).value).toBe(o.id);
-      expect(row.getCell(col('Status')).value).toBe(o.status);
-      expect((row.getCell(col('Created at')).value as Date).getTime()).toBe(o.created_at.getTime());
-      expect(row.getCell(col('Total')).value).toBe(Number(o.total));
-      expect(row.getCell(col('Total')).numFmt).toBe('#,##0.00');
+    const groups: [string, string][] = [
+      ['Sales', "status = 'delivered'"],
+      ['Cancelled', "status = 'cancelled'"],
+      ['Open', "status NOT IN ('delivered', 'cancelled')"],
+    ];
+    for (const [sheet, where] of groups) {
+      const ws = wb.getWorksheet(sheet)!;
+      expect(ws, sheet).toBeDefined();
+      expect(ws.getRow(3).getCell(2).value).toBe('Zone A'); // a name, not the territory id
+      const header = ws.getRow(5).values as unknown[];
+      const col = (name: string) => header.indexOf(name);
+      const expected = await db(`SELECT id, status, created_at, subtotal, total FROM merchant_order WHERE territory_id = $1 AND ${where} ORDER BY created_at, id`, [A]);
+      expect(expected.length, sheet).toBe(1);
+      for (const [i, o] of expected.entries()) {
+        const row = ws.getRow(6 + i);
+        expect(row.getCell(col('Order')).value).toBe(o.id);
+        expect(row.getCell(col('Status')).value).toBe(o.status);
+        expect((row.getCell(col('Created at')).value as Date).getTime()).toBe(o.created_at.getTime());
+        expect(row.getCell(col('Total')).value).toBe(Number(o.total));
+        expect(row.getCell(col('Total')).numFmt).toBe('#,##0.00');
+      }
+      const totals = ws.getRow(6 + expected.length);
+      expect(totals.getCell(1).value).toBe('TOTAL');
+      expect(totals.getCell(col('Status')).value).toBe(expected.length);
+      const sum = (await db(`SELECT sum(subtotal)::text AS s, sum(total)::text AS t FROM merchant_order WHERE territory_id = $1 AND ${where}`, [A]))[0];
+      expect((totals.getCell(col('Total')).value as { result: number }).result).toBe(Number(sum.t));
+      expect((totals.getCell(col('Subtotal')).value as { result: number }).result).toBe(Number(sum.s));
+      const ids: unknown[] = [];
+      ws.eachRow((r) => ids.push(r.getCell(col('Order')).value));
+      for (const id of shops.B.orders) expect(ids).not.toContain(id);
     }
-    const totals = ws.getRow(6 + expected.length);
-    expect(totals.getCell(1).value).toBe('TOTAL');
-    expect(totals.getCell(col('Status')).value).toBe(3);
-    const sum = (await db('SELECT sum(subtotal)::text AS s, sum(total)::text AS t FROM merchant_order WHERE territory_id = $1', [A]))[0];
-    expect((totals.getCell(col('Total')).value as { result: number }).result).toBe(Number(sum.t));
-    expect((totals.getCell(col('Subtotal')).value as { result: number }).result).toBe(Number(sum.s));
-    const ids: unknown[] = [];
-    ws.eachRow((r) => ids.push(r.getCell(col('Order')).value));
-    for (const id of shops.B.orders) expect(ids).not.toContain(id);
+    // The administrator's scope is the organization.
+    const all = await t.req(admin, { method: 'GET', url: '/subadmin/reports/sales.xls' });
+    const wbAll = new ExcelJS.Workbook();
+    await wbAll.xlsx.load(all.rawPayload as unknown as ArrayBuffer);
+    expect(wbAll.getWorksheet('Sales')!.getRow(3).getCell(2).value).toBe('organization');
   });
 });

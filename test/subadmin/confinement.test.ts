@@ -66,6 +66,7 @@ async function commerceIn(name: string, at: { lon: number; lat: number }, territ
   const branch = await ok(t.req(merchant, { method: 'POST', url: '/merchant/branches', payload: { name: 'Branch', address: 'Calle 1', location: pt(at.lon, at.lat) } }), 201);
   expect(branch.territory_id).toBe(territory);
   const item = await ok(t.req(merchant, { method: 'POST', url: '/merchant/catalog', payload: { name: 'Item', price: '40.00' } }), 201);
+  await ok(t.req(merchant, { method: 'PATCH', url: '/merchant/payment-profile', payload: { direct_payment_enabled: true, instructions: 'Transfer' } }));
   const coupon = (await ok(t.req(merchant, { method: 'POST', url: '/merchant/coupons', payload: { code: `Z${name}10`, name: 'ten', discount_type: 'percent', discount_value: '10' } }), 201)).id;
   const tariff = (await ok(t.req(admin, { method: 'POST', url: '/admin/territory-tariffs', payload: { territory_id: territory, service_mode: 'marketplace', base_fee: '5.00', per_km_fee: '1.00', driver_share_value: '70' } }), 201)).id;
   const customer = await newUser(t, 'delivery');
@@ -355,7 +356,8 @@ async function workbookColumn(file: Buffer, col: number): Promise<string[]> {
   const wb = new ExcelJS.Workbook();
   await wb.xlsx.load(file as unknown as ArrayBuffer);
   const out: string[] = [];
-  wb.worksheets[0].eachRow((row) => out.push(String(row.getCell(col).value ?? '')));
+  // Every sheet: reports list cancelled and open records apart from the counted ones.
+  for (const ws of wb.worksheets) ws.eachRow((row) => out.push(String(row.getCell(col).value ?? '')));
   return out;
 }
 

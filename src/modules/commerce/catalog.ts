@@ -41,6 +41,15 @@ export const CATALOG_SELECT = 'SELECT id, merchant_id, name, description, price,
 
 const BranchIds = Type.Array(Id, { maxItems: 200, uniqueItems: true });
 
+/** The organization's one currency; a different one sent by the client is refused (422 CURRENCY_MISMATCH), never stored. */
+export async function orgCurrency(ctx: AppContext, tx: Tx, sent?: string | null): Promise<string> {
+  const currency = (await ctx.services.organizations.settingsIn(tx)).default_currency;
+  if (sent && sent !== currency) {
+    throw AppError.unprocessable(`This organization works in ${currency} only`, 'CURRENCY_MISMATCH', [{ field: 'currency', message: `must be ${currency}` }]);
+  }
+  return currency;
+}
+
 export async function createCatalogItem(
   ctx: AppContext,
   tx: Tx,
@@ -50,7 +59,7 @@ export async function createCatalogItem(
   const m = await ownMerchant(ctx, tx, actor);
   await assertOwnIds(tx, 'merchant_branch', m.id, input.branch_ids ?? [], 'branch_ids');
   if (input.image_object_id) await assertObjectLink(ctx, tx, actor, input.image_object_id, ['other']);
-  const currency = input.currency ?? (await ctx.services.organizations.settingsIn(tx)).default_currency;
+  const currency = await orgCurrency(ctx, tx, input.currency);
   const { rows } = await tx.query<CatalogItemRow>(
     `INSERT INTO catalog_item (organization_id, id, merchant_id, name, description, price, currency, available, branch_ids, image_object_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10)
@@ -100,7 +109,7 @@ export function catalogRoutes(app: Api, ctx: AppContext) {
         tags: ['merchant'],
         summary: 'Add an item to the calling merchant catalog',
         description:
-          'price >= 0 with at most 2 decimals; currency defaults to the organization currency. branch_ids must be branches of the merchant ' +
+          'price >= 0 with at most 2 decimals; currency is the organization currency (settings default_currency): another one is 422 CURRENCY_MISMATCH. branch_ids must be branches of the merchant ' +
           '(422 BRANCH_NOT_FOUND); empty = every branch. image_object_id must be a stored object of the organization (purpose `other`).',
         body: Strict({
           name: ShortText(160),
@@ -128,7 +137,7 @@ export function catalogRoutes(app: Api, ctx: AppContext) {
         operationId: 'updateCatalogItem',
         tags: ['merchant'],
         summary: 'Change a catalog item of the calling merchant (price, availability, branches, image...)',
-        description: 'A new price applies to quotes and orders priced after it; existing orders keep their prices. 404 for another merchant\'s item.',
+        description: 'A new price applies to quotes and orders priced after it; existing orders keep their prices. A currency other than the organization currency is 422 CURRENCY_MISMATCH. 404 for another merchant\'s item.',
         params: IdParams,
         body: Strict(
           {
@@ -154,6 +163,7 @@ export function catalogRoutes(app: Api, ctx: AppContext) {
         if (!found) throw AppError.notFound('Catalog item');
         if (b.branch_ids) await assertOwnIds(tx, 'merchant_branch', m.id, b.branch_ids, 'branch_ids');
         if (b.image_object_id) await assertObjectLink(ctx, tx, actor, b.image_object_id, ['other']);
+        if (b.currency) await orgCurrency(ctx, tx, b.currency);
         const { rows } = await tx.query<CatalogItemRow>(
           `UPDATE catalog_item SET name = COALESCE($2, name), description = CASE WHEN $3 THEN $4 ELSE description END, price = COALESCE($5::numeric, price),
                   currency = COALESCE($6, currency), available = COALESCE($7, available), branch_ids = COALESCE($8::text[], branch_ids),

@@ -43,6 +43,8 @@ export interface Cart {
   total: string;
   currency: string;
   payment_destination: PaymentDestination;
+  /** The destinations this merchant accepts now (the app offers only these). */
+  payment_destinations: PaymentDestination[];
   /** The SPEC rule: platform payment required before the order (and the connector is ready): no intent can exist yet, so the order is refused. */
   payment_required: boolean;
 }
@@ -82,8 +84,11 @@ export async function buildCart(ctx: AppContext, tx: Tx, actor: Actor, input: Ca
   if (unavailable.length) {
     throw AppError.unprocessable('Some items are not available at this branch', 'ITEM_NOT_AVAILABLE', unavailable.map(({ c, i }) => ({ field: `items[${i}].catalog_item_id`, message: `${c.name} is not available` })));
   }
-  const currencies = new Set(rows.map((r) => r.currency));
-  if (currencies.size > 1) throw AppError.unprocessable('The items are priced in different currencies', 'CURRENCY_MISMATCH');
+  // One currency per organization: an item stored in another currency (before the rule) is refused, never mixed with the fee.
+  const foreign = ids.map((id, i) => ({ c: catalog.get(id)!, i })).filter(({ c }) => c.currency !== settings.default_currency);
+  if (foreign.length) {
+    throw AppError.unprocessable(`The items must be priced in ${settings.default_currency}, the organization currency`, 'CURRENCY_MISMATCH', foreign.map(({ c, i }) => ({ field: `items[${i}].catalog_item_id`, message: `${c.name} is priced in ${c.currency}` })));
+  }
 
   const lines = priceLines(input.items, catalog);
   const subtotal = sumMoney(lines.map((l) => l.line_total));
@@ -107,6 +112,12 @@ export async function buildCart(ctx: AppContext, tx: Tx, actor: Actor, input: Ca
   const totals = orderTotals(subtotal.toFixed(2), discount, price.fee);
   assertMoneyInRange(money(totals.total), 'total');
   const destination = input.payment_destination ?? 'platform';
+  const offered: PaymentDestination[] = (await ctx.services.money?.paymentDestinations(tx, merchant.id)) ?? ['platform', 'cash'];
+  if (!offered.includes(destination)) {
+    throw AppError.unprocessable(`This merchant does not accept '${destination}' payments now (accepted: ${offered.join(', ')})`, 'PAYMENT_DESTINATION_UNAVAILABLE', [
+      { field: 'payment_destination', message: `one of ${offered.join(', ')}` },
+    ]);
+  }
   const connectorReady = ['1', 'true', 'yes', 'on'].includes((ctx.config.raw.PAYMENT_CONNECTOR_READY ?? '').toLowerCase());
   return {
     merchant,
@@ -117,8 +128,9 @@ export async function buildCart(ctx: AppContext, tx: Tx, actor: Actor, input: Ca
     ...totals,
     coupon,
     driver_earning: price.driver_earning,
-    currency: rows[0]?.currency ?? settings.default_currency,
+    currency: settings.default_currency,
     payment_destination: destination,
+    payment_destinations: offered,
     payment_required: settings.require_platform_payment_before_order && connectorReady && destination === 'platform',
   };
 }
@@ -139,6 +151,7 @@ export const QuoteOut = Type.Object({
   branch_id: Type.String(),
   address_id: Type.String(),
   payment_destination: PaymentDestinationSchema,
+  payment_destinations: Type.Array(PaymentDestinationSchema, { description: 'the destinations this merchant accepts now: platform and cash always, merchant_direct only while his direct payment is enabled' }),
   lines: Type.Array(PricedLineOut),
   subtotal: Money,
   coupon: CouponResult,
@@ -175,6 +188,7 @@ export async function saveQuote(tx: Tx, actor: Actor, cart: Cart) {
     branch_id: cart.branch.id,
     address_id: cart.address.id,
     payment_destination: cart.payment_destination,
+    payment_destinations: cart.payment_destinations,
     lines: cart.lines,
     subtotal: cart.subtotal,
     coupon: couponView(cart.coupon),
@@ -209,7 +223,7 @@ export function checkoutRoutes(app: Api, ctx: AppContext) {
         description:
           'Line prices come from the catalog, the delivery fee from the territory tariff (marketplace mode; organization default without one). A coupon that does ' +
           'not apply does not fail the preflight: `coupon.applied` is false and `coupon.reason_code` says why. Prices sent by the client are not accepted ' +
-          '(unknown fields are 400). 404 for a branch, address or item that is not visible to the caller; 422 BRANCH_INACTIVE, BRANCH_CLOSED (outside its opening hours; `next_open_at` in the body), MERCHANT_NOT_APPROVED, ITEM_NOT_AVAILABLE, CURRENCY_MISMATCH.',
+          '(unknown fields are 400). 404 for a branch, address or item that is not visible to the caller; 422 BRANCH_INACTIVE, BRANCH_CLOSED (outside its opening hours; `next_open_at` in the body), MERCHANT_NOT_APPROVED, ITEM_NOT_AVAILABLE, CURRENCY_MISMATCH, PAYMENT_DESTINATION_UNAVAILABLE (a destination the merchant does not accept; `payment_destinations` of a quote lists those he does).',
         body: Strict(CartBodyProps),
         response: { 201: QuoteOut },
       },

@@ -19,7 +19,13 @@ export type ServiceMode = (typeof SERVICE_MODES)[number];
 
 export const OrderStatusSchema = lit(ORDER_STATUSES, 'pending_confirmation → confirmed → preparing → ready → in_delivery → delivered; cancelled from any non-terminal state');
 export const PaymentDestinationSchema = lit(PAYMENT_DESTINATIONS, 'platform (default), merchant_direct or cash');
-export const PaymentStatusSchema = lit(PAYMENT_STATUSES);
+export const PaymentStatusSchema = lit(
+  PAYMENT_STATUSES,
+  'pending → pending_review (direct-payment proof) → paid | failed (failed → pending_review with a new proof); pending | authorized → paid when the platform ' +
+    'records a platform payment as received (POST /admin/orders/{id}/payment-received), cash orders at delivery; paid → partially_refunded → refunded (refunds). ' +
+    'A cancelled order: pending_review | authorized → failed, a received platform payment → refunded. A delivered platform order stays pending until received: its ' +
+    'wallet entries are pending and no settlement pays them out.',
+);
 export const OrderSourceSchema = lit(ORDER_SOURCES);
 export const ExpressStatusSchema = lit(EXPRESS_STATUSES, 'requested → created (trip exists) → completed | cancelled, following the trip');
 export const ServiceModeSchema = lit(SERVICE_MODES);

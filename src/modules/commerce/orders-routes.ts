@@ -8,7 +8,8 @@ import { Id, IdParams, Page, PageQueryProps, ShortText, Strict } from '../../pla
 import { buildCart, CartItems } from './checkout.js';
 import { CouponCode } from './coupons.js';
 import { inTx, ORDER_SELECT, OrderOut, orderOut, OrderStatusSchema, ownMerchant, PaymentDestinationSchema, type OrderRow } from './model.js';
-import type { OrderService } from './orders.js';
+import { loadOrder, type OrderService } from './orders.js';
+import { recordAudit } from '../../platform/audit.js';
 
 interface QuoteRow {
   id: string;
@@ -69,7 +70,8 @@ export function orderRoutes(app: Api, ctx: AppContext, orders: OrderService) {
           'From a quote: 404 unknown, 422 QUOTE_EXPIRED, 409 QUOTE_ALREADY_USED, 409 QUOTE_PRICE_CHANGED when the total moved. A coupon that does not apply ' +
           'refuses the order with 422 and its reason code (COUPON_EXPIRED, COUPON_USAGE_LIMIT_REACHED, ...); the coupon use is redeemed in the order transaction. ' +
           'When require_platform_payment_before_order is on and the payment connector is ready, a `platform` order needs an authorized or paid payment intent: ' +
-          'intents are not released, so it is refused with 422 PAYMENT_REQUIRED (merchant_direct and cash are accepted).',
+          'intents are not released, so it is refused with 422 PAYMENT_REQUIRED (merchant_direct and cash are accepted). A destination the merchant does not ' +
+          'accept (merchant_direct without direct payment enabled in his payment profile) is 422 PAYMENT_DESTINATION_UNAVAILABLE; the preflight lists the accepted ones.',
         body: Strict({
           quote_id: Type.Optional(Id),
           branch_id: Type.Optional(Id),
@@ -176,6 +178,37 @@ export function orderRoutes(app: Api, ctx: AppContext, orders: OrderService) {
       const actor = actorOf(req);
       return orderOut(
         await inTx(ctx, actor, async (tx) => orders.merchantStatus(tx, actor, (await ownMerchant(ctx, tx, actor)).id, req.params.id, req.body.status, req.body.reason ?? null)),
+      );
+    },
+  );
+
+  app.post(
+    '/admin/orders/:id/cancel',
+    {
+      config: { auth: { roles: ['administrator'] } },
+      schema: {
+        operationId: 'cancelOrderAsAdmin',
+        tags: ['payments'],
+        summary: 'Cancels an open order (any non-terminal state) with a reason; audited',
+        description:
+          'Same effects as a merchant cancellation, in one transaction: the open trip is cancelled, the coupon use released, a pending payment review ' +
+          'cancelled and the payment status follows (pending_review | authorized → failed; a received platform payment → refunded, nothing having reached ' +
+          'the merchant wallet). Delivered orders are refunded instead (POST /admin/orders/{id}/refunds): 409 INVALID_TRANSITION.',
+        params: IdParams,
+        body: Strict({ reason: ShortText(500) }),
+        response: { 200: OrderOut },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return orderOut(
+        await inTx(ctx, actor, async (tx) => {
+          const o = await loadOrder(tx, req.params.id, true);
+          if (!o) throw AppError.notFound('Order');
+          const after = await orders.move(tx, actor, o, 'cancelled', req.body.reason);
+          await recordAudit(tx, actor, { action: 'order.cancelled', entityType: 'merchant_order', entityId: o.id, before: { status: o.status, payment_status: o.payment_status }, after: { status: after.status, payment_status: after.payment_status, reason: req.body.reason } });
+          return after;
+        }),
       );
     },
   );

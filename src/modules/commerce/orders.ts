@@ -168,9 +168,11 @@ export function createOrderService(ctx: AppContext) {
       await releaseRedemption(tx, o.id);
       await ctx.services.chat?.cancelPendingForOrder(tx, o.id);
     }
-    const after = (await loadOrder(tx, o.id))!;
+    let after = (await loadOrder(tx, o.id))!;
     if (to === 'cancelled') await ctx.services.money?.orderCancelled(tx, actor, orderFacts(after));
     if (to === 'delivered') await ctx.services.money?.orderDelivered(tx, actor, orderFacts(after));
+    // Money may have moved the payment status (a cancellation): answer with the order as committed.
+    if (to === 'cancelled') after = (await loadOrder(tx, o.id))!;
     await announce(tx, actor.userId, after, 'order.status_changed', o.status);
     return after;
   }

@@ -40,6 +40,20 @@ export function registerTripHooks(ctx: AppContext, orders: OrderService) {
       [trip.express_request_id, trip.id, to, ev.organization_id, to === 'created' ? ['requested'] : ['requested', 'created']],
     );
     const r = rows[0];
+    if (r && to === 'completed') {
+      // The fee of a completed express delivery goes on the merchant's ledger in the trip's transaction.
+      const actor = serviceActor(ev.organization_id, ev.actor_user_id, `event:${ev.seq}`);
+      await ctx.services.money?.expressDelivered(tx, actor, {
+        expressRequestId: r.id,
+        merchantId: r.merchant_id,
+        tripId: trip.id,
+        driverId: trip.driver_id,
+        territoryId: r.territory_id ?? trip.territory_id,
+        deliveryFee: trip.delivery_fee,
+        driverEarning: trip.driver_earning,
+        currency: trip.currency,
+      });
+    }
     if (r && to !== 'created') {
       await ctx.services.chat?.enqueueStatusChanged(tx, { organizationId: ev.organization_id, merchantId: r.merchant_id, expressRequestId: r.id, territoryId: r.territory_id, status: to });
     }

@@ -26,7 +26,9 @@ export interface LogisticsSettings {
 }
 
 const SETTINGS_COLUMNS =
-  'auto_assign_radius_m, acceptance_timeout_s, acceptance_timeout_enabled, acceptance_max_offers, assignment_strategy, geofence_radius_m, average_speed_kmh, default_delivery_fee, driver_flat_fee, currency, updated_at';
+  'auto_assign_radius_m, acceptance_timeout_s, acceptance_timeout_enabled, acceptance_max_offers, assignment_strategy, geofence_radius_m, average_speed_kmh, default_delivery_fee, driver_flat_fee, ' +
+  // One currency per organization: the organization settings' default_currency (money issue 16).
+  'COALESCE((SELECT s.default_currency FROM organization_settings s WHERE s.organization_id = logistics_settings.organization_id), currency) AS currency, updated_at';
 
 /** The organization's logistics settings; the row is created with the defaults on first use. */
 export async function getSettings(tx: Tx, organizationId: string): Promise<LogisticsSettings> {

@@ -93,6 +93,8 @@ export const EntryOut = Type.Object({
 export const WalletOut = Type.Object(
   {
     balance: Money,
+    pending: Money,
+    available: Money,
     debt: Money,
     credit: Money,
     payable: Money,
@@ -100,8 +102,10 @@ export const WalletOut = Type.Object(
   },
   {
     description:
-      'Derived from the wallet entries: balance = SUM(amount); debt = commission and delivery-fee entries of merchant_direct/cash orders not covered by ' +
-      'debt payments; credit = debt payments beyond the debt; payable = balance + debt − credit (what a settlement would pay out).',
+      'Derived from the wallet entries: balance = SUM(amount) = available + pending − debt + credit. pending = the entries of platform-paid orders whose payment ' +
+      'the platform has not recorded as received (POST /admin/orders/{id}/payment-received): shown, never paid out by a settlement nor used to cover debt. ' +
+      'debt = commission and delivery-fee entries of merchant_direct/cash orders not covered by debt payments, plus any shortfall when refunds or charges exceed ' +
+      'what was available; credit = debt payments beyond the debt; available (= payable) = what a settlement would pay out, never below zero.',
   },
 );
 

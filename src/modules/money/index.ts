@@ -7,6 +7,7 @@ import { debtRoutes } from './debt.js';
 import { driverSettlementRoutes } from './driver-settlements.js';
 import { financeRoutes } from './finance.js';
 import { DEBT_ENTRY_SQL, scopeOf, walletSummary, type WalletSummary } from './model.js';
+import { orderPaymentRoutes } from './order-payments.js';
 import { paymentProfileRoutes } from './payment-profile.js';
 import { createReviewService, reviewRoutes, type ReviewFilter, type ReviewRow } from './reviews.js';
 export { ReviewOut } from './reviews.js';
@@ -17,8 +18,6 @@ import { createWalletService } from './wallet.js';
 
 /** What other modules may call besides the MoneyHooks (every function takes the caller's transaction). */
 export interface MoneyApi extends MoneyHooks {
-  /** An administrator's refund of a delivered platform-paid order: a `refund` entry and payment status partially_refunded / refunded. */
-  refundOrder(tx: Tx, actor: Actor, orderId: string, amount: string, note?: string): Promise<{ entry: Record<string, unknown>; payment_status: 'refunded' | 'partially_refunded' }>;
   /** The derived wallet of a merchant (balance, debt, credit, payable). */
   walletSummary(tx: Tx, merchantId: string): Promise<WalletSummary>;
   /** The payment reviews the actor may see (sub-administrators: their territories), newest first; own transaction. */
@@ -40,8 +39,17 @@ export const moneyModule: Module = {
     // organization reads the QR of a profile with direct payment enabled (customers need it to pay).
     registerObjectReadGrant(ctx, async (tx, actor, o) => {
       if (o.purpose === 'payment_proof') {
-        const { rows } = await tx.query<{ merchant_id: string }>('SELECT merchant_id FROM merchant_payment_review WHERE proof_storage_object_id = $1', [o.id]);
-        for (const r of rows) if ((await ctx.services.logistics.getMerchant(tx, r.merchant_id))?.owner_user_id === actor.userId) return true;
+        // Whoever may decide the review reads its proof: the merchant, and a sub-administrator with payments_review_decide in its territory.
+        const { rows } = await tx.query<{ merchant_id: string; territory_id: string | null }>(
+          'SELECT merchant_id, territory_id FROM merchant_payment_review WHERE proof_storage_object_id = $1',
+          [o.id],
+        );
+        for (const r of rows) {
+          if (actor.kind === 'subadmin') {
+            const s = actor.subadmin;
+            if (s?.active && s.permissions.payments_review_decide && r.territory_id && s.territoryIds.includes(r.territory_id)) return true;
+          } else if ((await ctx.services.logistics.getMerchant(tx, r.merchant_id))?.owner_user_id === actor.userId) return true;
+        }
       }
       if (o.purpose === 'merchant_payment_qr') {
         const { rowCount } = await tx.query('SELECT 1 FROM merchant_payment_profile WHERE qr_storage_object_id = $1 AND direct_payment_enabled', [o.id]);
@@ -49,12 +57,16 @@ export const moneyModule: Module = {
       }
       return false;
     });
-    const wallet = createWalletService(ctx);
     const reviews = createReviewService(ctx);
+    const wallet = createWalletService(ctx, reviews.cancelForOrder);
     const api: MoneyApi = {
       orderDelivered: wallet.orderDelivered,
-      orderCancelled: reviews.cancelForOrder,
-      refundOrder: wallet.refundOrder as MoneyApi['refundOrder'],
+      orderCancelled: wallet.orderCancelled,
+      expressDelivered: wallet.expressDelivered,
+      async paymentDestinations(tx, merchantId) {
+        const { rowCount } = await tx.query('SELECT 1 FROM merchant_payment_profile WHERE merchant_id = $1 AND direct_payment_enabled', [merchantId]);
+        return rowCount ? ['platform', 'merchant_direct', 'cash'] : ['platform', 'cash'];
+      },
       walletSummary: (tx, merchantId) => walletSummary(tx, merchantId),
       listPaymentReviews: reviews.list,
       async paymentReviewCounts(tx, territoryIds) {
@@ -102,5 +114,6 @@ export const moneyModule: Module = {
     settlementRuleRoutes(app, ctx);
     driverSettlementRoutes(app, ctx);
     financeRoutes(app, ctx);
+    orderPaymentRoutes(app, ctx);
   },
 };

@@ -59,38 +59,64 @@ export function ordersOf(ctx: AppContext): OrderPayments {
 }
 
 export interface WalletSummary {
-  /** SUM of every entry. */
+  /** SUM of every entry (= available + pending − debt + credit). */
   balance: string;
-  /** Commission and delivery-fee debt not yet covered by debt payments (>= 0). */
+  /** Entries of platform-paid orders whose payment the platform has not recorded as received: visible, never paid out. */
+  pending: string;
+  /** What the platform holds for the merchant from money it received, outside debt and credit: what a settlement pays out (>= 0). */
+  available: string;
+  /** Commission and delivery-fee debt not yet covered by debt payments, plus any shortfall of the available part (>= 0). */
   debt: string;
   /** Debt payments beyond the debt, held for future debt (>= 0). */
   credit: string;
-  /** What the platform holds for the merchant outside debt and credit: what a settlement would pay out. */
+  /** Same as `available` (kept for older clients). */
   payable: string;
   currency: string;
 }
 
+/** Wallet entries of a platform-paid order without a receipt: money the platform has not received yet. */
+export const PENDING_ENTRY_SQL = `(payment_destination = 'platform' AND order_id IS NOT NULL AND entry_type IN ('sale_credit', 'platform_commission', 'delivery_fee_debit')
+  AND NOT EXISTS (SELECT 1 FROM merchant_payment_receipt r WHERE r.organization_id = merchant_wallet_entry.organization_id AND r.order_id = merchant_wallet_entry.order_id))`;
+
 /** The wallet of a merchant, derived from its entries (optionally only those created before `before`; `organizationId` for system transactions). */
 export async function walletSummary(tx: Tx, merchantId: string, before: Date | null = null, organizationId: string | null = null): Promise<WalletSummary> {
-  const { rows } = await tx.query<{ balance: string; debt_net: string; currency: string | null }>(
+  const { rows } = await tx.query<{ balance: string; debt_net: string; pending: string; currency: string | null }>(
     `SELECT COALESCE(sum(amount), 0)::numeric(14,2) AS balance,
             COALESCE(sum(amount) FILTER (WHERE ${DEBT_ENTRY_SQL} OR entry_type = 'merchant_debt_payment'), 0)::numeric(14,2) AS debt_net,
+            COALESCE(sum(amount) FILTER (WHERE ${PENDING_ENTRY_SQL}), 0)::numeric(14,2) AS pending,
             max(currency) AS currency
        FROM merchant_wallet_entry
       WHERE merchant_id = $1 AND ($2::timestamptz IS NULL OR created_at < $2) AND ($3::text IS NULL OR organization_id = $3)`,
     [merchantId, before, organizationId],
   );
-  return summarize(rows[0].balance, rows[0].debt_net, rows[0].currency ?? 'BOB');
+  const currency =
+    rows[0].currency ??
+    (await tx.query<{ c: string }>('SELECT default_currency AS c FROM organization_settings WHERE ($1::text IS NULL OR organization_id = $1)', [organizationId])).rows[0]?.c ??
+    'BOB';
+  return summarize(rows[0].balance, rows[0].debt_net, currency, rows[0].pending);
 }
 
-/** balance = SUM(all); debt_net = SUM(debt entries + debt payments): negative is debt, positive is credit; payable = the rest. */
-export function summarize(balance: string, debtNet: string, currency: string): WalletSummary {
-  const net = money(debtNet);
+/**
+ * balance = SUM(all); debt_net = SUM(debt entries + debt payments): negative is debt, positive is credit;
+ * pending = SUM(entries of unreceived platform orders); available = the rest. When the rest is negative
+ * (a refund, a charge or an adjustment larger than what was available) the shortfall is debt, so available
+ * never goes below zero and never includes pending money.
+ */
+export function summarize(balance: string, debtNet: string, currency: string, pending = '0'): WalletSummary {
+  const p = money(pending);
+  let net = money(debtNet);
+  let available = money(balance).minus(net).minus(p);
+  if (available.isNegative() && !available.isZero()) {
+    net = net.plus(available);
+    available = money(0);
+  }
   return {
     balance: formatMoney(money(balance)),
+    pending: formatMoney(p),
+    available: formatMoney(available),
     debt: net.isNegative() && !net.isZero() ? formatMoney(net.negated()) : '0.00',
     credit: net.gt(0) ? formatMoney(net) : '0.00',
-    payable: formatMoney(money(balance).minus(net)),
+    payable: formatMoney(available),
     currency,
   };
 }

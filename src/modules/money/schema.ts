@@ -8,6 +8,7 @@ const moneyCol = (name: string) => numeric(name, { precision: 12, scale: 2 });
 export const WALLET_ENTRY_TYPES = ['sale_credit', 'platform_commission', 'delivery_fee_debit', 'merchant_debt_payment', 'adjustment', 'refund', 'settlement_debit'] as const;
 export const REVIEW_STATUSES = ['pending', 'approved', 'rejected', 'cancelled'] as const;
 export const PAYMENT_DESTINATIONS = ['platform', 'merchant_direct', 'cash'] as const;
+export const RECEIPT_METHODS = ['driver_cash', 'bank_transfer', 'card', 'other'] as const;
 
 /** One per merchant (SPEC): how customers pay a merchant directly. The account number is stored masked only. */
 export const merchantPaymentProfile = pgTable(
@@ -212,5 +213,31 @@ export const driverSettlementItem = pgTable(
     primaryKey({ columns: [t.organizationId, t.tripId] }),
     foreignKey({ columns: [t.organizationId, t.settlementId], foreignColumns: [driverSettlement.organizationId, driverSettlement.id] }),
     index('driver_settlement_item_settlement_idx').on(t.organizationId, t.settlementId),
+  ],
+);
+
+/**
+ * The platform recorded a platform-destination order's payment as received (the payment connector is not
+ * active): an administrator records the money the platform collected, e.g. the cash the driver brought back
+ * or a bank transfer. Until a receipt exists, the order's wallet entries are `pending`, never paid out.
+ */
+export const merchantPaymentReceipt = pgTable(
+  'merchant_payment_receipt',
+  {
+    organizationId: text('organization_id').notNull(),
+    orderId: text('order_id').notNull(),
+    merchantId: text('merchant_id').notNull(),
+    amount: moneyCol('amount').notNull(),
+    currency: text('currency').notNull(),
+    method: text('method', { enum: RECEIPT_METHODS }).notNull(),
+    reference: text('reference'),
+    note: text('note'),
+    recordedByUserId: text('recorded_by_user_id'),
+    receivedAt: ts('received_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.orderId] }),
+    index('merchant_payment_receipt_merchant_idx').on(t.organizationId, t.merchantId),
+    check('merchant_payment_receipt_amount_ck', sql`${t.amount} > 0`),
   ],
 );

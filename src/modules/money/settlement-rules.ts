@@ -5,7 +5,7 @@ import type { Api, AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Money, NonNegativeMoney, Nullable, Page, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
-import { ownMerchant, summarize, walletSummary } from './model.js';
+import { DEBT_ENTRY_SQL, ownMerchant, PENDING_ENTRY_SQL, summarize, walletSummary } from './model.js';
 import { WalletOut } from './debt.js';
 
 export type Frequency = 'daily' | 'weekly' | 'monthly';
@@ -82,20 +82,21 @@ export function createSettlementRuleService(ctx: AppContext) {
     async list(actor: Actor, q: { enabled?: boolean; limit?: number; cursor?: string }) {
       const page = pageRequest(q);
       return ctx.db.withTenant(tenantOf(actor), async (tx) => {
-        const { rows } = await tx.query<RuleRow & { id: string; balance: string; debt_net: string; currency: string | null }>(
+        const { rows } = await tx.query<RuleRow & { id: string; balance: string; debt_net: string; pending: string; currency: string | null }>(
           `SELECT r.merchant_id AS id, ${RULE_COLUMNS.split(', ').map((c) => `r.${c}`).join(', ')},
-                  COALESCE(w.balance, 0)::numeric(14,2) AS balance, COALESCE(w.debt_net, 0)::numeric(14,2) AS debt_net, w.currency
+                  COALESCE(w.balance, 0)::numeric(14,2) AS balance, COALESCE(w.debt_net, 0)::numeric(14,2) AS debt_net,
+                  COALESCE(w.pending, 0)::numeric(14,2) AS pending, w.currency
              FROM merchant_settlement_rule r
              LEFT JOIN LATERAL (
                SELECT sum(amount) AS balance, max(currency) AS currency,
-                      sum(amount) FILTER (WHERE (entry_type IN ('platform_commission', 'delivery_fee_debit') AND payment_destination IN ('merchant_direct', 'cash'))
-                                          OR entry_type = 'merchant_debt_payment') AS debt_net
-                 FROM merchant_wallet_entry e WHERE e.merchant_id = r.merchant_id) w ON true
+                      sum(amount) FILTER (WHERE ${DEBT_ENTRY_SQL} OR entry_type = 'merchant_debt_payment') AS debt_net,
+                      sum(amount) FILTER (WHERE ${PENDING_ENTRY_SQL}) AS pending
+                 FROM merchant_wallet_entry WHERE merchant_wallet_entry.merchant_id = r.merchant_id) w ON true
             WHERE ($1::boolean IS NULL OR r.enabled = $1) AND ($2::text IS NULL OR r.merchant_id < $2)
             ORDER BY r.merchant_id DESC LIMIT $3`,
           [q.enabled ?? null, page.after, page.limit + 1],
         );
-        return toPage(rows, page, ({ balance, debt_net, currency, id: _id, ...r }) => ({ ...r, wallet: summarize(balance, debt_net, currency ?? 'BOB') }));
+        return toPage(rows, page, ({ balance, debt_net, pending, currency, id: _id, ...r }) => ({ ...r, wallet: summarize(balance, debt_net, currency ?? 'BOB', pending) }));
       });
     },
   };

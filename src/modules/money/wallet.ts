@@ -5,10 +5,10 @@ import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { formatMoney, money, toCents } from '../../platform/money.js';
-import type { OrderMoneyFacts, PaymentDestination } from '../../platform/order-contracts.js';
+import { formatMoney, minMoney, money, toCents } from '../../platform/money.js';
+import type { ExpressMoneyFacts, OrderMoneyFacts, PaymentDestination, PaymentStatus } from '../../platform/order-contracts.js';
 import { assertTransition } from '../../platform/state-machine.js';
-import { ENTRY_COLUMNS, ordersOf, PAYMENT_STATUS_TRANSITIONS, type WalletEntryType } from './model.js';
+import { ENTRY_COLUMNS, lockMerchantWallet, ordersOf, PAYMENT_STATUS_TRANSITIONS, type WalletEntryType } from './model.js';
 
 export interface Posting {
   entryType: WalletEntryType;
@@ -84,7 +84,7 @@ export async function appendEntry(tx: Tx, actor: Pick<Actor, 'organizationId' | 
   return rows[0];
 }
 
-export function createWalletService(ctx: AppContext) {
+export function createWalletService(ctx: AppContext, cancelReview: (tx: Tx, actor: Actor, facts: OrderMoneyFacts) => Promise<void>) {
   /** MoneyHooks.orderDelivered: posts the order once (a repeat, also a concurrent one, writes nothing). */
   async function orderDelivered(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void> {
     const anchored = await tx.query(
@@ -113,38 +113,62 @@ export function createWalletService(ctx: AppContext) {
   }
 
   /**
-   * An administrator's refund of a delivered platform-paid order (no SPEC route: exposed as a service function).
-   * Writes a `refund` entry (−amount) and sets the order payment status to partially_refunded / refunded.
+   * MoneyHooks.expressDelivered: a completed delivery_express trip. The merchant pays the delivery fee, split on the ledger
+   * into what pays the driver and what the platform keeps: `delivery_fee_debit` −driver earning (backs the driver's earning;
+   * one per trip) and `platform_commission` −(fee − driver earning), the platform's commission on the delivery. Express requests
+   * carry no sale, so there is no sale credit. Keyed by the trip: a repeat writes nothing. With nothing available the
+   * charge shows as merchant debt.
    */
-  async function refundOrder(tx: Tx, actor: Actor, orderId: string, amount: string, note?: string) {
-    if (!(actor.kind === 'administrator' || actor.kind === 'platform')) throw AppError.forbidden();
-    if (!money(amount).gt(0)) throw AppError.unprocessable('A refund must be positive', 'INVALID_AMOUNT');
-    const orders = ordersOf(ctx);
-    const facts = await orders.getOrderFacts(tx, orderId);
-    if (!facts) throw AppError.notFound('Order');
-    if (facts.paymentDestination !== 'platform') throw AppError.unprocessable('Only platform-paid orders are refunded through the wallet', 'NOT_PLATFORM_PAYMENT');
-    const { rows } = await tx.query<{ refunded_total: string; order_total: string }>(
-      `UPDATE merchant_order_posting SET refunded_total = refunded_total + $2::numeric
-        WHERE order_id = $1 AND refunded_total + $2::numeric <= order_total RETURNING refunded_total, order_total`,
-      [orderId, amount],
-    );
-    if (!rows[0]) throw AppError.unprocessable('The order is not delivered, or the refund exceeds what is left of its total', 'REFUND_NOT_ALLOWED');
-    const to = money(rows[0].refunded_total).eq(money(rows[0].order_total)) ? 'refunded' : 'partially_refunded';
-    assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, facts.paymentStatus, to);
-    const entry = await appendEntry(tx, actor, {
-      merchantId: facts.merchantId,
-      entryType: 'refund',
-      amount: formatMoney(money(amount).negated()),
-      currency: facts.currency,
-      orderId,
-      tripId: facts.tripId,
-      paymentDestination: facts.paymentDestination,
-      territoryId: facts.territoryId,
-      note: note ?? null,
-    });
-    await orders.setPaymentStatus(tx, orderId, to);
-    return { entry, payment_status: to };
+  async function expressDelivered(tx: Tx, actor: Actor, e: ExpressMoneyFacts): Promise<void> {
+    const fee = money(e.deliveryFee);
+    if (fee.isZero()) return;
+    await lockMerchantWallet(tx, actor.organizationId, e.merchantId);
+    const { rowCount } = await tx.query(`SELECT 1 FROM merchant_wallet_entry WHERE trip_id = $1 AND entry_type IN ('delivery_fee_debit', 'platform_commission')`, [e.tripId]);
+    if (rowCount) return;
+    const earning = minMoney(money(e.driverEarning), fee);
+    const postings: Posting[] = [
+      { entryType: 'delivery_fee_debit', amount: formatMoney(earning.negated()) },
+      { entryType: 'platform_commission', amount: formatMoney(fee.minus(earning).negated()) },
+    ];
+    for (const p of postings.filter((x) => !money(x.amount).isZero())) {
+      await appendEntry(tx, actor, {
+        merchantId: e.merchantId,
+        entryType: p.entryType,
+        amount: p.amount,
+        currency: e.currency,
+        tripId: e.tripId,
+        driverId: e.driverId,
+        territoryId: e.territoryId,
+        note: `express ${e.expressRequestId}: fee ${formatMoney(fee)} = driver ${formatMoney(earning)} + platform ${formatMoney(fee.minus(earning))}`,
+      });
+    }
   }
 
-  return { orderDelivered, refundOrder };
+  /**
+   * MoneyHooks.orderCancelled: the order's pending review is cancelled and its payment status follows:
+   * pending_review | authorized → failed (nothing was taken); a received platform payment (paid) → refunded
+   * (the order was never delivered, so the merchant wallet holds nothing of it and no entry is written).
+   * A direct payment the merchant approved stays paid: the merchant holds that money and returns it himself.
+   */
+  async function orderCancelled(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void> {
+    await cancelReview(tx, actor, facts);
+    const to: PaymentStatus | null =
+      facts.paymentStatus === 'pending_review' || facts.paymentStatus === 'authorized'
+        ? 'failed'
+        : facts.paymentStatus === 'paid' && facts.paymentDestination === 'platform'
+          ? 'refunded'
+          : null;
+    if (!to) return;
+    assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, facts.paymentStatus, to);
+    await ordersOf(ctx).setPaymentStatus(tx, facts.orderId, to);
+    await recordAudit(tx, actor, {
+      action: `order_payment.${to}`,
+      entityType: 'merchant_order',
+      entityId: facts.orderId,
+      before: { payment_status: facts.paymentStatus },
+      after: { payment_status: to, reason: 'order cancelled' },
+    });
+  }
+
+  return { orderDelivered, orderCancelled, expressDelivered };
 }

@@ -165,6 +165,10 @@ export function organizationRoutes(app: Api, ctx: AppContext) {
       schema: {
         operationId: 'updateSettings',
         tags: ['settings'],
+        description:
+          '`default_currency` is the one currency of the organization (ISO 4217, 400 for an unknown code): catalog items, tariffs, delivery fees, orders, ' +
+          'trips, wallets and reports all use it, and anything in another currency is refused when created. It cannot change once an item, an order or a ' +
+          'trip exists (409 CURRENCY_IN_USE). `timezone` must be an IANA zone (400 otherwise).',
         body: Strict(
           {
             require_platform_payment_before_order: Type.Optional(Type.Boolean()),

@@ -59,6 +59,35 @@ const slugify = (s: string) =>
 
 const SETTINGS_COLUMNS = 'require_platform_payment_before_order, default_currency, timezone, support_phone, support_email, updated_at';
 
+const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+const TIME_ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
+
+/** ISO 4217 currency code known to the runtime (Intl), e.g. BOB, USD. */
+export const isCurrency = (c: string) => CURRENCIES.has(c);
+/** IANA time zone known to the runtime (Intl), e.g. America/La_Paz, UTC. */
+export const isTimeZone = (z: string) => TIME_ZONES.has(z);
+
+/**
+ * Settings validation: the currency is an ISO 4217 code and the time zone an IANA zone (400 otherwise). One currency per
+ * organization: once an item, an order or a trip exists, the currency is fixed (409 CURRENCY_IN_USE), so amounts are never mixed.
+ */
+async function checkSettings(tx: Tx, before: { default_currency: string }, patch: Record<string, unknown>) {
+  if (typeof patch.default_currency === 'string' && !isCurrency(patch.default_currency)) {
+    throw AppError.badRequest('default_currency must be an ISO 4217 currency code', [{ field: 'default_currency', message: 'unknown currency' }]);
+  }
+  if (typeof patch.timezone === 'string' && !isTimeZone(patch.timezone)) {
+    throw AppError.badRequest('timezone must be an IANA time zone, e.g. America/La_Paz', [{ field: 'timezone', message: 'unknown time zone' }]);
+  }
+  if (typeof patch.default_currency === 'string' && patch.default_currency !== before.default_currency) {
+    const { rows } = await tx.query<{ used: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM catalog_item) OR EXISTS (SELECT 1 FROM merchant_order) OR EXISTS (SELECT 1 FROM trip) AS used`,
+    );
+    if (rows[0]?.used) {
+      throw AppError.conflict(`Amounts are already recorded in ${before.default_currency}; the organization currency cannot change`, 'CURRENCY_IN_USE');
+    }
+  }
+}
+
 export function createOrganizationService(ctx: AppContext) {
   const { db } = ctx;
   const approvalCache = new Map<string, { approved: boolean; at: number }>();
@@ -174,6 +203,7 @@ export function createOrganizationService(ctx: AppContext) {
         if (!before[0]) throw AppError.notFound('Settings');
         const fields = Object.keys(patch);
         if (fields.length === 0) return before[0];
+        await checkSettings(tx, before[0] as { default_currency: string }, patch);
         const sets = fields.map((f, i) => `${f} = $${i + 2}`).join(', ');
         const { rows } = await tx.query(
           `UPDATE organization_settings SET ${sets}, updated_by_user_id = $1, updated_at = now() RETURNING ${SETTINGS_COLUMNS}`,

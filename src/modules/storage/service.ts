@@ -184,12 +184,17 @@ export function createStorageService(
     );
   }
 
+  /**
+   * One read rule for every purpose: the uploader, staff, a sub-administrator for objects of his territories, the
+   * participants of the trip an evidence belongs to, and whoever the module that links the object says may act on
+   * its record (read grants, e.g. the merchant or the deciding sub-administrator of a payment review reads its proof).
+   */
   async function canRead(tx: Tx, actor: Actor, o: StoredObject): Promise<boolean> {
     if (o.created_by_user_id === actor.userId || isStaff(actor)) return true;
-    if (actor.kind === 'subadmin') return !!o.territory_id && !!actor.subadmin?.territoryIds.includes(o.territory_id);
+    if (actor.kind === 'subadmin' && !!o.territory_id && !!actor.subadmin?.territoryIds.includes(o.territory_id)) return true;
     if (o.trip_id && EVIDENCE_PURPOSES.includes(o.purpose) && ctx.services.trips) {
       const trip = await ctx.services.trips.tripParticipants(tx, o.trip_id);
-      return !!trip && (trip.merchant_user_id === actor.userId || trip.customer_user_id === actor.userId);
+      if (trip && (trip.merchant_user_id === actor.userId || trip.customer_user_id === actor.userId)) return true;
     }
     return objectReadGranted(ctx, tx, actor, o);
   }

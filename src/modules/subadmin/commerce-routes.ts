@@ -7,7 +7,7 @@ import { AppError } from '../../platform/errors.js';
 import { Id, IdParams, Nullable, Page, PageQueryProps, Strict } from '../../platform/schemas.js';
 import { CouponFields, CouponOut, OrderOut, OrderStatusSchema, TariffOut, type OrderReportRow } from '../commerce/index.js';
 import { scopeOf } from './model.js';
-import { buildWorkbook, periodOf, REPORT_MAX_ROWS, reportFileName, XLSX_TYPE } from './reports.js';
+import { buildWorkbook, periodOf, REPORT_MAX_ROWS, reportFileName, scopeLabel, XLSX_TYPE, type Column } from './reports.js';
 import { sendWorkbook, Workbook } from './routes.js';
 import type { Period } from '../logistics/index.js';
 
@@ -17,31 +17,33 @@ const PeriodQuery = {
   to: Type.Optional(Type.String({ format: 'date-time', description: 'created before (ISO 8601)' })),
 };
 
+const SALES_COLUMNS: Column<OrderReportRow>[] = [
+  { header: 'Order', key: 'id', width: 38, value: (r) => r.id },
+  { header: 'Created at', key: 'created_at', width: 20, type: 'date', value: (r) => r.created_at },
+  { header: 'Status', key: 'status', width: 20, value: (r) => r.status },
+  { header: 'Territory', key: 'territory', width: 20, value: (r) => r.territory_name },
+  { header: 'Merchant', key: 'merchant', width: 24, value: (r) => r.merchant_name },
+  { header: 'Payment', key: 'payment_destination', width: 16, value: (r) => r.payment_destination },
+  { header: 'Payment status', key: 'payment_status', width: 16, value: (r) => r.payment_status },
+  { header: 'Coupon', key: 'coupon_code', width: 12, value: (r) => r.coupon_code },
+  { header: 'Subtotal', key: 'subtotal', width: 14, type: 'money', value: (r) => r.subtotal },
+  { header: 'Discount', key: 'discount_total', width: 14, type: 'money', value: (r) => r.discount_total },
+  { header: 'Delivery fee', key: 'delivery_fee', width: 14, type: 'money', value: (r) => r.delivery_fee },
+  { header: 'Total', key: 'total', width: 14, type: 'money', value: (r) => r.total },
+  { header: 'Currency', key: 'currency', width: 10, value: (r) => r.currency },
+];
+
+/**
+ * Sales: the first sheet and its totals are the delivered orders only (the business done); cancelled orders are listed
+ * apart on their own sheet, and orders still open on a third, each with its own totals, never added to the sales.
+ */
 export async function salesWorkbook(rows: OrderReportRow[], period: Period, scope: string): Promise<Buffer> {
-  return buildWorkbook<OrderReportRow>({
-    sheet: 'Sales',
-    title: 'Sales report',
-    period,
-    scope,
-    rows,
-    totalsLabelKey: 'id',
-    countKey: 'status',
-    columns: [
-      { header: 'Order', key: 'id', width: 38, value: (r) => r.id },
-      { header: 'Created at', key: 'created_at', width: 20, type: 'date', value: (r) => r.created_at },
-      { header: 'Status', key: 'status', width: 20, value: (r) => r.status },
-      { header: 'Territory', key: 'territory', width: 20, value: (r) => r.territory_name },
-      { header: 'Merchant', key: 'merchant', width: 24, value: (r) => r.merchant_name },
-      { header: 'Payment', key: 'payment_destination', width: 16, value: (r) => r.payment_destination },
-      { header: 'Payment status', key: 'payment_status', width: 16, value: (r) => r.payment_status },
-      { header: 'Coupon', key: 'coupon_code', width: 12, value: (r) => r.coupon_code },
-      { header: 'Subtotal', key: 'subtotal', width: 14, type: 'money', value: (r) => r.subtotal },
-      { header: 'Discount', key: 'discount_total', width: 14, type: 'money', value: (r) => r.discount_total },
-      { header: 'Delivery fee', key: 'delivery_fee', width: 14, type: 'money', value: (r) => r.delivery_fee },
-      { header: 'Total', key: 'total', width: 14, type: 'money', value: (r) => r.total },
-      { header: 'Currency', key: 'currency', width: 10, value: (r) => r.currency },
-    ],
-  });
+  const part = (sheet: string, title: string, of: OrderReportRow[]) => ({ sheet, title, period, scope, rows: of, totalsLabelKey: 'id', countKey: 'status', columns: SALES_COLUMNS });
+  return buildWorkbook<OrderReportRow>(
+    part('Sales', 'Sales report (delivered orders)', rows.filter((r) => r.status === 'delivered')),
+    part('Cancelled', 'Cancelled orders (not counted)', rows.filter((r) => r.status === 'cancelled')),
+    part('Open', 'Open orders (not counted yet)', rows.filter((r) => r.status !== 'delivered' && r.status !== 'cancelled')),
+  );
 }
 
 /** The sub-administration routes that read or write commerce (orders, coupons, tariffs, sales report). */
@@ -152,7 +154,9 @@ export function subadminCommerceRoutes(app: Api, ctx: AppContext) {
         summary: "Sales report: one row per merchant order created in [from, to) in the caller's territories, and a totals row",
         description:
           `An Office Open XML workbook (${XLSX_TYPE}) served under the .xls path, as an attachment named sales_<from>_<to>.xlsx. ` +
-          'Dates are date cells, amounts number cells (2 decimals); the totals row carries the order count and SUM formulas (subtotal, discount, fee, total) with their values. ' +
+          'Dates are date cells, amounts number cells (2 decimals). The first sheet (Sales) lists the delivered orders and its totals row carries their count and SUM formulas ' +
+          '(subtotal, discount, fee, total) with their values: cancelled orders are listed apart on the Cancelled sheet and open ones on the Open sheet, never in the sales totals. ' +
+          'The scope line names the territories (not their ids). ' +
           `Sub-administrators also need the \`reports\` permission (403). More than ${REPORT_MAX_ROWS} rows is 422 REPORT_TOO_LARGE. ` + READS_DOC,
         querystring: Strict(PeriodQuery),
         response: { 200: Workbook },
@@ -163,9 +167,12 @@ export function subadminCommerceRoutes(app: Api, ctx: AppContext) {
       const actor = actorOf(req);
       if (actor.kind === 'subadmin' && !actor.subadmin!.permissions.reports) throw AppError.forbidden("Missing permission 'reports'", 'PERMISSION_DENIED');
       const period = periodOf(req.query);
-      const rows = await inTx(actor, (tx) => views().orderReportRows(tx, scopeOf(actor), period, REPORT_MAX_ROWS + 1));
+      const { rows, scope } = await inTx(actor, async (tx) => ({
+        rows: await views().orderReportRows(tx, scopeOf(actor), period, REPORT_MAX_ROWS + 1),
+        scope: await scopeLabel(scopeOf(actor), async (id) => (await ctx.services.logistics.getTerritory(tx, id))?.name ?? null),
+      }));
       if (rows.length > REPORT_MAX_ROWS) throw AppError.unprocessable(`The report has more than ${REPORT_MAX_ROWS} rows; choose a shorter period`, 'REPORT_TOO_LARGE');
-      return sendWorkbook(reply, await salesWorkbook(rows, period, scopeOf(actor)?.join(', ') ?? 'organization'), reportFileName('sales', period));
+      return sendWorkbook(reply, await salesWorkbook(rows, period, scope), reportFileName('sales', period));
     },
   );
 }

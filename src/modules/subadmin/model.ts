@@ -63,8 +63,14 @@ export const scopeOf = (actor: Actor): string[] | null => (actor.kind === 'subad
 
 const PERCENT = /^\d{1,3}(\.\d{1,2})?$/;
 
-/** Bounds as numbers in cents (exact); both within 0..100 and min ≤ max (else 422 COMMISSION_BOUNDS_INVALID). */
+/** Bounds as numbers in cents (exact): both or neither, both within 0..100 and min ≤ max (else 422 COMMISSION_BOUNDS_INVALID). */
 export function checkBounds(min: string | null, max: string | null): void {
+  if ((min === null) !== (max === null)) {
+    const missing = min === null ? 'commission_min_percent' : 'commission_max_percent';
+    throw AppError.unprocessable('Commission bounds come in pairs: send both commission_min_percent and commission_max_percent, or neither', 'COMMISSION_BOUNDS_INVALID', [
+      { field: missing, message: 'required with the other bound' },
+    ]);
+  }
   const errors: { field: string; message: string }[] = [];
   for (const [field, v] of [
     ['commission_min_percent', min],

@@ -30,11 +30,16 @@ export interface Workbook<R> {
   countKey?: string;
 }
 
-/** Builds the workbook: a title block, a header row, one row per record, a totals row with SUM formulas (and their computed results). */
-export async function buildWorkbook<R>(w: Workbook<R>): Promise<Buffer> {
+/** Builds the workbook: one sheet per part (the first is the main one), each a title block, a header row, one row per record, a totals row with SUM formulas (and their computed results). */
+export async function buildWorkbook<R>(w: Workbook<R>, ...more: Workbook<R>[]): Promise<Buffer> {
   const wb = new ExcelJS.Workbook();
   wb.creator = 'delivery-api';
   wb.created = new Date();
+  for (const part of [w, ...more]) addSheet(wb, part);
+  return Buffer.from(await wb.xlsx.writeBuffer());
+}
+
+function addSheet<R>(wb: ExcelJS.Workbook, w: Workbook<R>): void {
   const ws = wb.addWorksheet(w.sheet);
   ws.columns = w.columns.map((c) => ({ key: c.key, width: c.width }));
   ws.addRow([w.title]).font = { bold: true, size: 14 };
@@ -72,7 +77,14 @@ export async function buildWorkbook<R>(w: Workbook<R>): Promise<Buffer> {
     }
   });
   ws.views = [{ state: 'frozen', ySplit: header.number }];
-  return Buffer.from(await wb.xlsx.writeBuffer());
+}
+
+/** The scope line of a report: "organization", or the names of the sub-administrator's territories (never their ids). */
+export async function scopeLabel(territoryIds: string[] | null, nameOf: (id: string) => Promise<string | null>): Promise<string> {
+  if (territoryIds === null) return 'organization';
+  if (territoryIds.length === 0) return 'no territories';
+  const names = await Promise.all(territoryIds.map(async (id) => (await nameOf(id)) ?? 'unknown territory'));
+  return names.sort((a, b) => a.localeCompare(b)).join(', ');
 }
 
 export function reportFileName(kind: string, period: Period): string {
@@ -82,32 +94,31 @@ export function reportFileName(kind: string, period: Period): string {
 }
 
 export async function deliveriesWorkbook(rows: TripReportRow[], period: Period, scope: string): Promise<Buffer> {
-  return buildWorkbook<TripReportRow>({
-    sheet: 'Deliveries',
-    title: 'Deliveries report',
-    period,
-    scope,
-    rows,
-    totalsLabelKey: 'id',
-    countKey: 'status',
-    columns: [
-      { header: 'Trip', key: 'id', width: 38, value: (r) => r.id },
-      { header: 'Created at', key: 'created_at', width: 20, type: 'date', value: (r) => r.created_at },
-      { header: 'Status', key: 'status', width: 12, value: (r) => r.status },
-      { header: 'Service mode', key: 'service_mode', width: 16, value: (r) => r.service_mode },
-      { header: 'Territory', key: 'territory', width: 20, value: (r) => r.territory_name },
-      { header: 'Merchant', key: 'merchant', width: 24, value: (r) => r.merchant_name },
-      { header: 'Driver', key: 'driver', width: 24, value: (r) => r.driver_name },
-      { header: 'Order', key: 'order_id', width: 38, value: (r) => r.order_id },
-      { header: 'Pickup', key: 'pickup', width: 30, value: (r) => r.pickup_address },
-      { header: 'Dropoff', key: 'dropoff', width: 30, value: (r) => r.dropoff_address },
-      { header: 'Completed at', key: 'completed_at', width: 20, type: 'date', value: (r) => r.completed_at },
-      { header: 'Delivery fee', key: 'delivery_fee', width: 14, type: 'money', value: (r) => r.delivery_fee },
-      { header: 'Driver earning', key: 'driver_earning', width: 14, type: 'money', value: (r) => r.driver_earning },
-      { header: 'Currency', key: 'currency', width: 10, value: (r) => r.currency },
-    ],
-  });
+  const part = (sheet: string, title: string, of: TripReportRow[]) => ({ sheet, title, period, scope, rows: of, totalsLabelKey: 'id', countKey: 'status', columns });
+  // Totals count completed deliveries only; cancelled and open trips are listed apart, with their own totals.
+  return buildWorkbook<TripReportRow>(
+    part('Deliveries', 'Deliveries report (completed)', rows.filter((r) => r.status === 'completed')),
+    part('Cancelled', 'Cancelled trips (not counted)', rows.filter((r) => r.status === 'cancelled')),
+    part('Open', 'Open trips (not counted yet)', rows.filter((r) => r.status !== 'completed' && r.status !== 'cancelled')),
+  );
 }
+
+const columns: Column<TripReportRow>[] = [
+  { header: 'Trip', key: 'id', width: 38, value: (r) => r.id },
+  { header: 'Created at', key: 'created_at', width: 20, type: 'date', value: (r) => r.created_at },
+  { header: 'Status', key: 'status', width: 12, value: (r) => r.status },
+  { header: 'Service mode', key: 'service_mode', width: 16, value: (r) => r.service_mode },
+  { header: 'Territory', key: 'territory', width: 20, value: (r) => r.territory_name },
+  { header: 'Merchant', key: 'merchant', width: 24, value: (r) => r.merchant_name },
+  { header: 'Driver', key: 'driver', width: 24, value: (r) => r.driver_name },
+  { header: 'Order', key: 'order_id', width: 38, value: (r) => r.order_id },
+  { header: 'Pickup', key: 'pickup', width: 30, value: (r) => r.pickup_address },
+  { header: 'Dropoff', key: 'dropoff', width: 30, value: (r) => r.dropoff_address },
+  { header: 'Completed at', key: 'completed_at', width: 20, type: 'date', value: (r) => r.completed_at },
+  { header: 'Delivery fee', key: 'delivery_fee', width: 14, type: 'money', value: (r) => r.delivery_fee },
+  { header: 'Driver earning', key: 'driver_earning', width: 14, type: 'money', value: (r) => r.driver_earning },
+  { header: 'Currency', key: 'currency', width: 10, value: (r) => r.currency },
+];
 
 /** Validates the period (from < to) and returns it as ISO strings. */
 export function periodOf(q: { from?: string; to?: string }): Period {

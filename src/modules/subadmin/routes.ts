@@ -11,7 +11,7 @@ import { ReviewOut } from '../money/index.js';
 import type { BannerService } from './banners.js';
 import { cents, PercentPattern, scopeOf } from './model.js';
 import type { ProfileService } from './profiles.js';
-import { deliveriesWorkbook, periodOf, REPORT_MAX_ROWS, reportFileName, XLSX_TYPE } from './reports.js';
+import { deliveriesWorkbook, periodOf, REPORT_MAX_ROWS, reportFileName, scopeLabel, XLSX_TYPE } from './reports.js';
 
 const Percent = Type.String({ pattern: PercentPattern, description: 'percentage 0..100 with at most 2 decimals, e.g. "12.50"' });
 const PermissionsIn = Strict(Object.fromEntries(SUBADMIN_PERMISSION_KEYS.map((k) => [k, Type.Optional(Type.Boolean())])));
@@ -48,7 +48,7 @@ const ProfileCreateProps = {
 
 const PROFILE_RULES =
   'Permission keys missing from `permissions` take the SPEC defaults (every key true except `payments_review_decide`). ' +
-  'commission_min_percent ≤ commission_max_percent within 0..100 (else 422 COMMISSION_BOUNDS_INVALID); without bounds the sub-administrator cannot change commissions. ' +
+  'commission_min_percent and commission_max_percent both or neither, min ≤ max within 0..100 (else 422 COMMISSION_BOUNDS_INVALID); without bounds the sub-administrator cannot change commissions. ' +
   'Territories must exist in the organization (422 TERRITORY_NOT_FOUND). Under a parent, territories, permissions and bounds must lie within the parent\'s (422 EXCEEDS_PARENT_SCOPE), ' +
   'and the loader also narrows a sub-user to his ancestors at every request. Audited.';
 
@@ -389,7 +389,8 @@ export function subadminRoutes(app: Api, ctx: AppContext, deps: { profiles: Prof
         summary: 'Deliveries report: one row per trip created in [from, to) in the caller\'s territories, and a totals row',
         description:
           `An Office Open XML workbook (${XLSX_TYPE}) served under the .xls path, as an attachment named deliveries_<from>_<to>.xlsx. ` +
-          'Dates are date cells, fees number cells (2 decimals); the totals row carries the trip count and SUM formulas with their values. ' +
+          'Dates are date cells, fees number cells (2 decimals). The first sheet (Deliveries) lists completed trips and its totals row carries their count and SUM ' +
+          'formulas with their values; cancelled trips are listed apart (Cancelled sheet) and open ones on the Open sheet, never in the totals. The scope line names the territories. ' +
           `Sub-administrators also need the \`reports\` permission (403). More than ${REPORT_MAX_ROWS} rows is 422 REPORT_TOO_LARGE. ` + READS_DOC,
         querystring: Strict(Period),
         response: { 200: Workbook },
@@ -400,9 +401,12 @@ export function subadminRoutes(app: Api, ctx: AppContext, deps: { profiles: Prof
       const actor = actorOf(req);
       if (actor.kind === 'subadmin' && !actor.subadmin!.permissions.reports) throw AppError.forbidden("Missing permission 'reports'", 'PERMISSION_DENIED');
       const period = periodOf(req.query);
-      const rows = await inTx(actor, (tx) => ctx.services.logistics.tripReportRows(tx, scopeOf(actor), period, REPORT_MAX_ROWS + 1));
+      const { rows, scope } = await inTx(actor, async (tx) => ({
+        rows: await ctx.services.logistics.tripReportRows(tx, scopeOf(actor), period, REPORT_MAX_ROWS + 1),
+        scope: await scopeLabel(scopeOf(actor), async (id) => (await ctx.services.logistics.getTerritory(tx, id))?.name ?? null),
+      }));
       if (rows.length > REPORT_MAX_ROWS) throw AppError.unprocessable(`The report has more than ${REPORT_MAX_ROWS} rows; choose a shorter period`, 'REPORT_TOO_LARGE');
-      const file = await deliveriesWorkbook(rows, period, scopeOf(actor)?.join(', ') ?? 'organization');
+      const file = await deliveriesWorkbook(rows, period, scope);
       return sendWorkbook(reply, file, reportFileName('deliveries', period));
     },
   );

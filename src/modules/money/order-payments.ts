@@ -1,0 +1,234 @@
+import { Type } from '@sinclair/typebox';
+import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { recordAudit } from '../../platform/audit.js';
+import type { Api, AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { AppError } from '../../platform/errors.js';
+import { formatMoney, money } from '../../platform/money.js';
+import { Id, IdParams, Money, NonNegativeMoney, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { assertTransition } from '../../platform/state-machine.js';
+import { EntryOut, WalletOut } from './debt.js';
+import { lockMerchantWallet, ordersOf, PAYMENT_STATUS_TRANSITIONS, walletSummary } from './model.js';
+import { RECEIPT_METHODS } from './schema.js';
+import { appendEntry } from './wallet.js';
+
+export type ReceiptMethod = (typeof RECEIPT_METHODS)[number];
+
+const RECEIPT_COLUMNS = 'order_id, merchant_id, amount, currency, method, reference, note, recorded_by_user_id, received_at';
+
+/**
+ * Money received, refunds and adjustments. Every function writes its wallet entries, the order payment status and its
+ * audit row in one transaction; each takes the merchant's wallet lock so settlements and debt payments see all or nothing.
+ */
+export function createOrderPaymentService(ctx: AppContext) {
+  async function facts(tx: Tx, orderId: string) {
+    const f = await ordersOf(ctx).getOrderFacts(tx, orderId);
+    if (!f) throw AppError.notFound('Order');
+    return f;
+  }
+
+  /**
+   * The platform received a platform-destination order's payment (the connector is not active): the administrator records it,
+   * e.g. the cash the driver collected at the door and handed in, or a transfer. The amount is the order total. Payment status
+   * pending | authorized → paid; from then on the order's wallet entries are available instead of pending.
+   */
+  async function recordReceipt(actor: Actor, orderId: string, input: { method: ReceiptMethod; amount?: string; reference?: string; note?: string }) {
+    return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+      const f = await facts(tx, orderId);
+      if (f.paymentDestination !== 'platform') {
+        throw AppError.unprocessable(`The order is paid by '${f.paymentDestination}'; only platform payments are received by the platform`, 'NOT_PLATFORM_PAYMENT');
+      }
+      if (f.status === 'cancelled') throw AppError.conflict('The order is cancelled', 'ORDER_CANCELLED');
+      if (input.amount !== undefined && !money(input.amount).eq(money(f.total))) {
+        throw AppError.unprocessable(`The amount must equal the order total ${f.total}`, 'AMOUNT_MISMATCH', [{ field: 'amount', message: `must be ${f.total}` }]);
+      }
+      await lockMerchantWallet(tx, actor.organizationId, f.merchantId);
+      assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, f.paymentStatus, 'paid');
+      const { rows } = await tx.query(
+        `INSERT INTO merchant_payment_receipt (organization_id, order_id, merchant_id, amount, currency, method, reference, note, recorded_by_user_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING ${RECEIPT_COLUMNS}`,
+        [actor.organizationId, orderId, f.merchantId, f.total, f.currency, input.method, input.reference ?? null, input.note ?? null, actor.userId],
+      );
+      if (!rows[0]) throw AppError.conflict('The payment of this order is already recorded', 'PAYMENT_ALREADY_RECEIVED');
+      await ordersOf(ctx).setPaymentStatus(tx, orderId, 'paid');
+      await recordAudit(tx, actor, {
+        action: 'order_payment.received',
+        entityType: 'merchant_order',
+        entityId: orderId,
+        before: { payment_status: f.paymentStatus },
+        after: { payment_status: 'paid', amount: f.total, method: input.method, reference: input.reference ?? null },
+      });
+      return { receipt: rows[0], payment_status: 'paid' as const, wallet: await walletSummary(tx, f.merchantId) };
+    });
+  }
+
+  /**
+   * A refund of a delivered, received platform-paid order (full when amount is omitted): a `refund` entry (−amount) on the merchant,
+   * payment status paid | partially_refunded → partially_refunded | refunded. The merchant bears the refund; when more than his
+   * available balance, the shortfall shows as debt.
+   */
+  async function refund(actor: Actor, orderId: string, input: { amount?: string; reason: string }) {
+    return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+      const f = await facts(tx, orderId);
+      if (f.paymentDestination !== 'platform') {
+        throw AppError.unprocessable(`The order was paid to the merchant ('${f.paymentDestination}'); the merchant refunds it himself`, 'NOT_PLATFORM_PAYMENT');
+      }
+      await lockMerchantWallet(tx, actor.organizationId, f.merchantId);
+      const { rows: posted } = await tx.query<{ refunded_total: string; order_total: string }>(
+        'SELECT refunded_total, order_total FROM merchant_order_posting WHERE order_id = $1 FOR UPDATE',
+        [orderId],
+      );
+      if (!posted[0]) throw AppError.unprocessable('Only delivered orders are refunded (cancel an open order instead)', 'REFUND_NOT_ALLOWED');
+      const left = money(posted[0].order_total).minus(posted[0].refunded_total);
+      const amount = input.amount !== undefined ? money(input.amount) : left;
+      if (!amount.gt(0)) throw AppError.unprocessable('A refund must be positive', 'INVALID_AMOUNT', [{ field: 'amount', message: 'must be > 0' }]);
+      if (amount.gt(left)) {
+        throw AppError.unprocessable(`The refund exceeds what is left of the order total (${formatMoney(left)})`, 'REFUND_EXCEEDS_TOTAL', [{ field: 'amount', message: `at most ${formatMoney(left)}` }]);
+      }
+      const to = amount.eq(left) ? 'refunded' : 'partially_refunded';
+      assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, f.paymentStatus, to);
+      await tx.query('UPDATE merchant_order_posting SET refunded_total = refunded_total + $2::numeric WHERE order_id = $1', [orderId, formatMoney(amount)]);
+      const trip = f.tripId ? await ctx.services.logistics.getTrip(tx, f.tripId) : null;
+      const entry = await appendEntry(tx, actor, {
+        merchantId: f.merchantId,
+        entryType: 'refund',
+        amount: formatMoney(amount.negated()),
+        currency: f.currency,
+        orderId,
+        tripId: f.tripId,
+        driverId: trip?.driver_id ?? null,
+        paymentDestination: f.paymentDestination,
+        territoryId: f.territoryId,
+        note: input.reason,
+      });
+      await ordersOf(ctx).setPaymentStatus(tx, orderId, to);
+      await recordAudit(tx, actor, {
+        action: `order_payment.${to}`,
+        entityType: 'merchant_order',
+        entityId: orderId,
+        before: { payment_status: f.paymentStatus, refunded_total: posted[0].refunded_total },
+        after: { payment_status: to, amount: formatMoney(amount), reason: input.reason },
+      });
+      return { entry, payment_status: to, wallet: await walletSummary(tx, f.merchantId) };
+    });
+  }
+
+  /** A signed correction of a merchant's wallet with its reason (an `adjustment` entry), audited. */
+  async function adjust(actor: Actor, merchantId: string, input: { amount: string; reason: string; order_id?: string }) {
+    const amount = money(input.amount);
+    if (amount.isZero()) throw AppError.badRequest('amount may not be zero', [{ field: 'amount', message: 'must not be 0' }]);
+    return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+      const merchant = await ctx.services.logistics.getMerchant(tx, merchantId);
+      if (!merchant) throw AppError.notFound('Merchant');
+      let orderTerritory: string | null = null;
+      if (input.order_id) {
+        const f = await facts(tx, input.order_id);
+        if (f.merchantId !== merchantId) throw AppError.notFound('Order');
+        orderTerritory = f.territoryId;
+      }
+      await lockMerchantWallet(tx, actor.organizationId, merchantId);
+      const before = await walletSummary(tx, merchantId);
+      const entry = await appendEntry(tx, actor, {
+        merchantId,
+        entryType: 'adjustment',
+        amount: formatMoney(amount),
+        currency: before.currency,
+        orderId: input.order_id ?? null,
+        territoryId: orderTerritory ?? merchant.territory_id,
+        note: input.reason,
+      });
+      return { entry, wallet: await walletSummary(tx, merchantId) };
+    });
+  }
+
+  return { recordReceipt, refund, adjust };
+}
+
+const PaymentStatusOut = Type.Union(['paid', 'partially_refunded', 'refunded'].map((s) => Type.Literal(s)));
+export const PAYMENT_STATES_DOC =
+  'Order payment status: `pending → pending_review` (direct-payment proof) `→ paid | failed`; `failed → pending_review` (new proof); ' +
+  '`pending | authorized → paid` (platform payment recorded as received; cash orders at delivery); `paid → partially_refunded | refunded`; ' +
+  '`partially_refunded → partially_refunded | refunded`. A cancelled order: `pending_review | authorized → failed` and its pending review is cancelled; ' +
+  'a received payment of an order cancelled before delivery becomes `refunded`. Any other move is 409 INVALID_TRANSITION.';
+
+export function orderPaymentRoutes(app: Api, ctx: AppContext) {
+  const svc = createOrderPaymentService(ctx);
+  const adminOnly = { auth: { roles: ['administrator' as const] } };
+  app.post(
+    '/admin/orders/:id/payment-received',
+    {
+      config: adminOnly,
+      schema: {
+        operationId: 'recordOrderPaymentReceived',
+        tags: ['payments'],
+        summary: 'Records that the platform received the payment of a platform-destination order (payment status → paid); audited',
+        description:
+          'While the payment connector is not active, a `platform` order is paid outside it: the driver collects the total at the door and hands it in, ' +
+          'or the customer transfers it. Until this is recorded, the order\'s wallet entries are `pending` in the merchant wallet and no settlement pays them out. ' +
+          '`amount`, when sent, must equal the order total (422 AMOUNT_MISMATCH). 422 NOT_PLATFORM_PAYMENT for merchant_direct and cash orders; ' +
+          '409 ORDER_CANCELLED; 409 PAYMENT_ALREADY_RECEIVED or INVALID_TRANSITION when the payment is not pending. ' + PAYMENT_STATES_DOC,
+        params: IdParams,
+        body: Strict({
+          method: Type.Union(RECEIPT_METHODS.map((m) => Type.Literal(m)), { description: 'driver_cash: the driver collected it at delivery and handed it in' }),
+          amount: Type.Optional(NonNegativeMoney),
+          reference: Type.Optional(ShortText(200)),
+          note: Type.Optional(ShortText(500)),
+        }),
+        response: {
+          201: Type.Object({
+            receipt: Type.Object({
+              order_id: Type.String(),
+              merchant_id: Type.String(),
+              amount: Money,
+              currency: Type.String(),
+              method: Type.String(),
+              reference: Nullable(Type.String()),
+              note: Nullable(Type.String()),
+              recorded_by_user_id: Nullable(Type.String()),
+              received_at: Timestamp,
+            }),
+            payment_status: PaymentStatusOut,
+            wallet: WalletOut,
+          }),
+        },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await svc.recordReceipt(actorOf(req), req.params.id, req.body as { method: ReceiptMethod })),
+  );
+  app.post(
+    '/admin/orders/:id/refunds',
+    {
+      config: adminOnly,
+      schema: {
+        operationId: 'refundOrder',
+        tags: ['payments'],
+        summary: 'Refunds a delivered platform-paid order, fully (no amount) or partly; a `refund` wallet entry and the payment status in one transaction; audited with the reason',
+        description:
+          'Only delivered orders whose payment the platform received (payment status paid or partially_refunded; 409 INVALID_TRANSITION otherwise). ' +
+          'The refunds of an order never exceed its total (422 REFUND_EXCEEDS_TOTAL). The merchant bears the refund (−amount); a shortfall beyond his available ' +
+          'balance shows as debt. 422 NOT_PLATFORM_PAYMENT for merchant_direct and cash orders, REFUND_NOT_ALLOWED for an undelivered order (cancel it instead). ' +
+          PAYMENT_STATES_DOC,
+        params: IdParams,
+        body: Strict({ amount: Type.Optional(NonNegativeMoney), reason: ShortText(500) }),
+        response: { 201: Type.Object({ entry: EntryOut, payment_status: PaymentStatusOut, wallet: WalletOut }) },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await svc.refund(actorOf(req), req.params.id, req.body as { amount?: string; reason: string })),
+  );
+  app.post(
+    '/admin/merchants/:id/adjustments',
+    {
+      config: adminOnly,
+      schema: {
+        operationId: 'adjustMerchantWallet',
+        tags: ['payments'],
+        summary: 'A signed correction of a merchant wallet (an `adjustment` entry) with its reason; audited',
+        description: 'Positive credits the merchant, negative charges him (a shortfall beyond his available balance shows as debt). 400 for a zero amount; 404 for an order of another merchant.',
+        params: IdParams,
+        body: Strict({ amount: Type.String({ pattern: '^-?\\d{1,10}(\\.\\d{1,2})?$', description: 'signed decimal string, not zero' }), reason: ShortText(500), order_id: Type.Optional(Id) }),
+        response: { 201: Type.Object({ entry: EntryOut, wallet: WalletOut }) },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await svc.adjust(actorOf(req), req.params.id, req.body as { amount: string; reason: string; order_id?: string })),
+  );
+}
