@@ -337,3 +337,25 @@ describe('end to end: trip evidence through logistics', () => {
     for (const who of ['driver2', 'customer2', 'merchant2', 'otherDriver'] as const) expect((await get(s[who], o.id)).statusCode, who).toBe(404);
   });
 });
+
+describe('images people are told to show', () => {
+  it('the organization logo and catalog photos are readable by its customers; unlinked objects are not', async () => {
+    const logo = await generic(s.admin, { purpose: 'avatar' }, png(3));
+    expect((await get(s.customer, logo.id)).statusCode).toBe(404);
+    const branded = await t.req(s.admin, { method: 'PATCH', url: `/organizations/${s.admin.organizationId}/branding`, payload: { logo_object_id: logo.id } });
+    expect(branded.statusCode, branded.body).toBe(200);
+    const assets = (await t.req(s.customer, { method: 'GET', url: '/mobile/brand-assets' })).json();
+    expect(JSON.stringify(assets)).toContain(logo.id);
+    expect((await get(s.customer, logo.id)).statusCode).toBe(200);
+    expect((await get(s.otherAdmin, logo.id)).statusCode).toBe(404);
+
+    const photo = await generic(s.merchant, { purpose: 'other' }, png(4));
+    const stray = await generic(s.merchant, { purpose: 'other' }, png(5));
+    const item = await t.req(s.merchant, { method: 'POST', url: '/merchant/catalog', payload: { name: 'Pizza', price: '10.00', image_object_id: photo.id } });
+    expect(item.statusCode, item.body).toBe(201);
+    expect((await get(s.customer, photo.id)).statusCode).toBe(200);
+    expect((await get(s.customer2, photo.id)).statusCode).toBe(200);
+    expect((await get(s.customer, stray.id)).statusCode).toBe(404);
+    expect((await get(s.otherDriver, photo.id)).statusCode).toBe(404);
+  });
+});

@@ -1,6 +1,7 @@
 import type { Actor } from '../../platform/auth.js';
 import type { AppContext, Module } from '../../platform/context.js';
 import { newId } from '../../platform/ids.js';
+import { registerObjectReadGrant } from '../../platform/storage-links.js';
 import { addressRoutes, createAddress } from './addresses.js';
 import { branchRoutes, createBranch } from './branches.js';
 import { catalogRoutes, createCatalogItem } from './catalog.js';
@@ -28,6 +29,15 @@ const services = new WeakMap<AppContext, OrderService>();
 export const commerceModule: Module = {
   name: 'commerce',
   init(ctx) {
+    // A catalog photo is shown to the organization's customers while an item of an approved merchant uses it.
+    registerObjectReadGrant(ctx, async (tx, _actor, o) => {
+      if (o.purpose !== 'other') return false;
+      const { rowCount } = await tx.query(
+        "SELECT 1 FROM catalog_item c JOIN merchant m ON m.organization_id = c.organization_id AND m.id = c.merchant_id WHERE c.image_object_id = $1 AND m.status = 'approved'",
+        [o.id],
+      );
+      return rowCount > 0;
+    });
     const orders = createOrderService(ctx);
     services.set(ctx, orders);
     ctx.services.orders = orders.payments;
