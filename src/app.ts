@@ -16,6 +16,7 @@ import { Problem } from './platform/schemas.js';
 import { newId } from './platform/ids.js';
 import { createEventBus } from './platform/events.js';
 import { modules } from './modules/index.js';
+import { healthRoutes } from './platform/health.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -164,6 +165,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
 
   await app.register(
     async (api) => {
+      healthRoutes(api as any, ctx);
       for (const m of mods) await m.routes?.(api as any, ctx);
       api.get(
         '/openapi.json',
