@@ -208,6 +208,7 @@ export function createPostgresDatabase(url: string, opts: { max?: number; connec
   let connecting: Promise<pg.Client> | null = null;
   let retryTimer: NodeJS.Timeout | null = null;
   let closed = false;
+  let listenQueue: Promise<unknown> = Promise.resolve();
   const setState = (state: ListenerStatus['state'], err?: unknown) => {
     if (status.state !== state) status.since = new Date().toISOString();
     status.state = state;
@@ -312,7 +313,9 @@ export function createPostgresDatabase(url: string, opts: { max?: number; connec
           try {
             // A new client LISTENs to every known channel; LISTEN again is a no-op.
             const c = await connectListener();
-            await c.query(`LISTEN "${channel}"`);
+            // One statement at a time on the listening client (several modules subscribe at start).
+            const q = (listenQueue = listenQueue.catch(() => undefined).then(() => c.query(`LISTEN "${channel}"`)));
+            await q;
             setState('connected');
           } catch (err) {
             listeners.delete(channel);
