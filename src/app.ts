@@ -18,6 +18,7 @@ import { createEventBus } from './platform/events.js';
 import { modules } from './modules/index.js';
 import { healthRoutes } from './platform/health.js';
 import { DOCS_CSP, corsOptions, edgeSettings, serverOptions } from './platform/edge.js';
+import { expensiveRouteGroups, registerExpensiveRouteLimits } from './platform/rate-limit.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -165,6 +166,8 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     },
     loadSubadmin: async (claims) => (ctx.services.subadminScope ? ctx.services.subadminScope(claims) : null),
   });
+
+  registerExpensiveRouteLimits(app, db, expensiveRouteGroups(config.raw));
 
   await app.register(
     async (api) => {
