@@ -1,0 +1,139 @@
+import http from 'node:http';
+import net from 'node:net';
+import pg from 'pg';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import { SseClient, json } from '../realtime/sse.js';
+import { buildApp } from '../../src/app.js';
+import { createPostgresDatabase, type Database } from '../../src/platform/db/index.js';
+import { startWorkers } from '../../src/platform/workers.js';
+
+/**
+ * Several instances on one PostgreSQL (issue 17, fault 5): three app instances, each with its own pool
+ * and listener. Events committed through one reach the SSE clients of the others, resume works across
+ * instances, every instance's listener is killed mid-stream and each client still gets every event
+ * exactly once, and push outbox rows worked by all three instances at once are delivered once each.
+ */
+const PG = process.env.TEST_DATABASE_URL;
+let t: TestApp;
+const instances: { app: FastifyInstance; db: Database; base: string; stopWorkers: () => Promise<void> }[] = [];
+let customer: Session;
+let sink: http.Server;
+const deliveries = new Map<string, number>();
+
+beforeAll(async () => {
+  if (!PG) return;
+  sink = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const id = String(req.headers['x-push-id']);
+      deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
+      res.end('{}');
+    });
+  });
+  await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
+  const raw = {
+    PUSH_WEBHOOK_URL: `http://127.0.0.1:${(sink.address() as net.AddressInfo).port}/push`,
+    PUSH_WEBHOOK_SECRET: 'cluster-test-secret-0123456789',
+    PUSH_WORKER_INTERVAL_MS: '30',
+    PUSH_BATCH_SIZE: '3',
+    REALTIME_GAP_TIMEOUT_MS: '200',
+  };
+  t = await createTestApp({ raw });
+  customer = await t.as('customer');
+  for (let i = 0; i < 3; i++) {
+    const db = createPostgresDatabase(t.url!, { max: 8 });
+    const app = await buildApp({ config: t.config, db });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    instances.push({ app, db, base: `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}/api/v1`, stopWorkers: startWorkers(app.ctx.workers, app.log) });
+  }
+}, 120_000);
+
+afterAll(async () => {
+  for (const i of instances) {
+    await i.stopWorkers();
+    await i.app.close();
+    await i.db.close();
+  }
+  await t?.close();
+  await new Promise((r) => (sink ? sink.close(r) : r(null)));
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const notify = (n: number) =>
+  instances[n % 3].app.inject({ method: 'POST', url: '/api/v1/notifications/test', headers: { authorization: `Bearer ${customer.token}` }, payload: { title: `n${n}` } });
+const openStream = (i: number, headers: Record<string, string> = {}) =>
+  SseClient.open(`${instances[i].base}/realtime/me/stream`, { authorization: `Bearer ${customer.token}`, ...headers });
+const titles = (c: SseClient) => c.events.filter((f) => f.event === 'notification.created').map((f) => json(f).payload.notification.title as string);
+
+describe('three instances on one PostgreSQL', () => {
+  it.skipIf(!PG)(
+    'events through any instance reach the streams of all, resume moves between instances, and a killed listener on every instance loses and doubles nothing',
+    async () => {
+      const a = await openStream(1);
+      const b = await openStream(2);
+      const expected: string[] = [];
+      for (let n = 0; n < 6; n++) {
+        expect((await notify(n)).statusCode).toBe(201);
+        expected.push(`n${n}`);
+      }
+      await a.until(() => titles(a).length >= 6, 5_000, 'six events on instance 1');
+      // Resume on another instance: leave instance 1, miss two events, come back on instance 0.
+      const lastId = a.events[a.events.length - 1].id!;
+      a.close();
+      for (let n = 6; n < 8; n++) {
+        await notify(n);
+        expected.push(`n${n}`);
+      }
+      const resumed = await openStream(0, { 'last-event-id': lastId });
+      expect(resumed.status).toBe(200);
+
+      // Every instance's listener is killed at once while events keep being committed.
+      const su = new pg.Client({ connectionString: PG });
+      await su.connect();
+      try {
+        const killed = await su.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'delivery-listen'`, [new URL(t.url!).pathname.slice(1)]);
+        expect(killed.rowCount).toBeGreaterThanOrEqual(3);
+      } finally {
+        await su.end();
+      }
+      for (let n = 8; n < 20; n++) {
+        expect((await notify(n)).statusCode).toBe(201);
+        expected.push(`n${n}`);
+        if (n === 12) await sleep(150);
+      }
+      await b.until(() => titles(b).length >= 20, 10_000, 'twenty events on instance 2');
+      await resumed.until(() => titles(resumed).length >= 14, 10_000, 'events 6..19 on instance 0');
+      await sleep(300);
+      expect(titles(b)).toEqual(expected);
+      expect(titles(resumed)).toEqual(expected.slice(6));
+      for (const i of instances) expect(i.app.ctx.services.realtime.status().listener.losses).toBe(1);
+      b.close();
+      resumed.close();
+    },
+    60_000,
+  );
+
+  it.skipIf(!PG)('delivers each push outbox row once while three instances run the workers together', async () => {
+    await instances[0].app.inject({
+      method: 'POST',
+      url: '/api/v1/mobile/devices',
+      headers: { authorization: `Bearer ${customer.token}` },
+      payload: { platform: 'android', push_token: `cluster-token-${Date.now()}`, app_version: '0.7.2', build_number: 702 },
+    });
+    const before = await t.db.withSystem((tx) => tx.query<{ id: string }>('SELECT id FROM push_outbox'));
+    for (let n = 0; n < 30; n++) await notify(100 + n);
+    const rows = (await t.db.withSystem((tx) => tx.query<{ id: string }>('SELECT id FROM push_outbox'))).rows.filter((r) => !before.rows.some((b) => b.id === r.id));
+    expect(rows.length).toBeGreaterThanOrEqual(30);
+    const deadline = Date.now() + 20_000;
+    while (rows.some((r) => !deliveries.has(r.id))) {
+      if (Date.now() > deadline) throw new Error(`undelivered: ${rows.filter((r) => !deliveries.has(r.id)).length}`);
+      await sleep(50);
+    }
+    await sleep(300);
+    for (const r of rows) expect(deliveries.get(r.id), r.id).toBe(1);
+    const pending = await t.db.withSystem((tx) => tx.query(`SELECT count(*)::int AS n FROM push_outbox WHERE id = ANY($1) AND status <> 'sent'`, [rows.map((r) => r.id)]));
+    expect(pending.rows[0].n).toBe(0);
+  }, 60_000);
+});
