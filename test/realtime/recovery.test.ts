@@ -19,6 +19,7 @@ const open: SseClient[] = [];
 
 beforeAll(async () => {
   t = await createTestApp({
+    metricsToken: 'metrics-token-recovery',
     raw: { REALTIME_HEARTBEAT_MS: '500', REALTIME_SESSION_CHECK_MS: '300', REALTIME_MAX_STREAMS_PER_USER: '3', REALTIME_GAP_TIMEOUT_MS: '200' },
   });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -52,6 +53,11 @@ async function until(cond: () => boolean | Promise<boolean>, ms: number, what: s
     await sleep(25);
   }
 }
+async function metric(name: string): Promise<number> {
+  const res = await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer metrics-token-recovery' } });
+  const line = res.body.split('\n').find((l) => l.startsWith(`${name} `));
+  return Number(line?.split(' ')[1]);
+}
 const sidOf = (s: Session) => JSON.parse(Buffer.from(s.token.split('.')[1], 'base64url').toString()).sid as string;
 
 describe('realtime recovery after the LISTEN connection is lost', () => {
@@ -84,6 +90,7 @@ describe('realtime recovery after the LISTEN connection is lost', () => {
         expect(during.headers['retry-after']).toBeDefined();
         expect(during.json().checks.realtime).toMatchObject({ ok: false, listener: { state: 'reconnecting' }, hub: { state: 'paused' } });
         expect((await t.req(null, { method: 'GET', url: '/health' })).statusCode).toBe(200);
+        expect(await metric('realtime_listener_up')).toBe(0);
         for (const c of clients) expect(c.ended).toBe(false);
 
         await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`);
@@ -102,6 +109,9 @@ describe('realtime recovery after the LISTEN connection is lost', () => {
         expect(st.listener.losses).toBe(1);
         expect(st.hub.recoveries).toBe(1);
         expect(st.hub.recovered_events).toBeGreaterThanOrEqual(10);
+        expect(await metric('realtime_listener_up')).toBe(1);
+        expect(await metric('realtime_listener_losses')).toBe(1);
+        expect(await metric('realtime_recovered_events')).toBe(st.hub.recovered_events);
         const ready = await t.req(null, { method: 'GET', url: '/health/ready' });
         expect(ready.statusCode).toBe(200);
         expect(ready.json()).toMatchObject({ status: 'ready', checks: { database: { ok: true }, migrations: { ok: true, missing: [] }, realtime: { ok: true, hub: { state: 'live' } } } });
