@@ -121,6 +121,8 @@ export class EventHub {
    * subscriber gets each event once. Retries with back-off until the log answers.
    */
   catchUp(): Promise<void> {
+    // Before start() there is nothing to catch up: start() reads the current maximum.
+    if (!this.started) return Promise.resolve();
     this.catchUpWanted = true;
     this.catchingUp ??= this.runCatchUp().finally(() => (this.catchingUp = null));
     return this.catchingUp;

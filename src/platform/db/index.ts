@@ -170,14 +170,14 @@ export function createPostgresDatabase(url: string, opts: { max?: number; connec
       // so drop it and start again on a fresh one, once.
       try {
         await client.query(prelude);
-      } catch (err) {
+      } catch {
         client.release(true);
         client = await pool.connect();
         try {
           await client.query(prelude);
         } catch (err2) {
           client.release(true);
-          throw err2 ?? err;
+          throw err2;
         }
       }
       let broken = false;
@@ -318,7 +318,11 @@ export function createPostgresDatabase(url: string, opts: { max?: number; connec
             await q;
             setState('connected');
           } catch (err) {
-            listeners.delete(channel);
+            // Kept: the supervisor retries with back-off and LISTENs to it once connected.
+            if (!listenClient && !retryTimer) {
+              setState('reconnecting', err);
+              scheduleReconnect();
+            }
             throw err;
           }
         }
