@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
+import S3rver from 's3rver';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
@@ -8,12 +12,15 @@ import { SseClient, json } from '../realtime/sse.js';
 import { buildApp } from '../../src/app.js';
 import { createPostgresDatabase, type Database } from '../../src/platform/db/index.js';
 import { startWorkers } from '../../src/platform/workers.js';
+import { png, sha256 } from '../storage/fixtures.js';
 
 /**
- * Several instances on one PostgreSQL (issue 17, fault 5): three app instances, each with its own pool
- * and listener. Events committed through one reach the SSE clients of the others, resume works across
- * instances, every instance's listener is killed mid-stream and each client still gets every event
- * exactly once, and push outbox rows worked by all three instances at once are delivered once each.
+ * Several instances on one PostgreSQL and one S3-compatible store (issue 17, fault 5): three app
+ * instances (MULTI_INSTANCE=true, STORAGE_DRIVER=s3 against s3rver started here), each with its own
+ * pool and listener. Events committed through one reach the SSE clients of the others, resume works
+ * across instances, every instance's listener is killed mid-stream and each client still gets every
+ * event exactly once, push outbox rows worked by all three instances at once are delivered once each,
+ * and an object uploaded through one instance is downloaded through the others.
  */
 const PG = process.env.TEST_DATABASE_URL;
 let t: TestApp;
@@ -21,9 +28,14 @@ const instances: { app: FastifyInstance; db: Database; base: string; stopWorkers
 let customer: Session;
 let sink: http.Server;
 const deliveries = new Map<string, number>();
+let s3: S3rver | null = null;
+let s3Dir = '';
 
 beforeAll(async () => {
   if (!PG) return;
+  s3Dir = mkdtempSync(path.join(os.tmpdir(), 's3rver-'));
+  s3 = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir, configureBuckets: [{ name: 'delivery-objects', configs: [] }] });
+  const s3Addr = await s3.run();
   sink = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -39,6 +51,13 @@ beforeAll(async () => {
     PUSH_WORKER_INTERVAL_MS: '30',
     PUSH_BATCH_SIZE: '3',
     REALTIME_GAP_TIMEOUT_MS: '200',
+    MULTI_INSTANCE: 'true',
+    STORAGE_DRIVER: 's3',
+    S3_BUCKET: 'delivery-objects',
+    S3_ENDPOINT: `http://127.0.0.1:${s3Addr.port}`,
+    S3_FORCE_PATH_STYLE: 'true',
+    S3_ACCESS_KEY_ID: 'S3RVER',
+    S3_SECRET_ACCESS_KEY: 'S3RVER',
   };
   t = await createTestApp({ raw });
   customer = await t.as('customer');
@@ -58,6 +77,8 @@ afterAll(async () => {
   }
   await t?.close();
   await new Promise((r) => (sink ? sink.close(r) : r(null)));
+  await s3?.close();
+  if (s3Dir) rmSync(s3Dir, { recursive: true, force: true });
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -136,4 +157,30 @@ describe('three instances on one PostgreSQL', () => {
     const pending = await t.db.withSystem((tx) => tx.query(`SELECT count(*)::int AS n FROM push_outbox WHERE id = ANY($1) AND status <> 'sent'`, [rows.map((r) => r.id)]));
     expect(pending.rows[0].n).toBe(0);
   }, 60_000);
+
+  it.skipIf(!PG)('stores objects in the shared S3-compatible store: uploaded through one instance, downloaded through the others', async () => {
+    const bytes = png(30);
+    const auth = { authorization: `Bearer ${customer.token}` };
+    const slot = await instances[0].app.inject({
+      method: 'POST',
+      url: '/api/v1/storage/generic/uploads',
+      headers: auth,
+      payload: { purpose: 'avatar', mime_type: 'image/png', filename: 'me.png', size_bytes: bytes.length },
+    });
+    expect(slot.statusCode, slot.body).toBe(201);
+    const { upload_id, upload_token, object_id } = slot.json();
+    const put = await instances[1].app.inject({ method: 'PUT', url: `/api/v1/storage/uploads/${upload_id}`, headers: { ...auth, 'content-type': 'image/png', 'x-upload-token': upload_token }, payload: bytes });
+    expect(put.statusCode, put.body).toBe(201);
+    expect(put.json()).toMatchObject({ sha256: sha256(bytes) });
+    const row = await t.db.withSystem((tx) => tx.query('SELECT driver FROM private_storage_object WHERE id = $1', [object_id]));
+    expect(row.rows[0].driver).toBe('s3');
+    for (const i of instances) {
+      const res = await i.app.inject({ method: 'GET', url: `/api/v1/storage/objects/${object_id}`, headers: auth });
+      expect(res.statusCode).toBe(200);
+      expect(res.rawPayload.equals(bytes)).toBe(true);
+      const part = await i.app.inject({ method: 'GET', url: `/api/v1/storage/objects/${object_id}`, headers: { ...auth, range: 'bytes=0-7' } });
+      expect(part.statusCode).toBe(206);
+      expect(part.rawPayload.equals(bytes.subarray(0, 8))).toBe(true);
+    }
+  });
 });
