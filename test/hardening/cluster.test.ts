@@ -13,6 +13,7 @@ import { buildApp } from '../../src/app.js';
 import { createPostgresDatabase, type Database } from '../../src/platform/db/index.js';
 import { startWorkers } from '../../src/platform/workers.js';
 import { png, sha256 } from '../storage/fixtures.js';
+import { DEMO_LOGINS } from '../../src/seed.js';
 
 /**
  * Several instances on one PostgreSQL and one S3-compatible store (issue 17, fault 5): three app
@@ -59,7 +60,7 @@ beforeAll(async () => {
     S3_ACCESS_KEY_ID: 'S3RVER',
     S3_SECRET_ACCESS_KEY: 'S3RVER',
   };
-  t = await createTestApp({ raw });
+  t = await createTestApp({ raw, loginRateLimitPerAccount: 6 });
   customer = await t.as('customer');
   for (let i = 0; i < 3; i++) {
     const db = createPostgresDatabase(t.url!, { max: 8 });
@@ -182,5 +183,23 @@ describe('three instances on one PostgreSQL', () => {
       expect(part.statusCode).toBe(206);
       expect(part.rawPayload.equals(bytes.subarray(0, 8))).toBe(true);
     }
+  });
+
+  it.skipIf(!PG)('a logout through one instance is refused by the others within a second, and login throttling counts across instances', async () => {
+    const s = await t.login(DEMO_LOGINS.merchant);
+    const me = (i: number) => instances[i].app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: `Bearer ${s.token}` } });
+    for (let i = 0; i < 3; i++) expect((await me(i)).statusCode).toBe(200); // cached as active on every instance
+    expect((await instances[0].app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: `Bearer ${s.token}` } })).statusCode).toBeLessThan(300);
+    await sleep(1_000);
+    for (let i = 0; i < 3; i++) expect((await me(i)).statusCode).toBe(401);
+
+    // Failed logins spread over the instances share one counter (6 per account per minute).
+    const codes: number[] = [];
+    for (let n = 0; n < 9; n++) {
+      const res = await instances[n % 3].app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: DEMO_LOGINS.dispatch, password: 'wrong-password' } });
+      codes.push(res.statusCode);
+    }
+    expect(codes.slice(0, 6).every((c) => c === 401)).toBe(true);
+    expect(codes.slice(6)).toEqual([429, 429, 429]);
   });
 });
