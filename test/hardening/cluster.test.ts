@@ -12,6 +12,7 @@ import { SseClient, json } from '../realtime/sse.js';
 import { buildApp } from '../../src/app.js';
 import { createPostgresDatabase, type Database } from '../../src/platform/db/index.js';
 import { startWorkers } from '../../src/platform/workers.js';
+import { migrate } from '../../src/platform/db/migrate.js';
 import { png, sha256 } from '../storage/fixtures.js';
 import { DEMO_LOGINS } from '../../src/seed.js';
 
@@ -201,5 +202,29 @@ describe('three instances on one PostgreSQL', () => {
     }
     expect(codes.slice(0, 6).every((c) => c === 401)).toBe(true);
     expect(codes.slice(6)).toEqual([429, 429, 429]);
+  });
+
+  it.skipIf(!PG)('three instances starting at the same moment on an empty database migrate it once, without failing', async () => {
+    const name = `t_mig_${Date.now().toString(36)}`;
+    const su = new pg.Client({ connectionString: PG });
+    await su.connect();
+    await su.query(`CREATE DATABASE ${name}`);
+    const url = new URL(PG!);
+    url.pathname = `/${name}`;
+    const dbs = [0, 1, 2].map(() => createPostgresDatabase(url.toString(), { max: 2 }));
+    try {
+      const applied = await Promise.all(dbs.map((db) => migrate(db)));
+      // Each migration was applied by exactly one of them.
+      const all = applied.flat();
+      expect(all.length).toBeGreaterThan(0);
+      expect(new Set(all).size).toBe(all.length);
+      const rows = await dbs[0].withSystem((tx) => tx.query<{ name: string; n: number }>('SELECT name, count(*)::int AS n FROM _migrations GROUP BY name'));
+      expect(rows.rows.length).toBe(all.length);
+      expect(rows.rows.every((r) => r.n === 1)).toBe(true);
+    } finally {
+      for (const db of dbs) await db.close();
+      await su.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await su.end();
+    }
   });
 });
