@@ -44,6 +44,7 @@ const Health = Type.Object({
   database_kind: Type.String(),
   time: Timestamp,
   uptime_seconds: Type.Number(),
+  realtime: Type.Optional(Type.Object({ listener: Type.String(), hub: Type.String() }, { description: 'listener: idle | connected | reconnecting; hub: starting | live | paused | catching_up' })),
 });
 const Ready = Type.Object({
   status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready')]),
@@ -76,7 +77,10 @@ export function healthRoutes(app: Api, ctx: AppContext) {
       } catch {
         database = 'unavailable';
       }
-      return { status: 'ok' as const, database, database_kind: ctx.db.kind, time: new Date(), uptime_seconds: Math.round(process.uptime()) };
+      const rt = ctx.services.readiness?.get('realtime');
+      const st = rt ? ((await rt()) as { listener?: { state: string }; hub?: { state: string } }) : null;
+      const realtime = st?.listener && st.hub ? { listener: st.listener.state, hub: st.hub.state } : undefined;
+      return { status: 'ok' as const, database, database_kind: ctx.db.kind, time: new Date(), uptime_seconds: Math.round(process.uptime()), realtime };
     },
   );
 

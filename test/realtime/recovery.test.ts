@@ -89,7 +89,9 @@ describe('realtime recovery after the LISTEN connection is lost', () => {
         expect(during.statusCode).toBe(503);
         expect(during.headers['retry-after']).toBeDefined();
         expect(during.json().checks.realtime).toMatchObject({ ok: false, listener: { state: 'reconnecting' }, hub: { state: 'paused' } });
-        expect((await t.req(null, { method: 'GET', url: '/health' })).statusCode).toBe(200);
+        const live = await t.req(null, { method: 'GET', url: '/health' });
+        expect(live.statusCode).toBe(200);
+        expect(live.json().realtime).toEqual({ listener: 'reconnecting', hub: 'paused' });
         expect(await metric('realtime_listener_up')).toBe(0);
         for (const c of clients) expect(c.ended).toBe(false);
 
