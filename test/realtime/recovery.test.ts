@@ -126,6 +126,34 @@ describe('realtime recovery after the LISTEN connection is lost', () => {
   );
 });
 
+describe('caches fed by NOTIFY after a lost listener', () => {
+  it.skipIf(!process.env.TEST_DATABASE_URL)('forgets a cached session when the listener comes back, so a revocation announced meanwhile applies at once', async () => {
+    const dbName = new URL(t.url!).pathname.slice(1);
+    const s = await t.login(DEMO_LOGINS.merchant);
+    expect((await t.req(s, { method: 'GET', url: '/me' })).statusCode).toBe(200); // cached as active (5 s)
+    const su = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await su.connect();
+    try {
+      const losses = t.app.ctx.services.realtime.status().listener.losses;
+      await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS false`);
+      await su.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'delivery-listen'`, [dbName]);
+      await until(() => t.app.ctx.services.realtime.status().listener.losses > losses, 5_000, 'listener lost');
+      // Revoked and announced while nothing listens: the NOTIFY is lost.
+      await t.db.withSystem(async (tx) => {
+        await tx.query('UPDATE auth_session SET revoked_at = now() WHERE id = $1', [sidOf(s)]);
+        await tx.query("SELECT pg_notify('session_revoked', $1)", [sidOf(s)]);
+      });
+      await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`);
+      await until(() => t.app.ctx.services.realtime.status().listener.state === 'connected', 10_000, 'listener back');
+      // Well within the cache's 5 s: without forgetting it, the revoked token would still pass.
+      expect((await t.req(s, { method: 'GET', url: '/me' })).statusCode).toBe(401);
+    } finally {
+      await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`).catch(() => undefined);
+      await su.end();
+    }
+  });
+});
+
 describe('open streams and their session', () => {
   it('closes a stream whose session was revoked even when the revocation NOTIFY never arrived', async () => {
     const s = await t.login(DEMO_LOGINS.dispatch);
