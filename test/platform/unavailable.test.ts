@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isDatabaseUnavailable, toProblem } from '../../src/platform/http.js';
 import { AppError } from '../../src/platform/errors.js';
-import { createPostgresDatabase } from '../../src/platform/db/index.js';
+import { createPostgresDatabase, poolOptionsFrom } from '../../src/platform/db/index.js';
 import { freshDatabase } from '../helpers.js';
 
 /** Which failures mean "the database is unavailable" (503 + Retry-After) and which stay what they are (issue 17, fault 2). */
@@ -27,6 +27,13 @@ describe('database unavailable -> 503', () => {
       expect(isDatabaseUnavailable(err), String(err)).toBe(true);
       expect(toProblem(err, 'r1')).toMatchObject({ status: 503, code: 'DATABASE_UNAVAILABLE', retry_after: 5 });
     }
+  });
+
+  it('reads the pool settings (DB_POOL_MAX, DB_CONNECT_TIMEOUT_MS) and refuses nonsense', () => {
+    expect(poolOptionsFrom({})).toEqual({ max: 20, connectTimeoutMs: 5_000 });
+    expect(poolOptionsFrom({ DB_POOL_MAX: '5', DB_CONNECT_TIMEOUT_MS: '800' })).toEqual({ max: 5, connectTimeoutMs: 800 });
+    expect(() => poolOptionsFrom({ DB_POOL_MAX: '0' })).toThrow(/DB_POOL_MAX/);
+    expect(() => poolOptionsFrom({ DB_CONNECT_TIMEOUT_MS: 'soon' })).toThrow(/DB_CONNECT_TIMEOUT_MS/);
   });
 
   it('leaves other failures alone', () => {

@@ -413,7 +413,19 @@ export async function createPgliteDatabase(dataDir: string | null): Promise<Data
   };
 }
 
-export async function openDatabase(opts: { databaseUrl: string | null; dataDir: string | null }): Promise<Database> {
-  if (opts.databaseUrl) return createPostgresDatabase(opts.databaseUrl);
+/** `DB_POOL_MAX` (20) connections per instance; `DB_CONNECT_TIMEOUT_MS` (5000): the longest wait for one before 503. */
+export function poolOptionsFrom(raw: Record<string, string | undefined>): { max: number; connectTimeoutMs: number } {
+  const n = (name: string, fallback: number, min: number) => {
+    const v = raw[name];
+    if (v === undefined || v === '') return fallback;
+    const x = Number(v);
+    if (!Number.isInteger(x) || x < min) throw new Error(`config: ${name} must be an integer >= ${min}, got "${v}"`);
+    return x;
+  };
+  return { max: n('DB_POOL_MAX', 20, 1), connectTimeoutMs: n('DB_CONNECT_TIMEOUT_MS', 5_000, 100) };
+}
+
+export async function openDatabase(opts: { databaseUrl: string | null; dataDir: string | null; pool?: { max?: number; connectTimeoutMs?: number } }): Promise<Database> {
+  if (opts.databaseUrl) return createPostgresDatabase(opts.databaseUrl, opts.pool);
   return createPgliteDatabase(opts.dataDir);
 }
