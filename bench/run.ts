@@ -53,6 +53,10 @@ const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     LOGIN_FREE_ATTEMPTS: '100000',
     LOGIN_ACCOUNT_CEILING: '100000',
     LOGIN_RATE_LIMIT_PER_IP: '100000',
+    // Load generators act as a few users: no per-user limits on expensive routes.
+    RATE_LIMIT_ORDERS_PER_MINUTE: '0',
+    RATE_LIMIT_PLANS_PER_MINUTE: '0',
+    RATE_LIMIT_REPORTS_PER_MINUTE: '0',
     STORAGE_MAX_BYTES_OTHER: '67108864',
     DATA_DIR: `/tmp/bench-data-${Date.now()}`,
     ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_SERVER_')).map(([k, v]) => [k.slice(13), v])),

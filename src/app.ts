@@ -16,6 +16,9 @@ import { Problem } from './platform/schemas.js';
 import { newId } from './platform/ids.js';
 import { createEventBus } from './platform/events.js';
 import { modules } from './modules/index.js';
+import { healthRoutes } from './platform/health.js';
+import { DOCS_CSP, corsOptions, edgeSettings, serverOptions } from './platform/edge.js';
+import { expensiveRouteGroups, registerExpensiveRouteLimits } from './platform/rate-limit.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -111,6 +114,8 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     },
     ajv: undefined,
     frameworkErrors: frameworkErrorHandler,
+    // Timeouts, header size, parser errors as problem+json (src/platform/edge.ts).
+    ...serverOptions(edgeSettings(config.raw)),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Bodies are validated strictly (no coercion: "5" is not 5); query strings, params and headers are text and coerced.
@@ -128,7 +133,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   });
 
   await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
-  await app.register(cors, { origin: config.corsOrigins.length ? config.corsOrigins : false, credentials: false });
+  await app.register(cors, corsOptions(config.corsOrigins));
 
   // Every route: problem responses documented, security declared, and listed for the route-table tests.
   app.addHook('onRoute', (route) => {
@@ -166,7 +171,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP });
 
   // Metrics: per-route rates and latencies in a registry of this app instance.
   const registry = new client.Registry();
@@ -196,8 +201,11 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     loadSubadmin: async (claims) => (ctx.services.subadminScope ? ctx.services.subadminScope(claims) : null),
   });
 
+  registerExpensiveRouteLimits(app, db, expensiveRouteGroups(config.raw));
+
   await app.register(
     async (api) => {
+      healthRoutes(api as any, ctx);
       for (const m of mods) await m.routes?.(api as any, ctx);
       api.get(
         '/openapi.json',

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from './config.js';
-import { openDatabase } from './platform/db/index.js';
+import { openDatabase, poolOptionsFrom } from './platform/db/index.js';
 import { migrateWith } from './platform/db/migrate.js';
 import { buildApp } from './app.js';
 import { modules } from './modules/index.js';
@@ -10,7 +10,12 @@ import { startWorkers } from './platform/workers.js';
 
 const config = loadConfig();
 if (!config.databaseUrl) await mkdir(config.dataDir, { recursive: true });
-const db = await openDatabase({ databaseUrl: config.databaseUrl, systemUrl: config.databaseSystemUrl, dataDir: config.databaseUrl ? null : path.join(config.dataDir, 'pglite') });
+const db = await openDatabase({
+  databaseUrl: config.databaseUrl,
+  systemUrl: config.databaseSystemUrl,
+  dataDir: config.databaseUrl ? null : path.join(config.dataDir, 'pglite'),
+  pool: poolOptionsFrom(config.raw),
+});
 await migrateWith(db, config.databaseMigrationUrl);
 // Least privilege (README, "PostgreSQL"): fail now, not at the first request, when a least-privilege role
 // cannot switch to app_tenant / app_worker; say so when the run-time role bypasses row-level security.

@@ -70,7 +70,15 @@ export interface TestApp {
 export async function createTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
   const { db, url, drop } = await freshDatabase();
   await migrate(db);
-  const config = loadConfig({ NODE_ENV: 'test', JWT_SECRET: 'test-secret-test-secret-test-secret-0123' }, {
+  // Tests act as a few demo users: per-user limits of expensive routes off unless a test sets them in `raw`.
+  const source = {
+    NODE_ENV: 'test',
+    JWT_SECRET: 'test-secret-test-secret-test-secret-0123',
+    RATE_LIMIT_ORDERS_PER_MINUTE: '0',
+    RATE_LIMIT_PLANS_PER_MINUTE: '0',
+    RATE_LIMIT_REPORTS_PER_MINUTE: '0',
+  };
+  const config = loadConfig(source, {
     loginRateLimitPerIp: 100_000,
     // Suites log in and onboard many times from one address; the throttle's own tests set real figures.
     loginThrottle: { ...DEFAULT_LOGIN_THROTTLE, freeAttempts: 1000, accountCeiling: 100_000 },
@@ -78,6 +86,7 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
     onboardingRateLimitPerEmail: 100_000,
     dataDir: `/tmp/delivery-test-${newId()}`,
     ...overrides,
+    raw: { ...source, ...(overrides.raw ?? {}) },
   });
   const app = await buildApp({ config, db });
   await app.ready();

@@ -48,6 +48,7 @@ export const TITLES: Record<number, string> = {
   404: 'Not Found',
   405: 'Method Not Allowed',
   406: 'Not Acceptable',
+  408: 'Request Timeout',
   409: 'Conflict',
   410: 'Gone',
   411: 'Length Required',
@@ -58,7 +59,9 @@ export const TITLES: Record<number, string> = {
   422: 'Unprocessable Content',
   423: 'Locked',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   501: 'Not Implemented',
   503: 'Service Unavailable',
+  507: 'Insufficient Storage',
 };

@@ -65,6 +65,26 @@ const FASTIFY_CODES: Record<number, string> = {
   429: 'RATE_LIMITED',
 };
 
+/** Seconds a client should wait before retrying when the database is unavailable. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+const UNAVAILABLE_SYSCALL = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const UNAVAILABLE_MESSAGE = /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Connection ended|terminating connection|the database system is (starting up|shutting down|in recovery)/i;
+
+/**
+ * The database cannot be reached or is going away (not a fault of the request): connection refused or
+ * reset, admin/crash shutdown (57P01/57P02), starting up (57P03), too many connections (53300),
+ * connection exceptions (class 08), or the pool's wait for a connection timing out.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (['57P01', '57P02', '57P03', '53300'].includes(code) || /^08/.test(code) || UNAVAILABLE_SYSCALL.has(code)) return true;
+  if (err instanceof AggregateError) return err.errors.some(isDatabaseUnavailable);
+  return typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message) && !(err instanceof AppError);
+}
+
 export interface ProblemBody {
   type: string;
   title: string;
@@ -93,6 +113,11 @@ export function toProblem(err: unknown, requestId: string): ProblemBody {
     code = 'VALIDATION_FAILED';
     errors = validationErrors(e);
     detail = `The request is invalid: ${errors.map((x) => `${x.field} ${x.message}`).join('; ')}`.slice(0, 500);
+  } else if (isDatabaseUnavailable(err)) {
+    status = 503;
+    code = 'DATABASE_UNAVAILABLE';
+    detail = 'The database is unavailable for the moment; retry shortly';
+    extra = { retry_after: DATABASE_RETRY_AFTER_SECONDS };
   } else if (typeof e?.code === 'string' && PG_CODES[e.code]) {
     [status, code, detail] = PG_CODES[e.code];
   } else if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
@@ -132,9 +157,10 @@ export function frameworkErrorHandler(err: FastifyError, req: FastifyRequest, re
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err, req: FastifyRequest, reply) => {
     const problem = toProblem(err, String(req.id));
-    if (problem.status >= 500) req.log.error({ err }, 'request failed');
+    if (problem.status === 503 && problem.code === 'DATABASE_UNAVAILABLE') req.log.warn({ err: (err as Error).message }, 'database unavailable');
+    else if (problem.status >= 500) req.log.error({ err }, 'request failed');
     else if (problem.status !== 401 && problem.status !== 404) req.log.info({ code: problem.code }, problem.detail);
-    if (problem.status === 429 && (err as AppError).extra?.retry_after) reply.header('retry-after', String((err as AppError).extra!.retry_after));
+    if ((problem.status === 429 || problem.status === 503) && problem.retry_after) reply.header('retry-after', String(problem.retry_after));
     return sendProblem(reply, problem);
   });
   app.setNotFoundHandler((req, reply) =>

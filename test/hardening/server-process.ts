@@ -49,6 +49,10 @@ export async function startServer(opts: { databaseUrl: string; port?: number; en
       LOGIN_FREE_ATTEMPTS: '100000',
       LOGIN_ACCOUNT_CEILING: '100000',
       LOGIN_RATE_LIMIT_PER_IP: '100000',
+      // Load generators act as a few users: no per-user limits on expensive routes.
+      RATE_LIMIT_ORDERS_PER_MINUTE: '0',
+      RATE_LIMIT_PLANS_PER_MINUTE: '0',
+      RATE_LIMIT_REPORTS_PER_MINUTE: '0',
       DATA_DIR: `/tmp/hardening-data-${port}`,
       ...opts.env,
     },

@@ -93,6 +93,8 @@ export function createIdentityService(ctx: AppContext) {
     .listen('session_revoked', (sid) => sessionCache.set(sid, { active: false, at: Date.now() + 3_600_000 }))
     .then((unlisten) => ctx.onClose.push(unlisten))
     .catch(() => undefined);
+  // Revocations announced while the listener was down were missed: forget what is cached.
+  ctx.onClose.push(db.onListenerChange(() => sessionCache.clear()));
 
   async function insertUser(tx: Tx, organizationId: string, input: NewUser): Promise<UserRow> {
     const problem = passwordProblems(input.password, input.email);

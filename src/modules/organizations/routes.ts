@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
-import { AppError } from '../../platform/errors.js';
 import { Email, TooMany, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp, Id } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { OPERATOR_ACTIONS, type OperatorAction } from './service.js';
@@ -55,26 +54,6 @@ export const CONTRACT = {
 
 export function organizationRoutes(app: Api, ctx: AppContext) {
   const svc = ctx.services.organizations;
-
-  app.get(
-    '/health',
-    {
-      config: { auth: 'public' },
-      schema: {
-        operationId: 'getHealth',
-        tags: ['system'],
-        response: { 200: Type.Object({ status: Type.Literal('ok'), database: Type.Literal('ok'), database_kind: Type.String(), time: Timestamp }) },
-      },
-    },
-    async () => {
-      try {
-        const now = await ctx.db.withSystem(async (tx) => (await tx.query<{ now: Date }>('SELECT now() AS now')).rows[0].now);
-        return { status: 'ok' as const, database: 'ok' as const, database_kind: ctx.db.kind, time: now };
-      } catch {
-        throw new AppError(503, 'DATABASE_UNAVAILABLE', 'The database does not answer');
-      }
-    },
-  );
 
   app.get(
     '/contracts/current',

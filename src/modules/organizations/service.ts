@@ -95,6 +95,8 @@ export function createOrganizationService(ctx: AppContext) {
     .listen('operator_changed', (orgId) => approvalCache.delete(orgId))
     .then((unlisten) => ctx.onClose.push(unlisten))
     .catch(() => undefined);
+  // Changes announced while the listener was down were missed: forget what is cached.
+  ctx.onClose.push(db.onListenerChange(() => approvalCache.clear()));
 
   /** Creates an organization with its operator account, settings and first administrator, in one transaction. */
   async function createOrganization(tx: Tx, input: OnboardingInput, status: OperatorStatus = 'pending') {

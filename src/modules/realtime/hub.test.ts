@@ -5,15 +5,28 @@ import type { StoredEvent } from '../../platform/events.js';
 /** The hub's ordering rules, driven directly: committed rows live in a map, NOTIFYs are calls. */
 function setup(gapTimeoutMs = 80) {
   const committed = new Map<number, StoredEvent>();
-  const hub = new EventHub({ fetch: async (_org, seqs) => seqs.filter((s) => committed.has(s)).map((s) => committed.get(s)!), maxSeq: async () => 10 }, { gapTimeoutMs });
+  const source = {
+    down: false,
+    fetch: async (_org: string, seqs: number[]) => seqs.filter((s) => committed.has(s)).map((s) => committed.get(s)!),
+    maxSeq: async () => 10,
+    since: async (after: number, also: number[], limit: number) => {
+      if (source.down) throw new Error('connection refused');
+      return [...committed.values()]
+        .filter((e) => e.seq > after || also.includes(e.seq))
+        .sort((a, b) => a.seq - b.seq)
+        .slice(0, limit);
+    },
+  };
+  const hub = new EventHub(source, { gapTimeoutMs, catchUpPage: 3 });
   const got: number[] = [];
   const sub: Subscriber = { organizationId: 'o', offer: (ev) => got.push(ev.seq) };
   hub.subscribe(sub);
-  const commit = (seq: number) => {
+  /** Commits a row; `notify: false` = its NOTIFY is lost (the listener is down). */
+  const commit = (seq: number, notify = true) => {
     committed.set(seq, { seq, id: `e${seq}`, organization_id: 'o', type: 't', entity_type: 'x', entity_id: 'y', territory_id: null, actor_user_id: null, audience_user_ids: [], payload: {}, created_at: new Date() });
-    hub.onNotify(JSON.stringify({ organization_id: 'o', seq }));
+    if (notify) hub.onNotify(JSON.stringify({ organization_id: 'o', seq }));
   };
-  return { hub, got, commit };
+  return { hub, got, commit, source };
 }
 const tick = (ms = 10) => new Promise((r) => setTimeout(r, ms));
 
@@ -54,6 +67,49 @@ describe('EventHub ordering', () => {
     commit(11);
     await tick();
     expect(got).toEqual([11]);
+    hub.close();
+  });
+
+  it('after a lost listener, catches up from the log: every event once, in order, none skipped while paused', async () => {
+    const { hub, got, commit, source } = setup(30);
+    await hub.start();
+    commit(11);
+    await tick();
+    hub.listenerLost();
+    // Committed while nothing listens: 12..18 announce nothing; 20 is announced once listening resumes.
+    for (let s = 12; s <= 18; s++) commit(s, false);
+    source.down = true; // the first catch-up attempts fail: retried, not cached
+    const catching = hub.catchUp();
+    commit(20); // 19 not committed yet: 20 waits, and is not skipped past 19 while catching up
+    await tick(150);
+    expect(hub.status().state).toBe('catching_up');
+    expect(got).toEqual([11]);
+    source.down = false;
+    await catching;
+    commit(19);
+    await tick(50);
+    // Notified again after the catch-up released them: nothing twice.
+    commit(13);
+    commit(20);
+    await tick(50);
+    expect(got).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+    expect(hub.status()).toMatchObject({ state: 'live', watermark: 20, recoveries: 1, recovered_events: 7 });
+    hub.close();
+  });
+
+  it('delivers a gap-skipped event that committed during the outage, once', async () => {
+    const { hub, got, commit } = setup(30);
+    await hub.start();
+    commit(12);
+    await tick(80); // 11 skipped
+    expect(got).toEqual([12]);
+    hub.listenerLost();
+    commit(11, false);
+    commit(13, false);
+    await hub.catchUp();
+    commit(11);
+    await tick();
+    expect(got).toEqual([12, 11, 13]);
     hub.close();
   });
 });

@@ -11,6 +11,22 @@ export interface HubSource {
   fetch(organizationId: string, seqs: number[]): Promise<StoredEvent[]>;
   /** The highest committed sequence, read once at start. */
   maxSeq(): Promise<number>;
+  /**
+   * Committed events of every organization with a sequence above `after` or among `also`, in sequence
+   * order, at most `limit`: the durable log the hub catches up from after its listener was lost.
+   */
+  since(after: number, also: number[], limit: number): Promise<StoredEvent[]>;
+}
+
+export interface HubStatus {
+  /** live: notifications flow; catching_up: reading the log after a lost listener; paused: the listener is lost. */
+  state: 'starting' | 'live' | 'paused' | 'catching_up';
+  watermark: number;
+  connections: number;
+  /** Listener losses the hub recovered from, and the events it delivered from the log while recovering. */
+  recoveries: number;
+  recovered_events: number;
+  last_recovery_at: string | null;
 }
 
 export interface HubOptions {
@@ -21,6 +37,8 @@ export interface HubOptions {
    * lost): after this delay it is skipped, and if it does arrive later it is still delivered.
    */
   gapTimeoutMs: number;
+  /** Rows per query while catching up from the log. */
+  catchUpPage?: number;
 }
 
 /** One SSE frame per event, built once and shared by every connection. */
@@ -56,6 +74,14 @@ export class EventHub {
   private gapTimer: NodeJS.Timeout | null = null;
   private flushScheduled = false;
   private closed = false;
+  /** The listener is lost: notifications may be missing, so a missing sequence is not skipped. */
+  private paused = false;
+  private catchingUp: Promise<void> | null = null;
+  private catchUpWanted = false;
+  private losses = 0;
+  /** Skipped by the gap timer: the only sequences at or below the watermark still deliverable (late). */
+  private readonly skipped = new Set<number>();
+  private readonly stats = { recoveries: 0, recovered_events: 0, last_recovery_at: null as string | null };
   private readonly byOrg = new Map<string, Set<Subscriber>>();
 
   constructor(
@@ -76,6 +102,63 @@ export class EventHub {
     let n = 0;
     for (const s of this.byOrg.values()) n += s.size;
     return n;
+  }
+
+  status(): HubStatus {
+    const state = !this.started ? 'starting' : this.catchingUp ? 'catching_up' : this.paused ? 'paused' : 'live';
+    return { state, watermark: this.watermark, connections: this.connections, ...this.stats };
+  }
+
+  /** The listening connection was lost: hold back (never skip) until catchUp() has read the log. */
+  listenerLost(): void {
+    this.losses++;
+    this.paused = true;
+  }
+
+  /**
+   * Called once LISTEN is active again: reads every event committed above the watermark (and the late
+   * ones it skipped) from the log and releases them through the same ordering as notifications, so a
+   * subscriber gets each event once. Retries with back-off until the log answers.
+   */
+  catchUp(): Promise<void> {
+    // Before start() there is nothing to catch up: start() reads the current maximum.
+    if (!this.started) return Promise.resolve();
+    this.catchUpWanted = true;
+    this.catchingUp ??= this.runCatchUp().finally(() => (this.catchingUp = null));
+    return this.catchingUp;
+  }
+
+  private async runCatchUp(): Promise<void> {
+    const page = this.opts.catchUpPage ?? 1_000;
+    while (this.catchUpWanted && !this.closed) {
+      this.catchUpWanted = false;
+      const losses = this.losses;
+      for (let attempt = 0; !this.closed; attempt++) {
+        try {
+          let cursor = this.watermark;
+          let also = [...this.skipped];
+          let delivered = 0;
+          for (;;) {
+            const rows = await this.source.since(cursor, also, page);
+            also = [];
+            for (const ev of rows) if (this.accept(ev)) delivered++;
+            this.drain();
+            if (rows.length < page || this.closed) break;
+            cursor = Math.max(cursor, rows[rows.length - 1].seq);
+          }
+          this.stats.recoveries++;
+          this.stats.recovered_events += delivered;
+          this.stats.last_recovery_at = new Date().toISOString();
+          break;
+        } catch (err) {
+          this.onError(err);
+          await new Promise((r) => setTimeout(r, Math.min(5_000, 100 * 2 ** Math.min(attempt, 6))).unref());
+        }
+      }
+      // Lost again meanwhile: stay paused; its 'restored' asks for another catch-up.
+      if (losses === this.losses) this.paused = false;
+    }
+    this.drain();
   }
 
   subscribe(sub: Subscriber): () => void {
@@ -117,6 +200,7 @@ export class EventHub {
   }
 
   private notified(seq: number, org: string): void {
+    if (seq <= this.watermark && !this.skipped.has(seq)) return; // already released
     if (this.ready.has(seq) || this.inflight.has(seq) || this.queued.has(seq)) return;
     this.queued.set(seq, org);
     if (!this.flushScheduled) {
@@ -152,11 +236,31 @@ export class EventHub {
       return;
     }
     for (const s of seqs) this.inflight.delete(s);
-    for (const ev of rows) {
-      if (ev.seq <= this.watermark) this.release(ev); // late: its gap was already skipped
-      else this.ready.set(ev.seq, ev);
-    }
+    for (const ev of rows) this.accept(ev);
     this.drain();
+  }
+
+  /** A committed row from a notification or the log; true when it will be delivered (not seen before). */
+  private accept(ev: StoredEvent): boolean {
+    if (ev.seq <= this.watermark) {
+      // Released already, unless the gap timer skipped it: then it is late, and goes out now.
+      if (!this.skipped.delete(ev.seq)) return false;
+      this.release(ev);
+      return true;
+    }
+    if (this.ready.has(ev.seq)) return false;
+    this.ready.set(ev.seq, ev);
+    return true;
+  }
+
+  private skip(upTo: number): void {
+    for (let s = this.watermark + 1; s <= upTo && s <= this.watermark + 1_000; s++) this.skipped.add(s);
+    // Bounded: the oldest skipped sequences (most likely rolled back) are forgotten first.
+    for (const s of this.skipped) {
+      if (this.skipped.size <= 10_000) break;
+      this.skipped.delete(s);
+    }
+    this.watermark = upTo;
   }
 
   private drain(): void {
@@ -177,7 +281,9 @@ export class EventHub {
         const next = this.watermark + 1;
         // Being fetched: it exists, wait for it.
         if (this.inflight.has(next) || this.queued.has(next)) return void this.drain();
-        if (this.ready.size > 0) this.watermark = Math.min(...this.ready.keys()) - 1;
+        // Without a listener its notification may be lost, not rolled back: wait for the catch-up.
+        if (this.paused || this.catchingUp) return void this.drain();
+        if (this.ready.size > 0) this.skip(Math.min(...this.ready.keys()) - 1);
         this.drain();
       }, this.opts.gapTimeoutMs);
       this.gapTimer.unref();

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../platform/errors.js';
 import { tenantOf, type Actor } from '../../platform/auth.js';
 import { EVENTS_CHANNEL, type StoredEvent } from '../../platform/events.js';
@@ -16,6 +16,10 @@ export interface RealtimeOptions {
   gapTimeoutMs: number;
   maxConnections: number;
   replayMax: number;
+  /** Open streams one user may hold on this instance; one more is refused with 429. */
+  maxStreamsPerUser: number;
+  /** How often open streams re-check their session (revocation closes them even if its NOTIFY was missed). */
+  sessionCheckMs: number;
 }
 
 export function realtimeOptions(raw: Record<string, string | undefined>): RealtimeOptions {
@@ -27,22 +31,61 @@ export function realtimeOptions(raw: Record<string, string | undefined>): Realti
     gapTimeoutMs: n(raw.REALTIME_GAP_TIMEOUT_MS, 500),
     maxConnections: n(raw.REALTIME_MAX_CONNECTIONS, 20_000),
     replayMax: n(raw.REALTIME_REPLAY_MAX, 10_000),
+    maxStreamsPerUser: n(raw.REALTIME_MAX_STREAMS_PER_USER, 8),
+    sessionCheckMs: n(raw.REALTIME_SESSION_CHECK_MS, 5_000),
   };
 }
 
 export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
   const { db } = ctx;
   const connections = new Set<SseConnection>();
+  let log: FastifyBaseLogger | null = null;
   const hub = new EventHub(
     {
       // One round trip per organization (tenantRead); the sequences are validated integers, inlined.
       fetch: (organizationId, seqs) =>
         db.tenantRead<StoredEvent>({ organizationId, userId: null }, `SELECT ${EVENT_COLUMNS} FROM event WHERE seq IN (${seqs.map((s) => Math.trunc(s)).join(',')})`),
       maxSeq: () => db.withSystem(async (tx) => (await tx.query<{ m: number }>('SELECT coalesce(max(seq), 0)::int8 AS m FROM event')).rows[0].m),
+      since: (after, also, limit) =>
+        db.withSystem(
+          async (tx) =>
+            (
+              await tx.query<StoredEvent>(`SELECT ${EVENT_COLUMNS} FROM event WHERE seq > $1 OR seq = ANY($2::int8[]) ORDER BY seq LIMIT ${Math.trunc(limit)}`, [
+                after,
+                also,
+              ])
+            ).rows,
+        ),
     },
     { gapTimeoutMs: opts.gapTimeoutMs },
+    (err) => log?.warn({ err }, 'realtime hub: reading events failed, retrying'),
   );
   let heartbeat: NodeJS.Timeout | null = null;
+  let sessionCheck: NodeJS.Timeout | null = null;
+  let checking = false;
+
+  /** Closes the streams whose session was revoked (or user deactivated): one query for every open session. */
+  async function recheckSessions() {
+    if (checking || connections.size === 0) return;
+    checking = true;
+    try {
+      const open = [...connections];
+      const sids = [...new Set(open.map((c) => c.sessionId))];
+      const alive = await db.withSystem(async (tx) => {
+        const { rows } = await tx.query<{ id: string; organization_id: string }>(
+          `SELECT s.id, s.organization_id FROM auth_session s JOIN users u ON u.organization_id = s.organization_id AND u.id = s.user_id
+            WHERE s.id = ANY($1::text[]) AND s.revoked_at IS NULL AND u.active`,
+          [sids],
+        );
+        return new Set(rows.map((r) => `${r.organization_id}:${r.id}`));
+      });
+      for (const c of open) if (!alive.has(`${c.organizationId}:${c.sessionId}`)) c.close('session_revoked');
+    } catch {
+      // The database does not answer: the next round tries again.
+    } finally {
+      checking = false;
+    }
+  }
   const unlisteners: (() => Promise<void>)[] = [];
 
   async function replay(conn: SseConnection, actor: Actor, filter: StreamFilter, from: number, upTo: number) {
@@ -79,8 +122,25 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
     get connectionCount() {
       return connections.size;
     },
+    /** For /health/ready and metrics: the listener and the hub. */
+    status() {
+      return { listener: db.listenerStatus(), hub: hub.status() };
+    },
+    recheckSessions,
 
-    async start() {
+    async start(logger?: FastifyBaseLogger) {
+      log = logger ?? null;
+      // Lost listener: hold the hub (nothing skipped); listening again: catch up from the event log and
+      // re-check sessions at once (a revocation's NOTIFY may have been missed meanwhile).
+      const offChange = db.onListenerChange((change) => {
+        log?.warn({ change, listener: db.listenerStatus() }, `realtime: listening connection ${change}`);
+        if (change === 'lost') hub.listenerLost();
+        else {
+          void hub.catchUp();
+          void recheckSessions();
+        }
+      });
+      unlisteners.push(async () => offChange());
       unlisteners.push(await db.listen(EVENTS_CHANNEL, (p) => hub.onNotify(p)));
       // A revoked session loses its open streams at once (on every instance: the NOTIFY reaches all).
       unlisteners.push(
@@ -93,11 +153,15 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
         for (const c of connections) c.write(': heartbeat\n\n');
       }, opts.heartbeatMs);
       heartbeat.unref();
+      sessionCheck = setInterval(() => void recheckSessions(), opts.sessionCheckMs);
+      sessionCheck.unref();
     },
 
     async stop() {
       if (heartbeat) clearInterval(heartbeat);
+      if (sessionCheck) clearInterval(sessionCheck);
       heartbeat = null;
+      sessionCheck = null;
       for (const c of [...connections]) c.close('server_shutdown');
       hub.close();
       for (const u of unlisteners.splice(0)) await u().catch(() => undefined);
@@ -109,7 +173,15 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
      * Nothing is lost between replay and live, and nothing is sent twice.
      */
     async open(req: FastifyRequest, reply: FastifyReply, actor: Actor, filter: StreamFilter, lastEventId: number | null) {
-      if (connections.size >= opts.maxConnections) throw new AppError(503, 'TOO_MANY_STREAMS', 'This instance has reached its stream limit; retry shortly');
+      if (connections.size >= opts.maxConnections) throw new AppError(503, 'TOO_MANY_STREAMS', 'This instance has reached its stream limit; retry shortly', undefined, { retry_after: 5 });
+      let mine = 0;
+      for (const c of connections) if (c.userId === actor.userId && c.organizationId === actor.organizationId) mine++;
+      if (mine >= opts.maxStreamsPerUser) {
+        throw new AppError(429, 'STREAM_LIMIT_PER_USER', `At most ${opts.maxStreamsPerUser} open streams per user; close one first`, undefined, {
+          limit: opts.maxStreamsPerUser,
+          retry_after: 5,
+        });
+      }
       reply.hijack();
       const res = reply.raw;
       const headers: Record<string, string> = {};

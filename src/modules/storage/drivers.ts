@@ -141,6 +141,15 @@ export function createS3Driver(s: S3Settings, client?: S3Client): StorageDriver 
   };
 }
 
+/** `STORAGE_QUOTA_BYTES_PER_ORGANIZATION`: bytes one organization may store (objects + open uploads); 0 = no quota. */
+export function quotaFromConfig(raw: Record<string, string | undefined>): number {
+  const v = raw.STORAGE_QUOTA_BYTES_PER_ORGANIZATION;
+  if (v === undefined || v === '') return 10 * 1024 ** 3;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`config: STORAGE_QUOTA_BYTES_PER_ORGANIZATION must be an integer >= 0, got "${v}"`);
+  return n;
+}
+
 export function s3SettingsFromConfig(raw: Record<string, string | undefined>): S3Settings {
   const bucket = raw.S3_BUCKET;
   if (!bucket) throw new Error('config: S3_BUCKET is required when STORAGE_DRIVER=s3');
@@ -162,7 +171,13 @@ export function s3SettingsFromConfig(raw: Record<string, string | undefined>): S
 export function driversFromConfig(config: Config): { primary: StorageDriver; byName: Partial<Record<DriverName, StorageDriver>> } {
   const local = createLocalDriver(path.join(config.dataDir, 'objects'));
   const which = (config.raw.STORAGE_DRIVER || 'local').toLowerCase();
-  if (which === 'local') return { primary: local, byName: { local } };
+  if (which === 'local') {
+    // Files on one instance's disk are missing on the others: several instances need a shared store.
+    if (['1', 'true', 'yes', 'on'].includes((config.raw.MULTI_INSTANCE ?? '').toLowerCase())) {
+      throw new Error('config: STORAGE_DRIVER=local keeps objects on this instance\'s disk; with MULTI_INSTANCE=true use STORAGE_DRIVER=s3');
+    }
+    return { primary: local, byName: { local } };
+  }
   if (which !== 's3') throw new Error(`config: STORAGE_DRIVER must be "local" or "s3", got "${which}"`);
   const s3 = createS3Driver(s3SettingsFromConfig(config.raw));
   return { primary: s3, byName: { local, s3 } };

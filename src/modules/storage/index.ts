@@ -1,6 +1,6 @@
 import type { AppContext, Module } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
-import { driversFromConfig } from './drivers.js';
+import { driversFromConfig, quotaFromConfig } from './drivers.js';
 import { limitsFromConfig } from './policy.js';
 import { createStorageService, slotJanitor, type StorageService } from './service.js';
 import { storageRoutes } from './routes.js';
@@ -30,7 +30,7 @@ export const storageModule: Module = {
   name: 'storage',
   init(ctx) {
     const drivers = driversFromConfig(ctx.config);
-    const svc = createStorageService(ctx, { ...drivers, limits: limitsFromConfig(ctx.config.raw) });
+    const svc = createStorageService(ctx, { ...drivers, limits: limitsFromConfig(ctx.config.raw), quotaBytes: quotaFromConfig(ctx.config.raw) });
     services.set(ctx, svc);
     ctx.services.storage = svc;
     ctx.workers.push(slotJanitor(svc));

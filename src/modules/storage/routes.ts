@@ -98,6 +98,7 @@ export async function storageRoutes(app: Api, svc: StorageService) {
         tags: ['storage'],
         summary: 'Request an upload slot for trip evidence (step 1 of 4)',
         description:
+          'Every slot counts against the organization storage quota (`STORAGE_QUOTA_BYTES_PER_ORGANIZATION`, stored objects plus open slots): beyond it 507 STORAGE_QUOTA_EXCEEDED with `quota_bytes`, `used_bytes`, `requested_bytes`. ' +
           "Only the trip's assigned driver, dispatch or an administrator may open one (else 403 NOT_TRIP_DRIVER; unknown trip 404; " +
           '422 TRIPS_UNAVAILABLE when the trips service is not running). `stage`: `pickup` (purpose `pickup_evidence`) or `delivery` ' +
           '(`delivery_evidence`). `proof_type`: `photo`, `signature` (image of the signature) or `document` (image of a signed note). ' +
@@ -125,6 +126,7 @@ export async function storageRoutes(app: Api, svc: StorageService) {
         tags: ['storage'],
         summary: 'Request an upload slot for a non-evidence purpose',
         description:
+          'Every slot counts against the organization storage quota (`STORAGE_QUOTA_BYTES_PER_ORGANIZATION`, stored objects plus open slots): beyond it 507 STORAGE_QUOTA_EXCEEDED with `quota_bytes`, `used_bytes`, `requested_bytes`. ' +
           'Purposes: `document`, `avatar`, `merchant_payment_qr`, `payment_proof`, `coupon_asset`, `other` (evidence uses POST /storage/evidence/uploads). ' +
           'Images (JPEG, PNG, WebP, HEIC/HEIF) for avatars, payment QR codes and coupon assets; PDF and images for documents, payment proofs and other. ' +
           '`owner_type` + `owner_id` optionally record what the file is for (informational; links are checked where they are made). ' +
@@ -211,6 +213,7 @@ export async function storageRoutes(app: Api, svc: StorageService) {
         tags: ['storage'],
         summary: 'Download a stored object (step 4 of 4)',
         description:
+          'A recorded object whose content is missing from the store answers 404 OBJECT_CONTENT_MISSING. ' +
           'Streams the content with Content-Type, Content-Length, ETag (the quoted SHA-256), Cache-Control: private, X-Content-Type-Options: nosniff ' +
           'and Content-Disposition: attachment. `Range: bytes=a-b` (single range) gives 206 with Content-Range; a range starting past the end 416; ' +
           'multi-range or malformed ranges are ignored (200). `If-None-Match` with the ETag gives 304. `HEAD` on the same path answers the same ' +

@@ -88,10 +88,11 @@ export const downloadUrl = (id: string) => `/api/v1/storage/objects/${id}`;
 
 export function createStorageService(
   ctx: AppContext,
-  deps: { primary: StorageDriver; byName: Partial<Record<DriverName, StorageDriver>>; limits: Record<StoragePurpose, PurposeLimit> },
+  deps: { primary: StorageDriver; byName: Partial<Record<DriverName, StorageDriver>>; limits: Record<StoragePurpose, PurposeLimit>; quotaBytes?: number },
 ) {
   const { db } = ctx;
   const { primary, limits } = deps;
+  const quotaBytes = deps.quotaBytes ?? 0;
 
   /** The declared type and size are checked when the slot is opened, so a client learns early. */
   function checkDeclared(purpose: StoragePurpose, mime: string, size: number) {
@@ -106,7 +107,31 @@ export function createStorageService(
     }
   }
 
+  /**
+   * The organization's storage quota: stored objects plus the bytes reserved by open slots must leave
+   * room for the new slot. Slots of one organization are opened one at a time (advisory lock), so two
+   * concurrent slots cannot both take the last room.
+   */
+  async function checkQuota(tx: Tx, organizationId: string, size: number) {
+    if (!quotaBytes) return;
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext('storage_quota:' || $1))", [organizationId]);
+    const { rows } = await tx.query<{ used: string }>(
+      `SELECT (COALESCE((SELECT sum(size_bytes) FROM private_storage_object WHERE organization_id = $1), 0)
+             + COALESCE((SELECT sum(size_bytes) FROM storage_upload WHERE organization_id = $1 AND status IN ('open', 'uploading') AND expires_at > now()), 0))::text AS used`,
+      [organizationId],
+    );
+    const used = Number(rows[0].used);
+    if (used + size > quotaBytes) {
+      throw new AppError(507, 'STORAGE_QUOTA_EXCEEDED', `The organization's storage quota of ${quotaBytes} bytes would be exceeded (${used} used or reserved)`, undefined, {
+        quota_bytes: quotaBytes,
+        used_bytes: used,
+        requested_bytes: size,
+      });
+    }
+  }
+
   async function insertSlot(tx: Tx, actor: Actor, slot: Omit<SlotRow, 'id' | 'object_id' | 'token_hash' | 'status' | 'created_by_user_id' | 'expires_at' | 'expired'>) {
+    await checkQuota(tx, actor.organizationId, slot.size_bytes);
     const id = newId();
     const objectId = newId();
     const token = randomToken();
@@ -321,7 +346,16 @@ export function createStorageService(
     },
 
     async openContent(o: StoredObject, range?: ByteRange): Promise<Readable> {
-      return driverOf(o).get(o.id, range);
+      try {
+        return await driverOf(o).get(o.id, range);
+      } catch (err) {
+        const e = err as { code?: string; name?: string; $metadata?: { httpStatusCode?: number } };
+        // Recorded but not in the store (a lost file, or another instance's local disk): 404, not 500.
+        if (e.code === 'ENOENT' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) {
+          throw new AppError(404, 'OBJECT_CONTENT_MISSING', 'The object is recorded but its content is missing from the store');
+        }
+        throw err;
+      }
     },
 
     /** ObjectLinker: may `actor` make a record point at this object? Refusals are 422 with a precise code. */

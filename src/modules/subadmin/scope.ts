@@ -70,6 +70,8 @@ export function createScopeLoader(ctx: AppContext) {
     .listen(CHANNEL, () => cache.clear())
     .then((unlisten) => ctx.onClose.push(unlisten))
     .catch(() => undefined);
+  // Changes announced while the listener was down were missed: forget what is cached.
+  ctx.onClose.push(ctx.db.onListenerChange(() => cache.clear()));
 
   return {
     async load(claims: AccessClaims): Promise<SubadminScope | null> {

@@ -75,6 +75,23 @@ function systemPrelude(role: ConnectionRole, setting = 'DATABASE_URL'): string {
   return `BEGIN; SET LOCAL ROLE ${WORKER_ROLE}`;
 }
 
+export interface ListenerStatus {
+  /** idle: nothing listens yet; connected: LISTEN active; reconnecting: lost, retrying with back-off. */
+  state: 'idle' | 'connected' | 'reconnecting';
+  /** Times the listening connection was lost since start. */
+  losses: number;
+  /** Failed reconnection attempts during the current outage. */
+  failed_attempts: number;
+  since: string;
+  last_error: string | null;
+}
+
+/** Back-off of the listener's reconnection: 100 ms doubling to 5 s, with jitter. */
+export function listenerBackoffMs(attempt: number): number {
+  const base = Math.min(5_000, 100 * 2 ** Math.min(attempt, 6));
+  return Math.round(base / 2 + Math.random() * (base / 2));
+}
+
 export interface Database {
   readonly kind: DbKind;
   /** A transaction as the tenant role with `app.organization_id` / `app.user_id` set: RLS confines every query. */
@@ -93,6 +110,13 @@ export interface Database {
   tenantRead<R = any>(ctx: TenantContext, text: string, params?: unknown[]): Promise<R[]>;
   /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Told when the listening connection is lost ('lost': notifications may be missed from now on) and
+   * when it listens again ('restored': catch up from the tables). Returns an unsubscribe function.
+   */
+  onListenerChange(cb: (change: 'lost' | 'restored') => void): () => void;
+  /** The listening connection's state, for /health and metrics. */
+  listenerStatus(): ListenerStatus;
   close(): Promise<void>;
 }
 
@@ -176,6 +200,8 @@ async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
 
 export interface PostgresOptions {
   max?: number;
+  /** The longest wait for a pooled connection (ms): when the database is down or the pool exhausted, 503 instead of hanging. */
+  connectTimeoutMs?: number;
   /**
    * A second login for the system transactions (`DATABASE_SYSTEM_URL`): then the login of `url`, which
    * serves every tenant request, need not be a member of `app_worker` and cannot switch to it at all.
@@ -185,7 +211,9 @@ export interface PostgresOptions {
 
 export function createPostgresDatabase(url: string, opts: PostgresOptions = {}): Database {
   const makePool = (connectionString: string, max: number) => {
-    const p = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
+    // A bounded wait for a connection: when the database is down or the pool exhausted, the request fails
+    // (503 DATABASE_UNAVAILABLE) instead of hanging.
+    const p = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000 });
     p.on('error', () => {
       /* an idle client died; the pool replaces it */
     });
@@ -212,10 +240,23 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
 
   async function run<T>(prelude: string, fn: (tx: Tx) => Promise<T>, from: pg.Pool = pool): Promise<T> {
     return withRetry(async () => {
-      const client = await from.connect();
-      let broken = false;
+      let client = await from.connect();
+      // An idle connection that died (database restarted) fails on its first statement: nothing ran,
+      // so drop it and start again on a fresh one, once.
       try {
         await client.query(prelude);
+      } catch {
+        client.release(true);
+        client = await from.connect();
+        try {
+          await client.query(prelude);
+        } catch (err2) {
+          client.release(true);
+          throw err2;
+        }
+      }
+      let broken = false;
+      try {
         const result = await fn(txFor(client));
         await client.query('COMMIT');
         return result;
@@ -232,36 +273,101 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
     });
   }
 
+  // ---- LISTEN: one dedicated connection, supervised. Losing it is reported ('lost'), then it is
+  // reconnected with back-off (a failed attempt is never cached: the next one opens a new client),
+  // every channel is listened to again, and 'restored' lets subscribers catch up from the tables.
   const listeners = new Map<string, Set<(p: string) => void>>();
+  const changeHooks = new Set<(change: 'lost' | 'restored') => void>();
+  const status: ListenerStatus = { state: 'idle', losses: 0, failed_attempts: 0, since: new Date().toISOString(), last_error: null };
   let listenClient: pg.Client | null = null;
   let connecting: Promise<pg.Client> | null = null;
-  async function ensureListenClient(): Promise<pg.Client> {
-    if (listenClient) return listenClient;
+  let retryTimer: NodeJS.Timeout | null = null;
+  let closed = false;
+  let listenQueue: Promise<unknown> = Promise.resolve();
+  const setState = (state: ListenerStatus['state'], err?: unknown) => {
+    if (status.state !== state) status.since = new Date().toISOString();
+    status.state = state;
+    if (err) status.last_error = err instanceof Error ? err.message : String(err);
+  };
+  const emit = (change: 'lost' | 'restored') => {
+    for (const cb of [...changeHooks]) {
+      try {
+        cb(change);
+      } catch {
+        /* a subscriber's failure does not stop the others */
+      }
+    }
+  };
+
+  /** Opens a listening client with every channel; on failure nothing is kept (the next call starts afresh). */
+  function connectListener(): Promise<pg.Client> {
+    if (listenClient) return Promise.resolve(listenClient);
     if (connecting) return connecting;
-    connecting = (async () => {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      c.on('notification', (msg) => {
-        for (const cb of listeners.get(msg.channel) ?? []) cb(msg.payload ?? '');
-      });
-      c.on('error', () => {
+    const attempt = (async () => {
+      const c = new pg.Client({ connectionString: url, application_name: 'delivery-listen', keepAlive: true, connectionTimeoutMillis: 5_000 });
+      let lost = false;
+      const onLost = (err?: unknown) => {
+        if (lost) return;
+        lost = true;
+        c.removeAllListeners('notification');
+        c.end().catch(() => undefined);
+        if (listenClient !== c) return;
         listenClient = null;
-        // Reconnect and re-subscribe; SSE clients resume from Last-Event-ID, so a gap is recovered from the table.
-        setTimeout(() => void resubscribe(), 500);
-      });
+        if (closed) return;
+        status.losses++;
+        status.failed_attempts = 0;
+        setState('reconnecting', err ?? new Error('listening connection ended'));
+        emit('lost');
+        scheduleReconnect();
+      };
+      c.on('error', onLost);
+      c.on('end', () => onLost());
+      try {
+        await c.connect();
+        c.on('notification', (msg) => {
+          for (const cb of listeners.get(msg.channel) ?? []) cb(msg.payload ?? '');
+        });
+        for (const ch of listeners.keys()) await c.query(`LISTEN "${ch}"`);
+      } catch (err) {
+        lost = true;
+        c.removeAllListeners('notification');
+        await c.end().catch(() => undefined);
+        throw err;
+      }
+      if (closed) {
+        await c.end().catch(() => undefined);
+        throw new Error('database closed');
+      }
       listenClient = c;
-      connecting = null;
       return c;
     })();
-    return connecting;
+    connecting = attempt;
+    // Whatever the outcome, the attempt is forgotten: a failure is never handed to the next caller.
+    attempt.then(
+      () => (connecting = connecting === attempt ? null : connecting),
+      () => (connecting = connecting === attempt ? null : connecting),
+    );
+    return attempt;
   }
-  async function resubscribe() {
-    try {
-      const c = await ensureListenClient();
-      for (const ch of listeners.keys()) await c.query(`LISTEN "${ch}"`);
-    } catch {
-      setTimeout(() => void resubscribe(), 1000);
-    }
+
+  function scheduleReconnect() {
+    if (closed || retryTimer) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = null;
+      connectListener().then(
+        () => {
+          setState('connected');
+          status.failed_attempts = 0;
+          emit('restored');
+        },
+        (err) => {
+          status.failed_attempts++;
+          setState('reconnecting', err);
+          scheduleReconnect();
+        },
+      );
+    }, listenerBackoffMs(status.failed_attempts));
+    retryTimer.unref();
   }
 
   const roles = new Map<pg.Pool, Promise<ConnectionRole>>();
@@ -292,18 +398,43 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
       let set = listeners.get(channel);
       if (!set) {
         listeners.set(channel, (set = new Set()));
-        const c = await ensureListenClient();
-        await c.query(`LISTEN "${channel}"`);
+        if (status.state !== 'reconnecting') {
+          try {
+            // A new client LISTENs to every known channel; LISTEN again is a no-op.
+            const c = await connectListener();
+            // One statement at a time on the listening client (several modules subscribe at start).
+            const q = (listenQueue = listenQueue.catch(() => undefined).then(() => c.query(`LISTEN "${channel}"`)));
+            await q;
+            setState('connected');
+          } catch (err) {
+            // Kept: the supervisor retries with back-off and LISTENs to it once connected.
+            if (!listenClient && !retryTimer) {
+              setState('reconnecting', err);
+              scheduleReconnect();
+            }
+            throw err;
+          }
+        }
+        // While reconnecting, the new client will LISTEN to it.
       }
       set.add(onMessage);
       return async () => {
         set!.delete(onMessage);
       };
     },
+    onListenerChange(cb) {
+      changeHooks.add(cb);
+      return () => void changeHooks.delete(cb);
+    },
+    listenerStatus: () => ({ ...status }),
     async close() {
+      closed = true;
+      if (retryTimer) clearTimeout(retryTimer);
       listeners.clear();
-      if (listenClient) await listenClient.end().catch(() => undefined);
+      changeHooks.clear();
+      const c = listenClient;
       listenClient = null;
+      if (c) await c.end().catch(() => undefined);
       await pool.end();
       if (systemPool !== pool) await systemPool.end();
     },
@@ -317,6 +448,7 @@ export async function createPgliteDatabase(dataDir: string | null): Promise<Data
     parsers: { 20: PARSE_INT8, 1082: PARSE_TEXT },
   });
   await lite.waitReady;
+  const startedAt = new Date().toISOString();
   // PGlite is one connection: transactions take turns.
   const mutex = new Mutex();
   const orm = drizzlePglite(lite) as unknown as Orm;
@@ -368,13 +500,28 @@ export async function createPgliteDatabase(dataDir: string | null): Promise<Data
         await unsub();
       };
     },
+    // In-process: the embedded database's notifications cannot be lost.
+    onListenerChange: () => () => undefined,
+    listenerStatus: () => ({ state: 'connected', losses: 0, failed_attempts: 0, since: startedAt, last_error: null }),
     async close() {
       await mutex.run(() => lite.close());
     },
   };
 }
 
-export async function openDatabase(opts: { databaseUrl: string | null; systemUrl?: string | null; dataDir: string | null }): Promise<Database> {
-  if (opts.databaseUrl) return createPostgresDatabase(opts.databaseUrl, { systemUrl: opts.systemUrl });
+/** `DB_POOL_MAX` (20) connections per instance; `DB_CONNECT_TIMEOUT_MS` (5000): the longest wait for one before 503. */
+export function poolOptionsFrom(raw: Record<string, string | undefined>): { max: number; connectTimeoutMs: number } {
+  const n = (name: string, fallback: number, min: number) => {
+    const v = raw[name];
+    if (v === undefined || v === '') return fallback;
+    const x = Number(v);
+    if (!Number.isInteger(x) || x < min) throw new Error(`config: ${name} must be an integer >= ${min}, got "${v}"`);
+    return x;
+  };
+  return { max: n('DB_POOL_MAX', 20, 1), connectTimeoutMs: n('DB_CONNECT_TIMEOUT_MS', 5_000, 100) };
+}
+
+export async function openDatabase(opts: { databaseUrl: string | null; systemUrl?: string | null; dataDir: string | null; pool?: { max?: number; connectTimeoutMs?: number } }): Promise<Database> {
+  if (opts.databaseUrl) return createPostgresDatabase(opts.databaseUrl, { ...opts.pool, systemUrl: opts.systemUrl });
   return createPgliteDatabase(opts.dataDir);
 }

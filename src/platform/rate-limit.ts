@@ -1,0 +1,82 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from './errors.js';
+import type { Database } from './db/index.js';
+
+/**
+ * Per-user request rate limits on expensive routes, counted in PostgreSQL (`rate_limit_bucket`, the
+ * table login throttling uses) so every instance shares them: a sliding one-minute window (this minute
+ * plus the weighted previous one). Over the limit: 429 RATE_LIMITED with Retry-After.
+ */
+export interface ExpensiveRouteGroup {
+  name: string;
+  /** Matches `METHOD /route/pattern` (the route's declared URL, not the request path). */
+  pattern: RegExp;
+  perMinute: number;
+  setting: string;
+}
+
+export function expensiveRouteGroups(raw: Record<string, string | undefined>): ExpensiveRouteGroup[] {
+  const n = (name: string, fallback: number) => {
+    const v = raw[name];
+    if (v === undefined || v === '') return fallback;
+    const x = Number(v);
+    if (!Number.isInteger(x) || x < 0) throw new Error(`config: ${name} must be an integer >= 0 (0 = no limit), got "${v}"`);
+    return x;
+  };
+  return [
+    { name: 'orders', pattern: /^POST \/api\/v1\/[a-z]+\/orders$/, perMinute: n('RATE_LIMIT_ORDERS_PER_MINUTE', 60), setting: 'RATE_LIMIT_ORDERS_PER_MINUTE' },
+    { name: 'plans', pattern: /^POST \/api\/v1\/[a-z]+\/dispatch-batches\/optimize$/, perMinute: n('RATE_LIMIT_PLANS_PER_MINUTE', 20), setting: 'RATE_LIMIT_PLANS_PER_MINUTE' },
+    { name: 'reports', pattern: /^GET \/api\/v1\/.*\/reports\//, perMinute: n('RATE_LIMIT_REPORTS_PER_MINUTE', 20), setting: 'RATE_LIMIT_REPORTS_PER_MINUTE' },
+  ].filter((g) => g.perMinute > 0);
+}
+
+/** Counts one request for `key`; returns the weighted count of the last minute and the seconds until the current window ends. */
+export async function countRequest(db: Database, key: string): Promise<{ weighted: number; resetSeconds: number }> {
+  return db.withSystem(async (tx) => {
+    const { rows } = await tx.query<{ weighted: number; reset: number }>(
+      `WITH cur AS (
+         INSERT INTO rate_limit_bucket (key, window_start, count) VALUES ($1, date_trunc('minute', now()), 1)
+         ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_bucket.count + 1
+         RETURNING count, window_start)
+       SELECT cur.count + coalesce((SELECT b.count FROM rate_limit_bucket b WHERE b.key = $1 AND b.window_start = cur.window_start - interval '1 minute'), 0)
+              * (1 - extract(epoch FROM now() - cur.window_start) / 60) AS weighted,
+              ceil(60 - extract(epoch FROM now() - cur.window_start)) AS reset
+         FROM cur`,
+      [key],
+    );
+    return { weighted: Number(rows[0].weighted), resetSeconds: Math.max(1, Number(rows[0].reset)) };
+  });
+}
+
+/** One preHandler for every route of an expensive group (after authentication, before the handler). */
+export function registerExpensiveRouteLimits(app: FastifyInstance, db: Database, groups: ExpensiveRouteGroup[]) {
+  const byRoute = new Map<string, ExpensiveRouteGroup | null>();
+  const groupOf = (req: FastifyRequest) => {
+    const route = `${req.method} ${req.routeOptions.url ?? ''}`;
+    let g = byRoute.get(route);
+    if (g === undefined) byRoute.set(route, (g = groups.find((x) => x.pattern.test(route)) ?? null));
+    return g;
+  };
+  // Documented on each limited route in the OpenAPI document.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const g = groups.find((x) => methods.some((m) => x.pattern.test(`${m} ${route.url}`)));
+    if (!g) return;
+    const schema = (route.schema ??= {}) as { description?: string };
+    const note = `Rate limited per user: at most ${g.perMinute} requests per minute in the \`${g.name}\` group (\`${g.setting}\`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.`;
+    schema.description = schema.description ? `${schema.description} ${note}` : note;
+  });
+  app.addHook('preHandler', async (req) => {
+    if (!req.actor) return;
+    const g = groupOf(req);
+    if (!g) return;
+    const { weighted, resetSeconds } = await countRequest(db, `user:${req.actor.organizationId}:${req.actor.userId}:${g.name}`);
+    if (weighted > g.perMinute) {
+      throw new AppError(429, 'RATE_LIMITED', `At most ${g.perMinute} ${g.name} requests per minute per user; retry in ${resetSeconds} s`, undefined, {
+        retry_after: resetSeconds,
+        limit: g.perMinute,
+        limit_group: g.name,
+      });
+    }
+  });
+}
