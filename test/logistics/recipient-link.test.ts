@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newShop, ok, rows, type Shop } from '../commerce/fixtures.js';
 import { newDriver, newTrip, pt, tripDb, type TestDriver } from './fixtures.js';
+import { PUBLIC_TRACKING_PER_MINUTE } from '../../src/modules/logistics/recipient-link-routes.js';
 
 let t: TestApp;
 let admin: Session;
@@ -108,5 +109,19 @@ describe('recipient tracking link', () => {
     expect((await linkOf(req.trip_id, await t.login(other.logins.admin!))).statusCode).toBe(404);
     const otherShop = await newShop(t);
     expect((await linkOf(req.trip_id, otherShop.merchant)).statusCode).toBe(404);
+  });
+
+  it('is rate limited per client address (shared by instances), so links cannot be guessed at speed', async () => {
+    const req = await express();
+    const { url } = ok(await linkOf(req.trip_id));
+    const from = (ip: string) => t.app.inject({ method: 'GET', url: url.replace(/^https?:\/\/[^/]+/, ''), remoteAddress: ip });
+    const codes: number[] = [];
+    for (let i = 0; i < PUBLIC_TRACKING_PER_MINUTE + 2; i++) codes.push((await from('203.0.113.9')).statusCode);
+    expect(codes.slice(0, PUBLIC_TRACKING_PER_MINUTE).every((c) => c === 200)).toBe(true);
+    const limited = await from('203.0.113.9');
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json().code).toBe('RATE_LIMITED');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await from('203.0.113.10')).statusCode).toBe(200);
   });
 });

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf } from '../../platform/auth.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { AppError } from '../../platform/errors.js';
+import { countRequest } from '../../platform/rate-limit.js';
 import { GeoPoint } from '../../platform/geo.js';
 import { Id, Nullable, Phone, Strict, Timestamp } from '../../platform/schemas.js';
 import { LINK_HOURS_AFTER_END } from './recipient-links.js';
@@ -36,6 +37,8 @@ const PublicTracking = Type.Object({
 });
 
 const WHO = ['administrator', 'dispatch', 'subadmin', 'comercio'] as const;
+/** Public tracking requests per client address and minute (a page polling every few seconds stays far below). */
+export const PUBLIC_TRACKING_PER_MINUTE = 120;
 const TripParams = Strict({ id: Id });
 
 /**
@@ -126,12 +129,22 @@ export function recipientLinkRoutes(app: Api, ctx: AppContext, svc: LogisticsSer
         operationId: 'getPublicTracking',
         tags: ['trips'],
         summary: 'What a recipient without an account sees from his link: status, ETA, the driver on the map while active, the delivery PIN',
-        description: `No login. An unknown, forged, revoked or expired link (${LINK_HOURS_AFTER_END} hours after the trip ended) is 404, all alike.`,
+        description:
+          `No login. An unknown, forged, revoked or expired link (${LINK_HOURS_AFTER_END} hours after the trip ended) is 404, all alike. ` +
+          `At most ${PUBLIC_TRACKING_PER_MINUTE} requests per minute per client address (429 RATE_LIMITED with Retry-After).`,
         params: Strict({ token: Type.String({ minLength: 20, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$' }) }),
         response: { 200: PublicTracking },
       },
     },
     async (req, reply) => {
+      // Per client address, shared by every instance: enough for a recipient's page refreshing, not for guessing.
+      const { weighted, resetSeconds } = await countRequest(ctx.db, `public-tracking:ip:${req.ip}`);
+      if (weighted > PUBLIC_TRACKING_PER_MINUTE) {
+        throw new AppError(429, 'RATE_LIMITED', `At most ${PUBLIC_TRACKING_PER_MINUTE} tracking requests per minute from one address; retry in ${resetSeconds} s`, undefined, {
+          retry_after: resetSeconds,
+          limit: PUBLIC_TRACKING_PER_MINUTE,
+        });
+      }
       const view = await svc.recipientLinks.publicView(req.params.token);
       if (!view) throw AppError.notFound('Tracking link');
       reply.header('cache-control', 'no-store');
