@@ -89,6 +89,7 @@ function validOf(schema: JsonSchema | undefined, ids: string[], field: string, d
       return fc.record(record, { requiredKeys: (schema.required ?? []).filter((r: string) => r in record) });
     }
     case 'array':
+      if (Array.isArray(schema.prefixItems)) return fc.tuple(...schema.prefixItems.map((s: JsonSchema) => arbitraryOf(s, ids, field, depth + 1)));
       if (Array.isArray(schema.items)) return fc.tuple(...schema.items.map((s: JsonSchema) => arbitraryOf(s, ids, field, depth + 1)));
       return fc.array(arbitraryOf(schema.items, ids, field.replace(/s$/, ''), depth + 1), { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 3, 3) });
     case 'integer':
