@@ -171,6 +171,16 @@ export function finishOpenApi(doc: Json, opts: FinishOptions): Json {
       const body = op.requestBody?.content?.['application/json'];
       if (body?.schema && !body.schema.$ref) {
         const name = `${pascal(opId)}Request`;
+        // Alternatives of a oneOf/anyOf body with a title (OrderFromQuote, OrderFromCart, ...) are components too.
+        for (const key of ['oneOf', 'anyOf']) {
+          body.schema[key] = body.schema[key]?.map((alt: Json) => {
+            if (!alt.title || alt.$ref) return alt;
+            const altName = schemas[alt.title] && canon(schemas[alt.title]) !== canon(alt) ? `${name}${pascal(alt.title)}` : alt.title;
+            schemas[altName] = alt;
+            return { $ref: `${REF}${altName}` };
+          });
+          if (!body.schema[key]) delete body.schema[key];
+        }
         schemas[name] = { title: name, ...body.schema };
         body.schema = { $ref: `${REF}${name}` };
       }

@@ -1,4 +1,4 @@
-import { Type, type TSchema, type TProperties, type ObjectOptions } from '@sinclair/typebox';
+import { Type, type ObjectOptions, type SchemaOptions, type Static, type TProperties, type TSchema, type TUnion } from '@sinclair/typebox';
 import { MONEY_PATTERN } from './money.js';
 
 /** A request/response object that rejects unknown fields. */
@@ -7,6 +7,21 @@ export const Strict = <T extends TProperties>(props: T, opts: ObjectOptions = {}
 
 export const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
 export const IdParams = Strict({ id: Id });
+/** An id field with a description (e.g. a rule the schema cannot express, with its error code). */
+export const IdWith = (description: string) => Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description });
+
+/**
+ * Exactly one of the alternatives (JSON Schema `oneOf`): for bodies of mutually exclusive shapes, each a `Strict`
+ * object so that no value fits two. Generated clients get a union of named shapes.
+ */
+export const OneOf = <T extends TSchema[]>(schemas: [...T], opts: SchemaOptions = {}) => Type.Unsafe<Static<TUnion<T>>>({ ...opts, oneOf: schemas });
+
+/** A new password: the length here (400 VALIDATION_FAILED), the rest of identity's passwordProblems is 400 WEAK_PASSWORD. */
+export const NewPassword = Type.String({
+  minLength: 10,
+  maxLength: 200,
+  description: '10 to 200 characters (else 400 VALIDATION_FAILED) with a letter and a digit; without them, a common password or one containing the email name is 400 WEAK_PASSWORD',
+});
 
 export const Money = Type.String({ pattern: MONEY_PATTERN, description: 'decimal string with at most 2 fraction digits, e.g. "12.50"', examples: ['12.50'] });
 export const NonNegativeMoney = Type.String({ pattern: '^\\d{1,10}(\\.\\d{1,2})?$', description: 'decimal string >= 0, e.g. "12.50"' });

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, APP_ROLES } from '../../platform/auth.js';
-import { Email, Nullable, PageQueryProps, Page, Phone, Strict, Timestamp, ShortText, Id } from '../../platform/schemas.js';
+import { Email, Nullable, PageQueryProps, Page, Phone, Strict, Timestamp, ShortText, Id, NewPassword, OneOf } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
 
 const Role = Type.Union(APP_ROLES.map((r) => Type.Literal(r)));
@@ -31,6 +31,18 @@ const Tokens = Type.Object({
 
 const Password = Type.String({ minLength: 1, maxLength: 200 });
 
+/** Login: exactly one identifier, email or phone. */
+export const LoginWithEmail = Strict({ email: Email, password: Password, organization_id: Type.Optional(Id) }, { title: 'LoginWithEmail' });
+export const LoginWithPhone = Strict({ phone: Phone, password: Password, organization_id: Type.Optional(Id) }, { title: 'LoginWithPhone' });
+const LoginBody = OneOf([LoginWithEmail, LoginWithPhone], { description: 'exactly one of `email` or `phone`, with the password' });
+
+/** A new user needs an email, a phone or both. */
+const newUserFields = { password: NewPassword, display_name: ShortText(120), role: Role, dispatch: Type.Optional(Type.Boolean()) };
+const NewUserBody = Type.Union(
+  [Strict({ email: Email, phone: Type.Optional(Phone), ...newUserFields }, { title: 'NewUserByEmail' }), Strict({ email: Type.Optional(Email), phone: Phone, ...newUserFields }, { title: 'NewUserByPhone' })],
+  { description: '`email`, `phone` or both; a user with the same email or phone in the organization is 409 DUPLICATE_USER' },
+);
+
 export function identityRoutes(app: Api, ctx: AppContext) {
   const svc = ctx.services.identity;
 
@@ -42,7 +54,7 @@ export function identityRoutes(app: Api, ctx: AppContext) {
         operationId: 'login',
         tags: ['auth'],
         summary: 'Log in with email or phone and password',
-        body: Strict({ email: Type.Optional(Email), phone: Type.Optional(Phone), password: Password, organization_id: Type.Optional(Id) }),
+        body: LoginBody,
         response: { 200: Tokens },
       },
     },
@@ -135,14 +147,7 @@ export function identityRoutes(app: Api, ctx: AppContext) {
         operationId: 'createAppUser',
         tags: ['users'],
         summary: 'Create a user of the organization (app role, optional dispatch flag)',
-        body: Strict({
-          email: Type.Optional(Email),
-          phone: Type.Optional(Phone),
-          password: Password,
-          display_name: ShortText(120),
-          role: Role,
-          dispatch: Type.Optional(Type.Boolean()),
-        }),
+        body: NewUserBody,
         response: { 201: UserOut },
       },
     },

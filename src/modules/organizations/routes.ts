@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
 import { AppError } from '../../platform/errors.js';
-import { Email, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp, Id } from '../../platform/schemas.js';
+import { Email, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp, Id, NewPassword } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { OPERATOR_ACTIONS, type OperatorAction } from './service.js';
 
@@ -98,7 +98,7 @@ export function organizationRoutes(app: Api, ctx: AppContext) {
           legal_name: Type.Optional(ShortText(200, 2)),
           country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
           contact_phone: Type.Optional(Phone),
-          admin: Strict({ email: Email, password: Type.String({ minLength: 1, maxLength: 200 }), display_name: ShortText(120), phone: Type.Optional(Phone) }),
+          admin: Strict({ email: Email, password: NewPassword, display_name: ShortText(120), phone: Type.Optional(Phone) }),
         }),
         response: {
           201: Type.Object({ organization_id: Type.String(), slug: Type.String(), operator_id: Type.String(), status: OperatorStatus, admin_user_id: Type.String() }),
