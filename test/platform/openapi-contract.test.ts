@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { createTestApp, type TestApp } from '../helpers.js';
 import { namedSchemas } from '../../src/modules/components.js';
 
@@ -10,6 +11,7 @@ import { namedSchemas } from '../../src/modules/components.js';
  */
 
 type Json = Record<string, any>;
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 let t: TestApp;
 let doc: Json;
 beforeAll(async () => {
@@ -190,5 +192,58 @@ describe('the server keeps the contract', () => {
     // A missing body on an all-optional action is still `{}` (documented as an optional request body).
     const op = operations().find(({ op }) => op.operationId === 'sendTestNotification')!;
     expect(op.op.requestBody.required).toBe(false);
+  });
+});
+
+describe('request schemas are as strict as the server', () => {
+  /** A validator of a named request component, from the served document alone (what a client or a fuzzer sees). */
+  const docValidator = () => {
+    const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
+    ajv.addSchema({ ...doc, $id: 'https://contract.test/openapi.json' });
+    return (name: string) => ajv.getSchema(`https://contract.test/openapi.json#/components/schemas/${name}`)!;
+  };
+
+  it('every body the document refuses, the server refuses with 400; what it accepts gets past validation', async () => {
+    const admin = await t.as('admin');
+    const customer = await t.as('customer');
+    const schema = docValidator();
+    const trip = '0190aaaa-0000-7000-8000-000000000000';
+    const cases: { component: string; session: typeof admin | null; url: string; body: Json; valid: boolean }[] = [
+      { component: 'LoginRequest', session: null, url: '/auth/login', body: { password: 'Whatever-2026' }, valid: false },
+      { component: 'LoginRequest', session: null, url: '/auth/login', body: { email: 'admin@demo.test', phone: '+59170000000', password: 'Whatever-2026' }, valid: false },
+      { component: 'LoginRequest', session: null, url: '/auth/login', body: { phone: '+59170000000', password: 'Whatever-2026' }, valid: true },
+      { component: 'CreateAppUserRequest', session: admin, url: '/app-users', body: { email: 'n@x.test', password: 'short1', display_name: 'N', role: 'delivery' }, valid: false },
+      { component: 'CreateAppUserRequest', session: admin, url: '/app-users', body: { password: 'Long-enough-2026', display_name: 'N', role: 'delivery' }, valid: false },
+      { component: 'CreateCustomerOrderRequest', session: customer, url: '/customer/orders', body: { quote_id: trip, branch_id: trip }, valid: false },
+      { component: 'CreateCustomerOrderRequest', session: customer, url: '/customer/orders', body: { branch_id: trip, address_id: trip }, valid: false },
+      { component: 'CreateCustomerOrderRequest', session: customer, url: '/customer/orders', body: {}, valid: false },
+      { component: 'CreateCustomerOrderRequest', session: customer, url: '/customer/orders', body: { quote_id: trip }, valid: true },
+      { component: 'SendAdminNotificationRequest', session: admin, url: '/admin/notifications', body: { title: 'T', body: 'B' }, valid: false },
+      { component: 'SendAdminNotificationRequest', session: admin, url: '/admin/notifications', body: { title: 'T', body: 'B', role: 'delivery', user_ids: [trip] }, valid: false },
+      { component: 'SendAdminNotificationRequest', session: admin, url: '/admin/notifications', body: { title: 'T', body: 'B', role: 'delivery' }, valid: true },
+      { component: 'ChangeTripStatusRequest', session: admin, url: `/trips/${trip}/status`, body: { reason: 'r' }, valid: false },
+      { component: 'ChangeTripStatusRequest', session: admin, url: `/trips/${trip}/status`, body: { status: 'cancelled', reason: 'r' }, valid: true },
+      { component: 'ChangeTripStatusRequest', session: admin, url: `/trips/${trip}/status`, body: { reset_pin_lock: 'both', reason: 'r' }, valid: true },
+    ];
+    const disagreements: string[] = [];
+    for (const c of cases) {
+      const documented = schema(c.component)(c.body) as boolean;
+      const res = await t.req(c.session, { method: 'POST', url: c.url, payload: c.body });
+      const serverRefused = res.statusCode === 400 && ['VALIDATION_FAILED'].includes(res.json().code);
+      if (documented !== c.valid || serverRefused === c.valid) disagreements.push(`${c.component} ${JSON.stringify(c.body)}: document ${documented}, server ${res.statusCode} ${res.body.slice(0, 120)}`);
+    }
+    expect(disagreements).toEqual([]);
+  });
+
+  it('the trip status body is a oneOf of two named, typed shapes; the order body a oneOf of quote and cart', () => {
+    const status = doc.components.schemas.ChangeTripStatusRequest;
+    expect(status.oneOf.map((x: Json) => x.$ref)).toEqual(['#/components/schemas/TripStatusChange', '#/components/schemas/TripPinLockReset']);
+    expect(doc.components.schemas.TripStatusChange.required).toEqual(expect.arrayContaining(['status', 'reason']));
+    expect(doc.components.schemas.TripPinLockReset.required).toEqual(expect.arrayContaining(['reset_pin_lock', 'reason']));
+    const order = doc.components.schemas.CreateCustomerOrderRequest;
+    expect(order.oneOf.map((x: Json) => x.$ref)).toEqual(['#/components/schemas/OrderFromQuote', '#/components/schemas/OrderFromCart']);
+    expect(doc.components.schemas.OrderFromCart.required).toEqual(expect.arrayContaining(['branch_id', 'address_id', 'items']));
+    const users = doc.components.schemas.CreateAppUserRequest;
+    for (const alt of users.anyOf) expect(doc.components.schemas[alt.$ref.split('/').pop()].properties.password.minLength).toBe(10);
   });
 });
