@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { createTestApp, type TestApp } from '../helpers.js';
 import { namedSchemas } from '../../src/modules/components.js';
 
@@ -47,6 +48,12 @@ describe('OpenAPI 3.1 document', () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');
+  });
+
+  it('passes Redocly lint with its recommended rules: no error, no warning', async () => {
+    const config = await createConfig({ extends: ['recommended'] });
+    const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: '/openapi.json', config });
+    expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location?.[0]?.pointer}`)).toEqual([]);
   });
 
   it('every schema is a valid JSON Schema 2020-12 schema (no draft-07 tuple `items: [..]`)', () => {
