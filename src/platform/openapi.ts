@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { DATE_TIME_PATTERN, Problem } from './schemas.js';
+import { TITLES } from './errors.js';
 
 /**
  * The last step of the OpenAPI document (the `transformObject` of @fastify/swagger), applied once to the whole
@@ -101,6 +102,21 @@ const PROBLEM_RESPONSES: Record<string, [string, string]> = {
   ServerError: ['500', 'Unexpected server error (`INTERNAL_ERROR`); quote `request_id` when reporting it.'],
 };
 
+const PROBLEM_RESPONSES_BY_STATUS: Record<string, string> = Object.fromEntries(Object.values(PROBLEM_RESPONSES).map(([s, d]) => [s, d.replace(/ \(.*$/, '.')]));
+
+/** `status → codes` named in an operation's text: "422 QUOTE_EXPIRED", "409 INVALID_TRANSITION", "**503** `WEBHOOK_NOT_CONFIGURED`", "(400)". */
+export function statusesIn(text: string): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  const re = /(?<![\d.,])\b([45][0-9]{2})\b(?![\d.,])\**\s*(?:\(?`?([A-Z][A-Z0-9_]{2,})\b)?/g;
+  for (const m of text.matchAll(re)) {
+    if (!TITLES[Number(m[1])]) continue;
+    const set = out.get(m[1]) ?? new Set<string>();
+    if (m[2]) set.add(m[2]);
+    out.set(m[1], set);
+  }
+  return out;
+}
+
 /** Links of the main flows: from a created resource to the operations that follow it. */
 const LINKS: Record<string, Record<string, { operationId: string; parameters: Record<string, string>; description: string }>> = {
   createTrip: {
@@ -197,6 +213,13 @@ export function finishOpenApi(doc: Json, opts: FinishOptions): Json {
       for (const [status, r] of Object.entries<Json>(responses)) {
         if (!/^[45]/.test(status)) continue;
         responses[status] = { description: r.description && r.description !== 'Default Response' ? r.description : 'Problem details (RFC 9457) with a stable `code`.', content: { 'application/problem+json': { schema: problemRef } } };
+      }
+      // Statuses and codes the operation's own text names ("422 QUOTE_EXPIRED", "**503** `WEBHOOK_NOT_CONFIGURED`"): documented.
+      for (const [status, codes] of statusesIn(`${op.summary ?? ''}\n${op.description ?? ''}`)) {
+        const known = responses[status] && !responses[status].$ref ? responses[status] : null;
+        const list = codes.size ? ` Codes: ${[...codes].map((c) => `\`${c}\``).join(', ')}.` : '';
+        if (!known) responses[status] = { description: `${PROBLEM_RESPONSES_BY_STATUS[status] ?? 'Problem details (RFC 9457).'}${list}`, content: { 'application/problem+json': { schema: problemRef } } };
+        else if (list && !known.description.includes('Codes:')) known.description += list;
       }
       const add = (status: string, name: string) => {
         if (!responses[status]) responses[status] = { $ref: `#/components/responses/${name}` };
