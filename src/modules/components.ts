@@ -1,6 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
 import { GeoArea, GeoPoint, Position } from '../platform/geo.js';
-import { Ok } from '../platform/schemas.js';
 import { UserOut } from './identity/routes.js';
 import { DriverOut, MerchantOut, NearbyDriverOut, ProofOut, SettingsOut, TerritoryOut, TripOutSchema } from './logistics/schemas.js';
 import { OrderOut, PricedLineOut } from './commerce/model.js';
@@ -15,6 +14,12 @@ import { ExpressOut } from './commerce/express.js';
 import { EntryOut, WalletOut } from './money/debt.js';
 import { ReviewOut } from './money/reviews.js';
 import { DeviceOut, NotificationOut } from './notifications/routes.js';
+import { AuditOut } from './audit/index.js';
+import { DocumentOut } from './documents/index.js';
+import { PlanOut } from './dispatch/routes.js';
+import { SettlementOut } from './money/driver-settlements.js';
+import { ObjectOut } from './storage/routes.js';
+import { OperatorOut } from './organizations/routes.js';
 
 /**
  * The resources a generated client imports by name: `finishOpenApi` (src/platform/openapi.ts) hoists each of these
@@ -25,7 +30,6 @@ export const namedSchemas: Record<string, TSchema> = {
   Position,
   GeoPoint,
   GeoArea,
-  Ok,
   User: UserOut,
   Trip: TripOutSchema,
   Driver: DriverOut,
@@ -49,6 +53,12 @@ export const namedSchemas: Record<string, TSchema> = {
   PaymentReview: ReviewOut,
   Notification: NotificationOut,
   Device: DeviceOut,
+  AuditEntry: AuditOut,
+  Document: DocumentOut,
+  DispatchPlan: PlanOut,
+  DriverSettlement: SettlementOut,
+  StorageObject: ObjectOut,
+  Operator: OperatorOut,
 };
 
 export const tagDescriptions: Record<string, string> = {

@@ -34,6 +34,8 @@ function normalize(v: any): any {
   for (const [k, x] of Object.entries(v)) {
     if (k === '$id' || x === undefined || (k === 'pattern' && x === DATE_TIME_PATTERN)) continue;
     if (k === 'const') out.enum = [x];
+    // Type.Record(Type.String(), X): swagger writes `additionalProperties: X`.
+    else if (k === 'patternProperties' && Object.keys(x as object).join() === '^(.*)$') out.additionalProperties = normalize((x as Json)['^(.*)$']);
     else out[k] = normalize(x);
   }
   return out;

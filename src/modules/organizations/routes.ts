@@ -6,7 +6,7 @@ import type { Api, AppContext } from '../../platform/context.js';
 import { OPERATOR_ACTIONS, type OperatorAction } from './service.js';
 
 const OperatorStatus = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected'), Type.Literal('suspended')]);
-const OperatorOut = Type.Object({
+export const OperatorOut = Type.Object({
   id: Type.String(),
   organization_id: Type.String(),
   organization_name: Type.Optional(Type.String()),
