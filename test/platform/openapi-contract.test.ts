@@ -170,6 +170,18 @@ describe('the server keeps the contract', () => {
     expect(audit.statusCode).toBe(200);
   });
 
+  it('positions are validated member by member as documented (prefixItems): [lon, lat] in range, exactly two', async () => {
+    const customer = await t.as('customer');
+    for (const coordinates of [[-68.1, 100], [-200, -16.5], [-68.1, -16.5, 3], [-68.1]]) {
+      const res = await t.req(customer, { method: 'POST', url: '/customer/addresses', payload: { address: 'Av. Arce 100', location: { type: 'Point', coordinates } } });
+      expect(res.statusCode, JSON.stringify(coordinates)).toBe(400);
+      expect(res.json().code).toBe('VALIDATION_FAILED');
+      expect(res.json().errors[0].field).toMatch(/^location\.coordinates/);
+    }
+    const ok = await t.req(customer, { method: 'POST', url: '/customer/addresses', payload: { address: 'Av. Arce 100', location: { type: 'Point', coordinates: [-68.1, -16.5] } } });
+    expect(ok.statusCode).toBe(201);
+  });
+
   it('an undeclared method on an existing path is 405 with Allow, an unknown path stays 404', async () => {
     const admin = await t.as('admin');
     const res = await t.req(admin, { method: 'DELETE', url: '/trips' });
