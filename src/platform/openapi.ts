@@ -119,6 +119,23 @@ export function statusesIn(text: string): Map<string, Set<string>> {
   return out;
 }
 
+/** Summaries of operations whose route declares none (used only while the route has no `summary`). */
+const SUMMARIES: Record<string, string> = {
+  getMe: 'The calling user',
+  listAppUsers: 'Users of the organization (administrators), filtered by role or text',
+  getHealth: 'Health: the database answers (503 DATABASE_UNAVAILABLE when not)',
+  getCurrentContract: 'The API contract: version, base path and releases',
+  listOperators: 'Operator accounts (platform operators)',
+  getSettings: 'Settings of the organization',
+  updateSettings: 'Change the settings of the organization (administrators)',
+  updateBranding: 'Change the branding of an organization',
+  listDocuments: 'Documents submitted for review, filtered by status and subject',
+  submitDocument: 'Submit a document for review',
+  reviewDocument: 'Approve or reject a submitted document (administrators)',
+  listAudit: 'Audit log of the organization, newest first',
+  getDashboard: 'Operations dashboard counters',
+};
+
 /** Links of the main flows: from a created resource to the operations that follow it. */
 const LINKS: Record<string, Record<string, { operationId: string; parameters: Record<string, string>; description: string }>> = {
   createTrip: {
@@ -179,7 +196,7 @@ export function finishOpenApi(doc: Json, opts: FinishOptions): Json {
     for (const [method, op] of Object.entries<Json>(item)) {
       if (method === 'parameters' || typeof op !== 'object') continue;
       const opId: string = op.operationId ?? `${method}${pascal(path)}`;
-      if (!op.summary) op.summary = typeof op.description === 'string' && op.description.length <= 120 && !op.description.includes('\n') ? op.description.replace(/\.$/, '') : sentence(opId);
+      if (!op.summary) op.summary = SUMMARIES[opId] ?? (typeof op.description === 'string' && op.description.length <= 120 && !op.description.includes('\n') ? op.description.replace(/\.$/, '') : sentence(opId));
       if (!op.tags?.length) op.tags = [path.split('/')[3] ?? 'system'];
       for (const t of op.tags) tagsSeen.add(t);
       const isPublic = !op.security || op.security.length === 0;
