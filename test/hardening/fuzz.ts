@@ -67,7 +67,7 @@ export function arbitraryOf(schema: JsonSchema | undefined, ids: string[], field
   return fc.oneof({ weight: 5, arbitrary: valid }, { weight: 1, arbitrary: hostile });
 }
 
-function validOf(schema: JsonSchema | undefined, ids: string[], field: string, depth: number): fc.Arbitrary<unknown> {
+export function validOf(schema: JsonSchema | undefined, ids: string[], field: string, depth: number): fc.Arbitrary<unknown> {
   if (!schema || depth > 6) return fc.constant(minimalValue(schema, undefined, field));
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (schema.enum) return fc.constantFrom(...schema.enum);

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import fc from 'fast-check';
 import { dereference, minimalValue, operationsOf } from '../hardening/openapi.js';
+import { validOf } from '../hardening/fuzz.js';
 
 /**
  * A bounded Schemathesis-style run (its response checks, from the npm registry's Ajv instead of Schemathesis): every
@@ -104,5 +106,39 @@ describe('bounded conformance run over the whole document', () => {
     }
     expect(failures).toEqual([]);
     expect(requests).toBeGreaterThan(ops.length * 4);
+  });
+});
+
+/**
+ * positive_data_acceptance: bodies that are valid for the document are not refused as invalid (400) by the server.
+ * Documented exceptions (rules a schema cannot express, written in the field's description with their code):
+ * createMerchant.owner_user_id and createDriver.user_id are required for staff only; a `percent` driver share is at most 100.
+ */
+const EXCEPTIONS: Record<string, string[]> = { createMerchant: ['owner_user_id'], createDriver: ['user_id'], createTerritoryTariff: ['driver_share_value'], updateTerritoryTariff: ['driver_share_value'] };
+
+describe('positive data acceptance', () => {
+  it('random bodies valid for the document (fast-check, fixed seed) are never refused with 400 by the server', async () => {
+    const check = addFormats(new Ajv2020({ strict: false }));
+    const ops = operationsOf(doc).filter((o) => o.body && o.bodyType?.includes('json') && !/\/auth\/(logout|mobile\/revoke)$/.test(o.url));
+    const failures: string[] = [];
+    let requests = 0;
+    for (const role of ['admin', 'customer'] as const) {
+      const session = await t.as(role);
+      for (const op of ops) {
+        const valid = check.compile(op.body!);
+        const bodies = fc.sample(validOf(op.body!, [], '', 0), { numRuns: 8, seed: 7 }).filter((b) => valid(b));
+        for (const body of bodies) {
+          requests++;
+          const url = op.url.replace(/:([A-Za-z_]+)/g, '0190aaaa-0000-7000-8000-000000000000');
+          const res = await t.req(session, { method: op.method as 'POST', url, payload: body as object });
+          if (res.statusCode !== 400) continue;
+          const fields: string[] = (res.json().errors ?? []).map((e: { field: string }) => e.field);
+          if (fields.length && fields.every((f) => EXCEPTIONS[op.operationId]?.includes(f))) continue;
+          failures.push(`${role} ${op.operationId}: ${res.json().code} ${res.json().detail} ← ${JSON.stringify(body).slice(0, 200)}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(requests).toBeGreaterThan(300);
   });
 });
