@@ -11,8 +11,11 @@ import type { Config } from './config.js';
 import type { Database } from './platform/db/index.js';
 import type { AppContext, Module } from './platform/context.js';
 import { frameworkErrorHandler, registerErrorHandling } from './platform/http.js';
+import { AppError } from './platform/errors.js';
 import { registerAuthHook, type AccessClaims, type SubadminScope } from './platform/auth.js';
-import { Problem } from './platform/schemas.js';
+import { Problem, isDateTime } from './platform/schemas.js';
+import { finishOpenApi } from './platform/openapi.js';
+import { namedSchemas, tagDescriptions } from './modules/components.js';
 import { newId } from './platform/ids.js';
 import { createEventBus } from './platform/events.js';
 import { modules } from './modules/index.js';
@@ -68,6 +71,11 @@ declare module 'fastify' {
   }
 }
 
+function allowsNull(schema: unknown): boolean {
+  const s = schema as { type?: unknown; anyOf?: unknown[]; oneOf?: unknown[] };
+  return s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null')) || [...(s.anyOf ?? []), ...(s.oneOf ?? [])].some(allowsNull);
+}
+
 function ajvFor(coerce: boolean): Ajv {
   const ajv = new Ajv({
     allErrors: true,
@@ -77,6 +85,18 @@ function ajvFor(coerce: boolean): Ajv {
     strict: false,
   });
   addFormats(ajv);
+  // Stricter than RFC 3339's grammar alone: offsets beyond ±14:59 reach PostgreSQL as error 22009 (a 500 before).
+  ajv.addFormat('date-time', { type: 'string', validate: isDateTime });
+  // JSON Schema 2020-12 tuples (GeoJSON positions) in this draft-07 Ajv: each listed member checked by its schema.
+  ajv.addKeyword({
+    keyword: 'prefixItems',
+    type: 'array',
+    schemaType: 'array',
+    compile: (schemas: object[]) => {
+      const checks = schemas.map((s) => ajv.compile(s));
+      return (data: unknown[]) => checks.every((check, i) => i >= data.length || check(data[i]));
+    },
+  });
   return ajv;
 }
 
@@ -128,6 +148,13 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   app.decorate('routeTable', [] as RouteInfo[]);
 
   registerErrorHandling(app);
+  // A route with a body schema needs a JSON value of that schema: `null` is refused here, before any route-level
+  // hook could take it for a missing body.
+  app.addHook('preValidation', async (req) => {
+    if (req.body === null && req.routeOptions.schema?.body && !allowsNull(req.routeOptions.schema.body)) {
+      throw AppError.badRequest('The request body must be a JSON object, not null', [{ field: 'body', message: 'must not be null' }]);
+    }
+  });
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', String(req.id));
   });
@@ -144,6 +171,11 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     if (!response['4xx']) response['4xx'] = Problem;
     if (!response['5xx']) response['5xx'] = Problem;
     if (!isPublic && !schema.security) schema.security = [{ bearerAuth: [] }];
+    // Action routes whose body fields are all optional take a missing body as `{}` (their preValidation hook): the
+    // document says the body is optional. A JSON `null` is still refused (the hook below runs first).
+    const pre = [route.preValidation ?? []].flat() as { name?: string }[];
+    const noRequiredField = !(schema.body?.required as string[] | undefined)?.length;
+    if (schema.body && (pre.some((h) => h.name === 'bodyOptional' || h.name === 'emptyBodyAsObject') || (pre.length > 0 && noRequiredField))) schema['x-body-optional'] = true;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       app.routeTable.push({
@@ -169,6 +201,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       servers: [{ url: '/' }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },
+    transformObject: (d) => finishOpenApi((d as { openapiObject: Record<string, any> }).openapiObject, { named: namedSchemas, tags: tagDescriptions }),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP });

@@ -2,7 +2,20 @@ import { Type, type Static } from '@sinclair/typebox';
 import { AppError, type FieldError } from './errors.js';
 
 /** GeoJSON in the API; native `point` (x = lon, y = lat) and `polygon` in SQL. */
-export const Position = Type.Tuple([Type.Number({ minimum: -180, maximum: 180 }), Type.Number({ minimum: -90, maximum: 90 })], {
+/**
+ * `[longitude, latitude]`. OpenAPI 3.1 / JSON Schema 2020-12 form (`prefixItems`), not the draft-07 tuple form
+ * (`items: [..]`) that 3.1 validators reject. The server's Ajv (draft-07) ignores `prefixItems` and applies `items`
+ * to both members; `parsePoint`/`parseArea` then check the latitude range.
+ */
+export const Position = Type.Unsafe<[number, number]>({
+  type: 'array',
+  prefixItems: [
+    { type: 'number', minimum: -180, maximum: 180, description: 'longitude' },
+    { type: 'number', minimum: -90, maximum: 90, description: 'latitude' },
+  ],
+  items: { type: 'number', minimum: -180, maximum: 180 },
+  minItems: 2,
+  maxItems: 2,
   description: '[longitude, latitude] (WGS 84)',
 });
 export const GeoPoint = Type.Object(

@@ -163,7 +163,48 @@ export function registerErrorHandling(app: FastifyInstance) {
     if ((problem.status === 429 || problem.status === 503) && problem.retry_after) reply.header('retry-after', String(problem.retry_after));
     return sendProblem(reply, problem);
   });
-  app.setNotFoundHandler((req, reply) =>
-    sendProblem(reply, toProblem(new AppError(404, 'NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`), String(req.id))),
-  );
+  let allowedMethods: ((path: string) => string[]) | null = null;
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0];
+    // A path that exists with other methods: 405 with `Allow` (RFC 9110 §15.5.6), not 404.
+    allowedMethods ??= methodMatcher((app as FastifyInstance & { routeTable?: { method: string; url: string }[] }).routeTable ?? []);
+    const allow = allowedMethods(path);
+    if (allow.length > 0 && !allow.includes(req.method)) {
+      reply.header('allow', allow.join(', '));
+      return sendProblem(reply, toProblem(new AppError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; allowed: ${allow.join(', ')}`), String(req.id)));
+    }
+    return sendProblem(reply, toProblem(new AppError(404, 'NOT_FOUND', `No route ${req.method} ${path}`), String(req.id)));
+  });
+}
+
+/** Methods declared for a concrete path, from the route table (`:param` segments and a trailing `*`). */
+export function methodMatcher(routes: { method: string; url: string }[]): (path: string) => string[] {
+  const esc = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+  const byPattern = new Map<string, { re: RegExp; methods: Set<string> }>();
+  for (const r of routes) {
+    // The CORS preflight route (`OPTIONS *`) answers every path; it says nothing about a path's methods.
+    if (r.url === '*' || r.url === '/*' || r.method === 'OPTIONS') continue;
+    let entry = byPattern.get(r.url);
+    if (!entry) {
+      const source = r.url
+        .split('/')
+        .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : esc(seg)))
+        .join('/');
+      entry = { re: new RegExp(`^${source}/?$`), methods: new Set() };
+      byPattern.set(r.url, entry);
+    }
+    entry.methods.add(r.method);
+  }
+  const all = [...byPattern.values()];
+  return (path) => {
+    let decoded = path;
+    try {
+      decoded = decodeURI(path);
+    } catch {
+      return [];
+    }
+    const methods = new Set<string>();
+    for (const e of all) if (e.re.test(decoded)) for (const m of e.methods) methods.add(m);
+    return [...methods].sort();
+  };
 }

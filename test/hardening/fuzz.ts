@@ -67,7 +67,7 @@ export function arbitraryOf(schema: JsonSchema | undefined, ids: string[], field
   return fc.oneof({ weight: 5, arbitrary: valid }, { weight: 1, arbitrary: hostile });
 }
 
-function validOf(schema: JsonSchema | undefined, ids: string[], field: string, depth: number): fc.Arbitrary<unknown> {
+export function validOf(schema: JsonSchema | undefined, ids: string[], field: string, depth: number): fc.Arbitrary<unknown> {
   if (!schema || depth > 6) return fc.constant(minimalValue(schema, undefined, field));
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (schema.enum) return fc.constantFrom(...schema.enum);
@@ -89,6 +89,7 @@ function validOf(schema: JsonSchema | undefined, ids: string[], field: string, d
       return fc.record(record, { requiredKeys: (schema.required ?? []).filter((r: string) => r in record) });
     }
     case 'array':
+      if (Array.isArray(schema.prefixItems)) return fc.tuple(...schema.prefixItems.map((s: JsonSchema) => arbitraryOf(s, ids, field, depth + 1)));
       if (Array.isArray(schema.items)) return fc.tuple(...schema.items.map((s: JsonSchema) => arbitraryOf(s, ids, field, depth + 1)));
       return fc.array(arbitraryOf(schema.items, ids, field.replace(/s$/, ''), depth + 1), { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 3, 3) });
     case 'integer':

@@ -13,7 +13,26 @@ export interface Operation {
   bodyType: string | null;
 }
 
-export function operationsOf(doc: any): Operation[] {
+/** The document with every local `$ref` (components) replaced by its target, for walking schemas without a resolver. */
+export function dereference(doc: any): any {
+  const seen = new Map<string, unknown>();
+  const target = (ref: string) => ref.slice(2).split('/').reduce((o: any, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+  const walk = (v: any, stack: string[]): any => {
+    if (Array.isArray(v)) return v.map((x) => walk(x, stack));
+    if (!v || typeof v !== 'object') return v;
+    if (typeof v.$ref === 'string' && v.$ref.startsWith('#/')) {
+      if (stack.includes(v.$ref)) return {};
+      if (!seen.has(v.$ref)) seen.set(v.$ref, walk(target(v.$ref), [...stack, v.$ref]));
+      const { $ref: _ref, ...rest } = v;
+      return Object.keys(rest).length ? { ...(seen.get(v.$ref) as object), ...walk(rest, stack) } : seen.get(v.$ref);
+    }
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, stack)]));
+  };
+  return walk(doc, []);
+}
+
+export function operationsOf(document: any): Operation[] {
+  const doc = dereference(document);
   const out: Operation[] = [];
   for (const [path, methods] of Object.entries<Record<string, any>>(doc.paths)) {
     for (const [method, op] of Object.entries<any>(methods)) {
@@ -95,6 +114,7 @@ export function minimalValue(schema: JsonSchema | undefined, ref?: RefResolver, 
       const n = Math.max(1, schema.minItems ?? 0);
       const fromRef = /_ids$/.test(field) ? ref?.(field) : undefined;
       if (fromRef !== undefined) return [fromRef];
+      if (Array.isArray(schema.prefixItems)) return schema.prefixItems.map((s: JsonSchema) => minimalValue(s, ref, field));
       if (Array.isArray(schema.items)) return schema.items.map((s: JsonSchema) => minimalValue(s, ref, field));
       return Array.from({ length: n }, () => minimalValue(schema.items, ref, field.replace(/s$/, '')));
     }

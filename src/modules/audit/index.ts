@@ -4,7 +4,7 @@ import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, Nullable, Page, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
 import type { Module } from '../../platform/context.js';
 
-const AuditOut = Type.Object({
+export const AuditOut = Type.Object({
   id: Type.String(),
   actor_user_id: Nullable(Type.String()),
   action: Type.String(),

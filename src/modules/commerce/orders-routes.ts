@@ -4,7 +4,7 @@ import type { Api, AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
-import { Id, IdParams, Page, PageQueryProps, ShortText, Strict } from '../../platform/schemas.js';
+import { Id, IdParams, OneOf, Page, PageQueryProps, ShortText, Strict } from '../../platform/schemas.js';
 import { buildCart, CartItems } from './checkout.js';
 import { CouponCode } from './coupons.js';
 import { inTx, ORDER_SELECT, OrderOut, orderOut, OrderStatusSchema, ownMerchant, PaymentDestinationSchema, type OrderRow } from './model.js';
@@ -72,15 +72,23 @@ export function orderRoutes(app: Api, ctx: AppContext, orders: OrderService) {
           'When require_platform_payment_before_order is on and the payment connector is ready, a `platform` order needs an authorized or paid payment intent: ' +
           'intents are not released, so it is refused with 422 PAYMENT_REQUIRED (merchant_direct and cash are accepted). A destination the merchant does not ' +
           'accept (merchant_direct without direct payment enabled in his payment profile) is 422 PAYMENT_DESTINATION_UNAVAILABLE; the preflight lists the accepted ones.',
-        body: Strict({
-          quote_id: Type.Optional(Id),
-          branch_id: Type.Optional(Id),
-          address_id: Type.Optional(Id),
-          items: Type.Optional(CartItems),
-          coupon_code: Type.Optional(CouponCode),
-          payment_destination: Type.Optional(PaymentDestinationSchema),
-          notes: Type.Optional(ShortText(1000)),
-        }),
+        body: OneOf(
+          [
+            Strict({ quote_id: Id, notes: Type.Optional(ShortText(1000)) }, { title: 'OrderFromQuote' }),
+            Strict(
+              {
+                branch_id: Id,
+                address_id: Id,
+                items: CartItems,
+                coupon_code: Type.Optional(CouponCode),
+                payment_destination: Type.Optional(PaymentDestinationSchema),
+                notes: Type.Optional(ShortText(1000)),
+              },
+              { title: 'OrderFromCart' },
+            ),
+          ],
+          { description: 'a `quote_id` (the quote fixes branch, address, items, coupon and payment) or the cart: `branch_id`, `address_id` and `items`' },
+        ),
         response: { 201: OrderOut },
       },
     },

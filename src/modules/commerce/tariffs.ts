@@ -66,7 +66,10 @@ const Fields = {
   per_km_fee: NonNegativeMoney,
   minimum_fee: Type.Optional(NonNegativeMoney),
   driver_share_type: Type.Optional(ShareType),
-  driver_share_value: NonNegativeMoney,
+  driver_share_value: Type.String({
+    pattern: NonNegativeMoney.pattern,
+    description: 'an amount, or for `percent` (the default type) a percentage: more than 100 is 400 VALIDATION_FAILED',
+  }),
   active: Type.Optional(Type.Boolean()),
 };
 

@@ -15,7 +15,7 @@ const UnassignedReason = Type.String({
     'MAX_STOPS (routes reached max_stops_per_route), NOT_PENDING (a requested trip is not pending), NOT_FOUND (a requested trip is unknown or outside your territories)',
 });
 
-const PlanOut = Type.Object({
+export const PlanOut = Type.Object({
   plan_id: Type.String(),
   status: PlanStatus,
   territory_ids: Nullable(Type.Array(Type.String(), { description: 'sub-administrator plans: the territories they were confined to' })),

@@ -6,7 +6,7 @@ import { createDocumentService, type NewDocument } from './service.js';
 
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')]);
 const SubjectType = Type.Union(['operator', 'driver', 'merchant', 'user'].map((s) => Type.Literal(s)));
-const DocumentOut = Type.Object({
+export const DocumentOut = Type.Object({
   id: Type.String(),
   organization_id: Type.String(),
   owner_user_id: Type.String(),

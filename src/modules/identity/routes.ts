@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, APP_ROLES } from '../../platform/auth.js';
-import { Email, TooMany, Nullable, PageQueryProps, Page, Phone, Strict, Timestamp, ShortText, Id } from '../../platform/schemas.js';
+import { Email, TooMany, Nullable, PageQueryProps, Page, Phone, Strict, Timestamp, ShortText, Id, NewPassword, OneOf } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
 
 const Role = Type.Union(APP_ROLES.map((r) => Type.Literal(r)));
@@ -46,6 +46,18 @@ export const LOGIN_LIMITS =
   'while known addresses of the owner keep their own back-off only. A held-back attempt is not checked and answers ' +
   '429 LOGIN_THROTTLED (problem+json) with Retry-After in seconds; the answers are the same for logins that exist and those that do not.';
 
+/** Login: exactly one identifier, email or phone. */
+export const LoginWithEmail = Strict({ email: Email, password: Password, organization_id: Type.Optional(Id) }, { title: 'LoginWithEmail' });
+export const LoginWithPhone = Strict({ phone: Phone, password: Password, organization_id: Type.Optional(Id) }, { title: 'LoginWithPhone' });
+const LoginBody = OneOf([LoginWithEmail, LoginWithPhone], { description: 'exactly one of `email` or `phone`, with the password' });
+
+/** A new user needs an email, a phone or both. */
+const newUserFields = { password: NewPassword, display_name: ShortText(120), role: Role, dispatch: Type.Optional(Type.Boolean()) };
+const NewUserBody = Type.Union(
+  [Strict({ email: Email, phone: Type.Optional(Phone), ...newUserFields }, { title: 'NewUserByEmail' }), Strict({ email: Type.Optional(Email), phone: Phone, ...newUserFields }, { title: 'NewUserByPhone' })],
+  { description: '`email`, `phone` or both; a user with the same email or phone in the organization is 409 DUPLICATE_USER' },
+);
+
 export function identityRoutes(app: Api, ctx: AppContext) {
   const svc = ctx.services.identity;
 
@@ -63,7 +75,7 @@ export function identityRoutes(app: Api, ctx: AppContext) {
           '400 ORGANIZATION_REQUIRED lists them (`organizations`: id and name) and the client repeats the call with organization_id. ' +
           'The client address is the socket peer unless TRUST_PROXY names the proxies whose X-Forwarded-For is believed. ' +
           LOGIN_LIMITS,
-        body: Strict({ email: Type.Optional(Email), phone: Type.Optional(Phone), password: Password, organization_id: Type.Optional(Id) }),
+        body: LoginBody,
         response: { 200: Tokens, 429: TooMany },
       },
     },
@@ -170,14 +182,7 @@ export function identityRoutes(app: Api, ctx: AppContext) {
         tags: ['users'],
         summary: 'Create a user of the organization (app role, optional dispatch flag)',
         description: PASSWORD_RULES,
-        body: Strict({
-          email: Type.Optional(Email),
-          phone: Type.Optional(Phone),
-          password: Password,
-          display_name: ShortText(120),
-          role: Role,
-          dispatch: Type.Optional(Type.Boolean()),
-        }),
+        body: NewUserBody,
         response: { 201: UserOut },
       },
     },

@@ -3,7 +3,7 @@ import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
-import { Id, IdParams, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { Id, IdParams, IdWith, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { driverOut } from './model.js';
 import { bodyOptional, ApprovalStatusSchema, DriverOut, VehicleType, IngestOut, NearbyDriverOut, ReasonBody, SingleLocationIn, TripOutSchema } from './schemas.js';
 import { dispatchBoard, liveMap } from './trips-query.js';
@@ -44,7 +44,7 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
         summary: 'Create a driver profile (status pending, not available) for a repartidor user; a repartidor may register himself',
         description: 'user_id must be a `repartidor` user (422 USER_NOT_DRIVER); one profile per user (409 DRIVER_EXISTS). capacity = concurrent trips (default 1).',
         body: Strict({
-          user_id: Type.Optional(Id),
+          user_id: Type.Optional(IdWith('required for staff (missing: 400 VALIDATION_FAILED); a repartidor registering himself omits it or sends his own id (another: 403)')),
           vehicle_type: Type.Optional(VehicleType),
           capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
           territory_ids: Type.Optional(Type.Array(Id, { maxItems: 50 })),

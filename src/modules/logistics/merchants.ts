@@ -7,7 +7,7 @@ import { AppError } from '../../platform/errors.js';
 import { GeoPoint, parsePoint, pointSql } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
-import { Id, IdParams, Page, PageQueryProps, Phone, ShortText, Strict } from '../../platform/schemas.js';
+import { Id, IdParams, IdWith, Page, PageQueryProps, Phone, ShortText, Strict } from '../../platform/schemas.js';
 import { assertTransition } from '../../platform/state-machine.js';
 import { APPROVAL_ACTIONS, APPROVAL_TRANSITIONS, MERCHANT_SELECT, merchantOut, scopeOf, type ApprovalAction, type ApprovalStatus, type MerchantRow } from './model.js';
 import { bodyOptional, ApprovalStatusSchema, MerchantOut, ReasonBody } from './schemas.js';
@@ -160,7 +160,7 @@ export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) 
           'owner_user_id must be a `comercio` user (422 USER_NOT_MERCHANT); one merchant per user (409 MERCHANT_EXISTS). Without territory_id the ' +
           'territory is the oldest active one covering `location`. commission_percent defaults to 10.00 and only staff may set it.',
         body: Strict({
-          owner_user_id: Type.Optional(Id),
+          owner_user_id: Type.Optional(IdWith('required for staff (missing: 400 VALIDATION_FAILED); a comercio user registering himself omits it or sends his own id (another: 403)')),
           name: ShortText(120),
           phone: Type.Optional(Phone),
           address: Type.Optional(ShortText(300)),

@@ -5,7 +5,7 @@ import { AppError } from '../../platform/errors.js';
 import { GeoArea, parseArea, pointSql, polygonSql, type LonLat } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
-import { Money, Page, PageQueryProps, ShortText, Strict } from '../../platform/schemas.js';
+import { NonNegativeMoney, Page, PageQueryProps, ShortText, Strict } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { scopeOf } from './model.js';
@@ -128,8 +128,8 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
             assignment_strategy: Type.Optional(StrategySchema),
             geofence_radius_m: Type.Optional(Type.Integer({ minimum: 10, maximum: 5000 })),
             average_speed_kmh: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
-            default_delivery_fee: Type.Optional(Money),
-            driver_flat_fee: Type.Optional(Money),
+            default_delivery_fee: Type.Optional(NonNegativeMoney),
+            driver_flat_fee: Type.Optional(NonNegativeMoney),
           },
           { minProperties: 1 },
         ),

@@ -4,7 +4,7 @@ import type { Api, AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { GeoPoint } from '../../platform/geo.js';
 import { once, requestHash, validateIdempotencyKey } from '../../platform/idempotency.js';
-import { Id, IdParams, Money, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { Id, IdParams, Money, Nullable, OneOf, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { tripOut } from './model.js';
 import { DriverOut, ProofOut, ServiceModeSchema, SourceChannelSchema, TripOutSchema, TripStatusSchema, VerifyBody } from './schemas.js';
 import { proofOut, type Stage } from './proofs.js';
@@ -13,6 +13,8 @@ import type { LogisticsService } from './service.js';
 
 const STAFF = ['administrator', 'dispatch', 'subadmin'] as const;
 const TripIdParams = IdParams;
+
+const PinLock = Type.Union([Type.Literal('pickup'), Type.Literal('delivery'), Type.Literal('both')]);
 
 export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
   const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
@@ -159,13 +161,12 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
           '`reset_pin_lock` clears the wrong-PIN counter of the pickup, the delivery or both (a PIN locks after 5 wrong attempts). ' +
           'Sub-administrators need `trips_cancel` to cancel and `trips_reassign` to unassign.',
         params: TripIdParams,
-        body: Strict(
-          {
-            status: Type.Optional(TripStatusSchema),
-            reason: ShortText(500),
-            reset_pin_lock: Type.Optional(Type.Union([Type.Literal('pickup'), Type.Literal('delivery'), Type.Literal('both')])),
-          },
-          { anyOf: [{ required: ['status'] }, { required: ['reset_pin_lock'] }] },
+        body: OneOf(
+          [
+            Strict({ status: TripStatusSchema, reason: ShortText(500), reset_pin_lock: Type.Optional(PinLock) }, { title: 'TripStatusChange' }),
+            Strict({ reset_pin_lock: PinLock, reason: ShortText(500) }, { title: 'TripPinLockReset' }),
+          ],
+          { description: 'a status change (`status`, optionally also `reset_pin_lock`) or only a PIN-lock reset (`reset_pin_lock` without `status`); `reason` always' },
         ),
         response: { 200: TripOutSchema },
       },

@@ -134,7 +134,7 @@ export function createDriverSettlementService(ctx: AppContext) {
 }
 
 const StatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('paid')]);
-const SettlementOut = Type.Object({
+export const SettlementOut = Type.Object({
   id: Type.String(),
   driver_id: Type.String(),
   status: StatusSchema,

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
-import { Id, IdParams, Nullable, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { Id, IdParams, Nullable, OneOf, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { publicDevice } from './devices.js';
 
@@ -51,6 +51,8 @@ export const HeartbeatProps = {
 };
 
 const TargetRole = Type.Union(['administrator', 'dispatch', 'subadmin', 'comercio', 'delivery', 'repartidor'].map((r) => Type.Literal(r)));
+
+const adminMessage = { title: ShortText(120), body: ShortText(1000), data: Type.Optional(Type.Record(Type.String(), Type.Unknown())) };
 
 export function notificationRoutes(app: Api, ctx: AppContext) {
   const svc = ctx.services.notifications;
@@ -114,14 +116,14 @@ export function notificationRoutes(app: Api, ctx: AppContext) {
         summary: 'Send a notification to a role, a territory or listed users (administrators)',
         description:
           'Exactly one target: `role` (all active users of that kind), `territory_id` (users linked to the territory; 422 TERRITORY_TARGETING_UNAVAILABLE when no module resolves territories), or `user_ids` (an unknown or foreign id is 404). Audited.',
-        body: Strict({
-          title: ShortText(120),
-          body: ShortText(1000),
-          data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-          role: Type.Optional(TargetRole),
-          territory_id: Type.Optional(Id),
-          user_ids: Type.Optional(Type.Array(Id, { minItems: 1, maxItems: 500 })),
-        }),
+        body: OneOf(
+          [
+            Strict({ ...adminMessage, role: TargetRole }, { title: 'NotifyRole' }),
+            Strict({ ...adminMessage, territory_id: Id }, { title: 'NotifyTerritory' }),
+            Strict({ ...adminMessage, user_ids: Type.Array(Id, { minItems: 1, maxItems: 500 }) }, { title: 'NotifyUsers' }),
+          ],
+          { description: 'the message and exactly one target: `role`, `territory_id` or `user_ids`' },
+        ),
         response: { 201: Type.Object({ recipients: Type.Integer(), notification_ids: Type.Array(Type.String()) }) },
       },
     },

@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
-import { Email, TooMany, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp, Id } from '../../platform/schemas.js';
+import { Email, TooMany, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp, Id, NewPassword } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { OPERATOR_ACTIONS, type OperatorAction } from './service.js';
 import { PASSWORD_RULES } from '../identity/routes.js';
 
 const OperatorStatus = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected'), Type.Literal('suspended')]);
-const OperatorOut = Type.Object({
+export const OperatorOut = Type.Object({
   id: Type.String(),
   organization_id: Type.String(),
   organization_name: Type.Optional(Type.String()),
@@ -85,7 +85,7 @@ export function organizationRoutes(app: Api, ctx: AppContext) {
           legal_name: Type.Optional(ShortText(200, 2)),
           country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
           contact_phone: Type.Optional(Phone),
-          admin: Strict({ email: Email, password: Type.String({ minLength: 1, maxLength: 200 }), display_name: ShortText(120), phone: Type.Optional(Phone) }),
+          admin: Strict({ email: Email, password: NewPassword, display_name: ShortText(120), phone: Type.Optional(Phone) }),
         }),
         response: {
           201: Type.Object({ organization_id: Type.String(), slug: Type.String(), operator_id: Type.String(), status: OperatorStatus, admin_user_id: Type.String() }),

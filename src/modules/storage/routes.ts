@@ -43,7 +43,7 @@ const Slot = Type.Object({
   limits: Type.Object({ max_bytes: Type.Integer(), allowed_mime_types: Type.Array(Type.String()) }),
 });
 
-const ObjectOut = Type.Object({
+export const ObjectOut = Type.Object({
   id: Type.String(),
   purpose: Type.String(),
   mime_type: Type.String(),

@@ -1,0 +1,71 @@
+import type { TSchema } from '@sinclair/typebox';
+import { GeoArea, GeoPoint, Position } from '../platform/geo.js';
+import { UserOut } from './identity/routes.js';
+import { DriverOut, MerchantOut, NearbyDriverOut, ProofOut, SettingsOut, TerritoryOut, TripOutSchema } from './logistics/schemas.js';
+import { OrderOut, PricedLineOut } from './commerce/model.js';
+import { QuoteOut } from './commerce/checkout.js';
+import { CatalogItemOut } from './commerce/catalog.js';
+import { CustomerTripOut } from './commerce/customer-trips.js';
+import { BranchOut } from './commerce/branches.js';
+import { CouponOut } from './commerce/coupons.js';
+import { AddressOut } from './commerce/addresses.js';
+import { TariffOut } from './commerce/tariffs.js';
+import { ExpressOut } from './commerce/express.js';
+import { EntryOut, WalletOut } from './money/debt.js';
+import { ReviewOut } from './money/reviews.js';
+import { DeviceOut, NotificationOut } from './notifications/routes.js';
+import { AuditOut } from './audit/index.js';
+import { DocumentOut } from './documents/index.js';
+import { PlanOut } from './dispatch/routes.js';
+import { SettlementOut } from './money/driver-settlements.js';
+import { ObjectOut } from './storage/routes.js';
+import { OperatorOut } from './organizations/routes.js';
+
+/**
+ * The resources a generated client imports by name: `finishOpenApi` (src/platform/openapi.ts) hoists each of these
+ * schemas into `components.schemas` under its name and references it wherever it occurs. A module adds its resource
+ * here; a schema derived from one (Partial, Omit, extra fields) stays inline.
+ */
+export const namedSchemas: Record<string, TSchema> = {
+  Position,
+  GeoPoint,
+  GeoArea,
+  User: UserOut,
+  Trip: TripOutSchema,
+  Driver: DriverOut,
+  NearbyDriver: NearbyDriverOut,
+  Merchant: MerchantOut,
+  Territory: TerritoryOut,
+  Proof: ProofOut,
+  LogisticsSettings: SettingsOut,
+  Order: OrderOut,
+  OrderLine: PricedLineOut,
+  Quote: QuoteOut,
+  CatalogItem: CatalogItemOut,
+  CustomerTrip: CustomerTripOut,
+  Branch: BranchOut,
+  Coupon: CouponOut,
+  Address: AddressOut,
+  Tariff: TariffOut,
+  ExpressDelivery: ExpressOut,
+  Wallet: WalletOut,
+  WalletEntry: EntryOut,
+  PaymentReview: ReviewOut,
+  Notification: NotificationOut,
+  Device: DeviceOut,
+  AuditEntry: AuditOut,
+  Document: DocumentOut,
+  DispatchPlan: PlanOut,
+  DriverSettlement: SettlementOut,
+  StorageObject: ObjectOut,
+  Operator: OperatorOut,
+};
+
+export const tagDescriptions: Record<string, string> = {
+  auth: 'Login, refresh, logout and the current user',
+  trips: 'Delivery trips: creation, assignment, status, tracking, proofs',
+  customer: 'Customer app: marketplace, cart, orders, addresses',
+  merchant: 'Merchant app: catalog, branches, orders',
+  driver: 'Driver app',
+  system: 'Health and contracts',
+};
