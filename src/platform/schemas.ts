@@ -26,6 +26,10 @@ export const NewPassword = Type.String({
 export const Money = Type.String({ pattern: MONEY_PATTERN, description: 'decimal string with at most 2 fraction digits, e.g. "12.50"', examples: ['12.50'] });
 export const NonNegativeMoney = Type.String({ pattern: '^\\d{1,10}(\\.\\d{1,2})?$', description: 'decimal string >= 0, e.g. "12.50"' });
 export const Currency = Type.String({ pattern: '^[A-Z]{3}$', default: 'BOB', description: 'ISO 4217 code' });
+/** An ISO 4217 code the runtime knows (the list is in the document, so clients see what the server accepts). */
+export const KnownCurrency = Type.String({ enum: Intl.supportedValuesOf('currency'), description: 'ISO 4217 code' });
+/** An IANA time zone the runtime knows. */
+export const TimeZone = Type.String({ enum: [...new Set([...Intl.supportedValuesOf('timeZone'), 'UTC'])], description: 'IANA time zone, e.g. America/La_Paz' });
 /**
  * RFC 3339 date-time as the server accepts it: `T` separator, seconds, optional fraction, `Z` or an offset within
  * ±14:59 (PostgreSQL refuses larger offsets; real zones span -12:00..+14:00). The Ajv `date-time` format of the app

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
-import { Email, TooMany, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp, Id, NewPassword } from '../../platform/schemas.js';
+import { Email, TooMany, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp, Id, NewPassword, KnownCurrency, TimeZone } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { OPERATOR_ACTIONS, type OperatorAction } from './service.js';
 import { PASSWORD_RULES } from '../identity/routes.js';
@@ -151,8 +151,8 @@ export function organizationRoutes(app: Api, ctx: AppContext) {
         body: Strict(
           {
             require_platform_payment_before_order: Type.Optional(Type.Boolean()),
-            default_currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })),
-            timezone: Type.Optional(Type.String({ pattern: '^[A-Za-z_]+(/[A-Za-z_+-]+){0,2}$', maxLength: 64 })),
+            default_currency: Type.Optional(KnownCurrency),
+            timezone: Type.Optional(TimeZone),
             support_phone: Type.Optional(Nullable(Phone)),
             support_email: Type.Optional(Nullable(Email)),
           },
