@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, foreignKey, index, integer, jsonb, numeric, pgTable, point, primaryKey, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import { changedXid } from '../../platform/schema.js';
 import { merchant, territory } from '../logistics/schema.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -57,6 +58,8 @@ export const catalogItem = pgTable(
     imageObjectId: text('image_object_id'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
+    /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */
+    changedXid: changedXid(),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -77,6 +80,8 @@ export const customerAddress = pgTable(
     location: pt('location').notNull(),
     notes: text('notes'),
     createdAt: ts('created_at').notNull().defaultNow(),
+    /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */
+    changedXid: changedXid(),
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.id] }), index('customer_address_user_idx').on(t.organizationId, t.userId, t.id)],
 );
@@ -242,6 +247,8 @@ export const merchantOrder = pgTable(
     statusReason: text('status_reason'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
+    /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */
+    changedXid: changedXid(),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),

@@ -17,6 +17,7 @@ import {
   unique,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
+import { changedXid } from '../../platform/schema.js';
 import { organization } from '../organizations/schema.js';
 import { users } from '../identity/schema.js';
 
@@ -209,6 +210,8 @@ export const trip = pgTable(
     cancelledAt: ts('cancelled_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
+    /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */
+    changedXid: changedXid(),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),

@@ -11,22 +11,56 @@ if (!FormatRegistry.Has('date-time')) {
   FormatRegistry.Set('date-time', (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(v) && !Number.isNaN(Date.parse(v)));
 }
 
-/** What a provider returns for its entity: rows changed after `since` (each with `id`, `updated_at`) and tombstones. */
+/** What a provider returns for its entity: rows changed in the window (each with `id`) and tombstones. */
 export interface SyncChanges {
-  changed: (Record<string, unknown> & { id: string; updated_at: Date | string })[];
+  changed: (Record<string, unknown> & { id: string })[];
   deleted: { id: string; deleted_at: Date | string }[];
+}
+
+/** Where a provider's page ended: the `(changed_xid, id)` of its last row. */
+export type SyncPosition = [xid: string, id: string];
+
+export interface SyncPage extends SyncChanges {
+  /** Position of the last row read (`lastPosition(rows)`), null when none. */
+  last: SyncPosition | null;
+  /** Rows read (changed + deleted); `limit` of them means there may be more. */
+  read: number;
+}
+
+/**
+ * The rows a pull must return for one entity. Each synced table has `changed_xid xid8` (the transaction
+ * that last wrote the row, set by a trigger). `clause(alias, from)` gives the SQL: a condition, the
+ * `ORDER BY ... LIMIT`, and its parameters numbered from `$from`; select `<alias>.changed_xid::text AS
+ * sync_xid` (see `withSyncXid`) so the page's last position can be returned.
+ */
+export interface SyncWindow {
+  limit: number;
+  /** First sync (no cursor): current rows only, no tombstones. */
+  first: boolean;
+  clause(alias: string, from: number): { where: string; orderLimit: string; params: unknown[] };
 }
 
 /**
  * One entity of offline sync (`trips`, `orders`, `catalog_items`, `addresses`...). `pull` runs in the
- * caller's tenant transaction and returns only what the caller may see, oldest change first, at most
- * `limit` changed rows. `since = null` is a first sync: current rows, no tombstones.
+ * caller's tenant transaction and returns only what the caller may see, in the window's order, at most
+ * `limit` rows.
  */
 export interface SyncProvider {
   entity: string;
   /** Who gets this entity; omitted = everyone. */
   kinds?: Principal[];
-  pull(tx: Tx, actor: Actor, window: { since: Date | null; limit: number }): Promise<SyncChanges>;
+  pull(tx: Tx, actor: Actor, window: SyncWindow): Promise<SyncPage>;
+}
+
+/** `SELECT a, b FROM t x ...` → `SELECT x.changed_xid::text AS sync_xid, a, b FROM t x ...`. */
+export function withSyncXid(select: string, alias: string): string {
+  return select.replace(/^\s*SELECT\s/i, `SELECT ${alias}.changed_xid::text AS sync_xid, `);
+}
+
+/** The position of the last of `rows` (read with `withSyncXid`), for `SyncPage.last`. */
+export function lastPosition(rows: { sync_xid?: string; id: string }[]): SyncPosition | null {
+  const r = rows[rows.length - 1];
+  return r ? [String(r.sync_xid), r.id] : null;
 }
 
 export type SyncStatus = 'applied' | 'conflict' | 'rejected';
@@ -102,7 +136,67 @@ export interface SyncResult extends Partial<Omit<SyncOutcome, 'status'>> {
   replayed: boolean;
 }
 
-export function createSyncService(ctx: AppContext, opts: { entityLimit: number; watermarkMarginMs: number }) {
+/**
+ * The opaque pull cursor. Offline sync reads rows by the transaction that last wrote them (`changed_xid`)
+ * against PostgreSQL snapshots (`pg_current_snapshot()`): a snapshot says, for every transaction id, whether
+ * it had committed when the snapshot was taken, so "changed by a transaction visible in the new snapshot and
+ * not in the previous one" is exactly the set of changes committed between two pulls, whatever their start
+ * time and however long they ran. Nothing is sent twice and nothing is skipped (a row changed again is sent
+ * once more, in its latest state).
+ * - `a`: every change visible in this snapshot was delivered (absent: first sync, nothing delivered).
+ * - `b` + `p` (only while `has_more`): a round in progress up to snapshot `b`; `p[entity]` is the position
+ *   reached (`[changed_xid, id]`) or 1 when that entity is done.
+ */
+interface Cursor {
+  a: string | null;
+  b?: string;
+  p?: Record<string, SyncPosition | 1>;
+}
+
+const SNAPSHOT = /^(\d{1,20}):(\d{1,20}):((?:\d{1,20})(?:,\d{1,20})*)?$/;
+
+function validSnapshot(v: unknown): v is string {
+  if (typeof v !== 'string' || v.length > 6000) return false;
+  const m = SNAPSHOT.exec(v);
+  if (!m) return false;
+  const xmin = BigInt(m[1]);
+  const xmax = BigInt(m[2]);
+  if (xmin > xmax) return false;
+  let prev = -1n;
+  for (const x of m[3] ? m[3].split(',').map(BigInt) : []) {
+    if (x < xmin || x >= xmax || x <= prev) return false;
+    prev = x;
+  }
+  return true;
+}
+
+const invalidCursor = () => new AppError(400, 'INVALID_CURSOR', 'cursor is not a cursor returned by GET /mobile/sync/pull; pull without it for a full sync');
+
+export function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify(c)).toString('base64url');
+}
+
+export function decodeCursor(text: string): Cursor {
+  let c: unknown;
+  try {
+    c = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    throw invalidCursor();
+  }
+  if (!c || typeof c !== 'object' || Array.isArray(c)) throw invalidCursor();
+  const { a, b, p, ...rest } = c as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) throw invalidCursor();
+  if (a !== null && !validSnapshot(a)) throw invalidCursor();
+  if (b === undefined && p === undefined) return { a };
+  if (!validSnapshot(b) || !p || typeof p !== 'object' || Array.isArray(p)) throw invalidCursor();
+  for (const v of Object.values(p)) {
+    const pos = v === 1 || (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && /^\d{1,20}$/.test(v[0]) && typeof v[1] === 'string' && v[1].length <= 100);
+    if (!pos) throw invalidCursor();
+  }
+  return { a, b, p: p as Record<string, SyncPosition | 1> };
+}
+
+export function createSyncService(ctx: AppContext, opts: { entityLimit: number }) {
   const registry = syncRegistry(ctx);
 
   async function applyOne(actor: Actor, op: SyncOperationInput): Promise<SyncResult> {
@@ -169,30 +263,58 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number; 
     },
 
     /**
-     * Changes after `since` for every provider the caller may use. `server_time` (the next `since`) is
-     * the read time minus a safety margin, because a row's `updated_at` is its transaction's start time
-     * and a transaction that started just before the read may commit after it; records near the
-     * watermark may therefore come twice (clients upsert by id). A provider that hit the limit sets
-     * `has_more` and pulls the watermark back to its last row.
+     * Changes since `cursor` for every provider the caller may use (see `Cursor`). Without a cursor: a first
+     * sync (current rows, no tombstones). A provider that reads `limit` rows sets `has_more`: the returned
+     * cursor continues the same round (same upper snapshot) where each provider stopped.
      */
-    async pull(actor: Actor, since: Date | null) {
+    async pull(actor: Actor, cursor: string | null) {
+      const from: Cursor = cursor ? decodeCursor(cursor) : { a: null };
       return ctx.db.withTenant(tenantOf(actor), async (tx) => {
-        const { rows } = await tx.query<{ now: Date }>(`SELECT now() - $1 * interval '1 millisecond' AS now`, [opts.watermarkMarginMs]);
-        let watermark = rows[0].now;
+        const { rows } = await tx.query<{ snap: string; now: Date }>('SELECT pg_current_snapshot()::text AS snap, now() AS now');
+        // The upper snapshot of this round: a new one unless a round with has_more is being continued.
+        const upper = from.b ?? rows[0].snap;
+        const positions: Record<string, SyncPosition | 1> = {};
         let hasMore = false;
         const entities: Record<string, SyncChanges> = {};
         for (const p of registry.providers()) {
           if (p.kinds && !p.kinds.includes(actor.kind)) continue;
-          const changes = await p.pull(tx, actor, { since, limit: opts.entityLimit });
-          entities[p.entity] = changes;
-          if (changes.changed.length >= opts.entityLimit) {
+          const reached = from.p?.[p.entity];
+          if (reached === 1) {
+            entities[p.entity] = { changed: [], deleted: [] };
+            positions[p.entity] = 1;
+            continue;
+          }
+          const window: SyncWindow = {
+            limit: opts.entityLimit,
+            first: from.a === null,
+            clause(alias, n) {
+              const x = `${alias}.changed_xid`;
+              const params: unknown[] = [upper];
+              const conds = [`pg_visible_in_snapshot(${x}, $${n}::pg_snapshot)`];
+              if (from.a !== null) {
+                params.push(from.a);
+                const i = n + params.length - 1;
+                conds.push(`${x} >= pg_snapshot_xmin($${i}::pg_snapshot) AND NOT pg_visible_in_snapshot(${x}, $${i}::pg_snapshot)`);
+              }
+              if (reached) {
+                params.push(reached[0], reached[1]);
+                const i = n + params.length - 2;
+                conds.push(`(${x}, ${alias}.id) > ($${i}::xid8, $${i + 1}::text)`);
+              }
+              return { where: `(${conds.join(' AND ')})`, orderLimit: `ORDER BY ${x}, ${alias}.id LIMIT ${Number(opts.entityLimit)}`, params };
+            },
+          };
+          const page = await p.pull(tx, actor, window);
+          entities[p.entity] = { changed: page.changed, deleted: page.deleted };
+          if (page.read >= opts.entityLimit && page.last) {
             hasMore = true;
-            const last = new Date(changes.changed[changes.changed.length - 1].updated_at);
-            const back = new Date(last.getTime() - 1);
-            if (back < watermark) watermark = back;
+            positions[p.entity] = page.last;
+          } else {
+            positions[p.entity] = 1;
           }
         }
-        return { since, server_time: watermark, has_more: hasMore, entities };
+        const next: Cursor = hasMore ? { a: from.a, b: upper, p: positions } : { a: upper };
+        return { cursor: encodeCursor(next), server_time: rows[0].now, has_more: hasMore, entities };
       });
     },
   };
