@@ -101,8 +101,9 @@ describe('sync pull', () => {
 
   it('refuses a since that is not an ISO timestamp, and a cursor it did not issue', async () => {
     expect((await t.req(customer, { method: 'GET', url: '/mobile/sync/pull?since=yesterday' })).statusCode).toBe(400);
-    const forged = Buffer.from(JSON.stringify({ a: '10:5:' })).toString('base64url');
-    for (const cursor of [forged, 'bm90IGpzb24', Buffer.from('{"a":"1:9:3","z":1}').toString('base64url')]) {
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const forged = [b64({ a: '10:5:' }), b64({ a: 'zzzzzzzzzzzzz~1~' }), b64({ a: 'a~5~9' }), b64({ a: null, b: 'a~5~', p: { devices: ['-1', 'x'] } }), b64({ a: 'a~5~', z: 1 })];
+    for (const cursor of [...forged, 'bm90IGpzb24']) {
       const res = await t.req(customer, { method: 'GET', url: `/mobile/sync/pull?cursor=${cursor}` });
       expect(res.statusCode).toBe(400);
       expect(res.headers['content-type']).toMatch(/problem\+json/);

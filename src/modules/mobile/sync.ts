@@ -153,27 +153,54 @@ interface Cursor {
   p?: Record<string, SyncPosition | 1>;
 }
 
-const SNAPSHOT = /^(\d{1,20}):(\d{1,20}):((?:\d{1,20})(?:,\d{1,20})*)?$/;
+const XID_MAX = (1n << 63n) - 1n;
+const SNAPSHOT_TEXT = /^(\d{1,19}):(\d{1,19}):((?:\d{1,19})(?:,\d{1,19})*)?$/;
 
-function validSnapshot(v: unknown): v is string {
-  if (typeof v !== 'string' || v.length > 6000) return false;
-  const m = SNAPSHOT.exec(v);
-  if (!m) return false;
+/** A snapshot as PostgreSQL writes it (`xmin:xmax:xip,...`), parsed and checked; null when it is not one. */
+function parseSnapshot(text: string): { xmin: bigint; xmax: bigint; xip: bigint[] } | null {
+  const m = SNAPSHOT_TEXT.exec(text);
+  if (!m) return null;
   const xmin = BigInt(m[1]);
   const xmax = BigInt(m[2]);
-  if (xmin > xmax) return false;
-  let prev = -1n;
-  for (const x of m[3] ? m[3].split(',').map(BigInt) : []) {
-    if (x < xmin || x >= xmax || x <= prev) return false;
-    prev = x;
-  }
-  return true;
+  const xip = m[3] ? m[3].split(',').map(BigInt) : [];
+  if (xmin > xmax || xmax > XID_MAX) return null;
+  for (const [i, x] of xip.entries()) if (x < xmin || x >= xmax || (i > 0 && x <= xip[i - 1])) return null;
+  return { xmin, xmax, xip };
+}
+
+/**
+ * Snapshots in the cursor are compact, so that one with many transactions in flight still fits in a URL:
+ * base 36, xmax and the in-flight ids as offsets from xmin (`xmin~xmax-xmin~d1.d2`).
+ */
+function packSnapshot(text: string): string {
+  const s = parseSnapshot(text);
+  if (!s) throw new Error(`unexpected snapshot ${text}`);
+  return [s.xmin.toString(36), (s.xmax - s.xmin).toString(36), s.xip.map((x) => (x - s.xmin).toString(36)).join('.')].join('~');
+}
+
+const B36 = /^[0-9a-z]{1,13}$/;
+
+function unpackSnapshot(v: unknown): string | null {
+  if (typeof v !== 'string') return null;
+  const parts = v.split('~');
+  if (parts.length !== 3 || !B36.test(parts[0]) || !B36.test(parts[1])) return null;
+  const b36 = (d: string) => [...d].reduce((n, ch) => n * 36n + BigInt(parseInt(ch, 36)), 0n);
+  const xmin = b36(parts[0]);
+  const xip = parts[2] === '' ? [] : parts[2].split('.');
+  if (!xip.every((d) => B36.test(d))) return null;
+  const text = `${xmin}:${xmin + b36(parts[1])}:${xip.map((d) => String(xmin + b36(d))).join(',')}`;
+  return parseSnapshot(text) ? text : null;
 }
 
 const invalidCursor = () => new AppError(400, 'INVALID_CURSOR', 'cursor is not a cursor returned by GET /mobile/sync/pull; pull without it for a full sync');
 
 export function encodeCursor(c: Cursor): string {
-  return Buffer.from(JSON.stringify(c)).toString('base64url');
+  const packed: Record<string, unknown> = { a: c.a === null ? null : packSnapshot(c.a) };
+  if (c.b !== undefined) {
+    packed.b = packSnapshot(c.b);
+    packed.p = c.p;
+  }
+  return Buffer.from(JSON.stringify(packed)).toString('base64url');
 }
 
 export function decodeCursor(text: string): Cursor {
@@ -186,14 +213,16 @@ export function decodeCursor(text: string): Cursor {
   if (!c || typeof c !== 'object' || Array.isArray(c)) throw invalidCursor();
   const { a, b, p, ...rest } = c as Record<string, unknown>;
   if (Object.keys(rest).length > 0) throw invalidCursor();
-  if (a !== null && !validSnapshot(a)) throw invalidCursor();
-  if (b === undefined && p === undefined) return { a };
-  if (!validSnapshot(b) || !p || typeof p !== 'object' || Array.isArray(p)) throw invalidCursor();
+  const lower = a === null ? null : unpackSnapshot(a);
+  if (a !== null && lower === null) throw invalidCursor();
+  if (b === undefined && p === undefined) return { a: lower };
+  const upper = unpackSnapshot(b);
+  if (upper === null || !p || typeof p !== 'object' || Array.isArray(p)) throw invalidCursor();
   for (const v of Object.values(p)) {
-    const pos = v === 1 || (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && /^\d{1,20}$/.test(v[0]) && typeof v[1] === 'string' && v[1].length <= 100);
+    const pos = v === 1 || (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && /^\d{1,19}$/.test(v[0]) && BigInt(v[0]) <= XID_MAX && typeof v[1] === 'string' && v[1].length <= 100);
     if (!pos) throw invalidCursor();
   }
-  return { a, b, p: p as Record<string, SyncPosition | 1> };
+  return { a: lower, b: upper, p: p as Record<string, SyncPosition | 1> };
 }
 
 export function createSyncService(ctx: AppContext, opts: { entityLimit: number }) {
