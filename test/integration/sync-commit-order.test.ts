@@ -124,6 +124,68 @@ describe('offline sync pulls in commit order', () => {
     );
   });
 
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'with transactions held open across pulls and committed in any order, every change is still received exactly once',
+    async () => {
+      let cursor = (await pullRound(shop.merchant, null)).cursor;
+      const conns = [new pg.Client({ connectionString: t.url! }), new pg.Client({ connectionString: t.url! })];
+      for (const c of conns) await c.connect();
+      const Op = fc.oneof(
+        fc.record({ kind: fc.constant('update' as const), item: fc.nat({ max: shop.items.length - 1 }), cents: fc.integer({ min: 1, max: 99_999 }) }),
+        fc.record({ kind: fc.constant('open' as const), conn: fc.nat({ max: conns.length - 1 }), item: fc.nat({ max: shop.items.length - 1 }), cents: fc.integer({ min: 1, max: 99_999 }) }),
+        fc.record({ kind: fc.constant('commit' as const), conn: fc.nat({ max: conns.length - 1 }) }),
+        fc.constant({ kind: 'pull' as const }),
+      );
+      try {
+        await fc.assert(
+          fc.asyncProperty(fc.array(Op, { minLength: 1, maxLength: 14 }), async (ops) => {
+            const pending = new Map<string, string>();
+            // Open transactions: connection → the item it holds (locked) and the price it will commit.
+            const open = new Map<number, { id: string; price: string }>();
+            const locked = (id: string) => [...open.values()].some((o) => o.id === id);
+            const commit = async (conn: number) => {
+              const o = open.get(conn);
+              if (!o) return;
+              await conns[conn].query('COMMIT');
+              open.delete(conn);
+              pending.set(o.id, o.price);
+            };
+            const check = async () => {
+              const round = await pullRound(shop.merchant, cursor);
+              cursor = round.cursor;
+              const got = round.items.map((i) => i.id);
+              expect(new Set(got).size).toBe(got.length);
+              expect(Object.fromEntries(round.items.map((i) => [i.id, i.price]))).toEqual(Object.fromEntries(pending));
+              pending.clear();
+            };
+            for (const op of ops) {
+              if (op.kind === 'pull') await check();
+              else if (op.kind === 'commit') await commit(op.conn);
+              else {
+                const id = shop.items[op.item].id;
+                const price = (op.cents / 100).toFixed(2);
+                if (locked(id)) continue; // would wait for the open transaction
+                if (op.kind === 'update') {
+                  await setPrice(id, price);
+                  pending.set(id, price);
+                } else if (!open.has(op.conn)) {
+                  await conns[op.conn].query('BEGIN');
+                  await conns[op.conn].query('UPDATE catalog_item SET price = $2, updated_at = now() WHERE id = $1', [id, price]);
+                  open.set(op.conn, { id, price });
+                }
+              }
+            }
+            for (const conn of [...open.keys()]) await commit(conn);
+            await check();
+          }),
+          { numRuns: 25 },
+        );
+      } finally {
+        for (const c of conns) await c.end();
+      }
+    },
+  );
+
   it('paging: a round larger than the limit comes in several pages, every row once', async () => {
     const { cursor: c0 } = await pullRound(shop.merchant, null);
     for (const [i, item] of shop.items.entries()) await setPrice(item.id, `${i + 10}.00`);
