@@ -109,9 +109,17 @@ describe('sync pull', () => {
       expect(res.headers['content-type']).toMatch(/problem\+json/);
       expect(res.json().code).toBe('INVALID_CURSOR');
     }
-    // The deprecated since (app versions before the cursor) starts a first sync and gets a cursor.
+    // The deprecated since (app versions before the cursor): every current record and every tombstone (the device
+    // deleted by the previous test), a superset of the changes since then, and a cursor. A first sync has no tombstones.
     const legacy = (await t.req(customer, { method: 'GET', url: '/mobile/sync/pull?since=2026-01-01T00:00:00Z' })).json();
     expect(legacy).toMatchObject({ since: '2026-01-01T00:00:00.000Z', cursor: expect.any(String), has_more: false });
+    const first = (await t.req(customer, { method: 'GET', url: '/mobile/sync/pull' })).json();
+    expect(legacy.entities.devices.deleted).toHaveLength(1);
+    expect(first.entities.devices.deleted).toEqual([]);
+    expect(legacy.entities.devices.changed).toEqual(first.entities.devices.changed);
+    // Its cursor goes on like any other: nothing new since.
+    const next = (await t.req(customer, { method: 'GET', url: `/mobile/sync/pull?cursor=${legacy.cursor}` })).json();
+    for (const changes of Object.values(next.entities)) expect(changes).toEqual({ changed: [], deleted: [] });
     expect((await t.req(customer, { method: 'GET', url: '/mobile/sync/pull?since=2026-01-01T00:00:00Z&x=1' })).statusCode).toBe(400);
   });
 });

@@ -172,10 +172,10 @@ export function mobileRoutes(app: Api, ctx: AppContext) {
           'it returns every change committed since, exactly once, however long the transaction that made it ran (changes are read in ' +
           'commit order from database snapshots, not by timestamp); a record changed several times comes once, in its latest state. ' +
           '`has_more`: pull again at once with the returned cursor. `since` (a timestamp, from app versions before the cursor) ' +
-          'starts a first sync. A cursor that was not returned by this route: 400 `INVALID_CURSOR`.',
+          'gets every current record and every tombstone (a superset of the changes since then) and a cursor. A cursor that was not returned by this route: 400 `INVALID_CURSOR`.',
         querystring: Strict({
           cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 16384, pattern: '^[A-Za-z0-9_-]+$', description: 'Opaque: the `cursor` of the previous pull' })),
-          since: Type.Optional(Type.String({ format: 'date-time', deprecated: true, description: 'Deprecated (app versions before `cursor`): treated as a first sync' })),
+          since: Type.Optional(Type.String({ format: 'date-time', deprecated: true, description: 'Deprecated (app versions before `cursor`): every current record and every tombstone, and a cursor' })),
         }),
         response: {
           200: Type.Object({
@@ -188,7 +188,11 @@ export function mobileRoutes(app: Api, ctx: AppContext) {
         },
       },
     },
-    async (req) => ({ ...(await sync.pull(actorOf(req), req.query.cursor ?? null)), since: req.query.since ? new Date(req.query.since) : null }),
+    async (req) => {
+      // The deprecated `since`: everything current plus every tombstone, a superset of what changed since then.
+      const legacy = !req.query.cursor && req.query.since !== undefined;
+      return { ...(await sync.pull(actorOf(req), req.query.cursor ?? null, { tombstones: legacy })), since: req.query.since ? new Date(req.query.since) : null };
+    },
   );
 
   app.post(

@@ -146,11 +146,14 @@ export interface SyncResult extends Partial<Omit<SyncOutcome, 'status'>> {
  * - `a`: every change visible in this snapshot was delivered (absent: first sync, nothing delivered).
  * - `b` + `p` (only while `has_more`): a round in progress up to snapshot `b`; `p[entity]` is the position
  *   reached (`[changed_xid, id]`) or 1 when that entity is done.
+ * - `t`: see below.
  */
 interface Cursor {
   a: string | null;
   b?: string;
   p?: Record<string, SyncPosition | 1>;
+  /** With `a` null: a full sync that includes tombstones (the deprecated `since`), kept while paging. */
+  t?: 1;
 }
 
 const XID_MAX = (1n << 63n) - 1n;
@@ -199,6 +202,7 @@ export function encodeCursor(c: Cursor): string {
   if (c.b !== undefined) {
     packed.b = packSnapshot(c.b);
     packed.p = c.p;
+    if (c.t) packed.t = 1;
   }
   return Buffer.from(JSON.stringify(packed)).toString('base64url');
 }
@@ -211,18 +215,19 @@ export function decodeCursor(text: string): Cursor {
     throw invalidCursor();
   }
   if (!c || typeof c !== 'object' || Array.isArray(c)) throw invalidCursor();
-  const { a, b, p, ...rest } = c as Record<string, unknown>;
+  const { a, b, p, t, ...rest } = c as Record<string, unknown>;
   if (Object.keys(rest).length > 0) throw invalidCursor();
   const lower = a === null ? null : unpackSnapshot(a);
   if (a !== null && lower === null) throw invalidCursor();
-  if (b === undefined && p === undefined) return { a: lower };
+  if (b === undefined && p === undefined && t === undefined) return { a: lower };
+  if (t !== undefined && (t !== 1 || a !== null)) throw invalidCursor();
   const upper = unpackSnapshot(b);
   if (upper === null || !p || typeof p !== 'object' || Array.isArray(p)) throw invalidCursor();
   for (const v of Object.values(p)) {
     const pos = v === 1 || (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && /^\d{1,19}$/.test(v[0]) && BigInt(v[0]) <= XID_MAX && typeof v[1] === 'string' && v[1].length <= 100);
     if (!pos) throw invalidCursor();
   }
-  return { a: lower, b: upper, p: p as Record<string, SyncPosition | 1> };
+  return { a: lower, b: upper, p: p as Record<string, SyncPosition | 1>, ...(t === 1 ? { t: 1 as const } : {}) };
 }
 
 export function createSyncService(ctx: AppContext, opts: { entityLimit: number }) {
@@ -293,11 +298,11 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number }
 
     /**
      * Changes since `cursor` for every provider the caller may use (see `Cursor`). Without a cursor: a first
-     * sync (current rows, no tombstones). A provider that reads `limit` rows sets `has_more`: the returned
+     * sync (current rows; tombstones only with `tombstones`, for the deprecated `since`). A provider that reads `limit` rows sets `has_more`: the returned
      * cursor continues the same round (same upper snapshot) where each provider stopped.
      */
-    async pull(actor: Actor, cursor: string | null) {
-      const from: Cursor = cursor ? decodeCursor(cursor) : { a: null };
+    async pull(actor: Actor, cursor: string | null, options: { tombstones?: boolean } = {}) {
+      const from: Cursor = cursor ? decodeCursor(cursor) : { a: null, ...(options.tombstones ? { t: 1 as const } : {}) };
       return ctx.db.withTenant(tenantOf(actor), async (tx) => {
         const { rows } = await tx.query<{ snap: string; now: Date }>('SELECT pg_current_snapshot()::text AS snap, now() AS now');
         // The upper snapshot of this round: a new one unless a round with has_more is being continued.
@@ -315,7 +320,7 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number }
           }
           const window: SyncWindow = {
             limit: opts.entityLimit,
-            first: from.a === null,
+            first: from.a === null && !from.t,
             clause(alias, n) {
               const x = `${alias}.changed_xid`;
               const params: unknown[] = [upper];
@@ -342,7 +347,7 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number }
             positions[p.entity] = 1;
           }
         }
-        const next: Cursor = hasMore ? { a: from.a, b: upper, p: positions } : { a: upper };
+        const next: Cursor = hasMore ? { a: from.a, b: upper, p: positions, ...(from.t ? { t: 1 as const } : {}) } : { a: upper };
         return { cursor: encodeCursor(next), server_time: rows[0].now, has_more: hasMore, entities };
       });
     },
