@@ -146,13 +146,12 @@ export interface SyncResult extends Partial<Omit<SyncOutcome, 'status'>> {
  * - `a`: every change visible in this snapshot was delivered (absent: first sync, nothing delivered).
  * - `b` + `p` (only while `has_more`): a round in progress up to snapshot `b`; `p[entity]` is the position
  *   reached (`[changed_xid, id]`) or 1 when that entity is done.
- * - `t`: see below.
+ * - `t`: with `a` null, a full sync that includes tombstones (the deprecated `since`).
  */
 interface Cursor {
   a: string | null;
   b?: string;
   p?: Record<string, SyncPosition | 1>;
-  /** With `a` null: a full sync that includes tombstones (the deprecated `since`), kept while paging. */
   t?: 1;
 }
 
@@ -298,8 +297,10 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number }
 
     /**
      * Changes since `cursor` for every provider the caller may use (see `Cursor`). Without a cursor: a first
-     * sync (current rows; tombstones only with `tombstones`, for the deprecated `since`). A provider that reads `limit` rows sets `has_more`: the returned
-     * cursor continues the same round (same upper snapshot) where each provider stopped.
+     * sync (current rows; tombstones only with `tombstones`, for the deprecated `since`). A provider that
+     * reads `limit` rows sets `has_more`: the returned cursor continues the same round (same upper snapshot)
+     * where each provider stopped; a row written after that snapshot waits for the next round.
+     * No locks are taken and nothing waits for open transactions: they are simply not in the snapshot yet.
      */
     async pull(actor: Actor, cursor: string | null, options: { tombstones?: boolean } = {}) {
       const from: Cursor = cursor ? decodeCursor(cursor) : { a: null, ...(options.tombstones ? { t: 1 as const } : {}) };
