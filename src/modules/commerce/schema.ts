@@ -65,6 +65,7 @@ export const catalogItem = pgTable(
     primaryKey({ columns: [t.organizationId, t.id] }),
     foreignKey({ columns: [t.organizationId, t.merchantId], foreignColumns: [merchant.organizationId, merchant.id] }),
     index('catalog_item_merchant_idx').on(t.organizationId, t.merchantId, t.id),
+    index('catalog_item_merchant_sync_idx').on(t.organizationId, t.merchantId, t.changedXid),
     check('catalog_item_price_ck', sql`${t.price} >= 0`),
   ],
 );
@@ -83,7 +84,7 @@ export const customerAddress = pgTable(
     /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */
     changedXid: changedXid(),
   },
-  (t) => [primaryKey({ columns: [t.organizationId, t.id] }), index('customer_address_user_idx').on(t.organizationId, t.userId, t.id)],
+  (t) => [primaryKey({ columns: [t.organizationId, t.id] }), index('customer_address_user_idx').on(t.organizationId, t.userId, t.id), index('customer_address_user_sync_idx').on(t.organizationId, t.userId, t.changedXid)],
 );
 
 export const territoryTariff = pgTable(
@@ -255,6 +256,8 @@ export const merchantOrder = pgTable(
     foreignKey({ columns: [t.organizationId, t.branchId], foreignColumns: [merchantBranch.organizationId, merchantBranch.id] }),
     index('merchant_order_merchant_idx').on(t.organizationId, t.merchantId, t.id),
     index('merchant_order_customer_idx').on(t.organizationId, t.customerUserId, t.id),
+    index('merchant_order_merchant_sync_idx').on(t.organizationId, t.merchantId, t.changedXid),
+    index('merchant_order_customer_sync_idx').on(t.organizationId, t.customerUserId, t.changedXid),
     index('merchant_order_status_idx').on(t.organizationId, t.status),
     uniqueIndex('merchant_order_quote_uq').on(t.organizationId, t.quoteId).where(sql`quote_id IS NOT NULL`),
     check(

@@ -220,6 +220,7 @@ export const trip = pgTable(
     foreignKey({ columns: [t.organizationId, t.territoryId], foreignColumns: [territory.organizationId, territory.id] }),
     index('trip_status_idx').on(t.organizationId, t.status, t.id),
     index('trip_driver_idx').on(t.organizationId, t.driverId, t.id),
+    index('trip_driver_sync_idx').on(t.organizationId, t.driverId, t.changedXid),
     index('trip_territory_idx').on(t.organizationId, t.territoryId, t.id),
     index('trip_merchant_idx').on(t.organizationId, t.merchantId, t.id),
     index('trip_customer_idx').on(t.organizationId, t.customerUserId, t.id),

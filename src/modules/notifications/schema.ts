@@ -34,6 +34,7 @@ export const notification = pgTable(
     index('notification_user_idx').on(t.organizationId, t.userId, t.id),
     index('notification_user_unread_idx').on(t.organizationId, t.userId, t.id).where(sql`read_at IS NULL`),
     index('notification_user_updated_idx').on(t.organizationId, t.userId, t.updatedAt),
+    index('notification_user_sync_idx').on(t.organizationId, t.userId, t.changedXid),
   ],
 );
 
@@ -69,6 +70,7 @@ export const device = pgTable(
     foreignKey({ columns: [t.organizationId, t.userId], foreignColumns: [users.organizationId, users.id] }),
     unique('device_push_token_uq').on(t.organizationId, t.pushToken),
     index('device_user_idx').on(t.organizationId, t.userId),
+    index('device_user_sync_idx').on(t.organizationId, t.userId, t.changedXid),
     index('device_seen_idx').on(t.organizationId, t.lastSeenAt),
   ],
 );
