@@ -6,7 +6,7 @@ let admin: Session, dispatch: Session, driver: Session, customer: Session, merch
 
 beforeAll(async () => {
   // No watermark margin (default 5 s), so a pull right after a change is exact.
-  t = await createTestApp({ raw: { SYNC_WATERMARK_MARGIN_MS: '0' } });
+  t = await createTestApp();
   [admin, dispatch, driver, customer, merchant] = await Promise.all([t.as('admin'), t.as('dispatch'), t.as('driver'), t.as('customer'), t.as('merchant')]);
 });
 afterAll(() => t?.close());
