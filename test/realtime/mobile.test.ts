@@ -5,7 +5,6 @@ let t: TestApp;
 let admin: Session, dispatch: Session, driver: Session, customer: Session, merchant: Session;
 
 beforeAll(async () => {
-  // No watermark margin (default 5 s), so a pull right after a change is exact.
   t = await createTestApp();
   [admin, dispatch, driver, customer, merchant] = await Promise.all([t.as('admin'), t.as('dispatch'), t.as('driver'), t.as('customer'), t.as('merchant')]);
 });
