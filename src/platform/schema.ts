@@ -1,4 +1,5 @@
-import { bigint, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { bigint, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -96,3 +97,11 @@ export const loginKnownAddress = pgTable(
   },
   (t) => [primaryKey({ columns: [t.login, t.address] })],
 );
+
+const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
+
+/**
+ * `changed_xid xid8`: the (top-level) transaction that last inserted or updated the row, set by the trigger
+ * `sync_touch_changed_xid`. Offline sync reads rows by this column against snapshots (see src/modules/mobile/sync.ts).
+ */
+export const changedXid = () => xid8('changed_xid').notNull().default(sql`pg_current_xact_id()`);

@@ -15,8 +15,7 @@ let driver: TestDriver;
 let otherDriver: TestDriver;
 
 beforeAll(async () => {
-  // No watermark margin (default 5 s), so a pull right after a change is exact.
-  t = await createTestApp({ raw: { SYNC_WATERMARK_MARGIN_MS: '0' } });
+  t = await createTestApp();
   admin = await t.as('admin');
   shop = await newShop(t, ['10.00', '4.50']);
   otherShop = await newShop(t, ['7.00']);
@@ -27,10 +26,9 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-type Pull = { server_time: string; entities: Record<string, { changed: { id: string; [k: string]: unknown }[]; deleted: { id: string }[] }> };
-const pull = async (s: Session, since?: string): Promise<Pull> => ok(await t.req(s, { method: 'GET', url: `/mobile/sync/pull${since ? `?since=${encodeURIComponent(since)}` : ''}` }));
+type Pull = { cursor: string; entities: Record<string, { changed: { id: string; [k: string]: unknown }[]; deleted: { id: string }[] }> };
+const pull = async (s: Session, cursor?: string): Promise<Pull> => ok(await t.req(s, { method: 'GET', url: `/mobile/sync/pull${cursor ? `?cursor=${cursor}` : ''}` }));
 const ids = (p: Pull, entity: string) => p.entities[entity].changed.map((x) => x.id);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('sync entities of commerce and logistics', () => {
   it('each role gets its own entities: driver trips; merchant orders and catalog; customer orders and addresses', async () => {
@@ -54,36 +52,35 @@ describe('sync entities of commerce and logistics', () => {
     expect(c.entities.orders.changed).toEqual([]);
   });
 
-  it('pulls after since: order placed and moved, catalog change, address added, trip assigned; never another user\'s rows', async () => {
+  it('pulls after the cursor: order placed and moved, catalog change, address added, trip assigned; never another user\'s rows', async () => {
     const [m0, c0, d0] = await Promise.all([pull(shop.merchant), pull(customer.session), pull(driver.session)]);
-    await sleep(5);
     const order = await placeOrder(t, customer.session, cart(shop, customer.addressId));
     const foreign = await placeOrder(t, otherCustomer.session, cart(otherShop, otherCustomer.addressId));
     ok(await setStatus(t, shop.merchant, order.id, 'confirmed'));
     ok(await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/catalog/${shop.items[1].id}`, payload: { price: '4.75' } }));
     const addr = ok(await t.req(customer.session, { method: 'POST', url: '/customer/addresses', payload: { address: 'Calle 2', location: { type: 'Point', coordinates: [-68.12, -16.52] } } }), 201);
 
-    const m1 = await pull(shop.merchant, m0.server_time);
+    const m1 = await pull(shop.merchant, m0.cursor);
     expect(ids(m1, 'orders')).toEqual([order.id]);
     expect(m1.entities.orders.changed[0]).toMatchObject({ status: 'confirmed', customer_user_id: customer.userId });
     expect(m1.entities.catalog_items.changed).toEqual([expect.objectContaining({ id: shop.items[1].id, price: '4.75' })]);
-    const c1 = await pull(customer.session, c0.server_time);
+    const c1 = await pull(customer.session, c0.cursor);
     expect(ids(c1, 'orders')).toEqual([order.id]);
     expect(ids(c1, 'addresses')).toEqual([addr.id]);
-    expect(ids(await pull(otherCustomer.session, c0.server_time), 'orders')).toEqual([foreign.id]);
+    expect(ids(await pull(otherCustomer.session, c0.cursor), 'orders')).toEqual([foreign.id]);
 
     // The order becomes ready (commerce creates its trip); dispatch assigns our driver.
     const readyOrder = await orderIn(t, shop, customer, 'ready');
     const tripId = (await rows(t, 'SELECT trip_id FROM merchant_order WHERE id = $1', [readyOrder]))[0].trip_id as string;
-    expect(ids(await pull(driver.session, d0.server_time), 'trips')).toEqual([]);
+    expect(ids(await pull(driver.session, d0.cursor), 'trips')).toEqual([]);
     ok(await t.req(admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: driver.id } }));
-    const d1 = await pull(driver.session, d0.server_time);
+    const d1 = await pull(driver.session, d0.cursor);
     expect(d1.entities.trips.changed).toEqual([expect.objectContaining({ id: tripId, status: 'assigned' })]);
     expect(d1.entities.trips.deleted).toEqual([]);
-    expect(ids(await pull(otherDriver.session, d0.server_time), 'trips')).toEqual([]);
-    // Accepting changes the trip again: it comes back after the last watermark.
+    expect(ids(await pull(otherDriver.session, d0.cursor), 'trips')).toEqual([]);
+    // Accepting changes the trip again: it comes back after the last cursor.
     ok(await t.req(driver.session, { method: 'POST', url: `/driver/trips/${tripId}/accept` }));
-    const d2 = await pull(driver.session, d1.server_time);
+    const d2 = await pull(driver.session, d1.cursor);
     expect(d2.entities.trips.changed).toEqual([expect.objectContaining({ id: tripId, status: 'accepted' })]);
   });
 

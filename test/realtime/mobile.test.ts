@@ -5,8 +5,7 @@ let t: TestApp;
 let admin: Session, dispatch: Session, driver: Session, customer: Session, merchant: Session;
 
 beforeAll(async () => {
-  // No watermark margin (default 5 s), so a pull right after a change is exact.
-  t = await createTestApp({ raw: { SYNC_WATERMARK_MARGIN_MS: '0' } });
+  t = await createTestApp();
   [admin, dispatch, driver, customer, merchant] = await Promise.all([t.as('admin'), t.as('dispatch'), t.as('driver'), t.as('customer'), t.as('merchant')]);
 });
 afterAll(() => t?.close());
@@ -16,7 +15,6 @@ const push = (s: Session, operations: unknown[]) => t.req(s, { method: 'POST', u
 const testNotification = async (s: Session) => (await t.req(s, { method: 'POST', url: '/notifications/test' })).json();
 const device = async (s: Session) =>
   (await t.req(s, { method: 'POST', url: '/mobile/devices', payload: { platform: 'ios', push_token: `tok-${Math.random().toString(36).slice(2)}-${Date.now()}` } })).json();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('mobile contract', () => {
   it('bootstrap gives each app its role, package, builds, features, endpoints and brand', async () => {
@@ -76,34 +74,51 @@ describe('mobile contract', () => {
 });
 
 describe('sync pull', () => {
-  it('returns what changed after since, with tombstones and a server_time watermark', async () => {
+  it('returns what changed since the cursor, with tombstones, and the next cursor', async () => {
     const first = (await t.req(customer, { method: 'GET', url: '/mobile/sync/pull' })).json();
     expect(first.since).toBeNull();
     // A customer also syncs the commerce entities (test/integration/mobile-sync.test.ts).
     expect(Object.keys(first.entities).sort()).toEqual(['addresses', 'devices', 'notifications', 'orders']);
-    const since = first.server_time;
-    await sleep(5);
+    const since = first.cursor;
     const n = await testNotification(customer);
     const dev = await device(customer);
     const gone = await device(customer);
     expect((await t.req(customer, { method: 'DELETE', url: `/mobile/devices/${gone.id}` })).statusCode).toBe(204);
     await testNotification(driver); // someone else's change
-    const next = (await t.req(customer, { method: 'GET', url: `/mobile/sync/pull?since=${encodeURIComponent(since)}` })).json();
+    const next = (await t.req(customer, { method: 'GET', url: `/mobile/sync/pull?cursor=${since}` })).json();
     expect(next.entities.notifications.changed.map((x: any) => x.id)).toEqual([n.id]);
     expect(next.entities.devices.changed.map((x: any) => x.id)).toEqual([dev.id]);
     expect(next.entities.devices.deleted.map((x: any) => x.id)).toEqual([gone.id]);
-    expect(new Date(next.server_time).getTime()).toBeGreaterThan(new Date(since).getTime());
+    expect(next.cursor).not.toBe(since);
     expect(next.has_more).toBe(false);
     // Reading a notification makes it change again.
-    await sleep(5);
     await t.req(customer, { method: 'POST', url: `/notifications/${n.id}/read` });
-    const after = (await t.req(customer, { method: 'GET', url: `/mobile/sync/pull?since=${encodeURIComponent(next.server_time)}` })).json();
+    const after = (await t.req(customer, { method: 'GET', url: `/mobile/sync/pull?cursor=${next.cursor}` })).json();
     expect(after.entities.notifications.changed).toEqual([expect.objectContaining({ id: n.id, read: true })]);
     expect(after.entities.devices).toEqual({ changed: [], deleted: [] });
   });
 
-  it('refuses a since that is not an ISO timestamp', async () => {
+  it('refuses a since that is not an ISO timestamp, and a cursor it did not issue', async () => {
     expect((await t.req(customer, { method: 'GET', url: '/mobile/sync/pull?since=yesterday' })).statusCode).toBe(400);
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const forged = [b64({ a: '10:5:' }), b64({ a: 'zzzzzzzzzzzzz~1~' }), b64({ a: 'a~5~9' }), b64({ a: null, b: 'a~5~', p: { devices: ['-1', 'x'] } }), b64({ a: 'a~5~', z: 1 })];
+    for (const cursor of [...forged, 'bm90IGpzb24']) {
+      const res = await t.req(customer, { method: 'GET', url: `/mobile/sync/pull?cursor=${cursor}` });
+      expect(res.statusCode).toBe(400);
+      expect(res.headers['content-type']).toMatch(/problem\+json/);
+      expect(res.json().code).toBe('INVALID_CURSOR');
+    }
+    // The deprecated since (app versions before the cursor): every current record and every tombstone (the device
+    // deleted by the previous test), a superset of the changes since then, and a cursor. A first sync has no tombstones.
+    const legacy = (await t.req(customer, { method: 'GET', url: '/mobile/sync/pull?since=2026-01-01T00:00:00Z' })).json();
+    expect(legacy).toMatchObject({ since: '2026-01-01T00:00:00.000Z', cursor: expect.any(String), has_more: false });
+    const first = (await t.req(customer, { method: 'GET', url: '/mobile/sync/pull' })).json();
+    expect(legacy.entities.devices.deleted).toHaveLength(1);
+    expect(first.entities.devices.deleted).toEqual([]);
+    expect(legacy.entities.devices.changed).toEqual(first.entities.devices.changed);
+    // Its cursor goes on like any other: nothing new since.
+    const next = (await t.req(customer, { method: 'GET', url: `/mobile/sync/pull?cursor=${legacy.cursor}` })).json();
+    for (const changes of Object.values(next.entities)) expect(changes).toEqual({ changed: [], deleted: [] });
     expect((await t.req(customer, { method: 'GET', url: '/mobile/sync/pull?since=2026-01-01T00:00:00Z&x=1' })).statusCode).toBe(400);
   });
 });

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, foreignKey, index, integer, jsonb, numeric, pgTable, point, primaryKey, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import { changedXid } from '../../platform/schema.js';
 import { merchant, territory } from '../logistics/schema.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -57,11 +58,14 @@ export const catalogItem = pgTable(
     imageObjectId: text('image_object_id'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
+    /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */
+    changedXid: changedXid(),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
     foreignKey({ columns: [t.organizationId, t.merchantId], foreignColumns: [merchant.organizationId, merchant.id] }),
     index('catalog_item_merchant_idx').on(t.organizationId, t.merchantId, t.id),
+    index('catalog_item_merchant_sync_idx').on(t.organizationId, t.merchantId, t.changedXid),
     check('catalog_item_price_ck', sql`${t.price} >= 0`),
   ],
 );
@@ -77,8 +81,10 @@ export const customerAddress = pgTable(
     location: pt('location').notNull(),
     notes: text('notes'),
     createdAt: ts('created_at').notNull().defaultNow(),
+    /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */
+    changedXid: changedXid(),
   },
-  (t) => [primaryKey({ columns: [t.organizationId, t.id] }), index('customer_address_user_idx').on(t.organizationId, t.userId, t.id)],
+  (t) => [primaryKey({ columns: [t.organizationId, t.id] }), index('customer_address_user_idx').on(t.organizationId, t.userId, t.id), index('customer_address_user_sync_idx').on(t.organizationId, t.userId, t.changedXid)],
 );
 
 export const territoryTariff = pgTable(
@@ -242,12 +248,16 @@ export const merchantOrder = pgTable(
     statusReason: text('status_reason'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
+    /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */
+    changedXid: changedXid(),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
     foreignKey({ columns: [t.organizationId, t.branchId], foreignColumns: [merchantBranch.organizationId, merchantBranch.id] }),
     index('merchant_order_merchant_idx').on(t.organizationId, t.merchantId, t.id),
     index('merchant_order_customer_idx').on(t.organizationId, t.customerUserId, t.id),
+    index('merchant_order_merchant_sync_idx').on(t.organizationId, t.merchantId, t.changedXid),
+    index('merchant_order_customer_sync_idx').on(t.organizationId, t.customerUserId, t.changedXid),
     index('merchant_order_status_idx').on(t.organizationId, t.status),
     uniqueIndex('merchant_order_quote_uq').on(t.organizationId, t.quoteId).where(sql`quote_id IS NOT NULL`),
     check(

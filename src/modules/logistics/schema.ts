@@ -17,6 +17,7 @@ import {
   unique,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
+import { changedXid } from '../../platform/schema.js';
 import { organization } from '../organizations/schema.js';
 import { users } from '../identity/schema.js';
 
@@ -209,6 +210,8 @@ export const trip = pgTable(
     cancelledAt: ts('cancelled_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
+    /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */
+    changedXid: changedXid(),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -217,6 +220,7 @@ export const trip = pgTable(
     foreignKey({ columns: [t.organizationId, t.territoryId], foreignColumns: [territory.organizationId, territory.id] }),
     index('trip_status_idx').on(t.organizationId, t.status, t.id),
     index('trip_driver_idx').on(t.organizationId, t.driverId, t.id),
+    index('trip_driver_sync_idx').on(t.organizationId, t.driverId, t.changedXid),
     index('trip_territory_idx').on(t.organizationId, t.territoryId, t.id),
     index('trip_merchant_idx').on(t.organizationId, t.merchantId, t.id),
     index('trip_customer_idx').on(t.organizationId, t.customerUserId, t.id),

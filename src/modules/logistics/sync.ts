@@ -1,23 +1,20 @@
 import type { AppContext } from '../../platform/context.js';
-import { syncRegistry } from '../mobile/index.js';
+import { lastPosition, syncRegistry, withSyncXid } from '../mobile/index.js';
 import { TRIP_SELECT, tripOut, type TripRow } from './model.js';
 
 /**
  * Offline sync entity `trips` (GET /mobile/sync/pull) for drivers: the trips assigned to the caller that changed
- * after `since`, oldest change first, in the driver's view (tripOut). Trips are never deleted, so there are no
+ * in the pull's window (commit order), in the driver's view (tripOut). Trips are never deleted, so there are no
  * tombstones; a trip reassigned to another driver stops appearing (the `trip.reassigned` event tells the app).
  */
 export function registerLogisticsSync(ctx: AppContext) {
   syncRegistry(ctx).registerProvider({
     entity: 'trips',
     kinds: ['repartidor'],
-    async pull(tx, actor, { since, limit }) {
-      const { rows } = await tx.query<TripRow>(`${TRIP_SELECT} WHERE d.user_id = $1 AND ($2::timestamptz IS NULL OR t.updated_at > $2) ORDER BY t.updated_at, t.id LIMIT $3`, [
-        actor.userId,
-        since,
-        limit,
-      ]);
-      return { changed: rows.map((t) => tripOut(t, actor)), deleted: [] };
+    async pull(tx, actor, w) {
+      const c = w.clause('t', 2);
+      const { rows } = await tx.query<TripRow & { sync_xid: string }>(`${withSyncXid(TRIP_SELECT, 't')} WHERE d.user_id = $1 AND ${c.where} ${c.orderLimit}`, [actor.userId, ...c.params]);
+      return { changed: rows.map((t) => tripOut(t, actor)), deleted: [], last: lastPosition(rows), read: rows.length };
     },
   });
 }

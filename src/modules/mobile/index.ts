@@ -4,8 +4,8 @@ import { createSyncService, syncRegistry, type SyncService } from './sync.js';
 import { registerMobileSync } from './providers.js';
 import { mobileRoutes } from './routes.js';
 
-export { syncRegistry } from './sync.js';
-export type { SyncProvider, SyncOperationHandler, SyncRegistry, SyncChanges, SyncOutcome } from './sync.js';
+export { syncRegistry, withSyncXid, lastPosition } from './sync.js';
+export type { SyncProvider, SyncOperationHandler, SyncRegistry, SyncChanges, SyncOutcome, SyncPage, SyncWindow } from './sync.js';
 
 declare module '../../platform/context.js' {
   interface ServiceRegistry {
@@ -22,7 +22,6 @@ export const mobileModule: Module = {
     const raw = ctx.config.raw;
     ctx.services.mobileSync = createSyncService(ctx, {
       entityLimit: Number(raw.SYNC_ENTITY_LIMIT) > 0 ? Number(raw.SYNC_ENTITY_LIMIT) : 1000,
-      watermarkMarginMs: Number(raw.SYNC_WATERMARK_MARGIN_MS) >= 0 && raw.SYNC_WATERMARK_MARGIN_MS ? Number(raw.SYNC_WATERMARK_MARGIN_MS) : 5_000,
     });
     registerMobileSync(ctx, syncRegistry(ctx));
   },

@@ -4,28 +4,31 @@ import type { AppContext } from '../../platform/context.js';
 import { NOTIFICATION_COLUMNS, publicNotification, type NotificationRow } from '../notifications/service.js';
 import { publicDevice } from '../notifications/devices.js';
 import { HeartbeatProps } from '../notifications/routes.js';
-import type { SyncRegistry } from './sync.js';
+import { lastPosition, type SyncRegistry } from './sync.js';
 
 /** The sync entities and operations of the inbox and devices; trips, orders, catalog... are registered by their modules. */
 export function registerMobileSync(ctx: AppContext, registry: SyncRegistry) {
   registry.registerProvider({
     entity: 'notifications',
-    async pull(tx, actor, { since, limit }) {
+    async pull(tx, actor, w) {
       // Inbox rows are never deleted, so there are no tombstones.
-      const { rows } = await tx.query<NotificationRow>(
-        `SELECT organization_id, ${NOTIFICATION_COLUMNS} FROM notification
-          WHERE user_id = $1 AND ($2::timestamptz IS NULL OR updated_at > $2) ORDER BY updated_at, id LIMIT $3`,
-        [actor.userId, since, limit],
+      const c = w.clause('n', 2);
+      const { rows } = await tx.query<NotificationRow & { sync_xid: string }>(
+        `SELECT n.changed_xid::text AS sync_xid, organization_id, ${NOTIFICATION_COLUMNS} FROM notification n
+          WHERE user_id = $1 AND ${c.where} ${c.orderLimit}`,
+        [actor.userId, ...c.params],
       );
-      return { changed: rows.map(publicNotification), deleted: [] };
+      return { changed: rows.map(publicNotification), deleted: [], last: lastPosition(rows), read: rows.length };
     },
   });
 
   registry.registerProvider({
     entity: 'devices',
-    async pull(tx, actor, { since, limit }) {
-      const rows = await ctx.services.devices.changedSince(tx, actor, since, limit);
+    async pull(tx, actor, w) {
+      const rows = await ctx.services.devices.changedIn(tx, actor, w);
       return {
+        last: lastPosition(rows),
+        read: rows.length,
         changed: rows.filter((d) => d.deleted_at === null).map(publicDevice),
         deleted: rows.filter((d) => d.deleted_at !== null).map((d) => ({ id: d.id, deleted_at: d.deleted_at! })),
       };

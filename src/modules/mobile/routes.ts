@@ -166,14 +166,33 @@ export function mobileRoutes(app: Api, ctx: AppContext) {
       schema: {
         operationId: 'syncPull',
         tags: ['sync'],
-        summary: 'Records I may see that changed after `since`, with tombstones, and the `server_time` watermark for the next pull',
+        summary: 'Records I may see that changed since `cursor`, with tombstones, and the `cursor` for the next pull',
         description:
-          'Without `since`: a first sync (current records, no tombstones). Pass the returned `server_time` as the next `since`; records near the watermark may be sent twice (upsert by id). `has_more`: pull again at once.',
-        querystring: Strict({ since: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601 with offset' })) }),
-        response: { 200: Type.Object({ since: Nullable(Timestamp), server_time: Timestamp, has_more: Type.Boolean(), entities: Type.Record(Type.String(), Changes) }) },
+          'Without `cursor`: a first sync (current records, no tombstones). Pass the returned `cursor` (opaque) to the next pull: ' +
+          'it returns every change committed since, exactly once, however long the transaction that made it ran (changes are read in ' +
+          'commit order from database snapshots, not by timestamp); a record changed several times comes once, in its latest state. ' +
+          '`has_more`: pull again at once with the returned cursor. `since` (a timestamp, from app versions before the cursor) ' +
+          'gets every current record and every tombstone (a superset of the changes since then) and a cursor. A cursor that was not returned by this route: 400 `INVALID_CURSOR`.',
+        querystring: Strict({
+          cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 16384, pattern: '^[A-Za-z0-9_-]+$', description: 'Opaque: the `cursor` of the previous pull' })),
+          since: Type.Optional(Type.String({ format: 'date-time', deprecated: true, description: 'Deprecated (app versions before `cursor`): every current record and every tombstone, and a cursor' })),
+        }),
+        response: {
+          200: Type.Object({
+            cursor: Type.String({ description: 'Opaque: pass it as `cursor` to the next pull' }),
+            since: Nullable(Timestamp),
+            server_time: Timestamp,
+            has_more: Type.Boolean(),
+            entities: Type.Record(Type.String(), Changes),
+          }),
+        },
       },
     },
-    async (req) => sync.pull(actorOf(req), req.query.since ? new Date(req.query.since) : null),
+    async (req) => {
+      // The deprecated `since`: everything current plus every tombstone, a superset of what changed since then.
+      const legacy = !req.query.cursor && req.query.since !== undefined;
+      return { ...(await sync.pull(actorOf(req), req.query.cursor ?? null, { tombstones: legacy })), since: req.query.since ? new Date(req.query.since) : null };
+    },
   );
 
   app.post(

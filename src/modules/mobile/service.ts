@@ -190,7 +190,7 @@ export function createMobileService(ctx: AppContext) {
           event_types: EVENT_TYPES,
         },
         sync: {
-          pull: 'GET /mobile/sync/pull?since=<server_time of the previous pull>',
+          pull: 'GET /mobile/sync/pull?cursor=<cursor of the previous pull (opaque)>',
           push: 'POST /mobile/sync/push {operations:[{client_operation_id,type,payload}]}',
           entities: (ctx.services.sync?.providers() ?? []).map((p) => p.entity),
           operations: ctx.services.sync?.operationTypes() ?? [],

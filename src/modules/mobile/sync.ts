@@ -11,22 +11,56 @@ if (!FormatRegistry.Has('date-time')) {
   FormatRegistry.Set('date-time', (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(v) && !Number.isNaN(Date.parse(v)));
 }
 
-/** What a provider returns for its entity: rows changed after `since` (each with `id`, `updated_at`) and tombstones. */
+/** What a provider returns for its entity: rows changed in the window (each with `id`) and tombstones. */
 export interface SyncChanges {
-  changed: (Record<string, unknown> & { id: string; updated_at: Date | string })[];
+  changed: (Record<string, unknown> & { id: string })[];
   deleted: { id: string; deleted_at: Date | string }[];
+}
+
+/** Where a provider's page ended: the `(changed_xid, id)` of its last row. */
+export type SyncPosition = [xid: string, id: string];
+
+export interface SyncPage extends SyncChanges {
+  /** Position of the last row read (`lastPosition(rows)`), null when none. */
+  last: SyncPosition | null;
+  /** Rows read (changed + deleted); `limit` of them means there may be more. */
+  read: number;
+}
+
+/**
+ * The rows a pull must return for one entity. Each synced table has `changed_xid xid8` (the transaction
+ * that last wrote the row, set by a trigger). `clause(alias, from)` gives the SQL: a condition, the
+ * `ORDER BY ... LIMIT`, and its parameters numbered from `$from`; select `<alias>.changed_xid::text AS
+ * sync_xid` (see `withSyncXid`) so the page's last position can be returned.
+ */
+export interface SyncWindow {
+  limit: number;
+  /** First sync (no cursor): current rows only, no tombstones. */
+  first: boolean;
+  clause(alias: string, from: number): { where: string; orderLimit: string; params: unknown[] };
 }
 
 /**
  * One entity of offline sync (`trips`, `orders`, `catalog_items`, `addresses`...). `pull` runs in the
- * caller's tenant transaction and returns only what the caller may see, oldest change first, at most
- * `limit` changed rows. `since = null` is a first sync: current rows, no tombstones.
+ * caller's tenant transaction and returns only what the caller may see, in the window's order, at most
+ * `limit` rows.
  */
 export interface SyncProvider {
   entity: string;
   /** Who gets this entity; omitted = everyone. */
   kinds?: Principal[];
-  pull(tx: Tx, actor: Actor, window: { since: Date | null; limit: number }): Promise<SyncChanges>;
+  pull(tx: Tx, actor: Actor, window: SyncWindow): Promise<SyncPage>;
+}
+
+/** `SELECT a, b FROM t x ...` → `SELECT x.changed_xid::text AS sync_xid, a, b FROM t x ...`. */
+export function withSyncXid(select: string, alias: string): string {
+  return select.replace(/^\s*SELECT\s/i, `SELECT ${alias}.changed_xid::text AS sync_xid, `);
+}
+
+/** The position of the last of `rows` (read with `withSyncXid`), for `SyncPage.last`. */
+export function lastPosition(rows: { sync_xid?: string; id: string }[]): SyncPosition | null {
+  const r = rows[rows.length - 1];
+  return r ? [String(r.sync_xid), r.id] : null;
 }
 
 export type SyncStatus = 'applied' | 'conflict' | 'rejected';
@@ -102,7 +136,100 @@ export interface SyncResult extends Partial<Omit<SyncOutcome, 'status'>> {
   replayed: boolean;
 }
 
-export function createSyncService(ctx: AppContext, opts: { entityLimit: number; watermarkMarginMs: number }) {
+/**
+ * The opaque pull cursor. Offline sync reads rows by the transaction that last wrote them (`changed_xid`)
+ * against PostgreSQL snapshots (`pg_current_snapshot()`): a snapshot says, for every transaction id, whether
+ * it had committed when the snapshot was taken, so "changed by a transaction visible in the new snapshot and
+ * not in the previous one" is exactly the set of changes committed between two pulls, whatever their start
+ * time and however long they ran. Nothing is sent twice and nothing is skipped (a row changed again is sent
+ * once more, in its latest state).
+ * - `a`: every change visible in this snapshot was delivered (absent: first sync, nothing delivered).
+ * - `b` + `p` (only while `has_more`): a round in progress up to snapshot `b`; `p[entity]` is the position
+ *   reached (`[changed_xid, id]`) or 1 when that entity is done.
+ * - `t`: with `a` null, a full sync that includes tombstones (the deprecated `since`).
+ */
+interface Cursor {
+  a: string | null;
+  b?: string;
+  p?: Record<string, SyncPosition | 1>;
+  t?: 1;
+}
+
+const XID_MAX = (1n << 63n) - 1n;
+const SNAPSHOT_TEXT = /^(\d{1,19}):(\d{1,19}):((?:\d{1,19})(?:,\d{1,19})*)?$/;
+
+/** A snapshot as PostgreSQL writes it (`xmin:xmax:xip,...`), parsed and checked; null when it is not one. */
+function parseSnapshot(text: string): { xmin: bigint; xmax: bigint; xip: bigint[] } | null {
+  const m = SNAPSHOT_TEXT.exec(text);
+  if (!m) return null;
+  const xmin = BigInt(m[1]);
+  const xmax = BigInt(m[2]);
+  const xip = m[3] ? m[3].split(',').map(BigInt) : [];
+  if (xmin > xmax || xmax > XID_MAX) return null;
+  for (const [i, x] of xip.entries()) if (x < xmin || x >= xmax || (i > 0 && x <= xip[i - 1])) return null;
+  return { xmin, xmax, xip };
+}
+
+/**
+ * Snapshots in the cursor are compact, so that one with many transactions in flight still fits in a URL:
+ * base 36, xmax and the in-flight ids as offsets from xmin (`xmin~xmax-xmin~d1.d2`).
+ */
+function packSnapshot(text: string): string {
+  const s = parseSnapshot(text);
+  if (!s) throw new Error(`unexpected snapshot ${text}`);
+  return [s.xmin.toString(36), (s.xmax - s.xmin).toString(36), s.xip.map((x) => (x - s.xmin).toString(36)).join('.')].join('~');
+}
+
+const B36 = /^[0-9a-z]{1,13}$/;
+
+function unpackSnapshot(v: unknown): string | null {
+  if (typeof v !== 'string') return null;
+  const parts = v.split('~');
+  if (parts.length !== 3 || !B36.test(parts[0]) || !B36.test(parts[1])) return null;
+  const b36 = (d: string) => [...d].reduce((n, ch) => n * 36n + BigInt(parseInt(ch, 36)), 0n);
+  const xmin = b36(parts[0]);
+  const xip = parts[2] === '' ? [] : parts[2].split('.');
+  if (!xip.every((d) => B36.test(d))) return null;
+  const text = `${xmin}:${xmin + b36(parts[1])}:${xip.map((d) => String(xmin + b36(d))).join(',')}`;
+  return parseSnapshot(text) ? text : null;
+}
+
+const invalidCursor = () => new AppError(400, 'INVALID_CURSOR', 'cursor is not a cursor returned by GET /mobile/sync/pull; pull without it for a full sync');
+
+export function encodeCursor(c: Cursor): string {
+  const packed: Record<string, unknown> = { a: c.a === null ? null : packSnapshot(c.a) };
+  if (c.b !== undefined) {
+    packed.b = packSnapshot(c.b);
+    packed.p = c.p;
+    if (c.t) packed.t = 1;
+  }
+  return Buffer.from(JSON.stringify(packed)).toString('base64url');
+}
+
+export function decodeCursor(text: string): Cursor {
+  let c: unknown;
+  try {
+    c = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    throw invalidCursor();
+  }
+  if (!c || typeof c !== 'object' || Array.isArray(c)) throw invalidCursor();
+  const { a, b, p, t, ...rest } = c as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) throw invalidCursor();
+  const lower = a === null ? null : unpackSnapshot(a);
+  if (a !== null && lower === null) throw invalidCursor();
+  if (b === undefined && p === undefined && t === undefined) return { a: lower };
+  if (t !== undefined && (t !== 1 || a !== null)) throw invalidCursor();
+  const upper = unpackSnapshot(b);
+  if (upper === null || !p || typeof p !== 'object' || Array.isArray(p)) throw invalidCursor();
+  for (const v of Object.values(p)) {
+    const pos = v === 1 || (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && /^\d{1,19}$/.test(v[0]) && BigInt(v[0]) <= XID_MAX && typeof v[1] === 'string' && v[1].length <= 100);
+    if (!pos) throw invalidCursor();
+  }
+  return { a: lower, b: upper, p: p as Record<string, SyncPosition | 1>, ...(t === 1 ? { t: 1 as const } : {}) };
+}
+
+export function createSyncService(ctx: AppContext, opts: { entityLimit: number }) {
   const registry = syncRegistry(ctx);
 
   async function applyOne(actor: Actor, op: SyncOperationInput): Promise<SyncResult> {
@@ -169,30 +296,60 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number; 
     },
 
     /**
-     * Changes after `since` for every provider the caller may use. `server_time` (the next `since`) is
-     * the read time minus a safety margin, because a row's `updated_at` is its transaction's start time
-     * and a transaction that started just before the read may commit after it; records near the
-     * watermark may therefore come twice (clients upsert by id). A provider that hit the limit sets
-     * `has_more` and pulls the watermark back to its last row.
+     * Changes since `cursor` for every provider the caller may use (see `Cursor`). Without a cursor: a first
+     * sync (current rows; tombstones only with `tombstones`, for the deprecated `since`). A provider that
+     * reads `limit` rows sets `has_more`: the returned cursor continues the same round (same upper snapshot)
+     * where each provider stopped; a row written after that snapshot waits for the next round.
+     * No locks are taken and nothing waits for open transactions: they are simply not in the snapshot yet.
      */
-    async pull(actor: Actor, since: Date | null) {
+    async pull(actor: Actor, cursor: string | null, options: { tombstones?: boolean } = {}) {
+      const from: Cursor = cursor ? decodeCursor(cursor) : { a: null, ...(options.tombstones ? { t: 1 as const } : {}) };
       return ctx.db.withTenant(tenantOf(actor), async (tx) => {
-        const { rows } = await tx.query<{ now: Date }>(`SELECT now() - $1 * interval '1 millisecond' AS now`, [opts.watermarkMarginMs]);
-        let watermark = rows[0].now;
+        const { rows } = await tx.query<{ snap: string; now: Date }>('SELECT pg_current_snapshot()::text AS snap, now() AS now');
+        // The upper snapshot of this round: a new one unless a round with has_more is being continued.
+        const upper = from.b ?? rows[0].snap;
+        const positions: Record<string, SyncPosition | 1> = {};
         let hasMore = false;
         const entities: Record<string, SyncChanges> = {};
         for (const p of registry.providers()) {
           if (p.kinds && !p.kinds.includes(actor.kind)) continue;
-          const changes = await p.pull(tx, actor, { since, limit: opts.entityLimit });
-          entities[p.entity] = changes;
-          if (changes.changed.length >= opts.entityLimit) {
+          const reached = from.p?.[p.entity];
+          if (reached === 1) {
+            entities[p.entity] = { changed: [], deleted: [] };
+            positions[p.entity] = 1;
+            continue;
+          }
+          const window: SyncWindow = {
+            limit: opts.entityLimit,
+            first: from.a === null && !from.t,
+            clause(alias, n) {
+              const x = `${alias}.changed_xid`;
+              const params: unknown[] = [upper];
+              const conds = [`pg_visible_in_snapshot(${x}, $${n}::pg_snapshot)`];
+              if (from.a !== null) {
+                params.push(from.a);
+                const i = n + params.length - 1;
+                conds.push(`${x} >= pg_snapshot_xmin($${i}::pg_snapshot) AND NOT pg_visible_in_snapshot(${x}, $${i}::pg_snapshot)`);
+              }
+              if (reached) {
+                params.push(reached[0], reached[1]);
+                const i = n + params.length - 2;
+                conds.push(`(${x}, ${alias}.id) > ($${i}::xid8, $${i + 1}::text)`);
+              }
+              return { where: `(${conds.join(' AND ')})`, orderLimit: `ORDER BY ${x}, ${alias}.id LIMIT ${Number(opts.entityLimit)}`, params };
+            },
+          };
+          const page = await p.pull(tx, actor, window);
+          entities[p.entity] = { changed: page.changed, deleted: page.deleted };
+          if (page.read >= opts.entityLimit && page.last) {
             hasMore = true;
-            const last = new Date(changes.changed[changes.changed.length - 1].updated_at);
-            const back = new Date(last.getTime() - 1);
-            if (back < watermark) watermark = back;
+            positions[p.entity] = page.last;
+          } else {
+            positions[p.entity] = 1;
           }
         }
-        return { since, server_time: watermark, has_more: hasMore, entities };
+        const next: Cursor = hasMore ? { a: from.a, b: upper, p: positions, ...(from.t ? { t: 1 as const } : {}) } : { a: upper };
+        return { cursor: encodeCursor(next), server_time: rows[0].now, has_more: hasMore, entities };
       });
     },
   };

@@ -3,6 +3,7 @@ import { newId } from '../../platform/ids.js';
 import { tenantOf, type Actor } from '../../platform/auth.js';
 import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
+import type { SyncWindow } from '../mobile/sync.js';
 
 export interface DeviceRow {
   organization_id: string;
@@ -174,11 +175,13 @@ export function createDeviceService(ctx: AppContext) {
     },
 
     /** For sync pull: the caller's devices changed after `since`, and tombstones of removed ones. */
-    async changedSince(tx: Tx, actor: Actor, since: Date | null, limit: number) {
-      const { rows } = await tx.query<DeviceRow>(
-        `SELECT ${COLUMNS} FROM device WHERE user_id = $1 AND ($2::timestamptz IS NULL OR updated_at > $2)
-          AND ($2::timestamptz IS NOT NULL OR deleted_at IS NULL) ORDER BY updated_at, id LIMIT $3`,
-        [actor.userId, since, limit],
+    /** The caller's devices in an offline sync window (deleted ones are tombstones, except at a first sync). */
+    async changedIn(tx: Tx, actor: Actor, w: SyncWindow) {
+      const c = w.clause('dv', 2);
+      const { rows } = await tx.query<DeviceRow & { sync_xid: string }>(
+        `SELECT dv.changed_xid::text AS sync_xid, ${COLUMNS} FROM device dv WHERE user_id = $1 AND ${c.where}
+          ${w.first ? 'AND deleted_at IS NULL' : ''} ${c.orderLimit}`,
+        [actor.userId, ...c.params],
       );
       return rows;
     },

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { changedXid } from '../../platform/schema.js';
 import { users } from '../identity/schema.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -23,6 +24,8 @@ export const notification = pgTable(
     readAt: ts('read_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
+    /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */
+    changedXid: changedXid(),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
@@ -31,6 +34,7 @@ export const notification = pgTable(
     index('notification_user_idx').on(t.organizationId, t.userId, t.id),
     index('notification_user_unread_idx').on(t.organizationId, t.userId, t.id).where(sql`read_at IS NULL`),
     index('notification_user_updated_idx').on(t.organizationId, t.userId, t.updatedAt),
+    index('notification_user_sync_idx').on(t.organizationId, t.userId, t.changedXid),
   ],
 );
 
@@ -58,12 +62,15 @@ export const device = pgTable(
     updatedAt: ts('updated_at').notNull().defaultNow(),
     /** Soft delete: kept as a tombstone for offline sync; re-registering the token revives it. */
     deletedAt: ts('deleted_at'),
+    /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */
+    changedXid: changedXid(),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
     foreignKey({ columns: [t.organizationId, t.userId], foreignColumns: [users.organizationId, users.id] }),
     unique('device_push_token_uq').on(t.organizationId, t.pushToken),
     index('device_user_idx').on(t.organizationId, t.userId),
+    index('device_user_sync_idx').on(t.organizationId, t.userId, t.changedXid),
     index('device_seen_idx').on(t.organizationId, t.lastSeenAt),
   ],
 );
