@@ -49,7 +49,7 @@ export const logisticsModule: Module = {
     services.set(ctx, service);
     ctx.services.logistics = service.api;
     ctx.services.trips = service.directory;
-    registerLogisticsSync(ctx);
+    registerLogisticsSync(ctx, service);
     ctx.workers.push(offerTimeoutWorker(ctx, service));
     ctx.dashboard.set('logistics', async (tx, actor) => {
       const scope = scopeOf(actor);

@@ -57,6 +57,7 @@ export const STAGE_COLUMN: Partial<Record<TripStatus, string>> = {
   in_transit: 'in_transit_at',
   completed: 'completed_at',
   cancelled: 'cancelled_at',
+  returned: 'returned_at',
 };
 
 export function createTripCore(ctx: AppContext) {
