@@ -254,6 +254,42 @@ describe('refusals (nothing written)', () => {
   });
 });
 
+describe('dispatch (POST /trips/:id/status)', () => {
+  it('records a failed delivery reported by phone (failure_reason required) and closes a return the merchant confirms', async () => {
+    const d = await newDriver(t, { lon: -68.135, lat: -16.5 }, { capacity: 2, admin });
+    const a = await orderInTransit(d);
+    const b = await orderInTransit(d);
+    const status = (tripId: string, body: Record<string, unknown>) => t.req(admin, { method: 'POST', url: `/trips/${tripId}/status`, payload: { reason: 'driver phoned in', ...body } });
+
+    const missing = await status(a.tripId, { status: 'failed' });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json().errors).toEqual([{ field: 'failure_reason', message: 'required' }]);
+    expect((await status(a.tripId, { status: 'failed', failure_reason: 'stolen' })).statusCode).toBe(400);
+    expect((await tripDb(t, a.tripId)).status).toBe('in_transit');
+
+    const closed = await status(a.tripId, { status: 'failed', failure_reason: 'damaged' });
+    expect(closed.statusCode, closed.body).toBe(200);
+    expect(closed.json()).toMatchObject({ status: 'failed', failure_reason: 'damaged', failure_note: 'driver phoned in' });
+    expect((await orderRow(t, a.orderId)).status).toBe('delivery_failed');
+    expect((await event(a.tripId, 'trip.delivery_failed'))[0].payload).toMatchObject({ recorded_by: 'dispatch', failure_reason: 'damaged' });
+    expect((await driverDb(t, d.id)).active_trips).toBe(1);
+
+    ok(await status(b.tripId, { status: 'returning', failure_reason: 'wrong_address' }));
+    // Goods on their way back cannot be cancelled; the return is closed once the merchant confirms.
+    expect((await status(b.tripId, { status: 'cancelled' })).statusCode).toBe(409);
+    const back = await status(b.tripId, { status: 'returned' });
+    expect(back.statusCode, back.body).toBe(200);
+    expect(back.json().status).toBe('returned');
+    expect((await orderRow(t, b.orderId)).status).toBe('returned');
+    expect((await driverDb(t, d.id)).active_trips).toBe(0);
+    expect(await tripEntries(b.tripId)).toHaveLength(1);
+    // No payment is received for an order whose delivery failed.
+    const receipt = await t.req(admin, { method: 'POST', url: `/admin/orders/${b.orderId}/payment-received`, payload: { method: 'driver_cash' } });
+    expect(receipt.statusCode).toBe(409);
+    expect(receipt.json().code).toBe('ORDER_DELIVERY_FAILED');
+  });
+});
+
 describe('driver app offline', () => {
   it('sync push trip.fail_delivery applies once; a later report of the same trip is a conflict', async () => {
     const d = await newDriver(t, { lon: -68.135, lat: -16.5 }, { capacity: 1, admin });

@@ -48,9 +48,16 @@ const OPERATIONS: { name: string; from: State[]; to: State; run: (id: string) =>
   },
   ...STATES.map((target) => ({
     name: `dispatch status → ${target}`,
-    from: (target === 'pending' ? ['assigned', 'accepted'] : target === 'cancelled' ? ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit'] : []) as State[],
+    from: ({ pending: ['assigned', 'accepted'], cancelled: ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit'], returning: ['in_transit'], failed: ['in_transit'], returned: ['returning'] }[
+      target as string
+    ] ?? []) as State[],
     to: target,
-    run: (id: string) => t.req(admin, { method: 'POST', url: `/trips/${id}/status`, payload: { status: target, reason: 'table test' } }),
+    run: (id: string) =>
+      t.req(admin, {
+        method: 'POST',
+        url: `/trips/${id}/status`,
+        payload: { status: target, reason: 'table test', ...(target === 'returning' || target === 'failed' ? { failure_reason: 'recipient_absent' } : {}) },
+      }),
   })),
 ];
 

@@ -30,16 +30,18 @@ export const TRIP_TRANSITIONS: Transitions<TripStatus> = {
   failed: [],
 };
 
-/** What `POST /trips/:id/status` may do: unassign (back to pending) and cancel; the rest have their own operations and proofs. */
+/** What `POST /trips/:id/status` may do: unassign (back to pending), cancel, record a failed delivery and close its return; the rest have their own operations and proofs. */
 export const DISPATCH_TRANSITIONS: Transitions<TripStatus> = {
   pending: ['cancelled'],
   assigned: ['pending', 'cancelled'],
   accepted: ['pending', 'cancelled'],
   picked_up: ['cancelled'],
-  in_transit: ['cancelled'],
+  // A failed delivery reported by phone (returning or failed, dispatch decides; `failure_reason` required).
+  in_transit: ['cancelled', 'returning', 'failed'],
   completed: [],
   cancelled: [],
-  returning: [],
+  // The merchant confirmed he has the goods back (no PIN: dispatch answers for it, audited).
+  returning: ['returned'],
   returned: [],
   failed: [],
 };
