@@ -183,6 +183,12 @@ describe('failed delivery, policy close', () => {
       expect((await fail(d, tripId)).statusCode).toBe(409);
       expect((await t.req(admin, { method: 'POST', url: `/trips/${tripId}/status`, payload: { status: 'cancelled', reason: 'x' } })).statusCode).toBe(409);
       expect(ok(await t.req(d.session, { method: 'GET', url: '/driver/earnings' })).data[0]).toMatchObject({ trip_id: tripId, status: 'failed' });
+      // The recipient's link: the delivery ended, so no PIN and no driver position, and the link now expires.
+      const link = ok(await t.req(shop.session, { method: 'GET', url: `/trips/${tripId}/recipient-link` }));
+      expect(link.expires_at).toBeTruthy();
+      const view = await t.app.inject({ method: 'GET', url: link.url.replace(/^https?:\/\/[^/]+/, '') });
+      expect(view.statusCode, view.body).toBe(200);
+      expect(view.json()).toMatchObject({ status: 'failed', delivery_pin: null, driver_location: null });
     } finally {
       await setFailedDeliveryPolicy(t, 'return_to_merchant');
     }
