@@ -56,6 +56,11 @@ export interface MoneyHooks {
   paymentDestinations(tx: Tx, merchantId: string): Promise<PaymentDestination[]>;
   /** A delivery_express trip was completed: its delivery-fee entry (idempotent per trip). */
   expressDelivered(tx: Tx, actor: Actor, facts: ExpressMoneyFacts): Promise<void>;
+  /**
+   * A delivery failed at the recipient's door: the merchant pays the attempt's delivery fee (idempotent per order and
+   * trip), no sale is credited, and an order's payment status follows as for a cancellation.
+   */
+  deliveryFailed(tx: Tx, actor: Actor, facts: { order: OrderMoneyFacts } | { express: ExpressMoneyFacts }): Promise<void>;
 }
 
 /** Implemented by chat (`ctx.services.chat`, declared by the chat module): `summary` is the human message text, `data` the structured order summary. */

@@ -76,6 +76,24 @@ export async function tripIn(t: TestApp, admin: Session, driver: TestDriver, sta
   if (state === 'picked_up') return trip.id;
   await ok(t.req(driver.session, { method: 'POST', url: `/driver/trips/${trip.id}/start-delivery` }));
   if (state === 'in_transit') return trip.id;
+  if (state === 'returning' || state === 'returned') {
+    await ok(t.req(driver.session, { method: 'POST', url: `/driver/trips/${trip.id}/fail-delivery`, payload: { reason: 'recipient_absent' } }));
+    if (state === 'returned') await ok(t.req(driver.session, { method: 'POST', url: `/driver/trips/${trip.id}/return`, payload: { pin: row.pickup_pin } }));
+    return trip.id;
+  }
+  if (state === 'failed') {
+    await setFailedDeliveryPolicy(t, 'close');
+    await ok(t.req(driver.session, { method: 'POST', url: `/driver/trips/${trip.id}/fail-delivery`, payload: { reason: 'refused' } }));
+    await setFailedDeliveryPolicy(t, 'return_to_merchant');
+    return trip.id;
+  }
   await ok(t.req(driver.session, { method: 'POST', url: `/trips/${trip.id}/verify-delivery`, payload: { pin: row.delivery_pin } }));
   return trip.id;
+}
+
+/** The organization's failed_delivery_policy (logistics settings), set as the demo administrator. */
+export async function setFailedDeliveryPolicy(t: TestApp, policy: 'return_to_merchant' | 'close', admin?: Session) {
+  const res = await t.req(admin ?? (await t.as('admin')), { method: 'PATCH', url: '/logistics/settings', payload: { failed_delivery_policy: policy } });
+  expect(res.statusCode, res.body).toBe(200);
+  expect(res.json().failed_delivery_policy).toBe(policy);
 }

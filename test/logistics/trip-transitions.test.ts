@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { driverDb, eventTypes, newDriver, newTrip, pt, tripDb, tripIn, type TestDriver } from './fixtures.js';
 
-const STATES = ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit', 'completed', 'cancelled'] as const;
+const STATES = ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit', 'completed', 'cancelled', 'returning', 'returned', 'failed'] as const;
 type State = (typeof STATES)[number];
 
 let t: TestApp;
@@ -38,11 +38,26 @@ const OPERATIONS: { name: string; from: State[]; to: State; run: (id: string) =>
     to: 'completed',
     run: async (id) => t.req(a.session, { method: 'POST', url: `/trips/${id}/verify-delivery`, payload: { pin: (await tripDb(t, id)).delivery_pin } }),
   },
+  // Failed delivery, with the default policy return_to_merchant (the `close` policy's in_transit → failed: failed-delivery.test.ts).
+  { name: 'fail-delivery', from: ['in_transit'], to: 'returning', run: (id) => t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/fail-delivery`, payload: { reason: 'refused' } }) },
+  {
+    name: 'return (pickup PIN)',
+    from: ['returning'],
+    to: 'returned',
+    run: async (id) => t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/return`, payload: { pin: (await tripDb(t, id)).pickup_pin } }),
+  },
   ...STATES.map((target) => ({
     name: `dispatch status → ${target}`,
-    from: (target === 'pending' ? ['assigned', 'accepted'] : target === 'cancelled' ? ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit'] : []) as State[],
+    from: ({ pending: ['assigned', 'accepted'], cancelled: ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit'], returning: ['in_transit'], failed: ['in_transit'], returned: ['returning'] }[
+      target as string
+    ] ?? []) as State[],
     to: target,
-    run: (id: string) => t.req(admin, { method: 'POST', url: `/trips/${id}/status`, payload: { status: target, reason: 'table test' } }),
+    run: (id: string) =>
+      t.req(admin, {
+        method: 'POST',
+        url: `/trips/${id}/status`,
+        payload: { status: target, reason: 'table test', ...(target === 'returning' || target === 'failed' ? { failure_reason: 'recipient_absent' } : {}) },
+      }),
   })),
 ];
 
@@ -73,7 +88,7 @@ describe('trip transitions (table)', () => {
 
   it('keeps the driver capacity counters equal to the active trips', async () => {
     const { rows } = await t.db.withSystem((tx) =>
-      tx.query(`SELECT d.id, d.active_trips, (SELECT count(*)::int FROM trip x WHERE x.driver_id = d.id AND x.status IN ('assigned','accepted','picked_up','in_transit')) AS real FROM driver d`),
+      tx.query(`SELECT d.id, d.active_trips, (SELECT count(*)::int FROM trip x WHERE x.driver_id = d.id AND x.status IN ('assigned','accepted','picked_up','in_transit','returning')) AS real FROM driver d`),
     );
     for (const r of rows) expect(r.active_trips, r.id).toBe(r.real);
   });

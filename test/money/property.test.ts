@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers.js';
-import { pt, tripDb } from '../logistics/fixtures.js';
+import { pt, setFailedDeliveryPolicy, tripDb } from '../logistics/fixtures.js';
 import { runMerchantSettlements } from '../../src/modules/money/settlement-worker.js';
 import { formatMoney, money, toCents } from '../../src/platform/money.js';
 import type { PaymentDestination } from '../../src/platform/order-contracts.js';
@@ -19,6 +19,9 @@ import { newMerchant, ok, orderKit, type MoneyShop, type OrderKit } from './fixt
  *     merchant_direct or cash order holds the total himself), and an open or cancelled order has none;
  *  4. at most one delivery_fee_debit per order and per trip;
  *  5. every completed trip of the merchant that earns its driver something has its delivery_fee_debit.
+ * Failed deliveries (issue 20) are among the operations: an open order or an express request fails at the door (then
+ * maybe returns to the merchant); the order's only entry is the delivery fee charged to the merchant, a received payment
+ * is refunded in full (so it covers no payout), and the attempt's trip is backed like a completed one (invariants 3–5).
  *
  * CI runs a bounded number of sequences (MONEY_RUNS, default 10, of at most MONEY_STEPS = 8 steps);
  * `npm run test:money` runs more (MONEY_RUNS=100 of MONEY_STEPS=12 by default; MONEY_SEED replays a run, MONEY_SHRINK=1 shrinks a failure).
@@ -44,7 +47,7 @@ interface ModelOrder {
   discount: string;
   fee: string;
   total: string;
-  state: 'open' | 'delivered' | 'cancelled';
+  state: 'open' | 'delivered' | 'cancelled' | 'failed';
   received: boolean;
   refunded: string;
 }
@@ -63,10 +66,17 @@ const Action = fc.oneof(
     receiveFirst: fc.boolean(),
   }),
   fc.record({ kind: fc.constant('deliver' as const), i: pick }),
+  fc.record({
+    kind: fc.constant('fail' as const),
+    i: pick,
+    returned: fc.boolean(),
+    destination: fc.constantFrom<PaymentDestination>('platform', 'merchant_direct', 'cash'),
+    receiveFirst: fc.boolean(),
+  }),
   fc.record({ kind: fc.constant('receive' as const), i: pick }),
   fc.record({ kind: fc.constant('cancel' as const), i: pick }),
   fc.record({ kind: fc.constant('refund' as const), i: pick, share: fc.option(fc.integer({ min: 1, max: 99 }), { nil: null }) }),
-  fc.record({ kind: fc.constant('express' as const), complete: fc.boolean() }),
+  fc.record({ kind: fc.constant('express' as const), outcome: fc.constantFrom('complete', 'cancel', 'fail') }),
   fc.record({ kind: fc.constant('debt_payment' as const), share: fc.integer({ min: 1, max: 150 }) }),
   fc.record({ kind: fc.constant('settle' as const) }),
 );
@@ -74,14 +84,32 @@ type ActionT = typeof Action extends fc.Arbitrary<infer A> ? A : never;
 
 const commissionOf = (o: ModelOrder, pct: string) => toCents(money(o.subtotal).minus(o.discount).times(pct).dividedBy(100));
 
-async function express(shop: MoneyShop, complete: boolean) {
+/**
+ * The driver carries the trip to the door (assign, accept, pickup PIN, start) and reports the delivery failed: with the
+ * policy return_to_merchant he brings it back (pickup PIN), with `close` it ends there (either way his capacity is freed).
+ */
+async function failAtTheDoor(tripId: string, returned: boolean) {
+  const d = kit.driver;
+  const trip = await tripDb(t, tripId);
+  ok(await t.req(kit.admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: d.id } }));
+  ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/accept` }));
+  ok(await t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-pickup`, payload: { pin: trip.pickup_pin } }));
+  ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/start-delivery` }));
+  if (!returned) await setFailedDeliveryPolicy(t, 'close', kit.admin);
+  ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/fail-delivery`, payload: { reason: 'recipient_absent' } }));
+  if (!returned) await setFailedDeliveryPolicy(t, 'return_to_merchant', kit.admin);
+  if (returned) ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/return`, payload: { pin: trip.pickup_pin } }));
+}
+
+async function express(shop: MoneyShop, outcome: 'complete' | 'cancel' | 'fail') {
   const r = ok(await t.req(shop.session, {
     method: 'POST',
     url: '/merchant/delivery-express',
     payload: { branch_id: shop.branchId, customer_name: 'P', dropoff_address: 'Calle 9', dropoff_location: pt(-68.121, -16.512) },
   }), 201);
   const trip = await tripDb(t, r.trip_id);
-  if (!complete) {
+  if (outcome === 'fail') return failAtTheDoor(r.trip_id, true);
+  if (outcome === 'cancel') {
     ok(await t.req(kit.admin, { method: 'POST', url: `/trips/${r.trip_id}/status`, payload: { status: 'cancelled', reason: 'property' } }));
     return;
   }
@@ -122,7 +150,7 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
       return;
     }
     case 'receive': {
-      const o = among((x) => x.destination === 'platform' && !x.received && x.state !== 'cancelled', a.i);
+      const o = among((x) => x.destination === 'platform' && !x.received && (x.state === 'open' || x.state === 'delivered'), a.i);
       if (!o) return;
       await kit.receive(o.id);
       o.received = true;
@@ -146,7 +174,23 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
       return;
     }
     case 'express':
-      return express(shop, a.complete);
+      return express(shop, a.outcome);
+    case 'fail': {
+      // An open order fails at the door; without one, a new order (maybe paid to the platform first) does.
+      let o = among((x) => x.state === 'open', a.i);
+      if (!o) {
+        const placed = await kit.place(shop, { destination: a.destination, subtotal: '50.00', fee: '12.50' });
+        o = { id: placed.id, destination: a.destination, subtotal: '50.00', discount: '0.00', fee: '12.50', total: placed.total, state: 'open', received: false, refunded: '0.00' };
+        orders.push(o);
+        if (a.destination === 'platform' && a.receiveFirst) {
+          await kit.receive(o.id);
+          o.received = true;
+        }
+      }
+      await failAtTheDoor(await kit.ready(shop, o.id), a.returned);
+      o.state = 'failed';
+      return;
+    }
     case 'debt_payment': {
       const w = ok(await t.req(shop.session, { method: 'GET', url: '/merchant/settlement-rule' })).wallet;
       const amount = toCents(money(w.debt).times(a.share).dividedBy(100));
@@ -175,7 +219,8 @@ async function checkInvariants(shop: MoneyShop, pct: string, orders: ModelOrder[
     .filter((o) => o.destination === 'platform' && o.state === 'delivered' && !o.received)
     .reduce((s, o) => s.plus(money(o.total).minus(commissionOf(o, pct)).minus(o.fee)), money(0));
   expect(w.pending, trail).toBe(formatMoney(pending));
-  const received = orders.filter((o) => o.destination === 'platform' && o.received).map((o) => o.id);
+  // A received payment of a failed delivery was refunded in full: it covers no payout.
+  const received = orders.filter((o) => o.destination === 'platform' && o.received && o.state !== 'failed').map((o) => o.id);
   const [cover] = await q(
     `SELECT COALESCE(-sum(amount) FILTER (WHERE entry_type = 'settlement_debit'), 0)::numeric(14,2)::text AS paid,
             COALESCE(sum(amount) FILTER (WHERE order_id = ANY($2::text[]) AND entry_type <> 'refund'), 0)::numeric(14,2)::text AS received
@@ -189,6 +234,11 @@ async function checkInvariants(shop: MoneyShop, pct: string, orders: ModelOrder[
   );
   for (const o of orders) {
     const entries = money(byOrder.get(o.id) ?? '0');
+    if (o.state === 'failed') {
+      // The merchant pays the attempt: its delivery fee, nothing else (no sale, no commission).
+      expect(formatMoney(entries), `failed order ${o.id} ${trail}`).toBe(formatMoney(money(0).minus(o.fee)));
+      continue;
+    }
     if (o.state !== 'delivered') {
       expect(byOrder.has(o.id), `${o.state} order ${o.id} has entries ${trail}`).toBe(false);
       continue;
@@ -206,7 +256,7 @@ async function checkInvariants(shop: MoneyShop, pct: string, orders: ModelOrder[
   expect(dupes, trail).toEqual([]);
   // 5. driver earnings backed by a ledger entry.
   const unbacked = await q(
-    `SELECT t.id FROM trip t WHERE t.merchant_id = $1 AND t.status = 'completed' AND t.driver_earning > 0
+    `SELECT t.id FROM trip t WHERE t.merchant_id = $1 AND t.status IN ('completed', 'returning', 'returned', 'failed') AND t.driver_earning > 0
         AND NOT EXISTS (SELECT 1 FROM merchant_wallet_entry e WHERE e.trip_id = t.id AND e.entry_type = 'delivery_fee_debit')`,
     [shop.id],
   );

@@ -41,8 +41,11 @@ describe('mobile contract', () => {
 
   it('contract, brand assets and builds', async () => {
     const contract = (await t.req(customer, { method: 'GET', url: '/mobile/contract' })).json();
-    expect(contract).toMatchObject({ api_base: '/api/v1', release: '0.7.2', sync: { entities: expect.arrayContaining(['notifications', 'devices']), operations: ['notification.read', 'device.heartbeat'] } });
-    expect(contract.realtime.event_types).toContain('trip.delivery_verified');
+    expect(contract).toMatchObject({ api_base: '/api/v1', release: '0.7.2', sync: { entities: expect.arrayContaining(['notifications', 'devices']), operations: expect.arrayContaining(['notification.read', 'device.heartbeat']) } });
+    expect(contract.sync.operations).toHaveLength(3);
+    // The driver app reports a failed delivery offline (issue 20).
+    expect(contract.sync.operations).toContain('trip.fail_delivery');
+    expect(contract.realtime.event_types).toEqual(expect.arrayContaining(['trip.delivery_verified', 'trip.delivery_failed', 'trip.returned']));
     const brand = (await t.req(customer, { method: 'GET', url: '/mobile/brand-assets' })).json();
     expect(brand).toMatchObject({ organization_id: t.demo.organizationId, slug: 'demo' });
     const builds = (await t.req(driver, { method: 'GET', url: '/app-builds?app_role=repartidor' })).json();

@@ -17,7 +17,9 @@ export const lit = <T extends string>(values: readonly T[], description?: string
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export type ServiceMode = (typeof SERVICE_MODES)[number];
 
-export const OrderStatusSchema = lit(ORDER_STATUSES, 'pending_confirmation → confirmed → preparing → ready → in_delivery → delivered; cancelled from any non-terminal state');
+export const OrderStatusSchema = lit(ORDER_STATUSES, 'pending_confirmation → confirmed → preparing → ready → in_delivery → delivered; cancelled from any non-terminal state; ' +
+    'a failed delivery: in_delivery → delivery_failed (→ returned when the goods are back at the merchant)',
+);
 export const PaymentDestinationSchema = lit(PAYMENT_DESTINATIONS, 'platform (default), merchant_direct or cash');
 export const PaymentStatusSchema = lit(
   PAYMENT_STATUSES,
@@ -27,7 +29,7 @@ export const PaymentStatusSchema = lit(
     'wallet entries are pending and no settlement pays them out.',
 );
 export const OrderSourceSchema = lit(ORDER_SOURCES);
-export const ExpressStatusSchema = lit(EXPRESS_STATUSES, 'requested → created (trip exists) → completed | cancelled, following the trip');
+export const ExpressStatusSchema = lit(EXPRESS_STATUSES, 'requested → created (trip exists) → completed | cancelled | delivery_failed (→ returned), following the trip');
 export const ServiceModeSchema = lit(SERVICE_MODES);
 
 export const inTx = <T>(ctx: AppContext, actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);

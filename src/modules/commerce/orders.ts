@@ -10,15 +10,20 @@ import { buildCart, type Cart, type CartInput } from './checkout.js';
 import { couponRefused, redeemCoupon, releaseRedemption } from './coupons.js';
 import { ORDER_SELECT, type OrderRow, type OrderStatus } from './model.js';
 
-/** The commercial order machine (terminal: delivered, cancelled). */
+/**
+ * The commercial order machine (terminal: delivered, cancelled, returned; delivery_failed is final when the
+ * organization closes failed deliveries, else it ends as returned when the merchant gets the goods back).
+ */
 export const ORDER_TRANSITIONS: Transitions<OrderStatus> = {
   pending_confirmation: ['confirmed', 'cancelled'],
   confirmed: ['preparing', 'cancelled'],
   preparing: ['ready', 'cancelled'],
   ready: ['in_delivery', 'cancelled'],
-  in_delivery: ['delivered', 'cancelled'],
+  in_delivery: ['delivered', 'cancelled', 'delivery_failed'],
   delivered: [],
   cancelled: [],
+  delivery_failed: ['returned'],
+  returned: [],
 };
 
 /** What the merchant may request by hand; in_delivery and delivered only follow the trip (pickup verified, completed). */
@@ -30,6 +35,8 @@ export const MERCHANT_TRANSITIONS: Transitions<OrderStatus> = {
   in_delivery: ['cancelled'],
   delivered: [],
   cancelled: [],
+  delivery_failed: [],
+  returned: [],
 };
 
 /**
@@ -171,8 +178,9 @@ export function createOrderService(ctx: AppContext) {
     let after = (await loadOrder(tx, o.id))!;
     if (to === 'cancelled') await ctx.services.money?.orderCancelled(tx, actor, orderFacts(after));
     if (to === 'delivered') await ctx.services.money?.orderDelivered(tx, actor, orderFacts(after));
-    // Money may have moved the payment status (a cancellation): answer with the order as committed.
-    if (to === 'cancelled') after = (await loadOrder(tx, o.id))!;
+    if (to === 'delivery_failed') await ctx.services.money?.deliveryFailed(tx, actor, { order: orderFacts(after) });
+    // Money may have moved the payment status (a cancellation, a failed delivery): answer with the order as committed.
+    if (to === 'cancelled' || to === 'delivery_failed') after = (await loadOrder(tx, o.id))!;
     await announce(tx, actor.userId, after, 'order.status_changed', o.status);
     return after;
   }

@@ -8,11 +8,11 @@ const pt = (name: string) => point(name, { mode: 'xy' });
 const moneyCol = (name: string) => numeric(name, { precision: 12, scale: 2 });
 const textArray = (name: string) => text(name).array().notNull().default(sql`'{}'::text[]`);
 
-export const ORDER_STATUSES = ['pending_confirmation', 'confirmed', 'preparing', 'ready', 'in_delivery', 'delivered', 'cancelled'] as const;
+export const ORDER_STATUSES = ['pending_confirmation', 'confirmed', 'preparing', 'ready', 'in_delivery', 'delivered', 'cancelled', 'delivery_failed', 'returned'] as const;
 export const PAYMENT_DESTINATIONS = ['platform', 'merchant_direct', 'cash'] as const;
 export const PAYMENT_STATUSES = ['pending', 'pending_review', 'authorized', 'paid', 'failed', 'partially_refunded', 'refunded'] as const;
 export const ORDER_SOURCES = ['core', 'chat', 'delivery_express', 'admin', 'api'] as const;
-export const EXPRESS_STATUSES = ['requested', 'created', 'cancelled', 'completed'] as const;
+export const EXPRESS_STATUSES = ['requested', 'created', 'cancelled', 'completed', 'delivery_failed', 'returned'] as const;
 export const SERVICE_MODES = ['marketplace', 'delivery_express'] as const;
 
 export const merchantBranch = pgTable(

@@ -7,8 +7,10 @@ import { loadOrder, serviceActor, type OrderService } from './orders.js';
 /**
  * Orders and express requests follow their trip. These hooks run inside the transaction that changed the
  * trip, so the order can never disagree with it:
- * - order: trip.pickup_verified → in_delivery; trip.completed → delivered; trip.cancelled (by dispatch) → cancelled.
- * - express request: trip.created → created (trip_id set); trip.completed → completed; trip.cancelled → cancelled.
+ * - order: trip.pickup_verified → in_delivery; trip.completed → delivered; trip.cancelled (by dispatch) → cancelled;
+ *   trip.delivery_failed → delivery_failed (money charges the attempt); trip.returned → returned.
+ * - express request: trip.created → created (trip_id set); trip.completed → completed; trip.cancelled → cancelled;
+ *   trip.delivery_failed → delivery_failed (charged as a completed one); trip.returned → returned.
  * Every move is conditional on the current state, so a repeated or late event changes nothing.
  */
 export function registerTripHooks(ctx: AppContext, orders: OrderService) {
@@ -16,6 +18,15 @@ export function registerTripHooks(ctx: AppContext, orders: OrderService) {
     'trip.pickup_verified': { to: 'in_delivery', from: ['ready'] },
     'trip.completed': { to: 'delivered', from: ['in_delivery'] },
     'trip.cancelled': { to: 'cancelled', from: ['pending_confirmation', 'confirmed', 'preparing', 'ready', 'in_delivery'] },
+    'trip.delivery_failed': { to: 'delivery_failed', from: ['in_delivery'] },
+    'trip.returned': { to: 'returned', from: ['delivery_failed'] },
+  };
+  const EXPRESS_MOVES: Record<string, { to: string; from: string[] }> = {
+    'trip.created': { to: 'created', from: ['requested'] },
+    'trip.completed': { to: 'completed', from: ['requested', 'created'] },
+    'trip.cancelled': { to: 'cancelled', from: ['requested', 'created'] },
+    'trip.delivery_failed': { to: 'delivery_failed', from: ['created'] },
+    'trip.returned': { to: 'returned', from: ['delivery_failed'] },
   };
 
   async function followOrder(tx: Tx, ev: StoredEvent, orderId: string) {
@@ -24,26 +35,32 @@ export function registerTripHooks(ctx: AppContext, orders: OrderService) {
     const o = await loadOrder(tx, orderId, true);
     if (!o || o.organization_id !== ev.organization_id || o.trip_id !== ev.entity_id || !move.from.includes(o.status)) return;
     const actor = serviceActor(ev.organization_id, ev.actor_user_id, `event:${ev.seq}`);
-    const reason = ev.type === 'trip.cancelled' ? `trip cancelled${ev.payload.reason ? `: ${String(ev.payload.reason)}` : ''}` : null;
+    const reason =
+      ev.type === 'trip.cancelled'
+        ? `trip cancelled${ev.payload.reason ? `: ${String(ev.payload.reason)}` : ''}`
+        : ev.type === 'trip.delivery_failed'
+          ? `delivery failed: ${String(ev.payload.failure_reason)}`
+          : null;
     // The trip is already cancelled: the order must not try to cancel it again.
     await orders.move(tx, actor, o, move.to, reason, { cancelTrip: false });
   }
 
   async function followExpress(tx: Tx, ev: StoredEvent) {
-    const to = { 'trip.created': 'created', 'trip.completed': 'completed', 'trip.cancelled': 'cancelled' }[ev.type];
-    if (!to) return;
+    const move = EXPRESS_MOVES[ev.type];
+    if (!move) return;
+    const to = move.to;
     const trip = await ctx.services.logistics.getTrip(tx, ev.entity_id);
     if (!trip?.express_request_id) return;
     const { rows } = await tx.query<{ id: string; merchant_id: string; territory_id: string | null }>(
       `UPDATE delivery_express_request SET status = $3, trip_id = COALESCE(trip_id, $2), updated_at = now()
         WHERE organization_id = $4 AND id = $1 AND status = ANY($5::text[]) RETURNING id, merchant_id, territory_id`,
-      [trip.express_request_id, trip.id, to, ev.organization_id, to === 'created' ? ['requested'] : ['requested', 'created']],
+      [trip.express_request_id, trip.id, to, ev.organization_id, move.from],
     );
     const r = rows[0];
-    if (r && to === 'completed') {
-      // The fee of a completed express delivery goes on the merchant's ledger in the trip's transaction.
+    if (r && (to === 'completed' || to === 'delivery_failed')) {
+      // The fee of a completed (or attempted and failed) express delivery goes on the merchant's ledger in the trip's transaction.
       const actor = serviceActor(ev.organization_id, ev.actor_user_id, `event:${ev.seq}`);
-      await ctx.services.money?.expressDelivered(tx, actor, {
+      const facts = {
         expressRequestId: r.id,
         merchantId: r.merchant_id,
         tripId: trip.id,
@@ -52,7 +69,9 @@ export function registerTripHooks(ctx: AppContext, orders: OrderService) {
         deliveryFee: trip.delivery_fee,
         driverEarning: trip.driver_earning,
         currency: trip.currency,
-      });
+      };
+      if (to === 'completed') await ctx.services.money?.expressDelivered(tx, actor, facts);
+      else await ctx.services.money?.deliveryFailed(tx, actor, { express: facts });
     }
     if (r && to !== 'created') {
       await ctx.services.chat?.enqueueStatusChanged(tx, { organizationId: ev.organization_id, merchantId: r.merchant_id, expressRequestId: r.id, territoryId: r.territory_id, status: to });

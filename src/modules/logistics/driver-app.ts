@@ -2,9 +2,9 @@ import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
-import { IdParams, Money, Nullable, Page, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
+import { IdParams, Money, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { driverOut, tripOut, type DriverRow } from './model.js';
-import { bodyOptional, DriverOut, GpsPointIn, IngestOut, ReasonBody, SingleLocationIn, TripOutSchema, TripStatusSchema } from './schemas.js';
+import { bodyOptional, DriverOut, EvidenceIn, FailureReasonSchema, GpsPointIn, IngestOut, ReasonBody, SingleLocationIn, TripOutSchema, TripStatusSchema } from './schemas.js';
 import { MAX_BATCH } from './locations.js';
 import { earnings, listTrips } from './trips-query.js';
 import type { LogisticsService } from './service.js';
@@ -150,6 +150,58 @@ export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService
     );
   }
 
+  app.post(
+    '/driver/trips/:id/fail-delivery',
+    {
+      config: auth,
+      schema: {
+        operationId: 'failMyDelivery',
+        tags: ['driver-app'],
+        summary: 'Report a delivery that could not be completed: in_transit → returning (or failed, as the organization configures)',
+        description:
+          'With the logistics setting `failed_delivery_policy` = `return_to_merchant` (default) the trip goes to `returning`: bring the goods back and ' +
+          'confirm with POST /driver/trips/{id}/return; with `close` it ends as `failed` and frees your capacity. `reason`: recipient_absent, refused, ' +
+          'wrong_address, unsafe_location, damaged or other (400 VALIDATION_FAILED listing them otherwise). Optional evidence {type, storage_key}: a private ' +
+          'storage object of purpose delivery_evidence for this trip and stage `delivery` (422 STORAGE_OBJECT_WRONG_TRIP, _WRONG_STAGE, _WRONG_TYPE, ' +
+          '_WRONG_PURPOSE, _NOT_OWNED otherwise). Event trip.delivery_failed; the order goes to delivery_failed (express request too) and the merchant is ' +
+          'charged the delivery fee of the attempt. 409 INVALID_TRANSITION unless in_transit (also on a second report); 409 TRIP_NOT_ASSIGNED_TO_YOU for ' +
+          "another driver's trip. Offline: sync push operation `trip.fail_delivery` with {trip_id, reason, note?, evidence?}.",
+        params: IdParams,
+        body: Strict({ reason: FailureReasonSchema, note: Type.Optional(ShortText(500)), evidence: Type.Optional(EvidenceIn) }),
+        response: { 200: TripOutSchema },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return tripOut(await asDriver(actor, (tx, d) => svc.failedDelivery.fail(tx, actor, d, req.params.id, req.body)), actor);
+    },
+  );
+
+  app.post(
+    '/driver/trips/:id/return',
+    {
+      config: auth,
+      schema: {
+        operationId: 'returnMyTrip',
+        tags: ['driver-app'],
+        summary: 'Hand the goods of a failed delivery back to the merchant, proven with the pickup PIN: returning → returned',
+        description:
+          'The merchant gives the pickup PIN as at pickup. 422 INVALID_PIN (with attempts_remaining); after 5 wrong attempts of the pickup PIN 423 PIN_LOCKED ' +
+          'until dispatch resets the `pickup` lock. Event trip.returned; the order (express request) goes to returned; your capacity is freed. ' +
+          '409 INVALID_TRANSITION unless returning; 409 TRIP_NOT_ASSIGNED_TO_YOU for another driver.',
+        params: IdParams,
+        body: Strict({ pin: Type.String({ minLength: 1, maxLength: 12 }) }),
+        response: { 200: TripOutSchema },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      const out = await asDriver(actor, (tx, d) => svc.failedDelivery.confirmReturn(tx, actor, d, req.params.id, req.body.pin));
+      if (!out.ok) throw out.error;
+      return tripOut(out.trip, actor);
+    },
+  );
+
   app.get(
     '/driver/earnings',
     {
@@ -158,13 +210,16 @@ export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService
         operationId: 'getMyEarnings',
         tags: ['driver-app'],
         summary: 'Earnings per completed trip (the trip driver_earning: a flat fee from the logistics settings unless set at creation) and the total',
+        description:
+          'A failed delivery earns its driver the same driver_earning for the attempt once it ended (status failed, or returned to the merchant); ' +
+          'completed_at is then when it ended and completed_trips counts it.',
         querystring: Strict({ ...PageQueryProps, from: Type.Optional(Type.String({ format: 'date-time' })), to: Type.Optional(Type.String({ format: 'date-time' })) }),
         response: {
           200: Type.Object({
             currency: Type.String(),
             completed_trips: Type.Integer(),
             total_earnings: Money,
-            data: Type.Array(Type.Object({ trip_id: Type.String(), order_id: Nullable(Type.String()), completed_at: Timestamp, driver_earning: Money, delivery_fee: Money })),
+            data: Type.Array(Type.Object({ trip_id: Type.String(), order_id: Nullable(Type.String()), status: TripStatusSchema, completed_at: Timestamp, driver_earning: Money, delivery_fee: Money })),
             next_cursor: Nullable(Type.String()),
           }),
         },

@@ -10,6 +10,7 @@ import { driverAppRoutes } from './driver-app.js';
 import { driverScopeSql } from './drivers.js';
 import { scopeOf } from './model.js';
 import { registerLogisticsSync } from './sync.js';
+import { registerFailedDeliverySync } from './failed-delivery-sync.js';
 import { offerTimeoutWorker } from './offer-timeout.js';
 
 export type { LogisticsApi } from './service.js';
@@ -50,6 +51,7 @@ export const logisticsModule: Module = {
     ctx.services.logistics = service.api;
     ctx.services.trips = service.directory;
     registerLogisticsSync(ctx);
+    registerFailedDeliverySync(ctx, service);
     ctx.workers.push(offerTimeoutWorker(ctx, service));
     ctx.dashboard.set('logistics', async (tx, actor) => {
       const scope = scopeOf(actor);

@@ -1,8 +1,11 @@
 import type { Actor } from '../../platform/auth.js';
 import { toGeoPoint, type LonLat } from '../../platform/geo.js';
 import type { Transitions } from '../../platform/state-machine.js';
+import type { FAILURE_REASONS, TRIP_STATUSES } from './schema.js';
 
-export type TripStatus = 'pending' | 'assigned' | 'accepted' | 'picked_up' | 'in_transit' | 'completed' | 'cancelled';
+export type TripStatus = (typeof TRIP_STATUSES)[number];
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+export type FailedDeliveryPolicy = 'return_to_merchant' | 'close';
 export type ServiceMode = 'marketplace' | 'delivery_express';
 export type SourceChannel = 'core' | 'chat' | 'admin' | 'api';
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'suspended';
@@ -10,31 +13,42 @@ export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'suspended';
 /**
  * The trip state machine. `assigned → assigned` and `accepted → assigned` are reassignments;
  * `assigned|accepted → pending` is a driver reject or a dispatch unassign.
+ * A failed delivery (`in_transit`, the driver could not hand over) goes, as the organization's
+ * `failed_delivery_policy` says, to `returning` (the driver brings the goods back; `returned` when the
+ * merchant confirms with the pickup PIN) or straight to `failed`. returned and failed are terminal.
  */
 export const TRIP_TRANSITIONS: Transitions<TripStatus> = {
   pending: ['assigned', 'cancelled'],
   assigned: ['assigned', 'accepted', 'pending', 'cancelled'],
   accepted: ['assigned', 'picked_up', 'pending', 'cancelled'],
   picked_up: ['in_transit', 'cancelled'],
-  in_transit: ['completed', 'cancelled'],
+  in_transit: ['completed', 'cancelled', 'returning', 'failed'],
   completed: [],
   cancelled: [],
+  returning: ['returned'],
+  returned: [],
+  failed: [],
 };
 
-/** What `POST /trips/:id/status` may do: unassign (back to pending) and cancel; the rest have their own operations and proofs. */
+/** What `POST /trips/:id/status` may do: unassign (back to pending), cancel, record a failed delivery and close its return; the rest have their own operations and proofs. */
 export const DISPATCH_TRANSITIONS: Transitions<TripStatus> = {
   pending: ['cancelled'],
   assigned: ['pending', 'cancelled'],
   accepted: ['pending', 'cancelled'],
   picked_up: ['cancelled'],
-  in_transit: ['cancelled'],
+  // A failed delivery reported by phone (returning or failed, dispatch decides; `failure_reason` required).
+  in_transit: ['cancelled', 'returning', 'failed'],
   completed: [],
   cancelled: [],
+  // The merchant confirmed he has the goods back (no PIN: dispatch answers for it, audited).
+  returning: ['returned'],
+  returned: [],
+  failed: [],
 };
 
 /** States in which a trip occupies one unit of its driver's capacity. */
-export const ACTIVE_STATUSES: TripStatus[] = ['assigned', 'accepted', 'picked_up', 'in_transit'];
-export const TERMINAL_STATUSES: TripStatus[] = ['completed', 'cancelled'];
+export const ACTIVE_STATUSES: TripStatus[] = ['assigned', 'accepted', 'picked_up', 'in_transit', 'returning'];
+export const TERMINAL_STATUSES: TripStatus[] = ['completed', 'cancelled', 'returned', 'failed'];
 
 /**
  * Drivers and merchants: pending → approved | rejected; approved → suspended → approved (reactivate).
@@ -57,6 +71,13 @@ export const APPROVAL_ACTIONS: Record<ApprovalAction, { from: ApprovalStatus; to
   suspend: { from: 'approved', to: 'suspended' },
   reactivate: { from: 'suspended', to: 'approved' },
 };
+
+/**
+ * Trips that earn their driver his driver_earning, and when: a completed delivery, and a failed one (the attempt was
+ * driven) once it ended: closed (failed) or brought back to the merchant (returned).
+ */
+export const EARNING_TRIP_SQL = `status IN ('completed', 'returned', 'failed')`;
+export const EARNED_AT_SQL = 'COALESCE(completed_at, returned_at, failed_at)';
 
 /** Wrong PIN attempts that lock a verification until dispatch resets it. */
 export const PIN_MAX_ATTEMPTS = 5;
@@ -97,6 +118,10 @@ export interface TripRow {
   in_transit_at: Date | null;
   completed_at: Date | null;
   cancelled_at: Date | null;
+  failed_at: Date | null;
+  returned_at: Date | null;
+  failure_reason: FailureReason | null;
+  failure_note: string | null;
   created_at: Date;
   updated_at: Date;
   /** Joined: the user of the driver and the owner of the merchant (event audiences, PIN visibility). */
@@ -111,7 +136,7 @@ export const TRIP_SELECT = `
          (t.dropoff_location)[0] AS dropoff_lon, (t.dropoff_location)[1] AS dropoff_lat, t.dropoff_address,
          t.notes, t.delivery_fee, t.driver_earning, t.currency, t.pickup_pin, t.delivery_pin,
          t.pickup_pin_attempts, t.delivery_pin_attempts, t.status_reason, t.created_by_user_id,
-         t.assigned_at, t.accepted_at, t.picked_up_at, t.in_transit_at, t.completed_at, t.cancelled_at, t.created_at, t.updated_at,
+         t.assigned_at, t.accepted_at, t.picked_up_at, t.in_transit_at, t.completed_at, t.cancelled_at, t.failed_at, t.returned_at, t.failure_reason, t.failure_note, t.created_at, t.updated_at,
          d.user_id AS driver_user_id, m.owner_user_id AS merchant_user_id
     FROM trip t
     LEFT JOIN driver d ON d.organization_id = t.organization_id AND d.id = t.driver_id
@@ -161,6 +186,10 @@ export function tripOut(t: TripRow, viewer: Pick<Actor, 'userId' | 'kind'>) {
     in_transit_at: t.in_transit_at,
     completed_at: t.completed_at,
     cancelled_at: t.cancelled_at,
+    failed_at: t.failed_at,
+    returned_at: t.returned_at,
+    failure_reason: t.failure_reason,
+    failure_note: t.failure_note,
     created_at: t.created_at,
     updated_at: t.updated_at,
   };

@@ -47,9 +47,9 @@ function parseToken(secret: Uint8Array, token: string): { organizationId: string
   return given.length === expected.length && timingSafeEqual(given, expected) ? { organizationId, linkId } : null;
 }
 
-/** When a link stops answering: some hours after its trip ended; null while the trip runs. */
-export function linkExpiry(t: Pick<TripRow, 'completed_at' | 'cancelled_at'>): Date | null {
-  const ended = t.completed_at ?? t.cancelled_at;
+/** When a link stops answering: some hours after its trip ended (for the recipient a failed delivery ends it); null while the trip runs. */
+export function linkExpiry(t: Pick<TripRow, 'completed_at' | 'cancelled_at' | 'failed_at'>): Date | null {
+  const ended = t.completed_at ?? t.cancelled_at ?? t.failed_at;
   return ended ? new Date(new Date(ended).getTime() + LINK_HOURS_AFTER_END * 3600_000) : null;
 }
 
@@ -115,7 +115,7 @@ export function createRecipientLinks(ctx: AppContext, core: TripCore) {
         driver_location_at: live ? track.last_location_at : null,
         next_stop: track.next_stop,
         eta_seconds: track.eta_seconds,
-        delivery_pin: t.completed_at || t.cancelled_at ? null : t.delivery_pin,
+        delivery_pin: t.completed_at || t.cancelled_at || t.failed_at ? null : t.delivery_pin,
         created_at: t.created_at,
         picked_up_at: t.picked_up_at,
         completed_at: t.completed_at,

@@ -37,6 +37,7 @@ export const logisticsSettings = pgTable('logistics_settings', {
   acceptanceTimeoutEnabled: boolean('acceptance_timeout_enabled').notNull().default(false),
   acceptanceMaxOffers: integer('acceptance_max_offers').notNull().default(3),
   assignmentStrategy: text('assignment_strategy', { enum: ['nearest', 'least_loaded'] }).notNull().default('nearest'),
+  failedDeliveryPolicy: text('failed_delivery_policy', { enum: ['return_to_merchant', 'close'] }).notNull().default('return_to_merchant'),
   geofenceRadiusM: integer('geofence_radius_m').notNull().default(100),
   averageSpeedKmh: integer('average_speed_kmh').notNull().default(25),
   defaultDeliveryFee: moneyCol('default_delivery_fee').notNull().default('15.00'),
@@ -169,7 +170,8 @@ export const merchant = pgTable(
   ],
 );
 
-export const TRIP_STATUSES = ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit', 'completed', 'cancelled'] as const;
+export const TRIP_STATUSES = ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit', 'completed', 'cancelled', 'returning', 'returned', 'failed'] as const;
+export const FAILURE_REASONS = ['recipient_absent', 'refused', 'wrong_address', 'unsafe_location', 'damaged', 'other'] as const;
 
 export const trip = pgTable(
   'trip',
@@ -208,6 +210,10 @@ export const trip = pgTable(
     inTransitAt: ts('in_transit_at'),
     completedAt: ts('completed_at'),
     cancelledAt: ts('cancelled_at'),
+    failedAt: ts('failed_at'),
+    returnedAt: ts('returned_at'),
+    failureReason: text('failure_reason', { enum: FAILURE_REASONS }),
+    failureNote: text('failure_note'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
     /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */

@@ -1,11 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import { GeoArea, GeoPoint } from '../../platform/geo.js';
 import { Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { TRIP_STATUSES } from './schema.js';
+import { FAILURE_REASONS, TRIP_STATUSES } from './schema.js';
 
 const lit = <T extends string>(values: readonly T[], description?: string) => Type.Union(values.map((v) => Type.Literal(v)), description ? { description } : {});
 
-export const TripStatusSchema = lit(TRIP_STATUSES, 'pending → assigned → accepted → picked_up → in_transit → completed; cancelled from any non-terminal state');
+export const TripStatusSchema = lit(TRIP_STATUSES, 'pending → assigned → accepted → picked_up → in_transit → completed; cancelled from any non-terminal state except returning; ' +
+    'a failed delivery: in_transit → returning → returned (failed_delivery_policy return_to_merchant) or in_transit → failed (close)',
+);
+export const FailureReasonSchema = lit(FAILURE_REASONS, 'why the delivery could not be completed');
 export const ApprovalStatusSchema = lit(
   ['pending', 'approved', 'rejected', 'suspended'] as const,
   'pending → approved | rejected (approve, reject); approved → suspended (suspend); suspended → approved (reactivate); rejected is final',
@@ -14,6 +17,10 @@ export const VehicleType = lit(['motorcycle', 'bicycle', 'car', 'van', 'on_foot'
 export const ServiceModeSchema = lit(['marketplace', 'delivery_express'] as const);
 export const SourceChannelSchema = lit(['core', 'chat', 'admin', 'api'] as const);
 export const StrategySchema = lit(['nearest', 'least_loaded'] as const, 'auto-assignment ranking: nearest first, or least loaded first');
+export const FailedDeliveryPolicySchema = lit(
+  ['return_to_merchant', 'close'] as const,
+  'what a failed delivery leads to: return_to_merchant (default: the trip goes to returning until the merchant confirms the return with the pickup PIN) or close (the trip ends as failed)',
+);
 export const ReasonBody = Strict({ reason: Type.Optional(ShortText(500)) });
 /** Action routes with an optional body: a POST without a body counts as `{}`. */
 export const bodyOptional = async (req: { body: unknown }) => {
@@ -26,6 +33,7 @@ export const SettingsOut = Type.Object({
   acceptance_timeout_enabled: Type.Boolean(),
   acceptance_max_offers: Type.Integer(),
   assignment_strategy: StrategySchema,
+  failed_delivery_policy: FailedDeliveryPolicySchema,
   geofence_radius_m: Type.Integer(),
   average_speed_kmh: Type.Integer(),
   default_delivery_fee: Money,
@@ -113,6 +121,10 @@ export const TripOutSchema = Type.Object({
   in_transit_at: Nullable(Timestamp),
   completed_at: Nullable(Timestamp),
   cancelled_at: Nullable(Timestamp),
+  failed_at: Nullable(Timestamp),
+  returned_at: Nullable(Timestamp),
+  failure_reason: Nullable(FailureReasonSchema),
+  failure_note: Nullable(Type.String()),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

@@ -8,9 +8,10 @@ import { createRecipientLinks } from './recipient-links.js';
 import { createDriverService } from './drivers.js';
 import { createLocationIngest } from './locations.js';
 import { createMerchantService } from './merchants.js';
-import type { DriverRow, MerchantRow, TripRow } from './model.js';
+import { EARNED_AT_SQL, EARNING_TRIP_SQL, type DriverRow, type MerchantRow, type TripRow } from './model.js';
 import { driversForPlanning, lockForPlanCommit, tripsForPlanning, type PlanningDriver, type PlanningTrip, type PlanningTripFilter } from './planning.js';
 import { createProofs } from './proofs.js';
+import { createFailedDelivery } from './failed-delivery.js';
 import { getSettings, getTerritory, territoryForPoint, type LogisticsSettings, type TerritoryRow } from './territories.js';
 import { releaseOpenTrips } from './lifecycle.js';
 import { createTripCore, type CreateTripOptions, type NewTrip } from './trips-service.js';
@@ -41,7 +42,7 @@ export interface LogisticsApi {
   assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts?: { stopOrder?: number; planId?: string }): Promise<TripRow>;
   getTrip(tx: Tx, id: string): Promise<TripRow | null>;
   /**
-   * The earnings of a driver's completed trips with completed_at <= upTo, oldest first (what money settles;
+   * The earnings of a driver's completed trips (and failed deliveries, closed or returned; completed_at is then when they ended) with completed_at <= upTo, oldest first (what money settles;
    * money leaves out the trips it has already settled).
    */
   completedTripEarnings(tx: Tx, driverId: string, upTo: Date): Promise<TripEarning[]>;
@@ -74,6 +75,7 @@ export function createLogisticsService(ctx: AppContext) {
   const core = createTripCore(ctx);
   const assignment = createAssignment(ctx, core);
   const proofs = createProofs(ctx, core, assignment);
+  const failedDelivery = createFailedDelivery(ctx, core, assignment);
   const locations = createLocationIngest(core);
   const recipientLinks = createRecipientLinks(ctx, core);
 
@@ -103,8 +105,8 @@ export function createLogisticsService(ctx: AppContext) {
     getTrip: (tx, id) => core.load(tx, id),
     async completedTripEarnings(tx, driverId, upTo) {
       const { rows } = await tx.query<TripEarning>(
-        `SELECT id AS trip_id, driver_earning::text AS amount, currency, completed_at FROM trip
-          WHERE driver_id = $1 AND status = 'completed' AND completed_at <= $2 ORDER BY completed_at, id`,
+        `SELECT id AS trip_id, driver_earning::text AS amount, currency, ${EARNED_AT_SQL} AS completed_at FROM trip
+          WHERE driver_id = $1 AND ${EARNING_TRIP_SQL} AND ${EARNED_AT_SQL} <= $2 ORDER BY 4, id`,
         [driverId, upTo],
       );
       return rows;
@@ -147,7 +149,7 @@ export function createLogisticsService(ctx: AppContext) {
     },
   };
 
-  return { ...api, api, directory, drivers, merchants, core, assignment, proofs, locations, recipientLinks };
+  return { ...api, api, directory, drivers, merchants, core, assignment, proofs, failedDelivery, locations, recipientLinks };
 }
 
 export type LogisticsService = ReturnType<typeof createLogisticsService>;

@@ -9,7 +9,7 @@ import { NonNegativeMoney, Page, PageQueryProps, ShortText, Strict } from '../..
 import type { Api, AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { scopeOf } from './model.js';
-import { SettingsOut, StrategySchema, TerritoryOut } from './schemas.js';
+import { FailedDeliveryPolicySchema, SettingsOut, StrategySchema, TerritoryOut } from './schemas.js';
 
 export interface LogisticsSettings {
   auto_assign_radius_m: number;
@@ -17,6 +17,7 @@ export interface LogisticsSettings {
   acceptance_timeout_enabled: boolean;
   acceptance_max_offers: number;
   assignment_strategy: 'nearest' | 'least_loaded';
+  failed_delivery_policy: 'return_to_merchant' | 'close';
   geofence_radius_m: number;
   average_speed_kmh: number;
   default_delivery_fee: string;
@@ -26,7 +27,7 @@ export interface LogisticsSettings {
 }
 
 const SETTINGS_COLUMNS =
-  'auto_assign_radius_m, acceptance_timeout_s, acceptance_timeout_enabled, acceptance_max_offers, assignment_strategy, geofence_radius_m, average_speed_kmh, default_delivery_fee, driver_flat_fee, ' +
+  'auto_assign_radius_m, acceptance_timeout_s, acceptance_timeout_enabled, acceptance_max_offers, assignment_strategy, failed_delivery_policy, geofence_radius_m, average_speed_kmh, default_delivery_fee, driver_flat_fee, ' +
   // One currency per organization: the organization settings' default_currency (money issue 16).
   'COALESCE((SELECT s.default_currency FROM organization_settings s WHERE s.organization_id = logistics_settings.organization_id), currency) AS currency, updated_at';
 
@@ -126,6 +127,7 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
               Type.Integer({ minimum: 1, maximum: 20, description: 'Automatic offers of one trip before it goes back to the dispatch queue (pending) for a person to decide' }),
             ),
             assignment_strategy: Type.Optional(StrategySchema),
+            failed_delivery_policy: Type.Optional(FailedDeliveryPolicySchema),
             geofence_radius_m: Type.Optional(Type.Integer({ minimum: 10, maximum: 5000 })),
             average_speed_kmh: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
             default_delivery_fee: Type.Optional(NonNegativeMoney),

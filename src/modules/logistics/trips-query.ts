@@ -3,7 +3,7 @@ import type { Tx } from '../../platform/db/index.js';
 import { haversineMeters, toGeoPoint } from '../../platform/geo.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { formatMoney } from '../../platform/money.js';
-import { DRIVER_SELECT, driverOut, lonLatOf, scopeOf, TRIP_SELECT, tripOut, type DriverRow, type TripRow, type TripStatus } from './model.js';
+import { DRIVER_SELECT, driverOut, EARNED_AT_SQL, EARNING_TRIP_SQL, lonLatOf, scopeOf, TRIP_SELECT, tripOut, type DriverRow, type TripRow, type TripStatus } from './model.js';
 import { driverScopeSql } from './drivers.js';
 import { getSettings } from './territories.js';
 
@@ -65,7 +65,7 @@ export async function tracking(tx: Tx, t: TripRow) {
   const settings = await getSettings(tx, t.organization_id);
   const driver = t.driver_id ? (await tx.query<DriverRow>(`${DRIVER_SELECT} WHERE d.id = $1`, [t.driver_id])).rows[0] : null;
   const since = t.accepted_at ?? t.assigned_at;
-  const until = t.completed_at ?? t.cancelled_at;
+  const until = t.completed_at ?? t.cancelled_at ?? t.failed_at;
   const crumbs =
     driver && since
       ? (
@@ -170,14 +170,14 @@ export async function liveMap(tx: Tx, actor: Actor) {
   };
 }
 
-/** Per completed trip: the trip's driver_earning (the flat fee of the settings unless set at creation). */
+/** Per completed trip (and failed delivery, once closed or returned): the trip's driver_earning (the flat fee of the settings unless set at creation). */
 export async function earnings(tx: Tx, driver: DriverRow, q: { from?: string; to?: string; limit?: number; cursor?: string }) {
   const page = pageRequest(q);
   const args = [driver.id, q.from ?? null, q.to ?? null];
-  const where = `driver_id = $1 AND status = 'completed' AND ($2::timestamptz IS NULL OR completed_at >= $2) AND ($3::timestamptz IS NULL OR completed_at < $3)`;
+  const where = `driver_id = $1 AND ${EARNING_TRIP_SQL} AND ($2::timestamptz IS NULL OR ${EARNED_AT_SQL} >= $2) AND ($3::timestamptz IS NULL OR ${EARNED_AT_SQL} < $3)`;
   const totals = (await tx.query<{ n: number; total: string; currency: string | null }>(`SELECT count(*)::int AS n, COALESCE(sum(driver_earning), 0) AS total, max(currency) AS currency FROM trip WHERE ${where}`, args)).rows[0];
-  const { rows } = await tx.query<{ id: string; completed_at: Date; driver_earning: string; delivery_fee: string; order_id: string | null }>(
-    `SELECT id, completed_at, driver_earning, delivery_fee, order_id FROM trip WHERE ${where} AND ($4::text IS NULL OR id < $4) ORDER BY id DESC LIMIT $5`,
+  const { rows } = await tx.query<{ id: string; status: TripStatus; completed_at: Date; driver_earning: string; delivery_fee: string; order_id: string | null }>(
+    `SELECT id, status, ${EARNED_AT_SQL} AS completed_at, driver_earning, delivery_fee, order_id FROM trip WHERE ${where} AND ($4::text IS NULL OR id < $4) ORDER BY id DESC LIMIT $5`,
     [...args, page.after, page.limit + 1],
   );
   const settings = await getSettings(tx, driver.organization_id);
@@ -185,7 +185,7 @@ export async function earnings(tx: Tx, driver: DriverRow, q: { from?: string; to
     currency: totals.currency ?? settings.currency,
     completed_trips: totals.n,
     total_earnings: formatMoney(totals.total),
-    ...toPage(rows, page, (r) => ({ trip_id: r.id, order_id: r.order_id, completed_at: r.completed_at, driver_earning: r.driver_earning, delivery_fee: r.delivery_fee })),
+    ...toPage(rows, page, (r) => ({ trip_id: r.id, order_id: r.order_id, status: r.status, completed_at: r.completed_at, driver_earning: r.driver_earning, delivery_fee: r.delivery_fee })),
   };
 }
 

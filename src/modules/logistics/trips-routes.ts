@@ -6,7 +6,7 @@ import { GeoPoint } from '../../platform/geo.js';
 import { once, requestHash, validateIdempotencyKey } from '../../platform/idempotency.js';
 import { Id, IdParams, Money, Nullable, OneOf, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { tripOut } from './model.js';
-import { DriverOut, ProofOut, ServiceModeSchema, SourceChannelSchema, TripOutSchema, TripStatusSchema, VerifyBody } from './schemas.js';
+import { DriverOut, FailureReasonSchema, ProofOut, ServiceModeSchema, SourceChannelSchema, TripOutSchema, TripStatusSchema, VerifyBody } from './schemas.js';
 import { proofOut, type Stage } from './proofs.js';
 import { listTrips, tracking } from './trips-query.js';
 import type { LogisticsService } from './service.js';
@@ -155,15 +155,20 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
       schema: {
         operationId: 'changeTripStatus',
         tags: ['trips'],
-        summary: 'Dispatch status change: unassign (assigned|accepted → pending) or cancel (any non-terminal → cancelled), with a reason',
+        summary: 'Dispatch status change: unassign (assigned|accepted → pending), cancel (any non-terminal but returning → cancelled), or record a failed delivery, with a reason',
         description:
           'Other moves have their own operations (assign, driver accept, PIN verification, start-delivery) and are 409 INVALID_TRANSITION here. ' +
+          'A failed delivery reported by phone: in_transit → `returning` or `failed` (dispatch chooses; `failure_reason` required, 400 otherwise; `reason` becomes the note), ' +
+          'with the same consequences as the driver\'s fail-delivery; returning → `returned` when the merchant confirms he has the goods back. ' +
           '`reset_pin_lock` clears the wrong-PIN counter of the pickup, the delivery or both (a PIN locks after 5 wrong attempts). ' +
           'Sub-administrators need `trips_cancel` to cancel and `trips_reassign` to unassign.',
         params: TripIdParams,
         body: OneOf(
           [
-            Strict({ status: TripStatusSchema, reason: ShortText(500), reset_pin_lock: Type.Optional(PinLock) }, { title: 'TripStatusChange' }),
+            Strict(
+              { status: TripStatusSchema, reason: ShortText(500), reset_pin_lock: Type.Optional(PinLock), failure_reason: Type.Optional(FailureReasonSchema) },
+              { title: 'TripStatusChange' },
+            ),
             Strict({ reset_pin_lock: PinLock, reason: ShortText(500) }, { title: 'TripPinLockReset' }),
           ],
           { description: 'a status change (`status`, optionally also `reset_pin_lock`) or only a PIN-lock reset (`reset_pin_lock` without `status`); `reason` always' },

@@ -14,12 +14,14 @@ import {
   TRIP_SELECT,
   TRIP_TRANSITIONS,
   tripOut,
+  type FailureReason,
   type ServiceMode,
   type SourceChannel,
   type TripRow,
   type TripStatus,
 } from './model.js';
 import { assertTerritories, getSettings, territoryForPoint } from './territories.js';
+import { recordFailure, recordReturn } from './failed-delivery.js';
 
 export interface NewTrip {
   pickup: LonLat;
@@ -57,6 +59,7 @@ export const STAGE_COLUMN: Partial<Record<TripStatus, string>> = {
   in_transit: 'in_transit_at',
   completed: 'completed_at',
   cancelled: 'cancelled_at',
+  returned: 'returned_at',
 };
 
 export function createTripCore(ctx: AppContext) {
@@ -249,16 +252,27 @@ export function createTripCore(ctx: AppContext) {
    * POST /trips/:id/status: dispatch may unassign (→ pending) or cancel, with a reason, and may reset a
    * PIN lock (`reset_pin_lock`); any other move is 409 INVALID_TRANSITION.
    */
-  async function dispatchStatus(tx: Tx, actor: Actor, tripId: string, body: { status?: TripStatus; reason: string; reset_pin_lock?: 'pickup' | 'delivery' | 'both' }) {
+  async function dispatchStatus(
+    tx: Tx,
+    actor: Actor,
+    tripId: string,
+    body: { status?: TripStatus; reason: string; reset_pin_lock?: 'pickup' | 'delivery' | 'both'; failure_reason?: FailureReason },
+  ) {
     const t = await getScoped(tx, actor, tripId, true);
-    if (body.status && actor.kind === 'subadmin') {
+    if ((body.status === 'cancelled' || body.status === 'pending') && actor.kind === 'subadmin') {
       const key = body.status === 'cancelled' ? 'trips_cancel' : 'trips_reassign';
       if (!actor.subadmin?.permissions[key]) throw AppError.forbidden(`Missing permission '${key}'`, 'PERMISSION_DENIED');
     }
     let after = t;
     if (body.status) {
       assertTransition('Trip', DISPATCH_TRANSITIONS, t.status, body.status);
-      after = body.status === 'cancelled' ? (await cancel(tx, actor, t.id, body.reason))! : await unassign(tx, actor, t, body.reason, 'trip.unassigned');
+      const failing = body.status === 'returning' || body.status === 'failed';
+      if (failing && !body.failure_reason) throw AppError.badRequest('failure_reason is required for a failed delivery', [{ field: 'failure_reason', message: 'required' }]);
+      const self = { emit, move, releaseDriver };
+      if (body.status === 'cancelled') after = (await cancel(tx, actor, t.id, body.reason))!;
+      else if (body.status === 'pending') after = await unassign(tx, actor, t, body.reason, 'trip.unassigned');
+      else if (body.status === 'returned') after = await recordReturn(self, tx, actor, t, 'dispatch');
+      else after = await recordFailure(self, tx, actor, t, body.status as 'returning' | 'failed', { reason: body.failure_reason!, note: body.reason, by: 'dispatch', policy: 'dispatch' });
     }
     if (body.reset_pin_lock) {
       const sets = { pickup: 'pickup_pin_attempts = 0', delivery: 'delivery_pin_attempts = 0', both: 'pickup_pin_attempts = 0, delivery_pin_attempts = 0' }[body.reset_pin_lock];
@@ -270,7 +284,14 @@ export function createTripCore(ctx: AppContext) {
       entityType: 'trip',
       entityId: t.id,
       before: { status: t.status, driver_id: t.driver_id, pickup_pin_attempts: t.pickup_pin_attempts, delivery_pin_attempts: t.delivery_pin_attempts },
-      after: { status: after.status, driver_id: after.driver_id, pickup_pin_attempts: after.pickup_pin_attempts, delivery_pin_attempts: after.delivery_pin_attempts, reason: body.reason },
+      after: {
+        status: after.status,
+        driver_id: after.driver_id,
+        pickup_pin_attempts: after.pickup_pin_attempts,
+        delivery_pin_attempts: after.delivery_pin_attempts,
+        reason: body.reason,
+        ...(body.failure_reason ? { failure_reason: body.failure_reason } : {}),
+      },
     });
     return after;
   }

@@ -112,6 +112,8 @@ export const EVENT_TYPES = [
   'trip.delivery_verified',
   'trip.completed',
   'trip.cancelled',
+  'trip.delivery_failed',
+  'trip.returned',
   'notification.created',
 ];
 

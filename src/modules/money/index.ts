@@ -63,6 +63,7 @@ export const moneyModule: Module = {
       orderDelivered: wallet.orderDelivered,
       orderCancelled: wallet.orderCancelled,
       expressDelivered: wallet.expressDelivered,
+      deliveryFailed: wallet.deliveryFailed,
       async paymentDestinations(tx, merchantId) {
         const { rowCount } = await tx.query('SELECT 1 FROM merchant_payment_profile WHERE merchant_id = $1 AND direct_payment_enabled', [merchantId]);
         return rowCount ? ['platform', 'merchant_direct', 'cash'] : ['platform', 'cash'];

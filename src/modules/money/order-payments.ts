@@ -39,6 +39,8 @@ export function createOrderPaymentService(ctx: AppContext) {
         throw AppError.unprocessable(`The order is paid by '${f.paymentDestination}'; only platform payments are received by the platform`, 'NOT_PLATFORM_PAYMENT');
       }
       if (f.status === 'cancelled') throw AppError.conflict('The order is cancelled', 'ORDER_CANCELLED');
+      // A failed delivery: the customer did not get the goods, so there is no payment to receive (a received one was refunded).
+      if (f.status === 'delivery_failed' || f.status === 'returned') throw AppError.conflict('The delivery of this order failed', 'ORDER_DELIVERY_FAILED');
       if (input.amount !== undefined && !money(input.amount).eq(money(f.total))) {
         throw AppError.unprocessable(`The amount must equal the order total ${f.total}`, 'AMOUNT_MISMATCH', [{ field: 'amount', message: `must be ${f.total}` }]);
       }

@@ -170,5 +170,37 @@ export function createWalletService(ctx: AppContext, cancelReview: (tx: Tx, acto
     });
   }
 
-  return { orderDelivered, orderCancelled, expressDelivered };
+  /**
+   * MoneyHooks.deliveryFailed: the driver reached the recipient and could not hand over (absent, refused, wrong address...).
+   * The delivery was performed, so its fee is owed by the merchant (the platform's customer for deliveries; he settles
+   * with his own customer) and backs the driver's earning for the attempt; the goods were not sold, so there is no sale
+   * credit and no commission. An order writes one `delivery_fee_debit` −delivery_fee without a payment destination (a
+   * charge against what the platform holds for the merchant; beyond that it is debt) and its payment follows as for a
+   * cancellation (pending_review | authorized → failed, a received platform payment → refunded in full); an express
+   * request is charged exactly as a completed one. The return leg costs nothing more. Keyed by order and trip: a repeat writes nothing.
+   */
+  async function deliveryFailed(tx: Tx, actor: Actor, f: { order: OrderMoneyFacts } | { express: ExpressMoneyFacts }): Promise<void> {
+    if ('express' in f) return expressDelivered(tx, actor, f.express);
+    const o = f.order;
+    await orderCancelled(tx, actor, o);
+    const fee = money(o.deliveryFee);
+    if (fee.isZero()) return;
+    await lockMerchantWallet(tx, actor.organizationId, o.merchantId);
+    const seen = await tx.query(`SELECT 1 FROM merchant_wallet_entry WHERE entry_type = 'delivery_fee_debit' AND (order_id = $1 OR trip_id = $2)`, [o.orderId, o.tripId]);
+    if (seen.rowCount) return;
+    const trip = o.tripId ? await ctx.services.logistics.getTrip(tx, o.tripId) : null;
+    await appendEntry(tx, actor, {
+      merchantId: o.merchantId,
+      entryType: 'delivery_fee_debit',
+      amount: formatMoney(fee.negated()),
+      currency: o.currency,
+      orderId: o.orderId,
+      tripId: o.tripId,
+      driverId: trip?.driver_id ?? null,
+      territoryId: o.territoryId,
+      note: `failed delivery${trip?.failure_reason ? ` (${trip.failure_reason})` : ''}: the attempt's delivery fee`,
+    });
+  }
+
+  return { orderDelivered, orderCancelled, expressDelivered, deliveryFailed };
 }

@@ -29,4 +29,9 @@ export const DEFAULT_TEMPLATES: Record<string, NotificationTemplate> = {
   'trip.delivery_verified': (ev) => ({ title: 'Delivered', body: `Trip ${tripRef(ev)} was delivered.` }),
   'trip.completed': (ev) => ({ title: 'Trip completed', body: `Trip ${tripRef(ev)} is completed.` }),
   'trip.cancelled': (ev) => ({ title: 'Trip cancelled', body: `Trip ${tripRef(ev)} was cancelled.` }),
+  'trip.delivery_failed': (ev) => ({
+    title: 'Delivery failed',
+    body: `Trip ${tripRef(ev)} could not be delivered (${String(ev.payload.failure_reason ?? 'other').replace(/_/g, ' ')})${ev.payload.policy === 'close' ? '.' : '; the goods go back to the merchant.'}`,
+  }),
+  'trip.returned': (ev) => ({ title: 'Returned to merchant', body: `The goods of trip ${tripRef(ev)} were returned to the merchant.` }),
 };

@@ -15,7 +15,7 @@ const StreamQuery = Strict({
 const SseResponse = {
   200: {
     description:
-      'text/event-stream. Frames: `id: <event sequence>`, `event: <type>` (trip.created, trip.assigned, trip.accepted, trip.rejected, trip.offer_expired (an offer not accepted within the acceptance timeout), trip.unassigned, trip.location_updated, trip.geofence_entered, trip.pickup_verified, trip.on_the_way, trip.delivery_verified, trip.completed, trip.cancelled, notification.created; `stream.reset` when too far behind to replay), `data: <JSON event>`; a `: heartbeat` comment every 15 s.',
+      'text/event-stream. Frames: `id: <event sequence>`, `event: <type>` (trip.created, trip.assigned, trip.accepted, trip.rejected, trip.offer_expired (an offer not accepted within the acceptance timeout), trip.unassigned, trip.location_updated, trip.geofence_entered, trip.pickup_verified, trip.on_the_way, trip.delivery_verified, trip.completed, trip.cancelled, trip.delivery_failed (a failed delivery: reason, policy), trip.returned (goods back at the merchant), notification.created; `stream.reset` when too far behind to replay), `data: <JSON event>`; a `: heartbeat` comment every 15 s.',
     content: { 'text/event-stream': { schema: { type: 'string' } } },
   },
 };
