@@ -76,6 +76,12 @@ function allowsNull(schema: unknown): boolean {
   return s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null')) || [...(s.anyOf ?? []), ...(s.oneOf ?? [])].some(allowsNull);
 }
 
+/** A JSON object body with no required field: a POST may omit it (it counts as `{}`). */
+export function emptyBodyAllowed(schema: unknown): boolean {
+  const s = schema as { type?: unknown; required?: unknown[] } | undefined;
+  return !!s && s.type === 'object' && !(s.required?.length);
+}
+
 function ajvFor(coerce: boolean): Ajv {
   const ajv = new Ajv({
     allErrors: true,
@@ -151,9 +157,12 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   // A route with a body schema needs a JSON value of that schema: `null` is refused here, before any route-level
   // hook could take it for a missing body.
   app.addHook('preValidation', async (req) => {
-    if (req.body === null && req.routeOptions.schema?.body && !allowsNull(req.routeOptions.schema.body)) {
+    const bodySchema = req.routeOptions.schema?.body;
+    if (req.body === null && bodySchema && !allowsNull(bodySchema)) {
       throw AppError.badRequest('The request body must be a JSON object, not null', [{ field: 'body', message: 'must not be null' }]);
     }
+    // Action routes (a POST whose body has no required field): a request without a body counts as `{}`.
+    if (req.body === undefined && req.method === 'POST' && emptyBodyAllowed(bodySchema)) req.body = {};
   });
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', String(req.id));
@@ -171,12 +180,10 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     if (!response['4xx']) response['4xx'] = Problem;
     if (!response['5xx']) response['5xx'] = Problem;
     if (!isPublic && !schema.security) schema.security = [{ bearerAuth: [] }];
-    // Action routes whose body fields are all optional take a missing body as `{}` (their preValidation hook): the
-    // document says the body is optional. A JSON `null` is still refused (the hook below runs first).
-    const pre = [route.preValidation ?? []].flat() as { name?: string }[];
-    const noRequiredField = !(schema.body?.required as string[] | undefined)?.length;
-    if (schema.body && (pre.some((h) => h.name === 'bodyOptional' || h.name === 'emptyBodyAsObject') || (pre.length > 0 && noRequiredField))) schema['x-body-optional'] = true;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
+    // Action routes (POST, body fields all optional) take a missing body as `{}` (the preValidation hook above):
+    // the document says the body is optional. A JSON `null` is still refused.
+    if (methods.includes('POST') && emptyBodyAllowed(schema.body)) schema['x-body-optional'] = true;
     for (const method of methods) {
       app.routeTable.push({
         method,

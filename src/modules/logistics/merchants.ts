@@ -10,7 +10,7 @@ import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, IdParams, IdWith, Page, PageQueryProps, Phone, ShortText, Strict } from '../../platform/schemas.js';
 import { assertTransition } from '../../platform/state-machine.js';
 import { APPROVAL_ACTIONS, APPROVAL_TRANSITIONS, MERCHANT_SELECT, merchantOut, scopeOf, type ApprovalAction, type ApprovalStatus, type MerchantRow } from './model.js';
-import { bodyOptional, ApprovalStatusSchema, MerchantOut, ReasonBody } from './schemas.js';
+import { ApprovalStatusSchema, MerchantOut, ReasonBody } from './schemas.js';
 import { assertTerritories, territoryForPoint } from './territories.js';
 
 const PERCENT = /^\d{1,3}(\.\d{1,2})?$/;
@@ -190,7 +190,6 @@ export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) 
       `/merchants/:id/${action}`,
       {
         config: { auth: { roles: ['administrator', 'subadmin'], permission: 'merchants_approve' } },
-        preValidation: bodyOptional,
         schema: {
           operationId: `${action}Merchant`,
           tags: ['logistics'],

@@ -15,10 +15,6 @@ export const ServiceModeSchema = lit(['marketplace', 'delivery_express'] as cons
 export const SourceChannelSchema = lit(['core', 'chat', 'admin', 'api'] as const);
 export const StrategySchema = lit(['nearest', 'least_loaded'] as const, 'auto-assignment ranking: nearest first, or least loaded first');
 export const ReasonBody = Strict({ reason: Type.Optional(ShortText(500)) });
-/** Action routes with an optional body: a POST without a body counts as `{}`. */
-export const bodyOptional = async (req: { body: unknown }) => {
-  if (req.body === undefined || req.body === null) req.body = {};
-};
 
 export const SettingsOut = Type.Object({
   auto_assign_radius_m: Type.Integer(),

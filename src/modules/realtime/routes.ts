@@ -110,10 +110,6 @@ export function realtimeRoutes(app: Api, ctx: AppContext) {
   app.post(
     '/realtime/tokens',
     {
-      // An empty POST is allowed: no body means no options.
-      preValidation: async (req: { body: unknown }) => {
-        req.body ??= {};
-      },
       schema: {
         operationId: 'createStreamToken',
         tags: ['realtime'],
