@@ -8,16 +8,14 @@ import { AppError, type FieldError } from './errors.js';
  * tuple form (`items: [..]`) that 3.1 validators reject. The server's Ajv checks `prefixItems` with a keyword
  * of its own (src/app.ts); `parsePoint`/`parseArea` check the ranges again and drop the altitude.
  */
+const LON = { type: 'number', minimum: -180, maximum: 180, description: 'longitude' };
+const LAT = { type: 'number', minimum: -90, maximum: 90, description: 'latitude' };
 export const Position = Type.Unsafe<[number, number] | [number, number, number]>({
-  type: 'array',
-  prefixItems: [
-    { type: 'number', minimum: -180, maximum: 180, description: 'longitude' },
-    { type: 'number', minimum: -90, maximum: 90, description: 'latitude' },
-    { type: 'number', description: 'altitude in metres (optional; accepted and ignored)' },
+  // Two closed tuples rather than one with an optional third member: generated clients type it as a union.
+  anyOf: [
+    { type: 'array', prefixItems: [LON, LAT], items: { type: 'number' }, minItems: 2, maxItems: 2 },
+    { type: 'array', prefixItems: [LON, LAT, { type: 'number', description: 'altitude in metres (accepted and ignored)' }], items: { type: 'number' }, minItems: 3, maxItems: 3 },
   ],
-  items: { type: 'number' },
-  minItems: 2,
-  maxItems: 3,
   description: '[longitude, latitude] or [longitude, latitude, altitude] (WGS 84; an altitude is accepted and ignored)',
 });
 export const GeoPoint = Type.Object(

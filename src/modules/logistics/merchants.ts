@@ -1,3 +1,4 @@
+import { normalizePhones } from '../../platform/phone.js';
 import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
@@ -56,6 +57,7 @@ export function createMerchantService(ctx: AppContext) {
     if (input.commission_percent !== undefined && (!PERCENT.test(input.commission_percent) || Number(input.commission_percent) > 100)) {
       throw AppError.badRequest('commission_percent must be between 0 and 100', [{ field: 'commission_percent', message: 'out of range' }]);
     }
+    input = await normalizePhones(tx, actor.organizationId, input, ['phone']);
     const location = input.location ? parsePoint(input.location) : null;
     let territoryId = input.territory_id ?? null;
     if (territoryId) await assertTerritories(tx, actor, [territoryId]);
