@@ -12,7 +12,7 @@ import type { Database } from './platform/db/index.js';
 import type { AppContext, Module } from './platform/context.js';
 import { frameworkErrorHandler, registerErrorHandling } from './platform/http.js';
 import { AppError } from './platform/errors.js';
-import { registerAuthHook, type AccessClaims, type SubadminScope } from './platform/auth.js';
+import { accessDoc, registerAuthHook, type AccessClaims, type SubadminScope } from './platform/auth.js';
 import { Problem, isDateTime } from './platform/schemas.js';
 import { finishOpenApi } from './platform/openapi.js';
 import { namedSchemas, tagDescriptions } from './modules/components.js';
@@ -184,6 +184,11 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     // Action routes (POST, body fields all optional) take a missing body as `{}` (the preValidation hook above):
     // the document says the body is optional. A JSON `null` is still refused.
     if (methods.includes('POST') && emptyBodyAllowed(schema.body)) schema['x-body-optional'] = true;
+    // Who may call, in the document (finishOpenApi writes the sentence), from the same declaration the auth hook enforces.
+    const access = accessDoc(route.config?.auth, route.config?.documentedAuth);
+    schema['x-roles'] = access.roles;
+    if (access.permission) schema['x-permission'] = access.permission;
+    schema['x-access'] = access.text;
     for (const method of methods) {
       app.routeTable.push({
         method,

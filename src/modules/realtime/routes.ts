@@ -61,7 +61,7 @@ export function realtimeRoutes(app: Api, ctx: AppContext) {
       path,
       {
         // Public to the platform hook: EventSource cannot send headers, so streamActor accepts a stream token too.
-        config: { auth: 'public' },
+        config: { auth: 'public', documentedAuth: auth },
         schema: {
           operationId,
           tags: ['realtime'],
