@@ -16,6 +16,7 @@ import { accessDoc, registerAuthHook, type AccessClaims, type SubadminScope } fr
 import { Problem, isDateTime } from './platform/schemas.js';
 import { finishOpenApi } from './platform/openapi.js';
 import { namedSchemas, tagDescriptions } from './modules/components.js';
+import { addOrganizationId, fillOrganizationId } from './platform/tenant-fields.js';
 import { newId } from './platform/ids.js';
 import { createEventBus } from './platform/events.js';
 import { modules } from './modules/index.js';
@@ -109,6 +110,9 @@ function ajvFor(coerce: boolean): Ajv {
 /** Trust the nearest `hops` proxies: proxy-addr calls this with the hop index, 0 = the socket peer. */
 const trustHops = (hops: number) => (_addr: string, hop: number) => hop < hops;
 
+/** The resources (named components) carry `organization_id`; geometry is not a resource. */
+addOrganizationId(Object.entries(namedSchemas).filter(([name]) => !['Position', 'GeoPoint', 'GeoArea'].includes(name)).map(([, schema]) => schema));
+
 export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const { config, db } = opts;
   const app = Fastify({
@@ -166,6 +170,14 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   });
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', String(req.id));
+  });
+  // organization_id on every resource returned (src/platform/tenant-fields.ts): the caller's organization.
+  app.addHook('preSerialization', async (req, reply, payload) => {
+    const orgId = req.actor?.organizationId;
+    if (!orgId || reply.statusCode >= 300 || !payload || typeof payload !== 'object') return payload;
+    const responses = req.routeOptions.schema?.response as Record<string, unknown> | undefined;
+    fillOrganizationId(responses?.[String(reply.statusCode)] ?? responses?.['2xx'], payload, orgId);
+    return payload;
   });
 
   await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
