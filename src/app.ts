@@ -12,10 +12,11 @@ import type { Database } from './platform/db/index.js';
 import type { AppContext, Module } from './platform/context.js';
 import { frameworkErrorHandler, registerErrorHandling } from './platform/http.js';
 import { AppError } from './platform/errors.js';
-import { registerAuthHook, type AccessClaims, type SubadminScope } from './platform/auth.js';
+import { accessDoc, registerAuthHook, type AccessClaims, type SubadminScope } from './platform/auth.js';
 import { Problem, isDateTime } from './platform/schemas.js';
 import { finishOpenApi } from './platform/openapi.js';
 import { namedSchemas, tagDescriptions } from './modules/components.js';
+import { addOrganizationId, fillOrganizationId } from './platform/tenant-fields.js';
 import { newId } from './platform/ids.js';
 import { createEventBus } from './platform/events.js';
 import { modules } from './modules/index.js';
@@ -76,6 +77,12 @@ function allowsNull(schema: unknown): boolean {
   return s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null')) || [...(s.anyOf ?? []), ...(s.oneOf ?? [])].some(allowsNull);
 }
 
+/** A JSON object body with no required field: a POST may omit it (it counts as `{}`). */
+export function emptyBodyAllowed(schema: unknown): boolean {
+  const s = schema as { type?: unknown; required?: unknown[] } | undefined;
+  return !!s && s.type === 'object' && !(s.required?.length);
+}
+
 function ajvFor(coerce: boolean): Ajv {
   const ajv = new Ajv({
     allErrors: true,
@@ -102,6 +109,9 @@ function ajvFor(coerce: boolean): Ajv {
 
 /** Trust the nearest `hops` proxies: proxy-addr calls this with the hop index, 0 = the socket peer. */
 const trustHops = (hops: number) => (_addr: string, hop: number) => hop < hops;
+
+/** The resources (named components) carry `organization_id`; geometry is not a resource. */
+addOrganizationId(Object.entries(namedSchemas).filter(([name]) => !['Position', 'GeoPoint', 'GeoArea'].includes(name)).map(([, schema]) => schema));
 
 export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const { config, db } = opts;
@@ -151,12 +161,23 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   // A route with a body schema needs a JSON value of that schema: `null` is refused here, before any route-level
   // hook could take it for a missing body.
   app.addHook('preValidation', async (req) => {
-    if (req.body === null && req.routeOptions.schema?.body && !allowsNull(req.routeOptions.schema.body)) {
+    const bodySchema = req.routeOptions.schema?.body;
+    if (req.body === null && bodySchema && !allowsNull(bodySchema)) {
       throw AppError.badRequest('The request body must be a JSON object, not null', [{ field: 'body', message: 'must not be null' }]);
     }
+    // Action routes (a POST whose body has no required field): a request without a body counts as `{}`.
+    if (req.body === undefined && req.method === 'POST' && emptyBodyAllowed(bodySchema)) req.body = {};
   });
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', String(req.id));
+  });
+  // organization_id on every resource returned (src/platform/tenant-fields.ts): the caller's organization.
+  app.addHook('preSerialization', async (req, reply, payload) => {
+    const orgId = req.actor?.organizationId;
+    if (!orgId || reply.statusCode >= 300 || !payload || typeof payload !== 'object') return payload;
+    const responses = req.routeOptions.schema?.response as Record<string, unknown> | undefined;
+    fillOrganizationId(responses?.[String(reply.statusCode)] ?? responses?.['2xx'], payload, orgId);
+    return payload;
   });
 
   await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
@@ -171,12 +192,15 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     if (!response['4xx']) response['4xx'] = Problem;
     if (!response['5xx']) response['5xx'] = Problem;
     if (!isPublic && !schema.security) schema.security = [{ bearerAuth: [] }];
-    // Action routes whose body fields are all optional take a missing body as `{}` (their preValidation hook): the
-    // document says the body is optional. A JSON `null` is still refused (the hook below runs first).
-    const pre = [route.preValidation ?? []].flat() as { name?: string }[];
-    const noRequiredField = !(schema.body?.required as string[] | undefined)?.length;
-    if (schema.body && (pre.some((h) => h.name === 'bodyOptional' || h.name === 'emptyBodyAsObject') || (pre.length > 0 && noRequiredField))) schema['x-body-optional'] = true;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
+    // Action routes (POST, body fields all optional) take a missing body as `{}` (the preValidation hook above):
+    // the document says the body is optional. A JSON `null` is still refused.
+    if (methods.includes('POST') && emptyBodyAllowed(schema.body)) schema['x-body-optional'] = true;
+    // Who may call, in the document (finishOpenApi writes the sentence), from the same declaration the auth hook enforces.
+    const access = accessDoc(route.config?.auth, route.config?.documentedAuth);
+    schema['x-roles'] = access.roles;
+    if (access.permission) schema['x-permission'] = access.permission;
+    schema['x-access'] = access.text;
     for (const method of methods) {
       app.routeTable.push({
         method,

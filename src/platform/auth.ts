@@ -12,6 +12,22 @@ export type AppRole = (typeof APP_ROLES)[number];
  * `platform` is a platform operator (approves operators of every organization).
  */
 export type Principal = 'platform' | 'administrator' | 'dispatch' | 'subadmin' | 'comercio' | 'delivery' | 'repartidor';
+export const PRINCIPALS: readonly Principal[] = ['platform', 'administrator', 'dispatch', 'subadmin', 'comercio', 'delivery', 'repartidor'];
+
+/**
+ * The access rule of a route as the OpenAPI document states it (`x-roles`, `x-permission`, a sentence in the
+ * description): derived from `config.auth` by one onRoute hook, never written per route. `documentedAuth` is for
+ * routes the hook sees as public that check the caller themselves (SSE streams accept a stream token).
+ */
+export function accessDoc(auth: 'public' | RouteAuth | undefined, documentedAuth?: RouteAuth): { roles: Principal[]; permission: PermissionKey | null; text: string } {
+  const rule = auth === 'public' ? documentedAuth : (auth ?? {});
+  if (!rule) return { roles: [], permission: null, text: '**Access**: public (no authentication).' };
+  const roles = [...(rule.roles ?? PRINCIPALS)];
+  const permission = rule.permission ?? null;
+  const who = rule.roles ? `roles ${roles.map((r) => `\`${r}\``).join(', ')}` : 'any authenticated user';
+  const sub = roles.includes('subadmin') ? (permission ? `; sub-administrators need the \`${permission}\` permission` : '; sub-administrators need no permission key') : '';
+  return { roles, permission, text: `**Access**: ${who}${sub}.` };
+}
 
 export const SUBADMIN_PERMISSION_KEYS = [
   'reports',
@@ -70,6 +86,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** `'public'` or who may call the route; enforced by one onRequest hook. */
     auth?: 'public' | RouteAuth;
+    /** For the document only: the rule a route declared public enforces itself (see accessDoc). */
+    documentedAuth?: RouteAuth;
   }
   interface FastifyRequest {
     actor: Actor | null;

@@ -21,13 +21,37 @@ function fieldPath(part: string | undefined, e: AjvErrorLike): string {
   return `${prefix}${path || part || 'body'}`;
 }
 
+const showValue = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+
 function validationErrors(err: FastifyError): FieldError[] {
   const seen = new Set<string>();
   const out: FieldError[] = [];
-  for (const e of (err.validation ?? []) as AjvErrorLike[]) {
+  const errs = (err.validation ?? []) as AjvErrorLike[];
+  // Enumerations (`enum`, or a union of literals: one `const` error per branch) list their allowed values, and so do
+  // nullable ones (a `type: null` branch beside them).
+  const allowed = new Map<string, unknown[]>();
+  for (const e of errs) {
+    const values = e.keyword === 'enum' ? (e.params.allowedValues as unknown[]) : e.keyword === 'const' ? [e.params.allowedValue] : null;
+    if (!values) continue;
+    const list = allowed.get(e.instancePath) ?? [];
+    for (const v of values) if (!list.includes(v)) list.push(v);
+    allowed.set(e.instancePath, list);
+  }
+  for (const e of errs) {
+    const list = allowed.get(e.instancePath);
+    if (list && e.keyword === 'type' && e.params.type === 'null' && !list.includes(null)) list.push(null);
+  }
+  for (const e of errs) {
     // anyOf/oneOf branches repeat themselves; keep the first message per field.
     const field = fieldPath(err.validationContext, e);
-    const message = e.keyword === 'additionalProperties' ? 'unknown field' : (e.message ?? 'invalid');
+    const values = allowed.get(e.instancePath);
+    // A literal also says its type (`{type: string, const}`): a number there is the same mistake, one message.
+    const enumError = values && (e.keyword === 'enum' || e.keyword === 'const' || e.keyword === 'type');
+    const message = enumError
+      ? `must be one of: ${values.map(showValue).join(', ')}`
+      : e.keyword === 'additionalProperties'
+        ? 'unknown field'
+        : (e.message ?? 'invalid');
     const k = `${field}:${message}`;
     if (seen.has(k) || e.keyword === 'anyOf' || e.keyword === 'oneOf') continue;
     seen.add(k);

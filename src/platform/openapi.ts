@@ -195,8 +195,18 @@ export function finishOpenApi(doc: Json, opts: FinishOptions): Json {
   for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
     for (const [method, op] of Object.entries<Json>(item)) {
       if (method === 'parameters' || typeof op !== 'object') continue;
+      // @fastify/swagger suffixes a HEAD route's operationId with `-head`; a HEAD route of its own keeps its id.
+      if (method === 'head' && typeof op.operationId === 'string' && op.operationId.endsWith('-head')) {
+        const base = op.operationId.slice(0, -'-head'.length);
+        if (!hasOperation(doc, base)) op.operationId = base;
+      }
       const opId: string = op.operationId ?? `${method}${pascal(path)}`;
       if (!op.summary) op.summary = SUMMARIES[opId] ?? (typeof op.description === 'string' && op.description.length <= 120 && !op.description.includes('\n') ? op.description.replace(/\.$/, '') : sentence(opId));
+      // Who may call (x-roles, x-permission, from each route's config.auth): also said in words.
+      if (typeof op['x-access'] === 'string') {
+        if (!String(op.description ?? '').includes('**Access**')) op.description = op.description ? `${op.description}\n\n${op['x-access']}` : op['x-access'];
+        delete op['x-access'];
+      }
       if (!op.tags?.length) op.tags = [path.split('/')[3] ?? 'system'];
       for (const t of op.tags) tagsSeen.add(t);
       const isPublic = !op.security || op.security.length === 0;

@@ -1,3 +1,4 @@
+import { PHONE_COUNTRIES } from './phone.js';
 import { Type, type ObjectOptions, type SchemaOptions, type Static, type TProperties, type TSchema, type TUnion } from '@sinclair/typebox';
 import { MONEY_PATTERN } from './money.js';
 
@@ -55,7 +56,18 @@ export const DateTimeParam = (description?: string) => Type.String({ format: 'da
 export const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 export const ShortText = (max = 200, min = 1) => Type.String({ minLength: min, maxLength: max });
 export const Email = Type.String({ format: 'email', maxLength: 254 });
-export const Phone = Type.String({ pattern: '^\\+?[0-9]{6,15}$', description: 'digits, optional leading +' });
+/** ISO 3166-1 alpha-2 country of phone numbers (the organization's `default_country`). */
+export const PhoneCountry = Type.String({ enum: PHONE_COUNTRIES, description: 'ISO 3166-1 alpha-2 country code, e.g. BO' });
+/**
+ * A phone number as people type it: digits with an optional leading `+`, spaces, dots, dashes and parentheses. The
+ * services store it in E.164 (`+59171234567`), national numbers read with the organization's `default_country`
+ * (src/platform/phone.ts); a number that is not valid there is 400 INVALID_PHONE.
+ */
+export const Phone = Type.String({
+  pattern: '^\\+?[0-9(][0-9 ().-]{4,22}[0-9]$',
+  maxLength: 24,
+  description: "phone number, stored in E.164 (e.g. +59171234567); without a +country code it is read as a number of the organization's default_country",
+});
 
 export const Problem = Type.Object(
   {

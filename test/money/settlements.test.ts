@@ -71,7 +71,7 @@ describe('settlement worker', () => {
     ]);
     expect(await dbBalance(t, m.id)).toBe('0.00');
     const w = (await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' })).json();
-    expect(w.wallet).toEqual({ balance: '0.00', pending: '0.00', available: '0.00', debt: '0.00', credit: '0.00', payable: '0.00', currency: 'BOB' });
+    expect(w.wallet).toEqual({ balance: '0.00', pending: '0.00', available: '0.00', debt: '0.00', credit: '0.00', payable: '0.00', currency: 'BOB', organization_id: t.demo.organizationId });
     expect(new Date(w.settled_through).toISOString()).toBe(new Date(todayUtc.getTime() + DAY).toISOString());
 
     await runMerchantSettlements(t.app.ctx, tomorrow);

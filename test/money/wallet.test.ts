@@ -71,10 +71,10 @@ describe('orderDelivered', () => {
     // pending until the platform records its payment as received, then available.
     expect(await dbBalance(t, m.id)).toBe('-11.44');
     const rule = await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' });
-    expect(rule.json().wallet).toEqual({ balance: '-11.44', pending: '26.25', available: '0.00', debt: '37.69', credit: '0.00', payable: '0.00', currency: 'BOB' });
+    expect(rule.json().wallet).toEqual({ balance: '-11.44', pending: '26.25', available: '0.00', debt: '37.69', credit: '0.00', payable: '0.00', currency: 'BOB', organization_id: t.demo.organizationId });
     await kit.receive(p);
     const after = await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' });
-    expect(after.json().wallet).toEqual({ balance: '-11.44', pending: '0.00', available: '26.25', debt: '37.69', credit: '0.00', payable: '26.25', currency: 'BOB' });
+    expect(after.json().wallet).toEqual({ balance: '-11.44', pending: '0.00', available: '26.25', debt: '37.69', credit: '0.00', payable: '26.25', currency: 'BOB', organization_id: t.demo.organizationId });
     const audits = await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM audit_log WHERE entity_type = 'merchant_wallet_entry' AND after->>'merchant_id' = $1", [m.id]));
     expect(audits.rows[0].n).toBe(7);
   });
@@ -206,7 +206,7 @@ describe('debt payments', () => {
       ['platform_commission', '1.00'],
       ['delivery_fee_debit', '8.00'],
     ]);
-    expect(second.json().wallet).toEqual({ balance: '3.00', pending: '0.00', available: '0.00', debt: '0.00', credit: '3.00', payable: '0.00', currency: 'BOB' });
+    expect(second.json().wallet).toEqual({ balance: '3.00', pending: '0.00', available: '0.00', debt: '0.00', credit: '3.00', payable: '0.00', currency: 'BOB', organization_id: t.demo.organizationId });
     expect(await dbBalance(t, m.id)).toBe('3.00');
     const audit = await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'wallet.merchant_debt_payment' AND after->>'merchant_id' = $1", [m.id]));
     expect(audit.rows[0].n).toBe(2);

@@ -94,8 +94,8 @@ void api.POST('/api/v1/customer/orders', { body: { branch_id: 'b', address_id: '
 void api.POST('/api/v1/admin/notifications', { body: { title: 't', body: 'b' } });
 // a trip status body with neither status nor reset_pin_lock
 void api.POST('/api/v1/trips/{id}/status', { params: { path: { id: 'x' } }, body: { reason: 'r' } });
-// a position with three numbers
-const p: import('./api.js').components['schemas']['Position'] = [1, 2, 3];
+// a position with four numbers (an altitude is the third, nothing comes after)
+const p: import('./api.js').components['schemas']['Position'] = [1, 2, 3, 4];
 void p;
 `;
 

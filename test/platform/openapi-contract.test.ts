@@ -65,7 +65,12 @@ describe('OpenAPI 3.1 document', () => {
     expect(bad).toEqual([]);
     expect(JSON.stringify(doc)).not.toMatch(/"items":\[/);
     expect(JSON.stringify(doc)).not.toMatch(/"additionalItems"/);
-    expect(doc.components.schemas.Position).toMatchObject({ type: 'array', minItems: 2, maxItems: 2, prefixItems: [{ type: 'number' }, { type: 'number' }] });
+    expect(doc.components.schemas.Position).toMatchObject({
+      anyOf: [
+        { type: 'array', minItems: 2, maxItems: 2, prefixItems: [{ type: 'number' }, { type: 'number' }] },
+        { type: 'array', minItems: 3, maxItems: 3, prefixItems: [{ type: 'number' }, { type: 'number' }, { type: 'number' }] },
+      ],
+    });
   });
 
   it('errors are application/problem+json with the one shared Problem schema', () => {
@@ -170,9 +175,9 @@ describe('the server keeps the contract', () => {
     expect(audit.statusCode).toBe(200);
   });
 
-  it('positions are validated member by member as documented (prefixItems): [lon, lat] in range, exactly two', async () => {
+  it('positions are validated member by member as documented (prefixItems): [lon, lat] in range, an optional altitude, no fourth member', async () => {
     const customer = await t.as('customer');
-    for (const coordinates of [[-68.1, 100], [-200, -16.5], [-68.1, -16.5, 3], [-68.1]]) {
+    for (const coordinates of [[-68.1, 100], [-200, -16.5], [-68.1, -16.5, 3, 4], [-68.1], [-68.1, -16.5, 'high']]) {
       const res = await t.req(customer, { method: 'POST', url: '/customer/addresses', payload: { address: 'Av. Arce 100', location: { type: 'Point', coordinates } } });
       expect(res.statusCode, JSON.stringify(coordinates)).toBe(400);
       expect(res.json().code).toBe('VALIDATION_FAILED');
@@ -180,6 +185,9 @@ describe('the server keeps the contract', () => {
     }
     const ok = await t.req(customer, { method: 'POST', url: '/customer/addresses', payload: { address: 'Av. Arce 100', location: { type: 'Point', coordinates: [-68.1, -16.5] } } });
     expect(ok.statusCode).toBe(201);
+    const withAltitude = await t.req(customer, { method: 'POST', url: '/customer/addresses', payload: { address: 'Av. Arce 100', location: { type: 'Point', coordinates: [-68.1, -16.5, 3600] } } });
+    expect(withAltitude.statusCode).toBe(201);
+    expect(withAltitude.json().location.coordinates).toEqual([-68.1, -16.5]);
   });
 
   it('an undeclared method on an existing path is 405 with Allow, an unknown path stays 404', async () => {

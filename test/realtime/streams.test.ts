@@ -80,9 +80,47 @@ describe('me stream', () => {
     c.close();
   });
 
-  it('rejects a malformed Last-Event-ID with 400', async () => {
-    const c = await stream('/realtime/me/stream', driver, { 'last-event-id': 'abc' });
-    expect(c.status).toBe(400);
+  it('answers an unknown Last-Event-ID (garbage, or beyond the newest event) with stream.reset, then the live stream', async () => {
+    const before = await record(orgId, trip('trip.assigned', 'trip-reset-0'));
+    await until(() => t.app.ctx.services.realtime.hub.watermark >= before.seq);
+    const openBefore = connections();
+    for (const [sent, how] of [
+      ['abc', 'header'],
+      [String(before.seq + 1_000_000), 'header'],
+      [String(before.seq + 2_000_000), 'query'],
+    ] as const) {
+      const c = how === 'header' ? await stream('/realtime/me/stream', driver, { 'last-event-id': sent }) : await stream(`/realtime/me/stream?last_event_id=${sent}`, driver);
+      expect(c.status).toBe(200);
+      const reset = await c.waitFor((f) => f.event === 'stream.reset');
+      expect(json(reset)).toMatchObject({ type: 'stream.reset', reason: 'unknown_event_id', last_event_id: sent, refetch: true });
+      // The client's Last-Event-ID moves to a real resume point, at or after the newest event it could know.
+      expect(Number(reset.id)).toBe(json(reset).resume_from);
+      expect(Number(reset.id)).toBeGreaterThanOrEqual(before.seq);
+      // Live events follow on the same connection: none is dropped for being "below" the bogus id.
+      const live = await record(orgId, trip('trip.on_the_way', 'trip-reset-1'));
+      const got = await c.waitFor((f) => f.id === String(live.seq));
+      expect(got.event).toBe('trip.on_the_way');
+      expect(c.events[0].event).toBe('stream.reset');
+      c.close();
+      await until(() => connections() === openBefore);
+    }
+  });
+
+  it('answers a Last-Event-ID older than the oldest event kept with stream.reset (expired), then the live stream', async () => {
+    const openBefore = connections();
+    const old = await record(orgId, trip('trip.assigned', 'trip-expired-0'));
+    const kept = await record(orgId, trip('trip.assigned', 'trip-expired-1'));
+    // Events up to `old` are gone (retention): a client resuming from before them cannot be replayed.
+    await t.db.withSystem((tx) => tx.query('DELETE FROM event WHERE seq <= $1', [old.seq]));
+    await until(() => t.app.ctx.services.realtime.hub.watermark >= kept.seq);
+    const c = await stream('/realtime/me/stream', driver, { 'last-event-id': String(old.seq - 1) });
+    const reset = await c.waitFor((f) => f.event === 'stream.reset');
+    expect(json(reset)).toMatchObject({ reason: 'expired_event_id', last_event_id: String(old.seq - 1), refetch: true });
+    expect(json(reset).resume_from).toBeGreaterThanOrEqual(kept.seq);
+    const live = await record(orgId, trip('trip.on_the_way', 'trip-expired-2'));
+    await c.waitFor((f) => f.id === String(live.seq));
+    c.close();
+    await until(() => connections() === openBefore);
   });
 
   it('frees the connection when the client goes away', async () => {

@@ -145,9 +145,9 @@ describe('GET/PATCH /merchant/channels', () => {
 
   it('changes only the fields sent; null clears an optional field', async () => {
     useNewMerchant();
-    await patch({ chat_phone: '59170000002', chat_account_id: 'acc_1', status_notifications: true });
+    await patch({ chat_phone: '+59170000002', chat_account_id: 'acc_1', status_notifications: true });
     const res = await patch({ chat_account_id: null });
-    expect(res.json()).toMatchObject({ chat_phone: '59170000002', chat_account_id: null, status_notifications: true, order_notifications: true });
+    expect(res.json()).toMatchObject({ chat_phone: '+59170000002', chat_account_id: null, status_notifications: true, order_notifications: true });
   });
 
   it('reports what keeps cloud_api delivery from working', async () => {

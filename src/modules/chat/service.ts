@@ -1,3 +1,4 @@
+import { normalizePhones } from '../../platform/phone.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { tenantOf, type Actor } from '../../platform/auth.js';
@@ -117,6 +118,7 @@ export function createChatService(ctx: AppContext) {
     async updateSettings(actor: Actor, patch: ChannelSettingsPatch) {
       return db.withTenant(tenantOf(actor), async (tx) => {
         const merchantId = await resolveMerchantId(tx, actor);
+        patch = await normalizePhones(tx, actor.organizationId, patch, ['chat_phone']);
         const before = await tx.query<ChannelSettingsRow>(
           `SELECT ${SETTINGS_COLUMNS} FROM merchant_channel_settings WHERE organization_id = $1 AND merchant_id = $2 FOR UPDATE`,
           [actor.organizationId, merchantId],

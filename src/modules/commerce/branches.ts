@@ -1,3 +1,4 @@
+import { normalizePhones } from '../../platform/phone.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
 import type { Api, AppContext } from '../../platform/context.js';
@@ -149,6 +150,7 @@ export function branchRoutes(app: Api, ctx: AppContext) {
         const before = await loadBranch(tx, req.params.id);
         if (!before || before.merchant_id !== m.id) throw AppError.notFound('Branch');
         const p = body.location ? parsePoint(body.location) : null;
+        const phone = body.phone ? (await normalizePhones(tx, actor.organizationId, { phone: body.phone }, ['phone'])).phone : null;
         const territoryId = p ? await ctx.services.logistics.territoryForPoint(tx, p) : before.territory_id;
         await tx.query(
           `UPDATE merchant_branch SET name = COALESCE($2, name), address = COALESCE($3, address), location = COALESCE($4::point, location),
@@ -162,7 +164,7 @@ export function branchRoutes(app: Api, ctx: AppContext) {
             p ? pointSql(p) : null,
             body.opening_hours ? JSON.stringify(body.opening_hours) : null,
             'phone' in body,
-            body.phone ?? null,
+            phone,
             body.active ?? null,
             territoryId,
           ],
@@ -181,6 +183,7 @@ export async function createBranch(
 ): Promise<BranchRow> {
   const m = await ownMerchant(ctx, tx, actor);
   const p = parsePoint(input.location);
+  input = await normalizePhones(tx, actor.organizationId, input, ['phone']);
   const id = newId();
   await tx.query(
     `INSERT INTO merchant_branch (organization_id, id, merchant_id, name, address, location, opening_hours, phone, active, territory_id)

@@ -1,3 +1,4 @@
+import { normalizePhones } from '../../platform/phone.js';
 import { Type } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
 import type { Api, AppContext } from '../../platform/context.js';
@@ -101,6 +102,7 @@ async function resolvePickup(ctx: AppContext, tx: Tx, merchant: { id: string; ad
 async function requestExpress(ctx: AppContext, tx: Tx, actor: Actor, b: ExpressInput): Promise<ExpressRow> {
   const m = await ownMerchant(ctx, tx, actor);
   if (m.status !== 'approved') throw AppError.unprocessable('The merchant is not approved', 'MERCHANT_NOT_APPROVED');
+  b = await normalizePhones(tx, actor.organizationId, b, ['customer_phone']);
   const pickup = await resolvePickup(ctx, tx, m, b);
   const dropoff: LonLat = parsePoint(b.dropoff_location, 'dropoff_location');
   const territoryId = pickup.territoryId ?? (await ctx.services.logistics.territoryForPoint(tx, pickup.point));

@@ -81,15 +81,10 @@ const DEACTIVATE_DOC =
 export function userLifecycleRoutes(app: Api, ctx: AppContext) {
   const svc = createUserLifecycle(ctx);
   const body = Strict({ reason: Type.Optional(ShortText(500)) });
-  const optionalBody = async (req: { body: unknown }) => {
-    if (req.body === undefined || req.body === null) req.body = {};
-  };
-
   app.post(
     '/app-users/:id/deactivate',
     {
       config: { auth: { roles: ['administrator'] } },
-      preValidation: optionalBody,
       schema: { operationId: 'deactivateAppUser', tags: ['users'], summary: 'Deactivate a user of the organization: sessions revoked at once', description: DEACTIVATE_DOC, params: IdParams, body, response: { 200: UserOut } },
     },
     async (req) => svc.deactivate(actorOf(req), req.params.id, req.body?.reason),
@@ -99,7 +94,6 @@ export function userLifecycleRoutes(app: Api, ctx: AppContext) {
     '/app-users/:id/reactivate',
     {
       config: { auth: { roles: ['administrator'] } },
-      preValidation: optionalBody,
       schema: {
         operationId: 'reactivateAppUser',
         tags: ['users'],

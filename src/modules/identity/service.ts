@@ -1,3 +1,4 @@
+import { normalizePhones, phoneCandidates } from '../../platform/phone.js';
 import { containsPattern } from '../../platform/search.js';
 import { createHmac } from 'node:crypto';
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
@@ -96,10 +97,21 @@ export function createIdentityService(ctx: AppContext) {
   // Revocations announced while the listener was down were missed: forget what is cached.
   ctx.onClose.push(db.onListenerChange(() => sessionCache.clear()));
 
+  let countriesCache: { at: number; list: string[] } | null = null;
+  /** The default countries organizations use (a handful), cached for a minute. */
+  async function phoneCountriesInUse(): Promise<string[]> {
+    if (countriesCache && Date.now() - countriesCache.at < 60_000) return countriesCache.list;
+    const list = await db.withSystem(async (tx) => (await tx.query<{ c: string }>('SELECT DISTINCT default_country AS c FROM organization_settings')).rows.map((r) => r.c));
+    countriesCache = { at: Date.now(), list };
+    return list;
+  }
+
   async function insertUser(tx: Tx, organizationId: string, input: NewUser): Promise<UserRow> {
     const problem = passwordProblems(input.password, input.email);
     if (problem) throw AppError.badRequest(`password ${problem}`, [{ field: 'password', message: problem }], 'WEAK_PASSWORD');
     if (!input.email && !input.phone) throw AppError.badRequest('email or phone is required', [{ field: 'email', message: 'email or phone is required' }]);
+    // Stored in E.164 (the organization's default country for national numbers): one form to find and match.
+    input = await normalizePhones(tx, organizationId, input, ['phone']);
     const email = input.email ? input.email.trim().toLowerCase() : null;
     const dup = await tx.query('SELECT 1 FROM users WHERE organization_id = $1 AND (email = $2 OR phone = $3)', [organizationId, email, input.phone ?? null]);
     if (dup.rowCount) throw AppError.conflict('A user with this email or phone already exists in the organization', 'DUPLICATE_USER');
@@ -287,16 +299,18 @@ export function createIdentityService(ctx: AppContext) {
      * was verified; none (or no such login) answer 401 INVALID_CREDENTIALS alike.
      */
     async login(input: { email?: string; phone?: string; password: string; organization_id?: string }, ip: string, userAgent?: string) {
-      const identifier = (input.email ?? input.phone ?? '').trim().toLowerCase();
+      // A phone is stored in E.164: the typed one is matched in that form under each organization's default country.
+      const phones = input.email || !input.phone ? [] : phoneCandidates(input.phone, await phoneCountriesInUse());
+      const identifier = (input.email ?? [...phones].sort().find((p) => p.startsWith('+')) ?? input.phone ?? '').trim().toLowerCase();
       if (!identifier) throw AppError.badRequest('email or phone is required', [{ field: 'email', message: 'email or phone is required' }]);
       await rateLimit(`login:ip:${ip}`, config.loginRateLimitPerIp, 60, 'login attempts from this address');
       await admitLoginAttempt(identifier, ip);
       const candidates = await db.withSystem(async (tx) => {
         const { rows } = await tx.query<UserRow & { organization_name: string }>(
           `SELECT u.*, o.name AS organization_name FROM users u JOIN organization o ON o.id = u.organization_id
-            WHERE u.active AND ${input.email ? 'u.email = $1' : 'u.phone = $1'} AND ($2::text IS NULL OR u.organization_id = $2)
+            WHERE u.active AND ${input.email ? 'u.email = $1' : 'u.phone = ANY($1::text[])'} AND ($2::text IS NULL OR u.organization_id = $2)
             ORDER BY u.organization_id LIMIT 20`,
-          [identifier, input.organization_id ?? null],
+          [input.email ? identifier : phones, input.organization_id ?? null],
         );
         return rows;
       });

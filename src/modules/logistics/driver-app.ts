@@ -4,7 +4,7 @@ import type { Api, AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { IdParams, Money, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { driverOut, tripOut, type DriverRow } from './model.js';
-import { bodyOptional, DriverOut, EvidenceIn, FailureReasonSchema, GpsPointIn, IngestOut, ReasonBody, SingleLocationIn, TripOutSchema, TripStatusSchema } from './schemas.js';
+import { DriverOut, EvidenceIn, FailureReasonSchema, GpsPointIn, IngestOut, ReasonBody, SingleLocationIn, TripOutSchema, TripStatusSchema } from './schemas.js';
 import { MAX_BATCH } from './locations.js';
 import { earnings, listTrips } from './trips-query.js';
 import type { LogisticsService } from './service.js';
@@ -124,7 +124,6 @@ export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService
       `/driver/trips/:id/${action}`,
       {
         config: auth,
-        preValidation: bodyOptional,
         schema: {
           operationId,
           tags: ['driver-app'],

@@ -5,7 +5,7 @@ import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { Id, IdParams, IdWith, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { driverOut } from './model.js';
-import { bodyOptional, ApprovalStatusSchema, DriverOut, VehicleType, IngestOut, NearbyDriverOut, ReasonBody, SingleLocationIn, TripOutSchema } from './schemas.js';
+import { ApprovalStatusSchema, DriverOut, VehicleType, IngestOut, NearbyDriverOut, ReasonBody, SingleLocationIn, TripOutSchema } from './schemas.js';
 import { dispatchBoard, liveMap } from './trips-query.js';
 import { releaseOpenTrips } from './lifecycle.js';
 import type { LogisticsService } from './service.js';
@@ -97,7 +97,6 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
       `/drivers/:id/${action}`,
       {
         config: { auth: { roles: ['administrator', 'subadmin'], permission: 'drivers_approve' } },
-        preValidation: bodyOptional,
         schema: {
           operationId: `${action}Driver`,
           tags: ['logistics'],

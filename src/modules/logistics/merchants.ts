@@ -1,3 +1,4 @@
+import { normalizePhones } from '../../platform/phone.js';
 import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
@@ -10,7 +11,7 @@ import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, IdParams, IdWith, Page, PageQueryProps, Phone, ShortText, Strict } from '../../platform/schemas.js';
 import { assertTransition } from '../../platform/state-machine.js';
 import { APPROVAL_ACTIONS, APPROVAL_TRANSITIONS, MERCHANT_SELECT, merchantOut, scopeOf, type ApprovalAction, type ApprovalStatus, type MerchantRow } from './model.js';
-import { bodyOptional, ApprovalStatusSchema, MerchantOut, ReasonBody } from './schemas.js';
+import { ApprovalStatusSchema, MerchantOut, ReasonBody } from './schemas.js';
 import { assertTerritories, territoryForPoint } from './territories.js';
 
 const PERCENT = /^\d{1,3}(\.\d{1,2})?$/;
@@ -56,6 +57,7 @@ export function createMerchantService(ctx: AppContext) {
     if (input.commission_percent !== undefined && (!PERCENT.test(input.commission_percent) || Number(input.commission_percent) > 100)) {
       throw AppError.badRequest('commission_percent must be between 0 and 100', [{ field: 'commission_percent', message: 'out of range' }]);
     }
+    input = await normalizePhones(tx, actor.organizationId, input, ['phone']);
     const location = input.location ? parsePoint(input.location) : null;
     let territoryId = input.territory_id ?? null;
     if (territoryId) await assertTerritories(tx, actor, [territoryId]);
@@ -190,7 +192,6 @@ export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) 
       `/merchants/:id/${action}`,
       {
         config: { auth: { roles: ['administrator', 'subadmin'], permission: 'merchants_approve' } },
-        preValidation: bodyOptional,
         schema: {
           operationId: `${action}Merchant`,
           tags: ['logistics'],

@@ -6,7 +6,7 @@ import { countRequest } from '../../platform/rate-limit.js';
 import { GeoPoint } from '../../platform/geo.js';
 import { Id, Nullable, Phone, Strict, Timestamp } from '../../platform/schemas.js';
 import { LINK_HOURS_AFTER_END } from './recipient-links.js';
-import { bodyOptional, TripStatusSchema } from './schemas.js';
+import { TripStatusSchema } from './schemas.js';
 import type { LogisticsService } from './service.js';
 
 const LinkOut = Type.Object({
@@ -85,7 +85,6 @@ export function recipientLinkRoutes(app: Api, ctx: AppContext, svc: LogisticsSer
         body: Strict({ recipient_phone: Type.Optional(Phone) }),
         response: { 201: LinkOut },
       },
-      preValidation: bodyOptional,
     },
     async (req, reply) => {
       const actor = actorOf(req);

@@ -1,3 +1,4 @@
+import { normalizePhones } from '../../platform/phone.js';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Actor } from '../../platform/auth.js';
 import type { AppContext } from '../../platform/context.js';
@@ -73,6 +74,8 @@ export function createRecipientLinks(ctx: AppContext, core: TripCore) {
 
   /** A new live link for the trip (the previous one, if any, is revoked), in the caller's transaction. */
   async function issue(tx: Tx, actor: Pick<Actor, 'userId' | 'organizationId' | 'requestId'>, t: TripRow, recipientPhone: string | null): Promise<RecipientLinkRow> {
+    // Stored in E.164 (the organization's default country for a national number): the outbox sends to it.
+    if (recipientPhone) recipientPhone = (await normalizePhones(tx, t.organization_id, { recipient_phone: recipientPhone }, ['recipient_phone'])).recipient_phone;
     const previous = await current(tx, t.id);
     if (previous) await tx.query('UPDATE trip_recipient_link SET revoked_at = now() WHERE id = $1', [previous.id]);
     const { rows } = await tx.query<RecipientLinkRow>(

@@ -22,10 +22,6 @@ export const FailedDeliveryPolicySchema = lit(
   'what a failed delivery leads to: return_to_merchant (default: the trip goes to returning until the merchant confirms the return with the pickup PIN) or close (the trip ends as failed)',
 );
 export const ReasonBody = Strict({ reason: Type.Optional(ShortText(500)) });
-/** Action routes with an optional body: a POST without a body counts as `{}`. */
-export const bodyOptional = async (req: { body: unknown }) => {
-  if (req.body === undefined || req.body === null) req.body = {};
-};
 
 export const SettingsOut = Type.Object({
   auto_assign_radius_m: Type.Integer(),

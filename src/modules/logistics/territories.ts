@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import { AppError } from '../../platform/errors.js';
-import { GeoArea, parseArea, pointSql, polygonSql, type LonLat } from '../../platform/geo.js';
+import { areaGeoJson, GeoArea, parseArea, pointSql, polygonSql, type LonLat } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { NonNegativeMoney, Page, PageQueryProps, ShortText, Strict } from '../../platform/schemas.js';
@@ -71,11 +71,13 @@ export async function assertTerritories(tx: Tx, actor: Actor, ids: string[]): Pr
 
 export async function createTerritory(tx: Tx, actor: Actor, input: { name: string; geometry: unknown; active?: boolean }): Promise<TerritoryRow & { backfilled: number }> {
   const polygons = parseArea(input.geometry);
+  // Stored without altitudes: positions come back as [lon, lat].
+  const geometry = areaGeoJson((input.geometry as GeoArea).type, polygons);
   const id = newId();
   const { rows } = await tx.query<TerritoryRow>(
     `INSERT INTO territory (organization_id, id, name, geometry, active, created_by_user_id) VALUES ($1, $2, $3, $4, $5, $6)
      RETURNING id, name, active, geometry, created_at, updated_at`,
-    [actor.organizationId, id, input.name, JSON.stringify(input.geometry), input.active ?? true, actor.userId],
+    [actor.organizationId, id, input.name, JSON.stringify(geometry), input.active ?? true, actor.userId],
   );
   const parts: string[] = [];
   const params: unknown[] = [actor.organizationId, id];

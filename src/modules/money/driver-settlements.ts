@@ -8,7 +8,6 @@ import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, IdParams, Money, Nullable, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { assertTransition, type Transitions } from '../../platform/state-machine.js';
-import { emptyBodyAsObject } from './model.js';
 
 export type DriverSettlementStatus = 'pending' | 'paid';
 export const DRIVER_SETTLEMENT_TRANSITIONS: Transitions<DriverSettlementStatus> = { pending: ['paid'], paid: [] };
@@ -157,7 +156,6 @@ export function driverSettlementRoutes(app: Api, ctx: AppContext) {
     '/admin/drivers/:driverId/settlements',
     {
       config: { auth: { roles: ['administrator'] } },
-      preValidation: emptyBodyAsObject,
       schema: {
         operationId: 'createDriverSettlement',
         tags: ['settlements'],
@@ -176,7 +174,6 @@ export function driverSettlementRoutes(app: Api, ctx: AppContext) {
     '/admin/settlements/:id/paid',
     {
       config: { auth: { roles: ['administrator'] } },
-      preValidation: emptyBodyAsObject,
       schema: {
         operationId: 'markDriverSettlementPaid',
         tags: ['settlements'],

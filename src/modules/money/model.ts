@@ -126,7 +126,3 @@ export async function lockMerchantWallet(tx: Tx, organizationId: string, merchan
   await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`money:wallet:${organizationId}:${merchantId}`]);
 }
 
-/** Route hook: an action POST sent without a body validates as `{}` (its body fields are all optional). */
-export async function emptyBodyAsObject(req: { body: unknown }): Promise<void> {
-  if (req.body === undefined || req.body === null) req.body = {};
-}

@@ -11,7 +11,7 @@ import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Currency, Id, IdParams, Money, NonNegativeMoney, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { assertTransition } from '../../platform/state-machine.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
-import { emptyBodyAsObject, ordersOf, ownMerchant, PAYMENT_STATUS_TRANSITIONS, REVIEW_COLUMNS, REVIEW_TRANSITIONS, scopeOf, type ReviewStatus } from './model.js';
+import { ordersOf, ownMerchant, PAYMENT_STATUS_TRANSITIONS, REVIEW_COLUMNS, REVIEW_TRANSITIONS, scopeOf, type ReviewStatus } from './model.js';
 
 export interface ReviewRow {
   id: string;
@@ -259,7 +259,6 @@ export function reviewRoutes(app: Api, ctx: AppContext) {
       {
         // Sub-administrators decide only with payments_review_decide (default false), within their territories.
         config: { auth: { roles: ['comercio', 'administrator', 'subadmin'], permission: 'payments_review_decide' } },
-        preValidation: emptyBodyAsObject,
         schema: {
           operationId: action === 'approve' ? 'approvePaymentReview' : 'rejectPaymentReview',
           tags: ['payments'],

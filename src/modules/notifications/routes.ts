@@ -91,10 +91,6 @@ export function notificationRoutes(app: Api, ctx: AppContext) {
   app.post(
     '/notifications/test',
     {
-      // An empty POST is allowed: no body means no options.
-      preValidation: async (req: { body: unknown }) => {
-        req.body ??= {};
-      },
       schema: {
         operationId: 'sendTestNotification',
         tags: ['notifications'],

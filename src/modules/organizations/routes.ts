@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
-import { Email, TooMany, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp, Id, NewPassword, KnownCurrency, TimeZone } from '../../platform/schemas.js';
+import { Email, TooMany, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp, Id, NewPassword, KnownCurrency, TimeZone, PhoneCountry } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { OPERATOR_ACTIONS, type OperatorAction } from './service.js';
 import { PASSWORD_RULES } from '../identity/routes.js';
@@ -25,6 +25,7 @@ const SettingsOut = Type.Object({
   require_platform_payment_before_order: Type.Boolean(),
   default_currency: Type.String(),
   timezone: Type.String(),
+  default_country: Type.String({ description: 'ISO 3166-1 alpha-2: phone numbers typed without a +country code are numbers of this country' }),
   support_phone: Nullable(Type.String()),
   support_email: Nullable(Type.String()),
   updated_at: Timestamp,
@@ -147,12 +148,16 @@ export function organizationRoutes(app: Api, ctx: AppContext) {
         description:
           '`default_currency` is the one currency of the organization (ISO 4217, 400 for an unknown code): catalog items, tariffs, delivery fees, orders, ' +
           'trips, wallets and reports all use it, and anything in another currency is refused when created. It cannot change once an item, an order or a ' +
-          'trip exists (409 CURRENCY_IN_USE). `timezone` must be an IANA zone (400 otherwise).',
+          'trip exists (409 CURRENCY_IN_USE). `timezone` must be an IANA zone (400 otherwise). `default_country` (ISO 3166-1 alpha-2, default BO, or the ' +
+          'onboarding `country`) is the country of phone numbers typed without a +country code: every phone the API stores (users, merchants, branches, ' +
+          'express customers, trip recipients, chat and support phones) is normalised to E.164 with it; an invalid number is 400 INVALID_PHONE. ' +
+          'Changing it does not rewrite numbers already stored.',
         body: Strict(
           {
             require_platform_payment_before_order: Type.Optional(Type.Boolean()),
             default_currency: Type.Optional(KnownCurrency),
             timezone: Type.Optional(TimeZone),
+            default_country: Type.Optional(PhoneCountry),
             support_phone: Type.Optional(Nullable(Phone)),
             support_email: Type.Optional(Nullable(Email)),
           },

@@ -43,6 +43,8 @@ export const organizationSettings = pgTable('organization_settings', {
   requirePlatformPaymentBeforeOrder: boolean('require_platform_payment_before_order').notNull().default(false),
   defaultCurrency: text('default_currency').notNull().default('BOB'),
   timezone: text('timezone').notNull().default('America/La_Paz'),
+  /** ISO 3166-1 alpha-2: the country of phone numbers typed without a country code (normalised to E.164). */
+  defaultCountry: text('default_country').notNull().default('BO'),
   supportPhone: text('support_phone'),
   supportEmail: text('support_email'),
   updatedByUserId: text('updated_by_user_id'),

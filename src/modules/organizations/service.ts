@@ -1,3 +1,4 @@
+import { DEFAULT_PHONE_COUNTRY, isPhoneCountry, toE164 } from '../../platform/phone.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { tenantOf, type Actor } from '../../platform/auth.js';
@@ -57,7 +58,7 @@ const slugify = (s: string) =>
     .replace(/^-|-$/g, '')
     .slice(0, 50) || 'org';
 
-const SETTINGS_COLUMNS = 'require_platform_payment_before_order, default_currency, timezone, support_phone, support_email, updated_at';
+const SETTINGS_COLUMNS = 'require_platform_payment_before_order, default_currency, timezone, default_country, support_phone, support_email, updated_at';
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 const TIME_ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
@@ -107,7 +108,10 @@ export function createOrganizationService(ctx: AppContext) {
     // The organization row is created before the tenant context can point at it.
     await tx.query('INSERT INTO organization (id, name, slug) VALUES ($1, $2, $3)', [orgId, input.organization_name, slug]);
     await tx.query("SELECT set_config('app.organization_id', $1, true)", [orgId]);
-    await tx.query('INSERT INTO organization_settings (organization_id) VALUES ($1)', [orgId]);
+    // Phones typed without a country code are read as numbers of the onboarding country (else BO).
+    const country = isPhoneCountry(input.country) ? input.country : DEFAULT_PHONE_COUNTRY;
+    await tx.query('INSERT INTO organization_settings (organization_id, default_country) VALUES ($1, $2)', [orgId, country]);
+    if (input.contact_phone) input = { ...input, contact_phone: toE164(input.contact_phone, country, 'contact_phone') };
     const operatorId = newId();
     await tx.query(
       'INSERT INTO operator (organization_id, id, status, legal_name, contact_email, contact_phone, country) VALUES ($1,$2,$3,$4,$5,$6,$7)',
@@ -206,6 +210,13 @@ export function createOrganizationService(ctx: AppContext) {
         const fields = Object.keys(patch);
         if (fields.length === 0) return before[0];
         await checkSettings(tx, before[0] as { default_currency: string }, patch);
+        if (typeof patch.default_country === 'string' && !isPhoneCountry(patch.default_country)) {
+          throw AppError.badRequest('default_country must be an ISO 3166-1 alpha-2 country code, e.g. BO', [{ field: 'default_country', message: 'unknown country' }]);
+        }
+        // A support phone typed without a country code is read with the (new) default country.
+        if (typeof patch.support_phone === 'string') {
+          patch = { ...patch, support_phone: toE164(patch.support_phone, (patch.default_country as string | undefined) ?? (before[0] as { default_country: string }).default_country, 'support_phone') };
+        }
         const sets = fields.map((f, i) => `${f} = $${i + 2}`).join(', ');
         const { rows } = await tx.query(
           `UPDATE organization_settings SET ${sets}, updated_by_user_id = $1, updated_at = now() RETURNING ${SETTINGS_COLUMNS}`,

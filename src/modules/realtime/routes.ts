@@ -6,6 +6,7 @@ import { Id, IdParams, Strict, Timestamp } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { STREAM_KINDS, STREAM_TOKEN_TTL_SECONDS, signStreamToken, streamActor, type StreamKind } from './stream-auth.js';
 import type { StreamFilter } from './connection.js';
+import type { ResumeFrom } from './service.js';
 
 const StreamQuery = Strict({
   stream_token: Type.Optional(Type.String({ minLength: 10, maxLength: 4096, description: 'from POST /realtime/tokens, instead of the Authorization header (EventSource)' })),
@@ -15,19 +16,24 @@ const StreamQuery = Strict({
 const SseResponse = {
   200: {
     description:
-      'text/event-stream. Frames: `id: <event sequence>`, `event: <type>` (trip.created, trip.assigned, trip.accepted, trip.rejected, trip.offer_expired (an offer not accepted within the acceptance timeout), trip.unassigned, trip.location_updated, trip.geofence_entered, trip.pickup_verified, trip.on_the_way, trip.delivery_verified, trip.completed, trip.cancelled, trip.delivery_failed (a failed delivery: reason, policy), trip.returned (goods back at the merchant), notification.created; `stream.reset` when too far behind to replay), `data: <JSON event>`; a `: heartbeat` comment every 15 s.',
+      'text/event-stream. Frames: `id: <event sequence>`, `event: <type>` (trip.created, trip.assigned, trip.accepted, trip.rejected, trip.offer_expired (an offer not accepted within the acceptance timeout), trip.unassigned, trip.location_updated, trip.geofence_entered, trip.pickup_verified, trip.on_the_way, trip.delivery_verified, trip.completed, trip.cancelled, trip.delivery_failed (a failed delivery: reason, policy), trip.returned (goods back at the merchant), notification.created; `stream.reset`: refetch state, see below), `data: <JSON event>`; a `: heartbeat` comment every 15 s. A `stream.reset` frame (`data: {"type":"stream.reset","reason","last_event_id","resume_from","refetch":true,"resync"}`) means events between the client\'s `Last-Event-ID` and `resume_from` will not be sent: the client must refetch the state it shows (GET the resources, or POST /mobile/sync/pull), then keep reading: live events follow on the same connection. Reasons: `unknown_event_id` (not a sequence number, or beyond the newest event), `expired_event_id` (older than the oldest event kept), `too_many_missed_events` (more than the replay limit).',
     content: { 'text/event-stream': { schema: { type: 'string' } } },
   },
 };
 
 const STREAM_DOC =
-  'Authenticate with `Authorization: Bearer` or `?stream_token=`. Resume with the `Last-Event-ID` header or `?last_event_id=`: missed events are replayed from the event table, then live events follow, none twice. A client that does not read fast enough is disconnected and resumes. Streams close when the session is revoked.';
+  'Authenticate with `Authorization: Bearer` or `?stream_token=`. Resume with the `Last-Event-ID` header or `?last_event_id=`: missed events are replayed from the event table, then live events follow, none twice. An unknown or expired `Last-Event-ID` (garbage, beyond the newest event, older than the oldest kept, or more missed events than the replay limit) is not an error and never silently drops events: the stream sends a `stream.reset` frame telling the client to refetch state, then the live stream. A client that does not read fast enough is disconnected and resumes. Streams close when the session is revoked.';
 
-function lastEventIdOf(req: FastifyRequest<{ Querystring: { last_event_id?: string } }>): number | null {
+/**
+ * The resume point the client sent: a sequence, `{ unknown }` when it is not one this server could have
+ * sent (garbage, too large), or null when the client sent none. Unknown ids are not refused: EventSource
+ * resends whatever it last saw, so the stream answers with `stream.reset` (refetch state) and goes live.
+ */
+function lastEventIdOf(req: FastifyRequest<{ Querystring: { last_event_id?: string } }>): ResumeFrom {
   const header = req.headers['last-event-id'];
-  const raw = typeof header === 'string' && header !== '' ? header : req.query.last_event_id;
+  const raw = typeof header === 'string' && header.trim() !== '' ? header.trim() : req.query.last_event_id;
   if (raw === undefined) return null;
-  if (!/^[0-9]{1,15}$/.test(raw)) throw AppError.badRequest('Last-Event-ID must be an event sequence number', [{ field: 'Last-Event-ID', message: 'digits only' }]);
+  if (!/^[0-9]{1,15}$/.test(raw)) return { unknown: raw.slice(0, 64) };
   return Number(raw);
 }
 
@@ -55,7 +61,7 @@ export function realtimeRoutes(app: Api, ctx: AppContext) {
       path,
       {
         // Public to the platform hook: EventSource cannot send headers, so streamActor accepts a stream token too.
-        config: { auth: 'public' },
+        config: { auth: 'public', documentedAuth: auth },
         schema: {
           operationId,
           tags: ['realtime'],
@@ -104,10 +110,6 @@ export function realtimeRoutes(app: Api, ctx: AppContext) {
   app.post(
     '/realtime/tokens',
     {
-      // An empty POST is allowed: no body means no options.
-      preValidation: async (req: { body: unknown }) => {
-        req.body ??= {};
-      },
       schema: {
         operationId: 'createStreamToken',
         tags: ['realtime'],

@@ -9,6 +9,19 @@ import { SseConnection, replayFilter, type StreamFilter } from './connection.js'
 const EVENT_COLUMNS = 'seq, id, organization_id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload, created_at';
 const REPLAY_PAGE = 500;
 
+/** A client's resume point: a sequence, an id that cannot be one (garbage), or none. */
+export type ResumeFrom = number | { unknown: string } | null;
+export type ResetReason = 'unknown_event_id' | 'expired_event_id' | 'too_many_missed_events';
+
+/**
+ * The frame telling a client that events after its Last-Event-ID will not come: refetch state, then keep
+ * reading (live events follow). Its `id:` moves the client's Last-Event-ID to `resumeFrom`.
+ */
+export function resetFrame(reason: ResetReason, lastEventId: string | null, resumeFrom: number): string {
+  const data = { type: 'stream.reset', reason, last_event_id: lastEventId, resume_from: resumeFrom, refetch: true, resync: '/api/v1/mobile/sync/pull' };
+  return `id: ${resumeFrom}\nevent: stream.reset\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
 export interface RealtimeOptions {
   heartbeatMs: number;
   maxBufferBytes: number;
@@ -111,7 +124,7 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
       sent += rows.length;
       if (sent >= opts.replayMax) {
         // Too far behind to replay: move the client's Last-Event-ID forward and tell it to resynchronize.
-        conn.write(`id: ${upTo}\nevent: stream.reset\ndata: ${JSON.stringify({ reason: 'too_many_missed_events', resume_from: upTo, resync: '/api/v1/mobile/sync/pull' })}\n\n`);
+        conn.write(resetFrame('too_many_missed_events', String(from), upTo));
         return;
       }
     }
@@ -172,7 +185,7 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
      * (Last-Event-ID, watermark] from the table, then release the parked events that were not replayed.
      * Nothing is lost between replay and live, and nothing is sent twice.
      */
-    async open(req: FastifyRequest, reply: FastifyReply, actor: Actor, filter: StreamFilter, lastEventId: number | null) {
+    async open(req: FastifyRequest, reply: FastifyReply, actor: Actor, filter: StreamFilter, resume: ResumeFrom) {
       if (connections.size >= opts.maxConnections) throw new AppError(503, 'TOO_MANY_STREAMS', 'This instance has reached its stream limit; retry shortly', undefined, { retry_after: 5 });
       let mine = 0;
       for (const c of connections) if (c.userId === actor.userId && c.organizationId === actor.organizationId) mine++;
@@ -182,6 +195,17 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
           retry_after: 5,
         });
       }
+      // A resume point this server never issued (beyond the newest event, or older than the oldest kept):
+      // checked against the log, not only the hub, whose watermark may trail another instance's.
+      let reset: ResetReason | null = resume !== null && typeof resume === 'object' ? 'unknown_event_id' : null;
+      if (typeof resume === 'number') {
+        const { lo, hi } = await db.withSystem(
+          async (tx) => (await tx.query<{ lo: number | null; hi: number }>('SELECT min(seq)::int8 AS lo, coalesce(max(seq), 0)::int8 AS hi FROM event')).rows[0],
+        );
+        if (resume > Number(hi) && resume > hub.watermark) reset = 'unknown_event_id';
+        else if (lo !== null && resume < Number(lo) - 1) reset = 'expired_event_id';
+      }
+      const lastEventId = typeof resume === 'number' && !reset ? resume : null;
       reply.hijack();
       const res = reply.raw;
       const headers: Record<string, string> = {};
@@ -218,6 +242,10 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
       res.on('error', () => conn.close('socket_error'));
       unsubscribe = hub.subscribe(conn);
       const upTo = hub.watermark;
+      if (reset) {
+        // Nothing before `upTo` will be replayed: the client refetches, and the live stream follows.
+        conn.write(resetFrame(reset, typeof resume === 'object' && resume !== null ? resume.unknown : String(resume), upTo));
+      }
       try {
         if (lastEventId !== null && lastEventId < upTo) await replay(conn, actor, filter, lastEventId, upTo);
         conn.goLive();

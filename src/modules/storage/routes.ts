@@ -246,6 +246,8 @@ export async function storageRoutes(app: Api, svc: StorageService) {
   app.head(
     '/storage/objects/:object_id',
     {
+      // @fastify/swagger leaves HEAD routes out of the document unless asked: this one is a route of its own.
+      config: { swagger: { exposeHeadRoute: true } },
       schema: {
         operationId: 'headObject',
         tags: ['storage'],

@@ -1,0 +1,1 @@
+ALTER TABLE "organization_settings" ADD COLUMN "default_country" text DEFAULT 'BO' NOT NULL;
