@@ -20,6 +20,11 @@ import { PlanOut } from './dispatch/routes.js';
 import { SettlementOut } from './money/driver-settlements.js';
 import { ObjectOut } from './storage/routes.js';
 import { OperatorOut } from './organizations/routes.js';
+import { LinkOut } from './logistics/recipient-link-routes.js';
+import { MarketMerchant } from './commerce/marketplace.js';
+import { BannerOut } from './subadmin/routes.js';
+import { AppBuildOut } from './mobile/routes.js';
+import { ChargeOut, LedgerOut } from './money/finance.js';
 
 /**
  * The resources a generated client imports by name: `finishOpenApi` (src/platform/openapi.ts) hoists each of these
@@ -59,6 +64,12 @@ export const namedSchemas: Record<string, TSchema> = {
   DriverSettlement: SettlementOut,
   StorageObject: ObjectOut,
   Operator: OperatorOut,
+  RecipientLink: LinkOut,
+  MarketplaceMerchant: MarketMerchant,
+  ZoneBanner: BannerOut,
+  AppBuild: AppBuildOut,
+  FinanceCharge: ChargeOut,
+  LedgerLine: LedgerOut,
 };
 
 export const tagDescriptions: Record<string, string> = {

@@ -22,6 +22,31 @@ describe('organization_id on every resource', () => {
     expect(missing).toEqual([]);
   });
 
+  it('every operation returning a record with an id documents organization_id, but for the named exceptions', async () => {
+    const doc = (await t.req(null, { method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const resolve = (s: any): any => (s?.$ref ? doc.components.schemas[s.$ref.split('/').pop()] : s);
+    const missing: string[] = [];
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const ok = op?.responses?.['200'] ?? op?.responses?.['201'];
+        let s = resolve(ok?.content?.['application/json']?.schema);
+        if (s?.properties?.data?.items) s = resolve(s.properties.data.items);
+        if (s?.properties?.id && !s.properties.organization_id) missing.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    // The organization itself (its id is the organization), reserved 501 payment intents, and signed partner webhooks
+    // (public; the acknowledged event names its organization in the payload).
+    expect(missing.sort()).toEqual(
+      [
+        'PATCH /api/v1/organizations/{id}/branding',
+        'POST /api/v1/customer/checkout/payment-intent',
+        'GET /api/v1/customer/checkout/payment-intents/{id}',
+        'POST /api/v1/integrations/partner-pay/webhook',
+        'POST /api/v1/integrations/partner-chef-pay/webhook',
+      ].sort(),
+    );
+  });
+
   it("resources in responses carry the caller's organization: trips, orders, drivers, merchants, branches, catalog items, users, territories, addresses...", async () => {
     const org = t.demo.organizationId;
     const trip = await newTrip(t, admin);

@@ -46,7 +46,7 @@ const MarketItem = Type.Object({
   image_object_id: Nullable(Type.String()),
 });
 
-const MarketMerchant = Type.Object({
+export const MarketMerchant = Type.Object({
   id: Type.String(),
   name: Type.String(),
   phone: Nullable(Type.String()),

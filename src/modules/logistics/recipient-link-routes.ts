@@ -9,7 +9,7 @@ import { LINK_HOURS_AFTER_END } from './recipient-links.js';
 import { TripStatusSchema } from './schemas.js';
 import type { LogisticsService } from './service.js';
 
-const LinkOut = Type.Object({
+export const LinkOut = Type.Object({
   id: Type.String(),
   trip_id: Type.String(),
   url: Type.String({ description: 'the public tracking address (absolute when PUBLIC_BASE_URL is set)' }),

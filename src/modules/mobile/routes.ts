@@ -22,7 +22,7 @@ const Brand = Type.Object({
   logo_object_id: Nullable(Type.String()),
   assets: Type.Object({ logo: Nullable(Type.String({ description: 'authorized download route of the logo' })), manifest: Type.String() }),
 });
-const AppBuildOut = Type.Object({
+export const AppBuildOut = Type.Object({
   id: Type.String(),
   app_role: AppRoleT,
   platform: Type.String(),

@@ -86,7 +86,7 @@ const Query = (types: readonly string[]) =>
     to: Type.Optional(Type.String({ format: 'date-time', description: 'exclusive' })),
   });
 
-const ChargeOut = Type.Object({
+export const ChargeOut = Type.Object({
   id: Type.String(),
   charge_type: Type.String(),
   merchant_id: Type.String(),
@@ -101,7 +101,7 @@ const ChargeOut = Type.Object({
   created_at: Timestamp,
 });
 
-const LedgerOut = Type.Object({
+export const LedgerOut = Type.Object({
   source: Type.Union([Type.Literal('merchant_wallet'), Type.Literal('driver_settlement')]),
   id: Type.String(),
   type: Type.String(),

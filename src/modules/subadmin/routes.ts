@@ -62,7 +62,7 @@ const Period = {
 const BannerStateSchema = Type.Union([Type.Literal('live'), Type.Literal('scheduled'), Type.Literal('expired'), Type.Literal('inactive')], {
   description: 'live = active and now within [valid_from, valid_until); scheduled = not started; expired; inactive',
 });
-const BannerOut = Type.Object({
+export const BannerOut = Type.Object({
   id: Type.String(),
   title: Type.String(),
   body: Nullable(Type.String()),
