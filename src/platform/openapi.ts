@@ -139,6 +139,7 @@ const SUMMARIES: Record<string, string> = {
 /** Links of the main flows: from a created resource to the operations that follow it. */
 const LINKS: Record<string, Record<string, { operationId: string; parameters: Record<string, string>; description: string }>> = {
   createTrip: {
+    GetTrip: { operationId: 'getTrip', parameters: { id: '$response.body#/id' }, description: 'Read the trip again (status, driver, PINs for whom they are meant).' },
     GetTripTracking: { operationId: 'getTripTracking', parameters: { id: '$response.body#/id' }, description: 'Follow the new trip (status, driver, positions).' },
     AssignTrip: { operationId: 'assignTrip', parameters: { id: '$response.body#/id' }, description: 'Assign a driver to the trip.' },
     ChangeTripStatus: { operationId: 'changeTripStatus', parameters: { id: '$response.body#/id' }, description: 'Move the trip through its states.' },
@@ -148,6 +149,7 @@ const LINKS: Record<string, Record<string, { operationId: string; parameters: Re
     GetCustomerTrip: { operationId: 'getCustomerTrip', parameters: { id: '$response.body#/trip_id' }, description: 'The delivery trip of the order (when `trip_id` is set).' },
     SubmitPaymentProof: { operationId: 'submitPaymentProof', parameters: { id: '$response.body#/id' }, description: 'Upload the payment proof of a direct payment.' },
     UpdateMerchantOrderStatus: { operationId: 'updateMerchantOrderStatus', parameters: { id: '$response.body#/id' }, description: 'The merchant accepts, prepares or cancels the order.' },
+    CancelOrderAsAdmin: { operationId: 'cancelOrderAsAdmin', parameters: { id: '$response.body#/id' }, description: 'An administrator cancels the order (with a reason; payment and review follow).' },
   },
 };
 

@@ -132,7 +132,10 @@ describe('OpenAPI 3.1 document', () => {
     const tripLinks = doc.paths['/api/v1/trips'].post.responses['201'].links;
     expect(tripLinks.GetTripTracking).toMatchObject({ operationId: 'getTripTracking', parameters: { id: '$response.body#/id' } });
     expect(tripLinks.AssignTrip.operationId).toBe('assignTrip');
-    expect(doc.paths['/api/v1/customer/orders'].post.responses['201'].links.GetCustomerTrip.operationId).toBe('getCustomerTrip');
+    expect(tripLinks.GetTrip.operationId).toBe('getTrip');
+    const orderLinks = doc.paths['/api/v1/customer/orders'].post.responses['201'].links;
+    expect(orderLinks.GetCustomerTrip.operationId).toBe('getCustomerTrip');
+    expect(orderLinks.CancelOrderAsAdmin.operationId).toBe('cancelOrderAsAdmin');
   });
 
   it('list routes document the cursor as the opaque token the server accepts', () => {
