@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'data', 'db/migrations', 'coverage'] },
+  { ignores: ['node_modules', 'data', 'dist', 'db/migrations', 'coverage'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -3,7 +3,8 @@ import { mkdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { lazyModule } from '../../platform/lazy.js';
 import type { Config } from '../../config.js';
 import type { ByteRange } from './policy.js';
 
@@ -85,21 +86,29 @@ export interface S3Settings {
   keyPrefix: string;
 }
 
+/** @aws-sdk/client-s3 is loaded by the first S3 request, not at start (platform/lazy.ts). */
+const loadS3Sdk = lazyModule('@aws-sdk/client-s3', () => import('@aws-sdk/client-s3'));
+
 /** Any S3-compatible store (AWS S3, MinIO, R2...): for deployments with several API instances. */
 export function createS3Driver(s: S3Settings, client?: S3Client): StorageDriver {
-  const s3 =
+  let made: Promise<S3Client> | undefined;
+  const clientOf = async (): Promise<S3Client> =>
     client ??
-    new S3Client({
-      region: s.region,
-      endpoint: s.endpoint,
-      forcePathStyle: s.forcePathStyle,
-      credentials: s.accessKeyId && s.secretAccessKey ? { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } : undefined,
-      // Plain Content-Length uploads; aws-chunked trailing checksums are not supported by every S3-compatible store.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    });
+    (made ??= loadS3Sdk().then(
+      ({ S3Client }) =>
+        new S3Client({
+          region: s.region,
+          endpoint: s.endpoint,
+          forcePathStyle: s.forcePathStyle,
+          credentials: s.accessKeyId && s.secretAccessKey ? { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } : undefined,
+          // Plain Content-Length uploads; aws-chunked trailing checksums are not supported by every S3-compatible store.
+          requestChecksumCalculation: 'WHEN_REQUIRED',
+          responseChecksumValidation: 'WHEN_REQUIRED',
+        }),
+    ));
   const keyOf = (key: string) => `${s.keyPrefix}${checkKey(key)}`;
   const remove = async (key: string) => {
+    const [s3, { DeleteObjectCommand }] = await Promise.all([clientOf(), loadS3Sdk()]);
     await s3.send(new DeleteObjectCommand({ Bucket: s.bucket, Key: keyOf(key) }));
   };
   return {
@@ -114,6 +123,8 @@ export function createS3Driver(s: S3Settings, client?: S3Client): StorageDriver 
       };
       body.once('error', onError);
       try {
+        // Loaded after the error listener is on: an error of `body` while the SDK loads is caught too.
+        const [s3, { PutObjectCommand }] = await Promise.all([clientOf(), loadS3Sdk()]);
         await s3.send(
           new PutObjectCommand({ Bucket: s.bucket, Key: keyOf(key), Body: body, ContentLength: size, ContentType: mimeType }),
           { abortSignal: abort.signal },
@@ -131,6 +142,7 @@ export function createS3Driver(s: S3Settings, client?: S3Client): StorageDriver 
       }
     },
     async get(key, range) {
+      const [s3, { GetObjectCommand }] = await Promise.all([clientOf(), loadS3Sdk()]);
       const res = await s3.send(
         new GetObjectCommand({ Bucket: s.bucket, Key: keyOf(key), Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
       );

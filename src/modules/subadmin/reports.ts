@@ -1,7 +1,11 @@
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import { AppError } from '../../platform/errors.js';
 import { money, sumMoney } from '../../platform/money.js';
 import type { Period, TripReportRow } from '../logistics/index.js';
+import { lazyModule } from '../../platform/lazy.js';
+
+/** exceljs is loaded by the first report, not at start (platform/lazy.ts). */
+const loadExcel = lazyModule('exceljs', async () => (await import('exceljs')).default);
 
 /** The served type: an Office Open XML workbook (.xlsx) served under the SPEC's `.xls` paths; Excel and LibreOffice open it. */
 export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
@@ -32,7 +36,8 @@ export interface Workbook<R> {
 
 /** Builds the workbook: one sheet per part (the first is the main one), each a title block, a header row, one row per record, a totals row with SUM formulas (and their computed results). */
 export async function buildWorkbook<R>(w: Workbook<R>, ...more: Workbook<R>[]): Promise<Buffer> {
-  const wb = new ExcelJS.Workbook();
+  const { Workbook } = await loadExcel();
+  const wb = new Workbook();
   wb.creator = 'delivery-api';
   wb.created = new Date();
   for (const part of [w, ...more]) addSheet(wb, part);
