@@ -1,4 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import pg from 'pg';
+import { inject } from 'vitest';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { DEFAULT_LOGIN_THROTTLE, loadConfig, type Config } from '../src/config.js';
 import { createPgliteDatabase, createPostgresDatabase, type Database } from '../src/platform/db/index.js';
@@ -9,11 +11,27 @@ import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../src/seed.js';
 import type { DemoSeed } from '../src/platform/context.js';
 import { newId } from '../src/platform/ids.js';
 
-/** A fresh database per test file: in-memory PGlite, or a new PostgreSQL database when TEST_DATABASE_URL is set. */
+/**
+ * The migrated PGlite data directory dumped once per run by test/global-setup.ts, or null (a file run
+ * under a configuration without that setup, or the dump is gone): then the database is created empty.
+ */
+async function pgliteTemplate(): Promise<Blob | null> {
+  const file = inject('pgliteTemplate');
+  if (!file) return null;
+  const bytes = await readFile(file).catch(() => null);
+  return bytes ? new Blob([bytes]) : null;
+}
+
+/**
+ * A fresh database per test file: in-memory PGlite (a copy of the run's migrated template when there
+ * is one; `migrate()` on it then only re-applies db/tenancy.sql), or a new PostgreSQL database when
+ * TEST_DATABASE_URL is set.
+ */
 export async function freshDatabase(): Promise<{ db: Database; url: string | null; drop: () => Promise<void> }> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base) {
-    const db = await createPgliteDatabase(null);
+    const template = await pgliteTemplate();
+    const db = await createPgliteDatabase(null, template ? { loadDataDir: template } : {});
     return { db, url: null, drop: async () => undefined };
   }
   const name = `t_${newId().replace(/-/g, '').slice(-20)}`;

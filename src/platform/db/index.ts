@@ -443,10 +443,17 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
 
 // ---------------------------------------------------------------- PGlite (embedded, one connection)
 
-export async function createPgliteDatabase(dataDir: string | null): Promise<Database> {
-  const lite = new PGlite(dataDir ?? 'memory://', {
-    parsers: { 20: PARSE_INT8, 1082: PARSE_TEXT },
-  });
+/**
+ * `loadDataDir`: start from a dumped data directory (`PGlite.dumpDataDir`), e.g. the tests' migrated
+ * template; `instance`: wrap a PGlite the caller opened (and may dump), instead of opening one.
+ */
+export async function createPgliteDatabase(dataDir: string | null, opts: { loadDataDir?: Blob; instance?: PGlite } = {}): Promise<Database> {
+  const lite =
+    opts.instance ??
+    new PGlite(dataDir ?? 'memory://', {
+      parsers: { 20: PARSE_INT8, 1082: PARSE_TEXT },
+      ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
+    });
   await lite.waitReady;
   const startedAt = new Date().toISOString();
   // PGlite is one connection: transactions take turns.
