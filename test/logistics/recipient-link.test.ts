@@ -42,7 +42,7 @@ describe('recipient tracking link', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     const trip = await tripDb(t, req.trip_id);
-    expect(res.json()).toMatchObject({ trip_id: req.trip_id, status: 'pending', delivery_pin: trip.delivery_pin, driver_location: null, dropoff_address: 'Calle 2' });
+    expect(res.json()).toMatchObject({ trip_id: req.trip_id, status: 'pending', delivery_pin: trip.delivery_pin, driver_location: null, dropoff_address: 'Calle 2', organization_name: 'Demo Logistics' });
     expect(res.json().pickup_pin).toBeUndefined();
 
     const queued = await rows(t, "SELECT destination_phone, payload FROM chat_order_outbox WHERE express_request_id = $1 AND message_type = 'recipient_tracking_link'", [req.id]);

@@ -32,11 +32,9 @@ export const commerceModule: Module = {
     // A catalog photo is shown to the organization's customers while an item of an approved merchant uses it.
     registerObjectReadGrant(ctx, async (tx, _actor, o) => {
       if (o.purpose !== 'other') return false;
-      const { rowCount } = await tx.query(
-        "SELECT 1 FROM catalog_item c JOIN merchant m ON m.organization_id = c.organization_id AND m.id = c.merchant_id WHERE c.image_object_id = $1 AND m.status = 'approved'",
-        [o.id],
-      );
-      return rowCount > 0;
+      const { rows } = await tx.query<{ merchant_id: string }>('SELECT merchant_id FROM catalog_item WHERE image_object_id = $1', [o.id]);
+      for (const r of rows) if ((await ctx.services.logistics.getMerchant(tx, r.merchant_id))?.status === 'approved') return true;
+      return false;
     });
     const orders = createOrderService(ctx);
     services.set(ctx, orders);

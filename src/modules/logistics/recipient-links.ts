@@ -108,11 +108,11 @@ export function createRecipientLinks(ctx: AppContext, core: TripCore) {
       if (expiry && expiry <= now) return null;
       const live = ACTIVE.has(t.status);
       const track = await tracking(tx, t);
-      const { rows: org } = await tx.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [t.organization_id]);
+      const org = (await ctx.services.organizations.branding(tx)) as { name: string } | undefined;
       return {
         trip_id: t.id,
         status: t.status,
-        organization_name: org[0]?.name ?? null,
+        organization_name: org?.name ?? null,
         dropoff_address: t.dropoff_address,
         driver_location: live ? track.last_location : null,
         driver_location_at: live ? track.last_location_at : null,
