@@ -10,7 +10,7 @@ import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, Money, NonNegativeMoney, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { loadBranch } from './branches.js';
 import { ExpressStatusSchema, geo, inTx, ownMerchant } from './model.js';
-import { EXPRESS_STATUSES } from './schema.js';
+import { EXPRESS_STATUSES } from './tables.js';
 import { priceDelivery } from './tariffs.js';
 
 export const ExpressOut = Type.Object({

@@ -6,7 +6,7 @@ import { AppError } from '../../platform/errors.js';
 import { GeoPoint, toGeoPoint, type LonLat } from '../../platform/geo.js';
 import { Money, Nullable, Timestamp } from '../../platform/schemas.js';
 import type { MerchantRow } from '../logistics/index.js';
-import { EXPRESS_STATUSES, ORDER_SOURCES, ORDER_STATUSES, PAYMENT_DESTINATIONS, PAYMENT_STATUSES, SERVICE_MODES } from './schema.js';
+import { EXPRESS_STATUSES, ORDER_SOURCES, ORDER_STATUSES, PAYMENT_DESTINATIONS, PAYMENT_STATUSES, SERVICE_MODES } from './tables.js';
 
 export const lit = <T extends string>(values: readonly T[], description?: string) =>
   Type.Union(

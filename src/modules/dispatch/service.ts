@@ -56,7 +56,7 @@ interface PlanRow {
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
-const scopeOf = (actor: Actor): string[] | null => (actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null);
+import { scopeOf } from '../../platform/scope.js';
 
 class PlanStale extends Error {
   constructor(

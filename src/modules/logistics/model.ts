@@ -1,7 +1,7 @@
 import type { Actor } from '../../platform/auth.js';
 import { toGeoPoint, type LonLat } from '../../platform/geo.js';
 import type { Transitions } from '../../platform/state-machine.js';
-import type { FAILURE_REASONS, TRIP_STATUSES } from './schema.js';
+import type { FAILURE_REASONS, TRIP_STATUSES } from './tables.js';
 
 export type TripStatus = (typeof TRIP_STATUSES)[number];
 export type FailureReason = (typeof FAILURE_REASONS)[number];
@@ -292,4 +292,4 @@ export function merchantOut(m: MerchantRow) {
 }
 
 /** For sub-administrators: the territories they are confined to (null = not confined). */
-export const scopeOf = (actor: Actor): string[] | null => (actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null);
+export { scopeOf } from '../../platform/scope.js';

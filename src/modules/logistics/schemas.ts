@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { GeoArea, GeoPoint } from '../../platform/geo.js';
 import { Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { FAILURE_REASONS, TRIP_STATUSES } from './schema.js';
+import { FAILURE_REASONS, TRIP_STATUSES } from './tables.js';
 
 const lit = <T extends string>(values: readonly T[], description?: string) => Type.Union(values.map((v) => Type.Literal(v)), description ? { description } : {});
 

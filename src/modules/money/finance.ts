@@ -4,7 +4,7 @@ import type { Api, AppContext } from '../../platform/context.js';
 import { formatMoney, sumMoney } from '../../platform/money.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, Money, Nullable, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
-import { WALLET_ENTRY_TYPES } from './schema.js';
+import { WALLET_ENTRY_TYPES } from './tables.js';
 
 export interface FinanceFilter {
   merchant_id?: string;

@@ -42,7 +42,7 @@ export const ENTRY_COLUMNS = `id, merchant_id, order_id, trip_id, driver_id, set
   territory_id, note, created_by_user_id, created_at`;
 
 /** For sub-administrators: the territories they are confined to (null = not confined). */
-export const scopeOf = (actor: Actor): string[] | null => (actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null);
+export { scopeOf } from '../../platform/scope.js';
 
 /** The merchant the calling `comercio` user owns (404 when he has none). */
 export async function ownMerchant(ctx: AppContext, tx: Tx, actor: Actor): Promise<MerchantRow> {

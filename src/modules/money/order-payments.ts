@@ -9,7 +9,7 @@ import { Id, IdParams, Money, NonNegativeMoney, Nullable, ShortText, Strict, Tim
 import { assertTransition } from '../../platform/state-machine.js';
 import { EntryOut, WalletOut } from './debt.js';
 import { lockMerchantWallet, ordersOf, PAYMENT_STATUS_TRANSITIONS, walletSummary } from './model.js';
-import { RECEIPT_METHODS } from './schema.js';
+import { RECEIPT_METHODS } from './tables.js';
 import { appendEntry } from './wallet.js';
 
 export type ReceiptMethod = (typeof RECEIPT_METHODS)[number];

@@ -1,4 +1,4 @@
-import { SUBADMIN_PERMISSION_KEYS, type Actor, type PermissionKey } from '../../platform/auth.js';
+import { SUBADMIN_PERMISSION_KEYS, type PermissionKey } from '../../platform/auth.js';
 import { AppError } from '../../platform/errors.js';
 
 export type Permissions = Record<PermissionKey, boolean>;
@@ -59,7 +59,7 @@ export function profileOut(p: ProfileRow) {
 export type ProfileOut = ReturnType<typeof profileOut>;
 
 /** For sub-administrators: the territories they are confined to (null = not confined). */
-export const scopeOf = (actor: Actor): string[] | null => (actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null);
+export { scopeOf } from '../../platform/scope.js';
 
 const PERCENT = /^\d{1,3}(\.\d{1,2})?$/;
 

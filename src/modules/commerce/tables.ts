@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, foreignKey, index, integer, jsonb, numeric, pgTable, point, primaryKey, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
-import { changedXid } from '../../platform/schema.js';
-import { merchant, territory } from '../logistics/schema.js';
+import { changedXid } from '../../platform/tables.js';
+import { merchant, territory } from '../logistics/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const pt = (name: string) => point(name, { mode: 'xy' });

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
-import { changedXid } from '../../platform/schema.js';
-import { users } from '../identity/schema.js';
+import { changedXid } from '../../platform/tables.js';
+import { users } from '../identity/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 

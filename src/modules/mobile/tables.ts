@@ -1,5 +1,5 @@
 import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
-import { users } from '../identity/schema.js';
+import { users } from '../identity/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 

@@ -1,4 +1,4 @@
-import { organization } from '../organizations/schema.js';
+import { organization } from '../organizations/tables.js';
 import { boolean, foreignKey, index, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });

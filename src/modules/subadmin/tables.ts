@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, foreignKey, index, jsonb, numeric, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
-import { organization } from '../organizations/schema.js';
-import { users } from '../identity/schema.js';
-import { territory } from '../logistics/schema.js';
+import { organization } from '../organizations/tables.js';
+import { users } from '../identity/tables.js';
+import { territory } from '../logistics/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const percent = (name: string) => numeric(name, { precision: 5, scale: 2 });

@@ -17,9 +17,9 @@ import {
   unique,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import { changedXid } from '../../platform/schema.js';
-import { organization } from '../organizations/schema.js';
-import { users } from '../identity/schema.js';
+import { changedXid } from '../../platform/tables.js';
+import { organization } from '../organizations/tables.js';
+import { users } from '../identity/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 /** Native `polygon` (no Drizzle type): one ring of a territory, for `polygon @> point` on a GiST index. */

@@ -1,5 +1,5 @@
 import { foreignKey, index, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
-import { organization } from '../organizations/schema.js';
+import { organization } from '../organizations/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, foreignKey, index, integer, numeric, pgTable, primaryKey, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
-import { merchant, driver } from '../logistics/schema.js';
+import { merchant, driver } from '../logistics/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const moneyCol = (name: string) => numeric(name, { precision: 12, scale: 2 });

@@ -1,7 +1,7 @@
 import { bigint, check, foreignKey, index, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
-import { organization } from '../organizations/schema.js';
-import { users } from '../identity/schema.js';
+import { organization } from '../organizations/tables.js';
+import { users } from '../identity/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 

@@ -1,0 +1,27 @@
+import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import type { Actor } from './auth.js';
+
+/**
+ * A caller's territory scope: the territory ids a sub-administrator is confined to, or `null` for everyone
+ * else (administrators and dispatch see the whole organization). The one definition; every module uses it.
+ */
+export type TerritoryScope = string[] | null;
+
+export const scopeOf = (actor: Pick<Actor, 'kind' | 'subadmin'>): TerritoryScope =>
+  actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
+
+/**
+ * The territory predicate as a Drizzle `sql` fragment: true for an unscoped caller, `column = ANY(scope)`
+ * for a sub-administrator (an empty scope matches nothing; a row without territory is outside every scope).
+ */
+export function inScope(column: SQLWrapper, scope: TerritoryScope): SQL {
+  return scope === null ? sql`true` : sql`${column} = ANY(${scope}::text[])`;
+}
+
+/**
+ * The same predicate for parameterised SQL text: `($n::text[] IS NULL OR column = ANY($n))`, with the scope
+ * (or null) passed as parameter `$n`.
+ */
+export function scopeSql(column: string, param: number): string {
+  return `($${param}::text[] IS NULL OR ${column} = ANY($${param}::text[]))`;
+}
