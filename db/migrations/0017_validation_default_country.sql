@@ -1,1 +1,0 @@
-ALTER TABLE "organization_settings" ADD COLUMN "default_country" text DEFAULT 'BO' NOT NULL;
