@@ -9,17 +9,17 @@ import addFormatsModule from 'ajv-formats';
 import client from 'prom-client';
 import type { Config } from './config.js';
 import type { Database } from './platform/db/index.js';
-import type { AppContext, Module } from './platform/context.js';
+import type { AppContext } from './platform/context.js';
 import { frameworkErrorHandler, registerErrorHandling } from './platform/http.js';
 import { AppError } from './platform/errors.js';
-import { accessDoc, registerAuthHook, type AccessClaims, type SubadminScope } from './platform/auth.js';
+import { accessDoc, registerAuthHook } from './platform/auth.js';
 import { Problem, isDateTime } from './platform/schemas.js';
 import { finishOpenApi } from './platform/openapi.js';
 import { namedSchemas, tagDescriptions } from './modules/components.js';
 import { addOrganizationId, fillOrganizationId } from './platform/tenant-fields.js';
 import { newId } from './platform/ids.js';
 import { createEventBus } from './platform/events.js';
-import { modules } from './modules/index.js';
+import { composeModules, type Composition } from './modules/index.js';
 import { healthRoutes } from './platform/health.js';
 import { DOCS_CSP, corsOptions, edgeSettings, serverOptions } from './platform/edge.js';
 import { expensiveRouteGroups, registerExpensiveRouteLimits } from './platform/rate-limit.js';
@@ -29,8 +29,6 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export interface BuildOptions {
   config: Config;
   db: Database;
-  /** Replace the module list (tests of a single module). */
-  modules?: Module[];
   /** Where the request log goes (tests read it); stdout by default. */
   logStream?: { write(line: string): void };
 }
@@ -69,6 +67,10 @@ declare module 'fastify' {
   interface FastifyInstance {
     ctx: AppContext;
     routeTable: RouteInfo[];
+    /** The modules as composed (src/modules/index.ts), in route order. */
+    modules: Composition['modules'];
+    /** The composed services, typed (seed, tests). */
+    services: Composition['services'];
   }
 }
 
@@ -153,7 +155,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const coercingAjv = ajvFor(true);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strictAjv : coercingAjv).compile(schema));
 
-  const ctx: AppContext = { config, db, services: {} as AppContext['services'], events: createEventBus(), dashboard: new Map(), workers: [], onClose: [] };
+  const ctx: AppContext = { config, db, events: createEventBus(), dashboard: new Map(), workers: [], onClose: [], readiness: new Map() };
   app.decorate('ctx', ctx);
   app.decorate('routeTable', [] as RouteInfo[]);
 
@@ -244,26 +246,18 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     httpDuration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
   });
 
-  const mods = opts.modules ?? modules;
-  for (const m of mods) await m.init?.(ctx);
+  const composed = composeModules(ctx);
+  app.decorate('modules', composed.modules);
+  app.decorate('services', composed.services);
 
-  registerAuthHook(app, config.jwtSecret, {
-    sessionState: async (claims) => {
-      const [active, operatorApproved] = await Promise.all([
-        ctx.services.identity.sessionActive(claims),
-        ctx.services.organizations.operatorApproved(claims.org),
-      ]);
-      return { active, operatorApproved };
-    },
-    loadSubadmin: async (claims) => (ctx.services.subadminScope ? ctx.services.subadminScope(claims) : null),
-  });
+  registerAuthHook(app, config.jwtSecret, composed.resolveActor);
 
   registerExpensiveRouteLimits(app, db, expensiveRouteGroups(config.raw));
 
   await app.register(
     async (api) => {
       healthRoutes(api as any, ctx);
-      for (const m of mods) await m.routes?.(api as any, ctx);
+      for (const m of composed.modules) await m.routes?.(api as any);
       api.get(
         '/openapi.json',
         { config: { auth: 'public' }, schema: { hide: true, operationId: 'getOpenApi', response: { 200: { type: 'object', additionalProperties: true } } } },
@@ -288,13 +282,6 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     for (const fn of ctx.onClose) await fn();
   });
   return app;
-}
-
-declare module './platform/context.js' {
-  interface ServiceRegistry {
-    /** Set by the sub-administration module: territories and permissions of a sub-administrator. */
-    subadminScope?: (claims: AccessClaims) => Promise<SubadminScope | null>;
-  }
 }
 
 declare module 'fastify' {

@@ -1,4 +1,5 @@
-import type { AppContext, DemoSeed, Module } from './platform/context.js';
+import type { FastifyInstance } from 'fastify';
+import type { DemoSeed } from './platform/context.js';
 
 export const DEMO_PASSWORD = 'Demo-pass-2026';
 export const DEMO_LOGINS = {
@@ -19,9 +20,10 @@ const SEED_LOCK = 7270002;
  * several instances start at once: the emptiness check and the creation run in one transaction under
  * an advisory lock, so exactly one instance seeds and the others find the database not empty.
  */
-export async function seedDemo(ctx: AppContext, modules: Module[]): Promise<DemoSeed | null> {
-  const orgs = ctx.services.organizations;
-  const identity = ctx.services.identity;
+export async function seedDemo(app: FastifyInstance): Promise<DemoSeed | null> {
+  const { ctx } = app;
+  const orgs = app.services.organizations;
+  const identity = app.services.identity;
   const demo = await ctx.db.withSystem(async (tx) => {
     if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock($1)', [SEED_LOCK]);
     if ((await tx.query('SELECT 1 FROM organization LIMIT 1')).rowCount > 0) return null;
@@ -52,6 +54,6 @@ export async function seedDemo(ctx: AppContext, modules: Module[]): Promise<Demo
     } satisfies DemoSeed;
   });
   if (!demo) return null;
-  for (const m of modules) await m.seed?.(ctx, demo);
+  for (const m of app.modules) await m.seed?.(demo);
   return demo;
 }

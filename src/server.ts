@@ -4,7 +4,6 @@ import { loadConfig } from './config.js';
 import { openDatabase, poolOptionsFrom } from './platform/db/index.js';
 import { migrateWith } from './platform/db/migrate.js';
 import { buildApp } from './app.js';
-import { modules } from './modules/index.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from './seed.js';
 import { startWorkers } from './platform/workers.js';
 
@@ -30,7 +29,7 @@ if (config.databaseUrl && (role.superuser || role.bypassrls)) {
 }
 
 if (config.seedDemo) {
-  const demo = await seedDemo(app.ctx, modules);
+  const demo = await seedDemo(app);
   if (demo) {
     app.log.info('seeded a demo organization');
     if (config.databaseUrl) app.log.warn('SEED_DEMO=true on DATABASE_URL: the demo organization has a published password; do not use it in production');

@@ -6,7 +6,6 @@ import { DEFAULT_LOGIN_THROTTLE, loadConfig, type Config } from '../src/config.j
 import { createPgliteDatabase, createPostgresDatabase, type Database } from '../src/platform/db/index.js';
 import { migrate } from '../src/platform/db/migrate.js';
 import { buildApp } from '../src/app.js';
-import { modules } from '../src/modules/index.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../src/seed.js';
 import type { DemoSeed } from '../src/platform/context.js';
 import { newId } from '../src/platform/ids.js';
@@ -108,7 +107,7 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
   });
   const app = await buildApp({ config, db });
   await app.ready();
-  const demo = (await seedDemo(app.ctx, modules))!;
+  const demo = (await seedDemo(app))!;
   const cache = new Map<string, Session>();
 
   async function login(email: string, password = DEMO_PASSWORD, organizationId?: string): Promise<Session> {
@@ -148,12 +147,12 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
         driver: `driver-${suffix}@other.test`,
       };
       const org = await db.withSystem(async (tx) => {
-        const o = await app.ctx.services.organizations.createOrganization(
+        const o = await app.services.organizations.createOrganization(
           tx,
           { organization_name: name, admin: { email: logins.admin, password: DEMO_PASSWORD, display_name: 'Other admin' } },
           'approved',
         );
-        const id = app.ctx.services.identity;
+        const id = app.services.identity;
         await id.insertUser(tx, o.organization_id, { email: logins.dispatch, password: DEMO_PASSWORD, display_name: 'd', role: 'administrator', dispatch: true });
         await id.insertUser(tx, o.organization_id, { email: logins.merchant, password: DEMO_PASSWORD, display_name: 'm', role: 'comercio' });
         await id.insertUser(tx, o.organization_id, { email: logins.customer, password: DEMO_PASSWORD, display_name: 'c', role: 'delivery' });

@@ -1,37 +1,148 @@
-import type { Module } from '../platform/context.js';
-import { identityModule } from './identity/index.js';
-import { organizationsModule } from './organizations/index.js';
-import { storageModule } from './storage/index.js';
-import { documentsModule } from './documents/index.js';
-import { auditModule } from './audit/index.js';
-import { dashboardModule } from './dashboard/index.js';
-import { logisticsModule } from './logistics/index.js';
-import { dispatchModule } from './dispatch/index.js';
-import { commerceModule } from './commerce/index.js';
-import { moneyModule } from './money/index.js';
-import { integrationsModule } from './integrations/index.js';
-import { chatModule } from './chat/index.js';
-import { notificationsModule } from './notifications/index.js';
-import { mobileModule } from './mobile/index.js';
-import { realtimeModule } from './realtime/index.js';
-import { subadminModule } from './subadmin/index.js';
+import { createActorResolver, type AccessClaims, type ActorResolver } from '../platform/auth.js';
+import type { AppContext, Module } from '../platform/context.js';
+import { assertProvided, forward } from '../platform/hooks.js';
+import type { MoneyHooks, OrderPayments } from '../platform/order-contracts.js';
+import type { TripDirectory } from '../platform/trip-directory.js';
+import { createIdentityModule } from './identity/index.js';
+import { createOrganizationsModule } from './organizations/index.js';
+import { createStorageModule } from './storage/index.js';
+import { createDocumentsModule } from './documents/index.js';
+import { createAuditModule } from './audit/index.js';
+import { createDashboardModule } from './dashboard/index.js';
+import { createLogisticsModule } from './logistics/index.js';
+import { createDispatchModule } from './dispatch/index.js';
+import { createCommerceModule, type MarketplaceBannerProvider } from './commerce/index.js';
+import { createMoneyModule } from './money/index.js';
+import { createIntegrationsModule } from './integrations/index.js';
+import { createChatModule } from './chat/index.js';
+import { createNotificationsModule } from './notifications/index.js';
+import { createMobileModule, createSyncRegistry } from './mobile/index.js';
+import { createRealtimeModule } from './realtime/index.js';
+import { createScopeLoader, createSubadminModule } from './subadmin/index.js';
 
-/** Every module, in dependency order (a module's init may use the services of those before it). */
-export const modules: Module[] = [
-  identityModule,
-  organizationsModule,
-  storageModule,
-  documentsModule,
-  auditModule,
-  dashboardModule,
-  logisticsModule,
-  dispatchModule,
-  commerceModule,
-  moneyModule,
-  integrationsModule,
-  chatModule,
-  notificationsModule,
-  mobileModule,
-  realtimeModule,
-  subadminModule,
-];
+/**
+ * The composition root: every module is built here, in dependency order, from the services it declares it uses
+ * (typed parameters; nothing is looked up at run time). Where two modules need each other, the later one is
+ * reached through a forward reference provided below, and reactions across modules (hooks and recorded events)
+ * are subscribed in one list at the end.
+ */
+export function composeModules(ctx: AppContext) {
+  // Cycles, provided once the later module exists (assertProvided refuses to start otherwise).
+  const trips = forward<TripDirectory>('logistics.directory (for storage)');
+  const orderFacts = forward<OrderPayments>('commerce.payments (for logistics)');
+  const paymentDestinations = forward<Pick<MoneyHooks, 'paymentDestinations'>>('money.api (for commerce)');
+  const marketplaceBanners = forward<MarketplaceBannerProvider>('subadmin.marketplaceBanners (for commerce)');
+
+  const sync = createSyncRegistry();
+  const identity = createIdentityModule(ctx);
+  const storage = createStorageModule(ctx, { trips: trips.ref });
+  const organizations = createOrganizationsModule(ctx, { identity: identity.service, storage: storage.linker });
+  const logistics = createLogisticsModule(ctx, { identity: identity.service, organizations: organizations.service, storage: storage.linker, orders: orderFacts.ref, sync });
+  const documents = createDocumentsModule(ctx, { identity: identity.service, logistics: logistics.api, storage: storage.linker });
+  const dispatch = createDispatchModule(ctx, { logistics: logistics.api });
+  const chat = createChatModule(ctx, { merchantOfUser: logistics.api.merchantOfUser });
+  const commerce = createCommerceModule(ctx, {
+    logistics: logistics.api,
+    organizations: organizations.service,
+    storage: storage.linker,
+    chat: chat.service,
+    sync,
+    payments: paymentDestinations.ref,
+    banners: marketplaceBanners.ref,
+  });
+  const money = createMoneyModule(ctx, { logistics: logistics.api, orders: commerce.payments, storage: storage.linker });
+  const integrations = createIntegrationsModule(ctx);
+  const notifications = createNotificationsModule(ctx, { identity: identity.service });
+  const subadminScope = createScopeLoader(ctx);
+  const subadmin = createSubadminModule(ctx, {
+    logistics: logistics.api,
+    identity: identity.service,
+    money: money.api,
+    commerceViews: commerce.views,
+    storage: storage.linker,
+    scope: subadminScope,
+  });
+  // One actor resolver for the HTTP hook (app.ts) and the SSE streams.
+  const resolveActor: ActorResolver = createActorResolver({
+    sessionState: async (claims: AccessClaims) => {
+      const [active, operatorApproved] = await Promise.all([identity.service.sessionActive(claims), organizations.service.operatorApproved(claims.org)]);
+      return { active, operatorApproved };
+    },
+    loadSubadmin: (claims) => subadminScope.load(claims),
+  });
+  const realtime = createRealtimeModule(ctx, { resolveActor, trips: logistics.directory });
+  const mobile = createMobileModule(ctx, {
+    organizations: organizations.service,
+    sync,
+    devices: notifications.devices,
+    notifications: notifications.service,
+    pushGateway: notifications.pushGateway,
+    realtime: realtime.service,
+  });
+  const audit = createAuditModule(ctx);
+  const dashboard = createDashboardModule(ctx);
+
+  trips.provide(logistics.directory);
+  orderFacts.provide(commerce.payments);
+  paymentDestinations.provide(money.api);
+  marketplaceBanners.provide(subadmin.marketplaceBanners);
+  assertProvided(trips, orderFacts, paymentDestinations, marketplaceBanners);
+
+  // Reactions across modules, all of them (each runs in the transaction of the change that fires it):
+  // a deactivated user's driver profile goes off duty and gives back its trips;
+  identity.on.userDeactivated.subscribe(logistics.api.userDeactivated);
+  // the ledger follows orders and express deliveries;
+  commerce.on.orderDelivered.subscribe(money.api.orderDelivered);
+  commerce.on.orderCancelled.subscribe(money.api.orderCancelled);
+  commerce.on.deliveryFailed.subscribe(money.api.deliveryFailed);
+  commerce.on.expressDelivered.subscribe(money.api.expressDelivered);
+  // recorded events: orders and express requests follow their trip (and tell money and the chat outbox), then the
+  // notification inbox and push outbox get their rows;
+  ctx.events.onRecorded(commerce.followTrip);
+  ctx.events.onRecorded(notifications.service.onEvent);
+  // extension points: territory audiences of admin notifications, mobile health sections, who may read stored objects.
+  notifications.service.setTerritoryAudience(subadmin.territoryAudience);
+  mobile.service.registerHealthSection('storage', storage.health);
+  for (const grant of [organizations.logoReadGrant, commerce.catalogPhotoReadGrant, money.readGrant, subadmin.bannerReadGrant]) storage.addReadGrant(grant);
+
+  /** Every module, in the order routes are registered (the OpenAPI document lists them so) and demo data is seeded. */
+  const modules: Module[] = [
+    identity,
+    organizations,
+    storage,
+    documents,
+    audit,
+    dashboard,
+    logistics,
+    dispatch,
+    commerce,
+    money,
+    integrations,
+    chat,
+    notifications,
+    mobile,
+    realtime,
+    subadmin,
+  ];
+  return {
+    modules,
+    resolveActor,
+    /** The services, typed, for the server (seed) and tests. */
+    services: {
+      identity: identity.service,
+      organizations: organizations.service,
+      storage: storage.linker,
+      logistics: logistics.service,
+      orders: commerce.payments,
+      money: money.api,
+      chat: chat.service,
+      integrations: integrations.service,
+      notifications: notifications.service,
+      pushGateway: notifications.pushGateway,
+      realtime: realtime.service,
+      subadminScope,
+    },
+  };
+}
+
+export type Composition = ReturnType<typeof composeModules>;

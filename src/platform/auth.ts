@@ -180,18 +180,17 @@ export function authorize(actor: Actor, auth: RouteAuth): void {
   }
 }
 
-/** One hook enforces every route's `config.auth`. Routes without a declaration need any valid token. */
-export function registerAuthHook(app: FastifyInstance, secret: Uint8Array, hooks: AuthHooks): void {
-  app.decorateRequest('actor', null);
-  app.addHook('onRequest', async (req) => {
-    const auth = req.routeOptions.config?.auth;
-    if (auth === 'public' || !req.routeOptions.url) return;
-    const token = bearerToken(req);
-    if (!token) throw AppError.unauthorized();
-    const claims = await verifyAccessToken(secret, token);
+/**
+ * The one actor resolver, shared by the HTTP hook below and the SSE streams (realtime/stream-auth.ts): from verified
+ * claims, checks the session is alive and the operator approved, loads a sub-administrator's scope, and checks the
+ * route's declaration (roles, permission key).
+ */
+export type ActorResolver = (claims: AccessClaims, requestId: string, routeAuth: RouteAuth) => Promise<Actor>;
+
+export function createActorResolver(hooks: AuthHooks): ActorResolver {
+  return async (claims, requestId, routeAuth) => {
     const state = await hooks.sessionState(claims);
     if (!state.active) throw AppError.unauthorized('The session was revoked', 'SESSION_REVOKED');
-    const routeAuth: RouteAuth = auth ?? {};
     if (!state.operatorApproved && !routeAuth.allowUnapprovedOperator && claims.kind !== 'platform') {
       throw AppError.forbidden('The operator account is not approved', 'OPERATOR_NOT_APPROVED');
     }
@@ -201,11 +200,24 @@ export function registerAuthHook(app: FastifyInstance, secret: Uint8Array, hooks
       role: claims.role,
       kind: claims.kind,
       sessionId: claims.sid,
-      requestId: String(req.id),
+      requestId,
       subadmin: claims.kind === 'subadmin' ? await hooks.loadSubadmin(claims) : null,
     };
     authorize(actor, routeAuth);
-    req.actor = actor;
+    return actor;
+  };
+}
+
+/** One hook enforces every route's `config.auth`. Routes without a declaration need any valid token. */
+export function registerAuthHook(app: FastifyInstance, secret: Uint8Array, resolveActor: ActorResolver): void {
+  app.decorateRequest('actor', null);
+  app.addHook('onRequest', async (req) => {
+    const auth = req.routeOptions.config?.auth;
+    if (auth === 'public' || !req.routeOptions.url) return;
+    const token = bearerToken(req);
+    if (!token) throw AppError.unauthorized();
+    const claims = await verifyAccessToken(secret, token);
+    req.actor = await resolveActor(claims, String(req.id), auth ?? {});
   });
 }
 

@@ -4,10 +4,7 @@ import type { Config } from '../config.js';
 import type { Database, Tx } from './db/index.js';
 import type { Actor } from './auth.js';
 import type { EventBus } from './events.js';
-
-/** Modules add their public service here (declaration merging), so others call them with types. */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface ServiceRegistry {}
+import type { ReadinessCheck } from './health.js';
 
 export type DashboardSection = Record<string, unknown>;
 export type DashboardContributor = (tx: Tx, actor: Actor) => Promise<DashboardSection>;
@@ -22,7 +19,6 @@ export interface Worker {
 export interface AppContext {
   config: Config;
   db: Database;
-  services: ServiceRegistry;
   /** Domain events: `ctx.events.record(tx, orgId, {...})` in the transaction of the change. */
   events: EventBus;
   /** Sections of GET /dashboard, one per module; each is computed in the caller's tenant transaction. */
@@ -31,18 +27,31 @@ export interface AppContext {
   workers: Worker[];
   /** Callbacks run when the app closes (listeners, timers). */
   onClose: (() => Promise<void> | void)[];
+  /** Readiness parts contributed by modules (e.g. realtime: listener and hub state) for GET /health/ready. */
+  readiness: Map<string, () => ReadinessCheck | Promise<ReadinessCheck>>;
+}
+
+/**
+ * A module's view of the app: the shared context plus the services it declared it uses (`deps`), given by the
+ * composition root (src/modules/index.ts). Nothing else of another module is reachable from here.
+ */
+export type ModuleContext<D> = AppContext & { readonly deps: D };
+
+export function withDeps<D>(ctx: AppContext, deps: D): ModuleContext<D> {
+  return { ...ctx, deps };
 }
 
 export type Api = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
 
-/** A module: builds its service into `ctx.services` and registers its routes under /api/v1. */
+/**
+ * A module as the app sees it, built by its factory (`createXModule(ctx, deps)`) in the composition root:
+ * its routes under /api/v1 and its demo data. Its services are returned beside it, typed, for the modules after it.
+ */
 export interface Module {
   name: string;
-  /** Creates the service; runs for every module, in order, before any routes are registered. */
-  init?(ctx: AppContext): void | Promise<void>;
-  routes?(app: Api, ctx: AppContext): void | Promise<void>;
+  routes?(app: Api): void | Promise<void>;
   /** Adds demo data for this module on an empty database (after the organizations and users exist). */
-  seed?(ctx: AppContext, demo: DemoSeed): Promise<void>;
+  seed?(demo: DemoSeed): Promise<void>;
 }
 
 export interface DemoSeed {

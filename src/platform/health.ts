@@ -13,13 +13,6 @@ export interface ReadinessCheck {
   [k: string]: unknown;
 }
 
-declare module './context.js' {
-  interface ServiceRegistry {
-    /** Readiness parts contributed by modules (e.g. realtime: listener and hub state). */
-    readiness?: Map<string, () => ReadinessCheck | Promise<ReadinessCheck>>;
-  }
-}
-
 const DB_CHECK_TIMEOUT_MS = 2_000;
 
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
@@ -77,7 +70,7 @@ export function healthRoutes(app: Api, ctx: AppContext) {
       } catch {
         database = 'unavailable';
       }
-      const rt = ctx.services.readiness?.get('realtime');
+      const rt = ctx.readiness.get('realtime');
       const st = rt ? ((await rt()) as { listener?: { state: string }; hub?: { state: string } }) : null;
       const realtime = st?.listener && st.hub ? { listener: st.listener.state, hub: st.hub.state } : undefined;
       return { status: 'ok' as const, database, database_kind: ctx.db.kind, time: new Date(), uptime_seconds: Math.round(process.uptime()), realtime };
@@ -114,7 +107,7 @@ export function healthRoutes(app: Api, ctx: AppContext) {
         checks.database = { ok: false, kind: ctx.db.kind, error: err instanceof Error ? err.message : String(err) };
         checks.migrations = { ok: false, error: 'unknown while the database is unavailable' };
       }
-      for (const [name, fn] of ctx.services.readiness ?? []) {
+      for (const [name, fn] of ctx.readiness) {
         try {
           checks[name] = await fn();
         } catch (err) {

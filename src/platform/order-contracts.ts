@@ -63,7 +63,7 @@ export interface MoneyHooks {
   deliveryFailed(tx: Tx, actor: Actor, facts: { order: OrderMoneyFacts } | { express: ExpressMoneyFacts }): Promise<void>;
 }
 
-/** Implemented by chat (`ctx.services.chat`, declared by the chat module): `summary` is the human message text, `data` the structured order summary. */
+/** Implemented by chat (given to commerce by the composition root): `summary` is the human message text, `data` the structured order summary. */
 export interface ChatOutboxHooks {
   enqueueOrderCreated(
     tx: Tx,
@@ -74,11 +74,4 @@ export interface ChatOutboxHooks {
     input: { organizationId: string; merchantId: string; orderId?: string; expressRequestId?: string; territoryId?: string | null; status: string; summary?: string; data?: Record<string, unknown> },
   ): Promise<string | null>;
   cancelPendingForOrder(tx: Tx, orderId: string): Promise<number>;
-}
-
-declare module './context.js' {
-  interface ServiceRegistry {
-    orders?: OrderPayments;
-    money?: MoneyHooks;
-  }
 }

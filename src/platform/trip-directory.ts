@@ -16,9 +16,3 @@ export interface TripParticipants {
 export interface TripDirectory {
   tripParticipants(tx: Tx, tripId: string): Promise<TripParticipants | null>;
 }
-
-declare module './context.js' {
-  interface ServiceRegistry {
-    trips?: TripDirectory;
-  }
-}

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SubadminScope } from '../../src/platform/auth.js';
 import { validatePlan, type OptimizerProblem, type Plan } from '../../src/modules/dispatch/optimizer/index.js';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
-import { driverDb, eventTypes, newDriver, newTrip, newUser, tripDb, type TestDriver } from '../logistics/fixtures.js';
+import { driverDb, eventTypes, newDriver, newTrip, tripDb, type TestDriver } from '../logistics/fixtures.js';
 
 let t: TestApp;
 let admin: Session;
@@ -277,28 +276,12 @@ describe('sub-administrators', () => {
     const dMine = await newDriver(t, { lon: -68.15, lat: -16.51 }, { capacity: 3, territory_ids: [demoTerritory] });
     const dTheirs = await newDriver(t, { lon: -68.15, lat: -16.51 }, { capacity: 3, territory_ids: [elAlto] });
 
-    const stubbed = !t.app.ctx.services.subadminScope;
-    let sub: Session;
-    if (!stubbed) {
-      // The sub-administration module: a real sub-administrator confined to the demo territory.
-      const email = `sub-${Date.now()}@demo.test`;
-      const created = await t.req(admin, { method: 'POST', url: '/admin/subadmins', payload: { email, password: 'Demo-pass-2026', display_name: 'sub', territory_ids: [demoTerritory] } });
-      expect(created.statusCode, created.body).toBe(201);
-      sub = await t.login(email);
-    } else {
-      const u = await newUser(t, 'administrator', t.demo.organizationId, { subadmin: true });
-      sub = await t.login(u.email);
-      // Stand-in for the sub-administration module's scope loader (not on main yet): the same extension point.
-      const scope: SubadminScope = {
-        territoryIds: [demoTerritory],
-        permissions: { trips_reassign: true } as SubadminScope['permissions'],
-        commissionMinPercent: null,
-        commissionMaxPercent: null,
-        active: true,
-      };
-      t.app.ctx.services.subadminScope = async (claims) => (claims.sub === u.userId ? scope : null);
-    }
-    try {
+    // A real sub-administrator confined to the demo territory.
+    const email = `sub-${Date.now()}@demo.test`;
+    const subCreated = await t.req(admin, { method: 'POST', url: '/admin/subadmins', payload: { email, password: 'Demo-pass-2026', display_name: 'sub', territory_ids: [demoTerritory] } });
+    expect(subCreated.statusCode, subCreated.body).toBe(201);
+    const sub: Session = await t.login(email);
+    {
       const res = await optimize(sub, { trip_ids: [...mine, ...theirs], driver_ids: [dMine.id, dTheirs.id], time_budget_ms: 200 }, SUB);
       expect(res.statusCode, res.body).toBe(201);
       const plan = res.json();
@@ -315,8 +298,6 @@ describe('sub-administrators', () => {
       expect(ok.statusCode, ok.body).toBe(200);
       for (const id of mine) expect((await tripDb(t, id))).toMatchObject({ status: 'assigned', driver_id: dMine.id, plan_id: plan.plan_id });
       expect((await tripDb(t, theirs[0])).status).toBe('pending');
-    } finally {
-      if (stubbed) delete t.app.ctx.services.subadminScope;
     }
   });
 });

@@ -133,7 +133,7 @@ describe('three instances on one PostgreSQL', () => {
       await sleep(300);
       expect(titles(b)).toEqual(expected);
       expect(titles(resumed)).toEqual(expected.slice(6));
-      for (const i of instances) expect(i.app.ctx.services.realtime.status().listener.losses).toBe(1);
+      for (const i of instances) expect(i.app.services.realtime.status().listener.losses).toBe(1);
       b.close();
       resumed.close();
     },

@@ -96,7 +96,7 @@ describe('merchants', () => {
   it('setMerchantCommission is audited', async () => {
     const m = (await t.req(admin, { method: 'GET', url: '/merchants' })).json().data[0];
     await t.db.withTenant({ organizationId: t.demo.organizationId, userId: t.demo.users.admin }, (tx) =>
-      t.app.ctx.services.logistics.setMerchantCommission(tx, { userId: t.demo.users.admin, organizationId: t.demo.organizationId, role: 'administrator', kind: 'administrator', sessionId: 's', requestId: 'r', subadmin: null }, m.id, '12.50'),
+      t.app.services.logistics.setMerchantCommission(tx, { userId: t.demo.users.admin, organizationId: t.demo.organizationId, role: 'administrator', kind: 'administrator', sessionId: 's', requestId: 'r', subadmin: null }, m.id, '12.50'),
     );
     expect((await t.req(admin, { method: 'GET', url: '/merchants' })).json().data[0].commission_percent).toBe('12.50');
     const audit = await t.db.withSystem((tx) => tx.query("SELECT after FROM audit_log WHERE entity_id = $1 AND action = 'merchant.commission_updated'", [m.id]));

@@ -153,8 +153,8 @@ describe('failed delivery, policy return_to_merchant (default)', () => {
     expect(await walletEntries(t, { orderId })).toEqual([{ entry_type: 'delivery_fee_debit', amount: '-5.00' }]);
     const actor = adminActor(t);
     await t.db.withTenant({ organizationId: actor.organizationId, userId: actor.userId }, async (tx) => {
-      const facts = (await t.app.ctx.services.orders!.getOrderFacts(tx, orderId))!;
-      await t.app.ctx.services.money!.deliveryFailed(tx, actor, { order: facts });
+      const facts = (await t.app.services.orders!.getOrderFacts(tx, orderId))!;
+      await t.app.services.money!.deliveryFailed(tx, actor, { order: facts });
     });
     expect(await walletEntries(t, { orderId })).toHaveLength(1);
   });

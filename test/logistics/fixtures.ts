@@ -8,7 +8,7 @@ export const pt = (lon: number, lat: number) => ({ type: 'Point' as const, coord
 /** A user of a role in the demo organization (or another), created through the identity service. */
 export async function newUser(t: TestApp, role: 'repartidor' | 'comercio' | 'delivery' | 'administrator', organizationId = t.demo.organizationId, extra: { subadmin?: boolean; dispatch?: boolean } = {}) {
   const email = `${role}-${newId().slice(-12)}@test.test`;
-  const user = await t.db.withSystem((tx) => t.app.ctx.services.identity.insertUser(tx, organizationId, { email, password: DEMO_PASSWORD, display_name: `${role} user`, role, ...extra }));
+  const user = await t.db.withSystem((tx) => t.app.services.identity.insertUser(tx, organizationId, { email, password: DEMO_PASSWORD, display_name: `${role} user`, role, ...extra }));
   return { userId: user.id, email };
 }
 

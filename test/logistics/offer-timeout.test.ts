@@ -27,8 +27,7 @@ beforeAll(async () => {
   await t.db.withSystem((tx) => tx.query("UPDATE driver SET available = false WHERE status = 'approved'"));
   a = await newDriver(t, { lon: -68.1301, lat: -16.5001 }, { capacity: 5 });
   b = await newDriver(t, { lon: -68.1302, lat: -16.5002 }, { capacity: 5 });
-  const { logisticsServiceOf } = await import('../../src/modules/logistics/index.js');
-  svc = logisticsServiceOf(t.app.ctx);
+  svc = t.app.services.logistics;
 });
 afterAll(() => t?.close());
 

@@ -184,8 +184,8 @@ export async function uploadObject(t: TestApp, s: Session, purpose: string, byte
 export async function orderDeliveredAgain(t: TestApp, orderId: string, over: Partial<{ tripId: string | null }> = {}) {
   const actor = adminActor(t);
   await t.db.withTenant({ organizationId: actor.organizationId, userId: actor.userId }, async (tx) => {
-    const facts = (await t.app.ctx.services.orders!.getOrderFacts(tx, orderId))!;
-    await t.app.ctx.services.money!.orderDelivered(tx, actor, { ...facts, ...over });
+    const facts = (await t.app.services.orders!.getOrderFacts(tx, orderId))!;
+    await t.app.services.money!.orderDelivered(tx, actor, { ...facts, ...over });
   });
 }
 

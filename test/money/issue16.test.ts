@@ -65,7 +65,7 @@ describe('fault 2: express deliveries post their fee', () => {
 
     // A repeat of the completion hook writes nothing (one delivery_fee_debit per trip).
     await t.db.withTenant({ organizationId: t.demo.organizationId, userId: t.demo.users.admin }, (tx) =>
-      t.app.ctx.services.money!.expressDelivered(tx, { userId: t.demo.users.admin, organizationId: t.demo.organizationId, role: 'administrator', kind: 'administrator', sessionId: 's', requestId: 'r', subadmin: null }, {
+      t.app.services.money!.expressDelivered(tx, { userId: t.demo.users.admin, organizationId: t.demo.organizationId, role: 'administrator', kind: 'administrator', sessionId: 's', requestId: 'r', subadmin: null }, {
         expressRequestId: request.id, merchantId: m.id, tripId: trip.id, driverId: kit.driver.id, territoryId: null, deliveryFee: request.delivery_fee, driverEarning: trip.driver_earning, currency: 'BOB',
       }),
     );

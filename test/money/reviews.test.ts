@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newUser } from '../logistics/fixtures.js';
+import { DEMO_PASSWORD } from '../../src/seed.js';
 import { SUBADMIN_PERMISSION_KEYS, type PermissionKey } from '../../src/platform/auth.js';
 import { REVIEW_TRANSITIONS } from '../../src/modules/money/model.js';
 import { png } from '../storage/fixtures.js';
@@ -286,12 +287,17 @@ describe('sub-administrators', () => {
     const outside = await directOrder({ at: await newBranch(t, shop, { lon: -66.15, lat: -17.39 }) });
     expect((await orderRow(t, outside)).territory_id).toBeNull();
     const outsideId = ok(await proof(outside, { amount: (await orderRow(t, outside)).total, customer_reference: 'OUT-1' }), 201).id;
-    const u = await newUser(t, 'administrator', t.demo.organizationId, { subadmin: true });
-    const scope = { territoryIds: [m.territory_id!], permissions: perms({}), commissionMinPercent: null, commissionMaxPercent: null, active: true };
-    // Sub-administration lands later: stand in for its scope loader.
-    t.app.ctx.services.subadminScope = async () => scope;
-    try {
-      const s = await t.login(u.email);
+    const email = `sub-reviews-${Date.now()}@demo.test`;
+    const created = await t.req(admin, {
+      method: 'POST',
+      url: '/admin/subadmins',
+      payload: { email, password: DEMO_PASSWORD, display_name: 'sub', territory_ids: [m.territory_id!], permissions: perms({}) },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const setPermissions = async (permissions: Record<PermissionKey, boolean>) =>
+      expect((await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${created.json().user_id}`, payload: { permissions } })).statusCode).toBe(200);
+    {
+      const s = await t.login(email);
       const list = await t.req(s, { method: 'GET', url: '/admin/payment-reviews?limit=200' });
       expect(list.statusCode, list.body).toBe(200);
       const ids = list.json().data.map((r: { id: string }) => r.id);
@@ -300,13 +306,11 @@ describe('sub-administrators', () => {
       const denied = await t.req(s, { method: 'POST', url: `/merchant/payment-reviews/${id}/approve` });
       expect(denied.statusCode).toBe(403);
       expect(denied.json().code).toBe('PERMISSION_DENIED');
-      scope.permissions = perms({ payments_review_decide: true });
+      await setPermissions(perms({ payments_review_decide: true }));
       expect((await t.req(s, { method: 'POST', url: `/merchant/payment-reviews/${outsideId}/approve` })).statusCode).toBe(404);
       expect((await t.req(s, { method: 'POST', url: `/merchant/payment-reviews/${id}/approve` })).statusCode).toBe(200);
-      scope.permissions = perms({ payments_review_view: false });
+      await setPermissions(perms({ payments_review_view: false }));
       expect((await t.req(s, { method: 'GET', url: '/admin/payment-reviews' })).statusCode).toBe(403);
-    } finally {
-      delete t.app.ctx.services.subadminScope;
     }
   });
 });

@@ -5,7 +5,6 @@ import { createTestApp, freshDatabase, type TestApp } from '../helpers.js';
 import { DEFAULT_LOGIN_THROTTLE, loadConfig, parseTrustProxy } from '../../src/config.js';
 import { DEMO_PASSWORD, seedDemo } from '../../src/seed.js';
 import { buildApp } from '../../src/app.js';
-import { modules } from '../../src/modules/index.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import { createPostgresDatabase } from '../../src/platform/db/index.js';
 
@@ -310,7 +309,7 @@ describe('fault 5: safe defaults', () => {
       const built = fresh.url ? await Promise.all(dbs.map((db) => buildApp({ config: t.config, db }))) : [await buildApp({ config: t.config, db: fresh.db })];
       apps.push(...built);
       await Promise.all(apps.map((a) => a.ready()));
-      const results = await Promise.all([0, 1, 2].map((i) => seedDemo(apps[i % apps.length].ctx, modules)));
+      const results = await Promise.all([0, 1, 2].map((i) => seedDemo(apps[i % apps.length])));
       expect(results.filter(Boolean)).toHaveLength(1);
       const orgs = await fresh.db.withSystem(async (tx) => (await tx.query('SELECT slug FROM organization ORDER BY slug')).rows.map((r) => r.slug));
       expect(orgs).toEqual(['demo', 'platform']);

@@ -6,7 +6,6 @@ import { loadConfig } from '../../src/config.js';
 import { createPgliteDatabase, createPostgresDatabase, type Database } from '../../src/platform/db/index.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import { buildApp } from '../../src/app.js';
-import { modules } from '../../src/modules/index.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../../src/seed.js';
 import { newId } from '../../src/platform/ids.js';
 import { createPushWorker } from '../../src/modules/notifications/worker.js';
@@ -101,7 +100,7 @@ for (const [mode, { login: LOGIN, system: SYSTEM }] of Object.entries(MODES)) de
     const config = loadConfig({ NODE_ENV: 'test', JWT_SECRET: 'test-secret-test-secret-test-secret-0123' }, { dataDir: `/tmp/delivery-test-${newId()}` });
     app = await buildApp({ config, db: runtime });
     await app.ready();
-    demo = (await seedDemo(app.ctx, modules))!;
+    demo = (await seedDemo(app))!;
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}/api/v1`;
 

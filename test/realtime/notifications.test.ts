@@ -54,7 +54,7 @@ describe('inbox from events', () => {
   });
 
   it('without a push gateway the event is kept and the transaction is unaffected; the worker claims nothing', async () => {
-    expect(t.app.ctx.services.pushGateway).toBeNull();
+    expect(t.app.services.pushGateway).toBeNull();
     await registerDevice(customer);
     const ev = await record({ type: 'trip.cancelled', entityType: 'trip', entityId: 'trip-n4', audienceUserIds: [t.demo.users.customer] });
     const worker = t.app.ctx.workers.find((w) => w.name === 'push-outbox')!;

@@ -81,10 +81,10 @@ describe('realtime recovery after the LISTEN connection is lost', () => {
         await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS false`);
         const killed = await su.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'delivery-listen'`, [dbName]);
         expect(killed.rowCount).toBe(1);
-        await until(() => t.app.ctx.services.realtime.status().listener.state === 'reconnecting', 5_000, 'listener lost');
+        await until(() => t.app.services.realtime.status().listener.state === 'reconnecting', 5_000, 'listener lost');
         for (let i = 5; i < 15; i++) seqs.push((await record(ev(i, 'during'))).seq);
         // Several reconnection attempts fail: each is a new attempt, not the first failure handed back.
-        await until(() => t.app.ctx.services.realtime.status().listener.failed_attempts >= 2, 10_000, 'failed reconnection attempts');
+        await until(() => t.app.services.realtime.status().listener.failed_attempts >= 2, 10_000, 'failed reconnection attempts');
         const during = await t.req(null, { method: 'GET', url: '/health/ready' });
         expect(during.statusCode).toBe(503);
         expect(during.headers['retry-after']).toBeDefined();
@@ -97,7 +97,7 @@ describe('realtime recovery after the LISTEN connection is lost', () => {
 
         await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`);
         for (let i = 15; i < 20; i++) seqs.push((await record(ev(i, 'reopening'))).seq);
-        await until(() => t.app.ctx.services.realtime.status().hub.state === 'live' && t.app.ctx.services.realtime.status().listener.state === 'connected', 15_000, 'hub live again');
+        await until(() => t.app.services.realtime.status().hub.state === 'live' && t.app.services.realtime.status().listener.state === 'connected', 15_000, 'hub live again');
         for (let i = 20; i < 25; i++) seqs.push((await record(ev(i, 'after'))).seq);
 
         for (const c of clients) await c.waitFor((f) => f.id === String(seqs[24]), 10_000);
@@ -107,7 +107,7 @@ describe('realtime recovery after the LISTEN connection is lost', () => {
           expect(got).toEqual(seqs);
           expect(c.events.filter((f) => f.event === 'trip.location_updated').map((f) => json(f).payload.n)).toEqual(seqs.map((_, i) => i));
         }
-        const st = t.app.ctx.services.realtime.status();
+        const st = t.app.services.realtime.status();
         expect(st.listener.losses).toBe(1);
         expect(st.hub.recoveries).toBe(1);
         expect(st.hub.recovered_events).toBeGreaterThanOrEqual(10);
@@ -134,17 +134,17 @@ describe('caches fed by NOTIFY after a lost listener', () => {
     const su = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
     await su.connect();
     try {
-      const losses = t.app.ctx.services.realtime.status().listener.losses;
+      const losses = t.app.services.realtime.status().listener.losses;
       await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS false`);
       await su.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'delivery-listen'`, [dbName]);
-      await until(() => t.app.ctx.services.realtime.status().listener.losses > losses, 5_000, 'listener lost');
+      await until(() => t.app.services.realtime.status().listener.losses > losses, 5_000, 'listener lost');
       // Revoked and announced while nothing listens: the NOTIFY is lost.
       await t.db.withSystem(async (tx) => {
         await tx.query('UPDATE auth_session SET revoked_at = now() WHERE id = $1', [sidOf(s)]);
         await tx.query("SELECT pg_notify('session_revoked', $1)", [sidOf(s)]);
       });
       await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`);
-      await until(() => t.app.ctx.services.realtime.status().listener.state === 'connected', 10_000, 'listener back');
+      await until(() => t.app.services.realtime.status().listener.state === 'connected', 10_000, 'listener back');
       // Well within the cache's 5 s: without forgetting it, the revoked token would still pass.
       expect((await t.req(s, { method: 'GET', url: '/me' })).statusCode).toBe(401);
     } finally {

@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { SseClient, json } from './sse.js';
 import type { EventInput } from '../../src/platform/events.js';
-import type { SubadminScope } from '../../src/platform/auth.js';
 
 let t: TestApp;
 let base: string;
@@ -42,7 +41,7 @@ async function stream(path: string, s: Session | null, headers: Record<string, s
   return c;
 }
 
-const connections = () => t.app.ctx.services.realtime.connectionCount;
+const connections = () => t.app.services.realtime.connectionCount;
 const until = async (cond: () => boolean, ms = 5_000) => {
   const end = Date.now() + ms;
   while (!cond()) {
@@ -82,7 +81,7 @@ describe('me stream', () => {
 
   it('answers an unknown Last-Event-ID (garbage, or beyond the newest event) with stream.reset, then the live stream', async () => {
     const before = await record(orgId, trip('trip.assigned', 'trip-reset-0'));
-    await until(() => t.app.ctx.services.realtime.hub.watermark >= before.seq);
+    await until(() => t.app.services.realtime.hub.watermark >= before.seq);
     const openBefore = connections();
     for (const [sent, how] of [
       ['abc', 'header'],
@@ -112,7 +111,7 @@ describe('me stream', () => {
     const kept = await record(orgId, trip('trip.assigned', 'trip-expired-1'));
     // Events up to `old` are gone (retention): a client resuming from before them cannot be replayed.
     await t.db.withSystem((tx) => tx.query('DELETE FROM event WHERE seq <= $1', [old.seq]));
-    await until(() => t.app.ctx.services.realtime.hub.watermark >= kept.seq);
+    await until(() => t.app.services.realtime.hub.watermark >= kept.seq);
     const c = await stream('/realtime/me/stream', driver, { 'last-event-id': String(old.seq - 1) });
     const reset = await c.waitFor((f) => f.event === 'stream.reset');
     expect(json(reset)).toMatchObject({ reason: 'expired_event_id', last_event_id: String(old.seq - 1), refetch: true });
@@ -220,7 +219,7 @@ describe('organization, trip and territory streams', () => {
     expect((await t.req(dispatch, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: demo.driver_id } })).statusCode).toBe(200);
 
     const stranger = await t.db.withSystem((tx) =>
-      t.app.ctx.services.identity.insertUser(tx, orgId, { email: 'other-driver-stream@demo.test', password: 'Demo-pass-2026', display_name: 'other', role: 'repartidor' }),
+      t.app.services.identity.insertUser(tx, orgId, { email: 'other-driver-stream@demo.test', password: 'Demo-pass-2026', display_name: 'other', role: 'repartidor' }),
     );
     expect(stranger.id).toBeTruthy();
     expect((await stream(`/realtime/trips/${tripId}/stream`, await t.login('other-driver-stream@demo.test'))).status).toBe(404);
@@ -247,33 +246,13 @@ describe('organization, trip and territory streams', () => {
 
   it('territory stream: sub-administrators, events of their territories only', async () => {
     expect((await stream('/realtime/territories/stream', admin)).status).toBe(403);
-    let s: Session;
-    let [terrA, terrB] = ['terr-a', 'terr-b'];
-    if (!t.app.ctx.services.subadminScope) {
-      const sub = await t.db.withSystem((tx) =>
-        t.app.ctx.services.identity.insertUser(tx, orgId, { email: 'sub-stream@demo.test', password: 'Demo-pass-2026', display_name: 'sub', role: 'administrator', subadmin: true }),
-      );
-      s = await t.login('sub-stream@demo.test');
-      // Without the sub-administration module a sub-administrator has no scope: refused.
-      expect((await stream('/realtime/territories/stream', s)).status).toBe(403);
-      // The scope that module provides (territories + permissions), given here through its extension point.
-      const scope: SubadminScope = {
-        territoryIds: ['terr-a'],
-        permissions: { tracking: true } as SubadminScope['permissions'],
-        commissionMinPercent: null,
-        commissionMaxPercent: null,
-        active: true,
-      };
-      t.app.ctx.services.subadminScope = async (claims) => (claims.sub === sub.id ? scope : null);
-    } else {
-      // With the sub-administration module: real territories and a sub-administrator confined to the first.
-      const square = (lon: number) => ({ type: 'Polygon', coordinates: [[[lon, -10], [lon + 0.1, -10], [lon + 0.1, -9.9], [lon, -9.9], [lon, -10]]] });
-      terrA = (await t.req(admin, { method: 'POST', url: '/territories', payload: { name: 'stream A', geometry: square(-60) } })).json().id;
-      terrB = (await t.req(admin, { method: 'POST', url: '/territories', payload: { name: 'stream B', geometry: square(-59) } })).json().id;
-      const created = await t.req(admin, { method: 'POST', url: '/admin/subadmins', payload: { email: 'sub-stream@demo.test', password: 'Demo-pass-2026', display_name: 'sub', territory_ids: [terrA] } });
-      expect(created.statusCode, created.body).toBe(201);
-      s = await t.login('sub-stream@demo.test');
-    }
+    // Real territories and a sub-administrator confined to the first.
+    const square = (lon: number) => ({ type: 'Polygon', coordinates: [[[lon, -10], [lon + 0.1, -10], [lon + 0.1, -9.9], [lon, -9.9], [lon, -10]]] });
+    const terrA = (await t.req(admin, { method: 'POST', url: '/territories', payload: { name: 'stream A', geometry: square(-60) } })).json().id;
+    const terrB = (await t.req(admin, { method: 'POST', url: '/territories', payload: { name: 'stream B', geometry: square(-59) } })).json().id;
+    const created = await t.req(admin, { method: 'POST', url: '/admin/subadmins', payload: { email: 'sub-stream@demo.test', password: 'Demo-pass-2026', display_name: 'sub', territory_ids: [terrA] } });
+    expect(created.statusCode, created.body).toBe(201);
+    const s = await t.login('sub-stream@demo.test');
     const c = await stream('/realtime/territories/stream', s);
     expect(c.status).toBe(200);
     await record(orgId, trip('trip.created', 'tb', { territoryId: terrB }));
@@ -281,7 +260,6 @@ describe('organization, trip and territory streams', () => {
     await c.waitFor((f) => f.id === String(e.seq));
     expect(c.events.map((f) => json(f).entity_id)).toEqual(['ta']);
     c.close();
-    if (terrA === 'terr-a') delete t.app.ctx.services.subadminScope;
   });
 });
 

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { DEMO_PASSWORD } from '../../src/seed.js';
 import { SUBADMIN_PERMISSION_KEYS, tenantOf, type Actor, type PermissionKey } from '../../src/platform/auth.js';
-import { assertObjectLink } from '../../src/platform/storage-links.js';
 import { pt, tripDb } from '../logistics/fixtures.js';
 import { JPEG, png, sha256 } from './fixtures.js';
 
@@ -16,16 +15,15 @@ let terrA: string;
 beforeAll(async () => {
   t = await createTestApp();
   const org = t.demo.organizationId;
-  const extra = { driver2: 'repartidor', customer2: 'delivery', merchant2: 'comercio', subA: 'administrator', subB: 'administrator' } as const;
-  const ids = await t.db.withSystem(async (tx) => {
+  const extra = { driver2: 'repartidor', customer2: 'delivery', merchant2: 'comercio' } as const;
+  await t.db.withSystem(async (tx) => {
     const out: Record<string, string> = {};
     for (const [name, role] of Object.entries(extra)) {
-      const u = await t.app.ctx.services.identity.insertUser(tx, org, {
+      const u = await t.app.services.identity.insertUser(tx, org, {
         email: `${name.toLowerCase()}@demo.test`,
         password: DEMO_PASSWORD,
         display_name: name,
         role,
-        subadmin: name.startsWith('sub'),
       });
       out[name] = u.id;
     }
@@ -51,15 +49,16 @@ beforeAll(async () => {
   trip2 = (await newTrip({})).id;
   expect((await t.req(s.dispatch, { method: 'POST', url: `/trips/${trip1}/assign`, payload: { driver_id: demo.driver_id } })).statusCode).toBe(200);
   expect((await t.req(s.driver, { method: 'POST', url: `/driver/trips/${trip1}/accept` })).statusCode).toBe(200);
-  // Stand-in until the sub-administration module lands: subA covers the demo territory, subB another one.
+  // Sub-administrators with every permission: subA covers the demo territory, subB another one.
   const permissions = Object.fromEntries(SUBADMIN_PERMISSION_KEYS.map((k) => [k, true])) as Record<PermissionKey, boolean>;
-  t.app.ctx.services.subadminScope = async (claims) => ({
-    territoryIds: claims.sub === ids.subA ? [terrA] : ['terr-b'],
-    permissions,
-    commissionMinPercent: null,
-    commissionMaxPercent: null,
-    active: true,
-  });
+  const square = { type: 'Polygon', coordinates: [[[-60, -10], [-59.9, -10], [-59.9, -9.9], [-60, -9.9], [-60, -10]]] };
+  const terrB = (await t.req(s.admin, { method: 'POST', url: '/territories', payload: { name: 'B', geometry: square } })).json().id;
+  for (const [name, territory] of [['subA', terrA], ['subB', terrB]] as const) {
+    const payload = { email: `${name.toLowerCase()}@demo.test`, password: DEMO_PASSWORD, display_name: name, territory_ids: [territory], permissions };
+    const created = await t.req(s.admin, { method: 'POST', url: '/admin/subadmins', payload });
+    expect(created.statusCode, created.body).toBe(201);
+    s[name] = await t.login(payload.email);
+  }
   for (const name of Object.keys(extra) as (keyof typeof extra)[]) s[name] = await t.login(`${name.toLowerCase()}@demo.test`);
   const other = await t.newOrganization();
   s.otherAdmin = await t.login(other.logins.admin);
@@ -123,17 +122,6 @@ describe('evidence slots', () => {
     expect(await slotCount()).toBe(before);
   });
 
-  it('without a trips service: 422 TRIPS_UNAVAILABLE', async () => {
-    const saved = t.app.ctx.services.trips;
-    delete t.app.ctx.services.trips;
-    try {
-      const res = await ask(s.driver);
-      expect(res.statusCode).toBe(422);
-      expect(res.json().code).toBe('TRIPS_UNAVAILABLE');
-    } finally {
-      t.app.ctx.services.trips = saved;
-    }
-  });
 });
 
 describe('who may download', () => {
@@ -292,12 +280,12 @@ describe('links from other records', () => {
     const o = await evidence(s.driver, { stage: 'pickup' });
     const actor: Actor = { userId: s.driver.userId, organizationId: s.driver.organizationId, role: 'repartidor', kind: 'repartidor', sessionId: 'x', requestId: 'x', subadmin: null };
     const check = (opts: { tripId?: string; stage?: string }, purposes = ['pickup_evidence'] as const) =>
-      t.db.withTenant(tenantOf(actor), (tx) => assertObjectLink(t.app.ctx, tx, actor, o.id, purposes, opts));
+      t.db.withTenant(tenantOf(actor), (tx) => t.app.services.storage.assertLinkable(tx, actor, o.id, purposes, opts));
     await expect(check({ tripId: trip1, stage: 'pickup' })).resolves.toBeUndefined();
     await expect(check({ tripId: trip2, stage: 'pickup' })).rejects.toMatchObject({ status: 422, code: 'STORAGE_OBJECT_WRONG_TRIP' });
     await expect(check({ tripId: trip1, stage: 'delivery' })).rejects.toMatchObject({ status: 422, code: 'STORAGE_OBJECT_WRONG_STAGE' });
     await expect(
-      t.db.withTenant(tenantOf(actor), (tx) => assertObjectLink(t.app.ctx, tx, actor, o.id, ['delivery_evidence'], { tripId: trip1 })),
+      t.db.withTenant(tenantOf(actor), (tx) => t.app.services.storage.assertLinkable(tx, actor, o.id, ['delivery_evidence'], { tripId: trip1 })),
     ).rejects.toMatchObject({ status: 422, code: 'STORAGE_OBJECT_WRONG_PURPOSE' });
   });
 });

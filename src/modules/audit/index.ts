@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf } from '../../platform/auth.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, Nullable, Page, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
-import type { Module } from '../../platform/context.js';
+import type { AppContext, Module } from '../../platform/context.js';
 
 export const AuditOut = Type.Object({
   id: Type.String(),
@@ -16,9 +16,9 @@ export const AuditOut = Type.Object({
   created_at: Timestamp,
 });
 
-export const auditModule: Module = {
+export const createAuditModule = (ctx: AppContext): Module => ({
   name: 'audit',
-  routes(app, ctx) {
+  routes(app) {
     app.get(
       '/audit',
       {
@@ -55,4 +55,4 @@ export const auditModule: Module = {
       },
     );
   },
-};
+});

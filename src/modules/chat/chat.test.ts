@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../../../test/helpers.js';
 import { newId } from '../../platform/ids.js';
 import { DEMO_PASSWORD } from '../../seed.js';
+import { tenantOf, type Actor } from '../../platform/auth.js';
 import type { Tx } from '../../platform/db/index.js';
 import type { ChatService, OrderMessageInput } from './service.js';
 import { retryDelayMs, type ChatOutboxWorker } from './worker.js';
@@ -27,10 +28,8 @@ let worker: ChatOutboxWorker;
 let merchant: Session;
 let org: string;
 
-// STAND-IN until the logistics module lands: logistics owns merchants and exposes
-// `ctx.services.logistics.merchantOfUser(tx, userId)`. Only this test installs this map-backed resolver;
-// the chat module calls whatever logistics provides.
-const merchantOfUser = new Map<string, string>();
+/** The session of each merchant created by useNewMerchant (logistics owns merchants; chat asks it whose a user is). */
+const sessionOf = new Map<string, Session>();
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -54,9 +53,7 @@ beforeAll(async () => {
       CHAT_OUTBOX_RETRY_BASE_MS: '60000',
     },
   });
-  const services = t.app.ctx.services as unknown as { logistics?: Record<string, unknown> };
-  services.logistics = { ...services.logistics, merchantOfUser: async (_tx: Tx, userId: string) => merchantOfUser.get(userId) ?? null };
-  chat = t.app.ctx.services.chat;
+  chat = t.app.services.chat;
   worker = t.app.ctx.workers.find((w) => w.name === 'chat-outbox') as ChatOutboxWorker;
   merchant = await t.as('merchant');
   org = t.demo.organizationId;
@@ -69,10 +66,17 @@ beforeEach(() => {
   reply = { status: 200, body: {} };
 });
 
-/** A fresh merchant for the demo merchant user, so each test starts from default settings. */
-function useNewMerchant(): string {
-  const id = `mer_${newId()}`;
-  merchantOfUser.set(t.demo.users.merchant, id);
+/** A fresh merchant (a new comercio user and his merchant profile), so each test starts from default settings; `merchant` becomes his session. */
+async function useNewMerchant(): Promise<string> {
+  const email = `shop-${newId().slice(-8)}@demo.test`;
+  const admin: Actor = { userId: t.demo.users.admin, organizationId: org, role: 'administrator', kind: 'administrator', sessionId: 'test', requestId: 'test', subadmin: null };
+  const id = await t.db.withTenant(tenantOf(admin), async (tx) => {
+    const user = await t.app.services.identity.insertUser(tx, org, { email, password: DEMO_PASSWORD, display_name: 'Shop', role: 'comercio' });
+    const m = await t.app.services.logistics.merchants.create(tx, admin, { owner_user_id: user.id, name: `Shop ${email}`, address: 'Calle 1', location: { type: 'Point', coordinates: [-68.13, -16.5] } });
+    return m.id;
+  });
+  merchant = await t.login(email);
+  sessionOf.set(id, merchant);
   return id;
 }
 /** Provisions the merchant's own chat secret on the server, as an operator would, and returns its reference. */
@@ -96,7 +100,7 @@ const requestsFor = (orderId: string) => received.filter((r) => r.body.text.body
 
 describe('GET/PATCH /merchant/channels', () => {
   it('returns the defaults before anything is set, writing nothing', async () => {
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     const res = await t.req(merchant, { method: 'GET', url: '/merchant/channels' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({
@@ -117,7 +121,7 @@ describe('GET/PATCH /merchant/channels', () => {
     expect((await t.req(null, { method: 'GET', url: '/merchant/channels' })).statusCode).toBe(401);
     expect((await t.req(await t.as('admin'), { method: 'GET', url: '/merchant/chat/outbox' })).statusCode).toBe(403);
     const email = `shop-${newId().slice(-8)}@demo.test`;
-    await t.db.withSystem((tx) => t.app.ctx.services.identity.insertUser(tx, org, { email, password: DEMO_PASSWORD, display_name: 'No shop', role: 'comercio' }));
+    await t.db.withSystem((tx) => t.app.services.identity.insertUser(tx, org, { email, password: DEMO_PASSWORD, display_name: 'No shop', role: 'comercio' }));
     const noShop = await t.login(email);
     for (const [method, url] of [['GET', '/merchant/channels'], ['PATCH', '/merchant/channels'], ['GET', '/merchant/chat/outbox']] as const) {
       const res = await t.req(noShop, { method, url, ...(method === 'PATCH' ? { payload: { chat_enabled: false } } : {}) });
@@ -127,7 +131,7 @@ describe('GET/PATCH /merchant/channels', () => {
   });
 
   it('stores a secret reference, never returns it in full, and audits the change', async () => {
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     const ref = provision(merchantId);
     const res = await patch({ chat_enabled: true, chat_phone: '+59170000001', chat_mode: 'cloud_api', chat_phone_number_id: '1055', chat_secret_ref: ref });
     expect(res.statusCode).toBe(200);
@@ -144,14 +148,14 @@ describe('GET/PATCH /merchant/channels', () => {
   });
 
   it('changes only the fields sent; null clears an optional field', async () => {
-    useNewMerchant();
+    await useNewMerchant();
     await patch({ chat_phone: '+59170000002', chat_account_id: 'acc_1', status_notifications: true });
     const res = await patch({ chat_account_id: null });
     expect(res.json()).toMatchObject({ chat_phone: '+59170000002', chat_account_id: null, status_notifications: true, order_notifications: true });
   });
 
   it('reports what keeps cloud_api delivery from working', async () => {
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     const res = await patch({ chat_mode: 'cloud_api', chat_phone: '59170000003', chat_secret_ref: provisionedSecretRef(org, merchantId) });
     expect(res.json().delivery_ready).toBe(false);
     expect(res.json().configuration_issues.join(' ')).toMatch(/chat_phone_number_id is not set.*not set on the server/);
@@ -169,7 +173,7 @@ describe('GET/PATCH /merchant/channels', () => {
     ['an unknown mode', {}, { chat_mode: 'sms' }, 400, 'VALIDATION_FAILED'],
     ['a malformed phone', {}, { chat_phone: 'call me' }, 400, 'VALIDATION_FAILED'],
   ])('refuses %s and writes nothing', async (_name, setup, body, status, code) => {
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     if (Object.keys(setup).length) expect((await patch(setup)).statusCode).toBe(200);
     const before = await sys('SELECT * FROM merchant_channel_settings WHERE merchant_id = $1', [merchantId]);
     const res = await patch(body);
@@ -181,7 +185,7 @@ describe('GET/PATCH /merchant/channels', () => {
 
 describe('enqueueing in the caller transaction', () => {
   it('queues nothing while the channel is off or order notifications are off', async () => {
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     expect(await inTenant((tx) => chat.enqueueOrderCreated(tx, orderInput(merchantId)))).toBeNull();
     await patch({ chat_enabled: true, chat_phone: '59170000010', order_notifications: false });
     expect(await inTenant((tx) => chat.enqueueOrderCreated(tx, orderInput(merchantId)))).toBeNull();
@@ -189,7 +193,7 @@ describe('enqueueing in the caller transaction', () => {
   });
 
   it('queues one pending order_created row per order with a click-to-chat link in link mode', async () => {
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '+59170000011' });
     const input = orderInput(merchantId, { territoryId: 'ter_1', data: { total: '24.00' } });
     const id = await inTenant((tx) => chat.enqueueOrderCreated(tx, input));
@@ -202,7 +206,7 @@ describe('enqueueing in the caller transaction', () => {
   });
 
   it('rolls back with the caller: no order, no message', async () => {
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '59170000012' });
     const input = orderInput(merchantId);
     await expect(
@@ -215,7 +219,7 @@ describe('enqueueing in the caller transaction', () => {
   });
 
   it('queues order_status_changed only with status_notifications; express requests too', async () => {
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '59170000013' });
     const input = orderInput(merchantId);
     expect(await inTenant((tx) => chat.enqueueStatusChanged(tx, { ...input, status: 'confirmed' }))).toBeNull();
@@ -234,7 +238,7 @@ describe('enqueueing in the caller transaction', () => {
 describe('chat outbox worker', () => {
   it('link mode: the row is sent at once with its link, nothing is transmitted', async () => {
     await drain();
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '59170000020' });
     const input = orderInput(merchantId);
     const id = (await inTenant((tx) => chat.enqueueOrderCreated(tx, input)))!;
@@ -249,7 +253,7 @@ describe('chat outbox worker', () => {
   });
 
   it('cloud_api: sends through the HTTP sender with the referenced bearer token', async () => {
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '+59170000021', chat_mode: 'cloud_api', chat_phone_number_id: '1055', chat_secret_ref: provision(merchantId) });
     const input = orderInput(merchantId);
     const id = (await inTenant((tx) => chat.enqueueOrderCreated(tx, input)))!;
@@ -267,9 +271,9 @@ describe('chat outbox worker', () => {
 
   it("cloud_api: a stored reference that is not the merchant's provisioned one is never resolved, so no token leaves the server", async () => {
     await drain();
-    const merchantId = useNewMerchant();
-    const other = useNewMerchant();
-    merchantOfUser.set(t.demo.users.merchant, merchantId);
+    const merchantId = await useNewMerchant();
+    const other = await useNewMerchant();
+    merchant = sessionOf.get(merchantId)!;
     await patch({ chat_enabled: true, chat_phone: '59170000029', chat_mode: 'cloud_api', chat_phone_number_id: '1059', chat_secret_ref: provision(merchantId) });
     // Rows written before the rule, or by hand: a shared CHAT_ setting and another merchant's provisioned secret.
     for (const ref of ['env:CHAT_TOKEN_SHOP', provision(other, 'tok-of-another-merchant')]) {
@@ -288,7 +292,7 @@ describe('chat outbox worker', () => {
 
   it('cloud_api: a retryable failure goes back to pending with backoff; a permanent one fails; attempts are capped', async () => {
     await drain();
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '59170000022', chat_mode: 'cloud_api', chat_phone_number_id: '1056', chat_secret_ref: provision(merchantId) });
     const input = orderInput(merchantId);
     const id = (await inTenant((tx) => chat.enqueueOrderCreated(tx, input)))!;
@@ -333,7 +337,7 @@ describe('chat outbox worker', () => {
 
   it('a worker killed between claim and finish: the row is reclaimed after the claim timeout and sent once', async () => {
     await drain();
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '59170000023', chat_mode: 'cloud_api', chat_phone_number_id: '1057', chat_secret_ref: provision(merchantId) });
     const input = orderInput(merchantId);
     const id = (await inTenant((tx) => chat.enqueueOrderCreated(tx, input)))!;
@@ -353,7 +357,7 @@ describe('chat outbox worker', () => {
 
   it("a late finish by a worker whose claim was taken over changes nothing", async () => {
     await drain();
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '59170000024' });
     const id = (await inTenant((tx) => chat.enqueueOrderCreated(tx, orderInput(merchantId))))!;
     const [zombie] = await worker.claim();
@@ -368,7 +372,7 @@ describe('chat outbox worker', () => {
 
   it('cancels messages of an order cancelled before sending; sent ones stay sent', async () => {
     await drain();
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '59170000025', status_notifications: true });
     const input = orderInput(merchantId);
     const created = (await inTenant((tx) => chat.enqueueOrderCreated(tx, input)))!;
@@ -395,7 +399,7 @@ describe('chat outbox worker', () => {
 
   it('cancels a queued message when the merchant disabled the channel before it was sent', async () => {
     await drain();
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '59170000026' });
     const id = (await inTenant((tx) => chat.enqueueOrderCreated(tx, orderInput(merchantId))))!;
     await patch({ chat_enabled: false });
@@ -405,7 +409,7 @@ describe('chat outbox worker', () => {
 
   it('without configuration cloud_api rows stay pending with last_error, and the order transaction is unaffected', async () => {
     await drain();
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '59170000027', chat_mode: 'cloud_api', chat_phone_number_id: '1058', chat_secret_ref: provisionedSecretRef(org, merchantId) });
     const input = orderInput(merchantId);
     // The caller's own work in the same transaction commits as usual.
@@ -457,7 +461,7 @@ describe('chat outbox worker', () => {
 
 describe('dashboard', () => {
   it('shows the chat outbox backlog per status to administrators', async () => {
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '59170000040' });
     await inTenant((tx) => chat.enqueueOrderCreated(tx, orderInput(merchantId)));
     const counts = await sys<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM chat_order_outbox WHERE organization_id = $1 GROUP BY status', [org]);
@@ -472,7 +476,7 @@ describe('dashboard', () => {
 
 describe('GET /merchant/chat/outbox', () => {
   it("lists the merchant's messages, newest first, filtered and paginated, without claim internals", async () => {
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '59170000030' });
     const a = orderInput(merchantId);
     const b = orderInput(merchantId);
@@ -498,12 +502,17 @@ describe('GET /merchant/chat/outbox', () => {
   });
 
   it("another organization's merchant sees none of it, even under the same merchant id", async () => {
-    const merchantId = useNewMerchant();
+    const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '59170000031' });
     await inTenant((tx) => chat.enqueueOrderCreated(tx, orderInput(merchantId)));
     const other = await t.newOrganization();
     const otherMerchant = await t.login(other.logins.merchant);
-    merchantOfUser.set(otherMerchant.userId, merchantId);
+    // The other organization's merchant profile gets the very same id (ids are unique per organization only).
+    const otherAdmin: Actor = { userId: otherMerchant.userId, organizationId: other.organizationId, role: 'administrator', kind: 'administrator', sessionId: 'test', requestId: 'test', subadmin: null };
+    await t.db.withTenant(tenantOf(otherAdmin), async (tx) => {
+      const m = await t.app.services.logistics.merchants.create(tx, otherAdmin, { owner_user_id: otherMerchant.userId, name: 'Other shop', address: 'Calle 2', location: { type: 'Point', coordinates: [-68.13, -16.5] } });
+      await tx.query('UPDATE merchant SET id = $2 WHERE id = $1', [m.id, merchantId]);
+    });
     const list = await t.req(otherMerchant, { method: 'GET', url: '/merchant/chat/outbox' });
     expect(list.statusCode).toBe(200);
     expect(list.json().data).toEqual([]);

@@ -1,21 +1,13 @@
 import type { ChatOutboxHooks } from '../../platform/order-contracts.js';
-import type { Module } from '../../platform/context.js';
-import { createChatService, type ChatService } from './service.js';
+import type { Api, AppContext } from '../../platform/context.js';
+import { createChatService, type ChatService, type MerchantOfUser } from './service.js';
 import { chatRoutes } from './routes.js';
 import { chatOutboxOptions, createChatOutboxWorker } from './worker.js';
 
 export type { OrderMessageInput, StatusMessageInput, MerchantOfUser } from './service.js';
 export type { ChatSender, ChatMessage, ChatSendResult } from './sender.js';
 
-declare module '../../platform/context.js' {
-  interface ServiceRegistry {
-    /**
-     * Chat order mirror for commerce, each in the caller's transaction: `enqueueOrderCreated(tx, input)`,
-     * `enqueueStatusChanged(tx, input)`, `cancelPendingForOrder(tx, orderId)`, `cancelPendingForExpressRequest(tx, id)`.
-     */
-    chat: ChatService;
-  }
-}
+export type { ChatService } from './service.js';
 
 /**
  * Settings (environment): CHAT_CLOUD_API_URL (base URL of the chat cloud API; unset = cloud_api rows wait),
@@ -23,25 +15,26 @@ declare module '../../platform/context.js' {
  * CHAT_OUTBOX_RETRY_BASE_MS (10000), CHAT_OUTBOX_RETRY_MAX_MS (3600000), CHAT_OUTBOX_UNCONFIGURED_RETRY_MS (300000),
  * CHAT_OUTBOX_BATCH_SIZE (20), and one secret per merchant, `CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>`, that the merchant references as `env:` + that name.
  */
-export const chatModule: Module = {
-  name: 'chat',
-  init(ctx) {
-    ctx.services.chat = createChatService(ctx);
-    ctx.workers.push(createChatOutboxWorker(ctx, chatOutboxOptions(ctx)));
-    // Outbox backlog per status; sub-administrators count only the messages of their territories.
-    ctx.dashboard.set('chat_outbox', async (tx, actor) => {
-      const territories = actor.subadmin ? actor.subadmin.territoryIds : null;
-      const { rows } = await tx.query<{ status: string; n: number; oldest: Date | null }>(
-        `SELECT status, count(*)::int AS n, min(created_at) FILTER (WHERE status IN ('pending', 'sending')) AS oldest
-           FROM chat_order_outbox WHERE ($1::text[] IS NULL OR territory_id = ANY($1::text[])) GROUP BY status`,
-        [territories],
-      );
-      const oldest = rows.map((r) => r.oldest).filter((d): d is Date => d !== null).sort((a, b) => a.getTime() - b.getTime())[0] ?? null;
-      return { by_status: Object.fromEntries(rows.map((r) => [r.status, r.n])), oldest_undelivered_at: oldest?.toISOString() ?? null };
-    });
-  },
-  routes: chatRoutes,
-};
+export function createChatModule(ctx: AppContext, deps: { merchantOfUser: MerchantOfUser }) {
+  /**
+   * Chat order mirror for commerce, each in the caller's transaction: `enqueueOrderCreated(tx, input)`,
+   * `enqueueStatusChanged(tx, input)`, `cancelPendingForOrder(tx, orderId)`, `cancelPendingForExpressRequest(tx, id)`.
+   */
+  const service = createChatService(ctx, deps);
+  ctx.workers.push(createChatOutboxWorker(ctx, chatOutboxOptions(ctx)));
+  // Outbox backlog per status; sub-administrators count only the messages of their territories.
+  ctx.dashboard.set('chat_outbox', async (tx, actor) => {
+    const territories = actor.subadmin ? actor.subadmin.territoryIds : null;
+    const { rows } = await tx.query<{ status: string; n: number; oldest: Date | null }>(
+      `SELECT status, count(*)::int AS n, min(created_at) FILTER (WHERE status IN ('pending', 'sending')) AS oldest
+         FROM chat_order_outbox WHERE ($1::text[] IS NULL OR territory_id = ANY($1::text[])) GROUP BY status`,
+      [territories],
+    );
+    const oldest = rows.map((r) => r.oldest).filter((d): d is Date => d !== null).sort((a, b) => a.getTime() - b.getTime())[0] ?? null;
+    return { by_status: Object.fromEntries(rows.map((r) => [r.status, r.n])), oldest_undelivered_at: oldest?.toISOString() ?? null };
+  });
+  return { name: 'chat', service, routes: (app: Api) => chatRoutes(app, ctx, service) };
+}
 
 // The chat service is what commerce calls through the order contracts.
 const _contract: (s: ChatService) => ChatOutboxHooks = (s) => s;

@@ -3,7 +3,7 @@ import { actorOf } from '../../platform/auth.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { Id, Nullable, Page, PageQueryProps, Phone, Strict, Timestamp } from '../../platform/schemas.js';
 import { SECRET_REF_PATTERN } from './settings.js';
-import type { ChannelSettingsPatch } from './service.js';
+import type { ChannelSettingsPatch, ChatService } from './service.js';
 
 const ChatMode = Type.Union([Type.Literal('link'), Type.Literal('cloud_api')], {
   description: '`link`: a click-to-chat link per message, `sent` at once; `cloud_api`: sent through the chat cloud API',
@@ -51,8 +51,7 @@ const OutboxOut = Type.Object({
   updated_at: Timestamp,
 });
 
-export function chatRoutes(app: Api, ctx: AppContext) {
-  const svc = ctx.services.chat;
+export function chatRoutes(app: Api, ctx: AppContext, svc: ChatService) {
   const merchantOnly = { auth: { roles: ['comercio' as const] } };
 
   app.get(

@@ -69,13 +69,12 @@ const PATCHABLE = ['chat_enabled', 'chat_mode', 'chat_phone', 'chat_phone_number
 type MerchantRef = string | { id: string } | null | undefined;
 export type MerchantOfUser = (tx: Tx, userId: string) => Promise<MerchantRef>;
 
-export function createChatService(ctx: AppContext) {
+export function createChatService(ctx: AppContext, deps: { merchantOfUser: MerchantOfUser }) {
   const { db } = ctx;
 
   /** The merchant of a `comercio` user, through the logistics service; 422 when the user has none. */
   async function resolveMerchantId(tx: Tx, actor: Actor): Promise<string> {
-    const resolver = (ctx.services as { logistics?: { merchantOfUser?: MerchantOfUser } }).logistics?.merchantOfUser;
-    const ref = resolver ? await resolver(tx, actor.userId) : null;
+    const ref = await deps.merchantOfUser(tx, actor.userId);
     const id = typeof ref === 'string' ? ref : (ref?.id ?? null);
     if (!id) throw AppError.unprocessable('This user has no merchant profile', 'MERCHANT_PROFILE_REQUIRED');
     return id;

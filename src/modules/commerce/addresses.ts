@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { GeoPoint, parsePoint, pointSql } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
@@ -51,7 +52,7 @@ export async function createAddress(tx: Tx, actor: Actor, input: { label?: strin
   return (await customerAddress(tx, actor.userId, id))!;
 }
 
-export function addressRoutes(app: Api, ctx: AppContext) {
+export function addressRoutes(app: Api, ctx: CommerceContext) {
   const customerOnly = { auth: { roles: ['delivery' as const] } };
 
   app.get(

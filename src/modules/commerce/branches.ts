@@ -1,7 +1,8 @@
 import { normalizePhones } from '../../platform/phone.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { GeoPoint, parsePoint, pointSql } from '../../platform/geo.js';
@@ -69,7 +70,7 @@ const BranchFields = {
   active: Type.Optional(Type.Boolean()),
 };
 
-export function branchRoutes(app: Api, ctx: AppContext) {
+export function branchRoutes(app: Api, ctx: CommerceContext) {
   const merchantOnly = { auth: { roles: ['comercio' as const] } };
 
   app.get(
@@ -151,7 +152,7 @@ export function branchRoutes(app: Api, ctx: AppContext) {
         if (!before || before.merchant_id !== m.id) throw AppError.notFound('Branch');
         const p = body.location ? parsePoint(body.location) : null;
         const phone = body.phone ? (await normalizePhones(tx, actor.organizationId, { phone: body.phone }, ['phone'])).phone : null;
-        const territoryId = p ? await ctx.services.logistics.territoryForPoint(tx, p) : before.territory_id;
+        const territoryId = p ? await ctx.deps.logistics.territoryForPoint(tx, p) : before.territory_id;
         await tx.query(
           `UPDATE merchant_branch SET name = COALESCE($2, name), address = COALESCE($3, address), location = COALESCE($4::point, location),
                   opening_hours = COALESCE($5::jsonb, opening_hours), phone = CASE WHEN $6 THEN $7 ELSE phone END, active = COALESCE($8, active),
@@ -176,7 +177,7 @@ export function branchRoutes(app: Api, ctx: AppContext) {
 }
 
 export async function createBranch(
-  ctx: AppContext,
+  ctx: CommerceContext,
   tx: Tx,
   actor: Actor,
   input: { name: string; address: string; location: GeoPoint; opening_hours?: OpeningHours; phone?: string; active?: boolean },
@@ -198,7 +199,7 @@ export async function createBranch(
       JSON.stringify(input.opening_hours ?? []),
       input.phone ?? null,
       input.active ?? true,
-      await ctx.services.logistics.territoryForPoint(tx, p),
+      await ctx.deps.logistics.territoryForPoint(tx, p),
     ],
   );
   return (await loadBranch(tx, id))!;

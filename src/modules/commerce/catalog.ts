@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -42,8 +43,8 @@ export const CATALOG_SELECT = 'SELECT id, merchant_id, name, description, price,
 const BranchIds = Type.Array(Id, { maxItems: 200, uniqueItems: true });
 
 /** The organization's one currency; a different one sent by the client is refused (422 CURRENCY_MISMATCH), never stored. */
-export async function orgCurrency(ctx: AppContext, tx: Tx, sent?: string | null): Promise<string> {
-  const currency = (await ctx.services.organizations.settingsIn(tx)).default_currency;
+export async function orgCurrency(ctx: CommerceContext, tx: Tx, sent?: string | null): Promise<string> {
+  const currency = (await ctx.deps.organizations.settingsIn(tx)).default_currency;
   if (sent && sent !== currency) {
     throw AppError.unprocessable(`This organization works in ${currency} only`, 'CURRENCY_MISMATCH', [{ field: 'currency', message: `must be ${currency}` }]);
   }
@@ -51,7 +52,7 @@ export async function orgCurrency(ctx: AppContext, tx: Tx, sent?: string | null)
 }
 
 export async function createCatalogItem(
-  ctx: AppContext,
+  ctx: CommerceContext,
   tx: Tx,
   actor: Actor,
   input: { name: string; description?: string; price: string; currency?: string; available?: boolean; branch_ids?: string[]; image_object_id?: string },
@@ -69,7 +70,7 @@ export async function createCatalogItem(
   return rows[0];
 }
 
-export function catalogRoutes(app: Api, ctx: AppContext) {
+export function catalogRoutes(app: Api, ctx: CommerceContext) {
   const merchantOnly = { auth: { roles: ['comercio' as const] } };
 
   app.get(

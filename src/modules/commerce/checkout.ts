@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import type { LonLat } from '../../platform/geo.js';
@@ -53,20 +54,20 @@ export interface Cart {
  * Prices a cart from the catalog and the tariffs (never from the client): branch active, merchant approved,
  * every item the merchant's, available and offered at the branch, one currency; then the coupon and the delivery fee.
  */
-export async function buildCart(ctx: AppContext, tx: Tx, actor: Actor, input: CartInput): Promise<Cart> {
+export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, input: CartInput): Promise<Cart> {
   const ids = input.items.map((i) => i.catalog_item_id);
   const dup = ids.findIndex((id, i) => ids.indexOf(id) !== i);
   if (dup >= 0) throw AppError.badRequest('An item appears twice; send one line per item with its quantity', [{ field: `items[${dup}].catalog_item_id`, message: 'duplicate' }]);
   const branch = await loadBranch(tx, input.branch_id);
   if (!branch) throw AppError.notFound('Branch');
   if (!branch.active) throw AppError.unprocessable('The branch is not taking orders', 'BRANCH_INACTIVE');
-  const settings = await ctx.services.organizations.settingsIn(tx);
+  const settings = await ctx.deps.organizations.settingsIn(tx);
   const hours = openingState(branch.opening_hours, settings.timezone);
   if (!hours.open) {
     const next = hours.next_open_at?.toISOString() ?? null;
     throw new AppError(422, 'BRANCH_CLOSED', next ? `The branch is closed; it opens at ${next}` : 'The branch is closed', undefined, { next_open_at: next });
   }
-  const merchant = (await ctx.services.logistics.getMerchant(tx, branch.merchant_id))!;
+  const merchant = (await ctx.deps.logistics.getMerchant(tx, branch.merchant_id))!;
   if (merchant.status !== 'approved') throw AppError.unprocessable('The merchant is not approved', 'MERCHANT_NOT_APPROVED');
   const address = await customerAddress(tx, actor.userId, input.address_id);
   if (!address) throw AppError.notFound('Address');
@@ -93,7 +94,7 @@ export async function buildCart(ctx: AppContext, tx: Tx, actor: Actor, input: Ca
   const lines = priceLines(input.items, catalog);
   const subtotal = sumMoney(lines.map((l) => l.line_total));
   assertMoneyInRange(subtotal, 'subtotal');
-  const territoryId = branch.territory_id ?? (await ctx.services.logistics.territoryForPoint(tx, { lon: branch.lon, lat: branch.lat }));
+  const territoryId = branch.territory_id ?? (await ctx.deps.logistics.territoryForPoint(tx, { lon: branch.lon, lat: branch.lat }));
   const from: LonLat = { lon: Number(branch.lon), lat: Number(branch.lat) };
   const to: LonLat = { lon: Number(address.lon), lat: Number(address.lat) };
   const price = await priceDelivery(ctx, tx, actor.organizationId, territoryId, 'marketplace', from, to);
@@ -112,7 +113,7 @@ export async function buildCart(ctx: AppContext, tx: Tx, actor: Actor, input: Ca
   const totals = orderTotals(subtotal.toFixed(2), discount, price.fee);
   assertMoneyInRange(money(totals.total), 'total');
   const destination = input.payment_destination ?? 'platform';
-  const offered: PaymentDestination[] = (await ctx.services.money?.paymentDestinations(tx, merchant.id)) ?? ['platform', 'cash'];
+  const offered: PaymentDestination[] = await ctx.deps.payments.paymentDestinations(tx, merchant.id);
   if (!offered.includes(destination)) {
     throw AppError.unprocessable(`This merchant does not accept '${destination}' payments now (accepted: ${offered.join(', ')})`, 'PAYMENT_DESTINATION_UNAVAILABLE', [
       { field: 'payment_destination', message: `one of ${offered.join(', ')}` },
@@ -211,7 +212,7 @@ export const CartBodyProps = {
   payment_destination: Type.Optional(PaymentDestinationSchema),
 };
 
-export function checkoutRoutes(app: Api, ctx: AppContext) {
+export function checkoutRoutes(app: Api, ctx: CommerceContext) {
   app.post(
     '/customer/checkout/preflight',
     {

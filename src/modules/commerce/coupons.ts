@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -142,7 +143,7 @@ async function assertCodeFree(tx: Tx, merchantId: string, code: string, exceptId
 }
 
 /** Creates a coupon of the calling merchant, or of `merchant` when staff create it on its behalf. */
-export async function createCoupon(ctx: AppContext, tx: Tx, actor: Actor, b: Record<string, any>, merchant?: MerchantRow): Promise<CouponRow> {
+export async function createCoupon(ctx: CommerceContext, tx: Tx, actor: Actor, b: Record<string, any>, merchant?: MerchantRow): Promise<CouponRow> {
   const m = merchant ?? (await ownMerchant(ctx, tx, actor));
   checkRules({ discount_type: b.discount_type, discount_value: b.discount_value, valid_from: b.valid_from ?? null, valid_until: b.valid_until ?? null });
   await assertOwnIds(tx, 'catalog_item', m.id, b.product_ids ?? [], 'product_ids');
@@ -161,7 +162,7 @@ export async function createCoupon(ctx: AppContext, tx: Tx, actor: Actor, b: Rec
   return rows[0];
 }
 
-export function couponRoutes(app: Api, ctx: AppContext) {
+export function couponRoutes(app: Api, ctx: CommerceContext) {
   const merchantOnly = { auth: { roles: ['comercio' as const] } };
 
   app.get(

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { GeoPoint } from '../../platform/geo.js';
@@ -40,8 +41,8 @@ export const CustomerTripOut = Type.Object({
   updated_at: Timestamp,
 });
 
-async function customerTripView(ctx: AppContext, tx: Tx, t: TripRow) {
-  const d = t.driver_id && ACTIVE.includes(t.status) ? await ctx.services.logistics.getDriver(tx, t.driver_id) : null;
+async function customerTripView(ctx: CommerceContext, tx: Tx, t: TripRow) {
+  const d = t.driver_id && ACTIVE.includes(t.status) ? await ctx.deps.logistics.getDriver(tx, t.driver_id) : null;
   return {
     id: t.id,
     status: t.status,
@@ -64,7 +65,7 @@ async function customerTripView(ctx: AppContext, tx: Tx, t: TripRow) {
   };
 }
 
-export function customerTripRoutes(app: Api, ctx: AppContext) {
+export function customerTripRoutes(app: Api, ctx: CommerceContext) {
   app.get(
     '/customer/trips',
     {
@@ -88,7 +89,7 @@ export function customerTripRoutes(app: Api, ctx: AppContext) {
         const slice = rows.slice(0, page.limit);
         const data = [];
         for (const r of slice) {
-          const t = await ctx.services.logistics.getTrip(tx, r.trip_id);
+          const t = await ctx.deps.logistics.getTrip(tx, r.trip_id);
           if (t && t.customer_user_id === actor.userId) data.push(await customerTripView(ctx, tx, t));
         }
         return { data, next_cursor: rows.length > page.limit ? encodeCursor(slice[slice.length - 1].id) : null };
@@ -111,7 +112,7 @@ export function customerTripRoutes(app: Api, ctx: AppContext) {
     async (req) => {
       const actor = actorOf(req);
       return inTx(ctx, actor, async (tx) => {
-        const t = await ctx.services.logistics.getTrip(tx, req.params.id);
+        const t = await ctx.deps.logistics.getTrip(tx, req.params.id);
         if (!t || t.customer_user_id !== actor.userId) throw AppError.notFound('Trip');
         return customerTripView(ctx, tx, t);
       });

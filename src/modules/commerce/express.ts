@@ -1,7 +1,8 @@
 import { normalizePhones } from '../../platform/phone.js';
 import { Type } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { GeoPoint, parsePoint, pointSql, type LonLat } from '../../platform/geo.js';
@@ -83,7 +84,7 @@ const ExpressBody = Strict({
 type ExpressInput = typeof ExpressBody.static;
 
 /** Where the courier picks up: the branch, else the given point and address, else the merchant's own location. */
-async function resolvePickup(ctx: AppContext, tx: Tx, merchant: { id: string; address: string | null; lon: number | null; lat: number | null }, b: ExpressInput) {
+async function resolvePickup(ctx: CommerceContext, tx: Tx, merchant: { id: string; address: string | null; lon: number | null; lat: number | null }, b: ExpressInput) {
   if (b.branch_id) {
     const br = await loadBranch(tx, b.branch_id);
     if (!br || br.merchant_id !== merchant.id) throw AppError.notFound('Branch');
@@ -99,13 +100,13 @@ async function resolvePickup(ctx: AppContext, tx: Tx, merchant: { id: string; ad
   return { point: { lon: Number(merchant.lon), lat: Number(merchant.lat) }, address: b.pickup_address ?? merchant.address, territoryId: null };
 }
 
-async function requestExpress(ctx: AppContext, tx: Tx, actor: Actor, b: ExpressInput): Promise<ExpressRow> {
+async function requestExpress(ctx: CommerceContext, tx: Tx, actor: Actor, b: ExpressInput): Promise<ExpressRow> {
   const m = await ownMerchant(ctx, tx, actor);
   if (m.status !== 'approved') throw AppError.unprocessable('The merchant is not approved', 'MERCHANT_NOT_APPROVED');
   b = await normalizePhones(tx, actor.organizationId, b, ['customer_phone']);
   const pickup = await resolvePickup(ctx, tx, m, b);
   const dropoff: LonLat = parsePoint(b.dropoff_location, 'dropoff_location');
-  const territoryId = pickup.territoryId ?? (await ctx.services.logistics.territoryForPoint(tx, pickup.point));
+  const territoryId = pickup.territoryId ?? (await ctx.deps.logistics.territoryForPoint(tx, pickup.point));
   const price = await priceDelivery(ctx, tx, actor.organizationId, territoryId, 'delivery_express', pickup.point, dropoff);
   const id = newId();
   await tx.query(
@@ -118,7 +119,7 @@ async function requestExpress(ctx: AppContext, tx: Tx, actor: Actor, b: ExpressI
     ],
   );
   // The trip.created hook moves the request to `created` and records trip_id, in this transaction.
-  const trip = await ctx.services.logistics.createTrip(tx, actor, {
+  const trip = await ctx.deps.logistics.createTrip(tx, actor, {
     recipient_phone: b.customer_phone ?? null,
     pickup: pickup.point,
     pickup_address: pickup.address,
@@ -134,7 +135,7 @@ async function requestExpress(ctx: AppContext, tx: Tx, actor: Actor, b: ExpressI
     notes: [b.package_description, `for ${b.customer_name}${b.customer_phone ? ` ${b.customer_phone}` : ''}`].filter(Boolean).join(' · '),
   }, { pricedBy: 'tariff' });
   const row = (await tx.query<ExpressRow>(`${EXPRESS_SELECT} WHERE id = $1`, [id])).rows[0];
-  await ctx.services.chat?.enqueueOrderCreated(tx, {
+  await ctx.deps.chat.enqueueOrderCreated(tx, {
     organizationId: actor.organizationId,
     merchantId: m.id,
     expressRequestId: id,
@@ -143,14 +144,14 @@ async function requestExpress(ctx: AppContext, tx: Tx, actor: Actor, b: ExpressI
     data: { express_request_id: id, customer_name: row.customer_name, dropoff_address: row.dropoff_address, delivery_fee: row.delivery_fee },
   });
   // The recipient has no account: his tracking link (status, driver, delivery PIN) goes to his phone.
-  const url = await ctx.services.logistics.recipientLinkUrl(tx, trip.id);
+  const url = await ctx.deps.logistics.recipientLinkUrl(tx, trip.id);
   if (url && row.customer_phone) {
-    await ctx.services.chat?.enqueueRecipientLink(tx, { organizationId: actor.organizationId, merchantId: m.id, expressRequestId: id, territoryId, destinationPhone: row.customer_phone, url });
+    await ctx.deps.chat.enqueueRecipientLink(tx, { organizationId: actor.organizationId, merchantId: m.id, expressRequestId: id, territoryId, destinationPhone: row.customer_phone, url });
   }
   return row;
 }
 
-export function expressRoutes(app: Api, ctx: AppContext) {
+export function expressRoutes(app: Api, ctx: CommerceContext) {
   app.get(
     '/merchant/delivery-express',
     {

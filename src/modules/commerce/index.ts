@@ -1,7 +1,15 @@
 import type { Actor } from '../../platform/auth.js';
-import type { AppContext, Module } from '../../platform/context.js';
+import { withDeps, type Api, type AppContext, type DemoSeed, type ModuleContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { hook, type Hook } from '../../platform/hooks.js';
 import { newId } from '../../platform/ids.js';
-import { registerObjectReadGrant } from '../../platform/storage-links.js';
+import type { ExpressMoneyFacts, MoneyHooks, OrderMoneyFacts } from '../../platform/order-contracts.js';
+import type { ObjectLinker, ObjectReadGrant } from '../../platform/storage-links.js';
+import type { ChatService } from '../chat/index.js';
+import type { LogisticsApi } from '../logistics/index.js';
+import type { SyncRegistry } from '../mobile/index.js';
+import type { OrganizationService } from '../organizations/index.js';
+import type { MarketplaceBannerProvider } from './marketplace.js';
 import { addressRoutes, createAddress } from './addresses.js';
 import { branchRoutes, createBranch } from './branches.js';
 import { catalogRoutes, createCatalogItem } from './catalog.js';
@@ -13,7 +21,7 @@ import { marketplaceRoutes } from './marketplace.js';
 import { createOrderService, type OrderService } from './orders.js';
 import { orderRoutes } from './orders-routes.js';
 import { tariffRoutes } from './tariffs.js';
-import { registerTripHooks } from './trip-hooks.js';
+import { createTripFollower } from './trip-hooks.js';
 import { registerCommerceSync } from './sync.js';
 import { createCommerceViews } from './staff-views.js';
 
@@ -24,87 +32,119 @@ export { TariffOut } from './tariffs.js';
 export { OrderOut, OrderStatusSchema } from './model.js';
 export { ORDER_TRANSITIONS, MERCHANT_TRANSITIONS } from './orders.js';
 
-const services = new WeakMap<AppContext, OrderService>();
+/**
+ * Reactions commerce announces, in the transaction of the change; the composition root subscribes money to them.
+ * (A paid order delivered, cancelled or failed at the door; a delivery_express trip completed.)
+ */
+export interface CommerceHooks {
+  orderDelivered: Hook<[Tx, Actor, OrderMoneyFacts]>;
+  orderCancelled: Hook<[Tx, Actor, OrderMoneyFacts]>;
+  deliveryFailed: Hook<[Tx, Actor, { order: OrderMoneyFacts } | { express: ExpressMoneyFacts }]>;
+  expressDelivered: Hook<[Tx, Actor, ExpressMoneyFacts]>;
+}
 
-export const commerceModule: Module = {
-  name: 'commerce',
-  init(ctx) {
-    // A catalog photo is shown to the organization's customers while an item of an approved merchant uses it.
-    registerObjectReadGrant(ctx, async (tx, _actor, o) => {
-      if (o.purpose !== 'other') return false;
-      const { rows } = await tx.query<{ merchant_id: string }>('SELECT merchant_id FROM catalog_item WHERE image_object_id = $1', [o.id]);
-      for (const r of rows) if ((await ctx.services.logistics.getMerchant(tx, r.merchant_id))?.status === 'approved') return true;
-      return false;
+export interface CommerceDeps {
+  logistics: LogisticsApi;
+  organizations: OrganizationService;
+  storage: ObjectLinker;
+  chat: ChatService;
+  sync: SyncRegistry;
+  /** The payment destinations a merchant accepts (money, built later: a forward reference). */
+  payments: Pick<MoneyHooks, 'paymentDestinations'>;
+  /** Zone banners of the marketplace (sub-administration, built later: a forward reference). */
+  banners: MarketplaceBannerProvider;
+}
+
+export type CommerceContext = ModuleContext<CommerceDeps & { hooks: CommerceHooks }>;
+
+export function createCommerceModule(base: AppContext, deps: CommerceDeps) {
+  const hooks: CommerceHooks = { orderDelivered: hook(), orderCancelled: hook(), deliveryFailed: hook(), expressDelivered: hook() };
+  const ctx: CommerceContext = withDeps(base, { ...deps, hooks });
+  // A catalog photo is shown to the organization's customers while an item of an approved merchant uses it.
+  const catalogPhotoReadGrant: ObjectReadGrant = async (tx, _actor, o) => {
+    if (o.purpose !== 'other') return false;
+    const { rows } = await tx.query<{ merchant_id: string }>('SELECT merchant_id FROM catalog_item WHERE image_object_id = $1', [o.id]);
+    for (const r of rows) if ((await ctx.deps.logistics.getMerchant(tx, r.merchant_id))?.status === 'approved') return true;
+    return false;
+  };
+  const orders = createOrderService(ctx);
+  registerCommerceSync(ctx);
+  ctx.dashboard.set('commerce', async (tx, actor) => {
+    const scope = actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
+    const count = async (table: string) => {
+      const { rows } = await tx.query<{ status: string; n: number }>(
+        `SELECT status, count(*)::int AS n FROM ${table} WHERE ($1::text[] IS NULL OR territory_id = ANY($1)) GROUP BY status`,
+        [scope],
+      );
+      return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+    };
+    return { orders: await count('merchant_order'), delivery_express: await count('delivery_express_request') };
+  });
+  return {
+    name: 'commerce',
+    on: hooks,
+    /** Order facts and payment status, for logistics and money. */
+    payments: orders.payments,
+    /** Staff read views of commerce by territory, and coupon creation on behalf of a merchant (sub-administration). */
+    views: createCommerceViews(ctx),
+    /** Orders and express requests follow their trip: subscribed to the recorded events by the composition root. */
+    followTrip: createTripFollower(ctx, orders),
+    catalogPhotoReadGrant,
+    routes: (app: Api) => commerceRoutes(app, ctx, orders),
+    seed: (demo: DemoSeed) => seedCommerce(ctx, demo),
+  };
+}
+
+function commerceRoutes(app: Api, ctx: CommerceContext, orders: OrderService) {
+  branchRoutes(app, ctx);
+  catalogRoutes(app, ctx);
+  couponRoutes(app, ctx);
+  orderRoutes(app, ctx, orders);
+  expressRoutes(app, ctx);
+  tariffRoutes(app, ctx);
+  addressRoutes(app, ctx);
+  marketplaceRoutes(app, ctx);
+  checkoutRoutes(app, ctx);
+  customerTripRoutes(app, ctx);
+}
+
+/** Demo: a La Paz branch of the demo store with 5 items, both tariffs of the demo territory, coupon DEMO10, an address for the demo customer. */
+async function seedCommerce(ctx: CommerceContext, demo: DemoSeed) {
+  const as = (userId: string, kind: Actor['kind'], role: Actor['role']): Actor => ({ userId, organizationId: demo.organizationId, role, kind, sessionId: 'seed', requestId: 'seed', subadmin: null });
+  const merchant = as(demo.users.merchant, 'comercio', 'comercio');
+  await ctx.db.withTenant({ organizationId: demo.organizationId, userId: demo.users.merchant }, async (tx) => {
+    if (!(await ctx.deps.logistics.merchantOfUser(tx, demo.users.merchant))) return;
+    const branch = await createBranch(ctx, tx, merchant, {
+      name: 'Demo Store Centro',
+      address: 'Av. 16 de Julio 1490, La Paz',
+      location: { type: 'Point', coordinates: [-68.1335, -16.499] },
+      // Open around the clock, so the demo (and anyone trying it at night) can always order.
+      opening_hours: [0, 1, 2, 3, 4, 5, 6].map((day) => ({ day, open: '00:00', close: '00:00' })),
     });
-    const orders = createOrderService(ctx);
-    services.set(ctx, orders);
-    ctx.services.orders = orders.payments;
-    ctx.services.commerceViews = createCommerceViews(ctx);
-    registerTripHooks(ctx, orders);
-    registerCommerceSync(ctx);
-    ctx.dashboard.set('commerce', async (tx, actor) => {
-      const scope = actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
-      const count = async (table: string) => {
-        const { rows } = await tx.query<{ status: string; n: number }>(
-          `SELECT status, count(*)::int AS n FROM ${table} WHERE ($1::text[] IS NULL OR territory_id = ANY($1)) GROUP BY status`,
-          [scope],
+    const items = [
+      ['Salteña de pollo', '8.50'],
+      ['Api morado con pastel', '12.00'],
+      ['Sandwich de chola', '15.00'],
+      ['Anticucho (porción)', '25.00'],
+      ['Jugo de tumbo 500 ml', '9.90'],
+    ];
+    for (const [name, price] of items) await createCatalogItem(ctx, tx, merchant, { name, price, description: `${name} (demo)` });
+    await createCoupon(ctx, tx, merchant, { code: 'DEMO10', name: '10% off (demo)', discount_type: 'percent', discount_value: '10', max_discount: '20.00', minimum_order: '30.00', per_customer_limit: 5 });
+    if (branch.territory_id) {
+      for (const [mode, base, perKm, min, share] of [
+        ['marketplace', '8.00', '2.50', '10.00', '70'],
+        ['delivery_express', '12.00', '3.00', '15.00', '75'],
+      ]) {
+        await tx.query(
+          `INSERT INTO territory_tariff (organization_id, id, territory_id, service_mode, base_fee, per_km_fee, minimum_fee, driver_share_type, driver_share_value, created_by_user_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, 'percent', $8, $9)`,
+          [demo.organizationId, newId(), branch.territory_id, mode, base, perKm, min, share, demo.users.admin],
         );
-        return Object.fromEntries(rows.map((r) => [r.status, r.n]));
-      };
-      return { orders: await count('merchant_order'), delivery_express: await count('delivery_express_request') };
-    });
-  },
-  routes(app, ctx) {
-    const orders = services.get(ctx)!;
-    branchRoutes(app, ctx);
-    catalogRoutes(app, ctx);
-    couponRoutes(app, ctx);
-    orderRoutes(app, ctx, orders);
-    expressRoutes(app, ctx);
-    tariffRoutes(app, ctx);
-    addressRoutes(app, ctx);
-    marketplaceRoutes(app, ctx);
-    checkoutRoutes(app, ctx);
-    customerTripRoutes(app, ctx);
-  },
-  /** Demo: a La Paz branch of the demo store with 5 items, both tariffs of the demo territory, coupon DEMO10, an address for the demo customer. */
-  async seed(ctx, demo) {
-    const as = (userId: string, kind: Actor['kind'], role: Actor['role']): Actor => ({ userId, organizationId: demo.organizationId, role, kind, sessionId: 'seed', requestId: 'seed', subadmin: null });
-    const merchant = as(demo.users.merchant, 'comercio', 'comercio');
-    await ctx.db.withTenant({ organizationId: demo.organizationId, userId: demo.users.merchant }, async (tx) => {
-      if (!(await ctx.services.logistics.merchantOfUser(tx, demo.users.merchant))) return;
-      const branch = await createBranch(ctx, tx, merchant, {
-        name: 'Demo Store Centro',
-        address: 'Av. 16 de Julio 1490, La Paz',
-        location: { type: 'Point', coordinates: [-68.1335, -16.499] },
-        // Open around the clock, so the demo (and anyone trying it at night) can always order.
-        opening_hours: [0, 1, 2, 3, 4, 5, 6].map((day) => ({ day, open: '00:00', close: '00:00' })),
-      });
-      const items = [
-        ['Salteña de pollo', '8.50'],
-        ['Api morado con pastel', '12.00'],
-        ['Sandwich de chola', '15.00'],
-        ['Anticucho (porción)', '25.00'],
-        ['Jugo de tumbo 500 ml', '9.90'],
-      ];
-      for (const [name, price] of items) await createCatalogItem(ctx, tx, merchant, { name, price, description: `${name} (demo)` });
-      await createCoupon(ctx, tx, merchant, { code: 'DEMO10', name: '10% off (demo)', discount_type: 'percent', discount_value: '10', max_discount: '20.00', minimum_order: '30.00', per_customer_limit: 5 });
-      if (branch.territory_id) {
-        for (const [mode, base, perKm, min, share] of [
-          ['marketplace', '8.00', '2.50', '10.00', '70'],
-          ['delivery_express', '12.00', '3.00', '15.00', '75'],
-        ]) {
-          await tx.query(
-            `INSERT INTO territory_tariff (organization_id, id, territory_id, service_mode, base_fee, per_km_fee, minimum_fee, driver_share_type, driver_share_value, created_by_user_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 'percent', $8, $9)`,
-            [demo.organizationId, newId(), branch.territory_id, mode, base, perKm, min, share, demo.users.admin],
-          );
-        }
       }
-    });
-    const customer = as(demo.users.customer, 'delivery', 'delivery');
-    await ctx.db.withTenant({ organizationId: demo.organizationId, userId: demo.users.customer }, (tx) =>
-      createAddress(tx, customer, { label: 'Casa', address: 'Calle Belisario Salinas 520, Sopocachi, La Paz', location: { type: 'Point', coordinates: [-68.1265, -16.5105] } }),
-    );
-  },
-};
+    }
+  });
+  const customer = as(demo.users.customer, 'delivery', 'delivery');
+  await ctx.db.withTenant({ organizationId: demo.organizationId, userId: demo.users.customer }, (tx) =>
+    createAddress(tx, customer, { label: 'Casa', address: 'Calle Belisario Salinas 520, Sopocachi, La Paz', location: { type: 'Point', coordinates: [-68.1265, -16.5105] } }),
+  );
+}

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { HAVERSINE_SQL, pointSql, type LonLat } from '../../platform/geo.js';
@@ -22,11 +23,6 @@ export interface MarketplaceBannerProvider {
   activeBanners(tx: Tx, actor: Actor, where: { territoryIds: string[]; location: LonLat | null }): Promise<MarketplaceBanner[]>;
 }
 
-declare module '../../platform/context.js' {
-  interface ServiceRegistry {
-    marketplaceBanners?: MarketplaceBannerProvider;
-  }
-}
 
 const BannerOut = Type.Object({
   id: Type.String(),
@@ -57,7 +53,7 @@ export const MarketMerchant = Type.Object({
 
 const MarketplaceOut = Type.Object({ data: Type.Array(MarketMerchant), next_cursor: Nullable(Type.String()), banners: Type.Array(BannerOut) });
 
-export function marketplaceRoutes(app: Api, ctx: AppContext) {
+export function marketplaceRoutes(app: Api, ctx: CommerceContext) {
   app.get(
     '/customer/marketplace',
     {
@@ -107,7 +103,7 @@ export function marketplaceRoutes(app: Api, ctx: AppContext) {
         // One transaction is one connection: look the merchants up one after the other.
         const merchants = [];
         for (const id of merchantIds) {
-          const m = await ctx.services.logistics.getMerchant(tx, id);
+          const m = await ctx.deps.logistics.getMerchant(tx, id);
           if (m?.status === 'approved') merchants.push(m);
         }
         const approved = merchants.map((m) => m.id);
@@ -134,7 +130,7 @@ export function marketplaceRoutes(app: Api, ctx: AppContext) {
           };
         });
         const territoryIds = [...new Set(branches.map((b) => b.territory_id).filter((t): t is string => !!t))];
-        const banners = (await ctx.services.marketplaceBanners?.activeBanners(tx, actor, { territoryIds: q.territory_id ? [q.territory_id] : territoryIds, location: at })) ?? [];
+        const banners = await ctx.deps.banners.activeBanners(tx, actor, { territoryIds: q.territory_id ? [q.territory_id] : territoryIds, location: at });
         return { data, next_cursor: more ? encodeCursor(merchantIds[merchantIds.length - 1]) : null, banners };
       });
     },

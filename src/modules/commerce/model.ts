@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { tenantOf, type Actor } from '../../platform/auth.js';
 import type { AppContext } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { GeoPoint, toGeoPoint, type LonLat } from '../../platform/geo.js';
@@ -35,8 +36,8 @@ export const ServiceModeSchema = lit(SERVICE_MODES);
 export const inTx = <T>(ctx: AppContext, actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
 
 /** The merchant of the calling `comercio` user (404 MERCHANT_PROFILE_NOT_FOUND without one). */
-export async function ownMerchant(ctx: AppContext, tx: Tx, actor: Actor): Promise<MerchantRow> {
-  const m = await ctx.services.logistics.merchantOfUser(tx, actor.userId);
+export async function ownMerchant(ctx: CommerceContext, tx: Tx, actor: Actor): Promise<MerchantRow> {
+  const m = await ctx.deps.logistics.merchantOfUser(tx, actor.userId);
   if (!m) throw new AppError(404, 'MERCHANT_PROFILE_NOT_FOUND', 'You have no merchant profile');
   return m;
 }

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
@@ -34,7 +35,7 @@ type OrderBody = {
   notes?: string;
 };
 
-export function orderRoutes(app: Api, ctx: AppContext, orders: OrderService) {
+export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService) {
   /** From a quote: re-priced now; a different total than quoted is 409 QUOTE_PRICE_CHANGED; a quote makes one order. */
   async function fromQuote(tx: Tx, actor: Actor, quoteId: string, notes?: string): Promise<OrderRow> {
     const q = (await tx.query<QuoteRow>('SELECT * FROM checkout_quote WHERE id = $1 AND customer_user_id = $2 FOR UPDATE', [quoteId, actor.userId])).rows[0];

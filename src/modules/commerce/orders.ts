@@ -1,5 +1,5 @@
 import type { Actor } from '../../platform/auth.js';
-import type { AppContext } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { pointSql } from '../../platform/geo.js';
@@ -71,9 +71,9 @@ export function orderFacts(o: OrderRow): OrderMoneyFacts {
 
 const summaryOf = (o: OrderRow) => ({ order_id: o.id, status: o.status, total: o.total, currency: o.currency, items: o.items.length, payment_destination: o.payment_destination });
 
-export function createOrderService(ctx: AppContext) {
+export function createOrderService(ctx: CommerceContext) {
   async function announce(tx: Tx, actorUserId: string | null, o: OrderRow, type: 'order.created' | 'order.status_changed', from?: OrderStatus, ownerUserId?: string) {
-    const owner = ownerUserId ?? (await ctx.services.logistics.getMerchant(tx, o.merchant_id))?.owner_user_id;
+    const owner = ownerUserId ?? (await ctx.deps.logistics.getMerchant(tx, o.merchant_id))?.owner_user_id;
     await ctx.events.record(tx, o.organization_id, {
       type,
       entityType: 'merchant_order',
@@ -85,9 +85,9 @@ export function createOrderService(ctx: AppContext) {
     });
     if (type === 'order.created') {
       const data = summaryOf(o);
-      await ctx.services.chat?.enqueueOrderCreated(tx, { organizationId: o.organization_id, merchantId: o.merchant_id, orderId: o.id, territoryId: o.territory_id, summary: `New order ${o.id.slice(-6)}: ${data.items} item(s), total ${data.total} ${data.currency} (${data.payment_destination})`, data });
+      await ctx.deps.chat.enqueueOrderCreated(tx, { organizationId: o.organization_id, merchantId: o.merchant_id, orderId: o.id, territoryId: o.territory_id, summary: `New order ${o.id.slice(-6)}: ${data.items} item(s), total ${data.total} ${data.currency} (${data.payment_destination})`, data });
     } else {
-      await ctx.services.chat?.enqueueStatusChanged(tx, { organizationId: o.organization_id, merchantId: o.merchant_id, orderId: o.id, territoryId: o.territory_id, status: o.status, data: summaryOf(o) });
+      await ctx.deps.chat.enqueueStatusChanged(tx, { organizationId: o.organization_id, merchantId: o.merchant_id, orderId: o.id, territoryId: o.territory_id, status: o.status, data: summaryOf(o) });
     }
   }
 
@@ -133,7 +133,7 @@ export function createOrderService(ctx: AppContext) {
     );
     const b = rows[0];
     // The merchant's own actor; the fees were priced by the tariff at checkout, which logistics accepts from this trusted call only.
-    const trip = await ctx.services.logistics.createTrip(tx, actor, {
+    const trip = await ctx.deps.logistics.createTrip(tx, actor, {
       pickup: { lon: Number(b.lon), lat: Number(b.lat) },
       pickup_address: `${b.name}, ${b.address}`,
       dropoff: { lon: Number(o.dropoff_lon), lat: Number(o.dropoff_lat) },
@@ -171,14 +171,14 @@ export function createOrderService(ctx: AppContext) {
     }
     if (to === 'ready') await createTripFor(tx, actor, o);
     if (to === 'cancelled') {
-      if (o.trip_id && opts.cancelTrip !== false) await ctx.services.logistics.cancelTrip(tx, actor, o.trip_id, `order cancelled${reason ? `: ${reason}` : ''}`);
+      if (o.trip_id && opts.cancelTrip !== false) await ctx.deps.logistics.cancelTrip(tx, actor, o.trip_id, `order cancelled${reason ? `: ${reason}` : ''}`);
       await releaseRedemption(tx, o.id);
-      await ctx.services.chat?.cancelPendingForOrder(tx, o.id);
+      await ctx.deps.chat.cancelPendingForOrder(tx, o.id);
     }
     let after = (await loadOrder(tx, o.id))!;
-    if (to === 'cancelled') await ctx.services.money?.orderCancelled(tx, actor, orderFacts(after));
-    if (to === 'delivered') await ctx.services.money?.orderDelivered(tx, actor, orderFacts(after));
-    if (to === 'delivery_failed') await ctx.services.money?.deliveryFailed(tx, actor, { order: orderFacts(after) });
+    if (to === 'cancelled') await ctx.deps.hooks.orderCancelled.run(tx, actor, orderFacts(after));
+    if (to === 'delivered') await ctx.deps.hooks.orderDelivered.run(tx, actor, orderFacts(after));
+    if (to === 'delivery_failed') await ctx.deps.hooks.deliveryFailed.run(tx, actor, { order: orderFacts(after) });
     // Money may have moved the payment status (a cancellation, a failed delivery): answer with the order as committed.
     if (to === 'cancelled' || to === 'delivery_failed') after = (await loadOrder(tx, o.id))!;
     await announce(tx, actor.userId, after, 'order.status_changed', o.status);

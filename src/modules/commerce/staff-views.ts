@@ -1,5 +1,5 @@
 import type { Actor } from '../../platform/auth.js';
-import type { AppContext } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import type { MerchantRow } from '../logistics/index.js';
@@ -35,7 +35,7 @@ export interface OrderReportRow {
  * and coupon creation on behalf of a merchant. `territoryIds` null = the whole organization.
  * Each takes the caller's transaction.
  */
-export function createCommerceViews(ctx: AppContext) {
+export function createCommerceViews(ctx: CommerceContext) {
   return {
     async orderStatusCounts(tx: Tx, territoryIds: string[] | null, period: Period = {}): Promise<Record<string, number>> {
       const { rows } = await tx.query<{ status: string; n: number }>(
@@ -107,9 +107,3 @@ export function createCommerceViews(ctx: AppContext) {
 
 export type CommerceViews = ReturnType<typeof createCommerceViews>;
 
-declare module '../../platform/context.js' {
-  interface ServiceRegistry {
-    /** Staff read views of commerce by territory, and coupon creation on behalf of a merchant. */
-    commerceViews: CommerceViews;
-  }
-}

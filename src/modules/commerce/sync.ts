@@ -1,6 +1,6 @@
-import type { AppContext } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
-import { lastPosition, syncRegistry, withSyncXid } from '../mobile/index.js';
+import { lastPosition, withSyncXid } from '../mobile/index.js';
 import { CATALOG_SELECT, type CatalogItemRow } from './catalog.js';
 import { addressOut, type AddressRow } from './addresses.js';
 import { ORDER_SELECT, orderOut, type OrderRow } from './model.js';
@@ -16,9 +16,9 @@ import { ORDER_SELECT, orderOut, type OrderRow } from './model.js';
  */
 const EMPTY = { changed: [], deleted: [], last: null, read: 0 };
 
-export function registerCommerceSync(ctx: AppContext) {
-  const registry = syncRegistry(ctx);
-  const merchantIdOf = async (tx: Tx, userId: string) => (await ctx.services.logistics.merchantOfUser(tx, userId))?.id ?? null;
+export function registerCommerceSync(ctx: CommerceContext) {
+  const registry = ctx.deps.sync;
+  const merchantIdOf = async (tx: Tx, userId: string) => (await ctx.deps.logistics.merchantOfUser(tx, userId))?.id ?? null;
 
   registry.registerProvider({
     entity: 'orders',

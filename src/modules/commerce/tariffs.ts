@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import type { LonLat } from '../../platform/geo.js';
@@ -51,12 +52,12 @@ export interface DeliveryPrice {
  * mode; without one (or without a territory) the organization default of the logistics settings:
  * a flat `default_delivery_fee`, the driver getting `driver_flat_fee` (capped at the fee).
  */
-export async function priceDelivery(ctx: AppContext, tx: Tx, organizationId: string, territoryId: string | null, mode: ServiceMode, from: LonLat, to: LonLat): Promise<DeliveryPrice> {
+export async function priceDelivery(ctx: CommerceContext, tx: Tx, organizationId: string, territoryId: string | null, mode: ServiceMode, from: LonLat, to: LonLat): Promise<DeliveryPrice> {
   if (territoryId) {
     const { rows } = await tx.query<TariffRow>(`SELECT ${TARIFF_COLUMNS} FROM territory_tariff WHERE territory_id = $1 AND service_mode = $2 AND active`, [territoryId, mode]);
     if (rows[0]) return { ...deliveryFee(rows[0], from, to), tariff_id: rows[0].id };
   }
-  const s = await ctx.services.logistics.settings(tx, organizationId);
+  const s = await ctx.deps.logistics.settings(tx, organizationId);
   const fee = money(s.default_delivery_fee);
   return { fee: formatMoney(fee), driver_earning: formatMoney(minMoney(money(s.driver_flat_fee), fee)), distance_km: distanceKm(from, to), tariff_id: null };
 }
@@ -79,7 +80,7 @@ function checkShare(type: string | undefined, value: string | undefined) {
   }
 }
 
-export function tariffRoutes(app: Api, ctx: AppContext) {
+export function tariffRoutes(app: Api, ctx: CommerceContext) {
   const adminOnly = { auth: { roles: ['administrator' as const] } };
 
   app.get(
@@ -129,7 +130,7 @@ export function tariffRoutes(app: Api, ctx: AppContext) {
       const b = req.body;
       checkShare(b.driver_share_type ?? 'percent', b.driver_share_value);
       const row = await inTx(ctx, actor, async (tx) => {
-        if (!(await ctx.services.logistics.getTerritory(tx, b.territory_id))) throw AppError.notFound('Territory');
+        if (!(await ctx.deps.logistics.getTerritory(tx, b.territory_id))) throw AppError.notFound('Territory');
         const { rows } = await tx.query<TariffRow>(
           `INSERT INTO territory_tariff (organization_id, id, territory_id, service_mode, base_fee, per_km_fee, minimum_fee, driver_share_type, driver_share_value, active, created_by_user_id)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${TARIFF_COLUMNS}`,

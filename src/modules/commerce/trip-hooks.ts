@@ -1,11 +1,12 @@
-import type { AppContext } from '../../platform/context.js';
+import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import type { StoredEvent } from '../../platform/events.js';
 import type { OrderStatus } from './model.js';
 import { loadOrder, serviceActor, type OrderService } from './orders.js';
 
 /**
- * Orders and express requests follow their trip. These hooks run inside the transaction that changed the
+ * Orders and express requests follow their trip (the composition root subscribes the returned handler to the
+ * recorded events). It runs inside the transaction that changed the
  * trip, so the order can never disagree with it:
  * - order: trip.pickup_verified → in_delivery; trip.completed → delivered; trip.cancelled (by dispatch) → cancelled;
  *   trip.delivery_failed → delivery_failed (money charges the attempt); trip.returned → returned.
@@ -13,7 +14,7 @@ import { loadOrder, serviceActor, type OrderService } from './orders.js';
  *   trip.delivery_failed → delivery_failed (charged as a completed one); trip.returned → returned.
  * Every move is conditional on the current state, so a repeated or late event changes nothing.
  */
-export function registerTripHooks(ctx: AppContext, orders: OrderService) {
+export function createTripFollower(ctx: CommerceContext, orders: OrderService) {
   const ORDER_MOVES: Record<string, { to: OrderStatus; from: OrderStatus[] }> = {
     'trip.pickup_verified': { to: 'in_delivery', from: ['ready'] },
     'trip.completed': { to: 'delivered', from: ['in_delivery'] },
@@ -49,7 +50,7 @@ export function registerTripHooks(ctx: AppContext, orders: OrderService) {
     const move = EXPRESS_MOVES[ev.type];
     if (!move) return;
     const to = move.to;
-    const trip = await ctx.services.logistics.getTrip(tx, ev.entity_id);
+    const trip = await ctx.deps.logistics.getTrip(tx, ev.entity_id);
     if (!trip?.express_request_id) return;
     const { rows } = await tx.query<{ id: string; merchant_id: string; territory_id: string | null }>(
       `UPDATE delivery_express_request SET status = $3, trip_id = COALESCE(trip_id, $2), updated_at = now()
@@ -70,20 +71,20 @@ export function registerTripHooks(ctx: AppContext, orders: OrderService) {
         driverEarning: trip.driver_earning,
         currency: trip.currency,
       };
-      if (to === 'completed') await ctx.services.money?.expressDelivered(tx, actor, facts);
-      else await ctx.services.money?.deliveryFailed(tx, actor, { express: facts });
+      if (to === 'completed') await ctx.deps.hooks.expressDelivered.run(tx, actor, facts);
+      else await ctx.deps.hooks.deliveryFailed.run(tx, actor, { express: facts });
     }
     if (r && to !== 'created') {
-      await ctx.services.chat?.enqueueStatusChanged(tx, { organizationId: ev.organization_id, merchantId: r.merchant_id, expressRequestId: r.id, territoryId: r.territory_id, status: to });
+      await ctx.deps.chat.enqueueStatusChanged(tx, { organizationId: ev.organization_id, merchantId: r.merchant_id, expressRequestId: r.id, territoryId: r.territory_id, status: to });
     }
   }
 
-  ctx.events.onRecorded(async (tx, ev) => {
+  return async (tx: Tx, ev: StoredEvent) => {
     if (ev.entity_type !== 'trip') return;
     if (ev.payload.service_mode === 'delivery_express' || ev.type !== 'trip.created') {
       const orderId = typeof ev.payload.order_id === 'string' ? ev.payload.order_id : null;
       if (orderId) await followOrder(tx, ev, orderId);
       else await followExpress(tx, ev);
     }
-  });
+  };
 }

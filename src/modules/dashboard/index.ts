@@ -1,14 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf } from '../../platform/auth.js';
-import type { Module } from '../../platform/context.js';
+import type { AppContext, Module } from '../../platform/context.js';
 
 /**
  * GET /dashboard: one section per module (counts per state), computed in one tenant transaction.
  * Each contributor filters by `actor.subadmin.territoryIds` for sub-administrators.
  */
-export const dashboardModule: Module = {
+export const createDashboardModule = (ctx: AppContext): Module => ({
   name: 'dashboard',
-  routes(app, ctx) {
+  routes(app) {
     app.get(
       '/dashboard',
       {
@@ -36,4 +36,4 @@ export const dashboardModule: Module = {
       },
     );
   },
-};
+});

@@ -5,7 +5,7 @@ import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { toGeoPoint } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
-import type { PlanningDriver, PlanningTrip } from '../logistics/index.js';
+import type { LogisticsApi, PlanningDriver, PlanningTrip } from '../logistics/index.js';
 import { greedyNearestDriver, OptimizerInputError, solve, type OptimizerOptions, type OptimizerProblem, type Plan } from './optimizer/index.js';
 
 export const LIMITS = { maxTrips: 500, maxDrivers: 500, planTtlMs: 10 * 60_000, defaultBudgetMs: 1000, maxBudgetMs: 10_000 };
@@ -161,9 +161,9 @@ function changesSince(inputs: Inputs, assignments: Assignment[], now: { trips: P
   return changes;
 }
 
-export function createDispatchService(ctx: AppContext) {
+export function createDispatchService(ctx: AppContext, deps: { logistics: LogisticsApi }) {
   const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
-  const logistics = () => ctx.services.logistics;
+  const logistics = () => deps.logistics;
 
   function selection(body: OptimizeRequest) {
     const byWindow = body.territory_id !== undefined || body.created_from !== undefined || body.created_to !== undefined;

@@ -1,7 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
 import { Id, IdParams, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import type { Module } from '../../platform/context.js';
+import { withDeps, type Api, type AppContext, type ModuleContext } from '../../platform/context.js';
+import type { ObjectLinker } from '../../platform/storage-links.js';
+import type { IdentityService } from '../identity/index.js';
+import type { LogisticsApi } from '../logistics/index.js';
 import { createDocumentService, type NewDocument } from './service.js';
 
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')]);
@@ -23,10 +26,12 @@ export const DocumentOut = Type.Object({
   updated_at: Timestamp,
 });
 
-export const documentsModule: Module = {
+export type DocumentsContext = ModuleContext<{ identity: IdentityService; logistics: LogisticsApi; storage: ObjectLinker }>;
+
+export const createDocumentsModule = (ctx: AppContext, deps: DocumentsContext['deps']) => ({
   name: 'documents',
-  routes(app, ctx) {
-    const svc = createDocumentService(ctx);
+  routes(app: Api) {
+    const svc = createDocumentService(withDeps(ctx, deps));
     app.get(
       '/documents',
       {
@@ -79,4 +84,4 @@ export const documentsModule: Module = {
       async (req) => svc.review(actorOf(req), req.params.id, req.body.decision, req.body.notes),
     );
   },
-};
+});

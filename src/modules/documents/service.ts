@@ -5,7 +5,7 @@ import { recordAudit } from '../../platform/audit.js';
 import { assertTransition, type Transitions } from '../../platform/state-machine.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
-import type { AppContext } from '../../platform/context.js';
+import type { DocumentsContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 
 export type DocumentStatus = 'pending' | 'approved' | 'rejected';
@@ -27,7 +27,7 @@ const isStaff = (a: Actor) => a.kind === 'administrator' || a.kind === 'platform
 const subjectNotFound = (type: string) =>
   AppError.unprocessable(`subject_id is not a ${type} of this organization`, 'SUBJECT_NOT_FOUND', [{ field: 'subject_id', message: `not a ${type} of this organization` }]);
 
-export function createDocumentService(ctx: AppContext) {
+export function createDocumentService(ctx: DocumentsContext) {
   const { db } = ctx;
 
   /**
@@ -38,7 +38,7 @@ export function createDocumentService(ctx: AppContext) {
    */
   async function resolveSubject(tx: Tx, actor: Actor, input: NewDocument): Promise<string> {
     const staff = isStaff(actor);
-    const logistics = ctx.services.logistics;
+    const logistics = ctx.deps.logistics;
     const own = async (): Promise<string | null> => {
       if (input.subject_type === 'operator') return actor.organizationId;
       if (input.subject_type === 'user') return actor.userId;
@@ -55,7 +55,7 @@ export function createDocumentService(ctx: AppContext) {
       input.subject_type === 'operator'
         ? id === actor.organizationId
         : input.subject_type === 'user'
-          ? await ctx.services.identity.userExists(tx, id)
+          ? await ctx.deps.identity.userExists(tx, id)
           : input.subject_type === 'driver'
             ? !!(await logistics.getDriver(tx, id))
             : !!(await logistics.getMerchant(tx, id));

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { IdentityContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { IdParams, ShortText, Strict } from '../../platform/schemas.js';
@@ -19,7 +20,7 @@ type UserView = Omit<UserRow, 'password_hash'>;
  * for a wrong password, so strangers learn nothing. Refused: deactivating oneself (422 CANNOT_DEACTIVATE_SELF),
  * the last active administrator (409 LAST_ADMINISTRATOR), a platform operator (403 PLATFORM_USER).
  */
-export function createUserLifecycle(ctx: AppContext) {
+export function createUserLifecycle(ctx: IdentityContext) {
   async function lockUser(tx: Tx, id: string): Promise<UserView> {
     const { rows } = await tx.query<UserView>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1 FOR UPDATE`, [id]);
     if (!rows[0]) throw AppError.notFound('User');
@@ -43,8 +44,8 @@ export function createUserLifecycle(ctx: AppContext) {
       if (before.platform_admin) throw AppError.forbidden('Platform operators are managed by the platform', 'PLATFORM_USER');
       if (!before.active) return publicUser(before);
       const { rows } = await tx.query<UserView>(`UPDATE users SET active = false, updated_at = now() WHERE id = $1 RETURNING ${USER_COLUMNS}`, [id]);
-      const revoked = await ctx.services.identity.revokeUserSessions(tx, actor.organizationId, id, 'user_deactivated');
-      await ctx.services.logistics?.userDeactivated(tx, actor, id);
+      const revoked = await ctx.deps.identity.revokeUserSessions(tx, actor.organizationId, id, 'user_deactivated');
+      await ctx.deps.userDeactivated.run(tx, actor, id);
       await recordAudit(tx, actor, {
         action: 'user.deactivated',
         entityType: 'user',
@@ -78,7 +79,7 @@ const DEACTIVATE_DOC =
   '(422 `CANNOT_DEACTIVATE_SELF`), the last active administrator (409 `LAST_ADMINISTRATOR`), platform operators (403 `PLATFORM_USER`). ' +
   'Deactivating an inactive user changes nothing. Audited (`user.deactivated`, with the reason).';
 
-export function userLifecycleRoutes(app: Api, ctx: AppContext) {
+export function userLifecycleRoutes(app: Api, ctx: IdentityContext) {
   const svc = createUserLifecycle(ctx);
   const body = Strict({ reason: Type.Optional(ShortText(500)) });
   app.post(

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, APP_ROLES } from '../../platform/auth.js';
 import { Email, TooMany, Nullable, PageQueryProps, Page, Phone, Strict, Timestamp, ShortText, Id, NewPassword, OneOf } from '../../platform/schemas.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { IdentityContext } from './index.js';
 
 const Role = Type.Union(APP_ROLES.map((r) => Type.Literal(r)));
 const Kind = Type.String({ description: 'platform | administrator | dispatch | subadmin | comercio | delivery | repartidor' });
@@ -58,8 +59,8 @@ const NewUserBody = Type.Union(
   { description: '`email`, `phone` or both; a user with the same email or phone in the organization is 409 DUPLICATE_USER' },
 );
 
-export function identityRoutes(app: Api, ctx: AppContext) {
-  const svc = ctx.services.identity;
+export function identityRoutes(app: Api, ctx: IdentityContext) {
+  const svc = ctx.deps.identity;
 
   app.post(
     '/auth/login',

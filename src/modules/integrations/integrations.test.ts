@@ -103,7 +103,7 @@ describe('reserved payment contract helpers (for commerce)', () => {
   });
 
   it('paymentConnectorReady is false unless PAYMENT_CONNECTOR_READY forces it', () => {
-    expect(t.app.ctx.services.integrations.paymentConnectorReady()).toBe(false);
+    expect(t.app.services.integrations.paymentConnectorReady()).toBe(false);
     expect(paymentConnectorReadyFrom({ raw: {} })).toBe(false);
     expect(paymentConnectorReadyFrom({ raw: { PAYMENT_CONNECTOR_READY: 'false' } })).toBe(false);
     expect(paymentConnectorReadyFrom({ raw: { PAYMENT_CONNECTOR_READY: 'true' } })).toBe(true);

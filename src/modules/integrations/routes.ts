@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Api, AppContext } from '../../platform/context.js';
+import type { IntegrationsService } from './service.js';
 import { Strict } from '../../platform/schemas.js';
 import { PAYMENT_CONNECTORS, WEBHOOK_SECRET_SETTING } from './connectors.js';
 import { SIGNATURE_TOLERANCE_SECONDS } from './signature.js';
@@ -55,8 +56,7 @@ const webhookDescription = (connector: string, setting: string) =>
   'event id answers 200 with `duplicate: true` and stores nothing. While the connector is not active (V0.7.2) callbacks are ' +
   'stored with status `ignored` and have no effect on orders.';
 
-export function integrationRoutes(app: Api, ctx: AppContext) {
-  const svc = ctx.services.integrations;
+export function integrationRoutes(app: Api, ctx: AppContext, svc: IntegrationsService) {
 
   app.get(
     '/integrations/roadmap',

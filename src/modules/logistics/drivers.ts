@@ -1,6 +1,6 @@
 import type { Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { AppContext } from '../../platform/context.js';
+import type { LogisticsContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { HAVERSINE_SQL, pointSql, type LonLat } from '../../platform/geo.js';
@@ -46,7 +46,7 @@ export interface NewDriver {
   territory_ids?: string[];
 }
 
-export function createDriverService(ctx: AppContext) {
+export function createDriverService(ctx: LogisticsContext) {
   async function load(tx: Tx, id: string): Promise<DriverRow | null> {
     const { rows } = await tx.query<DriverRow>(`${DRIVER_SELECT} WHERE d.id = $1`, [id]);
     return rows[0] ?? null;
@@ -76,7 +76,7 @@ export function createDriverService(ctx: AppContext) {
     const userId = selfService ? actor.userId : input.user_id;
     if (!userId) throw AppError.badRequest('user_id is required', [{ field: 'user_id', message: 'required' }]);
     if (selfService && input.user_id && input.user_id !== actor.userId) throw AppError.forbidden('A driver may only register himself');
-    if (!(await ctx.services.identity.userExists(tx, userId, 'repartidor'))) {
+    if (!(await ctx.deps.identity.userExists(tx, userId, 'repartidor'))) {
       throw AppError.unprocessable('user_id must be a user with the repartidor role', 'USER_NOT_DRIVER', [{ field: 'user_id', message: 'not a repartidor user' }]);
     }
     const territoryIds = [...new Set(input.territory_ids ?? [])];

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { AppContext } from '../../platform/context.js';
+import type { LogisticsContext } from './index.js';
 import { Id, ShortText, Strict } from '../../platform/schemas.js';
-import { syncRegistry } from '../mobile/index.js';
 import { tripOut, type FailureReason } from './model.js';
 import { EvidenceIn, FailureReasonSchema } from './schemas.js';
 import type { LogisticsService } from './service.js';
@@ -11,8 +10,8 @@ import type { LogisticsService } from './service.js';
  * applied like POST /driver/trips/{id}/fail-delivery. A trip no longer in transit (already failed, cancelled...) is a
  * `conflict`; a caller without a driver profile gets `rejected`. The trip's new state reaches the app through the `trips` pull.
  */
-export function registerFailedDeliverySync(ctx: AppContext, svc: LogisticsService) {
-  syncRegistry(ctx).registerOperation({
+export function registerFailedDeliverySync(ctx: LogisticsContext, svc: LogisticsService) {
+  ctx.deps.sync.registerOperation({
     type: 'trip.fail_delivery',
     payload: Strict({ trip_id: Id, reason: FailureReasonSchema, note: Type.Optional(ShortText(500)), evidence: Type.Optional(EvidenceIn) }),
     async apply(tx, actor, p: { trip_id: string; reason: FailureReason; note?: string; evidence?: { type: string; storage_key: string } }) {

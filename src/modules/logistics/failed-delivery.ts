@@ -1,5 +1,5 @@
 import type { Actor } from '../../platform/auth.js';
-import type { AppContext } from '../../platform/context.js';
+import type { LogisticsContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId, safeEqual } from '../../platform/ids.js';
@@ -71,7 +71,7 @@ export async function recordReturn(core: CoreMoves, tx: Tx, actor: Actor, t: Tri
  * - `close`: the trip ends as `failed` at once.
  * Events trip.delivery_failed and trip.returned; orders, express requests and money follow them (commerce hooks).
  */
-export function createFailedDelivery(ctx: AppContext, core: TripCore, assignment: Assignment) {
+export function createFailedDelivery(ctx: LogisticsContext, core: TripCore, assignment: Assignment) {
   async function fail(tx: Tx, actor: Actor, driver: DriverRow, tripId: string, input: FailDeliveryInput) {
     const t = await assignment.ownTrip(tx, driver, tripId);
     const policy = (await getSettings(tx, t.organization_id)).failed_delivery_policy;

@@ -1,6 +1,11 @@
 import type { Actor } from '../../platform/auth.js';
-import type { AppContext, Module } from '../../platform/context.js';
-import { createLogisticsService, type LogisticsApi, type LogisticsService } from './service.js';
+import { withDeps, type Api, type AppContext, type DemoSeed, type ModuleContext } from '../../platform/context.js';
+import type { OrderPayments } from '../../platform/order-contracts.js';
+import type { ObjectLinker } from '../../platform/storage-links.js';
+import type { IdentityService } from '../identity/index.js';
+import type { OrganizationService } from '../organizations/index.js';
+import type { SyncRegistry } from '../mobile/index.js';
+import { createLogisticsService, type LogisticsService } from './service.js';
 import { territoryRoutes, createTerritory } from './territories.js';
 import { merchantRoutes } from './merchants.js';
 import { driverRoutes } from './drivers-routes.js';
@@ -18,11 +23,17 @@ export type { TripRow, DriverRow, MerchantRow, TripStatus } from './model.js';
 export type { TripReportRow, Period, TripListQuery } from './trips-query.js';
 export type { PlanningTrip, PlanningDriver, PlanningTripFilter } from './planning.js';
 
-declare module '../../platform/context.js' {
-  interface ServiceRegistry {
-    logistics: LogisticsApi;
-  }
-}
+/** What logistics uses of other modules, given by the composition root. */
+export type LogisticsContext = ModuleContext<{
+  identity: IdentityService;
+  organizations: OrganizationService;
+  /** Links evidence and proof objects (storage). */
+  storage: ObjectLinker;
+  /** Order and express-request facts checked before a trip is linked (commerce, built later: a forward reference). */
+  orders: Pick<OrderPayments, 'getOrderFacts' | 'getExpressFacts'>;
+  /** Offline sync: logistics adds its entities and the failed-delivery operation. */
+  sync: SyncRegistry;
+}>;
 
 /** A polygon over central La Paz, Bolivia (the demo territory). */
 export const DEMO_TERRITORY = {
@@ -38,69 +49,70 @@ export const DEMO_TERRITORY = {
   ],
 };
 
-const services = new WeakMap<AppContext, LogisticsService>();
-
-/** The logistics service built for an app (tests drive its timed jobs directly). */
-export const logisticsServiceOf = (ctx: AppContext): LogisticsService => services.get(ctx)!;
-
-export const logisticsModule: Module = {
-  name: 'logistics',
-  init(ctx) {
-    const service = createLogisticsService(ctx);
-    services.set(ctx, service);
-    ctx.services.logistics = service.api;
-    ctx.services.trips = service.directory;
-    registerLogisticsSync(ctx);
-    registerFailedDeliverySync(ctx, service);
-    ctx.workers.push(offerTimeoutWorker(ctx, service));
-    ctx.dashboard.set('logistics', async (tx, actor) => {
-      const scope = scopeOf(actor);
-      const count = async (sql: string) => {
-        const { rows } = await tx.query<{ status: string; n: number }>(sql, [scope]);
-        return Object.fromEntries(rows.map((r) => [r.status, r.n]));
-      };
-      return {
-        drivers: await count(`SELECT d.status, count(*)::int AS n FROM driver d WHERE ${driverScopeSql('$1')} GROUP BY d.status`),
-        drivers_available: (await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM driver d WHERE d.status = 'approved' AND d.available AND ${driverScopeSql('$1')}`, [scope])).rows[0].n,
-        merchants: await count(`SELECT status, count(*)::int AS n FROM merchant WHERE ($1::text[] IS NULL OR territory_id = ANY($1)) GROUP BY status`),
-        trips: await count(`SELECT status, count(*)::int AS n FROM trip WHERE ($1::text[] IS NULL OR territory_id = ANY($1)) GROUP BY status`),
-      };
-    });
-  },
-  routes(app, ctx) {
-    const svc = services.get(ctx)!;
-    territoryRoutes(app, ctx);
-    merchantRoutes(app, ctx, svc.merchants);
-    driverRoutes(app, ctx, svc);
-    tripRoutes(app, ctx, svc);
-    recipientLinkRoutes(app, ctx, svc);
-    driverAppRoutes(app, ctx, svc);
-  },
-  /** Demo: a territory over central La Paz, the demo driver approved and available there, the demo merchant approved. */
-  async seed(ctx, demo) {
-    const svc = services.get(ctx)!;
-    const actor: Actor = {
-      userId: demo.users.admin,
-      organizationId: demo.organizationId,
-      role: 'administrator',
-      kind: 'administrator',
-      sessionId: 'seed',
-      requestId: 'seed',
-      subadmin: null,
+export function createLogisticsModule(base: AppContext, deps: LogisticsContext['deps']) {
+  const ctx: LogisticsContext = withDeps(base, deps);
+  const service = createLogisticsService(ctx);
+  registerLogisticsSync(ctx);
+  registerFailedDeliverySync(ctx, service);
+  ctx.workers.push(offerTimeoutWorker(ctx, service));
+  ctx.dashboard.set('logistics', async (tx, actor) => {
+    const scope = scopeOf(actor);
+    const count = async (sql: string) => {
+      const { rows } = await tx.query<{ status: string; n: number }>(sql, [scope]);
+      return Object.fromEntries(rows.map((r) => [r.status, r.n]));
     };
-    await ctx.db.withTenant({ organizationId: demo.organizationId, userId: demo.users.admin }, async (tx) => {
-      const territory = await createTerritory(tx, actor, { name: 'La Paz Centro', geometry: DEMO_TERRITORY });
-      const driver = await svc.drivers.create(tx, actor, { user_id: demo.users.driver, vehicle_type: 'motorcycle', territory_ids: [territory.id] });
-      await svc.drivers.decide(tx, actor, driver.id, 'approve', 'demo');
-      await svc.drivers.setAvailability(tx, actor, (await svc.drivers.load(tx, driver.id))!, true);
-      await svc.locations.single(tx, actor, (await svc.drivers.load(tx, driver.id))!, { location: { type: 'Point', coordinates: [-68.13, -16.5] }, client_point_id: 'seed-1' });
-      const merchant = await svc.merchants.create(tx, actor, {
-        owner_user_id: demo.users.merchant,
-        name: 'Demo Store',
-        address: 'Av. 16 de Julio 1490, La Paz',
-        location: { type: 'Point', coordinates: [-68.1335, -16.499] },
-      });
-      await svc.merchants.decide(tx, actor, merchant.id, 'approve', 'demo');
+    return {
+      drivers: await count(`SELECT d.status, count(*)::int AS n FROM driver d WHERE ${driverScopeSql('$1')} GROUP BY d.status`),
+      drivers_available: (await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM driver d WHERE d.status = 'approved' AND d.available AND ${driverScopeSql('$1')}`, [scope])).rows[0].n,
+      merchants: await count(`SELECT status, count(*)::int AS n FROM merchant WHERE ($1::text[] IS NULL OR territory_id = ANY($1)) GROUP BY status`),
+      trips: await count(`SELECT status, count(*)::int AS n FROM trip WHERE ($1::text[] IS NULL OR territory_id = ANY($1)) GROUP BY status`),
+    };
+  });
+  return {
+    name: 'logistics',
+    /** What other modules call. */
+    api: service.api,
+    /** Trip participants, for storage and realtime. */
+    directory: service.directory,
+    /** The whole service (tests drive its timed jobs directly). */
+    service,
+    routes: (app: Api) => logisticsRoutes(app, ctx, service),
+    seed: (demo: DemoSeed) => seedLogistics(ctx, service, demo),
+  };
+}
+
+function logisticsRoutes(app: Api, ctx: LogisticsContext, svc: LogisticsService) {
+  territoryRoutes(app, ctx);
+  merchantRoutes(app, ctx, svc.merchants);
+  driverRoutes(app, ctx, svc);
+  tripRoutes(app, ctx, svc);
+  recipientLinkRoutes(app, ctx, svc);
+  driverAppRoutes(app, ctx, svc);
+}
+
+/** Demo: a territory over central La Paz, the demo driver approved and available there, the demo merchant approved. */
+async function seedLogistics(ctx: AppContext, svc: LogisticsService, demo: DemoSeed) {
+  const actor: Actor = {
+    userId: demo.users.admin,
+    organizationId: demo.organizationId,
+    role: 'administrator',
+    kind: 'administrator',
+    sessionId: 'seed',
+    requestId: 'seed',
+    subadmin: null,
+  };
+  await ctx.db.withTenant({ organizationId: demo.organizationId, userId: demo.users.admin }, async (tx) => {
+    const territory = await createTerritory(tx, actor, { name: 'La Paz Centro', geometry: DEMO_TERRITORY });
+    const driver = await svc.drivers.create(tx, actor, { user_id: demo.users.driver, vehicle_type: 'motorcycle', territory_ids: [territory.id] });
+    await svc.drivers.decide(tx, actor, driver.id, 'approve', 'demo');
+    await svc.drivers.setAvailability(tx, actor, (await svc.drivers.load(tx, driver.id))!, true);
+    await svc.locations.single(tx, actor, (await svc.drivers.load(tx, driver.id))!, { location: { type: 'Point', coordinates: [-68.13, -16.5] }, client_point_id: 'seed-1' });
+    const merchant = await svc.merchants.create(tx, actor, {
+      owner_user_id: demo.users.merchant,
+      name: 'Demo Store',
+      address: 'Av. 16 de Julio 1490, La Paz',
+      location: { type: 'Point', coordinates: [-68.1335, -16.499] },
     });
-  },
-};
+    await svc.merchants.decide(tx, actor, merchant.id, 'approve', 'demo');
+  });
+}

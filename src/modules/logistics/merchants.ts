@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { Api, AppContext } from '../../platform/context.js';
+import type { LogisticsContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { GeoPoint, parsePoint, pointSql } from '../../platform/geo.js';
@@ -26,7 +27,7 @@ export interface NewMerchant {
   commission_percent?: string;
 }
 
-export function createMerchantService(ctx: AppContext) {
+export function createMerchantService(ctx: LogisticsContext) {
   async function getMerchant(tx: Tx, id: string): Promise<MerchantRow | null> {
     const { rows } = await tx.query<MerchantRow>(`${MERCHANT_SELECT} WHERE m.id = $1`, [id]);
     return rows[0] ?? null;
@@ -51,7 +52,7 @@ export function createMerchantService(ctx: AppContext) {
     if (!ownerId) throw AppError.badRequest('owner_user_id is required', [{ field: 'owner_user_id', message: 'required' }]);
     if (selfService && (input.owner_user_id && input.owner_user_id !== actor.userId)) throw AppError.forbidden('A merchant may only register himself');
     if (selfService && input.commission_percent !== undefined) throw AppError.forbidden('The commission is set by the administration', 'FIELD_NOT_ALLOWED');
-    if (!(await ctx.services.identity.userExists(tx, ownerId, 'comercio'))) {
+    if (!(await ctx.deps.identity.userExists(tx, ownerId, 'comercio'))) {
       throw AppError.unprocessable('owner_user_id must be a user with the comercio role', 'USER_NOT_MERCHANT', [{ field: 'owner_user_id', message: 'not a comercio user' }]);
     }
     if (input.commission_percent !== undefined && (!PERCENT.test(input.commission_percent) || Number(input.commission_percent) > 100)) {

@@ -1,5 +1,5 @@
 import type { Actor } from '../../platform/auth.js';
-import type { AppContext } from '../../platform/context.js';
+import type { LogisticsContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId, safeEqual } from '../../platform/ids.js';
@@ -44,7 +44,7 @@ export const proofOut = (p: ProofRow) => ({
   created_at: p.created_at,
 });
 
-export function createProofs(ctx: AppContext, core: TripCore, assignment: Assignment) {
+export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: Assignment) {
   /**
    * Verifies the pickup PIN (accepted → picked_up) or the delivery PIN (in_transit → completed) of the
    * driver's own trip. 423 PIN_LOCKED after 5 wrong attempts (until dispatch resets it); optional

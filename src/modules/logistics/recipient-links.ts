@@ -1,7 +1,7 @@
 import { normalizePhones } from '../../platform/phone.js';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Actor } from '../../platform/auth.js';
-import type { AppContext } from '../../platform/context.js';
+import type { LogisticsContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { newId } from '../../platform/ids.js';
 import { recordAudit } from '../../platform/audit.js';
@@ -54,7 +54,7 @@ export function linkExpiry(t: Pick<TripRow, 'completed_at' | 'cancelled_at' | 'f
   return ended ? new Date(new Date(ended).getTime() + LINK_HOURS_AFTER_END * 3600_000) : null;
 }
 
-export function createRecipientLinks(ctx: AppContext, core: TripCore) {
+export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
   const urlOf = (row: RecipientLinkRow) => `${ctx.config.publicBaseUrl}/api/v1/public/tracking/${tokenOf(ctx.config.jwtSecret, row.organization_id, row.id)}`;
 
   const linkOut = (row: RecipientLinkRow, t: TripRow) => ({
@@ -108,7 +108,7 @@ export function createRecipientLinks(ctx: AppContext, core: TripCore) {
       if (expiry && expiry <= now) return null;
       const live = ACTIVE.has(t.status);
       const track = await tracking(tx, t);
-      const org = (await ctx.services.organizations.branding(tx)) as { name: string } | undefined;
+      const org = (await ctx.deps.organizations.branding(tx)) as { name: string } | undefined;
       return {
         trip_id: t.id,
         status: t.status,

@@ -1,5 +1,5 @@
 import type { Actor } from '../../platform/auth.js';
-import type { AppContext } from '../../platform/context.js';
+import type { LogisticsContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import type { LonLat } from '../../platform/geo.js';
 import type { TripDirectory, TripParticipants } from '../../platform/trip-directory.js';
@@ -69,10 +69,10 @@ export interface LogisticsApi {
   lockForPlanCommit(tx: Tx, tripIds: string[], driverIds: string[]): Promise<{ trips: PlanningTrip[]; drivers: PlanningDriver[] }>;
 }
 
-export function createLogisticsService(ctx: AppContext) {
+export function createLogisticsService(ctx: LogisticsContext) {
   const drivers = createDriverService(ctx);
   const merchants = createMerchantService(ctx);
-  const core = createTripCore(ctx);
+  const core = createTripCore(ctx, merchants);
   const assignment = createAssignment(ctx, core);
   const proofs = createProofs(ctx, core, assignment);
   const failedDelivery = createFailedDelivery(ctx, core, assignment);

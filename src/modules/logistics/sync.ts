@@ -1,5 +1,5 @@
-import type { AppContext } from '../../platform/context.js';
-import { lastPosition, syncRegistry, withSyncXid } from '../mobile/index.js';
+import type { LogisticsContext } from './index.js';
+import { lastPosition, withSyncXid } from '../mobile/index.js';
 import { TRIP_SELECT, tripOut, type TripRow } from './model.js';
 
 /**
@@ -7,8 +7,8 @@ import { TRIP_SELECT, tripOut, type TripRow } from './model.js';
  * in the pull's window (commit order), in the driver's view (tripOut). Trips are never deleted, so there are no
  * tombstones; a trip reassigned to another driver stops appearing (the `trip.reassigned` event tells the app).
  */
-export function registerLogisticsSync(ctx: AppContext) {
-  syncRegistry(ctx).registerProvider({
+export function registerLogisticsSync(ctx: LogisticsContext) {
+  ctx.deps.sync.registerProvider({
     entity: 'trips',
     kinds: ['repartidor'],
     async pull(tx, actor, w) {

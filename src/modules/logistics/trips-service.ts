@@ -1,6 +1,7 @@
 import type { Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { AppContext } from '../../platform/context.js';
+import type { LogisticsContext } from './index.js';
+import type { MerchantService } from './merchants.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { parsePoint, pointSql, type LonLat } from '../../platform/geo.js';
@@ -62,7 +63,7 @@ export const STAGE_COLUMN: Partial<Record<TripStatus, string>> = {
   returned: 'returned_at',
 };
 
-export function createTripCore(ctx: AppContext) {
+export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantService, 'merchantOfUser' | 'getMerchant'>) {
   /** Records a trip event in the caller's transaction, addressed to the trip's driver, merchant owner and customer. */
   async function emit(tx: Tx, actor: Pick<Actor, 'userId'> | null, type: string, t: TripRow, extra: Record<string, unknown> = {}) {
     const audience = [t.driver_user_id, t.merchant_user_id, t.customer_user_id].filter((u): u is string => !!u);
@@ -115,7 +116,7 @@ export function createTripCore(ctx: AppContext) {
     const liveTrip = async (column: 'order_id' | 'express_request_id', id: string) =>
       (await tx.query(`SELECT 1 FROM trip WHERE ${column} = $1 AND status <> 'cancelled' LIMIT 1`, [id])).rowCount > 0;
     if (input.order_id) {
-      const o = await ctx.services.orders?.getOrderFacts(tx, input.order_id);
+      const o = await ctx.deps.orders.getOrderFacts(tx, input.order_id);
       if (!o || (merchantId && o.merchantId !== merchantId)) {
         throw AppError.unprocessable('Unknown order', 'ORDER_NOT_FOUND', [{ field: 'order_id', message: 'not an order of this merchant' }]);
       }
@@ -128,7 +129,7 @@ export function createTripCore(ctx: AppContext) {
       customerUserId = o.customerUserId;
     }
     if (input.express_request_id) {
-      const e = await ctx.services.orders?.getExpressFacts(tx, input.express_request_id);
+      const e = await ctx.deps.orders.getExpressFacts(tx, input.express_request_id);
       if (!e || (merchantId && e.merchantId !== merchantId)) {
         throw AppError.unprocessable('Unknown express request', 'EXPRESS_REQUEST_NOT_FOUND', [{ field: 'express_request_id', message: 'not an express request of this merchant' }]);
       }
@@ -145,7 +146,7 @@ export function createTripCore(ctx: AppContext) {
     const dropoff = parsePoint({ type: 'Point', coordinates: [input.dropoff.lon, input.dropoff.lat] }, 'dropoff');
     let merchantId = input.merchant_id ?? null;
     if (actor.kind === 'comercio') {
-      const own = await ctx.services.logistics.merchantOfUser(tx, actor.userId);
+      const own = await merchants.merchantOfUser(tx, actor.userId);
       if (!own) throw new AppError(404, 'MERCHANT_PROFILE_NOT_FOUND', 'You have no merchant profile');
       if (merchantId && merchantId !== own.id) throw AppError.forbidden('A merchant may only create trips for himself');
       merchantId = own.id;
@@ -157,11 +158,11 @@ export function createTripCore(ctx: AppContext) {
     merchantId = links.merchantId;
     const customerUserId = links.customerUserId;
     if (merchantId) {
-      const m = await ctx.services.logistics.getMerchant(tx, merchantId);
+      const m = await merchants.getMerchant(tx, merchantId);
       if (!m) throw AppError.unprocessable('Unknown merchant', 'MERCHANT_NOT_FOUND', [{ field: 'merchant_id', message: 'unknown' }]);
       if (m.status !== 'approved') throw AppError.unprocessable('The merchant is not approved', 'MERCHANT_NOT_APPROVED');
     }
-    if (customerUserId && !(await ctx.services.identity.userExists(tx, customerUserId, 'delivery'))) {
+    if (customerUserId && !(await ctx.deps.identity.userExists(tx, customerUserId, 'delivery'))) {
       throw AppError.unprocessable('customer_user_id must be a customer (delivery) user', 'CUSTOMER_NOT_FOUND', [{ field: 'customer_user_id', message: 'unknown' }]);
     }
     let territoryId = input.territory_id ?? null;

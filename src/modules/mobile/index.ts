@@ -1,32 +1,39 @@
-import type { Module } from '../../platform/context.js';
-import { createMobileService, type MobileService } from './service.js';
-import { createSyncService, syncRegistry, type SyncService } from './sync.js';
+import { withDeps, type Api, type AppContext, type ModuleContext } from '../../platform/context.js';
+import type { OrganizationService } from '../organizations/index.js';
+import type { DeviceService, NotificationService, PushGateway } from '../notifications/index.js';
+import { createMobileService } from './service.js';
+import { createSyncService, type SyncRegistry } from './sync.js';
 import { registerMobileSync } from './providers.js';
 import { mobileRoutes } from './routes.js';
 
-export { syncRegistry, withSyncXid, lastPosition } from './sync.js';
+export { createSyncRegistry, withSyncXid, lastPosition } from './sync.js';
 export type { SyncProvider, SyncOperationHandler, SyncRegistry, SyncChanges, SyncOutcome, SyncPage, SyncWindow } from './sync.js';
 
-declare module '../../platform/context.js' {
-  interface ServiceRegistry {
-    /** Bootstrap, contract, builds, health; `registerHealthSection(name, fn)` for storage/integrations. */
-    mobile: MobileService;
-    mobileSync: SyncService;
-  }
-}
+export type MobileContext = ModuleContext<{
+  organizations: OrganizationService;
+  /** The offline sync registry (the composition root creates it; logistics and commerce add to it too). */
+  sync: SyncRegistry;
+  devices: DeviceService;
+  notifications: NotificationService;
+  pushGateway: PushGateway | null;
+  realtime: { readonly connectionCount: number };
+}>;
 
-export const mobileModule: Module = {
-  name: 'mobile',
-  init(ctx) {
-    ctx.services.mobile = createMobileService(ctx);
-    const raw = ctx.config.raw;
-    ctx.services.mobileSync = createSyncService(ctx, {
-      entityLimit: Number(raw.SYNC_ENTITY_LIMIT) > 0 ? Number(raw.SYNC_ENTITY_LIMIT) : 1000,
-    });
-    registerMobileSync(ctx, syncRegistry(ctx));
-  },
-  routes: mobileRoutes,
-  async seed(ctx, demo) {
-    await ctx.db.withSystem((tx) => ctx.services.mobile.seedBuilds(tx, demo.organizationId));
-  },
-};
+export function createMobileModule(ctx: AppContext, deps: MobileContext['deps']) {
+  const mctx: MobileContext = withDeps(ctx, deps);
+  /** Bootstrap, contract, builds, health; `registerHealthSection(name, fn)` for storage/integrations. */
+  const service = createMobileService(mctx);
+  const sync = createSyncService(ctx, {
+    entityLimit: Number(ctx.config.raw.SYNC_ENTITY_LIMIT) > 0 ? Number(ctx.config.raw.SYNC_ENTITY_LIMIT) : 1000,
+    registry: deps.sync,
+  });
+  registerMobileSync(mctx, deps.sync);
+  return {
+    name: 'mobile',
+    service,
+    routes: (app: Api) => mobileRoutes(app, ctx, service, sync),
+    async seed(demo: { organizationId: string }) {
+      await ctx.db.withSystem((tx) => service.seedBuilds(tx, demo.organizationId));
+    },
+  };
+}

@@ -1,13 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import { Id, Strict } from '../../platform/schemas.js';
-import type { AppContext } from '../../platform/context.js';
+import type { MobileContext } from './index.js';
 import { NOTIFICATION_COLUMNS, publicNotification, type NotificationRow } from '../notifications/service.js';
 import { publicDevice } from '../notifications/devices.js';
 import { HeartbeatProps } from '../notifications/routes.js';
 import { lastPosition, type SyncRegistry } from './sync.js';
 
 /** The sync entities and operations of the inbox and devices; trips, orders, catalog... are registered by their modules. */
-export function registerMobileSync(ctx: AppContext, registry: SyncRegistry) {
+export function registerMobileSync(ctx: MobileContext, registry: SyncRegistry) {
   registry.registerProvider({
     entity: 'notifications',
     async pull(tx, actor, w) {
@@ -25,7 +25,7 @@ export function registerMobileSync(ctx: AppContext, registry: SyncRegistry) {
   registry.registerProvider({
     entity: 'devices',
     async pull(tx, actor, w) {
-      const rows = await ctx.services.devices.changedIn(tx, actor, w);
+      const rows = await ctx.deps.devices.changedIn(tx, actor, w);
       return {
         last: lastPosition(rows),
         read: rows.length,
@@ -39,7 +39,7 @@ export function registerMobileSync(ctx: AppContext, registry: SyncRegistry) {
     type: 'notification.read',
     payload: Strict({ notification_id: Id }),
     async apply(tx, actor, p: { notification_id: string }) {
-      const n = await ctx.services.notifications.markReadIn(tx, actor, p.notification_id);
+      const n = await ctx.deps.notifications.markReadIn(tx, actor, p.notification_id);
       return { status: 'applied', data: publicNotification(n) };
     },
   });
@@ -48,7 +48,7 @@ export function registerMobileSync(ctx: AppContext, registry: SyncRegistry) {
     type: 'device.heartbeat',
     payload: Strict({ ...HeartbeatProps, recorded_at: Type.String({ format: 'date-time', description: 'required offline: when the reading was taken' }) }),
     async apply(tx, actor, p) {
-      const r = await ctx.services.devices.heartbeatIn(tx, actor, p);
+      const r = await ctx.deps.devices.heartbeatIn(tx, actor, p);
       if ('conflict' in r) {
         return { status: 'conflict', code: 'STALE_UPDATE', message: 'The server has a newer heartbeat of this device', server: publicDevice(r.conflict) };
       }

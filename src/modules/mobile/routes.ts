@@ -2,6 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { actorOf, APP_ROLES } from '../../platform/auth.js';
 import { Nullable, Strict, Timestamp } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
+import type { MobileService } from './service.js';
+import type { SyncService } from './sync.js';
 
 const AppRoleT = Type.Union(APP_ROLES.map((r) => Type.Literal(r)));
 const Any = Type.Unknown();
@@ -45,9 +47,7 @@ const SyncResult = Type.Object({
 });
 const Changes = Type.Object({ changed: Type.Array(Obj), deleted: Type.Array(Type.Object({ id: Type.String(), deleted_at: Timestamp })) });
 
-export function mobileRoutes(app: Api, ctx: AppContext) {
-  const svc = ctx.services.mobile;
-  const sync = ctx.services.mobileSync;
+export function mobileRoutes(app: Api, ctx: AppContext, svc: MobileService, sync: SyncService) {
 
   app.get(
     '/mobile/bootstrap',

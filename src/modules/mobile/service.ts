@@ -1,5 +1,5 @@
 import { tenantOf, type Actor, type AppRole } from '../../platform/auth.js';
-import type { AppContext } from '../../platform/context.js';
+import type { MobileContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { newId } from '../../platform/ids.js';
 
@@ -120,7 +120,7 @@ export const EVENT_TYPES = [
 /** Sections of GET /admin/mobile-health contributed by other modules (storage usage, integration states). */
 export type HealthSection = (tx: Tx, actor: Actor) => Promise<Record<string, unknown>>;
 
-export function createMobileService(ctx: AppContext) {
+export function createMobileService(ctx: MobileContext) {
   const healthSections = new Map<string, HealthSection>();
 
   async function buildsIn(tx: Tx): Promise<AppBuildRow[]> {
@@ -140,7 +140,7 @@ export function createMobileService(ctx: AppContext) {
   };
 
   async function brandIn(tx: Tx) {
-    const b = await ctx.services.organizations.branding(tx);
+    const b = await ctx.deps.organizations.branding(tx);
     const logo = b?.logo_object_id ? `${API}/storage/objects/${b.logo_object_id}` : null;
     return {
       organization_id: b?.id ?? null,
@@ -194,8 +194,8 @@ export function createMobileService(ctx: AppContext) {
         sync: {
           pull: 'GET /mobile/sync/pull?cursor=<cursor of the previous pull (opaque)>',
           push: 'POST /mobile/sync/push {operations:[{client_operation_id,type,payload}]}',
-          entities: (ctx.services.sync?.providers() ?? []).map((p) => p.entity),
-          operations: ctx.services.sync?.operationTypes() ?? [],
+          entities: ctx.deps.sync.providers().map((p) => p.entity),
+          operations: ctx.deps.sync.operationTypes(),
           result_statuses: ['applied', 'conflict', 'rejected', 'error'],
         },
         errors: 'application/problem+json (RFC 9457) with a stable `code`',
@@ -234,8 +234,8 @@ export function createMobileService(ctx: AppContext) {
 
     async health(actor: Actor) {
       return ctx.db.withTenant(tenantOf(actor), async (tx) => {
-        const devices = await ctx.services.devices.seenLastHour(tx);
-        const push = await ctx.services.notifications.pushHealth(tx);
+        const devices = await ctx.deps.devices.seenLastHour(tx);
+        const push = await ctx.deps.notifications.pushHealth(tx);
         const builds = await buildsIn(tx);
         const extra: Record<string, Record<string, unknown>> = {};
         for (const [name, fn] of healthSections) extra[name] = await fn(tx, actor);
@@ -247,10 +247,10 @@ export function createMobileService(ctx: AppContext) {
           storage: extra.storage ?? { status: 'not_reported' },
           builds: (Object.keys(DEFAULT_APPS) as AppRole[]).map((role) => ({ app_role: role, latest: latestOf(builds, role) })),
           integrations: {
-            push_gateway: ctx.services.pushGateway ? { state: 'active', kind: ctx.services.pushGateway.name } : { state: 'not_configured' },
+            push_gateway: ctx.deps.pushGateway ? { state: 'active', kind: ctx.deps.pushGateway.name } : { state: 'not_configured' },
             ...((extra.integrations as Record<string, unknown>) ?? {}),
           },
-          realtime: { sse_connections: ctx.services.realtime?.connectionCount ?? 0 },
+          realtime: { sse_connections: ctx.deps.realtime.connectionCount },
           instance: { pid: process.pid, rss_bytes: mem.rss, heap_used_bytes: mem.heapUsed, uptime_seconds: Math.round(process.uptime()) },
         };
       });

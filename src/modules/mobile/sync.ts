@@ -93,16 +93,8 @@ export interface SyncRegistry {
   operationTypes(): string[];
 }
 
-declare module '../../platform/context.js' {
-  interface ServiceRegistry {
-    /** Offline sync registry: other modules add their entities and operation types (see syncRegistry). */
-    sync?: SyncRegistry;
-  }
-}
-
-/** The registry in `ctx.services.sync`, created on first use: a module may register from `init` in any order. */
-export function syncRegistry(ctx: { services: { sync?: SyncRegistry } }): SyncRegistry {
-  if (ctx.services.sync) return ctx.services.sync;
+/** The offline sync registry, created by the composition root and given to the modules that add entities and operations. */
+export function createSyncRegistry(): SyncRegistry {
   const providers = new Map<string, SyncProvider>();
   const operations = new Map<string, SyncOperationHandler>();
   const registry: SyncRegistry = {
@@ -118,7 +110,6 @@ export function syncRegistry(ctx: { services: { sync?: SyncRegistry } }): SyncRe
     operation: (type) => operations.get(type),
     operationTypes: () => [...operations.keys()],
   };
-  ctx.services.sync = registry;
   return registry;
 }
 
@@ -229,8 +220,8 @@ export function decodeCursor(text: string): Cursor {
   return { a: lower, b: upper, p: p as Record<string, SyncPosition | 1>, ...(t === 1 ? { t: 1 as const } : {}) };
 }
 
-export function createSyncService(ctx: AppContext, opts: { entityLimit: number }) {
-  const registry = syncRegistry(ctx);
+export function createSyncService(ctx: AppContext, opts: { entityLimit: number; registry: SyncRegistry }) {
+  const registry = opts.registry;
 
   async function applyOne(actor: Actor, op: SyncOperationInput): Promise<SyncResult> {
     const base = { client_operation_id: op.client_operation_id, type: op.type, replayed: false };

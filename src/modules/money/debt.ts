@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { MoneyContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { once, requestHash, validateIdempotencyKey } from '../../platform/idempotency.js';
@@ -36,9 +37,9 @@ async function coverage(tx: Tx, merchantId: string, amount: string) {
   return rows.map((r) => ({ entry_id: r.id, order_id: r.order_id, entry_type: r.entry_type, owed: formatMoney(r.owed), covered: formatMoney(r.covered) }));
 }
 
-export function createDebtService(ctx: AppContext) {
+export function createDebtService(ctx: MoneyContext) {
   async function recordPayment(tx: Tx, actor: Actor, merchantId: string, input: DebtPaymentInput) {
-    const merchant = await ctx.services.logistics.getMerchant(tx, merchantId);
+    const merchant = await ctx.deps.logistics.getMerchant(tx, merchantId);
     if (!merchant) throw AppError.notFound('Merchant');
     await lockMerchantWallet(tx, actor.organizationId, merchantId);
     const before = await walletSummary(tx, merchantId);
@@ -109,7 +110,7 @@ export const WalletOut = Type.Object(
   },
 );
 
-export function debtRoutes(app: Api, ctx: AppContext) {
+export function debtRoutes(app: Api, ctx: MoneyContext) {
   const svc = createDebtService(ctx);
   app.post(
     '/admin/merchants/:id/debt-payments',

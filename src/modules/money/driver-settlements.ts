@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { MoneyContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -31,10 +32,10 @@ interface SettlementRow {
   updated_at: Date;
 }
 
-export function createDriverSettlementService(ctx: AppContext) {
+export function createDriverSettlementService(ctx: MoneyContext) {
   /** The driver's completed-trip earnings up to the cut-off (from logistics), without the trips already in a settlement. */
   async function earnings(tx: Tx, driverId: string, upTo: Date) {
-    const all = await ctx.services.logistics.completedTripEarnings(tx, driverId, upTo);
+    const all = await ctx.deps.logistics.completedTripEarnings(tx, driverId, upTo);
     if (all.length === 0) return all;
     const { rows } = await tx.query<{ trip_id: string }>('SELECT trip_id FROM driver_settlement_item WHERE trip_id = ANY($1::text[])', [all.map((e) => e.trip_id)]);
     const settled = new Set(rows.map((r) => r.trip_id));
@@ -50,7 +51,7 @@ export function createDriverSettlementService(ctx: AppContext) {
     const upTo = input.up_to ? new Date(input.up_to) : new Date();
     if (upTo.getTime() > Date.now() + 60_000) throw AppError.unprocessable('The cut-off may not be in the future', 'CUTOFF_IN_FUTURE', [{ field: 'up_to', message: 'in the future' }]);
     return ctx.db.withTenant(tenantOf(actor), async (tx) => {
-      const driver = await ctx.services.logistics.getDriver(tx, driverId);
+      const driver = await ctx.deps.logistics.getDriver(tx, driverId);
       if (!driver) throw AppError.notFound('Driver');
       const candidates = await earnings(tx, driverId, upTo);
       if (candidates.length === 0) throw AppError.unprocessable('The driver has no unsettled earnings up to the cut-off', 'NOTHING_TO_SETTLE');
@@ -98,7 +99,7 @@ export function createDriverSettlementService(ctx: AppContext) {
         [id, actor.userId, input.payment_reference ?? null],
       );
       await recordAudit(tx, actor, { action: 'driver_settlement.paid', entityType: 'driver_settlement', entityId: id, before: { status: 'pending' }, after: { status: 'paid', amount: out[0].amount } });
-      const driver = await ctx.services.logistics.getDriver(tx, out[0].driver_id);
+      const driver = await ctx.deps.logistics.getDriver(tx, out[0].driver_id);
       await ctx.events.record(tx, actor.organizationId, {
         type: 'driver_settlement.paid',
         entityType: 'driver_settlement',
@@ -114,7 +115,7 @@ export function createDriverSettlementService(ctx: AppContext) {
   async function listOwn(actor: Actor, q: { status?: DriverSettlementStatus; limit?: number; cursor?: string }) {
     const page = pageRequest(q);
     return ctx.db.withTenant(tenantOf(actor), async (tx) => {
-      const driver = await ctx.services.logistics.driverOfUser(tx, actor.userId);
+      const driver = await ctx.deps.logistics.driverOfUser(tx, actor.userId);
       if (!driver) throw AppError.notFound('Driver');
       const { rows } = await tx.query<SettlementRow>(
         `SELECT ${COLUMNS} FROM driver_settlement WHERE driver_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR id < $3) ORDER BY id DESC LIMIT $4`,
@@ -150,7 +151,7 @@ export const SettlementOut = Type.Object({
   updated_at: Timestamp,
 });
 
-export function driverSettlementRoutes(app: Api, ctx: AppContext) {
+export function driverSettlementRoutes(app: Api, ctx: MoneyContext) {
   const svc = createDriverSettlementService(ctx);
   app.post(
     '/admin/drivers/:driverId/settlements',

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { MoneyContext } from './index.js';
 import { formatMoney, sumMoney } from '../../platform/money.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, Money, Nullable, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
@@ -36,7 +37,7 @@ const FILTER_SQL = `($1::text IS NULL OR merchant_id = $1) AND ($2::text IS NULL
 
 const filterArgs = (q: FinanceFilter) => [q.merchant_id ?? null, q.driver_id ?? null, q.type ?? null, q.from ?? null, q.to ?? null];
 
-export function createFinanceService(ctx: AppContext) {
+export function createFinanceService(ctx: MoneyContext) {
   return {
     /** The platform's charges to merchants: commissions and delivery fees, as positive amounts, with totals per type. */
     async charges(actor: Actor, q: FinanceFilter) {
@@ -118,7 +119,7 @@ export const LedgerOut = Type.Object({
   created_at: Timestamp,
 });
 
-export function financeRoutes(app: Api, ctx: AppContext) {
+export function financeRoutes(app: Api, ctx: MoneyContext) {
   const svc = createFinanceService(ctx);
   app.get(
     '/finance/charges',

@@ -1,5 +1,5 @@
 import type { Actor } from '../../platform/auth.js';
-import type { AppContext } from '../../platform/context.js';
+import type { MoneyContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { formatMoney, money } from '../../platform/money.js';
@@ -45,17 +45,15 @@ export const ENTRY_COLUMNS = `id, merchant_id, order_id, trip_id, driver_id, set
 export { scopeOf } from '../../platform/scope.js';
 
 /** The merchant the calling `comercio` user owns (404 when he has none). */
-export async function ownMerchant(ctx: AppContext, tx: Tx, actor: Actor): Promise<MerchantRow> {
-  const m = await ctx.services.logistics.merchantOfUser(tx, actor.userId);
+export async function ownMerchant(ctx: MoneyContext, tx: Tx, actor: Actor): Promise<MerchantRow> {
+  const m = await ctx.deps.logistics.merchantOfUser(tx, actor.userId);
   if (!m) throw AppError.notFound('Merchant');
   return m;
 }
 
-/** Commerce's order facts; absent until commerce is merged (then every order route answers 503). */
-export function ordersOf(ctx: AppContext): OrderPayments {
-  const orders = ctx.services.orders;
-  if (!orders) throw new AppError(503, 'ORDERS_UNAVAILABLE', 'Orders are not available in this build');
-  return orders;
+/** Commerce's order facts. */
+export function ordersOf(ctx: MoneyContext): OrderPayments {
+  return ctx.deps.orders;
 }
 
 export interface WalletSummary {

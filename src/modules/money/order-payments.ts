@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { MoneyContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { formatMoney, money } from '../../platform/money.js';
@@ -20,7 +21,7 @@ const RECEIPT_COLUMNS = 'order_id, merchant_id, amount, currency, method, refere
  * Money received, refunds and adjustments. Every function writes its wallet entries, the order payment status and its
  * audit row in one transaction; each takes the merchant's wallet lock so settlements and debt payments see all or nothing.
  */
-export function createOrderPaymentService(ctx: AppContext) {
+export function createOrderPaymentService(ctx: MoneyContext) {
   async function facts(tx: Tx, orderId: string) {
     const f = await ordersOf(ctx).getOrderFacts(tx, orderId);
     if (!f) throw AppError.notFound('Order');
@@ -90,7 +91,7 @@ export function createOrderPaymentService(ctx: AppContext) {
       const to = amount.eq(left) ? 'refunded' : 'partially_refunded';
       assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, f.paymentStatus, to);
       await tx.query('UPDATE merchant_order_posting SET refunded_total = refunded_total + $2::numeric WHERE order_id = $1', [orderId, formatMoney(amount)]);
-      const trip = f.tripId ? await ctx.services.logistics.getTrip(tx, f.tripId) : null;
+      const trip = f.tripId ? await ctx.deps.logistics.getTrip(tx, f.tripId) : null;
       const entry = await appendEntry(tx, actor, {
         merchantId: f.merchantId,
         entryType: 'refund',
@@ -120,7 +121,7 @@ export function createOrderPaymentService(ctx: AppContext) {
     const amount = money(input.amount);
     if (amount.isZero()) throw AppError.badRequest('amount may not be zero', [{ field: 'amount', message: 'must not be 0' }]);
     return ctx.db.withTenant(tenantOf(actor), async (tx) => {
-      const merchant = await ctx.services.logistics.getMerchant(tx, merchantId);
+      const merchant = await ctx.deps.logistics.getMerchant(tx, merchantId);
       if (!merchant) throw AppError.notFound('Merchant');
       let orderTerritory: string | null = null;
       if (input.order_id) {
@@ -153,7 +154,7 @@ export const PAYMENT_STATES_DOC =
   '`partially_refunded → partially_refunded | refunded`. A cancelled order: `pending_review | authorized → failed` and its pending review is cancelled; ' +
   'a received payment of an order cancelled before delivery becomes `refunded`. Any other move is 409 INVALID_TRANSITION.';
 
-export function orderPaymentRoutes(app: Api, ctx: AppContext) {
+export function orderPaymentRoutes(app: Api, ctx: MoneyContext) {
   const svc = createOrderPaymentService(ctx);
   const adminOnly = { auth: { roles: ['administrator' as const] } };
   app.post(

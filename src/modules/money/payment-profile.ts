@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { MoneyContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { Id, IdParams, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
@@ -60,7 +61,7 @@ async function loadProfile(tx: Tx, merchantId: string): Promise<ProfileRow | nul
   return rows[0] ?? null;
 }
 
-export function createPaymentProfileService(ctx: AppContext) {
+export function createPaymentProfileService(ctx: MoneyContext) {
   return {
     async getOwn(actor: Actor) {
       return ctx.db.withTenant(tenantOf(actor), async (tx) => {
@@ -115,7 +116,7 @@ export function createPaymentProfileService(ctx: AppContext) {
     /** What a customer needs to pay a merchant directly; 404 unless direct payment is enabled. */
     async getForCustomer(actor: Actor, merchantId: string) {
       return ctx.db.withTenant(tenantOf(actor), async (tx) => {
-        const m = await ctx.services.logistics.getMerchant(tx, merchantId);
+        const m = await ctx.deps.logistics.getMerchant(tx, merchantId);
         const p = m && m.status === 'approved' ? await loadProfile(tx, merchantId) : null;
         if (!m || !p || !p.direct_payment_enabled) throw AppError.notFound('Payment profile');
         return { ...p, merchant_name: m.name };
@@ -142,7 +143,7 @@ const ProfileOut = Type.Object({
 });
 const CustomerProfileOut = Type.Object({ ...ProfileFields, merchant_name: Type.String() });
 
-export function paymentProfileRoutes(app: Api, ctx: AppContext) {
+export function paymentProfileRoutes(app: Api, ctx: MoneyContext) {
   const svc = createPaymentProfileService(ctx);
   app.get(
     '/merchant/payment-profile',

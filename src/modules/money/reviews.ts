@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { MoneyContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -50,11 +51,11 @@ export interface ReviewFilter {
 
 const auditView = (r: ReviewRow) => ({ status: r.status, amount: r.amount, review_notes: r.review_notes, order_id: r.order_id });
 
-export function createReviewService(ctx: AppContext) {
+export function createReviewService(ctx: MoneyContext) {
   const { db } = ctx;
 
   async function merchantOwner(tx: Tx, merchantId: string): Promise<string[]> {
-    const m = await ctx.services.logistics.getMerchant(tx, merchantId);
+    const m = await ctx.deps.logistics.getMerchant(tx, merchantId);
     return m ? [m.owner_user_id] : [];
   }
 
@@ -213,7 +214,7 @@ const STATES =
   'Review status: `pending → approved | rejected | cancelled` (cancelled when the order is cancelled), `rejected → pending` (the customer submits a new proof). ' +
   'Approve sets the order payment status `pending_review → paid`; reject sets it to `failed`. Any other move is 409 INVALID_TRANSITION.';
 
-export function reviewRoutes(app: Api, ctx: AppContext) {
+export function reviewRoutes(app: Api, ctx: MoneyContext) {
   const svc = createReviewService(ctx);
   app.post(
     '/customer/orders/:id/payment-proof',

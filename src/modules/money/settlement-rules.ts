@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { MoneyContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Money, NonNegativeMoney, Nullable, Page, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
@@ -48,7 +49,7 @@ async function loadRule(tx: Tx, merchantId: string): Promise<RuleRow | null> {
   return rows[0] ?? null;
 }
 
-export function createSettlementRuleService(ctx: AppContext) {
+export function createSettlementRuleService(ctx: MoneyContext) {
   return {
     async getOwn(actor: Actor) {
       return ctx.db.withTenant(tenantOf(actor), async (tx) => {
@@ -122,7 +123,7 @@ const RULE_DOC =
   '`settlement_debit` entry (−payable) and a settlement record; with `net_debt_first` the outstanding debt is first netted from it ' +
   '(a `merchant_debt_payment` entry of the netted amount; payout = payable − netted). Below the minimum the period is recorded as `skipped`.';
 
-export function settlementRuleRoutes(app: Api, ctx: AppContext) {
+export function settlementRuleRoutes(app: Api, ctx: MoneyContext) {
   const svc = createSettlementRuleService(ctx);
   app.get(
     '/merchant/settlement-rule',

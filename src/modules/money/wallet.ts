@@ -1,7 +1,7 @@
 import type { Decimal } from 'decimal.js';
 import type { Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { AppContext } from '../../platform/context.js';
+import type { MoneyContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -84,7 +84,7 @@ export async function appendEntry(tx: Tx, actor: Pick<Actor, 'organizationId' | 
   return rows[0];
 }
 
-export function createWalletService(ctx: AppContext, cancelReview: (tx: Tx, actor: Actor, facts: OrderMoneyFacts) => Promise<void>) {
+export function createWalletService(ctx: MoneyContext, cancelReview: (tx: Tx, actor: Actor, facts: OrderMoneyFacts) => Promise<void>) {
   /** MoneyHooks.orderDelivered: posts the order once (a repeat, also a concurrent one, writes nothing). */
   async function orderDelivered(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void> {
     const anchored = await tx.query(
@@ -93,9 +93,9 @@ export function createWalletService(ctx: AppContext, cancelReview: (tx: Tx, acto
       [actor.organizationId, facts.orderId, facts.merchantId, facts.paymentDestination, facts.total],
     );
     if (anchored.rowCount === 0) return;
-    const merchant = await ctx.services.logistics.getMerchant(tx, facts.merchantId);
+    const merchant = await ctx.deps.logistics.getMerchant(tx, facts.merchantId);
     if (!merchant) throw AppError.notFound('Merchant');
-    const trip = facts.tripId ? await ctx.services.logistics.getTrip(tx, facts.tripId) : null;
+    const trip = facts.tripId ? await ctx.deps.logistics.getTrip(tx, facts.tripId) : null;
     for (const p of postingsFor(facts, merchant.commission_percent)) {
       await appendEntry(tx, actor, {
         merchantId: facts.merchantId,
@@ -188,7 +188,7 @@ export function createWalletService(ctx: AppContext, cancelReview: (tx: Tx, acto
     await lockMerchantWallet(tx, actor.organizationId, o.merchantId);
     const seen = await tx.query(`SELECT 1 FROM merchant_wallet_entry WHERE entry_type = 'delivery_fee_debit' AND (order_id = $1 OR trip_id = $2)`, [o.orderId, o.tripId]);
     if (seen.rowCount) return;
-    const trip = o.tripId ? await ctx.services.logistics.getTrip(tx, o.tripId) : null;
+    const trip = o.tripId ? await ctx.deps.logistics.getTrip(tx, o.tripId) : null;
     await appendEntry(tx, actor, {
       merchantId: o.merchantId,
       entryType: 'delivery_fee_debit',

@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
 import { Id, IdParams, Nullable, OneOf, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
-import { publicDevice } from './devices.js';
+import { publicDevice, type DeviceService } from './devices.js';
+import type { NotificationService } from './service.js';
 
 export const NotificationOut = Type.Object({
   id: Type.String(),
@@ -54,9 +55,7 @@ const TargetRole = Type.Union(['administrator', 'dispatch', 'subadmin', 'comerci
 
 const adminMessage = { title: ShortText(120), body: ShortText(1000), data: Type.Optional(Type.Record(Type.String(), Type.Unknown())) };
 
-export function notificationRoutes(app: Api, ctx: AppContext) {
-  const svc = ctx.services.notifications;
-  const devices = ctx.services.devices;
+export function notificationRoutes(app: Api, ctx: AppContext, svc: NotificationService, devices: DeviceService) {
 
   app.get(
     '/notifications',

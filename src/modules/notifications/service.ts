@@ -3,6 +3,7 @@ import { newId } from '../../platform/ids.js';
 import { tenantOf, type Actor, type Principal } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
+import type { IdentityService } from '../identity/index.js';
 import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import type { StoredEvent } from '../../platform/events.js';
@@ -68,7 +69,7 @@ export interface AdminNotificationInput {
   user_ids?: string[];
 }
 
-export function createNotificationService(ctx: AppContext, opts: { gatewayConfigured: boolean }) {
+export function createNotificationService(ctx: AppContext, opts: { gatewayConfigured: boolean; identity: IdentityService }) {
   const templates = new Map<string, NotificationTemplate>(Object.entries(DEFAULT_TEMPLATES));
   let territoryAudience: TerritoryAudience | null = null;
 
@@ -187,13 +188,13 @@ export function createNotificationService(ctx: AppContext, opts: { gatewayConfig
     if (targets.length !== 1) {
       throw AppError.badRequest('Give exactly one of role, territory_id, user_ids', [{ field: 'role', message: 'exactly one target is required' }]);
     }
-    if (input.role) return ctx.services.identity.userIdsByKind(tx, [input.role]);
+    if (input.role) return opts.identity.userIdsByKind(tx, [input.role]);
     if (input.territory_id) {
       if (!territoryAudience) throw AppError.unprocessable('Territory targeting is not available in this deployment', 'TERRITORY_TARGETING_UNAVAILABLE');
       return territoryAudience(tx, input.territory_id);
     }
     const ids = [...new Set(input.user_ids!)];
-    for (const id of ids) if (!(await ctx.services.identity.userExists(tx, id))) throw AppError.notFound('User');
+    for (const id of ids) if (!(await opts.identity.userExists(tx, id))) throw AppError.notFound('User');
     return ids;
   }
 

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
 import { Email, TooMany, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp, Id, NewPassword, KnownCurrency, TimeZone, PhoneCountry } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
-import { OPERATOR_ACTIONS, type OperatorAction } from './service.js';
+import { OPERATOR_ACTIONS, type OperatorAction, type OrganizationService } from './service.js';
 import { PASSWORD_RULES } from '../identity/routes.js';
 
 const OperatorStatus = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected'), Type.Literal('suspended')]);
@@ -53,8 +53,7 @@ export const CONTRACT = {
   payment_connectors: { state: 'future', note: 'payment-intent routes are a reserved contract (FUTURE_INTEGRATION_NOT_RELEASED)' },
 };
 
-export function organizationRoutes(app: Api, ctx: AppContext) {
-  const svc = ctx.services.organizations;
+export function organizationRoutes(app: Api, ctx: AppContext, svc: OrganizationService) {
 
   app.get(
     '/contracts/current',

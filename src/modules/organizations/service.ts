@@ -6,7 +6,7 @@ import { recordAudit } from '../../platform/audit.js';
 import { assertTransition, type Transitions } from '../../platform/state-machine.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
-import type { AppContext } from '../../platform/context.js';
+import type { OrganizationsContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 
 export type OperatorStatus = 'pending' | 'approved' | 'rejected' | 'suspended';
@@ -89,7 +89,7 @@ async function checkSettings(tx: Tx, before: { default_currency: string }, patch
   }
 }
 
-export function createOrganizationService(ctx: AppContext) {
+export function createOrganizationService(ctx: OrganizationsContext) {
   const { db } = ctx;
   const approvalCache = new Map<string, { approved: boolean; at: number }>();
   void db
@@ -117,7 +117,7 @@ export function createOrganizationService(ctx: AppContext) {
       'INSERT INTO operator (organization_id, id, status, legal_name, contact_email, contact_phone, country) VALUES ($1,$2,$3,$4,$5,$6,$7)',
       [orgId, operatorId, status, input.legal_name ?? input.organization_name, input.admin.email.toLowerCase(), input.contact_phone ?? null, input.country ?? null],
     );
-    const admin = await ctx.services.identity.insertUser(tx, orgId, { ...input.admin, role: 'administrator' });
+    const admin = await ctx.deps.identity.insertUser(tx, orgId, { ...input.admin, role: 'administrator' });
     await recordAudit(tx, { organizationId: orgId, userId: admin.id, requestId: '' }, {
       action: 'operator.onboarded',
       entityType: 'operator',
@@ -137,7 +137,7 @@ export function createOrganizationService(ctx: AppContext) {
      * hour, counters in the database); the answer does not depend on whether the email is registered.
      */
     async onboard(input: OnboardingInput, ip: string) {
-      const identity = ctx.services.identity;
+      const identity = ctx.deps.identity;
       await identity.rateLimit(`onboarding:ip:${ip}`, ctx.config.onboardingRateLimitPerIp, 3600, 'onboarding requests from this address');
       await identity.rateLimit(`onboarding:email:${input.admin.email.trim().toLowerCase()}`, ctx.config.onboardingRateLimitPerEmail, 3600, 'onboarding requests for this email');
       return db.withSystem((tx) => createOrganization(tx, input));

@@ -3,7 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { actorOf, tenantOf, type Actor, type RouteAuth } from '../../platform/auth.js';
 import { AppError } from '../../platform/errors.js';
 import { Id, IdParams, Strict, Timestamp } from '../../platform/schemas.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { RealtimeContext } from './index.js';
+import type { RealtimeService } from './service.js';
 import { STREAM_KINDS, STREAM_TOKEN_TTL_SECONDS, signStreamToken, streamActor, type StreamKind } from './stream-auth.js';
 import type { StreamFilter } from './connection.js';
 import type { ResumeFrom } from './service.js';
@@ -37,17 +39,10 @@ function lastEventIdOf(req: FastifyRequest<{ Querystring: { last_event_id?: stri
   return Number(raw);
 }
 
-export function realtimeRoutes(app: Api, ctx: AppContext) {
-  const svc = ctx.services.realtime;
-
+export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeService) {
   async function tripFilter(actor: Actor, tripId: string): Promise<StreamFilter> {
-    const directory = ctx.services.trips;
+    const directory = ctx.deps.trips;
     const staff = actor.kind === 'administrator' || actor.kind === 'dispatch';
-    if (!directory) {
-      // Until the trips module provides participants, only staff may watch a trip.
-      if (staff) return { kind: 'trip', tripId };
-      throw AppError.forbidden('Trip streams are open to dispatch and administrators', 'FORBIDDEN');
-    }
     const trip = await ctx.db.withTenant(tenantOf(actor), (tx) => directory.tripParticipants(tx, tripId));
     if (!trip) throw AppError.notFound('Trip');
     if (staff) return { kind: 'trip', tripId };

@@ -1,8 +1,8 @@
 import { SignJWT, jwtVerify } from 'jose';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../platform/errors.js';
-import { authorize, bearerToken, verifyAccessToken, type AccessClaims, type Actor, type AppRole, type Principal, type RouteAuth } from '../../platform/auth.js';
-import type { AppContext } from '../../platform/context.js';
+import { bearerToken, verifyAccessToken, type AccessClaims, type Actor, type AppRole, type Principal, type RouteAuth } from '../../platform/auth.js';
+import type { RealtimeContext } from './index.js';
 
 export const STREAM_TOKEN_TTL_SECONDS = 60;
 const AUDIENCE = 'delivery-api:stream';
@@ -47,11 +47,10 @@ export async function verifyStreamToken(secret: Uint8Array, token: string): Prom
 
 /**
  * Stream routes are declared public (the platform hook demands a bearer header) and authenticate here:
- * a bearer access token OR `?stream_token=`, then the same checks as the platform hook (session alive,
- * operator approved, sub-administrator scope, the route's roles). Kept small on purpose: it mirrors
- * registerAuthHook in src/platform/auth.ts and reuses its pieces.
+ * a bearer access token OR `?stream_token=`, then the platform's actor resolver, the same function the HTTP
+ * hook calls (session alive, operator approved, sub-administrator scope, the route's roles).
  */
-export async function streamActor(ctx: AppContext, req: FastifyRequest, streamToken: string | undefined, want: { stream: StreamKind; tripId?: string; auth: RouteAuth }): Promise<Actor> {
+export async function streamActor(ctx: RealtimeContext, req: FastifyRequest, streamToken: string | undefined, want: { stream: StreamKind; tripId?: string; auth: RouteAuth }): Promise<Actor> {
   const bearer = bearerToken(req);
   let claims: AccessClaims;
   if (bearer) claims = await verifyAccessToken(ctx.config.jwtSecret, bearer);
@@ -62,18 +61,5 @@ export async function streamActor(ctx: AppContext, req: FastifyRequest, streamTo
     }
     claims = v.claims;
   } else throw AppError.unauthorized('A bearer token or a stream_token is required');
-  const [active, approved] = await Promise.all([ctx.services.identity.sessionActive(claims), ctx.services.organizations.operatorApproved(claims.org)]);
-  if (!active) throw AppError.unauthorized('The session was revoked', 'SESSION_REVOKED');
-  if (!approved && claims.kind !== 'platform') throw AppError.forbidden('The operator account is not approved', 'OPERATOR_NOT_APPROVED');
-  const actor: Actor = {
-    userId: claims.sub,
-    organizationId: claims.org,
-    role: claims.role,
-    kind: claims.kind,
-    sessionId: claims.sid,
-    requestId: String(req.id),
-    subadmin: claims.kind === 'subadmin' && ctx.services.subadminScope ? await ctx.services.subadminScope(claims) : null,
-  };
-  authorize(actor, want.auth);
-  return actor;
+  return ctx.deps.resolveActor(claims, String(req.id), want.auth);
 }

@@ -1,8 +1,10 @@
-import type { AppContext, Module } from '../../platform/context.js';
+import type { Api, AppContext } from '../../platform/context.js';
+import type { ObjectLinker, ObjectReadGrant } from '../../platform/storage-links.js';
+import type { TripDirectory } from '../../platform/trip-directory.js';
 import type { Tx } from '../../platform/db/index.js';
 import { driversFromConfig, quotaFromConfig } from './drivers.js';
 import { limitsFromConfig } from './policy.js';
-import { createStorageService, slotJanitor, type StorageService } from './service.js';
+import { createStorageService, slotJanitor } from './service.js';
 import { storageRoutes } from './routes.js';
 
 /**
@@ -23,21 +25,23 @@ async function storageHealth(tx: Tx): Promise<Record<string, unknown>> {
   };
 }
 
-// The full service stays inside the module; other modules see only the ObjectLinker (ctx.services.storage).
-const services = new WeakMap<AppContext, StorageService>();
+export interface StorageDeps {
+  /** Trip participants (logistics, built later: a forward reference from the composition root). */
+  trips: TripDirectory;
+}
 
-export const storageModule: Module = {
-  name: 'storage',
-  init(ctx) {
-    const drivers = driversFromConfig(ctx.config);
-    const svc = createStorageService(ctx, { ...drivers, limits: limitsFromConfig(ctx.config.raw), quotaBytes: quotaFromConfig(ctx.config.raw) });
-    services.set(ctx, svc);
-    ctx.services.storage = svc;
-    ctx.workers.push(slotJanitor(svc));
-  },
-  async routes(app, ctx) {
-    // Registered here, not in init: storage initializes before mobile (every init has run when routes are built).
-    ctx.services.mobile?.registerHealthSection('storage', storageHealth);
-    await storageRoutes(app, services.get(ctx)!);
-  },
-};
+/** Private storage. Other modules see only the ObjectLinker (`linker`); `addReadGrant` is called by the composition root. */
+export function createStorageModule(ctx: AppContext, deps: StorageDeps) {
+  const readGrants: ObjectReadGrant[] = [];
+  const drivers = driversFromConfig(ctx.config);
+  const svc = createStorageService(ctx, { ...drivers, limits: limitsFromConfig(ctx.config.raw), quotaBytes: quotaFromConfig(ctx.config.raw), trips: deps.trips, readGrants });
+  ctx.workers.push(slotJanitor(svc));
+  return {
+    name: 'storage',
+    linker: svc as ObjectLinker,
+    /** The `storage` section of GET /admin/mobile-health. */
+    health: storageHealth,
+    addReadGrant: (grant: ObjectReadGrant) => void readGrants.push(grant),
+    routes: (app: Api) => storageRoutes(app, svc),
+  };
+}

@@ -1,11 +1,11 @@
-import { objectReadGranted } from '../../platform/storage-links.js';
 import type { Readable } from 'node:stream';
 import { AppError } from '../../platform/errors.js';
 import { newId, randomToken, safeEqual, sha256Hex } from '../../platform/ids.js';
 import { tenantOf, type Actor } from '../../platform/auth.js';
 import type { AppContext, Worker } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
-import type { LinkTarget, ObjectLinker, StoragePurpose } from '../../platform/storage-links.js';
+import type { LinkTarget, ObjectLinker, ObjectReadGrant, StoragePurpose } from '../../platform/storage-links.js';
+import type { TripDirectory } from '../../platform/trip-directory.js';
 import type { DriverName, StorageDriver } from './drivers.js';
 import { EVIDENCE_PURPOSE, EVIDENCE_PURPOSES, UPLOAD_TTL_SECONDS, safeFilename, type ByteRange, type EvidenceStage, type PurposeLimit } from './policy.js';
 import { UploadVerifier } from './verify.js';
@@ -88,7 +88,16 @@ export const downloadUrl = (id: string) => `/api/v1/storage/objects/${id}`;
 
 export function createStorageService(
   ctx: AppContext,
-  deps: { primary: StorageDriver; byName: Partial<Record<DriverName, StorageDriver>>; limits: Record<StoragePurpose, PurposeLimit>; quotaBytes?: number },
+  deps: {
+    primary: StorageDriver;
+    byName: Partial<Record<DriverName, StorageDriver>>;
+    limits: Record<StoragePurpose, PurposeLimit>;
+    quotaBytes?: number;
+    /** Trip participants (logistics): who may upload and read evidence. */
+    trips: TripDirectory;
+    /** Extra readers decided by the modules that link objects (filled by the composition root). */
+    readGrants: readonly ObjectReadGrant[];
+  },
 ) {
   const { db } = ctx;
   const { primary, limits } = deps;
@@ -217,11 +226,12 @@ export function createStorageService(
   async function canRead(tx: Tx, actor: Actor, o: StoredObject): Promise<boolean> {
     if (o.created_by_user_id === actor.userId || isStaff(actor)) return true;
     if (actor.kind === 'subadmin' && !!o.territory_id && !!actor.subadmin?.territoryIds.includes(o.territory_id)) return true;
-    if (o.trip_id && EVIDENCE_PURPOSES.includes(o.purpose) && ctx.services.trips) {
-      const trip = await ctx.services.trips.tripParticipants(tx, o.trip_id);
+    if (o.trip_id && EVIDENCE_PURPOSES.includes(o.purpose)) {
+      const trip = await deps.trips.tripParticipants(tx, o.trip_id);
       if (trip && (trip.merchant_user_id === actor.userId || trip.customer_user_id === actor.userId)) return true;
     }
-    return objectReadGranted(ctx, tx, actor, o);
+    for (const grant of deps.readGrants) if (await grant(tx, actor, o)) return true;
+    return false;
   }
 
   const driverOf = (o: StoredObject): StorageDriver => {
@@ -235,8 +245,7 @@ export function createStorageService(
     driver: primary.name,
 
     async createEvidenceSlot(actor: Actor, input: EvidenceSlotInput) {
-      const trips = ctx.services.trips;
-      if (!trips) throw AppError.unprocessable('Trips are not available, so evidence cannot be uploaded', 'TRIPS_UNAVAILABLE');
+      const trips = deps.trips;
       const purpose = EVIDENCE_PURPOSE[input.stage];
       checkDeclared(purpose, input.mime_type, input.size_bytes);
       return db.withTenant(tenantOf(actor), async (tx) => {

@@ -1,6 +1,6 @@
 import { tenantOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { AppContext } from '../../platform/context.js';
+import type { SubadminContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -68,7 +68,7 @@ export function bannerOut(b: BannerRow, scope: string[] | null) {
   };
 }
 
-export function createBannerService(ctx: AppContext) {
+export function createBannerService(ctx: SubadminContext) {
   const { db } = ctx;
 
   async function create(actor: Actor, input: NewBanner) {
@@ -76,7 +76,7 @@ export function createBannerService(ctx: AppContext) {
       const scope = scopeOf(actor);
       const territoryIds = [...new Set(input.territory_ids)];
       const bad: string[] = [];
-      for (const id of territoryIds) if (!(await ctx.services.logistics.getTerritory(tx, id)) || (scope && !scope.includes(id))) bad.push(id);
+      for (const id of territoryIds) if (!(await ctx.deps.logistics.getTerritory(tx, id)) || (scope && !scope.includes(id))) bad.push(id);
       if (bad.length) throw AppError.unprocessable('Unknown territory', 'TERRITORY_NOT_FOUND', bad.map((id) => ({ field: 'territory_ids', message: `unknown territory ${id}` })));
       const validFrom = input.valid_from ? new Date(input.valid_from) : new Date();
       const validUntil = input.valid_until ? new Date(input.valid_until) : null;

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { SubadminContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { Id, IdParams, Nullable, Page, PageQueryProps, Strict } from '../../platform/schemas.js';
@@ -47,9 +48,9 @@ export async function salesWorkbook(rows: OrderReportRow[], period: Period, scop
 }
 
 /** The sub-administration routes that read or write commerce (orders, coupons, tariffs, sales report). */
-export function subadminCommerceRoutes(app: Api, ctx: AppContext) {
+export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
   const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
-  const views = () => ctx.services.commerceViews;
+  const views = () => ctx.deps.commerceViews;
 
   app.get(
     '/subadmin/orders/status',
@@ -111,7 +112,7 @@ export function subadminCommerceRoutes(app: Api, ctx: AppContext) {
     async (req, reply) => {
       const actor = actorOf(req);
       const coupon = await inTx(actor, async (tx) => {
-        const m = await ctx.services.logistics.getMerchant(tx, req.params.id);
+        const m = await ctx.deps.logistics.getMerchant(tx, req.params.id);
         const scope = scopeOf(actor);
         if (!m || (scope && (!m.territory_id || !scope.includes(m.territory_id)))) throw AppError.notFound('Merchant');
         return views().createCouponFor(tx, actor, m, req.body);
@@ -169,7 +170,7 @@ export function subadminCommerceRoutes(app: Api, ctx: AppContext) {
       const period = periodOf(req.query);
       const { rows, scope } = await inTx(actor, async (tx) => ({
         rows: await views().orderReportRows(tx, scopeOf(actor), period, REPORT_MAX_ROWS + 1),
-        scope: await scopeLabel(scopeOf(actor), async (id) => (await ctx.services.logistics.getTerritory(tx, id))?.name ?? null),
+        scope: await scopeLabel(scopeOf(actor), async (id) => (await ctx.deps.logistics.getTerritory(tx, id))?.name ?? null),
       }));
       if (rows.length > REPORT_MAX_ROWS) throw AppError.unprocessable(`The report has more than ${REPORT_MAX_ROWS} rows; choose a shorter period`, 'REPORT_TOO_LARGE');
       return sendWorkbook(reply, await salesWorkbook(rows, period, scope), reportFileName('sales', period));

@@ -1,13 +1,19 @@
-import type { AppContext, Module } from '../../platform/context.js';
+import { withDeps, type Api, type AppContext, type ModuleContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
-import { registerObjectReadGrant } from '../../platform/storage-links.js';
-import { createBannerService, type BannerRow, type BannerService } from './banners.js';
-import { createProfileService, type ProfileService } from './profiles.js';
+import type { ObjectLinker, ObjectReadGrant } from '../../platform/storage-links.js';
+import type { CommerceViews, MarketplaceBannerProvider } from '../commerce/index.js';
+import type { IdentityService } from '../identity/index.js';
+import type { LogisticsApi } from '../logistics/index.js';
+import type { MoneyApi } from '../money/index.js';
+import { createBannerService, type BannerRow } from './banners.js';
+import { createProfileService } from './profiles.js';
 import { subadminRoutes } from './routes.js';
 import { subadminCommerceRoutes } from './commerce-routes.js';
 import { bannerOut } from './banners.js';
-import { createScopeLoader } from './scope.js';
+import type { ScopeLoader } from './scope.js';
+
+export { createScopeLoader, type ScopeLoader } from './scope.js';
 
 /** What other modules may call (each in the caller's transaction). */
 export interface SubadminApi {
@@ -17,83 +23,88 @@ export interface SubadminApi {
   subadminUserIdsOfTerritory(tx: Tx, organizationId: string, territoryId: string): Promise<string[]>;
 }
 
-declare module '../../platform/context.js' {
-  interface ServiceRegistry {
-    subadmin: SubadminApi;
-  }
-}
-
-const services = new WeakMap<AppContext, { profiles: ProfileService; banners: BannerService }>();
+export type SubadminContext = ModuleContext<{
+  logistics: LogisticsApi;
+  identity: IdentityService;
+  money: MoneyApi;
+  commerceViews: CommerceViews;
+  storage: ObjectLinker;
+  /** The scope loader the auth hook calls for every sub-administrator request (built by the composition root first). */
+  scope: ScopeLoader;
+}>;
 
 /**
  * Sub-administration: profiles, the scope loader the auth hook calls for every sub-administrator
- * request, zone banners, the console reads and reports. Registered after the modules it reads from.
+ * request, zone banners, the console reads and reports. Built after the modules it reads from.
  */
-export const subadminModule: Module = {
-  name: 'subadmin',
-  init(ctx) {
-    // A banner image is public within the organization while an active banner shows it (customers see banners).
-    registerObjectReadGrant(ctx, async (tx, _actor, o) => {
-      if (o.purpose !== 'coupon_asset' && o.purpose !== 'other') return false;
-      const { rowCount } = await tx.query('SELECT 1 FROM zone_banner WHERE image_storage_object_id = $1 AND active', [o.id]);
-      return rowCount > 0;
-    });
-    const loader = createScopeLoader(ctx);
-    const profiles = createProfileService(ctx, loader);
-    const banners = createBannerService(ctx);
-    services.set(ctx, { profiles, banners });
-    ctx.services.subadminScope = loader.load;
-    ctx.services.subadmin = {
-      activeBannersFor: banners.activeBannersFor,
-      subadminUserIdsOfTerritory: profiles.userIdsOfTerritory,
-    };
+export function createSubadminModule(base: AppContext, deps: SubadminContext['deps']) {
+  const ctx: SubadminContext = withDeps(base, deps);
+  // A banner image is public within the organization while an active banner shows it (customers see banners).
+  const bannerReadGrant: ObjectReadGrant = async (tx, _actor, o) => {
+    if (o.purpose !== 'coupon_asset' && o.purpose !== 'other') return false;
+    const { rowCount } = await tx.query('SELECT 1 FROM zone_banner WHERE image_storage_object_id = $1 AND active', [o.id]);
+    return rowCount > 0;
+  };
+  const loader = deps.scope;
+  const profiles = createProfileService(ctx, loader);
+  const banners = createBannerService(ctx);
+  const api: SubadminApi = {
+    activeBannersFor: banners.activeBannersFor,
+    subadminUserIdsOfTerritory: profiles.userIdsOfTerritory,
+  };
 
-    // Zone banners in the customer marketplace (sub-administrators previewing it see only their territories' banners).
-    ctx.services.marketplaceBanners = {
-      async activeBanners(tx, actor, where) {
-        const scope = actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
-        const territoryIds = scope ? where.territoryIds.filter((t) => scope.includes(t)) : where.territoryIds;
-        return (await banners.activeBannersFor(tx, territoryIds)).map((b) => {
-          const out = bannerOut(b, scope);
-          return { id: out.id, title: out.title, image_object_id: out.image_storage_object_id, target_url: out.link_url, territory_ids: out.territory_ids };
-        });
-      },
-    };
-
-    // POST /admin/notifications to a territory: its sub-administrators and the drivers linked to it.
-    ctx.services.notifications?.setTerritoryAudience(async (tx, territoryId) => {
-      if (!(await ctx.services.logistics.getTerritory(tx, territoryId))) {
-        throw AppError.unprocessable('Unknown territory', 'TERRITORY_NOT_FOUND', [{ field: 'territory_id', message: `unknown territory ${territoryId}` }]);
-      }
-      const org = (await tx.query<{ org: string }>("SELECT current_setting('app.organization_id', true) AS org")).rows[0].org;
-      const users = [...(await profiles.userIdsOfTerritory(tx, org, territoryId)), ...(await ctx.services.logistics.driverUserIdsOfTerritory(tx, territoryId))];
-      return [...new Set(users)];
-    });
-
-    // GET /dashboard for a sub-administrator: organization-wide figures that carry no territory are withheld.
-    const operator = ctx.dashboard.get('operator');
-    if (operator) {
-      ctx.dashboard.set('operator', async (tx, actor) => {
-        const section = await operator(tx, actor);
-        return actor.kind === 'subadmin' ? { operator_status: section.operator_status ?? null } : section;
-      });
-    }
-    ctx.dashboard.set('subadmin', async (tx, actor) => {
+  // Zone banners in the customer marketplace (sub-administrators previewing it see only their territories' banners).
+  const marketplaceBanners: MarketplaceBannerProvider = {
+    async activeBanners(tx, actor, where) {
       const scope = actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
-      const { rows } = await tx.query<{ live: number; total: number }>(
-        `SELECT count(*) FILTER (WHERE b.active AND b.valid_from <= now() AND (b.valid_until IS NULL OR b.valid_until > now()))::int AS live, count(*)::int AS total
-           FROM zone_banner b
-          WHERE $1::text[] IS NULL OR EXISTS (SELECT 1 FROM banner_territory s WHERE s.organization_id = b.organization_id AND s.banner_id = b.id AND s.territory_id = ANY($1))`,
-        [scope],
-      );
-      const subusers = (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM subadmin_profile WHERE active AND ($1::text IS NULL OR parent_subadmin_user_id = $1)', [
-        actor.kind === 'subadmin' ? actor.userId : null,
-      ])).rows[0].n;
-      return { territory_ids: scope, zone_banners_live: rows[0].live, zone_banners: rows[0].total, active_subadmins: subusers };
+      const territoryIds = scope ? where.territoryIds.filter((t) => scope.includes(t)) : where.territoryIds;
+      return (await banners.activeBannersFor(tx, territoryIds)).map((b) => {
+        const out = bannerOut(b, scope);
+        return { id: out.id, title: out.title, image_object_id: out.image_storage_object_id, target_url: out.link_url, territory_ids: out.territory_ids };
+      });
+    },
+  };
+
+  // POST /admin/notifications to a territory: its sub-administrators and the drivers linked to it.
+  const territoryAudience = async (tx: Tx, territoryId: string): Promise<string[]> => {
+    if (!(await ctx.deps.logistics.getTerritory(tx, territoryId))) {
+      throw AppError.unprocessable('Unknown territory', 'TERRITORY_NOT_FOUND', [{ field: 'territory_id', message: `unknown territory ${territoryId}` }]);
+    }
+    const org = (await tx.query<{ org: string }>("SELECT current_setting('app.organization_id', true) AS org")).rows[0].org;
+    const users = [...(await profiles.userIdsOfTerritory(tx, org, territoryId)), ...(await ctx.deps.logistics.driverUserIdsOfTerritory(tx, territoryId))];
+    return [...new Set(users)];
+  };
+
+  // GET /dashboard for a sub-administrator: organization-wide figures that carry no territory are withheld.
+  const operator = ctx.dashboard.get('operator');
+  if (operator) {
+    ctx.dashboard.set('operator', async (tx, actor) => {
+      const section = await operator(tx, actor);
+      return actor.kind === 'subadmin' ? { operator_status: section.operator_status ?? null } : section;
     });
-  },
-  routes(app, ctx) {
-    subadminRoutes(app, ctx, services.get(ctx)!);
-    if (ctx.services.commerceViews) subadminCommerceRoutes(app, ctx);
-  },
-};
+  }
+  ctx.dashboard.set('subadmin', async (tx, actor) => {
+    const scope = actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
+    const { rows } = await tx.query<{ live: number; total: number }>(
+      `SELECT count(*) FILTER (WHERE b.active AND b.valid_from <= now() AND (b.valid_until IS NULL OR b.valid_until > now()))::int AS live, count(*)::int AS total
+         FROM zone_banner b
+        WHERE $1::text[] IS NULL OR EXISTS (SELECT 1 FROM banner_territory s WHERE s.organization_id = b.organization_id AND s.banner_id = b.id AND s.territory_id = ANY($1))`,
+      [scope],
+    );
+    const subusers = (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM subadmin_profile WHERE active AND ($1::text IS NULL OR parent_subadmin_user_id = $1)', [
+      actor.kind === 'subadmin' ? actor.userId : null,
+    ])).rows[0].n;
+    return { territory_ids: scope, zone_banners_live: rows[0].live, zone_banners: rows[0].total, active_subadmins: subusers };
+  });
+  return {
+    name: 'subadmin',
+    api,
+    marketplaceBanners,
+    territoryAudience,
+    bannerReadGrant,
+    routes(app: Api) {
+      subadminRoutes(app, ctx, { profiles, banners });
+      subadminCommerceRoutes(app, ctx);
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import { SUBADMIN_PERMISSION_KEYS, tenantOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { AppContext } from '../../platform/context.js';
+import type { SubadminContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
@@ -42,7 +42,7 @@ interface Ceiling {
 
 const FREE: Ceiling = { territoryIds: null, permissions: null, min: null, max: null, bounded: false };
 
-export function createProfileService(ctx: AppContext, loader: ScopeLoader) {
+export function createProfileService(ctx: SubadminContext, loader: ScopeLoader) {
   const { db } = ctx;
 
   async function load(tx: Tx, userId: string): Promise<ProfileRow | null> {
@@ -60,7 +60,7 @@ export function createProfileService(ctx: AppContext, loader: ScopeLoader) {
   /** Territories must exist in the organization (422 TERRITORY_NOT_FOUND) and lie within the ceiling (422 EXCEEDS_PARENT_SCOPE). */
   async function checkTerritories(tx: Tx, ids: string[], ceiling: Ceiling) {
     const unknown: string[] = [];
-    for (const id of ids) if (!(await ctx.services.logistics.getTerritory(tx, id))) unknown.push(id);
+    for (const id of ids) if (!(await ctx.deps.logistics.getTerritory(tx, id))) unknown.push(id);
     if (unknown.length) throw AppError.unprocessable('Unknown territory', 'TERRITORY_NOT_FOUND', unknown.map((id) => ({ field: 'territory_ids', message: `unknown territory ${id}` })));
     const outside = ceiling.territoryIds ? ids.filter((id) => !ceiling.territoryIds!.includes(id)) : [];
     if (outside.length) {
@@ -110,7 +110,7 @@ export function createProfileService(ctx: AppContext, loader: ScopeLoader) {
       const min = input.commission_min_percent !== undefined ? input.commission_min_percent : ceiling.bounded ? ceiling.min : null;
       const max = input.commission_max_percent !== undefined ? input.commission_max_percent : ceiling.bounded ? ceiling.max : null;
       checkCeilingBounds(min, max, ceiling);
-      const user = await ctx.services.identity.insertUser(tx, actor.organizationId, {
+      const user = await ctx.deps.identity.insertUser(tx, actor.organizationId, {
         email: input.email ?? null,
         phone: input.phone ?? null,
         password: input.password,
@@ -225,7 +225,7 @@ export function createProfileService(ctx: AppContext, loader: ScopeLoader) {
       const s = actor.subadmin!;
       const territories = [];
       for (const id of s.territoryIds) {
-        const t = await ctx.services.logistics.getTerritory(tx, id);
+        const t = await ctx.deps.logistics.getTerritory(tx, id);
         if (t) territories.push({ id: t.id, name: t.name, active: t.active });
       }
       return {

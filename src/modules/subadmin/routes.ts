@@ -1,7 +1,8 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { actorOf, SUBADMIN_PERMISSION_KEYS, tenantOf, type Actor } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
+import type { Api } from '../../platform/context.js';
+import type { SubadminContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { Email, Id, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
@@ -81,7 +82,7 @@ export const BannerOut = Type.Object({
 const Counts = Type.Record(Type.String(), Type.Integer());
 export const Workbook = { description: `an xlsx workbook (${XLSX_TYPE})`, content: { [XLSX_TYPE]: { schema: { type: 'string', format: 'binary' } } } } as unknown as TSchema;
 
-export function subadminRoutes(app: Api, ctx: AppContext, deps: { profiles: ProfileService; banners: BannerService }) {
+export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles: ProfileService; banners: BannerService }) {
   const { profiles, banners } = deps;
   const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
 
@@ -236,7 +237,7 @@ export function subadminRoutes(app: Api, ctx: AppContext, deps: { profiles: Prof
     },
     async (req) => {
       const actor = actorOf(req);
-      const map = await inTx(actor, (tx) => ctx.services.logistics.liveMap(tx, actor));
+      const map = await inTx(actor, (tx) => ctx.deps.logistics.liveMap(tx, actor));
       const drivers = map.features.filter((f) => f.properties.kind === 'driver');
       return {
         generated_at: new Date(),
@@ -265,8 +266,8 @@ export function subadminRoutes(app: Api, ctx: AppContext, deps: { profiles: Prof
       const actor = actorOf(req);
       const period = periodOf(req.query);
       return inTx(actor, async (tx) => {
-        const counts = await ctx.services.logistics.tripStatusCounts(tx, scopeOf(actor), period);
-        const page = await ctx.services.logistics.listTrips(tx, actor, { ...req.query, from: period.from ?? undefined, to: period.to ?? undefined });
+        const counts = await ctx.deps.logistics.tripStatusCounts(tx, scopeOf(actor), period);
+        const page = await ctx.deps.logistics.listTrips(tx, actor, { ...req.query, from: period.from ?? undefined, to: period.to ?? undefined });
         return { counts, total: Object.values(counts).reduce((a, b) => a + b, 0), ...page };
       });
     },
@@ -287,8 +288,8 @@ export function subadminRoutes(app: Api, ctx: AppContext, deps: { profiles: Prof
     },
     async (req) => {
       const actor = actorOf(req);
-      const counts = await inTx(actor, (tx) => ctx.services.moneyApi.paymentReviewCounts(tx, scopeOf(actor)));
-      const page = await ctx.services.moneyApi.listPaymentReviews(actor, req.query as { status?: 'pending'; merchant_id?: string });
+      const counts = await inTx(actor, (tx) => ctx.deps.money.paymentReviewCounts(tx, scopeOf(actor)));
+      const page = await ctx.deps.money.listPaymentReviews(actor, req.query as { status?: 'pending'; merchant_id?: string });
       return { counts, ...page };
     },
   );
@@ -313,7 +314,7 @@ export function subadminRoutes(app: Api, ctx: AppContext, deps: { profiles: Prof
       const actor = actorOf(req);
       const percent = req.body.commission_percent;
       return inTx(actor, async (tx) => {
-        const m = await ctx.services.logistics.getMerchant(tx, req.params.id);
+        const m = await ctx.deps.logistics.getMerchant(tx, req.params.id);
         const scope = scopeOf(actor);
         if (!m || (scope && (!m.territory_id || !scope.includes(m.territory_id)))) throw AppError.notFound('Merchant');
         if (cents(percent) > 10_000) throw AppError.badRequest('commission_percent must be between 0 and 100', [{ field: 'commission_percent', message: 'out of range' }]);
@@ -327,7 +328,7 @@ export function subadminRoutes(app: Api, ctx: AppContext, deps: { profiles: Prof
             );
           }
         }
-        return merchantOut(await ctx.services.logistics.setMerchantCommission(tx, actor, m.id, percent));
+        return merchantOut(await ctx.deps.logistics.setMerchantCommission(tx, actor, m.id, percent));
       });
     },
   );
@@ -402,8 +403,8 @@ export function subadminRoutes(app: Api, ctx: AppContext, deps: { profiles: Prof
       if (actor.kind === 'subadmin' && !actor.subadmin!.permissions.reports) throw AppError.forbidden("Missing permission 'reports'", 'PERMISSION_DENIED');
       const period = periodOf(req.query);
       const { rows, scope } = await inTx(actor, async (tx) => ({
-        rows: await ctx.services.logistics.tripReportRows(tx, scopeOf(actor), period, REPORT_MAX_ROWS + 1),
-        scope: await scopeLabel(scopeOf(actor), async (id) => (await ctx.services.logistics.getTerritory(tx, id))?.name ?? null),
+        rows: await ctx.deps.logistics.tripReportRows(tx, scopeOf(actor), period, REPORT_MAX_ROWS + 1),
+        scope: await scopeLabel(scopeOf(actor), async (id) => (await ctx.deps.logistics.getTerritory(tx, id))?.name ?? null),
       }));
       if (rows.length > REPORT_MAX_ROWS) throw AppError.unprocessable(`The report has more than ${REPORT_MAX_ROWS} rows; choose a shorter period`, 'REPORT_TOO_LARGE');
       const file = await deliveriesWorkbook(rows, period, scope);
