@@ -1,6 +1,6 @@
 import { normalizePhones } from '../../platform/phone.js';
 import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
@@ -113,13 +113,20 @@ export function createMerchantService(ctx: AppContext) {
     return after;
   }
 
-  return { getMerchant, merchantOfUser, getScoped, create, list, decide, setMerchantCommission };
+  /** What the merchant routes ask for, each in the caller's tenant transaction. */
+  const requests = {
+    list: (actor: Actor, q: Parameters<typeof list>[2]) => ctx.db.withTenant(actor, (tx) => list(tx, actor, q)),
+    create: (actor: Actor, input: NewMerchant) => ctx.db.withTenant(actor, (tx) => create(tx, actor, input)),
+    decide: (actor: Actor, id: string, action: ApprovalAction, reason?: string) => ctx.db.withTenant(actor, (tx) => decide(tx, actor, id, action, reason)),
+  };
+
+  return { getMerchant, merchantOfUser, getScoped, create, list, decide, setMerchantCommission, requests };
 }
 
 export type MerchantService = ReturnType<typeof createMerchantService>;
 
-export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) {
-  const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
+export function merchantRoutes(app: Api, _ctx: AppContext, svc: MerchantService) {
+  const merchants = svc.requests;
 
   app.get(
     '/merchants',
@@ -135,7 +142,7 @@ export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) 
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, (tx) => svc.list(tx, actor, req.query));
+      return merchants.list(actor, req.query);
     },
   );
 
@@ -164,7 +171,7 @@ export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) 
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      return reply.code(201).send(merchantOut(await inTx(actor, (tx) => svc.create(tx, actor, req.body))));
+      return reply.code(201).send(merchantOut(await merchants.create(actor, req.body)));
     },
   );
 
@@ -193,7 +200,7 @@ export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) 
       },
       async (req) => {
         const actor = actorOf(req);
-        return merchantOut(await inTx(actor, (tx) => svc.decide(tx, actor, req.params.id, action, req.body?.reason)));
+        return merchantOut(await merchants.decide(actor, req.params.id, action, req.body?.reason));
       },
     );
   }

@@ -14,6 +14,7 @@ import { backfillTerritories } from './repo/territories.js';
 import { completedTripEarnings, type TripEarning } from './repo/trips.js';
 import { driversForPlanning, lockForPlanCommit, tripsForPlanning, type PlanningDriver, type PlanningTrip, type PlanningTripFilter } from './planning.js';
 import { createProofs } from './proofs.js';
+import { createLogisticsRequests } from './requests.js';
 import { createFailedDelivery } from './failed-delivery.js';
 import { getSettings, getTerritory, territoryForPoint, type LogisticsSettings, type TerritoryRow } from './territories.js';
 import { releaseOpenTrips } from './lifecycle.js';
@@ -138,7 +139,10 @@ export function createLogisticsService(ctx: AppContext) {
     },
   };
 
-  return { ...api, api, directory, drivers, merchants, core, assignment, proofs, failedDelivery, locations, recipientLinks };
+  /** The routes' requests, each in its own tenant transaction. */
+  const requests = createLogisticsRequests(ctx, { drivers, core, assignment, proofs, failedDelivery, locations, recipientLinks, createTrip: api.createTrip });
+
+  return { ...api, api, directory, drivers, merchants, core, assignment, proofs, failedDelivery, locations, recipientLinks, requests };
 }
 
 export type LogisticsService = ReturnType<typeof createLogisticsService>;

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import { AppError } from '../../platform/errors.js';
 import { areaGeoJson, GeoArea, parseArea, pointSql, polygonSql, type LonLat } from '../../platform/geo.js';
@@ -47,8 +47,30 @@ export async function createTerritory(tx: Tx, actor: Actor, input: { name: strin
   return { ...row, backfilled };
 }
 
+/** What the settings and territory routes ask for, each in the caller's tenant transaction. */
+export function territoryRequests(ctx: AppContext) {
+  return {
+    settings: (actor: Actor) => ctx.db.withTenant(actor, (tx) => getSettings(tx, actor.organizationId)),
+    /** Audited with the settings before and after. */
+    updateSettings: (actor: Actor, change: SettingsChange) =>
+      ctx.db.withTenant(actor, async (tx) => {
+        const before = await getSettings(tx, actor.organizationId);
+        const after = await updateSettings(tx, actor.organizationId, change, actor.userId);
+        await recordAudit(tx, actor, { action: 'logistics_settings.updated', entityType: 'logistics_settings', entityId: actor.organizationId, before: { ...before }, after: { ...after } });
+        return after;
+      }),
+    list: (actor: Actor, q: { active?: boolean; limit?: number; cursor?: string }) =>
+      ctx.db.withTenant(actor, async (tx) => {
+        const page = pageRequest(q);
+        const rows = await repo.listTerritories(tx, { active: q.active ?? null, scope: scopeOf(actor), after: page.after, limit: page.limit + 1 });
+        return toPage(rows, page);
+      }),
+    create: (actor: Actor, input: { name: string; geometry: unknown; active?: boolean }) => ctx.db.withTenant(actor, (tx) => createTerritory(tx, actor, input)),
+  };
+}
+
 export function territoryRoutes(app: Api, ctx: AppContext) {
-  const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
+  const territories = territoryRequests(ctx);
 
   app.get(
     '/logistics/settings',
@@ -58,7 +80,7 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, (tx) => getSettings(tx, actor.organizationId));
+      return territories.settings(actor);
     },
   );
 
@@ -98,12 +120,7 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
       for (const k of ['default_delivery_fee', 'driver_flat_fee']) {
         if (typeof body[k] === 'string' && (body[k] as string).startsWith('-')) throw AppError.badRequest(`${k} must be >= 0`, [{ field: k, message: 'must be >= 0' }]);
       }
-      return inTx(actor, async (tx) => {
-        const before = await getSettings(tx, actor.organizationId);
-        const after = await updateSettings(tx, actor.organizationId, req.body as SettingsChange, actor.userId);
-        await recordAudit(tx, actor, { action: 'logistics_settings.updated', entityType: 'logistics_settings', entityId: actor.organizationId, before: { ...before }, after: { ...after } });
-        return after;
-      });
+      return territories.updateSettings(actor, req.body as SettingsChange);
     },
   );
 
@@ -121,11 +138,7 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
     },
     async (req) => {
       const actor = actorOf(req);
-      const page = pageRequest(req.query);
-      return inTx(actor, async (tx) => {
-        const rows = await repo.listTerritories(tx, { active: req.query.active ?? null, scope: scopeOf(actor), after: page.after, limit: page.limit + 1 });
-        return toPage(rows, page);
-      });
+      return territories.list(actor, req.query);
     },
   );
 
@@ -146,7 +159,7 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      return reply.code(201).send(await inTx(actor, (tx) => createTerritory(tx, actor, req.body)));
+      return reply.code(201).send(await territories.create(actor, req.body));
     },
   );
 }
