@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { load, type BenchEnv } from './lib.js';
-import { NEARBY_SQL, circleBox } from '../src/modules/logistics/drivers.js';
-import { listTripsSql } from '../src/modules/logistics/trips-query.js';
+import { NEARBY_SQL, circleBox } from '../src/modules/logistics/repo/drivers.js';
+import { listTripsSql } from '../src/modules/logistics/repo/trips.js';
 
 /**
  * Logistics: GPS ingest through POST /driver/locations/batch (100 points a request) against a raw

@@ -3,21 +3,15 @@ import { recordAudit } from '../../platform/audit.js';
 import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
-import { HAVERSINE_SQL, pointSql } from '../../platform/geo.js';
+import { pointSql } from '../../platform/geo.js';
 import { assertTransition } from '../../platform/state-machine.js';
-import { circleBox, driverScopeSql } from './drivers.js';
-import { DRIVER_SELECT, driverOut, scopeOf, TRIP_TRANSITIONS, type DriverRow, type TripRow } from './model.js';
-import { getSettings } from './territories.js';
+import { driverOut, scopeOf, TRIP_TRANSITIONS, type DriverRow, type TripRow } from './model.js';
+import { candidateDrivers, circleBox, claimCapacity, findDriver } from './repo/drivers.js';
+import { getSettings } from './repo/settings.js';
+import { hasRejected, insertRejection, lockExpiredOffer, timedOutOffers } from './repo/trips.js';
 import type { TripCore } from './trips-service.js';
 
 export type IneligibleReason = 'not_available' | 'at_capacity' | 'rejected_this_trip' | 'outside_territory' | 'current_driver';
-
-interface CandidateRow extends DriverRow {
-  distance_m: number;
-  rejected_trip: boolean;
-  territory_match: boolean;
-  unrestricted: boolean;
-}
 
 export function createAssignment(ctx: AppContext, core: TripCore) {
   /**
@@ -28,25 +22,18 @@ export function createAssignment(ctx: AppContext, core: TripCore) {
     const settings = await getSettings(tx, t.organization_id);
     const radius = q.radius_m ?? settings.auto_assign_radius_m;
     const pickup = { lon: t.pickup_lon, lat: t.pickup_lat };
-    const order = settings.assignment_strategy === 'least_loaded' ? 'x.active_trips, c.distance_m' : 'c.distance_m, x.active_trips';
-    const eligibleSql = `(x.available AND x.active_trips < x.capacity AND NOT c.rejected_trip AND x.id IS DISTINCT FROM $7
-                          AND ($5::text IS NULL OR c.unrestricted OR c.territory_match))`;
-    const { rows } = await tx.query<CandidateRow & { eligible: boolean }>(
-      `WITH c AS (
-         SELECT d.id, ${HAVERSINE_SQL('d.last_location', '$1::point')} AS distance_m,
-                EXISTS (SELECT 1 FROM trip_rejection r WHERE r.organization_id = d.organization_id AND r.trip_id = $4 AND r.driver_id = d.id) AS rejected_trip,
-                EXISTS (SELECT 1 FROM driver_territory l WHERE l.organization_id = d.organization_id AND l.driver_id = d.id AND l.territory_id = $5) AS territory_match,
-                NOT EXISTS (SELECT 1 FROM driver_territory l WHERE l.organization_id = d.organization_id AND l.driver_id = d.id) AS unrestricted
-           FROM driver d
-          WHERE d.last_location <@ $2::box AND d.status = 'approved' AND ${driverScopeSql('$6')}
-       )
-       SELECT x.*, c.distance_m, c.rejected_trip, c.territory_match, c.unrestricted, ${eligibleSql} AS eligible
-         FROM c JOIN (${DRIVER_SELECT}) x ON x.id = c.id
-        WHERE c.distance_m <= $3 AND ($8::boolean = false OR ${eligibleSql})
-        ORDER BY ${eligibleSql} DESC, c.territory_match DESC, ${order}, x.id
-        LIMIT $9`,
-      [pointSql(pickup), circleBox(pickup, radius), radius, t.id, t.territory_id, scopeOf(actor), t.driver_id, q.eligibleOnly ?? false, q.limit ?? 50],
-    );
+    const rows = await candidateDrivers(tx, {
+      pickup: pointSql(pickup),
+      box: circleBox(pickup, radius),
+      radiusM: radius,
+      tripId: t.id,
+      territoryId: t.territory_id,
+      scope: scopeOf(actor),
+      currentDriverId: t.driver_id,
+      eligibleOnly: q.eligibleOnly ?? false,
+      limit: q.limit ?? 50,
+      leastLoaded: settings.assignment_strategy === 'least_loaded',
+    });
     return rows.map((r) => {
       const reasons: IneligibleReason[] = [];
       if (r.id === t.driver_id) reasons.push('current_driver');
@@ -70,19 +57,11 @@ export function createAssignment(ctx: AppContext, core: TripCore) {
    * Takes one unit of the driver's capacity in one conditional UPDATE (approved, available, below
    * capacity): concurrent assignments can never push a driver past his capacity.
    */
-  async function claimDriver(tx: Tx, driverId: string): Promise<boolean> {
-    const { rowCount } = await tx.query(
-      `UPDATE driver SET active_trips = active_trips + 1, updated_at = now()
-        WHERE id = $1 AND status = 'approved' AND available AND active_trips < capacity`,
-      [driverId],
-    );
-    return rowCount > 0;
-  }
+  const claimDriver = (tx: Tx, driverId: string): Promise<boolean> => claimCapacity(tx, driverId);
 
   async function finishAssignment(tx: Tx, actor: Actor, t: TripRow, driverId: string, opts: { stopOrder?: number; planId?: string; auto?: boolean }) {
     const after = await core.move(tx, t, 'assigned', {
-      sets: ', driver_id = $4, accepted_at = NULL, plan_id = $5, stop_order = $6',
-      params: [driverId, opts.planId ?? null, opts.stopOrder ?? null],
+      effect: { assign: { driverId, planId: opts.planId ?? null, stopOrder: opts.stopOrder ?? null } },
     });
     if (t.driver_id && t.driver_id !== driverId) await core.releaseDriver(tx, t.driver_id);
     await core.emit(tx, actor, 'trip.assigned', after, {
@@ -111,15 +90,13 @@ export function createAssignment(ctx: AppContext, core: TripCore) {
     const t = await core.getScoped(tx, actor, tripId, true);
     assertTransition('Trip', TRIP_TRANSITIONS, t.status, 'assigned');
     if (t.driver_id === driverId) throw AppError.conflict('The trip is already assigned to this driver', 'ALREADY_ASSIGNED', { current_status: t.status });
-    const found = await tx.query<DriverRow>(`${DRIVER_SELECT} WHERE d.id = $1 AND ${driverScopeSql('$2')}`, [driverId, scopeOf(actor)]);
-    const d = found.rows[0];
+    const d = await findDriver(tx, driverId, scopeOf(actor));
     if (!d) throw AppError.unprocessable('Unknown driver', 'DRIVER_NOT_FOUND', [{ field: 'driver_id', message: 'unknown' }]);
     if (d.status !== 'approved' || !d.available) throw AppError.unprocessable('The driver is not approved and available', 'DRIVER_NOT_AVAILABLE');
     // A rejection (or an offer left to expire) only keeps the driver out of automatic offers and plans:
     // a dispatcher who talked to him may still assign him by hand.
     if (opts.planId) {
-      const rejected = await tx.query('SELECT 1 FROM trip_rejection WHERE trip_id = $1 AND driver_id = $2', [t.id, driverId]);
-      if (rejected.rowCount > 0) throw AppError.unprocessable('The driver rejected this trip', 'DRIVER_REJECTED_TRIP');
+      if (await hasRejected(tx, t.id, driverId)) throw AppError.unprocessable('The driver rejected this trip', 'DRIVER_REJECTED_TRIP');
     }
     if (t.territory_id && d.territory_ids.length > 0 && !d.territory_ids.includes(t.territory_id)) {
       throw AppError.unprocessable('The driver does not serve the territory of this trip', 'DRIVER_OUTSIDE_TERRITORY');
@@ -160,12 +137,7 @@ export function createAssignment(ctx: AppContext, core: TripCore) {
   async function reject(tx: Tx, actor: Actor, driver: DriverRow, tripId: string, reason?: string) {
     const t = await ownTrip(tx, driver, tripId);
     if (t.status !== 'assigned') throw AppError.invalidTransition('Trip', t.status, 'pending');
-    await tx.query("INSERT INTO trip_rejection (organization_id, trip_id, driver_id, reason, kind) VALUES ($1, $2, $3, $4, 'rejected') ON CONFLICT DO NOTHING", [
-      t.organization_id,
-      t.id,
-      driver.id,
-      reason ?? null,
-    ]);
+    await insertRejection(tx, { organizationId: t.organization_id, tripId: t.id, driverId: driver.id, reason: reason ?? null, kind: 'rejected' });
     return core.unassign(tx, actor, t, reason ?? null, 'trip.rejected');
   }
 
@@ -178,23 +150,12 @@ export function createAssignment(ctx: AppContext, core: TripCore) {
    */
   async function expireOffer(tx: Tx, offer: { tripId: string; assignedAt: string }, now: Date): Promise<boolean> {
     // The offer is the assignment made at `assignedAt` (full precision, as text): one already expired and re-offered is not this one.
-    const { rows } = await tx.query<{ id: string }>(
-      `SELECT t.id FROM trip t JOIN logistics_settings s ON s.organization_id = t.organization_id
-        WHERE t.id = $1 AND t.status = 'assigned' AND t.assigned_at = $3::timestamptz AND s.acceptance_timeout_enabled
-          AND t.assigned_at <= $2::timestamptz - make_interval(secs => s.acceptance_timeout_s)
-        FOR NO KEY UPDATE OF t SKIP LOCKED`,
-      [offer.tripId, now, offer.assignedAt],
-    );
-    if (!rows[0]) return false;
+    if (!(await lockExpiredOffer(tx, offer.tripId, offer.assignedAt, now))) return false;
     const t = (await core.load(tx, offer.tripId))!;
     const settings = await getSettings(tx, t.organization_id);
     const actor = systemActor(t.organization_id, 'acceptance-timeout');
-    await tx.query(
-      `INSERT INTO trip_rejection (organization_id, trip_id, driver_id, reason, kind) VALUES ($1, $2, $3, 'acceptance_timeout', 'timed_out')
-       ON CONFLICT (organization_id, trip_id, driver_id) DO NOTHING`,
-      [t.organization_id, t.id, t.driver_id],
-    );
-    const expired = (await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM trip_rejection WHERE trip_id = $1 AND kind = 'timed_out'", [t.id])).rows[0].n;
+    await insertRejection(tx, { organizationId: t.organization_id, tripId: t.id, driverId: t.driver_id!, reason: 'acceptance_timeout', kind: 'timed_out' });
+    const expired = await timedOutOffers(tx, t.id);
     const back = await core.unassign(tx, actor, t, 'acceptance_timeout', 'trip.offer_expired', { offers_expired: expired, max_offers: settings.acceptance_max_offers });
     if (expired >= settings.acceptance_max_offers) return true;
     try {

@@ -1,18 +1,15 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf } from '../../platform/auth.js';
 import type { Api, AppContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
 import { IdParams, Money, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { driverOut, tripOut, type DriverRow } from './model.js';
+import { driverOut, tripOut } from './model.js';
 import { DriverOut, EvidenceIn, FailureReasonSchema, GpsPointIn, IngestOut, ReasonBody, SingleLocationIn, TripOutSchema, TripStatusSchema } from './schemas.js';
 import { MAX_BATCH } from './locations.js';
-import { earnings, listTrips } from './trips-query.js';
 import type { LogisticsService } from './service.js';
 
 /** The driver app: every route acts on the caller's own driver profile (404 DRIVER_PROFILE_NOT_FOUND without one). */
-export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
-  const asDriver = <T>(actor: Actor, fn: (tx: Tx, d: DriverRow) => Promise<T>) =>
-    ctx.db.withTenant(tenantOf(actor), async (tx) => fn(tx, await svc.drivers.self(tx, actor)));
+export function driverAppRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
+  const me = svc.requests.driverApp;
   const auth = { auth: { roles: ['repartidor' as const] } };
 
   app.get(
@@ -28,10 +25,7 @@ export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService
     },
     async (req) => {
       const actor = actorOf(req);
-      return asDriver(actor, async (tx, d) => {
-        const s = await svc.settings(tx, actor.organizationId);
-        return { ...driverOut(d), geofence_radius_m: s.geofence_radius_m, acceptance_timeout_s: s.acceptance_timeout_s };
-      });
+      return me.me(actor);
     },
   );
 
@@ -49,7 +43,7 @@ export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService
     },
     async (req) => {
       const actor = actorOf(req);
-      return asDriver(actor, (tx, d) => listTrips(tx, actor, { ...req.query, driver_id: d.id }));
+      return me.trips(actor, req.query);
     },
   );
 
@@ -70,7 +64,7 @@ export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService
     },
     async (req) => {
       const actor = actorOf(req);
-      return driverOut(await asDriver(actor, (tx, d) => svc.drivers.setAvailability(tx, actor, d, req.body.available)));
+      return driverOut(await me.setAvailability(actor, req.body.available));
     },
   );
 
@@ -88,7 +82,7 @@ export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService
     },
     async (req) => {
       const actor = actorOf(req);
-      return asDriver(actor, (tx, d) => svc.locations.single(tx, actor, d, req.body));
+      return me.location(actor, req.body);
     },
   );
 
@@ -110,7 +104,7 @@ export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService
     },
     async (req) => {
       const actor = actorOf(req);
-      return asDriver(actor, (tx, d) => svc.locations.ingest(tx, actor, d, req.body.points));
+      return me.locations(actor, req.body.points);
     },
   );
 
@@ -137,13 +131,12 @@ export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService
       async (req) => {
         const actor = actorOf(req);
         const id = (req.params as { id: string }).id;
-        const t = await asDriver(actor, (tx, d) =>
+        const t =
           action === 'accept'
-            ? svc.assignment.accept(tx, actor, d, id)
+            ? await me.accept(actor, id)
             : action === 'reject'
-              ? svc.assignment.reject(tx, actor, d, id, (req.body as { reason?: string } | undefined)?.reason)
-              : svc.assignment.startDelivery(tx, actor, d, id),
-        );
+              ? await me.reject(actor, id, (req.body as { reason?: string } | undefined)?.reason)
+              : await me.startDelivery(actor, id);
         return tripOut(t, actor);
       },
     );
@@ -172,7 +165,7 @@ export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService
     },
     async (req) => {
       const actor = actorOf(req);
-      return tripOut(await asDriver(actor, (tx, d) => svc.failedDelivery.fail(tx, actor, d, req.params.id, req.body)), actor);
+      return tripOut(await me.failDelivery(actor, req.params.id, req.body), actor);
     },
   );
 
@@ -195,7 +188,7 @@ export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService
     },
     async (req) => {
       const actor = actorOf(req);
-      const out = await asDriver(actor, (tx, d) => svc.failedDelivery.confirmReturn(tx, actor, d, req.params.id, req.body.pin));
+      const out = await me.confirmReturn(actor, req.params.id, req.body.pin);
       if (!out.ok) throw out.error;
       return tripOut(out.trip, actor);
     },
@@ -226,7 +219,7 @@ export function driverAppRoutes(app: Api, ctx: AppContext, svc: LogisticsService
     },
     async (req) => {
       const actor = actorOf(req);
-      return asDriver(actor, (tx, d) => earnings(tx, d, req.query));
+      return me.earnings(actor, req.query);
     },
   );
 }

@@ -1,20 +1,16 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf } from '../../platform/auth.js';
 import type { Api, AppContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { Id, IdParams, IdWith, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { driverOut } from './model.js';
 import { ApprovalStatusSchema, DriverOut, VehicleType, IngestOut, NearbyDriverOut, ReasonBody, SingleLocationIn, TripOutSchema } from './schemas.js';
-import { dispatchBoard, liveMap } from './trips-query.js';
-import { releaseOpenTrips } from './lifecycle.js';
 import type { LogisticsService } from './service.js';
 
 const STAFF = ['administrator', 'dispatch', 'subadmin'] as const;
 
-export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
-  const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
-  const drivers = svc.drivers;
+export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
+  const staff = svc.requests.staff;
 
   app.get(
     '/drivers',
@@ -30,7 +26,7 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, (tx) => drivers.list(tx, actor, req.query));
+      return staff.listDrivers(actor, req.query);
     },
   );
 
@@ -54,7 +50,7 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      return reply.code(201).send(driverOut(await inTx(actor, (tx) => drivers.create(tx, actor, req.body))));
+      return reply.code(201).send(driverOut(await staff.createDriver(actor, req.body)));
     },
   );
 
@@ -80,7 +76,7 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     async (req) => {
       const actor = actorOf(req);
       const q = req.query;
-      return { data: await inTx(actor, (tx) => drivers.nearby(tx, actor, { lon: q.lon, lat: q.lat, radius_m: q.radius_m ?? 5000, limit: q.limit ?? 20, available_only: q.available_only ?? true })) };
+      return { data: await staff.nearbyDrivers(actor, { lon: q.lon, lat: q.lat, radius_m: q.radius_m ?? 5000, limit: q.limit ?? 20, available_only: q.available_only ?? true }) };
     },
   );
 
@@ -109,13 +105,7 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
       },
       async (req) => {
         const actor = actorOf(req);
-        return driverOut(
-          await inTx(actor, async (tx) => {
-            const d = await drivers.decide(tx, actor, req.params.id, action, req.body?.reason);
-            if (action === 'suspend') await releaseOpenTrips(tx, actor, svc, d.id, `driver suspended${req.body?.reason ? `: ${req.body.reason}` : ''}`);
-            return action === 'suspend' ? (await drivers.load(tx, d.id))! : d;
-          }),
-        );
+        return driverOut(await staff.decideDriver(actor, req.params.id, action, req.body?.reason));
       },
     );
   }
@@ -142,14 +132,7 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
       const actor = actorOf(req);
       const { available, locked, reason } = req.body;
       if (available && locked) throw AppError.unprocessable('A locked driver cannot be available', 'AVAILABILITY_LOCKED', [{ field: 'locked', message: 'requires available: false' }]);
-      return driverOut(
-        await inTx(actor, async (tx) => {
-          let d = await drivers.getScoped(tx, actor, req.params.id);
-          if (locked === false && d.availability_locked) d = await drivers.setAvailabilityLock(tx, actor, d, false);
-          if (locked === true) return drivers.setAvailabilityLock(tx, actor, d, true, reason);
-          return drivers.setAvailability(tx, actor, d, available);
-        }),
-      );
+      return driverOut(await staff.setDriverAvailability(actor, req.params.id, { available, locked, reason }));
     },
   );
 
@@ -179,7 +162,7 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return driverOut(await inTx(actor, (tx) => drivers.update(tx, actor, req.params.id, req.body)));
+      return driverOut(await staff.updateDriver(actor, req.params.id, req.body));
     },
   );
 
@@ -198,7 +181,7 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, async (tx) => svc.locations.single(tx, actor, await drivers.getScoped(tx, actor, req.params.id), req.body));
+      return staff.recordDriverLocation(actor, req.params.id, req.body);
     },
   );
 
@@ -227,7 +210,7 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, (tx) => dispatchBoard(tx, actor));
+      return staff.dispatchBoard(actor);
     },
   );
 
@@ -256,7 +239,7 @@ export function driverRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, (tx) => liveMap(tx, actor));
+      return staff.liveMap(actor);
     },
   );
 }

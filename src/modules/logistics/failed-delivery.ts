@@ -7,7 +7,9 @@ import { assertObjectLink } from '../../platform/storage-links.js';
 import { PIN_MAX_ATTEMPTS, type DriverRow, type FailureReason, type TripRow } from './model.js';
 import type { Assignment } from './assignment.js';
 import type { VerifyOutcome } from './proofs.js';
-import { getSettings } from './territories.js';
+import { insertProof } from './repo/proofs.js';
+import { getSettings } from './repo/settings.js';
+import { countWrongPin } from './repo/trips.js';
 import type { TripCore } from './trips-service.js';
 
 export interface FailDeliveryInput {
@@ -34,14 +36,19 @@ type CoreMoves = Pick<TripCore, 'emit' | 'move' | 'releaseDriver'>;
 export async function recordFailure(core: CoreMoves, tx: Tx, actor: Actor, t: TripRow, to: 'returning' | 'failed', input: FailDeliveryInput & { by: 'driver' | 'dispatch'; policy: string }) {
   const after = await core.move(tx, t, to, {
     reason: `delivery failed: ${input.reason}`,
-    sets: ', failed_at = now(), failure_reason = $4, failure_note = $5',
-    params: [input.reason, input.note ?? null],
+    effect: { failure: { reason: input.reason, note: input.note ?? null } },
   });
-  await tx.query(
-    `INSERT INTO trip_proof (organization_id, id, trip_id, stage, pin_verified, evidence_type, storage_key, driver_id, verified_by_user_id)
-     VALUES ($1, $2, $3, 'delivery', false, $4, $5, $6, $7)`,
-    [t.organization_id, newId(), t.id, input.evidence?.type ?? null, input.evidence?.storage_key ?? null, t.driver_id, actor.userId],
-  );
+  await insertProof(tx, {
+    organizationId: t.organization_id,
+    id: newId(),
+    tripId: t.id,
+    stage: 'delivery',
+    pinVerified: false,
+    evidenceType: input.evidence?.type ?? null,
+    storageKey: input.evidence?.storage_key ?? null,
+    driverId: t.driver_id,
+    verifiedByUserId: actor.userId,
+  });
   if (to === 'failed') await core.releaseDriver(tx, t.driver_id);
   await core.emit(tx, actor, 'trip.delivery_failed', after, {
     failure_reason: input.reason,
@@ -94,8 +101,7 @@ export function createFailedDelivery(ctx: LogisticsContext, core: TripCore, assi
     const locked = () => new AppError(423, 'PIN_LOCKED', `The pickup PIN is locked after ${PIN_MAX_ATTEMPTS} wrong attempts; dispatch must reset it`, undefined, { attempts_remaining: 0 });
     if (t.pickup_pin_attempts >= PIN_MAX_ATTEMPTS) throw locked();
     if (!safeEqual(pin, t.pickup_pin)) {
-      const { rows } = await tx.query<{ n: number }>('UPDATE trip SET pickup_pin_attempts = pickup_pin_attempts + 1, updated_at = now() WHERE id = $1 RETURNING pickup_pin_attempts AS n', [t.id]);
-      const left = PIN_MAX_ATTEMPTS - rows[0].n;
+      const left = PIN_MAX_ATTEMPTS - (await countWrongPin(tx, t.id, 'pickup'));
       return { ok: false, error: left <= 0 ? locked() : new AppError(422, 'INVALID_PIN', 'The pickup PIN is wrong', undefined, { attempts_remaining: left }) };
     }
     return { ok: true, trip: await recordReturn(core, tx, actor, t, 'driver') };

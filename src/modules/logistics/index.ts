@@ -12,8 +12,8 @@ import { driverRoutes } from './drivers-routes.js';
 import { tripRoutes } from './trips-routes.js';
 import { recipientLinkRoutes } from './recipient-link-routes.js';
 import { driverAppRoutes } from './driver-app.js';
-import { driverScopeSql } from './drivers.js';
 import { scopeOf } from './model.js';
+import { logisticsCounts } from './repo/dashboard.js';
 import { registerLogisticsSync } from './sync.js';
 import { registerFailedDeliverySync } from './failed-delivery-sync.js';
 import { offerTimeoutWorker } from './offer-timeout.js';
@@ -55,19 +55,7 @@ export function createLogisticsModule(base: AppContext, deps: LogisticsContext['
   registerLogisticsSync(ctx);
   registerFailedDeliverySync(ctx, service);
   ctx.workers.push(offerTimeoutWorker(ctx, service));
-  ctx.dashboard.set('logistics', async (tx, actor) => {
-    const scope = scopeOf(actor);
-    const count = async (sql: string) => {
-      const { rows } = await tx.query<{ status: string; n: number }>(sql, [scope]);
-      return Object.fromEntries(rows.map((r) => [r.status, r.n]));
-    };
-    return {
-      drivers: await count(`SELECT d.status, count(*)::int AS n FROM driver d WHERE ${driverScopeSql('$1')} GROUP BY d.status`),
-      drivers_available: (await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM driver d WHERE d.status = 'approved' AND d.available AND ${driverScopeSql('$1')}`, [scope])).rows[0].n,
-      merchants: await count(`SELECT status, count(*)::int AS n FROM merchant WHERE ($1::text[] IS NULL OR territory_id = ANY($1)) GROUP BY status`),
-      trips: await count(`SELECT status, count(*)::int AS n FROM trip WHERE ($1::text[] IS NULL OR territory_id = ANY($1)) GROUP BY status`),
-    };
-  });
+  ctx.dashboard.set('logistics', (tx, actor) => logisticsCounts(tx, scopeOf(actor)));
   return {
     name: 'logistics',
     /** What other modules call. */

@@ -1,6 +1,6 @@
 import type { Actor } from '../../platform/auth.js';
 import type { Tx } from '../../platform/db/index.js';
-import { TRIP_SELECT, type TripRow } from './model.js';
+import { lockOpenTripsOfDriver } from './repo/trips.js';
 import type { LogisticsService } from './service.js';
 
 /**
@@ -9,7 +9,7 @@ import type { LogisticsService } from './service.js';
  * his hands still reach the customer.
  */
 export async function releaseOpenTrips(tx: Tx, actor: Actor, svc: Pick<LogisticsService, 'core'>, driverId: string, reason: string): Promise<number> {
-  const { rows } = await tx.query<TripRow>(`${TRIP_SELECT} WHERE t.driver_id = $1 AND t.status IN ('assigned', 'accepted') ORDER BY t.id FOR NO KEY UPDATE OF t`, [driverId]);
+  const rows = await lockOpenTripsOfDriver(tx, driverId);
   for (const t of rows) await svc.core.unassign(tx, actor, t, reason, 'trip.unassigned');
   return rows.length;
 }

@@ -3,8 +3,10 @@ import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { haversineMeters, parsePoint, toGeoPoint, type GeoPoint } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
-import { lonLatOf, TRIP_SELECT, type DriverRow, type TripRow } from './model.js';
-import { getSettings } from './territories.js';
+import { lonLatOf, type DriverRow } from './model.js';
+import { insertGeofenceEntry, storePoints } from './repo/locations.js';
+import { getSettings } from './repo/settings.js';
+import { activeTripsOfDriver } from './repo/trips.js';
 import type { TripCore } from './trips-service.js';
 
 export interface GpsPointIn {
@@ -18,17 +20,6 @@ export interface GpsPointIn {
 
 export const MAX_BATCH = 500;
 
-interface IngestRow {
-  accepted: number;
-  active_trips: number;
-  lon: number | null;
-  lat: number | null;
-  last_location_at: Date | null;
-  latest_lon: number | null;
-  latest_lat: number | null;
-  latest_at: Date | null;
-  points: [number, number, string][] | null;
-}
 const MAX_FUTURE_MS = 5 * 60_000;
 
 export function createLocationIngest(core: TripCore) {
@@ -58,36 +49,14 @@ export function createLocationIngest(core: TripCore) {
     });
     // One statement: store the new points, move the driver's last position to the newest of them when it
     // is newer than the one he has, and return the points only when the driver has active trips.
-    const { rows } = await tx.query<IngestRow>(
-      `WITH ins AS (
-         INSERT INTO driver_location (organization_id, driver_id, client_point_id, location, recorded_at, accuracy_m, speed_mps, heading)
-         SELECT $1, $2, u.id, point(u.lon, u.lat), u.at, u.acc, u.spd, u.hdg
-           FROM unnest($3::text[], $4::float8[], $5::float8[], $6::timestamptz[], $7::float8[], $8::float8[], $9::float8[]) AS u(id, lon, lat, at, acc, spd, hdg)
-         ON CONFLICT DO NOTHING
-         RETURNING location, recorded_at
-       ), latest AS (SELECT location, recorded_at FROM ins ORDER BY recorded_at DESC LIMIT 1),
-       upd AS (
-         UPDATE driver d SET last_seen_at = now(),
-                last_location = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN l.location ELSE d.last_location END,
-                last_location_at = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN l.recorded_at ELSE d.last_location_at END
-           FROM (SELECT 1) one LEFT JOIN latest l ON true
-          WHERE d.id = $2
-          RETURNING d.active_trips, (d.last_location)[0] AS lon, (d.last_location)[1] AS lat, d.last_location_at
-       )
-       SELECT (SELECT count(*) FROM ins)::int AS accepted, upd.*,
-              (SELECT (location)[0] FROM latest) AS latest_lon, (SELECT (location)[1] FROM latest) AS latest_lat, (SELECT recorded_at FROM latest) AS latest_at,
-              CASE WHEN upd.active_trips > 0 THEN (SELECT json_agg(json_build_array((location)[0], (location)[1], recorded_at)) FROM ins) END AS points
-         FROM upd`,
-      [driver.organization_id, driver.id, cols.ids, cols.lons, cols.lats, cols.at, cols.acc, cols.spd, cols.hdg],
-    );
-    const r = rows[0];
+    const r = await storePoints(tx, driver.organization_id, driver.id, cols);
     if (!r) throw AppError.notFound('Driver');
     const geofence: { trip_id: string; stop: string }[] = [];
     if (r.accepted > 0 && r.active_trips > 0) {
       const stored = (r.points ?? []).map(([lon, lat, at]) => ({ lon: Number(lon), lat: Number(lat), at: new Date(at) }));
       const moved = r.last_location_at !== null && r.latest_at !== null && new Date(r.last_location_at).getTime() === new Date(r.latest_at).getTime();
       const latest = { location: toGeoPoint({ lon: Number(r.latest_lon), lat: Number(r.latest_lat) }), recorded_at: new Date(r.latest_at!).toISOString() };
-      const { rows: trips } = await tx.query<TripRow>(`${TRIP_SELECT} WHERE t.driver_id = $1 AND t.status IN ('assigned', 'accepted', 'picked_up', 'in_transit')`, [driver.id]);
+      const trips = await activeTripsOfDriver(tx, driver.id);
       const settings = await getSettings(tx, driver.organization_id);
       for (const t of trips) {
         const stop = t.status === 'assigned' || t.status === 'accepted' ? 'pickup' : 'dropoff';
@@ -100,12 +69,8 @@ export function createLocationIngest(core: TripCore) {
         // Late points (older than the position the driver already has) go to history only.
         if (moved) await core.emit(tx, actor, 'trip.location_updated', t, { ...latest, points: r.accepted });
         if (best && best.d <= settings.geofence_radius_m) {
-          const entered = await tx.query(
-            `INSERT INTO trip_geofence (organization_id, trip_id, stop, driver_id, distance_m, entered_at) VALUES ($1, $2, $3, $4, $5, $6)
-             ON CONFLICT DO NOTHING RETURNING trip_id`,
-            [t.organization_id, t.id, stop, driver.id, best.d, best.at],
-          );
-          if (entered.rowCount > 0) {
+          const entered = await insertGeofenceEntry(tx, { organizationId: t.organization_id, tripId: t.id, stop, driverId: driver.id, distanceM: best.d, enteredAt: best.at });
+          if (entered) {
             geofence.push({ trip_id: t.id, stop });
             await core.emit(tx, actor, 'trip.geofence_entered', t, { stop, distance_m: Math.round(best.d), entered_at: best.at.toISOString() });
           }

@@ -1,6 +1,6 @@
 import { normalizePhones } from '../../platform/phone.js';
 import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import type { LogisticsContext } from './index.js';
@@ -11,7 +11,8 @@ import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, IdParams, IdWith, Page, PageQueryProps, Phone, ShortText, Strict } from '../../platform/schemas.js';
 import { assertTransition } from '../../platform/state-machine.js';
-import { APPROVAL_ACTIONS, APPROVAL_TRANSITIONS, MERCHANT_SELECT, merchantOut, scopeOf, type ApprovalAction, type ApprovalStatus, type MerchantRow } from './model.js';
+import { APPROVAL_ACTIONS, APPROVAL_TRANSITIONS, merchantOut, scopeOf, type ApprovalAction, type ApprovalStatus, type MerchantRow } from './model.js';
+import * as repo from './repo/merchants.js';
 import { ApprovalStatusSchema, MerchantOut, ReasonBody } from './schemas.js';
 import { assertTerritories, territoryForPoint } from './territories.js';
 
@@ -28,15 +29,8 @@ export interface NewMerchant {
 }
 
 export function createMerchantService(ctx: LogisticsContext) {
-  async function getMerchant(tx: Tx, id: string): Promise<MerchantRow | null> {
-    const { rows } = await tx.query<MerchantRow>(`${MERCHANT_SELECT} WHERE m.id = $1`, [id]);
-    return rows[0] ?? null;
-  }
-
-  async function merchantOfUser(tx: Tx, userId: string): Promise<MerchantRow | null> {
-    const { rows } = await tx.query<MerchantRow>(`${MERCHANT_SELECT} WHERE m.owner_user_id = $1`, [userId]);
-    return rows[0] ?? null;
-  }
+  const getMerchant = (tx: Tx, id: string): Promise<MerchantRow | null> => repo.findMerchant(tx, id);
+  const merchantOfUser = (tx: Tx, userId: string): Promise<MerchantRow | null> => repo.merchantOfUser(tx, userId);
 
   async function getScoped(tx: Tx, actor: Actor, id: string): Promise<MerchantRow> {
     const m = await getMerchant(tx, id);
@@ -68,12 +62,18 @@ export function createMerchantService(ctx: LogisticsContext) {
       throw AppError.unprocessable('A sub-administrator must place the merchant in one of his territories', 'TERRITORY_REQUIRED', [{ field: 'territory_id', message: 'required' }]);
     }
     const id = newId();
-    const inserted = await tx.query(
-      `INSERT INTO merchant (organization_id, id, owner_user_id, name, phone, address, location, territory_id, commission_percent)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::point, $8, COALESCE($9::numeric, 10.00)) ON CONFLICT (organization_id, owner_user_id) DO NOTHING RETURNING id`,
-      [actor.organizationId, id, ownerId, input.name, input.phone ?? null, input.address ?? null, location ? pointSql(location) : null, territoryId, input.commission_percent ?? null],
-    );
-    if (inserted.rowCount === 0) throw AppError.conflict('This user already owns a merchant', 'MERCHANT_EXISTS');
+    const inserted = await repo.insertMerchant(tx, {
+      organizationId: actor.organizationId,
+      id,
+      ownerUserId: ownerId,
+      name: input.name,
+      phone: input.phone ?? null,
+      address: input.address ?? null,
+      location: location ? pointSql(location) : null,
+      territoryId,
+      commissionPercent: input.commission_percent ?? null,
+    });
+    if (!inserted) throw AppError.conflict('This user already owns a merchant', 'MERCHANT_EXISTS');
     const row = (await getMerchant(tx, id))!;
     await recordAudit(tx, actor, { action: 'merchant.created', entityType: 'merchant', entityId: id, after: merchantOut(row) });
     return row;
@@ -81,29 +81,18 @@ export function createMerchantService(ctx: LogisticsContext) {
 
   async function list(tx: Tx, actor: Actor, q: { status?: ApprovalStatus; territory_id?: string; limit?: number; cursor?: string }) {
     const page = pageRequest(q);
-    const { rows } = await tx.query<MerchantRow>(
-      `${MERCHANT_SELECT}
-        WHERE ($1::text IS NULL OR m.status = $1) AND ($2::text IS NULL OR m.territory_id = $2)
-          AND ($3::text[] IS NULL OR m.territory_id = ANY($3)) AND ($4::text IS NULL OR m.id < $4)
-        ORDER BY m.id DESC LIMIT $5`,
-      [q.status ?? null, q.territory_id ?? null, scopeOf(actor), page.after, page.limit + 1],
-    );
+    const rows = await repo.listMerchants(tx, { status: q.status ?? null, territoryId: q.territory_id ?? null, scope: scopeOf(actor), after: page.after, limit: page.limit + 1 });
     return toPage(rows, page, merchantOut);
   }
 
   /** approve / reject / suspend / reactivate along APPROVAL_TRANSITIONS, from the state the action names (409 INVALID_TRANSITION otherwise). */
   async function decide(tx: Tx, actor: Actor, id: string, action: ApprovalAction, reason?: string): Promise<MerchantRow> {
     const before = await getScoped(tx, actor, id);
-    const { rows } = await tx.query<{ status: ApprovalStatus }>('SELECT status FROM merchant WHERE id = $1 FOR UPDATE', [id]);
+    const status = await repo.lockMerchantStatus(tx, id);
     const { from, to } = APPROVAL_ACTIONS[action];
-    if (rows[0].status !== from) throw AppError.invalidTransition('Merchant', rows[0].status, to);
-    assertTransition('Merchant', APPROVAL_TRANSITIONS, rows[0].status, to);
-    await tx.query('UPDATE merchant SET status = $2, status_reason = $3, decided_by_user_id = $4, decided_at = now(), updated_at = now() WHERE id = $1', [
-      id,
-      to,
-      reason ?? null,
-      actor.userId,
-    ]);
+    if (status !== from) throw AppError.invalidTransition('Merchant', status, to);
+    assertTransition('Merchant', APPROVAL_TRANSITIONS, status, to);
+    await repo.setMerchantStatus(tx, id, to, reason ?? null, actor.userId);
     const after = (await getMerchant(tx, id))!;
     await recordAudit(tx, actor, { action: `merchant.${to}`, entityType: 'merchant', entityId: id, before: merchantOut(before), after: merchantOut(after) });
     return after;
@@ -113,7 +102,7 @@ export function createMerchantService(ctx: LogisticsContext) {
   async function setMerchantCommission(tx: Tx, actor: Actor, merchantId: string, percent: string): Promise<MerchantRow> {
     if (!PERCENT.test(percent) || Number(percent) > 100) throw AppError.badRequest('commission_percent must be between 0 and 100', [{ field: 'commission_percent', message: 'out of range' }]);
     const before = await getScoped(tx, actor, merchantId);
-    await tx.query('UPDATE merchant SET commission_percent = $2::numeric, updated_at = now() WHERE id = $1', [merchantId, percent]);
+    await repo.setCommission(tx, merchantId, percent);
     const after = (await getMerchant(tx, merchantId))!;
     await recordAudit(tx, actor, {
       action: 'merchant.commission_updated',
@@ -125,13 +114,20 @@ export function createMerchantService(ctx: LogisticsContext) {
     return after;
   }
 
-  return { getMerchant, merchantOfUser, getScoped, create, list, decide, setMerchantCommission };
+  /** What the merchant routes ask for, each in the caller's tenant transaction. */
+  const requests = {
+    list: (actor: Actor, q: Parameters<typeof list>[2]) => ctx.db.withTenant(actor, (tx) => list(tx, actor, q)),
+    create: (actor: Actor, input: NewMerchant) => ctx.db.withTenant(actor, (tx) => create(tx, actor, input)),
+    decide: (actor: Actor, id: string, action: ApprovalAction, reason?: string) => ctx.db.withTenant(actor, (tx) => decide(tx, actor, id, action, reason)),
+  };
+
+  return { getMerchant, merchantOfUser, getScoped, create, list, decide, setMerchantCommission, requests };
 }
 
 export type MerchantService = ReturnType<typeof createMerchantService>;
 
-export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) {
-  const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
+export function merchantRoutes(app: Api, _ctx: AppContext, svc: MerchantService) {
+  const merchants = svc.requests;
 
   app.get(
     '/merchants',
@@ -147,7 +143,7 @@ export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) 
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, (tx) => svc.list(tx, actor, req.query));
+      return merchants.list(actor, req.query);
     },
   );
 
@@ -176,7 +172,7 @@ export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) 
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      return reply.code(201).send(merchantOut(await inTx(actor, (tx) => svc.create(tx, actor, req.body))));
+      return reply.code(201).send(merchantOut(await merchants.create(actor, req.body)));
     },
   );
 
@@ -205,7 +201,7 @@ export function merchantRoutes(app: Api, ctx: AppContext, svc: MerchantService) 
       },
       async (req) => {
         const actor = actorOf(req);
-        return merchantOut(await inTx(actor, (tx) => svc.decide(tx, actor, req.params.id, action, req.body?.reason)));
+        return merchantOut(await merchants.decide(actor, req.params.id, action, req.body?.reason));
       },
     );
   }

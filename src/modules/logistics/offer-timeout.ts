@@ -1,4 +1,5 @@
 import type { AppContext, Worker } from '../../platform/context.js';
+import { dueOffers } from './repo/trips.js';
 import type { LogisticsService } from './service.js';
 
 /**
@@ -7,16 +8,9 @@ import type { LogisticsService } from './service.js';
  * transaction (see `expireOffer`). `now` is a parameter so tests drive the clock.
  */
 export async function expireOffers(ctx: AppContext, svc: LogisticsService, now: Date = new Date(), batch = 50): Promise<number> {
-  const due = await ctx.db.withSystem((tx) =>
-    tx.query<{ organization_id: string; id: string; assigned_at: string }>(
-      `SELECT t.organization_id, t.id, t.assigned_at::text AS assigned_at FROM trip t JOIN logistics_settings s ON s.organization_id = t.organization_id
-        WHERE t.status = 'assigned' AND s.acceptance_timeout_enabled AND t.assigned_at <= $1::timestamptz - make_interval(secs => s.acceptance_timeout_s)
-        ORDER BY t.assigned_at LIMIT $2`,
-      [now, batch],
-    ),
-  );
+  const due = await ctx.db.withSystem((tx) => dueOffers(tx, now, batch));
   let handled = 0;
-  for (const r of due.rows) {
+  for (const r of due) {
     if (await ctx.db.withTenant({ organizationId: r.organization_id, userId: null }, (tx) => svc.assignment.expireOffer(tx, { tripId: r.id, assignedAt: r.assigned_at }, now))) handled++;
   }
   return handled;

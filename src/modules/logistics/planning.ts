@@ -1,8 +1,9 @@
 import type { Actor } from '../../platform/auth.js';
 import type { Tx } from '../../platform/db/index.js';
 import type { LonLat } from '../../platform/geo.js';
-import { driverScopeSql } from './drivers.js';
 import { scopeOf, type ApprovalStatus, type TripStatus } from './model.js';
+import * as repo from './repo/planning.js';
+import type { PlanningDriverRow, PlanningTripRow } from './repo/planning.js';
 
 /** What batch planning needs of a trip (read by the dispatch module through LogisticsApi). */
 export interface PlanningTrip {
@@ -37,21 +38,7 @@ export interface PlanningTripFilter {
   limit: number;
 }
 
-const TRIP_COLUMNS = `t.id, t.status, t.territory_id, t.updated_at,
-  (t.pickup_location)[0] AS pickup_lon, (t.pickup_location)[1] AS pickup_lat,
-  (t.dropoff_location)[0] AS dropoff_lon, (t.dropoff_location)[1] AS dropoff_lat,
-  COALESCE((SELECT array_agg(r.driver_id ORDER BY r.driver_id) FROM trip_rejection r
-             WHERE r.organization_id = t.organization_id AND r.trip_id = t.id), '{}') AS rejected_driver_ids`;
-
-const DRIVER_COLUMNS = `d.id, d.status, d.available, d.capacity, d.active_trips,
-  (d.last_location)[0] AS lon, (d.last_location)[1] AS lat,
-  COALESCE((SELECT array_agg(dt.territory_id ORDER BY dt.territory_id) FROM driver_territory dt
-             WHERE dt.organization_id = d.organization_id AND dt.driver_id = d.id), '{}') AS territory_ids`;
-
-type TripSql = Omit<PlanningTrip, 'pickup' | 'dropoff'> & { pickup_lon: number; pickup_lat: number; dropoff_lon: number; dropoff_lat: number };
-type DriverSql = Omit<PlanningDriver, 'position'> & { lon: number | null; lat: number | null };
-
-const tripOf = (r: TripSql): PlanningTrip => ({
+const tripOf = (r: PlanningTripRow): PlanningTrip => ({
   id: r.id,
   status: r.status,
   territory_id: r.territory_id,
@@ -61,7 +48,7 @@ const tripOf = (r: TripSql): PlanningTrip => ({
   rejected_driver_ids: r.rejected_driver_ids,
 });
 
-const driverOf = (r: DriverSql): PlanningDriver => ({
+const driverOf = (r: PlanningDriverRow): PlanningDriver => ({
   id: r.id,
   status: r.status,
   available: r.available,
@@ -77,18 +64,14 @@ const driverOf = (r: DriverSql): PlanningDriver => ({
  * creation window, oldest first, at most `limit`.
  */
 export async function tripsForPlanning(tx: Tx, actor: Actor, f: PlanningTripFilter): Promise<PlanningTrip[]> {
-  const { rows } = await tx.query<TripSql>(
-    `SELECT ${TRIP_COLUMNS} FROM trip t
-      WHERE ($1::text[] IS NULL OR t.territory_id = ANY($1))
-        AND ($2::text[] IS NOT NULL OR t.status = 'pending')
-        AND ($2::text[] IS NULL OR t.id = ANY($2))
-        AND ($3::text IS NULL OR t.territory_id = $3)
-        AND ($4::timestamptz IS NULL OR t.created_at >= $4)
-        AND ($5::timestamptz IS NULL OR t.created_at < $5)
-      ORDER BY t.created_at, t.id
-      LIMIT $6`,
-    [scopeOf(actor), f.tripIds ?? null, f.territoryId ?? null, f.createdFrom ?? null, f.createdTo ?? null, f.limit],
-  );
+  const rows = await repo.planningTrips(tx, {
+    scope: scopeOf(actor),
+    tripIds: f.tripIds ?? null,
+    territoryId: f.territoryId ?? null,
+    createdFrom: f.createdFrom ?? null,
+    createdTo: f.createdTo ?? null,
+    limit: f.limit,
+  });
   return rows.map(tripOf);
 }
 
@@ -97,15 +80,7 @@ export async function tripsForPlanning(tx: Tx, actor: Actor, f: PlanningTripFilt
  * drivers linked to their territories, the rule of the driver lists), optionally only `driverIds`.
  */
 export async function driversForPlanning(tx: Tx, actor: Actor, f: { driverIds?: string[]; limit: number }): Promise<PlanningDriver[]> {
-  const { rows } = await tx.query<DriverSql>(
-    `SELECT ${DRIVER_COLUMNS} FROM driver d
-      WHERE d.status = 'approved' AND d.available AND d.last_location IS NOT NULL AND ${driverScopeSql('$1')}
-        AND ($2::text[] IS NULL OR d.id = ANY($2))
-      ORDER BY d.id
-      LIMIT $3`,
-    [scopeOf(actor), f.driverIds ?? null, f.limit],
-  );
-  return rows.map(driverOf);
+  return (await repo.planningDrivers(tx, { scope: scopeOf(actor), driverIds: f.driverIds ?? null, limit: f.limit })).map(driverOf);
 }
 
 /**
@@ -113,7 +88,6 @@ export async function driversForPlanning(tx: Tx, actor: Actor, f: { driverIds?: 
  * driver, so a batch commit and a manual assignment cannot deadlock) and returns their current state.
  */
 export async function lockForPlanCommit(tx: Tx, tripIds: string[], driverIds: string[]): Promise<{ trips: PlanningTrip[]; drivers: PlanningDriver[] }> {
-  const trips = await tx.query<TripSql>(`SELECT ${TRIP_COLUMNS} FROM trip t WHERE t.id = ANY($1) ORDER BY t.id FOR NO KEY UPDATE OF t`, [tripIds]);
-  const drivers = await tx.query<DriverSql>(`SELECT ${DRIVER_COLUMNS} FROM driver d WHERE d.id = ANY($1) ORDER BY d.id FOR NO KEY UPDATE OF d`, [driverIds]);
-  return { trips: trips.rows.map(tripOf), drivers: drivers.rows.map(driverOf) };
+  const locked = await repo.lockForPlanCommit(tx, tripIds, driverIds);
+  return { trips: locked.trips.map(tripOf), drivers: locked.drivers.map(driverOf) };
 }

@@ -4,7 +4,11 @@ import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId, safeEqual } from '../../platform/ids.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
+import type { Static } from '@sinclair/typebox';
 import { PIN_MAX_ATTEMPTS, type DriverRow, type TripRow } from './model.js';
+import { insertProof, proofsOfTrip, type ProofRow } from './repo/proofs.js';
+import { countWrongPin } from './repo/trips.js';
+import type { ProofOut } from './schemas.js';
 import type { Assignment } from './assignment.js';
 import type { TripCore } from './trips-service.js';
 
@@ -21,19 +25,9 @@ const STAGES = {
   delivery: { from: 'in_transit', to: 'completed', pin: 'delivery_pin', attempts: 'delivery_pin_attempts', purpose: 'delivery_evidence', event: 'trip.delivery_verified' },
 } as const;
 
-export interface ProofRow {
-  id: string;
-  trip_id: string;
-  stage: Stage;
-  pin_verified: boolean;
-  evidence_type: string | null;
-  storage_key: string | null;
-  driver_id: string | null;
-  verified_by_user_id: string | null;
-  created_at: Date;
-}
+export type { ProofRow } from './repo/proofs.js';
 
-export const proofOut = (p: ProofRow) => ({
+export const proofOut = (p: ProofRow): Static<typeof ProofOut> => ({
   id: p.id,
   trip_id: p.trip_id,
   stage: p.stage,
@@ -58,19 +52,24 @@ export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: 
     if (t[s.attempts] >= PIN_MAX_ATTEMPTS) throw pinLocked(stage);
     if (input.evidence) await assertObjectLink(ctx, tx, actor, input.evidence.storage_key, [s.purpose], { tripId: t.id, stage, proofType: input.evidence.type });
     if (!safeEqual(input.pin, t[s.pin])) {
-      const { rows } = await tx.query<{ n: number }>(`UPDATE trip SET ${s.attempts} = ${s.attempts} + 1, updated_at = now() WHERE id = $1 RETURNING ${s.attempts} AS n`, [t.id]);
-      const left = PIN_MAX_ATTEMPTS - rows[0].n;
+      const left = PIN_MAX_ATTEMPTS - (await countWrongPin(tx, t.id, stage));
       return {
         ok: false,
         error: left <= 0 ? pinLocked(stage) : new AppError(422, 'INVALID_PIN', `The ${stage} PIN is wrong`, undefined, { attempts_remaining: left }),
       };
     }
     const after = await core.move(tx, t, s.to);
-    await tx.query(
-      `INSERT INTO trip_proof (organization_id, id, trip_id, stage, pin_verified, evidence_type, storage_key, driver_id, verified_by_user_id)
-       VALUES ($1, $2, $3, $4, true, $5, $6, $7, $8)`,
-      [t.organization_id, newId(), t.id, stage, input.evidence?.type ?? null, input.evidence?.storage_key ?? null, driver.id, actor.userId],
-    );
+    await insertProof(tx, {
+      organizationId: t.organization_id,
+      id: newId(),
+      tripId: t.id,
+      stage,
+      pinVerified: true,
+      evidenceType: input.evidence?.type ?? null,
+      storageKey: input.evidence?.storage_key ?? null,
+      driverId: driver.id,
+      verifiedByUserId: actor.userId,
+    });
     await core.emit(tx, actor, s.event, after, { stage, evidence: input.evidence ? { type: input.evidence.type, storage_key: input.evidence.storage_key } : null });
     if (stage === 'delivery') {
       await core.releaseDriver(tx, t.driver_id);
@@ -79,14 +78,7 @@ export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: 
     return { ok: true, trip: after };
   }
 
-  async function list(tx: Tx, tripId: string): Promise<ProofRow[]> {
-    const { rows } = await tx.query<ProofRow>(
-      `SELECT id, trip_id, stage, pin_verified, evidence_type, storage_key, driver_id, verified_by_user_id, created_at
-         FROM trip_proof WHERE trip_id = $1 ORDER BY created_at, id`,
-      [tripId],
-    );
-    return rows;
-  }
+  const list = (tx: Tx, tripId: string): Promise<ProofRow[]> => proofsOfTrip(tx, tripId);
 
   return { verify, list };
 }

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf } from '../../platform/auth.js';
+import { actorOf } from '../../platform/auth.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { AppError } from '../../platform/errors.js';
 import { countRequest } from '../../platform/rate-limit.js';
@@ -46,7 +46,7 @@ const TripParams = Strict({ id: Id });
  * recipient has no account; the recipient opens it without logging in.
  */
 export function recipientLinkRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
-  const inTx = <T>(req: Parameters<typeof actorOf>[0], fn: Parameters<typeof ctx.db.withTenant<T>>[1]) => ctx.db.withTenant(tenantOf(actorOf(req)), fn);
+  const trips = svc.requests.trips;
 
   app.get(
     '/trips/:id/recipient-link',
@@ -62,13 +62,7 @@ export function recipientLinkRoutes(app: Api, ctx: AppContext, svc: LogisticsSer
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      return inTx(req, async (tx) => {
-        const t = await svc.core.getScoped(tx, actor, req.params.id);
-        const link = await svc.recipientLinks.current(tx, t.id);
-        if (!link) throw AppError.notFound('Recipient link');
-        return svc.recipientLinks.linkOut(link, t);
-      });
+      return trips.recipientLink(actorOf(req), req.params.id);
     },
   );
 
@@ -87,14 +81,7 @@ export function recipientLinkRoutes(app: Api, ctx: AppContext, svc: LogisticsSer
       },
     },
     async (req, reply) => {
-      const actor = actorOf(req);
-      const link = await inTx(req, async (tx) => {
-        const t = await svc.core.getScoped(tx, actor, req.params.id, true);
-        if (t.customer_user_id) throw AppError.unprocessable('The recipient has an account and follows the trip in the app', 'RECIPIENT_HAS_ACCOUNT');
-        if (t.completed_at || t.cancelled_at) throw AppError.conflict(`The trip is ${t.status}`, 'INVALID_STATE', { current_status: t.status });
-        return svc.recipientLinks.linkOut(await svc.recipientLinks.issue(tx, actor, t, req.body.recipient_phone ?? null), t);
-      });
-      return reply.code(201).send(link);
+      return reply.code(201).send(await trips.issueRecipientLink(actorOf(req), req.params.id, req.body.recipient_phone ?? null));
     },
   );
 
@@ -111,11 +98,7 @@ export function recipientLinkRoutes(app: Api, ctx: AppContext, svc: LogisticsSer
       },
     },
     async (req, reply) => {
-      const actor = actorOf(req);
-      await inTx(req, async (tx) => {
-        const t = await svc.core.getScoped(tx, actor, req.params.id, true);
-        if (!(await svc.recipientLinks.revoke(tx, actor, t))) throw AppError.notFound('Recipient link');
-      });
+      await trips.revokeRecipientLink(actorOf(req), req.params.id);
       return reply.code(204).send(null);
     },
   );

@@ -6,6 +6,8 @@ import type { Tx } from '../../platform/db/index.js';
 import { newId } from '../../platform/ids.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { TripRow } from './model.js';
+import * as repo from './repo/recipient-links.js';
+import type { RecipientLinkRow } from './repo/recipient-links.js';
 import { tracking } from './trips-query.js';
 import type { TripCore } from './trips-service.js';
 
@@ -13,16 +15,7 @@ import type { TripCore } from './trips-service.js';
 export const LINK_HOURS_AFTER_END = 6;
 const ACTIVE = new Set(['assigned', 'accepted', 'picked_up', 'in_transit']);
 
-export interface RecipientLinkRow {
-  id: string;
-  organization_id: string;
-  trip_id: string;
-  recipient_phone: string | null;
-  created_at: Date;
-  revoked_at: Date | null;
-}
-
-const LINK_COLUMNS = 'id, organization_id, trip_id, recipient_phone, created_at, revoked_at';
+export type { RecipientLinkRow } from './repo/recipient-links.js';
 
 /**
  * The token names the organization and the link and carries an HMAC of both under the service secret:
@@ -67,29 +60,29 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
     revoked_at: row.revoked_at,
   });
 
-  async function current(tx: Tx, tripId: string): Promise<RecipientLinkRow | null> {
-    const { rows } = await tx.query<RecipientLinkRow>(`SELECT ${LINK_COLUMNS} FROM trip_recipient_link WHERE trip_id = $1 AND revoked_at IS NULL`, [tripId]);
-    return rows[0] ?? null;
-  }
+  const current = (tx: Tx, tripId: string): Promise<RecipientLinkRow | null> => repo.liveLinkOfTrip(tx, tripId);
 
   /** A new live link for the trip (the previous one, if any, is revoked), in the caller's transaction. */
   async function issue(tx: Tx, actor: Pick<Actor, 'userId' | 'organizationId' | 'requestId'>, t: TripRow, recipientPhone: string | null): Promise<RecipientLinkRow> {
     // Stored in E.164 (the organization's default country for a national number): the outbox sends to it.
     if (recipientPhone) recipientPhone = (await normalizePhones(tx, t.organization_id, { recipient_phone: recipientPhone }, ['recipient_phone'])).recipient_phone;
     const previous = await current(tx, t.id);
-    if (previous) await tx.query('UPDATE trip_recipient_link SET revoked_at = now() WHERE id = $1', [previous.id]);
-    const { rows } = await tx.query<RecipientLinkRow>(
-      `INSERT INTO trip_recipient_link (organization_id, id, trip_id, recipient_phone, created_by_user_id) VALUES ($1, $2, $3, $4, $5) RETURNING ${LINK_COLUMNS}`,
-      [t.organization_id, newId(), t.id, recipientPhone ?? previous?.recipient_phone ?? null, actor.userId ?? null],
-    );
-    await recordAudit(tx, actor, { action: previous ? 'trip.recipient_link_reissued' : 'trip.recipient_link_issued', entityType: 'trip', entityId: t.id, after: { link_id: rows[0].id } });
-    return rows[0];
+    if (previous) await repo.revokeLink(tx, previous.id);
+    const link = await repo.insertLink(tx, {
+      organizationId: t.organization_id,
+      id: newId(),
+      tripId: t.id,
+      recipientPhone: recipientPhone ?? previous?.recipient_phone ?? null,
+      createdByUserId: actor.userId ?? null,
+    });
+    await recordAudit(tx, actor, { action: previous ? 'trip.recipient_link_reissued' : 'trip.recipient_link_issued', entityType: 'trip', entityId: t.id, after: { link_id: link.id } });
+    return link;
   }
 
   async function revoke(tx: Tx, actor: Actor, t: TripRow): Promise<boolean> {
-    const { rowCount } = await tx.query('UPDATE trip_recipient_link SET revoked_at = now() WHERE trip_id = $1 AND revoked_at IS NULL', [t.id]);
-    if (rowCount > 0) await recordAudit(tx, actor, { action: 'trip.recipient_link_revoked', entityType: 'trip', entityId: t.id });
-    return rowCount > 0;
+    const revoked = await repo.revokeLinksOfTrip(tx, t.id);
+    if (revoked) await recordAudit(tx, actor, { action: 'trip.recipient_link_revoked', entityType: 'trip', entityId: t.id });
+    return revoked;
   }
 
   /**
@@ -100,9 +93,9 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
     const parsed = parseToken(ctx.config.jwtSecret, token);
     if (!parsed) return null;
     return ctx.db.withTenant({ organizationId: parsed.organizationId, userId: null }, async (tx) => {
-      const { rows } = await tx.query<RecipientLinkRow>(`SELECT ${LINK_COLUMNS} FROM trip_recipient_link WHERE id = $1 AND revoked_at IS NULL`, [parsed.linkId]);
-      if (!rows[0]) return null;
-      const t = await core.load(tx, rows[0].trip_id);
+      const link = await repo.liveLink(tx, parsed.linkId);
+      if (!link) return null;
+      const t = await core.load(tx, link.trip_id);
       if (!t) return null;
       const expiry = linkExpiry(t);
       if (expiry && expiry <= now) return null;

@@ -8,21 +8,20 @@ import { createRecipientLinks } from './recipient-links.js';
 import { createDriverService } from './drivers.js';
 import { createLocationIngest } from './locations.js';
 import { createMerchantService } from './merchants.js';
-import { EARNED_AT_SQL, EARNING_TRIP_SQL, type DriverRow, type MerchantRow, type TripRow } from './model.js';
+import type { DriverRow, MerchantRow, TripRow } from './model.js';
+import { setUnavailable } from './repo/drivers.js';
+import { backfillTerritories } from './repo/territories.js';
+import { completedTripEarnings, type TripEarning } from './repo/trips.js';
 import { driversForPlanning, lockForPlanCommit, tripsForPlanning, type PlanningDriver, type PlanningTrip, type PlanningTripFilter } from './planning.js';
 import { createProofs } from './proofs.js';
+import { createLogisticsRequests } from './requests.js';
 import { createFailedDelivery } from './failed-delivery.js';
 import { getSettings, getTerritory, territoryForPoint, type LogisticsSettings, type TerritoryRow } from './territories.js';
 import { releaseOpenTrips } from './lifecycle.js';
 import { createTripCore, type CreateTripOptions, type NewTrip } from './trips-service.js';
 import { driverUserIdsOfTerritory, listTrips, liveMap, tripReportRows, tripStatusCounts, type Period, type TripListQuery, type TripReportRow } from './trips-query.js';
 
-export interface TripEarning {
-  trip_id: string;
-  amount: string;
-  currency: string;
-  completed_at: Date;
-}
+export type { TripEarning } from './repo/trips.js';
 
 /** What other modules (commerce, money, storage, realtime, sub-administration, optimizer) call; every function takes the caller's transaction. */
 export interface LogisticsApi {
@@ -103,14 +102,7 @@ export function createLogisticsService(ctx: LogisticsContext) {
     },
     assignDriver: (tx, actor, tripId, driverId, opts) => assignment.assignDriver(tx, actor, tripId, driverId, opts),
     getTrip: (tx, id) => core.load(tx, id),
-    async completedTripEarnings(tx, driverId, upTo) {
-      const { rows } = await tx.query<TripEarning>(
-        `SELECT id AS trip_id, driver_earning::text AS amount, currency, ${EARNED_AT_SQL} AS completed_at FROM trip
-          WHERE driver_id = $1 AND ${EARNING_TRIP_SQL} AND ${EARNED_AT_SQL} <= $2 ORDER BY 4, id`,
-        [driverId, upTo],
-      );
-      return rows;
-    },
+    completedTripEarnings,
     settings: getSettings,
     tripsForPlanning,
     driversForPlanning,
@@ -118,12 +110,10 @@ export function createLogisticsService(ctx: LogisticsContext) {
     async userDeactivated(tx, actor, userId) {
       const d = await drivers.driverOfUser(tx, userId);
       if (!d) return;
-      await tx.query('UPDATE driver SET available = false, updated_at = now() WHERE id = $1', [d.id]);
+      await setUnavailable(tx, d.id);
       await releaseOpenTrips(tx, actor, { core }, d.id, 'driver account deactivated');
     },
-    async backfillTerritories(tx, organizationId) {
-      return (await tx.query<{ n: number }>('SELECT logistics_backfill_territories($1) AS n', [organizationId])).rows[0].n;
-    },
+    backfillTerritories,
     liveMap,
     listTrips,
     tripStatusCounts,
@@ -149,7 +139,10 @@ export function createLogisticsService(ctx: LogisticsContext) {
     },
   };
 
-  return { ...api, api, directory, drivers, merchants, core, assignment, proofs, failedDelivery, locations, recipientLinks };
+  /** The routes' requests, each in its own tenant transaction. */
+  const requests = createLogisticsRequests(ctx, { drivers, core, assignment, proofs, failedDelivery, locations, recipientLinks, createTrip: api.createTrip });
+
+  return { ...api, api, directory, drivers, merchants, core, assignment, proofs, failedDelivery, locations, recipientLinks, requests };
 }
 
 export type LogisticsService = ReturnType<typeof createLogisticsService>;

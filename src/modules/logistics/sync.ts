@@ -1,6 +1,7 @@
 import type { LogisticsContext } from './index.js';
 import { lastPosition, withSyncXid } from '../mobile/index.js';
-import { TRIP_SELECT, tripOut, type TripRow } from './model.js';
+import { tripOut } from './model.js';
+import { driverTripsInWindow } from './repo/trips.js';
 
 /**
  * Offline sync entity `trips` (GET /mobile/sync/pull) for drivers: the trips assigned to the caller that changed
@@ -12,8 +13,7 @@ export function registerLogisticsSync(ctx: LogisticsContext) {
     entity: 'trips',
     kinds: ['repartidor'],
     async pull(tx, actor, w) {
-      const c = w.clause('t', 2);
-      const { rows } = await tx.query<TripRow & { sync_xid: string }>(`${withSyncXid(TRIP_SELECT, 't')} WHERE d.user_id = $1 AND ${c.where} ${c.orderLimit}`, [actor.userId, ...c.params]);
+      const rows = await driverTripsInWindow(tx, (select) => withSyncXid(select, 't'), actor.userId, w.clause('t', 2));
       return { changed: rows.map((t) => tripOut(t, actor)), deleted: [], last: lastPosition(rows), read: rows.length };
     },
   });

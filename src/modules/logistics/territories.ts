@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import { AppError } from '../../platform/errors.js';
 import { areaGeoJson, GeoArea, parseArea, pointSql, polygonSql, type LonLat } from '../../platform/geo.js';
@@ -9,62 +9,24 @@ import { NonNegativeMoney, Page, PageQueryProps, ShortText, Strict } from '../..
 import type { Api, AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { scopeOf } from './model.js';
+import { getSettings, updateSettings, type SettingsChange } from './repo/settings.js';
+import * as repo from './repo/territories.js';
+import type { TerritoryRow } from './repo/territories.js';
 import { FailedDeliveryPolicySchema, SettingsOut, StrategySchema, TerritoryOut } from './schemas.js';
 
-export interface LogisticsSettings {
-  auto_assign_radius_m: number;
-  acceptance_timeout_s: number;
-  acceptance_timeout_enabled: boolean;
-  acceptance_max_offers: number;
-  assignment_strategy: 'nearest' | 'least_loaded';
-  failed_delivery_policy: 'return_to_merchant' | 'close';
-  geofence_radius_m: number;
-  average_speed_kmh: number;
-  default_delivery_fee: string;
-  driver_flat_fee: string;
-  currency: string;
-  updated_at: Date;
-}
-
-const SETTINGS_COLUMNS =
-  'auto_assign_radius_m, acceptance_timeout_s, acceptance_timeout_enabled, acceptance_max_offers, assignment_strategy, failed_delivery_policy, geofence_radius_m, average_speed_kmh, default_delivery_fee, driver_flat_fee, ' +
-  // One currency per organization: the organization settings' default_currency (money issue 16).
-  'COALESCE((SELECT s.default_currency FROM organization_settings s WHERE s.organization_id = logistics_settings.organization_id), currency) AS currency, updated_at';
-
-/** The organization's logistics settings; the row is created with the defaults on first use. */
-export async function getSettings(tx: Tx, organizationId: string): Promise<LogisticsSettings> {
-  const found = await tx.query<LogisticsSettings>(`SELECT ${SETTINGS_COLUMNS} FROM logistics_settings WHERE organization_id = $1`, [organizationId]);
-  if (found.rows[0]) return found.rows[0];
-  await tx.query('INSERT INTO logistics_settings (organization_id) VALUES ($1) ON CONFLICT DO NOTHING', [organizationId]);
-  return (await tx.query<LogisticsSettings>(`SELECT ${SETTINGS_COLUMNS} FROM logistics_settings WHERE organization_id = $1`, [organizationId])).rows[0];
-}
-
-export interface TerritoryRow {
-  id: string;
-  name: string;
-  active: boolean;
-  geometry: GeoArea;
-  created_at: Date;
-  updated_at: Date;
-}
+export { getSettings, type LogisticsSettings } from './repo/settings.js';
+export type { TerritoryRow } from './repo/territories.js';
 
 /** The oldest active territory whose polygon covers the point (the same SQL function the backfill uses). */
-export async function territoryForPoint(tx: Tx, p: LonLat): Promise<string | null> {
-  const { rows } = await tx.query<{ id: string | null }>(`SELECT logistics_territory_for_point(current_setting('app.organization_id', true), $1::point) AS id`, [pointSql(p)]);
-  return rows[0]?.id ?? null;
-}
+export const territoryForPoint = (tx: Tx, p: LonLat): Promise<string | null> => repo.territoryForPoint(tx, pointSql(p));
 
-export async function getTerritory(tx: Tx, id: string): Promise<TerritoryRow | null> {
-  const { rows } = await tx.query<TerritoryRow>('SELECT id, name, active, geometry, created_at, updated_at FROM territory WHERE id = $1', [id]);
-  return rows[0] ?? null;
-}
+export const getTerritory = (tx: Tx, id: string): Promise<TerritoryRow | null> => repo.findTerritory(tx, id);
 
 /** Territory ids that exist (and, for sub-administrators, are theirs); anything else is 422. */
 export async function assertTerritories(tx: Tx, actor: Actor, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   const scope = scopeOf(actor);
-  const { rows } = await tx.query<{ id: string }>('SELECT id FROM territory WHERE id = ANY($1::text[])', [ids]);
-  const known = new Set(rows.map((r) => r.id));
+  const known = await repo.existingTerritoryIds(tx, ids);
   const bad = ids.filter((id) => !known.has(id) || (scope && !scope.includes(id)));
   if (bad.length) throw AppError.unprocessable('Unknown territory', 'TERRITORY_NOT_FOUND', bad.map((id) => ({ field: 'territory_id', message: `unknown territory ${id}` })));
 }
@@ -74,29 +36,41 @@ export async function createTerritory(tx: Tx, actor: Actor, input: { name: strin
   // Stored without altitudes: positions come back as [lon, lat].
   const geometry = areaGeoJson((input.geometry as GeoArea).type, polygons);
   const id = newId();
-  const { rows } = await tx.query<TerritoryRow>(
-    `INSERT INTO territory (organization_id, id, name, geometry, active, created_by_user_id) VALUES ($1, $2, $3, $4, $5, $6)
-     RETURNING id, name, active, geometry, created_at, updated_at`,
-    [actor.organizationId, id, input.name, JSON.stringify(geometry), input.active ?? true, actor.userId],
+  const row = await repo.insertTerritory(
+    tx,
+    { organizationId: actor.organizationId, id, name: input.name, geometry, active: input.active ?? true, createdByUserId: actor.userId },
+    polygons.map((rings) => rings.map(polygonSql)),
   );
-  const parts: string[] = [];
-  const params: unknown[] = [actor.organizationId, id];
-  polygons.forEach((rings, pi) =>
-    rings.forEach((ring, ri) => {
-      params.push(pi, ri, polygonSql(ring));
-      const n = params.length;
-      parts.push(`($1, $2, $${n - 2}::int, $${n - 1}::int, $${n}::polygon)`);
-    }),
-  );
-  await tx.query(`INSERT INTO territory_ring (organization_id, territory_id, part_no, ring_no, ring) VALUES ${parts.join(', ')}`, params);
   // Trips and merchants that had no territory get the oldest active one covering them (possibly this one).
-  const backfilled = (await tx.query<{ n: number }>('SELECT logistics_backfill_territories($1) AS n', [actor.organizationId])).rows[0].n;
+  const backfilled = await repo.backfillTerritories(tx, actor.organizationId);
   await recordAudit(tx, actor, { action: 'territory.created', entityType: 'territory', entityId: id, after: { name: input.name, active: input.active ?? true, backfilled } });
-  return { ...rows[0], backfilled };
+  return { ...row, backfilled };
+}
+
+/** What the settings and territory routes ask for, each in the caller's tenant transaction. */
+export function territoryRequests(ctx: AppContext) {
+  return {
+    settings: (actor: Actor) => ctx.db.withTenant(actor, (tx) => getSettings(tx, actor.organizationId)),
+    /** Audited with the settings before and after. */
+    updateSettings: (actor: Actor, change: SettingsChange) =>
+      ctx.db.withTenant(actor, async (tx) => {
+        const before = await getSettings(tx, actor.organizationId);
+        const after = await updateSettings(tx, actor.organizationId, change, actor.userId);
+        await recordAudit(tx, actor, { action: 'logistics_settings.updated', entityType: 'logistics_settings', entityId: actor.organizationId, before: { ...before }, after: { ...after } });
+        return after;
+      }),
+    list: (actor: Actor, q: { active?: boolean; limit?: number; cursor?: string }) =>
+      ctx.db.withTenant(actor, async (tx) => {
+        const page = pageRequest(q);
+        const rows = await repo.listTerritories(tx, { active: q.active ?? null, scope: scopeOf(actor), after: page.after, limit: page.limit + 1 });
+        return toPage(rows, page);
+      }),
+    create: (actor: Actor, input: { name: string; geometry: unknown; active?: boolean }) => ctx.db.withTenant(actor, (tx) => createTerritory(tx, actor, input)),
+  };
 }
 
 export function territoryRoutes(app: Api, ctx: AppContext) {
-  const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
+  const territories = territoryRequests(ctx);
 
   app.get(
     '/logistics/settings',
@@ -106,7 +80,7 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, (tx) => getSettings(tx, actor.organizationId));
+      return territories.settings(actor);
     },
   );
 
@@ -146,17 +120,7 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
       for (const k of ['default_delivery_fee', 'driver_flat_fee']) {
         if (typeof body[k] === 'string' && (body[k] as string).startsWith('-')) throw AppError.badRequest(`${k} must be >= 0`, [{ field: k, message: 'must be >= 0' }]);
       }
-      return inTx(actor, async (tx) => {
-        const before = await getSettings(tx, actor.organizationId);
-        const keys = Object.keys(body);
-        const sets = keys.map((k, i) => `${k} = $${i + 2}`).join(', ');
-        const { rows } = await tx.query<LogisticsSettings>(
-          `UPDATE logistics_settings SET ${sets}, updated_by_user_id = $${keys.length + 2}, updated_at = now() WHERE organization_id = $1 RETURNING ${SETTINGS_COLUMNS}`,
-          [actor.organizationId, ...keys.map((k) => body[k]), actor.userId],
-        );
-        await recordAudit(tx, actor, { action: 'logistics_settings.updated', entityType: 'logistics_settings', entityId: actor.organizationId, before: { ...before }, after: { ...rows[0] } });
-        return rows[0];
-      });
+      return territories.updateSettings(actor, req.body as SettingsChange);
     },
   );
 
@@ -174,16 +138,7 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
     },
     async (req) => {
       const actor = actorOf(req);
-      const page = pageRequest(req.query);
-      return inTx(actor, async (tx) => {
-        const { rows } = await tx.query<TerritoryRow>(
-          `SELECT id, name, active, geometry, created_at, updated_at FROM territory
-            WHERE ($1::boolean IS NULL OR active = $1) AND ($2::text[] IS NULL OR id = ANY($2)) AND ($3::text IS NULL OR id < $3)
-            ORDER BY id DESC LIMIT $4`,
-          [req.query.active ?? null, scopeOf(actor), page.after, page.limit + 1],
-        );
-        return toPage(rows, page);
-      });
+      return territories.list(actor, req.query);
     },
   );
 
@@ -204,7 +159,7 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      return reply.code(201).send(await inTx(actor, (tx) => createTerritory(tx, actor, req.body)));
+      return reply.code(201).send(await territories.create(actor, req.body));
     },
   );
 }

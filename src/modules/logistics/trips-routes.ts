@@ -1,14 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf } from '../../platform/auth.js';
 import type { Api, AppContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
 import { GeoPoint } from '../../platform/geo.js';
-import { once, requestHash, validateIdempotencyKey } from '../../platform/idempotency.js';
+import { requestHash, validateIdempotencyKey } from '../../platform/idempotency.js';
 import { Id, IdParams, Money, Nullable, OneOf, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { tripOut } from './model.js';
 import { DriverOut, FailureReasonSchema, ProofOut, ServiceModeSchema, SourceChannelSchema, TripOutSchema, TripStatusSchema, VerifyBody } from './schemas.js';
-import { proofOut, type Stage } from './proofs.js';
-import { listTrips, tracking } from './trips-query.js';
+import type { Stage } from './proofs.js';
 import type { LogisticsService } from './service.js';
 
 const STAFF = ['administrator', 'dispatch', 'subadmin'] as const;
@@ -16,8 +14,8 @@ const TripIdParams = IdParams;
 
 const PinLock = Type.Union([Type.Literal('pickup'), Type.Literal('delivery'), Type.Literal('both')]);
 
-export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
-  const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
+export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
+  const trips = svc.requests.trips;
 
   app.get(
     '/trips',
@@ -43,7 +41,7 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, (tx) => listTrips(tx, actor, req.query));
+      return trips.list(actor, req.query);
     },
   );
 
@@ -64,7 +62,7 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, async (tx) => tripOut(await svc.core.getScoped(tx, actor, req.params.id), actor));
+      return tripOut(await trips.get(actor, req.params.id), actor);
     },
   );
 
@@ -110,17 +108,12 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
       const actor = actorOf(req);
       const key = validateIdempotencyKey(req.headers['idempotency-key']);
       const b = req.body;
-      const work = async (tx: Tx) => {
-        const t = await svc.createTrip(tx, actor, {
-          ...b,
-          pickup: { lon: b.pickup_location.coordinates[0], lat: b.pickup_location.coordinates[1] },
-          dropoff: { lon: b.dropoff_location.coordinates[0], lat: b.dropoff_location.coordinates[1] },
-        });
-        return { status: 201, body: tripOut(t, actor) };
+      const input = {
+        ...b,
+        pickup: { lon: b.pickup_location.coordinates[0], lat: b.pickup_location.coordinates[1] },
+        dropoff: { lon: b.dropoff_location.coordinates[0], lat: b.dropoff_location.coordinates[1] },
       };
-      const result = await inTx(actor, (tx) =>
-        key ? once(tx, { organizationId: actor.organizationId, scope: `trips.create:${actor.userId}`, key, hash: requestHash(b) }, () => work(tx)) : work(tx),
-      );
+      const result = await trips.create(actor, input, key ? { key, hash: requestHash(b) } : null);
       if ('replayed' in result && result.replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(result.status as 201).send(result.body);
     },
@@ -144,7 +137,7 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return tripOut(await inTx(actor, (tx) => svc.assignDriver(tx, actor, req.params.id, req.body.driver_id)), actor);
+      return tripOut(await trips.assign(actor, req.params.id, req.body.driver_id), actor);
     },
   );
 
@@ -178,7 +171,7 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return tripOut(await inTx(actor, (tx) => svc.core.dispatchStatus(tx, actor, req.params.id, req.body)), actor);
+      return tripOut(await trips.dispatchStatus(actor, req.params.id, req.body), actor);
     },
   );
 
@@ -201,7 +194,7 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return tripOut(await inTx(actor, (tx) => svc.core.updateCoordinates(tx, actor, req.params.id, req.body)), actor);
+      return tripOut(await trips.updateCoordinates(actor, req.params.id, req.body), actor);
     },
   );
 
@@ -229,11 +222,7 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, async (tx) => {
-        const t = await svc.core.getScoped(tx, actor, req.params.id);
-        const radius = req.query.radius_m ?? (await svc.settings(tx, actor.organizationId)).auto_assign_radius_m;
-        return { trip_id: t.id, radius_m: radius, data: await svc.assignment.candidates(tx, actor, t, { radius_m: radius, limit: req.query.limit }) };
-      });
+      return trips.candidates(actor, req.params.id, req.query);
     },
   );
 
@@ -251,7 +240,7 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return tripOut(await inTx(actor, (tx) => svc.assignment.autoAssign(tx, actor, req.params.id)), actor);
+      return tripOut(await trips.autoAssign(actor, req.params.id), actor);
     },
   );
 
@@ -283,7 +272,7 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, async (tx) => tracking(tx, await svc.core.getScoped(tx, actor, req.params.id)));
+      return trips.tracking(actor, req.params.id);
     },
   );
 
@@ -295,10 +284,7 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, async (tx) => {
-        const t = await svc.core.getScoped(tx, actor, req.params.id);
-        return { data: (await svc.proofs.list(tx, t.id)).map(proofOut) };
-      });
+      return trips.proofs(actor, req.params.id);
     },
   );
 
@@ -326,7 +312,7 @@ export function tripRoutes(app: Api, ctx: AppContext, svc: LogisticsService) {
       },
       async (req) => {
         const actor = actorOf(req);
-        const out = await inTx(actor, async (tx) => svc.proofs.verify(tx, actor, await svc.drivers.self(tx, actor), req.params.id, stage as Stage, req.body));
+        const out = await trips.verify(actor, req.params.id, stage as Stage, req.body);
         if (!out.ok) throw out.error;
         return tripOut(out.trip, actor);
       },

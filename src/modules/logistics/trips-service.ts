@@ -12,7 +12,6 @@ import {
   DISPATCH_TRANSITIONS,
   isStaff,
   scopeOf,
-  TRIP_SELECT,
   TRIP_TRANSITIONS,
   tripOut,
   type FailureReason,
@@ -23,6 +22,8 @@ import {
 } from './model.js';
 import { assertTerritories, getSettings, territoryForPoint } from './territories.js';
 import { recordFailure, recordReturn } from './failed-delivery.js';
+import { releaseCapacity } from './repo/drivers.js';
+import { findTrip, insertTrip, liveTripExists, resetPinAttempts, updateTripCoordinates, updateTripStatus, type TripStatusEffect } from './repo/trips.js';
 
 export interface NewTrip {
   pickup: LonLat;
@@ -52,17 +53,6 @@ export interface CreateTripOptions {
   pricedBy?: 'tariff';
 }
 
-/** Columns stamped when a trip enters a state. */
-export const STAGE_COLUMN: Partial<Record<TripStatus, string>> = {
-  assigned: 'assigned_at',
-  accepted: 'accepted_at',
-  picked_up: 'picked_up_at',
-  in_transit: 'in_transit_at',
-  completed: 'completed_at',
-  cancelled: 'cancelled_at',
-  returned: 'returned_at',
-};
-
 export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantService, 'merchantOfUser' | 'getMerchant'>) {
   /** Records a trip event in the caller's transaction, addressed to the trip's driver, merchant owner and customer. */
   async function emit(tx: Tx, actor: Pick<Actor, 'userId'> | null, type: string, t: TripRow, extra: Record<string, unknown> = {}) {
@@ -78,11 +68,8 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
     });
   }
 
-  async function load(tx: Tx, id: string, lock = false): Promise<TripRow | null> {
-    // NO KEY UPDATE: serializes state changes of the trip without blocking foreign-key checks (geofence, proofs).
-    const { rows } = await tx.query<TripRow>(`${TRIP_SELECT} WHERE t.id = $1${lock ? ' FOR NO KEY UPDATE OF t' : ''}`, [id]);
-    return rows[0] ?? null;
-  }
+  /** A trip by id; `lock`: FOR NO KEY UPDATE (serializes its state changes without blocking foreign-key checks). */
+  const load = (tx: Tx, id: string, lock = false): Promise<TripRow | null> => findTrip(tx, id, lock);
 
   /** Who may see a trip: staff (sub-administrators within their territories), its merchant owner, its customer, its driver. */
   function visibleTo(t: TripRow, actor: Actor): boolean {
@@ -101,7 +88,7 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
   }
 
   async function releaseDriver(tx: Tx, driverId: string | null) {
-    if (driverId) await tx.query('UPDATE driver SET active_trips = greatest(active_trips - 1, 0), updated_at = now() WHERE id = $1', [driverId]);
+    if (driverId) await releaseCapacity(tx, driverId);
   }
 
   /**
@@ -113,8 +100,7 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
    */
   async function checkLinks(tx: Tx, input: NewTrip, merchantId: string | null): Promise<{ merchantId: string | null; customerUserId: string | null }> {
     let customerUserId = input.customer_user_id ?? null;
-    const liveTrip = async (column: 'order_id' | 'express_request_id', id: string) =>
-      (await tx.query(`SELECT 1 FROM trip WHERE ${column} = $1 AND status <> 'cancelled' LIMIT 1`, [id])).rowCount > 0;
+    const liveTrip = (column: 'order_id' | 'express_request_id', id: string) => liveTripExists(tx, column, id);
     if (input.order_id) {
       const o = await ctx.deps.orders.getOrderFacts(tx, input.order_id);
       if (!o || (merchantId && o.merchantId !== merchantId)) {
@@ -177,49 +163,37 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
       return formatMoney(v);
     };
     const id = newId();
-    await tx.query(
-      `INSERT INTO trip (organization_id, id, service_mode, source_channel, territory_id, merchant_id, customer_user_id, order_id, express_request_id,
-                         pickup_location, pickup_address, dropoff_location, dropoff_address, notes, delivery_fee, driver_earning, currency,
-                         pickup_pin, delivery_pin, created_by_user_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12::point, $13, $14, $15, $16, $17, $18, $19, $20)`,
-      [
-        actor.organizationId,
-        id,
-        input.service_mode ?? 'marketplace',
-        input.source_channel ?? (isStaff(actor) ? 'admin' : 'core'),
-        territoryId,
-        merchantId,
-        customerUserId,
-        input.order_id ?? null,
-        input.express_request_id ?? null,
-        pointSql(pickup),
-        input.pickup_address,
-        pointSql(dropoff),
-        input.dropoff_address,
-        input.notes ?? null,
-        fee(input.delivery_fee, settings.default_delivery_fee, 'delivery_fee'),
-        fee(input.driver_earning, settings.driver_flat_fee, 'driver_earning'),
-        settings.currency,
-        randomPin(4),
-        randomPin(4),
-        actor.userId,
-      ],
-    );
+    await insertTrip(tx, {
+      organizationId: actor.organizationId,
+      id,
+      serviceMode: input.service_mode ?? 'marketplace',
+      sourceChannel: input.source_channel ?? (isStaff(actor) ? 'admin' : 'core'),
+      territoryId,
+      merchantId,
+      customerUserId,
+      orderId: input.order_id ?? null,
+      expressRequestId: input.express_request_id ?? null,
+      pickup: pointSql(pickup),
+      pickupAddress: input.pickup_address,
+      dropoff: pointSql(dropoff),
+      dropoffAddress: input.dropoff_address,
+      notes: input.notes ?? null,
+      deliveryFee: fee(input.delivery_fee, settings.default_delivery_fee, 'delivery_fee'),
+      driverEarning: fee(input.driver_earning, settings.driver_flat_fee, 'driver_earning'),
+      currency: settings.currency,
+      pickupPin: randomPin(4),
+      deliveryPin: randomPin(4),
+      createdByUserId: actor.userId,
+    });
     const t = (await load(tx, id))!;
     await emit(tx, actor, 'trip.created', t, { service_mode: t.service_mode, source_channel: t.source_channel });
     return t;
   }
 
-  /** Moves a locked trip to `to` along the trip machine, stamping the stage column; returns the fresh row. */
-  async function move(tx: Tx, t: TripRow, to: TripStatus, opts: { reason?: string | null; sets?: string; params?: unknown[] } = {}): Promise<TripRow> {
+  /** Moves a locked trip to `to` along the trip machine, stamping the stage column (and `effect`); returns the fresh row. */
+  async function move(tx: Tx, t: TripRow, to: TripStatus, opts: { reason?: string | null; effect?: TripStatusEffect } = {}): Promise<TripRow> {
     assertTransition('Trip', TRIP_TRANSITIONS, t.status, to);
-    const stamp = STAGE_COLUMN[to] ? `, ${STAGE_COLUMN[to]} = now()` : '';
-    await tx.query(`UPDATE trip SET status = $2, status_reason = COALESCE($3, status_reason), updated_at = now()${stamp}${opts.sets ?? ''} WHERE id = $1`, [
-      t.id,
-      to,
-      opts.reason ?? null,
-      ...(opts.params ?? []),
-    ]);
+    await updateTripStatus(tx, t.id, to, opts.reason ?? null, opts.effect);
     return (await load(tx, t.id))!;
   }
 
@@ -243,7 +217,7 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
     type: 'trip.rejected' | 'trip.unassigned' | 'trip.offer_expired',
     extra: Record<string, unknown> = {},
   ): Promise<TripRow> {
-    const after = await move(tx, t, 'pending', { reason, sets: ', driver_id = NULL, assigned_at = NULL, accepted_at = NULL, plan_id = NULL, stop_order = NULL' });
+    const after = await move(tx, t, 'pending', { reason, effect: { unassign: true } });
     await releaseDriver(tx, t.driver_id);
     await emit(tx, actor, type, after, { previous_status: t.status, previous_driver_id: t.driver_id, previous_driver_user_id: t.driver_user_id, reason, ...extra });
     return after;
@@ -276,8 +250,7 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
       else after = await recordFailure(self, tx, actor, t, body.status as 'returning' | 'failed', { reason: body.failure_reason!, note: body.reason, by: 'dispatch', policy: 'dispatch' });
     }
     if (body.reset_pin_lock) {
-      const sets = { pickup: 'pickup_pin_attempts = 0', delivery: 'delivery_pin_attempts = 0', both: 'pickup_pin_attempts = 0, delivery_pin_attempts = 0' }[body.reset_pin_lock];
-      await tx.query(`UPDATE trip SET ${sets}, updated_at = now() WHERE id = $1`, [t.id]);
+      await resetPinAttempts(tx, t.id, body.reset_pin_lock);
       after = (await load(tx, t.id))!;
     }
     await recordAudit(tx, actor, {
@@ -317,12 +290,13 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
       const scope = scopeOf(actor);
       if (scope && (!territoryId || !scope.includes(territoryId))) throw AppError.unprocessable('The pickup is outside your territories', 'OUTSIDE_TERRITORY');
     }
-    await tx.query(
-      `UPDATE trip SET pickup_location = COALESCE($2::point, pickup_location), pickup_address = COALESCE($3, pickup_address),
-              dropoff_location = COALESCE($4::point, dropoff_location), dropoff_address = COALESCE($5, dropoff_address),
-              territory_id = $6, updated_at = now() WHERE id = $1`,
-      [t.id, pickup ? pointSql(pickup) : null, body.pickup_address ?? null, dropoff ? pointSql(dropoff) : null, body.dropoff_address ?? null, territoryId],
-    );
+    await updateTripCoordinates(tx, t.id, {
+      pickup: pickup ? pointSql(pickup) : null,
+      pickupAddress: body.pickup_address ?? null,
+      dropoff: dropoff ? pointSql(dropoff) : null,
+      dropoffAddress: body.dropoff_address ?? null,
+      territoryId,
+    });
     const after = (await load(tx, t.id))!;
     const view = (r: TripRow) => ({ pickup: [r.pickup_lon, r.pickup_lat], pickup_address: r.pickup_address, dropoff: [r.dropoff_lon, r.dropoff_lat], dropoff_address: r.dropoff_address, territory_id: r.territory_id });
     await recordAudit(tx, actor, { action: 'trip.coordinates_updated', entityType: 'trip', entityId: t.id, before: view(t), after: view(after) });

@@ -1,0 +1,92 @@
+import type { Tx } from '../../../platform/db/index.js';
+import type { tripGeofence } from '../tables.js';
+import type { SnakeRow } from './columns.js';
+
+/** The columns of a batch of GPS points (same length each). */
+export interface PointColumns {
+  ids: string[];
+  lons: number[];
+  lats: number[];
+  at: string[];
+  acc: (number | null)[];
+  spd: (number | null)[];
+  hdg: (number | null)[];
+}
+
+export interface IngestRow {
+  accepted: number;
+  active_trips: number;
+  lon: number | null;
+  lat: number | null;
+  last_location_at: Date | null;
+  latest_lon: number | null;
+  latest_lat: number | null;
+  latest_at: Date | null;
+  points: [number, number, string][] | null;
+}
+
+/**
+ * One statement: store the new points (idempotent on client_point_id), move the driver's last position to the newest
+ * of them when it is newer than the one he has, and return the points only when the driver has active trips.
+ * Null when the driver does not exist.
+ */
+export async function storePoints(tx: Tx, organizationId: string, driverId: string, c: PointColumns): Promise<IngestRow | null> {
+  const { rows } = await tx.query<IngestRow>(
+    `WITH ins AS (
+       INSERT INTO driver_location (organization_id, driver_id, client_point_id, location, recorded_at, accuracy_m, speed_mps, heading)
+       SELECT $1, $2, u.id, point(u.lon, u.lat), u.at, u.acc, u.spd, u.hdg
+         FROM unnest($3::text[], $4::float8[], $5::float8[], $6::timestamptz[], $7::float8[], $8::float8[], $9::float8[]) AS u(id, lon, lat, at, acc, spd, hdg)
+       ON CONFLICT DO NOTHING
+       RETURNING location, recorded_at
+     ), latest AS (SELECT location, recorded_at FROM ins ORDER BY recorded_at DESC LIMIT 1),
+     upd AS (
+       UPDATE driver d SET last_seen_at = now(),
+              last_location = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN l.location ELSE d.last_location END,
+              last_location_at = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN l.recorded_at ELSE d.last_location_at END
+         FROM (SELECT 1) one LEFT JOIN latest l ON true
+        WHERE d.id = $2
+        RETURNING d.active_trips, (d.last_location)[0] AS lon, (d.last_location)[1] AS lat, d.last_location_at
+     )
+     SELECT (SELECT count(*) FROM ins)::int AS accepted, upd.*,
+            (SELECT (location)[0] FROM latest) AS latest_lon, (SELECT (location)[1] FROM latest) AS latest_lat, (SELECT recorded_at FROM latest) AS latest_at,
+            CASE WHEN upd.active_trips > 0 THEN (SELECT json_agg(json_build_array((location)[0], (location)[1], recorded_at)) FROM ins) END AS points
+       FROM upd`,
+    [organizationId, driverId, c.ids, c.lons, c.lats, c.at, c.acc, c.spd, c.hdg],
+  );
+  return rows[0] ?? null;
+}
+
+export interface Crumb {
+  lon: number;
+  lat: number;
+  recorded_at: Date;
+  speed_mps: number | null;
+}
+
+/** A driver's points recorded in [since, until] (until null: up to now), by device time, at most the `limit` most recent. */
+export async function breadcrumb(tx: Tx, driverId: string, since: Date, until: Date | null, limit: number): Promise<Crumb[]> {
+  const { rows } = await tx.query<Crumb>(
+    `SELECT * FROM (SELECT (location)[0] AS lon, (location)[1] AS lat, recorded_at, speed_mps FROM driver_location
+        WHERE driver_id = $1 AND recorded_at >= $2 AND ($3::timestamptz IS NULL OR recorded_at <= $3)
+        ORDER BY recorded_at DESC LIMIT $4) x ORDER BY recorded_at`,
+    [driverId, since, until, limit],
+  );
+  return rows;
+}
+
+export type GeofenceRow = SnakeRow<Pick<typeof tripGeofence.$inferSelect, 'stop' | 'enteredAt' | 'distanceM'>>;
+
+export async function geofenceEntries(tx: Tx, tripId: string): Promise<GeofenceRow[]> {
+  const { rows } = await tx.query<GeofenceRow>('SELECT stop, entered_at, distance_m FROM trip_geofence WHERE trip_id = $1 ORDER BY entered_at', [tripId]);
+  return rows;
+}
+
+/** Records that the driver entered the geofence of a stop; false when the trip already has that entry. */
+export async function insertGeofenceEntry(tx: Tx, v: Omit<typeof tripGeofence.$inferInsert, 'createdAt'>): Promise<boolean> {
+  const entered = await tx.query(
+    `INSERT INTO trip_geofence (organization_id, trip_id, stop, driver_id, distance_m, entered_at) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT DO NOTHING RETURNING trip_id`,
+    [v.organizationId, v.tripId, v.stop, v.driverId, v.distanceM, v.enteredAt],
+  );
+  return entered.rowCount > 0;
+}

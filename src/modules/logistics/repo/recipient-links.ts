@@ -1,0 +1,38 @@
+import type { Tx } from '../../../platform/db/index.js';
+import { tripRecipientLink } from '../tables.js';
+import { selectList, type SnakeRow } from './columns.js';
+
+/** A recipient tracking link (derived from the table). */
+export type RecipientLinkRow = SnakeRow<Omit<typeof tripRecipientLink.$inferSelect, 'createdByUserId'>>;
+
+const LINK_COLUMNS = selectList(tripRecipientLink, 'trip_recipient_link', { omit: ['createdByUserId'] });
+
+/** The live link of a trip. */
+export async function liveLinkOfTrip(tx: Tx, tripId: string): Promise<RecipientLinkRow | null> {
+  const { rows } = await tx.query<RecipientLinkRow>(`SELECT ${LINK_COLUMNS} FROM trip_recipient_link WHERE trip_id = $1 AND revoked_at IS NULL`, [tripId]);
+  return rows[0] ?? null;
+}
+
+/** A link by id, unless revoked. */
+export async function liveLink(tx: Tx, id: string): Promise<RecipientLinkRow | null> {
+  const { rows } = await tx.query<RecipientLinkRow>(`SELECT ${LINK_COLUMNS} FROM trip_recipient_link WHERE id = $1 AND revoked_at IS NULL`, [id]);
+  return rows[0] ?? null;
+}
+
+export async function insertLink(tx: Tx, v: Pick<typeof tripRecipientLink.$inferInsert, 'organizationId' | 'id' | 'tripId' | 'recipientPhone' | 'createdByUserId'>): Promise<RecipientLinkRow> {
+  const { rows } = await tx.query<RecipientLinkRow>(
+    `INSERT INTO trip_recipient_link (organization_id, id, trip_id, recipient_phone, created_by_user_id) VALUES ($1, $2, $3, $4, $5) RETURNING ${LINK_COLUMNS}`,
+    [v.organizationId, v.id, v.tripId, v.recipientPhone ?? null, v.createdByUserId ?? null],
+  );
+  return rows[0]!;
+}
+
+export async function revokeLink(tx: Tx, id: string): Promise<void> {
+  await tx.query('UPDATE trip_recipient_link SET revoked_at = now() WHERE id = $1', [id]);
+}
+
+/** Revokes the live link of a trip; false when there was none. */
+export async function revokeLinksOfTrip(tx: Tx, tripId: string): Promise<boolean> {
+  const { rowCount } = await tx.query('UPDATE trip_recipient_link SET revoked_at = now() WHERE trip_id = $1 AND revoked_at IS NULL', [tripId]);
+  return rowCount > 0;
+}
