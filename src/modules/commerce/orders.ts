@@ -7,8 +7,11 @@ import { newId } from '../../platform/ids.js';
 import type { OrderMoneyFacts, OrderPayments, PaymentStatus } from '../../platform/order-contracts.js';
 import { assertTransition, type Transitions } from '../../platform/state-machine.js';
 import { buildCart, type Cart, type CartInput } from './checkout.js';
-import { couponRefused, redeemCoupon, releaseRedemption } from './coupons.js';
-import { ORDER_SELECT, type OrderRow, type OrderStatus } from './model.js';
+import { couponRefused, refusalNow } from './coupons.js';
+import { releaseRedemption } from './repo/coupons.js';
+import { findOrder, insertOrder, setOrderPaymentStatus, setOrderTrip, updateOrderStatus, type OrderRow, type OrderStatus } from './repo/orders.js';
+import { pickupOf } from './repo/branches.js';
+import { findExpressFacts } from './repo/express.js';
 
 /**
  * The commercial order machine (terminal: delivered, cancelled, returned; delivery_failed is final when the
@@ -47,9 +50,7 @@ export function serviceActor(organizationId: string, userId: string | null, requ
   return { userId: userId ?? 'system', organizationId, role: 'administrator', kind: 'dispatch', sessionId: 'commerce', requestId, subadmin: null };
 }
 
-export async function loadOrder(tx: Tx, id: string, lock = false): Promise<OrderRow | null> {
-  return (await tx.query<OrderRow>(`${ORDER_SELECT} WHERE o.id = $1${lock ? ' FOR NO KEY UPDATE OF o' : ''}`, [id])).rows[0] ?? null;
-}
+export const loadOrder = findOrder;
 
 export function orderFacts(o: OrderRow): OrderMoneyFacts {
   return {
@@ -69,10 +70,13 @@ export function orderFacts(o: OrderRow): OrderMoneyFacts {
   };
 }
 
-const summaryOf = (o: OrderRow) => ({ order_id: o.id, status: o.status, total: o.total, currency: o.currency, items: o.items.length, payment_destination: o.payment_destination });
+/** What the order events and chat messages say of an order. */
+type Announced = Pick<OrderRow, 'organization_id' | 'id' | 'merchant_id' | 'customer_user_id' | 'territory_id' | 'status' | 'trip_id' | 'total' | 'currency' | 'items' | 'payment_destination'>;
+
+const summaryOf = (o: Announced) => ({ order_id: o.id, status: o.status, total: o.total, currency: o.currency, items: o.items.length, payment_destination: o.payment_destination });
 
 export function createOrderService(ctx: AppContext) {
-  async function announce(tx: Tx, actorUserId: string | null, o: OrderRow, type: 'order.created' | 'order.status_changed', from?: OrderStatus, ownerUserId?: string) {
+  async function announce(tx: Tx, actorUserId: string | null, o: Announced, type: 'order.created' | 'order.status_changed', from?: OrderStatus, ownerUserId?: string) {
     const owner = ownerUserId ?? (await ctx.services.logistics.getMerchant(tx, o.merchant_id))?.owner_user_id;
     await ctx.events.record(tx, o.organization_id, {
       type,
@@ -91,7 +95,12 @@ export function createOrderService(ctx: AppContext) {
     }
   }
 
-  /** Creates an order from a priced cart, in the caller's transaction: refusals first, then the rows and events, then the coupon redemption. */
+  /**
+   * Creates an order from a priced cart, in the caller's transaction: refusals first, then the events (they need
+   * nothing but the order's id and totals), then ONE statement writing the order, its lines and the coupon
+   * redemption. That statement goes last, so the coupon row lock (which queues concurrent redemptions of the
+   * coupon) is held only until the COMMIT that follows. 8 round trips in all (issue 21; test/commerce/order-round-trips).
+   */
   async function create(tx: Tx, actor: Actor, input: CartInput & { notes?: string; quote_id?: string }, priced?: Cart): Promise<OrderRow> {
     const cart = priced ?? (await buildCart(ctx, tx, actor, input));
     if (cart.coupon && !cart.coupon.applied) throw couponRefused(cart.coupon.reason_code!);
@@ -100,38 +109,28 @@ export function createOrderService(ctx: AppContext) {
     }
     const id = newId();
     const couponId = cart.coupon?.coupon_id ?? null;
-    await tx.query(
-      `INSERT INTO merchant_order (organization_id, id, merchant_id, branch_id, customer_user_id, address_id, dropoff_address, dropoff_location, territory_id,
-                                   payment_destination, order_source, coupon_id, coupon_code, subtotal, discount_total, delivery_fee, driver_earning, total, currency, quote_id, notes)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::point, $9, $10, 'core', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
-      [
-        actor.organizationId, id, cart.merchant.id, cart.branch.id, actor.userId, cart.address.id, cart.address.address,
-        pointSql({ lon: Number(cart.address.lon), lat: Number(cart.address.lat) }), cart.territory_id, cart.payment_destination, couponId,
-        couponId ? cart.coupon!.code : null, cart.subtotal, cart.discount_total, cart.delivery_fee, cart.driver_earning, cart.total, cart.currency,
-        input.quote_id ?? null, input.notes ?? null,
-      ],
-    );
-    const values = cart.lines.map((_, i) => `($1, $2, ${i + 1}, $${3 + i * 5}, $${4 + i * 5}, $${5 + i * 5}, $${6 + i * 5}, $${7 + i * 5})`);
-    await tx.query(
-      `INSERT INTO merchant_order_item (organization_id, order_id, line_no, catalog_item_id, name, unit_price, quantity, line_total) VALUES ${values.join(', ')}`,
-      [actor.organizationId, id, ...cart.lines.flatMap((l) => [l.catalog_item_id, l.name, l.unit_price, l.quantity, l.line_total])],
-    );
-    const order = (await loadOrder(tx, id))!;
-    await announce(tx, actor.userId, order, 'order.created', undefined, cart.merchant.owner_user_id);
-    // Last, so the coupon row lock (which queues concurrent redemptions of this coupon) is held only until the commit that follows.
-    if (couponId) {
-      await redeemCoupon(tx, { organizationId: actor.organizationId, couponId, merchantId: cart.merchant.id, customerId: actor.userId, orderId: id, discount: cart.discount_total });
-    }
-    return order;
+    const lines = cart.lines.map((l) => ({ catalog_item_id: l.catalog_item_id, name: l.name, unit_price: l.unit_price, quantity: l.quantity, line_total: l.line_total }));
+    // What the events say of the order, known before it is written.
+    const announced = {
+      organization_id: actor.organizationId, id, merchant_id: cart.merchant.id, customer_user_id: actor.userId, territory_id: cart.territory_id,
+      status: 'pending_confirmation' as const, trip_id: null, total: cart.total, currency: cart.currency, items: lines, payment_destination: cart.payment_destination,
+    };
+    await announce(tx, actor.userId, announced, 'order.created', undefined, cart.merchant.owner_user_id);
+    const now = new Date();
+    const written = await insertOrder(tx, {
+      organizationId: actor.organizationId, id, merchantId: cart.merchant.id, branchId: cart.branch.id, customerUserId: actor.userId, addressId: cart.address.id,
+      dropoffAddress: cart.address.address, dropoffPoint: pointSql({ lon: Number(cart.address.lon), lat: Number(cart.address.lat) }), territoryId: cart.territory_id,
+      paymentDestination: cart.payment_destination, subtotal: cart.subtotal, discountTotal: cart.discount_total, deliveryFee: cart.delivery_fee,
+      driverEarning: cart.driver_earning, total: cart.total, currency: cart.currency, quoteId: input.quote_id ?? null, notes: input.notes ?? null, lines,
+      coupon: couponId ? { id: couponId, code: cart.coupon!.code, redemptionId: newId(), now } : null,
+    });
+    if (!written.ok) throw written.refusal === 'customer' ? couponRefused('COUPON_CUSTOMER_LIMIT_REACHED') : await refusalNow(tx, couponId!, now);
+    return written.order;
   }
 
   /** Creates the trip of an order that just became `ready` (pickup = branch, dropoff = the customer's address). */
   async function createTripFor(tx: Tx, actor: Actor, o: OrderRow): Promise<string> {
-    const { rows } = await tx.query<{ name: string; address: string; lon: number; lat: number }>(
-      'SELECT name, address, (location)[0] AS lon, (location)[1] AS lat FROM merchant_branch WHERE id = $1',
-      [o.branch_id],
-    );
-    const b = rows[0];
+    const b = await pickupOf(tx, o.branch_id);
     // The merchant's own actor; the fees were priced by the tariff at checkout, which logistics accepts from this trusted call only.
     const trip = await ctx.services.logistics.createTrip(tx, actor, {
       pickup: { lon: Number(b.lon), lat: Number(b.lat) },
@@ -148,7 +147,7 @@ export function createOrderService(ctx: AppContext) {
       driver_earning: o.driver_earning,
       notes: o.notes ?? undefined,
     }, { pricedBy: 'tariff' });
-    await tx.query('UPDATE merchant_order SET trip_id = $2, territory_id = COALESCE(territory_id, $3) WHERE id = $1', [o.id, trip.id, trip.territory_id]);
+    await setOrderTrip(tx, o.id, trip.id, trip.territory_id);
     return trip.id;
   }
 
@@ -159,13 +158,7 @@ export function createOrderService(ctx: AppContext) {
    */
   async function move(tx: Tx, actor: Actor, o: OrderRow, to: OrderStatus, reason: string | null, opts: { cancelTrip?: boolean } = {}): Promise<OrderRow> {
     assertTransition('Order', ORDER_TRANSITIONS, o.status, to);
-    const done = await tx.query(
-      `UPDATE merchant_order SET status = $3, status_reason = COALESCE($4, status_reason),
-              payment_status = CASE WHEN $3 = 'delivered' AND payment_destination = 'cash' THEN 'paid' ELSE payment_status END, updated_at = now()
-        WHERE id = $1 AND status = $2`,
-      [o.id, o.status, to, reason],
-    );
-    if (done.rowCount === 0) {
+    if (!(await updateOrderStatus(tx, o.id, o.status, to, reason))) {
       const now = (await loadOrder(tx, o.id))!;
       throw AppError.invalidTransition('Order', now.status, to);
     }
@@ -199,15 +192,11 @@ export function createOrderService(ctx: AppContext) {
       return o ? orderFacts(o) : null;
     },
     async getExpressFacts(tx, id) {
-      const { rows } = await tx.query<{ merchant_id: string; status: string; trip_id: string | null }>('SELECT merchant_id, status, trip_id FROM delivery_express_request WHERE id = $1', [id]);
-      return rows[0] ? { merchantId: rows[0].merchant_id, status: rows[0].status, tripId: rows[0].trip_id } : null;
+      const r = await findExpressFacts(tx, id);
+      return r ? { merchantId: r.merchant_id, status: r.status, tripId: r.trip_id } : null;
     },
     async setPaymentStatus(tx, orderId, status: PaymentStatus, paymentReviewId) {
-      const r = await tx.query(
-        `UPDATE merchant_order SET payment_status = $2, payment_review_id = CASE WHEN $3 THEN $4 ELSE payment_review_id END, updated_at = now() WHERE id = $1`,
-        [orderId, status, paymentReviewId !== undefined, paymentReviewId ?? null],
-      );
-      if (r.rowCount === 0) throw AppError.notFound('Order');
+      if (!(await setOrderPaymentStatus(tx, orderId, status, paymentReviewId))) throw AppError.notFound('Order');
     },
   };
 
