@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { Api, AppContext } from '../../platform/context.js';
@@ -40,6 +40,8 @@ export const CouponOut = Type.Object({
 });
 
 export type { CouponRow };
+/** A coupon row is its output (typed against CouponOut: a column missing from either fails to compile). */
+export const couponOut = (c: CouponRow): Static<typeof CouponOut> => c;
 
 export const couponRefused = (code: CouponRefusal) => new AppError(422, code, COUPON_MESSAGES[code]);
 
@@ -105,7 +107,7 @@ export function listOwnCoupons(ctx: AppContext, actor: Actor, q: { active?: bool
   const page = pageRequest(q);
   return ctx.db.withTenant(actor, async (tx) => {
     const m = await ownMerchant(ctx, tx, actor);
-    return toPage(await repo.listMerchantCoupons(tx, m.id, { active: q.active, after: page.after, limit: page.limit + 1 }), page);
+    return toPage(await repo.listMerchantCoupons(tx, m.id, { active: q.active, after: page.after, limit: page.limit + 1 }), page, couponOut);
   });
 }
 

@@ -2,6 +2,11 @@ import type { Actor } from '../../platform/auth.js';
 import type { AppContext, Module } from '../../platform/context.js';
 import { newId } from '../../platform/ids.js';
 import { registerObjectReadGrant } from '../../platform/storage-links.js';
+import { scopeOf } from '../../platform/scope.js';
+import type { ServiceMode } from './model.js';
+import { merchantsShowingImage } from './repo/catalog.js';
+import { commerceStatusCounts } from './repo/orders.js';
+import { insertTariff } from './repo/tariffs.js';
 import { addressRoutes, createAddress } from './addresses.js';
 import { branchRoutes, createBranch } from './branches.js';
 import { catalogRoutes, createCatalogItem } from './catalog.js';
@@ -18,7 +23,8 @@ import { registerCommerceSync } from './sync.js';
 import { createCommerceViews } from './staff-views.js';
 
 export type { MarketplaceBanner, MarketplaceBannerProvider } from './marketplace.js';
-export type { CommerceViews, OrderReportRow } from './staff-views.js';
+export type { CommerceViews } from './staff-views.js';
+export type { OrderReportRow } from './repo/orders.js';
 export { CouponOut, CouponFields } from './coupons.js';
 export { TariffOut } from './tariffs.js';
 export { OrderOut, OrderStatusSchema } from './model.js';
@@ -32,8 +38,7 @@ export const commerceModule: Module = {
     // A catalog photo is shown to the organization's customers while an item of an approved merchant uses it.
     registerObjectReadGrant(ctx, async (tx, _actor, o) => {
       if (o.purpose !== 'other') return false;
-      const { rows } = await tx.query<{ merchant_id: string }>('SELECT merchant_id FROM catalog_item WHERE image_object_id = $1', [o.id]);
-      for (const r of rows) if ((await ctx.services.logistics.getMerchant(tx, r.merchant_id))?.status === 'approved') return true;
+      for (const merchantId of await merchantsShowingImage(tx, o.id)) if ((await ctx.services.logistics.getMerchant(tx, merchantId))?.status === 'approved') return true;
       return false;
     });
     const orders = createOrderService(ctx);
@@ -42,17 +47,7 @@ export const commerceModule: Module = {
     ctx.services.commerceViews = createCommerceViews(ctx);
     registerTripHooks(ctx, orders);
     registerCommerceSync(ctx);
-    ctx.dashboard.set('commerce', async (tx, actor) => {
-      const scope = actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
-      const count = async (table: string) => {
-        const { rows } = await tx.query<{ status: string; n: number }>(
-          `SELECT status, count(*)::int AS n FROM ${table} WHERE ($1::text[] IS NULL OR territory_id = ANY($1)) GROUP BY status`,
-          [scope],
-        );
-        return Object.fromEntries(rows.map((r) => [r.status, r.n]));
-      };
-      return { orders: await count('merchant_order'), delivery_express: await count('delivery_express_request') };
-    });
+    ctx.dashboard.set('commerce', (tx, actor) => commerceStatusCounts(tx, scopeOf(actor)));
   },
   routes(app, ctx) {
     const orders = services.get(ctx)!;
@@ -94,11 +89,10 @@ export const commerceModule: Module = {
           ['marketplace', '8.00', '2.50', '10.00', '70'],
           ['delivery_express', '12.00', '3.00', '15.00', '75'],
         ]) {
-          await tx.query(
-            `INSERT INTO territory_tariff (organization_id, id, territory_id, service_mode, base_fee, per_km_fee, minimum_fee, driver_share_type, driver_share_value, created_by_user_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 'percent', $8, $9)`,
-            [demo.organizationId, newId(), branch.territory_id, mode, base, perKm, min, share, demo.users.admin],
-          );
+          await insertTariff(tx, demo.organizationId, demo.users.admin, {
+            id: newId(), territory_id: branch.territory_id, service_mode: mode as ServiceMode, base_fee: base, per_km_fee: perKm, minimum_fee: min,
+            driver_share_type: 'percent', driver_share_value: share, active: true,
+          });
         }
       }
     });

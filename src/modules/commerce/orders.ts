@@ -9,7 +9,11 @@ import { assertTransition, type Transitions } from '../../platform/state-machine
 import { buildCart, type Cart, type CartInput } from './checkout.js';
 import { couponRefused, refusalNow } from './coupons.js';
 import { releaseRedemption } from './repo/coupons.js';
-import { findOrder, insertOrder, setOrderPaymentStatus, setOrderTrip, updateOrderStatus, type OrderRow, type OrderStatus } from './repo/orders.js';
+import { findOrder, insertOrder, listCustomerOrders, listMerchantOrders, setOrderPaymentStatus, setOrderTrip, updateOrderStatus, type OrderRow, type OrderStatus } from './repo/orders.js';
+import { lockQuote, markQuoteUsed } from './repo/checkout.js';
+import { orderOut, ownMerchant } from './model.js';
+import { recordAudit } from '../../platform/audit.js';
+import { pageRequest, toPage } from '../../platform/pagination.js';
 import { pickupOf } from './repo/branches.js';
 import { findExpressFacts } from './repo/express.js';
 
@@ -200,7 +204,65 @@ export function createOrderService(ctx: AppContext) {
     },
   };
 
-  return { create, move, merchantStatus, payments, announce };
+  /** From a quote: re-priced now; a different total than quoted is 409 QUOTE_PRICE_CHANGED; a quote makes one order. */
+  async function fromQuote(tx: Tx, actor: Actor, quoteId: string, notes?: string): Promise<OrderRow> {
+    const q = await lockQuote(tx, quoteId, actor.userId);
+    if (!q) throw AppError.notFound('Quote');
+    if (q.order_id) throw AppError.conflict('This quote already produced an order', 'QUOTE_ALREADY_USED', { order_id: q.order_id });
+    if (q.expires_at <= new Date()) throw AppError.unprocessable('The quote has expired; request a new preflight', 'QUOTE_EXPIRED');
+    const input = {
+      branch_id: q.branch_id,
+      address_id: q.address_id,
+      items: q.lines.map((l) => ({ catalog_item_id: l.catalog_item_id, quantity: l.quantity })),
+      coupon_code: q.coupon_code,
+      payment_destination: q.payment_destination,
+    };
+    const cart = await buildCart(ctx, tx, actor, input);
+    if (cart.total !== q.total) {
+      throw AppError.conflict(`Prices changed since the quote (quoted ${q.total}, now ${cart.total}); request a new preflight`, 'QUOTE_PRICE_CHANGED', { quoted_total: q.total, current_total: cart.total });
+    }
+    const o = await create(tx, actor, { ...input, notes, quote_id: q.id }, cart);
+    await markQuoteUsed(tx, q.id, o.id);
+    return o;
+  }
+
+  /** POST /customer/orders: from a quote, or from a cart; one transaction. */
+  function place(actor: Actor, b: { quote_id: string; notes?: string } | (CartInput & { notes?: string })): Promise<OrderRow> {
+    return ctx.db.withTenant(actor, (tx) => ('quote_id' in b ? fromQuote(tx, actor, b.quote_id, b.notes) : create(tx, actor, b)));
+  }
+
+  /** GET /customer/orders: the customer's own orders, newest first. */
+  function listForCustomer(actor: Actor, q: { status?: OrderStatus; limit?: number; cursor?: string }) {
+    const page = pageRequest(q);
+    return ctx.db.withTenant(actor, async (tx) => toPage(await listCustomerOrders(tx, actor.userId, { status: q.status, after: page.after, limit: page.limit + 1 }), page, orderOut));
+  }
+
+  /** GET /merchant/orders: the calling merchant's orders, newest first. */
+  function listForMerchant(actor: Actor, q: { status?: OrderStatus; branch_id?: string; limit?: number; cursor?: string }) {
+    const page = pageRequest(q);
+    return ctx.db.withTenant(actor, async (tx) => {
+      const m = await ownMerchant(ctx, tx, actor);
+      return toPage(await listMerchantOrders(tx, m.id, { status: q.status, branchId: q.branch_id, after: page.after, limit: page.limit + 1 }), page, orderOut);
+    });
+  }
+
+  /** PATCH /merchant/orders/:id/status, in its own transaction. */
+  function updateByMerchant(actor: Actor, orderId: string, to: OrderStatus, reason: string | null): Promise<OrderRow> {
+    return ctx.db.withTenant(actor, async (tx) => merchantStatus(tx, actor, (await ownMerchant(ctx, tx, actor)).id, orderId, to, reason));
+  }
+
+  /** POST /admin/orders/:id/cancel: same effects as a merchant cancellation; audited. */
+  function cancelByAdmin(actor: Actor, orderId: string, reason: string): Promise<OrderRow> {
+    return ctx.db.withTenant(actor, async (tx) => {
+      const o = await loadOrder(tx, orderId, true);
+      if (!o) throw AppError.notFound('Order');
+      const after = await move(tx, actor, o, 'cancelled', reason);
+      await recordAudit(tx, actor, { action: 'order.cancelled', entityType: 'merchant_order', entityId: o.id, before: { status: o.status, payment_status: o.payment_status }, after: { status: after.status, payment_status: after.payment_status, reason } });
+      return after;
+    });
+  }
+
+  return { create, move, merchantStatus, payments, announce, place, listForCustomer, listForMerchant, updateByMerchant, cancelByAdmin };
 }
 
 export type OrderService = ReturnType<typeof createOrderService>;

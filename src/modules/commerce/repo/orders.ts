@@ -158,8 +158,8 @@ export async function listMerchantOrders(tx: Tx, merchantId: string, q: OrderLis
 }
 
 export interface Period {
-  from?: string;
-  to?: string;
+  from?: string | null;
+  to?: string | null;
 }
 
 /** Orders in a territory scope, newest first (staff consoles). */
@@ -202,4 +202,36 @@ export async function orderReportRows(tx: Tx, scope: TerritoryScope, period: Per
     [scope, period.from ?? null, period.to ?? null, limit],
   );
   return rows;
+}
+
+/** Offline sync: a merchant's (or a customer's) orders changed in a pull window (`clause` parameters from $2). */
+export async function syncOrders(
+  tx: Tx,
+  owner: { merchantId: string } | { customerUserId: string },
+  c: { where: string; orderLimit: string; params: unknown[] },
+): Promise<(OrderRow & { sync_xid: string })[]> {
+  const select = ORDER_SELECT.replace(/^\s*SELECT\s/i, 'SELECT o.changed_xid::text AS sync_xid, ');
+  const { rows } = await tx.query<OrderRow & { sync_xid: string }>(
+    `${select} WHERE ${'merchantId' in owner ? 'o.merchant_id = $1' : 'o.customer_user_id = $1'} AND ${c.where} ${c.orderLimit}`,
+    ['merchantId' in owner ? owner.merchantId : owner.customerUserId, ...c.params],
+  );
+  return rows;
+}
+
+/** A customer's orders that have a trip, newest first. */
+export async function customerOrderTrips(tx: Tx, customerUserId: string, q: { after: string | null; limit: number }): Promise<{ id: string; trip_id: string }[]> {
+  const { rows } = await tx.query<{ id: string; trip_id: string }>(
+    'SELECT id, trip_id FROM merchant_order WHERE customer_user_id = $1 AND trip_id IS NOT NULL AND ($2::text IS NULL OR id < $2) ORDER BY id DESC LIMIT $3',
+    [customerUserId, q.after, q.limit],
+  );
+  return rows;
+}
+
+/** Orders and express requests per status in a territory scope (the dashboard's commerce section). */
+export async function commerceStatusCounts(tx: Tx, scope: TerritoryScope): Promise<{ orders: Record<string, number>; delivery_express: Record<string, number> }> {
+  const count = async (table: 'merchant_order' | 'delivery_express_request') => {
+    const { rows } = await tx.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM ${table} WHERE ${scopeSql('territory_id', 1)} GROUP BY status`, [scope]);
+    return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+  };
+  return { orders: await count('merchant_order'), delivery_express: await count('delivery_express_request') };
 }
