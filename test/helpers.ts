@@ -84,7 +84,12 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function createTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  /** Wraps the app's database (e.g. to count round trips); the test's `t.db` stays the bare one. */
+  wrapDb?: (db: Database) => Database;
+}
+
+export async function createTestApp(overrides: Partial<Config> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const { db, url, drop } = await freshDatabase();
   await migrate(db);
   // Tests act as a few demo users: per-user limits of expensive routes off unless a test sets them in `raw`.
@@ -105,7 +110,7 @@ export async function createTestApp(overrides: Partial<Config> = {}): Promise<Te
     ...overrides,
     raw: { ...source, ...(overrides.raw ?? {}) },
   });
-  const app = await buildApp({ config, db });
+  const app = await buildApp({ config, db: options.wrapDb ? options.wrapDb(db) : db });
   await app.ready();
   const demo = (await seedDemo(app))!;
   const cache = new Map<string, Session>();

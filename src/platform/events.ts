@@ -56,10 +56,13 @@ export function createEventBus(): EventBus {
  * delivered at commit, so a rolled-back change never announces anything.
  */
 export async function recordEvent(tx: Tx, organizationId: string, input: EventInput): Promise<StoredEvent> {
+  // One round trip: the row and its NOTIFY (payload {"organization_id","seq"}) in one statement.
   const { rows } = await tx.query<StoredEvent>(
-    `INSERT INTO event (organization_id, id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-     RETURNING seq, id, organization_id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload, created_at`,
+    `WITH e AS (
+       INSERT INTO event (organization_id, id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       RETURNING seq, id, organization_id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload, created_at)
+     SELECT e.*, pg_notify($10, json_build_object('organization_id', e.organization_id, 'seq', e.seq)::text) AS notified FROM e`,
     [
       organizationId,
       newId(),
@@ -70,9 +73,9 @@ export async function recordEvent(tx: Tx, organizationId: string, input: EventIn
       input.actorUserId ?? null,
       input.audienceUserIds ?? [],
       JSON.stringify(input.payload ?? {}),
+      EVENTS_CHANNEL,
     ],
   );
-  const ev = rows[0];
-  await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, JSON.stringify({ organization_id: organizationId, seq: ev.seq })]);
+  const { notified: _, ...ev } = rows[0] as StoredEvent & { notified: unknown };
   return ev;
 }

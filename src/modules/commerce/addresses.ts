@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
 import type { CommerceContext } from './index.js';
@@ -7,7 +7,9 @@ import { GeoPoint, parsePoint, pointSql } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { geo, inTx } from './model.js';
+import { geo } from './model.js';
+import * as repo from './repo/addresses.js';
+import type { AddressRow } from './repo/addresses.js';
 
 export const AddressOut = Type.Object({
   id: Type.String(),
@@ -18,37 +20,17 @@ export const AddressOut = Type.Object({
   created_at: Timestamp,
 });
 
-export interface AddressRow {
-  id: string;
-  user_id: string;
-  label: string | null;
-  address: string;
-  lon: number;
-  lat: number;
-  notes: string | null;
-  created_at: Date;
-}
+export type { AddressRow };
 
-const ADDRESS_SELECT = 'SELECT id, user_id, label, address, (location)[0] AS lon, (location)[1] AS lat, notes, created_at FROM customer_address';
-export const addressOut = ({ lon, lat, user_id: _u, ...a }: AddressRow) => ({ ...a, location: geo(lon, lat)! });
+export const addressOut = ({ lon, lat, user_id: _u, ...a }: AddressRow): Static<typeof AddressOut> => ({ ...a, location: geo(lon, lat)! });
 
 /** An address of this customer, or null (another customer's address is as missing as an unknown one). */
-export async function customerAddress(tx: Tx, userId: string, id: string): Promise<AddressRow | null> {
-  return (await tx.query<AddressRow>(`${ADDRESS_SELECT} WHERE id = $1 AND user_id = $2`, [id, userId])).rows[0] ?? null;
-}
+export const customerAddress = repo.findCustomerAddress;
 
 export async function createAddress(tx: Tx, actor: Actor, input: { label?: string; address: string; location: GeoPoint; notes?: string }): Promise<AddressRow> {
   const p = parsePoint(input.location);
   const id = newId();
-  await tx.query('INSERT INTO customer_address (organization_id, id, user_id, label, address, location, notes) VALUES ($1, $2, $3, $4, $5, $6::point, $7)', [
-    actor.organizationId,
-    id,
-    actor.userId,
-    input.label ?? null,
-    input.address,
-    pointSql(p),
-    input.notes ?? null,
-  ]);
+  await repo.insertAddress(tx, { organizationId: actor.organizationId, id, userId: actor.userId, label: input.label ?? null, address: input.address, point: pointSql(p), notes: input.notes ?? null });
   return (await customerAddress(tx, actor.userId, id))!;
 }
 
@@ -70,14 +52,7 @@ export function addressRoutes(app: Api, ctx: CommerceContext) {
     async (req) => {
       const actor = actorOf(req);
       const page = pageRequest(req.query);
-      return inTx(ctx, actor, async (tx) => {
-        const { rows } = await tx.query<AddressRow>(`${ADDRESS_SELECT} WHERE user_id = $1 AND ($2::text IS NULL OR id < $2) ORDER BY id DESC LIMIT $3`, [
-          actor.userId,
-          page.after,
-          page.limit + 1,
-        ]);
-        return toPage(rows, page, addressOut);
-      });
+      return ctx.db.withTenant(actor, async (tx) => toPage(await repo.listCustomerAddresses(tx, actor.userId, { after: page.after, limit: page.limit + 1 }), page, addressOut));
     },
   );
 
@@ -95,7 +70,7 @@ export function addressRoutes(app: Api, ctx: CommerceContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      return reply.code(201).send(addressOut(await inTx(ctx, actor, (tx) => createAddress(tx, actor, req.body))));
+      return reply.code(201).send(addressOut(await ctx.db.withTenant(actor, (tx) => createAddress(tx, actor, req.body))));
     },
   );
 }

@@ -9,7 +9,9 @@ import { GeoPoint, parsePoint, pointSql } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { geo, inTx, ownMerchant } from './model.js';
+import { geo, ownMerchant } from './model.js';
+import * as repo from './repo/branches.js';
+import type { BranchRow } from './repo/branches.js';
 
 const HHMM = '^([01]\\d|2[0-3]):[0-5]\\d$';
 export const OpeningHours = Type.Array(
@@ -37,29 +39,11 @@ export const BranchOut = Type.Object({
   updated_at: Timestamp,
 });
 
-export interface BranchRow {
-  id: string;
-  merchant_id: string;
-  name: string;
-  address: string;
-  lon: number;
-  lat: number;
-  opening_hours: OpeningHours;
-  phone: string | null;
-  active: boolean;
-  territory_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type { BranchRow };
 
-export const BRANCH_SELECT = `SELECT b.id, b.merchant_id, b.name, b.address, (b.location)[0] AS lon, (b.location)[1] AS lat, b.opening_hours, b.phone, b.active,
-                                     b.territory_id, b.created_at, b.updated_at FROM merchant_branch b`;
+export const branchOut = ({ lon, lat, ...b }: BranchRow): Static<typeof BranchOut> => ({ ...b, location: geo(lon, lat)! });
 
-export const branchOut = ({ lon, lat, ...b }: BranchRow) => ({ ...b, location: geo(lon, lat)! });
-
-export async function loadBranch(tx: Tx, id: string): Promise<BranchRow | null> {
-  return (await tx.query<BranchRow>(`${BRANCH_SELECT} WHERE b.id = $1`, [id])).rows[0] ?? null;
-}
+export const loadBranch = repo.findBranch;
 
 const BranchFields = {
   name: ShortText(120),
@@ -88,13 +72,9 @@ export function branchRoutes(app: Api, ctx: CommerceContext) {
     async (req) => {
       const actor = actorOf(req);
       const page = pageRequest(req.query);
-      return inTx(ctx, actor, async (tx) => {
+      return ctx.db.withTenant(actor, async (tx) => {
         const m = await ownMerchant(ctx, tx, actor);
-        const { rows } = await tx.query<BranchRow>(
-          `${BRANCH_SELECT} WHERE b.merchant_id = $1 AND ($2::boolean IS NULL OR b.active = $2) AND ($3::text IS NULL OR b.id < $3) ORDER BY b.id DESC LIMIT $4`,
-          [m.id, req.query.active ?? null, page.after, page.limit + 1],
-        );
-        return toPage(rows, page, branchOut);
+        return toPage(await repo.listBranches(tx, m.id, { active: req.query.active, after: page.after, limit: page.limit + 1 }), page, branchOut);
       });
     },
   );
@@ -114,7 +94,7 @@ export function branchRoutes(app: Api, ctx: CommerceContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      const b = await inTx(ctx, actor, (tx) => createBranch(ctx, tx, actor, req.body));
+      const b = await ctx.db.withTenant(actor, (tx) => createBranch(ctx, tx, actor, req.body));
       return reply.code(201).send(branchOut(b));
     },
   );
@@ -144,34 +124,7 @@ export function branchRoutes(app: Api, ctx: CommerceContext) {
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      const body = req.body;
-      return inTx(ctx, actor, async (tx) => {
-        const m = await ownMerchant(ctx, tx, actor);
-        const before = await loadBranch(tx, req.params.id);
-        if (!before || before.merchant_id !== m.id) throw AppError.notFound('Branch');
-        const p = body.location ? parsePoint(body.location) : null;
-        const phone = body.phone ? (await normalizePhones(tx, actor.organizationId, { phone: body.phone }, ['phone'])).phone : null;
-        const territoryId = p ? await ctx.deps.logistics.territoryForPoint(tx, p) : before.territory_id;
-        await tx.query(
-          `UPDATE merchant_branch SET name = COALESCE($2, name), address = COALESCE($3, address), location = COALESCE($4::point, location),
-                  opening_hours = COALESCE($5::jsonb, opening_hours), phone = CASE WHEN $6 THEN $7 ELSE phone END, active = COALESCE($8, active),
-                  territory_id = $9, updated_at = now()
-            WHERE id = $1`,
-          [
-            before.id,
-            body.name ?? null,
-            body.address ?? null,
-            p ? pointSql(p) : null,
-            body.opening_hours ? JSON.stringify(body.opening_hours) : null,
-            'phone' in body,
-            phone,
-            body.active ?? null,
-            territoryId,
-          ],
-        );
-        return branchOut((await loadBranch(tx, before.id))!);
-      });
+      return branchOut(await updateOwnBranch(ctx, actorOf(req), req.params.id, req.body));
     },
   );
 }
@@ -186,21 +139,41 @@ export async function createBranch(
   const p = parsePoint(input.location);
   input = await normalizePhones(tx, actor.organizationId, input, ['phone']);
   const id = newId();
-  await tx.query(
-    `INSERT INTO merchant_branch (organization_id, id, merchant_id, name, address, location, opening_hours, phone, active, territory_id)
-     VALUES ($1, $2, $3, $4, $5, $6::point, $7::jsonb, $8, $9, $10)`,
-    [
-      actor.organizationId,
-      id,
-      m.id,
-      input.name,
-      input.address,
-      pointSql(p),
-      JSON.stringify(input.opening_hours ?? []),
-      input.phone ?? null,
-      input.active ?? true,
-      await ctx.deps.logistics.territoryForPoint(tx, p),
-    ],
-  );
+  await repo.insertBranch(tx, actor.organizationId, id, m.id, {
+    name: input.name,
+    address: input.address,
+    point: pointSql(p),
+    openingHours: input.opening_hours ?? [],
+    phone: input.phone ?? null,
+    active: input.active ?? true,
+    territoryId: await ctx.deps.logistics.territoryForPoint(tx, p),
+  });
   return (await loadBranch(tx, id))!;
+}
+
+/** PATCH /merchant/branches/:id: a new location re-derives the territory; 404 for another merchant's branch. */
+export function updateOwnBranch(
+  ctx: CommerceContext,
+  actor: Actor,
+  id: string,
+  body: { name?: string; address?: string; location?: GeoPoint; opening_hours?: OpeningHours; phone?: string | null; active?: boolean },
+): Promise<BranchRow> {
+  return ctx.db.withTenant(actor, async (tx) => {
+    const m = await ownMerchant(ctx, tx, actor);
+    const before = await repo.findBranch(tx, id);
+    if (!before || before.merchant_id !== m.id) throw AppError.notFound('Branch');
+    const p = body.location ? parsePoint(body.location) : null;
+    const phone = body.phone ? (await normalizePhones(tx, actor.organizationId, { phone: body.phone }, ['phone'])).phone : null;
+    const territoryId = p ? await ctx.deps.logistics.territoryForPoint(tx, p) : before.territory_id;
+    await repo.updateBranch(tx, before.id, {
+      name: body.name,
+      address: body.address,
+      point: p ? pointSql(p) : undefined,
+      openingHours: body.opening_hours,
+      phone: 'phone' in body ? phone : undefined,
+      active: body.active,
+      territoryId,
+    });
+    return (await repo.findBranch(tx, before.id))!;
+  });
 }

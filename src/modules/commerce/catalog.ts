@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
 import type { CommerceContext } from './index.js';
@@ -8,7 +8,9 @@ import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Currency, Id, IdParams, Money, NonNegativeMoney, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
-import { assertOwnIds, inTx, ownMerchant } from './model.js';
+import { assertOwnIds, ownMerchant } from './model.js';
+import * as repo from './repo/catalog.js';
+import type { CatalogItemRow } from './repo/catalog.js';
 
 export const CatalogItemOut = Type.Object({
   id: Type.String(),
@@ -24,21 +26,9 @@ export const CatalogItemOut = Type.Object({
   updated_at: Timestamp,
 });
 
-export interface CatalogItemRow {
-  id: string;
-  merchant_id: string;
-  name: string;
-  description: string | null;
-  price: string;
-  currency: string;
-  available: boolean;
-  branch_ids: string[];
-  image_object_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export const CATALOG_SELECT = 'SELECT id, merchant_id, name, description, price, currency, available, branch_ids, image_object_id, created_at, updated_at FROM catalog_item';
+export type { CatalogItemRow };
+/** An item row is its output (typed against CatalogItemOut). */
+const catalogItemOut = (i: CatalogItemRow): Static<typeof CatalogItemOut> => i;
 
 const BranchIds = Type.Array(Id, { maxItems: 200, uniqueItems: true });
 
@@ -61,13 +51,36 @@ export async function createCatalogItem(
   await assertOwnIds(tx, 'merchant_branch', m.id, input.branch_ids ?? [], 'branch_ids');
   if (input.image_object_id) await assertObjectLink(ctx, tx, actor, input.image_object_id, ['other']);
   const currency = await orgCurrency(ctx, tx, input.currency);
-  const { rows } = await tx.query<CatalogItemRow>(
-    `INSERT INTO catalog_item (organization_id, id, merchant_id, name, description, price, currency, available, branch_ids, image_object_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10)
-     RETURNING id, merchant_id, name, description, price, currency, available, branch_ids, image_object_id, created_at, updated_at`,
-    [actor.organizationId, newId(), m.id, input.name, input.description ?? null, input.price, currency, input.available ?? true, input.branch_ids ?? [], input.image_object_id ?? null],
-  );
-  return rows[0];
+  return repo.insertCatalogItem(tx, actor.organizationId, {
+    id: newId(), merchant_id: m.id, name: input.name, description: input.description ?? null, price: input.price, currency, available: input.available ?? true,
+    branch_ids: input.branch_ids ?? [], image_object_id: input.image_object_id ?? null,
+  });
+}
+
+/** PATCH /merchant/catalog/:id: a new price applies to carts priced afterwards; 404 for another merchant's item. */
+export function updateOwnCatalogItem(
+  ctx: CommerceContext,
+  actor: Actor,
+  id: string,
+  b: { name?: string; description?: string | null; price?: string; currency?: string; available?: boolean; branch_ids?: string[]; image_object_id?: string | null },
+): Promise<CatalogItemRow> {
+  return ctx.db.withTenant(actor, async (tx) => {
+    const m = await ownMerchant(ctx, tx, actor);
+    const found = await repo.findMerchantItem(tx, m.id, id);
+    if (!found) throw AppError.notFound('Catalog item');
+    if (b.branch_ids) await assertOwnIds(tx, 'merchant_branch', m.id, b.branch_ids, 'branch_ids');
+    if (b.image_object_id) await assertObjectLink(ctx, tx, actor, b.image_object_id, ['other']);
+    if (b.currency) await orgCurrency(ctx, tx, b.currency);
+    return repo.updateCatalogItem(tx, found.id, {
+      name: b.name,
+      description: 'description' in b ? (b.description ?? null) : undefined,
+      price: b.price,
+      currency: b.currency,
+      available: b.available,
+      branch_ids: b.branch_ids,
+      image_object_id: 'image_object_id' in b ? (b.image_object_id ?? null) : undefined,
+    });
+  });
 }
 
 export function catalogRoutes(app: Api, ctx: CommerceContext) {
@@ -88,15 +101,10 @@ export function catalogRoutes(app: Api, ctx: CommerceContext) {
     async (req) => {
       const actor = actorOf(req);
       const page = pageRequest(req.query);
-      return inTx(ctx, actor, async (tx) => {
+      return ctx.db.withTenant(actor, async (tx) => {
         const m = await ownMerchant(ctx, tx, actor);
-        const { rows } = await tx.query<CatalogItemRow>(
-          `${CATALOG_SELECT} WHERE merchant_id = $1 AND ($2::boolean IS NULL OR available = $2)
-              AND ($3::text IS NULL OR branch_ids = '{}' OR $3 = ANY(branch_ids)) AND ($4::text IS NULL OR id < $4)
-            ORDER BY id DESC LIMIT $5`,
-          [m.id, req.query.available ?? null, req.query.branch_id ?? null, page.after, page.limit + 1],
-        );
-        return toPage(rows, page);
+        const rows = await repo.listCatalog(tx, m.id, { available: req.query.available, branchId: req.query.branch_id, after: page.after, limit: page.limit + 1 });
+        return toPage(rows, page, catalogItemOut);
       });
     },
   );
@@ -126,7 +134,7 @@ export function catalogRoutes(app: Api, ctx: CommerceContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      return reply.code(201).send(await inTx(ctx, actor, (tx) => createCatalogItem(ctx, tx, actor, req.body)));
+      return reply.code(201).send(catalogItemOut(await ctx.db.withTenant(actor, (tx) => createCatalogItem(ctx, tx, actor, req.body))));
     },
   );
 
@@ -156,25 +164,7 @@ export function catalogRoutes(app: Api, ctx: CommerceContext) {
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      const b = req.body;
-      return inTx(ctx, actor, async (tx) => {
-        const m = await ownMerchant(ctx, tx, actor);
-        const found = (await tx.query<CatalogItemRow>(`${CATALOG_SELECT} WHERE id = $1 AND merchant_id = $2`, [req.params.id, m.id])).rows[0];
-        if (!found) throw AppError.notFound('Catalog item');
-        if (b.branch_ids) await assertOwnIds(tx, 'merchant_branch', m.id, b.branch_ids, 'branch_ids');
-        if (b.image_object_id) await assertObjectLink(ctx, tx, actor, b.image_object_id, ['other']);
-        if (b.currency) await orgCurrency(ctx, tx, b.currency);
-        const { rows } = await tx.query<CatalogItemRow>(
-          `UPDATE catalog_item SET name = COALESCE($2, name), description = CASE WHEN $3 THEN $4 ELSE description END, price = COALESCE($5::numeric, price),
-                  currency = COALESCE($6, currency), available = COALESCE($7, available), branch_ids = COALESCE($8::text[], branch_ids),
-                  image_object_id = CASE WHEN $9 THEN $10 ELSE image_object_id END, updated_at = now()
-            WHERE id = $1
-            RETURNING id, merchant_id, name, description, price, currency, available, branch_ids, image_object_id, created_at, updated_at`,
-          [found.id, b.name ?? null, 'description' in b, b.description ?? null, b.price ?? null, b.currency ?? null, b.available ?? null, b.branch_ids ?? null, 'image_object_id' in b, b.image_object_id ?? null],
-        );
-        return rows[0];
-      });
+      return catalogItemOut(await updateOwnCatalogItem(ctx, actorOf(req), req.params.id, req.body));
     },
   );
 }

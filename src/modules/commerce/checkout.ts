@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
 import type { CommerceContext } from './index.js';
@@ -9,13 +9,13 @@ import { newId } from '../../platform/ids.js';
 import { assertMoneyInRange, money, sumMoney } from '../../platform/money.js';
 import type { PaymentDestination } from '../../platform/order-contracts.js';
 import { Id, Money, Nullable, Problem, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import type { MerchantRow } from '../logistics/index.js';
-import { customerAddress, type AddressRow } from './addresses.js';
-import { loadBranch, type BranchRow } from './branches.js';
 import { openingState } from './opening-hours.js';
-import { CouponCode, couponByCode, customerUses } from './coupons.js';
-import { inTx, PaymentDestinationSchema, PricedLineOut } from './model.js';
-import { COUPON_MESSAGES, evaluateCoupon, orderTotals, priceLines, type CatalogPrice, type CouponRefusal, type PricedLine } from './pricing.js';
+import { CouponCode } from './coupons.js';
+import { PaymentDestinationSchema, PricedLineOut } from './model.js';
+import { COUPON_MESSAGES, evaluateCoupon, orderTotals, priceLines, type CouponRefusal, type PricedLine } from './pricing.js';
+import type { AddressRow } from './repo/addresses.js';
+import type { BranchRow } from './repo/branches.js';
+import { insertQuote, loadCartFacts, type CartMerchant } from './repo/checkout.js';
 import { priceDelivery } from './tariffs.js';
 
 export const QUOTE_TTL_MS = 15 * 60 * 1000;
@@ -31,7 +31,7 @@ export interface CartInput {
 }
 
 export interface Cart {
-  merchant: MerchantRow;
+  merchant: CartMerchant;
   branch: BranchRow;
   address: AddressRow;
   territory_id: string | null;
@@ -58,7 +58,9 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
   const ids = input.items.map((i) => i.catalog_item_id);
   const dup = ids.findIndex((id, i) => ids.indexOf(id) !== i);
   if (dup >= 0) throw AppError.badRequest('An item appears twice; send one line per item with its quantity', [{ field: `items[${dup}].catalog_item_id`, message: 'duplicate' }]);
-  const branch = await loadBranch(tx, input.branch_id);
+  // One statement reads the branch, its merchant, the address, the items, the tariff and the coupon (issue 21).
+  const facts = await loadCartFacts(tx, { branchId: input.branch_id, addressId: input.address_id, customerUserId: actor.userId, itemIds: ids, couponCode: input.coupon_code ?? null });
+  const branch = facts.branch;
   if (!branch) throw AppError.notFound('Branch');
   if (!branch.active) throw AppError.unprocessable('The branch is not taking orders', 'BRANCH_INACTIVE');
   const settings = await ctx.deps.organizations.settingsIn(tx);
@@ -67,16 +69,12 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
     const next = hours.next_open_at?.toISOString() ?? null;
     throw new AppError(422, 'BRANCH_CLOSED', next ? `The branch is closed; it opens at ${next}` : 'The branch is closed', undefined, { next_open_at: next });
   }
-  const merchant = (await ctx.deps.logistics.getMerchant(tx, branch.merchant_id))!;
+  const merchant = facts.merchant!;
   if (merchant.status !== 'approved') throw AppError.unprocessable('The merchant is not approved', 'MERCHANT_NOT_APPROVED');
-  const address = await customerAddress(tx, actor.userId, input.address_id);
+  const address = facts.address;
   if (!address) throw AppError.notFound('Address');
 
-  const { rows } = await tx.query<CatalogPrice & { merchant_id: string; available: boolean; branch_ids: string[]; currency: string }>(
-    'SELECT id, merchant_id, name, price, currency, available, branch_ids FROM catalog_item WHERE id = ANY($1::text[]) AND merchant_id = $2',
-    [ids, merchant.id],
-  );
-  const catalog = new Map(rows.map((r) => [r.id, r]));
+  const catalog = new Map(facts.items.map((r) => [r.id, r]));
   const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !catalog.has(id));
   if (missing.length) throw new AppError(404, 'NOT_FOUND', 'Catalog item not found', missing.map(({ id, i }) => ({ field: `items[${i}].catalog_item_id`, message: `unknown item ${id}` })));
   const unavailable = ids
@@ -97,15 +95,16 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
   const territoryId = branch.territory_id ?? (await ctx.deps.logistics.territoryForPoint(tx, { lon: branch.lon, lat: branch.lat }));
   const from: LonLat = { lon: Number(branch.lon), lat: Number(branch.lat) };
   const to: LonLat = { lon: Number(address.lon), lat: Number(address.lat) };
-  const price = await priceDelivery(ctx, tx, actor.organizationId, territoryId, 'marketplace', from, to);
+  // The branch's own territory: its tariff came with the facts; a territory found by the point is looked up.
+  const price = await priceDelivery(ctx, tx, actor.organizationId, territoryId, 'marketplace', from, to, branch.territory_id ? facts.tariff : undefined);
 
   let coupon: Cart['coupon'] = null;
   let discount = '0';
   if (input.coupon_code) {
-    const c = await couponByCode(tx, merchant.id, input.coupon_code);
+    const c = facts.coupon;
     if (!c) coupon = { code: input.coupon_code, coupon_id: null, applied: false, reason_code: 'COUPON_NOT_FOUND' };
     else {
-      const outcome = evaluateCoupon(c, { branch_id: branch.id, lines, subtotal: subtotal.toFixed(2), customer_uses: await customerUses(tx, c.id, actor.userId), now: new Date() });
+      const outcome = evaluateCoupon(c, { branch_id: branch.id, lines, subtotal: subtotal.toFixed(2), customer_uses: facts.couponUses, now: new Date() });
       coupon = { code: c.code, coupon_id: c.id, applied: outcome.ok, reason_code: outcome.ok ? null : outcome.code };
       if (outcome.ok) discount = outcome.discount;
     }
@@ -171,18 +170,14 @@ export function couponView(c: Cart['coupon']) {
   return c ? { ...c, reason: c.reason_code ? COUPON_MESSAGES[c.reason_code] : null } : null;
 }
 
-export async function saveQuote(tx: Tx, actor: Actor, cart: Cart) {
+export async function saveQuote(tx: Tx, actor: Actor, cart: Cart): Promise<Static<typeof QuoteOut>> {
   const id = newId();
   const applied = cart.coupon?.applied ? cart.coupon : null;
-  const { rows } = await tx.query<{ expires_at: Date; created_at: Date }>(
-    `INSERT INTO checkout_quote (organization_id, id, customer_user_id, merchant_id, branch_id, address_id, payment_destination, lines, subtotal,
-                                 coupon_id, coupon_code, coupon_error, discount_total, delivery_fee, total, currency, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16, now() + $17 * interval '1 millisecond') RETURNING expires_at, created_at`,
-    [
-      actor.organizationId, id, actor.userId, cart.merchant.id, cart.branch.id, cart.address.id, cart.payment_destination, JSON.stringify(cart.lines), cart.subtotal,
-      applied?.coupon_id ?? null, cart.coupon?.code ?? null, cart.coupon?.reason_code ?? null, cart.discount_total, cart.delivery_fee, cart.total, cart.currency, QUOTE_TTL_MS,
-    ],
-  );
+  const stamps = await insertQuote(tx, {
+    organization_id: actor.organizationId, id, customer_user_id: actor.userId, merchant_id: cart.merchant.id, branch_id: cart.branch.id, address_id: cart.address.id,
+    payment_destination: cart.payment_destination, lines: cart.lines, subtotal: cart.subtotal, coupon_id: applied?.coupon_id ?? null, coupon_code: cart.coupon?.code ?? null,
+    coupon_error: cart.coupon?.reason_code ?? null, discount_total: cart.discount_total, delivery_fee: cart.delivery_fee, total: cart.total, currency: cart.currency, ttl_ms: QUOTE_TTL_MS,
+  });
   return {
     id,
     merchant_id: cart.merchant.id,
@@ -200,8 +195,13 @@ export async function saveQuote(tx: Tx, actor: Actor, cart: Cart) {
     total: cart.total,
     currency: cart.currency,
     payment_required: cart.payment_required,
-    ...rows[0],
+    ...stamps,
   };
+}
+
+/** POST /customer/checkout/preflight: prices the cart and keeps the quote 15 minutes. */
+export function preflight(ctx: CommerceContext, actor: Actor, input: CartInput) {
+  return ctx.db.withTenant(actor, async (tx) => saveQuote(tx, actor, await buildCart(ctx, tx, actor, input)));
 }
 
 export const CartBodyProps = {
@@ -231,7 +231,7 @@ export function checkoutRoutes(app: Api, ctx: CommerceContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      const quote = await inTx(ctx, actor, async (tx) => saveQuote(tx, actor, await buildCart(ctx, tx, actor, req.body)));
+      const quote = await preflight(ctx, actor, req.body);
       return reply.code(201).send(quote);
     },
   );

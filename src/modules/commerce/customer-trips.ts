@@ -8,7 +8,8 @@ import { GeoPoint } from '../../platform/geo.js';
 import { encodeCursor, pageRequest } from '../../platform/pagination.js';
 import { IdParams, Money, Nullable, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
 import type { TripRow } from '../logistics/index.js';
-import { geo, inTx } from './model.js';
+import { geo } from './model.js';
+import { customerOrderTrips } from './repo/orders.js';
 
 const ACTIVE = ['assigned', 'accepted', 'picked_up', 'in_transit'];
 
@@ -81,11 +82,8 @@ export function customerTripRoutes(app: Api, ctx: CommerceContext) {
     async (req) => {
       const actor = actorOf(req);
       const page = pageRequest(req.query);
-      return inTx(ctx, actor, async (tx) => {
-        const { rows } = await tx.query<{ id: string; trip_id: string }>(
-          'SELECT id, trip_id FROM merchant_order WHERE customer_user_id = $1 AND trip_id IS NOT NULL AND ($2::text IS NULL OR id < $2) ORDER BY id DESC LIMIT $3',
-          [actor.userId, page.after, page.limit + 1],
-        );
+      return ctx.db.withTenant(actor, async (tx) => {
+        const rows = await customerOrderTrips(tx, actor.userId, { after: page.after, limit: page.limit + 1 });
         const slice = rows.slice(0, page.limit);
         const data = [];
         for (const r of slice) {
@@ -111,7 +109,7 @@ export function customerTripRoutes(app: Api, ctx: CommerceContext) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(ctx, actor, async (tx) => {
+      return ctx.db.withTenant(actor, async (tx) => {
         const t = await ctx.deps.logistics.getTrip(tx, req.params.id);
         if (!t || t.customer_user_id !== actor.userId) throw AppError.notFound('Trip');
         return customerTripView(ctx, tx, t);

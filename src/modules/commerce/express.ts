@@ -1,5 +1,5 @@
 import { normalizePhones } from '../../platform/phone.js';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
 import type { CommerceContext } from './index.js';
@@ -9,9 +9,10 @@ import { GeoPoint, parsePoint, pointSql, type LonLat } from '../../platform/geo.
 import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, Money, NonNegativeMoney, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { loadBranch } from './branches.js';
-import { ExpressStatusSchema, geo, inTx, ownMerchant } from './model.js';
-import { EXPRESS_STATUSES } from './tables.js';
+import { ExpressStatusSchema, geo, ownMerchant } from './model.js';
+import { findBranch } from './repo/branches.js';
+import * as repo from './repo/express.js';
+import type { ExpressRow } from './repo/express.js';
 import { priceDelivery } from './tariffs.js';
 
 export const ExpressOut = Type.Object({
@@ -36,35 +37,7 @@ export const ExpressOut = Type.Object({
   updated_at: Timestamp,
 });
 
-interface ExpressRow {
-  id: string;
-  status: (typeof EXPRESS_STATUSES)[number];
-  territory_id: string | null;
-  merchant_id: string;
-  branch_id: string | null;
-  requested_by_user_id: string | null;
-  customer_name: string;
-  customer_phone: string | null;
-  pickup_address: string;
-  dropoff_address: string;
-  pickup_lon: number | null;
-  pickup_lat: number | null;
-  dropoff_lon: number | null;
-  dropoff_lat: number | null;
-  package_description: string | null;
-  declared_value: string;
-  delivery_fee: string;
-  source_channel: string;
-  trip_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const EXPRESS_SELECT = `SELECT id, status, territory_id, merchant_id, branch_id, requested_by_user_id, customer_name, customer_phone, pickup_address, dropoff_address,
-  (pickup_location)[0] AS pickup_lon, (pickup_location)[1] AS pickup_lat, (dropoff_location)[0] AS dropoff_lon, (dropoff_location)[1] AS dropoff_lat,
-  package_description, declared_value, delivery_fee, source_channel, trip_id, created_at, updated_at FROM delivery_express_request`;
-
-const expressOut = ({ pickup_lon, pickup_lat, dropoff_lon, dropoff_lat, ...r }: ExpressRow) => ({
+const expressOut = ({ pickup_lon, pickup_lat, dropoff_lon, dropoff_lat, ...r }: ExpressRow): Static<typeof ExpressOut> => ({
   ...r,
   pickup_location: geo(pickup_lon, pickup_lat),
   dropoff_location: geo(dropoff_lon, dropoff_lat),
@@ -86,7 +59,7 @@ type ExpressInput = typeof ExpressBody.static;
 /** Where the courier picks up: the branch, else the given point and address, else the merchant's own location. */
 async function resolvePickup(ctx: CommerceContext, tx: Tx, merchant: { id: string; address: string | null; lon: number | null; lat: number | null }, b: ExpressInput) {
   if (b.branch_id) {
-    const br = await loadBranch(tx, b.branch_id);
+    const br = await findBranch(tx, b.branch_id);
     if (!br || br.merchant_id !== merchant.id) throw AppError.notFound('Branch');
     return { point: { lon: Number(br.lon), lat: Number(br.lat) }, address: b.pickup_address ?? br.address, territoryId: br.territory_id };
   }
@@ -109,15 +82,11 @@ async function requestExpress(ctx: CommerceContext, tx: Tx, actor: Actor, b: Exp
   const territoryId = pickup.territoryId ?? (await ctx.deps.logistics.territoryForPoint(tx, pickup.point));
   const price = await priceDelivery(ctx, tx, actor.organizationId, territoryId, 'delivery_express', pickup.point, dropoff);
   const id = newId();
-  await tx.query(
-    `INSERT INTO delivery_express_request (organization_id, id, territory_id, merchant_id, branch_id, requested_by_user_id, customer_name, customer_phone,
-                                           pickup_address, dropoff_address, pickup_location, dropoff_location, package_description, declared_value, delivery_fee)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::point, $12::point, $13, $14, $15)`,
-    [
-      actor.organizationId, id, territoryId, m.id, b.branch_id ?? null, actor.userId, b.customer_name, b.customer_phone ?? null, pickup.address,
-      b.dropoff_address, pointSql(pickup.point), pointSql(dropoff), b.package_description ?? null, b.declared_value ?? '0', price.fee,
-    ],
-  );
+  await repo.insertExpress(tx, {
+    organizationId: actor.organizationId, id, territoryId, merchantId: m.id, branchId: b.branch_id ?? null, requestedByUserId: actor.userId, customerName: b.customer_name,
+    customerPhone: b.customer_phone ?? null, pickupAddress: pickup.address, dropoffAddress: b.dropoff_address, pickupPoint: pointSql(pickup.point), dropoffPoint: pointSql(dropoff),
+    packageDescription: b.package_description ?? null, declaredValue: b.declared_value ?? '0', deliveryFee: price.fee,
+  });
   // The trip.created hook moves the request to `created` and records trip_id, in this transaction.
   const trip = await ctx.deps.logistics.createTrip(tx, actor, {
     recipient_phone: b.customer_phone ?? null,
@@ -134,7 +103,7 @@ async function requestExpress(ctx: CommerceContext, tx: Tx, actor: Actor, b: Exp
     driver_earning: price.driver_earning,
     notes: [b.package_description, `for ${b.customer_name}${b.customer_phone ? ` ${b.customer_phone}` : ''}`].filter(Boolean).join(' · '),
   }, { pricedBy: 'tariff' });
-  const row = (await tx.query<ExpressRow>(`${EXPRESS_SELECT} WHERE id = $1`, [id])).rows[0];
+  const row = (await repo.findExpress(tx, id))!;
   await ctx.deps.chat.enqueueOrderCreated(tx, {
     organizationId: actor.organizationId,
     merchantId: m.id,
@@ -151,6 +120,15 @@ async function requestExpress(ctx: CommerceContext, tx: Tx, actor: Actor, b: Exp
   return row;
 }
 
+/** GET /merchant/delivery-express. */
+function listOwnExpress(ctx: CommerceContext, actor: Actor, q: { status?: ExpressRow['status']; limit?: number; cursor?: string }) {
+  const page = pageRequest(q);
+  return ctx.db.withTenant(actor, async (tx) => {
+    const m = await ownMerchant(ctx, tx, actor);
+    return toPage(await repo.listExpress(tx, m.id, { status: q.status, after: page.after, limit: page.limit + 1 }), page, expressOut);
+  });
+}
+
 export function expressRoutes(app: Api, ctx: CommerceContext) {
   app.get(
     '/merchant/delivery-express',
@@ -165,16 +143,7 @@ export function expressRoutes(app: Api, ctx: CommerceContext) {
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      const page = pageRequest(req.query);
-      return inTx(ctx, actor, async (tx) => {
-        const m = await ownMerchant(ctx, tx, actor);
-        const { rows } = await tx.query<ExpressRow>(
-          `${EXPRESS_SELECT} WHERE merchant_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR id < $3) ORDER BY id DESC LIMIT $4`,
-          [m.id, req.query.status ?? null, page.after, page.limit + 1],
-        );
-        return toPage(rows, page, expressOut);
-      });
+      return listOwnExpress(ctx, actorOf(req), req.query);
     },
   );
 
@@ -196,7 +165,7 @@ export function expressRoutes(app: Api, ctx: CommerceContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      return reply.code(201).send(expressOut(await inTx(ctx, actor, (tx) => requestExpress(ctx, tx, actor, req.body))));
+      return reply.code(201).send(expressOut(await ctx.db.withTenant(actor, (tx) => requestExpress(ctx, tx, actor, req.body))));
     },
   );
 }

@@ -10,6 +10,11 @@ import type { LogisticsApi } from '../logistics/index.js';
 import type { SyncRegistry } from '../mobile/index.js';
 import type { OrganizationService } from '../organizations/index.js';
 import type { MarketplaceBannerProvider } from './marketplace.js';
+import { scopeOf } from '../../platform/scope.js';
+import type { ServiceMode } from './model.js';
+import { merchantsShowingImage } from './repo/catalog.js';
+import { commerceStatusCounts } from './repo/orders.js';
+import { insertTariff } from './repo/tariffs.js';
 import { addressRoutes, createAddress } from './addresses.js';
 import { branchRoutes, createBranch } from './branches.js';
 import { catalogRoutes, createCatalogItem } from './catalog.js';
@@ -26,7 +31,8 @@ import { registerCommerceSync } from './sync.js';
 import { createCommerceViews } from './staff-views.js';
 
 export type { MarketplaceBanner, MarketplaceBannerProvider } from './marketplace.js';
-export type { CommerceViews, OrderReportRow } from './staff-views.js';
+export type { CommerceViews } from './staff-views.js';
+export type { OrderReportRow } from './repo/orders.js';
 export { CouponOut, CouponFields } from './coupons.js';
 export { TariffOut } from './tariffs.js';
 export { OrderOut, OrderStatusSchema } from './model.js';
@@ -63,23 +69,12 @@ export function createCommerceModule(base: AppContext, deps: CommerceDeps) {
   // A catalog photo is shown to the organization's customers while an item of an approved merchant uses it.
   const catalogPhotoReadGrant: ObjectReadGrant = async (tx, _actor, o) => {
     if (o.purpose !== 'other') return false;
-    const { rows } = await tx.query<{ merchant_id: string }>('SELECT merchant_id FROM catalog_item WHERE image_object_id = $1', [o.id]);
-    for (const r of rows) if ((await ctx.deps.logistics.getMerchant(tx, r.merchant_id))?.status === 'approved') return true;
+    for (const merchantId of await merchantsShowingImage(tx, o.id)) if ((await ctx.deps.logistics.getMerchant(tx, merchantId))?.status === 'approved') return true;
     return false;
   };
   const orders = createOrderService(ctx);
   registerCommerceSync(ctx);
-  ctx.dashboard.set('commerce', async (tx, actor) => {
-    const scope = actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
-    const count = async (table: string) => {
-      const { rows } = await tx.query<{ status: string; n: number }>(
-        `SELECT status, count(*)::int AS n FROM ${table} WHERE ($1::text[] IS NULL OR territory_id = ANY($1)) GROUP BY status`,
-        [scope],
-      );
-      return Object.fromEntries(rows.map((r) => [r.status, r.n]));
-    };
-    return { orders: await count('merchant_order'), delivery_express: await count('delivery_express_request') };
-  });
+  ctx.dashboard.set('commerce', (tx, actor) => commerceStatusCounts(tx, scopeOf(actor)));
   return {
     name: 'commerce',
     on: hooks,
@@ -135,11 +130,10 @@ async function seedCommerce(ctx: CommerceContext, demo: DemoSeed) {
         ['marketplace', '8.00', '2.50', '10.00', '70'],
         ['delivery_express', '12.00', '3.00', '15.00', '75'],
       ]) {
-        await tx.query(
-          `INSERT INTO territory_tariff (organization_id, id, territory_id, service_mode, base_fee, per_km_fee, minimum_fee, driver_share_type, driver_share_value, created_by_user_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, 'percent', $8, $9)`,
-          [demo.organizationId, newId(), branch.territory_id, mode, base, perKm, min, share, demo.users.admin],
-        );
+        await insertTariff(tx, demo.organizationId, demo.users.admin, {
+          id: newId(), territory_id: branch.territory_id, service_mode: mode as ServiceMode, base_fee: base, per_km_fee: perKm, minimum_fee: min,
+          driver_share_type: 'percent', driver_share_value: share, active: true,
+        });
       }
     }
   });

@@ -1,5 +1,5 @@
-import { Type } from '@sinclair/typebox';
-import { tenantOf, type Actor } from '../../platform/auth.js';
+import { Type, type Static } from '@sinclair/typebox';
+import type { Actor } from '../../platform/auth.js';
 import type { AppContext } from '../../platform/context.js';
 import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
@@ -8,6 +8,8 @@ import { GeoPoint, toGeoPoint, type LonLat } from '../../platform/geo.js';
 import { Money, Nullable, Timestamp } from '../../platform/schemas.js';
 import type { MerchantRow } from '../logistics/index.js';
 import { EXPRESS_STATUSES, ORDER_SOURCES, ORDER_STATUSES, PAYMENT_DESTINATIONS, PAYMENT_STATUSES, SERVICE_MODES } from './tables.js';
+import { ownedIds } from './repo/catalog.js';
+import type { OrderRow } from './repo/orders.js';
 
 export const lit = <T extends string>(values: readonly T[], description?: string) =>
   Type.Union(
@@ -33,8 +35,6 @@ export const OrderSourceSchema = lit(ORDER_SOURCES);
 export const ExpressStatusSchema = lit(EXPRESS_STATUSES, 'requested → created (trip exists) → completed | cancelled | delivery_failed (→ returned), following the trip');
 export const ServiceModeSchema = lit(SERVICE_MODES);
 
-export const inTx = <T>(ctx: AppContext, actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
-
 /** The merchant of the calling `comercio` user (404 MERCHANT_PROFILE_NOT_FOUND without one). */
 export async function ownMerchant(ctx: CommerceContext, tx: Tx, actor: Actor): Promise<MerchantRow> {
   const m = await ctx.deps.logistics.merchantOfUser(tx, actor.userId);
@@ -48,8 +48,7 @@ export const geo = (lon: number | null, lat: number | null) => (lon === null || 
 /** Refuses ids that are not among the merchant's records of a table (422 with one error per bad id). */
 export async function assertOwnIds(tx: Tx, table: 'merchant_branch' | 'catalog_item', merchantId: string, ids: string[], field: string): Promise<void> {
   if (ids.length === 0) return;
-  const { rows } = await tx.query<{ id: string }>(`SELECT id FROM ${table} WHERE merchant_id = $1 AND id = ANY($2::text[])`, [merchantId, ids]);
-  const known = new Set(rows.map((r) => r.id));
+  const known = await ownedIds(tx, table, merchantId, ids);
   const bad = [...new Set(ids)].filter((id) => !known.has(id));
   if (bad.length) {
     const what = table === 'merchant_branch' ? 'branch' : 'catalog item';
@@ -95,50 +94,10 @@ export const OrderOut = Type.Object({
   updated_at: Timestamp,
 });
 
-export interface OrderRow {
-  organization_id: string;
-  id: string;
-  status: OrderStatus;
-  merchant_id: string;
-  branch_id: string;
-  customer_user_id: string;
-  address_id: string;
-  dropoff_address: string;
-  dropoff_lon: number;
-  dropoff_lat: number;
-  territory_id: string | null;
-  payment_destination: (typeof PAYMENT_DESTINATIONS)[number];
-  payment_status: (typeof PAYMENT_STATUSES)[number];
-  payment_review_id: string | null;
-  order_source: (typeof ORDER_SOURCES)[number];
-  coupon_id: string | null;
-  coupon_code: string | null;
-  subtotal: string;
-  discount_total: string;
-  delivery_fee: string;
-  driver_earning: string;
-  total: string;
-  currency: string;
-  quote_id: string | null;
-  trip_id: string | null;
-  notes: string | null;
-  status_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-  items: { catalog_item_id: string; name: string; unit_price: string; quantity: number; line_total: string }[];
-}
+export type { OrderRow };
 
-export const ORDER_SELECT = `
-  SELECT o.organization_id, o.id, o.status, o.merchant_id, o.branch_id, o.customer_user_id, o.address_id, o.dropoff_address,
-         (o.dropoff_location)[0] AS dropoff_lon, (o.dropoff_location)[1] AS dropoff_lat, o.territory_id, o.payment_destination,
-         o.payment_status, o.payment_review_id, o.order_source, o.coupon_id, o.coupon_code, o.subtotal, o.discount_total,
-         o.delivery_fee, o.driver_earning, o.total, o.currency, o.quote_id, o.trip_id, o.notes, o.status_reason, o.created_at, o.updated_at,
-         COALESCE((SELECT json_agg(json_build_object('catalog_item_id', i.catalog_item_id, 'name', i.name, 'unit_price', i.unit_price::text,
-                                                    'quantity', i.quantity, 'line_total', i.line_total::text) ORDER BY i.line_no)
-                     FROM merchant_order_item i WHERE i.organization_id = o.organization_id AND i.order_id = o.id), '[]'::json) AS items
-    FROM merchant_order o`;
-
-export function orderOut(o: OrderRow) {
+/** The order as the API shows it (typed against OrderOut: a field missing from either fails to compile). */
+export function orderOut(o: OrderRow): Static<typeof OrderOut> {
   return {
     id: o.id,
     status: o.status,

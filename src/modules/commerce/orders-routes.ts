@@ -1,29 +1,13 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf, type Actor } from '../../platform/auth.js';
+import { actorOf } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
 import type { CommerceContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, IdParams, OneOf, Page, PageQueryProps, ShortText, Strict } from '../../platform/schemas.js';
-import { buildCart, CartItems } from './checkout.js';
+import { CartItems } from './checkout.js';
 import { CouponCode } from './coupons.js';
-import { inTx, ORDER_SELECT, OrderOut, orderOut, OrderStatusSchema, ownMerchant, PaymentDestinationSchema, type OrderRow } from './model.js';
-import { loadOrder, type OrderService } from './orders.js';
-import { recordAudit } from '../../platform/audit.js';
-
-interface QuoteRow {
-  id: string;
-  customer_user_id: string;
-  branch_id: string;
-  address_id: string;
-  payment_destination: 'platform' | 'merchant_direct' | 'cash';
-  lines: { catalog_item_id: string; quantity: number }[];
-  coupon_code: string | null;
-  total: string;
-  order_id: string | null;
-  expires_at: Date;
-}
+import { OrderOut, orderOut, OrderStatusSchema, PaymentDestinationSchema } from './model.js';
+import type { OrderService } from './orders.js';
 
 type OrderBody = {
   quote_id?: string;
@@ -36,28 +20,6 @@ type OrderBody = {
 };
 
 export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService) {
-  /** From a quote: re-priced now; a different total than quoted is 409 QUOTE_PRICE_CHANGED; a quote makes one order. */
-  async function fromQuote(tx: Tx, actor: Actor, quoteId: string, notes?: string): Promise<OrderRow> {
-    const q = (await tx.query<QuoteRow>('SELECT * FROM checkout_quote WHERE id = $1 AND customer_user_id = $2 FOR UPDATE', [quoteId, actor.userId])).rows[0];
-    if (!q) throw AppError.notFound('Quote');
-    if (q.order_id) throw AppError.conflict('This quote already produced an order', 'QUOTE_ALREADY_USED', { order_id: q.order_id });
-    if (q.expires_at <= new Date()) throw AppError.unprocessable('The quote has expired; request a new preflight', 'QUOTE_EXPIRED');
-    const input = {
-      branch_id: q.branch_id,
-      address_id: q.address_id,
-      items: q.lines.map((l) => ({ catalog_item_id: l.catalog_item_id, quantity: l.quantity })),
-      coupon_code: q.coupon_code,
-      payment_destination: q.payment_destination,
-    };
-    const cart = await buildCart(ctx, tx, actor, input);
-    if (cart.total !== q.total) {
-      throw AppError.conflict(`Prices changed since the quote (quoted ${q.total}, now ${cart.total}); request a new preflight`, 'QUOTE_PRICE_CHANGED', { quoted_total: q.total, current_total: cart.total });
-    }
-    const o = await orders.create(tx, actor, { ...input, notes, quote_id: q.id }, cart);
-    await tx.query('UPDATE checkout_quote SET order_id = $2 WHERE id = $1', [q.id, o.id]);
-    return o;
-  }
-
   app.post(
     '/customer/orders',
     {
@@ -104,10 +66,11 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
         const missing = (['branch_id', 'address_id', 'items'] as const).filter((k) => !b[k]);
         throw AppError.badRequest('quote_id or branch_id, address_id and items are required', missing.map((f) => ({ field: f, message: 'required' })));
       }
-      const order = await inTx(ctx, actor, (tx) =>
+      const order = await orders.place(
+        actor,
         b.quote_id
-          ? fromQuote(tx, actor, b.quote_id, b.notes)
-          : orders.create(tx, actor, { branch_id: b.branch_id!, address_id: b.address_id!, items: b.items!, coupon_code: b.coupon_code, payment_destination: b.payment_destination, notes: b.notes }),
+          ? { quote_id: b.quote_id, notes: b.notes }
+          : { branch_id: b.branch_id!, address_id: b.address_id!, items: b.items!, coupon_code: b.coupon_code, payment_destination: b.payment_destination, notes: b.notes },
       );
       return reply.code(201).send(orderOut(order));
     },
@@ -126,15 +89,7 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      const page = pageRequest(req.query);
-      return inTx(ctx, actor, async (tx) => {
-        const { rows } = await tx.query<OrderRow>(
-          `${ORDER_SELECT} WHERE o.customer_user_id = $1 AND ($2::text IS NULL OR o.status = $2) AND ($3::text IS NULL OR o.id < $3) ORDER BY o.id DESC LIMIT $4`,
-          [actor.userId, req.query.status ?? null, page.after, page.limit + 1],
-        );
-        return toPage(rows, page, orderOut);
-      });
+      return orders.listForCustomer(actorOf(req), req.query);
     },
   );
 
@@ -151,17 +106,7 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      const page = pageRequest(req.query);
-      return inTx(ctx, actor, async (tx) => {
-        const m = await ownMerchant(ctx, tx, actor);
-        const { rows } = await tx.query<OrderRow>(
-          `${ORDER_SELECT} WHERE o.merchant_id = $1 AND ($2::text IS NULL OR o.status = $2) AND ($3::text IS NULL OR o.branch_id = $3)
-              AND ($4::text IS NULL OR o.id < $4) ORDER BY o.id DESC LIMIT $5`,
-          [m.id, req.query.status ?? null, req.query.branch_id ?? null, page.after, page.limit + 1],
-        );
-        return toPage(rows, page, orderOut);
-      });
+      return orders.listForMerchant(actorOf(req), req.query);
     },
   );
 
@@ -184,10 +129,7 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      return orderOut(
-        await inTx(ctx, actor, async (tx) => orders.merchantStatus(tx, actor, (await ownMerchant(ctx, tx, actor)).id, req.params.id, req.body.status, req.body.reason ?? null)),
-      );
+      return orderOut(await orders.updateByMerchant(actorOf(req), req.params.id, req.body.status, req.body.reason ?? null));
     },
   );
 
@@ -209,16 +151,7 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      return orderOut(
-        await inTx(ctx, actor, async (tx) => {
-          const o = await loadOrder(tx, req.params.id, true);
-          if (!o) throw AppError.notFound('Order');
-          const after = await orders.move(tx, actor, o, 'cancelled', req.body.reason);
-          await recordAudit(tx, actor, { action: 'order.cancelled', entityType: 'merchant_order', entityId: o.id, before: { status: o.status, payment_status: o.payment_status }, after: { status: after.status, payment_status: after.payment_status, reason: req.body.reason } });
-          return after;
-        }),
-      );
+      return orderOut(await orders.cancelByAdmin(actorOf(req), req.params.id, req.body.reason));
     },
   );
 }

@@ -7,8 +7,15 @@ import { newId } from '../../platform/ids.js';
 import type { OrderMoneyFacts, OrderPayments, PaymentStatus } from '../../platform/order-contracts.js';
 import { assertTransition, type Transitions } from '../../platform/state-machine.js';
 import { buildCart, type Cart, type CartInput } from './checkout.js';
-import { couponRefused, redeemCoupon, releaseRedemption } from './coupons.js';
-import { ORDER_SELECT, type OrderRow, type OrderStatus } from './model.js';
+import { couponRefused, refusalNow } from './coupons.js';
+import { releaseRedemption } from './repo/coupons.js';
+import { findOrder, insertOrder, listCustomerOrders, listMerchantOrders, setOrderPaymentStatus, setOrderTrip, updateOrderStatus, type OrderRow, type OrderStatus } from './repo/orders.js';
+import { lockQuote, markQuoteUsed } from './repo/checkout.js';
+import { orderOut, ownMerchant } from './model.js';
+import { recordAudit } from '../../platform/audit.js';
+import { pageRequest, toPage } from '../../platform/pagination.js';
+import { pickupOf } from './repo/branches.js';
+import { findExpressFacts } from './repo/express.js';
 
 /**
  * The commercial order machine (terminal: delivered, cancelled, returned; delivery_failed is final when the
@@ -47,9 +54,7 @@ export function serviceActor(organizationId: string, userId: string | null, requ
   return { userId: userId ?? 'system', organizationId, role: 'administrator', kind: 'dispatch', sessionId: 'commerce', requestId, subadmin: null };
 }
 
-export async function loadOrder(tx: Tx, id: string, lock = false): Promise<OrderRow | null> {
-  return (await tx.query<OrderRow>(`${ORDER_SELECT} WHERE o.id = $1${lock ? ' FOR NO KEY UPDATE OF o' : ''}`, [id])).rows[0] ?? null;
-}
+export const loadOrder = findOrder;
 
 export function orderFacts(o: OrderRow): OrderMoneyFacts {
   return {
@@ -69,10 +74,13 @@ export function orderFacts(o: OrderRow): OrderMoneyFacts {
   };
 }
 
-const summaryOf = (o: OrderRow) => ({ order_id: o.id, status: o.status, total: o.total, currency: o.currency, items: o.items.length, payment_destination: o.payment_destination });
+/** What the order events and chat messages say of an order. */
+type Announced = Pick<OrderRow, 'organization_id' | 'id' | 'merchant_id' | 'customer_user_id' | 'territory_id' | 'status' | 'trip_id' | 'total' | 'currency' | 'items' | 'payment_destination'>;
+
+const summaryOf = (o: Announced) => ({ order_id: o.id, status: o.status, total: o.total, currency: o.currency, items: o.items.length, payment_destination: o.payment_destination });
 
 export function createOrderService(ctx: CommerceContext) {
-  async function announce(tx: Tx, actorUserId: string | null, o: OrderRow, type: 'order.created' | 'order.status_changed', from?: OrderStatus, ownerUserId?: string) {
+  async function announce(tx: Tx, actorUserId: string | null, o: Announced, type: 'order.created' | 'order.status_changed', from?: OrderStatus, ownerUserId?: string) {
     const owner = ownerUserId ?? (await ctx.deps.logistics.getMerchant(tx, o.merchant_id))?.owner_user_id;
     await ctx.events.record(tx, o.organization_id, {
       type,
@@ -91,7 +99,12 @@ export function createOrderService(ctx: CommerceContext) {
     }
   }
 
-  /** Creates an order from a priced cart, in the caller's transaction: refusals first, then the rows and events, then the coupon redemption. */
+  /**
+   * Creates an order from a priced cart, in the caller's transaction: refusals first, then the events (they need
+   * nothing but the order's id and totals), then ONE statement writing the order, its lines and the coupon
+   * redemption. That statement goes last, so the coupon row lock (which queues concurrent redemptions of the
+   * coupon) is held only until the COMMIT that follows. 8 round trips in all (issue 21; test/commerce/order-round-trips).
+   */
   async function create(tx: Tx, actor: Actor, input: CartInput & { notes?: string; quote_id?: string }, priced?: Cart): Promise<OrderRow> {
     const cart = priced ?? (await buildCart(ctx, tx, actor, input));
     if (cart.coupon && !cart.coupon.applied) throw couponRefused(cart.coupon.reason_code!);
@@ -100,38 +113,28 @@ export function createOrderService(ctx: CommerceContext) {
     }
     const id = newId();
     const couponId = cart.coupon?.coupon_id ?? null;
-    await tx.query(
-      `INSERT INTO merchant_order (organization_id, id, merchant_id, branch_id, customer_user_id, address_id, dropoff_address, dropoff_location, territory_id,
-                                   payment_destination, order_source, coupon_id, coupon_code, subtotal, discount_total, delivery_fee, driver_earning, total, currency, quote_id, notes)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::point, $9, $10, 'core', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
-      [
-        actor.organizationId, id, cart.merchant.id, cart.branch.id, actor.userId, cart.address.id, cart.address.address,
-        pointSql({ lon: Number(cart.address.lon), lat: Number(cart.address.lat) }), cart.territory_id, cart.payment_destination, couponId,
-        couponId ? cart.coupon!.code : null, cart.subtotal, cart.discount_total, cart.delivery_fee, cart.driver_earning, cart.total, cart.currency,
-        input.quote_id ?? null, input.notes ?? null,
-      ],
-    );
-    const values = cart.lines.map((_, i) => `($1, $2, ${i + 1}, $${3 + i * 5}, $${4 + i * 5}, $${5 + i * 5}, $${6 + i * 5}, $${7 + i * 5})`);
-    await tx.query(
-      `INSERT INTO merchant_order_item (organization_id, order_id, line_no, catalog_item_id, name, unit_price, quantity, line_total) VALUES ${values.join(', ')}`,
-      [actor.organizationId, id, ...cart.lines.flatMap((l) => [l.catalog_item_id, l.name, l.unit_price, l.quantity, l.line_total])],
-    );
-    const order = (await loadOrder(tx, id))!;
-    await announce(tx, actor.userId, order, 'order.created', undefined, cart.merchant.owner_user_id);
-    // Last, so the coupon row lock (which queues concurrent redemptions of this coupon) is held only until the commit that follows.
-    if (couponId) {
-      await redeemCoupon(tx, { organizationId: actor.organizationId, couponId, merchantId: cart.merchant.id, customerId: actor.userId, orderId: id, discount: cart.discount_total });
-    }
-    return order;
+    const lines = cart.lines.map((l) => ({ catalog_item_id: l.catalog_item_id, name: l.name, unit_price: l.unit_price, quantity: l.quantity, line_total: l.line_total }));
+    // What the events say of the order, known before it is written.
+    const announced = {
+      organization_id: actor.organizationId, id, merchant_id: cart.merchant.id, customer_user_id: actor.userId, territory_id: cart.territory_id,
+      status: 'pending_confirmation' as const, trip_id: null, total: cart.total, currency: cart.currency, items: lines, payment_destination: cart.payment_destination,
+    };
+    await announce(tx, actor.userId, announced, 'order.created', undefined, cart.merchant.owner_user_id);
+    const now = new Date();
+    const written = await insertOrder(tx, {
+      organizationId: actor.organizationId, id, merchantId: cart.merchant.id, branchId: cart.branch.id, customerUserId: actor.userId, addressId: cart.address.id,
+      dropoffAddress: cart.address.address, dropoffPoint: pointSql({ lon: Number(cart.address.lon), lat: Number(cart.address.lat) }), territoryId: cart.territory_id,
+      paymentDestination: cart.payment_destination, subtotal: cart.subtotal, discountTotal: cart.discount_total, deliveryFee: cart.delivery_fee,
+      driverEarning: cart.driver_earning, total: cart.total, currency: cart.currency, quoteId: input.quote_id ?? null, notes: input.notes ?? null, lines,
+      coupon: couponId ? { id: couponId, code: cart.coupon!.code, redemptionId: newId(), now } : null,
+    });
+    if (!written.ok) throw written.refusal === 'customer' ? couponRefused('COUPON_CUSTOMER_LIMIT_REACHED') : await refusalNow(tx, couponId!, now);
+    return written.order;
   }
 
   /** Creates the trip of an order that just became `ready` (pickup = branch, dropoff = the customer's address). */
   async function createTripFor(tx: Tx, actor: Actor, o: OrderRow): Promise<string> {
-    const { rows } = await tx.query<{ name: string; address: string; lon: number; lat: number }>(
-      'SELECT name, address, (location)[0] AS lon, (location)[1] AS lat FROM merchant_branch WHERE id = $1',
-      [o.branch_id],
-    );
-    const b = rows[0];
+    const b = await pickupOf(tx, o.branch_id);
     // The merchant's own actor; the fees were priced by the tariff at checkout, which logistics accepts from this trusted call only.
     const trip = await ctx.deps.logistics.createTrip(tx, actor, {
       pickup: { lon: Number(b.lon), lat: Number(b.lat) },
@@ -148,7 +151,7 @@ export function createOrderService(ctx: CommerceContext) {
       driver_earning: o.driver_earning,
       notes: o.notes ?? undefined,
     }, { pricedBy: 'tariff' });
-    await tx.query('UPDATE merchant_order SET trip_id = $2, territory_id = COALESCE(territory_id, $3) WHERE id = $1', [o.id, trip.id, trip.territory_id]);
+    await setOrderTrip(tx, o.id, trip.id, trip.territory_id);
     return trip.id;
   }
 
@@ -159,13 +162,7 @@ export function createOrderService(ctx: CommerceContext) {
    */
   async function move(tx: Tx, actor: Actor, o: OrderRow, to: OrderStatus, reason: string | null, opts: { cancelTrip?: boolean } = {}): Promise<OrderRow> {
     assertTransition('Order', ORDER_TRANSITIONS, o.status, to);
-    const done = await tx.query(
-      `UPDATE merchant_order SET status = $3, status_reason = COALESCE($4, status_reason),
-              payment_status = CASE WHEN $3 = 'delivered' AND payment_destination = 'cash' THEN 'paid' ELSE payment_status END, updated_at = now()
-        WHERE id = $1 AND status = $2`,
-      [o.id, o.status, to, reason],
-    );
-    if (done.rowCount === 0) {
+    if (!(await updateOrderStatus(tx, o.id, o.status, to, reason))) {
       const now = (await loadOrder(tx, o.id))!;
       throw AppError.invalidTransition('Order', now.status, to);
     }
@@ -199,19 +196,73 @@ export function createOrderService(ctx: CommerceContext) {
       return o ? orderFacts(o) : null;
     },
     async getExpressFacts(tx, id) {
-      const { rows } = await tx.query<{ merchant_id: string; status: string; trip_id: string | null }>('SELECT merchant_id, status, trip_id FROM delivery_express_request WHERE id = $1', [id]);
-      return rows[0] ? { merchantId: rows[0].merchant_id, status: rows[0].status, tripId: rows[0].trip_id } : null;
+      const r = await findExpressFacts(tx, id);
+      return r ? { merchantId: r.merchant_id, status: r.status, tripId: r.trip_id } : null;
     },
     async setPaymentStatus(tx, orderId, status: PaymentStatus, paymentReviewId) {
-      const r = await tx.query(
-        `UPDATE merchant_order SET payment_status = $2, payment_review_id = CASE WHEN $3 THEN $4 ELSE payment_review_id END, updated_at = now() WHERE id = $1`,
-        [orderId, status, paymentReviewId !== undefined, paymentReviewId ?? null],
-      );
-      if (r.rowCount === 0) throw AppError.notFound('Order');
+      if (!(await setOrderPaymentStatus(tx, orderId, status, paymentReviewId))) throw AppError.notFound('Order');
     },
   };
 
-  return { create, move, merchantStatus, payments, announce };
+  /** From a quote: re-priced now; a different total than quoted is 409 QUOTE_PRICE_CHANGED; a quote makes one order. */
+  async function fromQuote(tx: Tx, actor: Actor, quoteId: string, notes?: string): Promise<OrderRow> {
+    const q = await lockQuote(tx, quoteId, actor.userId);
+    if (!q) throw AppError.notFound('Quote');
+    if (q.order_id) throw AppError.conflict('This quote already produced an order', 'QUOTE_ALREADY_USED', { order_id: q.order_id });
+    if (q.expires_at <= new Date()) throw AppError.unprocessable('The quote has expired; request a new preflight', 'QUOTE_EXPIRED');
+    const input = {
+      branch_id: q.branch_id,
+      address_id: q.address_id,
+      items: q.lines.map((l) => ({ catalog_item_id: l.catalog_item_id, quantity: l.quantity })),
+      coupon_code: q.coupon_code,
+      payment_destination: q.payment_destination,
+    };
+    const cart = await buildCart(ctx, tx, actor, input);
+    if (cart.total !== q.total) {
+      throw AppError.conflict(`Prices changed since the quote (quoted ${q.total}, now ${cart.total}); request a new preflight`, 'QUOTE_PRICE_CHANGED', { quoted_total: q.total, current_total: cart.total });
+    }
+    const o = await create(tx, actor, { ...input, notes, quote_id: q.id }, cart);
+    await markQuoteUsed(tx, q.id, o.id);
+    return o;
+  }
+
+  /** POST /customer/orders: from a quote, or from a cart; one transaction. */
+  function place(actor: Actor, b: { quote_id: string; notes?: string } | (CartInput & { notes?: string })): Promise<OrderRow> {
+    return ctx.db.withTenant(actor, (tx) => ('quote_id' in b ? fromQuote(tx, actor, b.quote_id, b.notes) : create(tx, actor, b)));
+  }
+
+  /** GET /customer/orders: the customer's own orders, newest first. */
+  function listForCustomer(actor: Actor, q: { status?: OrderStatus; limit?: number; cursor?: string }) {
+    const page = pageRequest(q);
+    return ctx.db.withTenant(actor, async (tx) => toPage(await listCustomerOrders(tx, actor.userId, { status: q.status, after: page.after, limit: page.limit + 1 }), page, orderOut));
+  }
+
+  /** GET /merchant/orders: the calling merchant's orders, newest first. */
+  function listForMerchant(actor: Actor, q: { status?: OrderStatus; branch_id?: string; limit?: number; cursor?: string }) {
+    const page = pageRequest(q);
+    return ctx.db.withTenant(actor, async (tx) => {
+      const m = await ownMerchant(ctx, tx, actor);
+      return toPage(await listMerchantOrders(tx, m.id, { status: q.status, branchId: q.branch_id, after: page.after, limit: page.limit + 1 }), page, orderOut);
+    });
+  }
+
+  /** PATCH /merchant/orders/:id/status, in its own transaction. */
+  function updateByMerchant(actor: Actor, orderId: string, to: OrderStatus, reason: string | null): Promise<OrderRow> {
+    return ctx.db.withTenant(actor, async (tx) => merchantStatus(tx, actor, (await ownMerchant(ctx, tx, actor)).id, orderId, to, reason));
+  }
+
+  /** POST /admin/orders/:id/cancel: same effects as a merchant cancellation; audited. */
+  function cancelByAdmin(actor: Actor, orderId: string, reason: string): Promise<OrderRow> {
+    return ctx.db.withTenant(actor, async (tx) => {
+      const o = await loadOrder(tx, orderId, true);
+      if (!o) throw AppError.notFound('Order');
+      const after = await move(tx, actor, o, 'cancelled', reason);
+      await recordAudit(tx, actor, { action: 'order.cancelled', entityType: 'merchant_order', entityId: o.id, before: { status: o.status, payment_status: o.payment_status }, after: { status: after.status, payment_status: after.payment_status, reason } });
+      return after;
+    });
+  }
+
+  return { create, move, merchantStatus, payments, announce, place, listForCustomer, listForMerchant, updateByMerchant, cancelByAdmin };
 }
 
 export type OrderService = ReturnType<typeof createOrderService>;

@@ -1,9 +1,11 @@
 import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
-import { lastPosition, withSyncXid } from '../mobile/index.js';
-import { CATALOG_SELECT, type CatalogItemRow } from './catalog.js';
-import { addressOut, type AddressRow } from './addresses.js';
-import { ORDER_SELECT, orderOut, type OrderRow } from './model.js';
+import { lastPosition } from '../mobile/index.js';
+import { addressOut } from './addresses.js';
+import { orderOut } from './model.js';
+import { syncAddresses } from './repo/addresses.js';
+import { syncCatalog } from './repo/catalog.js';
+import { syncOrders } from './repo/orders.js';
 
 /**
  * Offline sync entities (GET /mobile/sync/pull), each the rows the caller may see that changed in the pull's
@@ -27,10 +29,7 @@ export function registerCommerceSync(ctx: CommerceContext) {
       const merchantId = actor.kind === 'comercio' ? await merchantIdOf(tx, actor.userId) : null;
       if (actor.kind === 'comercio' && !merchantId) return EMPTY;
       const c = w.clause('o', 2);
-      const { rows } = await tx.query<OrderRow & { sync_xid: string }>(
-        `${withSyncXid(ORDER_SELECT, 'o')} WHERE ${actor.kind === 'comercio' ? 'o.merchant_id = $1' : 'o.customer_user_id = $1'} AND ${c.where} ${c.orderLimit}`,
-        [merchantId ?? actor.userId, ...c.params],
-      );
+      const rows = await syncOrders(tx, merchantId ? { merchantId } : { customerUserId: actor.userId }, c);
       return { changed: rows.map(orderOut), deleted: [], last: lastPosition(rows), read: rows.length };
     },
   });
@@ -42,10 +41,7 @@ export function registerCommerceSync(ctx: CommerceContext) {
       const merchantId = await merchantIdOf(tx, actor.userId);
       if (!merchantId) return EMPTY;
       const c = w.clause('c', 2);
-      const { rows } = await tx.query<CatalogItemRow & { sync_xid: string }>(`${withSyncXid(`${CATALOG_SELECT} c`, 'c')} WHERE merchant_id = $1 AND ${c.where} ${c.orderLimit}`, [
-        merchantId,
-        ...c.params,
-      ]);
+      const rows = await syncCatalog(tx, merchantId, c);
       return { changed: rows.map(({ sync_xid: _, ...r }) => r), deleted: [], last: lastPosition(rows), read: rows.length };
     },
   });
@@ -55,11 +51,7 @@ export function registerCommerceSync(ctx: CommerceContext) {
     kinds: ['delivery'],
     async pull(tx, actor, w) {
       const c = w.clause('a', 2);
-      const { rows } = await tx.query<AddressRow & { sync_xid: string }>(
-        `SELECT a.changed_xid::text AS sync_xid, id, user_id, label, address, (location)[0] AS lon, (location)[1] AS lat, notes, created_at FROM customer_address a
-          WHERE user_id = $1 AND ${c.where} ${c.orderLimit}`,
-        [actor.userId, ...c.params],
-      );
+      const rows = await syncAddresses(tx, actor.userId, c);
       return { changed: rows.map((a) => ({ ...addressOut(a), updated_at: a.created_at })), deleted: [], last: lastPosition(rows), read: rows.length };
     },
   });

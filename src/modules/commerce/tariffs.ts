@@ -1,5 +1,5 @@
-import { Type } from '@sinclair/typebox';
-import { actorOf } from '../../platform/auth.js';
+import { Type, type Static } from '@sinclair/typebox';
+import { actorOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { Api } from '../../platform/context.js';
 import type { CommerceContext } from './index.js';
@@ -10,8 +10,10 @@ import { newId } from '../../platform/ids.js';
 import { formatMoney, minMoney, money } from '../../platform/money.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, IdParams, Money, NonNegativeMoney, Page, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
-import { inTx, lit, ServiceModeSchema, type ServiceMode } from './model.js';
-import { deliveryFee, distanceKm, type TariffRule } from './pricing.js';
+import { lit, ServiceModeSchema, type ServiceMode } from './model.js';
+import { deliveryFee, distanceKm } from './pricing.js';
+import * as repo from './repo/tariffs.js';
+import type { TariffRow } from './repo/tariffs.js';
 
 const ShareType = lit(['percent', 'fixed'] as const, "driver's share of the delivery fee: a percent of it, or a fixed amount (capped at the fee)");
 
@@ -29,16 +31,9 @@ export const TariffOut = Type.Object({
   updated_at: Timestamp,
 });
 
-export interface TariffRow extends TariffRule {
-  id: string;
-  territory_id: string;
-  service_mode: ServiceMode;
-  active: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const TARIFF_COLUMNS = 'id, territory_id, service_mode, base_fee, per_km_fee, minimum_fee, driver_share_type, driver_share_value, active, created_at, updated_at';
+export type { TariffRow };
+/** A tariff row is its output (typed against TariffOut: a column missing from either fails to compile). */
+export const tariffOut = (t: TariffRow): Static<typeof TariffOut> => t;
 
 export interface DeliveryPrice {
   fee: string;
@@ -52,10 +47,20 @@ export interface DeliveryPrice {
  * mode; without one (or without a territory) the organization default of the logistics settings:
  * a flat `default_delivery_fee`, the driver getting `driver_flat_fee` (capped at the fee).
  */
-export async function priceDelivery(ctx: CommerceContext, tx: Tx, organizationId: string, territoryId: string | null, mode: ServiceMode, from: LonLat, to: LonLat): Promise<DeliveryPrice> {
+export async function priceDelivery(
+  ctx: CommerceContext,
+  tx: Tx,
+  organizationId: string,
+  territoryId: string | null,
+  mode: ServiceMode,
+  from: LonLat,
+  to: LonLat,
+  /** The territory's active tariff when the caller already read it (null: it has none); undefined: looked up here. */
+  known?: TariffRow | null,
+): Promise<DeliveryPrice> {
   if (territoryId) {
-    const { rows } = await tx.query<TariffRow>(`SELECT ${TARIFF_COLUMNS} FROM territory_tariff WHERE territory_id = $1 AND service_mode = $2 AND active`, [territoryId, mode]);
-    if (rows[0]) return { ...deliveryFee(rows[0], from, to), tariff_id: rows[0].id };
+    const tariff = known !== undefined ? known : await repo.activeTariff(tx, territoryId, mode);
+    if (tariff) return { ...deliveryFee(tariff, from, to), tariff_id: tariff.id };
   }
   const s = await ctx.deps.logistics.settings(tx, organizationId);
   const fee = money(s.default_delivery_fee);
@@ -80,6 +85,42 @@ function checkShare(type: string | undefined, value: string | undefined) {
   }
 }
 
+/** GET /admin/territory-tariffs. */
+export function listTerritoryTariffs(ctx: CommerceContext, actor: Actor, q: { territory_id?: string; service_mode?: ServiceMode; limit?: number; cursor?: string }) {
+  const page = pageRequest(q);
+  return ctx.db.withTenant(actor, async (tx) =>
+    toPage(await repo.listTariffs(tx, null, { territoryId: q.territory_id, serviceMode: q.service_mode, after: page.after, limit: page.limit + 1 }), page, tariffOut),
+  );
+}
+
+type TariffFields = Pick<TariffRow, 'base_fee' | 'per_km_fee' | 'driver_share_value'> & Partial<Pick<TariffRow, 'minimum_fee' | 'driver_share_type' | 'active'>>;
+
+/** POST /admin/territory-tariffs: one per territory and mode; audited. */
+export async function createTerritoryTariff(ctx: CommerceContext, actor: Actor, b: TariffFields & { territory_id: string; service_mode: ServiceMode }) {
+  checkShare(b.driver_share_type ?? 'percent', b.driver_share_value);
+  return ctx.db.withTenant(actor, async (tx) => {
+    if (!(await ctx.deps.logistics.getTerritory(tx, b.territory_id))) throw AppError.notFound('Territory');
+    const row = await repo.insertTariff(tx, actor.organizationId, actor.userId, {
+      id: newId(), territory_id: b.territory_id, service_mode: b.service_mode, base_fee: b.base_fee, per_km_fee: b.per_km_fee, minimum_fee: b.minimum_fee ?? '0',
+      driver_share_type: b.driver_share_type ?? 'percent', driver_share_value: b.driver_share_value, active: b.active ?? true,
+    });
+    await recordAudit(tx, actor, { action: 'territory_tariff.created', entityType: 'territory_tariff', entityId: row.id, after: { ...row } });
+    return tariffOut(row);
+  });
+}
+
+/** PATCH /admin/territory-tariffs/:id: applies to prices computed afterwards; audited. */
+export function updateTerritoryTariff(ctx: CommerceContext, actor: Actor, id: string, b: Partial<TariffFields>) {
+  return ctx.db.withTenant(actor, async (tx) => {
+    const before = await repo.findTariffForUpdate(tx, id);
+    if (!before) throw AppError.notFound('Tariff');
+    checkShare(b.driver_share_type ?? before.driver_share_type, b.driver_share_value ?? before.driver_share_value);
+    const after = await repo.updateTariff(tx, before.id, b);
+    await recordAudit(tx, actor, { action: 'territory_tariff.updated', entityType: 'territory_tariff', entityId: before.id, before: { ...before }, after: { ...after } });
+    return tariffOut(after);
+  });
+}
+
 export function tariffRoutes(app: Api, ctx: CommerceContext) {
   const adminOnly = { auth: { roles: ['administrator' as const] } };
 
@@ -96,16 +137,7 @@ export function tariffRoutes(app: Api, ctx: CommerceContext) {
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      const page = pageRequest(req.query);
-      return inTx(ctx, actor, async (tx) => {
-        const { rows } = await tx.query<TariffRow>(
-          `SELECT ${TARIFF_COLUMNS} FROM territory_tariff WHERE ($1::text IS NULL OR territory_id = $1) AND ($2::text IS NULL OR service_mode = $2)
-              AND ($3::text IS NULL OR id < $3) ORDER BY id DESC LIMIT $4`,
-          [req.query.territory_id ?? null, req.query.service_mode ?? null, page.after, page.limit + 1],
-        );
-        return toPage(rows, page);
-      });
+      return listTerritoryTariffs(ctx, actorOf(req), req.query);
     },
   );
 
@@ -126,20 +158,7 @@ export function tariffRoutes(app: Api, ctx: CommerceContext) {
       },
     },
     async (req, reply) => {
-      const actor = actorOf(req);
-      const b = req.body;
-      checkShare(b.driver_share_type ?? 'percent', b.driver_share_value);
-      const row = await inTx(ctx, actor, async (tx) => {
-        if (!(await ctx.deps.logistics.getTerritory(tx, b.territory_id))) throw AppError.notFound('Territory');
-        const { rows } = await tx.query<TariffRow>(
-          `INSERT INTO territory_tariff (organization_id, id, territory_id, service_mode, base_fee, per_km_fee, minimum_fee, driver_share_type, driver_share_value, active, created_by_user_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${TARIFF_COLUMNS}`,
-          [actor.organizationId, newId(), b.territory_id, b.service_mode, b.base_fee, b.per_km_fee, b.minimum_fee ?? '0', b.driver_share_type ?? 'percent', b.driver_share_value, b.active ?? true, actor.userId],
-        );
-        await recordAudit(tx, actor, { action: 'territory_tariff.created', entityType: 'territory_tariff', entityId: rows[0].id, after: { ...rows[0] } });
-        return rows[0];
-      });
-      return reply.code(201).send(row);
+      return reply.code(201).send(await createTerritoryTariff(ctx, actorOf(req), req.body));
     },
   );
 
@@ -167,21 +186,7 @@ export function tariffRoutes(app: Api, ctx: CommerceContext) {
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      const b = req.body;
-      return inTx(ctx, actor, async (tx) => {
-        const before = (await tx.query<TariffRow>(`SELECT ${TARIFF_COLUMNS} FROM territory_tariff WHERE id = $1 FOR UPDATE`, [req.params.id])).rows[0];
-        if (!before) throw AppError.notFound('Tariff');
-        checkShare(b.driver_share_type ?? before.driver_share_type, b.driver_share_value ?? before.driver_share_value);
-        const { rows } = await tx.query<TariffRow>(
-          `UPDATE territory_tariff SET base_fee = COALESCE($2::numeric, base_fee), per_km_fee = COALESCE($3::numeric, per_km_fee), minimum_fee = COALESCE($4::numeric, minimum_fee),
-                  driver_share_type = COALESCE($5, driver_share_type), driver_share_value = COALESCE($6::numeric, driver_share_value), active = COALESCE($7, active), updated_at = now()
-            WHERE id = $1 RETURNING ${TARIFF_COLUMNS}`,
-          [before.id, b.base_fee ?? null, b.per_km_fee ?? null, b.minimum_fee ?? null, b.driver_share_type ?? null, b.driver_share_value ?? null, b.active ?? null],
-        );
-        await recordAudit(tx, actor, { action: 'territory_tariff.updated', entityType: 'territory_tariff', entityId: before.id, before: { ...before }, after: { ...rows[0] } });
-        return rows[0];
-      });
+      return updateTerritoryTariff(ctx, actorOf(req), req.params.id, req.body);
     },
   );
 }

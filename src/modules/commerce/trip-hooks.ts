@@ -1,7 +1,8 @@
 import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import type { StoredEvent } from '../../platform/events.js';
-import type { OrderStatus } from './model.js';
+import type { OrderStatus } from './repo/orders.js';
+import { moveExpress } from './repo/express.js';
 import { loadOrder, serviceActor, type OrderService } from './orders.js';
 
 /**
@@ -52,12 +53,7 @@ export function createTripFollower(ctx: CommerceContext, orders: OrderService) {
     const to = move.to;
     const trip = await ctx.deps.logistics.getTrip(tx, ev.entity_id);
     if (!trip?.express_request_id) return;
-    const { rows } = await tx.query<{ id: string; merchant_id: string; territory_id: string | null }>(
-      `UPDATE delivery_express_request SET status = $3, trip_id = COALESCE(trip_id, $2), updated_at = now()
-        WHERE organization_id = $4 AND id = $1 AND status = ANY($5::text[]) RETURNING id, merchant_id, territory_id`,
-      [trip.express_request_id, trip.id, to, ev.organization_id, move.from],
-    );
-    const r = rows[0];
+    const r = await moveExpress(tx, { organizationId: ev.organization_id, id: trip.express_request_id, tripId: trip.id, to, from: move.from });
     if (r && (to === 'completed' || to === 'delivery_failed')) {
       // The fee of a completed (or attempted and failed) express delivery goes on the merchant's ledger in the trip's transaction.
       const actor = serviceActor(ev.organization_id, ev.actor_user_id, `event:${ev.seq}`);
