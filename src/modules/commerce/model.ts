@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Actor } from '../../platform/auth.js';
-import type { AppContext } from '../../platform/context.js';
 import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
