@@ -6,7 +6,11 @@ import { registerObjectReadGrant } from '../../platform/storage-links.js';
 import { debtRoutes } from './debt.js';
 import { driverSettlementRoutes } from './driver-settlements.js';
 import { financeRoutes } from './finance.js';
-import { DEBT_ENTRY_SQL, scopeOf, walletSummary, type WalletSummary } from './model.js';
+import { scopeOf, walletSummary, type WalletSummary } from './model.js';
+import { pendingDriverSettlements } from './repo/driver-settlements.js';
+import { directPaymentEnabled, isEnabledProfileQr } from './repo/profiles.js';
+import { pendingReviewCount, reviewCountsByStatus, reviewsWithProof } from './repo/reviews.js';
+import { debtTotals } from './repo/wallet.js';
 import { orderPaymentRoutes } from './order-payments.js';
 import { paymentProfileRoutes } from './payment-profile.js';
 import { createReviewService, reviewRoutes, type ReviewFilter, type ReviewRow } from './reviews.js';
@@ -40,20 +44,15 @@ export const moneyModule: Module = {
     registerObjectReadGrant(ctx, async (tx, actor, o) => {
       if (o.purpose === 'payment_proof') {
         // Whoever may decide the review reads its proof: the merchant, and a sub-administrator with payments_review_decide in its territory.
-        const { rows } = await tx.query<{ merchant_id: string; territory_id: string | null }>(
-          'SELECT merchant_id, territory_id FROM merchant_payment_review WHERE proof_storage_object_id = $1',
-          [o.id],
-        );
-        for (const r of rows) {
+        for (const r of await reviewsWithProof(tx, o.id)) {
           if (actor.kind === 'subadmin') {
             const s = actor.subadmin;
-            if (s?.active && s.permissions.payments_review_decide && r.territory_id && s.territoryIds.includes(r.territory_id)) return true;
-          } else if ((await ctx.services.logistics.getMerchant(tx, r.merchant_id))?.owner_user_id === actor.userId) return true;
+            if (s?.active && s.permissions.payments_review_decide && r.territoryId && s.territoryIds.includes(r.territoryId)) return true;
+          } else if ((await ctx.services.logistics.getMerchant(tx, r.merchantId))?.owner_user_id === actor.userId) return true;
         }
       }
       if (o.purpose === 'merchant_payment_qr') {
-        const { rowCount } = await tx.query('SELECT 1 FROM merchant_payment_profile WHERE qr_storage_object_id = $1 AND direct_payment_enabled', [o.id]);
-        return rowCount > 0;
+        return isEnabledProfileQr(tx, o.id);
       }
       return false;
     });
@@ -65,46 +64,26 @@ export const moneyModule: Module = {
       expressDelivered: wallet.expressDelivered,
       deliveryFailed: wallet.deliveryFailed,
       async paymentDestinations(tx, merchantId) {
-        const { rowCount } = await tx.query('SELECT 1 FROM merchant_payment_profile WHERE merchant_id = $1 AND direct_payment_enabled', [merchantId]);
-        return rowCount ? ['platform', 'merchant_direct', 'cash'] : ['platform', 'cash'];
+        return (await directPaymentEnabled(tx, merchantId)) ? ['platform', 'merchant_direct', 'cash'] : ['platform', 'cash'];
       },
-      walletSummary: (tx, merchantId) => walletSummary(tx, merchantId),
+      walletSummary: (tx, merchantId) => walletSummary(ctx, tx, merchantId),
       listPaymentReviews: reviews.list,
-      async paymentReviewCounts(tx, territoryIds) {
-        const { rows } = await tx.query<{ status: string; n: number }>(
-          'SELECT status, count(*)::int AS n FROM merchant_payment_review WHERE ($1::text[] IS NULL OR territory_id = ANY($1)) GROUP BY status',
-          [territoryIds],
-        );
-        return Object.fromEntries(rows.map((r) => [r.status, r.n]));
-      },
+      paymentReviewCounts: (tx, territoryIds) => reviewCountsByStatus(tx, territoryIds),
     };
     ctx.services.money = api;
     ctx.services.moneyApi = api;
     ctx.workers.push(merchantSettlementWorker(ctx));
     ctx.dashboard.set('money', async (tx, actor) => {
       const scope = scopeOf(actor);
-      const reviews = await tx.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM merchant_payment_review WHERE status = 'pending' AND ($1::text[] IS NULL OR territory_id = ANY($1))`,
-        [scope],
-      );
-      // Debt per merchant (never below zero: one merchant's credit does not hide another's debt).
-      const debt = await tx.query<{ total: string; merchants: number }>(
-        `SELECT COALESCE(sum(d), 0)::numeric(14,2) AS total, count(*) FILTER (WHERE d > 0)::int AS merchants FROM (
-           SELECT GREATEST(0, -sum(amount)) AS d FROM merchant_wallet_entry
-            WHERE (${DEBT_ENTRY_SQL} OR entry_type = 'merchant_debt_payment') AND ($1::text[] IS NULL OR territory_id = ANY($1))
-            GROUP BY merchant_id) x`,
-        [scope],
-      );
-      const pendingDriver = await tx.query<{ total: string; n: number }>(
-        `SELECT COALESCE(sum(amount), 0)::numeric(14,2) AS total, count(*)::int AS n FROM driver_settlement WHERE status = 'pending' AND $1::text[] IS NULL`,
-        [scope],
-      );
+      const pendingReviews = await pendingReviewCount(tx, scope);
+      const debt = await debtTotals(tx, scope);
+      const pendingDriver = await pendingDriverSettlements(tx, scope);
       return {
-        pending_payment_reviews: reviews.rows[0].n,
-        total_merchant_debt: debt.rows[0].total,
-        merchants_in_debt: debt.rows[0].merchants,
-        pending_driver_settlements: pendingDriver.rows[0].n,
-        pending_driver_settlements_total: pendingDriver.rows[0].total,
+        pending_payment_reviews: pendingReviews,
+        total_merchant_debt: debt.total,
+        merchants_in_debt: debt.merchants,
+        pending_driver_settlements: pendingDriver.n,
+        pending_driver_settlements_total: pendingDriver.total,
       };
     });
   },
