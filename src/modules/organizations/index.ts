@@ -2,6 +2,7 @@ import type { Module } from '../../platform/context.js';
 import { registerObjectReadGrant } from '../../platform/storage-links.js';
 import { createOrganizationService, type OrganizationService } from './service.js';
 import { organizationRoutes } from './routes.js';
+import { isOrganizationLogo, ownOperatorStatus } from './repo.js';
 
 declare module '../../platform/context.js' {
   interface ServiceRegistry {
@@ -16,13 +17,10 @@ export const organizationsModule: Module = {
     // The organization's logo is shown to everyone in it (the mobile brand assets advertise it).
     registerObjectReadGrant(ctx, async (tx, _actor, o) => {
       if (o.purpose !== 'avatar' && o.purpose !== 'other') return false;
-      const { rowCount } = await tx.query('SELECT 1 FROM organization WHERE logo_object_id = $1', [o.id]);
-      return rowCount > 0;
+      return isOrganizationLogo(tx, o.id);
     });
     ctx.dashboard.set('operator', async (tx) => {
-      const { rows } = await tx.query<{ status: string }>('SELECT status FROM operator');
-      const users = await tx.query<{ role: string; n: number }>('SELECT role, count(*)::int AS n FROM users WHERE active GROUP BY role');
-      return { operator_status: rows[0]?.status ?? null, users_by_role: Object.fromEntries(users.rows.map((r) => [r.role, r.n])) };
+      return { operator_status: await ownOperatorStatus(tx), users_by_role: await ctx.services.identity.activeUsersByRole(tx) };
     });
   },
   routes: organizationRoutes,
