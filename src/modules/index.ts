@@ -9,9 +9,9 @@ import { createStorageModule } from './storage/index.js';
 import { createDocumentsModule } from './documents/index.js';
 import { createAuditModule } from './audit/index.js';
 import { createDashboardModule } from './dashboard/index.js';
-import { createLogisticsModule } from './logistics/index.js';
+import { createLogisticsModule, type LogisticsApi } from './logistics/index.js';
 import { createDispatchModule } from './dispatch/index.js';
-import { createCommerceModule, type MarketplaceBannerProvider } from './commerce/index.js';
+import { createCommerceModule, type CommerceViews, type MarketplaceBannerProvider } from './commerce/index.js';
 import { createMoneyModule } from './money/index.js';
 import { createIntegrationsModule } from './integrations/index.js';
 import { createChatModule } from './chat/index.js';
@@ -32,11 +32,18 @@ export function composeModules(ctx: AppContext) {
   const orderFacts = forward<OrderPayments>('commerce.payments (for logistics)');
   const paymentDestinations = forward<Pick<MoneyHooks, 'paymentDestinations'>>('money.api (for commerce)');
   const marketplaceBanners = forward<MarketplaceBannerProvider>('subadmin.marketplaceBanners (for commerce)');
+  const tripCounts = forward<Pick<LogisticsApi, 'tripStatusCounts'>>('logistics.api (for organizations: currency in use)');
+  const orderCounts = forward<Pick<CommerceViews, 'orderStatusCounts'>>('commerce.views (for organizations: currency in use)');
 
   const sync = createSyncRegistry();
   const identity = createIdentityModule(ctx);
   const storage = createStorageModule(ctx, { trips: trips.ref });
-  const organizations = createOrganizationsModule(ctx, { identity: identity.service, storage: storage.linker });
+  const organizations = createOrganizationsModule(ctx, {
+    identity: identity.service,
+    storage: storage.linker,
+    logistics: tripCounts.ref,
+    commerceViews: orderCounts.ref,
+  });
   const logistics = createLogisticsModule(ctx, { identity: identity.service, organizations: organizations.service, storage: storage.linker, orders: orderFacts.ref, sync });
   const documents = createDocumentsModule(ctx, { identity: identity.service, logistics: logistics.api, storage: storage.linker });
   const dispatch = createDispatchModule(ctx, { logistics: logistics.api });
@@ -50,7 +57,7 @@ export function composeModules(ctx: AppContext) {
     payments: paymentDestinations.ref,
     banners: marketplaceBanners.ref,
   });
-  const money = createMoneyModule(ctx, { logistics: logistics.api, orders: commerce.payments, storage: storage.linker });
+  const money = createMoneyModule(ctx, { logistics: logistics.api, orders: commerce.payments, storage: storage.linker, organizations: organizations.service });
   const integrations = createIntegrationsModule(ctx);
   const notifications = createNotificationsModule(ctx, { identity: identity.service });
   const subadminScope = createScopeLoader(ctx);
@@ -86,7 +93,9 @@ export function composeModules(ctx: AppContext) {
   orderFacts.provide(commerce.payments);
   paymentDestinations.provide(money.api);
   marketplaceBanners.provide(subadmin.marketplaceBanners);
-  assertProvided(trips, orderFacts, paymentDestinations, marketplaceBanners);
+  tripCounts.provide(logistics.api);
+  orderCounts.provide(commerce.views);
+  assertProvided(trips, orderFacts, paymentDestinations, marketplaceBanners, tripCounts, orderCounts);
 
   // Reactions across modules, all of them (each runs in the transaction of the change that fires it):
   // a deactivated user's driver profile goes off duty and gives back its trips;
@@ -135,6 +144,7 @@ export function composeModules(ctx: AppContext) {
       logistics: logistics.service,
       orders: commerce.payments,
       money: money.api,
+      settlements: money.runSettlements,
       chat: chat.service,
       integrations: integrations.service,
       notifications: notifications.service,

@@ -1,4 +1,4 @@
-import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { param, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Actor } from './auth.js';
 
 /**
@@ -15,7 +15,8 @@ export const scopeOf = (actor: Pick<Actor, 'kind' | 'subadmin'>): TerritoryScope
  * for a sub-administrator (an empty scope matches nothing; a row without territory is outside every scope).
  */
 export function inScope(column: SQLWrapper, scope: TerritoryScope): SQL {
-  return scope === null ? sql`true` : sql`${column} = ANY(${scope}::text[])`;
+  // `param`: one array parameter (a bare array in a `sql` template would expand to a row `($1, $2)`, and `()` when empty).
+  return scope === null ? sql`true` : sql`${column} = ANY(${param(scope)}::text[])`;
 }
 
 /**

@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers.js';
 import { pt, setFailedDeliveryPolicy, tripDb } from '../logistics/fixtures.js';
-import { runMerchantSettlements } from '../../src/modules/money/settlement-worker.js';
 import { formatMoney, money, toCents } from '../../src/platform/money.js';
 import type { PaymentDestination } from '../../src/platform/order-contracts.js';
 import { newMerchant, ok, orderKit, type MoneyShop, type OrderKit } from './fixtures.js';
@@ -200,7 +199,7 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
       return;
     }
     case 'settle':
-      await runMerchantSettlements(t.app.ctx, new Date(Date.now() + day++ * DAY), 500);
+      await t.app.services.settlements(new Date(Date.now() + day++ * DAY), 500);
       return;
   }
 }

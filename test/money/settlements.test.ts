@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newDriver, tripIn, type TestDriver } from '../logistics/fixtures.js';
-import { runMerchantSettlements } from '../../src/modules/money/settlement-worker.js';
 import { dbBalance, newMerchant as makeMerchant, orderKit, walletEntries, type OrderKit } from './fixtures.js';
 
 let t: TestApp;
@@ -54,9 +53,9 @@ describe('settlement worker', () => {
     await kit.delivered(m, { destination: 'merchant_direct', subtotal: '50.00', fee: '5.00' }); // debt 5 + 5
     expect((await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'daily' } })).statusCode).toBe(200);
 
-    expect(await runMerchantSettlements(t.app.ctx, new Date())).toBe(0); // today's period is not over
+    expect(await t.app.services.settlements(new Date())).toBe(0); // today's period is not over
     const tomorrow = new Date(Date.now() + DAY);
-    const runs = await Promise.all([runMerchantSettlements(t.app.ctx, tomorrow), runMerchantSettlements(t.app.ctx, tomorrow)]);
+    const runs = await Promise.all([t.app.services.settlements(tomorrow), t.app.services.settlements(tomorrow)]);
     expect(runs.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1);
     const rows = await settlements(m.id);
     expect(rows).toHaveLength(1);
@@ -74,13 +73,13 @@ describe('settlement worker', () => {
     expect(w.wallet).toEqual({ balance: '0.00', pending: '0.00', available: '0.00', debt: '0.00', credit: '0.00', payable: '0.00', currency: 'BOB', organization_id: t.demo.organizationId });
     expect(new Date(w.settled_through).toISOString()).toBe(new Date(todayUtc.getTime() + DAY).toISOString());
 
-    await runMerchantSettlements(t.app.ctx, tomorrow);
+    await t.app.services.settlements(tomorrow);
     expect(await settlements(m.id)).toHaveLength(1);
     const audit = await t.db.withSystem((tx) => tx.query("SELECT actor_user_id FROM audit_log WHERE action = 'merchant_settlement.settled' AND after->>'merchant_id' = $1", [m.id]));
     expect(audit.rows).toEqual([{ actor_user_id: null }]);
     // The next day: nothing payable, so the period is recorded as skipped, once.
     const dayAfter = new Date(Date.now() + 2 * DAY);
-    await Promise.all([runMerchantSettlements(t.app.ctx, dayAfter), runMerchantSettlements(t.app.ctx, dayAfter)]);
+    await Promise.all([t.app.services.settlements(dayAfter), t.app.services.settlements(dayAfter)]);
     expect((await settlements(m.id)).map((s) => s.status)).toEqual(['settled', 'skipped']);
   });
 
@@ -94,7 +93,7 @@ describe('settlement worker', () => {
     await t.req(a.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'monthly', net_debt_first: false } });
     await t.req(b.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'weekly', minimum_balance: '27.01' } });
     const later = new Date(Date.now() + 40 * DAY);
-    await runMerchantSettlements(t.app.ctx, later);
+    await t.app.services.settlements(later);
     const sa = await settlements(a.id);
     expect(sa).toHaveLength(1);
     expect(sa[0]).toMatchObject({ status: 'settled', gross: '27.00', netted: '0.00', payout: '27.00' });
@@ -117,7 +116,7 @@ describe('no payout of money the platform has not received (issue 16, fault 1)',
     const wallet = async () => (await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' })).json().wallet;
     expect(await wallet()).toMatchObject({ balance: '90.00', pending: '90.00', available: '0.00', payable: '0.00' });
     expect((await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'daily' } })).statusCode).toBe(200);
-    await runMerchantSettlements(t.app.ctx, new Date(Date.now() + DAY));
+    await t.app.services.settlements(new Date(Date.now() + DAY));
     expect(await settlements(m.id)).toEqual([expect.objectContaining({ status: 'skipped', gross: '0.00', payout: '0.00' })]);
     expect((await walletEntries(t, { merchantId: m.id })).map((e) => e.entry_type)).not.toContain('settlement_debit');
 
@@ -140,7 +139,7 @@ describe('no payout of money the platform has not received (issue 16, fault 1)',
     const audit = await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'order_payment.received' AND entity_id = $1", [orderId]));
     expect(audit.rows[0].n).toBe(1);
 
-    await runMerchantSettlements(t.app.ctx, new Date(Date.now() + 2 * DAY));
+    await t.app.services.settlements(new Date(Date.now() + 2 * DAY));
     const rows = await settlements(m.id);
     expect(rows.map((r) => r.status)).toEqual(['skipped', 'settled']);
     // 90 available; the cash order's debt (1 + 1) is netted first.

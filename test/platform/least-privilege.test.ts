@@ -10,7 +10,6 @@ import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../../src/seed.js';
 import { newId } from '../../src/platform/ids.js';
 import { createPushWorker } from '../../src/modules/notifications/worker.js';
 import type { PushMessage } from '../../src/modules/notifications/gateway.js';
-import { runMerchantSettlements } from '../../src/modules/money/settlement-worker.js';
 import type { DemoSeed } from '../../src/platform/context.js';
 import { SseClient } from '../realtime/sse.js';
 
@@ -200,7 +199,7 @@ for (const [mode, { login: LOGIN, system: SYSTEM }] of Object.entries(MODES)) de
     const merchant = await login(DEMO_LOGINS.merchant);
     const rule = await inject(merchant.access_token, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'daily' } });
     expect(rule.statusCode, rule.body).toBe(200);
-    expect(await runMerchantSettlements(app.ctx, new Date(Date.now() + 86_400_000))).toBeGreaterThanOrEqual(1);
+    expect(await app.services.settlements(new Date(Date.now() + 86_400_000))).toBeGreaterThanOrEqual(1);
     expect((await su.query('SELECT count(*)::int AS n FROM merchant_settlement WHERE merchant_id = $1', [merchantId])).rows[0].n).toBe(1);
     expect((await su.query("SELECT count(*)::int AS n FROM audit_log WHERE entity_type = 'merchant_settlement'")).rows[0].n).toBe(1);
 

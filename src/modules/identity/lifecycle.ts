@@ -1,15 +1,15 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { Api } from '../../platform/context.js';
 import type { IdentityContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { IdParams, ShortText, Strict } from '../../platform/schemas.js';
-import { principalOf, publicUser, USER_COLUMNS, type UserRow } from './service.js';
+import { principalOf, publicUser } from './service.js';
+import * as repo from './repo.js';
+import type { UserView } from './repo.js';
 import { UserOut } from './routes.js';
-
-type UserView = Omit<UserRow, 'password_hash'>;
 
 /**
  * Account lifecycle: an organization administrator deactivates and reactivates users of his organization.
@@ -22,28 +22,26 @@ type UserView = Omit<UserRow, 'password_hash'>;
  */
 export function createUserLifecycle(ctx: IdentityContext) {
   async function lockUser(tx: Tx, id: string): Promise<UserView> {
-    const { rows } = await tx.query<UserView>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1 FOR UPDATE`, [id]);
-    if (!rows[0]) throw AppError.notFound('User');
-    return rows[0];
+    const user = await repo.findUser(tx, id, true);
+    if (!user) throw AppError.notFound('User');
+    return user;
   }
 
   async function deactivate(actor: Actor, id: string, reason?: string) {
-    return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+    return ctx.db.withTenant(actor, async (tx) => {
       if (id === actor.userId) throw AppError.unprocessable('You cannot deactivate your own account', 'CANNOT_DEACTIVATE_SELF');
-      const { rows: found } = await tx.query<UserView>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, [id]);
-      if (!found[0]) throw AppError.notFound('User');
-      if (principalOf(found[0]) === 'administrator') {
+      const found = await repo.findUser(tx, id);
+      if (!found) throw AppError.notFound('User');
+      if (principalOf(found) === 'administrator') {
         // Every administrator row locked in id order (no deadlock): two administrators removing each other
         // concurrently serialize here, and the second finds that he is no longer active himself.
-        const { rows } = await tx.query<{ id: string; active: boolean }>(
-          `SELECT id, active FROM users WHERE role = 'administrator' AND NOT dispatch AND NOT subadmin AND NOT platform_admin ORDER BY id FOR UPDATE`,
-        );
+        const rows = await repo.lockAdministrators(tx);
         if (!rows.some((r) => r.active && r.id !== id)) throw AppError.conflict('The organization would have no active administrator left', 'LAST_ADMINISTRATOR');
       }
       const before = await lockUser(tx, id);
       if (before.platform_admin) throw AppError.forbidden('Platform operators are managed by the platform', 'PLATFORM_USER');
       if (!before.active) return publicUser(before);
-      const { rows } = await tx.query<UserView>(`UPDATE users SET active = false, updated_at = now() WHERE id = $1 RETURNING ${USER_COLUMNS}`, [id]);
+      const after = await repo.setUserActive(tx, id, false);
       const revoked = await ctx.deps.identity.revokeUserSessions(tx, actor.organizationId, id, 'user_deactivated');
       await ctx.deps.userDeactivated.run(tx, actor, id);
       await recordAudit(tx, actor, {
@@ -53,18 +51,18 @@ export function createUserLifecycle(ctx: IdentityContext) {
         before: { active: true },
         after: { active: false, reason: reason ?? null, sessions_revoked: revoked },
       });
-      return publicUser(rows[0]);
+      return publicUser(after);
     });
   }
 
   async function reactivate(actor: Actor, id: string, reason?: string) {
-    return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+    return ctx.db.withTenant(actor, async (tx) => {
       const before = await lockUser(tx, id);
       if (before.platform_admin) throw AppError.forbidden('Platform operators are managed by the platform', 'PLATFORM_USER');
       if (before.active) return publicUser(before);
-      const { rows } = await tx.query<UserView>(`UPDATE users SET active = true, updated_at = now() WHERE id = $1 RETURNING ${USER_COLUMNS}`, [id]);
+      const after = await repo.setUserActive(tx, id, true);
       await recordAudit(tx, actor, { action: 'user.reactivated', entityType: 'user', entityId: id, before: { active: false }, after: { active: true, reason: reason ?? null } });
-      return publicUser(rows[0]);
+      return publicUser(after);
     });
   }
 

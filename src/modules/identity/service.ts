@@ -1,33 +1,21 @@
 import { normalizePhones, phoneCandidates } from '../../platform/phone.js';
 import { containsPattern } from '../../platform/search.js';
 import { createHmac } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import { AppError } from '../../platform/errors.js';
 import { newId, randomToken, sha256Hex } from '../../platform/ids.js';
-import { signAccessToken, tenantOf, type AccessClaims, type Actor, type AppRole, type Principal } from '../../platform/auth.js';
+import { signAccessToken, type AccessClaims, type Actor, type AppRole, type Principal } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
+import * as repo from './repo.js';
+import type { UserRow, UserView } from './repo.js';
+import type { UserOut } from './routes.js';
 import { COMMON_PASSWORDS_TEXT } from './common-passwords.js';
 
-export interface UserRow {
-  organization_id: string;
-  id: string;
-  email: string | null;
-  phone: string | null;
-  password_hash: string;
-  display_name: string;
-  role: AppRole;
-  dispatch: boolean;
-  subadmin: boolean;
-  platform_admin: boolean;
-  active: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export const USER_COLUMNS = 'organization_id, id, email, phone, display_name, role, dispatch, subadmin, platform_admin, active, created_at, updated_at';
+export { USER_COLUMNS, type UserRow } from './repo.js';
 
 export function principalOf(u: Pick<UserRow, 'role' | 'dispatch' | 'subadmin' | 'platform_admin'>): Principal {
   if (u.platform_admin) return 'platform';
@@ -35,7 +23,7 @@ export function principalOf(u: Pick<UserRow, 'role' | 'dispatch' | 'subadmin' | 
   return u.role;
 }
 
-export function publicUser(u: Omit<UserRow, 'password_hash'>) {
+export function publicUser(u: UserView): Static<typeof UserOut> {
   return {
     id: u.id,
     organization_id: u.organization_id,
@@ -101,7 +89,7 @@ export function createIdentityService(ctx: AppContext) {
   /** The default countries organizations use (a handful), cached for a minute. */
   async function phoneCountriesInUse(): Promise<string[]> {
     if (countriesCache && Date.now() - countriesCache.at < 60_000) return countriesCache.list;
-    const list = await db.withSystem(async (tx) => (await tx.query<{ c: string }>('SELECT DISTINCT default_country AS c FROM organization_settings')).rows.map((r) => r.c));
+    const list = await db.withSystem((tx) => repo.phoneCountriesInUse(tx));
     countriesCache = { at: Date.now(), list };
     return list;
   }
@@ -113,25 +101,19 @@ export function createIdentityService(ctx: AppContext) {
     // Stored in E.164 (the organization's default country for national numbers): one form to find and match.
     input = await normalizePhones(tx, organizationId, input, ['phone']);
     const email = input.email ? input.email.trim().toLowerCase() : null;
-    const dup = await tx.query('SELECT 1 FROM users WHERE organization_id = $1 AND (email = $2 OR phone = $3)', [organizationId, email, input.phone ?? null]);
-    if (dup.rowCount) throw AppError.conflict('A user with this email or phone already exists in the organization', 'DUPLICATE_USER');
-    const { rows } = await tx.query<UserRow>(
-      `INSERT INTO users (organization_id, id, email, phone, password_hash, display_name, role, dispatch, subadmin, platform_admin)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) RETURNING *`,
-      [
-        organizationId,
-        newId(),
-        email,
-        input.phone ?? null,
-        await hashPassword(input.password),
-        input.display_name,
-        input.role,
-        input.dispatch ?? false,
-        input.subadmin ?? false,
-        input.platform_admin ?? false,
-      ],
-    );
-    return rows[0];
+    if (await repo.loginTaken(tx, organizationId, email, input.phone ?? null)) throw AppError.conflict('A user with this email or phone already exists in the organization', 'DUPLICATE_USER');
+    return repo.insertUser(tx, {
+      organization_id: organizationId,
+      id: newId(),
+      email,
+      phone: input.phone ?? null,
+      password_hash: await hashPassword(input.password),
+      display_name: input.display_name,
+      role: input.role,
+      dispatch: input.dispatch ?? false,
+      subadmin: input.subadmin ?? false,
+      platform_admin: input.platform_admin ?? false,
+    });
   }
 
   /**
@@ -140,20 +122,9 @@ export function createIdentityService(ctx: AppContext) {
    */
   async function rateLimit(key: string, limit: number, windowSeconds = 60, what = 'attempts'): Promise<void> {
     const { weighted, retryAfter } = await db.withSystem(async (tx) => {
-      const { rows } = await tx.query<{ weighted: number; retry_after: number }>(
-        `WITH w AS (SELECT to_timestamp(floor(extract(epoch FROM now()) / $2) * $2) AS start),
-         cur AS (
-           INSERT INTO rate_limit_bucket (key, window_start, count) SELECT $1, w.start, 1 FROM w
-           ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_bucket.count + 1
-           RETURNING count, window_start)
-         SELECT cur.count + coalesce((SELECT b.count FROM rate_limit_bucket b WHERE b.key = $1 AND b.window_start = cur.window_start - make_interval(secs => $2)), 0)
-                * (1 - extract(epoch FROM now() - cur.window_start) / $2) AS weighted,
-                ceil($2 - extract(epoch FROM now() - cur.window_start)) AS retry_after
-           FROM cur`,
-        [key, windowSeconds],
-      );
-      if (Math.random() < 0.01) await tx.query("DELETE FROM rate_limit_bucket WHERE window_start < now() - interval '2 days'");
-      return { weighted: Number(rows[0].weighted), retryAfter: Math.max(1, Number(rows[0].retry_after)) };
+      const row = await repo.countRateLimited(tx, key, windowSeconds);
+      if (Math.random() < 0.01) await repo.pruneRateLimitBuckets(tx);
+      return { weighted: Number(row.weighted), retryAfter: Math.max(1, Number(row.retry_after)) };
     });
     if (weighted > limit) {
       throw new AppError(429, 'RATE_LIMITED', `Too many ${what}; try again in ${retryAfter} s`, undefined, { retry_after: retryAfter });
@@ -178,66 +149,30 @@ export function createIdentityService(ctx: AppContext) {
     const pairKey = `pair:${login}|${address}`;
     const accountKey = `account:${login}`;
     await db.withSystem(async (tx) => {
-      await tx.query('INSERT INTO login_throttle (key) VALUES ($1), ($2) ON CONFLICT (key) DO NOTHING', [accountKey, pairKey]);
       // Both rows locked in key order ('account:' < 'pair:'), so concurrent attempts queue instead of deadlocking.
-      const { rows } = await tx.query<{ key: string; failures: number; stale: boolean; wait: number | null; known: boolean }>(
-        `SELECT key, failures,
-                window_start < now() - (CASE WHEN key = $1 THEN make_interval(secs => $3) ELSE interval '24 hours' END) AS stale,
-                CASE WHEN blocked_until > now() THEN ceil(extract(epoch FROM blocked_until - now()))::int END AS wait,
-                EXISTS (SELECT 1 FROM login_known_address k WHERE k.login = $4 AND k.address = $5
-                         AND k.last_success_at > now() - make_interval(days => $6)) AS known
-           FROM login_throttle WHERE key IN ($1, $2) ORDER BY key FOR UPDATE`,
-        [accountKey, pairKey, t.accountWindowSeconds, login, address, t.knownAddressDays],
-      );
+      const rows = await repo.lockThrottle(tx, { accountKey, pairKey, login, address }, t);
       const account = rows.find((r) => r.key === accountKey)!;
       const pair = rows.find((r) => r.key === pairKey)!;
       if (pair.wait) throw throttled(pair.wait);
       if (!account.stale && account.failures >= t.accountCeiling && !account.known) {
         if (account.wait) throw throttled(account.wait);
-        await tx.query('UPDATE login_throttle SET blocked_until = now() + make_interval(secs => $2), updated_at = now() WHERE key = $1', [
-          accountKey,
-          t.unknownAddressIntervalSeconds,
-        ]);
+        await repo.blockThrottleKey(tx, accountKey, t.unknownAddressIntervalSeconds);
       }
       const attempts = (pair.stale ? 0 : pair.failures) + 1;
       const delay = attempts < t.freeAttempts ? 0 : Math.min(t.baseDelaySeconds * 2 ** (attempts - t.freeAttempts), t.maxDelaySeconds);
-      await tx.query(
-        `UPDATE login_throttle SET failures = $2, window_start = CASE WHEN $3 THEN now() ELSE window_start END,
-                blocked_until = CASE WHEN $4 > 0 THEN now() + make_interval(secs => $4) END, updated_at = now()
-          WHERE key = $1`,
-        [pairKey, attempts, pair.stale, delay],
-      );
-      if (Math.random() < 0.01) {
-        await tx.query("DELETE FROM login_throttle WHERE updated_at < now() - interval '2 days' AND (blocked_until IS NULL OR blocked_until < now())");
-        await tx.query('DELETE FROM login_known_address WHERE last_success_at < now() - make_interval(days => $1)', [t.knownAddressDays]);
-      }
+      await repo.setPairAttempts(tx, pairKey, attempts, pair.stale, delay);
+      if (Math.random() < 0.01) await repo.pruneLoginThrottle(tx, t.knownAddressDays);
     });
   }
 
   /** A wrong password: one more failure for the account (the pair was counted on admission). */
   async function loginFailed(login: string): Promise<void> {
-    await db.withSystem((tx) =>
-      tx.query(
-        `INSERT INTO login_throttle (key, failures, window_start) VALUES ($1, 1, now())
-         ON CONFLICT (key) DO UPDATE SET
-           failures = CASE WHEN login_throttle.window_start < now() - make_interval(secs => $2) THEN 1 ELSE login_throttle.failures + 1 END,
-           window_start = CASE WHEN login_throttle.window_start < now() - make_interval(secs => $2) THEN now() ELSE login_throttle.window_start END,
-           updated_at = now()`,
-        [`account:${login}`, config.loginThrottle.accountWindowSeconds],
-      ),
-    );
+    await db.withSystem((tx) => repo.countAccountFailure(tx, `account:${login}`, config.loginThrottle.accountWindowSeconds));
   }
 
   /** A right password: the pair starts over and the address becomes known-good for the login. */
   async function loginSucceeded(login: string, address: string): Promise<void> {
-    await db.withSystem(async (tx) => {
-      await tx.query('DELETE FROM login_throttle WHERE key = $1', [`pair:${login}|${address}`]);
-      await tx.query(
-        `INSERT INTO login_known_address (login, address) VALUES ($1, $2)
-         ON CONFLICT (login, address) DO UPDATE SET last_success_at = now()`,
-        [login, address],
-      );
-    });
+    await db.withSystem((tx) => repo.clearPairAndRememberAddress(tx, `pair:${login}|${address}`, login, address));
   }
 
   /**
@@ -255,13 +190,7 @@ export function createIdentityService(ctx: AppContext) {
     const issuedAt = rotation?.issuedAt ?? new Date();
     const expiresAt = new Date(Math.floor(issuedAt.getTime() / 1000) * 1000 + config.refreshTokenTtlSeconds * 1000);
     if (rotation?.insert !== false) {
-      await tx.query('INSERT INTO refresh_token (organization_id, id, session_id, token_hash, expires_at) VALUES ($1,$2,$3,$4,$5)', [
-        user.organization_id,
-        newId(),
-        sessionId,
-        sha256Hex(refresh),
-        expiresAt,
-      ]);
+      await repo.insertRefreshToken(tx, user.organization_id, newId(), sessionId, sha256Hex(refresh), expiresAt);
     }
     const access = await signAccessToken(
       config.jwtSecret,
@@ -279,12 +208,7 @@ export function createIdentityService(ctx: AppContext) {
   }
 
   async function revokeSession(tx: Tx, organizationId: string, sessionId: string, reason: string) {
-    await tx.query('UPDATE auth_session SET revoked_at = now(), revoked_reason = $3 WHERE organization_id = $1 AND id = $2 AND revoked_at IS NULL', [
-      organizationId,
-      sessionId,
-      reason,
-    ]);
-    await tx.query("SELECT pg_notify('session_revoked', $1)", [sessionId]);
+    await repo.revokeSession(tx, organizationId, sessionId, reason);
     sessionCache.set(sessionId, { active: false, at: Date.now() + 3_600_000 });
   }
 
@@ -305,15 +229,7 @@ export function createIdentityService(ctx: AppContext) {
       if (!identifier) throw AppError.badRequest('email or phone is required', [{ field: 'email', message: 'email or phone is required' }]);
       await rateLimit(`login:ip:${ip}`, config.loginRateLimitPerIp, 60, 'login attempts from this address');
       await admitLoginAttempt(identifier, ip);
-      const candidates = await db.withSystem(async (tx) => {
-        const { rows } = await tx.query<UserRow & { organization_name: string }>(
-          `SELECT u.*, o.name AS organization_name FROM users u JOIN organization o ON o.id = u.organization_id
-            WHERE u.active AND ${input.email ? 'u.email = $1' : 'u.phone = ANY($1::text[])'} AND ($2::text IS NULL OR u.organization_id = $2)
-            ORDER BY u.organization_id LIMIT 20`,
-          [input.email ? identifier : phones, input.organization_id ?? null],
-        );
-        return rows;
-      });
+      const candidates = await db.withSystem((tx) => repo.loginCandidates(tx, input.email ? { email: identifier } : { phones }, input.organization_id ?? null));
       dummyHash ??= hashPassword('dummy-password-0');
       const matches: typeof candidates = [];
       if (candidates.length === 0) await argonVerify(await dummyHash, input.password);
@@ -333,14 +249,9 @@ export function createIdentityService(ctx: AppContext) {
         );
       }
       const user = matches[0];
-      return db.withTenant(tenantOf({ organizationId: user.organization_id, userId: user.id }), async (tx) => {
+      return db.withTenant({ organizationId: user.organization_id, userId: user.id }, async (tx) => {
         const sessionId = newId();
-        await tx.query('INSERT INTO auth_session (organization_id, id, user_id, user_agent) VALUES ($1,$2,$3,$4)', [
-          user.organization_id,
-          sessionId,
-          user.id,
-          userAgent?.slice(0, 300) ?? null,
-        ]);
+        await repo.insertSession(tx, user.organization_id, sessionId, user.id, userAgent?.slice(0, 300) ?? null);
         return { ...(await issueTokens(tx, user, sessionId)), user: publicUser(user) };
       });
     },
@@ -354,41 +265,24 @@ export function createIdentityService(ctx: AppContext) {
       const tokenHash = sha256Hex(token);
       const successor = successorOf(token);
       const outcome = await db.withSystem(async (tx) => {
-        const { rows } = await tx.query<{ organization_id: string; session_id: string; used_at: Date | null; expires_at: Date; revoked_at: Date | null; in_grace: boolean }>(
-          `SELECT r.organization_id, r.session_id, r.used_at, r.expires_at, s.revoked_at,
-                  r.used_at > now() - make_interval(secs => $2) AS in_grace
-             FROM refresh_token r JOIN auth_session s ON s.organization_id = r.organization_id AND s.id = r.session_id
-            WHERE r.token_hash = $1 FOR UPDATE OF r`,
-          [tokenHash, config.refreshReuseGraceSeconds],
-        );
-        const row = rows[0];
+        const row = await repo.lockRefreshToken(tx, tokenHash, config.refreshReuseGraceSeconds);
         if (!row) return { error: 'unknown' as const };
         if (row.revoked_at) return { error: 'revoked' as const };
         let rotation: { refresh: string; issuedAt: Date; insert: boolean };
         if (row.used_at) {
-          const next = await tx.query<{ used_at: Date | null }>('SELECT used_at FROM refresh_token WHERE organization_id = $1 AND token_hash = $2', [
-            row.organization_id,
-            sha256Hex(successor),
-          ]);
-          if (!row.in_grace || !next.rows[0] || next.rows[0].used_at) {
+          const next = await repo.refreshTokenUse(tx, row.organization_id, sha256Hex(successor));
+          if (!row.in_grace || !next || next.used_at) {
             await revokeSession(tx, row.organization_id, row.session_id, 'refresh_token_reuse');
             return { error: 'reused' as const };
           }
           rotation = { refresh: successor, issuedAt: row.used_at, insert: false };
         } else {
           if (row.expires_at.getTime() <= Date.now()) return { error: 'expired' as const };
-          const { rows: used } = await tx.query<{ used_at: Date }>(
-            'UPDATE refresh_token SET used_at = now() WHERE organization_id = $1 AND token_hash = $2 RETURNING used_at',
-            [row.organization_id, tokenHash],
-          );
-          rotation = { refresh: successor, issuedAt: used[0].used_at, insert: true };
+          rotation = { refresh: successor, issuedAt: await repo.markRefreshTokenUsed(tx, row.organization_id, tokenHash), insert: true };
         }
-        const { rows: users } = await tx.query<UserRow>(
-          'SELECT u.* FROM users u JOIN auth_session s ON s.organization_id = u.organization_id AND s.user_id = u.id WHERE s.organization_id = $1 AND s.id = $2 AND u.active',
-          [row.organization_id, row.session_id],
-        );
-        if (!users[0]) return { error: 'revoked' as const };
-        return { tokens: { ...(await issueTokens(tx, users[0], row.session_id, rotation)), user: publicUser(users[0]) } };
+        const user = await repo.sessionUser(tx, row.organization_id, row.session_id);
+        if (!user) return { error: 'revoked' as const };
+        return { tokens: { ...(await issueTokens(tx, user, row.session_id, rotation)), user: publicUser(user) } };
       });
       if ('error' in outcome) {
         const msg = outcome.error === 'reused' ? 'Refresh token reuse detected; the session was revoked' : 'The refresh token is invalid, expired or revoked';
@@ -398,26 +292,22 @@ export function createIdentityService(ctx: AppContext) {
     },
 
     async revokeRefreshToken(actor: Actor, token: string) {
-      await db.withTenant(tenantOf(actor), async (tx) => {
-        const { rows } = await tx.query<{ session_id: string }>(
-          `SELECT r.session_id FROM refresh_token r JOIN auth_session s ON s.organization_id = r.organization_id AND s.id = r.session_id
-            WHERE r.token_hash = $1 AND s.user_id = $2`,
-          [sha256Hex(token), actor.userId],
-        );
-        if (!rows[0]) throw AppError.notFound('Refresh token');
-        await revokeSession(tx, actor.organizationId, rows[0].session_id, 'revoked_by_user');
+      await db.withTenant(actor, async (tx) => {
+        const sessionId = await repo.sessionOfRefreshToken(tx, sha256Hex(token), actor.userId);
+        if (!sessionId) throw AppError.notFound('Refresh token');
+        await revokeSession(tx, actor.organizationId, sessionId, 'revoked_by_user');
       });
     },
 
     /** Revokes every live session of a user (their refresh tokens die with them; open streams close on the NOTIFY). */
     async revokeUserSessions(tx: Tx, organizationId: string, userId: string, reason: string): Promise<number> {
-      const { rows } = await tx.query<{ id: string }>('SELECT id FROM auth_session WHERE organization_id = $1 AND user_id = $2 AND revoked_at IS NULL', [organizationId, userId]);
-      for (const r of rows) await revokeSession(tx, organizationId, r.id, reason);
-      return rows.length;
+      const ids = await repo.liveSessionIds(tx, organizationId, userId);
+      for (const id of ids) await revokeSession(tx, organizationId, id, reason);
+      return ids.length;
     },
 
     async logout(actor: Actor) {
-      await db.withTenant(tenantOf(actor), (tx) => revokeSession(tx, actor.organizationId, actor.sessionId, 'logout'));
+      await db.withTenant(actor, (tx) => revokeSession(tx, actor.organizationId, actor.sessionId, 'logout'));
     },
 
     /** Session liveness for the auth hook; cached a few seconds, revocations on this instance apply at once. */
@@ -425,32 +315,20 @@ export function createIdentityService(ctx: AppContext) {
       const hit = sessionCache.get(claims.sid);
       if (hit && (hit.active === false || Date.now() - hit.at < SESSION_CACHE_MS)) return hit.active;
       // The organization comes from the verified token: checked under its RLS, not across tenants.
-      const active = await db.withTenant({ organizationId: claims.org, userId: claims.sub }, async (tx) => {
-        const { rows } = await tx.query(
-          `SELECT 1 FROM auth_session s JOIN users u ON u.organization_id = s.organization_id AND u.id = s.user_id
-            WHERE s.organization_id = $1 AND s.id = $2 AND s.revoked_at IS NULL AND u.active`,
-          [claims.org, claims.sid],
-        );
-        return rows.length > 0;
-      });
+      const active = await db.withTenant({ organizationId: claims.org, userId: claims.sub }, (tx) => repo.sessionLive(tx, claims.org, claims.sid));
       if (sessionCache.size > 100_000) sessionCache.clear();
       sessionCache.set(claims.sid, { active, at: Date.now() });
       return active;
     },
 
     async me(actor: Actor) {
-      const rows = await db.tenantRead<Omit<UserRow, 'password_hash'> & { organization_name: string }>(
-        tenantOf(actor),
-        `SELECT ${USER_COLUMNS.split(', ').map((c) => `u.${c}`).join(', ')}, o.name AS organization_name
-           FROM users u JOIN organization o ON o.id = u.organization_id WHERE u.id = $1`,
-        [actor.userId],
-      );
-      if (!rows[0]) throw AppError.notFound('User');
-      return { ...publicUser(rows[0]), organization: { id: rows[0].organization_id, name: rows[0].organization_name }, subadmin_scope: subadminScopeOut(actor.subadmin) };
+      const me = await repo.readMe(db, actor, actor.userId);
+      if (!me) throw AppError.notFound('User');
+      return { ...publicUser(me), organization: { id: me.organization_id, name: me.organization_name }, subadmin_scope: subadminScopeOut(actor.subadmin) };
     },
 
     async createAppUser(actor: Actor, input: NewUser) {
-      return db.withTenant(tenantOf(actor), async (tx) => {
+      return db.withTenant(actor, async (tx) => {
         const user = await insertUser(tx, actor.organizationId, { ...input, platform_admin: false });
         await recordAudit(tx, actor, { action: 'user.created', entityType: 'user', entityId: user.id, after: publicUser(user) });
         return publicUser(user);
@@ -459,27 +337,22 @@ export function createIdentityService(ctx: AppContext) {
 
     async listAppUsers(actor: Actor, q: { role?: AppRole; limit?: number; cursor?: string; q?: string }) {
       const page = pageRequest(q);
-      return db.withTenant(tenantOf(actor), async (tx) => {
-        const { rows } = await tx.query<UserRow>(
-          `SELECT ${USER_COLUMNS} FROM users
-            WHERE ($1::text IS NULL OR role = $1) AND ($2::text IS NULL OR id < $2)
-              AND ($3::text IS NULL OR email ILIKE $3 OR display_name ILIKE $3)
-            ORDER BY id DESC LIMIT $4`,
-          [q.role ?? null, page.after, q.q ? containsPattern(q.q) : null, page.limit + 1],
-        );
+      return db.withTenant(actor, async (tx) => {
+        const rows = await repo.listUsers(tx, { role: q.role ?? null, after: page.after, pattern: q.q ? containsPattern(q.q) : null, limit: page.limit + 1 });
         return toPage(rows, page, publicUser);
       });
     },
 
     /** For other modules: the users of a role in the caller's organization (e.g. to notify administrators). */
     async userIdsByKind(tx: Tx, kinds: Principal[]): Promise<string[]> {
-      const { rows } = await tx.query<UserRow>('SELECT id, role, dispatch, subadmin, platform_admin FROM users WHERE active');
-      return rows.filter((u) => kinds.includes(principalOf(u))).map((u) => u.id);
+      return (await repo.activeUserRoles(tx)).filter((u) => kinds.includes(principalOf(u))).map((u) => u.id);
     },
 
+    /** For other modules (the dashboard): active users per role in the caller's organization. */
+    activeUsersByRole: (tx: Tx): Promise<Record<string, number>> => repo.activeUsersByRole(tx),
+
     async userExists(tx: Tx, userId: string, role?: AppRole): Promise<boolean> {
-      const { rowCount } = await tx.query('SELECT 1 FROM users WHERE id = $1 AND ($2::text IS NULL OR role = $2)', [userId, role ?? null]);
-      return rowCount > 0;
+      return repo.userExists(tx, userId, role ?? null);
     },
   };
 }

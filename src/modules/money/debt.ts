@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf, type Actor } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
 import type { MoneyContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
@@ -7,7 +7,8 @@ import { AppError } from '../../platform/errors.js';
 import { once, requestHash, validateIdempotencyKey } from '../../platform/idempotency.js';
 import { formatMoney, money } from '../../platform/money.js';
 import { IdParams, Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { DEBT_ENTRY_SQL, lockMerchantWallet, walletSummary } from './model.js';
+import { walletSummary } from './model.js';
+import { debtCoverage, lockMerchantWallet } from './repo/wallet.js';
 import { appendEntry } from './wallet.js';
 
 export interface DebtPaymentInput {
@@ -16,24 +17,9 @@ export interface DebtPaymentInput {
   note?: string;
 }
 
-/**
- * The debt entries a payment of `amount` newly covers, oldest first. Coverage is derived, never stored:
- * all debt payments so far cover the debt entries in (created_at, id) order.
- */
+/** The debt entries a payment of `amount` newly covers, oldest first (see debtCoverage). */
 async function coverage(tx: Tx, merchantId: string, amount: string) {
-  const { rows } = await tx.query<{ id: string; order_id: string | null; entry_type: string; owed: string; covered: string }>(
-    `WITH d AS (
-       SELECT id, order_id, entry_type, created_at, -amount AS owed, sum(-amount) OVER (ORDER BY created_at, id) AS cum
-         FROM merchant_wallet_entry WHERE merchant_id = $1 AND ${DEBT_ENTRY_SQL}),
-     p AS (SELECT COALESCE(sum(amount), 0) AS paid FROM merchant_wallet_entry WHERE merchant_id = $1 AND entry_type = 'merchant_debt_payment'),
-     c AS (
-       SELECT d.*, LEAST(d.owed, GREATEST(0, p.paid - (d.cum - d.owed))) AS before_cov,
-              LEAST(d.owed, GREATEST(0, p.paid + $2::numeric - (d.cum - d.owed))) AS after_cov
-         FROM d, p)
-     SELECT id, order_id, entry_type, owed::numeric(14,2) AS owed, (after_cov - before_cov)::numeric(14,2) AS covered
-       FROM c WHERE after_cov > before_cov ORDER BY created_at, id`,
-    [merchantId, amount],
-  );
+  const rows = await debtCoverage(tx, merchantId, amount);
   return rows.map((r) => ({ entry_id: r.id, order_id: r.order_id, entry_type: r.entry_type, owed: formatMoney(r.owed), covered: formatMoney(r.covered) }));
 }
 
@@ -42,7 +28,7 @@ export function createDebtService(ctx: MoneyContext) {
     const merchant = await ctx.deps.logistics.getMerchant(tx, merchantId);
     if (!merchant) throw AppError.notFound('Merchant');
     await lockMerchantWallet(tx, actor.organizationId, merchantId);
-    const before = await walletSummary(tx, merchantId);
+    const before = await walletSummary(ctx, tx, merchantId);
     if (money(input.amount).gt(money(before.debt)) && !input.as_credit) {
       throw AppError.unprocessable(`The payment exceeds the debt of ${before.debt}; send as_credit: true to keep the rest as credit`, 'PAYMENT_EXCEEDS_DEBT', [
         { field: 'amount', message: `at most ${before.debt}` },
@@ -57,13 +43,13 @@ export function createDebtService(ctx: MoneyContext) {
       territoryId: merchant.territory_id,
       note: input.note ?? null,
     });
-    const after = await walletSummary(tx, merchantId);
+    const after = await walletSummary(ctx, tx, merchantId);
     return { entry, applied_to: appliedTo, debt_before: before.debt, wallet: after };
   }
 
   return {
     async record(actor: Actor, merchantId: string, input: DebtPaymentInput, idempotencyKey: string | null) {
-      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+      return ctx.db.withTenant(actor, async (tx) => {
         if (!idempotencyKey) return { status: 201, body: await recordPayment(tx, actor, merchantId, input), replayed: false };
         return once(tx, { organizationId: actor.organizationId, scope: `debt-payment:${merchantId}`, key: idempotencyKey, hash: requestHash(input) }, async () => ({
           status: 201,

@@ -1,44 +1,26 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { Api } from '../../platform/context.js';
 import type { MoneyContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import * as repo from './repo/driver-settlements.js';
+import type { DriverSettlementStatus } from './repo/driver-settlements.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, IdParams, Money, Nullable, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { assertTransition, type Transitions } from '../../platform/state-machine.js';
 
-export type DriverSettlementStatus = 'pending' | 'paid';
+export type { DriverSettlementStatus };
 export const DRIVER_SETTLEMENT_TRANSITIONS: Transitions<DriverSettlementStatus> = { pending: ['paid'], paid: [] };
-
-const COLUMNS = 'id, driver_id, status, cutoff_at, amount, trip_count, currency, note, payment_reference, created_by_user_id, paid_by_user_id, paid_at, created_at, updated_at';
-
-interface SettlementRow {
-  id: string;
-  driver_id: string;
-  status: DriverSettlementStatus;
-  cutoff_at: Date;
-  amount: string;
-  trip_count: number;
-  currency: string;
-  note: string | null;
-  payment_reference: string | null;
-  created_by_user_id: string | null;
-  paid_by_user_id: string | null;
-  paid_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
 
 export function createDriverSettlementService(ctx: MoneyContext) {
   /** The driver's completed-trip earnings up to the cut-off (from logistics), without the trips already in a settlement. */
   async function earnings(tx: Tx, driverId: string, upTo: Date) {
     const all = await ctx.deps.logistics.completedTripEarnings(tx, driverId, upTo);
     if (all.length === 0) return all;
-    const { rows } = await tx.query<{ trip_id: string }>('SELECT trip_id FROM driver_settlement_item WHERE trip_id = ANY($1::text[])', [all.map((e) => e.trip_id)]);
-    const settled = new Set(rows.map((r) => r.trip_id));
+    const settled = await repo.settledTripIds(tx, all.map((e) => e.trip_id));
     return all.filter((e) => !settled.has(e.trip_id));
   }
 
@@ -50,7 +32,7 @@ export function createDriverSettlementService(ctx: MoneyContext) {
   async function create(actor: Actor, driverId: string, input: { up_to?: string; note?: string }) {
     const upTo = input.up_to ? new Date(input.up_to) : new Date();
     if (upTo.getTime() > Date.now() + 60_000) throw AppError.unprocessable('The cut-off may not be in the future', 'CUTOFF_IN_FUTURE', [{ field: 'up_to', message: 'in the future' }]);
-    return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+    return ctx.db.withTenant(actor, async (tx) => {
       const driver = await ctx.deps.logistics.getDriver(tx, driverId);
       if (!driver) throw AppError.notFound('Driver');
       const candidates = await earnings(tx, driverId, upTo);
@@ -58,75 +40,58 @@ export function createDriverSettlementService(ctx: MoneyContext) {
       const currencies = new Set(candidates.map((c) => c.currency));
       if (currencies.size > 1) throw AppError.unprocessable('Earnings in more than one currency', 'MIXED_CURRENCIES');
       const id = newId();
-      await tx.query(
-        `INSERT INTO driver_settlement (organization_id, id, driver_id, cutoff_at, amount, trip_count, currency, note, created_by_user_id)
-         VALUES ($1, $2, $3, $4, 0, 0, $5, $6, $7)`,
-        [actor.organizationId, id, driverId, upTo, candidates[0].currency, input.note ?? null, actor.userId],
-      );
-      const { rows: items } = await tx.query<{ amount: string }>(
-        `INSERT INTO driver_settlement_item (organization_id, trip_id, settlement_id, amount, completed_at)
-         SELECT $1, x.trip_id, $2, x.amount, x.completed_at
-           FROM jsonb_to_recordset($3::jsonb) AS x(trip_id text, amount numeric, completed_at timestamptz)
-         ON CONFLICT (organization_id, trip_id) DO NOTHING RETURNING amount`,
-        [actor.organizationId, id, JSON.stringify(candidates)],
-      );
+      await repo.insertSettlement(tx, {
+        organizationId: actor.organizationId,
+        id,
+        driverId,
+        cutoffAt: upTo,
+        currency: candidates[0].currency,
+        note: input.note ?? null,
+        createdByUserId: actor.userId,
+      });
+      const items = await repo.insertItems(tx, actor.organizationId, id, candidates);
       if (items.length === 0) throw AppError.unprocessable('The driver has no unsettled earnings up to the cut-off', 'NOTHING_TO_SETTLE');
-      const { rows } = await tx.query<SettlementRow>(
-        `UPDATE driver_settlement SET amount = (SELECT sum(amount) FROM driver_settlement_item WHERE settlement_id = $1), trip_count = $2, updated_at = now()
-          WHERE id = $1 RETURNING ${COLUMNS}`,
-        [id, items.length],
-      );
-      await recordAudit(tx, actor, { action: 'driver_settlement.created', entityType: 'driver_settlement', entityId: id, after: { driver_id: driverId, amount: rows[0].amount, trip_count: items.length, cutoff_at: upTo } });
+      const created = await repo.totalSettlement(tx, id, items.length);
+      await recordAudit(tx, actor, { action: 'driver_settlement.created', entityType: 'driver_settlement', entityId: id, after: { driver_id: driverId, amount: created.amount, trip_count: items.length, cutoff_at: upTo } });
       await ctx.events.record(tx, actor.organizationId, {
         type: 'driver_settlement.created',
         entityType: 'driver_settlement',
         entityId: id,
         actorUserId: actor.userId,
         audienceUserIds: [driver.user_id],
-        payload: { amount: rows[0].amount, currency: rows[0].currency, trip_count: items.length },
+        payload: { amount: created.amount, currency: created.currency, trip_count: items.length },
       });
-      return rows[0];
+      return created;
     });
   }
 
   async function markPaid(actor: Actor, id: string, input: { payment_reference?: string }) {
-    return ctx.db.withTenant(tenantOf(actor), async (tx) => {
-      const { rows } = await tx.query<SettlementRow>(`SELECT ${COLUMNS} FROM driver_settlement WHERE id = $1 FOR UPDATE`, [id]);
-      if (!rows[0]) throw AppError.notFound('Settlement');
-      assertTransition('Settlement', DRIVER_SETTLEMENT_TRANSITIONS, rows[0].status, 'paid');
-      const { rows: out } = await tx.query<SettlementRow>(
-        `UPDATE driver_settlement SET status = 'paid', paid_at = now(), paid_by_user_id = $2, payment_reference = $3, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
-        [id, actor.userId, input.payment_reference ?? null],
-      );
-      await recordAudit(tx, actor, { action: 'driver_settlement.paid', entityType: 'driver_settlement', entityId: id, before: { status: 'pending' }, after: { status: 'paid', amount: out[0].amount } });
-      const driver = await ctx.deps.logistics.getDriver(tx, out[0].driver_id);
+    return ctx.db.withTenant(actor, async (tx) => {
+      const before = await repo.findSettlementForUpdate(tx, id);
+      if (!before) throw AppError.notFound('Settlement');
+      assertTransition('Settlement', DRIVER_SETTLEMENT_TRANSITIONS, before.status, 'paid');
+      const paid = await repo.markSettlementPaid(tx, id, actor.userId, input.payment_reference ?? null);
+      await recordAudit(tx, actor, { action: 'driver_settlement.paid', entityType: 'driver_settlement', entityId: id, before: { status: 'pending' }, after: { status: 'paid', amount: paid.amount } });
+      const driver = await ctx.deps.logistics.getDriver(tx, paid.driver_id);
       await ctx.events.record(tx, actor.organizationId, {
         type: 'driver_settlement.paid',
         entityType: 'driver_settlement',
         entityId: id,
         actorUserId: actor.userId,
         audienceUserIds: driver ? [driver.user_id] : [],
-        payload: { amount: out[0].amount, currency: out[0].currency },
+        payload: { amount: paid.amount, currency: paid.currency },
       });
-      return out[0];
+      return paid;
     });
   }
 
   async function listOwn(actor: Actor, q: { status?: DriverSettlementStatus; limit?: number; cursor?: string }) {
     const page = pageRequest(q);
-    return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+    return ctx.db.withTenant(actor, async (tx) => {
       const driver = await ctx.deps.logistics.driverOfUser(tx, actor.userId);
       if (!driver) throw AppError.notFound('Driver');
-      const { rows } = await tx.query<SettlementRow>(
-        `SELECT ${COLUMNS} FROM driver_settlement WHERE driver_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR id < $3) ORDER BY id DESC LIMIT $4`,
-        [driver.id, q.status ?? null, page.after, page.limit + 1],
-      );
-      const totals = await tx.query<{ pending: string; paid: string }>(
-        `SELECT COALESCE(sum(amount) FILTER (WHERE status = 'pending'), 0)::numeric(14,2) AS pending, COALESCE(sum(amount) FILTER (WHERE status = 'paid'), 0)::numeric(14,2) AS paid
-           FROM driver_settlement WHERE driver_id = $1`,
-        [driver.id],
-      );
-      return { ...toPage(rows, page), totals: totals.rows[0] };
+      const rows = await repo.listDriverSettlements(tx, { driverId: driver.id, status: q.status ?? null, after: page.after, limit: page.limit + 1 });
+      return { ...toPage(rows, page), totals: await repo.driverSettlementTotals(tx, driver.id) };
     });
   }
 

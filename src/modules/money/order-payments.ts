@@ -1,5 +1,5 @@
-import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { Type, type Static } from '@sinclair/typebox';
+import { actorOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { Api } from '../../platform/context.js';
 import type { MoneyContext } from './index.js';
@@ -9,13 +9,36 @@ import { formatMoney, money } from '../../platform/money.js';
 import { Id, IdParams, Money, NonNegativeMoney, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { assertTransition } from '../../platform/state-machine.js';
 import { EntryOut, WalletOut } from './debt.js';
-import { lockMerchantWallet, ordersOf, PAYMENT_STATUS_TRANSITIONS, walletSummary } from './model.js';
+import { ordersOf, PAYMENT_STATUS_TRANSITIONS, walletSummary } from './model.js';
+import { addRefunded, findOrderPostingForUpdate, insertReceipt, lockMerchantWallet, type ReceiptRecord } from './repo/wallet.js';
 import { RECEIPT_METHODS } from './tables.js';
 import { appendEntry } from './wallet.js';
 
 export type ReceiptMethod = (typeof RECEIPT_METHODS)[number];
 
-const RECEIPT_COLUMNS = 'order_id, merchant_id, amount, currency, method, reference, note, recorded_by_user_id, received_at';
+export const ReceiptOut = Type.Object({
+  order_id: Type.String(),
+  merchant_id: Type.String(),
+  amount: Money,
+  currency: Type.String(),
+  method: Type.String(),
+  reference: Nullable(Type.String()),
+  note: Nullable(Type.String()),
+  recorded_by_user_id: Nullable(Type.String()),
+  received_at: Timestamp,
+});
+
+const receiptOut = (r: ReceiptRecord): Static<typeof ReceiptOut> => ({
+  order_id: r.orderId,
+  merchant_id: r.merchantId,
+  amount: r.amount,
+  currency: r.currency,
+  method: r.method,
+  reference: r.reference,
+  note: r.note,
+  recorded_by_user_id: r.recordedByUserId,
+  received_at: r.receivedAt,
+});
 
 /**
  * Money received, refunds and adjustments. Every function writes its wallet entries, the order payment status and its
@@ -34,7 +57,7 @@ export function createOrderPaymentService(ctx: MoneyContext) {
    * pending | authorized → paid; from then on the order's wallet entries are available instead of pending.
    */
   async function recordReceipt(actor: Actor, orderId: string, input: { method: ReceiptMethod; amount?: string; reference?: string; note?: string }) {
-    return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+    return ctx.db.withTenant(actor, async (tx) => {
       const f = await facts(tx, orderId);
       if (f.paymentDestination !== 'platform') {
         throw AppError.unprocessable(`The order is paid by '${f.paymentDestination}'; only platform payments are received by the platform`, 'NOT_PLATFORM_PAYMENT');
@@ -47,12 +70,18 @@ export function createOrderPaymentService(ctx: MoneyContext) {
       }
       await lockMerchantWallet(tx, actor.organizationId, f.merchantId);
       assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, f.paymentStatus, 'paid');
-      const { rows } = await tx.query(
-        `INSERT INTO merchant_payment_receipt (organization_id, order_id, merchant_id, amount, currency, method, reference, note, recorded_by_user_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING ${RECEIPT_COLUMNS}`,
-        [actor.organizationId, orderId, f.merchantId, f.total, f.currency, input.method, input.reference ?? null, input.note ?? null, actor.userId],
-      );
-      if (!rows[0]) throw AppError.conflict('The payment of this order is already recorded', 'PAYMENT_ALREADY_RECEIVED');
+      const receipt = await insertReceipt(tx, {
+        organizationId: actor.organizationId,
+        orderId,
+        merchantId: f.merchantId,
+        amount: f.total,
+        currency: f.currency,
+        method: input.method,
+        reference: input.reference ?? null,
+        note: input.note ?? null,
+        recordedByUserId: actor.userId,
+      });
+      if (!receipt) throw AppError.conflict('The payment of this order is already recorded', 'PAYMENT_ALREADY_RECEIVED');
       await ordersOf(ctx).setPaymentStatus(tx, orderId, 'paid');
       await recordAudit(tx, actor, {
         action: 'order_payment.received',
@@ -61,7 +90,7 @@ export function createOrderPaymentService(ctx: MoneyContext) {
         before: { payment_status: f.paymentStatus },
         after: { payment_status: 'paid', amount: f.total, method: input.method, reference: input.reference ?? null },
       });
-      return { receipt: rows[0], payment_status: 'paid' as const, wallet: await walletSummary(tx, f.merchantId) };
+      return { receipt: receiptOut(receipt), payment_status: 'paid' as const, wallet: await walletSummary(ctx, tx, f.merchantId) };
     });
   }
 
@@ -71,18 +100,15 @@ export function createOrderPaymentService(ctx: MoneyContext) {
    * available balance, the shortfall shows as debt.
    */
   async function refund(actor: Actor, orderId: string, input: { amount?: string; reason: string }) {
-    return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+    return ctx.db.withTenant(actor, async (tx) => {
       const f = await facts(tx, orderId);
       if (f.paymentDestination !== 'platform') {
         throw AppError.unprocessable(`The order was paid to the merchant ('${f.paymentDestination}'); the merchant refunds it himself`, 'NOT_PLATFORM_PAYMENT');
       }
       await lockMerchantWallet(tx, actor.organizationId, f.merchantId);
-      const { rows: posted } = await tx.query<{ refunded_total: string; order_total: string }>(
-        'SELECT refunded_total, order_total FROM merchant_order_posting WHERE order_id = $1 FOR UPDATE',
-        [orderId],
-      );
-      if (!posted[0]) throw AppError.unprocessable('Only delivered orders are refunded (cancel an open order instead)', 'REFUND_NOT_ALLOWED');
-      const left = money(posted[0].order_total).minus(posted[0].refunded_total);
+      const posted = await findOrderPostingForUpdate(tx, orderId);
+      if (!posted) throw AppError.unprocessable('Only delivered orders are refunded (cancel an open order instead)', 'REFUND_NOT_ALLOWED');
+      const left = money(posted.orderTotal).minus(posted.refundedTotal);
       const amount = input.amount !== undefined ? money(input.amount) : left;
       if (!amount.gt(0)) throw AppError.unprocessable('A refund must be positive', 'INVALID_AMOUNT', [{ field: 'amount', message: 'must be > 0' }]);
       if (amount.gt(left)) {
@@ -90,7 +116,7 @@ export function createOrderPaymentService(ctx: MoneyContext) {
       }
       const to = amount.eq(left) ? 'refunded' : 'partially_refunded';
       assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, f.paymentStatus, to);
-      await tx.query('UPDATE merchant_order_posting SET refunded_total = refunded_total + $2::numeric WHERE order_id = $1', [orderId, formatMoney(amount)]);
+      await addRefunded(tx, orderId, formatMoney(amount));
       const trip = f.tripId ? await ctx.deps.logistics.getTrip(tx, f.tripId) : null;
       const entry = await appendEntry(tx, actor, {
         merchantId: f.merchantId,
@@ -109,10 +135,10 @@ export function createOrderPaymentService(ctx: MoneyContext) {
         action: `order_payment.${to}`,
         entityType: 'merchant_order',
         entityId: orderId,
-        before: { payment_status: f.paymentStatus, refunded_total: posted[0].refunded_total },
+        before: { payment_status: f.paymentStatus, refunded_total: posted.refundedTotal },
         after: { payment_status: to, amount: formatMoney(amount), reason: input.reason },
       });
-      return { entry, payment_status: to, wallet: await walletSummary(tx, f.merchantId) };
+      return { entry, payment_status: to, wallet: await walletSummary(ctx, tx, f.merchantId) };
     });
   }
 
@@ -120,7 +146,7 @@ export function createOrderPaymentService(ctx: MoneyContext) {
   async function adjust(actor: Actor, merchantId: string, input: { amount: string; reason: string; order_id?: string }) {
     const amount = money(input.amount);
     if (amount.isZero()) throw AppError.badRequest('amount may not be zero', [{ field: 'amount', message: 'must not be 0' }]);
-    return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+    return ctx.db.withTenant(actor, async (tx) => {
       const merchant = await ctx.deps.logistics.getMerchant(tx, merchantId);
       if (!merchant) throw AppError.notFound('Merchant');
       let orderTerritory: string | null = null;
@@ -130,7 +156,7 @@ export function createOrderPaymentService(ctx: MoneyContext) {
         orderTerritory = f.territoryId;
       }
       await lockMerchantWallet(tx, actor.organizationId, merchantId);
-      const before = await walletSummary(tx, merchantId);
+      const before = await walletSummary(ctx, tx, merchantId);
       const entry = await appendEntry(tx, actor, {
         merchantId,
         entryType: 'adjustment',
@@ -140,7 +166,7 @@ export function createOrderPaymentService(ctx: MoneyContext) {
         territoryId: orderTerritory ?? merchant.territory_id,
         note: input.reason,
       });
-      return { entry, wallet: await walletSummary(tx, merchantId) };
+      return { entry, wallet: await walletSummary(ctx, tx, merchantId) };
     });
   }
 
@@ -179,17 +205,7 @@ export function orderPaymentRoutes(app: Api, ctx: MoneyContext) {
         }),
         response: {
           201: Type.Object({
-            receipt: Type.Object({
-              order_id: Type.String(),
-              merchant_id: Type.String(),
-              amount: Money,
-              currency: Type.String(),
-              method: Type.String(),
-              reference: Nullable(Type.String()),
-              note: Nullable(Type.String()),
-              recorded_by_user_id: Nullable(Type.String()),
-              received_at: Timestamp,
-            }),
+            receipt: ReceiptOut,
             payment_status: PaymentStatusOut,
             wallet: WalletOut,
           }),

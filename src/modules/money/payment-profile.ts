@@ -1,30 +1,13 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { Api } from '../../platform/context.js';
 import type { MoneyContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { Id, IdParams, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
 import { ownMerchant } from './model.js';
-
-const PROFILE_COLUMNS = `merchant_id, direct_payment_enabled, instructions, qr_storage_object_id, account_holder, bank_name,
-  account_number_masked, payment_reference_hint, updated_by_user_id, created_at, updated_at`;
-
-interface ProfileRow {
-  merchant_id: string;
-  direct_payment_enabled: boolean;
-  instructions: string | null;
-  qr_storage_object_id: string | null;
-  account_holder: string | null;
-  bank_name: string | null;
-  account_number_masked: string | null;
-  payment_reference_hint: string | null;
-  updated_by_user_id: string | null;
-  created_at: Date | null;
-  updated_at: Date | null;
-}
+import { findProfile as loadProfile, upsertProfile, type ProfileView } from './repo/profiles.js';
 
 export interface ProfilePatch {
   direct_payment_enabled?: boolean;
@@ -42,7 +25,7 @@ export function maskAccountNumber(raw: string): string {
   return `****${compact.slice(-4)}`;
 }
 
-const emptyProfile = (merchantId: string): ProfileRow => ({
+const emptyProfile = (merchantId: string): ProfileView => ({
   merchant_id: merchantId,
   direct_payment_enabled: false,
   instructions: null,
@@ -56,26 +39,21 @@ const emptyProfile = (merchantId: string): ProfileRow => ({
   updated_at: null,
 });
 
-async function loadProfile(tx: Tx, merchantId: string): Promise<ProfileRow | null> {
-  const { rows } = await tx.query<ProfileRow>(`SELECT ${PROFILE_COLUMNS} FROM merchant_payment_profile WHERE merchant_id = $1`, [merchantId]);
-  return rows[0] ?? null;
-}
-
 export function createPaymentProfileService(ctx: MoneyContext) {
   return {
     async getOwn(actor: Actor) {
-      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+      return ctx.db.withTenant(actor, async (tx) => {
         const m = await ownMerchant(ctx, tx, actor);
         return (await loadProfile(tx, m.id)) ?? emptyProfile(m.id);
       });
     },
 
     async patchOwn(actor: Actor, patch: ProfilePatch) {
-      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+      return ctx.db.withTenant(actor, async (tx) => {
         const m = await ownMerchant(ctx, tx, actor);
         const before = (await loadProfile(tx, m.id)) ?? emptyProfile(m.id);
         if (patch.qr_storage_object_id) await assertObjectLink(ctx, tx, actor, patch.qr_storage_object_id, ['merchant_payment_qr']);
-        const next: ProfileRow = { ...before };
+        const next: ProfileView = { ...before };
         for (const k of ['direct_payment_enabled', 'instructions', 'qr_storage_object_id', 'account_holder', 'bank_name', 'payment_reference_hint'] as const) {
           if (patch[k] !== undefined) (next as unknown as Record<string, unknown>)[k] = patch[k];
         }
@@ -83,39 +61,18 @@ export function createPaymentProfileService(ctx: MoneyContext) {
         if (next.direct_payment_enabled && !next.qr_storage_object_id && !next.account_number_masked && !next.instructions) {
           throw AppError.unprocessable('Direct payment needs a QR code, an account number or instructions', 'PAYMENT_PROFILE_INCOMPLETE');
         }
-        const { rows } = await tx.query<ProfileRow>(
-          `INSERT INTO merchant_payment_profile (organization_id, merchant_id, direct_payment_enabled, instructions, qr_storage_object_id, account_holder,
-                                                 bank_name, account_number_masked, payment_reference_hint, updated_by_user_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-           ON CONFLICT (organization_id, merchant_id) DO UPDATE SET
-             direct_payment_enabled = EXCLUDED.direct_payment_enabled, instructions = EXCLUDED.instructions,
-             qr_storage_object_id = EXCLUDED.qr_storage_object_id, account_holder = EXCLUDED.account_holder, bank_name = EXCLUDED.bank_name,
-             account_number_masked = EXCLUDED.account_number_masked, payment_reference_hint = EXCLUDED.payment_reference_hint,
-             updated_by_user_id = EXCLUDED.updated_by_user_id, updated_at = now()
-           RETURNING ${PROFILE_COLUMNS}`,
-          [
-            actor.organizationId,
-            m.id,
-            next.direct_payment_enabled,
-            next.instructions,
-            next.qr_storage_object_id,
-            next.account_holder,
-            next.bank_name,
-            next.account_number_masked,
-            next.payment_reference_hint,
-            actor.userId,
-          ],
-        );
+        const { merchant_id: _m, updated_by_user_id: _u0, created_at: _c0, updated_at: _t0, ...fields } = next;
+        const saved = await upsertProfile(tx, actor.organizationId, m.id, actor.userId, fields);
         const { updated_by_user_id: _u, created_at: _c, updated_at: _t, ...b } = before;
-        const { updated_by_user_id: _u2, created_at: _c2, updated_at: _t2, ...a } = rows[0];
+        const { updated_by_user_id: _u2, created_at: _c2, updated_at: _t2, ...a } = saved;
         await recordAudit(tx, actor, { action: 'merchant_payment_profile.updated', entityType: 'merchant_payment_profile', entityId: m.id, before: b, after: a });
-        return rows[0];
+        return saved;
       });
     },
 
     /** What a customer needs to pay a merchant directly; 404 unless direct payment is enabled. */
     async getForCustomer(actor: Actor, merchantId: string) {
-      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+      return ctx.db.withTenant(actor, async (tx) => {
         const m = await ctx.deps.logistics.getMerchant(tx, merchantId);
         const p = m && m.status === 'approved' ? await loadProfile(tx, merchantId) : null;
         if (!m || !p || !p.direct_payment_enabled) throw AppError.notFound('Payment profile');
@@ -135,7 +92,7 @@ const ProfileFields = {
   account_number_masked: Nullable(Type.String({ description: 'masked only, e.g. `****1234`; the full number is never stored' })),
   payment_reference_hint: Nullable(Type.String()),
 };
-const ProfileOut = Type.Object({
+export const ProfileOut = Type.Object({
   ...ProfileFields,
   updated_by_user_id: Nullable(Type.String()),
   created_at: Nullable(Timestamp),

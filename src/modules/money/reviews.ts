@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { Api } from '../../platform/context.js';
 import type { MoneyContext } from './index.js';
@@ -12,27 +12,12 @@ import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Currency, Id, IdParams, Money, NonNegativeMoney, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { assertTransition } from '../../platform/state-machine.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
-import { ordersOf, ownMerchant, PAYMENT_STATUS_TRANSITIONS, REVIEW_COLUMNS, REVIEW_TRANSITIONS, scopeOf, type ReviewStatus } from './model.js';
+import { ordersOf, ownMerchant, PAYMENT_STATUS_TRANSITIONS, REVIEW_TRANSITIONS, scopeOf, type ReviewStatus } from './model.js';
+import * as reviewRepo from './repo/reviews.js';
+import type { ReviewView } from './repo/reviews.js';
 
-export interface ReviewRow {
-  id: string;
-  organization_id: string;
-  territory_id: string | null;
-  order_id: string;
-  merchant_id: string;
-  customer_id: string;
-  amount: string;
-  currency: string;
-  proof_storage_object_id: string | null;
-  customer_reference: string | null;
-  status: ReviewStatus;
-  review_notes: string | null;
-  submissions: number;
-  submitted_at: Date;
-  reviewed_by_user_id: string | null;
-  reviewed_at: Date | null;
-  updated_at: Date;
-}
+/** A payment review as the API shows it (other modules list them). */
+export type ReviewRow = ReviewView;
 
 export interface ProofInput {
   amount: string;
@@ -78,7 +63,7 @@ export function createReviewService(ctx: MoneyContext) {
         { field: 'proof_storage_object_id', message: 'required when customer_reference is absent' },
       ]);
     }
-    return db.withTenant(tenantOf(actor), async (tx) => {
+    return db.withTenant(actor, async (tx) => {
       const orders = ordersOf(ctx);
       const facts = await orders.getOrderFacts(tx, orderId);
       if (!facts || facts.customerUserId !== actor.userId) throw AppError.notFound('Order');
@@ -95,28 +80,32 @@ export function createReviewService(ctx: MoneyContext) {
       assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, facts.paymentStatus, 'pending_review');
       if (input.proof_storage_object_id) await assertObjectLink(ctx, tx, actor, input.proof_storage_object_id, ['payment_proof']);
 
-      const inserted = await tx.query<ReviewRow>(
-        `INSERT INTO merchant_payment_review (organization_id, id, territory_id, order_id, merchant_id, customer_id, amount, currency, proof_storage_object_id, customer_reference)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-         ON CONFLICT (organization_id, order_id) DO NOTHING RETURNING ${REVIEW_COLUMNS}`,
-        [actor.organizationId, newId(), facts.territoryId, orderId, facts.merchantId, actor.userId, input.amount, facts.currency, input.proof_storage_object_id ?? null, input.customer_reference ?? null],
-      );
+      const inserted = await reviewRepo.insertReview(tx, {
+        organizationId: actor.organizationId,
+        id: newId(),
+        territoryId: facts.territoryId,
+        orderId,
+        merchantId: facts.merchantId,
+        customerId: actor.userId,
+        amount: input.amount,
+        currency: facts.currency,
+        proofStorageObjectId: input.proof_storage_object_id ?? null,
+        customerReference: input.customer_reference ?? null,
+      });
       let review: ReviewRow;
       let created = true;
-      if (inserted.rows[0]) {
-        review = inserted.rows[0];
+      if (inserted) {
+        review = inserted;
       } else {
         // One review per order: a new proof reopens a rejected review (a pending or decided one refuses it).
         created = false;
-        const { rows } = await tx.query<ReviewRow>(`SELECT ${REVIEW_COLUMNS} FROM merchant_payment_review WHERE order_id = $1 FOR UPDATE`, [orderId]);
-        assertTransition('Payment review', REVIEW_TRANSITIONS, rows[0].status, 'pending');
-        const { rows: out } = await tx.query<ReviewRow>(
-          `UPDATE merchant_payment_review SET status = 'pending', amount = $2, proof_storage_object_id = $3, customer_reference = $4,
-                  submissions = submissions + 1, submitted_at = now(), reviewed_by_user_id = NULL, reviewed_at = NULL, updated_at = now()
-            WHERE id = $1 RETURNING ${REVIEW_COLUMNS}`,
-          [rows[0].id, input.amount, input.proof_storage_object_id ?? null, input.customer_reference ?? null],
-        );
-        review = out[0];
+        const existing = (await reviewRepo.findReviewOfOrderForUpdate(tx, orderId))!;
+        assertTransition('Payment review', REVIEW_TRANSITIONS, existing.status, 'pending');
+        review = await reviewRepo.reopenReview(tx, existing.id, {
+          amount: input.amount,
+          proofStorageObjectId: input.proof_storage_object_id ?? null,
+          customerReference: input.customer_reference ?? null,
+        });
       }
       await orders.setPaymentStatus(tx, orderId, 'pending_review', review.id);
       await recordAudit(tx, actor, { action: created ? 'payment_review.submitted' : 'payment_review.resubmitted', entityType: 'merchant_payment_review', entityId: review.id, after: auditView(review) });
@@ -127,8 +116,7 @@ export function createReviewService(ctx: MoneyContext) {
 
   /** A review the actor may see: the merchant his own; staff all (sub-administrators in their territories). Else 404. */
   async function loadVisible(tx: Tx, actor: Actor, id: string, lock: boolean): Promise<ReviewRow> {
-    const { rows } = await tx.query<ReviewRow>(`SELECT ${REVIEW_COLUMNS} FROM merchant_payment_review WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
-    const r = rows[0];
+    const r = await reviewRepo.findReview(tx, id, lock);
     if (!r) throw AppError.notFound('Payment review');
     if (actor.kind === 'comercio') {
       const m = await ownMerchant(ctx, tx, actor);
@@ -141,7 +129,7 @@ export function createReviewService(ctx: MoneyContext) {
 
   /** approve: review approved, order paid. reject: review rejected, order payment failed (the customer may submit a new proof). */
   async function decide(actor: Actor, id: string, to: 'approved' | 'rejected', notes: string | null): Promise<ReviewRow> {
-    return db.withTenant(tenantOf(actor), async (tx) => {
+    return db.withTenant(actor, async (tx) => {
       const before = await loadVisible(tx, actor, id, true);
       assertTransition('Payment review', REVIEW_TRANSITIONS, before.status, to);
       const orders = ordersOf(ctx);
@@ -149,41 +137,35 @@ export function createReviewService(ctx: MoneyContext) {
       if (!facts) throw AppError.notFound('Order');
       const paymentTo = to === 'approved' ? 'paid' : 'failed';
       assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, facts.paymentStatus, paymentTo);
-      const { rows } = await tx.query<ReviewRow>(
-        `UPDATE merchant_payment_review SET status = $2, review_notes = $3, reviewed_by_user_id = $4, reviewed_at = now(), updated_at = now()
-          WHERE id = $1 RETURNING ${REVIEW_COLUMNS}`,
-        [id, to, notes, actor.userId],
-      );
+      const after = await reviewRepo.decideReview(tx, id, to, notes, actor.userId);
       await orders.setPaymentStatus(tx, before.order_id, paymentTo, id);
-      await recordAudit(tx, actor, { action: `payment_review.${to}`, entityType: 'merchant_payment_review', entityId: id, before: auditView(before), after: auditView(rows[0]) });
-      await emit(tx, actor, `payment_review.${to}`, rows[0], [before.customer_id]);
-      return rows[0];
+      await recordAudit(tx, actor, { action: `payment_review.${to}`, entityType: 'merchant_payment_review', entityId: id, before: auditView(before), after: auditView(after) });
+      await emit(tx, actor, `payment_review.${to}`, after, [before.customer_id]);
+      return after;
     });
   }
 
   async function list(actor: Actor, q: ReviewFilter) {
     const page = pageRequest(q);
-    return db.withTenant(tenantOf(actor), async (tx) => {
+    return db.withTenant(actor, async (tx) => {
       const merchantId = actor.kind === 'comercio' ? (await ownMerchant(ctx, tx, actor)).id : (q.merchant_id ?? null);
-      const { rows } = await tx.query<ReviewRow>(
-        `SELECT ${REVIEW_COLUMNS} FROM merchant_payment_review
-          WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR merchant_id = $2) AND ($3::text IS NULL OR order_id = $3)
-            AND ($4::text[] IS NULL OR territory_id = ANY($4)) AND ($5::text IS NULL OR id < $5)
-          ORDER BY id DESC LIMIT $6`,
-        [q.status ?? null, merchantId, q.order_id ?? null, scopeOf(actor), page.after, page.limit + 1],
-      );
+      const rows = await reviewRepo.listReviews(tx, {
+        status: q.status ?? null,
+        merchantId,
+        orderId: q.order_id ?? null,
+        scope: scopeOf(actor),
+        after: page.after,
+        limit: page.limit + 1,
+      });
       return toPage(rows, page);
     });
   }
 
   /** MoneyHooks.orderCancelled: a pending review of the order becomes `cancelled` (other states stay). */
   async function cancelForOrder(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void> {
-    const { rows } = await tx.query<ReviewRow>(
-      `UPDATE merchant_payment_review SET status = 'cancelled', updated_at = now() WHERE order_id = $1 AND status = 'pending' RETURNING ${REVIEW_COLUMNS}`,
-      [facts.orderId],
-    );
-    if (rows[0]) {
-      await recordAudit(tx, actor, { action: 'payment_review.cancelled', entityType: 'merchant_payment_review', entityId: rows[0].id, before: { status: 'pending' }, after: { status: 'cancelled' } });
+    const cancelled = await reviewRepo.cancelPendingReviewOfOrder(tx, facts.orderId);
+    if (cancelled) {
+      await recordAudit(tx, actor, { action: 'payment_review.cancelled', entityType: 'merchant_payment_review', entityId: cancelled.id, before: { status: 'pending' }, after: { status: 'cancelled' } });
     }
   }
 

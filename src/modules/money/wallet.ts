@@ -8,7 +8,8 @@ import { newId } from '../../platform/ids.js';
 import { formatMoney, minMoney, money, toCents } from '../../platform/money.js';
 import type { ExpressMoneyFacts, OrderMoneyFacts, PaymentDestination, PaymentStatus } from '../../platform/order-contracts.js';
 import { assertTransition } from '../../platform/state-machine.js';
-import { ENTRY_COLUMNS, lockMerchantWallet, ordersOf, PAYMENT_STATUS_TRANSITIONS, type WalletEntryType } from './model.js';
+import { ordersOf, PAYMENT_STATUS_TRANSITIONS, type WalletEntryType } from './model.js';
+import { anchorOrderPosting, deliveryFeeCharged, insertEntry, lockMerchantWallet, tripCharged, type EntryView } from './repo/wallet.js';
 
 export interface Posting {
   entryType: WalletEntryType;
@@ -53,46 +54,43 @@ export interface EntryInput {
 }
 
 /** Appends one wallet entry and its audit row (every money movement is audited). */
-export async function appendEntry(tx: Tx, actor: Pick<Actor, 'organizationId' | 'userId' | 'requestId'>, e: EntryInput) {
-  const { rows } = await tx.query(
-    `INSERT INTO merchant_wallet_entry (organization_id, id, merchant_id, order_id, trip_id, driver_id, settlement_id, entry_type, payment_destination,
-                                        amount, currency, territory_id, note, created_by_user_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING ${ENTRY_COLUMNS}`,
-    [
-      actor.organizationId,
-      newId(),
-      e.merchantId,
-      e.orderId ?? null,
-      e.tripId ?? null,
-      e.driverId ?? null,
-      e.settlementId ?? null,
-      e.entryType,
-      e.paymentDestination ?? null,
-      e.amount,
-      e.currency,
-      e.territoryId ?? null,
-      e.note ?? null,
-      actor.userId,
-    ],
-  );
+export async function appendEntry(tx: Tx, actor: Pick<Actor, 'organizationId' | 'userId' | 'requestId'>, e: EntryInput): Promise<EntryView> {
+  const row = await insertEntry(tx, {
+    organizationId: actor.organizationId,
+    id: newId(),
+    merchantId: e.merchantId,
+    orderId: e.orderId ?? null,
+    tripId: e.tripId ?? null,
+    driverId: e.driverId ?? null,
+    settlementId: e.settlementId ?? null,
+    entryType: e.entryType,
+    paymentDestination: e.paymentDestination ?? null,
+    amount: e.amount,
+    currency: e.currency,
+    territoryId: e.territoryId ?? null,
+    note: e.note ?? null,
+    createdByUserId: actor.userId,
+  });
   await recordAudit(tx, actor, {
     action: `wallet.${e.entryType}`,
     entityType: 'merchant_wallet_entry',
-    entityId: rows[0].id,
+    entityId: row.id,
     after: { merchant_id: e.merchantId, order_id: e.orderId ?? null, trip_id: e.tripId ?? null, amount: e.amount, currency: e.currency, settlement_id: e.settlementId ?? null },
   });
-  return rows[0];
+  return row;
 }
 
 export function createWalletService(ctx: MoneyContext, cancelReview: (tx: Tx, actor: Actor, facts: OrderMoneyFacts) => Promise<void>) {
   /** MoneyHooks.orderDelivered: posts the order once (a repeat, also a concurrent one, writes nothing). */
   async function orderDelivered(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void> {
-    const anchored = await tx.query(
-      `INSERT INTO merchant_order_posting (organization_id, order_id, merchant_id, payment_destination, order_total)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING order_id`,
-      [actor.organizationId, facts.orderId, facts.merchantId, facts.paymentDestination, facts.total],
-    );
-    if (anchored.rowCount === 0) return;
+    const anchored = await anchorOrderPosting(tx, {
+      organizationId: actor.organizationId,
+      orderId: facts.orderId,
+      merchantId: facts.merchantId,
+      paymentDestination: facts.paymentDestination,
+      orderTotal: facts.total,
+    });
+    if (!anchored) return;
     const merchant = await ctx.deps.logistics.getMerchant(tx, facts.merchantId);
     if (!merchant) throw AppError.notFound('Merchant');
     const trip = facts.tripId ? await ctx.deps.logistics.getTrip(tx, facts.tripId) : null;
@@ -123,8 +121,7 @@ export function createWalletService(ctx: MoneyContext, cancelReview: (tx: Tx, ac
     const fee = money(e.deliveryFee);
     if (fee.isZero()) return;
     await lockMerchantWallet(tx, actor.organizationId, e.merchantId);
-    const { rowCount } = await tx.query(`SELECT 1 FROM merchant_wallet_entry WHERE trip_id = $1 AND entry_type IN ('delivery_fee_debit', 'platform_commission')`, [e.tripId]);
-    if (rowCount) return;
+    if (await tripCharged(tx, e.tripId)) return;
     const earning = minMoney(money(e.driverEarning), fee);
     const postings: Posting[] = [
       { entryType: 'delivery_fee_debit', amount: formatMoney(earning.negated()) },
@@ -186,8 +183,7 @@ export function createWalletService(ctx: MoneyContext, cancelReview: (tx: Tx, ac
     const fee = money(o.deliveryFee);
     if (fee.isZero()) return;
     await lockMerchantWallet(tx, actor.organizationId, o.merchantId);
-    const seen = await tx.query(`SELECT 1 FROM merchant_wallet_entry WHERE entry_type = 'delivery_fee_debit' AND (order_id = $1 OR trip_id = $2)`, [o.orderId, o.tripId]);
-    if (seen.rowCount) return;
+    if (await deliveryFeeCharged(tx, o.orderId, o.tripId)) return;
     const trip = o.tripId ? await ctx.deps.logistics.getTrip(tx, o.tripId) : null;
     await appendEntry(tx, actor, {
       merchantId: o.merchantId,

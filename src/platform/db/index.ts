@@ -3,6 +3,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
+import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { Mutex } from './mutex.js';
 
 /** Role every request runs as: no superuser, no BYPASSRLS, so row-level security always applies. */
@@ -182,6 +183,12 @@ function tenantReadText(ctx: TenantContext, text: string, params?: unknown[]): s
   return `${tenantSettings(ctx)}; ${inlineParams(text, params)}`;
 }
 
+/**
+ * Drizzle wraps the driver's error (and puts the query parameters in its message): a transaction hands its caller the
+ * database error itself, so retries and the HTTP mapping of SQLSTATE codes (23505 → 409...) work the same for `tx.orm`.
+ */
+export const driverError = (err: unknown): unknown => (err instanceof DrizzleQueryError && err.cause ? err.cause : err);
+
 const RETRYABLE = new Set(['40001', '40P01']);
 
 async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
@@ -266,7 +273,7 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
         } catch {
           broken = true;
         }
-        throw err;
+        throw driverError(err);
       } finally {
         client.release(broken);
       }
@@ -480,7 +487,7 @@ export async function createPgliteDatabase(dataDir: string | null, opts: { loadD
         return result;
       } catch (err) {
         await lite.exec('ROLLBACK').catch(() => undefined);
-        throw err;
+        throw driverError(err);
       }
     });
   }
