@@ -8,7 +8,7 @@ import type { DriverService, NewDriver } from './drivers.js';
 import type { FailDeliveryInput, FailedDelivery } from './failed-delivery.js';
 import { releaseOpenTrips } from './lifecycle.js';
 import type { GpsPointIn, LocationIngest } from './locations.js';
-import { driverOut, tripOut, type ApprovalAction, type ApprovalStatus, type DriverRow, type FailureReason, type TripRow, type TripStatus } from './model.js';
+import { driverOut, tripOut, type ApprovalAction, type ApprovalStatus, type DriverRow, type TripRow, type TripStatus } from './model.js';
 import { proofOut, type createProofs, type Stage, type VerifyInput } from './proofs.js';
 import type { RecipientLinks } from './recipient-links.js';
 import { getSettings } from './repo/settings.js';
@@ -126,7 +126,7 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
     accept: (actor: Actor, id: string) => asDriver(actor, (tx, d) => svc.assignment.accept(tx, actor, d, id)),
     reject: (actor: Actor, id: string, reason?: string) => asDriver(actor, (tx, d) => svc.assignment.reject(tx, actor, d, id, reason)),
     startDelivery: (actor: Actor, id: string) => asDriver(actor, (tx, d) => svc.assignment.startDelivery(tx, actor, d, id)),
-    failDelivery: (actor: Actor, id: string, input: FailDeliveryInput & { reason: FailureReason }) => asDriver(actor, (tx, d) => svc.failedDelivery.fail(tx, actor, d, id, input)),
+    failDelivery: (actor: Actor, id: string, input: FailDeliveryInput) => asDriver(actor, (tx, d) => svc.failedDelivery.fail(tx, actor, d, id, input)),
     /** A wrong PIN is committed (it counts) and returned as the outcome's error, which the route throws. */
     confirmReturn: (actor: Actor, id: string, pin: string) => asDriver(actor, (tx, d) => svc.failedDelivery.confirmReturn(tx, actor, d, id, pin)),
     earnings: (actor: Actor, q: PageQuery & { from?: string; to?: string }) => asDriver(actor, (tx, d) => earnings(tx, d, q)),

@@ -1,6 +1,7 @@
+import { eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../../platform/db/index.js';
 import { HAVERSINE_SQL, type LonLat } from '../../../platform/geo.js';
-import type { TerritoryScope } from '../../../platform/scope.js';
+import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
 import type { users } from '../../identity/tables.js';
 import { driver } from '../tables.js';
 import { selectList, type SnakeRow } from './columns.js';
@@ -93,7 +94,7 @@ export async function linkTerritories(tx: Tx, organizationId: string, driverId: 
 
 /** Replaces a driver's links within `scope` (null: all of them) by `territoryIds`; links outside the scope stay. */
 export async function replaceTerritoryLinks(tx: Tx, organizationId: string, driverId: string, scope: TerritoryScope, territoryIds: string[]): Promise<void> {
-  await tx.query('DELETE FROM driver_territory WHERE driver_id = $1 AND ($2::text[] IS NULL OR territory_id = ANY($2)) AND NOT (territory_id = ANY($3::text[]))', [driverId, scope, territoryIds]);
+  await tx.query(`DELETE FROM driver_territory WHERE driver_id = $1 AND ${scopeSql('territory_id', 2)} AND NOT (territory_id = ANY($3::text[]))`, [driverId, scope, territoryIds]);
   await linkTerritories(tx, organizationId, driverId, territoryIds);
   await tx.query('UPDATE driver SET updated_at = now() WHERE id = $1', [driverId]);
 }
@@ -171,7 +172,7 @@ export async function setAvailable(tx: Tx, id: string, available: boolean): Prom
 
 /** Makes a driver unavailable (no contact recorded): his user was deactivated. */
 export async function setUnavailable(tx: Tx, id: string): Promise<void> {
-  await tx.query('UPDATE driver SET available = false, updated_at = now() WHERE id = $1', [id]);
+  await tx.orm.update(driver).set({ available: false, updatedAt: sql`now()` }).where(eq(driver.id, id));
 }
 
 /** Locks (the driver goes unavailable) or unlocks a driver's availability. */
@@ -205,7 +206,10 @@ export async function claimCapacity(tx: Tx, driverId: string): Promise<boolean> 
 
 /** Gives back one unit of the driver's capacity. */
 export async function releaseCapacity(tx: Tx, driverId: string): Promise<void> {
-  await tx.query('UPDATE driver SET active_trips = greatest(active_trips - 1, 0), updated_at = now() WHERE id = $1', [driverId]);
+  await tx.orm
+    .update(driver)
+    .set({ activeTrips: sql`greatest(${driver.activeTrips} - 1, 0)`, updatedAt: sql`now()` })
+    .where(eq(driver.id, driverId));
 }
 
 /** Users of the drivers linked to a territory (driver_territory), e.g. to notify a zone. */

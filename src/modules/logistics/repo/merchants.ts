@@ -1,3 +1,4 @@
+import { eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../../platform/db/index.js';
 import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
 import { merchant } from '../tables.js';
@@ -57,5 +58,5 @@ export async function setMerchantStatus(tx: Tx, id: string, to: MerchantRow['sta
 }
 
 export async function setCommission(tx: Tx, id: string, percent: string): Promise<void> {
-  await tx.query('UPDATE merchant SET commission_percent = $2::numeric, updated_at = now() WHERE id = $1', [id, percent]);
+  await tx.orm.update(merchant).set({ commissionPercent: percent, updatedAt: sql`now()` }).where(eq(merchant.id, id));
 }

@@ -1,3 +1,4 @@
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Tx } from '../../../platform/db/index.js';
 import { tripRecipientLink } from '../tables.js';
 import { selectList, type SnakeRow } from './columns.js';
@@ -28,11 +29,15 @@ export async function insertLink(tx: Tx, v: Pick<typeof tripRecipientLink.$infer
 }
 
 export async function revokeLink(tx: Tx, id: string): Promise<void> {
-  await tx.query('UPDATE trip_recipient_link SET revoked_at = now() WHERE id = $1', [id]);
+  await tx.orm.update(tripRecipientLink).set({ revokedAt: sql`now()` }).where(eq(tripRecipientLink.id, id));
 }
 
 /** Revokes the live link of a trip; false when there was none. */
 export async function revokeLinksOfTrip(tx: Tx, tripId: string): Promise<boolean> {
-  const { rowCount } = await tx.query('UPDATE trip_recipient_link SET revoked_at = now() WHERE trip_id = $1 AND revoked_at IS NULL', [tripId]);
-  return rowCount > 0;
+  const revoked = await tx.orm
+    .update(tripRecipientLink)
+    .set({ revokedAt: sql`now()` })
+    .where(and(eq(tripRecipientLink.tripId, tripId), isNull(tripRecipientLink.revokedAt)))
+    .returning({ id: tripRecipientLink.id });
+  return revoked.length > 0;
 }

@@ -1,3 +1,4 @@
+import { inArray } from 'drizzle-orm';
 import type { Tx } from '../../../platform/db/index.js';
 import type { GeoArea } from '../../../platform/geo.js';
 import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
@@ -22,7 +23,7 @@ export async function findTerritory(tx: Tx, id: string): Promise<TerritoryRow | 
 
 /** Which of `ids` are territories of the organization. */
 export async function existingTerritoryIds(tx: Tx, ids: string[]): Promise<Set<string>> {
-  const { rows } = await tx.query<{ id: string }>('SELECT id FROM territory WHERE id = ANY($1::text[])', [ids]);
+  const rows = await tx.orm.select({ id: territory.id }).from(territory).where(inArray(territory.id, ids));
   return new Set(rows.map((r) => r.id));
 }
 

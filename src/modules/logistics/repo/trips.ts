@@ -1,6 +1,7 @@
+import { and, count, eq, ne } from 'drizzle-orm';
 import type { Tx } from '../../../platform/db/index.js';
 import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
-import { trip } from '../tables.js';
+import { trip, tripRejection } from '../tables.js';
 import type { FailureReason, TripStatus } from '../model.js';
 import { selectList, type SnakeRow } from './columns.js';
 
@@ -58,7 +59,9 @@ export async function activeTripsOfDriver(tx: Tx, driverId: string): Promise<Tri
 
 /** Whether a trip that is not cancelled links to the order / express request. */
 export async function liveTripExists(tx: Tx, column: 'order_id' | 'express_request_id', id: string): Promise<boolean> {
-  return (await tx.query(`SELECT 1 FROM trip WHERE ${column} = $1 AND status <> 'cancelled' LIMIT 1`, [id])).rowCount > 0;
+  const linked = column === 'order_id' ? trip.orderId : trip.expressRequestId;
+  const found = await tx.orm.select({ id: trip.id }).from(trip).where(and(eq(linked, id), ne(trip.status, 'cancelled'))).limit(1);
+  return found.length > 0;
 }
 
 export type NewTripRow = Pick<
@@ -365,18 +368,17 @@ export async function lockExpiredOffer(tx: Tx, tripId: string, assignedAt: strin
 }
 
 /** Records a driver's rejection of a trip (`timed_out`: an automatic offer he let expire); a repeat changes nothing. */
-export async function insertRejection(tx: Tx, r: { organizationId: string; tripId: string; driverId: string; reason: string | null; kind: 'rejected' | 'timed_out' }): Promise<void> {
-  await tx.query(
-    `INSERT INTO trip_rejection (organization_id, trip_id, driver_id, reason, kind) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (organization_id, trip_id, driver_id) DO NOTHING`,
-    [r.organizationId, r.tripId, r.driverId, r.reason, r.kind],
-  );
+export async function insertRejection(tx: Tx, r: Omit<typeof tripRejection.$inferInsert, 'createdAt'>): Promise<void> {
+  await tx.orm.insert(tripRejection).values(r).onConflictDoNothing();
 }
 
 export async function hasRejected(tx: Tx, tripId: string, driverId: string): Promise<boolean> {
-  return (await tx.query('SELECT 1 FROM trip_rejection WHERE trip_id = $1 AND driver_id = $2', [tripId, driverId])).rowCount > 0;
+  const found = await tx.orm.select({ tripId: tripRejection.tripId }).from(tripRejection).where(and(eq(tripRejection.tripId, tripId), eq(tripRejection.driverId, driverId))).limit(1);
+  return found.length > 0;
 }
 
+/** Automatic offers of the trip that expired. */
 export async function timedOutOffers(tx: Tx, tripId: string): Promise<number> {
-  return (await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM trip_rejection WHERE trip_id = $1 AND kind = 'timed_out'", [tripId])).rows[0]!.n;
+  const [r] = await tx.orm.select({ n: count() }).from(tripRejection).where(and(eq(tripRejection.tripId, tripId), eq(tripRejection.kind, 'timed_out')));
+  return r!.n;
 }
