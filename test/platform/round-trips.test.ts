@@ -109,25 +109,6 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transac
     expect(proxy.take()).toBe(2);
   });
 
-  it('a hot statement becomes a named prepared statement, still planned for its parameters (never a generic plan)', async () => {
-    const ctx = { organizationId: org, userId: null };
-    const hot = `SELECT id FROM organization WHERE id = $1 AND $2::int >= 0`;
-    for (let i = 0; i < 12; i++) expect(await db.tenantRead<{ id: string }>(ctx, hot, [org, i])).toEqual([{ id: org }]);
-    // Still one round trip each once named (parsed once, then bound and executed).
-    proxy.take();
-    await db.tenantRead(ctx, hot, [org, 99]);
-    expect(proxy.take()).toBe(1);
-    const [prepared] = await db.tenantRead<{ generic_plans: number; custom_plans: number; mode: string }>(
-      ctx,
-      `SELECT generic_plans, custom_plans, current_setting('plan_cache_mode') AS mode FROM pg_prepared_statements WHERE statement = $1`,
-      [hot],
-    );
-    expect(prepared.mode).toBe('force_custom_plan');
-    expect(prepared.generic_plans).toBe(0);
-    expect(prepared.custom_plans).toBeGreaterThanOrEqual(5);
-    proxy.take();
-  });
-
   it('a transaction that runs no statement sends nothing', async () => {
     expect(await db.withTenant({ organizationId: org, userId: null }, async () => 42)).toBe(42);
     expect(proxy.take()).toBe(0);

@@ -30,9 +30,8 @@ describe('database unavailable -> 503', () => {
   });
 
   it('reads the pool settings (DB_POOL_MAX, DB_CONNECT_TIMEOUT_MS) and refuses nonsense', () => {
-    expect(poolOptionsFrom({})).toEqual({ max: 20, connectTimeoutMs: 5_000, namedStatements: true });
-    expect(poolOptionsFrom({ DB_POOL_MAX: '5', DB_CONNECT_TIMEOUT_MS: '800', DB_NAMED_STATEMENTS: 'false' })).toEqual({ max: 5, connectTimeoutMs: 800, namedStatements: false });
-    expect(() => poolOptionsFrom({ DB_NAMED_STATEMENTS: 'yes' })).toThrow(/DB_NAMED_STATEMENTS/);
+    expect(poolOptionsFrom({})).toEqual({ max: 20, connectTimeoutMs: 5_000 });
+    expect(poolOptionsFrom({ DB_POOL_MAX: '5', DB_CONNECT_TIMEOUT_MS: '800' })).toEqual({ max: 5, connectTimeoutMs: 800 });
     expect(() => poolOptionsFrom({ DB_POOL_MAX: '0' })).toThrow(/DB_POOL_MAX/);
     expect(() => poolOptionsFrom({ DB_CONNECT_TIMEOUT_MS: 'soon' })).toThrow(/DB_CONNECT_TIMEOUT_MS/);
   });

@@ -179,53 +179,13 @@ export interface PostgresOptions {
    * serves every tenant request, need not be a member of `app_worker` and cannot switch to it at all.
    */
   systemUrl?: string | null;
-  /** Frequent parameterised statements become named prepared statements (default true; `DB_NAMED_STATEMENTS=false`). */
-  namedStatements?: boolean;
-}
-
-/**
- * Names for hot statements. A parameterised statement text seen `HOT_AFTER` times gets a name, and
- * from then on each connection parses it once and only binds and executes it. At most `MAX_NAMED`
- * texts ever get a name, so statements built with a variable shape cannot fill the server's memory.
- * Every connection runs with `plan_cache_mode = force_custom_plan` (a startup option): a named
- * statement is still planned for its actual parameters, as an unnamed one is. The generic plan is not
- * safe here: for GET /trips (`$1 IS NULL OR ...` filters, LIMIT $9) it is a 1.6 s parallel sequential
- * scan instead of a 0.2 ms backward index scan. Unnamed statements are unaffected by the setting.
- */
-class StatementNames {
-  static readonly HOT_AFTER = 3;
-  static readonly MAX_NAMED = 256;
-  private readonly seen = new Map<string, number>();
-  private readonly names = new Map<string, string>();
-
-  nameOf(text: string): string | undefined {
-    const name = this.names.get(text);
-    if (name !== undefined || this.names.size >= StatementNames.MAX_NAMED) return name;
-    const n = (this.seen.get(text) ?? 0) + 1;
-    if (n < StatementNames.HOT_AFTER) {
-      if (this.seen.size >= 10_000) this.seen.clear();
-      this.seen.set(text, n);
-      return undefined;
-    }
-    this.seen.delete(text);
-    const named = `s${this.names.size + 1}`;
-    this.names.set(text, named);
-    return named;
-  }
 }
 
 export function createPostgresDatabase(url: string, opts: PostgresOptions = {}): Database {
-  const named = opts.namedStatements ?? true;
-  const statementNames = new StatementNames();
-  /** A statement of a transaction: named once hot (see StatementNames), else unnamed. */
-  const statement = (client: pg.PoolClient, text: string, params: unknown[] | undefined) => {
-    const name = named && params && params.length > 0 ? statementNames.nameOf(text) : undefined;
-    return name ? client.query({ name, text, values: params }) : client.query(text, params);
-  };
   const makePool = (connectionString: string, max: number) => {
     // A bounded wait for a connection: when the database is down or the pool exhausted, the request fails
     // (503 DATABASE_UNAVAILABLE) instead of hanging.
-    const p = new pg.Pool({ connectionString, max, pipeline: true, options: named ? '-c plan_cache_mode=force_custom_plan' : undefined, idleTimeoutMillis: 30_000, connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000 });
+    const p = new pg.Pool({ connectionString, max, pipeline: true, idleTimeoutMillis: 30_000, connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000 });
     p.on('error', () => {
       /* an idle client died; the pool replaces it */
     });
@@ -271,7 +231,7 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
     const tx: Tx = {
       kind: 'postgres',
       async query(text, params) {
-        const r = await send(() => statement(client, text, params as unknown[] | undefined));
+        const r = await send(() => client.query(text, params as unknown[] | undefined));
         return { rows: r.rows, rowCount: r.rowCount ?? 0 };
       },
       async exec(text) {
@@ -437,7 +397,7 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
         for (let attempt = 1; ; attempt++) {
           const client = await pool.connect();
           const steps: Step[] = [...tenantPrelude(ctx), [text, params], ['COMMIT']];
-          const settled = await Promise.allSettled(steps.map(([t, p]) => statement(client, t, p as unknown[] | undefined)));
+          const settled = await Promise.allSettled(steps.map(([t, p]) => client.query(t, p as unknown[] | undefined)));
           const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
           const stale = failed !== undefined && !(failed.reason as { code?: string }).code;
           client.release(stale);
@@ -567,7 +527,7 @@ export async function createPgliteDatabase(dataDir: string | null, opts: { loadD
 }
 
 /** `DB_POOL_MAX` (20) connections per instance; `DB_CONNECT_TIMEOUT_MS` (5000): the longest wait for one before 503. */
-export function poolOptionsFrom(raw: Record<string, string | undefined>): { max: number; connectTimeoutMs: number; namedStatements: boolean } {
+export function poolOptionsFrom(raw: Record<string, string | undefined>): { max: number; connectTimeoutMs: number } {
   const n = (name: string, fallback: number, min: number) => {
     const v = raw[name];
     if (v === undefined || v === '') return fallback;
@@ -575,19 +535,10 @@ export function poolOptionsFrom(raw: Record<string, string | undefined>): { max:
     if (!Number.isInteger(x) || x < min) throw new Error(`config: ${name} must be an integer >= ${min}, got "${v}"`);
     return x;
   };
-  const namedStatements = raw.DB_NAMED_STATEMENTS;
-  if (namedStatements !== undefined && namedStatements !== '' && namedStatements !== 'true' && namedStatements !== 'false') {
-    throw new Error(`config: DB_NAMED_STATEMENTS must be true or false, got "${namedStatements}"`);
-  }
-  return { max: n('DB_POOL_MAX', 20, 1), connectTimeoutMs: n('DB_CONNECT_TIMEOUT_MS', 5_000, 100), namedStatements: namedStatements !== 'false' };
+  return { max: n('DB_POOL_MAX', 20, 1), connectTimeoutMs: n('DB_CONNECT_TIMEOUT_MS', 5_000, 100) };
 }
 
-export async function openDatabase(opts: {
-  databaseUrl: string | null;
-  systemUrl?: string | null;
-  dataDir: string | null;
-  pool?: { max?: number; connectTimeoutMs?: number; namedStatements?: boolean };
-}): Promise<Database> {
+export async function openDatabase(opts: { databaseUrl: string | null; systemUrl?: string | null; dataDir: string | null; pool?: { max?: number; connectTimeoutMs?: number } }): Promise<Database> {
   if (opts.databaseUrl) return createPostgresDatabase(opts.databaseUrl, { ...opts.pool, systemUrl: opts.systemUrl });
   return createPgliteDatabase(opts.dataDir);
 }
