@@ -80,7 +80,8 @@ export function percentile(sorted: number[], p: number): number {
 /**
  * Open loop: requests start at a fixed rate whatever the server's latency (as independent users
  * would), each timed from its scheduled start, so a stall shows up in the percentiles instead of
- * slowing the generator down (no coordinated omission).
+ * slowing the generator down (no coordinated omission). Every request is waited for (up to 5 min), so
+ * a rate above what the server can serve leaves no backlog behind for the next measurement.
  */
 export async function openLoop(o: {
   url: string;
@@ -100,7 +101,7 @@ export async function openLoop(o: {
     new Promise<void>((resolve) => {
       const body = typeof o.body === 'function' ? o.body() : o.body;
       const req = http.request(
-        { host: u.hostname, port: u.port, path: u.pathname + u.search, method: o.method ?? 'GET', agent, headers: { ...o.headers, ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) }, timeout: 30_000 },
+        { host: u.hostname, port: u.port, path: u.pathname + u.search, method: o.method ?? 'GET', agent, headers: { ...o.headers, ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) }, timeout: 300_000 },
         (res) => {
           res.resume();
           res.on('end', () => {

@@ -79,6 +79,8 @@ const serverEnv: NodeJS.ProcessEnv = {
   RATE_LIMIT_PLANS_PER_MINUTE: '0',
   RATE_LIMIT_REPORTS_PER_MINUTE: '0',
   STORAGE_MAX_BYTES_OTHER: '67108864',
+  // The SSE scenario opens its 2,000 streams as one user.
+  REALTIME_MAX_STREAMS_PER_USER: '100000',
   DATA_DIR: `/tmp/bench-data-${Date.now()}`,
   ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_SERVER_')).map(([k, v]) => [k.slice(13), v])),
 };
