@@ -1,5 +1,8 @@
+import http from 'node:http';
+import { readFile } from 'node:fs/promises';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import type { Database, TenantContext } from '../src/platform/db/index.js';
 
 export interface BenchRow {
   scenario: string;
@@ -13,17 +16,27 @@ export interface BenchRow {
 export interface BenchEnv {
   baseUrl: string;
   databaseUrl: string;
+  /** A plain pool (no tenant transaction) for setting up data and for raw ceilings. */
   pool: pg.Pool;
+  /** The service's own data layer (src/platform/db, same driver and settings) on the same database: the fair ceilings. */
+  db: Database;
   /** Access token of a demo login (admin@demo.test, driver@demo.test, ...). */
   login(email: string, password?: string): Promise<string>;
   report(row: BenchRow): void;
   /** `--quick`: shorter runs (CI smoke). */
   quick: boolean;
-  /** Seconds per autocannon run. */
+  /** Seconds per load run. */
   duration: number;
   /** The API server process (for RSS readings from /proc/<pid>/status). */
   serverPid: number;
+  /** The command that started the server (to start another instance, e.g. to time a start). */
+  serverCommand: { command: string; args: string[]; env: NodeJS.ProcessEnv };
+  /** Asks the server to run a full garbage collection (bench/gc-hook.mjs, SIGUSR2) and waits for it. */
+  forceGc(): Promise<void>;
 }
+
+/** A scenario: a name, and a function that measures and reports rows. Add a line to SCENARIOS in bench/run.ts. */
+export type Scenario = (env: BenchEnv) => Promise<void>;
 
 export interface LoadResult {
   rps: number;
@@ -34,6 +47,7 @@ export interface LoadResult {
   total: number;
 }
 
+/** Closed loop: `connections` clients (20 by default), each sending its next request when the last one answered. */
 export async function load(opts: autocannon.Options): Promise<LoadResult> {
   const r = await autocannon({ connections: 20, pipelining: 1, ...opts });
   return {
@@ -46,4 +60,139 @@ export async function load(opts: autocannon.Options): Promise<LoadResult> {
   };
 }
 
-export type Scenario = (env: BenchEnv) => Promise<void>;
+export interface OpenLoopResult {
+  /** Requests sent per second as scheduled, and answered per second. */
+  rate: number;
+  achieved: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  errors: number;
+  non2xx: number;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+}
+
+/**
+ * Open loop: requests start at a fixed rate whatever the server's latency (as independent users
+ * would), each timed from its scheduled start, so a stall shows up in the percentiles instead of
+ * slowing the generator down (no coordinated omission). Every request is waited for (up to 5 min), so
+ * a rate above what the server can serve leaves no backlog behind for the next measurement.
+ */
+export async function openLoop(o: {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | (() => string);
+  rate: number;
+  seconds: number;
+}): Promise<OpenLoopResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
+  const u = new URL(o.url);
+  const lat: number[] = [];
+  let errors = 0;
+  let non2xx = 0;
+  const total = Math.max(1, Math.round(o.rate * o.seconds));
+  const fire = (scheduled: number) =>
+    new Promise<void>((resolve) => {
+      const body = typeof o.body === 'function' ? o.body() : o.body;
+      const req = http.request(
+        { host: u.hostname, port: u.port, path: u.pathname + u.search, method: o.method ?? 'GET', agent, headers: { ...o.headers, ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) }, timeout: 300_000 },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            lat.push(performance.now() - scheduled);
+            if ((res.statusCode ?? 0) >= 300) non2xx++;
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.end(body);
+    });
+  const start = performance.now();
+  const pending: Promise<void>[] = [];
+  let sent = 0;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * o.rate) + 1);
+      while (sent < due) pending.push(fire(start + (sent++ * 1000) / o.rate));
+      if (sent >= total) resolve();
+      else setTimeout(tick, 1);
+    };
+    tick();
+  });
+  await Promise.all(pending);
+  const elapsed = (performance.now() - start) / 1000;
+  agent.destroy();
+  lat.sort((a, b) => a - b);
+  return { rate: o.rate, achieved: lat.length / elapsed, p50: percentile(lat, 0.5), p90: percentile(lat, 0.9), p99: percentile(lat, 0.99), max: lat[lat.length - 1] ?? NaN, errors, non2xx };
+}
+
+export interface CeilingResult {
+  rps: number;
+  p99: number;
+}
+
+/** `workers` concurrent loops of `work` for `seconds`: operations per second and p99 (ms). */
+export async function closedLoop(work: () => Promise<unknown>, seconds: number, workers = 20): Promise<CeilingResult> {
+  const lat: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (performance.now() < until) {
+        const t0 = performance.now();
+        await work();
+        lat.push(performance.now() - t0);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - start) / 1000;
+  lat.sort((a, b) => a - b);
+  return { rps: lat.length / elapsed, p99: percentile(lat, 0.99) };
+}
+
+/**
+ * The fair database ceiling of a tenant read: the same statement, through the service's own data layer
+ * (same driver, same tenant transaction: BEGIN, settings and role, the statement, COMMIT), by 20
+ * concurrent workers, without HTTP. `read` = `db.tenantRead` (one round trip); `tx` = `db.withTenant`
+ * with the one statement (the setup travels with it, COMMIT after: two round trips).
+ */
+export function tenantCeiling(env: BenchEnv, ctx: TenantContext, sql: string, params: unknown[], via: 'read' | 'tx'): Promise<CeilingResult> {
+  const work = via === 'read' ? () => env.db.tenantRead(ctx, sql, params) : () => env.db.withTenant(ctx, (tx) => tx.query(sql, params));
+  return closedLoop(work, env.duration);
+}
+
+/** The exchange as pgbench would script it: BEGIN, set_config, SET LOCAL ROLE, the statement, COMMIT, one after another (five round trips). */
+export async function stepwiseCeiling(env: BenchEnv, ctx: TenantContext, sql: string, params: unknown[]): Promise<CeilingResult> {
+  return closedLoop(async () => {
+    const c = await env.pool.connect();
+    try {
+      await c.query('BEGIN');
+      await c.query("SELECT set_config('app.organization_id', $1, true), set_config('app.user_id', $2, true)", [ctx.organizationId, ctx.userId ?? '']);
+      await c.query('SET LOCAL ROLE app_tenant');
+      await c.query(sql, params);
+      await c.query('COMMIT');
+    } finally {
+      c.release();
+    }
+  }, env.duration);
+}
+
+/** Resident set size of a process (bytes), from /proc. */
+export async function rssOf(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+export const MB = 1024 * 1024;

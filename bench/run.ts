@@ -1,17 +1,30 @@
 /**
- * npm run bench [-- --quick] [-- --only=me,logistics] : starts the API on a fresh PostgreSQL database
- * (seeded with the demo data), runs the scenarios, prints a table of figures and ratios.
+ * npm run bench [-- --quick] [-- --only=me,logistics] [-- --out=f.json | --out f.json] [-- --compare=old.json]:
+ * builds and starts the compiled API (node dist/server.js) on a fresh PostgreSQL database seeded with the
+ * demo data, runs the scenarios, prints a table of figures (and, with --compare, each line's ratio to the
+ * old run) and writes them as JSON with --out.
  * npm run bench -- --soak [--soak-seconds=60] [--soak-scale=1] : only the mixed-workload soak (bench/soak.ts).
  * npm run bench -- --cluster : three instances behind nginx on one PostgreSQL (bench/cluster.ts, its own servers).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import pg from 'pg';
+import { createPostgresDatabase } from '../src/platform/db/index.js';
 import type { BenchEnv, BenchRow, Scenario } from './lib.js';
 
 const args = process.argv.slice(2);
+/** `--name=value` or `--name value`. */
+function option(name: string): string | undefined {
+  const i = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (i < 0) return undefined;
+  return args[i].includes('=') ? args[i].slice(name.length + 3) : args[i + 1];
+}
 const quick = args.includes('--quick');
 const soak = args.includes('--soak');
-const only = soak ? ['soak'] : args.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const only = soak ? ['soak'] : option('only')?.split(',');
+const outFile = option('out');
+const compareFile = option('compare');
 if (args.includes('--cluster')) {
   // The cluster demo starts its own instances and nginx; nothing below applies.
   await import('./cluster.js');
@@ -20,18 +33,28 @@ if (args.includes('--cluster')) {
 const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const PORT = Number(process.env.BENCH_PORT ?? 3100);
 
-/** Scenario name → module with a default export `(env) => Promise<void>`. */
-const SCENARIOS: Record<string, () => Promise<{ default: Scenario }>> = {
-  me: () => import('./me.js'),
-  logistics: () => import('./logistics.js'),
-  realtime: () => import('./realtime.js'),
-  storage: () => import('./storage.js'),
-  commerce: () => import('./commerce.js'),
-  optimizer: () => import('./optimizer.js'),
-  soak: () => import('./soak.js'),
-};
-/** Run only when asked for by name (--soak or --only=soak). */
-const ON_DEMAND = new Set(['soak']);
+/**
+ * The scenarios, in run order. A scenario is a module whose default export is `(env: BenchEnv) =>
+ * Promise<void>` and reports rows with `env.report`; to add one, write bench/<name>.ts and add a line here.
+ * `onDemand`: only when named (--only=<name>).
+ */
+const SCENARIOS: { name: string; load: () => Promise<{ default: Scenario }>; onDemand?: boolean }[] = [
+  { name: 'startup', load: () => import('./startup.js') },
+  { name: 'me', load: () => import('./me.js') },
+  { name: 'logistics', load: () => import('./logistics.js') },
+  { name: 'commerce', load: () => import('./commerce.js') },
+  { name: 'memory', load: () => import('./memory.js') },
+  { name: 'realtime', load: () => import('./realtime.js') },
+  { name: 'storage', load: () => import('./storage.js') },
+  { name: 'optimizer', load: () => import('./optimizer.js') },
+  { name: 'soak', load: () => import('./soak.js'), onDemand: true },
+];
+const unknown = only?.filter((n) => !SCENARIOS.some((s) => s.name === n)) ?? [];
+if (unknown.length) throw new Error(`unknown scenario(s): ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+
+// The compiled server, as `npm start` runs it; the GC hook lets the runner force a collection.
+const build = spawnSync(process.execPath, ['scripts/build-if-stale.mjs'], { stdio: 'inherit' });
+if (build.status !== 0) throw new Error('build failed');
 
 const dbName = `bench_${Date.now()}`;
 const admin = new pg.Client({ connectionString: base });
@@ -41,28 +64,29 @@ const url = new URL(base);
 url.pathname = `/${dbName}`;
 const databaseUrl = url.toString();
 
-const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-  env: {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    PORT: String(PORT),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    SEED_DEMO: 'true',
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-42',
-    LOGIN_FREE_ATTEMPTS: '100000',
-    LOGIN_ACCOUNT_CEILING: '100000',
-    LOGIN_RATE_LIMIT_PER_IP: '100000',
-    // Load generators act as a few users: no per-user limits on expensive routes.
-    RATE_LIMIT_ORDERS_PER_MINUTE: '0',
-    RATE_LIMIT_PLANS_PER_MINUTE: '0',
-    RATE_LIMIT_REPORTS_PER_MINUTE: '0',
-    STORAGE_MAX_BYTES_OTHER: '67108864',
-    DATA_DIR: `/tmp/bench-data-${Date.now()}`,
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_SERVER_')).map(([k, v]) => [k.slice(13), v])),
-  },
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
+const serverEnv: NodeJS.ProcessEnv = {
+  ...process.env,
+  DATABASE_URL: databaseUrl,
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+  SEED_DEMO: 'true',
+  JWT_SECRET: 'bench-secret-bench-secret-bench-secret-42',
+  LOGIN_FREE_ATTEMPTS: '100000',
+  LOGIN_ACCOUNT_CEILING: '100000',
+  LOGIN_RATE_LIMIT_PER_IP: '100000',
+  // Load generators act as a few users: no per-user limits on expensive routes.
+  RATE_LIMIT_ORDERS_PER_MINUTE: '0',
+  RATE_LIMIT_PLANS_PER_MINUTE: '0',
+  RATE_LIMIT_REPORTS_PER_MINUTE: '0',
+  STORAGE_MAX_BYTES_OTHER: '67108864',
+  // The SSE scenario opens its 2,000 streams as one user.
+  REALTIME_MAX_STREAMS_PER_USER: '100000',
+  DATA_DIR: `/tmp/bench-data-${Date.now()}`,
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_SERVER_')).map(([k, v]) => [k.slice(13), v])),
+};
+const serverCommand = { command: process.execPath, args: ['--expose-gc', '--import', './bench/gc-hook.mjs', 'dist/server.js'], env: serverEnv };
+const startedAt = performance.now();
+const server = spawn(serverCommand.command, serverCommand.args, { env: { ...serverEnv, PORT: String(PORT) }, stdio: ['ignore', 'ignore', 'inherit'] });
 const baseUrl = `http://127.0.0.1:${PORT}`;
 for (let i = 0; ; i++) {
   try {
@@ -71,19 +95,27 @@ for (let i = 0; ; i++) {
   } catch {
     /* not up yet */
   }
-  if (i > 120) throw new Error('server did not start');
-  await new Promise((r) => setTimeout(r, 500));
+  if (i > 2400) throw new Error('server did not start');
+  await new Promise((r) => setTimeout(r, 25));
 }
+const firstStartMs = performance.now() - startedAt;
 
 const rows: BenchRow[] = [];
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
+const db = createPostgresDatabase(databaseUrl, { max: 20 });
 const env: BenchEnv = {
   baseUrl,
   databaseUrl,
   pool,
+  db,
   quick,
   duration: quick ? 3 : 10,
   serverPid: server.pid!,
+  serverCommand,
+  async forceGc() {
+    server.kill('SIGUSR2');
+    await new Promise((r) => setTimeout(r, 1500));
+  },
   async login(email, password = 'Demo-pass-2026') {
     const r = await fetch(`${baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
     if (!r.ok) throw new Error(`login ${email}: ${r.status} ${await r.text()}`);
@@ -91,33 +123,78 @@ const env: BenchEnv = {
   },
   report(row) {
     rows.push(row);
-    console.log(`  ${row.scenario.padEnd(12)} ${row.metric.padEnd(40)} ${fmt(row.value).padStart(12)} ${row.unit ?? ''} ${row.note ? ` (${row.note})` : ''}`);
+    console.log(`  ${row.scenario.padEnd(12)} ${row.metric.padEnd(48)} ${fmt(row.value).padStart(10)} ${row.unit ?? ''} ${row.note ? ` (${row.note})` : ''}`);
   },
 };
 
 function fmt(v: number) {
+  if (!Number.isFinite(v)) return String(v);
   return Math.abs(v) >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(2);
 }
 
+const loadBefore = os.loadavg();
+env.report({ scenario: 'startup', metric: 'first start, fresh database (migrate + seed)', value: firstStartMs, unit: 'ms', note: 'spawn → GET /health 200' });
 let failed = false;
 try {
-  for (const [name, load] of Object.entries(SCENARIOS)) {
-    if (only ? !only.includes(name) : ON_DEMAND.has(name)) continue;
-    console.log(`\n== ${name}`);
+  for (const s of SCENARIOS) {
+    if (only ? !only.includes(s.name) : s.onDemand) continue;
+    console.log(`\n== ${s.name}`);
     try {
-      await (await load()).default(env);
+      await (await s.load()).default(env);
     } catch (err) {
       failed = true;
-      console.error(`scenario ${name} failed:`, err);
+      console.error(`scenario ${s.name} failed:`, err);
     }
   }
 } finally {
   server.kill('SIGTERM');
   await pool.end();
+  await db.close();
   await new Promise((r) => setTimeout(r, 1000));
   await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   await admin.end();
 }
-console.log('\nSummary');
-console.table(rows.map((r) => ({ scenario: r.scenario, metric: r.metric, value: Number(fmt(r.value).replace(/,/g, '')), unit: r.unit ?? '', note: r.note ?? '' })));
+
+// ---------------------------------------------------------------- table, JSON, comparison
+interface BenchFile {
+  date: string;
+  quick: boolean;
+  machine: { cpus: number; model: string; node: string; loadavg_before: number[]; loadavg_after: number[] };
+  rows: BenchRow[];
+}
+const result: BenchFile = {
+  date: new Date().toISOString(),
+  quick,
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? '', node: process.version, loadavg_before: loadBefore, loadavg_after: os.loadavg() },
+  rows,
+};
+const old: BenchFile | null = compareFile ? (JSON.parse(readFileSync(compareFile, 'utf8')) as BenchFile) : null;
+const key = (r: BenchRow) => `${r.scenario}\u0000${r.metric}`;
+const oldRows = new Map((old?.rows ?? []).map((r) => [key(r), r]));
+const table = rows.map((r) => {
+  const line: Record<string, string> = { scenario: r.scenario, metric: r.metric, value: fmt(r.value), unit: r.unit ?? '' };
+  if (old) {
+    const o = oldRows.get(key(r));
+    line.old = o ? fmt(o.value) : '';
+    line['new ÷ old'] = o && o.value !== 0 && Number.isFinite(o.value) && Number.isFinite(r.value) ? (r.value / o.value).toFixed(2) : '';
+  }
+  line.note = r.note ?? '';
+  return line;
+});
+const cols = Object.keys(table[0] ?? { scenario: '' });
+const widths = cols.map((c) => Math.max(c.length, ...table.map((l) => l[c].length)));
+const right = new Set(['value', 'old', 'new ÷ old']);
+const fmtLine = (l: Record<string, string>) => '| ' + cols.map((c, i) => (right.has(c) ? l[c].padStart(widths[i]) : l[c].padEnd(widths[i]))).join(' | ') + ' |';
+console.log(`\nSummary (${result.date}, ${result.machine.cpus} CPUs, load average before ${loadBefore.map((x) => x.toFixed(2)).join(' ')}${old ? `; compared with ${compareFile} of ${old.date}` : ''})`);
+console.log(fmtLine(Object.fromEntries(cols.map((c) => [c, c]))));
+console.log('|' + widths.map((w, i) => (right.has(cols[i]) ? '-'.repeat(w + 1) + ':' : '-'.repeat(w + 2))).join('|') + '|');
+for (const l of table) console.log(fmtLine(l));
+if (old) {
+  const gone = [...oldRows.keys()].filter((k) => !rows.some((r) => key(r) === k));
+  if (gone.length) console.log(`\nIn ${compareFile} only: ${gone.map((k) => k.replace('\u0000', ' / ')).join('; ')}`);
+}
+if (outFile) {
+  writeFileSync(outFile, JSON.stringify(result, null, 2) + '\n');
+  console.log(`\nwritten: ${outFile}`);
+}
 process.exit(failed ? 1 : 0);

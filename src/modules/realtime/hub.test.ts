@@ -113,3 +113,58 @@ describe('EventHub ordering', () => {
     hub.close();
   });
 });
+
+describe('EventHub reads rows only for organizations someone listens to', () => {
+  function counting() {
+    const committed = new Map<number, StoredEvent>();
+    const fetched: [string, number[]][] = [];
+    const source = {
+      fetch: async (org: string, seqs: number[]) => {
+        fetched.push([org, [...seqs]]);
+        return seqs.filter((s) => committed.has(s)).map((s) => committed.get(s)!);
+      },
+      maxSeq: async () => 10,
+      since: async () => [],
+    };
+    const hub = new EventHub(source, { gapTimeoutMs: 5_000 });
+    const commit = (seq: number, org: string) => {
+      committed.set(seq, { seq, id: `e${seq}`, organization_id: org, type: 't', entity_type: 'x', entity_id: 'y', territory_id: null, actor_user_id: null, audience_user_ids: [], payload: {}, created_at: new Date() });
+      hub.onNotify(JSON.stringify({ organization_id: org, seq }));
+    };
+    return { hub, fetched, commit };
+  }
+
+  it('fetches nothing for a NOTIFY of an organization without subscribers, and does not hold later events back', async () => {
+    const { hub, fetched, commit } = counting();
+    const got: number[] = [];
+    hub.subscribe({ organizationId: 'watched', offer: (ev) => got.push(ev.seq) });
+    await hub.start();
+    commit(11, 'nobody');
+    commit(12, 'nobody');
+    commit(13, 'watched');
+    await tick();
+    // 11 and 12 were accounted for without a read; 13 went out at once (gap timeout is 5 s).
+    expect(fetched).toEqual([['watched', [13]]]);
+    expect(got).toEqual([13]);
+    expect(hub.watermark).toBe(13);
+    hub.close();
+  });
+
+  it('fetches an unread event after all when its organization gets a subscriber before it is released', async () => {
+    const { hub, fetched, commit } = counting();
+    await hub.start();
+    commit(12, 'late'); // 11 not committed yet: 12 waits, unread
+    await tick();
+    expect(fetched).toEqual([]);
+    const got: number[] = [];
+    hub.subscribe({ organizationId: 'late', offer: (ev) => got.push(ev.seq) });
+    await tick();
+    expect(fetched).toEqual([['late', [12]]]);
+    commit(11, 'nobody');
+    await tick();
+    expect(got).toEqual([12]);
+    expect(hub.watermark).toBe(12);
+    expect(fetched).toEqual([['late', [12]]]);
+    hub.close();
+  });
+});

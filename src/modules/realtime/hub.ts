@@ -70,7 +70,12 @@ export class EventHub {
   /** Announced, not fetched yet: seq → organization. */
   private queued = new Map<number, string>();
   private inflight = new Set<number>();
-  private ready = new Map<number, StoredEvent>();
+  /**
+   * Releasable in sequence order: a committed row, or (a string: its organization) an event nobody on this
+   * instance subscribes to, whose row was not fetched; its sequence only moves the watermark. Should a
+   * subscriber of that organization arrive before the watermark passes it, it is fetched after all.
+   */
+  private ready = new Map<number, StoredEvent | string>();
   private gapTimer: NodeJS.Timeout | null = null;
   private flushScheduled = false;
   private closed = false;
@@ -165,6 +170,16 @@ export class EventHub {
     let set = this.byOrg.get(sub.organizationId);
     if (!set) this.byOrg.set(sub.organizationId, (set = new Set()));
     set.add(sub);
+    // Announced events of this organization that were not fetched (nobody listened) and are not released
+    // yet: the new subscriber's replay stops at the current watermark, so they must come live.
+    let refetch = false;
+    for (const [seq, v] of this.ready) {
+      if (v !== sub.organizationId) continue;
+      this.ready.delete(seq);
+      this.queued.set(seq, v);
+      refetch = true;
+    }
+    if (refetch) this.scheduleFetch();
     return () => {
       set!.delete(sub);
       if (set!.size === 0 && this.byOrg.get(sub.organizationId) === set) this.byOrg.delete(sub.organizationId);
@@ -202,7 +217,20 @@ export class EventHub {
   private notified(seq: number, org: string): void {
     if (seq <= this.watermark && !this.skipped.has(seq)) return; // already released
     if (this.ready.has(seq) || this.inflight.has(seq) || this.queued.has(seq)) return;
+    if (!this.byOrg.has(org)) {
+      // Nobody here listens to this organization: no row to read, only the sequence to account for.
+      if (seq <= this.watermark) this.skipped.delete(seq);
+      else {
+        this.ready.set(seq, org);
+        this.drain();
+      }
+      return;
+    }
     this.queued.set(seq, org);
+    this.scheduleFetch();
+  }
+
+  private scheduleFetch(): void {
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       // Coalesce a burst of NOTIFYs into one query.
@@ -248,7 +276,7 @@ export class EventHub {
       this.release(ev);
       return true;
     }
-    if (this.ready.has(ev.seq)) return false;
+    if (typeof (this.ready.get(ev.seq) ?? '') !== 'string') return false;
     this.ready.set(ev.seq, ev);
     return true;
   }
@@ -265,10 +293,11 @@ export class EventHub {
 
   private drain(): void {
     while (this.ready.has(this.watermark + 1)) {
-      const ev = this.ready.get(this.watermark + 1)!;
-      this.ready.delete(ev.seq);
-      this.watermark = ev.seq;
-      this.release(ev);
+      const next = this.watermark + 1;
+      const ev = this.ready.get(next)!;
+      this.ready.delete(next);
+      this.watermark = next;
+      if (typeof ev !== 'string') this.release(ev);
     }
     if (this.ready.size === 0) {
       if (this.gapTimer) clearTimeout(this.gapTimer);

@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { Mutex } from './mutex.js';
+import { parseTimestamptz } from './types.js';
 
 /** Role every request runs as: no superuser, no BYPASSRLS, so row-level security always applies. */
 export const TENANT_ROLE = 'app_tenant';
@@ -65,15 +66,15 @@ function toConnectionRole(row: { user: string; superuser: boolean; bypassrls: bo
  * own identity (exactly the behaviour before least privilege); any other role switches to `app_worker`,
  * and must be allowed to: a clear error at the first system transaction rather than empty results.
  */
-function systemPrelude(role: ConnectionRole, setting = 'DATABASE_URL'): string {
-  if (role.superuser || role.bypassrls) return 'BEGIN';
+function systemPrelude(role: ConnectionRole, setting = 'DATABASE_URL'): Step[] {
+  if (role.superuser || role.bypassrls) return [['BEGIN']];
   if (!role.workerMember || !role.tenantMember) {
     throw new Error(
       `database: the role "${role.user}" of ${setting} is neither superuser nor BYPASSRLS, so it must be a member of ` +
         `${TENANT_ROLE} and ${WORKER_ROLE} (GRANT ${TENANT_ROLE}, ${WORKER_ROLE} TO "${role.user}"; see README, "PostgreSQL")`,
     );
   }
-  return `BEGIN; SET LOCAL ROLE ${WORKER_ROLE}`;
+  return [[`BEGIN; SET LOCAL ROLE ${WORKER_ROLE}`]];
 }
 
 export interface ListenerStatus {
@@ -126,40 +127,17 @@ const PARSE_INT8 = (v: string) => Number(v);
 const PARSE_TEXT = (v: string) => v;
 pg.types.setTypeParser(20, PARSE_INT8);
 pg.types.setTypeParser(1082, PARSE_TEXT);
+// timestamptz: the same Date, parsed without regular expressions (the /trips rows carry a dozen each).
+pg.types.setTypeParser(1184, parseTimestamptz);
 
-export function escapeLiteral(value: unknown): string {
-  if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new Error('cannot inline a non-finite number');
-    return String(value);
-  }
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  const s = value instanceof Date ? value.toISOString() : typeof value === 'object' ? JSON.stringify(value) : String(value);
-  if (s.includes('\0')) throw new Error('cannot inline a NUL byte');
-  let hasBackslash = false;
-  let out = "'";
-  for (const ch of s) {
-    if (ch === "'") out += "''";
-    else if (ch === '\\') {
-      out += '\\\\';
-      hasBackslash = true;
-    } else out += ch;
-  }
-  out += "'";
-  return hasBackslash ? ` E${out}` : out;
-}
-
-/** Replaces $1..$n with escaped literals, for the single-exchange paths (simple protocol takes no parameters). */
-export function inlineParams(text: string, params: unknown[] = []): string {
-  return text.replace(/\$(\d+)/g, (_, n: string) => escapeLiteral(params[Number(n) - 1]));
-}
+/** One statement of a transaction's setup: SQL text and its parameters. */
+type Step = readonly [text: string, params?: readonly unknown[]];
 
 /** Tenant settings and the role switch in one statement (`role` is a setting too, so no separate SET ROLE). */
-function tenantSettings(ctx: TenantContext): string {
-  return (
-    `SELECT set_config('app.organization_id', ${escapeLiteral(ctx.organizationId)}, true), ` +
-    `set_config('app.user_id', ${escapeLiteral(ctx.userId ?? '')}, true), set_config('role', '${TENANT_ROLE}', true)`
-  );
+const TENANT_SETTINGS_SQL = `SELECT set_config('app.organization_id', $1, true), set_config('app.user_id', $2, true), set_config('role', '${TENANT_ROLE}', true)`;
+
+function tenantSettings(ctx: TenantContext): Step {
+  return [TENANT_SETTINGS_SQL, [ctx.organizationId, ctx.userId ?? '']];
 }
 
 /**
@@ -168,19 +146,13 @@ function tenantSettings(ctx: TenantContext): string {
  * under row-level security; locks taken before stay held.
  */
 export async function enterTenant(tx: Tx, ctx: TenantContext): Promise<void> {
-  await tx.query(tenantSettings(ctx));
+  const [text, params] = tenantSettings(ctx);
+  await tx.query(text, [...params!]);
 }
 
-function tenantPrelude(ctx: TenantContext): string {
-  return `BEGIN; ${tenantSettings(ctx)}`;
-}
-
-/**
- * One exchange for a tenant read: a multi-statement simple query runs as one implicit transaction,
- * so the local settings and role apply to the SELECT and vanish after it.
- */
-function tenantReadText(ctx: TenantContext, text: string, params?: unknown[]): string {
-  return `${tenantSettings(ctx)}; ${inlineParams(text, params)}`;
+/** BEGIN, then the settings: if the settings fail, the transaction is aborted and nothing after them runs. */
+function tenantPrelude(ctx: TenantContext): Step[] {
+  return [['BEGIN'], tenantSettings(ctx)];
 }
 
 /**
@@ -216,66 +188,109 @@ export interface PostgresOptions {
   systemUrl?: string | null;
 }
 
+/**
+ * Runs `submit` (which queues pipelined queries) with the client's socket corked: the messages of all
+ * the queries leave in one write (one packet, one wake-up of the server) instead of one write each.
+ */
+function together<T>(client: pg.PoolClient, submit: () => T): T {
+  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+  stream?.cork?.();
+  try {
+    return submit();
+  } finally {
+    stream?.uncork?.();
+  }
+}
+
 export function createPostgresDatabase(url: string, opts: PostgresOptions = {}): Database {
   const makePool = (connectionString: string, max: number) => {
     // A bounded wait for a connection: when the database is down or the pool exhausted, the request fails
     // (503 DATABASE_UNAVAILABLE) instead of hanging.
-    const p = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000 });
+    const p = new pg.Pool({ connectionString, max, pipeline: true, idleTimeoutMillis: 30_000, connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000 });
     p.on('error', () => {
       /* an idle client died; the pool replaces it */
+    });
+    // A connection that dies while checked out fails its queries (their promises reject, and the
+    // transaction drops the client); its 'error' event must not be an uncaught exception on top.
+    p.on('connect', (client) => {
+      client.on('error', () => undefined);
     });
     return p;
   };
   const pool = makePool(url, opts.max ?? 20);
   const systemPool = opts.systemUrl ? makePool(opts.systemUrl, Math.max(2, Math.ceil((opts.max ?? 20) / 2))) : pool;
-  const orms = new WeakMap<pg.PoolClient, Orm>();
-  const txFor = (client: pg.PoolClient): Tx => ({
-    kind: 'postgres',
-    async query(text, params) {
-      const r = await client.query(text, params as unknown[] | undefined);
-      return { rows: r.rows, rowCount: r.rowCount ?? 0 };
-    },
-    async exec(text) {
-      await client.query(text);
-    },
-    get orm() {
-      let o = orms.get(client);
-      if (!o) orms.set(client, (o = drizzlePg(client) as unknown as Orm));
-      return o;
-    },
-  });
+  /**
+   * A transaction on one pooled client. The clients pipeline (node-postgres `pipeline: true`): the setup
+   * (BEGIN, tenant settings) is not sent on its own but written together with the transaction's first
+   * statement, so a one-statement transaction costs two round trips (setup + statement, COMMIT) instead
+   * of three; a transaction that runs no statement sends nothing. The setup goes first on the wire, so if
+   * it fails the transaction is aborted and the statement behind it cannot run outside it.
+   */
+  function transaction(client: pg.PoolClient, prelude: Step[]) {
+    let begun: Promise<unknown> | null = null;
+    const state = { begun: false, staleAtStart: false };
+    const begin = (): Promise<unknown> => {
+      if (begun) return begun;
+      state.begun = true;
+      begun = Promise.all(prelude.map(([text, params]) => client.query(text, params as unknown[] | undefined)));
+      begun.catch((err: unknown) => {
+        // No server error code: the connection died (idle connection of a restarted database); nothing ran.
+        if (!(err as { code?: string }).code) state.staleAtStart = true;
+      });
+      return begun;
+    };
+    /** The first statement is written behind the setup, without waiting for it. */
+    const send = async <R>(statement: () => Promise<R>): Promise<R> => {
+      if (begun) return statement();
+      const [setup, result] = together(client, () => [begin(), statement()] as const);
+      result.catch(() => undefined);
+      await setup;
+      return result;
+    };
+    const orm = drizzlePg({ query: (...a: unknown[]) => send(() => (client.query as (...x: unknown[]) => Promise<unknown>)(...a)) } as unknown as pg.PoolClient) as unknown as Orm;
+    const tx: Tx = {
+      kind: 'postgres',
+      async query(text, params) {
+        const r = await send(() => client.query(text, params as unknown[] | undefined));
+        return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+      },
+      async exec(text) {
+        await send(() => client.query(text));
+      },
+      orm,
+    };
+    return { tx, state };
+  }
 
-  async function run<T>(prelude: string, fn: (tx: Tx) => Promise<T>, from: pg.Pool = pool): Promise<T> {
+  async function run<T>(prelude: Step[], fn: (tx: Tx) => Promise<T>, from: pg.Pool = pool): Promise<T> {
     return withRetry(async () => {
-      let client = await from.connect();
-      // An idle connection that died (database restarted) fails on its first statement: nothing ran,
-      // so drop it and start again on a fresh one, once.
-      try {
-        await client.query(prelude);
-      } catch {
-        client.release(true);
-        client = await from.connect();
+      // An idle connection that died (database restarted) fails at the setup: nothing ran, so drop it
+      // and start again on a fresh one, once.
+      for (let attempt = 1; ; attempt++) {
+        const client = await from.connect();
+        const { tx, state } = transaction(client, prelude);
+        let broken = false;
         try {
-          await client.query(prelude);
-        } catch (err2) {
-          client.release(true);
-          throw err2;
+          const result = await fn(tx);
+          if (state.begun) await client.query('COMMIT');
+          return result;
+        } catch (err) {
+          if (state.staleAtStart) {
+            broken = true;
+            if (attempt === 1) continue;
+            throw err;
+          }
+          if (state.begun) {
+            try {
+              await client.query('ROLLBACK');
+            } catch {
+              broken = true;
+            }
+          }
+          throw driverError(err);
+        } finally {
+          client.release(broken);
         }
-      }
-      let broken = false;
-      try {
-        const result = await fn(txFor(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        try {
-          await client.query('ROLLBACK');
-        } catch {
-          broken = true;
-        }
-        throw driverError(err);
-      } finally {
-        client.release(broken);
       }
     });
   }
@@ -393,12 +408,24 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
     kind: 'postgres',
     withTenant: (ctx, fn) => run(tenantPrelude(ctx), fn),
     withSystem: async (fn) => run(systemPrelude(await roleOf(systemPool), systemPool === pool ? 'DATABASE_URL' : 'DATABASE_SYSTEM_URL'), fn, systemPool),
-    withOwner: (fn) => run('BEGIN', fn),
+    withOwner: (fn) => run([['BEGIN']], fn),
     connectionRole,
-    async tenantRead(ctx, text, params) {
-      // pool.query: one checkout, one exchange; the implicit transaction ends with the message.
-      const results = (await pool.query(tenantReadText(ctx, text, params))) as unknown as pg.QueryResult[];
-      return results[results.length - 1].rows;
+    tenantRead(ctx, text, params) {
+      // BEGIN, settings, the statement and COMMIT written at once: one round trip. After a failed
+      // statement COMMIT ends the transaction as a ROLLBACK, so the connection goes back clean.
+      return withRetry(async () => {
+        for (let attempt = 1; ; attempt++) {
+          const client = await pool.connect();
+          const steps: Step[] = [...tenantPrelude(ctx), [text, params], ['COMMIT']];
+          const settled = await Promise.allSettled(together(client, () => steps.map(([t, p]) => client.query(t, p as unknown[] | undefined))));
+          const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+          const stale = failed !== undefined && !(failed.reason as { code?: string }).code;
+          client.release(stale);
+          if (!failed) return (settled[2] as PromiseFulfilledResult<pg.QueryResult>).value.rows;
+          if (stale && attempt === 1) continue;
+          throw failed.reason;
+        }
+      });
     },
     async listen(channel, onMessage) {
       if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error('bad channel name');
@@ -478,9 +505,9 @@ export async function createPgliteDatabase(dataDir: string | null, opts: { loadD
     orm,
   };
 
-  async function run<T>(prelude: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  async function run<T>(prelude: Step[], fn: (tx: Tx) => Promise<T>): Promise<T> {
     return mutex.run(async () => {
-      await lite.exec(prelude);
+      for (const [text, params] of prelude) await (params ? lite.query(text, params as unknown[]) : lite.exec(text));
       try {
         const result = await fn(tx);
         await lite.exec('COMMIT');
@@ -500,14 +527,10 @@ export async function createPgliteDatabase(dataDir: string | null, opts: { loadD
     withTenant: (ctx, fn) => run(tenantPrelude(ctx), fn),
     // The embedded database has one user, a superuser: system transactions keep it (nothing to set up).
     withSystem: async (fn) => run(systemPrelude(await connectionRole()), fn),
-    withOwner: (fn) => run('BEGIN', fn),
+    withOwner: (fn) => run([['BEGIN']], fn),
     connectionRole,
-    tenantRead(ctx, text, params) {
-      return mutex.run(async () => {
-        const results = await lite.exec(tenantReadText(ctx, text, params));
-        return results[results.length - 1].rows as any[];
-      });
-    },
+    // In process: no round trips to save.
+    tenantRead: (ctx, text, params) => run(tenantPrelude(ctx), async (t) => (await t.query(text, params)).rows),
     async listen(channel, onMessage) {
       const unsub = await lite.listen(channel, onMessage);
       return async () => {

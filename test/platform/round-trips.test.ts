@@ -1,0 +1,127 @@
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPostgresDatabase, type Database } from '../../src/platform/db/index.js';
+import { migrate } from '../../src/platform/db/migrate.js';
+import { freshDatabase } from '../helpers.js';
+
+/**
+ * Round trips between the service and PostgreSQL, counted on the wire: a TCP proxy in between counts
+ * the times the client speaks after the server did (each such turn is one round trip).
+ */
+function countingProxy(target: URL) {
+  let turns = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    let serverSpokeLast = true;
+    sockets.add(client).add(upstream);
+    client.on('data', (chunk) => {
+      if (serverSpokeLast) turns++;
+      serverSpokeLast = false;
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      serverSpokeLast = true;
+      client.write(chunk);
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  return {
+    async listen(): Promise<number> {
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      return (server.address() as net.AddressInfo).port;
+    },
+    /** Round trips since the last call. */
+    take(): number {
+      const n = turns;
+      turns = 0;
+      return n;
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transaction (PostgreSQL)', () => {
+  let fresh: Awaited<ReturnType<typeof freshDatabase>>;
+  let proxy: ReturnType<typeof countingProxy>;
+  let db: Database;
+  let org: string;
+
+  beforeAll(async () => {
+    fresh = await freshDatabase();
+    await migrate(fresh.db);
+    proxy = countingProxy(new URL(fresh.url!));
+    const port = await proxy.listen();
+    const url = new URL(fresh.url!);
+    url.hostname = '127.0.0.1';
+    url.port = String(port);
+    // One connection, opened before counting: only the transactions' own exchanges are counted.
+    db = createPostgresDatabase(url.toString(), { max: 1 });
+    org = `rt-${Date.now()}`;
+    await db.withSystem((tx) => tx.query(`INSERT INTO organization (id, name, slug) VALUES ($1, 'round trips', $1)`, [org]));
+    await db.withTenant({ organizationId: org, userId: null }, (tx) => tx.query('SELECT 1'));
+    proxy.take();
+  });
+
+  afterAll(async () => {
+    await db?.close();
+    await proxy?.close();
+    await fresh?.db.close();
+    await fresh?.drop();
+  });
+
+  it('a read through tenantRead is one round trip, with real parameters, under the tenant settings and role', async () => {
+    const rows = await db.tenantRead<{ org: string; role: string; v: string }>(
+      { organizationId: org, userId: null },
+      `SELECT current_setting('app.organization_id') AS org, current_user AS role, $1::text AS v`,
+      ["it's \\ a 'quoted' value"],
+    );
+    expect(proxy.take()).toBe(1);
+    expect(rows).toEqual([{ org, role: 'app_tenant', v: "it's \\ a 'quoted' value" }]);
+    // The settings were local to that transaction: the connection is back to its own role.
+    const after = await db.withOwner(async (tx) => (await tx.query<{ role: string; org: string }>(`SELECT current_user AS role, current_setting('app.organization_id', true) AS org`)).rows[0]);
+    expect(after.role).not.toBe('app_tenant');
+    expect(after.org ?? '').toBe('');
+    proxy.take();
+  });
+
+  it('withTenant: the setup travels with the first statement (one statement = 2 round trips, n statements = n + 1)', async () => {
+    const ctx = { organizationId: org, userId: 'u1' };
+    const one = await db.withTenant(ctx, async (tx) => (await tx.query<{ u: string }>(`SELECT current_setting('app.user_id') AS u`)).rows[0].u);
+    expect(one).toBe('u1');
+    expect(proxy.take()).toBe(2);
+    await db.withTenant(ctx, async (tx) => {
+      await tx.query('SELECT 1');
+      await tx.query('SELECT 2');
+      await tx.query('SELECT 3');
+    });
+    expect(proxy.take()).toBe(4);
+    // Drizzle on the transaction gets the same treatment.
+    await db.withTenant(ctx, (tx) => tx.orm.execute('SELECT 1'));
+    expect(proxy.take()).toBe(2);
+  });
+
+  it('a transaction that runs no statement sends nothing', async () => {
+    expect(await db.withTenant({ organizationId: org, userId: null }, async () => 42)).toBe(42);
+    expect(proxy.take()).toBe(0);
+  });
+
+  it('a failing statement rolls back and leaves the connection usable; a failing read too', async () => {
+    const ctx = { organizationId: org, userId: null };
+    await expect(db.withTenant(ctx, (tx) => tx.query('SELECT 1/0'))).rejects.toMatchObject({ code: '22012' });
+    await expect(db.tenantRead(ctx, 'SELECT 1/0')).rejects.toMatchObject({ code: '22012' });
+    const rows = await db.tenantRead<{ x: number }>(ctx, 'SELECT 1 AS x');
+    expect(rows).toEqual([{ x: 1 }]);
+    // Row-level security still confines the reads.
+    const seen = await db.tenantRead<{ id: string }>({ organizationId: 'someone-else', userId: null }, 'SELECT id FROM organization');
+    expect(seen.map((r) => r.id)).not.toContain(org);
+  });
+});
