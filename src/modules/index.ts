@@ -15,6 +15,7 @@ import { notificationsModule } from './notifications/index.js';
 import { mobileModule } from './mobile/index.js';
 import { realtimeModule } from './realtime/index.js';
 import { subadminModule } from './subadmin/index.js';
+import { webhooksModule } from './webhooks/index.js';
 
 /** Every module, in dependency order (a module's init may use the services of those before it). */
 export const modules: Module[] = [
@@ -34,4 +35,5 @@ export const modules: Module[] = [
   mobileModule,
   realtimeModule,
   subadminModule,
+  webhooksModule,
 ];

@@ -1,0 +1,42 @@
+import type { Module } from '../../platform/context.js';
+import { tripOut } from '../logistics/model.js';
+import { createWebhookService, type WebhookService } from './service.js';
+import { webhookRoutes } from './routes.js';
+import { createWebhookWorker, webhookWorkerOptions } from './worker.js';
+
+export { WEBHOOK_EVENT_TYPES } from './service.js';
+
+declare module '../../platform/context.js' {
+  interface ServiceRegistry {
+    /** Outbound webhooks: subscriptions, the delivery outbox (filled from `ctx.events`), `registerResource(entityType, renderer)`. */
+    webhooks: WebhookService;
+  }
+}
+
+/**
+ * Outbound webhooks (issue 23). Settings (environment): WEBHOOK_ALLOW_HTTP (default: development only),
+ * WEBHOOK_ALLOW_PRIVATE_TARGETS (off), WEBHOOK_TIMEOUT_MS (10000), WEBHOOK_CLAIM_TIMEOUT_MS (60000),
+ * WEBHOOK_CONCURRENCY (16), WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY (4), WEBHOOK_RETRY_BASE_MS (30000),
+ * WEBHOOK_RETRY_MAX_MS (6 h), WEBHOOK_RETRY_WINDOW_MS (24 h), WEBHOOK_DISABLE_AFTER_MS (24 h),
+ * WEBHOOK_WORKER_INTERVAL_MS (500), WEBHOOK_MAX_SUBSCRIPTIONS (25 per organization),
+ * WEBHOOK_LOCATION_INTERVAL_MS (30000: at most one trip.location_updated per trip and subscription),
+ * WEBHOOK_TEST_PER_MINUTE (20), WEBHOOK_MAX_SECRET_OVERLAP_SECONDS (7 days).
+ */
+export const webhooksModule: Module = {
+  name: 'webhooks',
+  init(ctx) {
+    const svc = createWebhookService(ctx);
+    ctx.services.webhooks = svc;
+    // A trip is sent as GET /trips/:id returns it to the subscription's owner.
+    svc.registerResource('trip', async (tx, id, viewer) => {
+      const t = await ctx.services.logistics.getTrip(tx, id);
+      return t ? tripOut(t, viewer) : null;
+    });
+    // The outbox rows commit with the event that causes them; a rolled-back event is never sent.
+    ctx.events.onRecorded((tx, ev) => svc.onEvent(tx, ev));
+    const worker = createWebhookWorker(ctx, webhookWorkerOptions(ctx));
+    ctx.workers.push(worker);
+    ctx.onClose.push(() => worker.idle());
+  },
+  routes: webhookRoutes,
+};
