@@ -20,7 +20,7 @@ declare module '../../platform/context.js' {
  * WEBHOOK_RETRY_MAX_MS (6 h), WEBHOOK_RETRY_WINDOW_MS (24 h), WEBHOOK_DISABLE_AFTER_MS (24 h),
  * WEBHOOK_WORKER_INTERVAL_MS (500), WEBHOOK_MAX_SUBSCRIPTIONS (25 per organization),
  * WEBHOOK_LOCATION_INTERVAL_MS (30000: at most one trip.location_updated per trip and subscription),
- * WEBHOOK_TEST_PER_MINUTE (20), WEBHOOK_MAX_SECRET_OVERLAP_SECONDS (7 days).
+ * WEBHOOK_TEST_PER_MINUTE (20).
  */
 export const webhooksModule: Module = {
   name: 'webhooks',
@@ -30,7 +30,7 @@ export const webhooksModule: Module = {
     // A trip is sent as GET /trips/:id returns it to the subscription's owner.
     svc.registerResource('trip', async (tx, id, viewer) => {
       const t = await ctx.services.logistics.getTrip(tx, id);
-      return t ? tripOut(t, viewer) : null;
+      return t ? { ...tripOut(t, viewer), organization_id: t.organization_id } : null;
     });
     // The outbox rows commit with the event that causes them; a rolled-back event is never sent.
     ctx.events.onRecorded((tx, ev) => svc.onEvent(tx, ev));

@@ -215,23 +215,21 @@ export async function markSubscriptionHealthy(tx: Tx, subscriptionId: string): P
 }
 
 /**
- * A failure starts the streak (or keeps it); when the streak is older than `disableAfterMs`, the subscription is
- * disabled (returned, once: only the transaction that flips `active` gets it).
+ * A failure starts the streak (or keeps it). The subscription is disabled when the streak is older than
+ * `disableAfterMs`, or when `exhaustedDeliveryId` (a delivery that has just used up its retry window) has failed on
+ * every attempt within the streak: a day of failures. Returned once: only the transaction that flips `active` gets it.
  */
-export async function markSubscriptionFailing(tx: Tx, subscriptionId: string, now: Date, disableAfterMs: number): Promise<SubscriptionRecord | null> {
+export async function markSubscriptionFailing(tx: Tx, subscriptionId: string, now: Date, disableAfterMs: number, exhaustedDeliveryId: string | null): Promise<SubscriptionRecord | null> {
   await tx.query(`UPDATE webhook_subscription SET failing_since = $2::timestamptz, updated_at = now() WHERE id = $1 AND failing_since IS NULL`, [subscriptionId, now.toISOString()]);
-  const rows = await tx.orm
-    .update(webhookSubscription)
-    .set({ active: false, disabledAt: now, disabledReason: 'failing', updatedAt: sql`now()` })
-    .where(
-      and(
-        eq(webhookSubscription.id, subscriptionId),
-        eq(webhookSubscription.active, true),
-        sql`${webhookSubscription.failingSince} <= ${now.toISOString()}::timestamptz - ${disableAfterMs}::int * interval '1 millisecond'`,
-      ),
-    )
-    .returning();
-  return rows[0] ?? null;
+  const { rows } = await tx.query<{ id: string }>(
+    `UPDATE webhook_subscription s SET active = false, disabled_at = $2::timestamptz, disabled_reason = 'failing', updated_at = now()
+      WHERE s.id = $1 AND s.active
+        AND (s.failing_since <= $2::timestamptz - $3::int * interval '1 millisecond'
+             OR s.failing_since <= (SELECT min(a.started_at) FROM webhook_attempt a WHERE a.organization_id = s.organization_id AND a.delivery_id = $4))
+      RETURNING s.id`,
+    [subscriptionId, now.toISOString(), disableAfterMs, exhaustedDeliveryId],
+  );
+  return rows[0] ? getSubscription(tx, rows[0].id) : null;
 }
 
 /** Undelivered rows per status (dashboard and metrics). */

@@ -49,6 +49,7 @@ const WithSecret = Type.Composite([
 
 export const WebhookDeliveryOut = Type.Object({
   id: Type.String(),
+  organization_id: Type.String(),
   subscription_id: Type.String(),
   event_id: Type.String(),
   event_type: Type.String(),
@@ -178,9 +179,9 @@ export function webhookRoutes(app: Api, ctx: AppContext) {
         operationId: 'rotateWebhookSecret',
         tags: ['webhooks'],
         summary: 'Replaces the signing secret, with an overlap',
-        description: `${ACCESS} The new secret is in this response only. During \`overlap_seconds\` (default 86400, at most WEBHOOK_MAX_SECRET_OVERLAP_SECONDS) deliveries carry two \`v1\` signatures, one per secret.`,
+        description: `${ACCESS} The new secret is in this response only. During \`overlap_seconds\` (default 86400, at most 7 days) deliveries carry two \`v1\` signatures, one per secret.`,
         params: IdParams,
-        body: Type.Optional(Strict({ overlap_seconds: Type.Optional(Type.Integer({ minimum: 0 })) })),
+        body: Type.Optional(Strict({ overlap_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 7 * 86_400 })) })),
         response: { 200: WithSecret },
       },
     },

@@ -54,7 +54,6 @@ export interface WebhookSettings {
   maxSubscriptions: number;
   locationIntervalMs: number;
   testPerMinute: number;
-  maxOverlapSeconds: number;
 }
 
 function positive(raw: Record<string, string | undefined>, name: string, fallback: number, min = 1): number {
@@ -70,7 +69,6 @@ export function webhookSettings(raw: Record<string, string | undefined>): Webhoo
     maxSubscriptions: positive(raw, 'WEBHOOK_MAX_SUBSCRIPTIONS', 25),
     locationIntervalMs: positive(raw, 'WEBHOOK_LOCATION_INTERVAL_MS', 30_000, 0),
     testPerMinute: positive(raw, 'WEBHOOK_TEST_PER_MINUTE', 20),
-    maxOverlapSeconds: positive(raw, 'WEBHOOK_MAX_SECRET_OVERLAP_SECONDS', 7 * 86_400),
   };
 }
 
@@ -107,6 +105,7 @@ export function subscriptionOut(s: repo.SubscriptionRecord) {
 export function deliveryOut(d: repo.DeliveryRecord) {
   return {
     id: d.id,
+    organization_id: d.organizationId,
     subscription_id: d.subscriptionId,
     event_id: d.eventId,
     event_type: d.eventType,
@@ -300,9 +299,6 @@ export function createWebhookService(ctx: AppContext, settings: WebhookSettings 
 
     /** A new secret, shown once; the current one keeps signing (a second `v1`) for `overlap_seconds`. */
     async rotateSecret(actor: Actor, id: string, overlapSeconds: number) {
-      if (overlapSeconds > settings.maxOverlapSeconds) {
-        throw AppError.badRequest(`overlap_seconds is at most ${settings.maxOverlapSeconds}`, [{ field: 'overlap_seconds', message: `at most ${settings.maxOverlapSeconds}` }]);
-      }
       return db.withTenant(tenantOf(actor), async (tx) => {
         const before = await visible(tx, actor, id, true);
         const secret = newSecret();

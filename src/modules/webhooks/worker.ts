@@ -123,11 +123,12 @@ export function createWebhookWorker(ctx: AppContext, opts: WebhookWorkerOptions)
     if (verdict === 'retry') {
       const hinted = r.statusCode === 429 || r.statusCode === 503 ? retryAfterMs(r.headers['retry-after'], now) : null;
       const delay = hinted !== null ? Math.min(hinted, opts.retryMaxMs) : backoffMs(d.attempts, opts.retryBaseMs, opts.retryMaxMs, opts.random);
-      const next = new Date(now.getTime() + delay);
+      // The last attempt is made at the end of the retry window; a failure then is final.
+      const deadline = new Date(d.created_at).getTime() + opts.retryWindowMs;
       outcome =
-        next.getTime() - new Date(d.created_at).getTime() > opts.retryWindowMs
+        now.getTime() >= deadline
           ? { status: 'failed', nextAttemptAt: null, statusCode: r.statusCode, error: `gave up after ${d.attempts} attempts: ${error}` }
-          : { status: 'pending', nextAttemptAt: next, statusCode: r.statusCode, error };
+          : { status: 'pending', nextAttemptAt: new Date(Math.min(now.getTime() + delay, deadline)), statusCode: r.statusCode, error };
     } else {
       outcome = { status: verdict === 'delivered' ? 'delivered' : 'failed', nextAttemptAt: null, statusCode: r.statusCode, error };
     }
@@ -148,7 +149,8 @@ export function createWebhookWorker(ctx: AppContext, opts: WebhookWorkerOptions)
         outcome: verdict === 'retry' && outcome.status === 'failed' ? 'failed' : verdict,
       });
       if (verdict === 'delivered') return repo.markSubscriptionHealthy(tx, d.subscription_id);
-      const disabled = await repo.markSubscriptionFailing(tx, d.subscription_id, now, opts.disableAfterMs);
+      const exhausted = verdict === 'retry' && outcome.status === 'failed' ? d.id : null;
+      const disabled = await repo.markSubscriptionFailing(tx, d.subscription_id, now, opts.disableAfterMs, exhausted);
       if (!disabled) return;
       await repo.cancelPending(tx, disabled.id, 'SUBSCRIPTION_DISABLED');
       await recordAudit(tx, systemActor(d.organization_id, 'webhooks'), {
