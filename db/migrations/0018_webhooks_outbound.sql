@@ -68,5 +68,6 @@ ALTER TABLE "webhook_subscription" ADD CONSTRAINT "webhook_subscription_organiza
 CREATE INDEX "webhook_attempt_delivery_idx" ON "webhook_attempt" USING btree ("organization_id","delivery_id","attempt");--> statement-breakpoint
 CREATE INDEX "webhook_delivery_subscription_idx" ON "webhook_delivery" USING btree ("organization_id","subscription_id","id");--> statement-breakpoint
 CREATE INDEX "webhook_delivery_due_idx" ON "webhook_delivery" USING btree ("next_attempt_at") WHERE status IN ('pending', 'sending');--> statement-breakpoint
+CREATE INDEX "webhook_delivery_sending_idx" ON "webhook_delivery" USING btree ("organization_id","subscription_id") WHERE status = 'sending';--> statement-breakpoint
 CREATE INDEX "webhook_delivery_resource_idx" ON "webhook_delivery" USING btree ("organization_id","subscription_id","resource_key","event_seq") WHERE status IN ('pending', 'sending');--> statement-breakpoint
 CREATE INDEX "webhook_subscription_active_idx" ON "webhook_subscription" USING btree ("organization_id") WHERE active;

@@ -153,12 +153,11 @@ export async function claimDue(
   opts: { now: Date; limit: number; perSubscription: number; claimMs: number; token: string },
 ): Promise<ClaimedDelivery[]> {
   const { rows } = await tx.query<ClaimedDelivery>(
-    `WITH due AS (
-       SELECT d.organization_id, d.id, d.subscription_id, d.next_attempt_at,
-              (SELECT count(*) FROM webhook_delivery x
-                WHERE x.organization_id = d.organization_id AND x.subscription_id = d.subscription_id
-                  AND x.status = 'sending' AND x.claim_expires_at > $1::timestamptz)::int AS busy
-         FROM webhook_delivery d
+    `WITH busy AS (
+       SELECT organization_id, subscription_id, count(*)::int AS n FROM webhook_delivery
+        WHERE status = 'sending' AND claim_expires_at > $1::timestamptz GROUP BY organization_id, subscription_id),
+     due AS (
+       SELECT d.organization_id, d.id, d.subscription_id, d.next_attempt_at FROM webhook_delivery d
         WHERE d.status IN ('pending', 'sending') AND d.next_attempt_at <= $1::timestamptz
           AND (d.status = 'pending' OR d.claim_expires_at <= $1::timestamptz)
           AND NOT EXISTS (
@@ -169,8 +168,9 @@ export async function claimDue(
         LIMIT $2::int * 4
         FOR UPDATE OF d SKIP LOCKED),
      ranked AS (
-       SELECT organization_id, id, busy, row_number() OVER (PARTITION BY organization_id, subscription_id ORDER BY next_attempt_at, id) AS rn
-         FROM due),
+       SELECT due.organization_id, due.id, coalesce(b.n, 0) AS busy,
+              row_number() OVER (PARTITION BY due.organization_id, due.subscription_id ORDER BY due.next_attempt_at, due.id) AS rn
+         FROM due LEFT JOIN busy b ON b.organization_id = due.organization_id AND b.subscription_id = due.subscription_id),
      picked AS (SELECT organization_id, id FROM ranked WHERE rn + busy <= $3 ORDER BY rn LIMIT $2::int)
      UPDATE webhook_delivery w
         SET status = 'sending', attempts = w.attempts + 1, claim_token = $4,

@@ -107,6 +107,22 @@ function guardedLookup(policy: TargetPolicy): LookupFunction {
   };
 }
 
+/**
+ * Keep-alive agents, one per scheme and policy: a socket is opened through the guarded lookup (so its address was
+ * checked) and then reused for the next deliveries to the same host.
+ */
+const agents = new Map<string, http.Agent>();
+function agentFor(protocol: string, policy: TargetPolicy): http.Agent {
+  const key = `${protocol}${policy.allowPrivate}`;
+  let agent = agents.get(key);
+  if (!agent) {
+    const opts = { keepAlive: true, maxSockets: 32, maxFreeSockets: 8, timeout: 30_000, lookup: guardedLookup(policy) };
+    agent = protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
 export interface SendRequest {
   url: string;
   headers: Record<string, string>;
@@ -155,8 +171,7 @@ export const httpSender: WebhookSender = (req) =>
       {
         method: 'POST',
         headers: { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) },
-        lookup: guardedLookup(req.policy),
-        agent: false,
+        agent: agentFor(url.protocol, req.policy),
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -83,6 +83,7 @@ export const webhookDelivery = pgTable(
     index('webhook_delivery_subscription_idx').on(t.organizationId, t.subscriptionId, t.id),
     // The worker's queue, and the ordering check (an earlier undelivered event of the same resource).
     index('webhook_delivery_due_idx').on(t.nextAttemptAt).where(sql`status IN ('pending', 'sending')`),
+    index('webhook_delivery_sending_idx').on(t.organizationId, t.subscriptionId).where(sql`status = 'sending'`),
     index('webhook_delivery_resource_idx').on(t.organizationId, t.subscriptionId, t.resourceKey, t.eventSeq).where(sql`status IN ('pending', 'sending')`),
   ],
 );
