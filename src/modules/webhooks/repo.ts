@@ -192,26 +192,47 @@ export interface Outcome {
   error: string | null;
 }
 
-/** Writes the outcome of a claimed attempt, only while the claim is still ours; false = someone else owns it now. */
-export async function finishAttempt(tx: Tx, d: Pick<ClaimedDelivery, 'organization_id' | 'id' | 'claim_token'>, o: Outcome, now: Date): Promise<boolean> {
-  const { rowCount } = await tx.query(
-    `UPDATE webhook_delivery
-        SET status = $4, next_attempt_at = coalesce($5::timestamptz, next_attempt_at), last_status_code = $6, last_error = $7,
-            delivered_at = CASE WHEN $4 = 'delivered' THEN $8::timestamptz ELSE delivered_at END,
-            claim_token = NULL, claim_expires_at = NULL, updated_at = now()
-      WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND claim_token = $3`,
-    [d.organization_id, d.id, d.claim_token, o.status, o.nextAttemptAt?.toISOString() ?? null, o.statusCode, o.error, now.toISOString()],
+export type AttemptLog = Pick<NewAttempt, 'id' | 'attempt' | 'url' | 'startedAt' | 'durationMs' | 'statusCode' | 'error' | 'responseExcerpt' | 'outcome'>;
+
+/**
+ * Writes the outcome of a claimed attempt and its log row in one statement, only while the claim is still ours
+ * (false = someone else owns it now: nothing is written); a delivered attempt also ends the subscription's
+ * failure streak.
+ */
+export async function finishAttempt(tx: Tx, d: Pick<ClaimedDelivery, 'organization_id' | 'id' | 'claim_token'>, o: Outcome, log: AttemptLog, now: Date): Promise<boolean> {
+  const { rows } = await tx.query<{ id: string }>(
+    `WITH done AS (
+       UPDATE webhook_delivery
+          SET status = $4, next_attempt_at = coalesce($5::timestamptz, next_attempt_at), last_status_code = $6, last_error = $7,
+              delivered_at = CASE WHEN $4 = 'delivered' THEN $8::timestamptz ELSE delivered_at END,
+              claim_token = NULL, claim_expires_at = NULL, updated_at = now()
+        WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND claim_token = $3
+        RETURNING organization_id, id, subscription_id),
+     healthy AS (
+       UPDATE webhook_subscription s SET failing_since = NULL, updated_at = now()
+         FROM done WHERE $4 = 'delivered' AND s.organization_id = done.organization_id AND s.id = done.subscription_id AND s.failing_since IS NOT NULL)
+     INSERT INTO webhook_attempt (organization_id, id, delivery_id, subscription_id, attempt, url, started_at, duration_ms, status_code, error, response_excerpt, outcome)
+     SELECT done.organization_id, $9, done.id, done.subscription_id, $10, $11, $12::timestamptz, $13, $6, $7, $14, $15 FROM done
+     RETURNING id`,
+    [
+      d.organization_id,
+      d.id,
+      d.claim_token,
+      o.status,
+      o.nextAttemptAt?.toISOString() ?? null,
+      o.statusCode,
+      o.error,
+      now.toISOString(),
+      log.id,
+      log.attempt,
+      log.url,
+      log.startedAt.toISOString(),
+      log.durationMs,
+      log.responseExcerpt ?? null,
+      log.outcome,
+    ],
   );
-  return rowCount > 0;
-}
-
-export async function insertAttempt(tx: Tx, row: NewAttempt): Promise<void> {
-  await tx.orm.insert(webhookAttempt).values(row);
-}
-
-/** A success clears the failure streak. */
-export async function markSubscriptionHealthy(tx: Tx, subscriptionId: string): Promise<void> {
-  await tx.query(`UPDATE webhook_subscription SET failing_since = NULL, updated_at = now() WHERE id = $1 AND failing_since IS NOT NULL`, [subscriptionId]);
+  return rows.length > 0;
 }
 
 /**

@@ -133,12 +133,8 @@ export function createWebhookWorker(ctx: AppContext, opts: WebhookWorkerOptions)
       outcome = { status: verdict === 'delivered' ? 'delivered' : 'failed', nextAttemptAt: null, statusCode: r.statusCode, error };
     }
     await db.withTenant({ organizationId: d.organization_id, userId: null }, async (tx) => {
-      if (!(await repo.finishAttempt(tx, d, outcome, now))) return;
-      await repo.insertAttempt(tx, {
-        organizationId: d.organization_id,
+      const log: repo.AttemptLog = {
         id: newId(),
-        deliveryId: d.id,
-        subscriptionId: d.subscription_id,
         attempt: d.attempts,
         url: d.url,
         startedAt,
@@ -147,8 +143,9 @@ export function createWebhookWorker(ctx: AppContext, opts: WebhookWorkerOptions)
         error: outcome.error,
         responseExcerpt: r.excerpt,
         outcome: verdict === 'retry' && outcome.status === 'failed' ? 'failed' : verdict,
-      });
-      if (verdict === 'delivered') return repo.markSubscriptionHealthy(tx, d.subscription_id);
+      };
+      if (!(await repo.finishAttempt(tx, d, outcome, log, now))) return;
+      if (verdict === 'delivered') return;
       const exhausted = verdict === 'retry' && outcome.status === 'failed' ? d.id : null;
       const disabled = await repo.markSubscriptionFailing(tx, d.subscription_id, now, opts.disableAfterMs, exhausted);
       if (!disabled) return;
