@@ -3,6 +3,7 @@ import { tripOut } from '../logistics/model.js';
 import { createWebhookService, type WebhookService } from './service.js';
 import { webhookRoutes } from './routes.js';
 import { createWebhookWorker, webhookWorkerOptions } from './worker.js';
+import { closeAgents } from './sender.js';
 
 export { WEBHOOK_EVENT_TYPES } from './service.js';
 
@@ -36,7 +37,10 @@ export const webhooksModule: Module = {
     ctx.events.onRecorded((tx, ev) => svc.onEvent(tx, ev));
     const worker = createWebhookWorker(ctx, webhookWorkerOptions(ctx));
     ctx.workers.push(worker);
-    ctx.onClose.push(() => worker.idle());
+    ctx.onClose.push(async () => {
+      await worker.idle();
+      closeAgents();
+    });
   },
   routes: webhookRoutes,
 };

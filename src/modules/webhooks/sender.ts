@@ -123,6 +123,12 @@ function agentFor(protocol: string, policy: TargetPolicy): http.Agent {
   return agent;
 }
 
+/** Closes the kept-alive sockets (shutdown). */
+export function closeAgents(): void {
+  for (const a of agents.values()) a.destroy();
+  agents.clear();
+}
+
 export interface SendRequest {
   url: string;
   headers: Record<string, string>;
