@@ -25,6 +25,7 @@ import { MarketMerchant } from './commerce/marketplace.js';
 import { BannerOut } from './subadmin/routes.js';
 import { AppBuildOut } from './mobile/routes.js';
 import { ChargeOut, LedgerOut } from './money/finance.js';
+import { WebhookDeliveryOut, WebhookSubscriptionOut } from './webhooks/routes.js';
 
 /**
  * The resources a generated client imports by name: `finishOpenApi` (src/platform/openapi.ts) hoists each of these
@@ -70,6 +71,8 @@ export const namedSchemas: Record<string, TSchema> = {
   AppBuild: AppBuildOut,
   FinanceCharge: ChargeOut,
   LedgerLine: LedgerOut,
+  WebhookSubscription: WebhookSubscriptionOut,
+  WebhookDelivery: WebhookDeliveryOut,
 };
 
 export const tagDescriptions: Record<string, string> = {
@@ -79,4 +82,5 @@ export const tagDescriptions: Record<string, string> = {
   merchant: 'Merchant app: catalog, branches, orders',
   driver: 'Driver app',
   system: 'Health and contracts',
+  webhooks: 'Outbound webhooks: subscriptions, signed deliveries, the delivery log',
 };

@@ -19,6 +19,7 @@ import { createNotificationsModule } from './notifications/index.js';
 import { createMobileModule, createSyncRegistry } from './mobile/index.js';
 import { createRealtimeModule } from './realtime/index.js';
 import { createScopeLoader, createSubadminModule } from './subadmin/index.js';
+import { createWebhooksModule } from './webhooks/index.js';
 
 /**
  * The composition root: every module is built here, in dependency order, from the services it declares it uses
@@ -86,6 +87,7 @@ export function composeModules(ctx: AppContext) {
     pushGateway: notifications.pushGateway,
     realtime: realtime.service,
   });
+  const webhooks = createWebhooksModule(ctx, { logistics: logistics.api, notifications: notifications.service });
   const audit = createAuditModule(ctx);
   const dashboard = createDashboardModule(ctx);
 
@@ -132,6 +134,7 @@ export function composeModules(ctx: AppContext) {
     mobile,
     realtime,
     subadmin,
+    webhooks,
   ];
   return {
     modules,
@@ -151,6 +154,7 @@ export function composeModules(ctx: AppContext) {
       pushGateway: notifications.pushGateway,
       realtime: realtime.service,
       subadminScope,
+      webhooks,
     },
   };
 }

@@ -54,6 +54,8 @@ function pathIdOf(w: World, url: string, param: string): string {
     devices: w.deviceId,
     uploads: w.uploadId,
     objects: w.objectId,
+    subscriptions: w.webhookSubscriptionId,
+    deliveries: w.webhookDeliveryId,
     // No B record of these kinds exists in the world; any B id must be 404 for A.
     subadmins: w.users.admin,
     'app-users': w.users.customer,

@@ -29,6 +29,9 @@ export interface World {
   notificationId: string;
   deviceId: string;
   expressId: string | null;
+  /** The merchant's outbound webhook subscription and one queued (test) delivery of it. */
+  webhookSubscriptionId: string;
+  webhookDeliveryId: string;
 }
 
 const POLYGON = {
@@ -117,6 +120,8 @@ export async function buildWorld(t: TestApp, sessions: Record<Role, Session>, se
   ok(await req(admin, 'POST', '/admin/notifications', { title: 'Hello', body: 'Probe notification', user_ids: [customer.userId] }));
   const notificationId = await one(t, 'SELECT id FROM notification WHERE organization_id = $1 AND user_id = $2 ORDER BY id DESC LIMIT 1', [org, customer.userId]);
   const deviceId = ok(await req(driver, 'POST', '/mobile/devices', { platform: 'android', push_token: `probe-token-${org}` }), [200, 201]).id;
+  const webhookSubscriptionId = ok(await req(merchant, 'POST', '/webhooks/subscriptions', { url: 'https://hooks.example.com/probe', event_types: ['*'] }), 201).id as string;
+  const webhookDeliveryId = ok(await req(merchant, 'POST', `/webhooks/subscriptions/${webhookSubscriptionId}/test`), 202).id as string;
   const express = await req(merchant, 'POST', '/merchant/delivery-express', {
     branch_id: branchId,
     customer_name: 'Express customer',
@@ -144,6 +149,8 @@ export async function buildWorld(t: TestApp, sessions: Record<Role, Session>, se
     notificationId,
     deviceId,
     expressId,
+    webhookSubscriptionId,
+    webhookDeliveryId,
   };
 }
 

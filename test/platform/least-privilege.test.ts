@@ -12,6 +12,7 @@ import { createPushWorker } from '../../src/modules/notifications/worker.js';
 import type { PushMessage } from '../../src/modules/notifications/gateway.js';
 import type { DemoSeed } from '../../src/platform/context.js';
 import { SseClient } from '../realtime/sse.js';
+import type { WebhookWorker } from '../../src/modules/webhooks/worker.js';
 
 /**
  * Least privilege in the database (issue 15): the schema owner migrates; the service runs as a login role
@@ -205,6 +206,31 @@ for (const [mode, { login: LOGIN, system: SYSTEM }] of Object.entries(MODES)) de
 
     const janitor = app.ctx.workers.find((w) => w.name === 'storage-slot-janitor')!;
     await expect(janitor.tick()).resolves.toBeGreaterThanOrEqual(0);
+  });
+
+  it('the webhook worker delivers an event of a tenant transaction to a local receiver', async () => {
+    const got: string[] = [];
+    const receiver = (await import('node:http')).createServer((req, res) => {
+      req.on('data', (c: Buffer) => got.push(c.toString('utf8')));
+      req.on('end', () => res.writeHead(204).end());
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    Object.assign(app.ctx.config.raw, { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+    try {
+      const admin = await login(DEMO_LOGINS.admin);
+      const url = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/hook`;
+      const sub = await inject(admin.access_token, { method: 'POST', url: '/webhooks/subscriptions', payload: { url, event_types: ['trip.created'] } });
+      expect(sub.statusCode, sub.body).toBe(201);
+      const point = { type: 'Point', coordinates: [-68.13, -16.5] };
+      const trip = await inject(admin.access_token, { method: 'POST', url: '/trips', payload: { pickup_location: point, pickup_address: 'a', dropoff_location: point, dropoff_address: 'b' } });
+      expect(trip.statusCode, trip.body).toBe(201);
+      const worker = app.ctx.workers.find((w) => w.name === 'webhooks') as WebhookWorker;
+      expect(await worker.runOnce()).toBeGreaterThanOrEqual(1);
+      expect(got.join('')).toContain(trip.json().id);
+      expect((await su.query('SELECT status FROM webhook_delivery WHERE subscription_id = $1', [sub.json().id])).rows).toEqual([{ status: 'delivered' }]);
+    } finally {
+      await new Promise((r) => receiver.close(r));
+    }
   });
 
   it('SSE: an event committed in a tenant transaction reaches the stream through the hub', async () => {

@@ -1,0 +1,121 @@
+/**
+ * npm run bench:webhooks : outbound webhooks on a fresh PostgreSQL database (BENCH_DATABASE_URL), in one process.
+ *
+ * (a) outbox insert rate: events recorded through ctx.events.record, each in its own tenant transaction
+ *     (8 writers), first with no subscription (the hook's cost when nobody listens), then with one matching
+ *     subscription (event row + its delivery row in the same transaction);
+ * (b) delivery rate: one worker instance (WEBHOOK_CONCURRENCY in flight) drains that backlog to a local HTTP
+ *     receiver: events POSTed, signed and recorded (attempt row, status) per second; then two instances at once.
+ * Events are spread over 200 trips, so per-resource ordering allows parallel sends (as with real traffic).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { loadConfig } from '../src/config.js';
+import { buildApp } from '../src/app.js';
+import { createPostgresDatabase } from '../src/platform/db/index.js';
+import { migrate } from '../src/platform/db/migrate.js';
+import { seedDemo } from '../src/seed.js';
+import { newId } from '../src/platform/ids.js';
+import type { BenchRow } from './lib.js';
+
+export async function benchWebhooks(databaseUrl: string, report: (row: BenchRow) => void, opts: { events?: number } = {}): Promise<void> {
+  const EVENTS = opts.events ?? 2_000;
+  const WRITERS = 8;
+  let received = 0;
+  const receiver = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const db = createPostgresDatabase(databaseUrl, { max: 30 });
+  await migrate(db);
+  const raw = { NODE_ENV: 'test', JWT_SECRET: 'bench-secret-bench-secret-bench-secret-42', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_CONCURRENCY: process.env.BENCH_WEBHOOK_CONCURRENCY || '16' };
+  const config = loadConfig(raw, { dataDir: `/tmp/bench-webhooks-${newId()}` });
+  const app = await buildApp({ config, db });
+  await app.ready();
+  const demo = (await seedDemo(app))!;
+  const org = demo.organizationId;
+  const trips = Array.from({ length: 200 }, () => newId());
+
+  async function record(n: number): Promise<number> {
+    let next = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: WRITERS }, async () => {
+        while (next < n) {
+          const i = next++;
+          await db.withTenant({ organizationId: org, userId: null }, (tx) =>
+            app.ctx.events.record(tx, org, { type: 'trip.updated', entityType: 'trip', entityId: trips[i % trips.length], payload: { i } }),
+          );
+        }
+      }),
+    );
+    return n / ((performance.now() - t0) / 1000);
+  }
+
+  async function drain(instances: number): Promise<number> {
+    const before = received;
+    const workers = Array.from({ length: instances }, () => app.services.webhooks.newWorker());
+    const t0 = performance.now();
+    await Promise.all(
+      workers.map(async (w) => {
+        while (received - before < EVENTS) {
+          if ((await w.tick()) === 0) await new Promise((r) => setTimeout(r, 1));
+        }
+        await w.idle();
+      }),
+    );
+    return (received - before) / ((performance.now() - t0) / 1000);
+  }
+
+  try {
+    const bare = await record(EVENTS);
+    report({ scenario: 'webhooks', metric: 'events recorded/s, no subscription', value: bare, unit: 'ev/s', note: `${WRITERS} writers, one transaction per event` });
+    const admin = await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'admin@demo.test', password: 'Demo-pass-2026' } });
+    const token = admin.json().access_token as string;
+    const sub = await app.inject({
+      method: 'POST',
+      url: '/api/v1/webhooks/subscriptions',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, event_types: ['trip.updated'] },
+    });
+    if (sub.statusCode !== 201) throw new Error(`subscription: ${sub.statusCode} ${sub.body}`);
+    const withSub = await record(EVENTS);
+    report({ scenario: 'webhooks', metric: 'outbox insert rate (event + delivery)/s', value: withSub, unit: 'ev/s', note: `${WRITERS} writers; ${((1 - withSub / bare) * 100).toFixed(0)}% below no subscription` });
+    const one = await drain(1);
+    report({ scenario: 'webhooks', metric: 'delivered/s, one worker instance', value: one, unit: 'ev/s', note: `${(one / withSub).toFixed(2)}x the insert rate; signed POST + attempt log` });
+    await record(EVENTS);
+    const two = await drain(2);
+    report({ scenario: 'webhooks', metric: 'delivered/s, two worker instances', value: two, unit: 'ev/s', note: 'SKIP LOCKED claims' });
+    const { rows } = await db.withSystem((tx) => tx.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_delivery WHERE status <> 'delivered'"));
+    if (rows[0].n !== 0) throw new Error(`${rows[0].n} deliveries not delivered`);
+  } finally {
+    await app.close();
+    await db.close();
+    await new Promise((r) => receiver.close(r));
+  }
+}
+
+// Run directly (npm run bench:webhooks): a database of its own, dropped at the end.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const dbName = `bench_webhooks_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  const url = new URL(base);
+  url.pathname = `/${dbName}`;
+  try {
+    await benchWebhooks(url.toString(), (r) => console.log(`  ${r.scenario.padEnd(10)} ${r.metric.padEnd(42)} ${Math.round(r.value).toString().padStart(8)} ${r.unit ?? ''}  (${r.note ?? ''})`), {
+      events: Number(process.env.BENCH_WEBHOOK_EVENTS) || 2_000,
+    });
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await admin.end();
+  }
+  process.exit(0);
+}

@@ -1,0 +1,387 @@
+import type { WebhooksContext } from './index.js';
+import type { Actor } from '../../platform/auth.js';
+import { tenantOf } from '../../platform/auth.js';
+import type { Tx } from '../../platform/db/index.js';
+import { AppError } from '../../platform/errors.js';
+import type { StoredEvent } from '../../platform/events.js';
+import { newId, randomToken } from '../../platform/ids.js';
+import { pageRequest, toPage } from '../../platform/pagination.js';
+import { recordAudit } from '../../platform/audit.js';
+import { countRequest } from '../../platform/rate-limit.js';
+import * as repo from './repo.js';
+import { checkTargetUrl, targetPolicy } from './sender.js';
+
+/** The events a subscription may ask for: the names of the SSE streams. */
+export const WEBHOOK_EVENT_TYPES = [
+  'trip.created',
+  'trip.updated',
+  'trip.assigned',
+  'trip.accepted',
+  'trip.rejected',
+  'trip.unassigned',
+  'trip.offer_expired',
+  'trip.location_updated',
+  'trip.geofence_entered',
+  'trip.pickup_verified',
+  'trip.on_the_way',
+  'trip.delivery_verified',
+  'trip.completed',
+  'trip.delivery_failed',
+  'trip.returned',
+  'trip.cancelled',
+  'order.created',
+  'order.status_changed',
+  'payment_review.submitted',
+  'payment_review.approved',
+  'payment_review.rejected',
+  'driver_settlement.created',
+  'driver_settlement.paid',
+] as const;
+const KNOWN = new Set<string>(WEBHOOK_EVENT_TYPES);
+/** Types only sent when named explicitly (not by `*`), and throttled per resource and subscription. */
+export const OPT_IN_TYPES = new Set(['trip.location_updated']);
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+/** Whose view of a resource a subscription receives: its owner's (an administrator, or the merchant's owner user). */
+export interface ResourceViewer {
+  userId: string;
+  kind: Actor['kind'];
+}
+/** Renders a resource as the API returns it to the viewer, in the transaction of the event; null = gone. */
+export type ResourceRenderer = (tx: Tx, id: string, viewer: ResourceViewer) => Promise<Record<string, unknown> | null>;
+
+export interface WebhookSettings {
+  maxSubscriptions: number;
+  locationIntervalMs: number;
+  testPerMinute: number;
+}
+
+function positive(raw: Record<string, string | undefined>, name: string, fallback: number, min = 1): number {
+  const v = raw[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new Error(`config: ${name} must be an integer >= ${min}, got "${v}"`);
+  return n;
+}
+
+export function webhookSettings(raw: Record<string, string | undefined>): WebhookSettings {
+  return {
+    maxSubscriptions: positive(raw, 'WEBHOOK_MAX_SUBSCRIPTIONS', 25),
+    locationIntervalMs: positive(raw, 'WEBHOOK_LOCATION_INTERVAL_MS', 30_000, 0),
+    testPerMinute: positive(raw, 'WEBHOOK_TEST_PER_MINUTE', 20),
+  };
+}
+
+export interface SubscriptionInput {
+  url: string;
+  event_types: string[];
+  description?: string | null;
+  active?: boolean;
+}
+
+const newSecret = () => `whsec_${randomToken(32)}`;
+
+export function subscriptionOut(s: repo.SubscriptionRecord) {
+  return {
+    id: s.id,
+    organization_id: s.organizationId,
+    scope: s.scope,
+    owner_user_id: s.ownerUserId,
+    merchant_id: s.merchantId,
+    url: s.url,
+    description: s.description,
+    event_types: s.eventTypes,
+    active: s.active,
+    failing_since: s.failingSince,
+    disabled_at: s.disabledAt,
+    disabled_reason: s.disabledReason,
+    secret_hint: `whsec_…${s.secret.slice(-4)}`,
+    previous_secret_expires_at: s.previousSecret ? s.previousSecretExpiresAt : null,
+    created_at: s.createdAt,
+    updated_at: s.updatedAt,
+  };
+}
+
+export function deliveryOut(d: repo.DeliveryRecord) {
+  return {
+    id: d.id,
+    organization_id: d.organizationId,
+    subscription_id: d.subscriptionId,
+    event_id: d.eventId,
+    event_type: d.eventType,
+    status: d.status,
+    attempts: d.attempts,
+    next_attempt_at: d.status === 'pending' ? d.nextAttemptAt : null,
+    last_status_code: d.lastStatusCode,
+    last_error: d.lastError,
+    delivered_at: d.deliveredAt,
+    redelivery_of: d.redeliveryOf,
+    created_at: d.createdAt,
+    updated_at: d.updatedAt,
+  };
+}
+
+export function attemptOut(a: repo.AttemptRecord) {
+  return {
+    attempt: a.attempt,
+    url: a.url,
+    started_at: a.startedAt,
+    duration_ms: a.durationMs,
+    status_code: a.statusCode,
+    error: a.error,
+    response_excerpt: a.responseExcerpt,
+    outcome: a.outcome,
+  };
+}
+
+export function createWebhookService(ctx: WebhooksContext, settings: WebhookSettings = webhookSettings(ctx.config.raw)) {
+  const { db } = ctx;
+  const renderers = new Map<string, ResourceRenderer>();
+
+  function checkEventTypes(types: string[]) {
+    const unknown = types.filter((t) => t !== '*' && !KNOWN.has(t));
+    if (unknown.length > 0) {
+      throw AppError.badRequest(`Unknown event types: ${unknown.join(', ')}`, [{ field: 'event_types', message: `one of *, ${WEBHOOK_EVENT_TYPES.join(', ')}` }]);
+    }
+    return [...new Set(types)];
+  }
+
+  function checkUrl(url: string) {
+    const problem = checkTargetUrl(url, targetPolicy(ctx.config));
+    if (problem) throw AppError.unprocessable(`The target URL is refused: ${problem}`, 'WEBHOOK_TARGET_REFUSED', [{ field: 'url', message: problem }]);
+  }
+
+  /** Administrators: every subscription of the organization; merchants: their own. Anything else is 404. */
+  async function visible(tx: Tx, actor: Actor, id: string, lock = false) {
+    const s = await repo.getSubscription(tx, id, lock);
+    if (!s || (actor.kind !== 'administrator' && s.ownerUserId !== actor.userId)) throw AppError.notFound('Webhook subscription');
+    return s;
+  }
+
+  async function limitTests(actor: Actor) {
+    const { weighted, resetSeconds } = await countRequest(db, `user:${actor.organizationId}:${actor.userId}:webhook-sends`);
+    if (weighted > settings.testPerMinute) {
+      throw new AppError(429, 'RATE_LIMITED', `At most ${settings.testPerMinute} test events and redeliveries per minute per user; retry in ${resetSeconds} s`, undefined, {
+        retry_after: resetSeconds,
+        limit: settings.testPerMinute,
+      });
+    }
+  }
+
+  /**
+   * The outbox write, in the transaction of the event (an event rolled back leaves no delivery): one delivery per
+   * matching subscription, with the resource rendered as the subscription owner reads it through the API.
+   */
+  async function onEvent(tx: Tx, ev: StoredEvent): Promise<void> {
+    if (!KNOWN.has(ev.type)) return;
+    const merchantId = typeof ev.payload?.merchant_id === 'string' ? ev.payload.merchant_id : null;
+    let subs = await repo.matchingSubscriptions(tx, {
+      organizationId: ev.organization_id,
+      type: ev.type,
+      merchantId,
+      audienceUserIds: ev.audience_user_ids ?? [],
+      optIn: OPT_IN_TYPES.has(ev.type),
+    });
+    if (subs.length === 0) return;
+    const resourceKey = `${ev.entity_type}:${ev.entity_id}`;
+    if (OPT_IN_TYPES.has(ev.type) && settings.locationIntervalMs > 0) {
+      const recent = await repo.recentlySent(tx, ev.organization_id, subs.map((s) => s.id), ev.type, resourceKey, settings.locationIntervalMs);
+      subs = subs.filter((s) => !recent.has(s.id));
+      if (subs.length === 0) return;
+    }
+    const render = renderers.get(ev.entity_type);
+    const rendered = new Map<string, Record<string, unknown> | null>();
+    const rows: repo.NewDelivery[] = [];
+    for (const s of subs) {
+      const viewer: ResourceViewer = { userId: s.ownerUserId, kind: s.scope === 'merchant' ? 'comercio' : 'administrator' };
+      const key = `${viewer.kind}:${viewer.userId}`;
+      if (!rendered.has(key)) rendered.set(key, render ? await render(tx, ev.entity_id, viewer) : null);
+      rows.push({
+        organizationId: ev.organization_id,
+        id: newId(),
+        subscriptionId: s.id,
+        eventId: ev.id,
+        eventSeq: Number(ev.seq),
+        eventType: ev.type,
+        resourceKey,
+        body: {
+          id: ev.id,
+          type: ev.type,
+          occurred_at: new Date(ev.created_at).toISOString(),
+          organization_id: ev.organization_id,
+          resource_type: ev.entity_type,
+          resource_id: ev.entity_id,
+          resource: rendered.get(key) ?? null,
+          data: ev.payload ?? {},
+        },
+      });
+    }
+    await repo.insertDeliveries(tx, rows);
+  }
+
+  return {
+    onEvent,
+    /** A module (or the composition root) tells how its resource reads through the API: `entity_type` -> renderer. */
+    registerResource(entityType: string, renderer: ResourceRenderer) {
+      renderers.set(entityType, renderer);
+    },
+
+    async create(actor: Actor, input: SubscriptionInput) {
+      const eventTypes = checkEventTypes(input.event_types);
+      checkUrl(input.url);
+      return db.withTenant(tenantOf(actor), async (tx) => {
+        let merchantId: string | null = null;
+        if (actor.kind !== 'administrator') {
+          const m = await ctx.deps.logistics.merchantOfUser(tx, actor.userId);
+          if (!m) throw AppError.unprocessable('Only a user with a merchant profile may subscribe to webhooks', 'MERCHANT_PROFILE_REQUIRED');
+          merchantId = m.id;
+        }
+        if ((await repo.countSubscriptions(tx, actor.organizationId)) >= settings.maxSubscriptions) {
+          throw AppError.unprocessable(`At most ${settings.maxSubscriptions} webhook subscriptions per organization`, 'WEBHOOK_SUBSCRIPTION_LIMIT');
+        }
+        const secret = newSecret();
+        const s = await repo.insertSubscription(tx, {
+          organizationId: actor.organizationId,
+          id: newId(),
+          scope: merchantId ? 'merchant' : 'organization',
+          ownerUserId: actor.userId,
+          merchantId,
+          url: input.url,
+          description: input.description ?? null,
+          eventTypes,
+          secret,
+          active: input.active ?? true,
+        });
+        await recordAudit(tx, actor, { action: 'webhook_subscription.created', entityType: 'webhook_subscription', entityId: s.id, after: { url: s.url, event_types: s.eventTypes, scope: s.scope } });
+        return { ...subscriptionOut(s), secret };
+      });
+    },
+
+    async list(actor: Actor, q: { limit?: number; cursor?: string }) {
+      const page = pageRequest(q);
+      return db.withTenant(tenantOf(actor), async (tx) => {
+        const rows = await repo.listSubscriptions(tx, { ownerUserId: actor.kind === 'administrator' ? null : actor.userId, after: page.after, limit: page.limit });
+        return toPage(rows, page, subscriptionOut);
+      });
+    },
+
+    async get(actor: Actor, id: string) {
+      return db.withTenant(tenantOf(actor), async (tx) => subscriptionOut(await visible(tx, actor, id)));
+    },
+
+    /** Partial update; `active: true` on a disabled subscription enables it again (the failure streak starts over). */
+    async update(actor: Actor, id: string, patch: Partial<SubscriptionInput>) {
+      const eventTypes = patch.event_types ? checkEventTypes(patch.event_types) : undefined;
+      if (patch.url !== undefined) checkUrl(patch.url);
+      return db.withTenant(tenantOf(actor), async (tx) => {
+        const before = await visible(tx, actor, id, true);
+        const set: Partial<repo.NewSubscription> = {};
+        if (patch.url !== undefined) set.url = patch.url;
+        if (eventTypes) set.eventTypes = eventTypes;
+        if (patch.description !== undefined) set.description = patch.description;
+        if (patch.active === true && !before.active) Object.assign(set, { active: true, failingSince: null, disabledAt: null, disabledReason: null });
+        if (patch.active === false && before.active) Object.assign(set, { active: false, disabledAt: new Date(), disabledReason: 'deactivated' });
+        const after = Object.keys(set).length ? await repo.updateSubscription(tx, id, set) : before;
+        if (before.active && !after.active) await repo.cancelPending(tx, id, 'SUBSCRIPTION_DEACTIVATED');
+        const view = (s: repo.SubscriptionRecord) => ({ url: s.url, event_types: s.eventTypes, description: s.description, active: s.active });
+        await recordAudit(tx, actor, { action: 'webhook_subscription.updated', entityType: 'webhook_subscription', entityId: id, before: view(before), after: view(after) });
+        return subscriptionOut(after);
+      });
+    },
+
+    async remove(actor: Actor, id: string) {
+      await db.withTenant(tenantOf(actor), async (tx) => {
+        const s = await visible(tx, actor, id, true);
+        await repo.deleteSubscription(tx, id);
+        await recordAudit(tx, actor, { action: 'webhook_subscription.deleted', entityType: 'webhook_subscription', entityId: id, before: { url: s.url, event_types: s.eventTypes } });
+      });
+    },
+
+    /** A new secret, shown once; the current one keeps signing (a second `v1`) for `overlap_seconds`. */
+    async rotateSecret(actor: Actor, id: string, overlapSeconds: number) {
+      return db.withTenant(tenantOf(actor), async (tx) => {
+        const before = await visible(tx, actor, id, true);
+        const secret = newSecret();
+        const s = await repo.updateSubscription(tx, id, {
+          secret,
+          previousSecret: overlapSeconds > 0 ? before.secret : null,
+          previousSecretExpiresAt: overlapSeconds > 0 ? new Date(Date.now() + overlapSeconds * 1000) : null,
+        });
+        await recordAudit(tx, actor, { action: 'webhook_subscription.secret_rotated', entityType: 'webhook_subscription', entityId: id, after: { overlap_seconds: overlapSeconds } });
+        return { ...subscriptionOut(s), secret };
+      });
+    },
+
+    /** Queues a `webhook.test` delivery to the subscription (delivered by the worker like any other). */
+    async sendTest(actor: Actor, id: string) {
+      await limitTests(actor);
+      return db.withTenant(tenantOf(actor), async (tx) => {
+        const s = await visible(tx, actor, id);
+        if (!s.active) throw AppError.conflict('The subscription is not active; enable it first', 'WEBHOOK_SUBSCRIPTION_INACTIVE');
+        const eventId = newId();
+        const [d] = await repo.insertDeliveries(tx, [
+          {
+            organizationId: s.organizationId,
+            id: newId(),
+            subscriptionId: s.id,
+            eventId,
+            eventType: TEST_EVENT_TYPE,
+            body: {
+              id: eventId,
+              type: TEST_EVENT_TYPE,
+              occurred_at: new Date().toISOString(),
+              organization_id: s.organizationId,
+              resource_type: 'webhook_subscription',
+              resource_id: s.id,
+              resource: null,
+              data: { message: 'A test event sent on request' },
+            },
+          },
+        ]);
+        return deliveryOut(d);
+      });
+    },
+
+    /** Sends one delivery's event again, as a new delivery (same event id and body, newly signed), outside the resource order. */
+    async redeliver(actor: Actor, deliveryId: string) {
+      await limitTests(actor);
+      return db.withTenant(tenantOf(actor), async (tx) => {
+        const d = await repo.getDelivery(tx, deliveryId);
+        if (!d) throw AppError.notFound('Webhook delivery');
+        const s = await visible(tx, actor, d.subscriptionId).catch(() => {
+          throw AppError.notFound('Webhook delivery');
+        });
+        if (!s.active) throw AppError.conflict('The subscription is not active; enable it first', 'WEBHOOK_SUBSCRIPTION_INACTIVE');
+        const [copy] = await repo.insertDeliveries(tx, [
+          { organizationId: d.organizationId, id: newId(), subscriptionId: d.subscriptionId, eventId: d.eventId, eventSeq: d.eventSeq, eventType: d.eventType, body: d.body, redeliveryOf: d.id },
+        ]);
+        await recordAudit(tx, actor, { action: 'webhook_delivery.redelivered', entityType: 'webhook_delivery', entityId: d.id, after: { redelivery_id: copy.id } });
+        return deliveryOut(copy);
+      });
+    },
+
+    async listDeliveries(actor: Actor, subscriptionId: string, q: { limit?: number; cursor?: string; status?: repo.DeliveryStatus }) {
+      const page = pageRequest(q);
+      return db.withTenant(tenantOf(actor), async (tx) => {
+        await visible(tx, actor, subscriptionId);
+        const rows = await repo.listDeliveries(tx, { subscriptionId, status: q.status, after: page.after, limit: page.limit });
+        return toPage(rows, page, deliveryOut);
+      });
+    },
+
+    /** One delivery with its attempts (the delivery log) and the body sent. */
+    async getDelivery(actor: Actor, id: string) {
+      return db.withTenant(tenantOf(actor), async (tx) => {
+        const d = await repo.getDelivery(tx, id);
+        if (!d) throw AppError.notFound('Webhook delivery');
+        await visible(tx, actor, d.subscriptionId).catch(() => {
+          throw AppError.notFound('Webhook delivery');
+        });
+        const attempts = await repo.listAttempts(tx, id);
+        return { ...deliveryOut(d), body: d.body as Record<string, unknown>, attempts_log: attempts.map(attemptOut) };
+      });
+    },
+  };
+}
+
+export type WebhookService = ReturnType<typeof createWebhookService>;
