@@ -1,6 +1,6 @@
 import type { Database, TenantContext, Tx } from '../../platform/db/index.js';
 import { selectList, type SnakeRow } from '../../platform/db/columns.js';
-import { users } from './tables.js';
+import { authSession, refreshToken, users } from './tables.js';
 
 /** A user as stored (derived from the table), with and without the password hash. */
 export type UserRow = SnakeRow<typeof users.$inferSelect>;
@@ -204,14 +204,8 @@ export async function revokeSession(tx: Tx, organizationId: string, sessionId: s
   await tx.query("SELECT pg_notify('session_revoked', $1)", [sessionId]);
 }
 
-export interface PresentedRefreshToken {
-  organization_id: string;
-  session_id: string;
-  used_at: Date | null;
-  expires_at: Date;
-  revoked_at: Date | null;
-  in_grace: boolean;
-}
+export type PresentedRefreshToken = Pick<SnakeRow<typeof refreshToken.$inferSelect>, 'organization_id' | 'session_id' | 'used_at' | 'expires_at'> &
+  Pick<SnakeRow<typeof authSession.$inferSelect>, 'revoked_at'> & { in_grace: boolean };
 
 /** A presented refresh token (locked) with its session's state; `in_grace` when it was used within the grace window. */
 export async function lockRefreshToken(tx: Tx, tokenHash: string, graceSeconds: number): Promise<PresentedRefreshToken | null> {

@@ -49,13 +49,10 @@ export async function upsertProfile(tx: Tx, organizationId: string, merchantId: 
   return profileOut(rows[0]);
 }
 
-/** Whether the merchant accepts direct payments now. */
+/** Whether the merchant accepts direct payments now (order creation: the statement text stays as it was). */
 export async function directPaymentEnabled(tx: Tx, merchantId: string): Promise<boolean> {
-  const rows = await tx.orm
-    .select({ merchantId: profile.merchantId })
-    .from(profile)
-    .where(and(eq(profile.merchantId, merchantId), eq(profile.directPaymentEnabled, true)));
-  return rows.length > 0;
+  const { rowCount } = await tx.query('SELECT 1 FROM merchant_payment_profile WHERE merchant_id = $1 AND direct_payment_enabled', [merchantId]);
+  return rowCount > 0;
 }
 
 /** Whether the storage object is the QR of a profile with direct payment enabled (anyone of the organization may read it). */

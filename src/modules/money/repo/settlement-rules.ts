@@ -1,6 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import { eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../../platform/db/index.js';
+import type { SnakeRow } from '../../../platform/db/columns.js';
 import type { RuleOut } from '../settlement-rules.js';
 import { merchantSettlement, merchantSettlementRule as rule } from '../tables.js';
 import { DEBT_ENTRY_SQL, PENDING_ENTRY_SQL, type WalletSums } from './wallet.js';
@@ -67,15 +68,10 @@ export async function listRulesWithSums(tx: Tx, f: { enabled: boolean | null; af
 // ---------------------------------------------------------------- the settlement worker
 
 /** An enabled rule whose last completed period is not handled yet, with that period. */
-export interface DueRule {
-  organization_id: string;
-  merchant_id: string;
-  frequency: Frequency;
-  minimum_balance: string;
-  net_debt_first: boolean;
+export type DueRule = Pick<SnakeRow<RuleRecord>, 'organization_id' | 'merchant_id' | 'frequency' | 'minimum_balance' | 'net_debt_first'> & {
   period_start: Date;
   period_end: Date;
-}
+};
 
 const STEP: Record<Frequency, string> = { daily: '1 day', weekly: '7 days', monthly: '1 month' };
 /** The last completed period at `now` (UTC): [end − 1 unit, end) with end = the start of the current unit. */
