@@ -109,7 +109,7 @@ function ruin(sol: Solution, ctx: SearchContext, rng: Rng): { removed: number[];
 }
 
 /** Unassigned trips re-tried per iteration (besides the removed ones): related to the removed first, then random. */
-const UNASSIGNED_TRIES = 10;
+const UNASSIGNED_TRIES = 20;
 
 /**
  * Which of the trips left out so far this iteration tries to insert: all of them when few, else
