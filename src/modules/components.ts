@@ -16,7 +16,7 @@ import { ReviewOut } from './money/reviews.js';
 import { DeviceOut, NotificationOut } from './notifications/routes.js';
 import { AuditOut } from './audit/index.js';
 import { DocumentOut } from './documents/index.js';
-import { PlanOut } from './dispatch/routes.js';
+import { DispatchSettingsOut, PlanOut } from './dispatch/routes.js';
 import { SettlementOut } from './money/driver-settlements.js';
 import { ObjectOut } from './storage/routes.js';
 import { OperatorOut } from './organizations/routes.js';
@@ -62,6 +62,7 @@ export const namedSchemas: Record<string, TSchema> = {
   AuditEntry: AuditOut,
   Document: DocumentOut,
   DispatchPlan: PlanOut,
+  DispatchSettings: DispatchSettingsOut,
   DriverSettlement: SettlementOut,
   StorageObject: ObjectOut,
   Operator: OperatorOut,

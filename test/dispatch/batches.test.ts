@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validatePlan, type OptimizerProblem, type Plan } from '../../src/modules/dispatch/optimizer/index.js';
+import type { SubadminScope } from '../../src/platform/auth.js';
+import { validatePlan, type OptimizerOptions, type OptimizerProblem, type Plan } from '../../src/modules/dispatch/optimizer/index.js';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { driverDb, eventTypes, newDriver, newTrip, tripDb, type TestDriver } from '../logistics/fixtures.js';
 
@@ -66,6 +67,8 @@ async function asOptimizer(ids: string[], drivers: TestDriver[], body: PlanJson)
       kind: s.kind,
       position: { lon: s.position.coordinates[0], lat: s.position.coordinates[1] },
       arrivalOffsetS: s.arrival_offset_s,
+      waitS: s.wait_s,
+      departureOffsetS: s.departure_offset_s,
       cumulativeDistanceM: s.cumulative_distance_m,
       loadAfter: s.load_after,
     })),
@@ -77,9 +80,21 @@ async function asOptimizer(ids: string[], drivers: TestDriver[], body: PlanJson)
     routes,
     unassigned: body.unassigned.map((u) => ({ tripId: u.trip_id, reason: u.reason as Plan['unassigned'][number]['reason'] })),
     // Totals of the rounded routes (the HTTP totals are rounded separately).
-    totals: { assigned: body.totals.assigned, unassigned: body.totals.unassigned, distanceM: routes.reduce((s, r) => s + r.distanceM, 0), durationS: routes.reduce((s, r) => s + r.durationS, 0) },
+    totals: {
+      assigned: body.totals.assigned,
+      unassigned: body.totals.unassigned,
+      distanceM: routes.reduce((s, r) => s + r.distanceM, 0),
+      durationS: routes.reduce((s, r) => s + r.durationS, 0),
+      sumDropoffS: body.totals.sum_dropoff_s,
+      maxDropoffS: body.totals.max_dropoff_s,
+    },
+    objective: body.constraints.objective,
+    cost: 0,
     seed: 1,
     iterations: 0,
+    iterationBudget: 0,
+    stoppedBy: 'iterations',
+    curve: [],
     elapsedMs: 0,
   };
   return { problem, plan };
@@ -88,12 +103,35 @@ async function asOptimizer(ids: string[], drivers: TestDriver[], body: PlanJson)
 interface PlanJson {
   plan_id: string;
   status: string;
-  routes: { driver_id: string; stops: { trip_id: string; kind: 'pickup' | 'dropoff'; position: { coordinates: [number, number] }; arrival_offset_s: number; cumulative_distance_m: number; load_after: number }[]; distance_m: number; duration_s: number }[];
+  routes: {
+    driver_id: string;
+    stops: {
+      trip_id: string;
+      kind: 'pickup' | 'dropoff';
+      position: { coordinates: [number, number] };
+      arrival_offset_s: number;
+      wait_s: number;
+      departure_offset_s: number;
+      cumulative_distance_m: number;
+      load_after: number;
+    }[];
+    distance_m: number;
+    duration_s: number;
+  }[];
   unassigned: { trip_id: string; reason: string }[];
   assignments: { trip_id: string; driver_id: string; stop_order: number }[];
-  totals: { assigned: number; unassigned: number; distance_m: number; duration_s: number };
+  totals: { assigned: number; unassigned: number; distance_m: number; duration_s: number; sum_dropoff_s: number; max_dropoff_s: number };
   baseline: { distance_m: number; assigned: number };
+  constraints: { objective: 'time' | 'balanced' | 'distance'; max_route_duration_s: number; service_time_pickup_s: number; service_time_dropoff_s: number; speed_kmh: number };
 }
+
+/** The optimizer options a plan was made with (its constraints), for validatePlan. */
+const optionsOf = (body: PlanJson): OptimizerOptions => ({
+  maxRouteDurationS: body.constraints.max_route_duration_s,
+  serviceTimePickupS: body.constraints.service_time_pickup_s,
+  serviceTimeDropoffS: body.constraints.service_time_dropoff_s,
+  speedKmh: body.constraints.speed_kmh,
+});
 
 describe('optimize and commit', () => {
   it('proposes a feasible stored plan, and the commit assigns every trip as planned with trip.assigned events', async () => {
@@ -101,10 +139,12 @@ describe('optimize and commit', () => {
     expect(plan.status).toBe('proposed');
     expect(plan.totals).toMatchObject({ assigned: 4, unassigned: 0 });
     expect(plan.baseline.assigned).toBe(4);
-    expect(plan.totals.distance_m).toBeLessThanOrEqual(plan.baseline.distance_m + 0.5);
+    // the default objective is the customers' time
+    expect(plan.constraints.objective).toBe('time');
+    expect(plan.totals.mean_dropoff_s).toBeLessThanOrEqual(plan.baseline.mean_dropoff_s + 0.5);
     expect(new Date(plan.expires_at).getTime()).toBeGreaterThan(Date.now() + 9 * 60_000);
     const { problem, plan: asPlan } = await asOptimizer(ids, [d1, d2], plan);
-    expect(validatePlan(problem, asPlan)).toEqual([]);
+    expect(validatePlan(problem, asPlan, optionsOf(plan), 0.5)).toEqual([]);
     // Each driver takes at most his free capacity (every trip holds a unit from the commit on).
     for (const r of plan.routes) expect(r.stops.length).toBeLessThanOrEqual(4);
     const stored = await planRow(plan.plan_id);

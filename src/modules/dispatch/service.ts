@@ -1,14 +1,34 @@
-import { tenantOf, type Actor } from '../../platform/auth.js';
+import type { Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { AppContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { toGeoPoint } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
+import { scopeOf } from '../../platform/scope.js';
 import type { LogisticsApi, PlanningDriver, PlanningTrip } from '../logistics/index.js';
-import { greedyNearestDriver, OptimizerInputError, solve, type OptimizerOptions, type OptimizerProblem, type Plan } from './optimizer/index.js';
+import {
+  DEFAULTS,
+  greedyNearestDriver,
+  OptimizerInputError,
+  solve,
+  type Objective,
+  type OptimizerOptions,
+  type OptimizerProblem,
+  type Plan,
+} from './optimizer/index.js';
+import * as repo from './repo.js';
 
-export const LIMITS = { maxTrips: 500, maxDrivers: 500, planTtlMs: 10 * 60_000, defaultBudgetMs: 1000, maxBudgetMs: 10_000 };
+export const LIMITS = {
+  maxTrips: 500,
+  maxDrivers: 500,
+  planTtlMs: 10 * 60_000,
+  /** The time budget is a ceiling only (the iteration budget decides the plan). */
+  defaultBudgetMs: 10_000,
+  maxBudgetMs: 30_000,
+  maxIterations: 100_000,
+  maxRouteDurationS: 24 * 3600,
+  maxServiceTimeS: 3600,
+};
 
 export type PlanStatus = 'proposed' | 'committed' | 'expired' | 'stale';
 
@@ -19,9 +39,30 @@ export interface OptimizeRequest {
   created_to?: string;
   driver_ids?: string[];
   seed?: number;
+  iterations?: number;
   time_budget_ms?: number;
-  max_stops_per_route?: number;
+  objective?: Objective;
+  max_route_duration_s?: number;
+  max_stops_per_route?: number | null;
+  service_time_pickup_s?: number;
+  service_time_dropoff_s?: number;
+  ready_times?: { trip_id: string; ready_at: string }[];
+  shift_ends?: { driver_id: string; shift_end_at: string }[];
 }
+
+/** The constraints a plan was made with: the organization's settings, overridden by the request. */
+export interface Constraints {
+  objective: Objective;
+  max_route_duration_s: number;
+  max_stops_per_route: number | null;
+  service_time_pickup_s: number;
+  service_time_dropoff_s: number;
+  speed_kmh: number;
+  iterations: number | null;
+}
+
+export type SettingsOut = Omit<Constraints, 'speed_kmh'> & { updated_at: Date };
+export type SettingsPatch = Partial<Omit<SettingsOut, 'updated_at'>>;
 
 /** One difference between what a plan assumed and the current state. */
 export interface PlanChange {
@@ -43,20 +84,19 @@ interface Inputs {
   drivers: { id: string; status: string; available: boolean; capacity: number; active_trips: number; planned: number }[];
 }
 
-interface PlanRow {
-  id: string;
-  status: PlanStatus;
-  territory_ids: string[] | null;
-  inputs: Inputs;
-  result: PlanBody;
-  changes: PlanChange[] | null;
-  expires_at: Date;
-  committed_at: Date | null;
-  created_at: Date;
-}
+type PlanRow = repo.PlanRecord<Inputs, PlanBody, PlanChange>;
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
-import { scopeOf } from '../../platform/scope.js';
+
+const settingsOut = (r: repo.DispatchSettingsRecord): SettingsOut => ({
+  objective: r.objective,
+  max_route_duration_s: r.maxRouteDurationS,
+  max_stops_per_route: r.maxStopsPerRoute,
+  service_time_pickup_s: r.servicePickupS,
+  service_time_dropoff_s: r.serviceDropoffS,
+  iterations: r.iterations,
+  updated_at: r.updatedAt,
+});
 
 class PlanStale extends Error {
   constructor(
@@ -74,7 +114,12 @@ class PlanStale extends Error {
   }
 }
 
-function toProblem(trips: PlanningTrip[], drivers: PlanningDriver[]): OptimizerProblem {
+/** Seconds from the plan's start to an instant (ISO), or undefined. */
+const offsetS = (plannedAt: Date, at: string | undefined) => (at === undefined ? undefined : (new Date(at).getTime() - plannedAt.getTime()) / 1000);
+
+function toProblem(trips: PlanningTrip[], drivers: PlanningDriver[], plannedAt: Date, body: OptimizeRequest): OptimizerProblem {
+  const ready = new Map((body.ready_times ?? []).map((r) => [r.trip_id, r.ready_at]));
+  const shiftEnd = new Map((body.shift_ends ?? []).map((r) => [r.driver_id, r.shift_end_at]));
   return {
     trips: trips.map((t) => ({
       id: t.id,
@@ -82,32 +127,49 @@ function toProblem(trips: PlanningTrip[], drivers: PlanningDriver[]): OptimizerP
       dropoff: t.dropoff,
       territoryId: t.territory_id ?? undefined,
       excludedDriverIds: t.rejected_driver_ids,
+      // a trip is created when its order is ready: ready now unless the request says otherwise
+      readyAtS: Math.max(0, offsetS(plannedAt, ready.get(t.id)) ?? 0),
     })),
     drivers: drivers.map((d) => {
       const room = Math.max(0, d.capacity - d.active_trips);
       // Every planned trip takes a unit of capacity at commit (active_trips), so a route holds at most `room` trips.
-      return { id: d.id, position: d.position!, capacity: d.capacity, currentLoad: Math.min(d.active_trips, d.capacity), territoryIds: d.territory_ids, maxStops: 2 * room };
+      return {
+        id: d.id,
+        position: d.position!,
+        capacity: d.capacity,
+        currentLoad: Math.min(d.active_trips, d.capacity),
+        territoryIds: d.territory_ids,
+        maxStops: 2 * room,
+        shiftEndS: offsetS(plannedAt, shiftEnd.get(d.id)),
+      };
     }),
   };
 }
 
 /** The plan's routes (drivers with stops), and the assignments a commit applies: each trip with the 1-based position of its pickup in the route. */
-function planBody(plan: Plan, baseline: Plan, skipped: { trip_id: string; reason: string }[], capped: boolean) {
+function planBody(plan: Plan, baseline: Plan, skipped: { trip_id: string; reason: string }[], constraints: Constraints, plannedAt: Date) {
+  const at = (s: number) => new Date(plannedAt.getTime() + Math.round(s * 1000)).toISOString();
   const routes = plan.routes
     .filter((r) => r.stops.length > 0)
     .map((r) => ({
       driver_id: r.driverId,
+      stop_count: r.stops.length,
       stops: r.stops.map((s) => ({
         trip_id: s.tripId,
         kind: s.kind,
         position: toGeoPoint(s.position)!,
         arrival_offset_s: round1(s.arrivalOffsetS),
+        eta: at(s.arrivalOffsetS),
+        wait_s: round1(s.waitS),
+        departure_offset_s: round1(s.departureOffsetS),
         cumulative_distance_m: round1(s.cumulativeDistanceM),
         load_after: s.loadAfter,
       })),
       distance_m: round1(r.distanceM),
       duration_s: round1(r.durationS),
+      ends_at: at(r.durationS),
     }));
+  const capped = constraints.max_stops_per_route !== null;
   const assignments: Assignment[] = routes.flatMap((r) =>
     r.stops.flatMap((s, i) => (s.kind === 'pickup' ? [{ trip_id: s.trip_id, driver_id: r.driver_id, stop_order: i + 1 }] : [])),
   );
@@ -118,9 +180,33 @@ function planBody(plan: Plan, baseline: Plan, skipped: { trip_id: string; reason
     routes,
     unassigned,
     assignments,
-    totals: { assigned: plan.totals.assigned, unassigned: unassigned.length, distance_m: round1(plan.totals.distanceM), duration_s: round1(plan.totals.durationS) },
-    baseline: { algorithm: baseline.algorithm, assigned: baseline.totals.assigned, distance_m: round1(baseline.totals.distanceM) },
-    solver: { algorithm: plan.algorithm, seed: plan.seed, iterations: plan.iterations, elapsed_ms: Math.round(plan.elapsedMs) },
+    totals: {
+      assigned: plan.totals.assigned,
+      unassigned: unassigned.length,
+      distance_m: round1(plan.totals.distanceM),
+      duration_s: round1(plan.totals.durationS),
+      sum_dropoff_s: round1(plan.totals.sumDropoffS),
+      mean_dropoff_s: plan.totals.assigned > 0 ? round1(plan.totals.sumDropoffS / plan.totals.assigned) : 0,
+      max_dropoff_s: round1(plan.totals.maxDropoffS),
+    },
+    baseline: {
+      algorithm: baseline.algorithm,
+      assigned: baseline.totals.assigned,
+      distance_m: round1(baseline.totals.distanceM),
+      mean_dropoff_s: baseline.totals.assigned > 0 ? round1(baseline.totals.sumDropoffS / baseline.totals.assigned) : 0,
+    },
+    planned_at: plannedAt.toISOString(),
+    constraints,
+    solver: {
+      algorithm: plan.algorithm,
+      objective: plan.objective,
+      cost: Math.round(plan.cost * 1000) / 1000,
+      seed: plan.seed,
+      iterations: plan.iterations,
+      iteration_budget: plan.iterationBudget,
+      stopped_by: plan.stoppedBy,
+      elapsed_ms: Math.round(plan.elapsedMs),
+    },
   };
 }
 
@@ -129,10 +215,10 @@ type PlanBody = ReturnType<typeof planBody>;
 const planOut = (row: PlanRow) => ({
   plan_id: row.id,
   status: row.status,
-  territory_ids: row.territory_ids,
-  created_at: row.created_at,
-  expires_at: row.expires_at,
-  committed_at: row.committed_at,
+  territory_ids: row.territoryIds,
+  created_at: row.createdAt,
+  expires_at: row.expiresAt,
+  committed_at: row.committedAt,
   ...row.result,
 });
 export type PlanOut = ReturnType<typeof planOut>;
@@ -162,7 +248,6 @@ function changesSince(inputs: Inputs, assignments: Assignment[], now: { trips: P
 }
 
 export function createDispatchService(ctx: AppContext, deps: { logistics: LogisticsApi }) {
-  const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
   const logistics = () => deps.logistics;
 
   function selection(body: OptimizeRequest) {
@@ -173,20 +258,61 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
     const to = body.created_to ? new Date(body.created_to) : undefined;
     if (from && to && from >= to) throw AppError.badRequest('created_from must be before created_to', [{ field: 'created_to', message: 'before created_from' }]);
     if (body.trip_ids && new Set(body.trip_ids).size !== body.trip_ids.length) throw AppError.badRequest('trip_ids has duplicates', [{ field: 'trip_ids', message: 'duplicates' }]);
+    if (body.ready_times && new Set(body.ready_times.map((r) => r.trip_id)).size !== body.ready_times.length)
+      throw AppError.badRequest('ready_times names a trip twice', [{ field: 'ready_times', message: 'duplicates' }]);
+    if (body.shift_ends && new Set(body.shift_ends.map((r) => r.driver_id)).size !== body.shift_ends.length)
+      throw AppError.badRequest('shift_ends names a driver twice', [{ field: 'shift_ends', message: 'duplicates' }]);
     return { from, to };
+  }
+
+  /** The organization's settings with the request's overrides. */
+  function constraintsOf(settings: repo.DispatchSettingsRecord, speedKmh: number, body: OptimizeRequest): Constraints {
+    return {
+      objective: body.objective ?? settings.objective,
+      max_route_duration_s: body.max_route_duration_s ?? settings.maxRouteDurationS,
+      max_stops_per_route: body.max_stops_per_route !== undefined ? body.max_stops_per_route : settings.maxStopsPerRoute,
+      service_time_pickup_s: body.service_time_pickup_s ?? settings.servicePickupS,
+      service_time_dropoff_s: body.service_time_dropoff_s ?? settings.serviceDropoffS,
+      speed_kmh: speedKmh,
+      iterations: body.iterations ?? settings.iterations,
+    };
+  }
+
+  async function getSettings(actor: Actor): Promise<SettingsOut> {
+    return ctx.db.withTenant(actor, async (tx) => settingsOut(await repo.settingsOf(tx, actor.organizationId)));
+  }
+
+  async function updateSettings(actor: Actor, patch: SettingsPatch): Promise<SettingsOut> {
+    return ctx.db.withTenant(actor, async (tx) => {
+      const before = settingsOut(await repo.settingsOf(tx, actor.organizationId));
+      const after = settingsOut(
+        await repo.updateSettings(tx, actor.organizationId, actor.userId, {
+          objective: patch.objective,
+          maxRouteDurationS: patch.max_route_duration_s,
+          maxStopsPerRoute: patch.max_stops_per_route,
+          servicePickupS: patch.service_time_pickup_s,
+          serviceDropoffS: patch.service_time_dropoff_s,
+          iterations: patch.iterations,
+        }),
+      );
+      await recordAudit(tx, actor, { action: 'dispatch_settings.updated', entityType: 'dispatch_settings', entityId: actor.organizationId, before: { ...before }, after: { ...after } });
+      return after;
+    });
   }
 
   /** Reads the pending trips and available drivers in the actor's scope, solves outside any transaction, stores the plan (status proposed). */
   async function optimize(actor: Actor, body: OptimizeRequest): Promise<PlanOut> {
     const { from, to } = selection(body);
     const scope = scopeOf(actor);
-    const { trips, drivers } = await inTx(actor, async (tx) => {
+    const { trips, drivers, constraints } = await ctx.db.withTenant(actor, async (tx) => {
       if (body.territory_id && (!(await logistics().getTerritory(tx, body.territory_id)) || (scope && !scope.includes(body.territory_id)))) {
         throw AppError.notFound('Territory');
       }
+      const speedKmh = (await logistics().settings(tx, actor.organizationId)).average_speed_kmh;
       return {
         trips: await logistics().tripsForPlanning(tx, actor, { tripIds: body.trip_ids, territoryId: body.territory_id, createdFrom: from, createdTo: to, limit: LIMITS.maxTrips }),
         drivers: await logistics().driversForPlanning(tx, actor, { driverIds: body.driver_ids, limit: LIMITS.maxDrivers }),
+        constraints: constraintsOf(await repo.settingsOf(tx, actor.organizationId), speedKmh, body),
       };
     });
     const found = new Set(trips.map((t) => t.id));
@@ -195,8 +321,19 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
       ...trips.filter((t) => t.status !== 'pending').map((t) => ({ trip_id: t.id, reason: 'NOT_PENDING' })),
     ];
     const pending = trips.filter((t) => t.status === 'pending');
-    const problem = toProblem(pending, drivers);
-    const options: OptimizerOptions = { seed: body.seed ?? 1, timeBudgetMs: body.time_budget_ms ?? LIMITS.defaultBudgetMs, maxStopsPerRoute: body.max_stops_per_route };
+    const plannedAt = new Date();
+    const problem = toProblem(pending, drivers, plannedAt, body);
+    const options: OptimizerOptions = {
+      seed: body.seed ?? DEFAULTS.seed,
+      iterations: constraints.iterations ?? undefined,
+      timeBudgetMs: body.time_budget_ms ?? LIMITS.defaultBudgetMs,
+      objective: constraints.objective,
+      maxRouteDurationS: constraints.max_route_duration_s,
+      maxStopsPerRoute: constraints.max_stops_per_route ?? undefined,
+      serviceTimePickupS: constraints.service_time_pickup_s,
+      serviceTimeDropoffS: constraints.service_time_dropoff_s,
+      speedKmh: constraints.speed_kmh,
+    };
     let plan: Plan;
     let baseline: Plan;
     try {
@@ -206,22 +343,27 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
       if (err instanceof OptimizerInputError) throw AppError.unprocessable(err.message, 'OPTIMIZER_INPUT_INVALID');
       throw err;
     }
-    const result = planBody(plan, baseline, skipped, body.max_stops_per_route !== undefined);
+    const result = planBody(plan, baseline, skipped, constraints, plannedAt);
     const plannedPerDriver = new Map<string, number>();
     for (const a of result.assignments) plannedPerDriver.set(a.driver_id, (plannedPerDriver.get(a.driver_id) ?? 0) + 1);
     const inputs: Inputs = {
       trips: pending.map((t) => ({ id: t.id, status: t.status, updated_at: t.updated_at.toISOString() })),
       drivers: drivers.map((d) => ({ id: d.id, status: d.status, available: d.available, capacity: d.capacity, active_trips: d.active_trips, planned: plannedPerDriver.get(d.id) ?? 0 })),
     };
-    return inTx(actor, async (tx) => {
-      const { rows } = await tx.query<PlanRow>(
-        `INSERT INTO dispatch_plan (organization_id, id, status, created_by_user_id, territory_ids, request, inputs, result, expires_at)
-         VALUES ($1, $2, 'proposed', $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, now() + make_interval(secs => $8::int))
-         RETURNING id, status, territory_ids, inputs, result, changes, expires_at, committed_at, created_at`,
-        [actor.organizationId, newId(), actor.userId, scope, JSON.stringify(body), JSON.stringify(inputs), JSON.stringify(result), LIMITS.planTtlMs / 1000],
-      );
-      return planOut(rows[0]);
-    });
+    return ctx.db.withTenant(actor, async (tx) =>
+      planOut(
+        await repo.insertPlan<Inputs, PlanBody, PlanChange>(tx, {
+          organizationId: actor.organizationId,
+          id: newId(),
+          createdByUserId: actor.userId,
+          territoryIds: scope,
+          request: body,
+          inputs,
+          result,
+          ttlS: LIMITS.planTtlMs / 1000,
+        }),
+      ),
+    );
   }
 
   /**
@@ -231,19 +373,15 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
    */
   async function commit(actor: Actor, planId: string): Promise<PlanOut> {
     try {
-      return await inTx(actor, async (tx) => {
-        const { rows } = await tx.query<PlanRow>(
-          'SELECT id, status, territory_ids, inputs, result, changes, expires_at, committed_at, created_at FROM dispatch_plan WHERE id = $1 FOR UPDATE',
-          [planId],
-        );
-        const plan = rows[0];
+      return await ctx.db.withTenant(actor, async (tx) => {
+        const plan = await repo.lockPlan<Inputs, PlanBody, PlanChange>(tx, planId);
         const scope = scopeOf(actor);
         // Sub-administrators commit only plans made within their territories.
-        if (!plan || (scope && (!plan.territory_ids || !plan.territory_ids.every((id) => scope.includes(id))))) throw AppError.notFound('Plan');
+        if (!plan || (scope && (!plan.territoryIds || !plan.territoryIds.every((id) => scope.includes(id))))) throw AppError.notFound('Plan');
         if (plan.status === 'committed') return planOut(plan);
         if (plan.status !== 'proposed') throw new PlanStale(plan.id, plan.changes ?? [], null);
-        if (plan.expires_at.getTime() <= Date.now()) {
-          throw new PlanStale(plan.id, [{ kind: 'plan', id: plan.id, field: 'expires_at', expected: 'not expired', actual: plan.expires_at.toISOString() }], 'expired');
+        if (plan.expiresAt.getTime() <= Date.now()) {
+          throw new PlanStale(plan.id, [{ kind: 'plan', id: plan.id, field: 'expires_at', expected: 'not expired', actual: plan.expiresAt.toISOString() }], 'expired');
         }
         const assignments = plan.result.assignments;
         const driverIds = [...new Set(assignments.map((a) => a.driver_id))];
@@ -260,11 +398,7 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
             throw err;
           }
         }
-        const updated = await tx.query<PlanRow>(
-          `UPDATE dispatch_plan SET status = 'committed', committed_at = now(), committed_by_user_id = $2, updated_at = now() WHERE id = $1
-           RETURNING id, status, territory_ids, inputs, result, changes, expires_at, committed_at, created_at`,
-          [plan.id, actor.userId],
-        );
+        const updated = await repo.markCommitted<Inputs, PlanBody, PlanChange>(tx, plan.id, actor.userId);
         await recordAudit(tx, actor, {
           action: 'dispatch_plan.committed',
           entityType: 'dispatch_plan',
@@ -272,21 +406,20 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
           before: { status: plan.status },
           after: { status: 'committed', trips: assignments.length, drivers: driverIds.length },
         });
-        return planOut(updated.rows[0]);
+        return planOut(updated);
       });
     } catch (err) {
       if (!(err instanceof PlanStale)) throw err;
       if (err.mark) {
         // The refusal is recorded after the rollback, so nothing of the attempted commit remains.
-        await inTx(actor, (tx) =>
-          tx.query(`UPDATE dispatch_plan SET status = $2, changes = $3::jsonb, updated_at = now() WHERE id = $1 AND status = 'proposed'`, [planId, err.mark, JSON.stringify(err.changes)]),
-        );
+        const { mark, changes } = err;
+        await ctx.db.withTenant(actor, (tx) => repo.markRefused(tx, planId, mark, changes));
       }
       throw err.toAppError();
     }
   }
 
-  return { optimize, commit };
+  return { optimize, commit, getSettings, updateSettings };
 }
 
 export type DispatchService = ReturnType<typeof createDispatchService>;

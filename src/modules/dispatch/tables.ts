@@ -1,4 +1,5 @@
-import { foreignKey, index, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { check, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { organization } from '../organizations/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -34,5 +35,38 @@ export const dispatchPlan = pgTable(
     primaryKey({ columns: [t.organizationId, t.id] }),
     foreignKey({ columns: [t.organizationId], foreignColumns: [organization.id] }),
     index('dispatch_plan_status_idx').on(t.organizationId, t.status, t.expiresAt),
+  ],
+);
+
+export const OBJECTIVES = ['time', 'balanced', 'distance'] as const;
+
+/**
+ * Per-organization optimizer settings (one row, created on first read with these defaults); every
+ * field can be overridden per optimize request.
+ */
+export const dispatchSettings = pgTable(
+  'dispatch_settings',
+  {
+    organizationId: text('organization_id')
+      .primaryKey()
+      .references(() => organization.id),
+    objective: text('objective', { enum: OBJECTIVES }).notNull().default('time'),
+    /** From the plan to the end of the service at the last stop. */
+    maxRouteDurationS: integer('max_route_duration_s').notNull().default(3600),
+    /** Null: only the driver's free capacity limits the stops (2 per trip). */
+    maxStopsPerRoute: integer('max_stops_per_route'),
+    servicePickupS: integer('service_time_pickup_s').notNull().default(180),
+    serviceDropoffS: integer('service_time_dropoff_s').notNull().default(120),
+    /** Search budget in iterations; null = the optimizer's default for the number of trips. */
+    iterations: integer('iterations'),
+    updatedByUserId: text('updated_by_user_id'),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    check('dispatch_settings_objective_ck', sql`${t.objective} in ('time', 'balanced', 'distance')`),
+    check(
+      'dispatch_settings_ranges_ck',
+      sql`${t.maxRouteDurationS} > 0 and (${t.maxStopsPerRoute} is null or ${t.maxStopsPerRoute} >= 2) and ${t.servicePickupS} >= 0 and ${t.serviceDropoffS} >= 0 and (${t.iterations} is null or ${t.iterations} >= 0)`,
+    ),
   ],
 );

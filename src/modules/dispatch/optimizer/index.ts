@@ -1,38 +1,30 @@
 /**
  * Batch dispatch optimizer: a pickup-and-delivery problem with open routes (each route starts at
- * the driver's position and ends at its last dropoff), capacity in concurrent trips, and territory
- * compatibility. Pure functions: no HTTP, no SQL.
+ * the driver's position and ends at its last dropoff), capacity in concurrent trips, territory
+ * compatibility, and times: travel (matrix durations or distance / speed), service time at every
+ * pickup and drop-off, waiting at a pickup until the trip is ready (its earliest pickup), and a
+ * latest end per route (maximum route duration, or the driver's shift end when earlier), plus a
+ * stop limit per route. Pure functions: no HTTP, no SQL.
  *
- * Objective, lexicographic: first the number of assigned trips (more is better), then the total
- * distance (less is better).
+ * Objective, lexicographic: first the number of assigned trips (more is better), then the cost of
+ * the chosen `Objective` (default `time`: the sum of drop-off times, distance as tie-breaker).
  *
  * Algorithm (T trips, D drivers, n = stops in a route, N = 2T + D points):
- * 1. Distance matrix, Float64Array N×N: great-circle × roadFactor, a custom DistanceFn, or a
- *    precomputed matrix over `matrixPoints(problem)` (e.g. from OSRM). O(N²).
- * 2. Construction by cheapest insertion with regret-2 ordering: each trip's cheapest feasible
- *    (pickup, dropoff) positions in every route are cached; the trip that would lose the most by
- *    not getting its best route goes first. O(T·D·n²) + O(T²·n²).
- * 3. Local search to a local optimum (the neighbourhoods; the full descent ends the run): insert
- *    or eject-and-insert unassigned trips; relocate a trip (pickup + dropoff pair) to its cheapest
- *    positions in any route, O(T·D·n²) per pass; exchange two related trips between routes,
- *    O(T·K·n²), K = 30; within a route, the exact best order by dynamic programming over (visited
- *    stops, last stop) up to 12 stops, O(2^n·n²), else or-opt of 1–3 consecutive stops and 2-opt
- *    reversals priced in O(1) each, O(n²) per scan. Every move keeps each pickup before its dropoff,
- *    the load within capacity, territories and the stop limit.
- * 4. Large neighbourhood search (ruin and recreate), from the construction: remove 1..min(40, 15% of
- *    T) trips (related to a seed trip, uniformly random, or a whole route that is then banned from
- *    the re-insertion, which is how idle drivers get used); re-insert them and every unassigned trip
- *    by regret or by random-order cheapest insertion, with cost noise half of the time; relocate the
- *    trips of the touched routes; re-order the touched routes (exact DP up to 10 stops, otherwise
- *    or-opt/2-opt). Acceptance: not worse than the current solution, or within 1% of the best
- *    (record-to-record travel). About O(k·D·n²) per iteration. Ends at maxIterations, after
- *    max(1000, 40·T) iterations without a new best, or at 85% of the time budget; then step 3 runs
- *    on the best solution (exact DP up to 12 stops) with the rest of the budget.
+ * 1. Distance and travel-time matrices, Float64Array N×N: great-circle × roadFactor, a custom
+ *    DistanceFn, or a precomputed matrix over `matrixPoints(problem)` (e.g. from OSRM). O(N²).
+ * 2. Construction by cheapest insertion with regret-2 ordering. An insertion is priced exactly,
+ *    times included: the stops between pickup and drop-off are re-timed incrementally and the
+ *    delay of the rest is priced in O(1) unless a downstream wait absorbs part of it. O(T·D·n²).
+ * 3. Local search to a local optimum: insert or eject-and-insert unassigned trips; relocate a trip;
+ *    exchange two related trips between routes; within a route, the exact best order by dynamic
+ *    programming over (visited stops, last stop) with Pareto labels (time, cost) up to 12 stops,
+ *    else or-opt and 2-opt. Every move keeps precedence, capacity, territories, the stop limit and
+ *    the time limit.
+ * 4. Large neighbourhood search (ruin and recreate) from the construction, counted in iterations
+ *    (see OptimizerOptions.iterations; default DEFAULTS.iterations(T)), then step 3 on the best.
  *
- * Memory: the matrix is 8·(2T + D)² bytes (about 9 MB for 500 trips and 60 drivers).
- *
- * Deterministic for a seed (mulberry32): the clock is only read to stop at the time budget, so a
- * run that converges within the budget (small instances) does not depend on timing.
+ * Deterministic for a seed and an iteration budget (mulberry32; nothing depends on the clock). The
+ * time budget is only a ceiling: when it cuts, `stoppedBy` says 'time'.
  */
 import { DEFAULTS, compile } from './instance.js';
 import { regretInsert } from './insertion.js';
@@ -46,7 +38,7 @@ import type { OptimizerOptions, OptimizerProblem, Plan } from './types.js';
 export * from './types.js';
 export { greedyNearestDriver } from './greedy.js';
 export { validatePlan } from './validate.js';
-export { matrixPoints } from './instance.js';
+export { DEFAULTS, matrixPoints } from './instance.js';
 
 export function solve(problem: OptimizerProblem, options: OptimizerOptions = {}): Plan {
   const now = () => performance.now();
@@ -67,9 +59,7 @@ export function solve(problem: OptimizerProblem, options: OptimizerOptions = {})
     Array.from({ length: inst.tripCount }, (_, t) => t),
     ctx.scratch,
   );
-  const { best, iterations } = largeNeighborhoodSearch(start, ctx, mulberry32(seed), {
-    maxIterations: options.maxIterations ?? DEFAULTS.maxIterations,
-    budgetMs,
-  });
-  return toPlan(inst, best.routes, { algorithm: 'regret-insertion+lns', seed, iterations, elapsedMs: now() - started });
+  const iterationBudget = options.iterations ?? DEFAULTS.iterations(inst.tripCount);
+  const { best, iterations, stoppedBy, curve } = largeNeighborhoodSearch(start, ctx, mulberry32(seed), { iterations: iterationBudget, budgetMs });
+  return toPlan(inst, best.routes, { algorithm: 'regret-insertion+lns', seed, iterations, iterationBudget, stoppedBy, curve, elapsedMs: now() - started });
 }

@@ -15,6 +15,11 @@ export interface RecreateOptions {
   noise?: Noise;
   /** banned[d] = 1: route d may not receive trips (forces trips elsewhere). */
   banned?: Uint8Array;
+  /**
+   * Granular insertion: per trip, the routes worth pricing (1 = yes), written into `into`; a trip
+   * with no feasible position among them is priced in every route.
+   */
+  candidates?: (sol: Solution, t: number, into: Uint8Array) => void;
 }
 
 /**
@@ -28,7 +33,7 @@ export function regretInsert(
   sol: Solution,
   pending: readonly number[],
   scratch: Scratch,
-  { noise, banned }: RecreateOptions = {},
+  { noise, banned, candidates }: RecreateOptions = {},
 ): void {
   const inst = sol.inst;
   const D = inst.driverCount;
@@ -37,13 +42,25 @@ export function regretInsert(
   const cost = new Float64Array(k * D);
   const posI = new Int32Array(k * D);
   const posJ = new Int32Array(k * D);
+  const allowed = new Uint8Array(k * D).fill(1);
   const ins: Insertion = { cost: 0, i: 0, j: 0 };
   const evaluate = (a: number, d: number) => {
-    cost[a * D + d] = banned?.[d] ? Infinity : bestInsertion(inst, d, sol.routes[d], pending[a], scratch, ins) + jitter(noise);
+    cost[a * D + d] = banned?.[d] || !allowed[a * D + d] ? Infinity : bestInsertion(inst, d, sol.routes[d], pending[a], scratch, ins) + jitter(noise);
     posI[a * D + d] = ins.i;
     posJ[a * D + d] = ins.j;
   };
-  for (let a = 0; a < k; a++) for (let d = 0; d < D; d++) evaluate(a, d);
+  for (let a = 0; a < k; a++) {
+    if (candidates) candidates(sol, pending[a], allowed.subarray(a * D, (a + 1) * D));
+    let any = false;
+    for (let d = 0; d < D; d++) {
+      evaluate(a, d);
+      if (cost[a * D + d] < Infinity) any = true;
+    }
+    if (!any && candidates) {
+      allowed.fill(1, a * D, (a + 1) * D);
+      for (let d = 0; d < D; d++) evaluate(a, d);
+    }
+  }
   const alive = Array.from({ length: k }, (_, a) => a);
   while (alive.length > 0) {
     let pick = -1;
@@ -87,21 +104,30 @@ export function sequentialInsert(
   pending: readonly number[],
   scratch: Scratch,
   rng: Rng,
-  { noise, banned }: RecreateOptions = {},
+  { noise, banned, candidates }: RecreateOptions = {},
 ): void {
   const inst: Instance = sol.inst;
   const ins: Insertion = { cost: 0, i: 0, j: 0 };
   const best: Insertion = { cost: 0, i: 0, j: 0 };
+  const allowed = new Uint8Array(inst.driverCount);
   for (const t of shuffle(rng, pending.slice())) {
     let bestRoute = -1;
     best.cost = Infinity;
-    for (let d = 0; d < inst.driverCount; d++) {
-      if (banned?.[d]) continue;
-      const c = bestInsertion(inst, d, sol.routes[d], t, scratch, ins) + jitter(noise);
-      if (c < best.cost) {
-        Object.assign(best, ins);
-        best.cost = c;
-        bestRoute = d;
+    if (candidates) candidates(sol, t, allowed);
+    else allowed.fill(1);
+    for (let pass = 0; pass < 2 && bestRoute < 0; pass++) {
+      if (pass === 1) {
+        if (!candidates) break;
+        allowed.fill(1);
+      }
+      for (let d = 0; d < inst.driverCount; d++) {
+        if (banned?.[d] || !allowed[d]) continue;
+        const c = bestInsertion(inst, d, sol.routes[d], t, scratch, ins) + jitter(noise);
+        if (c < best.cost) {
+          Object.assign(best, ins);
+          best.cost = c;
+          bestRoute = d;
+        }
       }
     }
     if (bestRoute >= 0) sol.setRoute(bestRoute, withInsertion(sol.routes[bestRoute], t, best));

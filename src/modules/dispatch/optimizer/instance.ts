@@ -6,6 +6,7 @@ import {
   type OptimizerDriver,
   type OptimizerTrip,
   type OptimizerOptions,
+  type Objective,
   type OptimizerProblem,
   type UnassignedReason,
 } from './types.js';
@@ -22,7 +23,20 @@ export interface Instance {
   readonly n: number;
   readonly dist: Float64Array;
   readonly dur: Float64Array | null;
+  /** Travel seconds between points (the duration matrix, or distance / speed). */
+  readonly travel: Float64Array;
   readonly speedMps: number;
+  /** Per trip: earliest pickup, seconds from the start. */
+  readonly ready: Float64Array;
+  /** Per driver: latest end of the route (min of maxRouteDurationS and the shift end), seconds. */
+  readonly limit: Float64Array;
+  readonly maxRouteDurationS: number;
+  readonly svcPickup: number;
+  readonly svcDropoff: number;
+  readonly objective: Objective;
+  /** Objective weights: cost per second of drop-off arrival, and per metre. */
+  readonly wTime: number;
+  readonly wDist: number;
   /** Per driver: capacity left for planned trips (capacity - currentLoad; may be <= 0). */
   readonly room: Int32Array;
   /** compat[t * D + d] = 1 when driver d may serve trip t (territories). */
@@ -31,7 +45,15 @@ export interface Instance {
   readonly maxStops: Float64Array;
 }
 
-export const DEFAULTS = { seed: 1, timeBudgetMs: 2000, speedKmh: 25, roadFactor: 1.3, maxIterations: 200_000 };
+export const DEFAULTS = {
+  seed: 1,
+  timeBudgetMs: 10_000,
+  speedKmh: 25,
+  roadFactor: 1.3,
+  objective: 'time' as Objective,
+  /** Default iteration budget for T trips (see OptimizerOptions.iterations). */
+  iterations: (tripCount: number) => Math.min(20_000, Math.max(500, Math.round(325 + 1.75 * tripCount))),
+};
 
 export const startNode = (inst: Instance, d: number): number => 2 * inst.tripCount + d;
 
@@ -59,12 +81,14 @@ function validate(problem: OptimizerProblem, options: OptimizerOptions): void {
     if (d.currentLoad !== undefined && (!Number.isInteger(d.currentLoad) || d.currentLoad < 0))
       fail(`driver ${d.id}: currentLoad must be an integer >= 0`);
     if (d.maxStops !== undefined && (!Number.isInteger(d.maxStops) || d.maxStops < 0)) fail(`driver ${d.id}: maxStops must be an integer >= 0`);
+    if (d.shiftEndS !== undefined && !Number.isFinite(d.shiftEndS)) fail(`driver ${d.id}: shiftEndS must be a finite number`);
   }
   const tripIds = new Set<string>();
   for (const t of problem.trips) {
     if (tripIds.has(t.id)) fail(`duplicate trip id ${t.id}`);
     tripIds.add(t.id);
     if (!validPoint(t.pickup) || !validPoint(t.dropoff)) fail(`trip ${t.id}: invalid pickup or dropoff`);
+    if (t.readyAtS !== undefined && !(Number.isFinite(t.readyAtS) && t.readyAtS >= 0)) fail(`trip ${t.id}: readyAtS must be a number >= 0`);
   }
   const positive = (v: number | undefined, name: string) => {
     if (v !== undefined && !(Number.isFinite(v) && v > 0)) fail(`${name} must be a positive number`);
@@ -73,6 +97,15 @@ function validate(problem: OptimizerProblem, options: OptimizerOptions): void {
   positive(options.roadFactor, 'roadFactor');
   positive(options.timeBudgetMs, 'timeBudgetMs');
   positive(options.maxStopsPerRoute, 'maxStopsPerRoute');
+  positive(options.maxRouteDurationS, 'maxRouteDurationS');
+  if (options.iterations !== undefined && !(Number.isInteger(options.iterations) && options.iterations >= 0)) fail('iterations must be an integer >= 0');
+  for (const [v, name] of [
+    [options.serviceTimePickupS, 'serviceTimePickupS'],
+    [options.serviceTimeDropoffS, 'serviceTimeDropoffS'],
+  ] as const) {
+    if (v !== undefined && !(Number.isFinite(v) && v >= 0)) fail(`${name} must be a number >= 0`);
+  }
+  if (options.objective !== undefined && !['time', 'balanced', 'distance'].includes(options.objective)) fail('objective must be time, balanced or distance');
 }
 
 function buildMatrix(points: LonLat[], options: OptimizerOptions): DistanceMatrix {
@@ -113,29 +146,61 @@ export function compile(problem: OptimizerProblem, options: OptimizerOptions): I
   problem.trips.forEach((t, ti) =>
     problem.drivers.forEach((d, di) => (compat[ti * D + di] = mayServe(t, d) ? 1 : 0)),
   );
+  const speedMps = ((options.speedKmh ?? DEFAULTS.speedKmh) * 1000) / 3600;
+  const dur = matrix.durations ?? null;
+  const travel = dur ?? matrix.distances.map((m) => m / speedMps);
+  const maxRouteDurationS = options.maxRouteDurationS ?? Infinity;
+  const objective = options.objective ?? DEFAULTS.objective;
+  const weights = { time: [1, 0.001], balanced: [1, 1 / speedMps], distance: [0, 1] }[objective];
   return {
     problem,
     tripCount: T,
     driverCount: D,
     n: 2 * T + D,
     dist: matrix.distances,
-    dur: matrix.durations ?? null,
-    speedMps: ((options.speedKmh ?? DEFAULTS.speedKmh) * 1000) / 3600,
+    dur,
+    travel,
+    speedMps,
+    ready: Float64Array.from(problem.trips, (t) => t.readyAtS ?? 0),
+    limit: Float64Array.from(problem.drivers, (d) => Math.min(maxRouteDurationS, d.shiftEndS ?? Infinity)),
+    maxRouteDurationS,
+    svcPickup: options.serviceTimePickupS ?? 0,
+    svcDropoff: options.serviceTimeDropoffS ?? 0,
+    objective,
+    wTime: weights[0],
+    wDist: weights[1],
     room,
     compat,
     maxStops: Float64Array.from(problem.drivers, (d) => Math.min(options.maxStopsPerRoute ?? Infinity, d.maxStops ?? Infinity)),
   };
 }
 
-/** Why trip t could not be planned, given that the solver left it out. */
-export function unassignedReason(inst: Instance, t: number): UnassignedReason {
+/** End of the route "driver d alone with trip t" (seconds), Infinity when the capacity forbids it. */
+export function soloEnd(inst: Instance, d: number, t: number): number {
+  if (inst.room[d] < 1) return Infinity;
+  const { travel, n } = inst;
+  const p = 2 * t;
+  const atPickup = Math.max(travel[startNode(inst, d) * n + p], inst.ready[t]);
+  return atPickup + inst.svcPickup + travel[p * n + p + 1] + inst.svcDropoff;
+}
+
+/**
+ * Why trip t could not be planned, given that the solver left it out: the first rule, in this
+ * order, that rules out every driver: territory (or exclusion), capacity, the route duration even
+ * alone, the shift end even alone; otherwise the routes that could take it are full (stop limit)
+ * or out of time.
+ */
+export function unassignedReason(inst: Instance, t: number, routes: readonly (readonly number[])[]): UnassignedReason {
   const D = inst.driverCount;
   if (D === 0) return 'NO_DRIVERS';
-  let inTerritory = false;
-  for (let d = 0; d < D; d++) {
-    if (!inst.compat[t * D + d]) continue;
-    inTerritory = true;
-    if (inst.room[d] >= 1) return 'MAX_STOPS';
-  }
-  return inTerritory ? 'CAPACITY' : 'NO_DRIVER_IN_TERRITORY';
+  const compatible: number[] = [];
+  for (let d = 0; d < D; d++) if (inst.compat[t * D + d]) compatible.push(d);
+  if (compatible.length === 0) return 'NO_DRIVER_IN_TERRITORY';
+  const withRoom = compatible.filter((d) => inst.room[d] >= 1 && inst.maxStops[d] >= 2);
+  if (withRoom.length === 0) return 'CAPACITY';
+  const ends = withRoom.map((d) => soloEnd(inst, d, t));
+  if (ends.every((e) => e > inst.maxRouteDurationS + 1e-9)) return 'ROUTE_DURATION';
+  const fitting = withRoom.filter((d, i) => ends[i] <= inst.limit[d] + 1e-9);
+  if (fitting.length === 0) return 'SHIFT_END';
+  return fitting.every((d) => routes[d].length + 2 > inst.maxStops[d]) ? 'MAX_STOPS' : 'ROUTES_FULL';
 }

@@ -1,4 +1,4 @@
-import type { Instance } from './instance.js';
+import { startNode, type Instance } from './instance.js';
 import { regretInsert, sequentialInsert, type Noise } from './insertion.js';
 import { improveRoute, localSearch, relocatePass, type SearchContext } from './localsearch.js';
 import { randInt, type Rng } from './prng.js';
@@ -8,7 +8,7 @@ import { Solution, isBetter } from './solution.js';
 /** Related trips kept per trip (ruin and exchange). */
 const NEIGHBORS = 30;
 /** Exact re-ordering inside the loop only for short routes (2^10 · 10² steps). */
-const LNS_EXACT_STOPS = 10;
+const LNS_EXACT_STOPS = 8;
 /** Insertion-cost noise: amplitude as a share of the longest leg, and how often it is used. */
 const NOISE = 0.025;
 const NOISE_P = 0.5;
@@ -16,8 +16,43 @@ const NOISE_P = 0.5;
 const DEVIATION = 0.01;
 /** Iterations without a new best before stopping (at least; 40 per trip on larger problems). */
 const MIN_PATIENCE = 1000;
-/** Share of the time budget kept for the final local search. */
+/** Share of the time ceiling kept for the final local search. */
 const FINAL_SHARE = 0.15;
+/** Past the budget: extend by a quarter while the last quarter improved the best by more than this, up to 4×. */
+const EXTEND_GAIN = 0.005;
+const MAX_EXTENSION = 4;
+
+/** Granular insertion in the search loop: the drivers nearest to a trip's pickup, and the routes of its nearest related trips. */
+const NEAR_DRIVERS = 10;
+const NEAR_TRIPS = 15;
+
+/** Per trip, the NEAR_DRIVERS drivers whose start is nearest to its pickup. */
+export function nearDrivers(inst: Instance, k = NEAR_DRIVERS): Int32Array[] {
+  const { dist, n } = inst;
+  const drivers = Array.from({ length: inst.driverCount }, (_, d) => d);
+  return Array.from({ length: inst.tripCount }, (_, t) => {
+    const p = 2 * t;
+    const key = (d: number) => dist[startNode(inst, d) * n + p];
+    return Int32Array.from(drivers.slice().sort((a, b) => key(a) - key(b) || a - b).slice(0, k));
+  });
+}
+
+/** Marks the routes worth pricing for trip t (see RecreateOptions.candidates); all of them on small problems. */
+function granular(ctx: SearchContext, near: Int32Array[]) {
+  return (sol: Solution, t: number, into: Uint8Array) => {
+    if (into.length <= NEAR_DRIVERS) {
+      into.fill(1);
+      return;
+    }
+    into.fill(0);
+    for (const d of near[t]) into[d] = 1;
+    const related = ctx.neighbors[t];
+    for (let x = 0; x < Math.min(NEAR_TRIPS, related.length); x++) {
+      const r = sol.routeOf[related[x]];
+      if (r >= 0) into[r] = 1;
+    }
+  };
+}
 
 /** Per trip, the other trips sorted by pickup-to-pickup plus dropoff-to-dropoff distance. */
 export function relatedTrips(inst: Instance, k = NEIGHBORS): Int32Array[] {
@@ -73,13 +108,44 @@ function ruin(sol: Solution, ctx: SearchContext, rng: Rng): { removed: number[];
   return { removed: [...removed], banned };
 }
 
-/** Record-to-record travel: as many trips as the best, at most DEVIATION longer. */
+/** Unassigned trips re-tried per iteration (besides the removed ones): related to the removed first, then random. */
+const UNASSIGNED_TRIES = 20;
+
+/**
+ * Which of the trips left out so far this iteration tries to insert: all of them when few, else
+ * those related to the removed trips, then random ones, UNASSIGNED_TRIES in all (on a crowded
+ * instance re-trying hundreds of left-out trips every iteration would cost more than the rest).
+ */
+function unassignedToTry(sol: Solution, removed: readonly number[], ctx: SearchContext, rng: Rng): number[] {
+  const out = new Set<number>();
+  const removedSet = new Set(removed);
+  const waiting = sol.unassignedTrips().filter((t) => !removedSet.has(t));
+  if (waiting.length <= UNASSIGNED_TRIES) return waiting;
+  for (const t of removed) {
+    for (const b of ctx.neighbors[t]) {
+      if (out.size >= UNASSIGNED_TRIES / 2) break;
+      if (sol.routeOf[b] < 0 && !removedSet.has(b)) out.add(b);
+    }
+  }
+  while (out.size < UNASSIGNED_TRIES) out.add(waiting[randInt(rng, waiting.length)]);
+  return [...out];
+}
+
+/** Record-to-record travel: as many trips as the best, at most DEVIATION dearer. */
 const withinRecord = (cand: Solution, best: Solution) =>
-  cand.assigned >= best.assigned && cand.distance() <= best.distance() * (1 + DEVIATION) + EPS;
+  cand.assigned >= best.assigned && cand.total() <= best.total() * (1 + DEVIATION) + EPS;
+
+export interface CurvePoint {
+  iteration: number;
+  assigned: number;
+  cost: number;
+}
 
 export interface LnsResult {
   best: Solution;
   iterations: number;
+  stoppedBy: 'iterations' | 'converged' | 'time';
+  curve: CurvePoint[];
 }
 
 /**
@@ -87,49 +153,80 @@ export interface LnsResult {
  * (with every unassigned trip) by regret or by random-order cheapest insertion, polishes the touched
  * routes (relocate of their trips, then or-opt/2-opt or exact re-ordering), and keeps the candidate
  * when it is not worse than the current solution or within DEVIATION of the best (record-to-record
- * travel). Stops at maxIterations, after `patience` iterations without a new best, or at the
- * deadline minus the share kept for the full local search that ends the run.
+ * travel). Stops at the iteration budget (extended by a quarter at a time, up to 4×, while the
+ * last quarter improved the best by more than EXTEND_GAIN), after `patience` iterations without a
+ * new best, or, as a safety ceiling only, at the deadline minus the share kept for the full local
+ * search that ends the run. Everything but the ceiling is counted, so a seed and a budget give the
+ * same plan on any machine.
  */
 export function largeNeighborhoodSearch(
   start: Solution,
   ctx: SearchContext,
   rng: Rng,
-  { maxIterations, budgetMs }: { maxIterations: number; budgetMs: number },
+  { iterations: budget, budgetMs }: { iterations: number; budgetMs: number },
 ): LnsResult {
   const T = ctx.inst.tripCount;
   let current = start;
   let best = start.clone();
+  const curve: CurvePoint[] = [{ iteration: 0, assigned: best.assigned, cost: best.total() }];
   const patience = Math.max(MIN_PATIENCE, 40 * T);
   const loopDeadline = ctx.deadline - FINAL_SHARE * budgetMs;
   let iterations = 0;
   let sinceBest = 0;
+  let limit = budget;
+  let stoppedBy: LnsResult['stoppedBy'] = 'iterations';
   let maxDist = 0;
+  let maxTravel = 0;
   for (const v of ctx.inst.dist) if (v > maxDist) maxDist = v;
-  const noise: Noise = { rng, amplitude: NOISE * maxDist };
-  while (iterations < maxIterations && sinceBest < patience && T > 0) {
-    if ((iterations & 7) === 0 && ctx.now() > loopDeadline) break;
+  for (const v of ctx.inst.travel) if (v > maxTravel) maxTravel = v;
+  const candidates = granular(ctx, nearDrivers(ctx.inst));
+  const noise: Noise = { rng, amplitude: NOISE * (ctx.inst.wDist * maxDist + ctx.inst.wTime * maxTravel) };
+  /** The best cost as of an iteration (the curve is in iteration order). */
+  const bestAt = (iteration: number) => {
+    let c = curve[0];
+    for (const p of curve) if (p.iteration <= iteration) c = p;
+    return c;
+  };
+  while (T > 0) {
+    if (iterations >= limit) {
+      // still improving quickly: go on by a quarter of the budget (counted, so still deterministic)
+      const quarter = Math.max(1, Math.ceil(budget / 4));
+      const then = bestAt(iterations - quarter);
+      const improving = best.assigned > then.assigned || best.total() < then.cost * (1 - EXTEND_GAIN);
+      if (!improving || limit + quarter > MAX_EXTENSION * budget) break;
+      limit += quarter;
+    }
+    if (sinceBest >= patience) {
+      stoppedBy = 'converged';
+      break;
+    }
+    if ((iterations & 7) === 0 && ctx.now() > loopDeadline) {
+      stoppedBy = 'time';
+      break;
+    }
     iterations++;
     const cand = current.clone();
     const before = cand.routes.map((r) => r.length);
     const { removed, banned } = ruin(cand, ctx, rng);
-    const pending = [...new Set([...removed, ...cand.unassignedTrips()])];
-    const options = { noise: rng() < NOISE_P ? noise : undefined, banned };
+    const pending = [...new Set([...removed, ...unassignedToTry(cand, removed, ctx, rng)])];
+    const options = { noise: rng() < NOISE_P ? noise : undefined, banned, candidates };
     if (rng() < 0.5) regretInsert(cand, pending, ctx.scratch, options);
     else sequentialInsert(cand, pending, ctx.scratch, rng, options);
-    if (banned) regretInsert(cand, cand.unassignedTrips(), ctx.scratch);
+    if (banned) regretInsert(cand, pending.filter((t) => cand.routeOf[t] < 0), ctx.scratch);
     const touched = cand.routes.map((r, d) => r.length !== before[d] || removed.some((t) => cand.routeOf[t] === d));
-    const moved: number[] = [];
-    for (let t = 0; t < T; t++) if (cand.routeOf[t] >= 0 && touched[cand.routeOf[t]]) moved.push(t);
-    relocatePass(cand, ctx, moved);
+    // with noise, the removed trips may sit at a dearer place than their best: move them back
+    if (options.noise) relocatePass(cand, ctx, removed.filter((t) => cand.routeOf[t] >= 0));
     cand.routes.forEach((_, d) => {
-      if (touched[d] || !cand.exact[d]) improveRoute(cand, d, ctx.scratch, LNS_EXACT_STOPS);
+      if (touched[d]) improveRoute(cand, d, ctx.scratch, LNS_EXACT_STOPS);
     });
     if (!isBetter(current, cand) || withinRecord(cand, best)) current = cand;
     if (isBetter(cand, best)) {
       best = cand.clone();
+      curve.push({ iteration: iterations, assigned: best.assigned, cost: best.total() });
       sinceBest = 0;
     } else sinceBest++;
   }
   localSearch(best, ctx);
-  return { best, iterations };
+  if (ctx.now() > ctx.deadline) stoppedBy = 'time';
+  return { best, iterations, stoppedBy, curve };
 }

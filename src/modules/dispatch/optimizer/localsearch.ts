@@ -14,6 +14,9 @@ import {
 } from './route.js';
 import type { Solution } from './solution.js';
 
+/** The eject-and-insert move runs only while at most this many trips are unassigned. */
+const EJECT_MAX_UNASSIGNED = 20;
+
 /** Related trips tried per trip by the exchange move. */
 const EXCHANGE_K = 30;
 
@@ -88,7 +91,8 @@ function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
         const u = node(k);
         const added =
           k + 1 < n ? dist[u * N + first] + dist[last * N + stops[k + 1]] - dist[u * N + stops[k + 1]] : dist[u * N + first];
-        if (added >= gain - EPS) continue;
+        // priced by distance alone: a filter only when the objective is the distance
+        if (sol.inst.wTime === 0 && added >= gain - EPS) continue;
         let w = 0;
         if (k < a) {
           for (let x = 0; x <= k; x++) seq[w++] = stops[x];
@@ -127,7 +131,7 @@ function twoOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
       const next = b + 1 < n ? stops[b + 1] : -1;
       const before = dist[prev * N + stops[a]] + forward + (next >= 0 ? dist[stops[b] * N + next] : 0);
       const after = dist[prev * N + stops[b]] + backward + (next >= 0 ? dist[stops[a] * N + next] : 0);
-      if (after >= before - EPS) continue;
+      if (sol.inst.wTime === 0 && after >= before - EPS) continue;
       for (let k = 0; k < n; k++) seq[k] = k < a || k > b ? stops[k] : stops[a + b - k];
       if (tryApply(sol, d, scratch, n)) return true;
     }
@@ -226,7 +230,8 @@ export function assignMorePass(sol: Solution, ctx: SearchContext): boolean {
         apply = () => sol.setRoute(dd, withInsertion(sol.routes[dd], u, at));
       }
     }
-    if (!apply) {
+    // eject-and-insert costs O(U·T·D·n²): only when few trips are left out
+    if (!apply && sol.inst.tripCount - sol.assigned <= EJECT_MAX_UNASSIGNED) {
       for (let d = 0; d < D; d++) {
         if (!inst.compat[u * D + d]) continue;
         for (const s of sol.routes[d]) {

@@ -12,7 +12,7 @@ import {
   type Plan,
 } from './index.js';
 import { bruteForceOptimum } from './testing/brute-force.js';
-import { randomInstance } from './testing/random-instances.js';
+import { randomInstance, type RandomInstance } from './testing/random-instances.js';
 
 // Fixed fast-check seed so CI is reproducible; FUZZ_RUNS=n explores n fresh random instances.
 const fuzzRuns = process.env.FUZZ_RUNS ? Number(process.env.FUZZ_RUNS) : undefined;
@@ -30,10 +30,10 @@ const order = (plan: Plan, driverId: string) =>
   plan.routes.find((r) => r.driverId === driverId)!.stops.map((s) => `${s.tripId}.${s.kind}`);
 
 describe('solve: feasibility (property)', () => {
-  it('never breaks precedence, capacity, territory or the stop limit, and accounts for every trip', () => {
+  it('never breaks precedence, capacity, territory, the stop limit, ready times, route duration or shift ends, and accounts for every trip', () => {
     fc.assert(
-      fc.property(randomInstance({ maxTrips: 12, maxDrivers: 4 }), fc.nat(1000), ({ problem, maxStopsPerRoute }, seed) => {
-        const options: OptimizerOptions = { seed, maxStopsPerRoute, maxIterations: 150, timeBudgetMs: 5000 };
+      fc.property(randomInstance({ maxTrips: 12, maxDrivers: 4 }), fc.nat(1000), ({ problem, options: constraints }, seed) => {
+        const options: OptimizerOptions = { ...constraints, seed, iterations: 150, timeBudgetMs: 60_000 };
         const plan = solve(problem, options);
         expect(validatePlan(problem, plan, options)).toEqual([]);
         expect(plan.totals.assigned + plan.totals.unassigned).toBe(problem.trips.length);
@@ -43,26 +43,47 @@ describe('solve: feasibility (property)', () => {
     );
   });
 
-  it('assigns every trip when some compatible driver has room and there is no stop limit', () => {
+  it('leaves a trip out only for a reason that holds', () => {
     fc.assert(
-      fc.property(randomInstance({ maxTrips: 10, maxDrivers: 3 }), ({ problem }) => {
-        const plan = solve(problem, { maxIterations: 50 });
-        for (const u of plan.unassigned) expect(['CAPACITY', 'NO_DRIVER_IN_TERRITORY']).toContain(u.reason);
+      fc.property(randomInstance({ maxTrips: 10, maxDrivers: 3 }), ({ problem, options }) => {
+        const plan = solve(problem, { ...options, iterations: 50 });
+        for (const u of plan.unassigned) {
+          const trip = problem.trips.find((t) => t.id === u.tripId)!;
+          // a trip that one driver alone could serve is never left out for territory, capacity, duration or shift
+          const alone = problem.drivers.some((d) => solve({ drivers: [d], trips: [trip] }, options).totals.assigned === 1);
+          if (alone) expect(['MAX_STOPS', 'ROUTES_FULL']).toContain(u.reason);
+          else expect(['MAX_STOPS', 'ROUTES_FULL']).not.toContain(u.reason);
+          if (options.maxStopsPerRoute === undefined) expect(u.reason).not.toBe('MAX_STOPS');
+        }
       }),
       runs(40),
     );
   });
 });
 
+describe('solve: determinism', () => {
+  it('gives the same plan for the same seed and iterations (random instances)', () => {
+    fc.assert(
+      fc.property(randomInstance({ maxTrips: 12, maxDrivers: 4, minTrips: 4 }), fc.nat(1000), ({ problem, options }, seed) => {
+        const first = solve(problem, { ...options, seed, iterations: 120, timeBudgetMs: 60_000 });
+        const second = solve(problem, { ...options, seed, iterations: 120, timeBudgetMs: 60_000 });
+        expect(second.stoppedBy).not.toBe('time');
+        expect(withoutTiming(second)).toEqual(withoutTiming(first));
+      }),
+      runs(25),
+    );
+  });
+});
+
 describe('solve: optimality on small instances (exact brute force)', () => {
-  const check = ({ problem, maxStopsPerRoute }: { problem: OptimizerProblem; maxStopsPerRoute?: number }) => {
-    const plan = solve(problem, { seed: 7, maxStopsPerRoute, timeBudgetMs: 30_000 });
-    const optimum = bruteForceOptimum(problem, { maxStopsPerRoute });
-    expect(validatePlan(problem, plan, { maxStopsPerRoute })).toEqual([]);
-    expect(plan.totals.assigned).toBe(optimum.assigned);
+  const check = ({ problem, options }: RandomInstance) => {
+    const plan = solve(problem, { ...options, seed: 7, iterations: 1000, timeBudgetMs: 60_000 });
+    const optimum = bruteForceOptimum(problem, options);
+    expect(validatePlan(problem, plan, options)).toEqual([]);
+    expect(plan.totals.assigned, `optimum ${JSON.stringify(optimum.assignment)}`).toBe(optimum.assigned);
     expect(
-      sameDistance(plan.totals.distanceM, optimum.distanceM),
-      `solver ${plan.totals.distanceM} m, optimum ${optimum.distanceM} m with ${JSON.stringify(optimum.assignment)}`,
+      sameDistance(plan.cost, optimum.cost),
+      `solver ${plan.cost} (${plan.objective}), optimum ${optimum.cost} with ${JSON.stringify(optimum.assignment)}`,
     ).toBe(true);
   };
 
@@ -179,8 +200,9 @@ describe('solve: determinism, time budget, distances', () => {
   it('stops at the time budget on a large instance and still returns a valid plan', () => {
     const problem = city(300, 30);
     const started = performance.now();
-    const plan = solve(problem, { timeBudgetMs: 300 });
+    const plan = solve(problem, { timeBudgetMs: 300, objective: 'distance', iterations: 100_000 });
     expect(performance.now() - started).toBeLessThan(300 + 1500);
+    expect(plan.stoppedBy).toBe('time');
     expect(validatePlan(problem, plan)).toEqual([]);
     expect(plan.totals.assigned).toBe(300);
     expect(plan.totals.distanceM).toBeLessThan(greedyNearestDriver(problem).totals.distanceM);
@@ -205,7 +227,7 @@ describe('solve: determinism, time budget, distances', () => {
   it('uses a pluggable distance function or a precomputed matrix with durations', () => {
     const problem = city(6, 2);
     const manhattan = (a: LonLat, b: LonLat) => (Math.abs(a.lon - b.lon) + Math.abs(a.lat - b.lat)) * 100_000;
-    const plan = solve(problem, { distance: manhattan });
+    const plan = solve(problem, { distance: manhattan, objective: 'distance' });
     for (const route of plan.routes) {
       let prev = problem.drivers.find((d) => d.id === route.driverId)!.position;
       let sum = 0;
@@ -226,7 +248,7 @@ describe('solve: determinism, time budget, distances', () => {
         durations[i * n + j] = i === j ? 0 : 60;
       }),
     );
-    const fromMatrix = solve(problem, { distance: { distances, durations } });
+    const fromMatrix = solve(problem, { distance: { distances, durations }, objective: 'distance' });
     expect(fromMatrix.totals.distanceM).toBeCloseTo(plan.totals.distanceM, 6);
     for (const route of fromMatrix.routes) expect(route.durationS).toBe(60 * route.stops.length);
     expect(() => solve(problem, { distance: { distances: new Float64Array(4) } })).toThrow(OptimizerInputError);
@@ -240,6 +262,96 @@ describe('solve: determinism, time budget, distances', () => {
     expect(() => solve({ drivers: [{ ...driver, capacity: 1.5 }], trips: [] })).toThrow(/capacity/);
     expect(() => solve({ drivers: [driver], trips: [{ ...trip, pickup: { lon: 200, lat: 0 } }] })).toThrow(/invalid/);
     expect(() => solve({ drivers: [driver], trips: [] }, { speedKmh: 0 })).toThrow(/speedKmh/);
+  });
+});
+
+describe('solve: times, limits and objectives', () => {
+  const one = (extra: Partial<OptimizerProblem['trips'][number]> = {}): OptimizerProblem => ({
+    drivers: [{ id: 'd', position: at(0, 0), capacity: 2 }],
+    trips: [{ id: 'a', pickup: at(1000, 0), dropoff: at(1000, 2000), ...extra }],
+  });
+
+  it('waits at the pickup until the trip is ready, and adds the service times', () => {
+    const options: OptimizerOptions = { speedKmh: 36, serviceTimePickupS: 120, serviceTimeDropoffS: 60 };
+    const plan = solve(one({ readyAtS: 600 }), options);
+    const [pickup, dropoff] = plan.routes[0].stops;
+    const leg1 = road(at(0, 0), at(1000, 0)) / 10;
+    const leg2 = road(at(1000, 0), at(1000, 2000)) / 10;
+    expect(pickup.arrivalOffsetS).toBeCloseTo(leg1, 6);
+    expect(pickup.waitS).toBeCloseTo(600 - leg1, 6);
+    expect(pickup.departureOffsetS).toBeCloseTo(720, 6);
+    expect(dropoff.arrivalOffsetS).toBeCloseTo(720 + leg2, 6);
+    expect(plan.routes[0].durationS).toBeCloseTo(780 + leg2, 6);
+    expect(plan.totals.sumDropoffS).toBeCloseTo(720 + leg2, 6);
+    expect(validatePlan(one({ readyAtS: 600 }), plan, options)).toEqual([]);
+    // the validator catches a pickup before the trip is ready
+    const early = structuredClone(plan);
+    early.routes[0].stops[0].waitS = 0;
+    expect(validatePlan(one({ readyAtS: 600 }), early, options).join()).toMatch(/before it is ready/);
+  });
+
+  it('leaves out what cannot fit the route duration (ROUTE_DURATION) or the shift (SHIFT_END), with the reason', () => {
+    const leg = (road(at(0, 0), at(1000, 0)) + road(at(1000, 0), at(1000, 2000))) / ((25 * 1000) / 3600);
+    expect(solve(one(), { maxRouteDurationS: leg - 1 }).unassigned).toEqual([{ tripId: 'a', reason: 'ROUTE_DURATION' }]);
+    expect(solve(one({ readyAtS: 3600 }), { maxRouteDurationS: 3600 }).unassigned).toEqual([{ tripId: 'a', reason: 'ROUTE_DURATION' }]);
+    expect(solve(one(), { maxRouteDurationS: leg + 1 }).totals.assigned).toBe(1);
+    const shift = (end: number): OptimizerProblem => ({ ...one(), drivers: [{ ...one().drivers[0], shiftEndS: end }] });
+    expect(solve(shift(leg - 1), { maxRouteDurationS: 3600 }).unassigned).toEqual([{ tripId: 'a', reason: 'SHIFT_END' }]);
+    expect(solve(shift(-60)).unassigned).toEqual([{ tripId: 'a', reason: 'SHIFT_END' }]);
+    const ok = solve(shift(leg + 1));
+    expect(ok.totals.assigned).toBe(1);
+    // two trips, time for one: the other is ROUTES_FULL
+    const two: OptimizerProblem = { ...one(), trips: [...one().trips, { id: 'b', pickup: at(-1000, 0), dropoff: at(-1000, -2000) }] };
+    const plan = solve(two, { maxRouteDurationS: leg + 60 });
+    expect(plan.totals.assigned).toBe(1);
+    expect(plan.unassigned[0].reason).toBe('ROUTES_FULL');
+    expect(validatePlan(two, plan, { maxRouteDurationS: leg + 60 })).toEqual([]);
+    expect(validatePlan(two, plan, { maxRouteDurationS: leg - 60 }).join()).toMatch(/exceeds the maximum/);
+  });
+
+  it('time puts the customers first; distance takes the shortest routes', () => {
+    // two trips from one restaurant going opposite ways. The driver at the restaurant can take both
+    // (9 km, the second customer served at ~9 km); a second driver 4 km away makes 10 km in all but
+    // serves that customer at ~7 km.
+    const problem: OptimizerProblem = {
+      drivers: [
+        { id: 'near', position: at(0, 0), capacity: 2 },
+        { id: 'far', position: at(0, 4000), capacity: 2 },
+      ],
+      trips: [
+        { id: 'a', pickup: at(100, 0), dropoff: at(3000, 0) },
+        { id: 'b', pickup: at(150, 0), dropoff: at(-3000, 0) },
+      ],
+    };
+    const time = solve(problem, { objective: 'time' });
+    const distance = solve(problem, { objective: 'distance' });
+    // time: the far driver comes too; distance: one driver does both
+    expect(time.routes.filter((r) => r.stops.length > 0)).toHaveLength(2);
+    expect(distance.routes.filter((r) => r.stops.length > 0)).toHaveLength(1);
+    expect(time.totals.sumDropoffS).toBeLessThan(distance.totals.sumDropoffS);
+    expect(distance.totals.distanceM).toBeLessThan(time.totals.distanceM);
+    for (const objective of ['time', 'balanced', 'distance'] as const) {
+      const plan = solve(problem, { objective });
+      expect(plan.objective).toBe(objective);
+      expect(plan.cost).toBeCloseTo(bruteForceOptimum(problem, { objective }).cost, 6);
+    }
+  });
+
+  it('counts iterations, reports the budget, the stop reason and a decreasing improvement curve', () => {
+    const problem: OptimizerProblem = {
+      drivers: Array.from({ length: 4 }, (_, i) => ({ id: `d${i}`, position: at(i * 900, -i * 700), capacity: 3 })),
+      trips: Array.from({ length: 16 }, (_, i) => ({ id: `t${i}`, pickup: at((i * 613) % 3000, (i * 377) % 2000), dropoff: at((i * 1231) % 5000, -((i * 911) % 4000)) })),
+    };
+    const plan = solve(problem, { iterations: 200, seed: 3 });
+    expect(plan.iterationBudget).toBe(200);
+    expect(plan.iterations).toBeGreaterThanOrEqual(200);
+    expect(plan.iterations).toBeLessThanOrEqual(800);
+    expect(['iterations', 'converged']).toContain(plan.stoppedBy);
+    for (let k = 1; k < plan.curve.length; k++) {
+      const [a, b] = [plan.curve[k - 1], plan.curve[k]];
+      expect(b.assigned > a.assigned || (b.assigned === a.assigned && b.cost < a.cost)).toBe(true);
+    }
+    expect(solve(problem, { iterations: 0 }).iterations).toBe(0);
   });
 });
 

@@ -1,25 +1,79 @@
 import { startNode, type Instance } from './instance.js';
 
-/** Improvements smaller than this (metres) are noise from floating point, not progress. */
+/** Improvements smaller than this (cost units) are noise from floating point, not progress. */
 export const EPS = 1e-6;
 
 export const tripOf = (node: number): number => node >> 1;
 export const isPickup = (node: number): boolean => (node & 1) === 0;
 
-/** Length of the open route: driver position, then every stop in order. */
-export function routeCost(inst: Instance, d: number, stops: readonly number[]): number {
-  const { dist, n } = inst;
+/**
+ * Objective cost of a route (wTime · sum of drop-off arrivals + wDist · metres), simulating its
+ * times: travel, waiting at a pickup until the trip is ready, service at every stop. Infinity when
+ * the load exceeds the driver's room, a drop-off precedes its pickup, the route ends after the
+ * driver's limit (route duration or shift end), or the cost reaches `bound` (pruning; the cost only
+ * grows along the route).
+ */
+export function feasibleCost(inst: Instance, d: number, seq: readonly number[], len: number, scratch: Scratch, bound = Infinity): number {
+  const { dist, travel, n, ready, wTime, wDist, svcPickup, svcDropoff } = inst;
+  const room = inst.room[d];
+  const limit = inst.limit[d] + 1e-9;
+  const stamp = ++scratch.stamp;
+  const seen = scratch.seen;
   let prev = startNode(inst, d);
   let cost = 0;
-  for (let k = 0; k < stops.length; k++) {
-    cost += dist[prev * n + stops[k]];
-    prev = stops[k];
+  let time = 0;
+  let load = 0;
+  for (let k = 0; k < len; k++) {
+    const s = seq[k];
+    time += travel[prev * n + s];
+    cost += wDist * dist[prev * n + s];
+    if (isPickup(s)) {
+      if (++load > room) return Infinity;
+      seen[tripOf(s)] = stamp;
+      const r = ready[tripOf(s)];
+      if (r > time) time = r;
+      time += svcPickup;
+    } else {
+      if (seen[tripOf(s)] !== stamp) return Infinity;
+      load--;
+      cost += wTime * time;
+      time += svcDropoff;
+    }
+    if (time > limit || cost >= bound) return Infinity;
+    prev = s;
   }
   return cost;
 }
 
+/** Objective cost of a route known to respect precedence (Infinity when over capacity or time). */
+export function routeCost(inst: Instance, d: number, stops: readonly number[]): number {
+  const { dist, travel, n, ready, wTime, wDist, svcPickup, svcDropoff } = inst;
+  const room = inst.room[d];
+  let prev = startNode(inst, d);
+  let cost = 0;
+  let time = 0;
+  let load = 0;
+  for (let k = 0; k < stops.length; k++) {
+    const s = stops[k];
+    time += travel[prev * n + s];
+    cost += wDist * dist[prev * n + s];
+    if (isPickup(s)) {
+      if (++load > room) return Infinity;
+      const r = ready[tripOf(s)];
+      if (r > time) time = r;
+      time += svcPickup;
+    } else {
+      load--;
+      cost += wTime * time;
+      time += svcDropoff;
+    }
+    prev = s;
+  }
+  return time > inst.limit[d] + 1e-9 ? Infinity : cost;
+}
+
 export interface Insertion {
-  /** Added metres. */
+  /** Added cost. */
   cost: number;
   /** The pickup goes before stops[i], the dropoff before stops[j] (i <= j; index = length means the end). */
   i: number;
@@ -33,73 +87,166 @@ export class Scratch {
   readonly seen: Int32Array;
   /** Index of a node in the route being improved. */
   readonly pos: Int32Array;
+  /** Per stop of the route being priced: arrival, departure of the previous stop, waits and drop-offs from here to the end. */
+  readonly arr: Float64Array;
+  readonly depBefore: Float64Array;
+  readonly waitFrom: Float64Array;
+  readonly dropsFrom: Int32Array;
   stamp = 0;
+  /** Out values of `shift`. */
+  shiftSum = 0;
+  shiftEnd = 0;
   constructor(inst: Instance) {
+    const m = 2 * inst.tripCount + 3;
     this.pos = new Int32Array(2 * inst.tripCount);
-    this.load = new Int32Array(2 * inst.tripCount + 3);
+    this.load = new Int32Array(m);
     this.seen = new Int32Array(inst.tripCount);
+    this.arr = new Float64Array(m);
+    this.depBefore = new Float64Array(m);
+    this.waitFrom = new Float64Array(m);
+    this.dropsFrom = new Int32Array(m);
   }
 }
 
 /**
- * Cheapest feasible insertion of trip t into driver d's route: every pickup position, and for each
- * every later dropoff position while the load stays within the driver's room. O(n²) worst case.
- * Writes into `out` and returns the cost (Infinity when no position is feasible).
+ * The stops from index j on arrive `delta` seconds later (earlier when negative): the change of the
+ * sum of their drop-off arrivals (scratch.shiftSum) and of the route end (scratch.shiftEnd). A wait
+ * at a pickup absorbs a delay. O(1) when nothing waits downstream, else up to O(n - j).
  */
-export function bestInsertion(
-  inst: Instance,
-  d: number,
-  stops: readonly number[],
-  t: number,
-  scratch: Scratch,
-  out: Insertion,
-): number {
+function shift(inst: Instance, stops: readonly number[], j: number, delta: number, s: Scratch): void {
+  const len = stops.length;
+  if (delta >= 0 && s.waitFrom[j] === 0) {
+    s.shiftSum = delta * s.dropsFrom[j];
+    s.shiftEnd = delta;
+    return;
+  }
+  let sum = 0;
+  let dl = delta;
+  for (let k = j; k < len && dl !== 0; k++) {
+    const node = stops[k];
+    if (isPickup(node)) {
+      const r = inst.ready[tripOf(node)];
+      const a = s.arr[k];
+      dl = Math.max(a + dl, r) - Math.max(a, r);
+    } else sum += dl;
+  }
+  s.shiftSum = sum;
+  s.shiftEnd = dl;
+}
+
+/**
+ * Cheapest feasible insertion of trip t into driver d's route: every pickup position, and for each
+ * every later dropoff position while the load stays within the driver's room and the route within
+ * its time limit. The stops between the two new ones are re-timed incrementally and the shift of the
+ * rest is priced by `shift`, so O(n²) in the usual case. Writes into `out` and returns the added
+ * cost (Infinity when no position is feasible).
+ */
+export function bestInsertion(inst: Instance, d: number, stops: readonly number[], t: number, scratch: Scratch, out: Insertion): number {
   out.cost = Infinity;
   const D = inst.driverCount;
   const len = stops.length;
   const room = inst.room[d];
   if (!inst.compat[t * D + d] || room < 1 || len + 2 > inst.maxStops[d]) return Infinity;
-  const { dist, n } = inst;
-  const load = scratch.load;
+  const { dist, travel, n, ready, wTime, wDist, svcPickup, svcDropoff } = inst;
+  const limit = inst.limit[d] + 1e-9;
+  const { load, arr, depBefore, waitFrom, dropsFrom } = scratch;
+  const s0 = startNode(inst, d);
+  // the current route's times
   load[0] = 0;
-  for (let k = 0; k < len; k++) load[k + 1] = load[k] + (isPickup(stops[k]) ? 1 : -1);
+  let time = 0;
+  let prev = s0;
+  for (let k = 0; k < len; k++) {
+    const s = stops[k];
+    load[k + 1] = load[k] + (isPickup(s) ? 1 : -1);
+    depBefore[k] = time;
+    time += travel[prev * n + s];
+    arr[k] = time;
+    if (isPickup(s)) {
+      const r = ready[tripOf(s)];
+      if (r > time) time = r;
+      time += svcPickup;
+    } else time += svcDropoff;
+    prev = s;
+  }
+  depBefore[len] = time;
+  const end = time;
+  waitFrom[len] = 0;
+  dropsFrom[len] = 0;
+  for (let k = len - 1; k >= 0; k--) {
+    const s = stops[k];
+    const pickup = isPickup(s);
+    waitFrom[k] = waitFrom[k + 1] + (pickup ? Math.max(0, ready[tripOf(s)] - arr[k]) : 0);
+    dropsFrom[k] = dropsFrom[k + 1] + (pickup ? 0 : 1);
+  }
   const p = 2 * t;
   const q = p + 1;
-  const dpq = dist[p * n + q];
-  const s0 = startNode(inst, d);
+  const readyT = ready[t];
   let best = Infinity;
   let bi = -1;
   let bj = -1;
   for (let i = 0; i <= len; i++) {
     if (load[i] + 1 > room) continue;
-    const prev = i === 0 ? s0 : stops[i - 1];
-    if (i === len) {
-      const c = dist[prev * n + p] + dpq;
-      if (c < best) {
+    const before = i === 0 ? s0 : stops[i - 1];
+    const depP = Math.max(depBefore[i] + travel[before * n + p], readyT) + svcPickup;
+    if (depP > limit) continue;
+    // q right after p
+    {
+      const aq = depP + travel[p * n + q];
+      const dq = aq + svcDropoff;
+      let dTime = aq;
+      let newEnd = dq;
+      let dDist = dist[before * n + p] + dist[p * n + q];
+      if (i < len) {
+        const next = stops[i];
+        dDist += dist[q * n + next] - dist[before * n + next];
+        shift(inst, stops, i, dq + travel[q * n + next] - arr[i], scratch);
+        dTime += scratch.shiftSum;
+        newEnd = end + scratch.shiftEnd;
+      }
+      const c = wTime * dTime + wDist * dDist;
+      if (newEnd <= limit && c < best) {
         best = c;
         bi = bj = i;
       }
-      break;
     }
-    const next = stops[i];
-    const base = dist[prev * n + next];
-    const adjacent = dist[prev * n + p] + dpq + dist[q * n + next] - base;
-    if (adjacent < best) {
-      best = adjacent;
-      bi = bj = i;
-    }
-    const dp = dist[prev * n + p] + dist[p * n + next] - base;
+    if (i === len) break;
+    // re-time stops[i..j-1] behind p, then q before stops[j]
+    const dpDist = dist[before * n + p] + dist[p * n + stops[i]] - dist[before * n + stops[i]];
+    let cur = depP;
+    let node = p;
+    let segSum = 0;
     for (let j = i + 1; j <= len; j++) {
+      const s = stops[j - 1];
+      const a = cur + travel[node * n + s];
+      if (isPickup(s)) cur = Math.max(a, ready[tripOf(s)]) + svcPickup;
+      else {
+        segSum += a - arr[j - 1];
+        cur = a + svcDropoff;
+      }
+      node = s;
+      if (cur > limit) break;
       if (load[j] + 1 > room) break;
-      const a = stops[j - 1];
-      const dq = j === len ? dist[a * n + q] : dist[a * n + q] + dist[q * n + stops[j]] - dist[a * n + stops[j]];
-      if (dp + dq < best) {
-        best = dp + dq;
+      const aq = cur + travel[s * n + q];
+      const dq = aq + svcDropoff;
+      let dTime = segSum + aq;
+      let newEnd = dq;
+      let dDist = dpDist + dist[s * n + q];
+      if (j < len) {
+        const next = stops[j];
+        dDist += dist[q * n + next] - dist[s * n + next];
+        shift(inst, stops, j, dq + travel[q * n + next] - arr[j], scratch);
+        dTime += scratch.shiftSum;
+        newEnd = end + scratch.shiftEnd;
+      }
+      const c = wTime * dTime + wDist * dDist;
+      if (newEnd <= limit && c < best) {
+        best = c;
         bi = i;
         bj = j;
       }
     }
   }
+  if (bi < 0) return Infinity;
   out.cost = best;
   out.i = bi;
   out.j = bj;
@@ -115,38 +262,3 @@ export function withInsertion(stops: readonly number[], t: number, ins: Insertio
 }
 
 export const withoutTrip = (stops: readonly number[], t: number): number[] => stops.filter((s) => tripOf(s) !== t);
-
-/**
- * Cost of a candidate sequence when it keeps every pickup before its dropoff and the load within
- * the driver's room; Infinity when infeasible or when the cost reaches `bound` (pruning).
- */
-export function feasibleCost(
-  inst: Instance,
-  d: number,
-  seq: readonly number[],
-  len: number,
-  scratch: Scratch,
-  bound = Infinity,
-): number {
-  const { dist, n } = inst;
-  const room = inst.room[d];
-  const stamp = ++scratch.stamp;
-  const seen = scratch.seen;
-  let prev = startNode(inst, d);
-  let cost = 0;
-  let load = 0;
-  for (let k = 0; k < len; k++) {
-    const s = seq[k];
-    if (isPickup(s)) {
-      if (++load > room) return Infinity;
-      seen[tripOf(s)] = stamp;
-    } else {
-      if (seen[tripOf(s)] !== stamp) return Infinity;
-      load--;
-    }
-    cost += dist[prev * n + s];
-    if (cost >= bound) return Infinity;
-    prev = s;
-  }
-  return cost;
-}

@@ -51,7 +51,8 @@ export class Solution {
     this.cost[d] = routeCost(this.inst, d, stops);
   }
 
-  distance(): number {
+  /** The objective: sum of the route costs. */
+  total(): number {
     let total = 0;
     for (let d = 0; d < this.cost.length; d++) total += this.cost[d];
     return total;
@@ -64,8 +65,8 @@ export class Solution {
   }
 }
 
-/** Lexicographic objective: more assigned trips first, then less distance. */
+/** Lexicographic objective: more assigned trips first, then the lower cost (see Objective). */
 export function isBetter(a: Solution, b: Solution): boolean {
   if (a.assigned !== b.assigned) return a.assigned > b.assigned;
-  return a.distance() < b.distance() - EPS;
+  return a.total() < b.total() - EPS * Math.max(1, b.total() * 1e-3);
 }

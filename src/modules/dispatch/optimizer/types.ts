@@ -16,6 +16,11 @@ export interface OptimizerDriver {
   currentLoad?: number;
   /** Maximum number of stops in this driver's route (combined with maxStopsPerRoute: the smaller wins). */
   maxStops?: number;
+  /**
+   * End of the driver's shift, in seconds from the start of the plan: his route (service at the last
+   * stop included) must end by then. Absent = no shift end (only maxRouteDurationS applies).
+   */
+  shiftEndS?: number;
 }
 
 export interface OptimizerTrip {
@@ -26,6 +31,11 @@ export interface OptimizerTrip {
   territoryId?: string;
   /** Drivers that may not serve this trip (e.g. they rejected it). */
   excludedDriverIds?: readonly string[];
+  /**
+   * Earliest pickup (the order's ready estimate), in seconds from the start of the plan; a driver
+   * who arrives earlier waits. Absent or 0 = ready now.
+   */
+  readyAtS?: number;
 }
 
 export interface OptimizerProblem {
@@ -46,11 +56,38 @@ export interface DistanceMatrix {
   durations?: Float64Array;
 }
 
+/**
+ * What the search minimises (after the number of assigned trips, always first):
+ * - `time`: the sum of the drop-off times (the customers' waiting), distance only as a tie-breaker
+ *   (1 km weighs as 1 s);
+ * - `balanced`: the sum of the drop-off times plus the drivers' driving time (distance / speed);
+ * - `distance`: the total distance of the open routes.
+ */
+export type Objective = 'time' | 'balanced' | 'distance';
+
 export interface OptimizerOptions {
-  /** PRNG seed: the same seed on the same problem gives the same plan (unless the time budget cuts). */
+  /** PRNG seed: the same seed and iteration budget on the same problem give the same plan. */
   seed?: number;
-  /** Wall-clock budget for the whole solve, in milliseconds (default 2000). */
+  /**
+   * Search budget in large-neighbourhood iterations (default: see DEFAULTS.iterations). The run goes on
+   * past it, by a quarter at a time up to 4×, while the last quarter still improved the best by more
+   * than 0.5 %; it stops earlier after max(1000, 40·T) iterations without a new best. Everything is
+   * counted, not timed, so the plan is the same on any machine at any load.
+   */
+  iterations?: number;
+  /**
+   * Wall-clock ceiling for the whole solve, in milliseconds (default 10 000): only a safety bound.
+   * When it cuts the search, the plan reports `stoppedBy: 'time'` and is no longer reproducible.
+   */
   timeBudgetMs?: number;
+  /** What to minimise (default `time`). */
+  objective?: Objective;
+  /** Maximum duration of a route, from the start of the plan to the end of the service at its last stop, seconds (default unlimited). */
+  maxRouteDurationS?: number;
+  /** Service time at each pickup, seconds (default 0). */
+  serviceTimePickupS?: number;
+  /** Service time at each drop-off, seconds (default 0). */
+  serviceTimeDropoffS?: number;
   /** Average speed used for durations when the matrix has none (default 25 km/h). */
   speedKmh?: number;
   /** Multiplier on great-circle distance (default 1.3). Ignored when `distance` is given. */
@@ -59,8 +96,6 @@ export interface OptimizerOptions {
   distance?: DistanceFn | DistanceMatrix;
   /** Maximum number of stops (pickups + dropoffs) in one route (default unlimited). */
   maxStopsPerRoute?: number;
-  /** Upper bound on local-search iterations (default 200 000; the time budget usually cuts first). */
-  maxIterations?: number;
 }
 
 export type StopKind = 'pickup' | 'dropoff';
@@ -69,8 +104,12 @@ export interface PlannedStop {
   tripId: string;
   kind: StopKind;
   position: LonLat;
-  /** Seconds from the start of the route to the arrival at this stop. */
+  /** Seconds from the start of the route to the arrival at this stop (the stop's ETA). */
   arrivalOffsetS: number;
+  /** Seconds spent waiting for the trip to be ready (pickups only; else 0). */
+  waitS: number;
+  /** Seconds from the start of the route to the departure (arrival + wait + service time). */
+  departureOffsetS: number;
   /** Metres driven from the driver's position up to this stop. */
   cumulativeDistanceM: number;
   /** Trips on board after this stop (including the driver's currentLoad). */
@@ -81,6 +120,7 @@ export interface PlannedRoute {
   driverId: string;
   stops: PlannedStop[];
   distanceM: number;
+  /** Departure from the last stop (0 for an empty route). */
   durationS: number;
 }
 
@@ -92,7 +132,13 @@ export type UnassignedReason =
   /** Every compatible driver is already full (currentLoad >= capacity). */
   | 'CAPACITY'
   /** Compatible drivers had room, but their routes reached maxStopsPerRoute. */
-  | 'MAX_STOPS';
+  | 'MAX_STOPS'
+  /** Even alone, no compatible driver with room could finish it within maxRouteDurationS (too far, or ready too late). */
+  | 'ROUTE_DURATION'
+  /** Alone it would fit within maxRouteDurationS, but the shifts of the compatible drivers end too early. */
+  | 'SHIFT_END'
+  /** It fits alone, but the routes that could take it have no time left (their duration or shift limit). */
+  | 'ROUTES_FULL';
 
 export interface UnassignedTrip {
   tripId: string;
@@ -104,9 +150,26 @@ export interface Plan {
   /** One route per driver, in the problem's driver order (idle drivers have no stops). */
   routes: PlannedRoute[];
   unassigned: UnassignedTrip[];
-  totals: { assigned: number; unassigned: number; distanceM: number; durationS: number };
+  totals: {
+    assigned: number;
+    unassigned: number;
+    distanceM: number;
+    durationS: number;
+    /** Sum and maximum of the drop-off arrival offsets. */
+    sumDropoffS: number;
+    maxDropoffS: number;
+  };
+  objective: Objective;
+  /** The objective value of the plan (see Objective). */
+  cost: number;
   seed: number;
+  /** Large-neighbourhood iterations run, and the budget asked for. */
   iterations: number;
+  iterationBudget: number;
+  /** Why the search ended: the iteration budget, no new best for long (converged), or the time ceiling. */
+  stoppedBy: 'iterations' | 'converged' | 'time';
+  /** Every new best: iteration and objective value (the improvement curve). */
+  curve: { iteration: number; assigned: number; cost: number }[];
   /** Wall-clock time of the solve (the only field that varies between identical runs). */
   elapsedMs: number;
 }

@@ -6,10 +6,17 @@ const close = (a: number, b: number) => Math.abs(a - b) <= 1e-6 * Math.max(1, Ma
  * Every rule a plan must keep, checked from the plan itself: known drivers and trips, each trip
  * exactly once (planned with one pickup before one dropoff on the same route, or unassigned),
  * load within capacity after every stop, territories, the stop limit, consistent distances and
- * totals. Returns the violations (empty when the plan is valid).
+ * totals; and the times: each leg's travel time (its distance / speed, unless a duration matrix
+ * is given), no pickup before the trip is ready, the service times, the route's end within the
+ * maximum route duration and the driver's shift end, all within `toleranceS` (for rounded plans).
+ * Returns the violations (empty when valid).
  */
-export function validatePlan(problem: OptimizerProblem, plan: Plan, options: OptimizerOptions = {}): string[] {
+export function validatePlan(problem: OptimizerProblem, plan: Plan, options: OptimizerOptions = {}, toleranceS = 1e-6): string[] {
   const errors: string[] = [];
+  const speedMps = ((options.speedKmh ?? 25) * 1000) / 3600;
+  const ownDurations = !!options.distance && typeof options.distance !== 'function' && !!options.distance.durations;
+  const svc = { pickup: options.serviceTimePickupS ?? 0, dropoff: options.serviceTimeDropoffS ?? 0 };
+  const near = (a: number, b: number) => Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(a), Math.abs(b)) + toleranceS;
   const drivers = new Map(problem.drivers.map((d) => [d.id, d]));
   const trips = new Map(problem.trips.map((t) => [t.id, t]));
   const seen = new Map<string, string>();
@@ -35,6 +42,7 @@ export function validatePlan(problem: OptimizerProblem, plan: Plan, options: Opt
     let load = driver.currentLoad ?? 0;
     let lastDistance = 0;
     let lastArrival = 0;
+    let lastDeparture = 0;
     const onBoard = new Set<string>();
     const done = new Set<string>();
     for (const stop of route.stops) {
@@ -61,8 +69,17 @@ export function validatePlan(problem: OptimizerProblem, plan: Plan, options: Opt
       if (stop.loadAfter !== load) errors.push(`trip ${trip.id}: loadAfter ${stop.loadAfter} should be ${load}`);
       if (stop.cumulativeDistanceM < lastDistance - 1e-6 || stop.arrivalOffsetS < lastArrival - 1e-6)
         errors.push(`driver ${driver.id}: distance or time goes backwards at trip ${trip.id}`);
+      const leg = stop.cumulativeDistanceM - lastDistance;
+      if (ownDurations ? stop.arrivalOffsetS < lastDeparture - 1e-6 : !near(stop.arrivalOffsetS, lastDeparture + leg / speedMps))
+        errors.push(`trip ${trip.id}: ${stop.kind} arrival ${stop.arrivalOffsetS} s does not follow the previous departure and the leg`);
+      const start = stop.arrivalOffsetS + stop.waitS;
+      if (stop.kind === 'pickup' && start < (trip.readyAtS ?? 0) - toleranceS) errors.push(`trip ${trip.id}: picked up at ${start} s before it is ready (${trip.readyAtS} s)`);
+      if (stop.kind === 'dropoff' && stop.waitS !== 0) errors.push(`trip ${trip.id}: waits at its drop-off`);
+      if (stop.waitS < 0 || !near(stop.departureOffsetS, start + svc[stop.kind]))
+        errors.push(`trip ${trip.id}: ${stop.kind} departure ${stop.departureOffsetS} s is not arrival + wait + service`);
       lastDistance = stop.cumulativeDistanceM;
       lastArrival = stop.arrivalOffsetS;
+      lastDeparture = stop.departureOffsetS;
       const territories = driver.territoryIds ?? [];
       if (trip.territoryId && territories.length > 0 && !territories.includes(trip.territoryId))
         errors.push(`trip ${trip.id} (territory ${trip.territoryId}) outside the territories of driver ${driver.id}`);
@@ -70,7 +87,11 @@ export function validatePlan(problem: OptimizerProblem, plan: Plan, options: Opt
     }
     for (const id of onBoard) errors.push(`trip ${id} picked up but never dropped off`);
     if (!close(route.distanceM, lastDistance)) errors.push(`driver ${driver.id}: route distance disagrees with its stops`);
-    if (!close(route.durationS, lastArrival)) errors.push(`driver ${driver.id}: route duration disagrees with its stops`);
+    if (!close(route.durationS, lastDeparture)) errors.push(`driver ${driver.id}: route duration disagrees with its stops`);
+    if (options.maxRouteDurationS !== undefined && route.durationS > options.maxRouteDurationS + toleranceS)
+      errors.push(`driver ${driver.id}: route of ${route.durationS} s exceeds the maximum ${options.maxRouteDurationS} s`);
+    if (driver.shiftEndS !== undefined && route.stops.length > 0 && route.durationS > driver.shiftEndS + toleranceS)
+      errors.push(`driver ${driver.id}: route ends at ${route.durationS} s, after the shift end ${driver.shiftEndS} s`);
     distanceM += route.distanceM;
     durationS += route.durationS;
   }
