@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SubadminScope } from '../../src/platform/auth.js';
 import { validatePlan, type OptimizerOptions, type OptimizerProblem, type Plan } from '../../src/modules/dispatch/optimizer/index.js';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { driverDb, eventTypes, newDriver, newTrip, tripDb, type TestDriver } from '../logistics/fixtures.js';
