@@ -44,8 +44,8 @@ export function webSettings(raw: Record<string, string | undefined>): WebSetting
 /** The tile server's origin (with `{s}` subdomains as a wildcard), for img-src; null without tiles. */
 export function tileSource(tileUrl: string): string | null {
   if (!tileUrl) return null;
-  const u = new URL(tileUrl.replace(/\{[xyzr]\}/g, '0').replace('{s}', 'SUBDOMAIN'));
-  return `${u.protocol}//${u.host.replace('SUBDOMAIN', '*')}`;
+  const u = new URL(tileUrl.replace(/\{[xyzr]\}/g, '0').replace('{s}', 'tile-subdomain'));
+  return `${u.protocol}//${u.host.replace('tile-subdomain', '*')}`;
 }
 
 export function pageCsp(s: WebSettings): string {
