@@ -53,7 +53,7 @@ describe.skipIf(!CHROMIUM)('console and tracking page in chromium', () => {
 
   const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
 
-  it('logs in, sees the seeded driver, assigns a trip, follows a live location, commits an optimized plan, and a recipient tracks the trip', async () => {
+  it('logs in, sees the seeded driver, assigns a trip, follows a live location, commits an optimized plan, a recipient tracks the trip; approvals and settings', async () => {
     const base = server.baseUrl;
     const admin = await login(base, 'admin@demo.test');
     const drivers = await api(base, admin, 'GET', '/drivers?status=approved');
@@ -141,7 +141,31 @@ describe.skipIf(!CHROMIUM)('console and tracking page in chromium', () => {
     await shot(recipient, '05-tracking');
     await phone.close();
 
+    // Keyboard: a card's button opens the trip detail with Enter, Escape closes it.
+    await page.locator(`.card[data-trip-id="${tripA}"] button.open`).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#detail[open] #detail-status').waitFor();
+    await page.keyboard.press('Escape');
+    await page.locator('#detail:not([open])').waitFor({ state: 'attached' });
+
     // Logout ends the session: back to the login form.
+    await page.locator('#logout').click();
+    await page.getByRole('button', { name: 'Iniciar sesión' }).waitFor();
+
+    // An administrator: the approval queues load, and a setting is saved.
+    await page.getByLabel('Correo electrónico').fill('admin@demo.test');
+    await page.getByLabel('Contraseña').fill('Demo-pass-2026');
+    await page.getByRole('button', { name: 'Iniciar sesión' }).click();
+    await page.getByRole('link', { name: 'Aprobaciones' }).click();
+    for (const q of ['q-drivers', 'q-merchants', 'q-documents', 'q-reviews']) await page.locator(`#${q} .body > :is(ul, p)`).waitFor();
+    expect(await page.locator('.approvals .error').count()).toBe(0);
+    await shot(page, '07-approvals');
+    await page.getByRole('link', { name: 'Configuración' }).click();
+    await page.locator('#s-org-support_email').fill('soporte@demo.test');
+    await page.locator('#s-org button[type="submit"]').click();
+    await page.locator('.toast', { hasText: 'Guardado' }).waitFor();
+    expect((await api(base, admin, 'GET', '/settings')).body.support_email).toBe('soporte@demo.test');
+    await shot(page, '08-settings');
     await page.locator('#logout').click();
     await page.getByRole('button', { name: 'Iniciar sesión' }).waitFor();
     await context.close();

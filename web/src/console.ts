@@ -47,6 +47,7 @@ let stopStream: (() => void) | null = null;
 let driverPoll: ReturnType<typeof setInterval> | null = null;
 
 const isSubadmin = () => session.user()?.kind === 'subadmin';
+const isAdmin = () => ['administrator', 'platform'].includes(session.user()?.kind ?? '');
 
 function toast(message: string, kind: 'info' | 'error' = 'info') {
   const box = document.getElementById('toasts');
@@ -215,6 +216,7 @@ async function renderDispatch(main: HTMLElement) {
     ),
   );
   map = createMap(mapEl);
+  fitted = false;
   driverMarkers = new MarkerSet(map, 6);
   pickupMarkers = new MarkerSet(map, 4);
   dropoffMarkers = new MarkerSet(map, 4);
@@ -687,7 +689,8 @@ async function renderApprovals(main: HTMLElement) {
   const merchants = section('q-merchants', t('merchants'));
   const documents = section('q-documents', t('documents'));
   const reviews = section('q-reviews', t('paymentReviews'));
-  clear(main, h('div', { class: 'approvals' }, drivers, merchants, documents, reviews));
+  const seesReviews = isAdmin() || isSubadmin();
+  clear(main, h('div', { class: 'approvals' }, drivers, merchants, documents, seesReviews ? reviews : null));
   const fill = (sec: HTMLElement, rows: { id: string; text: string; actions: [string, () => Promise<unknown>][] }[]) =>
     clear(
       $('.body', sec),
@@ -754,10 +757,13 @@ async function renderApprovals(main: HTMLElement) {
   );
   // Payment reviews are decided by the merchant who receives the payment (POST /merchant/payment-reviews/:id/approve);
   // staff see the queue to follow it up.
-  const reviewList = isSubadmin()
+  const reviewList = !seesReviews
+    ? Promise.resolve([])
+    : isSubadmin()
     ? ok(api.GET('/api/v1/subadmin/payments/review', {})).then((r) => (r as { data: { id: string; amount: string; currency: string; submitted_at?: string | null }[] }).data)
     : ok(api.GET('/api/v1/admin/payment-reviews', { params: { query: { status: 'pending', limit: 100 } } })).then((r) => r.data);
-  void reviewList.then(
+  if (seesReviews)
+    void reviewList.then(
     (rows) => fill(reviews, rows.map((p) => ({ id: p.id, text: `${p.amount} ${p.currency} · ${fmtTime(p.submitted_at ?? null)}`, actions: [] }))),
     guard(reviews),
   );
@@ -767,21 +773,26 @@ async function renderApprovals(main: HTMLElement) {
 
 type Flat = Record<string, string | number | boolean | null>;
 
-function settingsForm(id: string, title: string, current: Flat, save: (patch: Flat) => Promise<unknown>) {
+function settingsForm(id: string, title: string, current: Flat, save: ((patch: Flat) => Promise<unknown>) | null) {
   const fields = Object.entries(current).filter(([k, v]) => k !== 'updated_at' && k !== 'organization_id' && (v === null || typeof v !== 'object'));
   const form = h(
     'form',
     { class: 'settings', id, 'aria-labelledby': `${id}-title` },
     h('h2', { id: `${id}-title` }, title),
-    fields.map(([k, v]) => {
+    h(
+      'fieldset',
+      { disabled: !save },
+      h('legend', { class: 'sr-only' }, title),
+      fields.map(([k, v]) => {
       const fid = `${id}-${k}`;
       const input =
         typeof v === 'boolean'
           ? h('input', { id: fid, name: k, type: 'checkbox', checked: v })
           : h('input', { id: fid, name: k, type: typeof v === 'number' ? 'number' : 'text', value: v ?? '', step: typeof v === 'number' ? 'any' : undefined });
       return h('div', { class: 'field' }, h('label', { for: fid }, label(k)), input);
-    }),
-    h('button', { type: 'submit', class: 'primary' }, t('save')),
+      }),
+    ),
+    save ? h('button', { type: 'submit', class: 'primary' }, t('save')) : null,
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
@@ -791,7 +802,7 @@ function settingsForm(id: string, title: string, current: Flat, save: (patch: Fl
       const next = typeof v === 'boolean' ? el.checked : typeof v === 'number' ? Number(el.value) : el.value === '' && v === null ? null : el.value;
       if (next !== v) patch[k] = next;
     }
-    if (!Object.keys(patch).length) return;
+    if (!Object.keys(patch).length || !save) return;
     save(patch).then(() => toast(t('saved')), fail);
   });
   return form;
@@ -800,11 +811,13 @@ function settingsForm(id: string, title: string, current: Flat, save: (patch: Fl
 async function renderSettings(main: HTMLElement) {
   clear(main, h('div', { class: 'settings-page' }, h('p', null, '…')));
   const box = $('.settings-page', main);
-  const [org, logistics] = await Promise.all([ok(api.GET('/api/v1/settings', {})).catch(() => null), ok(api.GET('/api/v1/logistics/settings', {})).catch(() => null)]);
+  // Organization settings: administrators only; logistics settings: read by dispatch and sub-administrators, changed by administrators.
+  const admin = isAdmin();
+  const [org, logistics] = await Promise.all([admin ? ok(api.GET('/api/v1/settings', {})).catch(() => null) : null, ok(api.GET('/api/v1/logistics/settings', {})).catch(() => null)]);
   clear(
     box,
     org ? settingsForm('s-org', t('organization'), org as unknown as Flat, (patch) => ok(api.PATCH('/api/v1/settings', { body: patch as never }))) : null,
-    logistics ? settingsForm('s-logistics', t('logistics'), logistics as unknown as Flat, (patch) => ok(api.PATCH('/api/v1/logistics/settings', { body: patch as never }))) : null,
+    logistics ? settingsForm('s-logistics', t('logistics'), logistics as unknown as Flat, admin ? (patch) => ok(api.PATCH('/api/v1/logistics/settings', { body: patch as never })) : null) : null,
   );
 }
 
