@@ -62,6 +62,18 @@ describe.skipIf(!CHROMIUM)('console and tracking page in chromium', () => {
     expect((await api(base, admin, 'PATCH', `/drivers/${driver.id}`, { capacity: 5 })).status).toBe(200);
 
     const context = await browser.newContext({ viewport: { width: 1600, height: 900 }, locale: 'es-BO' });
+    // The page's EventSources, so the test can break the stream.
+    await context.addInitScript(() => {
+      const Native = window.EventSource;
+      const w = window as unknown as { sources_: EventSource[]; EventSource: typeof EventSource };
+      w.sources_ = [];
+      w.EventSource = class extends Native {
+        constructor(url: string | URL, init?: EventSourceInit) {
+          super(url, init);
+          w.sources_.push(this);
+        }
+      };
+    });
     const page = await context.newPage();
     watch(page);
     const res = await page.goto(`${base}/console`);
@@ -98,6 +110,33 @@ describe.skipIf(!CHROMIUM)('console and tracking page in chromium', () => {
     const driverToken = await login(base, 'driver@demo.test');
     expect((await api(base, driverToken, 'POST', '/driver/location', { location: pt(-68.121, -16.507) })).status).toBeLessThan(300);
     await page.locator(`tr[data-driver-id="${driver.id}"][data-lat="-16.507"][data-lon="-68.121"]`).waitFor();
+
+    // The stream breaks (simulated: the page's EventSource is closed with an error). While the console has no
+    // stream (its token request held back), a trip is created; the reconnection resumes after the last event
+    // seen (`last_event_id`) and the missed trip.created is replayed into the pending column.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    await page.route('**/api/v1/realtime/tokens', async (route) => {
+      await gate;
+      await route.continue();
+    });
+    const streams: string[] = [];
+    page.on('request', (r) => r.url().includes('/realtime/organization/stream') && streams.push(r.url()));
+    await page.evaluate(() => {
+      const es = (window as unknown as { sources_: EventSource[] }).sources_.at(-1)!;
+      es.close();
+      es.dispatchEvent(new Event('error'));
+    });
+    await page.locator('#live[data-live="false"]').waitFor();
+    const missed = await api(base, admin, 'POST', '/trips', { pickup_location: pt(-68.1335, -16.499), pickup_address: 'Av. 16 de Julio 1490', dropoff_location: pt(-68.125, -16.515), dropoff_address: 'Calle Reconexión 7' });
+    expect(missed.status).toBe(201);
+    release();
+    await page.locator('#live[data-live="true"]').waitFor();
+    await page.locator(`.column[data-status="pending"] .card[data-trip-id="${missed.body.id}"]`).waitFor();
+    expect(new URL(streams.at(-1)!).searchParams.get('last_event_id')).toMatch(/^[0-9]+$/);
+    await page.unroute('**/api/v1/realtime/tokens');
+    expect((await api(base, admin, 'POST', `/trips/${missed.body.id}/status`, { status: 'cancelled', reason: 'test' })).status).toBe(200);
+    await page.locator(`.column[data-status="cancelled"] .card[data-trip-id="${missed.body.id}"]`).waitFor();
 
     // Optimized dispatch: select two pending trips, request a plan, see it, commit it.
     const more: string[] = [];
