@@ -536,7 +536,13 @@ async function openTrip(id: string) {
     () => clear(trackingBox, '—'),
   );
   void ok(api.GET('/api/v1/trips/{id}/proofs', path)).then(
-    (r) => clear(proofsBox, r.data.length ? h('ul', null, r.data.map((p) => h('li', null, `${label(String((p as { stage?: string }).stage ?? 'proof'))} · ${fmtTime((p as { created_at?: string }).created_at)}`))) : t('noProofs')),
+    (r) =>
+      clear(
+        proofsBox,
+        r.data.length
+          ? h('ul', null, r.data.map((p) => h('li', null, [label(p.stage === 'delivery' ? 'dropoff' : 'pickup'), fmtTime(p.created_at), p.pin_verified ? 'PIN ✓' : null, p.evidence ? p.evidence.type : null].filter(Boolean).join(' · '))))
+          : t('noProofs'),
+      ),
     () => clear(proofsBox, '—'),
   );
   const showLink = (url: string | null) => {
