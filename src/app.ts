@@ -23,6 +23,7 @@ import { composeModules, type Composition } from './modules/index.js';
 import { healthRoutes } from './platform/health.js';
 import { DOCS_CSP, corsOptions, edgeSettings, serverOptions } from './platform/edge.js';
 import { expensiveRouteGroups, registerExpensiveRouteLimits } from './platform/rate-limit.js';
+import { registerWeb } from './platform/web.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -277,6 +278,8 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       return registry.metrics();
     },
   );
+
+  await registerWeb(app, config.raw); // the console and tracking pages (src/platform/web.ts)
 
   app.addHook('onClose', async () => {
     for (const fn of ctx.onClose) await fn();

@@ -39,6 +39,7 @@ if (config.seedDemo) {
 
 const stopWorkers = config.workers ? startWorkers(app.ctx.workers, app.log) : async () => undefined;
 await app.listen({ port: config.port, host: config.host });
+console.log(`Dispatcher console: http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}/console`);
 
 let stopping = false;
 async function shutdown(signal: string) {

@@ -1,0 +1,114 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import Fastify from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers.js';
+import { pageCsp, registerWeb, webSettings } from '../../src/platform/web.js';
+import { registerErrorHandling } from '../../src/platform/http.js';
+import { typesOf } from './api-types.js';
+
+/** The pages as the server serves them (src/platform/web.ts): compressed, cached, under a Content-Security-Policy. */
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+let t: TestApp;
+
+beforeAll(async () => {
+  const built = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build-if-stale.mjs'), '--web'], { cwd: ROOT, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`web build failed:\n${built.stdout}\n${built.stderr}`);
+  // Rate limits as configured by default, so the served document is the one `npm run web:types` reads.
+  t = await createTestApp({
+    raw: { MAP_TILE_URL: 'https://{s}.tiles.example.org/{z}/{x}/{y}.png', RATE_LIMIT_ORDERS_PER_MINUTE: undefined, RATE_LIMIT_PLANS_PER_MINUTE: undefined, RATE_LIMIT_REPORTS_PER_MINUTE: undefined },
+  });
+}, 300_000);
+afterAll(() => t?.close());
+
+const get = (url: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url, headers });
+
+describe('console pages', () => {
+  it('serves the console compressed, revalidated, with a CSP naming only the page, the API and the tile server', async () => {
+    const r = await get('/console', { 'accept-encoding': 'gzip, deflate, br' });
+    expect(r.statusCode).toBe(200);
+    expect(r.headers['content-type']).toContain('text/html');
+    expect(r.headers['content-encoding']).toBe('br');
+    expect(r.headers['cache-control']).toBe('no-cache');
+    expect(r.headers.vary).toContain('Accept-Encoding');
+    const csp = String(r.headers['content-security-policy']);
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain('img-src \'self\' data: https://*.tiles.example.org');
+    expect(csp).not.toMatch(/script-src[^;]*unsafe/);
+    const html = brotliDecompressSync(r.rawPayload).toString();
+    expect(html).toContain('<meta name="map-tiles" content="https://{s}.tiles.example.org/{z}/{x}/{y}.png"');
+    // gzip for a client without brotli, identity for one without either.
+    const gz = await get('/console/', { 'accept-encoding': 'gzip' });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.rawPayload).toString()).toBe(html);
+    expect((await get('/console')).body).toBe(html);
+  });
+
+  it('serves hashed assets as immutable and nothing outside the build', async () => {
+    const html = (await get('/console')).body;
+    const asset = html.match(/\/console\/assets\/[^"]+\.js/)![0];
+    const r = await get(asset, { 'accept-encoding': 'gzip' });
+    expect(r.statusCode).toBe(200);
+    expect(r.headers['content-type']).toContain('text/javascript');
+    expect(r.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(r.headers['content-encoding']).toBe('gzip');
+    for (const bad of ['/console/assets/nope.js', '/console/assets/..%2F..%2Fpackage.json', '/console/assets/%2e%2e/console/index.html']) {
+      const x = await get(bad);
+      expect(x.statusCode, bad).toBe(404);
+      expect(x.headers['content-type']).toContain('application/problem+json');
+    }
+  });
+
+  it('a browser opening the recipient link gets the tracking page; API clients get the JSON', async () => {
+    const token = 'A'.repeat(40);
+    const page = await get(`/api/v1/public/tracking/${token}`, { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('<body class="tracking">');
+    expect(page.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(page.headers.vary).toContain('Accept');
+    const json = await get(`/api/v1/public/tracking/${token}`, { accept: 'application/json' });
+    expect(json.statusCode).toBe(404);
+    expect(json.headers['content-type']).toContain('application/problem+json');
+    expect(json.headers.vary).toContain('Accept');
+    expect((await get(`/track/${token}`)).body).toContain('<body class="tracking">');
+  });
+
+  it('answers 503 with a problem when the pages are not built', async () => {
+    const app = Fastify();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'web-empty-'));
+    try {
+      registerErrorHandling(app);
+      await registerWeb(app, {}, dir);
+      const r = await app.inject({ method: 'GET', url: '/console' });
+      expect(r.statusCode).toBe(503);
+      expect(r.json().code).toBe('WEB_NOT_BUILT');
+    } finally {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('takes the tile server from MAP_TILE_URL: OpenStreetMap by default, none, or refused when malformed', () => {
+    expect(webSettings({}).tileUrl).toBe('https://tile.openstreetmap.org/{z}/{x}/{y}.png');
+    expect(pageCsp(webSettings({}))).toContain("img-src 'self' data: https://tile.openstreetmap.org;");
+    expect(webSettings({ MAP_TILE_URL: 'none' }).tileUrl).toBe('');
+    expect(pageCsp(webSettings({ MAP_TILE_URL: 'none' }))).toContain("img-src 'self' data:;");
+    expect(() => webSettings({ MAP_TILE_URL: 'ftp://x/{z}/{x}/{y}' })).toThrow(/MAP_TILE_URL/);
+    expect(() => webSettings({ MAP_TILE_URL: 'https://tiles.example.org/tile.png' })).toThrow(/MAP_TILE_URL/);
+  });
+
+  it('web/src/api-types.ts matches the OpenAPI document the server serves (else: npm run web:types)', async () => {
+    const doc = (await get('/api/v1/openapi.json')).json();
+    const committed = readFileSync(path.join(ROOT, 'web/src/api-types.ts'), 'utf8');
+    const now = await typesOf(doc);
+    mkdirSync(path.join(ROOT, 'test-artifacts'), { recursive: true });
+    if (committed !== now) writeFileSync(path.join(ROOT, 'test-artifacts/api-types.expected.ts'), now);
+    expect(committed === now, 'web/src/api-types.ts is stale: run `npm run web:types` (expected text in test-artifacts/api-types.expected.ts)').toBe(true);
+  });
+});

@@ -1,0 +1,113 @@
+import createClient from 'openapi-fetch';
+import type { Readable } from 'openapi-typescript-helpers';
+import type { components, paths } from './api-types';
+
+/** The API's own types (web/src/api-types.ts, generated from the served OpenAPI document by `npm run web:types`). */
+export type Schemas = components['schemas'];
+type Json<P extends keyof paths, M extends 'get' | 'post', S extends number> = paths[P][M] extends { responses: { [K in S]: { content: { 'application/json': infer T } } } } ? Readable<T> : never;
+export type Trip = Json<'/api/v1/trips/{id}', 'get', 200>;
+export type Driver = Json<'/api/v1/drivers', 'get', 200>['data'][number];
+export type DispatchPlan = Json<'/api/v1/admin/dispatch-batches/optimize', 'post', 201>;
+export type User = Schemas['User'];
+export type TripStatus = Trip['status'];
+
+interface Tokens {
+  access: string;
+  refresh: string;
+  user: User;
+}
+
+const KEY = 'console.session';
+let tokens: Tokens | null = (() => {
+  try {
+    return JSON.parse(sessionStorage.getItem(KEY) ?? 'null') as Tokens | null;
+  } catch {
+    return null;
+  }
+})();
+let refreshing: Promise<boolean> | null = null;
+const listeners = new Set<() => void>();
+
+function save(next: Tokens | null) {
+  tokens = next;
+  if (next) sessionStorage.setItem(KEY, JSON.stringify(next));
+  else sessionStorage.removeItem(KEY);
+}
+
+export const session = {
+  user: () => tokens?.user ?? null,
+  /** Called when the session ends (logout, refresh refused). */
+  onEnd: (fn: () => void) => listeners.add(fn),
+};
+
+/** The access token expired: rotate the refresh token once (concurrent callers share the rotation). */
+async function refresh(): Promise<boolean> {
+  if (!tokens) return false;
+  refreshing ??= (async () => {
+    const res = await fetch('/api/v1/auth/refresh', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: tokens!.refresh }) });
+    if (!res.ok) {
+      save(null);
+      listeners.forEach((fn) => fn());
+      return false;
+    }
+    const body = (await res.json()) as paths['/api/v1/auth/refresh']['post']['responses'][200]['content']['application/json'];
+    save({ access: body.access_token, refresh: body.refresh_token, user: body.user });
+    return true;
+  })().finally(() => (refreshing = null));
+  return refreshing;
+}
+
+/** fetch with the bearer token; a 401 refreshes the tokens and retries once. */
+async function authFetch(input: Request): Promise<Response> {
+  const retry = input.clone();
+  const send = (req: Request) => {
+    if (tokens) req.headers.set('authorization', `Bearer ${tokens.access}`);
+    return fetch(req);
+  };
+  const res = await send(input);
+  if (res.status !== 401 || !tokens || input.url.includes('/auth/')) return res;
+  return (await refresh()) ? send(retry) : res;
+}
+
+export const api = createClient<paths>({ baseUrl: '', fetch: authFetch });
+
+export interface Problem {
+  status: number;
+  title?: string;
+  detail?: string;
+  code?: string;
+}
+
+/** The data of a call, or throws its problem (shown by the caller). */
+export async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const r = await call;
+  if (r.error !== undefined || !r.response.ok) {
+    const p = (r.error ?? {}) as Partial<Problem>;
+    throw Object.assign(new Error(p.detail ?? p.title ?? `HTTP ${r.response.status}`), { problem: { status: r.response.status, ...p } });
+  }
+  return r.data as T;
+}
+
+export async function login(email: string, password: string): Promise<User> {
+  const body = await ok(api.POST('/api/v1/auth/login', { body: { email, password } }));
+  save({ access: body.access_token, refresh: body.refresh_token, user: body.user });
+  return body.user;
+}
+
+export async function logout(): Promise<void> {
+  if (tokens) await api.POST('/api/v1/auth/logout').catch(() => undefined);
+  save(null);
+  listeners.forEach((fn) => fn());
+}
+
+/** Every page of a cursor list (the console shows whole fleets; at most `max` items). */
+export async function all<T>(page: (cursor: string | undefined) => Promise<{ data: T[]; next_cursor: string | null }>, max = 5000): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const r = await page(cursor);
+    out.push(...r.data);
+    cursor = r.next_cursor ?? undefined;
+  } while (cursor && out.length < max);
+  return out;
+}

@@ -1,0 +1,833 @@
+import L from 'leaflet';
+import './style.css';
+import { all, api, login, logout, ok, session, type DispatchPlan, type Driver, type Trip, type TripStatus } from './api';
+import { $, clear, h } from './dom';
+import { fmtEta, fmtKm, fmtTime, getLang, label, setLang, t, type Lang } from './i18n';
+import { COLORS, createMap, MarkerSet, toLatLng } from './map';
+import { openStream, type StreamEvent } from './sse';
+
+/** The dispatcher console: login, live map, dispatch board, trip detail, optimized dispatch, approvals, settings. */
+
+const ACTIVE: TripStatus[] = ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit'];
+const COLUMNS: TripStatus[] = [...ACTIVE, 'completed', 'cancelled'];
+/** Cards drawn per column; the rest is counted (a column of 2,000 cards helps nobody and costs layout). */
+const CARDS_PER_COLUMN = 150;
+const ROUTE_COLORS = ['#dc2626', '#2563eb', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#be185d', '#4d7c0f'];
+
+const root = $('#app');
+
+interface State {
+  drivers: Map<string, Driver>;
+  trips: Map<string, Trip>;
+  territories: { id: string; name: string }[];
+  merchants: Map<string, string>;
+  filter: { territory: string; merchant: string; status: string; search: string };
+  selected: Set<string>;
+  plan: DispatchPlan | null;
+  live: boolean;
+}
+
+const state: State = {
+  drivers: new Map(),
+  trips: new Map(),
+  territories: [],
+  merchants: new Map(),
+  filter: { territory: '', merchant: '', status: '', search: '' },
+  selected: new Set(),
+  plan: null,
+  live: false,
+};
+
+let map: L.Map | null = null;
+let driverMarkers: MarkerSet | null = null;
+let pickupMarkers: MarkerSet | null = null;
+let dropoffMarkers: MarkerSet | null = null;
+let planLayer: L.LayerGroup | null = null;
+let stopStream: (() => void) | null = null;
+let driverPoll: ReturnType<typeof setInterval> | null = null;
+
+const isSubadmin = () => session.user()?.kind === 'subadmin';
+const isAdmin = () => ['administrator', 'platform'].includes(session.user()?.kind ?? '');
+
+function toast(message: string, kind: 'info' | 'error' = 'info') {
+  const box = document.getElementById('toasts');
+  if (!box) return;
+  const el = h('div', { class: `toast ${kind}`, role: kind === 'error' ? 'alert' : 'status' }, message);
+  box.append(el);
+  setTimeout(() => el.remove(), 6000);
+}
+
+const fail = (e: unknown) => toast(`${t('error')}: ${(e as Error).message}`, 'error');
+
+/* ---------------- login ---------------- */
+
+function renderLogin() {
+  stopStream?.();
+  if (driverPoll) clearInterval(driverPoll);
+  map?.remove();
+  map = null;
+  const err = h('p', { class: 'error', role: 'alert', id: 'login-error' });
+  const form = h(
+    'form',
+    { class: 'login', 'aria-labelledby': 'login-title' },
+    h('h1', { id: 'login-title' }, t('title')),
+    h('label', { for: 'email' }, t('email')),
+    h('input', { id: 'email', name: 'email', type: 'email', autocomplete: 'username', required: true }),
+    h('label', { for: 'password' }, t('password')),
+    h('input', { id: 'password', name: 'password', type: 'password', autocomplete: 'current-password', required: true }),
+    h('button', { type: 'submit', class: 'primary' }, t('login')),
+    err,
+    langPicker(),
+  );
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const data = new FormData(form);
+    try {
+      await login(String(data.get('email')), String(data.get('password')));
+      if (location.hash === '#/dispatch') renderShell();
+      else location.hash = '#/dispatch'; // hashchange renders
+    } catch (e) {
+      err.textContent = `${t('loginFailed')}: ${(e as Error).message}`;
+    }
+  });
+  clear(root, h('main', { id: 'main', class: 'login-page' }, form));
+  ($('#email', form) as HTMLInputElement).focus();
+}
+
+function langPicker() {
+  const sel = h(
+    'select',
+    { id: 'lang', 'aria-label': t('language') },
+    h('option', { value: 'es', selected: getLang() === 'es' }, 'Español'),
+    h('option', { value: 'en', selected: getLang() === 'en' }, 'English'),
+  );
+  sel.addEventListener('change', () => {
+    setLang(sel.value as Lang);
+    if (session.user()) renderShell();
+    else renderLogin();
+  });
+  return sel;
+}
+
+/* ---------------- shell ---------------- */
+
+function renderShell() {
+  const user = session.user();
+  if (!user) return renderLogin();
+  document.title = t('title');
+  const view = location.hash.replace(/^#\//, '') || 'dispatch';
+  const tab = (id: string, text: string) => h('a', { href: `#/${id}`, class: 'tab', 'aria-current': view === id ? 'page' : undefined }, text);
+  stopStream?.();
+  stopStream = null;
+  if (driverPoll) clearInterval(driverPoll);
+  map?.remove();
+  map = null;
+  clear(
+    root,
+    h('a', { href: '#main', class: 'skip' }, t('skipToContent')),
+    h(
+      'header',
+      { class: 'top' },
+      h('strong', { class: 'brand' }, t('title')),
+      h('nav', { 'aria-label': t('title') }, tab('dispatch', t('dispatch')), tab('approvals', t('approvals')), tab('settings', t('settings'))),
+      h('span', { class: 'live', id: 'live', 'data-live': String(state.live) }, state.live ? t('live') : t('reconnecting')),
+      langPicker(),
+      h('span', { class: 'who' }, user.display_name),
+      h('button', { type: 'button', id: 'logout', onclick: () => void logout() }, t('logout')),
+    ),
+    h('main', { id: 'main', tabindex: '-1' }),
+    h('div', { id: 'toasts', class: 'toasts', 'aria-live': 'polite' }),
+    h('dialog', { id: 'detail', 'aria-labelledby': 'detail-title' }),
+  );
+  const main = $('#main');
+  if (view === 'approvals') void renderApprovals(main);
+  else if (view === 'settings') void renderSettings(main);
+  else void renderDispatch(main);
+}
+
+window.addEventListener('hashchange', () => session.user() && renderShell());
+session.onEnd(() => renderLogin());
+
+/* ---------------- dispatch: map + board ---------------- */
+
+function driverState(d: Driver): 'available' | 'busy' | 'offline' {
+  if (!d.available) return 'offline';
+  return d.active_trips > 0 ? 'busy' : 'available';
+}
+
+async function loadDrivers() {
+  const list = await all((cursor) => ok(api.GET('/api/v1/drivers', { params: { query: { status: 'approved', limit: 200, cursor } } })));
+  state.drivers = new Map(list.map((d) => [d.id, d]));
+}
+
+async function loadTrips() {
+  const lists = await Promise.all([
+    ...ACTIVE.map((status) => all((cursor) => ok(api.GET('/api/v1/trips', { params: { query: { status, limit: 200, cursor } } })))),
+    ok(api.GET('/api/v1/trips', { params: { query: { status: 'completed', limit: 50 } } })).then((r) => r.data),
+    ok(api.GET('/api/v1/trips', { params: { query: { status: 'cancelled', limit: 50 } } })).then((r) => r.data),
+  ]);
+  state.trips = new Map(lists.flat().map((tr) => [tr.id, tr]));
+}
+
+async function loadFilters() {
+  const [territories, merchants] = await Promise.all([
+    all((cursor) => ok(api.GET('/api/v1/territories', { params: { query: { limit: 200, cursor } } })), 1000).catch(() => []),
+    all((cursor) => ok(api.GET('/api/v1/merchants', { params: { query: { limit: 200, cursor } } })), 2000).catch(() => []),
+  ]);
+  state.territories = territories.map((x) => ({ id: x.id, name: x.name }));
+  state.merchants = new Map(merchants.map((m) => [m.id, m.name]));
+}
+
+let frame = 0;
+function schedule() {
+  if (frame) return;
+  frame = requestAnimationFrame(() => {
+    frame = 0;
+    drawMap();
+    drawBoard();
+    drawDrivers();
+  });
+}
+
+async function renderDispatch(main: HTMLElement) {
+  const mapEl = h('div', { id: 'map', class: 'map', 'aria-label': t('map'), 'data-drivers': '0', 'data-trips': '0' });
+  clear(
+    main,
+    h(
+      'div',
+      { class: 'dispatch' },
+      h(
+        'section',
+        { class: 'map-pane', 'aria-labelledby': 'map-title' },
+        h('h2', { id: 'map-title', class: 'sr-only' }, t('map')),
+        mapEl,
+        h('ul', { class: 'legend', 'aria-label': t('drivers') }, ...(['available', 'busy', 'offline', 'pickup', 'dropoff'] as const).map((k) => h('li', null, h('span', { class: 'dot', style: `background:${COLORS[k]}` }), label(k)))),
+        h('details', { class: 'driver-list' }, h('summary', { id: 'drivers-summary' }, t('drivers')), h('div', { id: 'drivers' })),
+      ),
+      h(
+        'section',
+        { class: 'board-pane', 'aria-labelledby': 'board-title' },
+        h('h2', { id: 'board-title' }, t('board')),
+        filtersForm(),
+        h('div', { class: 'toolbar' }, h('button', { type: 'button', id: 'optimize', class: 'primary', disabled: true, onclick: () => void optimize() }, t('optimize')), h('span', { id: 'selection' })),
+        h('div', { id: 'plan', class: 'plan', hidden: true }),
+        h('div', { id: 'board', class: 'board' }),
+      ),
+    ),
+  );
+  map = createMap(mapEl);
+  fitted = false;
+  driverMarkers = new MarkerSet(map, 6);
+  pickupMarkers = new MarkerSet(map, 4);
+  dropoffMarkers = new MarkerSet(map, 4);
+  planLayer = L.layerGroup().addTo(map);
+  try {
+    await Promise.all([loadDrivers(), loadTrips(), loadFilters()]);
+  } catch (e) {
+    fail(e);
+  }
+  fillFilterOptions();
+  fitOnce();
+  schedule();
+  if (state.plan) drawPlan();
+  stopStream = openStream(isSubadmin() ? 'territories' : 'organization', {
+    event: onEvent,
+    reset: () => void Promise.all([loadDrivers(), loadTrips()]).then(schedule, fail),
+    state: (live) => {
+      state.live = live;
+      const el = document.getElementById('live');
+      if (el) {
+        el.dataset.live = String(live);
+        el.textContent = live ? t('live') : t('reconnecting');
+      }
+    },
+  });
+  // Idle drivers send no trip events: their positions and availability are polled.
+  driverPoll = setInterval(() => void loadDrivers().then(schedule, () => undefined), 30_000);
+}
+
+let fitted = false;
+function fitOnce() {
+  if (fitted || !map) return;
+  const pts = [...state.drivers.values()].map((d) => toLatLng(d.last_location)).filter((p): p is L.LatLngTuple => !!p);
+  for (const tr of state.trips.values()) if (ACTIVE.includes(tr.status)) pts.push(toLatLng(tr.dropoff_location)!);
+  if (pts.length) {
+    map.fitBounds(L.latLngBounds(pts), { padding: [30, 30], maxZoom: 15 });
+    fitted = true;
+  }
+}
+
+const tripEvents = new Map<string, ReturnType<typeof setTimeout>>();
+function onEvent(e: StreamEvent) {
+  if (e.entity_type !== 'trip') return;
+  const p = e.payload as { driver_id?: string | null; location?: { coordinates: number[] }; recorded_at?: string };
+  if (e.type === 'trip.location_updated' && p.driver_id && p.location) {
+    const d = state.drivers.get(p.driver_id);
+    if (d) {
+      state.drivers.set(d.id, { ...d, last_location: { type: 'Point', coordinates: p.location.coordinates as [number, number] }, last_location_at: p.recorded_at ?? d.last_location_at });
+      schedule();
+    }
+    return;
+  }
+  // Other trip events: refetch the trip (a burst of events for one trip is one request) and its driver's load.
+  clearTimeout(tripEvents.get(e.entity_id));
+  tripEvents.set(
+    e.entity_id,
+    setTimeout(async () => {
+      tripEvents.delete(e.entity_id);
+      try {
+        const trip = await ok(api.GET('/api/v1/trips/{id}', { params: { path: { id: e.entity_id } } }));
+        state.trips.set(trip.id, trip);
+        if (trip.status !== 'pending') state.selected.delete(trip.id);
+        if (trip.driver_id || p.driver_id) await loadDrivers();
+        schedule();
+      } catch {
+        /* gone or out of scope */
+      }
+    }, 100),
+  );
+}
+
+function drawMap() {
+  if (!map || !driverMarkers || !pickupMarkers || !dropoffMarkers) return;
+  const seen = new Set<string>();
+  for (const d of state.drivers.values()) {
+    const at = toLatLng(d.last_location);
+    if (!at) continue;
+    seen.add(d.id);
+    const s = driverState(d);
+    driverMarkers.upsert(d.id, at, COLORS[s], `${d.display_name} · ${label(s)}`);
+  }
+  driverMarkers.retain(seen);
+  const active = new Set<string>();
+  for (const tr of visibleTrips()) {
+    if (!ACTIVE.includes(tr.status)) continue;
+    active.add(tr.id);
+    const open = () => void openTrip(tr.id);
+    pickupMarkers.upsert(tr.id, toLatLng(tr.pickup_location)!, COLORS.pickup, `${t('pickup')}: ${tr.pickup_address}`, open);
+    dropoffMarkers.upsert(tr.id, toLatLng(tr.dropoff_location)!, COLORS.dropoff, `${t('dropoff')}: ${tr.dropoff_address}`, open);
+  }
+  pickupMarkers.retain(active);
+  dropoffMarkers.retain(active);
+  const el = document.getElementById('map');
+  if (el) {
+    el.dataset.drivers = String(driverMarkers.size);
+    el.dataset.trips = String(active.size);
+  }
+}
+
+function drawDrivers() {
+  const box = document.getElementById('drivers');
+  if (!box) return;
+  $('#drivers-summary').textContent = `${t('drivers')} (${state.drivers.size})`;
+  const rows = [...state.drivers.values()].sort((a, b) => a.display_name.localeCompare(b.display_name));
+  clear(
+    box,
+    h(
+      'table',
+      null,
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('driver')), h('th', { scope: 'col' }, t('status')), h('th', { scope: 'col' }, t('activeTrips')), h('th', { scope: 'col' }, t('updated')))),
+      h(
+        'tbody',
+        null,
+        rows.map((d) => {
+          const at = toLatLng(d.last_location);
+          return h(
+            'tr',
+            { 'data-driver-id': d.id, 'data-lat': at?.[0], 'data-lon': at?.[1] },
+            h('td', null, d.display_name),
+            h('td', null, h('span', { class: 'dot', style: `background:${COLORS[driverState(d)]}` }), label(driverState(d))),
+            h('td', null, `${d.active_trips}/${d.capacity}`),
+            h('td', null, fmtTime(d.last_location_at)),
+          );
+        }),
+      ),
+    ),
+  );
+}
+
+function filtersForm() {
+  const f = state.filter;
+  const onChange = (key: keyof State['filter']) => (ev: Event) => {
+    f[key] = (ev.target as HTMLInputElement).value;
+    schedule();
+  };
+  return h(
+    'form',
+    { class: 'filters', role: 'search', 'aria-label': t('filters'), onsubmit: (e: Event) => e.preventDefault() },
+    h('label', null, t('territory'), h('select', { id: 'f-territory', onchange: onChange('territory') }, h('option', { value: '' }, t('all')))),
+    h('label', null, t('merchant'), h('select', { id: 'f-merchant', onchange: onChange('merchant') }, h('option', { value: '' }, t('all')))),
+    h(
+      'label',
+      null,
+      t('status'),
+      h('select', { id: 'f-status', onchange: onChange('status') }, h('option', { value: '' }, t('all')), COLUMNS.map((s) => h('option', { value: s, selected: f.status === s }, label(s)))),
+    ),
+    h('label', null, t('search'), h('input', { id: 'f-search', type: 'search', value: f.search, oninput: onChange('search') })),
+  );
+}
+
+function fillFilterOptions() {
+  const ter = document.getElementById('f-territory') as HTMLSelectElement | null;
+  const mer = document.getElementById('f-merchant') as HTMLSelectElement | null;
+  ter?.append(...state.territories.map((x) => h('option', { value: x.id, selected: state.filter.territory === x.id }, x.name)));
+  mer?.append(...[...state.merchants].map(([id, name]) => h('option', { value: id, selected: state.filter.merchant === id }, name)));
+}
+
+function visibleTrips(): Trip[] {
+  const f = state.filter;
+  const q = f.search.trim().toLowerCase();
+  return [...state.trips.values()].filter(
+    (tr) =>
+      (!f.territory || tr.territory_id === f.territory) &&
+      (!f.merchant || tr.merchant_id === f.merchant) &&
+      (!f.status || tr.status === f.status) &&
+      (!q || [tr.id, tr.pickup_address, tr.dropoff_address, tr.order_id ?? '', tr.notes ?? ''].some((s) => s.toLowerCase().includes(q))),
+  );
+}
+
+function drawBoard() {
+  const board = document.getElementById('board');
+  if (!board) return;
+  const groups = new Map<TripStatus, Trip[]>(COLUMNS.map((s) => [s, []]));
+  for (const tr of visibleTrips()) groups.get(tr.status)?.push(tr);
+  const cols = COLUMNS.filter((s) => !state.filter.status || s === state.filter.status);
+  clear(
+    board,
+    cols.map((s) => {
+      const list = groups.get(s)!.sort((a, b) => b.created_at.localeCompare(a.created_at));
+      return h(
+        'section',
+        { class: 'column', 'data-status': s, 'aria-labelledby': `col-${s}` },
+        h('h3', { id: `col-${s}` }, `${label(s)} `, h('span', { class: 'count' }, String(list.length))),
+        h('ul', null, list.slice(0, CARDS_PER_COLUMN).map(card)),
+        list.length > CARDS_PER_COLUMN ? h('p', { class: 'more' }, `+${list.length - CARDS_PER_COLUMN}`) : null,
+      );
+    }),
+  );
+  const n = state.selected.size;
+  const btn = document.getElementById('optimize') as HTMLButtonElement | null;
+  if (btn) btn.disabled = n === 0;
+  const sel = document.getElementById('selection');
+  if (sel) sel.textContent = n ? `${n} ${t('selected')}` : '';
+}
+
+function card(tr: Trip) {
+  const driver = tr.driver_id ? state.drivers.get(tr.driver_id)?.display_name ?? tr.driver_id.slice(-6) : null;
+  const merchant = tr.merchant_id ? state.merchants.get(tr.merchant_id) : null;
+  return h(
+    'li',
+    { class: 'card', 'data-trip-id': tr.id },
+    tr.status === 'pending'
+      ? h('input', {
+          type: 'checkbox',
+          class: 'pick',
+          'aria-label': `${t('select')} ${tr.dropoff_address}`,
+          checked: state.selected.has(tr.id),
+          onchange: (e: Event) => {
+            if ((e.target as HTMLInputElement).checked) state.selected.add(tr.id);
+            else state.selected.delete(tr.id);
+            schedule();
+          },
+        })
+      : null,
+    h(
+      'button',
+      { type: 'button', class: 'open', onclick: () => void openTrip(tr.id) },
+      h('span', { class: 'addr' }, tr.dropoff_address),
+      h('span', { class: 'meta' }, [merchant, driver, tr.order_id].filter(Boolean).join(' · ') || `#${tr.id.slice(-6)}`),
+    ),
+  );
+}
+
+/* ---------------- trip detail ---------------- */
+
+async function openTrip(id: string) {
+  const dlg = document.getElementById('detail') as HTMLDialogElement | null;
+  if (!dlg) return;
+  let trip: Trip;
+  try {
+    trip = await ok(api.GET('/api/v1/trips/{id}', { params: { path: { id } } }));
+  } catch (e) {
+    return fail(e);
+  }
+  state.trips.set(trip.id, trip);
+  const path = { params: { path: { id } } };
+  const candidatesBox = h('div', { id: 'candidates' });
+  const trackingBox = h('div', { id: 'tracking' });
+  const proofsBox = h('div', { id: 'proofs' });
+  const linkBox = h('div', { id: 'recipient-link' });
+  const after = async (p: Promise<Trip>) => {
+    try {
+      const next = await p;
+      state.trips.set(next.id, next);
+      state.selected.delete(next.id);
+      await loadDrivers().catch(() => undefined);
+      schedule();
+      dlg.close();
+    } catch (e) {
+      fail(e);
+    }
+  };
+  const cancelForm = h(
+    'form',
+    { class: 'cancel', method: 'dialog' },
+    h('label', { for: 'cancel-reason' }, t('cancelReason')),
+    h('input', { id: 'cancel-reason', required: true, maxlength: '500' }),
+    h('button', { type: 'submit', class: 'danger' }, t('cancel')),
+  );
+  cancelForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const reason = ($('#cancel-reason', cancelForm) as HTMLInputElement).value;
+    void after(ok(api.POST('/api/v1/trips/{id}/status', { ...path, body: { status: 'cancelled', reason } })));
+  });
+  const times: [string, string | null][] = [
+    [t('created'), trip.created_at],
+    [label('assigned'), trip.assigned_at],
+    [label('accepted'), trip.accepted_at],
+    [label('picked_up'), trip.picked_up_at],
+    [label('in_transit'), trip.in_transit_at],
+    [label('completed'), trip.completed_at],
+    [label('cancelled'), trip.cancelled_at],
+    [label('failed'), trip.failed_at],
+    [label('returned'), trip.returned_at],
+  ];
+  const terminal = ['completed', 'cancelled', 'returned', 'failed', 'returning'].includes(trip.status);
+  clear(
+    dlg,
+    h(
+      'div',
+      { class: 'detail' },
+      h('h2', { id: 'detail-title' }, `${t('trip')} #${trip.id.slice(-6)} · `, h('span', { class: `status s-${trip.status}`, id: 'detail-status' }, label(trip.status))),
+      h(
+        'dl',
+        null,
+        h('dt', null, t('pickup')),
+        h('dd', null, trip.pickup_address),
+        h('dt', null, t('dropoff')),
+        h('dd', null, trip.dropoff_address),
+        h('dt', null, t('driver')),
+        h('dd', null, trip.driver_id ? state.drivers.get(trip.driver_id)?.display_name ?? trip.driver_id : t('none')),
+        h('dt', null, t('fee')),
+        h('dd', null, `${trip.delivery_fee} ${trip.currency}`),
+      ),
+      h('h3', null, t('timeline')),
+      h('ol', { class: 'timeline' }, times.filter(([, at]) => at).map(([k, at]) => h('li', null, h('time', { datetime: at! }, fmtTime(at)), ' ', k))),
+      h('h3', null, t('tracking')),
+      trackingBox,
+      h('h3', null, t('proofs')),
+      proofsBox,
+      h('h3', null, t('recipientLink')),
+      linkBox,
+      trip.status === 'pending' || trip.status === 'assigned' ? h('h3', null, t('candidates')) : null,
+      trip.status === 'pending' || trip.status === 'assigned' ? candidatesBox : null,
+      h(
+        'div',
+        { class: 'actions' },
+        trip.status === 'pending' ? h('button', { type: 'button', id: 'auto-assign', onclick: () => void after(ok(api.POST('/api/v1/trips/{id}/auto-assign', path))) }, t('autoAssign')) : null,
+        h('button', { type: 'button', id: 'close-detail', onclick: () => dlg.close() }, t('close')),
+      ),
+      terminal ? null : cancelForm,
+    ),
+  );
+  if (!dlg.open) dlg.showModal();
+  void ok(api.GET('/api/v1/trips/{id}/tracking', path)).then(
+    (tr) => clear(trackingBox, h('p', null, `${t('eta')}: ${fmtEta(tr.eta_seconds)} · ${t('distance')}: ${fmtKm(tr.distance_remaining_m)} · ${t('updated')}: ${fmtTime(tr.last_location_at)}`)),
+    () => clear(trackingBox, '—'),
+  );
+  void ok(api.GET('/api/v1/trips/{id}/proofs', path)).then(
+    (r) =>
+      clear(
+        proofsBox,
+        r.data.length
+          ? h('ul', null, r.data.map((p) => h('li', null, [label(p.stage === 'delivery' ? 'dropoff' : 'pickup'), fmtTime(p.created_at), p.pin_verified ? 'PIN ✓' : null, p.evidence ? p.evidence.type : null].filter(Boolean).join(' · '))))
+          : t('noProofs'),
+      ),
+    () => clear(proofsBox, '—'),
+  );
+  const showLink = (url: string | null) => {
+    const token = url?.split('/').pop();
+    clear(
+      linkBox,
+      token ? h('a', { href: `/track/${token}`, target: '_blank', rel: 'noopener', id: 'track-link' }, `/track/${token.slice(0, 8)}…`) : null,
+      terminal ? null : h('button', { type: 'button', id: 'issue-link', onclick: () => void ok(api.POST('/api/v1/trips/{id}/recipient-link', { ...path, body: {} })).then((l) => showLink(l.url), fail) }, t('issueLink')),
+    );
+  };
+  void ok(api.GET('/api/v1/trips/{id}/recipient-link', path)).then(
+    (l) => showLink(l.revoked_at ? null : l.url),
+    () => showLink(null),
+  );
+  if (trip.status === 'pending' || trip.status === 'assigned') {
+    void ok(api.GET('/api/v1/trips/{id}/candidates', { params: { path: { id }, query: { limit: 20 } } })).then(
+      (r) =>
+        clear(
+          candidatesBox,
+          r.data.length
+            ? h(
+                'table',
+                null,
+                h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('driver')), h('th', { scope: 'col' }, t('distance')), h('th', { scope: 'col' }, t('activeTrips')), h('th', { scope: 'col' }, ''))),
+                h(
+                  'tbody',
+                  null,
+                  r.data.map((c) =>
+                    h(
+                      'tr',
+                      { 'data-driver-id': c.driver.id },
+                      h('td', null, c.driver.display_name),
+                      h('td', null, fmtKm(c.distance_m)),
+                      h('td', null, `${c.active_trips}/${c.capacity}`),
+                      h(
+                        'td',
+                        null,
+                        c.eligible
+                          ? h('button', { type: 'button', class: 'assign', onclick: () => void after(ok(api.POST('/api/v1/trips/{id}/assign', { ...path, body: { driver_id: c.driver.id } }))) }, t('assign'))
+                          : h('span', { title: c.reasons.join(', ') }, `${t('notEligible')}: ${c.reasons.map(label).join(', ')}`),
+                      ),
+                    ),
+                  ),
+                ),
+              )
+            : t('none'),
+        ),
+      () => clear(candidatesBox, '—'),
+    );
+  }
+}
+
+/* ---------------- optimized dispatch ---------------- */
+
+async function optimize() {
+  const ids = [...state.selected];
+  if (!ids.length) return;
+  const btn = document.getElementById('optimize') as HTMLButtonElement;
+  btn.disabled = true;
+  try {
+    const body = { trip_ids: ids, seed: 1, time_budget_ms: 1000 };
+    state.plan = isSubadmin()
+      ? await ok(api.POST('/api/v1/subadmin/dispatch-batches/optimize', { body }))
+      : await ok(api.POST('/api/v1/admin/dispatch-batches/optimize', { body }));
+    drawPlan();
+  } catch (e) {
+    fail(e);
+  } finally {
+    btn.disabled = state.selected.size === 0;
+  }
+}
+
+function drawPlan() {
+  const box = document.getElementById('plan');
+  planLayer?.clearLayers();
+  const plan = state.plan;
+  if (!box) return;
+  if (!plan) {
+    box.hidden = true;
+    clear(box);
+    return;
+  }
+  box.hidden = false;
+  plan.routes.forEach((r, i) => {
+    const color = ROUTE_COLORS[i % ROUTE_COLORS.length]!;
+    const start = toLatLng(state.drivers.get(r.driver_id)?.last_location);
+    const pts = [start, ...r.stops.map((s) => toLatLng(s.position))].filter((p): p is L.LatLngTuple => !!p);
+    if (planLayer) {
+      L.polyline(pts, { color, weight: 4, opacity: 0.85 }).addTo(planLayer);
+      r.stops.forEach((s, k) => L.circleMarker(toLatLng(s.position)!, { radius: 7, color, fillColor: '#fff', fillOpacity: 1 }).bindTooltip(`${k + 1}. ${label(s.kind)} · ${fmtEta(s.arrival_offset_s)}`).addTo(planLayer!));
+    }
+  });
+  const commit = async () => {
+    try {
+      const done = isSubadmin()
+        ? await ok(api.POST('/api/v1/subadmin/dispatch-batches/optimize/{planId}/commit', { params: { path: { planId: plan.plan_id } } }))
+        : await ok(api.POST('/api/v1/admin/dispatch-batches/optimize/{planId}/commit', { params: { path: { planId: plan.plan_id } } }));
+      toast(`${t('plan')}: ${done.totals.assigned} ${label('assigned').toLowerCase()}`);
+      for (const a of done.assignments) state.selected.delete(a.trip_id);
+      state.plan = null;
+      drawPlan();
+      await Promise.all([loadTrips(), loadDrivers()]);
+      schedule();
+    } catch (e) {
+      fail(e);
+    }
+  };
+  clear(
+    box,
+    h('h3', null, t('plan'), ' ', h('span', { class: 'count' }, `${plan.totals.assigned} / ${plan.totals.assigned + plan.totals.unassigned}`)),
+    h(
+      'ol',
+      { class: 'routes' },
+      plan.routes.map((r, i) =>
+        h(
+          'li',
+          { 'data-driver-id': r.driver_id },
+          h('span', { class: 'dot', style: `background:${ROUTE_COLORS[i % ROUTE_COLORS.length]}` }),
+          `${state.drivers.get(r.driver_id)?.display_name ?? r.driver_id}: ${r.stops.length} ${t('stops')}, ${fmtKm(r.distance_m)}, ${fmtEta(r.duration_s)}`,
+          h('ol', { class: 'stops' }, r.stops.map((s) => h('li', null, `${label(s.kind)} #${s.trip_id.slice(-6)} · ${t('eta')} ${fmtEta(s.arrival_offset_s)}`))),
+        ),
+      ),
+    ),
+    plan.unassigned.length ? h('p', null, `${t('unassigned')}: `, plan.unassigned.map((u) => `#${u.trip_id.slice(-6)} (${u.reason})`).join(', ')) : null,
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'button', id: 'commit-plan', class: 'primary', disabled: plan.status !== 'proposed' || plan.assignments.length === 0, onclick: () => void commit() }, t('commit')),
+      h(
+        'button',
+        {
+          type: 'button',
+          id: 'discard-plan',
+          onclick: () => {
+            state.plan = null;
+            drawPlan();
+          },
+        },
+        t('discard'),
+      ),
+    ),
+  );
+}
+
+/* ---------------- approvals ---------------- */
+
+async function renderApprovals(main: HTMLElement) {
+  const section = (id: string, title: string) => h('section', { class: 'queue', id, 'aria-labelledby': `${id}-title` }, h('h2', { id: `${id}-title` }, title), h('div', { class: 'body' }, '…'));
+  const drivers = section('q-drivers', t('drivers'));
+  const merchants = section('q-merchants', t('merchants'));
+  const documents = section('q-documents', t('documents'));
+  const reviews = section('q-reviews', t('paymentReviews'));
+  const seesReviews = isAdmin() || isSubadmin();
+  clear(main, h('div', { class: 'approvals' }, drivers, merchants, documents, seesReviews ? reviews : null));
+  const fill = (sec: HTMLElement, rows: { id: string; text: string; actions: [string, () => Promise<unknown>][] }[]) =>
+    clear(
+      $('.body', sec),
+      rows.length
+        ? h(
+            'ul',
+            null,
+            rows.map((r) =>
+              h(
+                'li',
+                { 'data-id': r.id },
+                h('span', null, r.text),
+                r.actions.map(([text, act]) => h('button', { type: 'button', onclick: () => void act().then(() => renderApprovals(main), fail) }, text)),
+              ),
+            ),
+          )
+        : h('p', null, t('nothingPending')),
+    );
+  const guard = (sec: HTMLElement) => (e: unknown) => clear($('.body', sec), h('p', { class: 'error' }, (e as Error).message));
+  void ok(api.GET('/api/v1/drivers', { params: { query: { status: 'pending', limit: 100 } } })).then(
+    (r) =>
+      fill(
+        drivers,
+        r.data.map((d) => ({
+          id: d.id,
+          text: `${d.display_name} · ${d.vehicle_type}`,
+          actions: [
+            [t('approve'), () => ok(api.POST('/api/v1/drivers/{id}/approve', { params: { path: { id: d.id } }, body: {} }))],
+            [t('reject'), () => ok(api.POST('/api/v1/drivers/{id}/reject', { params: { path: { id: d.id } }, body: {} }))],
+          ],
+        })),
+      ),
+    guard(drivers),
+  );
+  void ok(api.GET('/api/v1/merchants', { params: { query: { status: 'pending', limit: 100 } } })).then(
+    (r) =>
+      fill(
+        merchants,
+        r.data.map((m) => ({
+          id: m.id,
+          text: `${m.name} · ${m.address}`,
+          actions: [
+            [t('approve'), () => ok(api.POST('/api/v1/merchants/{id}/approve', { params: { path: { id: m.id } }, body: {} }))],
+            [t('reject'), () => ok(api.POST('/api/v1/merchants/{id}/reject', { params: { path: { id: m.id } }, body: {} }))],
+          ],
+        })),
+      ),
+    guard(merchants),
+  );
+  void ok(api.GET('/api/v1/documents', { params: { query: { status: 'pending', limit: 100 } } })).then(
+    (r) =>
+      fill(
+        documents,
+        r.data.map((d) => ({
+          id: d.id,
+          text: `${d.title} · ${label(d.subject_type)} · ${fmtTime(d.created_at)}`,
+          actions: [
+            [t('approve'), () => ok(api.POST('/api/v1/documents/{id}/review', { params: { path: { id: d.id } }, body: { decision: 'approved' } }))],
+            [t('reject'), () => ok(api.POST('/api/v1/documents/{id}/review', { params: { path: { id: d.id } }, body: { decision: 'rejected' } }))],
+          ],
+        })),
+      ),
+    guard(documents),
+  );
+  // Payment reviews are decided by the merchant who receives the payment (POST /merchant/payment-reviews/:id/approve);
+  // staff see the queue to follow it up.
+  const reviewList = !seesReviews
+    ? Promise.resolve([])
+    : isSubadmin()
+    ? ok(api.GET('/api/v1/subadmin/payments/review', {})).then((r) => (r as { data: { id: string; amount: string; currency: string; submitted_at?: string | null }[] }).data)
+    : ok(api.GET('/api/v1/admin/payment-reviews', { params: { query: { status: 'pending', limit: 100 } } })).then((r) => r.data);
+  if (seesReviews)
+    void reviewList.then(
+    (rows) => fill(reviews, rows.map((p) => ({ id: p.id, text: `${p.amount} ${p.currency} · ${fmtTime(p.submitted_at ?? null)}`, actions: [] }))),
+    guard(reviews),
+  );
+}
+
+/* ---------------- settings ---------------- */
+
+type Flat = Record<string, string | number | boolean | null>;
+
+function settingsForm(id: string, title: string, current: Flat, save: ((patch: Flat) => Promise<unknown>) | null) {
+  const fields = Object.entries(current).filter(([k, v]) => k !== 'updated_at' && k !== 'organization_id' && (v === null || typeof v !== 'object'));
+  const form = h(
+    'form',
+    { class: 'settings', id, 'aria-labelledby': `${id}-title` },
+    h('h2', { id: `${id}-title` }, title),
+    h(
+      'fieldset',
+      { disabled: !save },
+      h('legend', { class: 'sr-only' }, title),
+      fields.map(([k, v]) => {
+      const fid = `${id}-${k}`;
+      const input =
+        typeof v === 'boolean'
+          ? h('input', { id: fid, name: k, type: 'checkbox', checked: v })
+          : h('input', { id: fid, name: k, type: typeof v === 'number' ? 'number' : 'text', value: v ?? '', step: typeof v === 'number' ? 'any' : undefined });
+      return h('div', { class: 'field' }, h('label', { for: fid }, label(k)), input);
+      }),
+    ),
+    save ? h('button', { type: 'submit', class: 'primary' }, t('save')) : null,
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const patch: Flat = {};
+    for (const [k, v] of fields) {
+      const el = form.elements.namedItem(k) as HTMLInputElement;
+      const next = typeof v === 'boolean' ? el.checked : typeof v === 'number' ? Number(el.value) : el.value === '' && v === null ? null : el.value;
+      if (next !== v) patch[k] = next;
+    }
+    if (!Object.keys(patch).length || !save) return;
+    save(patch).then(() => toast(t('saved')), fail);
+  });
+  return form;
+}
+
+async function renderSettings(main: HTMLElement) {
+  clear(main, h('div', { class: 'settings-page' }, h('p', null, '…')));
+  const box = $('.settings-page', main);
+  // Organization settings: administrators only; logistics settings: read by dispatch and sub-administrators, changed by administrators.
+  const admin = isAdmin();
+  const [org, logistics] = await Promise.all([admin ? ok(api.GET('/api/v1/settings', {})).catch(() => null) : null, ok(api.GET('/api/v1/logistics/settings', {})).catch(() => null)]);
+  clear(
+    box,
+    org ? settingsForm('s-org', t('organization'), org as unknown as Flat, (patch) => ok(api.PATCH('/api/v1/settings', { body: patch as never }))) : null,
+    logistics ? settingsForm('s-logistics', t('logistics'), logistics as unknown as Flat, admin ? (patch) => ok(api.PATCH('/api/v1/logistics/settings', { body: patch as never })) : null) : null,
+  );
+}
+
+/* ---------------- start ---------------- */
+
+if (session.user()) renderShell();
+else renderLogin();
