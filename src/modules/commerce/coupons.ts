@@ -128,6 +128,11 @@ export function updateOwnCoupon(ctx: AppContext, actor: Actor, id: string, b: re
   });
 }
 
+/** POST /merchant/coupons; audited. */
+function addCoupon(ctx: AppContext, actor: Actor, body: Record<string, unknown>) {
+  return ctx.db.withTenant(actor, (tx) => createCoupon(ctx, tx, actor, body));
+}
+
 export function couponRoutes(app: Api, ctx: AppContext) {
   const merchantOnly = { auth: { roles: ['comercio' as const] } };
 
@@ -166,7 +171,7 @@ export function couponRoutes(app: Api, ctx: AppContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      return reply.code(201).send(await ctx.db.withTenant(actor, (tx) => createCoupon(ctx, tx, actor, req.body)));
+      return reply.code(201).send(await addCoupon(ctx, actor, req.body));
     },
   );
 

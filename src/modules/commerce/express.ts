@@ -128,6 +128,11 @@ function listOwnExpress(ctx: AppContext, actor: Actor, q: { status?: ExpressRow[
   });
 }
 
+/** POST /merchant/delivery-express: the request and its trip in one transaction. */
+function addExpress(ctx: AppContext, actor: Actor, body: ExpressInput) {
+  return ctx.db.withTenant(actor, (tx) => requestExpress(ctx, tx, actor, body));
+}
+
 export function expressRoutes(app: Api, ctx: AppContext) {
   app.get(
     '/merchant/delivery-express',
@@ -164,7 +169,7 @@ export function expressRoutes(app: Api, ctx: AppContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      return reply.code(201).send(expressOut(await ctx.db.withTenant(actor, (tx) => requestExpress(ctx, tx, actor, req.body))));
+      return reply.code(201).send(expressOut(await addExpress(ctx, actor, req.body)));
     },
   );
 }
