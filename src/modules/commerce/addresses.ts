@@ -34,6 +34,16 @@ export async function createAddress(tx: Tx, actor: Actor, input: { label?: strin
   return (await customerAddress(tx, actor.userId, id))!;
 }
 
+/** GET /customer/addresses: the caller's addresses, newest first. */
+function listOwnAddresses(ctx: CommerceContext, actor: Actor, page: { after: string | null; limit: number }) {
+  return ctx.db.withTenant(actor, async (tx) => toPage(await repo.listCustomerAddresses(tx, actor.userId, { after: page.after, limit: page.limit + 1 }), page, addressOut));
+}
+
+/** POST /customer/addresses. */
+function addAddress(ctx: CommerceContext, actor: Actor, input: Parameters<typeof createAddress>[2]) {
+  return ctx.db.withTenant(actor, (tx) => createAddress(tx, actor, input));
+}
+
 export function addressRoutes(app: Api, ctx: CommerceContext) {
   const customerOnly = { auth: { roles: ['delivery' as const] } };
 
@@ -52,7 +62,7 @@ export function addressRoutes(app: Api, ctx: CommerceContext) {
     async (req) => {
       const actor = actorOf(req);
       const page = pageRequest(req.query);
-      return ctx.db.withTenant(actor, async (tx) => toPage(await repo.listCustomerAddresses(tx, actor.userId, { after: page.after, limit: page.limit + 1 }), page, addressOut));
+      return listOwnAddresses(ctx, actor, page);
     },
   );
 
@@ -70,7 +80,7 @@ export function addressRoutes(app: Api, ctx: CommerceContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      return reply.code(201).send(addressOut(await ctx.db.withTenant(actor, (tx) => createAddress(tx, actor, req.body))));
+      return reply.code(201).send(addressOut(await addAddress(ctx, actor, req.body)));
     },
   );
 }

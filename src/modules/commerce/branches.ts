@@ -54,6 +54,20 @@ const BranchFields = {
   active: Type.Optional(Type.Boolean()),
 };
 
+/** GET /merchant/branches: the caller's branches, newest first. */
+function listOwnBranches(ctx: CommerceContext, actor: Actor, q: { active?: boolean; limit?: number; cursor?: string }) {
+  const page = pageRequest(q);
+  return ctx.db.withTenant(actor, async (tx) => {
+    const m = await ownMerchant(ctx, tx, actor);
+    return toPage(await repo.listBranches(tx, m.id, { active: q.active, after: page.after, limit: page.limit + 1 }), page, branchOut);
+  });
+}
+
+/** POST /merchant/branches. */
+function addBranch(ctx: CommerceContext, actor: Actor, input: Parameters<typeof createBranch>[3]) {
+  return ctx.db.withTenant(actor, (tx) => createBranch(ctx, tx, actor, input));
+}
+
 export function branchRoutes(app: Api, ctx: CommerceContext) {
   const merchantOnly = { auth: { roles: ['comercio' as const] } };
 
@@ -70,12 +84,7 @@ export function branchRoutes(app: Api, ctx: CommerceContext) {
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      const page = pageRequest(req.query);
-      return ctx.db.withTenant(actor, async (tx) => {
-        const m = await ownMerchant(ctx, tx, actor);
-        return toPage(await repo.listBranches(tx, m.id, { active: req.query.active, after: page.after, limit: page.limit + 1 }), page, branchOut);
-      });
+      return listOwnBranches(ctx, actorOf(req), req.query);
     },
   );
 
@@ -94,7 +103,7 @@ export function branchRoutes(app: Api, ctx: CommerceContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      const b = await ctx.db.withTenant(actor, (tx) => createBranch(ctx, tx, actor, req.body));
+      const b = await addBranch(ctx, actor, req.body);
       return reply.code(201).send(branchOut(b));
     },
   );

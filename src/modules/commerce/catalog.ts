@@ -83,6 +83,20 @@ export function updateOwnCatalogItem(
   });
 }
 
+/** GET /merchant/catalog: the caller's items, newest first. */
+function listOwnCatalog(ctx: CommerceContext, actor: Actor, q: { available?: boolean; branch_id?: string; limit?: number; cursor?: string }) {
+  const page = pageRequest(q);
+  return ctx.db.withTenant(actor, async (tx) => {
+    const m = await ownMerchant(ctx, tx, actor);
+    return toPage(await repo.listCatalog(tx, m.id, { available: q.available, branchId: q.branch_id, after: page.after, limit: page.limit + 1 }), page, catalogItemOut);
+  });
+}
+
+/** POST /merchant/catalog. */
+function addCatalogItem(ctx: CommerceContext, actor: Actor, input: Parameters<typeof createCatalogItem>[3]) {
+  return ctx.db.withTenant(actor, (tx) => createCatalogItem(ctx, tx, actor, input));
+}
+
 export function catalogRoutes(app: Api, ctx: CommerceContext) {
   const merchantOnly = { auth: { roles: ['comercio' as const] } };
 
@@ -99,13 +113,7 @@ export function catalogRoutes(app: Api, ctx: CommerceContext) {
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      const page = pageRequest(req.query);
-      return ctx.db.withTenant(actor, async (tx) => {
-        const m = await ownMerchant(ctx, tx, actor);
-        const rows = await repo.listCatalog(tx, m.id, { available: req.query.available, branchId: req.query.branch_id, after: page.after, limit: page.limit + 1 });
-        return toPage(rows, page, catalogItemOut);
-      });
+      return listOwnCatalog(ctx, actorOf(req), req.query);
     },
   );
 
@@ -134,7 +142,7 @@ export function catalogRoutes(app: Api, ctx: CommerceContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      return reply.code(201).send(catalogItemOut(await ctx.db.withTenant(actor, (tx) => createCatalogItem(ctx, tx, actor, req.body))));
+      return reply.code(201).send(catalogItemOut(await addCatalogItem(ctx, actor, req.body)));
     },
   );
 

@@ -129,6 +129,11 @@ export function updateOwnCoupon(ctx: CommerceContext, actor: Actor, id: string, 
   });
 }
 
+/** POST /merchant/coupons; audited. */
+function addCoupon(ctx: CommerceContext, actor: Actor, body: Record<string, unknown>) {
+  return ctx.db.withTenant(actor, (tx) => createCoupon(ctx, tx, actor, body));
+}
+
 export function couponRoutes(app: Api, ctx: CommerceContext) {
   const merchantOnly = { auth: { roles: ['comercio' as const] } };
 
@@ -167,7 +172,7 @@ export function couponRoutes(app: Api, ctx: CommerceContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      return reply.code(201).send(await ctx.db.withTenant(actor, (tx) => createCoupon(ctx, tx, actor, req.body)));
+      return reply.code(201).send(await addCoupon(ctx, actor, req.body));
     },
   );
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf } from '../../platform/auth.js';
+import { actorOf, type Actor } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
 import type { CommerceContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
@@ -66,6 +66,29 @@ async function customerTripView(ctx: CommerceContext, tx: Tx, t: TripRow) {
   };
 }
 
+/** GET /customer/trips: the trips of the caller's orders, newest order first. */
+function listOwnTrips(ctx: CommerceContext, actor: Actor, page: { after: string | null; limit: number }) {
+  return ctx.db.withTenant(actor, async (tx) => {
+    const rows = await customerOrderTrips(tx, actor.userId, { after: page.after, limit: page.limit + 1 });
+    const slice = rows.slice(0, page.limit);
+    const data = [];
+    for (const r of slice) {
+      const t = await ctx.deps.logistics.getTrip(tx, r.trip_id);
+      if (t && t.customer_user_id === actor.userId) data.push(await customerTripView(ctx, tx, t));
+    }
+    return { data, next_cursor: rows.length > page.limit ? encodeCursor(slice[slice.length - 1].id) : null };
+  });
+}
+
+/** GET /customer/trips/:id: one of the caller's trips (404 for anyone else's). */
+function ownTrip(ctx: CommerceContext, actor: Actor, id: string) {
+  return ctx.db.withTenant(actor, async (tx) => {
+    const t = await ctx.deps.logistics.getTrip(tx, id);
+    if (!t || t.customer_user_id !== actor.userId) throw AppError.notFound('Trip');
+    return customerTripView(ctx, tx, t);
+  });
+}
+
 export function customerTripRoutes(app: Api, ctx: CommerceContext) {
   app.get(
     '/customer/trips',
@@ -80,18 +103,7 @@ export function customerTripRoutes(app: Api, ctx: CommerceContext) {
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      const page = pageRequest(req.query);
-      return ctx.db.withTenant(actor, async (tx) => {
-        const rows = await customerOrderTrips(tx, actor.userId, { after: page.after, limit: page.limit + 1 });
-        const slice = rows.slice(0, page.limit);
-        const data = [];
-        for (const r of slice) {
-          const t = await ctx.deps.logistics.getTrip(tx, r.trip_id);
-          if (t && t.customer_user_id === actor.userId) data.push(await customerTripView(ctx, tx, t));
-        }
-        return { data, next_cursor: rows.length > page.limit ? encodeCursor(slice[slice.length - 1].id) : null };
-      });
+      return listOwnTrips(ctx, actorOf(req), pageRequest(req.query));
     },
   );
 
@@ -108,12 +120,7 @@ export function customerTripRoutes(app: Api, ctx: CommerceContext) {
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      return ctx.db.withTenant(actor, async (tx) => {
-        const t = await ctx.deps.logistics.getTrip(tx, req.params.id);
-        if (!t || t.customer_user_id !== actor.userId) throw AppError.notFound('Trip');
-        return customerTripView(ctx, tx, t);
-      });
+      return ownTrip(ctx, actorOf(req), req.params.id);
     },
   );
 }

@@ -129,6 +129,11 @@ function listOwnExpress(ctx: CommerceContext, actor: Actor, q: { status?: Expres
   });
 }
 
+/** POST /merchant/delivery-express: the request and its trip in one transaction. */
+function addExpress(ctx: CommerceContext, actor: Actor, body: ExpressInput) {
+  return ctx.db.withTenant(actor, (tx) => requestExpress(ctx, tx, actor, body));
+}
+
 export function expressRoutes(app: Api, ctx: CommerceContext) {
   app.get(
     '/merchant/delivery-express',
@@ -165,7 +170,7 @@ export function expressRoutes(app: Api, ctx: CommerceContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      return reply.code(201).send(expressOut(await ctx.db.withTenant(actor, (tx) => requestExpress(ctx, tx, actor, req.body))));
+      return reply.code(201).send(expressOut(await addExpress(ctx, actor, req.body)));
     },
   );
 }

@@ -1,16 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
 import type { SubadminContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
 import { Id, IdParams, Nullable, Page, PageQueryProps, Strict } from '../../platform/schemas.js';
-import { CouponFields, CouponOut, OrderOut, OrderStatusSchema, TariffOut, type OrderReportRow } from '../commerce/index.js';
-import { scopeOf } from './model.js';
-import { buildWorkbook, periodOf, REPORT_MAX_ROWS, reportFileName, scopeLabel, XLSX_TYPE, type Column } from './reports.js';
+import { CouponFields, CouponOut, OrderOut, OrderStatusSchema, TariffOut } from '../commerce/index.js';
+import { createMerchantCoupon, listCoupons, listTariffs, ordersStatus, report } from './console.js';
+import { periodOf, REPORT_MAX_ROWS, XLSX_TYPE } from './reports.js';
 import { sendWorkbook, Workbook } from './routes.js';
-import type { Period } from '../logistics/index.js';
 
 const READS_DOC = 'Administrators see the whole organization; sub-administrators only their territories.';
 const PeriodQuery = {
@@ -18,39 +15,8 @@ const PeriodQuery = {
   to: Type.Optional(Type.String({ format: 'date-time', description: 'created before (ISO 8601)' })),
 };
 
-const SALES_COLUMNS: Column<OrderReportRow>[] = [
-  { header: 'Order', key: 'id', width: 38, value: (r) => r.id },
-  { header: 'Created at', key: 'created_at', width: 20, type: 'date', value: (r) => r.created_at },
-  { header: 'Status', key: 'status', width: 20, value: (r) => r.status },
-  { header: 'Territory', key: 'territory', width: 20, value: (r) => r.territory_name },
-  { header: 'Merchant', key: 'merchant', width: 24, value: (r) => r.merchant_name },
-  { header: 'Payment', key: 'payment_destination', width: 16, value: (r) => r.payment_destination },
-  { header: 'Payment status', key: 'payment_status', width: 16, value: (r) => r.payment_status },
-  { header: 'Coupon', key: 'coupon_code', width: 12, value: (r) => r.coupon_code },
-  { header: 'Subtotal', key: 'subtotal', width: 14, type: 'money', value: (r) => r.subtotal },
-  { header: 'Discount', key: 'discount_total', width: 14, type: 'money', value: (r) => r.discount_total },
-  { header: 'Delivery fee', key: 'delivery_fee', width: 14, type: 'money', value: (r) => r.delivery_fee },
-  { header: 'Total', key: 'total', width: 14, type: 'money', value: (r) => r.total },
-  { header: 'Currency', key: 'currency', width: 10, value: (r) => r.currency },
-];
-
-/**
- * Sales: the first sheet and its totals are the delivered orders only (the business done); cancelled orders are listed
- * apart on their own sheet, and orders still open on a third, each with its own totals, never added to the sales.
- */
-export async function salesWorkbook(rows: OrderReportRow[], period: Period, scope: string): Promise<Buffer> {
-  const part = (sheet: string, title: string, of: OrderReportRow[]) => ({ sheet, title, period, scope, rows: of, totalsLabelKey: 'id', countKey: 'status', columns: SALES_COLUMNS });
-  return buildWorkbook<OrderReportRow>(
-    part('Sales', 'Sales report (delivered orders)', rows.filter((r) => r.status === 'delivered')),
-    part('Cancelled', 'Cancelled orders (not counted)', rows.filter((r) => r.status === 'cancelled')),
-    part('Open', 'Open orders (not counted yet)', rows.filter((r) => r.status !== 'delivered' && r.status !== 'cancelled')),
-  );
-}
-
 /** The sub-administration routes that read or write commerce (orders, coupons, tariffs, sales report). */
 export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
-  const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
-  const views = () => ctx.deps.commerceViews;
 
   app.get(
     '/subadmin/orders/status',
@@ -66,13 +32,7 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      const period = periodOf(req.query);
-      return inTx(actor, async (tx) => {
-        const counts = await views().orderStatusCounts(tx, scopeOf(actor), period);
-        const page = await views().listOrders(tx, scopeOf(actor), { ...req.query, ...period });
-        return { counts, total: Object.values(counts).reduce((a, b) => a + b, 0), ...page };
-      });
+      return ordersStatus(ctx, actorOf(req), periodOf(req.query), req.query);
     },
   );
 
@@ -90,8 +50,7 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      return inTx(actor, (tx) => views().listCoupons(tx, scopeOf(actor), req.query));
+      return listCoupons(ctx, actorOf(req), req.query);
     },
   );
 
@@ -110,14 +69,7 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
       },
     },
     async (req, reply) => {
-      const actor = actorOf(req);
-      const coupon = await inTx(actor, async (tx) => {
-        const m = await ctx.deps.logistics.getMerchant(tx, req.params.id);
-        const scope = scopeOf(actor);
-        if (!m || (scope && (!m.territory_id || !scope.includes(m.territory_id)))) throw AppError.notFound('Merchant');
-        return views().createCouponFor(tx, actor, m, req.body);
-      });
-      return reply.code(201).send(coupon);
+      return reply.code(201).send(await createMerchantCoupon(ctx, actorOf(req), req.params.id, req.body));
     },
   );
 
@@ -140,8 +92,7 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      return inTx(actor, (tx) => views().listTariffs(tx, scopeOf(actor), req.query));
+      return listTariffs(ctx, actorOf(req), req.query);
     },
   );
 
@@ -164,16 +115,8 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
       },
     },
     async (req, typedReply) => {
-      const reply = typedReply as FastifyReply;
-      const actor = actorOf(req);
-      if (actor.kind === 'subadmin' && !actor.subadmin!.permissions.reports) throw AppError.forbidden("Missing permission 'reports'", 'PERMISSION_DENIED');
-      const period = periodOf(req.query);
-      const { rows, scope } = await inTx(actor, async (tx) => ({
-        rows: await views().orderReportRows(tx, scopeOf(actor), period, REPORT_MAX_ROWS + 1),
-        scope: await scopeLabel(scopeOf(actor), async (id) => (await ctx.deps.logistics.getTerritory(tx, id))?.name ?? null),
-      }));
-      if (rows.length > REPORT_MAX_ROWS) throw AppError.unprocessable(`The report has more than ${REPORT_MAX_ROWS} rows; choose a shorter period`, 'REPORT_TOO_LARGE');
-      return sendWorkbook(reply, await salesWorkbook(rows, period, scope), reportFileName('sales', period));
+      const { file, name } = await report(ctx, actorOf(req), 'sales', periodOf(req.query));
+      return sendWorkbook(typedReply as FastifyReply, file, name);
     },
   );
 }

@@ -14,6 +14,8 @@ import { bannerOut } from './banners.js';
 import type { ScopeLoader } from './scope.js';
 
 export { createScopeLoader, type ScopeLoader } from './scope.js';
+import * as repo from './repo.js';
+import { scopeOf } from '../../platform/scope.js';
 
 /** What other modules may call (each in the caller's transaction). */
 export interface SubadminApi {
@@ -42,8 +44,7 @@ export function createSubadminModule(base: AppContext, deps: SubadminContext['de
   // A banner image is public within the organization while an active banner shows it (customers see banners).
   const bannerReadGrant: ObjectReadGrant = async (tx, _actor, o) => {
     if (o.purpose !== 'coupon_asset' && o.purpose !== 'other') return false;
-    const { rowCount } = await tx.query('SELECT 1 FROM zone_banner WHERE image_storage_object_id = $1 AND active', [o.id]);
-    return rowCount > 0;
+    return repo.activeBannerShowsImage(tx, o.id);
   };
   const loader = deps.scope;
   const profiles = createProfileService(ctx, loader);
@@ -56,7 +57,7 @@ export function createSubadminModule(base: AppContext, deps: SubadminContext['de
   // Zone banners in the customer marketplace (sub-administrators previewing it see only their territories' banners).
   const marketplaceBanners: MarketplaceBannerProvider = {
     async activeBanners(tx, actor, where) {
-      const scope = actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
+      const scope = scopeOf(actor);
       const territoryIds = scope ? where.territoryIds.filter((t) => scope.includes(t)) : where.territoryIds;
       return (await banners.activeBannersFor(tx, territoryIds)).map((b) => {
         const out = bannerOut(b, scope);
@@ -70,7 +71,7 @@ export function createSubadminModule(base: AppContext, deps: SubadminContext['de
     if (!(await ctx.deps.logistics.getTerritory(tx, territoryId))) {
       throw AppError.unprocessable('Unknown territory', 'TERRITORY_NOT_FOUND', [{ field: 'territory_id', message: `unknown territory ${territoryId}` }]);
     }
-    const org = (await tx.query<{ org: string }>("SELECT current_setting('app.organization_id', true) AS org")).rows[0].org;
+    const org = await repo.currentOrganization(tx);
     const users = [...(await profiles.userIdsOfTerritory(tx, org, territoryId)), ...(await ctx.deps.logistics.driverUserIdsOfTerritory(tx, territoryId))];
     return [...new Set(users)];
   };
@@ -84,17 +85,10 @@ export function createSubadminModule(base: AppContext, deps: SubadminContext['de
     });
   }
   ctx.dashboard.set('subadmin', async (tx, actor) => {
-    const scope = actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
-    const { rows } = await tx.query<{ live: number; total: number }>(
-      `SELECT count(*) FILTER (WHERE b.active AND b.valid_from <= now() AND (b.valid_until IS NULL OR b.valid_until > now()))::int AS live, count(*)::int AS total
-         FROM zone_banner b
-        WHERE $1::text[] IS NULL OR EXISTS (SELECT 1 FROM banner_territory s WHERE s.organization_id = b.organization_id AND s.banner_id = b.id AND s.territory_id = ANY($1))`,
-      [scope],
-    );
-    const subusers = (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM subadmin_profile WHERE active AND ($1::text IS NULL OR parent_subadmin_user_id = $1)', [
-      actor.kind === 'subadmin' ? actor.userId : null,
-    ])).rows[0].n;
-    return { territory_ids: scope, zone_banners_live: rows[0].live, zone_banners: rows[0].total, active_subadmins: subusers };
+    const scope = scopeOf(actor);
+    const banners = await repo.bannerCounts(tx, scope);
+    const subusers = await repo.countActiveProfiles(tx, actor.kind === 'subadmin' ? actor.userId : null);
+    return { territory_ids: scope, zone_banners_live: banners.live, zone_banners: banners.total, active_subadmins: subusers };
   });
   return {
     name: 'subadmin',

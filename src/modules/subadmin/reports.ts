@@ -2,6 +2,7 @@ import type ExcelJS from 'exceljs';
 import { AppError } from '../../platform/errors.js';
 import { money, sumMoney } from '../../platform/money.js';
 import type { Period, TripReportRow } from '../logistics/index.js';
+import type { OrderReportRow } from '../commerce/index.js';
 import { lazyModule } from '../../platform/lazy.js';
 
 /** exceljs is loaded by the first report, not at start (platform/lazy.ts). */
@@ -98,15 +99,62 @@ export function reportFileName(kind: string, period: Period): string {
   return `${parts.join('_')}.xlsx`;
 }
 
-export async function deliveriesWorkbook(rows: TripReportRow[], period: Period, scope: string): Promise<Buffer> {
-  const part = (sheet: string, title: string, of: TripReportRow[]) => ({ sheet, title, period, scope, rows: of, totalsLabelKey: 'id', countKey: 'status', columns });
-  // Totals count completed deliveries only; cancelled and open trips are listed apart, with their own totals.
-  return buildWorkbook<TripReportRow>(
-    part('Deliveries', 'Deliveries report (completed)', rows.filter((r) => r.status === 'completed')),
-    part('Cancelled', 'Cancelled trips (not counted)', rows.filter((r) => r.status === 'cancelled')),
-    part('Open', 'Open trips (not counted yet)', rows.filter((r) => r.status !== 'completed' && r.status !== 'cancelled')),
+/**
+ * A report of records with a status as three sheets, each with its own totals: the counted ones (`counted`, the first
+ * sheet: the business done), the cancelled ones listed apart, and those still open: never added to the counted totals.
+ */
+function statusWorkbook<R extends { status: string }>(
+  rows: R[],
+  period: Period,
+  scope: string,
+  columns: Column<R>[],
+  counted: string,
+  sheets: { main: [sheet: string, title: string]; cancelled: [string, string]; open: [string, string] },
+): Promise<Buffer> {
+  const part = ([sheet, title]: [string, string], of: R[]) => ({ sheet, title, period, scope, rows: of, totalsLabelKey: 'id', countKey: 'status', columns });
+  return buildWorkbook<R>(
+    part(sheets.main, rows.filter((r) => r.status === counted)),
+    part(sheets.cancelled, rows.filter((r) => r.status === 'cancelled')),
+    part(sheets.open, rows.filter((r) => r.status !== counted && r.status !== 'cancelled')),
   );
 }
+
+/** Deliveries: totals count completed trips only; cancelled and open trips are listed apart, with their own totals. */
+export function deliveriesWorkbook(rows: TripReportRow[], period: Period, scope: string): Promise<Buffer> {
+  return statusWorkbook(rows, period, scope, columns, 'completed', {
+    main: ['Deliveries', 'Deliveries report (completed)'],
+    cancelled: ['Cancelled', 'Cancelled trips (not counted)'],
+    open: ['Open', 'Open trips (not counted yet)'],
+  });
+}
+
+/**
+ * Sales: the first sheet and its totals are the delivered orders only (the business done); cancelled orders are listed
+ * apart on their own sheet, and orders still open on a third, each with its own totals, never added to the sales.
+ */
+export function salesWorkbook(rows: OrderReportRow[], period: Period, scope: string): Promise<Buffer> {
+  return statusWorkbook(rows, period, scope, SALES_COLUMNS, 'delivered', {
+    main: ['Sales', 'Sales report (delivered orders)'],
+    cancelled: ['Cancelled', 'Cancelled orders (not counted)'],
+    open: ['Open', 'Open orders (not counted yet)'],
+  });
+}
+
+const SALES_COLUMNS: Column<OrderReportRow>[] = [
+  { header: 'Order', key: 'id', width: 38, value: (r) => r.id },
+  { header: 'Created at', key: 'created_at', width: 20, type: 'date', value: (r) => r.created_at },
+  { header: 'Status', key: 'status', width: 20, value: (r) => r.status },
+  { header: 'Territory', key: 'territory', width: 20, value: (r) => r.territory_name },
+  { header: 'Merchant', key: 'merchant', width: 24, value: (r) => r.merchant_name },
+  { header: 'Payment', key: 'payment_destination', width: 16, value: (r) => r.payment_destination },
+  { header: 'Payment status', key: 'payment_status', width: 16, value: (r) => r.payment_status },
+  { header: 'Coupon', key: 'coupon_code', width: 12, value: (r) => r.coupon_code },
+  { header: 'Subtotal', key: 'subtotal', width: 14, type: 'money', value: (r) => r.subtotal },
+  { header: 'Discount', key: 'discount_total', width: 14, type: 'money', value: (r) => r.discount_total },
+  { header: 'Delivery fee', key: 'delivery_fee', width: 14, type: 'money', value: (r) => r.delivery_fee },
+  { header: 'Total', key: 'total', width: 14, type: 'money', value: (r) => r.total },
+  { header: 'Currency', key: 'currency', width: 10, value: (r) => r.currency },
+];
 
 const columns: Column<TripReportRow>[] = [
   { header: 'Trip', key: 'id', width: 38, value: (r) => r.id },

@@ -1,18 +1,16 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { actorOf, SUBADMIN_PERMISSION_KEYS, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf, SUBADMIN_PERMISSION_KEYS } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
 import type { SubadminContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
 import { Email, Id, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { MerchantOut, TripOutSchema, TripStatusSchema } from '../logistics/schemas.js';
-import { merchantOut } from '../logistics/model.js';
 import { ReviewOut } from '../money/index.js';
 import type { BannerService } from './banners.js';
-import { cents, PercentPattern, scopeOf } from './model.js';
+import { PercentPattern, scopeOf } from './model.js';
 import type { ProfileService } from './profiles.js';
-import { deliveriesWorkbook, periodOf, REPORT_MAX_ROWS, reportFileName, scopeLabel, XLSX_TYPE } from './reports.js';
+import { periodOf, REPORT_MAX_ROWS, XLSX_TYPE } from './reports.js';
+import { deliveriesStatus, liveMap, paymentReviewCounts, report, setMerchantCommission } from './console.js';
 
 const Percent = Type.String({ pattern: PercentPattern, description: 'percentage 0..100 with at most 2 decimals, e.g. "12.50"' });
 const PermissionsIn = Strict(Object.fromEntries(SUBADMIN_PERMISSION_KEYS.map((k) => [k, Type.Optional(Type.Boolean())])));
@@ -84,7 +82,6 @@ export const Workbook = { description: `an xlsx workbook (${XLSX_TYPE})`, conten
 
 export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles: ProfileService; banners: BannerService }) {
   const { profiles, banners } = deps;
-  const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
 
   // ---- Administration of sub-administrators ----
 
@@ -237,7 +234,7 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
     },
     async (req) => {
       const actor = actorOf(req);
-      const map = await inTx(actor, (tx) => ctx.deps.logistics.liveMap(tx, actor));
+      const map = await liveMap(ctx, actor);
       const drivers = map.features.filter((f) => f.properties.kind === 'driver');
       return {
         generated_at: new Date(),
@@ -263,13 +260,7 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      const period = periodOf(req.query);
-      return inTx(actor, async (tx) => {
-        const counts = await ctx.deps.logistics.tripStatusCounts(tx, scopeOf(actor), period);
-        const page = await ctx.deps.logistics.listTrips(tx, actor, { ...req.query, from: period.from ?? undefined, to: period.to ?? undefined });
-        return { counts, total: Object.values(counts).reduce((a, b) => a + b, 0), ...page };
-      });
+      return deliveriesStatus(ctx, actorOf(req), periodOf(req.query), req.query);
     },
   );
 
@@ -288,7 +279,7 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
     },
     async (req) => {
       const actor = actorOf(req);
-      const counts = await inTx(actor, (tx) => ctx.deps.money.paymentReviewCounts(tx, scopeOf(actor)));
+      const counts = await paymentReviewCounts(ctx, actor);
       const page = await ctx.deps.money.listPaymentReviews(actor, req.query as { status?: 'pending'; merchant_id?: string });
       return { counts, ...page };
     },
@@ -311,25 +302,7 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
       },
     },
     async (req) => {
-      const actor = actorOf(req);
-      const percent = req.body.commission_percent;
-      return inTx(actor, async (tx) => {
-        const m = await ctx.deps.logistics.getMerchant(tx, req.params.id);
-        const scope = scopeOf(actor);
-        if (!m || (scope && (!m.territory_id || !scope.includes(m.territory_id)))) throw AppError.notFound('Merchant');
-        if (cents(percent) > 10_000) throw AppError.badRequest('commission_percent must be between 0 and 100', [{ field: 'commission_percent', message: 'out of range' }]);
-        if (actor.kind === 'subadmin') {
-          const { commissionMinPercent: min, commissionMaxPercent: max } = actor.subadmin!;
-          if (min === null || max === null || cents(percent) < cents(min) || cents(percent) > cents(max)) {
-            throw AppError.unprocessable(
-              min === null || max === null ? 'No commission bounds are configured for you' : `The commission must be within ${min}..${max}`,
-              'COMMISSION_OUT_OF_BOUNDS',
-              [{ field: 'commission_percent', message: min === null || max === null ? 'no bounds configured' : `must be within ${min}..${max}` }],
-            );
-          }
-        }
-        return merchantOut(await ctx.deps.logistics.setMerchantCommission(tx, actor, m.id, percent));
-      });
+      return setMerchantCommission(ctx, actorOf(req), req.params.id, req.body.commission_percent);
     },
   );
 
@@ -398,17 +371,8 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
       },
     },
     async (req, typedReply) => {
-      const reply = typedReply as FastifyReply;
-      const actor = actorOf(req);
-      if (actor.kind === 'subadmin' && !actor.subadmin!.permissions.reports) throw AppError.forbidden("Missing permission 'reports'", 'PERMISSION_DENIED');
-      const period = periodOf(req.query);
-      const { rows, scope } = await inTx(actor, async (tx) => ({
-        rows: await ctx.deps.logistics.tripReportRows(tx, scopeOf(actor), period, REPORT_MAX_ROWS + 1),
-        scope: await scopeLabel(scopeOf(actor), async (id) => (await ctx.deps.logistics.getTerritory(tx, id))?.name ?? null),
-      }));
-      if (rows.length > REPORT_MAX_ROWS) throw AppError.unprocessable(`The report has more than ${REPORT_MAX_ROWS} rows; choose a shorter period`, 'REPORT_TOO_LARGE');
-      const file = await deliveriesWorkbook(rows, period, scope);
-      return sendWorkbook(reply, file, reportFileName('deliveries', period));
+      const { file, name } = await report(ctx, actorOf(req), 'deliveries', periodOf(req.query));
+      return sendWorkbook(typedReply as FastifyReply, file, name);
     },
   );
 }

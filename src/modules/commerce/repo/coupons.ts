@@ -83,14 +83,19 @@ export async function updateCoupon(tx: Tx, id: string, patch: CouponPatch): Prom
   return rows[0];
 }
 
-/** A cancelled order gives its use back: the redemption is marked released, usage_count and the customer's count decremented (once). */
+/** A cancelled order gives its use back, in one statement: the redemption is marked released, usage_count and the customer's count decremented (once). */
 export async function releaseRedemption(tx: Tx, orderId: string): Promise<boolean> {
-  const { rows } = await tx.query<{ coupon_id: string; customer_id: string }>(
-    'UPDATE merchant_coupon_redemption SET released_at = now() WHERE order_id = $1 AND released_at IS NULL RETURNING coupon_id, customer_id',
+  const { rows } = await tx.query<{ released: number }>(
+    `WITH r AS (
+       UPDATE merchant_coupon_redemption SET released_at = now() WHERE order_id = $1 AND released_at IS NULL RETURNING organization_id, coupon_id, customer_id),
+     c AS (
+       UPDATE merchant_coupon m SET usage_count = greatest(m.usage_count - 1, 0), updated_at = now()
+         FROM r WHERE m.organization_id = r.organization_id AND m.id = r.coupon_id),
+     u AS (
+       UPDATE merchant_coupon_customer_usage x SET uses = greatest(x.uses - 1, 0)
+         FROM r WHERE x.organization_id = r.organization_id AND x.coupon_id = r.coupon_id AND x.customer_id = r.customer_id)
+     SELECT count(*)::int AS released FROM r`,
     [orderId],
   );
-  if (!rows[0]) return false;
-  await tx.query('UPDATE merchant_coupon SET usage_count = greatest(usage_count - 1, 0), updated_at = now() WHERE id = $1', [rows[0].coupon_id]);
-  await tx.query('UPDATE merchant_coupon_customer_usage SET uses = greatest(uses - 1, 0) WHERE coupon_id = $1 AND customer_id = $2', [rows[0].coupon_id, rows[0].customer_id]);
-  return true;
+  return rows[0].released > 0;
 }

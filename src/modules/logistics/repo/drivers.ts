@@ -4,7 +4,7 @@ import { HAVERSINE_SQL, type LonLat } from '../../../platform/geo.js';
 import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
 import type { users } from '../../identity/tables.js';
 import { driver } from '../tables.js';
-import { selectList, type SnakeRow } from './columns.js';
+import { selectList, type SnakeRow } from '../../../platform/db/columns.js';
 
 /** Who decided and who locked stay out of the driver reads (audit rows keep them); the position travels as numbers. */
 const DRIVER_OMIT = ['availabilityLockedByUserId', 'availabilityLockedAt', 'decidedByUserId', 'decidedAt'] as const;

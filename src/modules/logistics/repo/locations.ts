@@ -1,6 +1,6 @@
 import type { Tx } from '../../../platform/db/index.js';
 import type { tripGeofence } from '../tables.js';
-import type { SnakeRow } from './columns.js';
+import type { SnakeRow } from '../../../platform/db/columns.js';
 
 /** The columns of a batch of GPS points (same length each). */
 export interface PointColumns {

@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../../platform/db/index.js';
 import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
 import { merchant } from '../tables.js';
-import { selectList, type SnakeRow } from './columns.js';
+import { selectList, type SnakeRow } from '../../../platform/db/columns.js';
 
 const MERCHANT_OMIT = ['decidedByUserId', 'decidedAt'] as const;
 const MERCHANT_POINTS = { location: ['lon', 'lat'] } as const;

@@ -1,6 +1,6 @@
 import type { Tx } from '../../../platform/db/index.js';
 import { tripProof } from '../tables.js';
-import { selectList, type SnakeRow } from './columns.js';
+import { selectList, type SnakeRow } from '../../../platform/db/columns.js';
 
 /** A proof of pickup or delivery (derived from the table). */
 export type ProofRow = SnakeRow<Omit<typeof tripProof.$inferSelect, 'organizationId'>>;

@@ -1,7 +1,7 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Tx } from '../../../platform/db/index.js';
 import { tripRecipientLink } from '../tables.js';
-import { selectList, type SnakeRow } from './columns.js';
+import { selectList, type SnakeRow } from '../../../platform/db/columns.js';
 
 /** A recipient tracking link (derived from the table). */
 export type RecipientLinkRow = SnakeRow<Omit<typeof tripRecipientLink.$inferSelect, 'createdByUserId'>>;

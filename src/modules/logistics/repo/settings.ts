@@ -1,6 +1,6 @@
 import type { Tx } from '../../../platform/db/index.js';
 import { logisticsSettings } from '../tables.js';
-import type { SnakeRow } from './columns.js';
+import type { SnakeRow } from '../../../platform/db/columns.js';
 
 /** The organization's logistics settings (derived from the table; who changed them stays in the audit log). */
 export type LogisticsSettings = SnakeRow<Omit<typeof logisticsSettings.$inferSelect, 'organizationId' | 'updatedByUserId'>>;

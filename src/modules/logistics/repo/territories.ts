@@ -3,7 +3,7 @@ import type { Tx } from '../../../platform/db/index.js';
 import type { GeoArea } from '../../../platform/geo.js';
 import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
 import { territory } from '../tables.js';
-import { selectList, type SnakeRow } from './columns.js';
+import { selectList, type SnakeRow } from '../../../platform/db/columns.js';
 
 /** A territory as read (derived from the table): its GeoJSON geometry as submitted. */
 export type TerritoryRow = SnakeRow<Omit<typeof territory.$inferSelect, 'organizationId' | 'createdByUserId' | 'geometry'>> & { geometry: GeoArea };

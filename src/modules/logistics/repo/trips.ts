@@ -3,7 +3,7 @@ import type { Tx } from '../../../platform/db/index.js';
 import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
 import { trip, tripRejection } from '../tables.js';
 import type { FailureReason, TripStatus } from '../model.js';
-import { selectList, type SnakeRow } from './columns.js';
+import { selectList, type SnakeRow } from '../../../platform/db/columns.js';
 
 /** The points of a trip travel as numbers (x = lon, y = lat); the offline-sync marker stays out of the rows. */
 const TRIP_POINTS = { pickupLocation: ['pickup_lon', 'pickup_lat'], dropoffLocation: ['dropoff_lon', 'dropoff_lat'] } as const;
