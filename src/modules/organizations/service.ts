@@ -7,6 +7,7 @@ import { assertTransition, type Transitions } from '../../platform/state-machine
 import { assertObjectLink } from '../../platform/storage-links.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import type { OrganizationsContext } from './index.js';
+import { createCache, invalidateOn } from '../../platform/cache.js';
 import type { Tx } from '../../platform/db/index.js';
 
 export type OperatorStatus = 'pending' | 'approved' | 'rejected' | 'suspended';
@@ -91,13 +92,9 @@ async function checkSettings(tx: Tx, before: { default_currency: string }, patch
 
 export function createOrganizationService(ctx: OrganizationsContext) {
   const { db } = ctx;
-  const approvalCache = new Map<string, { approved: boolean; at: number }>();
-  void db
-    .listen('operator_changed', (orgId) => approvalCache.delete(orgId))
-    .then((unlisten) => ctx.onClose.push(unlisten))
-    .catch(() => undefined);
-  // Changes announced while the listener was down were missed: forget what is cached.
-  ctx.onClose.push(db.onListenerChange(() => approvalCache.clear()));
+  // Operator approval per organization, 5 s; a status change on any instance is announced on 'operator_changed'.
+  const approvalCache = createCache<string, boolean>({ ttlMs: 5_000 });
+  invalidateOn(ctx, 'operator_changed', approvalCache, (orgId, c) => c.invalidate(orgId));
 
   /** Creates an organization with its operator account, settings and first administrator, in one transaction. */
   async function createOrganization(tx: Tx, input: OnboardingInput, status: OperatorStatus = 'pending') {
@@ -144,14 +141,12 @@ export function createOrganizationService(ctx: OrganizationsContext) {
     },
 
     async operatorApproved(organizationId: string): Promise<boolean> {
-      const hit = approvalCache.get(organizationId);
-      if (hit && Date.now() - hit.at < 5_000) return hit.approved;
-      const approved = await db.withSystem(async (tx) => {
-        const { rows } = await tx.query<{ status: string }>('SELECT status FROM operator WHERE organization_id = $1', [organizationId]);
-        return rows[0]?.status === 'approved';
-      });
-      approvalCache.set(organizationId, { approved, at: Date.now() });
-      return approved;
+      return approvalCache.get(organizationId, () =>
+        db.withSystem(async (tx) => {
+          const { rows } = await tx.query<{ status: string }>('SELECT status FROM operator WHERE organization_id = $1', [organizationId]);
+          return rows[0]?.status === 'approved';
+        }),
+      );
     },
 
     /** Platform operators see every operator account; an organization administrator sees his own. */
@@ -190,7 +185,7 @@ export function createOrganizationService(ctx: OrganizationsContext) {
           after: { status: to, reason: reason ?? null },
         });
         await tx.query("SELECT pg_notify('operator_changed', $1)", [op.organization_id]);
-        approvalCache.delete(op.organization_id);
+        approvalCache.invalidate(op.organization_id);
         return updated[0];
       });
     },
