@@ -148,7 +148,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     ajv: undefined,
     frameworkErrors: frameworkErrorHandler,
     // Timeouts, header size, parser errors as problem+json (src/platform/edge.ts).
-    ...serverOptions(edgeSettings(config.raw)),
+    ...serverOptions(edgeSettings(config.settings)),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Bodies are validated strictly (no coercion: "5" is not 5); query strings, params and headers are text and coerced.
@@ -253,7 +253,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
 
   registerAuthHook(app, config.jwtSecret, composed.resolveActor);
 
-  registerExpensiveRouteLimits(app, db, expensiveRouteGroups(config.raw));
+  registerExpensiveRouteLimits(app, db, expensiveRouteGroups(config.settings));
 
   await app.register(
     async (api) => {
@@ -279,7 +279,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     },
   );
 
-  await registerWeb(app, config.raw); // the console and tracking pages (src/platform/web.ts)
+  await registerWeb(app, config.settings); // the console and tracking pages (src/platform/web.ts)
 
   app.addHook('onClose', async () => {
     for (const fn of ctx.onClose) await fn();

@@ -1,19 +1,26 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { loadConfig } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import { openDatabase, poolOptionsFrom } from './platform/db/index.js';
 import { migrateWith } from './platform/db/migrate.js';
 import { buildApp } from './app.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from './seed.js';
 import { startWorkers } from './platform/workers.js';
 
-const config = loadConfig();
+// A bad setting stops the start with one line naming it (no stack trace), exit code 1.
+let config: Config;
+try {
+  config = loadConfig();
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(1);
+}
 if (!config.databaseUrl) await mkdir(config.dataDir, { recursive: true });
 const db = await openDatabase({
   databaseUrl: config.databaseUrl,
   systemUrl: config.databaseSystemUrl,
   dataDir: config.databaseUrl ? null : path.join(config.dataDir, 'pglite'),
-  pool: poolOptionsFrom(config.raw),
+  pool: poolOptionsFrom(config.settings),
 });
 await migrateWith(db, config.databaseMigrationUrl);
 // Least privilege (README, "PostgreSQL"): fail now, not at the first request, when a least-privilege role

@@ -89,7 +89,11 @@ export interface TestAppOptions {
   wrapDb?: (db: Database) => Database;
 }
 
-export async function createTestApp(overrides: Partial<Config> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+/** `raw`: environment variables for this app (settings are read and checked from them as at start). */
+export async function createTestApp(
+  { raw, ...overrides }: Partial<Config> & { raw?: Record<string, string | undefined> } = {},
+  options: TestAppOptions = {},
+): Promise<TestApp> {
   const { db, url, drop } = await freshDatabase();
   await migrate(db);
   // Tests act as a few demo users: per-user limits of expensive routes off unless a test sets them in `raw`.
@@ -100,7 +104,7 @@ export async function createTestApp(overrides: Partial<Config> = {}, options: Te
     RATE_LIMIT_PLANS_PER_MINUTE: '0',
     RATE_LIMIT_REPORTS_PER_MINUTE: '0',
   };
-  const config = loadConfig(source, {
+  const config = loadConfig({ ...source, ...raw }, {
     loginRateLimitPerIp: 100_000,
     // Suites log in and onboard many times from one address; the throttle's own tests set real figures.
     loginThrottle: { ...DEFAULT_LOGIN_THROTTLE, freeAttempts: 1000, accountCeiling: 100_000 },
@@ -108,7 +112,6 @@ export async function createTestApp(overrides: Partial<Config> = {}, options: Te
     onboardingRateLimitPerEmail: 100_000,
     dataDir: `/tmp/delivery-test-${newId()}`,
     ...overrides,
-    raw: { ...source, ...(overrides.raw ?? {}) },
   });
   const app = await buildApp({ config, db: options.wrapDb ? options.wrapDb(db) : db });
   await app.ready();

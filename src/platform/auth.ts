@@ -2,6 +2,7 @@ import { SignJWT, jwtVerify } from 'jose';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from './errors.js';
 import type { TenantContext } from './db/index.js';
+import { createCache, type Cache } from './cache.js';
 
 export const APP_ROLES = ['administrator', 'comercio', 'delivery', 'repartidor'] as const;
 export type AppRole = (typeof APP_ROLES)[number];
@@ -123,18 +124,16 @@ export async function signAccessToken(secret: Uint8Array, claims: AccessClaims, 
     .sign(secret);
 }
 
-// Verified tokens, so a client's repeated requests skip the HMAC; expiry is still checked on every use.
-const verifiedBySecret = new WeakMap<Uint8Array, Map<string, { claims: AccessClaims; exp: number }>>();
-const VERIFIED_MAX = 20_000;
+// Verified tokens, so a client's repeated requests skip the HMAC; an entry lives until the token expires.
+const verifiedBySecret = new WeakMap<Uint8Array, Cache<string, { claims: AccessClaims; exp: number }>>();
 
 export async function verifyAccessToken(secret: Uint8Array, token: string): Promise<AccessClaims> {
   let verified = verifiedBySecret.get(secret);
-  if (!verified) verifiedBySecret.set(secret, (verified = new Map()));
-  const hit = verified.get(token);
-  if (hit) {
-    if (hit.exp * 1000 > Date.now()) return hit.claims;
-    verified.delete(token);
-  }
+  if (!verified) verifiedBySecret.set(secret, (verified = createCache({ ttlMs: (v) => v.exp * 1000 - Date.now(), maxEntries: 20_000 })));
+  return (await verified.get(token, () => verifyUncached(secret, token))).claims;
+}
+
+async function verifyUncached(secret: Uint8Array, token: string): Promise<{ claims: AccessClaims; exp: number }> {
   try {
     // A token without an expiry or an issue time is refused, however well signed.
     const { payload } = await jwtVerify(token, secret, {
@@ -147,9 +146,7 @@ export async function verifyAccessToken(secret: Uint8Array, token: string): Prom
       throw new Error('not an access token');
     }
     const claims: AccessClaims = { sub: payload.sub, org: payload.org, role: payload.role as AppRole, kind: payload.kind as Principal, sid: payload.sid };
-    if (verified.size >= VERIFIED_MAX) verified.clear();
-    verified.set(token, { claims, exp: payload.exp! });
-    return claims;
+    return { claims, exp: payload.exp! };
   } catch {
     throw AppError.unauthorized('The access token is invalid or expired', 'INVALID_TOKEN');
   }

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyCorsOptions } from '@fastify/cors';
 import { TITLES } from './errors.js';
+import type { Settings } from '../config.js';
 
 /**
  * The HTTP edge: server timeouts, framework-level client errors as problem+json, CORS and the
@@ -22,22 +23,14 @@ export interface EdgeSettings {
   maxHeaderBytes: number;
 }
 
-function int(raw: Record<string, string | undefined>, name: string, fallback: number, min: number): number {
-  const v = raw[name];
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new Error(`config: ${name} must be an integer >= ${min}, got "${v}"`);
-  return n;
-}
-
-export function edgeSettings(raw: Record<string, string | undefined>): EdgeSettings {
+export function edgeSettings(raw: Settings): EdgeSettings {
   const s: EdgeSettings = {
-    requestTimeoutMs: int(raw, 'HTTP_REQUEST_TIMEOUT_MS', 120_000, 100),
-    headersTimeoutMs: int(raw, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100),
-    keepAliveTimeoutMs: int(raw, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100),
-    idleTimeoutMs: int(raw, 'HTTP_IDLE_TIMEOUT_MS', 120_000, 1_000),
-    timeoutCheckMs: int(raw, 'HTTP_TIMEOUT_CHECK_MS', 1_000, 10),
-    maxHeaderBytes: int(raw, 'HTTP_MAX_HEADER_BYTES', 16 * 1024, 1024),
+    requestTimeoutMs: raw.HTTP_REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: raw.HTTP_HEADERS_TIMEOUT_MS,
+    keepAliveTimeoutMs: raw.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    idleTimeoutMs: raw.HTTP_IDLE_TIMEOUT_MS,
+    timeoutCheckMs: raw.HTTP_TIMEOUT_CHECK_MS,
+    maxHeaderBytes: raw.HTTP_MAX_HEADER_BYTES,
   };
   s.headersTimeoutMs = Math.min(s.headersTimeoutMs, s.requestTimeoutMs);
   return s;

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from './errors.js';
 import type { Database } from './db/index.js';
+import type { Settings } from '../config.js';
 
 /**
  * Per-user request rate limits on expensive routes, counted in PostgreSQL (`rate_limit_bucket`, the
@@ -15,14 +16,8 @@ export interface ExpensiveRouteGroup {
   setting: string;
 }
 
-export function expensiveRouteGroups(raw: Record<string, string | undefined>): ExpensiveRouteGroup[] {
-  const n = (name: string, fallback: number) => {
-    const v = raw[name];
-    if (v === undefined || v === '') return fallback;
-    const x = Number(v);
-    if (!Number.isInteger(x) || x < 0) throw new Error(`config: ${name} must be an integer >= 0 (0 = no limit), got "${v}"`);
-    return x;
-  };
+export function expensiveRouteGroups(raw: Settings): ExpensiveRouteGroup[] {
+  const n = (name: 'RATE_LIMIT_ORDERS_PER_MINUTE' | 'RATE_LIMIT_PLANS_PER_MINUTE' | 'RATE_LIMIT_REPORTS_PER_MINUTE', _fallback: number) => raw[name];
   return [
     { name: 'orders', pattern: /^POST \/api\/v1\/[a-z]+\/orders$/, perMinute: n('RATE_LIMIT_ORDERS_PER_MINUTE', 60), setting: 'RATE_LIMIT_ORDERS_PER_MINUTE' },
     { name: 'plans', pattern: /^POST \/api\/v1\/[a-z]+\/dispatch-batches\/optimize$/, perMinute: n('RATE_LIMIT_PLANS_PER_MINUTE', 20), setting: 'RATE_LIMIT_PLANS_PER_MINUTE' },

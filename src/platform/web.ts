@@ -26,7 +26,7 @@ export interface WebSettings {
   tileAttribution: string;
 }
 
-export function webSettings(raw: Record<string, string | undefined>): WebSettings {
+export function webSettings(raw: { MAP_TILE_URL?: string; MAP_TILE_ATTRIBUTION?: string }): WebSettings {
   const v = (raw.MAP_TILE_URL ?? '').trim();
   const tileUrl = v === '' ? DEFAULT_TILE_URL : v === 'none' ? '' : v;
   if (tileUrl) {
@@ -94,7 +94,7 @@ function compressOf(ext: string, raw: Buffer): Pick<Asset, 'br' | 'gz'> {
   };
 }
 
-export async function registerWeb(app: FastifyInstance, raw: Record<string, string | undefined>, dir = WEB_DIR): Promise<void> {
+export async function registerWeb(app: FastifyInstance, raw: { MAP_TILE_URL?: string; MAP_TILE_ATTRIBUTION?: string }, dir = WEB_DIR): Promise<void> {
   const settings = webSettings(raw);
   const csp = pageCsp(settings);
   const cache = new Map<string, Asset>();

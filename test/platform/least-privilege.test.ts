@@ -215,7 +215,7 @@ for (const [mode, { login: LOGIN, system: SYSTEM }] of Object.entries(MODES)) de
       req.on('end', () => res.writeHead(204).end());
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    Object.assign(app.ctx.config.raw, { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+    Object.assign(app.ctx.config.settings, { WEBHOOK_ALLOW_HTTP: true, WEBHOOK_ALLOW_PRIVATE_TARGETS: true });
     try {
       const admin = await login(DEMO_LOGINS.admin);
       const url = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/hook`;

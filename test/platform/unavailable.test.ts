@@ -3,6 +3,7 @@ import { isDatabaseUnavailable, toProblem } from '../../src/platform/http.js';
 import { AppError } from '../../src/platform/errors.js';
 import { createPostgresDatabase, poolOptionsFrom } from '../../src/platform/db/index.js';
 import { freshDatabase } from '../helpers.js';
+import { readSettings } from '../../src/config.js';
 
 /** Which failures mean "the database is unavailable" (503 + Retry-After) and which stay what they are (issue 17, fault 2). */
 const pgError = (code: string, message = 'x') => Object.assign(new Error(message), { code });
@@ -30,10 +31,10 @@ describe('database unavailable -> 503', () => {
   });
 
   it('reads the pool settings (DB_POOL_MAX, DB_CONNECT_TIMEOUT_MS) and refuses nonsense', () => {
-    expect(poolOptionsFrom({})).toEqual({ max: 20, connectTimeoutMs: 5_000 });
-    expect(poolOptionsFrom({ DB_POOL_MAX: '5', DB_CONNECT_TIMEOUT_MS: '800' })).toEqual({ max: 5, connectTimeoutMs: 800 });
-    expect(() => poolOptionsFrom({ DB_POOL_MAX: '0' })).toThrow(/DB_POOL_MAX/);
-    expect(() => poolOptionsFrom({ DB_CONNECT_TIMEOUT_MS: 'soon' })).toThrow(/DB_CONNECT_TIMEOUT_MS/);
+    expect(poolOptionsFrom(readSettings({}))).toEqual({ max: 20, connectTimeoutMs: 5_000 });
+    expect(poolOptionsFrom(readSettings({ DB_POOL_MAX: '5', DB_CONNECT_TIMEOUT_MS: '800' }))).toEqual({ max: 5, connectTimeoutMs: 800 });
+    expect(() => readSettings({ DB_POOL_MAX: '0' })).toThrow(/DB_POOL_MAX/);
+    expect(() => readSettings({ DB_CONNECT_TIMEOUT_MS: 'soon' })).toThrow(/DB_CONNECT_TIMEOUT_MS/);
   });
 
   it('leaves other failures alone', () => {

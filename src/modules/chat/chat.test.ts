@@ -82,7 +82,7 @@ async function useNewMerchant(): Promise<string> {
 /** Provisions the merchant's own chat secret on the server, as an operator would, and returns its reference. */
 function provision(merchantId: string, value = TOKEN): string {
   const ref = provisionedSecretRef(org, merchantId);
-  t.config.raw[ref.slice(4)] = value;
+  process.env[ref.slice(4)] = value;
   return ref;
 }
 const patch = (payload: Record<string, unknown>, s: Session = merchant) => t.req(s, { method: 'PATCH', url: '/merchant/channels', payload });
@@ -429,8 +429,8 @@ describe('chat outbox worker', () => {
     expect(requestsFor(input.orderId!)).toHaveLength(0);
 
     // No chat API on the server at all (CHAT_CLOUD_API_URL unset).
-    const saved = t.config.raw.CHAT_CLOUD_API_URL;
-    delete t.config.raw.CHAT_CLOUD_API_URL;
+    const saved = t.config.settings.CHAT_CLOUD_API_URL;
+    delete t.config.settings.CHAT_CLOUD_API_URL;
     try {
       await patch({ chat_secret_ref: provision(merchantId) });
       await sys('UPDATE chat_order_outbox SET available_at = now() WHERE id = $1', [id]);
@@ -440,7 +440,7 @@ describe('chat outbox worker', () => {
       expect(row.last_error).toContain('CHAT_CLOUD_API_URL');
       expect(requestsFor(input.orderId!)).toHaveLength(0);
     } finally {
-      t.config.raw.CHAT_CLOUD_API_URL = saved;
+      t.config.settings.CHAT_CLOUD_API_URL = saved;
     }
     // Once configured, the waiting row goes out.
     await sys('UPDATE chat_order_outbox SET available_at = now() WHERE id = $1', [id]);

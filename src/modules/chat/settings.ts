@@ -68,27 +68,27 @@ export function maskSecretRef(ref: string | null): string | null {
 type SecretOwner = Pick<ChannelSettingsRow, 'organization_id' | 'merchant_id'>;
 
 /** The secret behind a reference: only the merchant's provisioned `env:` name, from the configuration (or the process environment). */
-export function resolveSecret(ref: string | null, owner: SecretOwner, config: Pick<Config, 'raw'>): { value: string | null; issue: string | null } {
+export function resolveSecret(ref: string | null, owner: SecretOwner, config: Pick<Config, 'secret'>): { value: string | null; issue: string | null } {
   if (!ref) return { value: null, issue: 'chat_secret_ref is not set' };
   if (ref !== provisionedSecretRef(owner.organization_id, owner.merchant_id)) {
     return { value: null, issue: `the secret reference ${maskSecretRef(ref)} is not the one provisioned for this merchant` };
   }
   const name = ref.slice(4);
-  const value = config.raw[name] ?? process.env[name];
+  const value = config.secret(name);
   return value ? { value, issue: null } : { value: null, issue: `the secret reference ${maskSecretRef(ref)} is not set on the server` };
 }
 
 /** What keeps `cloud_api` delivery from working (empty = ready); the worker and GET /merchant/channels use it. */
-export function cloudApiIssues(s: Pick<ChannelSettingsRow, 'organization_id' | 'merchant_id' | 'chat_phone_number_id' | 'chat_secret_ref'>, config: Pick<Config, 'raw'>): string[] {
+export function cloudApiIssues(s: Pick<ChannelSettingsRow, 'organization_id' | 'merchant_id' | 'chat_phone_number_id' | 'chat_secret_ref'>, config: Pick<Config, 'settings' | 'secret'>): string[] {
   const issues: string[] = [];
-  if (!config.raw.CHAT_CLOUD_API_URL) issues.push('the server has no chat cloud API configured (CHAT_CLOUD_API_URL)');
+  if (!config.settings.CHAT_CLOUD_API_URL) issues.push('the server has no chat cloud API configured (CHAT_CLOUD_API_URL)');
   if (!s.chat_phone_number_id) issues.push('chat_phone_number_id is not set');
   const secret = resolveSecret(s.chat_secret_ref, s, config);
   if (secret.issue) issues.push(secret.issue);
   return issues;
 }
 
-export function settingsOut(s: ChannelSettingsRow, config: Pick<Config, 'raw'>) {
+export function settingsOut(s: ChannelSettingsRow, config: Pick<Config, 'settings' | 'secret'>) {
   const issues: string[] = [];
   if (!s.chat_phone) issues.push('chat_phone is not set');
   if (s.chat_mode === 'cloud_api') issues.push(...cloudApiIssues(s, config));

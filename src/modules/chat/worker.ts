@@ -36,29 +36,21 @@ export interface ChatOutboxWorker extends Worker {
   deliver(message: ClaimedMessage): Promise<void>;
 }
 
-function num(raw: Record<string, string | undefined>, name: string, fallback: number): number {
-  const v = raw[name];
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`config: ${name} must be a positive integer, got "${v}"`);
-  return n;
-}
-
 /** Settings from the environment: CHAT_OUTBOX_* and CHAT_SEND_TIMEOUT_MS (documented in the chat module). */
 export function chatOutboxOptions(ctx: AppContext, sender?: ChatSender): ChatOutboxOptions {
-  const raw = ctx.config.raw;
-  const sendTimeoutMs = num(raw, 'CHAT_SEND_TIMEOUT_MS', 10_000);
-  const claimTimeoutMs = num(raw, 'CHAT_OUTBOX_CLAIM_TIMEOUT_MS', 60_000);
+  const s = ctx.config.settings;
+  const sendTimeoutMs = s.CHAT_SEND_TIMEOUT_MS;
+  const claimTimeoutMs = s.CHAT_OUTBOX_CLAIM_TIMEOUT_MS;
   if (claimTimeoutMs <= sendTimeoutMs) throw new Error('config: CHAT_OUTBOX_CLAIM_TIMEOUT_MS must exceed CHAT_SEND_TIMEOUT_MS');
   return {
     sender: sender ?? createHttpChatSender({ timeoutMs: sendTimeoutMs }),
-    batchSize: num(raw, 'CHAT_OUTBOX_BATCH_SIZE', 20),
+    batchSize: s.CHAT_OUTBOX_BATCH_SIZE,
     claimTimeoutMs,
     sendTimeoutMs,
-    maxAttempts: num(raw, 'CHAT_OUTBOX_MAX_ATTEMPTS', 8),
-    retryBaseMs: num(raw, 'CHAT_OUTBOX_RETRY_BASE_MS', 10_000),
-    retryMaxMs: num(raw, 'CHAT_OUTBOX_RETRY_MAX_MS', 3_600_000),
-    unconfiguredRetryMs: num(raw, 'CHAT_OUTBOX_UNCONFIGURED_RETRY_MS', 300_000),
+    maxAttempts: s.CHAT_OUTBOX_MAX_ATTEMPTS,
+    retryBaseMs: s.CHAT_OUTBOX_RETRY_BASE_MS,
+    retryMaxMs: s.CHAT_OUTBOX_RETRY_MAX_MS,
+    unconfiguredRetryMs: s.CHAT_OUTBOX_UNCONFIGURED_RETRY_MS,
   };
 }
 
@@ -120,7 +112,7 @@ export function createChatOutboxWorker(ctx: AppContext, opts: ChatOutboxOptions)
     if (issues.length > 0) return { kind: 'unconfigured', error: `cloud_api delivery is not configured: ${issues.join('; ')}`, delayMs: opts.unconfiguredRetryMs };
     try {
       const res = await opts.sender.send({
-        baseUrl: ctx.config.raw.CHAT_CLOUD_API_URL!,
+        baseUrl: ctx.config.settings.CHAT_CLOUD_API_URL!,
         token: resolveSecret(s.chat_secret_ref, s, ctx.config).value!,
         phoneNumberId: s.chat_phone_number_id!,
         to: m.destination_phone.replace(/\D/g, ''),

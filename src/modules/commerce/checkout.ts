@@ -118,7 +118,7 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
       { field: 'payment_destination', message: `one of ${offered.join(', ')}` },
     ]);
   }
-  const connectorReady = ['1', 'true', 'yes', 'on'].includes((ctx.config.raw.PAYMENT_CONNECTOR_READY ?? '').toLowerCase());
+  const connectorReady = ctx.config.settings.PAYMENT_CONNECTOR_READY;
   return {
     merchant,
     branch,

@@ -14,6 +14,7 @@ import * as repo from './repo.js';
 import type { UserRow, UserView } from './repo.js';
 import type { UserOut } from './routes.js';
 import { COMMON_PASSWORDS_TEXT } from './common-passwords.js';
+import { createCache, invalidateOn } from '../../platform/cache.js';
 
 export { USER_COLUMNS, type UserRow } from './repo.js';
 
@@ -75,15 +76,10 @@ let dummyHash: Promise<string> | null = null;
 
 export function createIdentityService(ctx: AppContext) {
   const { db, config } = ctx;
-  const sessionCache = new Map<string, { active: boolean; at: number }>();
-  const SESSION_CACHE_MS = 5_000;
-
-  void db
-    .listen('session_revoked', (sid) => sessionCache.set(sid, { active: false, at: Date.now() + 3_600_000 }))
-    .then((unlisten) => ctx.onClose.push(unlisten))
-    .catch(() => undefined);
-  // Revocations announced while the listener was down were missed: forget what is cached.
-  ctx.onClose.push(db.onListenerChange(() => sessionCache.clear()));
+  // Session liveness per session id: a live session is re-read after 5 s, a dead one never lives again. A revocation
+  // on any instance is announced on 'session_revoked'.
+  const sessionCache = createCache<string, boolean>({ ttlMs: (active) => (active ? 5_000 : Infinity), maxEntries: 100_000 });
+  invalidateOn(ctx, 'session_revoked', sessionCache, (sid, c) => c.set(sid, false));
 
   let countriesCache: { at: number; list: string[] } | null = null;
   /** The default countries organizations use (a handful), cached for a minute. */
@@ -209,7 +205,7 @@ export function createIdentityService(ctx: AppContext) {
 
   async function revokeSession(tx: Tx, organizationId: string, sessionId: string, reason: string) {
     await repo.revokeSession(tx, organizationId, sessionId, reason);
-    sessionCache.set(sessionId, { active: false, at: Date.now() + 3_600_000 });
+    sessionCache.set(sessionId, false);
   }
 
   return {
@@ -312,13 +308,8 @@ export function createIdentityService(ctx: AppContext) {
 
     /** Session liveness for the auth hook; cached a few seconds, revocations on this instance apply at once. */
     async sessionActive(claims: AccessClaims): Promise<boolean> {
-      const hit = sessionCache.get(claims.sid);
-      if (hit && (hit.active === false || Date.now() - hit.at < SESSION_CACHE_MS)) return hit.active;
       // The organization comes from the verified token: checked under its RLS, not across tenants.
-      const active = await db.withTenant({ organizationId: claims.org, userId: claims.sub }, (tx) => repo.sessionLive(tx, claims.org, claims.sid));
-      if (sessionCache.size > 100_000) sessionCache.clear();
-      sessionCache.set(claims.sid, { active, at: Date.now() });
-      return active;
+      return sessionCache.get(claims.sid, () => db.withTenant({ organizationId: claims.org, userId: claims.sub }, (tx) => repo.sessionLive(tx, claims.org, claims.sid)));
     },
 
     async me(actor: Actor) {

@@ -3,7 +3,7 @@ export const PAYMENT_CONNECTORS = ['partner-pay', 'partner-chef-pay'] as const;
 export type PaymentConnector = (typeof PAYMENT_CONNECTORS)[number];
 
 /** Environment setting holding each connector's webhook signing secret. */
-export const WEBHOOK_SECRET_SETTING: Record<PaymentConnector, string> = {
+export const WEBHOOK_SECRET_SETTING: Record<PaymentConnector, 'PARTNER_PAY_WEBHOOK_SECRET' | 'PARTNER_CHEF_PAY_WEBHOOK_SECRET'> = {
   'partner-pay': 'PARTNER_PAY_WEBHOOK_SECRET',
   'partner-chef-pay': 'PARTNER_CHEF_PAY_WEBHOOK_SECRET',
 };

@@ -4,6 +4,7 @@ import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { paymentConnectorReadyFrom, refusePaymentIntent } from './payments.js';
 import { signPayload, verifySignature } from './signature.js';
+import { readSettings } from '../../config.js';
 
 const PAY_SECRET = 'whsec_partner_pay_0123456789abcdef';
 const CHEF_SECRET = 'whsec_partner_chef_pay_fedcba9876543210';
@@ -104,9 +105,9 @@ describe('reserved payment contract helpers (for commerce)', () => {
 
   it('paymentConnectorReady is false unless PAYMENT_CONNECTOR_READY forces it', () => {
     expect(t.app.services.integrations.paymentConnectorReady()).toBe(false);
-    expect(paymentConnectorReadyFrom({ raw: {} })).toBe(false);
-    expect(paymentConnectorReadyFrom({ raw: { PAYMENT_CONNECTOR_READY: 'false' } })).toBe(false);
-    expect(paymentConnectorReadyFrom({ raw: { PAYMENT_CONNECTOR_READY: 'true' } })).toBe(true);
+    expect(paymentConnectorReadyFrom({ settings: readSettings({}) })).toBe(false);
+    expect(paymentConnectorReadyFrom({ settings: readSettings({ PAYMENT_CONNECTOR_READY: 'false' }) })).toBe(false);
+    expect(paymentConnectorReadyFrom({ settings: readSettings({ PAYMENT_CONNECTOR_READY: 'true' }) })).toBe(true);
   });
 });
 
@@ -226,8 +227,8 @@ describe('POST /integrations/:connector/webhook', () => {
   });
 
   it('refuses every call with 503 WEBHOOK_NOT_CONFIGURED while the connector has no secret', async () => {
-    const saved = t.config.raw.PARTNER_CHEF_PAY_WEBHOOK_SECRET;
-    delete t.config.raw.PARTNER_CHEF_PAY_WEBHOOK_SECRET;
+    const saved = t.config.settings.PARTNER_CHEF_PAY_WEBHOOK_SECRET;
+    delete t.config.settings.PARTNER_CHEF_PAY_WEBHOOK_SECRET;
     try {
       const eventId = `evt_${newId()}`;
       const body = eventBody(eventId);
@@ -240,7 +241,7 @@ describe('POST /integrations/:connector/webhook', () => {
       const roadmap = (await t.req(admin, { method: 'GET', url: '/integrations/roadmap' })).json();
       expect(roadmap.data.find((e: { key: string }) => e.key === 'partner-chef-pay').webhook_configured).toBe(false);
     } finally {
-      t.config.raw.PARTNER_CHEF_PAY_WEBHOOK_SECRET = saved;
+      t.config.settings.PARTNER_CHEF_PAY_WEBHOOK_SECRET = saved;
     }
   });
 

@@ -23,6 +23,6 @@ export function refusePaymentIntent(): never {
  * `require_platform_payment_before_order` never refuses an order. `PAYMENT_CONNECTOR_READY=true`
  * forces it on (tests of the rule only); no connector exists to authorize an intent.
  */
-export function paymentConnectorReadyFrom(config: Pick<Config, 'raw'>): boolean {
-  return ['1', 'true', 'yes', 'on'].includes((config.raw.PAYMENT_CONNECTOR_READY ?? '').toLowerCase());
+export function paymentConnectorReadyFrom(config: { settings: Pick<Config['settings'], 'PAYMENT_CONNECTOR_READY'> }): boolean {
+  return config.settings.PAYMENT_CONNECTOR_READY;
 }

@@ -49,7 +49,7 @@ function parsePayload(raw: Buffer): WebhookPayload {
 
 export function createIntegrationsService(ctx: AppContext) {
   const secretOf = (connector: PaymentConnector): string | null => {
-    const value = ctx.config.raw[WEBHOOK_SECRET_SETTING[connector]];
+    const value = ctx.config.settings[WEBHOOK_SECRET_SETTING[connector]];
     return value && value.length > 0 ? value : null;
   };
 

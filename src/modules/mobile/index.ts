@@ -24,7 +24,7 @@ export function createMobileModule(ctx: AppContext, deps: MobileContext['deps'])
   /** Bootstrap, contract, builds, health; `registerHealthSection(name, fn)` for storage/integrations. */
   const service = createMobileService(mctx);
   const sync = createSyncService(ctx, {
-    entityLimit: Number(ctx.config.raw.SYNC_ENTITY_LIMIT) > 0 ? Number(ctx.config.raw.SYNC_ENTITY_LIMIT) : 1000,
+    entityLimit: ctx.config.settings.SYNC_ENTITY_LIMIT,
     registry: deps.sync,
   });
   registerMobileSync(mctx, deps.sync);

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import type { Settings } from '../../config.js';
 
 /** One push to one device, as the worker hands it to a gateway. */
 export interface PushMessage {
@@ -69,10 +70,10 @@ export function createWebhookGateway(opts: { url: string; secret: string; timeou
 }
 
 /** The configured gateway, or null (rows then wait as `pending` with `last_error = 'NO_GATEWAY'`). */
-export function gatewayFromConfig(raw: Record<string, string | undefined>): PushGateway | null {
+export function gatewayFromConfig(raw: Settings): PushGateway | null {
   const url = raw.PUSH_WEBHOOK_URL;
   if (!url) return null;
   const secret = raw.PUSH_WEBHOOK_SECRET;
   if (!secret || secret.length < 16) throw new Error('config: PUSH_WEBHOOK_SECRET (at least 16 characters) is required with PUSH_WEBHOOK_URL');
-  return createWebhookGateway({ url, secret, timeoutMs: raw.PUSH_WEBHOOK_TIMEOUT_MS ? Number(raw.PUSH_WEBHOOK_TIMEOUT_MS) : undefined });
+  return createWebhookGateway({ url, secret, timeoutMs: raw.PUSH_WEBHOOK_TIMEOUT_MS });
 }

@@ -12,10 +12,10 @@ export type { PushGateway } from './gateway.js';
 
 export function createNotificationsModule(ctx: AppContext, deps: { identity: IdentityService }) {
   /** The configured push gateway, or null (pushes wait as `pending` / `NO_GATEWAY`). */
-  const pushGateway = gatewayFromConfig(ctx.config.raw);
+  const pushGateway = gatewayFromConfig(ctx.config.settings);
   /** Inbox: `notifyIn(tx, orgId, {...})`, `registerTemplate(type, fn)`, `setTerritoryAudience(fn)`. */
   const service = createNotificationService(ctx, { gatewayConfigured: pushGateway !== null, identity: deps.identity });
   const devices = createDeviceService(ctx);
-  ctx.workers.push(createPushWorker(ctx.db, { gateway: pushGateway, ...pushWorkerOptions(ctx.config.raw) }));
+  ctx.workers.push(createPushWorker(ctx.db, { gateway: pushGateway, ...pushWorkerOptions(ctx.config.settings) }));
   return { name: 'notifications', service, devices, pushGateway, routes: (app: Api) => notificationRoutes(app, ctx, service, devices) };
 }

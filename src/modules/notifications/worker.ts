@@ -1,6 +1,7 @@
 import type { Database } from '../../platform/db/index.js';
 import type { Worker } from '../../platform/context.js';
 import type { PushGateway, PushResult } from './gateway.js';
+import type { Settings } from '../../config.js';
 
 export interface PushWorkerOptions {
   gateway: PushGateway | null;
@@ -26,14 +27,13 @@ interface Claimed {
 
 export const backoffDelayMs = (base: number, attempts: number) => Math.min(base * 2 ** Math.max(attempts - 1, 0), 3_600_000);
 
-export function pushWorkerOptions(raw: Record<string, string | undefined>): Omit<PushWorkerOptions, 'gateway'> {
-  const n = (v: string | undefined, d: number) => (v && Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : d);
+export function pushWorkerOptions(s: Settings): Omit<PushWorkerOptions, 'gateway'> {
   return {
-    batchSize: n(raw.PUSH_BATCH_SIZE, 50),
-    maxAttempts: n(raw.PUSH_MAX_ATTEMPTS, 6),
-    backoffMs: n(raw.PUSH_BACKOFF_MS, 5_000),
-    claimTimeoutMs: n(raw.PUSH_CLAIM_TIMEOUT_MS, 120_000),
-    intervalMs: n(raw.PUSH_WORKER_INTERVAL_MS, 1_000),
+    batchSize: s.PUSH_BATCH_SIZE,
+    maxAttempts: s.PUSH_MAX_ATTEMPTS,
+    backoffMs: s.PUSH_BACKOFF_MS,
+    claimTimeoutMs: s.PUSH_CLAIM_TIMEOUT_MS,
+    intervalMs: s.PUSH_WORKER_INTERVAL_MS,
   };
 }
 

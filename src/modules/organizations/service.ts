@@ -7,6 +7,7 @@ import { assertTransition, type Transitions } from '../../platform/state-machine
 import { assertObjectLink } from '../../platform/storage-links.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import type { OrganizationsContext } from './index.js';
+import { createCache, invalidateOn } from '../../platform/cache.js';
 import type { Tx } from '../../platform/db/index.js';
 import * as repo from './repo.js';
 import type { BrandingPatch, OperatorRow, OperatorStatus, SettingsPatch, SettingsRow } from './repo.js';
@@ -82,13 +83,9 @@ async function checkSettings(ctx: OrganizationsContext, tx: Tx, before: { defaul
 
 export function createOrganizationService(ctx: OrganizationsContext) {
   const { db } = ctx;
-  const approvalCache = new Map<string, { approved: boolean; at: number }>();
-  void db
-    .listen('operator_changed', (orgId) => approvalCache.delete(orgId))
-    .then((unlisten) => ctx.onClose.push(unlisten))
-    .catch(() => undefined);
-  // Changes announced while the listener was down were missed: forget what is cached.
-  ctx.onClose.push(db.onListenerChange(() => approvalCache.clear()));
+  // Operator approval per organization, 5 s; a status change on any instance is announced on 'operator_changed'.
+  const approvalCache = createCache<string, boolean>({ ttlMs: 5_000 });
+  invalidateOn(ctx, 'operator_changed', approvalCache, (orgId, c) => c.invalidate(orgId));
 
   /** Creates an organization with its operator account, settings and first administrator, in one transaction. */
   async function createOrganization(tx: Tx, input: OnboardingInput, status: OperatorStatus = 'pending') {
@@ -137,11 +134,7 @@ export function createOrganizationService(ctx: OrganizationsContext) {
     },
 
     async operatorApproved(organizationId: string): Promise<boolean> {
-      const hit = approvalCache.get(organizationId);
-      if (hit && Date.now() - hit.at < 5_000) return hit.approved;
-      const approved = (await db.withSystem((tx) => repo.operatorStatus(tx, organizationId))) === 'approved';
-      approvalCache.set(organizationId, { approved, at: Date.now() });
-      return approved;
+      return approvalCache.get(organizationId, () => db.withSystem(async (tx) => (await repo.operatorStatus(tx, organizationId)) === 'approved'));
     },
 
     /** Platform operators see every operator account; an organization administrator sees his own. */
@@ -166,7 +159,7 @@ export function createOrganizationService(ctx: OrganizationsContext) {
           before: { status: op.status },
           after: { status: to, reason: reason ?? null },
         });
-        approvalCache.delete(op.organization_id);
+        approvalCache.invalidate(op.organization_id);
         return updated;
       });
     },

@@ -12,7 +12,7 @@ export type RealtimeContext = ModuleContext<{ resolveActor: ActorResolver; trips
 
 export function createRealtimeModule(ctx: AppContext, deps: RealtimeContext['deps']) {
   const mctx: RealtimeContext = withDeps(ctx, deps);
-  const svc = createRealtimeService(ctx, realtimeOptions(ctx.config.raw));
+  const svc = createRealtimeService(ctx, realtimeOptions(ctx.config.settings));
   ctx.onClose.push(() => svc.stop());
   return { name: 'realtime', service: svc, routes: (app: Api) => registerRealtime(app, mctx, svc) };
 }

@@ -5,6 +5,7 @@ import { EVENTS_CHANNEL, type StoredEvent } from '../../platform/events.js';
 import type { AppContext } from '../../platform/context.js';
 import { EventHub, sseFrame } from './hub.js';
 import { SseConnection, replayFilter, type StreamFilter } from './connection.js';
+import type { Settings } from '../../config.js';
 
 const EVENT_COLUMNS = 'seq, id, organization_id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload, created_at';
 const REPLAY_PAGE = 500;
@@ -35,17 +36,16 @@ export interface RealtimeOptions {
   sessionCheckMs: number;
 }
 
-export function realtimeOptions(raw: Record<string, string | undefined>): RealtimeOptions {
-  const n = (v: string | undefined, d: number) => (v && Number.isInteger(Number(v)) && Number(v) > 0 ? Number(v) : d);
+export function realtimeOptions(s: Settings): RealtimeOptions {
   return {
-    heartbeatMs: n(raw.REALTIME_HEARTBEAT_MS, 15_000),
-    maxBufferBytes: n(raw.REALTIME_MAX_BUFFER_BYTES, 512 * 1024),
-    maxParked: n(raw.REALTIME_MAX_PARKED, 5_000),
-    gapTimeoutMs: n(raw.REALTIME_GAP_TIMEOUT_MS, 500),
-    maxConnections: n(raw.REALTIME_MAX_CONNECTIONS, 20_000),
-    replayMax: n(raw.REALTIME_REPLAY_MAX, 10_000),
-    maxStreamsPerUser: n(raw.REALTIME_MAX_STREAMS_PER_USER, 8),
-    sessionCheckMs: n(raw.REALTIME_SESSION_CHECK_MS, 5_000),
+    heartbeatMs: s.REALTIME_HEARTBEAT_MS,
+    maxBufferBytes: s.REALTIME_MAX_BUFFER_BYTES,
+    maxParked: s.REALTIME_MAX_PARKED,
+    gapTimeoutMs: s.REALTIME_GAP_TIMEOUT_MS,
+    maxConnections: s.REALTIME_MAX_CONNECTIONS,
+    replayMax: s.REALTIME_REPLAY_MAX,
+    maxStreamsPerUser: s.REALTIME_MAX_STREAMS_PER_USER,
+    sessionCheckMs: s.REALTIME_SESSION_CHECK_MS,
   };
 }
 

@@ -7,6 +7,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { lazyModule } from '../../platform/lazy.js';
 import type { Config } from '../../config.js';
 import type { ByteRange } from './policy.js';
+import type { Settings } from '../../config.js';
 
 export type DriverName = 'local' | 's3';
 
@@ -153,23 +154,14 @@ export function createS3Driver(s: S3Settings, client?: S3Client): StorageDriver 
   };
 }
 
-/** `STORAGE_QUOTA_BYTES_PER_ORGANIZATION`: bytes one organization may store (objects + open uploads); 0 = no quota. */
-export function quotaFromConfig(raw: Record<string, string | undefined>): number {
-  const v = raw.STORAGE_QUOTA_BYTES_PER_ORGANIZATION;
-  if (v === undefined || v === '') return 10 * 1024 ** 3;
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`config: STORAGE_QUOTA_BYTES_PER_ORGANIZATION must be an integer >= 0, got "${v}"`);
-  return n;
-}
-
-export function s3SettingsFromConfig(raw: Record<string, string | undefined>): S3Settings {
+export function s3SettingsFromConfig(raw: Settings): S3Settings {
   const bucket = raw.S3_BUCKET;
   if (!bucket) throw new Error('config: S3_BUCKET is required when STORAGE_DRIVER=s3');
   return {
     bucket,
-    region: raw.S3_REGION || 'us-east-1',
+    region: raw.S3_REGION,
     endpoint: raw.S3_ENDPOINT || undefined,
-    forcePathStyle: ['1', 'true', 'yes', 'on'].includes((raw.S3_FORCE_PATH_STYLE ?? '').toLowerCase()),
+    forcePathStyle: raw.S3_FORCE_PATH_STYLE,
     accessKeyId: raw.S3_ACCESS_KEY_ID || undefined,
     secretAccessKey: raw.S3_SECRET_ACCESS_KEY || undefined,
     keyPrefix: raw.S3_KEY_PREFIX ?? 'objects/',
@@ -182,15 +174,14 @@ export function s3SettingsFromConfig(raw: Record<string, string | undefined>): S
  */
 export function driversFromConfig(config: Config): { primary: StorageDriver; byName: Partial<Record<DriverName, StorageDriver>> } {
   const local = createLocalDriver(path.join(config.dataDir, 'objects'));
-  const which = (config.raw.STORAGE_DRIVER || 'local').toLowerCase();
+  const which = config.settings.STORAGE_DRIVER;
   if (which === 'local') {
     // Files on one instance's disk are missing on the others: several instances need a shared store.
-    if (['1', 'true', 'yes', 'on'].includes((config.raw.MULTI_INSTANCE ?? '').toLowerCase())) {
+    if (config.settings.MULTI_INSTANCE) {
       throw new Error('config: STORAGE_DRIVER=local keeps objects on this instance\'s disk; with MULTI_INSTANCE=true use STORAGE_DRIVER=s3');
     }
     return { primary: local, byName: { local } };
   }
-  if (which !== 's3') throw new Error(`config: STORAGE_DRIVER must be "local" or "s3", got "${which}"`);
-  const s3 = createS3Driver(s3SettingsFromConfig(config.raw));
+  const s3 = createS3Driver(s3SettingsFromConfig(config.settings));
   return { primary: s3, byName: { local, s3 } };
 }

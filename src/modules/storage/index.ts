@@ -2,7 +2,7 @@ import type { Api, AppContext } from '../../platform/context.js';
 import type { ObjectLinker, ObjectReadGrant } from '../../platform/storage-links.js';
 import type { TripDirectory } from '../../platform/trip-directory.js';
 import type { Tx } from '../../platform/db/index.js';
-import { driversFromConfig, quotaFromConfig } from './drivers.js';
+import { driversFromConfig } from './drivers.js';
 import { limitsFromConfig } from './policy.js';
 import { createStorageService, slotJanitor } from './service.js';
 import { storageRoutes } from './routes.js';
@@ -34,7 +34,7 @@ export interface StorageDeps {
 export function createStorageModule(ctx: AppContext, deps: StorageDeps) {
   const readGrants: ObjectReadGrant[] = [];
   const drivers = driversFromConfig(ctx.config);
-  const svc = createStorageService(ctx, { ...drivers, limits: limitsFromConfig(ctx.config.raw), quotaBytes: quotaFromConfig(ctx.config.raw), trips: deps.trips, readGrants });
+  const svc = createStorageService(ctx, { ...drivers, limits: limitsFromConfig(ctx.config.settings), quotaBytes: ctx.config.settings.STORAGE_QUOTA_BYTES_PER_ORGANIZATION, trips: deps.trips, readGrants });
   ctx.workers.push(slotJanitor(svc));
   return {
     name: 'storage',

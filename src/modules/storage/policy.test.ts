@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, MiB, contentDisposition, limitsFromConfig, mediaTypeOf, parseRange, safeFilename, signatureMatches } from './policy.js';
+import { readSettings } from '../../config.js';
 
 describe('parseRange', () => {
   it.each([
@@ -48,11 +49,11 @@ describe('limits', () => {
   });
 
   it('reads STORAGE_MAX_BYTES_<PURPOSE> and refuses nonsense', () => {
-    const l = limitsFromConfig({ STORAGE_MAX_BYTES_AVATAR: '1024', STORAGE_MAX_BYTES_OTHER: '' });
+    const l = limitsFromConfig(readSettings({ STORAGE_MAX_BYTES_AVATAR: '1024', STORAGE_MAX_BYTES_OTHER: '' }));
     expect(l.avatar.maxBytes).toBe(1024);
     expect(l.other.maxBytes).toBe(10 * MiB);
-    expect(() => limitsFromConfig({ STORAGE_MAX_BYTES_DOCUMENT: '-1' })).toThrow(/STORAGE_MAX_BYTES_DOCUMENT/);
-    expect(() => limitsFromConfig({ STORAGE_MAX_BYTES_DOCUMENT: '1.5' })).toThrow();
+    expect(() => readSettings({ STORAGE_MAX_BYTES_DOCUMENT: '-1' })).toThrow(/STORAGE_MAX_BYTES_DOCUMENT/);
+    expect(() => readSettings({ STORAGE_MAX_BYTES_DOCUMENT: '1.5' })).toThrow();
   });
 
   it('matches signatures, treating HEIC and HEIF as one family', () => {

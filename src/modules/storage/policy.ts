@@ -1,4 +1,5 @@
 import { STORAGE_PURPOSES, type StoragePurpose } from '../../platform/storage-links.js';
+import type { Settings } from '../../config.js';
 
 export const MiB = 1024 * 1024;
 
@@ -37,18 +38,10 @@ export const ABSOLUTE_MAX_BYTES = 1024 * MiB;
 
 export const UPLOAD_TTL_SECONDS = 15 * 60;
 
-export function limitsFromConfig(raw: Record<string, string | undefined>): Record<StoragePurpose, PurposeLimit> {
+export function limitsFromConfig(s: Settings): Record<StoragePurpose, PurposeLimit> {
   const out = {} as Record<StoragePurpose, PurposeLimit>;
   for (const p of STORAGE_PURPOSES) {
-    const name = `STORAGE_MAX_BYTES_${p.toUpperCase()}`;
-    const v = raw[name];
-    let maxBytes = DEFAULT_LIMITS[p].maxBytes;
-    if (v !== undefined && v !== '') {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1 || n > ABSOLUTE_MAX_BYTES) throw new Error(`config: ${name} must be an integer in 1..${ABSOLUTE_MAX_BYTES}, got "${v}"`);
-      maxBytes = n;
-    }
-    out[p] = { maxBytes, mimeTypes: DEFAULT_LIMITS[p].mimeTypes };
+    out[p] = { maxBytes: s[`STORAGE_MAX_BYTES_${p.toUpperCase()}` as `STORAGE_MAX_BYTES_${Uppercase<StoragePurpose>}`], mimeTypes: DEFAULT_LIMITS[p].mimeTypes };
   }
   return out;
 }

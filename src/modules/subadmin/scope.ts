@@ -4,6 +4,7 @@ import type { Tx } from '../../platform/db/index.js';
 import { SUBADMIN_PERMISSION_KEYS } from '../../platform/auth.js';
 import { cents, fillPermissions } from './model.js';
 import { notifyScopeChanged, parentChain } from './repo.js';
+import { createCache, invalidateOn } from '../../platform/cache.js';
 
 /** At most this many levels of parent sub-administrators are followed (cycles are refused at write time). */
 const MAX_DEPTH = 16;
@@ -43,23 +44,14 @@ const CHANNEL = 'subadmin_changed';
  * NOTIFY at commit, on every other instance.
  */
 export function createScopeLoader(ctx: AppContext) {
-  const cache = new Map<string, { scope: SubadminScope | null; at: number }>();
-  void ctx.db
-    .listen(CHANNEL, () => cache.clear())
-    .then((unlisten) => ctx.onClose.push(unlisten))
-    .catch(() => undefined);
-  // Changes announced while the listener was down were missed: forget what is cached.
-  ctx.onClose.push(ctx.db.onListenerChange(() => cache.clear()));
+  const cache = createCache<string, SubadminScope | null>({ ttlMs: CACHE_MS });
+  invalidateOn(ctx, CHANNEL, cache);
 
   return {
     async load(claims: AccessClaims): Promise<SubadminScope | null> {
-      const key = `${claims.org}:${claims.sub}`;
-      const hit = cache.get(key);
-      if (hit && Date.now() - hit.at < CACHE_MS) return hit.scope;
-      const scope = await ctx.db.withTenant({ organizationId: claims.org, userId: claims.sub }, (tx) => effectiveScope(tx, claims.org, claims.sub));
-      if (cache.size > 50_000) cache.clear();
-      cache.set(key, { scope, at: Date.now() });
-      return scope;
+      return cache.get(`${claims.org}:${claims.sub}`, () =>
+        ctx.db.withTenant({ organizationId: claims.org, userId: claims.sub }, (tx) => effectiveScope(tx, claims.org, claims.sub)),
+      );
     },
     /** In the transaction of a change: every instance drops its cache when it commits; this one right away (and after commit). */
     async changed(tx: Tx): Promise<void> {

@@ -10,11 +10,9 @@ export interface TargetPolicy {
   allowPrivate: boolean;
 }
 
-const yes = (v: string | undefined) => ['1', 'true', 'yes', 'on'].includes((v ?? '').toLowerCase());
-
 /** Read on every use from the configuration: `WEBHOOK_ALLOW_HTTP` (default: only in development), `WEBHOOK_ALLOW_PRIVATE_TARGETS` (default off). */
-export function targetPolicy(config: Pick<Config, 'env' | 'raw'>): TargetPolicy {
-  return { allowHttp: config.env === 'development' || yes(config.raw.WEBHOOK_ALLOW_HTTP), allowPrivate: yes(config.raw.WEBHOOK_ALLOW_PRIVATE_TARGETS) };
+export function targetPolicy(config: Pick<Config, 'env' | 'settings'>): TargetPolicy {
+  return { allowHttp: config.env === 'development' || config.settings.WEBHOOK_ALLOW_HTTP, allowPrivate: config.settings.WEBHOOK_ALLOW_PRIVATE_TARGETS };
 }
 
 /** Addresses that are not the public internet: loopback, private, link-local, CGNAT, multicast, reserved, IPv6 ULA... */

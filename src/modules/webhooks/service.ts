@@ -1,3 +1,4 @@
+import type { Settings } from '../../config.js';
 import type { WebhooksContext } from './index.js';
 import type { Actor } from '../../platform/auth.js';
 import { tenantOf } from '../../platform/auth.js';
@@ -56,19 +57,11 @@ export interface WebhookSettings {
   testPerMinute: number;
 }
 
-function positive(raw: Record<string, string | undefined>, name: string, fallback: number, min = 1): number {
-  const v = raw[name];
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new Error(`config: ${name} must be an integer >= ${min}, got "${v}"`);
-  return n;
-}
-
-export function webhookSettings(raw: Record<string, string | undefined>): WebhookSettings {
+export function webhookSettings(settings: Settings): WebhookSettings {
   return {
-    maxSubscriptions: positive(raw, 'WEBHOOK_MAX_SUBSCRIPTIONS', 25),
-    locationIntervalMs: positive(raw, 'WEBHOOK_LOCATION_INTERVAL_MS', 30_000, 0),
-    testPerMinute: positive(raw, 'WEBHOOK_TEST_PER_MINUTE', 20),
+    maxSubscriptions: settings.WEBHOOK_MAX_SUBSCRIPTIONS,
+    locationIntervalMs: settings.WEBHOOK_LOCATION_INTERVAL_MS,
+    testPerMinute: settings.WEBHOOK_TEST_PER_MINUTE,
   };
 }
 
@@ -134,7 +127,7 @@ export function attemptOut(a: repo.AttemptRecord) {
   };
 }
 
-export function createWebhookService(ctx: WebhooksContext, settings: WebhookSettings = webhookSettings(ctx.config.raw)) {
+export function createWebhookService(ctx: WebhooksContext, settings: WebhookSettings = webhookSettings(ctx.config.settings)) {
   const { db } = ctx;
   const renderers = new Map<string, ResourceRenderer>();
 

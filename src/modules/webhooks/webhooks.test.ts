@@ -431,17 +431,17 @@ describe('subscriptions', () => {
 
 describe('SSRF refusals', () => {
   it('refuses http outside development and private or loopback targets unless allowed', async () => {
-    const raw = t.config.raw;
-    expect(t.app.ctx.config.raw).toBe(raw);
+    const settings = t.config.settings;
+    expect(t.app.ctx.config.settings).toBe(settings);
     const post = (url: string) => t.req(admin, { method: 'POST', url: '/webhooks/subscriptions', payload: { url, event_types: ['*'] } });
     try {
-      raw.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'false';
+      settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = false;
       for (const url of [`${base}/x`, 'https://localhost/x', 'https://10.1.2.3/x', 'https://[::1]/x', 'https://169.254.169.254/latest', 'https://[::ffff:127.0.0.1]/x', 'https://192.168.0.10/x']) {
         const res = await post(url);
         expect(res.statusCode, url).toBe(422);
         expect(res.json().code).toBe('WEBHOOK_TARGET_REFUSED');
       }
-      raw.WEBHOOK_ALLOW_HTTP = 'false';
+      settings.WEBHOOK_ALLOW_HTTP = false;
       const plain = await post('http://example.com/x');
       expect(plain.statusCode).toBe(422);
       expect(plain.json().detail).toMatch(/https/);
@@ -449,8 +449,8 @@ describe('SSRF refusals', () => {
       expect((await post('https://user:pw@example.com/x')).statusCode).toBe(422);
       expect((await post('https://example.com/hooks')).statusCode).toBe(201);
     } finally {
-      raw.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'true';
-      raw.WEBHOOK_ALLOW_HTTP = 'true';
+      settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = true;
+      settings.WEBHOOK_ALLOW_HTTP = true;
     }
   });
 
@@ -462,11 +462,11 @@ describe('SSRF refusals', () => {
     const sub = await subscribe(admin, ['trip.created']);
     await sys('UPDATE webhook_subscription SET url = $2 WHERE id = $1', [sub.id, `http://${name}:${port}${sub.path}`]);
     await newTrip();
-    t.config.raw.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'false';
+    t.config.settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = false;
     try {
       await worker.runOnce();
     } finally {
-      t.config.raw.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'true';
+      t.config.settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = true;
     }
     const [d] = await deliveriesOf(sub.id);
     if (resolved && isNonPublicAddress(resolved.address)) {

@@ -33,35 +33,26 @@ export interface WebhookWorkerOptions {
   intervalMs: number;
 }
 
-function int(raw: Record<string, string | undefined>, name: string, fallback: number): number {
-  const v = raw[name];
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`config: ${name} must be a positive integer, got "${v}"`);
-  return n;
-}
-
-const HOUR = 3_600_000;
 
 /** Settings from the environment (WEBHOOK_*, listed in the module's index.ts and in the README). */
 export function webhookWorkerOptions(ctx: WebhooksContext, overrides: Partial<WebhookWorkerOptions> = {}): WebhookWorkerOptions {
-  const raw = ctx.config.raw;
-  const timeoutMs = int(raw, 'WEBHOOK_TIMEOUT_MS', 10_000);
-  const claimTimeoutMs = int(raw, 'WEBHOOK_CLAIM_TIMEOUT_MS', 60_000);
+  const s = ctx.config.settings;
+  const timeoutMs = s.WEBHOOK_TIMEOUT_MS;
+  const claimTimeoutMs = s.WEBHOOK_CLAIM_TIMEOUT_MS;
   if (claimTimeoutMs <= timeoutMs) throw new Error('config: WEBHOOK_CLAIM_TIMEOUT_MS must exceed WEBHOOK_TIMEOUT_MS');
   return {
     sender: httpSender,
     now: () => new Date(),
     random: Math.random,
-    concurrency: int(raw, 'WEBHOOK_CONCURRENCY', 16),
-    perSubscription: int(raw, 'WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY', 4),
+    concurrency: s.WEBHOOK_CONCURRENCY,
+    perSubscription: s.WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY,
     timeoutMs,
     claimTimeoutMs,
-    retryBaseMs: int(raw, 'WEBHOOK_RETRY_BASE_MS', 30_000),
-    retryMaxMs: int(raw, 'WEBHOOK_RETRY_MAX_MS', 6 * HOUR),
-    retryWindowMs: int(raw, 'WEBHOOK_RETRY_WINDOW_MS', 24 * HOUR),
-    disableAfterMs: int(raw, 'WEBHOOK_DISABLE_AFTER_MS', 24 * HOUR),
-    intervalMs: int(raw, 'WEBHOOK_WORKER_INTERVAL_MS', 500),
+    retryBaseMs: s.WEBHOOK_RETRY_BASE_MS,
+    retryMaxMs: s.WEBHOOK_RETRY_MAX_MS,
+    retryWindowMs: s.WEBHOOK_RETRY_WINDOW_MS,
+    disableAfterMs: s.WEBHOOK_DISABLE_AFTER_MS,
+    intervalMs: s.WEBHOOK_WORKER_INTERVAL_MS,
     ...overrides,
   };
 }

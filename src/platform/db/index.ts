@@ -6,6 +6,7 @@ import type { PgDatabase } from 'drizzle-orm/pg-core';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { Mutex } from './mutex.js';
 import { parseTimestamptz } from './types.js';
+import type { Settings } from '../../config.js';
 
 /** Role every request runs as: no superuser, no BYPASSRLS, so row-level security always applies. */
 export const TENANT_ROLE = 'app_tenant';
@@ -547,15 +548,8 @@ export async function createPgliteDatabase(dataDir: string | null, opts: { loadD
 }
 
 /** `DB_POOL_MAX` (20) connections per instance; `DB_CONNECT_TIMEOUT_MS` (5000): the longest wait for one before 503. */
-export function poolOptionsFrom(raw: Record<string, string | undefined>): { max: number; connectTimeoutMs: number } {
-  const n = (name: string, fallback: number, min: number) => {
-    const v = raw[name];
-    if (v === undefined || v === '') return fallback;
-    const x = Number(v);
-    if (!Number.isInteger(x) || x < min) throw new Error(`config: ${name} must be an integer >= ${min}, got "${v}"`);
-    return x;
-  };
-  return { max: n('DB_POOL_MAX', 20, 1), connectTimeoutMs: n('DB_CONNECT_TIMEOUT_MS', 5_000, 100) };
+export function poolOptionsFrom(s: Pick<Settings, 'DB_POOL_MAX' | 'DB_CONNECT_TIMEOUT_MS'>): { max: number; connectTimeoutMs: number } {
+  return { max: s.DB_POOL_MAX, connectTimeoutMs: s.DB_CONNECT_TIMEOUT_MS };
 }
 
 export async function openDatabase(opts: { databaseUrl: string | null; systemUrl?: string | null; dataDir: string | null; pool?: { max?: number; connectTimeoutMs?: number } }): Promise<Database> {

@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../test/helpers.js';
+import { createCache, invalidateOn } from './cache.js';
+
+const deferred = <T>() => {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+};
+
+describe('createCache', () => {
+  it('single-flight: a burst of misses for one key runs the loader once', async () => {
+    const cache = createCache<string, number>({ ttlMs: 1_000 });
+    let loads = 0;
+    const gate = deferred<number>();
+    const burst = Array.from({ length: 50 }, () => cache.get('k', () => (loads++, gate.promise)));
+    gate.resolve(7);
+    expect(await Promise.all(burst)).toEqual(Array(50).fill(7));
+    expect(loads).toBe(1);
+    expect(await cache.get('k', async () => (loads++, 8))).toBe(7); // fresh: served from the cache
+    expect(loads).toBe(1);
+  });
+
+  it('a failed load is not cached and does not block the next one', async () => {
+    const cache = createCache<string, number>({ ttlMs: 1_000 });
+    await expect(Promise.all([cache.get('k', async () => Promise.reject(new Error('down'))), cache.get('k', async () => 1)])).rejects.toThrow('down');
+    expect(await cache.get('k', async () => 2)).toBe(2);
+  });
+
+  it('entries expire after their TTL (per value when a function)', async () => {
+    let clock = 0;
+    const cache = createCache<string, boolean>({ ttlMs: (v) => (v ? 5_000 : Infinity), now: () => clock });
+    await cache.get('live', async () => true);
+    await cache.get('dead', async () => false);
+    clock = 4_999;
+    expect(await cache.get('live', async () => false)).toBe(true);
+    clock = 5_000;
+    expect(await cache.get('live', async () => false)).toBe(false); // reloaded
+    clock = 10 ** 9;
+    expect(await cache.get('dead', async () => true)).toBe(false); // never expires
+  });
+
+  it('an invalidation during a load wins: the older result answers its caller but is not stored', async () => {
+    const cache = createCache<string, string>({ ttlMs: 60_000 });
+    const gate = deferred<string>();
+    const slow = cache.get('k', () => gate.promise);
+    cache.invalidate('k');
+    const fresh = await cache.get('k', async () => 'new');
+    gate.resolve('old');
+    expect(await slow).toBe('old');
+    expect(fresh).toBe('new');
+    expect(await cache.get('k', async () => 'again')).toBe('new');
+    cache.clear();
+    expect(cache.size).toBe(0);
+    expect(await cache.get('k', async () => 'after clear')).toBe('after clear');
+  });
+
+  it('is bounded: past maxEntries it starts over', async () => {
+    const cache = createCache<number, number>({ ttlMs: 60_000, maxEntries: 3 });
+    for (const k of [1, 2, 3, 4]) await cache.get(k, async () => k);
+    expect(cache.size).toBe(1);
+  });
+});
+
+describe('invalidateOn (across instances, through NOTIFY)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t?.close());
+
+  it('a notification on the channel invalidates the key it names; a lost listener empties the cache', async () => {
+    const onClose: (() => Promise<void> | void)[] = [];
+    const cache = createCache<string, number>({ ttlMs: 60_000 });
+    invalidateOn({ db: t.db, onClose }, 'cache_test_changed', cache, (key, c) => c.invalidate(key));
+    await cache.get('a', async () => 1);
+    await cache.get('b', async () => 2);
+    // Wait for the LISTEN to be in place, then announce a change from "another instance" (any connection).
+    const until = async (cond: () => boolean) => {
+      for (let i = 0; i < 100 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
+    };
+    for (let i = 0; i < 20 && cache.size === 2; i++) {
+      await t.db.withSystem((tx) => tx.query("SELECT pg_notify('cache_test_changed', 'a')"));
+      await until(() => cache.size < 2);
+    }
+    expect(await cache.get('a', async () => 10)).toBe(10);
+    expect(await cache.get('b', async () => 20)).toBe(2);
+    for (const fn of onClose) await fn();
+  });
+});
