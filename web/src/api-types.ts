@@ -33,7 +33,7 @@ export interface paths {
         put?: never;
         /**
          * Propose an optimized batch dispatch plan (status proposed)
-         * @description Administrators and dispatch; organization-wide. Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
+         * @description Administrators and dispatch; organization-wide. Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, each trip's ready time and each driver's shift end, from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
          *
          *     **Access**: roles `administrator`, `dispatch`.
          */
@@ -64,6 +64,30 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/dispatch-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Optimizer settings: objective, route duration, stop cap, service times, iteration budget (defaults of every optimize request)
+         * @description **Access**: roles `administrator`, `dispatch`.
+         */
+        get: operations["getDispatchSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the optimizer settings (administrators); audited
+         * @description **Access**: roles `administrator`.
+         */
+        patch: operations["updateDispatchSettings"];
         trace?: never;
     };
     "/api/v1/admin/drivers/{driverId}/settlements": {
@@ -2840,7 +2864,7 @@ export interface paths {
         put?: never;
         /**
          * Propose an optimized batch dispatch plan (status proposed)
-         * @description Sub-administrators with trips_reassign; only trips of their territories and drivers linked to them; they commit only their own territories' plans (others 404). Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
+         * @description Sub-administrators with trips_reassign; only trips of their territories and drivers linked to them; they commit only their own territories' plans (others 404). Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, each trip's ready time and each driver's shift end, from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
          *
          *     **Access**: roles `subadmin`; sub-administrators need the `trips_reassign` permission.
          */
@@ -3393,6 +3417,178 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks/deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One delivery with its body and attempts
+         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404).
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/deliveries/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sends one delivery's event again
+         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404). A new delivery with the same event id and body (signed anew), outside the per-resource order. 409 WEBHOOK_SUBSCRIPTION_INACTIVE on an inactive subscription; limited like test events.
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Webhook subscriptions, newest first
+         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404).
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        get: operations["listWebhookSubscriptions"];
+        put?: never;
+        /**
+         * Subscribes a URL to events (outbound webhooks)
+         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404). An administrator's subscription receives every event of the organization, a merchant's only those of its records (422 MERCHANT_PROFILE_REQUIRED without a merchant profile). The signing secret is in this response only. 422 WEBHOOK_TARGET_REFUSED for a URL the service will not call, 422 WEBHOOK_SUBSCRIPTION_LIMIT beyond WEBHOOK_MAX_SUBSCRIPTIONS.
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        post: operations["createWebhookSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One webhook subscription
+         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404).
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        get: operations["getWebhookSubscription"];
+        put?: never;
+        post?: never;
+        /**
+         * Deletes a webhook subscription and its delivery log
+         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404).
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        delete: operations["deleteWebhookSubscription"];
+        options?: never;
+        head?: never;
+        /**
+         * Changes a webhook subscription (partial)
+         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404). `active: false` cancels its undelivered deliveries; `active: true` enables a disabled subscription again (the failure streak starts over).
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        patch: operations["updateWebhookSubscription"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/subscriptions/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The delivery log of a subscription, newest first
+         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404).
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/subscriptions/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replaces the signing secret, with an overlap
+         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404). The new secret is in this response only. During `overlap_seconds` (default 86400, at most 7 days) deliveries carry two `v1` signatures, one per secret.
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/subscriptions/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queues a `webhook.test` event to the subscription
+         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404). Delivered (signed, logged, retried) like any event. 409 WEBHOOK_SUBSCRIPTION_INACTIVE on an inactive subscription; test events and redeliveries are limited per user (WEBHOOK_TEST_PER_MINUTE, 429 RATE_LIMITED).
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        post: operations["sendWebhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3850,6 +4046,14 @@ export interface components {
             source_channel?: "core" | "chat" | "admin" | "api";
             territory_id?: string;
         };
+        /** CreateWebhookSubscriptionRequest */
+        CreateWebhookSubscriptionRequest: {
+            active?: boolean;
+            description?: string | null;
+            event_types: ("*" | "trip.created" | "trip.updated" | "trip.assigned" | "trip.accepted" | "trip.rejected" | "trip.unassigned" | "trip.offer_expired" | "trip.location_updated" | "trip.geofence_entered" | "trip.pickup_verified" | "trip.on_the_way" | "trip.delivery_verified" | "trip.completed" | "trip.delivery_failed" | "trip.returned" | "trip.cancelled" | "order.created" | "order.status_changed" | "payment_review.submitted" | "payment_review.approved" | "payment_review.rejected" | "driver_settlement.created" | "driver_settlement.paid")[];
+            /** @description https URL (http only in development or with WEBHOOK_ALLOW_HTTP); private, loopback and reserved addresses are refused unless WEBHOOK_ALLOW_PRIVATE_TARGETS */
+            url: string;
+        };
         /** CreateZoneBannerRequest */
         CreateZoneBannerRequest: {
             active?: boolean;
@@ -3952,13 +4156,26 @@ export interface components {
                 stop_order: number;
                 trip_id: string;
             }[];
-            /** @description greedy nearest-driver plan on the same input, for comparison */
+            /** @description greedy nearest-driver plan on the same input and constraints, for comparison */
             baseline: {
                 algorithm: string;
                 assigned: number;
                 distance_m: number;
+                mean_dropoff_s: number;
             };
             committed_at: string | null;
+            /** @description what the plan was made with: the dispatch settings, overridden by the request */
+            constraints: {
+                iterations: number | null;
+                max_route_duration_s: number;
+                max_stops_per_route: number | null;
+                /** @description What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes. */
+                objective: "time" | "balanced" | "distance";
+                service_time_dropoff_s: number;
+                service_time_pickup_s: number;
+                /** @description average speed (logistics settings) */
+                speed_kmh: number;
+            };
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -3966,27 +4183,53 @@ export interface components {
             /** @description the organization (tenant) the resource belongs to */
             organization_id?: string;
             plan_id: string;
+            /**
+             * Format: date-time
+             * @description the start of every route: the time offsets count from here
+             */
+            planned_at: string;
             routes: {
                 distance_m: number;
                 driver_id: string;
+                /** @description seconds from planned_at to the departure from the last stop */
                 duration_s: number;
+                /** Format: date-time */
+                ends_at: string;
+                stop_count: number;
                 stops: {
-                    /** @description seconds from the start of the route */
+                    /** @description seconds from planned_at (the start of every route, from the driver position) to the arrival at the stop */
                     arrival_offset_s: number;
                     /** @description metres from the driver position */
                     cumulative_distance_m: number;
+                    /** @description arrival + wait + service time */
+                    departure_offset_s: number;
+                    /**
+                     * Format: date-time
+                     * @description planned_at + arrival_offset_s
+                     */
+                    eta: string;
                     kind: "pickup" | "dropoff";
                     /** @description trips on board after the stop (including those already active) */
                     load_after: number;
                     position: components["schemas"]["GeoPoint"];
                     trip_id: string;
+                    /** @description waiting for the trip to be ready (pickups) */
+                    wait_s: number;
                 }[];
             }[];
             solver: {
                 algorithm: string;
+                /** @description the objective value */
+                cost: number;
                 elapsed_ms: number;
+                iteration_budget: number;
+                /** @description iterations run */
                 iterations: number;
+                /** @description What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes. */
+                objective: "time" | "balanced" | "distance";
                 seed: number;
+                /** @description iterations: the budget (with its extensions) was spent; converged: no better plan for long; time: the time_budget_ms ceiling cut the search (the plan may then differ between runs) */
+                stopped_by: "iterations" | "converged" | "time";
             };
             /** @description proposed → committed (commit applied), or → stale / expired (commit refused with 409 PLAN_STALE); terminal except proposed */
             status: "proposed" | "committed" | "expired" | "stale";
@@ -3994,14 +4237,37 @@ export interface components {
             totals: {
                 assigned: number;
                 distance_m: number;
+                /** @description sum of the route durations */
                 duration_s: number;
+                /** @description the latest drop-off */
+                max_dropoff_s: number;
+                mean_dropoff_s: number;
+                /** @description sum of the drop-off arrival offsets (the customers' waiting from now) */
+                sum_dropoff_s: number;
                 unassigned: number;
             };
             unassigned: {
-                /** @description NO_DRIVERS, NO_DRIVER_IN_TERRITORY (no available driver may serve it: territory, or he rejected the trip), CAPACITY (every compatible driver is full, or his free capacity is taken by the plan), MAX_STOPS (routes reached max_stops_per_route), NOT_PENDING (a requested trip is not pending), NOT_FOUND (a requested trip is unknown or outside your territories) */
+                /** @description The first rule that rules out every driver: NO_DRIVERS, NO_DRIVER_IN_TERRITORY (no available driver may serve it: territory, or he rejected the trip), CAPACITY (every compatible driver is full, or his free capacity is taken by the plan), ROUTE_DURATION (even alone, no compatible driver could finish it within max_route_duration_s: too far, or ready too late), SHIFT_END (alone it would fit, but the shifts of the compatible drivers end too early), MAX_STOPS (the routes that could take it reached max_stops_per_route), ROUTES_FULL (it fits alone, but the routes that could take it have no time left), NOT_PENDING (a requested trip is not pending), NOT_FOUND (a requested trip is unknown or outside your territories) */
                 reason: string;
                 trip_id: string;
             }[];
+        };
+        /** DispatchSettings */
+        DispatchSettings: {
+            iterations: number | null;
+            /** @description Seconds from the plan to the end of the service at the last stop of a route; a trip that cannot fit is left unassigned (ROUTE_DURATION, ROUTES_FULL). */
+            max_route_duration_s: number;
+            max_stops_per_route: number | null;
+            /** @description What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes. */
+            objective: "time" | "balanced" | "distance";
+            /** @description the organization (tenant) the resource belongs to */
+            organization_id?: string;
+            /** @description Seconds spent at each drop-off. */
+            service_time_dropoff_s: number;
+            /** @description Seconds spent at each pickup (after the trip is ready). */
+            service_time_pickup_s: number;
+            /** Format: date-time */
+            updated_at: string;
         };
         /** Document */
         Document: {
@@ -4467,12 +4733,36 @@ export interface components {
             created_to?: string;
             /** @description only these drivers (still: approved, available, with a position) */
             driver_ids?: string[];
-            /** @description cap on stops per route; each driver is also limited to 2 × his free capacity */
-            max_stops_per_route?: number;
+            /** @description Search budget in iterations; the same seed and iterations give the same plan on any machine at any load. Default: max(500, 325 + 1.75 × trips), extended by a quarter at a time (up to 4×) while the last quarter still improved the plan by more than 0.5 %. */
+            iterations?: number;
+            /** @description Seconds from the plan to the end of the service at the last stop of a route; a trip that cannot fit is left unassigned (ROUTE_DURATION, ROUTES_FULL). */
+            max_route_duration_s?: number;
+            max_stops_per_route?: number | null;
+            /** @description What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes. */
+            objective?: "time" | "balanced" | "distance";
+            /** @description Earliest pickup per trip (the order's ready estimate); a driver who arrives earlier waits. Default: ready now (a trip is created when its order is ready). Entries for trips outside the plan are ignored. */
+            ready_times?: {
+                /** Format: date-time */
+                ready_at: string;
+                trip_id: string;
+            }[];
             /** @default 1 */
             seed: number;
+            /** @description Seconds spent at each drop-off. */
+            service_time_dropoff_s?: number;
+            /** @description Seconds spent at each pickup (after the trip is ready). */
+            service_time_pickup_s?: number;
+            /** @description A driver's shift end: his route must end by then (a shift already over gives him no trips). Default: none, only max_route_duration_s applies. */
+            shift_ends?: {
+                driver_id: string;
+                /** Format: date-time */
+                shift_end_at: string;
+            }[];
             territory_id?: string;
-            /** @default 1000 */
+            /**
+             * @description A ceiling on the solve time only; the plan is decided by seed and iterations unless this cuts the search (solver.stopped_by = time).
+             * @default 10000
+             */
             time_budget_ms: number;
             /** @description exactly these trips (exclusive with the filters below) */
             trip_ids?: string[];
@@ -4491,12 +4781,36 @@ export interface components {
             created_to?: string;
             /** @description only these drivers (still: approved, available, with a position) */
             driver_ids?: string[];
-            /** @description cap on stops per route; each driver is also limited to 2 × his free capacity */
-            max_stops_per_route?: number;
+            /** @description Search budget in iterations; the same seed and iterations give the same plan on any machine at any load. Default: max(500, 325 + 1.75 × trips), extended by a quarter at a time (up to 4×) while the last quarter still improved the plan by more than 0.5 %. */
+            iterations?: number;
+            /** @description Seconds from the plan to the end of the service at the last stop of a route; a trip that cannot fit is left unassigned (ROUTE_DURATION, ROUTES_FULL). */
+            max_route_duration_s?: number;
+            max_stops_per_route?: number | null;
+            /** @description What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes. */
+            objective?: "time" | "balanced" | "distance";
+            /** @description Earliest pickup per trip (the order's ready estimate); a driver who arrives earlier waits. Default: ready now (a trip is created when its order is ready). Entries for trips outside the plan are ignored. */
+            ready_times?: {
+                /** Format: date-time */
+                ready_at: string;
+                trip_id: string;
+            }[];
             /** @default 1 */
             seed: number;
+            /** @description Seconds spent at each drop-off. */
+            service_time_dropoff_s?: number;
+            /** @description Seconds spent at each pickup (after the trip is ready). */
+            service_time_pickup_s?: number;
+            /** @description A driver's shift end: his route must end by then (a shift already over gives him no trips). Default: none, only max_route_duration_s applies. */
+            shift_ends?: {
+                driver_id: string;
+                /** Format: date-time */
+                shift_end_at: string;
+            }[];
             territory_id?: string;
-            /** @default 1000 */
+            /**
+             * @description A ceiling on the solve time only; the plan is decided by seed and iterations unless this cuts the search (solver.stopped_by = time).
+             * @default 10000
+             */
             time_budget_ms: number;
             /** @description exactly these trips (exclusive with the filters below) */
             trip_ids?: string[];
@@ -4887,6 +5201,10 @@ export interface components {
         RevokeRefreshTokenRequest: {
             refresh_token: string;
         };
+        /** RotateWebhookSecretRequest */
+        RotateWebhookSecretRequest: {
+            overlap_seconds?: number;
+        };
         /**
          * SendAdminNotificationRequest
          * @description the message and exactly one target: `role`, `territory_id` or `user_ids`
@@ -5127,6 +5445,19 @@ export interface components {
             /** @description decimal string >= 0, e.g. "12.50" */
             price?: string;
         };
+        /** UpdateDispatchSettingsRequest */
+        UpdateDispatchSettingsRequest: {
+            iterations?: number | null;
+            /** @description Seconds from the plan to the end of the service at the last stop of a route; a trip that cannot fit is left unassigned (ROUTE_DURATION, ROUTES_FULL). */
+            max_route_duration_s?: number;
+            max_stops_per_route?: number | null;
+            /** @description What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes. */
+            objective?: "time" | "balanced" | "distance";
+            /** @description Seconds spent at each drop-off. */
+            service_time_dropoff_s?: number;
+            /** @description Seconds spent at each pickup (after the trip is ready). */
+            service_time_pickup_s?: number;
+        };
         /** UpdateDriverRequest */
         UpdateDriverRequest: {
             capacity?: number;
@@ -5303,6 +5634,14 @@ export interface components {
             pickup_address?: string;
             pickup_location?: components["schemas"]["GeoPoint"];
         };
+        /** UpdateWebhookSubscriptionRequest */
+        UpdateWebhookSubscriptionRequest: {
+            active?: boolean;
+            description?: string | null;
+            event_types?: ("*" | "trip.created" | "trip.updated" | "trip.assigned" | "trip.accepted" | "trip.rejected" | "trip.unassigned" | "trip.offer_expired" | "trip.location_updated" | "trip.geofence_entered" | "trip.pickup_verified" | "trip.on_the_way" | "trip.delivery_verified" | "trip.completed" | "trip.delivery_failed" | "trip.returned" | "trip.cancelled" | "order.created" | "order.status_changed" | "payment_review.submitted" | "payment_review.approved" | "payment_review.rejected" | "driver_settlement.created" | "driver_settlement.paid")[];
+            /** @description https URL (http only in development or with WEBHOOK_ALLOW_HTTP); private, loopback and reserved addresses are refused unless WEBHOOK_ALLOW_PRIVATE_TARGETS */
+            url?: string;
+        };
         /** User */
         User: {
             active: boolean;
@@ -5401,6 +5740,49 @@ export interface components {
             settlement_id: string | null;
             territory_id: string | null;
             trip_id: string | null;
+        };
+        /** WebhookDelivery */
+        WebhookDelivery: {
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            delivered_at: string | null;
+            event_id: string;
+            event_type: string;
+            id: string;
+            last_error: string | null;
+            last_status_code: number | null;
+            next_attempt_at: string | null;
+            organization_id: string;
+            redelivery_of: string | null;
+            /** @description `pending` waiting for its (next) attempt, `sending` being sent, `delivered` (2xx), `failed` (another status, a refused target, or retries exhausted after about a day), `cancelled` (the subscription was disabled) */
+            status: "pending" | "sending" | "delivered" | "failed" | "cancelled";
+            subscription_id: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** WebhookSubscription */
+        WebhookSubscription: {
+            active: boolean;
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            disabled_at: string | null;
+            disabled_reason: string | null;
+            event_types: string[];
+            failing_since: string | null;
+            id: string;
+            merchant_id: string | null;
+            organization_id: string;
+            owner_user_id: string;
+            previous_secret_expires_at: string | null;
+            /** @description `organization`: every event of the organization (administrators); `merchant`: the events of the owner merchant's records */
+            scope: "organization" | "merchant";
+            /** @description the last characters of the signing secret */
+            secret_hint: string;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
         };
         /** ZoneBanner */
         ZoneBanner: {
@@ -5695,6 +6077,95 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getDispatchSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatchSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    updateDispatchSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateDispatchSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatchSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
             500: components["responses"]["ServerError"];
         };
@@ -16739,6 +17210,683 @@ export interface operations {
             };
             /** @description Problem details (RFC 9457). Codes: `PIN_LOCKED`. */
             423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attempts: number;
+                        attempts_log: {
+                            attempt: number;
+                            duration_ms: number;
+                            error: string | null;
+                            outcome: "delivered" | "retry" | "failed";
+                            response_excerpt: string | null;
+                            /** Format: date-time */
+                            started_at: string;
+                            status_code: number | null;
+                            url: string;
+                        }[];
+                        /** @description the JSON body sent: id, type, occurred_at, organization_id, resource_type, resource_id, resource, data */
+                        body: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        delivered_at: string | null;
+                        event_id: string;
+                        event_type: string;
+                        id: string;
+                        last_error: string | null;
+                        last_status_code: number | null;
+                        next_attempt_at: string | null;
+                        organization_id: string;
+                        redelivery_of: string | null;
+                        /** @description `pending` waiting for its (next) attempt, `sending` being sent, `delivered` (2xx), `failed` (another status, a refused target, or retries exhausted after about a day), `cancelled` (the subscription was disabled) */
+                        status: "pending" | "sending" | "delivered" | "failed" | "cancelled";
+                        subscription_id: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["ServerError"];
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with the current state. Codes: `WEBHOOK_SUBSCRIPTION_INACTIVE`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listWebhookSubscriptions: {
+        parameters: {
+            query?: {
+                /** @description opaque: the `next_cursor` of the previous page; a value this API did not issue is 400 VALIDATION_FAILED */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookSubscription"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        active: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string | null;
+                        disabled_at: string | null;
+                        disabled_reason: string | null;
+                        event_types: string[];
+                        failing_since: string | null;
+                        id: string;
+                        merchant_id: string | null;
+                        organization_id: string;
+                        owner_user_id: string;
+                        previous_secret_expires_at: string | null;
+                        /** @description `organization`: every event of the organization (administrators); `merchant`: the events of the owner merchant's records */
+                        scope: "organization" | "merchant";
+                        /** @description the signing secret, shown only in this response */
+                        secret: string;
+                        /** @description the last characters of the signing secret */
+                        secret_hint: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        url: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            /** @description The request is well-formed but breaks a business rule. Codes: `MERCHANT_PROFILE_REQUIRED`, `WEBHOOK_TARGET_REFUSED`, `WEBHOOK_SUBSCRIPTION_LIMIT`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["ServerError"];
+        };
+    };
+    deleteWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    updateWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description opaque: the `next_cursor` of the previous page; a value this API did not issue is 400 VALIDATION_FAILED */
+                cursor?: string;
+                limit?: number;
+                /** @description `pending` waiting for its (next) attempt, `sending` being sent, `delivered` (2xx), `failed` (another status, a refused target, or retries exhausted after about a day), `cancelled` (the subscription was disabled) */
+                status?: "pending" | "sending" | "delivered" | "failed" | "cancelled";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["ServerError"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Optional: a request without a body counts as `{}`; a JSON `null` is 400 VALIDATION_FAILED. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        active: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string | null;
+                        disabled_at: string | null;
+                        disabled_reason: string | null;
+                        event_types: string[];
+                        failing_since: string | null;
+                        id: string;
+                        merchant_id: string | null;
+                        organization_id: string;
+                        owner_user_id: string;
+                        previous_secret_expires_at: string | null;
+                        /** @description `organization`: every event of the organization (administrators); `merchant`: the events of the owner merchant's records */
+                        scope: "organization" | "merchant";
+                        /** @description the signing secret, shown only in this response */
+                        secret: string;
+                        /** @description the last characters of the signing secret */
+                        secret_hint: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        url: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    sendWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with the current state. Codes: `WEBHOOK_SUBSCRIPTION_INACTIVE`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: components["responses"]["Unprocessable"];
+            /** @description Rate limited. Codes: `RATE_LIMITED`. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
