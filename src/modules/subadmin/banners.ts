@@ -1,4 +1,4 @@
-import { tenantOf, type Actor } from '../../platform/auth.js';
+import type { Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { SubadminContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
@@ -7,21 +7,9 @@ import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
 import { scopeOf } from './model.js';
+import { insertBanner, listBanners, liveBannersOf, type BannerRow } from './repo.js';
 
-export interface BannerRow {
-  id: string;
-  title: string;
-  body: string | null;
-  image_storage_object_id: string | null;
-  link_url: string | null;
-  valid_from: Date;
-  valid_until: Date | null;
-  active: boolean;
-  created_by_user_id: string;
-  created_at: Date;
-  updated_at: Date;
-  territory_ids: string[];
-}
+export type { BannerRow } from './repo.js';
 
 export interface NewBanner {
   title: string;
@@ -34,12 +22,6 @@ export interface NewBanner {
   territory_ids: string[];
 }
 
-const BANNER_SELECT = `
-  SELECT b.id, b.title, b.body, b.image_storage_object_id, b.link_url, b.valid_from, b.valid_until, b.active, b.created_by_user_id,
-         b.created_at, b.updated_at,
-         COALESCE((SELECT array_agg(bt.territory_id ORDER BY bt.territory_id) FROM banner_territory bt
-                    WHERE bt.organization_id = b.organization_id AND bt.banner_id = b.id), '{}') AS territory_ids
-    FROM zone_banner b`;
 
 /** "live" = active and now within [valid_from, valid_until); "scheduled" = active, not started; "expired"; "inactive". */
 export function bannerState(b: Pick<BannerRow, 'active' | 'valid_from' | 'valid_until'>, now = new Date()): 'live' | 'scheduled' | 'expired' | 'inactive' {
@@ -72,7 +54,7 @@ export function createBannerService(ctx: SubadminContext) {
   const { db } = ctx;
 
   async function create(actor: Actor, input: NewBanner) {
-    return db.withTenant(tenantOf(actor), async (tx) => {
+    return db.withTenant(actor, async (tx) => {
       const scope = scopeOf(actor);
       const territoryIds = [...new Set(input.territory_ids)];
       const bad: string[] = [];
@@ -83,13 +65,22 @@ export function createBannerService(ctx: SubadminContext) {
       if (validUntil && validUntil <= validFrom) throw AppError.unprocessable('valid_until must be after valid_from', 'INVALID_VALIDITY', [{ field: 'valid_until', message: 'must be after valid_from' }]);
       if (input.image_storage_object_id) await assertObjectLink(ctx, tx, actor, input.image_storage_object_id, ['coupon_asset', 'other']);
       const id = newId();
-      await tx.query(
-        `INSERT INTO zone_banner (organization_id, id, title, body, image_storage_object_id, link_url, valid_from, valid_until, active, created_by_user_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [actor.organizationId, id, input.title, input.body ?? null, input.image_storage_object_id ?? null, input.link_url ?? null, validFrom, validUntil, input.active ?? true, actor.userId],
+      const row = await insertBanner(
+        tx,
+        actor.organizationId,
+        {
+          id,
+          title: input.title,
+          body: input.body ?? null,
+          image_storage_object_id: input.image_storage_object_id ?? null,
+          link_url: input.link_url ?? null,
+          valid_from: validFrom,
+          valid_until: validUntil,
+          active: input.active ?? true,
+          created_by_user_id: actor.userId,
+        },
+        territoryIds,
       );
-      await tx.query('INSERT INTO banner_territory (organization_id, banner_id, territory_id) SELECT $1, $2, unnest($3::text[])', [actor.organizationId, id, territoryIds]);
-      const row = (await tx.query<BannerRow>(`${BANNER_SELECT} WHERE b.id = $1`, [id])).rows[0];
       await recordAudit(tx, actor, { action: 'banner.created', entityType: 'zone_banner', entityId: id, after: bannerOut(row, null) });
       return bannerOut(row, scope);
     });
@@ -99,16 +90,8 @@ export function createBannerService(ctx: SubadminContext) {
   async function list(actor: Actor, q: { territory_id?: string; state?: 'live' | 'scheduled' | 'expired' | 'inactive'; limit?: number; cursor?: string }) {
     const page = pageRequest(q);
     const scope = scopeOf(actor);
-    return db.withTenant(tenantOf(actor), async (tx) => {
-      const { rows } = await tx.query<BannerRow>(
-        `${BANNER_SELECT}
-          WHERE ($1::text[] IS NULL OR EXISTS (SELECT 1 FROM banner_territory s WHERE s.organization_id = b.organization_id AND s.banner_id = b.id AND s.territory_id = ANY($1)))
-            AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM banner_territory s WHERE s.organization_id = b.organization_id AND s.banner_id = b.id AND s.territory_id = $2))
-            AND ($3::text IS NULL OR $3 = CASE WHEN NOT b.active THEN 'inactive' WHEN b.valid_until <= now() THEN 'expired' WHEN b.valid_from > now() THEN 'scheduled' ELSE 'live' END)
-            AND ($4::text IS NULL OR b.id < $4)
-          ORDER BY b.id DESC LIMIT $5`,
-        [scope, q.territory_id ?? null, q.state ?? null, page.after, page.limit + 1],
-      );
+    return db.withTenant(actor, async (tx) => {
+      const rows = await listBanners(tx, scope, { territoryId: q.territory_id ?? null, state: q.state ?? null, after: page.after, limit: page.limit + 1 });
       return toPage(rows, page, (b) => bannerOut(b, scope));
     });
   }
@@ -116,14 +99,7 @@ export function createBannerService(ctx: SubadminContext) {
   /** For the customer marketplace: live banners linked to any of the territories, newest first (in the caller's transaction). */
   async function activeBannersFor(tx: Tx, territoryIds: string[]): Promise<BannerRow[]> {
     if (territoryIds.length === 0) return [];
-    const { rows } = await tx.query<BannerRow>(
-      `${BANNER_SELECT}
-        WHERE b.active AND b.valid_from <= now() AND (b.valid_until IS NULL OR b.valid_until > now())
-          AND EXISTS (SELECT 1 FROM banner_territory s WHERE s.organization_id = b.organization_id AND s.banner_id = b.id AND s.territory_id = ANY($1))
-        ORDER BY b.id DESC LIMIT 20`,
-      [territoryIds],
-    );
-    return rows;
+    return liveBannersOf(tx, territoryIds);
   }
 
   return { create, list, activeBannersFor };

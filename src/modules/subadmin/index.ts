@@ -9,6 +9,8 @@ import type { MoneyApi } from '../money/index.js';
 import { createBannerService, type BannerRow } from './banners.js';
 import { createProfileService } from './profiles.js';
 import { subadminRoutes } from './routes.js';
+import { currentOrganization, objectIsActiveBannerImage, subadminFigures } from './repo.js';
+import { scopeOf } from '../../platform/scope.js';
 import { subadminCommerceRoutes } from './commerce-routes.js';
 import { bannerOut } from './banners.js';
 import type { ScopeLoader } from './scope.js';
@@ -42,8 +44,7 @@ export function createSubadminModule(base: AppContext, deps: SubadminContext['de
   // A banner image is public within the organization while an active banner shows it (customers see banners).
   const bannerReadGrant: ObjectReadGrant = async (tx, _actor, o) => {
     if (o.purpose !== 'coupon_asset' && o.purpose !== 'other') return false;
-    const { rowCount } = await tx.query('SELECT 1 FROM zone_banner WHERE image_storage_object_id = $1 AND active', [o.id]);
-    return rowCount > 0;
+    return objectIsActiveBannerImage(tx, o.id);
   };
   const loader = deps.scope;
   const profiles = createProfileService(ctx, loader);
@@ -70,7 +71,7 @@ export function createSubadminModule(base: AppContext, deps: SubadminContext['de
     if (!(await ctx.deps.logistics.getTerritory(tx, territoryId))) {
       throw AppError.unprocessable('Unknown territory', 'TERRITORY_NOT_FOUND', [{ field: 'territory_id', message: `unknown territory ${territoryId}` }]);
     }
-    const org = (await tx.query<{ org: string }>("SELECT current_setting('app.organization_id', true) AS org")).rows[0].org;
+    const org = await currentOrganization(tx);
     const users = [...(await profiles.userIdsOfTerritory(tx, org, territoryId)), ...(await ctx.deps.logistics.driverUserIdsOfTerritory(tx, territoryId))];
     return [...new Set(users)];
   };
@@ -84,17 +85,9 @@ export function createSubadminModule(base: AppContext, deps: SubadminContext['de
     });
   }
   ctx.dashboard.set('subadmin', async (tx, actor) => {
-    const scope = actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
-    const { rows } = await tx.query<{ live: number; total: number }>(
-      `SELECT count(*) FILTER (WHERE b.active AND b.valid_from <= now() AND (b.valid_until IS NULL OR b.valid_until > now()))::int AS live, count(*)::int AS total
-         FROM zone_banner b
-        WHERE $1::text[] IS NULL OR EXISTS (SELECT 1 FROM banner_territory s WHERE s.organization_id = b.organization_id AND s.banner_id = b.id AND s.territory_id = ANY($1))`,
-      [scope],
-    );
-    const subusers = (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM subadmin_profile WHERE active AND ($1::text IS NULL OR parent_subadmin_user_id = $1)', [
-      actor.kind === 'subadmin' ? actor.userId : null,
-    ])).rows[0].n;
-    return { territory_ids: scope, zone_banners_live: rows[0].live, zone_banners: rows[0].total, active_subadmins: subusers };
+    const scope = scopeOf(actor);
+    const f = await subadminFigures(tx, scope, actor.kind === 'subadmin' ? actor.userId : null);
+    return { territory_ids: scope, zone_banners_live: f.live, zone_banners: f.total, active_subadmins: f.subusers };
   });
   return {
     name: 'subadmin',

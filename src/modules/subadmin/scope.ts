@@ -2,17 +2,9 @@ import type { AccessClaims, SubadminScope } from '../../platform/auth.js';
 import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { SUBADMIN_PERMISSION_KEYS } from '../../platform/auth.js';
-import { cents, fillPermissions, type Permissions } from './model.js';
+import { cents, fillPermissions } from './model.js';
+import { notifyScopeChanged, profileChain } from './repo.js';
 
-interface ChainRow {
-  user_id: string;
-  active: boolean;
-  permissions: Partial<Permissions>;
-  commission_min_percent: string | null;
-  commission_max_percent: string | null;
-  territory_ids: string[];
-  depth: number;
-}
 
 /** At most this many levels of parent sub-administrators are followed (cycles are refused at write time). */
 const MAX_DEPTH = 16;
@@ -24,20 +16,7 @@ const MAX_DEPTH = 16;
  * bounds = the narrowest. null when the user has no profile.
  */
 export async function effectiveScope(tx: Tx, organizationId: string, userId: string): Promise<SubadminScope | null> {
-  const { rows } = await tx.query<ChainRow>(
-    `WITH RECURSIVE chain AS (
-       SELECT user_id, parent_subadmin_user_id, active, permissions, commission_min_percent, commission_max_percent, 0 AS depth
-         FROM subadmin_profile WHERE organization_id = $1 AND user_id = $2
-       UNION ALL
-       SELECT p.user_id, p.parent_subadmin_user_id, p.active, p.permissions, p.commission_min_percent, p.commission_max_percent, c.depth + 1
-         FROM subadmin_profile p JOIN chain c ON p.organization_id = $1 AND p.user_id = c.parent_subadmin_user_id
-        WHERE c.depth < ${MAX_DEPTH})
-     SELECT c.user_id, c.active, c.permissions, c.commission_min_percent::text, c.commission_max_percent::text, c.depth,
-            COALESCE((SELECT array_agg(ut.territory_id ORDER BY ut.territory_id) FROM user_territory ut
-                       WHERE ut.organization_id = $1 AND ut.user_id = c.user_id), '{}') AS territory_ids
-       FROM chain c ORDER BY c.depth`,
-    [organizationId, userId],
-  );
+  const rows = await profileChain(tx, organizationId, userId, MAX_DEPTH);
   if (!rows[0]) return null;
   let territories = new Set(rows[0].territory_ids);
   const permissions = fillPermissions(rows[0].permissions);
@@ -85,7 +64,7 @@ export function createScopeLoader(ctx: AppContext) {
     },
     /** In the transaction of a change: every instance drops its cache when it commits; this one right away (and after commit). */
     async changed(tx: Tx): Promise<void> {
-      await tx.query(`SELECT pg_notify('${CHANNEL}', '')`);
+      await notifyScopeChanged(tx, CHANNEL);
       cache.clear();
     },
     clear: () => cache.clear(),
