@@ -15,29 +15,9 @@ export function fillPermissions(stored: Partial<Record<string, unknown>> | null 
   return out;
 }
 
-export interface ProfileRow {
-  organization_id: string;
-  user_id: string;
-  display_name: string;
-  active: boolean;
-  permissions: Partial<Permissions>;
-  parent_subadmin_user_id: string | null;
-  created_by_user_id: string | null;
-  commission_min_percent: string | null;
-  commission_max_percent: string | null;
-  created_at: Date;
-  updated_at: Date;
-  email: string | null;
-  phone: string | null;
-  territory_ids: string[];
-}
+export type { ProfileRow } from './repo.js';
+import type { ProfileRow } from './repo.js';
 
-export const PROFILE_SELECT = `
-  SELECT p.organization_id, p.user_id, p.display_name, p.active, p.permissions, p.parent_subadmin_user_id, p.created_by_user_id,
-         p.commission_min_percent, p.commission_max_percent, p.created_at, p.updated_at, u.email, u.phone,
-         COALESCE((SELECT array_agg(ut.territory_id ORDER BY ut.territory_id) FROM user_territory ut
-                    WHERE ut.organization_id = p.organization_id AND ut.user_id = p.user_id), '{}') AS territory_ids
-    FROM subadmin_profile p JOIN users u ON u.organization_id = p.organization_id AND u.id = p.user_id`;
 
 export function profileOut(p: ProfileRow) {
   return {

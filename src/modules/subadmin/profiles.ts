@@ -1,10 +1,11 @@
-import { SUBADMIN_PERMISSION_KEYS, tenantOf, type Actor } from '../../platform/auth.js';
+import { SUBADMIN_PERMISSION_KEYS, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { SubadminContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
-import { cents, checkBounds, DEFAULT_PERMISSIONS, fillPermissions, PROFILE_SELECT, profileOut, type Permissions, type ProfileRow } from './model.js';
+import { cents, checkBounds, DEFAULT_PERMISSIONS, fillPermissions, profileOut, type Permissions, type ProfileRow } from './model.js';
+import * as repo from './repo.js';
 import { effectiveScope, type ScopeLoader } from './scope.js';
 
 export interface NewProfile {
@@ -46,8 +47,7 @@ export function createProfileService(ctx: SubadminContext, loader: ScopeLoader) 
   const { db } = ctx;
 
   async function load(tx: Tx, userId: string): Promise<ProfileRow | null> {
-    const { rows } = await tx.query<ProfileRow>(`${PROFILE_SELECT} WHERE p.user_id = $1`, [userId]);
-    return rows[0] ?? null;
+    return repo.findProfile(tx, userId);
   }
 
   async function ceilingOf(tx: Tx, organizationId: string, parentId: string | null): Promise<Ceiling> {
@@ -90,16 +90,12 @@ export function createProfileService(ctx: SubadminContext, loader: ScopeLoader) 
     ceiling.permissions ? (Object.fromEntries(SUBADMIN_PERMISSION_KEYS.map((k) => [k, DEFAULT_PERMISSIONS[k] && ceiling.permissions![k]])) as Permissions) : DEFAULT_PERMISSIONS;
 
   async function setTerritories(tx: Tx, actor: Actor, userId: string, ids: string[]) {
-    await tx.query('DELETE FROM user_territory WHERE user_id = $1 AND NOT (territory_id = ANY($2::text[]))', [userId, ids]);
-    await tx.query(
-      `INSERT INTO user_territory (organization_id, user_id, territory_id, created_by_user_id) SELECT $1, $2, unnest($3::text[]), $4 ON CONFLICT DO NOTHING`,
-      [actor.organizationId, userId, ids, actor.userId],
-    );
+    await repo.replaceTerritories(tx, actor.organizationId, userId, ids, actor.userId);
   }
 
   /** The administrator (any parent) or a sub-administrator with subusers_manage (parent = himself). */
   async function create(actor: Actor, input: NewProfile) {
-    const out = await db.withTenant(tenantOf(actor), async (tx) => {
+    const out = await db.withTenant(actor, async (tx) => {
       const parentId = actor.kind === 'subadmin' ? actor.userId : (input.parent_subadmin_user_id ?? null);
       const ceiling = await ceilingOf(tx, actor.organizationId, parentId);
       const territoryIds = [...new Set(input.territory_ids)];
@@ -118,11 +114,12 @@ export function createProfileService(ctx: SubadminContext, loader: ScopeLoader) 
         role: 'administrator',
         subadmin: true,
       });
-      await tx.query(
-        `INSERT INTO subadmin_profile (organization_id, user_id, display_name, active, permissions, parent_subadmin_user_id, created_by_user_id,
-                                       commission_min_percent, commission_max_percent)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::numeric, $9::numeric)`,
-        [actor.organizationId, user.id, input.display_name, input.active ?? true, JSON.stringify(permissions), parentId, actor.userId, min, max],
+      await repo.insertProfile(
+        tx,
+        actor.organizationId,
+        user.id,
+        { display_name: input.display_name, active: input.active ?? true, permissions, parent_subadmin_user_id: parentId, commission_min_percent: min, commission_max_percent: max },
+        actor.userId,
       );
       await setTerritories(tx, actor, user.id, territoryIds);
       const row = (await load(tx, user.id))!;
@@ -134,32 +131,21 @@ export function createProfileService(ctx: SubadminContext, loader: ScopeLoader) 
     return out;
   }
 
-  /** Is `userId` below `ancestorId` in the parent chain? */
-  async function isDescendant(tx: Tx, userId: string, ancestorId: string): Promise<boolean> {
-    const { rows } = await tx.query(
-      `WITH RECURSIVE up AS (
-         SELECT user_id, parent_subadmin_user_id, 0 AS depth FROM subadmin_profile WHERE user_id = $1
-         UNION ALL
-         SELECT p.user_id, p.parent_subadmin_user_id, up.depth + 1 FROM subadmin_profile p JOIN up ON p.user_id = up.parent_subadmin_user_id WHERE up.depth < 32)
-       SELECT 1 FROM up WHERE depth > 0 AND user_id = $2 LIMIT 1`,
-      [userId, ancestorId],
-    );
-    return rows.length > 0;
-  }
+  const isDescendant = repo.isDescendant;
 
   /**
    * PATCH: administrators change any profile; a sub-administrator with subusers_manage only profiles
    * below him (others are 404), within his own scope, and never their parent.
    */
   async function update(actor: Actor, userId: string, patch: ProfilePatch) {
-    const out = await db.withTenant(tenantOf(actor), async (tx) => {
+    const out = await db.withTenant(actor, async (tx) => {
       const before = await load(tx, userId);
       if (!before) throw AppError.notFound('Sub-administrator');
       if (actor.kind === 'subadmin') {
         if (!(await isDescendant(tx, userId, actor.userId))) throw AppError.notFound('Sub-administrator');
         if (patch.parent_subadmin_user_id !== undefined) throw AppError.forbidden('Only an administrator may move a sub-administrator to another parent', 'FIELD_NOT_ALLOWED');
       }
-      await tx.query('SELECT 1 FROM subadmin_profile WHERE user_id = $1 FOR UPDATE', [userId]);
+      await repo.lockProfile(tx, userId);
       const parentId = patch.parent_subadmin_user_id !== undefined ? patch.parent_subadmin_user_id : before.parent_subadmin_user_id;
       if (parentId && (parentId === userId || (await isDescendant(tx, parentId, userId)))) {
         throw AppError.unprocessable('A sub-administrator cannot be placed under himself or one of his sub-users', 'PARENT_CYCLE', [{ field: 'parent_subadmin_user_id', message: 'would create a cycle' }]);
@@ -182,11 +168,14 @@ export function createProfileService(ctx: SubadminContext, loader: ScopeLoader) 
       const min = patch.commission_min_percent !== undefined ? patch.commission_min_percent : before.commission_min_percent;
       const max = patch.commission_max_percent !== undefined ? patch.commission_max_percent : before.commission_max_percent;
       if (patch.commission_min_percent !== undefined || patch.commission_max_percent !== undefined || patch.parent_subadmin_user_id !== undefined) checkCeilingBounds(min, max, ceiling);
-      await tx.query(
-        `UPDATE subadmin_profile SET display_name = $2, active = $3, permissions = $4::jsonb, parent_subadmin_user_id = $5,
-                commission_min_percent = $6::numeric, commission_max_percent = $7::numeric, updated_at = now() WHERE user_id = $1`,
-        [userId, patch.display_name ?? before.display_name, patch.active ?? before.active, JSON.stringify(permissions), parentId, min, max],
-      );
+      await repo.updateProfile(tx, userId, {
+        display_name: patch.display_name ?? before.display_name,
+        active: patch.active ?? before.active,
+        permissions,
+        parent_subadmin_user_id: parentId,
+        commission_min_percent: min,
+        commission_max_percent: max,
+      });
       if (patch.territory_ids) await setTerritories(tx, actor, userId, territoryIds);
       const after = (await load(tx, userId))!;
       await recordAudit(tx, actor, { action: 'subadmin.updated', entityType: 'subadmin_profile', entityId: userId, before: profileOut(before), after: profileOut(after) });
@@ -199,27 +188,22 @@ export function createProfileService(ctx: SubadminContext, loader: ScopeLoader) 
 
   async function list(actor: Actor, q: { active?: boolean; territory_id?: string; parent_subadmin_user_id?: string; limit?: number; cursor?: string }) {
     const page = pageRequest(q);
-    return db.withTenant(tenantOf(actor), async (tx) => {
+    return db.withTenant(actor, async (tx) => {
       // A sub-administrator lists the profiles below him (any depth).
       const below = actor.kind === 'subadmin' ? actor.userId : null;
-      const { rows } = await tx.query<ProfileRow & { id: string }>(
-        `WITH RECURSIVE down AS (
-           SELECT user_id, 0 AS depth FROM subadmin_profile WHERE $1::text IS NOT NULL AND parent_subadmin_user_id = $1
-           UNION ALL
-           SELECT p.user_id, down.depth + 1 FROM subadmin_profile p JOIN down ON p.parent_subadmin_user_id = down.user_id WHERE down.depth < 32)
-         SELECT x.*, x.user_id AS id FROM (${PROFILE_SELECT}) x
-          WHERE ($1::text IS NULL OR x.user_id IN (SELECT user_id FROM down))
-            AND ($2::boolean IS NULL OR x.active = $2) AND ($3::text IS NULL OR $3 = ANY(x.territory_ids))
-            AND ($4::text IS NULL OR x.parent_subadmin_user_id = $4) AND ($5::text IS NULL OR x.user_id < $5)
-          ORDER BY x.user_id DESC LIMIT $6`,
-        [below, q.active ?? null, q.territory_id ?? null, q.parent_subadmin_user_id ?? null, page.after, page.limit + 1],
-      );
+      const rows = await repo.listProfiles(tx, below, {
+        active: q.active ?? null,
+        territoryId: q.territory_id ?? null,
+        parentUserId: q.parent_subadmin_user_id ?? null,
+        after: page.after,
+        limit: page.limit + 1,
+      });
       return toPage(rows, page, profileOut);
     });
   }
 
   async function me(actor: Actor) {
-    return db.withTenant(tenantOf(actor), async (tx) => {
+    return db.withTenant(actor, async (tx) => {
       const row = await load(tx, actor.userId);
       if (!row) throw AppError.notFound('Sub-administrator profile');
       const s = actor.subadmin!;
@@ -244,14 +228,8 @@ export function createProfileService(ctx: SubadminContext, loader: ScopeLoader) 
 
   /** Active sub-administrators whose effective territories include `territoryId` (for territory notifications). */
   async function userIdsOfTerritory(tx: Tx, organizationId: string, territoryId: string): Promise<string[]> {
-    const { rows } = await tx.query<{ user_id: string }>(
-      `SELECT ut.user_id FROM user_territory ut JOIN subadmin_profile p ON p.organization_id = ut.organization_id AND p.user_id = ut.user_id
-        JOIN users u ON u.organization_id = ut.organization_id AND u.id = ut.user_id
-        WHERE ut.territory_id = $1 AND p.active AND u.active`,
-      [territoryId],
-    );
     const out: string[] = [];
-    for (const r of rows) if ((await effectiveScope(tx, organizationId, r.user_id))?.territoryIds.includes(territoryId)) out.push(r.user_id);
+    for (const userId of await repo.activeSubadminsLinkedTo(tx, territoryId)) if ((await effectiveScope(tx, organizationId, userId))?.territoryIds.includes(territoryId)) out.push(userId);
     return out;
   }
 

@@ -3,7 +3,7 @@ import type { SnakeRow } from '../../platform/db/columns.js';
 import { scopeSql, type TerritoryScope } from '../../platform/scope.js';
 import type { Permissions } from './model.js';
 import { selectList } from '../../platform/db/columns.js';
-import { zoneBanner, type subadminProfile } from './tables.js';
+import { subadminProfile, zoneBanner } from './tables.js';
 
 /** The subadmin module's SQL (first part: the scope chain, cache invalidation, dashboard figures, banner images). */
 
@@ -116,4 +116,111 @@ export async function liveBannersOf(tx: Tx, territoryIds: string[]): Promise<Ban
     [territoryIds],
   );
   return rows;
+}
+
+// ---------------------------------------------------------------- profiles
+
+/** A profile (derived from the table) with the user's email and phone and the territories. */
+export type ProfileRow = Omit<SnakeRow<typeof subadminProfile.$inferSelect>, 'permissions'> & {
+  permissions: Partial<Permissions>;
+  email: string | null;
+  phone: string | null;
+  territory_ids: string[];
+};
+
+const PROFILE_SELECT = `
+  SELECT ${selectList(subadminProfile, 'p')}, u.email, u.phone,
+         COALESCE((SELECT array_agg(ut.territory_id ORDER BY ut.territory_id) FROM user_territory ut
+                    WHERE ut.organization_id = p.organization_id AND ut.user_id = p.user_id), '{}') AS territory_ids
+    FROM subadmin_profile p JOIN users u ON u.organization_id = p.organization_id AND u.id = p.user_id`;
+
+// ---------------------------------------------------------------- profiles
+
+export async function findProfile(tx: Tx, userId: string): Promise<ProfileRow | null> {
+  const { rows } = await tx.query<ProfileRow>(`${PROFILE_SELECT} WHERE p.user_id = $1`, [userId]);
+  return rows[0] ?? null;
+}
+
+/** Replaces the user's territory links by `ids`. */
+export async function replaceTerritories(tx: Tx, organizationId: string, userId: string, ids: string[], byUserId: string): Promise<void> {
+  await tx.query('DELETE FROM user_territory WHERE user_id = $1 AND NOT (territory_id = ANY($2::text[]))', [userId, ids]);
+  await tx.query(
+    `INSERT INTO user_territory (organization_id, user_id, territory_id, created_by_user_id) SELECT $1, $2, unnest($3::text[]), $4 ON CONFLICT DO NOTHING`,
+    [organizationId, userId, ids, byUserId],
+  );
+}
+
+export interface ProfileValues {
+  display_name: string;
+  active: boolean;
+  permissions: Permissions;
+  parent_subadmin_user_id: string | null;
+  commission_min_percent: string | null;
+  commission_max_percent: string | null;
+}
+
+export async function insertProfile(tx: Tx, organizationId: string, userId: string, v: ProfileValues, byUserId: string): Promise<void> {
+  await tx.query(
+    `INSERT INTO subadmin_profile (organization_id, user_id, display_name, active, permissions, parent_subadmin_user_id, created_by_user_id,
+                                   commission_min_percent, commission_max_percent)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::numeric, $9::numeric)`,
+    [organizationId, userId, v.display_name, v.active, JSON.stringify(v.permissions), v.parent_subadmin_user_id, byUserId, v.commission_min_percent, v.commission_max_percent],
+  );
+}
+
+export async function updateProfile(tx: Tx, userId: string, v: ProfileValues): Promise<void> {
+  await tx.query(
+    `UPDATE subadmin_profile SET display_name = $2, active = $3, permissions = $4::jsonb, parent_subadmin_user_id = $5,
+            commission_min_percent = $6::numeric, commission_max_percent = $7::numeric, updated_at = now() WHERE user_id = $1`,
+    [userId, v.display_name, v.active, JSON.stringify(v.permissions), v.parent_subadmin_user_id, v.commission_min_percent, v.commission_max_percent],
+  );
+}
+
+export async function lockProfile(tx: Tx, userId: string): Promise<void> {
+  await tx.query('SELECT 1 FROM subadmin_profile WHERE user_id = $1 FOR UPDATE', [userId]);
+}
+
+/** Is `userId` below `ancestorId` in the parent chain? */
+export async function isDescendant(tx: Tx, userId: string, ancestorId: string): Promise<boolean> {
+  const { rows } = await tx.query(
+    `WITH RECURSIVE up AS (
+       SELECT user_id, parent_subadmin_user_id, 0 AS depth FROM subadmin_profile WHERE user_id = $1
+       UNION ALL
+       SELECT p.user_id, p.parent_subadmin_user_id, up.depth + 1 FROM subadmin_profile p JOIN up ON p.user_id = up.parent_subadmin_user_id WHERE up.depth < 32)
+     SELECT 1 FROM up WHERE depth > 0 AND user_id = $2 LIMIT 1`,
+    [userId, ancestorId],
+  );
+  return rows.length > 0;
+}
+
+/** Profiles (below `below` at any depth when given), filtered, newest user id first. */
+export async function listProfiles(
+  tx: Tx,
+  below: string | null,
+  f: { active: boolean | null; territoryId: string | null; parentUserId: string | null; after: string | null; limit: number },
+): Promise<(ProfileRow & { id: string })[]> {
+  const { rows } = await tx.query<ProfileRow & { id: string }>(
+    `WITH RECURSIVE down AS (
+       SELECT user_id, 0 AS depth FROM subadmin_profile WHERE $1::text IS NOT NULL AND parent_subadmin_user_id = $1
+       UNION ALL
+       SELECT p.user_id, down.depth + 1 FROM subadmin_profile p JOIN down ON p.parent_subadmin_user_id = down.user_id WHERE down.depth < 32)
+     SELECT x.*, x.user_id AS id FROM (${PROFILE_SELECT}) x
+      WHERE ($1::text IS NULL OR x.user_id IN (SELECT user_id FROM down))
+        AND ($2::boolean IS NULL OR x.active = $2) AND ($3::text IS NULL OR $3 = ANY(x.territory_ids))
+        AND ($4::text IS NULL OR x.parent_subadmin_user_id = $4) AND ($5::text IS NULL OR x.user_id < $5)
+      ORDER BY x.user_id DESC LIMIT $6`,
+    [below, f.active, f.territoryId, f.parentUserId, f.after, f.limit],
+  );
+  return rows;
+}
+
+/** Active sub-administrators (active users) linked to the territory. */
+export async function activeSubadminsLinkedTo(tx: Tx, territoryId: string): Promise<string[]> {
+  const { rows } = await tx.query<{ user_id: string }>(
+    `SELECT ut.user_id FROM user_territory ut JOIN subadmin_profile p ON p.organization_id = ut.organization_id AND p.user_id = ut.user_id
+      JOIN users u ON u.organization_id = ut.organization_id AND u.id = ut.user_id
+      WHERE ut.territory_id = $1 AND p.active AND u.active`,
+    [territoryId],
+  );
+  return rows.map((r) => r.user_id);
 }
