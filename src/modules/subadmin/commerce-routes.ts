@@ -1,9 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { actorOf, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
 import type { SubadminContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { Id, IdParams, Nullable, Page, PageQueryProps, Strict } from '../../platform/schemas.js';
 import { CouponFields, CouponOut, OrderOut, OrderStatusSchema, TariffOut, type OrderReportRow } from '../commerce/index.js';
@@ -49,7 +48,6 @@ export async function salesWorkbook(rows: OrderReportRow[], period: Period, scop
 
 /** The sub-administration routes that read or write commerce (orders, coupons, tariffs, sales report). */
 export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
-  const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
   const views = () => ctx.deps.commerceViews;
 
   app.get(
@@ -68,7 +66,7 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
     async (req) => {
       const actor = actorOf(req);
       const period = periodOf(req.query);
-      return inTx(actor, async (tx) => {
+      return ctx.db.withTenant(actor, async (tx) => {
         const counts = await views().orderStatusCounts(tx, scopeOf(actor), period);
         const page = await views().listOrders(tx, scopeOf(actor), { ...req.query, ...period });
         return { counts, total: Object.values(counts).reduce((a, b) => a + b, 0), ...page };
@@ -91,7 +89,7 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, (tx) => views().listCoupons(tx, scopeOf(actor), req.query));
+      return ctx.db.withTenant(actor, (tx) => views().listCoupons(tx, scopeOf(actor), req.query));
     },
   );
 
@@ -111,7 +109,7 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      const coupon = await inTx(actor, async (tx) => {
+      const coupon = await ctx.db.withTenant(actor, async (tx) => {
         const m = await ctx.deps.logistics.getMerchant(tx, req.params.id);
         const scope = scopeOf(actor);
         if (!m || (scope && (!m.territory_id || !scope.includes(m.territory_id)))) throw AppError.notFound('Merchant');
@@ -141,7 +139,7 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
     },
     async (req) => {
       const actor = actorOf(req);
-      return inTx(actor, (tx) => views().listTariffs(tx, scopeOf(actor), req.query));
+      return ctx.db.withTenant(actor, (tx) => views().listTariffs(tx, scopeOf(actor), req.query));
     },
   );
 
@@ -168,7 +166,7 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
       const actor = actorOf(req);
       if (actor.kind === 'subadmin' && !actor.subadmin!.permissions.reports) throw AppError.forbidden("Missing permission 'reports'", 'PERMISSION_DENIED');
       const period = periodOf(req.query);
-      const { rows, scope } = await inTx(actor, async (tx) => ({
+      const { rows, scope } = await ctx.db.withTenant(actor, async (tx) => ({
         rows: await views().orderReportRows(tx, scopeOf(actor), period, REPORT_MAX_ROWS + 1),
         scope: await scopeLabel(scopeOf(actor), async (id) => (await ctx.deps.logistics.getTerritory(tx, id))?.name ?? null),
       }));

@@ -1,9 +1,8 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { actorOf, SUBADMIN_PERMISSION_KEYS, tenantOf, type Actor } from '../../platform/auth.js';
+import { actorOf, SUBADMIN_PERMISSION_KEYS } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
 import type { SubadminContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { Email, Id, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { MerchantOut, TripOutSchema, TripStatusSchema } from '../logistics/schemas.js';
@@ -84,7 +83,6 @@ export const Workbook = { description: `an xlsx workbook (${XLSX_TYPE})`, conten
 
 export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles: ProfileService; banners: BannerService }) {
   const { profiles, banners } = deps;
-  const inTx = <T>(actor: Actor, fn: (tx: Tx) => Promise<T>) => ctx.db.withTenant(tenantOf(actor), fn);
 
   // ---- Administration of sub-administrators ----
 
@@ -237,7 +235,7 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
     },
     async (req) => {
       const actor = actorOf(req);
-      const map = await inTx(actor, (tx) => ctx.deps.logistics.liveMap(tx, actor));
+      const map = await ctx.db.withTenant(actor, (tx) => ctx.deps.logistics.liveMap(tx, actor));
       const drivers = map.features.filter((f) => f.properties.kind === 'driver');
       return {
         generated_at: new Date(),
@@ -265,7 +263,7 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
     async (req) => {
       const actor = actorOf(req);
       const period = periodOf(req.query);
-      return inTx(actor, async (tx) => {
+      return ctx.db.withTenant(actor, async (tx) => {
         const counts = await ctx.deps.logistics.tripStatusCounts(tx, scopeOf(actor), period);
         const page = await ctx.deps.logistics.listTrips(tx, actor, { ...req.query, from: period.from ?? undefined, to: period.to ?? undefined });
         return { counts, total: Object.values(counts).reduce((a, b) => a + b, 0), ...page };
@@ -288,7 +286,7 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
     },
     async (req) => {
       const actor = actorOf(req);
-      const counts = await inTx(actor, (tx) => ctx.deps.money.paymentReviewCounts(tx, scopeOf(actor)));
+      const counts = await ctx.db.withTenant(actor, (tx) => ctx.deps.money.paymentReviewCounts(tx, scopeOf(actor)));
       const page = await ctx.deps.money.listPaymentReviews(actor, req.query as { status?: 'pending'; merchant_id?: string });
       return { counts, ...page };
     },
@@ -313,7 +311,7 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
     async (req) => {
       const actor = actorOf(req);
       const percent = req.body.commission_percent;
-      return inTx(actor, async (tx) => {
+      return ctx.db.withTenant(actor, async (tx) => {
         const m = await ctx.deps.logistics.getMerchant(tx, req.params.id);
         const scope = scopeOf(actor);
         if (!m || (scope && (!m.territory_id || !scope.includes(m.territory_id)))) throw AppError.notFound('Merchant');
@@ -402,7 +400,7 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
       const actor = actorOf(req);
       if (actor.kind === 'subadmin' && !actor.subadmin!.permissions.reports) throw AppError.forbidden("Missing permission 'reports'", 'PERMISSION_DENIED');
       const period = periodOf(req.query);
-      const { rows, scope } = await inTx(actor, async (tx) => ({
+      const { rows, scope } = await ctx.db.withTenant(actor, async (tx) => ({
         rows: await ctx.deps.logistics.tripReportRows(tx, scopeOf(actor), period, REPORT_MAX_ROWS + 1),
         scope: await scopeLabel(scopeOf(actor), async (id) => (await ctx.deps.logistics.getTerritory(tx, id))?.name ?? null),
       }));
