@@ -1,8 +1,9 @@
-import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf } from '../../platform/auth.js';
+import { Type, type Static } from '@sinclair/typebox';
+import { actorOf } from '../../platform/auth.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, Nullable, Page, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
 import type { AppContext, Module } from '../../platform/context.js';
+import { listAudit, type AuditRow } from './repo.js';
 
 export const AuditOut = Type.Object({
   id: Type.String(),
@@ -14,6 +15,18 @@ export const AuditOut = Type.Object({
   after: Nullable(Type.Object({}, { additionalProperties: true })),
   request_id: Nullable(Type.String()),
   created_at: Timestamp,
+});
+
+const auditOut = (a: AuditRow): Static<typeof AuditOut> => ({
+  id: a.id,
+  actor_user_id: a.actor_user_id,
+  action: a.action,
+  entity_type: a.entity_type,
+  entity_id: a.entity_id,
+  before: a.before as Static<typeof AuditOut>['before'],
+  after: a.after as Static<typeof AuditOut>['after'],
+  request_id: a.request_id,
+  created_at: a.created_at,
 });
 
 export const createAuditModule = (ctx: AppContext): Module => ({
@@ -41,17 +54,19 @@ export const createAuditModule = (ctx: AppContext): Module => ({
       async (req) => {
         const q = req.query;
         const page = pageRequest(q);
-        return ctx.db.withTenant(tenantOf(actorOf(req)), async (tx) => {
-          const { rows } = await tx.query(
-            `SELECT id, actor_user_id, action, entity_type, entity_id, before, after, request_id, created_at FROM audit_log
-              WHERE ($1::text IS NULL OR action = $1) AND ($2::text IS NULL OR entity_type = $2) AND ($3::text IS NULL OR entity_id = $3)
-                AND ($4::text IS NULL OR actor_user_id = $4) AND ($5::timestamptz IS NULL OR created_at >= $5)
-                AND ($6::timestamptz IS NULL OR created_at < $6) AND ($7::text IS NULL OR id < $7)
-              ORDER BY id DESC LIMIT $8`,
-            [q.action ?? null, q.entity_type ?? null, q.entity_id ?? null, q.actor_user_id ?? null, q.from ?? null, q.to ?? null, page.after, page.limit + 1],
-          );
-          return toPage(rows, page);
-        });
+        const rows = await ctx.db.withTenant(actorOf(req), (tx) =>
+          listAudit(tx, {
+            action: q.action ?? null,
+            entityType: q.entity_type ?? null,
+            entityId: q.entity_id ?? null,
+            actorUserId: q.actor_user_id ?? null,
+            from: q.from ?? null,
+            to: q.to ?? null,
+            after: page.after,
+            limit: page.limit + 1,
+          }),
+        );
+        return toPage(rows, page, auditOut);
       },
     );
   },

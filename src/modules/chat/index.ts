@@ -2,6 +2,8 @@ import type { ChatOutboxHooks } from '../../platform/order-contracts.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { createChatService, type ChatService, type MerchantOfUser } from './service.js';
 import { chatRoutes } from './routes.js';
+import { outboxBacklog } from './repo.js';
+import { scopeOf } from '../../platform/scope.js';
 import { chatOutboxOptions, createChatOutboxWorker } from './worker.js';
 
 export type { OrderMessageInput, StatusMessageInput, MerchantOfUser } from './service.js';
@@ -24,12 +26,7 @@ export function createChatModule(ctx: AppContext, deps: { merchantOfUser: Mercha
   ctx.workers.push(createChatOutboxWorker(ctx, chatOutboxOptions(ctx)));
   // Outbox backlog per status; sub-administrators count only the messages of their territories.
   ctx.dashboard.set('chat_outbox', async (tx, actor) => {
-    const territories = actor.subadmin ? actor.subadmin.territoryIds : null;
-    const { rows } = await tx.query<{ status: string; n: number; oldest: Date | null }>(
-      `SELECT status, count(*)::int AS n, min(created_at) FILTER (WHERE status IN ('pending', 'sending')) AS oldest
-         FROM chat_order_outbox WHERE ($1::text[] IS NULL OR territory_id = ANY($1::text[])) GROUP BY status`,
-      [territories],
-    );
+    const rows = await outboxBacklog(tx, scopeOf(actor));
     const oldest = rows.map((r) => r.oldest).filter((d): d is Date => d !== null).sort((a, b) => a.getTime() - b.getTime())[0] ?? null;
     return { by_status: Object.fromEntries(rows.map((r) => [r.status, r.n])), oldest_undelivered_at: oldest?.toISOString() ?? null };
   });

@@ -1,37 +1,19 @@
 import { normalizePhones } from '../../platform/phone.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { tenantOf, type Actor } from '../../platform/auth.js';
+import type { Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { clickToChatLink } from './sender.js';
-import { SETTINGS_COLUMNS, defaultSettings, provisionedSecretRef, settingsOut, type ChannelSettingsRow, type ChatMode } from './settings.js';
+import * as repo from './repo.js';
+import { PATCHABLE, type ChatOutboxStatus } from './repo.js';
+import { defaultSettings, provisionedSecretRef, settingsOut, type ChannelSettingsRow, type ChatMode } from './settings.js';
 
-export type ChatOutboxStatus = 'pending' | 'sending' | 'sent' | 'failed' | 'cancelled';
+export type { ChatOutboxRow, ChatOutboxStatus } from './repo.js';
 
-export const OUTBOX_COLUMNS =
-  'id, organization_id, territory_id, merchant_id, order_id, express_request_id, destination_phone, message_type, payload, status, attempts, available_at, last_error, sent_at, created_at, updated_at';
 
-export interface ChatOutboxRow {
-  id: string;
-  organization_id: string;
-  territory_id: string | null;
-  merchant_id: string;
-  order_id: string | null;
-  express_request_id: string | null;
-  destination_phone: string;
-  message_type: string;
-  payload: Record<string, unknown>;
-  status: ChatOutboxStatus;
-  attempts: number;
-  available_at: Date;
-  last_error: string | null;
-  sent_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
 
 /** What commerce passes when an order or an express request is created. */
 export interface OrderMessageInput {
@@ -63,7 +45,6 @@ export interface ChannelSettingsPatch {
   order_notifications?: boolean;
   status_notifications?: boolean;
 }
-const PATCHABLE = ['chat_enabled', 'chat_mode', 'chat_phone', 'chat_phone_number_id', 'chat_account_id', 'chat_secret_ref', 'order_notifications', 'status_notifications'] as const;
 
 /** The logistics module's resolver of the merchant a `comercio` user works for (absent until logistics lands). */
 type MerchantRef = string | { id: string } | null | undefined;
@@ -81,11 +62,7 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
   }
 
   async function loadSettings(tx: Tx, organizationId: string, merchantId: string): Promise<ChannelSettingsRow | null> {
-    const { rows } = await tx.query<ChannelSettingsRow>(`SELECT ${SETTINGS_COLUMNS} FROM merchant_channel_settings WHERE organization_id = $1 AND merchant_id = $2`, [
-      organizationId,
-      merchantId,
-    ]);
-    return rows[0] ?? null;
+    return repo.findSettings(tx, organizationId, merchantId);
   }
 
   async function insertMessage(tx: Tx, s: ChannelSettingsRow, input: OrderMessageInput, messageType: string, extra: Record<string, unknown>): Promise<string | null> {
@@ -94,20 +71,24 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
     if (!destination) return null;
     const payload: Record<string, unknown> = { summary: input.summary, ...extra, ...(input.data ? { data: input.data } : {}) };
     if (s.chat_mode === 'link') payload.link = clickToChatLink(destination, input.summary);
-    const { rows } = await tx.query<{ id: string }>(
-      `INSERT INTO chat_order_outbox (organization_id, id, territory_id, merchant_id, order_id, express_request_id, destination_phone, message_type, payload)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       ON CONFLICT DO NOTHING RETURNING id`,
-      [input.organizationId, newId(), input.territoryId ?? null, input.merchantId, input.orderId ?? null, input.expressRequestId ?? null, destination, messageType, JSON.stringify(payload)],
-    );
-    return rows[0]?.id ?? null;
+    return repo.insertOutboxMessage(tx, {
+      organization_id: input.organizationId,
+      id: newId(),
+      territory_id: input.territoryId ?? null,
+      merchant_id: input.merchantId,
+      order_id: input.orderId ?? null,
+      express_request_id: input.expressRequestId ?? null,
+      destination_phone: destination,
+      message_type: messageType,
+      payload,
+    });
   }
 
   return {
     resolveMerchantId,
 
     async getSettings(actor: Actor) {
-      return db.withTenant(tenantOf(actor), async (tx) => {
+      return db.withTenant(actor, async (tx) => {
         const merchantId = await resolveMerchantId(tx, actor);
         return settingsOut((await loadSettings(tx, actor.organizationId, merchantId)) ?? defaultSettings(actor.organizationId, merchantId), ctx.config);
       });
@@ -115,14 +96,11 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
 
     /** Partial update (creates the row on first use). Enabling chat needs a `chat_phone` (422 `CHAT_PHONE_REQUIRED`). */
     async updateSettings(actor: Actor, patch: ChannelSettingsPatch) {
-      return db.withTenant(tenantOf(actor), async (tx) => {
+      return db.withTenant(actor, async (tx) => {
         const merchantId = await resolveMerchantId(tx, actor);
         patch = await normalizePhones(tx, actor.organizationId, patch, ['chat_phone']);
-        const before = await tx.query<ChannelSettingsRow>(
-          `SELECT ${SETTINGS_COLUMNS} FROM merchant_channel_settings WHERE organization_id = $1 AND merchant_id = $2 FOR UPDATE`,
-          [actor.organizationId, merchantId],
-        );
-        const merged = { ...defaultSettings(actor.organizationId, merchantId), ...before.rows[0] } as ChannelSettingsRow;
+        const before = await repo.findSettings(tx, actor.organizationId, merchantId, true);
+        const merged = { ...defaultSettings(actor.organizationId, merchantId), ...before } as ChannelSettingsRow;
         const given = PATCHABLE.filter((k) => patch[k] !== undefined);
         for (const k of given) (merged as unknown as Record<string, unknown>)[k] = patch[k];
         if (merged.chat_enabled && !merged.chat_phone) {
@@ -133,23 +111,14 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
             { field: 'chat_secret_ref', message: 'not the secret provisioned for this merchant' },
           ]);
         }
-        const values = PATCHABLE.map((k) => merged[k]);
         // A concurrent first PATCH may insert between our read and write: the upsert then applies only our fields.
-        const { rows } = await tx.query<ChannelSettingsRow>(
-          `INSERT INTO merchant_channel_settings (organization_id, merchant_id, ${PATCHABLE.join(', ')})
-           VALUES ($1, $2, ${PATCHABLE.map((_, i) => `$${i + 3}`).join(', ')})
-           ON CONFLICT (organization_id, merchant_id) DO UPDATE SET
-             ${[...given.map((k) => `${k} = EXCLUDED.${k}`), 'updated_at = now()'].join(', ')}
-           RETURNING ${SETTINGS_COLUMNS}`,
-          [actor.organizationId, merchantId, ...values],
-        );
-        const after = rows[0];
+        const after = await repo.upsertSettings(tx, actor.organizationId, merchantId, merged, given);
         if (after.chat_enabled && !after.chat_phone) throw AppError.unprocessable('Enabling the chat channel needs a chat_phone', 'CHAT_PHONE_REQUIRED');
         await recordAudit(tx, actor, {
           action: 'merchant_channels.updated',
           entityType: 'merchant_channel_settings',
           entityId: merchantId,
-          before: before.rows[0] ? { ...before.rows[0] } : null,
+          before: before ? { ...before } : null,
           after: { ...after },
         });
         return settingsOut(after, ctx.config);
@@ -158,15 +127,15 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
 
     async listOutbox(actor: Actor, q: { status?: ChatOutboxStatus; order_id?: string; express_request_id?: string; limit?: number; cursor?: string }) {
       const page = pageRequest(q);
-      return db.withTenant(tenantOf(actor), async (tx) => {
+      return db.withTenant(actor, async (tx) => {
         const merchantId = await resolveMerchantId(tx, actor);
-        const { rows } = await tx.query<ChatOutboxRow>(
-          `SELECT ${OUTBOX_COLUMNS} FROM chat_order_outbox
-            WHERE merchant_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR order_id = $3)
-              AND ($4::text IS NULL OR express_request_id = $4) AND ($5::text IS NULL OR id < $5)
-            ORDER BY id DESC LIMIT $6`,
-          [merchantId, q.status ?? null, q.order_id ?? null, q.express_request_id ?? null, page.after, page.limit + 1],
-        );
+        const rows = await repo.listOutbox(tx, merchantId, {
+          status: q.status ?? null,
+          orderId: q.order_id ?? null,
+          expressRequestId: q.express_request_id ?? null,
+          after: page.after,
+          limit: page.limit + 1,
+        });
         return toPage(rows, page);
       });
     },
@@ -205,23 +174,14 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
      * `cancelled`: `pending` rows, and `sending` rows whose claim expired (their worker died). Returns how many.
      */
     async cancelPendingForOrder(tx: Tx, orderId: string): Promise<number> {
-      return cancelWhere(tx, 'order_id', orderId);
+      return repo.cancelUnsent(tx, 'order_id', orderId);
     },
 
     async cancelPendingForExpressRequest(tx: Tx, expressRequestId: string): Promise<number> {
-      return cancelWhere(tx, 'express_request_id', expressRequestId);
+      return repo.cancelUnsent(tx, 'express_request_id', expressRequestId);
     },
   };
 }
 
-async function cancelWhere(tx: Tx, column: 'order_id' | 'express_request_id', value: string): Promise<number> {
-  const { rowCount } = await tx.query(
-    `UPDATE chat_order_outbox
-        SET status = 'cancelled', last_error = 'the order was cancelled before the message was sent', claim_token = NULL, claim_expires_at = NULL, updated_at = now()
-      WHERE ${column} = $1 AND (status = 'pending' OR (status = 'sending' AND claim_expires_at <= now()))`,
-    [value],
-  );
-  return rowCount;
-}
 
 export type ChatService = ReturnType<typeof createChatService>;

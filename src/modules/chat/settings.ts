@@ -2,23 +2,9 @@ import type { Config } from '../../config.js';
 
 export type ChatMode = 'link' | 'cloud_api';
 
-export interface ChannelSettingsRow {
-  organization_id: string;
-  merchant_id: string;
-  chat_enabled: boolean;
-  chat_mode: ChatMode;
-  chat_phone: string | null;
-  chat_phone_number_id: string | null;
-  chat_account_id: string | null;
-  chat_secret_ref: string | null;
-  order_notifications: boolean;
-  status_notifications: boolean;
-  created_at: Date | null;
-  updated_at: Date | null;
-}
+export type { ChannelSettingsRow } from './repo.js';
+import type { ChannelSettingsRow } from './repo.js';
 
-export const SETTINGS_COLUMNS =
-  'organization_id, merchant_id, chat_enabled, chat_mode, chat_phone, chat_phone_number_id, chat_account_id, chat_secret_ref, order_notifications, status_notifications, created_at, updated_at';
 
 /**
  * Secret references a merchant may store: only the one provisioned for him (see provisionedSecretRef).

@@ -1,8 +1,8 @@
 import type { AppContext, Worker } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
 import { newId } from '../../platform/ids.js';
 import { ChatSendError, clickToChatLink, createHttpChatSender, type ChatSender } from './sender.js';
-import { SETTINGS_COLUMNS, cloudApiIssues, resolveSecret, type ChannelSettingsRow } from './settings.js';
+import { cloudApiIssues, resolveSecret, type ChannelSettingsRow } from './settings.js';
+import { claimDue, recordDelivery, settingsOf } from './repo.js';
 
 export interface ClaimedMessage {
   organization_id: string;
@@ -79,21 +79,9 @@ export function createChatOutboxWorker(ctx: AppContext, opts: ChatOutboxOptions)
   async function claim(limit = opts.batchSize): Promise<ClaimedMessage[]> {
     return db.withSystem(async (tx) => {
       const token = newId();
-      const { rows } = await tx.query<Omit<ClaimedMessage, 'settings'>>(
-        `WITH due AS (
-           SELECT organization_id, id FROM chat_order_outbox
-            WHERE status IN ('pending', 'sending') AND available_at <= now()
-            ORDER BY available_at LIMIT $1
-            FOR UPDATE SKIP LOCKED)
-         UPDATE chat_order_outbox o
-            SET status = 'sending', attempts = o.attempts + 1, claim_token = $2,
-                claim_expires_at = now() + $3::int * interval '1 millisecond', available_at = now() + $3::int * interval '1 millisecond', updated_at = now()
-           FROM due WHERE o.organization_id = due.organization_id AND o.id = due.id
-         RETURNING o.organization_id, o.id, o.merchant_id, o.destination_phone, o.message_type, o.payload, o.attempts, o.claim_token`,
-        [limit, token, opts.claimTimeoutMs],
-      );
+      const rows = await claimDue(tx, limit, token, opts.claimTimeoutMs);
       if (rows.length === 0) return [];
-      const settings = await loadSettings(tx, rows);
+      const settings = await settingsOf(tx, rows);
       return rows.map((r) => ({ ...r, settings: settings.get(`${r.organization_id}/${r.merchant_id}`) ?? null }));
     });
   }
@@ -129,24 +117,7 @@ export function createChatOutboxWorker(ctx: AppContext, opts: ChatOutboxOptions)
 
   async function deliver(m: ClaimedMessage): Promise<void> {
     const o = await outcomeOf(m);
-    const SET: Record<Outcome['kind'], string> = {
-      sent: `status = 'sent', sent_at = now(), last_error = NULL, payload = payload || $4::jsonb`,
-      retry: `status = 'pending', last_error = $4, available_at = now() + $5::int * interval '1 millisecond'`,
-      failed: `status = 'failed', last_error = $4`,
-      cancelled: `status = 'cancelled', last_error = $4`,
-      unconfigured: `status = 'pending', attempts = attempts - 1, last_error = $4, available_at = now() + $5::int * interval '1 millisecond'`,
-    };
-    const params: unknown[] = [m.organization_id, m.id, m.claim_token];
-    if (o.kind === 'sent') params.push(JSON.stringify(o.payloadPatch));
-    else params.push(o.error);
-    if (o.kind === 'retry' || o.kind === 'unconfigured') params.push(o.delayMs);
-    await db.withTenant({ organizationId: m.organization_id, userId: null }, (tx) =>
-      tx.query(
-        `UPDATE chat_order_outbox SET ${SET[o.kind]}, claim_token = NULL, claim_expires_at = NULL, updated_at = now()
-          WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND claim_token = $3`,
-        params,
-      ),
-    );
+    await db.withTenant({ organizationId: m.organization_id, userId: null }, (tx) => recordDelivery(tx, m, o));
   }
 
   return {
@@ -163,11 +134,3 @@ export function createChatOutboxWorker(ctx: AppContext, opts: ChatOutboxOptions)
   };
 }
 
-async function loadSettings(tx: Tx, rows: { organization_id: string; merchant_id: string }[]): Promise<Map<string, ChannelSettingsRow>> {
-  const { rows: settings } = await tx.query<ChannelSettingsRow>(
-    `SELECT ${SETTINGS_COLUMNS} FROM merchant_channel_settings
-      WHERE (organization_id, merchant_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
-    [rows.map((r) => r.organization_id), rows.map((r) => r.merchant_id)],
-  );
-  return new Map(settings.map((s) => [`${s.organization_id}/${s.merchant_id}`, s]));
-}

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf, tenantOf } from '../../platform/auth.js';
+import { actorOf } from '../../platform/auth.js';
 import type { AppContext, Module } from '../../platform/context.js';
 
 /**
@@ -27,7 +27,7 @@ export const createDashboardModule = (ctx: AppContext): Module => ({
       },
       async (req) => {
         const actor = actorOf(req);
-        const sections = await ctx.db.withTenant(tenantOf(actor), async (tx) => {
+        const sections = await ctx.db.withTenant(actor, async (tx) => {
           const out: Record<string, unknown> = {};
           for (const [name, contribute] of ctx.dashboard) out[name] = await contribute(tx, actor);
           return out;

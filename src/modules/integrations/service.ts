@@ -7,6 +7,7 @@ import { Id } from '../../platform/schemas.js';
 import { PAYMENT_CONNECTORS, ROADMAP, WEBHOOK_SECRET_SETTING, type PaymentConnector } from './connectors.js';
 import { SIGNATURE_HEADER, verifySignature } from './signature.js';
 import { paymentConnectorReadyFrom, refusePaymentIntent } from './payments.js';
+import { findWebhookEvent, insertWebhookEvent, organizationExists } from './repo.js';
 
 /**
  * The signed body of a connector callback. Fields we do not know are kept (a partner adding a field must
@@ -100,25 +101,19 @@ export function createIntegrationsService(ctx: AppContext) {
       const payload = parsePayload(rawBody);
       // The signed payload names its organization: stored under that tenant's row-level security.
       return ctx.db.withTenant({ organizationId: payload.organization_id, userId: null }, async (tx) => {
-        const org = await tx.query('SELECT 1 FROM organization WHERE id = $1', [payload.organization_id]);
-        if (org.rowCount === 0) throw AppError.unprocessable('The organization of the callback does not exist', 'UNKNOWN_ORGANIZATION');
-        const inserted = await tx.query<{ id: string; status: WebhookReceipt['status'] }>(
-          `INSERT INTO integration_webhook_event
-             (organization_id, id, connector, event_id, event_type, payload, body_sha256, signed_at, status, status_reason)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'ignored', 'connector not active')
-           ON CONFLICT (organization_id, connector, event_id) DO NOTHING
-           RETURNING id, status`,
-          [payload.organization_id, newId(), connector, payload.event_id, payload.type ?? null, JSON.stringify(payload), sha256Hex(rawBody), signedAt],
-        );
-        let row = inserted.rows[0];
-        const duplicate = !row;
-        if (!row) {
-          const existing = await tx.query<{ id: string; status: WebhookReceipt['status'] }>(
-            'SELECT id, status FROM integration_webhook_event WHERE organization_id = $1 AND connector = $2 AND event_id = $3',
-            [payload.organization_id, connector, payload.event_id],
-          );
-          row = existing.rows[0];
-        }
+        if (!(await organizationExists(tx, payload.organization_id))) throw AppError.unprocessable('The organization of the callback does not exist', 'UNKNOWN_ORGANIZATION');
+        const inserted = await insertWebhookEvent(tx, {
+          organizationId: payload.organization_id,
+          id: newId(),
+          connector,
+          eventId: payload.event_id,
+          eventType: payload.type ?? null,
+          payload,
+          bodySha256: sha256Hex(rawBody),
+          signedAt,
+        });
+        const duplicate = !inserted;
+        const row = inserted ?? (await findWebhookEvent(tx, payload.organization_id, connector, payload.event_id));
         return { id: row.id, connector, event_id: payload.event_id, received: true, duplicate, status: row.status };
       });
     },

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { Id, Strict } from '../../platform/schemas.js';
 import type { MobileContext } from './index.js';
-import { NOTIFICATION_COLUMNS, publicNotification, type NotificationRow } from '../notifications/service.js';
+import { publicNotification } from '../notifications/service.js';
+import { notificationsChangedIn } from '../notifications/repo.js';
 import { publicDevice } from '../notifications/devices.js';
 import { HeartbeatProps } from '../notifications/routes.js';
 import { lastPosition, type SyncRegistry } from './sync.js';
@@ -12,12 +13,7 @@ export function registerMobileSync(ctx: MobileContext, registry: SyncRegistry) {
     entity: 'notifications',
     async pull(tx, actor, w) {
       // Inbox rows are never deleted, so there are no tombstones.
-      const c = w.clause('n', 2);
-      const { rows } = await tx.query<NotificationRow & { sync_xid: string }>(
-        `SELECT n.changed_xid::text AS sync_xid, organization_id, ${NOTIFICATION_COLUMNS} FROM notification n
-          WHERE user_id = $1 AND ${c.where} ${c.orderLimit}`,
-        [actor.userId, ...c.params],
-      );
+      const rows = await notificationsChangedIn(tx, actor.userId, w);
       return { changed: rows.map(publicNotification), deleted: [], last: lastPosition(rows), read: rows.length };
     },
   });

@@ -1,19 +1,10 @@
-import { tenantOf, type Actor, type AppRole } from '../../platform/auth.js';
+import type { Actor, AppRole } from '../../platform/auth.js';
 import type { MobileContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { newId } from '../../platform/ids.js';
+import { deviceCountsByApp, insertBuild, listBuilds, type AppBuildRow } from './repo.js';
 
-export interface AppBuildRow {
-  id: string;
-  app_role: AppRole;
-  platform: 'android' | 'ios' | 'web';
-  package_name: string;
-  version_name: string;
-  build_number: number;
-  min_supported_build: number;
-  channel: string;
-  released_at: Date;
-}
+export type { AppBuildRow } from './repo.js';
 
 /** The four apps. Organizations without published builds get these (the V0.7.2 production release). */
 export const DEFAULT_APPS: Record<AppRole, { name: string; package_name: string }> = {
@@ -124,10 +115,7 @@ export function createMobileService(ctx: MobileContext) {
   const healthSections = new Map<string, HealthSection>();
 
   async function buildsIn(tx: Tx): Promise<AppBuildRow[]> {
-    const { rows } = await tx.query<AppBuildRow>(
-      `SELECT id, app_role, platform, package_name, version_name, build_number, min_supported_build, channel, released_at
-         FROM app_build ORDER BY app_role, platform, channel, build_number DESC`,
-    );
+    const rows = await listBuilds(tx);
     const published = new Set(rows.map((r) => r.app_role));
     return [...rows, ...defaultBuilds().filter((d) => !published.has(d.app_role))];
   }
@@ -159,7 +147,7 @@ export function createMobileService(ctx: MobileContext) {
     },
 
     async bootstrap(actor: Actor) {
-      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+      return ctx.db.withTenant(actor, async (tx) => {
         const [builds, brand] = [await buildsIn(tx), await brandIn(tx)];
         return {
           app_role: actor.role,
@@ -203,21 +191,18 @@ export function createMobileService(ctx: MobileContext) {
     },
 
     async brandAssets(actor: Actor) {
-      return ctx.db.withTenant(tenantOf(actor), brandIn);
+      return ctx.db.withTenant(actor, brandIn);
     },
 
     async builds(actor: Actor, q: { app_role?: AppRole; platform?: string }) {
-      const rows = await ctx.db.withTenant(tenantOf(actor), buildsIn);
+      const rows = await ctx.db.withTenant(actor, buildsIn);
       return { data: rows.filter((r) => (!q.app_role || r.app_role === q.app_role) && (!q.platform || r.platform === q.platform)) };
     },
 
     async apps(actor: Actor) {
-      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+      return ctx.db.withTenant(actor, async (tx) => {
         const builds = await buildsIn(tx);
-        const { rows } = await tx.query<{ app_role: string; registered: number; seen: number }>(
-          `SELECT app_role, count(*)::int AS registered, count(*) FILTER (WHERE last_seen_at > now() - interval '1 hour')::int AS seen
-             FROM device WHERE deleted_at IS NULL GROUP BY app_role`,
-        );
+        const rows = await deviceCountsByApp(tx);
         const counts = new Map(rows.map((r) => [r.app_role, r]));
         return {
           data: (Object.keys(DEFAULT_APPS) as AppRole[]).map((role) => ({
@@ -233,7 +218,7 @@ export function createMobileService(ctx: MobileContext) {
     },
 
     async health(actor: Actor) {
-      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+      return ctx.db.withTenant(actor, async (tx) => {
         const devices = await ctx.deps.devices.seenLastHour(tx);
         const push = await ctx.deps.notifications.pushHealth(tx);
         const builds = await buildsIn(tx);
@@ -259,11 +244,7 @@ export function createMobileService(ctx: MobileContext) {
     /** Demo data: the default builds as published rows. */
     async seedBuilds(tx: Tx, organizationId: string) {
       for (const b of defaultBuilds()) {
-        await tx.query(
-          `INSERT INTO app_build (organization_id, id, app_role, platform, package_name, version_name, build_number, min_supported_build, channel)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
-          [organizationId, newId(), b.app_role, b.platform, b.package_name, b.version_name, b.build_number, b.min_supported_build, b.channel],
-        );
+        await insertBuild(tx, organizationId, newId(), b);
       }
     },
   };

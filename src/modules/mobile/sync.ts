@@ -1,10 +1,11 @@
 import { FormatRegistry, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AppError } from '../../platform/errors.js';
-import { tenantOf, type Actor, type Principal } from '../../platform/auth.js';
+import type { Actor, Principal } from '../../platform/auth.js';
 import { requestHash } from '../../platform/idempotency.js';
 import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
+import { claimOperation, currentSnapshot, recordOutcome, savepoint, storedOperation } from './repo.js';
 
 // Operation payloads are checked with TypeBox's Value (route bodies use ajv); it needs the formats it meets.
 if (!FormatRegistry.Has('date-time')) {
@@ -234,40 +235,28 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number; 
     }
     const hash = requestHash({ type: op.type, payload: op.payload });
     try {
-      return await ctx.db.withTenant(tenantOf(actor), async (tx) => {
+      return await ctx.db.withTenant(actor, async (tx) => {
         // The key row first: a concurrent retry blocks on it until this commits, then reads the stored result.
-        const ins = await tx.query(
-          `INSERT INTO sync_operation (organization_id, user_id, client_operation_id, type, request_hash, status)
-           VALUES ($1, $2, $3, $4, $5, 'applying') ON CONFLICT DO NOTHING RETURNING client_operation_id`,
-          [actor.organizationId, actor.userId, op.client_operation_id, op.type, hash],
-        );
-        if (ins.rowCount === 0) {
-          const { rows } = await tx.query<{ request_hash: string; result: SyncOutcome }>(
-            'SELECT request_hash, result FROM sync_operation WHERE organization_id = $1 AND user_id = $2 AND client_operation_id = $3',
-            [actor.organizationId, actor.userId, op.client_operation_id],
-          );
-          if (rows[0].request_hash !== hash) {
+        const key = { organization_id: actor.organizationId, user_id: actor.userId, client_operation_id: op.client_operation_id };
+        if (!(await claimOperation(tx, key, op.type, hash))) {
+          const stored = await storedOperation<SyncOutcome>(tx, key);
+          if (stored.request_hash !== hash) {
             return { ...base, status: 'rejected', code: 'CLIENT_OPERATION_ID_REUSED', message: 'This client_operation_id was used for a different operation' };
           }
-          return { ...base, ...rows[0].result, replayed: true };
+          return { ...base, ...stored.result, replayed: true };
         }
         let outcome: SyncOutcome;
-        await tx.query('SAVEPOINT sync_op');
+        await savepoint(tx, 'begin');
         try {
           outcome = await handler.apply(tx, actor, op.payload);
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) throw err;
           outcome = { status: err.status === 409 ? 'conflict' : 'rejected', code: err.code, message: err.message, ...(err.extra ? { server: err.extra } : {}) };
         }
-        if (outcome.status !== 'applied') await tx.query('ROLLBACK TO SAVEPOINT sync_op');
-        await tx.query('RELEASE SAVEPOINT sync_op');
-        await tx.query('UPDATE sync_operation SET status = $4, result = $5 WHERE organization_id = $1 AND user_id = $2 AND client_operation_id = $3', [
-          actor.organizationId,
-          actor.userId,
-          op.client_operation_id,
-          outcome.status,
-          JSON.stringify(outcome),
-        ]);
+        if (outcome.status !== 'applied') await savepoint(tx, 'rollback');
+        await savepoint(tx, 'release');
+        await recordOutcome(tx, key, outcome.status, outcome);
+
         return { ...base, ...outcome };
       });
     } catch (err) {
@@ -295,10 +284,10 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number; 
      */
     async pull(actor: Actor, cursor: string | null, options: { tombstones?: boolean } = {}) {
       const from: Cursor = cursor ? decodeCursor(cursor) : { a: null, ...(options.tombstones ? { t: 1 as const } : {}) };
-      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
-        const { rows } = await tx.query<{ snap: string; now: Date }>('SELECT pg_current_snapshot()::text AS snap, now() AS now');
+      return ctx.db.withTenant(actor, async (tx) => {
+        const current = await currentSnapshot(tx);
         // The upper snapshot of this round: a new one unless a round with has_more is being continued.
-        const upper = from.b ?? rows[0].snap;
+        const upper = from.b ?? current.snap;
         const positions: Record<string, SyncPosition | 1> = {};
         let hasMore = false;
         const entities: Record<string, SyncChanges> = {};
@@ -340,7 +329,7 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number; 
           }
         }
         const next: Cursor = hasMore ? { a: from.a, b: upper, p: positions, ...(from.t ? { t: 1 as const } : {}) } : { a: upper };
-        return { cursor: encodeCursor(next), server_time: rows[0].now, has_more: hasMore, entities };
+        return { cursor: encodeCursor(next), server_time: current.now, has_more: hasMore, entities };
       });
     },
   };

@@ -1,6 +1,6 @@
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { tenantOf, type Actor, type Principal } from '../../platform/auth.js';
+import type { Actor, Principal } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import type { IdentityService } from '../identity/index.js';
@@ -8,22 +8,10 @@ import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import type { StoredEvent } from '../../platform/events.js';
 import { DEFAULT_TEMPLATES, type NotificationTemplate } from './templates.js';
+import * as repo from './repo.js';
+import type { NotificationRow } from './repo.js';
 
-export interface NotificationRow {
-  organization_id: string;
-  id: string;
-  user_id: string;
-  type: string;
-  title: string;
-  body: string;
-  data: Record<string, unknown>;
-  entity_type: string | null;
-  entity_id: string | null;
-  event_seq: number | null;
-  read_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type { NotificationRow } from './repo.js';
 
 export interface NotifyInput {
   type: string;
@@ -39,7 +27,6 @@ export interface NotifyInput {
 }
 
 export const NOTIFICATION_CREATED = 'notification.created';
-export const NOTIFICATION_COLUMNS = 'id, user_id, type, title, body, data, entity_type, entity_id, event_seq, read_at, created_at, updated_at';
 
 export const publicNotification = (n: NotificationRow) => ({
   id: n.id,
@@ -81,24 +68,17 @@ export function createNotificationService(ctx: AppContext, opts: { gatewayConfig
     const userIds = [...new Set(input.userIds)];
     if (userIds.length === 0) return [];
     const ids = userIds.map(() => newId());
-    const { rows } = await tx.query<NotificationRow>(
-      `INSERT INTO notification (organization_id, id, user_id, type, title, body, data, entity_type, entity_id, event_seq)
-       SELECT $1, x.id, x.user_id, $4, $5, $6, $7, $8, $9, $10 FROM unnest($2::text[], $3::text[]) AS x(id, user_id)
-       ON CONFLICT (organization_id, user_id, event_seq) DO NOTHING
-       RETURNING organization_id, ${NOTIFICATION_COLUMNS}`,
-      [
-        organizationId,
-        ids,
-        userIds,
-        input.type,
-        input.title,
-        input.body,
-        JSON.stringify(input.data ?? {}),
-        input.entityType ?? null,
-        input.entityId ?? null,
-        input.eventSeq ?? null,
-      ],
-    );
+    const rows = await repo.insertNotifications(tx, organizationId, {
+      ids,
+      userIds,
+      type: input.type,
+      title: input.title,
+      body: input.body,
+      data: input.data ?? {},
+      entityType: input.entityType ?? null,
+      entityId: input.entityId ?? null,
+      eventSeq: input.eventSeq ?? null,
+    });
     if (rows.length === 0) return rows;
     await queuePushes(tx, organizationId, rows);
     for (const n of rows) {
@@ -115,10 +95,7 @@ export function createNotificationService(ctx: AppContext, opts: { gatewayConfig
   }
 
   async function queuePushes(tx: Tx, organizationId: string, rows: NotificationRow[]) {
-    const { rows: devices } = await tx.query<{ id: string; user_id: string; platform: string; push_token: string }>(
-      'SELECT id, user_id, platform, push_token FROM device WHERE organization_id = $1 AND user_id = ANY($2::text[]) AND deleted_at IS NULL',
-      [organizationId, rows.map((n) => n.user_id)],
-    );
+    const devices = await repo.pushTargets(tx, organizationId, rows.map((n) => n.user_id));
     if (devices.length === 0) return;
     const byUser = new Map(rows.map((n) => [n.user_id, n]));
     const out = devices.map((d) => {
@@ -133,23 +110,7 @@ export function createNotificationService(ctx: AppContext, opts: { gatewayConfig
         payload: JSON.stringify({ notification_id: n.id, type: n.type, title: n.title, body: n.body, data: { ...n.data, entity_type: n.entity_type, entity_id: n.entity_id } }),
       };
     });
-    const col = <K extends keyof (typeof out)[number]>(k: K) => out.map((o) => o[k]);
-    await tx.query(
-      `INSERT INTO push_outbox (organization_id, id, notification_id, device_id, user_id, platform, push_token, payload, last_error)
-       SELECT $1, x.id, x.nid, x.did, x.uid, x.platform, x.token, x.payload::jsonb, $9
-         FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS x(id, nid, did, uid, platform, token, payload)`,
-      [
-        organizationId,
-        col('id'),
-        col('notification_id'),
-        col('device_id'),
-        col('user_id'),
-        col('platform'),
-        col('push_token'),
-        col('payload'),
-        opts.gatewayConfigured ? null : 'NO_GATEWAY',
-      ],
-    );
+    await repo.queuePushRows(tx, organizationId, out, opts.gatewayConfigured ? null : 'NO_GATEWAY');
   }
 
   /** The event hook: the audience of a known event type (minus whoever caused it) gets an inbox row. */
@@ -173,14 +134,9 @@ export function createNotificationService(ctx: AppContext, opts: { gatewayConfig
   }
 
   async function markReadIn(tx: Tx, actor: Actor, notificationId: string): Promise<NotificationRow> {
-    const { rows } = await tx.query<NotificationRow>(
-      `UPDATE notification SET read_at = coalesce(read_at, now()), updated_at = CASE WHEN read_at IS NULL THEN now() ELSE updated_at END
-        WHERE organization_id = $1 AND id = $2 AND user_id = $3
-        RETURNING organization_id, ${NOTIFICATION_COLUMNS}`,
-      [actor.organizationId, notificationId, actor.userId],
-    );
-    if (!rows[0]) throw AppError.notFound('Notification');
-    return rows[0];
+    const n = await repo.markNotificationRead(tx, actor.organizationId, actor.userId, notificationId);
+    if (!n) throw AppError.notFound('Notification');
+    return n;
   }
 
   async function recipientsOf(tx: Tx, input: AdminNotificationInput): Promise<string[]> {
@@ -213,24 +169,19 @@ export function createNotificationService(ctx: AppContext, opts: { gatewayConfig
 
     async list(actor: Actor, q: { unread?: boolean; limit?: number; cursor?: string }) {
       const page = pageRequest(q);
-      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
-        const { rows } = await tx.query<NotificationRow>(
-          `SELECT organization_id, ${NOTIFICATION_COLUMNS} FROM notification
-            WHERE user_id = $1 AND ($2::boolean IS NOT TRUE OR read_at IS NULL) AND ($3::text IS NULL OR id < $3)
-            ORDER BY id DESC LIMIT $4`,
-          [actor.userId, q.unread ?? null, page.after, page.limit + 1],
-        );
-        const { rows: c } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM notification WHERE user_id = $1 AND read_at IS NULL', [actor.userId]);
-        return { ...toPage(rows, page, publicNotification), unread_count: c[0].n };
+      return ctx.db.withTenant(actor, async (tx) => {
+        const rows = await repo.listNotifications(tx, actor.userId, { unread: q.unread ?? null, after: page.after, limit: page.limit + 1 });
+        const unread = await repo.unreadCount(tx, actor.userId);
+        return { ...toPage(rows, page, publicNotification), unread_count: unread };
       });
     },
 
     async markRead(actor: Actor, id: string) {
-      return publicNotification(await ctx.db.withTenant(tenantOf(actor), (tx) => markReadIn(tx, actor, id)));
+      return publicNotification(await ctx.db.withTenant(actor, (tx) => markReadIn(tx, actor, id)));
     },
 
     async sendTest(actor: Actor, input: { title?: string; body?: string }) {
-      const rows = await ctx.db.withTenant(tenantOf(actor), (tx) =>
+      const rows = await ctx.db.withTenant(actor, (tx) =>
         notifyIn(tx, actor.organizationId, {
           type: 'test',
           title: input.title ?? 'Test notification',
@@ -243,7 +194,7 @@ export function createNotificationService(ctx: AppContext, opts: { gatewayConfig
     },
 
     async sendAdmin(actor: Actor, input: AdminNotificationInput) {
-      return ctx.db.withTenant(tenantOf(actor), async (tx) => {
+      return ctx.db.withTenant(actor, async (tx) => {
         const recipients = await recipientsOf(tx, input);
         const rows = await notifyIn(tx, actor.organizationId, {
           type: 'admin.message',
@@ -266,14 +217,8 @@ export function createNotificationService(ctx: AppContext, opts: { gatewayConfig
 
     /** Push outbox figures of the caller's organization (mobile health). */
     async pushHealth(tx: Tx) {
-      const { rows } = await tx.query<{ status: string; n: number; oldest: Date | null; no_gateway: number }>(
-        `SELECT status, count(*)::int AS n, min(created_at) AS oldest, count(*) FILTER (WHERE last_error = 'NO_GATEWAY')::int AS no_gateway
-           FROM push_outbox GROUP BY status`,
-      );
-      const { rows: recent } = await tx.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM push_outbox WHERE status = 'failed' AND updated_at > now() - interval '24 hours'`,
-      );
-      const by = Object.fromEntries(rows.map((r) => [r.status, r]));
+      const { byStatus, failedLast24h } = await repo.pushOutboxFigures(tx);
+      const by = Object.fromEntries(byStatus.map((r) => [r.status, r]));
       const pending = by.pending?.n ?? 0;
       const sending = by.sending?.n ?? 0;
       return {
@@ -284,7 +229,7 @@ export function createNotificationService(ctx: AppContext, opts: { gatewayConfig
         waiting_for_gateway: by.pending?.no_gateway ?? 0,
         sent: by.sent?.n ?? 0,
         failed: by.failed?.n ?? 0,
-        failed_last_24h: recent[0].n,
+        failed_last_24h: failedLast24h,
         oldest_pending_at: by.pending?.oldest ?? null,
       };
     },

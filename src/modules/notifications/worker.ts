@@ -1,5 +1,6 @@
 import type { Database } from '../../platform/db/index.js';
 import type { Worker } from '../../platform/context.js';
+import { claimPushes, markPushFailed, markPushSent, type ClaimedPush } from './repo.js';
 import type { PushGateway, PushResult } from './gateway.js';
 import type { Settings } from '../../config.js';
 
@@ -16,14 +17,7 @@ export interface PushWorkerOptions {
   intervalMs?: number;
 }
 
-interface Claimed {
-  organization_id: string;
-  id: string;
-  platform: string;
-  push_token: string;
-  payload: Record<string, unknown>;
-  attempts: number;
-}
+type Claimed = ClaimedPush;
 
 export const backoffDelayMs = (base: number, attempts: number) => Math.min(base * 2 ** Math.max(attempts - 1, 0), 3_600_000);
 
@@ -53,20 +47,11 @@ export function createPushWorker(db: Database, opts: PushWorkerOptions): Worker 
   async function record(row: Claimed, result: PushResult) {
     await db.withTenant({ organizationId: row.organization_id, userId: null }, async (tx) => {
       if (result.ok) {
-        await tx.query(
-          `UPDATE push_outbox SET status = 'sent', sent_at = now(), last_error = NULL, updated_at = now()
-            WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND attempts = $3`,
-          [row.organization_id, row.id, row.attempts],
-        );
+        await markPushSent(tx, row);
         return;
       }
       const giveUp = result.permanent || row.attempts >= maxAttempts;
-      await tx.query(
-        `UPDATE push_outbox SET status = $4, last_error = $5, claimed_at = NULL, updated_at = now(),
-                available_at = now() + $6 * interval '1 millisecond'
-          WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND attempts = $3`,
-        [row.organization_id, row.id, row.attempts, giveUp ? 'failed' : 'pending', result.error.slice(0, 500), giveUp ? 0 : backoffDelayMs(backoffMs, row.attempts)],
-      );
+      await markPushFailed(tx, row, giveUp ? 'failed' : 'pending', result.error.slice(0, 500), giveUp ? 0 : backoffDelayMs(backoffMs, row.attempts));
     });
   }
 
@@ -76,21 +61,7 @@ export function createPushWorker(db: Database, opts: PushWorkerOptions): Worker 
     async tick() {
       // Without a gateway nothing is claimed: rows stay `pending` (NO_GATEWAY) and are sent once one is configured.
       if (!gateway) return 0;
-      const claimed = await db.withSystem(async (tx) => {
-        const { rows } = await tx.query<Claimed>(
-          `UPDATE push_outbox p SET status = 'sending', claimed_at = now(), attempts = p.attempts + 1, updated_at = now()
-             FROM (SELECT organization_id, id FROM push_outbox
-                    WHERE (status = 'pending' AND available_at <= now())
-                       OR (status = 'sending' AND claimed_at < now() - $1 * interval '1 millisecond')
-                    ORDER BY available_at
-                    LIMIT $2
-                    FOR UPDATE SKIP LOCKED) c
-            WHERE p.organization_id = c.organization_id AND p.id = c.id
-            RETURNING p.organization_id, p.id, p.platform, p.push_token, p.payload, p.attempts`,
-          [claimTimeoutMs, batchSize],
-        );
-        return rows;
-      });
+      const claimed = await db.withSystem((tx) => claimPushes(tx, claimTimeoutMs, batchSize));
       await Promise.all(
         claimed.map(async (row) => {
           let result: PushResult;

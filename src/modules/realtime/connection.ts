@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { StoredEvent } from '../../platform/events.js';
 import type { Subscriber } from './hub.js';
 
-/** Which events a stream carries; the same rule is applied in SQL for the replay (see replayFilter). */
+/** Which events a stream carries; the same rule is applied in SQL for the replay (see replayFilter in repo.ts). */
 export type StreamFilter =
   | { kind: 'me'; userId: string }
   | { kind: 'organization' }
@@ -20,20 +20,6 @@ export function matches(filter: StreamFilter, ev: StoredEvent): boolean {
       return ev.entity_type === 'trip' && ev.entity_id === filter.tripId;
     case 'territories':
       return ev.type !== 'notification.created' && ev.territory_id !== null && filter.territoryIds.includes(ev.territory_id);
-  }
-}
-
-/** SQL for the same rule, with its parameters starting at `$first`. */
-export function replayFilter(filter: StreamFilter, first: number): { sql: string; params: unknown[] } {
-  switch (filter.kind) {
-    case 'me':
-      return { sql: `$${first}::text = ANY(audience_user_ids)`, params: [filter.userId] };
-    case 'organization':
-      return { sql: `type <> 'notification.created'`, params: [] };
-    case 'trip':
-      return { sql: `entity_type = 'trip' AND entity_id = $${first}`, params: [filter.tripId] };
-    case 'territories':
-      return { sql: `type <> 'notification.created' AND territory_id = ANY($${first}::text[])`, params: [filter.territoryIds] };
   }
 }
 

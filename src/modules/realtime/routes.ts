@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { actorOf, tenantOf, type Actor, type RouteAuth } from '../../platform/auth.js';
+import { actorOf, type Actor, type RouteAuth } from '../../platform/auth.js';
 import { AppError } from '../../platform/errors.js';
 import { Id, IdParams, Strict, Timestamp } from '../../platform/schemas.js';
 import type { Api } from '../../platform/context.js';
@@ -43,7 +43,7 @@ export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeServ
   async function tripFilter(actor: Actor, tripId: string): Promise<StreamFilter> {
     const directory = ctx.deps.trips;
     const staff = actor.kind === 'administrator' || actor.kind === 'dispatch';
-    const trip = await ctx.db.withTenant(tenantOf(actor), (tx) => directory.tripParticipants(tx, tripId));
+    const trip = await ctx.db.withTenant(actor, (tx) => directory.tripParticipants(tx, tripId));
     if (!trip) throw AppError.notFound('Trip');
     if (staff) return { kind: 'trip', tripId };
     if (actor.kind === 'subadmin' && trip.territory_id && actor.subadmin?.territoryIds.includes(trip.territory_id)) return { kind: 'trip', tripId };

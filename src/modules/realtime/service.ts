@@ -1,13 +1,13 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../platform/errors.js';
-import { tenantOf, type Actor } from '../../platform/auth.js';
-import { EVENTS_CHANNEL, type StoredEvent } from '../../platform/events.js';
+import type { Actor } from '../../platform/auth.js';
+import { EVENTS_CHANNEL } from '../../platform/events.js';
 import type { AppContext } from '../../platform/context.js';
 import { EventHub, sseFrame } from './hub.js';
-import { SseConnection, replayFilter, type StreamFilter } from './connection.js';
+import { SseConnection, type StreamFilter } from './connection.js';
 import type { Settings } from '../../config.js';
+import { aliveSessions, eventSeqBounds, eventsBySeq, eventsSince, maxEventSeq, replayPage } from './repo.js';
 
-const EVENT_COLUMNS = 'seq, id, organization_id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload, created_at';
 const REPLAY_PAGE = 500;
 
 /** A client's resume point: a sequence, an id that cannot be one (garbage), or none. */
@@ -55,20 +55,9 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
   let log: FastifyBaseLogger | null = null;
   const hub = new EventHub(
     {
-      // One round trip per organization (tenantRead); the sequences are validated integers, inlined.
-      fetch: (organizationId, seqs) =>
-        db.tenantRead<StoredEvent>({ organizationId, userId: null }, `SELECT ${EVENT_COLUMNS} FROM event WHERE seq IN (${seqs.map((s) => Math.trunc(s)).join(',')})`),
-      maxSeq: () => db.withSystem(async (tx) => (await tx.query<{ m: number }>('SELECT coalesce(max(seq), 0)::int8 AS m FROM event')).rows[0].m),
-      since: (after, also, limit) =>
-        db.withSystem(
-          async (tx) =>
-            (
-              await tx.query<StoredEvent>(`SELECT ${EVENT_COLUMNS} FROM event WHERE seq > $1 OR seq = ANY($2::int8[]) ORDER BY seq LIMIT ${Math.trunc(limit)}`, [
-                after,
-                also,
-              ])
-            ).rows,
-        ),
+      fetch: (organizationId, seqs) => eventsBySeq(db, organizationId, seqs),
+      maxSeq: () => db.withSystem(maxEventSeq),
+      since: (after, also, limit) => db.withSystem((tx) => eventsSince(tx, after, also, limit)),
     },
     { gapTimeoutMs: opts.gapTimeoutMs },
     (err) => log?.warn({ err }, 'realtime hub: reading events failed, retrying'),
@@ -84,14 +73,7 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
     try {
       const open = [...connections];
       const sids = [...new Set(open.map((c) => c.sessionId))];
-      const alive = await db.withSystem(async (tx) => {
-        const { rows } = await tx.query<{ id: string; organization_id: string }>(
-          `SELECT s.id, s.organization_id FROM auth_session s JOIN users u ON u.organization_id = s.organization_id AND u.id = s.user_id
-            WHERE s.id = ANY($1::text[]) AND s.revoked_at IS NULL AND u.active`,
-          [sids],
-        );
-        return new Set(rows.map((r) => `${r.organization_id}:${r.id}`));
-      });
+      const alive = await db.withSystem((tx) => aliveSessions(tx, sids));
       for (const c of open) if (!alive.has(`${c.organizationId}:${c.sessionId}`)) c.close('session_revoked');
     } catch {
       // The database does not answer: the next round tries again.
@@ -105,15 +87,8 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
     let cursor = from;
     let sent = 0;
     while (!conn.closed && cursor < upTo) {
-      const f = replayFilter(filter, 3);
       const after = cursor;
-      const { rows } = await db.withTenant(tenantOf(actor), (tx) =>
-        tx.query<StoredEvent>(`SELECT ${EVENT_COLUMNS} FROM event WHERE seq > $1 AND seq <= $2 AND ${f.sql} ORDER BY seq LIMIT ${REPLAY_PAGE}`, [
-          after,
-          upTo,
-          ...f.params,
-        ]),
-      );
+      const rows = await db.withTenant(actor, (tx) => replayPage(tx, filter, after, upTo, REPLAY_PAGE));
       for (const ev of rows) {
         conn.replay(ev, sseFrame(ev));
         if (conn.needsDrain) await conn.drained();
@@ -199,9 +174,7 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
       // checked against the log, not only the hub, whose watermark may trail another instance's.
       let reset: ResetReason | null = resume !== null && typeof resume === 'object' ? 'unknown_event_id' : null;
       if (typeof resume === 'number') {
-        const { lo, hi } = await db.withSystem(
-          async (tx) => (await tx.query<{ lo: number | null; hi: number }>('SELECT min(seq)::int8 AS lo, coalesce(max(seq), 0)::int8 AS hi FROM event')).rows[0],
-        );
+        const { lo, hi } = await db.withSystem(eventSeqBounds);
         if (resume > Number(hi) && resume > hub.watermark) reset = 'unknown_event_id';
         else if (lo !== null && resume < Number(lo) - 1) reset = 'expired_event_id';
       }

@@ -6,22 +6,20 @@ import { driversFromConfig } from './drivers.js';
 import { limitsFromConfig } from './policy.js';
 import { createStorageService, slotJanitor } from './service.js';
 import { storageRoutes } from './routes.js';
+import { usageByPurpose } from './repo.js';
 
 /**
  * The `storage` section of GET /admin/mobile-health, for the caller's organization: stored objects and bytes per
  * purpose, and upload slots still open (not used, not expired).
  */
 async function storageHealth(tx: Tx): Promise<Record<string, unknown>> {
-  const { rows } = await tx.query<{ purpose: string; objects: number; bytes: string }>(
-    'SELECT purpose, count(*)::int AS objects, COALESCE(sum(size_bytes), 0)::text AS bytes FROM private_storage_object GROUP BY purpose ORDER BY purpose',
-  );
-  const slots = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM storage_upload WHERE status IN ('open', 'uploading') AND expires_at > now()");
+  const { byPurpose: rows, openSlots } = await usageByPurpose(tx);
   return {
     status: 'ok',
     objects: rows.reduce((n, r) => n + r.objects, 0),
     bytes: rows.reduce((n, r) => n + Number(r.bytes), 0),
     by_purpose: rows.map((r) => ({ purpose: r.purpose, objects: r.objects, bytes: Number(r.bytes) })),
-    open_slots: slots.rows[0].n,
+    open_slots: openSlots,
   };
 }
 

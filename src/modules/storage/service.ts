@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { AppError } from '../../platform/errors.js';
 import { newId, randomToken, safeEqual, sha256Hex } from '../../platform/ids.js';
-import { tenantOf, type Actor } from '../../platform/auth.js';
+import type { Actor } from '../../platform/auth.js';
 import type { AppContext, Worker } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import type { LinkTarget, ObjectLinker, ObjectReadGrant, StoragePurpose } from '../../platform/storage-links.js';
@@ -9,46 +9,11 @@ import type { TripDirectory } from '../../platform/trip-directory.js';
 import type { DriverName, StorageDriver } from './drivers.js';
 import { EVIDENCE_PURPOSE, EVIDENCE_PURPOSES, UPLOAD_TTL_SECONDS, safeFilename, type ByteRange, type EvidenceStage, type PurposeLimit } from './policy.js';
 import { UploadVerifier } from './verify.js';
+import * as repo from './repo.js';
+import type { SlotRow, StoredObject } from './repo.js';
 
-export interface StoredObject {
-  id: string;
-  organization_id: string;
-  purpose: StoragePurpose;
-  mime_type: string;
-  size_bytes: number;
-  sha256: string;
-  filename: string;
-  driver: DriverName;
-  owner_type: string | null;
-  owner_id: string | null;
-  trip_id: string | null;
-  stage: string | null;
-  proof_type: string | null;
-  territory_id: string | null;
-  upload_id: string;
-  created_by_user_id: string;
-  created_at: Date;
-}
+export type { StoredObject } from './repo.js';
 
-interface SlotRow {
-  id: string;
-  object_id: string;
-  purpose: StoragePurpose;
-  mime_type: string;
-  size_bytes: number;
-  filename: string;
-  token_hash: string;
-  status: 'open' | 'uploading' | 'completed';
-  owner_type: string | null;
-  owner_id: string | null;
-  trip_id: string | null;
-  stage: string | null;
-  proof_type: string | null;
-  territory_id: string | null;
-  created_by_user_id: string;
-  expires_at: Date;
-  expired: boolean;
-}
 
 export interface EvidenceSlotInput {
   trip_id: string;
@@ -77,8 +42,6 @@ export interface UploadRequest {
   body: Readable;
 }
 
-const OBJECT_COLUMNS =
-  'id, organization_id, purpose, mime_type, size_bytes, sha256, filename, driver, owner_type, owner_id, trip_id, stage, proof_type, territory_id, upload_id, created_by_user_id, created_at';
 
 /** Organization staff who see every object of the organization and may open evidence slots for any trip. */
 const isStaff = (a: Actor) => a.kind === 'administrator' || a.kind === 'dispatch' || a.kind === 'platform';
@@ -123,13 +86,8 @@ export function createStorageService(
    */
   async function checkQuota(tx: Tx, organizationId: string, size: number) {
     if (!quotaBytes) return;
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('storage_quota:' || $1))", [organizationId]);
-    const { rows } = await tx.query<{ used: string }>(
-      `SELECT (COALESCE((SELECT sum(size_bytes) FROM private_storage_object WHERE organization_id = $1), 0)
-             + COALESCE((SELECT sum(size_bytes) FROM storage_upload WHERE organization_id = $1 AND status IN ('open', 'uploading') AND expires_at > now()), 0))::text AS used`,
-      [organizationId],
-    );
-    const used = Number(rows[0].used);
+    await repo.lockQuota(tx, organizationId);
+    const used = await repo.usedBytes(tx, organizationId);
     if (used + size > quotaBytes) {
       throw new AppError(507, 'STORAGE_QUOTA_EXCEEDED', `The organization's storage quota of ${quotaBytes} bytes would be exceeded (${used} used or reserved)`, undefined, {
         quota_bytes: quotaBytes,
@@ -145,14 +103,11 @@ export function createStorageService(
     const objectId = newId();
     const token = randomToken();
     const filename = safeFilename(slot.filename, objectId, slot.mime_type);
-    const { rows } = await tx.query<{ expires_at: Date }>(
-      `INSERT INTO storage_upload (organization_id, id, object_id, purpose, mime_type, size_bytes, filename, token_hash, owner_type, owner_id,
-                                   trip_id, stage, proof_type, territory_id, created_by_user_id, expires_at)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15, now() + make_interval(secs => $16)) RETURNING expires_at`,
-      [
-        actor.organizationId, id, objectId, slot.purpose, slot.mime_type, slot.size_bytes, filename, sha256Hex(token), slot.owner_type, slot.owner_id,
-        slot.trip_id, slot.stage, slot.proof_type, slot.territory_id, actor.userId, UPLOAD_TTL_SECONDS,
-      ],
+    const expiresAt = await repo.insertSlot(
+      tx,
+      actor.organizationId,
+      { ...slot, id, object_id: objectId, filename, token_hash: sha256Hex(token), created_by_user_id: actor.userId },
+      UPLOAD_TTL_SECONDS,
     );
     const limit = limits[slot.purpose];
     return {
@@ -162,7 +117,7 @@ export function createStorageService(
       upload_method: 'PUT' as const,
       upload_url: uploadUrl(id),
       required_headers: { 'Content-Type': slot.mime_type, 'Content-Length': String(slot.size_bytes), 'X-Upload-Token': token },
-      expires_at: rows[0].expires_at,
+      expires_at: expiresAt,
       purpose: slot.purpose,
       mime_type: slot.mime_type,
       size_bytes: slot.size_bytes,
@@ -176,16 +131,8 @@ export function createStorageService(
 
   /** Claims the slot for one PUT (row lock + conditional update: of two concurrent PUTs exactly one gets it). */
   async function claimSlot(actor: Actor, r: UploadRequest): Promise<SlotRow> {
-    return db.withTenant(tenantOf(actor), async (tx) => {
-      const { rows } = await tx.query<SlotRow>(
-        `SELECT id, object_id, purpose, mime_type, size_bytes, filename, token_hash, status, owner_type, owner_id, trip_id, stage, proof_type,
-                territory_id, created_by_user_id, expires_at, expires_at <= now() AS expired,
-                -- A claim lost in a crash only leaves the slot open again: no need to wait for the WAL flush.
-                set_config('synchronous_commit', 'off', true) AS async_commit
-           FROM storage_upload WHERE id = $1 FOR UPDATE`,
-        [r.uploadId],
-      );
-      const slot = rows[0];
+    return db.withTenant(actor, async (tx) => {
+      const slot = await repo.lockSlot(tx, r.uploadId);
       // Only the user who opened the slot may fill it; anyone else does not see it.
       if (!slot || slot.created_by_user_id !== actor.userId) throw AppError.notFound('Upload');
       if (!r.token || !safeEqual(sha256Hex(r.token), slot.token_hash)) throw AppError.forbidden('The upload token is missing or wrong', 'UPLOAD_TOKEN_INVALID');
@@ -205,17 +152,14 @@ export function createStorageService(
       if (r.contentLength !== null && r.contentLength < slot.size_bytes) {
         throw new AppError(400, 'SIZE_MISMATCH', `Content-Length ${r.contentLength} is less than the declared ${slot.size_bytes} bytes`);
       }
-      const claimed = await tx.query(`UPDATE storage_upload SET status = 'uploading', claimed_at = now() WHERE id = $1 AND status = 'open'`, [slot.id]);
-      if (claimed.rowCount !== 1) throw AppError.conflict('Another upload to this slot is in progress', 'UPLOAD_IN_PROGRESS');
+      if (!(await repo.markSlotUploading(tx, slot.id))) throw AppError.conflict('Another upload to this slot is in progress', 'UPLOAD_IN_PROGRESS');
       return { ...slot, size_bytes: max };
     });
   }
 
   /** A failed PUT gives the slot back (same token, until it expires), so a client may retry. */
   async function releaseSlot(actor: Actor, slotId: string) {
-    await db.withTenant(tenantOf(actor), (tx) =>
-      tx.query(`UPDATE storage_upload SET status = 'open', claimed_at = NULL WHERE id = $1 AND status = 'uploading'`, [slotId]),
-    );
+    await db.withTenant(actor, (tx) => repo.reopenSlot(tx, slotId));
   }
 
   /**
@@ -248,7 +192,7 @@ export function createStorageService(
       const trips = deps.trips;
       const purpose = EVIDENCE_PURPOSE[input.stage];
       checkDeclared(purpose, input.mime_type, input.size_bytes);
-      return db.withTenant(tenantOf(actor), async (tx) => {
+      return db.withTenant(actor, async (tx) => {
         const trip = await trips.tripParticipants(tx, input.trip_id);
         if (!trip) throw AppError.notFound('Trip');
         if (!isStaff(actor) && trip.driver_user_id !== actor.userId) {
@@ -277,7 +221,7 @@ export function createStorageService(
         throw AppError.badRequest('owner_type and owner_id go together', [{ field: input.owner_type ? 'owner_id' : 'owner_type', message: 'required with the other' }]);
       }
       checkDeclared(input.purpose, input.mime_type, input.size_bytes);
-      return db.withTenant(tenantOf(actor), (tx) =>
+      return db.withTenant(actor, (tx) =>
         insertSlot(tx, actor, {
           purpose: input.purpose,
           mime_type: input.mime_type,
@@ -316,20 +260,27 @@ export function createStorageService(
         }
         const sha256 = verifier.digest();
         try {
-          return await db.withTenant(tenantOf(actor), async (tx) => {
+          return await db.withTenant(actor, async (tx) => {
             // Consume the slot and record the object in one statement: no object without a consumed slot.
-            const { rows } = await tx.query<StoredObject>(
-              `WITH done AS (UPDATE storage_upload SET status = 'completed', completed_at = now() WHERE id = $15 AND status = 'uploading' RETURNING id)
-               INSERT INTO private_storage_object (organization_id, id, purpose, mime_type, size_bytes, sha256, filename, driver, owner_type, owner_id,
-                                                   trip_id, stage, proof_type, territory_id, upload_id, created_by_user_id)
-               SELECT $1,$2,$3,$4,$5::bigint,$6,$7,$8,$9,$10,$11,$12,$13,$14, done.id, $16 FROM done RETURNING ${OBJECT_COLUMNS}`,
-              [
-                actor.organizationId, slot.object_id, slot.purpose, slot.mime_type, slot.size_bytes, sha256, slot.filename, primary.name, slot.owner_type,
-                slot.owner_id, slot.trip_id, slot.stage, slot.proof_type, slot.territory_id, slot.id, actor.userId,
-              ],
-            );
-            if (!rows[0]) throw new AppError(410, 'UPLOAD_EXPIRED', 'The upload slot expired during the upload; request a new one');
-            return rows[0];
+            const o = await repo.completeUpload(tx, slot.id, {
+              organization_id: actor.organizationId,
+              id: slot.object_id,
+              purpose: slot.purpose,
+              mime_type: slot.mime_type,
+              size_bytes: slot.size_bytes,
+              sha256,
+              filename: slot.filename,
+              driver: primary.name,
+              owner_type: slot.owner_type,
+              owner_id: slot.owner_id,
+              trip_id: slot.trip_id,
+              stage: slot.stage,
+              proof_type: slot.proof_type,
+              territory_id: slot.territory_id,
+              created_by_user_id: actor.userId,
+            });
+            if (!o) throw new AppError(410, 'UPLOAD_EXPIRED', 'The upload slot expired during the upload; request a new one');
+            return o;
           });
         } catch (err) {
           await primary.delete(slot.object_id).catch(() => undefined);
@@ -346,9 +297,8 @@ export function createStorageService(
 
     /** The object if this caller may read it; anything else (missing, other organization, not allowed) is 404. */
     async objectForReader(actor: Actor, objectId: string): Promise<StoredObject> {
-      return db.withTenant(tenantOf(actor), async (tx) => {
-        const { rows } = await tx.query<StoredObject>(`SELECT ${OBJECT_COLUMNS} FROM private_storage_object WHERE id = $1`, [objectId]);
-        const o = rows[0];
+      return db.withTenant(actor, async (tx) => {
+        const o = await repo.findObject(tx, objectId);
         if (!o || !(await canRead(tx, actor, o))) throw AppError.notFound('Object');
         return o;
       });
@@ -369,11 +319,7 @@ export function createStorageService(
 
     /** ObjectLinker: may `actor` make a record point at this object? Refusals are 422 with a precise code. */
     async assertLinkable(tx: Tx, actor: Actor, objectId: string, purposes: readonly StoragePurpose[], opts: LinkTarget = {}) {
-      const { rows } = await tx.query<StoredObject>(`SELECT ${OBJECT_COLUMNS} FROM private_storage_object WHERE id = $1 AND organization_id = $2`, [
-        objectId,
-        actor.organizationId,
-      ]);
-      const o = rows[0];
+      const o = await repo.findObject(tx, objectId, actor.organizationId);
       if (!o) throw AppError.unprocessable('The storage object does not exist', 'STORAGE_OBJECT_NOT_FOUND');
       if (!purposes.includes(o.purpose)) {
         throw AppError.unprocessable(`The storage object has purpose '${o.purpose}'; expected ${purposes.join(' or ')}`, 'STORAGE_OBJECT_WRONG_PURPOSE');
@@ -390,17 +336,7 @@ export function createStorageService(
 
     /** Deletes expired unused slots (and partial files). `uploading` slots get an hour of grace for slow uploads. */
     async sweepExpiredSlots(limit = 200): Promise<number> {
-      const objectIds = await db.withSystem(async (tx) => {
-        const { rows } = await tx.query<{ object_id: string }>(
-          `DELETE FROM storage_upload u USING (
-             SELECT organization_id, id FROM storage_upload
-              WHERE (status = 'open' AND expires_at < now()) OR (status = 'uploading' AND expires_at < now() - interval '1 hour')
-              LIMIT $1 FOR UPDATE SKIP LOCKED) x
-            WHERE u.organization_id = x.organization_id AND u.id = x.id RETURNING u.object_id`,
-          [limit],
-        );
-        return rows.map((r) => r.object_id);
-      });
+      const objectIds = await db.withSystem((tx) => repo.deleteExpiredSlots(tx, limit));
       for (const id of objectIds) await primary.delete(id).catch(() => undefined);
       return objectIds.length;
     },
