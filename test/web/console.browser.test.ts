@@ -20,7 +20,10 @@ if (!CHROMIUM) console.warn('SKIPPED test/web/console.browser.test.ts: no chromi
 
 const pt = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
 
-describe.skipIf(!CHROMIUM)('console and tracking page in chromium', () => {
+// Its server always runs on the embedded database, so the PostgreSQL pass of the suite would only repeat it.
+const ON_POSTGRES = !!process.env.TEST_DATABASE_URL;
+if (CHROMIUM && ON_POSTGRES) console.warn('SKIPPED test/web/console.browser.test.ts on the PostgreSQL pass: its server uses the embedded database (run in the PGlite pass)');
+describe.skipIf(!CHROMIUM || ON_POSTGRES)('console and tracking page in chromium', () => {
   let server: ServerProcess;
   let browser: Browser;
   let dataDir: string;
