@@ -3,7 +3,7 @@ import './style.css';
 import { all, api, login, logout, ok, session, type DispatchPlan, type Driver, type Trip, type TripStatus } from './api';
 import { $, clear, h } from './dom';
 import { fmtEta, fmtKm, fmtTime, getLang, label, setLang, t, type Lang } from './i18n';
-import { COLORS, createMap, MarkerSet, toLatLng } from './map';
+import { COLORS, createMap, disposeMap, MarkerSet, toLatLng } from './map';
 import { openStream, type StreamEvent } from './sse';
 
 /** The dispatcher console: login, live map, dispatch board, trip detail, optimized dispatch, approvals, settings. */
@@ -64,7 +64,7 @@ const fail = (e: unknown) => toast(`${t('error')}: ${(e as Error).message}`, 'er
 function renderLogin() {
   stopStream?.();
   if (driverPoll) clearInterval(driverPoll);
-  map?.remove();
+  disposeMap(map);
   map = null;
   const err = h('p', { class: 'error', role: 'alert', id: 'login-error' });
   const form = h(
@@ -120,7 +120,7 @@ function renderShell() {
   stopStream?.();
   stopStream = null;
   if (driverPoll) clearInterval(driverPoll);
-  map?.remove();
+  disposeMap(map);
   map = null;
   clear(
     root,

@@ -47,6 +47,19 @@ export function createMap(el: HTMLElement, opts: MapOptions = {}): L.Map {
   return map;
 }
 
+/**
+ * Removes a map safely. Leaflet 1.9 ends a zoom animation on a 250 ms timer; a map removed before that timer
+ * fires reads its removed pane ("Cannot read properties of undefined (reading '_leaflet_pos')"). Finishing the
+ * animation first, while the pane still exists, makes the timer a no-op.
+ */
+export function disposeMap(map: L.Map | null | undefined): void {
+  if (!map) return;
+  const m = map as L.Map & { _animatingZoom?: boolean; _onZoomTransitionEnd?: () => void };
+  map.stop();
+  if (m._animatingZoom) m._onZoomTransitionEnd?.();
+  map.remove();
+}
+
 export const toLatLng = (p: { coordinates: number[] } | null | undefined): L.LatLngTuple | null =>
   p && p.coordinates.length >= 2 ? [p.coordinates[1]!, p.coordinates[0]!] : null;
 

@@ -3,7 +3,7 @@ import './style.css';
 import type { paths } from './api-types';
 import { $, clear, h } from './dom';
 import { fmtEta, fmtTime, getLang, label, setLang, t } from './i18n';
-import { COLORS, createMap, toLatLng } from './map';
+import { COLORS, createMap, disposeMap, toLatLng } from './map';
 
 /** The recipient's tracking page: status, ETA, the driver on the map while the trip is active, the delivery PIN. No login. */
 type Tracking = paths['/api/v1/public/tracking/{token}']['get']['responses'][200]['content']['application/json'];
@@ -23,7 +23,7 @@ async function load(): Promise<Tracking | null> {
 
 function render(tr: Tracking | null) {
   if (!tr) {
-    map?.remove();
+    disposeMap(map);
     map = null;
     clear(root, h('h1', null, t('yourDelivery')), h('p', { class: 'error', role: 'alert' }, t('linkInvalid')));
     return;
@@ -44,7 +44,7 @@ function render(tr: Tracking | null) {
             class: 'lang-toggle',
             onclick: () => {
               setLang(getLang() === 'es' ? 'en' : 'es');
-              map?.remove();
+              disposeMap(map);
               map = null;
               marker = null;
               clear(root);
