@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DemoSeed } from './platform/context.js';
+import { anyOrganizationExists, lockSeed } from './platform/repo.js';
 
 export const DEMO_PASSWORD = 'Demo-pass-2026';
 export const DEMO_LOGINS = {
@@ -25,8 +26,8 @@ export async function seedDemo(app: FastifyInstance): Promise<DemoSeed | null> {
   const orgs = app.services.organizations;
   const identity = app.services.identity;
   const demo = await ctx.db.withSystem(async (tx) => {
-    if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock($1)', [SEED_LOCK]);
-    if ((await tx.query('SELECT 1 FROM organization LIMIT 1')).rowCount > 0) return null;
+    await lockSeed(tx, SEED_LOCK);
+    if (await anyOrganizationExists(tx)) return null;
     const platform = await orgs.createOrganization(
       tx,
       { organization_name: 'Platform Operations', slug: 'platform', admin: { email: 'platform-owner@demo.test', password: DEMO_PASSWORD, display_name: 'Platform owner' } },

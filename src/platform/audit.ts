@@ -1,6 +1,7 @@
 import { newId } from './ids.js';
 import type { Tx } from './db/index.js';
 import type { Actor } from './auth.js';
+import { insertAuditRow } from './repo.js';
 
 export interface AuditInput {
   action: string;
@@ -38,9 +39,15 @@ export function diff(before: Record<string, unknown> | null | undefined, after: 
 /** Writes an audit row in the caller's transaction. */
 export async function recordAudit(tx: Tx, actor: Pick<Actor, 'organizationId' | 'userId' | 'requestId'>, input: AuditInput): Promise<void> {
   const d = diff(input.before, input.after);
-  await tx.query(
-    `INSERT INTO audit_log (organization_id, id, actor_user_id, action, entity_type, entity_id, before, after, request_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [actor.organizationId, newId(), actor.userId, input.action, input.entityType, input.entityId, JSON.stringify(d.before), JSON.stringify(d.after), actor.requestId ?? null],
-  );
+  await insertAuditRow(tx, {
+    organizationId: actor.organizationId,
+    id: newId(),
+    actorUserId: actor.userId,
+    action: input.action,
+    entityType: input.entityType,
+    entityId: input.entityId,
+    before: JSON.stringify(d.before),
+    after: JSON.stringify(d.after),
+    requestId: actor.requestId ?? null,
+  });
 }

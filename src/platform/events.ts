@@ -1,5 +1,6 @@
 import { newId } from './ids.js';
 import type { Tx } from './db/index.js';
+import { insertEventAndNotify } from './repo.js';
 
 export const EVENTS_CHANNEL = 'app_events';
 
@@ -57,25 +58,19 @@ export function createEventBus(): EventBus {
  */
 export async function recordEvent(tx: Tx, organizationId: string, input: EventInput): Promise<StoredEvent> {
   // One round trip: the row and its NOTIFY (payload {"organization_id","seq"}) in one statement.
-  const { rows } = await tx.query<StoredEvent>(
-    `WITH e AS (
-       INSERT INTO event (organization_id, id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       RETURNING seq, id, organization_id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload, created_at)
-     SELECT e.*, pg_notify($10, json_build_object('organization_id', e.organization_id, 'seq', e.seq)::text) AS notified FROM e`,
-    [
+  return insertEventAndNotify(
+    tx,
+    {
       organizationId,
-      newId(),
-      input.type,
-      input.entityType,
-      input.entityId,
-      input.territoryId ?? null,
-      input.actorUserId ?? null,
-      input.audienceUserIds ?? [],
-      JSON.stringify(input.payload ?? {}),
-      EVENTS_CHANNEL,
-    ],
+      id: newId(),
+      type: input.type,
+      entityType: input.entityType,
+      entityId: input.entityId,
+      territoryId: input.territoryId ?? null,
+      actorUserId: input.actorUserId ?? null,
+      audienceUserIds: input.audienceUserIds ?? [],
+      payload: JSON.stringify(input.payload ?? {}),
+    },
+    EVENTS_CHANNEL,
   );
-  const { notified: _, ...ev } = rows[0] as StoredEvent & { notified: unknown };
-  return ev;
 }

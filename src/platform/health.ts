@@ -6,6 +6,7 @@ import { MIGRATIONS_DIR } from './db/migrate.js';
 import { DATABASE_RETRY_AFTER_SECONDS } from './http.js';
 import { Timestamp } from './schemas.js';
 import type { Api, AppContext } from './context.js';
+import { appliedMigrations, ping } from './repo.js';
 
 /** A module's readiness part: `ok: false` makes /health/ready answer 503. */
 export interface ReadinessCheck {
@@ -64,7 +65,7 @@ export function healthRoutes(app: Api, ctx: AppContext) {
       let database: 'ok' | 'unavailable' = 'ok';
       try {
         await withTimeout(
-          ctx.db.withSystem((tx) => tx.query('SELECT 1')),
+          ctx.db.withSystem((tx) => ping(tx)),
           DB_CHECK_TIMEOUT_MS,
         );
       } catch {
@@ -95,7 +96,7 @@ export function healthRoutes(app: Api, ctx: AppContext) {
       try {
         const [applied, expected] = await Promise.all([
           withTimeout(
-            ctx.db.withSystem(async (tx) => (await tx.query<{ name: string }>('SELECT name FROM _migrations')).rows.map((r) => r.name)),
+            ctx.db.withSystem((tx) => appliedMigrations(tx)),
             DB_CHECK_TIMEOUT_MS,
           ),
           expectedMigrations(),

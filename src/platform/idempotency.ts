@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AppError } from './errors.js';
 import type { Tx } from './db/index.js';
+import { claimIdempotencyKey, findIdempotencyKey, storeIdempotentResponse } from './repo.js';
 
 export interface IdempotentResult<T> {
   status: number;
@@ -33,17 +34,8 @@ export async function once<T>(
   args: { organizationId: string; scope: string; key: string; hash: string },
   work: () => Promise<{ status: number; body: T }>,
 ): Promise<IdempotentResult<T>> {
-  const inserted = await tx.query(
-    `INSERT INTO idempotency_key (organization_id, scope, key, request_hash) VALUES ($1, $2, $3, $4)
-     ON CONFLICT DO NOTHING RETURNING key`,
-    [args.organizationId, args.scope, args.key, args.hash],
-  );
-  if (inserted.rowCount === 0) {
-    const { rows } = await tx.query<{ request_hash: string; status_code: number | null; response: T }>(
-      'SELECT request_hash, status_code, response FROM idempotency_key WHERE organization_id = $1 AND scope = $2 AND key = $3',
-      [args.organizationId, args.scope, args.key],
-    );
-    const prior = rows[0];
+  if (!(await claimIdempotencyKey(tx, args))) {
+    const prior = await findIdempotencyKey<T>(tx, args);
     if (!prior) throw AppError.conflict('The request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_IN_PROGRESS');
     if (prior.request_hash !== args.hash) {
       throw AppError.unprocessable('This Idempotency-Key was used with a different request body', 'IDEMPOTENCY_KEY_REUSED');
@@ -52,12 +44,6 @@ export async function once<T>(
     return { status: prior.status_code, body: prior.response, replayed: true };
   }
   const result = await work();
-  await tx.query('UPDATE idempotency_key SET status_code = $4, response = $5 WHERE organization_id = $1 AND scope = $2 AND key = $3', [
-    args.organizationId,
-    args.scope,
-    args.key,
-    result.status,
-    JSON.stringify(result.body),
-  ]);
+  await storeIdempotentResponse(tx, args, result.status, JSON.stringify(result.body));
   return { ...result, replayed: false };
 }

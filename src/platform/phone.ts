@@ -1,6 +1,7 @@
 import { getCountries, isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
 import type { Tx } from './db/index.js';
 import { AppError } from './errors.js';
+import { defaultCountryOf } from './repo.js';
 
 /** The country of numbers typed without a country code when an organization has not chosen one. */
 export const DEFAULT_PHONE_COUNTRY = 'BO';
@@ -27,8 +28,7 @@ export function toE164(raw: string, country: string, field = 'phone'): string {
 
 /** The organization's `default_country` (settings), read in the caller's transaction. */
 export async function phoneCountryOf(tx: Tx, organizationId: string): Promise<string> {
-  const { rows } = await tx.query<{ default_country: string }>('SELECT default_country FROM organization_settings WHERE organization_id = $1', [organizationId]);
-  return rows[0]?.default_country ?? DEFAULT_PHONE_COUNTRY;
+  return (await defaultCountryOf(tx, organizationId)) ?? DEFAULT_PHONE_COUNTRY;
 }
 
 /**

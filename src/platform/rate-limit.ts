@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from './errors.js';
 import type { Database } from './db/index.js';
 import type { Settings } from '../config.js';
+import { countInWindow } from './repo.js';
 
 /**
  * Per-user request rate limits on expensive routes, counted in PostgreSQL (`rate_limit_bucket`, the
@@ -28,18 +29,8 @@ export function expensiveRouteGroups(raw: Settings): ExpensiveRouteGroup[] {
 /** Counts one request for `key`; returns the weighted count of the last minute and the seconds until the current window ends. */
 export async function countRequest(db: Database, key: string): Promise<{ weighted: number; resetSeconds: number }> {
   return db.withSystem(async (tx) => {
-    const { rows } = await tx.query<{ weighted: number; reset: number }>(
-      `WITH cur AS (
-         INSERT INTO rate_limit_bucket (key, window_start, count) VALUES ($1, date_trunc('minute', now()), 1)
-         ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_bucket.count + 1
-         RETURNING count, window_start)
-       SELECT cur.count + coalesce((SELECT b.count FROM rate_limit_bucket b WHERE b.key = $1 AND b.window_start = cur.window_start - interval '1 minute'), 0)
-              * (1 - extract(epoch FROM now() - cur.window_start) / 60) AS weighted,
-              ceil(60 - extract(epoch FROM now() - cur.window_start)) AS reset
-         FROM cur`,
-      [key],
-    );
-    return { weighted: Number(rows[0].weighted), resetSeconds: Math.max(1, Number(rows[0].reset)) };
+    const row = await countInWindow(tx, key);
+    return { weighted: Number(row.weighted), resetSeconds: Math.max(1, Number(row.reset)) };
   });
 }
 

@@ -1,0 +1,113 @@
+import type { Tx } from './db/index.js';
+import type { StoredEvent } from './events.js';
+
+/**
+ * The SQL of the platform mechanisms that own tables of their own (audit_log, event, idempotency_key,
+ * rate_limit_bucket), and the few platform reads (health, the phone country, the seed's guard). Like a module's
+ * repo: functions taking the transaction first; the mechanisms (audit.ts, events.ts, ...) hold the rules.
+ */
+
+export async function insertAuditRow(
+  tx: Tx,
+  r: { organizationId: string; id: string; actorUserId: string | null; action: string; entityType: string; entityId: string; before: string; after: string; requestId: string | null },
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO audit_log (organization_id, id, actor_user_id, action, entity_type, entity_id, before, after, request_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [r.organizationId, r.id, r.actorUserId, r.action, r.entityType, r.entityId, r.before, r.after, r.requestId],
+  );
+}
+
+/** One round trip: the event row and its NOTIFY (payload {"organization_id","seq"}) in one statement. */
+export async function insertEventAndNotify(
+  tx: Tx,
+  r: {
+    organizationId: string;
+    id: string;
+    type: string;
+    entityType: string;
+    entityId: string;
+    territoryId: string | null;
+    actorUserId: string | null;
+    audienceUserIds: string[];
+    payload: string;
+  },
+  channel: string,
+): Promise<StoredEvent> {
+  const { rows } = await tx.query<StoredEvent & { notified: unknown }>(
+    `WITH e AS (
+       INSERT INTO event (organization_id, id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       RETURNING seq, id, organization_id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload, created_at)
+     SELECT e.*, pg_notify($10, json_build_object('organization_id', e.organization_id, 'seq', e.seq)::text) AS notified FROM e`,
+    [r.organizationId, r.id, r.type, r.entityType, r.entityId, r.territoryId, r.actorUserId, r.audienceUserIds, r.payload, channel],
+  );
+  const { notified: _, ...ev } = rows[0];
+  return ev;
+}
+
+/** Inserts the key row; false when it exists already (a repeat, or a concurrent duplicate that committed first). */
+export async function claimIdempotencyKey(tx: Tx, k: { organizationId: string; scope: string; key: string; hash: string }): Promise<boolean> {
+  const inserted = await tx.query(
+    `INSERT INTO idempotency_key (organization_id, scope, key, request_hash) VALUES ($1, $2, $3, $4)
+     ON CONFLICT DO NOTHING RETURNING key`,
+    [k.organizationId, k.scope, k.key, k.hash],
+  );
+  return inserted.rowCount > 0;
+}
+
+export async function findIdempotencyKey<T>(tx: Tx, k: { organizationId: string; scope: string; key: string }) {
+  const { rows } = await tx.query<{ request_hash: string; status_code: number | null; response: T }>(
+    'SELECT request_hash, status_code, response FROM idempotency_key WHERE organization_id = $1 AND scope = $2 AND key = $3',
+    [k.organizationId, k.scope, k.key],
+  );
+  return rows[0] ?? null;
+}
+
+export async function storeIdempotentResponse(tx: Tx, k: { organizationId: string; scope: string; key: string }, status: number, body: string): Promise<void> {
+  await tx.query('UPDATE idempotency_key SET status_code = $4, response = $5 WHERE organization_id = $1 AND scope = $2 AND key = $3', [
+    k.organizationId,
+    k.scope,
+    k.key,
+    status,
+    body,
+  ]);
+}
+
+/** Counts one request for `key` in its minute window; the weighted count of the last minute and the seconds left. */
+export async function countInWindow(tx: Tx, key: string): Promise<{ weighted: number; reset: number }> {
+  const { rows } = await tx.query<{ weighted: number; reset: number }>(
+    `WITH cur AS (
+       INSERT INTO rate_limit_bucket (key, window_start, count) VALUES ($1, date_trunc('minute', now()), 1)
+       ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_bucket.count + 1
+       RETURNING count, window_start)
+     SELECT cur.count + coalesce((SELECT b.count FROM rate_limit_bucket b WHERE b.key = $1 AND b.window_start = cur.window_start - interval '1 minute'), 0)
+            * (1 - extract(epoch FROM now() - cur.window_start) / 60) AS weighted,
+            ceil(60 - extract(epoch FROM now() - cur.window_start)) AS reset
+       FROM cur`,
+    [key],
+  );
+  return rows[0];
+}
+
+export async function defaultCountryOf(tx: Tx, organizationId: string): Promise<string | null> {
+  const { rows } = await tx.query<{ default_country: string }>('SELECT default_country FROM organization_settings WHERE organization_id = $1', [organizationId]);
+  return rows[0]?.default_country ?? null;
+}
+
+export async function ping(tx: Tx): Promise<void> {
+  await tx.query('SELECT 1');
+}
+
+export async function appliedMigrations(tx: Tx): Promise<string[]> {
+  return (await tx.query<{ name: string }>('SELECT name FROM _migrations')).rows.map((r) => r.name);
+}
+
+/** The seed's guard: one seeding at a time (PostgreSQL), and only on a database without organizations. */
+export async function lockSeed(tx: Tx, lock: number): Promise<void> {
+  if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock($1)', [lock]);
+}
+
+export async function anyOrganizationExists(tx: Tx): Promise<boolean> {
+  return (await tx.query('SELECT 1 FROM organization LIMIT 1')).rowCount > 0;
+}
