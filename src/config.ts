@@ -25,6 +25,10 @@ export const Settings = Type.Object({
   RATE_LIMIT_ORDERS_PER_MINUTE: int(60, 0, 'Order creations per user per minute (0 = no limit)'),
   RATE_LIMIT_PLANS_PER_MINUTE: int(20, 0, 'Dispatch plans per user per minute (0 = no limit)'),
   RATE_LIMIT_REPORTS_PER_MINUTE: int(20, 0, 'Report downloads per user per minute (0 = no limit)'),
+  // Password hashing (src/modules/identity): Argon2id, OWASP's 19 MiB / 2 iterations by default. Each login verifies
+  // with the parameters stored in the hash, so a change applies to passwords set from then on.
+  PASSWORD_HASH_MEMORY_KIB: int(19_456, 1_024, 'Argon2id memory per hash in KiB (keep the default in production; the test suite lowers it)'),
+  PASSWORD_HASH_ITERATIONS: int(2, 1, 'Argon2id passes per hash'),
   // PostgreSQL pool (src/platform/db)
   DB_POOL_MAX: int(20, 1, 'Connections per instance'),
   DB_CONNECT_TIMEOUT_MS: int(5_000, 100, 'The longest wait for a connection before answering 503'),

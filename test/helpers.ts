@@ -103,6 +103,10 @@ export async function createTestApp(
     RATE_LIMIT_ORDERS_PER_MINUTE: '0',
     RATE_LIMIT_PLANS_PER_MINUTE: '0',
     RATE_LIMIT_REPORTS_PER_MINUTE: '0',
+    // Cheap password hashes (1 MiB, 1 pass): every file seeds a dozen users and logs in many times. The
+    // production parameters are the defaults (test/platform/auth.test.ts checks both).
+    PASSWORD_HASH_MEMORY_KIB: '1024',
+    PASSWORD_HASH_ITERATIONS: '1',
   };
   const config = loadConfig({ ...source, ...raw }, {
     loginRateLimitPerIp: 100_000,

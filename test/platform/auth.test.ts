@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
 import { createTestApp, type TestApp } from '../helpers.js';
 import { DEMO_PASSWORD } from '../../src/seed.js';
+import { loadConfig } from '../../src/config.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -31,6 +32,10 @@ describe('login', () => {
   it('stores passwords as argon2id', async () => {
     const h = await t.db.withSystem(async (tx) => (await tx.query("SELECT password_hash FROM users WHERE email = 'admin@demo.test'")).rows[0].password_hash);
     expect(h).toMatch(/^\$argon2id\$/);
+    // The suite's cheap parameters (test/helpers.ts) are honoured; production defaults are OWASP's 19 MiB, 2 passes.
+    expect(h).toMatch(/^\$argon2id\$v=19\$m=1024,t=1,p=1\$/);
+    const defaults = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }).settings;
+    expect([defaults.PASSWORD_HASH_MEMORY_KIB, defaults.PASSWORD_HASH_ITERATIONS]).toEqual([19456, 2]);
   });
 });
 

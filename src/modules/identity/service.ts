@@ -40,7 +40,6 @@ export function publicUser(u: UserView): Static<typeof UserOut> {
   };
 }
 
-const ARGON = { memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 const COMMON = new Set(COMMON_PASSWORDS_TEXT.split('\n').map((l) => l.trim()).filter(Boolean));
 
 /**
@@ -58,8 +57,6 @@ export function passwordProblems(password: string, email?: string | null): strin
   return null;
 }
 
-export const hashPassword = (password: string) => argonHash(password, ARGON);
-
 export interface NewUser {
   email?: string | null;
   phone?: string | null;
@@ -71,11 +68,12 @@ export interface NewUser {
   platform_admin?: boolean;
 }
 
-// A valid hash to verify against when the account does not exist, so timing does not reveal accounts.
-let dummyHash: Promise<string> | null = null;
-
 export function createIdentityService(ctx: AppContext) {
   const { db, config } = ctx;
+  const argon = { memoryCost: config.settings.PASSWORD_HASH_MEMORY_KIB, timeCost: config.settings.PASSWORD_HASH_ITERATIONS, parallelism: 1 };
+  const hashPassword = (password: string) => argonHash(password, argon);
+  // A valid hash to verify against when the account does not exist, so timing does not reveal accounts.
+  let dummyHash: Promise<string> | null = null;
   // Session liveness per session id: a live session is re-read after 5 s, a dead one never lives again. A revocation
   // on any instance is announced on 'session_revoked'.
   const sessionCache = createCache<string, boolean>({ ttlMs: (active) => (active ? 5_000 : Infinity), maxEntries: 100_000 });
