@@ -49,6 +49,8 @@ function countingDb(db: Database): Database {
     withSystem: (fn) => wrap('BEGIN (system)', (f) => db.withSystem(f), fn),
     withOwner: (fn) => wrap('BEGIN (owner)', (f) => db.withOwner(f), fn),
     connectionRole: () => db.connectionRole(),
+    // Every statement of a read is one round trip of its own (no BEGIN, no COMMIT).
+    readTenant: (ctx, fn) => db.readTenant(ctx, (tx) => fn(countingTx(tx))),
     tenantRead: (ctx, text, params) => {
       note(`tenantRead ${text.slice(0, 60)}`);
       return db.tenantRead(ctx, text, params);

@@ -32,7 +32,9 @@ type Location = Parameters<LocationIngest['single']>[3];
 
 /**
  * What the logistics routes ask for, one method per request: each opens the caller's tenant transaction
- * (`ctx.db.withTenant(actor, ...)`) and calls the rules in it, so routes only parse, authorize and map.
+ * (`ctx.db.withTenant(actor, ...)`) and calls the rules in it, so routes only parse, authorize and map. The pure
+ * reads (lists, one trip, nearby drivers, the live map) use `ctx.db.readTenant`: no BEGIN/COMMIT, one round
+ * trip per statement, and a write there fails.
  */
 export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
   const { drivers, core } = svc;
@@ -40,8 +42,8 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
   const asDriver = <T>(actor: Actor, fn: (tx: Tx, d: DriverRow) => Promise<T>) => ctx.db.withTenant(actor, async (tx) => fn(tx, await drivers.self(tx, actor)));
 
   const trips = {
-    list: (actor: Actor, q: TripListQuery) => ctx.db.withTenant(actor, (tx) => listTrips(tx, actor, q)),
-    get: (actor: Actor, id: string) => ctx.db.withTenant(actor, (tx) => core.getScoped(tx, actor, id)),
+    list: (actor: Actor, q: TripListQuery) => ctx.db.readTenant(actor, (tx) => listTrips(tx, actor, q)),
+    get: (actor: Actor, id: string) => ctx.db.readTenant(actor, (tx) => core.getScoped(tx, actor, id)),
     /** POST /trips: with an Idempotency-Key, a repeat returns the first response (`once`, in the same transaction). */
     create: (actor: Actor, input: NewTrip, idempotency: { key: string; hash: string } | null) =>
       ctx.db.withTenant(actor, (tx) => {
@@ -88,9 +90,9 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
   };
 
   const staff = {
-    listDrivers: (actor: Actor, q: PageQuery & { status?: ApprovalStatus; available?: boolean; territory_id?: string }) => ctx.db.withTenant(actor, (tx) => drivers.list(tx, actor, q)),
+    listDrivers: (actor: Actor, q: PageQuery & { status?: ApprovalStatus; available?: boolean; territory_id?: string }) => ctx.db.readTenant(actor, (tx) => drivers.list(tx, actor, q)),
     createDriver: (actor: Actor, input: NewDriver) => ctx.db.withTenant(actor, (tx) => drivers.create(tx, actor, input)),
-    nearbyDrivers: (actor: Actor, q: Parameters<DriverService['nearby']>[2]) => ctx.db.withTenant(actor, (tx) => drivers.nearby(tx, actor, q)),
+    nearbyDrivers: (actor: Actor, q: Parameters<DriverService['nearby']>[2]) => ctx.db.readTenant(actor, (tx) => drivers.nearby(tx, actor, q)),
     /** A suspended driver also gives back the trips he has not picked up. */
     decideDriver: (actor: Actor, id: string, action: ApprovalAction, reason?: string) =>
       ctx.db.withTenant(actor, async (tx) => {
@@ -110,7 +112,7 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
     updateDriver: (actor: Actor, id: string, input: Parameters<DriverService['update']>[3]) => ctx.db.withTenant(actor, (tx) => drivers.update(tx, actor, id, input)),
     recordDriverLocation: (actor: Actor, id: string, body: Location) => ctx.db.withTenant(actor, async (tx) => svc.locations.single(tx, actor, await drivers.getScoped(tx, actor, id), body)),
     dispatchBoard: (actor: Actor) => ctx.db.withTenant(actor, (tx) => dispatchBoard(tx, actor)),
-    liveMap: (actor: Actor) => ctx.db.withTenant(actor, (tx) => liveMap(tx, actor)),
+    liveMap: (actor: Actor) => ctx.db.readTenant(actor, (tx) => liveMap(tx, actor)),
   };
 
   const driverApp = {

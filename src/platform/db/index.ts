@@ -75,7 +75,7 @@ function systemPrelude(role: ConnectionRole, setting = 'DATABASE_URL'): Step[] {
         `${TENANT_ROLE} and ${WORKER_ROLE} (GRANT ${TENANT_ROLE}, ${WORKER_ROLE} TO "${role.user}"; see README, "PostgreSQL")`,
     );
   }
-  return [[`BEGIN; SET LOCAL ROLE ${WORKER_ROLE}`]];
+  return [['BEGIN'], [`SELECT set_config('role', '${WORKER_ROLE}', true)`]];
 }
 
 export interface ListenerStatus {
@@ -109,7 +109,15 @@ export interface Database {
   withOwner<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** The connecting role (of DATABASE_URL) and what it may do; read once. */
   connectionRole(): Promise<ConnectionRole>;
-  /** One read-only statement under the tenant context in a single round trip (BEGIN..COMMIT sent as one exchange). */
+  /**
+   * Read-only work under the tenant context, without BEGIN and COMMIT: every statement is one exchange (its
+   * own implicit transaction, on PostgreSQL: the tenant settings, role and read-only mode travel with it and
+   * end with it), one round trip each. Each statement sees the data committed before it started, as each
+   * statement of a READ COMMITTED transaction does; no locks survive a statement, and a write fails
+   * (25006). For the hot reads (GET /me, /trips, /drivers/nearby, the realtime hub).
+   */
+  readTenant<T>(ctx: TenantContext, fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** One read-only statement under the tenant context in one round trip (`readTenant` with one statement). */
   tenantRead<R = any>(ctx: TenantContext, text: string, params?: unknown[]): Promise<R[]>;
   /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
@@ -140,6 +148,9 @@ const TENANT_SETTINGS_SQL = `SELECT set_config('app.organization_id', $1, true),
 function tenantSettings(ctx: TenantContext): Step {
   return [TENANT_SETTINGS_SQL, [ctx.organizationId, ctx.userId ?? '']];
 }
+
+/** The tenant settings of a read (`readTenant`): the same, and the transaction read-only. */
+const READ_SETTINGS_SQL = `SELECT set_config('app.organization_id', $1, true), set_config('app.user_id', $2, true), set_config('role', '${TENANT_ROLE}', true), set_config('transaction_read_only', 'on', true)`;
 
 /**
  * Narrows a system transaction to one tenant from here on: the tenant settings and role, as in
@@ -189,19 +200,70 @@ export interface PostgresOptions {
   systemUrl?: string | null;
 }
 
+/** The parts of node-postgres' Query that `PrefixedQuery` builds on (not in its type declarations). */
+interface PgQueryInternals {
+  callback?: (err: Error | null, res?: pg.QueryResult) => void;
+  prepare(connection: PgConnection): void;
+  requiresPreparation(): boolean;
+  handleDataRow(msg: unknown): void;
+  handleCommandComplete(msg: unknown, connection: PgConnection): void;
+}
+interface PgConnection {
+  parse(m: { text: string }): void;
+  bind(m: { values: readonly unknown[] }): void;
+  execute(m: { portal: string }): void;
+}
+const PgQuery = pg.Query as unknown as new (config: unknown, values?: unknown) => PgQueryInternals;
+
 /**
- * Runs `submit` (which queues pipelined queries) with the client's socket corked: the messages of all
- * the queries leave in one write (one packet, one wake-up of the server) instead of one write each.
+ * One statement with other statements before it (`prefix`: the transaction's setup) in a single exchange of the
+ * extended protocol: Parse/Bind/Execute of each prefix statement (their rows are discarded), then the statement
+ * itself, and one Sync. One write, one flush by the server, one ReadyForQuery, one callback, where separate queries
+ * cost one of each per statement. If a prefix statement fails, the server skips everything up to the Sync: the
+ * statement never runs without its setup. Without a BEGIN in the prefix, the whole exchange is one implicit
+ * transaction that the server commits at the Sync; `set_config(..., true)` settings end with it.
  */
-function together<T>(client: pg.PoolClient, submit: () => T): T {
-  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
-  stream?.cork?.();
-  try {
-    return submit();
-  } finally {
-    stream?.uncork?.();
+class PrefixedQuery extends PgQuery {
+  private pending: number;
+  constructor(
+    private readonly prefix: readonly Step[],
+    config: unknown,
+    values?: unknown,
+  ) {
+    super(config, values);
+    this.pending = prefix.length;
+  }
+  override requiresPreparation() {
+    return true;
+  }
+  override prepare(connection: PgConnection) {
+    for (const [text, params] of this.prefix) {
+      connection.parse({ text });
+      connection.bind({ values: (params ?? []) as unknown[] });
+      connection.execute({ portal: '' });
+    }
+    super.prepare(connection);
+  }
+  override handleDataRow(msg: unknown) {
+    if (this.pending === 0) super.handleDataRow(msg);
+  }
+  override handleCommandComplete(msg: unknown, connection: PgConnection) {
+    if (this.pending > 0) this.pending--;
+    else super.handleCommandComplete(msg, connection);
   }
 }
+
+/** Sends `config`/`values` (as `client.query` takes them) behind `prefix`, as one exchange. */
+function prefixedQuery(client: pg.PoolClient, prefix: readonly Step[], config: unknown, values?: unknown): Promise<pg.QueryResult> {
+  return new Promise((resolve, reject) => {
+    const q = new PrefixedQuery(prefix, config, values);
+    q.callback = (err, res) => (err ? reject(err) : resolve(res!));
+    client.query(q as unknown as pg.Submittable);
+  });
+}
+
+/** Multi-statement SQL text (`tx.exec`) needs the simple protocol: it cannot share an extended exchange. */
+const asConfig = (text: string, params?: unknown[]) => ({ text, values: params });
 
 export function createPostgresDatabase(url: string, opts: PostgresOptions = {}): Database {
   const makePool = (connectionString: string, max: number) => {
@@ -221,46 +283,98 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
   const pool = makePool(url, opts.max ?? 20);
   const systemPool = opts.systemUrl ? makePool(opts.systemUrl, Math.max(2, Math.ceil((opts.max ?? 20) / 2))) : pool;
   /**
-   * A transaction on one pooled client. The clients pipeline (node-postgres `pipeline: true`): the setup
-   * (BEGIN, tenant settings) is not sent on its own but written together with the transaction's first
-   * statement, so a one-statement transaction costs two round trips (setup + statement, COMMIT) instead
-   * of three; a transaction that runs no statement sends nothing. The setup goes first on the wire, so if
-   * it fails the transaction is aborted and the statement behind it cannot run outside it.
+   * A transaction on one pooled client. The setup (BEGIN, tenant settings) is not sent on its own: it goes in the
+   * same extended-protocol exchange as the transaction's first statement (`PrefixedQuery`), so a one-statement
+   * transaction costs two round trips (setup + statement, COMMIT) and a transaction that runs no statement sends
+   * nothing. If the setup fails, the server skips the statement behind it.
    */
   function transaction(client: pg.PoolClient, prelude: Step[]) {
-    let begun: Promise<unknown> | null = null;
     const state = { begun: false, staleAtStart: false };
-    const begin = (): Promise<unknown> => {
-      if (begun) return begun;
-      state.begun = true;
-      begun = Promise.all(prelude.map(([text, params]) => client.query(text, params as unknown[] | undefined)));
-      begun.catch((err: unknown) => {
-        // No server error code: the connection died (idle connection of a restarted database); nothing ran.
+    /** The first statement carries the setup; a statement that fails there without a server error code means a dead connection. */
+    const first = <R>(p: Promise<R>): Promise<R> => {
+      p.catch((err: unknown) => {
         if (!(err as { code?: string }).code) state.staleAtStart = true;
       });
-      return begun;
+      return p;
     };
-    /** The first statement is written behind the setup, without waiting for it. */
-    const send = async <R>(statement: () => Promise<R>): Promise<R> => {
-      if (begun) return statement();
-      const [setup, result] = together(client, () => [begin(), statement()] as const);
-      result.catch(() => undefined);
-      await setup;
-      return result;
+    const submit = (config: unknown, values?: unknown): Promise<pg.QueryResult> => {
+      if (state.begun) return client.query(config as pg.QueryConfig, values as unknown[] | undefined);
+      state.begun = true;
+      return first(prefixedQuery(client, prelude, config, values));
     };
-    const orm = drizzlePg({ query: (...a: unknown[]) => send(() => (client.query as (...x: unknown[]) => Promise<unknown>)(...a)) } as unknown as pg.PoolClient) as unknown as Orm;
+    const orm = drizzlePg({ query: (config: unknown, values?: unknown) => submit(config, values) } as unknown as pg.PoolClient) as unknown as Orm;
     const tx: Tx = {
       kind: 'postgres',
       async query(text, params) {
-        const r = await send(() => client.query(text, params as unknown[] | undefined));
+        const r = await submit(asConfig(text, params));
         return { rows: r.rows, rowCount: r.rowCount ?? 0 };
       },
       async exec(text) {
-        await send(() => client.query(text));
+        if (!state.begun) {
+          // Several statements in one text: the simple protocol, after the setup on its own.
+          state.begun = true;
+          await first(Promise.all(prelude.map(([t, p]) => client.query(t, p as unknown[] | undefined))));
+        }
+        await client.query(text);
       },
       orm,
     };
     return { tx, state };
+  }
+
+  /**
+   * The transaction-less reads of `readTenant`: every statement carries the tenant settings and read-only mode in
+   * its own exchange (one implicit transaction each; nothing to COMMIT or ROLLBACK).
+   */
+  function readTx(client: pg.PoolClient, ctx: TenantContext) {
+    const state = { sent: false, staleAtStart: false };
+    const settings: Step[] = [[READ_SETTINGS_SQL, [ctx.organizationId, ctx.userId ?? '']]];
+    const submit = (config: unknown, values?: unknown): Promise<pg.QueryResult> => {
+      const p = prefixedQuery(client, settings, config, values);
+      if (!state.sent) {
+        state.sent = true;
+        p.catch((err: unknown) => {
+          if (!(err as { code?: string }).code) state.staleAtStart = true;
+        });
+      }
+      return p;
+    };
+    const orm = drizzlePg({ query: (config: unknown, values?: unknown) => submit(config, values) } as unknown as pg.PoolClient) as unknown as Orm;
+    const tx: Tx = {
+      kind: 'postgres',
+      async query(text, params) {
+        const r = await submit(asConfig(text, params));
+        return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+      },
+      async exec() {
+        throw new Error('readTenant: multi-statement SQL has no place in a read');
+      },
+      orm,
+    };
+    return { tx, state };
+  }
+
+  async function read<T>(ctx: TenantContext, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return withRetry(async () => {
+      for (let attempt = 1; ; attempt++) {
+        const client = await pool.connect();
+        const { tx, state } = readTx(client, ctx);
+        let broken = false;
+        try {
+          return await fn(tx);
+        } catch (err) {
+          // An idle connection that died (database restarted) fails at its first statement: nothing ran, so
+          // drop it and start again on a fresh one, once.
+          if (state.staleAtStart) {
+            broken = true;
+            if (attempt === 1) continue;
+          }
+          throw driverError(err);
+        } finally {
+          client.release(broken);
+        }
+      }
+    });
   }
 
   async function run<T>(prelude: Step[], fn: (tx: Tx) => Promise<T>, from: pg.Pool = pool): Promise<T> {
@@ -411,23 +525,8 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
     withSystem: async (fn) => run(systemPrelude(await roleOf(systemPool), systemPool === pool ? 'DATABASE_URL' : 'DATABASE_SYSTEM_URL'), fn, systemPool),
     withOwner: (fn) => run([['BEGIN']], fn),
     connectionRole,
-    tenantRead(ctx, text, params) {
-      // BEGIN, settings, the statement and COMMIT written at once: one round trip. After a failed
-      // statement COMMIT ends the transaction as a ROLLBACK, so the connection goes back clean.
-      return withRetry(async () => {
-        for (let attempt = 1; ; attempt++) {
-          const client = await pool.connect();
-          const steps: Step[] = [...tenantPrelude(ctx), [text, params], ['COMMIT']];
-          const settled = await Promise.allSettled(together(client, () => steps.map(([t, p]) => client.query(t, p as unknown[] | undefined))));
-          const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-          const stale = failed !== undefined && !(failed.reason as { code?: string }).code;
-          client.release(stale);
-          if (!failed) return (settled[2] as PromiseFulfilledResult<pg.QueryResult>).value.rows;
-          if (stale && attempt === 1) continue;
-          throw failed.reason;
-        }
-      });
-    },
+    readTenant: read,
+    tenantRead: async (ctx, text, params) => read(ctx, async (tx) => (await tx.query(text, params)).rows),
     async listen(channel, onMessage) {
       if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error('bad channel name');
       let set = listeners.get(channel);
@@ -530,8 +629,9 @@ export async function createPgliteDatabase(dataDir: string | null, opts: { loadD
     withSystem: async (fn) => run(systemPrelude(await connectionRole()), fn),
     withOwner: (fn) => run([['BEGIN']], fn),
     connectionRole,
-    // In process: no round trips to save.
-    tenantRead: (ctx, text, params) => run(tenantPrelude(ctx), async (t) => (await t.query(text, params)).rows),
+    // In process: no round trips to save; one read-only transaction (a write fails, as on PostgreSQL).
+    readTenant: (ctx, fn) => run([...tenantPrelude(ctx), ['SET TRANSACTION READ ONLY']], fn),
+    tenantRead: (ctx, text, params) => run([...tenantPrelude(ctx), ['SET TRANSACTION READ ONLY']], async (t) => (await t.query(text, params)).rows),
     async listen(channel, onMessage) {
       const unsub = await lite.listen(channel, onMessage);
       return async () => {
