@@ -2,7 +2,7 @@ import http from 'node:http';
 import { readFile } from 'node:fs/promises';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import type { Database, TenantContext } from '../src/platform/db/index.js';
+import type { Database, Prepared, TenantContext } from '../src/platform/db/index.js';
 
 export interface BenchRow {
   scenario: string;
@@ -163,24 +163,26 @@ export async function closedLoop(work: () => Promise<unknown>, seconds: number, 
 
 /**
  * The fair database ceiling of a tenant read: the same statement, through the service's own data layer
- * (same driver, same tenant transaction: BEGIN, settings and role, the statement, COMMIT), by 20
- * concurrent workers, without HTTP. `read` = `db.tenantRead` (one round trip); `tx` = `db.withTenant`
- * with the one statement (the setup travels with it, COMMIT after: two round trips).
+ * (same driver, same tenant context), by 20 concurrent workers, without HTTP. `read` = `db.tenantRead`, as the
+ * routes read (one exchange: settings, role and read-only mode with the statement, no BEGIN/COMMIT); `tx` =
+ * `db.withTenant` with the one statement (BEGIN and settings travel with it, COMMIT after: two round trips), the
+ * exchange of a read before `readTenant`, for reference.
  */
-export function tenantCeiling(env: BenchEnv, ctx: TenantContext, sql: string, params: unknown[], via: 'read' | 'tx'): Promise<CeilingResult> {
+export function tenantCeiling(env: BenchEnv, ctx: TenantContext, sql: string | Prepared, params: unknown[], via: 'read' | 'tx'): Promise<CeilingResult> {
   const work = via === 'read' ? () => env.db.tenantRead(ctx, sql, params) : () => env.db.withTenant(ctx, (tx) => tx.query(sql, params));
   return closedLoop(work, env.duration);
 }
 
 /** The exchange as pgbench would script it: BEGIN, set_config, SET LOCAL ROLE, the statement, COMMIT, one after another (five round trips). */
-export async function stepwiseCeiling(env: BenchEnv, ctx: TenantContext, sql: string, params: unknown[]): Promise<CeilingResult> {
+export async function stepwiseCeiling(env: BenchEnv, ctx: TenantContext, sql: string | Prepared, params: unknown[]): Promise<CeilingResult> {
+  const text = typeof sql === 'string' ? sql : sql.text;
   return closedLoop(async () => {
     const c = await env.pool.connect();
     try {
       await c.query('BEGIN');
       await c.query("SELECT set_config('app.organization_id', $1, true), set_config('app.user_id', $2, true)", [ctx.organizationId, ctx.userId ?? '']);
       await c.query('SET LOCAL ROLE app_tenant');
-      await c.query(sql, params);
+      await c.query(text, params);
       await c.query('COMMIT');
     } finally {
       c.release();

@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { load, openLoop, tenantCeiling, type BenchEnv } from './lib.js';
-import { NEARBY_SQL, circleBox } from '../src/modules/logistics/repo/drivers.js';
-import { listTripsSql } from '../src/modules/logistics/repo/trips.js';
+import type { Prepared } from '../src/platform/db/index.js';
+import { NEARBY, circleBox } from '../src/modules/logistics/repo/drivers.js';
+import { listTripsStatement, type TripListFilter } from '../src/modules/logistics/repo/trips.js';
 
 /**
  * Logistics: GPS ingest through POST /driver/locations/batch (100 points a request) against a raw
@@ -100,19 +101,26 @@ export default async function logisticsBench(env: BenchEnv) {
   const { rows: adminRows } = await env.pool.query("SELECT id FROM users WHERE email = 'admin@demo.test'");
   const ctx = { organizationId: org as string, userId: adminRows[0].id as string };
   const OPEN_RATE = 300;
-  /** Closed-loop throughput against the tenant-exchange ceiling of its statement, then the open-loop latency. */
-  const route = async (label: string, path: string, sql: string, params: unknown[]) => {
+  /**
+   * Closed-loop throughput against the ceiling of its statement (the same prepared statement in the same exchange as
+   * the route sends it: `readTenant`, one round trip), and for reference against the transaction a read used before
+   * (`withTenant`: BEGIN + settings + statement, COMMIT); then the open-loop latency.
+   */
+  const route = async (label: string, path: string, sql: Prepared, params: unknown[]) => {
     const headers = { authorization: `Bearer ${admin}` };
-    const ceiling = await tenantCeiling(env, ctx, sql, params, 'tx');
+    const ceiling = await tenantCeiling(env, ctx, sql, params, 'read');
+    const txCeiling = await tenantCeiling(env, ctx, sql.text, params, 'tx');
     const closed = await load({ url: `${env.baseUrl}${path}`, headers, duration, connections });
     const open = await openLoop({ url: `${env.baseUrl}${path}`, headers, rate: OPEN_RATE, seconds: duration });
-    env.report({ scenario: 'logistics', metric: `${label} tenant exchange, no HTTP (qps)`, value: ceiling.rps, note: `p99 ${ceiling.p99.toFixed(1)} ms; data layer, 20 workers` });
+    env.report({ scenario: 'logistics', metric: `${label} tenant exchange, no HTTP (qps)`, value: ceiling.rps, note: `p99 ${ceiling.p99.toFixed(1)} ms; the route's exchange (readTenant, prepared), data layer, 20 workers` });
+    env.report({ scenario: 'logistics', metric: `${label} tenant transaction, no HTTP (qps)`, value: txCeiling.rps, note: `p99 ${txCeiling.p99.toFixed(1)} ms; BEGIN+settings+statement (unprepared), COMMIT: reference` });
     env.report({ scenario: 'logistics', metric: `${label} rps (20 connections)`, value: closed.rps, note: `p50 ${closed.p50} ms, p99 ${closed.p99} ms, non2xx ${closed.non2xx}` });
     env.report({ scenario: 'logistics', metric: `${label} ÷ tenant exchange`, value: closed.rps / ceiling.rps, unit: 'ratio', note: 'target ≥ 0.5' });
+    env.report({ scenario: 'logistics', metric: `${label} ÷ tenant transaction`, value: closed.rps / txCeiling.rps, unit: 'ratio', note: 'reference' });
     env.report({ scenario: 'logistics', metric: `${label} open loop ${OPEN_RATE}/s p99`, value: open.p99, unit: 'ms', note: `p50 ${open.p50.toFixed(1)}, p90 ${open.p90.toFixed(1)}, achieved ${Math.round(open.achieved)}/s, non2xx ${open.non2xx}, errors ${open.errors}; target < 25` });
   };
   const here = { lon: -68.13, lat: -16.5 };
-  await route(`GET /drivers/nearby (${nDrivers} drivers)`, '/api/v1/drivers/nearby?lon=-68.13&lat=-16.5&radius_m=2000&limit=20', NEARBY_SQL, [
+  await route(`GET /drivers/nearby (${nDrivers} drivers)`, '/api/v1/drivers/nearby?lon=-68.13&lat=-16.5&radius_m=2000&limit=20', NEARBY, [
     `(${here.lon},${here.lat})`,
     circleBox(here, 2000),
     true,
@@ -131,19 +139,25 @@ export default async function logisticsBench(env: BenchEnv) {
     [org, nTrips],
   );
   await env.pool.query('ANALYZE trip');
-  await route(`GET /trips (${nTrips} trips)`, '/api/v1/trips?limit=50', listTripsSql('$10::text IS NULL'), [null, null, null, null, null, null, null, null, 51, null]);
+  const noFilter: TripListFilter = { status: null, driverId: null, territoryId: null, merchantId: null, orderId: null, from: null, to: null, after: null, limit: 51 };
+  const list = listTripsStatement(noFilter, { scope: null });
+  await route(`GET /trips (${nTrips} trips)`, '/api/v1/trips?limit=50', list.statement, list.params);
   const byStatus = await load({ url: `${env.baseUrl}/api/v1/trips?limit=50&status=pending`, headers: { authorization: `Bearer ${admin}` }, duration: Math.max(2, Math.round(duration / 2)), connections });
   env.report({ scenario: 'logistics', metric: 'GET /trips?status=pending p99', value: byStatus.p99, unit: 'ms', note: `p50 ${byStatus.p50} ms, ${Math.round(byStatus.rps)} rps` });
 
   // ---------------------------------------------------------------- plans (as the tenant role, as the API runs them)
-  const explain = async (sql: string, params: unknown[]) => {
+  /** The generic plan of a prepared statement (what runs once the server stops planning it), executed. */
+  const explain = async (statement: Prepared, params: unknown[]) => {
     const c = new pg.Client({ connectionString: env.databaseUrl });
     await c.connect();
     try {
       await c.query('BEGIN');
       await c.query("SELECT set_config('app.organization_id', $1, true)", [org]);
       await c.query('SET LOCAL ROLE app_tenant');
-      const { rows } = await c.query(`EXPLAIN (ANALYZE, TIMING OFF) ${sql}`, params);
+      await c.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      await c.query(`PREPARE s AS ${statement.text}`);
+      const literal = (v: unknown) => (v === null ? 'NULL' : typeof v === 'number' || typeof v === 'boolean' ? String(v) : `'${String(v).replace(/'/g, "''")}'`);
+      const { rows } = await c.query(`EXPLAIN (ANALYZE, TIMING OFF) EXECUTE s(${params.map(literal).join(', ')})`);
       await c.query('ROLLBACK');
       return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
     } finally {
@@ -151,12 +165,13 @@ export default async function logisticsBench(env: BenchEnv) {
     }
   };
   const p = { lon: -68.13, lat: -16.5 };
-  const nearPlan = await explain(NEARBY_SQL, [`(${p.lon},${p.lat})`, circleBox(p, 2000), true, null, 2000, 20]);
-  env.report({ scenario: 'logistics', metric: 'nearby plan uses driver_location_gist', value: nearPlan.includes('driver_location_gist') ? 1 : 0, unit: 'bool' });
-  const listPlan = await explain(listTripsSql('$10::text IS NULL'), [null, null, null, null, null, null, null, null, 51, null]);
-  env.report({ scenario: 'logistics', metric: 'GET /trips plan: backward primary-key scan', value: /Index Scan Backward using trip_organization_id_id_pk/.test(listPlan) && !/Sort/.test(listPlan) ? 1 : 0, unit: 'bool' });
-  const statusPlan = await explain(listTripsSql('$10::text IS NULL'), ['pending', null, null, null, null, null, null, null, 51, null]);
-  env.report({ scenario: 'logistics', metric: 'GET /trips?status plan uses trip_status_idx', value: statusPlan.includes('trip_status_idx') ? 1 : 0, unit: 'bool' });
+  const nearPlan = await explain(NEARBY, [`(${p.lon},${p.lat})`, circleBox(p, 2000), true, null, 2000, 20]);
+  env.report({ scenario: 'logistics', metric: 'nearby generic plan uses driver_location_gist', value: nearPlan.includes('driver_location_gist') ? 1 : 0, unit: 'bool' });
+  const listPlan = await explain(list.statement, list.params);
+  env.report({ scenario: 'logistics', metric: 'GET /trips generic plan: backward primary-key scan', value: /Index Scan Backward using trip_organization_id_id_pk/.test(listPlan) && !/Sort/.test(listPlan) ? 1 : 0, unit: 'bool' });
+  const pending = listTripsStatement({ ...noFilter, status: 'pending' }, { scope: null });
+  const statusPlan = await explain(pending.statement, pending.params);
+  env.report({ scenario: 'logistics', metric: 'GET /trips?status generic plan uses an index', value: /Index Scan|Bitmap Index Scan/.test(statusPlan) && !/Seq Scan on trip/.test(statusPlan) ? 1 : 0, unit: 'bool', note: /trip_status_idx/.test(statusPlan) ? 'trip_status_idx' : (/Index Scan[^\n]* using (\S+)/.exec(statusPlan)?.[1] ?? '') });
   const execMs = (plan: string) => Number(/Execution Time: ([0-9.]+) ms/.exec(plan)?.[1] ?? NaN);
   env.report({ scenario: 'logistics', metric: 'nearby SQL execution time', value: execMs(nearPlan), unit: 'ms', note: 'EXPLAIN ANALYZE, database side only' });
   env.report({ scenario: 'logistics', metric: 'GET /trips SQL execution time', value: execMs(listPlan), unit: 'ms', note: 'EXPLAIN ANALYZE, database side only' });

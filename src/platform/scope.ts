@@ -26,3 +26,11 @@ export function inScope(column: SQLWrapper, scope: TerritoryScope): SQL {
 export function scopeSql(column: string, param: number): string {
   return `($${param}::text[] IS NULL OR ${column} = ANY($${param}::text[]))`;
 }
+
+/**
+ * The predicate of a known, non-null scope for SQL text built with the filters present (prepared statements, whose
+ * generic plan an `IS NULL OR` would spoil): `column = ANY($n)`. An unscoped caller adds no predicate at all.
+ */
+export function scopedSql(column: string, param: number): string {
+  return `${column} = ANY($${param}::text[])`;
+}

@@ -24,7 +24,7 @@ function countingTx(tx: Tx): Tx {
       return tx.orm;
     },
     query(text, params) {
-      note(text.replace(/\s+/g, ' ').trim().slice(0, 90));
+      note((typeof text === 'string' ? text : text.text).replace(/\s+/g, ' ').trim().slice(0, 90));
       return tx.query(text, params);
     },
     exec(text) {
@@ -52,7 +52,7 @@ function countingDb(db: Database): Database {
     // Every statement of a read is one round trip of its own (no BEGIN, no COMMIT).
     readTenant: (ctx, fn) => db.readTenant(ctx, (tx) => fn(countingTx(tx))),
     tenantRead: (ctx, text, params) => {
-      note(`tenantRead ${text.slice(0, 60)}`);
+      note(`tenantRead ${(typeof text === 'string' ? text : text.text).slice(0, 60)}`);
       return db.tenantRead(ctx, text, params);
     },
     listen: (channel, cb) => db.listen(channel, cb),

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPostgresDatabase, type Database } from '../../src/platform/db/index.js';
+import { createPostgresDatabase, prepared, type Database } from '../../src/platform/db/index.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import { freshDatabase } from '../helpers.js';
 
@@ -128,6 +128,38 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transac
     await expect(db.tenantRead(bad, 'SELECT id FROM organization')).rejects.toBeTruthy();
     const name = await db.withSystem(async (tx) => (await tx.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [org])).rows[0].name);
     expect(name).toBe('round trips');
+    proxy.take();
+  });
+
+  it('a prepared statement is parsed once per connection; a generic one is never planned again (readTenant)', async () => {
+    const ctx = { organizationId: org, userId: null };
+    const generic = prepared(`SELECT id FROM organization WHERE id = $1 AND $2::int > 0 /* rt generic */`, { generic: true });
+    const auto = prepared(`SELECT id FROM organization WHERE id = $1 AND $2::int > 0 /* rt auto */`);
+    for (let i = 1; i <= 8; i++) {
+      expect(await db.tenantRead(ctx, generic, [org, i])).toEqual([{ id: org }]);
+      expect(await db.tenantRead(ctx, auto, [org, i])).toEqual([{ id: org }]);
+      // Inside a transaction too (after the first statement and as the first one).
+      expect((await db.withTenant(ctx, async (tx) => (await tx.query(auto, [org, i])).rows)).length).toBe(1);
+    }
+    expect(proxy.take()).toBe(8 * 4);
+    // One connection (max 1): its session holds each statement once.
+    const stmts = await db.withOwner(async (tx) => (await tx.query<{ name: string; generic_plans: number; custom_plans: number }>(`SELECT name, generic_plans::int, custom_plans::int FROM pg_prepared_statements`)).rows);
+    const g = stmts.find((x) => x.name === generic.name)!;
+    expect(g).toMatchObject({ generic_plans: 8, custom_plans: 0 });
+    expect(stmts.filter((x) => x.name === auto.name)).toHaveLength(1);
+    proxy.take();
+  });
+
+  it('a prepared statement that fails on its first use does not leave the connection believing it exists', async () => {
+    const ctx = { organizationId: org, userId: null };
+    const divides = prepared(`SELECT 1 / $1::int AS x /* rt divides */`);
+    await expect(db.tenantRead(ctx, divides, [0])).rejects.toMatchObject({ code: '22012' });
+    expect(await db.tenantRead(ctx, divides, [1])).toEqual([{ x: 1 }]);
+    await expect(db.tenantRead(ctx, divides, [0])).rejects.toMatchObject({ code: '22012' });
+    expect(await db.tenantRead(ctx, divides, [1])).toEqual([{ x: 1 }]);
+    const broken = prepared(`SELEC 1 /* rt syntax */`);
+    for (let i = 0; i < 3; i++) await expect(db.tenantRead(ctx, broken, [])).rejects.toMatchObject({ code: '42601' });
+    expect(await db.tenantRead<{ x: number }>(ctx, 'SELECT 1 AS x')).toEqual([{ x: 1 }]);
     proxy.take();
   });
 

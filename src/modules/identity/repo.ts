@@ -1,4 +1,4 @@
-import type { Database, TenantContext, Tx } from '../../platform/db/index.js';
+import { prepared, type Database, type TenantContext, type Tx } from '../../platform/db/index.js';
 import { selectList, type SnakeRow } from '../../platform/db/columns.js';
 import { authSession, refreshToken, users } from './tables.js';
 
@@ -43,8 +43,8 @@ export async function loginCandidates(tx: Tx, by: { email: string } | { phones: 
   return rows;
 }
 
-const ME_SQL = `SELECT ${USER_COLUMNS}, o.name AS organization_name
-   FROM users u JOIN organization o ON o.id = u.organization_id WHERE u.id = $1`;
+const ME_SQL = prepared(`SELECT ${USER_COLUMNS}, o.name AS organization_name
+   FROM users u JOIN organization o ON o.id = u.organization_id WHERE u.id = $1`);
 
 /** The calling user with the organization's name, in one round trip. */
 export async function readMe(db: Database, tenant: TenantContext, userId: string): Promise<(UserView & { organization_name: string }) | null> {

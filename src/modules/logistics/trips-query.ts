@@ -10,7 +10,7 @@ import { getSettings } from './repo/settings.js';
 import * as trips from './repo/trips.js';
 import type { TripViewer } from './repo/trips.js';
 
-export { listTripsSql, tripReportRows, tripStatusCounts, type Period, type TripReportRow } from './repo/trips.js';
+export { listTripsStatement, tripReportRows, tripStatusCounts, type Period, type TripReportRow } from './repo/trips.js';
 export { driverUserIdsOfTerritory } from './repo/drivers.js';
 
 export interface TripListQuery {

@@ -1,6 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
@@ -23,12 +24,43 @@ export interface QueryResult<R> {
   rowCount: number;
 }
 
+/**
+ * A hot statement run as a named prepared statement (PostgreSQL): parsed once per connection, and once the server
+ * has seen it five times it may keep a generic plan, so it is not planned again on every call (planning was most
+ * of the database time of GET /trips). Only for statements whose generic plan is good: no optional filters written
+ * as `($1 IS NULL OR ...)` (their generic plan cannot use an index); build the SQL with the filters present instead,
+ * and check the plan (bench/logistics.ts EXPLAINs the hot ones with `plan_cache_mode = force_generic_plan`).
+ */
+export interface Prepared {
+  readonly text: string;
+  readonly name: string;
+  /**
+   * In `readTenant`, run with `plan_cache_mode = force_generic_plan` (never planned after its Parse). For statements
+   * whose generic plan is checked and the server would not pick on its own: a `LIMIT $n` makes the server estimate
+   * 10 % of the rows, so it keeps re-planning GET /trips although its generic plan is the same backward key scan.
+   */
+  readonly generic: boolean;
+}
+const preparedByText = new Map<string, Prepared>();
+/** The `Prepared` of a statement text; the name is a hash of the text, so one text has one name everywhere. */
+export function prepared(text: string, opts: { generic?: boolean } = {}): Prepared {
+  const key = opts.generic ? `g:${text}` : text;
+  let p = preparedByText.get(key);
+  if (!p) {
+    p = { text, name: `p_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, generic: !!opts.generic };
+    if (preparedByText.size < 5_000) preparedByText.set(key, p);
+  }
+  return p;
+}
+const textOf = (s: string | Prepared): string => (typeof s === 'string' ? s : s.text);
+
 /** Drizzle over either driver (same pg-core dialect). */
 export type Orm = PgDatabase<any, any, any>;
 
 /** A transaction handle. Repositories take it as their first argument. */
 export interface Tx {
-  query<R = any>(text: string, params?: unknown[]): Promise<QueryResult<R>>;
+  /** A statement with bind parameters; a `Prepared` one runs as a named prepared statement on PostgreSQL. */
+  query<R = any>(text: string | Prepared, params?: unknown[]): Promise<QueryResult<R>>;
   /** Runs SQL text that may hold several statements (simple protocol, no parameters). */
   exec(text: string): Promise<void>;
   /** Drizzle bound to this transaction, for typed queries. */
@@ -118,7 +150,7 @@ export interface Database {
    */
   readTenant<T>(ctx: TenantContext, fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** One read-only statement under the tenant context in one round trip (`readTenant` with one statement). */
-  tenantRead<R = any>(ctx: TenantContext, text: string, params?: unknown[]): Promise<R[]>;
+  tenantRead<R = any>(ctx: TenantContext, text: string | Prepared, params?: unknown[]): Promise<R[]>;
   /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
   /**
@@ -139,18 +171,23 @@ pg.types.setTypeParser(1082, PARSE_TEXT);
 // timestamptz: the same Date, parsed without regular expressions (the /trips rows carry a dozen each).
 pg.types.setTypeParser(1184, parseTimestamptz);
 
-/** One statement of a transaction's setup: SQL text and its parameters. */
-type Step = readonly [text: string, params?: readonly unknown[]];
+/** One statement of a transaction's setup: SQL text (or a prepared statement) and its parameters. */
+type Step = readonly [statement: string | Prepared, params?: readonly unknown[]];
 
 /** Tenant settings and the role switch in one statement (`role` is a setting too, so no separate SET ROLE). */
 const TENANT_SETTINGS_SQL = `SELECT set_config('app.organization_id', $1, true), set_config('app.user_id', $2, true), set_config('role', '${TENANT_ROLE}', true)`;
 
+const TENANT_SETTINGS = prepared(TENANT_SETTINGS_SQL);
+
 function tenantSettings(ctx: TenantContext): Step {
-  return [TENANT_SETTINGS_SQL, [ctx.organizationId, ctx.userId ?? '']];
+  return [TENANT_SETTINGS, [ctx.organizationId, ctx.userId ?? '']];
 }
 
 /** The tenant settings of a read (`readTenant`): the same, and the transaction read-only. */
 const READ_SETTINGS_SQL = `SELECT set_config('app.organization_id', $1, true), set_config('app.user_id', $2, true), set_config('role', '${TENANT_ROLE}', true), set_config('transaction_read_only', 'on', true)`;
+const READ_SETTINGS = prepared(READ_SETTINGS_SQL);
+/** The same, for a `generic` prepared statement. */
+const READ_SETTINGS_GENERIC = prepared(READ_SETTINGS_SQL.replace(/\)$/, "), set_config('plan_cache_mode', 'force_generic_plan', true)"));
 
 /**
  * Narrows a system transaction to one tenant from here on: the tenant settings and role, as in
@@ -202,18 +239,39 @@ export interface PostgresOptions {
 
 /** The parts of node-postgres' Query that `PrefixedQuery` builds on (not in its type declarations). */
 interface PgQueryInternals {
+  name?: string;
   callback?: (err: Error | null, res?: pg.QueryResult) => void;
   prepare(connection: PgConnection): void;
   requiresPreparation(): boolean;
+  hasBeenParsed(connection: PgConnection): boolean;
   handleDataRow(msg: unknown): void;
   handleCommandComplete(msg: unknown, connection: PgConnection): void;
+  handleError(err: Error, connection: PgConnection): void;
 }
 interface PgConnection {
-  parse(m: { text: string }): void;
-  bind(m: { values: readonly unknown[] }): void;
+  parse(m: { text: string; name?: string }): void;
+  bind(m: { values: readonly unknown[]; statement?: string }): void;
   execute(m: { portal: string }): void;
 }
 const PgQuery = pg.Query as unknown as new (config: unknown, values?: unknown) => PgQueryInternals;
+
+/**
+ * The named statements known to each connection's server session. Ours, not node-postgres' own bookkeeping: a
+ * name is added when its Parse is sent; if that exchange fails, the connection is dropped (`parsedInFailure`), so a
+ * name is never believed parsed on a session that does not have it.
+ */
+const namedOn = new WeakMap<object, Set<string>>();
+const namesOf = (connection: object): Set<string> => {
+  let set = namedOn.get(connection);
+  if (!set) namedOn.set(connection, (set = new Set()));
+  return set;
+};
+
+/** Past this many named statements on a connection, further ones run unnamed (parsed and planned each time). */
+const MAX_NAMED_PER_CONNECTION = 200;
+
+/** A prefix statement: SQL text (unnamed) or a prepared statement, and its parameters. */
+type PrefixStep = readonly [statement: string | Prepared, params?: readonly unknown[]];
 
 /**
  * One statement with other statements before it (`prefix`: the transaction's setup) in a single exchange of the
@@ -221,12 +279,16 @@ const PgQuery = pg.Query as unknown as new (config: unknown, values?: unknown) =
  * itself, and one Sync. One write, one flush by the server, one ReadyForQuery, one callback, where separate queries
  * cost one of each per statement. If a prefix statement fails, the server skips everything up to the Sync: the
  * statement never runs without its setup. Without a BEGIN in the prefix, the whole exchange is one implicit
- * transaction that the server commits at the Sync; `set_config(..., true)` settings end with it.
+ * transaction that the server commits at the Sync; `set_config(..., true)` settings end with it. Named (prepared)
+ * statements are parsed once per connection.
  */
 class PrefixedQuery extends PgQuery {
   private pending: number;
+  private parseMain = true;
+  /** This exchange sent the Parse of a named statement: if it fails, the connection's statements are uncertain. */
+  parsedNamed = false;
   constructor(
-    private readonly prefix: readonly Step[],
+    private readonly prefix: readonly PrefixStep[],
     config: unknown,
     values?: unknown,
   ) {
@@ -234,13 +296,31 @@ class PrefixedQuery extends PgQuery {
     this.pending = prefix.length;
   }
   override requiresPreparation() {
-    return true;
+    return this.prefix.length > 0 || !!this.name || super.requiresPreparation();
+  }
+  override hasBeenParsed() {
+    return !this.parseMain;
   }
   override prepare(connection: PgConnection) {
-    for (const [text, params] of this.prefix) {
-      connection.parse({ text });
-      connection.bind({ values: (params ?? []) as unknown[] });
+    const names = namesOf(connection);
+    for (const [statement, params] of this.prefix) {
+      if (typeof statement === 'string') connection.parse({ text: statement });
+      else if (!names.has(statement.name)) {
+        connection.parse({ text: statement.text, name: statement.name });
+        names.add(statement.name);
+        this.parsedNamed = true;
+      }
+      connection.bind({ values: (params ?? []) as unknown[], statement: typeof statement === 'string' ? '' : statement.name });
       connection.execute({ portal: '' });
+    }
+    // A bound on the statements a session keeps (the trip list has a statement per filter combination).
+    if (this.name && !names.has(this.name) && names.size >= MAX_NAMED_PER_CONNECTION) this.name = undefined;
+    if (this.name) {
+      this.parseMain = !names.has(this.name);
+      if (this.parseMain) {
+        names.add(this.name);
+        this.parsedNamed = true;
+      }
     }
     super.prepare(connection);
   }
@@ -253,17 +333,32 @@ class PrefixedQuery extends PgQuery {
   }
 }
 
+/** Clients whose exchange failed after parsing a named statement: released as broken (see `namedOn`). */
+const parsedInFailure = new WeakSet<pg.PoolClient>();
+
 /** Sends `config`/`values` (as `client.query` takes them) behind `prefix`, as one exchange. */
-function prefixedQuery(client: pg.PoolClient, prefix: readonly Step[], config: unknown, values?: unknown): Promise<pg.QueryResult> {
+function prefixedQuery(client: pg.PoolClient, prefix: readonly PrefixStep[], config: unknown, values?: unknown): Promise<pg.QueryResult> {
   return new Promise((resolve, reject) => {
     const q = new PrefixedQuery(prefix, config, values);
-    q.callback = (err, res) => (err ? reject(err) : resolve(res!));
+    q.callback = (err, res) => {
+      if (!err) return resolve(res!);
+      if (q.parsedNamed) parsedInFailure.add(client);
+      reject(err);
+    };
     client.query(q as unknown as pg.Submittable);
   });
 }
 
-/** Multi-statement SQL text (`tx.exec`) needs the simple protocol: it cannot share an extended exchange. */
-const asConfig = (text: string, params?: unknown[]) => ({ text, values: params });
+/** A statement as `client.query` takes it: text and values, and the name of a prepared one. */
+const asConfig = (statement: string | Prepared, params?: unknown[]) =>
+  typeof statement === 'string' ? { text: statement, values: params } : { text: statement.text, name: statement.name, values: params, generic: statement.generic };
+
+/** Sends one setup step on its own (a transaction whose first statement cannot carry its setup). */
+const sendStep = (client: pg.PoolClient, [statement, params]: PrefixStep): Promise<unknown> =>
+  typeof statement === 'string' && !params ? client.query(statement) : prefixedQuery(client, [], asConfig(statement, params as unknown[] | undefined));
+
+/** Several statements in one text (no parameters) need the simple protocol: they cannot share an extended exchange. */
+const isMultiStatement = (config: { text?: string; values?: unknown[]; name?: string }) => !config.name && !config.values?.length && !!config.text?.includes(';');
 
 export function createPostgresDatabase(url: string, opts: PostgresOptions = {}): Database {
   const makePool = (connectionString: string, max: number) => {
@@ -297,12 +392,15 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
       });
       return p;
     };
-    const submit = (config: unknown, values?: unknown): Promise<pg.QueryResult> => {
-      if (state.begun) return client.query(config as pg.QueryConfig, values as unknown[] | undefined);
+    const submit = (config: { text?: string; values?: unknown[]; name?: string }, values?: unknown): Promise<pg.QueryResult> => {
+      if (state.begun) return config.name ? prefixedQuery(client, [], config, values) : client.query(config as pg.QueryConfig, values as unknown[] | undefined);
       state.begun = true;
+      if (isMultiStatement(config) && values === undefined) {
+        return first(Promise.all(prelude.map((step) => sendStep(client, step)))).then(() => client.query(config as pg.QueryConfig));
+      }
       return first(prefixedQuery(client, prelude, config, values));
     };
-    const orm = drizzlePg({ query: (config: unknown, values?: unknown) => submit(config, values) } as unknown as pg.PoolClient) as unknown as Orm;
+    const orm = drizzlePg({ query: (config: { text: string }, values?: unknown) => submit(config, values) } as unknown as pg.PoolClient) as unknown as Orm;
     const tx: Tx = {
       kind: 'postgres',
       async query(text, params) {
@@ -313,7 +411,7 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
         if (!state.begun) {
           // Several statements in one text: the simple protocol, after the setup on its own.
           state.begun = true;
-          await first(Promise.all(prelude.map(([t, p]) => client.query(t, p as unknown[] | undefined))));
+          await first(Promise.all(prelude.map((step) => sendStep(client, step))));
         }
         await client.query(text);
       },
@@ -328,9 +426,11 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
    */
   function readTx(client: pg.PoolClient, ctx: TenantContext) {
     const state = { sent: false, staleAtStart: false };
-    const settings: Step[] = [[READ_SETTINGS_SQL, [ctx.organizationId, ctx.userId ?? '']]];
-    const submit = (config: unknown, values?: unknown): Promise<pg.QueryResult> => {
-      const p = prefixedQuery(client, settings, config, values);
+    const tenant = [ctx.organizationId, ctx.userId ?? ''];
+    const settings: Step[] = [[READ_SETTINGS, tenant]];
+    const genericSettings: Step[] = [[READ_SETTINGS_GENERIC, tenant]];
+    const submit = (config: { generic?: boolean }, values?: unknown): Promise<pg.QueryResult> => {
+      const p = prefixedQuery(client, config.generic ? genericSettings : settings, config, values);
       if (!state.sent) {
         state.sent = true;
         p.catch((err: unknown) => {
@@ -339,7 +439,7 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
       }
       return p;
     };
-    const orm = drizzlePg({ query: (config: unknown, values?: unknown) => submit(config, values) } as unknown as pg.PoolClient) as unknown as Orm;
+    const orm = drizzlePg({ query: (config: { text: string; generic?: boolean }, values?: unknown) => submit(config, values) } as unknown as pg.PoolClient) as unknown as Orm;
     const tx: Tx = {
       kind: 'postgres',
       async query(text, params) {
@@ -371,7 +471,7 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
           }
           throw driverError(err);
         } finally {
-          client.release(broken);
+          client.release(broken || parsedInFailure.has(client));
         }
       }
     });
@@ -404,7 +504,7 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
           }
           throw driverError(err);
         } finally {
-          client.release(broken);
+          client.release(broken || parsedInFailure.has(client));
         }
       }
     });
@@ -596,7 +696,7 @@ export async function createPgliteDatabase(dataDir: string | null, opts: { loadD
   const tx: Tx = {
     kind: 'pglite',
     async query(text, params) {
-      const r = await lite.query(text, params as unknown[] | undefined);
+      const r = await lite.query(textOf(text), params as unknown[] | undefined);
       return { rows: r.rows as any[], rowCount: r.affectedRows || r.rows.length };
     },
     async exec(text) {
@@ -607,7 +707,7 @@ export async function createPgliteDatabase(dataDir: string | null, opts: { loadD
 
   async function run<T>(prelude: Step[], fn: (tx: Tx) => Promise<T>): Promise<T> {
     return mutex.run(async () => {
-      for (const [text, params] of prelude) await (params ? lite.query(text, params as unknown[]) : lite.exec(text));
+      for (const [statement, params] of prelude) await (params ? lite.query(textOf(statement), params as unknown[]) : lite.exec(textOf(statement)));
       try {
         const result = await fn(tx);
         await lite.exec('COMMIT');

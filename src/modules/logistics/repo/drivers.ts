@@ -1,5 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
-import type { Tx } from '../../../platform/db/index.js';
+import { prepared, type Tx } from '../../../platform/db/index.js';
 import { HAVERSINE_SQL, type LonLat } from '../../../platform/geo.js';
 import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
 import type { users } from '../../identity/tables.js';
@@ -58,9 +58,12 @@ export const NEARBY_SQL = `WITH c AS (
   ), n AS (SELECT id, distance_m FROM c WHERE distance_m <= $5 ORDER BY distance_m, id LIMIT $6)
   SELECT x.*, n.distance_m FROM n JOIN (${DRIVER_SELECT}) x ON x.id = n.id ORDER BY n.distance_m, n.id`;
 
+/** Prepared: its generic plan keeps the GiST index on the box (the other conditions filter what it finds). */
+export const NEARBY = prepared(NEARBY_SQL);
+
 /** GET /drivers/nearby: approved drivers within `radiusM` of `point` (a point literal), nearest first. */
 export async function nearbyDrivers(tx: Tx, q: { point: string; box: string; availableOnly: boolean; scope: TerritoryScope; radiusM: number; limit: number }) {
-  const { rows } = await tx.query<DriverRow & { distance_m: number }>(NEARBY_SQL, [q.point, q.box, q.availableOnly, q.scope, q.radiusM, q.limit]);
+  const { rows } = await tx.query<DriverRow & { distance_m: number }>(NEARBY, [q.point, q.box, q.availableOnly, q.scope, q.radiusM, q.limit]);
   return rows;
 }
 

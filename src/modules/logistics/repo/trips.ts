@@ -1,6 +1,6 @@
 import { and, count, eq, ne } from 'drizzle-orm';
-import type { Tx } from '../../../platform/db/index.js';
-import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
+import { prepared, type Prepared, type Tx } from '../../../platform/db/index.js';
+import { scopedSql, scopeSql, type TerritoryScope } from '../../../platform/scope.js';
 import { trip, tripRejection } from '../tables.js';
 import type { FailureReason, TripStatus } from '../model.js';
 import { selectList, type SnakeRow } from '../../../platform/db/columns.js';
@@ -181,23 +181,8 @@ export async function updateTripCoordinates(
   );
 }
 
-/** $1 status, $2 driver, $3 territory, $4 merchant, $5 order, $6 from, $7 to, $8 cursor id, $9 limit + 1, $10 viewer parameter. */
-export const listTripsSql = (viewerSql: string) => `${TRIP_SELECT}
-  WHERE ($1::text IS NULL OR t.status = $1) AND ($2::text IS NULL OR t.driver_id = $2) AND ($3::text IS NULL OR t.territory_id = $3)
-    AND ($4::text IS NULL OR t.merchant_id = $4) AND ($5::text IS NULL OR t.order_id = $5)
-    AND ($6::timestamptz IS NULL OR t.created_at >= $6) AND ($7::timestamptz IS NULL OR t.created_at < $7)
-    AND ($8::text IS NULL OR t.id < $8) AND ${viewerSql}
-  ORDER BY t.id DESC LIMIT $9`;
-
 /** Whose trips a list shows: a territory scope (staff), a merchant owner's, a customer's or a driver's user's. */
 export type TripViewer = { scope: TerritoryScope } | { merchantOwner: string } | { customer: string } | { driverUser: string };
-
-function viewerFilter(v: TripViewer): { sql: string; param: unknown } {
-  if ('merchantOwner' in v) return { sql: 'm.owner_user_id = $10', param: v.merchantOwner };
-  if ('customer' in v) return { sql: 't.customer_user_id = $10', param: v.customer };
-  if ('driverUser' in v) return { sql: 'd.user_id = $10', param: v.driverUser };
-  return v.scope === null ? { sql: '$10::text IS NULL', param: null } : { sql: scopeSql('t.territory_id', 10), param: v.scope };
-}
 
 export interface TripListFilter {
   status: TripStatus | null;
@@ -212,9 +197,37 @@ export interface TripListFilter {
 }
 
 /** GET /trips: newest first, `limit` rows after the cursor id. */
+/**
+ * The statement of a trip list with only the filters given (no `($n IS NULL OR ...)`), newest first: each shape is
+ * one prepared statement whose generic plan walks the (organization_id, id) key backwards, or the index of the
+ * filter; bench/logistics.ts checks the plans as generic plans.
+ */
+export function listTripsStatement(f: TripListFilter, viewer: TripViewer): { statement: Prepared; params: unknown[] } {
+  const params: unknown[] = [];
+  const where: string[] = [];
+  const add = (value: unknown, condition: (n: number) => string) => {
+    params.push(value);
+    where.push(condition(params.length));
+  };
+  if (f.status !== null) add(f.status, (n) => `t.status = $${n}`);
+  if (f.driverId !== null) add(f.driverId, (n) => `t.driver_id = $${n}`);
+  if (f.territoryId !== null) add(f.territoryId, (n) => `t.territory_id = $${n}`);
+  if (f.merchantId !== null) add(f.merchantId, (n) => `t.merchant_id = $${n}`);
+  if (f.orderId !== null) add(f.orderId, (n) => `t.order_id = $${n}`);
+  if (f.from !== null) add(f.from, (n) => `t.created_at >= $${n}::timestamptz`);
+  if (f.to !== null) add(f.to, (n) => `t.created_at < $${n}::timestamptz`);
+  if (f.after !== null) add(f.after, (n) => `t.id < $${n}`);
+  if ('merchantOwner' in viewer) add(viewer.merchantOwner, (n) => `m.owner_user_id = $${n}`);
+  else if ('customer' in viewer) add(viewer.customer, (n) => `t.customer_user_id = $${n}`);
+  else if ('driverUser' in viewer) add(viewer.driverUser, (n) => `d.user_id = $${n}`);
+  else if (viewer.scope !== null) add(viewer.scope, (n) => scopedSql('t.territory_id', n));
+  params.push(f.limit);
+  return { statement: prepared(`${TRIP_SELECT}\n  WHERE ${where.join(' AND ') || 'true'}\n  ORDER BY t.id DESC LIMIT $${params.length}`, { generic: true }), params };
+}
+
 export async function listTripRows(tx: Tx, f: TripListFilter, viewer: TripViewer): Promise<TripRow[]> {
-  const v = viewerFilter(viewer);
-  const { rows } = await tx.query<TripRow>(listTripsSql(v.sql), [f.status, f.driverId, f.territoryId, f.merchantId, f.orderId, f.from, f.to, f.after, f.limit, v.param]);
+  const { statement, params } = listTripsStatement(f, viewer);
+  const { rows } = await tx.query<TripRow>(statement, params);
   return rows;
 }
 
