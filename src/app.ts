@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import helmet from '@fastify/helmet';
 import cors from '@fastify/cors';
@@ -110,6 +110,16 @@ function ajvFor(coerce: boolean): Ajv {
   return ajv;
 }
 
+/** The body rule of routes with a body schema (added per route by the onRoute hook in buildApp). */
+function bodyPresence(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  const bodySchema = req.routeOptions.schema?.body;
+  if (req.body === null && bodySchema && !allowsNull(bodySchema)) {
+    return done(AppError.badRequest('The request body must be a JSON object, not null', [{ field: 'body', message: 'must not be null' }]));
+  }
+  if (req.body === undefined && req.method === 'POST' && emptyBodyAllowed(bodySchema)) req.body = {};
+  done();
+}
+
 /** Trust the nearest `hops` proxies: proxy-addr calls this with the hop index, 0 = the socket peer. */
 const trustHops = (hops: number) => (_addr: string, hop: number) => hop < hops;
 
@@ -161,26 +171,19 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   app.decorate('routeTable', [] as RouteInfo[]);
 
   registerErrorHandling(app);
-  // A route with a body schema needs a JSON value of that schema: `null` is refused here, before any route-level
-  // hook could take it for a missing body.
-  app.addHook('preValidation', async (req) => {
-    const bodySchema = req.routeOptions.schema?.body;
-    if (req.body === null && bodySchema && !allowsNull(bodySchema)) {
-      throw AppError.badRequest('The request body must be a JSON object, not null', [{ field: 'body', message: 'must not be null' }]);
-    }
-    // Action routes (a POST whose body has no required field): a request without a body counts as `{}`.
-    if (req.body === undefined && req.method === 'POST' && emptyBodyAllowed(bodySchema)) req.body = {};
-  });
-  app.addHook('onSend', async (req, reply) => {
+  // The request id on every response, errors included (set first: nothing later clears it).
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', String(req.id));
+    done();
   });
   // organization_id on every resource returned (src/platform/tenant-fields.ts): the caller's organization.
-  app.addHook('preSerialization', async (req, reply, payload) => {
+  app.addHook('preSerialization', (req, reply, payload, done) => {
     const orgId = req.actor?.organizationId;
-    if (!orgId || reply.statusCode >= 300 || !payload || typeof payload !== 'object') return payload;
-    const responses = req.routeOptions.schema?.response as Record<string, unknown> | undefined;
-    fillOrganizationId(responses?.[String(reply.statusCode)] ?? responses?.['2xx'], payload, orgId);
-    return payload;
+    if (orgId && reply.statusCode < 300 && payload && typeof payload === 'object') {
+      const responses = req.routeOptions.schema?.response as Record<string, unknown> | undefined;
+      fillOrganizationId(responses?.[String(reply.statusCode)] ?? responses?.['2xx'], payload, orgId);
+    }
+    done(null, payload);
   });
 
   await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
@@ -199,6 +202,13 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     // Action routes (POST, body fields all optional) take a missing body as `{}` (the preValidation hook above):
     // the document says the body is optional. A JSON `null` is still refused.
     if (methods.includes('POST') && emptyBodyAllowed(schema.body)) schema['x-body-optional'] = true;
+    // A route with a body schema needs a JSON value of that schema: `null` is refused before any route-level hook
+    // could take it for a missing body; an action route (a POST whose body has no required field) takes a missing
+    // body as `{}`. Only routes with a body carry this hook.
+    if (schema.body) {
+      const own = route.preValidation ? (Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation]) : [];
+      route.preValidation = [bodyPresence, ...own] as typeof route.preValidation;
+    }
     // Who may call, in the document (finishOpenApi writes the sentence), from the same declaration the auth hook enforces.
     const access = accessDoc(route.config?.auth, route.config?.documentedAuth);
     schema['x-roles'] = access.roles;
@@ -243,8 +253,9 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     registers: [registry],
   });
   app.decorate('metrics', registry);
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     httpDuration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    done();
   });
 
   const composed = composeModules(ctx);

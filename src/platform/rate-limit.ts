@@ -34,15 +34,20 @@ export async function countRequest(db: Database, key: string): Promise<{ weighte
   });
 }
 
-/** One preHandler for every route of an expensive group (after authentication, before the handler). */
+/** A preHandler on each route of an expensive group (after authentication, before the handler); other routes carry none. */
 export function registerExpensiveRouteLimits(app: FastifyInstance, db: Database, groups: ExpensiveRouteGroup[]) {
-  const byRoute = new Map<string, ExpensiveRouteGroup | null>();
-  const groupOf = (req: FastifyRequest) => {
-    const route = `${req.method} ${req.routeOptions.url ?? ''}`;
-    let g = byRoute.get(route);
-    if (g === undefined) byRoute.set(route, (g = groups.find((x) => x.pattern.test(route)) ?? null));
-    return g;
-  };
+  const limit = (g: ExpensiveRouteGroup) =>
+    async function rateLimit(req: FastifyRequest) {
+      if (!req.actor) return;
+      const { weighted, resetSeconds } = await countRequest(db, `user:${req.actor.organizationId}:${req.actor.userId}:${g.name}`);
+      if (weighted > g.perMinute) {
+        throw new AppError(429, 'RATE_LIMITED', `At most ${g.perMinute} ${g.name} requests per minute per user; retry in ${resetSeconds} s`, undefined, {
+          retry_after: resetSeconds,
+          limit: g.perMinute,
+          limit_group: g.name,
+        });
+      }
+    };
   // Documented on each limited route in the OpenAPI document.
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -51,18 +56,7 @@ export function registerExpensiveRouteLimits(app: FastifyInstance, db: Database,
     const schema = (route.schema ??= {}) as { description?: string };
     const note = `Rate limited per user: at most ${g.perMinute} requests per minute in the \`${g.name}\` group (\`${g.setting}\`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.`;
     schema.description = schema.description ? `${schema.description} ${note}` : note;
-  });
-  app.addHook('preHandler', async (req) => {
-    if (!req.actor) return;
-    const g = groupOf(req);
-    if (!g) return;
-    const { weighted, resetSeconds } = await countRequest(db, `user:${req.actor.organizationId}:${req.actor.userId}:${g.name}`);
-    if (weighted > g.perMinute) {
-      throw new AppError(429, 'RATE_LIMITED', `At most ${g.perMinute} ${g.name} requests per minute per user; retry in ${resetSeconds} s`, undefined, {
-        retry_after: resetSeconds,
-        limit: g.perMinute,
-        limit_group: g.name,
-      });
-    }
+    const own = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : [];
+    route.preHandler = [limit(g), ...own] as typeof route.preHandler;
   });
 }
