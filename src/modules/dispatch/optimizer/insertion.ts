@@ -1,7 +1,7 @@
 import type { Instance } from './instance.js';
 import { shuffle, type Rng } from './prng.js';
-import { bestInsertion, withInsertion, type Insertion, type Scratch } from './route.js';
-import type { Solution } from './solution.js';
+import { withInsertion, type Insertion, type Scratch } from './route.js';
+import { insertionInto, type Solution } from './solution.js';
 
 /** Random perturbation of insertion costs (Ropke & Pisinger): uniform in ±amplitude metres. */
 export interface Noise {
@@ -45,7 +45,7 @@ export function regretInsert(
   const allowed = new Uint8Array(k * D).fill(1);
   const ins: Insertion = { cost: 0, i: 0, j: 0 };
   const evaluate = (a: number, d: number) => {
-    cost[a * D + d] = banned?.[d] || !allowed[a * D + d] ? Infinity : bestInsertion(inst, d, sol.routes[d], pending[a], scratch, ins) + jitter(noise);
+    cost[a * D + d] = banned?.[d] || !allowed[a * D + d] ? Infinity : insertionInto(sol, d, pending[a], scratch, ins) + jitter(noise);
     posI[a * D + d] = ins.i;
     posJ[a * D + d] = ins.j;
   };
@@ -122,7 +122,7 @@ export function sequentialInsert(
       }
       for (let d = 0; d < inst.driverCount; d++) {
         if (banned?.[d] || !allowed[d]) continue;
-        const c = bestInsertion(inst, d, sol.routes[d], t, scratch, ins) + jitter(noise);
+        const c = insertionInto(sol, d, t, scratch, ins) + jitter(noise);
         if (c < best.cost) {
           Object.assign(best, ins);
           best.cost = c;

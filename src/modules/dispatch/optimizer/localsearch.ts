@@ -12,7 +12,7 @@ import {
   type Insertion,
   type Scratch,
 } from './route.js';
-import type { Solution } from './solution.js';
+import { insertionInto, type Solution } from './solution.js';
 
 /** The eject-and-insert move runs only while at most this many trips are unassigned. */
 const EJECT_MAX_UNASSIGNED = 20;
@@ -158,7 +158,7 @@ export function relocatePass(sol: Solution, ctx: SearchContext, only?: readonly 
     let bestRoute = -1;
     let best: Insertion | null = null;
     for (let d = 0; d < inst.driverCount; d++) {
-      const c = bestInsertion(inst, d, d === r ? without : sol.routes[d], t, scratch, ins);
+      const c = d === r ? bestInsertion(inst, d, without, t, scratch, ins) : insertionInto(sol, d, t, scratch, ins);
       if (c < bestCost) {
         bestCost = c;
         bestRoute = d;
@@ -223,7 +223,7 @@ export function assignMorePass(sol: Solution, ctx: SearchContext): boolean {
     let best = Infinity;
     let apply: (() => void) | null = null;
     for (let d = 0; d < D; d++) {
-      const c = bestInsertion(inst, d, sol.routes[d], u, scratch, ins);
+      const c = insertionInto(sol, d, u, scratch, ins);
       if (c < best) {
         best = c;
         const [dd, at] = [d, { ...ins }];
@@ -243,7 +243,7 @@ export function assignMorePass(sol: Solution, ctx: SearchContext): boolean {
           const delta = routeCost(inst, d, rest) + cu - sol.cost[d];
           for (let d2 = 0; d2 < D; d2++) {
             if (d2 === d) continue;
-            const ct = bestInsertion(inst, d2, sol.routes[d2], t, scratch, moved);
+            const ct = insertionInto(sol, d2, t, scratch, moved);
             if (delta + ct < best) {
               best = delta + ct;
               const [rd, rd2, atU, atT] = [d, d2, { ...ins }, { ...moved }];

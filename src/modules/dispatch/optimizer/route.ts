@@ -45,14 +45,21 @@ export function feasibleCost(inst: Instance, d: number, seq: readonly number[], 
   return cost;
 }
 
+/** Times of a route, written by routeCost when asked: its end (departure from the last stop) and its total wait at pickups. */
+export interface RouteTimes {
+  end: number;
+  wait: number;
+}
+
 /** Objective cost of a route known to respect precedence (Infinity when over capacity or time). */
-export function routeCost(inst: Instance, d: number, stops: readonly number[]): number {
+export function routeCost(inst: Instance, d: number, stops: readonly number[], times?: RouteTimes): number {
   const { dist, travel, n, ready, wTime, wDist, svcPickup, svcDropoff } = inst;
   const room = inst.room[d];
   let prev = startNode(inst, d);
   let cost = 0;
   let time = 0;
   let load = 0;
+  let wait = 0;
   for (let k = 0; k < stops.length; k++) {
     const s = stops[k];
     time += travel[prev * n + s];
@@ -60,7 +67,10 @@ export function routeCost(inst: Instance, d: number, stops: readonly number[]): 
     if (isPickup(s)) {
       if (++load > room) return Infinity;
       const r = ready[tripOf(s)];
-      if (r > time) time = r;
+      if (r > time) {
+        wait += r - time;
+        time = r;
+      }
       time += svcPickup;
     } else {
       load--;
@@ -68,6 +78,10 @@ export function routeCost(inst: Instance, d: number, stops: readonly number[]): 
       time += svcDropoff;
     }
     prev = s;
+  }
+  if (times) {
+    times.end = time;
+    times.wait = wait;
   }
   return time > inst.limit[d] + 1e-9 ? Infinity : cost;
 }
@@ -79,6 +93,12 @@ export interface Insertion {
   i: number;
   j: number;
 }
+
+/**
+ * Slack of the pruning bounds of bestInsertion (cost units): a bound within this of the best is
+ * still explored, so floating-point rounding never prunes a position that the full scan would pick.
+ */
+const PRUNE_TOLERANCE = 1e-6;
 
 /** Reusable scratch buffers, sized for the longest possible route. */
 export class Scratch {
@@ -92,6 +112,8 @@ export class Scratch {
   readonly depBefore: Float64Array;
   readonly waitFrom: Float64Array;
   readonly dropsFrom: Int32Array;
+  /** Remembered insertions per (trip, driver), with the version of the route they were priced in (see insertionInto). */
+  readonly insertions: { version: Float64Array; cost: Float64Array; i: Int32Array; j: Int32Array };
   stamp = 0;
   /** Out values of `shift`. */
   shiftSum = 0;
@@ -105,6 +127,8 @@ export class Scratch {
     this.depBefore = new Float64Array(m);
     this.waitFrom = new Float64Array(m);
     this.dropsFrom = new Int32Array(m);
+    const k = inst.tripCount * inst.driverCount;
+    this.insertions = { version: new Float64Array(k).fill(-1), cost: new Float64Array(k), i: new Int32Array(k), j: new Int32Array(k) };
   }
 }
 
@@ -184,11 +208,24 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
   let best = Infinity;
   let bi = -1;
   let bj = -1;
+  const metric = inst.metric;
+  const pq = travel[p * n + q];
   for (let i = 0; i <= len; i++) {
     if (load[i] + 1 > room) continue;
     const before = i === 0 ? s0 : stops[i - 1];
     const depP = Math.max(depBefore[i] + travel[before * n + p], readyT) + svcPickup;
     if (depP > limit) continue;
+    if (metric && i < len) {
+      // Lower bounds from the pickup alone before stops[i]: adding the drop-off anywhere after it only
+      // delays the stops further and lengthens the route (triangle inequality), and the drop-off
+      // itself arrives at least travel(p, q) after depP. Skips positions that cannot be feasible or
+      // cannot beat `best`: the answer is the same as the full scan's.
+      const next = stops[i];
+      shift(inst, stops, i, depP + travel[p * n + next] - arr[i], scratch);
+      if (end + scratch.shiftEnd > limit) continue;
+      const bound = wTime * (depP + pq + scratch.shiftSum) + wDist * (dist[before * n + p] + dist[p * n + next] - dist[before * n + next]);
+      if (bound > best + PRUNE_TOLERANCE) continue;
+    }
     // q right after p
     {
       const aq = depP + travel[p * n + q];
@@ -226,6 +263,8 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
       node = s;
       if (cur > limit) break;
       if (load[j] + 1 > room) break;
+      // the drop-off arrives after cur and nothing before it gets earlier (triangle inequality): later j are dearer still
+      if (metric && wTime * (segSum + cur) + wDist * dpDist > best + PRUNE_TOLERANCE) break;
       const aq = cur + travel[s * n + q];
       const dq = aq + svcDropoff;
       let dTime = segSum + aq;
