@@ -32,7 +32,7 @@ import { largeNeighborhoodSearch, relatedTrips } from './lns.js';
 import { toPlan } from './plan.js';
 import { mulberry32 } from './prng.js';
 import { Scratch } from './route.js';
-import { Solution } from './solution.js';
+import { Solution, isBetter } from './solution.js';
 import type { OptimizerOptions, OptimizerProblem, Plan } from './types.js';
 
 export * from './types.js';
@@ -53,12 +53,13 @@ export function solve(problem: OptimizerProblem, options: OptimizerOptions = {})
     deadline: started + budgetMs,
     now,
   };
-  const start = new Solution(inst);
-  regretInsert(
-    start,
-    Array.from({ length: inst.tripCount }, (_, t) => t),
-    ctx.scratch,
-  );
+  // two constructions, by the objective and by packing (more trips when routes are short of time): the better one starts
+  const all = Array.from({ length: inst.tripCount }, (_, t) => t);
+  const byObjective = new Solution(inst);
+  regretInsert(byObjective, all, ctx.scratch);
+  const packed = new Solution(inst);
+  regretInsert(packed, all, ctx.scratch, { packing: true });
+  const start = isBetter(packed, byObjective) ? packed : byObjective;
   const iterationBudget = options.iterations ?? DEFAULTS.iterations(inst.tripCount);
   const { best, iterations, stoppedBy, curve } = largeNeighborhoodSearch(start, ctx, mulberry32(seed), { iterations: iterationBudget, budgetMs });
   return toPlan(inst, best.routes, { algorithm: 'regret-insertion+lns', seed, iterations, iterationBudget, stoppedBy, curve, elapsedMs: now() - started });

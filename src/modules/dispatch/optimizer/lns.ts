@@ -12,6 +12,8 @@ const LNS_EXACT_STOPS = 8;
 /** Insertion-cost noise: amplitude as a share of the longest leg, and how often it is used. */
 const NOISE = 0.025;
 const NOISE_P = 0.5;
+/** Share of the iterations that recreate by packing (insertions priced by how much longer the route gets): more trips assigned. */
+const PACKING_P = 0.3;
 /** Record-to-record acceptance: a candidate may be this much longer than the best. */
 const DEVIATION = 0.01;
 /** Iterations without a new best before stopping (at least; 40 per trip on larger problems). */
@@ -209,7 +211,8 @@ export function largeNeighborhoodSearch(
     const before = cand.routes.map((r) => r.length);
     const { removed, banned } = ruin(cand, ctx, rng);
     const pending = [...new Set([...removed, ...unassignedToTry(cand, removed, ctx, rng)])];
-    const options = { noise: rng() < NOISE_P ? noise : undefined, banned, candidates };
+    const packing = rng() < PACKING_P;
+    const options = { noise: !packing && rng() < NOISE_P ? noise : undefined, banned, candidates, packing };
     if (rng() < 0.5) regretInsert(cand, pending, ctx.scratch, options);
     else sequentialInsert(cand, pending, ctx.scratch, rng, options);
     if (banned) regretInsert(cand, pending.filter((t) => cand.routeOf[t] < 0), ctx.scratch);

@@ -171,3 +171,35 @@ describe('bestInsertion (property)', () => {
     );
   });
 });
+
+describe('Solution (property)', () => {
+  it('keeps routeOf and the assigned count right through moves and swaps of trips between routes', () => {
+    const problem: OptimizerProblem = {
+      drivers: [0, 1, 2].map((i) => ({ id: `d${i}`, position: { lon: -68.13 + 0.01 * i, lat: -16.5 }, capacity: 10 })),
+      trips: Array.from({ length: 8 }, (_, i) => ({ id: `t${i}`, pickup: { lon: -68.13, lat: -16.5 + 0.001 * i }, dropoff: { lon: -68.12, lat: -16.5 + 0.001 * i } })),
+    };
+    const inst = compile(problem, {});
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.nat(7), fc.nat(7), fc.nat(2)), { maxLength: 40 }), (moves) => {
+        const sol = new Solution(inst);
+        for (const [a, b, d] of moves) {
+          const ra = sol.routeOf[a];
+          const rb = sol.routeOf[b];
+          if (ra >= 0 && rb >= 0 && ra !== rb) {
+            // swap a and b as exchangePass does: a's route first gets b, then b's route gets a
+            const restA = sol.routes[ra].filter((s) => tripOf(s) !== a);
+            const restB = sol.routes[rb].filter((s) => tripOf(s) !== b);
+            sol.setRoute(ra, [...restA, 2 * b, 2 * b + 1]);
+            sol.setRoute(rb, [...restB, 2 * a, 2 * a + 1]);
+          } else if (ra >= 0) sol.setRoute(ra, sol.routes[ra].filter((s) => tripOf(s) !== a));
+          else sol.setRoute(d, [...sol.routes[d], 2 * a, 2 * a + 1]);
+          const inRoutes = sol.routes.flatMap((r, d) => r.filter(isPickup).map((s) => [tripOf(s), d]));
+          expect(sol.assigned).toBe(inRoutes.length);
+          for (const [t, d] of inRoutes) expect(sol.routeOf[t]).toBe(d);
+          expect(new Set(inRoutes.map(([t]) => t)).size).toBe(inRoutes.length);
+        }
+      }),
+      runs(200),
+    );
+  });
+});

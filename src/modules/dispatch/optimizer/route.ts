@@ -100,6 +100,16 @@ export interface Insertion {
  */
 const PRUNE_TOLERANCE = 1e-6;
 
+/** Packing insertion cost: the seconds the route gets longer, plus this share of the objective's added cost (tie-break). */
+export const PACKING_TIE = 1e-3;
+
+export interface InsertionCache {
+  version: Float64Array;
+  cost: Float64Array;
+  i: Int32Array;
+  j: Int32Array;
+}
+
 /** Reusable scratch buffers, sized for the longest possible route. */
 export class Scratch {
   readonly load: Int32Array;
@@ -113,8 +123,15 @@ export class Scratch {
   readonly waitFrom: Float64Array;
   readonly dropsFrom: Int32Array;
   /** Remembered insertions per (trip, driver), with the version of the route they were priced in (see insertionInto). */
-  readonly insertions: { version: Float64Array; cost: Float64Array; i: Int32Array; j: Int32Array };
+  readonly insertions: InsertionCache;
+  /** The same for packing insertions. */
+  readonly packings: InsertionCache;
   stamp = 0;
+  /** The route whose times load, arr, depBefore, waitFrom and dropsFrom hold (bestInsertion), and its end. */
+  timedStops: readonly number[] | null = null;
+  timedDriver = -1;
+  timedInst: Instance | null = null;
+  timedEnd = 0;
   /** Out values of `shift`. */
   shiftSum = 0;
   shiftEnd = 0;
@@ -128,7 +145,9 @@ export class Scratch {
     this.waitFrom = new Float64Array(m);
     this.dropsFrom = new Int32Array(m);
     const k = inst.tripCount * inst.driverCount;
-    this.insertions = { version: new Float64Array(k).fill(-1), cost: new Float64Array(k), i: new Int32Array(k), j: new Int32Array(k) };
+    const cache = (): InsertionCache => ({ version: new Float64Array(k).fill(-1), cost: new Float64Array(k), i: new Int32Array(k), j: new Int32Array(k) });
+    this.insertions = cache();
+    this.packings = cache();
   }
 }
 
@@ -163,9 +182,11 @@ function shift(inst: Instance, stops: readonly number[], j: number, delta: numbe
  * every later dropoff position while the load stays within the driver's room and the route within
  * its time limit. The stops between the two new ones are re-timed incrementally and the shift of the
  * rest is priced by `shift`, so O(n²) in the usual case. Writes into `out` and returns the added
- * cost (Infinity when no position is feasible).
+ * cost (Infinity when no position is feasible). `packing`: the cost is how much longer the route
+ * gets (time it can no longer give to other trips), the objective only breaking ties: the insertion
+ * that leaves the most room, to assign more trips.
  */
-export function bestInsertion(inst: Instance, d: number, stops: readonly number[], t: number, scratch: Scratch, out: Insertion): number {
+export function bestInsertion(inst: Instance, d: number, stops: readonly number[], t: number, scratch: Scratch, out: Insertion, packing = false): number {
   out.cost = Infinity;
   const D = inst.driverCount;
   const len = stops.length;
@@ -175,32 +196,41 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
   const limit = inst.limit[d] + 1e-9;
   const { load, arr, depBefore, waitFrom, dropsFrom } = scratch;
   const s0 = startNode(inst, d);
-  // the current route's times
-  load[0] = 0;
-  let time = 0;
-  let prev = s0;
-  for (let k = 0; k < len; k++) {
-    const s = stops[k];
-    load[k + 1] = load[k] + (isPickup(s) ? 1 : -1);
-    depBefore[k] = time;
-    time += travel[prev * n + s];
-    arr[k] = time;
-    if (isPickup(s)) {
-      const r = ready[tripOf(s)];
-      if (r > time) time = r;
-      time += svcPickup;
-    } else time += svcDropoff;
-    prev = s;
-  }
-  depBefore[len] = time;
-  const end = time;
-  waitFrom[len] = 0;
-  dropsFrom[len] = 0;
-  for (let k = len - 1; k >= 0; k--) {
-    const s = stops[k];
-    const pickup = isPickup(s);
-    waitFrom[k] = waitFrom[k + 1] + (pickup ? Math.max(0, ready[tripOf(s)] - arr[k]) : 0);
-    dropsFrom[k] = dropsFrom[k + 1] + (pickup ? 0 : 1);
+  // the current route's times, unless they are those of the previous call (the same route array:
+  // routes are never changed in place), e.g. every pending trip priced in the route just changed
+  let end: number;
+  if (scratch.timedStops === stops && scratch.timedDriver === d && scratch.timedInst === inst) end = scratch.timedEnd;
+  else {
+    load[0] = 0;
+    let time = 0;
+    let prev = s0;
+    for (let k = 0; k < len; k++) {
+      const s = stops[k];
+      load[k + 1] = load[k] + (isPickup(s) ? 1 : -1);
+      depBefore[k] = time;
+      time += travel[prev * n + s];
+      arr[k] = time;
+      if (isPickup(s)) {
+        const r = ready[tripOf(s)];
+        if (r > time) time = r;
+        time += svcPickup;
+      } else time += svcDropoff;
+      prev = s;
+    }
+    depBefore[len] = time;
+    end = time;
+    waitFrom[len] = 0;
+    dropsFrom[len] = 0;
+    for (let k = len - 1; k >= 0; k--) {
+      const s = stops[k];
+      const pickup = isPickup(s);
+      waitFrom[k] = waitFrom[k + 1] + (pickup ? Math.max(0, ready[tripOf(s)] - arr[k]) : 0);
+      dropsFrom[k] = dropsFrom[k + 1] + (pickup ? 0 : 1);
+    }
+    scratch.timedStops = stops;
+    scratch.timedDriver = d;
+    scratch.timedInst = inst;
+    scratch.timedEnd = end;
   }
   const p = 2 * t;
   const q = p + 1;
@@ -224,7 +254,7 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
       shift(inst, stops, i, depP + travel[p * n + next] - arr[i], scratch);
       if (end + scratch.shiftEnd > limit) continue;
       const bound = wTime * (depP + pq + scratch.shiftSum) + wDist * (dist[before * n + p] + dist[p * n + next] - dist[before * n + next]);
-      if (bound > best + PRUNE_TOLERANCE) continue;
+      if ((packing ? scratch.shiftEnd + PACKING_TIE * bound : bound) > best + PRUNE_TOLERANCE) continue;
     }
     // q right after p
     {
@@ -240,7 +270,8 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
         dTime += scratch.shiftSum;
         newEnd = end + scratch.shiftEnd;
       }
-      const c = wTime * dTime + wDist * dDist;
+      const objective = wTime * dTime + wDist * dDist;
+      const c = packing ? newEnd - end + PACKING_TIE * objective : objective;
       if (newEnd <= limit && c < best) {
         best = c;
         bi = bj = i;
@@ -264,7 +295,7 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
       if (cur > limit) break;
       if (load[j] + 1 > room) break;
       // the drop-off arrives after cur and nothing before it gets earlier (triangle inequality): later j are dearer still
-      if (metric && wTime * (segSum + cur) + wDist * dpDist > best + PRUNE_TOLERANCE) break;
+      if (metric && !packing && wTime * (segSum + cur) + wDist * dpDist > best + PRUNE_TOLERANCE) break;
       const aq = cur + travel[s * n + q];
       const dq = aq + svcDropoff;
       let dTime = segSum + aq;
@@ -277,7 +308,8 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
         dTime += scratch.shiftSum;
         newEnd = end + scratch.shiftEnd;
       }
-      const c = wTime * dTime + wDist * dDist;
+      const objective = wTime * dTime + wDist * dDist;
+      const c = packing ? newEnd - end + PACKING_TIE * objective : objective;
       if (newEnd <= limit && c < best) {
         best = c;
         bi = i;

@@ -50,7 +50,10 @@ export class Solution {
     return new Solution(this.inst, this);
   }
 
-  /** Replace route d; trips that appear in or leave the route are re-indexed. */
+  /**
+   * Replace route d; trips that appear in or leave the route are re-indexed. A trip moved here from
+   * another route belongs to this one from now on (that route is expected to be replaced next).
+   */
   setRoute(d: number, stops: number[]): void {
     for (const s of this.routes[d]) {
       if (this.routeOf[tripOf(s)] === d && (s & 1) === 0) {
@@ -60,8 +63,9 @@ export class Solution {
     }
     for (const s of stops) {
       if ((s & 1) === 0) {
+        // a trip still in another route's array (a swap between two routes, half done) counts once
+        if (this.routeOf[tripOf(s)] < 0) this.assigned++;
         this.routeOf[tripOf(s)] = d;
-        this.assigned++;
       }
     }
     this.routes[d] = stops;
@@ -97,8 +101,8 @@ export function isBetter(a: Solution, b: Solution): boolean {
  * version: the same route content gives the same answer, so a route the last iterations did not
  * touch is not priced again (most of them on a large instance, and most answers are "no room").
  */
-export function insertionInto(sol: Solution, d: number, t: number, scratch: Scratch, out: Insertion): number {
-  const cache = scratch.insertions;
+export function insertionInto(sol: Solution, d: number, t: number, scratch: Scratch, out: Insertion, packing = false): number {
+  const cache = packing ? scratch.packings : scratch.insertions;
   const k = t * sol.inst.driverCount + d;
   if (cache.version[k] === sol.version[d]) {
     out.cost = cache.cost[k];
@@ -112,7 +116,7 @@ export function insertionInto(sol: Solution, d: number, t: number, scratch: Scra
   const c =
     inst.metric && sol.end[d] - sol.wait[d] + inst.svcPickup + inst.svcDropoff > inst.limit[d] + 1e-6
       ? (out.cost = Infinity)
-      : bestInsertion(inst, d, sol.routes[d], t, scratch, out);
+      : bestInsertion(inst, d, sol.routes[d], t, scratch, out, packing);
   cache.version[k] = sol.version[d];
   cache.cost[k] = c;
   cache.i[k] = out.i;
