@@ -80,7 +80,7 @@ function ruin(sol: Solution, ctx: SearchContext, rng: Rng): { removed: number[];
   const assigned: number[] = [];
   for (let t = 0; t < T; t++) if (sol.routeOf[t] >= 0) assigned.push(t);
   if (assigned.length === 0) return { removed: [] };
-  const cap = T <= 12 ? assigned.length : Math.min(assigned.length, Math.max(4, Math.min(40, Math.round(0.15 * T))));
+  const cap = T <= 12 ? assigned.length : Math.min(assigned.length, Math.max(4, Math.min(RUIN_MAX, Math.round(0.15 * T))));
   const k = 1 + randInt(rng, cap);
   const removed = new Set<number>();
   const strategy = rng();
@@ -109,6 +109,9 @@ function ruin(sol: Solution, ctx: SearchContext, rng: Rng): { removed: number[];
   for (const d of byRoute) sol.setRoute(d, sol.routes[d].filter((s) => !removed.has(tripOf(s))));
   return { removed: [...removed], banned };
 }
+
+/** Most trips removed per iteration (15 % of the trips up to this). */
+const RUIN_MAX = 15;
 
 /** Unassigned trips re-tried per iteration (besides the removed ones): related to the removed first, then random. */
 const UNASSIGNED_TRIES = 20;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compile, startNode, type Instance } from './instance.js';
-import { Scratch, bestInsertion, isPickup, tripOf, type Insertion } from './route.js';
+import { Scratch, bestInsertion, feasibleCost, feasibleCostFrom, isPickup, timePrefixes, tripOf, type Insertion } from './route.js';
 import { Solution, insertionInto } from './solution.js';
 import type { Objective, OptimizerProblem } from './types.js';
 
@@ -168,6 +168,32 @@ describe('bestInsertion (property)', () => {
         }
       }),
       runs(200),
+    );
+  });
+});
+
+describe('feasibleCostFrom (property)', () => {
+  it('prices a re-ordered suffix of a route as feasibleCost prices the whole sequence', () => {
+    fc.assert(
+      fc.property(routeCase, fc.nat(), fc.array(fc.nat(), { minLength: 20, maxLength: 20 }), fc.option(fc.double({ min: 0, max: 2, noNaN: true }), { nil: undefined }), ({ inst, stops }, cut, swaps, boundShare) => {
+        const scratch = new Scratch(inst);
+        for (let x = 0; x < stops.length; x++) scratch.pos[stops[x]] = x;
+        timePrefixes(inst, 0, stops, scratch);
+        const from = stops.length === 0 ? 0 : cut % (stops.length + 1);
+        // the suffix shuffled (precedence and capacity may break: both must say so)
+        const seq = stops.slice();
+        for (let x = from; x < seq.length; x++) {
+          const y = from + (swaps[x % swaps.length] % (seq.length - from));
+          [seq[x], seq[y]] = [seq[y], seq[x]];
+        }
+        const bound = boundShare === undefined ? Infinity : boundShare * fullCost(inst, 0, stops);
+        scratch.seq.length = 0;
+        scratch.seq.push(...seq);
+        const whole = feasibleCost(inst, 0, seq, seq.length, scratch, bound);
+        const suffix = feasibleCostFrom(inst, 0, scratch.seq, from, seq.length, scratch, bound);
+        expect(suffix).toBe(whole);
+      }),
+      runs(400),
     );
   });
 });

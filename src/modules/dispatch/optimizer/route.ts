@@ -45,6 +45,78 @@ export function feasibleCost(inst: Instance, d: number, seq: readonly number[], 
   return cost;
 }
 
+/**
+ * State after each prefix of a route (scratch.preTime, preCost, preLoad at index k: after its
+ * first k stops), for feasibleCostFrom.
+ */
+export function timePrefixes(inst: Instance, d: number, stops: readonly number[], scratch: Scratch): void {
+  const { dist, travel, n, ready, wTime, wDist, svcPickup, svcDropoff } = inst;
+  const { preTime, preCost, preLoad } = scratch;
+  let prev = startNode(inst, d);
+  let cost = 0;
+  let time = 0;
+  let load = 0;
+  preTime[0] = preCost[0] = preLoad[0] = 0;
+  for (let k = 0; k < stops.length; k++) {
+    const s = stops[k];
+    time += travel[prev * n + s];
+    cost += wDist * dist[prev * n + s];
+    if (isPickup(s)) {
+      load++;
+      const r = ready[tripOf(s)];
+      if (r > time) time = r;
+      time += svcPickup;
+    } else {
+      load--;
+      cost += wTime * time;
+      time += svcDropoff;
+    }
+    preTime[k + 1] = time;
+    preCost[k + 1] = cost;
+    preLoad[k + 1] = load;
+    prev = s;
+  }
+}
+
+/**
+ * feasibleCost of seq[0..len) when its first `from` stops are those of the (feasible) route whose
+ * prefixes timePrefixes wrote, and scratch.pos holds that route's positions: only the changed part
+ * is simulated. Same value as feasibleCost.
+ */
+export function feasibleCostFrom(inst: Instance, d: number, seq: readonly number[], from: number, len: number, scratch: Scratch, bound = Infinity): number {
+  const { dist, travel, n, ready, wTime, wDist, svcPickup, svcDropoff } = inst;
+  const room = inst.room[d];
+  const limit = inst.limit[d] + 1e-9;
+  const stamp = ++scratch.stamp;
+  const { seen, pos } = scratch;
+  let prev = from === 0 ? startNode(inst, d) : seq[from - 1];
+  let cost = scratch.preCost[from];
+  let time = scratch.preTime[from];
+  let load = scratch.preLoad[from];
+  if (from > 0 && cost >= bound) return Infinity; // as feasibleCost would have found at stop from - 1
+  for (let k = from; k < len; k++) {
+    const s = seq[k];
+    time += travel[prev * n + s];
+    cost += wDist * dist[prev * n + s];
+    if (isPickup(s)) {
+      if (++load > room) return Infinity;
+      seen[tripOf(s)] = stamp;
+      const r = ready[tripOf(s)];
+      if (r > time) time = r;
+      time += svcPickup;
+    } else {
+      // its pickup is in the unchanged prefix, or earlier in the changed part
+      if (seen[tripOf(s)] !== stamp && pos[s - 1] >= from) return Infinity;
+      load--;
+      cost += wTime * time;
+      time += svcDropoff;
+    }
+    if (time > limit || cost >= bound) return Infinity;
+    prev = s;
+  }
+  return cost;
+}
+
 /** Times of a route, written by routeCost when asked: its end (departure from the last stop) and its total wait at pickups. */
 export interface RouteTimes {
   end: number;
@@ -122,10 +194,16 @@ export class Scratch {
   readonly depBefore: Float64Array;
   readonly waitFrom: Float64Array;
   readonly dropsFrom: Int32Array;
+  /** Per prefix of the route being improved: time, cost and load after it (timePrefixes). */
+  readonly preTime: Float64Array;
+  readonly preCost: Float64Array;
+  readonly preLoad: Int32Array;
   /** Remembered insertions per (trip, driver), with the version of the route they were priced in (see insertionInto). */
   readonly insertions: InsertionCache;
   /** The same for packing insertions. */
   readonly packings: InsertionCache;
+  /** exactRouteOrder's answers by driver and stop sequence (a pure function of both; improveRoute). */
+  readonly exactOrders = new Map<string, number[] | null>();
   stamp = 0;
   /** The route whose times load, arr, depBefore, waitFrom and dropsFrom hold (bestInsertion), and its end. */
   timedStops: readonly number[] | null = null;
@@ -144,6 +222,9 @@ export class Scratch {
     this.depBefore = new Float64Array(m);
     this.waitFrom = new Float64Array(m);
     this.dropsFrom = new Int32Array(m);
+    this.preTime = new Float64Array(m);
+    this.preCost = new Float64Array(m);
+    this.preLoad = new Int32Array(m);
     const k = inst.tripCount * inst.driverCount;
     const cache = (): InsertionCache => ({ version: new Float64Array(k).fill(-1), cost: new Float64Array(k), i: new Int32Array(k), j: new Int32Array(k) });
     this.insertions = cache();
