@@ -45,7 +45,7 @@ export function regretInsert(
   const posI = new Int32Array(k * D);
   const posJ = new Int32Array(k * D);
   const allowed = new Uint8Array(k * D).fill(1);
-  const ins: Insertion = { cost: 0, i: 0, j: 0 };
+  const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
   const evaluate = (a: number, d: number) => {
     cost[a * D + d] = banned?.[d] || !allowed[a * D + d] ? Infinity : insertionInto(sol, d, pending[a], scratch, ins, packing) + jitter(noise);
     posI[a * D + d] = ins.i;
@@ -132,8 +132,8 @@ export function sequentialInsert(
   { noise, banned, candidates, packing }: RecreateOptions = {},
 ): void {
   const inst: Instance = sol.inst;
-  const ins: Insertion = { cost: 0, i: 0, j: 0 };
-  const best: Insertion = { cost: 0, i: 0, j: 0 };
+  const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
+  const best: Insertion = { cost: Infinity, i: 0, j: 0 };
   const allowed = new Uint8Array(inst.driverCount);
   for (const t of shuffle(rng, pending.slice())) {
     let bestRoute = -1;

@@ -158,7 +158,7 @@ function twoOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
  */
 export function relocatePass(sol: Solution, ctx: SearchContext, only?: readonly number[]): boolean {
   const { inst, scratch } = ctx;
-  const ins: Insertion = { cost: 0, i: 0, j: 0 };
+  const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
   let improvedAny = false;
   const count = only ? only.length : inst.tripCount;
   for (let x = 0; x < count; x++) {
@@ -194,8 +194,8 @@ export function relocatePass(sol: Solution, ctx: SearchContext, only?: readonly 
  */
 export function exchangePass(sol: Solution, ctx: SearchContext): boolean {
   const { inst, scratch, neighbors } = ctx;
-  const ia: Insertion = { cost: 0, i: 0, j: 0 };
-  const ib: Insertion = { cost: 0, i: 0, j: 0 };
+  const ia: Insertion = { cost: Infinity, i: 0, j: 0 };
+  const ib: Insertion = { cost: Infinity, i: 0, j: 0 };
   let improvedAny = false;
   for (let a = 0; a < inst.tripCount; a++) {
     for (let x = 0; x < Math.min(EXCHANGE_K, neighbors[a].length); x++) {
@@ -228,8 +228,8 @@ export function exchangePass(sol: Solution, ctx: SearchContext): boolean {
 export function assignMorePass(sol: Solution, ctx: SearchContext): boolean {
   const { inst, scratch } = ctx;
   const D = inst.driverCount;
-  const ins: Insertion = { cost: 0, i: 0, j: 0 };
-  const moved: Insertion = { cost: 0, i: 0, j: 0 };
+  const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
+  const moved: Insertion = { cost: Infinity, i: 0, j: 0 };
   let improvedAny = false;
   for (const u of sol.unassignedTrips()) {
     if (ctx.now() > ctx.deadline) break;

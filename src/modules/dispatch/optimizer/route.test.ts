@@ -95,7 +95,7 @@ describe('bestInsertion (property)', () => {
     fc.assert(
       fc.property(routeCase, ({ inst, stops }) => {
         const scratch = new Scratch(inst);
-        const out: Insertion = { cost: 0, i: 0, j: 0 };
+        const out: Insertion = { cost: Infinity, i: 0, j: 0 };
         const inRoute = new Set(stops.map(tripOf));
         for (let t = 0; t < inst.tripCount; t++) {
           if (inRoute.has(t)) continue;
@@ -122,8 +122,8 @@ describe('bestInsertion (property)', () => {
         expect(inst.metric).toBe(true);
         const fullScan: Instance = { ...inst, metric: false };
         const scratch = new Scratch(inst);
-        const a: Insertion = { cost: 0, i: 0, j: 0 };
-        const b: Insertion = { cost: 0, i: 0, j: 0 };
+        const a: Insertion = { cost: Infinity, i: 0, j: 0 };
+        const b: Insertion = { cost: Infinity, i: 0, j: 0 };
         for (let t = 0; t < inst.tripCount; t++) {
           if (stops.some((s) => tripOf(s) === t)) continue;
           const pruned = bestInsertion(inst, 0, stops, t, scratch, a);
@@ -142,8 +142,8 @@ describe('bestInsertion (property)', () => {
         const scratch = new Scratch(inst);
         const sol = new Solution(inst);
         sol.setRoute(0, stops);
-        const a: Insertion = { cost: 0, i: 0, j: 0 };
-        const b: Insertion = { cost: 0, i: 0, j: 0 };
+        const a: Insertion = { cost: Infinity, i: 0, j: 0 };
+        const b: Insertion = { cost: Infinity, i: 0, j: 0 };
         for (const pick of picks) {
           const t = pick % inst.tripCount;
           const d = (pick >> 3) % inst.driverCount;
