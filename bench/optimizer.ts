@@ -5,10 +5,11 @@
  * the greedy nearest-driver baseline, with the default iteration budget, and with 10× that budget,
  * and reports time (wall and CPU: the machine is shared, so CPU time is the fairer figure),
  * iterations, stop reason, assigned trips, objective, distance, mean drop-off time, drivers used,
- * the gap to the 10× run, and the improvement curve (best objective at 0, 10, 25, 50, 100 % of the
- * iterations, relative to the final one). The runs have no wall-clock ceiling (the API's
- * `time_budget_ms` would cut them on a loaded machine): the times are those of the full, deterministic
- * default budget.
+ * the gap to the 10× run (see `gap`: assigned trips first, then the cost per assigned trip), and
+ * the improvement curve (best objective at 0, 10, 25, 50, 100 % of the iterations, relative to the
+ * final one). The table is measured after two warm-up solves (JIT), whose times are reported.
+ * The runs have no wall-clock ceiling (the API's `time_budget_ms` would cut them on a loaded
+ * machine): the times are those of the full, deterministic default budget.
  *
  *   npm run bench:optimizer [-- --quick]     (or: npx tsx bench/optimizer.ts [--quick])
  *   npm run bench -- --only=optimizer         (the same rows in the main benchmark's table)
@@ -100,11 +101,29 @@ function curveAt(plan: Plan, share: number): string {
   return point.assigned < last.assigned ? `${point.assigned - last.assigned} trips` : `+${(100 * (point.cost / last.cost - 1)).toFixed(1)}%`;
 }
 
-/** Gap of `a` to the reference `b`: fewer trips counts first, then the objective. */
-function gap(a: Plan, b: Plan): { value: number; note: string } {
-  if (a.totals.assigned !== b.totals.assigned) return { value: NaN, note: `${a.totals.assigned - b.totals.assigned} assigned vs 10× (${a.totals.assigned} / ${b.totals.assigned})` };
-  const value = Math.round(1000 * (a.cost / b.cost - 1)) / 10;
-  return { value, note: value <= 2 ? 'meets target (<= 2 %)' : 'MISSES target (<= 2 %)' };
+/**
+ * Gap of the default run `a` to its own 10× run `b` on the primary objective, lexicographic: the
+ * assigned trips first, then the time objective. Two figures: the count gap, 1 − assigned(a) /
+ * assigned(b) (0 when a assigns as many or more), and the cost gap per assigned trip,
+ * (cost(a) / assigned(a)) / (cost(b) / assigned(b)) − 1: the plain cost ratio when both assign as
+ * many trips; with fewer trips the total cost would flatter a (fewer drop-offs in the sum), so it is
+ * compared per trip. "Within 2 %": both gaps at most 2 %. The value reported is the larger of the two.
+ */
+export function gap(a: Plan, b: Plan): { value: number; met: boolean; note: string } {
+  const countGap = Math.max(0, 1 - a.totals.assigned / b.totals.assigned);
+  const perTrip = (p: Plan) => p.cost / Math.max(1, p.totals.assigned);
+  const costGap = perTrip(a) / perTrip(b) - 1;
+  const pct = (v: number) => `${v >= 0 ? '+' : ''}${(100 * v).toFixed(2)} %`;
+  const met = countGap <= 0.02 && costGap <= 0.02;
+  const trips = a.totals.assigned - b.totals.assigned;
+  const count =
+    trips === 0 ? `same ${a.totals.assigned} trips assigned` : `${a.totals.assigned} vs ${b.totals.assigned} trips assigned (${trips > 0 ? '+' : ''}${trips}, count gap ${pct(countGap)})`;
+  const cost = trips === 0 ? `cost ${pct(costGap)}` : `cost per assigned trip ${pct(costGap)} (total cost ${pct(a.cost / b.cost - 1)})`;
+  return {
+    value: Math.round(1000 * Math.max(countGap, costGap)) / 10,
+    met,
+    note: `${count}; ${cost}; ${met ? 'meets' : 'MISSES'} the target (count gap and cost gap both <= 2 %)`,
+  };
 }
 
 const km = (m: number) => Math.round(m / 10) / 100;
@@ -118,6 +137,24 @@ const used = (p: Plan) => p.routes.filter((r) => r.stops.length > 0);
  */
 export async function optimizerBench(env: Pick<BenchEnv, 'report' | 'quick'>): Promise<void> {
   const seeds = env.quick ? [1] : [1, 2];
+  // The first solves in a process also pay for compiling the solver (V8 optimizes and re-optimizes
+  // it on threads of its own, counted in the process CPU time): measured here, the first and the
+  // second solve of a fresh process took 2 to 3 times as long as later ones. A server solves plan
+  // after plan, so the table is measured after two warm-up solves of instances that are not in it;
+  // their times are reported too.
+  for (const [n, make] of [
+    ['first', uniformInstance],
+    ['second', cityInstance],
+  ] as const) {
+    const warm = run(make(100, 20, 99), { ...BENCH_OPTIONS, seed: 99, timeBudgetMs: 3_600_000 });
+    env.report({
+      scenario: `optimizer warm-up ${make === uniformInstance ? 'uniform' : 'clustered'} 100x20 #99`,
+      metric: `${n} solve (JIT warming)`,
+      value: Math.round(warm.cpuMs),
+      unit: 'ms CPU',
+      note: `${Math.round(warm.wallMs)} ms wall, ${warm.plan.iterations} iterations; the rows below are measured after both`,
+    });
+  }
   for (const c of CASES) {
     for (const seed of seeds) {
       const problem = (c.kind === 'uniform' ? uniformInstance : cityInstance)(c.trips, c.drivers, seed);
@@ -140,7 +177,7 @@ export async function optimizerBench(env: Pick<BenchEnv, 'report' | 'quick'>): P
       const ten = run(problem, { ...options, iterations: 10 * budget });
       report('time (10× budget)', Math.round(ten.cpuMs), 'ms CPU', `${ten.plan.iterations} iterations, stopped by ${ten.plan.stoppedBy}`);
       const g = gap(base.plan, ten.plan);
-      report('objective vs 10× budget', g.value, '%', g.note);
+      report('gap to 10× budget', g.value, '%', g.note);
     }
   }
 }

@@ -99,7 +99,8 @@ export function exactRouteOrder(inst: Instance, d: number, stops: readonly numbe
     }
   }
   if (bestLabel < 0 || !(best < bound)) return null;
-  const order = new Array<number>(m);
-  for (let l = bestLabel, k = m - 1; k >= 0; k--, l = lp[l]) order[k] = stops[lx[l]];
-  return order;
+  // a packed array (new Array(m) would make a holey one: routes of two element kinds deoptimize the code that reads them)
+  const order: number[] = [];
+  for (let l = bestLabel, k = m - 1; k >= 0; k--, l = lp[l]) order.push(stops[lx[l]]);
+  return order.reverse();
 }

@@ -1,7 +1,7 @@
 import type { Instance } from './instance.js';
 import { shuffle, type Rng } from './prng.js';
-import { bestInsertion, withInsertion, type Insertion, type Scratch } from './route.js';
-import type { Solution } from './solution.js';
+import { withInsertion, type Insertion, type Scratch } from './route.js';
+import { insertionInto, type Solution } from './solution.js';
 
 /** Random perturbation of insertion costs (Ropke & Pisinger): uniform in ±amplitude metres. */
 export interface Noise {
@@ -20,6 +20,8 @@ export interface RecreateOptions {
    * with no feasible position among them is priced in every route.
    */
   candidates?: (sol: Solution, t: number, into: Uint8Array) => void;
+  /** Price insertions by how much longer they make the route (see bestInsertion), to assign more trips. */
+  packing?: boolean;
 }
 
 /**
@@ -33,7 +35,7 @@ export function regretInsert(
   sol: Solution,
   pending: readonly number[],
   scratch: Scratch,
-  { noise, banned, candidates }: RecreateOptions = {},
+  { noise, banned, candidates, packing }: RecreateOptions = {},
 ): void {
   const inst = sol.inst;
   const D = inst.driverCount;
@@ -43,24 +45,47 @@ export function regretInsert(
   const posI = new Int32Array(k * D);
   const posJ = new Int32Array(k * D);
   const allowed = new Uint8Array(k * D).fill(1);
-  const ins: Insertion = { cost: 0, i: 0, j: 0 };
+  const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
   const evaluate = (a: number, d: number) => {
-    cost[a * D + d] = banned?.[d] || !allowed[a * D + d] ? Infinity : bestInsertion(inst, d, sol.routes[d], pending[a], scratch, ins) + jitter(noise);
+    cost[a * D + d] = banned?.[d] || !allowed[a * D + d] ? Infinity : insertionInto(sol, d, pending[a], scratch, ins, packing) + jitter(noise);
     posI[a * D + d] = ins.i;
     posJ[a * D + d] = ins.j;
   };
+  // First prices route by route, so that a route's times are computed once for all pending trips
+  // (bestInsertion reuses them); a trip with no feasible position among its candidate routes is
+  // then priced in every route. The noise is drawn afterwards, trip by trip.
+  if (candidates) for (let a = 0; a < k; a++) candidates(sol, pending[a], allowed.subarray(a * D, (a + 1) * D));
+  const price = (a: number, d: number) => {
+    cost[a * D + d] = insertionInto(sol, d, pending[a], scratch, ins, packing);
+    posI[a * D + d] = ins.i;
+    posJ[a * D + d] = ins.j;
+  };
+  for (let d = 0; d < D; d++) {
+    if (banned?.[d]) continue;
+    for (let a = 0; a < k; a++) if (allowed[a * D + d]) price(a, d);
+  }
+  const widened = new Uint8Array(k);
   for (let a = 0; a < k; a++) {
-    if (candidates) candidates(sol, pending[a], allowed.subarray(a * D, (a + 1) * D));
     let any = false;
     for (let d = 0; d < D; d++) {
-      evaluate(a, d);
-      if (cost[a * D + d] < Infinity) any = true;
+      if (banned?.[d] || !allowed[a * D + d]) cost[a * D + d] = Infinity;
+      else if (cost[a * D + d] < Infinity) any = true;
     }
     if (!any && candidates) {
-      allowed.fill(1, a * D, (a + 1) * D);
-      for (let d = 0; d < D; d++) evaluate(a, d);
+      widened[a] = 1;
+      for (let d = 0; d < D; d++) if (!banned?.[d] && !allowed[a * D + d]) price(a, d);
     }
   }
+  if (noise) {
+    for (let a = 0; a < k; a++) {
+      // one draw per priced route, and again for every route when the trip was widened
+      const draws = new Float64Array(D);
+      for (let d = 0; d < D; d++) if (!banned?.[d] && allowed[a * D + d]) draws[d] = jitter(noise);
+      if (widened[a]) for (let d = 0; d < D; d++) if (!banned?.[d]) draws[d] = jitter(noise);
+      for (let d = 0; d < D; d++) cost[a * D + d] += draws[d];
+    }
+  }
+  for (let a = 0; a < k; a++) if (widened[a]) allowed.fill(1, a * D, (a + 1) * D);
   const alive = Array.from({ length: k }, (_, a) => a);
   while (alive.length > 0) {
     let pick = -1;
@@ -104,11 +129,11 @@ export function sequentialInsert(
   pending: readonly number[],
   scratch: Scratch,
   rng: Rng,
-  { noise, banned, candidates }: RecreateOptions = {},
+  { noise, banned, candidates, packing }: RecreateOptions = {},
 ): void {
   const inst: Instance = sol.inst;
-  const ins: Insertion = { cost: 0, i: 0, j: 0 };
-  const best: Insertion = { cost: 0, i: 0, j: 0 };
+  const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
+  const best: Insertion = { cost: Infinity, i: 0, j: 0 };
   const allowed = new Uint8Array(inst.driverCount);
   for (const t of shuffle(rng, pending.slice())) {
     let bestRoute = -1;
@@ -122,7 +147,7 @@ export function sequentialInsert(
       }
       for (let d = 0; d < inst.driverCount; d++) {
         if (banned?.[d] || !allowed[d]) continue;
-        const c = bestInsertion(inst, d, sol.routes[d], t, scratch, ins) + jitter(noise);
+        const c = insertionInto(sol, d, t, scratch, ins, packing) + jitter(noise);
         if (c < best.cost) {
           Object.assign(best, ins);
           best.cost = c;

@@ -25,6 +25,13 @@ export interface Instance {
   readonly dur: Float64Array | null;
   /** Travel seconds between points (the duration matrix, or distance / speed). */
   readonly travel: Float64Array;
+  /**
+   * The distances and travel times obey the triangle inequality (great-circle distances built here,
+   * times proportional to them): going through an extra stop never arrives earlier nor drives less.
+   * bestInsertion then prunes positions by lower bounds; a custom distance function or matrix (road
+   * times) is not assumed to, and gets the full scan.
+   */
+  readonly metric: boolean;
   readonly speedMps: number;
   /** Per trip: earliest pickup, seconds from the start. */
   readonly ready: Float64Array;
@@ -160,6 +167,7 @@ export function compile(problem: OptimizerProblem, options: OptimizerOptions): I
     dist: matrix.distances,
     dur,
     travel,
+    metric: !options.distance,
     speedMps,
     ready: Float64Array.from(problem.trips, (t) => t.readyAtS ?? 0),
     limit: Float64Array.from(problem.drivers, (d) => Math.min(maxRouteDurationS, d.shiftEndS ?? Infinity)),

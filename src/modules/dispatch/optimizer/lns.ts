@@ -12,6 +12,8 @@ const LNS_EXACT_STOPS = 8;
 /** Insertion-cost noise: amplitude as a share of the longest leg, and how often it is used. */
 const NOISE = 0.025;
 const NOISE_P = 0.5;
+/** Share of the iterations that recreate by packing (insertions priced by how much longer the route gets): more trips assigned. */
+const PACKING_P = 0.3;
 /** Record-to-record acceptance: a candidate may be this much longer than the best. */
 const DEVIATION = 0.01;
 /** Iterations without a new best before stopping (at least; 40 per trip on larger problems). */
@@ -78,7 +80,7 @@ function ruin(sol: Solution, ctx: SearchContext, rng: Rng): { removed: number[];
   const assigned: number[] = [];
   for (let t = 0; t < T; t++) if (sol.routeOf[t] >= 0) assigned.push(t);
   if (assigned.length === 0) return { removed: [] };
-  const cap = T <= 12 ? assigned.length : Math.min(assigned.length, Math.max(4, Math.min(40, Math.round(0.15 * T))));
+  const cap = T <= 12 ? assigned.length : Math.min(assigned.length, Math.max(4, Math.min(RUIN_MAX, Math.round(0.15 * T))));
   const k = 1 + randInt(rng, cap);
   const removed = new Set<number>();
   const strategy = rng();
@@ -107,6 +109,9 @@ function ruin(sol: Solution, ctx: SearchContext, rng: Rng): { removed: number[];
   for (const d of byRoute) sol.setRoute(d, sol.routes[d].filter((s) => !removed.has(tripOf(s))));
   return { removed: [...removed], banned };
 }
+
+/** Most trips removed per iteration (15 % of the trips up to this). */
+const RUIN_MAX = 15;
 
 /** Unassigned trips re-tried per iteration (besides the removed ones): related to the removed first, then random. */
 const UNASSIGNED_TRIES = 20;
@@ -209,7 +214,8 @@ export function largeNeighborhoodSearch(
     const before = cand.routes.map((r) => r.length);
     const { removed, banned } = ruin(cand, ctx, rng);
     const pending = [...new Set([...removed, ...unassignedToTry(cand, removed, ctx, rng)])];
-    const options = { noise: rng() < NOISE_P ? noise : undefined, banned, candidates };
+    const packing = rng() < PACKING_P;
+    const options = { noise: !packing && rng() < NOISE_P ? noise : undefined, banned, candidates, packing };
     if (rng() < 0.5) regretInsert(cand, pending, ctx.scratch, options);
     else sequentialInsert(cand, pending, ctx.scratch, rng, options);
     if (banned) regretInsert(cand, pending.filter((t) => cand.routeOf[t] < 0), ctx.scratch);

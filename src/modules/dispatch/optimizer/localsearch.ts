@@ -3,19 +3,23 @@ import { startNode, type Instance } from './instance.js';
 import {
   EPS,
   bestInsertion,
-  feasibleCost,
+  feasibleCostFrom,
   isPickup,
   routeCost,
+  timePrefixes,
   tripOf,
   withInsertion,
   withoutTrip,
   type Insertion,
   type Scratch,
 } from './route.js';
-import type { Solution } from './solution.js';
+import { insertionInto, type Solution } from './solution.js';
 
 /** The eject-and-insert move runs only while at most this many trips are unassigned. */
 const EJECT_MAX_UNASSIGNED = 20;
+
+/** Exact re-orderings remembered (by driver and stop sequence) before the memo starts over. */
+const EXACT_MEMO_SIZE = 50_000;
 
 /** Related trips tried per trip by the exchange move. */
 const EXCHANGE_K = 30;
@@ -39,7 +43,14 @@ export function improveRoute(sol: Solution, d: number, scratch: Scratch, exactUp
   const inst = sol.inst;
   if (sol.routes[d].length <= exactUpTo) {
     if (sol.exact[d]) return false;
-    const order = exactRouteOrder(inst, d, sol.routes[d], sol.cost[d]);
+    // the same sequence keeps coming back in the search (trips removed and put back where they were)
+    const key = `${d}:${sol.routes[d].join(',')}`;
+    let order = scratch.exactOrders.get(key);
+    if (order === undefined) {
+      order = exactRouteOrder(inst, d, sol.routes[d], sol.cost[d]);
+      if (scratch.exactOrders.size >= EXACT_MEMO_SIZE) scratch.exactOrders.clear();
+      scratch.exactOrders.set(key, order);
+    }
     if (order) sol.setRoute(d, order);
     sol.exact[d] = 1;
     return order !== null;
@@ -49,9 +60,9 @@ export function improveRoute(sol: Solution, d: number, scratch: Scratch, exactUp
   return changed;
 }
 
-/** Apply `seq` to route d when it is feasible and shorter. */
-function tryApply(sol: Solution, d: number, scratch: Scratch, len: number): boolean {
-  const c = feasibleCost(sol.inst, d, scratch.seq, len, scratch, sol.cost[d] - EPS);
+/** Apply `seq` to route d when it is feasible and shorter; its first `from` stops are the route's (see feasibleCostFrom). */
+function tryApply(sol: Solution, d: number, scratch: Scratch, len: number, from: number): boolean {
+  const c = feasibleCostFrom(sol.inst, d, scratch.seq, from, len, scratch, sol.cost[d] - EPS);
   if (c === Infinity) return false;
   sol.setRoute(d, scratch.seq.slice(0, len));
   return true;
@@ -67,6 +78,7 @@ function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
   const seq = scratch.seq;
   const pos = scratch.pos;
   for (let x = 0; x < n; x++) pos[stops[x]] = x;
+  timePrefixes(sol.inst, d, stops, scratch);
   for (let len = 1; len <= 3; len++) {
     for (let a = 0; a + len <= n; a++) {
       const e = a + len - 1;
@@ -103,7 +115,7 @@ function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
           for (let x = a; x <= e; x++) seq[w++] = stops[x];
           for (let x = k + 1; x < n; x++) seq[w++] = stops[x];
         }
-        if (tryApply(sol, d, scratch, n)) return true;
+        if (tryApply(sol, d, scratch, n, Math.min(a, k + 1))) return true;
       }
     }
   }
@@ -119,6 +131,7 @@ function twoOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
   const s0 = startNode(sol.inst, d);
   const pos = scratch.pos;
   for (let x = 0; x < n; x++) pos[stops[x]] = x;
+  timePrefixes(sol.inst, d, stops, scratch);
   for (let a = 0; a < n - 1; a++) {
     const prev = a === 0 ? s0 : stops[a - 1];
     let forward = 0;
@@ -133,7 +146,7 @@ function twoOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
       const after = dist[prev * N + stops[b]] + backward + (next >= 0 ? dist[stops[a] * N + next] : 0);
       if (sol.inst.wTime === 0 && after >= before - EPS) continue;
       for (let k = 0; k < n; k++) seq[k] = k < a || k > b ? stops[k] : stops[a + b - k];
-      if (tryApply(sol, d, scratch, n)) return true;
+      if (tryApply(sol, d, scratch, n, a)) return true;
     }
   }
   return false;
@@ -145,7 +158,7 @@ function twoOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
  */
 export function relocatePass(sol: Solution, ctx: SearchContext, only?: readonly number[]): boolean {
   const { inst, scratch } = ctx;
-  const ins: Insertion = { cost: 0, i: 0, j: 0 };
+  const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
   let improvedAny = false;
   const count = only ? only.length : inst.tripCount;
   for (let x = 0; x < count; x++) {
@@ -158,7 +171,7 @@ export function relocatePass(sol: Solution, ctx: SearchContext, only?: readonly 
     let bestRoute = -1;
     let best: Insertion | null = null;
     for (let d = 0; d < inst.driverCount; d++) {
-      const c = bestInsertion(inst, d, d === r ? without : sol.routes[d], t, scratch, ins);
+      const c = d === r ? bestInsertion(inst, d, without, t, scratch, ins) : insertionInto(sol, d, t, scratch, ins);
       if (c < bestCost) {
         bestCost = c;
         bestRoute = d;
@@ -181,8 +194,8 @@ export function relocatePass(sol: Solution, ctx: SearchContext, only?: readonly 
  */
 export function exchangePass(sol: Solution, ctx: SearchContext): boolean {
   const { inst, scratch, neighbors } = ctx;
-  const ia: Insertion = { cost: 0, i: 0, j: 0 };
-  const ib: Insertion = { cost: 0, i: 0, j: 0 };
+  const ia: Insertion = { cost: Infinity, i: 0, j: 0 };
+  const ib: Insertion = { cost: Infinity, i: 0, j: 0 };
   let improvedAny = false;
   for (let a = 0; a < inst.tripCount; a++) {
     for (let x = 0; x < Math.min(EXCHANGE_K, neighbors[a].length); x++) {
@@ -215,15 +228,15 @@ export function exchangePass(sol: Solution, ctx: SearchContext): boolean {
 export function assignMorePass(sol: Solution, ctx: SearchContext): boolean {
   const { inst, scratch } = ctx;
   const D = inst.driverCount;
-  const ins: Insertion = { cost: 0, i: 0, j: 0 };
-  const moved: Insertion = { cost: 0, i: 0, j: 0 };
+  const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
+  const moved: Insertion = { cost: Infinity, i: 0, j: 0 };
   let improvedAny = false;
   for (const u of sol.unassignedTrips()) {
     if (ctx.now() > ctx.deadline) break;
     let best = Infinity;
     let apply: (() => void) | null = null;
     for (let d = 0; d < D; d++) {
-      const c = bestInsertion(inst, d, sol.routes[d], u, scratch, ins);
+      const c = insertionInto(sol, d, u, scratch, ins);
       if (c < best) {
         best = c;
         const [dd, at] = [d, { ...ins }];
@@ -243,7 +256,7 @@ export function assignMorePass(sol: Solution, ctx: SearchContext): boolean {
           const delta = routeCost(inst, d, rest) + cu - sol.cost[d];
           for (let d2 = 0; d2 < D; d2++) {
             if (d2 === d) continue;
-            const ct = bestInsertion(inst, d2, sol.routes[d2], t, scratch, moved);
+            const ct = insertionInto(sol, d2, t, scratch, moved);
             if (delta + ct < best) {
               best = delta + ct;
               const [rd, rd2, atU, atT] = [d, d2, { ...ins }, { ...moved }];

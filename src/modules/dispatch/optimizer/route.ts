@@ -45,20 +45,24 @@ export function feasibleCost(inst: Instance, d: number, seq: readonly number[], 
   return cost;
 }
 
-/** Objective cost of a route known to respect precedence (Infinity when over capacity or time). */
-export function routeCost(inst: Instance, d: number, stops: readonly number[]): number {
+/**
+ * State after each prefix of a route (scratch.preTime, preCost, preLoad at index k: after its
+ * first k stops), for feasibleCostFrom.
+ */
+export function timePrefixes(inst: Instance, d: number, stops: readonly number[], scratch: Scratch): void {
   const { dist, travel, n, ready, wTime, wDist, svcPickup, svcDropoff } = inst;
-  const room = inst.room[d];
+  const { preTime, preCost, preLoad } = scratch;
   let prev = startNode(inst, d);
   let cost = 0;
   let time = 0;
   let load = 0;
+  preTime[0] = preCost[0] = preLoad[0] = 0;
   for (let k = 0; k < stops.length; k++) {
     const s = stops[k];
     time += travel[prev * n + s];
     cost += wDist * dist[prev * n + s];
     if (isPickup(s)) {
-      if (++load > room) return Infinity;
+      load++;
       const r = ready[tripOf(s)];
       if (r > time) time = r;
       time += svcPickup;
@@ -67,7 +71,89 @@ export function routeCost(inst: Instance, d: number, stops: readonly number[]): 
       cost += wTime * time;
       time += svcDropoff;
     }
+    preTime[k + 1] = time;
+    preCost[k + 1] = cost;
+    preLoad[k + 1] = load;
     prev = s;
+  }
+}
+
+/**
+ * feasibleCost of seq[0..len) when its first `from` stops are those of the (feasible) route whose
+ * prefixes timePrefixes wrote, and scratch.pos holds that route's positions: only the changed part
+ * is simulated. Same value as feasibleCost.
+ */
+export function feasibleCostFrom(inst: Instance, d: number, seq: readonly number[], from: number, len: number, scratch: Scratch, bound = Infinity): number {
+  const { dist, travel, n, ready, wTime, wDist, svcPickup, svcDropoff } = inst;
+  const room = inst.room[d];
+  const limit = inst.limit[d] + 1e-9;
+  const stamp = ++scratch.stamp;
+  const { seen, pos } = scratch;
+  let prev = from === 0 ? startNode(inst, d) : seq[from - 1];
+  let cost = scratch.preCost[from];
+  let time = scratch.preTime[from];
+  let load = scratch.preLoad[from];
+  if (from > 0 && cost >= bound) return Infinity; // as feasibleCost would have found at stop from - 1
+  for (let k = from; k < len; k++) {
+    const s = seq[k];
+    time += travel[prev * n + s];
+    cost += wDist * dist[prev * n + s];
+    if (isPickup(s)) {
+      if (++load > room) return Infinity;
+      seen[tripOf(s)] = stamp;
+      const r = ready[tripOf(s)];
+      if (r > time) time = r;
+      time += svcPickup;
+    } else {
+      // its pickup is in the unchanged prefix, or earlier in the changed part
+      if (seen[tripOf(s)] !== stamp && pos[s - 1] >= from) return Infinity;
+      load--;
+      cost += wTime * time;
+      time += svcDropoff;
+    }
+    if (time > limit || cost >= bound) return Infinity;
+    prev = s;
+  }
+  return cost;
+}
+
+/** Times of a route, written by routeCost when asked: its end (departure from the last stop) and its total wait at pickups. */
+export interface RouteTimes {
+  end: number;
+  wait: number;
+}
+
+/** Objective cost of a route known to respect precedence (Infinity when over capacity or time). */
+export function routeCost(inst: Instance, d: number, stops: readonly number[], times?: RouteTimes): number {
+  const { dist, travel, n, ready, wTime, wDist, svcPickup, svcDropoff } = inst;
+  const room = inst.room[d];
+  let prev = startNode(inst, d);
+  let cost = 0;
+  let time = 0;
+  let load = 0;
+  let wait = 0;
+  for (let k = 0; k < stops.length; k++) {
+    const s = stops[k];
+    time += travel[prev * n + s];
+    cost += wDist * dist[prev * n + s];
+    if (isPickup(s)) {
+      if (++load > room) return Infinity;
+      const r = ready[tripOf(s)];
+      if (r > time) {
+        wait += r - time;
+        time = r;
+      }
+      time += svcPickup;
+    } else {
+      load--;
+      cost += wTime * time;
+      time += svcDropoff;
+    }
+    prev = s;
+  }
+  if (times) {
+    times.end = time;
+    times.wait = wait;
   }
   return time > inst.limit[d] + 1e-9 ? Infinity : cost;
 }
@@ -78,6 +164,22 @@ export interface Insertion {
   /** The pickup goes before stops[i], the dropoff before stops[j] (i <= j; index = length means the end). */
   i: number;
   j: number;
+}
+
+/**
+ * Slack of the pruning bounds of bestInsertion (cost units): a bound within this of the best is
+ * still explored, so floating-point rounding never prunes a position that the full scan would pick.
+ */
+const PRUNE_TOLERANCE = 1e-6;
+
+/** Packing insertion cost: the seconds the route gets longer, plus this share of the objective's added cost (tie-break). */
+export const PACKING_TIE = 1e-3;
+
+export interface InsertionCache {
+  version: Float64Array;
+  cost: Float64Array;
+  i: Int32Array;
+  j: Int32Array;
 }
 
 /** Reusable scratch buffers, sized for the longest possible route. */
@@ -92,7 +194,22 @@ export class Scratch {
   readonly depBefore: Float64Array;
   readonly waitFrom: Float64Array;
   readonly dropsFrom: Int32Array;
+  /** Per prefix of the route being improved: time, cost and load after it (timePrefixes). */
+  readonly preTime: Float64Array;
+  readonly preCost: Float64Array;
+  readonly preLoad: Int32Array;
+  /** Remembered insertions per (trip, driver), with the version of the route they were priced in (see insertionInto). */
+  readonly insertions: InsertionCache;
+  /** The same for packing insertions. */
+  readonly packings: InsertionCache;
+  /** exactRouteOrder's answers by driver and stop sequence (a pure function of both; improveRoute). */
+  readonly exactOrders = new Map<string, number[] | null>();
   stamp = 0;
+  /** The route whose times load, arr, depBefore, waitFrom and dropsFrom hold (bestInsertion), and its end. */
+  timedStops: readonly number[] | null = null;
+  timedDriver = -1;
+  timedInst: Instance | null = null;
+  timedEnd = 0;
   /** Out values of `shift`. */
   shiftSum = 0;
   shiftEnd = 0;
@@ -105,6 +222,13 @@ export class Scratch {
     this.depBefore = new Float64Array(m);
     this.waitFrom = new Float64Array(m);
     this.dropsFrom = new Int32Array(m);
+    this.preTime = new Float64Array(m);
+    this.preCost = new Float64Array(m);
+    this.preLoad = new Int32Array(m);
+    const k = inst.tripCount * inst.driverCount;
+    const cache = (): InsertionCache => ({ version: new Float64Array(k).fill(-1), cost: new Float64Array(k), i: new Int32Array(k), j: new Int32Array(k) });
+    this.insertions = cache();
+    this.packings = cache();
   }
 }
 
@@ -139,9 +263,11 @@ function shift(inst: Instance, stops: readonly number[], j: number, delta: numbe
  * every later dropoff position while the load stays within the driver's room and the route within
  * its time limit. The stops between the two new ones are re-timed incrementally and the shift of the
  * rest is priced by `shift`, so O(n²) in the usual case. Writes into `out` and returns the added
- * cost (Infinity when no position is feasible).
+ * cost (Infinity when no position is feasible). `packing`: the cost is how much longer the route
+ * gets (time it can no longer give to other trips), the objective only breaking ties: the insertion
+ * that leaves the most room, to assign more trips.
  */
-export function bestInsertion(inst: Instance, d: number, stops: readonly number[], t: number, scratch: Scratch, out: Insertion): number {
+export function bestInsertion(inst: Instance, d: number, stops: readonly number[], t: number, scratch: Scratch, out: Insertion, packing = false): number {
   out.cost = Infinity;
   const D = inst.driverCount;
   const len = stops.length;
@@ -151,32 +277,41 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
   const limit = inst.limit[d] + 1e-9;
   const { load, arr, depBefore, waitFrom, dropsFrom } = scratch;
   const s0 = startNode(inst, d);
-  // the current route's times
-  load[0] = 0;
-  let time = 0;
-  let prev = s0;
-  for (let k = 0; k < len; k++) {
-    const s = stops[k];
-    load[k + 1] = load[k] + (isPickup(s) ? 1 : -1);
-    depBefore[k] = time;
-    time += travel[prev * n + s];
-    arr[k] = time;
-    if (isPickup(s)) {
-      const r = ready[tripOf(s)];
-      if (r > time) time = r;
-      time += svcPickup;
-    } else time += svcDropoff;
-    prev = s;
-  }
-  depBefore[len] = time;
-  const end = time;
-  waitFrom[len] = 0;
-  dropsFrom[len] = 0;
-  for (let k = len - 1; k >= 0; k--) {
-    const s = stops[k];
-    const pickup = isPickup(s);
-    waitFrom[k] = waitFrom[k + 1] + (pickup ? Math.max(0, ready[tripOf(s)] - arr[k]) : 0);
-    dropsFrom[k] = dropsFrom[k + 1] + (pickup ? 0 : 1);
+  // the current route's times, unless they are those of the previous call (the same route array:
+  // routes are never changed in place), e.g. every pending trip priced in the route just changed
+  let end: number;
+  if (scratch.timedStops === stops && scratch.timedDriver === d && scratch.timedInst === inst) end = scratch.timedEnd;
+  else {
+    load[0] = 0;
+    let time = 0;
+    let prev = s0;
+    for (let k = 0; k < len; k++) {
+      const s = stops[k];
+      load[k + 1] = load[k] + (isPickup(s) ? 1 : -1);
+      depBefore[k] = time;
+      time += travel[prev * n + s];
+      arr[k] = time;
+      if (isPickup(s)) {
+        const r = ready[tripOf(s)];
+        if (r > time) time = r;
+        time += svcPickup;
+      } else time += svcDropoff;
+      prev = s;
+    }
+    depBefore[len] = time;
+    end = time;
+    waitFrom[len] = 0;
+    dropsFrom[len] = 0;
+    for (let k = len - 1; k >= 0; k--) {
+      const s = stops[k];
+      const pickup = isPickup(s);
+      waitFrom[k] = waitFrom[k + 1] + (pickup ? Math.max(0, ready[tripOf(s)] - arr[k]) : 0);
+      dropsFrom[k] = dropsFrom[k + 1] + (pickup ? 0 : 1);
+    }
+    scratch.timedStops = stops;
+    scratch.timedDriver = d;
+    scratch.timedInst = inst;
+    scratch.timedEnd = end;
   }
   const p = 2 * t;
   const q = p + 1;
@@ -184,11 +319,24 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
   let best = Infinity;
   let bi = -1;
   let bj = -1;
+  const metric = inst.metric;
+  const pq = travel[p * n + q];
   for (let i = 0; i <= len; i++) {
     if (load[i] + 1 > room) continue;
     const before = i === 0 ? s0 : stops[i - 1];
     const depP = Math.max(depBefore[i] + travel[before * n + p], readyT) + svcPickup;
     if (depP > limit) continue;
+    if (metric && i < len) {
+      // Lower bounds from the pickup alone before stops[i]: adding the drop-off anywhere after it only
+      // delays the stops further and lengthens the route (triangle inequality), and the drop-off
+      // itself arrives at least travel(p, q) after depP. Skips positions that cannot be feasible or
+      // cannot beat `best`: the answer is the same as the full scan's.
+      const next = stops[i];
+      shift(inst, stops, i, depP + travel[p * n + next] - arr[i], scratch);
+      if (end + scratch.shiftEnd > limit) continue;
+      const bound = wTime * (depP + pq + scratch.shiftSum) + wDist * (dist[before * n + p] + dist[p * n + next] - dist[before * n + next]);
+      if ((packing ? scratch.shiftEnd + PACKING_TIE * bound : bound) > best + PRUNE_TOLERANCE) continue;
+    }
     // q right after p
     {
       const aq = depP + travel[p * n + q];
@@ -203,7 +351,8 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
         dTime += scratch.shiftSum;
         newEnd = end + scratch.shiftEnd;
       }
-      const c = wTime * dTime + wDist * dDist;
+      const objective = wTime * dTime + wDist * dDist;
+      const c = packing ? newEnd - end + PACKING_TIE * objective : objective;
       if (newEnd <= limit && c < best) {
         best = c;
         bi = bj = i;
@@ -226,6 +375,8 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
       node = s;
       if (cur > limit) break;
       if (load[j] + 1 > room) break;
+      // the drop-off arrives after cur and nothing before it gets earlier (triangle inequality): later j are dearer still
+      if (metric && !packing && wTime * (segSum + cur) + wDist * dpDist > best + PRUNE_TOLERANCE) break;
       const aq = cur + travel[s * n + q];
       const dq = aq + svcDropoff;
       let dTime = segSum + aq;
@@ -238,7 +389,8 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
         dTime += scratch.shiftSum;
         newEnd = end + scratch.shiftEnd;
       }
-      const c = wTime * dTime + wDist * dDist;
+      const objective = wTime * dTime + wDist * dDist;
+      const c = packing ? newEnd - end + PACKING_TIE * objective : objective;
       if (newEnd <= limit && c < best) {
         best = c;
         bi = i;
