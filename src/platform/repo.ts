@@ -1,4 +1,4 @@
-import type { Tx } from './db/index.js';
+import { prepared, type Tx } from './db/index.js';
 import type { StoredEvent } from './events.js';
 
 /**
@@ -35,16 +35,21 @@ export async function insertEventAndNotify(
   channel: string,
 ): Promise<StoredEvent> {
   const { rows } = await tx.query<StoredEvent & { notified: unknown }>(
-    `WITH e AS (
-       INSERT INTO event (organization_id, id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       RETURNING seq, id, organization_id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload, created_at)
-     SELECT e.*, pg_notify($10, json_build_object('organization_id', e.organization_id, 'seq', e.seq)::text) AS notified FROM e`,
+    INSERT_EVENT,
     [r.organizationId, r.id, r.type, r.entityType, r.entityId, r.territoryId, r.actorUserId, r.audienceUserIds, r.payload, channel],
   );
   const { notified: _, ...ev } = rows[0];
   return ev;
 }
+
+/** Every recorded event goes through it: prepared (parsed once per connection, no planning once generic). */
+const INSERT_EVENT = prepared(
+    `WITH e AS (
+       INSERT INTO event (organization_id, id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       RETURNING seq, id, organization_id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload, created_at)
+     SELECT e.*, pg_notify($10, json_build_object('organization_id', e.organization_id, 'seq', e.seq)::text) AS notified FROM e`,
+);
 
 /** Inserts the key row; false when it exists already (a repeat, or a concurrent duplicate that committed first). */
 export async function claimIdempotencyKey(tx: Tx, k: { organizationId: string; scope: string; key: string; hash: string }): Promise<boolean> {

@@ -1,4 +1,4 @@
-import type { Tx } from '../../platform/db/index.js';
+import { prepared, type Tx } from '../../platform/db/index.js';
 import { selectList, type SnakeRow } from '../../platform/db/columns.js';
 import { scopeSql, type TerritoryScope } from '../../platform/scope.js';
 import { chatOrderOutbox, merchantChannelSettings } from './tables.js';
@@ -20,7 +20,7 @@ export type PatchableKey = (typeof PATCHABLE)[number];
 
 export async function findSettings(tx: Tx, organizationId: string, merchantId: string, lock = false): Promise<ChannelSettingsRow | null> {
   const { rows } = await tx.query<ChannelSettingsRow>(
-    `SELECT ${SETTINGS_COLUMNS} FROM merchant_channel_settings WHERE organization_id = $1 AND merchant_id = $2${lock ? ' FOR UPDATE' : ''}`,
+    prepared(`SELECT ${SETTINGS_COLUMNS} FROM merchant_channel_settings WHERE organization_id = $1 AND merchant_id = $2${lock ? ' FOR UPDATE' : ''}`),
     [organizationId, merchantId],
   );
   return rows[0] ?? null;

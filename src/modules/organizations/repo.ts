@@ -1,4 +1,4 @@
-import type { Tx } from '../../platform/db/index.js';
+import { prepared, type Tx } from '../../platform/db/index.js';
 import { selectList, type SnakeRow } from '../../platform/db/columns.js';
 import { operator, organization, organizationSettings } from './tables.js';
 
@@ -89,7 +89,7 @@ export async function ownOperatorStatus(tx: Tx): Promise<OperatorStatus | null> 
 // ---------------------------------------------------------------- settings
 
 export async function findSettings(tx: Tx, lock = false): Promise<SettingsRow | null> {
-  const { rows } = await tx.query<SettingsRow>(`SELECT ${SETTINGS_COLUMNS} FROM organization_settings s${lock ? ' FOR UPDATE' : ''}`);
+  const { rows } = await tx.query<SettingsRow>(prepared(`SELECT ${SETTINGS_COLUMNS} FROM organization_settings s${lock ? ' FOR UPDATE' : ''}`));
   return rows[0] ?? null;
 }
 

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, lt, sql } from 'drizzle-orm';
-import type { Tx } from '../../platform/db/index.js';
+import { prepared, type Tx } from '../../platform/db/index.js';
 import { webhookAttempt, webhookDelivery, webhookSubscription } from './tables.js';
 
 /** Every SQL statement of the webhooks module. Functions take the transaction first. */
@@ -68,10 +68,10 @@ export async function matchingSubscriptions(
   ev: { organizationId: string; type: string; merchantId: string | null; audienceUserIds: string[]; optIn: boolean },
 ): Promise<Pick<SubscriptionRecord, 'id' | 'scope' | 'ownerUserId' | 'merchantId'>[]> {
   const { rows } = await tx.query<{ id: string; scope: SubscriptionRecord['scope']; owner_user_id: string; merchant_id: string | null }>(
-    `SELECT id, scope, owner_user_id, merchant_id FROM webhook_subscription
+    prepared(`SELECT id, scope, owner_user_id, merchant_id FROM webhook_subscription
       WHERE organization_id = $1 AND active
         AND ($2 = ANY(event_types) OR (NOT $3::boolean AND '*' = ANY(event_types)))
-        AND (scope = 'organization' OR merchant_id = $4 OR owner_user_id = ANY($5::text[]))`,
+        AND (scope = 'organization' OR merchant_id = $4 OR owner_user_id = ANY($5::text[]))`),
     [ev.organizationId, ev.type, ev.optIn, ev.merchantId, ev.audienceUserIds],
   );
   return rows.map((r) => ({ id: r.id, scope: r.scope, ownerUserId: r.owner_user_id, merchantId: r.merchant_id }));

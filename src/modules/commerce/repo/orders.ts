@@ -1,4 +1,4 @@
-import type { Tx } from '../../../platform/db/index.js';
+import { prepared, type Tx } from '../../../platform/db/index.js';
 import type { SnakeRow } from '../../../platform/db/columns.js';
 import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
 import type { PricedLine } from '../pricing.js';
@@ -71,7 +71,7 @@ export type InsertedOrder =
 export async function insertOrder(tx: Tx, o: NewOrder): Promise<InsertedOrder> {
   const c = o.coupon;
   const { rows } = await tx.query<Omit<OrderRow, 'items'> & { coupon_counted: boolean; customer_counted: boolean }>(
-    `WITH o AS (
+    prepared(`WITH o AS (
        INSERT INTO merchant_order AS o (organization_id, id, merchant_id, branch_id, customer_user_id, address_id, dropoff_address, dropoff_location, territory_id,
                                    payment_destination, order_source, coupon_id, coupon_code, subtotal, discount_total, delivery_fee, driver_earning, total, currency, quote_id, notes)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::point, $9, $10, 'core', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
@@ -92,7 +92,7 @@ export async function insertOrder(tx: Tx, o: NewOrder): Promise<InsertedOrder> {
      r AS (
        INSERT INTO merchant_coupon_redemption (organization_id, id, coupon_id, merchant_id, customer_id, order_id, discount_amount)
        SELECT $1, $27, u.coupon_id, $3, $5, $2, $14 FROM u)
-     SELECT o.*, EXISTS (SELECT 1 FROM c) AS coupon_counted, EXISTS (SELECT 1 FROM u) AS customer_counted FROM o`,
+     SELECT o.*, EXISTS (SELECT 1 FROM c) AS coupon_counted, EXISTS (SELECT 1 FROM u) AS customer_counted FROM o`),
     [
       o.organizationId, o.id, o.merchantId, o.branchId, o.customerUserId, o.addressId, o.dropoffAddress, o.dropoffPoint, o.territoryId, o.paymentDestination,
       c?.id ?? null, c?.code ?? null, o.subtotal, o.discountTotal, o.deliveryFee, o.driverEarning, o.total, o.currency, o.quoteId, o.notes,

@@ -1,10 +1,13 @@
 import type { Static } from '@sinclair/typebox';
 import { and, eq, sql } from 'drizzle-orm';
-import type { Tx } from '../../../platform/db/index.js';
+import { prepared, type Tx } from '../../../platform/db/index.js';
 import type { ProfileOut } from '../payment-profile.js';
 import { merchantPaymentProfile as profile } from '../tables.js';
 
 /** A merchant's payment profile as stored (derived from the table) and as the API shows it (the response schema). */
+
+/** Asked by every order (the destinations a merchant accepts): prepared. */
+const DIRECT_ENABLED = prepared('SELECT 1 FROM merchant_payment_profile WHERE merchant_id = $1 AND direct_payment_enabled');
 export type ProfileRecord = typeof profile.$inferSelect;
 export type ProfileView = Static<typeof ProfileOut>;
 /** The fields a merchant edits. */
@@ -51,7 +54,7 @@ export async function upsertProfile(tx: Tx, organizationId: string, merchantId: 
 
 /** Whether the merchant accepts direct payments now (order creation: the statement text stays as it was). */
 export async function directPaymentEnabled(tx: Tx, merchantId: string): Promise<boolean> {
-  const { rowCount } = await tx.query('SELECT 1 FROM merchant_payment_profile WHERE merchant_id = $1 AND direct_payment_enabled', [merchantId]);
+  const { rowCount } = await tx.query(DIRECT_ENABLED, [merchantId]);
   return rowCount > 0;
 }
 
