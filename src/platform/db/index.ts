@@ -353,6 +353,20 @@ function prefixedQuery(client: pg.PoolClient, prefix: readonly PrefixStep[], con
 const asConfig = (statement: string | Prepared, params?: unknown[]) =>
   typeof statement === 'string' ? { text: statement, values: params } : { text: statement.text, name: statement.name, values: params, generic: statement.generic };
 
+/** A Tx over a way to send a statement (`client.query`'s arguments) and a way to run multi-statement text. */
+function postgresTx(submit: (config: { text: string; name?: string; generic?: boolean }, values?: unknown) => Promise<pg.QueryResult>, exec: (text: string) => Promise<void>): Tx {
+  return {
+    kind: 'postgres',
+    async query(text, params) {
+      const r = await submit(asConfig(text, params));
+      return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+    },
+    exec,
+    // Drizzle calls `client.query(config, values)`: the same path as `query`.
+    orm: drizzlePg({ query: submit } as unknown as pg.PoolClient) as unknown as Orm,
+  };
+}
+
 /** Sends one setup step on its own (a transaction whose first statement cannot carry its setup). */
 const sendStep = (client: pg.PoolClient, [statement, params]: PrefixStep): Promise<unknown> =>
   typeof statement === 'string' && !params ? client.query(statement) : prefixedQuery(client, [], asConfig(statement, params as unknown[] | undefined));
@@ -400,23 +414,14 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
       }
       return first(prefixedQuery(client, prelude, config, values));
     };
-    const orm = drizzlePg({ query: (config: { text: string }, values?: unknown) => submit(config, values) } as unknown as pg.PoolClient) as unknown as Orm;
-    const tx: Tx = {
-      kind: 'postgres',
-      async query(text, params) {
-        const r = await submit(asConfig(text, params));
-        return { rows: r.rows, rowCount: r.rowCount ?? 0 };
-      },
-      async exec(text) {
-        if (!state.begun) {
-          // Several statements in one text: the simple protocol, after the setup on its own.
-          state.begun = true;
-          await first(Promise.all(prelude.map((step) => sendStep(client, step))));
-        }
-        await client.query(text);
-      },
-      orm,
-    };
+    const tx = postgresTx(submit, async (text) => {
+      if (!state.begun) {
+        // Several statements in one text: the simple protocol, after the setup on its own.
+        state.begun = true;
+        await first(Promise.all(prelude.map((step) => sendStep(client, step))));
+      }
+      await client.query(text);
+    });
     return { tx, state };
   }
 
@@ -439,18 +444,9 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
       }
       return p;
     };
-    const orm = drizzlePg({ query: (config: { text: string; generic?: boolean }, values?: unknown) => submit(config, values) } as unknown as pg.PoolClient) as unknown as Orm;
-    const tx: Tx = {
-      kind: 'postgres',
-      async query(text, params) {
-        const r = await submit(asConfig(text, params));
-        return { rows: r.rows, rowCount: r.rowCount ?? 0 };
-      },
-      async exec() {
-        throw new Error('readTenant: multi-statement SQL has no place in a read');
-      },
-      orm,
-    };
+    const tx = postgresTx(submit, async () => {
+      throw new Error('readTenant: multi-statement SQL has no place in a read');
+    });
     return { tx, state };
   }
 
