@@ -32,6 +32,7 @@ export const Settings = Type.Object({
   // PostgreSQL pool (src/platform/db)
   DB_POOL_MAX: int(20, 1, 'Connections per instance'),
   DB_CONNECT_TIMEOUT_MS: int(5_000, 100, 'The longest wait for a connection before answering 503'),
+  DB_PREPARED_STATEMENTS: flag(true, 'Run the hot statements as named prepared statements (off behind a transaction-mode pooler that does not track them, e.g. PgBouncer before 1.21)'),
   // Storage (src/modules/storage)
   STORAGE_DRIVER: Type.Union([Type.Literal('local'), Type.Literal('s3')], { default: 'local', description: 'Where new uploads go: local disk under DATA_DIR, or S3' }),
   MULTI_INSTANCE: flag(false, 'Several instances behind a load balancer: the local storage driver then refuses to start'),

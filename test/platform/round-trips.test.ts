@@ -150,6 +150,23 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transac
     proxy.take();
   });
 
+  it('with DB_PREPARED_STATEMENTS off, prepared SQL runs unnamed (a transaction-mode pooler): same rows, no statement kept', async () => {
+    const plain = createPostgresDatabase(fresh.url!, { max: 1, preparedStatements: false });
+    try {
+      const ctx = { organizationId: org, userId: null };
+      const generic = prepared(`SELECT id FROM organization WHERE id = $1 AND $2::int > 0 /* rt unnamed */`, { generic: true });
+      for (let i = 1; i <= 3; i++) {
+        expect(await plain.tenantRead(ctx, generic, [org, i])).toEqual([{ id: org }]);
+        expect((await plain.withTenant(ctx, async (tx) => (await tx.query(generic, [org, i])).rows)).length).toBe(1);
+      }
+      const kept = await plain.withOwner(async (tx) => (await tx.query<{ name: string }>('SELECT name FROM pg_prepared_statements')).rows);
+      expect(kept).toEqual([]);
+    } finally {
+      await plain.close();
+    }
+    proxy.take();
+  });
+
   it('a prepared statement that fails on its first use does not leave the connection believing it exists', async () => {
     const ctx = { organizationId: org, userId: null };
     const divides = prepared(`SELECT 1 / $1::int AS x /* rt divides */`);

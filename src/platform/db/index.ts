@@ -235,6 +235,11 @@ export interface PostgresOptions {
    * serves every tenant request, need not be a member of `app_worker` and cannot switch to it at all.
    */
   systemUrl?: string | null;
+  /**
+   * Named prepared statements for `prepared(...)` SQL (default true). Off: they run unnamed (parsed and planned on
+   * every call), for a transaction-mode pooler that would hand the next exchange to a session without them.
+   */
+  preparedStatements?: boolean;
 }
 
 /** The parts of node-postgres' Query that `PrefixedQuery` builds on (not in its type declarations). */
@@ -266,6 +271,9 @@ const namesOf = (connection: object): Set<string> => {
   if (!set) namedOn.set(connection, (set = new Set()));
   return set;
 };
+
+/** Connections of a pool with `preparedStatements: false`: every statement runs unnamed. */
+const unnamedOnly = new WeakSet<object>();
 
 /** Past this many named statements on a connection, further ones run unnamed (parsed and planned each time). */
 const MAX_NAMED_PER_CONNECTION = 200;
@@ -303,14 +311,16 @@ class PrefixedQuery extends PgQuery {
   }
   override prepare(connection: PgConnection) {
     const names = namesOf(connection);
+    const unnamed = unnamedOnly.has(connection);
+    if (unnamed) this.name = undefined;
     for (const [statement, params] of this.prefix) {
-      if (typeof statement === 'string') connection.parse({ text: statement });
+      if (typeof statement === 'string' || unnamed) connection.parse({ text: typeof statement === 'string' ? statement : statement.text });
       else if (!names.has(statement.name)) {
         connection.parse({ text: statement.text, name: statement.name });
         names.add(statement.name);
         this.parsedNamed = true;
       }
-      connection.bind({ values: (params ?? []) as unknown[], statement: typeof statement === 'string' ? '' : statement.name });
+      connection.bind({ values: (params ?? []) as unknown[], statement: typeof statement === 'string' || unnamed ? '' : statement.name });
       connection.execute({ portal: '' });
     }
     // A bound on the statements a session keeps (the trip list has a statement per filter combination).
@@ -386,6 +396,7 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
     // transaction drops the client); its 'error' event must not be an uncaught exception on top.
     p.on('connect', (client) => {
       client.on('error', () => undefined);
+      if (opts.preparedStatements === false) unnamedOnly.add((client as unknown as { connection: object }).connection);
     });
     return p;
   };
@@ -743,12 +754,15 @@ export async function createPgliteDatabase(dataDir: string | null, opts: { loadD
   };
 }
 
-/** `DB_POOL_MAX` (20) connections per instance; `DB_CONNECT_TIMEOUT_MS` (5000): the longest wait for one before 503. */
-export function poolOptionsFrom(s: Pick<Settings, 'DB_POOL_MAX' | 'DB_CONNECT_TIMEOUT_MS'>): { max: number; connectTimeoutMs: number } {
-  return { max: s.DB_POOL_MAX, connectTimeoutMs: s.DB_CONNECT_TIMEOUT_MS };
+/**
+ * `DB_POOL_MAX` (20) connections per instance; `DB_CONNECT_TIMEOUT_MS` (5000): the longest wait for one before 503;
+ * `DB_PREPARED_STATEMENTS` (true): named prepared statements for `prepared(...)` SQL.
+ */
+export function poolOptionsFrom(s: Pick<Settings, 'DB_POOL_MAX' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_PREPARED_STATEMENTS'>): { max: number; connectTimeoutMs: number; preparedStatements: boolean } {
+  return { max: s.DB_POOL_MAX, connectTimeoutMs: s.DB_CONNECT_TIMEOUT_MS, preparedStatements: s.DB_PREPARED_STATEMENTS };
 }
 
-export async function openDatabase(opts: { databaseUrl: string | null; systemUrl?: string | null; dataDir: string | null; pool?: { max?: number; connectTimeoutMs?: number } }): Promise<Database> {
+export async function openDatabase(opts: { databaseUrl: string | null; systemUrl?: string | null; dataDir: string | null; pool?: { max?: number; connectTimeoutMs?: number; preparedStatements?: boolean } }): Promise<Database> {
   if (opts.databaseUrl) return createPostgresDatabase(opts.databaseUrl, { ...opts.pool, systemUrl: opts.systemUrl });
   return createPgliteDatabase(opts.dataDir);
 }
