@@ -1,4 +1,4 @@
-import { load, openLoop, type BenchEnv } from './lib.js';
+import { formatCpu, load, openLoop, withCpu, type BenchEnv } from './lib.js';
 
 /**
  * POST /customer/orders (a 5-item cart with a coupon, server-priced, coupon redeemed in the order
@@ -29,14 +29,14 @@ export default async function commerceBench(env: BenchEnv) {
   const headers = { authorization: `Bearer ${customer}`, 'content-type': 'application/json' };
 
   const me = await load({ url: `${env.baseUrl}/api/v1/me`, headers: { authorization: `Bearer ${customer}` }, duration: env.duration });
-  const withCoupon = await load({ url: `${env.baseUrl}/api/v1/customer/orders`, method: 'POST', headers, body: JSON.stringify({ ...cart, coupon_code: code }), duration: env.duration });
-  const plain = await load({ url: `${env.baseUrl}/api/v1/customer/orders`, method: 'POST', headers, body: JSON.stringify(cart), duration: env.duration });
+  const withCoupon = await withCpu(env.serverPid, () => load({ url: `${env.baseUrl}/api/v1/customer/orders`, method: 'POST', headers, body: JSON.stringify({ ...cart, coupon_code: code }), duration: env.duration }));
+  const plain = await withCpu(env.serverPid, () => load({ url: `${env.baseUrl}/api/v1/customer/orders`, method: 'POST', headers, body: JSON.stringify(cart), duration: env.duration }));
   const OPEN_RATE = 50;
   const open = await openLoop({ url: `${env.baseUrl}/api/v1/customer/orders`, method: 'POST', headers, body: JSON.stringify({ ...cart, coupon_code: code }), rate: OPEN_RATE, seconds: env.duration });
 
   env.report({ scenario: 'commerce', metric: 'GET /me rps (same run)', value: me.rps, note: `p99 ${me.p99} ms` });
-  env.report({ scenario: 'commerce', metric: 'POST /customer/orders +coupon rps', value: withCoupon.rps, note: `p99 ${withCoupon.p99} ms, non2xx ${withCoupon.non2xx}, errors ${withCoupon.errors}` });
-  env.report({ scenario: 'commerce', metric: 'POST /customer/orders no coupon rps', value: plain.rps, note: `p99 ${plain.p99} ms, non2xx ${plain.non2xx}, errors ${plain.errors}` });
+  env.report({ scenario: 'commerce', metric: 'POST /customer/orders +coupon rps', value: withCoupon.rps, note: `p99 ${withCoupon.p99} ms, non2xx ${withCoupon.non2xx}, errors ${withCoupon.errors}; ${formatCpu(withCoupon.cpu, 'order')}` });
+  env.report({ scenario: 'commerce', metric: 'POST /customer/orders no coupon rps', value: plain.rps, note: `p99 ${plain.p99} ms, non2xx ${plain.non2xx}, errors ${plain.errors}; ${formatCpu(plain.cpu, 'order')}` });
   env.report({ scenario: 'commerce', metric: 'orders+coupon ÷ /me', value: withCoupon.rps / me.rps, unit: 'ratio', note: 'target ≥ 0.16' });
   env.report({ scenario: 'commerce', metric: `orders+coupon open loop ${OPEN_RATE}/s p99`, value: open.p99, unit: 'ms', note: `p50 ${open.p50.toFixed(1)}, achieved ${Math.round(open.achieved)}/s, non2xx ${open.non2xx}, errors ${open.errors}; target < 100` });
   env.report({ scenario: 'commerce', metric: 'orders+coupon p99 ÷ /me p99', value: withCoupon.p99 / Math.max(me.p99, 1), unit: 'ratio' });

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { load, openLoop, tenantCeiling, type BenchEnv } from './lib.js';
+import { formatCpu, load, openLoop, tenantCeiling, withCpu, type BenchEnv } from './lib.js';
 import type { Prepared } from '../src/platform/db/index.js';
 import { NEARBY, circleBox } from '../src/modules/logistics/repo/drivers.js';
 import { listTripsStatement, type TripListFilter } from '../src/modules/logistics/repo/trips.js';
@@ -108,13 +108,13 @@ export default async function logisticsBench(env: BenchEnv) {
    */
   const route = async (label: string, path: string, sql: Prepared, params: unknown[]) => {
     const headers = { authorization: `Bearer ${admin}` };
-    const ceiling = await tenantCeiling(env, ctx, sql, params, 'read');
+    const ceiling = await withCpu(env.serverPid, () => tenantCeiling(env, ctx, sql, params, 'read'));
     const txCeiling = await tenantCeiling(env, ctx, sql.text, params, 'tx');
-    const closed = await load({ url: `${env.baseUrl}${path}`, headers, duration, connections });
+    const closed = await withCpu(env.serverPid, () => load({ url: `${env.baseUrl}${path}`, headers, duration, connections }));
     const open = await openLoop({ url: `${env.baseUrl}${path}`, headers, rate: OPEN_RATE, seconds: duration });
-    env.report({ scenario: 'logistics', metric: `${label} tenant exchange, no HTTP (qps)`, value: ceiling.rps, note: `p99 ${ceiling.p99.toFixed(1)} ms; the route's exchange (readTenant, prepared), data layer, 20 workers` });
+    env.report({ scenario: 'logistics', metric: `${label} tenant exchange, no HTTP (qps)`, value: ceiling.rps, note: `p99 ${ceiling.p99.toFixed(1)} ms; the route's exchange (readTenant, prepared), data layer, 20 workers; ${formatCpu(ceiling.cpu, 'exchange')}` });
     env.report({ scenario: 'logistics', metric: `${label} tenant transaction, no HTTP (qps)`, value: txCeiling.rps, note: `p99 ${txCeiling.p99.toFixed(1)} ms; BEGIN+settings+statement (unprepared), COMMIT: reference` });
-    env.report({ scenario: 'logistics', metric: `${label} rps (20 connections)`, value: closed.rps, note: `p50 ${closed.p50} ms, p99 ${closed.p99} ms, non2xx ${closed.non2xx}` });
+    env.report({ scenario: 'logistics', metric: `${label} rps (20 connections)`, value: closed.rps, note: `p50 ${closed.p50} ms, p99 ${closed.p99} ms, non2xx ${closed.non2xx}; ${formatCpu(closed.cpu)}` });
     env.report({ scenario: 'logistics', metric: `${label} ÷ tenant exchange`, value: closed.rps / ceiling.rps, unit: 'ratio', note: 'target ≥ 0.5' });
     env.report({ scenario: 'logistics', metric: `${label} ÷ tenant transaction`, value: closed.rps / txCeiling.rps, unit: 'ratio', note: 'reference' });
     env.report({ scenario: 'logistics', metric: `${label} open loop ${OPEN_RATE}/s p99`, value: open.p99, unit: 'ms', note: `p50 ${open.p50.toFixed(1)}, p90 ${open.p90.toFixed(1)}, achieved ${Math.round(open.achieved)}/s, non2xx ${open.non2xx}, errors ${open.errors}; target < 25` });

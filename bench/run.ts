@@ -84,7 +84,9 @@ const serverEnv: NodeJS.ProcessEnv = {
   DATA_DIR: `/tmp/bench-data-${Date.now()}`,
   ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_SERVER_')).map(([k, v]) => [k.slice(13), v])),
 };
-const serverCommand = { command: process.execPath, args: ['--expose-gc', '--import', './bench/gc-hook.mjs', 'dist/server.js'], env: serverEnv };
+// BENCH_NODE_ARGS: extra node flags for the server, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof' (a profile written when it stops).
+const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+const serverCommand = { command: process.execPath, args: [...nodeArgs, '--expose-gc', '--import', './bench/gc-hook.mjs', 'dist/server.js'], env: serverEnv };
 const startedAt = performance.now();
 const server = spawn(serverCommand.command, serverCommand.args, { env: { ...serverEnv, PORT: String(PORT) }, stdio: ['ignore', 'ignore', 'inherit'] });
 const baseUrl = `http://127.0.0.1:${PORT}`;
@@ -147,10 +149,12 @@ try {
     }
   }
 } finally {
+  // Waits for the server to stop (up to 10 s): its graceful shutdown, and a --cpu-prof profile, complete.
+  const exited = server.exitCode !== null ? Promise.resolve() : new Promise((r) => server.once('exit', r));
   server.kill('SIGTERM');
   await pool.end();
   await db.close();
-  await new Promise((r) => setTimeout(r, 1000));
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
   await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   await admin.end();
 }
