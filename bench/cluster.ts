@@ -18,8 +18,9 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { api, freePort, login, startServer, startSink, stopServer, type ServerProcess } from '../test/hardening/server-process.js';
+import { benchDatabaseUrl } from './lib.js';
 
-const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const base = benchDatabaseUrl();
 const FREE_LOGIN_ATTEMPTS = 6;
 const results: { check: string; pass: boolean | null; detail: string }[] = [];
 const record = (check: string, pass: boolean | null, detail: string) => {

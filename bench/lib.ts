@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -10,6 +11,17 @@ export interface BenchRow {
   value: number;
   unit?: string;
   note?: string;
+}
+
+/**
+ * The PostgreSQL server of the benchmarks: BENCH_DATABASE_URL, else the local one over its Unix socket when there is
+ * one (as a same-host deployment should connect: README, "Running at scale"), else 127.0.0.1:5432 over TCP. Every
+ * ceiling and every route of a run use the same connection, so the ratios compare like with like.
+ */
+export function benchDatabaseUrl(): string {
+  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
+  const dir = '/var/run/postgresql';
+  return existsSync(`${dir}/.s.PGSQL.5432`) ? `postgres://postgres@localhost/postgres?host=${dir}` : 'postgres://postgres@127.0.0.1:5432/postgres';
 }
 
 /** What every benchmark scenario gets: a running server on a fresh PostgreSQL database, seeded with the demo data. */

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
 import { createPostgresDatabase } from '../src/platform/db/index.js';
-import type { BenchEnv, BenchRow, Scenario } from './lib.js';
+import { benchDatabaseUrl, type BenchEnv, type BenchRow, type Scenario } from './lib.js';
 
 const args = process.argv.slice(2);
 /** `--name=value` or `--name value`. */
@@ -30,7 +30,7 @@ if (args.includes('--cluster')) {
   await import('./cluster.js');
   process.exit(process.exitCode ?? 0);
 }
-const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const base = benchDatabaseUrl();
 const PORT = Number(process.env.BENCH_PORT ?? 3100);
 
 /**
@@ -63,6 +63,8 @@ await admin.query(`CREATE DATABASE ${dbName}`);
 const url = new URL(base);
 url.pathname = `/${dbName}`;
 const databaseUrl = url.toString();
+const socketDir = url.searchParams.get('host');
+const transport = socketDir?.startsWith('/') ? `unix socket ${socketDir}` : `tcp ${url.host}`;
 
 const serverEnv: NodeJS.ProcessEnv = {
   ...process.env,
@@ -164,12 +166,15 @@ interface BenchFile {
   date: string;
   quick: boolean;
   machine: { cpus: number; model: string; node: string; loadavg_before: number[]; loadavg_after: number[] };
+  /** How the server and the ceilings reach PostgreSQL: 'unix socket' or 'tcp host:port'. */
+  database: string;
   rows: BenchRow[];
 }
 const result: BenchFile = {
   date: new Date().toISOString(),
   quick,
   machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? '', node: process.version, loadavg_before: loadBefore, loadavg_after: os.loadavg() },
+  database: transport,
   rows,
 };
 const old: BenchFile | null = compareFile ? (JSON.parse(readFileSync(compareFile, 'utf8')) as BenchFile) : null;
@@ -189,7 +194,7 @@ const cols = Object.keys(table[0] ?? { scenario: '' });
 const widths = cols.map((c) => Math.max(c.length, ...table.map((l) => l[c].length)));
 const right = new Set(['value', 'old', 'new ÷ old']);
 const fmtLine = (l: Record<string, string>) => '| ' + cols.map((c, i) => (right.has(c) ? l[c].padStart(widths[i]) : l[c].padEnd(widths[i]))).join(' | ') + ' |';
-console.log(`\nSummary (${result.date}, ${result.machine.cpus} CPUs, load average before ${loadBefore.map((x) => x.toFixed(2)).join(' ')}${old ? `; compared with ${compareFile} of ${old.date}` : ''})`);
+console.log(`\nSummary (${result.date}, ${result.machine.cpus} CPUs, load average before ${loadBefore.map((x) => x.toFixed(2)).join(' ')}, PostgreSQL over ${transport}${old ? `; compared with ${compareFile} of ${old.date}` : ''})`);
 console.log(fmtLine(Object.fromEntries(cols.map((c) => [c, c]))));
 console.log('|' + widths.map((w, i) => (right.has(cols[i]) ? '-'.repeat(w + 1) + ':' : '-'.repeat(w + 2))).join('|') + '|');
 for (const l of table) console.log(fmtLine(l));

@@ -17,7 +17,7 @@ import { createPostgresDatabase } from '../src/platform/db/index.js';
 import { migrate } from '../src/platform/db/migrate.js';
 import { seedDemo } from '../src/seed.js';
 import { newId } from '../src/platform/ids.js';
-import type { BenchRow } from './lib.js';
+import { benchDatabaseUrl, type BenchRow } from './lib.js';
 
 export async function benchWebhooks(databaseUrl: string, report: (row: BenchRow) => void, opts: { events?: number } = {}): Promise<void> {
   const EVENTS = opts.events ?? 2_000;
@@ -102,7 +102,7 @@ export async function benchWebhooks(databaseUrl: string, report: (row: BenchRow)
 
 // Run directly (npm run bench:webhooks): a database of its own, dropped at the end.
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const base = benchDatabaseUrl();
   const dbName = `bench_webhooks_${Date.now()}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
