@@ -196,9 +196,8 @@ export interface TripListFilter {
   limit: number;
 }
 
-/** GET /trips: newest first, `limit` rows after the cursor id. */
 /**
- * The statement of a trip list with only the filters given (no `($n IS NULL OR ...)`), newest first: each shape is
+ * GET /trips: the statement of a trip list with only the filters given (no `($n IS NULL OR ...)`), newest first: each shape is
  * one prepared statement whose generic plan walks the (organization_id, id) key backwards, or the index of the
  * filter; bench/logistics.ts checks the plans as generic plans.
  */
@@ -225,6 +224,7 @@ export function listTripsStatement(f: TripListFilter, viewer: TripViewer): { sta
   return { statement: prepared(`${TRIP_SELECT}\n  WHERE ${where.join(' AND ') || 'true'}\n  ORDER BY t.id DESC LIMIT $${params.length}`, { generic: true }), params };
 }
 
+/** GET /trips: newest first, `limit` rows after the cursor id (the statement above). */
 export async function listTripRows(tx: Tx, f: TripListFilter, viewer: TripViewer): Promise<TripRow[]> {
   const { statement, params } = listTripsStatement(f, viewer);
   const { rows } = await tx.query<TripRow>(statement, params);
