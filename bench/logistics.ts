@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { formatCpu, load, openLoop, tenantCeiling, withCpu, type BenchEnv } from './lib.js';
+import { cpuPerOp, cpuSample, formatCpu, load, openLoop, tenantCeiling, withCpu, type BenchEnv } from './lib.js';
 import type { Prepared } from '../src/platform/db/index.js';
 import { NEARBY, circleBox } from '../src/modules/logistics/repo/drivers.js';
 import { listTripsStatement, type TripListFilter } from '../src/modules/logistics/repo/trips.js';
@@ -42,7 +42,7 @@ export default async function logisticsBench(env: BenchEnv) {
     return JSON.stringify({ points });
   };
   let client = 0;
-  const api = await load({
+  const api = await withCpu(env.serverPid, () => load({
     url: `${env.baseUrl}/api/v1/driver/locations/batch`,
     method: 'POST',
     connections,
@@ -50,12 +50,13 @@ export default async function logisticsBench(env: BenchEnv) {
     headers: { 'content-type': 'application/json' },
     setupClient: (c: any) => c.setHeaders({ 'content-type': 'application/json', authorization: `Bearer ${tokens[client++ % tokens.length]}` }),
     requests: [{ method: 'POST', setupRequest: (req: any) => ({ ...req, body: batch() }) }],
-  } as any);
+  } as any));
   const apiPps = api.rps * 100;
 
   const { rows: drvRows } = await env.pool.query('SELECT id FROM driver WHERE organization_id = $1 ORDER BY id LIMIT $2', [org, connections]);
   let rawPoints = 0;
   let rawSeq = 0;
+  const rawCpu0 = await cpuSample(env.serverPid);
   const until = Date.now() + duration * 1000;
   await Promise.all(
     drvRows.map(async ({ id }: { id: string }) => {
@@ -80,9 +81,10 @@ export default async function logisticsBench(env: BenchEnv) {
       }
     }),
   );
+  const rawCpu = cpuPerOp(rawCpu0, await cpuSample(env.serverPid), rawPoints / 100);
   const rawPps = rawPoints / duration;
-  env.report({ scenario: 'logistics', metric: 'GPS ingest via API (points/s)', value: apiPps, note: `p99 ${api.p99} ms/request, non2xx ${api.non2xx}, errors ${api.errors}` });
-  env.report({ scenario: 'logistics', metric: 'GPS raw unnest insert (points/s)', value: rawPps });
+  env.report({ scenario: 'logistics', metric: 'GPS ingest via API (points/s)', value: apiPps, note: `p99 ${api.p99} ms/request, non2xx ${api.non2xx}, errors ${api.errors}; ${formatCpu(api.cpu, 'batch of 100')}` });
+  env.report({ scenario: 'logistics', metric: 'GPS raw unnest insert (points/s)', value: rawPps, note: formatCpu(rawCpu, 'batch of 100') });
   env.report({ scenario: 'logistics', metric: 'GPS API ÷ raw insert', value: apiPps / rawPps, unit: 'ratio', note: 'target ≥ 0.5' });
 
   // ---------------------------------------------------------------- nearby over 10,000 drivers

@@ -75,8 +75,11 @@ export async function findDriver(tx: Tx, id: string, scope: TerritoryScope = nul
   return rows[0] ?? null;
 }
 
+/** Prepared: every driver-app request reads it first (a GPS batch, a trip step). */
+const DRIVER_OF_USER = prepared(`${DRIVER_SELECT} WHERE d.user_id = $1`);
+
 export async function driverOfUser(tx: Tx, userId: string): Promise<DriverRow | null> {
-  const { rows } = await tx.query<DriverRow>(`${DRIVER_SELECT} WHERE d.user_id = $1`, [userId]);
+  const { rows } = await tx.query<DriverRow>(DRIVER_OF_USER, [userId]);
   return rows[0] ?? null;
 }
 

@@ -1,4 +1,4 @@
-import type { Tx } from '../../../platform/db/index.js';
+import { prepared, type Tx } from '../../../platform/db/index.js';
 import type { tripGeofence } from '../tables.js';
 import type { SnakeRow } from '../../../platform/db/columns.js';
 
@@ -25,6 +25,29 @@ export interface IngestRow {
   points: [number, number, string][] | null;
 }
 
+/** Prepared: the statement of every GPS batch (parsing and planning it cost about a third of its database time). */
+const STORE_POINTS = prepared(
+  `WITH ins AS (
+     INSERT INTO driver_location (organization_id, driver_id, client_point_id, location, recorded_at, accuracy_m, speed_mps, heading)
+     SELECT $1, $2, u.id, point(u.lon, u.lat), u.at, u.acc, u.spd, u.hdg
+       FROM unnest($3::text[], $4::float8[], $5::float8[], $6::timestamptz[], $7::float8[], $8::float8[], $9::float8[]) AS u(id, lon, lat, at, acc, spd, hdg)
+     ON CONFLICT DO NOTHING
+     RETURNING location, recorded_at
+   ), latest AS (SELECT location, recorded_at FROM ins ORDER BY recorded_at DESC LIMIT 1),
+   upd AS (
+     UPDATE driver d SET last_seen_at = now(),
+            last_location = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN l.location ELSE d.last_location END,
+            last_location_at = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN l.recorded_at ELSE d.last_location_at END
+       FROM (SELECT 1) one LEFT JOIN latest l ON true
+      WHERE d.id = $2
+      RETURNING d.active_trips, (d.last_location)[0] AS lon, (d.last_location)[1] AS lat, d.last_location_at
+   )
+   SELECT (SELECT count(*) FROM ins)::int AS accepted, upd.*,
+          (SELECT (location)[0] FROM latest) AS latest_lon, (SELECT (location)[1] FROM latest) AS latest_lat, (SELECT recorded_at FROM latest) AS latest_at,
+          CASE WHEN upd.active_trips > 0 THEN (SELECT json_agg(json_build_array((location)[0], (location)[1], recorded_at)) FROM ins) END AS points
+     FROM upd`,
+);
+
 /**
  * One statement: store the new points (idempotent on client_point_id), move the driver's last position to the newest
  * of them when it is newer than the one he has, and return the points only when the driver has active trips.
@@ -32,25 +55,7 @@ export interface IngestRow {
  */
 export async function storePoints(tx: Tx, organizationId: string, driverId: string, c: PointColumns): Promise<IngestRow | null> {
   const { rows } = await tx.query<IngestRow>(
-    `WITH ins AS (
-       INSERT INTO driver_location (organization_id, driver_id, client_point_id, location, recorded_at, accuracy_m, speed_mps, heading)
-       SELECT $1, $2, u.id, point(u.lon, u.lat), u.at, u.acc, u.spd, u.hdg
-         FROM unnest($3::text[], $4::float8[], $5::float8[], $6::timestamptz[], $7::float8[], $8::float8[], $9::float8[]) AS u(id, lon, lat, at, acc, spd, hdg)
-       ON CONFLICT DO NOTHING
-       RETURNING location, recorded_at
-     ), latest AS (SELECT location, recorded_at FROM ins ORDER BY recorded_at DESC LIMIT 1),
-     upd AS (
-       UPDATE driver d SET last_seen_at = now(),
-              last_location = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN l.location ELSE d.last_location END,
-              last_location_at = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN l.recorded_at ELSE d.last_location_at END
-         FROM (SELECT 1) one LEFT JOIN latest l ON true
-        WHERE d.id = $2
-        RETURNING d.active_trips, (d.last_location)[0] AS lon, (d.last_location)[1] AS lat, d.last_location_at
-     )
-     SELECT (SELECT count(*) FROM ins)::int AS accepted, upd.*,
-            (SELECT (location)[0] FROM latest) AS latest_lon, (SELECT (location)[1] FROM latest) AS latest_lat, (SELECT recorded_at FROM latest) AS latest_at,
-            CASE WHEN upd.active_trips > 0 THEN (SELECT json_agg(json_build_array((location)[0], (location)[1], recorded_at)) FROM ins) END AS points
-       FROM upd`,
+    STORE_POINTS,
     [organizationId, driverId, c.ids, c.lons, c.lats, c.at, c.acc, c.spd, c.hdg],
   );
   return rows[0] ?? null;
