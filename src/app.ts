@@ -1,6 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import helmet from '@fastify/helmet';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -21,7 +20,7 @@ import { newId } from './platform/ids.js';
 import { createEventBus } from './platform/events.js';
 import { composeModules, type Composition } from './modules/index.js';
 import { healthRoutes } from './platform/health.js';
-import { DOCS_CSP, corsOptions, edgeSettings, serverOptions } from './platform/edge.js';
+import { DOCS_CSP, corsOptions, edgeSettings, securityHeaders, serverOptions } from './platform/edge.js';
 import { expensiveRouteGroups, registerExpensiveRouteLimits } from './platform/rate-limit.js';
 import { registerWeb } from './platform/web.js';
 
@@ -186,7 +185,11 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     done(null, payload);
   });
 
-  await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
+  const SECURITY_HEADERS = securityHeaders();
+  app.addHook('onRequest', (_req, reply, done) => {
+    reply.headers(SECURITY_HEADERS);
+    done();
+  });
   await app.register(cors, corsOptions(config.corsOrigins));
 
   // Every route: problem responses documented, security declared, and listed for the route-table tests.

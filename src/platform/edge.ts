@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyCorsOptions } from '@fastify/cors';
+import helmet, { type HelmetOptions } from 'helmet';
 import { TITLES } from './errors.js';
 import type { Settings } from '../config.js';
 
@@ -108,3 +109,20 @@ export const DOCS_CSP = [
   "form-action 'self'",
   "frame-ancestors 'none'",
 ].join('; ');
+
+/**
+ * The security headers of every response (helmet's, without a Content-Security-Policy: the pages that need one set
+ * their own), worked out once by helmet itself at start and then set as one object per request, instead of
+ * building helmet's middleware for each request as @fastify/helmet did (about 3 % of a `GET /me`).
+ */
+export function securityHeaders(options: HelmetOptions = { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } }): Record<string, string> {
+  const headers: Record<string, string> = {};
+  let ran = false;
+  const res = {
+    setHeader: (name: string, value: string | number) => void (headers[name.toLowerCase()] = String(value)),
+    removeHeader: () => undefined, // X-Powered-By, which Node never sets
+  };
+  helmet(options)({} as http.IncomingMessage, res as unknown as http.ServerResponse, () => void (ran = true));
+  if (!ran) throw new Error('helmet did not complete synchronously');
+  return headers;
+}

@@ -142,6 +142,36 @@ describe('CORS', () => {
   });
 });
 
+describe('security headers', () => {
+  it("every answer carries helmet's headers (no CSP on the API): a read, a 404, a 401, a validation error, the docs page", async () => {
+    const expected = {
+      'strict-transport-security': 'max-age=31536000; includeSubDomains',
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'SAMEORIGIN',
+      'referrer-policy': 'no-referrer',
+      'cross-origin-opener-policy': 'same-origin',
+      'cross-origin-resource-policy': 'same-site',
+      'origin-agent-cluster': '?1',
+      'x-dns-prefetch-control': 'off',
+      'x-download-options': 'noopen',
+      'x-permitted-cross-domain-policies': 'none',
+      'x-xss-protection': '0',
+    };
+    const answers = [
+      [await t.req(admin, { method: 'GET', url: '/me' }), 200],
+      [await t.app.inject({ method: 'GET', url: '/api/v1/no/such/route' }), 404],
+      [await t.req(null, { method: 'GET', url: '/me' }), 401],
+      [await t.req(admin, { method: 'GET', url: '/trips?limit=0' }), 400],
+      [await t.app.inject({ method: 'GET', url: '/docs/' }), 200],
+    ] as const;
+    for (const [res, status] of answers) {
+      expect(res.statusCode).toBe(status);
+      expect(res.headers).toMatchObject(expected);
+      expect(res.headers['x-powered-by']).toBeUndefined();
+    }
+  });
+});
+
 describe('docs page', () => {
   it('has a Content-Security-Policy that still lets Swagger UI load (its scripts are all same-origin files)', async () => {
     const page = await t.app.inject({ method: 'GET', url: '/docs/' });
