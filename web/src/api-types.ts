@@ -33,7 +33,7 @@ export interface paths {
         put?: never;
         /**
          * Propose an optimized batch dispatch plan (status proposed)
-         * @description Administrators and dispatch; organization-wide. Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, each trip's ready time and each driver's shift end, from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
+         * @description Administrators and dispatch; organization-wide. Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, each trip's ready time and each driver's shift end, from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. The solve runs on the instance's optimizer thread (other requests are served meanwhile); at most 4 optimizations wait or run there at once, beyond that 503 OPTIMIZER_BUSY with Retry-After. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
          *
          *     **Access**: roles `administrator`, `dispatch`.
          */
@@ -2864,7 +2864,7 @@ export interface paths {
         put?: never;
         /**
          * Propose an optimized batch dispatch plan (status proposed)
-         * @description Sub-administrators with trips_reassign; only trips of their territories and drivers linked to them; they commit only their own territories' plans (others 404). Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, each trip's ready time and each driver's shift end, from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
+         * @description Sub-administrators with trips_reassign; only trips of their territories and drivers linked to them; they commit only their own territories' plans (others 404). Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, each trip's ready time and each driver's shift end, from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. The solve runs on the instance's optimizer thread (other requests are served meanwhile); at most 4 optimizations wait or run there at once, beyond that 503 OPTIMIZER_BUSY with Retry-After. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
          *
          *     **Access**: roles `subadmin`; sub-administrators need the `trips_reassign` permission.
          */
@@ -6017,6 +6017,15 @@ export interface operations {
             };
             /** @description Unexpected server error. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (RFC 9457). Codes: `OPTIMIZER_BUSY`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15301,6 +15310,15 @@ export interface operations {
             };
             /** @description Unexpected server error. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details (RFC 9457). Codes: `OPTIMIZER_BUSY`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -181,7 +181,9 @@ const OPTIMIZE_DESCRIPTION =
   'Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, ' +
   'each trip\'s ready time and each driver\'s shift end, from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be ' +
   'served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. ' +
-  `The plan is stored with status proposed and expires ${LIMITS.planTtlMs / 60_000} minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory.`;
+  `The plan is stored with status proposed and expires ${LIMITS.planTtlMs / 60_000} minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. ` +
+  `The solve runs on the instance's optimizer thread (other requests are served meanwhile); at most ${LIMITS.maxQueuedSolves} optimizations wait or run there at once, ` +
+  'beyond that 503 OPTIMIZER_BUSY with Retry-After.';
 
 const COMMIT_DESCRIPTION =
   'Assigns every planned trip to its driver (stop_order = position of the pickup in the route, plan_id on the trip, a trip.assigned event each), or nothing: ' +

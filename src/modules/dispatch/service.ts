@@ -8,15 +8,14 @@ import { scopeOf } from '../../platform/scope.js';
 import type { LogisticsApi, PlanningDriver, PlanningTrip } from '../logistics/index.js';
 import {
   DEFAULTS,
-  greedyNearestDriver,
   OptimizerInputError,
-  solve,
   type Objective,
   type OptimizerOptions,
   type OptimizerProblem,
   type Plan,
 } from './optimizer/index.js';
 import * as repo from './repo.js';
+import { createSolverThread } from './solver-thread.js';
 
 export const LIMITS = {
   maxTrips: 500,
@@ -28,6 +27,8 @@ export const LIMITS = {
   maxIterations: 100_000,
   maxRouteDurationS: 24 * 3600,
   maxServiceTimeS: 3600,
+  /** Optimizations waiting or running on one instance's solver thread; more get 503 OPTIMIZER_BUSY. */
+  maxQueuedSolves: 4,
 };
 
 export type PlanStatus = 'proposed' | 'committed' | 'expired' | 'stale';
@@ -249,6 +250,9 @@ function changesSince(inputs: Inputs, assignments: Assignment[], now: { trips: P
 
 export function createDispatchService(ctx: AppContext, deps: { logistics: LogisticsApi }) {
   const logistics = () => deps.logistics;
+  // The solver runs on its own thread: a long solve never stalls the instance's other requests.
+  const solver = createSolverThread({ maxQueued: LIMITS.maxQueuedSolves });
+  ctx.onClose.push(() => solver.close());
 
   function selection(body: OptimizeRequest) {
     const byWindow = body.territory_id !== undefined || body.created_from !== undefined || body.created_to !== undefined;
@@ -300,7 +304,7 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
     });
   }
 
-  /** Reads the pending trips and available drivers in the actor's scope, solves outside any transaction, stores the plan (status proposed). */
+  /** Reads the pending trips and available drivers in the actor's scope, solves on the solver thread outside any transaction, stores the plan (status proposed). */
   async function optimize(actor: Actor, body: OptimizeRequest): Promise<PlanOut> {
     const { from, to } = selection(body);
     const scope = scopeOf(actor);
@@ -337,8 +341,7 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
     let plan: Plan;
     let baseline: Plan;
     try {
-      plan = solve(problem, options);
-      baseline = greedyNearestDriver(problem, options);
+      ({ plan, baseline } = await solver.solve(problem, options));
     } catch (err) {
       if (err instanceof OptimizerInputError) throw AppError.unprocessable(err.message, 'OPTIMIZER_INPUT_INVALID');
       throw err;

@@ -1,0 +1,68 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { AppError } from '../../platform/errors.js';
+import { greedyNearestDriver, OptimizerInputError, solve, type OptimizerProblem, type Plan } from './optimizer/index.js';
+import { mulberry32 } from './optimizer/prng.js';
+import { createSolverThread } from './solver-thread.js';
+
+/** Trips and drivers spread over a 10 km square of La Paz. */
+function instance(trips: number, drivers: number, seed: number): OptimizerProblem {
+  const rng = mulberry32(seed);
+  const at = () => ({ lon: -68.17 + rng() * 0.09, lat: -16.54 + rng() * 0.09 });
+  return {
+    trips: Array.from({ length: trips }, (_, i) => ({ id: `t${i}`, pickup: at(), dropoff: at() })),
+    drivers: Array.from({ length: drivers }, (_, i) => ({ id: `d${i}`, position: at(), capacity: 3 })),
+  };
+}
+const withoutTiming = (plan: Plan) => ({ ...plan, elapsedMs: 0 });
+const options = { seed: 7, iterations: 200, timeBudgetMs: 60_000, maxRouteDurationS: 3600 };
+
+const thread = createSolverThread({ maxQueued: 2 });
+afterAll(() => thread.close());
+
+describe('the solver thread', () => {
+  it('gives the plan and baseline of a solve on the main thread (same seed and iterations)', async () => {
+    const problem = instance(40, 8, 1);
+    const { plan, baseline } = await thread.solve(problem, options);
+    expect(withoutTiming(plan)).toEqual(withoutTiming(solve(problem, options)));
+    expect(withoutTiming(baseline)).toEqual(withoutTiming(greedyNearestDriver(problem, options)));
+    expect(plan.totals.assigned).toBeGreaterThan(0);
+  });
+
+  it('leaves the event loop free while it solves', async () => {
+    let turns = 0;
+    let solving = true;
+    const spin = () => {
+      turns++;
+      if (solving) setImmediate(spin);
+    };
+    const done = thread.solve(instance(150, 20, 2), { ...options, iterations: 600 }).finally(() => (solving = false));
+    setImmediate(spin);
+    const { plan } = await done;
+    // On the main thread the solve would have run to its end before the first turn.
+    expect(turns).toBeGreaterThan(20);
+    expect(plan.totals.assigned).toBeGreaterThan(100);
+  });
+
+  it("answers the solver's input errors as OptimizerInputError (the API's 422), and keeps working", async () => {
+    const bad = { trips: [{ id: 't', pickup: { lon: 200, lat: 0 }, dropoff: { lon: 0, lat: 0 } }], drivers: [{ id: 'd', position: { lon: 0, lat: 0 }, capacity: 1 }] };
+    await expect(thread.solve(bad, options)).rejects.toBeInstanceOf(OptimizerInputError);
+    expect((await thread.solve(instance(5, 2, 3), options)).plan.totals.assigned).toBeGreaterThan(0);
+  });
+
+  it('refuses a solve beyond its queue with 503 OPTIMIZER_BUSY and Retry-After, and serves the queued ones', async () => {
+    const queued = [thread.solve(instance(60, 10, 4), options), thread.solve(instance(60, 10, 5), options)];
+    expect(thread.pending).toBe(2);
+    const refused = await thread.solve(instance(5, 2, 6), options).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused).toMatchObject({ status: 503, code: 'OPTIMIZER_BUSY', extra: { retry_after: 5 } });
+    for (const p of await Promise.all(queued)) expect(p.plan.totals.assigned).toBeGreaterThan(0);
+    expect(thread.pending).toBe(0);
+  });
+
+  it('fails the solves it holds when closed, and a later solve starts a new thread', async () => {
+    const held = thread.solve(instance(100, 15, 7), { ...options, iterations: 2000 });
+    await thread.close();
+    await expect(held).rejects.toThrow(/closed|exited/);
+    expect((await thread.solve(instance(5, 2, 8), options)).plan.totals.assigned).toBeGreaterThan(0);
+  });
+});

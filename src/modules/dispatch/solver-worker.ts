@@ -1,0 +1,20 @@
+/**
+ * The optimizer's worker thread (see solver-thread.ts): solves each request it is sent, one at a time, and answers
+ * with the plan and the greedy baseline, or with the error's name and message.
+ */
+import { parentPort } from 'node:worker_threads';
+import { greedyNearestDriver, solve } from './optimizer/index.js';
+import type { SolveReply, SolveRequest } from './solver-thread.js';
+
+const port = parentPort;
+if (!port) throw new Error('solver-worker runs as a worker thread');
+port.on('message', (req: SolveRequest) => {
+  let reply: SolveReply;
+  try {
+    reply = { id: req.id, ok: true, plan: solve(req.problem, req.options), baseline: greedyNearestDriver(req.problem, req.options) };
+  } catch (err) {
+    const e = err instanceof Error ? err : new Error(String(err));
+    reply = { id: req.id, ok: false, error: { name: e.name, message: e.message } };
+  }
+  port.postMessage(reply);
+});
