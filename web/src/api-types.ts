@@ -4733,7 +4733,7 @@ export interface components {
             created_to?: string;
             /** @description only these drivers (still: approved, available, with a position) */
             driver_ids?: string[];
-            /** @description Search budget in iterations; the same seed and iterations give the same plan on any machine at any load. Default: max(500, 325 + 1.75 × trips), extended by a quarter at a time (up to 4×) while the last quarter still improved the plan by more than 0.5 %. */
+            /** @description Search budget in iterations; the same seed and iterations give the same plan on any machine at any load. Default: 750 + 2.5 × trips, extended by a quarter at a time (up to 4×) while the last quarter still improved the plan by more than 0.5 %. */
             iterations?: number;
             /** @description Seconds from the plan to the end of the service at the last stop of a route; a trip that cannot fit is left unassigned (ROUTE_DURATION, ROUTES_FULL). */
             max_route_duration_s?: number;
@@ -4781,7 +4781,7 @@ export interface components {
             created_to?: string;
             /** @description only these drivers (still: approved, available, with a position) */
             driver_ids?: string[];
-            /** @description Search budget in iterations; the same seed and iterations give the same plan on any machine at any load. Default: max(500, 325 + 1.75 × trips), extended by a quarter at a time (up to 4×) while the last quarter still improved the plan by more than 0.5 %. */
+            /** @description Search budget in iterations; the same seed and iterations give the same plan on any machine at any load. Default: 750 + 2.5 × trips, extended by a quarter at a time (up to 4×) while the last quarter still improved the plan by more than 0.5 %. */
             iterations?: number;
             /** @description Seconds from the plan to the end of the service at the last stop of a route; a trip that cannot fit is left unassigned (ROUTE_DURATION, ROUTES_FULL). */
             max_route_duration_s?: number;

@@ -39,7 +39,7 @@ const iterations = Type.Integer({
   minimum: 0,
   maximum: LIMITS.maxIterations,
   description:
-    'Search budget in iterations; the same seed and iterations give the same plan on any machine at any load. Default: max(500, 325 + 1.75 × trips), ' +
+    'Search budget in iterations; the same seed and iterations give the same plan on any machine at any load. Default: 750 + 2.5 × trips, ' +
     'extended by a quarter at a time (up to 4×) while the last quarter still improved the plan by more than 0.5 %.',
 });
 

@@ -15,9 +15,6 @@ import {
 } from './route.js';
 import { insertionInto, type Solution } from './solution.js';
 
-/** The eject-and-insert move runs only while at most this many trips are unassigned. */
-const EJECT_MAX_UNASSIGNED = 20;
-
 /** Exact re-orderings remembered (by driver and stop sequence) before the memo starts over. */
 const EXACT_MEMO_SIZE = 50_000;
 
@@ -222,61 +219,97 @@ export function exchangePass(sol: Solution, ctx: SearchContext): boolean {
 }
 
 /**
- * Raise the assigned count: insert each unassigned trip where it fits; failing that, eject one trip
- * from a route, put the unassigned one there and move the ejected one to another route.
+ * Raise the assigned count: insert each unassigned trip where it fits; failing that, eject-and-insert
+ * (ejectInsert over every route).
  */
 export function assignMorePass(sol: Solution, ctx: SearchContext): boolean {
   const { inst, scratch } = ctx;
   const D = inst.driverCount;
   const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
-  const moved: Insertion = { cost: Infinity, i: 0, j: 0 };
+  const everyRoute = (_t: number, into: Uint8Array) => into.fill(1);
   let improvedAny = false;
   for (const u of sol.unassignedTrips()) {
     if (ctx.now() > ctx.deadline) break;
     let best = Infinity;
-    let apply: (() => void) | null = null;
+    let at: Insertion | null = null;
+    let route = -1;
     for (let d = 0; d < D; d++) {
       const c = insertionInto(sol, d, u, scratch, ins);
       if (c < best) {
         best = c;
-        const [dd, at] = [d, { ...ins }];
-        apply = () => sol.setRoute(dd, withInsertion(sol.routes[dd], u, at));
+        route = d;
+        at = { ...ins };
       }
     }
-    // eject-and-insert costs O(U·T·D·n²): only when few trips are left out
-    if (!apply && sol.inst.tripCount - sol.assigned <= EJECT_MAX_UNASSIGNED) {
-      for (let d = 0; d < D; d++) {
-        if (!inst.compat[u * D + d]) continue;
-        for (const s of sol.routes[d]) {
-          if (s & 1) continue;
-          const t = tripOf(s);
-          const rest = withoutTrip(sol.routes[d], t);
-          const cu = bestInsertion(inst, d, rest, u, scratch, ins);
-          if (cu === Infinity) continue;
-          const delta = routeCost(inst, d, rest) + cu - sol.cost[d];
-          for (let d2 = 0; d2 < D; d2++) {
-            if (d2 === d) continue;
-            const ct = insertionInto(sol, d2, t, scratch, moved);
-            if (delta + ct < best) {
-              best = delta + ct;
-              const [rd, rd2, atU, atT] = [d, d2, { ...ins }, { ...moved }];
-              apply = () => {
-                sol.setRoute(rd, withInsertion(rest, u, atU));
-                sol.setRoute(rd2, withInsertion(sol.routes[rd2], t, atT));
-              };
-            }
-          }
-        }
-      }
-    }
-    if (apply) {
-      apply();
-      improvedAny = true;
-    }
+    if (at) sol.setRoute(route, withInsertion(sol.routes[route], u, at));
+    if (at || ejectInsert(sol, ctx, u, everyRoute)) improvedAny = true;
   }
   return improvedAny;
 }
 
+/**
+ * Eject-and-insert for the unassigned trip u: in a route that `routes` marks for u, take out one
+ * trip t that has a feasible place in another route marked for t, put u where it fits best in what
+ * is left, and move t to its cheapest place; of all such pairs the cheapest change of the objective
+ * is applied. The assigned count rises by one, or nothing changes (false). `routes` writes the marks
+ * (1 = worth trying) into its buffer, as RecreateOptions.candidates does.
+ */
+export function ejectInsert(sol: Solution, ctx: SearchContext, u: number, routes: (t: number, into: Uint8Array) => void): boolean {
+  const { inst, scratch } = ctx;
+  const D = inst.driverCount;
+  const forU = new Uint8Array(D);
+  const forT = new Uint8Array(D);
+  const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
+  const moved: Insertion = { cost: Infinity, i: 0, j: 0 };
+  routes(u, forU);
+  let best = Infinity;
+  let bd = -1;
+  let bd2 = -1;
+  let bt = -1;
+  let bestRest: number[] = [];
+  const atU: Insertion = { cost: Infinity, i: 0, j: 0 };
+  const atT: Insertion = { cost: Infinity, i: 0, j: 0 };
+  const bestAtT: Insertion = { cost: Infinity, i: 0, j: 0 };
+  for (let d = 0; d < D; d++) {
+    if (!forU[d] || !inst.compat[u * D + d] || inst.room[d] < 1) continue;
+    const stops = sol.routes[d];
+    for (const s of stops) {
+      if (!isPickup(s)) continue;
+      const t = tripOf(s);
+      // where t could go first: independent of u, and remembered per route version
+      routes(t, forT);
+      let ct = Infinity;
+      let d2 = -1;
+      for (let r = 0; r < D; r++) {
+        if (r === d || !forT[r]) continue;
+        const c = insertionInto(sol, r, t, scratch, moved);
+        if (c < ct) {
+          ct = c;
+          d2 = r;
+          Object.assign(atT, moved);
+        }
+      }
+      if (d2 < 0) continue;
+      const rest = withoutTrip(stops, t);
+      const cu = bestInsertion(inst, d, rest, u, scratch, ins);
+      if (cu === Infinity) continue;
+      const delta = routeCost(inst, d, rest) + cu - sol.cost[d] + ct;
+      if (delta < best) {
+        best = delta;
+        bd = d;
+        bd2 = d2;
+        bt = t;
+        bestRest = rest;
+        Object.assign(atU, ins);
+        Object.assign(bestAtT, atT);
+      }
+    }
+  }
+  if (bd < 0) return false;
+  sol.setRoute(bd2, withInsertion(sol.routes[bd2], bt, bestAtT));
+  sol.setRoute(bd, withInsertion(bestRest, u, atU));
+  return true;
+}
 /** Descent over all neighbourhoods until none improves or the deadline passes. */
 export function localSearch(sol: Solution, ctx: SearchContext): void {
   for (let d = 0; d < ctx.inst.driverCount; d++) improveRoute(sol, d, ctx.scratch, MAX_EXACT_STOPS);
