@@ -114,7 +114,9 @@ export function gap(a: Plan, b: Plan): { value: number; met: boolean; note: stri
   const perTrip = (p: Plan) => p.cost / Math.max(1, p.totals.assigned);
   const costGap = perTrip(a) / perTrip(b) - 1;
   const pct = (v: number) => `${v >= 0 ? '+' : ''}${(100 * v).toFixed(2)} %`;
-  const met = countGap <= 0.02 && costGap <= 0.02;
+  // Compared in hundredths of a percent: 1 − 392/400 is 0.020000000000000018 in floating point, and exactly 2 % is within.
+  const within = (g: number) => Math.round(g * 10_000) <= 200;
+  const met = within(countGap) && within(costGap);
   const trips = a.totals.assigned - b.totals.assigned;
   const count =
     trips === 0 ? `same ${a.totals.assigned} trips assigned` : `${a.totals.assigned} vs ${b.totals.assigned} trips assigned (${trips > 0 ? '+' : ''}${trips}, count gap ${pct(countGap)})`;
