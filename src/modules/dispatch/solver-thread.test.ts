@@ -65,4 +65,17 @@ describe('the solver thread', () => {
     await expect(held).rejects.toThrow(/closed|exited/);
     expect((await thread.solve(instance(5, 2, 8), options)).plan.totals.assigned).toBeGreaterThan(0);
   });
+
+  it('ends the thread once idle, and the next solve starts a new one', async () => {
+    const quick = createSolverThread({ maxQueued: 1, idleMs: 50 });
+    try {
+      await quick.solve(instance(5, 2, 9), options);
+      expect(quick.running).toBe(true);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(quick.running).toBe(false);
+      expect((await quick.solve(instance(5, 2, 10), options)).plan.totals.assigned).toBeGreaterThan(0);
+    } finally {
+      await quick.close();
+    }
+  });
 });
