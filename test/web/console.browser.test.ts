@@ -48,7 +48,8 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console and tracking page in chromium
 
   /** Page errors and Content-Security-Policy refusals fail the test. */
   function watch(page: Page) {
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    // With the stack: a page error that shows up once in a while must say where it came from.
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.stack ?? e.message}`));
     page.on('console', (m) => {
       if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push(`csp: ${m.text()}`);
     });

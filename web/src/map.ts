@@ -14,6 +14,23 @@ export interface MapOptions {
 
 export type Lonlat = [number, number];
 
+/**
+ * Leaflet 1.9's canvas renderer can run a redraw after its canvas was destroyed (a map removed between a redraw
+ * being queued and run: "Cannot read properties of undefined (reading 'clearRect')", seen once in CI's browser
+ * test, Leaflet/Leaflet#6030 was the same race). A renderer without its drawing context has nothing to draw:
+ * the redraw is dropped.
+ */
+type CanvasInternals = { _ctx?: CanvasRenderingContext2D; _redrawRequest?: number | null; _redraw(): void };
+const canvasProto = L.Canvas.prototype as unknown as CanvasInternals;
+const leafletRedraw = canvasProto._redraw;
+canvasProto._redraw = function (this: CanvasInternals) {
+  if (!this._ctx) {
+    this._redrawRequest = null;
+    return;
+  }
+  leafletRedraw.call(this);
+};
+
 export function tileSettings(): { url: string; attribution: string } {
   const meta = document.querySelector<HTMLMetaElement>('meta[name="map-tiles"]');
   return { url: meta?.content ?? '', attribution: meta?.dataset.attribution ?? '' };
