@@ -15,7 +15,7 @@ import {
   type Plan,
 } from './optimizer/index.js';
 import * as repo from './repo.js';
-import { createSolverThread } from './solver-thread.js';
+import type { SolverThread } from './solver-thread.js';
 
 export const LIMITS = {
   maxTrips: 500,
@@ -248,11 +248,10 @@ function changesSince(inputs: Inputs, assignments: Assignment[], now: { trips: P
   return changes;
 }
 
-export function createDispatchService(ctx: AppContext, deps: { logistics: LogisticsApi }) {
+/** `solver`: where plans are solved (the module's solver thread, so a long solve never stalls other requests). */
+export function createDispatchService(ctx: AppContext, deps: { logistics: LogisticsApi; solver: SolverThread }) {
   const logistics = () => deps.logistics;
-  // The solver runs on its own thread: a long solve never stalls the instance's other requests.
-  const solver = createSolverThread({ maxQueued: LIMITS.maxQueuedSolves });
-  ctx.onClose.push(() => solver.close());
+  const { solver } = deps;
 
   function selection(body: OptimizeRequest) {
     const byWindow = body.territory_id !== undefined || body.created_from !== undefined || body.created_to !== undefined;
