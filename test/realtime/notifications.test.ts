@@ -183,6 +183,16 @@ describe('devices and heartbeat', () => {
     const health = (await t.req(admin, { method: 'GET', url: '/admin/mobile-health' })).json();
     expect(health.devices.seen_last_hour).toEqual(expect.arrayContaining([expect.objectContaining({ app_role: 'repartidor', app_version: '0.7.2' })]));
   });
+
+  it('a reading taken in the same millisecond as the last one is not stale (clients send milliseconds, the server keeps microseconds)', async () => {
+    const dev = (await registerDevice(driver)).json();
+    // The registration's now() carries microseconds; a phone's clock reading of that moment carries only the millisecond.
+    await sql(`UPDATE device SET last_seen_at = '2026-11-27T04:22:35.736500Z' WHERE id = $1`, [dev.id]);
+    const hb = await t.req(driver, { method: 'POST', url: '/mobile/heartbeat', payload: { device_id: dev.id, battery_level: 55, recorded_at: '2026-11-27T04:22:35.736Z' } });
+    expect([hb.statusCode, hb.json().battery_level]).toEqual([200, 55]);
+    const older = await t.req(driver, { method: 'POST', url: '/mobile/heartbeat', payload: { device_id: dev.id, battery_level: 60, recorded_at: '2026-11-27T04:22:35.735Z' } });
+    expect([older.statusCode, older.json().code]).toEqual([409, 'STALE_HEARTBEAT']);
+  });
 });
 
 describe('push worker', () => {

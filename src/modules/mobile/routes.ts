@@ -217,6 +217,7 @@ export function mobileRoutes(app: Api, ctx: AppContext, svc: MobileService, sync
         response: { 200: Type.Object({ results: Type.Array(SyncResult) }) },
       },
     },
-    async (req) => sync.push(actorOf(req), req.body.operations),
+    async (req) =>
+      sync.push(actorOf(req), req.body.operations, (err, op) => req.log.error({ err, client_operation_id: op.client_operation_id, type: op.type }, 'offline operation failed')),
   );
 }

@@ -224,7 +224,7 @@ export function decodeCursor(text: string): Cursor {
 export function createSyncService(ctx: AppContext, opts: { entityLimit: number; registry: SyncRegistry }) {
   const registry = opts.registry;
 
-  async function applyOne(actor: Actor, op: SyncOperationInput): Promise<SyncResult> {
+  async function applyOne(actor: Actor, op: SyncOperationInput, onError?: (err: unknown, op: SyncOperationInput) => void): Promise<SyncResult> {
     const base = { client_operation_id: op.client_operation_id, type: op.type, replayed: false };
     const handler = registry.operation(op.type);
     // Refusals that touch nothing are not stored: the same id may be sent again once it is valid.
@@ -260,7 +260,8 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number; 
         return { ...base, ...outcome };
       });
     } catch (err) {
-      // Nothing was stored: the app may retry this id.
+      // Nothing was stored: the app may retry this id. The caller logs the cause (the app sees only 'error').
+      onError?.(err, op);
       return { ...base, status: 'error', code: 'INTERNAL_ERROR', message: err instanceof Error ? 'The operation failed; retry it later' : 'error' };
     }
   }
@@ -268,10 +269,10 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number; 
   return {
     registry,
 
-    /** Operations are applied in order, each in its own transaction, each with its own result. */
-    async push(actor: Actor, operations: SyncOperationInput[]) {
+    /** Operations are applied in order, each in its own transaction, each with its own result; `onError` hears the cause of an `error` result. */
+    async push(actor: Actor, operations: SyncOperationInput[], onError?: (err: unknown, op: SyncOperationInput) => void) {
       const results: SyncResult[] = [];
-      for (const op of operations) results.push(await applyOne(actor, op));
+      for (const op of operations) results.push(await applyOne(actor, op, onError));
       return { results };
     },
 

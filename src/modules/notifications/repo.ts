@@ -20,15 +20,19 @@ export interface HeartbeatValues {
   network: string | null;
 }
 
-/** Records a heartbeat unless a newer one is already recorded (`recorded_at` in the future is clamped to now). */
+/**
+ * Records a heartbeat unless a newer one is already recorded (`recorded_at` in the future is clamped to now). Compared
+ * to the millisecond, the precision clients send: a reading from the same millisecond as the registration (whose
+ * now() has microseconds) is not stale; last seen never moves back.
+ */
 export async function recordHeartbeat(tx: Tx, organizationId: string, userId: string, deviceId: string, h: HeartbeatValues): Promise<DeviceRow | undefined> {
   const { rows } = await tx.query<DeviceRow>(
-    `UPDATE device SET last_seen_at = least(coalesce($3::timestamptz, now()), now()),
+    `UPDATE device SET last_seen_at = greatest(last_seen_at, least(coalesce($3::timestamptz, now()), now())),
             app_version = coalesce($4, app_version), build_number = coalesce($5, build_number),
             battery_level = coalesce($6, battery_level), charging = coalesce($7, charging), network = coalesce($8, network),
             heartbeat_count = heartbeat_count + 1, updated_at = now()
       WHERE organization_id = $1 AND id = $2 AND user_id = $9 AND deleted_at IS NULL
-        AND (last_seen_at IS NULL OR last_seen_at <= least(coalesce($3::timestamptz, now()), now()))
+        AND (last_seen_at IS NULL OR date_trunc('milliseconds', last_seen_at) <= least(coalesce($3::timestamptz, now()), now()))
       RETURNING ${DEVICE_COLUMNS}`,
     [organizationId, deviceId, h.recordedAt, h.appVersion, h.buildNumber, h.batteryLevel, h.charging, h.network, userId],
   );
