@@ -2268,7 +2268,7 @@ export interface paths {
         put?: never;
         /**
          * Report that a device is alive: last seen, app version, battery, network (feeds mobile health)
-         * @description 404 for a device that is not mine; 409 STALE_HEARTBEAT when `recorded_at` is older than the last recorded heartbeat.
+         * @description 404 for a device that is not mine; 409 STALE_HEARTBEAT when `recorded_at` is older than the last recorded heartbeat (compared to the millisecond; `last_seen_at` never moves back; a `recorded_at` in the future counts as now).
          *
          *     **Access**: any authenticated user; sub-administrators need no permission key.
          */

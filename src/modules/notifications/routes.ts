@@ -188,7 +188,7 @@ export function notificationRoutes(app: Api, ctx: AppContext, svc: NotificationS
         operationId: 'deviceHeartbeat',
         tags: ['devices'],
         summary: 'Report that a device is alive: last seen, app version, battery, network (feeds mobile health)',
-        description: '404 for a device that is not mine; 409 STALE_HEARTBEAT when `recorded_at` is older than the last recorded heartbeat.',
+        description: '404 for a device that is not mine; 409 STALE_HEARTBEAT when `recorded_at` is older than the last recorded heartbeat (compared to the millisecond; `last_seen_at` never moves back; a `recorded_at` in the future counts as now).',
         body: Strict(HeartbeatProps),
         response: { 200: DeviceOut },
       },
