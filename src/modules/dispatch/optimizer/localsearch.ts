@@ -65,17 +65,39 @@ function tryApply(sol: Solution, d: number, scratch: Scratch, len: number, from:
   return true;
 }
 
-/** First improving or-opt move (segment [a, e] re-inserted after stop k, without reversal). */
+/**
+ * Slack of the or-opt lower bound (relative to the route cost): a bound within this of the cost to
+ * beat is still simulated, so floating-point rounding never skips a move the simulation would keep.
+ */
+const BOUND_TOLERANCE = 1e-6;
+
+/**
+ * First improving or-opt move (segment [a, e] re-inserted after stop k, without reversal).
+ *
+ * Under a time objective every candidate is simulated (feasibleCostFrom), unless a lower bound
+ * shows that it cannot improve. The bound holds when no pickup of the route waits for its trip:
+ * the route's times are then plain sums of travel and service times, and so are those of the moved
+ * route when waiting is ignored; waiting only makes stops later, so the moved route's cost is at
+ * least that of three blocks of stops shifted by constant amounts (O(1) with the prefix counts of
+ * drop-offs). Skipped candidates are ones the simulation would reject: the same move is found.
+ */
 function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
-  const { dist, n: N } = sol.inst;
+  const inst = sol.inst;
+  const { dist, travel, n: N, wTime, wDist } = inst;
   const stops = sol.routes[d];
   const n = stops.length;
-  const s0 = startNode(sol.inst, d);
+  const s0 = startNode(inst, d);
   const node = (k: number) => (k < 0 ? s0 : stops[k]);
   const seq = scratch.seq;
   const pos = scratch.pos;
   for (let x = 0; x < n; x++) pos[stops[x]] = x;
-  timePrefixes(sol.inst, d, stops, scratch);
+  timePrefixes(inst, d, stops, scratch);
+  const { preTime, preDrops, arrAt } = scratch;
+  /** Departure from stop x (0 for the start, x = -1). */
+  const dep = (x: number) => preTime[x + 1];
+  const bounded = wTime > 0 && sol.wait[d] === 0;
+  const bound = sol.cost[d] - EPS;
+  const slack = BOUND_TOLERANCE * Math.max(1, Math.abs(bound));
   for (let len = 1; len <= 3; len++) {
     for (let a = 0; a + len <= n; a++) {
       const e = a + len - 1;
@@ -95,13 +117,31 @@ function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
         e + 1 < n
           ? dist[prev * N + first] + dist[last * N + stops[e + 1]] - dist[prev * N + stops[e + 1]]
           : dist[prev * N + first];
+      const segDrops = preDrops[e + 1] - preDrops[a];
+      // the stops after the segment, once it is taken out: their shift
+      const closed = e + 1 < n ? dep(a - 1) + travel[prev * N + stops[e + 1]] - arrAt[e + 1] : 0;
       for (let k = lo; k <= hi; k++) {
         if (k >= a - 1 && k <= e) continue;
         const u = node(k);
         const added =
           k + 1 < n ? dist[u * N + first] + dist[last * N + stops[k + 1]] - dist[u * N + stops[k + 1]] : dist[u * N + first];
         // priced by distance alone: a filter only when the objective is the distance
-        if (sol.inst.wTime === 0 && added >= gain - EPS) continue;
+        if (wTime === 0 && added >= gain - EPS) continue;
+        if (bounded) {
+          // the segment's shift, then that of the stops after its new place, then of the rest
+          let dTime: number;
+          if (k > e) {
+            const segShift = dep(k) + closed + travel[u * N + first] - arrAt[a];
+            dTime = closed * (preDrops[k + 1] - preDrops[e + 1]) + segShift * segDrops;
+            if (k + 1 < n) dTime += (dep(e) + segShift + travel[last * N + stops[k + 1]] - arrAt[k + 1]) * (preDrops[n] - preDrops[k + 1]);
+          } else {
+            const segShift = dep(k) + travel[u * N + first] - arrAt[a];
+            const between = dep(e) + segShift + travel[last * N + stops[k + 1]] - arrAt[k + 1];
+            dTime = segShift * segDrops + between * (preDrops[a] - preDrops[k + 1]);
+            if (e + 1 < n) dTime += (dep(a - 1) + between + travel[prev * N + stops[e + 1]] - arrAt[e + 1]) * (preDrops[n] - preDrops[e + 1]);
+          }
+          if (sol.cost[d] + wTime * dTime + wDist * (added - gain) > bound + slack) continue;
+        }
         let w = 0;
         if (k < a) {
           for (let x = 0; x <= k; x++) seq[w++] = stops[x];

@@ -46,21 +46,24 @@ export function feasibleCost(inst: Instance, d: number, seq: readonly number[], 
 }
 
 /**
- * State after each prefix of a route (scratch.preTime, preCost, preLoad at index k: after its
- * first k stops), for feasibleCostFrom.
+ * State after each prefix of a route (scratch.preTime, preCost, preLoad, preDrops at index k:
+ * after its first k stops), for feasibleCostFrom, and the arrival at each stop (scratch.arrAt),
+ * for the or-opt bound.
  */
 export function timePrefixes(inst: Instance, d: number, stops: readonly number[], scratch: Scratch): void {
   const { dist, travel, n, ready, wTime, wDist, svcPickup, svcDropoff } = inst;
-  const { preTime, preCost, preLoad } = scratch;
+  const { preTime, preCost, preLoad, preDrops, arrAt } = scratch;
   let prev = startNode(inst, d);
   let cost = 0;
   let time = 0;
   let load = 0;
-  preTime[0] = preCost[0] = preLoad[0] = 0;
+  let drops = 0;
+  preTime[0] = preCost[0] = preLoad[0] = preDrops[0] = 0;
   for (let k = 0; k < stops.length; k++) {
     const s = stops[k];
     time += travel[prev * n + s];
     cost += wDist * dist[prev * n + s];
+    arrAt[k] = time;
     if (isPickup(s)) {
       load++;
       const r = ready[tripOf(s)];
@@ -68,12 +71,14 @@ export function timePrefixes(inst: Instance, d: number, stops: readonly number[]
       time += svcPickup;
     } else {
       load--;
+      drops++;
       cost += wTime * time;
       time += svcDropoff;
     }
     preTime[k + 1] = time;
     preCost[k + 1] = cost;
     preLoad[k + 1] = load;
+    preDrops[k + 1] = drops;
     prev = s;
   }
 }
@@ -221,10 +226,12 @@ export class Scratch {
   readonly seen: Int32Array;
   /** Index of a node in the route being improved. */
   readonly pos: Int32Array;
-  /** Per prefix of the route being improved: time, cost and load after it (timePrefixes). */
+  /** Per prefix of the route being improved: time, cost, load and drop-offs after it, and per stop its arrival (timePrefixes). */
   readonly preTime: Float64Array;
   readonly preCost: Float64Array;
   readonly preLoad: Int32Array;
+  readonly preDrops: Int32Array;
+  readonly arrAt: Float64Array;
   /** Remembered insertions per (trip, driver), with the version of the route they were priced in (see insertionInto). */
   readonly insertions: InsertionCache;
   /** The same for packing insertions. */
@@ -247,6 +254,8 @@ export class Scratch {
     this.preTime = new Float64Array(m);
     this.preCost = new Float64Array(m);
     this.preLoad = new Int32Array(m);
+    this.preDrops = new Int32Array(m);
+    this.arrAt = new Float64Array(m);
     const k = inst.tripCount * inst.driverCount;
     const cache = (): InsertionCache => ({ version: new Float64Array(k).fill(-1), cost: new Float64Array(k), i: new Int32Array(k), j: new Int32Array(k) });
     this.insertions = cache();
