@@ -159,20 +159,37 @@ function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
   return false;
 }
 
-/** First improving 2-opt move (stops[a..b] reversed); inner costs kept both ways for asymmetric matrices. */
+/**
+ * First improving 2-opt move (stops[a..b] reversed); inner costs kept both ways for asymmetric
+ * matrices. Under a time objective, a route without waiting skips the runs that a lower bound
+ * shows cannot improve, as orOptMove does: with waiting ignored the reversed run's drop-off times
+ * and its end follow from the run one stop shorter in O(1), and the stops after it shift by a
+ * constant.
+ */
 function twoOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
-  const { dist, n: N } = sol.inst;
+  const inst = sol.inst;
+  const { dist, travel, n: N, wTime, wDist, svcPickup, svcDropoff } = inst;
   const stops = sol.routes[d];
   const n = stops.length;
   const seq = scratch.seq;
-  const s0 = startNode(sol.inst, d);
+  const s0 = startNode(inst, d);
   const pos = scratch.pos;
   for (let x = 0; x < n; x++) pos[stops[x]] = x;
-  timePrefixes(sol.inst, d, stops, scratch);
+  timePrefixes(inst, d, stops, scratch);
+  const { preTime, preDrops, preDropArr, arrAt } = scratch;
+  const bounded = wTime > 0 && sol.wait[d] === 0;
+  const bound = sol.cost[d] - EPS;
+  const slack = BOUND_TOLERANCE * Math.max(1, Math.abs(bound));
+  const service = (s: number) => (isPickup(s) ? svcPickup : svcDropoff);
   for (let a = 0; a < n - 1; a++) {
     const prev = a === 0 ? s0 : stops[a - 1];
     let forward = 0;
     let backward = 0;
+    // the reversed run, from the departure at prev: its duration, sum of drop-off arrivals, drop-offs
+    const first = stops[a];
+    let runEnd = travel[prev * N + first] + service(first);
+    let runDrops = isPickup(first) ? 0 : 1;
+    let runArr = runDrops * travel[prev * N + first];
     for (let b = a + 1; b < n; b++) {
       // a trip with both ends in the run would be dropped off before its pickup
       if (!isPickup(stops[b]) && pos[stops[b] - 1] >= a) break;
@@ -181,7 +198,20 @@ function twoOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
       const next = b + 1 < n ? stops[b + 1] : -1;
       const before = dist[prev * N + stops[a]] + forward + (next >= 0 ? dist[stops[b] * N + next] : 0);
       const after = dist[prev * N + stops[b]] + backward + (next >= 0 ? dist[stops[a] * N + next] : 0);
-      if (sol.inst.wTime === 0 && after >= before - EPS) continue;
+      if (wTime === 0 && after >= before - EPS) continue;
+      if (bounded) {
+        // stops[b] now comes first: the rest of the run moves by `delay`
+        const sb = stops[b];
+        const toB = travel[prev * N + sb];
+        const delay = toB + service(sb) + travel[sb * N + stops[b - 1]] - travel[prev * N + stops[b - 1]];
+        runArr += runDrops * delay + (isPickup(sb) ? 0 : toB);
+        runDrops += isPickup(sb) ? 0 : 1;
+        runEnd += delay;
+        const depPrev = preTime[a];
+        let dTime = runDrops * depPrev + runArr - (preDropArr[b + 1] - preDropArr[a]);
+        if (next >= 0) dTime += (depPrev + runEnd + travel[stops[a] * N + next] - arrAt[b + 1]) * (preDrops[n] - preDrops[b + 1]);
+        if (sol.cost[d] + wTime * dTime + wDist * (after - before) > bound + slack) continue;
+      }
       for (let k = 0; k < n; k++) seq[k] = k < a || k > b ? stops[k] : stops[a + b - k];
       if (tryApply(sol, d, scratch, n, a)) return true;
     }

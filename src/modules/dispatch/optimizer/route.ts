@@ -46,19 +46,20 @@ export function feasibleCost(inst: Instance, d: number, seq: readonly number[], 
 }
 
 /**
- * State after each prefix of a route (scratch.preTime, preCost, preLoad, preDrops at index k:
- * after its first k stops), for feasibleCostFrom, and the arrival at each stop (scratch.arrAt),
- * for the or-opt bound.
+ * State after each prefix of a route (scratch.preTime, preCost, preLoad, preDrops, preDropArr at
+ * index k: after its first k stops), for feasibleCostFrom, and the arrival at each stop
+ * (scratch.arrAt), for the or-opt and 2-opt bounds.
  */
 export function timePrefixes(inst: Instance, d: number, stops: readonly number[], scratch: Scratch): void {
   const { dist, travel, n, ready, wTime, wDist, svcPickup, svcDropoff } = inst;
-  const { preTime, preCost, preLoad, preDrops, arrAt } = scratch;
+  const { preTime, preCost, preLoad, preDrops, preDropArr, arrAt } = scratch;
   let prev = startNode(inst, d);
   let cost = 0;
   let time = 0;
   let load = 0;
   let drops = 0;
-  preTime[0] = preCost[0] = preLoad[0] = preDrops[0] = 0;
+  let dropArr = 0;
+  preTime[0] = preCost[0] = preLoad[0] = preDrops[0] = preDropArr[0] = 0;
   for (let k = 0; k < stops.length; k++) {
     const s = stops[k];
     time += travel[prev * n + s];
@@ -72,6 +73,7 @@ export function timePrefixes(inst: Instance, d: number, stops: readonly number[]
     } else {
       load--;
       drops++;
+      dropArr += time;
       cost += wTime * time;
       time += svcDropoff;
     }
@@ -79,6 +81,7 @@ export function timePrefixes(inst: Instance, d: number, stops: readonly number[]
     preCost[k + 1] = cost;
     preLoad[k + 1] = load;
     preDrops[k + 1] = drops;
+    preDropArr[k + 1] = dropArr;
     prev = s;
   }
 }
@@ -226,11 +229,12 @@ export class Scratch {
   readonly seen: Int32Array;
   /** Index of a node in the route being improved. */
   readonly pos: Int32Array;
-  /** Per prefix of the route being improved: time, cost, load and drop-offs after it, and per stop its arrival (timePrefixes). */
+  /** Per prefix of the route being improved: time, cost, load, drop-offs and sum of their arrivals after it, and per stop its arrival (timePrefixes). */
   readonly preTime: Float64Array;
   readonly preCost: Float64Array;
   readonly preLoad: Int32Array;
   readonly preDrops: Int32Array;
+  readonly preDropArr: Float64Array;
   readonly arrAt: Float64Array;
   /** Remembered insertions per (trip, driver), with the version of the route they were priced in (see insertionInto). */
   readonly insertions: InsertionCache;
@@ -255,6 +259,7 @@ export class Scratch {
     this.preCost = new Float64Array(m);
     this.preLoad = new Int32Array(m);
     this.preDrops = new Int32Array(m);
+    this.preDropArr = new Float64Array(m);
     this.arrAt = new Float64Array(m);
     const k = inst.tripCount * inst.driverCount;
     const cache = (): InsertionCache => ({ version: new Float64Array(k).fill(-1), cost: new Float64Array(k), i: new Int32Array(k), j: new Int32Array(k) });
