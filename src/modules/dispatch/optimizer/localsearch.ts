@@ -41,7 +41,7 @@ export function improveRoute(sol: Solution, d: number, scratch: Scratch, exactUp
   if (sol.routes[d].length <= exactUpTo) {
     if (sol.exact[d]) return false;
     // the same sequence keeps coming back in the search (trips removed and put back where they were)
-    const key = `${d}:${sol.routes[d].join(',')}`;
+    const key = routeKey(inst, d, sol.routes[d]);
     let order = scratch.exactOrders.get(key);
     if (order === undefined) {
       order = exactRouteOrder(inst, d, sol.routes[d], sol.cost[d]);
@@ -55,6 +55,15 @@ export function improveRoute(sol: Solution, d: number, scratch: Scratch, exactUp
   let changed = false;
   while (orOptMove(sol, d, scratch) || twoOptMove(sol, d, scratch)) changed = true;
   return changed;
+}
+
+/**
+ * A string that tells (driver, stops) apart from any other, for the exact-order memo: one UTF-16
+ * code unit per number when every node number fits in one (cheaper to build than decimals), else
+ * the numbers in decimal.
+ */
+function routeKey(inst: Instance, d: number, stops: readonly number[]): string {
+  return inst.n <= 0xffff ? String.fromCharCode(d, ...stops) : `${d}:${stops.join(',')}`;
 }
 
 /** Apply `seq` to route d when it is feasible and shorter; its first `from` stops are the route's (see feasibleCostFrom). */
