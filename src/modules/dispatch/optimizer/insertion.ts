@@ -41,10 +41,9 @@ export function regretInsert(
   const D = inst.driverCount;
   const k = pending.length;
   if (k === 0 || D === 0) return;
-  const cost = new Float64Array(k * D);
-  const posI = new Int32Array(k * D);
-  const posJ = new Int32Array(k * D);
-  const allowed = new Uint8Array(k * D).fill(1);
+  // per (pending trip a, route d) at a·D + d; buffers reused from call to call (every entry read is written first)
+  const { cost, posI, posJ, allowed, widened, draws, c1, c2, d1 } = scratch.regretBuffers(k, D);
+  allowed.fill(1, 0, k * D);
   const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
   const evaluate = (a: number, d: number) => {
     cost[a * D + d] = banned?.[d] || !allowed[a * D + d] ? Infinity : insertionInto(sol, d, pending[a], scratch, ins, packing) + jitter(noise);
@@ -64,7 +63,7 @@ export function regretInsert(
     if (banned?.[d]) continue;
     for (let a = 0; a < k; a++) if (allowed[a * D + d]) price(a, d);
   }
-  const widened = new Uint8Array(k);
+  widened.fill(0, 0, k);
   for (let a = 0; a < k; a++) {
     let any = false;
     for (let d = 0; d < D; d++) {
@@ -79,7 +78,7 @@ export function regretInsert(
   if (noise) {
     for (let a = 0; a < k; a++) {
       // one draw per priced route, and again for every route when the trip was widened
-      const draws = new Float64Array(D);
+      draws.fill(0, 0, D);
       for (let d = 0; d < D; d++) if (!banned?.[d] && allowed[a * D + d]) draws[d] = jitter(noise);
       if (widened[a]) for (let d = 0; d < D; d++) if (!banned?.[d]) draws[d] = jitter(noise);
       for (let d = 0; d < D; d++) cost[a * D + d] += draws[d];
@@ -87,9 +86,6 @@ export function regretInsert(
   }
   for (let a = 0; a < k; a++) if (widened[a]) allowed.fill(1, a * D, (a + 1) * D);
   // per trip, its cheapest and second cheapest cost and the first route with the cheapest (c1, c2, d1)
-  const c1 = new Float64Array(k);
-  const c2 = new Float64Array(k);
-  const d1 = new Int32Array(k);
   for (let a = 0; a < k; a++) bestTwo(cost, a, D, c1, c2, d1);
   const alive = Array.from({ length: k }, (_, a) => a);
   while (alive.length > 0) {

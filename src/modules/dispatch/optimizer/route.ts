@@ -247,6 +247,7 @@ export class Scratch {
    * trips, or again after the search came back to it, is timed once.
    */
   readonly timings: RouteTiming[];
+  private regret: RegretBuffers | null = null;
   stamp = 0;
   /** Out values of `shift`. */
   shiftSum = 0;
@@ -267,6 +268,43 @@ export class Scratch {
     this.packings = cache();
     this.timings = Array.from({ length: inst.driverCount }, () => new RouteTiming());
   }
+
+  /** regretInsert's buffers for k pending trips and D routes (grown when too small; contents left over). */
+  regretBuffers(k: number, D: number): RegretBuffers {
+    const r = this.regret;
+    if (r && r.cost.length >= k * D && r.widened.length >= k && r.draws.length >= D) return r;
+    const size = Math.max(k * D, 2 * (r?.cost.length ?? 0));
+    const trips = Math.max(k, 2 * (r?.widened.length ?? 0));
+    this.regret = {
+      cost: new Float64Array(size),
+      posI: new Int32Array(size),
+      posJ: new Int32Array(size),
+      allowed: new Uint8Array(size),
+      widened: new Uint8Array(trips),
+      draws: new Float64Array(D),
+      c1: new Float64Array(trips),
+      c2: new Float64Array(trips),
+      d1: new Int32Array(trips),
+    };
+    return this.regret;
+  }
+}
+
+/**
+ * regretInsert's arrays: per (pending trip, route) the insertion cost and positions and whether the
+ * route is a candidate; per pending trip whether it was widened to every route and its best two
+ * costs and best route; per route a noise draw.
+ */
+export interface RegretBuffers {
+  cost: Float64Array;
+  posI: Int32Array;
+  posJ: Int32Array;
+  allowed: Uint8Array;
+  widened: Uint8Array;
+  draws: Float64Array;
+  c1: Float64Array;
+  c2: Float64Array;
+  d1: Int32Array;
 }
 
 /**
