@@ -101,9 +101,8 @@ function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
   const pos = scratch.pos;
   for (let x = 0; x < n; x++) pos[stops[x]] = x;
   timePrefixes(inst, d, stops, scratch);
+  // preTime[x + 1]: the departure from stop x (0 for the start, x = -1)
   const { preTime, preDrops, arrAt } = scratch;
-  /** Departure from stop x (0 for the start, x = -1). */
-  const dep = (x: number) => preTime[x + 1];
   const bounded = wTime > 0 && sol.wait[d] === 0;
   const bound = sol.cost[d] - EPS;
   const slack = BOUND_TOLERANCE * Math.max(1, Math.abs(bound));
@@ -128,7 +127,7 @@ function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
           : dist[prev * N + first];
       const segDrops = preDrops[e + 1] - preDrops[a];
       // the stops after the segment, once it is taken out: their shift
-      const closed = e + 1 < n ? dep(a - 1) + travel[prev * N + stops[e + 1]] - arrAt[e + 1] : 0;
+      const closed = e + 1 < n ? preTime[a] + travel[prev * N + stops[e + 1]] - arrAt[e + 1] : 0;
       for (let k = lo; k <= hi; k++) {
         if (k >= a - 1 && k <= e) continue;
         const u = node(k);
@@ -140,14 +139,14 @@ function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
           // the segment's shift, then that of the stops after its new place, then of the rest
           let dTime: number;
           if (k > e) {
-            const segShift = dep(k) + closed + travel[u * N + first] - arrAt[a];
+            const segShift = preTime[k + 1] + closed + travel[u * N + first] - arrAt[a];
             dTime = closed * (preDrops[k + 1] - preDrops[e + 1]) + segShift * segDrops;
-            if (k + 1 < n) dTime += (dep(e) + segShift + travel[last * N + stops[k + 1]] - arrAt[k + 1]) * (preDrops[n] - preDrops[k + 1]);
+            if (k + 1 < n) dTime += (preTime[e + 1] + segShift + travel[last * N + stops[k + 1]] - arrAt[k + 1]) * (preDrops[n] - preDrops[k + 1]);
           } else {
-            const segShift = dep(k) + travel[u * N + first] - arrAt[a];
-            const between = dep(e) + segShift + travel[last * N + stops[k + 1]] - arrAt[k + 1];
+            const segShift = preTime[k + 1] + travel[u * N + first] - arrAt[a];
+            const between = preTime[e + 1] + segShift + travel[last * N + stops[k + 1]] - arrAt[k + 1];
             dTime = segShift * segDrops + between * (preDrops[a] - preDrops[k + 1]);
-            if (e + 1 < n) dTime += (dep(a - 1) + between + travel[prev * N + stops[e + 1]] - arrAt[e + 1]) * (preDrops[n] - preDrops[e + 1]);
+            if (e + 1 < n) dTime += (preTime[a] + between + travel[prev * N + stops[e + 1]] - arrAt[e + 1]) * (preDrops[n] - preDrops[e + 1]);
           }
           if (sol.cost[d] + wTime * dTime + wDist * (added - gain) > bound + slack) continue;
         }
@@ -189,14 +188,13 @@ function twoOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
   const bounded = wTime > 0 && sol.wait[d] === 0;
   const bound = sol.cost[d] - EPS;
   const slack = BOUND_TOLERANCE * Math.max(1, Math.abs(bound));
-  const service = (s: number) => (isPickup(s) ? svcPickup : svcDropoff);
   for (let a = 0; a < n - 1; a++) {
     const prev = a === 0 ? s0 : stops[a - 1];
     let forward = 0;
     let backward = 0;
     // the reversed run, from the departure at prev: its duration, sum of drop-off arrivals, drop-offs
     const first = stops[a];
-    let runEnd = travel[prev * N + first] + service(first);
+    let runEnd = travel[prev * N + first] + (isPickup(first) ? svcPickup : svcDropoff);
     let runDrops = isPickup(first) ? 0 : 1;
     let runArr = runDrops * travel[prev * N + first];
     for (let b = a + 1; b < n; b++) {
@@ -212,7 +210,7 @@ function twoOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
         // stops[b] now comes first: the rest of the run moves by `delay`
         const sb = stops[b];
         const toB = travel[prev * N + sb];
-        const delay = toB + service(sb) + travel[sb * N + stops[b - 1]] - travel[prev * N + stops[b - 1]];
+        const delay = toB + (isPickup(sb) ? svcPickup : svcDropoff) + travel[sb * N + stops[b - 1]] - travel[prev * N + stops[b - 1]];
         runArr += runDrops * delay + (isPickup(sb) ? 0 : toB);
         runDrops += isPickup(sb) ? 0 : 1;
         runEnd += delay;

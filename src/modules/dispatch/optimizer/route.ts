@@ -406,7 +406,8 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
   // "x to p" is read as "p to x" (the same value), so every read of a call stays within the two
   // rows of its trip instead of striding down a column of a large matrix (a cache miss each).
   // The legs between consecutive stops of the route come from its timing.
-  const [byX, byP] = inst.symmetric ? [1, n] : [n, 1];
+  const byX = inst.symmetric ? 1 : n;
+  const byP = inst.symmetric ? n : 1;
   const intoP = p * byP;
   const intoQ = q * byP;
   const readyT = ready[t];
