@@ -304,6 +304,7 @@ export function assignMorePass(sol: Solution, ctx: SearchContext): boolean {
   const D = inst.driverCount;
   const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
   const everyRoute = (_t: number, into: Uint8Array) => into.fill(1);
+  const moves: Moves = new Map();
   let improvedAny = false;
   for (const u of sol.unassignedTrips()) {
     if (ctx.now() > ctx.deadline) break;
@@ -319,19 +320,31 @@ export function assignMorePass(sol: Solution, ctx: SearchContext): boolean {
       }
     }
     if (at) sol.setRoute(route, withInsertion(sol.routes[route], u, at));
-    if (at || ejectInsert(sol, ctx, u, everyRoute)) improvedAny = true;
+    if (at || ejectInsert(sol, ctx, u, everyRoute, moves)) {
+      improvedAny = true;
+      moves.clear();
+    }
   }
   return improvedAny;
 }
+
+/**
+ * Where each assigned trip could move (ejectInsert): its cheapest insertion in another route, or
+ * d2 = -1. A function of the solution alone (for the same `routes`), so it holds for every
+ * unassigned trip until the solution changes.
+ */
+type Moves = Map<number, { cost: number; d2: number; at: Insertion }>;
 
 /**
  * Eject-and-insert for the unassigned trip u: in a route that `routes` marks for u, take out one
  * trip t that has a feasible place in another route marked for t, put u where it fits best in what
  * is left, and move t to its cheapest place; of all such pairs the cheapest change of the objective
  * is applied. The assigned count rises by one, or nothing changes (false). `routes` writes the marks
- * (1 = worth trying) into its buffer, as RecreateOptions.candidates does.
+ * (1 = worth trying) into its buffer, as RecreateOptions.candidates does. `moves`, when given,
+ * keeps where each trip could go from one call to the next (the caller clears it whenever the
+ * solution changes, and passes the same `routes`).
  */
-export function ejectInsert(sol: Solution, ctx: SearchContext, u: number, routes: (t: number, into: Uint8Array) => void): boolean {
+export function ejectInsert(sol: Solution, ctx: SearchContext, u: number, routes: (t: number, into: Uint8Array) => void, moves?: Moves): boolean {
   const { inst, scratch } = ctx;
   const D = inst.driverCount;
   const forU = new Uint8Array(D);
@@ -353,20 +366,28 @@ export function ejectInsert(sol: Solution, ctx: SearchContext, u: number, routes
     for (const s of stops) {
       if (!isPickup(s)) continue;
       const t = tripOf(s);
-      // where t could go first: independent of u, and remembered per route version
-      routes(t, forT);
-      let ct = Infinity;
-      let d2 = -1;
-      for (let r = 0; r < D; r++) {
-        if (r === d || !forT[r]) continue;
-        const c = insertionInto(sol, r, t, scratch, moved);
-        if (c < ct) {
-          ct = c;
-          d2 = r;
-          Object.assign(atT, moved);
+      // where t could go first: independent of u, and remembered per route version (and in `moves`
+      // while the solution is the same)
+      let move = moves?.get(t);
+      if (!move) {
+        routes(t, forT);
+        let ct = Infinity;
+        let d2 = -1;
+        for (let r = 0; r < D; r++) {
+          if (r === d || !forT[r]) continue;
+          const c = insertionInto(sol, r, t, scratch, moved);
+          if (c < ct) {
+            ct = c;
+            d2 = r;
+            Object.assign(atT, moved);
+          }
         }
+        move = { cost: ct, d2, at: { ...atT } };
+        moves?.set(t, move);
       }
+      const { cost: ct, d2 } = move;
       if (d2 < 0) continue;
+      Object.assign(atT, move.at);
       const rest = withoutTrip(stops, t);
       const cu = bestInsertion(inst, d, rest, u, scratch, ins);
       if (cu === Infinity) continue;
