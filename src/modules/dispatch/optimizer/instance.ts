@@ -180,7 +180,9 @@ export function compile(problem: OptimizerProblem, options: OptimizerOptions): I
     dur,
     travel,
     metric: !options.distance,
-    symmetric: isSymmetric(matrix.distances, n) && isSymmetric(travel, n),
+    // the great-circle matrix is filled symmetrically (its times are distance / speed); a given
+    // matrix or distance function is checked
+    symmetric: !options.distance || (isSymmetric(matrix.distances, n) && isSymmetric(travel, n)),
     speedMps,
     ready: Float64Array.from(problem.trips, (t) => t.readyAtS ?? 0),
     limit: Float64Array.from(problem.drivers, (d) => Math.min(maxRouteDurationS, d.shiftEndS ?? Infinity)),
