@@ -41,10 +41,9 @@ export function regretInsert(
   const D = inst.driverCount;
   const k = pending.length;
   if (k === 0 || D === 0) return;
-  const cost = new Float64Array(k * D);
-  const posI = new Int32Array(k * D);
-  const posJ = new Int32Array(k * D);
-  const allowed = new Uint8Array(k * D).fill(1);
+  // per (pending trip a, route d) at a·D + d; buffers reused from call to call (every entry read is written first)
+  const { cost, posI, posJ, allowed, widened, draws, c1, c2, d1 } = scratch.regretBuffers(k, D);
+  allowed.fill(1, 0, k * D);
   const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
   const evaluate = (a: number, d: number) => {
     cost[a * D + d] = banned?.[d] || !allowed[a * D + d] ? Infinity : insertionInto(sol, d, pending[a], scratch, ins, packing) + jitter(noise);
@@ -64,7 +63,7 @@ export function regretInsert(
     if (banned?.[d]) continue;
     for (let a = 0; a < k; a++) if (allowed[a * D + d]) price(a, d);
   }
-  const widened = new Uint8Array(k);
+  widened.fill(0, 0, k);
   for (let a = 0; a < k; a++) {
     let any = false;
     for (let d = 0; d < D; d++) {
@@ -79,13 +78,15 @@ export function regretInsert(
   if (noise) {
     for (let a = 0; a < k; a++) {
       // one draw per priced route, and again for every route when the trip was widened
-      const draws = new Float64Array(D);
+      draws.fill(0, 0, D);
       for (let d = 0; d < D; d++) if (!banned?.[d] && allowed[a * D + d]) draws[d] = jitter(noise);
       if (widened[a]) for (let d = 0; d < D; d++) if (!banned?.[d]) draws[d] = jitter(noise);
       for (let d = 0; d < D; d++) cost[a * D + d] += draws[d];
     }
   }
   for (let a = 0; a < k; a++) if (widened[a]) allowed.fill(1, a * D, (a + 1) * D);
+  // per trip, its cheapest and second cheapest cost and the first route with the cheapest (c1, c2, d1)
+  for (let a = 0; a < k; a++) bestTwo(cost, a, D, c1, c2, d1);
   const alive = Array.from({ length: k }, (_, a) => a);
   while (alive.length > 0) {
     let pick = -1;
@@ -94,24 +95,13 @@ export function regretInsert(
     let pickCost = Infinity;
     for (let x = 0; x < alive.length; x++) {
       const a = alive[x];
-      let c1 = Infinity;
-      let c2 = Infinity;
-      let d1 = -1;
-      for (let d = 0; d < D; d++) {
-        const c = cost[a * D + d];
-        if (c < c1) {
-          c2 = c1;
-          c1 = c;
-          d1 = d;
-        } else if (c < c2) c2 = c;
-      }
-      if (d1 < 0) continue;
-      const regret = c2 - c1;
-      if (regret > pickRegret || (regret === pickRegret && c1 < pickCost)) {
+      if (d1[a] < 0) continue;
+      const regret = c2[a] - c1[a];
+      if (regret > pickRegret || (regret === pickRegret && c1[a] < pickCost)) {
         pick = x;
-        pickRoute = d1;
+        pickRoute = d1[a];
         pickRegret = regret;
-        pickCost = c1;
+        pickCost = c1[a];
       }
     }
     if (pick < 0) return;
@@ -119,8 +109,40 @@ export function regretInsert(
     alive.splice(pick, 1);
     const at = a * D + pickRoute;
     sol.setRoute(pickRoute, withInsertion(sol.routes[pickRoute], pending[a], { cost: cost[at], i: posI[at], j: posJ[at] }));
-    for (const b of alive) evaluate(b, pickRoute);
+    for (const b of alive) {
+      const old = cost[b * D + pickRoute];
+      evaluate(b, pickRoute);
+      // Only this route's cost changed: the best two follow in O(1) unless it was one of them
+      // (then the trip's routes are scanned again). Same values, same first route on ties.
+      if (d1[b] === pickRoute || old <= c2[b]) bestTwo(cost, b, D, c1, c2, d1);
+      else {
+        const c = cost[b * D + pickRoute];
+        if (c < c1[b] || (c === c1[b] && pickRoute < d1[b])) {
+          c2[b] = c1[b];
+          c1[b] = c;
+          d1[b] = pickRoute;
+        } else if (c < c2[b]) c2[b] = c;
+      }
+    }
   }
+}
+
+/** Trip a's cheapest cost (c1[a]), first route with it (d1[a], -1 when none is finite) and second cheapest cost (c2[a]) over the D routes of `cost`. */
+function bestTwo(cost: Float64Array, a: number, D: number, c1: Float64Array, c2: Float64Array, d1: Int32Array): void {
+  let best = Infinity;
+  let second = Infinity;
+  let route = -1;
+  for (let d = 0; d < D; d++) {
+    const c = cost[a * D + d];
+    if (c < best) {
+      second = best;
+      best = c;
+      route = d;
+    } else if (c < second) second = c;
+  }
+  c1[a] = best;
+  c2[a] = second;
+  d1[a] = route;
 }
 
 /** Trips in random order, each at its cheapest feasible position across all routes. O(k·D·n²). */

@@ -32,6 +32,11 @@ export interface Instance {
    * times) is not assumed to, and gets the full scan.
    */
   readonly metric: boolean;
+  /**
+   * Both matrices are symmetric, exactly (the great-circle ones built here are): bestInsertion then
+   * reads "x to p" as "p to x", the same numbers from a row instead of a column (cache locality).
+   */
+  readonly symmetric: boolean;
   readonly speedMps: number;
   /** Per trip: earliest pickup, seconds from the start. */
   readonly ready: Float64Array;
@@ -135,6 +140,12 @@ function buildMatrix(points: LonLat[], options: OptimizerOptions): DistanceMatri
   return { distances: m };
 }
 
+/** m[i][j] === m[j][i] for every pair (an n × n row-major matrix): bit for bit, so either can be read. */
+function isSymmetric(m: Float64Array, n: number): boolean {
+  for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) if (!Object.is(m[i * n + j], m[j * n + i])) return false;
+  return true;
+}
+
 /** Territory rule: both sides must have territories for it to restrict. */
 const compatible = (tripTerritory: string | undefined, driverTerritories: readonly string[] | undefined) =>
   !tripTerritory || !driverTerritories || driverTerritories.length === 0 || driverTerritories.includes(tripTerritory);
@@ -157,17 +168,21 @@ export function compile(problem: OptimizerProblem, options: OptimizerOptions): I
   const dur = matrix.durations ?? null;
   const travel = dur ?? matrix.distances.map((m) => m / speedMps);
   const maxRouteDurationS = options.maxRouteDurationS ?? Infinity;
+  const n = 2 * T + D;
   const objective = options.objective ?? DEFAULTS.objective;
   const weights = { time: [1, 0.001], balanced: [1, 1 / speedMps], distance: [0, 1] }[objective];
   return {
     problem,
     tripCount: T,
     driverCount: D,
-    n: 2 * T + D,
+    n,
     dist: matrix.distances,
     dur,
     travel,
     metric: !options.distance,
+    // the great-circle matrix is filled symmetrically (its times are distance / speed); a given
+    // matrix or distance function is checked
+    symmetric: !options.distance || (isSymmetric(matrix.distances, n) && isSymmetric(travel, n)),
     speedMps,
     ready: Float64Array.from(problem.trips, (t) => t.readyAtS ?? 0),
     limit: Float64Array.from(problem.drivers, (d) => Math.min(maxRouteDurationS, d.shiftEndS ?? Infinity)),

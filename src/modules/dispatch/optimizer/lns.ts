@@ -219,7 +219,10 @@ export function largeNeighborhoodSearch(
     if (rng() < 0.5) regretInsert(cand, pending, ctx.scratch, options);
     else sequentialInsert(cand, pending, ctx.scratch, rng, options);
     if (banned) regretInsert(cand, pending.filter((t) => cand.routeOf[t] < 0), ctx.scratch);
-    const touched = cand.routes.map((r, d) => r.length !== before[d] || removed.some((t) => cand.routeOf[t] === d));
+    // the routes that changed length or now hold a removed trip
+    const touched = new Uint8Array(before.length);
+    for (let d = 0; d < before.length; d++) if (cand.routes[d].length !== before[d]) touched[d] = 1;
+    for (const t of removed) if (cand.routeOf[t] >= 0) touched[cand.routeOf[t]] = 1;
     // with noise, the removed trips may sit at a dearer place than their best: move them back
     if (options.noise) relocatePass(cand, ctx, removed.filter((t) => cand.routeOf[t] >= 0));
     cand.routes.forEach((_, d) => {

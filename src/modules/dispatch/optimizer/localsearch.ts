@@ -41,7 +41,7 @@ export function improveRoute(sol: Solution, d: number, scratch: Scratch, exactUp
   if (sol.routes[d].length <= exactUpTo) {
     if (sol.exact[d]) return false;
     // the same sequence keeps coming back in the search (trips removed and put back where they were)
-    const key = `${d}:${sol.routes[d].join(',')}`;
+    const key = routeKey(inst, d, sol.routes[d]);
     let order = scratch.exactOrders.get(key);
     if (order === undefined) {
       order = exactRouteOrder(inst, d, sol.routes[d], sol.cost[d]);
@@ -57,6 +57,15 @@ export function improveRoute(sol: Solution, d: number, scratch: Scratch, exactUp
   return changed;
 }
 
+/**
+ * A string that tells (driver, stops) apart from any other, for the exact-order memo: one UTF-16
+ * code unit per number when every node number fits in one (cheaper to build than decimals), else
+ * the numbers in decimal.
+ */
+function routeKey(inst: Instance, d: number, stops: readonly number[]): string {
+  return inst.n <= 0xffff ? String.fromCharCode(d, ...stops) : `${d}:${stops.join(',')}`;
+}
+
 /** Apply `seq` to route d when it is feasible and shorter; its first `from` stops are the route's (see feasibleCostFrom). */
 function tryApply(sol: Solution, d: number, scratch: Scratch, len: number, from: number): boolean {
   const c = feasibleCostFrom(sol.inst, d, scratch.seq, from, len, scratch, sol.cost[d] - EPS);
@@ -65,17 +74,38 @@ function tryApply(sol: Solution, d: number, scratch: Scratch, len: number, from:
   return true;
 }
 
-/** First improving or-opt move (segment [a, e] re-inserted after stop k, without reversal). */
+/**
+ * Slack of the or-opt lower bound (relative to the route cost): a bound within this of the cost to
+ * beat is still simulated, so floating-point rounding never skips a move the simulation would keep.
+ */
+const BOUND_TOLERANCE = 1e-6;
+
+/**
+ * First improving or-opt move (segment [a, e] re-inserted after stop k, without reversal).
+ *
+ * Under a time objective every candidate is simulated (feasibleCostFrom), unless a lower bound
+ * shows that it cannot improve. The bound holds when no pickup of the route waits for its trip:
+ * the route's times are then plain sums of travel and service times, and so are those of the moved
+ * route when waiting is ignored; waiting only makes stops later, so the moved route's cost is at
+ * least that of three blocks of stops shifted by constant amounts (O(1) with the prefix counts of
+ * drop-offs). Skipped candidates are ones the simulation would reject: the same move is found.
+ */
 function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
-  const { dist, n: N } = sol.inst;
+  const inst = sol.inst;
+  const { dist, travel, n: N, wTime, wDist } = inst;
   const stops = sol.routes[d];
   const n = stops.length;
-  const s0 = startNode(sol.inst, d);
+  const s0 = startNode(inst, d);
   const node = (k: number) => (k < 0 ? s0 : stops[k]);
   const seq = scratch.seq;
   const pos = scratch.pos;
   for (let x = 0; x < n; x++) pos[stops[x]] = x;
-  timePrefixes(sol.inst, d, stops, scratch);
+  timePrefixes(inst, d, stops, scratch);
+  // preTime[x + 1]: the departure from stop x (0 for the start, x = -1)
+  const { preTime, preDrops, arrAt } = scratch;
+  const bounded = wTime > 0 && sol.wait[d] === 0;
+  const bound = sol.cost[d] - EPS;
+  const slack = BOUND_TOLERANCE * Math.max(1, Math.abs(bound));
   for (let len = 1; len <= 3; len++) {
     for (let a = 0; a + len <= n; a++) {
       const e = a + len - 1;
@@ -95,13 +125,31 @@ function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
         e + 1 < n
           ? dist[prev * N + first] + dist[last * N + stops[e + 1]] - dist[prev * N + stops[e + 1]]
           : dist[prev * N + first];
+      const segDrops = preDrops[e + 1] - preDrops[a];
+      // the stops after the segment, once it is taken out: their shift
+      const closed = e + 1 < n ? preTime[a] + travel[prev * N + stops[e + 1]] - arrAt[e + 1] : 0;
       for (let k = lo; k <= hi; k++) {
         if (k >= a - 1 && k <= e) continue;
         const u = node(k);
         const added =
           k + 1 < n ? dist[u * N + first] + dist[last * N + stops[k + 1]] - dist[u * N + stops[k + 1]] : dist[u * N + first];
         // priced by distance alone: a filter only when the objective is the distance
-        if (sol.inst.wTime === 0 && added >= gain - EPS) continue;
+        if (wTime === 0 && added >= gain - EPS) continue;
+        if (bounded) {
+          // the segment's shift, then that of the stops after its new place, then of the rest
+          let dTime: number;
+          if (k > e) {
+            const segShift = preTime[k + 1] + closed + travel[u * N + first] - arrAt[a];
+            dTime = closed * (preDrops[k + 1] - preDrops[e + 1]) + segShift * segDrops;
+            if (k + 1 < n) dTime += (preTime[e + 1] + segShift + travel[last * N + stops[k + 1]] - arrAt[k + 1]) * (preDrops[n] - preDrops[k + 1]);
+          } else {
+            const segShift = preTime[k + 1] + travel[u * N + first] - arrAt[a];
+            const between = preTime[e + 1] + segShift + travel[last * N + stops[k + 1]] - arrAt[k + 1];
+            dTime = segShift * segDrops + between * (preDrops[a] - preDrops[k + 1]);
+            if (e + 1 < n) dTime += (preTime[a] + between + travel[prev * N + stops[e + 1]] - arrAt[e + 1]) * (preDrops[n] - preDrops[e + 1]);
+          }
+          if (sol.cost[d] + wTime * dTime + wDist * (added - gain) > bound + slack) continue;
+        }
         let w = 0;
         if (k < a) {
           for (let x = 0; x <= k; x++) seq[w++] = stops[x];
@@ -119,20 +167,36 @@ function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
   return false;
 }
 
-/** First improving 2-opt move (stops[a..b] reversed); inner costs kept both ways for asymmetric matrices. */
+/**
+ * First improving 2-opt move (stops[a..b] reversed); inner costs kept both ways for asymmetric
+ * matrices. Under a time objective, a route without waiting skips the runs that a lower bound
+ * shows cannot improve, as orOptMove does: with waiting ignored the reversed run's drop-off times
+ * and its end follow from the run one stop shorter in O(1), and the stops after it shift by a
+ * constant.
+ */
 function twoOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
-  const { dist, n: N } = sol.inst;
+  const inst = sol.inst;
+  const { dist, travel, n: N, wTime, wDist, svcPickup, svcDropoff } = inst;
   const stops = sol.routes[d];
   const n = stops.length;
   const seq = scratch.seq;
-  const s0 = startNode(sol.inst, d);
+  const s0 = startNode(inst, d);
   const pos = scratch.pos;
   for (let x = 0; x < n; x++) pos[stops[x]] = x;
-  timePrefixes(sol.inst, d, stops, scratch);
+  timePrefixes(inst, d, stops, scratch);
+  const { preTime, preDrops, preDropArr, arrAt } = scratch;
+  const bounded = wTime > 0 && sol.wait[d] === 0;
+  const bound = sol.cost[d] - EPS;
+  const slack = BOUND_TOLERANCE * Math.max(1, Math.abs(bound));
   for (let a = 0; a < n - 1; a++) {
     const prev = a === 0 ? s0 : stops[a - 1];
     let forward = 0;
     let backward = 0;
+    // the reversed run, from the departure at prev: its duration, sum of drop-off arrivals, drop-offs
+    const first = stops[a];
+    let runEnd = travel[prev * N + first] + (isPickup(first) ? svcPickup : svcDropoff);
+    let runDrops = isPickup(first) ? 0 : 1;
+    let runArr = runDrops * travel[prev * N + first];
     for (let b = a + 1; b < n; b++) {
       // a trip with both ends in the run would be dropped off before its pickup
       if (!isPickup(stops[b]) && pos[stops[b] - 1] >= a) break;
@@ -141,7 +205,20 @@ function twoOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
       const next = b + 1 < n ? stops[b + 1] : -1;
       const before = dist[prev * N + stops[a]] + forward + (next >= 0 ? dist[stops[b] * N + next] : 0);
       const after = dist[prev * N + stops[b]] + backward + (next >= 0 ? dist[stops[a] * N + next] : 0);
-      if (sol.inst.wTime === 0 && after >= before - EPS) continue;
+      if (wTime === 0 && after >= before - EPS) continue;
+      if (bounded) {
+        // stops[b] now comes first: the rest of the run moves by `delay`
+        const sb = stops[b];
+        const toB = travel[prev * N + sb];
+        const delay = toB + (isPickup(sb) ? svcPickup : svcDropoff) + travel[sb * N + stops[b - 1]] - travel[prev * N + stops[b - 1]];
+        runArr += runDrops * delay + (isPickup(sb) ? 0 : toB);
+        runDrops += isPickup(sb) ? 0 : 1;
+        runEnd += delay;
+        const depPrev = preTime[a];
+        let dTime = runDrops * depPrev + runArr - (preDropArr[b + 1] - preDropArr[a]);
+        if (next >= 0) dTime += (depPrev + runEnd + travel[stops[a] * N + next] - arrAt[b + 1]) * (preDrops[n] - preDrops[b + 1]);
+        if (sol.cost[d] + wTime * dTime + wDist * (after - before) > bound + slack) continue;
+      }
       for (let k = 0; k < n; k++) seq[k] = k < a || k > b ? stops[k] : stops[a + b - k];
       if (tryApply(sol, d, scratch, n, a)) return true;
     }
@@ -227,6 +304,7 @@ export function assignMorePass(sol: Solution, ctx: SearchContext): boolean {
   const D = inst.driverCount;
   const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
   const everyRoute = (_t: number, into: Uint8Array) => into.fill(1);
+  const moves: Moves = new Map();
   let improvedAny = false;
   for (const u of sol.unassignedTrips()) {
     if (ctx.now() > ctx.deadline) break;
@@ -242,19 +320,31 @@ export function assignMorePass(sol: Solution, ctx: SearchContext): boolean {
       }
     }
     if (at) sol.setRoute(route, withInsertion(sol.routes[route], u, at));
-    if (at || ejectInsert(sol, ctx, u, everyRoute)) improvedAny = true;
+    if (at || ejectInsert(sol, ctx, u, everyRoute, moves)) {
+      improvedAny = true;
+      moves.clear();
+    }
   }
   return improvedAny;
 }
+
+/**
+ * Where each assigned trip could move (ejectInsert): its cheapest insertion in another route, or
+ * d2 = -1. A function of the solution alone (for the same `routes`), so it holds for every
+ * unassigned trip until the solution changes.
+ */
+type Moves = Map<number, { cost: number; d2: number; at: Insertion }>;
 
 /**
  * Eject-and-insert for the unassigned trip u: in a route that `routes` marks for u, take out one
  * trip t that has a feasible place in another route marked for t, put u where it fits best in what
  * is left, and move t to its cheapest place; of all such pairs the cheapest change of the objective
  * is applied. The assigned count rises by one, or nothing changes (false). `routes` writes the marks
- * (1 = worth trying) into its buffer, as RecreateOptions.candidates does.
+ * (1 = worth trying) into its buffer, as RecreateOptions.candidates does. `moves`, when given,
+ * keeps where each trip could go from one call to the next (the caller clears it whenever the
+ * solution changes, and passes the same `routes`).
  */
-export function ejectInsert(sol: Solution, ctx: SearchContext, u: number, routes: (t: number, into: Uint8Array) => void): boolean {
+export function ejectInsert(sol: Solution, ctx: SearchContext, u: number, routes: (t: number, into: Uint8Array) => void, moves?: Moves): boolean {
   const { inst, scratch } = ctx;
   const D = inst.driverCount;
   const forU = new Uint8Array(D);
@@ -276,20 +366,28 @@ export function ejectInsert(sol: Solution, ctx: SearchContext, u: number, routes
     for (const s of stops) {
       if (!isPickup(s)) continue;
       const t = tripOf(s);
-      // where t could go first: independent of u, and remembered per route version
-      routes(t, forT);
-      let ct = Infinity;
-      let d2 = -1;
-      for (let r = 0; r < D; r++) {
-        if (r === d || !forT[r]) continue;
-        const c = insertionInto(sol, r, t, scratch, moved);
-        if (c < ct) {
-          ct = c;
-          d2 = r;
-          Object.assign(atT, moved);
+      // where t could go first: independent of u, and remembered per route version (and in `moves`
+      // while the solution is the same)
+      let move = moves?.get(t);
+      if (!move) {
+        routes(t, forT);
+        let ct = Infinity;
+        let d2 = -1;
+        for (let r = 0; r < D; r++) {
+          if (r === d || !forT[r]) continue;
+          const c = insertionInto(sol, r, t, scratch, moved);
+          if (c < ct) {
+            ct = c;
+            d2 = r;
+            Object.assign(atT, moved);
+          }
         }
+        move = { cost: ct, d2, at: { ...atT } };
+        moves?.set(t, move);
       }
+      const { cost: ct, d2 } = move;
       if (d2 < 0) continue;
+      Object.assign(atT, move.at);
       const rest = withoutTrip(stops, t);
       const cu = bestInsertion(inst, d, rest, u, scratch, ins);
       if (cu === Infinity) continue;

@@ -46,21 +46,25 @@ export function feasibleCost(inst: Instance, d: number, seq: readonly number[], 
 }
 
 /**
- * State after each prefix of a route (scratch.preTime, preCost, preLoad at index k: after its
- * first k stops), for feasibleCostFrom.
+ * State after each prefix of a route (scratch.preTime, preCost, preLoad, preDrops, preDropArr at
+ * index k: after its first k stops), for feasibleCostFrom, and the arrival at each stop
+ * (scratch.arrAt), for the or-opt and 2-opt bounds.
  */
 export function timePrefixes(inst: Instance, d: number, stops: readonly number[], scratch: Scratch): void {
   const { dist, travel, n, ready, wTime, wDist, svcPickup, svcDropoff } = inst;
-  const { preTime, preCost, preLoad } = scratch;
+  const { preTime, preCost, preLoad, preDrops, preDropArr, arrAt } = scratch;
   let prev = startNode(inst, d);
   let cost = 0;
   let time = 0;
   let load = 0;
-  preTime[0] = preCost[0] = preLoad[0] = 0;
+  let drops = 0;
+  let dropArr = 0;
+  preTime[0] = preCost[0] = preLoad[0] = preDrops[0] = preDropArr[0] = 0;
   for (let k = 0; k < stops.length; k++) {
     const s = stops[k];
     time += travel[prev * n + s];
     cost += wDist * dist[prev * n + s];
+    arrAt[k] = time;
     if (isPickup(s)) {
       load++;
       const r = ready[tripOf(s)];
@@ -68,12 +72,16 @@ export function timePrefixes(inst: Instance, d: number, stops: readonly number[]
       time += svcPickup;
     } else {
       load--;
+      drops++;
+      dropArr += time;
       cost += wTime * time;
       time += svcDropoff;
     }
     preTime[k + 1] = time;
     preCost[k + 1] = cost;
     preLoad[k + 1] = load;
+    preDrops[k + 1] = drops;
+    preDropArr[k + 1] = dropArr;
     prev = s;
   }
 }
@@ -182,54 +190,167 @@ export interface InsertionCache {
   j: Int32Array;
 }
 
+/**
+ * The times of one route as bestInsertion needs them (see routeTiming), remembered per driver:
+ * the stops array they were computed for (routes are never changed in place, so the same array
+ * has the same times), the load before each stop, the arrival at each stop, the departure from
+ * the stop before it, the waits and drop-offs from each stop to the end, the distance and travel
+ * time of the leg into each stop (from the previous stop, or the start), and the route's end.
+ */
+export class RouteTiming {
+  stops: readonly number[] | null = null;
+  inst: Instance | null = null;
+  end = 0;
+  load = new Int32Array(0);
+  arr = new Float64Array(0);
+  depBefore = new Float64Array(0);
+  waitFrom = new Float64Array(0);
+  dropsFrom = new Int32Array(0);
+  legDist = new Float64Array(0);
+  legTravel = new Float64Array(0);
+
+  /** Room for a route of `len` stops (arrays grow by doubling; their content is rewritten by routeTiming). */
+  reserve(len: number): void {
+    if (this.arr.length > len) return;
+    const m = Math.max(16, 2 * (len + 1));
+    this.load = new Int32Array(m);
+    this.arr = new Float64Array(m);
+    this.depBefore = new Float64Array(m);
+    this.waitFrom = new Float64Array(m);
+    this.dropsFrom = new Int32Array(m);
+    this.legDist = new Float64Array(m);
+    this.legTravel = new Float64Array(m);
+  }
+}
+
 /** Reusable scratch buffers, sized for the longest possible route. */
 export class Scratch {
-  readonly load: Int32Array;
   readonly seq: number[] = [];
   readonly seen: Int32Array;
   /** Index of a node in the route being improved. */
   readonly pos: Int32Array;
-  /** Per stop of the route being priced: arrival, departure of the previous stop, waits and drop-offs from here to the end. */
-  readonly arr: Float64Array;
-  readonly depBefore: Float64Array;
-  readonly waitFrom: Float64Array;
-  readonly dropsFrom: Int32Array;
-  /** Per prefix of the route being improved: time, cost and load after it (timePrefixes). */
+  /** Per prefix of the route being improved: time, cost, load, drop-offs and sum of their arrivals after it, and per stop its arrival (timePrefixes). */
   readonly preTime: Float64Array;
   readonly preCost: Float64Array;
   readonly preLoad: Int32Array;
+  readonly preDrops: Int32Array;
+  readonly preDropArr: Float64Array;
+  readonly arrAt: Float64Array;
   /** Remembered insertions per (trip, driver), with the version of the route they were priced in (see insertionInto). */
   readonly insertions: InsertionCache;
   /** The same for packing insertions. */
   readonly packings: InsertionCache;
   /** exactRouteOrder's answers by driver and stop sequence (a pure function of both; improveRoute). */
   readonly exactOrders = new Map<string, number[] | null>();
+  /**
+   * Per driver, the times of the last route priced for it (bestInsertion): a route priced for many
+   * trips, or again after the search came back to it, is timed once.
+   */
+  readonly timings: RouteTiming[];
+  private regret: RegretBuffers | null = null;
   stamp = 0;
-  /** The route whose times load, arr, depBefore, waitFrom and dropsFrom hold (bestInsertion), and its end. */
-  timedStops: readonly number[] | null = null;
-  timedDriver = -1;
-  timedInst: Instance | null = null;
-  timedEnd = 0;
   /** Out values of `shift`. */
   shiftSum = 0;
   shiftEnd = 0;
   constructor(inst: Instance) {
     const m = 2 * inst.tripCount + 3;
     this.pos = new Int32Array(2 * inst.tripCount);
-    this.load = new Int32Array(m);
     this.seen = new Int32Array(inst.tripCount);
-    this.arr = new Float64Array(m);
-    this.depBefore = new Float64Array(m);
-    this.waitFrom = new Float64Array(m);
-    this.dropsFrom = new Int32Array(m);
     this.preTime = new Float64Array(m);
     this.preCost = new Float64Array(m);
     this.preLoad = new Int32Array(m);
+    this.preDrops = new Int32Array(m);
+    this.preDropArr = new Float64Array(m);
+    this.arrAt = new Float64Array(m);
     const k = inst.tripCount * inst.driverCount;
     const cache = (): InsertionCache => ({ version: new Float64Array(k).fill(-1), cost: new Float64Array(k), i: new Int32Array(k), j: new Int32Array(k) });
     this.insertions = cache();
     this.packings = cache();
+    this.timings = Array.from({ length: inst.driverCount }, () => new RouteTiming());
   }
+
+  /** regretInsert's buffers for k pending trips and D routes (grown when too small; contents left over). */
+  regretBuffers(k: number, D: number): RegretBuffers {
+    const r = this.regret;
+    if (r && r.cost.length >= k * D && r.widened.length >= k && r.draws.length >= D) return r;
+    const size = Math.max(k * D, 2 * (r?.cost.length ?? 0));
+    const trips = Math.max(k, 2 * (r?.widened.length ?? 0));
+    this.regret = {
+      cost: new Float64Array(size),
+      posI: new Int32Array(size),
+      posJ: new Int32Array(size),
+      allowed: new Uint8Array(size),
+      widened: new Uint8Array(trips),
+      draws: new Float64Array(D),
+      c1: new Float64Array(trips),
+      c2: new Float64Array(trips),
+      d1: new Int32Array(trips),
+    };
+    return this.regret;
+  }
+}
+
+/**
+ * regretInsert's arrays: per (pending trip, route) the insertion cost and positions and whether the
+ * route is a candidate; per pending trip whether it was widened to every route and its best two
+ * costs and best route; per route a noise draw.
+ */
+export interface RegretBuffers {
+  cost: Float64Array;
+  posI: Int32Array;
+  posJ: Int32Array;
+  allowed: Uint8Array;
+  widened: Uint8Array;
+  draws: Float64Array;
+  c1: Float64Array;
+  c2: Float64Array;
+  d1: Int32Array;
+}
+
+/**
+ * The times of driver d's route `stops` (see RouteTiming), from scratch.timings unless that holds
+ * another route: the same route priced for every pending trip, or again in a later iteration (the
+ * solutions share their unchanged route arrays), is timed once.
+ */
+function routeTiming(inst: Instance, d: number, stops: readonly number[], scratch: Scratch): RouteTiming {
+  const tm = scratch.timings[d];
+  if (tm.stops === stops && tm.inst === inst) return tm;
+  const { dist, travel, n, ready, svcPickup, svcDropoff } = inst;
+  const len = stops.length;
+  tm.reserve(len);
+  const { load, arr, depBefore, waitFrom, dropsFrom, legDist, legTravel } = tm;
+  load[0] = 0;
+  let time = 0;
+  let prev = startNode(inst, d);
+  for (let k = 0; k < len; k++) {
+    const s = stops[k];
+    load[k + 1] = load[k] + (isPickup(s) ? 1 : -1);
+    depBefore[k] = time;
+    const leg = travel[prev * n + s];
+    legTravel[k] = leg;
+    legDist[k] = dist[prev * n + s];
+    time += leg;
+    arr[k] = time;
+    if (isPickup(s)) {
+      const r = ready[tripOf(s)];
+      if (r > time) time = r;
+      time += svcPickup;
+    } else time += svcDropoff;
+    prev = s;
+  }
+  depBefore[len] = time;
+  waitFrom[len] = 0;
+  dropsFrom[len] = 0;
+  for (let k = len - 1; k >= 0; k--) {
+    const s = stops[k];
+    const pickup = isPickup(s);
+    waitFrom[k] = waitFrom[k + 1] + (pickup ? Math.max(0, ready[tripOf(s)] - arr[k]) : 0);
+    dropsFrom[k] = dropsFrom[k + 1] + (pickup ? 0 : 1);
+  }
+  tm.stops = stops;
+  tm.inst = inst;
+  tm.end = time;
+  return tm;
 }
 
 /**
@@ -237,10 +358,10 @@ export class Scratch {
  * sum of their drop-off arrivals (scratch.shiftSum) and of the route end (scratch.shiftEnd). A wait
  * at a pickup absorbs a delay. O(1) when nothing waits downstream, else up to O(n - j).
  */
-function shift(inst: Instance, stops: readonly number[], j: number, delta: number, s: Scratch): void {
+function shift(inst: Instance, stops: readonly number[], tm: RouteTiming, j: number, delta: number, s: Scratch): void {
   const len = stops.length;
-  if (delta >= 0 && s.waitFrom[j] === 0) {
-    s.shiftSum = delta * s.dropsFrom[j];
+  if (delta >= 0 && tm.waitFrom[j] === 0) {
+    s.shiftSum = delta * tm.dropsFrom[j];
     s.shiftEnd = delta;
     return;
   }
@@ -250,7 +371,7 @@ function shift(inst: Instance, stops: readonly number[], j: number, delta: numbe
     const node = stops[k];
     if (isPickup(node)) {
       const r = inst.ready[tripOf(node)];
-      const a = s.arr[k];
+      const a = tm.arr[k];
       dl = Math.max(a + dl, r) - Math.max(a, r);
     } else sum += dl;
   }
@@ -275,46 +396,20 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
   if (!inst.compat[t * D + d] || room < 1 || len + 2 > inst.maxStops[d]) return Infinity;
   const { dist, travel, n, ready, wTime, wDist, svcPickup, svcDropoff } = inst;
   const limit = inst.limit[d] + 1e-9;
-  const { load, arr, depBefore, waitFrom, dropsFrom } = scratch;
   const s0 = startNode(inst, d);
-  // the current route's times, unless they are those of the previous call (the same route array:
-  // routes are never changed in place), e.g. every pending trip priced in the route just changed
-  let end: number;
-  if (scratch.timedStops === stops && scratch.timedDriver === d && scratch.timedInst === inst) end = scratch.timedEnd;
-  else {
-    load[0] = 0;
-    let time = 0;
-    let prev = s0;
-    for (let k = 0; k < len; k++) {
-      const s = stops[k];
-      load[k + 1] = load[k] + (isPickup(s) ? 1 : -1);
-      depBefore[k] = time;
-      time += travel[prev * n + s];
-      arr[k] = time;
-      if (isPickup(s)) {
-        const r = ready[tripOf(s)];
-        if (r > time) time = r;
-        time += svcPickup;
-      } else time += svcDropoff;
-      prev = s;
-    }
-    depBefore[len] = time;
-    end = time;
-    waitFrom[len] = 0;
-    dropsFrom[len] = 0;
-    for (let k = len - 1; k >= 0; k--) {
-      const s = stops[k];
-      const pickup = isPickup(s);
-      waitFrom[k] = waitFrom[k + 1] + (pickup ? Math.max(0, ready[tripOf(s)] - arr[k]) : 0);
-      dropsFrom[k] = dropsFrom[k + 1] + (pickup ? 0 : 1);
-    }
-    scratch.timedStops = stops;
-    scratch.timedDriver = d;
-    scratch.timedInst = inst;
-    scratch.timedEnd = end;
-  }
+  const tm = routeTiming(inst, d, stops, scratch);
+  const { load, arr, depBefore, legDist, legTravel } = tm;
+  const end = tm.end;
   const p = 2 * t;
   const q = p + 1;
+  // Matrix reads: from p and q (rows p and q, contiguous), and into them. On a symmetric matrix
+  // "x to p" is read as "p to x" (the same value), so every read of a call stays within the two
+  // rows of its trip instead of striding down a column of a large matrix (a cache miss each).
+  // The legs between consecutive stops of the route come from its timing.
+  const byX = inst.symmetric ? 1 : n;
+  const byP = inst.symmetric ? n : 1;
+  const intoP = p * byP;
+  const intoQ = q * byP;
   const readyT = ready[t];
   let best = Infinity;
   let bi = -1;
@@ -324,7 +419,7 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
   for (let i = 0; i <= len; i++) {
     if (load[i] + 1 > room) continue;
     const before = i === 0 ? s0 : stops[i - 1];
-    const depP = Math.max(depBefore[i] + travel[before * n + p], readyT) + svcPickup;
+    const depP = Math.max(depBefore[i] + travel[before * byX + intoP], readyT) + svcPickup;
     if (depP > limit) continue;
     if (metric && i < len) {
       // Lower bounds from the pickup alone before stops[i]: adding the drop-off anywhere after it only
@@ -332,9 +427,9 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
       // itself arrives at least travel(p, q) after depP. Skips positions that cannot be feasible or
       // cannot beat `best`: the answer is the same as the full scan's.
       const next = stops[i];
-      shift(inst, stops, i, depP + travel[p * n + next] - arr[i], scratch);
+      shift(inst, stops, tm, i, depP + travel[p * n + next] - arr[i], scratch);
       if (end + scratch.shiftEnd > limit) continue;
-      const bound = wTime * (depP + pq + scratch.shiftSum) + wDist * (dist[before * n + p] + dist[p * n + next] - dist[before * n + next]);
+      const bound = wTime * (depP + pq + scratch.shiftSum) + wDist * (dist[before * byX + intoP] + dist[p * n + next] - legDist[i]);
       if ((packing ? scratch.shiftEnd + PACKING_TIE * bound : bound) > best + PRUNE_TOLERANCE) continue;
     }
     // q right after p
@@ -343,11 +438,11 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
       const dq = aq + svcDropoff;
       let dTime = aq;
       let newEnd = dq;
-      let dDist = dist[before * n + p] + dist[p * n + q];
+      let dDist = dist[before * byX + intoP] + dist[p * n + q];
       if (i < len) {
         const next = stops[i];
-        dDist += dist[q * n + next] - dist[before * n + next];
-        shift(inst, stops, i, dq + travel[q * n + next] - arr[i], scratch);
+        dDist += dist[q * n + next] - legDist[i];
+        shift(inst, stops, tm, i, dq + travel[q * n + next] - arr[i], scratch);
         dTime += scratch.shiftSum;
         newEnd = end + scratch.shiftEnd;
       }
@@ -360,32 +455,30 @@ export function bestInsertion(inst: Instance, d: number, stops: readonly number[
     }
     if (i === len) break;
     // re-time stops[i..j-1] behind p, then q before stops[j]
-    const dpDist = dist[before * n + p] + dist[p * n + stops[i]] - dist[before * n + stops[i]];
+    const dpDist = dist[before * byX + intoP] + dist[p * n + stops[i]] - legDist[i];
     let cur = depP;
-    let node = p;
     let segSum = 0;
     for (let j = i + 1; j <= len; j++) {
       const s = stops[j - 1];
-      const a = cur + travel[node * n + s];
+      const a = cur + (j === i + 1 ? travel[p * n + s] : legTravel[j - 1]);
       if (isPickup(s)) cur = Math.max(a, ready[tripOf(s)]) + svcPickup;
       else {
         segSum += a - arr[j - 1];
         cur = a + svcDropoff;
       }
-      node = s;
       if (cur > limit) break;
       if (load[j] + 1 > room) break;
       // the drop-off arrives after cur and nothing before it gets earlier (triangle inequality): later j are dearer still
       if (metric && !packing && wTime * (segSum + cur) + wDist * dpDist > best + PRUNE_TOLERANCE) break;
-      const aq = cur + travel[s * n + q];
+      const aq = cur + travel[s * byX + intoQ];
       const dq = aq + svcDropoff;
       let dTime = segSum + aq;
       let newEnd = dq;
-      let dDist = dpDist + dist[s * n + q];
+      let dDist = dpDist + dist[s * byX + intoQ];
       if (j < len) {
         const next = stops[j];
-        dDist += dist[q * n + next] - dist[s * n + next];
-        shift(inst, stops, j, dq + travel[q * n + next] - arr[j], scratch);
+        dDist += dist[q * n + next] - legDist[j];
+        shift(inst, stops, tm, j, dq + travel[q * n + next] - arr[j], scratch);
         dTime += scratch.shiftSum;
         newEnd = end + scratch.shiftEnd;
       }

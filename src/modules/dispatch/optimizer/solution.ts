@@ -27,7 +27,8 @@ export class Solution {
     from?: Solution,
   ) {
     if (from) {
-      this.routes = from.routes.map((r) => r.slice());
+      // the route arrays are shared: they are never changed in place (setRoute replaces them)
+      this.routes = from.routes.slice();
       this.cost = from.cost.slice();
       this.routeOf = from.routeOf.slice();
       this.exact = from.exact.slice();
