@@ -45,10 +45,21 @@ export function regretInsert(
   const { cost, posI, posJ, allowed, widened, draws, c1, c2, d1 } = scratch.regretBuffers(k, D);
   allowed.fill(1, 0, k * D);
   const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
+  /**
+   * Re-prices trip a in route d after another trip went into d. On metric instances (triangle inequality) a trip
+   * with no feasible place in d before has none after: with the new trip's stops taken out again every stop would
+   * be reached no later, with no more load and fewer stops. It is not priced again; its noise draw is still taken,
+   * so the random sequence, and the plan, stay the same.
+   */
   const evaluate = (a: number, d: number) => {
-    cost[a * D + d] = banned?.[d] || !allowed[a * D + d] ? Infinity : insertionInto(sol, d, pending[a], scratch, ins, packing) + jitter(noise);
-    posI[a * D + d] = ins.i;
-    posJ[a * D + d] = ins.j;
+    const at = a * D + d;
+    if (banned?.[d] || !allowed[at]) cost[at] = Infinity;
+    else if (inst.metric && cost[at] === Infinity) jitter(noise);
+    else {
+      cost[at] = insertionInto(sol, d, pending[a], scratch, ins, packing) + jitter(noise);
+      posI[at] = ins.i;
+      posJ[at] = ins.j;
+    }
   };
   // First prices route by route, so that a route's times are computed once for all pending trips
   // (bestInsertion reuses them); a trip with no feasible position among its candidate routes is

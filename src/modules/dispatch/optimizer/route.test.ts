@@ -136,6 +136,34 @@ describe('bestInsertion (property)', () => {
     );
   });
 
+  it('on great-circle instances, a trip that fits nowhere in a route fits nowhere once another trip is in it too (regret insertion does not price it again)', () => {
+    let checked = 0;
+    fc.assert(
+      fc.property(routeCase, ({ inst, stops }) => {
+        const scratch = new Scratch(inst);
+        const out: Insertion = { cost: Infinity, i: 0, j: 0 };
+        const [x, y] = [inst.tripCount - 2, inst.tripCount - 1];
+        for (const [u, t] of [
+          [x, y],
+          [y, x],
+        ]) {
+          if (bestInsertion(inst, 0, stops, u, scratch, out) < Infinity) continue;
+          // every feasible way of putting t in, not only its cheapest
+          for (let i = 0; i <= stops.length; i++) {
+            for (let j = i; j <= stops.length; j++) {
+              const next = [...stops.slice(0, i), 2 * t, ...stops.slice(i, j), 2 * t + 1, ...stops.slice(j)];
+              if (fullCost(inst, 0, next) === Infinity) continue;
+              checked++;
+              expect(bestInsertion(inst, 0, next, u, scratch, out)).toBe(Infinity);
+            }
+          }
+        }
+      }),
+      runs(300),
+    );
+    expect(checked).toBeGreaterThan(0);
+  });
+
   it('insertionInto (remembered per route version, O(1) rejection of full routes) answers as bestInsertion does', () => {
     fc.assert(
       fc.property(routeCase, fc.array(fc.nat(100), { minLength: 1, maxLength: 30 }), ({ inst, stops }, picks) => {
