@@ -64,7 +64,7 @@ export const DEFAULTS = {
   roadFactor: 1.3,
   objective: 'time' as Objective,
   /** Default iteration budget for T trips (see OptimizerOptions.iterations). */
-  iterations: (tripCount: number) => Math.min(20_000, Math.round(750 + 2.5 * tripCount)),
+  iterations: (tripCount: number) => Math.min(20_000, Math.round(2500 + 15 * tripCount)),
 };
 
 export const startNode = (inst: Instance, d: number): number => 2 * inst.tripCount + d;

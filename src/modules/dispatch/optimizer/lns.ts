@@ -20,9 +20,15 @@ const DEVIATION = 0.01;
 const MIN_PATIENCE = 1000;
 /** Share of the time ceiling kept for the final local search. */
 const FINAL_SHARE = 0.15;
-/** Past the budget: extend by a quarter while the last quarter improved the best by more than this, up to 4×. */
+/**
+ * Past the budget: extend by a quarter of it at a time while the last half of the budget's worth of iterations
+ * assigned a trip more or lowered the best cost by more than EXTEND_GAIN, up to MAX_EXTENSION × the budget. Half,
+ * not a quarter: on crowded instances the count climbs in steps with plateaus of a few thousand iterations, and a
+ * quarter-long look stopped runs on a plateau while they still gained a trip every few hundred iterations overall.
+ */
 const EXTEND_GAIN = 0.005;
-const MAX_EXTENSION = 4;
+const EXTEND_LOOKBACK = 0.5;
+const MAX_EXTENSION = 3;
 
 /** Granular insertion in the search loop: the drivers nearest to a trip's pickup, and the routes of its nearest related trips. */
 const NEAR_DRIVERS = 10;
@@ -158,8 +164,8 @@ export interface LnsResult {
  * (with every unassigned trip) by regret or by random-order cheapest insertion, polishes the touched
  * routes (relocate of their trips, then or-opt/2-opt or exact re-ordering), and keeps the candidate
  * when it is not worse than the current solution or within DEVIATION of the best (record-to-record
- * travel). Stops at the iteration budget (extended by a quarter at a time, up to 4×, while the
- * last quarter improved the best by more than EXTEND_GAIN), after `patience` iterations without a
+ * travel). Stops at the iteration budget (extended by a quarter at a time, up to 3×, while the
+ * last half budget gained a trip or improved the best by more than EXTEND_GAIN), after `patience` iterations without a
  * new best, or, as a safety ceiling only, at the deadline minus the share kept for the full local
  * search that ends the run. Everything but the ceiling is counted, so a seed and a budget give the
  * same plan on any machine.
@@ -196,7 +202,7 @@ export function largeNeighborhoodSearch(
     if (iterations >= limit) {
       // still improving quickly: go on by a quarter of the budget (counted, so still deterministic)
       const quarter = Math.max(1, Math.ceil(budget / 4));
-      const then = bestAt(iterations - quarter);
+      const then = bestAt(iterations - Math.max(1, Math.ceil(budget * EXTEND_LOOKBACK)));
       const improving = best.assigned > then.assigned || best.total() < then.cost * (1 - EXTEND_GAIN);
       if (!improving || limit + quarter > MAX_EXTENSION * budget) break;
       limit += quarter;

@@ -11,6 +11,7 @@ import {
   type OptimizerProblem,
   type Plan,
 } from './index.js';
+import { mulberry32 } from './prng.js';
 import { bruteForceOptimum } from './testing/brute-force.js';
 import { randomInstance, type RandomInstance } from './testing/random-instances.js';
 
@@ -345,13 +346,46 @@ describe('solve: times, limits and objectives', () => {
     const plan = solve(problem, { iterations: 200, seed: 3 });
     expect(plan.iterationBudget).toBe(200);
     expect(plan.iterations).toBeGreaterThanOrEqual(200);
-    expect(plan.iterations).toBeLessThanOrEqual(800);
+    expect(plan.iterations).toBeLessThanOrEqual(600);
     expect(['iterations', 'converged']).toContain(plan.stoppedBy);
     for (let k = 1; k < plan.curve.length; k++) {
       const [a, b] = [plan.curve[k - 1], plan.curve[k]];
       expect(b.assigned > a.assigned || (b.assigned === a.assigned && b.cost < a.cost)).toBe(true);
     }
     expect(solve(problem, { iterations: 0 }).iterations).toBe(0);
+  });
+
+  it('goes on past the budget a quarter at a time, up to 3×, only while the last half budget gained a trip or more than 0.5 %', () => {
+    // crowded: 60 trips over 8 km, 10 drivers, a 40-minute cap: some trips stay out and the count climbs in steps
+    const crowded = (seed: number): OptimizerProblem => {
+      const rng = mulberry32(seed);
+      const p = () => at((rng() - 0.5) * 8000, (rng() - 0.5) * 8000);
+      return {
+        drivers: Array.from({ length: 10 }, (_, i) => ({ id: `d${i}`, position: p(), capacity: 3 })),
+        trips: Array.from({ length: 60 }, (_, i) => ({ id: `t${i}`, pickup: p(), dropoff: p() })),
+      };
+    };
+    let extended = 0;
+    let stoppedEarly = 0;
+    for (const seed of [1, 2, 3]) {
+      for (const budget of [120, 240]) {
+        const plan = solve(crowded(seed), { seed, iterations: budget, maxRouteDurationS: 2400, serviceTimePickupS: 60, serviceTimeDropoffS: 60 });
+        const quarter = Math.ceil(budget / 4);
+        const half = Math.ceil(budget / 2);
+        const bestAt = (it: number) => plan.curve.filter((c) => c.iteration <= it).at(-1)!;
+        const improving = (it: number) => bestAt(it).assigned > bestAt(it - half).assigned || bestAt(it).cost < bestAt(it - half).cost * (1 - 0.005);
+        expect(plan.iterations).toBeLessThanOrEqual(3 * budget);
+        if (plan.stoppedBy !== 'iterations') continue;
+        expect((plan.iterations - budget) % quarter).toBe(0);
+        // every extension was earned, and the run stopped because the last one was not (or at 3×)
+        for (let it = budget; it < plan.iterations; it += quarter) expect(improving(it)).toBe(true);
+        if (plan.iterations + quarter <= 3 * budget) expect(improving(plan.iterations)).toBe(false);
+        if (plan.iterations > budget) extended++;
+        if (plan.iterations < 3 * budget) stoppedEarly++;
+      }
+    }
+    expect(extended).toBeGreaterThan(0);
+    expect(stoppedEarly).toBeGreaterThan(0);
   });
 });
 
