@@ -22,6 +22,11 @@ export interface RecreateOptions {
   candidates?: (sol: Solution, t: number, into: Uint8Array) => void;
   /** Price insertions by how much longer they make the route (see bestInsertion), to assign more trips. */
   packing?: boolean;
+  /**
+   * With `candidates`: the trips that are priced in every route when none of their candidate routes has room (by
+   * default every trip). The others stay where they are (left out) rather than cost a scan of every route.
+   */
+  widen?: ReadonlySet<number>;
 }
 
 /**
@@ -35,7 +40,7 @@ export function regretInsert(
   sol: Solution,
   pending: readonly number[],
   scratch: Scratch,
-  { noise, banned, candidates, packing }: RecreateOptions = {},
+  { noise, banned, candidates, packing, widen }: RecreateOptions = {},
 ): void {
   const inst = sol.inst;
   const D = inst.driverCount;
@@ -61,18 +66,17 @@ export function regretInsert(
       posJ[at] = ins.j;
     }
   };
-  // First prices route by route, so that a route's times are computed once for all pending trips
-  // (bestInsertion reuses them); a trip with no feasible position among its candidate routes is
-  // then priced in every route. The noise is drawn afterwards, trip by trip.
+  // First prices every trip in its candidate routes (trip by trip: the remembered insertions of a trip are
+  // contiguous; a route's times are remembered per driver, so the order does not cost them again); a trip with no
+  // feasible position among them is then priced in every route. The noise is drawn afterwards, trip by trip.
   if (candidates) for (let a = 0; a < k; a++) candidates(sol, pending[a], allowed.subarray(a * D, (a + 1) * D));
   const price = (a: number, d: number) => {
     cost[a * D + d] = insertionInto(sol, d, pending[a], scratch, ins, packing);
     posI[a * D + d] = ins.i;
     posJ[a * D + d] = ins.j;
   };
-  for (let d = 0; d < D; d++) {
-    if (banned?.[d]) continue;
-    for (let a = 0; a < k; a++) if (allowed[a * D + d]) price(a, d);
+  for (let a = 0; a < k; a++) {
+    for (let d = 0; d < D; d++) if (!banned?.[d] && allowed[a * D + d]) price(a, d);
   }
   widened.fill(0, 0, k);
   for (let a = 0; a < k; a++) {
@@ -81,7 +85,7 @@ export function regretInsert(
       if (banned?.[d] || !allowed[a * D + d]) cost[a * D + d] = Infinity;
       else if (cost[a * D + d] < Infinity) any = true;
     }
-    if (!any && candidates) {
+    if (!any && candidates && (!widen || widen.has(pending[a]))) {
       widened[a] = 1;
       for (let d = 0; d < D; d++) if (!banned?.[d] && !allowed[a * D + d]) price(a, d);
     }
@@ -123,11 +127,13 @@ export function regretInsert(
     for (const b of alive) {
       const old = cost[b * D + pickRoute];
       evaluate(b, pickRoute);
-      // Only this route's cost changed: the best two follow in O(1) unless it was one of them
-      // (then the trip's routes are scanned again). Same values, same first route on ties.
+      const c = cost[b * D + pickRoute];
+      // Only this route's cost changed: nothing to do when it did not (a trip with no room in it, the most common
+      // case on a crowded instance); the best two follow in O(1) unless it was one of them (then the trip's routes
+      // are scanned again). Same values, same first route on ties.
+      if (c === old) continue;
       if (d1[b] === pickRoute || old <= c2[b]) bestTwo(cost, b, D, c1, c2, d1);
       else {
-        const c = cost[b * D + pickRoute];
         if (c < c1[b] || (c === c1[b] && pickRoute < d1[b])) {
           c2[b] = c1[b];
           c1[b] = c;
@@ -162,7 +168,7 @@ export function sequentialInsert(
   pending: readonly number[],
   scratch: Scratch,
   rng: Rng,
-  { noise, banned, candidates, packing }: RecreateOptions = {},
+  { noise, banned, candidates, packing, widen }: RecreateOptions = {},
 ): void {
   const inst: Instance = sol.inst;
   const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
@@ -175,7 +181,7 @@ export function sequentialInsert(
     else allowed.fill(1);
     for (let pass = 0; pass < 2 && bestRoute < 0; pass++) {
       if (pass === 1) {
-        if (!candidates) break;
+        if (!candidates || (widen && !widen.has(t))) break;
         allowed.fill(1);
       }
       for (let d = 0; d < inst.driverCount; d++) {
