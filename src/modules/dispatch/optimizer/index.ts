@@ -28,9 +28,9 @@
  * 4. Large neighbourhood search (ruin and recreate) from the construction, counted in iterations
  *    (see OptimizerOptions.iterations; default DEFAULTS.iterations(T)), then step 3 on the best.
  *    30 % of the recreates insert by packing, to assign more trips. Insertions are priced in a trip's candidate
- *    routes only (granular): the drivers nearest to its pickup and the routes of its related trips and of the trips
- *    with stops near its own; a removed trip with no room there is priced in every route, a left-out trip retried in
- *    the iteration is not.
+ *    routes first (granular): the drivers nearest to its pickup and the routes of its related trips, and when 20 or
+ *    more trips are left out, of the trips with stops near its own too; a trip with no room there is priced in every
+ *    route, except, when 20 or more are left out, a left-out trip retried in the iteration.
  *
  * Deterministic for a seed and an iteration budget (mulberry32; nothing depends on the clock). The
  * time budget is only a ceiling: when it cuts, `stoppedBy` says 'time'.
