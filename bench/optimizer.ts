@@ -12,6 +12,10 @@
  * machine): the times are those of the full, deterministic default budget.
  *
  *   npm run bench:optimizer [-- --quick]     (or: npx tsx bench/optimizer.ts [--quick])
+ *   npx tsx bench/optimizer.ts --solver-seeds=1,2,3,4 [--only=clustered-500]
+ *       the default budget only, once per solver seed on each instance: the mean and spread of the trips
+ *       assigned, the cost per trip and the CPU (one seed decides rows near the 2 % threshold; compare code
+ *       changes by these means)
  *   npm run bench -- --only=optimizer         (the same rows in the main benchmark's table)
  */
 import { pathToFileURL } from 'node:url';
@@ -186,7 +190,33 @@ export async function optimizerBench(env: Pick<BenchEnv, 'report' | 'quick'>): P
 
 export default optimizerBench;
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+/**
+ * The default budget once per solver seed on each instance (`only`: e.g. "clustered-500"), printed as one line per
+ * instance: assigned trips (mean, min–max, each seed's), cost per assigned trip, iterations and CPU (means).
+ */
+export function seedSpread(solverSeeds: number[], only?: string): void {
+  for (const make of [uniformInstance, cityInstance]) run(make(100, 20, 99), { ...BENCH_OPTIONS, seed: 99, timeBudgetMs: 3_600_000 });
+  for (const c of CASES) {
+    for (const seed of [1, 2]) {
+      if (only && `${c.kind}-${c.trips}` !== only) continue;
+      const problem = (c.kind === 'uniform' ? uniformInstance : cityInstance)(c.trips, c.drivers, seed);
+      const runs = solverSeeds.map((s) => run(problem, { ...BENCH_OPTIONS, seed: s, timeBudgetMs: 3_600_000 }));
+      const mean = (f: (r: Run) => number) => runs.reduce((sum, r) => sum + f(r), 0) / runs.length;
+      const assigned = runs.map((r) => r.plan.totals.assigned);
+      console.log(
+        `${c.kind} ${c.trips}x${c.drivers} #${seed}: assigned ${mean((r) => r.plan.totals.assigned).toFixed(2)} ` +
+          `(${Math.min(...assigned)}–${Math.max(...assigned)}: ${assigned.join(', ')}), cost per trip ` +
+          `${mean((r) => r.plan.cost / Math.max(1, r.plan.totals.assigned)).toFixed(0)}, ${mean((r) => r.plan.iterations).toFixed(0)} iterations, ` +
+          `${mean((r) => r.cpuMs).toFixed(0)} ms CPU (solver seeds ${solverSeeds.join(', ')})`,
+      );
+    }
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.argv.some((a) => a.startsWith('--solver-seeds='))) {
+  const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+  seedSpread(arg('solver-seeds')!.split(',').map(Number), arg('only'));
+} else if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const rows: BenchRow[] = [];
   console.log('Optimizer benchmark: CPU times; the machine is shared with other work, wall times vary with its load.');
   await optimizerBench({
