@@ -195,6 +195,9 @@ export default optimizerBench;
  * instance: assigned trips (mean, min–max, each seed's), cost per assigned trip, iterations and CPU (means).
  */
 export function seedSpread(solverSeeds: number[], only?: string): void {
+  const kinds = CASES.map((c) => `${c.kind}-${c.trips}`);
+  if (only && !kinds.includes(only)) throw new Error(`--only: one of ${kinds.join(', ')}`);
+  if (solverSeeds.length === 0 || solverSeeds.some((s) => !Number.isInteger(s))) throw new Error('--solver-seeds: integers, comma-separated');
   for (const make of [uniformInstance, cityInstance]) run(make(100, 20, 99), { ...BENCH_OPTIONS, seed: 99, timeBudgetMs: 3_600_000 });
   for (const c of CASES) {
     for (const seed of [1, 2]) {
