@@ -355,7 +355,7 @@ describe('solve: times, limits and objectives', () => {
     expect(solve(problem, { iterations: 0 }).iterations).toBe(0);
   });
 
-  it('goes on past the budget a quarter at a time, up to 3×, only while the last half budget gained a trip or more than 0.5 %', () => {
+  it('goes on past the budget a quarter at a time, up to 2.75×, only while the last half budget gained a trip or more than 0.5 %', () => {
     // crowded: 60 trips over 8 km, 10 drivers, a 40-minute cap: some trips stay out and the count climbs in steps
     const crowded = (seed: number): OptimizerProblem => {
       const rng = mulberry32(seed);
@@ -374,14 +374,14 @@ describe('solve: times, limits and objectives', () => {
         const half = Math.ceil(budget / 2);
         const bestAt = (it: number) => plan.curve.filter((c) => c.iteration <= it).at(-1)!;
         const improving = (it: number) => bestAt(it).assigned > bestAt(it - half).assigned || bestAt(it).cost < bestAt(it - half).cost * (1 - 0.005);
-        expect(plan.iterations).toBeLessThanOrEqual(3 * budget);
+        expect(plan.iterations).toBeLessThanOrEqual(2.75 * budget);
         if (plan.stoppedBy !== 'iterations') continue;
         expect((plan.iterations - budget) % quarter).toBe(0);
-        // every extension was earned, and the run stopped because the last one was not (or at 3×)
+        // every extension was earned, and the run stopped because the last one was not (or at 2.75×)
         for (let it = budget; it < plan.iterations; it += quarter) expect(improving(it)).toBe(true);
-        if (plan.iterations + quarter <= 3 * budget) expect(improving(plan.iterations)).toBe(false);
+        if (plan.iterations + quarter <= 2.75 * budget) expect(improving(plan.iterations)).toBe(false);
         if (plan.iterations > budget) extended++;
-        if (plan.iterations < 3 * budget) stoppedEarly++;
+        if (plan.iterations < 2.75 * budget) stoppedEarly++;
       }
     }
     expect(extended).toBeGreaterThan(0);

@@ -70,7 +70,7 @@ export interface OptimizerOptions {
   seed?: number;
   /**
    * Search budget in large-neighbourhood iterations (default: see DEFAULTS.iterations). The run goes on
-   * past it, by a quarter at a time up to 3×, while the last half budget's worth of iterations still
+   * past it, by a quarter at a time up to 2.75×, while the last half budget's worth of iterations still
    * assigned a trip more or improved the best by more than 0.5 %; it stops earlier after max(1000, 40·T) iterations without a new best. Everything is
    * counted, not timed, so the plan is the same on any machine at any load.
    */
