@@ -1,11 +1,15 @@
 -- Tenancy, applied after every migration run; idempotent.
 -- Every table with an organization_id column: RLS enabled and FORCED, one policy on app.organization_id.
 -- The tenant role has no superuser and no BYPASSRLS, so a query that forgets its filter still sees one tenant.
+-- Roles are cluster-wide: databases of one server migrating at once (test files, or two deployments sharing a
+-- server) race to create it, and the loser's CREATE ROLE fails on the catalog's unique index: a lost race is fine.
 DO $$
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'app_tenant') THEN
     CREATE ROLE app_tenant NOLOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
   END IF;
+EXCEPTION
+  WHEN duplicate_object OR unique_violation THEN NULL;
 END $$;
 
 -- The worker role: explicit cross-tenant transactions (db.withSystem) of a least-privilege login role.
