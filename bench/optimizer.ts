@@ -23,6 +23,7 @@
 import { pathToFileURL } from 'node:url';
 import type { BenchEnv, BenchRow } from './lib.js';
 import { mulberry32, type Rng } from '../src/modules/dispatch/optimizer/prng.js';
+import { helperChain } from '../src/modules/dispatch/chain-thread.js';
 import { DEFAULTS, greedyNearestDriver, solve, validatePlan, type LonLat, type OptimizerOptions, type OptimizerProblem, type Plan } from '../src/modules/dispatch/optimizer/index.js';
 
 const CITY: LonLat = { lon: -68.1193, lat: -16.4897 };
@@ -90,7 +91,7 @@ export interface Run {
 function run(problem: OptimizerProblem, options: OptimizerOptions, greedy = false): Run {
   const cpu = process.cpuUsage();
   const started = performance.now();
-  const plan = greedy ? greedyNearestDriver(problem, options) : solve(problem, options);
+  const plan = greedy ? greedyNearestDriver(problem, options) : solve(problem, options, { chain: helperChain });
   const wallMs = performance.now() - started;
   const used = process.cpuUsage(cpu);
   const errors = validatePlan(problem, plan, options);

@@ -24,6 +24,10 @@ describe('the solver thread', () => {
     const problem = instance(40, 8, 1);
     const { plan, baseline } = await thread.solve(problem, options);
     expect(withoutTiming(plan)).toEqual(withoutTiming(solve(problem, options)));
+    // two chains (80 trips), the second on the solver thread's helper thread, over three epochs
+    const larger = instance(80, 10, 3);
+    const both = { ...options, iterations: 2400 };
+    expect(withoutTiming((await thread.solve(larger, both)).plan)).toEqual(withoutTiming(solve(larger, both)));
     expect(withoutTiming(baseline)).toEqual(withoutTiming(greedyNearestDriver(problem, options)));
     expect(plan.totals.assigned).toBeGreaterThan(0);
   });

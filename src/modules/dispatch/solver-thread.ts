@@ -1,8 +1,6 @@
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { AppError } from '../../platform/errors.js';
+import { spawnWorker } from './spawn-worker.js';
 import { OptimizerInputError, type OptimizerOptions, type OptimizerProblem, type Plan } from './optimizer/index.js';
 
 /** A solve sent to the worker thread (plain data: structured clone). */
@@ -31,19 +29,6 @@ export interface SolverThread {
 
 /** Seconds a refused caller is told to wait (Retry-After) when the queue is full. */
 const BUSY_RETRY_AFTER_S = 5;
-
-/**
- * The worker's entry: the compiled `solver-worker.js` beside this file; from the TypeScript sources (tests, `npm run
- * dev`) the `.ts` one, loaded through tsx's ESM hooks registered inside the worker.
- */
-function spawn(): Worker {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const entry = new URL(`./solver-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
-  // No flags of the main process (a profiler, a preload of the benchmark): the thread only solves.
-  if (!fromSource) return new Worker(entry, { execArgv: [] });
-  const tsxApi = pathToFileURL(path.join(path.dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
-  return new Worker(`import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`, { eval: true, execArgv: [] });
-}
 
 /**
  * The optimizer on one worker thread, so a solve (up to its time budget: seconds for 500 trips) never blocks the event
@@ -84,7 +69,7 @@ export function createSolverThread(opts: { maxQueued: number; idleMs?: number })
     if (idleTimer) clearTimeout(idleTimer);
     idleTimer = null;
     if (worker) return worker;
-    const w = spawn();
+    const w = spawnWorker('solver-worker');
     w.unref();
     w.on('message', (reply: SolveReply) => {
       const caller = waiting.get(reply.id);

@@ -35,11 +35,11 @@
  * Deterministic for a seed and an iteration budget (mulberry32; nothing depends on the clock). The
  * time budget is only a ceiling: when it cuts, `stoppedBy` says 'time'.
  */
-import { DEFAULTS, compile } from './instance.js';
+import { DEFAULTS, chainCount, compile } from './instance.js';
 import { regretInsert } from './insertion.js';
-import { largeNeighborhoodSearch, relatedTrips } from './lns.js';
+import { FINAL_SHARE, chainSeed, largeNeighborhoodSearch, localChain, relatedTrips, type ChainHandle } from './lns.js';
+import type { SearchContext } from './localsearch.js';
 import { toPlan } from './plan.js';
-import { mulberry32 } from './prng.js';
 import { Scratch } from './route.js';
 import { Solution, isBetter } from './solution.js';
 import type { OptimizerOptions, OptimizerProblem, Plan } from './types.js';
@@ -48,20 +48,49 @@ export * from './types.js';
 export { greedyNearestDriver } from './greedy.js';
 export { validatePlan } from './validate.js';
 export { DEFAULTS, matrixPoints } from './instance.js';
+export type { ChainHandle, EpochOrder, EpochReport } from './lns.js';
 
-export function solve(problem: OptimizerProblem, options: OptimizerOptions = {}): Plan {
+/**
+ * A chain of the search to run elsewhere (see SolveEnv.chain; plain data, structured-cloneable): the request, the
+ * chain's seed, how many chains the search has, the start solution's routes, and the milliseconds left to the ceiling
+ * of the search loop.
+ */
+export interface ChainRequest {
+  problem: OptimizerProblem;
+  options: OptimizerOptions;
+  seed: number;
+  chains: number;
+  start: number[][];
+  remainingMs: number;
+}
+
+/** Where solve runs the chains after the first (see CHAINS); by default on the calling thread, one epoch after the other. */
+export interface SolveEnv {
+  /** A handle on chain `request` run elsewhere (e.g. another thread: startChain there), or null to run it here. */
+  chain?: (request: ChainRequest) => (ChainHandle & { close(): void }) | null;
+}
+
+/** The instance and search context of a request (`started`: when the time budget began). */
+function searchContext(problem: OptimizerProblem, options: OptimizerOptions, now: () => number, started: number): SearchContext {
+  const inst = compile(problem, options);
+  return { inst, scratch: new Scratch(inst), neighbors: relatedTrips(inst), deadline: started + (options.timeBudgetMs ?? DEFAULTS.timeBudgetMs), now };
+}
+
+/** Runs a chain sent by another thread's solve (see SolveEnv.chain): the same chain as it would have run there. */
+export function startChain(request: ChainRequest): ChainHandle {
+  const now = () => performance.now();
+  const started = now();
+  const ctx = searchContext(request.problem, request.options, now, started);
+  return localChain(ctx, Solution.of(ctx.inst, request.start), request.seed, request.chains, started + request.remainingMs);
+}
+
+export function solve(problem: OptimizerProblem, options: OptimizerOptions = {}, env: SolveEnv = {}): Plan {
   const now = () => performance.now();
   const started = now();
   const seed = options.seed ?? DEFAULTS.seed;
-  const inst = compile(problem, options);
+  const ctx = searchContext(problem, options, now, started);
+  const { inst } = ctx;
   const budgetMs = options.timeBudgetMs ?? DEFAULTS.timeBudgetMs;
-  const ctx = {
-    inst,
-    scratch: new Scratch(inst),
-    neighbors: relatedTrips(inst),
-    deadline: started + budgetMs,
-    now,
-  };
   // two constructions, by the objective and by packing (more trips when routes are short of time): the better one starts
   const all = Array.from({ length: inst.tripCount }, (_, t) => t);
   const byObjective = new Solution(inst);
@@ -70,6 +99,15 @@ export function solve(problem: OptimizerProblem, options: OptimizerOptions = {})
   regretInsert(packed, all, ctx.scratch, { packing: true });
   const start = isBetter(packed, byObjective) ? packed : byObjective;
   const iterationBudget = options.iterations ?? DEFAULTS.iterations(inst.tripCount);
-  const { best, iterations, stoppedBy, curve } = largeNeighborhoodSearch(start, ctx, mulberry32(seed), { iterations: iterationBudget, budgetMs });
-  return toPlan(inst, best.routes, { algorithm: 'regret-insertion+lns', seed, iterations, iterationBudget, stoppedBy, curve, elapsedMs: now() - started });
+  const chains = chainCount(inst.tripCount);
+  const remainingMs = ctx.deadline - FINAL_SHARE * budgetMs - now();
+  const remote = Array.from({ length: chains }, (_, c) =>
+    c > 0 && env.chain ? env.chain({ problem, options, seed: chainSeed(seed, c), chains, start: start.routes, remainingMs }) : null,
+  );
+  try {
+    const { best, iterations, stoppedBy, curve } = largeNeighborhoodSearch(start, ctx, seed, { iterations: iterationBudget, budgetMs }, remote);
+    return toPlan(inst, best.routes, { algorithm: 'regret-insertion+lns', seed, iterations, iterationBudget, stoppedBy, curve, elapsedMs: now() - started });
+  } finally {
+    for (const r of remote) r?.close();
+  }
 }

@@ -1,9 +1,9 @@
-import { startNode, type Instance } from './instance.js';
+import { chainCount, startNode, type Instance } from './instance.js';
 import { regretInsert, sequentialInsert, type Noise } from './insertion.js';
 import { improveRoute, localSearch, relocatePass, type SearchContext } from './localsearch.js';
-import { randInt, type Rng } from './prng.js';
+import { mulberry32, randInt, type Rng } from './prng.js';
 import { EPS, tripOf } from './route.js';
-import { Solution, isBetter } from './solution.js';
+import { Solution, betterValue, isBetter } from './solution.js';
 
 /** Related trips kept per trip (ruin and exchange). */
 const NEIGHBORS = 30;
@@ -19,7 +19,7 @@ const DEVIATION = 0.01;
 /** Iterations without a new best before stopping (at least; 40 per trip on larger problems). */
 const MIN_PATIENCE = 1000;
 /** Share of the time ceiling kept for the final local search. */
-const FINAL_SHARE = 0.15;
+export const FINAL_SHARE = 0.15;
 /**
  * Past the budget: extend by a quarter of it at a time while the last half of the budget's worth of iterations
  * assigned a trip more or lowered the best cost by more than EXTEND_GAIN, up to MAX_EXTENSION × the budget. Half,
@@ -208,40 +208,189 @@ export interface LnsResult {
 }
 
 /**
- * Ruin and recreate from the construction: each iteration removes a few trips, re-inserts them
- * (with every unassigned trip) by regret or by random-order cheapest insertion, polishes the touched
- * routes (relocate of their trips, then or-opt/2-opt or exact re-ordering), and keeps the candidate
- * when it is not worse than the current solution or within DEVIATION of the best (record-to-record
- * travel). Stops at the iteration budget (extended by a quarter at a time, up to 2.75×, while the
- * last half budget gained a trip or improved the best by more than EXTEND_GAIN), after `patience` iterations without a
- * new best, or, as a safety ceiling only, at the deadline minus the share kept for the full local
- * search that ends the run. Everything but the ceiling is counted, so a seed and a budget give the
- * same plan on any machine.
+ * Iterations of each chain between two meetings (where the others take the best). On 500 × 60 at 1× the iterations,
+ * 500 and 2,000 ended alike (1,596.25 and 1,599.75 trips over the 4 × 4 runs; spread of one seed ±3).
  */
-export function largeNeighborhoodSearch(
-  start: Solution,
-  ctx: SearchContext,
-  rng: Rng,
-  { iterations: budget, budgetMs }: { iterations: number; budgetMs: number },
-): LnsResult {
-  const T = ctx.inst.tripCount;
-  let current = start;
-  let best = start.clone();
-  const curve: CurvePoint[] = [{ iteration: 0, assigned: best.assigned, cost: best.total() }];
-  const patience = Math.max(MIN_PATIENCE, 40 * T);
-  const loopDeadline = ctx.deadline - FINAL_SHARE * budgetMs;
-  let iterations = 0;
-  let sinceBest = 0;
-  let limit = budget;
-  let stoppedBy: LnsResult['stoppedBy'] = 'iterations';
+export const EPOCH = 500;
+
+/** Chain c's random stream: chain 0's is the seed's own (a one-chain search is the same as before chains). */
+export const chainSeed = (seed: number, c: number): number => (c === 0 ? seed : (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + c) >>> 0);
+
+/** One epoch's order to a chain: run `count` iterations, after taking `adopt` (routes per driver) as its current and best. */
+export interface EpochOrder {
+  count: number;
+  adopt?: number[][];
+}
+
+/** What a chain did in an epoch. */
+export interface EpochReport {
+  /** Iterations run (fewer than ordered when it converged or reached the time ceiling). */
+  ran: number;
+  /** Its best solution's routes when they changed in the epoch (or were adopted), else null. */
+  best: number[][] | null;
+  /** Each new best of the epoch: iteration within the epoch (0-based), assigned trips, cost. */
+  improved: { at: number; assigned: number; cost: number }[];
+  converged: boolean;
+  timedOut: boolean;
+}
+
+/** A chain run here or on another thread: `begin` starts an epoch, `end` waits for its report. */
+export interface ChainHandle {
+  begin(order: EpochOrder): void;
+  end(): EpochReport;
+}
+
+/** What every chain of a search shares (built once per thread): candidate routes of each trip and the noise amplitude. */
+interface SearchPrep {
+  wide: ReturnType<typeof granular>;
+  narrow: ReturnType<typeof granular>;
+  amplitude: number;
+}
+
+function prepare(ctx: SearchContext): SearchPrep {
   let maxDist = 0;
   let maxTravel = 0;
   for (const v of ctx.inst.dist) if (v > maxDist) maxDist = v;
   for (const v of ctx.inst.travel) if (v > maxTravel) maxTravel = v;
   const drivers = nearDrivers(ctx.inst);
-  const wide = granular(ctx, drivers, nearStops(ctx.inst));
-  const narrow = granular(ctx, drivers, null);
-  const noise: Noise = { rng, amplitude: NOISE * (ctx.inst.wDist * maxDist + ctx.inst.wTime * maxTravel) };
+  return {
+    wide: granular(ctx, drivers, nearStops(ctx.inst)),
+    narrow: granular(ctx, drivers, null),
+    amplitude: NOISE * (ctx.inst.wDist * maxDist + ctx.inst.wTime * maxTravel),
+  };
+}
+
+/** Patience of each of `chains` chains (see MIN_PATIENCE): the search has converged when every chain has waited this long. */
+const chainPatience = (tripCount: number, chains: number) => Math.ceil(Math.max(MIN_PATIENCE, 40 * tripCount) / chains);
+
+/**
+ * One chain of the search, run on this thread. `deadline`: the ceiling of its loop (ctx.now() time). Ruin and
+ * recreate: each iteration removes a few trips, re-inserts them (with every unassigned trip) by regret or by
+ * random-order cheapest insertion, polishes the touched routes (relocate of their trips, then or-opt/2-opt or exact
+ * re-ordering), and keeps the candidate when it is not worse than the current solution or within DEVIATION of the
+ * best (record-to-record travel).
+ */
+export function localChain(ctx: SearchContext, start: Solution, seed: number, chains: number, deadline: number, prep = prepare(ctx)): ChainHandle {
+  const rng = mulberry32(seed);
+  const noise: Noise = { rng, amplitude: prep.amplitude };
+  const patience = chainPatience(ctx.inst.tripCount, chains);
+  let current = start;
+  let best = start.clone();
+  let sinceBest = 0;
+  let order: EpochOrder = { count: 0 };
+  return {
+    begin(o) {
+      order = o;
+    },
+    end() {
+      const report: EpochReport = { ran: 0, best: null, improved: [], converged: false, timedOut: false };
+      if (order.adopt) {
+        best = Solution.of(ctx.inst, order.adopt);
+        current = best.clone();
+        report.best = best.routes;
+      }
+      for (let it = 0; it < order.count; it++) {
+        if (sinceBest >= patience) {
+          report.converged = true;
+          break;
+        }
+        if ((it & 7) === 0 && ctx.now() > deadline) {
+          report.timedOut = true;
+          break;
+        }
+        report.ran++;
+        const cand = iterate(current, ctx, prep, rng, noise);
+        if (!cand) {
+          sinceBest++;
+          continue;
+        }
+        if (!isBetter(current, cand) || withinRecord(cand, best)) current = cand;
+        if (isBetter(cand, best)) {
+          best = cand.clone();
+          report.best = best.routes;
+          report.improved.push({ at: it, assigned: best.assigned, cost: best.total() });
+          sinceBest = 0;
+        } else sinceBest++;
+      }
+      return report;
+    },
+  };
+}
+
+/** One iteration: the candidate made from `current`, or null when it assigns fewer trips (rejected whatever its cost). */
+function iterate(current: Solution, ctx: SearchContext, prep: SearchPrep, rng: Rng, noise: Noise): Solution | null {
+  const cand = current.clone();
+  const before = cand.routes.map((r) => r.length);
+  const { removed, banned } = ruin(cand, ctx, rng);
+  const retried = unassignedToTry(cand, removed, ctx, rng);
+  const crowded = retried.length >= UNASSIGNED_TRIES;
+  const pending = [...new Set([...removed, ...retried])];
+  const packing = rng() < PACKING_P;
+  // Crowded (UNASSIGNED_TRIES or more trips left out): the candidate routes include those passing near the trip's
+  // stops, and only the removed trips are priced in every route when their candidates have no room; a left-out
+  // trip retried here stays out unless a route near it takes it. On 500 × 60: 0.75–2.5 more trips at the same
+  // iterations (means of 4 seeds) and about 1.3× less CPU per iteration. Otherwise the nearest drivers and related
+  // trips only, and every trip is priced everywhere when they have no room: applied to 100 × 20, the crowded rule
+  // gave no better plans at the default budget but better ones at 10×, so 20 of 24 seed × instance runs were within
+  // 2 % of their 10× run, against 23 of 24 with this one.
+  const options = {
+    noise: !packing && rng() < NOISE_P ? noise : undefined,
+    banned,
+    candidates: crowded ? prep.wide : prep.narrow,
+    packing,
+    widen: crowded ? new Set(removed) : undefined,
+  };
+  if (rng() < 0.5) regretInsert(cand, pending, ctx.scratch, options);
+  else sequentialInsert(cand, pending, ctx.scratch, rng, options);
+  if (banned) regretInsert(cand, pending.filter((t) => cand.routeOf[t] < 0), ctx.scratch);
+  // Polishing never changes the count, and a candidate with fewer trips than the current solution is rejected
+  // whatever its cost (the best has at least the current count): it is dropped before it is polished. Same
+  // plans; on a crowded 500 × 60 about 44 % of the candidates end here.
+  if (cand.assigned < current.assigned) return null;
+  // the routes that changed length or now hold a removed trip
+  const touched = new Uint8Array(before.length);
+  for (let d = 0; d < before.length; d++) if (cand.routes[d].length !== before[d]) touched[d] = 1;
+  for (const t of removed) if (cand.routeOf[t] >= 0) touched[cand.routeOf[t]] = 1;
+  // with noise, the removed trips may sit at a dearer place than their best: move them back
+  if (options.noise) relocatePass(cand, ctx, removed.filter((t) => cand.routeOf[t] >= 0));
+  cand.routes.forEach((_, d) => {
+    if (touched[d]) improveRoute(cand, d, ctx.scratch, LNS_EXACT_STOPS);
+  });
+  return cand;
+}
+
+/**
+ * Large neighbourhood search from the construction `start`, over chainCount(T) chains (see CHAINS): `chains[c]` runs
+ * chain c when given (e.g. on another thread, from the same start and chainSeed(seed, c)), else it runs here. The
+ * chains take turns by epochs of EPOCH iterations each; after every epoch all of them go on from the best. The
+ * iteration numbers are interleaved (chain c's i-th iteration of an epoch is number base + i·K + c + 1), and the
+ * budget counts them all. Stops at the iteration budget (extended by a quarter at a time, up to 2.75×, while the last
+ * half budget gained a trip or improved the best by more than EXTEND_GAIN), when every chain has gone its patience
+ * without a new best of its own, or, as a safety ceiling only, at the deadline minus the share kept for the full local
+ * search that ends the run. Everything but the ceiling is counted, so a seed and a budget give the same plan on any
+ * machine, however many threads run the chains.
+ */
+export function largeNeighborhoodSearch(
+  start: Solution,
+  ctx: SearchContext,
+  seed: number,
+  { iterations: budget, budgetMs }: { iterations: number; budgetMs: number },
+  remote: (ChainHandle | null)[] = [],
+): LnsResult {
+  const T = ctx.inst.tripCount;
+  const K = chainCount(T);
+  const loopDeadline = ctx.deadline - FINAL_SHARE * budgetMs;
+  const prep = prepare(ctx);
+  const chains = Array.from({ length: K }, (_, c) => remote[c] ?? localChain(ctx, start, chainSeed(seed, c), K, loopDeadline, prep));
+  // the best solution of each chain, as of its last report (a chain on another thread sends its routes when they change)
+  const bests = chains.map(() => start.clone());
+  let best = start.clone();
+  const curve: CurvePoint[] = [{ iteration: 0, assigned: best.assigned, cost: best.total() }];
+  let iterations = 0;
+  let limit = budget;
+  let stoppedBy: LnsResult['stoppedBy'] = 'iterations';
+  let adopt: number[][] | undefined;
+  let adopter: boolean[] = [];
   /** The best cost as of an iteration (the curve is in iteration order). */
   const bestAt = (iteration: number) => {
     let c = curve[0];
@@ -257,61 +406,36 @@ export function largeNeighborhoodSearch(
       if (!improving || limit + quarter > MAX_EXTENSION * budget) break;
       limit += quarter;
     }
-    if (sinceBest >= patience) {
-      stoppedBy = 'converged';
-      break;
+    const count = Math.min(EPOCH, Math.ceil((limit - iterations) / K));
+    chains.forEach((ch, c) => ch.begin({ count, adopt: adopter[c] ? adopt : undefined }));
+    const reports = chains.map((ch) => ch.end());
+    // the new bests in iteration order, each on the curve when it beats the best so far
+    const improved = reports.flatMap((r, c) => r.improved.map((p) => ({ ...p, iteration: iterations + p.at * K + c + 1 }))).sort((a, b) => a.iteration - b.iteration);
+    for (const p of improved) {
+      const last = curve[curve.length - 1];
+      if (betterValue(p.assigned, p.cost, last.assigned, last.cost)) curve.push({ iteration: p.iteration, assigned: p.assigned, cost: p.cost });
     }
-    if ((iterations & 7) === 0 && ctx.now() > loopDeadline) {
+    reports.forEach((r, c) => {
+      if (r.best) bests[c] = Solution.of(ctx.inst, r.best);
+      iterations += r.ran;
+    });
+    // the best chain (the first on ties) is the search's best; the others take it
+    let g = 0;
+    for (let c = 1; c < K; c++) if (isBetter(bests[c], bests[g])) g = c;
+    if (isBetter(bests[g], best)) best = bests[g].clone();
+    adopter = bests.map((b, c) => c !== g && isBetter(bests[g], b));
+    adopt = adopter.some(Boolean) ? bests[g].routes : undefined;
+    adopter.forEach((yes, c) => {
+      if (yes) bests[c] = bests[g];
+    });
+    if (reports.some((r) => r.timedOut)) {
       stoppedBy = 'time';
       break;
     }
-    iterations++;
-    const cand = current.clone();
-    const before = cand.routes.map((r) => r.length);
-    const { removed, banned } = ruin(cand, ctx, rng);
-    const retried = unassignedToTry(cand, removed, ctx, rng);
-    const crowded = retried.length >= UNASSIGNED_TRIES;
-    const pending = [...new Set([...removed, ...retried])];
-    const packing = rng() < PACKING_P;
-    // Crowded (UNASSIGNED_TRIES or more trips left out): the candidate routes include those passing near the trip's
-    // stops, and only the removed trips are priced in every route when their candidates have no room; a left-out
-    // trip retried here stays out unless a route near it takes it. On 500 × 60: 0.75–2.5 more trips at the same
-    // iterations (means of 4 seeds) and about 1.3× less CPU per iteration. Otherwise the nearest drivers and related
-    // trips only, and every trip is priced everywhere when they have no room: applied to 100 × 20, the crowded rule
-    // gave no better plans at the default budget but better ones at 10×, so 20 of 24 seed × instance runs were within
-    // 2 % of their 10× run, against 23 of 24 with this one.
-    const options = {
-      noise: !packing && rng() < NOISE_P ? noise : undefined,
-      banned,
-      candidates: crowded ? wide : narrow,
-      packing,
-      widen: crowded ? new Set(removed) : undefined,
-    };
-    if (rng() < 0.5) regretInsert(cand, pending, ctx.scratch, options);
-    else sequentialInsert(cand, pending, ctx.scratch, rng, options);
-    if (banned) regretInsert(cand, pending.filter((t) => cand.routeOf[t] < 0), ctx.scratch);
-    // Polishing never changes the count, and a candidate with fewer trips than the current solution is rejected
-    // whatever its cost (the best has at least the current count): it is dropped before it is polished. Same
-    // plans; on a crowded 500 × 60 about 44 % of the candidates end here.
-    if (cand.assigned < current.assigned) {
-      sinceBest++;
-      continue;
+    if (reports.every((r) => r.converged)) {
+      stoppedBy = 'converged';
+      break;
     }
-    // the routes that changed length or now hold a removed trip
-    const touched = new Uint8Array(before.length);
-    for (let d = 0; d < before.length; d++) if (cand.routes[d].length !== before[d]) touched[d] = 1;
-    for (const t of removed) if (cand.routeOf[t] >= 0) touched[cand.routeOf[t]] = 1;
-    // with noise, the removed trips may sit at a dearer place than their best: move them back
-    if (options.noise) relocatePass(cand, ctx, removed.filter((t) => cand.routeOf[t] >= 0));
-    cand.routes.forEach((_, d) => {
-      if (touched[d]) improveRoute(cand, d, ctx.scratch, LNS_EXACT_STOPS);
-    });
-    if (!isBetter(current, cand) || withinRecord(cand, best)) current = cand;
-    if (isBetter(cand, best)) {
-      best = cand.clone();
-      curve.push({ iteration: iterations, assigned: best.assigned, cost: best.total() });
-      sinceBest = 0;
-    } else sinceBest++;
   }
   localSearch(best, ctx);
   if (ctx.now() > ctx.deadline) stoppedBy = 'time';

@@ -51,6 +51,13 @@ export class Solution {
     return new Solution(this.inst, this);
   }
 
+  /** The solution with these routes (per driver), e.g. sent from another thread: costs and times computed here. */
+  static of(inst: Instance, routes: readonly number[][]): Solution {
+    const sol = new Solution(inst);
+    routes.forEach((stops, d) => sol.setRoute(d, stops.slice()));
+    return sol;
+  }
+
   /**
    * Replace route d; trips that appear in or leave the route are re-indexed. A trip moved here from
    * another route belongs to this one from now on (that route is expected to be replaced next).
@@ -93,8 +100,13 @@ export class Solution {
 
 /** Lexicographic objective: more assigned trips first, then the lower cost (see Objective). */
 export function isBetter(a: Solution, b: Solution): boolean {
-  if (a.assigned !== b.assigned) return a.assigned > b.assigned;
-  return a.total() < b.total() - EPS * Math.max(1, b.total() * 1e-3);
+  return betterValue(a.assigned, a.total(), b.assigned, b.total());
+}
+
+/** isBetter on the figures: `assigned` trips at `cost` against `bAssigned` at `bCost`. */
+export function betterValue(assigned: number, cost: number, bAssigned: number, bCost: number): boolean {
+  if (assigned !== bAssigned) return assigned > bAssigned;
+  return cost < bCost - EPS * Math.max(1, bCost * 1e-3);
 }
 
 /**

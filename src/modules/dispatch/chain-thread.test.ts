@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { helperChain } from './chain-thread.js';
+import { DEFAULTS, solve, validatePlan, type OptimizerProblem, type Plan } from './optimizer/index.js';
+import { mulberry32 } from './optimizer/prng.js';
+
+/** Trips and drivers spread over a 10 km square of La Paz. */
+function instance(trips: number, drivers: number, seed: number): OptimizerProblem {
+  const rng = mulberry32(seed);
+  const at = () => ({ lon: -68.17 + rng() * 0.09, lat: -16.54 + rng() * 0.09 });
+  return {
+    trips: Array.from({ length: trips }, (_, i) => ({ id: `t${i}`, pickup: at(), dropoff: at(), readyAtS: i % 3 === 0 ? 600 : undefined })),
+    drivers: Array.from({ length: drivers }, (_, i) => ({ id: `d${i}`, position: at(), capacity: 2 + (i % 3) })),
+  };
+}
+const withoutTiming = (plan: Plan) => ({ ...plan, elapsedMs: 0 });
+const request = (problem: OptimizerProblem, options = {}) => ({ problem, options, seed: 5, chains: 2, start: problem.drivers.map(() => []), remainingMs: 60_000 });
+
+describe('the second chain on a helper thread', () => {
+  it('gives the plan of the same solve on one thread: same seed and iterations, whatever runs where', () => {
+    for (const [trips, drivers, seed, iterations] of [
+      [60, 8, 1, 1500],
+      [120, 15, 2, 2200],
+      [90, 6, 3, 3000],
+    ]) {
+      const problem = instance(trips, drivers, seed);
+      const options = { seed, iterations, timeBudgetMs: 60_000, maxRouteDurationS: 2700, serviceTimePickupS: 60, serviceTimeDropoffS: 60 };
+      const alone = solve(problem, options);
+      const helped = solve(problem, options, { chain: helperChain });
+      expect(withoutTiming(helped)).toEqual(withoutTiming(alone));
+      expect(helped.iterations).toBeGreaterThan(iterations - 1);
+      expect(validatePlan(problem, helped, options)).toEqual([]);
+    }
+  });
+
+  it('serves one search at a time; a distance function stays on the calling thread', () => {
+    const problem = instance(60, 8, 4);
+    const first = helperChain(request(problem));
+    expect(first).not.toBeNull();
+    expect(helperChain(request(problem))).toBeNull();
+    first!.close();
+    const again = helperChain(request(problem));
+    expect(again).not.toBeNull();
+    again!.close();
+    expect(helperChain(request(problem, { distance: () => 1000 }))).toBeNull();
+  });
+
+  it('answers epochs in order, adopting routes it is sent', () => {
+    const problem = instance(60, 8, 5);
+    const chain = helperChain(request(problem))!;
+    try {
+      chain.begin({ count: 40 });
+      const first = chain.end();
+      expect(first.ran).toBe(40);
+      expect(first.best?.flat().length).toBeGreaterThan(0);
+      // taking an empty plan as its best: its next best starts from nothing again
+      chain.begin({ count: 0, adopt: problem.drivers.map(() => []) });
+      const adopted = chain.end();
+      expect(adopted.ran).toBe(0);
+      expect(adopted.best?.flat()).toEqual([]);
+    } finally {
+      chain.close();
+    }
+  });
+
+  it('stops at the time ceiling with a valid plan', () => {
+    const problem = instance(300, 30, 6);
+    const options = { seed: 1, iterations: 1_000_000, timeBudgetMs: 400 };
+    const plan = solve(problem, options, { chain: helperChain });
+    expect(plan.stoppedBy).toBe('time');
+    expect(plan.iterations).toBeLessThan(1_000_000);
+    expect(DEFAULTS.iterations(300)).toBe(10_500);
+    expect(validatePlan(problem, plan, options)).toEqual([]);
+  });
+});
