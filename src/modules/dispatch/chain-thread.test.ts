@@ -62,6 +62,22 @@ describe('the second chain on a helper thread', () => {
     }
   });
 
+  it('drops the answer to an epoch of a search abandoned mid-epoch (a solve that failed on its own thread)', () => {
+    const problem = instance(60, 8, 7);
+    const abandoned = helperChain(request(problem))!;
+    abandoned.begin({ count: 400 });
+    abandoned.close();
+    const next = helperChain(request(problem))!;
+    try {
+      next.begin({ count: 7 });
+      expect(next.end().ran).toBe(7);
+      next.begin({ count: 3 });
+      expect(next.end().ran).toBe(3);
+    } finally {
+      next.close();
+    }
+  });
+
   it('stops at the time ceiling with a valid plan', () => {
     const problem = instance(300, 30, 6);
     const options = { seed: 1, iterations: 1_000_000, timeBudgetMs: 400 };

@@ -3,9 +3,9 @@ import type { ChainHandle, ChainRequest, EpochOrder, EpochReport } from './optim
 import { spawnWorker } from './spawn-worker.js';
 
 /** Sent to the helper thread, in order. */
-export type ChainMessage = { type: 'start'; request: ChainRequest } | { type: 'epoch'; order: EpochOrder } | { type: 'close' };
-/** Its answer to an epoch (on the port; `flag` set to 1 once it is there). */
-export type ChainReply = { ok: true; report: EpochReport } | { ok: false; message: string };
+export type ChainMessage = { type: 'start'; request: ChainRequest } | { type: 'epoch'; id: number; order: EpochOrder } | { type: 'close' };
+/** Its answer to epoch `id` (on the port; `flag` holds the id once it is there). */
+export type ChainReply = { id: number; ok: true; report: EpochReport } | { id: number; ok: false; message: string };
 
 /** Past the chain's own ceiling, how long a solve waits for the helper before it gives up on it (a thread that died). */
 const GRACE_MS = 10_000;
@@ -15,6 +15,8 @@ interface Helper {
   port: MessagePort;
   flag: Int32Array;
   busy: boolean;
+  /** The last epoch sent (ids grow, so an answer to an epoch of an abandoned solve is told apart and dropped). */
+  epoch: number;
 }
 
 /** This thread's helper (module state is per thread: the solver thread of the server, or the benchmark's main thread). */
@@ -33,7 +35,7 @@ function helperThread(): Helper | null {
     };
     worker.on('error', forget);
     worker.on('exit', forget);
-    helper = { worker, port: port1, flag, busy: false };
+    helper = { worker, port: port1, flag, busy: false, epoch: 0 };
     return helper;
   } catch {
     return null;
@@ -58,22 +60,29 @@ export function helperChain(request: ChainRequest): (ChainHandle & { close(): vo
   send({ type: 'start', request });
   return {
     begin(order) {
-      Atomics.store(h.flag, 0, 0);
-      send({ type: 'epoch', order });
+      h.epoch = (h.epoch + 1) | 0 || 1;
+      send({ type: 'epoch', id: h.epoch, order });
     },
     end() {
-      while (Atomics.load(h.flag, 0) === 0) {
+      const id = h.epoch;
+      for (;;) {
+        const seen = Atomics.load(h.flag, 0);
+        if (seen === id) break;
         const left = giveUpAt - performance.now();
-        if (left <= 0 || Atomics.wait(h.flag, 0, 0, left) === 'timed-out') {
+        if (left <= 0 || Atomics.wait(h.flag, 0, seen, left) === 'timed-out') {
           if (helper === h) helper = null;
           void h.worker.terminate();
           throw new Error('optimizer helper thread did not answer');
         }
       }
-      const reply = receiveMessageOnPort(h.port)?.message as ChainReply | undefined;
-      if (!reply) throw new Error('optimizer helper thread: no answer on its port');
-      if (!reply.ok) throw new Error(`optimizer helper thread: ${reply.message}`);
-      return reply.report;
+      // the answer is on the port before the flag says so; older ones (an abandoned solve's) are dropped
+      for (let m = receiveMessageOnPort(h.port); m; m = receiveMessageOnPort(h.port)) {
+        const reply = m.message as ChainReply;
+        if (reply.id !== id) continue;
+        if (!reply.ok) throw new Error(`optimizer helper thread: ${reply.message}`);
+        return reply.report;
+      }
+      throw new Error('optimizer helper thread: no answer on its port');
     },
     close() {
       send({ type: 'close' });

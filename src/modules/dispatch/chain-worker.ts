@@ -1,6 +1,6 @@
 /**
  * The optimizer's helper thread (see chain-thread.ts): runs one chain of a search at a time, epoch by epoch as the
- * solving thread orders, and answers each epoch on its port, then wakes the solving thread (flag = 1).
+ * solving thread orders, and answers each epoch on its port, then wakes the solving thread (flag = the epoch's id).
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { startChain, type ChainHandle } from './optimizer/index.js';
@@ -14,7 +14,7 @@ let failed: string | null = null;
 
 const answer = (reply: ChainReply) => {
   port.postMessage(reply);
-  Atomics.store(flag, 0, 1);
+  Atomics.store(flag, 0, reply.id);
   Atomics.notify(flag, 0);
 };
 
@@ -26,14 +26,14 @@ parent.on('message', (message: ChainMessage) => {
     } else if (message.type === 'close') {
       chain = null;
     } else if (failed || !chain) {
-      answer({ ok: false, message: failed ?? 'no chain started' });
+      answer({ id: message.id, ok: false, message: failed ?? 'no chain started' });
     } else {
       chain.begin(message.order);
-      answer({ ok: true, report: chain.end() });
+      answer({ id: message.id, ok: true, report: chain.end() });
     }
   } catch (err) {
     const text = err instanceof Error ? err.message : String(err);
-    if (message.type === 'epoch') answer({ ok: false, message: text });
+    if (message.type === 'epoch') answer({ id: message.id, ok: false, message: text });
     else failed = text;
   }
 });
