@@ -40,8 +40,9 @@ const iterations = Type.Integer({
   maximum: LIMITS.maxIterations,
   description:
     'Search budget in iterations; the same seed and iterations give the same plan on any machine at any load. Default: 2,500 + 15 × trips (at most 20,000), ' +
+    '1.5× that from 50 trips, where the search runs as two chains that meet every 500 iterations of each (on two threads; the plan does not depend on it); ' +
     'extended by a quarter at a time (up to 2.75×) while the last half budget still assigned a trip more or improved the plan by more than 0.5 %. ' +
-    'On this service\'s 2-core reference machine the default takes about 0.3–0.7 s of CPU for 100 trips × 20 drivers and 5–9 s for 500 × 60 (up to 1.7× that when the host is busy); `time_budget_ms` caps it.',
+    'On this service\'s 2-core reference machine the default takes about 0.4–0.7 s for 100 trips × 20 drivers and 6–7 s for 500 × 60 (up to 1.5× that when the host is busy); `time_budget_ms` caps it.',
 });
 
 export const DispatchSettingsOut = Type.Object({

@@ -26,7 +26,9 @@
  *    else or-opt and 2-opt. Every move keeps precedence, capacity, territories, the stop limit and
  *    the time limit.
  * 4. Large neighbourhood search (ruin and recreate) from the construction, counted in iterations
- *    (see OptimizerOptions.iterations; default DEFAULTS.iterations(T)), then step 3 on the best.
+ *    (see OptimizerOptions.iterations; default DEFAULTS.iterations(T)), then step 3 on the best. From 50 trips it
+ *    runs as two chains (own random streams) that meet every 500 iterations of each and go on from the better one;
+ *    the caller may run the second on another thread (SolveEnv.chain, e.g. dispatch/chain-thread.ts): same plan.
  *    30 % of the recreates insert by packing, to assign more trips. Insertions are priced in a trip's candidate
  *    routes first (granular): the drivers nearest to its pickup and the routes of its related trips, and when 20 or
  *    more trips are left out, of the trips with stops near its own too; a trip with no room there is priced in every

@@ -69,9 +69,10 @@ export interface OptimizerOptions {
   /** PRNG seed: the same seed and iteration budget on the same problem give the same plan. */
   seed?: number;
   /**
-   * Search budget in large-neighbourhood iterations (default: see DEFAULTS.iterations). The run goes on
+   * Search budget in large-neighbourhood iterations, of all chains together (default: see DEFAULTS.iterations;
+   * from CHAINS_FROM trips the search runs as CHAINS chains, see instance.ts). The run goes on
    * past it, by a quarter at a time up to 2.75×, while the last half budget's worth of iterations still
-   * assigned a trip more or improved the best by more than 0.5 %; it stops earlier after max(1000, 40·T) iterations without a new best. Everything is
+   * assigned a trip more or improved the best by more than 0.5 %; it stops earlier once every chain has gone max(1000, 40·T) / chains iterations of its own without a new best of its own. Everything is
    * counted, not timed, so the plan is the same on any machine at any load.
    */
   iterations?: number;
