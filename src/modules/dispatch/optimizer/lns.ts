@@ -370,6 +370,32 @@ function iterate(current: Solution, ctx: SearchContext, prep: SearchPrep, rng: R
  * search that ends the run. Everything but the ceiling is counted, so a seed and a budget give the same plan on any
  * machine, however many threads run the chains.
  */
+/**
+ * After an epoch that began at iteration `base`: the chains' new bests go on the curve in iteration order (each when
+ * it beats the best so far), `bests` takes each chain's reported best, and the best chain (the first on ties) is
+ * returned with the chains that take its best (every one it beats; their `bests` entry is set to it).
+ */
+function meet(ctx: SearchContext, reports: EpochReport[], bests: Solution[], curve: CurvePoint[], base: number) {
+  const K = reports.length;
+  const improved = reports.flatMap((r, c) => r.improved.map((p) => ({ ...p, iteration: base + p.at * K + c + 1 }))).sort((a, b) => a.iteration - b.iteration);
+  for (const p of improved) {
+    const last = curve[curve.length - 1];
+    if (betterValue(p.assigned, p.cost, last.assigned, last.cost)) curve.push({ iteration: p.iteration, assigned: p.assigned, cost: p.cost });
+  }
+  let iterations = base;
+  reports.forEach((r, c) => {
+    if (r.best) bests[c] = Solution.of(ctx.inst, r.best);
+    iterations += r.ran;
+  });
+  let best = 0;
+  for (let c = 1; c < K; c++) if (isBetter(bests[c], bests[best])) best = c;
+  const adopter = bests.map((b, c) => c !== best && isBetter(bests[best], b));
+  adopter.forEach((yes, c) => {
+    if (yes) bests[c] = bests[best];
+  });
+  return { best, adopter, iterations };
+}
+
 export function largeNeighborhoodSearch(
   start: Solution,
   ctx: SearchContext,
@@ -409,25 +435,11 @@ export function largeNeighborhoodSearch(
     const count = Math.min(EPOCH, Math.ceil((limit - iterations) / K));
     chains.forEach((ch, c) => ch.begin({ count, adopt: adopter[c] ? adopt : undefined }));
     const reports = chains.map((ch) => ch.end());
-    // the new bests in iteration order, each on the curve when it beats the best so far
-    const improved = reports.flatMap((r, c) => r.improved.map((p) => ({ ...p, iteration: iterations + p.at * K + c + 1 }))).sort((a, b) => a.iteration - b.iteration);
-    for (const p of improved) {
-      const last = curve[curve.length - 1];
-      if (betterValue(p.assigned, p.cost, last.assigned, last.cost)) curve.push({ iteration: p.iteration, assigned: p.assigned, cost: p.cost });
-    }
-    reports.forEach((r, c) => {
-      if (r.best) bests[c] = Solution.of(ctx.inst, r.best);
-      iterations += r.ran;
-    });
-    // the best chain (the first on ties) is the search's best; the others take it
-    let g = 0;
-    for (let c = 1; c < K; c++) if (isBetter(bests[c], bests[g])) g = c;
-    if (isBetter(bests[g], best)) best = bests[g].clone();
-    adopter = bests.map((b, c) => c !== g && isBetter(bests[g], b));
-    adopt = adopter.some(Boolean) ? bests[g].routes : undefined;
-    adopter.forEach((yes, c) => {
-      if (yes) bests[c] = bests[g];
-    });
+    const met = meet(ctx, reports, bests, curve, iterations);
+    iterations = met.iterations;
+    if (isBetter(bests[met.best], best)) best = bests[met.best].clone();
+    adopter = met.adopter;
+    adopt = adopter.some(Boolean) ? bests[met.best].routes : undefined;
     if (reports.some((r) => r.timedOut)) {
       stoppedBy = 'time';
       break;
