@@ -1,17 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { helperChain } from './chain-thread.js';
 import { DEFAULTS, solve, validatePlan, type OptimizerProblem, type Plan } from './optimizer/index.js';
-import { mulberry32 } from './optimizer/prng.js';
+import { seededInstance } from './optimizer/testing/random-instances.js';
 
-/** Trips and drivers spread over a 10 km square of La Paz. */
-function instance(trips: number, drivers: number, seed: number): OptimizerProblem {
-  const rng = mulberry32(seed);
-  const at = () => ({ lon: -68.17 + rng() * 0.09, lat: -16.54 + rng() * 0.09 });
-  return {
-    trips: Array.from({ length: trips }, (_, i) => ({ id: `t${i}`, pickup: at(), dropoff: at(), readyAtS: i % 3 === 0 ? 600 : undefined })),
-    drivers: Array.from({ length: drivers }, (_, i) => ({ id: `d${i}`, position: at(), capacity: 2 + (i % 3) })),
-  };
-}
+/** Every third trip ready in 10 minutes, capacities 2 to 4. */
+const instance = (trips: number, drivers: number, seed: number) =>
+  seededInstance(trips, drivers, seed, { readyAtS: (i) => (i % 3 === 0 ? 600 : undefined), capacity: (i) => 2 + (i % 3) });
 const withoutTiming = (plan: Plan) => ({ ...plan, elapsedMs: 0 });
 const request = (problem: OptimizerProblem, options = {}) => ({ problem, options, seed: 5, chains: 2, start: problem.drivers.map(() => []), remainingMs: 60_000 });
 

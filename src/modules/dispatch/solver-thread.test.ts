@@ -1,18 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../platform/errors.js';
-import { greedyNearestDriver, OptimizerInputError, solve, type OptimizerProblem, type Plan } from './optimizer/index.js';
-import { mulberry32 } from './optimizer/prng.js';
+import { greedyNearestDriver, OptimizerInputError, solve, type Plan } from './optimizer/index.js';
+import { seededInstance } from './optimizer/testing/random-instances.js';
 import { createSolverThread } from './solver-thread.js';
 
-/** Trips and drivers spread over a 10 km square of La Paz. */
-function instance(trips: number, drivers: number, seed: number): OptimizerProblem {
-  const rng = mulberry32(seed);
-  const at = () => ({ lon: -68.17 + rng() * 0.09, lat: -16.54 + rng() * 0.09 });
-  return {
-    trips: Array.from({ length: trips }, (_, i) => ({ id: `t${i}`, pickup: at(), dropoff: at() })),
-    drivers: Array.from({ length: drivers }, (_, i) => ({ id: `d${i}`, position: at(), capacity: 3 })),
-  };
-}
+const instance = (trips: number, drivers: number, seed: number) => seededInstance(trips, drivers, seed);
 const withoutTiming = (plan: Plan) => ({ ...plan, elapsedMs: 0 });
 const options = { seed: 7, iterations: 200, timeBudgetMs: 60_000, maxRouteDurationS: 3600 };
 

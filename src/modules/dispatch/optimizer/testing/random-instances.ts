@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { mulberry32 } from '../prng.js';
 import type { Objective, OptimizerOptions, OptimizerProblem } from '../types.js';
 
 const coord = (center: number, spread: number) => fc.integer({ min: -1000, max: 1000 }).map((v) => center + (v / 1000) * spread);
@@ -53,4 +54,22 @@ export function randomInstance(opts: { maxTrips: number; maxDrivers: number; min
 
 function stripUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+/**
+ * A seeded problem over a 10 km square of La Paz, for solves compared between threads: `trips` trips and `drivers`
+ * drivers, capacity 3 unless `capacity` says per driver, ready now unless `readyAtS` says per trip.
+ */
+export function seededInstance(
+  trips: number,
+  drivers: number,
+  seed: number,
+  shape: { capacity?: (i: number) => number; readyAtS?: (i: number) => number | undefined } = {},
+): OptimizerProblem {
+  const rng = mulberry32(seed);
+  const at = () => ({ lon: -68.17 + rng() * 0.09, lat: -16.54 + rng() * 0.09 });
+  return {
+    trips: Array.from({ length: trips }, (_, i) => ({ id: `t${i}`, pickup: at(), dropoff: at(), readyAtS: shape.readyAtS?.(i) })),
+    drivers: Array.from({ length: drivers }, (_, i) => ({ id: `d${i}`, position: at(), capacity: shape.capacity?.(i) ?? 3 })),
+  };
 }
