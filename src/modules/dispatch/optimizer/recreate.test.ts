@@ -71,3 +71,56 @@ describe('recreate: which trips look beyond their candidate routes', () => {
     });
   }
 });
+
+describe('recreate with `need` (property)', () => {
+  // Trips 0..T-1 pending from an empty plan; half of the routes are candidates of each trip, and a random share of
+  // the trips look beyond them (widen), as in the search.
+  const setup = fc.tuple(randomInstance({ maxTrips: 12, maxDrivers: 4, minTrips: 1 }), fc.integer({ min: 0, max: 14 }), fc.integer(), fc.boolean());
+  const half = (_: Solution, t: number, into: Uint8Array) => into.forEach((_, d) => (into[d] = (d + t) % 2 === 0 ? 1 : 0));
+
+  for (const [name, recreate] of [
+    ['regret', (sol: Solution, pending: number[], seed: number, options: Parameters<typeof regretInsert>[3]) => regretInsert(sol, pending, new Scratch(sol.inst), options)],
+    [
+      'sequential',
+      (sol: Solution, pending: number[], seed: number, options: Parameters<typeof sequentialInsert>[4]) => sequentialInsert(sol, pending, new Scratch(sol.inst), mulberry32(seed), options),
+    ],
+  ] as const) {
+    it(`${name}: stops (false) only when the full recreate inserts fewer than \`need\` trips, and otherwise gives the same plan`, () => {
+      fc.assert(
+        fc.property(setup, ([{ problem, options }, need, seed, granular]) => {
+          const inst = compile(problem, options);
+          const pending = Array.from({ length: inst.tripCount }, (_, t) => t);
+          const widen = new Set(pending.filter((t) => (t * 7 + seed) % 3 === 0));
+          const base = granular ? { candidates: half, widen } : {};
+          const full = new Solution(inst);
+          recreate(full, pending, seed, base);
+          const cut = new Solution(inst);
+          const complete = recreate(cut, pending, seed, { ...base, need });
+          if (complete) {
+            expect(full.assigned).toBeGreaterThanOrEqual(need);
+            expect(cut.routes).toEqual(full.routes);
+          } else {
+            expect(full.assigned).toBeLessThan(need);
+            expect(cut.assigned).toBeLessThanOrEqual(full.assigned);
+          }
+        }),
+        runs(200),
+      );
+    });
+  }
+
+  it('sequential: asked for more trips than are pending, inserts none', () => {
+    const inst = compile(
+      {
+        drivers: [{ id: 'd0', position: { lon: -68.13, lat: -16.5 }, capacity: 2 }],
+        trips: [{ id: 't0', pickup: { lon: -68.131, lat: -16.5 }, dropoff: { lon: -68.132, lat: -16.501 } }],
+      },
+      {},
+    );
+    const sol = new Solution(inst);
+    expect(sequentialInsert(sol, [0], new Scratch(inst), mulberry32(1), { need: 2 })).toBe(false);
+    expect(sol.assigned).toBe(0);
+    expect(sequentialInsert(sol, [0], new Scratch(inst), mulberry32(1), { need: 1 })).toBe(true);
+    expect(sol.assigned).toBe(1);
+  });
+});
