@@ -81,4 +81,25 @@ describe('the second chain on a helper thread', () => {
     expect(DEFAULTS.iterations(300)).toBe(10_500);
     expect(validatePlan(problem, plan, options)).toEqual([]);
   });
+
+  it('gives up on a helper that has not answered by the ceiling plus the grace, ends it, and the next search gets a new one', () => {
+    const problem = instance(60, 8, 8);
+    // no time left and no grace: the epoch just sent cannot have been answered when the solving thread first looks
+    const stalled = helperChain({ ...request(problem), remainingMs: 0 }, 0)!;
+    expect(stalled).not.toBeNull();
+    stalled.begin({ count: 10 });
+    expect(() => stalled.end()).toThrow('optimizer helper thread did not answer');
+    stalled.close();
+    // the ended helper is forgotten (not left busy): a new one serves the next search
+    const next = helperChain(request(problem))!;
+    expect(next).not.toBeNull();
+    try {
+      next.begin({ count: 10 });
+      expect(next.end().ran).toBe(10);
+    } finally {
+      next.close();
+    }
+    const options = { seed: 3, iterations: 1200, timeBudgetMs: 60_000 };
+    expect(withoutTiming(solve(problem, options, { chain: helperChain }))).toEqual(withoutTiming(solve(problem, options)));
+  });
 });

@@ -48,15 +48,15 @@ function helperThread(): Helper | null {
  * reads the answer synchronously (receiveMessageOnPort): solve stays a plain synchronous function, and its plan is the
  * one it gives on a single thread. Null (the chain runs on the calling thread) when the helper cannot start or is in
  * use, or when the request holds a distance function (not sent to another thread). If the helper does not answer by
- * the chain's ceiling plus GRACE_MS, the solve fails and the helper is ended (the next one starts afresh).
+ * the chain's ceiling plus `graceMs`, the solve fails and the helper is ended (the next one starts afresh).
  */
-export function helperChain(request: ChainRequest): (ChainHandle & { close(): void }) | null {
+export function helperChain(request: ChainRequest, graceMs = GRACE_MS): (ChainHandle & { close(): void }) | null {
   if (typeof request.options.distance === 'function') return null;
   const h = helperThread();
   if (!h || h.busy) return null;
   h.busy = true;
   const send = (message: ChainMessage) => h.worker.postMessage(message);
-  const giveUpAt = performance.now() + Math.max(0, request.remainingMs) + GRACE_MS;
+  const giveUpAt = performance.now() + Math.max(0, request.remainingMs) + graceMs;
   send({ type: 'start', request });
   return {
     begin(order) {
