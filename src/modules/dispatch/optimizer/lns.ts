@@ -360,17 +360,6 @@ function iterate(current: Solution, ctx: SearchContext, prep: SearchPrep, rng: R
 }
 
 /**
- * Large neighbourhood search from the construction `start`, over chainCount(T) chains (see CHAINS): `chains[c]` runs
- * chain c when given (e.g. on another thread, from the same start and chainSeed(seed, c)), else it runs here. The
- * chains take turns by epochs of EPOCH iterations each; after every epoch all of them go on from the best. The
- * iteration numbers are interleaved (chain c's i-th iteration of an epoch is number base + i·K + c + 1), and the
- * budget counts them all. Stops at the iteration budget (extended by a quarter at a time, up to 2.75×, while the last
- * half budget gained a trip or improved the best by more than EXTEND_GAIN), when every chain has gone its patience
- * without a new best of its own, or, as a safety ceiling only, at the deadline minus the share kept for the full local
- * search that ends the run. Everything but the ceiling is counted, so a seed and a budget give the same plan on any
- * machine, however many threads run the chains.
- */
-/**
  * After an epoch that began at iteration `base`: the chains' new bests go on the curve in iteration order (each when
  * it beats the best so far), `bests` takes each chain's reported best, and the best chain (the first on ties) is
  * returned with the chains that take its best (every one it beats; their `bests` entry is set to it).
@@ -396,6 +385,17 @@ function meet(ctx: SearchContext, reports: EpochReport[], bests: Solution[], cur
   return { best, adopter, iterations };
 }
 
+/**
+ * Large neighbourhood search from the construction `start`, over chainCount(T) chains (see CHAINS): `chains[c]` runs
+ * chain c when given (e.g. on another thread, from the same start and chainSeed(seed, c)), else it runs here. The
+ * chains take turns by epochs of EPOCH iterations each; after every epoch all of them go on from the best. The
+ * iteration numbers are interleaved (chain c's i-th iteration of an epoch is number base + i·K + c + 1), and the
+ * budget counts them all. Stops at the iteration budget (extended by a quarter at a time, up to 2.75×, while the last
+ * half budget gained a trip or improved the best by more than EXTEND_GAIN), when every chain has gone its patience
+ * without a new best of its own, or, as a safety ceiling only, at the deadline minus the share kept for the full local
+ * search that ends the run. Everything but the ceiling is counted, so a seed and a budget give the same plan on any
+ * machine, however many threads run the chains.
+ */
 export function largeNeighborhoodSearch(
   start: Solution,
   ctx: SearchContext,
