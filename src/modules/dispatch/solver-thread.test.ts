@@ -4,7 +4,6 @@ import { greedyNearestDriver, OptimizerInputError, solve, type Plan } from './op
 import { seededInstance } from './optimizer/testing/random-instances.js';
 import { createSolverThread } from './solver-thread.js';
 
-const instance = (trips: number, drivers: number, seed: number) => seededInstance(trips, drivers, seed);
 const withoutTiming = (plan: Plan) => ({ ...plan, elapsedMs: 0 });
 const options = { seed: 7, iterations: 200, timeBudgetMs: 60_000, maxRouteDurationS: 3600 };
 
@@ -13,11 +12,11 @@ afterAll(() => thread.close());
 
 describe('the solver thread', () => {
   it('gives the plan and baseline of a solve on the main thread (same seed and iterations)', async () => {
-    const problem = instance(40, 8, 1);
+    const problem = seededInstance(40, 8, 1);
     const { plan, baseline } = await thread.solve(problem, options);
     expect(withoutTiming(plan)).toEqual(withoutTiming(solve(problem, options)));
     // two chains (80 trips), the second on the solver thread's helper thread, over three epochs
-    const larger = instance(80, 10, 3);
+    const larger = seededInstance(80, 10, 3);
     const both = { ...options, iterations: 2400 };
     expect(withoutTiming((await thread.solve(larger, both)).plan)).toEqual(withoutTiming(solve(larger, both)));
     expect(withoutTiming(baseline)).toEqual(withoutTiming(greedyNearestDriver(problem, options)));
@@ -31,7 +30,7 @@ describe('the solver thread', () => {
       turns++;
       if (solving) setImmediate(spin);
     };
-    const done = thread.solve(instance(150, 20, 2), { ...options, iterations: 600 }).finally(() => (solving = false));
+    const done = thread.solve(seededInstance(150, 20, 2), { ...options, iterations: 600 }).finally(() => (solving = false));
     setImmediate(spin);
     const { plan } = await done;
     // On the main thread the solve would have run to its end before the first turn.
@@ -42,13 +41,13 @@ describe('the solver thread', () => {
   it("answers the solver's input errors as OptimizerInputError (the API's 422), and keeps working", async () => {
     const bad = { trips: [{ id: 't', pickup: { lon: 200, lat: 0 }, dropoff: { lon: 0, lat: 0 } }], drivers: [{ id: 'd', position: { lon: 0, lat: 0 }, capacity: 1 }] };
     await expect(thread.solve(bad, options)).rejects.toBeInstanceOf(OptimizerInputError);
-    expect((await thread.solve(instance(5, 2, 3), options)).plan.totals.assigned).toBeGreaterThan(0);
+    expect((await thread.solve(seededInstance(5, 2, 3), options)).plan.totals.assigned).toBeGreaterThan(0);
   });
 
   it('refuses a solve beyond its queue with 503 OPTIMIZER_BUSY and Retry-After, and serves the queued ones', async () => {
-    const queued = [thread.solve(instance(60, 10, 4), options), thread.solve(instance(60, 10, 5), options)];
+    const queued = [thread.solve(seededInstance(60, 10, 4), options), thread.solve(seededInstance(60, 10, 5), options)];
     expect(thread.pending).toBe(2);
-    const refused = await thread.solve(instance(5, 2, 6), options).catch((e: unknown) => e);
+    const refused = await thread.solve(seededInstance(5, 2, 6), options).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(AppError);
     expect(refused).toMatchObject({ status: 503, code: 'OPTIMIZER_BUSY', extra: { retry_after: 5 } });
     for (const p of await Promise.all(queued)) expect(p.plan.totals.assigned).toBeGreaterThan(0);
@@ -56,20 +55,20 @@ describe('the solver thread', () => {
   });
 
   it('fails the solves it holds when closed, and a later solve starts a new thread', async () => {
-    const held = thread.solve(instance(100, 15, 7), { ...options, iterations: 2000 });
+    const held = thread.solve(seededInstance(100, 15, 7), { ...options, iterations: 2000 });
     await thread.close();
     await expect(held).rejects.toThrow(/closed|exited/);
-    expect((await thread.solve(instance(5, 2, 8), options)).plan.totals.assigned).toBeGreaterThan(0);
+    expect((await thread.solve(seededInstance(5, 2, 8), options)).plan.totals.assigned).toBeGreaterThan(0);
   });
 
   it('ends the thread once idle, and the next solve starts a new one', async () => {
     const quick = createSolverThread({ maxQueued: 1, idleMs: 50 });
     try {
-      await quick.solve(instance(5, 2, 9), options);
+      await quick.solve(seededInstance(5, 2, 9), options);
       expect(quick.running).toBe(true);
       await new Promise((r) => setTimeout(r, 300));
       expect(quick.running).toBe(false);
-      expect((await quick.solve(instance(5, 2, 10), options)).plan.totals.assigned).toBeGreaterThan(0);
+      expect((await quick.solve(seededInstance(5, 2, 10), options)).plan.totals.assigned).toBeGreaterThan(0);
     } finally {
       await quick.close();
     }
