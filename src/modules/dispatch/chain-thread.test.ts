@@ -83,14 +83,16 @@ describe('the second chain on a helper thread', () => {
   });
 
   it('gives up on a helper that has not answered by the ceiling plus the grace, ends it, and the next search gets a new one', () => {
-    const problem = instance(60, 8, 8);
-    // no time left and no grace: the epoch just sent cannot have been answered when the solving thread first looks
-    const stalled = helperChain({ ...request(problem), remainingMs: 0 }, 0)!;
+    // no time left and no grace: the solving thread looks once, at once. The helper must first build its copy of a
+    // 1,500-trip problem (about a second), so the epoch just sent cannot have been answered by then; on a small
+    // problem a warm helper could answer first on a loaded machine (it did once in CI)
+    const stalled = helperChain({ ...request(instance(1500, 60, 8)), remainingMs: 0 }, 0)!;
     expect(stalled).not.toBeNull();
     stalled.begin({ count: 10 });
     expect(() => stalled.end()).toThrow('optimizer helper thread did not answer');
     stalled.close();
     // the ended helper is forgotten (not left busy): a new one serves the next search
+    const problem = instance(60, 8, 8);
     const next = helperChain(request(problem))!;
     expect(next).not.toBeNull();
     try {
