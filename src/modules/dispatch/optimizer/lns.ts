@@ -177,7 +177,8 @@ const CROWDED = 20;
  * Left-out trips re-tried per crowded iteration: related to the removed first, then random. 15, not 20 (the crowded
  * line): on 500 × 60, 1,604.5 and 1,605.5 trips (sums of the means of 4 solver seeds over the four instances, seeds
  * 1–4 and 5–8) against 1,602.75 and 1,606.0, for 10–12 % fewer insertion pricings (135.3 M → 122.0 M over 16 runs;
- * the dearest run 9.98 M → 8.81 M) and about 7 % less CPU (runs paired on this machine); 10 gave 1,595.5.
+ * the dearest run 9.98 M → 8.81 M). Pricing is about 60 % of a crowded solve's CPU (profile), so about 6 % less CPU;
+ * timed runs on this machine cannot tell that from its drift. 10 gave 1,595.5.
  */
 const UNASSIGNED_TRIES = 15;
 
