@@ -33,12 +33,12 @@ const BUSY_RETRY_AFTER_S = 5;
 /**
  * The optimizer on one worker thread, so a solve (up to its time budget: seconds for 500 trips) never blocks the event
  * loop: the instance keeps answering every other request meanwhile. The thread starts on the first solve and stays
- * (JIT-warm: a fresh thread's first solve costs two to three times a warm one) until it has been idle `idleMs`
- * (its memory and its helper's, about 100–135 MB of RSS after one or two 500 × 60 solves, goes back) or `close`;
- * it does not keep the process alive. The plans are the same as on the main thread (the
- * solver is deterministic for a seed and an iteration budget; the problem and plan are plain data). At most `maxQueued`
- * solves wait or run at once; more are refused with 503 OPTIMIZER_BUSY and Retry-After. If the thread dies, the
- * solves it held fail (500) and the next solve starts a new one.
+ * (JIT-warm: a fresh thread's first solve costs two to three times a warm one) until it has been idle `idleMs` (its
+ * memory and its helper's, about 100–135 MB of RSS after one or two 500 × 60 solves, goes back) or `close`; it does not
+ * keep the process alive. The plans are the same as on the main thread (the solver is deterministic for a seed and an
+ * iteration budget; the problem and plan are plain data). At most `maxQueued` solves wait or run at once; more are
+ * refused with 503 OPTIMIZER_BUSY and Retry-After. If the thread dies, the solves it held fail (500) and the next solve
+ * starts a new one.
  */
 export function createSolverThread(opts: { maxQueued: number; idleMs?: number }): SolverThread {
   const idleMs = opts.idleMs ?? 5 * 60_000;

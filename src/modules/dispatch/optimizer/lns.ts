@@ -338,13 +338,13 @@ function iterate(current: Solution, ctx: SearchContext, prep: SearchPrep, rng: R
   const { retried, crowded } = unassignedToTry(cand, removed, ctx, rng);
   const pending = [...new Set([...removed, ...retried])];
   const packing = rng() < PACKING_P;
-  // Crowded (CROWDED or more trips left out): the candidate routes include those passing near the trip's
-  // stops, and only the removed trips are priced in every route when their candidates have no room; a left-out
-  // trip retried here stays out unless a route near it takes it. On 500 × 60: 0.75–2.5 more trips at the same
-  // iterations (means of 4 seeds) and about 1.3× less CPU per iteration. Otherwise the nearest drivers and related
-  // trips only, and every trip is priced everywhere when they have no room: applied to 100 × 20, the crowded rule
-  // gave no better plans at the default budget but better ones at 10×, so 20 of 24 seed × instance runs were within
-  // 2 % of their 10× run, against 23 of 24 with this one.
+  // Crowded (CROWDED or more trips left out): the candidate routes include those passing near the trip's stops, and
+  // only the removed trips are priced in every route when their candidates have no room; a left-out trip retried here
+  // stays out unless a route near it takes it. On 500 × 60: 0.75–2.5 more trips at the same iterations (means of 4
+  // seeds) and about 1.3× less CPU per iteration. Otherwise the nearest drivers and related trips only, and every trip
+  // is priced everywhere when they have no room: applied to 100 × 20, the crowded rule gave no better plans at the
+  // default budget but better ones at 10×, so 20 of 24 seed × instance runs were within 2 % of their 10× run, against
+  // 23 of 24 with this one.
   const options = {
     noise: !packing && rng() < NOISE_P ? noise : undefined,
     banned,
