@@ -169,7 +169,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   app.decorate('ctx', ctx);
   app.decorate('routeTable', [] as RouteInfo[]);
 
-  registerErrorHandling(app);
+  const unrouted = registerErrorHandling(app);
   // The request id on every response, errors included (set first: nothing later clears it).
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', String(req.id));
@@ -191,6 +191,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     done();
   });
   await app.register(cors, corsOptions(config.corsOrigins));
+  unrouted.answerUnroutedEarly();
 
   // Every route: problem responses documented, security declared, and listed for the route-table tests.
   app.addHook('onRoute', (route) => {

@@ -188,7 +188,7 @@ export function registerErrorHandling(app: FastifyInstance) {
     return sendProblem(reply, problem);
   });
   let allowedMethods: ((path: string) => string[]) | null = null;
-  app.setNotFoundHandler((req, reply) => {
+  const unrouted = (req: FastifyRequest, reply: FastifyReply) => {
     const path = req.url.split('?')[0];
     // A path that exists with other methods: 405 with `Allow` (RFC 9110 §15.5.6), not 404.
     allowedMethods ??= methodMatcher((app as FastifyInstance & { routeTable?: { method: string; url: string }[] }).routeTable ?? []);
@@ -198,7 +198,21 @@ export function registerErrorHandling(app: FastifyInstance) {
       return sendProblem(reply, toProblem(new AppError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; allowed: ${allow.join(', ')}`), String(req.id)));
     }
     return sendProblem(reply, toProblem(new AppError(404, 'NOT_FOUND', `No route ${req.method} ${path}`), String(req.id)));
-  });
+  };
+  app.setNotFoundHandler(unrouted);
+  return {
+    /**
+     * Answers a request no route matches before its body is read: a method Fastify takes to carry a body
+     * (QUERY, PROPFIND...) would otherwise be refused for its missing Content-Type (400) instead of 404/405.
+     * Added by the app after the hooks that set the headers every response carries.
+     */
+    answerUnroutedEarly() {
+      app.addHook('onRequest', (req, reply, done) => {
+        if (req.is404) return unrouted(req, reply);
+        done();
+      });
+    },
+  };
 }
 
 /** Methods declared for a concrete path, from the route table (`:param` segments and a trailing `*`). */

@@ -32,13 +32,14 @@ export const KnownCurrency = Type.String({ enum: Intl.supportedValuesOf('currenc
 /** An IANA time zone the runtime knows. */
 export const TimeZone = Type.String({ enum: [...new Set([...Intl.supportedValuesOf('timeZone'), 'UTC'])], description: 'IANA time zone, e.g. America/La_Paz' });
 /**
- * RFC 3339 date-time as the server accepts it: `T` separator, seconds, optional fraction, `Z` or an offset within
+ * RFC 3339 date-time as the server accepts it: `T` separator, seconds 00–59 (no leap second: a JavaScript Date cannot
+ * hold one), optional fraction, `Z` or an offset within
  * ±14:59 (PostgreSQL refuses larger offsets; real zones span -12:00..+14:00). The Ajv `date-time` format of the app
  * checks this pattern plus the calendar (src/app.ts), so every `format: 'date-time'` field is exactly this strict, and
  * the OpenAPI document writes the pattern next to each such format.
  */
 export const DATE_TIME_PATTERN =
-  '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]{1,9})?([Zz]|[+-](0[0-9]|1[0-4]):[0-5][0-9])$';
+  '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9])(\\.[0-9]{1,9})?([Zz]|[+-](0[0-9]|1[0-4]):[0-5][0-9])$';
 const DATE_TIME_RE = new RegExp(DATE_TIME_PATTERN);
 const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 /** The `date-time` format of the app's validators: the pattern above plus a real calendar day. */

@@ -207,6 +207,28 @@ describe('the server keeps the contract', () => {
     expect(unknown.statusCode).toBe(404);
   });
 
+  it('a method that may carry a body (QUERY) on a path without it is 405 or 404, not a 400 for its missing Content-Type', async () => {
+    const admin = await t.as('admin');
+    const res = await t.req(admin, { method: 'QUERY' as 'GET', url: '/trips' });
+    expect(res.statusCode).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD, POST');
+    expect(res.headers['x-request-id']).toBeTruthy();
+    expect(res.json()).toMatchObject({ status: 405, code: 'METHOD_NOT_ALLOWED' });
+    const unknown = await t.req(admin, { method: 'QUERY' as 'GET', url: '/no-such-thing' });
+    expect(unknown.statusCode).toBe(404);
+  });
+
+  it('a leap second (hh:mm:60) is a 400 wherever a timestamp is read, not a 500 when it is turned into a date', async () => {
+    const driver = await t.as('driver');
+    for (const since of ['0551-10-27t21:44:60.302+11:56', '2026-06-30T23:59:60Z']) {
+      const res = await t.req(driver, { method: 'GET', url: `/mobile/sync/pull?since=${encodeURIComponent(since)}` });
+      expect(res.statusCode, since).toBe(400);
+      expect(res.json().code).toBe('VALIDATION_FAILED');
+    }
+    const ok = await t.req(driver, { method: 'GET', url: `/mobile/sync/pull?since=${encodeURIComponent('0551-10-27t21:44:59.302+11:56')}` });
+    expect(ok.statusCode).toBe(200);
+  });
+
   it('a JSON null body is 400 where the operation takes a body, also on routes whose body fields are all optional', async () => {
     const admin = await t.as('admin');
     const cases: [typeof admin, string][] = [
