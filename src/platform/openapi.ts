@@ -154,7 +154,7 @@ const LINKS: Record<string, Record<string, { operationId: string; parameters: Re
 };
 
 export function finishOpenApi(doc: Json, opts: FinishOptions): Json {
-  doc.info = { ...doc.info, license: doc.info?.license ?? { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } };
+  doc.info = { ...doc.info, license: doc.info?.license ?? { name: 'Apache-2.0', identifier: 'Apache-2.0' } };
   doc.components ??= {};
   doc.components.schemas ??= {};
   const schemas: Json = doc.components.schemas;
