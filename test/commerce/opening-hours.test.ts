@@ -90,3 +90,26 @@ describe('opening hours at checkout', () => {
     ok(await t.req(customer.session, { method: 'POST', url: '/customer/checkout/preflight', payload: cart(shop, customer.addressId) }), 201);
   });
 });
+
+describe('open or closed at a glance (merchant branches)', () => {
+  it('each branch says whether it is open now and when it opens next, by the organization time zone; an inactive branch is closed', async () => {
+    const listed = async () => (ok(await t.req(shop.merchant, { method: 'GET', url: '/merchant/branches' })).data as { id: string; open_now: boolean; next_open_at: string | null }[]).find((b) => b.id === shop.branchId)!;
+    // Closed: every day from an hour from now to two hours from now; opens in about an hour (to the minute).
+    const closed = await setHours(everyDay(localTime(60), localTime(120)));
+    expect(closed).toMatchObject({ open_now: false });
+    const next = new Date(closed.next_open_at).getTime() - Date.now();
+    expect(next).toBeGreaterThan(58 * 60_000);
+    expect(next).toBeLessThanOrEqual(60 * 60_000);
+    expect(await listed()).toMatchObject({ open_now: false, next_open_at: closed.next_open_at });
+    // Overnight range covering now (opens two hours from now, closes an hour from now the next day): open.
+    expect(await setHours(everyDay(localTime(120), localTime(60)))).toMatchObject({ open_now: true, next_open_at: null });
+    expect(await listed()).toMatchObject({ open_now: true, next_open_at: null });
+    // No hours: always open; inactive: never.
+    expect(await setHours([])).toMatchObject({ open_now: true });
+    const off = ok(await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/branches/${shop.branchId}`, payload: { active: false } }));
+    expect(off).toMatchObject({ active: false, open_now: false, next_open_at: null });
+    ok(await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/branches/${shop.branchId}`, payload: { active: true } }));
+    const created = ok(await t.req(shop.merchant, { method: 'POST', url: '/merchant/branches', payload: { name: 'Noche', address: 'Calle 2', location: { type: 'Point', coordinates: [-68.13, -16.5] }, opening_hours: everyDay(localTime(60), localTime(120)) } }), 201);
+    expect(created.open_now).toBe(false);
+  });
+});

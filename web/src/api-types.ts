@@ -1646,7 +1646,9 @@ export interface paths {
         };
         /**
          * The calling merchant's branches, newest first
-         * @description **Access**: roles `comercio`.
+         * @description `open_now` and `next_open_at` say at a glance whether each branch takes orders now (its opening hours in the organization time zone).
+         *
+         *     **Access**: roles `comercio`.
          */
         get: operations["listMerchantBranches"];
         put?: never;
@@ -2015,6 +2017,48 @@ export interface paths {
          *     **Access**: roles `comercio`.
          */
         patch: operations["updateMerchantSettlementRule"];
+        trace?: never;
+    };
+    "/api/v1/merchant/settlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The settlements of the calling merchant's automatic settlement rule, newest first (payout = gross − debt netted)
+         * @description **Access**: roles `comercio`.
+         */
+        get: operations["listMerchantSettlements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/merchant/wallet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling merchant's wallet (available, pending, debt, credit) and its entries, newest first, with totals per type over the whole filter
+         * @description Entries are signed from the merchant side, as stored: sale_credit +, platform_commission and delivery_fee_debit −, merchant_debt_payment + (a debt payment the platform recorded), settlement_debit − (a settlement paid out to the merchant), adjustment and refund either way. `wallet` is the current wallet whatever the filter; `totals` are over every entry the filter matches (not only this page), so a period `from` (inclusive) .. `to` (exclusive) gives the period's figures. 404 for a merchant user without a merchant.
+         *
+         *     **Access**: roles `comercio`.
+         */
+        get: operations["getMerchantWallet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/merchants": {
@@ -3665,30 +3709,6 @@ export interface components {
             /** @description the organization (tenant) the resource belongs to */
             organization_id?: string;
             request_id: string | null;
-        };
-        /** Branch */
-        Branch: {
-            active: boolean;
-            address: string;
-            /** Format: date-time */
-            created_at: string;
-            id: string;
-            location: components["schemas"]["GeoPoint"];
-            merchant_id: string;
-            name: string;
-            /** @description Opening intervals per weekday in the organization time zone. close after open: same day; close before open: runs past midnight into the next day (20:00-02:00); close equal to open: 24 hours. No intervals: no declared hours (always open). Orders and preflights outside them get 422 BRANCH_CLOSED with next_open_at. */
-            opening_hours: {
-                close: string;
-                /** @description 0 = Sunday */
-                day: number;
-                open: string;
-            }[];
-            /** @description the organization (tenant) the resource belongs to */
-            organization_id?: string;
-            phone: string | null;
-            territory_id: string | null;
-            /** Format: date-time */
-            updated_at: string;
         };
         /** CancelOrderAsAdminRequest */
         CancelOrderAsAdminRequest: {
@@ -11261,7 +11281,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["Branch"][];
+                        data: {
+                            active: boolean;
+                            address: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            id: string;
+                            location: components["schemas"]["GeoPoint"];
+                            merchant_id: string;
+                            name: string;
+                            next_open_at: string | null;
+                            /** @description open at the time of the response by its opening hours (no hours declared: always open); an inactive branch is never open */
+                            open_now: boolean;
+                            /** @description Opening intervals per weekday in the organization time zone. close after open: same day; close before open: runs past midnight into the next day (20:00-02:00); close equal to open: 24 hours. No intervals: no declared hours (always open). Orders and preflights outside them get 422 BRANCH_CLOSED with next_open_at. */
+                            opening_hours: {
+                                close: string;
+                                /** @description 0 = Sunday */
+                                day: number;
+                                open: string;
+                            }[];
+                            phone: string | null;
+                            territory_id: string | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
                         next_cursor: string | null;
                     };
                 };
@@ -11309,7 +11352,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Branch"];
+                    "application/json": {
+                        active: boolean;
+                        address: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        id: string;
+                        location: components["schemas"]["GeoPoint"];
+                        merchant_id: string;
+                        name: string;
+                        next_open_at: string | null;
+                        /** @description open at the time of the response by its opening hours (no hours declared: always open); an inactive branch is never open */
+                        open_now: boolean;
+                        /** @description Opening intervals per weekday in the organization time zone. close after open: same day; close before open: runs past midnight into the next day (20:00-02:00); close equal to open: 24 hours. No intervals: no declared hours (always open). Orders and preflights outside them get 422 BRANCH_CLOSED with next_open_at. */
+                        opening_hours: {
+                            close: string;
+                            /** @description 0 = Sunday */
+                            day: number;
+                            open: string;
+                        }[];
+                        phone: string | null;
+                        territory_id: string | null;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -11359,7 +11425,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Branch"];
+                    "application/json": {
+                        active: boolean;
+                        address: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        id: string;
+                        location: components["schemas"]["GeoPoint"];
+                        merchant_id: string;
+                        name: string;
+                        next_open_at: string | null;
+                        /** @description open at the time of the response by its opening hours (no hours declared: always open); an inactive branch is never open */
+                        open_now: boolean;
+                        /** @description Opening intervals per weekday in the organization time zone. close after open: same day; close before open: runs past midnight into the next day (20:00-02:00); close equal to open: 24 hours. No intervals: no declared hours (always open). Orders and preflights outside them get 422 BRANCH_CLOSED with next_open_at. */
+                        opening_hours: {
+                            close: string;
+                            /** @description 0 = Sunday */
+                            day: number;
+                            open: string;
+                        }[];
+                        phone: string | null;
+                        territory_id: string | null;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -12603,6 +12692,159 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listMerchantSettlements: {
+        parameters: {
+            query?: {
+                /** @description opaque: the `next_cursor` of the previous page; a value this API did not issue is 400 VALIDATION_FAILED */
+                cursor?: string;
+                limit?: number;
+                /** @description `skipped`: the payable was below the rule's minimum (nothing paid) */
+                status?: "settled" | "skipped";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            /**
+                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                             * @example 12.50
+                             */
+                            debt_netted: string;
+                            /**
+                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                             * @example 12.50
+                             */
+                            gross_amount: string;
+                            id: string;
+                            merchant_id: string;
+                            /**
+                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                             * @example 12.50
+                             */
+                            payout_amount: string;
+                            /** Format: date-time */
+                            period_end: string;
+                            /** Format: date-time */
+                            period_start: string;
+                            /** @description `skipped`: the payable was below the rule's minimum (nothing paid) */
+                            status: "settled" | "skipped";
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getMerchantWallet: {
+        parameters: {
+            query?: {
+                /** @description opaque: the `next_cursor` of the previous page; a value this API did not issue is 400 VALIDATION_FAILED */
+                cursor?: string;
+                /** @description inclusive */
+                from?: string;
+                limit?: number;
+                /** @description exclusive */
+                to?: string;
+                type?: "sale_credit" | "platform_commission" | "delivery_fee_debit" | "merchant_debt_payment" | "adjustment" | "refund" | "settlement_debit";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LedgerLine"][];
+                        next_cursor: string | null;
+                        totals: {
+                            by_type: {
+                                [key: string]: string;
+                            };
+                            count: number;
+                            /**
+                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                             * @example 12.50
+                             */
+                            net: string;
+                        };
+                        wallet: components["schemas"]["Wallet"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             500: components["responses"]["ServerError"];
         };
     };

@@ -10,6 +10,7 @@ import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { geo, ownMerchant } from './model.js';
+import { openingState } from './opening-hours.js';
 import * as repo from './repo/branches.js';
 import type { BranchRow } from './repo/branches.js';
 
@@ -43,6 +44,21 @@ export type { BranchRow };
 
 export const branchOut = ({ lon, lat, ...b }: BranchRow): Static<typeof BranchOut> => ({ ...b, location: geo(lon, lat)! });
 
+/** A branch as its merchant sees it: with whether it is open now (its hours in the organization's time zone) and when it opens next. */
+export const MerchantBranchOut = Type.Object({
+  ...BranchOut.properties,
+  open_now: Type.Boolean({ description: 'open at the time of the response by its opening hours (no hours declared: always open); an inactive branch is never open' }),
+  next_open_at: Nullable(Timestamp),
+});
+
+async function merchantBranchesOut(ctx: CommerceContext, tx: Tx, rows: BranchRow[], at = new Date()): Promise<Static<typeof MerchantBranchOut>[]> {
+  const { timezone } = await ctx.deps.organizations.settingsIn(tx);
+  return rows.map((b) => {
+    const state = openingState(b.opening_hours, timezone, at);
+    return { ...branchOut(b), open_now: b.active && state.open, next_open_at: b.active ? state.next_open_at : null };
+  });
+}
+
 export const loadBranch = repo.findBranch;
 
 const BranchFields = {
@@ -59,13 +75,15 @@ function listOwnBranches(ctx: CommerceContext, actor: Actor, q: { active?: boole
   const page = pageRequest(q);
   return ctx.db.withTenant(actor, async (tx) => {
     const m = await ownMerchant(ctx, tx, actor);
-    return toPage(await repo.listBranches(tx, m.id, { active: q.active, after: page.after, limit: page.limit + 1 }), page, branchOut);
+    const rows = await repo.listBranches(tx, m.id, { active: q.active, after: page.after, limit: page.limit + 1 });
+    const out = await merchantBranchesOut(ctx, tx, rows);
+    return toPage(out, page);
   });
 }
 
 /** POST /merchant/branches. */
 function addBranch(ctx: CommerceContext, actor: Actor, input: Parameters<typeof createBranch>[3]) {
-  return ctx.db.withTenant(actor, (tx) => createBranch(ctx, tx, actor, input));
+  return ctx.db.withTenant(actor, async (tx) => (await merchantBranchesOut(ctx, tx, [await createBranch(ctx, tx, actor, input)]))[0]);
 }
 
 export function branchRoutes(app: Api, ctx: CommerceContext) {
@@ -80,7 +98,8 @@ export function branchRoutes(app: Api, ctx: CommerceContext) {
         tags: ['merchant'],
         summary: "The calling merchant's branches, newest first",
         querystring: Strict({ ...PageQueryProps, active: Type.Optional(Type.Boolean()) }),
-        response: { 200: Page(BranchOut) },
+        description: '`open_now` and `next_open_at` say at a glance whether each branch takes orders now (its opening hours in the organization time zone).',
+        response: { 200: Page(MerchantBranchOut) },
       },
     },
     async (req) => {
@@ -98,13 +117,12 @@ export function branchRoutes(app: Api, ctx: CommerceContext) {
         summary: 'Create a branch of the calling merchant (active by default)',
         description: 'The territory is the oldest active territory whose polygon covers the location (null when none does).',
         body: Strict(BranchFields),
-        response: { 201: BranchOut },
+        response: { 201: MerchantBranchOut },
       },
     },
     async (req, reply) => {
       const actor = actorOf(req);
-      const b = await addBranch(ctx, actor, req.body);
-      return reply.code(201).send(branchOut(b));
+      return reply.code(201).send(await addBranch(ctx, actor, req.body));
     },
   );
 
@@ -129,11 +147,11 @@ export function branchRoutes(app: Api, ctx: CommerceContext) {
           },
           { minProperties: 1 },
         ),
-        response: { 200: BranchOut },
+        response: { 200: MerchantBranchOut },
       },
     },
     async (req) => {
-      return branchOut(await updateOwnBranch(ctx, actorOf(req), req.params.id, req.body));
+      return updateOwnBranch(ctx, actorOf(req), req.params.id, req.body);
     },
   );
 }
@@ -166,7 +184,7 @@ export function updateOwnBranch(
   actor: Actor,
   id: string,
   body: { name?: string; address?: string; location?: GeoPoint; opening_hours?: OpeningHours; phone?: string | null; active?: boolean },
-): Promise<BranchRow> {
+): Promise<Static<typeof MerchantBranchOut>> {
   return ctx.db.withTenant(actor, async (tx) => {
     const m = await ownMerchant(ctx, tx, actor);
     const before = await repo.findBranch(tx, id);
@@ -183,6 +201,6 @@ export function updateOwnBranch(
       active: body.active,
       territoryId,
     });
-    return (await repo.findBranch(tx, before.id))!;
+    return (await merchantBranchesOut(ctx, tx, [(await repo.findBranch(tx, before.id))!]))[0];
   });
 }

@@ -8,6 +8,7 @@ import type { OrganizationService } from '../organizations/index.js';
 import { debtRoutes } from './debt.js';
 import { driverSettlementRoutes } from './driver-settlements.js';
 import { financeRoutes } from './finance.js';
+import { merchantMoneyRoutes } from './merchant-money.js';
 import { scopeOf, walletSummary, type WalletSummary } from './model.js';
 import { pendingDriverSettlements } from './repo/driver-settlements.js';
 import { directPaymentEnabled, isEnabledProfileQr } from './repo/profiles.js';
@@ -98,5 +99,6 @@ function moneyRoutes(app: Api, ctx: MoneyContext) {
   settlementRuleRoutes(app, ctx);
   driverSettlementRoutes(app, ctx);
   financeRoutes(app, ctx);
+  merchantMoneyRoutes(app, ctx);
   orderPaymentRoutes(app, ctx);
 }
