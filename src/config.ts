@@ -295,3 +295,23 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   };
   return config;
 }
+
+/** Where the data lives, and nothing else: what `npm run migrate`, `backup` and `restore` read (no JWT secret). */
+export interface DatabaseSettings {
+  databaseUrl: string | null;
+  /** The schema owner's connection (DATABASE_MIGRATION_URL), else DATABASE_URL. */
+  migrationUrl: string | null;
+  dataDir: string;
+  /** The embedded database's folder (DATA_DIR/pglite); null on PostgreSQL. */
+  pgliteDir: string | null;
+}
+
+/** The database settings alone, checked as `loadConfig` checks them; throws `config: NAME ...` on a bad combination. */
+export function loadDatabaseSettings(source: Record<string, string | undefined> = process.env): DatabaseSettings {
+  for (const name of ['DATABASE_MIGRATION_URL', 'DATABASE_SYSTEM_URL']) {
+    if (source[name] && !source.DATABASE_URL) throw new Error(`config: ${name} goes with a PostgreSQL DATABASE_URL; set DATABASE_URL too`);
+  }
+  const databaseUrl = source.DATABASE_URL || null;
+  const dataDir = path.resolve(source.DATA_DIR || './data');
+  return { databaseUrl, migrationUrl: source.DATABASE_MIGRATION_URL || databaseUrl, dataDir, pgliteDir: databaseUrl ? null : path.join(dataDir, 'pglite') };
+}
