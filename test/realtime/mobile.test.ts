@@ -42,9 +42,10 @@ describe('mobile contract', () => {
   it('contract, brand assets and builds', async () => {
     const contract = (await t.req(customer, { method: 'GET', url: '/mobile/contract' })).json();
     expect(contract).toMatchObject({ api_base: '/api/v1', release: '0.7.2', sync: { entities: expect.arrayContaining(['notifications', 'devices']), operations: expect.arrayContaining(['notification.read', 'device.heartbeat']) } });
-    expect(contract.sync.operations).toHaveLength(3);
-    // The driver app reports a failed delivery offline (issue 20).
-    expect(contract.sync.operations).toContain('trip.fail_delivery');
+    // The driver app's trip actions, taken offline (the failed delivery among them).
+    expect([...contract.sync.operations].sort()).toEqual(
+      ['device.heartbeat', 'notification.read', 'trip.accept', 'trip.fail_delivery', 'trip.reject', 'trip.return', 'trip.start_delivery', 'trip.verify_delivery', 'trip.verify_pickup'],
+    );
     expect(contract.realtime.event_types).toEqual(expect.arrayContaining(['trip.delivery_verified', 'trip.delivery_failed', 'trip.returned']));
     const brand = (await t.req(customer, { method: 'GET', url: '/mobile/brand-assets' })).json();
     expect(brand).toMatchObject({ organization_id: t.demo.organizationId, slug: 'demo' });

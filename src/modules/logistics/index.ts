@@ -15,7 +15,7 @@ import { driverAppRoutes } from './driver-app.js';
 import { scopeOf } from './model.js';
 import { logisticsCounts } from './repo/dashboard.js';
 import { registerLogisticsSync } from './sync.js';
-import { registerFailedDeliverySync } from './failed-delivery-sync.js';
+import { registerDriverTripSync } from './driver-sync.js';
 import { offerTimeoutWorker } from './offer-timeout.js';
 
 export type { LogisticsApi } from './service.js';
@@ -31,7 +31,7 @@ export type LogisticsContext = ModuleContext<{
   storage: ObjectLinker;
   /** Order and express-request facts checked before a trip is linked (commerce, built later: a forward reference). */
   orders: Pick<OrderPayments, 'getOrderFacts' | 'getExpressFacts'>;
-  /** Offline sync: logistics adds its entities and the failed-delivery operation. */
+  /** Offline sync: logistics adds its entities and the driver's trip operations. */
   sync: SyncRegistry;
 }>;
 
@@ -53,7 +53,7 @@ export function createLogisticsModule(base: AppContext, deps: LogisticsContext['
   const ctx: LogisticsContext = withDeps(base, deps);
   const service = createLogisticsService(ctx);
   registerLogisticsSync(ctx);
-  registerFailedDeliverySync(ctx, service);
+  registerDriverTripSync(ctx, service);
   ctx.workers.push(offerTimeoutWorker(ctx, service));
   ctx.dashboard.set('logistics', (tx, actor) => logisticsCounts(tx, scopeOf(actor)));
   return {

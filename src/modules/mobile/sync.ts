@@ -73,6 +73,11 @@ export interface SyncOutcome {
   message?: string;
   data?: unknown;
   server?: unknown;
+  /**
+   * A refusal whose writes must stay (a wrong PIN counts towards the lock, as on the route): not rolled back.
+   * Only for refusals that record the attempt and change nothing else.
+   */
+  keep?: boolean;
 }
 
 /**
@@ -253,11 +258,12 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number; 
           if (!(err instanceof AppError) || err.status >= 500) throw err;
           outcome = { status: err.status === 409 ? 'conflict' : 'rejected', code: err.code, message: err.message, ...(err.extra ? { server: err.extra } : {}) };
         }
-        if (outcome.status !== 'applied') await savepoint(tx, 'rollback');
+        const { keep, ...result } = outcome;
+        if (result.status !== 'applied' && !keep) await savepoint(tx, 'rollback');
         await savepoint(tx, 'release');
-        await recordOutcome(tx, key, outcome.status, outcome);
+        await recordOutcome(tx, key, result.status, result);
 
-        return { ...base, ...outcome };
+        return { ...base, ...result };
       });
     } catch (err) {
       // Nothing was stored: the app may retry this id. The caller logs the cause (the app sees only 'error').
