@@ -266,7 +266,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   app.decorate('modules', composed.modules);
   app.decorate('services', composed.services);
 
-  registerAuthHook(app, config.jwtSecret, composed.resolveActor);
+  registerAuthHook(app, config.keys.accessToken, composed.resolveActor);
 
   registerExpensiveRouteLimits(app, db, expensiveRouteGroups(config.settings));
 

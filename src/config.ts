@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { deriveKeys, MIN_SECRET_LENGTH, type SigningKeys } from './platform/keys.js';
 import path from 'node:path';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
@@ -151,7 +152,13 @@ export interface Config {
   /** Optional second login for the cross-tenant system transactions; `databaseUrl` when unset. */
   databaseSystemUrl: string | null;
   dataDir: string;
-  jwtSecret: Uint8Array;
+  /** The signing keys, one per purpose, derived from the secret (`src/platform/keys.ts`). */
+  keys: SigningKeys;
+  /**
+   * False when JWT_SECRET is unset (the embedded default): the keys are then those of a random secret until the
+   * server replaces them with the secret kept in DATA_DIR (`withStoredSecret`), so tools and tests write nothing.
+   */
+  jwtSecretGiven: boolean;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   corsOrigins: string[];
@@ -232,6 +239,11 @@ export function parseTrustProxy(value: string | undefined): false | number | str
   return entries;
 }
 
+/** The config with its keys derived from `secret` (the one kept in DATA_DIR when JWT_SECRET is unset). */
+export function withStoredSecret(config: Config, secret: string): Config {
+  return { ...config, keys: deriveKeys(secret) };
+}
+
 function intOf(name: string, value: string | undefined, fallback: number, min = 0): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
@@ -249,10 +261,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const secret = source.JWT_SECRET;
   const databaseUrl = source.DATABASE_URL || null;
   // Several instances share one PostgreSQL: each must verify the others' tokens, so the secret cannot be invented per process.
-  if ((env === 'production' || databaseUrl) && (!secret || secret.length < 32)) {
-    throw new Error('config: JWT_SECRET (at least 32 characters) is required with DATABASE_URL or in production');
+  if ((env === 'production' || databaseUrl) && (!secret || secret.length < MIN_SECRET_LENGTH)) {
+    throw new Error(`config: JWT_SECRET (at least ${MIN_SECRET_LENGTH} characters) is required with DATABASE_URL or in production`);
   }
-  if (secret && secret.length < 32) throw new Error('config: JWT_SECRET must be at least 32 characters');
+  if (secret && secret.length < MIN_SECRET_LENGTH) throw new Error(`config: JWT_SECRET must be at least ${MIN_SECRET_LENGTH} characters`);
   for (const name of ['DATABASE_MIGRATION_URL', 'DATABASE_SYSTEM_URL']) {
     if (source[name] && !source.DATABASE_URL) throw new Error(`config: ${name} goes with a PostgreSQL DATABASE_URL; set DATABASE_URL too`);
   }
@@ -266,8 +278,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     databaseMigrationUrl: source.DATABASE_MIGRATION_URL || null,
     databaseSystemUrl: source.DATABASE_SYSTEM_URL || null,
     dataDir: path.resolve(source.DATA_DIR || './data'),
-    // A random secret per process in development: tokens do not survive a restart, which is fine locally.
-    jwtSecret: new TextEncoder().encode(secret || randomBytes(32).toString('hex')),
+    // Without JWT_SECRET the server keeps a generated one in DATA_DIR (withStoredSecret); until then, a random one.
+    keys: deriveKeys(secret || randomBytes(32).toString('hex')),
+    jwtSecretGiven: Boolean(secret),
     accessTokenTtlSeconds: intOf('ACCESS_TOKEN_TTL_SECONDS', source.ACCESS_TOKEN_TTL_SECONDS, 900, 10),
     refreshTokenTtlSeconds: intOf('REFRESH_TOKEN_TTL_SECONDS', source.REFRESH_TOKEN_TTL_SECONDS, 30 * 24 * 3600, 60),
     corsOrigins: (source.CORS_ORIGINS || '').split(',').map((s) => s.trim()).filter(Boolean),

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { loadConfig, type Config } from './config.js';
+import { loadConfig, withStoredSecret, type Config } from './config.js';
+import { loadOrCreateSecret } from './platform/secret-file.js';
 import { openDatabase, poolOptionsFrom } from './platform/db/index.js';
 import { migrateWith } from './platform/db/migrate.js';
 import { buildApp } from './app.js';
@@ -11,11 +12,14 @@ import { startWorkers } from './platform/workers.js';
 let config: Config;
 try {
   config = loadConfig();
+  if (!config.databaseUrl) await mkdir(config.dataDir, { recursive: true });
+  // The embedded default without JWT_SECRET: the secret generated once and kept in DATA_DIR, so a restart keeps
+  // sessions and recipient links (JWT_SECRET is required with DATABASE_URL and in production).
+  if (!config.jwtSecretGiven) config = withStoredSecret(config, await loadOrCreateSecret(config.dataDir));
 } catch (err) {
   console.error((err as Error).message);
   process.exit(1);
 }
-if (!config.databaseUrl) await mkdir(config.dataDir, { recursive: true });
 const db = await openDatabase({
   databaseUrl: config.databaseUrl,
   systemUrl: config.databaseSystemUrl,

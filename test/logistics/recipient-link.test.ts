@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newShop, ok, rows, type Shop } from '../commerce/fixtures.js';
@@ -81,7 +82,12 @@ describe('recipient tracking link', () => {
     expect(unknown.statusCode).toBe(404);
     expect((await open('/api/v1/public/tracking/not-a-token-at-all-xxxxxxxx')).statusCode).toBe(404);
 
-    const fresh = ok(await t.req(shop.merchant, { method: 'POST', url: `/trips/${req.trip_id}/recipient-link`, payload: {} }), 201);
+    // Creating next to a live link keeps it: the link already sent goes on working.
+    const kept = ok(await t.req(shop.merchant, { method: 'POST', url: `/trips/${req.trip_id}/recipient-link`, payload: {} }), 200);
+    expect(kept.url).toBe(url);
+    expect((await open(url)).statusCode).toBe(200);
+    // Only an explicit reissue replaces it.
+    const fresh = ok(await t.req(shop.merchant, { method: 'POST', url: `/trips/${req.trip_id}/recipient-link`, payload: { reissue: true } }), 201);
     expect(fresh.url).not.toBe(url);
     expect((await open(url)).statusCode).toBe(404);
     expect((await open(fresh.url)).statusCode).toBe(200);
@@ -92,6 +98,39 @@ describe('recipient tracking link', () => {
     expect((await t.req(admin, { method: 'DELETE', url: `/trips/${req.trip_id}/recipient-link` })).statusCode).toBe(404);
     const audit = await rows(t, "SELECT action FROM audit_log WHERE entity_id = $1 AND action LIKE 'trip.recipient_link%' ORDER BY created_at", [req.trip_id]);
     expect(audit.map((a) => a.action)).toEqual(['trip.recipient_link_issued', 'trip.recipient_link_reissued', 'trip.recipient_link_revoked']);
+  });
+
+  it('creating next to a live link with another phone keeps the link and moves the messages to the new phone; bad input changes nothing', async () => {
+    const req = await express('+59170000002');
+    const before = ok(await linkOf(req.trip_id));
+    const moved = ok(await t.req(shop.merchant, { method: 'POST', url: `/trips/${req.trip_id}/recipient-link`, payload: { recipient_phone: '+59170000003' } }), 200);
+    expect(moved).toMatchObject({ id: before.id, url: before.url, recipient_phone: '+59170000003' });
+    expect((await open(before.url)).statusCode).toBe(200);
+    const bad = await t.req(shop.merchant, { method: 'POST', url: `/trips/${req.trip_id}/recipient-link`, payload: { reissue: 'yes' } });
+    expect(bad.statusCode).toBe(400);
+    expect(ok(await linkOf(req.trip_id))).toMatchObject({ id: before.id, recipient_phone: '+59170000003' });
+    const audit = await rows(t, "SELECT action FROM audit_log WHERE entity_id = $1 AND action LIKE 'trip.recipient_link%' ORDER BY created_at", [req.trip_id]);
+    expect(audit.map((a) => a.action)).toEqual(['trip.recipient_link_issued', 'trip.recipient_link_phone_changed']);
+  });
+
+  it('a link issued before keys were derived per purpose (MAC under the raw secret) keeps working; its MAC opens no other link', async () => {
+    const req = await express();
+    const current = ok(await linkOf(req.trip_id));
+    // The link as it was stored and sent before: no token_version, MAC under JWT_SECRET itself.
+    await t.db.withSystem((tx) => tx.query('UPDATE trip_recipient_link SET token_version = NULL WHERE id = $1', [current.id]));
+    const org = t.demo.organizationId;
+    const mac = createHmac('sha256', 'test-secret-test-secret-test-secret-0123').update(`recipient-link:${org}:${current.id}`).digest('base64url').slice(0, 24);
+    const legacyUrl = `/api/v1/public/tracking/${org.replace(/-/g, '')}.${current.id.replace(/-/g, '')}.${mac}`;
+    expect((await open(legacyUrl)).statusCode).toBe(200);
+    // Shown again to staff as the address that was sent.
+    expect(ok(await linkOf(req.trip_id)).url).toBe(legacyUrl);
+    // The derived-key MAC does not open a legacy row, nor a legacy MAC a new row.
+    expect((await open(current.url)).statusCode).toBe(404);
+    const other = await express();
+    const otherLink = ok(await linkOf(other.trip_id));
+    const legacyOther = createHmac('sha256', 'test-secret-test-secret-test-secret-0123').update(`recipient-link:${org}:${otherLink.id}`).digest('base64url').slice(0, 24);
+    expect((await open(otherLink.url.replace(/[^.]+$/, legacyOther))).statusCode).toBe(404);
+    expect((await open(otherLink.url)).statusCode).toBe(200);
   });
 
   it('a customer with an account follows the trip in the app: no link; strangers and other roles get nothing', async () => {

@@ -94,7 +94,7 @@ describe('tokens', () => {
       .setIssuer('delivery-api')
       .setAudience('delivery-api')
       .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
-      .sign(t.config.jwtSecret);
+      .sign(t.config.keys.accessToken);
     for (const token of [forged, expired, 'not-a-jwt']) {
       const res = await t.req(null, { method: 'GET', url: '/me', headers: { authorization: `Bearer ${token}` } });
       expect(res.statusCode).toBe(401);

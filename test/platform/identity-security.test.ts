@@ -241,9 +241,9 @@ describe('fault 6: refresh grace, token claims, common passwords, logged query s
         .setSubject(claims.sub!)
         .setIssuer('delivery-api')
         .setAudience('delivery-api');
-    const withBoth = await base().setIssuedAt().setExpirationTime('10m').sign(t.config.jwtSecret);
-    const noExp = await base().setIssuedAt().sign(t.config.jwtSecret);
-    const noIat = await base().setExpirationTime('10m').sign(t.config.jwtSecret);
+    const withBoth = await base().setIssuedAt().setExpirationTime('10m').sign(t.config.keys.accessToken);
+    const noExp = await base().setIssuedAt().sign(t.config.keys.accessToken);
+    const noIat = await base().setExpirationTime('10m').sign(t.config.keys.accessToken);
     expect((await t.req(null, { method: 'GET', url: '/me', headers: { authorization: `Bearer ${withBoth}` } })).statusCode).toBe(200);
     for (const token of [noExp, noIat]) {
       const res = await t.req(null, { method: 'GET', url: '/me', headers: { authorization: `Bearer ${token}` } });

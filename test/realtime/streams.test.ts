@@ -292,6 +292,42 @@ describe('stream tokens', () => {
     expect(JSON.parse(await c.body()).code).toBe('INVALID_STREAM_TOKEN');
   });
 
+  it('is signed with its own key: claims of either kind signed with the other purpose\'s key are refused', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const claims = { org: orgId, role: 'repartidor', kind: 'repartidor', sid: JSON.parse(Buffer.from(driver.token.split('.')[1]!, 'base64url').toString()).sid as string };
+    // An access token in every field, but signed with the stream key: not an access token.
+    const accessShaped = await new SignJWT({ ...claims, typ: 'access' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(t.demo.users.driver)
+      .setIssuer('delivery-api')
+      .setAudience('delivery-api')
+      .setIssuedAt(now)
+      .setExpirationTime(now + 60)
+      .sign(t.config.keys.streamToken);
+    expect((await t.req(null, { method: 'GET', url: '/me', headers: { authorization: `Bearer ${accessShaped}` } })).statusCode).toBe(401);
+    // A stream token in every field, but signed with the access key: not a stream token.
+    const streamShaped = await new SignJWT({ ...claims, typ: 'stream', scope: {} })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(t.demo.users.driver)
+      .setIssuer('delivery-api')
+      .setAudience('delivery-api:stream')
+      .setIssuedAt(now)
+      .setExpirationTime(now + 60)
+      .sign(t.config.keys.accessToken);
+    expect((await stream(`/realtime/me/stream?stream_token=${streamShaped}`, null)).status).toBe(401);
+    // The same claims under the right keys are accepted (so the refusals above are the keys').
+    const right = await new SignJWT({ ...claims, typ: 'stream', scope: {} })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(t.demo.users.driver)
+      .setIssuer('delivery-api')
+      .setAudience('delivery-api:stream')
+      .setIssuedAt(now)
+      .setExpirationTime(now + 60)
+      .sign(t.config.keys.streamToken);
+    expect((await stream(`/realtime/me/stream?stream_token=${right}`, null)).status).toBe(200);
+    expect(Buffer.from(t.config.keys.accessToken).equals(Buffer.from(t.config.keys.streamToken))).toBe(false);
+  });
+
   it('honours its scope and its expiry', async () => {
     const scoped = (await t.req(admin, { method: 'POST', url: '/realtime/tokens', payload: { stream: 'me' } })).json().stream_token;
     expect((await stream(`/realtime/organization/stream?stream_token=${scoped}`, null)).status).toBe(403);
@@ -305,7 +341,7 @@ describe('stream tokens', () => {
       .setAudience('delivery-api:stream')
       .setIssuedAt(Math.floor(Date.now() / 1000) - 120)
       .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
-      .sign(t.config.jwtSecret);
+      .sign(t.config.keys.streamToken);
     expect((await stream(`/realtime/me/stream?stream_token=${expired}`, null)).status).toBe(401);
   });
 });

@@ -3359,8 +3359,8 @@ export interface paths {
         get: operations["getTripRecipientLink"];
         put?: never;
         /**
-         * Issue a new recipient tracking link (the previous one stops working); audited
-         * @description 422 RECIPIENT_HAS_ACCOUNT when the trip has a customer (he follows it in the app); 409 INVALID_STATE once the trip ended.
+         * Get or create the recipient tracking link; reissue it only when asked (the link already sent then stops working); audited
+         * @description Without `reissue` (or with `reissue: false`) an existing live link is **kept and returned with 200**: the link the recipient already has goes on working (a different `recipient_phone` updates the phone his messages go to; the URL does not change). With no live link a new one is created (**201**). With `reissue: true` the live link is revoked, so the address already sent answers 404 from then on, and a new one is created (**201**); a client should ask the user before sending it. 422 RECIPIENT_HAS_ACCOUNT when the trip has a customer (he follows it in the app); 409 INVALID_STATE once the trip ended.
          *
          *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need the `tracking` permission.
          */
@@ -4458,6 +4458,8 @@ export interface components {
         IssueTripRecipientLinkRequest: {
             /** @description phone number, stored in E.164 (e.g. +59171234567); without a +country code it is read as a number of the organization's default_country */
             recipient_phone?: string;
+            /** @description default false; true: revoke the live link (the one already sent stops working) and issue a new one */
+            reissue?: boolean;
         };
         /** LedgerLine */
         LedgerLine: {
@@ -17107,6 +17109,15 @@ export interface operations {
                 };
             };
             /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipientLink"];
+                };
+            };
+            /** @description Success */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -17118,7 +17129,15 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The request conflicts with the current state. Codes: `INVALID_STATE`. */
             409: {
                 headers: {

@@ -173,7 +173,7 @@ export function createIdentityService(ctx: AppContext) {
    * The refresh token that replaces `token`: derived (HMAC with the server secret), so the same token
    * presented again within the grace window yields the same successor without storing it in clear.
    */
-  const successorOf = (token: string) => createHmac('sha256', config.jwtSecret).update(`refresh-successor:${token}`).digest('base64url');
+  const successorOf = (token: string) => createHmac('sha256', config.keys.refreshSuccessor).update(`refresh-successor:${token}`).digest('base64url');
 
   /**
    * A token pair. `refresh` and `issuedAt` are given when rotating (the successor of the presented
@@ -187,7 +187,7 @@ export function createIdentityService(ctx: AppContext) {
       await repo.insertRefreshToken(tx, user.organization_id, newId(), sessionId, sha256Hex(refresh), expiresAt);
     }
     const access = await signAccessToken(
-      config.jwtSecret,
+      config.keys.accessToken,
       { sub: user.id, org: user.organization_id, role: user.role, kind: principalOf(user), sid: sessionId },
       config.accessTokenTtlSeconds,
       issuedAt,

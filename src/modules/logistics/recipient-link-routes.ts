@@ -73,15 +73,27 @@ export function recipientLinkRoutes(app: Api, ctx: AppContext, svc: LogisticsSer
       schema: {
         operationId: 'issueTripRecipientLink',
         tags: ['trips'],
-        summary: 'Issue a new recipient tracking link (the previous one stops working); audited',
-        description: '422 RECIPIENT_HAS_ACCOUNT when the trip has a customer (he follows it in the app); 409 INVALID_STATE once the trip ended.',
+        summary: "Get or create the recipient tracking link; reissue it only when asked (the link already sent then stops working); audited",
+        description:
+          'Without `reissue` (or with `reissue: false`) an existing live link is **kept and returned with 200**: the link the recipient already ' +
+          'has goes on working (a different `recipient_phone` updates the phone his messages go to; the URL does not change). With no live link ' +
+          'a new one is created (**201**). With `reissue: true` the live link is revoked, so the address already sent answers 404 from then on, ' +
+          'and a new one is created (**201**); a client should ask the user before sending it. ' +
+          '422 RECIPIENT_HAS_ACCOUNT when the trip has a customer (he follows it in the app); 409 INVALID_STATE once the trip ended.',
         params: TripParams,
-        body: Strict({ recipient_phone: Type.Optional(Phone) }),
-        response: { 201: LinkOut },
+        body: Strict({
+          recipient_phone: Type.Optional(Phone),
+          reissue: Type.Optional(Type.Boolean({ description: 'default false; true: revoke the live link (the one already sent stops working) and issue a new one' })),
+        }),
+        response: {
+          200: LinkOut, // the existing live link, kept (not reissued)
+          201: LinkOut, // a new link: there was none, or reissue was asked
+        },
       },
     },
     async (req, reply) => {
-      return reply.code(201).send(await trips.issueRecipientLink(actorOf(req), req.params.id, req.body.recipient_phone ?? null));
+      const { created, link } = await trips.issueRecipientLink(actorOf(req), req.params.id, req.body?.recipient_phone ?? null, req.body?.reissue === true);
+      return reply.code(created ? 201 : 200).send(link);
     },
   );
 

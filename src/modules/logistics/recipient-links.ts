@@ -8,6 +8,7 @@ import { recordAudit } from '../../platform/audit.js';
 import type { TripRow } from './model.js';
 import * as repo from './repo/recipient-links.js';
 import type { RecipientLinkRow } from './repo/recipient-links.js';
+import type { SigningKeys } from '../../platform/keys.js';
 import { tracking } from './trips-query.js';
 import type { TripCore } from './trips-service.js';
 
@@ -17,28 +18,44 @@ const ACTIVE = new Set(['assigned', 'accepted', 'picked_up', 'in_transit']);
 
 export type { RecipientLinkRow } from './repo/recipient-links.js';
 
+/** The `token_version` of links issued now: the MAC is under the derived recipient-link key. */
+const TOKEN_VERSION = 2;
+
 /**
- * The token names the organization and the link and carries an HMAC of both under the service secret:
- * unguessable, checked without a cross-tenant lookup, and derivable again to show it to the merchant.
+ * The token names the organization and the link and carries an HMAC of both under the recipient-link key:
+ * unguessable, checked without a cross-tenant lookup, and derivable again to show it to the merchant. Links
+ * issued before keys were derived per purpose (`token_version` null) keep their MAC under the raw secret, so a
+ * link already sent keeps working while its trip lasts.
  */
-function tokenOf(secret: Uint8Array, organizationId: string, linkId: string): string {
-  const mac = createHmac('sha256', secret).update(`recipient-link:${organizationId}:${linkId}`).digest('base64url').slice(0, 24);
-  return `${compact(organizationId)}.${compact(linkId)}.${mac}`;
+function macOf(key: Uint8Array, organizationId: string, linkId: string): string {
+  return createHmac('sha256', key).update(`recipient-link:${organizationId}:${linkId}`).digest('base64url').slice(0, 24);
+}
+
+function tokenOf(keys: SigningKeys, row: Pick<RecipientLinkRow, 'organization_id' | 'id' | 'token_version'>): string {
+  const key = row.token_version === null ? keys.legacyRecipientLink : keys.recipientLink;
+  return `${compact(row.organization_id)}.${compact(row.id)}.${macOf(key, row.organization_id, row.id)}`;
 }
 
 /** Ids are UUIDs: 32 hex digits in the token keep the link short (under the 100-character path parameter limit). */
 const compact = (uuid: string) => uuid.replace(/-/g, '');
 const expand = (hex: string) => (/^[0-9a-f]{32}$/.test(hex) ? `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}` : null);
 
-function parseToken(secret: Uint8Array, token: string): { organizationId: string; linkId: string } | null {
+const sameMac = (given: string, expected: string) => {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+};
+
+/** The ids a token names and the key version its MAC verified under (the link row must carry the same), or null. */
+function parseToken(keys: SigningKeys, token: string): { organizationId: string; linkId: string; version: number | null } | null {
   const parts = token.split('.');
   if (parts.length !== 3) return null;
   const organizationId = expand(parts[0]!);
   const linkId = expand(parts[1]!);
   if (!organizationId || !linkId) return null;
-  const expected = Buffer.from(tokenOf(secret, organizationId, linkId).split('.')[2]!);
-  const given = Buffer.from(parts[2]!);
-  return given.length === expected.length && timingSafeEqual(given, expected) ? { organizationId, linkId } : null;
+  if (sameMac(parts[2]!, macOf(keys.recipientLink, organizationId, linkId))) return { organizationId, linkId, version: TOKEN_VERSION };
+  if (sameMac(parts[2]!, macOf(keys.legacyRecipientLink, organizationId, linkId))) return { organizationId, linkId, version: null };
+  return null;
 }
 
 /** When a link stops answering: some hours after its trip ended (for the recipient a failed delivery ends it); null while the trip runs. */
@@ -48,7 +65,7 @@ export function linkExpiry(t: Pick<TripRow, 'completed_at' | 'cancelled_at' | 'f
 }
 
 export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
-  const urlOf = (row: RecipientLinkRow) => `${ctx.config.publicBaseUrl}/api/v1/public/tracking/${tokenOf(ctx.config.jwtSecret, row.organization_id, row.id)}`;
+  const urlOf = (row: RecipientLinkRow) => `${ctx.config.publicBaseUrl}/api/v1/public/tracking/${tokenOf(ctx.config.keys, row)}`;
 
   const linkOut = (row: RecipientLinkRow, t: TripRow) => ({
     id: row.id,
@@ -62,6 +79,27 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
 
   const current = (tx: Tx, tripId: string): Promise<RecipientLinkRow | null> => repo.liveLinkOfTrip(tx, tripId);
 
+  /**
+   * The trip's live link, created when there is none; an existing one is kept (the link already sent goes on
+   * working) unless `reissue` is asked, which revokes it and issues a new one. A different `recipientPhone` on a
+   * kept link updates the phone the messages go to. `created` says whether a new link was made.
+   */
+  async function ensure(tx: Tx, actor: Pick<Actor, 'userId' | 'organizationId' | 'requestId'>, t: TripRow, recipientPhone: string | null, reissue: boolean): Promise<{ link: RecipientLinkRow; created: boolean }> {
+    const existing = reissue ? null : await current(tx, t.id);
+    if (!existing) return { link: await issue(tx, actor, t, recipientPhone), created: true };
+    if (recipientPhone) recipientPhone = (await normalizePhones(tx, t.organization_id, { recipient_phone: recipientPhone }, ['recipient_phone'])).recipient_phone;
+    if (!recipientPhone || recipientPhone === existing.recipient_phone) return { link: existing, created: false };
+    const link = await repo.setLinkPhone(tx, existing.id, recipientPhone);
+    await recordAudit(tx, actor, {
+      action: 'trip.recipient_link_phone_changed',
+      entityType: 'trip',
+      entityId: t.id,
+      before: { link_id: existing.id, recipient_phone: existing.recipient_phone },
+      after: { link_id: link.id, recipient_phone: link.recipient_phone },
+    });
+    return { link, created: false };
+  }
+
   /** A new live link for the trip (the previous one, if any, is revoked), in the caller's transaction. */
   async function issue(tx: Tx, actor: Pick<Actor, 'userId' | 'organizationId' | 'requestId'>, t: TripRow, recipientPhone: string | null): Promise<RecipientLinkRow> {
     // Stored in E.164 (the organization's default country for a national number): the outbox sends to it.
@@ -74,6 +112,7 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
       tripId: t.id,
       recipientPhone: recipientPhone ?? previous?.recipient_phone ?? null,
       createdByUserId: actor.userId ?? null,
+      tokenVersion: TOKEN_VERSION,
     });
     await recordAudit(tx, actor, { action: previous ? 'trip.recipient_link_reissued' : 'trip.recipient_link_issued', entityType: 'trip', entityId: t.id, after: { link_id: link.id } });
     return link;
@@ -90,11 +129,12 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
    * status and times, ETA and the driver's position while the trip is active, the delivery PIN until it ends.
    */
   async function publicView(token: string, now = new Date()) {
-    const parsed = parseToken(ctx.config.jwtSecret, token);
+    const parsed = parseToken(ctx.config.keys, token);
     if (!parsed) return null;
     return ctx.db.withTenant({ organizationId: parsed.organizationId, userId: null }, async (tx) => {
       const link = await repo.liveLink(tx, parsed.linkId);
-      if (!link) return null;
+      // A MAC under the raw secret is honoured only for the links issued with it.
+      if (!link || link.token_version !== parsed.version) return null;
       const t = await core.load(tx, link.trip_id);
       if (!t) return null;
       const expiry = linkExpiry(t);
@@ -121,7 +161,7 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
     });
   }
 
-  return { current, issue, revoke, publicView, linkOut };
+  return { current, ensure, issue, revoke, publicView, linkOut };
 }
 
 export type RecipientLinks = ReturnType<typeof createRecipientLinks>;

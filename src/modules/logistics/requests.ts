@@ -75,12 +75,14 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
         if (!link) throw AppError.notFound('Recipient link');
         return svc.recipientLinks.linkOut(link, t);
       }),
-    issueRecipientLink: (actor: Actor, id: string, recipientPhone: string | null) =>
+    /** The live link (kept, or created when there is none), or a new one when `reissue`; `created` tells which. */
+    issueRecipientLink: (actor: Actor, id: string, recipientPhone: string | null, reissue: boolean) =>
       ctx.db.withTenant(actor, async (tx) => {
         const t = await core.getScoped(tx, actor, id, true);
         if (t.customer_user_id) throw AppError.unprocessable('The recipient has an account and follows the trip in the app', 'RECIPIENT_HAS_ACCOUNT');
         if (t.completed_at || t.cancelled_at) throw AppError.conflict(`The trip is ${t.status}`, 'INVALID_STATE', { current_status: t.status });
-        return svc.recipientLinks.linkOut(await svc.recipientLinks.issue(tx, actor, t, recipientPhone), t);
+        const { link, created } = await svc.recipientLinks.ensure(tx, actor, t, recipientPhone, reissue);
+        return { created, link: svc.recipientLinks.linkOut(link, t) };
       }),
     revokeRecipientLink: (actor: Actor, id: string) =>
       ctx.db.withTenant(actor, async (tx) => {

@@ -318,8 +318,8 @@ export const tripRejection = pgTable(
 
 /**
  * The recipient's tracking link of a trip whose recipient has no account. The token is not stored: it is
- * `<id>.<HMAC(JWT_SECRET, id)>`, so staff and the merchant can be shown it again and a leaked table gives
- * nothing away. One live link per trip (issuing a new one revokes the old).
+ * `<org>.<id>.<HMAC(recipient-link key, org and id)>`, so staff and the merchant can be shown it again and a
+ * leaked table gives nothing away. One live link per trip (reissuing revokes the old).
  */
 export const tripRecipientLink = pgTable(
   'trip_recipient_link',
@@ -329,6 +329,8 @@ export const tripRecipientLink = pgTable(
     tripId: text('trip_id').notNull(),
     recipientPhone: text('recipient_phone'),
     createdByUserId: text('created_by_user_id'),
+    /** 2: the MAC is under the derived recipient-link key; null: issued earlier, under the raw secret (still honoured). */
+    tokenVersion: integer('token_version'),
     createdAt: ts('created_at').notNull().defaultNow(),
     revokedAt: ts('revoked_at'),
   },

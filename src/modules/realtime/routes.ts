@@ -121,7 +121,7 @@ export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeServ
       const actor = actorOf(req);
       const scope = req.body ?? {};
       const token = await signStreamToken(
-        ctx.config.jwtSecret,
+        ctx.config.keys.streamToken,
         { sub: actor.userId, org: actor.organizationId, role: actor.role, kind: actor.kind, sid: actor.sessionId },
         scope,
       );

@@ -53,9 +53,9 @@ export async function verifyStreamToken(secret: Uint8Array, token: string): Prom
 export async function streamActor(ctx: RealtimeContext, req: FastifyRequest, streamToken: string | undefined, want: { stream: StreamKind; tripId?: string; auth: RouteAuth }): Promise<Actor> {
   const bearer = bearerToken(req);
   let claims: AccessClaims;
-  if (bearer) claims = await verifyAccessToken(ctx.config.jwtSecret, bearer);
+  if (bearer) claims = await verifyAccessToken(ctx.config.keys.accessToken, bearer);
   else if (streamToken) {
-    const v = await verifyStreamToken(ctx.config.jwtSecret, streamToken);
+    const v = await verifyStreamToken(ctx.config.keys.streamToken, streamToken);
     if ((v.scope.stream && v.scope.stream !== want.stream) || (v.scope.trip_id && v.scope.trip_id !== want.tripId)) {
       throw AppError.forbidden('This stream token was issued for another stream', 'STREAM_TOKEN_SCOPE');
     }

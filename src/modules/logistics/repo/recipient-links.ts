@@ -20,11 +20,20 @@ export async function liveLink(tx: Tx, id: string): Promise<RecipientLinkRow | n
   return rows[0] ?? null;
 }
 
-export async function insertLink(tx: Tx, v: Pick<typeof tripRecipientLink.$inferInsert, 'organizationId' | 'id' | 'tripId' | 'recipientPhone' | 'createdByUserId'>): Promise<RecipientLinkRow> {
+export async function insertLink(
+  tx: Tx,
+  v: Pick<typeof tripRecipientLink.$inferInsert, 'organizationId' | 'id' | 'tripId' | 'recipientPhone' | 'createdByUserId' | 'tokenVersion'>,
+): Promise<RecipientLinkRow> {
   const { rows } = await tx.query<RecipientLinkRow>(
-    `INSERT INTO trip_recipient_link (organization_id, id, trip_id, recipient_phone, created_by_user_id) VALUES ($1, $2, $3, $4, $5) RETURNING ${LINK_COLUMNS}`,
-    [v.organizationId, v.id, v.tripId, v.recipientPhone ?? null, v.createdByUserId ?? null],
+    `INSERT INTO trip_recipient_link (organization_id, id, trip_id, recipient_phone, created_by_user_id, token_version) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${LINK_COLUMNS}`,
+    [v.organizationId, v.id, v.tripId, v.recipientPhone ?? null, v.createdByUserId ?? null, v.tokenVersion ?? null],
   );
+  return rows[0]!;
+}
+
+/** The phone the recipient's messages go to, on a live link. */
+export async function setLinkPhone(tx: Tx, id: string, recipientPhone: string): Promise<RecipientLinkRow> {
+  const { rows } = await tx.query<RecipientLinkRow>(`UPDATE trip_recipient_link SET recipient_phone = $2 WHERE id = $1 RETURNING ${LINK_COLUMNS}`, [id, recipientPhone]);
   return rows[0]!;
 }
 

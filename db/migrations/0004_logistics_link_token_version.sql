@@ -1,0 +1,1 @@
+ALTER TABLE "trip_recipient_link" ADD COLUMN "token_version" integer;
