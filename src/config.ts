@@ -101,6 +101,8 @@ export const Settings = Type.Object({
   WEBHOOK_MAX_SUBSCRIPTIONS: int(25, 1, 'Subscriptions per organization'),
   WEBHOOK_LOCATION_INTERVAL_MS: int(30_000, 0, 'At most one trip.location_updated per trip and subscription in this period'),
   WEBHOOK_TEST_PER_MINUTE: int(20, 1, 'Test events and redeliveries per user per minute'),
+  WEBHOOK_DELIVERY_RETENTION_DAYS: int(30, 1, 'Finished deliveries (delivered, failed, cancelled) and their attempt logs are deleted this many days after they finished'),
+  WEBHOOK_PRUNE_INTERVAL_MS: int(600_000, 1_000, 'How often the webhook retention pruner runs'),
   // Console and tracking pages (src/platform/web.ts)
   MAP_TILE_URL: text('Map tile URL template with {z}/{x}/{y}, or "none" for a plain map (default: OpenStreetMap)'),
   MAP_TILE_ATTRIBUTION: text('Attribution shown under the map tiles'),

@@ -18,7 +18,7 @@ import { createChatModule } from './chat/index.js';
 import { createNotificationsModule } from './notifications/index.js';
 import { createMobileModule, createSyncRegistry } from './mobile/index.js';
 import { createRealtimeModule } from './realtime/index.js';
-import { createScopeLoader, createSubadminModule } from './subadmin/index.js';
+import { createScopeLoader, createSubadminModule, effectiveScope } from './subadmin/index.js';
 import { createWebhooksModule } from './webhooks/index.js';
 
 /**
@@ -87,7 +87,12 @@ export function composeModules(ctx: AppContext) {
     pushGateway: notifications.pushGateway,
     realtime: realtime.service,
   });
-  const webhooks = createWebhooksModule(ctx, { logistics: logistics.api, notifications: notifications.service });
+  const webhooks = createWebhooksModule(ctx, {
+    logistics: logistics.api,
+    notifications: notifications.service,
+    subadminScope: effectiveScope,
+    resources: { ...commerce.webhookResources, ...money.webhookResources },
+  });
   const audit = createAuditModule(ctx);
   const dashboard = createDashboardModule(ctx);
 

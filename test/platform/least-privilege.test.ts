@@ -228,6 +228,11 @@ for (const [mode, { login: LOGIN, system: SYSTEM }] of Object.entries(MODES)) de
       expect(await worker.runOnce()).toBeGreaterThanOrEqual(1);
       expect(got.join('')).toContain(trip.json().id);
       expect((await su.query('SELECT status FROM webhook_delivery WHERE subscription_id = $1', [sub.json().id])).rows).toEqual([{ status: 'delivered' }]);
+      // The retention pruner deletes finished deliveries and their attempts across organizations (app_worker).
+      await su.query("UPDATE webhook_delivery SET updated_at = now() - interval '400 days' WHERE subscription_id = $1", [sub.json().id]);
+      const pruner = app.ctx.workers.find((w) => w.name === 'webhooks-pruner')!;
+      expect(await pruner.tick()).toBe(1);
+      expect((await su.query('SELECT count(*)::int AS n FROM webhook_delivery WHERE subscription_id = $1', [sub.json().id])).rows).toEqual([{ n: 0 }]);
     } finally {
       await new Promise((r) => receiver.close(r));
     }

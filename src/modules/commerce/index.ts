@@ -13,7 +13,8 @@ import type { MarketplaceBannerProvider } from './marketplace.js';
 import { scopeOf } from '../../platform/scope.js';
 import type { ServiceMode } from './model.js';
 import { merchantsShowingImage } from './repo/catalog.js';
-import { commerceStatusCounts } from './repo/orders.js';
+import { commerceStatusCounts, findOrder } from './repo/orders.js';
+import { OrderOut, orderOut } from './model.js';
 import { insertTariff } from './repo/tariffs.js';
 import { addressRoutes, createAddress } from './addresses.js';
 import { branchRoutes, createBranch } from './branches.js';
@@ -85,6 +86,16 @@ export function createCommerceModule(base: AppContext, deps: CommerceDeps) {
     /** Orders and express requests follow their trip: subscribed to the recorded events by the composition root. */
     followTrip: createTripFollower(ctx, orders),
     catalogPhotoReadGrant,
+    /** Orders as the order GETs return them (outbound webhooks send them with each order event); null = none. */
+    webhookResources: {
+      order: {
+        schema: OrderOut,
+        read: async (tx: Tx, id: string) => {
+          const o = await findOrder(tx, id);
+          return o ? orderOut(o) : null;
+        },
+      },
+    },
     routes: (app: Api) => commerceRoutes(app, ctx, orders),
     seed: (demo: DemoSeed) => seedCommerce(ctx, demo),
   };

@@ -100,10 +100,11 @@ export function createOrderService(ctx: CommerceContext) {
   }
 
   /**
-   * Creates an order from a priced cart, in the caller's transaction: refusals first, then the events (they need
-   * nothing but the order's id and totals), then ONE statement writing the order, its lines and the coupon
-   * redemption. That statement goes last, so the coupon row lock (which queues concurrent redemptions of the
-   * coupon) is held only until the COMMIT that follows. 8 round trips in all (issue 21; test/commerce/order-round-trips).
+   * Creates an order from a priced cart, in the caller's transaction: refusals first, then ONE statement writing the
+   * order, its lines and the coupon redemption, then the events. The events come after the order is written because
+   * their hooks read it (an outbound webhook carries the order as the API returns it); the coupon row lock (which
+   * queues concurrent redemptions of the coupon) is so held over the event's statements too, until the COMMIT.
+   * 8 round trips in all without webhook subscriptions (test/commerce/order-round-trips).
    */
   async function create(tx: Tx, actor: Actor, input: CartInput & { notes?: string; quote_id?: string }, priced?: Cart): Promise<OrderRow> {
     const cart = priced ?? (await buildCart(ctx, tx, actor, input));
@@ -114,12 +115,11 @@ export function createOrderService(ctx: CommerceContext) {
     const id = newId();
     const couponId = cart.coupon?.coupon_id ?? null;
     const lines = cart.lines.map((l) => ({ catalog_item_id: l.catalog_item_id, name: l.name, unit_price: l.unit_price, quantity: l.quantity, line_total: l.line_total }));
-    // What the events say of the order, known before it is written.
+    // What the events say of the order.
     const announced = {
       organization_id: actor.organizationId, id, merchant_id: cart.merchant.id, customer_user_id: actor.userId, territory_id: cart.territory_id,
       status: 'pending_confirmation' as const, trip_id: null, total: cart.total, currency: cart.currency, items: lines, payment_destination: cart.payment_destination,
     };
-    await announce(tx, actor.userId, announced, 'order.created', undefined, cart.merchant.owner_user_id);
     const now = new Date();
     const written = await insertOrder(tx, {
       organizationId: actor.organizationId, id, merchantId: cart.merchant.id, branchId: cart.branch.id, customerUserId: actor.userId, addressId: cart.address.id,
@@ -129,6 +129,7 @@ export function createOrderService(ctx: CommerceContext) {
       coupon: couponId ? { id: couponId, code: cart.coupon!.code, redemptionId: newId(), now } : null,
     });
     if (!written.ok) throw written.refusal === 'customer' ? couponRefused('COUPON_CUSTOMER_LIMIT_REACHED') : await refusalNow(tx, couponId!, now);
+    await announce(tx, actor.userId, announced, 'order.created', undefined, cart.merchant.owner_user_id);
     return written.order;
   }
 

@@ -6,17 +6,17 @@ import type { ObjectLinker, ObjectReadGrant } from '../../platform/storage-links
 import type { LogisticsApi } from '../logistics/index.js';
 import type { OrganizationService } from '../organizations/index.js';
 import { debtRoutes } from './debt.js';
-import { driverSettlementRoutes } from './driver-settlements.js';
+import { driverSettlementRoutes, SettlementOut } from './driver-settlements.js';
 import { financeRoutes } from './finance.js';
 import { merchantMoneyRoutes } from './merchant-money.js';
 import { scopeOf, walletSummary, type WalletSummary } from './model.js';
-import { pendingDriverSettlements } from './repo/driver-settlements.js';
+import { findSettlement, pendingDriverSettlements } from './repo/driver-settlements.js';
 import { directPaymentEnabled, isEnabledProfileQr } from './repo/profiles.js';
-import { pendingReviewCount, reviewCountsByStatus, reviewsWithProof } from './repo/reviews.js';
+import { findReview, pendingReviewCount, reviewCountsByStatus, reviewsWithProof } from './repo/reviews.js';
 import { debtTotals } from './repo/wallet.js';
 import { orderPaymentRoutes } from './order-payments.js';
 import { paymentProfileRoutes } from './payment-profile.js';
-import { createReviewService, reviewRoutes, type ReviewFilter, type ReviewRow } from './reviews.js';
+import { createReviewService, ReviewOut, reviewRoutes, type ReviewFilter, type ReviewRow } from './reviews.js';
 export { ReviewOut } from './reviews.js';
 export type { ReviewFilter, ReviewRow } from './reviews.js';
 import { settlementRuleRoutes } from './settlement-rules.js';
@@ -86,6 +86,11 @@ export function createMoneyModule(base: AppContext, deps: MoneyContext['deps']) 
     name: 'money',
     api,
     readGrant,
+    /** Payment reviews and driver settlements as their GETs return them (outbound webhooks send them with their events). */
+    webhookResources: {
+      payment_review: { schema: ReviewOut, read: (tx: Tx, id: string) => findReview(tx, id) },
+      driver_settlement: { schema: SettlementOut, read: (tx: Tx, id: string) => findSettlement(tx, id) },
+    },
     /** One round of the merchant settlement worker at a given time (tests and the least-privilege walk drive it). */
     runSettlements: (now?: Date, batch?: number) => runMerchantSettlements(ctx, now, batch),
     routes: (app: Api) => moneyRoutes(app, ctx),

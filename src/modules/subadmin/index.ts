@@ -13,7 +13,7 @@ import { subadminCommerceRoutes } from './commerce-routes.js';
 import { bannerOut } from './banners.js';
 import type { ScopeLoader } from './scope.js';
 
-export { createScopeLoader, type ScopeLoader } from './scope.js';
+export { createScopeLoader, effectiveScope, type ScopeLoader } from './scope.js';
 import * as repo from './repo.js';
 import { scopeOf } from '../../platform/scope.js';
 

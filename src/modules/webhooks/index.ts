@@ -2,9 +2,15 @@ import { withDeps, type Api, type AppContext, type Module, type ModuleContext } 
 import type { LogisticsApi } from '../logistics/index.js';
 import type { NotificationService } from '../notifications/index.js';
 import { tripOut } from '../logistics/model.js';
+import type { TSchema } from '@sinclair/typebox';
+import type { Tx } from '../../platform/db/index.js';
+import { fillOrganizationId } from '../../platform/tenant-fields.js';
+import type { SubadminScope } from '../../platform/auth.js';
 import { createWebhookService } from './service.js';
 import { webhookRoutes } from './routes.js';
-import { createWebhookWorker, webhookWorkerOptions, type WebhookWorker, type WebhookWorkerOptions } from './worker.js';
+import client from 'prom-client';
+import { createWebhookPruner, createWebhookWorker, prunerOptions, webhookWorkerOptions, type PrunerOptions, type WebhookWorker, type WebhookWorkerOptions } from './worker.js';
+import { backlog, oldestPendingSeconds } from './repo.js';
 import { closeAgents } from './sender.js';
 
 export { WEBHOOK_EVENT_TYPES } from './service.js';
@@ -15,6 +21,10 @@ export type WebhooksContext = ModuleContext<{
   logistics: Pick<LogisticsApi, 'getTrip' | 'merchantOfUser'>;
   /** The owner of a disabled subscription is told (notifications). */
   notifications: Pick<NotificationService, 'notifyIn'>;
+  /** A sub-administrator's effective scope now (territories, permissions), for the subscriptions he owns (subadmin). */
+  subadminScope: (tx: Tx, organizationId: string, userId: string) => Promise<SubadminScope | null>;
+  /** The other resource families as their GETs return them (the mapper's output and the response schema): orders (commerce), payment reviews and settlements (money). */
+  resources: Record<string, { schema: TSchema; read: (tx: Tx, id: string) => Promise<object | null> }>;
 }>;
 
 /**
@@ -24,7 +34,7 @@ export type WebhooksContext = ModuleContext<{
  * WEBHOOK_RETRY_MAX_MS (6 h), WEBHOOK_RETRY_WINDOW_MS (24 h), WEBHOOK_DISABLE_AFTER_MS (24 h),
  * WEBHOOK_WORKER_INTERVAL_MS (500), WEBHOOK_MAX_SUBSCRIPTIONS (25 per organization),
  * WEBHOOK_LOCATION_INTERVAL_MS (30000: at most one trip.location_updated per trip and subscription),
- * WEBHOOK_TEST_PER_MINUTE (20).
+ * WEBHOOK_TEST_PER_MINUTE (20), WEBHOOK_DELIVERY_RETENTION_DAYS (30), WEBHOOK_PRUNE_INTERVAL_MS (600000).
  */
 export function createWebhooksModule(base: AppContext, deps: WebhooksContext['deps']) {
   const ctx: WebhooksContext = withDeps(base, deps);
@@ -34,10 +44,39 @@ export function createWebhooksModule(base: AppContext, deps: WebhooksContext['de
     const t = await ctx.deps.logistics.getTrip(tx, id);
     return t ? { ...tripOut(t, viewer), organization_id: t.organization_id } : null;
   });
+  for (const [family, { schema, read }] of Object.entries(ctx.deps.resources)) {
+    service.registerResource(family, async (tx, id, viewer) => {
+      const out = (await read(tx, id)) as Record<string, unknown> | null;
+      // What the response serializer adds to every resource of a GET (src/platform/tenant-fields.ts).
+      if (out) fillOrganizationId(schema, out, viewer.organizationId);
+      return out;
+    });
+  }
+  service.assertResources();
   // The outbox rows commit with the event that causes them; a rolled-back event is never sent.
   ctx.events.onRecorded((tx, ev) => service.onEvent(tx, ev));
-  const worker = createWebhookWorker(ctx, webhookWorkerOptions(ctx));
+  // Metrics of this instance's sends (registered in the app's /metrics registry with the routes).
+  const latency = new client.Histogram({
+    name: 'webhook_delivery_latency_seconds',
+    help: 'From the event to its successful delivery (retries included), per delivery',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400],
+    registers: [],
+  });
+  const attempts = new client.Histogram({
+    name: 'webhook_attempt_duration_seconds',
+    help: 'One HTTP exchange with a receiver, by outcome (delivered, retry, failed)',
+    labelNames: ['outcome'],
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [],
+  });
+  const onAttempt: WebhookWorkerOptions['onAttempt'] = (a) => {
+    attempts.observe({ outcome: a.outcome }, a.durationMs / 1000);
+    if (a.deliveredAfterMs !== null) latency.observe(a.deliveredAfterMs / 1000);
+  };
+  const worker = createWebhookWorker(ctx, webhookWorkerOptions(ctx, { onAttempt }));
   ctx.workers.push(worker);
+  const pruner = createWebhookPruner(ctx, prunerOptions(ctx));
+  ctx.workers.push(pruner);
   ctx.onClose.push(async () => {
     await worker.idle();
     closeAgents();
@@ -46,7 +85,34 @@ export function createWebhooksModule(base: AppContext, deps: WebhooksContext['de
     name: 'webhooks',
     service,
     /** Another worker over the same outbox (tests and the bench: several instances, a controllable clock). */
-    newWorker: (overrides: Partial<WebhookWorkerOptions> = {}): WebhookWorker => createWebhookWorker(ctx, webhookWorkerOptions(ctx, overrides)),
-    routes: (app: Api) => webhookRoutes(app, ctx, service),
+    newWorker: (overrides: Partial<WebhookWorkerOptions> = {}): WebhookWorker => createWebhookWorker(ctx, webhookWorkerOptions(ctx, { onAttempt, ...overrides })),
+    /** Another retention pruner (tests: a controllable clock). */
+    newPruner: (overrides: Partial<PrunerOptions> = {}) => createWebhookPruner(ctx, prunerOptions(ctx, overrides)),
+    routes: (app: Api) => {
+      const metrics = (app as unknown as { metrics?: client.Registry }).metrics;
+      if (metrics && !metrics.getSingleMetric('webhook_backlog')) {
+        metrics.registerMetric(latency);
+        metrics.registerMetric(attempts);
+        new client.Gauge({
+          name: 'webhook_backlog',
+          help: 'Deliveries not yet finished, of every instance, by status (pending: waiting for an attempt; sending: being sent)',
+          labelNames: ['status'],
+          registers: [metrics],
+          async collect() {
+            const counts = await ctx.db.withSystem((tx) => backlog(tx));
+            for (const status of ['pending', 'sending']) this.set({ status }, counts[status] ?? 0);
+          },
+        });
+        new client.Gauge({
+          name: 'webhook_backlog_oldest_seconds',
+          help: 'Age of the oldest unfinished delivery (0 when none): how far the receivers lag behind',
+          registers: [metrics],
+          async collect() {
+            this.set(await ctx.db.withSystem((tx) => oldestPendingSeconds(tx)));
+          },
+        });
+      }
+      webhookRoutes(app, ctx, service);
+    },
   } satisfies Module & Record<string, unknown>;
 }

@@ -61,7 +61,8 @@ export async function deleteSubscription(tx: Tx, id: string): Promise<boolean> {
 /**
  * The active subscriptions of an organization that want this event: the type is listed (or `*`, which leaves out
  * the opt-in types), and for the merchant scope the event is one of the merchant's records (its merchant_id, or
- * the merchant's owner among the event's audience, as on the merchant's own stream).
+ * the merchant's owner among the event's audience, as on the merchant's own stream). The dispatch and territories
+ * scopes are narrowed further by the service (families, territories, permissions).
  */
 export async function matchingSubscriptions(
   tx: Tx,
@@ -71,7 +72,7 @@ export async function matchingSubscriptions(
     prepared(`SELECT id, scope, owner_user_id, merchant_id FROM webhook_subscription
       WHERE organization_id = $1 AND active
         AND ($2 = ANY(event_types) OR (NOT $3::boolean AND '*' = ANY(event_types)))
-        AND (scope = 'organization' OR merchant_id = $4 OR owner_user_id = ANY($5::text[]))`),
+        AND (scope <> 'merchant' OR merchant_id = $4 OR owner_user_id = ANY($5::text[]))`),
     [ev.organizationId, ev.type, ev.optIn, ev.merchantId, ev.audienceUserIds],
   );
   return rows.map((r) => ({ id: r.id, scope: r.scope, ownerUserId: r.owner_user_id, merchantId: r.merchant_id }));
@@ -257,4 +258,29 @@ export async function markSubscriptionFailing(tx: Tx, subscriptionId: string, no
 export async function backlog(tx: Tx): Promise<Record<string, number>> {
   const { rows } = await tx.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM webhook_delivery WHERE status IN ('pending', 'sending') GROUP BY status`);
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+/**
+ * Deletes up to `limit` finished deliveries (delivered, failed, cancelled) that finished before `before`, with their
+ * attempt logs (cascade), oldest first. SKIP LOCKED: instances pruning at once take different rows and never wait.
+ */
+export async function pruneFinished(tx: Tx, before: Date, limit: number): Promise<number> {
+  const { rows } = await tx.query<{ id: string }>(
+    `DELETE FROM webhook_delivery d
+      USING (SELECT organization_id, id FROM webhook_delivery
+              WHERE status IN ('delivered', 'failed', 'cancelled') AND updated_at < $1::timestamptz
+              ORDER BY updated_at LIMIT $2::int FOR UPDATE SKIP LOCKED) old
+      WHERE d.organization_id = old.organization_id AND d.id = old.id
+      RETURNING d.id`,
+    [before.toISOString(), limit],
+  );
+  return rows.length;
+}
+
+/** The age in seconds of the oldest delivery waiting for its first or next attempt (0 when none): the backlog's lag. */
+export async function oldestPendingSeconds(tx: Tx): Promise<number> {
+  const { rows } = await tx.query<{ s: number | null }>(
+    `SELECT extract(epoch FROM now() - min(created_at))::float8 AS s FROM webhook_delivery WHERE status IN ('pending', 'sending')`,
+  );
+  return Math.max(0, Number(rows[0]?.s ?? 0));
 }

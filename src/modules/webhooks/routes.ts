@@ -27,8 +27,11 @@ const DeliveryStatus = Type.Union(
 export const WebhookSubscriptionOut = Type.Object({
   id: Type.String(),
   organization_id: Type.String(),
-  scope: Type.Union([Type.Literal('organization'), Type.Literal('merchant')], {
-    description: '`organization`: every event of the organization (administrators); `merchant`: the events of the owner merchant\'s records',
+  scope: Type.Union([Type.Literal('organization'), Type.Literal('dispatch'), Type.Literal('territories'), Type.Literal('merchant')], {
+    description:
+      'Set from the creator: `organization` (an administrator): every event of the organization; `dispatch` (a dispatcher): the `trip.*` events; ' +
+      '`territories` (a sub-administrator): the events of the territories he holds when each event happens (`trip.*` with `delivery_status`, ' +
+      '`order.*` with `orders_status`, `payment_review.*` with `payments_review_view`); `merchant`: the events of the owner merchant\'s records',
   }),
   owner_user_id: Type.String(),
   merchant_id: Nullable(Type.String()),
@@ -91,8 +94,10 @@ void _s;
 void _d;
 void _a;
 
-const who = { auth: { roles: ['administrator' as const, 'comercio' as const] } };
-const ACCESS = 'Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another\'s is 404).';
+const who = { auth: { roles: ['administrator' as const, 'dispatch' as const, 'subadmin' as const, 'comercio' as const] } };
+const ACCESS =
+  'Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own ' +
+  '(another\'s is 404), which receive only what their owner may read (see `scope`).';
 
 export function webhookRoutes(app: Api, ctx: WebhooksContext, svc: WebhookService) {
 
@@ -106,7 +111,8 @@ export function webhookRoutes(app: Api, ctx: WebhooksContext, svc: WebhookServic
         summary: 'Subscribes a URL to events (outbound webhooks)',
         description:
           `${ACCESS} An administrator's subscription receives every event of the organization, a merchant's only those of its records ` +
-          '(422 MERCHANT_PROFILE_REQUIRED without a merchant profile). The signing secret is in this response only. ' +
+          '(422 MERCHANT_PROFILE_REQUIRED without a merchant profile); a dispatcher\'s or sub-administrator\'s only those of its scope, and naming a type ' +
+          'outside it is 422 WEBHOOK_EVENT_TYPE_OUT_OF_SCOPE. The signing secret is in this response only. ' +
           '422 WEBHOOK_TARGET_REFUSED for a URL the service will not call, 422 WEBHOOK_SUBSCRIPTION_LIMIT beyond WEBHOOK_MAX_SUBSCRIPTIONS.',
         body: Strict({
           url: TargetUrl,

@@ -11,6 +11,7 @@ import { recordAudit } from '../../platform/audit.js';
 import { countRequest } from '../../platform/rate-limit.js';
 import * as repo from './repo.js';
 import { checkTargetUrl, targetPolicy } from './sender.js';
+import type { PermissionKey, SubadminScope } from '../../platform/auth.js';
 
 /** The events a subscription may ask for: the names of the SSE streams. */
 export const WEBHOOK_EVENT_TYPES = [
@@ -43,13 +44,52 @@ const KNOWN = new Set<string>(WEBHOOK_EVENT_TYPES);
 export const OPT_IN_TYPES = new Set(['trip.location_updated']);
 export const TEST_EVENT_TYPE = 'webhook.test';
 
-/** Whose view of a resource a subscription receives: its owner's (an administrator, or the merchant's owner user). */
+/** Whose view of a resource a subscription receives: its owner's, as the API shows it to him. */
 export interface ResourceViewer {
   userId: string;
   kind: Actor['kind'];
+  organizationId: string;
 }
 /** Renders a resource as the API returns it to the viewer, in the transaction of the event; null = gone. */
 export type ResourceRenderer = (tx: Tx, id: string, viewer: ResourceViewer) => Promise<Record<string, unknown> | null>;
+
+/** The resource family of an event type: the part before the dot (`trip`, `order`, `payment_review`, ...). */
+export const resourceOf = (type: string) => type.slice(0, type.indexOf('.'));
+
+/**
+ * Who may follow which resource family, as the matching GET lets him read it: a scope not listed receives none of
+ * its events; `permission` is what a sub-administrator needs (the GET's permission). Merchants receive the events
+ * of their own records (matched by merchant and audience), administrators everything.
+ */
+const FAMILY_ACCESS: Record<string, { dispatch: boolean; permission: PermissionKey | null; merchant: boolean }> = {
+  trip: { dispatch: true, permission: 'delivery_status', merchant: true },
+  order: { dispatch: false, permission: 'orders_status', merchant: true },
+  payment_review: { dispatch: false, permission: 'payments_review_view', merchant: true },
+  driver_settlement: { dispatch: false, permission: null, merchant: false },
+};
+
+/** Whether a subscription of this scope (and, for `territories`, the owner's permissions) may receive this type. */
+function typeInScope(type: string, scope: repo.SubscriptionRecord['scope'], permissions: SubadminScope['permissions'] | null): boolean {
+  if (scope === 'organization') return true;
+  const access = FAMILY_ACCESS[resourceOf(type)];
+  if (!access) return false;
+  if (scope === 'dispatch') return access.dispatch;
+  if (scope === 'merchant') return access.merchant;
+  return access.permission !== null && !!permissions?.[access.permission];
+}
+
+const SCOPE_OF: Partial<Record<Actor['kind'], repo.SubscriptionRecord['scope']>> = {
+  administrator: 'organization',
+  dispatch: 'dispatch',
+  subadmin: 'territories',
+  comercio: 'merchant',
+};
+const VIEWER_OF: Record<repo.SubscriptionRecord['scope'], Actor['kind']> = {
+  organization: 'administrator',
+  dispatch: 'dispatch',
+  territories: 'subadmin',
+  merchant: 'comercio',
+};
 
 export interface WebhookSettings {
   maxSubscriptions: number;
@@ -139,12 +179,26 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
     return [...new Set(types)];
   }
 
+  /** A dispatcher or sub-administrator may only name the events his scope receives (`*` = all of those). */
+  function checkScopeTypes(scope: repo.SubscriptionRecord['scope'], types: string[], actor: Actor) {
+    if (scope !== 'dispatch' && scope !== 'territories') return;
+    const permissions = scope === 'territories' ? (actor.subadmin?.permissions ?? null) : null;
+    // An administrator editing a sub-administrator's subscription: the owner's permissions apply when events happen.
+    if (scope === 'territories' && actor.kind !== 'subadmin') return;
+    const outside = types.filter((t) => t !== '*' && !typeInScope(t, scope, permissions));
+    if (outside.length) {
+      throw AppError.unprocessable(`Event types outside the ${scope} scope: ${outside.join(', ')}`, 'WEBHOOK_EVENT_TYPE_OUT_OF_SCOPE', [
+        { field: 'event_types', message: `not readable by the owner of a ${scope} subscription` },
+      ]);
+    }
+  }
+
   function checkUrl(url: string) {
     const problem = checkTargetUrl(url, targetPolicy(ctx.config));
     if (problem) throw AppError.unprocessable(`The target URL is refused: ${problem}`, 'WEBHOOK_TARGET_REFUSED', [{ field: 'url', message: problem }]);
   }
 
-  /** Administrators: every subscription of the organization; merchants: their own. Anything else is 404. */
+  /** Administrators: every subscription of the organization; dispatchers, sub-administrators and merchants: their own. Anything else is 404. */
   async function visible(tx: Tx, actor: Actor, id: string, lock = false) {
     const s = await repo.getSubscription(tx, id, lock);
     if (!s || (actor.kind !== 'administrator' && s.ownerUserId !== actor.userId)) throw AppError.notFound('Webhook subscription');
@@ -168,13 +222,25 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
   async function onEvent(tx: Tx, ev: StoredEvent): Promise<void> {
     if (!KNOWN.has(ev.type)) return;
     const merchantId = typeof ev.payload?.merchant_id === 'string' ? ev.payload.merchant_id : null;
-    let subs = await repo.matchingSubscriptions(tx, {
+    const candidates = await repo.matchingSubscriptions(tx, {
       organizationId: ev.organization_id,
       type: ev.type,
       merchantId,
       audienceUserIds: ev.audience_user_ids ?? [],
       optIn: OPT_IN_TYPES.has(ev.type),
     });
+    // Each subscription gets what its owner may read: a dispatcher the families dispatch reads; a sub-administrator
+    // the events of the territories he holds now (his effective scope, narrowed by his parents), with the permission of the GET.
+    let subs: typeof candidates = [];
+    const scopes = new Map<string, SubadminScope | null>();
+    for (const s of candidates) {
+      if (s.scope === 'territories') {
+        if (!scopes.has(s.ownerUserId)) scopes.set(s.ownerUserId, await ctx.deps.subadminScope(tx, ev.organization_id, s.ownerUserId));
+        const scope = scopes.get(s.ownerUserId);
+        if (!scope?.active || !ev.territory_id || !scope.territoryIds.includes(ev.territory_id) || !typeInScope(ev.type, s.scope, scope.permissions)) continue;
+      } else if (!typeInScope(ev.type, s.scope, null)) continue;
+      subs.push(s);
+    }
     if (subs.length === 0) return;
     const resourceKey = `${ev.entity_type}:${ev.entity_id}`;
     if (OPT_IN_TYPES.has(ev.type) && settings.locationIntervalMs > 0) {
@@ -182,11 +248,11 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
       subs = subs.filter((s) => !recent.has(s.id));
       if (subs.length === 0) return;
     }
-    const render = renderers.get(ev.entity_type);
+    const render = renderers.get(resourceOf(ev.type));
     const rendered = new Map<string, Record<string, unknown> | null>();
     const rows: repo.NewDelivery[] = [];
     for (const s of subs) {
-      const viewer: ResourceViewer = { userId: s.ownerUserId, kind: s.scope === 'merchant' ? 'comercio' : 'administrator' };
+      const viewer: ResourceViewer = { userId: s.ownerUserId, kind: VIEWER_OF[s.scope], organizationId: ev.organization_id };
       const key = `${viewer.kind}:${viewer.userId}`;
       if (!rendered.has(key)) rendered.set(key, render ? await render(tx, ev.entity_id, viewer) : null);
       rows.push({
@@ -214,17 +280,25 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
 
   return {
     onEvent,
-    /** A module (or the composition root) tells how its resource reads through the API: `entity_type` -> renderer. */
-    registerResource(entityType: string, renderer: ResourceRenderer) {
-      renderers.set(entityType, renderer);
+    /** How a resource family (`trip`, `order`, ... the event type before its dot) reads through the API. */
+    registerResource(family: string, renderer: ResourceRenderer) {
+      renderers.set(family, renderer);
+    },
+    /** Refuses to start when an event type's resource has no renderer (its deliveries would carry `resource: null`). */
+    assertResources() {
+      const missing = [...new Set(WEBHOOK_EVENT_TYPES.map(resourceOf))].filter((f) => !renderers.has(f));
+      if (missing.length) throw new Error(`webhooks: no resource renderer for the event families ${missing.join(', ')} (registerResource)`);
     },
 
     async create(actor: Actor, input: SubscriptionInput) {
       const eventTypes = checkEventTypes(input.event_types);
       checkUrl(input.url);
+      const scope = SCOPE_OF[actor.kind];
+      if (!scope) throw AppError.forbidden('Only administrators, dispatchers, sub-administrators and merchant users manage webhook subscriptions');
+      checkScopeTypes(scope, eventTypes, actor);
       return db.withTenant(tenantOf(actor), async (tx) => {
         let merchantId: string | null = null;
-        if (actor.kind !== 'administrator') {
+        if (scope === 'merchant') {
           const m = await ctx.deps.logistics.merchantOfUser(tx, actor.userId);
           if (!m) throw AppError.unprocessable('Only a user with a merchant profile may subscribe to webhooks', 'MERCHANT_PROFILE_REQUIRED');
           merchantId = m.id;
@@ -236,7 +310,7 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
         const s = await repo.insertSubscription(tx, {
           organizationId: actor.organizationId,
           id: newId(),
-          scope: merchantId ? 'merchant' : 'organization',
+          scope,
           ownerUserId: actor.userId,
           merchantId,
           url: input.url,
@@ -268,6 +342,7 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
       if (patch.url !== undefined) checkUrl(patch.url);
       return db.withTenant(tenantOf(actor), async (tx) => {
         const before = await visible(tx, actor, id, true);
+        if (eventTypes) checkScopeTypes(before.scope, eventTypes, actor);
         const set: Partial<repo.NewSubscription> = {};
         if (patch.url !== undefined) set.url = patch.url;
         if (eventTypes) set.eventTypes = eventTypes;

@@ -4,13 +4,16 @@ import { organization } from '../organizations/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
-export const SUBSCRIPTION_SCOPES = ['organization', 'merchant'] as const;
+export const SUBSCRIPTION_SCOPES = ['organization', 'dispatch', 'territories', 'merchant'] as const;
 export const DELIVERY_STATUSES = ['pending', 'sending', 'delivered', 'failed', 'cancelled'] as const;
 export const ATTEMPT_OUTCOMES = ['delivered', 'retry', 'failed'] as const;
 
 /**
- * An outbound webhook subscription. `organization` scope (created by an administrator): every event of the
- * organization; `merchant` scope (created by a merchant user): only the events of that merchant's records.
+ * An outbound webhook subscription, confined to the scope of the user who created it (its owner):
+ * `organization` (an administrator): every event of the organization; `dispatch` (a dispatcher): the trip and order
+ * events of the organization; `territories` (a sub-administrator): the trip and order events (payment reviews with
+ * `payments_review_view`) of the territories he holds when the event happens; `merchant` (a merchant user): only
+ * the events of that merchant's records.
  * `secret` signs every delivery; after a rotation `previous_secret` signs too until `previous_secret_expires_at`.
  */
 export const webhookSubscription = pgTable(
@@ -40,7 +43,7 @@ export const webhookSubscription = pgTable(
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
     foreignKey({ columns: [t.organizationId], foreignColumns: [organization.id] }),
-    check('webhook_subscription_scope_ck', sql`scope IN ('organization', 'merchant')`),
+    check('webhook_subscription_scope_ck', sql`scope IN ('organization', 'dispatch', 'territories', 'merchant')`),
     check('webhook_subscription_merchant_ck', sql`(scope = 'merchant') = (merchant_id IS NOT NULL)`),
     index('webhook_subscription_active_idx').on(t.organizationId).where(sql`active`),
   ],
@@ -85,6 +88,8 @@ export const webhookDelivery = pgTable(
     index('webhook_delivery_due_idx').on(t.nextAttemptAt).where(sql`status IN ('pending', 'sending')`),
     index('webhook_delivery_sending_idx').on(t.organizationId, t.subscriptionId).where(sql`status = 'sending'`),
     index('webhook_delivery_resource_idx').on(t.organizationId, t.subscriptionId, t.resourceKey, t.eventSeq).where(sql`status IN ('pending', 'sending')`),
+    // The retention pruner's scan: finished deliveries, oldest first.
+    index('webhook_delivery_finished_idx').on(t.updatedAt).where(sql`status IN ('delivered', 'failed', 'cancelled')`),
   ],
 );
 

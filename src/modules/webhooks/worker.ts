@@ -31,6 +31,8 @@ export interface WebhookWorkerOptions {
   /** A subscription whose attempts have all failed for this long is disabled and its owner notified. */
   disableAfterMs: number;
   intervalMs: number;
+  /** Told of every attempt whose outcome was written: its verdict, the HTTP exchange's and (when delivered) the event's age in ms. */
+  onAttempt?: (a: { outcome: 'delivered' | 'retry' | 'failed'; durationMs: number; deliveredAfterMs: number | null }) => void;
 }
 
 
@@ -137,6 +139,7 @@ export function createWebhookWorker(ctx: WebhooksContext, opts: WebhookWorkerOpt
         outcome: verdict === 'retry' && outcome.status === 'failed' ? 'failed' : verdict,
       };
       if (!(await repo.finishAttempt(tx, d, outcome, log, now))) return;
+      opts.onAttempt?.({ outcome: log.outcome, durationMs, deliveredAfterMs: verdict === 'delivered' ? Math.max(0, now.getTime() - new Date(d.created_at).getTime()) : null });
       if (verdict === 'delivered') return;
       const exhausted = verdict === 'retry' && outcome.status === 'failed' ? d.id : null;
       const disabled = await repo.markSubscriptionFailing(tx, d.subscription_id, now, opts.disableAfterMs, exhausted);
@@ -223,4 +226,38 @@ export function createWebhookWorker(ctx: WebhooksContext, opts: WebhookWorkerOpt
       return n;
     },
   };
+}
+
+export interface PrunerOptions {
+  now: () => Date;
+  retentionMs: number;
+  intervalMs: number;
+  /** Rows deleted per statement (one short transaction each). */
+  batch: number;
+  /** Statements per round at most: a large backlog is worked off over several rounds. */
+  maxBatches: number;
+}
+
+/**
+ * The retention pruner: deletes finished deliveries (and their attempt logs) older than the retention, in short
+ * batches. Safe with several instances: each batch locks its rows with SKIP LOCKED, so two pruners take different
+ * rows, and a delivery still pending or sending is never a candidate.
+ */
+export function createWebhookPruner(ctx: WebhooksContext, opts: PrunerOptions): Worker & { runOnce(): Promise<number> } {
+  async function tick(): Promise<number> {
+    const before = new Date(opts.now().getTime() - opts.retentionMs);
+    let total = 0;
+    for (let i = 0; i < opts.maxBatches; i++) {
+      const n = await ctx.db.withSystem((tx) => repo.pruneFinished(tx, before, opts.batch));
+      total += n;
+      if (n < opts.batch) break;
+    }
+    return total;
+  }
+  return { name: 'webhooks-pruner', intervalMs: opts.intervalMs, tick, runOnce: tick };
+}
+
+export function prunerOptions(ctx: WebhooksContext, overrides: Partial<PrunerOptions> = {}): PrunerOptions {
+  const s = ctx.config.settings;
+  return { now: () => new Date(), retentionMs: s.WEBHOOK_DELIVERY_RETENTION_DAYS * 86_400_000, intervalMs: s.WEBHOOK_PRUNE_INTERVAL_MS, batch: 1_000, maxBatches: 20, ...overrides };
 }

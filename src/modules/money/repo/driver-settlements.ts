@@ -66,6 +66,11 @@ export async function totalSettlement(tx: Tx, id: string, tripCount: number): Pr
   return settlementOut(rows[0]);
 }
 
+export async function findSettlement(tx: Tx, id: string): Promise<SettlementView | null> {
+  const rows = await tx.orm.select().from(settlement).where(eq(settlement.id, id));
+  return rows[0] ? settlementOut(rows[0]) : null;
+}
+
 export async function findSettlementForUpdate(tx: Tx, id: string): Promise<SettlementView | null> {
   const rows = await tx.orm.select().from(settlement).where(eq(settlement.id, id)).for('update');
   return rows[0] ? settlementOut(rows[0]) : null;

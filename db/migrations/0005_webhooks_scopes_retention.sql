@@ -1,0 +1,3 @@
+ALTER TABLE "webhook_subscription" DROP CONSTRAINT "webhook_subscription_scope_ck";--> statement-breakpoint
+CREATE INDEX "webhook_delivery_finished_idx" ON "webhook_delivery" USING btree ("updated_at") WHERE status IN ('delivered', 'failed', 'cancelled');--> statement-breakpoint
+ALTER TABLE "webhook_subscription" ADD CONSTRAINT "webhook_subscription_scope_ck" CHECK (scope IN ('organization', 'dispatch', 'territories', 'merchant'));
