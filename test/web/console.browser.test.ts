@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { api, login, startServer, stopServer, type ServerProcess } from '../hardening/server-process.js';
+import { breakableStreams } from './browser.js';
 
 /**
  * The dispatcher console and the tracking page in a real browser: Playwright (playwright-core) driving
@@ -66,18 +67,8 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console and tracking page in chromium
     expect((await api(base, admin, 'PATCH', `/drivers/${driver.id}`, { capacity: 5 })).status).toBe(200);
 
     const context = await browser.newContext({ viewport: { width: 1600, height: 900 }, locale: 'es-BO' });
-    // The page's EventSources, so the test can break the stream.
-    await context.addInitScript(() => {
-      const Native = window.EventSource;
-      const w = window as unknown as { sources_: EventSource[]; EventSource: typeof EventSource };
-      w.sources_ = [];
-      w.EventSource = class extends Native {
-        constructor(url: string | URL, init?: EventSourceInit) {
-          super(url, init);
-          w.sources_.push(this);
-        }
-      };
-    });
+    // The page's event streams (read with fetch), so the test can break one.
+    await context.addInitScript(breakableStreams);
     const page = await context.newPage();
     watch(page);
     const res = await page.goto(`${base}/console`);
@@ -126,11 +117,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console and tracking page in chromium
     });
     const streams: string[] = [];
     page.on('request', (r) => r.url().includes('/realtime/organization/stream') && streams.push(r.url()));
-    await page.evaluate(() => {
-      const es = (window as unknown as { sources_: EventSource[] }).sources_.at(-1)!;
-      es.close();
-      es.dispatchEvent(new Event('error'));
-    });
+    await page.evaluate(() => (window as unknown as { streams_: AbortController[] }).streams_.at(-1)!.abort());
     await page.locator('#live[data-live="false"]').waitFor();
     const missed = await api(base, admin, 'POST', '/trips', { pickup_location: pt(-68.1335, -16.499), pickup_address: 'Av. 16 de Julio 1490', dropoff_location: pt(-68.125, -16.515), dropoff_address: 'Calle Reconexión 7' });
     expect(missed.status).toBe(201);

@@ -26,7 +26,9 @@ let tokens: Tokens | null = (() => {
   }
 })();
 let refreshing: Promise<boolean> | null = null;
-const listeners = new Set<() => void>();
+/** Why a session ended: the user logged out, or the server refused to renew it (expired, revoked). */
+export type SessionEnd = 'logout' | 'expired';
+const listeners = new Set<(why: SessionEnd) => void>();
 
 function save(next: Tokens | null) {
   tokens = next;
@@ -37,7 +39,7 @@ function save(next: Tokens | null) {
 export const session = {
   user: () => tokens?.user ?? null,
   /** Called when the session ends (logout, refresh refused). */
-  onEnd: (fn: () => void) => listeners.add(fn),
+  onEnd: (fn: (why: SessionEnd) => void) => listeners.add(fn),
 };
 
 /** The access token expired: rotate the refresh token once (concurrent callers share the rotation). */
@@ -47,7 +49,7 @@ async function refresh(): Promise<boolean> {
     const res = await fetch('/api/v1/auth/refresh', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: tokens!.refresh }) });
     if (!res.ok) {
       save(null);
-      listeners.forEach((fn) => fn());
+      listeners.forEach((fn) => fn('expired'));
       return false;
     }
     const body = (await res.json()) as paths['/api/v1/auth/refresh']['post']['responses'][200]['content']['application/json'];
@@ -97,7 +99,7 @@ export async function login(email: string, password: string): Promise<User> {
 export async function logout(): Promise<void> {
   if (tokens) await api.POST('/api/v1/auth/logout').catch(() => undefined);
   save(null);
-  listeners.forEach((fn) => fn());
+  listeners.forEach((fn) => fn('logout'));
 }
 
 /** Every page of a cursor list (the console shows whole fleets; at most `max` items). */

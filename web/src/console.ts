@@ -1,15 +1,33 @@
 import L from 'leaflet';
 import './style.css';
-import { all, api, login, logout, ok, session, type DispatchPlan, type Driver, type Trip, type TripStatus } from './api';
+import { all, api, login, logout, ok, session, type DispatchPlan, type Driver, type Trip, type TripStatus, type User } from './api';
+import { choicesOf } from './choices';
 import { $, clear, h } from './dom';
-import { fmtEta, fmtKm, fmtTime, getLang, label, setLang, t, type Lang } from './i18n';
+import { count, errorText, fmtAge, fmtClock, fmtEta, fmtKm, fmtLate, fmtTime, getLang, label, setLang, t, tf, type Lang } from './i18n';
 import { COLORS, createMap, disposeMap, MarkerSet, toLatLng } from './map';
 import { openStream, type StreamEvent } from './sse';
 
 /** The dispatcher console: login, live map, dispatch board, trip detail, optimized dispatch, approvals, settings. */
 
 const ACTIVE: TripStatus[] = ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit'];
-const COLUMNS: TripStatus[] = [...ACTIVE, 'completed', 'cancelled'];
+/** Trouble first: a failed delivery (returning, then returned, or failed when closed) stays on the board and the map. */
+const TROUBLE: TripStatus[] = ['returning', 'failed', 'returned'];
+/** Statuses whose trip is still on the road (drawn on the map; a driver's load). */
+const ON_ROAD: TripStatus[] = [...ACTIVE, 'returning'];
+const COLUMNS: { id: string; statuses: TripStatus[] }[] = [
+  { id: 'trouble', statuses: TROUBLE },
+  ...ACTIVE.map((s) => ({ id: s, statuses: [s] })),
+  { id: 'completed', statuses: ['completed'] },
+  { id: 'cancelled', statuses: ['cancelled'] },
+];
+const STATUS_FILTER: TripStatus[] = [...ACTIVE, ...TROUBLE, 'completed', 'cancelled'];
+/** Who the console is for; other accounts (drivers, merchants, customers) are told where to go. */
+const CONSOLE_KINDS = ['platform', 'administrator', 'dispatch', 'subadmin'];
+const isStaff = (u: User | null) => !!u && CONSOLE_KINDS.includes(u.kind);
+/** The fields of the promise and the live ETA (present once the server gives them). */
+type Timing = Partial<{ promised_at: string | null; eta_pickup_at: string | null; eta_dropoff_at: string | null; late_by_s: number | null; recipient_name: string | null; recipient_phone: string | null }>;
+const timing = (tr: Trip) => tr as Trip & Timing;
+type DriverGps = Driver & Partial<{ location_stale: boolean }>;
 /** Cards drawn per column; the rest is counted (a column of 2,000 cards helps nobody and costs layout). */
 const CARDS_PER_COLUMN = 150;
 const ROUTE_COLORS = ['#dc2626', '#2563eb', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#be185d', '#4d7c0f'];
@@ -45,6 +63,8 @@ let dropoffMarkers: MarkerSet | null = null;
 let planLayer: L.LayerGroup | null = null;
 let stopStream: (() => void) | null = null;
 let driverPoll: ReturnType<typeof setInterval> | null = null;
+/** The open trip detail: refreshed in place when its trip's events arrive (status, timeline, ETA). */
+let openDetail: { id: string; update: (trip: Trip) => void; refreshTracking: () => void } | null = null;
 
 const isSubadmin = () => session.user()?.kind === 'subadmin';
 const isAdmin = () => ['administrator', 'platform'].includes(session.user()?.kind ?? '');
@@ -57,20 +77,24 @@ function toast(message: string, kind: 'info' | 'error' = 'info') {
   setTimeout(() => el.remove(), 6000);
 }
 
-const fail = (e: unknown) => toast(`${t('error')}: ${(e as Error).message}`, 'error');
+const fail = (e: unknown) => toast(`${t('error')}: ${errorText(e)}`, 'error');
 
 /* ---------------- login ---------------- */
 
-function renderLogin() {
+/** The login form; `notice` says why it is shown again (the session expired, the account is not for the console). */
+function renderLogin(notice?: HTMLElement | string) {
   stopStream?.();
+  stopStream = null;
   if (driverPoll) clearInterval(driverPoll);
   disposeMap(map);
   map = null;
+  openDetail = null;
   const err = h('p', { class: 'error', role: 'alert', id: 'login-error' });
   const form = h(
     'form',
     { class: 'login', 'aria-labelledby': 'login-title' },
     h('h1', { id: 'login-title' }, t('title')),
+    notice ? h('div', { class: 'notice', id: 'login-notice', role: 'status' }, notice) : null,
     h('label', { for: 'email' }, t('email')),
     h('input', { id: 'email', name: 'email', type: 'email', autocomplete: 'username', required: true }),
     h('label', { for: 'password' }, t('password')),
@@ -83,15 +107,28 @@ function renderLogin() {
     ev.preventDefault();
     const data = new FormData(form);
     try {
-      await login(String(data.get('email')), String(data.get('password')));
+      const user = await login(String(data.get('email')), String(data.get('password')));
+      if (!isStaff(user)) return await refuse(user);
       if (location.hash === '#/dispatch') renderShell();
       else location.hash = '#/dispatch'; // hashchange renders
     } catch (e) {
-      err.textContent = `${t('loginFailed')}: ${(e as Error).message}`;
+      err.textContent = `${t('loginFailed')}: ${errorText(e)}`;
     }
   });
   clear(root, h('main', { id: 'main', class: 'login-page' }, form));
   ($('#email', form) as HTMLInputElement).focus();
+}
+
+/** A driver, merchant or customer account: its session is ended at once and the page says where to go instead. */
+async function refuse(user: User) {
+  await logout();
+  const where =
+    user.kind === 'repartidor'
+      ? h('p', null, `${t('goDriver')} `, h('a', { href: '/driver' }, '/driver'))
+      : user.kind === 'comercio'
+      ? h('p', null, `${t('goMerchant')} `, h('a', { href: '/merchant' }, '/merchant'))
+      : h('p', null, t('goCustomer'));
+  renderLogin(h('div', { id: 'not-staff' }, h('p', null, h('strong', null, t('staffOnly'))), where));
 }
 
 function langPicker() {
@@ -114,6 +151,8 @@ function langPicker() {
 function renderShell() {
   const user = session.user();
   if (!user) return renderLogin();
+  if (!isStaff(user)) return void refuse(user);
+  openDetail = null;
   document.title = t('title');
   const view = location.hash.replace(/^#\//, '') || 'dispatch';
   const tab = (id: string, text: string) => h('a', { href: `#/${id}`, class: 'tab', 'aria-current': view === id ? 'page' : undefined }, text);
@@ -128,13 +167,14 @@ function renderShell() {
     h(
       'header',
       { class: 'top' },
-      h('strong', { class: 'brand' }, t('title')),
+      h('h1', { class: 'brand' }, t('title')),
       h('nav', { 'aria-label': t('title') }, tab('dispatch', t('dispatch')), tab('approvals', t('approvals')), tab('settings', t('settings'))),
-      h('span', { class: 'live', id: 'live', 'data-live': String(state.live) }, state.live ? t('live') : t('reconnecting')),
+      h('span', { class: 'live', id: 'live', 'data-live': String(state.live), role: 'status' }, state.live ? t('live') : t('reconnecting')),
       langPicker(),
       h('span', { class: 'who' }, user.display_name),
       h('button', { type: 'button', id: 'logout', onclick: () => void logout() }, t('logout')),
     ),
+    h('p', { id: 'live-reason', class: 'notice banner', role: 'status', hidden: true }),
     h('main', { id: 'main', tabindex: '-1' }),
     h('div', { id: 'toasts', class: 'toasts', 'aria-live': 'polite' }),
     h('dialog', { id: 'detail', 'aria-labelledby': 'detail-title' }),
@@ -146,7 +186,7 @@ function renderShell() {
 }
 
 window.addEventListener('hashchange', () => session.user() && renderShell());
-session.onEnd(() => renderLogin());
+session.onEnd((why) => renderLogin(why === 'expired' ? t('sessionExpired') : undefined));
 
 /* ---------------- dispatch: map + board ---------------- */
 
@@ -163,8 +203,8 @@ async function loadDrivers() {
 async function loadTrips() {
   const lists = await Promise.all([
     ...ACTIVE.map((status) => all((cursor) => ok(api.GET('/api/v1/trips', { params: { query: { status, limit: 200, cursor } } })))),
-    ok(api.GET('/api/v1/trips', { params: { query: { status: 'completed', limit: 50 } } })).then((r) => r.data),
-    ok(api.GET('/api/v1/trips', { params: { query: { status: 'cancelled', limit: 50 } } })).then((r) => r.data),
+    all((cursor) => ok(api.GET('/api/v1/trips', { params: { query: { status: 'returning', limit: 200, cursor } } }))),
+    ...(['failed', 'returned', 'completed', 'cancelled'] as const).map((status) => ok(api.GET('/api/v1/trips', { params: { query: { status, limit: 50 } } })).then((r) => r.data)),
   ]);
   state.trips = new Map(lists.flat().map((tr) => [tr.id, tr]));
 }
@@ -211,7 +251,9 @@ async function renderDispatch(main: HTMLElement) {
         filtersForm(),
         h('div', { class: 'toolbar' }, h('button', { type: 'button', id: 'optimize', class: 'primary', disabled: true, onclick: () => void optimize() }, t('optimize')), h('span', { id: 'selection' })),
         h('div', { id: 'plan', class: 'plan', hidden: true }),
-        h('div', { id: 'board', class: 'board' }),
+        h('nav', { id: 'col-nav', class: 'col-nav', 'aria-label': t('columns') }),
+        // Scrolls sideways when the columns do not fit: focusable so keyboard users can scroll it too.
+        h('div', { id: 'board', class: 'board', role: 'region', 'aria-label': t('board'), tabindex: '0' }),
       ),
     ),
   );
@@ -233,12 +275,21 @@ async function renderDispatch(main: HTMLElement) {
   stopStream = openStream(isSubadmin() ? 'territories' : 'organization', {
     event: onEvent,
     reset: () => void Promise.all([loadDrivers(), loadTrips()]).then(schedule, fail),
-    state: (live) => {
+    state: (live, down) => {
       state.live = live;
       const el = document.getElementById('live');
       if (el) {
         el.dataset.live = String(live);
+        el.dataset.reason = down?.reason ?? '';
+        el.dataset.retryMs = down?.retryInMs === null || down?.retryInMs === undefined ? '' : String(down.retryInMs);
         el.textContent = live ? t('live') : t('reconnecting');
+      }
+      // Why it is not live, below the header (the per-user limit says so and what to do).
+      const why = document.getElementById('live-reason');
+      if (why) {
+        const s = Math.ceil((down?.retryInMs ?? 0) / 1000);
+        why.hidden = live || !down || down.reason === 'session' || down.retryInMs === null;
+        why.textContent = live || !down ? '' : down.reason === 'limit' ? tf('streamLimit', { n: down.limit ?? '?', s }) : tf('streamRetry', { s });
       }
     },
   });
@@ -250,7 +301,7 @@ let fitted = false;
 function fitOnce() {
   if (fitted || !map) return;
   const pts = [...state.drivers.values()].map((d) => toLatLng(d.last_location)).filter((p): p is L.LatLngTuple => !!p);
-  for (const tr of state.trips.values()) if (ACTIVE.includes(tr.status)) pts.push(toLatLng(tr.dropoff_location)!);
+  for (const tr of state.trips.values()) if (ON_ROAD.includes(tr.status)) pts.push(toLatLng(tr.dropoff_location)!);
   if (pts.length) {
     map.fitBounds(L.latLngBounds(pts), { padding: [30, 30], maxZoom: 15 });
     fitted = true;
@@ -264,9 +315,11 @@ function onEvent(e: StreamEvent) {
   if (e.type === 'trip.location_updated' && p.driver_id && p.location) {
     const d = state.drivers.get(p.driver_id);
     if (d) {
-      state.drivers.set(d.id, { ...d, last_location: { type: 'Point', coordinates: p.location.coordinates as [number, number] }, last_location_at: p.recorded_at ?? d.last_location_at });
+      state.drivers.set(d.id, { ...d, last_location: { type: 'Point', coordinates: p.location.coordinates as [number, number] }, last_location_at: p.recorded_at ?? d.last_location_at, location_stale: false } as DriverGps);
       schedule();
     }
+    // The open trip's live ETA follows its driver's position.
+    if (openDetail && state.trips.get(openDetail.id)?.driver_id === p.driver_id) openDetail.refreshTracking();
     return;
   }
   // Other trip events: refetch the trip (a burst of events for one trip is one request) and its driver's load.
@@ -281,6 +334,7 @@ function onEvent(e: StreamEvent) {
         if (trip.status !== 'pending') state.selected.delete(trip.id);
         if (trip.driver_id || p.driver_id) await loadDrivers();
         schedule();
+        if (openDetail?.id === trip.id) openDetail.update(trip);
       } catch {
         /* gone or out of scope */
       }
@@ -301,11 +355,12 @@ function drawMap() {
   driverMarkers.retain(seen);
   const active = new Set<string>();
   for (const tr of visibleTrips()) {
-    if (!ACTIVE.includes(tr.status)) continue;
+    if (!ON_ROAD.includes(tr.status)) continue;
     active.add(tr.id);
     const open = () => void openTrip(tr.id);
-    pickupMarkers.upsert(tr.id, toLatLng(tr.pickup_location)!, COLORS.pickup, `${t('pickup')}: ${tr.pickup_address}`, open);
-    dropoffMarkers.upsert(tr.id, toLatLng(tr.dropoff_location)!, COLORS.dropoff, `${t('dropoff')}: ${tr.dropoff_address}`, open);
+    const trouble = TROUBLE.includes(tr.status);
+    pickupMarkers.upsert(tr.id, toLatLng(tr.pickup_location)!, trouble ? COLORS.trouble : COLORS.pickup, `${trouble ? `${label(tr.status)} · ` : ''}${t('pickup')}: ${tr.pickup_address}`, open);
+    dropoffMarkers.upsert(tr.id, toLatLng(tr.dropoff_location)!, trouble ? COLORS.trouble : COLORS.dropoff, `${trouble ? `${label(tr.status)} · ` : ''}${t('dropoff')}: ${tr.dropoff_address}`, open);
   }
   pickupMarkers.retain(active);
   dropoffMarkers.retain(active);
@@ -326,19 +381,38 @@ function drawDrivers() {
     h(
       'table',
       null,
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('driver')), h('th', { scope: 'col' }, t('status')), h('th', { scope: 'col' }, t('activeTrips')), h('th', { scope: 'col' }, t('updated')))),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('driver')), h('th', { scope: 'col' }, t('status')), h('th', { scope: 'col' }, t('activeTrips')), h('th', { scope: 'col' }, t('gps')))),
       h(
         'tbody',
         null,
         rows.map((d) => {
           const at = toLatLng(d.last_location);
+          const stale = (d as DriverGps).location_stale === true;
+          // The load explained: which trips (a returning one counts until the goods are back).
+          const load = [...state.trips.values()].filter((tr) => tr.driver_id === d.id && ON_ROAD.includes(tr.status) && tr.status !== 'pending');
           return h(
             'tr',
-            { 'data-driver-id': d.id, 'data-lat': at?.[0], 'data-lon': at?.[1] },
+            { 'data-driver-id': d.id, 'data-lat': at?.[0], 'data-lon': at?.[1], 'data-stale': String(stale) },
             h('td', null, d.display_name),
             h('td', null, h('span', { class: 'dot', style: `background:${COLORS[driverState(d)]}` }), label(driverState(d))),
-            h('td', null, `${d.active_trips}/${d.capacity}`),
-            h('td', null, fmtTime(d.last_location_at)),
+            h(
+              'td',
+              { class: 'load' },
+              `${d.active_trips}/${d.capacity}`,
+              load.length
+                ? h(
+                    'ul',
+                    { class: 'load-trips', 'aria-label': t('driverTrips') },
+                    load.map((tr) => h('li', null, h('button', { type: 'button', class: 'linkish', 'data-trip-id': tr.id, onclick: () => void openTrip(tr.id) }, `${label(tr.status)}: ${tr.dropoff_address}`))),
+                  )
+                : null,
+            ),
+            h(
+              'td',
+              { class: stale ? 'gps stale' : 'gps' },
+              h('time', { datetime: d.last_location_at ?? undefined, title: fmtTime(d.last_location_at) }, fmtAge(d.last_location_at)),
+              stale ? h('span', { class: 'badge danger' }, t('staleGps')) : null,
+            ),
           );
         }),
       ),
@@ -361,7 +435,13 @@ function filtersForm() {
       'label',
       null,
       t('status'),
-      h('select', { id: 'f-status', onchange: onChange('status') }, h('option', { value: '' }, t('all')), COLUMNS.map((s) => h('option', { value: s, selected: f.status === s }, label(s)))),
+      h(
+        'select',
+        { id: 'f-status', onchange: onChange('status') },
+        h('option', { value: '' }, t('all')),
+        h('option', { value: 'trouble', selected: f.status === 'trouble' }, t('trouble')),
+        STATUS_FILTER.map((s) => h('option', { value: s, selected: f.status === s }, label(s))),
+      ),
     ),
     h('label', null, t('search'), h('input', { id: 'f-search', type: 'search', value: f.search, oninput: onChange('search') })),
   );
@@ -381,43 +461,78 @@ function visibleTrips(): Trip[] {
     (tr) =>
       (!f.territory || tr.territory_id === f.territory) &&
       (!f.merchant || tr.merchant_id === f.merchant) &&
-      (!f.status || tr.status === f.status) &&
-      (!q || [tr.id, tr.pickup_address, tr.dropoff_address, tr.order_id ?? '', tr.notes ?? ''].some((s) => s.toLowerCase().includes(q))),
+      (!f.status || tr.status === f.status || (f.status === 'trouble' && TROUBLE.includes(tr.status))) &&
+      (!q || [tr.id, tr.pickup_address, tr.dropoff_address, tr.order_id ?? '', tr.notes ?? '', timing(tr).recipient_name ?? '', timing(tr).recipient_phone ?? '', label(tr.status)].some((s) => s.toLowerCase().includes(q))),
   );
 }
 
 function drawBoard() {
   const board = document.getElementById('board');
   if (!board) return;
-  const groups = new Map<TripStatus, Trip[]>(COLUMNS.map((s) => [s, []]));
-  for (const tr of visibleTrips()) groups.get(tr.status)?.push(tr);
-  const cols = COLUMNS.filter((s) => !state.filter.status || s === state.filter.status);
+  const groups = new Map<string, Trip[]>(COLUMNS.map((c) => [c.id, []]));
+  const columnOf = new Map(COLUMNS.flatMap((c) => c.statuses.map((s) => [s, c.id] as const)));
+  for (const tr of visibleTrips()) groups.get(columnOf.get(tr.status) ?? '')?.push(tr);
+  const f = state.filter.status;
+  const cols = COLUMNS.filter((c) => !f || c.id === f || c.statuses.includes(f as TripStatus));
+  const scrollLeft = board.scrollLeft;
   clear(
     board,
-    cols.map((s) => {
-      const list = groups.get(s)!.sort((a, b) => b.created_at.localeCompare(a.created_at));
+    cols.map((c) => {
+      const list = groups.get(c.id)!.sort((a, b) => b.created_at.localeCompare(a.created_at));
+      const title = c.id === 'trouble' ? t('trouble') : label(c.id);
       return h(
         'section',
-        { class: 'column', 'data-status': s, 'aria-labelledby': `col-${s}` },
-        h('h3', { id: `col-${s}` }, `${label(s)} `, h('span', { class: 'count' }, String(list.length))),
+        { class: `column${c.id === 'trouble' && list.length ? ' trouble' : ''}`, 'data-status': c.id, 'aria-labelledby': `col-${c.id}`, tabindex: '-1' },
+        h('h3', { id: `col-${c.id}` }, `${title} `, h('span', { class: 'count' }, String(list.length))),
         h('ul', null, list.slice(0, CARDS_PER_COLUMN).map(card)),
         list.length > CARDS_PER_COLUMN ? h('p', { class: 'more' }, `+${list.length - CARDS_PER_COLUMN}`) : null,
       );
     }),
   );
+  board.scrollLeft = scrollLeft;
+  // Every column is one click away, with its count, whatever the width: the hint that the board scrolls.
+  const nav = document.getElementById('col-nav');
+  if (nav)
+    clear(
+      nav,
+      h('span', { class: 'hint', id: 'board-hint' }, t('boardHint')),
+      cols.map((c) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            class: `chip${c.id === 'trouble' && groups.get(c.id)!.length ? ' alert' : ''}`,
+            'data-col': c.id,
+            onclick: () => {
+              const col = board.querySelector<HTMLElement>(`.column[data-status="${c.id}"]`);
+              col?.scrollIntoView({ inline: 'nearest', block: 'nearest' });
+              col?.focus({ preventScroll: true });
+            },
+          },
+          `${c.id === 'trouble' ? t('trouble') : label(c.id)} `,
+          h('span', { class: 'count' }, String(groups.get(c.id)!.length)),
+        ),
+      ),
+    );
   const n = state.selected.size;
   const btn = document.getElementById('optimize') as HTMLButtonElement | null;
   if (btn) btn.disabled = n === 0;
   const sel = document.getElementById('selection');
-  if (sel) sel.textContent = n ? `${n} ${t('selected')}` : '';
+  if (sel) sel.textContent = n ? count(n, 'selectedOne', 'selectedMany') : '';
 }
 
 function card(tr: Trip) {
   const driver = tr.driver_id ? state.drivers.get(tr.driver_id)?.display_name ?? tr.driver_id.slice(-6) : null;
   const merchant = tr.merchant_id ? state.merchants.get(tr.merchant_id) : null;
+  const x = timing(tr);
+  const late = (x.late_by_s ?? 0) > 60;
+  const timingLine = [
+    x.eta_dropoff_at && ON_ROAD.includes(tr.status) ? `${t('eta')} ${fmtClock(x.eta_dropoff_at)}` : null,
+    x.promised_at ? `${t('promise')} ${fmtClock(x.promised_at)}` : null,
+  ].filter(Boolean);
   return h(
     'li',
-    { class: 'card', 'data-trip-id': tr.id },
+    { class: `card${late ? ' late' : ''}`, 'data-trip-id': tr.id, 'data-status': tr.status },
     tr.status === 'pending'
       ? h('input', {
           type: 'checkbox',
@@ -434,13 +549,19 @@ function card(tr: Trip) {
     h(
       'button',
       { type: 'button', class: 'open', onclick: () => void openTrip(tr.id) },
+      TROUBLE.includes(tr.status) ? h('span', { class: `badge s-${tr.status}` }, [label(tr.status), tr.failure_reason ? label(tr.failure_reason) : null].filter(Boolean).join(' · ')) : null,
       h('span', { class: 'addr' }, tr.dropoff_address),
+      x.recipient_name || x.recipient_phone ? h('span', { class: 'meta recipient' }, `${t('recipient')}: ${[x.recipient_name, x.recipient_phone].filter(Boolean).join(' · ')}`) : null,
       h('span', { class: 'meta' }, [merchant, driver, tr.order_id].filter(Boolean).join(' · ') || `#${tr.id.slice(-6)}`),
+      timingLine.length || x.late_by_s !== undefined
+        ? h('span', { class: 'meta timing' }, timingLine.join(' · '), x.late_by_s !== null && x.late_by_s !== undefined ? h('span', { class: late ? 'late-by' : 'on-time' }, ` · ${fmtLate(x.late_by_s)}`) : null)
+        : null,
     ),
   );
 }
 
 /* ---------------- trip detail ---------------- */
+
 
 async function openTrip(id: string) {
   const dlg = document.getElementById('detail') as HTMLDialogElement | null;
@@ -453,10 +574,17 @@ async function openTrip(id: string) {
   }
   state.trips.set(trip.id, trip);
   const path = { params: { path: { id } } };
+  const statusEl = h('span', { class: `status s-${trip.status}`, id: 'detail-status' });
+  const factsBox = h('dl', { id: 'detail-facts' });
+  const timelineBox = h('ol', { class: 'timeline', id: 'detail-timeline' });
   const candidatesBox = h('div', { id: 'candidates' });
-  const trackingBox = h('div', { id: 'tracking' });
+  const trackingBox = h('div', { id: 'tracking', 'aria-live': 'polite' });
   const proofsBox = h('div', { id: 'proofs' });
   const linkBox = h('div', { id: 'recipient-link' });
+  const actionsBox = h('div', { class: 'actions', id: 'detail-actions' });
+  const closeBtn = h('button', { type: 'button', id: 'close-detail', onclick: () => dlg.close() }, t('close'));
+  // The heading takes the focus when the dialog opens: Enter must not press the first action (auto-assign).
+  const title = h('h2', { id: 'detail-title', tabindex: '-1', autofocus: true }, `${t('trip')} #${trip.id.slice(-6)} · `, statusEl);
   const after = async (p: Promise<Trip>) => {
     try {
       const next = await p;
@@ -481,83 +609,76 @@ async function openTrip(id: string) {
     const reason = ($('#cancel-reason', cancelForm) as HTMLInputElement).value;
     void after(ok(api.POST('/api/v1/trips/{id}/status', { ...path, body: { status: 'cancelled', reason } })));
   });
-  const times: [string, string | null][] = [
-    [t('created'), trip.created_at],
-    [label('assigned'), trip.assigned_at],
-    [label('accepted'), trip.accepted_at],
-    [label('picked_up'), trip.picked_up_at],
-    [label('in_transit'), trip.in_transit_at],
-    [label('completed'), trip.completed_at],
-    [label('cancelled'), trip.cancelled_at],
-    [label('failed'), trip.failed_at],
-    [label('returned'), trip.returned_at],
-  ];
-  const terminal = ['completed', 'cancelled', 'returned', 'failed', 'returning'].includes(trip.status);
-  clear(
-    dlg,
-    h(
-      'div',
-      { class: 'detail' },
-      h('h2', { id: 'detail-title' }, `${t('trip')} #${trip.id.slice(-6)} · `, h('span', { class: `status s-${trip.status}`, id: 'detail-status' }, label(trip.status))),
-      h(
-        'dl',
-        null,
-        h('dt', null, t('pickup')),
-        h('dd', null, trip.pickup_address),
-        h('dt', null, t('dropoff')),
-        h('dd', null, trip.dropoff_address),
-        h('dt', null, t('driver')),
-        h('dd', null, trip.driver_id ? state.drivers.get(trip.driver_id)?.display_name ?? trip.driver_id : t('none')),
-        h('dt', null, t('fee')),
-        h('dd', null, `${trip.delivery_fee} ${trip.currency}`),
-      ),
-      h('h3', null, t('timeline')),
-      h('ol', { class: 'timeline' }, times.filter(([, at]) => at).map(([k, at]) => h('li', null, h('time', { datetime: at! }, fmtTime(at)), ' ', k))),
-      h('h3', null, t('tracking')),
-      trackingBox,
-      h('h3', null, t('proofs')),
-      proofsBox,
-      h('h3', null, t('recipientLink')),
-      linkBox,
-      trip.status === 'pending' || trip.status === 'assigned' ? h('h3', null, t('candidates')) : null,
-      trip.status === 'pending' || trip.status === 'assigned' ? candidatesBox : null,
-      h(
-        'div',
-        { class: 'actions' },
-        trip.status === 'pending' ? h('button', { type: 'button', id: 'auto-assign', onclick: () => void after(ok(api.POST('/api/v1/trips/{id}/auto-assign', path))) }, t('autoAssign')) : null,
-        h('button', { type: 'button', id: 'close-detail', onclick: () => dlg.close() }, t('close')),
-      ),
-      terminal ? null : cancelForm,
-    ),
-  );
-  if (!dlg.open) dlg.showModal();
-  void ok(api.GET('/api/v1/trips/{id}/tracking', path)).then(
-    (tr) => clear(trackingBox, h('p', null, `${t('eta')}: ${fmtEta(tr.eta_seconds)} · ${t('distance')}: ${fmtKm(tr.distance_remaining_m)} · ${t('updated')}: ${fmtTime(tr.last_location_at)}`)),
-    () => clear(trackingBox, '—'),
-  );
-  void ok(api.GET('/api/v1/trips/{id}/proofs', path)).then(
-    (r) =>
-      clear(
-        proofsBox,
-        r.data.length
-          ? h('ul', null, r.data.map((p) => h('li', null, [label(p.stage === 'delivery' ? 'dropoff' : 'pickup'), fmtTime(p.created_at), p.pin_verified ? 'PIN ✓' : null, p.evidence ? p.evidence.type : null].filter(Boolean).join(' · '))))
-          : t('noProofs'),
-      ),
-    () => clear(proofsBox, '—'),
-  );
-  const showLink = (url: string | null) => {
-    const token = url?.split('/').pop();
-    clear(
-      linkBox,
-      token ? h('a', { href: `/track/${token}`, target: '_blank', rel: 'noopener', id: 'track-link' }, `/track/${token.slice(0, 8)}…`) : null,
-      terminal ? null : h('button', { type: 'button', id: 'issue-link', onclick: () => void ok(api.POST('/api/v1/trips/{id}/recipient-link', { ...path, body: {} })).then((l) => showLink(l.url), fail) }, t('issueLink')),
+  const refreshTracking = () =>
+    void ok(api.GET('/api/v1/trips/{id}/tracking', path)).then(
+      (tr) => {
+        const x = timing(state.trips.get(id) ?? trip);
+        clear(
+          trackingBox,
+          h(
+            'p',
+            null,
+            x.eta_dropoff_at !== undefined
+              ? `${t('eta')} (${t('dropoff').toLowerCase()}): ${fmtClock(x.eta_dropoff_at)}`
+              : `${t('eta')}: ${fmtEta(tr.eta_seconds)}`,
+            ` · ${t('distance')}: ${fmtKm(tr.distance_remaining_m)} · ${t('gps')}: ${fmtAge(tr.last_location_at)}`,
+          ),
+        );
+      },
+      () => clear(trackingBox, '—'),
     );
+  let shownStatus: TripStatus | null = null;
+  const update = (tr: Trip) => {
+    trip = tr;
+    const x = timing(tr);
+    statusEl.className = `status s-${tr.status}`;
+    statusEl.textContent = label(tr.status);
+    const driver = tr.driver_id ? state.drivers.get(tr.driver_id)?.display_name ?? tr.driver_id : t('none');
+    clear(
+      factsBox,
+      [
+        [t('pickup'), tr.pickup_address],
+        [t('dropoff'), tr.dropoff_address],
+        x.recipient_name || x.recipient_phone ? [t('recipient'), [x.recipient_name, x.recipient_phone].filter(Boolean).join(' · ')] : null,
+        [t('driver'), driver],
+        x.promised_at !== undefined ? [t('promise'), x.promised_at ? `${fmtTime(x.promised_at)}${x.late_by_s !== null && x.late_by_s !== undefined ? ` · ${fmtLate(x.late_by_s)}` : ''}` : '—'] : null,
+        tr.failure_reason ? [t('reason'), [label(tr.failure_reason), tr.failure_note].filter(Boolean).join(' · ')] : null,
+        [t('fee'), `${tr.delivery_fee} ${tr.currency}`],
+      ]
+        .filter((r): r is [string, string] => !!r)
+        .flatMap(([k, v]) => [h('dt', null, k), h('dd', null, v)]),
+    );
+    const times: [string, string | null][] = [
+      [t('created'), tr.created_at],
+      [label('assigned'), tr.assigned_at],
+      [label('accepted'), tr.accepted_at],
+      [label('picked_up'), tr.picked_up_at],
+      [label('in_transit'), tr.in_transit_at],
+      [label('completed'), tr.completed_at],
+      [label('cancelled'), tr.cancelled_at],
+      [label('failed'), tr.failed_at],
+      [label('returned'), tr.returned_at],
+    ];
+    clear(timelineBox, times.filter(([, at]) => at).map(([k, at]) => h('li', null, h('time', { datetime: at! }, fmtTime(at)), ' ', k)));
+    refreshTracking();
+    if (shownStatus === tr.status) return;
+    // The actions depend on the status: redrawn when it changes (focus kept in the dialog).
+    shownStatus = tr.status;
+    const hadFocus = dlg.contains(document.activeElement) && !title.contains(document.activeElement) && document.activeElement !== closeBtn;
+    const terminal = ['completed', 'cancelled', 'returned', 'failed', 'returning'].includes(tr.status);
+    clear(
+      actionsBox,
+      tr.status === 'pending' ? h('button', { type: 'button', id: 'auto-assign', onclick: () => void after(ok(api.POST('/api/v1/trips/{id}/auto-assign', path))) }, t('autoAssign')) : null,
+      closeBtn,
+    );
+    cancelForm.hidden = terminal;
+    candidatesBox.hidden = candidatesTitle.hidden = !(tr.status === 'pending' || tr.status === 'assigned');
+    if (!candidatesBox.hidden) loadCandidates();
+    loadLink();
+    if (hadFocus && !dlg.contains(document.activeElement)) title.focus();
   };
-  void ok(api.GET('/api/v1/trips/{id}/recipient-link', path)).then(
-    (l) => showLink(l.revoked_at ? null : l.url),
-    () => showLink(null),
-  );
-  if (trip.status === 'pending' || trip.status === 'assigned') {
+  const candidatesTitle = h('h3', null, t('candidates'));
+  const loadCandidates = () =>
     void ok(api.GET('/api/v1/trips/{id}/candidates', { params: { path: { id }, query: { limit: 20 } } })).then(
       (r) =>
         clear(
@@ -566,7 +687,7 @@ async function openTrip(id: string) {
             ? h(
                 'table',
                 null,
-                h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('driver')), h('th', { scope: 'col' }, t('distance')), h('th', { scope: 'col' }, t('activeTrips')), h('th', { scope: 'col' }, ''))),
+                h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('driver')), h('th', { scope: 'col' }, t('distance')), h('th', { scope: 'col' }, t('activeTrips')), h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, t('assign'))))),
                 h(
                   'tbody',
                   null,
@@ -582,7 +703,7 @@ async function openTrip(id: string) {
                         null,
                         c.eligible
                           ? h('button', { type: 'button', class: 'assign', onclick: () => void after(ok(api.POST('/api/v1/trips/{id}/assign', { ...path, body: { driver_id: c.driver.id } }))) }, t('assign'))
-                          : h('span', { title: c.reasons.join(', ') }, `${t('notEligible')}: ${c.reasons.map(label).join(', ')}`),
+                          : h('span', { class: 'not-eligible' }, `${t('notEligible')}: ${c.reasons.map(label).join(', ')}`),
                       ),
                     ),
                   ),
@@ -592,7 +713,94 @@ async function openTrip(id: string) {
         ),
       () => clear(candidatesBox, '—'),
     );
-  }
+  // Issuing a link where one exists replaces it: the dispatcher is told first that the old one stops working.
+  const showLink = (url: string | null) => {
+    const token = url?.split('/').pop();
+    const ended = ['completed', 'cancelled', 'returned', 'failed', 'returning'].includes(trip.status);
+    const issue = () =>
+      void ok(api.POST('/api/v1/trips/{id}/recipient-link', { ...path, body: {} })).then((l) => {
+        if (token) toast(t('linkReissued'));
+        showLink(l.url);
+      }, fail);
+    const confirmBox = h(
+      'div',
+      { class: 'confirm', id: 'reissue-confirm', role: 'alertdialog', 'aria-labelledby': 'reissue-warn', hidden: true },
+      h('p', { id: 'reissue-warn' }, t('reissueWarn')),
+      h('button', { type: 'button', class: 'danger', id: 'reissue-yes', onclick: issue }, t('reissueConfirm')),
+      h(
+        'button',
+        {
+          type: 'button',
+          id: 'reissue-no',
+          onclick: () => {
+            confirmBox.hidden = true;
+            ($('#issue-link', linkBox) as HTMLButtonElement).focus();
+          },
+        },
+        t('keepLink'),
+      ),
+    );
+    clear(
+      linkBox,
+      token ? h('a', { href: `/track/${token}`, target: '_blank', rel: 'noopener', id: 'track-link' }, `/track/${token.slice(0, 8)}…`) : null,
+      ended
+        ? null
+        : h(
+            'button',
+            {
+              type: 'button',
+              id: 'issue-link',
+              onclick: () => {
+                if (!token) return issue();
+                confirmBox.hidden = false;
+                ($('#reissue-no', confirmBox) as HTMLButtonElement).focus();
+              },
+            },
+            token ? t('reissueLink') : t('issueLink'),
+          ),
+      confirmBox,
+    );
+  };
+  const loadLink = () =>
+    void ok(api.GET('/api/v1/trips/{id}/recipient-link', path)).then(
+      (l) => showLink(l.revoked_at ? null : l.url),
+      () => showLink(null),
+    );
+  clear(
+    dlg,
+    h(
+      'div',
+      { class: 'detail' },
+      title,
+      factsBox,
+      h('h3', null, t('timeline')),
+      timelineBox,
+      h('h3', null, t('tracking')),
+      trackingBox,
+      h('h3', null, t('proofs')),
+      proofsBox,
+      h('h3', null, t('recipientLink')),
+      linkBox,
+      candidatesTitle,
+      candidatesBox,
+      actionsBox,
+      cancelForm,
+    ),
+  );
+  update(trip);
+  openDetail = { id, update, refreshTracking };
+  dlg.addEventListener('close', () => openDetail?.id === id && (openDetail = null), { once: true });
+  if (!dlg.open) dlg.showModal();
+  void ok(api.GET('/api/v1/trips/{id}/proofs', path)).then(
+    (r) =>
+      clear(
+        proofsBox,
+        r.data.length
+          ? h('ul', null, r.data.map((p) => h('li', null, [label(p.stage === 'delivery' ? 'dropoff' : 'pickup'), fmtTime(p.created_at), p.pin_verified ? 'PIN ✓' : null, p.evidence ? p.evidence.type : null].filter(Boolean).join(' · '))))
+          : t('noProofs'),
+      ),
+    () => clear(proofsBox, '—'),
+  );
 }
 
 /* ---------------- optimized dispatch ---------------- */
@@ -640,7 +848,7 @@ function drawPlan() {
       const done = isSubadmin()
         ? await ok(api.POST('/api/v1/subadmin/dispatch-batches/optimize/{planId}/commit', { params: { path: { planId: plan.plan_id } } }))
         : await ok(api.POST('/api/v1/admin/dispatch-batches/optimize/{planId}/commit', { params: { path: { planId: plan.plan_id } } }));
-      toast(`${t('plan')}: ${done.totals.assigned} ${label('assigned').toLowerCase()}`);
+      toast(`${t('plan')}: ${count(done.totals.assigned, 'assignedOne', 'assignedMany')}`);
       for (const a of done.assignments) state.selected.delete(a.trip_id);
       state.plan = null;
       drawPlan();
@@ -650,26 +858,18 @@ function drawPlan() {
       fail(e);
     }
   };
+  // A stop is named by its address, as the cards are (the id only when the trip is not loaded).
+  const where = (tripId: string, kind: string) => {
+    const tr = state.trips.get(tripId);
+    return tr ? (kind === 'pickup' ? tr.pickup_address : tr.dropoff_address) : `#${tripId.slice(-6)}`;
+  };
   clear(
     box,
-    h('h3', null, t('plan'), ' ', h('span', { class: 'count' }, `${plan.totals.assigned} / ${plan.totals.assigned + plan.totals.unassigned}`)),
-    h(
-      'ol',
-      { class: 'routes' },
-      plan.routes.map((r, i) =>
-        h(
-          'li',
-          { 'data-driver-id': r.driver_id },
-          h('span', { class: 'dot', style: `background:${ROUTE_COLORS[i % ROUTE_COLORS.length]}` }),
-          `${state.drivers.get(r.driver_id)?.display_name ?? r.driver_id}: ${r.stops.length} ${t('stops')}, ${fmtKm(r.distance_m)}, ${fmtEta(r.duration_s)}`,
-          h('ol', { class: 'stops' }, r.stops.map((s) => h('li', null, `${label(s.kind)} #${s.trip_id.slice(-6)} · ${t('eta')} ${fmtEta(s.arrival_offset_s)}`))),
-        ),
-      ),
-    ),
-    plan.unassigned.length ? h('p', null, `${t('unassigned')}: `, plan.unassigned.map((u) => `#${u.trip_id.slice(-6)} (${u.reason})`).join(', ')) : null,
+    // The decision first: the plan's totals and its buttons on top (sticky), the routes below.
     h(
       'div',
-      { class: 'actions' },
+      { class: 'plan-head' },
+      h('h3', null, t('plan'), ' ', h('span', { class: 'count' }, `${plan.totals.assigned} / ${plan.totals.assigned + plan.totals.unassigned}`)),
       h('button', { type: 'button', id: 'commit-plan', class: 'primary', disabled: plan.status !== 'proposed' || plan.assignments.length === 0, onclick: () => void commit() }, t('commit')),
       h(
         'button',
@@ -684,6 +884,20 @@ function drawPlan() {
         t('discard'),
       ),
     ),
+    h(
+      'ol',
+      { class: 'routes' },
+      plan.routes.map((r, i) =>
+        h(
+          'li',
+          { 'data-driver-id': r.driver_id },
+          h('span', { class: 'dot', style: `background:${ROUTE_COLORS[i % ROUTE_COLORS.length]}` }),
+          `${state.drivers.get(r.driver_id)?.display_name ?? r.driver_id}: ${r.stops.length} ${t('stops')}, ${fmtKm(r.distance_m)}, ${fmtEta(r.duration_s)}`,
+          h('ol', { class: 'stops' }, r.stops.map((s) => h('li', { 'data-trip-id': s.trip_id }, `${label(s.kind)}: ${where(s.trip_id, s.kind)} · ${t('eta')} ${fmtEta(s.arrival_offset_s)}`))),
+        ),
+      ),
+    ),
+    plan.unassigned.length ? h('p', null, `${t('unassigned')}: `, plan.unassigned.map((u) => `${where(u.trip_id, 'dropoff')} (${label(u.reason)})`).join(', ')) : null,
   );
 }
 
@@ -696,10 +910,15 @@ async function renderApprovals(main: HTMLElement) {
   const documents = section('q-documents', t('documents'));
   const reviews = section('q-reviews', t('paymentReviews'));
   const seesReviews = isAdmin() || isSubadmin();
+  // Who may decide (the API's rules): drivers and merchants by administrators and sub-administrators (with the
+  // permission), documents by administrators. Others see the queues without buttons they could not use.
+  const decides = { drivers: isAdmin() || isSubadmin(), merchants: isAdmin() || isSubadmin(), documents: isAdmin() };
   clear(main, h('div', { class: 'approvals' }, drivers, merchants, documents, seesReviews ? reviews : null));
-  const fill = (sec: HTMLElement, rows: { id: string; text: string; actions: [string, () => Promise<unknown>][] }[]) =>
+  const notes: Record<string, string> = { 'q-drivers': t('adminDecides'), 'q-merchants': t('adminDecides'), 'q-documents': t('adminDecidesDocs') };
+  const fill = (sec: HTMLElement, may: boolean, rows: { id: string; text: string; actions: [string, () => Promise<unknown>][] }[]) =>
     clear(
       $('.body', sec),
+      rows.length && !may && notes[sec.id] ? h('p', { class: 'muted note' }, notes[sec.id]) : null,
       rows.length
         ? h(
             'ul',
@@ -709,17 +928,18 @@ async function renderApprovals(main: HTMLElement) {
                 'li',
                 { 'data-id': r.id },
                 h('span', null, r.text),
-                r.actions.map(([text, act]) => h('button', { type: 'button', onclick: () => void act().then(() => renderApprovals(main), fail) }, text)),
+                may ? r.actions.map(([text, act]) => h('button', { type: 'button', onclick: () => void act().then(() => renderApprovals(main), fail) }, text)) : null,
               ),
             ),
           )
         : h('p', null, t('nothingPending')),
     );
-  const guard = (sec: HTMLElement) => (e: unknown) => clear($('.body', sec), h('p', { class: 'error' }, (e as Error).message));
+  const guard = (sec: HTMLElement) => (e: unknown) => clear($('.body', sec), h('p', { class: 'error' }, errorText(e)));
   void ok(api.GET('/api/v1/drivers', { params: { query: { status: 'pending', limit: 100 } } })).then(
     (r) =>
       fill(
         drivers,
+        decides.drivers,
         r.data.map((d) => ({
           id: d.id,
           text: `${d.display_name} · ${d.vehicle_type}`,
@@ -735,6 +955,7 @@ async function renderApprovals(main: HTMLElement) {
     (r) =>
       fill(
         merchants,
+        decides.merchants,
         r.data.map((m) => ({
           id: m.id,
           text: `${m.name} · ${m.address}`,
@@ -750,6 +971,7 @@ async function renderApprovals(main: HTMLElement) {
     (r) =>
       fill(
         documents,
+        decides.documents,
         r.data.map((d) => ({
           id: d.id,
           text: `${d.title} · ${label(d.subject_type)} · ${fmtTime(d.created_at)}`,
@@ -770,7 +992,7 @@ async function renderApprovals(main: HTMLElement) {
     : ok(api.GET('/api/v1/admin/payment-reviews', { params: { query: { status: 'pending', limit: 100 } } })).then((r) => r.data);
   if (seesReviews)
     void reviewList.then(
-    (rows) => fill(reviews, rows.map((p) => ({ id: p.id, text: `${p.amount} ${p.currency} · ${fmtTime(p.submitted_at ?? null)}`, actions: [] }))),
+    (rows) => fill(reviews, false, rows.map((p) => ({ id: p.id, text: `${p.amount} ${p.currency} · ${fmtTime(p.submitted_at ?? null)}`, actions: [] }))),
     guard(reviews),
   );
 }
@@ -779,8 +1001,13 @@ async function renderApprovals(main: HTMLElement) {
 
 type Flat = Record<string, string | number | boolean | null>;
 
-function settingsForm(id: string, title: string, current: Flat, save: ((patch: Flat) => Promise<unknown>) | null) {
-  const fields = Object.entries(current).filter(([k, v]) => k !== 'updated_at' && k !== 'organization_id' && (v === null || typeof v !== 'object'));
+/**
+ * A settings form. A change is what differs from the values last saved (not the values first loaded: putting a
+ * setting back to where it was is a change too). Settings with a closed list of values are selects.
+ */
+function settingsForm(id: string, title: string, loaded: Flat, save: ((patch: Flat) => Promise<Flat>) | null, opts: { hide?: string[]; unit?: Record<string, string> } = {}) {
+  const fields = Object.entries(loaded).filter(([k, v]) => k !== 'updated_at' && k !== 'organization_id' && !opts.hide?.includes(k) && (v === null || typeof v !== 'object'));
+  let saved: Flat = { ...loaded };
   const form = h(
     'form',
     { class: 'settings', id, 'aria-labelledby': `${id}-title` },
@@ -790,26 +1017,38 @@ function settingsForm(id: string, title: string, current: Flat, save: ((patch: F
       { disabled: !save },
       h('legend', { class: 'sr-only' }, title),
       fields.map(([k, v]) => {
-      const fid = `${id}-${k}`;
-      const input =
-        typeof v === 'boolean'
+        const fid = `${id}-${k}`;
+        const choices = choicesOf(k);
+        const input = choices
+          ? h(
+              'select',
+              { id: fid, name: k },
+              choices.some((c) => c.value === v) ? null : h('option', { value: String(v ?? ''), selected: true }, String(v ?? '')),
+              choices.map((c) => h('option', { value: c.value, selected: c.value === v }, c.text)),
+            )
+          : typeof v === 'boolean'
           ? h('input', { id: fid, name: k, type: 'checkbox', checked: v })
           : h('input', { id: fid, name: k, type: typeof v === 'number' ? 'number' : 'text', value: v ?? '', step: typeof v === 'number' ? 'any' : undefined });
-      return h('div', { class: 'field' }, h('label', { for: fid }, label(k)), input);
+        const unit = opts.unit?.[k];
+        return h('div', { class: 'field' }, h('label', { for: fid }, unit ? `${label(k)} (${unit})` : label(k)), input);
       }),
     ),
     save ? h('button', { type: 'submit', class: 'primary' }, t('save')) : null,
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
+    if (!save) return;
     const patch: Flat = {};
     for (const [k, v] of fields) {
-      const el = form.elements.namedItem(k) as HTMLInputElement;
-      const next = typeof v === 'boolean' ? el.checked : typeof v === 'number' ? Number(el.value) : el.value === '' && v === null ? null : el.value;
-      if (next !== v) patch[k] = next;
+      const el = form.elements.namedItem(k) as HTMLInputElement | HTMLSelectElement;
+      const next = typeof v === 'boolean' ? (el as HTMLInputElement).checked : typeof v === 'number' ? Number(el.value) : el.value === '' && v === null ? null : el.value;
+      if (next !== saved[k]) patch[k] = next;
     }
-    if (!Object.keys(patch).length || !save) return;
-    save(patch).then(() => toast(t('saved')), fail);
+    if (!Object.keys(patch).length) return toast(t('nothingToSave'));
+    save(patch).then((after) => {
+      saved = { ...saved, ...patch, ...after };
+      toast(t('saved'));
+    }, fail);
   });
   return form;
 }
@@ -820,10 +1059,20 @@ async function renderSettings(main: HTMLElement) {
   // Organization settings: administrators only; logistics settings: read by dispatch and sub-administrators, changed by administrators.
   const admin = isAdmin();
   const [org, logistics] = await Promise.all([admin ? ok(api.GET('/api/v1/settings', {})).catch(() => null) : null, ok(api.GET('/api/v1/logistics/settings', {})).catch(() => null)]);
+  // The currency is the organization's (one setting): the logistics amounts show it as their unit, not as a second field.
+  const currency = logistics?.currency ?? '';
   clear(
     box,
-    org ? settingsForm('s-org', t('organization'), org as unknown as Flat, (patch) => ok(api.PATCH('/api/v1/settings', { body: patch as never }))) : null,
-    logistics ? settingsForm('s-logistics', t('logistics'), logistics as unknown as Flat, admin ? (patch) => ok(api.PATCH('/api/v1/logistics/settings', { body: patch as never })) : null) : null,
+    org ? settingsForm('s-org', t('organization'), org as unknown as Flat, async (patch) => (await ok(api.PATCH('/api/v1/settings', { body: patch as never }))) as unknown as Flat) : null,
+    logistics
+      ? settingsForm(
+          's-logistics',
+          t('logistics'),
+          logistics as unknown as Flat,
+          admin ? async (patch) => (await ok(api.PATCH('/api/v1/logistics/settings', { body: patch as never }))) as unknown as Flat : null,
+          { hide: ['currency'], unit: { default_delivery_fee: currency, driver_flat_fee: currency } },
+        )
+      : null,
   );
 }
 

@@ -86,6 +86,8 @@ export const COLORS = {
   offline: '#6b7280',
   pickup: '#1d4ed8',
   dropoff: '#7e22ce',
+  /** A failed delivery (returning, failed, returned). */
+  trouble: '#b91c1c',
 } as const;
 
 /** Circle markers keyed by id, updated in place (moving a marker redraws only the canvas, no DOM churn). */

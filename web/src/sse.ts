@@ -10,63 +10,116 @@ export interface StreamEvent {
   created_at: string;
 }
 
-const TYPES = [
-  'trip.created', 'trip.assigned', 'trip.accepted', 'trip.rejected', 'trip.offer_expired', 'trip.unassigned', 'trip.location_updated',
-  'trip.geofence_entered', 'trip.pickup_verified', 'trip.on_the_way', 'trip.delivery_verified', 'trip.completed', 'trip.cancelled',
-  'trip.delivery_failed', 'trip.returned', 'trip.status_changed',
-];
+/** Why the stream is not live, for the page to say: the per-user limit (with its number), an ended session, anything else. */
+export interface StreamDown {
+  reason: 'limit' | 'session' | 'other';
+  limit?: number;
+  /** When the next attempt is made (ms from now); null when no attempt will be made. */
+  retryInMs: number | null;
+}
+
+const FIRST_RETRY_MS = 1000;
+const MAX_RETRY_MS = 60_000;
 
 /**
- * The organization's event stream (dispatch, administrators) or the sub-administrator's territories, with
- * EventSource and a short-lived stream token (EventSource cannot send headers). On a break it takes a new
- * token and resumes after the last event it saw (`last_event_id`), so no event is missed; a `stream.reset`
- * frame asks for a full refetch.
+ * The organization's event stream (dispatch, administrators) or the sub-administrator's territories, read with
+ * fetch and a short-lived stream token. fetch, not EventSource: a refused stream's status and problem (429
+ * STREAM_LIMIT_PER_USER with its limit, 401) are readable, so the page can say why it is not live. On a break
+ * it takes a new token and resumes after the last event it saw (`last_event_id`), so no event is missed; a
+ * `stream.reset` frame asks for a full refetch. Failed attempts back off exponentially with jitter (1 s to 60 s,
+ * at least the server's `retry_after`); a stream that stayed open starts over at 1 s.
  */
-export function openStream(kind: 'organization' | 'territories', on: { event: (e: StreamEvent) => void; reset: () => void; state: (live: boolean) => void }): () => void {
+export function openStream(
+  kind: 'organization' | 'territories',
+  on: { event: (e: StreamEvent) => void; reset: () => void; state: (live: boolean, down?: StreamDown) => void },
+): () => void {
   let last: string | null = null;
-  let es: EventSource | null = null;
   let stopped = false;
-  let retry = 1000;
+  let delay = FIRST_RETRY_MS;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const abort = new AbortController();
+
+  const later = (down: Omit<StreamDown, 'retryInMs'>, atLeastMs = 0) => {
+    if (stopped) return;
+    // Full jitter on the upper half: tabs refused together do not come back together.
+    const wait = Math.max(atLeastMs, Math.round(delay / 2 + (Math.random() * delay) / 2));
+    delay = Math.min(delay * 2, MAX_RETRY_MS);
+    on.state(false, { ...down, retryInMs: wait });
+    timer = setTimeout(() => void connect(), wait);
+  };
+
+  const dispatch = (type: string, data: string, id: string) => {
+    if (id) last = id;
+    if (type === 'stream.reset') return on.reset();
+    try {
+      on.event(JSON.parse(data) as StreamEvent);
+    } catch {
+      /* not JSON: ignored */
+    }
+  };
 
   const connect = async () => {
     if (stopped) return;
+    let res: Response;
     try {
       const tok = await ok(api.POST('/api/v1/realtime/tokens', { body: { stream: kind } }));
       const q = new URLSearchParams({ stream_token: tok.stream_token });
       if (last) q.set('last_event_id', last);
-      es = new EventSource(`/api/v1/realtime/${kind}/stream?${q}`);
-    } catch {
-      setTimeout(connect, (retry = Math.min(retry * 2, 30_000)));
-      return;
+      res = await fetch(`/api/v1/realtime/${kind}/stream?${q}`, { headers: { accept: 'text/event-stream' }, signal: abort.signal, cache: 'no-store' });
+    } catch (e) {
+      const status = (e as { problem?: { status?: number } }).problem?.status;
+      // A refused token request after the session ended: the page is already back at its login.
+      if (status === 401) return on.state(false, { reason: 'session', retryInMs: null });
+      return later({ reason: 'other' });
     }
-    es.onopen = () => {
-      retry = 1000;
-      on.state(true);
-    };
-    const handle = (m: MessageEvent) => {
-      if (m.lastEventId) last = m.lastEventId;
-      try {
-        on.event(JSON.parse(m.data) as StreamEvent);
-      } catch {
-        /* not JSON: ignored */
+    if (!res.ok || !res.body) {
+      const problem = (await res.json().catch(() => ({}))) as { code?: string; limit?: number; retry_after?: number };
+      const atLeast = (problem.retry_after ?? 0) * 1000;
+      if (problem.code === 'STREAM_LIMIT_PER_USER') return later({ reason: 'limit', limit: problem.limit }, atLeast);
+      return later({ reason: 'other' }, atLeast);
+    }
+    delay = FIRST_RETRY_MS;
+    on.state(true);
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = '';
+    let type = 'message';
+    let data: string[] = [];
+    let id = '';
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let nl: number;
+        while ((nl = buf.search(/\r\n|\r|\n/)) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + (buf.startsWith('\r\n', nl) ? 2 : 1));
+          if (line === '') {
+            if (data.length) dispatch(type, data.join('\n'), id);
+            type = 'message';
+            data = [];
+            id = '';
+            continue;
+          }
+          if (line.startsWith(':')) continue;
+          const colon = line.indexOf(':');
+          const field = colon < 0 ? line : line.slice(0, colon);
+          const val = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+          if (field === 'event') type = val;
+          else if (field === 'data') data.push(val);
+          else if (field === 'id') id = val;
+        }
       }
-    };
-    for (const type of TYPES) es.addEventListener(type, handle);
-    es.onmessage = handle;
-    es.addEventListener('stream.reset', (m) => {
-      if ((m as MessageEvent).lastEventId) last = (m as MessageEvent).lastEventId;
-      on.reset();
-    });
-    es.onerror = () => {
-      // The stream token is single-use for opening: reconnect ourselves with a fresh one and the resume point.
-      es?.close();
-      on.state(false);
-      if (!stopped) setTimeout(connect, retry);
-    };
+    } catch {
+      /* broken connection (or stopped) */
+    }
+    // The stream token is single-use for opening: reconnect with a fresh one and the resume point.
+    later({ reason: 'other' });
   };
   void connect();
   return () => {
     stopped = true;
-    es?.close();
+    if (timer) clearTimeout(timer);
+    abort.abort();
   };
 }

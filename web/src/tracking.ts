@@ -2,17 +2,30 @@ import L from 'leaflet';
 import './style.css';
 import type { paths } from './api-types';
 import { $, clear, h } from './dom';
-import { fmtEta, fmtTime, getLang, label, setLang, t } from './i18n';
+import { fmtClock, fmtEta, fmtTime, getLang, label, setLang, t } from './i18n';
 import { COLORS, createMap, disposeMap, toLatLng } from './map';
 
 /** The recipient's tracking page: status, ETA, the driver on the map while the trip is active, the delivery PIN. No login. */
-type Tracking = paths['/api/v1/public/tracking/{token}']['get']['responses'][200]['content']['application/json'];
+type Tracking = paths['/api/v1/public/tracking/{token}']['get']['responses'][200]['content']['application/json'] &
+  /** The promise, the ETA to the recipient's address and the address's position (read when the server gives them). */
+  Partial<{ promised_at: string | null; eta_dropoff_at: string | null; dropoff_location: { type: 'Point'; coordinates: number[] } | null }>;
 
 const STEPS = ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit', 'completed'] as const;
 const root = $('#app');
 const token = location.pathname.split('/').filter(Boolean).pop() ?? '';
 let map: L.Map | null = null;
 let marker: L.CircleMarker | null = null;
+let destination: L.CircleMarker | null = null;
+let fitted = false;
+
+/**
+ * Seconds until the driver reaches the recipient: the live ETA to the drop-off when the server gives it; else the
+ * ETA to the next stop only when that stop is the drop-off (heading to the store first, it says so instead).
+ */
+function toRecipient(tr: Tracking): number | null {
+  if (tr.eta_dropoff_at) return Math.max(0, (new Date(tr.eta_dropoff_at).getTime() - Date.now()) / 1000);
+  return tr.next_stop === 'dropoff' ? tr.eta_seconds : null;
+}
 let timer: ReturnType<typeof setTimeout> | null = null;
 
 async function load(): Promise<Tracking | null> {
@@ -47,6 +60,8 @@ function render(tr: Tracking | null) {
               disposeMap(map);
               map = null;
               marker = null;
+              destination = null;
+              fitted = false;
               clear(root);
               render(tr);
             },
@@ -64,7 +79,9 @@ function render(tr: Tracking | null) {
     tr.organization_name ? h('p', { class: 'org' }, `${t('from')}: ${tr.organization_name}`) : null,
     h('p', { class: 't-status', id: 't-status', 'data-status': tr.status }, h('strong', null, label(tr.status))),
     idx >= 0 ? h('ol', { class: 'steps', 'aria-label': t('status') }, STEPS.map((s, i) => h('li', { class: i <= idx ? 'done' : '', 'aria-current': i === idx ? 'step' : undefined }, label(s)))) : null,
-    active && tr.eta_seconds !== null ? h('p', { class: 'eta', id: 't-eta' }, `${t('arrivingIn')} ${fmtEta(tr.eta_seconds)}`) : null,
+    active && toRecipient(tr) !== null ? h('p', { class: 'eta', id: 't-eta' }, `${t('arrivingTo')} ${fmtEta(toRecipient(tr))}`) : null,
+    active && tr.next_stop === 'pickup' ? h('p', { id: 't-pickup-first' }, t('toPickupFirst')) : null,
+    tr.promised_at && !['cancelled', 'failed', 'returned', 'returning'].includes(tr.status) ? h('p', { id: 't-promise' }, `${t('promisedFor')} ${fmtClock(tr.promised_at)}`) : null,
     h('p', null, `${t('destination')}: ${tr.dropoff_address}`),
     tr.delivery_pin && !['completed', 'cancelled', 'failed', 'returned'].includes(tr.status)
       ? h('div', { class: 'pin' }, h('span', null, t('deliveryPin')), h('strong', { id: 't-pin' }, tr.delivery_pin), h('small', null, t('pinHint')))
@@ -72,14 +89,21 @@ function render(tr: Tracking | null) {
     h('p', { class: 'muted' }, `${t('updated')}: ${fmtTime(new Date().toISOString())}`),
   );
   const at = toLatLng(tr.driver_location);
+  const dest = toLatLng(tr.dropoff_location);
   const mapEl = $('#t-map');
   mapEl.hidden = !at;
   mapEl.dataset.driver = at ? `${at[0]},${at[1]}` : '';
+  mapEl.dataset.destination = dest ? `${dest[0]},${dest[1]}` : '';
   if (map && at) {
     if (!marker) marker = L.circleMarker(at, { radius: 9, color: COLORS.busy, fillColor: COLORS.busy, fillOpacity: 0.9 }).bindTooltip(t('driver')).addTo(map);
     else marker.setLatLng(at);
+    // The recipient's address: a marker of its own, so "how far" reads off the map.
+    if (dest && !destination) destination = L.circleMarker(dest, { radius: 10, color: COLORS.dropoff, fillColor: '#fff', fillOpacity: 1, weight: 4 }).bindTooltip(t('yourAddress'), { permanent: true, direction: 'top' }).addTo(map);
     map.invalidateSize();
-    map.setView(at, map.getZoom());
+    if (dest && !fitted) {
+      map.fitBounds(L.latLngBounds([at, dest]), { padding: [40, 40], maxZoom: 16 });
+      fitted = true;
+    } else if (!dest) map.setView(at, map.getZoom());
   }
 }
 
