@@ -1,12 +1,13 @@
 import path from 'node:path';
 import { defineConfig } from 'vite';
 
-// Two pages (console, tracking) built to dist/web and served by the API server under /console (src/platform/web.ts).
+// The pages (console, tracking, driver) built to dist/web and served by the API server (src/platform/web.ts); their
+// scripts under /console/assets. web/static (the service worker, manifests, icons) is copied as is.
 const root = import.meta.dirname;
 export default defineConfig({
   root,
   base: '/console/',
-  publicDir: false,
+  publicDir: path.resolve(root, 'static'),
   logLevel: 'warn',
   build: {
     outDir: path.resolve(root, '../dist/web'),
@@ -16,7 +17,11 @@ export default defineConfig({
     // Leaflet and the pages' code; the budget (300 KB compressed) is checked by test/web/console.browser.test.ts.
     chunkSizeWarningLimit: 400,
     rollupOptions: {
-      input: { console: path.resolve(root, 'console/index.html'), tracking: path.resolve(root, 'tracking/index.html') },
+      input: {
+        console: path.resolve(root, 'console/index.html'),
+        tracking: path.resolve(root, 'tracking/index.html'),
+        driver: path.resolve(root, 'driver/index.html'),
+      },
     },
   },
 });

@@ -6,8 +6,9 @@ import { AppError } from './errors.js';
 
 /**
  * The browser pages, built by `npm run build` (Vite, web/ → dist/web/) and served by this server:
- * the dispatcher console at /console and the recipient tracking page at /track/:token (also answered
- * for a browser opening the recipient link itself, /api/v1/public/tracking/:token with `Accept: text/html`).
+ * the dispatcher console at /console, the recipient tracking page at /track/:token (also answered
+ * for a browser opening the recipient link itself, /api/v1/public/tracking/:token with `Accept: text/html`), and the
+ * installable pages (`PWA_PAGES`: the driver app at /driver/), each with its manifest, icons and service worker.
  * Hashed assets are immutable for a year; the HTML is revalidated. Compressed (brotli or gzip, by
  * Accept-Encoding). A Content-Security-Policy allowing only what the pages load: their own scripts and
  * styles, the map tile server (MAP_TILE_URL) for images, the API for data.
@@ -74,9 +75,18 @@ const TYPES: Record<string, string> = {
   '.png': 'image/png',
   '.json': 'application/json',
   '.ico': 'image/x-icon',
+  '.webmanifest': 'application/manifest+json',
   '.map': 'application/json',
 };
-const COMPRESSIBLE = new Set(['.js', '.css', '.html', '.svg', '.json', '.map']);
+const COMPRESSIBLE = new Set(['.js', '.css', '.html', '.svg', '.json', '.map', '.webmanifest']);
+
+/**
+ * Installable pages (web apps with a manifest and a service worker), served under /<name>/ (the service worker's scope):
+ * `/<name>/` the page, `/<name>/sw.js` the shared service worker (web/static/pwa/sw.js), `/<name>/manifest.webmanifest`
+ * (web/static/pwa/<name>.webmanifest), `/<name>/icons/*` (web/static/pwa/icons). `/<name>` redirects to `/<name>/`.
+ */
+export const PWA_PAGES = ['driver'] as const;
+type PageName = 'console' | 'tracking' | (typeof PWA_PAGES)[number];
 
 interface Asset {
   type: string;
@@ -127,7 +137,7 @@ export async function registerWeb(app: FastifyInstance, raw: { MAP_TILE_URL?: st
   const withSettings = (html: string) =>
     html.replace('<meta name="map-tiles" content="">', `<meta name="map-tiles" content="${escape(settings.tileUrl)}" data-attribution="${escape(settings.tileAttribution)}">`);
 
-  async function page(req: FastifyRequest, reply: FastifyReply, name: 'console' | 'tracking') {
+  async function page(req: FastifyRequest, reply: FastifyReply, name: PageName) {
     const a = await load(`${name}/index.html`, withSettings);
     if (!a) throw new AppError(503, 'WEB_NOT_BUILT', 'The web pages are not built: run `npm run build`');
     reply.header('content-security-policy', csp).header('x-frame-options', 'DENY').header('referrer-policy', 'no-referrer');
@@ -145,6 +155,29 @@ export async function registerWeb(app: FastifyInstance, raw: { MAP_TILE_URL?: st
     // Vite names assets by content hash: a changed file has a new name.
     return send(req, reply, a, 'public, max-age=31536000, immutable');
   });
+
+  for (const name of PWA_PAGES) {
+    app.get(`/${name}`, hidden, (_req, reply) => reply.redirect(`/${name}/`, 308));
+    app.get(`/${name}/`, hidden, (req, reply) => page(req, reply, name));
+    app.get(`/${name}/sw.js`, hidden, async (req, reply) => {
+      const a = await load('pwa/sw.js');
+      if (!a) throw AppError.notFound('Asset');
+      // Revalidated, so a new worker is found at the next visit; allowed to control the page's scope only.
+      reply.header('service-worker-allowed', `/${name}/`);
+      return send(req, reply, a, 'no-cache');
+    });
+    app.get(`/${name}/manifest.webmanifest`, hidden, async (req, reply) => {
+      const a = await load(`pwa/${name}.webmanifest`);
+      if (!a) throw AppError.notFound('Asset');
+      return send(req, reply, a, 'no-cache');
+    });
+    app.get(`/${name}/icons/:file`, hidden, async (req, reply) => {
+      const file = (req.params as { file: string }).file;
+      const a = /^[A-Za-z0-9._-]+\.png$/.test(file) ? await load(`pwa/icons/${file}`) : null;
+      if (!a) throw AppError.notFound('Asset');
+      return send(req, reply, a, 'public, max-age=86400');
+    });
+  }
 
   // A recipient opening the link of a message in a browser gets the tracking page; the page (and any
   // API client) reads the same address as JSON.

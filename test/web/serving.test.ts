@@ -79,6 +79,32 @@ describe('console pages', () => {
     expect((await get(`/track/${token}`)).body).toContain('<body class="tracking">');
   });
 
+  it('serves the installable driver app under its scope: the page, its service worker, manifest and icons', async () => {
+    const bare = await get('/driver');
+    expect(bare.statusCode).toBe(308);
+    expect(bare.headers.location).toBe('/driver/');
+    const page = await get('/driver/');
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['cache-control']).toBe('no-cache');
+    expect(page.headers['content-security-policy']).toContain("manifest-src 'self'");
+    expect(page.body).toContain('<link rel="manifest" href="/driver/manifest.webmanifest">');
+    expect(page.body).toMatch(/\/console\/assets\/driver-[^"]+\.js/);
+    const sw = await get('/driver/sw.js');
+    expect(sw.statusCode).toBe(200);
+    expect(sw.headers['content-type']).toContain('text/javascript');
+    expect(sw.headers['service-worker-allowed']).toBe('/driver/');
+    expect(sw.headers['cache-control']).toBe('no-cache');
+    const manifest = await get('/driver/manifest.webmanifest');
+    expect(manifest.headers['content-type']).toContain('application/manifest+json');
+    expect(manifest.json()).toMatchObject({ start_url: '/driver/', scope: '/driver/', display: 'standalone' });
+    for (const icon of manifest.json().icons as { src: string }[]) {
+      const r = await get(icon.src);
+      expect(r.statusCode, icon.src).toBe(200);
+      expect(r.headers['content-type']).toBe('image/png');
+    }
+    for (const bad of ['/driver/icons/nope.png', '/driver/icons/..%2F..%2Fpackage.json', '/driver/icons/sw.js']) expect((await get(bad)).statusCode, bad).toBe(404);
+  });
+
   it('answers 503 with a problem when the pages are not built', async () => {
     const app = Fastify();
     const dir = mkdtempSync(path.join(os.tmpdir(), 'web-empty-'));

@@ -17,14 +17,16 @@ interface Tokens {
   user: User;
 }
 
-const KEY = 'console.session';
-let tokens: Tokens | null = (() => {
+let KEY = 'console.session';
+let store: Storage = sessionStorage;
+const read = (): Tokens | null => {
   try {
-    return JSON.parse(sessionStorage.getItem(KEY) ?? 'null') as Tokens | null;
+    return JSON.parse(store.getItem(KEY) ?? 'null') as Tokens | null;
   } catch {
     return null;
   }
-})();
+};
+let tokens: Tokens | null = read();
 let refreshing: Promise<boolean> | null = null;
 /** Why a session ended: the user logged out, or the server refused to renew it (expired, revoked). */
 export type SessionEnd = 'logout' | 'expired';
@@ -32,8 +34,18 @@ const listeners = new Set<(why: SessionEnd) => void>();
 
 function save(next: Tokens | null) {
   tokens = next;
-  if (next) sessionStorage.setItem(KEY, JSON.stringify(next));
-  else sessionStorage.removeItem(KEY);
+  if (next) store.setItem(KEY, JSON.stringify(next));
+  else store.removeItem(KEY);
+}
+
+/**
+ * Where the session is kept (default: this tab, `sessionStorage`). An installed app keeps it in `localStorage`
+ * under its own key, so reopening it finds the driver still logged in. Call before anything else of this module.
+ */
+export function keepSessionIn(storage: Storage, key: string): void {
+  store = storage;
+  KEY = key;
+  tokens = read();
 }
 
 export const session = {
@@ -72,6 +84,9 @@ async function authFetch(input: Request): Promise<Response> {
 }
 
 export const api = createClient<paths>({ baseUrl: '', fetch: authFetch });
+
+/** A plain fetch with the session's bearer token (and the same refresh on 401), for what the typed client cannot send (a binary upload). */
+export const authorizedFetch = (url: string, init?: RequestInit): Promise<Response> => authFetch(new Request(url, init));
 
 export interface Problem {
   status: number;

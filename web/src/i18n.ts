@@ -1,5 +1,8 @@
 /** Spanish (default: the users are in Spanish-speaking markets) and English labels. */
+import { driverEn, driverEs } from './i18n-driver';
+
 const es = {
+  ...driverEs,
   title: 'Consola de despacho',
   login: 'Iniciar sesión',
   email: 'Correo electrónico',
@@ -174,6 +177,7 @@ const es = {
 };
 type Key = keyof typeof es;
 const en: Record<Key, string> = {
+  ...driverEn,
   title: 'Dispatch console',
   login: 'Log in',
   email: 'Email',

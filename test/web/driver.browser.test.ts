@@ -1,0 +1,386 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { api, login, startServer, stopServer, type ServerProcess } from '../hardening/server-process.js';
+
+/**
+ * The driver app (/driver/) in a real browser on a phone profile (360 × 640, touch, Spanish), against the real
+ * server on the embedded database with the demo seed: installable (manifest, service worker controlling the page),
+ * drivers only, a delivery whose network is cut in the middle (the proof done offline reaches the server once), the
+ * app reopened offline. Screenshots in test-artifacts/driver-*.png; the measured figures in
+ * test-artifacts/driver-figures.json (docs/driver-app.md quotes them). Skipped, with a message, without chromium.
+ */
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const ARTIFACTS = path.join(ROOT, 'test-artifacts');
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p): p is string => !!p && existsSync(p));
+if (!CHROMIUM) console.warn('SKIPPED test/web/driver.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)');
+const ON_POSTGRES = !!process.env.TEST_DATABASE_URL;
+if (CHROMIUM && ON_POSTGRES) console.warn('SKIPPED test/web/driver.browser.test.ts on the PostgreSQL pass: its server uses the embedded database (run in the PGlite pass)');
+
+const pt = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
+/** A drive from the pickup towards the drop-off, in La Paz (the demo territory). */
+const ROUTE = Array.from({ length: 8 }, (_, i) => ({ latitude: -16.499 - i * 0.0015, longitude: -68.1335 + i * 0.0017 }));
+
+describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () => {
+  let server: ServerProcess;
+  let browser: Browser;
+  let dataDir: string;
+  let admin: string;
+  let driverId: string;
+  const problems: string[] = [];
+  const figures: Record<string, unknown> = {};
+
+  beforeAll(async () => {
+    const built = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build-if-stale.mjs'), '--web'], { cwd: ROOT, encoding: 'utf8' });
+    if (built.status !== 0) throw new Error(`web build failed:\n${built.stdout}\n${built.stderr}`);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'driver-browser-'));
+    server = await startServer({ databaseUrl: '', env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none' }, timeoutMs: 240_000 });
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    admin = await login(server.baseUrl, 'admin@demo.test');
+    const drivers = await api(server.baseUrl, admin, 'GET', '/drivers?status=approved');
+    driverId = drivers.body.data.find((d: { display_name: string }) => d.display_name === 'Demo driver').id;
+    expect((await api(server.baseUrl, admin, 'PATCH', `/drivers/${driverId}`, { capacity: 5 })).status).toBe(200);
+  }, 300_000);
+
+  afterAll(async () => {
+    writeFileSync(path.join(ARTIFACTS, 'driver-figures.json'), `${JSON.stringify(figures, null, 2)}\n`);
+    await browser?.close();
+    if (server) await stopServer(server);
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  function watch(page: Page) {
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.stack ?? e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push(`csp: ${m.text()}`);
+    });
+  }
+  const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `driver-${name}.png`) });
+
+  const phone = (extra: Parameters<Browser['newContext']>[0] = {}) =>
+    browser.newContext({
+      viewport: { width: 360, height: 640 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+      hasTouch: true,
+      locale: 'es-BO',
+      geolocation: ROUTE[0],
+      permissions: ['geolocation'],
+      ...extra,
+    });
+
+  async function logIn(page: Page, email: string) {
+    await page.getByLabel('Correo electrónico').fill(email);
+    await page.getByLabel('Contraseña').fill('Demo-pass-2026');
+    await page.getByRole('button', { name: 'Iniciar sesión' }).click();
+  }
+
+  const trip = async (id: string) => (await api(server.baseUrl, admin, 'GET', `/trips/${id}`)).body;
+  const driverNow = async () => ((await api(server.baseUrl, admin, 'GET', '/drivers?status=approved&limit=100')).body.data as { id: string; available: boolean; last_location: { coordinates: number[] } | null }[]).find((d) => d.id === driverId)!;
+  async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await read();
+      if (ok(v)) return v;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)?.slice(0, 400)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  it('installable: manifest, icons, a service worker controlling /driver/; drivers only; the session survives a reload', async () => {
+    const base = server.baseUrl;
+    const context = await phone();
+    const page = await context.newPage();
+    watch(page);
+    const res = await page.goto(`${base}/driver`);
+    expect(res!.status()).toBe(200);
+    expect(page.url()).toBe(`${base}/driver/`);
+    expect(res!.headers()['content-security-policy']).toContain("script-src 'self'");
+
+    const manifestHref = await page.locator('link[rel="manifest"]').getAttribute('href');
+    const m = await (await fetch(new URL(manifestHref!, base))).json();
+    expect(m).toMatchObject({ start_url: '/driver/', scope: '/driver/', display: 'standalone', lang: 'es' });
+    expect(m.name).toBeTruthy();
+    for (const size of ['192x192', '512x512']) {
+      const icon = m.icons.find((i: { sizes: string }) => i.sizes === size);
+      const r = await fetch(new URL(icon.src, base));
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toBe('image/png');
+    }
+    const sw = await fetch(`${base}/driver/sw.js`);
+    expect(sw.headers.get('content-type')).toContain('javascript');
+    expect(sw.headers.get('service-worker-allowed')).toBe('/driver/');
+    expect(sw.headers.get('cache-control')).toBe('no-cache');
+    // The worker takes control of the page (install criteria: a fetch handler controlling the start URL).
+    await page.waitForFunction(() => navigator.serviceWorker?.controller !== null && navigator.serviceWorker?.controller !== undefined, null, { timeout: 30_000 });
+    expect(await page.evaluate(() => navigator.serviceWorker.controller!.scriptURL)).toBe(`${base}/driver/sw.js`);
+
+    // Another role is told where to go, in a sentence.
+    await logIn(page, 'dispatch@demo.test');
+    await page.locator('[data-wrong-role]').waitFor();
+    expect(await page.locator('[data-wrong-role]').textContent()).toContain('/console');
+    await shot(page, '01-wrong-role');
+    await page.getByRole('button', { name: 'Volver' }).click();
+    await logIn(page, 'driver@demo.test');
+    await page.locator('.d-top .d-name', { hasText: 'Demo driver' }).waitFor();
+    await page.reload();
+    await page.locator('.d-top .d-name', { hasText: 'Demo driver' }).waitFor();
+    // Touch targets: every button of the page at least 44 px high, nothing wider than the phone.
+    const small = await page.$$eval('button, a.d-btn, select, input:not([type=file])', (els) =>
+      els.filter((e) => (e as HTMLElement).offsetParent !== null && e.getBoundingClientRect().height < 44).map((e) => e.outerHTML.slice(0, 80)),
+    );
+    expect(small).toEqual([]);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await context.close();
+  }, 120_000);
+
+  it('a delivery with the network cut in the middle: accept, pickup PIN, drive, offline delivery with PIN, photo and signature, reopened offline, back online — delivered with its proof once', async () => {
+    const base = server.baseUrl;
+    const created = await api(base, admin, 'POST', '/trips', { pickup_location: pt(-68.1335, -16.499), pickup_address: 'Av. 16 de Julio 1490', dropoff_location: pt(-68.12, -16.51), dropoff_address: 'Calle Sagárnaga 213', notes: 'Timbre 2B' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    const pins = await trip(id);
+
+    const context = await phone();
+    let page = await context.newPage();
+    watch(page);
+    await page.goto(`${base}/driver/`);
+    await logIn(page, 'driver@demo.test');
+    await page.locator('.d-top .d-name', { hasText: 'Demo driver' }).waitFor();
+    await page.waitForFunction(() => !!navigator.serviceWorker?.controller, null, { timeout: 30_000 });
+    // On duty (the profile loaded first: the button is enabled once it is known).
+    await page.locator('#duty:not([disabled])').waitFor();
+    if ((await page.locator('#duty[aria-pressed="false"]').count()) > 0) await page.locator('#duty').click();
+    await page.locator('#duty[aria-pressed="true"]').waitFor();
+    expect((await driverNow()).available).toBe(true);
+
+    // The offer arrives (the next poll), with its countdown; accept it.
+    const assigned = await api(base, admin, 'POST', `/trips/${id}/assign`, { driver_id: driverId });
+    expect(assigned.status, JSON.stringify(assigned.body)).toBe(200);
+    const offer = page.locator(`[data-offer="${id}"]`);
+    await offer.waitFor({ timeout: 30_000 });
+    await expect.poll(() => offer.locator('[data-countdown]').textContent()).toMatch(/\d+:\d\d/);
+    await shot(page, '02-offer');
+    await offer.locator('[data-action="accept"]').click();
+    await until('accepted', () => trip(id), (t) => t.status === 'accepted');
+
+    // The route: the pickup is the next stop, with the navigation links; the pickup PIN.
+    await page.locator('[data-tab="route"]').click();
+    await page.locator(`.d-next[data-next-trip="${id}"]`).waitFor();
+    expect(await page.locator('.d-next a[href^="geo:"]').count()).toBe(1);
+    expect(await page.locator('.d-next a[href*="google.com/maps"]').count()).toBe(1);
+    await page.locator('#map[data-stops]').waitFor();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await shot(page, '03-route-pickup');
+    await page.locator('#pickup-pin').fill(pins.pickup_pin);
+    await page.getByRole('button', { name: 'Confirmar recogida y salir' }).click();
+    await until('in transit', () => trip(id), (t) => t.status === 'in_transit');
+
+    // Drive: the phone moves; its points reach the server in batches.
+    for (const at of ROUTE.slice(1, 5)) {
+      await context.setGeolocation(at);
+      await page.evaluate(() => new Promise((r) => setTimeout(r, 0)));
+    }
+    await until('the driver moved', driverNow, (d) => (d.last_location?.coordinates[0] ?? -99) > -68.1335, 60_000);
+
+    // The network goes; the delivery is done offline: PIN, a camera photo (a large one: resized), a signature.
+    await context.setOffline(true);
+    await page.locator('#net[data-online="false"]').waitFor();
+    for (const at of ROUTE.slice(5)) await context.setGeolocation(at);
+    await page.locator(`.d-next[data-next-trip="${id}"][data-status="in_transit"]`).waitFor();
+    await page.locator('#delivery-pin').fill(pins.delivery_pin);
+    const photo = await bigPhoto();
+    await page.locator('#delivery-photo').setInputFiles({ name: 'camera.jpg', mimeType: 'image/jpeg', buffer: photo });
+    await page.locator('.d-photo[data-ready="true"]').first().waitFor();
+    await page.locator('.d-sign').scrollIntoViewIfNeeded();
+    const pad = await page.locator('.d-sign').boundingBox();
+    await page.mouse.move(pad!.x + 20, pad!.y + 40);
+    await page.mouse.down();
+    for (let i = 1; i <= 10; i++) await page.mouse.move(pad!.x + 20 + i * 25, pad!.y + 40 + (i % 2) * 50);
+    await page.mouse.up();
+    await page.locator('.d-sign[data-drawn="true"]').waitFor();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await shot(page, '04-delivery-form');
+    await page.locator('#confirm-delivery').click();
+    await page.locator('#status[data-queue="2"]').waitFor();
+    expect((await trip(id)).status).toBe('in_transit');
+    await page.locator('[data-tab="today"]').click();
+    await page.locator('#queue li[data-op="trip.verify_delivery"]').waitFor();
+    await shot(page, '05-offline-queued');
+
+    // The app is closed in the tunnel and opened again: the shell from the service worker, the queued work from IndexedDB.
+    await page.close();
+    page = await context.newPage();
+    watch(page);
+    const reopened = await page.goto(`${base}/driver/`);
+    expect(reopened!.ok()).toBe(true);
+    await page.locator('.d-top .d-name', { hasText: 'Demo driver' }).waitFor();
+    await page.locator('#net[data-online="false"]').waitFor();
+    await page.locator('#queue li[data-op="trip.verify_delivery"]').waitFor();
+    await page.locator('[data-banner="offline"]').waitFor();
+    await shot(page, '06-reopened-offline');
+    expect((await trip(id)).status).toBe('in_transit');
+
+    // Back online: the queue drains; the server has the delivery, its photo proof and the points, once.
+    await context.setOffline(false);
+    await page.locator('#status[data-queue="0"][data-points="0"]').waitFor({ timeout: 60_000 });
+    const done = await until('completed', () => trip(id), (t) => t.status === 'completed');
+    expect(done.status).toBe('completed');
+    const proofs = (await api(base, admin, 'GET', `/trips/${id}/proofs`)).body.data as { stage: string; evidence: { type: string; storage_key: string } | null }[];
+    expect(proofs.map((p) => p.stage).sort()).toEqual(['delivery', 'pickup']);
+    const delivery = proofs.find((p) => p.stage === 'delivery')!;
+    expect(delivery.evidence?.type).toBe('photo');
+    const stored = await fetch(`${base}/api/v1/storage/objects/${delivery.evidence!.storage_key}`, { headers: { authorization: `Bearer ${admin}` } });
+    expect(stored.status).toBe(200);
+    expect(stored.headers.get('content-type')).toBe('image/jpeg');
+    const bytes = Buffer.from(await stored.arrayBuffer());
+    // Resized in the browser: smaller than the camera's file, at most 1600 px wide.
+    expect(bytes.length).toBeLessThan(photo.length);
+    expect(jpegWidth(bytes)).toBeLessThanOrEqual(1600);
+    await page.locator('[data-note="ok"]').first().waitFor();
+    await shot(page, '07-back-online');
+
+    // Reloading and pushing again applies nothing twice.
+    await page.reload();
+    await page.locator('#status[data-queue="0"]').waitFor();
+    expect(((await api(base, admin, 'GET', `/trips/${id}/proofs`)).body.data as unknown[]).length).toBe(2);
+    await context.close();
+    expect(problems).toEqual([]);
+  }, 240_000);
+
+  it('a trip cancelled while the driver is offline: the queued step is refused in words; a wrong PIN says how many tries remain', async () => {
+    const base = server.baseUrl;
+    const mk = async (dropoff: string) => {
+      const r = await api(base, admin, 'POST', '/trips', { pickup_location: pt(-68.1335, -16.499), pickup_address: 'Av. 16 de Julio 1490', dropoff_location: pt(-68.125, -16.505), dropoff_address: dropoff });
+      expect(r.status).toBe(201);
+      expect((await api(base, admin, 'POST', `/trips/${r.body.id}/assign`, { driver_id: driverId })).status).toBe(200);
+      return r.body.id as string;
+    };
+    const a = await mk('Calle Cancelada 1');
+    const driver = await login(base, 'driver@demo.test');
+    expect((await api(base, driver, 'POST', `/driver/trips/${a}/accept`)).status).toBe(200);
+
+    const context = await phone();
+    const page = await context.newPage();
+    watch(page);
+    await page.goto(`${base}/driver/`);
+    await logIn(page, 'driver@demo.test');
+    await page.locator('[data-tab="route"]').click();
+    await page.locator(`.d-next[data-next-trip="${a}"]`).waitFor({ timeout: 30_000 });
+    // A wrong pickup PIN, online: the tries left, in Spanish.
+    const pins = await trip(a);
+    await page.locator('#pickup-pin').fill(pins.pickup_pin === '0000' ? '1111' : '0000');
+    await page.getByRole('button', { name: 'Confirmar recogida y salir' }).click();
+    await page.locator('[data-note="error"]', { hasText: 'quedan 4 intentos' }).waitFor();
+    await shot(page, '08-wrong-pin');
+
+    await context.setOffline(true);
+    await page.locator('#net[data-online="false"]').waitFor();
+    await page.locator(`.d-next[data-next-trip="${a}"]`).waitFor();
+    await page.locator('#pickup-pin').fill(pins.pickup_pin);
+    await page.getByRole('button', { name: 'Confirmar recogida y salir' }).click();
+    await page.locator('#status[data-queue="2"]').waitFor();
+    expect((await api(base, admin, 'POST', `/trips/${a}/status`, { status: 'cancelled', reason: 'customer called' })).status).toBe(200);
+    await context.setOffline(false);
+    await page.locator('[data-note="warn"]', { hasText: 'el viaje cambió mientras tanto' }).waitFor({ timeout: 60_000 });
+    await page.locator('#status[data-queue="0"]').waitFor();
+    expect((await trip(a)).status).toBe('cancelled');
+    await shot(page, '09-conflict');
+    await context.close();
+    expect(problems).toEqual([]);
+  }, 180_000);
+
+  it('figures: first-load script size, time to interactive on a slowed phone, queue drain after 10 minutes of offline GPS', async () => {
+    const base = server.baseUrl;
+    const html = await (await fetch(`${base}/driver/`)).text();
+    const scripts = [...html.matchAll(/(?:src|href)="(\/console\/assets\/[^"]+\.js)"/g)].map((m) => m[1]!);
+    let br = 0;
+    let gz = 0;
+    for (const s of scripts) {
+      br += Number((await fetch(`${base}${s}`, { headers: { 'accept-encoding': 'br' } })).headers.get('content-length'));
+      gz += Number((await fetch(`${base}${s}`, { headers: { 'accept-encoding': 'gzip' } })).headers.get('content-length'));
+    }
+    figures.first_load_script_bytes = { brotli: br, gzip: gz, files: scripts.length };
+    expect(gz).toBeLessThanOrEqual(150 * 1024);
+
+    // Time to interactive: a cold start (no cache, no worker) with the CPU slowed 4× and a slow 4G-like network.
+    const context = await phone({ serviceWorkers: 'block' });
+    const page = await context.newPage();
+    watch(page);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
+    await cdp.send('Network.enable');
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 150, downloadThroughput: (1.6 * 1024 * 1024) / 8, uploadThroughput: (750 * 1024) / 8 });
+    await page.goto(`${base}/driver/`);
+    await page.locator('body[data-ready="true"]').waitFor();
+    figures.time_to_interactive_ms = Math.round(await page.evaluate(() => (window as unknown as { driverReadyAt: number }).driverReadyAt));
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    await logIn(page, 'driver@demo.test');
+    await page.locator('#status').waitFor();
+
+    // Ten minutes offline on the move: one point every 5 s is 120 points waiting in IndexedDB (written as the app writes them).
+    await context.setOffline(true);
+    await page.locator('#net[data-online="false"]').waitFor();
+    const t0 = Date.now() - 600_000;
+    await page.evaluate(async (start) => {
+      const db = await new Promise<IDBDatabase>((resolve, reject) => {
+        const r = indexedDB.open('pwa:driver', 1);
+        r.onsuccess = () => resolve(r.result);
+        r.onerror = () => reject(r.error);
+      });
+      const tx = db.transaction('points', 'readwrite');
+      for (let i = 0; i < 120; i++) {
+        tx.objectStore('points').put({ client_point_id: `drain-${i}`, location: { type: 'Point', coordinates: [-68.13 + i * 0.0001, -16.5 - i * 0.0001] }, recorded_at: new Date(start + i * 5000).toISOString(), accuracy_m: 8 });
+      }
+      await new Promise((r) => (tx.oncomplete = r));
+    }, t0);
+    const drainStart = Date.now();
+    await context.setOffline(false);
+    await page.locator('#status[data-points="0"]').waitFor({ timeout: 60_000 });
+    figures.queue_drain_ms_120_points = Date.now() - drainStart;
+    await context.close();
+    expect(problems).toEqual([]);
+  }, 180_000);
+
+  /** A camera-sized JPEG (3000 × 2000, noisy so it does not compress to nothing), drawn by the browser. */
+  async function bigPhoto(): Promise<Buffer> {
+    const ctx: BrowserContext = await browser.newContext();
+    const p = await ctx.newPage();
+    const b64 = await p.evaluate(() => {
+      const c = document.createElement('canvas');
+      c.width = 3000;
+      c.height = 2000;
+      const g = c.getContext('2d')!;
+      const img = g.createImageData(3000, 2000);
+      for (let i = 0; i < img.data.length; i += 4) {
+        img.data[i] = (i * 7) % 255;
+        img.data[i + 1] = Math.random() * 255;
+        img.data[i + 2] = (i / 4000) % 255;
+        img.data[i + 3] = 255;
+      }
+      g.putImageData(img, 0, 0);
+      return c.toDataURL('image/jpeg', 0.92).split(',')[1]!;
+    });
+    await ctx.close();
+    return Buffer.from(b64, 'base64');
+  }
+});
+
+/** The width of a baseline or progressive JPEG (its SOF marker). */
+function jpegWidth(b: Buffer): number {
+  let i = 2;
+  while (i < b.length) {
+    const marker = b[i + 1]!;
+    const len = b.readUInt16BE(i + 2);
+    if (marker >= 0xc0 && marker <= 0xc2) return b.readUInt16BE(i + 7);
+    i += 2 + len;
+  }
+  return -1;
+}
