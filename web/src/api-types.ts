@@ -3470,9 +3470,9 @@ export interface paths {
         };
         /**
          * One delivery with its body and attempts
-         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404).
+         * @description Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own (another's is 404), which receive only what their owner may read (see `scope`).
          *
-         *     **Access**: roles `administrator`, `comercio`.
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
          */
         get: operations["getWebhookDelivery"];
         put?: never;
@@ -3494,9 +3494,9 @@ export interface paths {
         put?: never;
         /**
          * Sends one delivery's event again
-         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404). A new delivery with the same event id and body (signed anew), outside the per-resource order. 409 WEBHOOK_SUBSCRIPTION_INACTIVE on an inactive subscription; limited like test events.
+         * @description Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own (another's is 404), which receive only what their owner may read (see `scope`). A new delivery with the same event id and body (signed anew), outside the per-resource order. 409 WEBHOOK_SUBSCRIPTION_INACTIVE on an inactive subscription; limited like test events.
          *
-         *     **Access**: roles `administrator`, `comercio`.
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
          */
         post: operations["redeliverWebhook"];
         delete?: never;
@@ -3514,17 +3514,17 @@ export interface paths {
         };
         /**
          * Webhook subscriptions, newest first
-         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404).
+         * @description Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own (another's is 404), which receive only what their owner may read (see `scope`).
          *
-         *     **Access**: roles `administrator`, `comercio`.
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
          */
         get: operations["listWebhookSubscriptions"];
         put?: never;
         /**
          * Subscribes a URL to events (outbound webhooks)
-         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404). An administrator's subscription receives every event of the organization, a merchant's only those of its records (422 MERCHANT_PROFILE_REQUIRED without a merchant profile). The signing secret is in this response only. 422 WEBHOOK_TARGET_REFUSED for a URL the service will not call, 422 WEBHOOK_SUBSCRIPTION_LIMIT beyond WEBHOOK_MAX_SUBSCRIPTIONS.
+         * @description Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own (another's is 404), which receive only what their owner may read (see `scope`). An administrator's subscription receives every event of the organization, a merchant's only those of its records (422 MERCHANT_PROFILE_REQUIRED without a merchant profile); a dispatcher's or sub-administrator's only those of its scope, and naming a type outside it is 422 WEBHOOK_EVENT_TYPE_OUT_OF_SCOPE. The signing secret is in this response only. 422 WEBHOOK_TARGET_REFUSED for a URL the service will not call, 422 WEBHOOK_SUBSCRIPTION_LIMIT beyond WEBHOOK_MAX_SUBSCRIPTIONS.
          *
-         *     **Access**: roles `administrator`, `comercio`.
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
          */
         post: operations["createWebhookSubscription"];
         delete?: never;
@@ -3542,27 +3542,27 @@ export interface paths {
         };
         /**
          * One webhook subscription
-         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404).
+         * @description Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own (another's is 404), which receive only what their owner may read (see `scope`).
          *
-         *     **Access**: roles `administrator`, `comercio`.
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
          */
         get: operations["getWebhookSubscription"];
         put?: never;
         post?: never;
         /**
          * Deletes a webhook subscription and its delivery log
-         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404).
+         * @description Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own (another's is 404), which receive only what their owner may read (see `scope`).
          *
-         *     **Access**: roles `administrator`, `comercio`.
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
          */
         delete: operations["deleteWebhookSubscription"];
         options?: never;
         head?: never;
         /**
          * Changes a webhook subscription (partial)
-         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404). `active: false` cancels its undelivered deliveries; `active: true` enables a disabled subscription again (the failure streak starts over).
+         * @description Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own (another's is 404), which receive only what their owner may read (see `scope`). `active: false` cancels its undelivered deliveries; `active: true` enables a disabled subscription again (the failure streak starts over).
          *
-         *     **Access**: roles `administrator`, `comercio`.
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
          */
         patch: operations["updateWebhookSubscription"];
         trace?: never;
@@ -3576,9 +3576,9 @@ export interface paths {
         };
         /**
          * The delivery log of a subscription, newest first
-         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404).
+         * @description Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own (another's is 404), which receive only what their owner may read (see `scope`).
          *
-         *     **Access**: roles `administrator`, `comercio`.
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -3600,9 +3600,9 @@ export interface paths {
         put?: never;
         /**
          * Replaces the signing secret, with an overlap
-         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404). The new secret is in this response only. During `overlap_seconds` (default 86400, at most 7 days) deliveries carry two `v1` signatures, one per secret.
+         * @description Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own (another's is 404), which receive only what their owner may read (see `scope`). The new secret is in this response only. During `overlap_seconds` (default 86400, at most 7 days) deliveries carry two `v1` signatures, one per secret.
          *
-         *     **Access**: roles `administrator`, `comercio`.
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -3622,9 +3622,9 @@ export interface paths {
         put?: never;
         /**
          * Queues a `webhook.test` event to the subscription
-         * @description Administrators manage every subscription of the organization; merchant users (`comercio`) only their own (another's is 404). Delivered (signed, logged, retried) like any event. 409 WEBHOOK_SUBSCRIPTION_INACTIVE on an inactive subscription; test events and redeliveries are limited per user (WEBHOOK_TEST_PER_MINUTE, 429 RATE_LIMITED).
+         * @description Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own (another's is 404), which receive only what their owner may read (see `scope`). Delivered (signed, logged, retried) like any event. 409 WEBHOOK_SUBSCRIPTION_INACTIVE on an inactive subscription; test events and redeliveries are limited per user (WEBHOOK_TEST_PER_MINUTE, 429 RATE_LIMITED).
          *
-         *     **Access**: roles `administrator`, `comercio`.
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
          */
         post: operations["sendWebhookTestEvent"];
         delete?: never;
@@ -5798,8 +5798,8 @@ export interface components {
             organization_id: string;
             owner_user_id: string;
             previous_secret_expires_at: string | null;
-            /** @description `organization`: every event of the organization (administrators); `merchant`: the events of the owner merchant's records */
-            scope: "organization" | "merchant";
+            /** @description Set from the creator: `organization` (an administrator): every event of the organization; `dispatch` (a dispatcher): the `trip.*` events; `territories` (a sub-administrator): the events of the territories he holds when each event happens (`trip.*` with `delivery_status`, `order.*` with `orders_status`, `payment_review.*` with `payments_review_view`); `merchant`: the events of the owner merchant's records */
+            scope: "organization" | "dispatch" | "territories" | "merchant";
             /** @description the last characters of the signing secret */
             secret_hint: string;
             /** Format: date-time */
@@ -17757,8 +17757,8 @@ export interface operations {
                         organization_id: string;
                         owner_user_id: string;
                         previous_secret_expires_at: string | null;
-                        /** @description `organization`: every event of the organization (administrators); `merchant`: the events of the owner merchant's records */
-                        scope: "organization" | "merchant";
+                        /** @description Set from the creator: `organization` (an administrator): every event of the organization; `dispatch` (a dispatcher): the `trip.*` events; `territories` (a sub-administrator): the events of the territories he holds when each event happens (`trip.*` with `delivery_status`, `order.*` with `orders_status`, `payment_review.*` with `payments_review_view`); `merchant`: the events of the owner merchant's records */
+                        scope: "organization" | "dispatch" | "territories" | "merchant";
                         /** @description the signing secret, shown only in this response */
                         secret: string;
                         /** @description the last characters of the signing secret */
@@ -17782,7 +17782,7 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
-            /** @description The request is well-formed but breaks a business rule. Codes: `MERCHANT_PROFILE_REQUIRED`, `WEBHOOK_TARGET_REFUSED`, `WEBHOOK_SUBSCRIPTION_LIMIT`. */
+            /** @description The request is well-formed but breaks a business rule. Codes: `MERCHANT_PROFILE_REQUIRED`, `WEBHOOK_EVENT_TYPE_OUT_OF_SCOPE`, `WEBHOOK_TARGET_REFUSED`, `WEBHOOK_SUBSCRIPTION_LIMIT`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18075,8 +18075,8 @@ export interface operations {
                         organization_id: string;
                         owner_user_id: string;
                         previous_secret_expires_at: string | null;
-                        /** @description `organization`: every event of the organization (administrators); `merchant`: the events of the owner merchant's records */
-                        scope: "organization" | "merchant";
+                        /** @description Set from the creator: `organization` (an administrator): every event of the organization; `dispatch` (a dispatcher): the `trip.*` events; `territories` (a sub-administrator): the events of the territories he holds when each event happens (`trip.*` with `delivery_status`, `order.*` with `orders_status`, `payment_review.*` with `payments_review_view`); `merchant`: the events of the owner merchant's records */
+                        scope: "organization" | "dispatch" | "territories" | "merchant";
                         /** @description the signing secret, shown only in this response */
                         secret: string;
                         /** @description the last characters of the signing secret */
