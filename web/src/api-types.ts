@@ -1396,6 +1396,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/exceptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open exceptions (failed, returning, late, stale GPS, rejected again, PIN locked), newest first, with counts
+         * @description Sub-administrators see their territories only (trips by territory, drivers by their territory links). Each exception is also an event on the SSE streams, the outbound webhooks and the administrators' and dispatchers' notification inbox: trip.delivery_failed and trip.returned, trip.delayed (payload promised_at, eta_dropoff_at, late_by_s, grace_min, source eta|overdue: once per crossing of promised_at + delay_grace_min, again only after the ETA came back under), trip.location_stale (driver_id, last_location_at: once per silence; one per active trip, or one with entity_type driver when he carries none), trip.rejected_repeatedly (rejections, threshold, last_reason: at each rejection from rejections_alert_threshold on), trip.pin_locked (stage, attempts). Actions: reassign or unassign (POST /trips/:id/assign, POST /trips/:id/status), close a return (status returned), reset a PIN lock (POST /trips/:id/status {reset_pin_lock}).
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`; sub-administrators need no permission key.
+         */
+        get: operations["listExceptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/finance/charges": {
         parameters: {
             query?: never;
@@ -3323,6 +3345,28 @@ export interface paths {
         patch: operations["updateTripCoordinates"];
         trace?: never;
     };
+    "/api/v1/trips/{id}/promise": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the delivery promise or the scheduled window (staff); audited
+         * @description A window (deliver_after, deliver_before) must end after it starts (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST); promised_at is then its end. promised_at alone moves the promise (in the future, 422 PROMISE_IN_PAST). A trip that ended is 409 INVALID_STATE. Nothing is written on an error. Event trip.updated; the delay alert (trip.delayed) starts over against the new promise.
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`; sub-administrators need the `delivery_status` permission.
+         */
+        patch: operations["updateTripPromise"];
+        trace?: never;
+    };
     "/api/v1/trips/{id}/proofs": {
         parameters: {
             query?: never;
@@ -4043,6 +4087,16 @@ export interface components {
         CreateTripRequest: {
             customer_user_id?: string;
             /**
+             * Format: date-time
+             * @description a scheduled window start (needs deliver_before)
+             */
+            deliver_after?: string;
+            /**
+             * Format: date-time
+             * @description a scheduled window end: the promise; after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST)
+             */
+            deliver_before?: string;
+            /**
              * @description decimal string with at most 2 fraction digits, e.g. "12.50"
              * @example 12.50
              */
@@ -4060,6 +4114,11 @@ export interface components {
             order_id?: string;
             pickup_address: string;
             pickup_location: components["schemas"]["GeoPoint"];
+            /**
+             * Format: date-time
+             * @description default: now + travel estimate (learned speed) + dispatch_buffer_min; must be in the future (422 PROMISE_IN_PAST)
+             */
+            promised_at?: string;
             /** @description phone number, stored in E.164 (e.g. +59171234567); without a +country code it is read as a number of the organization's default_country */
             recipient_phone?: string;
             service_mode?: "marketplace" | "delivery_express";
@@ -4070,7 +4129,7 @@ export interface components {
         CreateWebhookSubscriptionRequest: {
             active?: boolean;
             description?: string | null;
-            event_types: ("*" | "trip.created" | "trip.updated" | "trip.assigned" | "trip.accepted" | "trip.rejected" | "trip.unassigned" | "trip.offer_expired" | "trip.location_updated" | "trip.geofence_entered" | "trip.pickup_verified" | "trip.on_the_way" | "trip.delivery_verified" | "trip.completed" | "trip.delivery_failed" | "trip.returned" | "trip.cancelled" | "order.created" | "order.status_changed" | "payment_review.submitted" | "payment_review.approved" | "payment_review.rejected" | "driver_settlement.created" | "driver_settlement.paid")[];
+            event_types: ("*" | "trip.created" | "trip.updated" | "trip.assigned" | "trip.accepted" | "trip.rejected" | "trip.unassigned" | "trip.offer_expired" | "trip.location_updated" | "trip.geofence_entered" | "trip.pickup_verified" | "trip.on_the_way" | "trip.delivery_verified" | "trip.completed" | "trip.delivery_failed" | "trip.returned" | "trip.cancelled" | "trip.delayed" | "trip.location_stale" | "trip.rejected_repeatedly" | "trip.pin_locked" | "order.created" | "order.status_changed" | "payment_review.submitted" | "payment_review.approved" | "payment_review.rejected" | "driver_settlement.created" | "driver_settlement.paid")[];
             /** @description https URL (http only in development or with WEBHOOK_ALLOW_HTTP); private, loopback and reserved addresses are refused unless WEBHOOK_ALLOW_PRIVATE_TARGETS */
             url: string;
         };
@@ -4324,6 +4383,8 @@ export interface components {
             last_location: components["schemas"]["GeoPoint"] | null;
             last_location_at: string | null;
             last_seen_at: string | null;
+            /** @description on duty (available or carrying trips) and the last GPS fix older than the organization's location_stale_after_s (or none) */
+            location_stale: boolean;
             /** @description the organization (tenant) the resource belongs to */
             organization_id?: string;
             phone: string | null;
@@ -4519,6 +4580,10 @@ export interface components {
              * @example 12.50
              */
             default_delivery_fee: string;
+            /** @description trip.delayed when the ETA passes the promise by more than this many minutes */
+            delay_grace_min: number;
+            /** @description minutes added to preparation and travel in a delivery promise */
+            dispatch_buffer_min: number;
             /**
              * @description decimal string with at most 2 fraction digits, e.g. "12.50"
              * @example 12.50
@@ -4527,8 +4592,12 @@ export interface components {
             /** @description what a failed delivery leads to: return_to_merchant (default: the trip goes to returning until the merchant confirms the return with the pickup PIN) or close (the trip ends as failed) */
             failed_delivery_policy: "return_to_merchant" | "close";
             geofence_radius_m: number;
+            /** @description trip.location_stale when an on-duty driver's last GPS fix is older than this */
+            location_stale_after_s: number;
             /** @description the organization (tenant) the resource belongs to */
             organization_id?: string;
+            /** @description rejections of one trip that raise trip.rejected_repeatedly */
+            rejections_alert_threshold: number;
             /** Format: date-time */
             updated_at: string;
         };
@@ -4619,6 +4688,8 @@ export interface components {
             last_location: components["schemas"]["GeoPoint"] | null;
             last_location_at: string | null;
             last_seen_at: string | null;
+            /** @description on duty (available or carrying trips) and the last GPS fix older than the organization's location_stale_after_s (or none) */
+            location_stale: boolean;
             /** @description the organization (tenant) the resource belongs to */
             organization_id?: string;
             phone: string | null;
@@ -5385,6 +5456,10 @@ export interface components {
             created_at: string;
             currency: string;
             customer_user_id: string | null;
+            /** @description a scheduled order's window start */
+            deliver_after: string | null;
+            /** @description a scheduled order's window end (= promised_at) */
+            deliver_before: string | null;
             /**
              * @description decimal string with at most 2 fraction digits, e.g. "12.50"
              * @example 12.50
@@ -5401,12 +5476,18 @@ export interface components {
             driver_id: string | null;
             dropoff_address: string;
             dropoff_location: components["schemas"]["GeoPoint"];
+            /** @description live ETA at the dropoff (counts the pickup leg and the stops before it); null without a driver or when no longer active */
+            eta_dropoff_at: string | null;
+            /** @description live: recomputed when the driver's GPS arrives, from his position along his remaining stops in order; null once picked up, without a driver or when no longer active */
+            eta_pickup_at: string | null;
+            eta_updated_at: string | null;
             express_request_id: string | null;
             failed_at: string | null;
             failure_note: string | null;
             failure_reason: ("recipient_absent" | "refused" | "wrong_address" | "unsafe_location" | "damaged" | "other") | null;
             id: string;
             in_transit_at: string | null;
+            late_by_s: number | null;
             merchant_id: string | null;
             notes: string | null;
             order_id: string | null;
@@ -5420,6 +5501,8 @@ export interface components {
             /** @description true after 5 wrong pickup PINs; dispatch resets it with POST /trips/:id/status {reset_pin_lock} */
             pickup_pin_locked: boolean;
             plan_id: string | null;
+            /** @description when the delivery was promised: checkout (branch preparation + travel estimate + dispatch_buffer_min), creation (travel + buffer) or a scheduled window (deliver_before); staff may change it (PATCH /trips/:id/promise, audited) */
+            promised_at: string | null;
             returned_at: string | null;
             service_mode: "marketplace" | "delivery_express";
             source_channel: "core" | "chat" | "admin" | "api";
@@ -5499,11 +5582,19 @@ export interface components {
             average_speed_kmh?: number;
             /** @description decimal string >= 0, e.g. "12.50" */
             default_delivery_fee?: string;
+            /** @description trip.delayed once the ETA passes the promise by more than this */
+            delay_grace_min?: number;
+            /** @description minutes added to preparation and travel in a delivery promise */
+            dispatch_buffer_min?: number;
             /** @description decimal string >= 0, e.g. "12.50" */
             driver_flat_fee?: string;
             /** @description what a failed delivery leads to: return_to_merchant (default: the trip goes to returning until the merchant confirms the return with the pickup PIN) or close (the trip ends as failed) */
             failed_delivery_policy?: "return_to_merchant" | "close";
             geofence_radius_m?: number;
+            /** @description trip.location_stale once an on-duty driver's last fix is older than this */
+            location_stale_after_s?: number;
+            /** @description rejections of one trip that raise trip.rejected_repeatedly */
+            rejections_alert_threshold?: number;
         };
         /** UpdateMerchantBranchRequest */
         UpdateMerchantBranchRequest: {
@@ -5656,11 +5747,18 @@ export interface components {
             pickup_address?: string;
             pickup_location?: components["schemas"]["GeoPoint"];
         };
+        /** UpdateTripPromiseRequest */
+        UpdateTripPromiseRequest: {
+            deliver_after?: string | null;
+            deliver_before?: string | null;
+            /** Format: date-time */
+            promised_at?: string;
+        };
         /** UpdateWebhookSubscriptionRequest */
         UpdateWebhookSubscriptionRequest: {
             active?: boolean;
             description?: string | null;
-            event_types?: ("*" | "trip.created" | "trip.updated" | "trip.assigned" | "trip.accepted" | "trip.rejected" | "trip.unassigned" | "trip.offer_expired" | "trip.location_updated" | "trip.geofence_entered" | "trip.pickup_verified" | "trip.on_the_way" | "trip.delivery_verified" | "trip.completed" | "trip.delivery_failed" | "trip.returned" | "trip.cancelled" | "order.created" | "order.status_changed" | "payment_review.submitted" | "payment_review.approved" | "payment_review.rejected" | "driver_settlement.created" | "driver_settlement.paid")[];
+            event_types?: ("*" | "trip.created" | "trip.updated" | "trip.assigned" | "trip.accepted" | "trip.rejected" | "trip.unassigned" | "trip.offer_expired" | "trip.location_updated" | "trip.geofence_entered" | "trip.pickup_verified" | "trip.on_the_way" | "trip.delivery_verified" | "trip.completed" | "trip.delivery_failed" | "trip.returned" | "trip.cancelled" | "trip.delayed" | "trip.location_stale" | "trip.rejected_repeatedly" | "trip.pin_locked" | "order.created" | "order.status_changed" | "payment_review.submitted" | "payment_review.approved" | "payment_review.rejected" | "driver_settlement.created" | "driver_settlement.paid")[];
             /** @description https URL (http only in development or with WEBHOOK_ALLOW_HTTP); private, loopback and reserved addresses are refused unless WEBHOOK_ALLOW_PRIVATE_TARGETS */
             url?: string;
         };
@@ -9383,6 +9481,8 @@ export interface operations {
                         last_location: components["schemas"]["GeoPoint"] | null;
                         last_location_at: string | null;
                         last_seen_at: string | null;
+                        /** @description on duty (available or carrying trips) and the last GPS fix older than the organization's location_stale_after_s (or none) */
+                        location_stale: boolean;
                         /** @description the organization (tenant) the resource belongs to */
                         organization_id: string;
                         phone: string | null;
@@ -10471,6 +10571,78 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["NearbyDriver"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listExceptions: {
+        parameters: {
+            query?: {
+                /** @description opaque: the `next_cursor` of the previous page; a value this API did not issue is 400 VALIDATION_FAILED */
+                cursor?: string;
+                /** @description failed: a delivery closed as failed in the last 24 h; returning: a failed delivery whose goods go back to the merchant (until returned); late: an unfinished trip whose ETA (or the clock) passed promised_at + delay_grace_min; stale_gps: an on-duty driver whose last fix is older than location_stale_after_s; rejected_again: a trip still unaccepted that rejections_alert_threshold drivers rejected; pin_locked: a trip whose pickup or delivery PIN is locked */
+                kind?: "failed" | "returning" | "late" | "stale_gps" | "rejected_again" | "pin_locked";
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description open exceptions per kind in the caller's scope (not limited by kind or the page) */
+                        counts: {
+                            failed: number;
+                            late: number;
+                            pin_locked: number;
+                            rejected_again: number;
+                            returning: number;
+                            stale_gps: number;
+                        };
+                        items: {
+                            /** @description per kind: failure_reason/failure_note; promised_at/eta_dropoff_at/late_by_s; last_location_at/available/active_trips; rejections/last_reason; stage */
+                            detail: {
+                                [key: string]: unknown;
+                            };
+                            driver_id: string | null;
+                            /** @description failed: a delivery closed as failed in the last 24 h; returning: a failed delivery whose goods go back to the merchant (until returned); late: an unfinished trip whose ETA (or the clock) passed promised_at + delay_grace_min; stale_gps: an on-duty driver whose last fix is older than location_stale_after_s; rejected_again: a trip still unaccepted that rejections_alert_threshold drivers rejected; pin_locked: a trip whose pickup or delivery PIN is locked */
+                            kind: "failed" | "returning" | "late" | "stale_gps" | "rejected_again" | "pin_locked";
+                            /** Format: date-time */
+                            since: string;
+                            trip: components["schemas"]["Trip"] | null;
+                            trip_id: string | null;
+                        }[];
+                        next_cursor: string | null;
                     };
                 };
             };
@@ -14452,7 +14624,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description text/event-stream. Frames: `id: <event sequence>`, `event: <type>` (trip.created, trip.assigned, trip.accepted, trip.rejected, trip.offer_expired (an offer not accepted within the acceptance timeout), trip.unassigned, trip.location_updated, trip.geofence_entered, trip.pickup_verified, trip.on_the_way, trip.delivery_verified, trip.completed, trip.cancelled, trip.delivery_failed (a failed delivery: reason, policy), trip.returned (goods back at the merchant), notification.created; `stream.reset`: refetch state, see below), `data: <JSON event>`; a `: heartbeat` comment every 15 s. A `stream.reset` frame (`data: {"type":"stream.reset","reason","last_event_id","resume_from","refetch":true,"resync"}`) means events between the client's `Last-Event-ID` and `resume_from` will not be sent: the client must refetch the state it shows (GET the resources, or POST /mobile/sync/pull), then keep reading: live events follow on the same connection. Reasons: `unknown_event_id` (not a sequence number, or beyond the newest event), `expired_event_id` (older than the oldest event kept), `too_many_missed_events` (more than the replay limit). */
+            /** @description text/event-stream. Frames: `id: <event sequence>`, `event: <type>` (trip.created, trip.assigned, trip.accepted, trip.rejected, trip.offer_expired (an offer not accepted within the acceptance timeout), trip.unassigned, trip.location_updated, trip.geofence_entered, trip.pickup_verified, trip.on_the_way, trip.delivery_verified, trip.completed, trip.cancelled, trip.delivery_failed (a failed delivery: reason, policy), trip.returned (goods back at the merchant), trip.delayed (the ETA passed promised_at + delay_grace_min, once per crossing), trip.location_stale (an on-duty driver's last fix is older than location_stale_after_s), trip.rejected_repeatedly (rejections of one trip reached rejections_alert_threshold), trip.pin_locked (a PIN locked after wrong attempts), trip.updated, notification.created; `stream.reset`: refetch state, see below), `data: <JSON event>`; a `: heartbeat` comment every 15 s. A `stream.reset` frame (`data: {"type":"stream.reset","reason","last_event_id","resume_from","refetch":true,"resync"}`) means events between the client's `Last-Event-ID` and `resume_from` will not be sent: the client must refetch the state it shows (GET the resources, or POST /mobile/sync/pull), then keep reading: live events follow on the same connection. Reasons: `unknown_event_id` (not a sequence number, or beyond the newest event), `expired_event_id` (older than the oldest event kept), `too_many_missed_events` (more than the replay limit). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -14499,7 +14671,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description text/event-stream. Frames: `id: <event sequence>`, `event: <type>` (trip.created, trip.assigned, trip.accepted, trip.rejected, trip.offer_expired (an offer not accepted within the acceptance timeout), trip.unassigned, trip.location_updated, trip.geofence_entered, trip.pickup_verified, trip.on_the_way, trip.delivery_verified, trip.completed, trip.cancelled, trip.delivery_failed (a failed delivery: reason, policy), trip.returned (goods back at the merchant), notification.created; `stream.reset`: refetch state, see below), `data: <JSON event>`; a `: heartbeat` comment every 15 s. A `stream.reset` frame (`data: {"type":"stream.reset","reason","last_event_id","resume_from","refetch":true,"resync"}`) means events between the client's `Last-Event-ID` and `resume_from` will not be sent: the client must refetch the state it shows (GET the resources, or POST /mobile/sync/pull), then keep reading: live events follow on the same connection. Reasons: `unknown_event_id` (not a sequence number, or beyond the newest event), `expired_event_id` (older than the oldest event kept), `too_many_missed_events` (more than the replay limit). */
+            /** @description text/event-stream. Frames: `id: <event sequence>`, `event: <type>` (trip.created, trip.assigned, trip.accepted, trip.rejected, trip.offer_expired (an offer not accepted within the acceptance timeout), trip.unassigned, trip.location_updated, trip.geofence_entered, trip.pickup_verified, trip.on_the_way, trip.delivery_verified, trip.completed, trip.cancelled, trip.delivery_failed (a failed delivery: reason, policy), trip.returned (goods back at the merchant), trip.delayed (the ETA passed promised_at + delay_grace_min, once per crossing), trip.location_stale (an on-duty driver's last fix is older than location_stale_after_s), trip.rejected_repeatedly (rejections of one trip reached rejections_alert_threshold), trip.pin_locked (a PIN locked after wrong attempts), trip.updated, notification.created; `stream.reset`: refetch state, see below), `data: <JSON event>`; a `: heartbeat` comment every 15 s. A `stream.reset` frame (`data: {"type":"stream.reset","reason","last_event_id","resume_from","refetch":true,"resync"}`) means events between the client's `Last-Event-ID` and `resume_from` will not be sent: the client must refetch the state it shows (GET the resources, or POST /mobile/sync/pull), then keep reading: live events follow on the same connection. Reasons: `unknown_event_id` (not a sequence number, or beyond the newest event), `expired_event_id` (older than the oldest event kept), `too_many_missed_events` (more than the replay limit). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -14546,7 +14718,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description text/event-stream. Frames: `id: <event sequence>`, `event: <type>` (trip.created, trip.assigned, trip.accepted, trip.rejected, trip.offer_expired (an offer not accepted within the acceptance timeout), trip.unassigned, trip.location_updated, trip.geofence_entered, trip.pickup_verified, trip.on_the_way, trip.delivery_verified, trip.completed, trip.cancelled, trip.delivery_failed (a failed delivery: reason, policy), trip.returned (goods back at the merchant), notification.created; `stream.reset`: refetch state, see below), `data: <JSON event>`; a `: heartbeat` comment every 15 s. A `stream.reset` frame (`data: {"type":"stream.reset","reason","last_event_id","resume_from","refetch":true,"resync"}`) means events between the client's `Last-Event-ID` and `resume_from` will not be sent: the client must refetch the state it shows (GET the resources, or POST /mobile/sync/pull), then keep reading: live events follow on the same connection. Reasons: `unknown_event_id` (not a sequence number, or beyond the newest event), `expired_event_id` (older than the oldest event kept), `too_many_missed_events` (more than the replay limit). */
+            /** @description text/event-stream. Frames: `id: <event sequence>`, `event: <type>` (trip.created, trip.assigned, trip.accepted, trip.rejected, trip.offer_expired (an offer not accepted within the acceptance timeout), trip.unassigned, trip.location_updated, trip.geofence_entered, trip.pickup_verified, trip.on_the_way, trip.delivery_verified, trip.completed, trip.cancelled, trip.delivery_failed (a failed delivery: reason, policy), trip.returned (goods back at the merchant), trip.delayed (the ETA passed promised_at + delay_grace_min, once per crossing), trip.location_stale (an on-duty driver's last fix is older than location_stale_after_s), trip.rejected_repeatedly (rejections of one trip reached rejections_alert_threshold), trip.pin_locked (a PIN locked after wrong attempts), trip.updated, notification.created; `stream.reset`: refetch state, see below), `data: <JSON event>`; a `: heartbeat` comment every 15 s. A `stream.reset` frame (`data: {"type":"stream.reset","reason","last_event_id","resume_from","refetch":true,"resync"}`) means events between the client's `Last-Event-ID` and `resume_from` will not be sent: the client must refetch the state it shows (GET the resources, or POST /mobile/sync/pull), then keep reading: live events follow on the same connection. Reasons: `unknown_event_id` (not a sequence number, or beyond the newest event), `expired_event_id` (older than the oldest event kept), `too_many_missed_events` (more than the replay limit). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -14651,7 +14823,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description text/event-stream. Frames: `id: <event sequence>`, `event: <type>` (trip.created, trip.assigned, trip.accepted, trip.rejected, trip.offer_expired (an offer not accepted within the acceptance timeout), trip.unassigned, trip.location_updated, trip.geofence_entered, trip.pickup_verified, trip.on_the_way, trip.delivery_verified, trip.completed, trip.cancelled, trip.delivery_failed (a failed delivery: reason, policy), trip.returned (goods back at the merchant), notification.created; `stream.reset`: refetch state, see below), `data: <JSON event>`; a `: heartbeat` comment every 15 s. A `stream.reset` frame (`data: {"type":"stream.reset","reason","last_event_id","resume_from","refetch":true,"resync"}`) means events between the client's `Last-Event-ID` and `resume_from` will not be sent: the client must refetch the state it shows (GET the resources, or POST /mobile/sync/pull), then keep reading: live events follow on the same connection. Reasons: `unknown_event_id` (not a sequence number, or beyond the newest event), `expired_event_id` (older than the oldest event kept), `too_many_missed_events` (more than the replay limit). */
+            /** @description text/event-stream. Frames: `id: <event sequence>`, `event: <type>` (trip.created, trip.assigned, trip.accepted, trip.rejected, trip.offer_expired (an offer not accepted within the acceptance timeout), trip.unassigned, trip.location_updated, trip.geofence_entered, trip.pickup_verified, trip.on_the_way, trip.delivery_verified, trip.completed, trip.cancelled, trip.delivery_failed (a failed delivery: reason, policy), trip.returned (goods back at the merchant), trip.delayed (the ETA passed promised_at + delay_grace_min, once per crossing), trip.location_stale (an on-duty driver's last fix is older than location_stale_after_s), trip.rejected_repeatedly (rejections of one trip reached rejections_alert_threshold), trip.pin_locked (a PIN locked after wrong attempts), trip.updated, notification.created; `stream.reset`: refetch state, see below), `data: <JSON event>`; a `: heartbeat` comment every 15 s. A `stream.reset` frame (`data: {"type":"stream.reset","reason","last_event_id","resume_from","refetch":true,"resync"}`) means events between the client's `Last-Event-ID` and `resume_from` will not be sent: the client must refetch the state it shows (GET the resources, or POST /mobile/sync/pull), then keep reading: live events follow on the same connection. Reasons: `unknown_event_id` (not a sequence number, or beyond the newest event), `expired_event_id` (older than the oldest event kept), `too_many_missed_events` (more than the replay limit). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -16971,6 +17143,73 @@ export interface operations {
                 };
             };
             422: components["responses"]["Unprocessable"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    updateTripPromise: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateTripPromiseRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Trip"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The request conflicts with the current state. Codes: `INVALID_STATE`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request is well-formed but breaks a business rule. Codes: `WINDOW_INVALID`, `PROMISE_IN_PAST`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             500: components["responses"]["ServerError"];
         };
     };

@@ -28,6 +28,8 @@ export const merchantBranch = pgTable(
     openingHours: jsonb('opening_hours').notNull().default(sql`'[]'::jsonb`),
     phone: text('phone'),
     active: boolean('active').notNull().default(true),
+    /** Minutes the branch needs to prepare an order (part of the delivery promise). */
+    preparationMin: integer('preparation_min').notNull().default(15),
     territoryId: text('territory_id'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
@@ -211,6 +213,10 @@ export const checkoutQuote = pgTable(
     total: moneyCol('total').notNull(),
     currency: text('currency').notNull(),
     orderId: text('order_id'),
+    /** The delivery promised with the quote; a scheduled window when the customer chose one. */
+    promisedAt: ts('promised_at'),
+    deliverAfter: ts('deliver_after'),
+    deliverBefore: ts('deliver_before'),
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
@@ -246,6 +252,10 @@ export const merchantOrder = pgTable(
     tripId: text('trip_id'),
     notes: text('notes'),
     statusReason: text('status_reason'),
+    /** The delivery promised at checkout (a scheduled window: deliver_before); the trip inherits it. */
+    promisedAt: ts('promised_at'),
+    deliverAfter: ts('deliver_after'),
+    deliverBefore: ts('deliver_before'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
     /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */

@@ -1,3 +1,4 @@
+import type { Exceptions } from './exceptions.js';
 import { systemActor, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { AppContext } from '../../platform/context.js';
@@ -13,7 +14,7 @@ import type { TripCore } from './trips-service.js';
 
 export type IneligibleReason = 'not_available' | 'at_capacity' | 'rejected_this_trip' | 'outside_territory' | 'current_driver';
 
-export function createAssignment(ctx: AppContext, core: TripCore) {
+export function createAssignment(ctx: AppContext, core: TripCore, exceptions: Pick<Exceptions, 'afterRejection'>) {
   /**
    * Approved drivers with a position within the radius of the pickup, ranked: eligible first, then
    * territory match, then distance and load (order per the `assignment_strategy` setting).
@@ -138,7 +139,9 @@ export function createAssignment(ctx: AppContext, core: TripCore) {
     const t = await ownTrip(tx, driver, tripId);
     if (t.status !== 'assigned') throw AppError.invalidTransition('Trip', t.status, 'pending');
     await insertRejection(tx, { organizationId: t.organization_id, tripId: t.id, driverId: driver.id, reason: reason ?? null, kind: 'rejected' });
-    return core.unassign(tx, actor, t, reason ?? null, 'trip.rejected');
+    const back = await core.unassign(tx, actor, t, reason ?? null, 'trip.rejected');
+    await exceptions.afterRejection(tx, actor, back, reason ?? null);
+    return back;
   }
 
   /**

@@ -11,6 +11,7 @@ import { insertProof } from './repo/proofs.js';
 import { getSettings } from './repo/settings.js';
 import { countWrongPin } from './repo/trips.js';
 import type { TripCore } from './trips-service.js';
+import type { Exceptions } from './exceptions.js';
 
 export interface FailDeliveryInput {
   reason: FailureReason;
@@ -58,7 +59,7 @@ export async function recordFailure(core: CoreMoves, tx: Tx, actor: Actor, t: Tr
     evidence: input.evidence ? { type: input.evidence.type, storage_key: input.evidence.storage_key } : null,
     delivery_fee: after.delivery_fee,
     driver_earning: after.driver_earning,
-  });
+  }, 'all');
   return after;
 }
 
@@ -66,7 +67,7 @@ export async function recordFailure(core: CoreMoves, tx: Tx, actor: Actor, t: Tr
 export async function recordReturn(core: CoreMoves, tx: Tx, actor: Actor, t: TripRow, by: 'driver' | 'dispatch') {
   const after = await core.move(tx, t, 'returned');
   await core.releaseDriver(tx, t.driver_id);
-  await core.emit(tx, actor, 'trip.returned', after, { failure_reason: t.failure_reason, recorded_by: by });
+  await core.emit(tx, actor, 'trip.returned', after, { failure_reason: t.failure_reason, recorded_by: by }, 'all');
   return after;
 }
 
@@ -78,7 +79,7 @@ export async function recordReturn(core: CoreMoves, tx: Tx, actor: Actor, t: Tri
  * - `close`: the trip ends as `failed` at once.
  * Events trip.delivery_failed and trip.returned; orders, express requests and money follow them (commerce hooks).
  */
-export function createFailedDelivery(ctx: LogisticsContext, core: TripCore, assignment: Assignment) {
+export function createFailedDelivery(ctx: LogisticsContext, core: TripCore, assignment: Assignment, exceptions: Pick<Exceptions, 'pinLocked'>) {
   async function fail(tx: Tx, actor: Actor, driver: DriverRow, tripId: string, input: FailDeliveryInput) {
     const t = await assignment.ownTrip(tx, driver, tripId);
     const policy = (await getSettings(tx, t.organization_id)).failed_delivery_policy;
@@ -102,6 +103,7 @@ export function createFailedDelivery(ctx: LogisticsContext, core: TripCore, assi
     if (t.pickup_pin_attempts >= PIN_MAX_ATTEMPTS) throw locked();
     if (!safeEqual(pin, t.pickup_pin)) {
       const left = PIN_MAX_ATTEMPTS - (await countWrongPin(tx, t.id, 'pickup'));
+      if (left === 0) await exceptions.pinLocked(tx, actor, t, 'pickup');
       return { ok: false, error: left <= 0 ? locked() : new AppError(422, 'INVALID_PIN', 'The pickup PIN is wrong', undefined, { attempts_remaining: left }) };
     }
     return { ok: true, trip: await recordReturn(core, tx, actor, t, 'driver') };

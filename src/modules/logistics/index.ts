@@ -12,6 +12,7 @@ import { driverRoutes } from './drivers-routes.js';
 import { tripRoutes } from './trips-routes.js';
 import { recipientLinkRoutes } from './recipient-link-routes.js';
 import { driverAppRoutes } from './driver-app.js';
+import { exceptionRoutes } from './exceptions-routes.js';
 import { scopeOf } from './model.js';
 import { logisticsCounts } from './repo/dashboard.js';
 import { registerLogisticsSync } from './sync.js';
@@ -19,6 +20,7 @@ import { registerDriverTripSync } from './driver-sync.js';
 import { offerTimeoutWorker } from './offer-timeout.js';
 
 export type { LogisticsApi } from './service.js';
+export type { EtaUpdate } from './eta.js';
 export type { TripRow, DriverRow, MerchantRow, TripStatus } from './model.js';
 export type { TripReportRow, Period, TripListQuery } from './trips-query.js';
 export type { PlanningTrip, PlanningDriver, PlanningTripFilter } from './planning.js';
@@ -54,12 +56,14 @@ export function createLogisticsModule(base: AppContext, deps: LogisticsContext['
   const service = createLogisticsService(ctx);
   registerLogisticsSync(ctx);
   registerDriverTripSync(ctx, service);
-  ctx.workers.push(offerTimeoutWorker(ctx, service));
+  ctx.workers.push(offerTimeoutWorker(ctx, service), service.exceptions.worker);
   ctx.dashboard.set('logistics', (tx, actor) => logisticsCounts(tx, scopeOf(actor)));
   return {
     name: 'logistics',
     /** What other modules call. */
     api: service.api,
+    /** Hooks other modules subscribe to in the composition root: `etaUpdated(tx, { tripId, organizationId, status, etaPickupAt, etaDropoffAt, promisedAt })`. */
+    on: service.on,
     /** Trip participants, for storage and realtime. */
     directory: service.directory,
     /** The whole service (tests drive its timed jobs directly). */
@@ -76,6 +80,7 @@ function logisticsRoutes(app: Api, ctx: LogisticsContext, svc: LogisticsService)
   tripRoutes(app, ctx, svc);
   recipientLinkRoutes(app, ctx, svc);
   driverAppRoutes(app, ctx, svc);
+  exceptionRoutes(app, svc);
 }
 
 /** Demo: a territory over central La Paz, the demo driver approved and available there, the demo merchant approved. */

@@ -8,6 +8,7 @@ import { insertGeofenceEntry, storePoints } from './repo/locations.js';
 import { getSettings } from './repo/settings.js';
 import { activeTripsOfDriver } from './repo/trips.js';
 import type { TripCore } from './trips-service.js';
+import type { Eta } from './eta.js';
 
 export interface GpsPointIn {
   client_point_id: string;
@@ -22,12 +23,13 @@ export const MAX_BATCH = 500;
 
 const MAX_FUTURE_MS = 5 * 60_000;
 
-export function createLocationIngest(core: TripCore) {
+export function createLocationIngest(core: TripCore, eta: Eta) {
   /**
    * Stores GPS points of a driver, idempotent on (driver, client_point_id) in SQL (`ON CONFLICT DO NOTHING`,
    * so concurrent retries store each point once). Points may arrive out of order: the driver's last
    * position only moves to a point newer (by device time) than the one it has. For each active trip of
-   * the driver: one trip.location_updated event, and trip.geofence_entered once per trip and stop.
+   * the driver: one trip.location_updated event, and trip.geofence_entered once per trip and stop; when the position
+   * moved, the ETAs of his active trips are recomputed once for the batch (and trip.delayed raised on a crossing).
    */
   async function ingest(tx: Tx, actor: Actor, driver: Pick<DriverRow, 'id' | 'organization_id'>, points: GpsPointIn[]) {
     if (points.length > MAX_BATCH) throw AppError.badRequest(`At most ${MAX_BATCH} points per batch`, [{ field: 'points', message: 'too many' }]);
@@ -76,6 +78,7 @@ export function createLocationIngest(core: TripCore) {
           }
         }
       }
+      if (moved) await eta.refreshDriver(tx, actor, driver, { lon: Number(r.latest_lon), lat: Number(r.latest_lat) }, new Date(r.latest_at!), trips);
     }
     return {
       accepted: r.accepted,

@@ -94,6 +94,8 @@ export const isStaff = (actor: Pick<Actor, 'kind'>) => STAFF.includes(actor.kind
  */
 export function tripOut(t: TripRow, viewer: Pick<Actor, 'userId' | 'kind'>): Static<typeof TripOutSchema> {
   const staff = isStaff(viewer);
+  // ETAs are live only while a driver carries the trip to its dropoff (returning goes back to the merchant).
+  const live = !!t.driver_id && ACTIVE_STATUSES.includes(t.status) && t.status !== 'returning';
   const showPickup = viewer.kind !== 'repartidor' && (viewer.userId === t.merchant_user_id || (staff && !t.merchant_id));
   const showDelivery = viewer.kind !== 'repartidor' && (viewer.userId === t.customer_user_id || (staff && !t.customer_user_id));
   return {
@@ -132,11 +134,28 @@ export function tripOut(t: TripRow, viewer: Pick<Actor, 'userId' | 'kind'>): Sta
     returned_at: t.returned_at,
     failure_reason: t.failure_reason,
     failure_note: t.failure_note,
+    promised_at: t.promised_at,
+    deliver_after: t.deliver_after,
+    deliver_before: t.deliver_before,
+    eta_pickup_at: live && (t.status === 'assigned' || t.status === 'accepted') ? t.eta_pickup_at : null,
+    eta_dropoff_at: live ? t.eta_dropoff_at : null,
+    eta_updated_at: t.eta_updated_at,
+    late_by_s: lateBySeconds(t),
     created_at: t.created_at,
     updated_at: t.updated_at,
   };
 }
 export type TripOut = Static<typeof TripOutSchema>;
+
+/**
+ * Seconds by which a trip passes its promise: the delivery time once completed, else the live ETA at the dropoff
+ * (negative = early); null without a promise, or without an ETA while it is under way.
+ */
+export function lateBySeconds(t: Pick<TripRow, 'promised_at' | 'eta_dropoff_at' | 'completed_at' | 'status' | 'driver_id'>): number | null {
+  if (!t.promised_at) return null;
+  const at = t.status === 'completed' ? t.completed_at : ACTIVE_STATUSES.includes(t.status) && t.status !== 'returning' && t.driver_id ? t.eta_dropoff_at : null;
+  return at ? Math.round((new Date(at).getTime() - new Date(t.promised_at).getTime()) / 1000) : null;
+}
 
 export const lonLatOf = (lon: number | null, lat: number | null): LonLat | null => (lon === null || lat === null ? null : { lon: Number(lon), lat: Number(lat) });
 
@@ -157,6 +176,7 @@ export function driverOut(d: DriverRow): Static<typeof DriverOut> {
     last_location: toGeoPoint(lonLatOf(d.last_lon, d.last_lat)),
     last_location_at: d.last_location_at,
     last_seen_at: d.last_seen_at,
+    location_stale: d.location_stale,
     territory_ids: d.territory_ids,
     created_at: d.created_at,
     updated_at: d.updated_at,

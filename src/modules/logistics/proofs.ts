@@ -11,6 +11,7 @@ import { countWrongPin } from './repo/trips.js';
 import type { ProofOut } from './schemas.js';
 import type { Assignment } from './assignment.js';
 import type { TripCore } from './trips-service.js';
+import type { Exceptions } from './exceptions.js';
 
 export type Stage = 'pickup' | 'delivery';
 export interface VerifyInput {
@@ -38,7 +39,7 @@ export const proofOut = (p: ProofRow): Static<typeof ProofOut> => ({
   created_at: p.created_at,
 });
 
-export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: Assignment) {
+export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: Assignment, exceptions: Pick<Exceptions, 'pinLocked'>) {
   /**
    * Verifies the pickup PIN (accepted → picked_up) or the delivery PIN (in_transit → completed) of the
    * driver's own trip. 423 PIN_LOCKED after 5 wrong attempts (until dispatch resets it); optional
@@ -53,6 +54,7 @@ export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: 
     if (input.evidence) await assertObjectLink(ctx, tx, actor, input.evidence.storage_key, [s.purpose], { tripId: t.id, stage, proofType: input.evidence.type });
     if (!safeEqual(input.pin, t[s.pin])) {
       const left = PIN_MAX_ATTEMPTS - (await countWrongPin(tx, t.id, stage));
+      if (left === 0) await exceptions.pinLocked(tx, actor, t, stage);
       return {
         ok: false,
         error: left <= 0 ? pinLocked(stage) : new AppError(422, 'INVALID_PIN', `The ${stage} PIN is wrong`, undefined, { attempts_remaining: left }),

@@ -12,6 +12,7 @@ import { driverOut, tripOut, type ApprovalAction, type ApprovalStatus, type Driv
 import { proofOut, type createProofs, type Stage, type VerifyInput } from './proofs.js';
 import type { RecipientLinks } from './recipient-links.js';
 import { getSettings } from './repo/settings.js';
+import { validatePromise } from './promises.js';
 import type { CreateTripOptions, NewTrip, TripCore } from './trips-service.js';
 import { dispatchBoard, earnings, listTrips, liveMap, tracking, type TripListQuery } from './trips-query.js';
 
@@ -47,11 +48,14 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
     /** POST /trips: with an Idempotency-Key, a repeat returns the first response (`once`, in the same transaction). */
     create: (actor: Actor, input: NewTrip, idempotency: { key: string; hash: string } | null) =>
       ctx.db.withTenant(actor, (tx) => {
+        // A promise given over HTTP must be in the future (a trusted caller's may have passed: a late order).
+        if (input.promised_at) validatePromise(input.promised_at, new Date());
         const work = async () => ({ status: 201, body: tripOut(await svc.createTrip(tx, actor, input), actor) });
         return idempotency ? once(tx, { organizationId: actor.organizationId, scope: `trips.create:${actor.userId}`, ...idempotency }, work) : work();
       }),
     assign: (actor: Actor, id: string, driverId: string) => ctx.db.withTenant(actor, (tx) => svc.assignment.assignDriver(tx, actor, id, driverId)),
     dispatchStatus: (actor: Actor, id: string, body: Parameters<TripCore['dispatchStatus']>[3]) => ctx.db.withTenant(actor, (tx) => core.dispatchStatus(tx, actor, id, body)),
+    changePromise: (actor: Actor, id: string, body: Parameters<TripCore['changePromise']>[3]) => ctx.db.withTenant(actor, (tx) => core.changePromise(tx, actor, id, body)),
     updateCoordinates: (actor: Actor, id: string, body: Parameters<TripCore['updateCoordinates']>[3]) => ctx.db.withTenant(actor, (tx) => core.updateCoordinates(tx, actor, id, body)),
     candidates: (actor: Actor, id: string, q: { radius_m?: number; limit?: number }) =>
       ctx.db.withTenant(actor, async (tx) => {

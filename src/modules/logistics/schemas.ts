@@ -3,6 +3,9 @@ import { GeoArea, GeoPoint } from '../../platform/geo.js';
 import { Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { FAILURE_REASONS, TRIP_STATUSES } from './tables.js';
 
+/** A nullable timestamp with its description on the union (where documentation tools look). */
+const NullableTs = (description: string) => Type.Union([Timestamp, Type.Null()], { description });
+
 const lit = <T extends string>(values: readonly T[], description?: string) => Type.Union(values.map((v) => Type.Literal(v)), description ? { description } : {});
 
 export const TripStatusSchema = lit(TRIP_STATUSES, 'pending → assigned → accepted → picked_up → in_transit → completed; cancelled from any non-terminal state except returning; ' +
@@ -35,6 +38,10 @@ export const SettingsOut = Type.Object({
   default_delivery_fee: Money,
   driver_flat_fee: Money,
   currency: Type.String(),
+  dispatch_buffer_min: Type.Integer({ description: 'minutes added to preparation and travel in a delivery promise' }),
+  delay_grace_min: Type.Integer({ description: 'trip.delayed when the ETA passes the promise by more than this many minutes' }),
+  location_stale_after_s: Type.Integer({ description: "trip.location_stale when an on-duty driver's last GPS fix is older than this" }),
+  rejections_alert_threshold: Type.Integer({ description: 'rejections of one trip that raise trip.rejected_repeatedly' }),
   updated_at: Timestamp,
 });
 
@@ -63,6 +70,7 @@ export const DriverOut = Type.Object({
   last_location: Nullable(GeoPoint),
   last_location_at: Nullable(Timestamp),
   last_seen_at: Nullable(Timestamp),
+  location_stale: Type.Boolean({ description: "on duty (available or carrying trips) and the last GPS fix older than the organization's location_stale_after_s (or none)" }),
   territory_ids: Type.Array(Type.String()),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -121,6 +129,13 @@ export const TripOutSchema = Type.Object({
   returned_at: Nullable(Timestamp),
   failure_reason: Nullable(FailureReasonSchema),
   failure_note: Nullable(Type.String()),
+  promised_at: NullableTs('when the delivery was promised: checkout (branch preparation + travel estimate + dispatch_buffer_min), creation (travel + buffer) or a scheduled window (deliver_before); staff may change it (PATCH /trips/:id/promise, audited)'),
+  deliver_after: NullableTs("a scheduled order's window start"),
+  deliver_before: NullableTs("a scheduled order's window end (= promised_at)"),
+  eta_pickup_at: NullableTs("live: recomputed when the driver's GPS arrives, from his position along his remaining stops in order; null once picked up, without a driver or when no longer active"),
+  eta_dropoff_at: NullableTs('live ETA at the dropoff (counts the pickup leg and the stops before it); null without a driver or when no longer active'),
+  eta_updated_at: Nullable(Timestamp),
+  late_by_s: Nullable(Type.Integer({ description: 'seconds by which the ETA (or the actual delivery) passes promised_at; negative = early; null without a promise or ETA' })),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

@@ -4,6 +4,10 @@ import type { Tx } from '../../platform/db/index.js';
 import type { LonLat } from '../../platform/geo.js';
 import type { TripDirectory, TripParticipants } from '../../platform/trip-directory.js';
 import { createAssignment } from './assignment.js';
+import { hook } from '../../platform/hooks.js';
+import { createEta, type EtaUpdate } from './eta.js';
+import { createPromises } from './promises.js';
+import { createExceptions } from './exceptions.js';
 import { createRecipientLinks } from './recipient-links.js';
 import { createDriverService } from './drivers.js';
 import { createLocationIngest } from './locations.js';
@@ -71,11 +75,16 @@ export interface LogisticsApi {
 export function createLogisticsService(ctx: LogisticsContext) {
   const drivers = createDriverService(ctx);
   const merchants = createMerchantService(ctx);
-  const core = createTripCore(ctx, merchants);
-  const assignment = createAssignment(ctx, core);
-  const proofs = createProofs(ctx, core, assignment);
-  const failedDelivery = createFailedDelivery(ctx, core, assignment);
-  const locations = createLocationIngest(core);
+  const promises = createPromises(ctx);
+  const core = createTripCore(ctx, merchants, promises);
+  /** Fired in the transaction that recomputed a trip's ETA. */
+  const on = { etaUpdated: hook<[tx: Tx, update: EtaUpdate]>() };
+  const eta = createEta(core, promises, on.etaUpdated);
+  const exceptions = createExceptions(ctx, core);
+  const assignment = createAssignment(ctx, core, exceptions);
+  const proofs = createProofs(ctx, core, assignment, exceptions);
+  const failedDelivery = createFailedDelivery(ctx, core, assignment, exceptions);
+  const locations = createLocationIngest(core, eta);
   const recipientLinks = createRecipientLinks(ctx, core);
 
   const api: LogisticsApi = {
@@ -142,7 +151,7 @@ export function createLogisticsService(ctx: LogisticsContext) {
   /** The routes' requests, each in its own tenant transaction. */
   const requests = createLogisticsRequests(ctx, { drivers, core, assignment, proofs, failedDelivery, locations, recipientLinks, createTrip: api.createTrip });
 
-  return { ...api, api, directory, drivers, merchants, core, assignment, proofs, failedDelivery, locations, recipientLinks, requests };
+  return { ...api, api, on, promises, eta, exceptions, directory, drivers, merchants, core, assignment, proofs, failedDelivery, locations, recipientLinks, requests };
 }
 
 export type LogisticsService = ReturnType<typeof createLogisticsService>;

@@ -43,6 +43,14 @@ export const logisticsSettings = pgTable('logistics_settings', {
   defaultDeliveryFee: moneyCol('default_delivery_fee').notNull().default('15.00'),
   driverFlatFee: moneyCol('driver_flat_fee').notNull().default('10.00'),
   currency: text('currency').notNull().default('BOB'),
+  /** Added to the preparation and travel estimate of a promise (time to find and dispatch a driver). */
+  dispatchBufferMin: integer('dispatch_buffer_min').notNull().default(10),
+  /** A trip is late (trip.delayed) once its ETA passes the promise by more than this. */
+  delayGraceMin: integer('delay_grace_min').notNull().default(5),
+  /** An on-duty driver whose last GPS fix is older than this is stale (trip.location_stale). */
+  locationStaleAfterS: integer('location_stale_after_s').notNull().default(300),
+  /** Rejections of one trip that raise trip.rejected_repeatedly. */
+  rejectionsAlertThreshold: integer('rejections_alert_threshold').notNull().default(2),
   updatedByUserId: text('updated_by_user_id'),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
@@ -106,6 +114,8 @@ export const driver = pgTable(
     lastLocationAt: ts('last_location_at'),
     /** Server time of the last contact. */
     lastSeenAt: ts('last_seen_at'),
+    /** Set when trip.location_stale was raised for the current silence; cleared by the next fix (one alert per silence). */
+    locationStaleAt: ts('location_stale_at'),
     decidedByUserId: text('decided_by_user_id'),
     decidedAt: ts('decided_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
@@ -214,6 +224,17 @@ export const trip = pgTable(
     returnedAt: ts('returned_at'),
     failureReason: text('failure_reason', { enum: FAILURE_REASONS }),
     failureNote: text('failure_note'),
+    /** When the delivery was promised (checkout, creation, or staff). */
+    promisedAt: ts('promised_at'),
+    /** A scheduled order's window (promised_at = deliver_before). */
+    deliverAfter: ts('deliver_after'),
+    deliverBefore: ts('deliver_before'),
+    /** Live ETAs, recomputed when the driver's GPS arrives; null without a driver or once the trip is no longer active. */
+    etaPickupAt: ts('eta_pickup_at'),
+    etaDropoffAt: ts('eta_dropoff_at'),
+    etaUpdatedAt: ts('eta_updated_at'),
+    /** Set when trip.delayed was raised (ETA past the promise plus the grace); cleared when the ETA comes back under. */
+    delayedAt: ts('delayed_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
     /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */

@@ -100,6 +100,9 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
           delivery_fee: Type.Optional(Money),
           driver_earning: Type.Optional(Money),
           notes: Type.Optional(ShortText(1000)),
+          promised_at: Type.Optional(Type.String({ format: 'date-time', description: 'default: now + travel estimate (learned speed) + dispatch_buffer_min; must be in the future (422 PROMISE_IN_PAST)' })),
+          deliver_after: Type.Optional(Type.String({ format: 'date-time', description: 'a scheduled window start (needs deliver_before)' })),
+          deliver_before: Type.Optional(Type.String({ format: 'date-time', description: 'a scheduled window end: the promise; after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST)' })),
         }),
         response: { 201: TripOutSchema },
       },
@@ -195,6 +198,36 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
     async (req) => {
       const actor = actorOf(req);
       return tripOut(await trips.updateCoordinates(actor, req.params.id, req.body), actor);
+    },
+  );
+
+  app.patch(
+    '/trips/:id/promise',
+    {
+      config: { auth: { roles: [...STAFF], permission: 'delivery_status' } },
+      schema: {
+        operationId: 'updateTripPromise',
+        tags: ['trips'],
+        summary: 'Change the delivery promise or the scheduled window (staff); audited',
+        description:
+          'A window (deliver_after, deliver_before) must end after it starts (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST); promised_at is then its end. ' +
+          'promised_at alone moves the promise (in the future, 422 PROMISE_IN_PAST). A trip that ended is 409 INVALID_STATE. Nothing is written on an error. ' +
+          'Event trip.updated; the delay alert (trip.delayed) starts over against the new promise.',
+        params: TripIdParams,
+        body: Strict(
+          {
+            promised_at: Type.Optional(Type.String({ format: 'date-time' })),
+            deliver_after: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
+            deliver_before: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
+          },
+          { minProperties: 1 },
+        ),
+        response: { 200: TripOutSchema },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return tripOut(await trips.changePromise(actor, req.params.id, req.body), actor);
     },
   );
 

@@ -21,9 +21,10 @@ import {
   type TripStatus,
 } from './model.js';
 import { assertTerritories, getSettings, territoryForPoint } from './territories.js';
+import { validatePromise, validateWindow, type Promises } from './promises.js';
 import { recordFailure, recordReturn } from './failed-delivery.js';
 import { releaseCapacity } from './repo/drivers.js';
-import { findTrip, insertTrip, liveTripExists, resetPinAttempts, updateTripCoordinates, updateTripStatus, type TripStatusEffect } from './repo/trips.js';
+import { findTrip, insertTrip, liveTripExists, resetPinAttempts, setPromise, updateTripCoordinates, updateTripStatus, type TripStatusEffect } from './repo/trips.js';
 
 export interface NewTrip {
   pickup: LonLat;
@@ -42,6 +43,11 @@ export interface NewTrip {
   delivery_fee?: string;
   driver_earning?: string;
   notes?: string;
+  /** The promise made at checkout (trusted callers); else computed at creation: now + travel + dispatch buffer. */
+  promised_at?: Date | string | null;
+  /** A scheduled window (promised_at = deliver_before); validated. */
+  deliver_after?: Date | string | null;
+  deliver_before?: Date | string | null;
 }
 
 /**
@@ -53,10 +59,18 @@ export interface CreateTripOptions {
   pricedBy?: 'tariff';
 }
 
-export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantService, 'merchantOfUser' | 'getMerchant'>) {
-  /** Records a trip event in the caller's transaction, addressed to the trip's driver, merchant owner and customer. */
-  async function emit(tx: Tx, actor: Pick<Actor, 'userId'> | null, type: string, t: TripRow, extra: Record<string, unknown> = {}) {
-    const audience = [t.driver_user_id, t.merchant_user_id, t.customer_user_id].filter((u): u is string => !!u);
+export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantService, 'merchantOfUser' | 'getMerchant'>, promises: Promises) {
+  /** The users who handle exceptions: administrators and dispatchers (their notification inbox). */
+  const staffAudience = (tx: Tx) => ctx.deps.identity.userIdsByKind(tx, ['administrator', 'dispatch']);
+
+  /**
+   * Records a trip event in the caller's transaction, addressed to the trip's driver, merchant owner and customer;
+   * `to: 'staff'` (exceptions) addresses the organization's administrators and dispatchers instead, `'all'` both, so
+   * the notification inbox of the dispatchers gets it.
+   */
+  async function emit(tx: Tx, actor: Pick<Actor, 'userId'> | null, type: string, t: TripRow, extra: Record<string, unknown> = {}, to: 'participants' | 'staff' | 'all' = 'participants') {
+    const audience = to === 'staff' ? [] : [t.driver_user_id, t.merchant_user_id, t.customer_user_id].filter((u): u is string => !!u);
+    if (to !== 'participants') audience.push(...(await staffAudience(tx)));
     await ctx.events.record(tx, t.organization_id, {
       type,
       entityType: 'trip',
@@ -162,8 +176,16 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
       if (money(v).isNegative()) throw AppError.badRequest(`${field} must be >= 0`, [{ field, message: 'must be >= 0' }]);
       return formatMoney(v);
     };
+    const now = new Date();
+    const window = validateWindow(input.deliver_after ?? null, input.deliver_before ?? null, now);
+    const promised =
+      window.before ??
+      (input.promised_at ? new Date(input.promised_at) : await promises.estimate(tx, actor.organizationId, { territoryId, pickup, dropoff, start: now, preparationMin: 0 }));
     const id = newId();
     await insertTrip(tx, {
+      promisedAt: promised,
+      deliverAfter: window.after,
+      deliverBefore: window.before,
       organizationId: actor.organizationId,
       id,
       serviceMode: input.service_mode ?? 'marketplace',
@@ -304,7 +326,38 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
     return after;
   }
 
-  return { emit, load, visibleTo, getScoped, releaseDriver, create, move, cancel, unassign, dispatchStatus, updateCoordinates, tripOut };
+  /**
+   * PATCH /trips/:id/promise (staff): a new promise and/or window. A window must end after it starts and in the future
+   * (422 WINDOW_INVALID, PROMISE_IN_PAST), and then promised_at is its end; promised_at alone moves the promise (422
+   * PROMISE_IN_PAST when in the past). A trip that ended is 409 INVALID_STATE. Audited; trip.updated; the delay alert
+   * starts over.
+   */
+  async function changePromise(tx: Tx, actor: Actor, tripId: string, body: { promised_at?: string; deliver_after?: string | null; deliver_before?: string | null }) {
+    const t = await getScoped(tx, actor, tripId, true);
+    if (isTerminal(TRIP_TRANSITIONS, t.status)) throw AppError.conflict(`The trip is ${t.status}`, 'INVALID_STATE', { current_status: t.status });
+    const now = new Date();
+    const windowChange = body.deliver_after !== undefined || body.deliver_before !== undefined;
+    const window = windowChange
+      ? validateWindow(body.deliver_after === undefined ? t.deliver_after : body.deliver_after, body.deliver_before === undefined ? t.deliver_before : body.deliver_before, now)
+      : { after: t.deliver_after, before: t.deliver_before };
+    let promised: Date;
+    if (body.promised_at !== undefined) {
+      promised = validatePromise(body.promised_at, now);
+      if (windowChange && window.before && promised.getTime() !== window.before.getTime()) {
+        throw AppError.unprocessable('With a window, the promise is its end (deliver_before)', 'WINDOW_INVALID', [{ field: 'promised_at', message: 'must equal deliver_before' }]);
+      }
+    } else if (windowChange && window.before) promised = window.before;
+    else if (t.promised_at) promised = new Date(t.promised_at);
+    else throw AppError.unprocessable('Give promised_at or deliver_before', 'WINDOW_INVALID', [{ field: 'promised_at', message: 'required' }]);
+    await setPromise(tx, t.id, { promisedAt: promised, deliverAfter: window.after, deliverBefore: window.before });
+    const after = (await load(tx, t.id))!;
+    const view = (r: TripRow) => ({ promised_at: r.promised_at, deliver_after: r.deliver_after, deliver_before: r.deliver_before });
+    await recordAudit(tx, actor, { action: 'trip.promise_changed', entityType: 'trip', entityId: t.id, before: view(t), after: view(after) });
+    await emit(tx, actor, 'trip.updated', after, { changed: Object.keys(body), ...view(after) });
+    return after;
+  }
+
+  return { changePromise, emit, staffAudience, load, visibleTo, getScoped, releaseDriver, create, move, cancel, unassign, dispatchStatus, updateCoordinates, tripOut };
 }
 
 export type TripCore = ReturnType<typeof createTripCore>;

@@ -105,6 +105,10 @@ export const EVENT_TYPES = [
   'trip.cancelled',
   'trip.delivery_failed',
   'trip.returned',
+  'trip.delayed',
+  'trip.location_stale',
+  'trip.rejected_repeatedly',
+  'trip.pin_locked',
   'notification.created',
 ];
 

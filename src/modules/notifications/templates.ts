@@ -34,4 +34,12 @@ export const DEFAULT_TEMPLATES: Record<string, NotificationTemplate> = {
     body: `Trip ${tripRef(ev)} could not be delivered (${String(ev.payload.failure_reason ?? 'other').replace(/_/g, ' ')})${ev.payload.policy === 'close' ? '.' : '; the goods go back to the merchant.'}`,
   }),
   'trip.returned': (ev) => ({ title: 'Returned to merchant', body: `The goods of trip ${tripRef(ev)} were returned to the merchant.` }),
+  // Exceptions (to administrators and dispatchers).
+  'trip.delayed': (ev) => ({ title: 'Trip late', body: `Trip ${tripRef(ev)} will miss its promise by ${Math.max(1, Math.round(Number(ev.payload.late_by_s ?? 0) / 60))} min.` }),
+  'trip.location_stale': (ev) => ({
+    title: 'Driver GPS silent',
+    body: ev.entity_type === 'trip' ? `The driver of trip ${tripRef(ev)} has sent no position recently.` : 'An on-duty driver has sent no position recently.',
+  }),
+  'trip.rejected_repeatedly': (ev) => ({ title: 'Trip rejected again', body: `Trip ${tripRef(ev)} was rejected ${String(ev.payload.rejections ?? 'several')} times${ev.payload.last_reason ? ` (${String(ev.payload.last_reason)})` : ''}.` }),
+  'trip.pin_locked': (ev) => ({ title: 'PIN locked', body: `The ${String(ev.payload.stage ?? '')} PIN of trip ${tripRef(ev)} is locked after wrong attempts.` }),
 };

@@ -7,7 +7,11 @@ import { driver } from '../tables.js';
 import { selectList, type SnakeRow } from '../../../platform/db/columns.js';
 
 /** Who decided and who locked stay out of the driver reads (audit rows keep them); the position travels as numbers. */
-const DRIVER_OMIT = ['availabilityLockedByUserId', 'availabilityLockedAt', 'decidedByUserId', 'decidedAt'] as const;
+const DRIVER_OMIT = ['availabilityLockedByUserId', 'availabilityLockedAt', 'decidedByUserId', 'decidedAt', 'locationStaleAt'] as const;
+
+/** On duty (approved, available or carrying trips) and the last fix older than the organization's location_stale_after_s (or none). */
+export const LOCATION_STALE_SQL = (d: string) => `(${d}.status = 'approved' AND (${d}.available OR ${d}.active_trips > 0) AND (${d}.last_location_at IS NULL OR ${d}.last_location_at <
+    now() - make_interval(secs => COALESCE((SELECT ls.location_stale_after_s FROM logistics_settings ls WHERE ls.organization_id = ${d}.organization_id), 300))))`;
 const DRIVER_POINTS = { lastLocation: ['last_lon', 'last_lat'] } as const;
 type DriverRecord = Omit<typeof driver.$inferSelect, (typeof DRIVER_OMIT)[number] | keyof typeof DRIVER_POINTS>;
 
@@ -17,12 +21,14 @@ export type DriverRow = SnakeRow<DriverRecord> &
     last_lon: number | null;
     last_lat: number | null;
     territory_ids: string[];
+    location_stale: boolean;
   };
 
 export const DRIVER_SELECT = `
   SELECT ${selectList(driver, 'd', { omit: DRIVER_OMIT, points: DRIVER_POINTS })}, u.display_name, u.phone,
          COALESCE((SELECT array_agg(dt.territory_id ORDER BY dt.territory_id) FROM driver_territory dt
-                    WHERE dt.organization_id = d.organization_id AND dt.driver_id = d.id), '{}') AS territory_ids
+                    WHERE dt.organization_id = d.organization_id AND dt.driver_id = d.id), '{}') AS territory_ids,
+         ${LOCATION_STALE_SQL('d')} AS location_stale
     FROM driver d JOIN users u ON u.organization_id = d.organization_id AND u.id = d.user_id`;
 
 /**

@@ -37,7 +37,9 @@ const STORE_POINTS = prepared(
    upd AS (
      UPDATE driver d SET last_seen_at = now(),
             last_location = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN l.location ELSE d.last_location END,
-            last_location_at = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN l.recorded_at ELSE d.last_location_at END
+            last_location_at = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN l.recorded_at ELSE d.last_location_at END,
+            -- A newer fix ends the silence: the next one may raise trip.location_stale again.
+            location_stale_at = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN NULL ELSE d.location_stale_at END
        FROM (SELECT 1) one LEFT JOIN latest l ON true
       WHERE d.id = $2
       RETURNING d.active_trips, (d.last_location)[0] AS lon, (d.last_location)[1] AS lat, d.last_location_at

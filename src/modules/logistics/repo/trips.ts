@@ -45,6 +45,13 @@ export async function findTrip(tx: Tx, id: string, lock = false): Promise<TripRo
   return rows[0] ?? null;
 }
 
+/** Trips by id (any status, in id order). */
+export async function tripsByIds(tx: Tx, ids: string[]): Promise<TripRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await tx.query<TripRow>(`${TRIP_SELECT} WHERE t.id = ANY($1::text[]) ORDER BY t.id`, [ids]);
+  return rows;
+}
+
 /** A driver's trips still `assigned` or `accepted`, locked in id order. */
 export async function lockOpenTripsOfDriver(tx: Tx, driverId: string): Promise<TripRow[]> {
   const { rows } = await tx.query<TripRow>(`${TRIP_SELECT} WHERE t.driver_id = $1 AND t.status IN ('assigned', 'accepted') ORDER BY t.id FOR NO KEY UPDATE OF t`, [driverId]);
@@ -84,6 +91,9 @@ export type NewTripRow = Pick<
   | 'pickupPin'
   | 'deliveryPin'
   | 'createdByUserId'
+  | 'promisedAt'
+  | 'deliverAfter'
+  | 'deliverBefore'
 > & { pickup: string; dropoff: string };
 
 /** Inserts a trip; `pickup` / `dropoff` are native point literals (`pointSql`). */
@@ -91,8 +101,8 @@ export async function insertTrip(tx: Tx, v: NewTripRow): Promise<void> {
   await tx.query(
     `INSERT INTO trip (organization_id, id, service_mode, source_channel, territory_id, merchant_id, customer_user_id, order_id, express_request_id,
                        pickup_location, pickup_address, dropoff_location, dropoff_address, notes, delivery_fee, driver_earning, currency,
-                       pickup_pin, delivery_pin, created_by_user_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12::point, $13, $14, $15, $16, $17, $18, $19, $20)`,
+                       pickup_pin, delivery_pin, created_by_user_id, promised_at, deliver_after, deliver_before)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12::point, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
     [
       v.organizationId,
       v.id,
@@ -114,8 +124,16 @@ export async function insertTrip(tx: Tx, v: NewTripRow): Promise<void> {
       v.pickupPin,
       v.deliveryPin,
       v.createdByUserId,
+      v.promisedAt ?? null,
+      v.deliverAfter ?? null,
+      v.deliverBefore ?? null,
     ],
   );
+}
+
+/** Staff changed the promise (and window); the delay marker starts over. */
+export async function setPromise(tx: Tx, id: string, p: { promisedAt: Date; deliverAfter: Date | null; deliverBefore: Date | null }): Promise<void> {
+  await tx.query('UPDATE trip SET promised_at = $2, deliver_after = $3, deliver_before = $4, delayed_at = NULL, updated_at = now() WHERE id = $1', [id, p.promisedAt, p.deliverAfter, p.deliverBefore]);
 }
 
 /** Columns stamped when a trip enters a state. */

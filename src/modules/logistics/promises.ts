@@ -1,0 +1,80 @@
+import type { LogisticsContext } from './index.js';
+import { createCache } from '../../platform/cache.js';
+import type { Tx } from '../../platform/db/index.js';
+import { AppError } from '../../platform/errors.js';
+import type { LonLat } from '../../platform/geo.js';
+import { hourOfWeek, learnSpeeds, promiseAt, travelSeconds, type SpeedModel } from './eta-model.js';
+import { speedSamples } from './repo/eta.js';
+import { getSettings } from './repo/settings.js';
+
+/** Completed trips of the last 8 weeks teach the speeds; at most this many (newest first). */
+const LEARN_WINDOW_MS = 56 * 24 * 3600_000;
+const LEARN_LIMIT = 20_000;
+/** The learned speeds of an organization are recomputed at most this often (the GPS path reads them from memory). */
+const SPEEDS_TTL_MS = 10 * 60_000;
+
+export interface OrgSpeeds {
+  model: SpeedModel;
+  timeZone: string;
+}
+
+/**
+ * A delivery window as given (ISO strings or dates, either may be absent): it must end after it starts and end in the
+ * future, else 422 (WINDOW_INVALID, PROMISE_IN_PAST) before anything is written.
+ */
+export function validateWindow(after: Date | string | null, before: Date | string | null, now: Date): { after: Date | null; before: Date | null } {
+  const a = after === null ? null : new Date(after);
+  const b = before === null ? null : new Date(before);
+  if ((a && Number.isNaN(a.getTime())) || (b && Number.isNaN(b.getTime()))) throw AppError.badRequest('deliver_after and deliver_before must be ISO 8601 timestamps');
+  if (a && !b) throw AppError.unprocessable('A delivery window needs deliver_before', 'WINDOW_INVALID', [{ field: 'deliver_before', message: 'required with deliver_after' }]);
+  if (a && b && b.getTime() <= a.getTime()) {
+    throw AppError.unprocessable('The delivery window ends before it starts', 'WINDOW_INVALID', [{ field: 'deliver_before', message: 'must be after deliver_after' }]);
+  }
+  if (b && b.getTime() <= now.getTime()) throw AppError.unprocessable('The promised time is in the past', 'PROMISE_IN_PAST', [{ field: 'deliver_before', message: 'must be in the future' }]);
+  return { after: a, before: b };
+}
+
+/** A promise set by staff: in the future, and not outside its window. */
+export function validatePromise(promisedAt: Date | string, now: Date): Date {
+  const p = new Date(promisedAt);
+  if (Number.isNaN(p.getTime())) throw AppError.badRequest('promised_at must be an ISO 8601 timestamp');
+  if (p.getTime() <= now.getTime()) throw AppError.unprocessable('The promised time is in the past', 'PROMISE_IN_PAST', [{ field: 'promised_at', message: 'must be in the future' }]);
+  return p;
+}
+
+/**
+ * Promises and the speeds behind them and behind the live ETAs: learned per organization from its completed trips
+ * (`learnSpeeds`: median per territory and hour of the week, coarser levels below the minimum sample count, the
+ * `average_speed_kmh` setting last), cached in memory so a GPS batch does not query them.
+ */
+export function createPromises(ctx: LogisticsContext) {
+  const cache = createCache<string, OrgSpeeds>({ ttlMs: SPEEDS_TTL_MS });
+
+  async function speeds(tx: Tx, organizationId: string): Promise<OrgSpeeds> {
+    const settings = await getSettings(tx, organizationId);
+    return cache.get(`${organizationId}|${settings.average_speed_kmh}`, async () => {
+      const rows = await speedSamples(tx, new Date(Date.now() - LEARN_WINDOW_MS), LEARN_LIMIT);
+      const timeZone = (await ctx.deps.organizations.settingsIn(tx)).timezone;
+      const samples = rows.map((r) => ({ territoryId: r.territory_id, hourOfWeek: hourOfWeek(new Date(r.picked_up_at), timeZone), speedMps: r.speed_mps }));
+      return { model: learnSpeeds(samples, settings.average_speed_kmh), timeZone };
+    });
+  }
+
+  /** Forgets an organization's learned speeds (tests, after loading history). */
+  const forget = () => cache.clear();
+
+  /**
+   * The promise of a delivery starting at `start`: + the branch's preparation + travel pickup → dropoff at the learned
+   * speed + the organization's dispatch buffer.
+   */
+  async function estimate(tx: Tx, organizationId: string, q: { territoryId: string | null; pickup: LonLat; dropoff: LonLat; start: Date; preparationMin: number }): Promise<Date> {
+    const s = await speeds(tx, organizationId);
+    const settings = await getSettings(tx, organizationId);
+    const travelS = travelSeconds(q.pickup, q.dropoff, s.model, q.territoryId, q.start, s.timeZone);
+    return promiseAt(q.start, { preparationMin: q.preparationMin, travelS, bufferMin: settings.dispatch_buffer_min });
+  }
+
+  return { speeds, estimate, forget };
+}
+
+export type Promises = ReturnType<typeof createPromises>;

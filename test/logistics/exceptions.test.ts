@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import { newDriver, newTrip, pt, tripDb, tripIn } from './fixtures.js';
+import { newSubadmin, newTerritory } from '../subadmin/fixtures.js';
+
+/**
+ * Exceptions: a failed delivery, a return, a late trip, a driver whose GPS went silent, a trip rejected again and a
+ * locked PIN are events (streams, webhooks, the dispatchers' inbox) and GET /exceptions lists the open ones with counts.
+ */
+let t: TestApp;
+let admin: Session;
+let dispatch: Session;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  admin = await t.as('admin');
+  dispatch = await t.as('dispatch');
+}, 60_000);
+afterAll(() => t?.close());
+
+const count = async (sql: string, params: unknown[] = []) => Number((await t.db.withSystem((tx) => tx.query<{ n: number }>(sql, params))).rows[0]!.n);
+const events = (type: string, entityId: string) => count('SELECT count(*)::int AS n FROM event WHERE type = $1 AND entity_id = $2', [type, entityId]);
+const inbox = (type: string, entityId: string, userId: string) =>
+  count('SELECT count(*)::int AS n FROM notification WHERE type = $1 AND entity_id = $2 AND user_id = $3', [type, entityId, userId]);
+const exceptions = async (s: Session, query = '') => {
+  const res = await t.req(s, { method: 'GET', url: `/exceptions${query}` });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json() as { counts: Record<string, number>; items: { kind: string; trip_id: string | null; driver_id: string | null; trip: { id: string; status: string } | null; detail: Record<string, unknown> }[]; next_cursor: string | null };
+};
+const driverOut = async (id: string) => {
+  const res = await t.req(dispatch, { method: 'GET', url: '/drivers?limit=200' });
+  expect(res.statusCode, res.body).toBe(200);
+  return (res.json().data as { id: string; location_stale: boolean }[]).find((d) => d.id === id)!;
+};
+const fresh = (driverId: string, lon = -68.13, lat = -16.5) =>
+  t.req(admin, { method: 'POST', url: `/drivers/${driverId}/location`, payload: { location: pt(lon, lat), recorded_at: new Date().toISOString() } });
+
+describe('GET /exceptions', () => {
+  it('a failed delivery (returning) is listed with its trip, counted, and reaches the dispatchers\' inbox', async () => {
+    const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
+    const id = await tripIn(t, admin, d, 'returning');
+    const list = await exceptions(dispatch, '?kind=returning');
+    const item = list.items.find((i) => i.trip_id === id)!;
+    expect(item).toMatchObject({ kind: 'returning', driver_id: d.id, trip: { id, status: 'returning' }, detail: { failure_reason: 'recipient_absent' } });
+    expect(list.counts.returning).toBeGreaterThanOrEqual(1);
+    expect(await inbox('trip.delivery_failed', id, dispatch.userId)).toBe(1);
+    // Closed by dispatch (the return flow): no longer open.
+    const closed = await t.req(dispatch, { method: 'POST', url: `/trips/${id}/status`, payload: { status: 'returned', reason: 'merchant has the goods' } });
+    expect(closed.statusCode, closed.body).toBe(200);
+    expect((await exceptions(dispatch, '?kind=returning')).items.some((i) => i.trip_id === id)).toBe(false);
+    // Whoever closed it is not notified of his own action; the other staff are.
+    expect(await inbox('trip.returned', id, admin.userId)).toBe(1);
+  });
+
+  it('a delivery closed as failed is listed as failed', async () => {
+    const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
+    const id = await tripIn(t, admin, d, 'failed');
+    const list = await exceptions(admin, '?kind=failed');
+    expect(list.items.find((i) => i.trip_id === id)).toMatchObject({ kind: 'failed', trip: { status: 'failed' } });
+    expect(list.items.every((i) => i.kind === 'failed')).toBe(true);
+  });
+
+  it('a trip rejected by as many drivers as the threshold raises trip.rejected_repeatedly and is listed', async () => {
+    const trip = await newTrip(t, admin);
+    for (const [i, reason] of ['Moto averiada', 'Lejos'].entries()) {
+      const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
+      expect((await t.req(admin, { method: 'POST', url: `/trips/${trip.id}/assign`, payload: { driver_id: d.id } })).statusCode).toBe(200);
+      expect((await t.req(d.session, { method: 'POST', url: `/driver/trips/${trip.id}/reject`, payload: { reason } })).statusCode).toBe(200);
+      expect(await events('trip.rejected_repeatedly', trip.id)).toBe(i);
+    }
+    const item = (await exceptions(dispatch, '?kind=rejected_again')).items.find((x) => x.trip_id === trip.id);
+    expect(item?.detail).toMatchObject({ rejections: 2, last_reason: 'Lejos' });
+    expect(await inbox('trip.rejected_repeatedly', trip.id, dispatch.userId)).toBe(1);
+  });
+
+  it('the fifth wrong PIN raises trip.pin_locked once; the lock is listed until dispatch resets it', async () => {
+    const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
+    const id = await tripIn(t, admin, d, 'accepted');
+    const pin = (await tripDb(t, id)).pickup_pin as string;
+    const wrong = pin === '0000' ? '1111' : '0000';
+    for (let i = 0; i < 6; i++) await t.req(d.session, { method: 'POST', url: `/trips/${id}/verify-pickup`, payload: { pin: wrong } });
+    expect(await events('trip.pin_locked', id)).toBe(1);
+    expect((await exceptions(dispatch, '?kind=pin_locked')).items.find((i) => i.trip_id === id)?.detail).toEqual({ stage: 'pickup' });
+    const reset = await t.req(dispatch, { method: 'POST', url: `/trips/${id}/status`, payload: { reset_pin_lock: 'pickup', reason: 'called the store' } });
+    expect(reset.statusCode, reset.body).toBe(200);
+    expect((await exceptions(dispatch, '?kind=pin_locked')).items.some((i) => i.trip_id === id)).toBe(false);
+  });
+
+  it('an on-duty driver whose last fix is old raises trip.location_stale once per silence (worker), shows location_stale and is listed', async () => {
+    const d = await newDriver(t, { lon: -68.13, lat: -16.5 }); // his fix is 10 minutes old: stale at the default 300 s
+    const id = await tripIn(t, admin, d, 'accepted');
+    await t.db.withSystem((tx) => tx.query('UPDATE driver SET last_location_at = now() - interval \'11 minutes\' WHERE id = $1', [d.id]));
+    expect((await driverOut(d.id)).location_stale).toBe(true);
+    const svc = t.app.services.logistics;
+    await svc.exceptions.tick();
+    expect(await events('trip.location_stale', id)).toBe(1);
+    await svc.exceptions.tick();
+    expect(await events('trip.location_stale', id)).toBe(1);
+    expect((await exceptions(dispatch, '?kind=stale_gps')).items.some((i) => i.driver_id === d.id && i.trip_id === null)).toBe(true);
+    expect(await inbox('trip.location_stale', id, dispatch.userId)).toBe(1);
+    // A fresh fix ends the silence; a new silence alerts again.
+    expect((await fresh(d.id)).statusCode).toBe(200);
+    expect((await driverOut(d.id)).location_stale).toBe(false);
+    expect((await exceptions(dispatch, '?kind=stale_gps')).items.some((i) => i.driver_id === d.id)).toBe(false);
+    await t.db.withSystem((tx) => tx.query('UPDATE driver SET last_location_at = now() - interval \'11 minutes\' WHERE id = $1', [d.id]));
+    await svc.exceptions.tick();
+    expect(await events('trip.location_stale', id)).toBe(2);
+  });
+
+  it('a trip whose promise passed without an ETA is marked late by the worker, once', async () => {
+    const trip = await newTrip(t, admin);
+    await t.db.withSystem((tx) => tx.query("UPDATE trip SET promised_at = now() - interval '20 minutes' WHERE id = $1", [trip.id]));
+    await t.app.services.logistics.exceptions.tick();
+    await t.app.services.logistics.exceptions.tick();
+    expect(await events('trip.delayed', trip.id)).toBe(1);
+    expect((await exceptions(dispatch, '?kind=late')).items.find((i) => i.trip_id === trip.id)?.detail.late_by_s).toBeGreaterThanOrEqual(1200);
+  });
+
+  it('pages with a cursor, and a sub-administrator sees only his territories', async () => {
+    const all = await exceptions(admin, '?limit=1');
+    expect(all.items).toHaveLength(1);
+    expect(all.next_cursor).not.toBeNull();
+    const next = await exceptions(admin, `?limit=1&cursor=${all.next_cursor}`);
+    expect(next.items[0]).not.toEqual(all.items[0]);
+    const far = await newTerritory(t, admin, 'Far away', -60, -20);
+    const sub = await newSubadmin(t, admin, { territory_ids: [far] });
+    const mine = await exceptions(sub.session);
+    expect(mine.items).toEqual([]);
+    expect(Object.values(mine.counts).every((n) => n === 0)).toBe(true);
+    const customer = await t.as('customer');
+    expect((await t.req(customer, { method: 'GET', url: '/exceptions' })).statusCode).toBe(403);
+    expect((await t.req(admin, { method: 'GET', url: '/exceptions?kind=nope' })).statusCode).toBe(400);
+  });
+});
