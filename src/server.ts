@@ -7,6 +7,7 @@ import { migrateWith } from './platform/db/migrate.js';
 import { buildApp } from './app.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from './seed.js';
 import { startWorkers } from './platform/workers.js';
+import { serveBackups } from './platform/db/backup.js';
 
 // A bad setting stops the start with one line naming it (no stack trace), exit code 1.
 let config: Config;
@@ -49,6 +50,8 @@ if (config.seedDemo) {
 }
 
 const stopWorkers = config.workers ? startWorkers(app.ctx.workers, app.log) : async () => undefined;
+// The embedded database lives in this process: `npm run backup` asks it for a consistent copy on DATA_DIR/backup.sock.
+const stopBackups = db.snapshot ? await serveBackups(config.dataDir, db.snapshot.bind(db), app.log) : async () => undefined;
 await app.listen({ port: config.port, host: config.host });
 console.log(`Dispatcher console: http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}/console`);
 
@@ -61,6 +64,7 @@ async function shutdown(signal: string) {
   force.unref();
   try {
     await stopWorkers();
+    await stopBackups();
     await app.close(); // stops accepting, waits for in-flight requests, runs onClose hooks
     await db.close();
     process.exit(0);

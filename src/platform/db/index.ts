@@ -160,6 +160,11 @@ export interface Database {
   onListenerChange(cb: (change: 'lost' | 'restored') => void): () => void;
   /** The listening connection's state, for /health and metrics. */
   listenerStatus(): ListenerStatus;
+  /**
+   * The embedded database only: its data directory dumped (`dumpDataDir`, uncompressed), then `whileLocked` run, with
+   * no transaction in progress and none starting until it returns (backups, src/platform/db/backup.ts).
+   */
+  snapshot?<T>(whileLocked: (dump: Blob) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -748,6 +753,7 @@ export async function createPgliteDatabase(dataDir: string | null, opts: { loadD
     // In-process: the embedded database's notifications cannot be lost.
     onListenerChange: () => () => undefined,
     listenerStatus: () => ({ state: 'connected', losses: 0, failed_attempts: 0, since: startedAt, last_error: null }),
+    snapshot: (whileLocked) => mutex.run(async () => whileLocked(await lite.dumpDataDir('none'))),
     async close() {
       await mutex.run(() => lite.close());
     },
