@@ -254,7 +254,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     expect(problems).toEqual([]);
   }, 240_000);
 
-  it('a trip cancelled while the driver is offline: the queued step is refused in words; a wrong PIN says how many tries remain', async () => {
+  it('a trip cancelled while the driver is offline: the queued step is refused in words; a wrong PIN says how many tries remain; a lost session keeps the queue', async () => {
     const base = server.baseUrl;
     const mk = async (dropoff: string) => {
       const r = await api(base, admin, 'POST', '/trips', { pickup_location: pt(-68.1335, -16.499), pickup_address: 'Av. 16 de Julio 1490', dropoff_location: pt(-68.125, -16.505), dropoff_address: dropoff });
@@ -292,6 +292,30 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await page.locator('#status[data-queue="0"]').waitFor();
     expect((await trip(a)).status).toBe('cancelled');
     await shot(page, '09-conflict');
+
+    // A session lost while offline (its tokens no longer valid when the network returns): the page asks to log in
+    // again and the queued acceptance waits; after the login it is sent.
+    const c = await mk('Calle Sesión 3');
+    await page.locator('[data-tab="today"]').click();
+    await page.locator(`[data-offer="${c}"]`).waitFor({ timeout: 30_000 });
+    await context.setOffline(true);
+    await page.locator('#net[data-online="false"]').waitFor();
+    await page.locator(`[data-offer="${c}"] [data-action="accept"]`).click();
+    await page.locator('#status[data-queue="1"]').waitFor();
+    await page.evaluate(() => {
+      const s = JSON.parse(localStorage.getItem('driver.session')!);
+      localStorage.setItem('driver.session', JSON.stringify({ ...s, access: 'expired', refresh: 'revoked' }));
+    });
+    await page.reload();
+    await page.locator('#status[data-queue="1"]').waitFor();
+    await context.setOffline(false);
+    await page.getByRole('button', { name: 'Iniciar sesión' }).waitFor({ timeout: 30_000 });
+    await page.locator('.d-login .d-banner', { hasText: 'Tu sesión terminó' }).waitFor();
+    expect((await trip(c)).status).toBe('assigned');
+    await shot(page, '10-session-lost');
+    await logIn(page, 'driver@demo.test');
+    await until('accepted after the new login', () => trip(c), (t) => t.status === 'accepted');
+    await page.locator('#status[data-queue="0"]').waitFor();
     await context.close();
     expect(problems).toEqual([]);
   }, 180_000);

@@ -246,6 +246,7 @@ async function sync(): Promise<void> {
     note(r.status === 'conflict' ? 'warn' : 'error', `${what}: ${problemText(r.code, r.server)}`);
   }
   await loadPending();
+  if (!session.user()) return;
   if (results.length > 0 || before.length > 0) await refresh();
   if (fingerprint() !== shown) render();
   else renderBanners();
@@ -396,7 +397,11 @@ setInterval(() => {
 // ---------- rendering ----------
 
 function render() {
-  if (!session.user()) return renderLogin();
+  if (!session.user()) {
+    // Already asking for the login: what is being typed stays.
+    if (!root.querySelector('form.d-login')) renderLogin();
+    return;
+  }
   shown = fingerprint();
   const offers = trips().filter((tr) => tr.status === 'assigned');
   for (const o of offers) {
