@@ -3792,6 +3792,16 @@ export interface components {
             branch_id: string;
             /** @description 3-32 letters, digits, _ or -; unique per merchant, case-insensitive */
             coupon_code?: string;
+            /**
+             * Format: date-time
+             * @description a scheduled delivery window start (needs deliver_before)
+             */
+            deliver_after?: string;
+            /**
+             * Format: date-time
+             * @description a scheduled delivery window end, the promise: after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST); the quote keeps the window
+             */
+            deliver_before?: string;
             items: {
                 catalog_item_id: string;
                 quantity: number;
@@ -5147,6 +5157,8 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             currency: string;
+            deliver_after: string | null;
+            deliver_before: string | null;
             /**
              * @description decimal string with at most 2 fraction digits, e.g. "12.50"
              * @example 12.50
@@ -5170,6 +5182,11 @@ export interface components {
             payment_destinations: ("platform" | "merchant_direct" | "cash")[];
             /** @description true when an order would be refused with 422 PAYMENT_REQUIRED (platform prepayment required and connector ready) */
             payment_required: boolean;
+            /**
+             * Format: date-time
+             * @description when the delivery is promised: now + the branch's preparation_min + travel (the organization's learned speed) + dispatch_buffer_min, or deliver_before for a scheduled window; the order and its trip keep it
+             */
+            promised_at: string;
             /**
              * @description decimal string with at most 2 fraction digits, e.g. "12.50"
              * @example 12.50

@@ -28,6 +28,9 @@ export interface CartInput {
   items: { catalog_item_id: string; quantity: number }[];
   coupon_code?: string | null;
   payment_destination?: PaymentDestination;
+  /** A scheduled delivery window (the promise is its end). */
+  deliver_after?: string | Date | null;
+  deliver_before?: string | Date | null;
 }
 
 export interface Cart {
@@ -46,6 +49,10 @@ export interface Cart {
   payment_destination: PaymentDestination;
   /** The destinations this merchant accepts now (the app offers only these). */
   payment_destinations: PaymentDestination[];
+  /** The delivery promise: now + the branch's preparation + travel + dispatch buffer, or the window's end. */
+  promised_at: Date;
+  deliver_after: Date | null;
+  deliver_before: Date | null;
   /** The SPEC rule: platform payment required before the order (and the connector is ready): no intent can exist yet, so the order is refused. */
   payment_required: boolean;
 }
@@ -119,6 +126,14 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
     ]);
   }
   const connectorReady = ctx.config.settings.PAYMENT_CONNECTOR_READY;
+  const promise = await ctx.deps.logistics.promiseFor(tx, actor.organizationId, {
+    territoryId,
+    pickup: from,
+    dropoff: to,
+    preparationMin: branch.preparation_min ?? 15,
+    deliverAfter: input.deliver_after ?? null,
+    deliverBefore: input.deliver_before ?? null,
+  });
   return {
     merchant,
     branch,
@@ -131,6 +146,7 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
     currency: settings.default_currency,
     payment_destination: destination,
     payment_destinations: offered,
+    ...promise,
     payment_required: settings.require_platform_payment_before_order && connectorReady && destination === 'platform',
   };
 }
@@ -162,6 +178,13 @@ export const QuoteOut = Type.Object({
   total: Money,
   currency: Type.String(),
   payment_required: Type.Boolean({ description: 'true when an order would be refused with 422 PAYMENT_REQUIRED (platform prepayment required and connector ready)' }),
+  promised_at: Type.Unsafe<Date | string>({
+    type: 'string',
+    format: 'date-time',
+    description: "when the delivery is promised: now + the branch's preparation_min + travel (the organization's learned speed) + dispatch_buffer_min, or deliver_before for a scheduled window; the order and its trip keep it",
+  }),
+  deliver_after: Nullable(Timestamp),
+  deliver_before: Nullable(Timestamp),
   expires_at: Timestamp,
   created_at: Timestamp,
 });
@@ -177,6 +200,7 @@ export async function saveQuote(tx: Tx, actor: Actor, cart: Cart): Promise<Stati
     organization_id: actor.organizationId, id, customer_user_id: actor.userId, merchant_id: cart.merchant.id, branch_id: cart.branch.id, address_id: cart.address.id,
     payment_destination: cart.payment_destination, lines: cart.lines, subtotal: cart.subtotal, coupon_id: applied?.coupon_id ?? null, coupon_code: cart.coupon?.code ?? null,
     coupon_error: cart.coupon?.reason_code ?? null, discount_total: cart.discount_total, delivery_fee: cart.delivery_fee, total: cart.total, currency: cart.currency, ttl_ms: QUOTE_TTL_MS,
+    promised_at: cart.promised_at, deliver_after: cart.deliver_after, deliver_before: cart.deliver_before,
   });
   return {
     id,
@@ -195,6 +219,9 @@ export async function saveQuote(tx: Tx, actor: Actor, cart: Cart): Promise<Stati
     total: cart.total,
     currency: cart.currency,
     payment_required: cart.payment_required,
+    promised_at: cart.promised_at,
+    deliver_after: cart.deliver_after,
+    deliver_before: cart.deliver_before,
     ...stamps,
   };
 }
@@ -210,6 +237,10 @@ export const CartBodyProps = {
   items: CartItems,
   coupon_code: Type.Optional(CouponCode),
   payment_destination: Type.Optional(PaymentDestinationSchema),
+  deliver_after: Type.Optional(Type.String({ format: 'date-time', description: 'a scheduled delivery window start (needs deliver_before)' })),
+  deliver_before: Type.Optional(
+    Type.String({ format: 'date-time', description: 'a scheduled delivery window end, the promise: after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST); the quote keeps the window' }),
+  ),
 };
 
 export function checkoutRoutes(app: Api, ctx: CommerceContext) {

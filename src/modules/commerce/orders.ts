@@ -10,7 +10,7 @@ import { buildCart, type Cart, type CartInput } from './checkout.js';
 import { couponRefused, refusalNow } from './coupons.js';
 import { releaseRedemption } from './repo/coupons.js';
 import { findOrder, insertOrder, listCustomerOrders, listMerchantOrders, setOrderPaymentStatus, setOrderTrip, updateOrderStatus, type OrderRow, type OrderStatus } from './repo/orders.js';
-import { lockQuote, markQuoteUsed } from './repo/checkout.js';
+import { lockQuote, markQuoteUsed, orderPromise, setOrderPromise } from './repo/checkout.js';
 import { orderOut, ownMerchant } from './model.js';
 import { recordAudit } from '../../platform/audit.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
@@ -129,6 +129,7 @@ export function createOrderService(ctx: CommerceContext) {
       coupon: couponId ? { id: couponId, code: cart.coupon!.code, redemptionId: newId(), now } : null,
     });
     if (!written.ok) throw written.refusal === 'customer' ? couponRefused('COUPON_CUSTOMER_LIMIT_REACHED') : await refusalNow(tx, couponId!, now);
+    await setOrderPromise(tx, id, { promisedAt: cart.promised_at, deliverAfter: cart.deliver_after, deliverBefore: cart.deliver_before });
     await announce(tx, actor.userId, announced, 'order.created', undefined, cart.merchant.owner_user_id);
     return written.order;
   }
@@ -136,6 +137,8 @@ export function createOrderService(ctx: CommerceContext) {
   /** Creates the trip of an order that just became `ready` (pickup = branch, dropoff = the customer's address). */
   async function createTripFor(tx: Tx, actor: Actor, o: OrderRow): Promise<string> {
     const b = await pickupOf(tx, o.branch_id);
+    // The promise made at checkout (it may have passed by now: a late order stays late).
+    const promise = await orderPromise(tx, o.id);
     // The merchant's own actor; the fees were priced by the tariff at checkout, which logistics accepts from this trusted call only.
     const trip = await ctx.deps.logistics.createTrip(tx, actor, {
       pickup: { lon: Number(b.lon), lat: Number(b.lat) },
@@ -151,6 +154,9 @@ export function createOrderService(ctx: CommerceContext) {
       delivery_fee: o.delivery_fee,
       driver_earning: o.driver_earning,
       notes: o.notes ?? undefined,
+      promised_at: promise?.promised_at ?? null,
+      deliver_after: promise?.deliver_after ?? null,
+      deliver_before: promise?.deliver_before ?? null,
     }, { pricedBy: 'tariff' });
     await setOrderTrip(tx, o.id, trip.id, trip.territory_id);
     return trip.id;
@@ -217,6 +223,8 @@ export function createOrderService(ctx: CommerceContext) {
       items: q.lines.map((l) => ({ catalog_item_id: l.catalog_item_id, quantity: l.quantity })),
       coupon_code: q.coupon_code,
       payment_destination: q.payment_destination,
+      deliver_after: q.deliver_after,
+      deliver_before: q.deliver_before,
     };
     const cart = await buildCart(ctx, tx, actor, input);
     if (cart.total !== q.total) {

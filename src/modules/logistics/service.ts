@@ -6,7 +6,7 @@ import type { TripDirectory, TripParticipants } from '../../platform/trip-direct
 import { createAssignment } from './assignment.js';
 import { hook } from '../../platform/hooks.js';
 import { createEta, type EtaUpdate } from './eta.js';
-import { createPromises } from './promises.js';
+import { createPromises, validateWindow } from './promises.js';
 import { createExceptions } from './exceptions.js';
 import { createRecipientLinks } from './recipient-links.js';
 import { createDriverService } from './drivers.js';
@@ -30,6 +30,15 @@ export type { TripEarning } from './repo/trips.js';
 /** What other modules (commerce, money, storage, realtime, sub-administration, optimizer) call; every function takes the caller's transaction. */
 export interface LogisticsApi {
   territoryForPoint(tx: Tx, p: LonLat): Promise<string | null>;
+  /**
+   * The delivery promise of an order placed now: a scheduled window's end (validated: 422 WINDOW_INVALID, PROMISE_IN_PAST),
+   * else now + the branch's preparation + travel pickup → dropoff at the learned speed + the dispatch buffer.
+   */
+  promiseFor(
+    tx: Tx,
+    organizationId: string,
+    q: { territoryId: string | null; pickup: LonLat; dropoff: LonLat; preparationMin: number; deliverAfter?: Date | string | null; deliverBefore?: Date | string | null },
+  ): Promise<{ promised_at: Date; deliver_after: Date | null; deliver_before: Date | null }>;
   getTerritory(tx: Tx, id: string): Promise<TerritoryRow | null>;
   getMerchant(tx: Tx, merchantId: string): Promise<MerchantRow | null>;
   merchantOfUser(tx: Tx, userId: string): Promise<MerchantRow | null>;
@@ -89,6 +98,12 @@ export function createLogisticsService(ctx: LogisticsContext) {
 
   const api: LogisticsApi = {
     territoryForPoint,
+    async promiseFor(tx, organizationId, q) {
+      const now = new Date();
+      const window = validateWindow(q.deliverAfter ?? null, q.deliverBefore ?? null, now);
+      const promised = window.before ?? (await promises.estimate(tx, organizationId, { territoryId: q.territoryId, pickup: q.pickup, dropoff: q.dropoff, start: now, preparationMin: q.preparationMin }));
+      return { promised_at: promised, deliver_after: window.after, deliver_before: window.before };
+    },
     getTerritory,
     getMerchant: merchants.getMerchant,
     merchantOfUser: merchants.merchantOfUser,

@@ -177,10 +177,13 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
       return formatMoney(v);
     };
     const now = new Date();
-    const window = validateWindow(input.deliver_after ?? null, input.deliver_before ?? null, now);
-    const promised =
-      window.before ??
-      (input.promised_at ? new Date(input.promised_at) : await promises.estimate(tx, actor.organizationId, { territoryId, pickup, dropoff, start: now, preparationMin: 0 }));
+    // A promise given by a trusted caller (an order's, made at checkout) is kept as it is, window included; else the
+    // window is validated and its end is the promise, or the promise is estimated now.
+    const given = input.promised_at ? { after: input.deliver_after ? new Date(input.deliver_after) : null, before: input.deliver_before ? new Date(input.deliver_before) : null } : null;
+    const window = given ?? validateWindow(input.deliver_after ?? null, input.deliver_before ?? null, now);
+    const promised = input.promised_at
+      ? new Date(input.promised_at)
+      : (window.before ?? (await promises.estimate(tx, actor.organizationId, { territoryId, pickup, dropoff, start: now, preparationMin: 0 })));
     const id = newId();
     await insertTrip(tx, {
       promisedAt: promised,

@@ -10,8 +10,8 @@ export type BranchRow = Omit<SnakeRow<BranchRecord>, 'organization_id' | 'locati
   opening_hours: { day: number; open: string; close: string }[];
 };
 
-export const BRANCH_COLUMNS = 'id, merchant_id, name, address, (location)[0] AS lon, (location)[1] AS lat, opening_hours, phone, active, territory_id, created_at, updated_at';
-const BRANCH_SELECT = `SELECT b.id, b.merchant_id, b.name, b.address, (b.location)[0] AS lon, (b.location)[1] AS lat, b.opening_hours, b.phone, b.active,
+export const BRANCH_COLUMNS = 'id, merchant_id, name, address, (location)[0] AS lon, (location)[1] AS lat, opening_hours, phone, active, preparation_min, territory_id, created_at, updated_at';
+const BRANCH_SELECT = `SELECT b.id, b.merchant_id, b.name, b.address, (b.location)[0] AS lon, (b.location)[1] AS lat, b.opening_hours, b.phone, b.active, b.preparation_min,
                               b.territory_id, b.created_at, b.updated_at FROM merchant_branch b`;
 
 export async function findBranch(tx: Tx, id: string): Promise<BranchRow | null> {

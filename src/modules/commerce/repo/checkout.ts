@@ -96,12 +96,27 @@ export type NewQuote = Omit<SnakeRow<typeof checkoutQuote.$inferInsert>, 'order_
 export async function insertQuote(tx: Tx, q: NewQuote): Promise<{ expires_at: Date; created_at: Date }> {
   const { rows } = await tx.query<{ expires_at: Date; created_at: Date }>(
     `INSERT INTO checkout_quote (organization_id, id, customer_user_id, merchant_id, branch_id, address_id, payment_destination, lines, subtotal,
-                                 coupon_id, coupon_code, coupon_error, discount_total, delivery_fee, total, currency, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16, now() + $17 * interval '1 millisecond') RETURNING expires_at, created_at`,
+                                 coupon_id, coupon_code, coupon_error, discount_total, delivery_fee, total, currency, expires_at, promised_at, deliver_after, deliver_before)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16, now() + $17 * interval '1 millisecond', $18, $19, $20) RETURNING expires_at, created_at`,
     [
       q.organization_id, q.id, q.customer_user_id, q.merchant_id, q.branch_id, q.address_id, q.payment_destination ?? 'platform', JSON.stringify(q.lines), q.subtotal,
       q.coupon_id ?? null, q.coupon_code ?? null, q.coupon_error ?? null, q.discount_total ?? '0', q.delivery_fee, q.total, q.currency, q.ttl_ms,
+      q.promised_at ?? null, q.deliver_after ?? null, q.deliver_before ?? null,
     ],
   );
   return rows[0];
+}
+
+/** The promise of an order (checkout), written beside the order row. */
+export async function setOrderPromise(tx: Tx, orderId: string, p: { promisedAt: Date; deliverAfter: Date | null; deliverBefore: Date | null }): Promise<void> {
+  await tx.query('UPDATE merchant_order SET promised_at = $2, deliver_after = $3, deliver_before = $4 WHERE id = $1', [orderId, p.promisedAt, p.deliverAfter, p.deliverBefore]);
+}
+
+/** The promise of an order, for its trip. */
+export async function orderPromise(tx: Tx, orderId: string): Promise<{ promised_at: Date | null; deliver_after: Date | null; deliver_before: Date | null } | null> {
+  const { rows } = await tx.query<{ promised_at: Date | null; deliver_after: Date | null; deliver_before: Date | null }>(
+    'SELECT promised_at, deliver_after, deliver_before FROM merchant_order WHERE id = $1',
+    [orderId],
+  );
+  return rows[0] ?? null;
 }
