@@ -100,6 +100,9 @@ const PROBLEM_RESPONSES: Record<string, [string, string]> = {
   NotFound: ['404', 'The resource does not exist or is not visible to the caller (`NOT_FOUND`).'],
   Conflict: ['409', 'The request conflicts with the current state (`CONFLICT`, `INVALID_TRANSITION` with `current_status`, `DUPLICATE`, `IDEMPOTENCY_KEY_REUSED`).'],
   Unprocessable: ['422', 'The request is well-formed but breaks a business rule (`UNPROCESSABLE`, `REFERENCE_NOT_FOUND`, `CONSTRAINT_VIOLATION`).'],
+  PayloadTooLarge: ['413', 'The request body is larger than the body limit (`PAYLOAD_TOO_LARGE`; `BODY_LIMIT_BYTES`, 1 MiB by default; an upload PUT: its slot\'s declared size).'],
+  UriTooLong: ['414', 'The request line (path and query string) is longer than the server reads (`URI_TOO_LONG`), answered before any route runs.'],
+  HeadersTooLarge: ['431', 'The request head is larger than `HTTP_MAX_HEADER_BYTES` (16 KiB by default) (`HEADERS_TOO_LARGE`), answered before any route runs.'],
   TooManyRequests: ['429', 'Rate limited (`RATE_LIMITED`); see the `Retry-After` header.'],
   ServerError: ['500', 'Unexpected server error (`INTERNAL_ERROR`); quote `request_id` when reporting it.'],
 };
@@ -263,6 +266,10 @@ export function finishOpenApi(doc: Json, opts: FinishOptions): Json {
       if (method !== 'get' && !isPublic) add('409', 'Conflict');
       if (method !== 'get' && !isPublic) add('422', 'Unprocessable');
       if (/login|refresh|onboarding/.test(path)) add('429', 'TooManyRequests');
+      // The edge answers these before any route runs, for every operation (src/platform/edge.ts, http.ts).
+      if (op.requestBody) add('413', 'PayloadTooLarge');
+      add('414', 'UriTooLong');
+      add('431', 'HeadersTooLarge');
       add('500', 'ServerError');
       for (const [status, r] of Object.entries<Json>(responses)) if (r.description === 'Default Response') r.description = status === '204' ? 'No content' : 'Success';
 

@@ -95,6 +95,18 @@ describe('OpenAPI 3.1 document', () => {
     expect(copies.map(([w]) => w)).toEqual([]);
   });
 
+  it('every operation documents the answers the edge gives before any route runs: 414, 431, and 413 where it takes a body', async () => {
+    const missing: string[] = [];
+    for (const { path, method, op } of operations()) {
+      for (const s of ['414', '431', ...(op.requestBody ? ['413'] : [])]) if (!op.responses[s]) missing.push(`${method} ${path}: no ${s}`);
+    }
+    expect(missing).toEqual([]);
+    // And they are what the server answers: a problem with its code.
+    const big = await t.req(null, { method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email: 'a@b.c', password: 'x'.repeat(2 * 1024 * 1024) }) });
+    expect(big.statusCode).toBe(413);
+    expect(big.json()).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
+  });
+
   it('resources and request bodies are named components, referenced where they occur', () => {
     const text = JSON.stringify(doc.paths);
     for (const name of ['Trip', 'Order', 'Driver', 'Merchant', 'User', 'GeoPoint', 'Quote', 'Wallet']) {

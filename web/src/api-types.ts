@@ -3802,6 +3802,7 @@ export interface components {
              * @description a scheduled delivery window end, the promise: after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST); the quote keeps the window
              */
             deliver_before?: string;
+            /** @description One line per catalog item, with its quantity: a `catalog_item_id` that appears twice is 400 VALIDATION_FAILED (`items[i].catalog_item_id`: duplicate). */
             items: {
                 catalog_item_id: string;
                 quantity: number;
@@ -3896,7 +3897,7 @@ export interface components {
             /** @description declared media type; the binary must match it */
             mime_type: "application/pdf" | "image/jpeg" | "image/png" | "image/webp" | "image/heic" | "image/heif";
             proof_type: "photo" | "signature" | "document";
-            /** @description declared size; the PUT must carry exactly this many bytes */
+            /** @description declared size; the PUT must carry exactly this many bytes. At most the purpose's limit (STORAGE_MAX_BYTES_<PURPOSE>; defaults: `pickup_evidence`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 15 MiB. `delivery_evidence`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 15 MiB. `document`: application/pdf, image/jpeg, image/png, image/webp, image/heic, image/heif; max 20 MiB. `avatar`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 5 MiB. `merchant_payment_qr`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 5 MiB. `payment_proof`: application/pdf, image/jpeg, image/png, image/webp, image/heic, image/heif; max 10 MiB. `coupon_asset`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 5 MiB. `other`: application/pdf, image/jpeg, image/png, image/webp, image/heic, image/heif; max 10 MiB): beyond it 413 UPLOAD_TOO_LARGE */
             size_bytes: number;
             stage: "pickup" | "delivery";
             trip_id: string;
@@ -3910,7 +3911,7 @@ export interface components {
             /** @description e.g. merchant, coupon, payment_review, user */
             owner_type?: string;
             purpose: "document" | "avatar" | "merchant_payment_qr" | "payment_proof" | "coupon_asset" | "other";
-            /** @description declared size; the PUT must carry exactly this many bytes */
+            /** @description declared size; the PUT must carry exactly this many bytes. At most the purpose's limit (STORAGE_MAX_BYTES_<PURPOSE>; defaults: `pickup_evidence`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 15 MiB. `delivery_evidence`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 15 MiB. `document`: application/pdf, image/jpeg, image/png, image/webp, image/heic, image/heif; max 20 MiB. `avatar`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 5 MiB. `merchant_payment_qr`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 5 MiB. `payment_proof`: application/pdf, image/jpeg, image/png, image/webp, image/heic, image/heif; max 10 MiB. `coupon_asset`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 5 MiB. `other`: application/pdf, image/jpeg, image/png, image/webp, image/heic, image/heif; max 10 MiB): beyond it 413 UPLOAD_TOO_LARGE */
             size_bytes: number;
         };
         /** CreateMerchantBranchRequest */
@@ -4977,6 +4978,7 @@ export interface components {
             branch_id: string;
             /** @description 3-32 letters, digits, _ or -; unique per merchant, case-insensitive */
             coupon_code?: string;
+            /** @description One line per catalog item, with its quantity: a `catalog_item_id` that appears twice is 400 VALIDATION_FAILED (`items[i].catalog_item_id`: duplicate). */
             items: {
                 catalog_item_id: string;
                 quantity: number;
@@ -5973,8 +5975,26 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The request head is larger than `HTTP_MAX_HEADER_BYTES` (16 KiB by default) (`HEADERS_TOO_LARGE`), answered before any route runs. */
+        HeadersTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The resource does not exist or is not visible to the caller (`NOT_FOUND`). */
         NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request body is larger than the body limit (`PAYLOAD_TOO_LARGE`; `BODY_LIMIT_BYTES`, 1 MiB by default; an upload PUT: its slot's declared size). */
+        PayloadTooLarge: {
             headers: {
                 [name: string]: unknown;
             };
@@ -6011,6 +6031,15 @@ export interface components {
         };
         /** @description The request is well-formed but breaks a business rule (`UNPROCESSABLE`, `REFERENCE_NOT_FOUND`, `CONSTRAINT_VIOLATION`). */
         Unprocessable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request line (path and query string) is longer than the server reads (`URI_TOO_LONG`), answered before any route runs. */
+        UriTooLong: {
             headers: {
                 [name: string]: unknown;
             };
@@ -6077,6 +6106,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -6142,6 +6173,8 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
             /** @description Rate limited. Codes: `RATE_LIMITED`. */
             429: {
@@ -6152,6 +6185,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected server error. */
             500: {
                 headers: {
@@ -6223,7 +6257,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -6265,6 +6301,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -6312,7 +6350,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -6364,6 +6405,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `NOTHING_TO_SETTLE`. */
             422: {
                 headers: {
@@ -6373,6 +6416,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -6428,6 +6472,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -6493,6 +6539,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -6562,7 +6610,10 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -6636,6 +6687,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `PAYMENT_EXCEEDS_DEBT`. */
             422: {
                 headers: {
@@ -6645,6 +6698,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -6710,6 +6764,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -6770,6 +6826,8 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `TERRITORY_TARGETING_UNAVAILABLE`. */
             422: {
                 headers: {
@@ -6779,6 +6837,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -6837,7 +6896,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -6915,6 +6977,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `AMOUNT_MISMATCH`, `NOT_PLATFORM_PAYMENT`. */
             422: {
                 headers: {
@@ -6924,6 +6988,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -6986,6 +7051,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `REFUND_EXCEEDS_TOTAL`, `NOT_PLATFORM_PAYMENT`. */
             422: {
                 headers: {
@@ -6995,6 +7062,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7056,6 +7124,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7115,7 +7185,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7206,6 +7279,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7307,6 +7382,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `COMMISSION_BOUNDS_INVALID`, `TERRITORY_NOT_FOUND`, `EXCEEDS_PARENT_SCOPE`. */
             422: {
                 headers: {
@@ -7316,6 +7393,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7420,6 +7498,8 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `PARENT_CYCLE`, `COMMISSION_BOUNDS_INVALID`, `TERRITORY_NOT_FOUND`, `EXCEEDS_PARENT_SCOPE`. */
             422: {
                 headers: {
@@ -7429,6 +7509,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7480,6 +7561,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7544,7 +7627,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7595,7 +7681,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7643,6 +7732,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7695,6 +7786,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7751,7 +7844,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7827,6 +7923,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `CANNOT_DEACTIVATE_SELF`. */
             422: {
                 headers: {
@@ -7836,6 +7934,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7887,7 +7986,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7943,6 +8045,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8016,6 +8120,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description RATE_LIMITED or LOGIN_THROTTLED (problem+json); the Retry-After header gives the seconds to wait Codes: `RATE_LIMITED`, `LOGIN_THROTTLED`. */
             429: {
                 headers: {
@@ -8025,6 +8131,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8065,7 +8172,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8111,7 +8220,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8176,7 +8288,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8218,6 +8333,8 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8267,6 +8384,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8314,7 +8433,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8374,7 +8496,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
             /** @description RFC 9457 problem details, sent as `application/problem+json` Codes: `FUTURE_INTEGRATION_NOT_RELEASED`. */
             501: {
@@ -8440,6 +8565,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
             /** @description RFC 9457 problem details, sent as `application/problem+json` Codes: `FUTURE_INTEGRATION_NOT_RELEASED`. */
             501: {
@@ -8513,6 +8640,8 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `BRANCH_INACTIVE`. */
             422: {
                 headers: {
@@ -8522,6 +8651,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8582,6 +8712,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8645,6 +8777,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8696,6 +8830,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8761,6 +8897,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `QUOTE_EXPIRED`, `PAYMENT_REQUIRED`, `PAYMENT_DESTINATION_UNAVAILABLE`. */
             422: {
                 headers: {
@@ -8779,6 +8917,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8846,6 +8985,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `AMOUNT_MISMATCH`, `PROOF_REQUIRED`. */
             422: {
                 headers: {
@@ -8855,6 +8996,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8904,6 +9046,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8957,6 +9101,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9005,6 +9151,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9057,6 +9205,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9112,6 +9262,8 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `SUBJECT_NOT_FOUND`. */
             422: {
                 headers: {
@@ -9121,6 +9273,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9171,7 +9324,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9227,6 +9383,8 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `DRIVER_NOT_APPROVED`. */
             422: {
                 headers: {
@@ -9236,6 +9394,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9311,6 +9470,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9369,7 +9530,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9436,7 +9600,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected server error. Codes: `GPS`. */
             500: {
                 headers: {
@@ -9516,6 +9683,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9578,6 +9747,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9629,6 +9800,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9683,6 +9856,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `DRIVER_NOT_APPROVED`. */
             422: {
                 headers: {
@@ -9692,6 +9866,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9758,6 +9933,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `STORAGE_OBJECT_WRONG_TRIP`. */
             422: {
                 headers: {
@@ -9767,6 +9944,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9826,7 +10004,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9885,6 +10066,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `INVALID_PIN`. */
             422: {
                 headers: {
@@ -9903,6 +10086,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9957,7 +10141,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10011,6 +10197,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10067,6 +10255,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `USER_NOT_DRIVER`. */
             422: {
                 headers: {
@@ -10076,6 +10266,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10134,6 +10325,8 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `TERRITORY_NOT_FOUND`, `TERRITORY_REQUIRED`. */
             422: {
                 headers: {
@@ -10143,6 +10336,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10210,7 +10404,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10269,6 +10466,8 @@ export interface operations {
             };
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `DRIVER_NOT_APPROVED`, `AVAILABILITY_LOCKED`. */
             422: {
                 headers: {
@@ -10278,6 +10477,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10339,7 +10539,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10407,7 +10610,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10475,7 +10681,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10543,7 +10752,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10594,6 +10806,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10666,6 +10880,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10733,6 +10949,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10800,6 +11018,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10852,6 +11072,8 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10902,6 +11124,8 @@ export interface operations {
                     };
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
             /** @description Problem details (RFC 9457) with a stable `code`. */
             503: {
@@ -10986,6 +11210,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `UNKNOWN_ORGANIZATION`. */
             422: {
                 headers: {
@@ -10995,6 +11221,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
             /** @description Problem details (RFC 9457). Codes: `WEBHOOK_NOT_CONFIGURED`. */
             503: {
@@ -11079,6 +11306,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `UNKNOWN_ORGANIZATION`. */
             422: {
                 headers: {
@@ -11088,6 +11317,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
             /** @description Problem details (RFC 9457). Codes: `WEBHOOK_NOT_CONFIGURED`. */
             503: {
@@ -11150,6 +11380,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11209,7 +11441,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
             /** @description Problem details (RFC 9457). Codes: `FUTURE_INTEGRATION_NOT_RELEASED`. */
             501: {
@@ -11273,6 +11508,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11314,6 +11551,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11361,7 +11600,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11430,6 +11672,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11503,6 +11747,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11573,7 +11819,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11655,7 +11904,10 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11707,6 +11959,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11754,6 +12008,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `CURRENCY_MISMATCH`, `BRANCH_NOT_FOUND`. */
             422: {
                 headers: {
@@ -11763,6 +12019,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11821,6 +12078,8 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `CURRENCY_MISMATCH`. */
             422: {
                 headers: {
@@ -11830,6 +12089,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11888,6 +12148,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `MERCHANT_PROFILE_REQUIRED`. */
             422: {
                 headers: {
@@ -11897,6 +12158,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11961,6 +12223,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `SECRET_REF_NOT_PROVISIONED`, `CHAT_PHONE_REQUIRED`. */
             422: {
                 headers: {
@@ -11970,6 +12234,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12048,6 +12313,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12098,6 +12365,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12161,6 +12430,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. */
             422: {
                 headers: {
@@ -12170,6 +12441,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12228,7 +12500,10 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12280,6 +12555,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12336,6 +12613,8 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `MERCHANT_NOT_APPROVED`. */
             422: {
                 headers: {
@@ -12345,6 +12624,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12397,6 +12677,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12463,7 +12745,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12517,6 +12802,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12576,6 +12863,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `PAYMENT_PROFILE_INCOMPLETE`. */
             422: {
                 headers: {
@@ -12585,6 +12874,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12645,6 +12935,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12704,7 +12996,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12763,7 +13058,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12820,6 +13118,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12882,7 +13182,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12961,6 +13264,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13036,6 +13341,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13088,6 +13395,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13143,6 +13452,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `USER_NOT_MERCHANT`. */
             422: {
                 headers: {
@@ -13152,6 +13463,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13219,7 +13531,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13287,7 +13602,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13355,7 +13673,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13423,6 +13744,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `MERCHANT_NOT_APPROVED`. */
             422: {
                 headers: {
@@ -13432,6 +13755,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13489,6 +13813,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13567,6 +13893,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13619,6 +13947,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13662,6 +13992,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13708,6 +14040,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13764,7 +14098,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13809,7 +14146,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13874,7 +14213,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13949,6 +14291,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14007,7 +14351,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14059,6 +14406,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14105,7 +14454,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14154,7 +14505,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14213,6 +14567,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description RATE_LIMITED or LOGIN_THROTTLED (problem+json); the Retry-After header gives the seconds to wait Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -14222,6 +14578,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14272,6 +14629,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14323,7 +14682,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14375,7 +14737,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14427,7 +14792,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14479,7 +14847,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14536,7 +14907,10 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14597,6 +14971,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
             /** @description Rate limited. Codes: `RATE_LIMITED`. */
             429: {
                 headers: {
@@ -14606,6 +14981,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14653,6 +15029,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14700,6 +15078,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14747,6 +15127,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14802,7 +15184,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14861,6 +15246,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14912,6 +15299,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14985,7 +15374,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -15078,7 +15470,7 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
-            /** @description Problem details (RFC 9457). Codes: `UPLOAD_TOO_LARGE`. */
+            /** @description The request body is larger than the body limit. Codes: `UPLOAD_TOO_LARGE`. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -15087,6 +15479,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Problem details (RFC 9457). Codes: `MEDIA_TYPE_NOT_ALLOWED`. */
             415: {
                 headers: {
@@ -15105,6 +15498,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
             /** @description Problem details (RFC 9457). Codes: `STORAGE_QUOTA_EXCEEDED`. */
             507: {
@@ -15189,7 +15583,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
             /** @description Problem details (RFC 9457). Codes: `STORAGE_QUOTA_EXCEEDED`. */
             507: {
@@ -15278,6 +15675,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Problem details (RFC 9457). */
             416: {
                 headers: {
@@ -15287,6 +15685,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -15331,7 +15730,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -15429,7 +15830,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem details (RFC 9457). Codes: `UPLOAD_TOO_LARGE`. */
+            /** @description The request body is larger than the body limit. Codes: `UPLOAD_TOO_LARGE`. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -15438,6 +15839,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description Problem details (RFC 9457). Codes: `CONTENT_TYPE_MISMATCH`, `SIGNATURE_MISMATCH`. */
             415: {
                 headers: {
@@ -15448,6 +15850,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -15500,6 +15903,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -15547,6 +15952,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `TERRITORY_NOT_FOUND`, `STORAGE_OBJECT_`, `INVALID_VALIDITY`. */
             422: {
                 headers: {
@@ -15556,6 +15963,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -15607,6 +16015,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -15666,6 +16076,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -15731,6 +16143,8 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
             /** @description Rate limited. Codes: `RATE_LIMITED`. */
             429: {
@@ -15741,6 +16155,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Unexpected server error. */
             500: {
                 headers: {
@@ -15820,7 +16235,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -15936,6 +16353,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -15986,6 +16405,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `COMMISSION_OUT_OF_BOUNDS`. */
             422: {
                 headers: {
@@ -15995,6 +16416,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16061,7 +16483,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16122,6 +16547,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16176,6 +16603,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16265,6 +16694,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16350,6 +16781,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `EXCEEDS_PARENT_SCOPE`, `COMMISSION_BOUNDS_INVALID`, `TERRITORY_NOT_FOUND`. */
             422: {
                 headers: {
@@ -16359,6 +16792,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16414,6 +16848,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `REPORT_TOO_LARGE`. */
             422: {
                 headers: {
@@ -16432,6 +16867,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16487,6 +16923,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `REPORT_TOO_LARGE`. */
             422: {
                 headers: {
@@ -16505,6 +16942,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16557,6 +16995,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16621,6 +17061,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16671,6 +17113,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16739,7 +17183,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16799,6 +17246,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16856,6 +17305,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `IDEMPOTENCY_KEY_REUSED`, `CUSTOMER_NOT_FOUND`, `ORDER_NOT_FOUND`, `CUSTOMER_MISMATCH`, `EXPRESS_REQUEST_NOT_FOUND`. */
             422: {
                 headers: {
@@ -16865,6 +17316,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16910,6 +17362,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16968,6 +17422,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `DRIVER_NOT_FOUND`. */
             422: {
                 headers: {
@@ -16977,6 +17433,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17031,6 +17488,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `NO_ELIGIBLE_DRIVER`. */
             422: {
                 headers: {
@@ -17040,6 +17498,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17101,6 +17560,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17159,7 +17620,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17218,6 +17682,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `WINDOW_INVALID`, `PROMISE_IN_PAST`. */
             422: {
                 headers: {
@@ -17227,6 +17693,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17274,6 +17741,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17327,6 +17796,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17403,6 +17874,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `RECIPIENT_HAS_ACCOUNT`. */
             422: {
                 headers: {
@@ -17412,6 +17885,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17464,7 +17938,9 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17532,7 +18008,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17600,6 +18079,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17658,6 +18139,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `INVALID_PIN`, `STORAGE_OBJECT_WRONG_TRIP`. */
             422: {
                 headers: {
@@ -17676,6 +18159,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17734,6 +18218,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `INVALID_PIN`, `STORAGE_OBJECT_WRONG_TRIP`. */
             422: {
                 headers: {
@@ -17752,6 +18238,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17838,6 +18325,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17900,7 +18389,9 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17959,6 +18450,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -18038,6 +18531,8 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `MERCHANT_PROFILE_REQUIRED`, `WEBHOOK_EVENT_TYPE_OUT_OF_SCOPE`, `WEBHOOK_TARGET_REFUSED`, `WEBHOOK_SUBSCRIPTION_LIMIT`. */
             422: {
                 headers: {
@@ -18047,6 +18542,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -18100,6 +18596,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -18152,7 +18650,9 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -18211,7 +18711,10 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -18274,6 +18777,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -18356,7 +18861,10 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -18419,6 +18927,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
             /** @description Rate limited. Codes: `RATE_LIMITED`. */
             429: {
@@ -18429,6 +18938,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };

@@ -20,7 +20,11 @@ import { priceDelivery } from './tariffs.js';
 
 export const QUOTE_TTL_MS = 15 * 60 * 1000;
 
-export const CartItems = Type.Array(Strict({ catalog_item_id: Id, quantity: Type.Integer({ minimum: 1, maximum: 999 }) }), { minItems: 1, maxItems: 50 });
+export const CartItems = Type.Array(Strict({ catalog_item_id: Id, quantity: Type.Integer({ minimum: 1, maximum: 999 }) }), {
+  minItems: 1,
+  maxItems: 50,
+  description: 'One line per catalog item, with its quantity: a `catalog_item_id` that appears twice is 400 VALIDATION_FAILED (`items[i].catalog_item_id`: duplicate).',
+});
 
 export interface CartInput {
   branch_id: string;

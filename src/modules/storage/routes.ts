@@ -22,7 +22,11 @@ import { downloadUrl, type EvidenceSlotInput, type GenericSlotInput, type Storag
 const lit = <T extends string>(values: readonly T[], description?: string) => Type.Union(values.map((v) => Type.Literal(v)), description ? { description } : {});
 
 const MimeType = lit(DOCUMENT_TYPES, 'declared media type; the binary must match it');
-const SizeBytes = Type.Integer({ minimum: 1, maximum: ABSOLUTE_MAX_BYTES, description: 'declared size; the PUT must carry exactly this many bytes' });
+const SizeBytes = Type.Integer({
+  minimum: 1,
+  maximum: ABSOLUTE_MAX_BYTES,
+  description: `declared size; the PUT must carry exactly this many bytes. At most the purpose's limit (STORAGE_MAX_BYTES_<PURPOSE>; defaults: ${describeLimits()}): beyond it 413 UPLOAD_TOO_LARGE`,
+});
 const Filename = ShortText(255);
 
 const Slot = Type.Object({
