@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { defineConfig } from 'vite';
 
-// The pages (console, tracking, driver) built to dist/web and served by the API server (src/platform/web.ts); their
+// The pages (console, tracking, driver, merchant) built to dist/web and served by the API server (src/platform/web.ts); their
 // scripts under /console/assets. web/static (the service worker, manifests, icons) is copied as is.
 const root = import.meta.dirname;
 export default defineConfig({
@@ -21,6 +21,7 @@ export default defineConfig({
         console: path.resolve(root, 'console/index.html'),
         tracking: path.resolve(root, 'tracking/index.html'),
         driver: path.resolve(root, 'driver/index.html'),
+        merchant: path.resolve(root, 'merchant/index.html'),
       },
     },
   },

@@ -8,7 +8,7 @@ import { AppError } from './errors.js';
  * The browser pages, built by `npm run build` (Vite, web/ → dist/web/) and served by this server:
  * the dispatcher console at /console, the recipient tracking page at /track/:token (also answered
  * for a browser opening the recipient link itself, /api/v1/public/tracking/:token with `Accept: text/html`), and the
- * installable pages (`PWA_PAGES`: the driver app at /driver/), each with its manifest, icons and service worker.
+ * installable pages (`PWA_PAGES`: the driver app at /driver/, the merchant's counter at /merchant/), each with its manifest, icons and service worker.
  * Hashed assets are immutable for a year; the HTML is revalidated. Compressed (brotli or gzip, by
  * Accept-Encoding). A Content-Security-Policy allowing only what the pages load: their own scripts and
  * styles, the map tile server (MAP_TILE_URL) for images, the API for data.
@@ -85,7 +85,7 @@ const COMPRESSIBLE = new Set(['.js', '.css', '.html', '.svg', '.json', '.map', '
  * `/<name>/` the page, `/<name>/sw.js` the shared service worker (web/static/pwa/sw.js), `/<name>/manifest.webmanifest`
  * (web/static/pwa/<name>.webmanifest), `/<name>/icons/*` (web/static/pwa/icons). `/<name>` redirects to `/<name>/`.
  */
-export const PWA_PAGES = ['driver'] as const;
+export const PWA_PAGES = ['driver', 'merchant'] as const;
 type PageName = 'console' | 'tracking' | (typeof PWA_PAGES)[number];
 
 interface Asset {

@@ -22,15 +22,17 @@ const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 60_000;
 
 /**
- * The organization's event stream (dispatch, administrators) or the sub-administrator's territories, read with
+ * The organization's event stream (dispatch, administrators), the sub-administrator's territories or the caller's own
+ * events (`me`: a merchant's orders and their trips), read with
  * fetch and a short-lived stream token. fetch, not EventSource: a refused stream's status and problem (429
  * STREAM_LIMIT_PER_USER with its limit, 401) are readable, so the page can say why it is not live. On a break
  * it takes a new token and resumes after the last event it saw (`last_event_id`), so no event is missed; a
  * `stream.reset` frame asks for a full refetch. Failed attempts back off exponentially with jitter (1 s to 60 s,
- * at least the server's `retry_after`); a stream that stayed open starts over at 1 s.
+ * at least the server's `retry_after`); a stream that stayed open starts over at 1 s. The browser going offline
+ * drops the connection at once; coming back online reconnects at once (resuming as after any break).
  */
 export function openStream(
-  kind: 'organization' | 'territories',
+  kind: 'organization' | 'territories' | 'me',
   on: { event: (e: StreamEvent) => void; reset: () => void; state: (live: boolean, down?: StreamDown) => void },
 ): () => void {
   let last: string | null = null;
@@ -38,11 +40,17 @@ export function openStream(
   let delay = FIRST_RETRY_MS;
   let timer: ReturnType<typeof setTimeout> | null = null;
   const abort = new AbortController();
+  /** The current connection's own abort (offline drops it), and whether an attempt is under way. */
+  let conn: AbortController | null = null;
+  let connecting = false;
+  /** Back online while an attempt was under way: its failure retries at once. */
+  let soon = false;
 
   const later = (down: Omit<StreamDown, 'retryInMs'>, atLeastMs = 0) => {
     if (stopped) return;
     // Full jitter on the upper half: tabs refused together do not come back together.
-    const wait = Math.max(atLeastMs, Math.round(delay / 2 + (Math.random() * delay) / 2));
+    const wait = soon ? atLeastMs : Math.max(atLeastMs, Math.round(delay / 2 + (Math.random() * delay) / 2));
+    soon = false;
     delay = Math.min(delay * 2, MAX_RETRY_MS);
     on.state(false, { ...down, retryInMs: wait });
     timer = setTimeout(() => void connect(), wait);
@@ -59,13 +67,27 @@ export function openStream(
   };
 
   const connect = async () => {
-    if (stopped) return;
+    if (stopped || connecting) return;
+    connecting = true;
+    try {
+      await connectOnce();
+    } finally {
+      connecting = false;
+    }
+  };
+
+  const connectOnce = async () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    conn = new AbortController();
+    const here = conn;
+    abort.signal.addEventListener('abort', () => here.abort(), { once: true });
     let res: Response;
     try {
       const tok = await ok(api.POST('/api/v1/realtime/tokens', { body: { stream: kind } }));
       const q = new URLSearchParams({ stream_token: tok.stream_token });
       if (last) q.set('last_event_id', last);
-      res = await fetch(`/api/v1/realtime/${kind}/stream?${q}`, { headers: { accept: 'text/event-stream' }, signal: abort.signal, cache: 'no-store' });
+      res = await fetch(`/api/v1/realtime/${kind}/stream?${q}`, { headers: { accept: 'text/event-stream' }, signal: here.signal, cache: 'no-store' });
     } catch (e) {
       const status = (e as { problem?: { status?: number } }).problem?.status;
       // A refused token request after the session ended: the page is already back at its login.
@@ -116,10 +138,21 @@ export function openStream(
     // The stream token is single-use for opening: reconnect with a fresh one and the resume point.
     later({ reason: 'other' });
   };
+  const offline = () => conn?.abort();
+  const online = () => {
+    if (stopped) return;
+    delay = FIRST_RETRY_MS;
+    if (connecting) soon = true;
+    else void connect();
+  };
+  window.addEventListener('offline', offline);
+  window.addEventListener('online', online);
   void connect();
   return () => {
     stopped = true;
     if (timer) clearTimeout(timer);
     abort.abort();
+    window.removeEventListener('offline', offline);
+    window.removeEventListener('online', online);
   };
 }
