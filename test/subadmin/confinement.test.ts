@@ -158,6 +158,17 @@ const PLANS: Record<string, Plan> = {
   'PUT /storage/uploads/:upload_id': { personal: { method: 'PUT', url: '/storage/uploads/nope', payload: JPEG, headers: { 'content-type': 'image/jpeg', 'x-upload-token': 'x' } } },
   'GET /storage/objects/:object_id': { single: { call: (id) => get(`/storage/objects/${id}`), b: () => Z.B.object, a: () => Z.A.object } },
   'GET /documents': { personal: get('/documents') },
+  // Webhook subscriptions: his own (another's is 404); what they receive is confined by test/integration/webhook-scope.test.ts.
+  'POST /webhooks/subscriptions': { personal: post('/webhooks/subscriptions', { url: 'https://hooks.example.com/sub', event_types: ['trip.created'] }) },
+  'GET /webhooks/subscriptions': { personal: get('/webhooks/subscriptions') },
+  'GET /webhooks/subscriptions/:id': { personal: get('/webhooks/subscriptions/nope') },
+  'PATCH /webhooks/subscriptions/:id': { personal: { method: 'PATCH', url: '/webhooks/subscriptions/nope', payload: { active: false } } },
+  'DELETE /webhooks/subscriptions/:id': { personal: { method: 'DELETE', url: '/webhooks/subscriptions/nope' } },
+  'POST /webhooks/subscriptions/:id/rotate-secret': { personal: post('/webhooks/subscriptions/nope/rotate-secret') },
+  'POST /webhooks/subscriptions/:id/test': { personal: post('/webhooks/subscriptions/nope/test') },
+  'GET /webhooks/subscriptions/:id/deliveries': { personal: get('/webhooks/subscriptions/nope/deliveries') },
+  'GET /webhooks/deliveries/:id': { personal: get('/webhooks/deliveries/nope') },
+  'POST /webhooks/deliveries/:id/redeliver': { personal: post('/webhooks/deliveries/nope/redeliver') },
   'POST /documents': { personal: post('/documents', {}) },
   'GET /dashboard': {
     list: {
@@ -223,6 +234,15 @@ const PLANS: Record<string, Plan> = {
   },
   'PATCH /trips/:id/coordinates': { single: { call: (id) => ({ method: 'PATCH', url: `/trips/${id}/coordinates`, payload: { dropoff_address: 'moved' } }), b: () => Z.B.tripPending, a: () => Z.A.tripPending } },
   'GET /trips/:id/candidates': { single: { call: (id) => get(`/trips/${id}/candidates?radius_m=200000`), b: () => Z.B.tripPending, a: () => Z.A.tripPending } },
+  'PATCH /trips/:id/promise': {
+    single: {
+      call: (id) => ({ method: 'PATCH', url: `/trips/${id}/promise`, payload: { promised_at: new Date(Date.now() + 3_600_000).toISOString() } }),
+      b: () => Z.B.tripPending,
+      a: () => Z.A.tripPending,
+      unchanged: () => t.db.withSystem((tx) => tx.query('SELECT promised_at FROM trip WHERE id = $1', [Z.B.tripPending])).then((r) => r.rows),
+    },
+  },
+  'GET /exceptions': { list: { call: get('/exceptions') } },
   'POST /trips/:id/auto-assign': { single: { call: (id) => post(`/trips/${id}/auto-assign`), b: () => Z.B.tripPending, a: () => Z.A.tripAssigned, unchanged: () => status('trip', Z.B.tripPending) } },
   'GET /trips/:id': { single: { call: (id) => get(`/trips/${id}`), b: () => Z.B.tripAssigned, a: () => Z.A.tripAssigned } },
   'GET /trips/:id/recipient-link': { single: { call: (id) => get(`/trips/${id}/recipient-link`), b: () => Z.B.tripPending, a: () => Z.A.tripPending } },
