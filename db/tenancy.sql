@@ -67,7 +67,7 @@ END $$;
 DO $$
 DECLARE t text;
 BEGIN
-  FOREACH t IN ARRAY ARRAY['event', 'audit_log', 'merchant_wallet_entry'] LOOP
+  FOREACH t IN ARRAY ARRAY['event', 'audit_log', 'merchant_wallet_entry', 'driver_cash_entry'] LOOP
     IF to_regclass('public.' || t) IS NOT NULL THEN
       EXECUTE format('REVOKE UPDATE, DELETE ON %I FROM app_tenant, app_worker', t);
     END IF;

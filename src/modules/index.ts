@@ -12,7 +12,7 @@ import { createDashboardModule } from './dashboard/index.js';
 import { createLogisticsModule, type LogisticsApi } from './logistics/index.js';
 import { createDispatchModule } from './dispatch/index.js';
 import { createCommerceModule, type CommerceViews, type MarketplaceBannerProvider } from './commerce/index.js';
-import { createMoneyModule } from './money/index.js';
+import { createMoneyModule, type MoneyApi } from './money/index.js';
 import { createIntegrationsModule } from './integrations/index.js';
 import { createChatModule } from './chat/index.js';
 import { createNotificationsModule } from './notifications/index.js';
@@ -31,7 +31,8 @@ export function composeModules(ctx: AppContext) {
   // Cycles, provided once the later module exists (assertProvided refuses to start otherwise).
   const trips = forward<TripDirectory>('logistics.directory (for storage)');
   const orderFacts = forward<OrderPayments>('commerce.payments (for logistics)');
-  const paymentDestinations = forward<Pick<MoneyHooks, 'paymentDestinations'>>('money.api (for commerce)');
+  const cashInHand = forward<Pick<MoneyApi, 'cashInHandOf'>>('money.api (for logistics: cash limits)');
+  const paymentDestinations = forward<Pick<MoneyHooks, 'paymentDestinations' | 'paymentOptions'>>('money.api (for commerce)');
   const marketplaceBanners = forward<MarketplaceBannerProvider>('subadmin.marketplaceBanners (for commerce)');
   const tripCounts = forward<Pick<LogisticsApi, 'tripStatusCounts'>>('logistics.api (for organizations: currency in use)');
   const orderCounts = forward<Pick<CommerceViews, 'orderStatusCounts'>>('commerce.views (for organizations: currency in use)');
@@ -45,7 +46,7 @@ export function composeModules(ctx: AppContext) {
     logistics: tripCounts.ref,
     commerceViews: orderCounts.ref,
   });
-  const logistics = createLogisticsModule(ctx, { identity: identity.service, organizations: organizations.service, storage: storage.linker, orders: orderFacts.ref, sync });
+  const logistics = createLogisticsModule(ctx, { identity: identity.service, organizations: organizations.service, storage: storage.linker, orders: orderFacts.ref, sync, cash: cashInHand.ref });
   const documents = createDocumentsModule(ctx, { identity: identity.service, logistics: logistics.api, storage: storage.linker });
   const dispatch = createDispatchModule(ctx, { logistics: logistics.api });
   const chat = createChatModule(ctx, { merchantOfUser: logistics.api.merchantOfUser });
@@ -99,10 +100,11 @@ export function composeModules(ctx: AppContext) {
   trips.provide(logistics.directory);
   orderFacts.provide(commerce.payments);
   paymentDestinations.provide(money.api);
+  cashInHand.provide(money.api);
   marketplaceBanners.provide(subadmin.marketplaceBanners);
   tripCounts.provide(logistics.api);
   orderCounts.provide(commerce.views);
-  assertProvided(trips, orderFacts, paymentDestinations, marketplaceBanners, tripCounts, orderCounts);
+  assertProvided(trips, orderFacts, paymentDestinations, cashInHand, marketplaceBanners, tripCounts, orderCounts);
 
   // Reactions across modules, all of them (each runs in the transaction of the change that fires it):
   // a deactivated user's driver profile goes off duty and gives back its trips;

@@ -52,6 +52,7 @@ export const SUBADMIN_PERMISSION_KEYS = [
   'banners_manage',
   'subusers_manage',
   'payments_review_decide',
+  'cash_remittances_record',
 ] as const;
 export type PermissionKey = (typeof SUBADMIN_PERMISSION_KEYS)[number];
 

@@ -7,6 +7,8 @@ import type { Actor } from './auth.js';
  * chat implements `chat`. Every function runs in the caller's transaction.
  */
 export type PaymentDestination = 'platform' | 'merchant_direct' | 'cash';
+/** Cash orders: who takes the cash at the door (the platform's driver, or the merchant's own staff). */
+export type CollectedBy = 'driver' | 'merchant';
 export type PaymentStatus = 'pending' | 'pending_review' | 'authorized' | 'paid' | 'failed' | 'partially_refunded' | 'refunded';
 
 export interface OrderMoneyFacts {
@@ -16,6 +18,8 @@ export interface OrderMoneyFacts {
   tripId: string | null;
   territoryId: string | null;
   paymentDestination: PaymentDestination;
+  /** Cash orders only (null otherwise): who collected the cash. */
+  collectedBy: CollectedBy | null;
   paymentStatus: PaymentStatus;
   status: string;
   subtotal: string;
@@ -54,6 +58,8 @@ export interface MoneyHooks {
   orderCancelled(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void>;
   /** The payment destinations a merchant accepts now: platform and cash always; merchant_direct only with direct payment enabled in his profile. */
   paymentDestinations(tx: Tx, merchantId: string): Promise<PaymentDestination[]>;
+  /** The destinations (as paymentDestinations) and who collects a cash order of this merchant, in one read. */
+  paymentOptions(tx: Tx, merchantId: string): Promise<{ destinations: PaymentDestination[]; cashCollectedBy: CollectedBy }>;
   /** A delivery_express trip was completed: its delivery-fee entry (idempotent per trip). */
   expressDelivered(tx: Tx, actor: Actor, facts: ExpressMoneyFacts): Promise<void>;
   /**

@@ -27,7 +27,8 @@ async function driveTrip(orderId: string, until: 'in_delivery' | 'delivered') {
   ok(await t.req(driver.session, { method: 'POST', url: `/trips/${tripId}/verify-pickup`, payload: { pin: trip.pickup_pin } }));
   if (until === 'delivered') {
     ok(await t.req(driver.session, { method: 'POST', url: `/driver/trips/${tripId}/start-delivery` }));
-    ok(await t.req(driver.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin: trip.delivery_pin } }));
+    const cash = Number(trip.cash_to_collect) > 0 ? { cash_collected: trip.cash_to_collect } : {};
+    ok(await t.req(driver.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin: trip.delivery_pin, ...cash } }));
   }
   return tripId;
 }
@@ -126,8 +127,10 @@ describe('ready creates the trip', () => {
     const tripId = (await orderDb(t, cash)).trip_id;
     const trip = await tripDb(t, tripId);
     ok(await t.req(driver.session, { method: 'POST', url: `/driver/trips/${tripId}/start-delivery` }));
-    ok(await t.req(driver.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin: trip.delivery_pin } }));
-    expect(await orderDb(t, cash)).toMatchObject({ status: 'delivered', payment_status: 'paid' });
+    // The driver collects the cash at the door (cash orders are collected by the platform's driver by default).
+    expect(trip.cash_to_collect).toBe((await orderDb(t, cash)).total);
+    ok(await t.req(driver.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin: trip.delivery_pin, cash_collected: trip.cash_to_collect } }));
+    expect(await orderDb(t, cash)).toMatchObject({ status: 'delivered', payment_status: 'paid', collected_by: 'driver' });
     const platform = await orderInState('delivered');
     expect(await orderDb(t, platform)).toMatchObject({ status: 'delivered', payment_status: 'pending' });
     const events = await rows(t, "SELECT payload->>'status' AS s FROM event WHERE entity_type = 'merchant_order' AND entity_id = $1 ORDER BY seq", [platform]);

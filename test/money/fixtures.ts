@@ -74,11 +74,21 @@ export interface OrderSpec {
   discount?: string;
   /** Delivery fee: the demo territory's marketplace tariff becomes this flat fee before the order is placed; omitted = whatever the server prices (e.g. a branch outside every territory). */
   fee?: string;
+  /** Cash orders: who collects the cash at the door (the merchant's payment profile `cash_collected_by`); omitted = `merchant` (his own staff, the model these tests were written for). */
+  collectedBy?: 'driver' | 'merchant';
 }
 
 export interface PlacedOrder {
   id: string;
   total: string;
+}
+
+const collectors = new Map<string, 'driver' | 'merchant'>();
+/** Cash orders of `shop` are collected by `who` from now on (PATCH /merchant/payment-profile cash_collected_by; the server's default is driver). */
+export async function setCashCollector(t: TestApp, shop: Pick<MoneyShop, 'id' | 'session'>, who: 'driver' | 'merchant') {
+  if (collectors.get(shop.id) === who) return;
+  ok(await t.req(shop.session, { method: 'PATCH', url: '/merchant/payment-profile', payload: { cash_collected_by: who } }));
+  collectors.set(shop.id, who);
 }
 
 const directEnabled = new Set<string>();
@@ -115,11 +125,18 @@ export async function orderKit(t: TestApp) {
     }
     if (spec.fee !== undefined) await setFee(spec.fee);
     if (spec.destination === 'merchant_direct') await enableDirectPayment(t, shop);
+    if (spec.destination === 'cash') await setCashCollector(t, shop, spec.collectedBy ?? 'merchant');
     const payload = { branch_id: shop.branchId, address_id: who.addressId, items: [{ catalog_item_id: item.id, quantity: 1 }], payment_destination: spec.destination, ...(couponCode ? { coupon_code: couponCode } : {}) };
     const o = ok(await t.req(who.session, { method: 'POST', url: '/customer/orders', payload }), 201);
     const row = await orderRow(t, o.id);
     const total = formatMoney(money(spec.subtotal).minus(spec.discount ?? '0').plus(spec.fee ?? row.delivery_fee));
-    expect(row).toMatchObject({ subtotal: formatMoney(spec.subtotal), discount_total: formatMoney(spec.discount ?? '0'), total, payment_destination: spec.destination });
+    expect(row).toMatchObject({
+      subtotal: formatMoney(spec.subtotal),
+      discount_total: formatMoney(spec.discount ?? '0'),
+      total,
+      payment_destination: spec.destination,
+      collected_by: spec.destination === 'cash' ? (spec.collectedBy ?? 'merchant') : null,
+    });
     return { id: o.id, total: row.total };
   }
 
@@ -129,15 +146,20 @@ export async function orderKit(t: TestApp) {
     return (await orderRow(t, orderId)).trip_id;
   }
 
-  /** Ready, then the trip through logistics: assign, accept, pickup PIN, start delivery, delivery PIN → the order is delivered. */
-  async function deliver(shop: MoneyShop, orderId: string, by: TestDriver = driver): Promise<string> {
+  /**
+   * Ready, then the trip through logistics: assign, accept, pickup PIN, start delivery, delivery PIN → the order is delivered.
+   * A trip with cash to collect records it at the door (`cash` overrides the amount, with its discrepancy reason).
+   */
+  async function deliver(shop: MoneyShop, orderId: string, by: TestDriver = driver, cash?: { collected: string; reason?: string }): Promise<string> {
     const tripId = await ready(shop, orderId);
     ok(await t.req(admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: by.id } }));
     ok(await t.req(by.session, { method: 'POST', url: `/driver/trips/${tripId}/accept` }));
     const trip = await tripDb(t, tripId);
     ok(await t.req(by.session, { method: 'POST', url: `/trips/${tripId}/verify-pickup`, payload: { pin: trip.pickup_pin } }));
     ok(await t.req(by.session, { method: 'POST', url: `/driver/trips/${tripId}/start-delivery` }));
-    ok(await t.req(by.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin: trip.delivery_pin } }));
+    const collects = money(trip.cash_to_collect).gt(0);
+    const cashStep = collects ? { cash_collected: cash?.collected ?? trip.cash_to_collect, ...(cash?.reason ? { cash_discrepancy_reason: cash.reason } : {}) } : {};
+    ok(await t.req(by.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin: trip.delivery_pin, ...cashStep } }));
     expect((await orderRow(t, orderId)).status).toBe('delivered');
     return tripId;
   }

@@ -39,20 +39,16 @@ async function expressDelivered(shop: MoneyShop, complete = true) {
 }
 
 describe('fault 2: express deliveries post their fee', () => {
-  it('a completed express trip writes its fee split into delivery_fee_debit (−driver earning) and platform_commission (the rest); a cancelled one writes nothing; the charge is merchant debt', async () => {
+  it('a completed express trip writes one delivery_fee_debit of the whole fee (the same meaning as for an order: no platform_commission without a sale); a cancelled one writes nothing; the charge is merchant debt', async () => {
     const m = await newMerchant();
     const { request, trip } = await expressDelivered(m);
     expect(trip.status).toBe('completed');
     expect(Number(request.delivery_fee)).toBeGreaterThan(0);
     expect(Number(trip.driver_earning)).toBeGreaterThan(0);
-    const platformShare = (Math.round(Number(request.delivery_fee) * 100) - Math.round(Number(trip.driver_earning) * 100)) / 100;
     const { rows } = await t.db.withSystem((tx) =>
       tx.query('SELECT entry_type, amount::text, trip_id, driver_id, order_id FROM merchant_wallet_entry WHERE merchant_id = $1 ORDER BY entry_type', [m.id]),
     );
-    expect(rows).toEqual([
-      { entry_type: 'delivery_fee_debit', amount: `-${trip.driver_earning}`, trip_id: trip.id, driver_id: kit.driver.id, order_id: null },
-      { entry_type: 'platform_commission', amount: `-${platformShare.toFixed(2)}`, trip_id: trip.id, driver_id: kit.driver.id, order_id: null },
-    ]);
+    expect(rows).toEqual([{ entry_type: 'delivery_fee_debit', amount: `-${request.delivery_fee}`, trip_id: trip.id, driver_id: kit.driver.id, order_id: null }]);
     // The merchant had nothing available: the fee is his debt, and a debt payment covers it.
     const wallet = (await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' })).json().wallet;
     expect(wallet).toMatchObject({ balance: `-${request.delivery_fee}`, available: '0.00', pending: '0.00', debt: request.delivery_fee });
@@ -69,11 +65,11 @@ describe('fault 2: express deliveries post their fee', () => {
         expressRequestId: request.id, merchantId: m.id, tripId: trip.id, driverId: kit.driver.id, territoryId: null, deliveryFee: request.delivery_fee, driverEarning: trip.driver_earning, currency: 'BOB',
       }),
     );
-    expect(await walletEntries(t, { merchantId: m.id })).toHaveLength(3); // the two charges and the debt payment
+    expect(await walletEntries(t, { merchantId: m.id })).toHaveLength(2); // the fee and the debt payment
 
     const cancelled = await expressDelivered(m, false);
     ok(await t.req(admin, { method: 'POST', url: `/trips/${cancelled.trip.id}/status`, payload: { status: 'cancelled', reason: 'test' } }));
-    expect(await walletEntries(t, { merchantId: m.id })).toHaveLength(3);
+    expect(await walletEntries(t, { merchantId: m.id })).toHaveLength(2); // a cancelled trip writes nothing
   });
 });
 

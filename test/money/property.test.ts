@@ -5,6 +5,7 @@ import { pt, setFailedDeliveryPolicy, tripDb } from '../logistics/fixtures.js';
 import { formatMoney, money, toCents } from '../../src/platform/money.js';
 import type { PaymentDestination } from '../../src/platform/order-contracts.js';
 import { newMerchant, ok, orderKit, type MoneyShop, type OrderKit } from './fixtures.js';
+import { newId } from '../../src/platform/ids.js';
 
 /**
  * Property-based money test (issue 16). Random sequences of real operations over HTTP — orders over every payment
@@ -18,9 +19,20 @@ import { newMerchant, ok, orderKit, type MoneyShop, type OrderKit } from './fixt
  *     merchant_direct or cash order holds the total himself), and an open or cancelled order has none;
  *  4. at most one delivery_fee_debit per order and per trip;
  *  5. every completed trip of the merchant that earns its driver something has its delivery_fee_debit.
- * Failed deliveries (issue 20) are among the operations: an open order or an express request fails at the door (then
+ * Failed deliveries are among the operations: an open order or an express request fails at the door (then
  * maybe returns to the merchant); the order's only entry is the delivery fee charged to the merchant, a received payment
  * is refunded in full (so it covers no payout), and the attempt's trip is backed like a completed one (invariants 3–5).
+ *
+ * Cash on delivery: cash orders are collected by the platform's driver or by the merchant's own staff; the driver's cash
+ * is remitted (in parts), adjusted, capped by a cash limit, and netted by driver settlements. After every step also:
+ *  6. the driver's cash in hand (API) = SUM(his entries) = collected − remitted ± adjustments >= 0, and only delivered
+ *     trips carry a collection (a failed one collects nothing);
+ *  7. coverage: his remittances cover his collections oldest first; an order counts as received (its merchant net
+ *     available) exactly when covered — a driver-collected cash order's net is available only after remittance;
+ *  8. at or over his cash limit, a cash order is assigned to him only with an override (a plain assignment is 422
+ *     CASH_LIMIT), and the API says at_cash_limit;
+ *  9. a driver settlement nets min(earnings, cash in hand): it pays nothing while he holds at least his earnings, and
+ *     what it pays plus what it netted is exactly the earnings.
  *
  * CI runs a bounded number of sequences (MONEY_RUNS, default 10, of at most MONEY_STEPS = 8 steps);
  * `npm run test:money` runs more (MONEY_RUNS=100 of MONEY_STEPS=12 by default; MONEY_SEED replays a run, MONEY_SHRINK=1 shrinks a failure).
@@ -42,6 +54,8 @@ afterAll(() => t?.close());
 interface ModelOrder {
   id: string;
   destination: PaymentDestination;
+  /** Cash orders: who collects the cash. */
+  collectedBy: 'driver' | 'merchant' | null;
   subtotal: string;
   discount: string;
   fee: string;
@@ -58,6 +72,7 @@ const Action = fc.oneof(
   fc.record({
     kind: fc.constant('order' as const),
     destination: fc.constantFrom<PaymentDestination>('platform', 'merchant_direct', 'cash'),
+    collectedBy: fc.constantFrom<'driver' | 'merchant'>('driver', 'driver', 'merchant'),
     subtotal: cents(100, 20_000),
     couponShare: fc.option(fc.integer({ min: 1, max: 60 }), { nil: null }),
     fee: fc.constantFrom('0.00', '5.00', '12.50'),
@@ -70,6 +85,7 @@ const Action = fc.oneof(
     i: pick,
     returned: fc.boolean(),
     destination: fc.constantFrom<PaymentDestination>('platform', 'merchant_direct', 'cash'),
+    collectedBy: fc.constantFrom<'driver' | 'merchant'>('driver', 'merchant'),
     receiveFirst: fc.boolean(),
   }),
   fc.record({ kind: fc.constant('receive' as const), i: pick }),
@@ -78,10 +94,48 @@ const Action = fc.oneof(
   fc.record({ kind: fc.constant('express' as const), outcome: fc.constantFrom('complete', 'cancel', 'fail') }),
   fc.record({ kind: fc.constant('debt_payment' as const), share: fc.integer({ min: 1, max: 150 }) }),
   fc.record({ kind: fc.constant('settle' as const) }),
+  fc.record({ kind: fc.constant('remit' as const), share: fc.integer({ min: 1, max: 100 }) }),
+  fc.record({ kind: fc.constant('cash_adjust' as const), cents: fc.integer({ min: -5_000, max: 5_000 }).filter((n) => n !== 0) }),
+  fc.record({ kind: fc.constant('cash_limit' as const), limit: fc.option(fc.constantFrom('0.00', '50.00', '200.00', '1000.00'), { nil: null }) }),
+  fc.record({ kind: fc.constant('settle_driver' as const) }),
 );
 type ActionT = typeof Action extends fc.Arbitrary<infer A> ? A : never;
 
 const commissionOf = (o: ModelOrder, pct: string) => toCents(money(o.subtotal).minus(o.discount).times(pct).dividedBy(100));
+/** Orders whose customer payment the platform collects: platform payments and cash its driver takes at the door. */
+const platformCollects = (o: ModelOrder) => o.destination === 'platform' || (o.destination === 'cash' && o.collectedBy === 'driver');
+const cashByDriver = (o: ModelOrder) => o.destination === 'cash' && o.collectedBy === 'driver';
+
+/** The driver's cash summary (GET /drivers/:id/cash). */
+const cashOf = async () => ok(await t.req(kit.admin, { method: 'GET', url: `/drivers/${kit.driver.id}/cash?limit=1` }));
+
+/**
+ * Delivers an order with the kit's driver; a driver-collected cash order while he is at his cash limit must first be refused
+ * (422 CASH_LIMIT), then goes through with the dispatcher's override (invariant 8).
+ */
+async function deliverOrder(shop: MoneyShop, o: ModelOrder) {
+  if (!cashByDriver(o)) return kit.deliver(shop, o.id);
+  const c = await cashOf();
+  const tripId = await kit.ready(shop, o.id);
+  const plain = await t.req(kit.admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: kit.driver.id } });
+  const atLimit = c.cash_limit !== null && money(c.cash_in_hand).gte(c.cash_limit);
+  expect(c.at_cash_limit).toBe(atLimit);
+  if (atLimit) {
+    expect(plain.statusCode, plain.body).toBe(422);
+    expect(plain.json().code).toBe('CASH_LIMIT');
+    ok(await t.req(kit.admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: kit.driver.id, cash_limit_override: { reason: 'property' } } }));
+  } else ok(plain);
+  const d = kit.driver;
+  const trip = await tripDb(t, tripId);
+  expect(trip.cash_to_collect).toBe(o.total);
+  ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/accept` }));
+  ok(await t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-pickup`, payload: { pin: trip.pickup_pin } }));
+  ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/start-delivery` }));
+  const missing = await t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin: trip.delivery_pin } });
+  expect(missing.json().code).toBe('CASH_COLLECTION_REQUIRED');
+  ok(await t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin: trip.delivery_pin, cash_collected: trip.cash_to_collect } }));
+  return tripId;
+}
 
 /**
  * The driver carries the trip to the door (assign, accept, pickup PIN, start) and reports the delivery failed: with the
@@ -90,7 +144,8 @@ const commissionOf = (o: ModelOrder, pct: string) => toCents(money(o.subtotal).m
 async function failAtTheDoor(tripId: string, returned: boolean) {
   const d = kit.driver;
   const trip = await tripDb(t, tripId);
-  ok(await t.req(kit.admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: d.id } }));
+  // (A cash order to a driver at his cash limit: the dispatcher overrides; invariant 8 is checked on deliveries.)
+  ok(await t.req(kit.admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: d.id, cash_limit_override: { reason: 'property' } } }));
   ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/accept` }));
   ok(await t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-pickup`, payload: { pin: trip.pickup_pin } }));
   ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/start-delivery` }));
@@ -128,15 +183,16 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
   switch (a.kind) {
     case 'order': {
       const discount = a.couponShare ? formatMoney(toCents(money(a.subtotal).times(a.couponShare).dividedBy(100))) : '0.00';
-      const placed = await kit.place(shop, { destination: a.destination, subtotal: a.subtotal, fee: a.fee, ...(money(discount).gt(0) ? { discount } : {}) });
-      const o: ModelOrder = { id: placed.id, destination: a.destination, subtotal: a.subtotal, discount, fee: a.fee, total: placed.total, state: 'open', received: false, refunded: '0.00' };
+      const collectedBy = a.destination === 'cash' ? a.collectedBy : null;
+      const placed = await kit.place(shop, { destination: a.destination, subtotal: a.subtotal, fee: a.fee, ...(collectedBy ? { collectedBy } : {}), ...(money(discount).gt(0) ? { discount } : {}) });
+      const o: ModelOrder = { id: placed.id, destination: a.destination, collectedBy, subtotal: a.subtotal, discount, fee: a.fee, total: placed.total, state: 'open', received: false, refunded: '0.00' };
       orders.push(o);
       if (a.destination === 'platform' && a.receiveFirst) {
         await kit.receive(o.id);
         o.received = true;
       }
       if (a.deliver) {
-        await kit.deliver(shop, o.id);
+        await deliverOrder(shop, o);
         o.state = 'delivered';
       }
       return;
@@ -144,7 +200,7 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
     case 'deliver': {
       const o = among((x) => x.state === 'open', a.i);
       if (!o) return;
-      await kit.deliver(shop, o.id);
+      await deliverOrder(shop, o);
       o.state = 'delivered';
       return;
     }
@@ -163,7 +219,7 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
       return;
     }
     case 'refund': {
-      const o = among((x) => x.destination === 'platform' && x.received && x.state === 'delivered' && money(x.refunded).lt(x.total), a.i);
+      const o = among((x) => ((x.destination === 'platform' && x.received) || cashByDriver(x)) && x.state === 'delivered' && money(x.refunded).lt(x.total), a.i);
       if (!o) return;
       const left = money(o.total).minus(o.refunded);
       const amount = a.share ? toCents(left.times(a.share).dividedBy(100)) : left;
@@ -178,8 +234,9 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
       // An open order fails at the door; without one, a new order (maybe paid to the platform first) does.
       let o = among((x) => x.state === 'open', a.i);
       if (!o) {
-        const placed = await kit.place(shop, { destination: a.destination, subtotal: '50.00', fee: '12.50' });
-        o = { id: placed.id, destination: a.destination, subtotal: '50.00', discount: '0.00', fee: '12.50', total: placed.total, state: 'open', received: false, refunded: '0.00' };
+        const collectedBy = a.destination === 'cash' ? a.collectedBy : null;
+        const placed = await kit.place(shop, { destination: a.destination, subtotal: '50.00', fee: '12.50', ...(collectedBy ? { collectedBy } : {}) });
+        o = { id: placed.id, destination: a.destination, collectedBy, subtotal: '50.00', discount: '0.00', fee: '12.50', total: placed.total, state: 'open', received: false, refunded: '0.00' };
         orders.push(o);
         if (a.destination === 'platform' && a.receiveFirst) {
           await kit.receive(o.id);
@@ -201,7 +258,59 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
     case 'settle':
       await t.app.services.settlements(new Date(Date.now() + day++ * DAY), 500);
       return;
+    case 'remit': {
+      const c = await cashOf();
+      const amount = toCents(money(c.cash_in_hand).times(a.share).dividedBy(100));
+      const url = `/drivers/${kit.driver.id}/cash-remittances`;
+      // More than he holds is refused and writes nothing.
+      const over = await t.req(kit.admin, { method: 'POST', url, payload: { amount: formatMoney(money(c.cash_in_hand).plus('0.01')), method: 'cash' } });
+      expect(over.statusCode, over.body).toBe(422);
+      if (!amount.gt(0)) return;
+      ok(await t.req(kit.admin, { method: 'POST', url, payload: { amount: formatMoney(amount), method: 'cash' }, headers: { 'idempotency-key': `p-${newId()}` } }), 201);
+      return;
+    }
+    case 'cash_adjust': {
+      const c = await cashOf();
+      const amount = money(a.cents).dividedBy(100);
+      const r = await t.req(kit.admin, { method: 'POST', url: `/drivers/${kit.driver.id}/cash-adjustments`, payload: { amount: formatMoney(amount), reason: 'property' } });
+      if (money(c.cash_in_hand).plus(amount).isNegative()) expect(r.json().code, r.body).toBe('ADJUSTMENT_EXCEEDS_CASH_IN_HAND');
+      else ok(r, 201);
+      return;
+    }
+    case 'cash_limit':
+      ok(await t.req(kit.admin, { method: 'PATCH', url: `/drivers/${kit.driver.id}`, payload: { cash_limit: a.limit } }));
+      return;
+    case 'settle_driver': {
+      const before = await cashOf();
+      const r = await t.req(kit.admin, { method: 'POST', url: `/admin/drivers/${kit.driver.id}/settlements`, payload: {} });
+      if (r.statusCode === 422) {
+        expect(r.json().code).toBe('NOTHING_TO_SETTLE');
+        return;
+      }
+      const s = ok(r, 201);
+      const netted = money(before.cash_in_hand).lt(s.amount) ? money(before.cash_in_hand) : money(s.amount);
+      // 9. netted = min(earnings, cash in hand); payout + netted = earnings; nothing paid while holding at least the earnings.
+      expect(s.cash_netted).toBe(formatMoney(netted));
+      expect(formatMoney(money(s.payout_amount).plus(s.cash_netted))).toBe(s.amount);
+      expect(s.driver_owes).toBe(formatMoney(money(before.cash_in_hand).minus(netted)));
+      if (money(before.cash_in_hand).gte(s.amount)) expect(s.payout_amount).toBe('0.00');
+      expect((await cashOf()).cash_in_hand).toBe(formatMoney(money(before.cash_in_hand).minus(netted)));
+      return;
+    }
   }
+}
+
+/** The driver's collections covered by his remittances, oldest first (coverage is derived: the remitted total covers a prefix). */
+async function coveredCollections(q: (sql: string, params?: unknown[]) => Promise<any[]>) {
+  const rows = await q(`SELECT entry_type, amount::text AS amount, order_id FROM driver_cash_entry WHERE driver_id = $1 ORDER BY created_at, id`, [kit.driver.id]);
+  const remitted = rows.filter((r) => r.entry_type === 'cash_remitted').reduce((s, r) => s.minus(r.amount), money(0));
+  let cum = money(0);
+  const covered = new Set<string>();
+  for (const r of rows.filter((x) => x.entry_type === 'cash_collected')) {
+    cum = cum.plus(r.amount);
+    if (cum.lte(remitted)) covered.add(r.order_id);
+  }
+  return { rows, covered };
 }
 
 async function checkInvariants(shop: MoneyShop, pct: string, orders: ModelOrder[], trail: string) {
@@ -212,14 +321,32 @@ async function checkInvariants(shop: MoneyShop, pct: string, orders: ModelOrder[
   expect(w.balance, trail).toBe(sum);
   expect(formatMoney(money(w.available).plus(w.pending).minus(w.debt).plus(w.credit)), trail).toBe(w.balance);
   expect(w.payable, trail).toBe(w.available);
-  // 2. available >= 0; pending = the net of delivered, unreceived platform orders; payouts covered by received money.
+  // 6. the driver's cash in hand = the sum of his entries = collected − remitted ± adjustments >= 0; only delivered trips collected.
+  const cash = await cashOf();
+  const { rows: cashRows, covered } = await coveredCollections(q);
+  const sumOf = (type: string | null) => cashRows.filter((r) => type === null || r.entry_type === type).reduce((s, r) => s.plus(r.amount), money(0));
+  expect(cash.cash_in_hand, trail).toBe(formatMoney(sumOf(null)));
+  expect(formatMoney(money(cash.collected).minus(cash.remitted).plus(cash.adjusted)), trail).toBe(cash.cash_in_hand);
+  expect(money(cash.cash_in_hand).gte(0), trail).toBe(true);
+  const [{ n: badCollections }] = await q(
+    `SELECT count(*)::int AS n FROM driver_cash_entry e JOIN trip t ON t.id = e.trip_id WHERE e.driver_id = $1 AND e.entry_type = 'cash_collected' AND t.status <> 'completed'`,
+    [kit.driver.id],
+  );
+  expect(badCollections, trail).toBe(0);
+  // 7. a driver-collected cash order is received (its receipt written, its net available) exactly when remittances cover it.
+  const receipts = new Set((await q('SELECT order_id FROM merchant_payment_receipt WHERE merchant_id = $1', [shop.id])).map((r) => r.order_id));
+  for (const o of orders.filter((x) => cashByDriver(x) && x.state === 'delivered')) {
+    o.received = covered.has(o.id);
+    expect(receipts.has(o.id), `cash order ${o.id} receipt vs coverage ${trail}`).toBe(o.received);
+  }
+  // 2. available >= 0; pending = the net of delivered orders the platform collects and has not received; payouts covered by received money.
   for (const k of ['available', 'pending', 'debt', 'credit']) expect(money(w[k]).gte(0), `${k} ${trail}`).toBe(true);
   const pending = orders
-    .filter((o) => o.destination === 'platform' && o.state === 'delivered' && !o.received)
+    .filter((o) => platformCollects(o) && o.state === 'delivered' && !o.received)
     .reduce((s, o) => s.plus(money(o.total).minus(commissionOf(o, pct)).minus(o.fee)), money(0));
   expect(w.pending, trail).toBe(formatMoney(pending));
   // A received payment of a failed delivery was refunded in full: it covers no payout.
-  const received = orders.filter((o) => o.destination === 'platform' && o.received && o.state !== 'failed').map((o) => o.id);
+  const received = orders.filter((o) => platformCollects(o) && o.received && o.state !== 'failed').map((o) => o.id);
   const [cover] = await q(
     `SELECT COALESCE(-sum(amount) FILTER (WHERE entry_type = 'settlement_debit'), 0)::numeric(14,2)::text AS paid,
             COALESCE(sum(amount) FILTER (WHERE order_id = ANY($2::text[]) AND entry_type <> 'refund'), 0)::numeric(14,2)::text AS received
@@ -243,7 +370,7 @@ async function checkInvariants(shop: MoneyShop, pct: string, orders: ModelOrder[
       continue;
     }
     const paid = money(o.total).minus(o.refunded);
-    const held = o.destination === 'platform' ? money(0) : money(o.total);
+    const held = platformCollects(o) ? money(0) : money(o.total);
     expect(formatMoney(entries.plus(held)), `order ${o.id} ${o.destination} ${trail}`).toBe(formatMoney(paid.minus(commissionOf(o, pct)).minus(o.fee)));
   }
   // 4. one delivery_fee_debit per order and per trip (whole organization).

@@ -117,7 +117,8 @@ describe('sales report', () => {
     const trip = await tripDb(t, tripId);
     await ok(t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-pickup`, payload: { pin: trip.pickup_pin } }));
     await ok(t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/start-delivery` }));
-    await ok(t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin: trip.delivery_pin } }));
+    const cash = Number(trip.cash_to_collect) > 0 ? { cash_collected: trip.cash_to_collect } : {};
+    await ok(t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin: trip.delivery_pin, ...cash } }));
     expect((await db('SELECT status FROM merchant_order WHERE id = $1', [orderId]))[0].status).toBe('delivered');
   }
 

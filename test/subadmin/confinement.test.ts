@@ -121,7 +121,7 @@ beforeAll(async () => {
   secretsB = Object.values(Z.B).filter((v): v is string => typeof v === 'string');
   const b = Z.B;
   secretsB.push((await tripDb(t, b.tripAssigned)).driver_id);
-  subA = await newSubadmin(t, admin, { territory_ids: [Z.A.territory], permissions: { payments_review_decide: true }, commission_min_percent: '5', commission_max_percent: '15' });
+  subA = await newSubadmin(t, admin, { territory_ids: [Z.A.territory], permissions: { payments_review_decide: true, cash_remittances_record: true }, commission_min_percent: '5', commission_max_percent: '15' });
   subP = await newSubadmin(t, admin, { territory_ids: [Z.A.territory], permissions: { payments_review_decide: true } });
   childA = await newSubadmin(t, subA.session, { territory_ids: [Z.A.territory] }, '/subadmin/profiles');
   plans.B = (await ok(t.req(admin, { method: 'POST', url: '/admin/dispatch-batches/optimize', payload: { territory_id: Z.B.territory } }), 201)).plan_id;
@@ -219,6 +219,17 @@ const PLANS: Record<string, Plan> = {
   },
   'POST /drivers/:id/availability': { single: { call: (id) => post(`/drivers/${id}/availability`, { available: false }), b: () => Z.B.driver, a: () => Z.A.driver, unchanged: () => driverAvailable(Z.B.driver) } },
   'POST /drivers/:id/location': { single: { call: (id) => post(`/drivers/${id}/location`, { location: pt(-66.99, -16) }), b: () => Z.B.driver, a: () => Z.A.driver } },
+  // Cash on delivery: a driver's cash ledger and remittances, only for drivers of his territories.
+  'GET /drivers/:id/cash': { single: { call: (id) => get(`/drivers/${id}/cash`), b: () => Z.B.driver, a: () => Z.A.driver } },
+  'POST /drivers/:id/cash-remittances': {
+    single: {
+      call: (id) => post(`/drivers/${id}/cash-remittances`, { amount: '1.00', method: 'cash' }),
+      b: () => Z.B.driver,
+      a: () => Z.A.driver,
+      unchanged: () => count('SELECT count(*)::int AS n FROM driver_cash_entry WHERE driver_id = $1', [Z.B.driver]),
+    },
+  },
+  'GET /admin/cash-reconciliation': { list: { call: get('/admin/cash-reconciliation?from=2020-01-01&to=2020-03-01') } },
   'GET /admin/dispatch': { list: { call: get('/admin/dispatch'), mustSee: () => [Z.A.tripPending] } },
   'GET /admin/live-map': { list: { call: get('/admin/live-map'), mustSee: () => [Z.A.tripPending, Z.A.driver] } },
   'GET /trips': { list: { call: get('/trips'), mustSee: () => [Z.A.tripPending, Z.A.tripAssigned] } },

@@ -36,7 +36,7 @@ describe('POST /admin/subadmins', () => {
     });
     expect(res.statusCode, res.body).toBe(201);
     const p = res.json();
-    for (const k of SUBADMIN_PERMISSION_KEYS) expect(p.permissions[k], k).toBe(k !== 'payments_review_decide');
+    for (const k of SUBADMIN_PERMISSION_KEYS) expect(p.permissions[k], k).toBe(k !== 'payments_review_decide' && k !== 'cash_remittances_record');
     expect(p).toMatchObject({ display_name: 'Zona A', active: true, territory_ids: [A], commission_min_percent: '5.00', commission_max_percent: '15.50', parent_subadmin_user_id: null });
     const u = await userByEmail(email);
     expect(u).toMatchObject({ role: 'administrator', subadmin: true, dispatch: false });

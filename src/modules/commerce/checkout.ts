@@ -7,7 +7,7 @@ import { AppError } from '../../platform/errors.js';
 import type { LonLat } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
 import { assertMoneyInRange, money, sumMoney } from '../../platform/money.js';
-import type { PaymentDestination } from '../../platform/order-contracts.js';
+import type { CollectedBy, PaymentDestination } from '../../platform/order-contracts.js';
 import { Id, Money, Nullable, Problem, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { openingState } from './opening-hours.js';
 import { CouponCode } from './coupons.js';
@@ -51,6 +51,8 @@ export interface Cart {
   total: string;
   currency: string;
   payment_destination: PaymentDestination;
+  /** Cash orders: who takes the cash at the door (the merchant's payment profile; null for other destinations). */
+  collected_by: CollectedBy | null;
   /** The destinations this merchant accepts now (the app offers only these). */
   payment_destinations: PaymentDestination[];
   /** The delivery promise: now + the branch's preparation + travel + dispatch buffer, or the window's end. */
@@ -123,7 +125,8 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
   const totals = orderTotals(subtotal.toFixed(2), discount, price.fee);
   assertMoneyInRange(money(totals.total), 'total');
   const destination = input.payment_destination ?? 'platform';
-  const offered: PaymentDestination[] = await ctx.deps.payments.paymentDestinations(tx, merchant.id);
+  const options = await ctx.deps.payments.paymentOptions(tx, merchant.id);
+  const offered: PaymentDestination[] = options.destinations;
   if (!offered.includes(destination)) {
     throw AppError.unprocessable(`This merchant does not accept '${destination}' payments now (accepted: ${offered.join(', ')})`, 'PAYMENT_DESTINATION_UNAVAILABLE', [
       { field: 'payment_destination', message: `one of ${offered.join(', ')}` },
@@ -149,6 +152,7 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
     driver_earning: price.driver_earning,
     currency: settings.default_currency,
     payment_destination: destination,
+    collected_by: destination === 'cash' ? options.cashCollectedBy : null,
     payment_destinations: offered,
     ...promise,
     payment_required: settings.require_platform_payment_before_order && connectorReady && destination === 'platform',

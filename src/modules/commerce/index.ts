@@ -57,7 +57,7 @@ export interface CommerceDeps {
   chat: ChatService;
   sync: SyncRegistry;
   /** The payment destinations a merchant accepts (money, built later: a forward reference). */
-  payments: Pick<MoneyHooks, 'paymentDestinations'>;
+  payments: Pick<MoneyHooks, 'paymentDestinations' | 'paymentOptions'>;
   /** Zone banners of the marketplace (sub-administration, built later: a forward reference). */
   banners: MarketplaceBannerProvider;
 }

@@ -74,6 +74,9 @@ export const OrderOut = Type.Object({
   dropoff_location: GeoPoint,
   territory_id: Nullable(Type.String()),
   payment_destination: PaymentDestinationSchema,
+  collected_by: Nullable(Type.Union([Type.Literal('driver'), Type.Literal('merchant')], {
+    description: "cash orders: who takes the cash at the door — `driver` (the platform's driver; the platform holds it once he remits it) or `merchant` (his own staff); null for other destinations",
+  })),
   payment_status: PaymentStatusSchema,
   payment_review_id: Nullable(Type.String()),
   order_source: OrderSourceSchema,
@@ -108,6 +111,7 @@ export function orderOut(o: OrderRow): Static<typeof OrderOut> {
     dropoff_location: geo(o.dropoff_lon, o.dropoff_lat)!,
     territory_id: o.territory_id,
     payment_destination: o.payment_destination,
+    collected_by: o.collected_by,
     payment_status: o.payment_status,
     payment_review_id: o.payment_review_id,
     order_source: o.order_source,

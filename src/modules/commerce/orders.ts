@@ -64,6 +64,7 @@ export function orderFacts(o: OrderRow): OrderMoneyFacts {
     tripId: o.trip_id,
     territoryId: o.territory_id,
     paymentDestination: o.payment_destination,
+    collectedBy: o.collected_by,
     paymentStatus: o.payment_status,
     status: o.status,
     subtotal: o.subtotal,
@@ -124,7 +125,7 @@ export function createOrderService(ctx: CommerceContext) {
     const written = await insertOrder(tx, {
       organizationId: actor.organizationId, id, merchantId: cart.merchant.id, branchId: cart.branch.id, customerUserId: actor.userId, addressId: cart.address.id,
       dropoffAddress: cart.address.address, dropoffPoint: pointSql({ lon: Number(cart.address.lon), lat: Number(cart.address.lat) }), territoryId: cart.territory_id,
-      paymentDestination: cart.payment_destination, subtotal: cart.subtotal, discountTotal: cart.discount_total, deliveryFee: cart.delivery_fee,
+      paymentDestination: cart.payment_destination, collectedBy: cart.collected_by, subtotal: cart.subtotal, discountTotal: cart.discount_total, deliveryFee: cart.delivery_fee,
       driverEarning: cart.driver_earning, total: cart.total, currency: cart.currency, quoteId: input.quote_id ?? null, notes: input.notes ?? null, lines,
       coupon: couponId ? { id: couponId, code: cart.coupon!.code, redemptionId: newId(), now } : null,
     });

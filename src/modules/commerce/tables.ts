@@ -10,6 +10,7 @@ const textArray = (name: string) => text(name).array().notNull().default(sql`'{}
 
 export const ORDER_STATUSES = ['pending_confirmation', 'confirmed', 'preparing', 'ready', 'in_delivery', 'delivered', 'cancelled', 'delivery_failed', 'returned'] as const;
 export const PAYMENT_DESTINATIONS = ['platform', 'merchant_direct', 'cash'] as const;
+export const COLLECTED_BY = ['driver', 'merchant'] as const;
 export const PAYMENT_STATUSES = ['pending', 'pending_review', 'authorized', 'paid', 'failed', 'partially_refunded', 'refunded'] as const;
 export const ORDER_SOURCES = ['core', 'chat', 'delivery_express', 'admin', 'api'] as const;
 export const EXPRESS_STATUSES = ['requested', 'created', 'cancelled', 'completed', 'delivery_failed', 'returned'] as const;
@@ -238,6 +239,8 @@ export const merchantOrder = pgTable(
     territoryId: text('territory_id'),
     paymentDestination: text('payment_destination', { enum: PAYMENT_DESTINATIONS }).notNull().default('platform'),
     paymentStatus: text('payment_status', { enum: PAYMENT_STATUSES }).notNull().default('pending'),
+    /** Cash orders: who takes the cash at the door, the platform's driver or the merchant's own staff (null for other destinations). */
+    collectedBy: text('collected_by', { enum: COLLECTED_BY }),
     paymentReviewId: text('payment_review_id'),
     orderSource: text('order_source', { enum: ORDER_SOURCES }).notNull().default('core'),
     couponId: text('coupon_id'),

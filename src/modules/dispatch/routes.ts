@@ -12,6 +12,7 @@ const PlanStatus = Type.Union(['proposed', 'committed', 'expired', 'stale'].map(
 const UnassignedReason = Type.String({
   description:
     'The first rule that rules out every driver: NO_DRIVERS, NO_DRIVER_IN_TERRITORY (no available driver may serve it: territory, or he rejected the trip), ' +
+    'CASH_LIMIT (a cash order, and the drivers who could serve it hold cash at or over their cash limit), ' +
     'CAPACITY (every compatible driver is full, or his free capacity is taken by the plan), ROUTE_DURATION (even alone, no compatible driver could finish it within ' +
     'max_route_duration_s: too far, or ready too late), SHIFT_END (alone it would fit, but the shifts of the compatible drivers end too early), ' +
     'MAX_STOPS (the routes that could take it reached max_stops_per_route), ROUTES_FULL (it fits alone, but the routes that could take it have no time left), ' +

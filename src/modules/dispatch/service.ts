@@ -4,6 +4,7 @@ import type { AppContext } from '../../platform/context.js';
 import { AppError } from '../../platform/errors.js';
 import { toGeoPoint } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
+import { money } from '../../platform/money.js';
 import { scopeOf } from '../../platform/scope.js';
 import type { LogisticsApi, PlanningDriver, PlanningTrip } from '../logistics/index.js';
 import {
@@ -118,8 +119,14 @@ class PlanStale extends Error {
 /** Seconds from the plan's start to an instant (ISO), or undefined. */
 const offsetS = (plannedAt: Date, at: string | undefined) => (at === undefined ? undefined : (new Date(at).getTime() - plannedAt.getTime()) / 1000);
 
+/** Whether a driver could serve a trip but for cash: his territories allow it and he did not reject it. */
+const servesTrip = (d: PlanningDriver, t: PlanningTrip) =>
+  !t.rejected_driver_ids.includes(d.id) && (d.territory_ids.length === 0 || !t.territory_id || d.territory_ids.includes(t.territory_id));
+
 function toProblem(trips: PlanningTrip[], drivers: PlanningDriver[], plannedAt: Date, body: OptimizeRequest): OptimizerProblem {
   const ready = new Map((body.ready_times ?? []).map((r) => [r.trip_id, r.ready_at]));
+  // Cash on delivery: a driver at his cash limit is planned no cash trip.
+  const atCashLimit = drivers.filter((d) => d.at_cash_limit).map((d) => d.id);
   const shiftEnd = new Map((body.shift_ends ?? []).map((r) => [r.driver_id, r.shift_end_at]));
   return {
     trips: trips.map((t) => ({
@@ -127,7 +134,7 @@ function toProblem(trips: PlanningTrip[], drivers: PlanningDriver[], plannedAt: 
       pickup: t.pickup,
       dropoff: t.dropoff,
       territoryId: t.territory_id ?? undefined,
-      excludedDriverIds: t.rejected_driver_ids,
+      excludedDriverIds: money(t.cash_to_collect).gt(0) ? [...new Set([...t.rejected_driver_ids, ...atCashLimit])] : t.rejected_driver_ids,
       // a trip is created when its order is ready: ready now unless the request says otherwise
       readyAtS: Math.max(0, offsetS(plannedAt, ready.get(t.id)) ?? 0),
     })),
@@ -346,6 +353,12 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
       throw err;
     }
     const result = planBody(plan, baseline, skipped, constraints, plannedAt);
+    // A cash trip no driver could take only because the drivers who could serve it are at their cash limit: say so.
+    const byId = new Map(pending.map((t) => [t.id, t]));
+    for (const u of result.unassigned) {
+      const t = byId.get(u.trip_id);
+      if (t && u.reason === 'NO_DRIVER_IN_TERRITORY' && money(t.cash_to_collect).gt(0) && drivers.some((d) => d.at_cash_limit && servesTrip(d, t))) u.reason = 'CASH_LIMIT';
+    }
     const plannedPerDriver = new Map<string, number>();
     for (const a of result.assignments) plannedPerDriver.set(a.driver_id, (plannedPerDriver.get(a.driver_id) ?? 0) + 1);
     const inputs: Inputs = {

@@ -1,7 +1,8 @@
 import type { Exceptions } from './exceptions.js';
 import { systemActor, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { AppContext } from '../../platform/context.js';
+import type { LogisticsContext } from './index.js';
+import { collectsCash, driversAtCashLimit } from './cash-limit.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { pointSql } from '../../platform/geo.js';
@@ -12,9 +13,14 @@ import { getSettings } from './repo/settings.js';
 import { hasRejected, insertRejection, lockExpiredOffer, timedOutOffers } from './repo/trips.js';
 import type { TripCore } from './trips-service.js';
 
-export type IneligibleReason = 'not_available' | 'at_capacity' | 'rejected_this_trip' | 'outside_territory' | 'current_driver';
+export type IneligibleReason = 'not_available' | 'at_capacity' | 'rejected_this_trip' | 'outside_territory' | 'current_driver' | 'cash_limit';
 
-export function createAssignment(ctx: AppContext, core: TripCore, exceptions: Pick<Exceptions, 'afterRejection'>) {
+/** A dispatcher's explicit decision to give a cash order to a driver at or over his cash limit (audited with its reason). */
+export interface CashLimitOverride {
+  reason: string;
+}
+
+export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptions: Pick<Exceptions, 'afterRejection'>) {
   /**
    * Approved drivers with a position within the radius of the pickup, ranked: eligible first, then
    * territory match, then distance and load (order per the `assignment_strategy` setting).
@@ -35,6 +41,8 @@ export function createAssignment(ctx: AppContext, core: TripCore, exceptions: Pi
       limit: q.limit ?? 50,
       leastLoaded: settings.assignment_strategy === 'least_loaded',
     });
+    // Cash on delivery: a driver at or over his cash limit is offered no cash order.
+    const atLimit = collectsCash(t) ? await driversAtCashLimit(ctx, tx, t.organization_id, rows) : new Set<string>();
     return rows.map((r) => {
       const reasons: IneligibleReason[] = [];
       if (r.id === t.driver_id) reasons.push('current_driver');
@@ -42,13 +50,14 @@ export function createAssignment(ctx: AppContext, core: TripCore, exceptions: Pi
       if (r.active_trips >= r.capacity) reasons.push('at_capacity');
       if (r.rejected_trip) reasons.push('rejected_this_trip');
       if (t.territory_id && !r.unrestricted && !r.territory_match) reasons.push('outside_territory');
+      if (atLimit.has(r.id)) reasons.push('cash_limit');
       return {
         driver: driverOut(r),
         distance_m: Math.round(Number(r.distance_m) * 10) / 10,
         active_trips: r.active_trips,
         capacity: r.capacity,
         territory_match: r.territory_match,
-        eligible: r.eligible,
+        eligible: r.eligible && !atLimit.has(r.id),
         reasons,
       };
     });
@@ -71,6 +80,7 @@ export function createAssignment(ctx: AppContext, core: TripCore, exceptions: Pi
       auto: !!opts.auto,
       plan_id: opts.planId ?? null,
       stop_order: opts.stopOrder ?? null,
+      cash_to_collect: after.cash_to_collect,
     });
     await recordAudit(tx, actor, {
       action: opts.auto ? 'trip.auto_assigned' : 'trip.assigned',
@@ -87,7 +97,7 @@ export function createAssignment(ctx: AppContext, core: TripCore, exceptions: Pi
    * INVALID_TRANSITION), the driver approved, available, below capacity (for a plan: not a rejecter of this trip) and
    * linked to the trip's territory when he has territory links (422 with the reason).
    */
-  async function assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts: { stopOrder?: number; planId?: string } = {}) {
+  async function assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts: { stopOrder?: number; planId?: string; cashLimitOverride?: CashLimitOverride } = {}) {
     const t = await core.getScoped(tx, actor, tripId, true);
     assertTransition('Trip', TRIP_TRANSITIONS, t.status, 'assigned');
     if (t.driver_id === driverId) throw AppError.conflict('The trip is already assigned to this driver', 'ALREADY_ASSIGNED', { current_status: t.status });
@@ -102,8 +112,24 @@ export function createAssignment(ctx: AppContext, core: TripCore, exceptions: Pi
     if (t.territory_id && d.territory_ids.length > 0 && !d.territory_ids.includes(t.territory_id)) {
       throw AppError.unprocessable('The driver does not serve the territory of this trip', 'DRIVER_OUTSIDE_TERRITORY');
     }
+    // Cash on delivery: a driver at or over his cash limit gets a cash order only by a dispatcher's explicit, audited override (never from a plan).
+    const overLimit = collectsCash(t) && (await driversAtCashLimit(ctx, tx, t.organization_id, [d])).has(d.id);
+    if (overLimit && (!opts.cashLimitOverride || opts.planId)) {
+      throw AppError.unprocessable('The driver holds cash at or over his cash limit: assign him this cash order only with cash_limit_override and a reason', 'CASH_LIMIT', [
+        { field: 'cash_limit_override', message: 'required to assign a cash order to a driver at his cash limit' },
+      ]);
+    }
     if (!(await claimDriver(tx, driverId))) throw AppError.conflict('The driver is at capacity', 'DRIVER_AT_CAPACITY');
-    return finishAssignment(tx, actor, t, driverId, opts);
+    const after = await finishAssignment(tx, actor, t, driverId, opts);
+    if (overLimit) {
+      await recordAudit(tx, actor, {
+        action: 'trip.cash_limit_override',
+        entityType: 'trip',
+        entityId: t.id,
+        after: { driver_id: driverId, cash_to_collect: t.cash_to_collect, cash_limit: d.cash_limit, reason: opts.cashLimitOverride!.reason },
+      });
+    }
+    return after;
   }
 
   /** Picks the best eligible candidate; the capacity claim is the SQL decision, so a busy driver is skipped, never overbooked. */
@@ -111,6 +137,7 @@ export function createAssignment(ctx: AppContext, core: TripCore, exceptions: Pi
     const t = await core.getScoped(tx, actor, tripId, true);
     if (t.status !== 'pending') throw AppError.invalidTransition('Trip', t.status, 'assigned');
     for (const c of await candidates(tx, actor, t, { eligibleOnly: true, limit: 20 })) {
+      if (!c.eligible) continue; // at his cash limit
       if (await claimDriver(tx, c.driver.id)) return finishAssignment(tx, actor, t, c.driver.id, { auto: true });
     }
     throw AppError.unprocessable('No eligible driver within the auto-assign radius', 'NO_ELIGIBLE_DRIVER');

@@ -4,7 +4,7 @@ import type { LogisticsContext } from './index.js';
 import { Id, ShortText, Strict } from '../../platform/schemas.js';
 import type { SyncOperationHandler, SyncOutcome } from '../mobile/index.js';
 import { tripOut, type FailureReason } from './model.js';
-import { EvidenceIn, FailureReasonSchema, ReasonBody } from './schemas.js';
+import { EvidenceIn, FailureReasonSchema, ReasonBody, VerifyBody } from './schemas.js';
 import type { VerifyOutcome } from './proofs.js';
 import type { LogisticsService } from './service.js';
 
@@ -13,8 +13,8 @@ const Pin = Type.String({ minLength: 1, maxLength: 12 });
 
 /**
  * The driver's trip actions as offline operations (POST /mobile/sync/push), applied like their routes:
- * `trip.accept` {trip_id}, `trip.reject` {trip_id, reason?}, `trip.verify_pickup` and `trip.verify_delivery`
- * {trip_id, pin, evidence?}, `trip.start_delivery` {trip_id}, `trip.fail_delivery` {trip_id, reason, note?, evidence?},
+ * `trip.accept` {trip_id}, `trip.reject` {trip_id, reason?}, `trip.verify_pickup` {trip_id, pin, evidence?} and `trip.verify_delivery`
+ * {trip_id, pin, evidence?, cash_collected?, cash_discrepancy_reason?} (a cash trip without its cash step is rejected, CASH_COLLECTION_REQUIRED), `trip.start_delivery` {trip_id}, `trip.fail_delivery` {trip_id, reason, note?, evidence?},
  * `trip.return` {trip_id, pin}. A trip that moved on meanwhile (cancelled, reassigned, already delivered) is a
  * `conflict` (409 INVALID_TRANSITION, TRIP_NOT_ASSIGNED_TO_YOU); a caller without a driver profile gets `rejected`.
  * A wrong PIN is `rejected` (INVALID_PIN with `attempts_remaining` in `server`) and, as on the routes, still counts:
@@ -39,9 +39,19 @@ export function registerDriverTripSync(ctx: LogisticsContext, svc: LogisticsServ
     const t = await svc.assignment.startDelivery(tx, actor, await svc.drivers.self(tx, actor), p.trip_id);
     return { status: 'applied', data: tripOut(t, actor) };
   });
+  // The delivery of a cash trip needs its cash step offline too (cash_collected, and a reason when it differs), as on the route.
   for (const stage of ['pickup', 'delivery'] as const) {
-    op(`trip.verify_${stage}`, Strict({ trip_id: Id, pin: Pin, evidence: Type.Optional(EvidenceIn) }), async (tx, actor, p: { trip_id: string; pin: string; evidence?: Evidence }) =>
-      pinOutcome(await svc.proofs.verify(tx, actor, await svc.drivers.self(tx, actor), p.trip_id, stage, { pin: p.pin, evidence: p.evidence }), actor),
+    const payload = stage === 'delivery' ? Strict({ trip_id: Id, ...VerifyBody.properties }) : Strict({ trip_id: Id, pin: Pin, evidence: Type.Optional(EvidenceIn) });
+    op(`trip.verify_${stage}`, payload, async (tx, actor, p: { trip_id: string; pin: string; evidence?: Evidence; cash_collected?: string; cash_discrepancy_reason?: string }) =>
+      pinOutcome(
+        await svc.proofs.verify(tx, actor, await svc.drivers.self(tx, actor), p.trip_id, stage, {
+          pin: p.pin,
+          evidence: p.evidence,
+          cash_collected: p.cash_collected,
+          cash_discrepancy_reason: p.cash_discrepancy_reason,
+        }),
+        actor,
+      ),
     );
   }
   op('trip.fail_delivery', Strict({ trip_id: Id, reason: FailureReasonSchema, note: Type.Optional(ShortText(500)), evidence: Type.Optional(EvidenceIn) }), async (tx, actor, p: { trip_id: string; reason: FailureReason; note?: string; evidence?: Evidence }) => {

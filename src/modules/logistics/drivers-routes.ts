@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { AppError } from '../../platform/errors.js';
-import { Id, IdParams, IdWith, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { Id, IdParams, IdWith, NonNegativeMoney, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { driverOut } from './model.js';
 import { ApprovalStatusSchema, DriverOut, VehicleType, IngestOut, NearbyDriverOut, ReasonBody, SingleLocationIn, TripOutSchema } from './schemas.js';
 import type { LogisticsService } from './service.js';
@@ -143,7 +143,7 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
       schema: {
         operationId: 'updateDriver',
         tags: ['logistics'],
-        summary: "Edit a driver's capacity, vehicle and territories (also of self-registered drivers); audited",
+        summary: "Edit a driver's capacity, vehicle, territories and cash limit (also of self-registered drivers); audited",
         description:
           'Only the fields sent change. `territory_ids` replaces the driver\'s territory links (unknown territory: 422 TERRITORY_NOT_FOUND). ' +
           'Sub-administrators: only drivers linked to their territories (404 otherwise); they replace only the links inside their territories, must name ' +
@@ -154,6 +154,11 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
             capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
             vehicle_type: Type.Optional(VehicleType),
             territory_ids: Type.Optional(Type.Array(Id, { maxItems: 50 })),
+            cash_limit: Type.Optional(
+              Type.Union([NonNegativeMoney, Type.Null()], {
+                description: "cash on delivery: this driver's own cash limit, overriding the organization's (logistics settings cash_limit); null = back to the organization's",
+              }),
+            ),
           },
           { minProperties: 1 },
         ),

@@ -127,10 +127,11 @@ export function createDriverService(ctx: LogisticsContext) {
    * replaces the driver's links; a sub-administrator replaces only the links inside his territories
    * (links elsewhere stay) and must leave the driver in at least one of them. Audited.
    */
-  async function update(tx: Tx, actor: Actor, id: string, input: { capacity?: number; vehicle_type?: string; territory_ids?: string[] }): Promise<DriverRow> {
+  async function update(tx: Tx, actor: Actor, id: string, input: { capacity?: number; vehicle_type?: string; territory_ids?: string[]; cash_limit?: string | null }): Promise<DriverRow> {
     const before = await getScoped(tx, actor, id);
     await repo.lockDriver(tx, id);
     if (input.capacity !== undefined || input.vehicle_type !== undefined) await repo.updateDriverProfile(tx, id, input.capacity ?? null, input.vehicle_type ?? null);
+    if (input.cash_limit !== undefined) await repo.setDriverCashLimit(tx, id, input.cash_limit);
     if (input.territory_ids !== undefined) {
       const territoryIds = [...new Set(input.territory_ids)];
       const scope = scopeOf(actor);

@@ -1,4 +1,5 @@
 import type { Actor } from '../../platform/auth.js';
+import type { Tx } from '../../platform/db/index.js';
 import { withDeps, type Api, type AppContext, type DemoSeed, type ModuleContext } from '../../platform/context.js';
 import type { OrderPayments } from '../../platform/order-contracts.js';
 import type { ObjectLinker } from '../../platform/storage-links.js';
@@ -35,6 +36,8 @@ export type LogisticsContext = ModuleContext<{
   orders: Pick<OrderPayments, 'getOrderFacts' | 'getExpressFacts'>;
   /** Offline sync: logistics adds its entities and the driver's trip operations. */
   sync: SyncRegistry;
+  /** Cash on delivery: the drivers' cash in hand (money, built later: a forward reference), for the cash limits. */
+  cash: { cashInHandOf(tx: Tx, driverIds: string[]): Promise<Map<string, string>> };
 }>;
 
 /** A polygon over central La Paz, Bolivia (the demo territory). */

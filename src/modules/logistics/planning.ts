@@ -16,6 +16,8 @@ export interface PlanningTrip {
   updated_at: Date;
   /** Drivers who rejected this trip (never planned for it again). */
   rejected_driver_ids: string[];
+  /** Cash on delivery: what the driver collects at the door ("0.00": no cash). */
+  cash_to_collect: string;
 }
 
 /** What batch planning needs of a driver. */
@@ -27,6 +29,10 @@ export interface PlanningDriver {
   active_trips: number;
   position: LonLat | null;
   territory_ids: string[];
+  /** His own cash limit (null: the organization's). */
+  cash_limit: string | null;
+  /** Cash on delivery: his cash in hand is at or over his cash limit, so no cash trip is planned for him (set by driversForPlanning; false elsewhere). */
+  at_cash_limit: boolean;
 }
 
 export interface PlanningTripFilter {
@@ -46,6 +52,7 @@ const tripOf = (r: PlanningTripRow): PlanningTrip => ({
   dropoff: { lon: Number(r.dropoff_lon), lat: Number(r.dropoff_lat) },
   updated_at: r.updated_at,
   rejected_driver_ids: r.rejected_driver_ids,
+  cash_to_collect: r.cash_to_collect,
 });
 
 const driverOf = (r: PlanningDriverRow): PlanningDriver => ({
@@ -56,6 +63,8 @@ const driverOf = (r: PlanningDriverRow): PlanningDriver => ({
   active_trips: r.active_trips,
   position: r.lon === null || r.lat === null ? null : { lon: Number(r.lon), lat: Number(r.lat) },
   territory_ids: r.territory_ids,
+  cash_limit: r.cash_limit,
+  at_cash_limit: false,
 });
 
 /**

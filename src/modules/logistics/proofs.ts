@@ -3,6 +3,7 @@ import type { LogisticsContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId, safeEqual } from '../../platform/ids.js';
+import { formatMoney, money } from '../../platform/money.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
 import type { Static } from '@sinclair/typebox';
 import { PIN_MAX_ATTEMPTS, type DriverRow, type TripRow } from './model.js';
@@ -17,6 +18,38 @@ export type Stage = 'pickup' | 'delivery';
 export interface VerifyInput {
   pin: string;
   evidence?: { type: string; storage_key: string };
+  /** Delivery of a trip with cash to collect: the cash taken at the door (required there, refused elsewhere). */
+  cash_collected?: string;
+  /** Why cash_collected differs from the trip's cash_to_collect (required then: a discrepancy for review). */
+  cash_discrepancy_reason?: string;
+}
+
+/**
+ * The cash step of a delivery: a trip with cash to collect needs the amount collected (> 0); a different amount needs a reason
+ * (recorded as a discrepancy for review); a trip without cash, or the pickup, takes no cash. Returns the trip's cash effect.
+ */
+export function cashStep(t: Pick<TripRow, 'cash_to_collect'>, stage: Stage, input: Pick<VerifyInput, 'cash_collected' | 'cash_discrepancy_reason'>) {
+  const expected = money(t.cash_to_collect);
+  if (stage === 'pickup' || expected.isZero()) {
+    if (input.cash_collected !== undefined || input.cash_discrepancy_reason !== undefined) {
+      throw AppError.unprocessable('This step collects no cash', 'NO_CASH_TO_COLLECT', [{ field: 'cash_collected', message: 'only at the delivery of a trip with cash_to_collect' }]);
+    }
+    return null;
+  }
+  if (input.cash_collected === undefined) {
+    throw AppError.unprocessable(`This delivery collects ${formatMoney(expected)} in cash: send cash_collected`, 'CASH_COLLECTION_REQUIRED', [
+      { field: 'cash_collected', message: `required (cash_to_collect ${formatMoney(expected)})` },
+    ]);
+  }
+  const collected = money(input.cash_collected);
+  if (!collected.gt(0)) throw AppError.unprocessable('cash_collected must be > 0 (a delivery that collects nothing is a failed delivery)', 'INVALID_AMOUNT', [{ field: 'cash_collected', message: 'must be > 0' }]);
+  const differs = !collected.eq(expected);
+  if (differs && !input.cash_discrepancy_reason) {
+    throw AppError.unprocessable(`The cash collected differs from ${formatMoney(expected)}: say why in cash_discrepancy_reason`, 'CASH_DISCREPANCY_REASON_REQUIRED', [
+      { field: 'cash_discrepancy_reason', message: 'required when cash_collected differs from cash_to_collect' },
+    ]);
+  }
+  return { cash: { collected: formatMoney(collected), discrepancyReason: differs ? input.cash_discrepancy_reason! : null } };
 }
 /** A wrong PIN must still count after the request fails, so the error is returned and thrown after commit. */
 export type VerifyOutcome = { ok: true; trip: TripRow } | { ok: false; error: AppError };
@@ -51,6 +84,7 @@ export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: 
     const t = await assignment.ownTrip(tx, driver, tripId);
     if (t.status !== s.from) throw AppError.invalidTransition('Trip', t.status, s.to);
     if (t[s.attempts] >= PIN_MAX_ATTEMPTS) throw pinLocked(stage);
+    const cash = cashStep(t, stage, input);
     if (input.evidence) await assertObjectLink(ctx, tx, actor, input.evidence.storage_key, [s.purpose], { tripId: t.id, stage, proofType: input.evidence.type });
     if (!safeEqual(input.pin, t[s.pin])) {
       const left = PIN_MAX_ATTEMPTS - (await countWrongPin(tx, t.id, stage));
@@ -60,7 +94,7 @@ export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: 
         error: left <= 0 ? pinLocked(stage) : new AppError(422, 'INVALID_PIN', `The ${stage} PIN is wrong`, undefined, { attempts_remaining: left }),
       };
     }
-    const after = await core.move(tx, t, s.to);
+    const after = await core.move(tx, t, s.to, cash ? { effect: cash } : {});
     await insertProof(tx, {
       organizationId: t.organization_id,
       id: newId(),
@@ -75,7 +109,11 @@ export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: 
     await core.emit(tx, actor, s.event, after, { stage, evidence: input.evidence ? { type: input.evidence.type, storage_key: input.evidence.storage_key } : null });
     if (stage === 'delivery') {
       await core.releaseDriver(tx, t.driver_id);
-      await core.emit(tx, actor, 'trip.completed', after, { delivery_fee: after.delivery_fee, driver_earning: after.driver_earning });
+      await core.emit(tx, actor, 'trip.completed', after, {
+        delivery_fee: after.delivery_fee,
+        driver_earning: after.driver_earning,
+        ...(cash ? { cash_to_collect: after.cash_to_collect, cash_collected: after.cash_collected, cash_discrepancy_reason: after.cash_discrepancy_reason } : {}),
+      });
     }
     return { ok: true, trip: after };
   }

@@ -3,7 +3,7 @@ import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { once } from '../../platform/idempotency.js';
-import type { Assignment } from './assignment.js';
+import type { Assignment, CashLimitOverride } from './assignment.js';
 import type { DriverService, NewDriver } from './drivers.js';
 import type { FailDeliveryInput, FailedDelivery } from './failed-delivery.js';
 import { releaseOpenTrips } from './lifecycle.js';
@@ -54,7 +54,8 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
         const work = async () => ({ status: 201, body: tripOut(await svc.createTrip(tx, actor, input), actor) });
         return idempotency ? once(tx, { organizationId: actor.organizationId, scope: `trips.create:${actor.userId}`, ...idempotency }, work) : work();
       }),
-    assign: (actor: Actor, id: string, driverId: string) => ctx.db.withTenant(actor, (tx) => svc.assignment.assignDriver(tx, actor, id, driverId)),
+    assign: (actor: Actor, id: string, driverId: string, cashLimitOverride?: CashLimitOverride) =>
+      ctx.db.withTenant(actor, (tx) => svc.assignment.assignDriver(tx, actor, id, driverId, { cashLimitOverride })),
     dispatchStatus: (actor: Actor, id: string, body: Parameters<TripCore['dispatchStatus']>[3]) => ctx.db.withTenant(actor, (tx) => core.dispatchStatus(tx, actor, id, body)),
     changePromise: (actor: Actor, id: string, body: Parameters<TripCore['changePromise']>[3]) => ctx.db.withTenant(actor, (tx) => core.changePromise(tx, actor, id, body)),
     updateCoordinates: (actor: Actor, id: string, body: Parameters<TripCore['updateCoordinates']>[3]) => ctx.db.withTenant(actor, (tx) => core.updateCoordinates(tx, actor, id, body)),

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { GeoArea, GeoPoint } from '../../platform/geo.js';
+import { MONEY_PATTERN } from '../../platform/money.js';
 import { Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { FAILURE_REASONS, TRIP_STATUSES } from './tables.js';
 
@@ -37,6 +38,7 @@ export const SettingsOut = Type.Object({
   average_speed_kmh: Type.Integer(),
   default_delivery_fee: Money,
   driver_flat_fee: Money,
+  cash_limit: Type.Union([Money, Type.Null()], { description: 'cash on delivery: a driver holding this much cash or more gets no cash order (null = no limit); a driver cash_limit overrides it' }),
   currency: Type.String(),
   dispatch_buffer_min: Type.Integer({ description: 'minutes added to preparation and travel in a delivery promise' }),
   delay_grace_min: Type.Integer({ description: 'trip.delayed when the ETA passes the promise by more than this many minutes' }),
@@ -67,6 +69,7 @@ export const DriverOut = Type.Object({
   vehicle_type: Type.String(),
   capacity: Type.Integer({ description: 'concurrent trips this driver may carry' }),
   active_trips: Type.Integer(),
+  cash_limit: Type.Union([Money, Type.Null()], { description: "cash on delivery: this driver's own cash limit (null: the organization's logistics setting cash_limit)" }),
   last_location: Nullable(GeoPoint),
   last_location_at: Nullable(Timestamp),
   last_seen_at: Nullable(Timestamp),
@@ -113,6 +116,12 @@ export const TripOutSchema = Type.Object({
   notes: Nullable(Type.String()),
   delivery_fee: Money,
   driver_earning: Money,
+  cash_to_collect: Type.String({
+    pattern: MONEY_PATTERN,
+    description: 'cash on delivery: what the driver collects at the door (the order total of a cash order the platform\'s driver collects; "0.00" otherwise); delivering needs `cash_collected`',
+  }),
+  cash_collected: Nullable(Type.String({ pattern: MONEY_PATTERN, description: 'what the driver recorded collecting at delivery' })),
+  cash_discrepancy_reason: Nullable(Type.String({ description: 'why the cash collected differs from cash_to_collect (a discrepancy for review)' })),
   currency: Type.String(),
   pickup_pin: Type.Optional(Type.String({ description: 'only for the merchant owner (staff when the trip has no merchant); never for drivers' })),
   delivery_pin: Type.Optional(Type.String({ description: 'only for the customer (staff when the trip has no customer user); never for drivers' })),
@@ -155,7 +164,17 @@ export const EvidenceIn = Strict({
   type: Type.String({ pattern: '^[a-z][a-z0-9_]{1,31}$', description: 'kind of proof, e.g. photo, signature' }),
   storage_key: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: 'id of a private storage object of this trip and stage' }),
 });
-export const VerifyBody = Strict({ pin: Type.String({ minLength: 1, maxLength: 12 }), evidence: Type.Optional(EvidenceIn) });
+export const VerifyBody = Strict({
+  pin: Type.String({ minLength: 1, maxLength: 12 }),
+  evidence: Type.Optional(EvidenceIn),
+  cash_collected: Type.Optional(
+    Type.String({
+      pattern: '^\\d{1,10}(\\.\\d{1,2})?$',
+      description: 'delivery of a trip with cash_to_collect > 0 (required there, 422 CASH_COLLECTION_REQUIRED otherwise; refused on other trips and at pickup, 422 NO_CASH_TO_COLLECT): the cash taken at the door, > 0',
+    }),
+  ),
+  cash_discrepancy_reason: Type.Optional(ShortText(500)),
+});
 
 export const GpsPointIn = Strict({
   client_point_id: Type.String({ minLength: 1, maxLength: 100, description: 'chosen by the device; repeats are duplicates' }),

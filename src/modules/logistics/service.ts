@@ -13,7 +13,8 @@ import { createDriverService } from './drivers.js';
 import { createLocationIngest } from './locations.js';
 import { createMerchantService } from './merchants.js';
 import type { DriverRow, MerchantRow, TripRow } from './model.js';
-import { setUnavailable } from './repo/drivers.js';
+import { findDriver, setUnavailable } from './repo/drivers.js';
+import { scopeOf } from './model.js';
 import { backfillTerritories } from './repo/territories.js';
 import { completedTripEarnings, type TripEarning } from './repo/trips.js';
 import { driversForPlanning, lockForPlanCommit, tripsForPlanning, type PlanningDriver, type PlanningTrip, type PlanningTripFilter } from './planning.js';
@@ -22,6 +23,7 @@ import { createLogisticsRequests } from './requests.js';
 import { createFailedDelivery } from './failed-delivery.js';
 import { getSettings, getTerritory, territoryForPoint, type LogisticsSettings, type TerritoryRow } from './territories.js';
 import { releaseOpenTrips } from './lifecycle.js';
+import { driversAtCashLimit } from './cash-limit.js';
 import { createTripCore, type CreateTripOptions, type NewTrip } from './trips-service.js';
 import { driverUserIdsOfTerritory, listTrips, liveMap, tripReportRows, tripStatusCounts, type Period, type TripListQuery, type TripReportRow } from './trips-query.js';
 
@@ -45,6 +47,8 @@ export interface LogisticsApi {
   setMerchantCommission(tx: Tx, actor: Actor, merchantId: string, percent: string): Promise<MerchantRow>;
   driverOfUser(tx: Tx, userId: string): Promise<DriverRow | null>;
   getDriver(tx: Tx, driverId: string): Promise<DriverRow | null>;
+  /** A driver the actor may see (sub-administrators: drivers linked to their territories), or null. */
+  getDriverInScope(tx: Tx, actor: Actor, driverId: string): Promise<DriverRow | null>;
   /** `opts.pricedBy: 'tariff'` (trusted callers only): delivery_fee and driver_earning come from the caller's tariff pricing, also for a merchant actor. */
   createTrip(tx: Tx, actor: Actor, input: NewTrip, opts?: CreateTripOptions): Promise<TripRow>;
   /** The live recipient tracking link of a trip (absolute when PUBLIC_BASE_URL is set), or null. */
@@ -110,6 +114,7 @@ export function createLogisticsService(ctx: LogisticsContext) {
     setMerchantCommission: merchants.setMerchantCommission,
     driverOfUser: drivers.driverOfUser,
     getDriver: drivers.load,
+    getDriverInScope: (tx, actor, driverId) => findDriver(tx, driverId, scopeOf(actor)),
     /** A trip whose recipient has no account gets a recipient tracking link in the same transaction. */
     async createTrip(tx, actor, input, opts) {
       const t = await core.create(tx, actor, input, opts);
@@ -129,7 +134,12 @@ export function createLogisticsService(ctx: LogisticsContext) {
     completedTripEarnings,
     settings: getSettings,
     tripsForPlanning,
-    driversForPlanning,
+    /** The drivers at their cash limit are marked (at_cash_limit): plans give them no cash trip. */
+    async driversForPlanning(tx, actor, f) {
+      const rows = await driversForPlanning(tx, actor, f);
+      const atLimit = await driversAtCashLimit(ctx, tx, actor.organizationId, rows);
+      return rows.map((d) => ({ ...d, at_cash_limit: atLimit.has(d.id) }));
+    },
     lockForPlanCommit,
     async userDeactivated(tx, actor, userId) {
       const d = await drivers.driverOfUser(tx, userId);

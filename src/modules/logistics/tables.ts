@@ -42,6 +42,8 @@ export const logisticsSettings = pgTable('logistics_settings', {
   averageSpeedKmh: integer('average_speed_kmh').notNull().default(25),
   defaultDeliveryFee: moneyCol('default_delivery_fee').notNull().default('15.00'),
   driverFlatFee: moneyCol('driver_flat_fee').notNull().default('10.00'),
+  /** Cash on delivery: a driver holding this much cash or more is offered no cash order (null = no limit); a driver's own `cash_limit` overrides it. */
+  cashLimit: moneyCol('cash_limit'),
   currency: text('currency').notNull().default('BOB'),
   /** Added to the preparation and travel estimate of a promise (time to find and dispatch a driver). */
   dispatchBufferMin: integer('dispatch_buffer_min').notNull().default(10),
@@ -109,6 +111,8 @@ export const driver = pgTable(
     capacity: integer('capacity').notNull().default(1),
     /** Trips in assigned/accepted/picked_up/in_transit; kept by the assignment SQL (conditional update < capacity). */
     activeTrips: integer('active_trips').notNull().default(0),
+    /** Cash on delivery: this driver's own cash limit (overrides the organization's logistics setting; null = the organization's). */
+    cashLimit: moneyCol('cash_limit'),
     lastLocation: pt('last_location'),
     /** Device time of last_location (out-of-order points never move it back). */
     lastLocationAt: ts('last_location_at'),
@@ -207,6 +211,12 @@ export const trip = pgTable(
     notes: text('notes'),
     deliveryFee: moneyCol('delivery_fee').notNull(),
     driverEarning: moneyCol('driver_earning').notNull(),
+    /** Cash on delivery: what the driver collects at the door (the order total of a cash order the driver collects; 0 otherwise). */
+    cashToCollect: moneyCol('cash_to_collect').notNull().default('0'),
+    /** What the driver recorded collecting at delivery (null until delivered, and for trips without cash). */
+    cashCollected: moneyCol('cash_collected'),
+    /** Why the collected cash differs from cash_to_collect (a discrepancy for review). */
+    cashDiscrepancyReason: text('cash_discrepancy_reason'),
     currency: text('currency').notNull().default('BOB'),
     pickupPin: text('pickup_pin').notNull(),
     deliveryPin: text('delivery_pin').notNull(),
@@ -256,6 +266,7 @@ export const trip = pgTable(
     uniqueIndex('trip_order_uq').on(t.organizationId, t.orderId).where(sql`order_id IS NOT NULL AND status <> 'cancelled'`),
     uniqueIndex('trip_express_uq').on(t.organizationId, t.expressRequestId).where(sql`express_request_id IS NOT NULL AND status <> 'cancelled'`),
     check('trip_fee_ck', sql`${t.deliveryFee} >= 0 and ${t.driverEarning} >= 0`),
+    check('trip_cash_ck', sql`${t.cashToCollect} >= 0 and (${t.cashCollected} IS NULL or ${t.cashCollected} >= 0)`),
   ],
 );
 

@@ -112,6 +112,13 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
             delay_grace_min: Type.Optional(Type.Integer({ minimum: 0, maximum: 240, description: 'trip.delayed once the ETA passes the promise by more than this' })),
             location_stale_after_s: Type.Optional(Type.Integer({ minimum: 30, maximum: 86_400, description: "trip.location_stale once an on-duty driver's last fix is older than this" })),
             rejections_alert_threshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, description: 'rejections of one trip that raise trip.rejected_repeatedly' })),
+            cash_limit: Type.Optional(
+              Type.Union([NonNegativeMoney, Type.Null()], {
+                description:
+                  'Cash on delivery: a driver whose cash in hand is at or over this limit is offered no cash order (automatic assignment, offers and plans skip him, reason cash_limit); ' +
+                  "a dispatcher's manual assignment over it needs `cash_limit_override` with a reason. null = no limit. A driver's own cash_limit (PATCH /drivers/{id}) overrides it.",
+              }),
+            ),
           },
           { minProperties: 1 },
         ),

@@ -132,15 +132,20 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
         summary: 'Assign or reassign a trip to a driver (pending|assigned|accepted → assigned)',
         description:
           '409 INVALID_TRANSITION from other states; 409 DRIVER_AT_CAPACITY when the driver carries `capacity` trips; 422 DRIVER_NOT_FOUND, ' +
-          'DRIVER_NOT_AVAILABLE (not approved or not available), DRIVER_REJECTED_TRIP, DRIVER_OUTSIDE_TERRITORY.',
+          'DRIVER_NOT_AVAILABLE (not approved or not available), DRIVER_REJECTED_TRIP, DRIVER_OUTSIDE_TERRITORY. ' +
+          'Cash on delivery: a trip with `cash_to_collect` > 0 and a driver whose cash in hand is at or over his cash limit is 422 CASH_LIMIT unless ' +
+          '`cash_limit_override` gives the dispatcher\'s reason (then assigned and audited as trip.cash_limit_override).',
         params: TripIdParams,
-        body: Strict({ driver_id: Id }),
+        body: Strict({
+          driver_id: Id,
+          cash_limit_override: Type.Optional(Strict({ reason: ShortText(500) }, { description: "assign a cash order to a driver at or over his cash limit anyway (audited with the reason)" })),
+        }),
         response: { 200: TripOutSchema },
       },
     },
     async (req) => {
       const actor = actorOf(req);
-      return tripOut(await trips.assign(actor, req.params.id, req.body.driver_id), actor);
+      return tripOut(await trips.assign(actor, req.params.id, req.body.driver_id, req.body.cash_limit_override), actor);
     },
   );
 
@@ -238,7 +243,7 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
     capacity: Type.Integer(),
     territory_match: Type.Boolean(),
     eligible: Type.Boolean(),
-    reasons: Type.Array(Type.String(), { description: 'why not eligible: not_available, at_capacity, rejected_this_trip, outside_territory, current_driver' }),
+    reasons: Type.Array(Type.String(), { description: 'why not eligible: not_available, at_capacity, rejected_this_trip, outside_territory, current_driver, cash_limit (a cash order and the driver holds cash at or over his cash limit)' }),
   });
   app.get(
     '/trips/:id/candidates',

@@ -112,8 +112,9 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
    * 422 ORDER_NOT_FOUND / EXPRESS_REQUEST_NOT_FOUND (also for another merchant's, so nothing is revealed),
    * 409 ORDER_NOT_READY_FOR_TRIP / ORDER_HAS_TRIP / EXPRESS_REQUEST_HAS_TRIP, or 422 CUSTOMER_MISMATCH.
    */
-  async function checkLinks(tx: Tx, input: NewTrip, merchantId: string | null): Promise<{ merchantId: string | null; customerUserId: string | null }> {
+  async function checkLinks(tx: Tx, input: NewTrip, merchantId: string | null): Promise<{ merchantId: string | null; customerUserId: string | null; cashToCollect: string }> {
     let customerUserId = input.customer_user_id ?? null;
+    let cashToCollect = '0.00';
     const liveTrip = (column: 'order_id' | 'express_request_id', id: string) => liveTripExists(tx, column, id);
     if (input.order_id) {
       const o = await ctx.deps.orders.getOrderFacts(tx, input.order_id);
@@ -127,6 +128,8 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
       }
       merchantId = o.merchantId;
       customerUserId = o.customerUserId;
+      // Cash on delivery: the driver collects the order total at the door when the platform's driver collects it.
+      if (o.paymentDestination === 'cash' && o.collectedBy === 'driver') cashToCollect = o.total;
     }
     if (input.express_request_id) {
       const e = await ctx.deps.orders.getExpressFacts(tx, input.express_request_id);
@@ -138,7 +141,7 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
       }
       merchantId = e.merchantId;
     }
-    return { merchantId, customerUserId };
+    return { merchantId, customerUserId, cashToCollect };
   }
 
   async function create(tx: Tx, actor: Actor, input: NewTrip, opts: CreateTripOptions = {}): Promise<TripRow> {
@@ -205,6 +208,7 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
       notes: input.notes ?? null,
       deliveryFee: fee(input.delivery_fee, settings.default_delivery_fee, 'delivery_fee'),
       driverEarning: fee(input.driver_earning, settings.driver_flat_fee, 'driver_earning'),
+      cashToCollect: links.cashToCollect,
       currency: settings.currency,
       pickupPin: randomPin(4),
       deliveryPin: randomPin(4),

@@ -11,11 +11,13 @@ import type { DriverSettlementStatus } from './repo/driver-settlements.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, IdParams, Money, Nullable, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { assertTransition, type Transitions } from '../../platform/state-machine.js';
+import { formatMoney, money } from '../../platform/money.js';
+import type { CashService } from './cash.js';
 
 export type { DriverSettlementStatus };
 export const DRIVER_SETTLEMENT_TRANSITIONS: Transitions<DriverSettlementStatus> = { pending: ['paid'], paid: [] };
 
-export function createDriverSettlementService(ctx: MoneyContext) {
+export function createDriverSettlementService(ctx: MoneyContext, cash: Pick<CashService, 'netForSettlement'>) {
   /** The driver's completed-trip earnings up to the cut-off (from logistics), without the trips already in a settlement. */
   async function earnings(tx: Tx, driverId: string, upTo: Date) {
     const all = await ctx.deps.logistics.completedTripEarnings(tx, driverId, upTo);
@@ -51,15 +53,23 @@ export function createDriverSettlementService(ctx: MoneyContext) {
       });
       const items = await repo.insertItems(tx, actor.organizationId, id, candidates);
       if (items.length === 0) throw AppError.unprocessable('The driver has no unsettled earnings up to the cut-off', 'NOTHING_TO_SETTLE');
-      const created = await repo.totalSettlement(tx, id, items.length);
-      await recordAudit(tx, actor, { action: 'driver_settlement.created', entityType: 'driver_settlement', entityId: id, after: { driver_id: driverId, amount: created.amount, trip_count: items.length, cutoff_at: upTo } });
+      const earned = await repo.totalSettlement(tx, id, items.length);
+      // Cash on delivery: the cash the driver holds is netted against his earnings; when he holds more, he is paid nothing and owes the rest.
+      const net = await cash.netForSettlement(tx, actor, driver, earned.amount, id);
+      const created = await repo.setSettlementCash(tx, id, net.netted, formatMoney(money(earned.amount).minus(net.netted)), net.owes);
+      await recordAudit(tx, actor, {
+        action: 'driver_settlement.created',
+        entityType: 'driver_settlement',
+        entityId: id,
+        after: { driver_id: driverId, amount: created.amount, cash_netted: created.cash_netted, payout_amount: created.payout_amount, driver_owes: created.driver_owes, trip_count: items.length, cutoff_at: upTo },
+      });
       await ctx.events.record(tx, actor.organizationId, {
         type: 'driver_settlement.created',
         entityType: 'driver_settlement',
         entityId: id,
         actorUserId: actor.userId,
         audienceUserIds: [driver.user_id],
-        payload: { amount: created.amount, currency: created.currency, trip_count: items.length },
+        payload: { amount: created.amount, cash_netted: created.cash_netted, payout_amount: created.payout_amount, driver_owes: created.driver_owes, currency: created.currency, trip_count: items.length },
       });
       return created;
     });
@@ -79,7 +89,7 @@ export function createDriverSettlementService(ctx: MoneyContext) {
         entityId: id,
         actorUserId: actor.userId,
         audienceUserIds: driver ? [driver.user_id] : [],
-        payload: { amount: paid.amount, currency: paid.currency },
+        payload: { amount: paid.amount, payout_amount: paid.payout_amount, currency: paid.currency },
       });
       return paid;
     });
@@ -104,7 +114,10 @@ export const SettlementOut = Type.Object({
   driver_id: Type.String(),
   status: StatusSchema,
   cutoff_at: Timestamp,
-  amount: Money,
+  amount: Type.String({ description: 'the earnings settled (sum of the trips\' driver_earning)' }),
+  cash_netted: Type.String({ description: 'cash on delivery: the cash in hand netted against the earnings, min(amount, cash in hand) (a cash_remitted entry of method settlement)' }),
+  payout_amount: Type.String({ description: 'what the platform pays the driver: amount − cash_netted (0 when he held at least his earnings)' }),
+  driver_owes: Type.String({ description: 'cash the driver still holds after the netting and owes the platform (0 when his earnings covered it)' }),
   trip_count: Type.Integer(),
   currency: Type.String(),
   note: Nullable(Type.String()),
@@ -116,8 +129,8 @@ export const SettlementOut = Type.Object({
   updated_at: Timestamp,
 });
 
-export function driverSettlementRoutes(app: Api, ctx: MoneyContext) {
-  const svc = createDriverSettlementService(ctx);
+export function driverSettlementRoutes(app: Api, ctx: MoneyContext, cash: Pick<CashService, 'netForSettlement'>) {
+  const svc = createDriverSettlementService(ctx, cash);
   app.post(
     '/admin/drivers/:driverId/settlements',
     {
@@ -128,7 +141,9 @@ export function driverSettlementRoutes(app: Api, ctx: MoneyContext) {
         summary: "Settles all of a driver's unsettled earnings up to a cut-off (default now)",
         description:
           "Earnings are completed trips' `driver_earning`. A trip's earning is settled at most once, also when two requests race (the later one keeps " +
-          'only what is left, or gets 422 NOTHING_TO_SETTLE). The settlement starts `pending`; `POST /admin/settlements/:id/paid` moves it to `paid`.',
+          'only what is left, or gets 422 NOTHING_TO_SETTLE). The settlement starts `pending`; `POST /admin/settlements/:id/paid` moves it to `paid`. ' +
+          'Cash on delivery: the cash the driver holds is netted first (`cash_netted` = min(amount, cash in hand), recorded as his remittance), so the settlement ' +
+          'pays `payout_amount` = amount − cash_netted; when he holds more than his earnings it pays nothing and `driver_owes` says how much cash he still owes.',
         params: Strict({ driverId: Id }),
         body: Strict({ up_to: Type.Optional(Type.String({ format: 'date-time' })), note: Type.Optional(ShortText(500)) }),
         response: { 201: SettlementOut },
@@ -158,7 +173,7 @@ export function driverSettlementRoutes(app: Api, ctx: MoneyContext) {
       schema: {
         operationId: 'listMySettlements',
         tags: ['driver'],
-        summary: "The calling driver's settlements, newest first, with totals pending and paid",
+        summary: "The calling driver's settlements, newest first, with totals pending and paid (of payout_amount: what the platform pays him after netting his cash)",
         querystring: Strict({ ...PageQueryProps, status: Type.Optional(StatusSchema) }),
         response: { 200: Type.Object({ data: Type.Array(SettlementOut), next_cursor: Nullable(Type.String()), totals: Type.Object({ pending: Money, paid: Money }) }) },
       },

@@ -11,7 +11,7 @@ import { financeRoutes } from './finance.js';
 import { merchantMoneyRoutes } from './merchant-money.js';
 import { scopeOf, walletSummary, type WalletSummary } from './model.js';
 import { findSettlement, pendingDriverSettlements } from './repo/driver-settlements.js';
-import { directPaymentEnabled, isEnabledProfileQr } from './repo/profiles.js';
+import { directPaymentEnabled, isEnabledProfileQr, paymentOptions } from './repo/profiles.js';
 import { findReview, pendingReviewCount, reviewCountsByStatus, reviewsWithProof } from './repo/reviews.js';
 import { debtTotals } from './repo/wallet.js';
 import { orderPaymentRoutes } from './order-payments.js';
@@ -22,6 +22,8 @@ export type { ReviewFilter, ReviewRow } from './reviews.js';
 import { settlementRuleRoutes } from './settlement-rules.js';
 import { merchantSettlementWorker, runMerchantSettlements } from './settlement-worker.js';
 import { createWalletService } from './wallet.js';
+import { createCashService, type CashService } from './cash.js';
+import { cashRoutes } from './cash-routes.js';
 
 /** What other modules may call besides the MoneyHooks (every function takes the caller's transaction). */
 export interface MoneyApi extends MoneyHooks {
@@ -31,6 +33,10 @@ export interface MoneyApi extends MoneyHooks {
   listPaymentReviews(actor: Actor, q: ReviewFilter): Promise<{ data: ReviewRow[]; next_cursor: string | null }>;
   /** Payment reviews per status in the territories (null = organization). */
   paymentReviewCounts(tx: Tx, territoryIds: string[] | null): Promise<Record<string, number>>;
+  /** Cash in hand per driver (cash on delivery); drivers holding nothing are absent. */
+  cashInHandOf(tx: Tx, driverIds: string[]): Promise<Map<string, string>>;
+  /** Cash reconciliation rows per driver and day (own transaction; sub-administrators: their territories). */
+  cashReconciliation: CashService['reconciliation'];
 }
 
 export type MoneyContext = ModuleContext<{ logistics: LogisticsApi; orders: OrderPayments; storage: ObjectLinker; organizations: OrganizationService }>;
@@ -55,7 +61,8 @@ export function createMoneyModule(base: AppContext, deps: MoneyContext['deps']) 
     return false;
   };
   const reviews = createReviewService(ctx);
-  const wallet = createWalletService(ctx, reviews.cancelForOrder);
+  const cash = createCashService(ctx);
+  const wallet = createWalletService(ctx, reviews.cancelForOrder, cash);
   const api: MoneyApi = {
     orderDelivered: wallet.orderDelivered,
     orderCancelled: wallet.orderCancelled,
@@ -64,9 +71,15 @@ export function createMoneyModule(base: AppContext, deps: MoneyContext['deps']) 
     async paymentDestinations(tx, merchantId) {
       return (await directPaymentEnabled(tx, merchantId)) ? ['platform', 'merchant_direct', 'cash'] : ['platform', 'cash'];
     },
+    async paymentOptions(tx, merchantId) {
+      const o = await paymentOptions(tx, merchantId);
+      return { destinations: o.direct ? ['platform', 'merchant_direct', 'cash'] : ['platform', 'cash'], cashCollectedBy: o.cashCollectedBy };
+    },
     walletSummary: (tx, merchantId) => walletSummary(ctx, tx, merchantId),
     listPaymentReviews: reviews.list,
     paymentReviewCounts: (tx, territoryIds) => reviewCountsByStatus(tx, territoryIds),
+    cashInHandOf: cash.cashInHandOf,
+    cashReconciliation: cash.reconciliation,
   };
   ctx.workers.push(merchantSettlementWorker(ctx));
   ctx.dashboard.set('money', async (tx, actor) => {
@@ -93,16 +106,17 @@ export function createMoneyModule(base: AppContext, deps: MoneyContext['deps']) 
     },
     /** One round of the merchant settlement worker at a given time (tests and the least-privilege walk drive it). */
     runSettlements: (now?: Date, batch?: number) => runMerchantSettlements(ctx, now, batch),
-    routes: (app: Api) => moneyRoutes(app, ctx),
+    routes: (app: Api) => moneyRoutes(app, ctx, cash),
   };
 }
 
-function moneyRoutes(app: Api, ctx: MoneyContext) {
+function moneyRoutes(app: Api, ctx: MoneyContext, cash: CashService) {
   paymentProfileRoutes(app, ctx);
   reviewRoutes(app, ctx);
   debtRoutes(app, ctx);
   settlementRuleRoutes(app, ctx);
-  driverSettlementRoutes(app, ctx);
+  driverSettlementRoutes(app, ctx, cash);
+  cashRoutes(app, ctx, cash);
   financeRoutes(app, ctx);
   merchantMoneyRoutes(app, ctx);
   orderPaymentRoutes(app, ctx);

@@ -12,7 +12,7 @@ import { EntryOut, WalletOut } from './debt.js';
 import { ordersOf, PAYMENT_STATUS_TRANSITIONS, walletSummary } from './model.js';
 import { addRefunded, findOrderPostingForUpdate, insertReceipt, lockMerchantWallet, type ReceiptRecord } from './repo/wallet.js';
 import { RECEIPT_METHODS } from './tables.js';
-import { appendEntry } from './wallet.js';
+import { appendEntry, platformCollects } from './wallet.js';
 
 export type ReceiptMethod = (typeof RECEIPT_METHODS)[number];
 
@@ -95,14 +95,15 @@ export function createOrderPaymentService(ctx: MoneyContext) {
   }
 
   /**
-   * A refund of a delivered, received platform-paid order (full when amount is omitted): a `refund` entry (−amount) on the merchant,
-   * payment status paid | partially_refunded → partially_refunded | refunded. The merchant bears the refund; when more than his
-   * available balance, the shortfall shows as debt.
+   * A refund of a delivered order the platform collected (a received platform payment, or cash the platform's driver collected at
+   * the door; full when amount is omitted): the platform pays the customer back and charges the merchant one `refund` entry
+   * (−amount), payment status paid | partially_refunded → partially_refunded | refunded. The merchant bears the refund; when more
+   * than his available balance, the shortfall shows as debt.
    */
   async function refund(actor: Actor, orderId: string, input: { amount?: string; reason: string }) {
     return ctx.db.withTenant(actor, async (tx) => {
       const f = await facts(tx, orderId);
-      if (f.paymentDestination !== 'platform') {
+      if (!platformCollects(f)) {
         throw AppError.unprocessable(`The order was paid to the merchant ('${f.paymentDestination}'); the merchant refunds it himself`, 'NOT_PLATFORM_PAYMENT');
       }
       await lockMerchantWallet(tx, actor.organizationId, f.merchantId);
@@ -127,6 +128,7 @@ export function createOrderPaymentService(ctx: MoneyContext) {
         tripId: f.tripId,
         driverId: trip?.driver_id ?? null,
         paymentDestination: f.paymentDestination,
+        collectedBy: f.collectedBy,
         territoryId: f.territoryId,
         note: input.reason,
       });
@@ -221,11 +223,12 @@ export function orderPaymentRoutes(app: Api, ctx: MoneyContext) {
       schema: {
         operationId: 'refundOrder',
         tags: ['payments'],
-        summary: 'Refunds a delivered platform-paid order, fully (no amount) or partly; a `refund` wallet entry and the payment status in one transaction; audited with the reason',
+        summary: 'Refunds a delivered order the platform collected, fully (no amount) or partly; a `refund` wallet entry and the payment status in one transaction; audited with the reason',
         description:
-          'Only delivered orders whose payment the platform received (payment status paid or partially_refunded; 409 INVALID_TRANSITION otherwise). ' +
+          'Only delivered orders whose payment the platform received (payment status paid or partially_refunded; 409 INVALID_TRANSITION otherwise): platform payments, ' +
+          'and cash orders its driver collected at the door (`collected_by: driver`; the platform pays the customer back). ' +
           'The refunds of an order never exceed its total (422 REFUND_EXCEEDS_TOTAL). The merchant bears the refund (−amount); a shortfall beyond his available ' +
-          'balance shows as debt. 422 NOT_PLATFORM_PAYMENT for merchant_direct and cash orders, REFUND_NOT_ALLOWED for an undelivered order (cancel it instead). ' +
+          'balance shows as debt. 422 NOT_PLATFORM_PAYMENT for merchant_direct orders and cash orders the merchant collected, REFUND_NOT_ALLOWED for an undelivered order (cancel it instead). ' +
           PAYMENT_STATES_DOC,
         params: IdParams,
         body: Strict({ amount: Type.Optional(NonNegativeMoney), reason: ShortText(500) }),

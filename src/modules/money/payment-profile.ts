@@ -17,6 +17,7 @@ export interface ProfilePatch {
   bank_name?: string | null;
   account_number?: string | null;
   payment_reference_hint?: string | null;
+  cash_collected_by?: 'driver' | 'merchant';
 }
 
 /** `****` and the last 4 characters: the only form of an account number the service keeps. */
@@ -34,6 +35,7 @@ const emptyProfile = (merchantId: string): ProfileView => ({
   bank_name: null,
   account_number_masked: null,
   payment_reference_hint: null,
+  cash_collected_by: 'driver',
   updated_by_user_id: null,
   created_at: null,
   updated_at: null,
@@ -54,7 +56,7 @@ export function createPaymentProfileService(ctx: MoneyContext) {
         const before = (await loadProfile(tx, m.id)) ?? emptyProfile(m.id);
         if (patch.qr_storage_object_id) await assertObjectLink(ctx, tx, actor, patch.qr_storage_object_id, ['merchant_payment_qr']);
         const next: ProfileView = { ...before };
-        for (const k of ['direct_payment_enabled', 'instructions', 'qr_storage_object_id', 'account_holder', 'bank_name', 'payment_reference_hint'] as const) {
+        for (const k of ['direct_payment_enabled', 'instructions', 'qr_storage_object_id', 'account_holder', 'bank_name', 'payment_reference_hint', 'cash_collected_by'] as const) {
           if (patch[k] !== undefined) (next as unknown as Record<string, unknown>)[k] = patch[k];
         }
         if (patch.account_number !== undefined) next.account_number_masked = patch.account_number === null ? null : maskAccountNumber(patch.account_number);
@@ -82,6 +84,12 @@ export function createPaymentProfileService(ctx: MoneyContext) {
   };
 }
 
+const CollectedBySchema = Type.Union([Type.Literal('driver'), Type.Literal('merchant')], {
+  description:
+    "Who takes the cash of this merchant's cash orders at the door: `driver` (default: the platform's driver collects it, the merchant's net is pending until the driver remits the cash, then available) " +
+    'or `merchant` (his own staff collect it: no sale credit, the commission and delivery fee are his debt). Applies to orders placed afterwards.',
+});
+
 const ProfileFields = {
   merchant_id: Type.String(),
   direct_payment_enabled: Type.Boolean(),
@@ -91,6 +99,7 @@ const ProfileFields = {
   bank_name: Nullable(Type.String()),
   account_number_masked: Nullable(Type.String({ description: 'masked only, e.g. `****1234`; the full number is never stored' })),
   payment_reference_hint: Nullable(Type.String()),
+  cash_collected_by: CollectedBySchema,
 };
 export const ProfileOut = Type.Object({
   ...ProfileFields,
@@ -136,6 +145,7 @@ export function paymentProfileRoutes(app: Api, ctx: MoneyContext) {
             bank_name: Type.Optional(Nullable(ShortText(200))),
             account_number: Type.Optional(Nullable(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9 -]{3,40}$', description: 'write-only; stored masked' }))),
             payment_reference_hint: Type.Optional(Nullable(ShortText(200))),
+            cash_collected_by: Type.Optional(CollectedBySchema),
           },
           { minProperties: 1 },
         ),

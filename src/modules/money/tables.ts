@@ -9,6 +9,10 @@ export const WALLET_ENTRY_TYPES = ['sale_credit', 'platform_commission', 'delive
 export const REVIEW_STATUSES = ['pending', 'approved', 'rejected', 'cancelled'] as const;
 export const PAYMENT_DESTINATIONS = ['platform', 'merchant_direct', 'cash'] as const;
 export const RECEIPT_METHODS = ['driver_cash', 'bank_transfer', 'card', 'other'] as const;
+export const COLLECTED_BY = ['driver', 'merchant'] as const;
+export const CASH_ENTRY_TYPES = ['cash_collected', 'cash_remitted', 'cash_adjustment'] as const;
+/** How a driver handed cash in: at the cashier's desk, by transfer or deposit, or netted from his earnings by a driver settlement. */
+export const REMITTANCE_METHODS = ['cash', 'bank_transfer', 'deposit', 'settlement'] as const;
 
 /** One per merchant (SPEC): how customers pay a merchant directly. The account number is stored masked only. */
 export const merchantPaymentProfile = pgTable(
@@ -23,6 +27,8 @@ export const merchantPaymentProfile = pgTable(
     bankName: text('bank_name'),
     accountNumberMasked: text('account_number_masked'),
     paymentReferenceHint: text('payment_reference_hint'),
+    /** Cash orders of this merchant: collected at the door by the platform's driver (default) or by the merchant's own staff. */
+    cashCollectedBy: text('cash_collected_by', { enum: COLLECTED_BY }).notNull().default('driver'),
     updatedByUserId: text('updated_by_user_id'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
@@ -85,6 +91,8 @@ export const merchantWalletEntry = pgTable(
     settlementId: text('settlement_id'),
     entryType: text('entry_type', { enum: WALLET_ENTRY_TYPES }).notNull(),
     paymentDestination: text('payment_destination', { enum: PAYMENT_DESTINATIONS }),
+    /** A cash order's entries: who collected the cash (driver: the platform holds it once remitted; merchant: he holds it, commission and fee are debt). */
+    collectedBy: text('collected_by', { enum: COLLECTED_BY }),
     amount: moneyCol('amount').notNull(),
     currency: text('currency').notNull().default('BOB'),
     territoryId: text('territory_id'),
@@ -180,7 +188,14 @@ export const driverSettlement = pgTable(
     driverId: text('driver_id').notNull(),
     status: text('status', { enum: ['pending', 'paid'] }).notNull().default('pending'),
     cutoffAt: ts('cutoff_at').notNull(),
+    /** The earnings settled (sum of the items). */
     amount: moneyCol('amount').notNull(),
+    /** Cash in hand netted against the earnings (a `cash_remitted` entry of method `settlement`): min(earnings, cash in hand). */
+    cashNetted: moneyCol('cash_netted').notNull().default('0'),
+    /** What the platform pays the driver: amount − cash_netted. */
+    payoutAmount: moneyCol('payout_amount').notNull().default('0'),
+    /** Cash the driver still holds after the netting (he owes it to the platform; 0 when his earnings covered it). */
+    driverOwes: moneyCol('driver_owes').notNull().default('0'),
     tripCount: integer('trip_count').notNull(),
     currency: text('currency').notNull().default('BOB'),
     note: text('note'),
@@ -196,6 +211,7 @@ export const driverSettlement = pgTable(
     foreignKey({ columns: [t.organizationId, t.driverId], foreignColumns: [driver.organizationId, driver.id] }),
     index('driver_settlement_driver_idx').on(t.organizationId, t.driverId, t.id),
     check('driver_settlement_amount_ck', sql`${t.amount} >= 0`),
+    check('driver_settlement_cash_ck', sql`${t.cashNetted} >= 0 AND ${t.payoutAmount} >= 0 AND ${t.driverOwes} >= 0`),
   ],
 );
 
@@ -239,5 +255,49 @@ export const merchantPaymentReceipt = pgTable(
     primaryKey({ columns: [t.organizationId, t.orderId] }),
     index('merchant_payment_receipt_merchant_idx').on(t.organizationId, t.merchantId),
     check('merchant_payment_receipt_amount_ck', sql`${t.amount} > 0`),
+  ],
+);
+
+/**
+ * The driver's cash ledger (cash on delivery): append-only (db/tenancy.sql revokes UPDATE/DELETE from the tenant and
+ * worker roles), every entry audited. Cash in hand is always SUM(amount); nothing stores it.
+ * - cash_collected (+): the cash a driver recorded at the door of a cash order he collects (one per trip);
+ * - cash_remitted (−): cash handed in to a cashier (method, reference, optional proof) or netted by a driver settlement;
+ * - cash_adjustment (±): an administrator's correction with its reason.
+ */
+export const driverCashEntry = pgTable(
+  'driver_cash_entry',
+  {
+    organizationId: text('organization_id').notNull(),
+    id: text('id').notNull(),
+    driverId: text('driver_id').notNull(),
+    entryType: text('entry_type', { enum: CASH_ENTRY_TYPES }).notNull(),
+    amount: moneyCol('amount').notNull(),
+    currency: text('currency').notNull(),
+    orderId: text('order_id'),
+    tripId: text('trip_id'),
+    merchantId: text('merchant_id'),
+    /** The trip's territory (collections) or the driver's first territory (remittances, adjustments): reconciliation by territory. */
+    territoryId: text('territory_id'),
+    /** cash_collected: the amount the order asked for, when the driver collected a different amount (a discrepancy for review). */
+    expectedAmount: moneyCol('expected_amount'),
+    method: text('method', { enum: REMITTANCE_METHODS }),
+    reference: text('reference'),
+    proofStorageObjectId: text('proof_storage_object_id'),
+    settlementId: text('settlement_id'),
+    note: text('note'),
+    createdByUserId: text('created_by_user_id'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({ columns: [t.organizationId, t.driverId], foreignColumns: [driver.organizationId, driver.id] }),
+    index('driver_cash_entry_driver_idx').on(t.organizationId, t.driverId, t.createdAt, t.id),
+    index('driver_cash_entry_territory_idx').on(t.organizationId, t.territoryId, t.createdAt),
+    uniqueIndex('driver_cash_entry_trip_uq').on(t.organizationId, t.tripId).where(sql`entry_type = 'cash_collected'`),
+    check(
+      'driver_cash_entry_sign_ck',
+      sql`(entry_type = 'cash_collected' AND amount >= 0) OR (entry_type = 'cash_remitted' AND amount < 0) OR (entry_type = 'cash_adjustment' AND amount <> 0)`,
+    ),
   ],
 );

@@ -6,7 +6,8 @@ import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { formatMoney, minMoney, money, toCents } from '../../platform/money.js';
-import type { ExpressMoneyFacts, OrderMoneyFacts, PaymentDestination, PaymentStatus } from '../../platform/order-contracts.js';
+import type { CollectedBy, ExpressMoneyFacts, OrderMoneyFacts, PaymentDestination, PaymentStatus } from '../../platform/order-contracts.js';
+import type { CashService } from './cash.js';
 import { assertTransition } from '../../platform/state-machine.js';
 import { ordersOf, PAYMENT_STATUS_TRANSITIONS, type WalletEntryType } from './model.js';
 import { anchorOrderPosting, deliveryFeeCharged, insertEntry, lockMerchantWallet, tripCharged, type EntryView } from './repo/wallet.js';
@@ -20,23 +21,29 @@ export interface Posting {
  * The wallet entries of a delivered order (pure; unit-tested against hand-computed figures).
  *
  * commission = commission_percent × (subtotal − discount_total), rounded half-up to cents.
- * - platform: the platform collected the customer's whole payment, and credits all of it to the merchant:
- *   sale_credit +total (subtotal − discount_total + delivery_fee), platform_commission −commission,
- *   delivery_fee_debit −delivery_fee. The merchant nets subtotal − discount_total − commission.
- * - merchant_direct / cash: the merchant already holds the money: no sale credit; the commission and the
- *   delivery fee are merchant debt: platform_commission −commission, delivery_fee_debit −delivery_fee.
+ * - platform, and cash collected by the platform's driver: the platform collects the customer's whole payment, and credits
+ *   all of it to the merchant: sale_credit +total (subtotal − discount_total + delivery_fee), platform_commission −commission,
+ *   delivery_fee_debit −delivery_fee. The merchant nets subtotal − discount_total − commission (pending until the platform
+ *   has the money: the payment received, or the driver's cash remitted).
+ * - merchant_direct, and cash collected by the merchant's own staff: the merchant already holds the money: no sale credit;
+ *   the commission and the delivery fee are merchant debt: platform_commission −commission, delivery_fee_debit −delivery_fee.
  * So the merchant nets subtotal − discount_total − commission whoever collected the money (for direct and cash
  * orders, counting the total he collected himself); the platform keeps the commission and the delivery fee.
  * Zero amounts are not written (a free delivery writes no delivery_fee_debit).
  */
-export function postingsFor(facts: Pick<OrderMoneyFacts, 'paymentDestination' | 'subtotal' | 'discountTotal' | 'deliveryFee' | 'total'>, commissionPercent: string): Posting[] {
+export function postingsFor(facts: Pick<OrderMoneyFacts, 'paymentDestination' | 'subtotal' | 'discountTotal' | 'deliveryFee' | 'total'> & Partial<Pick<OrderMoneyFacts, 'collectedBy'>>, commissionPercent: string): Posting[] {
   const fee = money(facts.deliveryFee);
   const commission: Decimal = toCents(money(facts.subtotal).minus(facts.discountTotal).times(commissionPercent).dividedBy(100));
   const out: Posting[] = [];
-  if (facts.paymentDestination === 'platform') out.push({ entryType: 'sale_credit', amount: formatMoney(money(facts.total)) });
+  if (platformCollects(facts)) out.push({ entryType: 'sale_credit', amount: formatMoney(money(facts.total)) });
   out.push({ entryType: 'platform_commission', amount: formatMoney(commission.negated()) });
   out.push({ entryType: 'delivery_fee_debit', amount: formatMoney(fee.negated()) });
   return out.filter((p) => !money(p.amount).isZero());
+}
+
+/** Whether the platform collects the customer's payment of an order: platform payments, and cash its driver takes at the door. */
+export function platformCollects(facts: Pick<OrderMoneyFacts, 'paymentDestination'> & Partial<Pick<OrderMoneyFacts, 'collectedBy'>>): boolean {
+  return facts.paymentDestination === 'platform' || (facts.paymentDestination === 'cash' && facts.collectedBy === 'driver');
 }
 
 export interface EntryInput {
@@ -49,6 +56,7 @@ export interface EntryInput {
   driverId?: string | null;
   settlementId?: string | null;
   paymentDestination?: PaymentDestination | null;
+  collectedBy?: CollectedBy | null;
   territoryId?: string | null;
   note?: string | null;
 }
@@ -65,6 +73,7 @@ export async function appendEntry(tx: Tx, actor: Pick<Actor, 'organizationId' | 
     settlementId: e.settlementId ?? null,
     entryType: e.entryType,
     paymentDestination: e.paymentDestination ?? null,
+    collectedBy: e.collectedBy ?? null,
     amount: e.amount,
     currency: e.currency,
     territoryId: e.territoryId ?? null,
@@ -80,7 +89,7 @@ export async function appendEntry(tx: Tx, actor: Pick<Actor, 'organizationId' | 
   return row;
 }
 
-export function createWalletService(ctx: MoneyContext, cancelReview: (tx: Tx, actor: Actor, facts: OrderMoneyFacts) => Promise<void>) {
+export function createWalletService(ctx: MoneyContext, cancelReview: (tx: Tx, actor: Actor, facts: OrderMoneyFacts) => Promise<void>, cash: Pick<CashService, 'recordCollection'>) {
   /** MoneyHooks.orderDelivered: posts the order once (a repeat, also a concurrent one, writes nothing). */
   async function orderDelivered(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void> {
     const anchored = await anchorOrderPosting(tx, {
@@ -104,18 +113,21 @@ export function createWalletService(ctx: MoneyContext, cancelReview: (tx: Tx, ac
         tripId: facts.tripId,
         driverId: trip?.driver_id ?? null,
         paymentDestination: facts.paymentDestination,
+        collectedBy: facts.collectedBy,
         territoryId: facts.territoryId,
         note: p.entryType === 'platform_commission' ? `commission ${merchant.commission_percent}%` : null,
       });
     }
+    // Cash on delivery: the driver now carries the cash he recorded at the door.
+    if (facts.paymentDestination === 'cash' && facts.collectedBy === 'driver') await cash.recordCollection(tx, actor, facts, trip);
   }
 
   /**
-   * MoneyHooks.expressDelivered: a completed delivery_express trip. The merchant pays the delivery fee, split on the ledger
-   * into what pays the driver and what the platform keeps: `delivery_fee_debit` −driver earning (backs the driver's earning;
-   * one per trip) and `platform_commission` −(fee − driver earning), the platform's commission on the delivery. Express requests
-   * carry no sale, so there is no sale credit. Keyed by the trip: a repeat writes nothing. With nothing available the
-   * charge shows as merchant debt.
+   * MoneyHooks.expressDelivered: a completed delivery_express trip. The merchant pays the delivery fee: one `delivery_fee_debit`
+   * −fee, the whole fee, as for a marketplace order (each entry type means one thing in every flow: `delivery_fee_debit` is the
+   * delivery fee the merchant pays, `platform_commission` the commission on a sale; how the fee splits between the driver and
+   * the platform is the trip's driver_earning, not the merchant's ledger). Express requests carry no sale, so there is no sale
+   * credit and no commission. Keyed by the trip: a repeat writes nothing. With nothing available the charge shows as merchant debt.
    */
   async function expressDelivered(tx: Tx, actor: Actor, e: ExpressMoneyFacts): Promise<void> {
     const fee = money(e.deliveryFee);
@@ -123,22 +135,16 @@ export function createWalletService(ctx: MoneyContext, cancelReview: (tx: Tx, ac
     await lockMerchantWallet(tx, actor.organizationId, e.merchantId);
     if (await tripCharged(tx, e.tripId)) return;
     const earning = minMoney(money(e.driverEarning), fee);
-    const postings: Posting[] = [
-      { entryType: 'delivery_fee_debit', amount: formatMoney(earning.negated()) },
-      { entryType: 'platform_commission', amount: formatMoney(fee.minus(earning).negated()) },
-    ];
-    for (const p of postings.filter((x) => !money(x.amount).isZero())) {
-      await appendEntry(tx, actor, {
-        merchantId: e.merchantId,
-        entryType: p.entryType,
-        amount: p.amount,
-        currency: e.currency,
-        tripId: e.tripId,
-        driverId: e.driverId,
-        territoryId: e.territoryId,
-        note: `express ${e.expressRequestId}: fee ${formatMoney(fee)} = driver ${formatMoney(earning)} + platform ${formatMoney(fee.minus(earning))}`,
-      });
-    }
+    await appendEntry(tx, actor, {
+      merchantId: e.merchantId,
+      entryType: 'delivery_fee_debit',
+      amount: formatMoney(fee.negated()),
+      currency: e.currency,
+      tripId: e.tripId,
+      driverId: e.driverId,
+      territoryId: e.territoryId,
+      note: `express ${e.expressRequestId}: delivery fee ${formatMoney(fee)} (driver ${formatMoney(earning)}, platform ${formatMoney(fee.minus(earning))})`,
+    });
   }
 
   /**

@@ -4,9 +4,10 @@ import type { ProfileRow } from './repo.js';
 
 export type Permissions = Record<PermissionKey, boolean>;
 
-/** SPEC defaults: every key true except `payments_review_decide`. */
+/** SPEC defaults: every key true except the money decisions `payments_review_decide` and `cash_remittances_record`. */
+const OFF_BY_DEFAULT: readonly PermissionKey[] = ['payments_review_decide', 'cash_remittances_record'];
 export const DEFAULT_PERMISSIONS: Permissions = Object.fromEntries(
-  SUBADMIN_PERMISSION_KEYS.map((k) => [k, k !== 'payments_review_decide']),
+  SUBADMIN_PERMISSION_KEYS.map((k) => [k, !OFF_BY_DEFAULT.includes(k)]),
 ) as Permissions;
 
 /** Stored permissions with every missing key filled from the defaults (unknown keys dropped). */

@@ -46,7 +46,7 @@ const ProfileCreateProps = {
 };
 
 const PROFILE_RULES =
-  'Permission keys missing from `permissions` take the SPEC defaults (every key true except `payments_review_decide`). ' +
+  'Permission keys missing from `permissions` take the SPEC defaults (every key true except `payments_review_decide` and `cash_remittances_record`). ' +
   'commission_min_percent and commission_max_percent both or neither, min ≤ max within 0..100 (else 422 COMMISSION_BOUNDS_INVALID); without bounds the sub-administrator cannot change commissions. ' +
   'Territories must exist in the organization (422 TERRITORY_NOT_FOUND). Under a parent, territories, permissions and bounds must lie within the parent\'s (422 EXCEEDS_PARENT_SCOPE), ' +
   'and the loader also narrows a sub-user to his ancestors at every request. Audited.';

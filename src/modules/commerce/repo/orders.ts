@@ -16,7 +16,7 @@ export type OrderRow = Omit<SnakeRow<OrderRecord>, 'dropoff_location' | 'changed
 };
 
 const ORDER_COLUMNS = `o.organization_id, o.id, o.status, o.merchant_id, o.branch_id, o.customer_user_id, o.address_id, o.dropoff_address,
-         (o.dropoff_location)[0] AS dropoff_lon, (o.dropoff_location)[1] AS dropoff_lat, o.territory_id, o.payment_destination,
+         (o.dropoff_location)[0] AS dropoff_lon, (o.dropoff_location)[1] AS dropoff_lat, o.territory_id, o.payment_destination, o.collected_by,
          o.payment_status, o.payment_review_id, o.order_source, o.coupon_id, o.coupon_code, o.subtotal, o.discount_total,
          o.delivery_fee, o.driver_earning, o.total, o.currency, o.quote_id, o.trip_id, o.notes, o.status_reason, o.created_at, o.updated_at`;
 
@@ -43,6 +43,7 @@ export interface NewOrder {
   dropoffPoint: string;
   territoryId: string | null;
   paymentDestination: OrderRecord['paymentDestination'];
+  collectedBy: OrderRecord['collectedBy'];
   subtotal: string;
   discountTotal: string;
   deliveryFee: string;
@@ -73,8 +74,8 @@ export async function insertOrder(tx: Tx, o: NewOrder): Promise<InsertedOrder> {
   const { rows } = await tx.query<Omit<OrderRow, 'items'> & { coupon_counted: boolean; customer_counted: boolean }>(
     prepared(`WITH o AS (
        INSERT INTO merchant_order AS o (organization_id, id, merchant_id, branch_id, customer_user_id, address_id, dropoff_address, dropoff_location, territory_id,
-                                   payment_destination, order_source, coupon_id, coupon_code, subtotal, discount_total, delivery_fee, driver_earning, total, currency, quote_id, notes)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::point, $9, $10, 'core', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+                                   payment_destination, order_source, coupon_id, coupon_code, subtotal, discount_total, delivery_fee, driver_earning, total, currency, quote_id, notes, collected_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::point, $9, $10, 'core', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $28)
        RETURNING ${ORDER_COLUMNS}),
      i AS (
        INSERT INTO merchant_order_item (organization_id, order_id, line_no, catalog_item_id, name, unit_price, quantity, line_total)
@@ -97,7 +98,7 @@ export async function insertOrder(tx: Tx, o: NewOrder): Promise<InsertedOrder> {
       o.organizationId, o.id, o.merchantId, o.branchId, o.customerUserId, o.addressId, o.dropoffAddress, o.dropoffPoint, o.territoryId, o.paymentDestination,
       c?.id ?? null, c?.code ?? null, o.subtotal, o.discountTotal, o.deliveryFee, o.driverEarning, o.total, o.currency, o.quoteId, o.notes,
       o.lines.map((l) => l.catalog_item_id), o.lines.map((l) => l.name), o.lines.map((l) => l.unit_price), o.lines.map((l) => l.quantity), o.lines.map((l) => l.line_total),
-      c?.now ?? null, c?.redemptionId ?? null,
+      c?.now ?? null, c?.redemptionId ?? null, o.collectedBy,
     ],
   );
   const { coupon_counted, customer_counted, ...row } = rows[0];

@@ -198,6 +198,11 @@ export async function setAvailabilityLock(tx: Tx, id: string, locked: boolean, r
   );
 }
 
+/** The driver's own cash limit (null: the organization's). */
+export async function setDriverCashLimit(tx: Tx, id: string, cashLimit: string | null): Promise<void> {
+  await tx.query('UPDATE driver SET cash_limit = $2, updated_at = now() WHERE id = $1', [id, cashLimit]);
+}
+
 /** New capacity and/or vehicle (null keeps). */
 export async function updateDriverProfile(tx: Tx, id: string, capacity: number | null, vehicleType: string | null): Promise<void> {
   await tx.query('UPDATE driver SET capacity = COALESCE($2, capacity), vehicle_type = COALESCE($3, vehicle_type), updated_at = now() WHERE id = $1', [id, capacity, vehicleType]);

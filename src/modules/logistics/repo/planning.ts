@@ -4,21 +4,21 @@ import type { DriverRow } from './drivers.js';
 import { driverScopeSql } from './drivers.js';
 import type { TripRow } from './trips.js';
 
-const TRIP_COLUMNS = `t.id, t.status, t.territory_id, t.updated_at,
+const TRIP_COLUMNS = `t.id, t.status, t.territory_id, t.updated_at, t.cash_to_collect,
   (t.pickup_location)[0] AS pickup_lon, (t.pickup_location)[1] AS pickup_lat,
   (t.dropoff_location)[0] AS dropoff_lon, (t.dropoff_location)[1] AS dropoff_lat,
   COALESCE((SELECT array_agg(r.driver_id ORDER BY r.driver_id) FROM trip_rejection r
              WHERE r.organization_id = t.organization_id AND r.trip_id = t.id), '{}') AS rejected_driver_ids`;
 
-const DRIVER_COLUMNS = `d.id, d.status, d.available, d.capacity, d.active_trips,
+const DRIVER_COLUMNS = `d.id, d.status, d.available, d.capacity, d.active_trips, d.cash_limit,
   (d.last_location)[0] AS lon, (d.last_location)[1] AS lat,
   COALESCE((SELECT array_agg(dt.territory_id ORDER BY dt.territory_id) FROM driver_territory dt
              WHERE dt.organization_id = d.organization_id AND dt.driver_id = d.id), '{}') AS territory_ids`;
 
 /** What batch planning reads of a trip. */
-export type PlanningTripRow = Pick<TripRow, 'id' | 'status' | 'territory_id' | 'updated_at' | 'pickup_lon' | 'pickup_lat' | 'dropoff_lon' | 'dropoff_lat'> & { rejected_driver_ids: string[] };
+export type PlanningTripRow = Pick<TripRow, 'id' | 'status' | 'territory_id' | 'updated_at' | 'cash_to_collect' | 'pickup_lon' | 'pickup_lat' | 'dropoff_lon' | 'dropoff_lat'> & { rejected_driver_ids: string[] };
 /** What batch planning reads of a driver. */
-export type PlanningDriverRow = Pick<DriverRow, 'id' | 'status' | 'available' | 'capacity' | 'active_trips' | 'territory_ids'> & { lon: number | null; lat: number | null };
+export type PlanningDriverRow = Pick<DriverRow, 'id' | 'status' | 'available' | 'capacity' | 'active_trips' | 'territory_ids' | 'cash_limit'> & { lon: number | null; lat: number | null };
 
 export interface PlanningTripQuery {
   scope: TerritoryScope;

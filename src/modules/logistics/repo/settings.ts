@@ -7,7 +7,7 @@ export type LogisticsSettings = SnakeRow<Omit<typeof logisticsSettings.$inferSel
 export type SettingsChange = Partial<Omit<LogisticsSettings, 'currency' | 'updated_at'>>;
 
 const SETTINGS_COLUMNS =
-  'auto_assign_radius_m, acceptance_timeout_s, acceptance_timeout_enabled, acceptance_max_offers, assignment_strategy, failed_delivery_policy, geofence_radius_m, average_speed_kmh, default_delivery_fee, driver_flat_fee, ' +
+  'auto_assign_radius_m, acceptance_timeout_s, acceptance_timeout_enabled, acceptance_max_offers, assignment_strategy, failed_delivery_policy, geofence_radius_m, average_speed_kmh, default_delivery_fee, driver_flat_fee, cash_limit, ' +
   'dispatch_buffer_min, delay_grace_min, location_stale_after_s, rejections_alert_threshold, ' +
   // One currency per organization: the organization settings' default_currency (money issue 16).
   'COALESCE((SELECT s.default_currency FROM organization_settings s WHERE s.organization_id = logistics_settings.organization_id), currency) AS currency, updated_at';
@@ -28,6 +28,7 @@ const SETTABLE: Record<keyof SettingsChange, true> = {
   delay_grace_min: true,
   location_stale_after_s: true,
   rejections_alert_threshold: true,
+  cash_limit: true,
 };
 
 /** The organization's logistics settings; the row is created with the defaults on first use. */

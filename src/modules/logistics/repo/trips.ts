@@ -87,6 +87,7 @@ export type NewTripRow = Pick<
   | 'notes'
   | 'deliveryFee'
   | 'driverEarning'
+  | 'cashToCollect'
   | 'currency'
   | 'pickupPin'
   | 'deliveryPin'
@@ -101,8 +102,8 @@ export async function insertTrip(tx: Tx, v: NewTripRow): Promise<void> {
   await tx.query(
     `INSERT INTO trip (organization_id, id, service_mode, source_channel, territory_id, merchant_id, customer_user_id, order_id, express_request_id,
                        pickup_location, pickup_address, dropoff_location, dropoff_address, notes, delivery_fee, driver_earning, currency,
-                       pickup_pin, delivery_pin, created_by_user_id, promised_at, deliver_after, deliver_before)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12::point, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
+                       pickup_pin, delivery_pin, created_by_user_id, promised_at, deliver_after, deliver_before, cash_to_collect)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12::point, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`,
     [
       v.organizationId,
       v.id,
@@ -127,6 +128,7 @@ export async function insertTrip(tx: Tx, v: NewTripRow): Promise<void> {
       v.promisedAt ?? null,
       v.deliverAfter ?? null,
       v.deliverBefore ?? null,
+      v.cashToCollect ?? '0',
     ],
   );
 }
@@ -151,7 +153,9 @@ const STAGE_COLUMN: Partial<Record<TripStatus, keyof TripRow>> = {
 export type TripStatusEffect =
   | { assign: { driverId: string; planId: string | null; stopOrder: number | null } }
   | { unassign: true }
-  | { failure: { reason: FailureReason; note: string | null } };
+  | { failure: { reason: FailureReason; note: string | null } }
+  /** Delivery of a trip with cash to collect: what the driver collected, and why it differs (a discrepancy) when it does. */
+  | { cash: { collected: string; discrepancyReason: string | null } };
 
 /** Writes a status change (the caller checked the transition on the locked row). */
 export async function updateTripStatus(tx: Tx, id: string, to: TripStatus, reason: string | null, effect?: TripStatusEffect): Promise<void> {
@@ -166,6 +170,9 @@ export async function updateTripStatus(tx: Tx, id: string, to: TripStatus, reaso
   } else if (effect && 'failure' in effect) {
     sets = ', failed_at = now(), failure_reason = $4, failure_note = $5';
     params = [effect.failure.reason, effect.failure.note];
+  } else if (effect && 'cash' in effect) {
+    sets = ', cash_collected = $4, cash_discrepancy_reason = $5';
+    params = [effect.cash.collected, effect.cash.discrepancyReason];
   }
   await tx.query(`UPDATE trip SET status = $2, status_reason = COALESCE($3, status_reason), updated_at = now()${stamp}${sets} WHERE id = $1`, [id, to, reason, ...params]);
 }

@@ -16,6 +16,9 @@ export const settlementOut = (s: SettlementRecord): SettlementView => ({
   status: s.status,
   cutoff_at: s.cutoffAt,
   amount: s.amount,
+  cash_netted: s.cashNetted,
+  payout_amount: s.payoutAmount,
+  driver_owes: s.driverOwes,
   trip_count: s.tripCount,
   currency: s.currency,
   note: s.note,
@@ -71,6 +74,12 @@ export async function findSettlement(tx: Tx, id: string): Promise<SettlementView
   return rows[0] ? settlementOut(rows[0]) : null;
 }
 
+/** The cash netting of a settlement: what was netted, what it pays out, what the driver still owes. */
+export async function setSettlementCash(tx: Tx, id: string, cashNetted: string, payoutAmount: string, driverOwes: string): Promise<SettlementView> {
+  const rows = await tx.orm.update(settlement).set({ cashNetted, payoutAmount, driverOwes, updatedAt: sql`now()` }).where(eq(settlement.id, id)).returning();
+  return settlementOut(rows[0]);
+}
+
 export async function findSettlementForUpdate(tx: Tx, id: string): Promise<SettlementView | null> {
   const rows = await tx.orm.select().from(settlement).where(eq(settlement.id, id)).for('update');
   return rows[0] ? settlementOut(rows[0]) : null;
@@ -105,7 +114,7 @@ export async function listDriverSettlements(tx: Tx, f: { driverId: string; statu
 /** A driver's settled amounts, pending and paid. */
 export async function driverSettlementTotals(tx: Tx, driverId: string): Promise<{ pending: string; paid: string }> {
   const { rows } = await tx.query<{ pending: string; paid: string }>(
-    `SELECT COALESCE(sum(amount) FILTER (WHERE status = 'pending'), 0)::numeric(14,2) AS pending, COALESCE(sum(amount) FILTER (WHERE status = 'paid'), 0)::numeric(14,2) AS paid
+    `SELECT COALESCE(sum(payout_amount) FILTER (WHERE status = 'pending'), 0)::numeric(14,2) AS pending, COALESCE(sum(payout_amount) FILTER (WHERE status = 'paid'), 0)::numeric(14,2) AS paid
        FROM driver_settlement WHERE driver_id = $1`,
     [driverId],
   );
@@ -115,7 +124,7 @@ export async function driverSettlementTotals(tx: Tx, driverId: string): Promise<
 /** The organization's pending driver settlements (for the dashboard); none for a territory scope (settlements have no territory). */
 export async function pendingDriverSettlements(tx: Tx, scope: TerritoryScope): Promise<{ total: string; n: number }> {
   const { rows } = await tx.query<{ total: string; n: number }>(
-    `SELECT COALESCE(sum(amount), 0)::numeric(14,2) AS total, count(*)::int AS n FROM driver_settlement WHERE status = 'pending' AND $1::text[] IS NULL`,
+    `SELECT COALESCE(sum(payout_amount), 0)::numeric(14,2) AS total, count(*)::int AS n FROM driver_settlement WHERE status = 'pending' AND $1::text[] IS NULL`,
     [scope],
   );
   return rows[0];

@@ -34,7 +34,7 @@ const MOVEMENTS_SQL = `SELECT * FROM (${LEDGER_SQL}) l WHERE ${FILTER_SQL}`;
 export async function listCharges(tx: Tx, q: LedgerFilter, after: string | null, limit: number): Promise<Static<typeof ChargeOut>[]> {
   const { rows } = await tx.query<Static<typeof ChargeOut>>(
     `SELECT l.id, l.type AS charge_type, l.merchant_id, l.driver_id, l.order_id, l.trip_id, (-l.amount)::numeric(14,2) AS amount, l.currency, l.territory_id,
-            CASE WHEN e.payment_destination IN ('merchant_direct', 'cash') THEN 'debt' ELSE 'deducted' END AS collection, e.payment_destination, l.created_at
+            CASE WHEN e.payment_destination = 'merchant_direct' OR (e.payment_destination = 'cash' AND e.collected_by IS DISTINCT FROM 'driver') THEN 'debt' ELSE 'deducted' END AS collection, e.payment_destination, l.created_at
        FROM (${CHARGES_SQL}) l JOIN merchant_wallet_entry e ON e.id = l.id
       WHERE ($6::text IS NULL OR l.id < $6) ORDER BY l.id DESC LIMIT $7`,
     [...filterArgs(q), after, limit],

@@ -8,6 +8,7 @@ import { merchantPaymentProfile as profile } from '../tables.js';
 
 /** Asked by every order (the destinations a merchant accepts): prepared. */
 const DIRECT_ENABLED = prepared('SELECT 1 FROM merchant_payment_profile WHERE merchant_id = $1 AND direct_payment_enabled');
+const PAYMENT_OPTIONS = prepared('SELECT direct_payment_enabled, cash_collected_by FROM merchant_payment_profile WHERE merchant_id = $1');
 export type ProfileRecord = typeof profile.$inferSelect;
 export type ProfileView = Static<typeof ProfileOut>;
 /** The fields a merchant edits. */
@@ -22,6 +23,7 @@ export const profileOut = (p: ProfileRecord): ProfileView => ({
   bank_name: p.bankName,
   account_number_masked: p.accountNumberMasked,
   payment_reference_hint: p.paymentReferenceHint,
+  cash_collected_by: p.cashCollectedBy,
   updated_by_user_id: p.updatedByUserId,
   created_at: p.createdAt,
   updated_at: p.updatedAt,
@@ -42,6 +44,7 @@ export async function upsertProfile(tx: Tx, organizationId: string, merchantId: 
     bankName: f.bank_name,
     accountNumberMasked: f.account_number_masked,
     paymentReferenceHint: f.payment_reference_hint,
+    cashCollectedBy: f.cash_collected_by,
     updatedByUserId: userId,
   };
   const rows = await tx.orm
@@ -65,4 +68,10 @@ export async function isEnabledProfileQr(tx: Tx, objectId: string): Promise<bool
     .from(profile)
     .where(and(eq(profile.qrStorageObjectId, objectId), eq(profile.directPaymentEnabled, true)));
   return rows.length > 0;
+}
+
+/** Whether the merchant accepts direct payments now and who collects his cash orders (defaults without a profile); one statement per order. */
+export async function paymentOptions(tx: Tx, merchantId: string): Promise<{ direct: boolean; cashCollectedBy: 'driver' | 'merchant' }> {
+  const { rows } = await tx.query<{ direct_payment_enabled: boolean; cash_collected_by: 'driver' | 'merchant' }>(PAYMENT_OPTIONS, [merchantId]);
+  return { direct: rows[0]?.direct_payment_enabled ?? false, cashCollectedBy: rows[0]?.cash_collected_by ?? 'driver' };
 }

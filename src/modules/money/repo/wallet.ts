@@ -27,11 +27,17 @@ export const entryOut = (e: EntryRecord): EntryView => ({
   created_at: e.createdAt,
 });
 
-/** Commission and delivery-fee entries of orders whose money the merchant received: merchant debt (SPEC wallet rule 2). */
-export const DEBT_ENTRY_SQL = `(entry_type IN ('platform_commission', 'delivery_fee_debit') AND payment_destination IN ('merchant_direct', 'cash'))`;
+/**
+ * Commission and delivery-fee entries of orders whose money the merchant received (merchant_direct, and cash his own staff
+ * collected; cash entries from before `collected_by` existed were merchant-collected): merchant debt (SPEC wallet rule 2).
+ */
+export const DEBT_ENTRY_SQL = `(entry_type IN ('platform_commission', 'delivery_fee_debit') AND (payment_destination = 'merchant_direct' OR (payment_destination = 'cash' AND collected_by IS DISTINCT FROM 'driver')))`;
 
-/** Wallet entries of a platform-paid order without a receipt: money the platform has not received yet. */
-export const PENDING_ENTRY_SQL = `(payment_destination = 'platform' AND order_id IS NOT NULL AND entry_type IN ('sale_credit', 'platform_commission', 'delivery_fee_debit')
+/**
+ * Wallet entries of an order the platform collects (platform payments, cash its driver collects) without a receipt: money the
+ * platform has not received yet (a platform payment not recorded, or cash the driver has not remitted).
+ */
+export const PENDING_ENTRY_SQL = `((payment_destination = 'platform' OR (payment_destination = 'cash' AND collected_by = 'driver')) AND order_id IS NOT NULL AND entry_type IN ('sale_credit', 'platform_commission', 'delivery_fee_debit')
   AND NOT EXISTS (SELECT 1 FROM merchant_payment_receipt r WHERE r.organization_id = merchant_wallet_entry.organization_id AND r.order_id = merchant_wallet_entry.order_id))`;
 
 /** Appends one wallet entry (append-only: there is no update). */

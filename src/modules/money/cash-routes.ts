@@ -1,0 +1,161 @@
+import { Type } from '@sinclair/typebox';
+import { actorOf } from '../../platform/auth.js';
+import type { Api } from '../../platform/context.js';
+import { AppError } from '../../platform/errors.js';
+import { validateIdempotencyKey } from '../../platform/idempotency.js';
+import { Id, IdParams, Money, Nullable, PageQueryProps, ShortText, Strict } from '../../platform/schemas.js';
+import { CashEntryOut, CashSummaryOut, type CashService, type RemittanceInput } from './cash.js';
+import type { MoneyContext } from './index.js';
+
+const CashPage = Type.Object({ ...CashSummaryOut.properties, data: Type.Array(CashEntryOut), next_cursor: Nullable(Type.String()) });
+
+const LEDGER_DOC =
+  "The driver's cash ledger (cash on delivery), append-only and audited: `cash_collected` (+, recorded at the door when he delivers a cash order he collects), " +
+  '`cash_remitted` (−, handed in to a cashier, or netted from his earnings by a driver settlement), `cash_adjustment` (±, an administrator\'s correction with its reason). ' +
+  '`cash_in_hand` is always the sum of the entries. Entries newest first.';
+
+export const ReconciliationRowOut = Type.Object({
+  day: Type.String({ format: 'date', description: "the day in the organization's time zone" }),
+  driver_id: Type.String(),
+  territory_id: Nullable(Type.String()),
+  currency: Type.String(),
+  collected: Money,
+  remitted: Money,
+  adjusted: Type.String({ description: 'signed' }),
+  net: Type.String({ description: 'collected − remitted ± adjusted that day' }),
+  outstanding: Type.String({ description: 'what the driver still held at the end of the day (his entries in the scope up to then)' }),
+  collections: Type.Integer(),
+  discrepancies: Type.Integer({ description: 'collections of a different amount than the order asked for' }),
+  discrepancy_amount: Type.String({ description: 'sum of (expected − collected) of those discrepancies: positive = missing' }),
+});
+
+export const ReconciliationQuery = Strict({
+  from: Type.String({ format: 'date', description: 'first day (organization time zone), inclusive' }),
+  to: Type.String({ format: 'date', description: 'last day, exclusive' }),
+  territory_id: Type.Optional(Id),
+  driver_id: Type.Optional(Id),
+});
+
+export function cashRoutes(app: Api, _ctx: MoneyContext, svc: CashService) {
+  app.get(
+    '/driver/cash',
+    {
+      config: { auth: { roles: ['repartidor'] } },
+      schema: {
+        operationId: 'getMyCash',
+        tags: ['driver-app'],
+        summary: 'The calling driver\'s cash in hand (cash on delivery), his cash limit and his cash entries',
+        description: LEDGER_DOC + ' 404 DRIVER_PROFILE_NOT_FOUND without a driver profile.',
+        querystring: Strict({ ...PageQueryProps }),
+        response: { 200: CashPage },
+      },
+    },
+    async (req) => svc.own(actorOf(req), req.query),
+  );
+
+  app.get(
+    '/drivers/:id/cash',
+    {
+      config: { auth: { roles: ['administrator', 'dispatch', 'subadmin'], permission: 'drivers_view' } },
+      schema: {
+        operationId: 'getDriverCash',
+        tags: ['drivers'],
+        summary: "A driver's cash in hand (cash on delivery), cash limit and cash entries",
+        description: LEDGER_DOC + ' Sub-administrators see only drivers linked to their territories (404 otherwise, as for another organization\'s driver).',
+        params: IdParams,
+        querystring: Strict({ ...PageQueryProps }),
+        response: { 200: CashPage },
+      },
+    },
+    async (req) => svc.ofDriver(actorOf(req), req.params.id, req.query),
+  );
+
+  app.post(
+    '/drivers/:id/cash-remittances',
+    {
+      config: { auth: { roles: ['administrator', 'dispatch', 'subadmin'], permission: 'cash_remittances_record' } },
+      schema: {
+        operationId: 'recordDriverCashRemittance',
+        tags: ['drivers'],
+        summary: 'A cashier records cash a driver handed in: a `cash_remitted` entry (−amount); the oldest collected cash is covered first',
+        description:
+          'The amount must be > 0 with at most 2 decimals (400) and at most the driver\'s cash in hand (422 REMITTANCE_EXCEEDS_CASH_IN_HAND). ' +
+          'Each cash order whose collected cash the remittances now cover in full (oldest collected first) counts as received by the platform: ' +
+          'its merchant\'s net moves from pending to available (`covered_orders`). Optional proof: a private storage object of purpose payment_proof or document ' +
+          'uploaded by the caller (422 otherwise). Honors `Idempotency-Key` (a repeat with the same body returns the first result; another body is ' +
+          '422 IDEMPOTENCY_KEY_REUSED). Sub-administrators need the `cash_remittances_record` permission (default off) and reach only drivers of their ' +
+          'territories; another organization\'s driver is 404. Audited; event driver_cash.remitted to the driver.',
+        params: IdParams,
+        body: Strict({
+          amount: Type.String({ pattern: '^\\d{1,10}(\\.\\d{1,2})?$', description: 'decimal string > 0, at most 2 decimals' }),
+          method: Type.Union([Type.Literal('cash'), Type.Literal('bank_transfer'), Type.Literal('deposit')]),
+          reference: Type.Optional(ShortText(200)),
+          proof_storage_object_id: Type.Optional(Id),
+          note: Type.Optional(ShortText(500)),
+        }),
+        response: {
+          201: Type.Object({
+            entry: CashEntryOut,
+            covered_orders: Type.Array(Type.Object({ order_id: Type.String(), merchant_id: Type.String(), amount: Money })),
+            cash: CashSummaryOut,
+          }),
+        },
+      },
+    },
+    async (req, reply) => {
+      const key = validateIdempotencyKey(req.headers['idempotency-key']);
+      const out = await svc.remit(actorOf(req), req.params.id, req.body as RemittanceInput, key);
+      if (out.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.code(201).send(out.body);
+    },
+  );
+
+  app.post(
+    '/drivers/:id/cash-adjustments',
+    {
+      config: { auth: { roles: ['administrator'] } },
+      schema: {
+        operationId: 'adjustDriverCash',
+        tags: ['drivers'],
+        summary: "An administrator's signed correction of a driver's cash in hand (a `cash_adjustment` entry) with its reason; audited",
+        description:
+          'Positive: the driver holds more than the ledger says; negative: less (e.g. a loss written off). 400 for zero or more than 2 decimals; ' +
+          '422 ADJUSTMENT_EXCEEDS_CASH_IN_HAND when it would leave negative cash in hand. An adjustment covers no order: merchants\' nets stay pending until remitted.',
+        params: IdParams,
+        body: Strict({ amount: Type.String({ pattern: '^-?\\d{1,10}(\\.\\d{1,2})?$', description: 'signed decimal string, not zero' }), reason: ShortText(500) }),
+        response: { 201: Type.Object({ entry: CashEntryOut, cash: CashSummaryOut }) },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await svc.adjust(actorOf(req), req.params.id, req.body as { amount: string; reason: string })),
+  );
+
+  app.get(
+    '/admin/cash-reconciliation',
+    {
+      config: { auth: { roles: ['administrator', 'dispatch', 'subadmin'], permission: 'reports' } },
+      schema: {
+        operationId: 'getCashReconciliation',
+        tags: ['drivers'],
+        summary: 'Cash on delivery per driver and day: collected, remitted, adjusted, outstanding, discrepancies, by territory',
+        description:
+          "Days in [from, to) in the organization's time zone (at most 93 days: 422 PERIOD_TOO_LONG). Collections count under the trip's territory, remittances and adjustments " +
+          "under the driver's territory. Sub-administrators see only their territories (a territory_id outside them is 404). The same rows as a workbook: " +
+          'GET /subadmin/reports/cash-reconciliation.xls.',
+        querystring: ReconciliationQuery,
+        response: { 200: Type.Object({ timezone: Type.String(), data: Type.Array(ReconciliationRowOut) }) },
+      },
+    },
+    async (req) => {
+      const q = req.query as { from: string; to: string; territory_id?: string; driver_id?: string };
+      assertPeriod(q);
+      return svc.reconciliation(actorOf(req), q);
+    },
+  );
+}
+
+/** A reconciliation period: from < to, at most 93 days. */
+export function assertPeriod(q: { from: string; to: string }) {
+  const days = (Date.parse(q.to) - Date.parse(q.from)) / 86_400_000;
+  if (!(days > 0)) throw AppError.badRequest('to must be after from', [{ field: 'to', message: 'must be after from' }]);
+  if (days > 93) throw AppError.unprocessable('At most 93 days per reconciliation', 'PERIOD_TOO_LONG', [{ field: 'to', message: 'at most 93 days after from' }]);
+}
