@@ -149,6 +149,10 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     await page.locator(`.order[data-order-id="${first.id}"][data-status="ready"] .trip[data-trip-status="pending"]`).waitFor();
     const tripId = (await card(first.id).locator('.trip').getAttribute('data-trip-id'))!;
     expect(await card(first.id).locator('.pin-inline').textContent()).toMatch(/\d{4}/);
+    // The promise made at checkout, carried by the trip.
+    const promised = (await api(base, merchant, 'GET', `/trips/${tripId}`)).body.promised_at;
+    expect(promised).toBeTruthy();
+    await card(first.id).locator('.promised-at').waitFor();
     await shot(page, '03-ready-trip');
 
     // A driver delivers through the API: the trip moves on the counter, then the order leaves the open list.

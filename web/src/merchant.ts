@@ -1,7 +1,7 @@
 import './style.css';
 import { api, keepSessionIn, login, logout, ok, session, type Trip } from './api';
 import { $, clear, h } from './dom';
-import { fmtEta, fmtTime, getLang, label, setLang, t, tf, type Lang } from './i18n';
+import { fmtTime, getLang, label, setLang, t, tf, type Lang } from './i18n';
 import { installPrompt, registerServiceWorker } from './pwa';
 import { openStream, type StreamEvent } from './sse';
 import { renderExpress } from './merchant-express';
@@ -341,10 +341,16 @@ function tripProgress(tr: Trip): HTMLElement {
   );
 }
 
-/** The driver's ETA to the shop, when the trip carries one (added by the logistics core; shown once present). */
+/** The trip's promise to the customer and the driver's live ETA to the shop (while he is on his way to it). */
 function etaOf(tr: Trip): HTMLElement | null {
-  const eta = (tr as Trip & { pickup_eta_s?: number | null }).pickup_eta_s;
-  return typeof eta === 'number' && ['assigned', 'accepted'].includes(tr.status) ? h('p', { class: 'eta' }, `${t('driverEta')}: ${fmtEta(eta)}`) : null;
+  const toShop = tr.eta_pickup_at && ['assigned', 'accepted'].includes(tr.status) ? tr.eta_pickup_at : null;
+  if (!tr.promised_at && !toShop) return null;
+  return h(
+    'dl',
+    { class: 'facts promise' },
+    tr.promised_at ? [h('dt', null, t('promise')), h('dd', { class: 'promised-at' }, fmtTime(tr.promised_at))] : null,
+    toShop ? [h('dt', null, t('driverEta')), h('dd', { class: 'eta-pickup' }, fmtTime(toShop))] : null,
+  );
 }
 
 async function move(o: Order, status: Order['status'], reason?: string) {
