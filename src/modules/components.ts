@@ -84,4 +84,5 @@ export const tagDescriptions: Record<string, string> = {
   driver: 'Driver app',
   system: 'Health and contracts',
   webhooks: 'Outbound webhooks: subscriptions, signed deliveries, the delivery log',
+  'recipient-messages': 'What a trip\'s recipient is told (order confirmed, driver assigned, arriving soon, delivered, failed): templates, previews, opt-outs',
 };

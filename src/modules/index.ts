@@ -20,6 +20,7 @@ import { createMobileModule, createSyncRegistry } from './mobile/index.js';
 import { createRealtimeModule } from './realtime/index.js';
 import { createScopeLoader, createSubadminModule, effectiveScope } from './subadmin/index.js';
 import { createWebhooksModule } from './webhooks/index.js';
+import { createMessagesModule } from './messages/index.js';
 
 /**
  * The composition root: every module is built here, in dependency order, from the services it declares it uses
@@ -62,6 +63,7 @@ export function composeModules(ctx: AppContext) {
   const money = createMoneyModule(ctx, { logistics: logistics.api, orders: commerce.payments, storage: storage.linker, organizations: organizations.service });
   const integrations = createIntegrationsModule(ctx);
   const notifications = createNotificationsModule(ctx, { identity: identity.service });
+  const messages = createMessagesModule(ctx, { logistics: logistics.api, chat: chat.service, notifications: notifications.service, organizations: organizations.service });
   const subadminScope = createScopeLoader(ctx);
   const subadmin = createSubadminModule(ctx, {
     logistics: logistics.api,
@@ -118,6 +120,9 @@ export function composeModules(ctx: AppContext) {
   // notification inbox and push outbox get their rows;
   ctx.events.onRecorded(commerce.followTrip);
   ctx.events.onRecorded(notifications.service.onEvent);
+  // the recipient is told: his first tracking link brings the order confirmation, trip events the rest;
+  logistics.on.recipientLinkIssued.subscribe(messages.service.linkIssued);
+  ctx.events.onRecorded(messages.service.onEvent);
   // extension points: territory audiences of admin notifications, mobile health sections, who may read stored objects.
   notifications.service.setTerritoryAudience(subadmin.territoryAudience);
   mobile.service.registerHealthSection('storage', storage.health);
@@ -138,6 +143,7 @@ export function composeModules(ctx: AppContext) {
     integrations,
     chat,
     notifications,
+    messages,
     mobile,
     realtime,
     subadmin,
@@ -156,6 +162,7 @@ export function composeModules(ctx: AppContext) {
       money: money.api,
       settlements: money.runSettlements,
       chat: chat.service,
+      messages: messages.service,
       integrations: integrations.service,
       notifications: notifications.service,
       pushGateway: notifications.pushGateway,

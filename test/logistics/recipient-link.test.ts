@@ -46,10 +46,12 @@ describe('recipient tracking link', () => {
     expect(res.json()).toMatchObject({ trip_id: req.trip_id, status: 'pending', delivery_pin: trip.delivery_pin, driver_location: null, dropoff_address: 'Calle 2', organization_name: 'Demo Logistics' });
     expect(res.json().pickup_pin).toBeUndefined();
 
-    const queued = await rows(t, "SELECT destination_phone, payload FROM chat_order_outbox WHERE express_request_id = $1 AND message_type = 'recipient_tracking_link'", [req.id]);
+    // The recipient messages' order confirmation carries the link.
+    const queued = await rows(t, "SELECT destination_phone, payload FROM chat_order_outbox WHERE express_request_id = $1 AND message_type = 'recipient_order_confirmed'", [req.id]);
     expect(queued).toHaveLength(1);
     expect(queued[0].destination_phone).toBe('+59170000001');
     expect(queued[0].payload.url).toBe(link.url);
+    expect(queued[0].payload.summary).toContain(link.url);
   });
 
   it('shows the driver while the trip is active, hides the PIN and the driver after it ends, and expires some hours later', async () => {

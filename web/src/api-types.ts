@@ -2727,6 +2727,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/public/tracking/{token}/preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * The recipient, from his tracking link: stop (or resume) the messages to his phone, or choose their language
+         * @description No login: the link is the credential. An unknown, forged, revoked or expired link is 404; a link without a phone is 422 NO_RECIPIENT_PHONE. Shares the per-address limit of the tracking page (429 RATE_LIMITED).
+         *
+         *     **Access**: public (no authentication).
+         */
+        put: operations["setOwnRecipientPreference"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/realtime/me/stream": {
         parameters: {
             query?: never;
@@ -2835,6 +2857,82 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/recipient-messages/preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recipients' choices by phone: opted out, language (newest first)
+         * @description **Access**: roles `administrator`, `dispatch`.
+         */
+        get: operations["listRecipientPreferences"];
+        /**
+         * Opt a recipient's phone out of the messages (or back in) and set their language; audited
+         * @description The phone is stored in E.164 (a national number takes the organization's country). Only the given fields change.
+         *
+         *     **Access**: roles `administrator`, `dispatch`.
+         */
+        put: operations["setRecipientPreference"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/recipient-messages/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A template rendered with sample values: the stored one, or `body` as typed (not saved)
+         * @description An unknown placeholder in `body` is 400 UNKNOWN_PLACEHOLDER. Writes nothing.
+         *
+         *     **Access**: roles `administrator`, `dispatch`.
+         */
+        post: operations["previewRecipientMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/recipient-messages/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The messages a trip's recipient gets: their templates (Spanish and English), when "arriving soon" is sent, and how often
+         * @description Messages are queued, in the transaction of the change, through the merchant's chat outbox (`recipient_<kind>` rows, only when the trip has a merchant whose chat channel is on) to the phone of a recipient without an account (the trip's recipient link), and as an inbox notification with push (`recipient.<kind>`) to a customer with an account: order confirmed (the first recipient link of a trip; a customer's order confirmed by the merchant), driver assigned (trip.assigned), arriving soon (the trip's ETA to the drop-off is `arriving_soon_min` or less; at most once per trip per `eta_message_period_min`), delivered (trip.completed), failed (trip.delivery_failed). Each other kind is queued at most once per trip and channel. The recipient's language is his preference, else `default_language`; a phone that opted out gets nothing.
+         *
+         *     **Access**: roles `administrator`, `dispatch`.
+         */
+        get: operations["getRecipientMessageSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the recipient message settings and templates (administrators); audited
+         * @description Only the given fields change. A template with `body: null` (or the built-in text) goes back to the built-in one. A template using a placeholder outside `placeholders` is 400 UNKNOWN_PLACEHOLDER (each named in `errors`) and nothing is written.
+         *
+         *     **Access**: roles `administrator`.
+         */
+        patch: operations["updateRecipientMessageSettings"];
         trace?: never;
     };
     "/api/v1/settings": {
@@ -4252,6 +4350,8 @@ export interface components {
              * @description default: now + travel estimate (learned speed) + dispatch_buffer_min; must be in the future (422 PROMISE_IN_PAST)
              */
             promised_at?: string;
+            /** @description how messages to the recipient address him ({recipient_name}) */
+            recipient_name?: string;
             /** @description phone number, stored in E.164 (e.g. +59171234567); without a +country code it is read as a number of the organization's default_country */
             recipient_phone?: string;
             service_mode?: "marketplace" | "delivery_express";
@@ -5233,6 +5333,14 @@ export interface components {
             recorded_at?: string;
             speed_mps?: number;
         };
+        /** PreviewRecipientMessageRequest */
+        PreviewRecipientMessageRequest: {
+            /** @description the text with placeholders among {recipient_name}, {merchant_name}, {organization_name}, {eta_time}, {eta_minutes}, {tracking_link} */
+            body?: string;
+            /** @description order_confirmed, driver_assigned, arriving_soon, delivered or failed */
+            kind: "order_confirmed" | "driver_assigned" | "arriving_soon" | "delivered" | "failed";
+            language: "es" | "en";
+        };
         /**
          * Problem
          * @description RFC 9457 problem details, sent as `application/problem+json`
@@ -5487,6 +5595,18 @@ export interface components {
         /** SetMyAvailabilityRequest */
         SetMyAvailabilityRequest: {
             available: boolean;
+        };
+        /** SetOwnRecipientPreferenceRequest */
+        SetOwnRecipientPreferenceRequest: {
+            language?: "es" | "en";
+            opted_out?: boolean;
+        };
+        /** SetRecipientPreferenceRequest */
+        SetRecipientPreferenceRequest: {
+            language?: ("es" | "en") | null;
+            opted_out?: boolean;
+            /** @description phone number, stored in E.164 (e.g. +59171234567); without a +country code it is read as a number of the organization's default_country */
+            phone: string;
         };
         /** SetSubadminMerchantCommissionRequest */
         SetSubadminMerchantCommissionRequest: {
@@ -5842,6 +5962,18 @@ export interface components {
         UpdatePaymentIntegrationsRequest: {
             active?: boolean;
             connector?: "partner-pay" | "partner-chef-pay";
+        };
+        /** UpdateRecipientMessageSettingsRequest */
+        UpdateRecipientMessageSettingsRequest: {
+            arriving_soon_min?: number;
+            default_language?: "es" | "en";
+            eta_message_period_min?: number;
+            templates?: {
+                body: string | null;
+                /** @description order_confirmed, driver_assigned, arriving_soon, delivered or failed */
+                kind: "order_confirmed" | "driver_assigned" | "arriving_soon" | "delivered" | "failed";
+                language: "es" | "en";
+            }[];
         };
         /** UpdateSettingsRequest */
         UpdateSettingsRequest: {
@@ -15715,6 +15847,82 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    setOwnRecipientPreference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetOwnRecipientPreferenceRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        language: ("es" | "en") | null;
+                        opted_out: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request is well-formed but breaks a business rule. Codes: `NO_RECIPIENT_PHONE`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. Codes: `RATE_LIMITED`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            500: components["responses"]["ServerError"];
+        };
+    };
     streamMyEvents: {
         parameters: {
             query?: {
@@ -15978,6 +16186,310 @@ export interface operations {
             };
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listRecipientPreferences: {
+        parameters: {
+            query?: {
+                /** @description opaque: the `next_cursor` of the previous page; a value this API did not issue is 400 VALIDATION_FAILED */
+                cursor?: string;
+                limit?: number;
+                opted_out?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            changed_by: "staff" | "recipient";
+                            id: string;
+                            language: ("es" | "en") | null;
+                            opted_out: boolean;
+                            opted_out_at: string | null;
+                            phone: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    setRecipientPreference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetRecipientPreferenceRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        changed_by: "staff" | "recipient";
+                        id: string;
+                        language: ("es" | "en") | null;
+                        opted_out: boolean;
+                        opted_out_at: string | null;
+                        phone: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    previewRecipientMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreviewRecipientMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description order_confirmed, driver_assigned, arriving_soon, delivered or failed */
+                        kind: "order_confirmed" | "driver_assigned" | "arriving_soon" | "delivered" | "failed";
+                        language: "es" | "en";
+                        text: string;
+                    };
+                };
+            };
+            /** @description The request is invalid. Codes: `UNKNOWN_PLACEHOLDER`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getRecipientMessageSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description "arriving soon" is sent once the ETA to the drop-off is this many minutes or less */
+                        arriving_soon_min: number;
+                        default_language: "es" | "en";
+                        /** @description at most one "arriving soon" message per trip in this many minutes */
+                        eta_message_period_min: number;
+                        placeholders: string[];
+                        templates: {
+                            body: string;
+                            /** @description false: the built-in text */
+                            customized: boolean;
+                            /** @description order_confirmed, driver_assigned, arriving_soon, delivered or failed */
+                            kind: "order_confirmed" | "driver_assigned" | "arriving_soon" | "delivered" | "failed";
+                            language: "es" | "en";
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    updateRecipientMessageSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateRecipientMessageSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description "arriving soon" is sent once the ETA to the drop-off is this many minutes or less */
+                        arriving_soon_min: number;
+                        default_language: "es" | "en";
+                        /** @description at most one "arriving soon" message per trip in this many minutes */
+                        eta_message_period_min: number;
+                        placeholders: string[];
+                        templates: {
+                            body: string;
+                            /** @description false: the built-in text */
+                            customized: boolean;
+                            /** @description order_confirmed, driver_assigned, arriving_soon, delivered or failed */
+                            kind: "order_confirmed" | "driver_assigned" | "arriving_soon" | "delivered" | "failed";
+                            language: "es" | "en";
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is invalid. Codes: `UNKNOWN_PLACEHOLDER`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
             500: components["responses"]["ServerError"];
         };
     };

@@ -66,7 +66,7 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
   }
 
   async function insertMessage(tx: Tx, s: ChannelSettingsRow, input: OrderMessageInput, messageType: string, extra: Record<string, unknown>): Promise<string | null> {
-    if (!input.orderId && !input.expressRequestId) throw new Error('a chat order message needs an orderId or an expressRequestId');
+    if (!input.orderId && !input.expressRequestId && !extra.trip_id) throw new Error('a chat order message needs an orderId, an expressRequestId or a trip');
     const destination = input.destinationPhone ?? s.chat_phone;
     if (!destination) return null;
     const payload: Record<string, unknown> = { summary: input.summary, ...extra, ...(input.data ? { data: input.data } : {}) };
@@ -152,13 +152,17 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
     },
 
     /**
-     * In the caller's transaction: queues a `recipient_tracking_link` message to the recipient's phone (an
-     * express delivery's customer without an account) when the merchant's channel is on. Null otherwise.
+     * In the caller's transaction: queues a message to a trip's recipient (recipient messages: `recipient_<kind>`,
+     * the text already rendered in his language, with his tracking link) through the merchant's channel when it is
+     * on. Null otherwise (channel off: nothing is queued).
      */
-    async enqueueRecipientLink(tx: Tx, input: Omit<OrderMessageInput, 'summary'> & { destinationPhone: string; url: string }): Promise<string | null> {
+    async enqueueRecipientMessage(
+      tx: Tx,
+      input: Omit<OrderMessageInput, 'summary'> & { tripId: string; destinationPhone: string; messageType: string; text: string; url: string | null },
+    ): Promise<string | null> {
       const s = await loadSettings(tx, input.organizationId, input.merchantId);
       if (!s?.chat_enabled) return null;
-      return insertMessage(tx, s, { ...input, summary: `Follow your delivery and find its delivery code here: ${input.url}` }, 'recipient_tracking_link', { url: input.url });
+      return insertMessage(tx, s, { ...input, summary: input.text }, input.messageType, { trip_id: input.tripId, url: input.url });
     },
 
     /** In the caller's transaction: queues an `order_status_changed` message when the merchant has `status_notifications`. */

@@ -88,8 +88,9 @@ async function requestExpress(ctx: CommerceContext, tx: Tx, actor: Actor, b: Exp
     packageDescription: b.package_description ?? null, declaredValue: b.declared_value ?? '0', deliveryFee: price.fee,
   });
   // The trip.created hook moves the request to `created` and records trip_id, in this transaction.
-  const trip = await ctx.deps.logistics.createTrip(tx, actor, {
+  await ctx.deps.logistics.createTrip(tx, actor, {
     recipient_phone: b.customer_phone ?? null,
+    recipient_name: b.customer_name,
     pickup: pickup.point,
     pickup_address: pickup.address,
     dropoff,
@@ -112,11 +113,8 @@ async function requestExpress(ctx: CommerceContext, tx: Tx, actor: Actor, b: Exp
     summary: `Express delivery for ${row.customer_name} to ${row.dropoff_address}, fee ${row.delivery_fee}`,
     data: { express_request_id: id, customer_name: row.customer_name, dropoff_address: row.dropoff_address, delivery_fee: row.delivery_fee },
   });
-  // The recipient has no account: his tracking link (status, driver, delivery PIN) goes to his phone.
-  const url = await ctx.deps.logistics.recipientLinkUrl(tx, trip.id);
-  if (url && row.customer_phone) {
-    await ctx.deps.chat.enqueueRecipientLink(tx, { organizationId: actor.organizationId, merchantId: m.id, expressRequestId: id, territoryId, destinationPhone: row.customer_phone, url });
-  }
+  // The recipient has no account: his tracking link (status, driver, delivery PIN) goes to his phone with the
+  // recipient messages' order confirmation (the link's issue fires it, in this transaction).
   return row;
 }
 

@@ -65,8 +65,12 @@ export function createLogisticsModule(base: AppContext, deps: LogisticsContext['
     name: 'logistics',
     /** What other modules call. */
     api: service.api,
-    /** Hooks other modules subscribe to in the composition root: `etaUpdated(tx, { tripId, organizationId, status, etaPickupAt, etaDropoffAt, promisedAt })`. */
-    on: service.on,
+    /**
+     * Hooks other modules subscribe to in the composition root (each runs in the transaction that fired it):
+     * `etaUpdated(tx, { tripId, organizationId, status, etaPickupAt, etaDropoffAt, promisedAt })`,
+     * `recipientLinkIssued(tx, { organizationId, tripId, reissued })`.
+     */
+    on: { ...service.on, recipientLinkIssued: service.recipientLinks.on.recipientLinkIssued },
     /** Trip participants, for storage and realtime. */
     directory: service.directory,
     /** The whole service (tests drive its timed jobs directly). */

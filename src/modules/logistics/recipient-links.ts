@@ -1,4 +1,5 @@
 import { normalizePhones } from '../../platform/phone.js';
+import { hook } from '../../platform/hooks.js';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Actor } from '../../platform/auth.js';
 import type { LogisticsContext } from './index.js';
@@ -64,7 +65,16 @@ export function linkExpiry(t: Pick<TripRow, 'completed_at' | 'cancelled_at' | 'f
   return ended ? new Date(new Date(ended).getTime() + LINK_HOURS_AFTER_END * 3600_000) : null;
 }
 
+/** What a trip's recipient without an account is reached at, for the messages he gets. */
+export interface RecipientContact {
+  phone: string | null;
+  name: string | null;
+  url: string;
+}
+
 export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
+  /** Fired in the transaction that issued a link (first issue or reissue). */
+  const on = { recipientLinkIssued: hook<[tx: Tx, issued: { organizationId: string; tripId: string; reissued: boolean }]>() };
   const urlOf = (row: RecipientLinkRow) => `${ctx.config.publicBaseUrl}/api/v1/public/tracking/${tokenOf(ctx.config.keys, row)}`;
 
   const linkOut = (row: RecipientLinkRow, t: TripRow) => ({
@@ -100,8 +110,11 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
     return { link, created: false };
   }
 
-  /** A new live link for the trip (the previous one, if any, is revoked), in the caller's transaction. */
-  async function issue(tx: Tx, actor: Pick<Actor, 'userId' | 'organizationId' | 'requestId'>, t: TripRow, recipientPhone: string | null): Promise<RecipientLinkRow> {
+  /**
+   * A new live link for the trip (the previous one, if any, is revoked), in the caller's transaction; the
+   * `recipientLinkIssued` hook then runs (recipient messages: the confirmation with the link).
+   */
+  async function issue(tx: Tx, actor: Pick<Actor, 'userId' | 'organizationId' | 'requestId'>, t: TripRow, recipientPhone: string | null, recipientName: string | null = null): Promise<RecipientLinkRow> {
     // Stored in E.164 (the organization's default country for a national number): the outbox sends to it.
     if (recipientPhone) recipientPhone = (await normalizePhones(tx, t.organization_id, { recipient_phone: recipientPhone }, ['recipient_phone'])).recipient_phone;
     const previous = await current(tx, t.id);
@@ -111,10 +124,12 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
       id: newId(),
       tripId: t.id,
       recipientPhone: recipientPhone ?? previous?.recipient_phone ?? null,
+      recipientName: recipientName ?? previous?.recipient_name ?? null,
       createdByUserId: actor.userId ?? null,
       tokenVersion: TOKEN_VERSION,
     });
     await recordAudit(tx, actor, { action: previous ? 'trip.recipient_link_reissued' : 'trip.recipient_link_issued', entityType: 'trip', entityId: t.id, after: { link_id: link.id } });
+    await on.recipientLinkIssued.run(tx, { organizationId: t.organization_id, tripId: t.id, reissued: previous !== null });
     return link;
   }
 
@@ -122,6 +137,29 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
     const revoked = await repo.revokeLinksOfTrip(tx, t.id);
     if (revoked) await recordAudit(tx, actor, { action: 'trip.recipient_link_revoked', entityType: 'trip', entityId: t.id });
     return revoked;
+  }
+
+  /** The live link's phone, name and address of a trip, or null (no link: the recipient has an account, or it was revoked). */
+  async function contact(tx: Tx, tripId: string): Promise<RecipientContact | null> {
+    const link = await current(tx, tripId);
+    return link ? { phone: link.recipient_phone, name: link.recipient_name, url: urlOf(link) } : null;
+  }
+
+  /**
+   * The organization, trip and phone of a valid live link's token (the recipient acting from his link), or null,
+   * in a transaction of its own under the token's organization.
+   */
+  async function resolve(token: string, now = new Date()): Promise<{ organizationId: string; tripId: string; phone: string | null } | null> {
+    const parsed = parseToken(ctx.config.keys, token);
+    if (!parsed) return null;
+    return ctx.db.withTenant({ organizationId: parsed.organizationId, userId: null }, async (tx) => {
+      const link = await repo.liveLink(tx, parsed.linkId);
+      if (!link || link.token_version !== parsed.version) return null;
+      const t = await core.load(tx, link.trip_id);
+      const expiry = t ? linkExpiry(t) : null;
+      if (!t || (expiry && expiry <= now)) return null;
+      return { organizationId: parsed.organizationId, tripId: t.id, phone: link.recipient_phone };
+    });
   }
 
   /**
@@ -161,7 +199,7 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
     });
   }
 
-  return { current, ensure, issue, revoke, publicView, linkOut };
+  return { on, current, ensure, issue, revoke, publicView, linkOut, contact, resolve };
 }
 
 export type RecipientLinks = ReturnType<typeof createRecipientLinks>;

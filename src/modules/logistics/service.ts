@@ -8,7 +8,7 @@ import { hook } from '../../platform/hooks.js';
 import { createEta, type EtaUpdate } from './eta.js';
 import { createPromises, validateWindow } from './promises.js';
 import { createExceptions } from './exceptions.js';
-import { createRecipientLinks } from './recipient-links.js';
+import { createRecipientLinks, type RecipientContact } from './recipient-links.js';
 import { createDriverService } from './drivers.js';
 import { createLocationIngest } from './locations.js';
 import { createMerchantService } from './merchants.js';
@@ -53,6 +53,10 @@ export interface LogisticsApi {
   createTrip(tx: Tx, actor: Actor, input: NewTrip, opts?: CreateTripOptions): Promise<TripRow>;
   /** The live recipient tracking link of a trip (absolute when PUBLIC_BASE_URL is set), or null. */
   recipientLinkUrl(tx: Tx, tripId: string): Promise<string | null>;
+  /** The phone, name and tracking address of a trip's recipient without an account (its live link), or null. */
+  recipientContact(tx: Tx, tripId: string): Promise<RecipientContact | null>;
+  /** The organization, trip and phone behind a valid recipient link token (own transaction), or null. */
+  resolveRecipientToken(token: string): Promise<{ organizationId: string; tripId: string; phone: string | null } | null>;
   /** No-op when the trip is already completed or cancelled. */
   cancelTrip(tx: Tx, actor: Actor, tripId: string, reason: string): Promise<void>;
   assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts?: { stopOrder?: number; planId?: string }): Promise<TripRow>;
@@ -118,9 +122,11 @@ export function createLogisticsService(ctx: LogisticsContext) {
     /** A trip whose recipient has no account gets a recipient tracking link in the same transaction. */
     async createTrip(tx, actor, input, opts) {
       const t = await core.create(tx, actor, input, opts);
-      if (!t.customer_user_id) await recipientLinks.issue(tx, actor, t, input.recipient_phone ?? null);
+      if (!t.customer_user_id) await recipientLinks.issue(tx, actor, t, input.recipient_phone ?? null, input.recipient_name ?? null);
       return t;
     },
+    recipientContact: (tx, tripId) => recipientLinks.contact(tx, tripId),
+    resolveRecipientToken: (token) => recipientLinks.resolve(token),
     async recipientLinkUrl(tx, tripId) {
       const t = await core.load(tx, tripId);
       const link = t ? await recipientLinks.current(tx, tripId) : null;

@@ -360,6 +360,8 @@ export const tripRecipientLink = pgTable(
     id: text('id').notNull(),
     tripId: text('trip_id').notNull(),
     recipientPhone: text('recipient_phone'),
+    /** How messages to the recipient address him ({recipient_name}); optional. */
+    recipientName: text('recipient_name'),
     createdByUserId: text('created_by_user_id'),
     /** 2: the MAC is under the derived recipient-link key; null: issued earlier, under the raw secret (still honoured). */
     tokenVersion: integer('token_version'),

@@ -92,6 +92,7 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
           merchant_id: Type.Optional(Id),
           customer_user_id: Type.Optional(Id),
           recipient_phone: Type.Optional(Phone),
+          recipient_name: Type.Optional(Type.String({ minLength: 1, maxLength: 120, description: 'how messages to the recipient address him ({recipient_name})' })),
           order_id: Type.Optional(Id),
           express_request_id: Type.Optional(Id),
           service_mode: Type.Optional(ServiceModeSchema),

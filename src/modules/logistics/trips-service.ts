@@ -37,6 +37,8 @@ export interface NewTrip {
   express_request_id?: string;
   /** A recipient without an account: where the tracking link is sent (not stored on the trip). */
   recipient_phone?: string | null;
+  /** His name, for the messages he gets ({recipient_name}); kept with the link. */
+  recipient_name?: string | null;
   service_mode?: ServiceMode;
   source_channel?: SourceChannel;
   territory_id?: string;

@@ -22,11 +22,11 @@ export async function liveLink(tx: Tx, id: string): Promise<RecipientLinkRow | n
 
 export async function insertLink(
   tx: Tx,
-  v: Pick<typeof tripRecipientLink.$inferInsert, 'organizationId' | 'id' | 'tripId' | 'recipientPhone' | 'createdByUserId' | 'tokenVersion'>,
+  v: Pick<typeof tripRecipientLink.$inferInsert, 'organizationId' | 'id' | 'tripId' | 'recipientPhone' | 'recipientName' | 'createdByUserId' | 'tokenVersion'>,
 ): Promise<RecipientLinkRow> {
   const { rows } = await tx.query<RecipientLinkRow>(
-    `INSERT INTO trip_recipient_link (organization_id, id, trip_id, recipient_phone, created_by_user_id, token_version) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${LINK_COLUMNS}`,
-    [v.organizationId, v.id, v.tripId, v.recipientPhone ?? null, v.createdByUserId ?? null, v.tokenVersion ?? null],
+    `INSERT INTO trip_recipient_link (organization_id, id, trip_id, recipient_phone, recipient_name, created_by_user_id, token_version) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${LINK_COLUMNS}`,
+    [v.organizationId, v.id, v.tripId, v.recipientPhone ?? null, v.recipientName ?? null, v.createdByUserId ?? null, v.tokenVersion ?? null],
   );
   return rows[0]!;
 }
