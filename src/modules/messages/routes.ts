@@ -10,7 +10,11 @@ import { LANGUAGES, MESSAGE_KINDS, PLACEHOLDERS } from './templates.js';
 
 const Kind = Type.Union(MESSAGE_KINDS.map((k) => Type.Literal(k)), { description: 'order_confirmed, driver_assigned, arriving_soon, delivered or failed' });
 const Language = Type.Union(LANGUAGES.map((l) => Type.Literal(l)));
-const Body = Type.String({ minLength: 1, maxLength: 1000, description: `the text with placeholders among ${PLACEHOLDERS.map((p) => `{${p}}`).join(', ')}` });
+const Body = Type.String({
+  minLength: 1,
+  maxLength: 1000,
+  description: `the text, with placeholders among ${PLACEHOLDERS.map((p) => `{${p}}`).join(', ')}; any other {name} is 400 UNKNOWN_PLACEHOLDER`,
+});
 
 const SettingsOut = Type.Object({
   arriving_soon_min: Type.Integer({ description: '"arriving soon" is sent once the ETA to the drop-off is this many minutes or less' }),

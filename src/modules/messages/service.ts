@@ -199,7 +199,10 @@ export function createMessagesService(ctx: MessagesContext) {
 
     /** A template (the stored one, or `body` as typed and not saved) rendered with sample values. */
     preview: (actor: Actor, q: { kind: MessageKind; language: Language; body?: string }) => {
-      if (q.body !== undefined) assertKnownPlaceholders([{ kind: q.kind, language: q.language, body: q.body }]);
+      if (q.body !== undefined) {
+        const unknown = unknownPlaceholders(q.body);
+        if (unknown.length) throw AppError.badRequest(`Unknown placeholder ${unknown.map((n) => `{${n}}`).join(', ')}`, [{ field: 'body', message: `unknown placeholder ${unknown.map((n) => `{${n}}`).join(', ')}; known: ${PLACEHOLDERS.map((p) => `{${p}}`).join(', ')}` }], 'UNKNOWN_PLACEHOLDER');
+      }
       return ctx.db.withTenant(actor, async (tx) => {
         const s = await load(tx, actor.organizationId);
         const org = (await organizations.branding(tx)) as { name: string } | undefined;
