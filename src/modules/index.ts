@@ -122,6 +122,7 @@ export function composeModules(ctx: AppContext) {
   ctx.events.onRecorded(notifications.service.onEvent);
   // the recipient is told: his first tracking link brings the order confirmation, trip events the rest;
   logistics.on.recipientLinkIssued.subscribe(messages.service.linkIssued);
+  logistics.on.etaUpdated.subscribe(messages.service.etaUpdated);
   ctx.events.onRecorded(messages.service.onEvent);
   // extension points: territory audiences of admin notifications, mobile health sections, who may read stored objects.
   notifications.service.setTerritoryAudience(subadmin.territoryAudience);

@@ -147,6 +147,19 @@ describe('recipient messages', () => {
     expect((await queued(req.trip_id)).filter((m) => m.message_type === 'recipient_arriving_soon')).toHaveLength(2);
   });
 
+  it('the driver\'s GPS near the drop-off brings "arriving soon" through the ETA hook, once however many fixes follow', async () => {
+    const req = await express(nextPhone());
+    await drive(req.trip_id, 'in_transit');
+    for (const [lon, lat] of [[-68.1205, -16.5095], [-68.1202, -16.5098], [-68.1201, -16.5099]]) {
+      ok(await t.req(d.session, { method: 'POST', url: '/driver/location', payload: { location: pt(lon!, lat!) } }));
+    }
+    const trip = ok(await t.req(admin, { method: 'GET', url: `/trips/${req.trip_id}` }));
+    expect(trip.eta_dropoff_at).not.toBeNull();
+    const arriving = (await queued(req.trip_id)).filter((m) => m.message_type === 'recipient_arriving_soon');
+    expect(arriving).toHaveLength(1);
+    expect(arriving[0].payload.summary).toMatch(/^Tu pedido de Shop \w+ llega en unos \d+ min/);
+  });
+
   it('templates: administrators edit them, an unknown placeholder is a 400 and nothing is written, previews render sample values', async () => {
     const before = ok(await t.req(admin, { method: 'GET', url: '/recipient-messages/settings' }));
     expect(before.templates).toHaveLength(10);
