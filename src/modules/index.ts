@@ -97,7 +97,7 @@ export function composeModules(ctx: AppContext) {
     resources: { ...commerce.webhookResources, ...money.webhookResources },
   });
   const audit = createAuditModule(ctx);
-  const dashboard = createDashboardModule(ctx);
+  const dashboard = createDashboardModule(ctx, { logistics: logistics.api });
 
   trips.provide(logistics.directory);
   orderFacts.provide(commerce.payments);

@@ -916,6 +916,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboard/on-time": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * On-time delivery report
+         * @description Completed trips with a promise (promised_at), delivered in [from, to): on-time % (completed at or before the promise), mean and p90 lateness in minutes, per territory, merchant, driver and hour of the promise. Sub-administrators see their territories only.
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`; sub-administrators need no permission key.
+         */
+        get: operations["getOnTimeReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboard/on-time.xlsx": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * On-time delivery report as a spreadsheet (one sheet per dimension)
+         * @description Completed trips with a promise (promised_at), delivered in [from, to): on-time % (completed at or before the promise), mean and p90 lateness in minutes, per territory, merchant, driver and hour of the promise. Sub-administrators see their territories only. An Office Open XML workbook, attachment on-time_<from>_<to>.xlsx.
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`; sub-administrators need no permission key.
+         */
+        get: operations["getOnTimeWorkbook"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/documents": {
         parameters: {
             query?: never;
@@ -9546,6 +9590,155 @@ export interface operations {
                     };
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getOnTimeReport: {
+        parameters: {
+            query?: {
+                /** @description completed at or after */
+                from?: string;
+                /** @description completed before */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        driver: {
+                            /** @description completed trips with a promise */
+                            deliveries: number;
+                            key: string | null;
+                            /** @description mean lateness in minutes (an early delivery counts 0) */
+                            mean_late_min: number;
+                            name: string | null;
+                            /** @description completed at or before promised_at */
+                            on_time: number;
+                            on_time_pct: number;
+                            p90_late_min: number;
+                        }[];
+                        from: string | null;
+                        hour: {
+                            /** @description completed trips with a promise */
+                            deliveries: number;
+                            key: string | null;
+                            /** @description mean lateness in minutes (an early delivery counts 0) */
+                            mean_late_min: number;
+                            name: string | null;
+                            /** @description completed at or before promised_at */
+                            on_time: number;
+                            on_time_pct: number;
+                            p90_late_min: number;
+                        }[];
+                        merchant: {
+                            /** @description completed trips with a promise */
+                            deliveries: number;
+                            key: string | null;
+                            /** @description mean lateness in minutes (an early delivery counts 0) */
+                            mean_late_min: number;
+                            name: string | null;
+                            /** @description completed at or before promised_at */
+                            on_time: number;
+                            on_time_pct: number;
+                            p90_late_min: number;
+                        }[];
+                        territory: {
+                            /** @description completed trips with a promise */
+                            deliveries: number;
+                            key: string | null;
+                            /** @description mean lateness in minutes (an early delivery counts 0) */
+                            mean_late_min: number;
+                            name: string | null;
+                            /** @description completed at or before promised_at */
+                            on_time: number;
+                            on_time_pct: number;
+                            p90_late_min: number;
+                        }[];
+                        to: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getOnTimeWorkbook: {
+        parameters: {
+            query?: {
+                /** @description completed at or after */
+                from?: string;
+                /** @description completed before */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an xlsx workbook (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             414: components["responses"]["UriTooLong"];

@@ -22,6 +22,7 @@ import { offerTimeoutWorker } from './offer-timeout.js';
 
 export type { LogisticsApi } from './service.js';
 export type { EtaUpdate } from './eta.js';
+export type { OnTimeReport, OnTimeLine } from './service.js';
 export type { TripRow, DriverRow, MerchantRow, TripStatus } from './model.js';
 export type { TripReportRow, Period, TripListQuery } from './trips-query.js';
 export type { PlanningTrip, PlanningDriver, PlanningTripFilter } from './planning.js';

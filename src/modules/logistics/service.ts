@@ -9,6 +9,18 @@ import { createEta, type EtaUpdate } from './eta.js';
 import { createPromises, validateWindow } from './promises.js';
 import { createExceptions } from './exceptions.js';
 import { createRecipientLinks, type RecipientContact } from './recipient-links.js';
+import { ON_TIME_DIMENSIONS, onTimeRows, type OnTimeDimension } from './repo/on-time.js';
+
+export interface OnTimeLine {
+  key: string | null;
+  name: string | null;
+  deliveries: number;
+  on_time: number;
+  on_time_pct: number;
+  mean_late_min: number;
+  p90_late_min: number;
+}
+export type OnTimeReport = Record<OnTimeDimension, OnTimeLine[]>;
 import { createDriverService } from './drivers.js';
 import { createLocationIngest } from './locations.js';
 import { createMerchantService } from './merchants.js';
@@ -77,6 +89,8 @@ export interface LogisticsApi {
   tripStatusCounts(tx: Tx, territoryIds: string[] | null, period?: Period): Promise<Record<string, number>>;
   /** One row per trip (with territory, merchant and driver names) for report exports. */
   tripReportRows(tx: Tx, territoryIds: string[] | null, period?: Period, limit?: number): Promise<TripReportRow[]>;
+  /** On-time delivery per territory, merchant, driver and hour of the promise, completed in [from, to), in the actor's scope. */
+  onTimeReport(tx: Tx, actor: Actor, period: Period): Promise<OnTimeReport>;
   /** Users of the drivers linked to a territory through driver_territory. */
   driverUserIdsOfTerritory(tx: Tx, territoryId: string): Promise<string[]>;
   /** Batch planning: trips by ids (any status) or the pending ones of a territory / creation window, within the actor's scope. */
@@ -159,6 +173,23 @@ export function createLogisticsService(ctx: LogisticsContext) {
     tripStatusCounts,
     tripReportRows,
     driverUserIdsOfTerritory,
+    async onTimeReport(tx, actor, period) {
+      const timeZone = (await ctx.deps.organizations.settingsIn(tx)).timezone;
+      const q = { scope: scopeOf(actor), from: period.from ?? null, to: period.to ?? null, timeZone };
+      const out = {} as OnTimeReport;
+      for (const dim of ON_TIME_DIMENSIONS) {
+        out[dim] = (await onTimeRows(tx, dim, q)).map((r) => ({
+          key: r.key,
+          name: r.name,
+          deliveries: r.deliveries,
+          on_time: r.on_time,
+          on_time_pct: r.deliveries ? Math.round((1000 * r.on_time) / r.deliveries) / 10 : 0,
+          mean_late_min: Math.round(r.mean_late_s / 6) / 10,
+          p90_late_min: Math.round(r.p90_late_s / 6) / 10,
+        }));
+      }
+      return out;
+    },
   };
 
   const directory: TripDirectory = {
