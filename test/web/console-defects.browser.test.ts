@@ -351,13 +351,30 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     await page.locator('#f-status').selectOption('');
     await page.reload();
     await card.waitFor();
-    // The goods are back at the store: still on the board, as returned.
-    expect((await api(base, driverToken, 'POST', `/driver/trips/${trip.id}/return`, { pin: trip.pickup_pin })).status).toBe(200);
+    // The exceptions lane counts it and closes the return (the goods are back): still on the board, as returned.
+    await page.locator('#exc-counts [data-kind="returning"][data-count="1"]').waitFor();
+    await shot(page, '18b-exceptions-lane');
+    await page.locator(`#exc-list li[data-kind="returning"][data-trip-id="${trip.id}"] .act-close-return`).click();
+    await expect.poll(async () => (await api(base, admin, 'GET', `/trips/${trip.id}`)).body.status).toBe('returned');
     await expect.poll(() => card.locator('.badge').textContent()).toContain('Devuelto');
+    await page.locator('#exc-counts [data-kind="returning"][data-count="0"]').waitFor();
+
+    // A delivery PIN locked after wrong attempts: counted, and unlocked from the lane.
+    const locked = await newTrip('Calle Bloqueo 4', pt(-68.119, -16.511));
+    expect((await api(base, admin, 'POST', `/trips/${locked.id}/assign`, { driver_id: driverId })).status).toBe(200);
+    expect((await api(base, driverToken, 'POST', `/driver/trips/${locked.id}/accept`)).status).toBe(200);
+    for (let i = 0; i < 5; i++) await api(base, driverToken, 'POST', `/trips/${locked.id}/verify-pickup`, { pin: '000000' === locked.pickup_pin ? '111111' : '000000' });
+    expect((await api(base, admin, 'GET', `/trips/${locked.id}`)).body.pickup_pin_locked).toBe(true);
+    await page.reload();
+    await page.locator('#exc-counts [data-kind="pin_locked"][data-count="1"]').waitFor();
+    await page.locator(`#exc-list li[data-kind="pin_locked"][data-trip-id="${locked.id}"] .act-reset-pin`).click();
+    await expect.poll(async () => (await api(base, admin, 'GET', `/trips/${locked.id}`)).body.pickup_pin_locked).toBe(false);
+    await page.locator('#exc-counts [data-kind="pin_locked"][data-count="0"]').waitFor();
+    expect((await api(base, admin, 'POST', `/trips/${locked.id}/status`, { status: 'cancelled', reason: 'test' })).status).toBe(200);
 
     // The recipient link already sent: issuing another asks first and says the old one stops working.
     const pending = await newTrip('Calle Enlace 5');
-    expect((await api(base, admin, 'POST', `/trips/${pending.id}/recipient-link`, {})).status).toBe(201);
+    expect([200, 201]).toContain((await api(base, admin, 'POST', `/trips/${pending.id}/recipient-link`, {})).status);
     await page.locator(`.card[data-trip-id="${pending.id}"] button.open`).click();
     const posts: string[] = [];
     page.on('request', (r) => r.method() === 'POST' && r.url().includes('/recipient-link') && posts.push(r.url()));
@@ -378,6 +395,37 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     expect((await api(base, admin, 'POST', `/trips/${pending.id}/status`, { status: 'cancelled', reason: 'test' })).status).toBe(200);
     await context.close();
   }, 150_000);
+
+  it('the tracking page on a phone: no drop-off ETA while the driver heads to the store, then the time to the recipient', async () => {
+    const driverToken = await login(base, 'driver@demo.test');
+    expect((await api(base, driverToken, 'POST', '/driver/availability', { available: true })).status).toBeLessThan(300);
+    expect((await api(base, admin, 'PATCH', `/drivers/${driverId}`, { capacity: 5 })).status).toBe(200);
+    const trip = await newTrip('Calle Destino 3', pt(-68.11, -16.52));
+    expect((await api(base, admin, 'POST', `/trips/${trip.id}/assign`, { driver_id: driverId })).status).toBe(200);
+    expect((await api(base, driverToken, 'POST', `/driver/trips/${trip.id}/accept`)).status).toBe(200);
+    expect((await api(base, driverToken, 'POST', '/driver/location', { location: pt(-68.14, -16.49) })).status).toBeLessThan(300);
+    const link = await api(base, admin, 'POST', `/trips/${trip.id}/recipient-link`, {});
+    expect([200, 201]).toContain(link.status);
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, locale: 'es-BO' });
+    const page = await context.newPage();
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.stack ?? e.message}`));
+    page.on('response', (r) => r.status() === 404 && !r.url().includes('/api/v1/') && notFound.push(r.url()));
+    await page.goto(new URL(link.body.url, base).toString());
+    await page.locator('#t-status[data-status="accepted"]').waitFor();
+    // Heading to the store: the page says so; an ETA to the next stop (the store) is not the time to the recipient.
+    await page.locator('#t-pickup-first').waitFor();
+    expect(await page.locator('#t-eta').count()).toBe(0);
+    await audit(page, 'tracking (to the store)');
+    await shot(page, '20-tracking-to-store');
+    expect((await api(base, driverToken, 'POST', `/trips/${trip.id}/verify-pickup`, { pin: trip.pickup_pin })).status).toBe(200);
+    expect((await api(base, driverToken, 'POST', `/driver/trips/${trip.id}/start-delivery`)).status).toBe(200);
+    await page.reload();
+    await expect.poll(() => page.locator('#t-eta').textContent()).toMatch(/^Llega a tu dirección en \d+ min$/);
+    expect(await page.locator('#t-pickup-first').count()).toBe(0);
+    await audit(page, 'tracking (to the recipient)');
+    await shot(page, '21-tracking-to-recipient');
+    await context.close();
+  }, 120_000);
 
   it('no page error, no missing resource (favicon), no serious or critical axe finding', () => {
     expect(problems).toEqual([]);

@@ -224,6 +224,7 @@ function schedule() {
   frame = requestAnimationFrame(() => {
     frame = 0;
     drawMap();
+    drawExceptions();
     drawBoard();
     drawDrivers();
   });
@@ -249,6 +250,7 @@ async function renderDispatch(main: HTMLElement) {
         { class: 'board-pane', 'aria-labelledby': 'board-title' },
         h('h2', { id: 'board-title' }, t('board')),
         filtersForm(),
+        h('section', { id: 'exceptions', class: 'exceptions', 'aria-labelledby': 'exc-title' }, h('h2', { id: 'exc-title' }, t('exceptions')), h('div', { id: 'exc-counts', class: 'exc-counts' }), h('ul', { id: 'exc-list', class: 'exc-list' })),
         h('div', { class: 'toolbar' }, h('button', { type: 'button', id: 'optimize', class: 'primary', disabled: true, onclick: () => void optimize() }, t('optimize')), h('span', { id: 'selection' })),
         h('div', { id: 'plan', class: 'plan', hidden: true }),
         h('nav', { id: 'col-nav', class: 'col-nav', 'aria-label': t('columns') }),
@@ -466,6 +468,127 @@ function visibleTrips(): Trip[] {
   );
 }
 
+/* ---------------- exceptions lane ---------------- */
+
+const EXCEPTION_KINDS = ['failed', 'returning', 'late', 'stale_gps', 'rejected_again', 'pin_locked'] as const;
+type ExceptionKind = (typeof EXCEPTION_KINDS)[number];
+interface ExceptionItem {
+  kind: ExceptionKind;
+  trip: Trip | null;
+  driver: Driver | null;
+  since: string | null;
+}
+let exceptionFilter: ExceptionKind | '' = '';
+/** A driver on duty whose last fix is older than this is "stale" when the server does not say (its setting). */
+const STALE_AFTER_S = 600;
+
+/** The trouble the dispatcher must act on, from the trips and drivers the console holds (kept live by the stream). */
+function exceptionItems(): ExceptionItem[] {
+  const out: ExceptionItem[] = [];
+  const now = Date.now();
+  for (const tr of state.trips.values()) {
+    const driver = tr.driver_id ? state.drivers.get(tr.driver_id) ?? null : null;
+    if (tr.status === 'failed') out.push({ kind: 'failed', trip: tr, driver, since: tr.failed_at });
+    if (tr.status === 'returning') out.push({ kind: 'returning', trip: tr, driver, since: tr.failed_at ?? tr.updated_at });
+    if (ACTIVE.includes(tr.status) && (timing(tr).late_by_s ?? 0) > 0) out.push({ kind: 'late', trip: tr, driver, since: timing(tr).promised_at ?? null });
+    if (ON_ROAD.includes(tr.status) && (tr.pickup_pin_locked || tr.delivery_pin_locked)) out.push({ kind: 'pin_locked', trip: tr, driver, since: tr.updated_at });
+  }
+  for (const d of state.drivers.values()) {
+    const server = (d as DriverGps).location_stale;
+    const old = d.available && d.active_trips > 0 && (!d.last_location_at || now - new Date(d.last_location_at).getTime() > STALE_AFTER_S * 1000);
+    if (server ?? old) out.push({ kind: 'stale_gps', trip: null, driver: d, since: d.last_location_at });
+  }
+  return out.sort((a, b) => EXCEPTION_KINDS.indexOf(a.kind) - EXCEPTION_KINDS.indexOf(b.kind) || (a.since ?? '').localeCompare(b.since ?? ''));
+}
+
+/** A staff action on a trip with its reason, then the trip as the server returns it. */
+async function tripAction(id: string, body: Record<string, unknown>) {
+  try {
+    const next = await ok(api.POST('/api/v1/trips/{id}/status', { params: { path: { id } }, body: body as never }));
+    state.trips.set(next.id, next);
+    await loadDrivers().catch(() => undefined);
+    schedule();
+    if (openDetail?.id === next.id) openDetail.update(next);
+    toast(t('done'));
+  } catch (e) {
+    fail(e);
+  }
+}
+
+/** The actions of a trip in trouble: what the dispatcher can do about it from the lane or the detail. */
+function troubleActions(tr: Trip): HTMLElement[] {
+  const x = timing(tr);
+  const out: HTMLElement[] = [];
+  if (['assigned', 'accepted'].includes(tr.status)) {
+    out.push(h('button', { type: 'button', class: 'act-reassign', onclick: () => void openTrip(tr.id) }, t('reassign')));
+    out.push(h('button', { type: 'button', class: 'act-unassign', onclick: () => void tripAction(tr.id, { status: 'pending', reason: t('unassignReason') }) }, t('unassign')));
+  }
+  if (tr.status === 'returning') out.push(h('button', { type: 'button', class: 'act-close-return', onclick: () => void tripAction(tr.id, { status: 'returned', reason: t('closeReturnReason') }) }, t('closeReturn')));
+  if (ON_ROAD.includes(tr.status) && (tr.pickup_pin_locked || tr.delivery_pin_locked))
+    out.push(h('button', { type: 'button', class: 'act-reset-pin', onclick: () => void tripAction(tr.id, { reset_pin_lock: 'both', reason: t('resetPinReason') }) }, t('resetPin')));
+  if (x.recipient_phone) {
+    out.push(h('a', { class: 'act-call button', href: `tel:${x.recipient_phone}` }, t('callRecipient')));
+    out.push(h('a', { class: 'act-message button', href: `sms:${x.recipient_phone}` }, t('messageRecipient')));
+  }
+  return out;
+}
+
+function drawExceptions() {
+  const counts = document.getElementById('exc-counts');
+  const list = document.getElementById('exc-list');
+  if (!counts || !list) return;
+  const items = exceptionItems();
+  const n = (k: ExceptionKind) => items.filter((i) => i.kind === k).length;
+  clear(
+    counts,
+    EXCEPTION_KINDS.map((k) =>
+      h(
+        'button',
+        {
+          type: 'button',
+          class: `chip${n(k) ? ' alert' : ''}`,
+          'data-kind': k,
+          'data-count': String(n(k)),
+          'aria-pressed': String(exceptionFilter === k),
+          onclick: () => {
+            exceptionFilter = exceptionFilter === k ? '' : k;
+            schedule();
+          },
+        },
+        `${t(`exc_${k}`)} `,
+        h('span', { class: 'count' }, String(n(k))),
+      ),
+    ),
+  );
+  const shown = items.filter((i) => !exceptionFilter || i.kind === exceptionFilter);
+  clear(
+    list,
+    shown.slice(0, 50).map((i) =>
+      h(
+        'li',
+        { 'data-kind': i.kind, 'data-trip-id': i.trip?.id, 'data-driver-id': i.driver?.id },
+        h('span', { class: 'badge danger' }, t(`exc_${i.kind}`)),
+        ' ',
+        i.trip
+          ? h('button', { type: 'button', class: 'linkish', onclick: () => void openTrip(i.trip!.id) }, i.trip.dropoff_address)
+          : h('span', null, i.driver?.display_name ?? ''),
+        h(
+          'span',
+          { class: 'meta' },
+          [
+            i.trip && i.driver ? i.driver.display_name : null,
+            i.kind === 'late' && i.trip ? fmtLate(timing(i.trip).late_by_s) : null,
+            i.kind === 'stale_gps' ? `${t('gps')} ${fmtAge(i.since)}` : i.since ? fmtAge(i.since) : null,
+          ]
+            .filter(Boolean)
+            .join(' · '),
+        ),
+        i.trip ? h('span', { class: 'exc-actions' }, troubleActions(i.trip)) : null,
+      ),
+    ),
+  );
+}
+
 function drawBoard() {
   const board = document.getElementById('board');
   if (!board) return;
@@ -669,6 +792,7 @@ async function openTrip(id: string) {
     clear(
       actionsBox,
       tr.status === 'pending' ? h('button', { type: 'button', id: 'auto-assign', onclick: () => void after(ok(api.POST('/api/v1/trips/{id}/auto-assign', path))) }, t('autoAssign')) : null,
+      troubleActions(tr).filter((b) => !b.classList.contains('act-reassign')),
       closeBtn,
     );
     cancelForm.hidden = terminal;
@@ -718,7 +842,8 @@ async function openTrip(id: string) {
     const token = url?.split('/').pop();
     const ended = ['completed', 'cancelled', 'returned', 'failed', 'returning'].includes(trip.status);
     const issue = () =>
-      void ok(api.POST('/api/v1/trips/{id}/recipient-link', { ...path, body: {} })).then((l) => {
+      // reissue only after the dispatcher confirmed: without it the server keeps (and returns) the live link.
+      void ok(api.POST('/api/v1/trips/{id}/recipient-link', { ...path, body: { reissue: !!token } })).then((l) => {
         if (token) toast(t('linkReissued'));
         showLink(l.url);
       }, fail);
