@@ -412,15 +412,25 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     page.on('response', (r) => r.status() === 404 && !r.url().includes('/api/v1/') && notFound.push(r.url()));
     await page.goto(new URL(link.body.url, base).toString());
     await page.locator('#t-status[data-status="accepted"]').waitFor();
-    // Heading to the store: the page says so; an ETA to the next stop (the store) is not the time to the recipient.
+    // Heading to the store: the page says so, and the time it gives is to the recipient's address (via the store),
+    // not the ETA to the next stop (the store).
     await page.locator('#t-pickup-first').waitFor();
-    expect(await page.locator('#t-eta').count()).toBe(0);
+    const view = (await api(base, null, 'GET', new URL(link.body.url, base).pathname.replace('/api/v1', ''))).body;
+    expect(view.next_stop).toBe('pickup');
+    expect(view.eta_dropoff_at).toBeTruthy();
+    const toRecipientMin = (new Date(view.eta_dropoff_at).getTime() - Date.now()) / 60_000;
+    expect(toRecipientMin).toBeGreaterThan(view.eta_seconds / 60);
+    const shown = Number((await page.locator('#t-eta').textContent())!.match(/en (\d+) min/)![1]);
+    expect(Math.abs(shown - toRecipientMin)).toBeLessThanOrEqual(1.5);
+    expect(shown).toBeGreaterThan(Math.round(view.eta_seconds / 60));
     await audit(page, 'tracking (to the store)');
     await shot(page, '20-tracking-to-store');
     expect((await api(base, driverToken, 'POST', `/trips/${trip.id}/verify-pickup`, { pin: trip.pickup_pin })).status).toBe(200);
     expect((await api(base, driverToken, 'POST', `/driver/trips/${trip.id}/start-delivery`)).status).toBe(200);
     await page.reload();
     await expect.poll(() => page.locator('#t-eta').textContent()).toMatch(/^Llega a tu dirección en \d+ min$/);
+    // The recipient's address on the map, next to the driver.
+    await page.locator('#t-map[data-destination="-16.52,-68.11"]').waitFor();
     expect(await page.locator('#t-pickup-first').count()).toBe(0);
     await audit(page, 'tracking (to the recipient)');
     await shot(page, '21-tracking-to-recipient');

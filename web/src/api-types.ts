@@ -16013,11 +16013,14 @@ export interface operations {
                         driver_location: components["schemas"]["GeoPoint"] | null;
                         driver_location_at: string | null;
                         dropoff_address: string;
+                        dropoff_location: components["schemas"]["GeoPoint"];
+                        eta_dropoff_at: string | null;
                         eta_seconds: number | null;
                         expires_at: string | null;
                         next_stop: ("pickup" | "dropoff") | null;
                         organization_name: string | null;
                         picked_up_at: string | null;
+                        promised_at: string | null;
                         /** @description pending → assigned → accepted → picked_up → in_transit → completed; cancelled from any non-terminal state except returning; a failed delivery: in_transit → returning → returned (failed_delivery_policy return_to_merchant) or in_transit → failed (close) */
                         status: "pending" | "assigned" | "accepted" | "picked_up" | "in_transit" | "completed" | "cancelled" | "returning" | "returned" | "failed";
                         trip_id: string;

@@ -270,6 +270,7 @@ async function renderDispatch(main: HTMLElement) {
   } catch (e) {
     fail(e);
   }
+  void loadRejectedAgain().catch(() => undefined);
   fillFilterOptions();
   fitOnce();
   schedule();
@@ -312,6 +313,7 @@ function fitOnce() {
 
 const tripEvents = new Map<string, ReturnType<typeof setTimeout>>();
 function onEvent(e: StreamEvent) {
+  if (e.type === 'trip.rejected_repeatedly') void loadRejectedAgain().catch(() => undefined);
   if (e.entity_type !== 'trip') return;
   const p = e.payload as { driver_id?: string | null; location?: { coordinates: number[] }; recorded_at?: string };
   if (e.type === 'trip.location_updated' && p.driver_id && p.location) {
@@ -479,6 +481,14 @@ interface ExceptionItem {
   since: string | null;
 }
 let exceptionFilter: ExceptionKind | '' = '';
+/** Trips rejected again and again: only the server knows (GET /exceptions), re-read when its event arrives. */
+let rejectedAgain: string[] = [];
+async function loadRejectedAgain() {
+  const r = await ok(api.GET('/api/v1/exceptions', { params: { query: { kind: 'rejected_again', limit: 100 } } }));
+  rejectedAgain = r.items.map((i) => i.trip_id).filter((id): id is string => !!id);
+  for (const i of r.items) if (i.trip) state.trips.set(i.trip.id, i.trip as Trip);
+  schedule();
+}
 /** A driver on duty whose last fix is older than this is "stale" when the server does not say (its setting). */
 const STALE_AFTER_S = 600;
 
@@ -492,6 +502,7 @@ function exceptionItems(): ExceptionItem[] {
     if (tr.status === 'returning') out.push({ kind: 'returning', trip: tr, driver, since: tr.failed_at ?? tr.updated_at });
     if (ACTIVE.includes(tr.status) && (timing(tr).late_by_s ?? 0) > 0) out.push({ kind: 'late', trip: tr, driver, since: timing(tr).promised_at ?? null });
     if (ON_ROAD.includes(tr.status) && (tr.pickup_pin_locked || tr.delivery_pin_locked)) out.push({ kind: 'pin_locked', trip: tr, driver, since: tr.updated_at });
+    if (tr.status === 'pending' && rejectedAgain.includes(tr.id)) out.push({ kind: 'rejected_again', trip: tr, driver, since: tr.updated_at });
   }
   for (const d of state.drivers.values()) {
     const server = (d as DriverGps).location_stale;

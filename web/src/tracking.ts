@@ -6,9 +6,7 @@ import { fmtClock, fmtEta, fmtTime, getLang, label, setLang, t } from './i18n';
 import { COLORS, createMap, disposeMap, toLatLng } from './map';
 
 /** The recipient's tracking page: status, ETA, the driver on the map while the trip is active, the delivery PIN. No login. */
-type Tracking = paths['/api/v1/public/tracking/{token}']['get']['responses'][200]['content']['application/json'] &
-  /** The promise, the ETA to the recipient's address and the address's position (read when the server gives them). */
-  Partial<{ promised_at: string | null; eta_dropoff_at: string | null; dropoff_location: { type: 'Point'; coordinates: number[] } | null }>;
+type Tracking = paths['/api/v1/public/tracking/{token}']['get']['responses'][200]['content']['application/json'];
 
 const STEPS = ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit', 'completed'] as const;
 const root = $('#app');

@@ -24,6 +24,9 @@ const PublicTracking = Type.Object({
   status: TripStatusSchema,
   organization_name: Nullable(Type.String()),
   dropoff_address: Type.String(),
+  dropoff_location: GeoPoint,
+  promised_at: Nullable(Timestamp),
+  eta_dropoff_at: Nullable(Timestamp), // the live ETA at the recipient's address (not at the next stop), while active
   driver_location: Nullable(GeoPoint), // only while the trip is active
   driver_location_at: Nullable(Timestamp),
   next_stop: Nullable(Type.Union([Type.Literal('pickup'), Type.Literal('dropoff')])),

@@ -1,5 +1,6 @@
 import { normalizePhones } from '../../platform/phone.js';
 import { hook } from '../../platform/hooks.js';
+import { toGeoPoint } from '../../platform/geo.js';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Actor } from '../../platform/auth.js';
 import type { LogisticsContext } from './index.js';
@@ -185,6 +186,9 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
         status: t.status,
         organization_name: org?.name ?? null,
         dropoff_address: t.dropoff_address,
+        dropoff_location: toGeoPoint({ lon: t.dropoff_lon, lat: t.dropoff_lat })!,
+        promised_at: t.promised_at,
+        eta_dropoff_at: live ? t.eta_dropoff_at : null,
         driver_location: live ? track.last_location : null,
         driver_location_at: live ? track.last_location_at : null,
         next_stop: track.next_stop,
