@@ -6,7 +6,7 @@ import { OrderOut, PricedLineOut } from './commerce/model.js';
 import { QuoteOut } from './commerce/checkout.js';
 import { CatalogItemOut } from './commerce/catalog.js';
 import { CustomerTripOut } from './commerce/customer-trips.js';
-import { BranchOut } from './commerce/branches.js';
+import { MerchantBranchOut } from './commerce/branches.js';
 import { CouponOut } from './commerce/coupons.js';
 import { AddressOut } from './commerce/addresses.js';
 import { TariffOut } from './commerce/tariffs.js';
@@ -18,6 +18,9 @@ import { AuditOut } from './audit/index.js';
 import { DocumentOut } from './documents/index.js';
 import { DispatchSettingsOut, PlanOut } from './dispatch/routes.js';
 import { SettlementOut } from './money/driver-settlements.js';
+import { CashEntryOut } from './money/cash.js';
+import { MerchantSettlementOut } from './money/merchant-money.js';
+import { PreferenceOut } from './messages/routes.js';
 import { ObjectOut } from './storage/routes.js';
 import { OperatorOut } from './organizations/routes.js';
 import { LinkOut } from './logistics/recipient-link-routes.js';
@@ -49,7 +52,7 @@ export const namedSchemas: Record<string, TSchema> = {
   Quote: QuoteOut,
   CatalogItem: CatalogItemOut,
   CustomerTrip: CustomerTripOut,
-  Branch: BranchOut,
+  Branch: MerchantBranchOut,
   Coupon: CouponOut,
   Address: AddressOut,
   Tariff: TariffOut,
@@ -74,6 +77,9 @@ export const namedSchemas: Record<string, TSchema> = {
   LedgerLine: LedgerOut,
   WebhookSubscription: WebhookSubscriptionOut,
   WebhookDelivery: WebhookDeliveryOut,
+  DriverCashEntry: CashEntryOut,
+  MerchantSettlement: MerchantSettlementOut,
+  RecipientPreference: PreferenceOut,
 };
 
 export const tagDescriptions: Record<string, string> = {

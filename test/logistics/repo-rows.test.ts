@@ -66,9 +66,10 @@ describe('logistics repo rows', () => {
       territory: await findTerritory(tx, ter.json().data[0].id),
       settings: await getSettings(tx, t.demo.organizationId),
     }));
-    const driverOmit = ['availability_locked_by_user_id', 'availability_locked_at', 'decided_by_user_id', 'decided_at'];
+    // location_stale_at is the stale-GPS worker's marker; reads compute location_stale from the fix's age instead.
+    const driverOmit = ['availability_locked_by_user_id', 'availability_locked_at', 'decided_by_user_id', 'decided_at', 'location_stale_at'];
     expect(Object.keys(rows.driver!).sort()).toEqual(
-      [...columnsOf(driver, driverOmit, { last_location: ['last_lon', 'last_lat'] }), 'display_name', 'phone', 'territory_ids'].sort(),
+      [...columnsOf(driver, driverOmit, { last_location: ['last_lon', 'last_lat'] }), 'display_name', 'phone', 'territory_ids', 'location_stale'].sort(),
     );
     expect(Object.keys(rows.merchant!).sort()).toEqual(columnsOf(merchant, ['decided_by_user_id', 'decided_at'], { location: ['lon', 'lat'] }).sort());
     expect(Object.keys(rows.territory!).sort()).toEqual(columnsOf(territory, ['organization_id', 'created_by_user_id']).sort());

@@ -183,6 +183,16 @@ const PLANS: Record<string, Plan> = {
       },
     },
   },
+  // The on-time report: every territory line is one of his (the numbers themselves: test/logistics/on-time.test.ts).
+  'GET /dashboard/on-time': {
+    list: {
+      call: get('/dashboard/on-time'),
+      check: async (res) => {
+        for (const line of res.json().territory as { key: string | null }[]) expect(line.key).toBe(Z.A.territory);
+      },
+    },
+  },
+  'GET /dashboard/on-time.xlsx': { list: { call: get('/dashboard/on-time.xlsx'), check: async (res) => expect(res.rawPayload.subarray(0, 2).toString()).toBe('PK') } },
   'GET /logistics/settings': { personal: get('/logistics/settings') },
   'GET /territories': { list: { call: get('/territories'), mustSee: () => [Z.A.territory] } },
   'GET /merchants': { list: { call: get('/merchants'), mustSee: () => [Z.A.merchant, Z.A.merchantPending] } },

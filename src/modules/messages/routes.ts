@@ -24,7 +24,7 @@ const SettingsOut = Type.Object({
   templates: Type.Array(Type.Object({ kind: Kind, language: Language, body: Type.String(), customized: Type.Boolean({ description: 'false: the built-in text' }) })),
 });
 
-const PreferenceOut = Type.Object({
+export const PreferenceOut = Type.Object({
   id: Type.String(),
   phone: Type.String(),
   opted_out: Type.Boolean(),
