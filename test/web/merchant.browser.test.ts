@@ -159,18 +159,23 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     await pickUp(tripId);
     await page.locator(`.order[data-order-id="${first.id}"][data-status="in_delivery"] .trip[data-trip-status="in_transit"]`).waitFor();
     const deliveryPin = (await api(base, customer, 'GET', `/trips/${tripId}`)).body.delivery_pin;
-    expect((await api(base, driverToken, 'POST', `/trips/${tripId}/verify-delivery`, { pin: deliveryPin })).status).toBe(200);
+    // A cash order: the driver records the cash taken at the door (the trip's cash_to_collect).
+    const cashDue = (await api(base, merchant, 'GET', `/trips/${tripId}`)).body.cash_to_collect as string | null | undefined;
+    const deliverBody = cashDue && Number(cashDue) > 0 ? { pin: deliveryPin, cash_collected: cashDue } : { pin: deliveryPin };
+    expect((await api(base, driverToken, 'POST', `/trips/${tripId}/verify-delivery`, deliverBody)).status).toBe(200);
     await page.locator(`.order[data-order-id="${first.id}"]`).waitFor({ state: 'detached' });
     await page.getByRole('button', { name: 'Historial' }).click();
     await page.locator(`.order[data-order-id="${first.id}"][data-status="delivered"]`).waitFor();
 
-    // The wallet shows the order's entries (a cash order: commission and delivery fee as debt).
+    // The wallet shows the order's entries. A cash order the platform's driver collected: no debt; the merchant's net (total less
+    // commission and delivery fee) is pending until the driver hands the cash in.
     await page.goto(`${base}/merchant#/money`);
     await page.locator(`#entries tr[data-order-id="${first.id}"][data-entry-type="platform_commission"]`).waitFor();
     await page.locator(`#entries tr[data-order-id="${first.id}"][data-entry-type="delivery_fee_debit"]`).waitFor();
     const wallet = (await api(base, merchant, 'GET', '/merchant/wallet')).body.wallet;
-    expect(Number(wallet.debt)).toBeGreaterThan(0);
-    expect(await page.locator('[data-stat="debt"] strong').textContent()).toContain(Number(wallet.debt).toLocaleString('es-BO', { minimumFractionDigits: 2 }));
+    const stat = cashDue && Number(cashDue) > 0 ? 'pending' : 'debt';
+    expect(Number(wallet[stat])).toBeGreaterThan(0);
+    expect(await page.locator(`[data-stat="${stat}"] strong`).textContent()).toContain(Number(wallet[stat]).toLocaleString('es-BO', { minimumFractionDigits: 2 }));
     await shot(page, '04-money');
 
     // Catalog: a price with three decimals and a file that is not an image are refused in Spanish, nothing changes.

@@ -60,7 +60,10 @@ const state = {
 
 const tripLabel = (tr: Trip) => tr.dropoff_address || tr.id.slice(0, 8);
 const money = (amount: string | null | undefined, currency = state.me ? '' : '') => (amount ? `${amount}${currency ? ` ${currency}` : ''}` : '—');
-const cashToCollect = (tr: Trip): string | null => ((tr as Trip & { cash_to_collect?: string | null }).cash_to_collect ?? null) || null;
+const cashToCollect = (tr: Trip): string | null => {
+  const c = (tr as Trip & { cash_to_collect?: string | null }).cash_to_collect ?? null;
+  return c && Number(c) > 0 ? c : null;
+};
 const latlon = (p: { coordinates: number[] }) => ({ lon: p.coordinates[0]!, lat: p.coordinates[1]! });
 
 function haversine(a: { lat: number; lon: number }, b: { lat: number; lon: number }): number {
@@ -755,6 +758,12 @@ function stopActions(s: Stop): HTMLElement {
   let failPhoto: Blob | null = null;
   const pin = pinField('delivery-pin');
   const sign = signaturePad();
+  // A cash trip: the amount taken at the door (prefilled with what is due) and, when it differs, why.
+  const cashDue = cashToCollect(tr);
+  const cashInput = cashDue
+    ? (h('input', { id: 'delivery-cash', name: 'cash_collected', inputmode: 'decimal', pattern: '[0-9]+([.][0-9]{1,2})?', required: true, value: cashDue, class: 'd-cash-input' }) as HTMLInputElement)
+    : null;
+  const cashReason = cashDue ? (h('input', { id: 'delivery-cash-reason', name: 'cash_discrepancy_reason', maxlength: '500' }) as HTMLInputElement) : null;
   const deliver = h(
     'form',
     {
@@ -782,12 +791,22 @@ function stopActions(s: Stop): HTMLElement {
             files.push({ key, blob: signature, meta: { trip_id: tr.id, stage: 'delivery', proof_type: 'signature', filename: 'signature.png' } });
             blobs.signature = key;
           }
-          await enqueue('trip.verify_delivery', { trip_id: tr.id, pin: pin.value.trim() }, files, blobs);
+          const payload: Record<string, unknown> = { trip_id: tr.id, pin: pin.value.trim() };
+          if (cashInput) {
+            payload.cash_collected = cashInput.value.trim();
+            const why = cashReason?.value.trim();
+            if (why) payload.cash_discrepancy_reason = why;
+          }
+          await enqueue('trip.verify_delivery', payload, files, blobs);
         })();
       },
     },
     h('label', { for: 'delivery-pin' }, t('deliveryPinLabel')),
     pin,
+    cashInput ? h('label', { for: 'delivery-cash' }, `${t('cashCollectedLabel')} (${money(cashDue, tr.currency)})`) : null,
+    cashInput,
+    cashReason ? h('label', { for: 'delivery-cash-reason' }, t('cashDiscrepancyLabel')) : null,
+    cashReason,
     photoField('delivery-photo', (b) => (photo = b)),
     sign.el,
     h('button', { type: 'submit', class: 'd-big primary', id: 'confirm-delivery' }, t('confirmDelivery')),
