@@ -4016,6 +4016,33 @@ export interface components {
             organization_id?: string;
             request_id: string | null;
         };
+        /** Branch */
+        Branch: {
+            active: boolean;
+            address: string;
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            location: components["schemas"]["GeoPoint"];
+            merchant_id: string;
+            name: string;
+            next_open_at: string | null;
+            /** @description open at the time of the response by its opening hours (no hours declared: always open); an inactive branch is never open */
+            open_now: boolean;
+            /** @description Opening intervals per weekday in the organization time zone. close after open: same day; close before open: runs past midnight into the next day (20:00-02:00); close equal to open: 24 hours. No intervals: no declared hours (always open). Orders and preflights outside them get 422 BRANCH_CLOSED with next_open_at. */
+            opening_hours: {
+                close: string;
+                /** @description 0 = Sunday */
+                day: number;
+                open: string;
+            }[];
+            /** @description the organization (tenant) the resource belongs to */
+            organization_id?: string;
+            phone: string | null;
+            territory_id: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
         /** CancelOrderAsAdminRequest */
         CancelOrderAsAdminRequest: {
             reason: string;
@@ -4676,6 +4703,34 @@ export interface components {
             user_id: string;
             vehicle_type: string;
         };
+        /** DriverCashEntry */
+        DriverCashEntry: {
+            /**
+             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+             * @example 12.50
+             */
+            amount: string;
+            /** Format: date-time */
+            created_at: string;
+            created_by_user_id: string | null;
+            currency: string;
+            driver_id: string;
+            /** @description cash_collected (+, at the door of a cash order), cash_remitted (−, handed in to a cashier or netted by a driver settlement), cash_adjustment (±, an administrator's correction) */
+            entry_type: "cash_collected" | "cash_remitted" | "cash_adjustment";
+            expected_amount: string | null;
+            id: string;
+            merchant_id: string | null;
+            method: ("cash" | "bank_transfer" | "deposit" | "settlement") | null;
+            note: string | null;
+            order_id: string | null;
+            /** @description the organization (tenant) the resource belongs to */
+            organization_id?: string;
+            proof_storage_object_id: string | null;
+            reference: string | null;
+            settlement_id: string | null;
+            territory_id: string | null;
+            trip_id: string | null;
+        };
         /** DriverSettlement */
         DriverSettlement: {
             /** @description the earnings settled (sum of the trips' driver_earning) */
@@ -4953,6 +5008,37 @@ export interface components {
             territory_id: string | null;
             /** Format: date-time */
             updated_at: string;
+        };
+        /** MerchantSettlement */
+        MerchantSettlement: {
+            /** Format: date-time */
+            created_at: string;
+            currency: string;
+            /**
+             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+             * @example 12.50
+             */
+            debt_netted: string;
+            /**
+             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+             * @example 12.50
+             */
+            gross_amount: string;
+            id: string;
+            merchant_id: string;
+            /** @description the organization (tenant) the resource belongs to */
+            organization_id?: string;
+            /**
+             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+             * @example 12.50
+             */
+            payout_amount: string;
+            /** Format: date-time */
+            period_end: string;
+            /** Format: date-time */
+            period_start: string;
+            /** @description `skipped`: the payable was below the rule's minimum (nothing paid) */
+            status: "settled" | "skipped";
         };
         /** NearbyDriver */
         NearbyDriver: {
@@ -5513,6 +5599,19 @@ export interface components {
             trip_id: string;
             /** @description the public tracking address (absolute when PUBLIC_BASE_URL is set) */
             url: string;
+        };
+        /** RecipientPreference */
+        RecipientPreference: {
+            changed_by: "staff" | "recipient";
+            id: string;
+            language: ("es" | "en") | null;
+            opted_out: boolean;
+            opted_out_at: string | null;
+            /** @description the organization (tenant) the resource belongs to */
+            organization_id?: string;
+            phone: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         /** RecordDriverCashRemittanceRequest */
         RecordDriverCashRemittanceRequest: {
@@ -10039,31 +10138,7 @@ export interface operations {
                          */
                         collected: string;
                         currency: string;
-                        data: {
-                            /**
-                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
-                             * @example 12.50
-                             */
-                            amount: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            created_by_user_id: string | null;
-                            currency: string;
-                            driver_id: string;
-                            /** @description cash_collected (+, at the door of a cash order), cash_remitted (−, handed in to a cashier or netted by a driver settlement), cash_adjustment (±, an administrator's correction) */
-                            entry_type: "cash_collected" | "cash_remitted" | "cash_adjustment";
-                            expected_amount: string | null;
-                            id: string;
-                            merchant_id: string | null;
-                            method: ("cash" | "bank_transfer" | "deposit" | "settlement") | null;
-                            note: string | null;
-                            order_id: string | null;
-                            proof_storage_object_id: string | null;
-                            reference: string | null;
-                            settlement_id: string | null;
-                            territory_id: string | null;
-                            trip_id: string | null;
-                        }[];
+                        data: components["schemas"]["DriverCashEntry"][];
                         /** @description collections recorded with an amount different from the order's */
                         discrepancies: number;
                         driver_id: string;
@@ -11231,31 +11306,7 @@ export interface operations {
                          */
                         collected: string;
                         currency: string;
-                        data: {
-                            /**
-                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
-                             * @example 12.50
-                             */
-                            amount: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            created_by_user_id: string | null;
-                            currency: string;
-                            driver_id: string;
-                            /** @description cash_collected (+, at the door of a cash order), cash_remitted (−, handed in to a cashier or netted by a driver settlement), cash_adjustment (±, an administrator's correction) */
-                            entry_type: "cash_collected" | "cash_remitted" | "cash_adjustment";
-                            expected_amount: string | null;
-                            id: string;
-                            merchant_id: string | null;
-                            method: ("cash" | "bank_transfer" | "deposit" | "settlement") | null;
-                            note: string | null;
-                            order_id: string | null;
-                            proof_storage_object_id: string | null;
-                            reference: string | null;
-                            settlement_id: string | null;
-                            territory_id: string | null;
-                            trip_id: string | null;
-                        }[];
+                        data: components["schemas"]["DriverCashEntry"][];
                         /** @description collections recorded with an amount different from the order's */
                         discrepancies: number;
                         driver_id: string;
@@ -11348,31 +11399,7 @@ export interface operations {
                              */
                             remitted: string;
                         };
-                        entry: {
-                            /**
-                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
-                             * @example 12.50
-                             */
-                            amount: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            created_by_user_id: string | null;
-                            currency: string;
-                            driver_id: string;
-                            /** @description cash_collected (+, at the door of a cash order), cash_remitted (−, handed in to a cashier or netted by a driver settlement), cash_adjustment (±, an administrator's correction) */
-                            entry_type: "cash_collected" | "cash_remitted" | "cash_adjustment";
-                            expected_amount: string | null;
-                            id: string;
-                            merchant_id: string | null;
-                            method: ("cash" | "bank_transfer" | "deposit" | "settlement") | null;
-                            note: string | null;
-                            order_id: string | null;
-                            proof_storage_object_id: string | null;
-                            reference: string | null;
-                            settlement_id: string | null;
-                            territory_id: string | null;
-                            trip_id: string | null;
-                        };
+                        entry: components["schemas"]["DriverCashEntry"];
                     };
                 };
             };
@@ -11476,31 +11503,7 @@ export interface operations {
                             merchant_id: string;
                             order_id: string;
                         }[];
-                        entry: {
-                            /**
-                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
-                             * @example 12.50
-                             */
-                            amount: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            created_by_user_id: string | null;
-                            currency: string;
-                            driver_id: string;
-                            /** @description cash_collected (+, at the door of a cash order), cash_remitted (−, handed in to a cashier or netted by a driver settlement), cash_adjustment (±, an administrator's correction) */
-                            entry_type: "cash_collected" | "cash_remitted" | "cash_adjustment";
-                            expected_amount: string | null;
-                            id: string;
-                            merchant_id: string | null;
-                            method: ("cash" | "bank_transfer" | "deposit" | "settlement") | null;
-                            note: string | null;
-                            order_id: string | null;
-                            proof_storage_object_id: string | null;
-                            reference: string | null;
-                            settlement_id: string | null;
-                            territory_id: string | null;
-                            trip_id: string | null;
-                        };
+                        entry: components["schemas"]["DriverCashEntry"];
                     };
                 };
             };
@@ -12767,30 +12770,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            active: boolean;
-                            address: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            id: string;
-                            location: components["schemas"]["GeoPoint"];
-                            merchant_id: string;
-                            name: string;
-                            next_open_at: string | null;
-                            /** @description open at the time of the response by its opening hours (no hours declared: always open); an inactive branch is never open */
-                            open_now: boolean;
-                            /** @description Opening intervals per weekday in the organization time zone. close after open: same day; close before open: runs past midnight into the next day (20:00-02:00); close equal to open: 24 hours. No intervals: no declared hours (always open). Orders and preflights outside them get 422 BRANCH_CLOSED with next_open_at. */
-                            opening_hours: {
-                                close: string;
-                                /** @description 0 = Sunday */
-                                day: number;
-                                open: string;
-                            }[];
-                            phone: string | null;
-                            territory_id: string | null;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
+                        data: components["schemas"]["Branch"][];
                         next_cursor: string | null;
                     };
                 };
@@ -12840,30 +12820,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        active: boolean;
-                        address: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        id: string;
-                        location: components["schemas"]["GeoPoint"];
-                        merchant_id: string;
-                        name: string;
-                        next_open_at: string | null;
-                        /** @description open at the time of the response by its opening hours (no hours declared: always open); an inactive branch is never open */
-                        open_now: boolean;
-                        /** @description Opening intervals per weekday in the organization time zone. close after open: same day; close before open: runs past midnight into the next day (20:00-02:00); close equal to open: 24 hours. No intervals: no declared hours (always open). Orders and preflights outside them get 422 BRANCH_CLOSED with next_open_at. */
-                        opening_hours: {
-                            close: string;
-                            /** @description 0 = Sunday */
-                            day: number;
-                            open: string;
-                        }[];
-                        phone: string | null;
-                        territory_id: string | null;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Branch"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -12916,30 +12873,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        active: boolean;
-                        address: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        id: string;
-                        location: components["schemas"]["GeoPoint"];
-                        merchant_id: string;
-                        name: string;
-                        next_open_at: string | null;
-                        /** @description open at the time of the response by its opening hours (no hours declared: always open); an inactive branch is never open */
-                        open_now: boolean;
-                        /** @description Opening intervals per weekday in the organization time zone. close after open: same day; close before open: runs past midnight into the next day (20:00-02:00); close equal to open: 24 hours. No intervals: no declared hours (always open). Orders and preflights outside them get 422 BRANCH_CLOSED with next_open_at. */
-                        opening_hours: {
-                            close: string;
-                            /** @description 0 = Sunday */
-                            day: number;
-                            open: string;
-                        }[];
-                        phone: string | null;
-                        territory_id: string | null;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Branch"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -14284,34 +14218,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            created_at: string;
-                            currency: string;
-                            /**
-                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
-                             * @example 12.50
-                             */
-                            debt_netted: string;
-                            /**
-                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
-                             * @example 12.50
-                             */
-                            gross_amount: string;
-                            id: string;
-                            merchant_id: string;
-                            /**
-                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
-                             * @example 12.50
-                             */
-                            payout_amount: string;
-                            /** Format: date-time */
-                            period_end: string;
-                            /** Format: date-time */
-                            period_start: string;
-                            /** @description `skipped`: the payable was below the rule's minimum (nothing paid) */
-                            status: "settled" | "skipped";
-                        }[];
+                        data: components["schemas"]["MerchantSettlement"][];
                         next_cursor: string | null;
                     };
                 };
@@ -16427,16 +16334,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            changed_by: "staff" | "recipient";
-                            id: string;
-                            language: ("es" | "en") | null;
-                            opted_out: boolean;
-                            opted_out_at: string | null;
-                            phone: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
+                        data: components["schemas"]["RecipientPreference"][];
                         next_cursor: string | null;
                     };
                 };
@@ -16486,16 +16384,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        changed_by: "staff" | "recipient";
-                        id: string;
-                        language: ("es" | "en") | null;
-                        opted_out: boolean;
-                        opted_out_at: string | null;
-                        phone: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RecipientPreference"];
                 };
             };
             400: components["responses"]["BadRequest"];
