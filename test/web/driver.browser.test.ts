@@ -273,9 +273,17 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await logIn(page, 'driver@demo.test');
     await page.locator('[data-tab="route"]').click();
     await page.locator(`.d-next[data-next-trip="${a}"]`).waitFor({ timeout: 30_000 });
-    // A wrong pickup PIN, online: the tries left, in Spanish.
+    // A wrong pickup PIN, online: the tries left, in Spanish. While it is being typed a new offer comes in and the
+    // page redraws (the poll that runs when the phone shows the page again): what was typed stays, with the focus.
     const pins = await trip(a);
-    await page.locator('#pickup-pin').fill(pins.pickup_pin === '0000' ? '1111' : '0000');
+    const wrong = pins.pickup_pin === '0000' ? '1111' : '0000';
+    await page.locator('#pickup-pin').fill(wrong);
+    await page.locator('#main').evaluate((el) => (el.dataset.before = 'redraw'));
+    await mk('Calle Nueva Oferta 9');
+    await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+    await page.locator('#main:not([data-before])').waitFor({ timeout: 30_000 });
+    expect(await page.locator('#pickup-pin').inputValue()).toBe(wrong);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('pickup-pin');
     await page.getByRole('button', { name: 'Confirmar recogida y salir' }).click();
     await page.locator('[data-note="error"]', { hasText: 'quedan 4 intentos' }).waitFor();
     await shot(page, '08-wrong-pin');

@@ -406,6 +406,7 @@ function render() {
     return;
   }
   shown = fingerprint();
+  const typed = typedValues();
   const offers = trips().filter((tr) => tr.status === 'assigned');
   for (const o of offers) {
     if (!state.seenOffers.has(o.id)) {
@@ -448,7 +449,37 @@ function render() {
   );
   renderBanners();
   renderStatus();
+  typed.restore();
   if (state.tab === 'route') void drawMap();
+}
+
+/**
+ * What the driver has typed into the page's fields (a PIN, the cash taken, a reason), keyed by the trip card and the
+ * field: a redraw (a poll that brought a new offer or notification, the language changed) puts it back, and the field
+ * that had the focus keeps it.
+ */
+root.addEventListener('input', (e) => {
+  if (e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement) e.target.dataset.typed = 'true';
+});
+function typedValues() {
+  const key = (el: Element) => `${el.closest('[data-next-trip]')?.getAttribute('data-next-trip') ?? ''}/${el.id}`;
+  const kept = new Map<string, string>();
+  for (const el of root.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input[id], textarea[id]')) {
+    if (el.dataset.typed && el.type !== 'file' && el.type !== 'checkbox') kept.set(key(el), el.value);
+  }
+  const focused = document.activeElement && root.contains(document.activeElement) && document.activeElement.id ? key(document.activeElement) : null;
+  return {
+    restore() {
+      for (const el of root.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input[id], textarea[id]')) {
+        const k = key(el);
+        if (kept.has(k)) {
+          el.value = kept.get(k)!;
+          el.dataset.typed = 'true';
+        }
+        if (k === focused) el.focus();
+      }
+    },
+  };
 }
 
 function renderStatus() {
