@@ -218,6 +218,67 @@ describe('the merchant is credited once the cash is remitted', () => {
   });
 });
 
+describe('a short collection', () => {
+  it('keeps the order pending after its cash is remitted until staff charge the shortfall to the merchant (customer paid less) or to the driver (he owes it)', async () => {
+    const shop = await newMerchant(t, admin, '10.00');
+    const d = await freshDriver();
+    // Total 35.00, the merchant nets 30 - 3 = 27.00; the driver collects 30.00.
+    const a = await cashDelivered(shop, d, { subtotal: '30.00' }, { collected: '30.00', reason: 'customer had 30 only' });
+    expect(await driverCash(d)).toMatchObject({ cash_in_hand: '30.00', discrepancies: 1, open_shortfalls: 1, open_shortfall_amount: '5.00' });
+    const r1 = ok(await t.req(admin, { method: 'POST', url: `/drivers/${d.id}/cash-remittances`, payload: { amount: '30.00', method: 'cash' } }), 201);
+    // Everything the driver collected reached the platform, but 5.00 of the order never did: nothing becomes available yet.
+    expect(r1.covered_orders).toEqual([]);
+    expect(await wallet(shop)).toMatchObject({ pending: '27.00', available: '0.00' });
+
+    const [collection] = (await driverCash(d)).data.filter((e: { entry_type: string }) => e.entry_type === 'cash_collected');
+    const url = `/drivers/${d.id}/cash-entries/${collection.id}/shortfall-resolution`;
+    const full = await cashDelivered(shop, d, { subtotal: '10.00' });
+    const fullEntry = (await driverCash(d)).data.find((e: { order_id: string }) => e.order_id === full.orderId);
+    const other = await t.newOrganization();
+    const otherAdmin = await t.login(other.logins.admin, undefined, other.organizationId);
+    const dispatch = await t.as('dispatch');
+    const before = [await entryCount(), (await q('SELECT count(*)::int AS n FROM merchant_wallet_entry'))[0].n];
+    for (const [who, target, payload, status, code] of [
+      [dispatch, url, { charge_to: 'merchant', reason: 'x' }, 403, 'FORBIDDEN'],
+      [otherAdmin, url, { charge_to: 'merchant', reason: 'x' }, 404, 'NOT_FOUND'],
+      [admin, url, { charge_to: 'platform', reason: 'x' }, 400, 'VALIDATION_FAILED'],
+      [admin, url, { charge_to: 'merchant' }, 400, 'VALIDATION_FAILED'],
+      [admin, `/drivers/${d.id}/cash-entries/${newId()}/shortfall-resolution`, { charge_to: 'merchant', reason: 'x' }, 404, 'NOT_FOUND'],
+      [admin, `/drivers/${d.id}/cash-entries/${r1.entry.id}/shortfall-resolution`, { charge_to: 'merchant', reason: 'x' }, 404, 'NOT_FOUND'],
+      [admin, `/drivers/${d.id}/cash-entries/${fullEntry.id}/shortfall-resolution`, { charge_to: 'merchant', reason: 'x' }, 422, 'NOT_A_SHORTFALL'],
+    ] as const) {
+      const r = await t.req(who, { method: 'POST', url: target, payload });
+      expect(r.statusCode, `${target} ${r.body}`).toBe(status);
+      expect(r.json().code).toBe(code);
+    }
+    expect([await entryCount(), (await q('SELECT count(*)::int AS n FROM merchant_wallet_entry'))[0].n]).toEqual(before);
+
+    // Charged to the merchant: his wallet is charged 5.00 and the order counts as received with the 30.00 the platform holds.
+    const res = ok(await t.req(admin, { method: 'POST', url, payload: { charge_to: 'merchant', reason: 'customer disputed an item' } }), 201);
+    expect(res).toMatchObject({ charge_to: 'merchant', shortfall: '5.00', cash_entry: null, received_order: { order_id: a.orderId, amount: '30.00' } });
+    expect(res.wallet_entry).toMatchObject({ entry_type: 'adjustment', amount: '-5.00', order_id: a.orderId, trip_id: a.tripId });
+    expect(res.cash).toMatchObject({ open_shortfalls: 0, cash_in_hand: '15.00' });
+    expect(await wallet(shop)).toMatchObject({ pending: '9.00', available: '22.00' });
+    const again = await t.req(admin, { method: 'POST', url, payload: { charge_to: 'driver', reason: 'x' } });
+    expect(again.statusCode).toBe(409);
+    expect(again.json().code).toBe('SHORTFALL_ALREADY_RESOLVED');
+    expect(await q(`SELECT after->>'charge_to' AS c FROM audit_log WHERE action = 'driver_cash.shortfall_resolved' AND entity_id = $1`, [collection.id])).toEqual([{ c: 'merchant' }]);
+
+    // Charged to the driver: he owes the 5.00 (cash in hand 30 + 5); the order is received when his remittances cover all 35.00.
+    const d2 = await freshDriver();
+    const b = await cashDelivered(shop, d2, { subtotal: '30.00' }, { collected: '30.00', reason: 'no change' });
+    const [c2] = (await driverCash(d2)).data;
+    const res2 = ok(await t.req(admin, { method: 'POST', url: `/drivers/${d2.id}/cash-entries/${c2.id}/shortfall-resolution`, payload: { charge_to: 'driver', reason: 'he lost it' } }), 201);
+    expect(res2).toMatchObject({ wallet_entry: null, received_order: null, cash: { cash_in_hand: '35.00', open_shortfalls: 0 } });
+    expect(res2.cash_entry).toMatchObject({ entry_type: 'cash_adjustment', amount: '5.00', order_id: b.orderId, trip_id: b.tripId });
+    const remit = async (amount: string) => ok(await t.req(admin, { method: 'POST', url: `/drivers/${d2.id}/cash-remittances`, payload: { amount, method: 'cash' } }), 201);
+    expect((await remit('30.00')).covered_orders).toEqual([]);
+    expect(await wallet(shop)).toMatchObject({ pending: '36.00', available: '22.00' });
+    expect((await remit('5.00')).covered_orders).toEqual([{ order_id: b.orderId, merchant_id: shop.id, amount: '35.00' }]);
+    expect(await wallet(shop)).toMatchObject({ pending: '9.00', available: '49.00' });
+  });
+});
+
 describe('adjustments and who may record cash', () => {
   it('administrators adjust with a reason; dispatch may not; zero, over-precise or below-zero results are refused and write nothing', async () => {
     const shop = await newMerchant(t, admin);

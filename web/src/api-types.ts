@@ -1420,6 +1420,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/drivers/{id}/cash-entries/{entryId}/shortfall-resolution": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolves a short collection (the driver collected less than the order asked for): the shortfall is charged to the driver or to the merchant
+         * @description Until resolved, the order's net stays pending for the merchant even once the collected cash is remitted (the platform never makes available cash it did not get). `charge_to: driver`: a `cash_adjustment` +shortfall on his cash (carrying the order and trip): he owes it, and the order counts as received once his remittances cover it too. `charge_to: merchant`: a wallet `adjustment` −shortfall on the merchant (carrying the order and trip): the customer paid less, and the order counts as received with the collected cash once that is remitted. `received_order` names the order when that happens now. 404 for an entry that is not a collection of this driver (or another organization's), 422 NOT_A_SHORTFALL when the collection is not short, 409 SHORTFALL_ALREADY_RESOLVED the second time. Administrators only; audited.
+         *
+         *     **Access**: roles `administrator`.
+         */
+        post: operations["resolveDriverCashShortfall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/drivers/{id}/cash-remittances": {
         parameters: {
             query?: never;
@@ -5691,6 +5713,11 @@ export interface components {
             package_description?: string;
             pickup_address?: string;
             pickup_location?: components["schemas"]["GeoPoint"];
+        };
+        /** ResolveDriverCashShortfallRequest */
+        ResolveDriverCashShortfallRequest: {
+            charge_to: "driver" | "merchant";
+            reason: string;
         };
         /** ReturnMyTripRequest */
         ReturnMyTripRequest: {
@@ -10147,6 +10174,13 @@ export interface operations {
                          * @description decimal string with at most 2 fraction digits, e.g. "12.50"
                          * @example 12.50
                          */
+                        open_shortfall_amount: string;
+                        /** @description short collections (less than the order asked for) staff have not resolved yet: their orders stay pending for the merchant */
+                        open_shortfalls: number;
+                        /**
+                         * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                         * @example 12.50
+                         */
                         remitted: string;
                     };
                 };
@@ -11315,6 +11349,13 @@ export interface operations {
                          * @description decimal string with at most 2 fraction digits, e.g. "12.50"
                          * @example 12.50
                          */
+                        open_shortfall_amount: string;
+                        /** @description short collections (less than the order asked for) staff have not resolved yet: their orders stay pending for the merchant */
+                        open_shortfalls: number;
+                        /**
+                         * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                         * @example 12.50
+                         */
                         remitted: string;
                     };
                 };
@@ -11397,6 +11438,13 @@ export interface operations {
                              * @description decimal string with at most 2 fraction digits, e.g. "12.50"
                              * @example 12.50
                              */
+                            open_shortfall_amount: string;
+                            /** @description short collections (less than the order asked for) staff have not resolved yet: their orders stay pending for the merchant */
+                            open_shortfalls: number;
+                            /**
+                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                             * @example 12.50
+                             */
                             remitted: string;
                         };
                         entry: components["schemas"]["DriverCashEntry"];
@@ -11419,6 +11467,134 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             /** @description The request is well-formed but breaks a business rule. Codes: `ADJUSTMENT_EXCEEDS_CASH_IN_HAND`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    resolveDriverCashShortfall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entryId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResolveDriverCashShortfallRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        cash: {
+                            /** @description signed sum of the adjustments */
+                            adjusted: string;
+                            /** @description cash_in_hand >= cash_limit: no cash order is offered to him (reason cash_limit) */
+                            at_cash_limit: boolean;
+                            /** @description always the sum of the entries: collected − remitted ± adjustments */
+                            cash_in_hand: string;
+                            cash_limit: string | null;
+                            /**
+                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                             * @example 12.50
+                             */
+                            collected: string;
+                            currency: string;
+                            /** @description collections recorded with an amount different from the order's */
+                            discrepancies: number;
+                            driver_id: string;
+                            /**
+                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                             * @example 12.50
+                             */
+                            open_shortfall_amount: string;
+                            /** @description short collections (less than the order asked for) staff have not resolved yet: their orders stay pending for the merchant */
+                            open_shortfalls: number;
+                            /**
+                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                             * @example 12.50
+                             */
+                            remitted: string;
+                        };
+                        cash_entry: components["schemas"]["DriverCashEntry"] | null;
+                        charge_to: "driver" | "merchant";
+                        collection: components["schemas"]["DriverCashEntry"];
+                        received_order: {
+                            /**
+                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                             * @example 12.50
+                             */
+                            amount: string;
+                            merchant_id: string;
+                            order_id: string;
+                        } | null;
+                        /**
+                         * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                         * @example 12.50
+                         */
+                        shortfall: string;
+                        wallet_entry: components["schemas"]["WalletEntry"] | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with the current state. Codes: `SHORTFALL_ALREADY_RESOLVED`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            /** @description The request is well-formed but breaks a business rule. Codes: `NOT_A_SHORTFALL`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11488,6 +11664,13 @@ export interface operations {
                             /** @description collections recorded with an amount different from the order's */
                             discrepancies: number;
                             driver_id: string;
+                            /**
+                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                             * @example 12.50
+                             */
+                            open_shortfall_amount: string;
+                            /** @description short collections (less than the order asked for) staff have not resolved yet: their orders stay pending for the merchant */
+                            open_shortfalls: number;
                             /**
                              * @description decimal string with at most 2 fraction digits, e.g. "12.50"
                              * @example 12.50

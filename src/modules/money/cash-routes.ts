@@ -4,7 +4,8 @@ import type { Api } from '../../platform/context.js';
 import { AppError } from '../../platform/errors.js';
 import { validateIdempotencyKey } from '../../platform/idempotency.js';
 import { Id, IdParams, Money, Nullable, PageQueryProps, ShortText, Strict } from '../../platform/schemas.js';
-import { CashEntryOut, CashSummaryOut, type CashService, type RemittanceInput } from './cash.js';
+import { CashEntryOut, CashSummaryOut, type CashService, type RemittanceInput, type ShortfallInput } from './cash.js';
+import { EntryOut } from './debt.js';
 import type { MoneyContext } from './index.js';
 
 const CashPage = Type.Object({ ...CashSummaryOut.properties, data: Type.Array(CashEntryOut), next_cursor: Nullable(Type.String()) });
@@ -127,6 +128,41 @@ export function cashRoutes(app: Api, _ctx: MoneyContext, svc: CashService) {
       },
     },
     async (req, reply) => reply.code(201).send(await svc.adjust(actorOf(req), req.params.id, req.body as { amount: string; reason: string })),
+  );
+
+  app.post(
+    '/drivers/:id/cash-entries/:entryId/shortfall-resolution',
+    {
+      config: { auth: { roles: ['administrator'] } },
+      schema: {
+        operationId: 'resolveDriverCashShortfall',
+        tags: ['drivers'],
+        summary: 'Resolves a short collection (the driver collected less than the order asked for): the shortfall is charged to the driver or to the merchant',
+        description:
+          'Until resolved, the order\'s net stays pending for the merchant even once the collected cash is remitted (the platform never makes available cash it did not get). ' +
+          '`charge_to: driver`: a `cash_adjustment` +shortfall on his cash (carrying the order and trip): he owes it, and the order counts as received once his remittances cover it too. ' +
+          '`charge_to: merchant`: a wallet `adjustment` −shortfall on the merchant (carrying the order and trip): the customer paid less, and the order counts as received with the ' +
+          'collected cash once that is remitted. `received_order` names the order when that happens now. 404 for an entry that is not a collection of this driver (or another ' +
+          'organization\'s), 422 NOT_A_SHORTFALL when the collection is not short, 409 SHORTFALL_ALREADY_RESOLVED the second time. Administrators only; audited.',
+        params: Strict({ id: Id, entryId: Id }),
+        body: Strict({ charge_to: Type.Union([Type.Literal('driver'), Type.Literal('merchant')]), reason: ShortText(500) }),
+        response: {
+          201: Type.Object({
+            collection: CashEntryOut,
+            charge_to: Type.Union([Type.Literal('driver'), Type.Literal('merchant')]),
+            shortfall: Money,
+            cash_entry: Nullable(CashEntryOut),
+            wallet_entry: Nullable(EntryOut),
+            received_order: Nullable(Type.Object({ order_id: Type.String(), merchant_id: Type.String(), amount: Money })),
+            cash: CashSummaryOut,
+          }),
+        },
+      },
+    },
+    async (req, reply) => {
+      const p = req.params as { id: string; entryId: string };
+      return reply.code(201).send(await svc.resolveShortfall(actorOf(req), p.id, p.entryId, req.body as ShortfallInput));
+    },
   );
 
   app.get(

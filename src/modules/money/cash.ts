@@ -5,6 +5,7 @@ import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { once, requestHash } from '../../platform/idempotency.js';
 import { newId } from '../../platform/ids.js';
+import type { Decimal } from 'decimal.js';
 import { formatMoney, minMoney, money } from '../../platform/money.js';
 import type { OrderMoneyFacts } from '../../platform/order-contracts.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
@@ -13,8 +14,9 @@ import { scopeOf } from '../../platform/scope.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
 import type { DriverRow, TripRow } from '../logistics/index.js';
 import type { MoneyContext } from './index.js';
-import { cashInHandOf, cashSums, insertCashEntry, listCashEntries, lockDriverCash, newlyCoveredCollections, reconciliationRows, type CashEntryRecord, type ReconciliationRow } from './repo/cash.js';
-import { insertReceipt } from './repo/wallet.js';
+import { cashInHandOf, cashSums, entryCovered, findCashEntry, findCollection, insertCashEntry, listCashEntries, lockDriverCash, newlyCoveredCollections, reconciliationRows, shortfallResolution, type CashEntryRecord, type CashSums, type CoveredCollection, type ReconciliationRow } from './repo/cash.js';
+import { insertReceipt, lockMerchantWallet } from './repo/wallet.js';
+import { appendEntry } from './wallet.js';
 import { CASH_ENTRY_TYPES, REMITTANCE_METHODS } from './tables.js';
 
 export type RemittanceMethod = (typeof REMITTANCE_METHODS)[number];
@@ -48,6 +50,8 @@ export const CashSummaryOut = Type.Object({
   remitted: Money,
   adjusted: Type.String({ description: 'signed sum of the adjustments' }),
   discrepancies: Type.Integer({ description: 'collections recorded with an amount different from the order\'s' }),
+  open_shortfalls: Type.Integer({ description: 'short collections (less than the order asked for) staff have not resolved yet: their orders stay pending for the merchant' }),
+  open_shortfall_amount: Money,
   cash_limit: Nullable(Type.String({ description: "the driver's own limit, else the organization's (logistics settings cash_limit); null = no limit" })),
   at_cash_limit: Type.Boolean({ description: 'cash_in_hand >= cash_limit: no cash order is offered to him (reason cash_limit)' }),
   currency: Type.String(),
@@ -72,6 +76,11 @@ const cashEntryOut = (e: CashEntryRecord): Static<typeof CashEntryOut> => ({
   created_by_user_id: e.createdByUserId,
   created_at: e.createdAt,
 });
+
+export interface ShortfallInput {
+  charge_to: 'driver' | 'merchant';
+  reason: string;
+}
 
 export interface RemittanceInput {
   amount: string;
@@ -106,6 +115,8 @@ export function createCashService(ctx: MoneyContext) {
       remitted: formatMoney(money(s.remitted)),
       adjusted: formatMoney(money(s.adjusted)),
       discrepancies: s.discrepancies,
+      open_shortfalls: s.open_shortfalls,
+      open_shortfall_amount: formatMoney(money(s.open_shortfall_amount)),
       cash_limit: limit === null ? null : formatMoney(money(limit)),
       at_cash_limit: !underCashLimit(s.cash_in_hand, limit),
       currency: s.currency ?? (await currencyOf(tx)),
@@ -132,28 +143,50 @@ export function createCashService(ctx: MoneyContext) {
   }
 
   /**
-   * The collections a remittance of `amount` newly covers (oldest collected first): their orders' payments count as received by the
-   * platform (a receipt, method driver_cash), so the merchants' nets of those orders move from pending to available.
+   * The platform now holds an order's cash: a receipt (method driver_cash) of what reached it, so the merchant's net of the
+   * order moves from pending to available. Null when the order was received already.
+   */
+  async function receive(tx: Tx, actor: Actor, c: Pick<CoveredCollection, 'order_id' | 'merchant_id'>, amount: Decimal, reference: string) {
+    if (!c.order_id || !c.merchant_id) return null;
+    const receipt = await insertReceipt(tx, {
+      organizationId: actor.organizationId,
+      orderId: c.order_id,
+      merchantId: c.merchant_id,
+      amount: formatMoney(amount),
+      currency: await currencyOf(tx),
+      method: 'driver_cash',
+      reference,
+      note: null,
+      recordedByUserId: actor.userId,
+    });
+    return receipt ? { order_id: c.order_id, merchant_id: c.merchant_id, amount: formatMoney(amount) } : null;
+  }
+
+  /**
+   * The entries a remittance of `amount` newly covers (oldest first) whose orders' cash the platform now holds. A full (or larger)
+   * collection: its order is received. A short one: only once staff resolved it — charged to the merchant, its order is received
+   * with the collected cash; charged to the driver, when the shortfall (a later entry of the sequence) is covered too. Until then
+   * the merchant's net stays pending: it is never available on cash that did not reach the platform.
    */
   async function cover(tx: Tx, actor: Actor, driverId: string, amount: string, remittanceId: string) {
-    const covered = await newlyCoveredCollections(tx, driverId, amount);
     const out: { order_id: string; merchant_id: string; amount: string }[] = [];
-    for (const c of covered) {
-      if (!c.order_id || !c.merchant_id) continue;
-      const receipt = await insertReceipt(tx, {
-        organizationId: actor.organizationId,
-        orderId: c.order_id,
-        merchantId: c.merchant_id,
-        amount: formatMoney(money(c.amount)),
-        currency: await currencyOf(tx),
-        method: 'driver_cash',
-        reference: `cash remittance ${remittanceId}`,
-        note: null,
-        recordedByUserId: actor.userId,
-      });
-      if (receipt) out.push({ order_id: c.order_id, merchant_id: c.merchant_id, amount: formatMoney(money(c.amount)) });
+    for (const c of await newlyCoveredCollections(tx, driverId, amount)) {
+      const got = await receivable(tx, driverId, c);
+      const r = got && (await receive(tx, actor, c, got, `cash remittance ${remittanceId}`));
+      if (r) out.push(r);
     }
     return out;
+  }
+
+  /** What the platform holds of a covered entry's order (null: not received yet, see cover). */
+  async function receivable(tx: Tx, driverId: string, c: CoveredCollection): Promise<Decimal | null> {
+    const short = c.entry_type === 'cash_collected' && c.expected_amount !== null && money(c.expected_amount).gt(c.amount);
+    if (c.entry_type === 'cash_adjustment') {
+      const collection = c.trip_id ? await findCollection(tx, c.trip_id) : null;
+      return money(c.amount).plus(collection?.amount ?? 0);
+    }
+    if (!short) return money(c.amount);
+    return c.trip_id && (await shortfallResolution(tx, driverId, c.trip_id)) === 'merchant' ? money(c.amount) : null;
   }
 
   /**
@@ -190,6 +223,46 @@ export function createCashService(ctx: MoneyContext) {
     });
   }
 
+  /**
+   * The one way cash leaves a driver's hand: a `cash_remitted` entry of −amount (a cashier's hand-in, or netted by a driver
+   * settlement), covering his oldest collections (their orders received), audited. The caller holds the driver's cash lock and
+   * passed the sums read under it.
+   */
+  async function writeRemittance(
+    tx: Tx,
+    actor: Actor,
+    d: DriverRow,
+    before: CashSums,
+    amount: Decimal,
+    how: { method: RemittanceMethod; reference?: string | null; proofStorageObjectId?: string | null; note?: string | null; settlementId?: string | null },
+  ) {
+    const id = newId();
+    const covered = await cover(tx, actor, d.id, formatMoney(amount), id);
+    const row = (await insertCashEntry(tx, {
+      organizationId: actor.organizationId,
+      id,
+      driverId: d.id,
+      entryType: 'cash_remitted',
+      amount: formatMoney(amount.negated()),
+      currency: before.currency ?? (await currencyOf(tx)),
+      territoryId: territoryOf(actor, d),
+      method: how.method,
+      reference: how.reference ?? null,
+      proofStorageObjectId: how.proofStorageObjectId ?? null,
+      settlementId: how.settlementId ?? null,
+      note: how.note ?? null,
+      createdByUserId: actor.userId,
+    }))!;
+    await recordAudit(tx, actor, {
+      action: 'driver_cash.cash_remitted',
+      entityType: 'driver_cash_entry',
+      entityId: row.id,
+      before: { cash_in_hand: before.cash_in_hand },
+      after: { driver_id: d.id, amount: row.amount, method: row.method, reference: row.reference, settlement_id: row.settlementId, covered_orders: covered.map((c) => c.order_id) },
+    });
+    return { row, covered };
+  }
+
   async function remitIn(tx: Tx, actor: Actor, driverId: string, input: RemittanceInput) {
     const d = await scopedDriver(tx, actor, driverId);
     const amount = money(input.amount);
@@ -202,28 +275,11 @@ export function createCashService(ctx: MoneyContext) {
         { field: 'amount', message: `at most ${formatMoney(money(before.cash_in_hand))}` },
       ]);
     }
-    const id = newId();
-    const covered = await cover(tx, actor, d.id, formatMoney(amount), id);
-    const row = (await insertCashEntry(tx, {
-      organizationId: actor.organizationId,
-      id,
-      driverId: d.id,
-      entryType: 'cash_remitted',
-      amount: formatMoney(amount.negated()),
-      currency: before.currency ?? (await currencyOf(tx)),
-      territoryId: territoryOf(actor, d),
+    const { row, covered } = await writeRemittance(tx, actor, d, before, amount, {
       method: input.method,
       reference: input.reference ?? null,
       proofStorageObjectId: input.proof_storage_object_id ?? null,
       note: input.note ?? null,
-      createdByUserId: actor.userId,
-    }))!;
-    await recordAudit(tx, actor, {
-      action: 'driver_cash.cash_remitted',
-      entityType: 'driver_cash_entry',
-      entityId: row.id,
-      before: { cash_in_hand: before.cash_in_hand },
-      after: { driver_id: d.id, amount: row.amount, method: row.method, reference: row.reference, covered_orders: covered.map((c) => c.order_id) },
     });
     await ctx.events.record(tx, actor.organizationId, {
       type: 'driver_cash.remitted',
@@ -270,6 +326,76 @@ export function createCashService(ctx: MoneyContext) {
   }
 
   /**
+   * Staff resolve a short collection (the driver collected less than the order asked for): the shortfall is charged to the
+   * driver (a `cash_adjustment` +shortfall carrying the order and trip: he owes it, and the order is received once his
+   * remittances cover it too) or to the merchant (a wallet `adjustment` −shortfall carrying the order and trip: the customer
+   * paid less, and the order is received with the cash collected once that is covered). Once per collection; audited.
+   */
+  async function resolveIn(tx: Tx, actor: Actor, driverId: string, entryId: string, input: ShortfallInput) {
+    const d = await scopedDriver(tx, actor, driverId);
+    await lockDriverCash(tx, actor.organizationId, d.id);
+    const c = await findCashEntry(tx, d.id, entryId);
+    if (!c || c.entryType !== 'cash_collected' || !c.tripId) throw AppError.notFound('Cash collection');
+    const shortfall = money(c.expectedAmount ?? c.amount).minus(c.amount);
+    if (!shortfall.gt(0)) throw AppError.unprocessable('This collection is not short of what the order asked for', 'NOT_A_SHORTFALL');
+    if (await shortfallResolution(tx, d.id, c.tripId)) throw AppError.conflict('This shortfall is resolved already', 'SHORTFALL_ALREADY_RESOLVED');
+    const before = await cashSums(tx, d.id);
+    const note = `shortfall of ${formatMoney(shortfall)} on order ${c.orderId ?? c.tripId} charged to the ${input.charge_to}: ${input.reason}`;
+    let cashEntry: CashEntryRecord | null = null;
+    let walletEntry: Awaited<ReturnType<typeof appendEntry>> | null = null;
+    let received: Awaited<ReturnType<typeof receive>> = null;
+    const reference = `shortfall resolution ${c.id}`;
+    if (input.charge_to === 'driver') {
+      cashEntry = (await insertCashEntry(tx, {
+        organizationId: actor.organizationId,
+        id: newId(),
+        driverId: d.id,
+        entryType: 'cash_adjustment',
+        amount: formatMoney(shortfall),
+        currency: c.currency,
+        orderId: c.orderId,
+        tripId: c.tripId,
+        merchantId: c.merchantId,
+        territoryId: c.territoryId,
+        note,
+        createdByUserId: actor.userId,
+      }))!;
+      if (await entryCovered(tx, d.id, cashEntry.id)) received = await receive(tx, actor, { order_id: c.orderId, merchant_id: c.merchantId }, money(c.amount).plus(shortfall), reference);
+    } else {
+      if (!c.merchantId) throw AppError.unprocessable('The collection names no merchant', 'NOT_A_SHORTFALL');
+      await lockMerchantWallet(tx, actor.organizationId, c.merchantId);
+      walletEntry = await appendEntry(tx, actor, {
+        merchantId: c.merchantId,
+        entryType: 'adjustment',
+        amount: formatMoney(shortfall.negated()),
+        currency: c.currency,
+        orderId: c.orderId,
+        tripId: c.tripId,
+        driverId: d.id,
+        territoryId: c.territoryId,
+        note,
+      });
+      if (await entryCovered(tx, d.id, c.id)) received = await receive(tx, actor, { order_id: c.orderId, merchant_id: c.merchantId }, money(c.amount), reference);
+    }
+    await recordAudit(tx, actor, {
+      action: 'driver_cash.shortfall_resolved',
+      entityType: 'driver_cash_entry',
+      entityId: c.id,
+      before: { cash_in_hand: before.cash_in_hand, open_shortfalls: before.open_shortfalls },
+      after: { driver_id: d.id, order_id: c.orderId, charge_to: input.charge_to, shortfall: formatMoney(shortfall), reason: input.reason, cash_entry_id: cashEntry?.id ?? null, wallet_entry_id: walletEntry?.id ?? null, received: received !== null },
+    });
+    return {
+      collection: cashEntryOut(c),
+      charge_to: input.charge_to,
+      shortfall: formatMoney(shortfall),
+      cash_entry: cashEntry ? cashEntryOut(cashEntry) : null,
+      wallet_entry: walletEntry,
+      received_order: received,
+      cash: await summary(tx, d),
+    };
+  }
+
+  /**
    * A driver settlement nets the cash the driver holds against his earnings: min(earnings, cash in hand) is recorded as a
    * `cash_remitted` entry of method `settlement` (covering his oldest collections, as a remittance does). Returns what was netted
    * and what he still owes.
@@ -279,30 +405,7 @@ export function createCashService(ctx: MoneyContext) {
     const s = await cashSums(tx, d.id);
     const inHand = money(s.cash_in_hand);
     const netted = inHand.gt(0) ? minMoney(inHand, money(earnings)) : money(0);
-    if (netted.gt(0)) {
-      const id = newId();
-      const covered = await cover(tx, actor, d.id, formatMoney(netted), id);
-      const row = (await insertCashEntry(tx, {
-        organizationId: actor.organizationId,
-        id,
-        driverId: d.id,
-        entryType: 'cash_remitted',
-        amount: formatMoney(netted.negated()),
-        currency: s.currency ?? (await currencyOf(tx)),
-        territoryId: territoryOf(actor, d),
-        method: 'settlement',
-        settlementId,
-        note: 'netted from the driver settlement',
-        createdByUserId: actor.userId,
-      }))!;
-      await recordAudit(tx, actor, {
-        action: 'driver_cash.cash_remitted',
-        entityType: 'driver_cash_entry',
-        entityId: row.id,
-        before: { cash_in_hand: s.cash_in_hand },
-        after: { driver_id: d.id, amount: row.amount, method: 'settlement', settlement_id: settlementId, covered_orders: covered.map((c) => c.order_id) },
-      });
-    }
+    if (netted.gt(0)) await writeRemittance(tx, actor, d, s, netted, { method: 'settlement', settlementId, note: 'netted from the driver settlement' });
     return { netted: formatMoney(netted), owes: formatMoney(inHand.minus(netted).isNegative() ? money(0) : inHand.minus(netted)) };
   }
 
@@ -337,6 +440,7 @@ export function createCashService(ctx: MoneyContext) {
         }));
       }),
     adjust: (actor: Actor, driverId: string, input: { amount: string; reason: string }) => ctx.db.withTenant(actor, (tx) => adjustIn(tx, actor, driverId, input)),
+    resolveShortfall: (actor: Actor, driverId: string, entryId: string, input: ShortfallInput) => ctx.db.withTenant(actor, (tx) => resolveIn(tx, actor, driverId, entryId, input)),
   };
 }
 

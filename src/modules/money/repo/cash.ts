@@ -25,8 +25,20 @@ export interface CashSums {
   adjusted: string;
   /** cash_collected entries recorded with an amount different from the order's (discrepancies for review). */
   discrepancies: number;
+  /** Short collections (less than the order asked for) not resolved yet by staff: their orders stay pending. */
+  open_shortfalls: number;
+  open_shortfall_amount: string;
   currency: string | null;
 }
+
+/**
+ * A short collection (cash_collected below its expected amount) is resolved when staff charged the shortfall to the driver
+ * (a `cash_adjustment` of his carrying the trip) or to the merchant (a wallet `adjustment` carrying the trip; the merchant
+ * adjustments route never sets a trip). SQL over an entry aliased `c`.
+ */
+const RESOLVED_SQL = `(EXISTS (SELECT 1 FROM driver_cash_entry a WHERE a.organization_id = c.organization_id AND a.driver_id = c.driver_id AND a.entry_type = 'cash_adjustment' AND a.trip_id = c.trip_id)
+   OR EXISTS (SELECT 1 FROM merchant_wallet_entry w WHERE w.organization_id = c.organization_id AND w.entry_type = 'adjustment' AND w.trip_id = c.trip_id))`;
+const SHORT_SQL = `(c.entry_type = 'cash_collected' AND c.expected_amount > c.amount)`;
 
 /** The sums of a driver's cash ledger: cash in hand = SUM(amount) = collected − remitted ± adjustments. */
 export async function cashSums(tx: Tx, driverId: string): Promise<CashSums> {
@@ -36,11 +48,35 @@ export async function cashSums(tx: Tx, driverId: string): Promise<CashSums> {
             COALESCE(-sum(amount) FILTER (WHERE entry_type = 'cash_remitted'), 0)::numeric(14,2) AS remitted,
             COALESCE(sum(amount) FILTER (WHERE entry_type = 'cash_adjustment'), 0)::numeric(14,2) AS adjusted,
             count(*) FILTER (WHERE expected_amount IS NOT NULL)::int AS discrepancies,
+            count(*) FILTER (WHERE ${SHORT_SQL} AND NOT ${RESOLVED_SQL})::int AS open_shortfalls,
+            COALESCE(sum(expected_amount - amount) FILTER (WHERE ${SHORT_SQL} AND NOT ${RESOLVED_SQL}), 0)::numeric(14,2) AS open_shortfall_amount,
             max(currency) AS currency
-       FROM driver_cash_entry WHERE driver_id = $1`,
+       FROM driver_cash_entry c WHERE driver_id = $1`,
     [driverId],
   );
   return rows[0];
+}
+
+/** One of a driver's entries. */
+export async function findCashEntry(tx: Tx, driverId: string, id: string): Promise<CashEntryRecord | null> {
+  const rows = await tx.orm.select().from(entry).where(and(eq(entry.driverId, driverId), eq(entry.id, id)));
+  return rows[0] ?? null;
+}
+
+/** The collection of a trip (its cash_collected entry). */
+export async function findCollection(tx: Tx, tripId: string): Promise<CashEntryRecord | null> {
+  const rows = await tx.orm.select().from(entry).where(and(eq(entry.tripId, tripId), eq(entry.entryType, 'cash_collected')));
+  return rows[0] ?? null;
+}
+
+/** Who a short collection's shortfall was charged to (see RESOLVED_SQL); null while unresolved. */
+export async function shortfallResolution(tx: Tx, driverId: string, tripId: string): Promise<'driver' | 'merchant' | null> {
+  const { rows } = await tx.query<{ to: 'driver' | 'merchant' }>(
+    `SELECT 'driver' AS to FROM driver_cash_entry WHERE driver_id = $1 AND entry_type = 'cash_adjustment' AND trip_id = $2
+     UNION ALL SELECT 'merchant' FROM merchant_wallet_entry WHERE entry_type = 'adjustment' AND trip_id = $2 LIMIT 1`,
+    [driverId, tripId],
+  );
+  return rows[0]?.to ?? null;
 }
 
 /** Cash in hand of each of these drivers (drivers without entries are absent: they hold nothing). */
@@ -63,30 +99,42 @@ export async function listCashEntries(tx: Tx, driverId: string, after: string | 
     .limit(limit);
 }
 
-/** A collection a remittance covers: the order and merchant of a `cash_collected` entry and its amount. */
+/** An entry of the coverage sequence: a collection, or a shortfall charged to the driver (a cash_adjustment carrying the trip). */
 export interface CoveredCollection {
   entry_id: string;
+  entry_type: CashEntryRecord['entryType'];
   order_id: string | null;
+  trip_id: string | null;
   merchant_id: string | null;
   amount: string;
+  expected_amount: string | null;
 }
 
 /**
- * The collections that `amount` more remitted cash newly covers in full, oldest first. Coverage is derived, never stored:
- * everything remitted so far covers the driver's `cash_collected` entries in (created_at, id) order; an entry is covered
- * once the remitted total reaches the running total of collections through it.
+ * What remitted cash covers, oldest first: the driver's collections and the shortfalls charged to him (what each order's cash
+ * is owed for). Coverage is derived, never stored: everything remitted so far covers these entries in (created_at, id) order;
+ * an entry is covered once the remitted total reaches the running total through it.
  */
+const COVERAGE_SQL = `WITH c AS (
+       SELECT id, entry_type, order_id, trip_id, merchant_id, amount, expected_amount, sum(amount) OVER (ORDER BY created_at, id) AS cum
+         FROM driver_cash_entry WHERE driver_id = $1 AND (entry_type = 'cash_collected' OR (entry_type = 'cash_adjustment' AND trip_id IS NOT NULL AND amount > 0))),
+     p AS (SELECT COALESCE(-sum(amount), 0) AS paid FROM driver_cash_entry WHERE driver_id = $1 AND entry_type = 'cash_remitted')`;
+const COVERED_COLUMNS = `c.id AS entry_id, c.entry_type, c.order_id, c.trip_id, c.merchant_id, c.amount::numeric(14,2) AS amount, c.expected_amount::numeric(14,2) AS expected_amount`;
+
+/** The entries of the coverage sequence that `amount` more remitted cash newly covers in full, oldest first. */
 export async function newlyCoveredCollections(tx: Tx, driverId: string, amount: string): Promise<CoveredCollection[]> {
   const { rows } = await tx.query<CoveredCollection>(
-    `WITH c AS (
-       SELECT id, order_id, merchant_id, amount, sum(amount) OVER (ORDER BY created_at, id) AS cum
-         FROM driver_cash_entry WHERE driver_id = $1 AND entry_type = 'cash_collected'),
-     p AS (SELECT COALESCE(-sum(amount), 0) AS paid FROM driver_cash_entry WHERE driver_id = $1 AND entry_type = 'cash_remitted')
-     SELECT c.id AS entry_id, c.order_id, c.merchant_id, c.amount::numeric(14,2) AS amount
-       FROM c, p WHERE c.cum > p.paid AND c.cum <= p.paid + $2::numeric ORDER BY c.cum, c.id`,
+    `${COVERAGE_SQL}
+     SELECT ${COVERED_COLUMNS} FROM c, p WHERE c.cum > p.paid AND c.cum <= p.paid + $2::numeric ORDER BY c.cum, c.id`,
     [driverId, amount],
   );
   return rows;
+}
+
+/** Whether the remittances so far cover this entry of the coverage sequence. */
+export async function entryCovered(tx: Tx, driverId: string, entryId: string): Promise<boolean> {
+  const { rowCount } = await tx.query(`${COVERAGE_SQL} SELECT 1 FROM c, p WHERE c.id = $2 AND c.cum <= p.paid`, [driverId, entryId]);
+  return rowCount > 0;
 }
 
 export interface ReconciliationRow {
