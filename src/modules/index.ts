@@ -18,7 +18,7 @@ import { createChatModule } from './chat/index.js';
 import { createNotificationsModule } from './notifications/index.js';
 import { createMobileModule, createSyncRegistry } from './mobile/index.js';
 import { createRealtimeModule } from './realtime/index.js';
-import { createScopeLoader, createSubadminModule, effectiveScope } from './subadmin/index.js';
+import { createScopeLoader, createSubadminModule, effectiveScope, type SubadminApi } from './subadmin/index.js';
 import { createWebhooksModule } from './webhooks/index.js';
 import { createMessagesModule } from './messages/index.js';
 
@@ -33,6 +33,7 @@ export function composeModules(ctx: AppContext) {
   const trips = forward<TripDirectory>('logistics.directory (for storage)');
   const orderFacts = forward<OrderPayments>('commerce.payments (for logistics)');
   const cashInHand = forward<Pick<MoneyApi, 'cashInHandOf'>>('money.api (for logistics: cash limits)');
+  const territorySubadmins = forward<Pick<SubadminApi, 'subadminUserIdsOfTerritory'>>('subadmin.api (for logistics: exceptions of a territory)');
   const paymentDestinations = forward<Pick<MoneyHooks, 'paymentDestinations' | 'paymentOptions'>>('money.api (for commerce)');
   const marketplaceBanners = forward<MarketplaceBannerProvider>('subadmin.marketplaceBanners (for commerce)');
   const tripCounts = forward<Pick<LogisticsApi, 'tripStatusCounts'>>('logistics.api (for organizations: currency in use)');
@@ -47,7 +48,7 @@ export function composeModules(ctx: AppContext) {
     logistics: tripCounts.ref,
     commerceViews: orderCounts.ref,
   });
-  const logistics = createLogisticsModule(ctx, { identity: identity.service, organizations: organizations.service, storage: storage.linker, orders: orderFacts.ref, sync, cash: cashInHand.ref });
+  const logistics = createLogisticsModule(ctx, { identity: identity.service, organizations: organizations.service, storage: storage.linker, orders: orderFacts.ref, sync, cash: cashInHand.ref, subadmins: territorySubadmins.ref });
   const documents = createDocumentsModule(ctx, { identity: identity.service, logistics: logistics.api, storage: storage.linker });
   const dispatch = createDispatchModule(ctx, { logistics: logistics.api });
   const chat = createChatModule(ctx, { merchantOfUser: logistics.api.merchantOfUser });
@@ -104,9 +105,10 @@ export function composeModules(ctx: AppContext) {
   paymentDestinations.provide(money.api);
   cashInHand.provide(money.api);
   marketplaceBanners.provide(subadmin.marketplaceBanners);
+  territorySubadmins.provide(subadmin.api);
   tripCounts.provide(logistics.api);
   orderCounts.provide(commerce.views);
-  assertProvided(trips, orderFacts, paymentDestinations, cashInHand, marketplaceBanners, tripCounts, orderCounts);
+  assertProvided(trips, orderFacts, paymentDestinations, cashInHand, territorySubadmins, marketplaceBanners, tripCounts, orderCounts);
 
   // Reactions across modules, all of them (each runs in the transaction of the change that fires it):
   // a deactivated user's driver profile goes off duty and gives back its trips;

@@ -52,6 +52,19 @@ describe('GET /exceptions', () => {
     expect(await inbox('trip.returned', id, admin.userId)).toBe(1);
   });
 
+  it("the sub-administrators of the trip's territory are told in their inbox; one of another territory is not", async () => {
+    const probe = await newTrip(t, admin);
+    const territory = (await tripDb(t, probe.id)).territory_id as string;
+    const near = await newSubadmin(t, admin, { territory_ids: [territory] });
+    const far = await newSubadmin(t, admin, { territory_ids: [await newTerritory(t, admin, 'Elsewhere', -60, -21)] });
+    const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
+    const id = await tripIn(t, admin, d, 'returning');
+    expect(await inbox('trip.delivery_failed', id, near.userId)).toBe(1);
+    expect(await inbox('trip.delivery_failed', id, far.userId)).toBe(0);
+    const seen = (await t.req(near.session, { method: 'GET', url: '/notifications' })).json().data as { type: string; entity_id: string }[];
+    expect(seen.some((n) => n.type === 'trip.delivery_failed' && n.entity_id === id)).toBe(true);
+  });
+
   it('a delivery closed as failed is listed as failed', async () => {
     const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
     const id = await tripIn(t, admin, d, 'failed');

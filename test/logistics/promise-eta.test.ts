@@ -112,6 +112,29 @@ describe('live ETA', () => {
     expect(new Date(b.eta_dropoff_at).getTime()).toBeGreaterThan(new Date(b.eta_pickup_at).getTime());
   });
 
+  it("a committed plan's route sets the order of the ETAs: both pickups at the store, then the near dropoff, then the far one", async () => {
+    const d = await newDriver(t, { lon: -68.15, lat: -16.51 }, { capacity: 2 });
+    const store = { lon: -68.14, lat: -16.5 };
+    const far = await newTrip(t, admin, { dropoff_location: pt(-68.1, -16.48) }, store);
+    const near = await newTrip(t, admin, { dropoff_location: pt(-68.135, -16.497) }, store);
+    const optimized = await t.req(admin, { method: 'POST', url: '/admin/dispatch-batches/optimize', payload: { trip_ids: [far.id, near.id], driver_ids: [d.id], time_budget_ms: 300 } });
+    expect(optimized.statusCode, optimized.body).toBe(201);
+    const plan = optimized.json();
+    const route = (plan.routes[0].stops as { trip_id: string; kind: string }[]).map((s) => `${s.trip_id}|${s.kind}`);
+    // The scenario: the plan collects both orders before the first dropoff.
+    expect(route.slice(0, 2).every((k) => k.endsWith('|pickup'))).toBe(true);
+    expect((await t.req(admin, { method: 'POST', url: `/admin/dispatch-batches/optimize/${plan.plan_id}/commit` })).statusCode).toBe(200);
+    await fix(d.id, -68.15, -16.51);
+    const eta = new Map<string, number>();
+    for (const id of [far.id, near.id]) {
+      const trip = (await t.req(admin, { method: 'GET', url: `/trips/${id}` })).json();
+      eta.set(`${id}|pickup`, new Date(trip.eta_pickup_at).getTime());
+      eta.set(`${id}|dropoff`, new Date(trip.eta_dropoff_at).getTime());
+    }
+    const byEta = [...eta.keys()].sort((a, b) => eta.get(a)! - eta.get(b)!);
+    expect(byEta).toEqual(route);
+  });
+
   it('trip.delayed is raised once per crossing of the promise plus the grace, again only after it came back under', async () => {
     const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
     const trip = await newTrip(t, admin, { promised_at: new Date(Date.now() + 10 * 60_000).toISOString() });

@@ -403,9 +403,11 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
         const current = await logistics().lockForPlanCommit(tx, assignments.map((a) => a.trip_id), driverIds);
         const changes = changesSince(plan.inputs, assignments, current);
         if (changes.length > 0) throw new PlanStale(plan.id, changes, 'stale');
+        // Each dropoff's position in its route: the live ETAs follow the committed order of every stop.
+        const dropoffOrder = new Map(plan.result.routes.flatMap((r) => r.stops.flatMap((s, i) => (s.kind === 'dropoff' ? [[s.trip_id, i + 1] as const] : []))));
         for (const a of assignments) {
           try {
-            await logistics().assignDriver(tx, actor, a.trip_id, a.driver_id, { stopOrder: a.stop_order, planId: plan.id });
+            await logistics().assignDriver(tx, actor, a.trip_id, a.driver_id, { stopOrder: a.stop_order, dropoffOrder: dropoffOrder.get(a.trip_id), planId: plan.id });
           } catch (err) {
             if (err instanceof AppError && err.status < 500) {
               throw new PlanStale(plan.id, [{ kind: 'assignment', id: a.trip_id, field: 'driver_id', expected: a.driver_id, actual: err.code }], 'stale');

@@ -69,9 +69,9 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
    */
   const claimDriver = (tx: Tx, driverId: string): Promise<boolean> => claimCapacity(tx, driverId);
 
-  async function finishAssignment(tx: Tx, actor: Actor, t: TripRow, driverId: string, opts: { stopOrder?: number; planId?: string; auto?: boolean }) {
+  async function finishAssignment(tx: Tx, actor: Actor, t: TripRow, driverId: string, opts: { stopOrder?: number; dropoffOrder?: number; planId?: string; auto?: boolean }) {
     const after = await core.move(tx, t, 'assigned', {
-      effect: { assign: { driverId, planId: opts.planId ?? null, stopOrder: opts.stopOrder ?? null } },
+      effect: { assign: { driverId, planId: opts.planId ?? null, stopOrder: opts.stopOrder ?? null, dropoffOrder: opts.dropoffOrder ?? null } },
     });
     if (t.driver_id && t.driver_id !== driverId) await core.releaseDriver(tx, t.driver_id);
     await core.emit(tx, actor, 'trip.assigned', after, {
@@ -97,7 +97,7 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
    * INVALID_TRANSITION), the driver approved, available, below capacity (for a plan: not a rejecter of this trip) and
    * linked to the trip's territory when he has territory links (422 with the reason).
    */
-  async function assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts: { stopOrder?: number; planId?: string; cashLimitOverride?: CashLimitOverride } = {}) {
+  async function assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts: { stopOrder?: number; dropoffOrder?: number; planId?: string; cashLimitOverride?: CashLimitOverride } = {}) {
     const t = await core.getScoped(tx, actor, tripId, true);
     assertTransition('Trip', TRIP_TRANSITIONS, t.status, 'assigned');
     if (t.driver_id === driverId) throw AppError.conflict('The trip is already assigned to this driver', 'ALREADY_ASSIGNED', { current_status: t.status });

@@ -32,7 +32,25 @@ const etaTrip = (t: TripRow): EtaTrip => ({
 });
 
 /**
- * Live ETAs: from the driver's position along his remaining stops in order (his other active trips too), at the learned
+ * The committed plans' order of the driver's stops: the trips of each plan (the earliest given first) with their pickup
+ * and dropoff positions in its route. Trips given outside a plan are not in it (they come after, in remainingStops).
+ */
+export function committedRoute(trips: TripRow[]): { tripId: string; kind: 'pickup' | 'dropoff' }[] {
+  const plans = new Map<string, { first: number; stops: { tripId: string; kind: 'pickup' | 'dropoff'; at: number }[] }>();
+  for (const t of trips) {
+    if (!t.plan_id || t.stop_order === null || t.dropoff_order === null) continue;
+    const assigned = t.assigned_at ? new Date(t.assigned_at).getTime() : 0;
+    const plan = plans.get(t.plan_id) ?? { first: assigned, stops: [] };
+    plan.first = Math.min(plan.first, assigned);
+    plan.stops.push({ tripId: t.id, kind: 'pickup', at: t.stop_order }, { tripId: t.id, kind: 'dropoff', at: t.dropoff_order });
+    plans.set(t.plan_id, plan);
+  }
+  return [...plans.values()].sort((a, b) => a.first - b.first).flatMap((p) => p.stops.sort((a, b) => a.at - b.at).map(({ tripId, kind }) => ({ tripId, kind })));
+}
+
+/**
+ * Live ETAs: from the driver's position along his remaining stops in order (his other active trips too, in the committed
+ * plan's order when they came from one), at the learned
  * speeds; written on every active trip of the driver, once per GPS batch (not per point). A trip whose ETA crosses its
  * promise plus `delay_grace_min` raises trip.delayed (once per crossing; again only after it came back under).
  */
@@ -43,7 +61,7 @@ export function createEta(core: Pick<TripCore, 'emit'>, promises: Promises, etaU
     const { model, timeZone } = await promises.speeds(tx, driver.organization_id);
     // From the fix's time, or now when the fix is older (he is not standing still in the past).
     const start = new Date(Math.max(at.getTime(), Date.now()));
-    const etas = tripEtas(position, start, active.map(etaTrip), model, timeZone);
+    const etas = tripEtas(position, start, active.map(etaTrip), model, timeZone, committedRoute(active));
     const settings = await getSettings(tx, driver.organization_id);
     const writes = active.map((t) => ({ id: t.id, pickup: etas.get(t.id)!.pickup, dropoff: etas.get(t.id)!.dropoff }));
     const raised = await writeEtas(tx, writes, settings.delay_grace_min);

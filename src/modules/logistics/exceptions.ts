@@ -77,7 +77,7 @@ export function createExceptions(ctx: AppContext, core: Pick<TripCore, 'emit' | 
             entityId: driver.id,
             territoryId: driver.territory_ids[0] ?? null,
             actorUserId: null,
-            audienceUserIds: await core.staffAudience(tx),
+            audienceUserIds: await core.staffAudience(tx, d.organization_id, driver.territory_ids),
             payload: { ...extra, trip_id: null },
           });
         }

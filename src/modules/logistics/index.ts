@@ -39,6 +39,8 @@ export type LogisticsContext = ModuleContext<{
   sync: SyncRegistry;
   /** Cash on delivery: the drivers' cash in hand (money, built later: a forward reference), for the cash limits. */
   cash: { cashInHandOf(tx: Tx, driverIds: string[]): Promise<Map<string, string>> };
+  /** The sub-administrators of a territory (subadmin, built later: a forward reference), told of its exceptions. */
+  subadmins: { subadminUserIdsOfTerritory(tx: Tx, organizationId: string, territoryId: string): Promise<string[]> };
 }>;
 
 /** A polygon over central La Paz, Bolivia (the demo territory). */

@@ -71,7 +71,7 @@ export interface LogisticsApi {
   resolveRecipientToken(token: string): Promise<{ organizationId: string; tripId: string; phone: string | null } | null>;
   /** No-op when the trip is already completed or cancelled. */
   cancelTrip(tx: Tx, actor: Actor, tripId: string, reason: string): Promise<void>;
-  assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts?: { stopOrder?: number; planId?: string }): Promise<TripRow>;
+  assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts?: { stopOrder?: number; dropoffOrder?: number; planId?: string }): Promise<TripRow>;
   getTrip(tx: Tx, id: string): Promise<TripRow | null>;
   /**
    * The earnings of a driver's completed trips (and failed deliveries, closed or returned; completed_at is then when they ended) with completed_at <= upTo, oldest first (what money settles;

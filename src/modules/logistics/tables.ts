@@ -204,6 +204,8 @@ export const trip = pgTable(
     driverId: text('driver_id'),
     planId: text('plan_id'),
     stopOrder: integer('stop_order'),
+    /** The 1-based position of the dropoff in the committed plan's route (stop_order is the pickup's). */
+    dropoffOrder: integer('dropoff_order'),
     pickupLocation: pt('pickup_location').notNull(),
     pickupAddress: text('pickup_address').notNull(),
     dropoffLocation: pt('dropoff_location').notNull(),

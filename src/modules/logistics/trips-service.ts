@@ -63,7 +63,12 @@ export interface CreateTripOptions {
 
 export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantService, 'merchantOfUser' | 'getMerchant'>, promises: Promises) {
   /** The users who handle exceptions: administrators and dispatchers (their notification inbox). */
-  const staffAudience = (tx: Tx) => ctx.deps.identity.userIdsByKind(tx, ['administrator', 'dispatch']);
+  /** Who is told of an exception: the organization's administrators and dispatchers, and the sub-administrators of its territories. */
+  async function staffAudience(tx: Tx, organizationId: string, territoryIds: (string | null)[]): Promise<string[]> {
+    const out = await ctx.deps.identity.userIdsByKind(tx, ['administrator', 'dispatch']);
+    for (const id of new Set(territoryIds)) if (id) out.push(...(await ctx.deps.subadmins.subadminUserIdsOfTerritory(tx, organizationId, id)));
+    return [...new Set(out)];
+  }
 
   /**
    * Records a trip event in the caller's transaction, addressed to the trip's driver, merchant owner and customer;
@@ -72,7 +77,7 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
    */
   async function emit(tx: Tx, actor: Pick<Actor, 'userId'> | null, type: string, t: TripRow, extra: Record<string, unknown> = {}, to: 'participants' | 'staff' | 'all' = 'participants') {
     const audience = to === 'staff' ? [] : [t.driver_user_id, t.merchant_user_id, t.customer_user_id].filter((u): u is string => !!u);
-    if (to !== 'participants') audience.push(...(await staffAudience(tx)));
+    if (to !== 'participants') audience.push(...(await staffAudience(tx, t.organization_id, [t.territory_id])));
     await ctx.events.record(tx, t.organization_id, {
       type,
       entityType: 'trip',

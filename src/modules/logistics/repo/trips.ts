@@ -151,7 +151,7 @@ const STAGE_COLUMN: Partial<Record<TripStatus, keyof TripRow>> = {
 
 /** What a status change writes besides the status, the reason and the stage stamp. */
 export type TripStatusEffect =
-  | { assign: { driverId: string; planId: string | null; stopOrder: number | null } }
+  | { assign: { driverId: string; planId: string | null; stopOrder: number | null; dropoffOrder: number | null } }
   | { unassign: true }
   | { failure: { reason: FailureReason; note: string | null } }
   /** Delivery of a trip with cash to collect: what the driver collected, and why it differs (a discrepancy) when it does. */
@@ -163,10 +163,10 @@ export async function updateTripStatus(tx: Tx, id: string, to: TripStatus, reaso
   let sets = '';
   let params: unknown[] = [];
   if (effect && 'assign' in effect) {
-    sets = ', driver_id = $4, accepted_at = NULL, plan_id = $5, stop_order = $6';
-    params = [effect.assign.driverId, effect.assign.planId, effect.assign.stopOrder];
+    sets = ', driver_id = $4, accepted_at = NULL, plan_id = $5, stop_order = $6, dropoff_order = $7';
+    params = [effect.assign.driverId, effect.assign.planId, effect.assign.stopOrder, effect.assign.dropoffOrder];
   } else if (effect && 'unassign' in effect) {
-    sets = ', driver_id = NULL, assigned_at = NULL, accepted_at = NULL, plan_id = NULL, stop_order = NULL';
+    sets = ', driver_id = NULL, assigned_at = NULL, accepted_at = NULL, plan_id = NULL, stop_order = NULL, dropoff_order = NULL';
   } else if (effect && 'failure' in effect) {
     sets = ', failed_at = now(), failure_reason = $4, failure_note = $5';
     params = [effect.failure.reason, effect.failure.note];
