@@ -47,6 +47,7 @@ const SCENARIOS: { name: string; load: () => Promise<{ default: Scenario }>; onD
   { name: 'realtime', load: () => import('./realtime.js') },
   { name: 'storage', load: () => import('./storage.js') },
   { name: 'optimizer', load: () => import('./optimizer.js') },
+  { name: 'exceptions', load: () => import('./exceptions.js') },
   { name: 'soak', load: () => import('./soak.js'), onDemand: true },
 ];
 const unknown = only?.filter((n) => !SCENARIOS.some((s) => s.name === n)) ?? [];
