@@ -10,13 +10,16 @@ import type { LogisticsApi, PlanningDriver, PlanningTrip } from '../logistics/in
 import {
   DEFAULTS,
   OptimizerInputError,
-  type Objective,
+  type Objective as SolverObjective,
   type OptimizerOptions,
   type OptimizerProblem,
   type Plan,
 } from './optimizer/index.js';
 import * as repo from './repo.js';
 import type { SolverThread } from './solver-thread.js';
+
+/** The objectives the dispatch settings and requests offer (the solver's `vehicles` is not offered there yet). */
+type Objective = Exclude<SolverObjective, 'vehicles'>;
 
 export const LIMITS = {
   maxTrips: 500,
@@ -207,7 +210,7 @@ function planBody(plan: Plan, baseline: Plan, skipped: { trip_id: string; reason
     constraints,
     solver: {
       algorithm: plan.algorithm,
-      objective: plan.objective,
+      objective: plan.objective as Objective, // the API only asks for its objectives
       cost: Math.round(plan.cost * 1000) / 1000,
       seed: plan.seed,
       iterations: plan.iterations,

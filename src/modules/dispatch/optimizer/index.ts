@@ -45,11 +45,14 @@ import { toPlan } from './plan.js';
 import { Scratch } from './route.js';
 import { Solution, isBetter } from './solution.js';
 import type { OptimizerOptions, OptimizerProblem, Plan } from './types.js';
+import { needsTimeWindows } from './pdptw-model.js';
+import { solveTimeWindows } from './pdptw-search.js';
 
 export * from './types.js';
 export { greedyNearestDriver } from './greedy.js';
 export { validatePlan } from './validate.js';
 export { DEFAULTS, matrixPoints } from './instance.js';
+export { twIterations } from './pdptw-search.js';
 export type { ChainHandle, EpochOrder, EpochReport } from './lns.js';
 
 /**
@@ -87,6 +90,8 @@ export function startChain(request: ChainRequest): ChainHandle {
 }
 
 export function solve(problem: OptimizerProblem, options: OptimizerOptions = {}, env: SolveEnv = {}): Plan {
+  // time windows, loads in several dimensions, hubs or the objective `vehicles`: the time-window solver (one thread)
+  if (needsTimeWindows(problem, options)) return solveTimeWindows(problem, options);
   const now = () => performance.now();
   const started = now();
   const seed = options.seed ?? DEFAULTS.seed;

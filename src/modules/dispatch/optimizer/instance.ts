@@ -85,18 +85,22 @@ export const DEFAULTS = {
 
 export const startNode = (inst: Instance, d: number): number => 2 * inst.tripCount + d;
 
-/** The points in matrix order (pickup, dropoff of each trip, then the drivers), for a routing engine. */
+/**
+ * The points in matrix order (pickup, dropoff of each trip, then the drivers' positions, then the `returnTo` of the
+ * drivers that have one, in driver order), for a routing engine.
+ */
 export function matrixPoints(problem: OptimizerProblem): LonLat[] {
   const points: LonLat[] = [];
   for (const t of problem.trips) points.push(t.pickup, t.dropoff);
   for (const d of problem.drivers) points.push(d.position);
+  for (const d of problem.drivers) if (d.returnTo) points.push(d.returnTo);
   return points;
 }
 
 const validPoint = (p: LonLat | undefined) =>
   !!p && Number.isFinite(p.lon) && Number.isFinite(p.lat) && Math.abs(p.lat) <= 90 && Math.abs(p.lon) <= 180;
 
-function validate(problem: OptimizerProblem, options: OptimizerOptions): void {
+export function validate(problem: OptimizerProblem, options: OptimizerOptions): void {
   const fail = (msg: string) => {
     throw new OptimizerInputError(msg);
   };
@@ -110,6 +114,13 @@ function validate(problem: OptimizerProblem, options: OptimizerOptions): void {
       fail(`driver ${d.id}: currentLoad must be an integer >= 0`);
     if (d.maxStops !== undefined && (!Number.isInteger(d.maxStops) || d.maxStops < 0)) fail(`driver ${d.id}: maxStops must be an integer >= 0`);
     if (d.shiftEndS !== undefined && !Number.isFinite(d.shiftEndS)) fail(`driver ${d.id}: shiftEndS must be a finite number`);
+    if (d.startAtS !== undefined && !(Number.isFinite(d.startAtS) && d.startAtS >= 0)) fail(`driver ${d.id}: startAtS must be a number >= 0`);
+    if (d.returnTo !== undefined && !validPoint(d.returnTo)) fail(`driver ${d.id}: invalid returnTo`);
+    for (const [v, name] of [
+      [d.capacityWeightKg, 'capacityWeightKg'],
+      [d.capacityVolumeL, 'capacityVolumeL'],
+    ] as const)
+      if (v !== undefined && !(Number.isFinite(v) && v >= 0)) fail(`driver ${d.id}: ${name} must be a number >= 0`);
   }
   const tripIds = new Set<string>();
   for (const t of problem.trips) {
@@ -117,6 +128,20 @@ function validate(problem: OptimizerProblem, options: OptimizerOptions): void {
     tripIds.add(t.id);
     if (!validPoint(t.pickup) || !validPoint(t.dropoff)) fail(`trip ${t.id}: invalid pickup or dropoff`);
     if (t.readyAtS !== undefined && !(Number.isFinite(t.readyAtS) && t.readyAtS >= 0)) fail(`trip ${t.id}: readyAtS must be a number >= 0`);
+    for (const [v, name] of [
+      [t.pickupAfterS, 'pickupAfterS'],
+      [t.pickupBeforeS, 'pickupBeforeS'],
+      [t.deliverAfterS, 'deliverAfterS'],
+      [t.deliverBeforeS, 'deliverBeforeS'],
+      [t.units, 'units'],
+      [t.weightKg, 'weightKg'],
+      [t.volumeL, 'volumeL'],
+      [t.serviceTimePickupS, 'serviceTimePickupS'],
+      [t.serviceTimeDropoffS, 'serviceTimeDropoffS'],
+    ] as const)
+      if (v !== undefined && !(Number.isFinite(v) && v >= 0)) fail(`trip ${t.id}: ${name} must be a number >= 0`);
+    if ((t.pickupBeforeS ?? Infinity) < Math.max(t.pickupAfterS ?? 0, t.readyAtS ?? 0)) fail(`trip ${t.id}: the pickup window ends before it starts`);
+    if ((t.deliverBeforeS ?? Infinity) < (t.deliverAfterS ?? 0)) fail(`trip ${t.id}: the delivery window ends before it starts`);
   }
   const positive = (v: number | undefined, name: string) => {
     if (v !== undefined && !(Number.isFinite(v) && v > 0)) fail(`${name} must be a positive number`);
@@ -133,10 +158,10 @@ function validate(problem: OptimizerProblem, options: OptimizerOptions): void {
   ] as const) {
     if (v !== undefined && !(Number.isFinite(v) && v >= 0)) fail(`${name} must be a number >= 0`);
   }
-  if (options.objective !== undefined && !['time', 'balanced', 'distance'].includes(options.objective)) fail('objective must be time, balanced or distance');
+  if (options.objective !== undefined && !['time', 'balanced', 'distance', 'vehicles'].includes(options.objective)) fail('objective must be time, balanced, distance or vehicles');
 }
 
-function buildMatrix(points: LonLat[], options: OptimizerOptions): DistanceMatrix {
+export function buildMatrix(points: LonLat[], options: OptimizerOptions): DistanceMatrix {
   const n = points.length;
   const { distance } = options;
   if (distance && typeof distance !== 'function') {
@@ -186,7 +211,7 @@ export function compile(problem: OptimizerProblem, options: OptimizerOptions): I
   const maxRouteDurationS = options.maxRouteDurationS ?? Infinity;
   const n = 2 * T + D;
   const objective = options.objective ?? DEFAULTS.objective;
-  const weights = { time: [1, 0.001], balanced: [1, 1 / speedMps], distance: [0, 1] }[objective];
+  const weights = { time: [1, 0.001], balanced: [1, 1 / speedMps], distance: [0, 1], vehicles: [0, 1] }[objective];
   return {
     problem,
     tripCount: T,

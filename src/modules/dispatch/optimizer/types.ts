@@ -21,6 +21,19 @@ export interface OptimizerDriver {
    * stop included) must end by then. Absent = no shift end (only maxRouteDurationS applies).
    */
   shiftEndS?: number;
+  /**
+   * Earliest departure from `position`, seconds from the start of the plan (e.g. a hub's opening time; default 0).
+   * Setting it (or any time-window field below) plans with the time-window solver (see index.ts).
+   */
+  startAtS?: number;
+  /**
+   * Where the route ends (e.g. the hub it started from): the driver drives back there after the last stop and
+   * `shiftEndS` / `maxRouteDurationS` then bound the arrival there. Absent = the route ends at its last stop.
+   */
+  returnTo?: LonLat;
+  /** Capacity in kilograms and litres (absent = unlimited). `capacity` is the capacity in units. */
+  capacityWeightKg?: number;
+  capacityVolumeL?: number;
 }
 
 export interface OptimizerTrip {
@@ -36,6 +49,23 @@ export interface OptimizerTrip {
    * who arrives earlier waits. Absent or 0 = ready now.
    */
   readyAtS?: number;
+  /**
+   * Hard time windows, seconds from the start of the plan: service at the pickup starts within
+   * [pickupAfterS, pickupBeforeS] and at the drop-off within [deliverAfterS, deliverBeforeS]. Arriving early means
+   * waiting; arriving late is not allowed (the trip stays unassigned with TIME_WINDOW when no route can take it).
+   * `pickupAfterS` and `readyAtS` both delay the pickup (the later wins).
+   */
+  pickupAfterS?: number;
+  pickupBeforeS?: number;
+  deliverAfterS?: number;
+  deliverBeforeS?: number;
+  /** Load of the trip, on board from its pickup to its drop-off: units (default 1), kilograms and litres (default 0). */
+  units?: number;
+  weightKg?: number;
+  volumeL?: number;
+  /** Service times of this trip's stops, overriding the options' serviceTimePickupS / serviceTimeDropoffS. */
+  serviceTimePickupS?: number;
+  serviceTimeDropoffS?: number;
 }
 
 export interface OptimizerProblem {
@@ -62,8 +92,9 @@ export interface DistanceMatrix {
  *   (1 km weighs as 1 s);
  * - `balanced`: the sum of the drop-off times plus the drivers' driving time (distance / speed);
  * - `distance`: the total distance of the open routes.
+ * - `vehicles`: the fewest routes (drivers used), then the total distance (the Li & Lim objective).
  */
-export type Objective = 'time' | 'balanced' | 'distance';
+export type Objective = 'time' | 'balanced' | 'distance' | 'vehicles';
 
 export interface OptimizerOptions {
   /** PRNG seed: the same seed and iteration budget on the same problem give the same plan. */
@@ -113,16 +144,21 @@ export interface PlannedStop {
   departureOffsetS: number;
   /** Metres driven from the driver's position up to this stop. */
   cumulativeDistanceM: number;
-  /** Trips on board after this stop (including the driver's currentLoad). */
+  /** Trips on board after this stop (including the driver's currentLoad); in units when trips carry `units`. */
   loadAfter: number;
+  /** Kilograms and litres on board after this stop (time-window solver only, when some trip carries them). */
+  weightKgAfter?: number;
+  volumeLAfter?: number;
 }
 
 export interface PlannedRoute {
   driverId: string;
   stops: PlannedStop[];
   distanceM: number;
-  /** Departure from the last stop (0 for an empty route). */
+  /** Departure from the last stop (0 for an empty route); with `returnTo`, the arrival back there. */
   durationS: number;
+  /** With the driver's `returnTo`: arrival there, seconds from the start (distanceM includes the way back). */
+  returnArrivalS?: number;
 }
 
 export type UnassignedReason =
@@ -130,7 +166,7 @@ export type UnassignedReason =
   | 'NO_DRIVERS'
   /** No driver serves the trip's territory (or every one of them is excluded for this trip). */
   | 'NO_DRIVER_IN_TERRITORY'
-  /** Every compatible driver is already full (currentLoad >= capacity). */
+  /** Every compatible driver is already full (currentLoad >= capacity), or the trip's load exceeds every compatible driver's capacity. */
   | 'CAPACITY'
   /** Compatible drivers had room, but their routes reached maxStopsPerRoute. */
   | 'MAX_STOPS'
@@ -139,7 +175,9 @@ export type UnassignedReason =
   /** Alone it would fit within maxRouteDurationS, but the shifts of the compatible drivers end too early. */
   | 'SHIFT_END'
   /** It fits alone, but the routes that could take it have no time left (their duration or shift limit). */
-  | 'ROUTES_FULL';
+  | 'ROUTES_FULL'
+  /** No compatible driver with room can serve it within its time windows, even alone. */
+  | 'TIME_WINDOW';
 
 export interface UnassignedTrip {
   tripId: string;
@@ -147,7 +185,7 @@ export interface UnassignedTrip {
 }
 
 export interface Plan {
-  algorithm: 'regret-insertion+lns' | 'greedy-nearest-driver';
+  algorithm: 'regret-insertion+lns' | 'greedy-nearest-driver' | 'pdptw-lns';
   /** One route per driver, in the problem's driver order (idle drivers have no stops). */
   routes: PlannedRoute[];
   unassigned: UnassignedTrip[];

@@ -46,7 +46,7 @@ function cheapestOrder(start: LonLat, stops: Stop[], room: number, limit: number
   if (m === 0) return { cost: 0, distanceM: 0 };
   const metres = (a: LonLat, b: LonLat) => haversineMeters(a, b) * o.roadFactor;
   const speed = (o.speedKmh * 1000) / 3600;
-  const [wTime, wDist] = { time: [1, 0.001], balanced: [1, 1 / speed], distance: [0, 1] }[o.objective];
+  const [wTime, wDist] = { time: [1, 0.001], balanced: [1, 1 / speed], distance: [0, 1], vehicles: [0, 1] }[o.objective];
   type Label = { time: number; cost: number; metres: number };
   const labels = new Map<number, Label[]>();
   const pickupIndex = stops.map((s) => stops.findIndex((x) => x.pickup && x.trip === s.trip));
