@@ -4,14 +4,14 @@ import { createTestApp, type TestApp } from '../helpers.js';
 import { cart, newCustomer, newShop, ok, orderDb, rows, type Shop } from './fixtures.js';
 
 /**
- * An order takes at most 11 database round trips. The app's Database is wrapped so that every
+ * An order takes at most 9 database round trips. The app's Database is wrapped so that every
  * exchange of the counted request with the server is noted: every `tx.query` / `tx.exec` (the first one carries
  * BEGIN and the tenant settings), the COMMIT, and every statement of a read.
  */
-// 8 before the delivery promise, cash collection and recipient messages; their three extra reads (the logistics
-// settings read twice for the promise, the promise written by a second UPDATE, the merchant's chat channel) can be
-// folded back into the order's own statements.
-const MAX_ROUND_TRIPS = 11;
+// The cart, the organization's settings, the merchant's payment profile, the logistics settings (the delivery
+// promise: learned speeds and dispatch buffer), the order with its lines, promise and coupon in one statement, the
+// event, the webhook subscriptions, the merchant's chat channel, the COMMIT.
+const MAX_ROUND_TRIPS = 9;
 
 /**
  * The exchanges of the counted request, told apart by its request id (`X-Request-Id`, carried by the actor that

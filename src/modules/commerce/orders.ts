@@ -10,7 +10,7 @@ import { buildCart, type Cart, type CartInput } from './checkout.js';
 import { couponRefused, refusalNow } from './coupons.js';
 import { releaseRedemption } from './repo/coupons.js';
 import { findOrder, insertOrder, listCustomerOrders, listMerchantOrders, setOrderPaymentStatus, setOrderTrip, updateOrderStatus, type OrderRow, type OrderStatus } from './repo/orders.js';
-import { lockQuote, markQuoteUsed, orderPromise, setOrderPromise } from './repo/checkout.js';
+import { lockQuote, markQuoteUsed, orderPromise } from './repo/checkout.js';
 import { orderOut, ownMerchant } from './model.js';
 import { recordAudit } from '../../platform/audit.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
@@ -105,7 +105,7 @@ export function createOrderService(ctx: CommerceContext) {
    * order, its lines and the coupon redemption, then the events. The events come after the order is written because
    * their hooks read it (an outbound webhook carries the order as the API returns it); the coupon row lock (which
    * queues concurrent redemptions of the coupon) is so held over the event's statements too, until the COMMIT.
-   * 8 round trips in all without webhook subscriptions (test/commerce/order-round-trips).
+   * 9 round trips in all (test/commerce/order-round-trips).
    */
   async function create(tx: Tx, actor: Actor, input: CartInput & { notes?: string; quote_id?: string }, priced?: Cart): Promise<OrderRow> {
     const cart = priced ?? (await buildCart(ctx, tx, actor, input));
@@ -127,10 +127,10 @@ export function createOrderService(ctx: CommerceContext) {
       dropoffAddress: cart.address.address, dropoffPoint: pointSql({ lon: Number(cart.address.lon), lat: Number(cart.address.lat) }), territoryId: cart.territory_id,
       paymentDestination: cart.payment_destination, collectedBy: cart.collected_by, subtotal: cart.subtotal, discountTotal: cart.discount_total, deliveryFee: cart.delivery_fee,
       driverEarning: cart.driver_earning, total: cart.total, currency: cart.currency, quoteId: input.quote_id ?? null, notes: input.notes ?? null, lines,
+      promisedAt: cart.promised_at, deliverAfter: cart.deliver_after, deliverBefore: cart.deliver_before,
       coupon: couponId ? { id: couponId, code: cart.coupon!.code, redemptionId: newId(), now } : null,
     });
     if (!written.ok) throw written.refusal === 'customer' ? couponRefused('COUPON_CUSTOMER_LIMIT_REACHED') : await refusalNow(tx, couponId!, now);
-    await setOrderPromise(tx, id, { promisedAt: cart.promised_at, deliverAfter: cart.deliver_after, deliverBefore: cart.deliver_before });
     await announce(tx, actor.userId, announced, 'order.created', undefined, cart.merchant.owner_user_id);
     return written.order;
   }

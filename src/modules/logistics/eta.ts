@@ -58,11 +58,11 @@ export function createEta(core: Pick<TripCore, 'emit'>, promises: Promises, etaU
   async function refreshDriver(tx: Tx, actor: Pick<Actor, 'userId'> | null, driver: { id: string; organization_id: string }, position: LonLat, at: Date, trips?: TripRow[]) {
     const active = trips ?? (await activeTripsOfDriver(tx, driver.id));
     if (active.length === 0) return;
-    const { model, timeZone } = await promises.speeds(tx, driver.organization_id);
+    const settings = await getSettings(tx, driver.organization_id);
+    const { model, timeZone } = await promises.speeds(tx, driver.organization_id, settings);
     // From the fix's time, or now when the fix is older (he is not standing still in the past).
     const start = new Date(Math.max(at.getTime(), Date.now()));
     const etas = tripEtas(position, start, active.map(etaTrip), model, timeZone, committedRoute(active));
-    const settings = await getSettings(tx, driver.organization_id);
     const writes = active.map((t) => ({ id: t.id, pickup: etas.get(t.id)!.pickup, dropoff: etas.get(t.id)!.dropoff }));
     const raised = await writeEtas(tx, writes, settings.delay_grace_min);
     for (const r of raised) {

@@ -5,7 +5,7 @@ import { AppError } from '../../platform/errors.js';
 import type { LonLat } from '../../platform/geo.js';
 import { hourOfWeek, learnSpeeds, promiseAt, travelSeconds, type SpeedModel } from './eta-model.js';
 import { speedSamples } from './repo/eta.js';
-import { getSettings } from './repo/settings.js';
+import { getSettings, type LogisticsSettings } from './repo/settings.js';
 
 /** Completed trips of the last 8 weeks teach the speeds; at most this many (newest first). */
 const LEARN_WINDOW_MS = 56 * 24 * 3600_000;
@@ -50,8 +50,9 @@ export function validatePromise(promisedAt: Date | string, now: Date): Date {
 export function createPromises(ctx: LogisticsContext) {
   const cache = createCache<string, OrgSpeeds>({ ttlMs: SPEEDS_TTL_MS });
 
-  async function speeds(tx: Tx, organizationId: string): Promise<OrgSpeeds> {
-    const settings = await getSettings(tx, organizationId);
+  /** `settings`: the organization's logistics settings when the caller has read them already (one read, not two). */
+  async function speeds(tx: Tx, organizationId: string, known?: LogisticsSettings): Promise<OrgSpeeds> {
+    const settings = known ?? (await getSettings(tx, organizationId));
     return cache.get(`${organizationId}|${settings.average_speed_kmh}`, async () => {
       const rows = await speedSamples(tx, new Date(Date.now() - LEARN_WINDOW_MS), LEARN_LIMIT);
       const timeZone = (await ctx.deps.organizations.settingsIn(tx)).timezone;
@@ -68,8 +69,8 @@ export function createPromises(ctx: LogisticsContext) {
    * speed + the organization's dispatch buffer.
    */
   async function estimate(tx: Tx, organizationId: string, q: { territoryId: string | null; pickup: LonLat; dropoff: LonLat; start: Date; preparationMin: number }): Promise<Date> {
-    const s = await speeds(tx, organizationId);
     const settings = await getSettings(tx, organizationId);
+    const s = await speeds(tx, organizationId, settings);
     const travelS = travelSeconds(q.pickup, q.dropoff, s.model, q.territoryId, q.start, s.timeZone);
     return promiseAt(q.start, { preparationMin: q.preparationMin, travelS, bufferMin: settings.dispatch_buffer_min });
   }

@@ -107,11 +107,6 @@ export async function insertQuote(tx: Tx, q: NewQuote): Promise<{ expires_at: Da
   return rows[0];
 }
 
-/** The promise of an order (checkout), written beside the order row. */
-export async function setOrderPromise(tx: Tx, orderId: string, p: { promisedAt: Date; deliverAfter: Date | null; deliverBefore: Date | null }): Promise<void> {
-  await tx.query('UPDATE merchant_order SET promised_at = $2, deliver_after = $3, deliver_before = $4 WHERE id = $1', [orderId, p.promisedAt, p.deliverAfter, p.deliverBefore]);
-}
-
 /** The promise of an order, for its trip. */
 export async function orderPromise(tx: Tx, orderId: string): Promise<{ promised_at: Date | null; deliver_after: Date | null; deliver_before: Date | null } | null> {
   const { rows } = await tx.query<{ promised_at: Date | null; deliver_after: Date | null; deliver_before: Date | null }>(

@@ -53,6 +53,10 @@ export interface NewOrder {
   quoteId: string | null;
   notes: string | null;
   lines: PricedLine[];
+  /** The delivery promise made at checkout, and the customer's window when he chose one. */
+  promisedAt: Date | null;
+  deliverAfter: Date | null;
+  deliverBefore: Date | null;
   /** The coupon redeemed with the order, with the redemption's id and the clock its validity window is checked against. */
   coupon: { id: string; code: string; redemptionId: string; now: Date } | null;
 }
@@ -74,8 +78,9 @@ export async function insertOrder(tx: Tx, o: NewOrder): Promise<InsertedOrder> {
   const { rows } = await tx.query<Omit<OrderRow, 'items'> & { coupon_counted: boolean; customer_counted: boolean }>(
     prepared(`WITH o AS (
        INSERT INTO merchant_order AS o (organization_id, id, merchant_id, branch_id, customer_user_id, address_id, dropoff_address, dropoff_location, territory_id,
-                                   payment_destination, order_source, coupon_id, coupon_code, subtotal, discount_total, delivery_fee, driver_earning, total, currency, quote_id, notes, collected_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::point, $9, $10, 'core', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $28)
+                                   payment_destination, order_source, coupon_id, coupon_code, subtotal, discount_total, delivery_fee, driver_earning, total, currency, quote_id, notes, collected_by,
+                                   promised_at, deliver_after, deliver_before)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::point, $9, $10, 'core', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $28, $29, $30, $31)
        RETURNING ${ORDER_COLUMNS}),
      i AS (
        INSERT INTO merchant_order_item (organization_id, order_id, line_no, catalog_item_id, name, unit_price, quantity, line_total)
@@ -98,7 +103,7 @@ export async function insertOrder(tx: Tx, o: NewOrder): Promise<InsertedOrder> {
       o.organizationId, o.id, o.merchantId, o.branchId, o.customerUserId, o.addressId, o.dropoffAddress, o.dropoffPoint, o.territoryId, o.paymentDestination,
       c?.id ?? null, c?.code ?? null, o.subtotal, o.discountTotal, o.deliveryFee, o.driverEarning, o.total, o.currency, o.quoteId, o.notes,
       o.lines.map((l) => l.catalog_item_id), o.lines.map((l) => l.name), o.lines.map((l) => l.unit_price), o.lines.map((l) => l.quantity), o.lines.map((l) => l.line_total),
-      c?.now ?? null, c?.redemptionId ?? null, o.collectedBy,
+      c?.now ?? null, c?.redemptionId ?? null, o.collectedBy, o.promisedAt, o.deliverAfter, o.deliverBefore,
     ],
   );
   const { coupon_counted, customer_counted, ...row } = rows[0];
