@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../platform/errors.js';
-import { greedyNearestDriver, OptimizerInputError, solve, type Plan } from './optimizer/index.js';
+import { greedyNearestDriver, matrixPoints, OptimizerInputError, solve, type Plan } from './optimizer/index.js';
 import { seededInstance } from './optimizer/testing/random-instances.js';
 import { createSolverThread } from './solver-thread.js';
 
@@ -21,6 +21,27 @@ describe('the solver thread', () => {
     expect(withoutTiming((await thread.solve(larger, both)).plan)).toEqual(withoutTiming(solve(larger, both)));
     expect(withoutTiming(baseline)).toEqual(withoutTiming(greedyNearestDriver(problem, options)));
     expect(plan.totals.assigned).toBeGreaterThan(0);
+  });
+
+  it('solves time windows with hubs and a custom matrix on the thread: the plan of the main thread, and a baseline', async () => {
+    const problem = seededInstance(12, 3, 4);
+    const hub = problem.drivers[0].position;
+    const timed = {
+      drivers: problem.drivers.map((d) => ({ ...d, position: hub, returnTo: hub, startAtS: 60, shiftEndS: 7200 })),
+      trips: problem.trips.map((t, i) => ({ ...t, pickupAfterS: 30 * i, deliverBeforeS: 3600 + 60 * i, weightKg: 2 })),
+    };
+    // a custom matrix over every point, the hubs' return points included
+    const points = matrixPoints(timed);
+    const m = points.length;
+    const distances = new Float64Array(m * m);
+    for (let a = 0; a < m; a++) for (let b = 0; b < m; b++) distances[a * m + b] = 1000 * Math.hypot(points[a].lon - points[b].lon, points[a].lat - points[b].lat) * 111;
+    const own = { ...options, objective: 'vehicles' as const, distance: { distances } };
+    const { plan, baseline } = await thread.solve(timed, own);
+    expect(plan.algorithm).toBe('pdptw-lns');
+    expect(withoutTiming(plan)).toEqual(withoutTiming(solve(timed, own)));
+    expect(plan.totals.assigned).toBeGreaterThan(6);
+    expect(plan.totals.assigned + plan.unassigned.length).toBe(12);
+    expect(baseline.algorithm).toBe('greedy-nearest-driver');
   });
 
   it('leaves the event loop free while it solves', async () => {

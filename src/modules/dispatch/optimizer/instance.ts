@@ -181,6 +181,18 @@ export function buildMatrix(points: LonLat[], options: OptimizerOptions): Distan
   return { distances: m };
 }
 
+/** The top-left n × n part of a matrix (itself when it is n × n). */
+function leading(matrix: DistanceMatrix, n: number): DistanceMatrix {
+  const m = Math.round(Math.sqrt(matrix.distances.length));
+  if (m === n) return matrix;
+  const cut = (a: Float64Array) => {
+    const out = new Float64Array(n * n);
+    for (let i = 0; i < n; i++) out.set(a.subarray(i * m, i * m + n), i * n);
+    return out;
+  };
+  return { distances: cut(matrix.distances), durations: matrix.durations && cut(matrix.durations) };
+}
+
 /** m[i][j] === m[j][i] for every pair (an n × n row-major matrix): bit for bit, so either can be read. */
 function isSymmetric(m: Float64Array, n: number): boolean {
   for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) if (!Object.is(m[i * n + j], m[j * n + i])) return false;
@@ -198,7 +210,8 @@ export function compile(problem: OptimizerProblem, options: OptimizerOptions): I
   validate(problem, options);
   const T = problem.trips.length;
   const D = problem.drivers.length;
-  const matrix = buildMatrix(matrixPoints(problem), options);
+  // the matrix may cover the drivers' return points too (matrixPoints): this model reads the first 2T + D of them
+  const matrix = leading(buildMatrix(matrixPoints(problem), options), 2 * T + D);
   const room = new Int32Array(D);
   problem.drivers.forEach((d, i) => (room[i] = d.capacity - (d.currentLoad ?? 0)));
   const compat = new Uint8Array(T * D);

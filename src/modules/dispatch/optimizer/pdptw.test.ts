@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OptimizerInputError, matrixPoints, solve, type DistanceMatrix, type LonLat, type OptimizerOptions, type OptimizerProblem, type Plan } from './index.js';
+import { OptimizerInputError, greedyNearestDriver, matrixPoints, solve, type DistanceMatrix, type LonLat, type OptimizerOptions, type OptimizerProblem, type Plan } from './index.js';
 
 /** Points on a plane (x, y in metres), with Euclidean distances and 1 m/s as the custom matrix of a problem. */
 const xy = (x: number, y: number): LonLat => ({ lon: x / 1e4, lat: y / 1e4 });
@@ -128,6 +128,19 @@ describe('time-window solver', () => {
     const b = solvePlane(problem, { objective: 'vehicles', seed: 7, iterations: 300 });
     expect({ ...a, elapsedMs: 0 }).toEqual({ ...b, elapsedMs: 0 });
     expect(a.totals.assigned).toBe(14);
+  });
+
+  it('the greedy baseline reads a matrix that covers the return points with the right stride', () => {
+    const problem: OptimizerProblem = {
+      drivers: [{ id: 'd1', position: xy(0, 0), returnTo: xy(0, 0), capacity: 2 }],
+      trips: [
+        { id: 'a', pickup: xy(30, 40), dropoff: xy(30, 0) },
+        { id: 'b', pickup: xy(0, 10), dropoff: xy(0, 20) },
+      ],
+    };
+    const plan = greedyNearestDriver(problem, { distance: plane(problem) });
+    const legs = [50, 90, 90 + Math.sqrt(1000), 100 + Math.sqrt(1000)];
+    plan.routes[0].stops.forEach((s, i) => expect(s.cumulativeDistanceM).toBeCloseTo(legs[i], 9));
   });
 
   it('rejects a window that ends before it starts, negative loads and a matrix of the wrong size', () => {
