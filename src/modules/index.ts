@@ -64,7 +64,7 @@ export function composeModules(ctx: AppContext) {
   const money = createMoneyModule(ctx, { logistics: logistics.api, orders: commerce.payments, storage: storage.linker, organizations: organizations.service });
   const integrations = createIntegrationsModule(ctx);
   const notifications = createNotificationsModule(ctx, { identity: identity.service });
-  const messages = createMessagesModule(ctx, { logistics: logistics.api, chat: chat.service, notifications: notifications.service, organizations: organizations.service });
+  const messages = createMessagesModule(ctx, { logistics: logistics.api, chat: chat.service, notifications: notifications.service, organizations: organizations.service, identity: identity.service });
   const subadminScope = createScopeLoader(ctx);
   const subadmin = createSubadminModule(ctx, {
     logistics: logistics.api,

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newShop, ok, rows, type Shop } from '../commerce/fixtures.js';
 import { newDriver, newTrip, pt, tripDb, type TestDriver } from '../logistics/fixtures.js';
+import { DEMO_PASSWORD } from '../../src/seed.js';
 
 /** What a trip's recipient is told, through HTTP: queued once per trigger, in his language, opt-out respected, ETA throttled, templates checked. */
 let t: TestApp;
@@ -124,6 +125,36 @@ describe('recipient messages', () => {
     expect(inbox[0].type).toBe('recipient.driver_assigned');
     expect(inbox[0].body).toMatch(/^Hola, un repartidor ya lleva tu pedido de Shop \w+\./);
     expect(await types(trip.id)).toEqual([]);
+  });
+
+  it("a customer with an account chooses for his phone: told in English, then nothing once he opted out; without a phone he is asked for one", async () => {
+    const phone = nextPhone();
+    const email = `cust-${phone.slice(-5)}@test.test`;
+    const user = await t.db.withSystem((tx) => t.app.services.identity.insertUser(tx, t.demo.organizationId, { email, password: DEMO_PASSWORD, display_name: 'Cliente', role: 'delivery', phone }));
+    const customer = await t.login(email);
+    const url = '/customer/message-preferences';
+    expect(ok(await t.req(customer, { method: 'GET', url }))).toEqual({ phone, opted_out: false, language: null });
+    expect(ok(await t.req(customer, { method: 'PUT', url, payload: { language: 'en' } }))).toEqual({ phone, opted_out: false, language: 'en' });
+    const told = async () => rows(t, "SELECT type, body FROM notification WHERE user_id = $1 AND type LIKE 'recipient.%' ORDER BY created_at", [user.id]);
+    const first = await newTrip(t, shop.merchant, { customer_user_id: user.id });
+    await drive(first.id, 'assigned');
+    expect((await told()).map((n) => n.body)).toEqual([expect.stringMatching(/^Hi, a driver is taking your order from Shop \w+\./)]);
+    expect(ok(await t.req(customer, { method: 'PUT', url, payload: { opted_out: true } }))).toEqual({ phone, opted_out: true, language: 'en' });
+    const second = await newTrip(t, shop.merchant, { customer_user_id: user.id });
+    await drive(second.id, 'assigned');
+    expect(await told()).toHaveLength(1);
+    // The same phone's preference, as staff see it.
+    const listed = ok(await t.req(admin, { method: 'GET', url: '/recipient-messages/preferences?opted_out=true&limit=100' })).data as { phone: string }[];
+    expect(listed.map((p) => p.phone)).toContain(phone);
+    // Bad input and the wrong caller change nothing.
+    expect((await t.req(customer, { method: 'PUT', url, payload: { language: 'fr' } })).statusCode).toBe(400);
+    expect((await t.req(admin, { method: 'PUT', url, payload: { opted_out: false } })).statusCode).toBe(403);
+    const noPhone = await t.as('customer');
+    expect(ok(await t.req(noPhone, { method: 'GET', url }))).toEqual({ phone: null, opted_out: false, language: null });
+    const refused = await t.req(noPhone, { method: 'PUT', url, payload: { opted_out: true } });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json().code).toBe('NO_RECIPIENT_PHONE');
+    expect(ok(await t.req(customer, { method: 'GET', url }))).toEqual({ phone, opted_out: true, language: 'en' });
   });
 
   it('sends "arriving soon" when the ETA falls under the setting, at most once per trip and period', async () => {

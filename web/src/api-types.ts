@@ -808,6 +808,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/customer/message-preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer: whether he is told about his orders (order confirmed, driver assigned, arriving soon, delivered, failed) and in which language
+         * @description The preference of the account's phone, shared with the messages a tracking link's recipient gets on that phone. Language null: the organization's default.
+         *
+         *     **Access**: roles `delivery`.
+         */
+        get: operations["getCustomerMessagePreference"];
+        /**
+         * The customer: stop (or resume) the messages about his orders, or choose their language
+         * @description Only the given fields change. An account without a phone is 422 NO_RECIPIENT_PHONE and nothing is written.
+         *
+         *     **Access**: roles `delivery`.
+         */
+        put: operations["setCustomerMessagePreference"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/customer/orders": {
         parameters: {
             query?: never;
@@ -5746,6 +5774,11 @@ export interface components {
             body?: string;
             title?: string;
         };
+        /** SetCustomerMessagePreferenceRequest */
+        SetCustomerMessagePreferenceRequest: {
+            language?: ("es" | "en") | null;
+            opted_out?: boolean;
+        };
         /** SetDriverAvailabilityRequest */
         SetDriverAvailabilityRequest: {
             available: boolean;
@@ -9345,6 +9378,116 @@ export interface operations {
                 };
             };
             414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getCustomerMessagePreference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        language: ("es" | "en") | null;
+                        opted_out: boolean;
+                        phone: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    setCustomerMessagePreference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetCustomerMessagePreferenceRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        language: ("es" | "en") | null;
+                        opted_out: boolean;
+                        phone: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            /** @description The request is well-formed but breaks a business rule. Codes: `NO_RECIPIENT_PHONE`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };

@@ -69,6 +69,12 @@ export async function activeUserRoles(tx: Tx): Promise<Pick<UserRow, 'id' | 'rol
   return rows;
 }
 
+/** A user's phone (E.164), or null. */
+export async function userPhone(tx: Tx, userId: string): Promise<string | null> {
+  const { rows } = await tx.query<{ phone: string | null }>('SELECT phone FROM users WHERE id = $1', [userId]);
+  return rows[0]?.phone ?? null;
+}
+
 /** Active users per role (the dashboard). */
 export async function activeUsersByRole(tx: Tx): Promise<Record<string, number>> {
   const { rows } = await tx.query<{ role: string; n: number }>('SELECT role, count(*)::int AS n FROM users WHERE active GROUP BY role');

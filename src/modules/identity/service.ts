@@ -337,6 +337,9 @@ export function createIdentityService(ctx: AppContext) {
       return (await repo.activeUserRoles(tx)).filter((u) => kinds.includes(principalOf(u))).map((u) => u.id);
     },
 
+    /** For other modules (recipient messages: the preference of a customer's phone): a user's phone, or null. */
+    userPhone: (tx: Tx, userId: string): Promise<string | null> => repo.userPhone(tx, userId),
+
     /** For other modules (the dashboard): active users per role in the caller's organization. */
     activeUsersByRole: (tx: Tx): Promise<Record<string, number>> => repo.activeUsersByRole(tx),
 

@@ -2,6 +2,7 @@ import { withDeps, type Api, type AppContext, type ModuleContext } from '../../p
 import type { ChatService } from '../chat/index.js';
 import type { LogisticsApi } from '../logistics/index.js';
 import type { NotificationService } from '../notifications/index.js';
+import type { IdentityService } from '../identity/index.js';
 import type { OrganizationService } from '../organizations/index.js';
 import { messageRoutes } from './routes.js';
 import { createMessagesService } from './service.js';
@@ -14,6 +15,8 @@ export type MessagesContext = ModuleContext<{
   chat: Pick<ChatService, 'enqueueRecipientMessage'>;
   notifications: Pick<NotificationService, 'notifyIn'>;
   organizations: Pick<OrganizationService, 'branding' | 'settingsIn'>;
+  /** A customer's phone: his messages follow that phone's preference (opt-out, language) as a recipient's do. */
+  identity: Pick<IdentityService, 'userPhone'>;
 }>;
 
 /**

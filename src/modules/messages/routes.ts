@@ -128,6 +128,41 @@ export function messageRoutes(app: Api, ctx: MessagesContext, svc: MessagesServi
     async (req) => svc.setPreference(actorOf(req), req.body),
   );
 
+  const OwnPreference = Type.Object(
+    { phone: Nullable(Type.String({ description: "The account's phone (E.164) the preference belongs to; null: the account has no phone" })), opted_out: Type.Boolean(), language: Nullable(Language) },
+    { $id: 'CustomerMessagePreference' },
+  );
+  app.get(
+    '/customer/message-preferences',
+    {
+      config: { auth: { roles: ['delivery'] } },
+      schema: {
+        operationId: 'getCustomerMessagePreference',
+        tags: ['recipient-messages'],
+        summary: 'The customer: whether he is told about his orders (order confirmed, driver assigned, arriving soon, delivered, failed) and in which language',
+        description: "The preference of the account's phone, shared with the messages a tracking link's recipient gets on that phone. Language null: the organization's default.",
+        response: { 200: OwnPreference },
+      },
+    },
+    async (req) => svc.ownCustomerPreference(actorOf(req)),
+  );
+
+  app.put(
+    '/customer/message-preferences',
+    {
+      config: { auth: { roles: ['delivery'] } },
+      schema: {
+        operationId: 'setCustomerMessagePreference',
+        tags: ['recipient-messages'],
+        summary: 'The customer: stop (or resume) the messages about his orders, or choose their language',
+        description: 'Only the given fields change. An account without a phone is 422 NO_RECIPIENT_PHONE and nothing is written.',
+        body: Strict({ opted_out: Type.Optional(Type.Boolean()), language: Type.Optional(Nullable(Language)) }),
+        response: { 200: OwnPreference },
+      },
+    },
+    async (req) => svc.ownCustomerPreference(actorOf(req), req.body),
+  );
+
   app.put(
     '/public/tracking/:token/preferences',
     {

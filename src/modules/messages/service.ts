@@ -130,8 +130,12 @@ export function createMessagesService(ctx: MessagesContext) {
     if (t.customer_user_id) await pushTo(tx, organizationId, t.customer_user_id, tripId, kind, s, t, etaAt);
   }
 
+  /** A customer with an account is told in the app (inbox and push), following his phone's preference: nothing once he opted out, in his language. */
   async function pushTo(tx: Tx, organizationId: string, userId: string, subjectId: string, kind: MessageKind, s: MessageSettingsRow, t: { merchant_id: string | null }, etaAt: Date | null) {
-    const language = s.defaultLanguage as Language;
+    const phone = await ctx.deps.identity.userPhone(tx, userId);
+    const pref = phone ? await repo.findPreference(tx, phone) : null;
+    if (pref?.optedOutAt) return;
+    const language = ((pref?.language ?? s.defaultLanguage) as Language) ?? 'es';
     if (!(await repo.claimMessage(tx, { organizationId, id: newId(), subjectId, kind, channel: 'push', language, destination: userId }))) return;
     const values = await valuesOf(tx, t, { name: null, url: null, etaAt });
     await notifications.notifyIn(tx, organizationId, {
@@ -234,6 +238,19 @@ export function createMessagesService(ctx: MessagesContext) {
         await recordAudit(tx, actor, { action: 'recipient_messages.preference_set', entityType: 'recipient_preference', entityId: after.id, before: before ? preferenceOut(before) : null, after: preferenceOut(after) });
         return preferenceOut(after);
       }),
+
+    /** A customer with an account: the preference of his own phone (the messages about his orders follow it). */
+    async ownCustomerPreference(actor: Actor, input?: { opted_out?: boolean; language?: Language | null }) {
+      return ctx.db.withTenant(actor, async (tx) => {
+        const phone = await ctx.deps.identity.userPhone(tx, actor.userId);
+        if (!phone) {
+          if (!input) return { phone: null, opted_out: false, language: null };
+          throw AppError.unprocessable('Add a phone to your account to choose how you are told about your orders', 'NO_RECIPIENT_PHONE', [{ field: 'phone', message: 'the account has no phone' }]);
+        }
+        const p = input ? await repo.upsertPreference(tx, { organizationId: actor.organizationId, id: newId(), phone, language: input.language, optedOut: input.opted_out, changedBy: 'recipient' }) : await repo.findPreference(tx, phone);
+        return { phone, opted_out: !!p?.optedOutAt, language: (p?.language as Language | null) ?? null };
+      });
+    },
 
     /** The recipient, from his tracking link: stop (or resume) the messages to his phone, choose their language. Null: no such link. */
     async setOwnPreference(token: string, input: { opted_out?: boolean; language?: Language }) {
