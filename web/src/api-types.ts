@@ -1906,11 +1906,33 @@ export interface paths {
         head?: never;
         /**
          * Change a branch of the calling merchant; a new location re-derives the territory
-         * @description 404 for a branch of another merchant or organization. Deactivated branches disappear from the marketplace and take no orders.
+         * @description 404 for a branch of another merchant or organization. Deactivated branches disappear from the marketplace and take no orders. `preparation_min` (1–240) is the default preparation time the promise of a new order counts; its change is audited (branch.preparation_changed).
          *
          *     **Access**: roles `comercio`.
          */
         patch: operations["updateMerchantBranch"];
+        trace?: never;
+    };
+    "/api/v1/merchant/cash": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Cash of the calling merchant's orders that the platform's drivers collected and have not remitted yet, newest first
+         * @description Cash orders collected by the platform's driver: the driver holds the cash until he hands it in (a remittance, or netted by his settlement); until then the merchant's net of the order is pending in his wallet. `total` and `count` are over every collection still held (not only this page).
+         *
+         *     **Access**: roles `comercio`.
+         */
+        get: operations["listMerchantHeldCash"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/merchant/catalog": {
@@ -2120,7 +2142,7 @@ export interface paths {
         head?: never;
         /**
          * Move an order: pending_confirmation → confirmed → preparing → ready, or cancel it from any non-terminal state
-         * @description `ready` creates the trip in the logistics core in the same transaction (pickup = branch, dropoff = the customer address, fee and driver earning from the tariff), exactly once even when two updates race. in_delivery and delivered follow the trip (pickup verified, completed) and are 409 INVALID_TRANSITION here, as is any move the machine does not allow (the problem names current_status). Cancelling cancels the open trip and releases the coupon use. 404 for an order of another merchant or organization.
+         * @description `ready` creates the trip in the logistics core in the same transaction (pickup = branch, dropoff = the customer address, fee and driver earning from the tariff), exactly once even when two updates race. in_delivery and delivered follow the trip (pickup verified, completed) and are 409 INVALID_TRANSITION here, as is any move the machine does not allow (the problem names current_status). Cancelling cancels the open trip and releases the coupon use. 404 for an order of another merchant or organization. Accepting (→ confirmed) may say how long the order takes to prepare (`preparation_min`, 1–240): the order keeps it and its promise (`promised_at`) moves to now + the preparation + travel + the dispatch buffer, which the trip inherits when the order is ready; a scheduled window keeps its promise. With any other status it is 400.
          *
          *     **Access**: roles `comercio`.
          */
@@ -2279,6 +2301,28 @@ export interface paths {
          *     **Access**: roles `comercio`.
          */
         get: operations["getMerchantWallet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/merchant/wallet.xlsx": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling merchant's wallet entries of a period as a spreadsheet (oldest first, a totals row)
+         * @description An Office Open XML workbook, attachment wallet_<from>_<to>.xlsx: one row per entry created in [from, to), dates as date cells, amounts as number cells (signed as in GET /merchant/wallet) with a SUM totals row; headers and entry types in `lang` (es by default). Only the caller's entries. from not before to is 400; more than 50000 entries is 422 REPORT_TOO_LARGE.
+         *
+         *     **Access**: roles `comercio`.
+         */
+        get: operations["getMerchantWalletWorkbook"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4089,6 +4133,8 @@ export interface components {
             /** @description the organization (tenant) the resource belongs to */
             organization_id?: string;
             phone: string | null;
+            /** @description minutes the branch usually needs to prepare an order: checkout's promise counts them (the merchant may give another time when accepting) */
+            preparation_min: number;
             territory_id: string | null;
             /** Format: date-time */
             updated_at: string;
@@ -4268,6 +4314,8 @@ export interface components {
             }[];
             /** @description phone number, stored in E.164 (e.g. +59171234567); without a +country code it is read as a number of the organization's default_country */
             phone?: string;
+            /** @description minutes, 1 to 240 */
+            preparation_min?: number;
         };
         /** CreateMerchantCouponRequest */
         CreateMerchantCouponRequest: {
@@ -5014,6 +5062,8 @@ export interface components {
                     open: string;
                 }[];
                 phone: string | null;
+                /** @description minutes the branch usually needs to prepare an order: checkout's promise counts them (the merchant may give another time when accepting) */
+                preparation_min: number;
                 territory_id: string | null;
                 /** Format: date-time */
                 updated_at: string;
@@ -5341,6 +5391,10 @@ export interface components {
             created_at: string;
             currency: string;
             customer_user_id: string;
+            /** @description a scheduled delivery window's start */
+            deliver_after: string | null;
+            /** @description a scheduled delivery window's end (the promise) */
+            deliver_before: string | null;
             /**
              * @description decimal string with at most 2 fraction digits, e.g. "12.50"
              * @example 12.50
@@ -5365,6 +5419,9 @@ export interface components {
             payment_review_id: string | null;
             /** @description pending → pending_review (direct-payment proof) → paid | failed (failed → pending_review with a new proof); pending | authorized → paid when the platform records a platform payment as received (POST /admin/orders/{id}/payment-received), cash orders at delivery; paid → partially_refunded → refunded (refunds). A cancelled order: pending_review | authorized → failed, a received platform payment → refunded. A delivered platform order stays pending until received: its wallet entries are pending and no settlement pays them out. */
             payment_status: "pending" | "pending_review" | "authorized" | "paid" | "failed" | "partially_refunded" | "refunded";
+            preparation_min: number | null;
+            /** @description when the delivery is promised: set at checkout (the branch's preparation + travel + dispatch buffer, or a scheduled window's end), moved when the merchant accepts with a preparation time; the trip inherits it */
+            promised_at: string | null;
             quote_id: string | null;
             /** @description pending_confirmation → confirmed → preparing → ready → in_delivery → delivered; cancelled from any non-terminal state; a failed delivery: in_delivery → delivery_failed (→ returned when the goods are back at the merchant) */
             status: "pending_confirmation" | "confirmed" | "preparing" | "ready" | "in_delivery" | "delivered" | "cancelled" | "delivery_failed" | "returned";
@@ -6101,6 +6158,8 @@ export interface components {
                 open: string;
             }[];
             phone?: string | null;
+            /** @description minutes, 1 to 240 */
+            preparation_min?: number;
         };
         /** UpdateMerchantChannelsRequest */
         UpdateMerchantChannelsRequest: {
@@ -6137,6 +6196,8 @@ export interface components {
         };
         /** UpdateMerchantOrderStatusRequest */
         UpdateMerchantOrderStatusRequest: {
+            /** @description minutes, 1 to 240 */
+            preparation_min?: number;
             reason?: string;
             /** @description pending_confirmation → confirmed → preparing → ready → in_delivery → delivered; cancelled from any non-terminal state; a failed delivery: in_delivery → delivery_failed (→ returned when the goods are back at the merchant) */
             status: "pending_confirmation" | "confirmed" | "preparing" | "ready" | "in_delivery" | "delivered" | "cancelled" | "delivery_failed" | "returned";
@@ -13222,6 +13283,78 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    listMerchantHeldCash: {
+        parameters: {
+            query?: {
+                /** @description opaque: the `next_cursor` of the previous page; a value this API did not issue is 400 VALIDATION_FAILED */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        count: number;
+                        currency: string;
+                        data: {
+                            /**
+                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                             * @example 12.50
+                             */
+                            amount: string;
+                            /** Format: date-time */
+                            collected_at: string;
+                            currency: string;
+                            driver_id: string;
+                            /** @description the driver's collection entry */
+                            id: string;
+                            order_id: string;
+                            trip_id: string | null;
+                        }[];
+                        next_cursor: string | null;
+                        /**
+                         * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+                         * @example 12.50
+                         */
+                        total: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
     listMerchantCatalog: {
         parameters: {
             query?: {
@@ -14630,6 +14763,74 @@ export interface operations {
                 };
             };
             414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getMerchantWalletWorkbook: {
+        parameters: {
+            query: {
+                /** @description inclusive */
+                from: string;
+                /** @description the language of the headers and entry types (default es) */
+                lang?: "es" | "en";
+                /** @description exclusive */
+                to: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an xlsx workbook (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            /** @description The request is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            /** @description The request is well-formed but breaks a business rule. Codes: `REPORT_TOO_LARGE`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };

@@ -9,7 +9,8 @@ import { GeoPoint, parsePoint, pointSql } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { geo, ownMerchant } from './model.js';
+import { recordAudit } from '../../platform/audit.js';
+import { geo, ownMerchant, PreparationMinutes } from './model.js';
 import { openingState } from './opening-hours.js';
 import * as repo from './repo/branches.js';
 import type { BranchRow } from './repo/branches.js';
@@ -35,6 +36,7 @@ export const BranchOut = Type.Object({
   opening_hours: OpeningHours,
   phone: Nullable(Type.String()),
   active: Type.Boolean(),
+  preparation_min: Type.Integer({ description: "minutes the branch usually needs to prepare an order: checkout's promise counts them (the merchant may give another time when accepting)" }),
   territory_id: Nullable(Type.String()),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -68,6 +70,7 @@ const BranchFields = {
   opening_hours: Type.Optional(OpeningHours),
   phone: Type.Optional(Phone),
   active: Type.Optional(Type.Boolean()),
+  preparation_min: Type.Optional(PreparationMinutes),
 };
 
 /** GET /merchant/branches: the caller's branches, newest first. */
@@ -134,7 +137,9 @@ export function branchRoutes(app: Api, ctx: CommerceContext) {
         operationId: 'updateMerchantBranch',
         tags: ['merchant'],
         summary: 'Change a branch of the calling merchant; a new location re-derives the territory',
-        description: "404 for a branch of another merchant or organization. Deactivated branches disappear from the marketplace and take no orders.",
+        description:
+          '404 for a branch of another merchant or organization. Deactivated branches disappear from the marketplace and take no orders. ' +
+          '`preparation_min` (1–240) is the default preparation time the promise of a new order counts; its change is audited (branch.preparation_changed).',
         params: IdParams,
         body: Strict(
           {
@@ -144,6 +149,7 @@ export function branchRoutes(app: Api, ctx: CommerceContext) {
             opening_hours: Type.Optional(OpeningHours),
             phone: Type.Optional(Nullable(Phone)),
             active: Type.Optional(Type.Boolean()),
+            preparation_min: Type.Optional(PreparationMinutes),
           },
           { minProperties: 1 },
         ),
@@ -160,7 +166,7 @@ export async function createBranch(
   ctx: CommerceContext,
   tx: Tx,
   actor: Actor,
-  input: { name: string; address: string; location: GeoPoint; opening_hours?: OpeningHours; phone?: string; active?: boolean },
+  input: { name: string; address: string; location: GeoPoint; opening_hours?: OpeningHours; phone?: string; active?: boolean; preparation_min?: number },
 ): Promise<BranchRow> {
   const m = await ownMerchant(ctx, tx, actor);
   const p = parsePoint(input.location);
@@ -173,6 +179,7 @@ export async function createBranch(
     openingHours: input.opening_hours ?? [],
     phone: input.phone ?? null,
     active: input.active ?? true,
+    preparationMin: input.preparation_min ?? null,
     territoryId: await ctx.deps.logistics.territoryForPoint(tx, p),
   });
   return (await loadBranch(tx, id))!;
@@ -183,7 +190,7 @@ export function updateOwnBranch(
   ctx: CommerceContext,
   actor: Actor,
   id: string,
-  body: { name?: string; address?: string; location?: GeoPoint; opening_hours?: OpeningHours; phone?: string | null; active?: boolean },
+  body: { name?: string; address?: string; location?: GeoPoint; opening_hours?: OpeningHours; phone?: string | null; active?: boolean; preparation_min?: number },
 ): Promise<Static<typeof MerchantBranchOut>> {
   return ctx.db.withTenant(actor, async (tx) => {
     const m = await ownMerchant(ctx, tx, actor);
@@ -199,8 +206,12 @@ export function updateOwnBranch(
       openingHours: body.opening_hours,
       phone: 'phone' in body ? phone : undefined,
       active: body.active,
+      preparationMin: body.preparation_min,
       territoryId,
     });
+    if (body.preparation_min !== undefined && body.preparation_min !== before.preparation_min) {
+      await recordAudit(tx, actor, { action: 'branch.preparation_changed', entityType: 'merchant_branch', entityId: before.id, before: { preparation_min: before.preparation_min }, after: { preparation_min: body.preparation_min } });
+    }
     return (await merchantBranchesOut(ctx, tx, [(await repo.findBranch(tx, before.id))!]))[0];
   });
 }

@@ -31,6 +31,8 @@ export const PaymentStatusSchema = lit(
     'wallet entries are pending and no settlement pays them out.',
 );
 export const OrderSourceSchema = lit(ORDER_SOURCES);
+/** How long an order takes to prepare, in minutes (an order when accepted, a branch's default). */
+export const PreparationMinutes = Type.Integer({ minimum: 1, maximum: 240, description: 'minutes, 1 to 240' });
 export const ExpressStatusSchema = lit(EXPRESS_STATUSES, 'requested → created (trip exists) → completed | cancelled | delivery_failed (→ returned), following the trip');
 export const ServiceModeSchema = lit(SERVICE_MODES);
 
@@ -92,6 +94,10 @@ export const OrderOut = Type.Object({
   trip_id: Nullable(Type.String()),
   notes: Nullable(Type.String()),
   status_reason: Nullable(Type.String()),
+  promised_at: Type.Union([Timestamp, Type.Null()], { description: "when the delivery is promised: set at checkout (the branch's preparation + travel + dispatch buffer, or a scheduled window's end), moved when the merchant accepts with a preparation time; the trip inherits it" }),
+  deliver_after: Type.Union([Timestamp, Type.Null()], { description: "a scheduled delivery window's start" }),
+  deliver_before: Type.Union([Timestamp, Type.Null()], { description: "a scheduled delivery window's end (the promise)" }),
+  preparation_min: Nullable(Type.Integer({ description: 'the preparation time the merchant gave when accepting (minutes); null before' })),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -127,6 +133,10 @@ export function orderOut(o: OrderRow): Static<typeof OrderOut> {
     trip_id: o.trip_id,
     notes: o.notes,
     status_reason: o.status_reason,
+    promised_at: o.promised_at,
+    deliver_after: o.deliver_after,
+    deliver_before: o.deliver_before,
+    preparation_min: o.preparation_min,
     created_at: o.created_at,
     updated_at: o.updated_at,
   };

@@ -6,7 +6,7 @@ import { AppError } from '../../platform/errors.js';
 import { Id, IdParams, OneOf, Page, PageQueryProps, ShortText, Strict } from '../../platform/schemas.js';
 import { CartItems } from './checkout.js';
 import { CouponCode } from './coupons.js';
-import { OrderOut, orderOut, OrderStatusSchema, PaymentDestinationSchema } from './model.js';
+import { OrderOut, orderOut, OrderStatusSchema, PaymentDestinationSchema, PreparationMinutes } from './model.js';
 import type { OrderService } from './orders.js';
 
 type OrderBody = {
@@ -122,14 +122,21 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
           '`ready` creates the trip in the logistics core in the same transaction (pickup = branch, dropoff = the customer address, fee and driver earning ' +
           'from the tariff), exactly once even when two updates race. in_delivery and delivered follow the trip (pickup verified, completed) and are ' +
           '409 INVALID_TRANSITION here, as is any move the machine does not allow (the problem names current_status). Cancelling cancels the open trip ' +
-          'and releases the coupon use. 404 for an order of another merchant or organization.',
+          'and releases the coupon use. 404 for an order of another merchant or organization. ' +
+          'Accepting (→ confirmed) may say how long the order takes to prepare (`preparation_min`, 1–240): the order keeps it and its promise ' +
+          '(`promised_at`) moves to now + the preparation + travel + the dispatch buffer, which the trip inherits when the order is ready; ' +
+          'a scheduled window keeps its promise. With any other status it is 400.',
         params: IdParams,
-        body: Strict({ status: OrderStatusSchema, reason: Type.Optional(ShortText(500)) }),
+        body: Strict({
+          status: OrderStatusSchema,
+          reason: Type.Optional(ShortText(500)),
+          preparation_min: Type.Optional(PreparationMinutes),
+        }),
         response: { 200: OrderOut },
       },
     },
     async (req) => {
-      return orderOut(await orders.updateByMerchant(actorOf(req), req.params.id, req.body.status, req.body.reason ?? null));
+      return orderOut(await orders.updateByMerchant(actorOf(req), req.params.id, req.body.status, req.body.reason ?? null, req.body.preparation_min ?? null));
     },
   );
 

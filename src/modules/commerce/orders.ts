@@ -9,7 +9,7 @@ import { assertTransition, type Transitions } from '../../platform/state-machine
 import { buildCart, type Cart, type CartInput } from './checkout.js';
 import { couponRefused, refusalNow } from './coupons.js';
 import { releaseRedemption } from './repo/coupons.js';
-import { findOrder, insertOrder, listCustomerOrders, listMerchantOrders, setOrderPaymentStatus, setOrderTrip, updateOrderStatus, type OrderRow, type OrderStatus } from './repo/orders.js';
+import { findOrder, insertOrder, listCustomerOrders, listMerchantOrders, setOrderPaymentStatus, setOrderPreparation, setOrderTrip, updateOrderStatus, type OrderRow, type OrderStatus } from './repo/orders.js';
 import { lockQuote, markQuoteUsed, orderPromise } from './repo/checkout.js';
 import { orderOut, ownMerchant } from './model.js';
 import { recordAudit } from '../../platform/audit.js';
@@ -190,12 +190,40 @@ export function createOrderService(ctx: CommerceContext) {
     return after;
   }
 
-  /** PATCH /merchant/orders/:id/status: only the merchant's own orders (404 otherwise), only MERCHANT_TRANSITIONS. */
-  async function merchantStatus(tx: Tx, actor: Actor, merchantId: string, orderId: string, to: OrderStatus, reason: string | null): Promise<OrderRow> {
+  /**
+   * The preparation time the merchant gives when he accepts: kept on the order, and the promise moves to now + it + travel + the
+   * dispatch buffer (the estimate checkout made, started again from the acceptance). A scheduled window keeps its promise.
+   */
+  async function prepare(tx: Tx, actor: Actor, o: OrderRow, preparationMin: number): Promise<void> {
+    let promisedAt: Date | null = null;
+    if (!o.deliver_before) {
+      const b = await pickupOf(tx, o.branch_id);
+      const p = await ctx.deps.logistics.promiseFor(tx, actor.organizationId, {
+        territoryId: o.territory_id,
+        pickup: { lon: Number(b.lon), lat: Number(b.lat) },
+        dropoff: { lon: Number(o.dropoff_lon), lat: Number(o.dropoff_lat) },
+        preparationMin,
+      });
+      promisedAt = p.promised_at;
+    }
+    await setOrderPreparation(tx, o.id, preparationMin, promisedAt);
+  }
+
+  /**
+   * PATCH /merchant/orders/:id/status: only the merchant's own orders (404 otherwise), only MERCHANT_TRANSITIONS; a preparation
+   * time only when accepting (→ confirmed; 400 otherwise).
+   */
+  async function merchantStatus(tx: Tx, actor: Actor, merchantId: string, orderId: string, to: OrderStatus, reason: string | null, preparationMin: number | null = null): Promise<OrderRow> {
+    if (preparationMin !== null && to !== 'confirmed') {
+      throw AppError.badRequest('preparation_min is given when accepting the order (status confirmed)', [{ field: 'preparation_min', message: 'only with status confirmed' }]);
+    }
     const o = await loadOrder(tx, orderId);
     if (!o || o.merchant_id !== merchantId) throw AppError.notFound('Order');
     assertTransition('Order', MERCHANT_TRANSITIONS, o.status, to);
-    return move(tx, actor, o, to, reason);
+    const after = await move(tx, actor, o, to, reason);
+    if (preparationMin === null) return after;
+    await prepare(tx, actor, after, preparationMin);
+    return (await loadOrder(tx, o.id))!;
   }
 
   const payments: OrderPayments = {
@@ -257,8 +285,8 @@ export function createOrderService(ctx: CommerceContext) {
   }
 
   /** PATCH /merchant/orders/:id/status, in its own transaction. */
-  function updateByMerchant(actor: Actor, orderId: string, to: OrderStatus, reason: string | null): Promise<OrderRow> {
-    return ctx.db.withTenant(actor, async (tx) => merchantStatus(tx, actor, (await ownMerchant(ctx, tx, actor)).id, orderId, to, reason));
+  function updateByMerchant(actor: Actor, orderId: string, to: OrderStatus, reason: string | null, preparationMin: number | null = null): Promise<OrderRow> {
+    return ctx.db.withTenant(actor, async (tx) => merchantStatus(tx, actor, (await ownMerchant(ctx, tx, actor)).id, orderId, to, reason, preparationMin));
   }
 
   /** POST /admin/orders/:id/cancel: same effects as a merchant cancellation; audited. */

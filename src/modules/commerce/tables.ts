@@ -259,6 +259,8 @@ export const merchantOrder = pgTable(
     promisedAt: ts('promised_at'),
     deliverAfter: ts('deliver_after'),
     deliverBefore: ts('deliver_before'),
+    /** Minutes the merchant said he needs when he accepted the order (the promise moved with it); null until accepted with one. */
+    preparationMin: integer('preparation_min'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
     /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */
@@ -277,6 +279,7 @@ export const merchantOrder = pgTable(
       'merchant_order_totals_ck',
       sql`${t.subtotal} >= 0 and ${t.discountTotal} >= 0 and ${t.discountTotal} <= ${t.subtotal} and ${t.deliveryFee} >= 0 and ${t.driverEarning} >= 0 and ${t.total} >= 0`,
     ),
+    check('merchant_order_preparation_ck', sql`${t.preparationMin} IS NULL OR ${t.preparationMin} BETWEEN 1 AND 240`),
   ],
 );
 

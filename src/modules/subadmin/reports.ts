@@ -1,4 +1,6 @@
+import type { TSchema } from '@sinclair/typebox';
 import type ExcelJS from 'exceljs';
+import type { FastifyReply } from 'fastify';
 import { AppError } from '../../platform/errors.js';
 import { money, sumMoney } from '../../platform/money.js';
 import type { Period, TripReportRow } from '../logistics/index.js';
@@ -10,6 +12,19 @@ const loadExcel = lazyModule('exceljs', async () => (await import('exceljs')).de
 
 /** The served type: an Office Open XML workbook (.xlsx) served under the SPEC's `.xls` paths; Excel and LibreOffice open it. */
 export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+
+/** The response of a route that answers a workbook (its OpenAPI body). */
+export const WorkbookResponse = { description: `an xlsx workbook (${XLSX_TYPE})`, content: { [XLSX_TYPE]: { schema: { type: 'string', format: 'binary' } } } } as unknown as TSchema;
+
+/** Sends a workbook as an attachment named `name`, never cached. */
+export function sendWorkbook(reply: FastifyReply, file: Buffer, name: string) {
+  return reply
+    .header('content-type', XLSX_TYPE)
+    .header('content-disposition', `attachment; filename="${name}"`)
+    .header('cache-control', 'private, no-store')
+    .header('content-length', String(file.length))
+    .send(file);
+}
 
 /** Above this many rows a report asks for a narrower period (422 REPORT_TOO_LARGE) instead of building a huge workbook in memory. */
 export const REPORT_MAX_ROWS = 50_000;
@@ -33,7 +48,19 @@ export interface Workbook<R> {
   /** Label of the totals row, and what it carries per column key (sums for money columns are computed here). */
   totalsLabelKey: string;
   countKey?: string;
+  /** The words of the title block and the totals row in the reader's language (English when absent). */
+  labels?: SheetLabels;
 }
+
+export interface SheetLabels {
+  period: string;
+  beginning: string;
+  now: string;
+  scope: string;
+  total: string;
+}
+
+const ENGLISH: SheetLabels = { period: 'Period', beginning: 'beginning', now: 'now', scope: 'Scope', total: 'TOTAL' };
 
 /** Builds the workbook: one sheet per part (the first is the main one), each a title block, a header row, one row per record, a totals row with SUM formulas (and their computed results). */
 export async function buildWorkbook<R>(w: Workbook<R>, ...more: Workbook<R>[]): Promise<Buffer> {
@@ -47,10 +74,11 @@ export async function buildWorkbook<R>(w: Workbook<R>, ...more: Workbook<R>[]): 
 
 function addSheet<R>(wb: ExcelJS.Workbook, w: Workbook<R>): void {
   const ws = wb.addWorksheet(w.sheet);
+  const l = w.labels ?? ENGLISH;
   ws.columns = w.columns.map((c) => ({ key: c.key, width: c.width }));
   ws.addRow([w.title]).font = { bold: true, size: 14 };
-  ws.addRow(['Period', w.period.from ?? 'beginning', w.period.to ?? 'now']);
-  ws.addRow(['Scope', w.scope]);
+  ws.addRow([l.period, w.period.from ?? l.beginning, w.period.to ?? l.now]);
+  ws.addRow([l.scope, w.scope]);
   ws.addRow([]);
   const header = ws.addRow(w.columns.map((c) => c.header));
   header.font = { bold: true };
@@ -74,7 +102,7 @@ function addSheet<R>(wb: ExcelJS.Workbook, w: Workbook<R>): void {
   w.columns.forEach((c, i) => {
     const cell = totals.getCell(i + 1);
     const letter = ws.getColumn(i + 1).letter;
-    if (c.key === w.totalsLabelKey) cell.value = 'TOTAL';
+    if (c.key === w.totalsLabelKey) cell.value = l.total;
     else if (c.key === w.countKey) cell.value = w.rows.length;
     else if (c.type === 'money') {
       const sum = Number(sumMoney(w.rows.map((r) => (c.value(r) as string | null) ?? '0')).toFixed(2));

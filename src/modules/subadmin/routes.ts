@@ -1,4 +1,4 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { actorOf, SUBADMIN_PERMISSION_KEYS } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
@@ -9,7 +9,7 @@ import { ReviewOut } from '../money/index.js';
 import type { BannerService } from './banners.js';
 import { PercentPattern, scopeOf } from './model.js';
 import type { ProfileService } from './profiles.js';
-import { periodOf, REPORT_MAX_ROWS, XLSX_TYPE } from './reports.js';
+import { periodOf, REPORT_MAX_ROWS, sendWorkbook, WorkbookResponse as Workbook, XLSX_TYPE } from './reports.js';
 import { deliveriesStatus, liveMap, paymentReviewCounts, report, setMerchantCommission } from './console.js';
 
 const Percent = Type.String({ pattern: PercentPattern, description: 'percentage 0..100 with at most 2 decimals, e.g. "12.50"' });
@@ -78,7 +78,7 @@ export const BannerOut = Type.Object({
 });
 
 const Counts = Type.Record(Type.String(), Type.Integer());
-export const Workbook = { description: `an xlsx workbook (${XLSX_TYPE})`, content: { [XLSX_TYPE]: { schema: { type: 'string', format: 'binary' } } } } as unknown as TSchema;
+export { WorkbookResponse as Workbook, sendWorkbook } from './reports.js';
 
 export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles: ProfileService; banners: BannerService }) {
   const { profiles, banners } = deps;
@@ -375,13 +375,4 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
       return sendWorkbook(typedReply as FastifyReply, file, name);
     },
   );
-}
-
-export function sendWorkbook(reply: FastifyReply, file: Buffer, name: string) {
-  return reply
-    .header('content-type', XLSX_TYPE)
-    .header('content-disposition', `attachment; filename="${name}"`)
-    .header('cache-control', 'private, no-store')
-    .header('content-length', String(file.length))
-    .send(file);
 }

@@ -34,14 +34,16 @@ export interface BranchWrite {
   openingHours: BranchRow['opening_hours'];
   phone: string | null;
   active: boolean;
+  /** Null: the column's default. */
+  preparationMin: number | null;
   territoryId: string | null;
 }
 
 export async function insertBranch(tx: Tx, organizationId: string, id: string, merchantId: string, b: BranchWrite): Promise<void> {
   await tx.query(
-    `INSERT INTO merchant_branch (organization_id, id, merchant_id, name, address, location, opening_hours, phone, active, territory_id)
-     VALUES ($1, $2, $3, $4, $5, $6::point, $7::jsonb, $8, $9, $10)`,
-    [organizationId, id, merchantId, b.name, b.address, b.point, JSON.stringify(b.openingHours), b.phone, b.active, b.territoryId],
+    `INSERT INTO merchant_branch (organization_id, id, merchant_id, name, address, location, opening_hours, phone, active, territory_id, preparation_min)
+     VALUES ($1, $2, $3, $4, $5, $6::point, $7::jsonb, $8, $9, $10, COALESCE($11::int, 15))`,
+    [organizationId, id, merchantId, b.name, b.address, b.point, JSON.stringify(b.openingHours), b.phone, b.active, b.territoryId, b.preparationMin],
   );
 }
 
@@ -50,7 +52,7 @@ export async function updateBranch(tx: Tx, id: string, b: Partial<Omit<BranchWri
   await tx.query(
     `UPDATE merchant_branch SET name = COALESCE($2, name), address = COALESCE($3, address), location = COALESCE($4::point, location),
             opening_hours = COALESCE($5::jsonb, opening_hours), phone = CASE WHEN $6 THEN $7 ELSE phone END, active = COALESCE($8, active),
-            territory_id = $9, updated_at = now()
+            territory_id = $9, preparation_min = COALESCE($10::int, preparation_min), updated_at = now()
       WHERE id = $1`,
     [
       id,
@@ -62,6 +64,7 @@ export async function updateBranch(tx: Tx, id: string, b: Partial<Omit<BranchWri
       b.phone ?? null,
       b.active ?? null,
       b.territoryId,
+      b.preparationMin ?? null,
     ],
   );
 }

@@ -18,7 +18,8 @@ export type OrderRow = Omit<SnakeRow<OrderRecord>, 'dropoff_location' | 'changed
 const ORDER_COLUMNS = `o.organization_id, o.id, o.status, o.merchant_id, o.branch_id, o.customer_user_id, o.address_id, o.dropoff_address,
          (o.dropoff_location)[0] AS dropoff_lon, (o.dropoff_location)[1] AS dropoff_lat, o.territory_id, o.payment_destination, o.collected_by,
          o.payment_status, o.payment_review_id, o.order_source, o.coupon_id, o.coupon_code, o.subtotal, o.discount_total,
-         o.delivery_fee, o.driver_earning, o.total, o.currency, o.quote_id, o.trip_id, o.notes, o.status_reason, o.created_at, o.updated_at`;
+         o.delivery_fee, o.driver_earning, o.total, o.currency, o.quote_id, o.trip_id, o.notes, o.status_reason, o.promised_at, o.deliver_after,
+         o.deliver_before, o.preparation_min, o.created_at, o.updated_at`;
 
 export const ORDER_SELECT = `
   SELECT ${ORDER_COLUMNS},
@@ -122,6 +123,11 @@ export async function updateOrderStatus(tx: Tx, id: string, from: OrderStatus, t
     [id, from, to, reason],
   );
   return done.rowCount > 0;
+}
+
+/** The preparation time the merchant gave when accepting, and the promise it moves (null: the promise stays, a scheduled window). */
+export async function setOrderPreparation(tx: Tx, id: string, preparationMin: number, promisedAt: Date | null): Promise<void> {
+  await tx.query('UPDATE merchant_order SET preparation_min = $2, promised_at = COALESCE($3, promised_at), updated_at = now() WHERE id = $1', [id, preparationMin, promisedAt]);
 }
 
 /** Links the order's trip; the order takes the trip's territory when it had none. */
