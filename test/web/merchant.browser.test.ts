@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
+import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { api, login, startServer, stopServer, type ServerProcess } from '../hardening/server-process.js';
@@ -290,6 +291,164 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     expect(await page.locator('#login-title').count()).toBe(0);
     expect(await page.getByRole('link', { name: 'Money' }).count()).toBe(1);
     await shot(page, '09-english');
+    await context.close();
+    expect(problems).toEqual([]);
+  }, 600_000);
+
+  it('accepts with a preparation time and shows the promise, marks a late order, shows the cash drivers hold and the entries in the page language, downloads the period workbook; loads the map only with a map; fits a phone', async () => {
+    const base = server.baseUrl;
+    const [admin, merchant, customer, driverToken] = await Promise.all([login(base, 'admin@demo.test'), login(base, 'merchant@demo.test'), login(base, 'customer@demo.test'), login(base, 'driver@demo.test')]);
+    const branch = (await api(base, merchant, 'GET', '/merchant/branches')).body.data[0];
+    const items = (await api(base, merchant, 'GET', '/merchant/catalog')).body.data as { id: string; name: string }[];
+    const address = (await api(base, customer, 'GET', '/customer/addresses')).body.data[0];
+    const driver = (await api(base, admin, 'GET', '/drivers?status=approved')).body.data[0];
+    const order = async (notes: string) => {
+      const r = await api(base, customer, 'POST', '/customer/orders', { branch_id: branch.id, address_id: address.id, items: [{ catalog_item_id: items[0].id, quantity: 1 }], payment_destination: 'cash', notes });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      return r.body as { id: string; total: string; promised_at: string };
+    };
+
+    // First load: the counter's scripts without Leaflet (fetched with the first map).
+    const html = await (await fetch(`${base}/merchant/`)).text();
+    const scripts = [...html.matchAll(/(?:src|href)="(\/console\/assets\/[^"]+\.js)"/g)].map((m) => m[1]!);
+    let gz = 0;
+    for (const s of scripts) gz += Number((await fetch(`${base}${s}`, { headers: { 'accept-encoding': 'gzip' } })).headers.get('content-length'));
+    console.log(`merchant first-load scripts: ${scripts.length} files, ${gz} bytes gzip`);
+    expect(scripts.some((s) => /leaflet|\/map-/.test(s))).toBe(false);
+    expect(gz).toBeLessThanOrEqual(40 * 1024);
+
+    // The counter on a phone.
+    const context: BrowserContext = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, locale: 'es-BO' });
+    const page = await context.newPage();
+    watch(page);
+    const scriptsLoaded: string[] = [];
+    page.on('request', (r) => r.resourceType() === 'script' && scriptsLoaded.push(r.url()));
+    await page.goto(`${base}/merchant`);
+    await page.getByLabel('Correo electrónico').fill('merchant@demo.test');
+    await page.getByLabel('Contraseña').fill('Demo-pass-2026');
+    await page.getByRole('button', { name: 'Iniciar sesión' }).click();
+    await page.locator('#live[data-live="true"]').waitFor();
+    /** Nothing wider than the phone, and every control a thumb can hit (44 px; checkboxes count by their label). */
+    const fits = async (view: string) => {
+      // The phone's width, not innerWidth: a mobile browser widens its layout viewport to what overflows.
+      const found = await page.evaluate((width) => {
+        const wide = document.documentElement.scrollWidth > width + 1 ? [`page ${document.documentElement.scrollWidth}px`] : [];
+        const small: string[] = [];
+        for (const el of document.querySelectorAll<HTMLElement>('button, select, input, a.tab, [role="button"]')) {
+          const r = el.getBoundingClientRect();
+          if (!r.width || !r.height || el.closest('[hidden], dialog:not([open])')) continue;
+          const target = el instanceof HTMLInputElement && el.type === 'checkbox' ? (el.closest('label') ?? el) : el;
+          const box = target.getBoundingClientRect();
+          if (box.height < 44 || box.width < 44) small.push(`${el.tagName.toLowerCase()}.${el.className || el.id}: ${Math.round(box.width)}×${Math.round(box.height)} "${(el.textContent ?? '').trim().slice(0, 20)}"`);
+          // What a sideways-scrolling strip holds (the tabs, a wide table) may end past the screen.
+          let scroller = el.parentElement;
+          while (scroller && !['auto', 'scroll'].includes(getComputedStyle(scroller).overflowX)) scroller = scroller.parentElement;
+          if (!scroller && r.right > width + 1) wide.push(`${el.tagName.toLowerCase()}.${el.className || el.id} ends at ${Math.round(r.right)}px`);
+        }
+        return { wide, small };
+      }, 390);
+      expect(found.wide, `${view}: overflow`).toEqual([]);
+      expect(found.small, `${view}: small touch targets`).toEqual([]);
+    };
+
+    // A new order: accepted with 45 minutes of preparation; the card says so, with the promise it moved.
+    const o = await order('Para llevar');
+    const card = page.locator(`.order[data-order-id="${o.id}"]`);
+    await card.waitFor();
+    await card.locator('select.prep').selectOption('45');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'merchant-10-phone-orders.png'), fullPage: true });
+    await fits('orders');
+    await card.locator('button.accept').click();
+    await page.locator(`.order[data-order-id="${o.id}"][data-status="preparing"]`).waitFor();
+    const accepted = (await api(base, merchant, 'GET', '/merchant/orders?status=preparing')).body.data.find((x: { id: string }) => x.id === o.id);
+    expect(accepted.preparation_min).toBe(45);
+    expect(new Date(accepted.promised_at).getTime()).toBeGreaterThan(new Date(o.promised_at).getTime());
+    await expect.poll(() => card.locator('.prep-given').textContent()).toContain('45 min');
+    const clock = new Date(accepted.promised_at).toLocaleTimeString('es-BO', { hour: '2-digit', minute: '2-digit' });
+    expect(await card.locator('.promised-at').textContent()).toBe(`prometido ${clock}`);
+    expect(await card.locator('.promise-line').getAttribute('data-risk')).toBe('');
+
+    // Ready, delivered by the platform's driver who collects the cash: the money view lists it as held by drivers.
+    await card.locator('button.ready').click();
+    await page.locator(`.order[data-order-id="${o.id}"] .trip`).waitFor();
+    const tripId = (await card.locator('.trip').getAttribute('data-trip-id'))!;
+    expect((await api(base, admin, 'POST', `/trips/${tripId}/assign`, { driver_id: driver.id })).status).toBe(200);
+    expect((await api(base, driverToken, 'POST', `/driver/trips/${tripId}/accept`)).status).toBe(200);
+    const pin = (await api(base, merchant, 'GET', `/trips/${tripId}`)).body.pickup_pin;
+    expect((await api(base, driverToken, 'POST', `/trips/${tripId}/verify-pickup`, { pin })).status).toBe(200);
+    expect((await api(base, driverToken, 'POST', `/driver/trips/${tripId}/start-delivery`)).status).toBe(200);
+    const trip = (await api(base, customer, 'GET', `/trips/${tripId}`)).body;
+    const due = (await api(base, merchant, 'GET', `/trips/${tripId}`)).body.cash_to_collect as string;
+    expect((await api(base, driverToken, 'POST', `/trips/${tripId}/verify-delivery`, { pin: trip.delivery_pin, cash_collected: due })).status).toBe(200);
+    await page.goto(`${base}/merchant#/money`);
+    await page.locator(`#cash-held tr[data-order-id="${o.id}"]`).waitFor();
+    const held = (await api(base, merchant, 'GET', '/merchant/cash')).body;
+    expect(held.data.map((x: { order_id: string }) => x.order_id)).toContain(o.id);
+    expect(await page.locator('#cash-held .totals').textContent()).toContain(`pedidos: ${held.count}`);
+    // The entries say what they are in Spanish, not the server's English note.
+    const commission = page.locator(`#entries tr[data-order-id="${o.id}"][data-entry-type="platform_commission"] .detail`);
+    expect(await commission.textContent()).toBe(`Comisión de la plataforma por el pedido #${o.id.slice(-6).toUpperCase()}`);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'merchant-12-phone-money.png'), fullPage: true });
+    await fits('money');
+
+    // The spreadsheet of the period comes from the server: a workbook with this order's entries, in Spanish.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#spreadsheet').click()]);
+    expect(download.suggestedFilename()).toMatch(/^wallet_\d{4}-\d{2}-\d{2}_\d{4}-\d{2}-\d{2}\.xlsx$/);
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile((await download.path())!);
+    const ws = wb.getWorksheet('Movimientos')!;
+    const orderCol = (ws.getRow(5).values as unknown[]).indexOf('Pedido');
+    const inFile: unknown[] = [];
+    ws.eachRow((r) => inFile.push(r.getCell(orderCol).value));
+    expect(inFile).toContain(o.id);
+
+    // English: the same entry in English; the other views fit the phone too.
+    await page.locator('#lang').selectOption('en');
+    await page.goto(`${base}/merchant#/money`);
+    await expect.poll(() => commission.textContent()).toBe(`Platform commission on order #${o.id.slice(-6).toUpperCase()}`);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'merchant-13-phone-money-en.png'), fullPage: true });
+    await fits('money (en)');
+    await page.goto(`${base}/merchant#/branches`);
+    await page.locator('.branch input.b-prep').first().waitFor();
+    await page.screenshot({ path: path.join(ARTIFACTS, 'merchant-14-phone-branches-en.png'), fullPage: true });
+    await fits('branches (en)');
+    await page.goto(`${base}/merchant#/catalog`);
+    await page.locator('#catalog .item').first().waitFor();
+    await fits('catalog (en)');
+    await page.goto(`${base}/merchant#/orders`);
+    await page.locator('#orders').waitFor();
+    await page.screenshot({ path: path.join(ARTIFACTS, 'merchant-15-phone-orders-en.png'), fullPage: true });
+    await fits('orders (en)');
+
+    // The branch's usual preparation time: out of range is refused in the page's language, nothing changes; a good one saves.
+    await page.goto(`${base}/merchant#/branches`);
+    const b = page.locator(`.branch[data-branch-id="${branch.id}"]`);
+    await b.locator('input.b-prep').fill('0');
+    await b.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => b.locator('.form-error').textContent()).toContain('1 to 240');
+    expect((await api(base, merchant, 'GET', '/merchant/branches')).body.data[0].preparation_min).toBe(branch.preparation_min);
+    await b.locator('input.b-prep').fill('25');
+    await b.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(async () => (await api(base, merchant, 'GET', '/merchant/branches')).body.data[0].preparation_min).toBe(25);
+
+    // No map code so far; the express view fetches it and shows the map.
+    expect(scriptsLoaded.some((u) => /leaflet|\/map-/.test(u))).toBe(false);
+    await page.goto(`${base}/merchant#/express`);
+    await page.locator('#express-map.leaflet-container').waitFor();
+    expect(scriptsLoaded.some((u) => /leaflet|\/map-/.test(u))).toBe(true);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'merchant-16-phone-express-en.png'), fullPage: true });
+    await fits('express (en)');
+
+    // Past its promise an open order is marked late (the page's clock moved on; a redraw or the 30-second refresh shows it).
+    const late = await order('Tarde');
+    await page.goto(`${base}/merchant#/orders`);
+    await page.locator(`.order[data-order-id="${late.id}"] .promise-line[data-risk=""]`).waitFor();
+    await page.clock.setFixedTime(new Date(new Date(late.promised_at).getTime() + 5 * 60_000));
+    await page.getByRole('button', { name: 'History' }).click();
+    await page.getByRole('button', { name: 'In progress' }).click();
+    await page.locator(`.order[data-order-id="${late.id}"] .promise-line[data-risk="late"] .risk.late`).waitFor();
+    expect(await page.locator(`.order[data-order-id="${late.id}"] .risk`).textContent()).toBe('Late');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'merchant-17-phone-late-en.png'), fullPage: true });
     await context.close();
     expect(problems).toEqual([]);
   }, 600_000);

@@ -2,7 +2,6 @@ import type L from 'leaflet';
 import { all, api, ok, type Trip } from './api';
 import { clear, h } from './dom';
 import { fmtTime, label, t } from './i18n';
-import { createMap, disposeMap } from './map';
 import { fail, field, fmtMoney, formError, parseMoney, toast } from './merchant-ui';
 
 /** Express deliveries (the courier mode): a new one with the recipient's phone, the list with each trip, the recipient's tracking link to share. */
@@ -10,25 +9,41 @@ import { fail, field, fmtMoney, formError, parseMoney, toast } from './merchant-
 const listExpress = () => ok(api.GET('/api/v1/merchant/delivery-express', { params: { query: { limit: 50 } } }));
 type Express = Awaited<ReturnType<typeof listExpress>>['data'][number];
 let map: L.Map | null = null;
+/** The map code (Leaflet, about 40 KB compressed) is fetched the first time a map is shown, not with the counter. */
+const mapCode = () => import('./map');
 
 export async function renderExpress(main: HTMLElement): Promise<void> {
-  disposeMap(map);
+  if (map) (await mapCode()).disposeMap(map);
   map = null;
   const list = h('div', { id: 'express-list', class: 'cards' });
   const form = expressForm(() => void drawList(list));
   const mapEl = h('div', { id: 'express-map', class: 'map small-map', 'aria-label': t('pickOnMap') });
   clear(main, h('div', { class: 'two-cols' }, h('section', { class: 'panel', 'aria-labelledby': 'express-new' }, h('h1', { id: 'express-new' }, t('newExpress')), form, h('p', { class: 'muted' }, t('pickOnMap')), mapEl), h('section', { class: 'panel', 'aria-labelledby': 'express-title' }, h('h1', { id: 'express-title' }, t('express')), list)));
-  map = createMap(mapEl);
-  map.setView([-16.5, -68.13], 13);
-  map.on('click', (ev: L.LeafletMouseEvent) => {
-    (form.querySelector('#x-lat') as HTMLInputElement).value = ev.latlng.lat.toFixed(6);
-    (form.querySelector('#x-lon') as HTMLInputElement).value = ev.latlng.lng.toFixed(6);
-  });
-  const branches = await all((cursor) => ok(api.GET('/api/v1/merchant/branches', { params: { query: { limit: 200, cursor, active: true } } })), 500).catch(() => []);
+  const [branches] = await Promise.all([
+    all((cursor) => ok(api.GET('/api/v1/merchant/branches', { params: { query: { limit: 200, cursor, active: true } } })), 500).catch(() => []),
+    drawList(list),
+    showMap(mapEl, form),
+  ]);
   const sel = form.querySelector('#x-branch') as HTMLSelectElement;
   for (const b of branches) sel.append(h('option', { value: b.id }, b.name));
-  if (branches[0]) map.setView([branches[0].location.coordinates[1], branches[0].location.coordinates[0]], 14);
-  await drawList(list);
+  const shown = map as L.Map | null; // set by showMap
+  if (branches[0] && shown) shown.setView([branches[0].location.coordinates[1], branches[0].location.coordinates[0]], 14);
+}
+
+/** The map to pick the drop-off on (the form still takes typed coordinates while it loads or when it cannot). */
+async function showMap(mapEl: HTMLElement, form: HTMLFormElement): Promise<void> {
+  try {
+    const { createMap } = await mapCode();
+    if (!mapEl.isConnected) return; // the merchant left the view meanwhile
+    map = createMap(mapEl);
+    map.setView([-16.5, -68.13], 13);
+    map.on('click', (ev: L.LeafletMouseEvent) => {
+      (form.querySelector('#x-lat') as HTMLInputElement).value = ev.latlng.lat.toFixed(6);
+      (form.querySelector('#x-lon') as HTMLInputElement).value = ev.latlng.lng.toFixed(6);
+    });
+  } catch {
+    mapEl.hidden = true;
+  }
 }
 
 function expressForm(done: () => void): HTMLFormElement {

@@ -1,7 +1,7 @@
 import { all, api, ok } from './api';
 import type { paths } from './api-types';
 import { clear, h } from './dom';
-import { fmtTime, label, t } from './i18n';
+import { fmtTime, getLang, label, t, tf } from './i18n';
 import { fail, field, fmtMoney, formError, parseMoney, problemText, toast } from './merchant-ui';
 import { BadPhoto, objectUrl, resizePhoto, uploadPhoto } from './merchant-upload';
 
@@ -27,6 +27,7 @@ export async function renderMoney(main: HTMLElement): Promise<void> {
   const cards = h('div', { id: 'wallet', class: 'wallet' });
   const entries = h('div', { id: 'entries' });
   const settlements = h('div', { id: 'settlements' });
+  const held = h('div', { id: 'cash-held' });
   const debts = h('div', { id: 'debt-payments' });
   const periodForm = h(
     'form',
@@ -42,6 +43,7 @@ export async function renderMoney(main: HTMLElement): Promise<void> {
       'div',
       { class: 'money-page' },
       h('section', { class: 'panel wide', 'aria-labelledby': 'wallet-title' }, h('h1', { id: 'wallet-title' }, t('wallet')), cards),
+      h('section', { class: 'panel wide', 'aria-labelledby': 'held-title' }, h('h2', { id: 'held-title' }, t('cashHeld')), h('p', { class: 'muted' }, t('cashHeldHint')), held),
       h('section', { class: 'panel wide', 'aria-labelledby': 'entries-title' }, h('h2', { id: 'entries-title' }, t('entries')), periodForm, entries),
       h('section', { class: 'panel', 'aria-labelledby': 'settlements-title' }, h('h2', { id: 'settlements-title' }, t('settlementsReceived')), settlements),
       h('section', { class: 'panel', 'aria-labelledby': 'debts-title' }, h('h2', { id: 'debts-title' }, t('debtPayments')), debts),
@@ -58,11 +60,19 @@ export async function renderMoney(main: HTMLElement): Promise<void> {
     if (!p) return formError(periodForm, t('badPeriod'));
     formError(periodForm, null);
     try {
-      const [page, settled, paid] = await Promise.all([
+      const [page, settled, paid, cash] = await Promise.all([
         walletPage({ ...p, limit: 200 }),
         ok(api.GET('/api/v1/merchant/settlements', { params: { query: { limit: 50 } } })),
         walletPage({ type: 'merchant_debt_payment', limit: 50 }),
+        ok(api.GET('/api/v1/merchant/cash', { params: { query: { limit: 100 } } })),
       ]);
+      clear(
+        held,
+        h('p', { class: 'totals', 'data-total': cash.total }, h('strong', null, tf('cashHeldTotal', { amount: fmtMoney(cash.total, cash.currency), n: cash.count }))),
+        cash.data.length
+          ? h('div', { class: 'table-scroll' }, h('table', { class: 'held' }, h('thead', null, h('tr', null, h('th', null, t('order')), h('th', null, t('collectedAt')), h('th', { class: 'num' }, t('amount')))), h('tbody', null, cash.data.map((c) => h('tr', { 'data-order-id': c.order_id }, h('td', null, `#${c.order_id.slice(-6).toUpperCase()}`), h('td', null, fmtTime(String(c.collected_at))), h('td', { class: 'num' }, fmtMoney(c.amount, c.currency)))))))
+          : null,
+      );
       const w = page.wallet;
       const card = (key: 'availableMoney' | 'pendingMoney' | 'debt' | 'credit', amount: string, cls: string) => h('div', { class: `stat ${cls}`, 'data-stat': cls }, h('span', null, t(key)), h('strong', null, fmtMoney(amount, w.currency)));
       clear(cards, card('availableMoney', w.available, 'available'), card('pendingMoney', w.pending, 'pending'), card('debt', w.debt, 'debt'), card('credit', w.credit, 'credit'));
@@ -75,7 +85,7 @@ export async function renderMoney(main: HTMLElement): Promise<void> {
       clear(
         settlements,
         settled.data.length
-          ? h('table', null, h('thead', null, h('tr', null, h('th', null, t('period')), h('th', null, t('status')), h('th', null, t('gross')), h('th', null, t('netted')), h('th', null, t('payout')))), h('tbody', null, settled.data.map((s) => h('tr', { 'data-settlement-id': s.id }, h('td', null, `${fmtTime(String(s.period_start))} – ${fmtTime(String(s.period_end))}`), h('td', null, label(s.status)), h('td', null, fmtMoney(s.gross_amount, s.currency)), h('td', null, fmtMoney(s.debt_netted, s.currency)), h('td', null, h('strong', null, fmtMoney(s.payout_amount, s.currency)))))))
+          ? h('div', { class: 'table-scroll' }, h('table', null, h('thead', null, h('tr', null, h('th', null, t('period')), h('th', null, t('status')), h('th', null, t('gross')), h('th', null, t('netted')), h('th', null, t('payout')))), h('tbody', null, settled.data.map((s) => h('tr', { 'data-settlement-id': s.id }, h('td', null, `${fmtTime(String(s.period_start))} – ${fmtTime(String(s.period_end))}`), h('td', null, label(s.status)), h('td', null, fmtMoney(s.gross_amount, s.currency)), h('td', null, fmtMoney(s.debt_netted, s.currency)), h('td', null, h('strong', null, fmtMoney(s.payout_amount, s.currency))))))))
           : h('p', { class: 'muted' }, t('nothingYet')),
       );
       clear(debts, paid.data.length ? entryTable(paid.data, w.currency) : h('p', { class: 'muted' }, t('nothingYet')));
@@ -83,22 +93,25 @@ export async function renderMoney(main: HTMLElement): Promise<void> {
       fail(e);
     }
   };
-  /** Every entry of the period (all pages) as a CSV file Excel and LibreOffice open (UTF-8 with a BOM, `;` in Spanish). */
+  /** The period's entries as a workbook built by the server (headers and entry types in the page's language). */
   const download = async () => {
     const p = period();
     if (!p) return formError(periodForm, t('badPeriod'));
+    const button = periodForm.querySelector<HTMLButtonElement>('#spreadsheet')!;
+    button.disabled = true;
+    toast(t('downloading'));
     try {
-      const lines = await all((cursor) => walletPage({ ...p, limit: 200, cursor }), 50_000);
-      const sep = document.documentElement.lang === 'es' ? ';' : ',';
-      const cell = (v: string) => (/[";,\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
-      const rows = [[t('date'), t('type'), t('order'), t('amount'), 'currency', t('notes')], ...lines.map((l) => [new Date(String(l.created_at)).toISOString(), label(l.type), l.order_id ?? '', l.amount, l.currency, l.note ?? ''])];
-      const csv = '\ufeff' + rows.map((r) => r.map(cell).join(sep)).join('\r\n') + '\r\n';
-      const a = h('a', { href: `data:text/csv;charset=utf-8,${encodeURIComponent(csv)}`, download: `wallet_${from.value}_${to.value}.csv` });
+      const file = await ok(api.GET('/api/v1/merchant/wallet.xlsx', { params: { query: { ...p, lang: getLang() } }, parseAs: 'blob' }));
+      const url = URL.createObjectURL(file as Blob);
+      const a = h('a', { href: url, download: `wallet_${from.value}_${to.value}.xlsx`, hidden: true });
       document.body.append(a);
       a.click();
       a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
     } catch (e) {
       fail(e);
+    } finally {
+      button.disabled = false;
     }
   };
   periodForm.addEventListener('submit', (ev) => {
@@ -108,13 +121,42 @@ export async function renderMoney(main: HTMLElement): Promise<void> {
   await draw();
 }
 
+const shortId = (id: string) => `#${id.slice(-6).toUpperCase()}`;
+
+/** What an entry is, said in the page's language from its type and what it refers to (the server's note is English text for staff). */
+export function describeEntry(l: Pick<Line, 'type' | 'order_id' | 'trip_id'>): string {
+  const order = l.order_id ? shortId(l.order_id) : '';
+  switch (l.type) {
+    case 'sale_credit':
+      return tf('desc_sale_credit', { order });
+    case 'platform_commission':
+      return tf('desc_platform_commission', { order });
+    case 'delivery_fee_debit':
+      return l.order_id ? tf('desc_delivery_fee_debit', { order }) : t('desc_delivery_fee_express');
+    case 'merchant_debt_payment':
+      return t('desc_merchant_debt_payment');
+    case 'refund':
+      return tf('desc_refund', { order });
+    case 'settlement_debit':
+      return t('desc_settlement_debit');
+    case 'adjustment':
+      return t('desc_adjustment');
+    default:
+      return label(l.type);
+  }
+}
+
 function entryTable(lines: Line[], currency: string): HTMLElement {
   if (!lines.length) return h('p', { class: 'muted' }, t('nothingYet'));
   return h(
-    'table',
-    { class: 'entries' },
-    h('thead', null, h('tr', null, h('th', null, t('date')), h('th', null, t('type')), h('th', null, t('order')), h('th', { class: 'num' }, t('amount')), h('th', null, t('notes')))),
-    h('tbody', null, lines.map((l) => h('tr', { 'data-entry-type': l.type, 'data-order-id': l.order_id ?? '' }, h('td', null, fmtTime(String(l.created_at))), h('td', null, label(l.type)), h('td', null, l.order_id ? `#${l.order_id.slice(-6).toUpperCase()}` : ''), h('td', { class: `num ${Number(l.amount) < 0 ? 'neg' : 'pos'}` }, fmtMoney(l.amount, currency)), h('td', { class: 'muted' }, l.note ?? '')))),
+    'div',
+    { class: 'table-scroll' },
+    h(
+      'table',
+      { class: 'entries' },
+      h('thead', null, h('tr', null, h('th', null, t('date')), h('th', null, t('type')), h('th', { class: 'num' }, t('amount')), h('th', null, t('detail')))),
+      h('tbody', null, lines.map((l) => h('tr', { 'data-entry-type': l.type, 'data-order-id': l.order_id ?? '' }, h('td', null, fmtTime(String(l.created_at))), h('td', null, label(l.type)), h('td', { class: `num ${Number(l.amount) < 0 ? 'neg' : 'pos'}` }, fmtMoney(l.amount, currency)), h('td', { class: 'muted detail' }, describeEntry(l))))),
+    ),
   );
 }
 

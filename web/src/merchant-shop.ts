@@ -171,10 +171,12 @@ function branchCard(b: Branch, changed: () => void): HTMLElement {
   };
   for (const r of b.opening_hours) addRow(r);
   const active = h('input', { type: 'checkbox', class: 'b-active', checked: b.active });
+  const prep = h('input', { type: 'number', class: 'b-prep', id: `b-prep-${b.id}`, min: 1, max: 240, step: 1, inputmode: 'numeric', required: true, value: String(b.preparation_min) });
   const form = h(
     'form',
     { class: 'form', novalidate: true },
     h('fieldset', null, h('legend', null, t('openingHours')), b.opening_hours.length ? null : h('p', { class: 'muted' }, t('alwaysOpen')), rows),
+    h('div', { class: 'field' }, h('label', { for: `b-prep-${b.id}` }, t('defaultPrep')), prep),
     h('div', { class: 'actions' }, h('button', { type: 'button', class: 'add-range', onclick: () => addRow({ day: 1, open: '09:00', close: '18:00' }) }, t('addRange')), h('label', { class: 'inline' }, active, t('active')), h('button', { type: 'submit', class: 'primary' }, t('save'))),
   );
   form.addEventListener('submit', async (ev) => {
@@ -187,9 +189,11 @@ function branchCard(b: Branch, changed: () => void): HTMLElement {
     }));
     const bad = checkRanges(ranges);
     if (bad) return formError(form, bad);
+    const prepMin = Number(prep.value);
+    if (!/^\d+$/.test(prep.value.trim()) || prepMin < 1 || prepMin > 240) return formError(form, t('badPrep'));
     formError(form, null);
     try {
-      await ok(api.PATCH('/api/v1/merchant/branches/{id}', { params: { path: { id: b.id } }, body: { opening_hours: ranges.map(({ day, open, close }) => ({ day, open, close })), active: active.checked } }));
+      await ok(api.PATCH('/api/v1/merchant/branches/{id}', { params: { path: { id: b.id } }, body: { opening_hours: ranges.map(({ day, open, close }) => ({ day, open, close })), active: active.checked, preparation_min: prepMin } }));
       toast(t('saved'));
       changed();
     } catch (e) {

@@ -1,7 +1,7 @@
 import './style.css';
 import { api, keepSessionIn, login, logout, ok, session, type Trip } from './api';
 import { $, clear, h } from './dom';
-import { fmtTime, getLang, label, setLang, t, tf, type Lang } from './i18n';
+import { fmtClock, fmtTime, getLang, label, setLang, t, tf, type Lang } from './i18n';
 import { installPrompt, registerServiceWorker } from './pwa';
 import { openStream, type StreamEvent } from './sse';
 import { renderExpress } from './merchant-express';
@@ -23,13 +23,17 @@ const root = $('#app');
 const VIEWS = ['orders', 'express', 'catalog', 'branches', 'coupons', 'payments', 'money'] as const;
 type View = (typeof VIEWS)[number];
 const OPEN: Order['status'][] = ['pending_confirmation', 'confirmed', 'preparing', 'ready', 'in_delivery', 'delivery_failed'];
-const PREP_MINUTES = [10, 15, 20, 30, 45, 60];
+const PREP_MINUTES = [10, 15, 20, 30, 45, 60, 90];
+/** An order not on its way this close to its promise is at risk of being late. */
+const RISK_MARGIN_MS = 10 * 60_000;
 
 const state = {
   orders: new Map<string, Order>(),
   trips: new Map<string, Trip>(),
   live: false,
   tab: 'open' as 'open' | 'history',
+  /** Each branch's usual preparation time (the accept form starts from it). */
+  prepByBranch: new Map<string, number>(),
 };
 
 /* ---------------- ringing: a new order rings until it is seen ---------------- */
@@ -201,6 +205,10 @@ window.addEventListener('hashchange', () => session.user() && renderShell());
 /** Loads the orders and opens the merchant's stream (once per session; views come and go). */
 function start() {
   void loadOrders();
+  void ok(api.GET('/api/v1/merchant/branches', { params: { query: { limit: 200 } } })).then((page) => {
+    for (const b of page.data) state.prepByBranch.set(b.id, b.preparation_min);
+    if (!document.getElementById('orders')?.contains(document.activeElement)) drawOrders();
+  }, () => undefined);
   stopStream = openStream('me', {
     event: onEvent,
     reset: () => void loadOrders(),
@@ -294,6 +302,49 @@ function collectText(o: Order): string {
   return t('collectNothing');
 }
 
+const promiseOf = (o: Order, trip?: Trip): string | null => o.promised_at ?? trip?.promised_at ?? null;
+
+/**
+ * Whether an open order will miss its promise: `late` once the promise has passed; `at_risk` when the driver's ETA to the
+ * customer is after it, or when the order is not on its way yet and the promise is less than RISK_MARGIN_MS away.
+ */
+export function riskOf(o: Pick<Order, 'status' | 'promised_at'>, trip: Pick<Trip, 'promised_at' | 'eta_dropoff_at'> | undefined, now = Date.now()): 'late' | 'at_risk' | null {
+  if (!['pending_confirmation', 'confirmed', 'preparing', 'ready', 'in_delivery'].includes(o.status)) return null;
+  const promised = o.promised_at ?? trip?.promised_at;
+  if (!promised) return null;
+  const p = new Date(promised).getTime();
+  if (now > p) return 'late';
+  if (trip?.eta_dropoff_at && new Date(trip.eta_dropoff_at).getTime() > p) return 'at_risk';
+  if (o.status !== 'in_delivery' && p - now < RISK_MARGIN_MS) return 'at_risk';
+  return null;
+}
+
+/** The order's promise ("prometido 13:45") and, when it is in danger, a mark saying so. */
+function promiseLine(o: Order, trip?: Trip): HTMLElement | null {
+  const promised = promiseOf(o, trip);
+  if (!promised) return null;
+  const risk = riskOf(o, trip);
+  return h(
+    'p',
+    { class: 'promise-line', 'data-risk': risk ?? '' },
+    h('time', { class: 'promised-at', datetime: promised }, tf('promisedAt', { time: fmtClock(promised) })),
+    risk ? h('strong', { class: `risk ${risk}`, role: 'status' }, risk === 'late' ? t('lateNow') : t('atRisk')) : null,
+    o.preparation_min ? h('span', { class: 'muted prep-given' }, tf('prepGiven', { n: o.preparation_min })) : null,
+  );
+}
+
+/** The risk marks follow the clock between redraws (a redraw would wipe what the merchant is typing). */
+function refreshRisk() {
+  for (const card of document.querySelectorAll<HTMLElement>('article.order[data-order-id]')) {
+    const o = state.orders.get(card.dataset.orderId!);
+    const line = card.querySelector('.promise-line');
+    if (!o || !line) continue;
+    const trip = o.trip_id ? state.trips.get(o.trip_id) : undefined;
+    if ((line as HTMLElement).dataset.risk !== (riskOf(o, trip) ?? '')) line.replaceWith(promiseLine(o, trip)!);
+  }
+}
+setInterval(refreshRisk, 30_000);
+
 function orderCard(o: Order): HTMLElement {
   const trip = o.trip_id ? state.trips.get(o.trip_id) : undefined;
   const isNew = o.status === 'pending_confirmation' && !seen.has(o.id);
@@ -308,6 +359,7 @@ function orderCard(o: Order): HTMLElement {
       h('span', { class: `badge s-${o.status}` }, label(o.status)),
       h('time', { datetime: o.created_at }, fmtTime(o.created_at)),
     ),
+    OPEN.includes(o.status) ? promiseLine(o, trip) : null,
     h('ul', { class: 'lines', 'aria-label': t('items') }, o.items.map((l) => h('li', null, h('strong', null, `${l.quantity} ×`), ` ${l.name}`, h('span', { class: 'amount' }, fmtMoney(l.line_total, o.currency))))),
     o.notes ? h('p', { class: 'notes' }, h('strong', null, `${t('notes')}: `), o.notes) : null,
     h(
@@ -341,21 +393,16 @@ function tripProgress(tr: Trip): HTMLElement {
   );
 }
 
-/** The trip's promise to the customer and the driver's live ETA to the shop (while he is on his way to it). */
+/** The driver's live ETA to the shop (while he is on his way to it); the promise is on the card's head. */
 function etaOf(tr: Trip): HTMLElement | null {
   const toShop = tr.eta_pickup_at && ['assigned', 'accepted'].includes(tr.status) ? tr.eta_pickup_at : null;
-  if (!tr.promised_at && !toShop) return null;
-  return h(
-    'dl',
-    { class: 'facts promise' },
-    tr.promised_at ? [h('dt', null, t('promise')), h('dd', { class: 'promised-at' }, fmtTime(tr.promised_at))] : null,
-    toShop ? [h('dt', null, t('driverEta')), h('dd', { class: 'eta-pickup' }, fmtTime(toShop))] : null,
-  );
+  if (!toShop) return null;
+  return h('dl', { class: 'facts promise' }, h('dt', null, t('driverEta')), h('dd', { class: 'eta-pickup' }, fmtClock(toShop)));
 }
 
-async function move(o: Order, status: Order['status'], reason?: string) {
+async function move(o: Order, status: Order['status'], extra: { reason?: string; preparation_min?: number } = {}) {
   try {
-    const next = await ok(api.PATCH('/api/v1/merchant/orders/{id}/status', { params: { path: { id: o.id } }, body: { status, ...(reason ? { reason } : {}) } }));
+    const next = await ok(api.PATCH('/api/v1/merchant/orders/{id}/status', { params: { path: { id: o.id } }, body: { status, ...extra } }));
     state.orders.set(next.id, next);
     if (next.trip_id) await loadTrip(next.trip_id);
     drawOrders();
@@ -369,7 +416,10 @@ async function move(o: Order, status: Order['status'], reason?: string) {
 
 function actions(o: Order): HTMLElement | null {
   if (o.status === 'pending_confirmation') {
-    const prep = h('select', { 'aria-label': t('prepTime'), class: 'prep' }, PREP_MINUTES.map((m) => h('option', { value: m, selected: m === 20 }, `${m} ${t('minutes')}`)));
+    // The branch's usual time is chosen first; the merchant changes it for this order.
+    const usual = state.prepByBranch.get(o.branch_id) ?? 20;
+    const choices = [...new Set([...PREP_MINUTES, usual])].sort((a, b) => a - b);
+    const prep = h('select', { 'aria-label': t('prepTime'), class: 'prep' }, choices.map((m) => h('option', { value: m, selected: m === usual }, `${m} ${t('minutes')}`)));
     const reason = h('input', { type: 'text', class: 'reason', maxlength: 500, 'aria-label': t('rejectReason'), placeholder: t('rejectReason') });
     return h(
       'div',
@@ -377,14 +427,14 @@ function actions(o: Order): HTMLElement | null {
       h('label', { class: 'inline' }, t('prepTime'), prep),
       h('button', { type: 'button', class: 'primary accept', onclick: async () => {
         markSeen([o.id]);
-        const next = await move(o, 'confirmed');
+        const next = await move(o, 'confirmed', { preparation_min: Number(prep.value) });
         if (next) await move(next, 'preparing');
       } }, t('accept')),
       reason,
       h('button', { type: 'button', class: 'danger reject', onclick: async () => {
         if (!reason.value.trim()) return toast(t('reasonRequired'), 'error');
         markSeen([o.id]);
-        await move(o, 'cancelled', reason.value.trim());
+        await move(o, 'cancelled', { reason: reason.value.trim() });
       } }, t('reject')),
     );
   }
