@@ -19,7 +19,7 @@ import { DocumentOut } from './documents/index.js';
 import { DispatchSettingsOut, PlanOut } from './dispatch/routes.js';
 import { SettlementOut } from './money/driver-settlements.js';
 import { CashEntryOut } from './money/cash.js';
-import { MerchantSettlementOut } from './money/merchant-money.js';
+import { HeldCashOut, MerchantSettlementOut } from './money/merchant-money.js';
 import { PreferenceOut } from './messages/routes.js';
 import { ObjectOut } from './storage/routes.js';
 import { OperatorOut } from './organizations/routes.js';
@@ -79,6 +79,7 @@ export const namedSchemas: Record<string, TSchema> = {
   WebhookDelivery: WebhookDeliveryOut,
   DriverCashEntry: CashEntryOut,
   MerchantSettlement: MerchantSettlementOut,
+  MerchantHeldCash: HeldCashOut,
   RecipientPreference: PreferenceOut,
 };
 

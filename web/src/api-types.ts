@@ -5109,6 +5109,23 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** MerchantHeldCash */
+        MerchantHeldCash: {
+            /**
+             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
+             * @example 12.50
+             */
+            amount: string;
+            /** Format: date-time */
+            collected_at: string;
+            currency: string;
+            driver_id: string;
+            /** @description the driver's collection entry */
+            id: string;
+            order_id: string;
+            organization_id: string;
+            trip_id: string | null;
+        };
         /** MerchantSettlement */
         MerchantSettlement: {
             /** Format: date-time */
@@ -13323,21 +13340,7 @@ export interface operations {
                     "application/json": {
                         count: number;
                         currency: string;
-                        data: {
-                            /**
-                             * @description decimal string with at most 2 fraction digits, e.g. "12.50"
-                             * @example 12.50
-                             */
-                            amount: string;
-                            /** Format: date-time */
-                            collected_at: string;
-                            currency: string;
-                            driver_id: string;
-                            /** @description the driver's collection entry */
-                            id: string;
-                            order_id: string;
-                            trip_id: string | null;
-                        }[];
+                        data: components["schemas"]["MerchantHeldCash"][];
                         next_cursor: string | null;
                         /**
                          * @description decimal string with at most 2 fraction digits, e.g. "12.50"

@@ -229,19 +229,28 @@ function start() {
 /* ---------------- orders ---------------- */
 
 let loading: Promise<void> | null = null;
+/** A refetch asked for while one is running: the running one started before the change, so one more follows it (nothing missed). */
+let again = false;
 async function loadOrders(): Promise<void> {
-  loading ??= (async () => {
-    try {
-      const [open, recent] = await Promise.all([
-        Promise.all(OPEN.map((status) => listOrders({ status, limit: 100 }))),
-        listOrders({ limit: 50 }),
-      ]);
-      for (const o of [...open.flatMap((p) => p.data), ...recent.data]) state.orders.set(o.id, o);
-      await Promise.all([...state.orders.values()].filter((o) => o.trip_id && OPEN.includes(o.status)).map((o) => loadTrip(o.trip_id!)));
-      drawOrders();
-    } catch (e) {
-      fail(e);
-    }
+  if (loading) {
+    again = true;
+    return loading;
+  }
+  loading = (async () => {
+    do {
+      again = false;
+      try {
+        const [open, recent] = await Promise.all([
+          Promise.all(OPEN.map((status) => listOrders({ status, limit: 100 }))),
+          listOrders({ limit: 50 }),
+        ]);
+        for (const o of [...open.flatMap((p) => p.data), ...recent.data]) state.orders.set(o.id, o);
+        await Promise.all([...state.orders.values()].filter((o) => o.trip_id && OPEN.includes(o.status)).map((o) => loadTrip(o.trip_id!)));
+        drawOrders();
+      } catch (e) {
+        fail(e);
+      }
+    } while (again);
   })().finally(() => (loading = null));
   return loading;
 }

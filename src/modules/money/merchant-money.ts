@@ -125,6 +125,17 @@ export const MerchantSettlementOut = Type.Object({
   created_at: Timestamp,
 });
 
+export const HeldCashOut = Type.Object({
+  id: Type.String({ description: "the driver's collection entry" }),
+  organization_id: Type.String(),
+  order_id: Type.String(),
+  trip_id: Nullable(Type.String()),
+  driver_id: Type.String(),
+  amount: Money,
+  currency: Type.String(),
+  collected_at: Timestamp,
+});
+
 const merchantOnly = { auth: { roles: ['comercio' as const] } };
 
 export function merchantMoneyRoutes(app: Api, ctx: MoneyContext) {
@@ -225,13 +236,3 @@ export function merchantMoneyRoutes(app: Api, ctx: MoneyContext) {
     async (req) => svc.heldCash(actorOf(req), req.query),
   );
 }
-
-export const HeldCashOut = Type.Object({
-  id: Type.String({ description: "the driver's collection entry" }),
-  order_id: Type.String(),
-  trip_id: Nullable(Type.String()),
-  driver_id: Type.String(),
-  amount: Money,
-  currency: Type.String(),
-  collected_at: Timestamp,
-});

@@ -21,6 +21,7 @@ export async function listMerchantSettlements(
 /** A cash order of the merchant that a platform driver collected and has not remitted yet. */
 export interface HeldCashRow {
   id: string;
+  organization_id: string;
   order_id: string;
   trip_id: string | null;
   driver_id: string;
@@ -29,7 +30,7 @@ export interface HeldCashRow {
   collected_at: Date;
 }
 
-const HELD_SQL = `SELECT e.id, e.order_id, e.trip_id, e.driver_id, e.amount::numeric(14,2) AS amount, e.currency, e.created_at AS collected_at
+const HELD_SQL = `SELECT e.id, e.organization_id, e.order_id, e.trip_id, e.driver_id, e.amount::numeric(14,2) AS amount, e.currency, e.created_at AS collected_at
     FROM driver_cash_entry e
    WHERE e.merchant_id = $1 AND e.entry_type = 'cash_collected' AND e.order_id IS NOT NULL
      AND NOT EXISTS (SELECT 1 FROM merchant_payment_receipt r WHERE r.organization_id = e.organization_id AND r.order_id = e.order_id)`;
