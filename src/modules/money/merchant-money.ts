@@ -217,10 +217,11 @@ export function merchantMoneyRoutes(app: Api, ctx: MoneyContext) {
       schema: {
         operationId: 'listMerchantHeldCash',
         tags: ['payments'],
-        summary: "Cash of the calling merchant's orders that the platform's drivers collected and have not remitted yet, newest first",
+        summary: "Cash of the calling merchant's orders that the platform's drivers collected and the platform has not received yet, newest first",
         description:
-          'Cash orders collected by the platform\'s driver: the driver holds the cash until he hands it in (a remittance, or netted by his settlement); until then the ' +
-          "merchant's net of the order is pending in his wallet. `total` and `count` are over every collection still held (not only this page).",
+          'Cash orders collected by the platform\'s driver that the platform has not received yet: the driver holds the cash until he hands it in (a remittance, or ' +
+          "netted by his settlement), and a short collection also waits until staff resolve its shortfall; until then the merchant's net of the order is pending in his wallet. " +
+          '`total` and `count` are over every such collection (not only this page).',
         querystring: Strict(PageQueryProps),
         response: {
           200: Type.Object({

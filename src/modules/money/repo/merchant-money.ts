@@ -18,7 +18,7 @@ export async function listMerchantSettlements(
   return rows;
 }
 
-/** A cash order of the merchant that a platform driver collected and has not remitted yet. */
+/** A cash order of the merchant that a platform driver collected and the platform has not received yet. */
 export interface HeldCashRow {
   id: string;
   organization_id: string;
@@ -36,8 +36,9 @@ const HELD_SQL = `SELECT e.id, e.organization_id, e.order_id, e.trip_id, e.drive
      AND NOT EXISTS (SELECT 1 FROM merchant_payment_receipt r WHERE r.organization_id = e.organization_id AND r.order_id = e.order_id)`;
 
 /**
- * The merchant's cash the platform's drivers hold: collections (`cash_collected`) of his orders with no receipt yet (a receipt
- * is written when a remittance or a driver settlement covers the collection). Newest first, `limit` rows after the cursor id.
+ * The merchant's cash the platform's drivers collected and the platform has not received: collections (`cash_collected`) of his
+ * orders with no receipt yet (money writes the receipt once the driver's remittances cover the collection, and for a short one
+ * once staff resolved the shortfall), as his wallet counts them pending. Newest first, `limit` rows after the cursor id.
  */
 export async function listHeldCash(tx: Tx, merchantId: string, f: { after: string | null; limit: number }): Promise<HeldCashRow[]> {
   const { rows } = await tx.query<HeldCashRow>(

@@ -1,0 +1,2 @@
+ALTER TABLE "merchant_order" ADD COLUMN "preparation_min" integer;--> statement-breakpoint
+ALTER TABLE "merchant_order" ADD CONSTRAINT "merchant_order_preparation_ck" CHECK ("merchant_order"."preparation_min" IS NULL OR "merchant_order"."preparation_min" BETWEEN 1 AND 240);
