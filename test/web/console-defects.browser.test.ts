@@ -396,6 +396,45 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     await context.close();
   }, 150_000);
 
+  it('a trip rejected again is counted in the lane; assigned once more, it is unassigned from its open detail', async () => {
+    // A second driver: rejections count once per driver.
+    const email = `second-driver-${Date.now()}@demo.test`;
+    const user = await api(base, admin, 'POST', '/app-users', { email, password: 'Second-driver-2026', display_name: 'Segundo Conductor', role: 'repartidor' });
+    expect(user.status, JSON.stringify(user.body)).toBe(201);
+    const second = await api(base, admin, 'POST', '/drivers', { user_id: user.body.id, vehicle_type: 'motorcycle' });
+    expect(second.status, JSON.stringify(second.body)).toBe(201);
+    expect((await api(base, admin, 'POST', `/drivers/${second.body.id}/approve`, {})).status).toBe(200);
+    expect((await api(base, admin, 'POST', `/drivers/${second.body.id}/availability`, { available: true })).status).toBe(200);
+    const drivers = [
+      { id: driverId, token: await login(base, 'driver@demo.test') },
+      { id: second.body.id as string, token: await login(base, email, 'Second-driver-2026') },
+    ];
+    expect((await api(base, drivers[0]!.token, 'POST', '/driver/availability', { available: true })).status).toBeLessThan(300);
+    const trip = await newTrip('Calle Rechazos 12', pt(-68.12, -16.508));
+    for (const [i, d] of drivers.entries()) {
+      expect((await api(base, admin, 'POST', `/trips/${trip.id}/assign`, { driver_id: d.id })).status).toBe(200);
+      expect((await api(base, d.token, 'POST', `/driver/trips/${trip.id}/reject`, { reason: ['demasiado lejos', 'sin batería'][i] })).status).toBe(200);
+    }
+    const { context, page } = await open();
+    await signIn(page, 'dispatch@demo.test');
+    await page.locator('#live[data-live="true"]').waitFor();
+    await page.locator('#exc-counts [data-kind="rejected_again"][data-count="1"]').waitFor();
+    await page.locator(`#exc-list li[data-kind="rejected_again"][data-trip-id="${trip.id}"]`).waitFor();
+    await shot(page, '18c-rejected-again');
+    // Given to the driver once more (by another dispatcher): the open detail offers to take it back.
+    expect((await api(base, admin, 'POST', `/trips/${trip.id}/assign`, { driver_id: driverId })).status).toBe(200);
+    await page.locator(`.card[data-trip-id="${trip.id}"] button.open`).click();
+    await expect.poll(() => page.locator('#detail-status').textContent()).toBe('Asignado');
+    await page.locator('#detail-actions .act-unassign').click();
+    await expect.poll(async () => (await api(base, admin, 'GET', `/trips/${trip.id}`)).body.status).toBe('pending');
+    await expect.poll(() => page.locator('#detail-status').textContent()).toBe('Pendiente');
+    expect((await api(base, admin, 'GET', `/trips/${trip.id}`)).body.driver_id).toBeNull();
+    await audit(page, 'trip detail after unassign');
+    expect((await api(base, admin, 'POST', `/trips/${trip.id}/status`, { status: 'cancelled', reason: 'test' })).status).toBe(200);
+    expect((await api(base, admin, 'POST', `/drivers/${second.body.id}/availability`, { available: false })).status).toBe(200);
+    await context.close();
+  }, 120_000);
+
   it('the tracking page on a phone: no drop-off ETA while the driver heads to the store, then the time to the recipient', async () => {
     const driverToken = await login(base, 'driver@demo.test');
     expect((await api(base, driverToken, 'POST', '/driver/availability', { available: true })).status).toBeLessThan(300);
