@@ -295,7 +295,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     expect(problems).toEqual([]);
   }, 600_000);
 
-  it('accepts with a preparation time and shows the promise, marks a late order, shows the cash drivers hold and the entries in the page language, downloads the period workbook; loads the map only with a map; fits a phone', async () => {
+  it('accepts with a preparation time and shows the promise, marks an order at risk and late, shows the cash drivers hold and the entries in the page language, downloads the period workbook; loads the map only with a map; fits a phone', async () => {
     const base = server.baseUrl;
     const [admin, merchant, customer, driverToken] = await Promise.all([login(base, 'admin@demo.test'), login(base, 'merchant@demo.test'), login(base, 'customer@demo.test'), login(base, 'driver@demo.test')]);
     const branch = (await api(base, merchant, 'GET', '/merchant/branches')).body.data[0];
@@ -443,6 +443,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     const late = await order('Tarde');
     await page.goto(`${base}/merchant#/orders`);
     await page.locator(`.order[data-order-id="${late.id}"] .promise-line[data-risk=""]`).waitFor();
+    // Five minutes before its promise and not on its way yet: at risk.
+    await page.clock.setFixedTime(new Date(new Date(late.promised_at).getTime() - 5 * 60_000));
+    await page.getByRole('button', { name: 'History' }).click();
+    await page.getByRole('button', { name: 'In progress' }).click();
+    await page.locator(`.order[data-order-id="${late.id}"] .promise-line[data-risk="at_risk"] .risk.at_risk`).waitFor();
+    expect(await page.locator(`.order[data-order-id="${late.id}"] .risk`).textContent()).toBe('At risk of being late');
     await page.clock.setFixedTime(new Date(new Date(late.promised_at).getTime() + 5 * 60_000));
     await page.getByRole('button', { name: 'History' }).click();
     await page.getByRole('button', { name: 'In progress' }).click();
