@@ -314,7 +314,7 @@ describe('slot janitor worker', () => {
 });
 
 describe('over a real socket', () => {
-  /** Writes `total` bytes (first chunk, then zeros) and resolves with the response, even if the server stops reading. */
+  /** Writes `total` bytes (the first chunk, then zeros) and resolves with the response, even if the server stops reading. */
   function send(port: number, slot: { upload_id: string; upload_token: string; mime_type: string }, first: Buffer, total: number, length?: number) {
     return new Promise<{ status: number; code?: string }>((resolve, reject) => {
       const headers: Record<string, string | number> = { authorization: `Bearer ${customer.token}`, 'x-upload-token': slot.upload_token, 'content-type': slot.mime_type };
@@ -328,7 +328,8 @@ describe('over a real socket', () => {
       void (async () => {
         const zeros = Buffer.alloc(65536);
         for (let sent = 0, i = 0; sent < total && !req.destroyed; i++) {
-          const c = i === 0 ? first : zeros;
+          // Exactly `total` bytes: more than a declared Content-Length would be the start of a next (malformed) request.
+          const c = (i === 0 ? first : zeros).subarray(0, total - sent);
           sent += c.length;
           if (!req.write(c)) await new Promise((r) => req.once('drain', r));
         }
