@@ -39,6 +39,8 @@ describe('logistics repo rows', () => {
       ...columnsOf(trip, ['changed_xid'], { pickup_location: ['pickup_lon', 'pickup_lat'], dropoff_location: ['dropoff_lon', 'dropoff_lat'] }),
       'driver_user_id',
       'merchant_user_id',
+      'recipient_phone',
+      'recipient_name',
     ];
     expect(Object.keys(row).sort()).toEqual(expected.sort());
     const listed = await inTenant(async (tx) =>

@@ -6064,6 +6064,8 @@ export interface components {
             plan_id: string | null;
             /** @description when the delivery was promised: checkout (branch preparation + travel estimate + dispatch_buffer_min), creation (travel + buffer) or a scheduled window (deliver_before); staff may change it (PATCH /trips/:id/promise, audited) */
             promised_at: string | null;
+            recipient_name: string | null;
+            recipient_phone: string | null;
             returned_at: string | null;
             service_mode: "marketplace" | "delivery_express";
             source_channel: "core" | "chat" | "admin" | "api";

@@ -90,10 +90,12 @@ export const isStaff = (actor: Pick<Actor, 'kind'>) => STAFF.includes(actor.kind
 /**
  * A trip as its viewer may see it. The pickup PIN goes to the merchant owner (to staff when the trip
  * has no merchant), the delivery PIN to the customer (to staff when there is no customer user);
- * drivers never see either: they must obtain them at the stops.
+ * drivers never see either: they must obtain them at the stops. The recipient's phone and name go to staff, and
+ * to the trip's driver while he carries it (`recipientContactVisible`); to nobody else.
  */
 export function tripOut(t: TripRow, viewer: Pick<Actor, 'userId' | 'kind'>): Static<typeof TripOutSchema> {
   const staff = isStaff(viewer);
+  const contact = staff || recipientContactVisible(t, viewer);
   // ETAs are live only while a driver carries the trip to its dropoff (returning goes back to the merchant).
   const live = !!t.driver_id && ACTIVE_STATUSES.includes(t.status) && t.status !== 'returning';
   const showPickup = viewer.kind !== 'repartidor' && (viewer.userId === t.merchant_user_id || (staff && !t.merchant_id));
@@ -122,6 +124,8 @@ export function tripOut(t: TripRow, viewer: Pick<Actor, 'userId' | 'kind'>): Sta
     cash_collected: t.cash_collected,
     cash_discrepancy_reason: t.cash_discrepancy_reason,
     currency: t.currency,
+    recipient_phone: contact ? t.recipient_phone : null,
+    recipient_name: contact ? t.recipient_name : null,
     ...(showPickup ? { pickup_pin: t.pickup_pin } : {}),
     ...(showDelivery ? { delivery_pin: t.delivery_pin } : {}),
     pickup_pin_locked: t.pickup_pin_attempts >= PIN_MAX_ATTEMPTS,
@@ -149,6 +153,14 @@ export function tripOut(t: TripRow, viewer: Pick<Actor, 'userId' | 'kind'>): Sta
   };
 }
 export type TripOut = Static<typeof TripOutSchema>;
+
+/** Trip states in which its driver may call the recipient: from his acceptance until the goods are delivered or back. */
+export const RECIPIENT_CONTACT_STATUSES: TripStatus[] = ['accepted', 'picked_up', 'in_transit', 'returning'];
+
+/** The recipient's phone and name go to the trip's own driver while he carries it (not for an offer, not afterwards). */
+export function recipientContactVisible(t: Pick<TripRow, 'status' | 'driver_user_id'>, viewer: Pick<Actor, 'userId' | 'kind'>): boolean {
+  return viewer.kind === 'repartidor' && !!t.driver_user_id && t.driver_user_id === viewer.userId && RECIPIENT_CONTACT_STATUSES.includes(t.status);
+}
 
 /**
  * Seconds by which a trip passes its promise: the delivery time once completed, else the live ETA at the dropoff

@@ -122,6 +122,14 @@ export const TripOutSchema = Type.Object({
   }),
   cash_collected: Nullable(Type.String({ pattern: MONEY_PATTERN, description: 'what the driver recorded collecting at delivery' })),
   cash_discrepancy_reason: Nullable(Type.String({ description: 'why the cash collected differs from cash_to_collect (a discrepancy for review)' })),
+  recipient_phone: Nullable(
+    Type.String({
+      description:
+        "the recipient's phone (his tracking link's when he has no account, else his account's), to call or message him: for staff, and for the trip's driver " +
+        'from acceptance until delivered or returned (accepted, picked_up, in_transit, returning); null otherwise and for everyone else',
+    }),
+  ),
+  recipient_name: Nullable(Type.String({ description: "the recipient's name, shown with recipient_phone under the same rule" })),
   currency: Type.String(),
   pickup_pin: Type.Optional(Type.String({ description: 'only for the merchant owner (staff when the trip has no merchant); never for drivers' })),
   delivery_pin: Type.Optional(Type.String({ description: 'only for the customer (staff when the trip has no customer user); never for drivers' })),

@@ -11,7 +11,8 @@ type TripRecord = Omit<typeof trip.$inferSelect, keyof typeof TRIP_POINTS | 'cha
 
 /**
  * A trip as the logistics reads return it: every column of `trip` (derived from the table), its points as numbers,
- * and, joined, the user of the driver and the owner of the merchant (event audiences, PIN visibility).
+ * and, joined, the user of the driver and the owner of the merchant (event audiences, PIN visibility) and the recipient's
+ * phone and name (the live tracking link's for a recipient without an account, else the customer's account's).
  */
 export type TripRow = SnakeRow<TripRecord> & {
   pickup_lon: number;
@@ -20,15 +21,21 @@ export type TripRow = SnakeRow<TripRecord> & {
   dropoff_lat: number;
   driver_user_id: string | null;
   merchant_user_id: string | null;
+  /** The recipient's phone and name: his live tracking link's (no account) or his account's. */
+  recipient_phone: string | null;
+  recipient_name: string | null;
 };
 
 /** The one trip read (hot: GET /trips, trip by id), its select list generated from the table. */
 export const TRIP_SELECT = `
   SELECT ${selectList(trip, 't', { omit: ['changedXid'], points: TRIP_POINTS })},
-         d.user_id AS driver_user_id, m.owner_user_id AS merchant_user_id
+         d.user_id AS driver_user_id, m.owner_user_id AS merchant_user_id,
+         COALESCE(rl.recipient_phone, cu.phone) AS recipient_phone, COALESCE(rl.recipient_name, cu.display_name) AS recipient_name
     FROM trip t
     LEFT JOIN driver d ON d.organization_id = t.organization_id AND d.id = t.driver_id
-    LEFT JOIN merchant m ON m.organization_id = t.organization_id AND m.id = t.merchant_id`;
+    LEFT JOIN merchant m ON m.organization_id = t.organization_id AND m.id = t.merchant_id
+    LEFT JOIN trip_recipient_link rl ON rl.organization_id = t.organization_id AND rl.trip_id = t.id AND rl.revoked_at IS NULL
+    LEFT JOIN users cu ON cu.organization_id = t.organization_id AND cu.id = t.customer_user_id`;
 
 /**
  * Trips that earn their driver his driver_earning, and when: a completed delivery, and a failed one (the attempt was
