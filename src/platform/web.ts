@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
@@ -109,19 +110,19 @@ export async function registerWeb(app: FastifyInstance, raw: { MAP_TILE_URL?: st
   const csp = pageCsp(settings);
   const cache = new Map<string, Asset>();
 
-  /** A file under dir, compressed once and kept (rebuilt when its mtime changes); null when missing. */
-  async function load(rel: string, transform?: (text: string) => string): Promise<Asset | null> {
+  /** A file under dir, compressed once and kept under `key` (rebuilt when its mtime changes); null when missing. */
+  async function load(rel: string, transform?: (text: string) => string, key = rel): Promise<Asset | null> {
     const file = path.join(dir, rel);
     if (!file.startsWith(dir + path.sep)) return null;
     const st = await stat(file).catch(() => null);
     if (!st?.isFile()) return null;
-    const hit = cache.get(rel);
+    const hit = cache.get(key);
     if (hit && hit.mtime === st.mtimeMs) return hit;
     const ext = path.extname(file);
     let body = await readFile(file);
     if (transform) body = Buffer.from(transform(body.toString('utf8')));
     const asset: Asset = { type: TYPES[ext] ?? 'application/octet-stream', raw: body, ...compressOf(ext, body), mtime: st.mtimeMs };
-    cache.set(rel, asset);
+    cache.set(key, asset);
     return asset;
   }
 
@@ -160,7 +161,11 @@ export async function registerWeb(app: FastifyInstance, raw: { MAP_TILE_URL?: st
     app.get(`/${name}`, hidden, (_req, reply) => reply.redirect(`/${name}/`, 308));
     app.get(`/${name}/`, hidden, (req, reply) => page(req, reply, name));
     app.get(`/${name}/sw.js`, hidden, async (req, reply) => {
-      const a = await load('pwa/sw.js');
+      // The worker names its cache after the build of the page's shell: a new build is a new worker (the browser
+      // installs it at the next visit), which deletes the caches of the builds before it.
+      const shell = await load(`${name}/index.html`, withSettings);
+      const version = shell ? createHash('sha256').update(shell.raw).digest('hex').slice(0, 16) : 'unbuilt';
+      const a = await load('pwa/sw.js', (text) => text.replace('__SHELL_VERSION__', version), `pwa/sw.js@${version}`);
       if (!a) throw AppError.notFound('Asset');
       // Revalidated, so a new worker is found at the next visit; allowed to control the page's scope only.
       reply.header('service-worker-allowed', `/${name}/`);

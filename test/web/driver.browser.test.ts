@@ -328,6 +328,232 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     expect(problems).toEqual([]);
   }, 180_000);
 
+  it('cash in hand and the cash to collect; offers pushed by the event stream (the poll set to 10 minutes); call or WhatsApp the recipient once accepted; counts in the singular', async () => {
+    const base = server.baseUrl;
+    const merchant = await login(base, 'merchant@demo.test');
+    const customer = await login(base, 'customer@demo.test');
+    // Cash the driver carries: an administrator's correction (the same ledger as the cash collected at the door).
+    const adj = await api(base, admin, 'POST', `/drivers/${driverId}/cash-adjustments`, { amount: '240.00', reason: 'cambio para el turno' });
+    expect(adj.status, JSON.stringify(adj.body)).toBe(201);
+    const inHand = adj.body.cash.cash_in_hand as string;
+    // The trips earlier tests left with the driver are cancelled: the new one is the next stop.
+    for (const x of (await api(base, admin, 'GET', `/trips?driver_id=${driverId}&limit=100`)).body.data as { id: string; status: string }[]) {
+      if (['assigned', 'accepted', 'picked_up', 'in_transit'].includes(x.status)) expect((await api(base, admin, 'POST', `/trips/${x.id}/status`, { status: 'cancelled', reason: 'test reset' })).status).toBe(200);
+    }
+
+    const context = await phone();
+    // Only the stream can bring an offer within the test's deadlines: the poll waits 10 minutes.
+    await context.addInitScript(() => localStorage.setItem('driver.pollMs', '600000'));
+    const page = await context.newPage();
+    watch(page);
+    await page.goto(`${base}/driver/`);
+    await logIn(page, 'driver@demo.test');
+    await page.locator('body[data-live="true"]').waitFor({ timeout: 30_000 });
+    const cash = page.locator(`.d-cash-card[data-cash-in-hand="${inHand}"]`);
+    await cash.waitFor();
+    expect(await cash.locator('h2').textContent()).toBe(`Efectivo en mano: ${inHand} BOB`);
+    expect(await cash.locator('li[data-cash-entry="cash_adjustment"]').first().textContent()).toContain('+240.00');
+    await shot(page, '11-cash-in-hand');
+
+    // An express delivery with the recipient's phone: the offer arrives by the stream; no phone before it is accepted.
+    const express = await api(base, merchant, 'POST', '/merchant/delivery-express', {
+      pickup_location: pt(-68.1335, -16.499),
+      pickup_address: 'Av. 16 de Julio 1490',
+      customer_name: 'Ana Flores',
+      customer_phone: '+59170011223',
+      dropoff_address: 'Calle Jaén 711',
+      dropoff_location: pt(-68.135, -16.495),
+    });
+    expect(express.status, JSON.stringify(express.body)).toBe(201);
+    const a = express.body.trip_id as string;
+    const pushedBefore = Number(await page.locator('body').getAttribute('data-pushed'));
+    expect((await api(base, admin, 'POST', `/trips/${a}/assign`, { driver_id: driverId })).status).toBe(200);
+    await page.locator(`[data-offer="${a}"]`).waitFor({ timeout: 30_000 });
+    expect(Number(await page.locator('body').getAttribute('data-pushed'))).toBeGreaterThan(pushedBefore);
+    expect(await page.locator('[data-recipient-phone]').count()).toBe(0);
+    await page.locator(`[data-offer="${a}"] [data-action="accept"]`).click();
+    await until('accepted', () => trip(a), (x) => x.status === 'accepted');
+    await page.locator('[data-tab="route"]').click();
+    const contact = page.locator(`.d-next[data-next-trip="${a}"] .d-contact[data-recipient-phone="+59170011223"]`);
+    await contact.waitFor();
+    expect(await contact.locator('a.d-call').getAttribute('href')).toBe('tel:+59170011223');
+    expect(await contact.locator('a.d-whatsapp').getAttribute('href')).toBe('https://wa.me/59170011223');
+    expect(await contact.textContent()).toContain('Ana Flores');
+    for (const box of [await contact.locator('a.d-call').boundingBox(), await contact.locator('a.d-whatsapp').boundingBox()]) expect(box!.height).toBeGreaterThanOrEqual(48);
+    await shot(page, '12-route-contact');
+
+    // A cash order: the offer (pushed) and then the active trip show the cash to collect.
+    const branch = (await api(base, merchant, 'GET', '/merchant/branches')).body.data[0];
+    const item = (await api(base, merchant, 'GET', '/merchant/catalog')).body.data[0];
+    const address = (await api(base, customer, 'GET', '/customer/addresses')).body.data[0];
+    const order = await api(base, customer, 'POST', '/customer/orders', { branch_id: branch.id, address_id: address.id, items: [{ catalog_item_id: item.id, quantity: 1 }], payment_destination: 'cash' });
+    expect(order.status, JSON.stringify(order.body)).toBe(201);
+    let moved = { status: 0, body: { trip_id: null as string | null } };
+    for (const status of ['confirmed', 'preparing', 'ready']) {
+      moved = await api(base, merchant, 'PATCH', `/merchant/orders/${order.body.id}/status`, { status });
+      expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    }
+    const b = moved.body.trip_id!;
+    const due = (await trip(b)).cash_to_collect as string;
+    expect(Number(due)).toBeGreaterThan(0);
+    expect((await api(base, admin, 'POST', `/trips/${b}/assign`, { driver_id: driverId })).status).toBe(200);
+    await page.locator('[data-tab="today"]').click();
+    const offer = page.locator(`[data-offer="${b}"]`);
+    await offer.waitFor({ timeout: 30_000 });
+    expect(await offer.locator('dd.d-cash').textContent()).toBe(`${due} BOB`);
+    await offer.scrollIntoViewIfNeeded();
+    await shot(page, '13-offer-cash');
+    await offer.locator('[data-action="accept"]').click();
+    await page.locator(`.d-trip[data-trip-id="${b}"] [data-cash-due="${due}"]`).waitFor();
+
+    // One action waiting: "1 acción", not "1 acciones".
+    await context.setOffline(true);
+    await page.locator('#net[data-online="false"]').waitFor();
+    await page.locator('[data-tab="route"]').click();
+    await page.locator(`.d-next[data-next-trip]`).first().waitFor();
+    const realPin = (await trip(a)).pickup_pin as string;
+    await page.locator('#pickup-pin').fill(realPin === '0000' ? '1111' : '0000');
+    await page.getByRole('button', { name: 'Confirmar recogida y salir' }).click();
+    await page.locator('#status[data-queue="2"]').waitFor();
+    expect(await page.locator('#status').textContent()).toMatch(/^Por enviar: 2 acciones, \d+ puntos? GPS$/);
+    await page.evaluate(async () => {
+      const db = await new Promise<IDBDatabase>((resolve, reject) => {
+        const r = indexedDB.open('pwa:driver', 1);
+        r.onsuccess = () => resolve(r.result);
+        r.onerror = () => reject(r.error);
+      });
+      const all = await new Promise<{ seq: number }[]>((resolve) => {
+        const r = db.transaction('ops').objectStore('ops').getAll();
+        r.onsuccess = () => resolve(r.result);
+      });
+      const tx = db.transaction(['ops', 'points'], 'readwrite');
+      tx.objectStore('ops').delete(all[all.length - 1]!.seq);
+      tx.objectStore('points').clear();
+      await new Promise((r) => (tx.oncomplete = r));
+    });
+    // Reopened (offline, from the service worker): the queue read again, the first fix kept as one point.
+    await page.reload();
+    await page.locator('body[data-gps-kept="1"]').waitFor({ timeout: 30_000 });
+    await page.locator('[data-tab="today"]').click();
+    await expect.poll(() => page.locator('#status').textContent()).toBe('Por enviar: 1 acción, 1 punto GPS');
+    await page.getByRole('combobox', { name: 'Idioma' }).selectOption('en');
+    await expect.poll(() => page.locator('#status').textContent()).toBe('To send: 1 action, 1 GPS point');
+    await context.setOffline(false);
+    await page.locator('#status[data-queue="0"]').waitFor({ timeout: 60_000 });
+    await page.locator('[data-note="error"]', { hasText: 'Wrong PIN' }).waitFor();
+    expect(await cash.locator('h2').textContent()).toBe(`Cash in hand: ${inHand} BOB`);
+    await shot(page, '14-today-en');
+    await page.locator('[data-tab="route"]').click();
+    await page.locator(`.d-next .d-contact`).first().scrollIntoViewIfNeeded();
+    await shot(page, '15-route-contact-en');
+    await page.locator('[data-tab="earnings"]').click();
+    await page.locator('.d-cash-card').waitFor();
+    await shot(page, '16-earnings-en');
+    await page.getByRole('combobox', { name: 'Language' }).selectOption('es');
+    await page.locator('.d-cash-card h2', { hasText: 'Efectivo en mano' }).waitFor();
+    await shot(page, '17-earnings-es');
+    await context.close();
+    expect(problems).toEqual([]);
+  }, 240_000);
+
+  it('service worker: caches of other builds of the page are deleted on activation (not other pages\' caches); the manifest and icons come from the network first', async () => {
+    const base = server.baseUrl;
+    const context = await phone();
+    const page = await context.newPage();
+    watch(page);
+    // Before the worker: caches left by an older build of the driver app, and the merchant page's own.
+    await page.goto(`${base}/console/`);
+    await page.evaluate(async () => {
+      for (const name of ['pwa:/driver/', 'pwa:/driver/:0123456789abcdef', 'pwa:/merchant/:fedcba9876543210']) await (await caches.open(name)).put('/driver/old', new Response('old'));
+    });
+    await page.goto(`${base}/driver/`);
+    await page.waitForFunction(() => !!navigator.serviceWorker?.controller, null, { timeout: 30_000 });
+    const version = (await (await fetch(`${base}/driver/sw.js`)).text()).match(/const VERSION = '([0-9a-f]{16})'/)![1];
+    await expect.poll(() => page.evaluate(() => caches.keys())).toEqual(expect.arrayContaining([`pwa:/driver/:${version}`, 'pwa:/merchant/:fedcba9876543210']));
+    expect((await page.evaluate(() => caches.keys())).filter((k) => k.startsWith('pwa:/driver/'))).toEqual([`pwa:/driver/:${version}`]);
+
+    // A stale manifest and icon in the cache: the page still gets the served ones, and the cache is refreshed.
+    await page.evaluate(async (name) => {
+      const c = await caches.open(name);
+      await c.put('/driver/manifest.webmanifest', new Response('{"name":"old"}', { headers: { 'content-type': 'application/manifest+json' } }));
+      await c.put('/driver/icons/driver-192.png', new Response('old', { headers: { 'content-type': 'image/png' } }));
+    }, `pwa:/driver/:${version}`);
+    const read = () =>
+      page.evaluate(async () => ({
+        manifest: ((await (await fetch('/driver/manifest.webmanifest')).json()) as { name: string }).name,
+        icon: (await (await fetch('/driver/icons/driver-192.png')).arrayBuffer()).byteLength,
+      }));
+    const online = await read();
+    expect(online.manifest).toBe('Repartidor — entregas');
+    expect(online.icon).toBeGreaterThan(100);
+    // Offline: the cache, now holding the fresh copies.
+    await context.setOffline(true);
+    expect(await read()).toEqual(online);
+    await context.close();
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it('GPS and the offer ring: location denied is said; fixes while standing still keep one point; a low battery is noticed; an offer vibrates once; the screen stays on during a trip only', async () => {
+    const base = server.baseUrl;
+    for (const x of (await api(base, admin, 'GET', `/trips?driver_id=${driverId}&limit=100`)).body.data as { id: string; status: string }[]) {
+      if (['assigned', 'accepted', 'picked_up', 'in_transit'].includes(x.status)) expect((await api(base, admin, 'POST', `/trips/${x.id}/status`, { status: 'cancelled', reason: 'test reset' })).status).toBe(200);
+    }
+    // No location permission: the banner asks for it.
+    const denied = await phone({ permissions: [] });
+    let page = await denied.newPage();
+    watch(page);
+    await page.goto(`${base}/driver/`);
+    await logIn(page, 'driver@demo.test');
+    await page.locator('#duty:not([disabled])').waitFor();
+    if ((await page.locator('#duty[aria-pressed="false"]').count()) > 0) await page.locator('#duty').click();
+    await page.locator('[data-banner="gps-denied"]').waitFor({ timeout: 30_000 });
+    await shot(page, '18-gps-denied');
+    await denied.close();
+
+    // A phone on a low battery, whose vibrations are recorded, that lets the page keep the screen on.
+    const context = await phone({ permissions: ['geolocation', 'screen-wake-lock'] });
+    await context.addInitScript(() => {
+      const w = window as unknown as { vibrations: unknown[] };
+      w.vibrations = [];
+      Object.defineProperty(navigator, 'vibrate', { value: (p: unknown) => (w.vibrations.push(p), true), configurable: true });
+      Object.defineProperty(navigator, 'getBattery', { value: async () => ({ level: 0.1, charging: false }), configurable: true });
+    });
+    page = await context.newPage();
+    watch(page);
+    await page.goto(`${base}/driver/`);
+    await logIn(page, 'driver@demo.test');
+    await page.locator('#duty[aria-pressed="true"]').waitFor();
+    await page.locator('body[data-low-battery="true"]').waitFor();
+    // Standing still (a few metres of GPS jitter): five fixes, one point kept.
+    await page.locator('body[data-gps-kept="1"]').waitFor({ timeout: 30_000 });
+    const fixes = Number(await page.locator('body').getAttribute('data-gps-fixes'));
+    for (let i = 1; i <= 5; i++) {
+      await context.setGeolocation({ latitude: ROUTE[0]!.latitude + i * 0.00001, longitude: ROUTE[0]!.longitude });
+      await page.locator(`body[data-gps-fixes="${fixes + i}"]`).waitFor();
+    }
+    expect(await page.locator('body').getAttribute('data-gps-kept')).toBe('1');
+
+    // An offer rings once (the vibration pattern), not again when the page redraws.
+    const created = await api(base, admin, 'POST', '/trips', { pickup_location: pt(-68.1335, -16.499), pickup_address: 'Av. Arce 2132', dropoff_location: pt(-68.12, -16.51), dropoff_address: 'Calle Lisímaco 88' });
+    const id = created.body.id as string;
+    expect((await api(base, admin, 'POST', `/trips/${id}/assign`, { driver_id: driverId })).status).toBe(200);
+    await page.locator(`[data-offer="${id}"]`).waitFor({ timeout: 30_000 });
+    await page.locator('[data-tab="inbox"]').click();
+    await page.locator('[data-tab="today"]').click();
+    await page.locator(`[data-offer="${id}"]`).waitFor();
+    expect(await page.evaluate(() => (window as unknown as { vibrations: unknown[] }).vibrations)).toEqual([[400, 150, 400, 150, 400]]);
+
+    // Accepted: the screen is kept on; the trip cancelled: it is let go.
+    await page.locator(`[data-offer="${id}"] [data-action="accept"]`).click();
+    await until('accepted', () => trip(id), (x) => x.status === 'accepted');
+    await page.locator('body[data-wake-lock="held"]').waitFor({ timeout: 30_000 });
+    expect((await api(base, admin, 'POST', `/trips/${id}/status`, { status: 'cancelled', reason: 'test' })).status).toBe(200);
+    await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+    await page.locator('body[data-wake-lock="released"]').waitFor({ timeout: 30_000 });
+    await context.close();
+    expect(problems).toEqual([]);
+  }, 180_000);
+
   it('figures: first-load script size, time to interactive on a slowed phone, queue drain after 10 minutes of offline GPS', async () => {
     const base = server.baseUrl;
     const html = await (await fetch(`${base}/driver/`)).text();

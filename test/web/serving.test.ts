@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -114,6 +114,37 @@ describe('console pages', () => {
       const r = await app.inject({ method: 'GET', url: '/console' });
       expect(r.statusCode).toBe(503);
       expect(r.json().code).toBe('WEB_NOT_BUILT');
+    } finally {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("names the service worker's cache after the page's build: a new shell is a new worker; each page its own", async () => {
+    const app = Fastify();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'web-sw-'));
+    try {
+      mkdirSync(path.join(dir, 'pwa'));
+      mkdirSync(path.join(dir, 'driver'));
+      mkdirSync(path.join(dir, 'merchant'));
+      writeFileSync(path.join(dir, 'pwa/sw.js'), readFileSync(path.join(ROOT, 'web/static/pwa/sw.js')));
+      writeFileSync(path.join(dir, 'driver/index.html'), '<script src="/console/assets/driver-aaaa.js"></script>');
+      writeFileSync(path.join(dir, 'merchant/index.html'), '<script src="/console/assets/merchant-aaaa.js"></script>');
+      registerErrorHandling(app);
+      await registerWeb(app, {}, dir);
+      const version = async (page: string) => {
+        const r = await app.inject({ method: 'GET', url: `/${page}/sw.js` });
+        expect(r.statusCode).toBe(200);
+        expect(r.body).not.toContain('__SHELL_VERSION__');
+        return r.body.match(/const VERSION = '([0-9a-f]{16})'/)![1];
+      };
+      const first = await version('driver');
+      expect(await version('driver')).toBe(first);
+      expect(await version('merchant')).not.toBe(first);
+      // A new build: the shell names other assets.
+      writeFileSync(path.join(dir, 'driver/index.html'), '<script src="/console/assets/driver-bbbb.js"></script>');
+      utimesSync(path.join(dir, 'driver/index.html'), new Date(), new Date(Date.now() + 5000));
+      expect(await version('driver')).not.toBe(first);
     } finally {
       await app.close();
       rmSync(dir, { recursive: true, force: true });

@@ -2,9 +2,11 @@ import './style.css';
 import './driver.css';
 import { api, authorizedFetch, keepSessionIn, login, logout, ok, session, type Schemas, type Trip } from './api';
 import { $, clear, h } from './dom';
-import { fmtKm, fmtTime, getLang, label, setLang, t, type Lang } from './i18n';
+import { count, fmtKm, fmtTime, getLang, label, setLang, t, tf, type Lang } from './i18n';
 import { clientId, OfflineQueue, OfflineStore, type OpResult, type QueuedOp, type StoredBlob } from './offline-queue';
 import { batteryLow, installPrompt, onNetwork, registerServiceWorker, resizeImage, screenWakeLock } from './pwa';
+import { openStream, type StreamEvent } from './sse';
+import { haversine, keepFix } from './driver-gps';
 
 /**
  * The driver app at /driver/: an installable, offline-first page for the driver's day. Everything the driver does
@@ -20,6 +22,8 @@ type Me = Schemas['Driver'] & { geofence_radius_m: number; acceptance_timeout_s:
 type Notification = Schemas['Notification'];
 type Earnings = { currency: string; completed_trips: number; total_earnings: string; data: { trip_id: string; status: string; completed_at: string; driver_earning: string }[] };
 type Settlement = Schemas['DriverSettlement'];
+/** GET /driver/cash: the cash the driver carries (cash on delivery), his limit and the latest entries. */
+type Cash = { cash_in_hand: string; cash_limit: string | null; at_cash_limit: boolean; currency: string; data: Schemas['DriverCashEntry'][] };
 type Tab = 'today' | 'route' | 'inbox' | 'earnings';
 type Note = { kind: 'ok' | 'warn' | 'error'; text: string };
 
@@ -37,7 +41,8 @@ const AFTER: Record<string, string> = {
 
 const store = new OfflineStore('driver');
 const queue = new OfflineQueue(store);
-const wake = screenWakeLock();
+/** The screen stays on during an active trip; `data-wake-lock` on the body says whether the lock is held. */
+const wake = screenWakeLock((held) => (document.body.dataset.wakeLock = held ? 'held' : 'released'));
 const root = $('#app');
 
 const state = {
@@ -46,6 +51,7 @@ const state = {
   notifications: [] as Notification[],
   earnings: null as Earnings | null,
   settlements: [] as Settlement[],
+  cash: null as Cash | null,
   pending: [] as QueuedOp[],
   notes: [] as Note[],
   online: navigator.onLine,
@@ -54,6 +60,8 @@ const state = {
   seenOffers: new Set<string>(),
   install: null as null | (() => Promise<void>),
   sessionLost: false,
+  /** The event stream is open: offers and changes arrive at once (the poll is then only a safety net). */
+  live: false,
 };
 
 // ---------- helpers ----------
@@ -64,13 +72,21 @@ const cashToCollect = (tr: Trip): string | null => {
   const c = (tr as Trip & { cash_to_collect?: string | null }).cash_to_collect ?? null;
   return c && Number(c) > 0 ? c : null;
 };
+/** Sums money strings ("12.50", "-3.00") exactly, in cents: no floats. */
+function sumMoney(amounts: string[]): string {
+  let c = 0n;
+  for (const a of amounts) {
+    const m = /^(-?)(\d+)(?:\.(\d{1,2}))?$/.exec(a.trim());
+    if (!m) continue;
+    const v = BigInt(m[2]!) * 100n + BigInt((m[3] ?? '').padEnd(2, '0'));
+    c += m[1] ? -v : v;
+  }
+  const neg = c < 0n;
+  if (neg) c = -c;
+  return `${neg ? '-' : ''}${c / 100n}.${String(c % 100n).padStart(2, '0')}`;
+}
 const latlon = (p: { coordinates: number[] }) => ({ lon: p.coordinates[0]!, lat: p.coordinates[1]! });
 
-function haversine(a: { lat: number; lon: number }, b: { lat: number; lon: number }): number {
-  const r = Math.PI / 180;
-  const s = Math.sin(((b.lat - a.lat) * r) / 2) ** 2 + Math.cos(a.lat * r) * Math.cos(b.lat * r) * Math.sin(((b.lon - a.lon) * r) / 2) ** 2;
-  return 2 * 6_371_000 * Math.asin(Math.sqrt(s));
-}
 
 /** The trip as the driver sees it: the server's state with the queued actions applied. */
 function view(tr: Trip): Trip {
@@ -90,7 +106,7 @@ function problemText(code: string | undefined, extra?: unknown): string {
   const left = (extra as { attempts_remaining?: number } | undefined)?.attempts_remaining;
   switch (code) {
     case 'INVALID_PIN':
-      return t('wrongPin').replace('{n}', String(left ?? '?'));
+      return left === 1 ? t('wrongPinOne') : t('wrongPin').replace('{n}', String(left ?? '?'));
     case 'PIN_LOCKED':
       return t('pinLocked');
     case 'INVALID_TRANSITION':
@@ -112,11 +128,11 @@ function problemText(code: string | undefined, extra?: unknown): string {
 // ---------- persistence ----------
 
 async function saveCache() {
-  await store.set('cache', { me: state.me, trips: [...state.trips.values()], notifications: state.notifications, earnings: state.earnings, settlements: state.settlements });
+  await store.set('cache', { me: state.me, trips: [...state.trips.values()], notifications: state.notifications, earnings: state.earnings, settlements: state.settlements, cash: state.cash });
 }
 
 async function loadCache() {
-  const c = await store.get<{ me: Me | null; trips: Trip[]; notifications: Notification[]; earnings: Earnings | null; settlements: Settlement[] }>('cache');
+  const c = await store.get<{ me: Me | null; trips: Trip[]; notifications: Notification[]; earnings: Earnings | null; settlements: Settlement[]; cash?: Cash | null }>('cache');
   if (!c || (state.me && c.me && c.me.user_id !== session.user()?.id)) return;
   if (c.me && c.me.user_id !== session.user()?.id) return;
   state.me = c.me;
@@ -125,6 +141,7 @@ async function loadCache() {
   state.notifications = c.notifications;
   state.earnings = c.earnings;
   state.settlements = c.settlements ?? [];
+  state.cash = c.cash ?? null;
 }
 
 async function loadPending() {
@@ -164,6 +181,7 @@ function refresh(): Promise<void> {
       from.setDate(from.getDate() - 6);
       state.earnings = (await ok(api.GET('/api/v1/driver/earnings', { params: { query: { from: from.toISOString(), limit: 100 } } }))) as Earnings;
       state.settlements = (await ok(api.GET('/api/v1/driver/settlements', { params: { query: { limit: 20 } } }))).data;
+      state.cash = (await ok(api.GET('/api/v1/driver/cash', { params: { query: { limit: 20 } } }))) as Cash;
       await saveCache();
     } catch (err) {
       if (!navigator.onLine) return;
@@ -301,21 +319,20 @@ function updateGps() {
  */
 async function onPosition(p: GeolocationPosition) {
   gps.lastFix = Date.now();
+  // Fixes heard and points kept, on the body (`data-gps-fixes`, `data-gps-kept`): what the batching saves is visible.
+  document.body.dataset.gpsFixes = String(Number(document.body.dataset.gpsFixes ?? 0) + 1);
   if (state.gps !== 'ok') {
     state.gps = 'ok';
     renderBanners();
   }
-  const here = { lat: p.coords.latitude, lon: p.coords.longitude, at: p.timestamp || Date.now() };
-  const slow = gps.lowBattery ? 3 : 1;
-  const moved = gps.last ? haversine(gps.last, here) : Infinity;
-  const elapsed = gps.last ? here.at - gps.last.at : Infinity;
-  const keep = moved === Infinity || (moved >= 15 && elapsed >= 5000 * slow) || elapsed >= 60_000 * slow;
-  if (!keep) return;
+  const here = { lat: p.coords.latitude, lon: p.coords.longitude, at: Date.now() };
+  if (!keepFix(gps.last, here, gps.lowBattery)) return;
   gps.last = here;
+  document.body.dataset.gpsKept = String(Number(document.body.dataset.gpsKept ?? 0) + 1);
   await store.put('points', {
     client_point_id: clientId('gps'),
     location: { type: 'Point', coordinates: [here.lon, here.lat] },
-    recorded_at: new Date(here.at).toISOString(),
+    recorded_at: new Date(p.timestamp || here.at).toISOString(),
     ...(Number.isFinite(p.coords.accuracy) ? { accuracy_m: Math.min(100_000, Math.max(0, p.coords.accuracy)) } : {}),
     ...(p.coords.speed !== null && p.coords.speed >= 0 ? { speed_mps: Math.min(200, p.coords.speed) } : {}),
     ...(p.coords.heading !== null && p.coords.heading >= 0 && p.coords.heading <= 360 ? { heading: p.coords.heading } : {}),
@@ -355,7 +372,14 @@ setInterval(() => {
   }
   void flushPoints();
 }, 15_000);
-setInterval(() => void batteryLow().then((low) => (gps.lowBattery = low)), 60_000);
+/** Low battery (checked at start and every minute): fewer points kept; `data-low-battery` on the body says so. */
+const checkBattery = () =>
+  void batteryLow().then((low) => {
+    gps.lowBattery = low;
+    document.body.dataset.lowBattery = String(low);
+  });
+checkBattery();
+setInterval(checkBattery, 60_000);
 
 // ---------- offers: ring, vibrate, countdown ----------
 
@@ -490,7 +514,7 @@ function renderStatus() {
     el.dataset.queue = String(ops);
     el.dataset.points = String(points);
     el.className = 'd-status';
-    el.textContent = ops + points === 0 ? t('allSent') : t('waiting').replace('{ops}', String(ops)).replace('{points}', String(points));
+    el.textContent = ops + points === 0 ? t('allSent') : tf('waiting', { ops: count(ops, 'actionOne', 'actions'), points: count(points, 'gpsPointOne', 'gpsPoints') });
   });
 }
 
@@ -587,11 +611,47 @@ function offerCard(tr: Trip): HTMLElement {
   );
 }
 
+/** The cash the driver carries (cash on delivery): the total, his limit, and the latest `entries` movements. */
+function cashCard(entries: number): HTMLElement | null {
+  const c = state.cash;
+  if (!c) return null;
+  const list = c.data.slice(0, entries);
+  return h(
+    'section',
+    { class: 'd-card d-cash-card', 'data-cash-in-hand': c.cash_in_hand },
+    h('h2', null, `${t('cashInHand')}: `, h('span', { class: 'd-total' }, `${c.cash_in_hand} ${c.currency}`)),
+    c.cash_limit ? h('p', { class: 'muted' }, `${t('cashLimit')}: ${c.cash_limit} ${c.currency}`) : null,
+    c.at_cash_limit ? h('p', { class: 'd-banner warn', 'data-banner': 'cash-limit' }, t('atCashLimit')) : null,
+    list.length === 0
+      ? h('p', { class: 'muted' }, t('cashNone'))
+      : h(
+          'ul',
+          { class: 'd-list', 'aria-label': t('cashMovements') },
+          list.map((e) => {
+            const tr = e.trip_id ? state.trips.get(e.trip_id) : undefined;
+            const what = t(`cashEntry_${e.entry_type}` as 'cashEntry_cash_collected');
+            return h(
+              'li',
+              { 'data-cash-entry': e.entry_type },
+              h('div', null, tr ? `${what} · ${tripLabel(tr)}` : what, h('div', { class: 'muted' }, `${fmtTime(e.created_at)}${e.note ? ` · ${e.note}` : ''}`)),
+              h('strong', null, `${e.amount.startsWith('-') ? '−' + e.amount.slice(1) : '+' + e.amount}`),
+            );
+          }),
+        ),
+  );
+}
+
 function tripRow(tr: Trip): HTMLElement {
   return h(
     'li',
     { class: 'd-trip', 'data-trip-id': tr.id, 'data-status': tr.status },
-    h('div', null, h('strong', null, tr.dropoff_address), h('div', { class: 'muted' }, `${label(tr.status)} · ${money(tr.driver_earning, tr.currency)}`)),
+    h(
+      'div',
+      null,
+      h('strong', null, tr.dropoff_address),
+      h('div', { class: 'muted' }, `${label(tr.status)} · ${money(tr.driver_earning, tr.currency)}`),
+      cashToCollect(tr) && ACTIVE.has(tr.status) ? h('div', { class: 'd-cash', 'data-cash-due': cashToCollect(tr) }, `${t('cashToCollect')}: ${money(cashToCollect(tr), tr.currency)}`) : null,
+    ),
     ACTIVE.has(tr.status) ? h('button', { class: 'd-go', onclick: () => ((state.tab = 'route'), render()) }, t('open')) : null,
   );
 }
@@ -617,11 +677,12 @@ function renderToday(): HTMLElement {
   const active = all.filter((tr) => ACTIVE.has(tr.status));
   const done = all.filter((tr) => ['completed', 'returned', 'failed'].includes(tr.status) && isToday(tr.completed_at ?? tr.returned_at ?? tr.failed_at ?? tr.updated_at));
   const earned = (state.earnings?.data ?? []).filter((e) => isToday(e.completed_at));
-  const total = earned.reduce((s, e) => s + Number(e.driver_earning), 0);
+  const total = sumMoney(earned.map((e) => e.driver_earning));
   return h(
     'div',
     { class: 'd-stack' },
     availability(),
+    cashCard(3),
     state.install ? h('button', { class: 'd-big', onclick: () => void state.install?.() }, t('install')) : null,
     queueList(),
     offers.map(offerCard),
@@ -630,7 +691,7 @@ function renderToday(): HTMLElement {
       'section',
       { class: 'd-card', id: 'today-earnings' },
       h('h2', null, t('todayEarnings')),
-      h('p', { class: 'd-total' }, `${total.toFixed(2)} ${state.earnings?.currency ?? ''}`, h('span', { class: 'muted' }, ` · ${earned.length} ${t('trips')}`)),
+      h('p', { class: 'd-total' }, `${total} ${state.earnings?.currency ?? ''}`, h('span', { class: 'muted' }, ` · ${count(earned.length, 'tripOne', 'trips')}`)),
       done.length ? h('ul', { class: 'd-list' }, done.map(tripRow)) : null,
     ),
   );
@@ -669,10 +730,22 @@ function navLinks(s: Stop): HTMLElement {
   );
 }
 
-function contactLinks(phone: string | null | undefined): HTMLElement | null {
+/** Call or WhatsApp the recipient: the trip carries his phone only while the driver carries the trip. */
+function contactLinks(tr: Trip): HTMLElement | null {
+  const phone = tr.recipient_phone;
   if (!phone) return null;
   const digits = phone.replace(/[^\d]/g, '');
-  return h('div', { class: 'd-row' }, h('a', { class: 'd-btn', href: `tel:${phone}` }, t('call')), h('a', { class: 'd-btn', href: `https://wa.me/${digits}`, target: '_blank', rel: 'noopener' }, 'WhatsApp'));
+  return h(
+    'div',
+    { class: 'd-contact', 'data-recipient-phone': phone },
+    h('p', { class: 'muted' }, `${t('recipient')}: ${tr.recipient_name ? `${tr.recipient_name} · ` : ''}${phone}`),
+    h(
+      'div',
+      { class: 'd-row' },
+      h('a', { class: 'd-btn d-call', href: `tel:${phone}`, 'aria-label': t('callRecipient') }, t('call')),
+      h('a', { class: 'd-btn d-whatsapp', href: `https://wa.me/${digits}`, target: '_blank', rel: 'noopener', 'aria-label': t('whatsappRecipient') }, 'WhatsApp'),
+    ),
+  );
 }
 
 function pinField(id: string): HTMLInputElement {
@@ -894,7 +967,7 @@ function renderRoute(): HTMLElement {
       next.trip.notes ? h('p', null, next.trip.notes) : null,
       cashToCollect(next.trip) && next.kind === 'dropoff' ? h('p', { class: 'd-cash' }, `${t('cashToCollect')}: ${money(cashToCollect(next.trip), next.trip.currency)}`) : null,
       navLinks(next),
-      contactLinks((next.trip as Trip & { recipient_phone?: string | null }).recipient_phone),
+      contactLinks(next.trip),
       stopActions(next),
     ),
     h('div', { id: 'map', class: 'd-map' }, h('p', { class: 'muted d-map-wait' }, t('mapLoading'))),
@@ -978,25 +1051,26 @@ function renderInbox(): HTMLElement {
 
 function renderEarnings(): HTMLElement {
   const e = state.earnings;
-  const byDay = new Map<string, { total: number; count: number }>();
+  const byDay = new Map<string, { amounts: string[]; count: number }>();
   for (const row of e?.data ?? []) {
     const day = new Date(row.completed_at).toLocaleDateString(getLang() === 'es' ? 'es-BO' : 'en-US', { weekday: 'short', day: 'numeric', month: 'short' });
-    const d = byDay.get(day) ?? { total: 0, count: 0 };
-    d.total += Number(row.driver_earning);
+    const d = byDay.get(day) ?? { amounts: [], count: 0 };
+    d.amounts.push(row.driver_earning);
     d.count++;
     byDay.set(day, d);
   }
   return h(
     'div',
     { class: 'd-stack' },
+    cashCard(20),
     h(
       'section',
       { class: 'd-card' },
       h('h2', null, t('last7Days')),
-      h('p', { class: 'd-total' }, `${e?.total_earnings ?? '0.00'} ${e?.currency ?? ''}`, h('span', { class: 'muted' }, ` · ${e?.completed_trips ?? 0} ${t('trips')}`)),
+      h('p', { class: 'd-total' }, `${e?.total_earnings ?? '0.00'} ${e?.currency ?? ''}`, h('span', { class: 'muted' }, ` · ${count(e?.completed_trips ?? 0, 'tripOne', 'trips')}`)),
       h('table', { class: 'd-table' },
         h('thead', null, h('tr', null, h('th', null, t('day')), h('th', null, t('trips')), h('th', null, t('earnings')))),
-        h('tbody', null, [...byDay].map(([day, d]) => h('tr', null, h('td', null, day), h('td', null, d.count), h('td', null, d.total.toFixed(2))))),
+        h('tbody', null, [...byDay].map(([day, d]) => h('tr', null, h('td', null, day), h('td', null, d.count), h('td', null, sumMoney(d.amounts))))),
       ),
     ),
     h(
@@ -1014,7 +1088,7 @@ function renderEarnings(): HTMLElement {
       h('h2', null, t('settlementsTitle')),
       state.settlements.length === 0
         ? h('p', { class: 'muted' }, t('nothingPending'))
-        : h('ul', { class: 'd-list' }, state.settlements.map((s) => h('li', null, h('div', null, `${s.amount} ${s.currency}`, h('div', { class: 'muted' }, `${fmtTime(s.cutoff_at)} · ${s.trip_count} ${t('trips')}`)), h('strong', null, label(s.status))))),
+        : h('ul', { class: 'd-list' }, state.settlements.map((s) => h('li', null, h('div', null, `${s.amount} ${s.currency}`, h('div', { class: 'muted' }, `${fmtTime(s.cutoff_at)} · ${count(s.trip_count, 'tripOne', 'trips')}`)), h('strong', null, label(s.status))))),
     ),
   );
 }
@@ -1078,6 +1152,7 @@ function markReady() {
 }
 
 async function start() {
+  liveUpdates(true);
   await loadCache().catch(() => undefined);
   await loadPending();
   render();
@@ -1087,9 +1162,10 @@ async function start() {
   render();
 }
 
-session.onEnd(() => {
+session.onEnd((why) => {
+  liveUpdates(false);
   // The refresh token was refused: the work waiting in the queue stays, for after the next login.
-  if (document.body.dataset.ready) state.sessionLost = true;
+  if (why === 'expired' && document.body.dataset.ready) state.sessionLost = true;
   state.me = null;
   state.trips.clear();
   renderLogin();
@@ -1124,6 +1200,9 @@ function fingerprint(): string {
     state.notifications.map((n) => [n.id, n.read]),
     state.earnings?.total_earnings,
     state.settlements.length,
+    state.cash?.cash_in_hand,
+    state.cash?.data[0]?.id,
+    trips().map((tr) => tr.recipient_phone ?? ''),
   ]);
 }
 let shown = '';
@@ -1133,7 +1212,7 @@ installPrompt((install) => {
   if (session.user() && state.tab === 'today') render();
 });
 
-/** Every 10 s, and when the phone shows the page again: what is waiting goes out, what changed comes in. */
+/** What is waiting goes out, what changed comes in: on an event of the stream, when the phone shows the page again, and by the poll. */
 function poll() {
   if (!session.user() || !navigator.onLine) return;
   void sync()
@@ -1142,8 +1221,59 @@ function poll() {
       if (fingerprint() !== shown) render();
     });
 }
-setInterval(poll, 10_000);
+
+/**
+ * The poll is the safety net: every 10 s while the event stream is down, every 60 s while it is live. `driver.pollMs`
+ * in localStorage sets another interval (a slow test, a phone that must save data).
+ */
+const POLL_MS = Number(localStorage.getItem('driver.pollMs')) || 0;
+let lastPoll = Date.now();
+setInterval(() => {
+  if (Date.now() - lastPoll < (POLL_MS || (state.live ? 60_000 : 10_000))) return;
+  lastPoll = Date.now();
+  poll();
+}, 1000);
 document.addEventListener('visibilitychange', () => document.visibilityState === 'visible' && poll());
+
+/** Events that change what the driver sees (his own position updates do not). */
+const QUIET = new Set(['trip.location_updated', 'trip.geofence_entered', 'trip.location_stale', 'trip.delayed']);
+let pushTimer: ReturnType<typeof setTimeout> | null = null;
+let stopStream: (() => void) | null = null;
+
+/** A pushed event: one refresh for a burst of them, after the one under way (its data may predate the event). */
+function pushed(e: StreamEvent | null) {
+  if (e && QUIET.has(e.type)) return;
+  if (pushTimer) return;
+  pushTimer = setTimeout(() => {
+    pushTimer = null;
+    void (pulling ?? Promise.resolve()).then(() => {
+      lastPoll = Date.now();
+      document.body.dataset.pushed = String(Number(document.body.dataset.pushed ?? 0) + 1);
+      poll();
+    });
+  }, 200);
+}
+
+/** The driver's own event stream (/realtime/me/stream): an offer, a cancellation, a notification arrive at once; it reconnects with backoff. */
+function liveUpdates(on: boolean) {
+  if (on && !stopStream) {
+    stopStream = openStream('me', {
+      event: (e) => pushed(e),
+      reset: () => pushed(null),
+      state: (live) => {
+        state.live = live;
+        document.body.dataset.live = String(live);
+        const el = document.getElementById('net');
+        if (el) el.dataset.live = String(live);
+      },
+    });
+  } else if (!on && stopStream) {
+    stopStream();
+    stopStream = null;
+    state.live = false;
+    document.body.dataset.live = 'false';
+  }
+}
 
 void registerServiceWorker('driver');
 if (session.user()) void start();

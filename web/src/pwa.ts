@@ -28,16 +28,23 @@ export function onNetwork(fn: (online: boolean) => void): () => void {
 
 /**
  * Keeps the screen on while `wanted()` (an active trip): requested when wanted, re-requested when the page comes
- * back to the foreground (the browser drops the lock when it hides), released when not wanted. No-op without support.
+ * back to the foreground (the browser drops the lock when it hides), released when not wanted; `onChange` hears when
+ * the lock is taken and let go. No-op without support.
  */
-export function screenWakeLock() {
+export function screenWakeLock(onChange: (held: boolean) => void = () => undefined) {
   let lock: WakeLockSentinel | null = null;
   let wanted = false;
   const acquire = async () => {
     if (!wanted || lock || !('wakeLock' in navigator) || document.visibilityState !== 'visible') return;
     try {
       lock = await navigator.wakeLock.request('screen');
-      lock.addEventListener('release', () => (lock = null));
+      onChange(true);
+      lock.addEventListener('release', () => {
+        lock = null;
+        onChange(false);
+      });
+      // No longer wanted while the request was under way.
+      if (!wanted) void lock.release().catch(() => undefined);
     } catch {
       lock = null;
     }
