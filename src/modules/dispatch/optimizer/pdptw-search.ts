@@ -48,6 +48,10 @@ const TEMP_END = 0.0002;
  * on lr209 and lrc203 at the same vehicle count, against 0.0 % when elimination starts from a distance-optimised plan.
  */
 const DISTANCE_FIRST = 0.2;
+/** Share of a phase's time before the time may set its temperature (see annealing). */
+const TIME_SLACK = 0.1;
+/** Share of the time ceiling kept for building the plan after the search. */
+const PLAN_SHARE = 0.02;
 /** Share of the iterations route elimination may use at most (objective vehicles). */
 const ELIMINATION_SHARE = 0.5;
 /** Iterations one elimination attempt may take without emptying its bank: this many per trip of the instance, at least ELIM_MIN. */
@@ -63,7 +67,6 @@ interface Ctx {
   rng: Rng;
   related: Int32Array[];
   noise: number;
-  deadline: number;
   now: () => number;
   ins: PairInsertion;
 }
@@ -74,7 +77,7 @@ function relatedTrips(inst: TwInstance): Int32Array[] {
   let horizon = 1e-9;
   let maxQ = 1e-9;
   for (let t = 0; t < T; t++) {
-    for (const x of [2 * t, 2 * t + 1]) if (Number.isFinite(late[x])) horizon = Math.max(horizon, late[x]);
+    for (const x of [2 * t, 2 * t + 1]) horizon = Math.max(horizon, early[x], Number.isFinite(late[x]) ? late[x] : 0);
     maxQ = Math.max(maxQ, dem[2 * t * DIMS]);
   }
   for (let a = 0; a < 2 * T; a++) for (let b = 0; b < 2 * T; b++) maxD = Math.max(maxD, dist[a * n + b]);
@@ -351,6 +354,7 @@ const ruinSize = (T: number, rng: Rng) => {
 
 export interface PhaseResult {
   iterations: number;
+  /** The time ceiling cut the phase or, running ahead of the iterations, set its temperature: no longer reproducible. */
   timedOut: boolean;
 }
 
@@ -371,9 +375,12 @@ function annealing(
   allowed: Uint8Array | null,
   curve: Curve[],
   base: number,
-  distanceOnly = false,
+  distanceOnly: boolean,
+  phaseEnd: number,
 ): { best: TwSolution } & PhaseResult {
   const { rng, inst } = ctx;
+  const phaseStart = ctx.now();
+  const span = Math.max(1e-9, phaseEnd - phaseStart);
   const value = (s: TwSolution) => (distanceOnly ? s.cost - inst.vehicleCost * s.used : s.cost);
   let current = start;
   let best = start;
@@ -383,11 +390,21 @@ function annealing(
   let it = 0;
   let timedOut = false;
   for (; it < budget; it++) {
-    if ((it & 7) === 0 && ctx.now() > ctx.deadline) {
+    // The temperature falls with the iterations; only when the phase's time runs out faster (its share of the
+    // time, past a tenth kept as slack, ahead of its share of the iterations) with the time, and the run is then
+    // no longer reproducible.
+    let progress = it / Math.max(1, budget);
+    const elapsed = (ctx.now() - phaseStart) / span;
+    if (elapsed >= 1) {
       timedOut = true;
       break;
     }
-    const temp = t0 * Math.pow(t1 / t0, it / Math.max(1, budget));
+    const byTime = (elapsed - TIME_SLACK) / (1 - TIME_SLACK);
+    if (byTime > progress) {
+      timedOut = true;
+      progress = byTime;
+    }
+    const temp = t0 * Math.pow(t1 / t0, progress);
     const cand = current.clone();
     const removed = chooseRuin(cand, ctx, ruinSize(inst.T, rng));
     removeTrips(cand, removed);
@@ -413,7 +430,7 @@ function unassigned(sol: TwSolution): number[] {
  * Phase 1 (objective vehicles): removes routes one at a time while the search can place their trips elsewhere,
  * within `budget` iterations. Returns the complete solution with the fewest routes found.
  */
-function eliminateRoutes(start: TwSolution, ctx: Ctx, budget: number, curve: Curve[]): { best: TwSolution } & PhaseResult {
+function eliminateRoutes(start: TwSolution, ctx: Ctx, budget: number, curve: Curve[], phaseEnd: number): { best: TwSolution } & PhaseResult {
   const { inst, rng } = ctx;
   let best = start;
   let used = 0;
@@ -443,7 +460,7 @@ function eliminateRoutes(start: TwSolution, ctx: Ctx, budget: number, curve: Cur
     const limit = Math.min(attemptCap, budget - used);
     let it = 0;
     for (; it < limit && !success; it++) {
-      if ((it & 7) === 0 && ctx.now() > ctx.deadline) {
+      if ((it & 7) === 0 && ctx.now() > phaseEnd) {
         timedOut = true;
         break;
       }
@@ -579,11 +596,13 @@ export function solveTimeWindows(problem: OptimizerProblem, options: OptimizerOp
     rng: mulberry32(seed),
     related: relatedTrips(inst),
     noise: NOISE * inst.wDist * maxDist + NOISE * inst.wTime * maxDist,
-    deadline: started + (options.timeBudgetMs ?? DEFAULTS.timeBudgetMs),
     now,
     ins: { cost: Infinity, i: 0, j: 0 },
   };
   const budget = options.iterations ?? twIterations(inst.T, options.objective);
+  // each phase ends at its share of the iterations or of the time ceiling, whichever comes first
+  const budgetMs = (options.timeBudgetMs ?? DEFAULTS.timeBudgetMs) * (1 - PLAN_SHARE);
+  const until = (share: number) => started + share * budgetMs;
   const all = Array.from({ length: inst.T }, (_, t) => t);
   let sol = new TwSolution(inst);
   regretInsert(sol, all, ctx, null, false);
@@ -593,25 +612,25 @@ export function solveTimeWindows(problem: OptimizerProblem, options: OptimizerOp
   let allowed: Uint8Array | null = null;
   if (inst.objective === 'vehicles' && inst.T > 0) {
     const constructed = sol;
-    const first = annealing(sol, ctx, Math.floor(DISTANCE_FIRST * budget), null, curve, 0, true);
+    const first = annealing(sol, ctx, Math.floor(DISTANCE_FIRST * budget), null, curve, 0, true, until(DISTANCE_FIRST));
     sol = first.best;
     iterations += first.iterations;
     timedOut = first.timedOut;
-    if (sol.assigned === inst.T && !timedOut) {
-      const elim = eliminateRoutes(sol, ctx, Math.floor(ELIMINATION_SHARE * budget), curve);
+    if (sol.assigned === inst.T) {
+      const elim = eliminateRoutes(sol, ctx, Math.floor(ELIMINATION_SHARE * budget), curve, until(DISTANCE_FIRST + ELIMINATION_SHARE));
       sol = elim.best;
       iterations += elim.iterations;
-      timedOut = elim.timedOut;
+      timedOut ||= elim.timedOut;
     }
     // the distance-first phase may have opened routes that elimination did not close again
     if (constructed.assigned === sol.assigned && constructed.cost < sol.cost) sol = constructed;
     allowed = Uint8Array.from(sol.routes, (r) => (r.nodes.length > 2 || sol.assigned < inst.T ? 1 : 0));
   }
-  if (!timedOut && inst.T > 0) {
-    const sa = annealing(sol, ctx, budget - iterations, allowed, curve, iterations);
+  if (inst.T > 0) {
+    const sa = annealing(sol, ctx, budget - iterations, allowed, curve, iterations, false, until(1));
     sol = sa.best;
     iterations += sa.iterations;
-    timedOut = sa.timedOut;
+    timedOut ||= sa.timedOut;
   }
   return toPlan(inst, sol, {
     seed,

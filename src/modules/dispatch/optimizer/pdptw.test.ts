@@ -130,6 +130,19 @@ describe('time-window solver', () => {
     expect(a.totals.assigned).toBe(14);
   });
 
+  it('stops each phase at its share of the time ceiling and still returns a complete, feasible plan', () => {
+    const hub = xy(0, 0);
+    const problem: OptimizerProblem = {
+      drivers: Array.from({ length: 4 }, (_, i) => ({ id: `d${i}`, position: hub, returnTo: hub, capacity: 3 })),
+      trips: Array.from({ length: 10 }, (_, i) => ({ id: `t${i}`, pickup: xy(10 * i, 5), dropoff: xy(10 * i, 15), deliverBeforeS: 2000 })),
+    };
+    const plan = solvePlane(problem, { objective: 'vehicles', iterations: 10_000_000, timeBudgetMs: 50 });
+    expect(plan.stoppedBy).toBe('time');
+    expect(plan.iterations).toBeLessThan(10_000_000);
+    expect(plan.totals.assigned).toBe(10);
+    for (const r of used(plan)) expect(r.returnArrivalS!).toBeGreaterThan(0);
+  });
+
   it('the greedy baseline reads a matrix that covers the return points with the right stride', () => {
     const problem: OptimizerProblem = {
       drivers: [{ id: 'd1', position: xy(0, 0), returnTo: xy(0, 0), capacity: 2 }],
