@@ -235,7 +235,7 @@ export function methodMatcher(routes: { method: string; url: string }[]): (path:
   }
   const all = [...byPattern.values()];
   return (path) => {
-    let decoded = path;
+    let decoded: string;
     try {
       decoded = decodeURI(path);
     } catch {

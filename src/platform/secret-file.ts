@@ -31,7 +31,7 @@ export async function loadOrCreateSecret(dataDir: string): Promise<string> {
   try {
     await link(tmp, file);
   } catch (err) {
-    if (codeOf(err) !== 'EEXIST') throw new Error(`config: cannot create the secret file ${file} (${codeOf(err) ?? (err as Error).message}); set JWT_SECRET or make DATA_DIR writable`);
+    if (codeOf(err) !== 'EEXIST') throw new Error(`config: cannot create the secret file ${file} (${codeOf(err) ?? (err as Error).message}); set JWT_SECRET or make DATA_DIR writable`, { cause: err });
   } finally {
     await unlink(tmp).catch(() => undefined);
   }
@@ -53,7 +53,7 @@ async function readSecret(file: string): Promise<string | null> {
   } catch (err) {
     if (codeOf(err) === 'ENOENT') return null;
     if ((err as Error).message.startsWith('config:')) throw err;
-    throw new Error(`config: cannot read the secret file ${file} (${codeOf(err) ?? (err as Error).message}); fix it, or delete it to generate a new one (every session and recipient link then ends), or set JWT_SECRET`);
+    throw new Error(`config: cannot read the secret file ${file} (${codeOf(err) ?? (err as Error).message}); fix it, or delete it to generate a new one (every session and recipient link then ends), or set JWT_SECRET`, { cause: err });
   }
   const secret = text.trim();
   if (secret.length < MIN_SECRET_LENGTH) {

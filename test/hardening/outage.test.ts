@@ -113,7 +113,7 @@ describe('a database restart', () => {
 
       const restarted = Date.now();
       startCluster();
-      let back = 0;
+      let back: number;
       for (;;) {
         const res = await t.req(admin, { method: 'GET', url: '/me' });
         if (res.statusCode === 200) {

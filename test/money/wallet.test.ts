@@ -241,7 +241,7 @@ describe('ledger invariant and finance', () => {
     // Every page of the ledger, summed by hand.
     let cursor: string | null = null;
     const amounts: string[] = [];
-    let totals: { merchant_wallet_net: string; by_type: Record<string, string> } | null = null;
+    let totals: { merchant_wallet_net: string; by_type: Record<string, string> } | null;
     do {
       const url: string = `/finance/ledger?merchant_id=${m.id}&limit=3${cursor ? `&cursor=${cursor}` : ''}`;
       const r = await t.req(admin, { method: 'GET', url });

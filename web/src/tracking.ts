@@ -106,7 +106,7 @@ function render(tr: Tracking | null) {
 }
 
 async function tick() {
-  let tr: Tracking | null = null;
+  let tr: Tracking | null;
   try {
     tr = await load();
   } catch {
