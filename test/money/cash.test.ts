@@ -1,4 +1,6 @@
+import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { XLSX_TYPE } from '../../src/modules/subadmin/reports.js';
 import { newId } from '../../src/platform/ids.js';
 import { formatMoney, money } from '../../src/platform/money.js';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
@@ -336,6 +338,70 @@ describe('adjustments and who may record cash', () => {
     expect(today <= tomorrow).toBe(true);
     const foreignTerritory = await t.req(cashier.session, { method: 'GET', url: `/admin/cash-reconciliation?from=${yesterday}&to=${tomorrow}&territory_id=${newId()}` });
     expect(foreignTerritory.statusCode).toBe(404);
+  });
+});
+
+describe('reconciliation', () => {
+  it('per driver and day with names, as JSON and as a real workbook (Spanish by default, English on request); a sub-administrator sees his territories only', async () => {
+    const shop = await newMerchant(t, admin, '10.00');
+    const d = await freshDriver();
+    await cashDelivered(shop, d, { subtotal: '20.00' }); // 25.00
+    await cashDelivered(shop, d, { subtotal: '30.00' }, { collected: '31.00', reason: 'kept the change' }); // 35.00 expected, 31 collected
+    ok(await t.req(admin, { method: 'POST', url: `/drivers/${d.id}/cash-remittances`, payload: { amount: '40.00', method: 'cash' } }), 201);
+    const from = new Date(Date.now() - 86_400_000 * 2).toISOString().slice(0, 10);
+    const to = new Date(Date.now() + 86_400_000 * 2).toISOString().slice(0, 10);
+    const query = `from=${from}&to=${to}&driver_id=${d.id}`;
+    const json = ok(await t.req(admin, { method: 'GET', url: `/admin/cash-reconciliation?${query}` }));
+    expect(json.scope).toBeNull();
+    const name = (await q('SELECT u.display_name FROM driver d JOIN users u ON u.id = d.user_id WHERE d.id = $1', [d.id]))[0].display_name;
+    const [row] = json.data;
+    expect(json.data).toHaveLength(1);
+    expect(row).toMatchObject({ driver_id: d.id, driver_name: name, territory_id: territoryId, collected: '56.00', remitted: '40.00', outstanding: '16.00', collections: 2, discrepancies: 1, discrepancy_amount: '4.00' });
+    expect(row.territory_name).toEqual(expect.any(String));
+
+    const xlsx = await t.req(admin, { method: 'GET', url: `/admin/cash-reconciliation.xlsx?${query}` });
+    expect(xlsx.statusCode, xlsx.body).toBe(200);
+    expect(xlsx.headers['content-type']).toBe(XLSX_TYPE);
+    expect(xlsx.headers['content-disposition']).toBe(`attachment; filename="cash-reconciliation_${from}_${to}.xlsx"`);
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.load(xlsx.rawPayload as unknown as ArrayBuffer);
+    const ws = wb.getWorksheet('Conciliación')!;
+    const header = ws.getRow(5).values as unknown[];
+    expect(header).toEqual(expect.arrayContaining(['Día', 'Repartidor', 'Cobrado', 'Entregado a caja', 'Pendiente al cierre', 'Faltante']));
+    const cell = (r: number, h: string) => ws.getRow(r).getCell(header.indexOf(h)).value;
+    expect([cell(6, 'Repartidor'), cell(6, 'Territorio'), cell(6, 'Cobrado'), cell(6, 'Entregado a caja'), cell(6, 'Pendiente al cierre'), cell(6, 'Faltante')]).toEqual([name, row.territory_name, 56, 40, 16, 4]);
+    expect(cell(7, 'Día')).toBe('TOTAL');
+    expect(cell(7, 'Cobrado')).toMatchObject({ formula: 'SUM(D6:D6)', result: 56 });
+    expect(cell(7, 'Pendiente al cierre')).toBeNull();
+    const en = await t.req(admin, { method: 'GET', url: `/admin/cash-reconciliation.xlsx?${query}&lang=en` });
+    const wbEn = new ExcelJS.Workbook();
+    await wbEn.xlsx.load(en.rawPayload as unknown as ArrayBuffer);
+    expect(wbEn.getWorksheet('Reconciliation')!.getRow(5).values).toEqual(expect.arrayContaining(['Day', 'Driver', 'Collected', 'Remitted', 'Outstanding at day end']));
+    // Without a period: the organization's today (La Paz), which the answer names.
+    const orgToday = new Intl.DateTimeFormat('en-CA', { timeZone: json.timezone }).format(new Date());
+    const todays = ok(await t.req(admin, { method: 'GET', url: `/admin/cash-reconciliation?driver_id=${d.id}` }));
+    expect([todays.from, todays.to]).toEqual([orgToday, new Date(Date.parse(`${orgToday}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10)]);
+    expect(todays.data.map((x: { day: string }) => x.day)).toEqual([row.day]);
+    expect(row.day).toBe(orgToday);
+    for (const bad of [`from=${to}&to=${from}`, `from=${from}&to=${to}&lang=fr`, 'from=2020-01-01&to=2020-06-01', `to=${to}`]) {
+      const r = await t.req(admin, { method: 'GET', url: `/admin/cash-reconciliation.xlsx?${bad}` });
+      expect(r.statusCode, bad).toBeGreaterThanOrEqual(400);
+      expect(r.statusCode, bad).toBeLessThan(500);
+    }
+
+    // A sub-administrator with the reports permission: his territory only, named in the scope line.
+    const sub = await newSubadmin(t, admin, { territory_ids: [territoryId], permissions: { reports: true } });
+    const mine = ok(await t.req(sub.session, { method: 'GET', url: `/admin/cash-reconciliation?from=${from}&to=${to}` }));
+    expect(mine.scope).toEqual([row.territory_name]);
+    expect(mine.data.every((x: { territory_id: string }) => x.territory_id === territoryId)).toBe(true);
+    const subXlsx = await t.req(sub.session, { method: 'GET', url: `/admin/cash-reconciliation.xlsx?from=${from}&to=${to}` });
+    const wbSub = new ExcelJS.Workbook();
+    await wbSub.xlsx.load(subXlsx.rawPayload as unknown as ArrayBuffer);
+    expect(wbSub.getWorksheet('Conciliación')!.getRow(3).getCell(2).value).toBe(row.territory_name);
+    const elsewhere = await t.req(sub.session, { method: 'GET', url: `/admin/cash-reconciliation.xlsx?from=${from}&to=${to}&territory_id=${newId()}` });
+    expect(elsewhere.statusCode).toBe(404);
+    const noReports = await newSubadmin(t, admin, { territory_ids: [territoryId], permissions: { reports: false } });
+    expect((await t.req(noReports.session, { method: 'GET', url: `/admin/cash-reconciliation.xlsx?from=${from}&to=${to}` })).statusCode).toBe(403);
   });
 });
 

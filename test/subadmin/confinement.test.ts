@@ -133,6 +133,9 @@ afterAll(async () => t?.close());
 const PREFIX = '/api/v1';
 type Call = Omit<InjectOptions, 'url'> & { url: string };
 
+/** Yesterday to tomorrow: the days of the walk's cash entries. */
+const cashDays = () => `from=${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}&to=${new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10)}`;
+
 interface Plan {
   /** Reads whose answer must not contain any id of B, and (when given) must contain these ids of A. */
   list?: { call: Call; status?: number; mustSee?: () => string[]; check?: (res: LightMyRequestResponse) => Promise<void> | void };
@@ -239,7 +242,15 @@ const PLANS: Record<string, Plan> = {
       unchanged: () => count('SELECT count(*)::int AS n FROM driver_cash_entry WHERE driver_id = $1', [Z.B.driver]),
     },
   },
-  'GET /admin/cash-reconciliation': { list: { call: get('/admin/cash-reconciliation?from=2020-01-01&to=2020-03-01') } },
+  'GET /admin/cash-reconciliation': {
+    list: {
+      call: get(`/admin/cash-reconciliation?${cashDays()}`),
+      check: async (res) => {
+        for (const line of res.json().data as { territory_id: string | null }[]) expect(line.territory_id).toBe(Z.A.territory);
+      },
+    },
+  },
+  'GET /admin/cash-reconciliation.xlsx': { list: { call: get(`/admin/cash-reconciliation.xlsx?${cashDays()}`), check: async (res) => expect(res.rawPayload.subarray(0, 2).toString()).toBe('PK') } },
   'GET /admin/dispatch': { list: { call: get('/admin/dispatch'), mustSee: () => [Z.A.tripPending] } },
   'GET /admin/live-map': { list: { call: get('/admin/live-map'), mustSee: () => [Z.A.tripPending, Z.A.driver] } },
   'GET /trips': { list: { call: get('/trips'), mustSee: () => [Z.A.tripPending, Z.A.tripAssigned] } },

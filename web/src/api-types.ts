@@ -9,11 +9,33 @@ export interface paths {
         };
         /**
          * Cash on delivery per driver and day: collected, remitted, adjusted, outstanding, discrepancies, by territory
-         * @description Days in [from, to) in the organization's time zone (at most 93 days: 422 PERIOD_TOO_LONG). Collections count under the trip's territory, remittances and adjustments under the driver's territory. Sub-administrators see only their territories (a territory_id outside them is 404). The same rows as a workbook: GET /subadmin/reports/cash-reconciliation.xls.
+         * @description Days in [from, to) in the organization's time zone (at most 93 days: 422 PERIOD_TOO_LONG; without them: the organization's today). Collections count under the trip's territory, remittances and adjustments under the driver's territory. Sub-administrators need the `reports` permission and see only their territories (a territory_id outside them is 404). The same rows as a workbook: GET /admin/cash-reconciliation.xlsx.
          *
          *     **Access**: roles `administrator`, `dispatch`, `subadmin`; sub-administrators need the `reports` permission.
          */
         get: operations["getCashReconciliation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/cash-reconciliation.xlsx": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The cash reconciliation (per driver and day) as a spreadsheet
+         * @description Days in [from, to) in the organization's time zone (at most 93 days: 422 PERIOD_TOO_LONG; without them: the organization's today). Collections count under the trip's territory, remittances and adjustments under the driver's territory. Sub-administrators need the `reports` permission and see only their territories (a territory_id outside them is 404). An Office Open XML workbook (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet), attachment cash-reconciliation_<from>_<to>.xlsx: one row per driver, territory and day, money as number cells, a totals row summing collected, remitted, adjustments, net and missing (never the outstanding balance). Headers in Spanish (`lang=es`, the default) or English.
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`; sub-administrators need the `reports` permission.
+         */
+        get: operations["getCashReconciliationWorkbook"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6630,13 +6652,13 @@ export type $defs = Record<string, never>;
 export interface operations {
     getCashReconciliation: {
         parameters: {
-            query: {
+            query?: {
                 driver_id?: string;
-                /** @description first day (organization time zone), inclusive */
-                from: string;
+                /** @description first day (organization time zone), inclusive; default: the organization's today */
+                from?: string;
                 territory_id?: string;
-                /** @description last day, exclusive */
-                to: string;
+                /** @description last day, exclusive; default: the day after from */
+                to?: string;
             };
             header?: never;
             path?: never;
@@ -6689,6 +6711,7 @@ export interface operations {
                             /** @description sum of (expected − collected) of those discrepancies: positive = missing */
                             discrepancy_amount: string;
                             driver_id: string;
+                            driver_name: string | null;
                             /** @description collected − remitted ± adjusted that day */
                             net: string;
                             /** @description what the driver still held at the end of the day (his entries in the scope up to then) */
@@ -6699,9 +6722,86 @@ export interface operations {
                              */
                             remitted: string;
                             territory_id: string | null;
+                            territory_name: string | null;
                         }[];
+                        /** Format: date */
+                        from: string;
+                        /** @description a sub-administrator's territory names; null = the whole organization */
+                        scope: string[] | null;
                         timezone: string;
+                        /** Format: date */
+                        to: string;
                     };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description The request is well-formed but breaks a business rule. Codes: `PERIOD_TOO_LONG`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getCashReconciliationWorkbook: {
+        parameters: {
+            query?: {
+                driver_id?: string;
+                /** @description first day (organization time zone), inclusive; default: the organization's today */
+                from?: string;
+                lang?: "es" | "en";
+                territory_id?: string;
+                /** @description last day, exclusive; default: the day after from */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an xlsx workbook (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -2,6 +2,7 @@ import L from 'leaflet';
 import './style.css';
 import { all, api, login, logout, ok, session, type DispatchPlan, type Driver, type Trip, type TripStatus, type User } from './api';
 import { choicesOf } from './choices';
+import { renderCash } from './console-cash';
 import { $, clear, h } from './dom';
 import { count, errorText, fmtAge, fmtClock, fmtEta, fmtKm, fmtLate, fmtTime, getLang, label, setLang, t, tf, type Lang } from './i18n';
 import { COLORS, createMap, disposeMap, MarkerSet, toLatLng } from './map';
@@ -168,7 +169,7 @@ function renderShell() {
       'header',
       { class: 'top' },
       h('h1', { class: 'brand' }, t('title')),
-      h('nav', { 'aria-label': t('title') }, tab('dispatch', t('dispatch')), tab('approvals', t('approvals')), tab('settings', t('settings'))),
+      h('nav', { 'aria-label': t('title') }, tab('dispatch', t('dispatch')), tab('approvals', t('approvals')), tab('cash', t('cashTab')), tab('settings', t('settings'))),
       h('span', { class: 'live', id: 'live', 'data-live': String(state.live), role: 'status' }, state.live ? t('live') : t('reconnecting')),
       langPicker(),
       h('span', { class: 'who' }, user.display_name),
@@ -182,6 +183,7 @@ function renderShell() {
   const main = $('#main');
   if (view === 'approvals') void renderApprovals(main);
   else if (view === 'settings') void renderSettings(main);
+  else if (view === 'cash') void renderCash(main, toast).catch(fail);
   else void renderDispatch(main);
 }
 

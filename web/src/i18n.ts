@@ -1,8 +1,10 @@
 /** Spanish (default: the users are in Spanish-speaking markets) and English labels. */
+import { cashEn, cashErrorsEs, cashEs } from './i18n-cash';
 import { driverEn, driverEs } from './i18n-driver';
 
 const es = {
   ...driverEs,
+  ...cashEs,
   title: 'Consola de despacho',
   login: 'Iniciar sesión',
   email: 'Correo electrónico',
@@ -367,6 +369,7 @@ const es = {
 type Key = keyof typeof es;
 const en: Record<Key, string> = {
   ...driverEn,
+  ...cashEn,
   title: 'Dispatch console',
   login: 'Log in',
   email: 'Email',
@@ -805,6 +808,7 @@ export function fmtClock(iso: string | null | undefined): string {
 /** Server error codes (problem+json `code`) in the page's language; other codes by their HTTP status. */
 const ERRORS: Record<Lang, Record<string, string>> = {
   es: {
+    ...cashErrorsEs,
     INVALID_CREDENTIALS: 'Correo o contraseña incorrectos.',
     LOGIN_THROTTLED: 'Demasiados intentos de inicio de sesión; espera unos minutos.',
     RATE_LIMITED: 'Demasiadas solicitudes; espera un momento.',

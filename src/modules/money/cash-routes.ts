@@ -1,12 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
-import { AppError } from '../../platform/errors.js';
 import { validateIdempotencyKey } from '../../platform/idempotency.js';
 import { Id, IdParams, Money, Nullable, PageQueryProps, ShortText, Strict } from '../../platform/schemas.js';
-import { CashEntryOut, CashSummaryOut, type CashService, type RemittanceInput, type ShortfallInput } from './cash.js';
+import { CashEntryOut, CashSummaryOut, type CashService, type ReconciliationFilter, type RemittanceInput, type ShortfallInput } from './cash.js';
 import { EntryOut } from './debt.js';
 import type { MoneyContext } from './index.js';
+import type { FastifyReply } from 'fastify';
+import { sendWorkbook, WorkbookResponse, XLSX_TYPE } from '../subadmin/reports.js';
+import { reconciliationFileName, reconciliationWorkbook, type ReportLang } from './cash-report.js';
 
 const CashPage = Type.Object({ ...CashSummaryOut.properties, data: Type.Array(CashEntryOut), next_cursor: Nullable(Type.String()) });
 
@@ -18,7 +20,9 @@ const LEDGER_DOC =
 export const ReconciliationRowOut = Type.Object({
   day: Type.String({ format: 'date', description: "the day in the organization's time zone" }),
   driver_id: Type.String(),
+  driver_name: Nullable(Type.String()),
   territory_id: Nullable(Type.String()),
+  territory_name: Nullable(Type.String()),
   currency: Type.String(),
   collected: Money,
   remitted: Money,
@@ -31,11 +35,23 @@ export const ReconciliationRowOut = Type.Object({
 });
 
 export const ReconciliationQuery = Strict({
-  from: Type.String({ format: 'date', description: 'first day (organization time zone), inclusive' }),
-  to: Type.String({ format: 'date', description: 'last day, exclusive' }),
+  from: Type.Optional(Type.String({ format: 'date', description: "first day (organization time zone), inclusive; default: the organization's today" })),
+  to: Type.Optional(Type.String({ format: 'date', description: 'last day, exclusive; default: the day after from' })),
   territory_id: Type.Optional(Id),
   driver_id: Type.Optional(Id),
 });
+
+const ReconciliationOut = Type.Object({
+  timezone: Type.String(),
+  from: Type.String({ format: 'date' }),
+  to: Type.String({ format: 'date' }),
+  scope: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "a sub-administrator's territory names; null = the whole organization" }),
+  data: Type.Array(ReconciliationRowOut),
+});
+
+const RECONCILIATION_DOC =
+  "Days in [from, to) in the organization's time zone (at most 93 days: 422 PERIOD_TOO_LONG; without them: the organization's today). Collections count under the trip's territory, remittances and adjustments " +
+  "under the driver's territory. Sub-administrators need the `reports` permission and see only their territories (a territory_id outside them is 404).";
 
 export function cashRoutes(app: Api, _ctx: MoneyContext, svc: CashService) {
   app.get(
@@ -173,25 +189,35 @@ export function cashRoutes(app: Api, _ctx: MoneyContext, svc: CashService) {
         operationId: 'getCashReconciliation',
         tags: ['drivers'],
         summary: 'Cash on delivery per driver and day: collected, remitted, adjusted, outstanding, discrepancies, by territory',
-        description:
-          "Days in [from, to) in the organization's time zone (at most 93 days: 422 PERIOD_TOO_LONG). Collections count under the trip's territory, remittances and adjustments " +
-          "under the driver's territory. Sub-administrators see only their territories (a territory_id outside them is 404). The same rows as a workbook: " +
-          'GET /subadmin/reports/cash-reconciliation.xls.',
+        description: `${RECONCILIATION_DOC} The same rows as a workbook: GET /admin/cash-reconciliation.xlsx.`,
         querystring: ReconciliationQuery,
-        response: { 200: Type.Object({ timezone: Type.String(), data: Type.Array(ReconciliationRowOut) }) },
+        response: { 200: ReconciliationOut },
       },
     },
     async (req) => {
-      const q = req.query as { from: string; to: string; territory_id?: string; driver_id?: string };
-      assertPeriod(q);
-      return svc.reconciliation(actorOf(req), q);
+      return svc.reconciliation(actorOf(req), req.query as ReconciliationFilter);
     },
   );
-}
 
-/** A reconciliation period: from < to, at most 93 days. */
-export function assertPeriod(q: { from: string; to: string }) {
-  const days = (Date.parse(q.to) - Date.parse(q.from)) / 86_400_000;
-  if (!(days > 0)) throw AppError.badRequest('to must be after from', [{ field: 'to', message: 'must be after from' }]);
-  if (days > 93) throw AppError.unprocessable('At most 93 days per reconciliation', 'PERIOD_TOO_LONG', [{ field: 'to', message: 'at most 93 days after from' }]);
+  app.get(
+    '/admin/cash-reconciliation.xlsx',
+    {
+      config: { auth: { roles: ['administrator', 'dispatch', 'subadmin'], permission: 'reports' } },
+      schema: {
+        operationId: 'getCashReconciliationWorkbook',
+        tags: ['drivers'],
+        summary: 'The cash reconciliation (per driver and day) as a spreadsheet',
+        description:
+          `${RECONCILIATION_DOC} An Office Open XML workbook (${XLSX_TYPE}), attachment cash-reconciliation_<from>_<to>.xlsx: one row per driver, territory and day, money as ` +
+          'number cells, a totals row summing collected, remitted, adjustments, net and missing (never the outstanding balance). Headers in Spanish (`lang=es`, the default) or English.',
+        querystring: Strict({ ...ReconciliationQuery.properties, lang: Type.Optional(Type.Union([Type.Literal('es'), Type.Literal('en')])) }),
+        response: { 200: WorkbookResponse },
+      },
+    },
+    async (req, reply) => {
+      const { lang, ...q } = req.query as ReconciliationFilter & { lang?: ReportLang };
+      const r = await svc.reconciliation(actorOf(req), q);
+      return sendWorkbook(reply as unknown as FastifyReply, await reconciliationWorkbook(r, lang ?? 'es'), reconciliationFileName(r));
+    },
+  );
 }

@@ -77,6 +77,24 @@ const cashEntryOut = (e: CashEntryRecord): Static<typeof CashEntryOut> => ({
   created_at: e.createdAt,
 });
 
+/** A reconciliation row with the names it is read by. */
+export type ReconciliationLine = ReconciliationRow & { driver_name: string | null; territory_name: string | null };
+/** `scope`: the sub-administrator's territory names, null for the whole organization. */
+export interface ReconciliationFilter {
+  from?: string;
+  to?: string;
+  territory_id?: string;
+  driver_id?: string;
+}
+
+export interface Reconciliation {
+  timezone: string;
+  from: string;
+  to: string;
+  scope: string[] | null;
+  data: ReconciliationLine[];
+}
+
 export interface ShortfallInput {
   charge_to: 'driver' | 'merchant';
   reason: string;
@@ -409,13 +427,33 @@ export function createCashService(ctx: MoneyContext) {
     return { netted: formatMoney(netted), owes: formatMoney(inHand.minus(netted).isNegative() ? money(0) : inHand.minus(netted)) };
   }
 
-  async function reconciliation(actor: Actor, q: { from: string; to: string; territory_id?: string; driver_id?: string }): Promise<{ timezone: string; data: ReconciliationRow[] }> {
+  /**
+   * Reconciliation rows per driver, territory and day, with the driver's and territory's names, and the scope's label
+   * (the sub-administrator's territory names, or "organization").
+   */
+  async function reconciliation(actor: Actor, filter: ReconciliationFilter): Promise<Reconciliation> {
+    if (filter.to && !filter.from) throw AppError.badRequest('to needs from', [{ field: 'from', message: 'required with to' }]);
     return ctx.db.withTenant(actor, async (tx) => {
       const timeZone = (await ctx.deps.organizations.settingsIn(tx)).timezone;
+      const from = filter.from ?? new Intl.DateTimeFormat('en-CA', { timeZone }).format(new Date());
+      const q = { ...filter, from, to: filter.to ?? new Date(Date.parse(`${from}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10) };
+      assertPeriod(q);
       const scope = scopeOf(actor);
       if (q.territory_id && scope && !scope.includes(q.territory_id)) throw AppError.notFound('Territory');
       const rows = await reconciliationRows(tx, { from: q.from, to: q.to, timeZone, scope, territoryId: q.territory_id ?? null, driverId: q.driver_id ?? null });
-      return { timezone: timeZone, data: rows };
+      const drivers = new Map<string, string | null>();
+      const territories = new Map<string, string | null>();
+      const territoryName = async (id: string) => {
+        if (!territories.has(id)) territories.set(id, (await ctx.deps.logistics.getTerritory(tx, id))?.name ?? null);
+        return territories.get(id) ?? null;
+      };
+      const data: ReconciliationLine[] = [];
+      for (const r of rows) {
+        if (!drivers.has(r.driver_id)) drivers.set(r.driver_id, (await ctx.deps.logistics.getDriver(tx, r.driver_id))?.display_name ?? null);
+        data.push({ ...r, driver_name: drivers.get(r.driver_id) ?? null, territory_name: r.territory_id ? await territoryName(r.territory_id) : null });
+      }
+      const names = scope === null ? null : await Promise.all(scope.map(territoryName));
+      return { timezone: timeZone, from: q.from, to: q.to, scope: names === null ? null : names.map((n) => n ?? '?').sort((x, y) => x.localeCompare(y)), data };
     });
   }
 
@@ -445,3 +483,10 @@ export function createCashService(ctx: MoneyContext) {
 }
 
 export type CashService = ReturnType<typeof createCashService>;
+
+/** A reconciliation period: from < to, at most 93 days. */
+export function assertPeriod(q: { from: string; to: string }) {
+  const days = (Date.parse(q.to) - Date.parse(q.from)) / 86_400_000;
+  if (!(days > 0)) throw AppError.badRequest('to must be after from', [{ field: 'to', message: 'must be after from' }]);
+  if (days > 93) throw AppError.unprocessable('At most 93 days per reconciliation', 'PERIOD_TOO_LONG', [{ field: 'to', message: 'at most 93 days after from' }]);
+}

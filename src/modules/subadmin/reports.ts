@@ -35,6 +35,8 @@ export interface Column<R> {
   width: number;
   /** 'date' cells are real dates, 'money' cells real numbers with a 2-decimal format, 'int' integers; the rest text. */
   type?: 'date' | 'money' | 'int';
+  /** money columns are summed in the totals row unless false (e.g. a balance at a point in time). */
+  total?: boolean;
   value: (r: R) => string | number | Date | null;
 }
 
@@ -104,7 +106,7 @@ function addSheet<R>(wb: ExcelJS.Workbook, w: Workbook<R>): void {
     const letter = ws.getColumn(i + 1).letter;
     if (c.key === w.totalsLabelKey) cell.value = l.total;
     else if (c.key === w.countKey) cell.value = w.rows.length;
-    else if (c.type === 'money') {
+    else if (c.type === 'money' && c.total !== false) {
       const sum = Number(sumMoney(w.rows.map((r) => (c.value(r) as string | null) ?? '0')).toFixed(2));
       cell.value = w.rows.length ? { formula: `SUM(${letter}${firstData}:${letter}${lastData})`, result: sum } : 0;
       cell.numFmt = '#,##0.00';
