@@ -405,6 +405,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await shot(page, '13-offer-cash');
     await offer.locator('[data-action="accept"]').click();
     await page.locator(`.d-trip[data-trip-id="${b}"] [data-cash-due="${due}"]`).waitFor();
+    await until('the cash trip accepted', () => trip(b), (x) => x.status === 'accepted');
 
     // One action waiting: "1 acción", not "1 acciones".
     await context.setOffline(true);
@@ -435,6 +436,9 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await page.reload();
     await page.locator('body[data-gps-kept="1"]').waitFor({ timeout: 30_000 });
     await page.locator('[data-tab="today"]').click();
+    // The cash in hand and the cash to collect from the page's own copy, with no network.
+    await page.locator(`.d-cash-card[data-cash-in-hand="${inHand}"]`).waitFor();
+    await page.locator(`.d-trip[data-trip-id="${b}"] [data-cash-due="${due}"]`).waitFor();
     await expect.poll(() => page.locator('#status').textContent()).toBe('Por enviar: 1 acción, 1 punto GPS');
     await page.getByRole('combobox', { name: 'Idioma' }).selectOption('en');
     await expect.poll(() => page.locator('#status').textContent()).toBe('To send: 1 action, 1 GPS point');

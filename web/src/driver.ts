@@ -152,16 +152,33 @@ async function loadPending() {
 // ---------- server ----------
 
 let pulling: Promise<void> | null = null;
+let pullAgain: Promise<void> | null = null;
 
-/** Everything from the server: the profile, changes since the sync cursor, the current trips, earnings. */
+/** A trip from the server, unless the page already holds a newer copy (a read that started before an action was applied). */
+function keepTrip(tr: Trip) {
+  const held = state.trips.get(tr.id);
+  if (!held || held.updated_at <= tr.updated_at) state.trips.set(tr.id, tr);
+}
+
+/**
+ * Everything from the server: the profile, changes since the sync cursor, the current trips, earnings, cash. Called
+ * while a refresh is under way (its reads may predate what the caller just did), it runs once more after it.
+ */
 function refresh(): Promise<void> {
-  pulling ??= (async () => {
+  if (pulling) {
+    pullAgain ??= pulling.then(() => {
+      pullAgain = null;
+      return refresh();
+    });
+    return pullAgain;
+  }
+  pulling = (async () => {
     try {
       state.me = (await ok(api.GET('/api/v1/driver/me'))) as Me;
       let cursor = await store.get<string>(`cursor:${state.me.user_id}`);
       for (let i = 0; i < 20; i++) {
         const r = await ok(api.GET('/api/v1/mobile/sync/pull', { params: { query: cursor ? { cursor } : {} } }));
-        for (const tr of (r.entities.trips?.changed ?? []) as unknown as Trip[]) state.trips.set(tr.id, tr);
+        for (const tr of (r.entities.trips?.changed ?? []) as unknown as Trip[]) keepTrip(tr);
         for (const n of (r.entities.notifications?.changed ?? []) as unknown as Notification[]) {
           state.notifications = [n, ...state.notifications.filter((x) => x.id !== n.id)];
         }
@@ -174,7 +191,7 @@ function refresh(): Promise<void> {
       // Offers that expired or went to someone else leave no change in the pull: the current list is the truth.
       const current = await ok(api.GET('/api/v1/driver/trips', { params: { query: { limit: 100 } } }));
       const ids = new Set(current.data.map((x) => x.id));
-      for (const tr of current.data) state.trips.set(tr.id, tr as Trip);
+      for (const tr of current.data) keepTrip(tr as Trip);
       for (const [id, tr] of state.trips) if (!ids.has(id) && (tr.status === 'assigned' || ACTIVE.has(tr.status))) state.trips.delete(id);
       const from = new Date();
       from.setHours(0, 0, 0, 0);
@@ -268,14 +285,20 @@ async function sync(): Promise<void> {
   }
   await loadPending();
   if (!session.user()) return;
+  // What the server answered is kept and shown at once: the refresh after it may wait for another one or not get
+  // through (the network went again).
+  if (results.length > 0) await saveCache();
+  if (fingerprint() !== shown) render();
   if (results.length > 0 || before.length > 0) await refresh();
   if (fingerprint() !== shown) render();
   else renderBanners();
 }
 
-async function enqueue(type: string, payload: Record<string, unknown>, files: StoredBlob[] = [], blobs?: Record<string, string>) {
+/** Queues one action (or several steps of one: `then`, queued with it and sent in the same push), shows it, sends it. */
+async function enqueue(type: string, payload: Record<string, unknown>, files: StoredBlob[] = [], blobs?: Record<string, string>, then: { type: string; payload: Record<string, unknown> }[] = []) {
   const user = session.user()!;
   await queue.add({ id: clientId(type.replace(/[^a-z_.]/g, '')), type, payload, user_id: user.id, blobs, label: type }, files);
+  for (const next of then) await queue.add({ id: clientId(next.type.replace(/[^a-z_.]/g, '')), type: next.type, payload: next.payload, user_id: user.id, label: next.type });
   await loadPending();
   if (!navigator.onLine) note('warn', t('savedOffline'));
   render();
@@ -833,8 +856,7 @@ function stopActions(s: Stop): HTMLElement {
         onsubmit: (e: Event) => {
           e.preventDefault();
           void (async () => {
-            await enqueue('trip.verify_pickup', { trip_id: tr.id, pin: pin.value.trim() });
-            await enqueue('trip.start_delivery', { trip_id: tr.id });
+            await enqueue('trip.verify_pickup', { trip_id: tr.id, pin: pin.value.trim() }, [], undefined, [{ type: 'trip.start_delivery', payload: { trip_id: tr.id } }]);
           })();
         },
       },
@@ -1240,17 +1262,15 @@ const QUIET = new Set(['trip.location_updated', 'trip.geofence_entered', 'trip.l
 let pushTimer: ReturnType<typeof setTimeout> | null = null;
 let stopStream: (() => void) | null = null;
 
-/** A pushed event: one refresh for a burst of them, after the one under way (its data may predate the event). */
+/** A pushed event: one refresh for a burst of them (after the one under way, which may predate the event: `refresh`). */
 function pushed(e: StreamEvent | null) {
   if (e && QUIET.has(e.type)) return;
   if (pushTimer) return;
   pushTimer = setTimeout(() => {
     pushTimer = null;
-    void (pulling ?? Promise.resolve()).then(() => {
-      lastPoll = Date.now();
-      document.body.dataset.pushed = String(Number(document.body.dataset.pushed ?? 0) + 1);
-      poll();
-    });
+    lastPoll = Date.now();
+    document.body.dataset.pushed = String(Number(document.body.dataset.pushed ?? 0) + 1);
+    poll();
   }, 200);
 }
 
