@@ -16,7 +16,7 @@ export default defineConfig({
     sourcemap: false,
     // Leaflet and the pages' code; the budget (300 KB compressed) is checked by test/web/console.browser.test.ts.
     chunkSizeWarningLimit: 400,
-    rollupOptions: {
+    rolldownOptions: {
       input: {
         console: path.resolve(root, 'console/index.html'),
         tracking: path.resolve(root, 'tracking/index.html'),
