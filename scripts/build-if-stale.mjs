@@ -94,7 +94,7 @@ if (!always && built && built >= sources) {
 
 if (!always) console.log(built ? 'dist/ is older than src/: building' : 'no build in dist/: building');
 const started = Date.now();
-const r = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+const r = spawnSync(process.execPath, [path.join(root, 'node_modules/tsgo/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
 if (r.status !== 0) {
   console.error('build failed (tsc -p tsconfig.build.json); `npm run dev` runs the sources with tsx');
   process.exit(r.status ?? 1);

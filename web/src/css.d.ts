@@ -1,0 +1,2 @@
+/** Style sheets imported for their side effect (Vite bundles them). */
+declare module '*.css';
