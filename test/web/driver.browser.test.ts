@@ -380,6 +380,8 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     expect(await contact.locator('a.d-whatsapp').getAttribute('href')).toBe('https://wa.me/59170011223');
     expect(await contact.textContent()).toContain('Ana Flores');
     for (const box of [await contact.locator('a.d-call').boundingBox(), await contact.locator('a.d-whatsapp').boundingBox()]) expect(box!.height).toBeGreaterThanOrEqual(48);
+    // The driver's own words, not the merchant page's ("give it to the driver").
+    expect(await page.locator('label[for="pickup-pin"]').textContent()).toBe('PIN de recogida (te lo da el comercio)');
     await shot(page, '12-route-contact');
 
     // A cash order: the offer (pushed) and then the active trip show the cash to collect.
@@ -403,8 +405,13 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     expect(await offer.locator('dd.d-cash').textContent()).toBe(`${due} BOB`);
     await offer.scrollIntoViewIfNeeded();
     await shot(page, '13-offer-cash');
+    await page.getByRole('combobox', { name: 'Idioma' }).selectOption('en');
+    await offer.locator('dt', { hasText: 'Cash to collect' }).scrollIntoViewIfNeeded();
+    await shot(page, '13-offer-cash-en');
+    await page.getByRole('combobox', { name: 'Language' }).selectOption('es');
     await offer.locator('[data-action="accept"]').click();
     await page.locator(`.d-trip[data-trip-id="${b}"] [data-cash-due="${due}"]`).waitFor();
+    expect(await page.locator(`.d-trip[data-trip-id="${b}"] button`).textContent()).toBe('Abrir');
     await until('the cash trip accepted', () => trip(b), (x) => x.status === 'accepted');
 
     // One action waiting: "1 acción", not "1 acciones".
@@ -448,13 +455,15 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     expect(await cash.locator('h2').textContent()).toBe(`Cash in hand: ${inHand} BOB`);
     await shot(page, '14-today-en');
     await page.locator('[data-tab="route"]').click();
-    await page.locator(`.d-next .d-contact`).first().scrollIntoViewIfNeeded();
+    await page.locator(`.d-next .d-contact`).first().evaluate((el) => el.scrollIntoView({ block: 'center' }));
     await shot(page, '15-route-contact-en');
     await page.locator('[data-tab="earnings"]').click();
     await page.locator('.d-cash-card').waitFor();
     await shot(page, '16-earnings-en');
     await page.getByRole('combobox', { name: 'Language' }).selectOption('es');
     await page.locator('.d-cash-card h2', { hasText: 'Efectivo en mano' }).waitFor();
+    // The messages follow the language too.
+    await page.locator('[data-note="error"]', { hasText: 'PIN incorrecto' }).waitFor();
     await shot(page, '17-earnings-es');
     await context.close();
     expect(problems).toEqual([]);

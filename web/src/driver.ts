@@ -25,7 +25,8 @@ type Settlement = Schemas['DriverSettlement'];
 /** GET /driver/cash: the cash the driver carries (cash on delivery), his limit and the latest entries. */
 type Cash = { cash_in_hand: string; cash_limit: string | null; at_cash_limit: boolean; currency: string; data: Schemas['DriverCashEntry'][] };
 type Tab = 'today' | 'route' | 'inbox' | 'earnings';
-type Note = { kind: 'ok' | 'warn' | 'error'; text: string };
+/** A message to the driver; its text is made when shown, so it follows a change of language. */
+type Note = { kind: 'ok' | 'warn' | 'error'; text: () => string };
 
 const ACTIVE = new Set(['accepted', 'picked_up', 'in_transit', 'returning']);
 /** Where each queued action leaves the trip, until the server answers. */
@@ -97,7 +98,7 @@ function view(tr: Trip): Trip {
 const trips = () => [...state.trips.values()].map(view);
 const isToday = (iso: string | null | undefined) => !!iso && new Date(iso).toDateString() === new Date().toDateString();
 
-function note(kind: Note['kind'], text: string) {
+function note(kind: Note['kind'], text: () => string) {
   state.notes = [...state.notes.slice(-3), { kind, text }];
 }
 
@@ -203,7 +204,7 @@ function refresh(): Promise<void> {
     } catch (err) {
       if (!navigator.onLine) return;
       const p = (err as { problem?: { code?: string; status?: number } }).problem;
-      if (p?.status === 404 || p?.status === 403) note('error', t('notADriver'));
+      if (p?.status === 404 || p?.status === 403) note('error', () => t('notADriver'));
     } finally {
       pulling = null;
     }
@@ -280,8 +281,8 @@ async function sync(): Promise<void> {
     // One message per trip: later steps of a refused one fail for the same reason.
     if (tripId && failedTrips.has(tripId)) continue;
     if (tripId) failedTrips.add(tripId);
-    const what = `${t(OP_NAMES[r.type] ?? 'error')}${tr ? ` · ${tripLabel(tr)}` : ''}`;
-    note(r.status === 'conflict' ? 'warn' : 'error', `${what}: ${problemText(r.code, r.server)}`);
+    const where = tr ? ` · ${tripLabel(tr)}` : '';
+    note(r.status === 'conflict' ? 'warn' : 'error', () => `${t(OP_NAMES[r.type] ?? 'error')}${where}: ${problemText(r.code, r.server)}`);
   }
   await loadPending();
   if (!session.user()) return;
@@ -300,7 +301,7 @@ async function enqueue(type: string, payload: Record<string, unknown>, files: St
   await queue.add({ id: clientId(type.replace(/[^a-z_.]/g, '')), type, payload, user_id: user.id, blobs, label: type }, files);
   for (const next of then) await queue.add({ id: clientId(next.type.replace(/[^a-z_.]/g, '')), type: next.type, payload: next.payload, user_id: user.id, label: next.type });
   await loadPending();
-  if (!navigator.onLine) note('warn', t('savedOffline'));
+  if (!navigator.onLine) note('warn', () => t('savedOffline'));
   render();
   await sync();
 }
@@ -552,7 +553,7 @@ function renderBanners() {
   else if (state.gps === 'stale' && onDuty()) out.push(h('p', { class: 'd-banner warn', 'data-banner': 'gps-stale' }, t('gpsStale')));
   for (const n of state.notes) {
     out.push(
-      h('p', { class: `d-banner ${n.kind}`, role: n.kind === 'ok' ? 'status' : 'alert', 'data-note': n.kind }, n.text, ' ', h('button', { class: 'd-x', 'aria-label': t('close'), onclick: () => ((state.notes = state.notes.filter((x) => x !== n)), renderBanners()) }, '×')),
+      h('p', { class: `d-banner ${n.kind}`, role: n.kind === 'ok' ? 'status' : 'alert', 'data-note': n.kind }, n.text(), ' ', h('button', { class: 'd-x', 'aria-label': t('close'), onclick: () => ((state.notes = state.notes.filter((x) => x !== n)), renderBanners()) }, '×')),
     );
   }
   clear(el, out);
@@ -588,7 +589,10 @@ function availability(): HTMLElement {
         onclick: async () => {
           const r = await api.POST('/api/v1/driver/availability', { body: { available: !on } });
           if (r.response.ok && r.data) state.me = { ...state.me!, ...(r.data as Partial<Me>) };
-          else note('error', problemText((r.error as { code?: string } | undefined)?.code));
+          else {
+            const code = (r.error as { code?: string } | undefined)?.code;
+            note('error', () => problemText(code));
+          }
           await saveCache();
           render();
         },
@@ -675,7 +679,7 @@ function tripRow(tr: Trip): HTMLElement {
       h('div', { class: 'muted' }, `${label(tr.status)} · ${money(tr.driver_earning, tr.currency)}`),
       cashToCollect(tr) && ACTIVE.has(tr.status) ? h('div', { class: 'd-cash', 'data-cash-due': cashToCollect(tr) }, `${t('cashToCollect')}: ${money(cashToCollect(tr), tr.currency)}`) : null,
     ),
-    ACTIVE.has(tr.status) ? h('button', { class: 'd-go', onclick: () => ((state.tab = 'route'), render()) }, t('open')) : null,
+    ACTIVE.has(tr.status) ? h('button', { class: 'd-go', onclick: () => ((state.tab = 'route'), render()) }, t('openTrip')) : null,
   );
 }
 
@@ -798,7 +802,7 @@ function photoField(id: string, onPhoto: (b: Blob | null) => void): HTMLElement 
         };
         reader.readAsDataURL(small);
       } catch {
-        note('error', t('photoUnreadable'));
+        note('error', () => t('photoUnreadable'));
         renderBanners();
       }
     },
@@ -860,7 +864,7 @@ function stopActions(s: Stop): HTMLElement {
           })();
         },
       },
-      h('label', { for: 'pickup-pin' }, t('pickupPin')),
+      h('label', { for: 'pickup-pin' }, t('pickupPinFromMerchant')),
       pin,
       h('button', { type: 'submit', class: 'd-big primary' }, t('confirmPickup')),
     );
@@ -874,7 +878,7 @@ function stopActions(s: Stop): HTMLElement {
       'form',
       { class: 'd-form', onsubmit: (e: Event) => (e.preventDefault(), void enqueue('trip.return', { trip_id: tr.id, pin: pin.value.trim() })) },
       h('p', null, t('returnHint')),
-      h('label', { for: 'return-pin' }, t('pickupPin')),
+      h('label', { for: 'return-pin' }, t('pickupPinFromMerchant')),
       pin,
       h('button', { type: 'submit', class: 'd-big primary' }, t('confirmReturn')),
     );
@@ -1117,7 +1121,7 @@ function renderEarnings(): HTMLElement {
 
 // ---------- login ----------
 
-const ROLE_HOME: Record<string, Parameters<typeof t>[0]> = { administrator: 'goConsole', comercio: 'goMerchant', delivery: 'goCustomer' };
+const ROLE_HOME: Record<string, Parameters<typeof t>[0]> = { administrator: 'goConsole', comercio: 'driverGoMerchant', delivery: 'driverGoCustomer' };
 
 function renderLogin(message?: string) {
   const email = h('input', { id: 'email', type: 'email', autocomplete: 'username', required: true });
@@ -1150,7 +1154,7 @@ function renderLogin(message?: string) {
     try {
       const user = await login(email.value.trim(), password.value);
       if (user.role !== 'repartidor') {
-        const where = user.role === 'administrator' || user.dispatch || user.subadmin ? 'goConsole' : ROLE_HOME[user.role] ?? 'goCustomer';
+        const where = user.role === 'administrator' || user.dispatch || user.subadmin ? 'goConsole' : ROLE_HOME[user.role] ?? 'driverGoCustomer';
         await logout();
         clear(root, h('div', { class: 'login-page' }, h('div', { class: 'login d-login', role: 'alert', 'data-wrong-role': user.role }, h('h1', null, t('driversOnly')), h('p', null, t(where)), h('button', { class: 'd-big', onclick: () => renderLogin() }, t('back')))));
         return;
@@ -1206,7 +1210,7 @@ onNetwork((online) => {
   const duty = document.getElementById('duty') as HTMLButtonElement | null;
   if (duty) duty.disabled = !online || (!state.me?.available && !!state.me?.availability_locked);
   if (online && !was) {
-    note('ok', t('backOnline'));
+    note('ok', () => t('backOnline'));
     void sync().then(() => flushPoints());
   }
   renderBanners();
