@@ -328,15 +328,7 @@ export function bestPairInsertion(inst: TwInstance, v: number, r: TwRoute, t: nu
   let best = Infinity;
   let bi = -1;
   let bj = -1;
-  const consider = (dd: number, i: number, j: number) => {
-    let c = inst.wDist * dd + fixed;
-    if (timeObjective) c += inst.wTime * (dropArrivalsWith(inst, r, t, i, j) - oldDrops);
-    if (c < best) {
-      best = c;
-      bi = i;
-      bj = j;
-    }
-  };
+  // (no closures in here: this is the solver's innermost loop)
   for (let i = 0; i < m - 1; i++) {
     const a = nodes[i];
     const b = nodes[i + 1];
@@ -349,7 +341,12 @@ export function bestPairInsertion(inst: TwInstance, v: number, r: TwRoute, t: nu
     // the drop-off right after the pickup
     const stQ = Math.max(depP + travel[p * n + q], early[q]);
     if (stQ <= lateQ && stQ + svc[q] + travel[q * n + b] <= latest[i + 1] + TOL) {
-      consider(dist[a * n + p] + dist[p * n + q] + dist[q * n + b] - dist[a * n + b], i, i);
+      let c = inst.wDist * (dist[a * n + p] + dist[p * n + q] + dist[q * n + b] - dist[a * n + b]) + fixed;
+      if (timeObjective) c += inst.wTime * (dropArrivalsWith(inst, r, t, i, i) - oldDrops);
+      if (c < best) {
+        best = c;
+        bi = bj = i;
+      }
     }
     // the drop-off later: re-time the stops in between
     let cur = Math.max(depP + travel[p * n + b], early[b]);
@@ -363,7 +360,13 @@ export function bestPairInsertion(inst: TwInstance, v: number, r: TwRoute, t: nu
       if (depX > lateQ) break;
       const sq = Math.max(depX + travel[x * n + q], early[q]);
       if (sq <= lateQ && sq + svc[q] + travel[q * n + y] <= latest[j + 1] + TOL) {
-        consider(base + dist[x * n + q] + dist[q * n + y] - dist[x * n + y], i, j);
+        let c = inst.wDist * (base + dist[x * n + q] + dist[q * n + y] - dist[x * n + y]) + fixed;
+        if (timeObjective) c += inst.wTime * (dropArrivalsWith(inst, r, t, i, j) - oldDrops);
+        if (c < best) {
+          best = c;
+          bi = i;
+          bj = j;
+        }
       }
       cur = Math.max(depX + travel[x * n + y], early[y]);
       if (cur > latest[j + 1] + TOL) break;

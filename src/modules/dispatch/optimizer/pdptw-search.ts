@@ -266,7 +266,7 @@ function removalSaving(sol: TwSolution, t: number): number {
 
 /** Picks the trips to take out of `sol` (`q` of them, fewer when fewer are assigned). */
 function chooseRuin(sol: TwSolution, ctx: Ctx, q: number): number[] {
-  const { rng } = ctx;
+  const { rng, inst } = ctx;
   const assigned = assignedTrips(sol);
   if (assigned.length === 0) return [];
   q = Math.min(q, assigned.length);
@@ -301,12 +301,10 @@ function chooseRuin(sol: TwSolution, ctx: Ctx, q: number): number[] {
     }
   } else if (kind < 0.65) {
     // worst: the trips whose removal saves the most, randomised
-    const saving = new Map(assigned.map((t) => [t, removalSaving(sol, t)]));
-    const sorted = assigned.slice().sort((a, b) => saving.get(b)! - saving.get(a)! || a - b);
-    while (out.size < q) {
-      const list = sorted.filter((t) => !out.has(t));
-      out.add(list[Math.floor(Math.pow(rng(), 3) * list.length)]);
-    }
+    const saving = new Float64Array(inst.T);
+    for (const t of assigned) saving[t] = removalSaving(sol, t);
+    const sorted = assigned.slice().sort((a, b) => saving[b] - saving[a] || a - b);
+    while (out.size < q) out.add(sorted.splice(Math.floor(Math.pow(rng(), 3) * sorted.length), 1)[0]);
   } else if (kind < 0.72) {
     // a whole route, the shorter ones more likely
     const used = sol.routes.map((r, v) => ({ v, trips: r.trips })).filter((x) => x.trips > 0);
