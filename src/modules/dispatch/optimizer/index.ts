@@ -36,6 +36,10 @@
  *
  * Deterministic for a seed and an iteration budget (mulberry32; nothing depends on the clock). The
  * time budget is only a ceiling: when it cuts, `stoppedBy` says 'time'.
+ *
+ * Problems with time windows, loads in kilograms or litres (or units per trip), hubs (start time, return point),
+ * per-trip service times or the objective `vehicles` are planned by the time-window solver instead (pdptw-model.ts,
+ * pdptw-search.ts; docs/OPTIMIZER.md), on the calling thread.
  */
 import { DEFAULTS, chainCount, compile } from './instance.js';
 import { regretInsert } from './insertion.js';

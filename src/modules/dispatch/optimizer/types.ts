@@ -92,7 +92,8 @@ export interface DistanceMatrix {
  *   (1 km weighs as 1 s);
  * - `balanced`: the sum of the drop-off times plus the drivers' driving time (distance / speed);
  * - `distance`: the total distance of the open routes.
- * - `vehicles`: the fewest routes (drivers used), then the total distance (the Li & Lim objective).
+ * - `vehicles`: the fewest routes (drivers used), then the total distance (the Li & Lim objective); the plan's `cost`
+ *   is then the distance, the routes being those with stops.
  */
 export type Objective = 'time' | 'balanced' | 'distance' | 'vehicles';
 
