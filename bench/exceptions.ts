@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { percentile, type BenchEnv } from './lib.js';
+import { percentile, sseFrames, type BenchEnv } from './lib.js';
 
 /**
  * Exception latency: from the moment a driver's GPS fix is sent (POST /drivers/{id}/location, far from his trip, so the
@@ -29,21 +29,12 @@ export default async function exceptionsBench(env: BenchEnv) {
   const stream = await new Promise<http.ClientRequest>((resolve, reject) => {
     const req = http.get(`${env.baseUrl}/api/v1/realtime/organization/stream`, { agent: false, headers: { authorization: `Bearer ${dispatch}`, accept: 'text/event-stream' } }, (res) => {
       if (res.statusCode !== 200) return reject(new Error(`stream: ${res.statusCode}`));
-      res.setEncoding('utf8');
-      let buf = '';
-      res.on('data', (chunk: string) => {
-        const now = performance.now();
-        buf += chunk;
-        let i: number;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const frame = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          if (/^event: (.+)$/m.exec(frame)?.[1] !== 'trip.delayed') continue;
-          const tripId = /"trip_id":"([^"]+)"/.exec(frame)?.[1];
-          if (!tripId || arrived.has(tripId)) continue;
-          arrived.set(tripId, now);
-          waiting.get(tripId)?.();
-        }
+      sseFrames(res, ({ type, text }, now) => {
+        if (type !== 'trip.delayed') return;
+        const tripId = /"trip_id":"([^"]+)"/.exec(text)?.[1];
+        if (!tripId || arrived.has(tripId)) return;
+        arrived.set(tripId, now);
+        waiting.get(tripId)?.();
       });
       resolve(req);
     });

@@ -84,6 +84,25 @@ export interface OpenLoopResult {
   non2xx: number;
 }
 
+/**
+ * Reads a server-sent event stream's text chunks and hands each complete frame (id, event type, the raw frame) to
+ * `onFrame` with the time its chunk arrived.
+ */
+export function sseFrames(res: http.IncomingMessage, onFrame: (frame: { id: string | undefined; type: string | undefined; text: string }, at: number) => void): void {
+  res.setEncoding('utf8');
+  let buf = '';
+  res.on('data', (chunk: string) => {
+    const now = performance.now();
+    buf += chunk;
+    let i: number;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const text = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      onFrame({ id: /^id: (\d+)$/m.exec(text)?.[1], type: /^event: (.+)$/m.exec(text)?.[1], text }, now);
+    }
+  });
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
-import type { BenchEnv } from './lib.js';
+import { sseFrames, type BenchEnv } from './lib.js';
 
 /**
  * 2,000 concurrent SSE connections on one API instance: half on the organization stream, half on the
@@ -45,23 +45,12 @@ export default async function realtimeBench(env: BenchEnv) {
     return new Promise((resolve, reject) => {
       const req = http.get(`${env.baseUrl}/api/v1${path}`, { agent: false, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } }, (res) => {
         if (res.statusCode !== 200) return reject(new Error(`stream ${path}: ${res.statusCode}`));
-        res.setEncoding('utf8');
-        let buf = '';
-        res.on('data', (chunk: string) => {
-          const now = performance.now();
-          buf += chunk;
-          let i: number;
-          while ((i = buf.indexOf('\n\n')) >= 0) {
-            const frame = buf.slice(0, i);
-            buf = buf.slice(i + 2);
-            const id = /^id: (\d+)$/m.exec(frame)?.[1];
-            const type = /^event: (.+)$/m.exec(frame)?.[1];
-            if (!id || !type) continue;
-            if (type === 'notification.created') {
-              const nid = /"notification":\{"id":"([^"]+)"/.exec(frame)?.[1];
-              if (nid) received(`n:${nid}`, now);
-            } else received(`s:${id}`, now);
-          }
+        sseFrames(res, ({ id, type, text }, now) => {
+          if (!id || !type) return;
+          if (type === 'notification.created') {
+            const nid = /"notification":\{"id":"([^"]+)"/.exec(text)?.[1];
+            if (nid) received(`n:${nid}`, now);
+          } else received(`s:${id}`, now);
         });
         res.on('error', () => errors++);
         resolve();
