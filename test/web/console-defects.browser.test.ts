@@ -396,7 +396,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     await context.close();
   }, 150_000);
 
-  it('a trip rejected again is counted in the lane; assigned once more, it is unassigned from its open detail', async () => {
+  it('a trip rejected again is counted in the lane; assigned once more, its recipient can be called and it is unassigned from its open detail', async () => {
     // A second driver: rejections count once per driver.
     const email = `second-driver-${Date.now()}@demo.test`;
     const user = await api(base, admin, 'POST', '/app-users', { email, password: 'Second-driver-2026', display_name: 'Segundo Conductor', role: 'repartidor' });
@@ -410,7 +410,16 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
       { id: second.body.id as string, token: await login(base, email, 'Second-driver-2026') },
     ];
     expect((await api(base, drivers[0]!.token, 'POST', '/driver/availability', { available: true })).status).toBeLessThan(300);
-    const trip = await newTrip('Calle Rechazos 12', pt(-68.12, -16.508));
+    const created = await api(base, admin, 'POST', '/trips', {
+      pickup_location: pt(-68.1335, -16.499),
+      pickup_address: 'Av. 16 de Julio 1490',
+      dropoff_location: pt(-68.12, -16.508),
+      dropoff_address: 'Calle Rechazos 12',
+      recipient_name: 'Rosa Mamani',
+      recipient_phone: '+59170011122',
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const trip = created.body as { id: string };
     for (const [i, d] of drivers.entries()) {
       expect((await api(base, admin, 'POST', `/trips/${trip.id}/assign`, { driver_id: d.id })).status).toBe(200);
       expect((await api(base, d.token, 'POST', `/driver/trips/${trip.id}/reject`, { reason: ['demasiado lejos', 'sin batería'][i] })).status).toBe(200);
@@ -425,6 +434,10 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     expect((await api(base, admin, 'POST', `/trips/${trip.id}/assign`, { driver_id: driverId })).status).toBe(200);
     await page.locator(`.card[data-trip-id="${trip.id}"] button.open`).click();
     await expect.poll(() => page.locator('#detail-status').textContent()).toBe('Asignado');
+    // The recipient can be called or messaged from the detail.
+    expect(await page.locator('#detail-actions .act-call').getAttribute('href')).toBe('tel:+59170011122');
+    expect(await page.locator('#detail-actions .act-message').getAttribute('href')).toBe('sms:+59170011122');
+    expect(await page.locator('#detail-facts').textContent()).toContain('Rosa Mamani · +59170011122');
     await page.locator('#detail-actions .act-unassign').click();
     await expect.poll(async () => (await api(base, admin, 'GET', `/trips/${trip.id}`)).body.status).toBe('pending');
     await expect.poll(() => page.locator('#detail-status').textContent()).toBe('Pendiente');
