@@ -51,13 +51,13 @@ export class SseClient {
     return this.frames.filter((f) => f.event !== undefined);
   }
 
-  async waitFor(pred: (f: SseFrame) => boolean, timeoutMs = 5_000): Promise<SseFrame> {
+  async waitFor(pred: (f: SseFrame) => boolean, timeoutMs = 30_000): Promise<SseFrame> {
     let hit: SseFrame | undefined;
     await this.until(() => (hit = this.frames.find(pred)) !== undefined, timeoutMs, 'frame');
     return hit!;
   }
 
-  async waitForEvents(n: number, timeoutMs = 5_000): Promise<SseFrame[]> {
+  async waitForEvents(n: number, timeoutMs = 30_000): Promise<SseFrame[]> {
     await this.until(() => this.events.length >= n, timeoutMs, `${n} events (have ${this.events.length})`);
     return this.events;
   }

@@ -42,7 +42,8 @@ async function stream(path: string, s: Session | null, headers: Record<string, s
 }
 
 const connections = () => t.app.services.realtime.connectionCount;
-const until = async (cond: () => boolean, ms = 5_000) => {
+/** Waits for a condition; the deadline is generous (a loaded machine), the wait ends as soon as it holds. */
+const until = async (cond: () => boolean, ms = 30_000) => {
   const end = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > end) throw new Error('condition not met');
@@ -362,11 +363,11 @@ describe('slow consumers', () => {
       await record(orgId, { type: 'trip.location_updated', entityType: 'trip', entityId: 'slow', payload: { big } });
       await new Promise((r) => setTimeout(r, 2));
     }
-    await until(() => connections() === before, 10_000);
+    await until(() => connections() === before);
     sock.destroy();
     // The client that reads was not affected.
     const last = await record(orgId, { type: 'trip.completed', entityType: 'trip', entityId: 'slow' });
-    await reader.waitFor((f) => f.id === String(last.seq), 10_000);
+    await reader.waitFor((f) => f.id === String(last.seq), 30_000);
     expect(reader.ended).toBe(false);
     reader.close();
   });
