@@ -612,6 +612,9 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
       }
       await new Promise((r) => (tx.oncomplete = r));
     }, t0);
+    // The page counts them (a redraw reads the store) before the network comes back: the drain is timed from 120.
+    await page.locator('[data-tab="today"]').click();
+    await page.waitForFunction(() => Number(document.getElementById('status')?.dataset.points) >= 120);
     const drainStart = Date.now();
     await context.setOffline(false);
     await page.locator('#status[data-points="0"]').waitFor({ timeout: 60_000 });
