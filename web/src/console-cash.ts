@@ -43,6 +43,9 @@ const fmt = (amount: string, currency?: string) => fmtCents(cents(amount), curre
 const sum = (values: string[]) => values.reduce((s, v) => s + cents(v), 0n);
 
 /** The reconciliation of a day (null: the organization's today, which the answer names). */
+/** A driver's outstanding cash is his, whatever territory a row of his is under: counted once in the totals. */
+const onePerDriver = <R extends { driver_id: string }>(rows: R[]) => [...new Map(rows.map((x) => [x.driver_id, x])).values()];
+
 function reconciliationOf(day: string | null, territory: string) {
   const period = day ? { from: day, to: nextDay(day) } : {};
   return ok(api.GET('/api/v1/admin/cash-reconciliation', { params: { query: { ...period, ...(territory ? { territory_id: territory } : {}) } } }));
@@ -168,7 +171,7 @@ export async function renderCash(main: HTMLElement, toast: (message: string, kin
                 'tr',
                 null,
                 h('th', { colspan: 2 }, t('cashTotals')),
-                totals.map((k) => h('th', { class: 'num' }, fmtCents(sum(rows.map((x) => x[k]))))),
+                totals.map((k) => h('th', { class: 'num' }, fmtCents(sum(k === 'outstanding' ? onePerDriver(rows).map((x) => x.outstanding) : rows.map((x) => x[k]))))),
                 h('th', { class: 'num' }, String(rows.reduce((s, x) => s + x.discrepancies, 0))),
                 h('th', { class: 'num' }, fmtCents(sum(rows.map((x) => x.discrepancy_amount)))),
               ),
