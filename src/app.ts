@@ -201,7 +201,9 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     const response = (schema.response ??= {});
     if (!response['4xx']) response['4xx'] = Problem;
     if (!response['5xx']) response['5xx'] = Problem;
-    if (!isPublic && !schema.security) schema.security = [{ bearerAuth: [] }];
+    const keyScope = typeof route.config?.auth === 'object' ? route.config.auth.apiKeyScope : undefined;
+    if (!isPublic && !schema.security) schema.security = keyScope ? [{ bearerAuth: [] }, { apiKey: [keyScope] }] : [{ bearerAuth: [] }];
+    if (keyScope) schema['x-api-key-scope'] = keyScope;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     // Action routes (POST, body fields all optional) take a missing body as `{}` (the preValidation hook above):
     // the document says the body is optional. A JSON `null` is still refused.
@@ -237,10 +239,20 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       info: {
         title: 'Delivery Logistics Platform API',
         version: '0.7.2',
-        description: 'Multi-tenant delivery and logistics backend. Errors are RFC 9457 problem details with a stable `code`.',
+        description:
+          'Multi-tenant delivery and logistics backend. Errors are RFC 9457 problem details with a stable `code`.\n\n' +
+          '**API keys** (`apiKey` scheme): created with POST /api-keys, sent as `Authorization: Bearer dlk_…`. A key acts as its owner ' +
+          '(refused once he is deactivated) with only its scopes. An operation keys may call lists the `apiKey` scheme with its scope ' +
+          '(also `x-api-key-scope`); any other operation refuses keys with 403 API_KEY_SCOPE, as does an operation whose scope the key lacks. ' +
+          'An unknown or revoked key is 401 INVALID_API_KEY; each key is rate limited (API_KEY_RATE_LIMIT_PER_MINUTE, 429 RATE_LIMITED).',
       },
       servers: [{ url: '/' }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'dlk_<id>_<secret>', description: 'An API key (POST /api-keys); the operation names the scope it needs.' },
+        },
+      },
     },
     transformObject: (d) => finishOpenApi((d as { openapiObject: Record<string, any> }).openapiObject, { named: namedSchemas, tags: tagDescriptions }),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },

@@ -103,6 +103,9 @@ export const Settings = Type.Object({
   WEBHOOK_TEST_PER_MINUTE: int(20, 1, 'Test events and redeliveries per user per minute'),
   WEBHOOK_DELIVERY_RETENTION_DAYS: int(30, 1, 'Finished deliveries (delivered, failed, cancelled) and their attempt logs are deleted this many days after they finished'),
   WEBHOOK_PRUNE_INTERVAL_MS: int(600_000, 1_000, 'How often the webhook retention pruner runs'),
+  // API keys (src/modules/apikeys)
+  API_KEY_RATE_LIMIT_PER_MINUTE: int(120, 1, 'Requests per API key per minute, shared by every instance (429 RATE_LIMITED beyond)'),
+  API_KEY_MAX_PER_OWNER: int(25, 1, 'Live (not revoked) API keys per owner'),
   // Console and tracking pages (src/platform/web.ts)
   MAP_TILE_URL: text('Map tile URL template with {z}/{x}/{y}, or "none" for a plain map (default: OpenStreetMap)'),
   MAP_TILE_ATTRIBUTION: text('Attribution shown under the map tiles'),

@@ -29,6 +29,7 @@ import { BannerOut } from './subadmin/routes.js';
 import { AppBuildOut } from './mobile/routes.js';
 import { ChargeOut, LedgerOut } from './money/finance.js';
 import { WebhookDeliveryOut, WebhookSubscriptionOut } from './webhooks/routes.js';
+import { ApiKeyOut } from './apikeys/routes.js';
 
 /**
  * The resources a generated client imports by name: `finishOpenApi` (src/platform/openapi.ts) hoists each of these
@@ -76,6 +77,7 @@ export const namedSchemas: Record<string, TSchema> = {
   FinanceCharge: ChargeOut,
   LedgerLine: LedgerOut,
   WebhookSubscription: WebhookSubscriptionOut,
+  ApiKey: ApiKeyOut,
   WebhookDelivery: WebhookDeliveryOut,
   DriverCashEntry: CashEntryOut,
   MerchantSettlement: MerchantSettlementOut,
@@ -91,5 +93,6 @@ export const tagDescriptions: Record<string, string> = {
   driver: 'Driver app',
   system: 'Health and contracts',
   webhooks: 'Outbound webhooks: subscriptions, signed deliveries, the delivery log',
+  'api-keys': 'API keys for integrations: created with scopes, shown once, revoked',
   'recipient-messages': 'What a trip\'s recipient is told (order confirmed, driver assigned, arriving soon, delivered, failed): templates, previews, opt-outs',
 };

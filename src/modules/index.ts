@@ -21,6 +21,7 @@ import { createRealtimeModule } from './realtime/index.js';
 import { createScopeLoader, createSubadminModule, effectiveScope, type SubadminApi } from './subadmin/index.js';
 import { createWebhooksModule } from './webhooks/index.js';
 import { createMessagesModule } from './messages/index.js';
+import { createApiKeysModule } from './apikeys/index.js';
 
 /**
  * The composition root: every module is built here, in dependency order, from the services it declares it uses
@@ -74,13 +75,16 @@ export function composeModules(ctx: AppContext) {
     storage: storage.linker,
     scope: subadminScope,
   });
+  const apikeys = createApiKeysModule(ctx, { identity: identity.service });
   // One actor resolver for the HTTP hook (app.ts) and the SSE streams.
   const resolveActor: ActorResolver = createActorResolver({
     sessionState: async (claims: AccessClaims) => {
-      const [active, operatorApproved] = await Promise.all([identity.service.sessionActive(claims), organizations.service.operatorApproved(claims.org)]);
+      // An API key's claims were checked against its row (live, owner active) as they were made.
+      const [active, operatorApproved] = await Promise.all([claims.key ? true : identity.service.sessionActive(claims), organizations.service.operatorApproved(claims.org)]);
       return { active, operatorApproved };
     },
     loadSubadmin: (claims) => subadminScope.load(claims),
+    apiKeyClaims: (token) => apikeys.service.claims(token),
   });
   const realtime = createRealtimeModule(ctx, { resolveActor, trips: logistics.directory });
   const mobile = createMobileModule(ctx, {
@@ -151,6 +155,7 @@ export function composeModules(ctx: AppContext) {
     realtime,
     subadmin,
     webhooks,
+    apikeys,
   ];
   return {
     modules,

@@ -27,7 +27,8 @@ export function accessDoc(auth: 'public' | RouteAuth | undefined, documentedAuth
   const permission = rule.permission ?? null;
   const who = rule.roles ? `roles ${roles.map((r) => `\`${r}\``).join(', ')}` : 'any authenticated user';
   const sub = roles.includes('subadmin') ? (permission ? `; sub-administrators need the \`${permission}\` permission` : '; sub-administrators need no permission key') : '';
-  return { roles, permission, text: `**Access**: ${who}${sub}.` };
+  const key = rule.apiKeyScope ? ` API keys with the \`${rule.apiKeyScope}\` scope may call it.` : '';
+  return { roles, permission, text: `**Access**: ${who}${sub}.${key}` };
 }
 
 export const SUBADMIN_PERMISSION_KEYS = [
@@ -64,6 +65,22 @@ export interface SubadminScope {
   active: boolean;
 }
 
+/**
+ * What an API key may be granted, and which owners may grant it (a key never does more than its owner). A route
+ * that keys may call names its scope in `config.auth.apiKeyScope`; a route without one refuses keys (403 API_KEY_SCOPE).
+ */
+export const API_KEY_SCOPES = {
+  'trips:read': { owners: ['administrator', 'comercio'], text: 'read trips (GET /trips, GET /trips/{id})' },
+  'trips:write': { owners: ['administrator', 'comercio'], text: 'create trips (POST /trips)' },
+  'orders:read': { owners: ['comercio'], text: "read the merchant's orders (GET /merchant/orders)" },
+  'express:read': { owners: ['comercio'], text: "read the merchant's express requests (GET /merchant/delivery-express)" },
+  'express:write': { owners: ['comercio'], text: 'request express deliveries (POST /merchant/delivery-express)' },
+} as const satisfies Record<string, { owners: Principal[]; text: string }>;
+export type ApiKeyScope = keyof typeof API_KEY_SCOPES;
+export const API_KEY_SCOPE_NAMES = Object.keys(API_KEY_SCOPES) as ApiKeyScope[];
+/** The recognizable prefix of an API key: `dlk_<key id>_<secret>`. */
+export const API_KEY_PREFIX = 'dlk_';
+
 export interface Actor {
   userId: string;
   organizationId: string;
@@ -73,6 +90,8 @@ export interface Actor {
   requestId: string;
   /** Loaded once per request for sub-administrators; null for everyone else. */
   subadmin: SubadminScope | null;
+  /** Set when the caller authenticated with an API key: the key and the scopes it may use now. */
+  apiKey?: { id: string; scopes: ApiKeyScope[] } | null;
 }
 
 export interface RouteAuth {
@@ -82,6 +101,8 @@ export interface RouteAuth {
   permission?: PermissionKey;
   /** Allowed while the organization's operator account is not approved (login, me, onboarding status). */
   allowUnapprovedOperator?: boolean;
+  /** The API key scope that lets a key call this route; omitted = keys are refused (403 API_KEY_SCOPE). */
+  apiKeyScope?: ApiKeyScope;
 }
 
 declare module 'fastify' {
@@ -102,6 +123,8 @@ export interface AccessClaims {
   role: AppRole;
   kind: Principal;
   sid: string;
+  /** Claims of an API key (never of a signed token): its id and the scopes it may use. */
+  key?: { id: string; scopes: ApiKeyScope[] };
 }
 
 export const tenantOf = (actor: Pick<Actor, 'organizationId' | 'userId'>): TenantContext => ({
@@ -158,6 +181,11 @@ export interface AuthHooks {
   sessionState(claims: AccessClaims): Promise<{ active: boolean; operatorApproved: boolean }>;
   /** Loads the territories and permissions of a sub-administrator. */
   loadSubadmin(claims: AccessClaims): Promise<SubadminScope | null>;
+  /**
+   * An API key (`dlk_…`) to the claims of its owner with the key's scopes (those the owner may still grant);
+   * 401 INVALID_API_KEY when unknown, revoked or its owner inactive; 429 over its rate limit.
+   */
+  apiKeyClaims(token: string): Promise<AccessClaims>;
 }
 
 export function bearerToken(req: FastifyRequest): string | null {
@@ -169,6 +197,10 @@ export function bearerToken(req: FastifyRequest): string | null {
 
 /** Checks a principal against a route's declaration, including the sub-administrator permission key. */
 export function authorize(actor: Actor, auth: RouteAuth): void {
+  if (actor.apiKey) {
+    if (!auth.apiKeyScope) throw AppError.forbidden('API keys may not call this route', 'API_KEY_SCOPE');
+    if (!actor.apiKey.scopes.includes(auth.apiKeyScope)) throw AppError.forbidden(`The API key lacks the '${auth.apiKeyScope}' scope`, 'API_KEY_SCOPE');
+  }
   if (auth.roles && !auth.roles.includes(actor.kind)) throw AppError.forbidden();
   if (actor.kind === 'subadmin') {
     if (!actor.subadmin || !actor.subadmin.active) throw AppError.forbidden('The sub-administrator profile is inactive', 'SUBADMIN_INACTIVE');
@@ -183,10 +215,13 @@ export function authorize(actor: Actor, auth: RouteAuth): void {
  * claims, checks the session is alive and the operator approved, loads a sub-administrator's scope, and checks the
  * route's declaration (roles, permission key).
  */
-export type ActorResolver = (claims: AccessClaims, requestId: string, routeAuth: RouteAuth) => Promise<Actor>;
+export type ActorResolver = ((claims: AccessClaims, requestId: string, routeAuth: RouteAuth) => Promise<Actor>) & {
+  /** The claims of a bearer token: a signed access token, or an API key (`dlk_…`). */
+  claimsOf(secret: Uint8Array, token: string): Promise<AccessClaims>;
+};
 
 export function createActorResolver(hooks: AuthHooks): ActorResolver {
-  return async (claims, requestId, routeAuth) => {
+  const resolve = async (claims: AccessClaims, requestId: string, routeAuth: RouteAuth): Promise<Actor> => {
     const state = await hooks.sessionState(claims);
     if (!state.active) throw AppError.unauthorized('The session was revoked', 'SESSION_REVOKED');
     if (!state.operatorApproved && !routeAuth.allowUnapprovedOperator && claims.kind !== 'platform') {
@@ -200,10 +235,15 @@ export function createActorResolver(hooks: AuthHooks): ActorResolver {
       sessionId: claims.sid,
       requestId,
       subadmin: claims.kind === 'subadmin' ? await hooks.loadSubadmin(claims) : null,
+      apiKey: claims.key ?? null,
     };
     authorize(actor, routeAuth);
     return actor;
   };
+  return Object.assign(resolve, {
+    claimsOf: (secret: Uint8Array, token: string) =>
+      token.startsWith(API_KEY_PREFIX) ? hooks.apiKeyClaims(token) : verifyAccessToken(secret, token),
+  });
 }
 
 /** One hook enforces every route's `config.auth`. Routes without a declaration need any valid token. */
@@ -214,7 +254,7 @@ export function registerAuthHook(app: FastifyInstance, secret: Uint8Array, resol
     if (auth === 'public' || !req.routeOptions.url) return;
     const token = bearerToken(req);
     if (!token) throw AppError.unauthorized();
-    const claims = await verifyAccessToken(secret, token);
+    const claims = await resolveActor.claimsOf(secret, token);
     req.actor = await resolveActor(claims, String(req.id), auth ?? {});
   });
 }

@@ -131,7 +131,8 @@ describe('OpenAPI 3.1 document', () => {
     expect(missing).toEqual([]);
     expect(doc.paths['/api/v1/auth/login'].post.security).toEqual([]);
     expect(doc.paths['/api/v1/health'].get.security).toEqual([]);
-    expect(doc.paths['/api/v1/trips'].get.security).toEqual([{ bearerAuth: [] }]);
+    expect(doc.paths['/api/v1/trips'].get.security).toEqual([{ bearerAuth: [] }, { apiKey: ['trips:read'] }]);
+    expect(doc.paths['/api/v1/audit'].get.security).toEqual([{ bearerAuth: [] }]);
     const reserved = operations().filter(({ op }) => op.responses['501']);
     expect(reserved.length).toBeGreaterThan(0);
     for (const { op } of reserved) expect(op.deprecated, op.operationId).toBe(true);

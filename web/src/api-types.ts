@@ -486,6 +486,56 @@ export interface paths {
         patch: operations["updateTerritoryTariff"];
         trace?: never;
     };
+    "/api/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API keys, newest first (without their secrets)
+         * @description Administrators manage every key of the organization; merchant users (`comercio`) only their own (another's is 404).
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Creates an API key acting as the caller, narrowed to the scopes given
+         * @description Administrators manage every key of the organization; merchant users (`comercio`) only their own (another's is 404). The key (`dlk_<id>_<secret>`) is in this response only; only a hash of its secret is kept. A scope the caller may not grant is 422 API_KEY_SCOPE_NOT_ALLOWED; beyond API_KEY_MAX_PER_OWNER live keys 422 API_KEY_LIMIT.
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revokes an API key (refused from the next request on)
+         * @description Administrators manage every key of the organization; merchant users (`comercio`) only their own (another's is 404).
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/app-builds": {
         parameters: {
             query?: never;
@@ -2112,7 +2162,7 @@ export interface paths {
         };
         /**
          * The calling merchant's express delivery requests, newest first
-         * @description **Access**: roles `comercio`.
+         * @description **Access**: roles `comercio`. API keys with the `express:read` scope may call it.
          */
         get: operations["listDeliveryExpress"];
         put?: never;
@@ -2120,7 +2170,7 @@ export interface paths {
          * Request a courier for a package: creates the request and its trip (service_mode delivery_express) in one transaction
          * @description Pickup: the branch (branch_id), else pickup_location + pickup_address, else the merchant location. The fee comes from the express tariff of the pickup territory (organization default without one); it is never taken from the client. Status requested → created (trip exists) → completed | cancelled, following the trip. 422 MERCHANT_NOT_APPROVED; 404 for another merchant's branch.
          *
-         *     **Access**: roles `comercio`.
+         *     **Access**: roles `comercio`. API keys with the `express:write` scope may call it.
          */
         post: operations["requestDeliveryExpress"];
         delete?: never;
@@ -2138,7 +2188,7 @@ export interface paths {
         };
         /**
          * The calling merchant's orders, newest first
-         * @description **Access**: roles `comercio`.
+         * @description **Access**: roles `comercio`. API keys with the `orders:read` scope may call it.
          */
         get: operations["listMerchantOrders"];
         put?: never;
@@ -3590,7 +3640,7 @@ export interface paths {
          * Trips, newest first (cursor pagination)
          * @description Staff see the organization (sub-administrators: their territories); a merchant sees his trips with the pickup PIN, a customer his with the delivery PIN.
          *
-         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`, `delivery`; sub-administrators need the `delivery_status` permission.
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`, `delivery`; sub-administrators need the `delivery_status` permission. API keys with the `trips:read` scope may call it.
          */
         get: operations["listTrips"];
         put?: never;
@@ -3598,7 +3648,7 @@ export interface paths {
          * Create a trip (status pending) with random pickup and delivery PINs; honours Idempotency-Key
          * @description A repeat with the same Idempotency-Key returns the first response (also when concurrent); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED. Without territory_id the territory is the oldest active one covering the pickup. delivery_fee and driver_earning default to the logistics settings; merchants may not set them. A merchant creates trips only for his own (approved) merchant. Linked ids are checked before anything is written: `customer_user_id` must be a customer (`delivery`) user of the organization (422 CUSTOMER_NOT_FOUND); `order_id` must be an order of the trip's merchant (422 ORDER_NOT_FOUND, also for another merchant's order), `ready` (409 ORDER_NOT_READY_FOR_TRIP) and without a trip (409 ORDER_HAS_TRIP; commerce creates the trip when an order becomes ready), and its customer is the trip's (422 CUSTOMER_MISMATCH); `express_request_id` must be a `requested` express request of the same merchant without a trip (422 EXPRESS_REQUEST_NOT_FOUND, 409 EXPRESS_REQUEST_HAS_TRIP). A trip without customer_user_id (a recipient with no account) gets a recipient tracking link (GET /trips/:id/recipient-link); recipient_phone is where it is meant to be sent.
          *
-         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key. API keys with the `trips:write` scope may call it.
          */
         post: operations["createTrip"];
         delete?: never;
@@ -3618,7 +3668,7 @@ export interface paths {
          * One trip
          * @description Staff (sub-administrators: within their territories), the merchant owner (with the pickup PIN), the customer (with the delivery PIN) and the assigned driver; anyone else, and a trip of another organization, gets 404.
          *
-         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`, `delivery`, `repartidor`; sub-administrators need the `delivery_status` permission.
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`, `delivery`, `repartidor`; sub-administrators need the `delivery_status` permission. API keys with the `trips:read` scope may call it.
          */
         get: operations["getTrip"];
         put?: never;
@@ -4074,6 +4124,22 @@ export interface components {
             order_id?: string;
             reason: string;
         };
+        /** ApiKey */
+        ApiKey: {
+            /** Format: date-time */
+            created_at: string;
+            created_by: string;
+            id: string;
+            /** @description the key with its secret cut to its last characters */
+            key_hint: string;
+            last_used_at: string | null;
+            name: string;
+            organization_id: string;
+            /** @description the key acts as this user, narrowed to its scopes; refused once he is deactivated */
+            owner_user_id: string;
+            revoked_at: string | null;
+            scopes: ("trips:read" | "trips:write" | "orders:read" | "express:read" | "express:write")[];
+        };
         /** AppBuild */
         AppBuild: {
             app_role: "administrator" | "comercio" | "delivery" | "repartidor";
@@ -4251,6 +4317,11 @@ export interface components {
             usage_limit: number | null;
             valid_from: string | null;
             valid_until: string | null;
+        };
+        /** CreateApiKeyRequest */
+        CreateApiKeyRequest: {
+            name: string;
+            scopes: ("trips:read" | "trips:write" | "orders:read" | "express:read" | "express:write")[];
         };
         /**
          * CreateAppUserRequest
@@ -8460,6 +8531,205 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description opaque: the `next_cursor` of the previous page; a value this API did not issue is 400 VALIDATION_FAILED */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiKey"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        created_by: string;
+                        id: string;
+                        /** @description the key to send as `Authorization: Bearer dlk_…`, shown only in this response */
+                        key: string;
+                        /** @description the key with its secret cut to its last characters */
+                        key_hint: string;
+                        last_used_at: string | null;
+                        name: string;
+                        organization_id: string;
+                        /** @description the key acts as this user, narrowed to its scopes; refused once he is deactivated */
+                        owner_user_id: string;
+                        revoked_at: string | null;
+                        scopes: ("trips:read" | "trips:write" | "orders:read" | "express:read" | "express:write")[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            /** @description The request is well-formed but breaks a business rule. Codes: `API_KEY_SCOPE_NOT_ALLOWED`, `API_KEY_LIMIT`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["Conflict"];
             414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
             431: components["responses"]["HeadersTooLarge"];

@@ -136,7 +136,7 @@ export function expressRoutes(app: Api, ctx: CommerceContext) {
   app.get(
     '/merchant/delivery-express',
     {
-      config: { auth: { roles: ['comercio'] } },
+      config: { auth: { roles: ['comercio'], apiKeyScope: 'express:read' } },
       schema: {
         operationId: 'listDeliveryExpress',
         tags: ['merchant'],
@@ -153,7 +153,7 @@ export function expressRoutes(app: Api, ctx: CommerceContext) {
   app.post(
     '/merchant/delivery-express',
     {
-      config: { auth: { roles: ['comercio'] } },
+      config: { auth: { roles: ['comercio'], apiKeyScope: 'express:write' } },
       schema: {
         operationId: 'requestDeliveryExpress',
         tags: ['merchant'],

@@ -96,7 +96,7 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
   app.get(
     '/merchant/orders',
     {
-      config: { auth: { roles: ['comercio'] } },
+      config: { auth: { roles: ['comercio'], apiKeyScope: 'orders:read' } },
       schema: {
         operationId: 'listMerchantOrders',
         tags: ['merchant'],

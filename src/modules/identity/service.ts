@@ -343,6 +343,12 @@ export function createIdentityService(ctx: AppContext) {
     /** For other modules (the dashboard): active users per role in the caller's organization. */
     activeUsersByRole: (tx: Tx): Promise<Record<string, number>> => repo.activeUsersByRole(tx),
 
+    /** For other modules (API keys: a key acts as its owner now): a user's principal and whether he is active, or null. */
+    async principalOfUser(tx: Tx, userId: string): Promise<{ kind: Principal; role: AppRole; active: boolean } | null> {
+      const u = await repo.findUser(tx, userId);
+      return u ? { kind: principalOf(u), role: u.role, active: u.active } : null;
+    },
+
     async userExists(tx: Tx, userId: string, role?: AppRole): Promise<boolean> {
       return repo.userExists(tx, userId, role ?? null);
     },

@@ -20,7 +20,7 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
   app.get(
     '/trips',
     {
-      config: { auth: { roles: [...STAFF, 'comercio', 'delivery'], permission: 'delivery_status' } },
+      config: { auth: { roles: [...STAFF, 'comercio', 'delivery'], permission: 'delivery_status', apiKeyScope: 'trips:read' } },
       schema: {
         operationId: 'listTrips',
         tags: ['trips'],
@@ -48,7 +48,7 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
   app.get(
     '/trips/:id',
     {
-      config: { auth: { roles: [...STAFF, 'comercio', 'delivery', 'repartidor'], permission: 'delivery_status' } },
+      config: { auth: { roles: [...STAFF, 'comercio', 'delivery', 'repartidor'], permission: 'delivery_status', apiKeyScope: 'trips:read' } },
       schema: {
         operationId: 'getTrip',
         tags: ['trips'],
@@ -69,7 +69,7 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
   app.post(
     '/trips',
     {
-      config: { auth: { roles: [...STAFF, 'comercio'] } },
+      config: { auth: { roles: [...STAFF, 'comercio'], apiKeyScope: 'trips:write' } },
       schema: {
         operationId: 'createTrip',
         tags: ['trips'],

@@ -1,0 +1,58 @@
+import { and, desc, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import type { Tx } from '../../platform/db/index.js';
+import { apiKey } from './tables.js';
+
+/** Every SQL statement of the API keys module. Functions take the transaction first. */
+
+export type ApiKeyRecord = typeof apiKey.$inferSelect;
+export type NewApiKey = typeof apiKey.$inferInsert;
+
+export async function insertKey(tx: Tx, row: NewApiKey): Promise<ApiKeyRecord> {
+  const [out] = await tx.orm.insert(apiKey).values(row).returning();
+  return out;
+}
+
+/** One page (id descending); `ownerUserId` set = only that user's keys. */
+export async function listKeys(tx: Tx, f: { ownerUserId: string | null; after: string | null; limit: number }): Promise<ApiKeyRecord[]> {
+  return tx.orm
+    .select()
+    .from(apiKey)
+    .where(and(f.ownerUserId ? eq(apiKey.ownerUserId, f.ownerUserId) : undefined, f.after ? lt(apiKey.id, f.after) : undefined))
+    .orderBy(desc(apiKey.id))
+    .limit(f.limit + 1);
+}
+
+export async function getKey(tx: Tx, id: string): Promise<ApiKeyRecord | null> {
+  const rows = await tx.orm.select().from(apiKey).where(eq(apiKey.id, id)).for('update');
+  return rows[0] ?? null;
+}
+
+export async function revokeKey(tx: Tx, id: string): Promise<ApiKeyRecord> {
+  const [out] = await tx.orm.update(apiKey).set({ revokedAt: sql`now()` }).where(eq(apiKey.id, id)).returning();
+  return out;
+}
+
+export async function countLiveKeys(tx: Tx, ownerUserId: string): Promise<number> {
+  const [r] = await tx.orm
+    .select({ n: sql<number>`count(*)::int` })
+    .from(apiKey)
+    .where(and(eq(apiKey.ownerUserId, ownerUserId), isNull(apiKey.revokedAt)));
+  return Number(r.n);
+}
+
+/** Across organizations (the key names its own): the live key with this id, for authentication. */
+export async function liveKeyById(tx: Tx, id: string): Promise<Pick<ApiKeyRecord, 'organizationId' | 'id' | 'ownerUserId' | 'scopes' | 'secretHash'> | null> {
+  const rows = await tx.orm
+    .select({ organizationId: apiKey.organizationId, id: apiKey.id, ownerUserId: apiKey.ownerUserId, scopes: apiKey.scopes, secretHash: apiKey.secretHash })
+    .from(apiKey)
+    .where(and(eq(apiKey.id, id), isNull(apiKey.revokedAt)));
+  return rows[0] ?? null;
+}
+
+/** Records a use, at most once a minute per key (a write per request would serialize a busy integration). */
+export async function touchKey(tx: Tx, organizationId: string, id: string): Promise<void> {
+  await tx.orm
+    .update(apiKey)
+    .set({ lastUsedAt: sql`now()` })
+    .where(and(eq(apiKey.organizationId, organizationId), eq(apiKey.id, id), or(isNull(apiKey.lastUsedAt), lt(apiKey.lastUsedAt, sql`now() - interval '1 minute'`))));
+}
