@@ -1,0 +1,88 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDatabase } from '../helpers.js';
+import { startServer, stopServer, type ServerProcess } from '../hardening/server-process.js';
+import { OptionError, parseOptions, planDay, simulate, type SimReport } from '../../sim/simulate.js';
+
+/**
+ * The city simulator at a tiny scale, against the real server as a child process (PostgreSQL with
+ * TEST_DATABASE_URL, else the embedded database): it builds its city through the API, plays a short
+ * compressed day, and everything it did is accounted for. Figures belong to docs/CAPACITY.md, not here.
+ */
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+describe('npm run simulate', () => {
+  let server: ServerProcess;
+  let drop: () => Promise<void> = async () => undefined;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'sim-test-'));
+    let databaseUrl = '';
+    if (process.env.TEST_DATABASE_URL) {
+      const fresh = await freshDatabase();
+      await fresh.db.close();
+      databaseUrl = fresh.url!;
+      drop = fresh.drop;
+    }
+    server = await startServer({ databaseUrl, env: { DATA_DIR: path.join(dir, 'data') }, timeoutMs: 90_000 });
+  }, 120_000);
+
+  afterAll(async () => {
+    if (server) await stopServer(server);
+    await drop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('plays a tiny day with no server error, every order where expected and no stream event lost or doubled', async () => {
+    const out = path.join(dir, 'out');
+    const lines: string[] = [];
+    const opts = parseOptions(['--base-url', server.baseUrl, '--scale', '3', '--duration-s', '4', '--compression', '600', '--seed', '5', '--drain-s', '60', '--out', out]);
+    const report = await simulate(opts, (l) => lines.push(l));
+    expect(report.verdict.problems, `${lines.join('\n')}\n${server.output()}`).toEqual([]);
+    expect(report.totals.server_errors).toBe(0);
+    expect(report.orders.created).toBeGreaterThan(0);
+    expect(report.orders.unexpected).toBe(0);
+    expect(report.orders.unfinished).toBe(0);
+    for (const status of Object.keys(report.orders.by_status)) expect(['delivered', 'returned']).toContain(status);
+    expect(report.gps.points_accepted).toBeGreaterThan(0);
+    expect(report.streams.length).toBeGreaterThan(0);
+    for (const s of report.streams) expect({ stream: s.name, lost: s.lost, duplicates: s.duplicates }).toEqual({ stream: s.name, lost: 0, duplicates: 0 });
+    expect(report.streams.find((s) => s.kind === 'organization')!.expected).toBeGreaterThan(0);
+    expect(report.server.samples.length).toBeGreaterThan(0);
+
+    const json = JSON.parse(await readFile(path.join(out, 'report.json'), 'utf8')) as SimReport;
+    expect(json.city.plan_digest).toBe(report.city.plan_digest);
+    const html = await readFile(path.join(out, 'report.html'), 'utf8');
+    expect(html).toMatch(/^<!doctype html>/);
+    expect(html).toContain('<svg');
+    expect(html).not.toMatch(/<script|src="http/);
+  }, 120_000);
+
+  it('plans the same day for the same seed, another day for another', () => {
+    const o = { scale: 20, durationS: 60, compression: 60, startHour: 11 };
+    const a = planDay({ ...o, seed: 11 });
+    expect(a.plan.length).toBeGreaterThan(10);
+    expect(planDay({ ...o, seed: 11 })).toEqual(a);
+    expect(planDay({ ...o, seed: 12 }).digest).not.toBe(a.digest);
+  });
+
+  it('refuses a non-loopback address and impossible options with one clear line', async () => {
+    expect(() => parseOptions(['--base-url', 'http://10.1.2.3:3000'])).toThrow(/not a loopback address.*--allow-remote/);
+    expect(parseOptions(['--base-url', 'http://10.1.2.3:3000', '--allow-remote']).baseUrl).toBe('http://10.1.2.3:3000');
+    expect(() => parseOptions(['--scale', '0'])).toThrow(OptionError);
+    expect(() => parseOptions(['--frobnicate'])).toThrow(/unknown option/);
+    const run = promisify(execFile);
+    const err = await run(process.execPath, ['--import', 'tsx', 'sim/simulate.ts', '--base-url', 'http://127.0.0.1:9', '--duration-s', '1'], { cwd: ROOT }).then(
+      () => null,
+      (e: { code: number; stderr: string; stdout: string }) => e,
+    );
+    expect(err?.code).toBe(2);
+    expect(err!.stderr.trim().split('\n')).toHaveLength(1);
+    expect(err!.stderr).toMatch(/^simulate: no server at http:\/\/127\.0\.0\.1:9/);
+  }, 60_000);
+});
