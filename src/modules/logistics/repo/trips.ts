@@ -26,16 +26,22 @@ export type TripRow = SnakeRow<TripRecord> & {
   recipient_name: string | null;
 };
 
+/**
+ * The recipient's contact, read by scalar subqueries (index lookups for the rows returned only, after any LIMIT): as
+ * joins they changed the plans of the lists (GET /trips ran a hash join and a sort instead of the backward key scan).
+ */
+const RECIPIENT_LINK = 'FROM trip_recipient_link rl WHERE rl.organization_id = t.organization_id AND rl.trip_id = t.id AND rl.revoked_at IS NULL';
+const CUSTOMER_USER = 'FROM users cu WHERE cu.organization_id = t.organization_id AND cu.id = t.customer_user_id';
+
 /** The one trip read (hot: GET /trips, trip by id), its select list generated from the table. */
 export const TRIP_SELECT = `
   SELECT ${selectList(trip, 't', { omit: ['changedXid'], points: TRIP_POINTS })},
          d.user_id AS driver_user_id, m.owner_user_id AS merchant_user_id,
-         COALESCE(rl.recipient_phone, cu.phone) AS recipient_phone, COALESCE(rl.recipient_name, cu.display_name) AS recipient_name
+         COALESCE((SELECT rl.recipient_phone ${RECIPIENT_LINK}), (SELECT cu.phone ${CUSTOMER_USER})) AS recipient_phone,
+         COALESCE((SELECT rl.recipient_name ${RECIPIENT_LINK}), (SELECT cu.display_name ${CUSTOMER_USER})) AS recipient_name
     FROM trip t
     LEFT JOIN driver d ON d.organization_id = t.organization_id AND d.id = t.driver_id
-    LEFT JOIN merchant m ON m.organization_id = t.organization_id AND m.id = t.merchant_id
-    LEFT JOIN trip_recipient_link rl ON rl.organization_id = t.organization_id AND rl.trip_id = t.id AND rl.revoked_at IS NULL
-    LEFT JOIN users cu ON cu.organization_id = t.organization_id AND cu.id = t.customer_user_id`;
+    LEFT JOIN merchant m ON m.organization_id = t.organization_id AND m.id = t.merchant_id`;
 
 /**
  * Trips that earn their driver his driver_earning, and when: a completed delivery, and a failed one (the attempt was
