@@ -30,6 +30,9 @@ export interface SimOptions {
   adminEmail: string;
   adminPassword: string;
   quiet: boolean;
+  /** Dispatchers on the organization stream and customers on their own stream (default: from the scale). */
+  dispatchers: number | null;
+  customerStreams: number | null;
 }
 
 const HELP = `npm run simulate -- [options]
@@ -41,6 +44,8 @@ const HELP = `npm run simulate -- [options]
   --start-hour H       simulated hour the day starts at (default 11: the lunch peak comes first)
   --drain-s S          real seconds to let the last orders finish after the day (default 60)
   --out DIR            report directory (default sim-out/)
+  --dispatchers N      dispatchers on the organization stream (default ceil(scale/20), at most 5)
+  --customer-streams N customers on their own stream (default ceil(scale/5), 2 to 20; at most 2 × scale)
   --admin-email E / --admin-password P   the administrator (default the demo one)
   --allow-remote       allow a non-loopback --base-url`;
 
@@ -58,6 +63,8 @@ export function parseOptions(argv: string[]): SimOptions {
     adminEmail: 'admin@demo.test',
     adminPassword: 'Demo-pass-2026',
     quiet: false,
+    dispatchers: null,
+    customerStreams: null,
   };
   const num = (name: string, v: string | undefined, min: number, max: number) => {
     const n = Number(v);
@@ -80,6 +87,8 @@ export function parseOptions(argv: string[]): SimOptions {
       case '--admin-password': o.adminPassword = String(val()); break;
       case '--allow-remote': o.allowRemote = true; break;
       case '--quiet': o.quiet = true; break;
+      case '--dispatchers': o.dispatchers = Math.round(num(flag, val(), 0, 10_000)); break;
+      case '--customer-streams': o.customerStreams = Math.round(num(flag, val(), 0, 10_000)); break;
       case '--help': case '-h': throw new OptionError(HELP, 0);
       default: throw new OptionError(`unknown option ${argv[i]} (--help lists them)`);
     }
@@ -406,10 +415,10 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     streams.push(s);
     return s;
   };
-  const nDispatchers = Math.min(5, Math.max(1, Math.ceil(opts.scale / 20)));
+  const nDispatchers = opts.dispatchers ?? Math.min(5, Math.max(1, Math.ceil(opts.scale / 20)));
   for (let d = 0; d < nDispatchers; d++) openStream(newStream(`dispatcher ${d + 1} (organization stream)`, 'organization'), admin, '/realtime/organization/stream');
   const watched = new Map<number, Stream>(); // customer index → their /realtime/me stream
-  for (let c = 0; c < Math.min(nCustomers, Math.max(2, Math.ceil(opts.scale / 5)), 20); c++) {
+  for (let c = 0; c < Math.min(nCustomers, opts.customerStreams ?? Math.min(20, Math.max(2, Math.ceil(opts.scale / 5)))); c++) {
     const s = newStream(`customer ${c} (me stream)`, 'me');
     watched.set(c, s);
     openStream(s, customers[c].token, '/realtime/me/stream');
