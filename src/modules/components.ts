@@ -30,6 +30,7 @@ import { AppBuildOut } from './mobile/routes.js';
 import { ChargeOut, LedgerOut } from './money/finance.js';
 import { WebhookDeliveryOut, WebhookSubscriptionOut } from './webhooks/routes.js';
 import { ApiKeyOut } from './apikeys/routes.js';
+import { GpsDeviceOut } from './logistics/gps-devices.js';
 
 /**
  * The resources a generated client imports by name: `finishOpenApi` (src/platform/openapi.ts) hoists each of these
@@ -78,6 +79,7 @@ export const namedSchemas: Record<string, TSchema> = {
   LedgerLine: LedgerOut,
   WebhookSubscription: WebhookSubscriptionOut,
   ApiKey: ApiKeyOut,
+  GpsDevice: GpsDeviceOut,
   WebhookDelivery: WebhookDeliveryOut,
   DriverCashEntry: CashEntryOut,
   MerchantSettlement: MerchantSettlementOut,

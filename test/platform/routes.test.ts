@@ -26,7 +26,7 @@ describe('route table', () => {
     const pub = apiRoutes()
       .filter((r) => r.isPublic)
       .map((r) => `${r.method} ${r.url}`);
-    const allowed = [/\/health$/, /\/health\/ready$/, /\/auth\/login$/, /\/auth\/refresh$/, /\/contracts\/current$/, /\/onboarding$/, /\/openapi\.json$/, /\/webhook$/, /\/realtime\//, /\/public\/tracking\/:token$/, /\/public\/tracking\/:token\/preferences$/];
+    const allowed = [/\/health$/, /\/health\/ready$/, /\/auth\/login$/, /\/auth\/refresh$/, /\/contracts\/current$/, /\/onboarding$/, /\/openapi\.json$/, /\/webhook$/, /\/realtime\//, /\/public\/tracking\/:token$/, /\/public\/tracking\/:token\/preferences$/, /\/gps\/osmand\/:token$/];
     expect(pub.filter((p) => !allowed.some((re) => re.test(p)))).toEqual([]);
   });
 

@@ -1564,6 +1564,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/drivers/{id}/gps-devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A driver's GPS devices, newest first (without tokens)
+         * @description **Access**: roles `administrator`, `dispatch`.
+         */
+        get: operations["listGpsDevices"];
+        put?: never;
+        /**
+         * Binds a GPS app (Traccar Client, OsmAnd protocol) to a driver; returns its token once
+         * @description Its positions go into the driver's location ingest (GET/POST /gps/osmand/{token}). Another organization's driver is 404; an identifier already bound (not revoked) in the organization is 409.
+         *
+         *     **Access**: roles `administrator`, `dispatch`.
+         */
+        post: operations["bindGpsDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/drivers/{id}/gps-devices/{deviceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revokes a GPS device (its token is refused from now on)
+         * @description **Access**: roles `administrator`, `dispatch`.
+         */
+        delete: operations["revokeGpsDevice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/drivers/{id}/location": {
         parameters: {
             query?: never;
@@ -1732,6 +1778,34 @@ export interface paths {
         get: operations["listFinanceLedger"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/gps/osmand/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One GPS fix from an OsmAnd client (GET)
+         * @description The OsmAnd protocol (Traccar Client): `id`, `lat`, `lon`, `timestamp`, `speed` (knots), `bearing`, `accuracy`, `batt` in the query string or a form body. The token comes from POST /drivers/{id}/gps-devices; an unknown or revoked token is 401 INVALID_GPS_TOKEN, an `id` other than the bound identifier 404 GPS_DEVICE_UNKNOWN, a bad field 400; nothing is written then. Each fix is stored once (by device and time, so a retry is a duplicate); an older fix than the driver's last position goes to history only.
+         *
+         *     **Access**: public (no authentication).
+         */
+        get: operations["osmandPositionGet"];
+        put?: never;
+        /**
+         * One GPS fix from an OsmAnd client (POST)
+         * @description The OsmAnd protocol (Traccar Client): `id`, `lat`, `lon`, `timestamp`, `speed` (knots), `bearing`, `accuracy`, `batt` in the query string or a form body. The token comes from POST /drivers/{id}/gps-devices; an unknown or revoked token is 401 INVALID_GPS_TOKEN, an `id` other than the bound identifier 404 GPS_DEVICE_UNKNOWN, a bad field 400; nothing is written then. Each fix is stored once (by device and time, so a retry is a duplicate); an older fix than the driver's last position goes to history only.
+         *
+         *     **Access**: public (no authentication).
+         */
+        post: operations["osmandPositionPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4198,6 +4272,10 @@ export interface components {
             organization_id?: string;
             request_id: string | null;
         };
+        /** BindGpsDeviceRequest */
+        BindGpsDeviceRequest: {
+            device_identifier: string;
+        };
         /** Branch */
         Branch: {
             active: boolean;
@@ -5042,6 +5120,19 @@ export interface components {
             coordinates: components["schemas"]["Position"];
             /** @enum {string} */
             type: "Point";
+        };
+        /** GpsDevice */
+        GpsDevice: {
+            /** Format: date-time */
+            created_at: string;
+            created_by: string;
+            /** @description what the app sends as the OsmAnd `id` (Traccar Client: "Device identifier") */
+            device_identifier: string;
+            driver_id: string;
+            id: string;
+            last_seen_at: string | null;
+            organization_id: string;
+            revoked_at: string | null;
         };
         /** IssueTripRecipientLinkRequest */
         IssueTripRecipientLinkRequest: {
@@ -12311,6 +12402,185 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    listGpsDevices: {
+        parameters: {
+            query?: {
+                /** @description opaque: the `next_cursor` of the previous page; a value this API did not issue is 400 VALIDATION_FAILED */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["GpsDevice"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    bindGpsDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BindGpsDeviceRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        created_by: string;
+                        /** @description what the app sends as the OsmAnd `id` (Traccar Client: "Device identifier") */
+                        device_identifier: string;
+                        driver_id: string;
+                        id: string;
+                        last_seen_at: string | null;
+                        organization_id: string;
+                        revoked_at: string | null;
+                        /** @description the per-device token, shown only in this response */
+                        token: string;
+                        /** @description the path to give the app as its server URL (after this server's origin): /api/v1/gps/osmand/<token> */
+                        url_path: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    revokeGpsDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deviceId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
     setDriverLocation: {
         parameters: {
             query?: never;
@@ -12848,6 +13118,186 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    osmandPositionGet: {
+        parameters: {
+            query?: {
+                /** @description metres */
+                accuracy?: string;
+                /** @description battery percent (checked, not stored) */
+                batt?: string;
+                /** @description degrees 0-360 */
+                bearing?: string;
+                /** @description the device identifier bound to the token */
+                id?: string;
+                /** @description latitude, degrees */
+                lat?: string;
+                /** @description longitude, degrees */
+                lon?: string;
+                /** @description knots (the OsmAnd unit); stored in m/s */
+                speed?: string;
+                /** @description unix seconds (or milliseconds) or ISO 8601; absent = now */
+                timestamp?: string;
+            };
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accepted: number;
+                        duplicates: number;
+                    };
+                };
+            };
+            /** @description The request is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid access token. Codes: `INVALID_GPS_TOKEN`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller. Codes: `GPS_DEVICE_UNKNOWN`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    osmandPositionPost: {
+        parameters: {
+            query?: {
+                /** @description metres */
+                accuracy?: string;
+                /** @description battery percent (checked, not stored) */
+                batt?: string;
+                /** @description degrees 0-360 */
+                bearing?: string;
+                /** @description the device identifier bound to the token */
+                id?: string;
+                /** @description latitude, degrees */
+                lat?: string;
+                /** @description longitude, degrees */
+                lon?: string;
+                /** @description knots (the OsmAnd unit); stored in m/s */
+                speed?: string;
+                /** @description unix seconds (or milliseconds) or ISO 8601; absent = now */
+                timestamp?: string;
+            };
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accepted: number;
+                        duplicates: number;
+                    };
+                };
+            };
+            /** @description The request is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid access token. Codes: `INVALID_GPS_TOKEN`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller. Codes: `GPS_DEVICE_UNKNOWN`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];

@@ -10,6 +10,7 @@ import { createLogisticsService, type LogisticsService } from './service.js';
 import { territoryRoutes, createTerritory } from './territories.js';
 import { merchantRoutes } from './merchants.js';
 import { driverRoutes } from './drivers-routes.js';
+import { createGpsDevices, gpsDeviceRoutes } from './gps-devices.js';
 import { tripRoutes } from './trips-routes.js';
 import { recipientLinkRoutes } from './recipient-link-routes.js';
 import { driverAppRoutes } from './driver-app.js';
@@ -91,6 +92,7 @@ function logisticsRoutes(app: Api, ctx: LogisticsContext, svc: LogisticsService)
   recipientLinkRoutes(app, ctx, svc);
   driverAppRoutes(app, ctx, svc);
   exceptionRoutes(app, svc);
+  gpsDeviceRoutes(app, createGpsDevices(ctx, svc));
 }
 
 /** Demo: a territory over central La Paz, the demo driver approved and available there, the demo merchant approved. */

@@ -376,3 +376,29 @@ export const tripRecipientLink = pgTable(
     uniqueIndex('trip_recipient_link_live_uq').on(t.organizationId, t.tripId).where(sql`revoked_at IS NULL`),
   ],
 );
+
+/**
+ * A GPS device (a phone running Traccar Client, the OsmAnd protocol) bound to a driver by staff: its positions go
+ * into the driver's location ingest. It authenticates with a per-device token in the URL (`gpd_<id>_<secret>`, only
+ * the SHA-256 of the secret stored) and must send its `device_identifier` as the OsmAnd `id`. Revoked devices are refused.
+ */
+export const gpsDevice = pgTable(
+  'gps_device',
+  {
+    organizationId: text('organization_id').notNull(),
+    id: text('id').notNull(),
+    driverId: text('driver_id').notNull(),
+    deviceIdentifier: text('device_identifier').notNull(),
+    tokenHash: text('token_hash').notNull(),
+    createdBy: text('created_by').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    lastSeenAt: timestamp('last_seen_at', { withTimezone: true, mode: 'date' }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({ columns: [t.organizationId, t.driverId], foreignColumns: [driver.organizationId, driver.id] }),
+    index('gps_device_id_idx').on(t.id),
+    uniqueIndex('gps_device_live_uq').on(t.organizationId, t.deviceIdentifier).where(sql`revoked_at IS NULL`),
+  ],
+);
