@@ -281,6 +281,34 @@ describe('a short collection', () => {
   });
 });
 
+describe('cash remitted ahead', () => {
+  it('an adjustment he handed in covers his next collection at once: its order is received when he collects', async () => {
+    const shop = await newMerchant(t, admin, '10.00');
+    const d = await freshDriver();
+    ok(await t.req(admin, { method: 'POST', url: `/drivers/${d.id}/cash-adjustments`, payload: { amount: '30.00', reason: 'found in his bag' } }), 201);
+    ok(await t.req(admin, { method: 'POST', url: `/drivers/${d.id}/cash-remittances`, payload: { amount: '30.00', method: 'cash' } }), 201);
+    const a = await cashDelivered(shop, d, { subtotal: '20.00' }); // 25.00, within the 30.00 already remitted
+    expect(await q('SELECT amount::text, method FROM merchant_payment_receipt WHERE order_id = $1', [a.orderId])).toEqual([{ amount: '25.00', method: 'driver_cash' }]);
+    expect(await wallet(shop)).toMatchObject({ pending: '0.00', available: '18.00' });
+  });
+});
+
+describe('a short collection refunded', () => {
+  it('gives the customer back at most what the driver took from him', async () => {
+    const shop = await newMerchant(t, admin, '10.00');
+    const d = await freshDriver();
+    const a = await cashDelivered(shop, d, { subtotal: '30.00' }, { collected: '30.00', reason: 'customer had 30 only' }); // total 35.00
+    const before = (await q(`SELECT count(*)::int AS n FROM merchant_wallet_entry WHERE order_id = $1`, [a.orderId]))[0].n;
+    const over = await t.req(admin, { method: 'POST', url: `/admin/orders/${a.orderId}/refunds`, payload: { amount: '35.00', reason: 'returned' } });
+    expect(over.statusCode, over.body).toBe(422);
+    expect(over.json().code).toBe('REFUND_EXCEEDS_TOTAL');
+    expect((await q(`SELECT count(*)::int AS n FROM merchant_wallet_entry WHERE order_id = $1`, [a.orderId]))[0].n).toBe(before);
+    // In full: the 30.00 he paid.
+    const r = ok(await t.req(admin, { method: 'POST', url: `/admin/orders/${a.orderId}/refunds`, payload: { reason: 'returned' } }), 201);
+    expect(r).toMatchObject({ payment_status: 'refunded', entry: { amount: '-30.00' } });
+  });
+});
+
 describe('adjustments and who may record cash', () => {
   it('administrators adjust with a reason; dispatch may not; zero, over-precise or below-zero results are refused and write nothing', async () => {
     const shop = await newMerchant(t, admin);

@@ -229,9 +229,10 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
       return;
     }
     case 'refund': {
-      const o = among((x) => ((x.destination === 'platform' && x.received) || cashByDriver(x)) && x.state === 'delivered' && money(x.refunded).lt(x.total), a.i);
+      const o = among((x) => ((x.destination === 'platform' && x.received) || cashByDriver(x)) && x.state === 'delivered' && money(x.refunded).lt(money(x.total).minus(x.shortfall)), a.i);
       if (!o) return;
-      const left = money(o.total).minus(o.refunded);
+      // A short collection: the customer paid only what the driver took.
+      const left = money(o.total).minus(o.shortfall).minus(o.refunded);
       const amount = a.share ? toCents(left.times(a.share).dividedBy(100)) : left;
       if (!amount.gt(0)) return;
       ok(await t.req(kit.admin, { method: 'POST', url: `/admin/orders/${o.id}/refunds`, payload: { amount: formatMoney(amount), reason: 'property' } }), 201);

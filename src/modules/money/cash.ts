@@ -233,6 +233,9 @@ export function createCashService(ctx: MoneyContext) {
       createdByUserId: actor.userId,
     });
     if (!row) return;
+    // Coverage is derived: cash he remitted beyond his earlier collections (an adjustment he handed in) covers this one at once.
+    const covered = !differs || collected.gt(trip.cash_to_collect) ? await entryCovered(tx, trip.driver_id, row.id) : false;
+    if (covered) await receive(tx, actor, { order_id: row.orderId, merchant_id: row.merchantId }, collected, `cash remitted before collection ${row.id}`);
     await recordAudit(tx, actor, {
       action: 'driver_cash.cash_collected',
       entityType: 'driver_cash_entry',

@@ -5,7 +5,7 @@ import type { Api } from '../../platform/context.js';
 import type { MoneyContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
-import { formatMoney, money } from '../../platform/money.js';
+import { formatMoney, minMoney, money } from '../../platform/money.js';
 import { Id, IdParams, Money, NonNegativeMoney, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { assertTransition } from '../../platform/state-machine.js';
 import { EntryOut, WalletOut } from './debt.js';
@@ -109,16 +109,18 @@ export function createOrderPaymentService(ctx: MoneyContext) {
       await lockMerchantWallet(tx, actor.organizationId, f.merchantId);
       const posted = await findOrderPostingForUpdate(tx, orderId);
       if (!posted) throw AppError.unprocessable('Only delivered orders are refunded (cancel an open order instead)', 'REFUND_NOT_ALLOWED');
-      const left = money(posted.orderTotal).minus(posted.refundedTotal);
+      const trip = f.tripId ? await ctx.deps.logistics.getTrip(tx, f.tripId) : null;
+      // Cash collected short at the door: the customer paid only what the driver took, and that is all he can get back.
+      const paid = f.paymentDestination === 'cash' && trip?.cash_collected != null ? minMoney(money(posted.orderTotal), money(trip.cash_collected)) : money(posted.orderTotal);
+      const left = paid.minus(posted.refundedTotal);
       const amount = input.amount !== undefined ? money(input.amount) : left;
       if (!amount.gt(0)) throw AppError.unprocessable('A refund must be positive', 'INVALID_AMOUNT', [{ field: 'amount', message: 'must be > 0' }]);
       if (amount.gt(left)) {
-        throw AppError.unprocessable(`The refund exceeds what is left of the order total (${formatMoney(left)})`, 'REFUND_EXCEEDS_TOTAL', [{ field: 'amount', message: `at most ${formatMoney(left)}` }]);
+        throw AppError.unprocessable(`The refund exceeds what is left of what the customer paid (${formatMoney(left)})`, 'REFUND_EXCEEDS_TOTAL', [{ field: 'amount', message: `at most ${formatMoney(left)}` }]);
       }
       const to = amount.eq(left) ? 'refunded' : 'partially_refunded';
       assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, f.paymentStatus, to);
       await addRefunded(tx, orderId, formatMoney(amount));
-      const trip = f.tripId ? await ctx.deps.logistics.getTrip(tx, f.tripId) : null;
       const entry = await appendEntry(tx, actor, {
         merchantId: f.merchantId,
         entryType: 'refund',
