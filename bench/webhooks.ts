@@ -33,7 +33,7 @@ export async function benchWebhooks(databaseUrl: string, report: (row: BenchRow)
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const db = createPostgresDatabase(databaseUrl, { max: 30 });
   await migrate(db);
-  const raw = { NODE_ENV: 'test', JWT_SECRET: 'bench-secret-bench-secret-bench-secret-42', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_CONCURRENCY: process.env.BENCH_WEBHOOK_CONCURRENCY || '16' };
+  const raw = { NODE_ENV: 'test', JWT_SECRET: 'bench-secret-bench-secret-bench-secret-42', SECRETS_KEY: 'be'.repeat(32), WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_CONCURRENCY: process.env.BENCH_WEBHOOK_CONCURRENCY || '16' };
   const config = loadConfig(raw, { dataDir: `/tmp/bench-webhooks-${newId()}` });
   const app = await buildApp({ config, db });
   await app.ready();

@@ -18,7 +18,8 @@ import { namedSchemas, tagDescriptions } from './modules/components.js';
 import { addOrganizationId, fillOrganizationId } from './platform/tenant-fields.js';
 import { newId } from './platform/ids.js';
 import { createEventBus } from './platform/events.js';
-import { composeModules, type Composition } from './modules/index.js';
+import { composeModules, SECRET_COLUMNS, type Composition } from './modules/index.js';
+import { prepareStoredSecrets } from './platform/secret-store.js';
 import { healthRoutes } from './platform/health.js';
 import { DOCS_CSP, corsOptions, edgeSettings, securityHeaders, serverOptions } from './platform/edge.js';
 import { expensiveRouteGroups, registerExpensiveRouteLimits } from './platform/rate-limit.js';
@@ -273,6 +274,10 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     httpDuration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
     done();
   });
+
+  // The stored secrets read with the configured keys (else one `config:` line); plain-text ones are encrypted now.
+  const secrets = await prepareStoredSecrets(db, config.secrets, SECRET_COLUMNS, { reencryptPrevious: !config.databaseUrl });
+  if (secrets.encrypted || secrets.reencrypted) app.log.info({ encrypted: secrets.encrypted, reencrypted: secrets.reencrypted }, 'stored secrets written under the current key');
 
   const composed = composeModules(ctx);
   app.decorate('modules', composed.modules);

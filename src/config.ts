@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { deriveKeys, MIN_SECRET_LENGTH, type SigningKeys } from './platform/keys.js';
+import { keyring, parseSecretsKey, type SecretsKeyring } from './platform/secrets.js';
 import path from 'node:path';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
@@ -188,6 +189,14 @@ export interface Config {
    * a hop count, or a list of addresses / CIDRs (`TRUST_PROXY`).
    */
   trustProxy: false | number | string[];
+  /**
+   * The keys of the secrets at rest (`src/platform/secrets.ts`): SECRETS_KEY encrypts, SECRETS_KEY_PREVIOUS still
+   * decrypts during a rotation. Null when SECRETS_KEY is unset: the embedded default then reads the key kept in
+   * DATA_DIR (`withSecretsKey`); on PostgreSQL the start refuses only when stored secrets exist.
+   */
+  secrets: SecretsKeyring | null;
+  /** SECRETS_KEY_PREVIOUS, kept to pair with the key read from DATA_DIR. */
+  secretsPreviousKey: Buffer | null;
   /** The modules' settings, typed and defaulted (`Settings` above). */
   settings: Settings;
   /**
@@ -244,6 +253,22 @@ export function parseTrustProxy(value: string | undefined): false | number | str
   return entries;
 }
 
+/**
+ * SECRETS_KEY and SECRETS_KEY_PREVIOUS, each 32 bytes (64 hex characters or base64), checked; throws `config: ...`.
+ * What the server and `npm run secrets:rotate` read.
+ */
+export function readSecretsKeys(source: Record<string, string | undefined>): { current: Buffer | null; previous: Buffer | null } {
+  const current = source.SECRETS_KEY ? parseSecretsKey('SECRETS_KEY', source.SECRETS_KEY) : null;
+  const previous = source.SECRETS_KEY_PREVIOUS ? parseSecretsKey('SECRETS_KEY_PREVIOUS', source.SECRETS_KEY_PREVIOUS) : null;
+  if (previous && !current && source.DATABASE_URL) throw new Error('config: SECRETS_KEY_PREVIOUS goes with SECRETS_KEY (the key values are encrypted with now)');
+  return { current, previous };
+}
+
+/** The config with the secrets key kept in DATA_DIR (the embedded default without SECRETS_KEY). */
+export function withSecretsKey(config: Config, keyText: string): Config {
+  return { ...config, secrets: keyring(parseSecretsKey('the key file', keyText), config.secretsPreviousKey) };
+}
+
 /** The config with its keys derived from `secret` (the one kept in DATA_DIR when JWT_SECRET is unset). */
 export function withStoredSecret(config: Config, secret: string): Config {
   return { ...config, keys: deriveKeys(secret) };
@@ -275,6 +300,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   }
   const t = DEFAULT_LOGIN_THROTTLE;
   const secrets = { ...source };
+  const secretsKeys = readSecretsKeys(source);
   const config: Config = {
     env,
     port: intOf('PORT', source.PORT, 3000, 0),
@@ -307,6 +333,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     onboardingRateLimitPerEmail: intOf('ONBOARDING_RATE_LIMIT_PER_EMAIL', source.ONBOARDING_RATE_LIMIT_PER_EMAIL, 3, 1),
     refreshReuseGraceSeconds: intOf('REFRESH_REUSE_GRACE_SECONDS', source.REFRESH_REUSE_GRACE_SECONDS, 10, 0),
     trustProxy: parseTrustProxy(source.TRUST_PROXY),
+    secrets: secretsKeys.current ? keyring(secretsKeys.current, secretsKeys.previous) : null,
+    secretsPreviousKey: secretsKeys.previous,
     settings: readSettings(source),
     secret: (name) => secrets[name] ?? process.env[name],
     ...overrides,

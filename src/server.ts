@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { loadConfig, withStoredSecret, type Config } from './config.js';
-import { loadOrCreateSecret } from './platform/secret-file.js';
+import { loadConfig, withSecretsKey, withStoredSecret, type Config } from './config.js';
+import { loadOrCreateSecret, SECRETS_KEY_KIND } from './platform/secret-file.js';
 import { openDatabase, poolOptionsFrom } from './platform/db/index.js';
 import { migrateWith } from './platform/db/migrate.js';
 import { buildApp } from './app.js';
@@ -17,6 +17,8 @@ try {
   // The embedded default without JWT_SECRET: the secret generated once and kept in DATA_DIR, so a restart keeps
   // sessions and recipient links (JWT_SECRET is required with DATABASE_URL and in production).
   if (!config.jwtSecretGiven) config = withStoredSecret(config, await loadOrCreateSecret(config.dataDir));
+  // Likewise the key of the secrets at rest (docs/SECRETS.md); with DATABASE_URL it is SECRETS_KEY, needed once secrets are stored.
+  if (!config.secrets && !config.databaseUrl) config = withSecretsKey(config, await loadOrCreateSecret(config.dataDir, SECRETS_KEY_KIND));
 } catch (err) {
   console.error((err as Error).message);
   process.exit(1);
@@ -35,7 +37,13 @@ if (!role.superuser && !role.tenantMember) {
   throw new Error(`database: the role "${role.user}" of DATABASE_URL must be a member of app_tenant (GRANT app_tenant TO "${role.user}"; README, "PostgreSQL")`);
 }
 await db.withSystem(async () => undefined);
-const app = await buildApp({ config, db });
+// A key that does not read the stored secrets (or none when some are stored) stops the start with one `config:` line.
+const app = await buildApp({ config, db }).catch(async (err: Error) => {
+  if (!err.message.startsWith('config:')) throw err;
+  console.error(err.message);
+  await db.close();
+  process.exit(1);
+});
 if (config.databaseUrl && (role.superuser || role.bypassrls)) {
   app.log.warn({ role: role.user }, 'DATABASE_URL connects as a superuser or BYPASSRLS role; in production use a least-privilege role (README, "PostgreSQL")');
 }

@@ -89,6 +89,9 @@ export interface TestAppOptions {
   wrapDb?: (db: Database) => Database;
 }
 
+/** The tests' SECRETS_KEY (a test may give another in `raw`, or '' for none). */
+export const TEST_SECRETS_KEY = '5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7';
+
 /** `raw`: environment variables for this app (settings are read and checked from them as at start). */
 export async function createTestApp(
   { raw, ...overrides }: Partial<Config> & { raw?: Record<string, string | undefined> } = {},
@@ -100,6 +103,8 @@ export async function createTestApp(
   const source = {
     NODE_ENV: 'test',
     JWT_SECRET: 'test-secret-test-secret-test-secret-0123',
+    // The key of the secrets at rest (chat tokens, webhook secrets): 32 bytes, hex.
+    SECRETS_KEY: TEST_SECRETS_KEY,
     RATE_LIMIT_ORDERS_PER_MINUTE: '0',
     RATE_LIMIT_PLANS_PER_MINUTE: '0',
     RATE_LIMIT_REPORTS_PER_MINUTE: '0',

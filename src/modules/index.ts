@@ -3,6 +3,7 @@ import type { AppContext, Module } from '../platform/context.js';
 import { assertProvided, forward } from '../platform/hooks.js';
 import type { MoneyHooks, OrderPayments } from '../platform/order-contracts.js';
 import type { TripDirectory } from '../platform/trip-directory.js';
+import type { SecretColumn } from '../platform/secrets.js';
 import { createIdentityModule } from './identity/index.js';
 import { createOrganizationsModule } from './organizations/index.js';
 import { createStorageModule } from './storage/index.js';
@@ -14,14 +15,17 @@ import { createDispatchModule } from './dispatch/index.js';
 import { createCommerceModule, type CommerceViews, type MarketplaceBannerProvider } from './commerce/index.js';
 import { createMoneyModule, type MoneyApi } from './money/index.js';
 import { createIntegrationsModule } from './integrations/index.js';
-import { createChatModule } from './chat/index.js';
+import { CHAT_TOKEN_COLUMN, createChatModule } from './chat/index.js';
 import { createNotificationsModule } from './notifications/index.js';
 import { createMobileModule, createSyncRegistry } from './mobile/index.js';
 import { createRealtimeModule } from './realtime/index.js';
 import { createScopeLoader, createSubadminModule, effectiveScope, type SubadminApi } from './subadmin/index.js';
-import { createWebhooksModule } from './webhooks/index.js';
+import { createWebhooksModule, WEBHOOK_SECRET_COLUMNS } from './webhooks/index.js';
 import { createMessagesModule } from './messages/index.js';
 import { createApiKeysModule } from './apikeys/index.js';
+
+/** Every column that holds a secret at rest: the start-up check and `npm run secrets:rotate` go through these. */
+export const SECRET_COLUMNS: readonly SecretColumn[] = [CHAT_TOKEN_COLUMN, ...WEBHOOK_SECRET_COLUMNS];
 
 /**
  * The composition root: every module is built here, in dependency order, from the services it declares it uses
@@ -52,7 +56,7 @@ export function composeModules(ctx: AppContext) {
   const logistics = createLogisticsModule(ctx, { identity: identity.service, organizations: organizations.service, storage: storage.linker, orders: orderFacts.ref, sync, cash: cashInHand.ref, subadmins: territorySubadmins.ref });
   const documents = createDocumentsModule(ctx, { identity: identity.service, logistics: logistics.api, storage: storage.linker });
   const dispatch = createDispatchModule(ctx, { logistics: logistics.api });
-  const chat = createChatModule(ctx, { merchantOfUser: logistics.api.merchantOfUser });
+  const chat = createChatModule(ctx, { merchantOfUser: logistics.api.merchantOfUser, getMerchant: logistics.api.getMerchant });
   const commerce = createCommerceModule(ctx, {
     logistics: logistics.api,
     organizations: organizations.service,

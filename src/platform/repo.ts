@@ -116,3 +116,48 @@ export async function lockSeed(tx: Tx, lock: number): Promise<void> {
 export async function anyOrganizationExists(tx: Tx): Promise<boolean> {
   return (await tx.query('SELECT 1 FROM organization LIMIT 1')).rowCount > 0;
 }
+
+// ---- secrets at rest (src/platform/secret-store.ts); the columns are the modules' declarations, never input ----
+
+type SecretColumnRef = { table: string; column: string; keys: readonly [string, string] };
+const versionSql = (c: string) => `CASE WHEN ${c} LIKE 'enc:v1:%' THEN split_part(${c}, ':', 3) ELSE '' END`;
+
+/** Per key version of a secret column ('' = plain text): how many values, and one of them with its row key (the probe). */
+export async function secretVersions(tx: Tx, col: SecretColumnRef): Promise<{ version: string; n: number; k1: string; k2: string; value: string }[]> {
+  const [a, b] = col.keys;
+  const { rows } = await tx.query<{ version: string; n: number; k1: string; k2: string; value: string }>(
+    `SELECT version, n, k1, k2, value FROM (
+       SELECT ${versionSql(col.column)} AS version, count(*) OVER (PARTITION BY ${versionSql(col.column)})::int AS n,
+              row_number() OVER (PARTITION BY ${versionSql(col.column)} ORDER BY ${a}, ${b}) AS rn, ${a} AS k1, ${b} AS k2, ${col.column} AS value
+         FROM ${col.table} WHERE ${col.column} IS NOT NULL) x
+      WHERE rn = 1`,
+  );
+  return rows;
+}
+
+/**
+ * Up to `limit` values of a secret column not written under the key version `version` (plain text, or another key;
+ * `plainOnly`: plain text only), in row-key order after `after`.
+ */
+export async function staleSecrets(
+  tx: Tx,
+  col: SecretColumnRef,
+  f: { version: string; plainOnly: boolean; after: [string, string] | null; limit: number },
+): Promise<{ k1: string; k2: string; value: string }[]> {
+  const [a, b] = col.keys;
+  const { rows } = await tx.query<{ k1: string; k2: string; value: string }>(
+    `SELECT ${a} AS k1, ${b} AS k2, ${col.column} AS value FROM ${col.table}
+      WHERE ${col.column} IS NOT NULL AND ${col.column} NOT LIKE $1
+        AND ($2::text IS NULL OR (${a}, ${b}) > ($2::text, $3::text))
+      ORDER BY ${a}, ${b} LIMIT $4`,
+    [f.plainOnly ? 'enc:v1:%' : `enc:v1:${f.version}:%`, f.after?.[0] ?? null, f.after?.[1] ?? null, f.limit],
+  );
+  return rows;
+}
+
+/** Replaces a row's value only while it is still `old` (a value written meanwhile wins); true when replaced. */
+export async function replaceSecret(tx: Tx, col: SecretColumnRef, k1: string, k2: string, old: string, next: string): Promise<boolean> {
+  const [a, b] = col.keys;
+  const { rowCount } = await tx.query(`UPDATE ${col.table} SET ${col.column} = $4 WHERE ${a} = $1 AND ${b} = $2 AND ${col.column} = $3`, [k1, k2, old, next]);
+  return rowCount > 0;
+}

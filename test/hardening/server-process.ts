@@ -46,6 +46,8 @@ export async function startServer(opts: { databaseUrl: string; port?: number; en
       LOG_LEVEL: 'warn',
       SEED_DEMO: 'true',
       JWT_SECRET: SERVER_JWT_SECRET,
+      // The key of the stored secrets (required once secrets are stored with DATABASE_URL).
+      SECRETS_KEY: '5e'.repeat(32),
       LOGIN_FREE_ATTEMPTS: '100000',
       LOGIN_ACCOUNT_CEILING: '100000',
       LOGIN_RATE_LIMIT_PER_IP: '100000',

@@ -13,6 +13,7 @@ import type { PushMessage } from '../../src/modules/notifications/gateway.js';
 import type { DemoSeed } from '../../src/platform/context.js';
 import { SseClient } from '../realtime/sse.js';
 import type { WebhookWorker } from '../../src/modules/webhooks/worker.js';
+import { TEST_SECRETS_KEY } from '../helpers.js';
 
 /**
  * Least privilege in the database (issue 15): the schema owner migrates; the service runs as a login role
@@ -97,7 +98,7 @@ for (const [mode, { login: LOGIN, system: SYSTEM }] of Object.entries(MODES)) de
     await migrator.close();
 
     runtime = createPostgresDatabase(urlAs(LOGIN, dbName), { max: 10, systemUrl: SYSTEM && urlAs(SYSTEM, dbName) });
-    const config = loadConfig({ NODE_ENV: 'test', JWT_SECRET: 'test-secret-test-secret-test-secret-0123' }, { dataDir: `/tmp/delivery-test-${newId()}` });
+    const config = loadConfig({ NODE_ENV: 'test', JWT_SECRET: 'test-secret-test-secret-test-secret-0123', SECRETS_KEY: TEST_SECRETS_KEY }, { dataDir: `/tmp/delivery-test-${newId()}` });
     app = await buildApp({ config, db: runtime });
     await app.ready();
     demo = (await seedDemo(app))!;

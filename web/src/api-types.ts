@@ -220,6 +220,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/merchants/{id}/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A merchant's chat channel settings (administrators)
+         * @description Administrators. Defaults when never set. Another organization's merchant, or none: 404.
+         *
+         *     **Access**: roles `administrator`.
+         */
+        get: operations["getMerchantChannelsAsAdmin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Updates a merchant's chat channel settings (administrators; partial)
+         * @description Administrators, as the merchant's own PATCH /merchant/channels (the same fields and rules). `chat_token` is the channel's cloud API token: write-only (stored encrypted with the server's SECRETS_KEY, never returned; the response says `chat_token_set` and `chat_token_set_at`), `null` clears it; 503 SECRETS_KEY_MISSING when the server has no key to store it with. Another organization's merchant, or none: 404. Audited (without the token).
+         *
+         *     **Access**: roles `administrator`.
+         */
+        patch: operations["updateMerchantChannelsAsAdmin"];
+        trace?: never;
+    };
     "/api/v1/admin/merchants/{id}/debt-payments": {
         parameters: {
             query?: never;
@@ -2150,7 +2178,7 @@ export interface paths {
         head?: never;
         /**
          * Updates the merchant's chat channel settings (partial)
-         * @description Merchant users. Only the fields sent change; `null` clears an optional field. `chat_secret_ref` is a reference to a secret held outside the database, and only the one the operator provisioned for this merchant: `env:CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>` (both ids upper-cased, every character other than A-Z and 0-9 written as `_`); any other name is 422 `SECRET_REF_NOT_PROVISIONED`, a value that is not an `env:CHAT_` reference is 400. The worker checks the reference again before each send, and messages go only to the server's `CHAT_CLOUD_API_URL` (chat_phone_number_id is one URL-encoded path segment), so a merchant can neither use another tenant's token nor choose where it is sent. The reference is never the secret, and it is returned masked. Enabling the channel without a `chat_phone`: 422 `CHAT_PHONE_REQUIRED`. Audited.
+         * @description Merchant users. Only the fields sent change; `null` clears an optional field. `chat_token` is the channel's cloud API token: write-only (stored encrypted with the server's SECRETS_KEY, never returned; the response says `chat_token_set` and `chat_token_set_at`), `null` clears it; 503 SECRETS_KEY_MISSING when the server has no key to store it with. The legacy way: `chat_secret_ref`, a reference to a secret held outside the database, and only the one the operator provisioned for this merchant: `env:CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>` (both ids upper-cased, every character other than A-Z and 0-9 written as `_`); any other name is 422 `SECRET_REF_NOT_PROVISIONED`, a value that is not an `env:CHAT_` reference is 400. The worker checks the reference again before each send, and messages go only to the server's `CHAT_CLOUD_API_URL` (chat_phone_number_id is one URL-encoded path segment), so a merchant can neither use another tenant's token nor choose where it is sent. The reference is never the secret, and it is returned masked. Enabling the channel without a `chat_phone`: 422 `CHAT_PHONE_REQUIRED`. Audited (without the token).
          *
          *     **Access**: roles `comercio`.
          */
@@ -4058,7 +4086,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribes a URL to events (outbound webhooks)
-         * @description Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own (another's is 404), which receive only what their owner may read (see `scope`). An administrator's subscription receives every event of the organization, a merchant's only those of its records (422 MERCHANT_PROFILE_REQUIRED without a merchant profile); a dispatcher's or sub-administrator's only those of its scope, and naming a type outside it is 422 WEBHOOK_EVENT_TYPE_OUT_OF_SCOPE. The signing secret is in this response only. 422 WEBHOOK_TARGET_REFUSED for a URL the service will not call, 422 WEBHOOK_SUBSCRIPTION_LIMIT beyond WEBHOOK_MAX_SUBSCRIPTIONS.
+         * @description Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own (another's is 404), which receive only what their owner may read (see `scope`). An administrator's subscription receives every event of the organization, a merchant's only those of its records (422 MERCHANT_PROFILE_REQUIRED without a merchant profile); a dispatcher's or sub-administrator's only those of its scope, and naming a type outside it is 422 WEBHOOK_EVENT_TYPE_OUT_OF_SCOPE. The signing secret is stored encrypted and never returned: the caller's `secret`, or one the server generates, which is in this response only. 503 SECRETS_KEY_MISSING when the server has no key to store it with. 422 WEBHOOK_TARGET_REFUSED for a URL the service will not call, 422 WEBHOOK_SUBSCRIPTION_LIMIT beyond WEBHOOK_MAX_SUBSCRIPTIONS.
          *
          *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
          */
@@ -4136,7 +4164,7 @@ export interface paths {
         put?: never;
         /**
          * Replaces the signing secret, with an overlap
-         * @description Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own (another's is 404), which receive only what their owner may read (see `scope`). The new secret is in this response only. During `overlap_seconds` (default 86400, at most 7 days) deliveries carry two `v1` signatures, one per secret.
+         * @description Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own (another's is 404), which receive only what their owner may read (see `scope`). The new secret: the caller's `secret` (stored encrypted, never returned), or one the server generates, in this response only. During `overlap_seconds` (default 86400, at most 7 days; 0 replaces it at once) deliveries carry two `v1` signatures, one per secret. Audited (without the secret).
          *
          *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
          */
@@ -4703,6 +4731,8 @@ export interface components {
             active?: boolean;
             description?: string | null;
             event_types: ("*" | "trip.created" | "trip.updated" | "trip.assigned" | "trip.accepted" | "trip.rejected" | "trip.unassigned" | "trip.offer_expired" | "trip.location_updated" | "trip.geofence_entered" | "trip.pickup_verified" | "trip.on_the_way" | "trip.delivery_verified" | "trip.completed" | "trip.delivery_failed" | "trip.returned" | "trip.cancelled" | "trip.delayed" | "trip.location_stale" | "trip.rejected_repeatedly" | "trip.pin_locked" | "order.created" | "order.status_changed" | "payment_review.submitted" | "payment_review.approved" | "payment_review.rejected" | "driver_settlement.created" | "driver_settlement.paid")[];
+            /** @description The signing secret to use (16 to 256 visible ASCII characters); the server generates one when absent. Write-only: never returned. */
+            secret?: string;
             /** @description https URL (http only in development or with WEBHOOK_ALLOW_HTTP); private, loopback and reserved addresses are refused unless WEBHOOK_ALLOW_PRIVATE_TARGETS */
             url: string;
         };
@@ -6021,6 +6051,8 @@ export interface components {
         /** RotateWebhookSecretRequest */
         RotateWebhookSecretRequest: {
             overlap_seconds?: number;
+            /** @description The signing secret to use (16 to 256 visible ASCII characters); the server generates one when absent. Write-only: never returned. */
+            secret?: string;
         };
         /**
          * SendAdminNotificationRequest
@@ -6364,6 +6396,19 @@ export interface components {
             /** @description minutes, 1 to 240 */
             preparation_min?: number;
         };
+        /** UpdateMerchantChannelsAsAdminRequest */
+        UpdateMerchantChannelsAsAdminRequest: {
+            chat_account_id?: string | null;
+            chat_enabled?: boolean;
+            /** @description `link`: a click-to-chat link per message, `sent` at once; `cloud_api`: sent through the chat cloud API */
+            chat_mode?: "link" | "cloud_api";
+            chat_phone?: string | null;
+            chat_phone_number_id?: string | null;
+            chat_secret_ref?: string | null;
+            chat_token?: string | null;
+            order_notifications?: boolean;
+            status_notifications?: boolean;
+        };
         /** UpdateMerchantChannelsRequest */
         UpdateMerchantChannelsRequest: {
             chat_account_id?: string | null;
@@ -6373,6 +6418,7 @@ export interface components {
             chat_phone?: string | null;
             chat_phone_number_id?: string | null;
             chat_secret_ref?: string | null;
+            chat_token?: string | null;
             order_notifications?: boolean;
             status_notifications?: boolean;
         };
@@ -6674,8 +6720,13 @@ export interface components {
             previous_secret_expires_at: string | null;
             /** @description Set from the creator: `organization` (an administrator): every event of the organization; `dispatch` (a dispatcher): the `trip.*` events; `territories` (a sub-administrator): the events of the territories he holds when each event happens (`trip.*` with `delivery_status`, `order.*` with `orders_status`, `payment_review.*` with `payments_review_view`); `merchant`: the events of the owner merchant's records */
             scope: "organization" | "dispatch" | "territories" | "merchant";
-            /** @description the last characters of the signing secret */
-            secret_hint: string;
+            /**
+             * @description a signing secret is set (it is stored encrypted and never returned)
+             * @enum {boolean}
+             */
+            secret_set: true;
+            /** Format: date-time */
+            secret_set_at: string;
             /** Format: date-time */
             updated_at: string;
             url: string;
@@ -7552,6 +7603,158 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
+        };
+    };
+    getMerchantChannelsAsAdmin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chat_account_id: string | null;
+                        chat_enabled: boolean;
+                        /** @description `link`: a click-to-chat link per message, `sent` at once; `cloud_api`: sent through the chat cloud API */
+                        chat_mode: "link" | "cloud_api";
+                        chat_phone: string | null;
+                        chat_phone_number_id: string | null;
+                        /** @description a token is set (`chat_token_set`) or a legacy `chat_secret_ref` is */
+                        chat_secret_configured: boolean;
+                        chat_secret_ref: string | null;
+                        /** @description a channel token is stored (encrypted; it is never returned) */
+                        chat_token_set: boolean;
+                        chat_token_set_at: string | null;
+                        configuration_issues: string[];
+                        created_at: string | null;
+                        /** @description false when something keeps messages from being delivered (see configuration_issues) */
+                        delivery_ready: boolean;
+                        merchant_id: string;
+                        order_notifications: boolean;
+                        status_notifications: boolean;
+                        updated_at: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    updateMerchantChannelsAsAdmin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMerchantChannelsAsAdminRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chat_account_id: string | null;
+                        chat_enabled: boolean;
+                        /** @description `link`: a click-to-chat link per message, `sent` at once; `cloud_api`: sent through the chat cloud API */
+                        chat_mode: "link" | "cloud_api";
+                        chat_phone: string | null;
+                        chat_phone_number_id: string | null;
+                        /** @description a token is set (`chat_token_set`) or a legacy `chat_secret_ref` is */
+                        chat_secret_configured: boolean;
+                        chat_secret_ref: string | null;
+                        /** @description a channel token is stored (encrypted; it is never returned) */
+                        chat_token_set: boolean;
+                        chat_token_set_at: string | null;
+                        configuration_issues: string[];
+                        created_at: string | null;
+                        /** @description false when something keeps messages from being delivered (see configuration_issues) */
+                        delivery_ready: boolean;
+                        merchant_id: string;
+                        order_notifications: boolean;
+                        status_notifications: boolean;
+                        updated_at: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+            /** @description Problem details (RFC 9457). Codes: `SECRETS_KEY_MISSING`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     recordMerchantDebtPayment: {
@@ -14402,8 +14605,12 @@ export interface operations {
                         chat_mode: "link" | "cloud_api";
                         chat_phone: string | null;
                         chat_phone_number_id: string | null;
+                        /** @description a token is set (`chat_token_set`) or a legacy `chat_secret_ref` is */
                         chat_secret_configured: boolean;
                         chat_secret_ref: string | null;
+                        /** @description a channel token is stored (encrypted; it is never returned) */
+                        chat_token_set: boolean;
+                        chat_token_set_at: string | null;
                         configuration_issues: string[];
                         created_at: string | null;
                         /** @description false when something keeps messages from being delivered (see configuration_issues) */
@@ -14475,8 +14682,12 @@ export interface operations {
                         chat_mode: "link" | "cloud_api";
                         chat_phone: string | null;
                         chat_phone_number_id: string | null;
+                        /** @description a token is set (`chat_token_set`) or a legacy `chat_secret_ref` is */
                         chat_secret_configured: boolean;
                         chat_secret_ref: string | null;
+                        /** @description a channel token is stored (encrypted; it is never returned) */
+                        chat_token_set: boolean;
+                        chat_token_set_at: string | null;
                         configuration_issues: string[];
                         created_at: string | null;
                         /** @description false when something keeps messages from being delivered (see configuration_issues) */
@@ -14505,6 +14716,15 @@ export interface operations {
             };
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
+            /** @description Problem details (RFC 9457). Codes: `SECRETS_KEY_MISSING`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listMerchantChatOutbox: {
@@ -21207,10 +21427,15 @@ export interface operations {
                         previous_secret_expires_at: string | null;
                         /** @description Set from the creator: `organization` (an administrator): every event of the organization; `dispatch` (a dispatcher): the `trip.*` events; `territories` (a sub-administrator): the events of the territories he holds when each event happens (`trip.*` with `delivery_status`, `order.*` with `orders_status`, `payment_review.*` with `payments_review_view`); `merchant`: the events of the owner merchant's records */
                         scope: "organization" | "dispatch" | "territories" | "merchant";
-                        /** @description the signing secret, shown only in this response */
-                        secret: string;
-                        /** @description the last characters of the signing secret */
-                        secret_hint: string;
+                        /** @description the signing secret the server generated (no `secret` in the request), shown only in this response; a secret the caller chose is never returned */
+                        secret?: string;
+                        /**
+                         * @description a signing secret is set (it is stored encrypted and never returned)
+                         * @enum {boolean}
+                         */
+                        secret_set: true;
+                        /** Format: date-time */
+                        secret_set_at: string;
                         /** Format: date-time */
                         updated_at: string;
                         url: string;
@@ -21243,6 +21468,15 @@ export interface operations {
             };
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
+            /** @description Problem details (RFC 9457). Codes: `SECRETS_KEY_MISSING`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getWebhookSubscription: {
@@ -21537,10 +21771,15 @@ export interface operations {
                         previous_secret_expires_at: string | null;
                         /** @description Set from the creator: `organization` (an administrator): every event of the organization; `dispatch` (a dispatcher): the `trip.*` events; `territories` (a sub-administrator): the events of the territories he holds when each event happens (`trip.*` with `delivery_status`, `order.*` with `orders_status`, `payment_review.*` with `payments_review_view`); `merchant`: the events of the owner merchant's records */
                         scope: "organization" | "dispatch" | "territories" | "merchant";
-                        /** @description the signing secret, shown only in this response */
-                        secret: string;
-                        /** @description the last characters of the signing secret */
-                        secret_hint: string;
+                        /** @description the signing secret the server generated (no `secret` in the request), shown only in this response; a secret the caller chose is never returned */
+                        secret?: string;
+                        /**
+                         * @description a signing secret is set (it is stored encrypted and never returned)
+                         * @enum {boolean}
+                         */
+                        secret_set: true;
+                        /** Format: date-time */
+                        secret_set_at: string;
                         /** Format: date-time */
                         updated_at: string;
                         url: string;

@@ -164,7 +164,7 @@ describe('GET/PATCH /merchant/channels', () => {
   it.each([
     ['enabling without a phone', {}, { chat_enabled: true }, 422, 'CHAT_PHONE_REQUIRED'],
     ['clearing the phone of an enabled channel', { chat_enabled: true, chat_phone: '59170000004' }, { chat_phone: null }, 422, 'CHAT_PHONE_REQUIRED'],
-    ['an unknown field', {}, { chat_token: 'abc' }, 400, 'VALIDATION_FAILED'],
+    ['an unknown field', {}, { chat_api_key: 'abc' }, 400, 'VALIDATION_FAILED'],
     ['a secret instead of a reference', {}, { chat_secret_ref: 'EAAG-real-token-value' }, 400, 'VALIDATION_FAILED'],
     ['a reference to a non-chat server secret', {}, { chat_secret_ref: 'env:JWT_SECRET' }, 400, 'VALIDATION_FAILED'],
     ['a vault path (never provisioned here)', {}, { chat_secret_ref: 'vault:chat/other-shop' }, 400, 'VALIDATION_FAILED'],
@@ -518,5 +518,102 @@ describe('GET /merchant/chat/outbox', () => {
     expect(list.json().data).toEqual([]);
     const settings = await t.req(otherMerchant, { method: 'GET', url: '/merchant/channels' });
     expect(settings.json()).toMatchObject({ chat_enabled: false, chat_phone: null, created_at: null });
+  });
+});
+
+describe('the channel token stored encrypted (write-only)', () => {
+  const STORED = 'EAAG-stored-channel-token-0123456789';
+  const settingsRow = async (merchantId: string) => (await sys<Record<string, any>>('SELECT * FROM merchant_channel_settings WHERE merchant_id = $1', [merchantId]))[0];
+  const adminPatch = async (merchantId: string, payload: Record<string, unknown>, s?: Session) =>
+    t.req(s ?? (await t.as('admin')), { method: 'PATCH', url: `/admin/merchants/${merchantId}/channels`, payload });
+
+  it('the merchant sets his token: stored encrypted, never returned, audited without it, and sent as the bearer token', async () => {
+    await drain();
+    const merchantId = await useNewMerchant();
+    const res = await patch({ chat_enabled: true, chat_phone: '59170000031', chat_mode: 'cloud_api', chat_phone_number_id: '1061', chat_token: STORED });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ chat_token_set: true, chat_token_set_at: expect.any(String), chat_secret_configured: true, delivery_ready: true });
+    expect(res.body).not.toContain(STORED);
+    expect(res.json()).not.toHaveProperty('chat_token');
+    const row = await settingsRow(merchantId);
+    expect(row.chat_token).toMatch(new RegExp(`^enc:v1:${t.config.secrets!.current.id}:`));
+    expect(row.chat_token).not.toContain(STORED);
+    const got = await t.req(merchant, { method: 'GET', url: '/merchant/channels' });
+    expect(got.body).not.toContain(STORED);
+    expect(got.body).not.toContain(row.chat_token);
+    const audit = await sys<{ after: Record<string, unknown> }>(`SELECT before, after FROM audit_log WHERE entity_id = $1 AND action = 'merchant_channels.updated' ORDER BY id`, [merchantId]);
+    expect(audit.at(-1)!.after).toMatchObject({ credential: 'replaced' });
+    expect(JSON.stringify(audit)).not.toContain(STORED);
+    expect(JSON.stringify(audit)).not.toContain(row.chat_token);
+
+    const input = orderInput(merchantId);
+    const id = (await inTenant((tx) => chat.enqueueOrderCreated(tx, input)))!;
+    await worker.tick();
+    const reqs = requestsFor(input.orderId!);
+    expect(reqs).toHaveLength(1);
+    expect(reqs[0].authorization).toBe(`Bearer ${STORED}`);
+    expect((await outboxRow(id)).status).toBe('sent');
+    const outbox = await t.req(merchant, { method: 'GET', url: '/merchant/chat/outbox' });
+    expect(outbox.body).not.toContain(STORED);
+  });
+
+  it('the stored token takes precedence over the legacy reference; null clears it and the reference works again', async () => {
+    await drain();
+    const merchantId = await useNewMerchant();
+    await patch({ chat_enabled: true, chat_phone: '59170000032', chat_mode: 'cloud_api', chat_phone_number_id: '1062', chat_secret_ref: provision(merchantId), chat_token: STORED });
+    const first = orderInput(merchantId);
+    await inTenant((tx) => chat.enqueueOrderCreated(tx, first));
+    await worker.tick();
+    expect(requestsFor(first.orderId!)[0].authorization).toBe(`Bearer ${STORED}`);
+    const cleared = await patch({ chat_token: null });
+    expect(cleared.json()).toMatchObject({ chat_token_set: false, chat_token_set_at: null, chat_secret_configured: true });
+    expect((await settingsRow(merchantId)).chat_token).toBeNull();
+    const second = orderInput(merchantId);
+    await inTenant((tx) => chat.enqueueOrderCreated(tx, second));
+    await worker.tick();
+    expect(requestsFor(second.orderId!)[0].authorization).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it("an administrator sets a merchant's token; merchants, other organizations and unknown merchants cannot", async () => {
+    const merchantId = await useNewMerchant();
+    const admin = await t.as('admin');
+    const res = await adminPatch(merchantId, { chat_token: STORED });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ merchant_id: merchantId, chat_token_set: true });
+    expect(res.body).not.toContain(STORED);
+    const got = await t.req(admin, { method: 'GET', url: `/admin/merchants/${merchantId}/channels` });
+    expect(got.statusCode).toBe(200);
+    expect(got.json()).toMatchObject({ merchant_id: merchantId, chat_token_set: true });
+    expect(got.body).not.toContain(STORED);
+    // The merchant sees it set (not the value).
+    expect((await t.req(merchant, { method: 'GET', url: '/merchant/channels' })).json().chat_token_set).toBe(true);
+    const audit = await sys<{ actor_user_id: string; after: unknown }>(`SELECT actor_user_id, after FROM audit_log WHERE entity_id = $1 AND action = 'merchant_channels.updated' ORDER BY id`, [merchantId]);
+    expect(audit.at(-1)!.actor_user_id).toBe(admin.userId);
+    expect(JSON.stringify(audit)).not.toContain(STORED);
+
+    const before = await settingsRow(merchantId);
+    expect((await adminPatch(merchantId, { chat_token: 'other-token' }, merchant)).statusCode).toBe(403);
+    expect((await t.req(await t.as('dispatch'), { method: 'PATCH', url: `/admin/merchants/${merchantId}/channels`, payload: { chat_token: 'x' } })).statusCode).toBe(403);
+    const other = await t.newOrganization();
+    const otherAdmin = await t.login(other.logins.admin);
+    expect((await adminPatch(merchantId, { chat_token: 'other-token' }, otherAdmin)).statusCode).toBe(404);
+    expect((await t.req(otherAdmin, { method: 'GET', url: `/admin/merchants/${merchantId}/channels` })).statusCode).toBe(404);
+    expect((await adminPatch(`m_${newId()}`, { chat_token: 'other-token' })).statusCode).toBe(404);
+    expect(await settingsRow(merchantId)).toEqual(before);
+  });
+
+  it.each([
+    ['an empty token', ''],
+    ['a too long token', 'x'.repeat(4097)],
+    ['a token with spaces', 'two words'],
+  ])('refuses %s with 400 and writes nothing (merchant and administrator)', async (_name, token) => {
+    const merchantId = await useNewMerchant();
+    expect((await patch({ chat_token: STORED })).statusCode).toBe(200);
+    const before = await settingsRow(merchantId);
+    const res = await patch({ chat_token: token });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().code).toBe('VALIDATION_FAILED');
+    expect((await adminPatch(merchantId, { chat_token: token })).statusCode).toBe(400);
+    expect(await settingsRow(merchantId)).toEqual(before);
   });
 });

@@ -1,12 +1,13 @@
 import type { ChatOutboxHooks } from '../../platform/order-contracts.js';
 import type { Api, AppContext } from '../../platform/context.js';
-import { createChatService, type ChatService, type MerchantOfUser } from './service.js';
+import { createChatService, type ChatService, type MerchantById, type MerchantOfUser } from './service.js';
 import { chatRoutes } from './routes.js';
 import { outboxBacklog } from './repo.js';
 import { scopeOf } from '../../platform/scope.js';
 import { chatOutboxOptions, createChatOutboxWorker } from './worker.js';
 
 export type { OrderMessageInput, StatusMessageInput, MerchantOfUser } from './service.js';
+export { CHAT_TOKEN_COLUMN } from './repo.js';
 export type { ChatSender, ChatMessage, ChatSendResult } from './sender.js';
 
 export type { ChatService } from './service.js';
@@ -15,9 +16,10 @@ export type { ChatService } from './service.js';
  * Settings (environment): CHAT_CLOUD_API_URL (base URL of the chat cloud API; unset = cloud_api rows wait),
  * CHAT_SEND_TIMEOUT_MS (10000), CHAT_OUTBOX_CLAIM_TIMEOUT_MS (60000), CHAT_OUTBOX_MAX_ATTEMPTS (8),
  * CHAT_OUTBOX_RETRY_BASE_MS (10000), CHAT_OUTBOX_RETRY_MAX_MS (3600000), CHAT_OUTBOX_UNCONFIGURED_RETRY_MS (300000),
- * CHAT_OUTBOX_BATCH_SIZE (20), and one secret per merchant, `CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>`, that the merchant references as `env:` + that name.
+ * CHAT_OUTBOX_BATCH_SIZE (20). The channel token of a merchant is stored encrypted (`chat_token`, set by the merchant or an
+ * administrator), or, the legacy way, is the secret `CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>` that the merchant references as `env:` + that name.
  */
-export function createChatModule(ctx: AppContext, deps: { merchantOfUser: MerchantOfUser }) {
+export function createChatModule(ctx: AppContext, deps: { merchantOfUser: MerchantOfUser; getMerchant: MerchantById }) {
   /**
    * Chat order mirror for commerce, each in the caller's transaction: `enqueueOrderCreated(tx, input)`,
    * `enqueueStatusChanged(tx, input)`, `cancelPendingForOrder(tx, orderId)`, `cancelPendingForExpressRequest(tx, id)`.

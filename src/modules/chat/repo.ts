@@ -1,6 +1,7 @@
 import { prepared, type Tx } from '../../platform/db/index.js';
 import { selectList, type SnakeRow } from '../../platform/db/columns.js';
 import { scopeSql, type TerritoryScope } from '../../platform/scope.js';
+import type { SecretColumn } from '../../platform/secrets.js';
 import { chatOrderOutbox, merchantChannelSettings } from './tables.js';
 
 /** The chat module's SQL: merchants' channel settings and the order message outbox. */
@@ -15,7 +16,21 @@ export type ChatOutboxStatus = ChatOutboxRow['status'];
 const SETTINGS_COLUMNS = selectList(merchantChannelSettings, 'merchant_channel_settings');
 const OUTBOX_COLUMNS = selectList(chatOrderOutbox, 'chat_order_outbox', { omit: ['claimToken', 'claimExpiresAt'] });
 
-export const PATCHABLE = ['chat_enabled', 'chat_mode', 'chat_phone', 'chat_phone_number_id', 'chat_account_id', 'chat_secret_ref', 'order_notifications', 'status_notifications'] as const;
+/** The merchant's channel token, encrypted, bound to the merchant's row. */
+export const CHAT_TOKEN_COLUMN: SecretColumn = { table: 'merchant_channel_settings', column: 'chat_token', keys: ['organization_id', 'merchant_id'], label: 'chat channel token' };
+
+export const PATCHABLE = [
+  'chat_enabled',
+  'chat_mode',
+  'chat_phone',
+  'chat_phone_number_id',
+  'chat_account_id',
+  'chat_secret_ref',
+  'chat_token',
+  'chat_token_set_at',
+  'order_notifications',
+  'status_notifications',
+] as const;
 export type PatchableKey = (typeof PATCHABLE)[number];
 
 export async function findSettings(tx: Tx, organizationId: string, merchantId: string, lock = false): Promise<ChannelSettingsRow | null> {

@@ -8,8 +8,9 @@ import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { clickToChatLink } from './sender.js';
 import * as repo from './repo.js';
-import { PATCHABLE, type ChatOutboxStatus } from './repo.js';
-import { defaultSettings, provisionedSecretRef, settingsOut, type ChannelSettingsRow, type ChatMode } from './settings.js';
+import { PATCHABLE, type ChatOutboxStatus, type PatchableKey } from './repo.js';
+import { chatTokenContext, defaultSettings, provisionedSecretRef, settingsOut, type ChannelSettingsRow, type ChatMode } from './settings.js';
+import { encryptSecret, requireKeyring } from '../../platform/secrets.js';
 
 export type { ChatOutboxRow, ChatOutboxStatus } from './repo.js';
 
@@ -42,6 +43,8 @@ export interface ChannelSettingsPatch {
   chat_phone_number_id?: string | null;
   chat_account_id?: string | null;
   chat_secret_ref?: string | null;
+  /** The channel token in plain text (write-only: stored encrypted); null clears it. */
+  chat_token?: string | null;
   order_notifications?: boolean;
   status_notifications?: boolean;
 }
@@ -49,8 +52,10 @@ export interface ChannelSettingsPatch {
 /** The logistics module's resolver of the merchant a `comercio` user works for (absent until logistics lands). */
 type MerchantRef = string | { id: string } | null | undefined;
 export type MerchantOfUser = (tx: Tx, userId: string) => Promise<MerchantRef>;
+/** The logistics module's merchant by id, within the caller's organization (null: none). */
+export type MerchantById = (tx: Tx, merchantId: string) => Promise<{ id: string } | null>;
 
-export function createChatService(ctx: AppContext, deps: { merchantOfUser: MerchantOfUser }) {
+export function createChatService(ctx: AppContext, deps: { merchantOfUser: MerchantOfUser; getMerchant: MerchantById }) {
   const { db } = ctx;
 
   /** The merchant of a `comercio` user, through the logistics service; 422 when the user has none. */
@@ -84,6 +89,48 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
     });
   }
 
+  async function merchantOf(tx: Tx, merchantId: string) {
+    const m = await deps.getMerchant(tx, merchantId);
+    if (!m) throw AppError.notFound('Merchant');
+    return m;
+  }
+
+  /** The audit's view of the settings: never the (encrypted) token; `credential` says whether one is stored. */
+  const auditView = ({ chat_token, ...rest }: ChannelSettingsRow) => ({ ...rest, credential: chat_token !== null ? 'stored' : 'none' });
+
+  async function update(tx: Tx, actor: Actor, merchantId: string, patch: ChannelSettingsPatch) {
+    patch = await normalizePhones(tx, actor.organizationId, patch, ['chat_phone']);
+    const before = await repo.findSettings(tx, actor.organizationId, merchantId, true);
+    const merged = { ...defaultSettings(actor.organizationId, merchantId), ...before } as ChannelSettingsRow;
+    const given: PatchableKey[] = PATCHABLE.filter((k) => k !== 'chat_token' && k !== 'chat_token_set_at' && patch[k as keyof ChannelSettingsPatch] !== undefined);
+    for (const k of given) (merged as unknown as Record<string, unknown>)[k] = patch[k as keyof ChannelSettingsPatch];
+    if (patch.chat_token !== undefined) {
+      // Write-only: stored encrypted, bound to this merchant; null clears it.
+      merged.chat_token = patch.chat_token === null ? null : encryptSecret(requireKeyring(ctx.config.secrets), patch.chat_token, chatTokenContext(actor.organizationId, merchantId));
+      merged.chat_token_set_at = patch.chat_token === null ? null : new Date();
+      given.push('chat_token', 'chat_token_set_at');
+    }
+    if (merged.chat_enabled && !merged.chat_phone) {
+      throw AppError.unprocessable('Enabling the chat channel needs a chat_phone', 'CHAT_PHONE_REQUIRED', [{ field: 'chat_phone', message: 'required while chat_enabled is true' }]);
+    }
+    if (patch.chat_secret_ref && patch.chat_secret_ref !== provisionedSecretRef(actor.organizationId, merchantId)) {
+      throw AppError.unprocessable('chat_secret_ref must name the secret provisioned for this merchant: env:CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>', 'SECRET_REF_NOT_PROVISIONED', [
+        { field: 'chat_secret_ref', message: 'not the secret provisioned for this merchant' },
+      ]);
+    }
+    // A concurrent first PATCH may insert between our read and write: the upsert then applies only our fields.
+    const after = await repo.upsertSettings(tx, actor.organizationId, merchantId, merged, given);
+    if (after.chat_enabled && !after.chat_phone) throw AppError.unprocessable('Enabling the chat channel needs a chat_phone', 'CHAT_PHONE_REQUIRED');
+    await recordAudit(tx, actor, {
+      action: 'merchant_channels.updated',
+      entityType: 'merchant_channel_settings',
+      entityId: merchantId,
+      before: before ? auditView(before) : null,
+      after: { ...auditView(after), ...(patch.chat_token !== undefined ? { credential: patch.chat_token === null ? 'cleared' : 'replaced' } : {}) },
+    });
+    return settingsOut(after, ctx.config);
+  }
+
   return {
     resolveMerchantId,
 
@@ -94,34 +141,24 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
       });
     },
 
+    /** An administrator's view of a merchant's channel (another organization's merchant, or none: 404). */
+    async getSettingsOf(actor: Actor, merchantId: string) {
+      return db.withTenant(actor, async (tx) => {
+        await merchantOf(tx, merchantId);
+        return settingsOut((await loadSettings(tx, actor.organizationId, merchantId)) ?? defaultSettings(actor.organizationId, merchantId), ctx.config);
+      });
+    },
+
     /** Partial update (creates the row on first use). Enabling chat needs a `chat_phone` (422 `CHAT_PHONE_REQUIRED`). */
     async updateSettings(actor: Actor, patch: ChannelSettingsPatch) {
+      return db.withTenant(actor, async (tx) => update(tx, actor, await resolveMerchantId(tx, actor), patch));
+    },
+
+    /** An administrator's update of a merchant's channel, as the merchant's own. */
+    async updateSettingsOf(actor: Actor, merchantId: string, patch: ChannelSettingsPatch) {
       return db.withTenant(actor, async (tx) => {
-        const merchantId = await resolveMerchantId(tx, actor);
-        patch = await normalizePhones(tx, actor.organizationId, patch, ['chat_phone']);
-        const before = await repo.findSettings(tx, actor.organizationId, merchantId, true);
-        const merged = { ...defaultSettings(actor.organizationId, merchantId), ...before } as ChannelSettingsRow;
-        const given = PATCHABLE.filter((k) => patch[k] !== undefined);
-        for (const k of given) (merged as unknown as Record<string, unknown>)[k] = patch[k];
-        if (merged.chat_enabled && !merged.chat_phone) {
-          throw AppError.unprocessable('Enabling the chat channel needs a chat_phone', 'CHAT_PHONE_REQUIRED', [{ field: 'chat_phone', message: 'required while chat_enabled is true' }]);
-        }
-        if (patch.chat_secret_ref && patch.chat_secret_ref !== provisionedSecretRef(actor.organizationId, merchantId)) {
-          throw AppError.unprocessable('chat_secret_ref must name the secret provisioned for this merchant: env:CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>', 'SECRET_REF_NOT_PROVISIONED', [
-            { field: 'chat_secret_ref', message: 'not the secret provisioned for this merchant' },
-          ]);
-        }
-        // A concurrent first PATCH may insert between our read and write: the upsert then applies only our fields.
-        const after = await repo.upsertSettings(tx, actor.organizationId, merchantId, merged, given);
-        if (after.chat_enabled && !after.chat_phone) throw AppError.unprocessable('Enabling the chat channel needs a chat_phone', 'CHAT_PHONE_REQUIRED');
-        await recordAudit(tx, actor, {
-          action: 'merchant_channels.updated',
-          entityType: 'merchant_channel_settings',
-          entityId: merchantId,
-          before: before ? { ...before } : null,
-          after: { ...after },
-        });
-        return settingsOut(after, ctx.config);
+        await merchantOf(tx, merchantId);
+        return update(tx, actor, merchantId, patch);
       });
     },
 

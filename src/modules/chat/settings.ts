@@ -1,4 +1,6 @@
 import type { Config } from '../../config.js';
+import { decryptSecret, secretContext, SecretError } from '../../platform/secrets.js';
+import { CHAT_TOKEN_COLUMN } from './repo.js';
 
 export type ChatMode = 'link' | 'cloud_api';
 
@@ -36,6 +38,8 @@ export const defaultSettings = (organizationId: string, merchantId: string): Cha
   chat_phone_number_id: null,
   chat_account_id: null,
   chat_secret_ref: null,
+  chat_token: null,
+  chat_token_set_at: null,
   order_notifications: true,
   status_notifications: false,
   created_at: null,
@@ -64,17 +68,41 @@ export function resolveSecret(ref: string | null, owner: SecretOwner, config: Pi
   return value ? { value, issue: null } : { value: null, issue: `the secret reference ${maskSecretRef(ref)} is not set on the server` };
 }
 
-/** What keeps `cloud_api` delivery from working (empty = ready); the worker and GET /merchant/channels use it. */
-export function cloudApiIssues(s: Pick<ChannelSettingsRow, 'organization_id' | 'merchant_id' | 'chat_phone_number_id' | 'chat_secret_ref'>, config: Pick<Config, 'settings' | 'secret'>): string[] {
+/** The associated data of a merchant's stored token: its row. */
+export const chatTokenContext = (organizationId: string, merchantId: string) => secretContext(CHAT_TOKEN_COLUMN, [organizationId, merchantId]);
+
+type TokenSource = Pick<ChannelSettingsRow, 'organization_id' | 'merchant_id' | 'chat_secret_ref' | 'chat_token'>;
+
+/**
+ * The channel's token: the stored one (decrypted) when set, else the legacy environment reference. `decrypt: false`
+ * only says whether there is one (the API's readiness, which never reads the token).
+ */
+export function channelToken(s: TokenSource, config: Pick<Config, 'secret' | 'secrets'>, decrypt = true): { value: string | null; issue: string | null } {
+  if (s.chat_token) {
+    if (!decrypt) return { value: null, issue: null };
+    if (!config.secrets) return { value: null, issue: 'the stored chat token cannot be read: the server has no SECRETS_KEY' };
+    try {
+      return { value: decryptSecret(config.secrets, s.chat_token, chatTokenContext(s.organization_id, s.merchant_id)), issue: null };
+    } catch (err) {
+      if (err instanceof SecretError) return { value: null, issue: `the stored chat token cannot be read: ${err.message}` };
+      throw err;
+    }
+  }
+  if (!s.chat_secret_ref) return { value: null, issue: 'no chat token is set (chat_token, or the legacy chat_secret_ref)' };
+  return resolveSecret(s.chat_secret_ref, s, config);
+}
+
+/** What keeps `cloud_api` delivery from working (empty = ready); the worker (`decrypt`) and GET /merchant/channels use it. */
+export function cloudApiIssues(s: TokenSource & Pick<ChannelSettingsRow, 'chat_phone_number_id'>, config: Pick<Config, 'settings' | 'secret' | 'secrets'>, decrypt = false): string[] {
   const issues: string[] = [];
   if (!config.settings.CHAT_CLOUD_API_URL) issues.push('the server has no chat cloud API configured (CHAT_CLOUD_API_URL)');
   if (!s.chat_phone_number_id) issues.push('chat_phone_number_id is not set');
-  const secret = resolveSecret(s.chat_secret_ref, s, config);
-  if (secret.issue) issues.push(secret.issue);
+  const token = channelToken(s, config, decrypt);
+  if (token.issue) issues.push(token.issue);
   return issues;
 }
 
-export function settingsOut(s: ChannelSettingsRow, config: Pick<Config, 'settings' | 'secret'>) {
+export function settingsOut(s: ChannelSettingsRow, config: Pick<Config, 'settings' | 'secret' | 'secrets'>) {
   const issues: string[] = [];
   if (!s.chat_phone) issues.push('chat_phone is not set');
   if (s.chat_mode === 'cloud_api') issues.push(...cloudApiIssues(s, config));
@@ -86,7 +114,9 @@ export function settingsOut(s: ChannelSettingsRow, config: Pick<Config, 'setting
     chat_phone_number_id: s.chat_phone_number_id,
     chat_account_id: s.chat_account_id,
     chat_secret_ref: maskSecretRef(s.chat_secret_ref),
-    chat_secret_configured: s.chat_secret_ref !== null,
+    chat_secret_configured: s.chat_secret_ref !== null || s.chat_token !== null,
+    chat_token_set: s.chat_token !== null,
+    chat_token_set_at: s.chat_token_set_at,
     order_notifications: s.order_notifications,
     status_notifications: s.status_notifications,
     delivery_ready: issues.length === 0,

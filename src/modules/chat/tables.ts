@@ -7,7 +7,11 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 export const CHAT_MODES = ['link', 'cloud_api'] as const;
 export const CHAT_OUTBOX_STATUSES = ['pending', 'sending', 'sent', 'failed', 'cancelled'] as const;
 
-/** One per merchant. `chat_secret_ref` names the secret provisioned for this merchant (`env:CHAT_SECRET_<ORG>_<MERCHANT>`), held outside the database. */
+/**
+ * One per merchant. The channel token: `chat_token`, set by the merchant or an administrator, stored encrypted
+ * (`src/platform/secrets.ts`, bound to the merchant) and never returned; or, the legacy way, `chat_secret_ref`
+ * naming the secret the operator provisioned for this merchant (`env:CHAT_SECRET_<ORG>_<MERCHANT>`) outside the database.
+ */
 // The merchant table belongs to logistics; the composite foreign key (organization_id, merchant_id) is added when it lands.
 export const merchantChannelSettings = pgTable(
   'merchant_channel_settings',
@@ -20,6 +24,8 @@ export const merchantChannelSettings = pgTable(
     chatPhoneNumberId: text('chat_phone_number_id'),
     chatAccountId: text('chat_account_id'),
     chatSecretRef: text('chat_secret_ref'),
+    chatToken: text('chat_token'),
+    chatTokenSetAt: ts('chat_token_set_at'),
     orderNotifications: boolean('order_notifications').notNull().default(true),
     statusNotifications: boolean('status_notifications').notNull().default(false),
     createdAt: ts('created_at').notNull().defaultNow(),

@@ -1,7 +1,7 @@
 import type { AppContext, Worker } from '../../platform/context.js';
 import { newId } from '../../platform/ids.js';
 import { ChatSendError, clickToChatLink, createHttpChatSender, type ChatSender } from './sender.js';
-import { cloudApiIssues, resolveSecret, type ChannelSettingsRow } from './settings.js';
+import { channelToken, cloudApiIssues, type ChannelSettingsRow } from './settings.js';
 import { claimDue, recordDelivery, settingsOf } from './repo.js';
 
 export interface ClaimedMessage {
@@ -96,12 +96,12 @@ export function createChatOutboxWorker(ctx: AppContext, opts: ChatOutboxOptions)
       // Nothing to transmit: the click-to-chat link is the delivery.
       return { kind: 'sent', payloadPatch: { link: clickToChatLink(m.destination_phone, text), channel: 'link' } };
     }
-    const issues = cloudApiIssues(s, ctx.config);
+    const issues = cloudApiIssues(s, ctx.config, true);
     if (issues.length > 0) return { kind: 'unconfigured', error: `cloud_api delivery is not configured: ${issues.join('; ')}`, delayMs: opts.unconfiguredRetryMs };
     try {
       const res = await opts.sender.send({
         baseUrl: ctx.config.settings.CHAT_CLOUD_API_URL!,
-        token: resolveSecret(s.chat_secret_ref, s, ctx.config).value!,
+        token: channelToken(s, ctx.config).value!,
         phoneNumberId: s.chat_phone_number_id!,
         to: m.destination_phone.replace(/\D/g, ''),
         text,

@@ -14,6 +14,7 @@ import { backlog, oldestPendingSeconds } from './repo.js';
 import { closeAgents } from './sender.js';
 
 export { WEBHOOK_EVENT_TYPES } from './service.js';
+export { WEBHOOK_SECRET_COLUMNS } from './repo.js';
 
 /** What webhooks uses of other modules, given by the composition root. */
 export type WebhooksContext = ModuleContext<{

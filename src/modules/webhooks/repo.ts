@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, lt, sql } from 'drizzle-orm';
 import { prepared, type Tx } from '../../platform/db/index.js';
+import type { SecretColumn } from '../../platform/secrets.js';
 import { webhookAttempt, webhookDelivery, webhookSubscription } from './tables.js';
 
 /** Every SQL statement of the webhooks module. Functions take the transaction first. */
@@ -13,6 +14,12 @@ export type NewAttempt = typeof webhookAttempt.$inferInsert;
 export type DeliveryStatus = DeliveryRecord['status'];
 
 // ---- subscriptions ----
+
+/** The signing secrets, encrypted, bound to their subscription (a value may move from `secret` to `previous_secret`). */
+export const WEBHOOK_SECRET_COLUMNS: SecretColumn[] = [
+  { table: 'webhook_subscription', column: 'secret', keys: ['organization_id', 'id'], label: 'webhook signing secret' },
+  { table: 'webhook_subscription', column: 'previous_secret', keys: ['organization_id', 'id'], label: 'previous webhook signing secret' },
+];
 
 export async function insertSubscription(tx: Tx, row: NewSubscription): Promise<SubscriptionRecord> {
   const [out] = await tx.orm.insert(webhookSubscription).values(row).returning();

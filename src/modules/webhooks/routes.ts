@@ -5,6 +5,7 @@ import type { WebhooksContext } from './index.js';
 import type { WebhookService } from './service.js';
 import { IdParams, Nullable, Page, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
 import { DELIVERY_STATUSES } from './tables.js';
+import { SecretInput } from '../../platform/secrets.js';
 import { WEBHOOK_EVENT_TYPES, type attemptOut, type deliveryOut, type subscriptionOut } from './service.js';
 
 const EventType = Type.String({
@@ -42,15 +43,21 @@ export const WebhookSubscriptionOut = Type.Object({
   failing_since: Nullable(Timestamp),
   disabled_at: Nullable(Timestamp),
   disabled_reason: Nullable(Type.String({ description: '`failing` (a day of failed attempts) or `deactivated`' })),
-  secret_hint: Type.String({ description: 'the last characters of the signing secret' }),
+  secret_set: Type.Literal(true, { description: 'a signing secret is set (it is stored encrypted and never returned)' }),
+  secret_set_at: Timestamp,
   previous_secret_expires_at: Nullable(Timestamp),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
 const WithSecret = Type.Composite([
   WebhookSubscriptionOut,
-  Type.Object({ secret: Type.String({ description: 'the signing secret, shown only in this response' }) }),
+  Type.Object({
+    secret: Type.Optional(
+      Type.String({ description: 'the signing secret the server generated (no `secret` in the request), shown only in this response; a secret the caller chose is never returned' }),
+    ),
+  }),
 ]);
+const SigningSecret = SecretInput(16, 256, 'The signing secret to use (16 to 256 visible ASCII characters); the server generates one when absent.');
 
 export const WebhookDeliveryOut = Type.Object({
   id: Type.String(),
@@ -112,13 +119,15 @@ export function webhookRoutes(app: Api, ctx: WebhooksContext, svc: WebhookServic
         description:
           `${ACCESS} An administrator's subscription receives every event of the organization, a merchant's only those of its records ` +
           '(422 MERCHANT_PROFILE_REQUIRED without a merchant profile); a dispatcher\'s or sub-administrator\'s only those of its scope, and naming a type ' +
-          'outside it is 422 WEBHOOK_EVENT_TYPE_OUT_OF_SCOPE. The signing secret is in this response only. ' +
+          'outside it is 422 WEBHOOK_EVENT_TYPE_OUT_OF_SCOPE. The signing secret is stored encrypted and never returned: the caller\'s `secret`, or one the ' +
+          'server generates, which is in this response only. 503 SECRETS_KEY_MISSING when the server has no key to store it with. ' +
           '422 WEBHOOK_TARGET_REFUSED for a URL the service will not call, 422 WEBHOOK_SUBSCRIPTION_LIMIT beyond WEBHOOK_MAX_SUBSCRIPTIONS.',
         body: Strict({
           url: TargetUrl,
           event_types: Type.Array(EventType, { minItems: 1, maxItems: 50 }),
           description: Type.Optional(Nullable(Type.String({ maxLength: 300 }))),
           active: Type.Optional(Type.Boolean()),
+          secret: Type.Optional(SigningSecret),
         }),
         response: { 201: WithSecret },
       },
@@ -186,13 +195,15 @@ export function webhookRoutes(app: Api, ctx: WebhooksContext, svc: WebhookServic
         operationId: 'rotateWebhookSecret',
         tags: ['webhooks'],
         summary: 'Replaces the signing secret, with an overlap',
-        description: `${ACCESS} The new secret is in this response only. During \`overlap_seconds\` (default 86400, at most 7 days) deliveries carry two \`v1\` signatures, one per secret.`,
+        description:
+          `${ACCESS} The new secret: the caller's \`secret\` (stored encrypted, never returned), or one the server generates, in this response only. ` +
+          'During `overlap_seconds` (default 86400, at most 7 days; 0 replaces it at once) deliveries carry two `v1` signatures, one per secret. Audited (without the secret).',
         params: IdParams,
-        body: Type.Optional(Strict({ overlap_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 7 * 86_400 })) })),
+        body: Type.Optional(Strict({ overlap_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 7 * 86_400 })), secret: Type.Optional(SigningSecret) })),
         response: { 200: WithSecret },
       },
     },
-    async (req) => svc.rotateSecret(actorOf(req), req.params.id, req.body?.overlap_seconds ?? 86_400),
+    async (req) => svc.rotateSecret(actorOf(req), req.params.id, req.body?.overlap_seconds ?? 86_400, req.body?.secret),
   );
 
   app.post(

@@ -11,6 +11,7 @@ import { recordAudit } from '../../platform/audit.js';
 import { countRequest } from '../../platform/rate-limit.js';
 import * as repo from './repo.js';
 import { checkTargetUrl, targetPolicy } from './sender.js';
+import { encryptSecret, requireKeyring, secretContext } from '../../platform/secrets.js';
 import type { PermissionKey, SubadminScope } from '../../platform/auth.js';
 
 /** The events a subscription may ask for: the names of the SSE streams. */
@@ -114,9 +115,14 @@ export interface SubscriptionInput {
   event_types: string[];
   description?: string | null;
   active?: boolean;
+  /** The signing secret chosen by the caller (write-only); generated, and shown in that response only, when absent. */
+  secret?: string;
 }
 
 const newSecret = () => `whsec_${randomToken(32)}`;
+
+/** The signing secret as stored: encrypted, bound to the subscription (`organization_id`, `id`). */
+export const secretContextOf = (organizationId: string, id: string) => secretContext(repo.WEBHOOK_SECRET_COLUMNS[0], [organizationId, id]);
 
 export function subscriptionOut(s: repo.SubscriptionRecord) {
   return {
@@ -132,7 +138,8 @@ export function subscriptionOut(s: repo.SubscriptionRecord) {
     failing_since: s.failingSince,
     disabled_at: s.disabledAt,
     disabled_reason: s.disabledReason,
-    secret_hint: `whsec_…${s.secret.slice(-4)}`,
+    secret_set: true as const,
+    secret_set_at: s.secretSetAt,
     previous_secret_expires_at: s.previousSecret ? s.previousSecretExpiresAt : null,
     created_at: s.createdAt,
     updated_at: s.updatedAt,
@@ -310,21 +317,29 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
         if ((await repo.countSubscriptions(tx, actor.organizationId)) >= settings.maxSubscriptions) {
           throw AppError.unprocessable(`At most ${settings.maxSubscriptions} webhook subscriptions per organization`, 'WEBHOOK_SUBSCRIPTION_LIMIT');
         }
-        const secret = newSecret();
+        const ring = requireKeyring(ctx.config.secrets);
+        const secret = input.secret ?? newSecret();
+        const id = newId();
         const s = await repo.insertSubscription(tx, {
           organizationId: actor.organizationId,
-          id: newId(),
+          id,
           scope,
           ownerUserId: actor.userId,
           merchantId,
           url: input.url,
           description: input.description ?? null,
           eventTypes,
-          secret,
+          secret: encryptSecret(ring, secret, secretContextOf(actor.organizationId, id)),
           active: input.active ?? true,
         });
-        await recordAudit(tx, actor, { action: 'webhook_subscription.created', entityType: 'webhook_subscription', entityId: s.id, after: { url: s.url, event_types: s.eventTypes, scope: s.scope } });
-        return { ...subscriptionOut(s), secret };
+        await recordAudit(tx, actor, {
+          action: 'webhook_subscription.created',
+          entityType: 'webhook_subscription',
+          entityId: s.id,
+          after: { url: s.url, event_types: s.eventTypes, scope: s.scope, origin: input.secret ? 'chosen' : 'generated' },
+        });
+        // A secret the caller chose is never returned; one the server generated is in this response only.
+        return input.secret ? subscriptionOut(s) : { ...subscriptionOut(s), secret };
       });
     },
 
@@ -369,18 +384,29 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
       });
     },
 
-    /** A new secret, shown once; the current one keeps signing (a second `v1`) for `overlap_seconds`. */
-    async rotateSecret(actor: Actor, id: string, overlapSeconds: number) {
+    /**
+     * A new secret: the caller's (`chosen`, never returned) or a generated one (in this response only); the current
+     * one keeps signing (a second `v1`) for `overlap_seconds`.
+     */
+    async rotateSecret(actor: Actor, id: string, overlapSeconds: number, chosen?: string) {
       return db.withTenant(tenantOf(actor), async (tx) => {
+        const ring = requireKeyring(ctx.config.secrets);
         const before = await visible(tx, actor, id, true);
-        const secret = newSecret();
+        const secret = chosen ?? newSecret();
         const s = await repo.updateSubscription(tx, id, {
-          secret,
+          secret: encryptSecret(ring, secret, secretContextOf(before.organizationId, id)),
+          secretSetAt: new Date(),
+          // Still encrypted: the value is bound to the subscription, not to the column.
           previousSecret: overlapSeconds > 0 ? before.secret : null,
           previousSecretExpiresAt: overlapSeconds > 0 ? new Date(Date.now() + overlapSeconds * 1000) : null,
         });
-        await recordAudit(tx, actor, { action: 'webhook_subscription.secret_rotated', entityType: 'webhook_subscription', entityId: id, after: { overlap_seconds: overlapSeconds } });
-        return { ...subscriptionOut(s), secret };
+        await recordAudit(tx, actor, {
+          action: 'webhook_subscription.secret_rotated',
+          entityType: 'webhook_subscription',
+          entityId: id,
+          after: { overlap_seconds: overlapSeconds, origin: chosen ? 'chosen' : 'generated' },
+        });
+        return chosen ? subscriptionOut(s) : { ...subscriptionOut(s), secret };
       });
     },
 

@@ -15,6 +15,7 @@ export const ATTEMPT_OUTCOMES = ['delivered', 'retry', 'failed'] as const;
  * `payments_review_view`) of the territories he holds when the event happens; `merchant` (a merchant user): only
  * the events of that merchant's records.
  * `secret` signs every delivery; after a rotation `previous_secret` signs too until `previous_secret_expires_at`.
+ * Both are stored encrypted (`src/platform/secrets.ts`, bound to the subscription) and never returned by the API.
  */
 export const webhookSubscription = pgTable(
   'webhook_subscription',
@@ -30,6 +31,8 @@ export const webhookSubscription = pgTable(
     /** Event names, or `*` (every event but `trip.location_updated`, which is opt-in). */
     eventTypes: text('event_types').array().notNull(),
     secret: text('secret').notNull(),
+    /** When the current secret was set (created, rotated or replaced). */
+    secretSetAt: ts('secret_set_at').notNull().defaultNow(),
     previousSecret: text('previous_secret'),
     previousSecretExpiresAt: ts('previous_secret_expires_at'),
     active: boolean('active').notNull().default(true),

@@ -351,7 +351,8 @@ describe('subscriptions', () => {
     const sub = await subscribe(admin, ['trip.created']);
     const got = (await t.req(admin, { method: 'GET', url: `/webhooks/subscriptions/${sub.id}` })).json();
     expect(got.secret).toBeUndefined();
-    expect(got.secret_hint.endsWith(sub.secret.slice(-4))).toBe(true);
+    expect(got).toMatchObject({ secret_set: true, secret_set_at: expect.any(String) });
+    expect(JSON.stringify(got)).not.toContain(sub.secret.slice(-8));
     const rot = await t.req(admin, { method: 'POST', url: `/webhooks/subscriptions/${sub.id}/rotate-secret`, payload: { overlap_seconds: 3600 } });
     expect(rot.statusCode, rot.body).toBe(200);
     const fresh = rot.json().secret as string;
@@ -429,6 +430,81 @@ describe('subscriptions', () => {
     const audit = await sys('SELECT action FROM audit_log WHERE entity_id = $1', [sub.id]);
     expect(audit.map((a) => a.action)).toEqual(['webhook_subscription.created']);
     expect(JSON.stringify(await sys('SELECT after FROM audit_log WHERE entity_id = $1', [sub.id]))).not.toContain(sub.secret);
+  });
+});
+
+describe('signing secrets at rest', () => {
+  const CHOSEN = 'my-receiver-secret-0123456789';
+  const stored = async (id: string) => (await sys<{ secret: string; previous_secret: string | null }>('SELECT secret, previous_secret FROM webhook_subscription WHERE id = $1', [id]))[0];
+
+  it('stores every secret encrypted; a secret the caller chose is never returned, and deliveries verify with it', async () => {
+    const generated = await subscribe(admin, ['trip.created']);
+    const res = await t.req(admin, { method: 'POST', url: '/webhooks/subscriptions', payload: { url: `${base}/chosen`, event_types: ['trip.created'], secret: CHOSEN } });
+    expect(res.statusCode, res.body).toBe(201);
+    const chosen = res.json();
+    expect(chosen.secret).toBeUndefined();
+    expect(chosen).toMatchObject({ secret_set: true, secret_set_at: expect.any(String) });
+    // In the database: AES-GCM values under the configured key's version, never the plain text.
+    for (const [id, plain] of [[generated.id, generated.secret], [chosen.id, CHOSEN]] as const) {
+      const row = await stored(id);
+      expect(row.secret).toMatch(new RegExp(`^enc:v1:${t.config.secrets!.current.id}:`));
+      expect(row.secret).not.toContain(plain);
+    }
+    await newTrip();
+    await worker.runOnce();
+    const [r] = at('/chosen');
+    verifySignature(CHOSEN, r.raw, r.headers['x-signature'], Number(r.headers['x-webhook-timestamp']));
+    expect(JSON.stringify(await sys('SELECT before, after FROM audit_log WHERE entity_id = $1', [chosen.id]))).not.toContain(CHOSEN);
+  });
+
+  it('replaces a secret with a chosen one (never returned) and signs with both during the overlap', async () => {
+    const sub = await subscribe(admin, ['trip.created']);
+    const rot = await t.req(admin, { method: 'POST', url: `/webhooks/subscriptions/${sub.id}/rotate-secret`, payload: { overlap_seconds: 3600, secret: CHOSEN } });
+    expect(rot.statusCode, rot.body).toBe(200);
+    expect(rot.json().secret).toBeUndefined();
+    expect(rot.body).not.toContain(CHOSEN);
+    const row = await stored(sub.id);
+    expect(row.previous_secret).toMatch(/^enc:v1:/);
+    expect(`${row.secret}${row.previous_secret}`).not.toContain(CHOSEN);
+    expect(`${row.secret}${row.previous_secret}`).not.toContain(sub.secret);
+    await newTrip();
+    await worker.runOnce();
+    const [r] = at(sub.path);
+    const ts = Number(r.headers['x-webhook-timestamp']);
+    verifySignature(CHOSEN, r.raw, r.headers['x-signature'], ts);
+    verifySignature(sub.secret, r.raw, r.headers['x-signature'], ts);
+    const audit = await sys('SELECT after FROM audit_log WHERE entity_id = $1 AND action = $2', [sub.id, 'webhook_subscription.secret_rotated']);
+    expect(audit[0].after).toMatchObject({ origin: 'chosen', overlap_seconds: 3600 });
+    expect(JSON.stringify(audit)).not.toContain(CHOSEN);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['too short', 'short'],
+    ['too long', 'x'.repeat(257)],
+    ['with a space', 'has a space in the secret'],
+  ])('refuses a %s secret with 400 and writes nothing', async (_name, secret) => {
+    const sub = await subscribe(admin, ['trip.created']);
+    const before = await stored(sub.id);
+    const create = await t.req(admin, { method: 'POST', url: '/webhooks/subscriptions', payload: { url: `${base}/bad`, event_types: ['*'], secret } });
+    expect(create.statusCode).toBe(400);
+    expect(create.json().code).toBe('VALIDATION_FAILED');
+    const rot = await t.req(admin, { method: 'POST', url: `/webhooks/subscriptions/${sub.id}/rotate-secret`, payload: { secret } });
+    expect(rot.statusCode).toBe(400);
+    expect(await stored(sub.id)).toEqual(before);
+    expect(await sys('SELECT id FROM webhook_subscription')).toHaveLength(1);
+  });
+
+  it('a secret that cannot be decrypted (a key version not configured) fails the attempt with a clear error, and is retried', async () => {
+    const sub = await subscribe(admin, ['trip.created']);
+    const row = await stored(sub.id);
+    await sys('UPDATE webhook_subscription SET secret = $2 WHERE id = $1', [sub.id, row.secret.replace(/^enc:v1:[0-9a-f]{8}:/, 'enc:v1:0badc0de:')]);
+    await newTrip();
+    await worker.runOnce();
+    expect(at(sub.path)).toHaveLength(0);
+    const [d] = await deliveriesOf(sub.id);
+    expect(d.status).toBe('pending');
+    expect(d.last_error).toMatch(/signing secret cannot be read: .*key version 0badc0de/);
   });
 });
 

@@ -8,6 +8,8 @@ import { newId } from '../../platform/ids.js';
 import { SIGNATURE_HEADER, signPayload } from '../integrations/signature.js';
 import * as repo from './repo.js';
 import { httpSender, targetPolicy, type SendResult, type WebhookSender } from './sender.js';
+import { decryptSecret, SecretError, type SecretsKeyring } from '../../platform/secrets.js';
+import { secretContextOf } from './service.js';
 
 export const TIMESTAMP_HEADER = 'x-webhook-timestamp';
 export const EVENT_ID_HEADER = 'x-webhook-event-id';
@@ -92,6 +94,13 @@ export function signatureHeader(d: Pick<repo.ClaimedDelivery, 'secret' | 'previo
   return header;
 }
 
+/** The claimed delivery's secrets in plain text (they are stored encrypted); throws `SecretError` when they cannot be read. */
+export function openSecrets(ring: SecretsKeyring | null, d: repo.ClaimedDelivery): repo.ClaimedDelivery {
+  if (!ring) throw new SecretError('UNKNOWN_KEY_VERSION', 'the server has no SECRETS_KEY');
+  const context = secretContextOf(d.organization_id, d.subscription_id);
+  return { ...d, secret: decryptSecret(ring, d.secret, context), previous_secret: d.previous_secret ? decryptSecret(ring, d.previous_secret, context) : null };
+}
+
 export interface WebhookWorker extends Worker {
   /** Waits for every send in flight (tests, shutdown). */
   idle(): Promise<void>;
@@ -171,6 +180,7 @@ export function createWebhookWorker(ctx: WebhooksContext, opts: WebhookWorkerOpt
     const t0 = performance.now();
     let result: SendResult;
     try {
+      const signed = openSecrets(ctx.config.secrets, d);
       result = await opts.sender({
         url: d.url,
         body,
@@ -183,11 +193,13 @@ export function createWebhookWorker(ctx: WebhooksContext, opts: WebhookWorkerOpt
           [EVENT_ID_HEADER]: d.event_id,
           'x-webhook-event-type': d.event_type,
           [TIMESTAMP_HEADER]: String(timestamp),
-          [SIGNATURE_HEADER]: signatureHeader(d, body, timestamp, now),
+          [SIGNATURE_HEADER]: signatureHeader(signed, body, timestamp, now),
         },
       });
     } catch (err) {
-      result = { statusCode: null, headers: {}, excerpt: null, error: (err as Error).message.slice(0, 500), refused: false };
+      // A secret that cannot be read (a key version not configured) is retried like a network error: the operator can fix it.
+      const message = err instanceof SecretError ? `the signing secret cannot be read: ${err.message}` : (err as Error).message;
+      result = { statusCode: null, headers: {}, excerpt: null, error: message.slice(0, 500), refused: false };
     }
     await record(d, result, now, performance.now() - t0);
   }

@@ -1,9 +1,8 @@
 import { mkdir, readdir, rm } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { loadDatabaseSettings } from '../../config.js';
-import { BACKUP_SOCKET, holdsData, readBackup, requestBackup, restoreFiles, writeBackup } from './backup.js';
+import { BACKUP_SOCKET, holdsData, readBackup, requestBackup, restoreFiles, serverAnswers, writeBackup } from './backup.js';
 import { createPgliteDatabase } from './index.js';
 
 /**
@@ -51,16 +50,6 @@ async function main(argv: string[]): Promise<string> {
   await lite.close();
   await restoreFiles(dir, manifest, settings.dataDir);
   return `restore: ${settings.dataDir} from ${dir} (taken ${manifest.created_at}: database and ${manifest.files.length} files)`;
-}
-
-function serverAnswers(socketPath: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const c = net.connect(socketPath, () => {
-      c.end();
-      resolve(true);
-    });
-    c.on('error', () => resolve(false));
-  });
 }
 
 try {

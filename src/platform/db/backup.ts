@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { chmod, copyFile, link, lstat, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -200,5 +201,16 @@ export async function requestBackup(dataDir: string, target: string): Promise<Ba
       else reject(err);
     });
     req.end(JSON.stringify({ target }));
+  });
+}
+
+/** Whether a server answers on this socket (DATA_DIR/backup.sock): the embedded database is then open in that process. */
+export function serverAnswers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const c = net.connect(socketPath, () => {
+      c.end();
+      resolve(true);
+    });
+    c.on('error', () => resolve(false));
   });
 }
