@@ -7,6 +7,7 @@ import { $, clear, h } from './dom';
 import { count, errorText, fmtAge, fmtClock, fmtEta, fmtKm, fmtLate, fmtTime, getLang, label, setLang, t, tf, type Lang } from './i18n';
 import { COLORS, createMap, disposeMap, MarkerSet, toLatLng } from './map';
 import { openStream, type StreamEvent } from './sse';
+import { secretForms } from './console-secrets';
 
 /** The dispatcher console: login, live map, dispatch board, trip detail, optimized dispatch, approvals, settings. */
 
@@ -1196,7 +1197,12 @@ async function renderSettings(main: HTMLElement) {
   const box = $('.settings-page', main);
   // Organization settings: administrators only; logistics settings: read by dispatch and sub-administrators, changed by administrators.
   const admin = isAdmin();
-  const [org, logistics] = await Promise.all([admin ? ok(api.GET('/api/v1/settings', {})).catch(() => null) : null, ok(api.GET('/api/v1/logistics/settings', {})).catch(() => null)]);
+  const [org, logistics, secrets] = await Promise.all([
+    admin ? ok(api.GET('/api/v1/settings', {})).catch(() => null) : null,
+    ok(api.GET('/api/v1/logistics/settings', {})).catch(() => null),
+    // The write-only secrets (a merchant's chat token, a webhook's signing secret): the organization's administrators.
+    session.user()?.kind === 'administrator' ? secretForms() : null,
+  ]);
   // The currency is the organization's (one setting): the logistics amounts show it as their unit, not as a second field.
   const currency = logistics?.currency ?? '';
   clear(
@@ -1211,6 +1217,7 @@ async function renderSettings(main: HTMLElement) {
           { hide: ['currency'], unit: { default_delivery_fee: currency, driver_flat_fee: currency } },
         )
       : null,
+    secrets,
   );
 }
 
