@@ -120,5 +120,14 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console: write-only secrets in chromi
     expect(problems).toEqual([]);
     await context.close();
     await phone.close();
-  }, 240_000);
+
+    // Restarted with a key that did not write them: the start stops with one config line, no stack trace.
+    await stopServer(server);
+    const wrong = await startServer({ databaseUrl: '', env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none', SECRETS_KEY: 'ab'.repeat(32) }, timeoutMs: 240_000 }).then(
+      () => 'started',
+      (err: Error) => err.message,
+    );
+    expect(wrong).toMatch(/^server exited during start:\n[\s\S]*config: 1 chat channel token \(merchant_channel_settings\.chat_token\) values are encrypted under key version [0-9a-f]{8}, which is neither SECRETS_KEY/);
+    expect(wrong).not.toMatch(/\n\s+at /);
+  }, 480_000);
 });
