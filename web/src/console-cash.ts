@@ -222,7 +222,9 @@ export async function renderCash(main: HTMLElement, toast: (message: string, kin
         toast(tf('cashRecorded', { amount: fmt(res.entry.amount.replace('-', ''), res.entry.currency), orders: res.covered_orders.length }));
         await refresh();
       } catch (e) {
-        err.textContent = errorText(e);
+        // A refused amount is this form's own message; other problems in the page's words.
+        const code = (e as { problem?: { code?: string } }).problem?.code;
+        err.textContent = code === 'VALIDATION_FAILED' ? t('cashAmountInvalid') : errorText(e);
       } finally {
         submit.disabled = false;
       }

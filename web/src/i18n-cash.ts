@@ -31,6 +31,7 @@ export const cashEs = {
   cashDownload: 'Descargar hoja de cálculo',
   cashTotals: 'Totales',
   cashAllTerritories: 'Todos los territorios',
+  cashAmountInvalid: 'Revisa el importe: mayor que 0, con hasta 2 decimales.',
 };
 
 export const cashEn: Record<keyof typeof cashEs, string> = {
@@ -65,6 +66,7 @@ export const cashEn: Record<keyof typeof cashEs, string> = {
   cashDownload: 'Download spreadsheet',
   cashTotals: 'Totals',
   cashAllTerritories: 'All territories',
+  cashAmountInvalid: 'Check the amount: more than 0, with at most 2 decimals.',
 };
 
 /** The cash routes' problem codes in Spanish (English shows the server's own detail). */
@@ -72,5 +74,4 @@ export const cashErrorsEs: Record<string, string> = {
   REMITTANCE_EXCEEDS_CASH_IN_HAND: 'El importe supera el efectivo en mano del repartidor.',
   IDEMPOTENCY_KEY_REUSED: 'Esta entrega ya se registró con otros datos; vuelve a abrir el formulario.',
   PERIOD_TOO_LONG: 'Elige un periodo de como mucho 93 días.',
-  VALIDATION_FAILED: 'Revisa los datos: el importe es mayor que 0 con hasta 2 decimales.',
 };

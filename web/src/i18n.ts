@@ -839,6 +839,7 @@ export function fmtClock(iso: string | null | undefined): string {
 const ERRORS: Record<Lang, Record<string, string>> = {
   es: {
     ...cashErrorsEs,
+    VALIDATION_FAILED: 'Revisa los datos del formulario.',
     INVALID_CREDENTIALS: 'Correo o contraseña incorrectos.',
     SECRETS_KEY_MISSING: 'El servidor no tiene una clave para guardar secretos (SECRETS_KEY); avisa al operador.',
     LOGIN_THROTTLED: 'Demasiados intentos de inicio de sesión; espera unos minutos.',
