@@ -15,7 +15,7 @@ export interface BenchRow {
 
 /**
  * The PostgreSQL server of the benchmarks: BENCH_DATABASE_URL, else the local one over its Unix socket when there is
- * one (as a same-host deployment should connect: README, "Running at scale"), else 127.0.0.1:5432 over TCP. Every
+ * one (as a same-host deployment should connect: docs/OPERATIONS.md, "Running at scale"), else 127.0.0.1:5432 over TCP. Every
  * ceiling and every route of a run use the same connection, so the ratios compare like with like.
  */
 export function benchDatabaseUrl(): string {

@@ -177,7 +177,7 @@ export interface Config {
   loginRateLimitPerIp: number;
   /** Where people reach the service (links sent to recipients); no trailing slash. Empty: links are relative paths. */
   publicBaseUrl: string;
-  /** Guessing throttle: per account-and-address back-off and a per-account ceiling (see README, Authentication). */
+  /** Guessing throttle: per account-and-address back-off and a per-account ceiling (see docs/API.md, "Login, passwords and tokens"). */
   loginThrottle: LoginThrottle;
   /** `POST /onboarding` per client address and per email, per hour. */
   onboardingRateLimitPerIp: number;
