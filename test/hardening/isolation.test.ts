@@ -56,12 +56,17 @@ function pathIdOf(w: World, url: string, param: string): string {
     objects: w.objectId,
     subscriptions: w.webhookSubscriptionId,
     deliveries: w.webhookDeliveryId,
+    'gps-devices': w.gpsDeviceId,
+    'api-keys': w.apiKeyId,
     // No B record of these kinds exists in the world; any B id must be 404 for A.
     subadmins: w.users.admin,
     'app-users': w.users.customer,
     optimize: w.tripId,
+    'cash-entries': w.orderId,
     // Public recipient links: a B trip id is no token; the route must answer 404 like any unknown link.
     tracking: w.tripId,
+    // A GPS app's URL token: a B device id is no token; refused like any unknown token.
+    osmand: w.gpsDeviceId,
   };
   const id = map[collection];
   if (!id) throw new Error(`no B record for path parameter ${param} of ${url}`);

@@ -32,6 +32,8 @@ export interface World {
   /** The merchant's outbound webhook subscription and one queued (test) delivery of it. */
   webhookSubscriptionId: string;
   webhookDeliveryId: string;
+  gpsDeviceId: string;
+  apiKeyId: string;
 }
 
 const POLYGON = {
@@ -122,6 +124,8 @@ export async function buildWorld(t: TestApp, sessions: Record<Role, Session>, se
   const deviceId = ok(await req(driver, 'POST', '/mobile/devices', { platform: 'android', push_token: `probe-token-${org}` }), [200, 201]).id;
   const webhookSubscriptionId = ok(await req(merchant, 'POST', '/webhooks/subscriptions', { url: 'https://hooks.example.com/probe', event_types: ['*'] }), 201).id as string;
   const webhookDeliveryId = ok(await req(merchant, 'POST', `/webhooks/subscriptions/${webhookSubscriptionId}/test`), 202).id as string;
+  const gpsDeviceId = ok(await req(admin, 'POST', `/drivers/${driverId}/gps-devices`, { device_identifier: `probe-${org}` }), 201).id as string;
+  const apiKeyId = ok(await req(merchant, 'POST', '/api-keys', { name: 'Probe key', scopes: ['trips:read'] }), 201).id as string;
   const express = await req(merchant, 'POST', '/merchant/delivery-express', {
     branch_id: branchId,
     customer_name: 'Express customer',
@@ -151,6 +155,8 @@ export async function buildWorld(t: TestApp, sessions: Record<Role, Session>, se
     expressId,
     webhookSubscriptionId,
     webhookDeliveryId,
+    gpsDeviceId,
+    apiKeyId,
   };
 }
 
