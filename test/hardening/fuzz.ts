@@ -101,7 +101,16 @@ export function validOf(schema: JsonSchema | undefined, ids: string[], field: st
     case 'string': {
       if (/_id$/.test(field) && ids.length) return fc.oneof(fc.constantFrom(...ids), fc.uuid());
       if (schema.format === 'date-time') return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
-      if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= (schema.minLength ?? 0) && s.length <= (schema.maxLength ?? Infinity));
+      if (schema.pattern) {
+        const re = new RegExp(schema.pattern);
+        const min = schema.minLength ?? 0;
+        const fits = (s: string) => s.length >= min && s.length <= (schema.maxLength ?? Infinity) && re.test(s);
+        const matching = fc.stringMatching(re);
+        // A lower bound the pattern's own short strings seldom reach (a 16-character secret) would make the filter
+        // draw forever: strings of a repeated class (`^[…]+$`) are joined until they are long enough.
+        if (min <= 4) return matching.filter(fits);
+        return fc.array(matching, { minLength: Math.ceil(min / 2), maxLength: min }).map((parts) => parts.join('')).filter(fits);
+      }
       return fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 40, 40), unit: 'binary' });
     }
     default:
