@@ -259,8 +259,32 @@ const OP_NAMES: Record<string, Parameters<typeof t>[0]> = {
   upload: 'actSignature',
 };
 
+/**
+ * One sync at a time: a call while one runs (an enqueue, the stream, the poll) asks for one more round after it,
+ * so the server's answers are told once (two callers joining one drain both told its refusals: the note twice).
+ */
+let syncing: Promise<void> | null = null;
+let syncAgain = false;
+function sync(): Promise<void> {
+  if (syncing) {
+    syncAgain = true;
+    return syncing;
+  }
+  syncing = (async () => {
+    try {
+      do {
+        syncAgain = false;
+        await syncOnce();
+      } while (syncAgain);
+    } finally {
+      syncing = null;
+    }
+  })();
+  return syncing;
+}
+
 /** Sends the queue (when there is a network) and tells the driver, in words, what the server refused. */
-async function sync(): Promise<void> {
+async function syncOnce(): Promise<void> {
   const user = session.user();
   if (!user || !navigator.onLine) return;
   const before = await queue.pending(user.id);
