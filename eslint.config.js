@@ -21,7 +21,8 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         {
-          selector: "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(query|exec)$/][callee.object.name=/^(tx|t|trx|client|db|pool|lite|su)$/]",
+          selector:
+            "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(query|exec)$/][callee.object.name=/^(tx|t|trx|client|db|pool|lite|su)$/]",
           message: 'Database calls belong in the module repo (repo.ts or repo/) or src/platform/db; call a repo function.',
         },
         {

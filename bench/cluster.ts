@@ -32,7 +32,10 @@ function nginxBinary(): string {
   const found = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
   if (found) return found;
   console.log('nginx not found: apt-get install -y nginx');
-  const r = spawnSync('sh', ['-c', 'apt-get install -y nginx || (apt-get update && apt-get install -y nginx)'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  const r = spawnSync('sh', ['-c', 'apt-get install -y nginx || (apt-get update && apt-get install -y nginx)'], {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
   if (r.status !== 0 || !existsSync('/usr/sbin/nginx')) throw new Error('could not install nginx');
   return '/usr/sbin/nginx';
 }
@@ -97,13 +100,17 @@ function sseClient(baseUrl: string, token: string) {
   let text = '';
   let req: http.ClientRequest;
   const ready = new Promise<void>((resolve, reject) => {
-    req = http.get(`${baseUrl}/api/v1/realtime/organization/stream`, { agent: false, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`stream: ${res.statusCode}`));
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('error', () => undefined);
-      resolve();
-    });
+    req = http.get(
+      `${baseUrl}/api/v1/realtime/organization/stream`,
+      { agent: false, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } },
+      (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`stream: ${res.statusCode}`));
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('error', () => undefined);
+        resolve();
+      },
+    );
     req.on('error', () => undefined);
   });
   return { ready, has: (s: string) => text.includes(s), close: () => req.destroy() };
@@ -166,7 +173,11 @@ try {
   while (performance.now() - t0 < 5000 && !all.every((c) => c.has(trip.body.id))) await new Promise((r) => setTimeout(r, 10));
   const ms = Math.round(performance.now() - t0);
   const got = all.filter((c) => c.has(trip.body.id)).length;
-  record('SSE across instances', got === all.length, `trip.created committed on instance 1 reached ${got}/${all.length} streams (2 direct on instances 2 and 3, 6 through nginx) in ${ms} ms`);
+  record(
+    'SSE across instances',
+    got === all.length,
+    `trip.created committed on instance 1 reached ${got}/${all.length} streams (2 direct on instances 2 and 3, 6 through nginx) in ${ms} ms`,
+  );
   for (const c of all) c.close();
 
   // ---------------------------------------------------------------- 2. outbox delivered once across workers
@@ -175,7 +186,11 @@ try {
   const N = 100;
   let created = 0;
   for (let i = 0; i < N; i += 10) {
-    const rs = await Promise.all(Array.from({ length: 10 }, (_, k) => api(servers[(i + k) % 3].baseUrl, adminToken, 'POST', '/notifications/test', { title: `cluster ${i + k}` })));
+    const rs = await Promise.all(
+      Array.from({ length: 10 }, (_, k) =>
+        api(servers[(i + k) % 3].baseUrl, adminToken, 'POST', '/notifications/test', { title: `cluster ${i + k}` }),
+      ),
+    );
     created += rs.filter((r) => r.status === 201).length;
   }
   const deadline = Date.now() + 20_000;
@@ -216,7 +231,11 @@ try {
   );
 
   // ---------------------------------------------------------------- 4. S3
-  record('uploads with the S3 driver', null, 'skipped: no local S3-compatible server is available on this machine (test/storage/s3.test.ts covers the S3 driver request path against a tiny local endpoint, not a multi-instance upload)');
+  record(
+    'uploads with the S3 driver',
+    null,
+    'skipped: no local S3-compatible server is available on this machine (test/storage/s3.test.ts covers the S3 driver request path against a tiny local endpoint, not a multi-instance upload)',
+  );
 } catch (err) {
   record('cluster run', false, (err as Error).stack ?? String(err));
 } finally {

@@ -9,7 +9,14 @@
  * Deterministic (seeded); pure functions only, no database.
  */
 import { haversineMeters, type LonLat } from '../src/platform/geo.js';
-import { constantSpeeds, hourOfWeek, learnSpeeds, travelSeconds, type SpeedModel, type SpeedSample } from '../src/modules/logistics/eta-model.js';
+import {
+  constantSpeeds,
+  hourOfWeek,
+  learnSpeeds,
+  travelSeconds,
+  type SpeedModel,
+  type SpeedSample,
+} from '../src/modules/logistics/eta-model.js';
 
 const SETTING_KMH = 25;
 const HISTORY_TRIPS = Number(process.env.ETA_HISTORY ?? 6000);
@@ -41,7 +48,10 @@ function trueSpeed(base: number, how: number): number {
   return base * f;
 }
 
-const offset = (p: LonLat, km: number, angle: number): LonLat => ({ lon: p.lon + (km / 107) * Math.cos(angle), lat: p.lat + (km / 111) * Math.sin(angle) });
+const offset = (p: LonLat, km: number, angle: number): LonLat => ({
+  lon: p.lon + (km / 107) * Math.cos(angle),
+  lat: p.lat + (km / 111) * Math.sin(angle),
+});
 
 interface SimTrip {
   territory: (typeof TERRITORIES)[number];
@@ -86,7 +96,10 @@ for (let i = 0; i < DAY_TRIPS; i++) {
     const f = 1 - (h * 60) / durationS;
     const here = { lon: s.pickup.lon + (s.dropoff.lon - s.pickup.lon) * f, lat: s.pickup.lat + (s.dropoff.lat - s.pickup.lat) * f };
     const now = new Date(s.start.getTime() + (durationS - h * 60) * 1000);
-    for (const [name, model] of [['learned', learned], ['constant', constant]] as [string, SpeedModel][]) {
+    for (const [name, model] of [
+      ['learned', learned],
+      ['constant', constant],
+    ] as [string, SpeedModel][]) {
       const predicted = travelSeconds(here, s.dropoff, model, s.territory.id, now);
       const key = `${name}|${h}`;
       if (!errors.has(key)) errors.set(key, []);
@@ -97,7 +110,9 @@ for (let i = 0; i < DAY_TRIPS; i++) {
 
 const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
 const p90 = (v: number[]) => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(0.9 * v.length))]!;
-console.log(`ETA accuracy: ${samples.length} history trips (${learned.samples} kept as samples), ${DAY_TRIPS} trips replayed; constant ${SETTING_KMH} km/h`);
+console.log(
+  `ETA accuracy: ${samples.length} history trips (${learned.samples} kept as samples), ${DAY_TRIPS} trips replayed; constant ${SETTING_KMH} km/h`,
+);
 console.log('| before drop-off | n | learned mean | learned p90 | constant mean | constant p90 | mean error vs constant |');
 console.log('|---|---|---|---|---|---|---|');
 let worst = Infinity;
@@ -106,6 +121,10 @@ for (const h of HORIZONS_MIN) {
   const c = errors.get(`constant|${h}`) ?? [];
   const gain = 1 - mean(l) / mean(c);
   worst = Math.min(worst, gain);
-  console.log(`| ${h} min | ${l.length} | ${mean(l).toFixed(2)} | ${p90(l).toFixed(2)} | ${mean(c).toFixed(2)} | ${p90(c).toFixed(2)} | ${(-gain * 100).toFixed(0)} % |`);
+  console.log(
+    `| ${h} min | ${l.length} | ${mean(l).toFixed(2)} | ${p90(l).toFixed(2)} | ${mean(c).toFixed(2)} | ${p90(c).toFixed(2)} | ${(-gain * 100).toFixed(0)} % |`,
+  );
 }
-console.log(`target (learned mean error at least 30 % below the constant's at every horizon): ${worst >= 0.3 ? 'met' : 'NOT met'} (worst ${(worst * 100).toFixed(0)} % below)`);
+console.log(
+  `target (learned mean error at least 30 % below the constant's at every horizon): ${worst >= 0.3 ? 'met' : 'NOT met'} (worst ${(worst * 100).toFixed(0)} % below)`,
+);

@@ -14,7 +14,11 @@ export default async function exceptionsBench(env: BenchEnv) {
   const { rows } = await env.pool.query("SELECT d.id FROM driver d JOIN users u ON u.id = d.user_id WHERE u.email = 'driver@demo.test'");
   const driverId = rows[0].id as string;
   const api = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${env.baseUrl}/api/v1${path}`, { method, headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const r = await fetch(`${env.baseUrl}/api/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const json = (await r.json().catch(() => null)) as Record<string, unknown> | null;
     if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
     return json!;
@@ -27,17 +31,21 @@ export default async function exceptionsBench(env: BenchEnv) {
   const arrived = new Map<string, number>();
   const waiting = new Map<string, () => void>();
   const stream = await new Promise<http.ClientRequest>((resolve, reject) => {
-    const req = http.get(`${env.baseUrl}/api/v1/realtime/organization/stream`, { agent: false, headers: { authorization: `Bearer ${dispatch}`, accept: 'text/event-stream' } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`stream: ${res.statusCode}`));
-      sseFrames(res, ({ type, text }, now) => {
-        if (type !== 'trip.delayed') return;
-        const tripId = /"trip_id":"([^"]+)"/.exec(text)?.[1];
-        if (!tripId || arrived.has(tripId)) return;
-        arrived.set(tripId, now);
-        waiting.get(tripId)?.();
-      });
-      resolve(req);
-    });
+    const req = http.get(
+      `${env.baseUrl}/api/v1/realtime/organization/stream`,
+      { agent: false, headers: { authorization: `Bearer ${dispatch}`, accept: 'text/event-stream' } },
+      (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`stream: ${res.statusCode}`));
+        sseFrames(res, ({ type, text }, now) => {
+          if (type !== 'trip.delayed') return;
+          const tripId = /"trip_id":"([^"]+)"/.exec(text)?.[1];
+          if (!tripId || arrived.has(tripId)) return;
+          arrived.set(tripId, now);
+          waiting.get(tripId)?.();
+        });
+        resolve(req);
+      },
+    );
     req.on('error', reject);
   });
 
@@ -67,8 +75,20 @@ export default async function exceptionsBench(env: BenchEnv) {
   stream.destroy();
   latencies.sort((a, b) => a - b);
   const note = `${latencies.length}/${SAMPLES} trips, one GPS fix each, one dispatcher on the organization stream`;
-  env.report({ scenario: 'exceptions', metric: 'GPS fix → trip.delayed on the stream p50', value: percentile(latencies, 0.5), unit: 'ms', note });
-  env.report({ scenario: 'exceptions', metric: 'GPS fix → trip.delayed on the stream p90', value: percentile(latencies, 0.9), unit: 'ms', note: 'includes the fix request' });
+  env.report({
+    scenario: 'exceptions',
+    metric: 'GPS fix → trip.delayed on the stream p50',
+    value: percentile(latencies, 0.5),
+    unit: 'ms',
+    note,
+  });
+  env.report({
+    scenario: 'exceptions',
+    metric: 'GPS fix → trip.delayed on the stream p90',
+    value: percentile(latencies, 0.9),
+    unit: 'ms',
+    note: 'includes the fix request',
+  });
   env.report({ scenario: 'exceptions', metric: 'GPS fix → trip.delayed on the stream max', value: latencies.at(-1) ?? 0, unit: 'ms' });
   env.report({ scenario: 'exceptions', metric: 'trip.delayed never received', value: missed, note: 'waited 10 s each' });
 }

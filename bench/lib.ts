@@ -21,7 +21,9 @@ export interface BenchRow {
 export function benchDatabaseUrl(): string {
   if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
   const dir = '/var/run/postgresql';
-  return existsSync(`${dir}/.s.PGSQL.5432`) ? `postgres://postgres@localhost/postgres?host=${dir}` : 'postgres://postgres@127.0.0.1:5432/postgres';
+  return existsSync(`${dir}/.s.PGSQL.5432`)
+    ? `postgres://postgres@localhost/postgres?host=${dir}`
+    : 'postgres://postgres@127.0.0.1:5432/postgres';
 }
 
 /** What every benchmark scenario gets: a running server on a fresh PostgreSQL database, seeded with the demo data. */
@@ -88,7 +90,10 @@ export interface OpenLoopResult {
  * Reads a server-sent event stream's text chunks and hands each complete frame (id, event type, the raw frame) to
  * `onFrame` with the time its chunk arrived.
  */
-export function sseFrames(res: http.IncomingMessage, onFrame: (frame: { id: string | undefined; type: string | undefined; text: string }, at: number) => void): void {
+export function sseFrames(
+  res: http.IncomingMessage,
+  onFrame: (frame: { id: string | undefined; type: string | undefined; text: string }, at: number) => void,
+): void {
   res.setEncoding('utf8');
   let buf = '';
   res.on('data', (chunk: string) => {
@@ -132,7 +137,15 @@ export async function openLoop(o: {
     new Promise<void>((resolve) => {
       const body = typeof o.body === 'function' ? o.body() : o.body;
       const req = http.request(
-        { host: u.hostname, port: u.port, path: u.pathname + u.search, method: o.method ?? 'GET', agent, headers: { ...o.headers, ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) }, timeout: 300_000 },
+        {
+          host: u.hostname,
+          port: u.port,
+          path: u.pathname + u.search,
+          method: o.method ?? 'GET',
+          agent,
+          headers: { ...o.headers, ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) },
+          timeout: 300_000,
+        },
         (res) => {
           res.resume();
           res.on('end', () => {
@@ -165,7 +178,16 @@ export async function openLoop(o: {
   const elapsed = (performance.now() - start) / 1000;
   agent.destroy();
   lat.sort((a, b) => a - b);
-  return { rate: o.rate, achieved: lat.length / elapsed, p50: percentile(lat, 0.5), p90: percentile(lat, 0.9), p99: percentile(lat, 0.99), max: lat[lat.length - 1] ?? NaN, errors, non2xx };
+  return {
+    rate: o.rate,
+    achieved: lat.length / elapsed,
+    p50: percentile(lat, 0.5),
+    p90: percentile(lat, 0.9),
+    p99: percentile(lat, 0.99),
+    max: lat[lat.length - 1] ?? NaN,
+    errors,
+    non2xx,
+  };
 }
 
 export interface CeilingResult {
@@ -200,19 +222,33 @@ export async function closedLoop(work: () => Promise<unknown>, seconds: number, 
  * `db.withTenant` with the one statement (BEGIN and settings travel with it, COMMIT after: two round trips), the
  * exchange of a read before `readTenant`, for reference.
  */
-export function tenantCeiling(env: BenchEnv, ctx: TenantContext, sql: string | Prepared, params: unknown[], via: 'read' | 'tx'): Promise<CeilingResult> {
+export function tenantCeiling(
+  env: BenchEnv,
+  ctx: TenantContext,
+  sql: string | Prepared,
+  params: unknown[],
+  via: 'read' | 'tx',
+): Promise<CeilingResult> {
   const work = via === 'read' ? () => env.db.tenantRead(ctx, sql, params) : () => env.db.withTenant(ctx, (tx) => tx.query(sql, params));
   return closedLoop(work, env.duration);
 }
 
 /** The exchange as pgbench would script it: BEGIN, set_config, SET LOCAL ROLE, the statement, COMMIT, one after another (five round trips). */
-export async function stepwiseCeiling(env: BenchEnv, ctx: TenantContext, sql: string | Prepared, params: unknown[]): Promise<CeilingResult> {
+export async function stepwiseCeiling(
+  env: BenchEnv,
+  ctx: TenantContext,
+  sql: string | Prepared,
+  params: unknown[],
+): Promise<CeilingResult> {
   const text = typeof sql === 'string' ? sql : sql.text;
   return closedLoop(async () => {
     const c = await env.pool.connect();
     try {
       await c.query('BEGIN');
-      await c.query("SELECT set_config('app.organization_id', $1, true), set_config('app.user_id', $2, true)", [ctx.organizationId, ctx.userId ?? '']);
+      await c.query("SELECT set_config('app.organization_id', $1, true), set_config('app.user_id', $2, true)", [
+        ctx.organizationId,
+        ctx.userId ?? '',
+      ]);
       await c.query('SET LOCAL ROLE app_tenant');
       await c.query(text, params);
       await c.query('COMMIT');

@@ -65,13 +65,16 @@ export function checkLiLimSolution(instanceText: string, solutionText: string): 
       distance += leg(prev, node);
       const arrival = time + leg(prev, node);
       const start = Math.max(arrival, node.early);
-      if (start > node.late + TOLERANCE) errors.push(`${where}: node ${id} served at ${start.toFixed(3)}, after its window closes (${node.late})`);
+      if (start > node.late + TOLERANCE)
+        errors.push(`${where}: node ${id} served at ${start.toFixed(3)}, after its window closes (${node.late})`);
       time = start + node.service;
       load += node.demand;
       if (load > capacity + TOLERANCE) errors.push(`${where}: load ${load} over capacity ${capacity} after node ${id}`);
       if (load < -TOLERANCE) errors.push(`${where}: negative load after node ${id}`);
-      if (node.demand < 0 && !seen.has(node.pickup)) errors.push(`${where}: delivery ${id} before (or without) its pickup ${node.pickup} on this route`);
-      if (node.demand > 0 && node.delivery > 0 && !route.includes(node.delivery)) errors.push(`${where}: pickup ${id} without its delivery ${node.delivery}`);
+      if (node.demand < 0 && !seen.has(node.pickup))
+        errors.push(`${where}: delivery ${id} before (or without) its pickup ${node.pickup} on this route`);
+      if (node.demand > 0 && node.delivery > 0 && !route.includes(node.delivery))
+        errors.push(`${where}: pickup ${id} without its delivery ${node.delivery}`);
       seen.add(id);
       prev = node;
     }

@@ -72,14 +72,23 @@ export function liLimProblem(inst: LiLimInstance): { problem: OptimizerProblem; 
       shiftEndS: depot.late,
     })),
   };
-  const points: LiLimNode[] = [...pickups.flatMap((p) => [p, byId.get(p.delivery)!]), ...problem.drivers.map(() => depot), ...problem.drivers.map(() => depot)];
+  const points: LiLimNode[] = [
+    ...pickups.flatMap((p) => [p, byId.get(p.delivery)!]),
+    ...problem.drivers.map(() => depot),
+    ...problem.drivers.map(() => depot),
+  ];
   const m = points.length;
   const distances = new Float64Array(m * m);
-  for (let a = 0; a < m; a++) for (let b = 0; b < m; b++) distances[a * m + b] = Math.hypot(points[a].x - points[b].x, points[a].y - points[b].y);
+  for (let a = 0; a < m; a++)
+    for (let b = 0; b < m; b++) distances[a * m + b] = Math.hypot(points[a].x - points[b].x, points[a].y - points[b].y);
   return { problem, matrix: { distances, durations: distances } };
 }
 
-export const liLimOptions = (matrix: DistanceMatrix, extra: OptimizerOptions = {}): OptimizerOptions => ({ objective: 'vehicles', distance: matrix, ...extra });
+export const liLimOptions = (matrix: DistanceMatrix, extra: OptimizerOptions = {}): OptimizerOptions => ({
+  objective: 'vehicles',
+  distance: matrix,
+  ...extra,
+});
 
 /** The plan's routes as node ids (the depot left out), one array per used vehicle. */
 export function planRoutes(inst: LiLimInstance, plan: Plan): number[][] {

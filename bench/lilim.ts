@@ -84,7 +84,9 @@ export function main(argv: string[]): LiLimRow[] {
   const rows: LiLimRow[] = [];
   const pad = (s: string | number, w: number) => String(s).padStart(w);
   console.log(`time limit ${args.timeLimitS} s per instance${args.iterations ? `, ${args.iterations} iterations` : ''}`);
-  console.log(`${'instance'.padEnd(10)} ${pad('veh', 4)} ${pad('best', 4)} ${pad('distance', 10)} ${pad('best', 10)} ${pad('gap %', 7)} ${pad('time s', 7)} ${pad('cpu s', 6)} ${pad('iter', 6)}  check`);
+  console.log(
+    `${'instance'.padEnd(10)} ${pad('veh', 4)} ${pad('best', 4)} ${pad('distance', 10)} ${pad('best', 10)} ${pad('gap %', 7)} ${pad('time s', 7)} ${pad('cpu s', 6)} ${pad('iter', 6)}  check`,
+  );
   for (const file of args.files) {
     const name = basename(file).replace(/\.txt$/, '');
     const text = readFileSync(file, 'utf8');
@@ -92,7 +94,10 @@ export function main(argv: string[]): LiLimRow[] {
     const { problem, matrix } = liLimProblem(inst);
     const started = performance.now();
     const cpu = process.cpuUsage();
-    const plan = solve(problem, liLimOptions(matrix, { timeBudgetMs: args.timeLimitS * 1000, iterations: args.iterations, seed: args.seed }));
+    const plan = solve(
+      problem,
+      liLimOptions(matrix, { timeBudgetMs: args.timeLimitS * 1000, iterations: args.iterations, seed: args.seed }),
+    );
     const seconds = (performance.now() - started) / 1000;
     const used = process.cpuUsage(cpu);
     const cpuSeconds = (used.user + used.system) / 1e6;
@@ -101,7 +106,18 @@ export function main(argv: string[]): LiLimRow[] {
     writeFileSync(join(args.out, `${name}.txt`), solution);
     const check = checkLiLimSolution(text, solution);
     const b = best.get(name);
-    const row: LiLimRow = { name, vehicles: check.vehicles, distance: check.distance, bestVehicles: b?.routes, bestDistance: b?.distance, seconds, cpuSeconds, iterations: plan.iterations, stoppedBy: plan.stoppedBy, errors: check.errors };
+    const row: LiLimRow = {
+      name,
+      vehicles: check.vehicles,
+      distance: check.distance,
+      bestVehicles: b?.routes,
+      bestDistance: b?.distance,
+      seconds,
+      cpuSeconds,
+      iterations: plan.iterations,
+      stoppedBy: plan.stoppedBy,
+      errors: check.errors,
+    };
     rows.push(row);
     const gap = b && b.routes === row.vehicles ? (((row.distance - b.distance) / b.distance) * 100).toFixed(2) : '';
     console.log(

@@ -37,23 +37,33 @@ export default async function logisticsBench(env: BenchEnv) {
     const points = [];
     for (let i = 0; i < 100; i++) {
       seq++;
-      points.push({ client_point_id: `b${tag}-${seq}`, location: { type: 'Point', coordinates: [-68.13 + (seq % 1000) * 1e-5, -16.5] }, recorded_at: new Date(now - (100 - i) * 1000).toISOString() });
+      points.push({
+        client_point_id: `b${tag}-${seq}`,
+        location: { type: 'Point', coordinates: [-68.13 + (seq % 1000) * 1e-5, -16.5] },
+        recorded_at: new Date(now - (100 - i) * 1000).toISOString(),
+      });
     }
     return JSON.stringify({ points });
   };
   let client = 0;
-  const api = await withCpu(env.serverPid, () => load({
-    url: `${env.baseUrl}/api/v1/driver/locations/batch`,
-    method: 'POST',
-    connections,
-    duration,
-    headers: { 'content-type': 'application/json' },
-    setupClient: (c: any) => c.setHeaders({ 'content-type': 'application/json', authorization: `Bearer ${tokens[client++ % tokens.length]}` }),
-    requests: [{ method: 'POST', setupRequest: (req: any) => ({ ...req, body: batch() }) }],
-  } as any));
+  const api = await withCpu(env.serverPid, () =>
+    load({
+      url: `${env.baseUrl}/api/v1/driver/locations/batch`,
+      method: 'POST',
+      connections,
+      duration,
+      headers: { 'content-type': 'application/json' },
+      setupClient: (c: any) =>
+        c.setHeaders({ 'content-type': 'application/json', authorization: `Bearer ${tokens[client++ % tokens.length]}` }),
+      requests: [{ method: 'POST', setupRequest: (req: any) => ({ ...req, body: batch() }) }],
+    } as any),
+  );
   const apiPps = api.rps * 100;
 
-  const { rows: drvRows } = await env.pool.query('SELECT id FROM driver WHERE organization_id = $1 ORDER BY id LIMIT $2', [org, connections]);
+  const { rows: drvRows } = await env.pool.query('SELECT id FROM driver WHERE organization_id = $1 ORDER BY id LIMIT $2', [
+    org,
+    connections,
+  ]);
   let rawPoints = 0;
   let rawSeq = 0;
   const rawCpu0 = await cpuSample(env.serverPid);
@@ -83,7 +93,12 @@ export default async function logisticsBench(env: BenchEnv) {
   );
   const rawCpu = cpuPerOp(rawCpu0, await cpuSample(env.serverPid), rawPoints / 100);
   const rawPps = rawPoints / duration;
-  env.report({ scenario: 'logistics', metric: 'GPS ingest via API (points/s)', value: apiPps, note: `p99 ${api.p99} ms/request, non2xx ${api.non2xx}, errors ${api.errors}; ${formatCpu(api.cpu, 'batch of 100')}` });
+  env.report({
+    scenario: 'logistics',
+    metric: 'GPS ingest via API (points/s)',
+    value: apiPps,
+    note: `p99 ${api.p99} ms/request, non2xx ${api.non2xx}, errors ${api.errors}; ${formatCpu(api.cpu, 'batch of 100')}`,
+  });
   env.report({ scenario: 'logistics', metric: 'GPS raw unnest insert (points/s)', value: rawPps, note: formatCpu(rawCpu, 'batch of 100') });
   env.report({ scenario: 'logistics', metric: 'GPS API ÷ raw insert', value: apiPps / rawPps, unit: 'ratio', note: 'target ≥ 0.5' });
 
@@ -114,12 +129,45 @@ export default async function logisticsBench(env: BenchEnv) {
     const txCeiling = await tenantCeiling(env, ctx, sql.text, params, 'tx');
     const closed = await withCpu(env.serverPid, () => load({ url: `${env.baseUrl}${path}`, headers, duration, connections }));
     const open = await openLoop({ url: `${env.baseUrl}${path}`, headers, rate: OPEN_RATE, seconds: duration });
-    env.report({ scenario: 'logistics', metric: `${label} tenant exchange, no HTTP (qps)`, value: ceiling.rps, note: `p99 ${ceiling.p99.toFixed(1)} ms; the route's exchange (readTenant, prepared), data layer, 20 workers; ${formatCpu(ceiling.cpu, 'exchange')}` });
-    env.report({ scenario: 'logistics', metric: `${label} tenant transaction, no HTTP (qps)`, value: txCeiling.rps, note: `p99 ${txCeiling.p99.toFixed(1)} ms; BEGIN+settings+statement (unprepared), COMMIT: reference` });
-    env.report({ scenario: 'logistics', metric: `${label} rps (20 connections)`, value: closed.rps, note: `p50 ${closed.p50} ms, p99 ${closed.p99} ms, non2xx ${closed.non2xx}; ${formatCpu(closed.cpu)}` });
-    env.report({ scenario: 'logistics', metric: `${label} ÷ tenant exchange`, value: closed.rps / ceiling.rps, unit: 'ratio', note: 'target ≥ 0.5' });
-    env.report({ scenario: 'logistics', metric: `${label} ÷ tenant transaction`, value: closed.rps / txCeiling.rps, unit: 'ratio', note: 'reference' });
-    env.report({ scenario: 'logistics', metric: `${label} open loop ${OPEN_RATE}/s p99`, value: open.p99, unit: 'ms', note: `p50 ${open.p50.toFixed(1)}, p90 ${open.p90.toFixed(1)}, achieved ${Math.round(open.achieved)}/s, non2xx ${open.non2xx}, errors ${open.errors}; target < 25` });
+    env.report({
+      scenario: 'logistics',
+      metric: `${label} tenant exchange, no HTTP (qps)`,
+      value: ceiling.rps,
+      note: `p99 ${ceiling.p99.toFixed(1)} ms; the route's exchange (readTenant, prepared), data layer, 20 workers; ${formatCpu(ceiling.cpu, 'exchange')}`,
+    });
+    env.report({
+      scenario: 'logistics',
+      metric: `${label} tenant transaction, no HTTP (qps)`,
+      value: txCeiling.rps,
+      note: `p99 ${txCeiling.p99.toFixed(1)} ms; BEGIN+settings+statement (unprepared), COMMIT: reference`,
+    });
+    env.report({
+      scenario: 'logistics',
+      metric: `${label} rps (20 connections)`,
+      value: closed.rps,
+      note: `p50 ${closed.p50} ms, p99 ${closed.p99} ms, non2xx ${closed.non2xx}; ${formatCpu(closed.cpu)}`,
+    });
+    env.report({
+      scenario: 'logistics',
+      metric: `${label} ÷ tenant exchange`,
+      value: closed.rps / ceiling.rps,
+      unit: 'ratio',
+      note: 'target ≥ 0.5',
+    });
+    env.report({
+      scenario: 'logistics',
+      metric: `${label} ÷ tenant transaction`,
+      value: closed.rps / txCeiling.rps,
+      unit: 'ratio',
+      note: 'reference',
+    });
+    env.report({
+      scenario: 'logistics',
+      metric: `${label} open loop ${OPEN_RATE}/s p99`,
+      value: open.p99,
+      unit: 'ms',
+      note: `p50 ${open.p50.toFixed(1)}, p90 ${open.p90.toFixed(1)}, achieved ${Math.round(open.achieved)}/s, non2xx ${open.non2xx}, errors ${open.errors}; target < 25`,
+    });
   };
   const here = { lon: -68.13, lat: -16.5 };
   await route(`GET /drivers/nearby (${nDrivers} drivers)`, '/api/v1/drivers/nearby?lon=-68.13&lat=-16.5&radius_m=2000&limit=20', NEARBY, [
@@ -141,11 +189,32 @@ export default async function logisticsBench(env: BenchEnv) {
     [org, nTrips],
   );
   await env.pool.query('ANALYZE trip');
-  const noFilter: TripListFilter = { status: null, driverId: null, territoryId: null, merchantId: null, orderId: null, from: null, to: null, after: null, limit: 51 };
+  const noFilter: TripListFilter = {
+    status: null,
+    driverId: null,
+    territoryId: null,
+    merchantId: null,
+    orderId: null,
+    from: null,
+    to: null,
+    after: null,
+    limit: 51,
+  };
   const list = listTripsStatement(noFilter, { scope: null });
   await route(`GET /trips (${nTrips} trips)`, '/api/v1/trips?limit=50', list.statement, list.params);
-  const byStatus = await load({ url: `${env.baseUrl}/api/v1/trips?limit=50&status=pending`, headers: { authorization: `Bearer ${admin}` }, duration: Math.max(2, Math.round(duration / 2)), connections });
-  env.report({ scenario: 'logistics', metric: 'GET /trips?status=pending p99', value: byStatus.p99, unit: 'ms', note: `p50 ${byStatus.p50} ms, ${Math.round(byStatus.rps)} rps` });
+  const byStatus = await load({
+    url: `${env.baseUrl}/api/v1/trips?limit=50&status=pending`,
+    headers: { authorization: `Bearer ${admin}` },
+    duration: Math.max(2, Math.round(duration / 2)),
+    connections,
+  });
+  env.report({
+    scenario: 'logistics',
+    metric: 'GET /trips?status=pending p99',
+    value: byStatus.p99,
+    unit: 'ms',
+    note: `p50 ${byStatus.p50} ms, ${Math.round(byStatus.rps)} rps`,
+  });
 
   // ---------------------------------------------------------------- plans (as the tenant role, as the API runs them)
   /** The generic plan of a prepared statement (what runs once the server stops planning it), executed. */
@@ -158,7 +227,8 @@ export default async function logisticsBench(env: BenchEnv) {
       await c.query('SET LOCAL ROLE app_tenant');
       await c.query('SET LOCAL plan_cache_mode = force_generic_plan');
       await c.query(`PREPARE s AS ${statement.text}`);
-      const literal = (v: unknown) => (v === null ? 'NULL' : typeof v === 'number' || typeof v === 'boolean' ? String(v) : `'${String(v).replace(/'/g, "''")}'`);
+      const literal = (v: unknown) =>
+        v === null ? 'NULL' : typeof v === 'number' || typeof v === 'boolean' ? String(v) : `'${String(v).replace(/'/g, "''")}'`;
       const { rows } = await c.query(`EXPLAIN (ANALYZE, TIMING OFF) EXECUTE s(${params.map(literal).join(', ')})`);
       await c.query('ROLLBACK');
       return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
@@ -168,14 +238,42 @@ export default async function logisticsBench(env: BenchEnv) {
   };
   const p = { lon: -68.13, lat: -16.5 };
   const nearPlan = await explain(NEARBY, [`(${p.lon},${p.lat})`, circleBox(p, 2000), true, null, 2000, 20]);
-  env.report({ scenario: 'logistics', metric: 'nearby generic plan uses driver_location_gist', value: nearPlan.includes('driver_location_gist') ? 1 : 0, unit: 'bool' });
+  env.report({
+    scenario: 'logistics',
+    metric: 'nearby generic plan uses driver_location_gist',
+    value: nearPlan.includes('driver_location_gist') ? 1 : 0,
+    unit: 'bool',
+  });
   const listPlan = await explain(list.statement, list.params);
-  env.report({ scenario: 'logistics', metric: 'GET /trips generic plan: backward primary-key scan', value: /Index Scan Backward using trip_organization_id_id_pk/.test(listPlan) && !/Sort/.test(listPlan) ? 1 : 0, unit: 'bool' });
+  env.report({
+    scenario: 'logistics',
+    metric: 'GET /trips generic plan: backward primary-key scan',
+    value: /Index Scan Backward using trip_organization_id_id_pk/.test(listPlan) && !/Sort/.test(listPlan) ? 1 : 0,
+    unit: 'bool',
+  });
   const pending = listTripsStatement({ ...noFilter, status: 'pending' }, { scope: null });
   const statusPlan = await explain(pending.statement, pending.params);
-  env.report({ scenario: 'logistics', metric: 'GET /trips?status generic plan uses an index', value: /Index Scan|Bitmap Index Scan/.test(statusPlan) && !/Seq Scan on trip(?!_)/.test(statusPlan) ? 1 : 0, unit: 'bool', note: /trip_status_idx/.test(statusPlan) ? 'trip_status_idx' : (/Index Scan[^\n]* using (\S+)/.exec(statusPlan)?.[1] ?? '') });
+  env.report({
+    scenario: 'logistics',
+    metric: 'GET /trips?status generic plan uses an index',
+    value: /Index Scan|Bitmap Index Scan/.test(statusPlan) && !/Seq Scan on trip(?!_)/.test(statusPlan) ? 1 : 0,
+    unit: 'bool',
+    note: /trip_status_idx/.test(statusPlan) ? 'trip_status_idx' : (/Index Scan[^\n]* using (\S+)/.exec(statusPlan)?.[1] ?? ''),
+  });
   const execMs = (plan: string) => Number(/Execution Time: ([0-9.]+) ms/.exec(plan)?.[1] ?? NaN);
-  env.report({ scenario: 'logistics', metric: 'nearby SQL execution time', value: execMs(nearPlan), unit: 'ms', note: 'EXPLAIN ANALYZE, database side only' });
-  env.report({ scenario: 'logistics', metric: 'GET /trips SQL execution time', value: execMs(listPlan), unit: 'ms', note: 'EXPLAIN ANALYZE, database side only' });
+  env.report({
+    scenario: 'logistics',
+    metric: 'nearby SQL execution time',
+    value: execMs(nearPlan),
+    unit: 'ms',
+    note: 'EXPLAIN ANALYZE, database side only',
+  });
+  env.report({
+    scenario: 'logistics',
+    metric: 'GET /trips SQL execution time',
+    value: execMs(listPlan),
+    unit: 'ms',
+    note: 'EXPLAIN ANALYZE, database side only',
+  });
   if (process.env.BENCH_VERBOSE) console.log(nearPlan, '\n', listPlan, '\n', statusPlan);
 }

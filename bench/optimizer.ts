@@ -25,7 +25,16 @@ import { pathToFileURL } from 'node:url';
 import type { BenchEnv, BenchRow } from './lib.js';
 import { mulberry32, type Rng } from '../src/modules/dispatch/optimizer/prng.js';
 import { helperChain } from '../src/modules/dispatch/chain-thread.js';
-import { DEFAULTS, greedyNearestDriver, solve, validatePlan, type LonLat, type OptimizerOptions, type OptimizerProblem, type Plan } from '../src/modules/dispatch/optimizer/index.js';
+import {
+  DEFAULTS,
+  greedyNearestDriver,
+  solve,
+  validatePlan,
+  type LonLat,
+  type OptimizerOptions,
+  type OptimizerProblem,
+  type Plan,
+} from '../src/modules/dispatch/optimizer/index.js';
 
 const CITY: LonLat = { lon: -68.1193, lat: -16.4897 };
 const M_PER_DEG_LAT = 111_320;
@@ -37,7 +46,10 @@ function gaussian(rng: Rng): number {
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng());
 }
 
-const offset = (center: LonLat, eastM: number, northM: number): LonLat => ({ lon: center.lon + eastM / M_PER_DEG_LON, lat: center.lat + northM / M_PER_DEG_LAT });
+const offset = (center: LonLat, eastM: number, northM: number): LonLat => ({
+  lon: center.lon + eastM / M_PER_DEG_LON,
+  lat: center.lat + northM / M_PER_DEG_LAT,
+});
 const around = (rng: Rng, center: LonLat, sigmaM: number): LonLat => offset(center, gaussian(rng) * sigmaM, gaussian(rng) * sigmaM);
 const uniform = (rng: Rng, sideM: number): LonLat => offset(CITY, (rng() - 0.5) * sideM, (rng() - 0.5) * sideM);
 const capacity = (rng: Rng) => 3 + Math.floor(rng() * 3);
@@ -106,7 +118,9 @@ function curveAt(plan: Plan, share: number): string {
   let point = plan.curve[0];
   for (const p of plan.curve) if (p.iteration <= it) point = p;
   const last = plan.curve[plan.curve.length - 1];
-  return point.assigned < last.assigned ? `${point.assigned - last.assigned} trips` : `+${(100 * (point.cost / last.cost - 1)).toFixed(1)}%`;
+  return point.assigned < last.assigned
+    ? `${point.assigned - last.assigned} trips`
+    : `+${(100 * (point.cost / last.cost - 1)).toFixed(1)}%`;
 }
 
 /**
@@ -122,7 +136,9 @@ export function gap(a: Plan, b: Plan): { value: number; met: boolean; note: stri
   const pct = (v: number) => `${v >= 0 ? '+' : ''}${(100 * v).toFixed(2)} %`;
   const trips = a.totals.assigned - b.totals.assigned;
   const count =
-    trips === 0 ? `same ${a.totals.assigned} trips assigned` : `${a.totals.assigned} vs ${b.totals.assigned} trips assigned (${trips > 0 ? '+' : ''}${trips}, count gap ${pct(g.countGap)})`;
+    trips === 0
+      ? `same ${a.totals.assigned} trips assigned`
+      : `${a.totals.assigned} vs ${b.totals.assigned} trips assigned (${trips > 0 ? '+' : ''}${trips}, count gap ${pct(g.countGap)})`;
   const cost = trips === 0 ? `cost ${pct(g.costGap)}` : `cost per assigned trip ${pct(g.costGap)} (total cost ${pct(a.cost / b.cost - 1)})`;
   return {
     value: Math.round(1000 * Math.max(g.countGap, g.costGap)) / 10,
@@ -196,14 +212,34 @@ export async function optimizerBench(env: Pick<BenchEnv, 'report' | 'quick'>): P
       );
       report('iterations', base.plan.iterations, '', `budget ${budget}, stopped by ${base.plan.stoppedBy}`);
       report('assigned', base.plan.totals.assigned, 'trips', `greedy ${greedy.plan.totals.assigned} of ${c.trips}`);
-      report('mean drop-off', minutes(base.plan.totals.sumDropoffS / Math.max(1, base.plan.totals.assigned)), 'min', `greedy ${minutes(greedy.plan.totals.sumDropoffS / Math.max(1, greedy.plan.totals.assigned))} min`);
+      report(
+        'mean drop-off',
+        minutes(base.plan.totals.sumDropoffS / Math.max(1, base.plan.totals.assigned)),
+        'min',
+        `greedy ${minutes(greedy.plan.totals.sumDropoffS / Math.max(1, greedy.plan.totals.assigned))} min`,
+      );
       report('distance', km(base.plan.totals.distanceM), 'km', `greedy ${km(greedy.plan.totals.distanceM)} km`);
       const routes = used(base.plan);
-      report('drivers used', routes.length, '', `longest route ${Math.max(0, ...routes.map((r) => r.stops.length))} stops, ${minutes(Math.max(0, ...routes.map((r) => r.durationS)))} min`);
-      report('improvement curve', base.plan.curve.length, 'new bests', `best at 0/10/25/50/100 % of the iterations vs final: ${[0, 0.1, 0.25, 0.5, 1].map((s) => curveAt(base.plan, s)).join(' / ')}`);
+      report(
+        'drivers used',
+        routes.length,
+        '',
+        `longest route ${Math.max(0, ...routes.map((r) => r.stops.length))} stops, ${minutes(Math.max(0, ...routes.map((r) => r.durationS)))} min`,
+      );
+      report(
+        'improvement curve',
+        base.plan.curve.length,
+        'new bests',
+        `best at 0/10/25/50/100 % of the iterations vs final: ${[0, 0.1, 0.25, 0.5, 1].map((s) => curveAt(base.plan, s)).join(' / ')}`,
+      );
       if (env.quick && c.trips > 100) continue;
       const ten = run(problem, { ...options, iterations: 10 * budget });
-      report('wall time (10× budget)', Math.round(ten.wallMs), 'ms', `${Math.round(ten.cpuMs)} ms CPU, ${ten.plan.iterations} iterations, stopped by ${ten.plan.stoppedBy}`);
+      report(
+        'wall time (10× budget)',
+        Math.round(ten.wallMs),
+        'ms',
+        `${Math.round(ten.cpuMs)} ms CPU, ${ten.plan.iterations} iterations, stopped by ${ten.plan.stoppedBy}`,
+      );
       const g = gap(base.plan, ten.plan);
       report('gap to 10× budget', g.value, '%', g.note);
       if (env.quick) continue;
@@ -257,7 +293,8 @@ export default optimizerBench;
 export function seedSpread(solverSeeds: number[], only?: string, reference = false): void {
   const kinds = CASES.map((c) => `${c.kind}-${c.trips}`);
   if (only && !kinds.includes(only)) throw new Error(`--only: one of ${kinds.join(', ')}`);
-  if (solverSeeds.length === 0 || solverSeeds.some((s) => !Number.isInteger(s))) throw new Error('--solver-seeds: integers, comma-separated');
+  if (solverSeeds.length === 0 || solverSeeds.some((s) => !Number.isInteger(s)))
+    throw new Error('--solver-seeds: integers, comma-separated');
   for (const make of [uniformInstance, cityInstance]) run(make(100, 20, 99), { ...BENCH_OPTIONS, seed: 99, timeBudgetMs: 3_600_000 });
   for (const c of CASES) {
     for (const seed of [1, 2]) {
@@ -301,7 +338,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.arg
     quick: process.argv.includes('--quick'),
     report: (row) => {
       rows.push(row);
-      console.log(`${row.scenario.padEnd(36)} ${row.metric.padEnd(24)} ${String(row.value).padStart(8)} ${row.unit ?? ''}${row.note ? `  (${row.note})` : ''}`);
+      console.log(
+        `${row.scenario.padEnd(36)} ${row.metric.padEnd(24)} ${String(row.value).padStart(8)} ${row.unit ?? ''}${row.note ? `  (${row.note})` : ''}`,
+      );
     },
   });
 }

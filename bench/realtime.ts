@@ -43,18 +43,22 @@ export default async function realtimeBench(env: BenchEnv) {
 
   function openStream(path: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      const req = http.get(`${env.baseUrl}/api/v1${path}`, { agent: false, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } }, (res) => {
-        if (res.statusCode !== 200) return reject(new Error(`stream ${path}: ${res.statusCode}`));
-        sseFrames(res, ({ id, type, text }, now) => {
-          if (!id || !type) return;
-          if (type === 'notification.created') {
-            const nid = /"notification":\{"id":"([^"]+)"/.exec(text)?.[1];
-            if (nid) received(`n:${nid}`, now);
-          } else received(`s:${id}`, now);
-        });
-        res.on('error', () => errors++);
-        resolve();
-      });
+      const req = http.get(
+        `${env.baseUrl}/api/v1${path}`,
+        { agent: false, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } },
+        (res) => {
+          if (res.statusCode !== 200) return reject(new Error(`stream ${path}: ${res.statusCode}`));
+          sseFrames(res, ({ id, type, text }, now) => {
+            if (!id || !type) return;
+            if (type === 'notification.created') {
+              const nid = /"notification":\{"id":"([^"]+)"/.exec(text)?.[1];
+              if (nid) received(`n:${nid}`, now);
+            } else received(`s:${id}`, now);
+          });
+          res.on('error', () => errors++);
+          resolve();
+        },
+      );
       req.on('error', (e) => {
         errors++;
         reject(e);
@@ -75,7 +79,11 @@ export default async function realtimeBench(env: BenchEnv) {
   const rssIdle = await rssBytes();
   const t0 = performance.now();
   for (let i = 0; i < CONNECTIONS; i += 100) {
-    await Promise.all(Array.from({ length: Math.min(100, CONNECTIONS - i) }, (_, j) => openStream((i + j) % 2 ? '/realtime/me/stream' : '/realtime/organization/stream')));
+    await Promise.all(
+      Array.from({ length: Math.min(100, CONNECTIONS - i) }, (_, j) =>
+        openStream((i + j) % 2 ? '/realtime/me/stream' : '/realtime/organization/stream'),
+      ),
+    );
   }
   const openMs = performance.now() - t0;
   await new Promise((r) => setTimeout(r, 1000));
@@ -145,16 +153,40 @@ export default async function realtimeBench(env: BenchEnv) {
   const apiEvents = Math.floor(total / 2);
   const note = `${CONNECTIONS} connections`;
   env.report({ scenario: 'realtime', metric: 'open connections (ms)', value: openMs, unit: 'ms', note });
-  env.report({ scenario: 'realtime', metric: 'SQL event → receipt p50', value: pct(sqlLat, 0.5), unit: 'ms', note: `${sqlLat.length}/${sqlEvents * CONNECTIONS} receipts` });
+  env.report({
+    scenario: 'realtime',
+    metric: 'SQL event → receipt p50',
+    value: pct(sqlLat, 0.5),
+    unit: 'ms',
+    note: `${sqlLat.length}/${sqlEvents * CONNECTIONS} receipts`,
+  });
   env.report({ scenario: 'realtime', metric: 'SQL event → receipt p99', value: pct(sqlLat, 0.99), unit: 'ms', note: 'target < 200' });
-  env.report({ scenario: 'realtime', metric: 'API event → receipt p50', value: pct(apiLat, 0.5), unit: 'ms', note: `${apiLat.length}/${apiEvents * (CONNECTIONS / 2)} receipts` });
-  env.report({ scenario: 'realtime', metric: 'API event → receipt p99', value: pct(apiLat, 0.99), unit: 'ms', note: 'includes the request' });
+  env.report({
+    scenario: 'realtime',
+    metric: 'API event → receipt p50',
+    value: pct(apiLat, 0.5),
+    unit: 'ms',
+    note: `${apiLat.length}/${apiEvents * (CONNECTIONS / 2)} receipts`,
+  });
+  env.report({
+    scenario: 'realtime',
+    metric: 'API event → receipt p99',
+    value: pct(apiLat, 0.99),
+    unit: 'ms',
+    note: 'includes the request',
+  });
   env.report({ scenario: 'realtime', metric: 'server RSS idle', value: rssIdle / 1048576, unit: 'MB' });
   env.report({ scenario: 'realtime', metric: 'server RSS connected', value: rssConnected / 1048576, unit: 'MB', note });
   env.report({ scenario: 'realtime', metric: 'server RSS peak under events', value: peakRss / 1048576, unit: 'MB', note: 'target < 400' });
   if (cpuBefore !== null && cpuAfter !== null) {
     const deliveries = Math.ceil(total / 2) * CONNECTIONS + Math.floor(total / 2) * (CONNECTIONS / 2);
-    env.report({ scenario: 'realtime', metric: 'server CPU per 1,000 deliveries', value: ((cpuAfter - cpuBefore) / deliveries) * 1000, unit: 'ms', note: `${deliveries} deliveries` });
+    env.report({
+      scenario: 'realtime',
+      metric: 'server CPU per 1,000 deliveries',
+      value: ((cpuAfter - cpuBefore) / deliveries) * 1000,
+      unit: 'ms',
+      note: `${deliveries} deliveries`,
+    });
   }
   env.report({ scenario: 'realtime', metric: 'stream errors', value: errors });
 }

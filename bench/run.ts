@@ -85,13 +85,24 @@ const serverEnv: NodeJS.ProcessEnv = {
   // The SSE scenario opens its 2,000 streams as one user.
   REALTIME_MAX_STREAMS_PER_USER: '100000',
   DATA_DIR: `/tmp/bench-data-${Date.now()}`,
-  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_SERVER_')).map(([k, v]) => [k.slice(13), v])),
+  ...Object.fromEntries(
+    Object.entries(process.env)
+      .filter(([k]) => k.startsWith('BENCH_SERVER_'))
+      .map(([k, v]) => [k.slice(13), v]),
+  ),
 };
 // BENCH_NODE_ARGS: extra node flags for the server, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof' (a profile written when it stops).
 const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-const serverCommand = { command: process.execPath, args: [...nodeArgs, '--expose-gc', '--import', './bench/gc-hook.mjs', 'dist/server.js'], env: serverEnv };
+const serverCommand = {
+  command: process.execPath,
+  args: [...nodeArgs, '--expose-gc', '--import', './bench/gc-hook.mjs', 'dist/server.js'],
+  env: serverEnv,
+};
 const startedAt = performance.now();
-const server = spawn(serverCommand.command, serverCommand.args, { env: { ...serverEnv, PORT: String(PORT) }, stdio: ['ignore', 'ignore', 'inherit'] });
+const server = spawn(serverCommand.command, serverCommand.args, {
+  env: { ...serverEnv, PORT: String(PORT) },
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
 const baseUrl = `http://127.0.0.1:${PORT}`;
 for (let i = 0; ; i++) {
   try {
@@ -122,13 +133,19 @@ const env: BenchEnv = {
     await new Promise((r) => setTimeout(r, 1500));
   },
   async login(email, password = 'Demo-pass-2026') {
-    const r = await fetch(`${baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+    const r = await fetch(`${baseUrl}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
     if (!r.ok) throw new Error(`login ${email}: ${r.status} ${await r.text()}`);
     return ((await r.json()) as { access_token: string }).access_token;
   },
   report(row) {
     rows.push(row);
-    console.log(`  ${row.scenario.padEnd(12)} ${row.metric.padEnd(48)} ${fmt(row.value).padStart(10)} ${row.unit ?? ''} ${row.note ? ` (${row.note})` : ''}`);
+    console.log(
+      `  ${row.scenario.padEnd(12)} ${row.metric.padEnd(48)} ${fmt(row.value).padStart(10)} ${row.unit ?? ''} ${row.note ? ` (${row.note})` : ''}`,
+    );
   },
 };
 
@@ -156,7 +173,13 @@ async function settle() {
 }
 
 const loadBefore = os.loadavg();
-env.report({ scenario: 'startup', metric: 'first start, fresh database (migrate + seed)', value: firstStartMs, unit: 'ms', note: 'spawn → GET /health 200' });
+env.report({
+  scenario: 'startup',
+  metric: 'first start, fresh database (migrate + seed)',
+  value: firstStartMs,
+  unit: 'ms',
+  note: 'spawn → GET /health 200',
+});
 let failed = false;
 try {
   for (const s of SCENARIOS) {
@@ -195,7 +218,13 @@ interface BenchFile {
 const result: BenchFile = {
   date: new Date().toISOString(),
   quick,
-  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? '', node: process.version, loadavg_before: loadBefore, loadavg_after: os.loadavg() },
+  machine: {
+    cpus: os.cpus().length,
+    model: os.cpus()[0]?.model ?? '',
+    node: process.version,
+    loadavg_before: loadBefore,
+    loadavg_after: os.loadavg(),
+  },
   database: transport,
   checkpoints,
   rows,
@@ -216,8 +245,11 @@ const table = rows.map((r) => {
 const cols = Object.keys(table[0] ?? { scenario: '' });
 const widths = cols.map((c) => Math.max(c.length, ...table.map((l) => l[c].length)));
 const right = new Set(['value', 'old', 'new ÷ old']);
-const fmtLine = (l: Record<string, string>) => '| ' + cols.map((c, i) => (right.has(c) ? l[c].padStart(widths[i]) : l[c].padEnd(widths[i]))).join(' | ') + ' |';
-console.log(`\nSummary (${result.date}, ${result.machine.cpus} CPUs, load average before ${loadBefore.map((x) => x.toFixed(2)).join(' ')}, PostgreSQL over ${transport}, ${checkpoints}${old ? `; compared with ${compareFile} of ${old.date}` : ''})`);
+const fmtLine = (l: Record<string, string>) =>
+  '| ' + cols.map((c, i) => (right.has(c) ? l[c].padStart(widths[i]) : l[c].padEnd(widths[i]))).join(' | ') + ' |';
+console.log(
+  `\nSummary (${result.date}, ${result.machine.cpus} CPUs, load average before ${loadBefore.map((x) => x.toFixed(2)).join(' ')}, PostgreSQL over ${transport}, ${checkpoints}${old ? `; compared with ${compareFile} of ${old.date}` : ''})`,
+);
 console.log(fmtLine(Object.fromEntries(cols.map((c) => [c, c]))));
 console.log('|' + widths.map((w, i) => (right.has(cols[i]) ? '-'.repeat(w + 1) + ':' : '-'.repeat(w + 2))).join('|') + '|');
 for (const l of table) console.log(fmtLine(l));

@@ -72,20 +72,24 @@ export default async function soakBench(env: BenchEnv) {
   const streams: http.ClientRequest[] = [];
   const openStream = () =>
     new Promise<void>((resolve) => {
-      const req = http.get(`${env.baseUrl}/api/v1/realtime/organization/stream`, { agent: false, headers: { authorization: `Bearer ${dispatch}`, accept: 'text/event-stream' } }, (res) => {
-        if (res.statusCode !== 200) {
-          sseErrors++;
-          res.resume();
-          return resolve();
-        }
-        sseOpen++;
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          sseEvents += chunk.split('\nevent: ').length - 1 + (chunk.startsWith('event: ') ? 1 : 0);
-        });
-        res.on('error', () => undefined);
-        resolve();
-      });
+      const req = http.get(
+        `${env.baseUrl}/api/v1/realtime/organization/stream`,
+        { agent: false, headers: { authorization: `Bearer ${dispatch}`, accept: 'text/event-stream' } },
+        (res) => {
+          if (res.statusCode !== 200) {
+            sseErrors++;
+            res.resume();
+            return resolve();
+          }
+          sseOpen++;
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            sseEvents += chunk.split('\nevent: ').length - 1 + (chunk.startsWith('event: ') ? 1 : 0);
+          });
+          res.on('error', () => undefined);
+          resolve();
+        },
+      );
       req.on('error', () => {
         if (!stopping) sseErrors++;
         resolve();
@@ -118,7 +122,11 @@ export default async function soakBench(env: BenchEnv) {
       paced(1000, async (n) => {
         const now = Date.now();
         const r = await call('POST /driver/locations/batch', token, 'POST', '/driver/locations/batch', {
-          points: Array.from({ length: 10 }, (_, i) => ({ client_point_id: `s${tag}-${d}-${n}-${i}`, location: { type: 'Point', coordinates: [-68.13 + i * 1e-5, -16.5 + d * 1e-4] }, recorded_at: new Date(now - (10 - i) * 100).toISOString() })),
+          points: Array.from({ length: 10 }, (_, i) => ({
+            client_point_id: `s${tag}-${d}-${n}-${i}`,
+            location: { type: 'Point', coordinates: [-68.13 + i * 1e-5, -16.5 + d * 1e-4] },
+            recorded_at: new Date(now - (10 - i) * 100).toISOString(),
+          })),
         });
         if (r) points += r.accepted;
       }),
@@ -143,7 +151,9 @@ export default async function soakBench(env: BenchEnv) {
       paced(20, async () => {
         const o = statusQueue.shift();
         if (!o || !NEXT[o.status]) return;
-        const r = await call('PATCH /merchant/orders/:id/status', merchant, 'PATCH', `/merchant/orders/${o.id}/status`, { status: NEXT[o.status] });
+        const r = await call('PATCH /merchant/orders/:id/status', merchant, 'PATCH', `/merchant/orders/${o.id}/status`, {
+          status: NEXT[o.status],
+        });
         if (r) statusQueue.push({ id: o.id, status: r.status });
       }),
     );
@@ -189,6 +199,16 @@ export default async function soakBench(env: BenchEnv) {
   env.report({ scenario: 'soak', metric: 'total requests/s', value: total / elapsed, note });
   env.report({ scenario: 'soak', metric: 'total 5xx', value: total5, note: 'target 0' });
   env.report({ scenario: 'soak', metric: 'GPS points accepted/s', value: points / elapsed });
-  env.report({ scenario: 'soak', metric: 'SSE connections open', value: sseOpen, note: `of ${SSE}, opened in ${Math.round(sseOpenMs)} ms, ${sseErrors} errors` });
-  env.report({ scenario: 'soak', metric: 'SSE events received', value: sseEvents, note: `${(sseEvents / Math.max(sseOpen, 1)).toFixed(1)} per connection` });
+  env.report({
+    scenario: 'soak',
+    metric: 'SSE connections open',
+    value: sseOpen,
+    note: `of ${SSE}, opened in ${Math.round(sseOpenMs)} ms, ${sseErrors} errors`,
+  });
+  env.report({
+    scenario: 'soak',
+    metric: 'SSE events received',
+    value: sseEvents,
+    note: `${(sseEvents / Math.max(sseOpen, 1)).toFixed(1)} per connection`,
+  });
 }

@@ -13,7 +13,10 @@ export default async function startupBench(env: BenchEnv) {
   for (let i = 0; i < runs; i++) {
     const port = 3190 + i;
     const t0 = performance.now();
-    const child = spawn(env.serverCommand.command, env.serverCommand.args, { env: { ...env.serverCommand.env, PORT: String(port), SEED_DEMO: 'false' }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(env.serverCommand.command, env.serverCommand.args, {
+      env: { ...env.serverCommand.env, PORT: String(port), SEED_DEMO: 'false' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     try {
       for (let n = 0; ; n++) {
         const ok = await fetch(`http://127.0.0.1:${port}/api/v1/health`).then(
@@ -33,6 +36,12 @@ export default async function startupBench(env: BenchEnv) {
     }
   }
   const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
-  env.report({ scenario: 'startup', metric: 'start, migrated database (median)', value: median(times), unit: 'ms', note: `spawn → GET /health 200; runs: ${times.map((t) => Math.round(t)).join(', ')}` });
+  env.report({
+    scenario: 'startup',
+    metric: 'start, migrated database (median)',
+    value: median(times),
+    unit: 'ms',
+    note: `spawn → GET /health 200; runs: ${times.map((t) => Math.round(t)).join(', ')}`,
+  });
   env.report({ scenario: 'startup', metric: 'idle RSS 3 s after start (median)', value: median(rss) / MB, unit: 'MB' });
 }

@@ -52,7 +52,19 @@ function put(env: BenchEnv, token: string, slot: Slot, size: number, write: (req
   const url = new URL(`${env.baseUrl}/api/v1/storage/uploads/${slot.upload_id}`);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { agent, method: 'PUT', host: url.hostname, port: url.port, path: url.pathname, headers: { authorization: `Bearer ${token}`, 'x-upload-token': slot.upload_token, 'content-type': 'image/png', 'content-length': size } },
+      {
+        agent,
+        method: 'PUT',
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'x-upload-token': slot.upload_token,
+          'content-type': 'image/png',
+          'content-length': size,
+        },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -144,7 +156,13 @@ export default async function storageBench(env: BenchEnv) {
   const concRate = (n * body.length) / MiB / ((performance.now() - t1) / 1000);
 
   env.report({ scenario: 'storage', metric: '1 MiB write+sha256+fsync in-process', value: diskRate, unit: 'MiB/s', note: `${n} files` });
-  env.report({ scenario: 'storage', metric: '1 MiB PUT through HTTP (sequential)', value: httpRate, unit: 'MiB/s', note: 'verify, sha256, fsync, row' });
+  env.report({
+    scenario: 'storage',
+    metric: '1 MiB PUT through HTTP (sequential)',
+    value: httpRate,
+    unit: 'MiB/s',
+    note: 'verify, sha256, fsync, row',
+  });
   env.report({ scenario: 'storage', metric: 'PUT / in-process ratio', value: httpRate / diskRate, note: 'target >= 0.5' });
   env.report({ scenario: 'storage', metric: 'slot request (POST) mean latency', value: slotMs, unit: 'ms' });
   env.report({ scenario: 'storage', metric: '1 MiB PUT mean latency', value: (body.length / MiB / httpRate) * 1000, unit: 'ms' });
@@ -155,7 +173,13 @@ export default async function storageBench(env: BenchEnv) {
   const pid = await serverPid(env);
   const slot = await openSlot(env, token, big);
   if (!('upload_id' in slot)) {
-    env.report({ scenario: 'storage', metric: '50 MiB upload peak RSS', value: 0, unit: 'MiB', note: `skipped: slot ${slot.status} (raise STORAGE_MAX_BYTES_OTHER)` });
+    env.report({
+      scenario: 'storage',
+      metric: '50 MiB upload peak RSS',
+      value: 0,
+      unit: 'MiB',
+      note: `skipped: slot ${slot.status} (raise STORAGE_MAX_BYTES_OTHER)`,
+    });
     return;
   }
   if (!pid) {
@@ -184,5 +208,11 @@ export default async function storageBench(env: BenchEnv) {
   await sampler;
   if (status !== 201) throw new Error(`50 MiB PUT returned ${status}`);
   env.report({ scenario: 'storage', metric: '50 MiB PUT', value: 50 / secs, unit: 'MiB/s' });
-  env.report({ scenario: 'storage', metric: '50 MiB upload peak RSS', value: peak, unit: 'MiB', note: `before ${before.toFixed(0)} MiB, +${(peak - before).toFixed(1)} MiB` });
+  env.report({
+    scenario: 'storage',
+    metric: '50 MiB upload peak RSS',
+    value: peak,
+    unit: 'MiB',
+    note: `before ${before.toFixed(0)} MiB, +${(peak - before).toFixed(1)} MiB`,
+  });
 }

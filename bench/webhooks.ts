@@ -33,7 +33,14 @@ export async function benchWebhooks(databaseUrl: string, report: (row: BenchRow)
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const db = createPostgresDatabase(databaseUrl, { max: 30 });
   await migrate(db);
-  const raw = { NODE_ENV: 'test', JWT_SECRET: 'bench-secret-bench-secret-bench-secret-42', SECRETS_KEY: 'be'.repeat(32), WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_CONCURRENCY: process.env.BENCH_WEBHOOK_CONCURRENCY || '16' };
+  const raw = {
+    NODE_ENV: 'test',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-42',
+    SECRETS_KEY: 'be'.repeat(32),
+    WEBHOOK_ALLOW_HTTP: 'true',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOK_CONCURRENCY: process.env.BENCH_WEBHOOK_CONCURRENCY || '16',
+  };
   const config = loadConfig(raw, { dataDir: `/tmp/bench-webhooks-${newId()}` });
   const app = await buildApp({ config, db });
   await app.ready();
@@ -74,8 +81,18 @@ export async function benchWebhooks(databaseUrl: string, report: (row: BenchRow)
 
   try {
     const bare = await record(EVENTS);
-    report({ scenario: 'webhooks', metric: 'events recorded/s, no subscription', value: bare, unit: 'ev/s', note: `${WRITERS} writers, one transaction per event` });
-    const admin = await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'admin@demo.test', password: 'Demo-pass-2026' } });
+    report({
+      scenario: 'webhooks',
+      metric: 'events recorded/s, no subscription',
+      value: bare,
+      unit: 'ev/s',
+      note: `${WRITERS} writers, one transaction per event`,
+    });
+    const admin = await app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: 'admin@demo.test', password: 'Demo-pass-2026' },
+    });
     const token = admin.json().access_token as string;
     const sub = await app.inject({
       method: 'POST',
@@ -85,13 +102,27 @@ export async function benchWebhooks(databaseUrl: string, report: (row: BenchRow)
     });
     if (sub.statusCode !== 201) throw new Error(`subscription: ${sub.statusCode} ${sub.body}`);
     const withSub = await record(EVENTS);
-    report({ scenario: 'webhooks', metric: 'outbox insert rate (event + delivery)/s', value: withSub, unit: 'ev/s', note: `${WRITERS} writers; ${((1 - withSub / bare) * 100).toFixed(0)}% below no subscription` });
+    report({
+      scenario: 'webhooks',
+      metric: 'outbox insert rate (event + delivery)/s',
+      value: withSub,
+      unit: 'ev/s',
+      note: `${WRITERS} writers; ${((1 - withSub / bare) * 100).toFixed(0)}% below no subscription`,
+    });
     const one = await drain(1);
-    report({ scenario: 'webhooks', metric: 'delivered/s, one worker instance', value: one, unit: 'ev/s', note: `${(one / withSub).toFixed(2)}x the insert rate; signed POST + attempt log` });
+    report({
+      scenario: 'webhooks',
+      metric: 'delivered/s, one worker instance',
+      value: one,
+      unit: 'ev/s',
+      note: `${(one / withSub).toFixed(2)}x the insert rate; signed POST + attempt log`,
+    });
     await record(EVENTS);
     const two = await drain(2);
     report({ scenario: 'webhooks', metric: 'delivered/s, two worker instances', value: two, unit: 'ev/s', note: 'SKIP LOCKED claims' });
-    const { rows } = await db.withSystem((tx) => tx.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_delivery WHERE status <> 'delivered'"));
+    const { rows } = await db.withSystem((tx) =>
+      tx.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_delivery WHERE status <> 'delivered'"),
+    );
     if (rows[0].n !== 0) throw new Error(`${rows[0].n} deliveries not delivered`);
   } finally {
     await app.close();
@@ -110,9 +141,16 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const url = new URL(base);
   url.pathname = `/${dbName}`;
   try {
-    await benchWebhooks(url.toString(), (r) => console.log(`  ${r.scenario.padEnd(10)} ${r.metric.padEnd(42)} ${Math.round(r.value).toString().padStart(8)} ${r.unit ?? ''}  (${r.note ?? ''})`), {
-      events: Number(process.env.BENCH_WEBHOOK_EVENTS) || 2_000,
-    });
+    await benchWebhooks(
+      url.toString(),
+      (r) =>
+        console.log(
+          `  ${r.scenario.padEnd(10)} ${r.metric.padEnd(42)} ${Math.round(r.value).toString().padStart(8)} ${r.unit ?? ''}  (${r.note ?? ''})`,
+        ),
+      {
+        events: Number(process.env.BENCH_WEBHOOK_EVENTS) || 2_000,
+      },
+    );
   } finally {
     await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     await admin.end();

@@ -63,13 +63,20 @@ function buildWeb() {
 
 function buildWebLocked() {
   const webStamp = path.join(root, 'dist/web/.build-stamp');
-  const webSources = Math.max(newest(path.join(root, 'web'), () => true), mtime(path.join(root, 'package.json')));
+  const webSources = Math.max(
+    newest(path.join(root, 'web'), () => true),
+    mtime(path.join(root, 'package.json')),
+  );
   const webBuilt = mtime(webStamp);
   // Checked under the lock: a build that just finished in another process counts.
   if (!always && webBuilt && webBuilt >= webSources) return;
   if (!always) console.log(webBuilt ? 'dist/web is older than web/: building the pages' : 'no build in dist/web: building the pages');
   const started = Date.now();
-  const r = spawnSync(process.execPath, [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '--config', path.join(root, 'web/vite.config.ts')], { stdio: 'inherit', cwd: root });
+  const r = spawnSync(
+    process.execPath,
+    [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '--config', path.join(root, 'web/vite.config.ts')],
+    { stdio: 'inherit', cwd: root },
+  );
   if (r.status !== 0) {
     console.error('web build failed (vite build --config web/vite.config.ts)');
     process.exitCode = r.status ?? 1;
@@ -85,7 +92,10 @@ if (webOnly) {
   process.exit(process.exitCode ?? 0);
 }
 
-const sources = Math.max(newest(path.join(root, 'src')), ...['tsconfig.json', 'tsconfig.build.json', 'package.json'].map((f) => mtime(path.join(root, f))));
+const sources = Math.max(
+  newest(path.join(root, 'src')),
+  ...['tsconfig.json', 'tsconfig.build.json', 'package.json'].map((f) => mtime(path.join(root, f))),
+);
 const built = mtime(stamp);
 if (!always && built && built >= sources) {
   buildWeb();
@@ -94,7 +104,9 @@ if (!always && built && built >= sources) {
 
 if (!always) console.log(built ? 'dist/ is older than src/: building' : 'no build in dist/: building');
 const started = Date.now();
-const r = spawnSync(process.execPath, [path.join(root, 'node_modules/tsgo/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+const r = spawnSync(process.execPath, [path.join(root, 'node_modules/tsgo/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], {
+  stdio: 'inherit',
+});
 if (r.status !== 0) {
   console.error('build failed (tsc -p tsconfig.build.json); `npm run dev` runs the sources with tsx');
   process.exit(r.status ?? 1);

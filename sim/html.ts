@@ -4,7 +4,8 @@ import type { SimReport } from './simulate.js';
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
-const fmt = (v: number) => (!Number.isFinite(v) ? '–' : Math.abs(v) >= 100 ? Math.round(v).toLocaleString('en') : v.toFixed(v >= 10 ? 1 : 2));
+const fmt = (v: number) =>
+  !Number.isFinite(v) ? '–' : Math.abs(v) >= 100 ? Math.round(v).toLocaleString('en') : v.toFixed(v >= 10 ? 1 : 2);
 
 interface Series {
   name: string;
@@ -22,9 +23,14 @@ function lineChart(title: string, unit: string, series: Series[], w = 640, h = 2
   const X = (x: number) => pad.l + (x / xMax) * (w - pad.l - pad.r);
   const Y = (y: number) => h - pad.b - (y / yMax) * (h - pad.t - pad.b);
   const grid = [0, 0.25, 0.5, 0.75, 1]
-    .map((f) => `<line x1="${pad.l}" x2="${w - pad.r}" y1="${Y(yMax * f)}" y2="${Y(yMax * f)}" class="grid"/><text x="${pad.l - 6}" y="${Y(yMax * f) + 4}" text-anchor="end">${fmt(yMax * f)}</text>`)
+    .map(
+      (f) =>
+        `<line x1="${pad.l}" x2="${w - pad.r}" y1="${Y(yMax * f)}" y2="${Y(yMax * f)}" class="grid"/><text x="${pad.l - 6}" y="${Y(yMax * f) + 4}" text-anchor="end">${fmt(yMax * f)}</text>`,
+    )
     .join('');
-  const xticks = [0, 0.25, 0.5, 0.75, 1].map((f) => `<text x="${X(xMax * f)}" y="${h - pad.b + 16}" text-anchor="middle">${Math.round(xMax * f)} s</text>`).join('');
+  const xticks = [0, 0.25, 0.5, 0.75, 1]
+    .map((f) => `<text x="${X(xMax * f)}" y="${h - pad.b + 16}" text-anchor="middle">${Math.round(xMax * f)} s</text>`)
+    .join('');
   const lines = series
     .map((s, i) => {
       const pts = s.points.filter(([, y]) => Number.isFinite(y));
@@ -59,7 +65,12 @@ function barChart(title: string, rows: { label: string; values: number[] }[], ke
         })
         .join('');
       const total = r.values.reduce((a, b) => a + b, 0);
-      const extra = r.values.slice(1).some((v) => v > 0) ? ` (${keys.slice(1).map((k, j) => `${k} ${r.values[j + 1]}`).join(', ')})` : '';
+      const extra = r.values.slice(1).some((v) => v > 0)
+        ? ` (${keys
+            .slice(1)
+            .map((k, j) => `${k} ${r.values[j + 1]}`)
+            .join(', ')})`
+        : '';
       return `<text x="${labelW - 6}" y="${y + 12}" text-anchor="end">${esc(r.label)}</text>${segs}<text x="${x + 4}" y="${y + 12}">${total}${esc(extra)}</text>`;
     })
     .join('');
@@ -75,20 +86,35 @@ function niceMax(v: number): number {
 }
 
 export function renderHtml(r: SimReport): string {
-  const verdict = r.verdict.ok ? '<p class="ok">PASS: no server errors, no lost or duplicated events, every order where expected</p>' : `<p class="bad">FAIL: ${esc(r.verdict.problems.join('; '))}</p>`;
+  const verdict = r.verdict.ok
+    ? '<p class="ok">PASS: no server errors, no lost or duplicated events, every order where expected</p>'
+    : `<p class="bad">FAIL: ${esc(r.verdict.problems.join('; '))}</p>`;
   const routes = Object.entries(r.routes).sort((a, b) => b[1].count - a[1].count);
   const table = routes
-    .map(([name, s]) => `<tr><td>${esc(name)}</td><td>${s.count}</td><td>${fmt(s.count / r.run.real_seconds)}</td><td>${fmt(s.p50_ms)}</td><td>${fmt(s.p99_ms)}</td><td>${s.c4xx}</td><td class="${s.c5xx + s.network ? 'bad' : ''}">${s.c5xx + s.network}</td></tr>`)
+    .map(
+      ([name, s]) =>
+        `<tr><td>${esc(name)}</td><td>${s.count}</td><td>${fmt(s.count / r.run.real_seconds)}</td><td>${fmt(s.p50_ms)}</td><td>${fmt(s.p99_ms)}</td><td>${s.c4xx}</td><td class="${s.c5xx + s.network ? 'bad' : ''}">${s.c5xx + s.network}</td></tr>`,
+    )
     .join('');
   const top = routes.slice(0, 6).map(([n]) => n);
-  const p99 = lineChart('p99 latency per route over time', 'ms', top.map((n) => ({ name: n, points: r.timeline.map((b) => [b.t, b.routes[n]?.p99_ms ?? NaN] as [number, number]) })));
-  const p50 = lineChart('p50 latency per route over time', 'ms', top.map((n) => ({ name: n, points: r.timeline.map((b) => [b.t, b.routes[n]?.p50_ms ?? NaN] as [number, number]) })));
+  const p99 = lineChart(
+    'p99 latency per route over time',
+    'ms',
+    top.map((n) => ({ name: n, points: r.timeline.map((b) => [b.t, b.routes[n]?.p99_ms ?? NaN] as [number, number]) })),
+  );
+  const p50 = lineChart(
+    'p50 latency per route over time',
+    'ms',
+    top.map((n) => ({ name: n, points: r.timeline.map((b) => [b.t, b.routes[n]?.p50_ms ?? NaN] as [number, number]) })),
+  );
   const rps = lineChart('Requests and errors per second', 'req/s', [
     { name: 'requests/s', points: r.timeline.map((b) => [b.t, b.requests / b.seconds]) },
     { name: '4xx/s', points: r.timeline.map((b) => [b.t, b.c4xx / b.seconds]) },
     { name: '5xx + network errors/s', points: r.timeline.map((b) => [b.t, b.errors / b.seconds]) },
   ]);
-  const gps = lineChart('GPS ingest', 'points/s', [{ name: 'GPS points accepted/s', points: r.timeline.map((b) => [b.t, b.gps_points / b.seconds]) }]);
+  const gps = lineChart('GPS ingest', 'points/s', [
+    { name: 'GPS points accepted/s', points: r.timeline.map((b) => [b.t, b.gps_points / b.seconds]) },
+  ]);
   const orders = lineChart('Orders created (the day’s rate curve)', 'orders per simulated hour', [
     { name: 'orders/simulated hour', points: r.timeline.map((b) => [b.t, (b.orders / b.seconds) * (3600 / r.config.compression)]) },
     { name: 'planned rate', points: r.timeline.map((b) => [b.t, b.planned_rate_per_hour]), dashed: true },
@@ -97,14 +123,21 @@ export function renderHtml(r: SimReport): string {
     { name: 'RSS', points: r.server.samples.map((s) => [s.t, s.rss_bytes / 2 ** 20]) },
     { name: 'heap used', points: r.server.samples.map((s) => [s.t, s.heap_used_bytes / 2 ** 20]), dashed: true },
   ]);
-  const reqBars = barChart('Requests per route', routes.map(([n, s]) => ({ label: n, values: [s.count - s.c4xx - s.c5xx - s.network, s.c4xx, s.c5xx + s.network] })), ['2xx/3xx', '4xx', '5xx/network'], ['#2ca02c', '#ff7f0e', '#d62728']);
+  const reqBars = barChart(
+    'Requests per route',
+    routes.map(([n, s]) => ({ label: n, values: [s.count - s.c4xx - s.c5xx - s.network, s.c4xx, s.c5xx + s.network] })),
+    ['2xx/3xx', '4xx', '5xx/network'],
+    ['#2ca02c', '#ff7f0e', '#d62728'],
+  );
   const streamBars = barChart(
     'Stream events: expected ones received, lost, duplicated (other events received are counted in the table)',
     r.streams.map((s) => ({ label: s.name, values: [s.expected - s.lost, s.lost, s.duplicates] })),
     ['expected and received', 'lost', 'duplicated'],
     ['#1f77b4', '#d62728', '#9467bd'],
   );
-  const ordersTable = Object.entries(r.orders.by_status).map(([k, v]) => `<tr><td>${esc(k)}</td><td>${v}</td></tr>`).join('');
+  const ordersTable = Object.entries(r.orders.by_status)
+    .map(([k, v]) => `<tr><td>${esc(k)}</td><td>${v}</td></tr>`)
+    .join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>City day simulation: ${esc(r.run.started_at)}</title>
 <style>
@@ -143,7 +176,10 @@ ${streamBars}
 <h2>Routes</h2><table><tr><th>route</th><th>requests</th><th>per s</th><th>p50 ms</th><th>p99 ms</th><th>4xx</th><th>5xx+net</th></tr>${table}</table>
 <h2>Orders at the end</h2><table><tr><th>status</th><th>orders</th></tr>${ordersTable}</table>
 <h2>Streams</h2><table><tr><th>stream</th><th>events received</th><th>expected</th><th>lost</th><th>duplicated</th><th>reconnects</th><th>resets</th></tr>${r.streams
-    .map((s) => `<tr><td>${esc(s.name)}</td><td>${s.received}</td><td>${s.expected}</td><td>${s.lost}</td><td>${s.duplicates}</td><td>${s.reconnects}</td><td>${s.resets}</td></tr>`)
+    .map(
+      (s) =>
+        `<tr><td>${esc(s.name)}</td><td>${s.received}</td><td>${s.expected}</td><td>${s.lost}</td><td>${s.duplicates}</td><td>${s.reconnects}</td><td>${s.resets}</td></tr>`,
+    )
     .join('')}</table>
 </body></html>`;
 }

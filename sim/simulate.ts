@@ -68,29 +68,63 @@ export function parseOptions(argv: string[]): SimOptions {
   };
   const num = (name: string, v: string | undefined, min: number, max: number) => {
     const n = Number(v);
-    if (v === undefined || !Number.isFinite(n) || n < min || n > max) throw new OptionError(`${name} must be a number from ${min} to ${max} (got ${v ?? 'nothing'})`);
+    if (v === undefined || !Number.isFinite(n) || n < min || n > max)
+      throw new OptionError(`${name} must be a number from ${min} to ${max} (got ${v ?? 'nothing'})`);
     return n;
   };
   for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].includes('=') ? [argv[i].slice(0, argv[i].indexOf('=')), argv[i].slice(argv[i].indexOf('=') + 1)] : [argv[i], undefined];
+    const [flag, inline] = argv[i].includes('=')
+      ? [argv[i].slice(0, argv[i].indexOf('=')), argv[i].slice(argv[i].indexOf('=') + 1)]
+      : [argv[i], undefined];
     const val = () => inline ?? argv[++i];
     switch (flag) {
-      case '--base-url': o.baseUrl = String(val()); break;
-      case '--scale': o.scale = Math.round(num(flag, val(), 1, 5000)); break;
-      case '--duration-s': o.durationS = num(flag, val(), 1, 86_400); break;
-      case '--compression': o.compression = num(flag, val(), 1, 3600); break;
-      case '--seed': o.seed = Math.round(num(flag, val(), 0, 2 ** 31 - 1)); break;
-      case '--start-hour': o.startHour = num(flag, val(), 0, 23); break;
-      case '--drain-s': o.drainS = num(flag, val(), 0, 3600); break;
-      case '--out': o.out = String(val()); break;
-      case '--admin-email': o.adminEmail = String(val()); break;
-      case '--admin-password': o.adminPassword = String(val()); break;
-      case '--allow-remote': o.allowRemote = true; break;
-      case '--quiet': o.quiet = true; break;
-      case '--dispatchers': o.dispatchers = Math.round(num(flag, val(), 0, 10_000)); break;
-      case '--customer-streams': o.customerStreams = Math.round(num(flag, val(), 0, 10_000)); break;
-      case '--help': case '-h': throw new OptionError(HELP, 0);
-      default: throw new OptionError(`unknown option ${argv[i]} (--help lists them)`);
+      case '--base-url':
+        o.baseUrl = String(val());
+        break;
+      case '--scale':
+        o.scale = Math.round(num(flag, val(), 1, 5000));
+        break;
+      case '--duration-s':
+        o.durationS = num(flag, val(), 1, 86_400);
+        break;
+      case '--compression':
+        o.compression = num(flag, val(), 1, 3600);
+        break;
+      case '--seed':
+        o.seed = Math.round(num(flag, val(), 0, 2 ** 31 - 1));
+        break;
+      case '--start-hour':
+        o.startHour = num(flag, val(), 0, 23);
+        break;
+      case '--drain-s':
+        o.drainS = num(flag, val(), 0, 3600);
+        break;
+      case '--out':
+        o.out = String(val());
+        break;
+      case '--admin-email':
+        o.adminEmail = String(val());
+        break;
+      case '--admin-password':
+        o.adminPassword = String(val());
+        break;
+      case '--allow-remote':
+        o.allowRemote = true;
+        break;
+      case '--quiet':
+        o.quiet = true;
+        break;
+      case '--dispatchers':
+        o.dispatchers = Math.round(num(flag, val(), 0, 10_000));
+        break;
+      case '--customer-streams':
+        o.customerStreams = Math.round(num(flag, val(), 0, 10_000));
+        break;
+      case '--help':
+      case '-h':
+        throw new OptionError(HELP, 0);
+      default:
+        throw new OptionError(`unknown option ${argv[i]} (--help lists them)`);
     }
   }
   let url: URL;
@@ -102,13 +136,17 @@ export function parseOptions(argv: string[]): SimOptions {
   if (url.protocol !== 'http:') throw new OptionError(`--base-url must be http:// (got ${url.protocol})`);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const loopback = host === 'localhost' || host === '::1' || /^127\./.test(host);
-  if (!loopback && !o.allowRemote) throw new OptionError(`--base-url ${o.baseUrl} is not a loopback address; pass --allow-remote to play against another machine`);
+  if (!loopback && !o.allowRemote)
+    throw new OptionError(`--base-url ${o.baseUrl} is not a loopback address; pass --allow-remote to play against another machine`);
   o.baseUrl = o.baseUrl.replace(/\/$/, '');
   return o;
 }
 
 export class OptionError extends Error {
-  constructor(message: string, readonly code = 2) {
+  constructor(
+    message: string,
+    readonly code = 2,
+  ) {
     super(message);
   }
 }
@@ -124,7 +162,12 @@ function rng(seed: number) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  return { next, int: (n: number) => Math.floor(next() * n), range: (lo: number, hi: number) => lo + next() * (hi - lo), pick: <T>(a: T[]) => a[Math.floor(next() * a.length)] };
+  return {
+    next,
+    int: (n: number) => Math.floor(next() * n),
+    range: (lo: number, hi: number) => lo + next() * (hi - lo),
+    pick: <T>(a: T[]) => a[Math.floor(next() * a.length)],
+  };
 }
 const sub = (seed: number, k: number) => rng(((seed * 2654435761) ^ (k * 40503 + 0x9e3779b9)) >>> 0);
 
@@ -135,7 +178,14 @@ export function ratePerDriverHour(h: number): number {
 }
 
 // ------------------------------------------------------------------ the report
-interface RouteStats { count: number; c4xx: number; c5xx: number; network: number; p50_ms: number; p99_ms: number }
+interface RouteStats {
+  count: number;
+  c4xx: number;
+  c5xx: number;
+  network: number;
+  p50_ms: number;
+  p99_ms: number;
+}
 export interface SimReport {
   config: { base_url: string; scale: number; duration_s: number; compression: number; seed: number; start_hour: number; drain_s: number };
   run: { base_url: string; started_at: string; real_seconds: number; load_average: number[]; cpus: number };
@@ -144,20 +194,60 @@ export interface SimReport {
   setup: { seconds: number; requests: number; server_errors: number };
   totals: { requests: number; server_errors: number; c4xx: number };
   routes: Record<string, RouteStats>;
-  timeline: { t: number; seconds: number; requests: number; c4xx: number; errors: number; gps_points: number; orders: number; planned_rate_per_hour: number; routes: Record<string, { count: number; p50_ms: number; p99_ms: number }> }[];
+  timeline: {
+    t: number;
+    seconds: number;
+    requests: number;
+    c4xx: number;
+    errors: number;
+    gps_points: number;
+    orders: number;
+    planned_rate_per_hour: number;
+    routes: Record<string, { count: number; p50_ms: number; p99_ms: number }>;
+  }[];
   gps: { points_accepted: number; batches: number };
-  orders: { created: number; by_status: Record<string, number>; unexpected: number; unfinished: number; failed_deliveries: number; rejections: number; mismatches: { id: string; expected: string; actual: string }[] };
+  orders: {
+    created: number;
+    by_status: Record<string, number>;
+    unexpected: number;
+    unfinished: number;
+    failed_deliveries: number;
+    rejections: number;
+    mismatches: { id: string; expected: string; actual: string }[];
+  };
   tracking: { links: number; polls: number };
-  streams: { name: string; kind: string; received: number; expected: number; lost: number; duplicates: number; reconnects: number; resets: number }[];
+  streams: {
+    name: string;
+    kind: string;
+    received: number;
+    expected: number;
+    lost: number;
+    duplicates: number;
+    reconnects: number;
+    resets: number;
+  }[];
   server: { samples: { t: number; rss_bytes: number; heap_used_bytes: number; sse_connections: number }[] };
   unexpected_4xx: { route: string; status: number; body: string }[];
   verdict: { ok: boolean; problems: string[] };
 }
 
-export interface Planned { k: number; at: number; kind: 'order' | 'dispatch'; customer: number; merchant: number; prepS: number; reject: boolean; fail: boolean; items: number[] }
+export interface Planned {
+  k: number;
+  at: number;
+  kind: 'order' | 'dispatch';
+  customer: number;
+  merchant: number;
+  prepS: number;
+  reject: boolean;
+  fail: boolean;
+  items: number[];
+}
 
 /** Every order of the day, from the seed alone: when it arrives (a Poisson process thinned by the rate curve), who orders from whom, and what will happen to it. */
-export function planDay(opts: Pick<SimOptions, 'seed' | 'scale' | 'durationS' | 'compression' | 'startHour'>): { plan: Planned[]; digest: string } {
+export function planDay(opts: Pick<SimOptions, 'seed' | 'scale' | 'durationS' | 'compression' | 'startHour'>): {
+  plan: Planned[];
+  digest: string;
+} {
   const R = rng(opts.seed);
   const nDrivers = opts.scale;
   const simDay = opts.durationS * opts.compression;
@@ -169,10 +259,22 @@ export function planDay(opts: Pick<SimOptions, 'seed' | 'scale' | 'durationS' | 
     if (t >= simDay) break;
     if (R.next() >= ratePerDriverHour(opts.startHour + t / 3600) / peak) continue;
     const r = sub(opts.seed, 100_000 + k);
-    plan.push({ k, at: t, kind: r.next() < 0.1 ? 'dispatch' : 'order', customer: r.int(nDrivers * 2), merchant: r.int(Math.ceil(nDrivers / 10)), prepS: r.range(300, 1200), reject: r.next() < 0.05, fail: r.next() < 0.05, items: [r.int(3), r.int(3)] });
+    plan.push({
+      k,
+      at: t,
+      kind: r.next() < 0.1 ? 'dispatch' : 'order',
+      customer: r.int(nDrivers * 2),
+      merchant: r.int(Math.ceil(nDrivers / 10)),
+      prepS: r.range(300, 1200),
+      reject: r.next() < 0.05,
+      fail: r.next() < 0.05,
+      items: [r.int(3), r.int(3)],
+    });
   }
   let h = 0;
-  for (const p of plan) for (const ch of `${p.kind[0]}${Math.round(p.at)}c${p.customer}m${p.merchant}${p.fail ? 'F' : ''}${p.reject ? 'R' : ''},`) h = (Math.imul(h, 31) + ch.charCodeAt(0)) >>> 0;
+  for (const p of plan)
+    for (const ch of `${p.kind[0]}${Math.round(p.at)}c${p.customer}m${p.merchant}${p.fail ? 'F' : ''}${p.reject ? 'R' : ''},`)
+      h = (Math.imul(h, 31) + ch.charCodeAt(0)) >>> 0;
   return { plan, digest: h.toString(16).padStart(8, '0') };
 }
 
@@ -191,7 +293,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   const t0 = performance.now();
   const realT = () => (performance.now() - t0) / 1000;
   const sleepReal = (ms: number) => new Promise((r) => setTimeout(r, ms));
-  const simNow = () => (performance.now() - dayStart) / 1000 * opts.compression; // simulated seconds since the day began
+  const simNow = () => ((performance.now() - dayStart) / 1000) * opts.compression; // simulated seconds since the day began
   const sleepSim = (simS: number) => sleepReal((simS / opts.compression) * 1000);
   let dayStart = performance.now();
   let stopping = false;
@@ -206,13 +308,28 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   const buckets: Bucket[] = [];
   const bucket = () => {
     const i = Math.floor((realT() - tBase) / BUCKET_S);
-    while (buckets.length <= i) buckets.push({ t: (buckets.length + 1) * BUCKET_S, seconds: BUCKET_S, requests: 0, c4xx: 0, errors: 0, gps_points: 0, orders: 0, planned_rate_per_hour: NaN, routes: {}, lat: new Map() });
+    while (buckets.length <= i)
+      buckets.push({
+        t: (buckets.length + 1) * BUCKET_S,
+        seconds: BUCKET_S,
+        requests: 0,
+        c4xx: 0,
+        errors: 0,
+        gps_points: 0,
+        orders: 0,
+        planned_rate_per_hour: NaN,
+        routes: {},
+        lat: new Map(),
+      });
     return buckets[i];
   };
   const routeLat = new Map<string, number[]>();
   const routeCounts = new Map<string, { count: number; c4xx: number; c5xx: number; network: number }>();
   const unexpected4xx: SimReport['unexpected_4xx'] = [];
-  interface Res { status: number; body: any }
+  interface Res {
+    status: number;
+    body: any;
+  }
   function request(route: string, token: string | null, method: string, p: string, body?: unknown, expect4xx: number[] = []): Promise<Res> {
     if (closed) return Promise.reject(new Error('the run is over'));
     return new Promise((resolve) => {
@@ -225,9 +342,13 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
         const b = bucket();
         rc.count++;
         b.requests++;
-        if (status === 0) { rc.network++; b.errors++; }
-        else if (status >= 500) { rc.c5xx++; b.errors++; }
-        else if (status >= 400) {
+        if (status === 0) {
+          rc.network++;
+          b.errors++;
+        } else if (status >= 500) {
+          rc.c5xx++;
+          b.errors++;
+        } else if (status >= 400) {
           rc.c4xx++;
           b.c4xx++;
           if (!expect4xx.includes(status) && unexpected4xx.length < 50) unexpected4xx.push({ route, status, body: text.slice(0, 300) });
@@ -237,13 +358,27 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
           (b.lat.get(route) ?? b.lat.set(route, []).get(route)!).push(ms);
         }
         let parsed: unknown;
-        try { parsed = text ? JSON.parse(text) : null; } catch { parsed = text; }
+        try {
+          parsed = text ? JSON.parse(text) : null;
+        } catch {
+          parsed = text;
+        }
         if (status >= 500 || status === 0) log(`  server error ${status || 'network'} on ${method} ${p}: ${text.slice(0, 200)}`);
         resolve({ status, body: parsed });
       };
       const req = http.request(
-        { host: base.hostname, port: base.port || 80, path: `/api/v1${p}`, method, agent, timeout: 60_000,
-          headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } },
+        {
+          host: base.hostname,
+          port: base.port || 80,
+          path: `/api/v1${p}`,
+          method,
+          agent,
+          timeout: 60_000,
+          headers: {
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+            ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+          },
+        },
         (res) => {
           let text = '';
           res.setEncoding('utf8');
@@ -262,18 +397,24 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     for (let attempt = 0; ; attempt++) {
       const r = await request(route, token, method, p, body, [429]);
       if (r.status >= 200 && r.status < 300) return r.body;
-      if (r.status === 429 && attempt < 20) { await sleepReal(1000 * Math.min(30, Number(r.body?.retry_after ?? 1) || 1)); continue; }
+      if (r.status === 429 && attempt < 20) {
+        await sleepReal(1000 * Math.min(30, Number(r.body?.retry_after ?? 1) || 1));
+        continue;
+      }
       throw new Error(`${method} ${p} answered ${r.status}: ${JSON.stringify(r.body).slice(0, 300)}`);
     }
   }
-  const login = async (email: string, password: string): Promise<string> => (await must('POST /auth/login', null, 'POST', '/auth/login', { email, password })).access_token;
+  const login = async (email: string, password: string): Promise<string> =>
+    (await must('POST /auth/login', null, 'POST', '/auth/login', { email, password })).access_token;
 
   // ---------------------------------------------------------------- is the server there?
   try {
     const r = await fetch(`${opts.baseUrl}/api/v1/health`, { signal: AbortSignal.timeout(5000) });
     if (!r.ok) throw new Error(`answered ${r.status}`);
   } catch (e) {
-    throw new OptionError(`no server at ${opts.baseUrl} (${e instanceof Error ? e.message : e}); start one (npm start, with SEED_DEMO=true) or pass --base-url`);
+    throw new OptionError(
+      `no server at ${opts.baseUrl} (${e instanceof Error ? e.message : e}); start one (npm start, with SEED_DEMO=true) or pass --base-url`,
+    );
   }
 
   // ---------------------------------------------------------------- the city
@@ -283,17 +424,29 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   try {
     admin = await login(opts.adminEmail, opts.adminPassword);
   } catch (e) {
-    throw new OptionError(`cannot log in as ${opts.adminEmail} (${e instanceof Error ? e.message : e}); start the server with SEED_DEMO=true or pass --admin-email/--admin-password`);
+    throw new OptionError(
+      `cannot log in as ${opts.adminEmail} (${e instanceof Error ? e.message : e}); start the server with SEED_DEMO=true or pass --admin-email/--admin-password`,
+    );
   }
   const nDrivers = opts.scale;
   const nMerchants = Math.ceil(opts.scale / 10);
   const nCustomers = opts.scale * 2; // planDay picks customers and merchants by these counts
-  log(`simulate: ${opts.baseUrl}, seed ${opts.seed}: ${nDrivers} drivers, ${nMerchants} merchants, ${nCustomers} customers; ${opts.durationS} s real × ${opts.compression} from ${opts.startHour}:00`);
+  log(
+    `simulate: ${opts.baseUrl}, seed ${opts.seed}: ${nDrivers} drivers, ${nMerchants} merchants, ${nCustomers} customers; ${opts.durationS} s real × ${opts.compression} from ${opts.startHour}:00`,
+  );
 
-  const territories = (await must('GET /territories', admin, 'GET', '/territories?limit=100')).data as { id: string; name: string; active: boolean; geometry: { type: string; coordinates: number[][][] | number[][][][] } }[];
+  const territories = (await must('GET /territories', admin, 'GET', '/territories?limit=100')).data as {
+    id: string;
+    name: string;
+    active: boolean;
+    geometry: { type: string; coordinates: number[][][] | number[][][][] };
+  }[];
   const territory = territories.find((t) => t.active) ?? territories[0];
   if (!territory) throw new OptionError('the organization has no territory; seed the demo data (SEED_DEMO=true)');
-  const ring = (territory.geometry.type === 'MultiPolygon' ? (territory.geometry.coordinates as number[][][][])[0][0] : (territory.geometry.coordinates as number[][][])[0]);
+  const ring =
+    territory.geometry.type === 'MultiPolygon'
+      ? (territory.geometry.coordinates as number[][][][])[0][0]
+      : (territory.geometry.coordinates as number[][][])[0];
   const lons = ring.map((c) => c[0]);
   const lats = ring.map((c) => c[1]);
   const center = { lon: (Math.min(...lons) + Math.max(...lons)) / 2, lat: (Math.min(...lats) + Math.max(...lats)) / 2 };
@@ -306,11 +459,19 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     lon: center.lon + (Math.round(((p.lon - center.lon) * mPerDegLon) / BLOCK) * BLOCK) / mPerDegLon,
     lat: center.lat + (Math.round(((p.lat - center.lat) * M_PER_DEG_LAT) / BLOCK) * BLOCK) / M_PER_DEG_LAT,
   });
-  const randomCorner = (r: ReturnType<typeof rng>): Pt => snap({ lon: center.lon + r.range(-halfLon, halfLon), lat: center.lat + r.range(-halfLat, halfLat) });
-  log(`  territory ${territory.name}: a ${Math.round(halfLon * 2 * mPerDegLon)} m × ${Math.round(halfLat * 2 * M_PER_DEG_LAT)} m street grid around ${center.lat.toFixed(4)}, ${center.lon.toFixed(4)}`);
+  const randomCorner = (r: ReturnType<typeof rng>): Pt =>
+    snap({ lon: center.lon + r.range(-halfLon, halfLon), lat: center.lat + r.range(-halfLat, halfLat) });
+  log(
+    `  territory ${territory.name}: a ${Math.round(halfLon * 2 * mPerDegLon)} m × ${Math.round(halfLat * 2 * M_PER_DEG_LAT)} m street grid around ${center.lat.toFixed(4)}, ${center.lon.toFixed(4)}`,
+  );
 
   const newUser = async (role: string, i: number, name: string) =>
-    (await must('POST /app-users', admin, 'POST', '/app-users', { email: `sim-${tag}-${role}-${i}@sim.test`, password: PASSWORD, display_name: name, role })) as { id: string; email: string };
+    (await must('POST /app-users', admin, 'POST', '/app-users', {
+      email: `sim-${tag}-${role}-${i}@sim.test`,
+      password: PASSWORD,
+      display_name: name,
+      role,
+    })) as { id: string; email: string };
   const inBatches = async <T>(n: number, size: number, f: (i: number) => Promise<T>): Promise<T[]> => {
     const out: T[] = [];
     for (let i = 0; i < n; i += size) out.push(...(await Promise.all(Array.from({ length: Math.min(size, n - i) }, (_, k) => f(i + k)))));
@@ -325,15 +486,34 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     await must('POST /merchants/:id/approve', admin, 'POST', `/merchants/${m.id}/approve`, {});
     const token = await login(u.email, PASSWORD);
     const at = randomCorner(r);
-    const branch = await must('POST /merchant/branches', token, 'POST', '/merchant/branches', { name: 'Centro', address: `Calle ${i + 1}`, location: geo(at) });
+    const branch = await must('POST /merchant/branches', token, 'POST', '/merchant/branches', {
+      name: 'Centro',
+      address: `Calle ${i + 1}`,
+      location: geo(at),
+    });
     const items: string[] = [];
-    for (let k = 0; k < 3; k++) items.push((await must('POST /merchant/catalog', token, 'POST', '/merchant/catalog', { name: `Dish ${k}`, price: `${10 + r.int(40)}.50` })).id);
+    for (let k = 0; k < 3; k++)
+      items.push(
+        (await must('POST /merchant/catalog', token, 'POST', '/merchant/catalog', { name: `Dish ${k}`, price: `${10 + r.int(40)}.50` })).id,
+      );
     return { id: m.id as string, token, branchId: branch.id as string, at, items };
   });
   log(`  ${merchants.length} merchants with a branch and a catalog`);
 
   // Drivers: user, driver profile, approval, available, logged in, first fix on the grid.
-  interface Driver { i: number; id: string; userId: string; token: string; pos: Pt; speed: number; busy: boolean; route: Pt[]; arrived: (() => void) | null; buffer: { p: Pt; at: number }[]; n: number }
+  interface Driver {
+    i: number;
+    id: string;
+    userId: string;
+    token: string;
+    pos: Pt;
+    speed: number;
+    busy: boolean;
+    route: Pt[];
+    arrived: (() => void) | null;
+    buffer: { p: Pt; at: number }[];
+    n: number;
+  }
   const drivers: Driver[] = await inBatches(nDrivers, 8, async (i) => {
     const r = sub(opts.seed, 2000 + i);
     const u = await newUser('repartidor', i, `Sim driver ${i}`);
@@ -360,63 +540,109 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
 
   // ---------------------------------------------------------------- the plan: every order of the day, from the seed
   const { plan, digest: planDigest } = planDay(opts);
-  log(`  the day's plan: ${plan.length} orders (${plan.filter((p) => p.kind === 'dispatch').length} dispatch trips with a recipient link), plan digest ${planDigest}`);
+  log(
+    `  the day's plan: ${plan.length} orders (${plan.filter((p) => p.kind === 'dispatch').length} dispatch trips with a recipient link), plan digest ${planDigest}`,
+  );
 
   // ---------------------------------------------------------------- streams
-  interface Stream { name: string; kind: string; ids: Set<number>; received: number; duplicates: number; reconnects: number; resets: number; byTrip: Map<string, Set<string>>; req: http.ClientRequest | null; lastId: number | null }
+  interface Stream {
+    name: string;
+    kind: string;
+    ids: Set<number>;
+    received: number;
+    duplicates: number;
+    reconnects: number;
+    resets: number;
+    byTrip: Map<string, Set<string>>;
+    req: http.ClientRequest | null;
+    lastId: number | null;
+  }
   const streams: Stream[] = [];
   const openStream = (s: Stream, token: string, p: string) => {
     const connect = () => {
       if (stopping && s.lastId !== null && s.req === null) return;
-      const req = http.get(`${opts.baseUrl}/api/v1${p}`, { agent: false, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...(s.lastId !== null ? { 'last-event-id': String(s.lastId) } : {}) } }, (res) => {
-        if (res.statusCode !== 200) { res.resume(); log(`  stream ${s.name} answered ${res.statusCode}`); return; }
-        let buf = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buf += chunk;
-          let cut: number;
-          while ((cut = buf.indexOf('\n\n')) >= 0) {
-            const frame = buf.slice(0, cut);
-            buf = buf.slice(cut + 2);
-            let id: number | null = null;
-            let type = '';
-            let data = '';
-            for (const line of frame.split('\n')) {
-              if (line.startsWith('id: ')) id = Number(line.slice(4));
-              else if (line.startsWith('event: ')) type = line.slice(7);
-              else if (line.startsWith('data: ')) data += line.slice(6);
-            }
-            if (!type) continue; // heartbeat comment
-            if (type === 'stream.reset') { s.resets++; continue; }
-            if (id === null) continue;
-            s.received++;
-            if (s.ids.has(id)) s.duplicates++;
-            s.ids.add(id);
-            s.lastId = Math.max(s.lastId ?? 0, id);
-            try {
-              const ev = JSON.parse(data) as { entity_type: string; entity_id: string };
-              if (ev.entity_type === 'trip') (s.byTrip.get(ev.entity_id) ?? s.byTrip.set(ev.entity_id, new Set()).get(ev.entity_id)!).add(type);
-            } catch { /* not JSON */ }
+      const req = http.get(
+        `${opts.baseUrl}/api/v1${p}`,
+        {
+          agent: false,
+          headers: {
+            authorization: `Bearer ${token}`,
+            accept: 'text/event-stream',
+            ...(s.lastId !== null ? { 'last-event-id': String(s.lastId) } : {}),
+          },
+        },
+        (res) => {
+          if (res.statusCode !== 200) {
+            res.resume();
+            log(`  stream ${s.name} answered ${res.statusCode}`);
+            return;
           }
-        });
-        res.on('close', () => {
-          if (stopping) return;
-          s.reconnects++;
-          setTimeout(connect, 200);
-        });
-      });
+          let buf = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            buf += chunk;
+            let cut: number;
+            while ((cut = buf.indexOf('\n\n')) >= 0) {
+              const frame = buf.slice(0, cut);
+              buf = buf.slice(cut + 2);
+              let id: number | null = null;
+              let type = '';
+              let data = '';
+              for (const line of frame.split('\n')) {
+                if (line.startsWith('id: ')) id = Number(line.slice(4));
+                else if (line.startsWith('event: ')) type = line.slice(7);
+                else if (line.startsWith('data: ')) data += line.slice(6);
+              }
+              if (!type) continue; // heartbeat comment
+              if (type === 'stream.reset') {
+                s.resets++;
+                continue;
+              }
+              if (id === null) continue;
+              s.received++;
+              if (s.ids.has(id)) s.duplicates++;
+              s.ids.add(id);
+              s.lastId = Math.max(s.lastId ?? 0, id);
+              try {
+                const ev = JSON.parse(data) as { entity_type: string; entity_id: string };
+                if (ev.entity_type === 'trip')
+                  (s.byTrip.get(ev.entity_id) ?? s.byTrip.set(ev.entity_id, new Set()).get(ev.entity_id)!).add(type);
+              } catch {
+                /* not JSON */
+              }
+            }
+          });
+          res.on('close', () => {
+            if (stopping) return;
+            s.reconnects++;
+            setTimeout(connect, 200);
+          });
+        },
+      );
       req.on('error', () => undefined);
       s.req = req;
     };
     connect();
   };
   const newStream = (name: string, kind: string): Stream => {
-    const s: Stream = { name, kind, ids: new Set(), received: 0, duplicates: 0, reconnects: 0, resets: 0, byTrip: new Map(), req: null, lastId: null };
+    const s: Stream = {
+      name,
+      kind,
+      ids: new Set(),
+      received: 0,
+      duplicates: 0,
+      reconnects: 0,
+      resets: 0,
+      byTrip: new Map(),
+      req: null,
+      lastId: null,
+    };
     streams.push(s);
     return s;
   };
   const nDispatchers = opts.dispatchers ?? Math.min(5, Math.max(1, Math.ceil(opts.scale / 20)));
-  for (let d = 0; d < nDispatchers; d++) openStream(newStream(`dispatcher ${d + 1} (organization stream)`, 'organization'), admin, '/realtime/organization/stream');
+  for (let d = 0; d < nDispatchers; d++)
+    openStream(newStream(`dispatcher ${d + 1} (organization stream)`, 'organization'), admin, '/realtime/organization/stream');
   const watched = new Map<number, Stream>(); // customer index → their /realtime/me stream
   for (let c = 0; c < Math.min(nCustomers, opts.customerStreams ?? Math.min(20, Math.max(2, Math.ceil(opts.scale / 5)))); c++) {
     const s = newStream(`customer ${c} (me stream)`, 'me');
@@ -438,7 +664,11 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   const BATCH_EVERY = 30;
   /** A Manhattan route on the grid: along the street first, then the avenue. */
   const routeTo = (from: Pt, to: Pt): Pt[] => [snap({ lon: to.lon, lat: from.lat }), snap(to)];
-  const driveTo = (d: Driver, to: Pt) => new Promise<void>((resolve) => { d.route = routeTo(d.pos, to); d.arrived = resolve; });
+  const driveTo = (d: Driver, to: Pt) =>
+    new Promise<void>((resolve) => {
+      d.route = routeTo(d.pos, to);
+      d.arrived = resolve;
+    });
   const step = (d: Driver, seconds: number) => {
     let left = d.speed * seconds;
     while (left > 0 && d.route.length) {
@@ -446,10 +676,20 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       const dx = (to.lon - d.pos.lon) * mPerDegLon;
       const dy = (to.lat - d.pos.lat) * M_PER_DEG_LAT;
       const dist = Math.hypot(dx, dy);
-      if (dist <= left) { d.pos = to; d.route.shift(); left -= dist; }
-      else { d.pos = { lon: d.pos.lon + (dx / dist) * (left / mPerDegLon), lat: d.pos.lat + (dy / dist) * (left / M_PER_DEG_LAT) }; left = 0; }
+      if (dist <= left) {
+        d.pos = to;
+        d.route.shift();
+        left -= dist;
+      } else {
+        d.pos = { lon: d.pos.lon + (dx / dist) * (left / mPerDegLon), lat: d.pos.lat + (dy / dist) * (left / M_PER_DEG_LAT) };
+        left = 0;
+      }
     }
-    if (!d.route.length && d.arrived) { const a = d.arrived; d.arrived = null; a(); }
+    if (!d.route.length && d.arrived) {
+      const a = d.arrived;
+      d.arrived = null;
+      a();
+    }
   };
   const driverLoop = async (d: Driver) => {
     await sleepSim(sub(opts.seed, 4000 + d.i).range(0, BATCH_EVERY)); // spread the batches
@@ -461,10 +701,18 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       }
       const pts = d.buffer.splice(0);
       const r = await request('POST /driver/locations/batch', d.token, 'POST', '/driver/locations/batch', {
-        points: pts.map((x, j) => ({ client_point_id: `sim-${tag}-${d.i}-${d.n}-${j}`, location: geo(x.p), recorded_at: new Date(Math.min(x.at, Date.now() - 1)).toISOString() })),
+        points: pts.map((x, j) => ({
+          client_point_id: `sim-${tag}-${d.i}-${d.n}-${j}`,
+          location: geo(x.p),
+          recorded_at: new Date(Math.min(x.at, Date.now() - 1)).toISOString(),
+        })),
       });
       d.n++;
-      if (r.status === 200) { gpsPoints += r.body.accepted ?? pts.length; gpsBatches++; bucket().gps_points += r.body.accepted ?? pts.length; }
+      if (r.status === 200) {
+        gpsPoints += r.body.accepted ?? pts.length;
+        gpsBatches++;
+        bucket().gps_points += r.body.accepted ?? pts.length;
+      }
       await sleepSim(GPS_EVERY);
     }
   };
@@ -476,14 +724,19 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   let rejections = 0;
   let trackingPolls = 0;
   let trackingLinks = 0;
-  const freeDriver = (d: Driver) => { d.busy = false; };
+  const freeDriver = (d: Driver) => {
+    d.busy = false;
+  };
   /** Assign a pending trip: auto-assignment first, then the nearest idle driver the simulator knows; waits while everyone is busy. */
   const assign = async (tripId: string, p: Planned, exclude: Set<string>): Promise<Driver> => {
     for (;;) {
       const r = await request('POST /trips/:id/auto-assign', admin, 'POST', `/trips/${tripId}/auto-assign`, {}, [409, 422, 404]);
       if (r.status === 200 && r.body?.driver_id) {
         const d = drivers.find((x) => x.id === r.body.driver_id);
-        if (d && !d.busy) { d.busy = true; return d; }
+        if (d && !d.busy) {
+          d.busy = true;
+          return d;
+        }
       }
       const idle = drivers.filter((x) => !x.busy && !exclude.has(x.id));
       if (idle.length) {
@@ -509,7 +762,9 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     const dropoff = randomCorner(sub(opts.seed, 500_000 + p.k));
     if (p.kind === 'order') {
       const o = await request('POST /customer/orders', c.token, 'POST', '/customer/orders', {
-        branch_id: m.branchId, address_id: c.addressId, payment_destination: 'cash',
+        branch_id: m.branchId,
+        address_id: c.addressId,
+        payment_destination: 'cash',
         items: [...new Set(p.items)].map((i) => ({ catalog_item_id: m.items[i], quantity: 1 })),
       });
       if (o.status !== 201) return;
@@ -530,13 +785,26 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       deliveryPin = async () => (await must('GET /customer/trips/:id', c.token, 'GET', `/customer/trips/${tripId}`)).delivery_pin;
     } else {
       const t = await must('POST /trips', admin, 'POST', '/trips', {
-        pickup_location: geo(m.at), pickup_address: 'Sim branch', dropoff_location: geo(dropoff), dropoff_address: 'Sim door', merchant_id: m.id, recipient_phone: '+59170000000',
+        pickup_location: geo(m.at),
+        pickup_address: 'Sim branch',
+        dropoff_location: geo(dropoff),
+        dropoff_address: 'Sim door',
+        merchant_id: m.id,
+        recipient_phone: '+59170000000',
       });
       tripId = t.id;
       bucket().orders++;
-      const link = await request('POST /trips/:id/recipient-link', admin, 'POST', `/trips/${tripId}/recipient-link`, { recipient_phone: '+59170000000' });
-      if (link.status === 200 || link.status === 201) { trackingToken = String(link.body.url).split('/').pop()!; trackingLinks++; }
-      deliveryPin = async () => (trackingToken ? (await must('GET /public/tracking/:token', null, 'GET', `/public/tracking/${trackingToken}`)).delivery_pin : (await must('GET /trips/:id', admin, 'GET', `/trips/${tripId}`)).delivery_pin);
+      const link = await request('POST /trips/:id/recipient-link', admin, 'POST', `/trips/${tripId}/recipient-link`, {
+        recipient_phone: '+59170000000',
+      });
+      if (link.status === 200 || link.status === 201) {
+        trackingToken = String(link.body.url).split('/').pop()!;
+        trackingLinks++;
+      }
+      deliveryPin = async () =>
+        trackingToken
+          ? (await must('GET /public/tracking/:token', null, 'GET', `/public/tracking/${trackingToken}`)).delivery_pin
+          : (await must('GET /trips/:id', admin, 'GET', `/trips/${tripId}`)).delivery_pin;
     }
     const ev = { trip: tripId, types: ['trip.created'], customer: p.kind === 'order' ? p.customer : null };
     expectedEvents.set(tripId, ev);
@@ -547,7 +815,10 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
           while (tracking && !stopping) {
             await sleepSim(120);
             if (!tracking) break;
-            if (trackingPolls / Math.max(1, realT()) < 1.5) { await request('GET /public/tracking/:token', null, 'GET', `/public/tracking/${trackingToken}`, undefined, [429]); trackingPolls++; }
+            if (trackingPolls / Math.max(1, realT()) < 1.5) {
+              await request('GET /public/tracking/:token', null, 'GET', `/public/tracking/${trackingToken}`, undefined, [429]);
+              trackingPolls++;
+            }
           }
         })()
       : Promise.resolve();
@@ -562,12 +833,26 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       tried.add(d.id);
       await sleepSim(sub(opts.seed, 300_000 + p.k).range(5, 30));
       if (p.reject && tried.size === 1) {
-        const r = await request('POST /driver/trips/:id/reject', d.token, 'POST', `/driver/trips/${tripId}/reject`, { reason: 'too far' }, [409]);
+        const r = await request(
+          'POST /driver/trips/:id/reject',
+          d.token,
+          'POST',
+          `/driver/trips/${tripId}/reject`,
+          { reason: 'too far' },
+          [409],
+        );
         freeDriver(d);
-        if (r.status === 200) { rejections++; ev.types.push('trip.rejected'); continue; }
+        if (r.status === 200) {
+          rejections++;
+          ev.types.push('trip.rejected');
+          continue;
+        }
       }
       const a = await request('POST /driver/trips/:id/accept', d.token, 'POST', `/driver/trips/${tripId}/accept`, undefined, [409]);
-      if (a.status === 200) { cash = a.body?.cash_to_collect ?? null; break; }
+      if (a.status === 200) {
+        cash = a.body?.cash_to_collect ?? null;
+        break;
+      }
       freeDriver(d); // the offer expired or was taken back: dispatch again
     }
     ev.types.push('trip.accepted');
@@ -577,14 +862,19 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     await must('POST /driver/trips/:id/start-delivery', d.token, 'POST', `/driver/trips/${tripId}/start-delivery`);
     await driveTo(d, p.kind === 'order' ? c.at : dropoff);
     if (p.fail) {
-      await must('POST /driver/trips/:id/fail-delivery', d.token, 'POST', `/driver/trips/${tripId}/fail-delivery`, { reason: 'recipient_absent' });
+      await must('POST /driver/trips/:id/fail-delivery', d.token, 'POST', `/driver/trips/${tripId}/fail-delivery`, {
+        reason: 'recipient_absent',
+      });
       failedDeliveries++;
       ev.types.push('trip.delivery_failed');
       await driveTo(d, m.at);
       await must('POST /driver/trips/:id/return', d.token, 'POST', `/driver/trips/${tripId}/return`, { pin: await pickupPin() });
       ev.types.push('trip.returned');
     } else {
-      await must('POST /trips/:id/verify-delivery', d.token, 'POST', `/trips/${tripId}/verify-delivery`, { pin: await deliveryPin(), ...(cash && Number(cash) > 0 ? { cash_collected: cash } : {}) });
+      await must('POST /trips/:id/verify-delivery', d.token, 'POST', `/trips/${tripId}/verify-delivery`, {
+        pin: await deliveryPin(),
+        ...(cash && Number(cash) > 0 ? { cash_collected: cash } : {}),
+      });
       ev.types.push('trip.completed');
     }
     tracking = false;
@@ -598,7 +888,13 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   const samples: SimReport['server']['samples'] = [];
   const sampleHealth = async () => {
     const r = await request('GET /admin/mobile-health', admin, 'GET', '/admin/mobile-health');
-    if (r.status === 200 && r.body?.instance) samples.push({ t: Math.round((realT() - tBase) * 10) / 10, rss_bytes: r.body.instance.rss_bytes, heap_used_bytes: r.body.instance.heap_used_bytes, sse_connections: r.body.realtime?.sse_connections ?? 0 });
+    if (r.status === 200 && r.body?.instance)
+      samples.push({
+        t: Math.round((realT() - tBase) * 10) / 10,
+        rss_bytes: r.body.instance.rss_bytes,
+        heap_used_bytes: r.body.instance.heap_used_bytes,
+        sse_connections: r.body.realtime?.sse_connections ?? 0,
+      });
   };
 
   // ---------------------------------------------------------------- play the day
@@ -607,7 +903,10 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   buckets.length = 0;
   // Building the city is counted apart: the routes and the timeline are the day's.
   const setup = { seconds: round(setupSeconds), requests: 0, server_errors: 0 };
-  for (const rc of routeCounts.values()) { setup.requests += rc.count; setup.server_errors += rc.c5xx + rc.network; }
+  for (const rc of routeCounts.values()) {
+    setup.requests += rc.count;
+    setup.server_errors += rc.c5xx + rc.network;
+  }
   routeCounts.clear();
   routeLat.clear();
   const tDay = realT();
@@ -628,11 +927,17 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   for (const p of plan) {
     const wait = p.at - simNow();
     if (wait > 0) await sleepSim(wait);
-    inFlight.push(playOrder(p).catch((e) => { if (failures.length < 20) failures.push(String(e instanceof Error ? e.message : e)); }));
+    inFlight.push(
+      playOrder(p).catch((e) => {
+        if (failures.length < 20) failures.push(String(e instanceof Error ? e.message : e));
+      }),
+    );
     if (realT() - lastPrint > 10) {
       lastPrint = realT();
       const hour = opts.startHour + simNow() / 3600;
-      log(`  ${String(Math.floor(hour)).padStart(2, '0')}:${String(Math.floor((hour % 1) * 60)).padStart(2, '0')} simulated: ${inFlight.length} orders, ${gpsPoints} GPS points, ${[...routeCounts.values()].reduce((a, r) => a + r.c5xx + r.network, 0)} server errors`);
+      log(
+        `  ${String(Math.floor(hour)).padStart(2, '0')}:${String(Math.floor((hour % 1) * 60)).padStart(2, '0')} simulated: ${inFlight.length} orders, ${gpsPoints} GPS points, ${[...routeCounts.values()].reduce((a, r) => a + r.c5xx + r.network, 0)} server errors`,
+      );
     }
   }
   const remaining = opts.durationS - (realT() - tDay);
@@ -652,7 +957,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       }
     return lost;
   };
-  for (const deadline = Date.now() + 10_000; missing() > 0 && Date.now() < deadline; ) await sleepReal(200);
+  for (const deadline = Date.now() + 10_000; missing() > 0 && Date.now() < deadline;) await sleepReal(200);
   for (const s of streams) s.req?.destroy();
   await monitor;
   await sampleHealth();
@@ -664,7 +969,12 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   for (const [c, ids] of groupBy([...expectedOrder], ([, v]) => v.customer)) {
     const seen = new Map<string, string>();
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-      const page: { data: { id: string; status: string }[]; next_cursor?: string | null } = await must('GET /customer/orders', customers[c].token, 'GET', `/customer/orders?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: { data: { id: string; status: string }[]; next_cursor?: string | null } = await must(
+        'GET /customer/orders',
+        customers[c].token,
+        'GET',
+        `/customer/orders?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       for (const o of page.data) seen.set(o.id, o.status);
       cursor = page.next_cursor ?? null;
     }
@@ -677,16 +987,21 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   closed = true;
   failures.length = playFailures; // what stopped because the run closed is counted as unfinished, not as a failure
   const FINAL = new Set(['delivered', 'cancelled', 'returned', 'failed', 'completed']);
-  const unfinished = Object.entries(byStatus).filter(([s]) => !FINAL.has(s)).reduce((a, [, n]) => a + n, 0);
+  const unfinished = Object.entries(byStatus)
+    .filter(([s]) => !FINAL.has(s))
+    .reduce((a, [, n]) => a + n, 0);
   agent.destroy();
 
   // ---------------------------------------------------------------- the report
   const routes: Record<string, RouteStats> = {};
-  for (const [name, rc] of [...routeCounts].sort()) routes[name] = { ...rc, p50_ms: round(pct(routeLat.get(name) ?? [], 0.5)), p99_ms: round(pct(routeLat.get(name) ?? [], 0.99)) };
+  for (const [name, rc] of [...routeCounts].sort())
+    routes[name] = { ...rc, p50_ms: round(pct(routeLat.get(name) ?? [], 0.5)), p99_ms: round(pct(routeLat.get(name) ?? [], 0.99)) };
   const timeline = buckets.map((b) => {
     const out: SimReport['timeline'][number] = { ...b, lat: undefined } as never;
     delete (out as { lat?: unknown }).lat;
-    out.routes = Object.fromEntries([...b.lat].map(([n, l]) => [n, { count: l.length, p50_ms: round(pct(l, 0.5)), p99_ms: round(pct(l, 0.99)) }]));
+    out.routes = Object.fromEntries(
+      [...b.lat].map(([n, l]) => [n, { count: l.length, p50_ms: round(pct(l, 0.5)), p99_ms: round(pct(l, 0.99)) }]),
+    );
     const simH = opts.startHour + ((b.t - BUCKET_S / 2) * opts.compression) / 3600;
     out.planned_rate_per_hour = b.t <= opts.durationS + BUCKET_S ? round(ratePerDriverHour(simH) * nDrivers) : NaN;
     return out;
@@ -697,9 +1012,21 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     for (const ev of expectedEvents.values()) {
       if (s.kind === 'me' && watched.get(ev.customer ?? -1) !== s) continue;
       const got = s.byTrip.get(ev.trip);
-      for (const t of ev.types) { expected++; if (!got?.has(t)) lost++; }
+      for (const t of ev.types) {
+        expected++;
+        if (!got?.has(t)) lost++;
+      }
     }
-    return { name: s.name, kind: s.kind, received: s.received, expected, lost, duplicates: s.duplicates, reconnects: s.reconnects, resets: s.resets };
+    return {
+      name: s.name,
+      kind: s.kind,
+      received: s.received,
+      expected,
+      lost,
+      duplicates: s.duplicates,
+      reconnects: s.reconnects,
+      resets: s.resets,
+    };
   });
   const serverErrors = Object.values(routes).reduce((a, r) => a + r.c5xx + r.network, 0);
   const problems: string[] = [];
@@ -713,15 +1040,48 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   if (!drained) problems.push(`orders still running after the ${opts.drainS} s drain (${unfinished} unfinished)`);
   for (const f of failures) problems.push(`an order's play stopped: ${f}`);
   const report: SimReport = {
-    config: { base_url: opts.baseUrl, scale: opts.scale, duration_s: opts.durationS, compression: opts.compression, seed: opts.seed, start_hour: opts.startHour, drain_s: opts.drainS },
-    run: { base_url: opts.baseUrl, started_at: new Date(Date.now() - realT() * 1000).toISOString(), real_seconds: round(realT() - tDay), load_average: os.loadavg(), cpus: os.cpus().length },
-    city: { territory: territory.name, drivers: drivers.length, merchants: merchants.length, customers: customers.length, plan_orders: plan.length, plan_digest: planDigest },
+    config: {
+      base_url: opts.baseUrl,
+      scale: opts.scale,
+      duration_s: opts.durationS,
+      compression: opts.compression,
+      seed: opts.seed,
+      start_hour: opts.startHour,
+      drain_s: opts.drainS,
+    },
+    run: {
+      base_url: opts.baseUrl,
+      started_at: new Date(Date.now() - realT() * 1000).toISOString(),
+      real_seconds: round(realT() - tDay),
+      load_average: os.loadavg(),
+      cpus: os.cpus().length,
+    },
+    city: {
+      territory: territory.name,
+      drivers: drivers.length,
+      merchants: merchants.length,
+      customers: customers.length,
+      plan_orders: plan.length,
+      plan_digest: planDigest,
+    },
     setup,
-    totals: { requests: Object.values(routes).reduce((a, r) => a + r.count, 0), server_errors: serverErrors, c4xx: Object.values(routes).reduce((a, r) => a + r.c4xx, 0) },
+    totals: {
+      requests: Object.values(routes).reduce((a, r) => a + r.count, 0),
+      server_errors: serverErrors,
+      c4xx: Object.values(routes).reduce((a, r) => a + r.c4xx, 0),
+    },
     routes,
     timeline,
     gps: { points_accepted: gpsPoints, batches: gpsBatches },
-    orders: { created: expectedOrder.size + trackingLinks, by_status: byStatus, unexpected: mismatches.length, unfinished, failed_deliveries: failedDeliveries, rejections, mismatches: mismatches.slice(0, 50) },
+    orders: {
+      created: expectedOrder.size + trackingLinks,
+      by_status: byStatus,
+      unexpected: mismatches.length,
+      unfinished,
+      failed_deliveries: failedDeliveries,
+      rejections,
+      mismatches: mismatches.slice(0, 50),
+    },
     tracking: { links: trackingLinks, polls: trackingPolls },
     streams: streamReport,
     server: { samples },
@@ -731,7 +1091,9 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   await mkdir(opts.out, { recursive: true });
   await writeFile(path.join(opts.out, 'report.json'), JSON.stringify(report, null, 2));
   await writeFile(path.join(opts.out, 'report.html'), renderHtml(report));
-  log(`simulate: ${report.totals.requests} requests (${(report.totals.requests / report.run.real_seconds).toFixed(1)}/s), ${serverErrors} server errors, ${report.totals.c4xx} 4xx; ${report.orders.created} orders (${failedDeliveries} failed deliveries, ${rejections} rejections), ${gpsPoints} GPS points; streams: ${streamReport.reduce((a, s) => a + s.received, 0)} events received, ${lostTotal} lost, ${dupTotal} duplicated`);
+  log(
+    `simulate: ${report.totals.requests} requests (${(report.totals.requests / report.run.real_seconds).toFixed(1)}/s), ${serverErrors} server errors, ${report.totals.c4xx} 4xx; ${report.orders.created} orders (${failedDeliveries} failed deliveries, ${rejections} rejections), ${gpsPoints} GPS points; streams: ${streamReport.reduce((a, s) => a + s.received, 0)} events received, ${lostTotal} lost, ${dupTotal} duplicated`,
+  );
   log(`simulate: ${report.verdict.ok ? 'PASS' : `FAIL: ${problems.join('; ')}`}; report in ${path.join(opts.out, 'report.html')}`);
   return report;
 }

@@ -77,13 +77,15 @@ declare module 'fastify' {
 
 function allowsNull(schema: unknown): boolean {
   const s = schema as { type?: unknown; anyOf?: unknown[]; oneOf?: unknown[] };
-  return s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null')) || [...(s.anyOf ?? []), ...(s.oneOf ?? [])].some(allowsNull);
+  return (
+    s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null')) || [...(s.anyOf ?? []), ...(s.oneOf ?? [])].some(allowsNull)
+  );
 }
 
 /** A JSON object body with no required field: a POST may omit it (it counts as `{}`). */
 export function emptyBodyAllowed(schema: unknown): boolean {
   const s = schema as { type?: unknown; required?: unknown[] } | undefined;
-  return !!s && s.type === 'object' && !(s.required?.length);
+  return !!s && s.type === 'object' && !s.required?.length;
 }
 
 function ajvFor(coerce: boolean): Ajv {
@@ -124,7 +126,11 @@ function bodyPresence(req: FastifyRequest, _reply: FastifyReply, done: (err?: Er
 const trustHops = (hops: number) => (_addr: string, hop: number) => hop < hops;
 
 /** The resources (named components) carry `organization_id`; geometry is not a resource. */
-addOrganizationId(Object.entries(namedSchemas).filter(([name]) => !['Position', 'GeoPoint', 'GeoArea'].includes(name)).map(([, schema]) => schema));
+addOrganizationId(
+  Object.entries(namedSchemas)
+    .filter(([name]) => !['Position', 'GeoPoint', 'GeoArea'].includes(name))
+    .map(([, schema]) => schema),
+);
 
 export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const { config, db } = opts;
@@ -132,7 +138,14 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     logger: {
       level: config.logLevel,
       redact: {
-        paths: ['req.headers.authorization', 'req.headers["x-upload-token"]', 'req.headers.cookie', '*.password', '*.refresh_token', '*.pin'],
+        paths: [
+          'req.headers.authorization',
+          'req.headers["x-upload-token"]',
+          'req.headers.cookie',
+          '*.password',
+          '*.refresh_token',
+          '*.pin',
+        ],
         censor: '[redacted]',
       },
       serializers: {
@@ -251,11 +264,17 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'dlk_<id>_<secret>', description: 'An API key (POST /api-keys); the operation names the scope it needs.' },
+          apiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'dlk_<id>_<secret>',
+            description: 'An API key (POST /api-keys); the operation names the scope it needs.',
+          },
         },
       },
     },
-    transformObject: (d) => finishOpenApi((d as { openapiObject: Record<string, any> }).openapiObject, { named: namedSchemas, tags: tagDescriptions }),
+    transformObject: (d) =>
+      finishOpenApi((d as { openapiObject: Record<string, any> }).openapiObject, { named: namedSchemas, tags: tagDescriptions }),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP });
@@ -271,13 +290,17 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   });
   app.decorate('metrics', registry);
   app.addHook('onResponse', (req, reply, done) => {
-    httpDuration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    httpDuration.observe(
+      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
     done();
   });
 
   // The stored secrets read with the configured keys (else one `config:` line); plain-text ones are encrypted now.
   const secrets = await prepareStoredSecrets(db, config.secrets, SECRET_COLUMNS, { reencryptPrevious: !config.databaseUrl });
-  if (secrets.encrypted || secrets.reencrypted) app.log.info({ encrypted: secrets.encrypted, reencrypted: secrets.reencrypted }, 'stored secrets written under the current key');
+  if (secrets.encrypted || secrets.reencrypted)
+    app.log.info({ encrypted: secrets.encrypted, reencrypted: secrets.reencrypted }, 'stored secrets written under the current key');
 
   const composed = composeModules(ctx);
   app.decorate('modules', composed.modules);
@@ -293,7 +316,10 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       for (const m of composed.modules) await m.routes?.(api as any);
       api.get(
         '/openapi.json',
-        { config: { auth: 'public' }, schema: { hide: true, operationId: 'getOpenApi', response: { 200: { type: 'object', additionalProperties: true } } } },
+        {
+          config: { auth: 'public' },
+          schema: { hide: true, operationId: 'getOpenApi', response: { 200: { type: 'object', additionalProperties: true } } },
+        },
         async () => app.swagger(),
       );
     },

@@ -29,14 +29,24 @@ export const Settings = Type.Object({
   RATE_LIMIT_REPORTS_PER_MINUTE: int(20, 0, 'Report downloads per user per minute (0 = no limit)'),
   // Password hashing (src/modules/identity): Argon2id, OWASP's 19 MiB / 2 iterations by default. Each login verifies
   // with the parameters stored in the hash, so a change applies to passwords set from then on.
-  PASSWORD_HASH_MEMORY_KIB: int(19_456, 1_024, 'Argon2id memory per hash in KiB (keep the default in production; the test suite lowers it)'),
+  PASSWORD_HASH_MEMORY_KIB: int(
+    19_456,
+    1_024,
+    'Argon2id memory per hash in KiB (keep the default in production; the test suite lowers it)',
+  ),
   PASSWORD_HASH_ITERATIONS: int(2, 1, 'Argon2id passes per hash'),
   // PostgreSQL pool (src/platform/db)
   DB_POOL_MAX: int(20, 1, 'Connections per instance'),
   DB_CONNECT_TIMEOUT_MS: int(5_000, 100, 'The longest wait for a connection before answering 503'),
-  DB_PREPARED_STATEMENTS: flag(true, 'Run the hot statements as named prepared statements (off behind a transaction-mode pooler that does not track them, e.g. PgBouncer before 1.21)'),
+  DB_PREPARED_STATEMENTS: flag(
+    true,
+    'Run the hot statements as named prepared statements (off behind a transaction-mode pooler that does not track them, e.g. PgBouncer before 1.21)',
+  ),
   // Storage (src/modules/storage)
-  STORAGE_DRIVER: Type.Union([Type.Literal('local'), Type.Literal('s3')], { default: 'local', description: 'Where new uploads go: local disk under DATA_DIR, or S3' }),
+  STORAGE_DRIVER: Type.Union([Type.Literal('local'), Type.Literal('s3')], {
+    default: 'local',
+    description: 'Where new uploads go: local disk under DATA_DIR, or S3',
+  }),
   MULTI_INSTANCE: flag(false, 'Several instances behind a load balancer: the local storage driver then refuses to start'),
   STORAGE_QUOTA_BYTES_PER_ORGANIZATION: int(10 * 1024 ** 3, 0, 'Bytes one organization may store (objects and open uploads); 0 = no quota'),
   STORAGE_MAX_BYTES_PICKUP_EVIDENCE: int(15 * MiB, 1, 'Largest pickup evidence upload', 1024 * MiB),
@@ -75,7 +85,11 @@ export const Settings = Type.Object({
   // Chat outbox (src/modules/chat)
   CHAT_CLOUD_API_URL: text('Base URL of the chat cloud API; cloud_api rows wait when unset'),
   CHAT_SEND_TIMEOUT_MS: int(10_000, 1, 'Chat send timeout'),
-  CHAT_OUTBOX_CLAIM_TIMEOUT_MS: int(60_000, 1, 'A claimed chat message not finished within this is claimed again (more than CHAT_SEND_TIMEOUT_MS)'),
+  CHAT_OUTBOX_CLAIM_TIMEOUT_MS: int(
+    60_000,
+    1,
+    'A claimed chat message not finished within this is claimed again (more than CHAT_SEND_TIMEOUT_MS)',
+  ),
   CHAT_OUTBOX_MAX_ATTEMPTS: int(8, 1, 'Attempts before a chat message is failed'),
   CHAT_OUTBOX_RETRY_BASE_MS: int(10_000, 1, 'First retry delay, doubled per attempt'),
   CHAT_OUTBOX_RETRY_MAX_MS: int(3_600_000, 1, 'Longest retry delay'),
@@ -102,7 +116,11 @@ export const Settings = Type.Object({
   WEBHOOK_MAX_SUBSCRIPTIONS: int(25, 1, 'Subscriptions per organization'),
   WEBHOOK_LOCATION_INTERVAL_MS: int(30_000, 0, 'At most one trip.location_updated per trip and subscription in this period'),
   WEBHOOK_TEST_PER_MINUTE: int(20, 1, 'Test events and redeliveries per user per minute'),
-  WEBHOOK_DELIVERY_RETENTION_DAYS: int(30, 1, 'Finished deliveries (delivered, failed, cancelled) and their attempt logs are deleted this many days after they finished'),
+  WEBHOOK_DELIVERY_RETENTION_DAYS: int(
+    30,
+    1,
+    'Finished deliveries (delivered, failed, cancelled) and their attempt logs are deleted this many days after they finished',
+  ),
   WEBHOOK_PRUNE_INTERVAL_MS: int(600_000, 1_000, 'How often the webhook retention pruner runs'),
   // API keys (src/modules/apikeys)
   API_KEY_RATE_LIMIT_PER_MINUTE: int(120, 1, 'Requests per API key per minute, shared by every instance (429 RATE_LIMITED beyond)'),
@@ -130,7 +148,9 @@ export function readSettings(source: Record<string, string | undefined>): Settin
       const n = Number(v);
       const max = schema.maximum as number | undefined;
       if (!Number.isSafeInteger(n) || n < schema.minimum || (max !== undefined && n > max)) {
-        throw new Error(`config: ${name} must be an integer ${max !== undefined ? `in ${schema.minimum}..${max}` : `>= ${schema.minimum}`}, got "${v}"`);
+        throw new Error(
+          `config: ${name} must be an integer ${max !== undefined ? `in ${schema.minimum}..${max}` : `>= ${schema.minimum}`}, got "${v}"`,
+        );
       }
       out[name] = n;
     } else if (schema.type === 'boolean') {
@@ -238,7 +258,10 @@ export function parseTrustProxy(value: string | undefined): false | number | str
   const v = (value ?? '').trim();
   if (v === '' || ['false', '0', 'no', 'off'].includes(v.toLowerCase())) return false;
   if (/^\d+$/.test(v)) return Number(v);
-  const entries = v.split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const e of entries) {
     if (['loopback', 'linklocal', 'uniquelocal'].includes(e)) continue;
     const [addr, bits, ...rest] = e.split('/');
@@ -260,7 +283,8 @@ export function parseTrustProxy(value: string | undefined): false | number | str
 export function readSecretsKeys(source: Record<string, string | undefined>): { current: Buffer | null; previous: Buffer | null } {
   const current = source.SECRETS_KEY ? parseSecretsKey('SECRETS_KEY', source.SECRETS_KEY) : null;
   const previous = source.SECRETS_KEY_PREVIOUS ? parseSecretsKey('SECRETS_KEY_PREVIOUS', source.SECRETS_KEY_PREVIOUS) : null;
-  if (previous && !current && source.DATABASE_URL) throw new Error('config: SECRETS_KEY_PREVIOUS goes with SECRETS_KEY (the key values are encrypted with now)');
+  if (previous && !current && source.DATABASE_URL)
+    throw new Error('config: SECRETS_KEY_PREVIOUS goes with SECRETS_KEY (the key values are encrypted with now)');
   return { current, previous };
 }
 
@@ -314,7 +338,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     jwtSecretGiven: Boolean(secret),
     accessTokenTtlSeconds: intOf('ACCESS_TOKEN_TTL_SECONDS', source.ACCESS_TOKEN_TTL_SECONDS, 900, 10),
     refreshTokenTtlSeconds: intOf('REFRESH_TOKEN_TTL_SECONDS', source.REFRESH_TOKEN_TTL_SECONDS, 30 * 24 * 3600, 60),
-    corsOrigins: (source.CORS_ORIGINS || '').split(',').map((s) => s.trim()).filter(Boolean),
+    corsOrigins: (source.CORS_ORIGINS || '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     metricsToken: source.METRICS_TOKEN || null,
     logLevel: source.LOG_LEVEL || (env === 'test' ? 'silent' : 'info'),
     bodyLimitBytes: intOf('BODY_LIMIT_BYTES', source.BODY_LIMIT_BYTES, 1024 * 1024, 1024),
@@ -359,5 +386,10 @@ export function loadDatabaseSettings(source: Record<string, string | undefined> 
   }
   const databaseUrl = source.DATABASE_URL || null;
   const dataDir = path.resolve(source.DATA_DIR || './data');
-  return { databaseUrl, migrationUrl: source.DATABASE_MIGRATION_URL || databaseUrl, dataDir, pgliteDir: databaseUrl ? null : path.join(dataDir, 'pglite') };
+  return {
+    databaseUrl,
+    migrationUrl: source.DATABASE_MIGRATION_URL || databaseUrl,
+    dataDir,
+    pgliteDir: databaseUrl ? null : path.join(dataDir, 'pglite'),
+  };
 }

@@ -21,18 +21,27 @@ async function main(): Promise<string> {
   let current = keys.current;
   if (settings.pgliteDir) {
     if (await serverAnswers(path.join(settings.dataDir, BACKUP_SOCKET))) {
-      throw new Error(`secrets: a server is running on ${settings.dataDir}; the embedded database re-encrypts at the server's start (restart it with SECRETS_KEY_PREVIOUS set), or stop it and run this again`);
+      throw new Error(
+        `secrets: a server is running on ${settings.dataDir}; the embedded database re-encrypts at the server's start (restart it with SECRETS_KEY_PREVIOUS set), or stop it and run this again`,
+      );
     }
     if (!(await holdsData(settings.pgliteDir))) throw new Error(`secrets: no embedded database in ${settings.pgliteDir} (DATA_DIR)`);
     current ??= parseSecretsKey('the key file', await loadOrCreateSecret(settings.dataDir, SECRETS_KEY_KIND));
   }
   if (!current) throw new Error('config: SECRETS_KEY is required with DATABASE_URL (docs/SECRETS.md)');
   const ring = keyring(current, keys.previous);
-  const db = await openDatabase({ databaseUrl: settings.databaseUrl, systemUrl: process.env.DATABASE_SYSTEM_URL || null, dataDir: settings.pgliteDir, pool: { max: 2 } });
+  const db = await openDatabase({
+    databaseUrl: settings.databaseUrl,
+    systemUrl: process.env.DATABASE_SYSTEM_URL || null,
+    dataDir: settings.pgliteDir,
+    pool: { max: 2 },
+  });
   try {
     const r = await reencryptStoredSecrets(db, ring, SECRET_COLUMNS, { plainOnly: false });
     if (r.unreadable.length) {
-      throw new Error(`secrets: ${r.reencrypted} values re-encrypted under key version ${ring.current.id}; left unreadable: ${r.unreadable.join('; ')}`);
+      throw new Error(
+        `secrets: ${r.reencrypted} values re-encrypted under key version ${ring.current.id}; left unreadable: ${r.unreadable.join('; ')}`,
+      );
     }
     return `secrets: ${r.reencrypted} values re-encrypted under key version ${ring.current.id}${r.raced ? ` (${r.raced} written meanwhile, already under it)` : ''}; every stored secret is under it`;
   } finally {

@@ -30,18 +30,37 @@ export async function seedDemo(app: FastifyInstance): Promise<DemoSeed | null> {
     if (await anyOrganizationExists(tx)) return null;
     const platform = await orgs.createOrganization(
       tx,
-      { organization_name: 'Platform Operations', slug: 'platform', admin: { email: 'platform-owner@demo.test', password: DEMO_PASSWORD, display_name: 'Platform owner' } },
+      {
+        organization_name: 'Platform Operations',
+        slug: 'platform',
+        admin: { email: 'platform-owner@demo.test', password: DEMO_PASSWORD, display_name: 'Platform owner' },
+      },
       'approved',
     );
-    await identity.insertUser(tx, platform.organization_id, { email: DEMO_LOGINS.platform, password: DEMO_PASSWORD, display_name: 'Platform operator', role: 'administrator', platform_admin: true });
+    await identity.insertUser(tx, platform.organization_id, {
+      email: DEMO_LOGINS.platform,
+      password: DEMO_PASSWORD,
+      display_name: 'Platform operator',
+      role: 'administrator',
+      platform_admin: true,
+    });
     const org = await orgs.createOrganization(
       tx,
-      { organization_name: 'Demo Logistics', slug: 'demo', country: 'BO', admin: { email: DEMO_LOGINS.admin, password: DEMO_PASSWORD, display_name: 'Demo administrator' } },
+      {
+        organization_name: 'Demo Logistics',
+        slug: 'demo',
+        country: 'BO',
+        admin: { email: DEMO_LOGINS.admin, password: DEMO_PASSWORD, display_name: 'Demo administrator' },
+      },
       'approved',
     );
     const id = org.organization_id;
-    const mk = (email: string, role: 'administrator' | 'comercio' | 'delivery' | 'repartidor', name: string, extra: { dispatch?: boolean } = {}) =>
-      identity.insertUser(tx, id, { email, password: DEMO_PASSWORD, display_name: name, role, ...extra }).then((u) => u.id);
+    const mk = (
+      email: string,
+      role: 'administrator' | 'comercio' | 'delivery' | 'repartidor',
+      name: string,
+      extra: { dispatch?: boolean } = {},
+    ) => identity.insertUser(tx, id, { email, password: DEMO_PASSWORD, display_name: name, role, ...extra }).then((u) => u.id);
     return {
       organizationId: id,
       password: DEMO_PASSWORD,

@@ -34,7 +34,9 @@ await migrateWith(db, config.databaseMigrationUrl);
 // cannot switch to app_tenant / app_worker; say so when the run-time role bypasses row-level security.
 const role = await db.connectionRole();
 if (!role.superuser && !role.tenantMember) {
-  throw new Error(`database: the role "${role.user}" of DATABASE_URL must be a member of app_tenant (GRANT app_tenant TO "${role.user}"; README, "PostgreSQL")`);
+  throw new Error(
+    `database: the role "${role.user}" of DATABASE_URL must be a member of app_tenant (GRANT app_tenant TO "${role.user}"; README, "PostgreSQL")`,
+  );
 }
 await db.withSystem(async () => undefined);
 // A key that does not read the stored secrets (or none when some are stored) stops the start with one `config:` line.
@@ -45,15 +47,23 @@ const app = await buildApp({ config, db }).catch(async (err: Error) => {
   process.exit(1);
 });
 if (config.databaseUrl && (role.superuser || role.bypassrls)) {
-  app.log.warn({ role: role.user }, 'DATABASE_URL connects as a superuser or BYPASSRLS role; in production use a least-privilege role (README, "PostgreSQL")');
+  app.log.warn(
+    { role: role.user },
+    'DATABASE_URL connects as a superuser or BYPASSRLS role; in production use a least-privilege role (README, "PostgreSQL")',
+  );
 }
 
 if (config.seedDemo) {
   const demo = await seedDemo(app);
   if (demo) {
     app.log.info('seeded a demo organization');
-    if (config.databaseUrl) app.log.warn('SEED_DEMO=true on DATABASE_URL: the demo organization has a published password; do not use it in production');
-    console.log(`\nDemo logins (password "${DEMO_PASSWORD}"):\n${Object.entries(DEMO_LOGINS).map(([k, v]) => `  ${k.padEnd(9)} ${v}`).join('\n')}\n`);
+    if (config.databaseUrl)
+      app.log.warn('SEED_DEMO=true on DATABASE_URL: the demo organization has a published password; do not use it in production');
+    console.log(
+      `\nDemo logins (password "${DEMO_PASSWORD}"):\n${Object.entries(DEMO_LOGINS)
+        .map(([k, v]) => `  ${k.padEnd(9)} ${v}`)
+        .join('\n')}\n`,
+    );
   }
 }
 
@@ -61,7 +71,9 @@ const stopWorkers = config.workers ? startWorkers(app.ctx.workers, app.log) : as
 // The embedded database lives in this process: `npm run backup` asks it for a consistent copy on DATA_DIR/backup.sock.
 const stopBackups = db.snapshot ? await serveBackups(config.dataDir, db.snapshot.bind(db), app.log) : async () => undefined;
 await app.listen({ port: config.port, host: config.host });
-console.log(`Dispatcher console: http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}/console`);
+console.log(
+  `Dispatcher console: http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}/console`,
+);
 
 let stopping = false;
 async function shutdown(signal: string) {

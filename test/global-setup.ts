@@ -22,7 +22,10 @@ async function templateKey(): Promise<string> {
   const h = createHash('sha256');
   const migrations = path.join(ROOT, 'db/migrations');
   const files = [
-    ...(await readdir(migrations)).filter((f) => f.endsWith('.sql')).sort().map((f) => path.join(migrations, f)),
+    ...(await readdir(migrations))
+      .filter((f) => f.endsWith('.sql'))
+      .sort()
+      .map((f) => path.join(migrations, f)),
     path.join(migrations, 'meta/_journal.json'),
     path.join(ROOT, 'db/tenancy.sql'),
     path.join(ROOT, 'src/platform/db/migrate.ts'),

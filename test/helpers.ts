@@ -113,22 +113,29 @@ export async function createTestApp(
     PASSWORD_HASH_MEMORY_KIB: '1024',
     PASSWORD_HASH_ITERATIONS: '1',
   };
-  const config = loadConfig({ ...source, ...raw }, {
-    loginRateLimitPerIp: 100_000,
-    // Suites log in and onboard many times from one address; the throttle's own tests set real figures.
-    loginThrottle: { ...DEFAULT_LOGIN_THROTTLE, freeAttempts: 1000, accountCeiling: 100_000 },
-    onboardingRateLimitPerIp: 100_000,
-    onboardingRateLimitPerEmail: 100_000,
-    dataDir: `/tmp/delivery-test-${newId()}`,
-    ...overrides,
-  });
+  const config = loadConfig(
+    { ...source, ...raw },
+    {
+      loginRateLimitPerIp: 100_000,
+      // Suites log in and onboard many times from one address; the throttle's own tests set real figures.
+      loginThrottle: { ...DEFAULT_LOGIN_THROTTLE, freeAttempts: 1000, accountCeiling: 100_000 },
+      onboardingRateLimitPerIp: 100_000,
+      onboardingRateLimitPerEmail: 100_000,
+      dataDir: `/tmp/delivery-test-${newId()}`,
+      ...overrides,
+    },
+  );
   const app = await buildApp({ config, db: options.wrapDb ? options.wrapDb(db) : db });
   await app.ready();
   const demo = (await seedDemo(app))!;
   const cache = new Map<string, Session>();
 
   async function login(email: string, password = DEMO_PASSWORD, organizationId?: string): Promise<Session> {
-    const res = await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password, ...(organizationId ? { organization_id: organizationId } : {}) } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email, password, ...(organizationId ? { organization_id: organizationId } : {}) },
+    });
     if (res.statusCode !== 200) throw new Error(`login ${email} failed: ${res.statusCode} ${res.body}`);
     const b = res.json();
     return { token: b.access_token, refresh: b.refresh_token, userId: b.user.id, organizationId: b.user.organization_id };
@@ -152,7 +159,11 @@ export async function createTestApp(
       const headers = { ...(opts.headers ?? {}) } as Record<string, string>;
       if (session) headers.authorization = `Bearer ${session.token}`;
       const u = String(opts.url);
-      return app.inject({ ...opts, url: u.startsWith('/api/') || u.startsWith('/docs') || u.startsWith('/metrics') ? u : `/api/v1${u}`, headers });
+      return app.inject({
+        ...opts,
+        url: u.startsWith('/api/') || u.startsWith('/docs') || u.startsWith('/metrics') ? u : `/api/v1${u}`,
+        headers,
+      });
     },
     async newOrganization(name = 'Other Org') {
       const suffix = newId().slice(-8);
@@ -170,10 +181,31 @@ export async function createTestApp(
           'approved',
         );
         const id = app.services.identity;
-        await id.insertUser(tx, o.organization_id, { email: logins.dispatch, password: DEMO_PASSWORD, display_name: 'd', role: 'administrator', dispatch: true });
-        await id.insertUser(tx, o.organization_id, { email: logins.merchant, password: DEMO_PASSWORD, display_name: 'm', role: 'comercio' });
-        await id.insertUser(tx, o.organization_id, { email: logins.customer, password: DEMO_PASSWORD, display_name: 'c', role: 'delivery' });
-        await id.insertUser(tx, o.organization_id, { email: logins.driver, password: DEMO_PASSWORD, display_name: 'r', role: 'repartidor' });
+        await id.insertUser(tx, o.organization_id, {
+          email: logins.dispatch,
+          password: DEMO_PASSWORD,
+          display_name: 'd',
+          role: 'administrator',
+          dispatch: true,
+        });
+        await id.insertUser(tx, o.organization_id, {
+          email: logins.merchant,
+          password: DEMO_PASSWORD,
+          display_name: 'm',
+          role: 'comercio',
+        });
+        await id.insertUser(tx, o.organization_id, {
+          email: logins.customer,
+          password: DEMO_PASSWORD,
+          display_name: 'c',
+          role: 'delivery',
+        });
+        await id.insertUser(tx, o.organization_id, {
+          email: logins.driver,
+          password: DEMO_PASSWORD,
+          display_name: 'r',
+          role: 'repartidor',
+        });
         return o;
       });
       return { organizationId: org.organization_id, logins };

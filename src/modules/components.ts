@@ -96,5 +96,6 @@ export const tagDescriptions: Record<string, string> = {
   system: 'Health and contracts',
   webhooks: 'Outbound webhooks: subscriptions, signed deliveries, the delivery log',
   'api-keys': 'API keys for integrations: created with scopes, shown once, revoked',
-  'recipient-messages': 'What a trip\'s recipient is told (order confirmed, driver assigned, arriving soon, delivered, failed): templates, previews, opt-outs',
+  'recipient-messages':
+    "What a trip's recipient is told (order confirmed, driver assigned, arriving soon, delivered, failed): templates, previews, opt-outs",
 };

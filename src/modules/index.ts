@@ -38,7 +38,9 @@ export function composeModules(ctx: AppContext) {
   const trips = forward<TripDirectory>('logistics.directory (for storage)');
   const orderFacts = forward<OrderPayments>('commerce.payments (for logistics)');
   const cashInHand = forward<Pick<MoneyApi, 'cashInHandOf'>>('money.api (for logistics: cash limits)');
-  const territorySubadmins = forward<Pick<SubadminApi, 'subadminUserIdsOfTerritory'>>('subadmin.api (for logistics: exceptions of a territory)');
+  const territorySubadmins = forward<Pick<SubadminApi, 'subadminUserIdsOfTerritory'>>(
+    'subadmin.api (for logistics: exceptions of a territory)',
+  );
   const paymentDestinations = forward<Pick<MoneyHooks, 'paymentDestinations' | 'paymentOptions'>>('money.api (for commerce)');
   const marketplaceBanners = forward<MarketplaceBannerProvider>('subadmin.marketplaceBanners (for commerce)');
   const tripCounts = forward<Pick<LogisticsApi, 'tripStatusCounts'>>('logistics.api (for organizations: currency in use)');
@@ -53,7 +55,15 @@ export function composeModules(ctx: AppContext) {
     logistics: tripCounts.ref,
     commerceViews: orderCounts.ref,
   });
-  const logistics = createLogisticsModule(ctx, { identity: identity.service, organizations: organizations.service, storage: storage.linker, orders: orderFacts.ref, sync, cash: cashInHand.ref, subadmins: territorySubadmins.ref });
+  const logistics = createLogisticsModule(ctx, {
+    identity: identity.service,
+    organizations: organizations.service,
+    storage: storage.linker,
+    orders: orderFacts.ref,
+    sync,
+    cash: cashInHand.ref,
+    subadmins: territorySubadmins.ref,
+  });
   const documents = createDocumentsModule(ctx, { identity: identity.service, logistics: logistics.api, storage: storage.linker });
   const dispatch = createDispatchModule(ctx, { logistics: logistics.api });
   const chat = createChatModule(ctx, { merchantOfUser: logistics.api.merchantOfUser, getMerchant: logistics.api.getMerchant });
@@ -66,10 +76,21 @@ export function composeModules(ctx: AppContext) {
     payments: paymentDestinations.ref,
     banners: marketplaceBanners.ref,
   });
-  const money = createMoneyModule(ctx, { logistics: logistics.api, orders: commerce.payments, storage: storage.linker, organizations: organizations.service });
+  const money = createMoneyModule(ctx, {
+    logistics: logistics.api,
+    orders: commerce.payments,
+    storage: storage.linker,
+    organizations: organizations.service,
+  });
   const integrations = createIntegrationsModule(ctx);
   const notifications = createNotificationsModule(ctx, { identity: identity.service });
-  const messages = createMessagesModule(ctx, { logistics: logistics.api, chat: chat.service, notifications: notifications.service, organizations: organizations.service, identity: identity.service });
+  const messages = createMessagesModule(ctx, {
+    logistics: logistics.api,
+    chat: chat.service,
+    notifications: notifications.service,
+    organizations: organizations.service,
+    identity: identity.service,
+  });
   const subadminScope = createScopeLoader(ctx);
   const subadmin = createSubadminModule(ctx, {
     logistics: logistics.api,
@@ -84,7 +105,10 @@ export function composeModules(ctx: AppContext) {
   const resolveActor: ActorResolver = createActorResolver({
     sessionState: async (claims: AccessClaims) => {
       // An API key's claims were checked against its row (live, owner active) as they were made.
-      const [active, operatorApproved] = await Promise.all([claims.key ? true : identity.service.sessionActive(claims), organizations.service.operatorApproved(claims.org)]);
+      const [active, operatorApproved] = await Promise.all([
+        claims.key ? true : identity.service.sessionActive(claims),
+        organizations.service.operatorApproved(claims.org),
+      ]);
       return { active, operatorApproved };
     },
     loadSubadmin: (claims) => subadminScope.load(claims),
@@ -137,7 +161,8 @@ export function composeModules(ctx: AppContext) {
   // extension points: territory audiences of admin notifications, mobile health sections, who may read stored objects.
   notifications.service.setTerritoryAudience(subadmin.territoryAudience);
   mobile.service.registerHealthSection('storage', storage.health);
-  for (const grant of [organizations.logoReadGrant, commerce.catalogPhotoReadGrant, money.readGrant, subadmin.bannerReadGrant]) storage.addReadGrant(grant);
+  for (const grant of [organizations.logoReadGrant, commerce.catalogPhotoReadGrant, money.readGrant, subadmin.bannerReadGrant])
+    storage.addReadGrant(grant);
 
   /** Every module, in the order routes are registered (the OpenAPI document lists them so) and demo data is seeded. */
   const modules: Module[] = [

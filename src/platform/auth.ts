@@ -20,13 +20,20 @@ export const PRINCIPALS: readonly Principal[] = ['platform', 'administrator', 'd
  * description): derived from `config.auth` by one onRoute hook, never written per route. `documentedAuth` is for
  * routes the hook sees as public that check the caller themselves (SSE streams accept a stream token).
  */
-export function accessDoc(auth: 'public' | RouteAuth | undefined, documentedAuth?: RouteAuth): { roles: Principal[]; permission: PermissionKey | null; text: string } {
+export function accessDoc(
+  auth: 'public' | RouteAuth | undefined,
+  documentedAuth?: RouteAuth,
+): { roles: Principal[]; permission: PermissionKey | null; text: string } {
   const rule = auth === 'public' ? documentedAuth : (auth ?? {});
   if (!rule) return { roles: [], permission: null, text: '**Access**: public (no authentication).' };
   const roles = [...(rule.roles ?? PRINCIPALS)];
   const permission = rule.permission ?? null;
   const who = rule.roles ? `roles ${roles.map((r) => `\`${r}\``).join(', ')}` : 'any authenticated user';
-  const sub = roles.includes('subadmin') ? (permission ? `; sub-administrators need the \`${permission}\` permission` : '; sub-administrators need no permission key') : '';
+  const sub = roles.includes('subadmin')
+    ? permission
+      ? `; sub-administrators need the \`${permission}\` permission`
+      : '; sub-administrators need no permission key'
+    : '';
   const key = rule.apiKeyScope ? ` API keys with the \`${rule.apiKeyScope}\` scope may call it.` : '';
   return { roles, permission, text: `**Access**: ${who}${sub}.${key}` };
 }
@@ -136,7 +143,12 @@ export const tenantOf = (actor: Pick<Actor, 'organizationId' | 'userId'>): Tenan
  * Signs an access token with `iat` and `exp`. HS256 is deterministic: the same claims and `issuedAt`
  * give the same token (the refresh grace window relies on it to hand out the same pair again).
  */
-export async function signAccessToken(secret: Uint8Array, claims: AccessClaims, ttlSeconds: number, issuedAt: Date = new Date()): Promise<string> {
+export async function signAccessToken(
+  secret: Uint8Array,
+  claims: AccessClaims,
+  ttlSeconds: number,
+  issuedAt: Date = new Date(),
+): Promise<string> {
   const iat = Math.floor(issuedAt.getTime() / 1000);
   return new SignJWT({ org: claims.org, role: claims.role, kind: claims.kind, sid: claims.sid, typ: 'access' })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -169,7 +181,13 @@ async function verifyUncached(secret: Uint8Array, token: string): Promise<{ clai
     if (payload.typ !== 'access' || typeof payload.sub !== 'string' || typeof payload.org !== 'string' || typeof payload.sid !== 'string') {
       throw new Error('not an access token');
     }
-    const claims: AccessClaims = { sub: payload.sub, org: payload.org, role: payload.role as AppRole, kind: payload.kind as Principal, sid: payload.sid };
+    const claims: AccessClaims = {
+      sub: payload.sub,
+      org: payload.org,
+      role: payload.role as AppRole,
+      kind: payload.kind as Principal,
+      sid: payload.sid,
+    };
     return { claims, exp: payload.exp! };
   } catch {
     throw AppError.unauthorized('The access token is invalid or expired', 'INVALID_TOKEN');
@@ -199,11 +217,13 @@ export function bearerToken(req: FastifyRequest): string | null {
 export function authorize(actor: Actor, auth: RouteAuth): void {
   if (actor.apiKey) {
     if (!auth.apiKeyScope) throw AppError.forbidden('API keys may not call this route', 'API_KEY_SCOPE');
-    if (!actor.apiKey.scopes.includes(auth.apiKeyScope)) throw AppError.forbidden(`The API key lacks the '${auth.apiKeyScope}' scope`, 'API_KEY_SCOPE');
+    if (!actor.apiKey.scopes.includes(auth.apiKeyScope))
+      throw AppError.forbidden(`The API key lacks the '${auth.apiKeyScope}' scope`, 'API_KEY_SCOPE');
   }
   if (auth.roles && !auth.roles.includes(actor.kind)) throw AppError.forbidden();
   if (actor.kind === 'subadmin') {
-    if (!actor.subadmin || !actor.subadmin.active) throw AppError.forbidden('The sub-administrator profile is inactive', 'SUBADMIN_INACTIVE');
+    if (!actor.subadmin || !actor.subadmin.active)
+      throw AppError.forbidden('The sub-administrator profile is inactive', 'SUBADMIN_INACTIVE');
     if (auth.permission && !actor.subadmin.permissions[auth.permission]) {
       throw AppError.forbidden(`Missing permission '${auth.permission}'`, 'PERMISSION_DENIED');
     }
@@ -270,5 +290,13 @@ export function actorOf(req: FastifyRequest): Actor {
  * administrator, with no user (audit rows and events carry no actor user).
  */
 export function systemActor(organizationId: string, name: string): Actor {
-  return { userId: null as unknown as string, organizationId, role: 'administrator', kind: 'administrator', sessionId: name, requestId: name, subadmin: null };
+  return {
+    userId: null as unknown as string,
+    organizationId,
+    role: 'administrator',
+    kind: 'administrator',
+    sessionId: name,
+    requestId: name,
+    subadmin: null,
+  };
 }

@@ -23,7 +23,9 @@ describe('createCache', () => {
 
   it('a failed load is not cached and does not block the next one', async () => {
     const cache = createCache<string, number>({ ttlMs: 1_000 });
-    await expect(Promise.all([cache.get('k', async () => Promise.reject(new Error('down'))), cache.get('k', async () => 1)])).rejects.toThrow('down');
+    await expect(
+      Promise.all([cache.get('k', async () => Promise.reject(new Error('down'))), cache.get('k', async () => 1)]),
+    ).rejects.toThrow('down');
     expect(await cache.get('k', async () => 2)).toBe(2);
   });
 

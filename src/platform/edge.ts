@@ -76,8 +76,27 @@ export function serverOptions(s: EdgeSettings) {
 
 /** Every method the API uses, the request headers clients send, and the response headers scripts may read. */
 export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'Last-Event-ID', 'If-None-Match', 'X-Upload-Token', 'X-Request-Id', 'Range'];
-export const CORS_EXPOSED_HEADERS = ['ETag', 'Location', 'Retry-After', 'Idempotent-Replayed', 'X-Request-Id', 'Content-Disposition', 'Content-Range', 'Accept-Ranges', 'Last-Modified'];
+export const CORS_ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Idempotency-Key',
+  'Last-Event-ID',
+  'If-None-Match',
+  'X-Upload-Token',
+  'X-Request-Id',
+  'Range',
+];
+export const CORS_EXPOSED_HEADERS = [
+  'ETag',
+  'Location',
+  'Retry-After',
+  'Idempotent-Replayed',
+  'X-Request-Id',
+  'Content-Disposition',
+  'Content-Range',
+  'Accept-Ranges',
+  'Last-Modified',
+];
 
 /** CORS from the configured allowlist (`CORS_ORIGINS`); no origin is allowed when it is empty. No cookies: bearer tokens only. */
 export function corsOptions(origins: string[]): FastifyCorsOptions {
@@ -115,7 +134,9 @@ export const DOCS_CSP = [
  * their own), worked out once by helmet itself at start and then set as one object per request, instead of
  * building helmet's middleware for each request as @fastify/helmet did (about 3 % of a `GET /me`).
  */
-export function securityHeaders(options: HelmetOptions = { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } }): Record<string, string> {
+export function securityHeaders(
+  options: HelmetOptions = { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } },
+): Record<string, string> {
   const headers: Record<string, string> = {};
   let ran = false;
   const res = {

@@ -14,7 +14,13 @@ export const Position = Type.Unsafe<[number, number] | [number, number, number]>
   // Two closed tuples rather than one with an optional third member: generated clients type it as a union.
   anyOf: [
     { type: 'array', prefixItems: [LON, LAT], items: { type: 'number' }, minItems: 2, maxItems: 2 },
-    { type: 'array', prefixItems: [LON, LAT, { type: 'number', description: 'altitude in metres (accepted and ignored)' }], items: { type: 'number' }, minItems: 3, maxItems: 3 },
+    {
+      type: 'array',
+      prefixItems: [LON, LAT, { type: 'number', description: 'altitude in metres (accepted and ignored)' }],
+      items: { type: 'number' },
+      minItems: 3,
+      maxItems: 3,
+    },
   ],
   description: '[longitude, latitude] or [longitude, latitude, altitude] (WGS 84; an altitude is accepted and ignored)',
 });
@@ -30,10 +36,15 @@ export const GeoPolygon = Type.Object(
   { additionalProperties: false },
 );
 export const GeoMultiPolygon = Type.Object(
-  { type: Type.Literal('MultiPolygon'), coordinates: Type.Array(Type.Array(Ring, { minItems: 1, maxItems: 100 }), { minItems: 1, maxItems: 100 }) },
+  {
+    type: Type.Literal('MultiPolygon'),
+    coordinates: Type.Array(Type.Array(Ring, { minItems: 1, maxItems: 100 }), { minItems: 1, maxItems: 100 }),
+  },
   { additionalProperties: false },
 );
-export const GeoArea = Type.Union([GeoPolygon, GeoMultiPolygon], { description: 'GeoJSON Polygon or MultiPolygon; rings closed, at least 4 positions' });
+export const GeoArea = Type.Union([GeoPolygon, GeoMultiPolygon], {
+  description: 'GeoJSON Polygon or MultiPolygon; rings closed, at least 4 positions',
+});
 export type GeoArea = Static<typeof GeoArea>;
 export type LonLat = { lon: number; lat: number };
 
@@ -55,7 +66,9 @@ const flat = (p: number[]): [number, number] => [p[0], p[1]];
 export function parsePoint(value: unknown, field = 'location'): LonLat {
   const v = value as GeoPoint;
   if (!v || v.type !== 'Point' || !validPosition(v.coordinates)) {
-    throw AppError.badRequest(`${field} must be a GeoJSON Point with [lon, lat] (or [lon, lat, alt]) in range`, [{ field, message: 'invalid GeoJSON Point' }]);
+    throw AppError.badRequest(`${field} must be a GeoJSON Point with [lon, lat] (or [lon, lat, alt]) in range`, [
+      { field, message: 'invalid GeoJSON Point' },
+    ]);
   }
   return { lon: v.coordinates[0], lat: v.coordinates[1] };
 }
@@ -72,7 +85,12 @@ function segmentsTouch(a: Pt, b: Pt, c: Pt, d: Pt): boolean {
   const d3 = cross(a, b, c);
   const d4 = cross(a, b, d);
   if (((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0))) return true;
-  return (d1 === 0 && onSegment(a, c, d)) || (d2 === 0 && onSegment(b, c, d)) || (d3 === 0 && onSegment(c, a, b)) || (d4 === 0 && onSegment(d, a, b));
+  return (
+    (d1 === 0 && onSegment(a, c, d)) ||
+    (d2 === 0 && onSegment(b, c, d)) ||
+    (d3 === 0 && onSegment(c, a, b)) ||
+    (d4 === 0 && onSegment(d, a, b))
+  );
 }
 
 /**
@@ -97,7 +115,8 @@ export function selfIntersection(rings: Pt[][]): { ring: number; other: number }
   for (const s of segs) {
     for (let k = active.length - 1; k >= 0; k--) if (active[k].maxX < s.minX) active.splice(k, 1);
     for (const o of active) {
-      if (Math.max(Math.min(s.a[1], s.b[1]), Math.min(o.a[1], o.b[1])) > Math.min(Math.max(s.a[1], s.b[1]), Math.max(o.a[1], o.b[1]))) continue;
+      if (Math.max(Math.min(s.a[1], s.b[1]), Math.min(o.a[1], o.b[1])) > Math.min(Math.max(s.a[1], s.b[1]), Math.max(o.a[1], o.b[1])))
+        continue;
       if (o.ring === s.ring) {
         const gap = Math.abs(o.i - s.i);
         if (gap === 1 || gap === s.n - 1) {
@@ -129,17 +148,21 @@ export function parseArea(value: unknown, field = 'geometry'): [number, number][
   const polygons: [number, number][][][] = [];
   raw.forEach((rings, pi) => {
     const where = (ri?: number) => `${field}.coordinates${v.type === 'MultiPolygon' ? `[${pi}]` : ''}${ri === undefined ? '' : `[${ri}]`}`;
-    if (!Array.isArray(rings) || rings.length === 0) return errors.push({ field: `${field}.coordinates[${pi}]`, message: 'polygon needs rings' });
+    if (!Array.isArray(rings) || rings.length === 0)
+      return errors.push({ field: `${field}.coordinates[${pi}]`, message: 'polygon needs rings' });
     const out: [number, number][][] = [];
     let ok = true;
     rings.forEach((ring, ri) => {
       ok = false;
       if (!Array.isArray(ring) || ring.length < 4) return errors.push({ field: where(ri), message: 'a ring needs at least 4 positions' });
-      if (!ring.every(validPosition)) return errors.push({ field: where(ri), message: 'positions must be [lon, lat] or [lon, lat, alt] in range' });
+      if (!ring.every(validPosition))
+        return errors.push({ field: where(ri), message: 'positions must be [lon, lat] or [lon, lat, alt] in range' });
       const r = (ring as number[][]).map(flat);
       const [a, b] = [r[0], r[r.length - 1]];
-      if (a[0] !== b[0] || a[1] !== b[1]) return errors.push({ field: where(ri), message: 'ring must be closed (first position equals last)' });
-      if (new Set(r.map((p) => `${p[0]},${p[1]}`)).size < 3) return errors.push({ field: where(ri), message: 'ring must have 3 distinct positions' });
+      if (a[0] !== b[0] || a[1] !== b[1])
+        return errors.push({ field: where(ri), message: 'ring must be closed (first position equals last)' });
+      if (new Set(r.map((p) => `${p[0]},${p[1]}`)).size < 3)
+        return errors.push({ field: where(ri), message: 'ring must have 3 distinct positions' });
       out.push(r);
       ok = true;
     });
@@ -147,7 +170,9 @@ export function parseArea(value: unknown, field = 'geometry'): [number, number][
     const hit = selfIntersection(out);
     if (hit) {
       const message =
-        hit.ring === hit.other ? 'ring must not intersect itself (a bow-tie or a fold-back is not a valid polygon)' : `rings ${Math.min(hit.ring, hit.other)} and ${Math.max(hit.ring, hit.other)} must not cross or touch`;
+        hit.ring === hit.other
+          ? 'ring must not intersect itself (a bow-tie or a fold-back is not a valid polygon)'
+          : `rings ${Math.min(hit.ring, hit.other)} and ${Math.max(hit.ring, hit.other)} must not cross or touch`;
       errors.push({ field: where(hit.ring === hit.other ? hit.ring : undefined), message });
     }
     polygons.push(out);

@@ -19,7 +19,10 @@ const DB_CHECK_TIMEOUT_MS = 2_000;
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]);
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -27,7 +30,9 @@ async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 
 let journal: Promise<string[]> | null = null;
 function expectedMigrations(): Promise<string[]> {
-  journal ??= readFile(path.join(MIGRATIONS_DIR, 'meta/_journal.json'), 'utf8').then((t) => (JSON.parse(t) as { entries: { tag: string }[] }).entries.map((e) => e.tag));
+  journal ??= readFile(path.join(MIGRATIONS_DIR, 'meta/_journal.json'), 'utf8').then((t) =>
+    (JSON.parse(t) as { entries: { tag: string }[] }).entries.map((e) => e.tag),
+  );
   return journal;
 }
 
@@ -38,7 +43,12 @@ const Health = Type.Object({
   database_kind: Type.String(),
   time: Timestamp,
   uptime_seconds: Type.Number(),
-  realtime: Type.Optional(Type.Object({ listener: Type.String(), hub: Type.String() }, { description: 'listener: idle | connected | reconnecting; hub: starting | live | paused | catching_up' })),
+  realtime: Type.Optional(
+    Type.Object(
+      { listener: Type.String(), hub: Type.String() },
+      { description: 'listener: idle | connected | reconnecting; hub: starting | live | paused | catching_up' },
+    ),
+  ),
 });
 const Ready = Type.Object({
   status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready')]),
@@ -74,7 +84,14 @@ export function healthRoutes(app: Api, ctx: AppContext) {
       const rt = ctx.readiness.get('realtime');
       const st = rt ? ((await rt()) as { listener?: { state: string }; hub?: { state: string } }) : null;
       const realtime = st?.listener && st.hub ? { listener: st.listener.state, hub: st.hub.state } : undefined;
-      return { status: 'ok' as const, database, database_kind: ctx.db.kind, time: new Date(), uptime_seconds: Math.round(process.uptime()), realtime };
+      return {
+        status: 'ok' as const,
+        database,
+        database_kind: ctx.db.kind,
+        time: new Date(),
+        uptime_seconds: Math.round(process.uptime()),
+        realtime,
+      };
     },
   );
 

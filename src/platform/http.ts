@@ -92,8 +92,18 @@ const FASTIFY_CODES: Record<number, string> = {
 /** Seconds a client should wait before retrying when the database is unavailable. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
-const UNAVAILABLE_SYSCALL = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-const UNAVAILABLE_MESSAGE = /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Connection ended|terminating connection|the database system is (starting up|shutting down|in recovery)/i;
+const UNAVAILABLE_SYSCALL = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Connection ended|terminating connection|the database system is (starting up|shutting down|in recovery)/i;
 
 /**
  * The database cannot be reached or is going away (not a fault of the request): connection refused or
@@ -147,7 +157,8 @@ export function toProblem(err: unknown, requestId: string): ProblemBody {
   } else if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
     status = e.statusCode;
     code = FASTIFY_CODES[status] ?? 'BAD_REQUEST';
-    if (e.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || /JSON/.test(e.message ?? '')) code = 'MALFORMED_JSON';
+    if (e.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || /JSON/.test(e.message ?? ''))
+      code = 'MALFORMED_JSON';
     detail = e.message?.replace(/^FST_\w+: /, '') || TITLES[status] || 'Bad request';
   }
   const body: ProblemBody = {
@@ -181,7 +192,8 @@ export function frameworkErrorHandler(err: FastifyError, req: FastifyRequest, re
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err, req: FastifyRequest, reply) => {
     const problem = toProblem(err, String(req.id));
-    if (problem.status === 503 && problem.code === 'DATABASE_UNAVAILABLE') req.log.warn({ err: (err as Error).message }, 'database unavailable');
+    if (problem.status === 503 && problem.code === 'DATABASE_UNAVAILABLE')
+      req.log.warn({ err: (err as Error).message }, 'database unavailable');
     else if (problem.status >= 500) req.log.error({ err }, 'request failed');
     else if (problem.status !== 401 && problem.status !== 404) req.log.info({ code: problem.code }, problem.detail);
     if ((problem.status === 429 || problem.status === 503) && problem.retry_after) reply.header('retry-after', String(problem.retry_after));
@@ -195,7 +207,13 @@ export function registerErrorHandling(app: FastifyInstance) {
     const allow = allowedMethods(path);
     if (allow.length > 0 && !allow.includes(req.method)) {
       reply.header('allow', allow.join(', '));
-      return sendProblem(reply, toProblem(new AppError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; allowed: ${allow.join(', ')}`), String(req.id)));
+      return sendProblem(
+        reply,
+        toProblem(
+          new AppError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; allowed: ${allow.join(', ')}`),
+          String(req.id),
+        ),
+      );
     }
     return sendProblem(reply, toProblem(new AppError(404, 'NOT_FOUND', `No route ${req.method} ${path}`), String(req.id)));
   };

@@ -12,14 +12,28 @@ export interface IdempotentResult<T> {
 /** Stable hash of a request body (key order does not matter). */
 export function requestHash(body: unknown): string {
   const canonical = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(canonical) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as any)[k])])) : v;
-  return createHash('sha256').update(JSON.stringify(canonical(body ?? null))).digest('hex');
+    Array.isArray(v)
+      ? v.map(canonical)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, canonical((v as any)[k])]),
+          )
+        : v;
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(body ?? null)))
+    .digest('hex');
 }
 
 export function validateIdempotencyKey(key: unknown): string | null {
   if (key === undefined || key === null || key === '') return null;
   if (typeof key !== 'string' || !/^[A-Za-z0-9._:-]{8,128}$/.test(key)) {
-    throw AppError.badRequest('Idempotency-Key must be 8..128 characters of [A-Za-z0-9._:-]', [{ field: 'Idempotency-Key', message: 'invalid' }], 'INVALID_IDEMPOTENCY_KEY');
+    throw AppError.badRequest(
+      'Idempotency-Key must be 8..128 characters of [A-Za-z0-9._:-]',
+      [{ field: 'Idempotency-Key', message: 'invalid' }],
+      'INVALID_IDEMPOTENCY_KEY',
+    );
   }
   return key;
 }
@@ -40,7 +54,8 @@ export async function once<T>(
     if (prior.request_hash !== args.hash) {
       throw AppError.unprocessable('This Idempotency-Key was used with a different request body', 'IDEMPOTENCY_KEY_REUSED');
     }
-    if (prior.status_code === null) throw AppError.conflict('The request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_IN_PROGRESS');
+    if (prior.status_code === null)
+      throw AppError.conflict('The request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_IN_PROGRESS');
     return { status: prior.status_code, body: prior.response, replayed: true };
   }
   const result = await work();

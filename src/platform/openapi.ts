@@ -35,7 +35,8 @@ function normalize(v: any): any {
     if (k === '$id' || x === undefined || (k === 'pattern' && x === DATE_TIME_PATTERN)) continue;
     if (k === 'const') out.enum = [x];
     // Type.Record(Type.String(), X): swagger writes `additionalProperties: X`.
-    else if (k === 'patternProperties' && Object.keys(x as object).join() === '^(.*)$') out.additionalProperties = normalize((x as Json)['^(.*)$']);
+    else if (k === 'patternProperties' && Object.keys(x as object).join() === '^(.*)$')
+      out.additionalProperties = normalize((x as Json)['^(.*)$']);
     else out[k] = normalize(x);
   }
   return out;
@@ -94,20 +95,40 @@ function walkSchema(s: any, fn: (node: Json) => void) {
 }
 
 const PROBLEM_RESPONSES: Record<string, [string, string]> = {
-  BadRequest: ['400', 'The request is invalid (`VALIDATION_FAILED`, `MALFORMED_JSON`, `INVALID_VALUE`, `VALUE_TOO_LONG`); `errors` lists the fields.'],
+  BadRequest: [
+    '400',
+    'The request is invalid (`VALIDATION_FAILED`, `MALFORMED_JSON`, `INVALID_VALUE`, `VALUE_TOO_LONG`); `errors` lists the fields.',
+  ],
   Unauthorized: ['401', 'No valid access token (`UNAUTHORIZED`, `TOKEN_EXPIRED`, `SESSION_REVOKED`).'],
-  Forbidden: ['403', 'The caller\'s role, territory or permission does not allow this (`FORBIDDEN`).'],
+  Forbidden: ['403', "The caller's role, territory or permission does not allow this (`FORBIDDEN`)."],
   NotFound: ['404', 'The resource does not exist or is not visible to the caller (`NOT_FOUND`).'],
-  Conflict: ['409', 'The request conflicts with the current state (`CONFLICT`, `INVALID_TRANSITION` with `current_status`, `DUPLICATE`, `IDEMPOTENCY_KEY_REUSED`).'],
-  Unprocessable: ['422', 'The request is well-formed but breaks a business rule (`UNPROCESSABLE`, `REFERENCE_NOT_FOUND`, `CONSTRAINT_VIOLATION`).'],
-  PayloadTooLarge: ['413', 'The request body is larger than the body limit (`PAYLOAD_TOO_LARGE`; `BODY_LIMIT_BYTES`, 1 MiB by default; an upload PUT: its slot\'s declared size).'],
-  UriTooLong: ['414', 'The request line (path and query string) is longer than the server reads (`URI_TOO_LONG`), answered before any route runs.'],
-  HeadersTooLarge: ['431', 'The request head is larger than `HTTP_MAX_HEADER_BYTES` (16 KiB by default) (`HEADERS_TOO_LARGE`), answered before any route runs.'],
+  Conflict: [
+    '409',
+    'The request conflicts with the current state (`CONFLICT`, `INVALID_TRANSITION` with `current_status`, `DUPLICATE`, `IDEMPOTENCY_KEY_REUSED`).',
+  ],
+  Unprocessable: [
+    '422',
+    'The request is well-formed but breaks a business rule (`UNPROCESSABLE`, `REFERENCE_NOT_FOUND`, `CONSTRAINT_VIOLATION`).',
+  ],
+  PayloadTooLarge: [
+    '413',
+    "The request body is larger than the body limit (`PAYLOAD_TOO_LARGE`; `BODY_LIMIT_BYTES`, 1 MiB by default; an upload PUT: its slot's declared size).",
+  ],
+  UriTooLong: [
+    '414',
+    'The request line (path and query string) is longer than the server reads (`URI_TOO_LONG`), answered before any route runs.',
+  ],
+  HeadersTooLarge: [
+    '431',
+    'The request head is larger than `HTTP_MAX_HEADER_BYTES` (16 KiB by default) (`HEADERS_TOO_LARGE`), answered before any route runs.',
+  ],
   TooManyRequests: ['429', 'Rate limited (`RATE_LIMITED`); see the `Retry-After` header.'],
   ServerError: ['500', 'Unexpected server error (`INTERNAL_ERROR`); quote `request_id` when reporting it.'],
 };
 
-const PROBLEM_RESPONSES_BY_STATUS: Record<string, string> = Object.fromEntries(Object.values(PROBLEM_RESPONSES).map(([s, d]) => [s, d.replace(/ \(.*$/, '.')]));
+const PROBLEM_RESPONSES_BY_STATUS: Record<string, string> = Object.fromEntries(
+  Object.values(PROBLEM_RESPONSES).map(([s, d]) => [s, d.replace(/ \(.*$/, '.')]),
+);
 
 /** `status → codes` named in an operation's text: "422 QUOTE_EXPIRED", "409 INVALID_TRANSITION", "**503** `WEBHOOK_NOT_CONFIGURED`", "(400)". */
 export function statusesIn(text: string): Map<string, Set<string>> {
@@ -142,17 +163,49 @@ const SUMMARIES: Record<string, string> = {
 /** Links of the main flows: from a created resource to the operations that follow it. */
 const LINKS: Record<string, Record<string, { operationId: string; parameters: Record<string, string>; description: string }>> = {
   createTrip: {
-    GetTrip: { operationId: 'getTrip', parameters: { id: '$response.body#/id' }, description: 'Read the trip again (status, driver, PINs for whom they are meant).' },
-    GetTripTracking: { operationId: 'getTripTracking', parameters: { id: '$response.body#/id' }, description: 'Follow the new trip (status, driver, positions).' },
+    GetTrip: {
+      operationId: 'getTrip',
+      parameters: { id: '$response.body#/id' },
+      description: 'Read the trip again (status, driver, PINs for whom they are meant).',
+    },
+    GetTripTracking: {
+      operationId: 'getTripTracking',
+      parameters: { id: '$response.body#/id' },
+      description: 'Follow the new trip (status, driver, positions).',
+    },
     AssignTrip: { operationId: 'assignTrip', parameters: { id: '$response.body#/id' }, description: 'Assign a driver to the trip.' },
-    ChangeTripStatus: { operationId: 'changeTripStatus', parameters: { id: '$response.body#/id' }, description: 'Move the trip through its states.' },
-    StreamTripEvents: { operationId: 'streamTripEvents', parameters: { id: '$response.body#/id' }, description: 'Server-sent events of the trip.' },
+    ChangeTripStatus: {
+      operationId: 'changeTripStatus',
+      parameters: { id: '$response.body#/id' },
+      description: 'Move the trip through its states.',
+    },
+    StreamTripEvents: {
+      operationId: 'streamTripEvents',
+      parameters: { id: '$response.body#/id' },
+      description: 'Server-sent events of the trip.',
+    },
   },
   createCustomerOrder: {
-    GetCustomerTrip: { operationId: 'getCustomerTrip', parameters: { id: '$response.body#/trip_id' }, description: 'The delivery trip of the order (when `trip_id` is set).' },
-    SubmitPaymentProof: { operationId: 'submitPaymentProof', parameters: { id: '$response.body#/id' }, description: 'Upload the payment proof of a direct payment.' },
-    UpdateMerchantOrderStatus: { operationId: 'updateMerchantOrderStatus', parameters: { id: '$response.body#/id' }, description: 'The merchant accepts, prepares or cancels the order.' },
-    CancelOrderAsAdmin: { operationId: 'cancelOrderAsAdmin', parameters: { id: '$response.body#/id' }, description: 'An administrator cancels the order (with a reason; payment and review follow).' },
+    GetCustomerTrip: {
+      operationId: 'getCustomerTrip',
+      parameters: { id: '$response.body#/trip_id' },
+      description: 'The delivery trip of the order (when `trip_id` is set).',
+    },
+    SubmitPaymentProof: {
+      operationId: 'submitPaymentProof',
+      parameters: { id: '$response.body#/id' },
+      description: 'Upload the payment proof of a direct payment.',
+    },
+    UpdateMerchantOrderStatus: {
+      operationId: 'updateMerchantOrderStatus',
+      parameters: { id: '$response.body#/id' },
+      description: 'The merchant accepts, prepares or cancels the order.',
+    },
+    CancelOrderAsAdmin: {
+      operationId: 'cancelOrderAsAdmin',
+      parameters: { id: '$response.body#/id' },
+      description: 'An administrator cancels the order (with a reason; payment and review follow).',
+    },
   },
 };
 
@@ -206,10 +259,16 @@ export function finishOpenApi(doc: Json, opts: FinishOptions): Json {
         if (!hasOperation(doc, base)) op.operationId = base;
       }
       const opId: string = op.operationId ?? `${method}${pascal(path)}`;
-      if (!op.summary) op.summary = SUMMARIES[opId] ?? (typeof op.description === 'string' && op.description.length <= 120 && !op.description.includes('\n') ? op.description.replace(/\.$/, '') : sentence(opId));
+      if (!op.summary)
+        op.summary =
+          SUMMARIES[opId] ??
+          (typeof op.description === 'string' && op.description.length <= 120 && !op.description.includes('\n')
+            ? op.description.replace(/\.$/, '')
+            : sentence(opId));
       // Who may call (x-roles, x-permission, from each route's config.auth): also said in words.
       if (typeof op['x-access'] === 'string') {
-        if (!String(op.description ?? '').includes('**Access**')) op.description = op.description ? `${op.description}\n\n${op['x-access']}` : op['x-access'];
+        if (!String(op.description ?? '').includes('**Access**'))
+          op.description = op.description ? `${op.description}\n\n${op['x-access']}` : op['x-access'];
         delete op['x-access'];
       }
       if (!op.tags?.length) op.tags = [path.split('/')[3] ?? 'system'];
@@ -238,7 +297,8 @@ export function finishOpenApi(doc: Json, opts: FinishOptions): Json {
       if (op.requestBody) {
         const optional = op['x-body-optional'] === true;
         op.requestBody.required = !optional;
-        if (optional) op.requestBody.description = 'Optional: a request without a body counts as `{}`; a JSON `null` is 400 VALIDATION_FAILED.';
+        if (optional)
+          op.requestBody.description = 'Optional: a request without a body counts as `{}`; a JSON `null` is 400 VALIDATION_FAILED.';
       }
       delete op['x-body-optional'];
 
@@ -246,13 +306,21 @@ export function finishOpenApi(doc: Json, opts: FinishOptions): Json {
       const responses: Json = (op.responses ??= {});
       for (const [status, r] of Object.entries<Json>(responses)) {
         if (!/^[45]/.test(status)) continue;
-        responses[status] = { description: r.description && r.description !== 'Default Response' ? r.description : 'Problem details (RFC 9457) with a stable `code`.', content: { 'application/problem+json': { schema: problemRef } } };
+        responses[status] = {
+          description:
+            r.description && r.description !== 'Default Response' ? r.description : 'Problem details (RFC 9457) with a stable `code`.',
+          content: { 'application/problem+json': { schema: problemRef } },
+        };
       }
       // Statuses and codes the operation's own text names ("422 QUOTE_EXPIRED", "**503** `WEBHOOK_NOT_CONFIGURED`"): documented.
       for (const [status, codes] of statusesIn(`${op.summary ?? ''}\n${op.description ?? ''}`)) {
         const known = responses[status] && !responses[status].$ref ? responses[status] : null;
         const list = codes.size ? ` Codes: ${[...codes].map((c) => `\`${c}\``).join(', ')}.` : '';
-        if (!known) responses[status] = { description: `${PROBLEM_RESPONSES_BY_STATUS[status] ?? 'Problem details (RFC 9457).'}${list}`, content: { 'application/problem+json': { schema: problemRef } } };
+        if (!known)
+          responses[status] = {
+            description: `${PROBLEM_RESPONSES_BY_STATUS[status] ?? 'Problem details (RFC 9457).'}${list}`,
+            content: { 'application/problem+json': { schema: problemRef } },
+          };
         else if (list && !known.description.includes('Codes:')) known.description += list;
       }
       const add = (status: string, name: string) => {
@@ -271,15 +339,20 @@ export function finishOpenApi(doc: Json, opts: FinishOptions): Json {
       add('414', 'UriTooLong');
       add('431', 'HeadersTooLarge');
       add('500', 'ServerError');
-      for (const [status, r] of Object.entries<Json>(responses)) if (r.description === 'Default Response') r.description = status === '204' ? 'No content' : 'Success';
+      for (const [status, r] of Object.entries<Json>(responses))
+        if (r.description === 'Default Response') r.description = status === '204' ? 'No content' : 'Success';
 
       // Reserved contracts (always 501) are documented as such.
       const reserved = responses['501'] || /^Reserved/i.test(op.summary ?? '');
       if (reserved) {
         op.deprecated = true;
         op['x-not-released'] = true;
-        if (!/not released/i.test(op.description ?? '')) op.description = `**Not released**: always answers 501 \`FUTURE_INTEGRATION_NOT_RELEASED\`. ${op.description ?? ''}`.trim();
-        responses['501'] ??= { description: 'Not released (`FUTURE_INTEGRATION_NOT_RELEASED`).', content: { 'application/problem+json': { schema: problemRef } } };
+        if (!/not released/i.test(op.description ?? ''))
+          op.description = `**Not released**: always answers 501 \`FUTURE_INTEGRATION_NOT_RELEASED\`. ${op.description ?? ''}`.trim();
+        responses['501'] ??= {
+          description: 'Not released (`FUTURE_INTEGRATION_NOT_RELEASED`).',
+          content: { 'application/problem+json': { schema: problemRef } },
+        };
       }
 
       const links = LINKS[opId];
@@ -290,7 +363,8 @@ export function finishOpenApi(doc: Json, opts: FinishOptions): Json {
     }
   }
   const declared = new Map<string, Json>((doc.tags ?? []).map((t: Json) => [t.name, t]));
-  for (const t of [...tagsSeen].sort()) if (!declared.has(t)) declared.set(t, { name: t, description: opts.tags?.[t] ?? `${sentence(t)} operations` });
+  for (const t of [...tagsSeen].sort())
+    if (!declared.has(t)) declared.set(t, { name: t, description: opts.tags?.[t] ?? `${sentence(t)} operations` });
   doc.tags = [...declared.values()];
   return doc;
 }

@@ -73,11 +73,28 @@ export interface MoneyHooks {
 export interface ChatOutboxHooks {
   enqueueOrderCreated(
     tx: Tx,
-    input: { organizationId: string; merchantId: string; orderId?: string; expressRequestId?: string; territoryId?: string | null; summary: string; data?: Record<string, unknown> },
+    input: {
+      organizationId: string;
+      merchantId: string;
+      orderId?: string;
+      expressRequestId?: string;
+      territoryId?: string | null;
+      summary: string;
+      data?: Record<string, unknown>;
+    },
   ): Promise<string | null>;
   enqueueStatusChanged(
     tx: Tx,
-    input: { organizationId: string; merchantId: string; orderId?: string; expressRequestId?: string; territoryId?: string | null; status: string; summary?: string; data?: Record<string, unknown> },
+    input: {
+      organizationId: string;
+      merchantId: string;
+      orderId?: string;
+      expressRequestId?: string;
+      territoryId?: string | null;
+      status: string;
+      summary?: string;
+      data?: Record<string, unknown>;
+    },
   ): Promise<string | null>;
   cancelPendingForOrder(tx: Tx, orderId: string): Promise<number>;
 }

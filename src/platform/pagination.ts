@@ -18,14 +18,19 @@ export function pageRequest(q: { limit?: number; cursor?: string }): PageRequest
   } catch {
     throw AppError.badRequest('Invalid cursor', [{ field: 'cursor', message: 'not a cursor from this API' }]);
   }
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(after)) throw AppError.badRequest('Invalid cursor', [{ field: 'cursor', message: 'not a cursor from this API' }]);
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(after))
+    throw AppError.badRequest('Invalid cursor', [{ field: 'cursor', message: 'not a cursor from this API' }]);
   return { limit, after };
 }
 
 export const encodeCursor = (id: string): string => Buffer.from(id, 'utf8').toString('base64url');
 
 /** Takes `limit + 1` rows fetched in id-descending order and returns the page. */
-export function toPage<T extends { id: string }, R = T>(rows: T[], req: PageRequest, map?: (row: T) => R): { data: R[]; next_cursor: string | null } {
+export function toPage<T extends { id: string }, R = T>(
+  rows: T[],
+  req: PageRequest,
+  map?: (row: T) => R,
+): { data: R[]; next_cursor: string | null } {
   const hasMore = rows.length > req.limit;
   const slice = hasMore ? rows.slice(0, req.limit) : rows;
   return {

@@ -19,9 +19,12 @@ export const isPhoneCountry = (c: unknown): c is CountryCode => typeof c === 'st
 export function toE164(raw: string, country: string, field = 'phone'): string {
   const parsed = parsePhoneNumberFromString(raw.trim(), isPhoneCountry(country) ? country : DEFAULT_PHONE_COUNTRY);
   if (!parsed || !parsed.isValid()) {
-    throw new AppError(400, 'INVALID_PHONE', `${field} is not a valid phone number${raw.trim().startsWith('+') ? '' : ` for ${country} (or give its +country code)`}`, [
-      { field, message: `not a valid phone number (E.164, or national for ${country})` },
-    ]);
+    throw new AppError(
+      400,
+      'INVALID_PHONE',
+      `${field} is not a valid phone number${raw.trim().startsWith('+') ? '' : ` for ${country} (or give its +country code)`}`,
+      [{ field, message: `not a valid phone number (E.164, or national for ${country})` }],
+    );
   }
   return parsed.number;
 }
@@ -36,7 +39,12 @@ export async function phoneCountryOf(tx: Tx, organizationId: string): Promise<st
  * replaced by their E.164 form (the organization's default country for national numbers); null and absent fields
  * stay as they are. Returns a copy.
  */
-export async function normalizePhones<T extends object>(tx: Tx, organizationId: string, input: T, fields: readonly (keyof T & string)[]): Promise<T> {
+export async function normalizePhones<T extends object>(
+  tx: Tx,
+  organizationId: string,
+  input: T,
+  fields: readonly (keyof T & string)[],
+): Promise<T> {
   const present = fields.filter((f) => typeof input[f] === 'string');
   if (present.length === 0) return input;
   const country = await phoneCountryOf(tx, organizationId);

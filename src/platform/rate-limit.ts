@@ -18,11 +18,27 @@ export interface ExpensiveRouteGroup {
 }
 
 export function expensiveRouteGroups(raw: Settings): ExpensiveRouteGroup[] {
-  const n = (name: 'RATE_LIMIT_ORDERS_PER_MINUTE' | 'RATE_LIMIT_PLANS_PER_MINUTE' | 'RATE_LIMIT_REPORTS_PER_MINUTE', _fallback: number) => raw[name];
+  const n = (name: 'RATE_LIMIT_ORDERS_PER_MINUTE' | 'RATE_LIMIT_PLANS_PER_MINUTE' | 'RATE_LIMIT_REPORTS_PER_MINUTE', _fallback: number) =>
+    raw[name];
   return [
-    { name: 'orders', pattern: /^POST \/api\/v1\/[a-z]+\/orders$/, perMinute: n('RATE_LIMIT_ORDERS_PER_MINUTE', 60), setting: 'RATE_LIMIT_ORDERS_PER_MINUTE' },
-    { name: 'plans', pattern: /^POST \/api\/v1\/[a-z]+\/dispatch-batches\/optimize$/, perMinute: n('RATE_LIMIT_PLANS_PER_MINUTE', 20), setting: 'RATE_LIMIT_PLANS_PER_MINUTE' },
-    { name: 'reports', pattern: /^GET \/api\/v1\/.*\/reports\//, perMinute: n('RATE_LIMIT_REPORTS_PER_MINUTE', 20), setting: 'RATE_LIMIT_REPORTS_PER_MINUTE' },
+    {
+      name: 'orders',
+      pattern: /^POST \/api\/v1\/[a-z]+\/orders$/,
+      perMinute: n('RATE_LIMIT_ORDERS_PER_MINUTE', 60),
+      setting: 'RATE_LIMIT_ORDERS_PER_MINUTE',
+    },
+    {
+      name: 'plans',
+      pattern: /^POST \/api\/v1\/[a-z]+\/dispatch-batches\/optimize$/,
+      perMinute: n('RATE_LIMIT_PLANS_PER_MINUTE', 20),
+      setting: 'RATE_LIMIT_PLANS_PER_MINUTE',
+    },
+    {
+      name: 'reports',
+      pattern: /^GET \/api\/v1\/.*\/reports\//,
+      perMinute: n('RATE_LIMIT_REPORTS_PER_MINUTE', 20),
+      setting: 'RATE_LIMIT_REPORTS_PER_MINUTE',
+    },
   ].filter((g) => g.perMinute > 0);
 }
 
@@ -41,11 +57,17 @@ export function registerExpensiveRouteLimits(app: FastifyInstance, db: Database,
       if (!req.actor) return;
       const { weighted, resetSeconds } = await countRequest(db, `user:${req.actor.organizationId}:${req.actor.userId}:${g.name}`);
       if (weighted > g.perMinute) {
-        throw new AppError(429, 'RATE_LIMITED', `At most ${g.perMinute} ${g.name} requests per minute per user; retry in ${resetSeconds} s`, undefined, {
-          retry_after: resetSeconds,
-          limit: g.perMinute,
-          limit_group: g.name,
-        });
+        throw new AppError(
+          429,
+          'RATE_LIMITED',
+          `At most ${g.perMinute} ${g.name} requests per minute per user; retry in ${resetSeconds} s`,
+          undefined,
+          {
+            retry_after: resetSeconds,
+            limit: g.perMinute,
+            limit_group: g.name,
+          },
+        );
       }
     };
   // Documented on each limited route in the OpenAPI document.

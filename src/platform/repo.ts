@@ -9,7 +9,17 @@ import type { StoredEvent } from './events.js';
 
 export async function insertAuditRow(
   tx: Tx,
-  r: { organizationId: string; id: string; actorUserId: string | null; action: string; entityType: string; entityId: string; before: string; after: string; requestId: string | null },
+  r: {
+    organizationId: string;
+    id: string;
+    actorUserId: string | null;
+    action: string;
+    entityType: string;
+    entityId: string;
+    before: string;
+    after: string;
+    requestId: string | null;
+  },
 ): Promise<void> {
   await tx.query(
     `INSERT INTO audit_log (organization_id, id, actor_user_id, action, entity_type, entity_id, before, after, request_id)
@@ -34,17 +44,25 @@ export async function insertEventAndNotify(
   },
   channel: string,
 ): Promise<StoredEvent> {
-  const { rows } = await tx.query<StoredEvent & { notified: unknown }>(
-    INSERT_EVENT,
-    [r.organizationId, r.id, r.type, r.entityType, r.entityId, r.territoryId, r.actorUserId, r.audienceUserIds, r.payload, channel],
-  );
+  const { rows } = await tx.query<StoredEvent & { notified: unknown }>(INSERT_EVENT, [
+    r.organizationId,
+    r.id,
+    r.type,
+    r.entityType,
+    r.entityId,
+    r.territoryId,
+    r.actorUserId,
+    r.audienceUserIds,
+    r.payload,
+    channel,
+  ]);
   const { notified: _, ...ev } = rows[0];
   return ev;
 }
 
 /** Every recorded event goes through it: prepared (parsed once per connection, no planning once generic). */
 const INSERT_EVENT = prepared(
-    `WITH e AS (
+  `WITH e AS (
        INSERT INTO event (organization_id, id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        RETURNING seq, id, organization_id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload, created_at)
@@ -52,7 +70,10 @@ const INSERT_EVENT = prepared(
 );
 
 /** Inserts the key row; false when it exists already (a repeat, or a concurrent duplicate that committed first). */
-export async function claimIdempotencyKey(tx: Tx, k: { organizationId: string; scope: string; key: string; hash: string }): Promise<boolean> {
+export async function claimIdempotencyKey(
+  tx: Tx,
+  k: { organizationId: string; scope: string; key: string; hash: string },
+): Promise<boolean> {
   const inserted = await tx.query(
     `INSERT INTO idempotency_key (organization_id, scope, key, request_hash) VALUES ($1, $2, $3, $4)
      ON CONFLICT DO NOTHING RETURNING key`,
@@ -69,7 +90,12 @@ export async function findIdempotencyKey<T>(tx: Tx, k: { organizationId: string;
   return rows[0] ?? null;
 }
 
-export async function storeIdempotentResponse(tx: Tx, k: { organizationId: string; scope: string; key: string }, status: number, body: string): Promise<void> {
+export async function storeIdempotentResponse(
+  tx: Tx,
+  k: { organizationId: string; scope: string; key: string },
+  status: number,
+  body: string,
+): Promise<void> {
   await tx.query('UPDATE idempotency_key SET status_code = $4, response = $5 WHERE organization_id = $1 AND scope = $2 AND key = $3', [
     k.organizationId,
     k.scope,
@@ -96,7 +122,10 @@ export async function countInWindow(tx: Tx, key: string): Promise<{ weighted: nu
 }
 
 export async function defaultCountryOf(tx: Tx, organizationId: string): Promise<string | null> {
-  const { rows } = await tx.query<{ default_country: string }>('SELECT default_country FROM organization_settings WHERE organization_id = $1', [organizationId]);
+  const { rows } = await tx.query<{ default_country: string }>(
+    'SELECT default_country FROM organization_settings WHERE organization_id = $1',
+    [organizationId],
+  );
   return rows[0]?.default_country ?? null;
 }
 
@@ -123,7 +152,10 @@ type SecretColumnRef = { table: string; column: string; keys: readonly [string, 
 const versionSql = (c: string) => `CASE WHEN ${c} LIKE 'enc:v1:%' THEN split_part(${c}, ':', 3) ELSE '' END`;
 
 /** Per key version of a secret column ('' = plain text): how many values, and one of them with its row key (the probe). */
-export async function secretVersions(tx: Tx, col: SecretColumnRef): Promise<{ version: string; n: number; k1: string; k2: string; value: string }[]> {
+export async function secretVersions(
+  tx: Tx,
+  col: SecretColumnRef,
+): Promise<{ version: string; n: number; k1: string; k2: string; value: string }[]> {
   const [a, b] = col.keys;
   const { rows } = await tx.query<{ version: string; n: number; k1: string; k2: string; value: string }>(
     `SELECT version, n, k1, k2, value FROM (
@@ -158,6 +190,11 @@ export async function staleSecrets(
 /** Replaces a row's value only while it is still `old` (a value written meanwhile wins); true when replaced. */
 export async function replaceSecret(tx: Tx, col: SecretColumnRef, k1: string, k2: string, old: string, next: string): Promise<boolean> {
   const [a, b] = col.keys;
-  const { rowCount } = await tx.query(`UPDATE ${col.table} SET ${col.column} = $4 WHERE ${a} = $1 AND ${b} = $2 AND ${col.column} = $3`, [k1, k2, old, next]);
+  const { rowCount } = await tx.query(`UPDATE ${col.table} SET ${col.column} = $4 WHERE ${a} = $1 AND ${b} = $2 AND ${col.column} = $3`, [
+    k1,
+    k2,
+    old,
+    next,
+  ]);
   return rowCount > 0;
 }

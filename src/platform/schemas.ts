@@ -15,22 +15,31 @@ export const IdWith = (description: string) => Type.String({ minLength: 1, maxLe
  * Exactly one of the alternatives (JSON Schema `oneOf`): for bodies of mutually exclusive shapes, each a `Strict`
  * object so that no value fits two. Generated clients get a union of named shapes.
  */
-export const OneOf = <T extends TSchema[]>(schemas: [...T], opts: SchemaOptions = {}) => Type.Unsafe<Static<TUnion<T>>>({ ...opts, oneOf: schemas });
+export const OneOf = <T extends TSchema[]>(schemas: [...T], opts: SchemaOptions = {}) =>
+  Type.Unsafe<Static<TUnion<T>>>({ ...opts, oneOf: schemas });
 
 /** A new password: the length here (400 VALIDATION_FAILED), the rest of identity's passwordProblems is 400 WEAK_PASSWORD. */
 export const NewPassword = Type.String({
   minLength: 10,
   maxLength: 200,
-  description: '10 to 200 characters (else 400 VALIDATION_FAILED); a common password, one repeated character or one containing the email name is 400 WEAK_PASSWORD',
+  description:
+    '10 to 200 characters (else 400 VALIDATION_FAILED); a common password, one repeated character or one containing the email name is 400 WEAK_PASSWORD',
 });
 
-export const Money = Type.String({ pattern: MONEY_PATTERN, description: 'decimal string with at most 2 fraction digits, e.g. "12.50"', examples: ['12.50'] });
+export const Money = Type.String({
+  pattern: MONEY_PATTERN,
+  description: 'decimal string with at most 2 fraction digits, e.g. "12.50"',
+  examples: ['12.50'],
+});
 export const NonNegativeMoney = Type.String({ pattern: '^\\d{1,10}(\\.\\d{1,2})?$', description: 'decimal string >= 0, e.g. "12.50"' });
 export const Currency = Type.String({ pattern: '^[A-Z]{3}$', default: 'BOB', description: 'ISO 4217 code' });
 /** An ISO 4217 code the runtime knows (the list is in the document, so clients see what the server accepts). */
 export const KnownCurrency = Type.String({ enum: Intl.supportedValuesOf('currency'), description: 'ISO 4217 code' });
 /** An IANA time zone the runtime knows. */
-export const TimeZone = Type.String({ enum: [...new Set([...Intl.supportedValuesOf('timeZone'), 'UTC'])], description: 'IANA time zone, e.g. America/La_Paz' });
+export const TimeZone = Type.String({
+  enum: [...new Set([...Intl.supportedValuesOf('timeZone'), 'UTC'])],
+  description: 'IANA time zone, e.g. America/La_Paz',
+});
 /**
  * RFC 3339 date-time as the server accepts it: `T` separator, seconds 00–59 (no leap second: a JavaScript Date cannot
  * hold one), optional fraction, `Z` or an offset within
@@ -53,7 +62,8 @@ export function isDateTime(s: string): boolean {
 /** ISO 8601 with offset; handlers may return Date objects, the serializer formats them. */
 export const Timestamp = Type.Unsafe<Date | string>({ type: 'string', format: 'date-time' });
 /** A timestamp in a query string or body (filters such as `from`/`to`): see DATE_TIME_PATTERN. */
-export const DateTimeParam = (description?: string) => Type.String({ format: 'date-time', pattern: DATE_TIME_PATTERN, ...(description ? { description } : {}) });
+export const DateTimeParam = (description?: string) =>
+  Type.String({ format: 'date-time', pattern: DATE_TIME_PATTERN, ...(description ? { description } : {}) });
 export const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 export const ShortText = (max = 200, min = 1) => Type.String({ minLength: min, maxLength: max });
 export const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -67,7 +77,8 @@ export const PhoneCountry = Type.String({ enum: PHONE_COUNTRIES, description: 'I
 export const Phone = Type.String({
   pattern: '^\\+?[0-9(][0-9 ().-]{4,22}[0-9]$',
   maxLength: 24,
-  description: "phone number, stored in E.164 (e.g. +59171234567); without a +country code it is read as a number of the organization's default_country",
+  description:
+    "phone number, stored in E.164 (e.g. +59171234567); without a +country code it is read as a number of the organization's default_country",
 });
 
 export const Problem = Type.Object(
@@ -81,7 +92,9 @@ export const Problem = Type.Object(
         'stable UPPER_SNAKE error code, e.g. VALIDATION_FAILED, MALFORMED_JSON, UNAUTHORIZED, FORBIDDEN, NOT_FOUND, METHOD_NOT_ALLOWED, CONFLICT, INVALID_TRANSITION, DUPLICATE, UNPROCESSABLE, RATE_LIMITED, FUTURE_INTEGRATION_NOT_RELEASED, INTERNAL_ERROR',
     }),
     request_id: Type.String({ description: 'the `x-request-id` of the response' }),
-    errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), { description: 'the invalid fields (400)' })),
+    errors: Type.Optional(
+      Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), { description: 'the invalid fields (400)' }),
+    ),
   },
   { additionalProperties: true, description: 'RFC 9457 problem details, sent as `application/problem+json`' },
 );
@@ -102,7 +115,6 @@ export const PageQueryProps = {
   ),
 };
 
-export const Page = <T extends TSchema>(item: T) =>
-  Type.Object({ data: Type.Array(item), next_cursor: Nullable(Type.String()) });
+export const Page = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), next_cursor: Nullable(Type.String()) });
 
 export const Ok = Type.Object({ ok: Type.Boolean() });

@@ -68,7 +68,11 @@ export async function loadOrCreateSecret(dataDir: string, kind: StoredSecretKind
   try {
     await link(tmp, file);
   } catch (err) {
-    if (codeOf(err) !== 'EEXIST') throw new Error(`config: cannot create the secret file ${file} (${codeOf(err) ?? (err as Error).message}); set ${kind.setting} or make DATA_DIR writable`, { cause: err });
+    if (codeOf(err) !== 'EEXIST')
+      throw new Error(
+        `config: cannot create the secret file ${file} (${codeOf(err) ?? (err as Error).message}); set ${kind.setting} or make DATA_DIR writable`,
+        { cause: err },
+      );
   } finally {
     await unlink(tmp).catch(() => undefined);
   }
@@ -90,10 +94,14 @@ async function readSecret(file: string, kind: StoredSecretKind): Promise<string 
   } catch (err) {
     if (codeOf(err) === 'ENOENT') return null;
     if ((err as Error).message.startsWith('config:')) throw err;
-    throw new Error(`config: cannot read the secret file ${file} (${codeOf(err) ?? (err as Error).message}); fix it, or delete it to generate a new one (${kind.loss}), or set ${kind.setting}`, { cause: err });
+    throw new Error(
+      `config: cannot read the secret file ${file} (${codeOf(err) ?? (err as Error).message}); fix it, or delete it to generate a new one (${kind.loss}), or set ${kind.setting}`,
+      { cause: err },
+    );
   }
   const secret = text.trim();
   const problem = kind.problem(secret);
-  if (problem) throw new Error(`config: the secret file ${file} ${problem}; delete it to generate a new one (${kind.loss}), or set ${kind.setting}`);
+  if (problem)
+    throw new Error(`config: the secret file ${file} ${problem}; delete it to generate a new one (${kind.loss}), or set ${kind.setting}`);
   return secret;
 }

@@ -1,6 +1,14 @@
 import type { Database } from './db/index.js';
 import * as repo from './repo.js';
-import { decryptSecret, encryptSecret, isEncrypted, secretContext, SecretError, type SecretColumn, type SecretsKeyring } from './secrets.js';
+import {
+  decryptSecret,
+  encryptSecret,
+  isEncrypted,
+  secretContext,
+  SecretError,
+  type SecretColumn,
+  type SecretsKeyring,
+} from './secrets.js';
 
 /**
  * The stored secrets as a whole (every module's `SecretColumn`): the start-up check and the re-encryption that
@@ -25,7 +33,12 @@ const label = (c: SecretColumn) => `${c.label} (${c.table}.${c.column})`;
  * values still in plain text (older versions stored webhook secrets so), and with `reencryptPrevious` (the embedded
  * database: one process) re-encrypts the values of the previous key under the current one.
  */
-export async function prepareStoredSecrets(db: Database, ring: SecretsKeyring | null, columns: readonly SecretColumn[], opts: { reencryptPrevious: boolean }): Promise<StartupSecrets> {
+export async function prepareStoredSecrets(
+  db: Database,
+  ring: SecretsKeyring | null,
+  columns: readonly SecretColumn[],
+  opts: { reencryptPrevious: boolean },
+): Promise<StartupSecrets> {
   const found: StartupSecrets['found'] = {};
   const problems: string[] = [];
   let plain = 0;
@@ -35,7 +48,9 @@ export async function prepareStoredSecrets(db: Database, ring: SecretsKeyring | 
       for (const v of await repo.secretVersions(tx, col)) {
         (found[col.label] ??= {})[v.version || 'plain'] = v.n;
         if (!ring) {
-          problems.push(`config: SECRETS_KEY is required: the database holds ${v.n} ${label(col)}${v.version ? ` encrypted under key version ${v.version}` : ' values'}; set SECRETS_KEY (docs/SECRETS.md)`);
+          problems.push(
+            `config: SECRETS_KEY is required: the database holds ${v.n} ${label(col)}${v.version ? ` encrypted under key version ${v.version}` : ' values'}; set SECRETS_KEY (docs/SECRETS.md)`,
+          );
           continue;
         }
         if (!v.version) {
@@ -60,7 +75,8 @@ export async function prepareStoredSecrets(db: Database, ring: SecretsKeyring | 
   let encrypted = 0;
   let reencrypted = 0;
   if (ring && plain > 0) encrypted = (await reencryptStoredSecrets(db, ring, columns, { plainOnly: true })).reencrypted;
-  if (ring && previous > 0 && opts.reencryptPrevious) reencrypted = (await reencryptStoredSecrets(db, ring, columns, { plainOnly: false })).reencrypted;
+  if (ring && previous > 0 && opts.reencryptPrevious)
+    reencrypted = (await reencryptStoredSecrets(db, ring, columns, { plainOnly: false })).reencrypted;
   return { found, encrypted, reencrypted };
 }
 
@@ -79,14 +95,21 @@ export interface Reencryption {
  * meanwhile by the API, already under the current key, wins). Idempotent: a second run finds nothing to do. Safe
  * with the server running on PostgreSQL, as long as every instance knows both keys.
  */
-export async function reencryptStoredSecrets(db: Database, ring: SecretsKeyring, columns: readonly SecretColumn[], opts: { plainOnly: boolean; batch?: number }): Promise<Reencryption> {
+export async function reencryptStoredSecrets(
+  db: Database,
+  ring: SecretsKeyring,
+  columns: readonly SecretColumn[],
+  opts: { plainOnly: boolean; batch?: number },
+): Promise<Reencryption> {
   const out: Reencryption = { reencrypted: 0, raced: 0, unreadable: [] };
   const batch = opts.batch ?? 200;
   for (const col of columns) {
     let after: [string, string] | null = null;
     const unreadable = new Map<string, number>();
     for (;;) {
-      const rows = await db.withSystem((tx) => repo.staleSecrets(tx, col, { version: ring.current.id, plainOnly: opts.plainOnly, after, limit: batch }));
+      const rows = await db.withSystem((tx) =>
+        repo.staleSecrets(tx, col, { version: ring.current.id, plainOnly: opts.plainOnly, after, limit: batch }),
+      );
       if (rows.length === 0) break;
       after = [rows[rows.length - 1].k1, rows[rows.length - 1].k2];
       await db.withSystem(async (tx) => {

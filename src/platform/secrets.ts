@@ -42,13 +42,18 @@ export function parseSecretsKey(name: string, value: string): Buffer {
   if (/^[0-9a-fA-F]{64}$/.test(v)) key = Buffer.from(v, 'hex');
   else if (/^[A-Za-z0-9+/_-]{43}=?$/.test(v)) key = Buffer.from(v.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
   if (!key || key.length !== 32) {
-    throw new Error(`config: ${name} must be a 32-byte key written as 64 hex characters or base64 (e.g. openssl rand -base64 32), got ${v.length} characters`);
+    throw new Error(
+      `config: ${name} must be a 32-byte key written as 64 hex characters or base64 (e.g. openssl rand -base64 32), got ${v.length} characters`,
+    );
   }
   return key;
 }
 
 export function keyring(current: Buffer, previous: Buffer | null = null): SecretsKeyring {
-  const ring: SecretsKeyring = { current: { id: keyIdOf(current), key: current }, previous: previous ? { id: keyIdOf(previous), key: previous } : null };
+  const ring: SecretsKeyring = {
+    current: { id: keyIdOf(current), key: current },
+    previous: previous ? { id: keyIdOf(previous), key: previous } : null,
+  };
   if (ring.previous && ring.previous.id === ring.current.id) ring.previous = null;
   return ring;
 }
@@ -111,7 +116,11 @@ export function decryptSecret(ring: SecretsKeyring, stored: string, context: str
     decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
     return Buffer.concat([decipher.update(body.subarray(0, body.length - TAG_BYTES)), decipher.final()]).toString('utf8');
   } catch {
-    throw new SecretError('UNDECRYPTABLE', `the stored secret does not decrypt under key version ${version} (wrong key, or a damaged or moved value)`, version);
+    throw new SecretError(
+      'UNDECRYPTABLE',
+      `the stored secret does not decrypt under key version ${version} (wrong key, or a damaged or moved value)`,
+      version,
+    );
   }
 }
 
@@ -134,7 +143,11 @@ export const secretContext = (col: Pick<SecretColumn, 'table'>, keys: readonly s
 /** The keyring of a request path that writes a secret: 503 `SECRETS_KEY_MISSING` when the server has none. */
 export function requireKeyring(ring: SecretsKeyring | null): SecretsKeyring {
   if (!ring) {
-    throw new AppError(503, 'SECRETS_KEY_MISSING', 'The server has no SECRETS_KEY to store secrets with; the operator must set it (docs/SECRETS.md)');
+    throw new AppError(
+      503,
+      'SECRETS_KEY_MISSING',
+      'The server has no SECRETS_KEY to store secrets with; the operator must set it (docs/SECRETS.md)',
+    );
   }
   return ring;
 }
@@ -144,4 +157,10 @@ export function requireKeyring(ring: SecretsKeyring | null): SecretsKeyring {
  * `minLength`..`maxLength` characters; an empty or too long value is a 400 and nothing is written.
  */
 export const SecretInput = (minLength: number, maxLength: number, description: string) =>
-  Type.String({ minLength, maxLength, pattern: '^[\\x21-\\x7E]+$', writeOnly: true, description: `${description} Write-only: never returned.` });
+  Type.String({
+    minLength,
+    maxLength,
+    pattern: '^[\\x21-\\x7E]+$',
+    writeOnly: true,
+    description: `${description} Write-only: never returned.`,
+  });

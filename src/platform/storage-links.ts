@@ -42,4 +42,8 @@ export async function assertObjectLink(
  * e.g. money lets the merchant of a payment review read its proof. Returns true to allow. Each module exports
  * its grant; the composition root hands them to storage (`storage.addReadGrant`).
  */
-export type ObjectReadGrant = (tx: Tx, actor: Actor, object: { id: string; purpose: StoragePurpose; created_by_user_id: string | null }) => Promise<boolean>;
+export type ObjectReadGrant = (
+  tx: Tx,
+  actor: Actor,
+  object: { id: string; purpose: StoragePurpose; created_by_user_id: string | null },
+) => Promise<boolean>;

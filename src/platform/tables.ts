@@ -104,4 +104,7 @@ const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 
  * `changed_xid xid8`: the (top-level) transaction that last inserted or updated the row, set by the trigger
  * `sync_touch_changed_xid`. Offline sync reads rows by this column against snapshots (see src/modules/mobile/sync.ts).
  */
-export const changedXid = () => xid8('changed_xid').notNull().default(sql`pg_current_xact_id()`);
+export const changedXid = () =>
+  xid8('changed_xid')
+    .notNull()
+    .default(sql`pg_current_xact_id()`);

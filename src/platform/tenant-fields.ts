@@ -10,7 +10,15 @@ import type { TSchema } from '@sinclair/typebox';
  */
 const ORGANIZATION_ID = { type: 'string', description: 'the organization (tenant) the resource belongs to' };
 
-type Node = { properties?: Record<string, Node>; required?: string[]; items?: Node; anyOf?: Node[]; oneOf?: Node[]; allOf?: Node[]; type?: unknown };
+type Node = {
+  properties?: Record<string, Node>;
+  required?: string[];
+  items?: Node;
+  anyOf?: Node[];
+  oneOf?: Node[];
+  allOf?: Node[];
+  type?: unknown;
+};
 
 export function addOrganizationId(schemas: TSchema[]): void {
   for (const s of schemas as Node[]) {
@@ -36,7 +44,9 @@ function fillerOf(s: Node | undefined, depth: number): Filler | null {
   fillers.set(s, null); // a schema that contains itself ends here
   const alternatives = [...(s.anyOf ?? []), ...(s.oneOf ?? [])];
   const items = [s.items, ...alternatives.map((a) => a.items)].map((i) => fillerOf(i, depth + 1)).filter((f): f is Filler => f !== null);
-  const objectAlternatives = [...alternatives, ...(s.allOf ?? [])].map((a) => fillerOf(a, depth + 1)).filter((f): f is Filler => f !== null);
+  const objectAlternatives = [...alternatives, ...(s.allOf ?? [])]
+    .map((a) => fillerOf(a, depth + 1))
+    .filter((f): f is Filler => f !== null);
   const props = s.properties;
   const own = !!props?.organization_id;
   const nested = Object.entries(props ?? {})

@@ -38,7 +38,8 @@ export function webSettings(raw: { MAP_TILE_URL?: string; MAP_TILE_ATTRIBUTION?:
     } catch {
       throw new Error(`config: MAP_TILE_URL must be an http(s) URL template with {z}/{x}/{y} or "none", got "${v}"`);
     }
-    if (!/^https?:$/.test(u.protocol) || !/\{z\}/.test(tileUrl)) throw new Error(`config: MAP_TILE_URL must be an http(s) URL template with {z}/{x}/{y} or "none", got "${v}"`);
+    if (!/^https?:$/.test(u.protocol) || !/\{z\}/.test(tileUrl))
+      throw new Error(`config: MAP_TILE_URL must be an http(s) URL template with {z}/{x}/{y} or "none", got "${v}"`);
   }
   return { tileUrl, tileAttribution: (raw.MAP_TILE_ATTRIBUTION ?? '').trim() || (tileUrl === DEFAULT_TILE_URL ? DEFAULT_ATTRIBUTION : '') };
 }
@@ -105,7 +106,11 @@ function compressOf(ext: string, raw: Buffer): Pick<Asset, 'br' | 'gz'> {
   };
 }
 
-export async function registerWeb(app: FastifyInstance, raw: { MAP_TILE_URL?: string; MAP_TILE_ATTRIBUTION?: string }, dir = WEB_DIR): Promise<void> {
+export async function registerWeb(
+  app: FastifyInstance,
+  raw: { MAP_TILE_URL?: string; MAP_TILE_ATTRIBUTION?: string },
+  dir = WEB_DIR,
+): Promise<void> {
   const settings = webSettings(raw);
   const csp = pageCsp(settings);
   const cache = new Map<string, Asset>();
@@ -136,7 +141,10 @@ export async function registerWeb(app: FastifyInstance, raw: { MAP_TILE_URL?: st
 
   const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
   const withSettings = (html: string) =>
-    html.replace('<meta name="map-tiles" content="">', `<meta name="map-tiles" content="${escape(settings.tileUrl)}" data-attribution="${escape(settings.tileAttribution)}">`);
+    html.replace(
+      '<meta name="map-tiles" content="">',
+      `<meta name="map-tiles" content="${escape(settings.tileUrl)}" data-attribution="${escape(settings.tileAttribution)}">`,
+    );
 
   async function page(req: FastifyRequest, reply: FastifyReply, name: PageName) {
     const a = await load(`${name}/index.html`, withSettings);

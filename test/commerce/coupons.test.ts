@@ -15,9 +15,17 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 async function coupon(over: Record<string, unknown> = {}, s: Shop = shop) {
-  return ok(await t.req(s.merchant, { method: 'POST', url: '/merchant/coupons', payload: { code: `C${++n}X${Date.now() % 100000}`, name: 'c', discount_type: 'percent', discount_value: '10', ...over } }), 201);
+  return ok(
+    await t.req(s.merchant, {
+      method: 'POST',
+      url: '/merchant/coupons',
+      payload: { code: `C${++n}X${Date.now() % 100000}`, name: 'c', discount_type: 'percent', discount_value: '10', ...over },
+    }),
+    201,
+  );
 }
-const preflight = async (payload: Record<string, unknown>, c = customer) => ok(await t.req(c.session, { method: 'POST', url: '/customer/checkout/preflight', payload }), 201);
+const preflight = async (payload: Record<string, unknown>, c = customer) =>
+  ok(await t.req(c.session, { method: 'POST', url: '/customer/checkout/preflight', payload }), 201);
 const order = (payload: Record<string, unknown>, c = customer) => t.req(c.session, { method: 'POST', url: '/customer/orders', payload });
 
 describe('coupon definition rules', () => {
@@ -58,8 +66,16 @@ describe('coupon definition rules', () => {
     const c = await coupon({ code: 'PATCHME' });
     const bad = await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/coupons/${c.id}`, payload: { discount_value: '120' } });
     expect(bad.statusCode).toBe(400);
-    expect((await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/coupons/${c.id}`, payload: { usage_count: 0 } })).statusCode).toBe(400);
-    const up = ok(await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/coupons/${c.id}`, payload: { active: false, max_discount: '3.00', usage_limit: null } }));
+    expect(
+      (await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/coupons/${c.id}`, payload: { usage_count: 0 } })).statusCode,
+    ).toBe(400);
+    const up = ok(
+      await t.req(shop.merchant, {
+        method: 'PATCH',
+        url: `/merchant/coupons/${c.id}`,
+        payload: { active: false, max_discount: '3.00', usage_limit: null },
+      }),
+    );
     expect(up).toMatchObject({ active: false, max_discount: '3.00', usage_limit: null, discount_value: '10.00' });
     const list = ok(await t.req(shop.merchant, { method: 'GET', url: '/merchant/coupons?active=false' }));
     expect(list.data.map((x: { id: string }) => x.id)).toContain(c.id);
@@ -109,21 +125,32 @@ describe('coupon application', () => {
     const first = await placeOrder(t, customer.session, cart(shop, customer.addressId, { coupon_code: c.code.toLowerCase() }));
     expect(first).toMatchObject({ coupon_id: c.id, coupon_code: c.code, discount_total: '3.55' });
     const other = await newCustomer(t);
-    expect((await preflight(cart(shop, other.addressId, { coupon_code: c.code }), other)).coupon.reason_code).toBe('COUPON_USAGE_LIMIT_REACHED');
+    expect((await preflight(cart(shop, other.addressId, { coupon_code: c.code }), other)).coupon.reason_code).toBe(
+      'COUPON_USAGE_LIMIT_REACHED',
+    );
     expect((await order(cart(shop, other.addressId, { coupon_code: c.code }), other)).json().code).toBe('COUPON_USAGE_LIMIT_REACHED');
 
     const perCustomer = await coupon({ per_customer_limit: 1 });
     await placeOrder(t, customer.session, cart(shop, customer.addressId, { coupon_code: perCustomer.code }));
-    expect((await preflight(cart(shop, customer.addressId, { coupon_code: perCustomer.code }))).coupon.reason_code).toBe('COUPON_CUSTOMER_LIMIT_REACHED');
-    expect((await order(cart(shop, customer.addressId, { coupon_code: perCustomer.code }))).json().code).toBe('COUPON_CUSTOMER_LIMIT_REACHED');
+    expect((await preflight(cart(shop, customer.addressId, { coupon_code: perCustomer.code }))).coupon.reason_code).toBe(
+      'COUPON_CUSTOMER_LIMIT_REACHED',
+    );
+    expect((await order(cart(shop, customer.addressId, { coupon_code: perCustomer.code }))).json().code).toBe(
+      'COUPON_CUSTOMER_LIMIT_REACHED',
+    );
     await placeOrder(t, other.session, cart(shop, other.addressId, { coupon_code: perCustomer.code }));
 
     ok(await setStatus(t, shop.merchant, first.id, 'cancelled'));
     expect((await rows(t, 'SELECT usage_count FROM merchant_coupon WHERE id = $1', [c.id]))[0].usage_count).toBe(0);
-    expect((await rows(t, 'SELECT released_at FROM merchant_coupon_redemption WHERE order_id = $1', [first.id]))[0].released_at).not.toBeNull();
+    expect(
+      (await rows(t, 'SELECT released_at FROM merchant_coupon_redemption WHERE order_id = $1', [first.id]))[0].released_at,
+    ).not.toBeNull();
     const reuse = await placeOrder(t, other.session, cart(shop, other.addressId, { coupon_code: c.code }));
     expect(reuse.discount_total).toBe('3.55');
-    expect((await rows(t, 'SELECT count(*)::int AS n FROM merchant_coupon_redemption WHERE coupon_id = $1 AND released_at IS NULL', [c.id]))[0].n).toBe(1);
+    expect(
+      (await rows(t, 'SELECT count(*)::int AS n FROM merchant_coupon_redemption WHERE coupon_id = $1 AND released_at IS NULL', [c.id]))[0]
+        .n,
+    ).toBe(1);
   });
 
   it('computes discounts: percent capped by max_discount, fixed capped at the eligible subtotal, product restriction', async () => {
@@ -145,10 +172,18 @@ describe('coupon application', () => {
 });
 
 async function otherBranch() {
-  return ok(await t.req(shop.merchant, { method: 'POST', url: '/merchant/branches', payload: { name: 'Other', address: 'x', location: { type: 'Point', coordinates: [-68.12, -16.49] } } }), 201).id as string;
+  return ok(
+    await t.req(shop.merchant, {
+      method: 'POST',
+      url: '/merchant/branches',
+      payload: { name: 'Other', address: 'x', location: { type: 'Point', coordinates: [-68.12, -16.49] } },
+    }),
+    201,
+  ).id as string;
 }
 async function otherItem() {
-  return ok(await t.req(shop.merchant, { method: 'POST', url: '/merchant/catalog', payload: { name: 'Not in cart', price: '1.00' } }), 201).id as string;
+  return ok(await t.req(shop.merchant, { method: 'POST', url: '/merchant/catalog', payload: { name: 'Not in cart', price: '1.00' } }), 201)
+    .id as string;
 }
 
 describe('concurrent redemptions', () => {
@@ -173,7 +208,9 @@ describe('concurrent redemptions', () => {
     const cu = await newCustomer(t);
     const results = await Promise.all(Array.from({ length: 20 }, () => order(cart(shop, cu.addressId, { coupon_code: c.code }), cu)));
     expect(results.filter((r) => r.statusCode === 201)).toHaveLength(2);
-    expect(new Set(results.filter((r) => r.statusCode !== 201).map((r) => r.json().code))).toEqual(new Set(['COUPON_CUSTOMER_LIMIT_REACHED']));
+    expect(new Set(results.filter((r) => r.statusCode !== 201).map((r) => r.json().code))).toEqual(
+      new Set(['COUPON_CUSTOMER_LIMIT_REACHED']),
+    );
     expect((await rows(t, 'SELECT usage_count FROM merchant_coupon WHERE id = $1', [c.id]))[0].usage_count).toBe(2);
   });
 });

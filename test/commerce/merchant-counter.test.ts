@@ -23,7 +23,8 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const q = async (sql: string, params: unknown[] = []) => (await t.db.withSystem((tx) => tx.query(sql, params))).rows;
-const patchStatus = (shop: MoneyShop, id: string, payload: Record<string, unknown>) => t.req(shop.session, { method: 'PATCH', url: `/merchant/orders/${id}/status`, payload });
+const patchStatus = (shop: MoneyShop, id: string, payload: Record<string, unknown>) =>
+  t.req(shop.session, { method: 'PATCH', url: `/merchant/orders/${id}/status`, payload });
 const MIN = 60_000;
 
 describe('preparation time at acceptance', () => {
@@ -32,7 +33,9 @@ describe('preparation time at acceptance', () => {
     const o = await kit.place(shop, { destination: 'platform', subtotal: '20.00', fee: '5.00' });
     const placed = await orderRow(t, o.id);
     // The checkout promise counted the branch's default (15 min); the list shows it.
-    const listed = ok(await t.req(shop.session, { method: 'GET', url: '/merchant/orders?limit=5' })).data.find((x: { id: string }) => x.id === o.id);
+    const listed = ok(await t.req(shop.session, { method: 'GET', url: '/merchant/orders?limit=5' })).data.find(
+      (x: { id: string }) => x.id === o.id,
+    );
     expect(listed).toMatchObject({ promised_at: placed.promised_at.toISOString(), preparation_min: null });
     const before = Date.now();
     const accepted = ok(await patchStatus(shop, o.id, { status: 'confirmed', preparation_min: 75 }));
@@ -52,14 +55,26 @@ describe('preparation time at acceptance', () => {
 
   it('a scheduled window keeps its promise; the preparation time is still kept', async () => {
     const shop = await newMerchant(t, admin);
-    const item = ok(await t.req(shop.session, { method: 'POST', url: '/merchant/catalog', payload: { name: 'Torta', price: '30.00' } }), 201);
+    const item = ok(
+      await t.req(shop.session, { method: 'POST', url: '/merchant/catalog', payload: { name: 'Torta', price: '30.00' } }),
+      201,
+    );
     const after = new Date(Date.now() + 3 * 3600_000).toISOString();
     const end = new Date(Date.now() + 4 * 3600_000).toISOString();
-    const o = ok(await t.req(kit.customer.session, {
-      method: 'POST',
-      url: '/customer/checkout/preflight',
-      payload: { branch_id: shop.branchId, address_id: kit.customer.addressId, items: [{ catalog_item_id: item.id, quantity: 1 }], deliver_after: after, deliver_before: end },
-    }), 201);
+    const o = ok(
+      await t.req(kit.customer.session, {
+        method: 'POST',
+        url: '/customer/checkout/preflight',
+        payload: {
+          branch_id: shop.branchId,
+          address_id: kit.customer.addressId,
+          items: [{ catalog_item_id: item.id, quantity: 1 }],
+          deliver_after: after,
+          deliver_before: end,
+        },
+      }),
+      201,
+    );
     const order = ok(await t.req(kit.customer.session, { method: 'POST', url: '/customer/orders', payload: { quote_id: o.id } }), 201);
     expect(order.promised_at).toBe(end);
     const accepted = ok(await patchStatus(shop, order.id, { status: 'confirmed', preparation_min: 30 }));
@@ -96,35 +111,62 @@ describe("the branch's default preparation time", () => {
     const shop = await newMerchant(t, admin);
     const branches = ok(await t.req(shop.session, { method: 'GET', url: '/merchant/branches' })).data;
     expect(branches[0].preparation_min).toBe(15);
-    const item = ok(await t.req(shop.session, { method: 'POST', url: '/merchant/catalog', payload: { name: 'Pizza', price: '40.00' } }), 201);
+    const item = ok(
+      await t.req(shop.session, { method: 'POST', url: '/merchant/catalog', payload: { name: 'Pizza', price: '40.00' } }),
+      201,
+    );
     const preflight = async () =>
-      new Date(ok(await t.req(kit.customer.session, { method: 'POST', url: '/customer/checkout/preflight', payload: { branch_id: shop.branchId, address_id: kit.customer.addressId, items: [{ catalog_item_id: item.id, quantity: 1 }] } }), 201).promised_at).getTime();
+      new Date(
+        ok(
+          await t.req(kit.customer.session, {
+            method: 'POST',
+            url: '/customer/checkout/preflight',
+            payload: { branch_id: shop.branchId, address_id: kit.customer.addressId, items: [{ catalog_item_id: item.id, quantity: 1 }] },
+          }),
+          201,
+        ).promised_at,
+      ).getTime();
     const p15 = await preflight();
-    const b = ok(await t.req(shop.session, { method: 'PATCH', url: `/merchant/branches/${shop.branchId}`, payload: { preparation_min: 55 } }));
+    const b = ok(
+      await t.req(shop.session, { method: 'PATCH', url: `/merchant/branches/${shop.branchId}`, payload: { preparation_min: 55 } }),
+    );
     expect(b.preparation_min).toBe(55);
     const p55 = await preflight();
     expect(p55 - p15).toBeGreaterThan(39 * MIN);
-    const [audit] = await q(`SELECT action, before, after, actor_user_id FROM audit_log WHERE entity_id = $1 AND action = 'branch.preparation_changed'`, [shop.branchId]);
+    const [audit] = await q(
+      `SELECT action, before, after, actor_user_id FROM audit_log WHERE entity_id = $1 AND action = 'branch.preparation_changed'`,
+      [shop.branchId],
+    );
     expect(audit).toMatchObject({ before: { preparation_min: 15 }, after: { preparation_min: 55 } });
   });
 
-  it('out of 1–240 is 400, another merchant\'s branch is 404, and nothing changes', async () => {
+  it("out of 1–240 is 400, another merchant's branch is 404, and nothing changes", async () => {
     const shop = await newMerchant(t, admin);
     for (const v of [0, 241, 1.5, null]) {
-      const res = await t.req(shop.session, { method: 'PATCH', url: `/merchant/branches/${shop.branchId}`, payload: { preparation_min: v } });
+      const res = await t.req(shop.session, {
+        method: 'PATCH',
+        url: `/merchant/branches/${shop.branchId}`,
+        payload: { preparation_min: v },
+      });
       expect(res.statusCode, String(v)).toBe(400);
     }
     const other = await newMerchant(t, admin);
-    expect((await t.req(other.session, { method: 'PATCH', url: `/merchant/branches/${shop.branchId}`, payload: { preparation_min: 30 } })).statusCode).toBe(404);
+    expect(
+      (await t.req(other.session, { method: 'PATCH', url: `/merchant/branches/${shop.branchId}`, payload: { preparation_min: 30 } }))
+        .statusCode,
+    ).toBe(404);
     expect((await q('SELECT preparation_min FROM merchant_branch WHERE id = $1', [shop.branchId]))[0].preparation_min).toBe(15);
-    expect(await q(`SELECT 1 FROM audit_log WHERE entity_id = $1 AND action = 'branch.preparation_changed'`, [shop.branchId])).toHaveLength(0);
+    expect(await q(`SELECT 1 FROM audit_log WHERE entity_id = $1 AND action = 'branch.preparation_changed'`, [shop.branchId])).toHaveLength(
+      0,
+    );
   });
 });
 
 describe('cash the drivers hold for the merchant', () => {
-  const freshDriver = (): Promise<TestDriver> => newDriver(t, { lon: -68.135, lat: -16.5 }, { capacity: 20, admin, territory_ids: [territoryId] });
+  const freshDriver = (): Promise<TestDriver> =>
+    newDriver(t, { lon: -68.135, lat: -16.5 }, { capacity: 20, admin, territory_ids: [territoryId] });
 
-  it('lists his driver-collected cash orders until the driver remits the cash; never another merchant\'s', async () => {
+  it("lists his driver-collected cash orders until the driver remits the cash; never another merchant's", async () => {
     const shop = await newMerchant(t, admin);
     const other = await newMerchant(t, admin);
     const d = await freshDriver();
@@ -151,7 +193,9 @@ describe('cash the drivers hold for the merchant', () => {
     const after = ok(await t.req(shop.session, { method: 'GET', url: '/merchant/cash' }));
     expect(after).toMatchObject({ total: '35.00', count: 1 });
     expect(after.data.map((r: { order_id: string }) => r.order_id)).toEqual([b.id]);
-    expect(ok(await t.req(other.session, { method: 'GET', url: '/merchant/cash' })).data.map((r: { order_id: string }) => r.order_id)).toEqual([x.id]);
+    expect(
+      ok(await t.req(other.session, { method: 'GET', url: '/merchant/cash' })).data.map((r: { order_id: string }) => r.order_id),
+    ).toEqual([x.id]);
   });
 
   it('is for merchants only', async () => {
@@ -165,10 +209,16 @@ describe('the period workbook', () => {
     const shop = await newMerchant(t, admin);
     const other = await newMerchant(t, admin);
     const from = new Date(Date.now() - MIN).toISOString();
-    const mine = [await kit.delivered(shop, { destination: 'platform', subtotal: '20.00', fee: '5.00' }), await kit.delivered(shop, { destination: 'platform', subtotal: '40.00', fee: '5.00' })];
+    const mine = [
+      await kit.delivered(shop, { destination: 'platform', subtotal: '20.00', fee: '5.00' }),
+      await kit.delivered(shop, { destination: 'platform', subtotal: '40.00', fee: '5.00' }),
+    ];
     const theirs = await kit.delivered(other, { destination: 'platform', subtotal: '50.00', fee: '5.00' });
     const to = new Date(Date.now() + MIN).toISOString();
-    const res = await t.req(shop.session, { method: 'GET', url: `/merchant/wallet.xlsx?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}` });
+    const res = await t.req(shop.session, {
+      method: 'GET',
+      url: `/merchant/wallet.xlsx?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`,
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-type']).toBe('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
     expect(res.headers['content-disposition']).toBe(`attachment; filename="wallet_${from.slice(0, 10)}_${to.slice(0, 10)}.xlsx"`);
@@ -179,7 +229,10 @@ describe('the period workbook', () => {
     expect(ws.getRow(2).getCell(1).value).toBe('Periodo');
     const header = ws.getRow(5).values as unknown[];
     const col = (name: string) => header.indexOf(name);
-    const expected = await q('SELECT id, order_id, entry_type, amount::text AS amount, created_at FROM merchant_wallet_entry WHERE merchant_id = $1 ORDER BY id', [shop.id]);
+    const expected = await q(
+      'SELECT id, order_id, entry_type, amount::text AS amount, created_at FROM merchant_wallet_entry WHERE merchant_id = $1 ORDER BY id',
+      [shop.id],
+    );
     expect(expected.length).toBeGreaterThanOrEqual(4);
     const names: Record<string, string> = { sale_credit: 'Venta', platform_commission: 'Comisión', delivery_fee_debit: 'Costo de envío' };
     for (const [i, e] of expected.entries()) {
@@ -200,11 +253,17 @@ describe('the period workbook', () => {
     expect(orders).not.toContain(theirs);
 
     // English headers when the page is in English; an empty period is a workbook with only its totals row.
-    const en = await t.req(shop.session, { method: 'GET', url: `/merchant/wallet.xlsx?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}&lang=en` });
+    const en = await t.req(shop.session, {
+      method: 'GET',
+      url: `/merchant/wallet.xlsx?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}&lang=en`,
+    });
     const wbEn = new ExcelJS.Workbook();
     await wbEn.xlsx.load(en.rawPayload as unknown as ArrayBuffer);
     expect(wbEn.getWorksheet('Entries')!.getRow(5).values).toContain('Amount');
-    const empty = await t.req(shop.session, { method: 'GET', url: `/merchant/wallet.xlsx?from=2020-01-01T00:00:00Z&to=2020-02-01T00:00:00Z` });
+    const empty = await t.req(shop.session, {
+      method: 'GET',
+      url: `/merchant/wallet.xlsx?from=2020-01-01T00:00:00Z&to=2020-02-01T00:00:00Z`,
+    });
     const wbEmpty = new ExcelJS.Workbook();
     await wbEmpty.xlsx.load(empty.rawPayload as unknown as ArrayBuffer);
     expect(wbEmpty.getWorksheet('Movimientos')!.getRow(6).getCell(1).value).toBe('TOTAL');
@@ -212,11 +271,19 @@ describe('the period workbook', () => {
 
   it('a period that ends before it starts or without dates is 400; other roles are 403', async () => {
     const shop = await newMerchant(t, admin);
-    const bad = await t.req(shop.session, { method: 'GET', url: '/merchant/wallet.xlsx?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z' });
+    const bad = await t.req(shop.session, {
+      method: 'GET',
+      url: '/merchant/wallet.xlsx?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z',
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.headers['content-type']).toContain('application/problem+json');
     expect((await t.req(shop.session, { method: 'GET', url: '/merchant/wallet.xlsx' })).statusCode).toBe(400);
-    expect((await t.req(shop.session, { method: 'GET', url: '/merchant/wallet.xlsx?from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00Z&lang=fr' })).statusCode).toBe(400);
-    expect((await t.req(admin, { method: 'GET', url: '/merchant/wallet.xlsx?from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00Z' })).statusCode).toBe(403);
+    expect(
+      (await t.req(shop.session, { method: 'GET', url: '/merchant/wallet.xlsx?from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00Z&lang=fr' }))
+        .statusCode,
+    ).toBe(400);
+    expect(
+      (await t.req(admin, { method: 'GET', url: '/merchant/wallet.xlsx?from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00Z' })).statusCode,
+    ).toBe(403);
   });
 });

@@ -28,7 +28,8 @@ describe('openingState (pure)', () => {
   });
   it('open equal to close is 24 hours; no intervals is always open', () => {
     const allDay = [0, 1, 2, 3, 4, 5, 6].map((day) => ({ day, open: '00:00', close: '00:00' }));
-    for (const iso of ['2026-11-25T04:00:00Z', '2026-11-25T03:59:00Z', '2026-11-29T12:00:00Z']) expect(openingState(allDay, LA_PAZ, at(iso)).open).toBe(true);
+    for (const iso of ['2026-11-25T04:00:00Z', '2026-11-25T03:59:00Z', '2026-11-29T12:00:00Z'])
+      expect(openingState(allDay, LA_PAZ, at(iso)).open).toBe(true);
     expect(openingState([], LA_PAZ, at('2026-11-25T04:00:00Z'))).toEqual({ open: true, next_open_at: null });
   });
   it('uses the organization time zone, not UTC', () => {
@@ -50,9 +51,12 @@ afterAll(() => t?.close());
 
 /** La Paz wall-clock HH:MM `minutes` from now. */
 const localTime = (minutes: number) =>
-  new Intl.DateTimeFormat('en-GB', { timeZone: LA_PAZ, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(Date.now() + minutes * 60_000));
+  new Intl.DateTimeFormat('en-GB', { timeZone: LA_PAZ, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(
+    new Date(Date.now() + minutes * 60_000),
+  );
 const everyDay = (open: string, close: string) => [0, 1, 2, 3, 4, 5, 6].map((day) => ({ day, open, close }));
-const setHours = async (hours: unknown) => ok(await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/branches/${shop.branchId}`, payload: { opening_hours: hours } }));
+const setHours = async (hours: unknown) =>
+  ok(await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/branches/${shop.branchId}`, payload: { opening_hours: hours } }));
 
 describe('opening hours at checkout', () => {
   it('accepts overnight hours on a branch (20:00-02:00)', async () => {
@@ -62,7 +66,10 @@ describe('opening hours at checkout', () => {
 
   it('refuses preflight and order outside the hours with BRANCH_CLOSED and the next opening, writing nothing', async () => {
     await setHours(everyDay(localTime(120), localTime(180)));
-    const [before] = await rows(t, 'SELECT (SELECT count(*) FROM merchant_order)::int AS o, (SELECT count(*) FROM checkout_quote)::int AS q');
+    const [before] = await rows(
+      t,
+      'SELECT (SELECT count(*) FROM merchant_order)::int AS o, (SELECT count(*) FROM checkout_quote)::int AS q',
+    );
     for (const url of ['/customer/checkout/preflight', '/customer/orders']) {
       const res = await t.req(customer.session, { method: 'POST', url, payload: cart(shop, customer.addressId) });
       expect(res.statusCode, res.body).toBe(422);
@@ -73,7 +80,9 @@ describe('opening hours at checkout', () => {
       expect(wait).toBeGreaterThan(118 * 60_000);
       expect(wait).toBeLessThan(121 * 60_000);
     }
-    expect((await rows(t, 'SELECT (SELECT count(*) FROM merchant_order)::int AS o, (SELECT count(*) FROM checkout_quote)::int AS q'))[0]).toEqual(before);
+    expect(
+      (await rows(t, 'SELECT (SELECT count(*) FROM merchant_order)::int AS o, (SELECT count(*) FROM checkout_quote)::int AS q'))[0],
+    ).toEqual(before);
   });
 
   it('takes the order inside the hours, also when the interval runs past midnight', async () => {
@@ -82,18 +91,31 @@ describe('opening hours at checkout', () => {
     expect(o.status).toBe('pending_confirmation');
     // An interval from one minute before now until 00:00-length later wraps midnight whenever now is late.
     await setHours(everyDay(localTime(-1), localTime(-2)));
-    ok(await t.req(customer.session, { method: 'POST', url: '/customer/checkout/preflight', payload: cart(shop, customer.addressId) }), 201);
+    ok(
+      await t.req(customer.session, { method: 'POST', url: '/customer/checkout/preflight', payload: cart(shop, customer.addressId) }),
+      201,
+    );
   });
 
   it('a branch without declared hours is always open', async () => {
     await setHours([]);
-    ok(await t.req(customer.session, { method: 'POST', url: '/customer/checkout/preflight', payload: cart(shop, customer.addressId) }), 201);
+    ok(
+      await t.req(customer.session, { method: 'POST', url: '/customer/checkout/preflight', payload: cart(shop, customer.addressId) }),
+      201,
+    );
   });
 });
 
 describe('open or closed at a glance (merchant branches)', () => {
   it('each branch says whether it is open now and when it opens next, by the organization time zone; an inactive branch is closed', async () => {
-    const listed = async () => (ok(await t.req(shop.merchant, { method: 'GET', url: '/merchant/branches' })).data as { id: string; open_now: boolean; next_open_at: string | null }[]).find((b) => b.id === shop.branchId)!;
+    const listed = async () =>
+      (
+        ok(await t.req(shop.merchant, { method: 'GET', url: '/merchant/branches' })).data as {
+          id: string;
+          open_now: boolean;
+          next_open_at: string | null;
+        }[]
+      ).find((b) => b.id === shop.branchId)!;
     // Closed: every day from an hour from now to two hours from now; opens in about an hour (to the minute).
     const closed = await setHours(everyDay(localTime(60), localTime(120)));
     expect(closed).toMatchObject({ open_now: false });
@@ -109,7 +131,19 @@ describe('open or closed at a glance (merchant branches)', () => {
     const off = ok(await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/branches/${shop.branchId}`, payload: { active: false } }));
     expect(off).toMatchObject({ active: false, open_now: false, next_open_at: null });
     ok(await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/branches/${shop.branchId}`, payload: { active: true } }));
-    const created = ok(await t.req(shop.merchant, { method: 'POST', url: '/merchant/branches', payload: { name: 'Noche', address: 'Calle 2', location: { type: 'Point', coordinates: [-68.13, -16.5] }, opening_hours: everyDay(localTime(60), localTime(120)) } }), 201);
+    const created = ok(
+      await t.req(shop.merchant, {
+        method: 'POST',
+        url: '/merchant/branches',
+        payload: {
+          name: 'Noche',
+          address: 'Calle 2',
+          location: { type: 'Point', coordinates: [-68.13, -16.5] },
+          opening_hours: everyDay(localTime(60), localTime(120)),
+        },
+      }),
+      201,
+    );
     expect(created.open_now).toBe(false);
   });
 });

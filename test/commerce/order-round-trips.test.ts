@@ -112,7 +112,11 @@ describe('POST /customer/orders round trips', () => {
 
   it(`places an order with a coupon (checked and redeemed) in at most ${MAX_ROUND_TRIPS} round trips`, async () => {
     const c = ok(
-      await t.req(shop.merchant, { method: 'POST', url: '/merchant/coupons', payload: { code: 'TRIPS10', name: 'c', discount_type: 'percent', discount_value: '10', per_customer_limit: 5 } }),
+      await t.req(shop.merchant, {
+        method: 'POST',
+        url: '/merchant/coupons',
+        payload: { code: 'TRIPS10', name: 'c', discount_type: 'percent', discount_value: '10', per_customer_limit: 5 },
+      }),
       201,
     );
     const { order, trips } = await countedOrder(cart(shop, customer.addressId, { coupon_code: 'trips10' }));
@@ -124,6 +128,8 @@ describe('POST /customer/orders round trips', () => {
     expect(counted.usage_count).toBe(1);
     const [uses] = await rows(t, 'SELECT uses FROM merchant_coupon_customer_usage WHERE coupon_id = $1', [c.id]);
     expect(uses.uses).toBe(1);
-    expect(await rows(t, 'SELECT order_id, discount_amount FROM merchant_coupon_redemption WHERE coupon_id = $1', [c.id])).toEqual([{ order_id: order.id, discount_amount: '3.55' }]);
+    expect(await rows(t, 'SELECT order_id, discount_amount FROM merchant_coupon_redemption WHERE coupon_id = $1', [c.id])).toEqual([
+      { order_id: order.id, discount_amount: '3.55' },
+    ]);
   });
 });

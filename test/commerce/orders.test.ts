@@ -28,7 +28,13 @@ async function driveTrip(orderId: string, until: 'in_delivery' | 'delivered') {
   if (until === 'delivered') {
     ok(await t.req(driver.session, { method: 'POST', url: `/driver/trips/${tripId}/start-delivery` }));
     const cash = Number(trip.cash_to_collect) > 0 ? { cash_collected: trip.cash_to_collect } : {};
-    ok(await t.req(driver.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin: trip.delivery_pin, ...cash } }));
+    ok(
+      await t.req(driver.session, {
+        method: 'POST',
+        url: `/trips/${tripId}/verify-delivery`,
+        payload: { pin: trip.delivery_pin, ...cash },
+      }),
+    );
   }
   return tripId;
 }
@@ -83,8 +89,13 @@ describe('ready creates the trip', () => {
     const id = await orderIn(t, shop, customer, 'preparing');
     const results = await Promise.all(Array.from({ length: 5 }, () => setStatus(t, shop.merchant, id, 'ready')));
     expect(results.filter((r) => r.statusCode === 200)).toHaveLength(1);
-    for (const r of results.filter((x) => x.statusCode !== 200)) expect(r.json()).toMatchObject({ code: 'INVALID_TRANSITION', current_status: 'ready' });
-    const trips = await rows(t, 'SELECT *, (pickup_location)[0] AS plon, (pickup_location)[1] AS plat, (dropoff_location)[0] AS dlon FROM trip WHERE order_id = $1', [id]);
+    for (const r of results.filter((x) => x.statusCode !== 200))
+      expect(r.json()).toMatchObject({ code: 'INVALID_TRANSITION', current_status: 'ready' });
+    const trips = await rows(
+      t,
+      'SELECT *, (pickup_location)[0] AS plon, (pickup_location)[1] AS plat, (dropoff_location)[0] AS dlon FROM trip WHERE order_id = $1',
+      [id],
+    );
     expect(trips).toHaveLength(1);
     const o = await orderDb(t, id);
     expect(trips[0]).toMatchObject({
@@ -107,7 +118,12 @@ describe('ready creates the trip', () => {
     const id = await orderIn(t, shop, customer, 'ready');
     const o = await orderDb(t, id);
     const trip = await tripDb(t, o.trip_id);
-    expect(trip).toMatchObject({ created_by_user_id: shop.merchant.userId, source_channel: 'core', delivery_fee: o.delivery_fee, driver_earning: o.driver_earning });
+    expect(trip).toMatchObject({
+      created_by_user_id: shop.merchant.userId,
+      source_channel: 'core',
+      delivery_fee: o.delivery_fee,
+      driver_earning: o.driver_earning,
+    });
     const created = await rows(t, "SELECT actor_user_id FROM event WHERE type = 'trip.created' AND entity_id = $1", [o.trip_id]);
     expect(created).toEqual([{ actor_user_id: shop.merchant.userId }]);
     const [before] = await rows(t, 'SELECT count(*)::int AS n FROM trip');
@@ -129,11 +145,21 @@ describe('ready creates the trip', () => {
     ok(await t.req(driver.session, { method: 'POST', url: `/driver/trips/${tripId}/start-delivery` }));
     // The driver collects the cash at the door (cash orders are collected by the platform's driver by default).
     expect(trip.cash_to_collect).toBe((await orderDb(t, cash)).total);
-    ok(await t.req(driver.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin: trip.delivery_pin, cash_collected: trip.cash_to_collect } }));
+    ok(
+      await t.req(driver.session, {
+        method: 'POST',
+        url: `/trips/${tripId}/verify-delivery`,
+        payload: { pin: trip.delivery_pin, cash_collected: trip.cash_to_collect },
+      }),
+    );
     expect(await orderDb(t, cash)).toMatchObject({ status: 'delivered', payment_status: 'paid', collected_by: 'driver' });
     const platform = await orderInState('delivered');
     expect(await orderDb(t, platform)).toMatchObject({ status: 'delivered', payment_status: 'pending' });
-    const events = await rows(t, "SELECT payload->>'status' AS s FROM event WHERE entity_type = 'merchant_order' AND entity_id = $1 ORDER BY seq", [platform]);
+    const events = await rows(
+      t,
+      "SELECT payload->>'status' AS s FROM event WHERE entity_type = 'merchant_order' AND entity_id = $1 ORDER BY seq",
+      [platform],
+    );
     expect(events.map((e) => e.s)).toEqual(['pending_confirmation', 'confirmed', 'preparing', 'ready', 'in_delivery', 'delivered']);
   });
 
@@ -172,7 +198,10 @@ describe('prices come from the catalog', () => {
 
   it('prices lines from the current catalog and totals them in decimals', async () => {
     const s = await newShop(t, ['0.10', '0.20', '19.99']);
-    const o = await placeOrder(t, customer.session, { ...cart(s, customer.addressId), items: s.items.map((i, k) => ({ catalog_item_id: i.id, quantity: k + 1 })) });
+    const o = await placeOrder(t, customer.session, {
+      ...cart(s, customer.addressId),
+      items: s.items.map((i, k) => ({ catalog_item_id: i.id, quantity: k + 1 })),
+    });
     expect(o.items.map((i: { unit_price: string; line_total: string }) => [i.unit_price, i.line_total])).toEqual([
       ['0.10', '0.10'],
       ['0.20', '0.40'],
@@ -182,7 +211,10 @@ describe('prices come from the catalog', () => {
     const cents = (v: string) => Math.round(Number(v) * 100);
     expect(cents(o.total)).toBe(6047 + cents(o.delivery_fee));
     ok(await t.req(s.merchant, { method: 'PATCH', url: `/merchant/catalog/${s.items[0].id}`, payload: { price: '1.00' } }));
-    const again = await placeOrder(t, customer.session, { ...cart(s, customer.addressId), items: [{ catalog_item_id: s.items[0].id, quantity: 3 }] });
+    const again = await placeOrder(t, customer.session, {
+      ...cart(s, customer.addressId),
+      items: [{ catalog_item_id: s.items[0].id, quantity: 3 }],
+    });
     expect(again.subtotal).toBe('3.00');
     expect((await rows(t, 'SELECT unit_price FROM merchant_order_item WHERE order_id = $1', [o.id]))[0].unit_price).toBe('0.10');
   });
@@ -190,7 +222,10 @@ describe('prices come from the catalog', () => {
 
 describe('quotes', () => {
   it('an order from a quote has the quoted totals; the quote makes one order only', async () => {
-    const q = ok(await t.req(customer.session, { method: 'POST', url: '/customer/checkout/preflight', payload: cart(shop, customer.addressId) }), 201);
+    const q = ok(
+      await t.req(customer.session, { method: 'POST', url: '/customer/checkout/preflight', payload: cart(shop, customer.addressId) }),
+      201,
+    );
     expect((await rows(t, 'SELECT total FROM checkout_quote WHERE id = $1', [q.id]))[0].total).toBe(q.total);
     const o = await placeOrder(t, customer.session, { quote_id: q.id });
     expect(o).toMatchObject({ quote_id: q.id, subtotal: q.subtotal, delivery_fee: q.delivery_fee, total: q.total });
@@ -201,14 +236,17 @@ describe('quotes', () => {
 
   it('refuses a quote whose prices changed (409), an expired one (422) and another customer’s (404), writing nothing', async () => {
     const s = await newShop(t, ['10.00']);
-    const quote = async () => ok(await t.req(customer.session, { method: 'POST', url: '/customer/checkout/preflight', payload: cart(s, customer.addressId) }), 201);
+    const quote = async () =>
+      ok(await t.req(customer.session, { method: 'POST', url: '/customer/checkout/preflight', payload: cart(s, customer.addressId) }), 201);
     const changed = await quote();
     ok(await t.req(s.merchant, { method: 'PATCH', url: `/merchant/catalog/${s.items[0].id}`, payload: { price: '11.00' } }));
     const r1 = await t.req(customer.session, { method: 'POST', url: '/customer/orders', payload: { quote_id: changed.id } });
     expect(r1.statusCode).toBe(409);
     expect(r1.json()).toMatchObject({ code: 'QUOTE_PRICE_CHANGED', quoted_total: changed.total });
     const expired = await quote();
-    await t.db.withSystem((tx) => tx.query("UPDATE checkout_quote SET expires_at = now() - interval '1 second' WHERE id = $1", [expired.id]));
+    await t.db.withSystem((tx) =>
+      tx.query("UPDATE checkout_quote SET expires_at = now() - interval '1 second' WHERE id = $1", [expired.id]),
+    );
     const r2 = await t.req(customer.session, { method: 'POST', url: '/customer/orders', payload: { quote_id: expired.id } });
     expect(r2.statusCode).toBe(422);
     expect(r2.json().code).toBe('QUOTE_EXPIRED');
@@ -225,16 +263,35 @@ describe('bad input', () => {
     const off = await newShop(t, ['3.00']);
     ok(await t.req(off.merchant, { method: 'PATCH', url: `/merchant/branches/${off.branchId}`, payload: { active: false } }));
     const unavailable = await newShop(t, ['3.00']);
-    ok(await t.req(unavailable.merchant, { method: 'PATCH', url: `/merchant/catalog/${unavailable.items[0].id}`, payload: { available: false } }));
+    ok(
+      await t.req(unavailable.merchant, {
+        method: 'PATCH',
+        url: `/merchant/catalog/${unavailable.items[0].id}`,
+        payload: { available: false },
+      }),
+    );
     const base = cart(shop, customer.addressId);
-    const [before] = await rows(t, 'SELECT (SELECT count(*)::int FROM merchant_order) AS o, (SELECT count(*)::int FROM checkout_quote) AS q, (SELECT count(*)::int FROM trip) AS t');
+    const [before] = await rows(
+      t,
+      'SELECT (SELECT count(*)::int FROM merchant_order) AS o, (SELECT count(*)::int FROM checkout_quote) AS q, (SELECT count(*)::int FROM trip) AS t',
+    );
     const cases: [Record<string, unknown>, number, string][] = [
       [{}, 400, 'VALIDATION_FAILED'],
       [{ branch_id: shop.branchId, items: base.items }, 400, 'VALIDATION_FAILED'],
       [{ ...base, quote_id: 'abc' }, 400, 'VALIDATION_FAILED'],
       [{ ...base, items: [] }, 400, 'VALIDATION_FAILED'],
       [{ ...base, items: [{ catalog_item_id: shop.items[0].id, quantity: 0 }] }, 400, 'VALIDATION_FAILED'],
-      [{ ...base, items: [{ catalog_item_id: shop.items[0].id, quantity: 1 }, { catalog_item_id: shop.items[0].id, quantity: 2 }] }, 400, 'VALIDATION_FAILED'],
+      [
+        {
+          ...base,
+          items: [
+            { catalog_item_id: shop.items[0].id, quantity: 1 },
+            { catalog_item_id: shop.items[0].id, quantity: 2 },
+          ],
+        },
+        400,
+        'VALIDATION_FAILED',
+      ],
       [{ ...base, payment_destination: 'card' }, 400, 'VALIDATION_FAILED'],
       [{ ...base, items: [{ catalog_item_id: 'nope', quantity: 1 }] }, 404, 'NOT_FOUND'],
       [{ ...base, items: [{ catalog_item_id: off.items[0].id, quantity: 1 }] }, 404, 'NOT_FOUND'],
@@ -251,7 +308,10 @@ describe('bad input', () => {
         expect(res.json().code).toBe(code);
       }
     }
-    const [after] = await rows(t, 'SELECT (SELECT count(*)::int FROM merchant_order) AS o, (SELECT count(*)::int FROM checkout_quote) AS q, (SELECT count(*)::int FROM trip) AS t');
+    const [after] = await rows(
+      t,
+      'SELECT (SELECT count(*)::int FROM merchant_order) AS o, (SELECT count(*)::int FROM checkout_quote) AS q, (SELECT count(*)::int FROM trip) AS t',
+    );
     expect(after).toEqual(before);
   });
 
@@ -293,7 +353,9 @@ describe('lists and reserved routes', () => {
 
   it('counts orders by status on the dashboard', async () => {
     const d = ok(await t.req(admin, { method: 'GET', url: '/dashboard' }));
-    const [db] = await rows(t, "SELECT count(*)::int AS n FROM merchant_order WHERE organization_id = $1 AND status = 'delivered'", [admin.organizationId]);
+    const [db] = await rows(t, "SELECT count(*)::int AS n FROM merchant_order WHERE organization_id = $1 AND status = 'delivered'", [
+      admin.organizationId,
+    ]);
     expect(d.sections.commerce.orders.delivered).toBe(db.n);
   });
 });

@@ -24,7 +24,14 @@ async function setRequire(t: TestApp, on: boolean) {
 
 async function attempt(t: TestApp, destination: 'platform' | 'merchant_direct' | 'cash') {
   const shop = await newShop(t, ['10.00']);
-  if (destination === 'merchant_direct') ok(await t.req(shop.merchant, { method: 'PATCH', url: '/merchant/payment-profile', payload: { direct_payment_enabled: true, instructions: 'Transfer' } }));
+  if (destination === 'merchant_direct')
+    ok(
+      await t.req(shop.merchant, {
+        method: 'PATCH',
+        url: '/merchant/payment-profile',
+        payload: { direct_payment_enabled: true, instructions: 'Transfer' },
+      }),
+    );
   const c = await newCustomer(t);
   const payload = cart(shop, c.addressId, { payment_destination: destination });
   const quote = ok(await t.req(c.session, { method: 'POST', url: '/customer/checkout/preflight', payload }), 201);

@@ -17,12 +17,22 @@ beforeAll(async () => {
   await orderKit(t);
   shop = await newMerchant(t, admin);
   customer = await newCustomer(t);
-  itemId = ok(await t.req(shop.session, { method: 'POST', url: '/merchant/catalog', payload: { name: `Item ${newId().slice(-6)}`, price: '20.00' } }), 201).id;
+  itemId = ok(
+    await t.req(shop.session, { method: 'POST', url: '/merchant/catalog', payload: { name: `Item ${newId().slice(-6)}`, price: '20.00' } }),
+    201,
+  ).id;
 }, 60_000);
 afterAll(() => t?.close());
 
-const cart = (extra: Record<string, unknown> = {}) => ({ branch_id: shop.branchId, address_id: customer.addressId, items: [{ catalog_item_id: itemId, quantity: 1 }], payment_destination: 'cash', ...extra });
-const quotes = async () => Number((await t.db.withSystem((tx) => tx.query<{ n: number }>('SELECT count(*)::int AS n FROM checkout_quote'))).rows[0]!.n);
+const cart = (extra: Record<string, unknown> = {}) => ({
+  branch_id: shop.branchId,
+  address_id: customer.addressId,
+  items: [{ catalog_item_id: itemId, quantity: 1 }],
+  payment_destination: 'cash',
+  ...extra,
+});
+const quotes = async () =>
+  Number((await t.db.withSystem((tx) => tx.query<{ n: number }>('SELECT count(*)::int AS n FROM checkout_quote'))).rows[0]!.n);
 
 describe('promise at checkout', () => {
   it('the preflight promises now + preparation + travel + buffer; the order and its trip keep it', async () => {
@@ -35,7 +45,8 @@ describe('promise at checkout', () => {
     expect(q).toMatchObject({ deliver_after: null, deliver_before: null });
     const o = ok(await t.req(customer.session, { method: 'POST', url: '/customer/orders', payload: { quote_id: q.id } }), 201);
     expect(new Date((await orderRow(t, o.id)).promised_at).getTime()).toBeGreaterThanOrEqual(promised - 5_000);
-    for (const status of ['confirmed', 'preparing', 'ready']) ok(await t.req(shop.session, { method: 'PATCH', url: `/merchant/orders/${o.id}/status`, payload: { status } }));
+    for (const status of ['confirmed', 'preparing', 'ready'])
+      ok(await t.req(shop.session, { method: 'PATCH', url: `/merchant/orders/${o.id}/status`, payload: { status } }));
     const tripId = (await orderRow(t, o.id)).trip_id as string;
     const trip = ok(await t.req(admin, { method: 'GET', url: `/trips/${tripId}` }));
     expect(trip.promised_at).toBe(new Date((await orderRow(t, o.id)).promised_at).toISOString());
@@ -44,10 +55,18 @@ describe('promise at checkout', () => {
   it('a scheduled window is the promise and reaches the trip', async () => {
     const after = new Date(Date.now() + 3 * 3600_000).toISOString();
     const before = new Date(Date.now() + 4 * 3600_000).toISOString();
-    const q = ok(await t.req(customer.session, { method: 'POST', url: '/customer/checkout/preflight', payload: cart({ deliver_after: after, deliver_before: before }) }), 201);
+    const q = ok(
+      await t.req(customer.session, {
+        method: 'POST',
+        url: '/customer/checkout/preflight',
+        payload: cart({ deliver_after: after, deliver_before: before }),
+      }),
+      201,
+    );
     expect(q).toMatchObject({ promised_at: before, deliver_after: after, deliver_before: before });
     const o = ok(await t.req(customer.session, { method: 'POST', url: '/customer/orders', payload: { quote_id: q.id } }), 201);
-    for (const status of ['confirmed', 'preparing', 'ready']) ok(await t.req(shop.session, { method: 'PATCH', url: `/merchant/orders/${o.id}/status`, payload: { status } }));
+    for (const status of ['confirmed', 'preparing', 'ready'])
+      ok(await t.req(shop.session, { method: 'PATCH', url: `/merchant/orders/${o.id}/status`, payload: { status } }));
     const trip = await tripDb(t, (await orderRow(t, o.id)).trip_id);
     expect(new Date(trip.promised_at).toISOString()).toBe(before);
     expect(new Date(trip.deliver_after).toISOString()).toBe(after);
@@ -58,11 +77,18 @@ describe('promise at checkout', () => {
     const inverted = await t.req(customer.session, {
       method: 'POST',
       url: '/customer/checkout/preflight',
-      payload: cart({ deliver_after: new Date(Date.now() + 7200_000).toISOString(), deliver_before: new Date(Date.now() + 3600_000).toISOString() }),
+      payload: cart({
+        deliver_after: new Date(Date.now() + 7200_000).toISOString(),
+        deliver_before: new Date(Date.now() + 3600_000).toISOString(),
+      }),
     });
     expect(inverted.statusCode).toBe(422);
     expect(inverted.json().code).toBe('WINDOW_INVALID');
-    const past = await t.req(customer.session, { method: 'POST', url: '/customer/checkout/preflight', payload: cart({ deliver_before: new Date(Date.now() - 60_000).toISOString() }) });
+    const past = await t.req(customer.session, {
+      method: 'POST',
+      url: '/customer/checkout/preflight',
+      payload: cart({ deliver_before: new Date(Date.now() - 60_000).toISOString() }),
+    });
     expect(past.statusCode).toBe(422);
     expect(past.json().code).toBe('PROMISE_IN_PAST');
     expect(await quotes()).toBe(n);

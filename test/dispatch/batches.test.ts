@@ -30,9 +30,14 @@ async function trips(n: number, session = admin, at = near): Promise<string[]> {
 const optimize = (session: Session, payload: Record<string, unknown>, url = ADMIN) => t.req(session, { method: 'POST', url, payload });
 const commit = (session: Session, planId: string, url = ADMIN) => t.req(session, { method: 'POST', url: `${url}/${planId}/commit` });
 const planRow = async (id: string) => (await t.db.withSystem((tx) => tx.query('SELECT * FROM dispatch_plan WHERE id = $1', [id]))).rows[0];
-const planCount = async () => (await t.db.withSystem((tx) => tx.query<{ n: number }>('SELECT count(*)::int AS n FROM dispatch_plan'))).rows[0].n;
+const planCount = async () =>
+  (await t.db.withSystem((tx) => tx.query<{ n: number }>('SELECT count(*)::int AS n FROM dispatch_plan'))).rows[0].n;
 const tripStates = async (ids: string[]) =>
-  (await t.db.withSystem((tx) => tx.query('SELECT id, status, driver_id, plan_id, stop_order, updated_at FROM trip WHERE id = ANY($1) ORDER BY id', [ids]))).rows;
+  (
+    await t.db.withSystem((tx) =>
+      tx.query('SELECT id, status, driver_id, plan_id, stop_order, updated_at FROM trip WHERE id = ANY($1) ORDER BY id', [ids]),
+    )
+  ).rows;
 
 /** A plan and its inputs: two drivers of capacity 2 and four trips. */
 async function scenario(nTrips = 4) {
@@ -47,15 +52,26 @@ async function scenario(nTrips = 4) {
 /** The optimizer's problem rebuilt from the database, and the HTTP plan in the optimizer's shape, for validatePlan. */
 async function asOptimizer(ids: string[], drivers: TestDriver[], body: PlanJson): Promise<{ problem: OptimizerProblem; plan: Plan }> {
   const rows = await t.db.withSystem((tx) =>
-    tx.query('SELECT id, (pickup_location)[0] AS plon, (pickup_location)[1] AS plat, (dropoff_location)[0] AS dlon, (dropoff_location)[1] AS dlat FROM trip WHERE id = ANY($1)', [ids]),
+    tx.query(
+      'SELECT id, (pickup_location)[0] AS plon, (pickup_location)[1] AS plat, (dropoff_location)[0] AS dlon, (dropoff_location)[1] AS dlat FROM trip WHERE id = ANY($1)',
+      [ids],
+    ),
   );
   const problem: OptimizerProblem = {
     trips: rows.rows.map((r) => ({ id: r.id, pickup: { lon: r.plon, lat: r.plat }, dropoff: { lon: r.dlon, lat: r.dlat } })),
     drivers: await Promise.all(
       drivers.map(async (d) => {
-        const row = await t.db.withSystem((tx) => tx.query('SELECT capacity, active_trips, (last_location)[0] AS lon, (last_location)[1] AS lat FROM driver WHERE id = $1', [d.id]));
+        const row = await t.db.withSystem((tx) =>
+          tx.query('SELECT capacity, active_trips, (last_location)[0] AS lon, (last_location)[1] AS lat FROM driver WHERE id = $1', [d.id]),
+        );
         const r = row.rows[0];
-        return { id: d.id, position: { lon: r.lon, lat: r.lat }, capacity: r.capacity, currentLoad: r.active_trips, maxStops: 2 * (r.capacity - r.active_trips) };
+        return {
+          id: d.id,
+          position: { lon: r.lon, lat: r.lat },
+          capacity: r.capacity,
+          currentLoad: r.active_trips,
+          maxStops: 2 * (r.capacity - r.active_trips),
+        };
       }),
     ),
   };
@@ -121,7 +137,13 @@ interface PlanJson {
   assignments: { trip_id: string; driver_id: string; stop_order: number }[];
   totals: { assigned: number; unassigned: number; distance_m: number; duration_s: number; sum_dropoff_s: number; max_dropoff_s: number };
   baseline: { distance_m: number; assigned: number };
-  constraints: { objective: 'time' | 'balanced' | 'distance'; max_route_duration_s: number; service_time_pickup_s: number; service_time_dropoff_s: number; speed_kmh: number };
+  constraints: {
+    objective: 'time' | 'balanced' | 'distance';
+    max_route_duration_s: number;
+    service_time_pickup_s: number;
+    service_time_dropoff_s: number;
+    speed_kmh: number;
+  };
 }
 
 /** The optimizer options a plan was made with (its constraints), for validatePlan. */
@@ -147,7 +169,12 @@ describe('optimize and commit', () => {
     // Each driver takes at most his free capacity (every trip holds a unit from the commit on).
     for (const r of plan.routes) expect(r.stops.length).toBeLessThanOrEqual(4);
     const stored = await planRow(plan.plan_id);
-    expect(stored).toMatchObject({ status: 'proposed', organization_id: t.demo.organizationId, created_by_user_id: admin.userId, territory_ids: null });
+    expect(stored).toMatchObject({
+      status: 'proposed',
+      organization_id: t.demo.organizationId,
+      created_by_user_id: admin.userId,
+      territory_ids: null,
+    });
     expect(stored.inputs.trips.map((x: { id: string }) => x.id).sort()).toEqual([...ids].sort());
     for (const id of ids) expect((await tripDb(t, id)).status).toBe('pending');
 
@@ -182,7 +209,9 @@ describe('optimize and commit', () => {
     const ids = await trips(2);
     const assigned = (await newTrip(t, admin, {}, near(1))).id;
     const other = await newDriver(t, { lon: -68.15, lat: -16.51 }, { capacity: 3 });
-    expect((await t.req(admin, { method: 'POST', url: `/trips/${assigned}/assign`, payload: { driver_id: other.id } })).statusCode).toBe(200);
+    expect((await t.req(admin, { method: 'POST', url: `/trips/${assigned}/assign`, payload: { driver_id: other.id } })).statusCode).toBe(
+      200,
+    );
     const res = await optimize(admin, { trip_ids: [...ids, assigned, 'no-such-trip'], driver_ids: [d.id], time_budget_ms: 200 });
     expect(res.statusCode, res.body).toBe(201);
     const plan = res.json();
@@ -206,7 +235,9 @@ describe('stale plans are refused and change nothing', () => {
   it('a trip assigned manually in between: 409 PLAN_STALE naming it, no trip changed, plan stale', async () => {
     const { ids, plan } = await scenario();
     const intruder = await newDriver(t, { lon: -68.14, lat: -16.5 }, { capacity: 1 });
-    expect((await t.req(admin, { method: 'POST', url: `/trips/${ids[0]}/assign`, payload: { driver_id: intruder.id } })).statusCode).toBe(200);
+    expect((await t.req(admin, { method: 'POST', url: `/trips/${ids[0]}/assign`, payload: { driver_id: intruder.id } })).statusCode).toBe(
+      200,
+    );
     const before = await tripStates(ids);
     const res = await commit(admin, plan.plan_id);
     expect(res.statusCode).toBe(409);
@@ -223,7 +254,9 @@ describe('stale plans are refused and change nothing', () => {
   it('a driver who became unavailable: 409, nothing assigned', async () => {
     const { d1, d2, ids, plan } = await scenario();
     const used = (plan as PlanJson).assignments[0].driver_id;
-    expect((await t.req(admin, { method: 'POST', url: `/drivers/${used}/availability`, payload: { available: false } })).statusCode).toBe(200);
+    expect((await t.req(admin, { method: 'POST', url: `/drivers/${used}/availability`, payload: { available: false } })).statusCode).toBe(
+      200,
+    );
     const res = await commit(admin, plan.plan_id);
     expect(res.statusCode).toBe(409);
     expect(res.json().changes).toContainEqual({ kind: 'driver', id: used, field: 'available', expected: true, actual: false });
@@ -233,7 +266,9 @@ describe('stale plans are refused and change nothing', () => {
 
   it('an expired plan: 409, plan expired, nothing assigned', async () => {
     const { ids, plan } = await scenario(2);
-    await t.db.withSystem((tx) => tx.query("UPDATE dispatch_plan SET expires_at = now() - interval '1 second' WHERE id = $1", [plan.plan_id]));
+    await t.db.withSystem((tx) =>
+      tx.query("UPDATE dispatch_plan SET expires_at = now() - interval '1 second' WHERE id = $1", [plan.plan_id]),
+    );
     const res = await commit(admin, plan.plan_id);
     expect(res.statusCode).toBe(409);
     expect(res.json().changes[0]).toMatchObject({ kind: 'plan', id: plan.plan_id, field: 'expires_at' });
@@ -249,7 +284,9 @@ describe('races, isolation, input', () => {
     expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
     expect(a.json()).toEqual(b.json());
     for (const id of ids) expect(await eventTypes(t, id)).toEqual(['trip.created', 'trip.assigned']);
-    const audits = await t.db.withSystem((tx) => tx.query("SELECT 1 FROM audit_log WHERE entity_id = $1 AND action = 'dispatch_plan.committed'", [plan.plan_id]));
+    const audits = await t.db.withSystem((tx) =>
+      tx.query("SELECT 1 FROM audit_log WHERE entity_id = $1 AND action = 'dispatch_plan.committed'", [plan.plan_id]),
+    );
     expect(audits.rowCount).toBe(1);
   });
 
@@ -295,7 +332,10 @@ describe('races, isolation, input', () => {
     const d = await newDriver(t, { lon: -68.15, lat: -16.51 }, { capacity: 2 });
     const res = await optimize(admin, { territory_id: demoTerritory, created_from: from, driver_ids: [d.id], time_budget_ms: 100 });
     expect(res.statusCode, res.body).toBe(201);
-    const planned = [...res.json().assignments.map((a: { trip_id: string }) => a.trip_id), ...res.json().unassigned.map((u: { trip_id: string }) => u.trip_id)];
+    const planned = [
+      ...res.json().assignments.map((a: { trip_id: string }) => a.trip_id),
+      ...res.json().unassigned.map((u: { trip_id: string }) => u.trip_id),
+    ];
     expect(planned.sort()).toEqual([...ids].sort());
   });
 });
@@ -305,7 +345,21 @@ describe('sub-administrators', () => {
     const created = await t.req(admin, {
       method: 'POST',
       url: '/territories',
-      payload: { name: 'El Alto', geometry: { type: 'Polygon', coordinates: [[[-68.3, -16.6], [-68.2, -16.6], [-68.2, -16.55], [-68.3, -16.55], [-68.3, -16.6]]] } },
+      payload: {
+        name: 'El Alto',
+        geometry: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [-68.3, -16.6],
+              [-68.2, -16.6],
+              [-68.2, -16.55],
+              [-68.3, -16.55],
+              [-68.3, -16.6],
+            ],
+          ],
+        },
+      },
     });
     expect(created.statusCode, created.body).toBe(201);
     const elAlto = created.json().id;
@@ -317,7 +371,11 @@ describe('sub-administrators', () => {
 
     // A real sub-administrator confined to the demo territory.
     const email = `sub-${Date.now()}@demo.test`;
-    const subCreated = await t.req(admin, { method: 'POST', url: '/admin/subadmins', payload: { email, password: 'Demo-pass-2026', display_name: 'sub', territory_ids: [demoTerritory] } });
+    const subCreated = await t.req(admin, {
+      method: 'POST',
+      url: '/admin/subadmins',
+      payload: { email, password: 'Demo-pass-2026', display_name: 'sub', territory_ids: [demoTerritory] },
+    });
     expect(subCreated.statusCode, subCreated.body).toBe(201);
     const sub: Session = await t.login(email);
     {
@@ -335,7 +393,7 @@ describe('sub-administrators', () => {
 
       const ok = await commit(sub, plan.plan_id, SUB);
       expect(ok.statusCode, ok.body).toBe(200);
-      for (const id of mine) expect((await tripDb(t, id))).toMatchObject({ status: 'assigned', driver_id: dMine.id, plan_id: plan.plan_id });
+      for (const id of mine) expect(await tripDb(t, id)).toMatchObject({ status: 'assigned', driver_id: dMine.id, plan_id: plan.plan_id });
       expect((await tripDb(t, theirs[0])).status).toBe('pending');
     }
   });

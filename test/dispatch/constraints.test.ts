@@ -44,22 +44,47 @@ describe('dispatch settings', () => {
   it('reads the defaults, changes them (administrators, audited), refuses bad values and other roles', async () => {
     const first = await t.req(admin, { method: 'GET', url: SETTINGS });
     expect(first.statusCode, first.body).toBe(200);
-    expect(first.json()).toMatchObject({ objective: 'time', max_route_duration_s: 3600, max_stops_per_route: null, service_time_pickup_s: 180, service_time_dropoff_s: 120, iterations: null });
+    expect(first.json()).toMatchObject({
+      objective: 'time',
+      max_route_duration_s: 3600,
+      max_stops_per_route: null,
+      service_time_pickup_s: 180,
+      service_time_dropoff_s: 120,
+      iterations: null,
+    });
     const dispatch = await t.as('dispatch');
     expect((await t.req(dispatch, { method: 'GET', url: SETTINGS })).statusCode).toBe(200);
     expect((await t.req(dispatch, { method: 'PATCH', url: SETTINGS, payload: { objective: 'distance' } })).statusCode).toBe(403);
-    for (const payload of [{}, { objective: 'fast' }, { max_route_duration_s: 10 }, { service_time_pickup_s: -1 }, { max_stops_per_route: 1 }, { colour: 'red' }, { iterations: 1.5 }]) {
+    for (const payload of [
+      {},
+      { objective: 'fast' },
+      { max_route_duration_s: 10 },
+      { service_time_pickup_s: -1 },
+      { max_stops_per_route: 1 },
+      { colour: 'red' },
+      { iterations: 1.5 },
+    ]) {
       const res = await t.req(admin, { method: 'PATCH', url: SETTINGS, payload });
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
     }
-    const res = await t.req(admin, { method: 'PATCH', url: SETTINGS, payload: { objective: 'balanced', max_stops_per_route: 8, iterations: 300 } });
+    const res = await t.req(admin, {
+      method: 'PATCH',
+      url: SETTINGS,
+      payload: { objective: 'balanced', max_stops_per_route: 8, iterations: 300 },
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ objective: 'balanced', max_stops_per_route: 8, iterations: 300, max_route_duration_s: 3600 });
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT after FROM audit_log WHERE action = 'dispatch_settings.updated' AND entity_id = $1", [t.demo.organizationId]));
+    const audit = await t.db.withSystem((tx) =>
+      tx.query("SELECT after FROM audit_log WHERE action = 'dispatch_settings.updated' AND entity_id = $1", [t.demo.organizationId]),
+    );
     expect(audit.rows).toHaveLength(1);
     expect(audit.rows[0].after).toMatchObject({ objective: 'balanced' });
     // back to the defaults for the tests below (null clears)
-    const back = await t.req(admin, { method: 'PATCH', url: SETTINGS, payload: { objective: 'time', max_stops_per_route: null, iterations: null } });
+    const back = await t.req(admin, {
+      method: 'PATCH',
+      url: SETTINGS,
+      payload: { objective: 'time', max_stops_per_route: null, iterations: null },
+    });
     expect(back.json()).toMatchObject({ objective: 'time', max_stops_per_route: null, iterations: null });
   });
 
@@ -68,11 +93,20 @@ describe('dispatch settings', () => {
     await t.req(admin, { method: 'PATCH', url: SETTINGS, payload: { objective: 'distance', service_time_pickup_s: 30 } });
     const bySettings = await optimize({ trip_ids: ids, driver_ids: [d.id] });
     expect(bySettings.statusCode, bySettings.body).toBe(201);
-    expect(bySettings.json().constraints).toMatchObject({ objective: 'distance', service_time_pickup_s: 30, service_time_dropoff_s: 120, max_route_duration_s: 3600, speed_kmh: 25 });
+    expect(bySettings.json().constraints).toMatchObject({
+      objective: 'distance',
+      service_time_pickup_s: 30,
+      service_time_dropoff_s: 120,
+      max_route_duration_s: 3600,
+      speed_kmh: 25,
+    });
     expect(bySettings.json().solver.objective).toBe('distance');
-    const overridden = (await optimize({ trip_ids: ids, driver_ids: [d.id], objective: 'time', service_time_pickup_s: 0, service_time_dropoff_s: 0 })).json();
+    const overridden = (
+      await optimize({ trip_ids: ids, driver_ids: [d.id], objective: 'time', service_time_pickup_s: 0, service_time_dropoff_s: 0 })
+    ).json();
     expect(overridden.constraints).toMatchObject({ objective: 'time', service_time_pickup_s: 0, service_time_dropoff_s: 0 });
-    for (const r of overridden.routes as Route[]) for (const s of r.stops) expect(s.departure_offset_s).toBeCloseTo(s.arrival_offset_s + s.wait_s, 0);
+    for (const r of overridden.routes as Route[])
+      for (const s of r.stops) expect(s.departure_offset_s).toBeCloseTo(s.arrival_offset_s + s.wait_s, 0);
     await t.req(admin, { method: 'PATCH', url: SETTINGS, payload: { objective: 'time', service_time_pickup_s: 180 } });
   });
 });
@@ -101,7 +135,14 @@ describe('constraints of a plan', () => {
     const pickup = (res.json().routes as Route[])[0].stops[0];
     expect(pickup.wait_s).toBeGreaterThan(0);
     expect(new Date(pickup.eta).getTime() + pickup.wait_s * 1000).toBeGreaterThanOrEqual(new Date(readyAt).getTime() - 1000);
-    const dup = await optimize({ trip_ids: ids, driver_ids: [d.id], ready_times: [{ trip_id: ids[0], ready_at: readyAt }, { trip_id: ids[0], ready_at: readyAt }] });
+    const dup = await optimize({
+      trip_ids: ids,
+      driver_ids: [d.id],
+      ready_times: [
+        { trip_id: ids[0], ready_at: readyAt },
+        { trip_id: ids[0], ready_at: readyAt },
+      ],
+    });
     expect(dup.statusCode).toBe(400);
     expect((await optimize({ trip_ids: ids, ready_times: [{ trip_id: ids[0], ready_at: 'soon' }] })).statusCode).toBe(400);
   });

@@ -18,7 +18,9 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** The instance with only its first `pairs` pickup-and-delivery pairs (ids kept). */
 function trimmed(name: string, pairs: number): string {
-  const [head, ...rows] = readFileSync(join(DIR, `${name}.txt`), 'utf8').trim().split(/\r?\n/);
+  const [head, ...rows] = readFileSync(join(DIR, `${name}.txt`), 'utf8')
+    .trim()
+    .split(/\r?\n/);
   const fields = rows.map((r) => r.trim().split(/\s+/).map(Number));
   const keep = new Set<number>([0]);
   for (const f of fields) {
@@ -86,7 +88,10 @@ describe('Li & Lim benchmark', () => {
       const tiny = text.replace(/^(\s*\d+\s+)\d+/, '$11');
       expect(checkLiLimSolution(tiny, sintefSolution('lc101', routes)).errors.join('\n')).toMatch(/over capacity/);
       const closing = text.split('\n')[1].trim().split(/\s+/);
-      const early = text.replace(text.split('\n')[1], [closing[0], closing[1], closing[2], closing[3], closing[4], '100', ...closing.slice(6)].join('\t'));
+      const early = text.replace(
+        text.split('\n')[1],
+        [closing[0], closing[1], closing[2], closing[3], closing[4], '100', ...closing.slice(6)].join('\t'),
+      );
       expect(checkLiLimSolution(early, sintefSolution('lc101', routes)).errors.join('\n')).toMatch(/back at the depot/);
       const fleet = Number(text.trim().split(/\s+/)[0]);
       expect(check([...routes, ...Array.from({ length: fleet }, () => [])])).toMatch(/more than the/);

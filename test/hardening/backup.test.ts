@@ -41,10 +41,20 @@ describe('backup and restore of the embedded database', () => {
     servers.push(first);
     const token = await login(first.baseUrl, 'admin@demo.test');
     const point = { type: 'Point', coordinates: [-68.13, -16.5] };
-    const trip = await api(first.baseUrl, token, 'POST', '/trips', { pickup_location: point, pickup_address: 'Backup street 1', dropoff_location: point, dropoff_address: 'Backup street 2' });
+    const trip = await api(first.baseUrl, token, 'POST', '/trips', {
+      pickup_location: point,
+      pickup_address: 'Backup street 1',
+      dropoff_location: point,
+      dropoff_address: 'Backup street 2',
+    });
     expect(trip.status, JSON.stringify(trip.body)).toBe(201);
     const bytes = png(3);
-    const slot = await api(first.baseUrl, token, 'POST', '/storage/generic/uploads', { purpose: 'other', mime_type: 'image/png', size_bytes: bytes.length, filename: 'b.png' });
+    const slot = await api(first.baseUrl, token, 'POST', '/storage/generic/uploads', {
+      purpose: 'other',
+      mime_type: 'image/png',
+      size_bytes: bytes.length,
+      filename: 'b.png',
+    });
     expect(slot.status, JSON.stringify(slot.body)).toBe(201);
     const put = await fetch(`${first.baseUrl}/api/v1/storage/uploads/${slot.body.upload_id}`, {
       method: 'PUT',
@@ -63,10 +73,17 @@ describe('backup and restore of the embedded database', () => {
     expect(b.stdout).toMatch(/from the running server/);
     expect((await api(first.baseUrl, token, 'GET', `/trips/${trip.body.id}`)).status).toBe(200);
     const manifest = JSON.parse(await readFile(path.join(backupDir, 'manifest.json'), 'utf8'));
-    expect(manifest.files.map((f: { path: string }) => f.path)).toEqual(expect.arrayContaining(['jwt-secret', expect.stringMatching(/^objects\//)]));
+    expect(manifest.files.map((f: { path: string }) => f.path)).toEqual(
+      expect.arrayContaining(['jwt-secret', expect.stringMatching(/^objects\//)]),
+    );
     expect(manifest.files.find((f: { path: string }) => f.path === 'jwt-secret').mode).toBe(0o600);
     // A change after the backup is not in it.
-    const later = await api(first.baseUrl, token, 'POST', '/trips', { pickup_location: point, pickup_address: 'After 1', dropoff_location: point, dropoff_address: 'After 2' });
+    const later = await api(first.baseUrl, token, 'POST', '/trips', {
+      pickup_location: point,
+      pickup_address: 'After 1',
+      dropoff_location: point,
+      dropoff_address: 'After 2',
+    });
     expect(later.status).toBe(201);
 
     // Restored into a fresh folder, a server on it reads the same records and file; the token of the first still
@@ -95,7 +112,9 @@ describe('backup and restore of the embedded database', () => {
     await writeFile(path.join(occupied, 'keep.txt'), 'mine');
     const refused = cli(['restore', backupDir], occupied);
     expect(refused.status).toBe(1);
-    expect(refused.stderr.trim()).toBe(`restore: ${occupied} (DATA_DIR) holds data; restore into an empty folder, or pass --force to replace it`);
+    expect(refused.stderr.trim()).toBe(
+      `restore: ${occupied} (DATA_DIR) holds data; restore into an empty folder, or pass --force to replace it`,
+    );
     expect(await readdir(occupied)).toEqual(['keep.txt']);
     const forced = cli(['restore', backupDir, '--force'], occupied);
     expect(forced.status, forced.stderr).toBe(0);
@@ -113,7 +132,10 @@ describe('backup and restore of the embedded database', () => {
     const r = cli(['restore', notBackup], path.join(data, 'x'));
     expect(r.status).toBe(1);
     expect(r.stderr.trim()).toBe(`restore: ${notBackup} is not a backup (no readable manifest.json)`);
-    await writeFile(path.join(notBackup, 'manifest.json'), JSON.stringify({ format: 'delivery-embedded-backup/1', database: { file: 'pglite.tar.gz', sha256: 'x' }, files: [] }));
+    await writeFile(
+      path.join(notBackup, 'manifest.json'),
+      JSON.stringify({ format: 'delivery-embedded-backup/1', database: { file: 'pglite.tar.gz', sha256: 'x' }, files: [] }),
+    );
     const damaged = cli(['restore', notBackup], path.join(data, 'x'));
     expect(damaged.stderr.trim()).toBe(`restore: ${path.join(notBackup, 'pglite.tar.gz')} is missing or damaged (checksum)`);
     await expect(stat(path.join(data, 'x'))).rejects.toThrow();

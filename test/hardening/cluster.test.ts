@@ -37,7 +37,13 @@ let s3Dir = '';
 beforeAll(async () => {
   if (!PG) return;
   s3Dir = mkdtempSync(path.join(os.tmpdir(), 's3rver-'));
-  s3 = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir, configureBuckets: [{ name: 'delivery-objects', configs: [] }] });
+  s3 = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory: s3Dir,
+    configureBuckets: [{ name: 'delivery-objects', configs: [] }],
+  });
   const s3Addr = await s3.run();
   sink = http.createServer((req, res) => {
     req.resume();
@@ -69,7 +75,12 @@ beforeAll(async () => {
     const db = createPostgresDatabase(t.url!, { max: 8 });
     const app = await buildApp({ config: t.config, db });
     await app.listen({ port: 0, host: '127.0.0.1' });
-    instances.push({ app, db, base: `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}/api/v1`, stopWorkers: startWorkers(app.ctx.workers, app.log) });
+    instances.push({
+      app,
+      db,
+      base: `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}/api/v1`,
+      stopWorkers: startWorkers(app.ctx.workers, app.log),
+    });
   }
 }, 120_000);
 
@@ -87,10 +98,16 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const notify = (n: number) =>
-  instances[n % 3].app.inject({ method: 'POST', url: '/api/v1/notifications/test', headers: { authorization: `Bearer ${customer.token}` }, payload: { title: `n${n}` } });
+  instances[n % 3].app.inject({
+    method: 'POST',
+    url: '/api/v1/notifications/test',
+    headers: { authorization: `Bearer ${customer.token}` },
+    payload: { title: `n${n}` },
+  });
 const openStream = (i: number, headers: Record<string, string> = {}) =>
   SseClient.open(`${instances[i].base}/realtime/me/stream`, { authorization: `Bearer ${customer.token}`, ...headers });
-const titles = (c: SseClient) => c.events.filter((f) => f.event === 'notification.created').map((f) => json(f).payload.notification.title as string);
+const titles = (c: SseClient) =>
+  c.events.filter((f) => f.event === 'notification.created').map((f) => json(f).payload.notification.title as string);
 
 describe('three instances on one PostgreSQL', () => {
   it.skipIf(!PG)(
@@ -118,7 +135,10 @@ describe('three instances on one PostgreSQL', () => {
       const su = new pg.Client({ connectionString: PG });
       await su.connect();
       try {
-        const killed = await su.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'delivery-listen'`, [new URL(t.url!).pathname.slice(1)]);
+        const killed = await su.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'delivery-listen'`,
+          [new URL(t.url!).pathname.slice(1)],
+        );
         expect(killed.rowCount).toBeGreaterThanOrEqual(3);
       } finally {
         await su.end();
@@ -140,71 +160,102 @@ describe('three instances on one PostgreSQL', () => {
     60_000,
   );
 
-  it.skipIf(!PG)('delivers each push outbox row once while three instances run the workers together', async () => {
-    await instances[0].app.inject({
-      method: 'POST',
-      url: '/api/v1/mobile/devices',
-      headers: { authorization: `Bearer ${customer.token}` },
-      payload: { platform: 'android', push_token: `cluster-token-${Date.now()}`, app_version: '0.7.2', build_number: 702 },
-    });
-    const before = await t.db.withSystem((tx) => tx.query<{ id: string }>('SELECT id FROM push_outbox'));
-    for (let n = 0; n < 30; n++) await notify(100 + n);
-    const rows = (await t.db.withSystem((tx) => tx.query<{ id: string }>('SELECT id FROM push_outbox'))).rows.filter((r) => !before.rows.some((b) => b.id === r.id));
-    expect(rows.length).toBeGreaterThanOrEqual(30);
-    const deadline = Date.now() + 20_000;
-    while (rows.some((r) => !deliveries.has(r.id))) {
-      if (Date.now() > deadline) throw new Error(`undelivered: ${rows.filter((r) => !deliveries.has(r.id)).length}`);
-      await sleep(50);
-    }
-    await sleep(300);
-    for (const r of rows) expect(deliveries.get(r.id), r.id).toBe(1);
-    const pending = await t.db.withSystem((tx) => tx.query(`SELECT count(*)::int AS n FROM push_outbox WHERE id = ANY($1) AND status <> 'sent'`, [rows.map((r) => r.id)]));
-    expect(pending.rows[0].n).toBe(0);
-  }, 60_000);
+  it.skipIf(!PG)(
+    'delivers each push outbox row once while three instances run the workers together',
+    async () => {
+      await instances[0].app.inject({
+        method: 'POST',
+        url: '/api/v1/mobile/devices',
+        headers: { authorization: `Bearer ${customer.token}` },
+        payload: { platform: 'android', push_token: `cluster-token-${Date.now()}`, app_version: '0.7.2', build_number: 702 },
+      });
+      const before = await t.db.withSystem((tx) => tx.query<{ id: string }>('SELECT id FROM push_outbox'));
+      for (let n = 0; n < 30; n++) await notify(100 + n);
+      const rows = (await t.db.withSystem((tx) => tx.query<{ id: string }>('SELECT id FROM push_outbox'))).rows.filter(
+        (r) => !before.rows.some((b) => b.id === r.id),
+      );
+      expect(rows.length).toBeGreaterThanOrEqual(30);
+      const deadline = Date.now() + 20_000;
+      while (rows.some((r) => !deliveries.has(r.id))) {
+        if (Date.now() > deadline) throw new Error(`undelivered: ${rows.filter((r) => !deliveries.has(r.id)).length}`);
+        await sleep(50);
+      }
+      await sleep(300);
+      for (const r of rows) expect(deliveries.get(r.id), r.id).toBe(1);
+      const pending = await t.db.withSystem((tx) =>
+        tx.query(`SELECT count(*)::int AS n FROM push_outbox WHERE id = ANY($1) AND status <> 'sent'`, [rows.map((r) => r.id)]),
+      );
+      expect(pending.rows[0].n).toBe(0);
+    },
+    60_000,
+  );
 
-  it.skipIf(!PG)('stores objects in the shared S3-compatible store: uploaded through one instance, downloaded through the others', async () => {
-    const bytes = png(30);
-    const auth = { authorization: `Bearer ${customer.token}` };
-    const slot = await instances[0].app.inject({
-      method: 'POST',
-      url: '/api/v1/storage/generic/uploads',
-      headers: auth,
-      payload: { purpose: 'avatar', mime_type: 'image/png', filename: 'me.png', size_bytes: bytes.length },
-    });
-    expect(slot.statusCode, slot.body).toBe(201);
-    const { upload_id, upload_token, object_id } = slot.json();
-    const put = await instances[1].app.inject({ method: 'PUT', url: `/api/v1/storage/uploads/${upload_id}`, headers: { ...auth, 'content-type': 'image/png', 'x-upload-token': upload_token }, payload: bytes });
-    expect(put.statusCode, put.body).toBe(201);
-    expect(put.json()).toMatchObject({ sha256: sha256(bytes) });
-    const row = await t.db.withSystem((tx) => tx.query('SELECT driver FROM private_storage_object WHERE id = $1', [object_id]));
-    expect(row.rows[0].driver).toBe('s3');
-    for (const i of instances) {
-      const res = await i.app.inject({ method: 'GET', url: `/api/v1/storage/objects/${object_id}`, headers: auth });
-      expect(res.statusCode).toBe(200);
-      expect(res.rawPayload.equals(bytes)).toBe(true);
-      const part = await i.app.inject({ method: 'GET', url: `/api/v1/storage/objects/${object_id}`, headers: { ...auth, range: 'bytes=0-7' } });
-      expect(part.statusCode).toBe(206);
-      expect(part.rawPayload.equals(bytes.subarray(0, 8))).toBe(true);
-    }
-  });
+  it.skipIf(!PG)(
+    'stores objects in the shared S3-compatible store: uploaded through one instance, downloaded through the others',
+    async () => {
+      const bytes = png(30);
+      const auth = { authorization: `Bearer ${customer.token}` };
+      const slot = await instances[0].app.inject({
+        method: 'POST',
+        url: '/api/v1/storage/generic/uploads',
+        headers: auth,
+        payload: { purpose: 'avatar', mime_type: 'image/png', filename: 'me.png', size_bytes: bytes.length },
+      });
+      expect(slot.statusCode, slot.body).toBe(201);
+      const { upload_id, upload_token, object_id } = slot.json();
+      const put = await instances[1].app.inject({
+        method: 'PUT',
+        url: `/api/v1/storage/uploads/${upload_id}`,
+        headers: { ...auth, 'content-type': 'image/png', 'x-upload-token': upload_token },
+        payload: bytes,
+      });
+      expect(put.statusCode, put.body).toBe(201);
+      expect(put.json()).toMatchObject({ sha256: sha256(bytes) });
+      const row = await t.db.withSystem((tx) => tx.query('SELECT driver FROM private_storage_object WHERE id = $1', [object_id]));
+      expect(row.rows[0].driver).toBe('s3');
+      for (const i of instances) {
+        const res = await i.app.inject({ method: 'GET', url: `/api/v1/storage/objects/${object_id}`, headers: auth });
+        expect(res.statusCode).toBe(200);
+        expect(res.rawPayload.equals(bytes)).toBe(true);
+        const part = await i.app.inject({
+          method: 'GET',
+          url: `/api/v1/storage/objects/${object_id}`,
+          headers: { ...auth, range: 'bytes=0-7' },
+        });
+        expect(part.statusCode).toBe(206);
+        expect(part.rawPayload.equals(bytes.subarray(0, 8))).toBe(true);
+      }
+    },
+  );
 
-  it.skipIf(!PG)('a logout through one instance is refused by the others within a second, and login throttling counts across instances', async () => {
-    const s = await t.login(DEMO_LOGINS.merchant);
-    const me = (i: number) => instances[i].app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: `Bearer ${s.token}` } });
-    for (let i = 0; i < 3; i++) expect((await me(i)).statusCode).toBe(200); // cached as active on every instance
-    expect((await instances[0].app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: `Bearer ${s.token}` } })).statusCode).toBeLessThan(300);
-    await sleep(1_000);
-    for (let i = 0; i < 3; i++) expect((await me(i)).statusCode).toBe(401);
+  it.skipIf(!PG)(
+    'a logout through one instance is refused by the others within a second, and login throttling counts across instances',
+    async () => {
+      const s = await t.login(DEMO_LOGINS.merchant);
+      const me = (i: number) =>
+        instances[i].app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: `Bearer ${s.token}` } });
+      for (let i = 0; i < 3; i++) expect((await me(i)).statusCode).toBe(200); // cached as active on every instance
+      expect(
+        (await instances[0].app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: `Bearer ${s.token}` } }))
+          .statusCode,
+      ).toBeLessThan(300);
+      await sleep(1_000);
+      for (let i = 0; i < 3; i++) expect((await me(i)).statusCode).toBe(401);
 
-    // Failed logins spread over the instances share one counter (6 free attempts, then back-off).
-    const codes: number[] = [];
-    for (let n = 0; n < 9; n++) {
-      const res = await instances[n % 3].app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: DEMO_LOGINS.dispatch, password: 'wrong-password' } });
-      codes.push(res.statusCode);
-    }
-    expect(codes.slice(0, 6).every((c) => c === 401)).toBe(true);
-    expect(codes.slice(6)).toEqual([429, 429, 429]);
-  });
+      // Failed logins spread over the instances share one counter (6 free attempts, then back-off).
+      const codes: number[] = [];
+      for (let n = 0; n < 9; n++) {
+        const res = await instances[n % 3].app.inject({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          payload: { email: DEMO_LOGINS.dispatch, password: 'wrong-password' },
+        });
+        codes.push(res.statusCode);
+      }
+      expect(codes.slice(0, 6).every((c) => c === 401)).toBe(true);
+      expect(codes.slice(6)).toEqual([429, 429, 429]);
+    },
+  );
 
   it.skipIf(!PG)('three instances starting at the same moment on an empty database migrate it once, without failing', async () => {
     const name = `t_mig_${Date.now().toString(36)}`;
@@ -220,7 +271,9 @@ describe('three instances on one PostgreSQL', () => {
       const all = applied.flat();
       expect(all.length).toBeGreaterThan(0);
       expect(new Set(all).size).toBe(all.length);
-      const rows = await dbs[0].withSystem((tx) => tx.query<{ name: string; n: number }>('SELECT name, count(*)::int AS n FROM _migrations GROUP BY name'));
+      const rows = await dbs[0].withSystem((tx) =>
+        tx.query<{ name: string; n: number }>('SELECT name, count(*)::int AS n FROM _migrations GROUP BY name'),
+      );
       expect(rows.rows.length).toBe(all.length);
       expect(rows.rows.every((r) => r.n === 1)).toBe(true);
     } finally {

@@ -52,13 +52,19 @@ describe.skipIf(!PG)('crash safety: SIGKILL mid-stream, restart, nothing acknowl
     };
     server = await startServer({ databaseUrl: url, env });
     let base = server.baseUrl;
-    const [driver, customer, merchant, dispatch, admin] = await Promise.all(['driver', 'customer', 'merchant', 'dispatch', 'admin'].map((r) => login(base, `${r}@demo.test`)));
+    const [driver, customer, merchant, dispatch, admin] = await Promise.all(
+      ['driver', 'customer', 'merchant', 'dispatch', 'admin'].map((r) => login(base, `${r}@demo.test`)),
+    );
 
-    const shop = (await api(base, customer, 'GET', '/customer/marketplace?limit=10')).body.data.find((m: { items: unknown[]; branches: unknown[] }) => m.items.length > 0 && m.branches.length > 0);
+    const shop = (await api(base, customer, 'GET', '/customer/marketplace?limit=10')).body.data.find(
+      (m: { items: unknown[]; branches: unknown[] }) => m.items.length > 0 && m.branches.length > 0,
+    );
     const address = (await api(base, customer, 'GET', '/customer/addresses')).body.data[0];
     expect(shop && address).toBeTruthy();
     const merchantId = (await api(base, merchant, 'GET', '/merchant/settlement-rule')).body.merchant_id as string;
-    expect((await api(base, admin, 'POST', '/mobile/devices', { platform: 'android', push_token: 'crash-test-device-token-1' })).status).toBe(201);
+    expect(
+      (await api(base, admin, 'POST', '/mobile/devices', { platform: 'android', push_token: 'crash-test-device-token-1' })).status,
+    ).toBe(201);
 
     // ------------------------------------------------------------------ the stream
     let killed = false;
@@ -83,7 +89,11 @@ describe.skipIf(!PG)('crash safety: SIGKILL mid-stream, restart, nothing acknowl
         const ids = Array.from({ length: 25 }, (_, i) => `crash-${w}-${n}-${i}`);
         const now = Date.now();
         const r = await api(base, driver, 'POST', '/driver/locations/batch', {
-          points: ids.map((id, i) => ({ client_point_id: id, location: pt(-68.13 + i * 1e-4, -16.5), recorded_at: new Date(now - (25 - i) * 1000).toISOString() })),
+          points: ids.map((id, i) => ({
+            client_point_id: id,
+            location: pt(-68.13 + i * 1e-4, -16.5),
+            recorded_at: new Date(now - (25 - i) * 1000).toISOString(),
+          })),
         });
         note('gps', r.status);
         if (r.status === 200) ackedPoints.push(...ids);
@@ -92,7 +102,19 @@ describe.skipIf(!PG)('crash safety: SIGKILL mid-stream, restart, nothing acknowl
       loop(async (n) => {
         const key = `crash-trip-${w}-${n}`;
         tripKeys.push(key);
-        const r = await api(base, dispatch, 'POST', '/trips', { pickup_location: pt(-68.13, -16.5), pickup_address: 'crash pickup', dropoff_location: pt(-68.12, -16.49), dropoff_address: `crash ${key}` }, { 'idempotency-key': key });
+        const r = await api(
+          base,
+          dispatch,
+          'POST',
+          '/trips',
+          {
+            pickup_location: pt(-68.13, -16.5),
+            pickup_address: 'crash pickup',
+            dropoff_location: pt(-68.12, -16.49),
+            dropoff_address: `crash ${key}`,
+          },
+          { 'idempotency-key': key },
+        );
         note('trip', r.status);
         if (r.status === 201) ackedTrips.set(key, r.body.id);
       });
@@ -128,7 +150,14 @@ describe.skipIf(!PG)('crash safety: SIGKILL mid-stream, restart, nothing acknowl
       loop(async (n) => {
         const key = `crash-debt-${n}`;
         debtKeys.push(key);
-        const r = await api(base, admin, 'POST', `/admin/merchants/${merchantId}/debt-payments`, { amount: '1.25', as_credit: true }, { 'idempotency-key': key });
+        const r = await api(
+          base,
+          admin,
+          'POST',
+          `/admin/merchants/${merchantId}/debt-payments`,
+          { amount: '1.25', as_credit: true },
+          { 'idempotency-key': key },
+        );
         note('debt', r.status);
         if (r.status === 201) ackedDebt.set(key, r.body.entry.id);
       });
@@ -176,7 +205,19 @@ describe.skipIf(!PG)('crash safety: SIGKILL mid-stream, restart, nothing acknowl
     // Trips: retried with the same keys, acknowledged ones return the original trip; every key makes one trip at most.
     const retried = new Map<string, string>();
     for (const key of tripKeys) {
-      const r = await api(base, dispatch2, 'POST', '/trips', { pickup_location: pt(-68.13, -16.5), pickup_address: 'crash pickup', dropoff_location: pt(-68.12, -16.49), dropoff_address: `crash ${key}` }, { 'idempotency-key': key });
+      const r = await api(
+        base,
+        dispatch2,
+        'POST',
+        '/trips',
+        {
+          pickup_location: pt(-68.13, -16.5),
+          pickup_address: 'crash pickup',
+          dropoff_location: pt(-68.12, -16.49),
+          dropoff_address: `crash ${key}`,
+        },
+        { 'idempotency-key': key },
+      );
       expect([200, 201]).toContain(r.status);
       retried.set(key, r.body.id);
     }
@@ -207,13 +248,25 @@ describe.skipIf(!PG)('crash safety: SIGKILL mid-stream, restart, nothing acknowl
 
     // Wallet: acknowledged debt payments once; retries return the original entry; the API balance equals the ledger sum.
     for (const [key, entryId] of ackedDebt) {
-      const r = await api(base, admin2, 'POST', `/admin/merchants/${merchantId}/debt-payments`, { amount: '1.25', as_credit: true }, { 'idempotency-key': key });
+      const r = await api(
+        base,
+        admin2,
+        'POST',
+        `/admin/merchants/${merchantId}/debt-payments`,
+        { amount: '1.25', as_credit: true },
+        { 'idempotency-key': key },
+      );
       expect([200, 201]).toContain(r.status);
       expect(r.body.entry.id).toBe(entryId);
     }
     const { rows: entryRows } = await pool.query('SELECT id FROM merchant_wallet_entry WHERE id = ANY($1)', [[...ackedDebt.values()]]);
     expect(entryRows.length).toBe(ackedDebt.size);
-    const ledger = (await pool.query('SELECT COALESCE(sum(amount), 0)::numeric(14,2)::text AS s, count(*)::int AS n FROM merchant_wallet_entry WHERE merchant_id = $1', [merchantId])).rows[0];
+    const ledger = (
+      await pool.query(
+        'SELECT COALESCE(sum(amount), 0)::numeric(14,2)::text AS s, count(*)::int AS n FROM merchant_wallet_entry WHERE merchant_id = $1',
+        [merchantId],
+      )
+    ).rows[0];
     const wallet = (await api(base, merchant2, 'GET', '/merchant/settlement-rule')).body.wallet;
     expect(wallet.balance).toBe(ledger.s);
     expect(Number(ledger.s)).toBeCloseTo(ledger.n * 1.25, 2);
@@ -229,7 +282,9 @@ describe.skipIf(!PG)('crash safety: SIGKILL mid-stream, restart, nothing acknowl
       await new Promise((r) => setTimeout(r, 250));
     }
     expect(left).toBe(0);
-    const { rows: pushRows } = await pool.query<{ id: string; status: string; attempts: number }>('SELECT id, status, attempts FROM push_outbox');
+    const { rows: pushRows } = await pool.query<{ id: string; status: string; attempts: number }>(
+      'SELECT id, status, attempts FROM push_outbox',
+    );
     expect(pushRows.length).toBeGreaterThanOrEqual(notifications);
     expect(pushRows.filter((r) => r.status !== 'sent')).toEqual([]);
     expect(pushRows.filter((r) => !sink.deliveries.has(r.id))).toEqual([]);

@@ -75,7 +75,11 @@ describe('timeouts and oversized requests answer problem+json', () => {
 
   it('drops a client trickling its body: 408 within the request timeout', async () => {
     const drip = Array.from({ length: 50 }, () => 'a');
-    const { text, ms } = await rawRequest('POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n', drip, 200);
+    const { text, ms } = await rawRequest(
+      'POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n',
+      drip,
+      200,
+    );
     const r = parse(text);
     expect(r.status).toBe(408);
     expect(r.body).toMatchObject({ code: 'REQUEST_TIMEOUT' });
@@ -102,9 +106,26 @@ describe('timeouts and oversized requests answer problem+json', () => {
   it('framework errors are problem+json with a stable code: 404 route, 413 body, 415 media type, 400 malformed JSON', async () => {
     const cases = [
       [{ method: 'GET', url: '/api/v1/no/such/route' }, 404, 'NOT_FOUND'],
-      [{ method: 'POST', url: '/api/v1/auth/login', payload: JSON.stringify({ email: 'a'.repeat(5000), password: 'x' }), headers: { 'content-type': 'application/json' } }, 413, 'PAYLOAD_TOO_LARGE'],
-      [{ method: 'POST', url: '/api/v1/auth/login', payload: 'email=a', headers: { 'content-type': 'text/csv' } }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
-      [{ method: 'POST', url: '/api/v1/auth/login', payload: '{"email":', headers: { 'content-type': 'application/json' } }, 400, 'MALFORMED_JSON'],
+      [
+        {
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          payload: JSON.stringify({ email: 'a'.repeat(5000), password: 'x' }),
+          headers: { 'content-type': 'application/json' },
+        },
+        413,
+        'PAYLOAD_TOO_LARGE',
+      ],
+      [
+        { method: 'POST', url: '/api/v1/auth/login', payload: 'email=a', headers: { 'content-type': 'text/csv' } },
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+      ],
+      [
+        { method: 'POST', url: '/api/v1/auth/login', payload: '{"email":', headers: { 'content-type': 'application/json' } },
+        400,
+        'MALFORMED_JSON',
+      ],
     ] as const;
     for (const [opts, status, code] of cases) {
       const res = await t.app.inject(opts as never);
@@ -117,15 +138,26 @@ describe('timeouts and oversized requests answer problem+json', () => {
 
 describe('CORS', () => {
   const preflight = (origin: string, method: string, headers: string) =>
-    t.app.inject({ method: 'OPTIONS', url: '/api/v1/customer/orders', headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers } });
+    t.app.inject({
+      method: 'OPTIONS',
+      url: '/api/v1/customer/orders',
+      headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers },
+    });
 
   it('allows every method and request header the API uses to a configured origin', async () => {
     for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
       const res = await preflight(ORIGIN, method, 'authorization,content-type,idempotency-key,last-event-id,if-none-match');
       expect(res.statusCode).toBe(204);
       expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
-      expect(String(res.headers['access-control-allow-methods']).split(',').map((x) => x.trim())).toContain(method);
-      const allowed = String(res.headers['access-control-allow-headers']).toLowerCase().split(',').map((x) => x.trim());
+      expect(
+        String(res.headers['access-control-allow-methods'])
+          .split(',')
+          .map((x) => x.trim()),
+      ).toContain(method);
+      const allowed = String(res.headers['access-control-allow-headers'])
+        .toLowerCase()
+        .split(',')
+        .map((x) => x.trim());
       for (const h of ['authorization', 'content-type', 'idempotency-key', 'last-event-id', 'if-none-match']) expect(allowed).toContain(h);
       expect(res.headers['access-control-max-age']).toBe('600');
     }
@@ -137,7 +169,10 @@ describe('CORS', () => {
     const res = await t.req(admin, { method: 'GET', url: '/me', headers: { origin: ORIGIN } });
     expect(res.statusCode).toBe(200);
     expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
-    const exposed = String(res.headers['access-control-expose-headers']).toLowerCase().split(',').map((x) => x.trim());
+    const exposed = String(res.headers['access-control-expose-headers'])
+      .toLowerCase()
+      .split(',')
+      .map((x) => x.trim());
     for (const h of ['etag', 'location', 'retry-after', 'idempotent-replayed', 'x-request-id']) expect(exposed).toContain(h);
   });
 });

@@ -13,20 +13,44 @@ export function fuzzSuite(defaultRuns: number) {
   let ids: string[];
 
   beforeAll(async () => {
-    t = await createTestApp({ raw: { PARTNER_PAY_WEBHOOK_SECRET: 'fuzz-secret-0123456789abcdef', PARTNER_CHEF_PAY_WEBHOOK_SECRET: 'fuzz-secret-abcdef0123456789' } });
+    t = await createTestApp({
+      raw: { PARTNER_PAY_WEBHOOK_SECRET: 'fuzz-secret-0123456789abcdef', PARTNER_CHEF_PAY_WEBHOOK_SECRET: 'fuzz-secret-abcdef0123456789' },
+    });
     w = await buildWorld(t, await sessionsOf(t, demoLogins()), true);
-    ids = [w.territoryId, w.driverId, w.merchantId, w.branchId, ...w.itemIds, w.couponId, w.tariffId, w.addressId, w.orderId, w.tripId, w.objectId, w.uploadId, w.documentId, w.notificationId, w.deviceId, w.organizationId, ...Object.values(w.users)];
+    ids = [
+      w.territoryId,
+      w.driverId,
+      w.merchantId,
+      w.branchId,
+      ...w.itemIds,
+      w.couponId,
+      w.tariffId,
+      w.addressId,
+      w.orderId,
+      w.tripId,
+      w.objectId,
+      w.uploadId,
+      w.documentId,
+      w.notificationId,
+      w.deviceId,
+      w.organizationId,
+      ...Object.values(w.users),
+    ];
   }, 180_000);
   afterAll(() => t?.close());
 
   describe(`fuzzing every operation from the OpenAPI document (${runs} cases per role)`, () => {
     for (const role of ['admin', 'customer'] as const) {
-      it(`as ${role}: never a 5xx, every 4xx a problem+json body`, async () => {
-        const { failures, requests, operations } = await fuzzAll(t, w.sessions[role], role, ids, runs, seed);
-        expect(operations).toBeGreaterThan(100);
-        expect(requests).toBeGreaterThan(operations);
-        expect(failures).toEqual([]);
-      }, timeout);
+      it(
+        `as ${role}: never a 5xx, every 4xx a problem+json body`,
+        async () => {
+          const { failures, requests, operations } = await fuzzAll(t, w.sessions[role], role, ids, runs, seed);
+          expect(operations).toBeGreaterThan(100);
+          expect(requests).toBeGreaterThan(operations);
+          expect(failures).toEqual([]);
+        },
+        timeout,
+      );
     }
 
     it('requests outside the operations (paths, methods, oversized bodies, headers) are answered, not crashed on', async () => {

@@ -46,7 +46,25 @@ export const HOSTILE_STRINGS = [
   HUGE,
 ];
 
-const HOSTILE_VALUES: unknown[] = [...HOSTILE_STRINGS, -0, -1, 0, 1.5, 2 ** 53 + 2, -(2 ** 63), 1e308, null, true, false, [], {}, [[[[]]]], deep(200), { __proto__: { admin: true } }, Array(300).fill('a')];
+const HOSTILE_VALUES: unknown[] = [
+  ...HOSTILE_STRINGS,
+  -0,
+  -1,
+  0,
+  1.5,
+  2 ** 53 + 2,
+  -(2 ** 63),
+  1e308,
+  null,
+  true,
+  false,
+  [],
+  {},
+  [[[[]]]],
+  deep(200),
+  { __proto__: { admin: true } },
+  Array(300).fill('a'),
+];
 
 /** Lone surrogates cannot be percent-encoded; the raw-body cases send invalid UTF-8 instead. */
 const wellFormed = (s: string) => {
@@ -72,11 +90,16 @@ export function validOf(schema: JsonSchema | undefined, ids: string[], field: st
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (schema.enum) return fc.constantFrom(...schema.enum);
   if (field === 'geometry' || field === 'location' || field.endsWith('_location')) {
-    return fc.oneof(fc.constant(minimalValue(schema, undefined, field)), fc.tuple(fc.double({ min: -200, max: 200 }), fc.double({ min: -100, max: 100 })).map((c) => ({ type: 'Point', coordinates: c })));
+    return fc.oneof(
+      fc.constant(minimalValue(schema, undefined, field)),
+      fc.tuple(fc.double({ min: -200, max: 200 }), fc.double({ min: -100, max: 100 })).map((c) => ({ type: 'Point', coordinates: c })),
+    );
   }
   if (schema.type === 'object' && schema.anyOf?.every((alt: JsonSchema) => alt.required && !alt.type)) {
     const { anyOf, ...rest } = schema;
-    return fc.oneof(...anyOf.map((alt: JsonSchema) => validOf({ ...rest, required: [...(rest.required ?? []), ...alt.required] }, ids, field, depth)));
+    return fc.oneof(
+      ...anyOf.map((alt: JsonSchema) => validOf({ ...rest, required: [...(rest.required ?? []), ...alt.required] }, ids, field, depth)),
+    );
   }
   const alts: JsonSchema[] | undefined = schema.anyOf ?? schema.oneOf;
   if (alts) return fc.oneof(...alts.map((a) => validOf(a, ids, field, depth)));
@@ -89,9 +112,13 @@ export function validOf(schema: JsonSchema | undefined, ids: string[], field: st
       return fc.record(record, { requiredKeys: (schema.required ?? []).filter((r: string) => r in record) });
     }
     case 'array':
-      if (Array.isArray(schema.prefixItems)) return fc.tuple(...schema.prefixItems.map((s: JsonSchema) => arbitraryOf(s, ids, field, depth + 1)));
+      if (Array.isArray(schema.prefixItems))
+        return fc.tuple(...schema.prefixItems.map((s: JsonSchema) => arbitraryOf(s, ids, field, depth + 1)));
       if (Array.isArray(schema.items)) return fc.tuple(...schema.items.map((s: JsonSchema) => arbitraryOf(s, ids, field, depth + 1)));
-      return fc.array(arbitraryOf(schema.items, ids, field.replace(/s$/, ''), depth + 1), { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 3, 3) });
+      return fc.array(arbitraryOf(schema.items, ids, field.replace(/s$/, ''), depth + 1), {
+        minLength: schema.minItems ?? 0,
+        maxLength: Math.min(schema.maxItems ?? 3, 3),
+      });
     case 'integer':
       return fc.integer({ min: Math.max(schema.minimum ?? -1e6, -(2 ** 31)), max: Math.min(schema.maximum ?? 1e6, 2 ** 31) });
     case 'number':
@@ -100,7 +127,8 @@ export function validOf(schema: JsonSchema | undefined, ids: string[], field: st
       return fc.boolean();
     case 'string': {
       if (/_id$/.test(field) && ids.length) return fc.oneof(fc.constantFrom(...ids), fc.uuid());
-      if (schema.format === 'date-time') return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
+      if (schema.format === 'date-time')
+        return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
       if (schema.pattern) {
         const re = new RegExp(schema.pattern);
         const min = schema.minLength ?? 0;
@@ -109,7 +137,10 @@ export function validOf(schema: JsonSchema | undefined, ids: string[], field: st
         // A lower bound the pattern's own short strings seldom reach (a 16-character secret) would make the filter
         // draw forever: strings of a repeated class (`^[…]+$`) are joined until they are long enough.
         if (min <= 4) return matching.filter(fits);
-        return fc.array(matching, { minLength: Math.ceil(min / 2), maxLength: min }).map((parts) => parts.join('')).filter(fits);
+        return fc
+          .array(matching, { minLength: Math.ceil(min / 2), maxLength: min })
+          .map((parts) => parts.join(''))
+          .filter(fits);
       }
       return fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 40, 40), unit: 'binary' });
     }
@@ -131,7 +162,12 @@ function rawCases(op: Operation, url: string): FuzzCase[] {
   const valid = JSON.stringify(minimalValue(op.body ?? undefined) ?? {});
   const cases: FuzzCase[] = [
     { method: op.method, url, headers: json, payload: '{"a":' },
-    { method: op.method, url, headers: json, payload: Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80, 0x22, 0x7d]) },
+    {
+      method: op.method,
+      url,
+      headers: json,
+      payload: Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80, 0x22, 0x7d]),
+    },
     { method: op.method, url, headers: json, payload: '['.repeat(20_000) + ']'.repeat(20_000) },
     { method: op.method, url, headers: json, payload: '{"a":'.repeat(5_000) + '1' + '}'.repeat(5_000) },
     { method: op.method, url, headers: json, payload: valid.replace(/:(-?\d+(\.\d+)?)/g, ':1e309') },
@@ -143,7 +179,12 @@ function rawCases(op: Operation, url: string): FuzzCase[] {
     { method: op.method, url, headers: { 'content-type': 'text/plain' }, payload: valid },
     { method: op.method, url, headers: { 'content-type': 'application/xml' }, payload: '<a>1</a>' },
     { method: op.method, url, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'a=1&b=%00' },
-    { method: op.method, url, headers: { 'content-type': 'multipart/form-data; boundary=x' }, payload: '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--' },
+    {
+      method: op.method,
+      url,
+      headers: { 'content-type': 'multipart/form-data; boundary=x' },
+      payload: '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--',
+    },
     { method: op.method, url, headers: { 'content-type': 'application/json; charset=utf-16' }, payload: valid },
     { method: op.method, url, headers: { 'content-type': '' }, payload: valid },
   ];
@@ -176,7 +217,8 @@ function judge(res: { statusCode: number; headers: Record<string, unknown>; body
   const s = res.statusCode;
   if (s >= 500 && !(s === 501 && res.body.includes('FUTURE_INTEGRATION_NOT_RELEASED'))) return 'server error';
   if (s >= 400) {
-    if (!String(res.headers['content-type'] ?? '').startsWith('application/problem+json')) return `4xx without problem+json (${String(res.headers['content-type'])})`;
+    if (!String(res.headers['content-type'] ?? '').startsWith('application/problem+json'))
+      return `4xx without problem+json (${String(res.headers['content-type'])})`;
     try {
       const p = JSON.parse(res.body);
       if (p.status !== s || typeof p.code !== 'string' || typeof p.title !== 'string') return 'malformed problem body';
@@ -188,7 +230,12 @@ function judge(res: { statusCode: number; headers: Record<string, unknown>; body
 }
 
 async function send(t: TestApp, session: Session, c: FuzzCase, stream: boolean) {
-  const opts: InjectOptions = { method: c.method as 'GET', url: c.url, headers: { authorization: `Bearer ${session.token}`, ...c.headers }, payload: c.payload };
+  const opts: InjectOptions = {
+    method: c.method as 'GET',
+    url: c.url,
+    headers: { authorization: `Bearer ${session.token}`, ...c.headers },
+    payload: c.payload,
+  };
   if (!stream) return t.app.inject(opts);
   const res = await t.app.inject({ ...opts, payloadAsStream: true });
   const s = res.stream();
@@ -200,28 +247,46 @@ async function send(t: TestApp, session: Session, c: FuzzCase, stream: boolean) 
 }
 
 /** Runs the fuzzer for one session over every operation of the served OpenAPI document. */
-export async function fuzzAll(t: TestApp, session: Session, role: string, ids: string[], totalRuns: number, seed?: number): Promise<{ failures: FuzzFailure[]; requests: number; operations: number }> {
+export async function fuzzAll(
+  t: TestApp,
+  session: Session,
+  role: string,
+  ids: string[],
+  totalRuns: number,
+  seed?: number,
+): Promise<{ failures: FuzzFailure[]; requests: number; operations: number }> {
   const doc = (await t.req(null, { method: 'GET', url: '/api/v1/openapi.json' })).json();
   const ops = operationsOf(doc).filter((o) => !selfEnding(o));
   const perOp = Math.max(1, Math.ceil(totalRuns / ops.length));
   const failures: FuzzFailure[] = [];
   let requests = 0;
   const record = (op: Operation, c: FuzzCase, res: { statusCode: number; body: string }, why: string) =>
-    failures.push({ operation: op.operationId, role, status: res.statusCode, request: `${c.method} ${c.url.slice(0, 300)} ${String(c.payload ?? '').slice(0, 300)}`, body: `${why}: ${res.body.slice(0, 400)}` });
+    failures.push({
+      operation: op.operationId,
+      role,
+      status: res.statusCode,
+      request: `${c.method} ${c.url.slice(0, 300)} ${String(c.payload ?? '').slice(0, 300)}`,
+      body: `${why}: ${res.body.slice(0, 400)}`,
+    });
 
   for (const op of ops) {
     const stream = isStream(op);
     const caseArb = fc
       .record({
         params: fc.record(Object.fromEntries(op.pathParams.map((p) => [p, pathValue(p, ids)]))),
-        query: fc.record(Object.fromEntries(op.query.filter((q) => q.name !== 'stream_token').map((q) => [q.name, arbitraryOf(q.schema, ids, q.name)])), { requiredKeys: [] }),
+        query: fc.record(
+          Object.fromEntries(op.query.filter((q) => q.name !== 'stream_token').map((q) => [q.name, arbitraryOf(q.schema, ids, q.name)])),
+          { requiredKeys: [] },
+        ),
         body: op.body && op.bodyType?.includes('json') ? arbitraryOf(op.body, ids) : fc.constant(undefined),
         key: fc.oneof(fc.constant(`fuzz-${newId()}`), hostileString),
       })
       .map(({ params, query, body, key }): FuzzCase => {
         const url = op.url.replace(/:([A-Za-z_]+)/g, (_, p) => (params as Record<string, string>)[p]);
         const qs = Object.entries(query as Record<string, unknown>)
-          .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(wellFormed(typeof v === 'string' ? v : (JSON.stringify(v) ?? '')))}`)
+          .map(
+            ([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(wellFormed(typeof v === 'string' ? v : (JSON.stringify(v) ?? '')))}`,
+          )
           .join('&');
         const headers: Record<string, string> = { 'idempotency-key': key.slice(0, 4000) };
         let payload: string | Buffer | undefined;
@@ -270,7 +335,12 @@ export async function fuzzEdges(t: TestApp, session: Session): Promise<FuzzFailu
     { method: 'GET', url: `/api/v1/trips?limit=1e309&cursor=%00` },
     { method: 'GET', url: '/api/v1/nope' },
     { method: 'DELETE', url: '/api/v1/trips' },
-    { method: 'POST', url: '/api/v1/trips', headers: { 'content-type': 'application/json' }, payload: `{"pickup_address":"${'y'.repeat(2 * 1024 * 1024)}"}` },
+    {
+      method: 'POST',
+      url: '/api/v1/trips',
+      headers: { 'content-type': 'application/json' },
+      payload: `{"pickup_address":"${'y'.repeat(2 * 1024 * 1024)}"}`,
+    },
     { method: 'POST', url: '/api/v1/trips', headers: { 'content-type': 'application/json', 'content-length': '5' }, payload: '{"a":1}' },
     { method: 'POST', url: '/api/v1/trips', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: '{}' },
     { method: 'GET', url: '/api/v1/me', headers: { authorization: 'Bearer ' + 'a'.repeat(10_000) } },
@@ -292,7 +362,14 @@ export async function fuzzEdges(t: TestApp, session: Session): Promise<FuzzFailu
     });
     s.destroy();
     const why = judge({ statusCode: res.statusCode, headers: res.headers, body });
-    if (why) failures.push({ operation: 'edge', role: 'any', status: res.statusCode, request: `${c.method} ${String(c.url).slice(0, 200)}`, body: `${why}: ${body.slice(0, 300)}` });
+    if (why)
+      failures.push({
+        operation: 'edge',
+        role: 'any',
+        status: res.statusCode,
+        request: `${c.method} ${String(c.url).slice(0, 200)}`,
+        body: `${why}: ${body.slice(0, 300)}`,
+      });
   }
   return failures;
 }

@@ -20,7 +20,9 @@ let before: Record<string, unknown[]>;
 let bIds: Set<string>;
 
 beforeAll(async () => {
-  t = await createTestApp({ raw: { PARTNER_PAY_WEBHOOK_SECRET: 'probe-secret-0123456789abcdef', PARTNER_CHEF_PAY_WEBHOOK_SECRET: 'probe-secret-abcdef0123456789' } });
+  t = await createTestApp({
+    raw: { PARTNER_PAY_WEBHOOK_SECRET: 'probe-secret-0123456789abcdef', PARTNER_CHEF_PAY_WEBHOOK_SECRET: 'probe-secret-abcdef0123456789' },
+  });
   const other = await t.newOrganization('Probe B');
   a = await buildWorld(t, await sessionsOf(t, demoLogins()), true);
   b = await buildWorld(t, await sessionsOf(t, other.logins as Record<Role, string>), false);
@@ -166,7 +168,13 @@ async function call(op: Operation, role: Role, session: Session): Promise<Call> 
   const qs = new URLSearchParams(query).toString();
   const full = qs ? `${url}?${qs}` : url;
   const isStream = op.url.includes('/realtime/') && op.url.endsWith('/stream');
-  const res = await t.app.inject({ method: op.method as 'GET', url: full, headers, payload, ...(isStream ? { payloadAsStream: true } : {}) });
+  const res = await t.app.inject({
+    method: op.method as 'GET',
+    url: full,
+    headers,
+    payload,
+    ...(isStream ? { payloadAsStream: true } : {}),
+  });
   const body = isStream ? await readStream(res) : res.body;
   return { op, role, res: { statusCode: res.statusCode, body }, sent: `${full} ${typeof payload === 'string' ? payload : ''}` };
 }
@@ -189,17 +197,22 @@ describe('isolation probe: organization A against organization B', () => {
 
     if (process.env.PROBE_REPORT) {
       const { writeFileSync } = await import('node:fs');
-      writeFileSync(process.env.PROBE_REPORT, calls.map((c) => `${c.role} ${c.op.method} ${c.op.url} ${c.res.statusCode} ${c.res.body.slice(0, 160)}`).join('\n'));
+      writeFileSync(
+        process.env.PROBE_REPORT,
+        calls.map((c) => `${c.role} ${c.op.method} ${c.op.url} ${c.res.statusCode} ${c.res.body.slice(0, 160)}`).join('\n'),
+      );
     }
     const failures: string[] = [];
     for (const c of calls) {
       const where = `${c.role} ${c.op.method} ${c.op.url} → ${c.res.statusCode}`;
       const s = c.res.statusCode;
-      if (s >= 500 && !(s === 501 && c.res.body.includes('FUTURE_INTEGRATION_NOT_RELEASED'))) failures.push(`${where}: server error ${c.res.body.slice(0, 200)}`);
+      if (s >= 500 && !(s === 501 && c.res.body.includes('FUTURE_INTEGRATION_NOT_RELEASED')))
+        failures.push(`${where}: server error ${c.res.body.slice(0, 200)}`);
       const leaked = [...bIds].filter((id) => c.res.body.includes(id) && (s < 300 || !c.sent.includes(id)));
       if (leaked.length) failures.push(`${where}: response carries B ids ${leaked.join(',')}: ${c.res.body.slice(0, 300)}`);
       if (c.op.pathParams.length && s >= 200 && s < 300) failures.push(`${where}: 2xx on B's record`);
-      if (c.op.pathParams.length && ![400, 401, 403, 404, 422, 501].includes(s)) failures.push(`${where}: unexpected status for B's record: ${c.res.body.slice(0, 200)}`);
+      if (c.op.pathParams.length && ![400, 401, 403, 404, 422, 501].includes(s))
+        failures.push(`${where}: unexpected status for B's record: ${c.res.body.slice(0, 200)}`);
     }
     // Every operation was exercised by every role.
     const seen = new Set(calls.map((c) => `${c.role} ${c.op.operationId}`));

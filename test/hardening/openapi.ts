@@ -16,7 +16,11 @@ export interface Operation {
 /** The document with every local `$ref` (components) replaced by its target, for walking schemas without a resolver. */
 export function dereference(doc: any): any {
   const seen = new Map<string, unknown>();
-  const target = (ref: string) => ref.slice(2).split('/').reduce((o: any, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+  const target = (ref: string) =>
+    ref
+      .slice(2)
+      .split('/')
+      .reduce((o: any, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
   const walk = (v: any, stack: string[]): any => {
     if (Array.isArray(v)) return v.map((x) => walk(x, stack));
     if (!v || typeof v !== 'object') return v;
@@ -55,7 +59,21 @@ export function operationsOf(document: any): Operation[] {
   return out;
 }
 
-const STRING_CANDIDATES = ['1.00', '10', 'abc', 'probe_value', '#112233', '08:00', '+59170000000', 'ABC123', 'a', '1', 'android', 'merchant', '2026-01-01'];
+const STRING_CANDIDATES = [
+  '1.00',
+  '10',
+  'abc',
+  'probe_value',
+  '#112233',
+  '08:00',
+  '+59170000000',
+  'ABC123',
+  'a',
+  '1',
+  'android',
+  'merchant',
+  '2026-01-01',
+];
 
 const POLYGON = {
   type: 'Polygon',

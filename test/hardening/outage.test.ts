@@ -31,7 +31,8 @@ function pgCtl(...args: string[]) {
   if (asRoot) execFileSync('runuser', ['-u', 'postgres', '--', cmd, ...full], { stdio: 'ignore' });
   else execFileSync(cmd, full, { stdio: 'ignore' });
 }
-const startCluster = () => pgCtl('-w', '-t', '30', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`, 'start');
+const startCluster = () =>
+  pgCtl('-w', '-t', '30', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`, 'start');
 const stopCluster = () => pgCtl('-w', '-m', 'fast', 'stop');
 
 async function freePort(): Promise<number> {
@@ -129,7 +130,12 @@ describe('a database restart', () => {
 
       // The stream opened before the outage carries an event committed after it.
       const ev = await t.db.withSystem((tx) =>
-        t.app.ctx.events.record(tx, t.demo.organizationId, { type: 'trip.created', entityType: 'trip', entityId: 'trip-after-restart', payload: {} }),
+        t.app.ctx.events.record(tx, t.demo.organizationId, {
+          type: 'trip.created',
+          entityType: 'trip',
+          entityId: 'trip-after-restart',
+          payload: {},
+        }),
       );
       await sse.waitFor((f) => f.id === String(ev.seq), 15_000);
       const deadline = Date.now() + 15_000;

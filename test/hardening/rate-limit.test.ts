@@ -29,9 +29,17 @@ describe('rate limit on expensive routes', () => {
     const a = await newCustomer(t);
     const b = await newCustomer(t);
     const place = (app: FastifyInstance, c: typeof a) =>
-      app.inject({ method: 'POST', url: '/api/v1/customer/orders', headers: { authorization: `Bearer ${c.session.token}` }, payload: cart(shop, c.addressId) });
+      app.inject({
+        method: 'POST',
+        url: '/api/v1/customer/orders',
+        headers: { authorization: `Bearer ${c.session.token}` },
+        payload: cart(shop, c.addressId),
+      });
     const orders = async (userId: string) =>
-      Number((await t.db.withSystem((tx) => tx.query('SELECT count(*)::int AS n FROM merchant_order WHERE customer_user_id = $1', [userId]))).rows[0].n);
+      Number(
+        (await t.db.withSystem((tx) => tx.query('SELECT count(*)::int AS n FROM merchant_order WHERE customer_user_id = $1', [userId])))
+          .rows[0].n,
+      );
 
     expect((await place(t.app, a)).statusCode).toBe(201);
     expect((await place(second, a)).statusCode).toBe(201);
@@ -46,6 +54,9 @@ describe('rate limit on expensive routes', () => {
     expect((await place(t.app, b)).statusCode).toBe(201);
     const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
     expect(doc.paths['/api/v1/customer/orders'].post.description).toContain('RATE_LIMIT_ORDERS_PER_MINUTE');
-    expect((await t.app.inject({ method: 'GET', url: '/api/v1/customer/orders', headers: { authorization: `Bearer ${a.session.token}` } })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/v1/customer/orders', headers: { authorization: `Bearer ${a.session.token}` } }))
+        .statusCode,
+    ).toBe(200);
   });
 });

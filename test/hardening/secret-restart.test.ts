@@ -65,7 +65,11 @@ describe('secrets that survive a restart (embedded default without JWT_SECRET)',
     const cases: [string, (file: string) => Promise<void>, RegExp][] = [
       ['short', (f) => writeFile(f, 'too-short\n', { mode: 0o600 }), /secret file .* holds 9 characters, at least 32/],
       ['unreadable', (f) => mkdir(f), /cannot read the secret file .*EISDIR/],
-      ['open to others', (f) => writeFile(f, `${'a'.repeat(64)}\n`, { mode: 0o644 }), /secret file .* is readable by others \(mode 644\); chmod 600/],
+      [
+        'open to others',
+        (f) => writeFile(f, `${'a'.repeat(64)}\n`, { mode: 0o644 }),
+        /secret file .* is readable by others \(mode 644\); chmod 600/,
+      ],
     ];
     for (const [name, make, message] of cases) {
       const dataDir = await tmp();

@@ -32,7 +32,12 @@ export interface ServerProcess {
 
 export const SERVER_JWT_SECRET = 'hardening-secret-hardening-secret-0042';
 
-export async function startServer(opts: { databaseUrl: string; port?: number; env?: Record<string, string>; timeoutMs?: number }): Promise<ServerProcess> {
+export async function startServer(opts: {
+  databaseUrl: string;
+  port?: number;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}): Promise<ServerProcess> {
   const port = opts.port ?? (await freePort());
   let out = '';
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
@@ -99,11 +104,22 @@ export interface ApiResult {
 }
 
 /** JSON request; network errors (server killed) come back as status 0. */
-export async function api(baseUrl: string, token: string | null, method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResult> {
+export async function api(
+  baseUrl: string,
+  token: string | null,
+  method: string,
+  urlPath: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<ApiResult> {
   try {
     const r = await fetch(`${baseUrl}/api/v1${urlPath}`, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
       body: body !== undefined ? JSON.stringify(body) : undefined,
       signal: AbortSignal.timeout(15_000),
     });
@@ -145,10 +161,13 @@ export async function startSink(opts: { delayMs?: number | (() => number) } = {}
       id ??= `anon-${total}`;
       deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
       total++;
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end('{"ok":true}');
-      }, typeof opts.delayMs === 'function' ? opts.delayMs() : (opts.delayMs ?? 0));
+      setTimeout(
+        () => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"ok":true}');
+        },
+        typeof opts.delayMs === 'function' ? opts.delayMs() : (opts.delayMs ?? 0),
+      );
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -157,6 +176,10 @@ export async function startSink(opts: { delayMs?: number | (() => number) } = {}
     url: `http://127.0.0.1:${port}/push`,
     deliveries,
     total: () => total,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

@@ -68,7 +68,13 @@ export async function sessionsOf(t: TestApp, logins: Record<Role, string>, organ
   return out;
 }
 
-export const demoLogins = (): Record<Role, string> => ({ admin: DEMO_LOGINS.admin, dispatch: DEMO_LOGINS.dispatch, merchant: DEMO_LOGINS.merchant, customer: DEMO_LOGINS.customer, driver: DEMO_LOGINS.driver });
+export const demoLogins = (): Record<Role, string> => ({
+  admin: DEMO_LOGINS.admin,
+  dispatch: DEMO_LOGINS.dispatch,
+  merchant: DEMO_LOGINS.merchant,
+  customer: DEMO_LOGINS.customer,
+  driver: DEMO_LOGINS.driver,
+});
 
 /**
  * Gives an organization the same shape of data through its own HTTP API. `seeded`: the demo organization already
@@ -77,7 +83,8 @@ export const demoLogins = (): Record<Role, string> => ({ admin: DEMO_LOGINS.admi
 export async function buildWorld(t: TestApp, sessions: Record<Role, Session>, seeded: boolean): Promise<World> {
   const { admin, merchant, customer, driver } = sessions;
   const org = admin.organizationId;
-  const req = (s: Session, method: string, url: string, payload?: unknown) => t.req(s, { method: method as 'POST', url, payload: payload as object });
+  const req = (s: Session, method: string, url: string, payload?: unknown) =>
+    t.req(s, { method: method as 'POST', url, payload: payload as object });
   const users = Object.fromEntries(ROLES.map((r) => [r, sessions[r].userId])) as Record<Role, string>;
   let territoryId: string, driverId: string, merchantId: string, branchId: string, itemIds: string[], couponId: string, tariffId: string;
   if (seeded) {
@@ -85,7 +92,9 @@ export async function buildWorld(t: TestApp, sessions: Record<Role, Session>, se
     driverId = await one(t, 'SELECT id FROM driver WHERE organization_id = $1 AND user_id = $2', [org, driver.userId]);
     merchantId = await one(t, 'SELECT id FROM merchant WHERE organization_id = $1 AND owner_user_id = $2', [org, merchant.userId]);
     branchId = await one(t, 'SELECT id FROM merchant_branch WHERE organization_id = $1 ORDER BY id LIMIT 1', [org]);
-    const { rows } = await t.db.withSystem((tx) => tx.query('SELECT id FROM catalog_item WHERE organization_id = $1 ORDER BY id LIMIT 2', [org]));
+    const { rows } = await t.db.withSystem((tx) =>
+      tx.query('SELECT id FROM catalog_item WHERE organization_id = $1 ORDER BY id LIMIT 2', [org]),
+    );
     itemIds = rows.map((r: { id: string }) => r.id);
     couponId = await one(t, 'SELECT id FROM merchant_coupon WHERE organization_id = $1 ORDER BY id LIMIT 1', [org]);
     tariffId = await one(t, "SELECT id FROM territory_tariff WHERE organization_id = $1 AND service_mode = 'marketplace'", [org]);
@@ -95,36 +104,115 @@ export async function buildWorld(t: TestApp, sessions: Record<Role, Session>, se
     ok(await req(admin, 'POST', `/drivers/${driverId}/approve`, {}));
     ok(await req(admin, 'POST', `/drivers/${driverId}/availability`, { available: true }));
     ok(await req(admin, 'POST', `/drivers/${driverId}/location`, { location: pt(-68.13, -16.5) }));
-    merchantId = ok(await req(admin, 'POST', '/merchants', { owner_user_id: merchant.userId, name: 'Probe store', address: 'Calle 1', location: pt(-68.1335, -16.499) }), 201).id;
+    merchantId = ok(
+      await req(admin, 'POST', '/merchants', {
+        owner_user_id: merchant.userId,
+        name: 'Probe store',
+        address: 'Calle 1',
+        location: pt(-68.1335, -16.499),
+      }),
+      201,
+    ).id;
     ok(await req(admin, 'POST', `/merchants/${merchantId}/approve`, {}));
-    branchId = ok(await req(merchant, 'POST', '/merchant/branches', { name: 'Centro', address: 'Calle 1', location: pt(-68.1335, -16.499) }), 201).id;
+    branchId = ok(
+      await req(merchant, 'POST', '/merchant/branches', { name: 'Centro', address: 'Calle 1', location: pt(-68.1335, -16.499) }),
+      201,
+    ).id;
     itemIds = [];
-    for (const price of ['10.00', '20.00']) itemIds.push(ok(await req(merchant, 'POST', '/merchant/catalog', { name: `Item ${price}`, price }), 201).id);
-    couponId = ok(await req(merchant, 'POST', '/merchant/coupons', { code: 'PROBE10', name: 'Probe', discount_type: 'percent', discount_value: '10' }), 201).id;
+    for (const price of ['10.00', '20.00'])
+      itemIds.push(ok(await req(merchant, 'POST', '/merchant/catalog', { name: `Item ${price}`, price }), 201).id);
+    couponId = ok(
+      await req(merchant, 'POST', '/merchant/coupons', { code: 'PROBE10', name: 'Probe', discount_type: 'percent', discount_value: '10' }),
+      201,
+    ).id;
     tariffId = ok(
-      await req(admin, 'POST', '/admin/territory-tariffs', { territory_id: territoryId, service_mode: 'marketplace', base_fee: '8.00', per_km_fee: '2.00', driver_share_value: '70' }),
+      await req(admin, 'POST', '/admin/territory-tariffs', {
+        territory_id: territoryId,
+        service_mode: 'marketplace',
+        base_fee: '8.00',
+        per_km_fee: '2.00',
+        driver_share_value: '70',
+      }),
       201,
     ).id;
   }
-  const addressId = ok(await req(customer, 'POST', '/customer/addresses', { address: 'Av. Arce 100', location: pt(-68.125, -16.51) }), 201).id;
-  const orderId = ok(await req(customer, 'POST', '/customer/orders', { branch_id: branchId, address_id: addressId, items: itemIds.map((id) => ({ catalog_item_id: id, quantity: 1 })) }), 201).id;
+  const addressId = ok(
+    await req(customer, 'POST', '/customer/addresses', { address: 'Av. Arce 100', location: pt(-68.125, -16.51) }),
+    201,
+  ).id;
+  const orderId = ok(
+    await req(customer, 'POST', '/customer/orders', {
+      branch_id: branchId,
+      address_id: addressId,
+      items: itemIds.map((id) => ({ catalog_item_id: id, quantity: 1 })),
+    }),
+    201,
+  ).id;
   const tripId = ok(
-    await req(admin, 'POST', '/trips', { pickup_location: pt(-68.13, -16.5), pickup_address: 'Pickup 1', dropoff_location: pt(-68.12, -16.49), dropoff_address: 'Dropoff 2', merchant_id: merchantId }),
+    await req(admin, 'POST', '/trips', {
+      pickup_location: pt(-68.13, -16.5),
+      pickup_address: 'Pickup 1',
+      dropoff_location: pt(-68.12, -16.49),
+      dropoff_address: 'Dropoff 2',
+      merchant_id: merchantId,
+    }),
     201,
   ).id;
   ok(await req(admin, 'POST', `/trips/${tripId}/assign`, { driver_id: driverId }));
   const bytes = png(2);
-  const slot = ok(await req(admin, 'POST', '/storage/generic/uploads', { purpose: 'document', mime_type: 'image/png', size_bytes: bytes.length, filename: 'probe.png' }), 201);
-  ok(await t.req(admin, { method: 'PUT', url: `/storage/uploads/${slot.upload_id}`, payload: bytes, headers: { 'content-type': 'image/png', 'x-upload-token': slot.upload_token } }));
+  const slot = ok(
+    await req(admin, 'POST', '/storage/generic/uploads', {
+      purpose: 'document',
+      mime_type: 'image/png',
+      size_bytes: bytes.length,
+      filename: 'probe.png',
+    }),
+    201,
+  );
+  ok(
+    await t.req(admin, {
+      method: 'PUT',
+      url: `/storage/uploads/${slot.upload_id}`,
+      payload: bytes,
+      headers: { 'content-type': 'image/png', 'x-upload-token': slot.upload_token },
+    }),
+  );
   const objectId = slot.object_id as string;
-  const open = ok(await req(customer, 'POST', '/storage/generic/uploads', { purpose: 'avatar', mime_type: 'image/png', size_bytes: 10, filename: 'open.png' }), 201);
-  const documentId = ok(await req(admin, 'POST', '/documents', { subject_type: 'driver', subject_id: driverId, doc_type: 'license', title: 'Licence', storage_object_id: objectId }), 201).id;
+  const open = ok(
+    await req(customer, 'POST', '/storage/generic/uploads', {
+      purpose: 'avatar',
+      mime_type: 'image/png',
+      size_bytes: 10,
+      filename: 'open.png',
+    }),
+    201,
+  );
+  const documentId = ok(
+    await req(admin, 'POST', '/documents', {
+      subject_type: 'driver',
+      subject_id: driverId,
+      doc_type: 'license',
+      title: 'Licence',
+      storage_object_id: objectId,
+    }),
+    201,
+  ).id;
   ok(await req(admin, 'POST', '/admin/notifications', { title: 'Hello', body: 'Probe notification', user_ids: [customer.userId] }));
-  const notificationId = await one(t, 'SELECT id FROM notification WHERE organization_id = $1 AND user_id = $2 ORDER BY id DESC LIMIT 1', [org, customer.userId]);
-  const deviceId = ok(await req(driver, 'POST', '/mobile/devices', { platform: 'android', push_token: `probe-token-${org}` }), [200, 201]).id;
-  const webhookSubscriptionId = ok(await req(merchant, 'POST', '/webhooks/subscriptions', { url: 'https://hooks.example.com/probe', event_types: ['*'] }), 201).id as string;
+  const notificationId = await one(t, 'SELECT id FROM notification WHERE organization_id = $1 AND user_id = $2 ORDER BY id DESC LIMIT 1', [
+    org,
+    customer.userId,
+  ]);
+  const deviceId = ok(
+    await req(driver, 'POST', '/mobile/devices', { platform: 'android', push_token: `probe-token-${org}` }),
+    [200, 201],
+  ).id;
+  const webhookSubscriptionId = ok(
+    await req(merchant, 'POST', '/webhooks/subscriptions', { url: 'https://hooks.example.com/probe', event_types: ['*'] }),
+    201,
+  ).id as string;
   const webhookDeliveryId = ok(await req(merchant, 'POST', `/webhooks/subscriptions/${webhookSubscriptionId}/test`), 202).id as string;
-  const gpsDeviceId = ok(await req(admin, 'POST', `/drivers/${driverId}/gps-devices`, { device_identifier: `probe-${org}` }), 201).id as string;
+  const gpsDeviceId = ok(await req(admin, 'POST', `/drivers/${driverId}/gps-devices`, { device_identifier: `probe-${org}` }), 201)
+    .id as string;
   const apiKeyId = ok(await req(merchant, 'POST', '/api-keys', { name: 'Probe key', scopes: ['trips:read'] }), 201).id as string;
   const express = await req(merchant, 'POST', '/merchant/delivery-express', {
     branch_id: branchId,
@@ -169,7 +257,10 @@ export async function dumpOrganization(t: TestApp, organizationId: string): Prom
     );
     const out: Record<string, unknown[]> = {};
     for (const { table_name } of tables) {
-      const { rows } = await tx.query<{ j: string }>(`SELECT to_jsonb(x)::text AS j FROM "${table_name}" x WHERE organization_id = $1 ORDER BY 1`, [organizationId]);
+      const { rows } = await tx.query<{ j: string }>(
+        `SELECT to_jsonb(x)::text AS j FROM "${table_name}" x WHERE organization_id = $1 ORDER BY 1`,
+        [organizationId],
+      );
       out[table_name] = rows.map((r) => JSON.parse(r.j));
     }
     const { rows } = await tx.query<{ j: string }>(`SELECT to_jsonb(x)::text AS j FROM organization x WHERE id = $1`, [organizationId]);

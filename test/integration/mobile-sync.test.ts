@@ -27,7 +27,8 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 type Pull = { cursor: string; entities: Record<string, { changed: { id: string; [k: string]: unknown }[]; deleted: { id: string }[] }> };
-const pull = async (s: Session, cursor?: string): Promise<Pull> => ok(await t.req(s, { method: 'GET', url: `/mobile/sync/pull${cursor ? `?cursor=${cursor}` : ''}` }));
+const pull = async (s: Session, cursor?: string): Promise<Pull> =>
+  ok(await t.req(s, { method: 'GET', url: `/mobile/sync/pull${cursor ? `?cursor=${cursor}` : ''}` }));
 const ids = (p: Pull, entity: string) => p.entities[entity].changed.map((x) => x.id);
 
 describe('sync entities of commerce and logistics', () => {
@@ -48,17 +49,26 @@ describe('sync entities of commerce and logistics', () => {
     const m = await pull(shop.merchant);
     expect(ids(m, 'catalog_items').sort()).toEqual(shop.items.map((i) => i.id).sort());
     const c = await pull(customer.session);
-    expect(c.entities.addresses.changed).toEqual([expect.objectContaining({ id: customer.addressId, location: expect.objectContaining({ type: 'Point' }) })]);
+    expect(c.entities.addresses.changed).toEqual([
+      expect.objectContaining({ id: customer.addressId, location: expect.objectContaining({ type: 'Point' }) }),
+    ]);
     expect(c.entities.orders.changed).toEqual([]);
   });
 
-  it('pulls after the cursor: order placed and moved, catalog change, address added, trip assigned; never another user\'s rows', async () => {
+  it("pulls after the cursor: order placed and moved, catalog change, address added, trip assigned; never another user's rows", async () => {
     const [m0, c0, d0] = await Promise.all([pull(shop.merchant), pull(customer.session), pull(driver.session)]);
     const order = await placeOrder(t, customer.session, cart(shop, customer.addressId));
     const foreign = await placeOrder(t, otherCustomer.session, cart(otherShop, otherCustomer.addressId));
     ok(await setStatus(t, shop.merchant, order.id, 'confirmed'));
     ok(await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/catalog/${shop.items[1].id}`, payload: { price: '4.75' } }));
-    const addr = ok(await t.req(customer.session, { method: 'POST', url: '/customer/addresses', payload: { address: 'Calle 2', location: { type: 'Point', coordinates: [-68.12, -16.52] } } }), 201);
+    const addr = ok(
+      await t.req(customer.session, {
+        method: 'POST',
+        url: '/customer/addresses',
+        payload: { address: 'Calle 2', location: { type: 'Point', coordinates: [-68.12, -16.52] } },
+      }),
+      201,
+    );
 
     const m1 = await pull(shop.merchant, m0.cursor);
     expect(ids(m1, 'orders')).toEqual([order.id]);
@@ -95,13 +105,43 @@ describe('sync entities of commerce and logistics', () => {
 describe('mobile health: storage section', () => {
   it('objects and bytes per purpose and open slots of the organization, from the storage module', async () => {
     const bytes = png(5);
-    const slot = ok(await t.req(customer.session, { method: 'POST', url: '/storage/generic/uploads', payload: { purpose: 'avatar', mime_type: 'image/png', size_bytes: bytes.length, filename: 'a.png' } }), 201);
-    ok(await t.req(customer.session, { method: 'PUT', url: `/storage/uploads/${slot.upload_id}`, payload: bytes, headers: { 'content-type': 'image/png', 'x-upload-token': slot.upload_token } }), 201);
-    ok(await t.req(customer.session, { method: 'POST', url: '/storage/generic/uploads', payload: { purpose: 'document', mime_type: 'application/pdf', size_bytes: 100, filename: 'd.pdf' } }), 201);
+    const slot = ok(
+      await t.req(customer.session, {
+        method: 'POST',
+        url: '/storage/generic/uploads',
+        payload: { purpose: 'avatar', mime_type: 'image/png', size_bytes: bytes.length, filename: 'a.png' },
+      }),
+      201,
+    );
+    ok(
+      await t.req(customer.session, {
+        method: 'PUT',
+        url: `/storage/uploads/${slot.upload_id}`,
+        payload: bytes,
+        headers: { 'content-type': 'image/png', 'x-upload-token': slot.upload_token },
+      }),
+      201,
+    );
+    ok(
+      await t.req(customer.session, {
+        method: 'POST',
+        url: '/storage/generic/uploads',
+        payload: { purpose: 'document', mime_type: 'application/pdf', size_bytes: 100, filename: 'd.pdf' },
+      }),
+      201,
+    );
 
     const h = ok(await t.req(admin, { method: 'GET', url: '/admin/mobile-health' }));
-    const byPurpose = await rows(t, 'SELECT purpose, count(*)::int AS objects, sum(size_bytes)::int AS bytes FROM private_storage_object WHERE organization_id = $1 GROUP BY purpose ORDER BY purpose', [t.demo.organizationId]);
-    const [open] = await rows(t, "SELECT count(*)::int AS n FROM storage_upload WHERE organization_id = $1 AND status IN ('open', 'uploading') AND expires_at > now()", [t.demo.organizationId]);
+    const byPurpose = await rows(
+      t,
+      'SELECT purpose, count(*)::int AS objects, sum(size_bytes)::int AS bytes FROM private_storage_object WHERE organization_id = $1 GROUP BY purpose ORDER BY purpose',
+      [t.demo.organizationId],
+    );
+    const [open] = await rows(
+      t,
+      "SELECT count(*)::int AS n FROM storage_upload WHERE organization_id = $1 AND status IN ('open', 'uploading') AND expires_at > now()",
+      [t.demo.organizationId],
+    );
     expect(h.storage).toEqual({
       status: 'ok',
       objects: byPurpose.reduce((n, r) => n + r.objects, 0),

@@ -40,7 +40,8 @@ async function pullRound(s: Session, cursor: string | null): Promise<{ items: It
   }
 }
 
-const setPrice = async (itemId: string, price: string) => ok(await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/catalog/${itemId}`, payload: { price } }));
+const setPrice = async (itemId: string, price: string) =>
+  ok(await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/catalog/${itemId}`, payload: { price } }));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('offline sync pulls in commit order', () => {
@@ -84,7 +85,8 @@ describe('offline sync pulls in commit order', () => {
     for (let i = 0; i < 3; i++) {
       const page = await pullPage(shop.merchant, cursor);
       expect(page.has_more).toBe(false);
-      for (const [entity, changes] of Object.entries(page.entities)) expect({ entity, ...changes }).toEqual({ entity, changed: [], deleted: [] });
+      for (const [entity, changes] of Object.entries(page.entities))
+        expect({ entity, ...changes }).toEqual({ entity, changed: [], deleted: [] });
       cursor = page.cursor;
     }
     // Pulling again with an older cursor is a retry: it gets the same change again (the client lost the answer).
@@ -94,7 +96,11 @@ describe('offline sync pulls in commit order', () => {
   it('every change of a random interleaving of updates and pulls is received exactly once, in its latest state', async () => {
     let cursor = (await pullRound(shop.merchant, null)).cursor;
     const Op = fc.oneof(
-      fc.record({ kind: fc.constant('update' as const), item: fc.nat({ max: shop.items.length - 1 }), cents: fc.integer({ min: 1, max: 99_999 }) }),
+      fc.record({
+        kind: fc.constant('update' as const),
+        item: fc.nat({ max: shop.items.length - 1 }),
+        cents: fc.integer({ min: 1, max: 99_999 }),
+      }),
       fc.constant({ kind: 'pull' as const }),
     );
     await fc.assert(
@@ -131,8 +137,17 @@ describe('offline sync pulls in commit order', () => {
       const conns = [new pg.Client({ connectionString: t.url! }), new pg.Client({ connectionString: t.url! })];
       for (const c of conns) await c.connect();
       const Op = fc.oneof(
-        fc.record({ kind: fc.constant('update' as const), item: fc.nat({ max: shop.items.length - 1 }), cents: fc.integer({ min: 1, max: 99_999 }) }),
-        fc.record({ kind: fc.constant('open' as const), conn: fc.nat({ max: conns.length - 1 }), item: fc.nat({ max: shop.items.length - 1 }), cents: fc.integer({ min: 1, max: 99_999 }) }),
+        fc.record({
+          kind: fc.constant('update' as const),
+          item: fc.nat({ max: shop.items.length - 1 }),
+          cents: fc.integer({ min: 1, max: 99_999 }),
+        }),
+        fc.record({
+          kind: fc.constant('open' as const),
+          conn: fc.nat({ max: conns.length - 1 }),
+          item: fc.nat({ max: shop.items.length - 1 }),
+          cents: fc.integer({ min: 1, max: 99_999 }),
+        }),
         fc.record({ kind: fc.constant('commit' as const), conn: fc.nat({ max: conns.length - 1 }) }),
         fc.constant({ kind: 'pull' as const }),
       );

@@ -52,13 +52,19 @@ const sys = async (text: string, params: unknown[] = []) => (await t.db.withSyst
 let seq = 0;
 async function subscribe(s: Session, eventTypes: string[]) {
   const path = `/scope-${++seq}`;
-  const res = await t.req(s, { method: 'POST', url: '/webhooks/subscriptions', payload: { url: `${base}${path}`, event_types: eventTypes } });
+  const res = await t.req(s, {
+    method: 'POST',
+    url: '/webhooks/subscriptions',
+    payload: { url: `${base}${path}`, event_types: eventTypes },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return { ...(res.json() as { id: string; scope: string }), path };
 }
 /** The bodies queued for a subscription, in event order. */
 const bodies = async (subscriptionId: string) =>
-  (await sys('SELECT body FROM webhook_delivery WHERE subscription_id = $1 ORDER BY event_seq, created_at', [subscriptionId])).map((r) => r.body);
+  (await sys('SELECT body FROM webhook_delivery WHERE subscription_id = $1 ORDER BY event_seq, created_at', [subscriptionId])).map(
+    (r) => r.body,
+  );
 const byType = async (subscriptionId: string, type: string) => (await bodies(subscriptionId)).filter((b) => b.type === type);
 
 describe('the resource of every event family', () => {
@@ -72,7 +78,9 @@ describe('the resource of every event family', () => {
     // An order (order.created, then order.status_changed by the merchant).
     const order = await kit.place(shop, { destination: 'merchant_direct', subtotal: '100.00', fee: '15.00' });
     ok(await t.req(shop.session, { method: 'PATCH', url: `/merchant/orders/${order.id}/status`, payload: { status: 'confirmed' } }));
-    const listed = ok(await t.req(shop.session, { method: 'GET', url: '/merchant/orders?limit=50' })).data.find((o: { id: string }) => o.id === order.id);
+    const listed = ok(await t.req(shop.session, { method: 'GET', url: '/merchant/orders?limit=50' })).data.find(
+      (o: { id: string }) => o.id === order.id,
+    );
     const [created] = await byType(sub.id, 'order.created');
     const [changed] = await byType(sub.id, 'order.status_changed');
     expect(created.resource_id).toBe(order.id);
@@ -81,8 +89,17 @@ describe('the resource of every event family', () => {
     expect(changed.resource).toEqual(listed);
 
     // A payment review (submitted, then approved by the merchant).
-    const submitted = ok(await t.req(kit.customer.session, { method: 'POST', url: `/customer/orders/${order.id}/payment-proof`, payload: { amount: '115.00', customer_reference: 'TRX-9' } }), 201);
-    const approved = ok(await t.req(shop.session, { method: 'POST', url: `/merchant/payment-reviews/${submitted.id}/approve`, payload: {} }));
+    const submitted = ok(
+      await t.req(kit.customer.session, {
+        method: 'POST',
+        url: `/customer/orders/${order.id}/payment-proof`,
+        payload: { amount: '115.00', customer_reference: 'TRX-9' },
+      }),
+      201,
+    );
+    const approved = ok(
+      await t.req(shop.session, { method: 'POST', url: `/merchant/payment-reviews/${submitted.id}/approve`, payload: {} }),
+    );
     const reviewListed = ok(await t.req(admin, { method: 'GET', url: `/admin/payment-reviews?order_id=${order.id}` })).data[0];
     expect(reviewListed).toEqual(approved);
     expect((await byType(sub.id, 'payment_review.submitted'))[0].resource).toEqual(submitted);
@@ -93,7 +110,9 @@ describe('the resource of every event family', () => {
     await tripIn(t, admin, driver, 'completed');
     const settlement = ok(await t.req(admin, { method: 'POST', url: `/admin/drivers/${driver.id}/settlements`, payload: {} }), 201);
     const paid = ok(await t.req(admin, { method: 'POST', url: `/admin/settlements/${settlement.id}/paid`, payload: {} }));
-    const driverView = ok(await t.req(driver.session, { method: 'GET', url: '/driver/settlements' })).data.find((s: { id: string }) => s.id === settlement.id);
+    const driverView = ok(await t.req(driver.session, { method: 'GET', url: '/driver/settlements' })).data.find(
+      (s: { id: string }) => s.id === settlement.id,
+    );
     expect(driverView).toEqual(paid);
     expect((await byType(sub.id, 'driver_settlement.created'))[0].resource).toEqual(settlement);
     expect((await byType(sub.id, 'driver_settlement.paid'))[0].resource).toEqual(paid);
@@ -106,7 +125,11 @@ describe('the resource of every event family', () => {
 describe('subscriptions within the caller scope', () => {
   it("a dispatcher's subscription gets the trip events only; other families are refused with 422", async () => {
     const dispatch = await t.as('dispatch');
-    const refused = await t.req(dispatch, { method: 'POST', url: '/webhooks/subscriptions', payload: { url: `${base}/d`, event_types: ['trip.created', 'driver_settlement.paid'] } });
+    const refused = await t.req(dispatch, {
+      method: 'POST',
+      url: '/webhooks/subscriptions',
+      payload: { url: `${base}/d`, event_types: ['trip.created', 'driver_settlement.paid'] },
+    });
     expect(refused.statusCode).toBe(422);
     expect(refused.json()).toMatchObject({ code: 'WEBHOOK_EVENT_TYPE_OUT_OF_SCOPE' });
     expect(await sys('SELECT id FROM webhook_subscription')).toEqual([]);
@@ -122,7 +145,9 @@ describe('subscriptions within the caller scope', () => {
     // His own subscriptions only; the administrator sees them all.
     const adminSub = await subscribe(admin, ['trip.created']);
     expect((await t.req(dispatch, { method: 'GET', url: `/webhooks/subscriptions/${adminSub.id}` })).statusCode).toBe(404);
-    expect(ok(await t.req(dispatch, { method: 'GET', url: '/webhooks/subscriptions' })).data.map((s: { id: string }) => s.id)).toEqual([sub.id]);
+    expect(ok(await t.req(dispatch, { method: 'GET', url: '/webhooks/subscriptions' })).data.map((s: { id: string }) => s.id)).toEqual([
+      sub.id,
+    ]);
     expect(ok(await t.req(admin, { method: 'GET', url: `/webhooks/subscriptions/${sub.id}` })).scope).toBe('dispatch');
   });
 
@@ -130,7 +155,11 @@ describe('subscriptions within the caller scope', () => {
     const inside = await newTerritory(t, admin, `W-${Date.now()}`, -60.0, -20.0);
     const elsewhere = await newTerritory(t, admin, `X-${Date.now()}`, -61.0, -21.0);
     const sub = await newSubadmin(t, admin, { territory_ids: [inside], permissions: { orders_status: false } });
-    const refused = await t.req(sub.session, { method: 'POST', url: '/webhooks/subscriptions', payload: { url: `${base}/s`, event_types: ['order.created'] } });
+    const refused = await t.req(sub.session, {
+      method: 'POST',
+      url: '/webhooks/subscriptions',
+      payload: { url: `${base}/s`, event_types: ['order.created'] },
+    });
     expect(refused.statusCode).toBe(422);
     expect(refused.json().code).toBe('WEBHOOK_EVENT_TYPE_OUT_OF_SCOPE');
     const s = await subscribe(sub.session, ['*']);
@@ -161,8 +190,13 @@ describe('retention and metrics', () => {
     const all = await sys('SELECT id, status FROM webhook_delivery WHERE subscription_id = $1 ORDER BY id', [sub.id]);
     expect(all.map((r) => r.status).sort()).toEqual(['delivered', 'delivered', 'delivered', 'delivered', 'delivered', 'pending']);
     // Four finished long ago, one recently; the pending one is old too but never a candidate.
-    const old = all.filter((r) => r.status === 'delivered').slice(0, 4).map((r) => r.id);
-    await sys("UPDATE webhook_delivery SET updated_at = now() - interval '40 days' WHERE id = ANY($1::text[]) OR status = 'pending'", [old]);
+    const old = all
+      .filter((r) => r.status === 'delivered')
+      .slice(0, 4)
+      .map((r) => r.id);
+    await sys("UPDATE webhook_delivery SET updated_at = now() - interval '40 days' WHERE id = ANY($1::text[]) OR status = 'pending'", [
+      old,
+    ]);
     expect((await sys('SELECT count(*)::int AS n FROM webhook_attempt WHERE delivery_id = ANY($1::text[])', [old]))[0].n).toBe(4);
 
     const pruner = () => t.app.services.webhooks.newPruner({ retentionMs: 30 * 86_400_000, batch: 1, maxBatches: 10 });
@@ -183,7 +217,14 @@ describe('retention and metrics', () => {
       expect(res.statusCode).toBe(200);
       return res.body;
     };
-    const metric = (text: string, name: string) => Number(text.split('\n').find((l) => l.startsWith(name))?.split(' ').pop());
+    const metric = (text: string, name: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(name))
+          ?.split(' ')
+          .pop(),
+      );
     const before = await scrape();
     expect(metric(before, 'webhook_backlog{status="pending"}')).toBe(2);
     expect(metric(before, 'webhook_backlog_oldest_seconds')).toBeGreaterThanOrEqual(0);

@@ -20,8 +20,17 @@ afterAll(() => t?.close());
 
 const post = (s: Session, url: string, payload: Record<string, unknown> = {}) => t.req(s, { method: 'POST', url, payload });
 const audits = async (action: string, id: string) =>
-  (await t.db.withSystem((tx) => tx.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_log WHERE action = $1 AND entity_id = $2', [action, id]))).rows[0].n;
-const driverRow = async (id: string) => (await t.db.withSystem((tx) => tx.query('SELECT status, status_reason, available, availability_locked, capacity, vehicle_type FROM driver WHERE id = $1', [id]))).rows[0];
+  (
+    await t.db.withSystem((tx) =>
+      tx.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_log WHERE action = $1 AND entity_id = $2', [action, id]),
+    )
+  ).rows[0].n;
+const driverRow = async (id: string) =>
+  (
+    await t.db.withSystem((tx) =>
+      tx.query('SELECT status, status_reason, available, availability_locked, capacity, vehicle_type FROM driver WHERE id = $1', [id]),
+    )
+  ).rows[0];
 const here = { lon: -68.13, lat: -16.5 };
 
 describe('driver suspension', () => {
@@ -74,7 +83,9 @@ describe('driver suspension', () => {
     ok(await post(d.session, `/driver/trips/${pickedUp}/start-delivery`));
     // An assignment that raced the suspension cannot be accepted.
     const raced = await tripIn(t, admin, await newDriver(t, here), 'pending');
-    await t.db.withSystem((tx) => tx.query("UPDATE trip SET status = 'assigned', driver_id = $2, assigned_at = now() WHERE id = $1", [raced, d.id]));
+    await t.db.withSystem((tx) =>
+      tx.query("UPDATE trip SET status = 'assigned', driver_id = $2, assigned_at = now() WHERE id = $1", [raced, d.id]),
+    );
     const accept = await post(d.session, `/driver/trips/${raced}/accept`);
     expect(accept.statusCode).toBe(422);
     expect(accept.json().code).toBe('DRIVER_NOT_APPROVED');
@@ -83,7 +94,8 @@ describe('driver suspension', () => {
 
   it("another organization's administrator gets 404 and changes nothing", async () => {
     const d = await newDriver(t, here);
-    for (const action of ['suspend', 'reactivate', 'approve', 'reject']) expect((await post(otherAdmin, `/drivers/${d.id}/${action}`)).statusCode).toBe(404);
+    for (const action of ['suspend', 'reactivate', 'approve', 'reject'])
+      expect((await post(otherAdmin, `/drivers/${d.id}/${action}`)).statusCode).toBe(404);
     expect((await t.req(otherAdmin, { method: 'PATCH', url: `/drivers/${d.id}`, payload: { capacity: 9 } })).statusCode).toBe(404);
     expect((await post(otherAdmin, `/drivers/${d.id}/availability`, { available: false, locked: true })).statusCode).toBe(404);
     expect(await driverRow(d.id)).toMatchObject({ status: 'approved', available: true, availability_locked: false, capacity: 1 });
@@ -159,10 +171,22 @@ describe('staff edit drivers', () => {
     const u = await newUser(t, 'repartidor');
     const s = await t.login(u.email);
     const self = ok(await post(s, '/drivers', { capacity: 1 }), 201);
-    const territory = (await t.db.withSystem((tx) => tx.query('SELECT id FROM territory WHERE organization_id = $1 LIMIT 1', [t.demo.organizationId]))).rows[0].id;
-    const res = ok(await t.req(admin, { method: 'PATCH', url: `/drivers/${self.id}`, payload: { capacity: 4, vehicle_type: 'car', territory_ids: [territory] } }));
+    const territory = (
+      await t.db.withSystem((tx) => tx.query('SELECT id FROM territory WHERE organization_id = $1 LIMIT 1', [t.demo.organizationId]))
+    ).rows[0].id;
+    const res = ok(
+      await t.req(admin, {
+        method: 'PATCH',
+        url: `/drivers/${self.id}`,
+        payload: { capacity: 4, vehicle_type: 'car', territory_ids: [territory] },
+      }),
+    );
     expect(res).toMatchObject({ capacity: 4, vehicle_type: 'car', territory_ids: [territory] });
-    const bad = await t.req(admin, { method: 'PATCH', url: `/drivers/${self.id}`, payload: { capacity: 7, territory_ids: ['01900000-0000-7000-8000-000000000000'] } });
+    const bad = await t.req(admin, {
+      method: 'PATCH',
+      url: `/drivers/${self.id}`,
+      payload: { capacity: 7, territory_ids: ['01900000-0000-7000-8000-000000000000'] },
+    });
     expect(bad.statusCode).toBe(422);
     expect(await driverRow(self.id)).toMatchObject({ capacity: 4, vehicle_type: 'car' });
     expect((await t.req(admin, { method: 'PATCH', url: `/drivers/${self.id}`, payload: { capacity: 0 } })).statusCode).toBe(400);
@@ -205,7 +229,12 @@ describe('merchant suspension', () => {
     expect(shown).not.toContain(shop.merchantId);
     expect(shown).not.toContain(shop.branchId);
     expect(shown).not.toContain(shop.items[0].id);
-    const orders = async () => (await t.db.withSystem((tx) => tx.query<{ n: number }>('SELECT count(*)::int AS n FROM merchant_order WHERE merchant_id = $1', [shop.merchantId]))).rows[0].n;
+    const orders = async () =>
+      (
+        await t.db.withSystem((tx) =>
+          tx.query<{ n: number }>('SELECT count(*)::int AS n FROM merchant_order WHERE merchant_id = $1', [shop.merchantId]),
+        )
+      ).rows[0].n;
     const before = await orders();
     const order = await t.req(customer.session, { method: 'POST', url: '/customer/orders', payload: cart(shop, customer.addressId) });
     expect(order.statusCode).toBe(422);
@@ -214,7 +243,12 @@ describe('merchant suspension', () => {
     const trip = await t.req(shop.merchant, {
       method: 'POST',
       url: '/trips',
-      payload: { pickup_location: { type: 'Point', coordinates: [-68.13, -16.5] }, pickup_address: 'a', dropoff_location: { type: 'Point', coordinates: [-68.12, -16.49] }, dropoff_address: 'b' },
+      payload: {
+        pickup_location: { type: 'Point', coordinates: [-68.13, -16.5] },
+        pickup_address: 'a',
+        dropoff_location: { type: 'Point', coordinates: [-68.12, -16.49] },
+        dropoff_address: 'b',
+      },
     });
     expect(trip.statusCode).toBe(422);
     expect((await post(admin, `/merchants/${shop.merchantId}/suspend`)).statusCode).toBe(409);

@@ -100,7 +100,8 @@ describe('a merchant creating a trip', () => {
 });
 
 describe('document subjects', () => {
-  const submit = (s: Session, payload: Record<string, unknown>) => t.req(s, { method: 'POST', url: '/documents', payload: { doc_type: 'license', title: 'Doc', ...payload } });
+  const submit = (s: Session, payload: Record<string, unknown>) =>
+    t.req(s, { method: 'POST', url: '/documents', payload: { doc_type: 'license', title: 'Doc', ...payload } });
   const docs = async () => (await rows<{ n: number }>(t, 'SELECT count(*)::int AS n FROM document'))[0].n;
 
   it('must exist in the organization and be of the named kind; nothing is written otherwise', async () => {

@@ -23,8 +23,13 @@ afterAll(async () => {
 });
 
 const audits = async (action: string, id: string) =>
-  (await t.db.withSystem((tx) => tx.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_log WHERE action = $1 AND entity_id = $2', [action, id]))).rows[0].n;
-const deactivate = (s: Session, id: string, payload: Record<string, unknown> = {}) => t.req(s, { method: 'POST', url: `/app-users/${id}/deactivate`, payload });
+  (
+    await t.db.withSystem((tx) =>
+      tx.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_log WHERE action = $1 AND entity_id = $2', [action, id]),
+    )
+  ).rows[0].n;
+const deactivate = (s: Session, id: string, payload: Record<string, unknown> = {}) =>
+  t.req(s, { method: 'POST', url: `/app-users/${id}/deactivate`, payload });
 const reactivate = (s: Session, id: string) => t.req(s, { method: 'POST', url: `/app-users/${id}/reactivate`, payload: {} });
 
 describe('deactivating a user', () => {
@@ -52,10 +57,16 @@ describe('deactivating a user', () => {
       expect(refreshed.statusCode).toBe(401);
     }
     const login = await t.req(null, { method: 'POST', url: '/auth/login', payload: { email: u.email, password: DEMO_PASSWORD } });
-    const wrong = await t.req(null, { method: 'POST', url: '/auth/login', payload: { email: 'customer@demo.test', password: 'Wrong-password-123' } });
+    const wrong = await t.req(null, {
+      method: 'POST',
+      url: '/auth/login',
+      payload: { email: 'customer@demo.test', password: 'Wrong-password-123' },
+    });
     expect(login.statusCode).toBe(401);
     expect(login.json().code).toBe(wrong.json().code);
-    const sessions = await t.db.withSystem((tx) => tx.query('SELECT revoked_at, revoked_reason FROM auth_session WHERE user_id = $1', [u.userId]));
+    const sessions = await t.db.withSystem((tx) =>
+      tx.query('SELECT revoked_at, revoked_reason FROM auth_session WHERE user_id = $1', [u.userId]),
+    );
     expect(sessions.rows.length).toBe(2);
     expect(sessions.rows.every((r: { revoked_reason: string }) => r.revoked_reason === 'user_deactivated')).toBe(true);
     expect(await audits('user.deactivated', u.userId)).toBe(1);
@@ -107,12 +118,15 @@ describe('deactivating a user', () => {
     expect([401, 409]).toContain(loser.statusCode);
     if (loser.statusCode === 409) expect(loser.json().code).toBe('LAST_ADMINISTRATOR');
     const left = await t.db.withSystem((tx) =>
-      tx.query<{ n: number }>("SELECT count(*)::int AS n FROM users WHERE organization_id = $1 AND active AND role = 'administrator' AND NOT dispatch AND NOT subadmin", [other.organizationId]),
+      tx.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM users WHERE organization_id = $1 AND active AND role = 'administrator' AND NOT dispatch AND NOT subadmin",
+        [other.organizationId],
+      ),
     );
     expect(left.rows[0].n).toBe(1);
   });
 
-  it('another organization\'s administrator gets 404 and changes nothing', async () => {
+  it("another organization's administrator gets 404 and changes nothing", async () => {
     const u = await newUser(t, 'comercio');
     const other = await t.newOrganization('Other org');
     const otherAdmin = await t.login(other.logins.admin, DEMO_PASSWORD, other.organizationId);

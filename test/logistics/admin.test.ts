@@ -30,13 +30,17 @@ describe('drivers', () => {
     const u1 = await newUser(t, 'repartidor');
     const u2 = await newUser(t, 'repartidor');
     const d1 = (await t.req(admin, { method: 'POST', url: '/drivers', payload: { user_id: u1.userId } })).json();
-    const d2 = (await t.req(admin, { method: 'POST', url: '/drivers', payload: { user_id: u2.userId, capacity: 3, vehicle_type: 'bicycle' } })).json();
+    const d2 = (
+      await t.req(admin, { method: 'POST', url: '/drivers', payload: { user_id: u2.userId, capacity: 3, vehicle_type: 'bicycle' } })
+    ).json();
     expect(d1).toMatchObject({ status: 'pending', available: false, capacity: 1 });
     expect(d2).toMatchObject({ capacity: 3, vehicle_type: 'bicycle' });
     const notYet = await t.req(admin, { method: 'POST', url: `/drivers/${d1.id}/availability`, payload: { available: true } });
     expect(notYet.statusCode).toBe(422);
     expect(notYet.json().code).toBe('DRIVER_NOT_APPROVED');
-    expect((await t.req(admin, { method: 'POST', url: `/drivers/${d1.id}/approve`, payload: { reason: 'docs ok' } })).json().status).toBe('approved');
+    expect((await t.req(admin, { method: 'POST', url: `/drivers/${d1.id}/approve`, payload: { reason: 'docs ok' } })).json().status).toBe(
+      'approved',
+    );
     expect((await t.req(admin, { method: 'POST', url: `/drivers/${d2.id}/reject` })).json().status).toBe('rejected');
     for (const [id, action] of [
       [d1.id, 'approve'],
@@ -48,9 +52,11 @@ describe('drivers', () => {
       expect(r.statusCode).toBe(409);
       expect(r.json().code).toBe('INVALID_TRANSITION');
     }
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT action FROM audit_log WHERE entity_id = $1 ORDER BY id", [d1.id]));
+    const audit = await t.db.withSystem((tx) => tx.query('SELECT action FROM audit_log WHERE entity_id = $1 ORDER BY id', [d1.id]));
     expect(audit.rows.map((r: { action: string }) => r.action)).toEqual(['driver.created', 'driver.approved']);
-    expect((await t.req(admin, { method: 'GET', url: '/drivers?status=rejected' })).json().data.map((d: { id: string }) => d.id)).toContain(d2.id);
+    expect((await t.req(admin, { method: 'GET', url: '/drivers?status=rejected' })).json().data.map((d: { id: string }) => d.id)).toContain(
+      d2.id,
+    );
   });
 
   it('refuses a non-driver user (422), a duplicate (409), and a driver without profile gets 404', async () => {
@@ -76,46 +82,95 @@ describe('merchants', () => {
   it('pending → approved | rejected; a merchant registers himself without setting his commission', async () => {
     const u = await newUser(t, 'comercio');
     const s = await t.login(u.email);
-    expect((await t.req(s, { method: 'POST', url: '/merchants', payload: { name: 'Shop', commission_percent: '1.00' } })).statusCode).toBe(403);
+    expect((await t.req(s, { method: 'POST', url: '/merchants', payload: { name: 'Shop', commission_percent: '1.00' } })).statusCode).toBe(
+      403,
+    );
     const m = await t.req(s, { method: 'POST', url: '/merchants', payload: { name: 'Shop', location: pt(-68.13, -16.5) } });
     expect(m.statusCode, m.body).toBe(201);
     expect(m.json()).toMatchObject({ status: 'pending', commission_percent: '10.00', owner_user_id: u.userId });
     expect(m.json().territory_id).toBeTruthy();
     // An unapproved merchant cannot create trips.
-    const trip = await t.req(s, { method: 'POST', url: '/trips', payload: { pickup_location: pt(-68.13, -16.5), pickup_address: 'a', dropoff_location: pt(-68.12, -16.5), dropoff_address: 'b' } });
+    const trip = await t.req(s, {
+      method: 'POST',
+      url: '/trips',
+      payload: { pickup_location: pt(-68.13, -16.5), pickup_address: 'a', dropoff_location: pt(-68.12, -16.5), dropoff_address: 'b' },
+    });
     expect(trip.statusCode).toBe(422);
     expect(trip.json().code).toBe('MERCHANT_NOT_APPROVED');
     expect((await t.req(admin, { method: 'POST', url: `/merchants/${m.json().id}/approve` })).json().status).toBe('approved');
     const again = await t.req(admin, { method: 'POST', url: `/merchants/${m.json().id}/reject` });
     expect(again.statusCode).toBe(409);
     // The merchant may not price trips.
-    const priced = await t.req(s, { method: 'POST', url: '/trips', payload: { pickup_location: pt(-68.13, -16.5), pickup_address: 'a', dropoff_location: pt(-68.12, -16.5), dropoff_address: 'b', delivery_fee: '0.01' } });
+    const priced = await t.req(s, {
+      method: 'POST',
+      url: '/trips',
+      payload: {
+        pickup_location: pt(-68.13, -16.5),
+        pickup_address: 'a',
+        dropoff_location: pt(-68.12, -16.5),
+        dropoff_address: 'b',
+        delivery_fee: '0.01',
+      },
+    });
     expect(priced.statusCode).toBe(403);
   });
 
   it('setMerchantCommission is audited', async () => {
     const m = (await t.req(admin, { method: 'GET', url: '/merchants' })).json().data[0];
     await t.db.withTenant({ organizationId: t.demo.organizationId, userId: t.demo.users.admin }, (tx) =>
-      t.app.services.logistics.setMerchantCommission(tx, { userId: t.demo.users.admin, organizationId: t.demo.organizationId, role: 'administrator', kind: 'administrator', sessionId: 's', requestId: 'r', subadmin: null }, m.id, '12.50'),
+      t.app.services.logistics.setMerchantCommission(
+        tx,
+        {
+          userId: t.demo.users.admin,
+          organizationId: t.demo.organizationId,
+          role: 'administrator',
+          kind: 'administrator',
+          sessionId: 's',
+          requestId: 'r',
+          subadmin: null,
+        },
+        m.id,
+        '12.50',
+      ),
     );
     expect((await t.req(admin, { method: 'GET', url: '/merchants' })).json().data[0].commission_percent).toBe('12.50');
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT after FROM audit_log WHERE entity_id = $1 AND action = 'merchant.commission_updated'", [m.id]));
+    const audit = await t.db.withSystem((tx) =>
+      tx.query("SELECT after FROM audit_log WHERE entity_id = $1 AND action = 'merchant.commission_updated'", [m.id]),
+    );
     expect(audit.rows[0].after).toEqual({ commission_percent: '12.50' });
   });
 });
 
 describe('settings, dispatch views, dashboard', () => {
   it('settings: defaults, administrator PATCH (audited), dispatch may not change them', async () => {
-    expect((await t.req(dispatch, { method: 'GET', url: '/logistics/settings' })).json()).toMatchObject({ auto_assign_radius_m: 5000, assignment_strategy: 'nearest', driver_flat_fee: '10.00' });
-    expect((await t.req(dispatch, { method: 'PATCH', url: '/logistics/settings', payload: { driver_flat_fee: '9.00' } })).statusCode).toBe(403);
-    expect((await t.req(admin, { method: 'PATCH', url: '/logistics/settings', payload: { driver_flat_fee: '-1.00' } })).statusCode).toBe(400);
+    expect((await t.req(dispatch, { method: 'GET', url: '/logistics/settings' })).json()).toMatchObject({
+      auto_assign_radius_m: 5000,
+      assignment_strategy: 'nearest',
+      driver_flat_fee: '10.00',
+    });
+    expect((await t.req(dispatch, { method: 'PATCH', url: '/logistics/settings', payload: { driver_flat_fee: '9.00' } })).statusCode).toBe(
+      403,
+    );
+    expect((await t.req(admin, { method: 'PATCH', url: '/logistics/settings', payload: { driver_flat_fee: '-1.00' } })).statusCode).toBe(
+      400,
+    );
     expect((await t.req(admin, { method: 'PATCH', url: '/logistics/settings', payload: { speed: 1 } })).statusCode).toBe(400);
-    const r = await t.req(admin, { method: 'PATCH', url: '/logistics/settings', payload: { driver_flat_fee: '12.00', assignment_strategy: 'least_loaded' } });
+    const r = await t.req(admin, {
+      method: 'PATCH',
+      url: '/logistics/settings',
+      payload: { driver_flat_fee: '12.00', assignment_strategy: 'least_loaded' },
+    });
     expect(r.json()).toMatchObject({ driver_flat_fee: '12.00', assignment_strategy: 'least_loaded' });
     expect((await newTrip(t, admin)).driver_earning).toBe('12.00');
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT before, after FROM audit_log WHERE action = 'logistics_settings.updated'"));
+    const audit = await t.db.withSystem((tx) =>
+      tx.query("SELECT before, after FROM audit_log WHERE action = 'logistics_settings.updated'"),
+    );
     expect(audit.rows[0].after).toMatchObject({ driver_flat_fee: '12.00', assignment_strategy: 'least_loaded' });
-    await t.req(admin, { method: 'PATCH', url: '/logistics/settings', payload: { driver_flat_fee: '10.00', assignment_strategy: 'nearest' } });
+    await t.req(admin, {
+      method: 'PATCH',
+      url: '/logistics/settings',
+      payload: { driver_flat_fee: '10.00', assignment_strategy: 'nearest' },
+    });
   });
 
   it('dispatch board, live map and dashboard reflect trips and drivers', async () => {
@@ -128,7 +183,10 @@ describe('settings, dispatch views, dashboard', () => {
     expect(board.counts.accepted).toBeGreaterThanOrEqual(1);
     const map = (await t.req(dispatch, { method: 'GET', url: '/admin/live-map' })).json();
     expect(map.type).toBe('FeatureCollection');
-    expect(map.features.find((f: { id: string }) => f.id === d.id)).toMatchObject({ geometry: pt(-68.12, -16.49), properties: { kind: 'driver' } });
+    expect(map.features.find((f: { id: string }) => f.id === d.id)).toMatchObject({
+      geometry: pt(-68.12, -16.49),
+      properties: { kind: 'driver' },
+    });
     expect(map.features.find((f: { id: string }) => f.id === active).geometry.type).toBe('LineString');
     const dash = (await t.req(admin, { method: 'GET', url: '/dashboard' })).json().sections.logistics;
     expect(dash.trips.pending).toBeGreaterThanOrEqual(1);
@@ -157,7 +215,8 @@ describe('tenant isolation', () => {
     const merchantId = (await t.req(admin, { method: 'GET', url: '/merchants' })).json().data[0].id;
     const other = await t.newOrganization();
     const oAdmin = await t.login(other.logins.admin);
-    const oDriverUser = (await t.db.withSystem((tx) => tx.query('SELECT id FROM users WHERE email = $1', [other.logins.driver]))).rows[0].id;
+    const oDriverUser = (await t.db.withSystem((tx) => tx.query('SELECT id FROM users WHERE email = $1', [other.logins.driver]))).rows[0]
+      .id;
     const od = await t.req(oAdmin, { method: 'POST', url: '/drivers', payload: { user_id: oDriverUser } });
     expect(od.statusCode).toBe(201);
     await t.req(oAdmin, { method: 'POST', url: `/drivers/${od.json().id}/approve` });
@@ -184,7 +243,10 @@ describe('tenant isolation', () => {
     }
     for (const url of ['/trips', '/drivers', '/merchants', '/territories']) {
       const data = (await t.req(oAdmin, { method: 'GET', url })).json().data as { id: string }[];
-      expect(data.map((x) => x.id), url).not.toContain(url === '/trips' ? trip : url === '/drivers' ? d.id : merchantId);
+      expect(
+        data.map((x) => x.id),
+        url,
+      ).not.toContain(url === '/trips' ? trip : url === '/drivers' ? d.id : merchantId);
       if (url !== '/drivers') expect(data, url).toHaveLength(0);
     }
     expect((await t.req(oAdmin, { method: 'GET', url: '/drivers/nearby?lon=-68.13&lat=-16.5' })).json().data).toHaveLength(0);

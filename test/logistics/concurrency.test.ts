@@ -24,7 +24,9 @@ describe('idempotent trip creation', () => {
     const notes = `idem-${Date.now()}`;
     const key = `key-${Date.now()}-abcdef`;
     const results = await Promise.all(
-      Array.from({ length: 20 }, () => t.req(admin, { method: 'POST', url: '/trips', headers: { 'idempotency-key': key }, payload: tripPayload(notes) })),
+      Array.from({ length: 20 }, () =>
+        t.req(admin, { method: 'POST', url: '/trips', headers: { 'idempotency-key': key }, payload: tripPayload(notes) }),
+      ),
     );
     for (const r of results) expect(r.statusCode, r.body).toBe(201);
     const ids = new Set(results.map((r) => r.json().id));
@@ -32,14 +34,24 @@ describe('idempotent trip creation', () => {
     expect(results.filter((r) => r.headers['idempotent-replayed'] === 'true')).toHaveLength(19);
     const { rows } = await t.db.withSystem((tx) => tx.query('SELECT id FROM trip WHERE notes = $1', [notes]));
     expect(rows).toHaveLength(1);
-    const events = await t.db.withSystem((tx) => tx.query("SELECT 1 FROM event WHERE entity_id = $1 AND type = 'trip.created'", [rows[0].id]));
+    const events = await t.db.withSystem((tx) =>
+      tx.query("SELECT 1 FROM event WHERE entity_id = $1 AND type = 'trip.created'", [rows[0].id]),
+    );
     expect(events.rowCount).toBe(1);
   });
 
   it('refuses the same key with another body (422) and writes nothing', async () => {
     const key = `key-${Date.now()}-reuse1`;
-    expect((await t.req(admin, { method: 'POST', url: '/trips', headers: { 'idempotency-key': key }, payload: tripPayload('first') })).statusCode).toBe(201);
-    const second = await t.req(admin, { method: 'POST', url: '/trips', headers: { 'idempotency-key': key }, payload: tripPayload('second') });
+    expect(
+      (await t.req(admin, { method: 'POST', url: '/trips', headers: { 'idempotency-key': key }, payload: tripPayload('first') }))
+        .statusCode,
+    ).toBe(201);
+    const second = await t.req(admin, {
+      method: 'POST',
+      url: '/trips',
+      headers: { 'idempotency-key': key },
+      payload: tripPayload('second'),
+    });
     expect(second.statusCode).toBe(422);
     expect(second.json().code).toBe('IDEMPOTENCY_KEY_REUSED');
     expect((await t.db.withSystem((tx) => tx.query("SELECT 1 FROM trip WHERE notes = 'second'"))).rowCount).toBe(0);
@@ -71,15 +83,21 @@ describe('GPS batches', () => {
       // shuffled device times: out of order on arrival
       recorded_at: new Date(base + ((i * 37) % 100) * 1000).toISOString(),
     }));
-    const results = await Promise.all(Array.from({ length: 50 }, () => t.req(d.session, { method: 'POST', url: '/driver/locations/batch', payload: { points } })));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => t.req(d.session, { method: 'POST', url: '/driver/locations/batch', payload: { points } })),
+    );
     for (const r of results) expect(r.statusCode, r.body).toBe(200);
     expect(results.reduce((s, r) => s + r.json().accepted, 0)).toBe(100);
     expect(results.reduce((s, r) => s + r.json().duplicates, 0)).toBe(4900);
-    const { rows } = await t.db.withSystem((tx) => tx.query('SELECT count(*)::int AS n, count(DISTINCT client_point_id)::int AS u FROM driver_location WHERE driver_id = $1', [d.id]));
+    const { rows } = await t.db.withSystem((tx) =>
+      tx.query('SELECT count(*)::int AS n, count(DISTINCT client_point_id)::int AS u FROM driver_location WHERE driver_id = $1', [d.id]),
+    );
     expect(rows[0]).toEqual({ n: 101, u: 101 }); // 100 points + the fixture's position
     // The last position is the newest by device time, not the last to arrive.
     const newest = points.reduce((a, b) => (a.recorded_at > b.recorded_at ? a : b));
-    const row = await t.db.withSystem((tx) => tx.query('SELECT (last_location)[0] AS lon, last_location_at FROM driver WHERE id = $1', [d.id]));
+    const row = await t.db.withSystem((tx) =>
+      tx.query('SELECT (last_location)[0] AS lon, last_location_at FROM driver WHERE id = $1', [d.id]),
+    );
     expect(row.rows[0].lon).toBeCloseTo(newest.location.coordinates[0], 9);
     expect(new Date(row.rows[0].last_location_at).toISOString()).toBe(newest.recorded_at);
   });
@@ -89,10 +107,17 @@ describe('GPS batches', () => {
     const r = await t.req(d.session, {
       method: 'POST',
       url: '/driver/locations/batch',
-      payload: { points: [{ client_point_id: 'ok-1', location: pt(-68.1, -16.4), recorded_at: new Date().toISOString() }, { location: pt(-68.1, -16.4), recorded_at: new Date().toISOString() }] },
+      payload: {
+        points: [
+          { client_point_id: 'ok-1', location: pt(-68.1, -16.4), recorded_at: new Date().toISOString() },
+          { location: pt(-68.1, -16.4), recorded_at: new Date().toISOString() },
+        ],
+      },
     });
     expect(r.statusCode).toBe(400);
-    const { rows } = await t.db.withSystem((tx) => tx.query("SELECT 1 FROM driver_location WHERE driver_id = $1 AND client_point_id = 'ok-1'", [d.id]));
+    const { rows } = await t.db.withSystem((tx) =>
+      tx.query("SELECT 1 FROM driver_location WHERE driver_id = $1 AND client_point_id = 'ok-1'", [d.id]),
+    );
     expect(rows).toHaveLength(0);
   });
 });
@@ -123,9 +148,15 @@ describe('one-winner races', () => {
     expect(results.filter((r) => r.statusCode === 200)).toHaveLength(2);
     expect(results.filter((r) => r.statusCode === 422).every((r) => r.json().code === 'NO_ELIGIBLE_DRIVER')).toBe(true);
     expect((await driverDb(t, d.id)).active_trips).toBe(2);
-    const { rows } = await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM trip WHERE driver_id = $1 AND status = 'assigned'", [d.id]));
+    const { rows } = await t.db.withSystem((tx) =>
+      tx.query("SELECT count(*)::int AS n FROM trip WHERE driver_id = $1 AND status = 'assigned'", [d.id]),
+    );
     expect(rows[0].n).toBe(2);
-    const manual = await t.req(admin, { method: 'POST', url: `/trips/${trips.find((x, i) => results[i].statusCode !== 200)!.id}/assign`, payload: { driver_id: d.id } });
+    const manual = await t.req(admin, {
+      method: 'POST',
+      url: `/trips/${trips.find((x, i) => results[i].statusCode !== 200)!.id}/assign`,
+      payload: { driver_id: d.id },
+    });
     expect(manual.statusCode).toBe(409);
     expect(manual.json().code).toBe('DRIVER_AT_CAPACITY');
   });

@@ -20,18 +20,38 @@ type Op = { client_operation_id: string; type: string; payload: Record<string, u
 async function push(d: TestDriver, ...operations: Op[]) {
   const r = await t.req(d.session, { method: 'POST', url: '/mobile/sync/push', payload: { operations } });
   expect(r.statusCode, r.body).toBe(200);
-  return r.json().results as { client_operation_id: string; status: string; replayed: boolean; code?: string; server?: Record<string, unknown>; data?: Record<string, unknown> }[];
+  return r.json().results as {
+    client_operation_id: string;
+    status: string;
+    replayed: boolean;
+    code?: string;
+    server?: Record<string, unknown>;
+    data?: Record<string, unknown>;
+  }[];
 }
-const proofs = async (tripId: string) => (await t.db.withSystem((tx) => tx.query('SELECT * FROM trip_proof WHERE trip_id = $1 ORDER BY stage', [tripId]))).rows;
+const proofs = async (tripId: string) =>
+  (await t.db.withSystem((tx) => tx.query('SELECT * FROM trip_proof WHERE trip_id = $1 ORDER BY stage', [tripId]))).rows;
 
 async function photo(d: TestDriver, tripId: string): Promise<string> {
   const slot = await t.req(d.session, {
     method: 'POST',
     url: '/storage/evidence/uploads',
-    payload: { trip_id: tripId, stage: 'delivery', proof_type: 'photo', mime_type: 'image/jpeg', filename: 'door.jpg', size_bytes: JPEG.length },
+    payload: {
+      trip_id: tripId,
+      stage: 'delivery',
+      proof_type: 'photo',
+      mime_type: 'image/jpeg',
+      filename: 'door.jpg',
+      size_bytes: JPEG.length,
+    },
   });
   expect(slot.statusCode, slot.body).toBe(201);
-  const put = await t.req(d.session, { method: 'PUT', url: `/storage/uploads/${slot.json().upload_id}`, payload: JPEG, headers: { 'content-type': 'image/jpeg', 'x-upload-token': slot.json().upload_token } });
+  const put = await t.req(d.session, {
+    method: 'PUT',
+    url: `/storage/uploads/${slot.json().upload_id}`,
+    payload: JPEG,
+    headers: { 'content-type': 'image/jpeg', 'x-upload-token': slot.json().upload_token },
+  });
   expect(put.statusCode, put.body).toBe(201);
   return put.json().id;
 }
@@ -48,15 +68,27 @@ describe('driver trip operations over sync push', () => {
     ];
     expect((await push(d, ...first)).map((r) => r.status)).toEqual(['applied', 'applied', 'applied']);
     const key = await photo(d, tripId);
-    const deliver: Op = { client_operation_id: `d-${tripId}`, type: 'trip.verify_delivery', payload: { trip_id: tripId, pin: row.delivery_pin, evidence: { type: 'photo', storage_key: key } } };
+    const deliver: Op = {
+      client_operation_id: `d-${tripId}`,
+      type: 'trip.verify_delivery',
+      payload: { trip_id: tripId, pin: row.delivery_pin, evidence: { type: 'photo', storage_key: key } },
+    };
     const [done] = await push(d, deliver);
     expect(done).toMatchObject({ status: 'applied', replayed: false, data: { status: 'completed' } });
     // The app lost the answer and pushes the whole queue again: every result replayed, nothing applied twice.
     const again = await push(d, ...first, deliver);
-    expect(again.map((r) => [r.status, r.replayed])).toEqual([['applied', true], ['applied', true], ['applied', true], ['applied', true]]);
+    expect(again.map((r) => [r.status, r.replayed])).toEqual([
+      ['applied', true],
+      ['applied', true],
+      ['applied', true],
+      ['applied', true],
+    ]);
     expect((await tripDb(t, tripId)).status).toBe('completed');
     const stored = await proofs(tripId);
-    expect(stored.map((p) => [p.stage, p.storage_key])).toEqual([['delivery', key], ['pickup', null]]);
+    expect(stored.map((p) => [p.stage, p.storage_key])).toEqual([
+      ['delivery', key],
+      ['pickup', null],
+    ]);
     expect((await driverDb(t, d.id)).active_trips).toBe(0);
   });
 
@@ -64,9 +96,17 @@ describe('driver trip operations over sync push', () => {
     const d = await newDriver(t, { lon: -68.13, lat: -16.5 }, { admin });
     const tripId = await tripIn(t, admin, d, 'in_transit');
     const row = await tripDb(t, tripId);
-    const cancel = await t.req(admin, { method: 'POST', url: `/trips/${tripId}/status`, payload: { status: 'cancelled', reason: 'customer called' } });
+    const cancel = await t.req(admin, {
+      method: 'POST',
+      url: `/trips/${tripId}/status`,
+      payload: { status: 'cancelled', reason: 'customer called' },
+    });
     expect(cancel.statusCode, cancel.body).toBe(200);
-    const [r] = await push(d, { client_operation_id: `d-${tripId}`, type: 'trip.verify_delivery', payload: { trip_id: tripId, pin: row.delivery_pin } });
+    const [r] = await push(d, {
+      client_operation_id: `d-${tripId}`,
+      type: 'trip.verify_delivery',
+      payload: { trip_id: tripId, pin: row.delivery_pin },
+    });
     expect(r).toMatchObject({ status: 'conflict', code: 'INVALID_TRANSITION' });
     expect((await tripDb(t, tripId)).status).toBe('cancelled');
     expect((await proofs(tripId)).map((p) => p.stage)).toEqual(['pickup']);
@@ -77,7 +117,11 @@ describe('driver trip operations over sync push', () => {
     const tripId = await tripIn(t, admin, d, 'in_transit');
     const row = await tripDb(t, tripId);
     const wrong = row.delivery_pin === '000000' ? '111111' : '000000';
-    const guess = (i: number): Op => ({ client_operation_id: `g${i}-${tripId}`, type: 'trip.verify_delivery', payload: { trip_id: tripId, pin: wrong } });
+    const guess = (i: number): Op => ({
+      client_operation_id: `g${i}-${tripId}`,
+      type: 'trip.verify_delivery',
+      payload: { trip_id: tripId, pin: wrong },
+    });
     const [one] = await push(d, guess(1));
     expect(one).toMatchObject({ status: 'rejected', code: 'INVALID_PIN', server: { attempts_remaining: 4 } });
     // The same operation again (the app retrying): the stored answer, not a second attempt.
@@ -87,7 +131,11 @@ describe('driver trip operations over sync push', () => {
     expect(rest.map((r) => r.server?.attempts_remaining)).toEqual([3, 2, 1, 0]);
     expect(rest.at(-1)!.code).toBe('PIN_LOCKED');
     // Locked: even the right PIN is refused now.
-    const [right] = await push(d, { client_operation_id: `r-${tripId}`, type: 'trip.verify_delivery', payload: { trip_id: tripId, pin: row.delivery_pin } });
+    const [right] = await push(d, {
+      client_operation_id: `r-${tripId}`,
+      type: 'trip.verify_delivery',
+      payload: { trip_id: tripId, pin: row.delivery_pin },
+    });
     expect(right).toMatchObject({ status: 'rejected', code: 'PIN_LOCKED' });
     expect((await tripDb(t, tripId)).status).toBe('in_transit');
   });
@@ -95,7 +143,11 @@ describe('driver trip operations over sync push', () => {
   it('reject with a reason, fail with a reason and the return with the pickup PIN, offline', async () => {
     const d = await newDriver(t, { lon: -68.13, lat: -16.5 }, { admin, capacity: 2 });
     const offered = await tripIn(t, admin, d, 'assigned');
-    const [rej] = await push(d, { client_operation_id: `rej-${offered}`, type: 'trip.reject', payload: { trip_id: offered, reason: 'flat tyre' } });
+    const [rej] = await push(d, {
+      client_operation_id: `rej-${offered}`,
+      type: 'trip.reject',
+      payload: { trip_id: offered, reason: 'flat tyre' },
+    });
     expect(rej).toMatchObject({ status: 'applied', data: { status: 'pending' } });
     expect((await tripDb(t, offered)).status_reason).toBe('flat tyre');
 

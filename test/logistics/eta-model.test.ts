@@ -70,7 +70,13 @@ describe('remaining stops and arrivals', () => {
     const carried = trip('c', 'in_transit', { assignedAt: new Date('2026-01-05T09:00:00Z') });
     const second = trip('b', 'accepted', { stopOrder: 2 });
     const first = trip('a', 'assigned', { stopOrder: 1 });
-    expect(remainingStops([second, carried, first]).map((s) => `${s.tripId}:${s.kind}`)).toEqual(['c:dropoff', 'a:pickup', 'a:dropoff', 'b:pickup', 'b:dropoff']);
+    expect(remainingStops([second, carried, first]).map((s) => `${s.tripId}:${s.kind}`)).toEqual([
+      'c:dropoff',
+      'a:pickup',
+      'a:dropoff',
+      'b:pickup',
+      'b:dropoff',
+    ]);
   });
 
   it("follows a committed route's order, never a dropoff before its pickup", () => {
@@ -83,7 +89,12 @@ describe('remaining stops and arrivals', () => {
       { tripId: 'a', kind: 'dropoff' as const },
     ];
     expect(remainingStops([a, b], route).map((s) => `${s.tripId}:${s.kind}`)).toEqual(['a:pickup', 'b:pickup', 'b:dropoff', 'a:dropoff']);
-    expect(remainingStops([a, b], [{ tripId: 'a', kind: 'dropoff' }]).map((s) => `${s.tripId}:${s.kind}`)).toEqual(['a:pickup', 'a:dropoff', 'b:pickup', 'b:dropoff']);
+    expect(remainingStops([a, b], [{ tripId: 'a', kind: 'dropoff' }]).map((s) => `${s.tripId}:${s.kind}`)).toEqual([
+      'a:pickup',
+      'a:dropoff',
+      'b:pickup',
+      'b:dropoff',
+    ]);
   });
 
   it('arrivals use the speed of each leg (territory and hour)', () => {
@@ -101,7 +112,9 @@ describe('remaining stops and arrivals', () => {
 
 describe('promise and delay', () => {
   it('promise = start + preparation + travel + buffer', () => {
-    expect(promiseAt(new Date('2026-01-05T10:00:00Z'), { preparationMin: 15, travelS: 600, bufferMin: 10 }).toISOString()).toBe('2026-01-05T10:35:00.000Z');
+    expect(promiseAt(new Date('2026-01-05T10:00:00Z'), { preparationMin: 15, travelS: 600, bufferMin: 10 }).toISOString()).toBe(
+      '2026-01-05T10:35:00.000Z',
+    );
   });
 
   it('raises once per crossing of promise + grace, clears when back under', () => {

@@ -18,14 +18,26 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => t?.close());
 
-const count = async (sql: string, params: unknown[] = []) => Number((await t.db.withSystem((tx) => tx.query<{ n: number }>(sql, params))).rows[0]!.n);
-const events = (type: string, entityId: string) => count('SELECT count(*)::int AS n FROM event WHERE type = $1 AND entity_id = $2', [type, entityId]);
+const count = async (sql: string, params: unknown[] = []) =>
+  Number((await t.db.withSystem((tx) => tx.query<{ n: number }>(sql, params))).rows[0]!.n);
+const events = (type: string, entityId: string) =>
+  count('SELECT count(*)::int AS n FROM event WHERE type = $1 AND entity_id = $2', [type, entityId]);
 const inbox = (type: string, entityId: string, userId: string) =>
   count('SELECT count(*)::int AS n FROM notification WHERE type = $1 AND entity_id = $2 AND user_id = $3', [type, entityId, userId]);
 const exceptions = async (s: Session, query = '') => {
   const res = await t.req(s, { method: 'GET', url: `/exceptions${query}` });
   expect(res.statusCode, res.body).toBe(200);
-  return res.json() as { counts: Record<string, number>; items: { kind: string; trip_id: string | null; driver_id: string | null; trip: { id: string; status: string } | null; detail: Record<string, unknown> }[]; next_cursor: string | null };
+  return res.json() as {
+    counts: Record<string, number>;
+    items: {
+      kind: string;
+      trip_id: string | null;
+      driver_id: string | null;
+      trip: { id: string; status: string } | null;
+      detail: Record<string, unknown>;
+    }[];
+    next_cursor: string | null;
+  };
 };
 const driverOut = async (id: string) => {
   const res = await t.req(dispatch, { method: 'GET', url: '/drivers?limit=200' });
@@ -33,19 +45,32 @@ const driverOut = async (id: string) => {
   return (res.json().data as { id: string; location_stale: boolean }[]).find((d) => d.id === id)!;
 };
 const fresh = (driverId: string, lon = -68.13, lat = -16.5) =>
-  t.req(admin, { method: 'POST', url: `/drivers/${driverId}/location`, payload: { location: pt(lon, lat), recorded_at: new Date().toISOString() } });
+  t.req(admin, {
+    method: 'POST',
+    url: `/drivers/${driverId}/location`,
+    payload: { location: pt(lon, lat), recorded_at: new Date().toISOString() },
+  });
 
 describe('GET /exceptions', () => {
-  it('a failed delivery (returning) is listed with its trip, counted, and reaches the dispatchers\' inbox', async () => {
+  it("a failed delivery (returning) is listed with its trip, counted, and reaches the dispatchers' inbox", async () => {
     const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
     const id = await tripIn(t, admin, d, 'returning');
     const list = await exceptions(dispatch, '?kind=returning');
     const item = list.items.find((i) => i.trip_id === id)!;
-    expect(item).toMatchObject({ kind: 'returning', driver_id: d.id, trip: { id, status: 'returning' }, detail: { failure_reason: 'recipient_absent' } });
+    expect(item).toMatchObject({
+      kind: 'returning',
+      driver_id: d.id,
+      trip: { id, status: 'returning' },
+      detail: { failure_reason: 'recipient_absent' },
+    });
     expect(list.counts.returning).toBeGreaterThanOrEqual(1);
     expect(await inbox('trip.delivery_failed', id, dispatch.userId)).toBe(1);
     // Closed by dispatch (the return flow): no longer open.
-    const closed = await t.req(dispatch, { method: 'POST', url: `/trips/${id}/status`, payload: { status: 'returned', reason: 'merchant has the goods' } });
+    const closed = await t.req(dispatch, {
+      method: 'POST',
+      url: `/trips/${id}/status`,
+      payload: { status: 'returned', reason: 'merchant has the goods' },
+    });
     expect(closed.statusCode, closed.body).toBe(200);
     expect((await exceptions(dispatch, '?kind=returning')).items.some((i) => i.trip_id === id)).toBe(false);
     // Whoever closed it is not notified of his own action; the other staff are.
@@ -78,7 +103,9 @@ describe('GET /exceptions', () => {
     for (const [i, reason] of ['Moto averiada', 'Lejos'].entries()) {
       const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
       expect((await t.req(admin, { method: 'POST', url: `/trips/${trip.id}/assign`, payload: { driver_id: d.id } })).statusCode).toBe(200);
-      expect((await t.req(d.session, { method: 'POST', url: `/driver/trips/${trip.id}/reject`, payload: { reason } })).statusCode).toBe(200);
+      expect((await t.req(d.session, { method: 'POST', url: `/driver/trips/${trip.id}/reject`, payload: { reason } })).statusCode).toBe(
+        200,
+      );
       expect(await events('trip.rejected_repeatedly', trip.id)).toBe(i);
     }
     const item = (await exceptions(dispatch, '?kind=rejected_again')).items.find((x) => x.trip_id === trip.id);
@@ -94,7 +121,11 @@ describe('GET /exceptions', () => {
     for (let i = 0; i < 6; i++) await t.req(d.session, { method: 'POST', url: `/trips/${id}/verify-pickup`, payload: { pin: wrong } });
     expect(await events('trip.pin_locked', id)).toBe(1);
     expect((await exceptions(dispatch, '?kind=pin_locked')).items.find((i) => i.trip_id === id)?.detail).toEqual({ stage: 'pickup' });
-    const reset = await t.req(dispatch, { method: 'POST', url: `/trips/${id}/status`, payload: { reset_pin_lock: 'pickup', reason: 'called the store' } });
+    const reset = await t.req(dispatch, {
+      method: 'POST',
+      url: `/trips/${id}/status`,
+      payload: { reset_pin_lock: 'pickup', reason: 'called the store' },
+    });
     expect(reset.statusCode, reset.body).toBe(200);
     expect((await exceptions(dispatch, '?kind=pin_locked')).items.some((i) => i.trip_id === id)).toBe(false);
   });
@@ -102,7 +133,7 @@ describe('GET /exceptions', () => {
   it('an on-duty driver whose last fix is old raises trip.location_stale once per silence (worker), shows location_stale and is listed', async () => {
     const d = await newDriver(t, { lon: -68.13, lat: -16.5 }); // his fix is 10 minutes old: stale at the default 300 s
     const id = await tripIn(t, admin, d, 'accepted');
-    await t.db.withSystem((tx) => tx.query('UPDATE driver SET last_location_at = now() - interval \'11 minutes\' WHERE id = $1', [d.id]));
+    await t.db.withSystem((tx) => tx.query("UPDATE driver SET last_location_at = now() - interval '11 minutes' WHERE id = $1", [d.id]));
     expect((await driverOut(d.id)).location_stale).toBe(true);
     const svc = t.app.services.logistics;
     await svc.exceptions.tick();
@@ -115,7 +146,7 @@ describe('GET /exceptions', () => {
     expect((await fresh(d.id)).statusCode).toBe(200);
     expect((await driverOut(d.id)).location_stale).toBe(false);
     expect((await exceptions(dispatch, '?kind=stale_gps')).items.some((i) => i.driver_id === d.id)).toBe(false);
-    await t.db.withSystem((tx) => tx.query('UPDATE driver SET last_location_at = now() - interval \'11 minutes\' WHERE id = $1', [d.id]));
+    await t.db.withSystem((tx) => tx.query("UPDATE driver SET last_location_at = now() - interval '11 minutes' WHERE id = $1", [d.id]));
     await svc.exceptions.tick();
     expect(await events('trip.location_stale', id)).toBe(2);
   });
@@ -126,7 +157,9 @@ describe('GET /exceptions', () => {
     await t.app.services.logistics.exceptions.tick();
     await t.app.services.logistics.exceptions.tick();
     expect(await events('trip.delayed', trip.id)).toBe(1);
-    expect((await exceptions(dispatch, '?kind=late')).items.find((i) => i.trip_id === trip.id)?.detail.late_by_s).toBeGreaterThanOrEqual(1200);
+    expect((await exceptions(dispatch, '?kind=late')).items.find((i) => i.trip_id === trip.id)?.detail.late_by_s).toBeGreaterThanOrEqual(
+      1200,
+    );
   });
 
   it('pages with a cursor, and a sub-administrator sees only his territories', async () => {

@@ -24,12 +24,21 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 /** An order of `shop` whose trip `d` has picked up and is carrying to the customer (order in_delivery). */
-async function orderInTransit(d: TestDriver, spec: Parameters<OrderKit['place']>[1] = { destination: 'platform', subtotal: '100.00', fee: '12.50' }) {
+async function orderInTransit(
+  d: TestDriver,
+  spec: Parameters<OrderKit['place']>[1] = { destination: 'platform', subtotal: '100.00', fee: '12.50' },
+) {
   const o = await kit.place(shop, spec);
   const tripId = await kit.ready(shop, o.id);
   ok(await t.req(admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: d.id } }));
   ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/accept` }));
-  ok(await t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-pickup`, payload: { pin: (await tripDb(t, tripId)).pickup_pin } }));
+  ok(
+    await t.req(d.session, {
+      method: 'POST',
+      url: `/trips/${tripId}/verify-pickup`,
+      payload: { pin: (await tripDb(t, tripId)).pickup_pin },
+    }),
+  );
   ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/start-delivery` }));
   expect((await orderRow(t, o.id)).status).toBe('in_delivery');
   return { orderId: o.id, tripId };
@@ -48,12 +57,23 @@ async function expressInTransit(d: TestDriver) {
   const tripId = r.trip_id as string;
   ok(await t.req(admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: d.id } }));
   ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/accept` }));
-  ok(await t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-pickup`, payload: { pin: (await tripDb(t, tripId)).pickup_pin } }));
+  ok(
+    await t.req(d.session, {
+      method: 'POST',
+      url: `/trips/${tripId}/verify-pickup`,
+      payload: { pin: (await tripDb(t, tripId)).pickup_pin },
+    }),
+  );
   ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/start-delivery` }));
   return { expressId: r.id as string, tripId };
 }
 
-async function uploadEvidence(d: TestDriver, tripId: string, stage: 'pickup' | 'delivery' = 'delivery', proofType = 'photo'): Promise<string> {
+async function uploadEvidence(
+  d: TestDriver,
+  tripId: string,
+  stage: 'pickup' | 'delivery' = 'delivery',
+  proofType = 'photo',
+): Promise<string> {
   const slot = ok(
     await t.req(d.session, {
       method: 'POST',
@@ -62,7 +82,12 @@ async function uploadEvidence(d: TestDriver, tripId: string, stage: 'pickup' | '
     }),
     201,
   );
-  const put = await t.req(d.session, { method: 'PUT', url: `/storage/uploads/${slot.upload_id}`, payload: JPEG, headers: { 'content-type': 'image/jpeg', 'x-upload-token': slot.upload_token } });
+  const put = await t.req(d.session, {
+    method: 'PUT',
+    url: `/storage/uploads/${slot.upload_id}`,
+    payload: JPEG,
+    headers: { 'content-type': 'image/jpeg', 'x-upload-token': slot.upload_token },
+  });
   return ok(put, 201).id;
 }
 
@@ -70,7 +95,12 @@ const fail = (d: TestDriver, tripId: string, body: Record<string, unknown> = { r
   t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/fail-delivery`, payload: body });
 
 async function tripEntries(tripId: string) {
-  const { rows } = await t.db.withSystem((tx) => tx.query('SELECT entry_type, amount::text AS amount, order_id, payment_destination FROM merchant_wallet_entry WHERE trip_id = $1 ORDER BY id', [tripId]));
+  const { rows } = await t.db.withSystem((tx) =>
+    tx.query(
+      'SELECT entry_type, amount::text AS amount, order_id, payment_destination FROM merchant_wallet_entry WHERE trip_id = $1 ORDER BY id',
+      [tripId],
+    ),
+  );
   return rows as { entry_type: string; amount: string; order_id: string | null; payment_destination: string | null }[];
 }
 
@@ -85,22 +115,43 @@ describe('failed delivery, policy return_to_merchant (default)', () => {
     expect((await orderRow(t, orderId)).payment_status).toBe('paid');
     const evidence = await uploadEvidence(d, tripId);
 
-    const res = await fail(d, tripId, { reason: 'recipient_absent', note: 'nobody at the door, called twice', evidence: { type: 'photo', storage_key: evidence } });
+    const res = await fail(d, tripId, {
+      reason: 'recipient_absent',
+      note: 'nobody at the door, called twice',
+      evidence: { type: 'photo', storage_key: evidence },
+    });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ status: 'returning', failure_reason: 'recipient_absent', failure_note: 'nobody at the door, called twice', returned_at: null });
+    expect(res.json()).toMatchObject({
+      status: 'returning',
+      failure_reason: 'recipient_absent',
+      failure_note: 'nobody at the door, called twice',
+      returned_at: null,
+    });
     expect(res.json().failed_at).toBeTruthy();
     // Still carrying the goods: the trip keeps its unit of the driver's capacity.
     expect((await driverDb(t, d.id)).active_trips).toBe(1);
 
     // The order follows; a received platform payment is refunded in full; the merchant pays the attempt: one delivery_fee_debit, no sale credit.
-    expect(await orderRow(t, orderId)).toMatchObject({ status: 'delivery_failed', payment_status: 'refunded', status_reason: 'delivery failed: recipient_absent' });
+    expect(await orderRow(t, orderId)).toMatchObject({
+      status: 'delivery_failed',
+      payment_status: 'refunded',
+      status_reason: 'delivery failed: recipient_absent',
+    });
     expect(await walletEntries(t, { orderId })).toEqual([{ entry_type: 'delivery_fee_debit', amount: '-12.50' }]);
-    expect(await tripEntries(tripId)).toEqual([{ entry_type: 'delivery_fee_debit', amount: '-12.50', order_id: orderId, payment_destination: null }]);
+    expect(await tripEntries(tripId)).toEqual([
+      { entry_type: 'delivery_fee_debit', amount: '-12.50', order_id: orderId, payment_destination: null },
+    ]);
     const { wallet } = ok(await t.req(shop.session, { method: 'GET', url: '/merchant/settlement-rule' }));
     expect(wallet).toMatchObject({ balance: '-12.50', pending: '0.00', available: '0.00', debt: '12.50' });
 
     const [ev] = await event(tripId, 'trip.delivery_failed');
-    expect(ev.payload).toMatchObject({ trip_id: tripId, status: 'returning', failure_reason: 'recipient_absent', policy: 'return_to_merchant', evidence: { type: 'photo', storage_key: evidence } });
+    expect(ev.payload).toMatchObject({
+      trip_id: tripId,
+      status: 'returning',
+      failure_reason: 'recipient_absent',
+      policy: 'return_to_merchant',
+      evidence: { type: 'photo', storage_key: evidence },
+    });
     expect(ev.audience_user_ids).toEqual(expect.arrayContaining([d.userId, kit.customer.userId, shop.session.userId]));
     const proofs = ok(await t.req(shop.session, { method: 'GET', url: `/trips/${tripId}/proofs` })).data;
     expect(proofs.map((p: { stage: string; pin_verified: boolean }) => [p.stage, p.pin_verified])).toEqual([
@@ -119,7 +170,11 @@ describe('failed delivery, policy return_to_merchant (default)', () => {
 
     // The merchant gets the goods back: the driver proves it with the pickup PIN.
     const pin = (await tripDb(t, tripId)).pickup_pin as string;
-    const wrong = await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/return`, payload: { pin: pin === '0000' ? '0001' : '0000' } });
+    const wrong = await t.req(d.session, {
+      method: 'POST',
+      url: `/driver/trips/${tripId}/return`,
+      payload: { pin: pin === '0000' ? '0001' : '0000' },
+    });
     expect(wrong.statusCode).toBe(422);
     expect(wrong.json()).toMatchObject({ code: 'INVALID_PIN', attempts_remaining: 4 });
     expect((await tripDb(t, tripId)).status).toBe('returning');
@@ -170,19 +225,31 @@ describe('failed delivery, policy close', () => {
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toMatchObject({ status: 'failed', failure_reason: 'refused', failure_note: null });
       expect((await driverDb(t, d.id)).active_trips).toBe(0);
-      const req = (await t.db.withSystem((tx) => tx.query('SELECT status FROM delivery_express_request WHERE id = $1', [expressId]))).rows[0];
+      const req = (await t.db.withSystem((tx) => tx.query('SELECT status FROM delivery_express_request WHERE id = $1', [expressId])))
+        .rows[0];
       expect(req.status).toBe('delivery_failed');
       const trip = await tripDb(t, tripId);
       const entries = await tripEntries(tripId);
       expect(entries.map((e) => e.entry_type)).toEqual(['delivery_fee_debit']);
       const sum = entries.reduce((s, e) => s + Math.round(Number(e.amount) * 100), 0);
       expect(sum).toBe(-Math.round(Number(trip.delivery_fee) * 100));
-      expect((await event(tripId, 'trip.delivery_failed'))[0].payload).toMatchObject({ status: 'failed', policy: 'close', failure_reason: 'refused' });
+      expect((await event(tripId, 'trip.delivery_failed'))[0].payload).toMatchObject({
+        status: 'failed',
+        policy: 'close',
+        failure_reason: 'refused',
+      });
       // failed is terminal: no return leg, no second report, no cancellation.
-      expect((await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/return`, payload: { pin: trip.pickup_pin } })).statusCode).toBe(409);
+      expect(
+        (await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/return`, payload: { pin: trip.pickup_pin } })).statusCode,
+      ).toBe(409);
       expect((await fail(d, tripId)).statusCode).toBe(409);
-      expect((await t.req(admin, { method: 'POST', url: `/trips/${tripId}/status`, payload: { status: 'cancelled', reason: 'x' } })).statusCode).toBe(409);
-      expect(ok(await t.req(d.session, { method: 'GET', url: '/driver/earnings' })).data[0]).toMatchObject({ trip_id: tripId, status: 'failed' });
+      expect(
+        (await t.req(admin, { method: 'POST', url: `/trips/${tripId}/status`, payload: { status: 'cancelled', reason: 'x' } })).statusCode,
+      ).toBe(409);
+      expect(ok(await t.req(d.session, { method: 'GET', url: '/driver/earnings' })).data[0]).toMatchObject({
+        trip_id: tripId,
+        status: 'failed',
+      });
       // The recipient's link: the delivery ended, so no PIN and no driver position, and the link now expires.
       const link = ok(await t.req(shop.session, { method: 'GET', url: `/trips/${tripId}/recipient-link` }));
       expect(link.expires_at).toBeTruthy();
@@ -225,7 +292,7 @@ describe('refusals (nothing written)', () => {
     await unchanged();
   });
 
-  it("evidence of another trip, or of the pickup stage, is 422", async () => {
+  it('evidence of another trip, or of the pickup stage, is 422', async () => {
     const other = await orderInTransit(d);
     const foreign = await uploadEvidence(d, other.tripId);
     const res = await fail(d, tripId, { reason: 'refused', evidence: { type: 'photo', storage_key: foreign } });
@@ -243,7 +310,9 @@ describe('refusals (nothing written)', () => {
     expect(res.statusCode).toBe(409);
     expect(res.json().code).toBe('TRIP_NOT_ASSIGNED_TO_YOU');
     for (const s of [kit.customer.session, shop.session, admin]) {
-      expect((await t.req(s, { method: 'POST', url: `/driver/trips/${tripId}/fail-delivery`, payload: { reason: 'refused' } })).statusCode).toBe(403);
+      expect(
+        (await t.req(s, { method: 'POST', url: `/driver/trips/${tripId}/fail-delivery`, payload: { reason: 'refused' } })).statusCode,
+      ).toBe(403);
     }
     await unchanged();
   });
@@ -265,7 +334,8 @@ describe('dispatch (POST /trips/:id/status)', () => {
     const d = await newDriver(t, { lon: -68.135, lat: -16.5 }, { capacity: 2, admin });
     const a = await orderInTransit(d);
     const b = await orderInTransit(d);
-    const status = (tripId: string, body: Record<string, unknown>) => t.req(admin, { method: 'POST', url: `/trips/${tripId}/status`, payload: { reason: 'driver phoned in', ...body } });
+    const status = (tripId: string, body: Record<string, unknown>) =>
+      t.req(admin, { method: 'POST', url: `/trips/${tripId}/status`, payload: { reason: 'driver phoned in', ...body } });
 
     const missing = await status(a.tripId, { status: 'failed' });
     expect(missing.statusCode).toBe(400);
@@ -277,7 +347,10 @@ describe('dispatch (POST /trips/:id/status)', () => {
     expect(closed.statusCode, closed.body).toBe(200);
     expect(closed.json()).toMatchObject({ status: 'failed', failure_reason: 'damaged', failure_note: 'driver phoned in' });
     expect((await orderRow(t, a.orderId)).status).toBe('delivery_failed');
-    expect((await event(a.tripId, 'trip.delivery_failed'))[0].payload).toMatchObject({ recorded_by: 'dispatch', failure_reason: 'damaged' });
+    expect((await event(a.tripId, 'trip.delivery_failed'))[0].payload).toMatchObject({
+      recorded_by: 'dispatch',
+      failure_reason: 'damaged',
+    });
     expect((await driverDb(t, d.id)).active_trips).toBe(1);
 
     ok(await status(b.tripId, { status: 'returning', failure_reason: 'wrong_address' }));
@@ -290,7 +363,11 @@ describe('dispatch (POST /trips/:id/status)', () => {
     expect((await driverDb(t, d.id)).active_trips).toBe(0);
     expect(await tripEntries(b.tripId)).toHaveLength(1);
     // No payment is received for an order whose delivery failed.
-    const receipt = await t.req(admin, { method: 'POST', url: `/admin/orders/${b.orderId}/payment-received`, payload: { method: 'driver_cash' } });
+    const receipt = await t.req(admin, {
+      method: 'POST',
+      url: `/admin/orders/${b.orderId}/payment-received`,
+      payload: { method: 'driver_cash' },
+    });
     expect(receipt.statusCode).toBe(409);
     expect(receipt.json().code).toBe('ORDER_DELIVERY_FAILED');
   });
@@ -300,14 +377,23 @@ describe('driver app offline', () => {
   it('sync push trip.fail_delivery applies once; a later report of the same trip is a conflict', async () => {
     const d = await newDriver(t, { lon: -68.135, lat: -16.5 }, { capacity: 1, admin });
     const { tripId, orderId } = await orderInTransit(d);
-    const op = { client_operation_id: `fail-${tripId}`, type: 'trip.fail_delivery', payload: { trip_id: tripId, reason: 'unsafe_location', note: 'no signal there' } };
+    const op = {
+      client_operation_id: `fail-${tripId}`,
+      type: 'trip.fail_delivery',
+      payload: { trip_id: tripId, reason: 'unsafe_location', note: 'no signal there' },
+    };
     const push = (ops: unknown[]) => t.req(d.session, { method: 'POST', url: '/mobile/sync/push', payload: { operations: ops } });
     const r1 = ok(await push([op])).results[0];
-    expect(r1).toMatchObject({ status: 'applied', replayed: false, data: { id: tripId, status: 'returning', failure_reason: 'unsafe_location' } });
+    expect(r1).toMatchObject({
+      status: 'applied',
+      replayed: false,
+      data: { id: tripId, status: 'returning', failure_reason: 'unsafe_location' },
+    });
     expect(ok(await push([op])).results[0]).toMatchObject({ status: 'applied', replayed: true });
     const r3 = ok(await push([{ ...op, client_operation_id: `fail2-${tripId}` }])).results[0];
     expect(r3).toMatchObject({ status: 'conflict', code: 'INVALID_TRANSITION' });
-    const bad = ok(await push([{ ...op, client_operation_id: `fail3-${tripId}`, payload: { trip_id: tripId, reason: 'nope' } }])).results[0];
+    const bad = ok(await push([{ ...op, client_operation_id: `fail3-${tripId}`, payload: { trip_id: tripId, reason: 'nope' } }]))
+      .results[0];
     expect(bad).toMatchObject({ status: 'rejected', code: 'VALIDATION_FAILED' });
     expect((await orderRow(t, orderId)).status).toBe('delivery_failed');
     expect(await event(tripId, 'trip.delivery_failed')).toHaveLength(1);
@@ -320,7 +406,10 @@ describe('settings', () => {
     expect(ok(await t.req(admin, { method: 'GET', url: '/logistics/settings' })).failed_delivery_policy).toBe('return_to_merchant');
     const bad = await t.req(admin, { method: 'PATCH', url: '/logistics/settings', payload: { failed_delivery_policy: 'burn' } });
     expect(bad.statusCode).toBe(400);
-    expect((await t.req(await t.as('dispatch'), { method: 'PATCH', url: '/logistics/settings', payload: { failed_delivery_policy: 'close' } })).statusCode).toBe(403);
+    expect(
+      (await t.req(await t.as('dispatch'), { method: 'PATCH', url: '/logistics/settings', payload: { failed_delivery_policy: 'close' } }))
+        .statusCode,
+    ).toBe(403);
     expect(ok(await t.req(admin, { method: 'GET', url: '/logistics/settings' })).failed_delivery_policy).toBe('return_to_merchant');
   });
 });

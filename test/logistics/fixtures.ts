@@ -6,9 +6,22 @@ import { newId } from '../../src/platform/ids.js';
 export const pt = (lon: number, lat: number) => ({ type: 'Point' as const, coordinates: [lon, lat] as [number, number] });
 
 /** A user of a role in the demo organization (or another), created through the identity service. */
-export async function newUser(t: TestApp, role: 'repartidor' | 'comercio' | 'delivery' | 'administrator', organizationId = t.demo.organizationId, extra: { subadmin?: boolean; dispatch?: boolean } = {}) {
+export async function newUser(
+  t: TestApp,
+  role: 'repartidor' | 'comercio' | 'delivery' | 'administrator',
+  organizationId = t.demo.organizationId,
+  extra: { subadmin?: boolean; dispatch?: boolean } = {},
+) {
   const email = `${role}-${newId().slice(-12)}@test.test`;
-  const user = await t.db.withSystem((tx) => t.app.services.identity.insertUser(tx, organizationId, { email, password: DEMO_PASSWORD, display_name: `${role} user`, role, ...extra }));
+  const user = await t.db.withSystem((tx) =>
+    t.app.services.identity.insertUser(tx, organizationId, {
+      email,
+      password: DEMO_PASSWORD,
+      display_name: `${role} user`,
+      role,
+      ...extra,
+    }),
+  );
   return { userId: user.id, email };
 }
 
@@ -19,15 +32,27 @@ export interface TestDriver {
 }
 
 /** An approved, available driver at (lon, lat), created through the API as the demo administrator. */
-export async function newDriver(t: TestApp, at: { lon: number; lat: number }, opts: { capacity?: number; territory_ids?: string[]; admin?: Session } = {}): Promise<TestDriver> {
+export async function newDriver(
+  t: TestApp,
+  at: { lon: number; lat: number },
+  opts: { capacity?: number; territory_ids?: string[]; admin?: Session } = {},
+): Promise<TestDriver> {
   const admin = opts.admin ?? (await t.as('admin'));
   const u = await newUser(t, 'repartidor', admin.organizationId);
-  const created = await t.req(admin, { method: 'POST', url: '/drivers', payload: { user_id: u.userId, capacity: opts.capacity ?? 1, ...(opts.territory_ids ? { territory_ids: opts.territory_ids } : {}) } });
+  const created = await t.req(admin, {
+    method: 'POST',
+    url: '/drivers',
+    payload: { user_id: u.userId, capacity: opts.capacity ?? 1, ...(opts.territory_ids ? { territory_ids: opts.territory_ids } : {}) },
+  });
   expect(created.statusCode, created.body).toBe(201);
   const id = created.json().id;
   expect((await t.req(admin, { method: 'POST', url: `/drivers/${id}/approve`, payload: {} })).statusCode).toBe(200);
   expect((await t.req(admin, { method: 'POST', url: `/drivers/${id}/availability`, payload: { available: true } })).statusCode).toBe(200);
-  const loc = await t.req(admin, { method: 'POST', url: `/drivers/${id}/location`, payload: { location: pt(at.lon, at.lat), recorded_at: new Date(Date.now() - 600_000).toISOString() } });
+  const loc = await t.req(admin, {
+    method: 'POST',
+    url: `/drivers/${id}/location`,
+    payload: { location: pt(at.lon, at.lat), recorded_at: new Date(Date.now() - 600_000).toISOString() },
+  });
   expect(loc.statusCode, loc.body).toBe(200);
   return { id, userId: u.userId, session: await t.login(u.email) };
 }
@@ -36,7 +61,13 @@ export async function newTrip(t: TestApp, session: Session, over: Record<string,
   const res = await t.req(session, {
     method: 'POST',
     url: '/trips',
-    payload: { pickup_location: pt(at.lon, at.lat), pickup_address: 'Pickup street 1', dropoff_location: pt(at.lon + 0.01, at.lat + 0.01), dropoff_address: 'Dropoff street 2', ...over },
+    payload: {
+      pickup_location: pt(at.lon, at.lat),
+      pickup_address: 'Pickup street 1',
+      dropoff_location: pt(at.lon + 0.01, at.lat + 0.01),
+      dropoff_address: 'Dropoff street 2',
+      ...over,
+    },
   });
   expect(res.statusCode, res.body).toBe(201);
   return res.json() as { id: string; status: string; [k: string]: unknown };
@@ -51,7 +82,9 @@ export async function driverDb(t: TestApp, id: string) {
 }
 
 export async function eventTypes(t: TestApp, tripId: string): Promise<string[]> {
-  const { rows } = await t.db.withSystem((tx) => tx.query("SELECT type FROM event WHERE entity_type = 'trip' AND entity_id = $1 ORDER BY seq", [tripId]));
+  const { rows } = await t.db.withSystem((tx) =>
+    tx.query("SELECT type FROM event WHERE entity_type = 'trip' AND entity_id = $1 ORDER BY seq", [tripId]),
+  );
   return rows.map((r: { type: string }) => r.type);
 }
 
@@ -77,8 +110,11 @@ export async function tripIn(t: TestApp, admin: Session, driver: TestDriver, sta
   await ok(t.req(driver.session, { method: 'POST', url: `/driver/trips/${trip.id}/start-delivery` }));
   if (state === 'in_transit') return trip.id;
   if (state === 'returning' || state === 'returned') {
-    await ok(t.req(driver.session, { method: 'POST', url: `/driver/trips/${trip.id}/fail-delivery`, payload: { reason: 'recipient_absent' } }));
-    if (state === 'returned') await ok(t.req(driver.session, { method: 'POST', url: `/driver/trips/${trip.id}/return`, payload: { pin: row.pickup_pin } }));
+    await ok(
+      t.req(driver.session, { method: 'POST', url: `/driver/trips/${trip.id}/fail-delivery`, payload: { reason: 'recipient_absent' } }),
+    );
+    if (state === 'returned')
+      await ok(t.req(driver.session, { method: 'POST', url: `/driver/trips/${trip.id}/return`, payload: { pin: row.pickup_pin } }));
     return trip.id;
   }
   if (state === 'failed') {
@@ -93,7 +129,11 @@ export async function tripIn(t: TestApp, admin: Session, driver: TestDriver, sta
 
 /** The organization's failed_delivery_policy (logistics settings), set as the demo administrator. */
 export async function setFailedDeliveryPolicy(t: TestApp, policy: 'return_to_merchant' | 'close', admin?: Session) {
-  const res = await t.req(admin ?? (await t.as('admin')), { method: 'PATCH', url: '/logistics/settings', payload: { failed_delivery_policy: policy } });
+  const res = await t.req(admin ?? (await t.as('admin')), {
+    method: 'PATCH',
+    url: '/logistics/settings',
+    payload: { failed_delivery_policy: policy },
+  });
   expect(res.statusCode, res.body).toBe(200);
   expect(res.json().failed_delivery_policy).toBe(policy);
 }

@@ -35,16 +35,14 @@ async function seedDrivers(center: { lon: number; lat: number }, n: number, spre
       const lat = center.lat + (rnd() - 0.5) * spread;
       const status = i % 7 === 0 ? 'pending' : 'approved';
       const available = i % 5 !== 0;
-      await tx.query("INSERT INTO users (organization_id, id, email, password_hash, display_name, role) VALUES ($1, $2, $3, 'x', 'geo driver', 'repartidor')", [org, userId, `geo-${userId}@t.test`]);
-      await tx.query('INSERT INTO driver (organization_id, id, user_id, status, available, last_location, last_location_at) VALUES ($1, $2, $3, $4, $5, point($6, $7), now())', [
-        org,
-        id,
-        userId,
-        status,
-        available,
-        lon,
-        lat,
-      ]);
+      await tx.query(
+        "INSERT INTO users (organization_id, id, email, password_hash, display_name, role) VALUES ($1, $2, $3, 'x', 'geo driver', 'repartidor')",
+        [org, userId, `geo-${userId}@t.test`],
+      );
+      await tx.query(
+        'INSERT INTO driver (organization_id, id, user_id, status, available, last_location, last_location_at) VALUES ($1, $2, $3, $4, $5, point($6, $7), now())',
+        [org, id, userId, status, available, lon, lat],
+      );
       drivers.push({ id, lon, lat, ok: status === 'approved' && available });
     }
   });
@@ -54,15 +52,21 @@ async function seedDrivers(center: { lon: number; lat: number }, n: number, spre
 describe('GET /drivers/nearby', () => {
   it('matches a brute-force haversine ranking on random data (mid latitude and near a pole)', async () => {
     let seed = 42;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    for (const center of [{ lon: 30.5, lat: 45.2 }, { lon: -150.1, lat: 78.3 }]) {
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (const center of [
+      { lon: 30.5, lat: 45.2 },
+      { lon: -150.1, lat: 78.3 },
+    ]) {
       const drivers = await seedDrivers(center, 120, 0.6, rnd);
       for (const [radius, limit] of [
         [5000, 200],
         [15_000, 10],
         [40_000, 50],
       ]) {
-        const res = await t.req(admin, { method: 'GET', url: `/drivers/nearby?lon=${center.lon}&lat=${center.lat}&radius_m=${radius}&limit=${limit}` });
+        const res = await t.req(admin, {
+          method: 'GET',
+          url: `/drivers/nearby?lon=${center.lon}&lat=${center.lat}&radius_m=${radius}&limit=${limit}`,
+        });
         expect(res.statusCode, res.body).toBe(200);
         const expected = drivers
           .filter((d) => d.ok)
@@ -75,19 +79,31 @@ describe('GET /drivers/nearby', () => {
         got.forEach((g, i) => expect(Math.abs(g.distance_m - expected[i].dist)).toBeLessThan(0.1));
       }
     }
-    const all = await t.req(admin, { method: 'GET', url: '/drivers/nearby?lon=30.5&lat=45.2&radius_m=50000&limit=200&available_only=false' });
-    expect(all.json().data.length).toBeGreaterThan((await t.req(admin, { method: 'GET', url: '/drivers/nearby?lon=30.5&lat=45.2&radius_m=50000&limit=200' })).json().data.length);
+    const all = await t.req(admin, {
+      method: 'GET',
+      url: '/drivers/nearby?lon=30.5&lat=45.2&radius_m=50000&limit=200&available_only=false',
+    });
+    expect(all.json().data.length).toBeGreaterThan(
+      (await t.req(admin, { method: 'GET', url: '/drivers/nearby?lon=30.5&lat=45.2&radius_m=50000&limit=200' })).json().data.length,
+    );
   });
 
   it('its bounding box always contains the circle (property)', () => {
     fc.assert(
-      fc.property(fc.double({ min: -179, max: 179, noNaN: true }), fc.double({ min: -89, max: 89, noNaN: true }), fc.integer({ min: 1, max: 200_000 }), fc.double({ min: 0, max: 2 * Math.PI, noNaN: true }), (lon, lat, r, bearing) => {
+      fc.property(
+        fc.double({ min: -179, max: 179, noNaN: true }),
+        fc.double({ min: -89, max: 89, noNaN: true }),
+        fc.integer({ min: 1, max: 200_000 }),
+        fc.double({ min: 0, max: 2 * Math.PI, noNaN: true }),
+        (lon, lat, r, bearing) => {
           const m = /^\(\(([^,]+),([^)]+)\),\(([^,]+),([^)]+)\)\)$/.exec(circleBox({ lon, lat }, r))!.slice(1).map(Number);
           // a point at distance r (slightly less) in direction `bearing`
           const d = (r * 0.999) / 6_371_008.8;
           const la1 = (lat * Math.PI) / 180;
           const la2 = Math.asin(Math.sin(la1) * Math.cos(d) + Math.cos(la1) * Math.sin(d) * Math.cos(bearing));
-          const lo2 = (lon * Math.PI) / 180 + Math.atan2(Math.sin(bearing) * Math.sin(d) * Math.cos(la1), Math.cos(d) - Math.sin(la1) * Math.sin(la2));
+          const lo2 =
+            (lon * Math.PI) / 180 +
+            Math.atan2(Math.sin(bearing) * Math.sin(d) * Math.cos(la1), Math.cos(d) - Math.sin(la1) * Math.sin(la2));
           let plon = (lo2 * 180) / Math.PI;
           if (plon > 180) plon -= 360;
           if (plon < -180) plon += 360;
@@ -113,9 +129,38 @@ describe('territories', () => {
     const count = async () => (await t.db.withSystem((tx) => tx.query('SELECT count(*)::int AS n FROM territory'))).rows[0].n;
     const before = await count();
     for (const geometry of [
-      { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 1]]] }, // not closed
-      { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [0, 0]]] }, // too short
-      { type: 'Polygon', coordinates: [[[0, 0], [181, 0], [1, 1], [0, 0]]] }, // out of range
+      {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 1],
+          ],
+        ],
+      }, // not closed
+      {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [1, 0],
+            [0, 0],
+          ],
+        ],
+      }, // too short
+      {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [181, 0],
+            [1, 1],
+            [0, 0],
+          ],
+        ],
+      }, // out of range
       { type: 'Point', coordinates: [0, 0] },
     ]) {
       const r = await t.req(admin, { method: 'POST', url: '/territories', payload: { name: 'bad', geometry } });
@@ -178,7 +223,11 @@ describe('territories', () => {
 
   it('PATCH /trips/:id/coordinates re-derives the territory and is refused after pickup', async () => {
     const trip = await newTrip(t, admin, {}, { lon: 25, lat: 25 });
-    const r = await t.req(admin, { method: 'PATCH', url: `/trips/${trip.id}/coordinates`, payload: { pickup_location: pt(P.lon, P.lat), pickup_address: 'moved' } });
+    const r = await t.req(admin, {
+      method: 'PATCH',
+      url: `/trips/${trip.id}/coordinates`,
+      payload: { pickup_location: pt(P.lon, P.lat), pickup_address: 'moved' },
+    });
     expect(r.statusCode, r.body).toBe(200);
     expect(r.json().pickup_location).toEqual(pt(P.lon, P.lat));
     expect(r.json().territory_id).not.toBeNull();

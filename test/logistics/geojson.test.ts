@@ -14,7 +14,11 @@ const territories = async () => (await t.db.withSystem((tx) => tx.query('SELECT 
 
 describe('GeoJSON positions with an altitude', () => {
   it('a Point [lon, lat, alt] is accepted and the altitude ignored', async () => {
-    const res = await t.req(customer, { method: 'POST', url: '/customer/addresses', payload: { address: 'Calle 1', location: { type: 'Point', coordinates: [-68.12, -16.5, 3640.5] } } });
+    const res = await t.req(customer, {
+      method: 'POST',
+      url: '/customer/addresses',
+      payload: { address: 'Calle 1', location: { type: 'Point', coordinates: [-68.12, -16.5, 3640.5] } },
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json().location).toEqual({ type: 'Point', coordinates: [-68.12, -16.5] });
   });
@@ -27,18 +31,22 @@ describe('GeoJSON positions with an altitude', () => {
       [30, 30.1, 95],
       [30, 30, 100],
     ];
-    const res = await t.req(admin, { method: 'POST', url: '/territories', payload: { name: 'Altiplano', geometry: { type: 'Polygon', coordinates: [ring] } } });
+    const res = await t.req(admin, {
+      method: 'POST',
+      url: '/territories',
+      payload: { name: 'Altiplano', geometry: { type: 'Polygon', coordinates: [ring] } },
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json().geometry).toEqual({ type: 'Polygon', coordinates: [ring.map(([lon, lat]) => [lon, lat])] });
   });
 
   it('still refuses a position of four numbers or an out-of-range latitude with an altitude', async () => {
-    for (const coordinates of [
-      [-68.12, -16.5, 10, 1],
-      [-68.12, -95, 10],
-      [-68.12],
-    ]) {
-      const res = await t.req(customer, { method: 'POST', url: '/customer/addresses', payload: { address: 'Calle 2', location: { type: 'Point', coordinates } } });
+    for (const coordinates of [[-68.12, -16.5, 10, 1], [-68.12, -95, 10], [-68.12]]) {
+      const res = await t.req(customer, {
+        method: 'POST',
+        url: '/customer/addresses',
+        payload: { address: 'Calle 2', location: { type: 'Point', coordinates } },
+      });
       expect(res.statusCode, JSON.stringify(coordinates)).toBe(400);
     }
   });
@@ -49,17 +57,104 @@ describe('self-intersecting polygons', () => {
     const before = await territories();
     const cases = [
       // Bow-tie: the edges (0,0)-(1,1) and (1,0)-(0,1) cross.
-      { type: 'Polygon', coordinates: [[[0, 0], [1, 1], [1, 0], [0, 1], [0, 0]]] },
+      {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [1, 1],
+            [1, 0],
+            [0, 1],
+            [0, 0],
+          ],
+        ],
+      },
       // The same, with altitudes.
-      { type: 'Polygon', coordinates: [[[0, 0, 5], [1, 1, 5], [1, 0, 5], [0, 1, 5], [0, 0, 5]]] },
+      {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0, 5],
+            [1, 1, 5],
+            [1, 0, 5],
+            [0, 1, 5],
+            [0, 0, 5],
+          ],
+        ],
+      },
       // A figure eight touching itself at (1,1).
-      { type: 'Polygon', coordinates: [[[0, 0], [2, 0], [1, 1], [2, 2], [0, 2], [1, 1], [0, 0]]] },
+      {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [2, 0],
+            [1, 1],
+            [2, 2],
+            [0, 2],
+            [1, 1],
+            [0, 0],
+          ],
+        ],
+      },
       // A spike that folds back over its own edge.
-      { type: 'Polygon', coordinates: [[[0, 0], [2, 0], [3, 0], [1, 0], [1, 1], [0, 0]]] },
+      {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [2, 0],
+            [3, 0],
+            [1, 0],
+            [1, 1],
+            [0, 0],
+          ],
+        ],
+      },
       // A hole that crosses the outer ring.
-      { type: 'Polygon', coordinates: [[[0, 0], [4, 0], [4, 4], [0, 4], [0, 0]], [[3, 1], [5, 1], [5, 2], [3, 2], [3, 1]]] },
+      {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [4, 0],
+            [4, 4],
+            [0, 4],
+            [0, 0],
+          ],
+          [
+            [3, 1],
+            [5, 1],
+            [5, 2],
+            [3, 2],
+            [3, 1],
+          ],
+        ],
+      },
       // One bow-tie part of a MultiPolygon.
-      { type: 'MultiPolygon', coordinates: [[[[10, 10], [11, 10], [11, 11], [10, 11], [10, 10]]], [[[0, 0], [1, 1], [1, 0], [0, 1], [0, 0]]]] },
+      {
+        type: 'MultiPolygon',
+        coordinates: [
+          [
+            [
+              [10, 10],
+              [11, 10],
+              [11, 11],
+              [10, 11],
+              [10, 10],
+            ],
+          ],
+          [
+            [
+              [0, 0],
+              [1, 1],
+              [1, 0],
+              [0, 1],
+              [0, 0],
+            ],
+          ],
+        ],
+      },
     ];
     for (const geometry of cases) {
       const res = await t.req(admin, { method: 'POST', url: '/territories', payload: { name: 'bad', geometry } });
@@ -71,10 +166,59 @@ describe('self-intersecting polygons', () => {
   });
 
   it('accepts simple polygons: concave, with a hole inside, with a repeated position', () => {
-    expect(selfIntersection([[[0, 0], [4, 0], [4, 4], [2, 1], [0, 4], [0, 0]]])).toBeNull();
-    expect(selfIntersection([[[0, 0], [4, 0], [4, 4], [0, 4], [0, 0]], [[1, 1], [2, 1], [2, 2], [1, 2], [1, 1]]])).toBeNull();
-    expect(selfIntersection([[[0, 0], [4, 0], [4, 0], [4, 4], [0, 4], [0, 0]]])).toBeNull();
-    expect(selfIntersection([[[0, 0], [1, 1], [1, 0], [0, 1], [0, 0]]])).not.toBeNull();
+    expect(
+      selfIntersection([
+        [
+          [0, 0],
+          [4, 0],
+          [4, 4],
+          [2, 1],
+          [0, 4],
+          [0, 0],
+        ],
+      ]),
+    ).toBeNull();
+    expect(
+      selfIntersection([
+        [
+          [0, 0],
+          [4, 0],
+          [4, 4],
+          [0, 4],
+          [0, 0],
+        ],
+        [
+          [1, 1],
+          [2, 1],
+          [2, 2],
+          [1, 2],
+          [1, 1],
+        ],
+      ]),
+    ).toBeNull();
+    expect(
+      selfIntersection([
+        [
+          [0, 0],
+          [4, 0],
+          [4, 0],
+          [4, 4],
+          [0, 4],
+          [0, 0],
+        ],
+      ]),
+    ).toBeNull();
+    expect(
+      selfIntersection([
+        [
+          [0, 0],
+          [1, 1],
+          [1, 0],
+          [0, 1],
+          [0, 0],
+        ],
+      ]),
+    ).not.toBeNull();
   });
 
   it('checks a large ring quickly', () => {

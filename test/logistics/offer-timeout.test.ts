@@ -46,7 +46,9 @@ describe('acceptance timeout', () => {
       const res = await t.req(admin, { method: 'PATCH', url: '/logistics/settings', payload });
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
     }
-    expect((await t.req(dispatch, { method: 'PATCH', url: '/logistics/settings', payload: { acceptance_timeout_enabled: true } })).statusCode).toBe(403);
+    expect(
+      (await t.req(dispatch, { method: 'PATCH', url: '/logistics/settings', payload: { acceptance_timeout_enabled: true } })).statusCode,
+    ).toBe(403);
   });
 
   it('withdraws an offer not accepted in time and offers the trip to the next candidate, then back to the queue after the maximum', async () => {
@@ -65,13 +67,18 @@ describe('acceptance timeout', () => {
     expect(await tick(0)).toBe(1);
     expect(await tripDb(t, id)).toMatchObject({ status: 'pending', driver_id: null });
     expect(await eventTypes(t, id)).toEqual(['trip.created', 'trip.assigned', 'trip.offer_expired', 'trip.assigned', 'trip.offer_expired']);
-    const ev = (await t.db.withSystem((tx) => tx.query("SELECT payload FROM event WHERE entity_id = $1 AND type = 'trip.offer_expired' ORDER BY seq", [id]))).rows;
+    const ev = (
+      await t.db.withSystem((tx) =>
+        tx.query("SELECT payload FROM event WHERE entity_id = $1 AND type = 'trip.offer_expired' ORDER BY seq", [id]),
+      )
+    ).rows;
     expect(ev.map((e: { payload: Record<string, unknown> }) => [e.payload.previous_driver_id, e.payload.offers_expired])).toEqual([
       [a.id, 1],
       [b.id, 2],
     ]);
     // Both drivers' capacity was given back.
-    const drivers = (await t.db.withSystem((tx) => tx.query('SELECT id, active_trips FROM driver WHERE id = ANY($1)', [[a.id, b.id]]))).rows;
+    const drivers = (await t.db.withSystem((tx) => tx.query('SELECT id, active_trips FROM driver WHERE id = ANY($1)', [[a.id, b.id]])))
+      .rows;
     expect(drivers.every((d: { active_trips: number }) => d.active_trips === 0)).toBe(true);
 
     // Automatic offers skip both now; the dispatcher may still assign either by hand.
@@ -86,7 +93,9 @@ describe('acceptance timeout', () => {
     await setSettings({ acceptance_timeout_enabled: true, acceptance_timeout_s: 60, acceptance_max_offers: 3 });
     const accepted = await tripIn(t, dispatch, a, 'accepted');
     const open = await tripIn(t, dispatch, a, 'assigned');
-    await t.db.withSystem((tx) => tx.query("UPDATE trip SET assigned_at = now() - interval '2 minutes' WHERE id = ANY($1)", [[accepted, open]]));
+    await t.db.withSystem((tx) =>
+      tx.query("UPDATE trip SET assigned_at = now() - interval '2 minutes' WHERE id = ANY($1)", [[accepted, open]]),
+    );
     const results = await Promise.all([tick(0), tick(0)]);
     expect(results[0] + results[1]).toBe(1);
     expect((await tripDb(t, accepted)).status).toBe('accepted');

@@ -12,11 +12,20 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const points = (driverId: string) =>
-  t.db.withSystem(async (tx) =>
-    (await tx.query<{ client_point_id: string; recorded_at: Date; speed_mps: number | null; heading: number | null; accuracy_m: number | null }>(
-      'SELECT client_point_id, recorded_at, speed_mps, heading, accuracy_m FROM driver_location WHERE driver_id = $1 ORDER BY recorded_at',
-      [driverId],
-    )).rows,
+  t.db.withSystem(
+    async (tx) =>
+      (
+        await tx.query<{
+          client_point_id: string;
+          recorded_at: Date;
+          speed_mps: number | null;
+          heading: number | null;
+          accuracy_m: number | null;
+        }>(
+          'SELECT client_point_id, recorded_at, speed_mps, heading, accuracy_m FROM driver_location WHERE driver_id = $1 ORDER BY recorded_at',
+          [driverId],
+        )
+      ).rows,
   );
 
 async function bind(d: TestDriver, identifier: string) {
@@ -34,10 +43,13 @@ const osmand = (path: string, query: Record<string, string | number>, method: 'G
 
 /** The device time of the driver's last position (only a newer fix moves it). */
 const lastAt = (id: string) =>
-  t.db.withSystem(async (tx) => (await tx.query<{ at: Date | null }>('SELECT last_location_at AS at FROM driver WHERE id = $1', [id])).rows[0].at?.getTime() ?? null);
+  t.db.withSystem(
+    async (tx) =>
+      (await tx.query<{ at: Date | null }>('SELECT last_location_at AS at FROM driver WHERE id = $1', [id])).rows[0].at?.getTime() ?? null,
+  );
 
 describe('OsmAnd GPS (Traccar Client)', () => {
-  it('a bound device feeds the driver\'s location ingest: GET, POST query and POST form, once per fix, late fixes to history only', async () => {
+  it("a bound device feeds the driver's location ingest: GET, POST query and POST form, once per fix, late fixes to history only", async () => {
     const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
     const dev = await bind(d, `phone-${d.id.slice(-6)}`);
     expect(dev.url_path).toBe(`/api/v1/gps/osmand/${dev.token}`);
@@ -59,10 +71,14 @@ describe('OsmAnd GPS (Traccar Client)', () => {
     expect(await lastAt(d.id)).toBe(now * 1000);
     // a newer fix by form POST with an ISO time moves the position
     const later = new Date((now + 30) * 1000).toISOString();
-    expect((await osmand(dev.url_path, { id: dev.device_identifier, lat: -16.52, lon: -68.11, timestamp: later }, 'POST', true)).statusCode).toBe(200);
+    expect(
+      (await osmand(dev.url_path, { id: dev.device_identifier, lat: -16.52, lon: -68.11, timestamp: later }, 'POST', true)).statusCode,
+    ).toBe(200);
     expect(await lastAt(d.id)).toBe((now + 30) * 1000);
     // a late fix (older than the position he has) is stored for history, the position stays
-    expect((await osmand(dev.url_path, { id: dev.device_identifier, lat: -16.6, lon: -68.2, timestamp: now - 120 })).json().accepted).toBe(1);
+    expect((await osmand(dev.url_path, { id: dev.device_identifier, lat: -16.6, lon: -68.2, timestamp: now - 120 })).json().accepted).toBe(
+      1,
+    );
     expect(await lastAt(d.id)).toBe((now + 30) * 1000);
     expect((await points(d.id)).length).toBe(before + 3);
     // staff see the device (no token), with its last contact
@@ -103,18 +119,25 @@ describe('OsmAnd GPS (Traccar Client)', () => {
     expect(revoked.statusCode).toBe(401);
     expect(revoked.json().code).toBe('INVALID_GPS_TOKEN');
     expect((await points(d.id)).length).toBe(before);
-    const audit = await t.db.withSystem(async (tx) => (await tx.query<{ action: string }>('SELECT action FROM audit_log WHERE entity_id = $1 ORDER BY id', [dev.id])).rows);
+    const audit = await t.db.withSystem(
+      async (tx) => (await tx.query<{ action: string }>('SELECT action FROM audit_log WHERE entity_id = $1 ORDER BY id', [dev.id])).rows,
+    );
     expect(audit.map((a) => a.action)).toEqual(['gps_device.bound', 'gps_device.revoked']);
   });
 
-  it('binding is for staff of the driver\'s organization; an identifier is bound once; bad input writes nothing', async () => {
+  it("binding is for staff of the driver's organization; an identifier is bound once; bad input writes nothing", async () => {
     const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
     const other = await t.newOrganization('GPS Org B');
     const otherAdmin = await t.login(other.logins.admin);
-    const count = () => t.db.withSystem(async (tx) => (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM gps_device')).rows[0].n);
+    const count = () =>
+      t.db.withSystem(async (tx) => (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM gps_device')).rows[0].n);
     const n = await count();
-    expect((await t.req(otherAdmin, { method: 'POST', url: `/drivers/${d.id}/gps-devices`, payload: { device_identifier: 'x1' } })).statusCode).toBe(404);
-    expect((await t.req(d.session, { method: 'POST', url: `/drivers/${d.id}/gps-devices`, payload: { device_identifier: 'x1' } })).statusCode).toBe(403);
+    expect(
+      (await t.req(otherAdmin, { method: 'POST', url: `/drivers/${d.id}/gps-devices`, payload: { device_identifier: 'x1' } })).statusCode,
+    ).toBe(404);
+    expect(
+      (await t.req(d.session, { method: 'POST', url: `/drivers/${d.id}/gps-devices`, payload: { device_identifier: 'x1' } })).statusCode,
+    ).toBe(403);
     expect((await t.req(await t.as('merchant'), { method: 'GET', url: `/drivers/${d.id}/gps-devices` })).statusCode).toBe(403);
     for (const payload of [{}, { device_identifier: '' }, { device_identifier: 'has space' }, { device_identifier: 'x', token: 'mine' }]) {
       const r = await t.req(admin, { method: 'POST', url: `/drivers/${d.id}/gps-devices`, payload });
@@ -123,7 +146,11 @@ describe('OsmAnd GPS (Traccar Client)', () => {
     }
     expect(await count()).toBe(n);
     const dev = await bind(d, `dup-${d.id.slice(-6)}`);
-    const again = await t.req(admin, { method: 'POST', url: `/drivers/${d.id}/gps-devices`, payload: { device_identifier: dev.device_identifier } });
+    const again = await t.req(admin, {
+      method: 'POST',
+      url: `/drivers/${d.id}/gps-devices`,
+      payload: { device_identifier: dev.device_identifier },
+    });
     expect(again.statusCode).toBe(409);
     expect(await count()).toBe(n + 1);
     // another organization's device cannot be revoked from here, nor ours from there

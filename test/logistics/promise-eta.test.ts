@@ -17,10 +17,16 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => t?.close());
 
-const count = async (sql: string, params: unknown[] = []) => Number((await t.db.withSystem((tx) => tx.query<{ n: number }>(sql, params))).rows[0]!.n);
-const delayedEvents = (tripId: string) => count("SELECT count(*)::int AS n FROM event WHERE type = 'trip.delayed' AND entity_id = $1", [tripId]);
+const count = async (sql: string, params: unknown[] = []) =>
+  Number((await t.db.withSystem((tx) => tx.query<{ n: number }>(sql, params))).rows[0]!.n);
+const delayedEvents = (tripId: string) =>
+  count("SELECT count(*)::int AS n FROM event WHERE type = 'trip.delayed' AND entity_id = $1", [tripId]);
 const fix = (driverId: string, lon: number, lat: number) =>
-  t.req(admin, { method: 'POST', url: `/drivers/${driverId}/location`, payload: { location: pt(lon, lat), recorded_at: new Date().toISOString() } });
+  t.req(admin, {
+    method: 'POST',
+    url: `/drivers/${driverId}/location`,
+    payload: { location: pt(lon, lat), recorded_at: new Date().toISOString() },
+  });
 
 describe('promise', () => {
   it('a new trip is promised now + travel + dispatch buffer, and the settings carry the new knobs', async () => {
@@ -43,10 +49,18 @@ describe('promise', () => {
     expect(trip.deliver_after).toBe(after);
     const n = await count('SELECT count(*)::int AS n FROM trip');
     const base = { pickup_location: pt(-68.13, -16.5), pickup_address: 'a', dropoff_location: pt(-68.12, -16.49), dropoff_address: 'b' };
-    const inverted = await t.req(admin, { method: 'POST', url: '/trips', payload: { ...base, deliver_after: before, deliver_before: after } });
+    const inverted = await t.req(admin, {
+      method: 'POST',
+      url: '/trips',
+      payload: { ...base, deliver_after: before, deliver_before: after },
+    });
     expect(inverted.statusCode).toBe(422);
     expect(inverted.json().code).toBe('WINDOW_INVALID');
-    const past = await t.req(admin, { method: 'POST', url: '/trips', payload: { ...base, promised_at: new Date(Date.now() - 60_000).toISOString() } });
+    const past = await t.req(admin, {
+      method: 'POST',
+      url: '/trips',
+      payload: { ...base, promised_at: new Date(Date.now() - 60_000).toISOString() },
+    });
     expect(past.statusCode).toBe(422);
     expect(past.json().code).toBe('PROMISE_IN_PAST');
     expect(await count('SELECT count(*)::int AS n FROM trip')).toBe(n);
@@ -59,19 +73,30 @@ describe('promise', () => {
     const res = await t.req(dispatch, { method: 'PATCH', url: `/trips/${trip.id}/promise`, payload: { promised_at: at } });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().promised_at).toBe(at);
-    expect(await count("SELECT count(*)::int AS n FROM audit_log WHERE action = 'trip.promise_changed' AND entity_id = $1", [trip.id])).toBe(1);
-    const bad = await t.req(dispatch, { method: 'PATCH', url: `/trips/${trip.id}/promise`, payload: { promised_at: new Date(Date.now() - 1000).toISOString() } });
+    expect(
+      await count("SELECT count(*)::int AS n FROM audit_log WHERE action = 'trip.promise_changed' AND entity_id = $1", [trip.id]),
+    ).toBe(1);
+    const bad = await t.req(dispatch, {
+      method: 'PATCH',
+      url: `/trips/${trip.id}/promise`,
+      payload: { promised_at: new Date(Date.now() - 1000).toISOString() },
+    });
     expect(bad.statusCode).toBe(422);
     const window = await t.req(dispatch, {
       method: 'PATCH',
       url: `/trips/${trip.id}/promise`,
-      payload: { deliver_after: new Date(Date.now() + 7200_000).toISOString(), deliver_before: new Date(Date.now() + 3600_000).toISOString() },
+      payload: {
+        deliver_after: new Date(Date.now() + 7200_000).toISOString(),
+        deliver_before: new Date(Date.now() + 3600_000).toISOString(),
+      },
     });
     expect(window.statusCode).toBe(422);
     expect(window.json().code).toBe('WINDOW_INVALID');
     expect(new Date((await tripDb(t, trip.id)).promised_at).toISOString()).toBe(at);
     const customer = await t.as('customer');
-    expect((await t.req(customer, { method: 'PATCH', url: `/trips/${trip.id}/promise`, payload: { promised_at: at } })).statusCode).toBe(403);
+    expect((await t.req(customer, { method: 'PATCH', url: `/trips/${trip.id}/promise`, payload: { promised_at: at } })).statusCode).toBe(
+      403,
+    );
   });
 });
 
@@ -117,7 +142,11 @@ describe('live ETA', () => {
     const store = { lon: -68.14, lat: -16.5 };
     const far = await newTrip(t, admin, { dropoff_location: pt(-68.1, -16.48) }, store);
     const near = await newTrip(t, admin, { dropoff_location: pt(-68.135, -16.497) }, store);
-    const optimized = await t.req(admin, { method: 'POST', url: '/admin/dispatch-batches/optimize', payload: { trip_ids: [far.id, near.id], driver_ids: [d.id], time_budget_ms: 300 } });
+    const optimized = await t.req(admin, {
+      method: 'POST',
+      url: '/admin/dispatch-batches/optimize',
+      payload: { trip_ids: [far.id, near.id], driver_ids: [d.id], time_budget_ms: 300 },
+    });
     expect(optimized.statusCode, optimized.body).toBe(201);
     const plan = optimized.json();
     const route = (plan.routes[0].stops as { trip_id: string; kind: string }[]).map((s) => `${s.trip_id}|${s.kind}`);
@@ -151,11 +180,22 @@ describe('live ETA', () => {
     expect((await tripDb(t, trip.id)).delayed_at).toBeNull();
     await fix(d.id, -68.5, -16.6);
     expect(await delayedEvents(trip.id)).toBe(2);
-    const ev = (await t.db.withSystem((tx) => tx.query("SELECT payload, audience_user_ids FROM event WHERE type = 'trip.delayed' AND entity_id = $1 ORDER BY seq DESC LIMIT 1", [trip.id]))).rows[0];
+    const ev = (
+      await t.db.withSystem((tx) =>
+        tx.query("SELECT payload, audience_user_ids FROM event WHERE type = 'trip.delayed' AND entity_id = $1 ORDER BY seq DESC LIMIT 1", [
+          trip.id,
+        ]),
+      )
+    ).rows[0];
     expect(ev.payload).toMatchObject({ trip_id: trip.id, source: 'eta', grace_min: 5 });
     // The dispatchers' inbox has it.
     const dispatchUser = (await t.as('dispatch')).userId;
     expect(ev.audience_user_ids).toContain(dispatchUser);
-    expect(await count("SELECT count(*)::int AS n FROM notification WHERE type = 'trip.delayed' AND entity_id = $1 AND user_id = $2", [trip.id, dispatchUser])).toBe(2);
+    expect(
+      await count("SELECT count(*)::int AS n FROM notification WHERE type = 'trip.delayed' AND entity_id = $1 AND user_id = $2", [
+        trip.id,
+        dispatchUser,
+      ]),
+    ).toBe(2);
   });
 });

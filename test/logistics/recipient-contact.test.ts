@@ -30,7 +30,12 @@ async function asDriver(s: Session, id: string) {
   const one = await t.req(s, { method: 'GET', url: `/trips/${id}` });
   const list = (await t.req(s, { method: 'GET', url: '/driver/trips?limit=100' })).json().data as TripBody[];
   const pulled = (await t.req(s, { method: 'GET', url: '/mobile/sync/pull' })).json().entities.trips.changed as TripBody[];
-  return { status: one.statusCode, one: one.statusCode === 200 ? contactOf(one.json()) : null, listed: list.find((x) => x.id === id), pulled: pulled.find((x) => x.id === id) };
+  return {
+    status: one.statusCode,
+    one: one.statusCode === 200 ? contactOf(one.json()) : null,
+    listed: list.find((x) => x.id === id),
+    pulled: pulled.find((x) => x.id === id),
+  };
 }
 const ok = async (p: Promise<{ statusCode: number; body: string }>) => {
   const r = await p;
@@ -53,7 +58,14 @@ describe('recipient phone on trips', () => {
     const accepted = await t.req(d.session, { method: 'POST', url: `/driver/trips/${trip.id}/accept` });
     expect(contactOf(accepted.json())).toEqual({ phone: PHONE, name: 'Ana Flores' });
     for (const step of ['accepted', 'picked_up', 'in_transit']) {
-      if (step === 'picked_up') await ok(t.req(d.session, { method: 'POST', url: `/trips/${trip.id}/verify-pickup`, payload: { pin: (await tripDb(t, trip.id)).pickup_pin } }));
+      if (step === 'picked_up')
+        await ok(
+          t.req(d.session, {
+            method: 'POST',
+            url: `/trips/${trip.id}/verify-pickup`,
+            payload: { pin: (await tripDb(t, trip.id)).pickup_pin },
+          }),
+        );
       if (step === 'in_transit') await ok(t.req(d.session, { method: 'POST', url: `/driver/trips/${trip.id}/start-delivery` }));
       seen = await asDriver(d.session, trip.id);
       expect(seen.one, step).toEqual({ phone: PHONE, name: 'Ana Flores' });
@@ -70,7 +82,11 @@ describe('recipient phone on trips', () => {
     expect((await t.req(await t.login(org.logins.admin!), { method: 'GET', url: `/trips/${trip.id}` })).statusCode).toBe(404);
 
     // Delivered: the driver no longer has it; staff still do.
-    const delivered = await t.req(d.session, { method: 'POST', url: `/trips/${trip.id}/verify-delivery`, payload: { pin: (await tripDb(t, trip.id)).delivery_pin } });
+    const delivered = await t.req(d.session, {
+      method: 'POST',
+      url: `/trips/${trip.id}/verify-delivery`,
+      payload: { pin: (await tripDb(t, trip.id)).delivery_pin },
+    });
     expect(delivered.json().status).toBe('completed');
     expect(contactOf(delivered.json())).toEqual({ phone: null, name: null });
     seen = await asDriver(d.session, trip.id);

@@ -23,7 +23,13 @@ const express = async (phone = '+59170000001') =>
     await t.req(shop.merchant, {
       method: 'POST',
       url: '/merchant/delivery-express',
-      payload: { branch_id: shop.branchId, customer_name: 'Ana', customer_phone: phone, dropoff_address: 'Calle 2', dropoff_location: pt(-68.12, -16.51) },
+      payload: {
+        branch_id: shop.branchId,
+        customer_name: 'Ana',
+        customer_phone: phone,
+        dropoff_address: 'Calle 2',
+        dropoff_location: pt(-68.12, -16.51),
+      },
     }),
     201,
   );
@@ -33,7 +39,13 @@ const open = (url: string) => t.app.inject({ method: 'GET', url: url.replace(/^h
 
 describe('recipient tracking link', () => {
   it('an express recipient gets a link with the status and the delivery PIN, sent to his phone through the chat outbox', async () => {
-    ok(await t.req(shop.merchant, { method: 'PATCH', url: '/merchant/channels', payload: { chat_enabled: true, chat_phone: '+59171111111' } }));
+    ok(
+      await t.req(shop.merchant, {
+        method: 'PATCH',
+        url: '/merchant/channels',
+        payload: { chat_enabled: true, chat_phone: '+59171111111' },
+      }),
+    );
     const req = await express('+59170000001');
     const link = ok(await linkOf(req.trip_id));
     expect(link).toMatchObject({ trip_id: req.trip_id, recipient_phone: '+59170000001', expires_at: null, revoked_at: null });
@@ -43,11 +55,22 @@ describe('recipient tracking link', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     const trip = await tripDb(t, req.trip_id);
-    expect(res.json()).toMatchObject({ trip_id: req.trip_id, status: 'pending', delivery_pin: trip.delivery_pin, driver_location: null, dropoff_address: 'Calle 2', organization_name: 'Demo Logistics' });
+    expect(res.json()).toMatchObject({
+      trip_id: req.trip_id,
+      status: 'pending',
+      delivery_pin: trip.delivery_pin,
+      driver_location: null,
+      dropoff_address: 'Calle 2',
+      organization_name: 'Demo Logistics',
+    });
     expect(res.json().pickup_pin).toBeUndefined();
 
     // The recipient messages' order confirmation carries the link.
-    const queued = await rows(t, "SELECT destination_phone, payload FROM chat_order_outbox WHERE express_request_id = $1 AND message_type = 'recipient_order_confirmed'", [req.id]);
+    const queued = await rows(
+      t,
+      "SELECT destination_phone, payload FROM chat_order_outbox WHERE express_request_id = $1 AND message_type = 'recipient_order_confirmed'",
+      [req.id],
+    );
     expect(queued).toHaveLength(1);
     expect(queued[0].destination_phone).toBe('+59170000001');
     expect(queued[0].payload.url).toBe(link.url);
@@ -89,7 +112,10 @@ describe('recipient tracking link', () => {
     expect(kept.url).toBe(url);
     expect((await open(url)).statusCode).toBe(200);
     // Only an explicit reissue replaces it.
-    const fresh = ok(await t.req(shop.merchant, { method: 'POST', url: `/trips/${req.trip_id}/recipient-link`, payload: { reissue: true } }), 201);
+    const fresh = ok(
+      await t.req(shop.merchant, { method: 'POST', url: `/trips/${req.trip_id}/recipient-link`, payload: { reissue: true } }),
+      201,
+    );
     expect(fresh.url).not.toBe(url);
     expect((await open(url)).statusCode).toBe(404);
     expect((await open(fresh.url)).statusCode).toBe(200);
@@ -98,20 +124,39 @@ describe('recipient tracking link', () => {
     expect((await open(fresh.url)).json()).toMatchObject({ code: 'NOT_FOUND' });
     expect((await linkOf(req.trip_id)).statusCode).toBe(404);
     expect((await t.req(admin, { method: 'DELETE', url: `/trips/${req.trip_id}/recipient-link` })).statusCode).toBe(404);
-    const audit = await rows(t, "SELECT action FROM audit_log WHERE entity_id = $1 AND action LIKE 'trip.recipient_link%' ORDER BY created_at", [req.trip_id]);
-    expect(audit.map((a) => a.action)).toEqual(['trip.recipient_link_issued', 'trip.recipient_link_reissued', 'trip.recipient_link_revoked']);
+    const audit = await rows(
+      t,
+      "SELECT action FROM audit_log WHERE entity_id = $1 AND action LIKE 'trip.recipient_link%' ORDER BY created_at",
+      [req.trip_id],
+    );
+    expect(audit.map((a) => a.action)).toEqual([
+      'trip.recipient_link_issued',
+      'trip.recipient_link_reissued',
+      'trip.recipient_link_revoked',
+    ]);
   });
 
   it('creating next to a live link with another phone keeps the link and moves the messages to the new phone; bad input changes nothing', async () => {
     const req = await express('+59170000002');
     const before = ok(await linkOf(req.trip_id));
-    const moved = ok(await t.req(shop.merchant, { method: 'POST', url: `/trips/${req.trip_id}/recipient-link`, payload: { recipient_phone: '+59170000003' } }), 200);
+    const moved = ok(
+      await t.req(shop.merchant, {
+        method: 'POST',
+        url: `/trips/${req.trip_id}/recipient-link`,
+        payload: { recipient_phone: '+59170000003' },
+      }),
+      200,
+    );
     expect(moved).toMatchObject({ id: before.id, url: before.url, recipient_phone: '+59170000003' });
     expect((await open(before.url)).statusCode).toBe(200);
     const bad = await t.req(shop.merchant, { method: 'POST', url: `/trips/${req.trip_id}/recipient-link`, payload: { reissue: 'yes' } });
     expect(bad.statusCode).toBe(400);
     expect(ok(await linkOf(req.trip_id))).toMatchObject({ id: before.id, recipient_phone: '+59170000003' });
-    const audit = await rows(t, "SELECT action FROM audit_log WHERE entity_id = $1 AND action LIKE 'trip.recipient_link%' ORDER BY created_at", [req.trip_id]);
+    const audit = await rows(
+      t,
+      "SELECT action FROM audit_log WHERE entity_id = $1 AND action LIKE 'trip.recipient_link%' ORDER BY created_at",
+      [req.trip_id],
+    );
     expect(audit.map((a) => a.action)).toEqual(['trip.recipient_link_issued', 'trip.recipient_link_phone_changed']);
   });
 
@@ -121,7 +166,10 @@ describe('recipient tracking link', () => {
     // The link as it was stored and sent before: no token_version, MAC under JWT_SECRET itself.
     await t.db.withSystem((tx) => tx.query('UPDATE trip_recipient_link SET token_version = NULL WHERE id = $1', [current.id]));
     const org = t.demo.organizationId;
-    const mac = createHmac('sha256', 'test-secret-test-secret-test-secret-0123').update(`recipient-link:${org}:${current.id}`).digest('base64url').slice(0, 24);
+    const mac = createHmac('sha256', 'test-secret-test-secret-test-secret-0123')
+      .update(`recipient-link:${org}:${current.id}`)
+      .digest('base64url')
+      .slice(0, 24);
     const legacyUrl = `/api/v1/public/tracking/${org.replace(/-/g, '')}.${current.id.replace(/-/g, '')}.${mac}`;
     expect((await open(legacyUrl)).statusCode).toBe(200);
     // Shown again to staff as the address that was sent.
@@ -130,7 +178,10 @@ describe('recipient tracking link', () => {
     expect((await open(current.url)).statusCode).toBe(404);
     const other = await express();
     const otherLink = ok(await linkOf(other.trip_id));
-    const legacyOther = createHmac('sha256', 'test-secret-test-secret-test-secret-0123').update(`recipient-link:${org}:${otherLink.id}`).digest('base64url').slice(0, 24);
+    const legacyOther = createHmac('sha256', 'test-secret-test-secret-test-secret-0123')
+      .update(`recipient-link:${org}:${otherLink.id}`)
+      .digest('base64url')
+      .slice(0, 24);
     expect((await open(otherLink.url.replace(/[^.]+$/, legacyOther))).statusCode).toBe(404);
     expect((await open(otherLink.url)).statusCode).toBe(200);
   });

@@ -36,7 +36,10 @@ describe('logistics repo rows', () => {
     const created = await newTrip(t, admin);
     const row = (await inTenant(async (tx) => findTrip(tx, created.id)))!;
     const expected = [
-      ...columnsOf(trip, ['changed_xid'], { pickup_location: ['pickup_lon', 'pickup_lat'], dropoff_location: ['dropoff_lon', 'dropoff_lat'] }),
+      ...columnsOf(trip, ['changed_xid'], {
+        pickup_location: ['pickup_lon', 'pickup_lat'],
+        dropoff_location: ['dropoff_lon', 'dropoff_lat'],
+      }),
       'driver_user_id',
       'merchant_user_id',
       'recipient_phone',
@@ -44,7 +47,11 @@ describe('logistics repo rows', () => {
     ];
     expect(Object.keys(row).sort()).toEqual(expected.sort());
     const listed = await inTenant(async (tx) =>
-      listTripRows(tx, { status: null, driverId: null, territoryId: null, merchantId: null, orderId: null, from: null, to: null, after: null, limit: 1 }, { scope: null }),
+      listTripRows(
+        tx,
+        { status: null, driverId: null, territoryId: null, merchantId: null, orderId: null, from: null, to: null, after: null, limit: 1 },
+        { scope: null },
+      ),
     );
     expect(Object.keys(listed[0]!).sort()).toEqual(expected.sort());
   });
@@ -69,11 +76,25 @@ describe('logistics repo rows', () => {
       settings: await getSettings(tx, t.demo.organizationId),
     }));
     // location_stale_at is the stale-GPS worker's marker; reads compute location_stale from the fix's age instead.
-    const driverOmit = ['availability_locked_by_user_id', 'availability_locked_at', 'decided_by_user_id', 'decided_at', 'location_stale_at'];
+    const driverOmit = [
+      'availability_locked_by_user_id',
+      'availability_locked_at',
+      'decided_by_user_id',
+      'decided_at',
+      'location_stale_at',
+    ];
     expect(Object.keys(rows.driver!).sort()).toEqual(
-      [...columnsOf(driver, driverOmit, { last_location: ['last_lon', 'last_lat'] }), 'display_name', 'phone', 'territory_ids', 'location_stale'].sort(),
+      [
+        ...columnsOf(driver, driverOmit, { last_location: ['last_lon', 'last_lat'] }),
+        'display_name',
+        'phone',
+        'territory_ids',
+        'location_stale',
+      ].sort(),
     );
-    expect(Object.keys(rows.merchant!).sort()).toEqual(columnsOf(merchant, ['decided_by_user_id', 'decided_at'], { location: ['lon', 'lat'] }).sort());
+    expect(Object.keys(rows.merchant!).sort()).toEqual(
+      columnsOf(merchant, ['decided_by_user_id', 'decided_at'], { location: ['lon', 'lat'] }).sort(),
+    );
     expect(Object.keys(rows.territory!).sort()).toEqual(columnsOf(territory, ['organization_id', 'created_by_user_id']).sort());
     expect(Object.keys(rows.settings).sort()).toEqual(columnsOf(logisticsSettings, ['organization_id', 'updated_by_user_id']).sort());
   });

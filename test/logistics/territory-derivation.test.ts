@@ -15,22 +15,34 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const seesTrip = async (s: Session, id: string) => ((await t.req(s, { method: 'GET', url: '/trips?limit=100' })).json().data as { id: string }[]).some((x) => x.id === id);
+const seesTrip = async (s: Session, id: string) =>
+  ((await t.req(s, { method: 'GET', url: '/trips?limit=100' })).json().data as { id: string }[]).some((x) => x.id === id);
 
 describe('territory derivation', () => {
   it('a territory created later is applied to existing trips, branches and orders; its sub-administrator sees them', async () => {
     const shop = await newShop(t, ['10.00'], SCZ);
     const customer = await newCustomer(t, t.demo.organizationId, { lon: SCZ.lon + 0.01, lat: SCZ.lat + 0.01 });
-    const order = ok(await t.req(customer.session, { method: 'POST', url: '/customer/orders', payload: cart(shop, customer.addressId) }), 201);
+    const order = ok(
+      await t.req(customer.session, { method: 'POST', url: '/customer/orders', payload: cart(shop, customer.addressId) }),
+      201,
+    );
     const trip = await newTrip(t, admin, {}, SCZ);
     expect(trip.territory_id).toBeNull();
-    const [before] = await rows(t, 'SELECT (SELECT territory_id FROM merchant_branch WHERE id = $1) AS b, (SELECT territory_id FROM merchant_order WHERE id = $2) AS o', [shop.branchId, order.id]);
+    const [before] = await rows(
+      t,
+      'SELECT (SELECT territory_id FROM merchant_branch WHERE id = $1) AS b, (SELECT territory_id FROM merchant_order WHERE id = $2) AS o',
+      [shop.branchId, order.id],
+    );
     expect(before).toEqual({ b: null, o: null });
 
     const territory = await newTerritory(t, admin, 'Santa Cruz', SCZ.lon, SCZ.lat, 0.2);
     const sub = await newSubadmin(t, admin, { territory_ids: [territory] });
     expect((await tripDb(t, trip.id)).territory_id).toBe(territory);
-    const [after] = await rows(t, 'SELECT (SELECT territory_id FROM merchant_branch WHERE id = $1) AS b, (SELECT territory_id FROM merchant_order WHERE id = $2) AS o', [shop.branchId, order.id]);
+    const [after] = await rows(
+      t,
+      'SELECT (SELECT territory_id FROM merchant_branch WHERE id = $1) AS b, (SELECT territory_id FROM merchant_order WHERE id = $2) AS o',
+      [shop.branchId, order.id],
+    );
     expect(after).toEqual({ b: territory, o: territory });
     expect(await seesTrip(sub.session, trip.id)).toBe(true);
   });
@@ -43,7 +55,9 @@ describe('territory derivation', () => {
     expect(trip.territory_id).toBe(laPaz);
     expect(await seesTrip(sub.session, trip.id)).toBe(false);
 
-    const moved = ok(await t.req(admin, { method: 'PATCH', url: `/trips/${trip.id}/coordinates`, payload: { pickup_location: pt(SCZ.lon, SCZ.lat) } }));
+    const moved = ok(
+      await t.req(admin, { method: 'PATCH', url: `/trips/${trip.id}/coordinates`, payload: { pickup_location: pt(SCZ.lon, SCZ.lat) } }),
+    );
     expect(moved.territory_id).toBe(scz);
     expect(await seesTrip(sub.session, trip.id)).toBe(true);
 

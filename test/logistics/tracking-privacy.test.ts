@@ -14,7 +14,11 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const gps = (at: number, lon: number, lat: number, id = `p-${at}-${lon}`) =>
-  t.req(d.session, { method: 'POST', url: '/driver/locations/batch', payload: { points: [{ client_point_id: id, location: pt(lon, lat), recorded_at: new Date(at).toISOString() }] } });
+  t.req(d.session, {
+    method: 'POST',
+    url: '/driver/locations/batch',
+    payload: { points: [{ client_point_id: id, location: pt(lon, lat), recorded_at: new Date(at).toISOString() }] },
+  });
 
 describe('tracking after the trip ended', () => {
   it('shows the last point recorded during the trip, never where the driver went afterwards', async () => {

@@ -3,7 +3,18 @@ import type { LightMyRequestResponse } from 'fastify';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { driverDb, eventTypes, newDriver, newTrip, pt, tripDb, tripIn, type TestDriver } from './fixtures.js';
 
-const STATES = ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit', 'completed', 'cancelled', 'returning', 'returned', 'failed'] as const;
+const STATES = [
+  'pending',
+  'assigned',
+  'accepted',
+  'picked_up',
+  'in_transit',
+  'completed',
+  'cancelled',
+  'returning',
+  'returned',
+  'failed',
+] as const;
 type State = (typeof STATES)[number];
 
 let t: TestApp;
@@ -21,42 +32,83 @@ afterAll(() => t?.close());
 
 /** Every trip operation: from which states it is allowed and the state it leads to. Written from the decisions, not read from the code. */
 const OPERATIONS: { name: string; from: State[]; to: State; run: (id: string) => Promise<LightMyRequestResponse> }[] = [
-  { name: 'assign (to driver b)', from: ['pending', 'assigned', 'accepted'], to: 'assigned', run: (id) => t.req(admin, { method: 'POST', url: `/trips/${id}/assign`, payload: { driver_id: b.id } }) },
-  { name: 'auto-assign', from: ['pending'], to: 'assigned', run: (id) => t.req(admin, { method: 'POST', url: `/trips/${id}/auto-assign` }) },
-  { name: 'driver accept', from: ['assigned'], to: 'accepted', run: (id) => t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/accept` }) },
-  { name: 'driver reject', from: ['assigned'], to: 'pending', run: (id) => t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/reject`, payload: { reason: 'busy' } }) },
+  {
+    name: 'assign (to driver b)',
+    from: ['pending', 'assigned', 'accepted'],
+    to: 'assigned',
+    run: (id) => t.req(admin, { method: 'POST', url: `/trips/${id}/assign`, payload: { driver_id: b.id } }),
+  },
+  {
+    name: 'auto-assign',
+    from: ['pending'],
+    to: 'assigned',
+    run: (id) => t.req(admin, { method: 'POST', url: `/trips/${id}/auto-assign` }),
+  },
+  {
+    name: 'driver accept',
+    from: ['assigned'],
+    to: 'accepted',
+    run: (id) => t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/accept` }),
+  },
+  {
+    name: 'driver reject',
+    from: ['assigned'],
+    to: 'pending',
+    run: (id) => t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/reject`, payload: { reason: 'busy' } }),
+  },
   {
     name: 'verify-pickup',
     from: ['accepted'],
     to: 'picked_up',
-    run: async (id) => t.req(a.session, { method: 'POST', url: `/trips/${id}/verify-pickup`, payload: { pin: (await tripDb(t, id)).pickup_pin } }),
+    run: async (id) =>
+      t.req(a.session, { method: 'POST', url: `/trips/${id}/verify-pickup`, payload: { pin: (await tripDb(t, id)).pickup_pin } }),
   },
-  { name: 'start-delivery', from: ['picked_up'], to: 'in_transit', run: (id) => t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/start-delivery` }) },
+  {
+    name: 'start-delivery',
+    from: ['picked_up'],
+    to: 'in_transit',
+    run: (id) => t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/start-delivery` }),
+  },
   {
     name: 'verify-delivery',
     from: ['in_transit'],
     to: 'completed',
-    run: async (id) => t.req(a.session, { method: 'POST', url: `/trips/${id}/verify-delivery`, payload: { pin: (await tripDb(t, id)).delivery_pin } }),
+    run: async (id) =>
+      t.req(a.session, { method: 'POST', url: `/trips/${id}/verify-delivery`, payload: { pin: (await tripDb(t, id)).delivery_pin } }),
   },
   // Failed delivery, with the default policy return_to_merchant (the `close` policy's in_transit → failed: failed-delivery.test.ts).
-  { name: 'fail-delivery', from: ['in_transit'], to: 'returning', run: (id) => t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/fail-delivery`, payload: { reason: 'refused' } }) },
+  {
+    name: 'fail-delivery',
+    from: ['in_transit'],
+    to: 'returning',
+    run: (id) => t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/fail-delivery`, payload: { reason: 'refused' } }),
+  },
   {
     name: 'return (pickup PIN)',
     from: ['returning'],
     to: 'returned',
-    run: async (id) => t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/return`, payload: { pin: (await tripDb(t, id)).pickup_pin } }),
+    run: async (id) =>
+      t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/return`, payload: { pin: (await tripDb(t, id)).pickup_pin } }),
   },
   ...STATES.map((target) => ({
     name: `dispatch status → ${target}`,
-    from: ({ pending: ['assigned', 'accepted'], cancelled: ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit'], returning: ['in_transit'], failed: ['in_transit'], returned: ['returning'] }[
-      target as string
-    ] ?? []) as State[],
+    from: ({
+      pending: ['assigned', 'accepted'],
+      cancelled: ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit'],
+      returning: ['in_transit'],
+      failed: ['in_transit'],
+      returned: ['returning'],
+    }[target as string] ?? []) as State[],
     to: target,
     run: (id: string) =>
       t.req(admin, {
         method: 'POST',
         url: `/trips/${id}/status`,
-        payload: { status: target, reason: 'table test', ...(target === 'returning' || target === 'failed' ? { failure_reason: 'recipient_absent' } : {}) },
+        payload: {
+          status: target,
+          reason: 'table test',
+          ...(target === 'returning' || target === 'failed' ? { failure_reason: 'recipient_absent' } : {}),
+        },
       }),
   })),
 ];
@@ -88,7 +140,9 @@ describe('trip transitions (table)', () => {
 
   it('keeps the driver capacity counters equal to the active trips', async () => {
     const { rows } = await t.db.withSystem((tx) =>
-      tx.query(`SELECT d.id, d.active_trips, (SELECT count(*)::int FROM trip x WHERE x.driver_id = d.id AND x.status IN ('assigned','accepted','picked_up','in_transit','returning')) AS real FROM driver d`),
+      tx.query(
+        `SELECT d.id, d.active_trips, (SELECT count(*)::int FROM trip x WHERE x.driver_id = d.id AND x.status IN ('assigned','accepted','picked_up','in_transit','returning')) AS real FROM driver d`,
+      ),
     );
     for (const r of rows) expect(r.active_trips, r.id).toBe(r.real);
   });
@@ -100,7 +154,11 @@ describe('driver reject', () => {
     const res = await t.req(a.session, { method: 'POST', url: `/driver/trips/${id}/reject`, payload: { reason: 'flat tyre' } });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ status: 'pending', driver_id: null });
-    const cands = (await t.req(admin, { method: 'GET', url: `/trips/${id}/candidates` })).json().data as { driver: { id: string }; eligible: boolean; reasons: string[] }[];
+    const cands = (await t.req(admin, { method: 'GET', url: `/trips/${id}/candidates` })).json().data as {
+      driver: { id: string };
+      eligible: boolean;
+      reasons: string[];
+    }[];
     const mine = cands.find((c) => c.driver.id === a.id)!;
     expect(mine).toMatchObject({ eligible: false, reasons: ['rejected_this_trip'] });
     expect(cands.find((c) => c.driver.id === b.id)?.eligible).toBe(true);
@@ -150,12 +208,19 @@ describe('full delivery', () => {
       },
     });
     expect(gps.statusCode, gps.body).toBe(200);
-    expect(gps.json()).toMatchObject({ accepted: 2, duplicates: 0, geofence_entries: [{ trip_id: trip.id, stop: 'pickup' }], last_location: pt(-68.1401, -16.5101) });
+    expect(gps.json()).toMatchObject({
+      accepted: 2,
+      duplicates: 0,
+      geofence_entries: [{ trip_id: trip.id, stop: 'pickup' }],
+      last_location: pt(-68.1401, -16.5101),
+    });
     const again = await t.req(d.session, { method: 'POST', url: '/driver/location', payload: { location: pt(-68.1402, -16.5102) } });
     expect(again.json().geofence_entries).toEqual([]);
 
     const row = await tripDb(t, trip.id);
-    expect((await t.req(d.session, { method: 'POST', url: `/trips/${trip.id}/verify-pickup`, payload: { pin: row.pickup_pin } })).json().status).toBe('picked_up');
+    expect(
+      (await t.req(d.session, { method: 'POST', url: `/trips/${trip.id}/verify-pickup`, payload: { pin: row.pickup_pin } })).json().status,
+    ).toBe('picked_up');
     expect((await t.req(d.session, { method: 'POST', url: `/driver/trips/${trip.id}/start-delivery` })).json().status).toBe('in_transit');
     const done = await t.req(d.session, { method: 'POST', url: `/trips/${trip.id}/verify-delivery`, payload: { pin: row.delivery_pin } });
     expect(done.json()).toMatchObject({ status: 'completed' });
@@ -173,7 +238,8 @@ describe('full delivery', () => {
       'trip.delivery_verified',
       'trip.completed',
     ]);
-    const ev = (await t.db.withSystem((tx) => tx.query("SELECT * FROM event WHERE entity_id = $1 AND type = 'trip.accepted'", [trip.id]))).rows[0];
+    const ev = (await t.db.withSystem((tx) => tx.query("SELECT * FROM event WHERE entity_id = $1 AND type = 'trip.accepted'", [trip.id])))
+      .rows[0];
     expect(ev.audience_user_ids.sort()).toEqual([d.userId, merchant.userId, customer.userId].sort());
     expect(ev.payload).toMatchObject({ trip_id: trip.id, status: 'accepted', driver_id: d.id });
     expect(ev.territory_id).toBe(trip.territory_id);
@@ -207,13 +273,24 @@ describe('PINs', () => {
     const right = await t.req(a.session, { method: 'POST', url: `/trips/${id}/verify-pickup`, payload: { pin: real } });
     expect(right.statusCode).toBe(423);
     expect(await tripDb(t, id)).toMatchObject({ status: 'accepted', pickup_pin_attempts: 5 });
-    expect((await t.req(admin, { method: 'GET', url: `/trips?status=accepted` })).json().data.find((x: { id: string }) => x.id === id).pickup_pin_locked).toBe(true);
+    expect(
+      (await t.req(admin, { method: 'GET', url: `/trips?status=accepted` })).json().data.find((x: { id: string }) => x.id === id)
+        .pickup_pin_locked,
+    ).toBe(true);
 
-    const reset = await t.req(admin, { method: 'POST', url: `/trips/${id}/status`, payload: { reset_pin_lock: 'pickup', reason: 'driver called' } });
+    const reset = await t.req(admin, {
+      method: 'POST',
+      url: `/trips/${id}/status`,
+      payload: { reset_pin_lock: 'pickup', reason: 'driver called' },
+    });
     expect(reset.statusCode, reset.body).toBe(200);
     expect(reset.json()).toMatchObject({ status: 'accepted', pickup_pin_locked: false });
-    expect((await t.req(a.session, { method: 'POST', url: `/trips/${id}/verify-pickup`, payload: { pin: real } })).json().status).toBe('picked_up');
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT * FROM audit_log WHERE entity_id = $1 AND action = 'trip.status_changed'", [id]));
+    expect((await t.req(a.session, { method: 'POST', url: `/trips/${id}/verify-pickup`, payload: { pin: real } })).json().status).toBe(
+      'picked_up',
+    );
+    const audit = await t.db.withSystem((tx) =>
+      tx.query("SELECT * FROM audit_log WHERE entity_id = $1 AND action = 'trip.status_changed'", [id]),
+    );
     expect(audit.rowCount).toBe(1);
   });
 
@@ -221,7 +298,11 @@ describe('PINs', () => {
     const id = await tripIn(t, admin, a, 'accepted');
     const other = await tripIn(t, admin, a, 'accepted');
     const pin = (await tripDb(t, id)).pickup_pin;
-    const res = await t.req(a.session, { method: 'POST', url: `/trips/${id}/verify-pickup`, payload: { pin, evidence: { type: 'photo', storage_key: `obj-of-${other}` } } });
+    const res = await t.req(a.session, {
+      method: 'POST',
+      url: `/trips/${id}/verify-pickup`,
+      payload: { pin, evidence: { type: 'photo', storage_key: `obj-of-${other}` } },
+    });
     expect(res.statusCode).toBe(422);
     expect(await tripDb(t, id)).toMatchObject({ status: 'accepted', pickup_pin_attempts: 0 });
     const proofs = await t.db.withSystem((tx) => tx.query('SELECT 1 FROM trip_proof WHERE trip_id = $1', [id]));

@@ -17,7 +17,9 @@ beforeAll(async () => {
   admin = await t.as('admin');
   shop = await newShop(t);
   d = await newDriver(t, { lon: -68.131, lat: -16.501 }, { capacity: 10 });
-  ok(await t.req(shop.merchant, { method: 'PATCH', url: '/merchant/channels', payload: { chat_enabled: true, chat_phone: '+59171111111' } }));
+  ok(
+    await t.req(shop.merchant, { method: 'PATCH', url: '/merchant/channels', payload: { chat_enabled: true, chat_phone: '+59171111111' } }),
+  );
 });
 afterAll(() => t?.close());
 
@@ -26,13 +28,23 @@ const express = async (phone: string, name = 'Ana') =>
     await t.req(shop.merchant, {
       method: 'POST',
       url: '/merchant/delivery-express',
-      payload: { branch_id: shop.branchId, customer_name: name, customer_phone: phone, dropoff_address: 'Calle 2', dropoff_location: pt(-68.12, -16.51) },
+      payload: {
+        branch_id: shop.branchId,
+        customer_name: name,
+        customer_phone: phone,
+        dropoff_address: 'Calle 2',
+        dropoff_location: pt(-68.12, -16.51),
+      },
     }),
     201,
   );
 /** The recipient messages queued in the chat outbox for a trip, oldest first. */
 const queued = (tripId: string) =>
-  rows(t, "SELECT message_type, destination_phone, payload FROM chat_order_outbox WHERE payload->>'trip_id' = $1 AND message_type LIKE 'recipient\\_%' ORDER BY created_at, id", [tripId]);
+  rows(
+    t,
+    "SELECT message_type, destination_phone, payload FROM chat_order_outbox WHERE payload->>'trip_id' = $1 AND message_type LIKE 'recipient\\_%' ORDER BY created_at, id",
+    [tripId],
+  );
 const types = async (tripId: string) => (await queued(tripId)).map((r) => r.message_type);
 const drive = async (tripId: string, to: 'assigned' | 'in_transit' | 'completed') => {
   ok(await t.req(admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: d.id } }));
@@ -63,7 +75,9 @@ describe('recipient messages', () => {
     await drive(req.trip_id, 'completed');
     expect(await types(req.trip_id)).toEqual(['recipient_order_confirmed', 'recipient_driver_assigned', 'recipient_delivered']);
     // Reissuing the link sends no second confirmation.
-    const sent = await rows(t, 'SELECT kind, channel, language FROM recipient_message WHERE subject_id = $1 ORDER BY created_at', [req.trip_id]);
+    const sent = await rows(t, 'SELECT kind, channel, language FROM recipient_message WHERE subject_id = $1 ORDER BY created_at', [
+      req.trip_id,
+    ]);
     expect(sent).toEqual([
       { kind: 'order_confirmed', channel: 'chat', language: 'es' },
       { kind: 'driver_assigned', channel: 'chat', language: 'es' },
@@ -74,7 +88,13 @@ describe('recipient messages', () => {
   it('a failed delivery tells the recipient once', async () => {
     const req = await express(nextPhone());
     await drive(req.trip_id, 'in_transit');
-    ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${req.trip_id}/fail-delivery`, payload: { reason: 'recipient_absent' } }));
+    ok(
+      await t.req(d.session, {
+        method: 'POST',
+        url: `/driver/trips/${req.trip_id}/fail-delivery`,
+        payload: { reason: 'recipient_absent' },
+      }),
+    );
     const msgs = await queued(req.trip_id);
     expect(msgs.map((m) => m.message_type)).toEqual(['recipient_order_confirmed', 'recipient_driver_assigned', 'recipient_failed']);
     expect(msgs[2].payload.summary).toMatch(/^No pudimos entregar tu pedido de Shop \w+\./);
@@ -82,7 +102,9 @@ describe('recipient messages', () => {
 
   it('speaks the language chosen for the phone (staff) and stops for a phone that opted out (staff or the recipient from his link)', async () => {
     const english = nextPhone();
-    const pref = ok(await t.req(admin, { method: 'PUT', url: '/recipient-messages/preferences', payload: { phone: english, language: 'en' } }));
+    const pref = ok(
+      await t.req(admin, { method: 'PUT', url: '/recipient-messages/preferences', payload: { phone: english, language: 'en' } }),
+    );
     expect(pref).toMatchObject({ phone: english, language: 'en', opted_out: false, changed_by: 'staff' });
     const en = await express(english, 'Ann');
     expect((await queued(en.trip_id))[0].payload.summary).toMatch(/^Hi Ann, Shop \w+ confirmed your order\. Follow it here: /);
@@ -109,7 +131,11 @@ describe('recipient messages', () => {
     expect(listed.data.find((p: { phone: string }) => p.phone === own).changed_by).toBe('recipient');
 
     // A forged link changes nothing.
-    const forged = await t.app.inject({ method: 'PUT', url: `/api/v1/public/tracking/${token.slice(0, -2)}xx/preferences`, payload: { opted_out: false } });
+    const forged = await t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/public/tracking/${token.slice(0, -2)}xx/preferences`,
+      payload: { opted_out: false },
+    });
     expect(forged.statusCode).toBe(404);
     expect((await rows(t, 'SELECT opted_out_at FROM recipient_preference WHERE phone = $1', [own]))[0].opted_out_at).not.toBeNull();
   });
@@ -120,31 +146,53 @@ describe('recipient messages', () => {
     await drive(trip.id, 'assigned');
     ok(await t.req(admin, { method: 'POST', url: `/trips/${trip.id}/status`, payload: { status: 'pending', reason: 'reassign' } }));
     await drive(trip.id, 'assigned');
-    const inbox = await rows(t, "SELECT type, body FROM notification WHERE user_id = $1 AND entity_id = $2 AND type LIKE 'recipient.%'", [customer.userId, trip.id]);
+    const inbox = await rows(t, "SELECT type, body FROM notification WHERE user_id = $1 AND entity_id = $2 AND type LIKE 'recipient.%'", [
+      customer.userId,
+      trip.id,
+    ]);
     expect(inbox).toHaveLength(1);
     expect(inbox[0].type).toBe('recipient.driver_assigned');
     expect(inbox[0].body).toMatch(/^Hola, un repartidor ya lleva tu pedido de Shop \w+\./);
     expect(await types(trip.id)).toEqual([]);
   });
 
-  it("a customer with an account chooses for his phone: told in English, then nothing once he opted out; without a phone he is asked for one", async () => {
+  it('a customer with an account chooses for his phone: told in English, then nothing once he opted out; without a phone he is asked for one', async () => {
     const phone = nextPhone();
     const email = `cust-${phone.slice(-5)}@test.test`;
-    const user = await t.db.withSystem((tx) => t.app.services.identity.insertUser(tx, t.demo.organizationId, { email, password: DEMO_PASSWORD, display_name: 'Cliente', role: 'delivery', phone }));
+    const user = await t.db.withSystem((tx) =>
+      t.app.services.identity.insertUser(tx, t.demo.organizationId, {
+        email,
+        password: DEMO_PASSWORD,
+        display_name: 'Cliente',
+        role: 'delivery',
+        phone,
+      }),
+    );
     const customer = await t.login(email);
     const url = '/customer/message-preferences';
     expect(ok(await t.req(customer, { method: 'GET', url }))).toEqual({ phone, opted_out: false, language: null });
-    expect(ok(await t.req(customer, { method: 'PUT', url, payload: { language: 'en' } }))).toEqual({ phone, opted_out: false, language: 'en' });
-    const told = async () => rows(t, "SELECT type, body FROM notification WHERE user_id = $1 AND type LIKE 'recipient.%' ORDER BY created_at", [user.id]);
+    expect(ok(await t.req(customer, { method: 'PUT', url, payload: { language: 'en' } }))).toEqual({
+      phone,
+      opted_out: false,
+      language: 'en',
+    });
+    const told = async () =>
+      rows(t, "SELECT type, body FROM notification WHERE user_id = $1 AND type LIKE 'recipient.%' ORDER BY created_at", [user.id]);
     const first = await newTrip(t, shop.merchant, { customer_user_id: user.id });
     await drive(first.id, 'assigned');
     expect((await told()).map((n) => n.body)).toEqual([expect.stringMatching(/^Hi, a driver is taking your order from Shop \w+\./)]);
-    expect(ok(await t.req(customer, { method: 'PUT', url, payload: { opted_out: true } }))).toEqual({ phone, opted_out: true, language: 'en' });
+    expect(ok(await t.req(customer, { method: 'PUT', url, payload: { opted_out: true } }))).toEqual({
+      phone,
+      opted_out: true,
+      language: 'en',
+    });
     const second = await newTrip(t, shop.merchant, { customer_user_id: user.id });
     await drive(second.id, 'assigned');
     expect(await told()).toHaveLength(1);
     // The same phone's preference, as staff see it.
-    const listed = ok(await t.req(admin, { method: 'GET', url: '/recipient-messages/preferences?opted_out=true&limit=100' })).data as { phone: string }[];
+    const listed = ok(await t.req(admin, { method: 'GET', url: '/recipient-messages/preferences?opted_out=true&limit=100' })).data as {
+      phone: string;
+    }[];
     expect(listed.map((p) => p.phone)).toContain(phone);
     // Bad input and the wrong caller change nothing.
     expect((await t.req(customer, { method: 'PUT', url, payload: { language: 'fr' } })).statusCode).toBe(400);
@@ -158,12 +206,22 @@ describe('recipient messages', () => {
   });
 
   it('sends "arriving soon" when the ETA falls under the setting, at most once per trip and period', async () => {
-    ok(await t.req(admin, { method: 'PATCH', url: '/recipient-messages/settings', payload: { arriving_soon_min: 10, eta_message_period_min: 30 } }));
+    ok(
+      await t.req(admin, {
+        method: 'PATCH',
+        url: '/recipient-messages/settings',
+        payload: { arriving_soon_min: 10, eta_message_period_min: 30 },
+      }),
+    );
     const req = await express(nextPhone());
     await drive(req.trip_id, 'in_transit');
     const eta = (min: number) =>
       t.db.withTenant({ organizationId: t.demo.organizationId, userId: null }, (tx) =>
-        t.app.services.messages.etaUpdated(tx, { tripId: req.trip_id, organizationId: t.demo.organizationId, etaDropoffAt: new Date(Date.now() + min * 60_000) }),
+        t.app.services.messages.etaUpdated(tx, {
+          tripId: req.trip_id,
+          organizationId: t.demo.organizationId,
+          etaDropoffAt: new Date(Date.now() + min * 60_000),
+        }),
       );
     await eta(25); // not yet
     await eta(8);
@@ -173,7 +231,11 @@ describe('recipient messages', () => {
     expect(arriving).toHaveLength(1);
     expect(arriving[0].payload.summary).toMatch(/^Tu pedido de Shop \w+ llega en unos 8 min \(hacia las \d\d:\d\d\)\. /);
     // A period later, the next one may go.
-    await t.db.withSystem((tx) => tx.query("UPDATE recipient_message SET created_at = now() - interval '31 minutes' WHERE subject_id = $1 AND kind = 'arriving_soon'", [req.trip_id]));
+    await t.db.withSystem((tx) =>
+      tx.query("UPDATE recipient_message SET created_at = now() - interval '31 minutes' WHERE subject_id = $1 AND kind = 'arriving_soon'", [
+        req.trip_id,
+      ]),
+    );
     await eta(2);
     expect((await queued(req.trip_id)).filter((m) => m.message_type === 'recipient_arriving_soon')).toHaveLength(2);
   });
@@ -181,7 +243,11 @@ describe('recipient messages', () => {
   it('the driver\'s GPS near the drop-off brings "arriving soon" through the ETA hook, once however many fixes follow', async () => {
     const req = await express(nextPhone());
     await drive(req.trip_id, 'in_transit');
-    for (const [lon, lat] of [[-68.1205, -16.5095], [-68.1202, -16.5098], [-68.1201, -16.5099]]) {
+    for (const [lon, lat] of [
+      [-68.1205, -16.5095],
+      [-68.1202, -16.5098],
+      [-68.1201, -16.5099],
+    ]) {
       ok(await t.req(d.session, { method: 'POST', url: '/driver/location', payload: { location: pt(lon!, lat!) } }));
     }
     const trip = ok(await t.req(admin, { method: 'GET', url: `/trips/${req.trip_id}` }));
@@ -199,7 +265,10 @@ describe('recipient messages', () => {
     const bad = await t.req(admin, {
       method: 'PATCH',
       url: '/recipient-messages/settings',
-      payload: { arriving_soon_min: 5, templates: [{ kind: 'delivered', language: 'es', body: 'Entregado a {nombre} por {merchant_name}' }] },
+      payload: {
+        arriving_soon_min: 5,
+        templates: [{ kind: 'delivered', language: 'es', body: 'Entregado a {nombre} por {merchant_name}' }],
+      },
     });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().code).toBe('UNKNOWN_PLACEHOLDER');
@@ -208,18 +277,40 @@ describe('recipient messages', () => {
     expect(ok(await t.req(admin, { method: 'GET', url: '/recipient-messages/settings' }))).toEqual(before);
 
     const dispatch = await t.as('dispatch');
-    expect((await t.req(dispatch, { method: 'PATCH', url: '/recipient-messages/settings', payload: { arriving_soon_min: 5 } })).statusCode).toBe(403);
+    expect(
+      (await t.req(dispatch, { method: 'PATCH', url: '/recipient-messages/settings', payload: { arriving_soon_min: 5 } })).statusCode,
+    ).toBe(403);
 
-    const after = ok(await t.req(admin, { method: 'PATCH', url: '/recipient-messages/settings', payload: { templates: [{ kind: 'delivered', language: 'es', body: '{recipient_name}: entregado por {merchant_name}.' }] } }));
-    expect(after.templates.find((x: { kind: string; language: string }) => x.kind === 'delivered' && x.language === 'es')).toMatchObject({ customized: true });
+    const after = ok(
+      await t.req(admin, {
+        method: 'PATCH',
+        url: '/recipient-messages/settings',
+        payload: { templates: [{ kind: 'delivered', language: 'es', body: '{recipient_name}: entregado por {merchant_name}.' }] },
+      }),
+    );
+    expect(after.templates.find((x: { kind: string; language: string }) => x.kind === 'delivered' && x.language === 'es')).toMatchObject({
+      customized: true,
+    });
     const audit = await rows(t, "SELECT action FROM audit_log WHERE action = 'recipient_messages.settings_updated'", []);
     expect(audit.length).toBeGreaterThan(0);
 
-    const preview = ok(await t.req(dispatch, { method: 'POST', url: '/recipient-messages/preview', payload: { kind: 'delivered', language: 'es' } }));
+    const preview = ok(
+      await t.req(dispatch, { method: 'POST', url: '/recipient-messages/preview', payload: { kind: 'delivered', language: 'es' } }),
+    );
     expect(preview.text).toBe('Ana: entregado por Tienda Ejemplo.');
-    const typed = ok(await t.req(admin, { method: 'POST', url: '/recipient-messages/preview', payload: { kind: 'arriving_soon', language: 'en', body: 'Around {eta_time}: {tracking_link}' } }));
+    const typed = ok(
+      await t.req(admin, {
+        method: 'POST',
+        url: '/recipient-messages/preview',
+        payload: { kind: 'arriving_soon', language: 'en', body: 'Around {eta_time}: {tracking_link}' },
+      }),
+    );
     expect(typed.text).toMatch(/^Around \d\d:\d\d: .*\/api\/v1\/public\/tracking\//);
-    const badPreview = await t.req(admin, { method: 'POST', url: '/recipient-messages/preview', payload: { kind: 'delivered', language: 'es', body: 'Hola {who}' } });
+    const badPreview = await t.req(admin, {
+      method: 'POST',
+      url: '/recipient-messages/preview',
+      payload: { kind: 'delivered', language: 'es', body: 'Hola {who}' },
+    });
     expect(badPreview.statusCode).toBe(400);
     expect(badPreview.json().code).toBe('UNKNOWN_PLACEHOLDER');
 
@@ -227,7 +318,15 @@ describe('recipient messages', () => {
     const req = await express(nextPhone(), 'Eva');
     await drive(req.trip_id, 'completed');
     expect((await queued(req.trip_id)).at(-1).payload.summary).toMatch(/^Eva: entregado por Shop \w+\.$/);
-    const reset = ok(await t.req(admin, { method: 'PATCH', url: '/recipient-messages/settings', payload: { templates: [{ kind: 'delivered', language: 'es', body: null }] } }));
-    expect(reset.templates.find((x: { kind: string; language: string }) => x.kind === 'delivered' && x.language === 'es').customized).toBe(false);
+    const reset = ok(
+      await t.req(admin, {
+        method: 'PATCH',
+        url: '/recipient-messages/settings',
+        payload: { templates: [{ kind: 'delivered', language: 'es', body: null }] },
+      }),
+    );
+    expect(reset.templates.find((x: { kind: string; language: string }) => x.kind === 'delivered' && x.language === 'es').customized).toBe(
+      false,
+    );
   });
 });

@@ -103,7 +103,10 @@ const Action = fc.oneof(
   fc.record({ kind: fc.constant('settle' as const) }),
   fc.record({ kind: fc.constant('remit' as const), share: fc.integer({ min: 1, max: 100 }) }),
   fc.record({ kind: fc.constant('cash_adjust' as const), cents: fc.integer({ min: -5_000, max: 5_000 }).filter((n) => n !== 0) }),
-  fc.record({ kind: fc.constant('cash_limit' as const), limit: fc.option(fc.constantFrom('0.00', '50.00', '200.00', '1000.00'), { nil: null }) }),
+  fc.record({
+    kind: fc.constant('cash_limit' as const),
+    limit: fc.option(fc.constantFrom('0.00', '50.00', '200.00', '1000.00'), { nil: null }),
+  }),
   fc.record({ kind: fc.constant('settle_driver' as const) }),
 );
 type ActionT = typeof Action extends fc.Arbitrary<infer A> ? A : never;
@@ -130,7 +133,13 @@ async function deliverOrder(shop: MoneyShop, o: ModelOrder) {
   if (atLimit) {
     expect(plain.statusCode, plain.body).toBe(422);
     expect(plain.json().code).toBe('CASH_LIMIT');
-    ok(await t.req(kit.admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: kit.driver.id, cash_limit_override: { reason: 'property' } } }));
+    ok(
+      await t.req(kit.admin, {
+        method: 'POST',
+        url: `/trips/${tripId}/assign`,
+        payload: { driver_id: kit.driver.id, cash_limit_override: { reason: 'property' } },
+      }),
+    );
   } else ok(plain);
   const d = kit.driver;
   const trip = await tripDb(t, tripId);
@@ -142,7 +151,13 @@ async function deliverOrder(shop: MoneyShop, o: ModelOrder) {
   expect(missing.json().code).toBe('CASH_COLLECTION_REQUIRED');
   const collected = formatMoney(money(trip.cash_to_collect).minus(o.shortfall));
   const reason = money(o.shortfall).gt(0) ? { cash_discrepancy_reason: 'property: short' } : {};
-  ok(await t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin: trip.delivery_pin, cash_collected: collected, ...reason } }));
+  ok(
+    await t.req(d.session, {
+      method: 'POST',
+      url: `/trips/${tripId}/verify-delivery`,
+      payload: { pin: trip.delivery_pin, cash_collected: collected, ...reason },
+    }),
+  );
   return tripId;
 }
 
@@ -154,7 +169,13 @@ async function failAtTheDoor(tripId: string, returned: boolean) {
   const d = kit.driver;
   const trip = await tripDb(t, tripId);
   // (A cash order to a driver at his cash limit: the dispatcher overrides; invariant 8 is checked on deliveries.)
-  ok(await t.req(kit.admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: d.id, cash_limit_override: { reason: 'property' } } }));
+  ok(
+    await t.req(kit.admin, {
+      method: 'POST',
+      url: `/trips/${tripId}/assign`,
+      payload: { driver_id: d.id, cash_limit_override: { reason: 'property' } },
+    }),
+  );
   ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/accept` }));
   ok(await t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-pickup`, payload: { pin: trip.pickup_pin } }));
   ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/start-delivery` }));
@@ -165,11 +186,14 @@ async function failAtTheDoor(tripId: string, returned: boolean) {
 }
 
 async function express(shop: MoneyShop, outcome: 'complete' | 'cancel' | 'fail') {
-  const r = ok(await t.req(shop.session, {
-    method: 'POST',
-    url: '/merchant/delivery-express',
-    payload: { branch_id: shop.branchId, customer_name: 'P', dropoff_address: 'Calle 9', dropoff_location: pt(-68.121, -16.512) },
-  }), 201);
+  const r = ok(
+    await t.req(shop.session, {
+      method: 'POST',
+      url: '/merchant/delivery-express',
+      payload: { branch_id: shop.branchId, customer_name: 'P', dropoff_address: 'Calle 9', dropoff_location: pt(-68.121, -16.512) },
+    }),
+    201,
+  );
   const trip = await tripDb(t, r.trip_id);
   if (outcome === 'fail') return failAtTheDoor(r.trip_id, true);
   if (outcome === 'cancel') {
@@ -193,9 +217,29 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
     case 'order': {
       const discount = a.couponShare ? formatMoney(toCents(money(a.subtotal).times(a.couponShare).dividedBy(100))) : '0.00';
       const collectedBy = a.destination === 'cash' ? a.collectedBy : null;
-      const placed = await kit.place(shop, { destination: a.destination, subtotal: a.subtotal, fee: a.fee, ...(collectedBy ? { collectedBy } : {}), ...(money(discount).gt(0) ? { discount } : {}) });
-      const shortfall = collectedBy === 'driver' && a.shortPct ? formatMoney(toCents(money(placed.total).times(a.shortPct).dividedBy(100))) : '0.00';
-      const o: ModelOrder = { id: placed.id, destination: a.destination, collectedBy, subtotal: a.subtotal, discount, fee: a.fee, total: placed.total, state: 'open', received: false, refunded: '0.00', shortfall, chargedTo: null };
+      const placed = await kit.place(shop, {
+        destination: a.destination,
+        subtotal: a.subtotal,
+        fee: a.fee,
+        ...(collectedBy ? { collectedBy } : {}),
+        ...(money(discount).gt(0) ? { discount } : {}),
+      });
+      const shortfall =
+        collectedBy === 'driver' && a.shortPct ? formatMoney(toCents(money(placed.total).times(a.shortPct).dividedBy(100))) : '0.00';
+      const o: ModelOrder = {
+        id: placed.id,
+        destination: a.destination,
+        collectedBy,
+        subtotal: a.subtotal,
+        discount,
+        fee: a.fee,
+        total: placed.total,
+        state: 'open',
+        received: false,
+        refunded: '0.00',
+        shortfall,
+        chargedTo: null,
+      };
       orders.push(o);
       if (a.destination === 'platform' && a.receiveFirst) {
         await kit.receive(o.id);
@@ -229,13 +273,26 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
       return;
     }
     case 'refund': {
-      const o = among((x) => ((x.destination === 'platform' && x.received) || cashByDriver(x)) && x.state === 'delivered' && money(x.refunded).lt(money(x.total).minus(x.shortfall)), a.i);
+      const o = among(
+        (x) =>
+          ((x.destination === 'platform' && x.received) || cashByDriver(x)) &&
+          x.state === 'delivered' &&
+          money(x.refunded).lt(money(x.total).minus(x.shortfall)),
+        a.i,
+      );
       if (!o) return;
       // A short collection: the customer paid only what the driver took.
       const left = money(o.total).minus(o.shortfall).minus(o.refunded);
       const amount = a.share ? toCents(left.times(a.share).dividedBy(100)) : left;
       if (!amount.gt(0)) return;
-      ok(await t.req(kit.admin, { method: 'POST', url: `/admin/orders/${o.id}/refunds`, payload: { amount: formatMoney(amount), reason: 'property' } }), 201);
+      ok(
+        await t.req(kit.admin, {
+          method: 'POST',
+          url: `/admin/orders/${o.id}/refunds`,
+          payload: { amount: formatMoney(amount), reason: 'property' },
+        }),
+        201,
+      );
       o.refunded = formatMoney(money(o.refunded).plus(amount));
       return;
     }
@@ -244,8 +301,18 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
     case 'resolve': {
       const o = among((x) => x.state === 'delivered' && money(x.shortfall).gt(0) && x.chargedTo === null, a.i);
       if (!o) return;
-      const [c] = await t.db.withSystem(async (tx) => (await tx.query(`SELECT id FROM driver_cash_entry WHERE order_id = $1 AND entry_type = 'cash_collected'`, [o.id])).rows);
-      const r = ok(await t.req(kit.admin, { method: 'POST', url: `/drivers/${kit.driver.id}/cash-entries/${c.id}/shortfall-resolution`, payload: { charge_to: a.to, reason: 'property' } }), 201);
+      const [c] = await t.db.withSystem(
+        async (tx) =>
+          (await tx.query(`SELECT id FROM driver_cash_entry WHERE order_id = $1 AND entry_type = 'cash_collected'`, [o.id])).rows,
+      );
+      const r = ok(
+        await t.req(kit.admin, {
+          method: 'POST',
+          url: `/drivers/${kit.driver.id}/cash-entries/${c.id}/shortfall-resolution`,
+          payload: { charge_to: a.to, reason: 'property' },
+        }),
+        201,
+      );
       expect(r.shortfall).toBe(o.shortfall);
       o.chargedTo = a.to;
       return;
@@ -255,8 +322,26 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
       let o = among((x) => x.state === 'open', a.i);
       if (!o) {
         const collectedBy = a.destination === 'cash' ? a.collectedBy : null;
-        const placed = await kit.place(shop, { destination: a.destination, subtotal: '50.00', fee: '12.50', ...(collectedBy ? { collectedBy } : {}) });
-        o = { id: placed.id, destination: a.destination, collectedBy, subtotal: '50.00', discount: '0.00', fee: '12.50', total: placed.total, state: 'open', received: false, refunded: '0.00', shortfall: '0.00', chargedTo: null };
+        const placed = await kit.place(shop, {
+          destination: a.destination,
+          subtotal: '50.00',
+          fee: '12.50',
+          ...(collectedBy ? { collectedBy } : {}),
+        });
+        o = {
+          id: placed.id,
+          destination: a.destination,
+          collectedBy,
+          subtotal: '50.00',
+          discount: '0.00',
+          fee: '12.50',
+          total: placed.total,
+          state: 'open',
+          received: false,
+          refunded: '0.00',
+          shortfall: '0.00',
+          chargedTo: null,
+        };
         orders.push(o);
         if (a.destination === 'platform' && a.receiveFirst) {
           await kit.receive(o.id);
@@ -272,7 +357,14 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
       const amount = toCents(money(w.debt).times(a.share).dividedBy(100));
       if (!amount.gt(0)) return;
       const asCredit = amount.gt(w.debt);
-      ok(await t.req(kit.admin, { method: 'POST', url: `/admin/merchants/${shop.id}/debt-payments`, payload: { amount: formatMoney(amount), as_credit: asCredit } }), 201);
+      ok(
+        await t.req(kit.admin, {
+          method: 'POST',
+          url: `/admin/merchants/${shop.id}/debt-payments`,
+          payload: { amount: formatMoney(amount), as_credit: asCredit },
+        }),
+        201,
+      );
       return;
     }
     case 'settle':
@@ -283,16 +375,32 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
       const amount = toCents(money(c.cash_in_hand).times(a.share).dividedBy(100));
       const url = `/drivers/${kit.driver.id}/cash-remittances`;
       // More than he holds is refused and writes nothing.
-      const over = await t.req(kit.admin, { method: 'POST', url, payload: { amount: formatMoney(money(c.cash_in_hand).plus('0.01')), method: 'cash' } });
+      const over = await t.req(kit.admin, {
+        method: 'POST',
+        url,
+        payload: { amount: formatMoney(money(c.cash_in_hand).plus('0.01')), method: 'cash' },
+      });
       expect(over.statusCode, over.body).toBe(422);
       if (!amount.gt(0)) return;
-      ok(await t.req(kit.admin, { method: 'POST', url, payload: { amount: formatMoney(amount), method: 'cash' }, headers: { 'idempotency-key': `p-${newId()}` } }), 201);
+      ok(
+        await t.req(kit.admin, {
+          method: 'POST',
+          url,
+          payload: { amount: formatMoney(amount), method: 'cash' },
+          headers: { 'idempotency-key': `p-${newId()}` },
+        }),
+        201,
+      );
       return;
     }
     case 'cash_adjust': {
       const c = await cashOf();
       const amount = money(a.cents).dividedBy(100);
-      const r = await t.req(kit.admin, { method: 'POST', url: `/drivers/${kit.driver.id}/cash-adjustments`, payload: { amount: formatMoney(amount), reason: 'property' } });
+      const r = await t.req(kit.admin, {
+        method: 'POST',
+        url: `/drivers/${kit.driver.id}/cash-adjustments`,
+        payload: { amount: formatMoney(amount), reason: 'property' },
+      });
       if (money(c.cash_in_hand).plus(amount).isNegative()) expect(r.json().code, r.body).toBe('ADJUSTMENT_EXCEEDS_CASH_IN_HAND');
       else ok(r, 201);
       return;
@@ -325,11 +433,16 @@ async function step(shop: MoneyShop, orders: ModelOrder[], a: ActionT): Promise<
  * collections and the shortfalls charged to him), and the orders that makes received: see invariant 7.
  */
 async function coveredCollections(q: (sql: string, params?: unknown[]) => Promise<any[]>, orders: ModelOrder[]) {
-  const rows = await q(`SELECT entry_type, amount::text AS amount, order_id, trip_id FROM driver_cash_entry WHERE driver_id = $1 ORDER BY created_at, id`, [kit.driver.id]);
+  const rows = await q(
+    `SELECT entry_type, amount::text AS amount, order_id, trip_id FROM driver_cash_entry WHERE driver_id = $1 ORDER BY created_at, id`,
+    [kit.driver.id],
+  );
   const remitted = rows.filter((r) => r.entry_type === 'cash_remitted').reduce((s, r) => s.minus(r.amount), money(0));
   let cum = money(0);
   const covered = new Map<string, Set<string>>();
-  for (const r of rows.filter((x) => x.entry_type === 'cash_collected' || (x.entry_type === 'cash_adjustment' && x.trip_id !== null && money(x.amount).gt(0)))) {
+  for (const r of rows.filter(
+    (x) => x.entry_type === 'cash_collected' || (x.entry_type === 'cash_adjustment' && x.trip_id !== null && money(x.amount).gt(0)),
+  )) {
     cum = cum.plus(r.amount);
     if (cum.lte(remitted)) covered.set(r.order_id, (covered.get(r.order_id) ?? new Set()).add(r.entry_type));
   }
@@ -338,7 +451,8 @@ async function coveredCollections(q: (sql: string, params?: unknown[]) => Promis
     const c = covered.get(o.id);
     if (!c) continue;
     const short = money(o.shortfall).gt(0);
-    if (!short || o.chargedTo === 'merchant' ? c.has('cash_collected') : o.chargedTo === 'driver' && c.has('cash_adjustment')) received.add(o.id);
+    if (!short || o.chargedTo === 'merchant' ? c.has('cash_collected') : o.chargedTo === 'driver' && c.has('cash_adjustment'))
+      received.add(o.id);
   }
   return { rows, covered: received };
 }
@@ -346,7 +460,10 @@ async function coveredCollections(q: (sql: string, params?: unknown[]) => Promis
 async function checkInvariants(shop: MoneyShop, pct: string, orders: ModelOrder[], trail: string) {
   const q = async (sql: string, params: unknown[] = []) => (await t.db.withSystem((tx) => tx.query(sql, params))).rows;
   const w = ok(await t.req(shop.session, { method: 'GET', url: '/merchant/settlement-rule' })).wallet;
-  const [{ sum }] = await q('SELECT COALESCE(sum(amount), 0)::numeric(14,2)::text AS sum FROM merchant_wallet_entry WHERE merchant_id = $1', [shop.id]);
+  const [{ sum }] = await q(
+    'SELECT COALESCE(sum(amount), 0)::numeric(14,2)::text AS sum FROM merchant_wallet_entry WHERE merchant_id = $1',
+    [shop.id],
+  );
   // 1. wallet = ledger, and its parts add up.
   expect(w.balance, trail).toBe(sum);
   expect(formatMoney(money(w.available).plus(w.pending).minus(w.debt).plus(w.credit)), trail).toBe(w.balance);
@@ -354,7 +471,8 @@ async function checkInvariants(shop: MoneyShop, pct: string, orders: ModelOrder[
   // 6. the driver's cash in hand = the sum of his entries = collected − remitted ± adjustments >= 0; only delivered trips collected.
   const cash = await cashOf();
   const { rows: cashRows, covered } = await coveredCollections(q, orders);
-  const sumOf = (type: string | null) => cashRows.filter((r) => type === null || r.entry_type === type).reduce((s, r) => s.plus(r.amount), money(0));
+  const sumOf = (type: string | null) =>
+    cashRows.filter((r) => type === null || r.entry_type === type).reduce((s, r) => s.plus(r.amount), money(0));
   expect(cash.cash_in_hand, trail).toBe(formatMoney(sumOf(null)));
   expect(formatMoney(money(cash.collected).minus(cash.remitted).plus(cash.adjusted)), trail).toBe(cash.cash_in_hand);
   expect(money(cash.cash_in_hand).gte(0), trail).toBe(true);
@@ -364,7 +482,9 @@ async function checkInvariants(shop: MoneyShop, pct: string, orders: ModelOrder[
   );
   expect(badCollections, trail).toBe(0);
   // 7. a driver-collected cash order is received (its receipt written, its net available) exactly when remittances cover it.
-  const receipts = new Set((await q('SELECT order_id FROM merchant_payment_receipt WHERE merchant_id = $1', [shop.id])).map((r) => r.order_id));
+  const receipts = new Set(
+    (await q('SELECT order_id FROM merchant_payment_receipt WHERE merchant_id = $1', [shop.id])).map((r) => r.order_id),
+  );
   for (const o of orders.filter((x) => cashByDriver(x) && x.state === 'delivered')) {
     o.received = covered.has(o.id);
     expect(receipts.has(o.id), `cash order ${o.id} receipt vs coverage ${trail}`).toBe(o.received);
@@ -386,7 +506,12 @@ async function checkInvariants(shop: MoneyShop, pct: string, orders: ModelOrder[
   expect(money(cover.paid).lte(money(cover.received)), `paid out ${cover.paid} > received ${cover.received} ${trail}`).toBe(true);
   // 3. each order's entries.
   const byOrder = new Map<string, string>(
-    (await q('SELECT order_id, sum(amount)::numeric(14,2)::text AS s FROM merchant_wallet_entry WHERE merchant_id = $1 AND order_id IS NOT NULL GROUP BY order_id', [shop.id])).map((r) => [r.order_id, r.s]),
+    (
+      await q(
+        'SELECT order_id, sum(amount)::numeric(14,2)::text AS s FROM merchant_wallet_entry WHERE merchant_id = $1 AND order_id IS NOT NULL GROUP BY order_id',
+        [shop.id],
+      )
+    ).map((r) => [r.order_id, r.s]),
   );
   for (const o of orders) {
     const entries = money(byOrder.get(o.id) ?? '0');
@@ -403,7 +528,9 @@ async function checkInvariants(shop: MoneyShop, pct: string, orders: ModelOrder[
     const held = platformCollects(o) ? money(0) : money(o.total);
     // A shortfall charged to the merchant: the customer paid that much less.
     const paidLess = o.chargedTo === 'merchant' ? money(o.shortfall) : money(0);
-    expect(formatMoney(entries.plus(held).plus(paidLess)), `order ${o.id} ${o.destination} ${trail}`).toBe(formatMoney(paid.minus(commissionOf(o, pct)).minus(o.fee)));
+    expect(formatMoney(entries.plus(held).plus(paidLess)), `order ${o.id} ${o.destination} ${trail}`).toBe(
+      formatMoney(paid.minus(commissionOf(o, pct)).minus(o.fee)),
+    );
   }
   // 4. one delivery_fee_debit per order and per trip (whole organization).
   const dupes = await q(
@@ -422,11 +549,43 @@ async function checkInvariants(shop: MoneyShop, pct: string, orders: ModelOrder[
 }
 
 const shortOrder = (shortPct: number) =>
-  ({ kind: 'order', destination: 'cash', collectedBy: 'driver', subtotal: '80.00', couponShare: null, fee: '5.00', deliver: true, receiveFirst: false, shortPct }) as const;
+  ({
+    kind: 'order',
+    destination: 'cash',
+    collectedBy: 'driver',
+    subtotal: '80.00',
+    couponShare: null,
+    fee: '5.00',
+    deliver: true,
+    receiveFirst: false,
+    shortPct,
+  }) as const;
 /** Short collections, always replayed first: remitted before and after staff charge the shortfall to either side. */
 const SHORT_EXAMPLES: [ActionT[], string, boolean][] = [
-  [[shortOrder(20), { kind: 'remit', share: 100 }, { kind: 'resolve', i: 0, to: 'driver' }, { kind: 'remit', share: 100 }, { kind: 'settle' }], '10.00', false],
-  [[shortOrder(35), shortOrder(10), { kind: 'remit', share: 60 }, { kind: 'resolve', i: 1, to: 'merchant' }, { kind: 'remit', share: 100 }, { kind: 'resolve', i: 0, to: 'driver' }, { kind: 'settle_driver' }], '12.50', true],
+  [
+    [
+      shortOrder(20),
+      { kind: 'remit', share: 100 },
+      { kind: 'resolve', i: 0, to: 'driver' },
+      { kind: 'remit', share: 100 },
+      { kind: 'settle' },
+    ],
+    '10.00',
+    false,
+  ],
+  [
+    [
+      shortOrder(35),
+      shortOrder(10),
+      { kind: 'remit', share: 60 },
+      { kind: 'resolve', i: 1, to: 'merchant' },
+      { kind: 'remit', share: 100 },
+      { kind: 'resolve', i: 0, to: 'driver' },
+      { kind: 'settle_driver' },
+    ],
+    '12.50',
+    true,
+  ],
 ];
 
 describe('money property (fast-check)', () => {
@@ -438,7 +597,13 @@ describe('money property (fast-check)', () => {
         fc.boolean(),
         async (actions, pct, netDebtFirst) => {
           const shop = await newMerchant(t, kit.admin, pct);
-          ok(await t.req(shop.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'daily', net_debt_first: netDebtFirst } }));
+          ok(
+            await t.req(shop.session, {
+              method: 'PATCH',
+              url: '/merchant/settlement-rule',
+              payload: { enabled: true, frequency: 'daily', net_debt_first: netDebtFirst },
+            }),
+          );
           const orders: ModelOrder[] = [];
           const done: string[] = [];
           for (const a of actions) {
@@ -448,7 +613,12 @@ describe('money property (fast-check)', () => {
           }
         },
       ),
-      { numRuns: RUNS, examples: SHORT_EXAMPLES, endOnFailure: !process.env.MONEY_SHRINK, seed: process.env.MONEY_SEED ? Number(process.env.MONEY_SEED) : undefined },
+      {
+        numRuns: RUNS,
+        examples: SHORT_EXAMPLES,
+        endOnFailure: !process.env.MONEY_SHRINK,
+        seed: process.env.MONEY_SEED ? Number(process.env.MONEY_SEED) : undefined,
+      },
     );
   }, 600_000);
 });

@@ -27,13 +27,26 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const reviewRow = async (orderId: string) => (await t.db.withSystem((tx) => tx.query('SELECT * FROM merchant_payment_review WHERE order_id = $1', [orderId]))).rows[0];
+const reviewRow = async (orderId: string) =>
+  (await t.db.withSystem((tx) => tx.query('SELECT * FROM merchant_payment_review WHERE order_id = $1', [orderId]))).rows[0];
 /** A real order of the demo merchant (subtotal 100.00 + delivery 15.00 = 115.00), placed by the kit's customer. */
 const directOrder = async (over: { destination?: 'platform' | 'merchant_direct' | 'cash'; at?: MoneyShop } = {}) =>
-  (await kit.place(over.at ?? shop, { destination: over.destination ?? 'merchant_direct', subtotal: '100.00', fee: over.at ? undefined : '15.00' })).id;
-const proof = (orderId: string, payload: Record<string, unknown> = { amount: '115.00', customer_reference: 'TRX-1' }, s: Session = customer) =>
-  t.req(s, { method: 'POST', url: `/customer/orders/${orderId}/payment-proof`, payload });
-const cancelOrder = async (orderId: string) => ok(await t.req(merchant, { method: 'PATCH', url: `/merchant/orders/${orderId}/status`, payload: { status: 'cancelled', reason: 'test' } }));
+  (
+    await kit.place(over.at ?? shop, {
+      destination: over.destination ?? 'merchant_direct',
+      subtotal: '100.00',
+      fee: over.at ? undefined : '15.00',
+    })
+  ).id;
+const proof = (
+  orderId: string,
+  payload: Record<string, unknown> = { amount: '115.00', customer_reference: 'TRX-1' },
+  s: Session = customer,
+) => t.req(s, { method: 'POST', url: `/customer/orders/${orderId}/payment-proof`, payload });
+const cancelOrder = async (orderId: string) =>
+  ok(
+    await t.req(merchant, { method: 'PATCH', url: `/merchant/orders/${orderId}/status`, payload: { status: 'cancelled', reason: 'test' } }),
+  );
 
 describe('payment profile', () => {
   it('GET returns defaults before the first PATCH', async () => {
@@ -58,15 +71,23 @@ describe('payment profile', () => {
     const r = await t.req(merchant, {
       method: 'PATCH',
       url: '/merchant/payment-profile',
-      payload: { direct_payment_enabled: true, account_number: '1234-5678-9012', bank_name: 'Banco Union', account_holder: 'Demo Store', instructions: 'Pay by transfer' },
+      payload: {
+        direct_payment_enabled: true,
+        account_number: '1234-5678-9012',
+        bank_name: 'Banco Union',
+        account_holder: 'Demo Store',
+        instructions: 'Pay by transfer',
+      },
     });
     expect(r.statusCode, r.body).toBe(200);
     expect(r.json()).toMatchObject({ direct_payment_enabled: true, account_number_masked: '****9012', bank_name: 'Banco Union' });
     expect(r.body).not.toContain('5678');
-    const { rows } = await t.db.withSystem((tx) => tx.query("SELECT row_to_json(p)::text AS j FROM merchant_payment_profile p"));
+    const { rows } = await t.db.withSystem((tx) => tx.query('SELECT row_to_json(p)::text AS j FROM merchant_payment_profile p'));
     expect(rows[0].j).toContain('****9012');
     expect(rows[0].j).not.toContain('5678');
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT after::text AS a FROM audit_log WHERE action = 'merchant_payment_profile.updated'"));
+    const audit = await t.db.withSystem((tx) =>
+      tx.query("SELECT after::text AS a FROM audit_log WHERE action = 'merchant_payment_profile.updated'"),
+    );
     expect(audit.rows[0].a).not.toContain('5678');
     const c = await t.req(customer, { method: 'GET', url: `/customer/merchants/${m.id}/payment-profile` });
     expect(c.statusCode, c.body).toBe(200);
@@ -82,9 +103,14 @@ describe('payment profile', () => {
 
   it('rejects unknown fields and bad account numbers (400); other roles 403; other organizations 404', async () => {
     for (const payload of [{ nope: 1 }, { account_number: '1' }, {}]) {
-      expect((await t.req(merchant, { method: 'PATCH', url: '/merchant/payment-profile', payload })).statusCode, JSON.stringify(payload)).toBe(400);
+      expect(
+        (await t.req(merchant, { method: 'PATCH', url: '/merchant/payment-profile', payload })).statusCode,
+        JSON.stringify(payload),
+      ).toBe(400);
     }
-    expect((await t.req(customer, { method: 'PATCH', url: '/merchant/payment-profile', payload: { bank_name: 'x' } })).statusCode).toBe(403);
+    expect((await t.req(customer, { method: 'PATCH', url: '/merchant/payment-profile', payload: { bank_name: 'x' } })).statusCode).toBe(
+      403,
+    );
     const other = await t.newOrganization();
     const oc = await t.login(other.logins.customer);
     expect((await t.req(oc, { method: 'GET', url: `/customer/merchants/${m.id}/payment-profile` })).statusCode).toBe(404);
@@ -96,9 +122,19 @@ describe('payment proof', () => {
     const orderId = await directOrder();
     const r = await proof(orderId);
     expect(r.statusCode, r.body).toBe(201);
-    expect(r.json()).toMatchObject({ order_id: orderId, merchant_id: m.id, customer_id: customer.userId, amount: '115.00', status: 'pending', submissions: 1, territory_id: m.territory_id });
+    expect(r.json()).toMatchObject({
+      order_id: orderId,
+      merchant_id: m.id,
+      customer_id: customer.userId,
+      amount: '115.00',
+      status: 'pending',
+      submissions: 1,
+      territory_id: m.territory_id,
+    });
     expect(await orderRow(t, orderId)).toMatchObject({ payment_status: 'pending_review', payment_review_id: r.json().id });
-    const ev = await t.db.withSystem((tx) => tx.query("SELECT audience_user_ids FROM event WHERE type = 'payment_review.submitted' AND entity_id = $1", [r.json().id]));
+    const ev = await t.db.withSystem((tx) =>
+      tx.query("SELECT audience_user_ids FROM event WHERE type = 'payment_review.submitted' AND entity_id = $1", [r.json().id]),
+    );
     expect(ev.rows[0].audience_user_ids).toEqual([merchant.userId]);
   });
 
@@ -114,7 +150,11 @@ describe('payment proof', () => {
       expect(r.statusCode, r.body).toBe(422);
       expect(r.json().code).toBe(code);
     }
-    for (const payload of [{ amount: '-1.00', customer_reference: 'x' }, { amount: 115, customer_reference: 'x' }, { amount: '115.00', customer_reference: 'x', extra: 1 }]) {
+    for (const payload of [
+      { amount: '-1.00', customer_reference: 'x' },
+      { amount: 115, customer_reference: 'x' },
+      { amount: '115.00', customer_reference: 'x', extra: 1 },
+    ]) {
       expect((await proof(orderId, payload)).statusCode).toBe(400);
     }
     expect(await reviewRow(orderId)).toBeUndefined();
@@ -141,17 +181,27 @@ describe('payment proof', () => {
 
   it('one review per order: concurrent first proofs make one review; the loser gets 409', async () => {
     const orderId = await directOrder();
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => proof(orderId, { amount: '115.00', customer_reference: `R${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => proof(orderId, { amount: '115.00', customer_reference: `R${i}` })),
+    );
     expect(results.filter((r) => r.statusCode === 201)).toHaveLength(1);
     expect(results.filter((r) => r.statusCode === 409).every((r) => r.json().code === 'INVALID_TRANSITION')).toBe(true);
     expect(results.filter((r) => r.statusCode === 409)).toHaveLength(5);
-    expect((await t.db.withSystem((tx) => tx.query('SELECT count(*)::int AS n FROM merchant_payment_review WHERE order_id = $1', [orderId]))).rows[0].n).toBe(1);
+    expect(
+      (await t.db.withSystem((tx) => tx.query('SELECT count(*)::int AS n FROM merchant_payment_review WHERE order_id = $1', [orderId])))
+        .rows[0].n,
+    ).toBe(1);
   });
 });
 
 describe('review transitions', () => {
   it('the transition table is exactly the documented one', () => {
-    expect(REVIEW_TRANSITIONS).toEqual({ pending: ['approved', 'rejected', 'cancelled'], rejected: ['pending'], approved: [], cancelled: [] });
+    expect(REVIEW_TRANSITIONS).toEqual({
+      pending: ['approved', 'rejected', 'cancelled'],
+      rejected: ['pending'],
+      approved: [],
+      cancelled: [],
+    });
   });
 
   const decide = (id: string, action: 'approve' | 'reject', s: Session = merchant, notes = 'checked') =>
@@ -170,7 +220,9 @@ describe('review transitions', () => {
       expect(again.json()).toMatchObject({ code: 'INVALID_TRANSITION', current_status: 'approved' });
     }
     expect((await proof(orderId)).statusCode).toBe(409); // paid → pending_review refused
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT 1 FROM audit_log WHERE action = 'payment_review.approved' AND entity_id = $1", [id]));
+    const audit = await t.db.withSystem((tx) =>
+      tx.query("SELECT 1 FROM audit_log WHERE action = 'payment_review.approved' AND entity_id = $1", [id]),
+    );
     expect(audit.rowCount).toBe(1);
   });
 
@@ -210,7 +262,9 @@ describe('review transitions', () => {
     const id = (await proof(orderId)).json().id;
     const u = await newUser(t, 'comercio');
     const s2 = await t.login(u.email);
-    expect((await t.req(admin, { method: 'POST', url: '/merchants', payload: { owner_user_id: u.userId, name: 'Other shop' } })).statusCode).toBe(201);
+    expect(
+      (await t.req(admin, { method: 'POST', url: '/merchants', payload: { owner_user_id: u.userId, name: 'Other shop' } })).statusCode,
+    ).toBe(201);
     expect((await decide(id, 'approve', s2)).statusCode).toBe(404);
     const list2 = await t.req(s2, { method: 'GET', url: '/merchant/payment-reviews' });
     expect(list2.json().data).toEqual([]);
@@ -224,7 +278,9 @@ describe('review transitions', () => {
   it('lists: the merchant his own, administrators all, filtered by status', async () => {
     const mine = await t.req(merchant, { method: 'GET', url: '/merchant/payment-reviews?status=pending&limit=200' });
     expect(mine.statusCode).toBe(200);
-    const { rows } = await t.db.withSystem((tx) => tx.query("SELECT id FROM merchant_payment_review WHERE merchant_id = $1 AND status = 'pending' ORDER BY id DESC", [m.id]));
+    const { rows } = await t.db.withSystem((tx) =>
+      tx.query("SELECT id FROM merchant_payment_review WHERE merchant_id = $1 AND status = 'pending' ORDER BY id DESC", [m.id]),
+    );
     expect(mine.json().data.map((r: { id: string }) => r.id)).toEqual(rows.map((r: { id: string }) => r.id));
     const all = await t.req(admin, { method: 'GET', url: '/admin/payment-reviews?limit=2' });
     expect(all.statusCode).toBe(200);
@@ -235,8 +291,10 @@ describe('review transitions', () => {
 });
 
 describe('end to end: a merchant_direct order paid with an uploaded proof', () => {
-  const decide = (id: string, action: 'approve' | 'reject', notes = 'checked') => t.req(merchant, { method: 'POST', url: `/merchant/payment-reviews/${id}/${action}`, payload: { notes } });
-  const submit = async (orderId: string, objectId: string) => proof(orderId, { amount: (await orderRow(t, orderId)).total, proof_storage_object_id: objectId });
+  const decide = (id: string, action: 'approve' | 'reject', notes = 'checked') =>
+    t.req(merchant, { method: 'POST', url: `/merchant/payment-reviews/${id}/${action}`, payload: { notes } });
+  const submit = async (orderId: string, objectId: string) =>
+    proof(orderId, { amount: (await orderRow(t, orderId)).total, proof_storage_object_id: objectId });
 
   it('proof object → approve → paid; reject → failed → a new proof reopens the same review; cancelling the order cancels the review', async () => {
     // Approved: the order becomes paid, and the review keeps the uploaded object.
@@ -278,7 +336,10 @@ describe('end to end: a merchant_direct order paid with an uploaded proof', () =
 describe('sub-administrators', () => {
   /** The SPEC defaults: everything true except payments_review_decide. */
   const perms = (over: Partial<Record<PermissionKey, boolean>>) =>
-    ({ ...Object.fromEntries(SUBADMIN_PERMISSION_KEYS.map((k) => [k, k !== 'payments_review_decide'])), ...over }) as Record<PermissionKey, boolean>;
+    ({ ...Object.fromEntries(SUBADMIN_PERMISSION_KEYS.map((k) => [k, k !== 'payments_review_decide'])), ...over }) as Record<
+      PermissionKey,
+      boolean
+    >;
 
   it('view with payments_review_view in their territories; decide only with payments_review_decide', async () => {
     const orderId = await directOrder();
@@ -295,7 +356,9 @@ describe('sub-administrators', () => {
     });
     expect(created.statusCode, created.body).toBe(201);
     const setPermissions = async (permissions: Record<PermissionKey, boolean>) =>
-      expect((await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${created.json().user_id}`, payload: { permissions } })).statusCode).toBe(200);
+      expect(
+        (await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${created.json().user_id}`, payload: { permissions } })).statusCode,
+      ).toBe(200);
     {
       const s = await t.login(email);
       const list = await t.req(s, { method: 'GET', url: '/admin/payment-reviews?limit=200' });
@@ -319,7 +382,8 @@ describe('dashboard', () => {
   it('counts pending reviews', async () => {
     const r = await t.req(admin, { method: 'GET', url: '/dashboard' });
     expect(r.statusCode).toBe(200);
-    const n = (await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM merchant_payment_review WHERE status = 'pending'"))).rows[0].n;
+    const n = (await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM merchant_payment_review WHERE status = 'pending'")))
+      .rows[0].n;
     expect(r.json().sections.money.pending_payment_reviews).toBe(n);
     expect(n).toBeGreaterThan(0);
   });

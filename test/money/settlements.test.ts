@@ -19,24 +19,56 @@ const newMerchant = (commission = '10.00') => makeMerchant(t, admin, commission)
 
 const DAY = 86_400_000;
 const settlements = async (merchantId: string) =>
-  (await t.db.withSystem((tx) => tx.query('SELECT status, gross_amount::text AS gross, debt_netted::text AS netted, payout_amount::text AS payout, period_start, period_end FROM merchant_settlement WHERE merchant_id = $1 ORDER BY period_start', [merchantId]))).rows;
+  (
+    await t.db.withSystem((tx) =>
+      tx.query(
+        'SELECT status, gross_amount::text AS gross, debt_netted::text AS netted, payout_amount::text AS payout, period_start, period_end FROM merchant_settlement WHERE merchant_id = $1 ORDER BY period_start',
+        [merchantId],
+      ),
+    )
+  ).rows;
 
 describe('merchant settlement rule', () => {
   it('GET gives defaults; PATCH validates, saves and audits', async () => {
     const m = await newMerchant();
     const g = await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' });
     expect(g.statusCode, g.body).toBe(200);
-    expect(g.json()).toMatchObject({ merchant_id: m.id, enabled: false, frequency: 'weekly', minimum_balance: '0.00', net_debt_first: true, created_at: null });
-    for (const payload of [{}, { frequency: 'hourly' }, { minimum_balance: '-1.00' }, { minimum_balance: 5 }, { enabled: 'yes' }, { other: 1 }]) {
-      expect((await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload })).statusCode, JSON.stringify(payload)).toBe(400);
+    expect(g.json()).toMatchObject({
+      merchant_id: m.id,
+      enabled: false,
+      frequency: 'weekly',
+      minimum_balance: '0.00',
+      net_debt_first: true,
+      created_at: null,
+    });
+    for (const payload of [
+      {},
+      { frequency: 'hourly' },
+      { minimum_balance: '-1.00' },
+      { minimum_balance: 5 },
+      { enabled: 'yes' },
+      { other: 1 },
+    ]) {
+      expect(
+        (await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload })).statusCode,
+        JSON.stringify(payload),
+      ).toBe(400);
     }
-    expect((await t.db.withSystem((tx) => tx.query('SELECT 1 FROM merchant_settlement_rule WHERE merchant_id = $1', [m.id]))).rowCount).toBe(0);
-    const p = await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'daily', minimum_balance: '25.00' } });
+    expect(
+      (await t.db.withSystem((tx) => tx.query('SELECT 1 FROM merchant_settlement_rule WHERE merchant_id = $1', [m.id]))).rowCount,
+    ).toBe(0);
+    const p = await t.req(m.session, {
+      method: 'PATCH',
+      url: '/merchant/settlement-rule',
+      payload: { enabled: true, frequency: 'daily', minimum_balance: '25.00' },
+    });
     expect(p.statusCode, p.body).toBe(200);
     expect(p.json()).toMatchObject({ enabled: true, frequency: 'daily', minimum_balance: '25.00', net_debt_first: true });
     const p2 = await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { net_debt_first: false } });
     expect(p2.json()).toMatchObject({ enabled: true, frequency: 'daily', minimum_balance: '25.00', net_debt_first: false });
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'merchant_settlement_rule.updated' AND entity_id = $1", [m.id]));
+    const audit = await t.db.withSystem((tx) =>
+      tx.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'merchant_settlement_rule.updated' AND entity_id = $1", [m.id]),
+    );
     expect(audit.rows[0].n).toBe(2);
     expect((await t.req(customer, { method: 'GET', url: '/merchant/settlement-rule' })).statusCode).toBe(403);
     const list = await t.req(admin, { method: 'GET', url: '/admin/merchant-settlement-rules?enabled=true' });
@@ -51,7 +83,10 @@ describe('settlement worker', () => {
     const m = await newMerchant('10.00');
     await kit.receive(await kit.delivered(m, { destination: 'platform', subtotal: '100.00', fee: '10.00' })); // +110 −10 −10, received
     await kit.delivered(m, { destination: 'merchant_direct', subtotal: '50.00', fee: '5.00' }); // debt 5 + 5
-    expect((await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'daily' } })).statusCode).toBe(200);
+    expect(
+      (await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'daily' } }))
+        .statusCode,
+    ).toBe(200);
 
     expect(await t.app.services.settlements(new Date())).toBe(0); // today's period is not over
     const tomorrow = new Date(Date.now() + DAY);
@@ -70,12 +105,23 @@ describe('settlement worker', () => {
     ]);
     expect(await dbBalance(t, m.id)).toBe('0.00');
     const w = (await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' })).json();
-    expect(w.wallet).toEqual({ balance: '0.00', pending: '0.00', available: '0.00', debt: '0.00', credit: '0.00', payable: '0.00', currency: 'BOB', organization_id: t.demo.organizationId });
+    expect(w.wallet).toEqual({
+      balance: '0.00',
+      pending: '0.00',
+      available: '0.00',
+      debt: '0.00',
+      credit: '0.00',
+      payable: '0.00',
+      currency: 'BOB',
+      organization_id: t.demo.organizationId,
+    });
     expect(new Date(w.settled_through).toISOString()).toBe(new Date(todayUtc.getTime() + DAY).toISOString());
 
     await t.app.services.settlements(tomorrow);
     expect(await settlements(m.id)).toHaveLength(1);
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT actor_user_id FROM audit_log WHERE action = 'merchant_settlement.settled' AND after->>'merchant_id' = $1", [m.id]));
+    const audit = await t.db.withSystem((tx) =>
+      tx.query("SELECT actor_user_id FROM audit_log WHERE action = 'merchant_settlement.settled' AND after->>'merchant_id' = $1", [m.id]),
+    );
     expect(audit.rows).toEqual([{ actor_user_id: null }]);
     // The next day: nothing payable, so the period is recorded as skipped, once.
     const dayAfter = new Date(Date.now() + 2 * DAY);
@@ -90,15 +136,26 @@ describe('settlement worker', () => {
       await kit.receive(await kit.delivered(m, { destination: 'platform', subtotal: '30.00', fee: '5.00' })); // payable 35 − 3 − 5 = 27
       await kit.delivered(m, { destination: 'cash', subtotal: '20.00', fee: '4.00' }); // debt 2 + 4
     }
-    await t.req(a.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'monthly', net_debt_first: false } });
-    await t.req(b.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'weekly', minimum_balance: '27.01' } });
+    await t.req(a.session, {
+      method: 'PATCH',
+      url: '/merchant/settlement-rule',
+      payload: { enabled: true, frequency: 'monthly', net_debt_first: false },
+    });
+    await t.req(b.session, {
+      method: 'PATCH',
+      url: '/merchant/settlement-rule',
+      payload: { enabled: true, frequency: 'weekly', minimum_balance: '27.01' },
+    });
     const later = new Date(Date.now() + 40 * DAY);
     await t.app.services.settlements(later);
     const sa = await settlements(a.id);
     expect(sa).toHaveLength(1);
     expect(sa[0]).toMatchObject({ status: 'settled', gross: '27.00', netted: '0.00', payout: '27.00' });
     expect(await dbBalance(t, a.id)).toBe('-6.00');
-    expect((await t.req(a.session, { method: 'GET', url: '/merchant/settlement-rule' })).json().wallet).toMatchObject({ debt: '6.00', payable: '0.00' });
+    expect((await t.req(a.session, { method: 'GET', url: '/merchant/settlement-rule' })).json().wallet).toMatchObject({
+      debt: '6.00',
+      payable: '0.00',
+    });
     expect(new Date(sa[0].period_start).getUTCDate()).toBe(1);
     const sb = await settlements(b.id);
     expect(sb).toEqual([expect.objectContaining({ status: 'skipped', gross: '0.00', payout: '0.00' })]);
@@ -115,28 +172,57 @@ describe('no payout of money the platform has not received (issue 16, fault 1)',
     expect(order.payment_status).toBe('pending');
     const wallet = async () => (await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' })).json().wallet;
     expect(await wallet()).toMatchObject({ balance: '90.00', pending: '90.00', available: '0.00', payable: '0.00' });
-    expect((await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'daily' } })).statusCode).toBe(200);
+    expect(
+      (await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: true, frequency: 'daily' } }))
+        .statusCode,
+    ).toBe(200);
     await t.app.services.settlements(new Date(Date.now() + DAY));
     expect(await settlements(m.id)).toEqual([expect.objectContaining({ status: 'skipped', gross: '0.00', payout: '0.00' })]);
     expect((await walletEntries(t, { merchantId: m.id })).map((e) => e.entry_type)).not.toContain('settlement_debit');
 
     // Refused receipts write nothing: wrong amount, a merchant, another destination.
-    const bad = await t.req(admin, { method: 'POST', url: `/admin/orders/${orderId}/payment-received`, payload: { method: 'driver_cash', amount: '109.99' } });
+    const bad = await t.req(admin, {
+      method: 'POST',
+      url: `/admin/orders/${orderId}/payment-received`,
+      payload: { method: 'driver_cash', amount: '109.99' },
+    });
     expect(bad.statusCode).toBe(422);
     expect(bad.json().code).toBe('AMOUNT_MISMATCH');
-    expect((await t.req(m.session, { method: 'POST', url: `/admin/orders/${orderId}/payment-received`, payload: { method: 'driver_cash' } })).statusCode).toBe(403);
-    expect((await t.req(admin, { method: 'POST', url: `/admin/orders/${orderId}/payment-received`, payload: { method: 'pigeon' } })).statusCode).toBe(400);
+    expect(
+      (await t.req(m.session, { method: 'POST', url: `/admin/orders/${orderId}/payment-received`, payload: { method: 'driver_cash' } }))
+        .statusCode,
+    ).toBe(403);
+    expect(
+      (await t.req(admin, { method: 'POST', url: `/admin/orders/${orderId}/payment-received`, payload: { method: 'pigeon' } })).statusCode,
+    ).toBe(400);
     const cash = await kit.delivered(m, { destination: 'cash', subtotal: '10.00', fee: '1.00' });
-    const notPlatform = await t.req(admin, { method: 'POST', url: `/admin/orders/${cash}/payment-received`, payload: { method: 'driver_cash' } });
+    const notPlatform = await t.req(admin, {
+      method: 'POST',
+      url: `/admin/orders/${cash}/payment-received`,
+      payload: { method: 'driver_cash' },
+    });
     expect(notPlatform.json().code).toBe('NOT_PLATFORM_PAYMENT');
 
-    const received = await t.req(admin, { method: 'POST', url: `/admin/orders/${orderId}/payment-received`, payload: { method: 'driver_cash', amount: '110.00', reference: 'route 7' } });
+    const received = await t.req(admin, {
+      method: 'POST',
+      url: `/admin/orders/${orderId}/payment-received`,
+      payload: { method: 'driver_cash', amount: '110.00', reference: 'route 7' },
+    });
     expect(received.statusCode, received.body).toBe(201);
-    expect(received.json()).toMatchObject({ payment_status: 'paid', receipt: { amount: '110.00', method: 'driver_cash', reference: 'route 7' } });
+    expect(received.json()).toMatchObject({
+      payment_status: 'paid',
+      receipt: { amount: '110.00', method: 'driver_cash', reference: 'route 7' },
+    });
     expect(received.json().wallet).toMatchObject({ pending: '0.00', available: '90.00' });
-    const again = await t.req(admin, { method: 'POST', url: `/admin/orders/${orderId}/payment-received`, payload: { method: 'driver_cash' } });
+    const again = await t.req(admin, {
+      method: 'POST',
+      url: `/admin/orders/${orderId}/payment-received`,
+      payload: { method: 'driver_cash' },
+    });
     expect(again.statusCode).toBe(409);
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'order_payment.received' AND entity_id = $1", [orderId]));
+    const audit = await t.db.withSystem((tx) =>
+      tx.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'order_payment.received' AND entity_id = $1", [orderId]),
+    );
     expect(audit.rows[0].n).toBe(1);
 
     await t.app.services.settlements(new Date(Date.now() + 2 * DAY));
@@ -171,7 +257,12 @@ describe('driver settlements', () => {
     const second = await settle(driver.id);
     expect(second.statusCode, second.body).toBe(201);
     expect(second.json().trip_count).toBe(1);
-    const items = await t.db.withSystem((tx) => tx.query('SELECT trip_id, settlement_id FROM driver_settlement_item WHERE settlement_id IN ($1, $2) ORDER BY completed_at', [first.json().id, second.json().id]));
+    const items = await t.db.withSystem((tx) =>
+      tx.query('SELECT trip_id, settlement_id FROM driver_settlement_item WHERE settlement_id IN ($1, $2) ORDER BY completed_at', [
+        first.json().id,
+        second.json().id,
+      ]),
+    );
     expect(items.rows).toEqual([
       { trip_id: t1, settlement_id: first.json().id },
       { trip_id: t2, settlement_id: second.json().id },
@@ -180,13 +271,19 @@ describe('driver settlements', () => {
     expect(none.statusCode).toBe(422);
     expect(none.json().code).toBe('NOTHING_TO_SETTLE');
 
-    const paid = await t.req(admin, { method: 'POST', url: `/admin/settlements/${first.json().id}/paid`, payload: { payment_reference: 'TRF-9' } });
+    const paid = await t.req(admin, {
+      method: 'POST',
+      url: `/admin/settlements/${first.json().id}/paid`,
+      payload: { payment_reference: 'TRF-9' },
+    });
     expect(paid.statusCode, paid.body).toBe(200);
     expect(paid.json()).toMatchObject({ status: 'paid', payment_reference: 'TRF-9', paid_by_user_id: admin.userId });
     const again = await t.req(admin, { method: 'POST', url: `/admin/settlements/${first.json().id}/paid` });
     expect(again.statusCode).toBe(409);
     expect(again.json()).toMatchObject({ code: 'INVALID_TRANSITION', current_status: 'paid' });
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT action FROM audit_log WHERE entity_id = $1 ORDER BY created_at", [first.json().id]));
+    const audit = await t.db.withSystem((tx) =>
+      tx.query('SELECT action FROM audit_log WHERE entity_id = $1 ORDER BY created_at', [first.json().id]),
+    );
     expect(audit.rows.map((r: { action: string }) => r.action)).toEqual(['driver_settlement.created', 'driver_settlement.paid']);
 
     const mine = await t.req(driver.session, { method: 'GET', url: '/driver/settlements' });

@@ -2,7 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newDriver } from '../logistics/fixtures.js';
 import { postingsFor } from '../../src/modules/money/wallet.js';
-import { dbBalance, newMerchant as makeMerchant, orderDeliveredAgain, orderKit, orderRow, walletEntries, type MoneyShop, type OrderKit } from './fixtures.js';
+import {
+  dbBalance,
+  newMerchant as makeMerchant,
+  orderDeliveredAgain,
+  orderKit,
+  orderRow,
+  walletEntries,
+  type MoneyShop,
+  type OrderKit,
+} from './fixtures.js';
 
 let t: TestApp;
 let admin: Session;
@@ -19,29 +28,59 @@ afterAll(() => t?.close());
 const newMerchant = (commission = '12.50') => makeMerchant(t, admin, commission);
 
 /** A real order placed by the kit's customer and delivered through commerce and logistics. */
-const delivered = (m: MoneyShop, destination: 'platform' | 'merchant_direct' | 'cash', subtotal: string, fee: string, extra: { discount?: string } = {}) =>
-  kit.delivered(m, { destination, subtotal, fee, ...extra });
+const delivered = (
+  m: MoneyShop,
+  destination: 'platform' | 'merchant_direct' | 'cash',
+  subtotal: string,
+  fee: string,
+  extra: { discount?: string } = {},
+) => kit.delivered(m, { destination, subtotal, fee, ...extra });
 
 describe('postingsFor (pure)', () => {
   const cases: [string, Parameters<typeof postingsFor>[0], string, [string, string][]][] = [
-    ['platform', { paymentDestination: 'platform', subtotal: '100.00', discountTotal: '10.00', deliveryFee: '15.00', total: '105.00' }, '10.00', [
-      ['sale_credit', '105.00'],
-      ['platform_commission', '-9.00'],
-      ['delivery_fee_debit', '-15.00'],
-    ]],
-    ['merchant_direct', { paymentDestination: 'merchant_direct', subtotal: '80.00', discountTotal: '5.00', deliveryFee: '10.00', total: '85.00' }, '10.00', [
-      ['platform_commission', '-7.50'],
-      ['delivery_fee_debit', '-10.00'],
-    ]],
-    ['cash, half-up rounding', { paymentDestination: 'cash', subtotal: '45.55', discountTotal: '0.00', deliveryFee: '12.00', total: '57.55' }, '12.50', [
-      ['platform_commission', '-5.69'],
-      ['delivery_fee_debit', '-12.00'],
-    ]],
-    ['0.025 rounds up to 0.03', { paymentDestination: 'cash', subtotal: '0.20', discountTotal: '0.00', deliveryFee: '1.00', total: '1.20' }, '12.50', [
-      ['platform_commission', '-0.03'],
-      ['delivery_fee_debit', '-1.00'],
-    ]],
-    ['free delivery, no commission: only the sale credit', { paymentDestination: 'platform', subtotal: '20.00', discountTotal: '0.00', deliveryFee: '0.00', total: '20.00' }, '0.00', [['sale_credit', '20.00']]],
+    [
+      'platform',
+      { paymentDestination: 'platform', subtotal: '100.00', discountTotal: '10.00', deliveryFee: '15.00', total: '105.00' },
+      '10.00',
+      [
+        ['sale_credit', '105.00'],
+        ['platform_commission', '-9.00'],
+        ['delivery_fee_debit', '-15.00'],
+      ],
+    ],
+    [
+      'merchant_direct',
+      { paymentDestination: 'merchant_direct', subtotal: '80.00', discountTotal: '5.00', deliveryFee: '10.00', total: '85.00' },
+      '10.00',
+      [
+        ['platform_commission', '-7.50'],
+        ['delivery_fee_debit', '-10.00'],
+      ],
+    ],
+    [
+      'cash, half-up rounding',
+      { paymentDestination: 'cash', subtotal: '45.55', discountTotal: '0.00', deliveryFee: '12.00', total: '57.55' },
+      '12.50',
+      [
+        ['platform_commission', '-5.69'],
+        ['delivery_fee_debit', '-12.00'],
+      ],
+    ],
+    [
+      '0.025 rounds up to 0.03',
+      { paymentDestination: 'cash', subtotal: '0.20', discountTotal: '0.00', deliveryFee: '1.00', total: '1.20' },
+      '12.50',
+      [
+        ['platform_commission', '-0.03'],
+        ['delivery_fee_debit', '-1.00'],
+      ],
+    ],
+    [
+      'free delivery, no commission: only the sale credit',
+      { paymentDestination: 'platform', subtotal: '20.00', discountTotal: '0.00', deliveryFee: '0.00', total: '20.00' },
+      '0.00',
+      [['sale_credit', '20.00']],
+    ],
   ];
   for (const [name, facts, pct, expected] of cases) {
     it(name, () => expect(postingsFor(facts, pct).map((p) => [p.entryType, p.amount])).toEqual(expected));
@@ -71,11 +110,33 @@ describe('orderDelivered', () => {
     // pending until the platform records its payment as received, then available.
     expect(await dbBalance(t, m.id)).toBe('-11.44');
     const rule = await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' });
-    expect(rule.json().wallet).toEqual({ balance: '-11.44', pending: '26.25', available: '0.00', debt: '37.69', credit: '0.00', payable: '0.00', currency: 'BOB', organization_id: t.demo.organizationId });
+    expect(rule.json().wallet).toEqual({
+      balance: '-11.44',
+      pending: '26.25',
+      available: '0.00',
+      debt: '37.69',
+      credit: '0.00',
+      payable: '0.00',
+      currency: 'BOB',
+      organization_id: t.demo.organizationId,
+    });
     await kit.receive(p);
     const after = await t.req(m.session, { method: 'GET', url: '/merchant/settlement-rule' });
-    expect(after.json().wallet).toEqual({ balance: '-11.44', pending: '0.00', available: '26.25', debt: '37.69', credit: '0.00', payable: '26.25', currency: 'BOB', organization_id: t.demo.organizationId });
-    const audits = await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM audit_log WHERE entity_type = 'merchant_wallet_entry' AND after->>'merchant_id' = $1", [m.id]));
+    expect(after.json().wallet).toEqual({
+      balance: '-11.44',
+      pending: '0.00',
+      available: '26.25',
+      debt: '37.69',
+      credit: '0.00',
+      payable: '26.25',
+      currency: 'BOB',
+      organization_id: t.demo.organizationId,
+    });
+    const audits = await t.db.withSystem((tx) =>
+      tx.query("SELECT count(*)::int AS n FROM audit_log WHERE entity_type = 'merchant_wallet_entry' AND after->>'merchant_id' = $1", [
+        m.id,
+      ]),
+    );
     expect(audits.rows[0].n).toBe(7);
   });
 
@@ -84,20 +145,28 @@ describe('orderDelivered', () => {
     const id = await delivered(m, 'platform', '50.00', '10.00');
     await Promise.all(Array.from({ length: 8 }, () => orderDeliveredAgain(t, id)));
     await orderDeliveredAgain(t, id);
-    expect((await walletEntries(t, { orderId: id })).map((e) => e.entry_type)).toEqual(['sale_credit', 'platform_commission', 'delivery_fee_debit']);
+    expect((await walletEntries(t, { orderId: id })).map((e) => e.entry_type)).toEqual([
+      'sale_credit',
+      'platform_commission',
+      'delivery_fee_debit',
+    ]);
   });
 
   it('stores the trip driver; a second order claiming the same trip gets no second delivery_fee_debit (23505, rolled back)', async () => {
     const m = await newMerchant();
     const first = await kit.place(m, { destination: 'cash', subtotal: '10.00', fee: '5.00' });
     const tripId = await kit.deliver(m, first.id);
-    const { rows } = await t.db.withSystem((tx) => tx.query('SELECT DISTINCT driver_id, trip_id FROM merchant_wallet_entry WHERE order_id = $1', [first.id]));
+    const { rows } = await t.db.withSystem((tx) =>
+      tx.query('SELECT DISTINCT driver_id, trip_id FROM merchant_wallet_entry WHERE order_id = $1', [first.id]),
+    );
     expect(rows).toEqual([{ driver_id: kit.driver.id, trip_id: tripId }]);
     // Commerce gives every order its own trip; a second order whose facts name the first order's trip is refused by the per-trip key.
     const second = (await kit.place(m, { destination: 'cash', subtotal: '10.00', fee: '5.00' })).id;
     await expect(orderDeliveredAgain(t, second, { tripId })).rejects.toMatchObject({ code: '23505' });
     expect(await walletEntries(t, { orderId: second })).toEqual([]);
-    expect((await t.db.withSystem((tx) => tx.query('SELECT 1 FROM merchant_order_posting WHERE order_id = $1', [second]))).rowCount).toBe(0);
+    expect((await t.db.withSystem((tx) => tx.query('SELECT 1 FROM merchant_order_posting WHERE order_id = $1', [second]))).rowCount).toBe(
+      0,
+    );
   });
 
   it('at most one delivery_fee_debit per order and per trip, also when two writers race past the posting anchor', async () => {
@@ -126,11 +195,18 @@ describe('orderDelivered', () => {
     const m = await newMerchant();
     await delivered(m, 'platform', '10.00', '1.00');
     const tenant = { organizationId: t.demo.organizationId, userId: t.demo.users.admin };
-    await expect(t.db.withTenant(tenant, (tx) => tx.query('UPDATE merchant_wallet_entry SET amount = 0 WHERE merchant_id = $1', [m.id]))).rejects.toMatchObject({ code: '42501' });
-    await expect(t.db.withTenant(tenant, (tx) => tx.query('DELETE FROM merchant_wallet_entry WHERE merchant_id = $1', [m.id]))).rejects.toMatchObject({ code: '42501' });
+    await expect(
+      t.db.withTenant(tenant, (tx) => tx.query('UPDATE merchant_wallet_entry SET amount = 0 WHERE merchant_id = $1', [m.id])),
+    ).rejects.toMatchObject({ code: '42501' });
+    await expect(
+      t.db.withTenant(tenant, (tx) => tx.query('DELETE FROM merchant_wallet_entry WHERE merchant_id = $1', [m.id])),
+    ).rejects.toMatchObject({ code: '42501' });
     await expect(
       t.db.withTenant(tenant, (tx) =>
-        tx.query(`INSERT INTO merchant_wallet_entry (organization_id, id, merchant_id, entry_type, amount) VALUES ($1, 'bad-sign', $2, 'sale_credit', -1)`, [t.demo.organizationId, m.id]),
+        tx.query(
+          `INSERT INTO merchant_wallet_entry (organization_id, id, merchant_id, entry_type, amount) VALUES ($1, 'bad-sign', $2, 'sale_credit', -1)`,
+          [t.demo.organizationId, m.id],
+        ),
       ),
     ).rejects.toMatchObject({ code: '23514' });
   });
@@ -141,7 +217,8 @@ describe('refunds (POST /admin/orders/:id/refunds)', () => {
     const m = await newMerchant('10.00');
     const { id } = await kit.place(m, { destination: 'platform', subtotal: '40.00', fee: '10.00' });
     await kit.deliver(m, id);
-    const refund = (payload: Record<string, unknown>, s: Session = admin) => t.req(s, { method: 'POST', url: `/admin/orders/${id}/refunds`, payload });
+    const refund = (payload: Record<string, unknown>, s: Session = admin) =>
+      t.req(s, { method: 'POST', url: `/admin/orders/${id}/refunds`, payload });
     // Not received yet: nothing to refund.
     const early = await refund({ amount: '1.00', reason: 'x' });
     expect(early.statusCode, early.body).toBe(409);
@@ -159,12 +236,24 @@ describe('refunds (POST /admin/orders/:id/refunds)', () => {
     const rest = await refund({ reason: 'order lost' }); // no amount: what is left
     expect(rest.statusCode, rest.body).toBe(201);
     expect(rest.json().payment_status).toBe('refunded');
-    expect((await walletEntries(t, { orderId: id })).filter((e) => e.entry_type === 'refund').map((e) => e.amount)).toEqual(['-20.00', '-30.00']);
+    expect((await walletEntries(t, { orderId: id })).filter((e) => e.entry_type === 'refund').map((e) => e.amount)).toEqual([
+      '-20.00',
+      '-30.00',
+    ]);
     // The merchant nets 40 − 4 − 10 − 50 = −24: never available below zero, the shortfall is his debt.
     expect(rest.json().wallet).toMatchObject({ balance: '-14.00', pending: '0.00', available: '0.00', debt: '14.00' });
     expect((await refund({ amount: '0.01', reason: 'x' })).statusCode).toBe(422);
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT action, after->>'reason' AS reason FROM audit_log WHERE entity_id = $1 AND action LIKE 'order_payment.%' ORDER BY created_at", [id]));
-    expect(audit.rows.map((r) => [r.action, r.reason])).toEqual([['order_payment.received', null], ['order_payment.partially_refunded', 'cold food'], ['order_payment.refunded', 'order lost']]);
+    const audit = await t.db.withSystem((tx) =>
+      tx.query(
+        "SELECT action, after->>'reason' AS reason FROM audit_log WHERE entity_id = $1 AND action LIKE 'order_payment.%' ORDER BY created_at",
+        [id],
+      ),
+    );
+    expect(audit.rows.map((r) => [r.action, r.reason])).toEqual([
+      ['order_payment.received', null],
+      ['order_payment.partially_refunded', 'cold food'],
+      ['order_payment.refunded', 'order lost'],
+    ]);
   });
 });
 
@@ -189,12 +278,17 @@ describe('debt payments', () => {
 
     const first = await pay({ amount: '17.00', note: 'cash at office' }, admin, { 'idempotency-key': 'debt-pay-0001' });
     expect(first.statusCode, first.body).toBe(201);
-    expect(first.json().applied_to.map((x: { order_id: string; entry_type: string; covered: string }) => [x.order_id, x.entry_type, x.covered])).toEqual([
+    expect(
+      first.json().applied_to.map((x: { order_id: string; entry_type: string; covered: string }) => [x.order_id, x.entry_type, x.covered]),
+    ).toEqual([
       [a, 'platform_commission', '5.00'],
       [a, 'delivery_fee_debit', '10.00'],
       [b, 'platform_commission', '2.00'],
     ]);
-    expect(first.json()).toMatchObject({ debt_before: '26.00', wallet: { balance: '-9.00', debt: '9.00', credit: '0.00', payable: '0.00' } });
+    expect(first.json()).toMatchObject({
+      debt_before: '26.00',
+      wallet: { balance: '-9.00', debt: '9.00', credit: '0.00', payable: '0.00' },
+    });
     const replay = await pay({ amount: '17.00', note: 'cash at office' }, admin, { 'idempotency-key': 'debt-pay-0001' });
     expect(replay.statusCode).toBe(201);
     expect(replay.headers['idempotent-replayed']).toBe('true');
@@ -206,9 +300,22 @@ describe('debt payments', () => {
       ['platform_commission', '1.00'],
       ['delivery_fee_debit', '8.00'],
     ]);
-    expect(second.json().wallet).toEqual({ balance: '3.00', pending: '0.00', available: '0.00', debt: '0.00', credit: '3.00', payable: '0.00', currency: 'BOB', organization_id: t.demo.organizationId });
+    expect(second.json().wallet).toEqual({
+      balance: '3.00',
+      pending: '0.00',
+      available: '0.00',
+      debt: '0.00',
+      credit: '3.00',
+      payable: '0.00',
+      currency: 'BOB',
+      organization_id: t.demo.organizationId,
+    });
     expect(await dbBalance(t, m.id)).toBe('3.00');
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'wallet.merchant_debt_payment' AND after->>'merchant_id' = $1", [m.id]));
+    const audit = await t.db.withSystem((tx) =>
+      tx.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'wallet.merchant_debt_payment' AND after->>'merchant_id' = $1", [
+        m.id,
+      ]),
+    );
     expect(audit.rows[0].n).toBe(2);
   });
 });
@@ -217,7 +324,11 @@ describe('debt payments race', () => {
   it('concurrent payments of the whole debt: one wins, the rest are refused; the debt never goes below zero', async () => {
     const m = await newMerchant('10.00');
     await delivered(m, 'cash', '40.00', '6.00'); // debt 4.00 + 6.00
-    const results = await Promise.all(Array.from({ length: 5 }, () => t.req(admin, { method: 'POST', url: `/admin/merchants/${m.id}/debt-payments`, payload: { amount: '10.00' } })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        t.req(admin, { method: 'POST', url: `/admin/merchants/${m.id}/debt-payments`, payload: { amount: '10.00' } }),
+      ),
+    );
     expect(results.filter((r) => r.statusCode === 201)).toHaveLength(1);
     expect(results.filter((r) => r.statusCode === 422).every((r) => r.json().code === 'PAYMENT_EXCEEDS_DEBT')).toBe(true);
     expect(await dbBalance(t, m.id)).toBe('0.00');
@@ -234,8 +345,13 @@ describe('ledger invariant and finance', () => {
     await delivered(m, 'merchant_direct', '67.89', '4.50');
     await delivered(m, 'cash', '10.01', '3.33', { discount: '1.00' });
     await delivered(m, 'platform', '5.55', '0.00');
-    expect((await t.req(admin, { method: 'POST', url: `/admin/merchants/${m.id}/debt-payments`, payload: { amount: '3.21' } })).statusCode).toBe(201);
-    expect((await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: false, minimum_balance: '10.00' } })).statusCode).toBe(200);
+    expect(
+      (await t.req(admin, { method: 'POST', url: `/admin/merchants/${m.id}/debt-payments`, payload: { amount: '3.21' } })).statusCode,
+    ).toBe(201);
+    expect(
+      (await t.req(m.session, { method: 'PATCH', url: '/merchant/settlement-rule', payload: { enabled: false, minimum_balance: '10.00' } }))
+        .statusCode,
+    ).toBe(200);
 
     const balance = await dbBalance(t, m.id);
     // Every page of the ledger, summed by hand.
@@ -267,21 +383,35 @@ describe('ledger invariant and finance', () => {
     const charges = await t.req(admin, { method: 'GET', url: `/finance/charges?merchant_id=${m.id}` });
     expect(charges.statusCode, charges.body).toBe(200);
     const { rows } = await t.db.withSystem((tx) =>
-      tx.query(`SELECT entry_type, (-sum(amount))::numeric(14,2)::text AS s FROM merchant_wallet_entry WHERE merchant_id = $1 AND entry_type IN ('platform_commission', 'delivery_fee_debit') GROUP BY entry_type`, [m.id]),
+      tx.query(
+        `SELECT entry_type, (-sum(amount))::numeric(14,2)::text AS s FROM merchant_wallet_entry WHERE merchant_id = $1 AND entry_type IN ('platform_commission', 'delivery_fee_debit') GROUP BY entry_type`,
+        [m.id],
+      ),
     );
-    expect(charges.json().totals.by_type).toEqual(Object.fromEntries(rows.map((r: { entry_type: string; s: string }) => [r.entry_type, r.s])));
+    expect(charges.json().totals.by_type).toEqual(
+      Object.fromEntries(rows.map((r: { entry_type: string; s: string }) => [r.entry_type, r.s])),
+    );
     expect(charges.json().data.filter((c: { collection: string }) => c.collection === 'debt')).toHaveLength(4);
     expect(charges.json().data.every((c: { amount: string }) => !c.amount.startsWith('-'))).toBe(true);
 
     // Filters: driver, type, period.
     const byDriver = await t.req(admin, { method: 'GET', url: `/finance/ledger?driver_id=${driver.id}` });
-    expect(byDriver.json().data.map((e: { type: string }) => e.type).sort()).toEqual(['delivery_fee_debit', 'platform_commission', 'sale_credit']);
+    expect(
+      byDriver
+        .json()
+        .data.map((e: { type: string }) => e.type)
+        .sort(),
+    ).toEqual(['delivery_fee_debit', 'platform_commission', 'sale_credit']);
     const byType = await t.req(admin, { method: 'GET', url: `/finance/ledger?merchant_id=${m.id}&type=sale_credit` });
     expect(byType.json().data).toHaveLength(2);
     expect(byType.json().totals.by_type).toEqual({ sale_credit: formatCents(cents('133.44') + cents('5.55')) });
     const future = new Date(Date.now() + 86_400_000).toISOString();
-    expect((await t.req(admin, { method: 'GET', url: `/finance/ledger?merchant_id=${m.id}&from=${encodeURIComponent(future)}` })).json().data).toEqual([]);
-    expect((await t.req(admin, { method: 'GET', url: `/finance/ledger?merchant_id=${m.id}&to=${encodeURIComponent(future)}` })).json().data).toHaveLength(11);
+    expect(
+      (await t.req(admin, { method: 'GET', url: `/finance/ledger?merchant_id=${m.id}&from=${encodeURIComponent(future)}` })).json().data,
+    ).toEqual([]);
+    expect(
+      (await t.req(admin, { method: 'GET', url: `/finance/ledger?merchant_id=${m.id}&to=${encodeURIComponent(future)}` })).json().data,
+    ).toHaveLength(11);
     expect((await t.req(admin, { method: 'GET', url: '/finance/ledger?type=bogus' })).statusCode).toBe(400);
     expect((await t.req(m.session, { method: 'GET', url: '/finance/ledger' })).statusCode).toBe(403);
     const other = await t.newOrganization();
@@ -291,10 +421,13 @@ describe('ledger invariant and finance', () => {
     // Dashboard: total merchant debt is the sum of each merchant's uncovered debt.
     const dash = await t.req(admin, { method: 'GET', url: '/dashboard' });
     const debt = await t.db.withSystem((tx) =>
-      tx.query(`SELECT COALESCE(sum(d), 0)::numeric(14,2)::text AS total FROM (
+      tx.query(
+        `SELECT COALESCE(sum(d), 0)::numeric(14,2)::text AS total FROM (
                   SELECT GREATEST(0, -sum(amount)) AS d FROM merchant_wallet_entry
                    WHERE organization_id = $1 AND ((entry_type IN ('platform_commission', 'delivery_fee_debit') AND payment_destination IN ('merchant_direct', 'cash')) OR entry_type = 'merchant_debt_payment')
-                   GROUP BY merchant_id) x`, [t.demo.organizationId]),
+                   GROUP BY merchant_id) x`,
+        [t.demo.organizationId],
+      ),
     );
     expect(dash.json().sections.money.total_merchant_debt).toBe(debt.rows[0].total);
   });

@@ -17,7 +17,12 @@ afterAll(async () => t?.close());
 
 /** A request with an API key instead of a login. */
 const withKey = (key: string, opts: { method?: string; url: string; payload?: unknown }) =>
-  t.app.inject({ method: (opts.method ?? 'GET') as 'GET', url: `/api/v1${opts.url}`, payload: opts.payload as object, headers: { authorization: `Bearer ${key}` } });
+  t.app.inject({
+    method: (opts.method ?? 'GET') as 'GET',
+    url: `/api/v1${opts.url}`,
+    payload: opts.payload as object,
+    headers: { authorization: `Bearer ${key}` },
+  });
 
 async function createKey(s: Session, scopes: string[], name = 'shop server') {
   const res = await t.req(s, { method: 'POST', url: '/api-keys', payload: { name, scopes } });
@@ -26,10 +31,21 @@ async function createKey(s: Session, scopes: string[], name = 'shop server') {
 }
 
 const keyRows = (organizationId: string) =>
-  t.db.withSystem(async (tx) => (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM api_key WHERE organization_id = $1', [organizationId])).rows[0].n);
+  t.db.withSystem(
+    async (tx) =>
+      (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM api_key WHERE organization_id = $1', [organizationId])).rows[0].n,
+  );
 
 const auditOf = (id: string) =>
-  t.db.withSystem(async (tx) => (await tx.query<{ action: string; before: unknown; after: unknown }>('SELECT action, before, after FROM audit_log WHERE entity_id = $1 ORDER BY id', [id])).rows);
+  t.db.withSystem(
+    async (tx) =>
+      (
+        await tx.query<{ action: string; before: unknown; after: unknown }>(
+          'SELECT action, before, after FROM audit_log WHERE entity_id = $1 ORDER BY id',
+          [id],
+        )
+      ).rows,
+  );
 
 describe('API keys', () => {
   it('is shown once, stored hashed, listed without its secret, and audited without it', async () => {
@@ -37,13 +53,21 @@ describe('API keys', () => {
     expect(k.key).toMatch(/^dlk_[0-9a-f-]{36}_[A-Za-z0-9_-]{43}$/);
     expect(k.key.startsWith(`dlk_${k.id}_`)).toBe(true);
     const secret = k.key.slice(`dlk_${k.id}_`.length);
-    const stored = await t.db.withSystem(async (tx) => (await tx.query<Record<string, unknown>>('SELECT * FROM api_key WHERE id = $1', [k.id])).rows[0]);
+    const stored = await t.db.withSystem(
+      async (tx) => (await tx.query<Record<string, unknown>>('SELECT * FROM api_key WHERE id = $1', [k.id])).rows[0],
+    );
     expect(JSON.stringify(stored)).not.toContain(secret);
     const list = await t.req(admin, { method: 'GET', url: '/api-keys' });
     expect(list.statusCode).toBe(200);
     expect(list.body).not.toContain(secret);
     const row = list.json().data.find((x: { id: string }) => x.id === k.id);
-    expect(row).toMatchObject({ name: 'shop server', scopes: ['trips:read'], last_used_at: null, revoked_at: null, organization_id: t.demo.organizationId });
+    expect(row).toMatchObject({
+      name: 'shop server',
+      scopes: ['trips:read'],
+      last_used_at: null,
+      revoked_at: null,
+      organization_id: t.demo.organizationId,
+    });
     expect('key' in row).toBe(false);
     const audit = await auditOf(k.id);
     expect(audit.map((a) => a.action)).toEqual(['api_key.created']);
@@ -58,7 +82,11 @@ describe('API keys', () => {
     expect(one.json().id).toBe(trip.id);
     expect((await withKey(k.key, { url: '/trips' })).statusCode).toBe(200);
     // trips:write is not in the key
-    const write = await withKey(k.key, { method: 'POST', url: '/trips', payload: { pickup_location: pt(-68.13, -16.5), pickup_address: 'a', dropoff_location: pt(-68.12, -16.5), dropoff_address: 'b' } });
+    const write = await withKey(k.key, {
+      method: 'POST',
+      url: '/trips',
+      payload: { pickup_location: pt(-68.13, -16.5), pickup_address: 'a', dropoff_location: pt(-68.12, -16.5), dropoff_address: 'b' },
+    });
     expect(write.statusCode).toBe(403);
     expect(write.headers['content-type']).toContain('application/problem+json');
     expect(write.json().code).toBe('API_KEY_SCOPE');
@@ -76,7 +104,11 @@ describe('API keys', () => {
   it('writes with trips:write, and a merchant key sees only what the merchant sees', async () => {
     const k = await createKey(admin, ['trips:write']);
     const before = (await t.req(admin, { method: 'GET', url: '/trips?limit=200' })).json().data.length;
-    const made = await withKey(k.key, { method: 'POST', url: '/trips', payload: { pickup_location: pt(-68.13, -16.5), pickup_address: 'a', dropoff_location: pt(-68.12, -16.5), dropoff_address: 'b' } });
+    const made = await withKey(k.key, {
+      method: 'POST',
+      url: '/trips',
+      payload: { pickup_location: pt(-68.13, -16.5), pickup_address: 'a', dropoff_location: pt(-68.12, -16.5), dropoff_address: 'b' },
+    });
     expect(made.statusCode, made.body).toBe(201);
     expect((await t.req(admin, { method: 'GET', url: '/trips?limit=200' })).json().data.length).toBe(before + 1);
 
@@ -105,12 +137,14 @@ describe('API keys', () => {
       if (code) expect(r.json().code).toBe(code);
     }
     // drivers and customers may not hold keys
-    expect((await t.req(await t.as('driver'), { method: 'POST', url: '/api-keys', payload: { name: 'x', scopes: ['trips:read'] } })).statusCode).toBe(403);
+    expect(
+      (await t.req(await t.as('driver'), { method: 'POST', url: '/api-keys', payload: { name: 'x', scopes: ['trips:read'] } })).statusCode,
+    ).toBe(403);
     expect((await t.req(await t.as('customer'), { method: 'GET', url: '/api-keys' })).statusCode).toBe(403);
     expect(await keyRows(t.demo.organizationId)).toBe(n);
   });
 
-  it('a revoked, unknown or forged key is 401; revocation is audited; another owner\'s key is 404 to a merchant', async () => {
+  it("a revoked, unknown or forged key is 401; revocation is audited; another owner's key is 404 to a merchant", async () => {
     const k = await createKey(merchant, ['trips:read']);
     expect((await withKey(k.key, { url: '/trips' })).statusCode).toBe(200);
     // another merchant user cannot see or revoke it; an administrator can
@@ -143,9 +177,13 @@ describe('API keys', () => {
     expect((await t.req(admin, { method: 'DELETE', url: `/api-keys/${k.id}` })).statusCode).toBe(404);
   });
 
-  it('never does more than its owner: a deactivated owner\'s key is refused', async () => {
+  it("never does more than its owner: a deactivated owner's key is refused", async () => {
     const email = `keyowner-${Date.now()}@demo.test`;
-    const made = await t.req(admin, { method: 'POST', url: '/app-users', payload: { email, password: 'Kx9!long-enough-pass', display_name: 'Key owner', role: 'administrator' } });
+    const made = await t.req(admin, {
+      method: 'POST',
+      url: '/app-users',
+      payload: { email, password: 'Kx9!long-enough-pass', display_name: 'Key owner', role: 'administrator' },
+    });
     expect(made.statusCode, made.body).toBe(201);
     const owner = await t.login(email, 'Kx9!long-enough-pass');
     const k = await createKey(owner, ['trips:read']);

@@ -15,22 +15,38 @@ describe('login', () => {
     const res = await t.req(null, { method: 'POST', url: '/auth/login', payload: { email: 'ADMIN@demo.test', password: DEMO_PASSWORD } });
     expect(res.statusCode).toBe(200);
     const b = res.json();
-    expect(b).toMatchObject({ token_type: 'Bearer', expires_in: 900, user: { email: 'admin@demo.test', role: 'administrator', kind: 'administrator' } });
+    expect(b).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: 900,
+      user: { email: 'admin@demo.test', role: 'administrator', kind: 'administrator' },
+    });
     expect(b.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    const stored = await t.db.withSystem(async (tx) => (await tx.query('SELECT token_hash FROM refresh_token')).rows.map((r) => r.token_hash));
+    const stored = await t.db.withSystem(async (tx) =>
+      (await tx.query('SELECT token_hash FROM refresh_token')).rows.map((r) => r.token_hash),
+    );
     expect(stored).not.toContain(b.refresh_token); // only hashes are stored
   });
 
   it('refuses a wrong password and an unknown account alike', async () => {
-    const a = await t.req(null, { method: 'POST', url: '/auth/login', payload: { email: 'admin@demo.test', password: 'wrong-password-1' } });
-    const b = await t.req(null, { method: 'POST', url: '/auth/login', payload: { email: 'nobody@demo.test', password: 'wrong-password-1' } });
+    const a = await t.req(null, {
+      method: 'POST',
+      url: '/auth/login',
+      payload: { email: 'admin@demo.test', password: 'wrong-password-1' },
+    });
+    const b = await t.req(null, {
+      method: 'POST',
+      url: '/auth/login',
+      payload: { email: 'nobody@demo.test', password: 'wrong-password-1' },
+    });
     expect([a.statusCode, b.statusCode]).toEqual([401, 401]);
     expect(a.json().code).toBe('INVALID_CREDENTIALS');
     expect(b.json().code).toBe('INVALID_CREDENTIALS');
   });
 
   it('stores passwords as argon2id', async () => {
-    const h = await t.db.withSystem(async (tx) => (await tx.query("SELECT password_hash FROM users WHERE email = 'admin@demo.test'")).rows[0].password_hash);
+    const h = await t.db.withSystem(
+      async (tx) => (await tx.query("SELECT password_hash FROM users WHERE email = 'admin@demo.test'")).rows[0].password_hash,
+    );
     expect(h).toMatch(/^\$argon2id\$/);
     // The suite's cheap parameters (test/helpers.ts) are honoured; production defaults are OWASP's 19 MiB, 2 passes.
     expect(h).toMatch(/^\$argon2id\$v=19\$m=1024,t=1,p=1\$/);
@@ -56,7 +72,9 @@ describe('tokens', () => {
     expect(r2.statusCode).toBe(401);
     const me = await t.req({ ...s, token: rotated.access_token }, { method: 'GET', url: '/me' });
     expect(me.statusCode).toBe(401);
-    const revoked = await t.db.withSystem(async (tx) => (await tx.query("SELECT revoked_reason FROM auth_session WHERE revoked_at IS NOT NULL")).rows);
+    const revoked = await t.db.withSystem(
+      async (tx) => (await tx.query('SELECT revoked_reason FROM auth_session WHERE revoked_at IS NOT NULL')).rows,
+    );
     expect(revoked.map((r) => r.revoked_reason)).toContain('refresh_token_reuse');
   });
 
@@ -73,11 +91,15 @@ describe('tokens', () => {
   it('mobile revoke kills the given refresh token', async () => {
     const s = await t.login('driver@demo.test');
     const other = await t.login('driver@demo.test');
-    expect((await t.req(other, { method: 'POST', url: '/auth/mobile/revoke', payload: { refresh_token: s.refresh } })).statusCode).toBe(204);
+    expect((await t.req(other, { method: 'POST', url: '/auth/mobile/revoke', payload: { refresh_token: s.refresh } })).statusCode).toBe(
+      204,
+    );
     expect((await t.req(null, { method: 'POST', url: '/auth/refresh', payload: { refresh_token: s.refresh } })).statusCode).toBe(401);
     expect((await t.req(other, { method: 'GET', url: '/me' })).statusCode).toBe(200);
     const stranger = await t.login('customer@demo.test');
-    expect((await t.req(stranger, { method: 'POST', url: '/auth/mobile/revoke', payload: { refresh_token: other.refresh } })).statusCode).toBe(404);
+    expect(
+      (await t.req(stranger, { method: 'POST', url: '/auth/mobile/revoke', payload: { refresh_token: other.refresh } })).statusCode,
+    ).toBe(404);
   });
 
   it('forged, expired and malformed tokens are 401', async () => {
@@ -105,7 +127,11 @@ describe('tokens', () => {
   it('/me answers the caller with organization', async () => {
     const s = await t.as('dispatch');
     const res = await t.req(s, { method: 'GET', url: '/me' });
-    expect(res.json()).toMatchObject({ email: 'dispatch@demo.test', kind: 'dispatch', organization: { id: t.demo.organizationId, name: 'Demo Logistics' } });
+    expect(res.json()).toMatchObject({
+      email: 'dispatch@demo.test',
+      kind: 'dispatch',
+      organization: { id: t.demo.organizationId, name: 'Demo Logistics' },
+    });
   });
 
   it('roles are enforced by the route declaration', async () => {

@@ -18,8 +18,20 @@ describe('configuration, validated once at start', () => {
   });
 
   it('reads integers and booleans from their text; empty means unset', () => {
-    const s = readSettings({ SYNC_ENTITY_LIMIT: '2', MULTI_INSTANCE: 'yes', S3_FORCE_PATH_STYLE: 'off', STORAGE_DRIVER: 'S3', REALTIME_HEARTBEAT_MS: '' });
-    expect(s).toMatchObject({ SYNC_ENTITY_LIMIT: 2, MULTI_INSTANCE: true, S3_FORCE_PATH_STYLE: false, STORAGE_DRIVER: 's3', REALTIME_HEARTBEAT_MS: 15_000 });
+    const s = readSettings({
+      SYNC_ENTITY_LIMIT: '2',
+      MULTI_INSTANCE: 'yes',
+      S3_FORCE_PATH_STYLE: 'off',
+      STORAGE_DRIVER: 'S3',
+      REALTIME_HEARTBEAT_MS: '',
+    });
+    expect(s).toMatchObject({
+      SYNC_ENTITY_LIMIT: 2,
+      MULTI_INSTANCE: true,
+      S3_FORCE_PATH_STYLE: false,
+      STORAGE_DRIVER: 's3',
+      REALTIME_HEARTBEAT_MS: 15_000,
+    });
   });
 
   it.each([

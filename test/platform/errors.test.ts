@@ -9,11 +9,22 @@ afterAll(() => t?.close());
 
 const countUsers = () => t.db.withSystem(async (tx) => (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM users')).rows[0].n);
 
-function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; json(): any; body: string }, status: number, code: string) {
+function expectProblem(
+  res: { statusCode: number; headers: Record<string, unknown>; json(): any; body: string },
+  status: number,
+  code: string,
+) {
   expect(res.statusCode).toBe(status);
   expect(String(res.headers['content-type'])).toContain('application/problem+json');
   const b = res.json();
-  expect(b).toMatchObject({ status, code, title: expect.any(String), detail: expect.any(String), request_id: expect.any(String), type: expect.any(String) });
+  expect(b).toMatchObject({
+    status,
+    code,
+    title: expect.any(String),
+    detail: expect.any(String),
+    request_id: expect.any(String),
+    type: expect.any(String),
+  });
   expect(res.body).not.toMatch(/at .*\.(ts|js):\d+/); // no stack traces
   return b;
 }
@@ -26,7 +37,12 @@ describe('problem responses', () => {
   it('malformed JSON → 400, nothing written', async () => {
     const admin = await t.as('admin');
     const before = await countUsers();
-    const res = await t.req(admin, { method: 'POST', url: '/app-users', headers: { 'content-type': 'application/json' }, payload: '{"email": "x@y.z", ' });
+    const res = await t.req(admin, {
+      method: 'POST',
+      url: '/app-users',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"email": "x@y.z", ',
+    });
     expectProblem(res, 400, 'MALFORMED_JSON');
     expect(await countUsers()).toBe(before);
   });
@@ -53,7 +69,11 @@ describe('problem responses', () => {
 
   it('a body over 1 MiB → 413', async () => {
     const admin = await t.as('admin');
-    const res = await t.req(admin, { method: 'POST', url: '/documents', payload: { subject_type: 'user', doc_type: 'license', title: 'x'.repeat(1_100_000) } });
+    const res = await t.req(admin, {
+      method: 'POST',
+      url: '/documents',
+      payload: { subject_type: 'user', doc_type: 'license', title: 'x'.repeat(1_100_000) },
+    });
     expectProblem(res, 413, 'PAYLOAD_TOO_LARGE');
   });
 

@@ -34,7 +34,8 @@ const onboard = (app: TestApp, email: string, password: string, from = '127.0.0.
   } as InjectOptions);
 const pairKey = (email: string, from: string) => `pair:${email}|${from}`;
 /** Lets the back-off of one account-and-address pair run out (instead of sleeping through it). */
-const expireBlock = (app: TestApp, key: string) => app.db.withSystem((tx) => tx.query('UPDATE login_throttle SET blocked_until = now() WHERE key = $1', [key]));
+const expireBlock = (app: TestApp, key: string) =>
+  app.db.withSystem((tx) => tx.query('UPDATE login_throttle SET blocked_until = now() WHERE key = $1', [key]));
 
 describe('fault 1: onboarding never changes an existing login', () => {
   it("onboarding with an existing user's email: the user still logs in; the password decides the account", async () => {
@@ -64,7 +65,12 @@ describe('fault 1: onboarding never changes an existing login', () => {
     const both = await login(t, { email: 'dispatch@demo.test', password: DEMO_PASSWORD });
     expect(both.statusCode).toBe(400);
     expect(both.json().code).toBe('ORGANIZATION_REQUIRED');
-    expect(both.json().organizations.map((o: { id: string }) => o.id).sort()).toEqual([t.demo.organizationId, other.json().organization_id].sort());
+    expect(
+      both
+        .json()
+        .organizations.map((o: { id: string }) => o.id)
+        .sort(),
+    ).toEqual([t.demo.organizationId, other.json().organization_id].sort());
     const chosen = await login(t, { email: 'dispatch@demo.test', password: DEMO_PASSWORD, organization_id: other.json().organization_id });
     expect(chosen.statusCode).toBe(200);
     expect(chosen.json().user.organization_id).toBe(other.json().organization_id);
@@ -72,7 +78,8 @@ describe('fault 1: onboarding never changes an existing login', () => {
 
   it('onboarding is rate limited per client address and per email (429 problem+json with Retry-After)', async () => {
     const codes: number[] = [];
-    for (let i = 0; i < 4; i++) codes.push((await onboard(limited, `owner${i}@ip-limit.test`, 'Fresh-operator-2026', '198.51.100.7')).statusCode);
+    for (let i = 0; i < 4; i++)
+      codes.push((await onboard(limited, `owner${i}@ip-limit.test`, 'Fresh-operator-2026', '198.51.100.7')).statusCode);
     expect(codes).toEqual([201, 201, 201, 429]);
     const refused = await onboard(limited, 'owner9@ip-limit.test', 'Fresh-operator-2026', '198.51.100.7');
     expect(refused.headers['content-type']).toContain('application/problem+json');
@@ -82,11 +89,13 @@ describe('fault 1: onboarding never changes an existing login', () => {
     expect((await onboard(limited, 'owner@other-ip.test', 'Fresh-operator-2026', '198.51.100.8')).statusCode).toBe(201);
 
     const perEmail: number[] = [];
-    for (let i = 0; i < 3; i++) perEmail.push((await onboard(limited, 'admin@demo.test', 'Fresh-operator-2026', `198.51.100.${20 + i}`)).statusCode);
+    for (let i = 0; i < 3; i++)
+      perEmail.push((await onboard(limited, 'admin@demo.test', 'Fresh-operator-2026', `198.51.100.${20 + i}`)).statusCode);
     expect(perEmail).toEqual([201, 201, 429]);
     // The same limit applies to an email nobody has: the answers do not tell registered emails apart.
     const unknown: number[] = [];
-    for (let i = 0; i < 3; i++) unknown.push((await onboard(limited, 'nobody@nowhere.test', 'Fresh-operator-2026', `198.51.100.${30 + i}`)).statusCode);
+    for (let i = 0; i < 3; i++)
+      unknown.push((await onboard(limited, 'nobody@nowhere.test', 'Fresh-operator-2026', `198.51.100.${30 + i}`)).statusCode);
     expect(unknown).toEqual([201, 201, 429]);
     // admin@demo.test still logs in to the demo organization.
     const admin = await login(limited, { email: 'admin@demo.test', password: DEMO_PASSWORD });
@@ -98,7 +107,9 @@ describe('fault 2: X-Forwarded-For is not trusted by default', () => {
   it('a spoofed X-Forwarded-For does not change the client address of the per-address limit', async () => {
     const codes: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const res = await login(limited, { email: `guess${i}@spoof.test`, password: 'wrong-password-1' }, '203.0.113.99', { 'x-forwarded-for': `10.9.8.${i}` });
+      const res = await login(limited, { email: `guess${i}@spoof.test`, password: 'wrong-password-1' }, '203.0.113.99', {
+        'x-forwarded-for': `10.9.8.${i}`,
+      });
       codes.push(res.statusCode);
     }
     expect(codes).toEqual([401, 401, 401, 429, 429]);
@@ -107,12 +118,24 @@ describe('fault 2: X-Forwarded-For is not trusted by default', () => {
   it('with TRUST_PROXY set, the address the proxy reports is the client address', async () => {
     const spread: number[] = [];
     for (let i = 0; i < 5; i++) {
-      spread.push((await login(proxied, { email: `guess${i}@proxy.test`, password: 'wrong-password-1' }, '127.0.0.1', { 'x-forwarded-for': `10.9.7.${i}` })).statusCode);
+      spread.push(
+        (
+          await login(proxied, { email: `guess${i}@proxy.test`, password: 'wrong-password-1' }, '127.0.0.1', {
+            'x-forwarded-for': `10.9.7.${i}`,
+          })
+        ).statusCode,
+      );
     }
     expect(spread).toEqual([401, 401, 401, 401, 401]);
     const same: number[] = [];
     for (let i = 0; i < 4; i++) {
-      same.push((await login(proxied, { email: `again${i}@proxy.test`, password: 'wrong-password-1' }, '127.0.0.1', { 'x-forwarded-for': '10.9.7.200' })).statusCode);
+      same.push(
+        (
+          await login(proxied, { email: `again${i}@proxy.test`, password: 'wrong-password-1' }, '127.0.0.1', {
+            'x-forwarded-for': '10.9.7.200',
+          })
+        ).statusCode,
+      );
     }
     expect(same).toEqual([401, 401, 401, 429]);
   });
@@ -157,7 +180,8 @@ describe('fault 3: wrong passwords throttle the guesser, they never lock the own
 
   it('the same answers for a login that does not exist', async () => {
     const codes: number[] = [];
-    for (let i = 0; i < 6; i++) codes.push((await login(t, { email: 'ghost@nowhere.test', password: 'wrong-password-1' }, attacker)).statusCode);
+    for (let i = 0; i < 6; i++)
+      codes.push((await login(t, { email: 'ghost@nowhere.test', password: 'wrong-password-1' }, attacker)).statusCode);
     expect(codes).toEqual([401, 401, 401, 401, 401, 429]);
   });
 
@@ -168,9 +192,23 @@ describe('fault 3: wrong passwords throttle the guesser, they never lock the own
       const email = 'shared-counter@nowhere.test';
       for (let i = 0; i < 5; i++) {
         const app = i % 2 ? second : t.app;
-        expect((await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: 'wrong-password-1' }, remoteAddress: attacker } as InjectOptions)).statusCode).toBe(401);
+        expect(
+          (
+            await app.inject({
+              method: 'POST',
+              url: '/api/v1/auth/login',
+              payload: { email, password: 'wrong-password-1' },
+              remoteAddress: attacker,
+            } as InjectOptions)
+          ).statusCode,
+        ).toBe(401);
       }
-      const res = await second.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: 'wrong-password-1' }, remoteAddress: attacker } as InjectOptions);
+      const res = await second.inject({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { email, password: 'wrong-password-1' },
+        remoteAddress: attacker,
+      } as InjectOptions);
       expect(res.statusCode).toBe(429);
     } finally {
       await second.close();
@@ -223,7 +261,9 @@ describe('fault 6: refresh grace, token claims, common passwords, logged query s
     const first = await t.req(null, { method: 'POST', url: '/auth/refresh', payload: { refresh_token: s.refresh } });
     expect(first.statusCode).toBe(200);
     await t.db.withSystem((tx) =>
-      tx.query("UPDATE refresh_token SET used_at = used_at - make_interval(secs => $1) WHERE used_at IS NOT NULL", [t.config.refreshReuseGraceSeconds + 1]),
+      tx.query('UPDATE refresh_token SET used_at = used_at - make_interval(secs => $1) WHERE used_at IS NOT NULL', [
+        t.config.refreshReuseGraceSeconds + 1,
+      ]),
     );
     const again = await t.req(null, { method: 'POST', url: '/auth/refresh', payload: { refresh_token: s.refresh } });
     expect(again.statusCode).toBe(401);
@@ -257,7 +297,11 @@ describe('fault 6: refresh grace, token claims, common passwords, logged query s
     const users = async () => t.db.withSystem(async (tx) => (await tx.query('SELECT count(*)::int AS n FROM users')).rows[0].n);
     const before = await users();
     for (const password of ['qwerty1234', 'password12', '1q2w3e4r5t', 'Basketball!']) {
-      const created = await t.req(admin, { method: 'POST', url: '/app-users', payload: { email: `weak-${before}@demo.test`, password, display_name: 'W', role: 'delivery' } });
+      const created = await t.req(admin, {
+        method: 'POST',
+        url: '/app-users',
+        payload: { email: `weak-${before}@demo.test`, password, display_name: 'W', role: 'delivery' },
+      });
       expect(created.statusCode).toBe(400);
       expect(created.json().code).toBe('WEAK_PASSWORD');
       const onboarded = await onboard(t, 'weak-owner@demo.test', password, '192.0.2.40');
@@ -265,13 +309,21 @@ describe('fault 6: refresh grace, token claims, common passwords, logged query s
       expect(onboarded.json().code).toBe('WEAK_PASSWORD');
     }
     expect(await users()).toBe(before);
-    const ok = await t.req(admin, { method: 'POST', url: '/app-users', payload: { email: 'strong@demo.test', password: 'correct horse battery', display_name: 'S', role: 'delivery' } });
+    const ok = await t.req(admin, {
+      method: 'POST',
+      url: '/app-users',
+      payload: { email: 'strong@demo.test', password: 'correct horse battery', display_name: 'S', role: 'delivery' },
+    });
     expect(ok.statusCode).toBe(201);
   });
 
   it('query strings (stream tokens, upload tokens) are redacted in the request log', async () => {
     const lines: string[] = [];
-    const logged = await buildApp({ config: { ...t.config, logLevel: 'info' }, db: t.db, logStream: { write: (l: string) => void lines.push(l) } });
+    const logged = await buildApp({
+      config: { ...t.config, logLevel: 'info' },
+      db: t.db,
+      logStream: { write: (l: string) => void lines.push(l) },
+    });
     await logged.ready();
     try {
       await logged.inject({ method: 'GET', url: '/api/v1/realtime/me/stream?stream_token=s3cret-stream-token&last_event_id=5' });
@@ -306,12 +358,16 @@ describe('fault 5: safe defaults', () => {
       // On PostgreSQL three pools (instances); on PGlite one database seeded three times at once.
       const instances = fresh.url ? dbs : [fresh.db, fresh.db, fresh.db];
       await Promise.all(instances.map((db) => migrate(db)));
-      const built = fresh.url ? await Promise.all(dbs.map((db) => buildApp({ config: t.config, db }))) : [await buildApp({ config: t.config, db: fresh.db })];
+      const built = fresh.url
+        ? await Promise.all(dbs.map((db) => buildApp({ config: t.config, db })))
+        : [await buildApp({ config: t.config, db: fresh.db })];
       apps.push(...built);
       await Promise.all(apps.map((a) => a.ready()));
       const results = await Promise.all([0, 1, 2].map((i) => seedDemo(apps[i % apps.length])));
       expect(results.filter(Boolean)).toHaveLength(1);
-      const orgs = await fresh.db.withSystem(async (tx) => (await tx.query('SELECT slug FROM organization ORDER BY slug')).rows.map((r) => r.slug));
+      const orgs = await fresh.db.withSystem(async (tx) =>
+        (await tx.query('SELECT slug FROM organization ORDER BY slug')).rows.map((r) => r.slug),
+      );
       expect(orgs).toEqual(['demo', 'platform']);
     } finally {
       for (const a of apps) await a.close();

@@ -60,7 +60,9 @@ describe('lazy optional modules', () => {
       keyPrefix: 'objects/',
     });
     expect(lazyModulesLoaded()).toEqual(['exceljs']); // creating the driver does not load the SDK
-    expect(await text(await driver.get('01a21074-7dc4-7c0e-ac81-28fe36c6e63f'))).toBe('object at /b/objects/01a21074-7dc4-7c0e-ac81-28fe36c6e63f');
+    expect(await text(await driver.get('01a21074-7dc4-7c0e-ac81-28fe36c6e63f'))).toBe(
+      'object at /b/objects/01a21074-7dc4-7c0e-ac81-28fe36c6e63f',
+    );
     expect(lazyModulesLoaded()).toEqual(['@aws-sdk/client-s3', 'exceljs']);
     expect(inCache('@aws-sdk/client-s3')).toBe(true);
   });

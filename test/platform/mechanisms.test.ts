@@ -42,7 +42,10 @@ describe('idempotency store', () => {
           once(tx, { organizationId: ctx.organizationId, scope: 'test', key: 'key-concurrent', hash: requestHash({ a: 1 }) }, async () => {
             runs++;
             const id = newId();
-            await tx.query("INSERT INTO audit_log (organization_id, id, action, entity_type, entity_id) VALUES ($1, $2, 'idem.test', 'x', $2)", [ctx.organizationId, id]);
+            await tx.query(
+              "INSERT INTO audit_log (organization_id, id, action, entity_type, entity_id) VALUES ($1, $2, 'idem.test', 'x', $2)",
+              [ctx.organizationId, id],
+            );
             return { status: 201, body: { id } };
           }),
         ),
@@ -50,7 +53,9 @@ describe('idempotency store', () => {
     );
     expect(new Set(results.map((r) => (r.body as { id: string }).id)).size).toBe(1);
     expect(runs).toBe(1);
-    const rows = await t.db.withSystem(async (tx) => (await tx.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'idem.test'")).rows[0].n);
+    const rows = await t.db.withSystem(
+      async (tx) => (await tx.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'idem.test'")).rows[0].n,
+    );
     expect(rows).toBe(1);
   });
 });
@@ -59,14 +64,18 @@ describe('events', () => {
   it('an event is written in the caller transaction and vanishes with its rollback', async () => {
     const seen: string[] = [];
     const unlisten = await t.db.listen('app_events', (p) => seen.push(p));
-    const committed = await t.db.withTenant(ctx, (tx) => t.app.ctx.events.record(tx, ctx.organizationId, { type: 'test.done', entityType: 'test', entityId: 'e1', payload: { a: 1 } }));
+    const committed = await t.db.withTenant(ctx, (tx) =>
+      t.app.ctx.events.record(tx, ctx.organizationId, { type: 'test.done', entityType: 'test', entityId: 'e1', payload: { a: 1 } }),
+    );
     await expect(
       t.db.withTenant(ctx, async (tx) => {
         await t.app.ctx.events.record(tx, ctx.organizationId, { type: 'test.rolled_back', entityType: 'test', entityId: 'e2' });
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
-    const rows = await t.db.withSystem(async (tx) => (await tx.query("SELECT type, seq FROM event WHERE entity_type = 'test' ORDER BY seq")).rows);
+    const rows = await t.db.withSystem(
+      async (tx) => (await tx.query("SELECT type, seq FROM event WHERE entity_type = 'test' ORDER BY seq")).rows,
+    );
     expect(rows.map((r) => r.type)).toEqual(['test.done']);
     await new Promise((r) => setTimeout(r, 200));
     expect(seen.map((s) => JSON.parse(s).seq)).toContain(committed.seq);
@@ -90,23 +99,67 @@ describe('geography', () => {
   it('validates GeoJSON points and polygons', () => {
     expect(parsePoint({ type: 'Point', coordinates: [-68.1, -16.5] })).toEqual({ lon: -68.1, lat: -16.5 });
     expect(() => parsePoint({ type: 'Point', coordinates: [200, 0] })).toThrow(AppError);
-    const square = [[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]];
+    const square = [
+      [
+        [0, 0],
+        [1, 0],
+        [1, 1],
+        [0, 1],
+        [0, 0],
+      ],
+    ];
     expect(parseArea({ type: 'Polygon', coordinates: square })).toHaveLength(1);
-    expect(() => parseArea({ type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 1]]] })).toThrow(/Invalid geometry/);
-    expect(() => parseArea({ type: 'Polygon', coordinates: [[[0, 0], [1, 0], [0, 0]]] })).toThrow(AppError);
+    expect(() =>
+      parseArea({
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 1],
+          ],
+        ],
+      }),
+    ).toThrow(/Invalid geometry/);
+    expect(() =>
+      parseArea({
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [1, 0],
+            [0, 0],
+          ],
+        ],
+      }),
+    ).toThrow(AppError);
     expect(polygonContains(square[0] ? (square as [number, number][][]) : [], { lon: 0.5, lat: 0.5 })).toBe(true);
     expect(polygonContains(square as [number, number][][], { lon: 1.5, lat: 0.5 })).toBe(false);
     expect(pointFromSql(pointSql({ lon: -68.13, lat: -16.5 }))).toEqual({ lon: -68.13, lat: -16.5 });
   });
 
   it('the SQL haversine agrees with the JS one, and native containment works', async () => {
-    const pairs = fc.sample(fc.tuple(fc.double({ min: -69, max: -67, noNaN: true }), fc.double({ min: -17, max: -16, noNaN: true }), fc.double({ min: -69, max: -67, noNaN: true }), fc.double({ min: -17, max: -16, noNaN: true })), 20);
+    const pairs = fc.sample(
+      fc.tuple(
+        fc.double({ min: -69, max: -67, noNaN: true }),
+        fc.double({ min: -17, max: -16, noNaN: true }),
+        fc.double({ min: -69, max: -67, noNaN: true }),
+        fc.double({ min: -17, max: -16, noNaN: true }),
+      ),
+      20,
+    );
     await t.db.withSystem(async (tx) => {
       for (const [a, b, c, d] of pairs) {
-        const { rows } = await tx.query<{ m: number }>(`SELECT ${HAVERSINE_SQL('$1::point', '$2::point')} AS m`, [pointSql({ lon: a, lat: b }), pointSql({ lon: c, lat: d })]);
+        const { rows } = await tx.query<{ m: number }>(`SELECT ${HAVERSINE_SQL('$1::point', '$2::point')} AS m`, [
+          pointSql({ lon: a, lat: b }),
+          pointSql({ lon: c, lat: d }),
+        ]);
         expect(Math.abs(Number(rows[0].m) - haversineMeters({ lon: a, lat: b }, { lon: c, lat: d }))).toBeLessThan(0.01);
       }
-      const inside = await tx.query("SELECT polygon '((0,0),(1,0),(1,1),(0,1))' @> point '(0.5,0.5)' AS a, polygon '((0,0),(1,0),(1,1),(0,1))' @> point '(2,2)' AS b");
+      const inside = await tx.query(
+        "SELECT polygon '((0,0),(1,0),(1,1),(0,1))' @> point '(0.5,0.5)' AS a, polygon '((0,0),(1,0),(1,1),(0,1))' @> point '(2,2)' AS b",
+      );
       expect(inside.rows[0]).toEqual({ a: true, b: false });
     });
     expect(Math.round(haversineMeters({ lon: -68.13, lat: -16.5 }, { lon: -68.13, lat: -16.4 }))).toBe(11120);

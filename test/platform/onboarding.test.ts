@@ -43,7 +43,11 @@ describe('onboarding and operators', () => {
     const short = await onboard('weak-short@x.test', 'short1');
     expect(short.statusCode).toBe(400);
     expect(short.json()).toMatchObject({ code: 'VALIDATION_FAILED', errors: [{ field: 'admin.password' }] });
-    const missing = await t.req(null, { method: 'POST', url: '/onboarding', payload: { organization_name: 'X', admin: { email: 'a@b.co', display_name: 'A' } } });
+    const missing = await t.req(null, {
+      method: 'POST',
+      url: '/onboarding',
+      payload: { organization_name: 'X', admin: { email: 'a@b.co', display_name: 'A' } },
+    });
     expect(missing.statusCode).toBe(400);
     expect(await count()).toBe(before);
   });
@@ -53,7 +57,8 @@ describe('onboarding and operators', () => {
     const platform = await t.as('platform');
     const admin = await t.as('admin');
     expect((await t.req(admin, { method: 'POST', url: `/operators/${operator_id}/approve` })).statusCode).toBe(403);
-    const act = (a: string) => t.req(platform, { method: 'POST', url: `/operators/${operator_id}/${a}`, payload: { reason: `because ${a}` } });
+    const act = (a: string) =>
+      t.req(platform, { method: 'POST', url: `/operators/${operator_id}/${a}`, payload: { reason: `because ${a}` } });
     const bad = await act('reactivate');
     expect(bad.statusCode).toBe(409);
     expect(bad.json()).toMatchObject({ code: 'INVALID_TRANSITION', current_status: 'pending' });
@@ -65,7 +70,9 @@ describe('onboarding and operators', () => {
     expect((await t.req(s, { method: 'GET', url: '/app-users' })).json().code).toBe('OPERATOR_NOT_APPROVED');
     expect((await act('reactivate')).json().status).toBe('approved');
     expect((await t.req(s, { method: 'GET', url: '/app-users' })).statusCode).toBe(200);
-    const audit = await t.db.withSystem(async (tx) => (await tx.query("SELECT action FROM audit_log WHERE entity_id = $1 ORDER BY id", [operator_id])).rows.map((r) => r.action));
+    const audit = await t.db.withSystem(async (tx) =>
+      (await tx.query('SELECT action FROM audit_log WHERE entity_id = $1 ORDER BY id', [operator_id])).rows.map((r) => r.action),
+    );
     expect(audit).toEqual(['operator.onboarded', 'operator.approve', 'operator.suspend', 'operator.reactivate']);
     const list = await t.req(platform, { method: 'GET', url: '/operators?status=approved&limit=200' });
     expect(list.json().data.map((o: { id: string }) => o.id)).toContain(operator_id);
@@ -85,27 +92,50 @@ describe('settings, branding, users, documents, audit', () => {
     const fixed = await t.req(admin, { method: 'PATCH', url: '/settings', payload: { default_currency: 'USD' } });
     expect(fixed.statusCode).toBe(409);
     expect(fixed.json().code).toBe('CURRENCY_IN_USE');
-    const res = await t.req(admin, { method: 'PATCH', url: '/settings', payload: { require_platform_payment_before_order: true, default_currency: 'BOB', timezone: 'America/La_Paz' } });
+    const res = await t.req(admin, {
+      method: 'PATCH',
+      url: '/settings',
+      payload: { require_platform_payment_before_order: true, default_currency: 'BOB', timezone: 'America/La_Paz' },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ require_platform_payment_before_order: true, default_currency: 'BOB', timezone: 'America/La_Paz' });
     expect((await t.req(admin, { method: 'GET', url: '/settings' })).json().require_platform_payment_before_order).toBe(true);
     const audit = await t.req(admin, { method: 'GET', url: '/audit?action=settings.updated' });
-    expect(audit.json().data[0]).toMatchObject({ action: 'settings.updated', before: { require_platform_payment_before_order: false }, after: { require_platform_payment_before_order: true } });
+    expect(audit.json().data[0]).toMatchObject({
+      action: 'settings.updated',
+      before: { require_platform_payment_before_order: false },
+      after: { require_platform_payment_before_order: true },
+    });
   });
 
   it('branding: colours must be #RRGGBB; another organization is 404', async () => {
     const admin = await t.as('admin');
-    const ok = await t.req(admin, { method: 'PATCH', url: `/organizations/${t.demo.organizationId}/branding`, payload: { primary_color: '#12ab9F', name: 'Demo Express' } });
+    const ok = await t.req(admin, {
+      method: 'PATCH',
+      url: `/organizations/${t.demo.organizationId}/branding`,
+      payload: { primary_color: '#12ab9F', name: 'Demo Express' },
+    });
     expect(ok.statusCode).toBe(200);
     expect(ok.json()).toMatchObject({ primary_color: '#12ab9F', name: 'Demo Express' });
-    expect((await t.req(admin, { method: 'PATCH', url: `/organizations/${t.demo.organizationId}/branding`, payload: { primary_color: 'red' } })).statusCode).toBe(400);
+    expect(
+      (await t.req(admin, { method: 'PATCH', url: `/organizations/${t.demo.organizationId}/branding`, payload: { primary_color: 'red' } }))
+        .statusCode,
+    ).toBe(400);
     const other = await t.newOrganization();
-    expect((await t.req(admin, { method: 'PATCH', url: `/organizations/${other.organizationId}/branding`, payload: { name: 'Hacked' } })).statusCode).toBe(404);
+    expect(
+      (await t.req(admin, { method: 'PATCH', url: `/organizations/${other.organizationId}/branding`, payload: { name: 'Hacked' } }))
+        .statusCode,
+    ).toBe(404);
   });
 
   it('app users: create, list with cursor, duplicate email 409', async () => {
     const admin = await t.as('admin');
-    const mk = (email: string) => t.req(admin, { method: 'POST', url: '/app-users', payload: { email, password: 'Another-pass-99', display_name: 'Rider', role: 'repartidor' } });
+    const mk = (email: string) =>
+      t.req(admin, {
+        method: 'POST',
+        url: '/app-users',
+        payload: { email, password: 'Another-pass-99', display_name: 'Rider', role: 'repartidor' },
+      });
     expect((await mk('rider1@demo.test')).statusCode).toBe(201);
     expect((await mk('rider2@demo.test')).statusCode).toBe(201);
     const dup = await mk('RIDER1@demo.test');
@@ -124,16 +154,26 @@ describe('settings, branding, users, documents, audit', () => {
   it('documents: submit, review once, another organization cannot review', async () => {
     const driver = await t.as('driver');
     const admin = await t.as('admin');
-    const doc = await t.req(driver, { method: 'POST', url: '/documents', payload: { subject_type: 'driver', doc_type: 'license', title: 'Driver licence' } });
+    const doc = await t.req(driver, {
+      method: 'POST',
+      url: '/documents',
+      payload: { subject_type: 'driver', doc_type: 'license', title: 'Driver licence' },
+    });
     expect(doc.statusCode).toBe(201);
     const id = doc.json().id;
     const other = await t.newOrganization();
     const otherAdmin = await t.login(other.logins.admin);
-    expect((await t.req(otherAdmin, { method: 'POST', url: `/documents/${id}/review`, payload: { decision: 'approved' } })).statusCode).toBe(404);
-    expect((await t.req(driver, { method: 'POST', url: `/documents/${id}/review`, payload: { decision: 'approved' } })).statusCode).toBe(403);
+    expect(
+      (await t.req(otherAdmin, { method: 'POST', url: `/documents/${id}/review`, payload: { decision: 'approved' } })).statusCode,
+    ).toBe(404);
+    expect((await t.req(driver, { method: 'POST', url: `/documents/${id}/review`, payload: { decision: 'approved' } })).statusCode).toBe(
+      403,
+    );
     const r = await t.req(admin, { method: 'POST', url: `/documents/${id}/review`, payload: { decision: 'rejected', notes: 'blurry' } });
     expect(r.json()).toMatchObject({ status: 'rejected', review_notes: 'blurry' });
-    expect((await t.req(admin, { method: 'POST', url: `/documents/${id}/review`, payload: { decision: 'approved' } })).statusCode).toBe(409);
+    expect((await t.req(admin, { method: 'POST', url: `/documents/${id}/review`, payload: { decision: 'approved' } })).statusCode).toBe(
+      409,
+    );
     // The driver sees his own documents; the customer sees none of them.
     expect((await t.req(driver, { method: 'GET', url: '/documents' })).json().data.map((d: { id: string }) => d.id)).toContain(id);
     expect((await t.req(await t.as('customer'), { method: 'GET', url: '/documents' })).json().data).toEqual([]);
@@ -148,6 +188,9 @@ describe('settings, branding, users, documents, audit', () => {
 
   it('health and the contract are public', async () => {
     expect((await t.req(null, { method: 'GET', url: '/health' })).json()).toMatchObject({ status: 'ok', database: 'ok' });
-    expect((await t.req(null, { method: 'GET', url: '/contracts/current' })).json()).toMatchObject({ api_version: 'v1', release: 'V0.7.2' });
+    expect((await t.req(null, { method: 'GET', url: '/contracts/current' })).json()).toMatchObject({
+      api_version: 'v1',
+      release: 'V0.7.2',
+    });
   });
 });

@@ -17,7 +17,8 @@ describe('the OpenAPI document says who may call each operation', () => {
     const missing: string[] = [];
     for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
       for (const [method, op] of Object.entries<Record<string, any>>(item)) {
-        if (!Array.isArray(op['x-roles']) || !String(op.description ?? '').includes('**Access**')) missing.push(`${method.toUpperCase()} ${path}`);
+        if (!Array.isArray(op['x-roles']) || !String(op.description ?? '').includes('**Access**'))
+          missing.push(`${method.toUpperCase()} ${path}`);
       }
     }
     expect(missing).toEqual([]);
@@ -34,7 +35,10 @@ describe('the OpenAPI document says who may call each operation', () => {
       if (r.url.includes('/realtime/') && r.url.endsWith('/stream')) continue;
       checked++;
       const roles = r.isPublic ? [] : (r.roles ?? PRINCIPALS);
-      if (JSON.stringify([...op['x-roles']].sort()) !== JSON.stringify([...roles].sort()) || (op['x-permission'] ?? undefined) !== r.permission) {
+      if (
+        JSON.stringify([...op['x-roles']].sort()) !== JSON.stringify([...roles].sort()) ||
+        (op['x-permission'] ?? undefined) !== r.permission
+      ) {
         wrong.push(`${r.method} ${r.url}: ${JSON.stringify(op['x-roles'])} ${op['x-permission']}`);
       }
     }

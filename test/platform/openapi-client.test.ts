@@ -110,20 +110,34 @@ function compile(file: string): string[] {
     types: ['node'],
     typeRoots: [join(process.cwd(), 'node_modules', '@types')],
   });
-  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file ? `${d.file.fileName.split('/').pop()}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : ''} ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`);
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map(
+      (d) =>
+        `${d.file ? `${d.file.fileName.split('/').pop()}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : ''} ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`,
+    );
 }
 
 describe('a client generated from the document (openapi-typescript + openapi-fetch, tsc --strict)', () => {
   it('compiles with --strict, then logs in, places an order and follows its trip against the server', async () => {
     writeFileSync(join(dir, 'client.ts'), CLIENT);
     expect(compile(join(dir, 'client.ts'))).toEqual([]);
-    writeFileSync(join(dir, 'client.js'), ts.transpileModule(CLIENT, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText);
+    writeFileSync(
+      join(dir, 'client.js'),
+      ts.transpileModule(CLIENT, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText,
+    );
 
     const shop = await newShop(t);
     const [{ email: merchantEmail }] = await rows<{ email: string }>(t, 'SELECT email FROM users WHERE id = $1', [shop.merchant.userId]);
     const customer = await newUser(t, 'delivery');
     const { run } = await import(pathToFileURL(join(dir, 'client.js')).href);
-    const out = await run(baseUrl, { customer: customer.email, merchant: merchantEmail, password: DEMO_PASSWORD, branchId: shop.branchId, itemIds: shop.items.map((i) => i.id) });
+    const out = await run(baseUrl, {
+      customer: customer.email,
+      merchant: merchantEmail,
+      password: DEMO_PASSWORD,
+      branchId: shop.branchId,
+      itemIds: shop.items.map((i) => i.id),
+    });
     expect(out.order.status).toBe('ready');
     expect(out.trip.id).toBe(out.order.trip_id);
     expect(out.trip.order_id).toBe(out.order.id);

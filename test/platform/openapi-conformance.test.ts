@@ -50,16 +50,24 @@ const esc = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 describe('bounded conformance run over the whole document', () => {
   it('every role, every operation: no 5xx; status, content type and body as documented', async () => {
     const ids = await t.db.withSystem(async (tx) => {
-      const pick = async (sql: string) => ((await tx.query(sql)).rows[0]?.id as string | undefined) ?? '0190aaaa-0000-7000-8000-000000000000';
-      return { user: await pick('SELECT id FROM users ORDER BY id LIMIT 1'), territory: await pick('SELECT id FROM territory ORDER BY id LIMIT 1') };
+      const pick = async (sql: string) =>
+        ((await tx.query(sql)).rows[0]?.id as string | undefined) ?? '0190aaaa-0000-7000-8000-000000000000';
+      return {
+        user: await pick('SELECT id FROM users ORDER BY id LIMIT 1'),
+        territory: await pick('SELECT id FROM territory ORDER BY id LIMIT 1'),
+      };
     });
-    const ops = operationsOf(doc).filter((o) => !/\/auth\/(logout|mobile\/revoke)$/.test(o.url) && !(o.url.includes('/realtime/') && o.url.endsWith('/stream')));
+    const ops = operationsOf(doc).filter(
+      (o) => !/\/auth\/(logout|mobile\/revoke)$/.test(o.url) && !(o.url.includes('/realtime/') && o.url.endsWith('/stream')),
+    );
     const failures: string[] = [];
     let requests = 0;
     for (const role of ROLES) {
       const session: Session = await t.as(role);
       for (const op of ops) {
-        const path = op.url.replace(/:([A-Za-z_]+)/g, (_, p: string) => (/territor/i.test(p) ? ids.territory : /user/i.test(p) ? ids.user : '0190aaaa-0000-7000-8000-000000000000'));
+        const path = op.url.replace(/:([A-Za-z_]+)/g, (_, p: string) =>
+          /territor/i.test(p) ? ids.territory : /user/i.test(p) ? ids.user : '0190aaaa-0000-7000-8000-000000000000',
+        );
         const query = op.query
           .filter((q) => q.required)
           .map((q) => `${encodeURIComponent(q.name)}=${encodeURIComponent(String(minimalValue(q.schema, undefined, q.name)))}`)
@@ -74,7 +82,9 @@ describe('bounded conformance run over the whole document', () => {
         });
         requests++;
         const at = `${role} ${op.method} ${op.url} → ${res.statusCode}`;
-        const explicit = Object.keys(full.paths[Object.keys(doc.paths).find((p) => p.replace(/\{([^}]+)\}/g, ':$1') === op.url)!][op.method.toLowerCase()].responses);
+        const explicit = Object.keys(
+          full.paths[Object.keys(doc.paths).find((p) => p.replace(/\{([^}]+)\}/g, ':$1') === op.url)!][op.method.toLowerCase()].responses,
+        );
         // Documented exceptions: a 5xx the operation documents by its exact status (501 reserved contracts, 503 unconfigured webhooks).
         if (res.statusCode >= 500 && !explicit.includes(String(res.statusCode))) {
           failures.push(`${at} not_a_server_error: ${res.body.slice(0, 200)}`);
@@ -90,7 +100,9 @@ describe('bounded conformance run over the whole document', () => {
         }
         const content: Json | undefined = responses[key].content;
         if (!content || res.statusCode === 204) continue;
-        const type = String(res.headers['content-type'] ?? '').split(';')[0].trim();
+        const type = String(res.headers['content-type'] ?? '')
+          .split(';')[0]
+          .trim();
         if (!(type in content)) {
           failures.push(`${at} content_type_conformance: ${type}, documented ${Object.keys(content).join(',')}`);
           continue;

@@ -31,7 +31,8 @@ const operations = () =>
 /** Every Schema Object of the document with a name saying where it is. */
 function schemaSlots(): [string, Json][] {
   const out: [string, Json][] = Object.entries<Json>(doc.components.schemas).map(([n, s]) => [`components.schemas.${n}`, s]);
-  const content = (where: string, c: Json | undefined) => Object.entries<Json>(c ?? {}).forEach(([type, m]) => m.schema && out.push([`${where} ${type}`, m.schema]));
+  const content = (where: string, c: Json | undefined) =>
+    Object.entries<Json>(c ?? {}).forEach(([type, m]) => m.schema && out.push([`${where} ${type}`, m.schema]));
   for (const { path, method, op } of operations()) {
     const at = `${method.toUpperCase()} ${path}`;
     for (const p of op.parameters ?? []) out.push([`${at} ${p.in}.${p.name}`, p.schema]);
@@ -74,7 +75,10 @@ describe('OpenAPI 3.1 document', () => {
   });
 
   it('errors are application/problem+json with the one shared Problem schema', () => {
-    expect(doc.components.schemas.Problem).toMatchObject({ type: 'object', required: expect.arrayContaining(['type', 'title', 'status', 'detail', 'code', 'request_id']) });
+    expect(doc.components.schemas.Problem).toMatchObject({
+      type: 'object',
+      required: expect.arrayContaining(['type', 'title', 'status', 'detail', 'code', 'request_id']),
+    });
     const wrong: string[] = [];
     let refs = 0;
     for (const { path, method, op } of operations()) {
@@ -82,16 +86,23 @@ describe('OpenAPI 3.1 document', () => {
         if (!/^[45]/.test(status)) continue;
         const r = r0.$ref ? doc.components.responses[r0.$ref.split('/').pop()] : r0;
         const types = Object.keys(r.content ?? {});
-        if (types.join() !== 'application/problem+json' || r.content['application/problem+json'].schema.$ref !== '#/components/schemas/Problem') wrong.push(`${method} ${path} ${status}`);
+        if (
+          types.join() !== 'application/problem+json' ||
+          r.content['application/problem+json'].schema.$ref !== '#/components/schemas/Problem'
+        )
+          wrong.push(`${method} ${path} ${status}`);
         else refs++;
       }
-      for (const s of ['400', '500']) if (!op.responses[s] && !(s === '400' && !op.parameters && !op.requestBody)) wrong.push(`${method} ${path}: no ${s}`);
+      for (const s of ['400', '500'])
+        if (!op.responses[s] && !(s === '400' && !op.parameters && !op.requestBody)) wrong.push(`${method} ${path}: no ${s}`);
       if (op.security?.length && !op.responses['401']) wrong.push(`${method} ${path}: no 401`);
     }
     expect(wrong).toEqual([]);
     expect(refs).toBeGreaterThan(300);
     // The problem shape is defined once: no inline copies left.
-    const copies = schemaSlots().filter(([where, s]) => where !== 'components.schemas.Problem' && s.properties?.request_id && s.properties?.code);
+    const copies = schemaSlots().filter(
+      ([where, s]) => where !== 'components.schemas.Problem' && s.properties?.request_id && s.properties?.code,
+    );
     expect(copies.map(([w]) => w)).toEqual([]);
   });
 
@@ -102,7 +113,12 @@ describe('OpenAPI 3.1 document', () => {
     }
     expect(missing).toEqual([]);
     // And they are what the server answers: a problem with its code.
-    const big = await t.req(null, { method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email: 'a@b.c', password: 'x'.repeat(2 * 1024 * 1024) }) });
+    const big = await t.req(null, {
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ email: 'a@b.c', password: 'x'.repeat(2 * 1024 * 1024) }),
+    });
     expect(big.statusCode).toBe(413);
     expect(big.json()).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
   });
@@ -111,7 +127,10 @@ describe('OpenAPI 3.1 document', () => {
     const text = JSON.stringify(doc.paths);
     for (const name of ['Trip', 'Order', 'Driver', 'Merchant', 'User', 'GeoPoint', 'Quote', 'Wallet']) {
       expect(doc.components.schemas[name], name).toBeDefined();
-      expect(text.includes(`"#/components/schemas/${name}"`) || JSON.stringify(doc.components).includes(`"#/components/schemas/${name}"`), name).toBe(true);
+      expect(
+        text.includes(`"#/components/schemas/${name}"`) || JSON.stringify(doc.components).includes(`"#/components/schemas/${name}"`),
+        name,
+      ).toBe(true);
     }
     const registered = Object.keys(namedSchemas).filter((n) => doc.components.schemas[n]);
     expect(registered.length).toBeGreaterThan(20);
@@ -119,7 +138,9 @@ describe('OpenAPI 3.1 document', () => {
       .filter(({ op }) => op.requestBody?.content?.['application/json'] && !op.requestBody.content['application/json'].schema.$ref)
       .map(({ method, path }) => `${method} ${path}`);
     expect(inlineBodies).toEqual([]);
-    expect(doc.paths['/api/v1/trips'].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/CreateTripRequest');
+    expect(doc.paths['/api/v1/trips'].post.requestBody.content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/CreateTripRequest',
+    );
     expect(doc.paths['/api/v1/trips'].post.responses['201'].content['application/json'].schema.$ref).toBe('#/components/schemas/Trip');
   });
 
@@ -194,14 +215,26 @@ describe('the server keeps the contract', () => {
   it('positions are validated member by member as documented (prefixItems): [lon, lat] in range, an optional altitude, no fourth member', async () => {
     const customer = await t.as('customer');
     for (const coordinates of [[-68.1, 100], [-200, -16.5], [-68.1, -16.5, 3, 4], [-68.1], [-68.1, -16.5, 'high']]) {
-      const res = await t.req(customer, { method: 'POST', url: '/customer/addresses', payload: { address: 'Av. Arce 100', location: { type: 'Point', coordinates } } });
+      const res = await t.req(customer, {
+        method: 'POST',
+        url: '/customer/addresses',
+        payload: { address: 'Av. Arce 100', location: { type: 'Point', coordinates } },
+      });
       expect(res.statusCode, JSON.stringify(coordinates)).toBe(400);
       expect(res.json().code).toBe('VALIDATION_FAILED');
       expect(res.json().errors[0].field).toMatch(/^location\.coordinates/);
     }
-    const ok = await t.req(customer, { method: 'POST', url: '/customer/addresses', payload: { address: 'Av. Arce 100', location: { type: 'Point', coordinates: [-68.1, -16.5] } } });
+    const ok = await t.req(customer, {
+      method: 'POST',
+      url: '/customer/addresses',
+      payload: { address: 'Av. Arce 100', location: { type: 'Point', coordinates: [-68.1, -16.5] } },
+    });
     expect(ok.statusCode).toBe(201);
-    const withAltitude = await t.req(customer, { method: 'POST', url: '/customer/addresses', payload: { address: 'Av. Arce 100', location: { type: 'Point', coordinates: [-68.1, -16.5, 3600] } } });
+    const withAltitude = await t.req(customer, {
+      method: 'POST',
+      url: '/customer/addresses',
+      payload: { address: 'Av. Arce 100', location: { type: 'Point', coordinates: [-68.1, -16.5, 3600] } },
+    });
     expect(withAltitude.statusCode).toBe(201);
     expect(withAltitude.json().location.coordinates).toEqual([-68.1, -16.5]);
   });
@@ -238,7 +271,10 @@ describe('the server keeps the contract', () => {
       expect(res.statusCode, since).toBe(400);
       expect(res.json().code).toBe('VALIDATION_FAILED');
     }
-    const ok = await t.req(driver, { method: 'GET', url: `/mobile/sync/pull?since=${encodeURIComponent('0551-10-27t21:44:59.302+11:56')}` });
+    const ok = await t.req(driver, {
+      method: 'GET',
+      url: `/mobile/sync/pull?since=${encodeURIComponent('0551-10-27t21:44:59.302+11:56')}`,
+    });
     expect(ok.statusCode).toBe(200);
   });
 
@@ -275,34 +311,106 @@ describe('request schemas are as strict as the server', () => {
     const trip = '0190aaaa-0000-7000-8000-000000000000';
     const cases: { component: string; session: typeof admin | null; url: string; body: Json; valid: boolean }[] = [
       { component: 'LoginRequest', session: null, url: '/auth/login', body: { password: 'Whatever-2026' }, valid: false },
-      { component: 'LoginRequest', session: null, url: '/auth/login', body: { email: 'admin@demo.test', phone: '+59170000000', password: 'Whatever-2026' }, valid: false },
-      { component: 'LoginRequest', session: null, url: '/auth/login', body: { phone: '+59170000000', password: 'Whatever-2026' }, valid: true },
-      { component: 'CreateAppUserRequest', session: admin, url: '/app-users', body: { email: 'n@x.test', password: 'short1', display_name: 'N', role: 'delivery' }, valid: false },
-      { component: 'CreateAppUserRequest', session: admin, url: '/app-users', body: { password: 'Long-enough-2026', display_name: 'N', role: 'delivery' }, valid: false },
-      { component: 'CreateCustomerOrderRequest', session: customer, url: '/customer/orders', body: { quote_id: trip, branch_id: trip }, valid: false },
-      { component: 'CreateCustomerOrderRequest', session: customer, url: '/customer/orders', body: { branch_id: trip, address_id: trip }, valid: false },
+      {
+        component: 'LoginRequest',
+        session: null,
+        url: '/auth/login',
+        body: { email: 'admin@demo.test', phone: '+59170000000', password: 'Whatever-2026' },
+        valid: false,
+      },
+      {
+        component: 'LoginRequest',
+        session: null,
+        url: '/auth/login',
+        body: { phone: '+59170000000', password: 'Whatever-2026' },
+        valid: true,
+      },
+      {
+        component: 'CreateAppUserRequest',
+        session: admin,
+        url: '/app-users',
+        body: { email: 'n@x.test', password: 'short1', display_name: 'N', role: 'delivery' },
+        valid: false,
+      },
+      {
+        component: 'CreateAppUserRequest',
+        session: admin,
+        url: '/app-users',
+        body: { password: 'Long-enough-2026', display_name: 'N', role: 'delivery' },
+        valid: false,
+      },
+      {
+        component: 'CreateCustomerOrderRequest',
+        session: customer,
+        url: '/customer/orders',
+        body: { quote_id: trip, branch_id: trip },
+        valid: false,
+      },
+      {
+        component: 'CreateCustomerOrderRequest',
+        session: customer,
+        url: '/customer/orders',
+        body: { branch_id: trip, address_id: trip },
+        valid: false,
+      },
       { component: 'CreateCustomerOrderRequest', session: customer, url: '/customer/orders', body: {}, valid: false },
       { component: 'CreateCustomerOrderRequest', session: customer, url: '/customer/orders', body: { quote_id: trip }, valid: true },
-      { component: 'SendAdminNotificationRequest', session: admin, url: '/admin/notifications', body: { title: 'T', body: 'B' }, valid: false },
-      { component: 'SendAdminNotificationRequest', session: admin, url: '/admin/notifications', body: { title: 'T', body: 'B', role: 'delivery', user_ids: [trip] }, valid: false },
-      { component: 'SendAdminNotificationRequest', session: admin, url: '/admin/notifications', body: { title: 'T', body: 'B', role: 'delivery' }, valid: true },
+      {
+        component: 'SendAdminNotificationRequest',
+        session: admin,
+        url: '/admin/notifications',
+        body: { title: 'T', body: 'B' },
+        valid: false,
+      },
+      {
+        component: 'SendAdminNotificationRequest',
+        session: admin,
+        url: '/admin/notifications',
+        body: { title: 'T', body: 'B', role: 'delivery', user_ids: [trip] },
+        valid: false,
+      },
+      {
+        component: 'SendAdminNotificationRequest',
+        session: admin,
+        url: '/admin/notifications',
+        body: { title: 'T', body: 'B', role: 'delivery' },
+        valid: true,
+      },
       { component: 'ChangeTripStatusRequest', session: admin, url: `/trips/${trip}/status`, body: { reason: 'r' }, valid: false },
-      { component: 'ChangeTripStatusRequest', session: admin, url: `/trips/${trip}/status`, body: { status: 'cancelled', reason: 'r' }, valid: true },
-      { component: 'ChangeTripStatusRequest', session: admin, url: `/trips/${trip}/status`, body: { reset_pin_lock: 'both', reason: 'r' }, valid: true },
+      {
+        component: 'ChangeTripStatusRequest',
+        session: admin,
+        url: `/trips/${trip}/status`,
+        body: { status: 'cancelled', reason: 'r' },
+        valid: true,
+      },
+      {
+        component: 'ChangeTripStatusRequest',
+        session: admin,
+        url: `/trips/${trip}/status`,
+        body: { reset_pin_lock: 'both', reason: 'r' },
+        valid: true,
+      },
     ];
     const disagreements: string[] = [];
     for (const c of cases) {
       const documented = schema(c.component)(c.body) as boolean;
       const res = await t.req(c.session, { method: 'POST', url: c.url, payload: c.body });
       const serverRefused = res.statusCode === 400 && ['VALIDATION_FAILED'].includes(res.json().code);
-      if (documented !== c.valid || serverRefused === c.valid) disagreements.push(`${c.component} ${JSON.stringify(c.body)}: document ${documented}, server ${res.statusCode} ${res.body.slice(0, 120)}`);
+      if (documented !== c.valid || serverRefused === c.valid)
+        disagreements.push(
+          `${c.component} ${JSON.stringify(c.body)}: document ${documented}, server ${res.statusCode} ${res.body.slice(0, 120)}`,
+        );
     }
     expect(disagreements).toEqual([]);
   });
 
   it('the trip status body is a oneOf of two named, typed shapes; the order body a oneOf of quote and cart', () => {
     const status = doc.components.schemas.ChangeTripStatusRequest;
-    expect(status.oneOf.map((x: Json) => x.$ref)).toEqual(['#/components/schemas/TripStatusChange', '#/components/schemas/TripPinLockReset']);
+    expect(status.oneOf.map((x: Json) => x.$ref)).toEqual([
+      '#/components/schemas/TripStatusChange',
+      '#/components/schemas/TripPinLockReset',
+    ]);
     expect(doc.components.schemas.TripStatusChange.required).toEqual(expect.arrayContaining(['status', 'reason']));
     expect(doc.components.schemas.TripPinLockReset.required).toEqual(expect.arrayContaining(['reset_pin_lock', 'reason']));
     const order = doc.components.schemas.CreateCustomerOrderRequest;

@@ -13,7 +13,11 @@ afterAll(() => t?.close());
 
 const users = async () => (await t.db.withSystem((tx) => tx.query('SELECT count(*)::int AS n FROM users'))).rows[0].n as number;
 const newAppUser = (phone: string, email: string) =>
-  t.req(admin, { method: 'POST', url: '/app-users', payload: { email, phone, password: DEMO_PASSWORD, display_name: 'Phone user', role: 'delivery' } });
+  t.req(admin, {
+    method: 'POST',
+    url: '/app-users',
+    payload: { email, phone, password: DEMO_PASSWORD, display_name: 'Phone user', role: 'delivery' },
+  });
 
 describe('phone numbers are stored in E.164 with the organization default country', () => {
   it('the default country is BO and can be changed to another ISO 3166 code (unknown codes 400, listing the allowed ones)', async () => {
@@ -53,7 +57,11 @@ describe('phone numbers are stored in E.164 with the organization default countr
   });
 
   it('support_phone, branch phone and the trip recipient_phone follow the default country', async () => {
-    const us = await t.req(admin, { method: 'PATCH', url: '/settings', payload: { default_country: 'US', support_phone: '(212) 736-5000' } });
+    const us = await t.req(admin, {
+      method: 'PATCH',
+      url: '/settings',
+      payload: { default_country: 'US', support_phone: '(212) 736-5000' },
+    });
     expect(us.statusCode, us.body).toBe(200);
     expect(us.json()).toMatchObject({ default_country: 'US', support_phone: '+12127365000' });
     const back = await t.req(admin, { method: 'PATCH', url: '/settings', payload: { default_country: 'BO', support_phone: '2 2441234' } });
@@ -66,9 +74,17 @@ describe('phone numbers are stored in E.164 with the organization default countr
     });
     expect(branch.statusCode, branch.body).toBe(201);
     expect(branch.json().phone).toBe('+59177654321');
-    const patched = await t.req(merchant, { method: 'PATCH', url: `/merchant/branches/${branch.json().id}`, payload: { phone: '+1 212 736 5000' } });
+    const patched = await t.req(merchant, {
+      method: 'PATCH',
+      url: `/merchant/branches/${branch.json().id}`,
+      payload: { phone: '+1 212 736 5000' },
+    });
     expect(patched.json().phone).toBe('+12127365000');
-    const badBranch = await t.req(merchant, { method: 'PATCH', url: `/merchant/branches/${branch.json().id}`, payload: { phone: '12345' } });
+    const badBranch = await t.req(merchant, {
+      method: 'PATCH',
+      url: `/merchant/branches/${branch.json().id}`,
+      payload: { phone: '12345' },
+    });
     expect(badBranch.statusCode).toBe(400);
 
     const trip = await newTrip(t, admin, { recipient_phone: '71234000' });
@@ -80,7 +96,13 @@ describe('phone numbers are stored in E.164 with the organization default countr
     const bad = await t.req(admin, {
       method: 'POST',
       url: '/trips',
-      payload: { pickup_location: pt(-68.13, -16.5), pickup_address: 'A', dropoff_location: pt(-68.12, -16.49), dropoff_address: 'B', recipient_phone: '1234567' },
+      payload: {
+        pickup_location: pt(-68.13, -16.5),
+        pickup_address: 'A',
+        dropoff_location: pt(-68.12, -16.49),
+        dropoff_address: 'B',
+        recipient_phone: '1234567',
+      },
     });
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toMatchObject({ code: 'INVALID_PHONE', errors: [{ field: 'recipient_phone' }] });

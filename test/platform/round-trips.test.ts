@@ -87,7 +87,11 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transac
     expect(proxy.take()).toBe(1);
     expect(rows).toEqual([{ org, role: 'app_tenant', v: "it's \\ a 'quoted' value" }]);
     // The settings were local to that transaction: the connection is back to its own role.
-    const after = await db.withOwner(async (tx) => (await tx.query<{ role: string; org: string }>(`SELECT current_user AS role, current_setting('app.organization_id', true) AS org`)).rows[0]);
+    const after = await db.withOwner(
+      async (tx) =>
+        (await tx.query<{ role: string; org: string }>(`SELECT current_user AS role, current_setting('app.organization_id', true) AS org`))
+          .rows[0],
+    );
     expect(after.role).not.toBe('app_tenant');
     expect(after.org ?? '').toBe('');
     proxy.take();
@@ -96,16 +100,25 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transac
   it('readTenant: each statement is one round trip with the tenant settings, read-only, and nothing stays on the connection', async () => {
     const ctx = { organizationId: org, userId: 'u2' };
     const seen = await db.readTenant(ctx, async (tx) => {
-      const a = (await tx.query<{ org: string; u: string; role: string; ro: string }>(
-        `SELECT current_setting('app.organization_id') AS org, current_setting('app.user_id') AS u, current_user AS role, current_setting('transaction_read_only') AS ro`,
-      )).rows[0];
+      const a = (
+        await tx.query<{ org: string; u: string; role: string; ro: string }>(
+          `SELECT current_setting('app.organization_id') AS org, current_setting('app.user_id') AS u, current_user AS role, current_setting('transaction_read_only') AS ro`,
+        )
+      ).rows[0];
       const b = (await tx.query<{ v: string }>('SELECT $1::text AS v', ['second'])).rows[0];
       return { ...a, v: b.v };
     });
     expect(proxy.take()).toBe(2);
     expect(seen).toEqual({ org, u: 'u2', role: 'app_tenant', ro: 'on', v: 'second' });
     // No BEGIN was sent, none is left open, and the settings ended with each statement.
-    const after = await db.withOwner(async (tx) => (await tx.query<{ role: string; org: string; ro: string }>(`SELECT current_user AS role, current_setting('app.organization_id', true) AS org, current_setting('transaction_read_only') AS ro`)).rows[0]);
+    const after = await db.withOwner(
+      async (tx) =>
+        (
+          await tx.query<{ role: string; org: string; ro: string }>(
+            `SELECT current_user AS role, current_setting('app.organization_id', true) AS org, current_setting('transaction_read_only') AS ro`,
+          )
+        ).rows[0],
+    );
     expect(after.role).not.toBe('app_tenant');
     expect(after.org ?? '').toBe('');
     expect(after.ro).toBe('off');
@@ -114,8 +127,12 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transac
 
   it('readTenant refuses a write (25006) and leaves nothing written; the connection stays usable', async () => {
     const ctx = { organizationId: org, userId: null };
-    await expect(db.readTenant(ctx, (tx) => tx.query(`UPDATE organization SET name = 'changed' WHERE id = $1`, [org]))).rejects.toMatchObject({ code: '25006' });
-    const name = await db.withSystem(async (tx) => (await tx.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [org])).rows[0].name);
+    await expect(
+      db.readTenant(ctx, (tx) => tx.query(`UPDATE organization SET name = 'changed' WHERE id = $1`, [org])),
+    ).rejects.toMatchObject({ code: '25006' });
+    const name = await db.withSystem(
+      async (tx) => (await tx.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [org])).rows[0].name,
+    );
     expect(name).toBe('round trips');
     expect(await db.tenantRead<{ x: number }>(ctx, 'SELECT 1 AS x')).toEqual([{ x: 1 }]);
     proxy.take();
@@ -124,9 +141,13 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transac
   it('a failing setup stops the statement behind it: nothing runs outside the tenant context', async () => {
     // A tenant context that cannot be set (NUL byte in the setting): the statement in the same exchange is skipped.
     const bad = { organizationId: 'bad\u0000id', userId: null };
-    await expect(db.withTenant(bad, (tx) => tx.query(`UPDATE organization SET name = 'outside' WHERE id = $1`, [org]))).rejects.toBeTruthy();
+    await expect(
+      db.withTenant(bad, (tx) => tx.query(`UPDATE organization SET name = 'outside' WHERE id = $1`, [org])),
+    ).rejects.toBeTruthy();
     await expect(db.tenantRead(bad, 'SELECT id FROM organization')).rejects.toBeTruthy();
-    const name = await db.withSystem(async (tx) => (await tx.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [org])).rows[0].name);
+    const name = await db.withSystem(
+      async (tx) => (await tx.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [org])).rows[0].name,
+    );
     expect(name).toBe('round trips');
     proxy.take();
   });
@@ -143,7 +164,14 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transac
     }
     expect(proxy.take()).toBe(8 * 4);
     // One connection (max 1): its session holds each statement once.
-    const stmts = await db.withOwner(async (tx) => (await tx.query<{ name: string; generic_plans: number; custom_plans: number }>(`SELECT name, generic_plans::int, custom_plans::int FROM pg_prepared_statements`)).rows);
+    const stmts = await db.withOwner(
+      async (tx) =>
+        (
+          await tx.query<{ name: string; generic_plans: number; custom_plans: number }>(
+            `SELECT name, generic_plans::int, custom_plans::int FROM pg_prepared_statements`,
+          )
+        ).rows,
+    );
     const g = stmts.find((x) => x.name === generic.name)!;
     expect(g).toMatchObject({ generic_plans: 8, custom_plans: 0 });
     expect(stmts.filter((x) => x.name === auto.name)).toHaveLength(1);
@@ -182,7 +210,10 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transac
 
   it('withTenant: the setup travels with the first statement (one statement = 2 round trips, n statements = n + 1)', async () => {
     const ctx = { organizationId: org, userId: 'u1' };
-    const one = await db.withTenant(ctx, async (tx) => (await tx.query<{ u: string }>(`SELECT current_setting('app.user_id') AS u`)).rows[0].u);
+    const one = await db.withTenant(
+      ctx,
+      async (tx) => (await tx.query<{ u: string }>(`SELECT current_setting('app.user_id') AS u`)).rows[0].u,
+    );
     expect(one).toBe('u1');
     expect(proxy.take()).toBe(2);
     await db.withTenant(ctx, async (tx) => {

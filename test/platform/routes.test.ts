@@ -16,8 +16,13 @@ describe('route table', () => {
     const failures: string[] = [];
     for (const r of priv) {
       const url = r.url.replace(/:[A-Za-z_]+/g, '01890000-0000-7000-8000-000000000000');
-      const res = await t.app.inject({ method: r.method as 'GET', url, payload: ['POST', 'PATCH', 'PUT'].includes(r.method) ? {} : undefined });
-      if (res.statusCode !== 401 || (r.method !== 'HEAD' && res.json().code !== 'UNAUTHORIZED')) failures.push(`${r.method} ${r.url} → ${res.statusCode}`);
+      const res = await t.app.inject({
+        method: r.method as 'GET',
+        url,
+        payload: ['POST', 'PATCH', 'PUT'].includes(r.method) ? {} : undefined,
+      });
+      if (res.statusCode !== 401 || (r.method !== 'HEAD' && res.json().code !== 'UNAUTHORIZED'))
+        failures.push(`${r.method} ${r.url} → ${res.statusCode}`);
     }
     expect(failures).toEqual([]);
   });
@@ -26,7 +31,20 @@ describe('route table', () => {
     const pub = apiRoutes()
       .filter((r) => r.isPublic)
       .map((r) => `${r.method} ${r.url}`);
-    const allowed = [/\/health$/, /\/health\/ready$/, /\/auth\/login$/, /\/auth\/refresh$/, /\/contracts\/current$/, /\/onboarding$/, /\/openapi\.json$/, /\/webhook$/, /\/realtime\//, /\/public\/tracking\/:token$/, /\/public\/tracking\/:token\/preferences$/, /\/gps\/osmand\/:token$/];
+    const allowed = [
+      /\/health$/,
+      /\/health\/ready$/,
+      /\/auth\/login$/,
+      /\/auth\/refresh$/,
+      /\/contracts\/current$/,
+      /\/onboarding$/,
+      /\/openapi\.json$/,
+      /\/webhook$/,
+      /\/realtime\//,
+      /\/public\/tracking\/:token$/,
+      /\/public\/tracking\/:token\/preferences$/,
+      /\/gps\/osmand\/:token$/,
+    ];
     expect(pub.filter((p) => !allowed.some((re) => re.test(p)))).toEqual([]);
   });
 
@@ -43,8 +61,14 @@ describe('route table', () => {
     expect(res.statusCode).toBe(200);
     const doc = res.json();
     expect(doc.openapi).toBe('3.1.0');
-    const ops = Object.entries(doc.paths as Record<string, Record<string, { operationId?: string }>>).flatMap(([, p]) => Object.entries(p).filter(([m]) => m !== 'head').map(([, o]) => o.operationId));
-    void Object.values(doc.paths as Record<string, Record<string, { operationId?: string }>>).flatMap((p) => Object.values(p).map((o) => o.operationId));
+    const ops = Object.entries(doc.paths as Record<string, Record<string, { operationId?: string }>>).flatMap(([, p]) =>
+      Object.entries(p)
+        .filter(([m]) => m !== 'head')
+        .map(([, o]) => o.operationId),
+    );
+    void Object.values(doc.paths as Record<string, Record<string, { operationId?: string }>>).flatMap((p) =>
+      Object.values(p).map((o) => o.operationId),
+    );
     expect(ops.length).toBeGreaterThan(15);
     expect(new Set(ops).size).toBe(ops.length);
     expect(doc.paths['/api/v1/auth/login'].post.responses['200']).toBeDefined();

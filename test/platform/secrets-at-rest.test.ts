@@ -57,10 +57,17 @@ describe('AES-256-GCM values', () => {
       expect(() => loadConfig({ SECRETS_KEY: bad })).toThrow(/^config: SECRETS_KEY must be a 32-byte key/);
       expect(() => loadConfig({ SECRETS_KEY: bad })).not.toThrow(bad);
     }
-    expect(() => loadConfig({ SECRETS_KEY: TEST_SECRETS_KEY, SECRETS_KEY_PREVIOUS: 'nope' })).toThrow(/^config: SECRETS_KEY_PREVIOUS must be/);
-    expect(() => loadConfig({ DATABASE_URL: 'postgres://x/y', JWT_SECRET: 's'.repeat(40), SECRETS_KEY_PREVIOUS: B_TEXT })).toThrow('config: SECRETS_KEY_PREVIOUS goes with SECRETS_KEY');
+    expect(() => loadConfig({ SECRETS_KEY: TEST_SECRETS_KEY, SECRETS_KEY_PREVIOUS: 'nope' })).toThrow(
+      /^config: SECRETS_KEY_PREVIOUS must be/,
+    );
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://x/y', JWT_SECRET: 's'.repeat(40), SECRETS_KEY_PREVIOUS: B_TEXT })).toThrow(
+      'config: SECRETS_KEY_PREVIOUS goes with SECRETS_KEY',
+    );
     expect(loadConfig({}).secrets).toBeNull();
-    expect(loadConfig({ SECRETS_KEY: B_TEXT, SECRETS_KEY_PREVIOUS: TEST_SECRETS_KEY }).secrets).toMatchObject({ current: { id: keyIdOf(B) }, previous: { id: keyIdOf(A) } });
+    expect(loadConfig({ SECRETS_KEY: B_TEXT, SECRETS_KEY_PREVIOUS: TEST_SECRETS_KEY }).secrets).toMatchObject({
+      current: { id: keyIdOf(B) },
+      previous: { id: keyIdOf(A) },
+    });
   });
 
   it('the embedded default keeps a generated key in DATA_DIR/secrets-key, mode 600, the same on every start', async () => {
@@ -85,7 +92,8 @@ describe('the start and the rotation, on the database', () => {
   let server: http.Server;
   let base: string;
   const received: { raw: Buffer; headers: http.IncomingHttpHeaders }[] = [];
-  const sys = <R = Record<string, any>>(text: string, params: unknown[] = []) => t.db.withSystem(async (tx) => (await tx.query<R>(text, params)).rows);
+  const sys = <R = Record<string, any>>(text: string, params: unknown[] = []) =>
+    t.db.withSystem(async (tx) => (await tx.query<R>(text, params)).rows);
   const CHOSEN = 'chosen-webhook-secret-0123456789';
   const TOKEN = 'EAAG-channel-token-for-rotation';
   let subId: string;
@@ -105,10 +113,16 @@ describe('the start and the rotation, on the database', () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     t = await createTestApp({ raw: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
     admin = await t.as('admin');
-    const sub = await t.req(admin, { method: 'POST', url: '/webhooks/subscriptions', payload: { url: `${base}/hook`, event_types: ['trip.created'], secret: CHOSEN } });
+    const sub = await t.req(admin, {
+      method: 'POST',
+      url: '/webhooks/subscriptions',
+      payload: { url: `${base}/hook`, event_types: ['trip.created'], secret: CHOSEN },
+    });
     expect(sub.statusCode, sub.body).toBe(201);
     subId = sub.json().id;
-    merchantId = (await t.req(await t.as('merchant'), { method: 'PATCH', url: '/merchant/channels', payload: { chat_token: TOKEN } })).json().merchant_id;
+    merchantId = (
+      await t.req(await t.as('merchant'), { method: 'PATCH', url: '/merchant/channels', payload: { chat_token: TOKEN } })
+    ).json().merchant_id;
   });
   afterAll(async () => {
     await t?.close();
@@ -117,16 +131,23 @@ describe('the start and the rotation, on the database', () => {
 
   /** The app a server would build on this database with these settings (its start-up check included). */
   async function start(raw: Record<string, string>, overrides: Partial<Config> = {}) {
-    const app = await buildApp({ config: loadConfig({ NODE_ENV: 'test', JWT_SECRET: 't'.repeat(40), WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...raw }, overrides), db: t.db });
+    const app = await buildApp({
+      config: loadConfig(
+        { NODE_ENV: 'test', JWT_SECRET: 't'.repeat(40), WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...raw },
+        overrides,
+      ),
+      db: t.db,
+    });
     return app;
   }
-  const startError = (raw: Record<string, string>) => start(raw).then(
-    async (app) => {
-      await app.close();
-      return null;
-    },
-    (err: Error) => err.message,
-  );
+  const startError = (raw: Record<string, string>) =>
+    start(raw).then(
+      async (app) => {
+        await app.close();
+        return null;
+      },
+      (err: Error) => err.message,
+    );
   const stored = async () => {
     const [w] = await sys<{ secret: string }>('SELECT secret FROM webhook_subscription WHERE id = $1', [subId]);
     const [c] = await sys<{ chat_token: string }>('SELECT chat_token FROM merchant_channel_settings WHERE merchant_id = $1', [merchantId]);
@@ -136,7 +157,9 @@ describe('the start and the rotation, on the database', () => {
   it('no response of the affected resources carries a secret, in its body or in its OpenAPI schema', async () => {
     const merchant = await t.as('merchant');
     const [row] = await sys<{ secret: string }>('SELECT secret FROM webhook_subscription WHERE id = $1', [subId]);
-    const [chatRow] = await sys<{ chat_token: string }>('SELECT chat_token FROM merchant_channel_settings WHERE merchant_id = $1', [merchantId]);
+    const [chatRow] = await sys<{ chat_token: string }>('SELECT chat_token FROM merchant_channel_settings WHERE merchant_id = $1', [
+      merchantId,
+    ]);
     const forbidden = [CHOSEN, TOKEN, row.secret, chatRow.chat_token, 'enc:v1:'];
     const calls: [Session, string, string, unknown?][] = [
       [admin, 'GET', '/webhooks/subscriptions'],
@@ -182,8 +205,11 @@ describe('the start and the rotation, on the database', () => {
       for (const [method, op] of Object.entries(ops)) {
         for (const [status, r] of Object.entries(op.responses ?? {}) as [string, any][]) {
           const names = props(r.content?.['application/json']?.schema);
-          const allowed = ['createWebhookSubscription', 'rotateWebhookSecret'].includes(op.operationId) && status.startsWith('2') ? ['secret'] : [];
-          const leaking = [...names].filter((n) => /secret|token/.test(n) && !allowed.includes(n) && !/_set(_at)?$|_configured$|expires_at$|^chat_secret_ref$/.test(n));
+          const allowed =
+            ['createWebhookSubscription', 'rotateWebhookSecret'].includes(op.operationId) && status.startsWith('2') ? ['secret'] : [];
+          const leaking = [...names].filter(
+            (n) => /secret|token/.test(n) && !allowed.includes(n) && !/_set(_at)?$|_configured$|expires_at$|^chat_secret_ref$/.test(n),
+          );
           expect(leaking, `${method.toUpperCase()} ${route} ${status}`).toEqual([]);
           checked++;
         }
@@ -207,16 +233,38 @@ describe('the start and the rotation, on the database', () => {
       expect(webhook).not.toContain('legacy-plain-secret-value');
       // The new instance signs with it.
       received.length = 0;
-      const trip = await t.req(admin, { method: 'POST', url: '/trips', payload: { pickup_location: { type: 'Point', coordinates: [-68.13, -16.5] }, pickup_address: 'P', dropoff_location: { type: 'Point', coordinates: [-68.12, -16.49] }, dropoff_address: 'D' } });
+      const trip = await t.req(admin, {
+        method: 'POST',
+        url: '/trips',
+        payload: {
+          pickup_location: { type: 'Point', coordinates: [-68.13, -16.5] },
+          pickup_address: 'P',
+          dropoff_location: { type: 'Point', coordinates: [-68.12, -16.49] },
+          dropoff_address: 'D',
+        },
+      });
       expect(trip.statusCode, trip.body).toBe(201);
       await app.services.webhooks.newWorker({ now: () => new Date(Date.now() + 60_000) }).runOnce();
       expect(received).toHaveLength(1);
-      verifySignature('whsec_legacy-plain-secret-value', received[0].raw, received[0].headers['x-signature'], Number(received[0].headers['x-webhook-timestamp']));
+      verifySignature(
+        'whsec_legacy-plain-secret-value',
+        received[0].raw,
+        received[0].headers['x-signature'],
+        Number(received[0].headers['x-webhook-timestamp']),
+      );
     } finally {
       await app.close();
     }
     // Put the chosen secret back for the next steps (as the API does: a rotation without overlap).
-    expect((await t.req(admin, { method: 'POST', url: `/webhooks/subscriptions/${subId}/rotate-secret`, payload: { overlap_seconds: 0, secret: CHOSEN } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.req(admin, {
+          method: 'POST',
+          url: `/webhooks/subscriptions/${subId}/rotate-secret`,
+          payload: { overlap_seconds: 0, secret: CHOSEN },
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 
   it('refuses to start, in one config line, without a key, with a key that wrote none of them, or one that fails GCM authentication', async () => {
@@ -227,7 +275,9 @@ describe('the start and the rotation, on the database', () => {
     const { webhook } = await stored();
     try {
       await sys('UPDATE webhook_subscription SET secret = $2 WHERE id = $1', [subId, `${webhook.slice(0, -6)}AAAAAA`]);
-      expect(await startError({ SECRETS_KEY: TEST_SECRETS_KEY })).toMatch(/^config: the key of version \w+ does not decrypt the stored webhook signing secret .*GCM authentication failed/);
+      expect(await startError({ SECRETS_KEY: TEST_SECRETS_KEY })).toMatch(
+        /^config: the key of version \w+ does not decrypt the stored webhook signing secret .*GCM authentication failed/,
+      );
     } finally {
       await sys('UPDATE webhook_subscription SET secret = $2 WHERE id = $1', [subId, webhook]);
     }
@@ -244,7 +294,16 @@ describe('the start and the rotation, on the database', () => {
     const app = await start({ SECRETS_KEY: B_TEXT, SECRETS_KEY_PREVIOUS: TEST_SECRETS_KEY }, { databaseUrl: 'postgres://unused' });
     try {
       received.length = 0;
-      const trip = await t.req(admin, { method: 'POST', url: '/trips', payload: { pickup_location: { type: 'Point', coordinates: [-68.13, -16.5] }, pickup_address: 'P', dropoff_location: { type: 'Point', coordinates: [-68.12, -16.49] }, dropoff_address: 'D' } });
+      const trip = await t.req(admin, {
+        method: 'POST',
+        url: '/trips',
+        payload: {
+          pickup_location: { type: 'Point', coordinates: [-68.13, -16.5] },
+          pickup_address: 'P',
+          dropoff_location: { type: 'Point', coordinates: [-68.12, -16.49] },
+          dropoff_address: 'D',
+        },
+      });
       expect(trip.statusCode).toBe(201);
       expect(await stored()).toEqual(before);
       await app.services.webhooks.newWorker({ now: () => new Date(Date.now() + 60_000) }).runOnce();
@@ -260,7 +319,11 @@ describe('the start and the rotation, on the database', () => {
     const after = await stored();
     for (const v of Object.values(after)) expect(keyVersionOf(v)).toBe(keyIdOf(B));
     expect(decryptSecret(keyring(B), after.chat, `merchant_channel_settings:${t.demo.organizationId}:${merchantId}`)).toBe(TOKEN);
-    expect(await reencryptStoredSecrets(t.db, ring, SECRET_COLUMNS, { plainOnly: false })).toEqual({ reencrypted: 0, raced: 0, unreadable: [] });
+    expect(await reencryptStoredSecrets(t.db, ring, SECRET_COLUMNS, { plainOnly: false })).toEqual({
+      reencrypted: 0,
+      raced: 0,
+      unreadable: [],
+    });
     // The new key alone now starts; the old one alone is refused.
     expect(await startError({ SECRETS_KEY: B_TEXT })).toBeNull();
     expect(await startError({ SECRETS_KEY: TEST_SECRETS_KEY })).toMatch(/^config: .* key version \w+, which is neither SECRETS_KEY/);
@@ -278,7 +341,11 @@ describe('npm run secrets:rotate', () => {
   });
   function rotateCli(env: Record<string, string>) {
     const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(JWT_SECRET|SECRETS_KEY|DATABASE_|DATA_DIR)/.test(k)));
-    return spawnSync(process.execPath, ['--import', 'tsx', 'src/secrets-cli.ts'], { env: { ...clean, NODE_ENV: 'production', ...env }, encoding: 'utf8', timeout: 120_000 });
+    return spawnSync(process.execPath, ['--import', 'tsx', 'src/secrets-cli.ts'], {
+      env: { ...clean, NODE_ENV: 'production', ...env },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
   }
 
   it('re-encrypts every stored secret under the current key with the database settings and the keys alone; idempotent', async () => {
@@ -296,18 +363,40 @@ describe('npm run secrets:rotate', () => {
       env = { DATA_DIR: dir };
     }
     await migrate(db);
-    const app = await buildApp({ config: loadConfig({ NODE_ENV: 'test', JWT_SECRET: 't'.repeat(40), SECRETS_KEY: TEST_SECRETS_KEY, WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }), db });
+    const app = await buildApp({
+      config: loadConfig({
+        NODE_ENV: 'test',
+        JWT_SECRET: 't'.repeat(40),
+        SECRETS_KEY: TEST_SECRETS_KEY,
+        WEBHOOK_ALLOW_HTTP: 'true',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      }),
+      db,
+    });
     const demo = (await seedDemo(app))!;
-    const login = await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'admin@demo.test', password: demo.password } });
+    const login = await app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: 'admin@demo.test', password: demo.password },
+    });
     const token = login.json().access_token;
-    const sub = await app.inject({ method: 'POST', url: '/api/v1/webhooks/subscriptions', headers: { authorization: `Bearer ${token}` }, payload: { url: 'http://127.0.0.1:9/x', event_types: ['*'], secret: 'cli-rotated-secret-0123456789' } });
+    const sub = await app.inject({
+      method: 'POST',
+      url: '/api/v1/webhooks/subscriptions',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { url: 'http://127.0.0.1:9/x', event_types: ['*'], secret: 'cli-rotated-secret-0123456789' },
+    });
     expect(sub.statusCode, sub.body).toBe(201);
     await app.close();
     await db.close();
 
     const noPrevious = rotateCli({ ...env, SECRETS_KEY: B_TEXT });
     expect(noPrevious.status).toBe(1);
-    expect(noPrevious.stderr.trim()).toMatch(new RegExp(`^secrets: 0 values re-encrypted under key version ${keyIdOf(B)}; left unreadable: 1 webhook signing secret .*key version ${keyIdOf(A)}`));
+    expect(noPrevious.stderr.trim()).toMatch(
+      new RegExp(
+        `^secrets: 0 values re-encrypted under key version ${keyIdOf(B)}; left unreadable: 1 webhook signing secret .*key version ${keyIdOf(A)}`,
+      ),
+    );
     const first = rotateCli({ ...env, SECRETS_KEY: B_TEXT, SECRETS_KEY_PREVIOUS: TEST_SECRETS_KEY });
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
@@ -335,10 +424,18 @@ describe('without a key (PostgreSQL before SECRETS_KEY is set)', () => {
   it('starts while nothing is stored, and refuses to store a secret with 503 SECRETS_KEY_MISSING, writing nothing', async () => {
     expect(t.config.secrets).toBeNull();
     const merchant = await t.as('merchant');
-    const chat = await t.req(merchant, { method: 'PATCH', url: '/merchant/channels', payload: { chat_token: 'EAAG-no-key-token', chat_phone: '59170000099' } });
+    const chat = await t.req(merchant, {
+      method: 'PATCH',
+      url: '/merchant/channels',
+      payload: { chat_token: 'EAAG-no-key-token', chat_phone: '59170000099' },
+    });
     expect(chat.statusCode).toBe(503);
     expect(chat.json().code).toBe('SECRETS_KEY_MISSING');
-    const hook = await t.req(await t.as('admin'), { method: 'POST', url: '/webhooks/subscriptions', payload: { url: 'http://127.0.0.1:9/x', event_types: ['*'] } });
+    const hook = await t.req(await t.as('admin'), {
+      method: 'POST',
+      url: '/webhooks/subscriptions',
+      payload: { url: 'http://127.0.0.1:9/x', event_types: ['*'] },
+    });
     expect(hook.statusCode).toBe(503);
     expect(hook.json().code).toBe('SECRETS_KEY_MISSING');
     const rows = await t.db.withSystem(async (tx) => [

@@ -24,7 +24,11 @@ describe('row-level security', () => {
   });
 
   it('the single-exchange read path is confined the same way', async () => {
-    const rows = await t.db.tenantRead<{ organization_id: string }>({ organizationId: other.organizationId, userId: null }, 'SELECT organization_id FROM users WHERE $1::int = 1', [1]);
+    const rows = await t.db.tenantRead<{ organization_id: string }>(
+      { organizationId: other.organizationId, userId: null },
+      'SELECT organization_id FROM users WHERE $1::int = 1',
+      [1],
+    );
     expect(rows.length).toBe(5);
     expect(rows.every((r) => r.organization_id === other.organizationId)).toBe(true);
   });
@@ -32,7 +36,9 @@ describe('row-level security', () => {
   it('cannot write a row into another tenant', async () => {
     await expect(
       t.db.withTenant({ organizationId: t.demo.organizationId, userId: null }, (tx) =>
-        tx.query("INSERT INTO audit_log (organization_id, id, action, entity_type, entity_id) VALUES ($1, 'x1', 'a', 'b', 'c')", [other.organizationId]),
+        tx.query("INSERT INTO audit_log (organization_id, id, action, entity_type, entity_id) VALUES ($1, 'x1', 'a', 'b', 'c')", [
+          other.organizationId,
+        ]),
       ),
     ).rejects.toMatchObject({ code: '42501' });
   });
@@ -56,7 +62,13 @@ describe('row-level security', () => {
         ).rows,
     );
     expect(rows.length).toBeGreaterThan(5);
-    for (const r of rows) expect({ table: r.relname, rls: r.relrowsecurity, forced: r.relforcerowsecurity, policy: r.policies > 0 }).toEqual({ table: r.relname, rls: true, forced: true, policy: true });
+    for (const r of rows)
+      expect({ table: r.relname, rls: r.relrowsecurity, forced: r.relforcerowsecurity, policy: r.policies > 0 }).toEqual({
+        table: r.relname,
+        rls: true,
+        forced: true,
+        policy: true,
+      });
   });
 
   it('every tenant table keeps organization_id in its primary key and unique constraints', async () => {
@@ -78,9 +90,14 @@ describe('row-level security', () => {
   });
 
   it('the tenant role is neither superuser nor BYPASSRLS', async () => {
-    const rows = await t.db.withSystem(async (tx) => (await tx.query("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = 'app_tenant'")).rows);
+    const rows = await t.db.withSystem(
+      async (tx) => (await tx.query("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = 'app_tenant'")).rows,
+    );
     expect(rows).toEqual([{ rolsuper: false, rolbypassrls: false }]);
-    const who = await t.db.withTenant({ organizationId: t.demo.organizationId, userId: null }, async (tx) => (await tx.query('SELECT current_user AS u')).rows[0].u);
+    const who = await t.db.withTenant(
+      { organizationId: t.demo.organizationId, userId: null },
+      async (tx) => (await tx.query('SELECT current_user AS u')).rows[0].u,
+    );
     expect(who).toBe('app_tenant');
   });
 

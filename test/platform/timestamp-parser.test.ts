@@ -28,7 +28,9 @@ describe('timestamptz parser', () => {
     ];
     for (let i = 0; i < 20_000; i++) {
       const iso = new Date(Date.UTC(1900, 0, 1) + Math.floor(Math.random() * 200 * 365 * 86_400_000)).toISOString();
-      const micros = String(Math.floor(Math.random() * 1_000_000)).padStart(6, '0').slice(0, 1 + (i % 6));
+      const micros = String(Math.floor(Math.random() * 1_000_000))
+        .padStart(6, '0')
+        .slice(0, 1 + (i % 6));
       samples.push(`${iso.slice(0, 10)} ${iso.slice(11, 19)}${i % 7 ? `.${micros}` : ''}+00`);
     }
     for (const s of samples) {
@@ -42,7 +44,14 @@ describe('timestamptz parser', () => {
     try {
       if (!url) return; // PGlite parses with its own parsers
       const text = ['2026-11-25 03:16:19.614123+00', '2026-01-01 00:00:00+00', '1999-12-31 23:59:59.9999+00'];
-      const rows = await db.withOwner(async (tx) => (await tx.query<{ t: Date; s: string }>(`SELECT x::timestamptz AS t, x::timestamptz::text AS s FROM unnest($1::text[]) x`, [text])).rows);
+      const rows = await db.withOwner(
+        async (tx) =>
+          (
+            await tx.query<{ t: Date; s: string }>(`SELECT x::timestamptz AS t, x::timestamptz::text AS s FROM unnest($1::text[]) x`, [
+              text,
+            ])
+          ).rows,
+      );
       for (const r of rows) expect(JSON.stringify(r.t)).toBe(JSON.stringify(parseTimestamptzGeneral(r.s)));
     } finally {
       await db.close();

@@ -32,7 +32,11 @@ describe('database unavailable -> 503', () => {
 
   it('reads the pool settings (DB_POOL_MAX, DB_CONNECT_TIMEOUT_MS) and refuses nonsense', () => {
     expect(poolOptionsFrom(readSettings({}))).toEqual({ max: 20, connectTimeoutMs: 5_000, preparedStatements: true });
-    expect(poolOptionsFrom(readSettings({ DB_POOL_MAX: '5', DB_CONNECT_TIMEOUT_MS: '800', DB_PREPARED_STATEMENTS: 'false' }))).toEqual({ max: 5, connectTimeoutMs: 800, preparedStatements: false });
+    expect(poolOptionsFrom(readSettings({ DB_POOL_MAX: '5', DB_CONNECT_TIMEOUT_MS: '800', DB_PREPARED_STATEMENTS: 'false' }))).toEqual({
+      max: 5,
+      connectTimeoutMs: 800,
+      preparedStatements: false,
+    });
     expect(() => readSettings({ DB_POOL_MAX: '0' })).toThrow(/DB_POOL_MAX/);
     expect(() => readSettings({ DB_CONNECT_TIMEOUT_MS: 'soon' })).toThrow(/DB_CONNECT_TIMEOUT_MS/);
   });

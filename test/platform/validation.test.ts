@@ -10,7 +10,15 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const onboard = (email: string) =>
-  t.req(null, { method: 'POST', url: '/onboarding', payload: { organization_name: 'Empty Body SRL', country: 'BO', admin: { email, password: 'Fresh-operator-2026', display_name: 'Owner' } } });
+  t.req(null, {
+    method: 'POST',
+    url: '/onboarding',
+    payload: {
+      organization_name: 'Empty Body SRL',
+      country: 'BO',
+      admin: { email, password: 'Fresh-operator-2026', display_name: 'Owner' },
+    },
+  });
 
 describe('enum validation errors list the allowed values', () => {
   it('in a query string', async () => {
@@ -38,7 +46,12 @@ describe('empty action bodies', () => {
     expect(approved.statusCode).toBe(200);
     expect(approved.json().status).toBe('approved');
     // `null` is not a missing body: 400, nothing changed.
-    const nul = await t.req(platform, { method: 'POST', url: `/operators/${operator_id}/suspend`, headers: { 'content-type': 'application/json' }, payload: 'null' });
+    const nul = await t.req(platform, {
+      method: 'POST',
+      url: `/operators/${operator_id}/suspend`,
+      headers: { 'content-type': 'application/json' },
+      payload: 'null',
+    });
     expect(nul.statusCode).toBe(400);
     expect(nul.json().code).toBe('VALIDATION_FAILED');
     const ops = (await t.req(platform, { method: 'GET', url: '/operators?status=approved&limit=100' })).json().data as { id: string }[];
@@ -51,9 +64,12 @@ describe('empty action bodies', () => {
   it('the document marks every POST whose body has no required field as optional', async () => {
     const doc = (await t.req(null, { method: 'GET', url: '/docs/json' })).json();
     const schemas = doc.components.schemas as Record<string, { required?: string[] }>;
-    const resolve = (s: { $ref?: string; required?: string[]; type?: string }) => (s.$ref ? schemas[s.$ref.split('/').pop()!] : s) as { required?: string[]; type?: string };
+    const resolve = (s: { $ref?: string; required?: string[]; type?: string }) =>
+      (s.$ref ? schemas[s.$ref.split('/').pop()!] : s) as { required?: string[]; type?: string };
     let checked = 0;
-    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { requestBody?: { required?: boolean; content: Record<string, { schema: object }> } }>>)) {
+    for (const [path, item] of Object.entries(
+      doc.paths as Record<string, Record<string, { requestBody?: { required?: boolean; content: Record<string, { schema: object }> } }>>,
+    )) {
       const op = item.post;
       const json = op?.requestBody?.content['application/json'];
       if (!json) continue;

@@ -6,7 +6,13 @@ let admin: Session, dispatch: Session, driver: Session, customer: Session, merch
 
 beforeAll(async () => {
   t = await createTestApp();
-  [admin, dispatch, driver, customer, merchant] = await Promise.all([t.as('admin'), t.as('dispatch'), t.as('driver'), t.as('customer'), t.as('merchant')]);
+  [admin, dispatch, driver, customer, merchant] = await Promise.all([
+    t.as('admin'),
+    t.as('dispatch'),
+    t.as('driver'),
+    t.as('customer'),
+    t.as('merchant'),
+  ]);
 });
 afterAll(() => t?.close());
 
@@ -14,7 +20,13 @@ const sql = <R = any>(text: string, params: unknown[] = []) => t.db.withSystem(a
 const push = (s: Session, operations: unknown[]) => t.req(s, { method: 'POST', url: '/mobile/sync/push', payload: { operations } });
 const testNotification = async (s: Session) => (await t.req(s, { method: 'POST', url: '/notifications/test' })).json();
 const device = async (s: Session) =>
-  (await t.req(s, { method: 'POST', url: '/mobile/devices', payload: { platform: 'ios', push_token: `tok-${Math.random().toString(36).slice(2)}-${Date.now()}` } })).json();
+  (
+    await t.req(s, {
+      method: 'POST',
+      url: '/mobile/devices',
+      payload: { platform: 'ios', push_token: `tok-${Math.random().toString(36).slice(2)}-${Date.now()}` },
+    })
+  ).json();
 
 describe('mobile contract', () => {
   it('bootstrap gives each app its role, package, builds, features, endpoints and brand', async () => {
@@ -25,7 +37,11 @@ describe('mobile contract', () => {
       user_id: t.demo.users.driver,
       app: { package_name: 'com.deliveryplatform.repartidor' },
       features: { gps_batch: true, offline_sync: true, platform_payments: false },
-      endpoints: { locations_batch: '/api/v1/driver/locations/batch', sync_pull: '/api/v1/mobile/sync/pull', my_stream: '/api/v1/realtime/me/stream' },
+      endpoints: {
+        locations_batch: '/api/v1/driver/locations/batch',
+        sync_pull: '/api/v1/mobile/sync/pull',
+        my_stream: '/api/v1/realtime/me/stream',
+      },
       brand_assets: { name: 'Demo Logistics', primary_color: '#112233', assets: { manifest: '/api/v1/mobile/brand-assets' } },
     });
     expect(d.app.builds.map((b: any) => b.platform).sort()).toEqual(['android', 'ios']);
@@ -35,18 +51,39 @@ describe('mobile contract', () => {
     const c = (await t.req(customer, { method: 'GET', url: '/mobile/bootstrap' })).json();
     expect(c.app_role).toBe('delivery');
     const a = (await t.req(dispatch, { method: 'GET', url: '/mobile/bootstrap' })).json();
-    expect(a).toMatchObject({ app_role: 'administrator', principal: 'dispatch', endpoints: { organization_stream: '/api/v1/realtime/organization/stream' } });
+    expect(a).toMatchObject({
+      app_role: 'administrator',
+      principal: 'dispatch',
+      endpoints: { organization_stream: '/api/v1/realtime/organization/stream' },
+    });
     expect((await t.req(null, { method: 'GET', url: '/mobile/bootstrap' })).statusCode).toBe(401);
   });
 
   it('contract, brand assets and builds', async () => {
     const contract = (await t.req(customer, { method: 'GET', url: '/mobile/contract' })).json();
-    expect(contract).toMatchObject({ api_base: '/api/v1', release: '0.7.2', sync: { entities: expect.arrayContaining(['notifications', 'devices']), operations: expect.arrayContaining(['notification.read', 'device.heartbeat']) } });
+    expect(contract).toMatchObject({
+      api_base: '/api/v1',
+      release: '0.7.2',
+      sync: {
+        entities: expect.arrayContaining(['notifications', 'devices']),
+        operations: expect.arrayContaining(['notification.read', 'device.heartbeat']),
+      },
+    });
     // The driver app's trip actions, taken offline (the failed delivery among them).
-    expect([...contract.sync.operations].sort()).toEqual(
-      ['device.heartbeat', 'notification.read', 'trip.accept', 'trip.fail_delivery', 'trip.reject', 'trip.return', 'trip.start_delivery', 'trip.verify_delivery', 'trip.verify_pickup'],
+    expect([...contract.sync.operations].sort()).toEqual([
+      'device.heartbeat',
+      'notification.read',
+      'trip.accept',
+      'trip.fail_delivery',
+      'trip.reject',
+      'trip.return',
+      'trip.start_delivery',
+      'trip.verify_delivery',
+      'trip.verify_pickup',
+    ]);
+    expect(contract.realtime.event_types).toEqual(
+      expect.arrayContaining(['trip.delivery_verified', 'trip.delivery_failed', 'trip.returned']),
     );
-    expect(contract.realtime.event_types).toEqual(expect.arrayContaining(['trip.delivery_verified', 'trip.delivery_failed', 'trip.returned']));
     const brand = (await t.req(customer, { method: 'GET', url: '/mobile/brand-assets' })).json();
     expect(brand).toMatchObject({ organization_id: t.demo.organizationId, slug: 'demo' });
     const builds = (await t.req(driver, { method: 'GET', url: '/app-builds?app_role=repartidor' })).json();
@@ -63,7 +100,11 @@ describe('mobile contract', () => {
 
   it('apps and mobile health are for administration', async () => {
     const dev = await device(driver);
-    await t.req(driver, { method: 'POST', url: '/mobile/heartbeat', payload: { device_id: dev.id, app_version: '0.7.2', battery_level: 70, network: 'wifi' } });
+    await t.req(driver, {
+      method: 'POST',
+      url: '/mobile/heartbeat',
+      payload: { device_id: dev.id, app_version: '0.7.2', battery_level: 70, network: 'wifi' },
+    });
     expect((await t.req(driver, { method: 'GET', url: '/mobile/apps' })).statusCode).toBe(403);
     expect((await t.req(dispatch, { method: 'GET', url: '/admin/mobile-health' })).statusCode).toBe(403);
     const apps = (await t.req(admin, { method: 'GET', url: '/mobile/apps' })).json();
@@ -71,7 +112,11 @@ describe('mobile contract', () => {
     const h = (await t.req(admin, { method: 'GET', url: '/admin/mobile-health' })).json();
     expect(h.devices.seen_last_hour).toEqual([{ app_role: 'repartidor', platform: 'ios', app_version: '0.7.2', devices: 1 }]);
     // The storage section is contributed by the storage module (test/integration/mobile-sync.test.ts checks its figures).
-    expect(h).toMatchObject({ storage: { status: 'ok' }, push: { gateway: 'not_configured' }, integrations: { push_gateway: { state: 'not_configured' } } });
+    expect(h).toMatchObject({
+      storage: { status: 'ok' },
+      push: { gateway: 'not_configured' },
+      integrations: { push_gateway: { state: 'not_configured' } },
+    });
     expect(h.builds).toHaveLength(4);
     expect(h.instance.rss_bytes).toBeGreaterThan(0);
   });
@@ -105,7 +150,13 @@ describe('sync pull', () => {
   it('refuses a since that is not an ISO timestamp, and a cursor it did not issue', async () => {
     expect((await t.req(customer, { method: 'GET', url: '/mobile/sync/pull?since=yesterday' })).statusCode).toBe(400);
     const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
-    const forged = [b64({ a: '10:5:' }), b64({ a: 'zzzzzzzzzzzzz~1~' }), b64({ a: 'a~5~9' }), b64({ a: null, b: 'a~5~', p: { devices: ['-1', 'x'] } }), b64({ a: 'a~5~', z: 1 })];
+    const forged = [
+      b64({ a: '10:5:' }),
+      b64({ a: 'zzzzzzzzzzzzz~1~' }),
+      b64({ a: 'a~5~9' }),
+      b64({ a: null, b: 'a~5~', p: { devices: ['-1', 'x'] } }),
+      b64({ a: 'a~5~', z: 1 }),
+    ];
     for (const cursor of [...forged, 'bm90IGpzb24']) {
       const res = await t.req(customer, { method: 'GET', url: `/mobile/sync/pull?cursor=${cursor}` });
       expect(res.statusCode).toBe(400);
@@ -159,7 +210,9 @@ describe('sync push', () => {
     const r2 = (await push(merchant, [ops[0]])).json().results[0];
     expect(r2).toMatchObject({ status: 'applied', replayed: true, data: { id: n.id, read: true } });
     expect(r2.data.read_at).toBe(r1[0].data.read_at);
-    expect(await sql('SELECT status FROM sync_operation WHERE user_id = $1 AND client_operation_id = $2', [t.demo.users.merchant, 'm-read-1'])).toEqual([{ status: 'applied' }]);
+    expect(
+      await sql('SELECT status FROM sync_operation WHERE user_id = $1 AND client_operation_id = $2', [t.demo.users.merchant, 'm-read-1']),
+    ).toEqual([{ status: 'applied' }]);
     // The same id for a different operation is refused.
     const reused = (await push(merchant, [{ ...ops[0], payload: { notification_id: 'other' } }])).json().results[0];
     expect(reused).toMatchObject({ status: 'rejected', code: 'CLIENT_OPERATION_ID_REUSED' });
@@ -167,12 +220,19 @@ describe('sync push', () => {
 
   it('concurrent retries of one operation apply it once', async () => {
     const dev = await device(driver);
-    const op = { client_operation_id: 'hb-race-1', type: 'device.heartbeat', payload: { device_id: dev.id, battery_level: 55, recorded_at: new Date().toISOString() } };
+    const op = {
+      client_operation_id: 'hb-race-1',
+      type: 'device.heartbeat',
+      payload: { device_id: dev.id, battery_level: 55, recorded_at: new Date().toISOString() },
+    };
     const results = await Promise.all([push(driver, [op]), push(driver, [op]), push(driver, [op])]);
     const bodies = results.map((r) => r.json().results[0]);
     expect(bodies.every((b) => b.status === 'applied')).toBe(true);
     expect(bodies.filter((b) => !b.replayed)).toHaveLength(1);
-    expect((await sql('SELECT heartbeat_count, battery_level FROM device WHERE id = $1', [dev.id]))[0]).toEqual({ heartbeat_count: 1, battery_level: 55 });
+    expect((await sql('SELECT heartbeat_count, battery_level FROM device WHERE id = $1', [dev.id]))[0]).toEqual({
+      heartbeat_count: 1,
+      battery_level: 55,
+    });
     expect(await sql('SELECT 1 FROM sync_operation WHERE client_operation_id = $1', ['hb-race-1'])).toHaveLength(1);
   });
 
@@ -181,15 +241,35 @@ describe('sync push', () => {
     const now = Date.now();
     const res = (
       await push(driver, [
-        { client_operation_id: 'hb-new', type: 'device.heartbeat', payload: { device_id: dev.id, battery_level: 20, network: 'wifi', recorded_at: new Date(now).toISOString() } },
-        { client_operation_id: 'hb-old', type: 'device.heartbeat', payload: { device_id: dev.id, battery_level: 99, network: 'offline', recorded_at: new Date(now - 60_000).toISOString() } },
+        {
+          client_operation_id: 'hb-new',
+          type: 'device.heartbeat',
+          payload: { device_id: dev.id, battery_level: 20, network: 'wifi', recorded_at: new Date(now).toISOString() },
+        },
+        {
+          client_operation_id: 'hb-old',
+          type: 'device.heartbeat',
+          payload: { device_id: dev.id, battery_level: 99, network: 'offline', recorded_at: new Date(now - 60_000).toISOString() },
+        },
       ])
     ).json().results;
     expect(res[0].status).toBe('applied');
     expect(res[1]).toMatchObject({ status: 'conflict', code: 'STALE_UPDATE', server: { id: dev.id, battery_level: 20, network: 'wifi' } });
-    expect((await sql('SELECT battery_level, network, heartbeat_count FROM device WHERE id = $1', [dev.id]))[0]).toEqual({ battery_level: 20, network: 'wifi', heartbeat_count: 1 });
+    expect((await sql('SELECT battery_level, network, heartbeat_count FROM device WHERE id = $1', [dev.id]))[0]).toEqual({
+      battery_level: 20,
+      network: 'wifi',
+      heartbeat_count: 1,
+    });
     // Retrying the stale one gives the same stored conflict.
-    const again = (await push(driver, [{ client_operation_id: 'hb-old', type: 'device.heartbeat', payload: { device_id: dev.id, battery_level: 99, network: 'offline', recorded_at: new Date(now - 60_000).toISOString() } }])).json().results[0];
+    const again = (
+      await push(driver, [
+        {
+          client_operation_id: 'hb-old',
+          type: 'device.heartbeat',
+          payload: { device_id: dev.id, battery_level: 99, network: 'offline', recorded_at: new Date(now - 60_000).toISOString() },
+        },
+      ])
+    ).json().results[0];
     expect(again).toMatchObject({ status: 'conflict', code: 'STALE_UPDATE', replayed: true });
   });
 
@@ -205,11 +285,15 @@ describe('sync push', () => {
     expect(res.map((r: any) => r.code)).toEqual(['NOT_FOUND', 'NOT_FOUND']);
     const other = await t.newOrganization('Sync Other');
     const foreign = await t.login(other.logins.customer);
-    const f = (await push(foreign, [{ client_operation_id: 'f-read', type: 'notification.read', payload: { notification_id: n.id } }])).json().results[0];
+    const f = (
+      await push(foreign, [{ client_operation_id: 'f-read', type: 'notification.read', payload: { notification_id: n.id } }])
+    ).json().results[0];
     expect(f.code).toBe('NOT_FOUND');
     expect((await sql('SELECT read_at FROM notification WHERE id = $1', [n.id]))[0].read_at).toBeNull();
     // The same client_operation_id of another user is a different operation.
-    const own = (await push(customer, [{ client_operation_id: 'x-read', type: 'notification.read', payload: { notification_id: n.id } }])).json().results[0];
+    const own = (
+      await push(customer, [{ client_operation_id: 'x-read', type: 'notification.read', payload: { notification_id: n.id } }])
+    ).json().results[0];
     expect(own).toMatchObject({ status: 'applied', replayed: false });
   });
 

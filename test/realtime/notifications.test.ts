@@ -14,7 +14,13 @@ let admin: Session, dispatch: Session, driver: Session, customer: Session, merch
 beforeAll(async () => {
   t = await createTestApp();
   orgId = t.demo.organizationId;
-  [admin, dispatch, driver, customer, merchant] = await Promise.all([t.as('admin'), t.as('dispatch'), t.as('driver'), t.as('customer'), t.as('merchant')]);
+  [admin, dispatch, driver, customer, merchant] = await Promise.all([
+    t.as('admin'),
+    t.as('dispatch'),
+    t.as('driver'),
+    t.as('customer'),
+    t.as('merchant'),
+  ]);
 });
 afterAll(() => t?.close());
 
@@ -22,21 +28,45 @@ const sql = <R = any>(text: string, params: unknown[] = []) => t.db.withSystem(a
 const record = (input: EventInput, org = orgId) => t.db.withSystem((tx) => t.app.ctx.events.record(tx, org, input));
 let tokenN = 0;
 const registerDevice = (s: Session, token = `push-token-${++tokenN}-${Date.now()}`) =>
-  t.req(s, { method: 'POST', url: '/mobile/devices', payload: { platform: 'android', push_token: token, app_version: '0.7.2', build_number: 702 } });
+  t.req(s, {
+    method: 'POST',
+    url: '/mobile/devices',
+    payload: { platform: 'android', push_token: token, app_version: '0.7.2', build_number: 702 },
+  });
 
 describe('inbox from events', () => {
   it('creates a notification per audience member (not the actor), a push per device, and a notification.created event, in the same transaction', async () => {
     const dev = (await registerDevice(driver)).json();
-    const ev = await record({ type: 'trip.assigned', entityType: 'trip', entityId: 'trip-n1', actorUserId: t.demo.users.dispatch, audienceUserIds: [t.demo.users.driver, t.demo.users.customer, t.demo.users.dispatch], payload: { code: 'T-1' } });
-    const rows = await sql('SELECT user_id, type, title, body, entity_id, event_seq FROM notification WHERE event_seq = $1 ORDER BY user_id', [ev.seq]);
+    const ev = await record({
+      type: 'trip.assigned',
+      entityType: 'trip',
+      entityId: 'trip-n1',
+      actorUserId: t.demo.users.dispatch,
+      audienceUserIds: [t.demo.users.driver, t.demo.users.customer, t.demo.users.dispatch],
+      payload: { code: 'T-1' },
+    });
+    const rows = await sql(
+      'SELECT user_id, type, title, body, entity_id, event_seq FROM notification WHERE event_seq = $1 ORDER BY user_id',
+      [ev.seq],
+    );
     expect(rows.map((r) => r.user_id).sort()).toEqual([t.demo.users.driver, t.demo.users.customer].sort());
     expect(rows[0]).toMatchObject({ type: 'trip.assigned', title: 'Trip assigned', entity_id: 'trip-n1' });
     expect(rows[0].body).toContain('T-1');
-    const push = await sql('SELECT device_id, user_id, status, last_error, payload FROM push_outbox WHERE notification_id IN (SELECT id FROM notification WHERE event_seq = $1)', [ev.seq]);
+    const push = await sql(
+      'SELECT device_id, user_id, status, last_error, payload FROM push_outbox WHERE notification_id IN (SELECT id FROM notification WHERE event_seq = $1)',
+      [ev.seq],
+    );
     expect(push).toHaveLength(1); // only the driver has a device
     expect(push[0]).toMatchObject({ device_id: dev.id, status: 'pending', last_error: 'NO_GATEWAY' });
-    expect(push[0].payload).toMatchObject({ type: 'trip.assigned', title: 'Trip assigned', data: { entity_type: 'trip', entity_id: 'trip-n1' } });
-    const created = await sql(`SELECT audience_user_ids, payload FROM event WHERE type = 'notification.created' AND seq > $1 ORDER BY seq`, [ev.seq]);
+    expect(push[0].payload).toMatchObject({
+      type: 'trip.assigned',
+      title: 'Trip assigned',
+      data: { entity_type: 'trip', entity_id: 'trip-n1' },
+    });
+    const created = await sql(
+      `SELECT audience_user_ids, payload FROM event WHERE type = 'notification.created' AND seq > $1 ORDER BY seq`,
+      [ev.seq],
+    );
     expect(created.map((e) => e.audience_user_ids)).toEqual(expect.arrayContaining([[t.demo.users.driver], [t.demo.users.customer]]));
   });
 
@@ -45,7 +75,12 @@ describe('inbox from events', () => {
     await record({ type: 'trip.location_updated', entityType: 'trip', entityId: 'trip-n2', audienceUserIds: [t.demo.users.customer] });
     await expect(
       t.db.withSystem(async (tx) => {
-        await t.app.ctx.events.record(tx, orgId, { type: 'trip.completed', entityType: 'trip', entityId: 'trip-n3', audienceUserIds: [t.demo.users.customer] });
+        await t.app.ctx.events.record(tx, orgId, {
+          type: 'trip.completed',
+          entityType: 'trip',
+          entityId: 'trip-n3',
+          audienceUserIds: [t.demo.users.customer],
+        });
         throw new Error('the trip change failed');
       }),
     ).rejects.toThrow('the trip change failed');
@@ -59,7 +94,10 @@ describe('inbox from events', () => {
     const ev = await record({ type: 'trip.cancelled', entityType: 'trip', entityId: 'trip-n4', audienceUserIds: [t.demo.users.customer] });
     const worker = t.app.ctx.workers.find((w) => w.name === 'push-outbox')!;
     expect(await worker.tick()).toBe(0);
-    const rows = await sql(`SELECT p.status, p.last_error, p.attempts FROM push_outbox p JOIN notification n ON n.id = p.notification_id WHERE n.event_seq = $1`, [ev.seq]);
+    const rows = await sql(
+      `SELECT p.status, p.last_error, p.attempts FROM push_outbox p JOIN notification n ON n.id = p.notification_id WHERE n.event_seq = $1`,
+      [ev.seq],
+    );
     expect(rows).toEqual([{ status: 'pending', last_error: 'NO_GATEWAY', attempts: 0 }]);
     const health = (await t.req(admin, { method: 'GET', url: '/admin/mobile-health' })).json();
     expect(health.push).toMatchObject({ gateway: 'not_configured' });
@@ -69,7 +107,7 @@ describe('inbox from events', () => {
 });
 
 describe('inbox routes', () => {
-  it('lists my notifications newest first with an unread filter, count and cursor; never another user\'s', async () => {
+  it("lists my notifications newest first with an unread filter, count and cursor; never another user's", async () => {
     for (let i = 0; i < 3; i++) await t.req(merchant, { method: 'POST', url: '/notifications/test', payload: { title: `hello ${i}` } });
     const page1 = (await t.req(merchant, { method: 'GET', url: '/notifications?limit=2' })).json();
     expect(page1.data.map((n: any) => n.title)).toEqual(['hello 2', 'hello 1']);
@@ -100,19 +138,29 @@ describe('inbox routes', () => {
   });
 
   it('rejects unknown body fields on the test route', async () => {
-    expect((await t.req(merchant, { method: 'POST', url: '/notifications/test', payload: { title: 'x', to: 'someone' } })).statusCode).toBe(400);
+    expect((await t.req(merchant, { method: 'POST', url: '/notifications/test', payload: { title: 'x', to: 'someone' } })).statusCode).toBe(
+      400,
+    );
   });
 });
 
 describe('POST /admin/notifications', () => {
   it('sends to a role (audited) and to listed users', async () => {
-    const res = await t.req(admin, { method: 'POST', url: '/admin/notifications', payload: { title: 'Drivers', body: 'Rain expected', role: 'repartidor' } });
+    const res = await t.req(admin, {
+      method: 'POST',
+      url: '/admin/notifications',
+      payload: { title: 'Drivers', body: 'Rain expected', role: 'repartidor' },
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json().recipients).toBe(1);
     const rows = await sql(`SELECT user_id, type FROM notification WHERE id = ANY($1::text[])`, [res.json().notification_ids]);
     expect(rows).toEqual([{ user_id: t.demo.users.driver, type: 'admin.message' }]);
     expect(await sql(`SELECT after FROM audit_log WHERE action = 'notification.broadcast'`)).toHaveLength(1);
-    const listed = await t.req(admin, { method: 'POST', url: '/admin/notifications', payload: { title: 'Hi', body: 'b', user_ids: [t.demo.users.customer, t.demo.users.merchant] } });
+    const listed = await t.req(admin, {
+      method: 'POST',
+      url: '/admin/notifications',
+      payload: { title: 'Hi', body: 'b', user_ids: [t.demo.users.customer, t.demo.users.merchant] },
+    });
     expect(listed.json().recipients).toBe(2);
   });
 
@@ -141,14 +189,27 @@ describe('devices and heartbeat', () => {
     const token = `dup-token-${Date.now()}`;
     const a = await registerDevice(customer, token);
     expect(a.statusCode).toBe(201);
-    const b = await t.req(customer, { method: 'POST', url: '/mobile/devices', payload: { platform: 'android', push_token: token, app_version: '0.7.3' } });
+    const b = await t.req(customer, {
+      method: 'POST',
+      url: '/mobile/devices',
+      payload: { platform: 'android', push_token: token, app_version: '0.7.3' },
+    });
     expect(b.statusCode).toBe(200);
-    expect(b.json()).toMatchObject({ id: a.json().id, app_version: '0.7.3', build_number: 702, app_role: 'delivery', push_token_suffix: token.slice(-4) });
+    expect(b.json()).toMatchObject({
+      id: a.json().id,
+      app_version: '0.7.3',
+      build_number: 702,
+      app_role: 'delivery',
+      push_token_suffix: token.slice(-4),
+    });
     expect(JSON.stringify(b.json())).not.toContain(token);
     expect(await sql('SELECT id FROM device WHERE push_token = $1', [token])).toHaveLength(1);
     const list = (await t.req(customer, { method: 'GET', url: '/mobile/devices' })).json();
     expect(list.data.map((d: any) => d.id)).toContain(a.json().id);
-    expect((await t.req(customer, { method: 'POST', url: '/mobile/devices', payload: { platform: 'symbian', push_token: 'abcdefghij' } })).statusCode).toBe(400);
+    expect(
+      (await t.req(customer, { method: 'POST', url: '/mobile/devices', payload: { platform: 'symbian', push_token: 'abcdefghij' } }))
+        .statusCode,
+    ).toBe(400);
   });
 
   it('deletes my device (tombstone, pending pushes cancelled); others get 404; an administrator may remove any; re-registering revives it', async () => {
@@ -160,37 +221,62 @@ describe('devices and heartbeat', () => {
     expect((await t.req(merchant, { method: 'DELETE', url: `/mobile/devices/${dev.id}` })).statusCode).toBe(404);
     const row = (await sql('SELECT deleted_at FROM device WHERE id = $1', [dev.id]))[0];
     expect(row.deleted_at).not.toBeNull();
-    expect(await sql(`SELECT status, last_error FROM push_outbox WHERE device_id = $1`, [dev.id])).toEqual([{ status: 'failed', last_error: 'DEVICE_REMOVED' }]);
+    expect(await sql(`SELECT status, last_error FROM push_outbox WHERE device_id = $1`, [dev.id])).toEqual([
+      { status: 'failed', last_error: 'DEVICE_REMOVED' },
+    ]);
     const again = await registerDevice(merchant, token);
     expect([again.statusCode, again.json().id]).toEqual([200, dev.id]);
     expect((await t.req(admin, { method: 'DELETE', url: `/mobile/devices/${dev.id}` })).statusCode).toBe(204);
     expect((await t.req(merchant, { method: 'GET', url: `/mobile/devices?user_id=${t.demo.users.customer}` })).statusCode).toBe(403);
   });
 
-  it('heartbeat records last seen, version, battery and network; stale readings are 409; other users\' devices 404', async () => {
+  it("heartbeat records last seen, version, battery and network; stale readings are 409; other users' devices 404", async () => {
     const dev = (await registerDevice(driver)).json();
     const now = new Date();
-    const hb = await t.req(driver, { method: 'POST', url: '/mobile/heartbeat', payload: { device_id: dev.id, app_version: '0.7.2', battery_level: 41, network: 'cellular', charging: false } });
+    const hb = await t.req(driver, {
+      method: 'POST',
+      url: '/mobile/heartbeat',
+      payload: { device_id: dev.id, app_version: '0.7.2', battery_level: 41, network: 'cellular', charging: false },
+    });
     expect(hb.statusCode).toBe(200);
     expect(hb.json()).toMatchObject({ battery_level: 41, network: 'cellular', charging: false });
     expect(new Date(hb.json().last_seen_at).getTime()).toBeGreaterThanOrEqual(now.getTime() - 1000);
-    const stale = await t.req(driver, { method: 'POST', url: '/mobile/heartbeat', payload: { device_id: dev.id, battery_level: 90, recorded_at: new Date(Date.now() - 3_600_000).toISOString() } });
+    const stale = await t.req(driver, {
+      method: 'POST',
+      url: '/mobile/heartbeat',
+      payload: { device_id: dev.id, battery_level: 90, recorded_at: new Date(Date.now() - 3_600_000).toISOString() },
+    });
     expect(stale.statusCode).toBe(409);
     expect(stale.json().code).toBe('STALE_HEARTBEAT');
-    expect((await sql('SELECT battery_level, heartbeat_count FROM device WHERE id = $1', [dev.id]))[0]).toEqual({ battery_level: 41, heartbeat_count: 1 });
+    expect((await sql('SELECT battery_level, heartbeat_count FROM device WHERE id = $1', [dev.id]))[0]).toEqual({
+      battery_level: 41,
+      heartbeat_count: 1,
+    });
     expect((await t.req(customer, { method: 'POST', url: '/mobile/heartbeat', payload: { device_id: dev.id } })).statusCode).toBe(404);
-    expect((await t.req(driver, { method: 'POST', url: '/mobile/heartbeat', payload: { device_id: dev.id, battery_level: 101 } })).statusCode).toBe(400);
+    expect(
+      (await t.req(driver, { method: 'POST', url: '/mobile/heartbeat', payload: { device_id: dev.id, battery_level: 101 } })).statusCode,
+    ).toBe(400);
     const health = (await t.req(admin, { method: 'GET', url: '/admin/mobile-health' })).json();
-    expect(health.devices.seen_last_hour).toEqual(expect.arrayContaining([expect.objectContaining({ app_role: 'repartidor', app_version: '0.7.2' })]));
+    expect(health.devices.seen_last_hour).toEqual(
+      expect.arrayContaining([expect.objectContaining({ app_role: 'repartidor', app_version: '0.7.2' })]),
+    );
   });
 
   it('a reading taken in the same millisecond as the last one is not stale (clients send milliseconds, the server keeps microseconds)', async () => {
     const dev = (await registerDevice(driver)).json();
     // The registration's now() carries microseconds; a phone's clock reading of that moment carries only the millisecond.
     await sql(`UPDATE device SET last_seen_at = '2026-11-27T04:22:35.736500Z' WHERE id = $1`, [dev.id]);
-    const hb = await t.req(driver, { method: 'POST', url: '/mobile/heartbeat', payload: { device_id: dev.id, battery_level: 55, recorded_at: '2026-11-27T04:22:35.736Z' } });
+    const hb = await t.req(driver, {
+      method: 'POST',
+      url: '/mobile/heartbeat',
+      payload: { device_id: dev.id, battery_level: 55, recorded_at: '2026-11-27T04:22:35.736Z' },
+    });
     expect([hb.statusCode, hb.json().battery_level]).toEqual([200, 55]);
-    const older = await t.req(driver, { method: 'POST', url: '/mobile/heartbeat', payload: { device_id: dev.id, battery_level: 60, recorded_at: '2026-11-27T04:22:35.735Z' } });
+    const older = await t.req(driver, {
+      method: 'POST',
+      url: '/mobile/heartbeat',
+      payload: { device_id: dev.id, battery_level: 60, recorded_at: '2026-11-27T04:22:35.735Z' },
+    });
     expect([older.statusCode, older.json().code]).toEqual([409, 'STALE_HEARTBEAT']);
   });
 });
@@ -238,9 +324,19 @@ describe('push worker', () => {
     expect(headers['x-push-id']).toBe(row.id);
     expect(headers['content-type']).toBe('application/json');
     const msg = JSON.parse(body);
-    expect(msg).toMatchObject({ id: row.id, organization_id: orgId, attempt: 1, to: { platform: 'android' }, notification: { title: 'push me', type: 'test' } });
+    expect(msg).toMatchObject({
+      id: row.id,
+      organization_id: orgId,
+      attempt: 1,
+      to: { platform: 'android' },
+      notification: { title: 'push me', type: 'test' },
+    });
     expect(msg.to.token).toMatch(/^push-token-/);
-    expect((await sql('SELECT status, attempts, sent_at, last_error FROM push_outbox WHERE id = $1', [row.id]))[0]).toMatchObject({ status: 'sent', attempts: 1, last_error: null });
+    expect((await sql('SELECT status, attempts, sent_at, last_error FROM push_outbox WHERE id = $1', [row.id]))[0]).toMatchObject({
+      status: 'sent',
+      attempts: 1,
+      last_error: null,
+    });
     expect(await worker.tick()).toBe(0);
   });
 
@@ -254,7 +350,9 @@ describe('push worker', () => {
     expect(await worker.tick()).toBe(0); // not due yet
     await sql(`UPDATE push_outbox SET available_at = now() WHERE id = $1`, [row.id]);
     expect(await worker.tick()).toBe(1);
-    const r2 = (await sql(`SELECT attempts, extract(epoch FROM available_at - updated_at)::int AS delay FROM push_outbox WHERE id = $1`, [row.id]))[0];
+    const r2 = (
+      await sql(`SELECT attempts, extract(epoch FROM available_at - updated_at)::int AS delay FROM push_outbox WHERE id = $1`, [row.id])
+    )[0];
     expect(r2).toEqual({ attempts: 2, delay: 120 }); // 60 s, then 120 s
     await sql(`UPDATE push_outbox SET available_at = now() WHERE id = $1`, [row.id]);
     await worker.tick();
@@ -268,7 +366,11 @@ describe('push worker', () => {
     respond = 400;
     const worker = createPushWorker(t.db, { gateway: createWebhookGateway({ url, secret: SECRET }) });
     await worker.tick();
-    expect((await sql('SELECT status, attempts, last_error FROM push_outbox WHERE id = $1', [row.id]))[0]).toEqual({ status: 'failed', attempts: 1, last_error: 'HTTP_400' });
+    expect((await sql('SELECT status, attempts, last_error FROM push_outbox WHERE id = $1', [row.id]))[0]).toEqual({
+      status: 'failed',
+      attempts: 1,
+      last_error: 'HTTP_400',
+    });
   });
 
   it('re-claims a row whose worker died after the claim timeout; the late worker cannot overwrite the outcome', async () => {
@@ -287,6 +389,9 @@ describe('push worker', () => {
     expect((await sql('SELECT status, attempts FROM push_outbox WHERE id = $1', [row.id]))[0]).toEqual({ status: 'sent', attempts: 2 });
     finishHung({ ok: false, permanent: false, error: 'late' });
     await deadTick;
-    expect((await sql('SELECT status, last_error FROM push_outbox WHERE id = $1', [row.id]))[0]).toEqual({ status: 'sent', last_error: null });
+    expect((await sql('SELECT status, last_error FROM push_outbox WHERE id = $1', [row.id]))[0]).toEqual({
+      status: 'sent',
+      last_error: null,
+    });
   });
 });

@@ -20,7 +20,12 @@ const open: SseClient[] = [];
 beforeAll(async () => {
   t = await createTestApp({
     metricsToken: 'metrics-token-recovery',
-    raw: { REALTIME_HEARTBEAT_MS: '500', REALTIME_SESSION_CHECK_MS: '300', REALTIME_MAX_STREAMS_PER_USER: '3', REALTIME_GAP_TIMEOUT_MS: '200' },
+    raw: {
+      REALTIME_HEARTBEAT_MS: '500',
+      REALTIME_SESSION_CHECK_MS: '300',
+      REALTIME_MAX_STREAMS_PER_USER: '3',
+      REALTIME_GAP_TIMEOUT_MS: '200',
+    },
   });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(t.app.server.address() as net.AddressInfo).port}/api/v1`;
@@ -70,7 +75,11 @@ describe('realtime recovery after the LISTEN connection is lost', () => {
       try {
         // Warm the pool so the events "during" can commit while new connections are refused.
         await Promise.all(Array.from({ length: 4 }, () => t.db.withSystem((tx) => tx.query('SELECT pg_sleep(0.02)'))));
-        const clients = [await stream('/realtime/organization/stream', admin), await stream('/realtime/organization/stream', dispatch), await stream('/realtime/me/stream', driver)];
+        const clients = [
+          await stream('/realtime/organization/stream', admin),
+          await stream('/realtime/organization/stream', dispatch),
+          await stream('/realtime/me/stream', driver),
+        ];
         for (const c of clients) expect(c.status).toBe(200);
 
         const seqs: number[] = [];
@@ -79,7 +88,10 @@ describe('realtime recovery after the LISTEN connection is lost', () => {
 
         // The database refuses new connections (like a restart or failover), and the listener is killed.
         await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS false`);
-        const killed = await su.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'delivery-listen'`, [dbName]);
+        const killed = await su.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'delivery-listen'`,
+          [dbName],
+        );
         expect(killed.rowCount).toBe(1);
         await until(() => t.app.services.realtime.status().listener.state === 'reconnecting', 5_000, 'listener lost');
         for (let i = 5; i < 15; i++) seqs.push((await record(ev(i, 'during'))).seq);
@@ -97,7 +109,11 @@ describe('realtime recovery after the LISTEN connection is lost', () => {
 
         await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`);
         for (let i = 15; i < 20; i++) seqs.push((await record(ev(i, 'reopening'))).seq);
-        await until(() => t.app.services.realtime.status().hub.state === 'live' && t.app.services.realtime.status().listener.state === 'connected', 15_000, 'hub live again');
+        await until(
+          () => t.app.services.realtime.status().hub.state === 'live' && t.app.services.realtime.status().listener.state === 'connected',
+          15_000,
+          'hub live again',
+        );
         for (let i = 20; i < 25; i++) seqs.push((await record(ev(i, 'after'))).seq);
 
         for (const c of clients) await c.waitFor((f) => f.id === String(seqs[24]), 10_000);
@@ -116,7 +132,10 @@ describe('realtime recovery after the LISTEN connection is lost', () => {
         expect(await metric('realtime_recovered_events')).toBe(st.hub.recovered_events);
         const ready = await t.req(null, { method: 'GET', url: '/health/ready' });
         expect(ready.statusCode).toBe(200);
-        expect(ready.json()).toMatchObject({ status: 'ready', checks: { database: { ok: true }, migrations: { ok: true, missing: [] }, realtime: { ok: true, hub: { state: 'live' } } } });
+        expect(ready.json()).toMatchObject({
+          status: 'ready',
+          checks: { database: { ok: true }, migrations: { ok: true, missing: [] }, realtime: { ok: true, hub: { state: 'live' } } },
+        });
       } finally {
         await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`).catch(() => undefined);
         await su.end();
@@ -127,31 +146,37 @@ describe('realtime recovery after the LISTEN connection is lost', () => {
 });
 
 describe('caches fed by NOTIFY after a lost listener', () => {
-  it.skipIf(!process.env.TEST_DATABASE_URL)('forgets a cached session when the listener comes back, so a revocation announced meanwhile applies at once', async () => {
-    const dbName = new URL(t.url!).pathname.slice(1);
-    const s = await t.login(DEMO_LOGINS.merchant);
-    expect((await t.req(s, { method: 'GET', url: '/me' })).statusCode).toBe(200); // cached as active (5 s)
-    const su = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-    await su.connect();
-    try {
-      const losses = t.app.services.realtime.status().listener.losses;
-      await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS false`);
-      await su.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'delivery-listen'`, [dbName]);
-      await until(() => t.app.services.realtime.status().listener.losses > losses, 5_000, 'listener lost');
-      // Revoked and announced while nothing listens: the NOTIFY is lost.
-      await t.db.withSystem(async (tx) => {
-        await tx.query('UPDATE auth_session SET revoked_at = now() WHERE id = $1', [sidOf(s)]);
-        await tx.query("SELECT pg_notify('session_revoked', $1)", [sidOf(s)]);
-      });
-      await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`);
-      await until(() => t.app.services.realtime.status().listener.state === 'connected', 10_000, 'listener back');
-      // Well within the cache's 5 s: without forgetting it, the revoked token would still pass.
-      expect((await t.req(s, { method: 'GET', url: '/me' })).statusCode).toBe(401);
-    } finally {
-      await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`).catch(() => undefined);
-      await su.end();
-    }
-  });
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'forgets a cached session when the listener comes back, so a revocation announced meanwhile applies at once',
+    async () => {
+      const dbName = new URL(t.url!).pathname.slice(1);
+      const s = await t.login(DEMO_LOGINS.merchant);
+      expect((await t.req(s, { method: 'GET', url: '/me' })).statusCode).toBe(200); // cached as active (5 s)
+      const su = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await su.connect();
+      try {
+        const losses = t.app.services.realtime.status().listener.losses;
+        await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS false`);
+        await su.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'delivery-listen'`,
+          [dbName],
+        );
+        await until(() => t.app.services.realtime.status().listener.losses > losses, 5_000, 'listener lost');
+        // Revoked and announced while nothing listens: the NOTIFY is lost.
+        await t.db.withSystem(async (tx) => {
+          await tx.query('UPDATE auth_session SET revoked_at = now() WHERE id = $1', [sidOf(s)]);
+          await tx.query("SELECT pg_notify('session_revoked', $1)", [sidOf(s)]);
+        });
+        await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`);
+        await until(() => t.app.services.realtime.status().listener.state === 'connected', 10_000, 'listener back');
+        // Well within the cache's 5 s: without forgetting it, the revoked token would still pass.
+        expect((await t.req(s, { method: 'GET', url: '/me' })).statusCode).toBe(401);
+      } finally {
+        await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`).catch(() => undefined);
+        await su.end();
+      }
+    },
+  );
 });
 
 describe('open streams and their session', () => {
@@ -182,10 +207,14 @@ describe('open streams and their session', () => {
     expect(other.status).toBe(200);
     a.close();
     let e: SseClient | null = null;
-    await until(async () => {
-      e?.close();
-      e = await stream('/realtime/me/stream', s);
-      return e.status === 200;
-    }, 3_000, 'a stream accepted after one closed');
+    await until(
+      async () => {
+        e?.close();
+        e = await stream('/realtime/me/stream', s);
+        return e.status === 200;
+      },
+      3_000,
+      'a stream accepted after one closed',
+    );
   });
 });

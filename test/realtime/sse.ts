@@ -35,7 +35,9 @@ export class SseClient {
   /** Opens a stream; resolves when the response headers arrive (any status). */
   static open(url: string, headers: Record<string, string> = {}): Promise<SseClient> {
     return new Promise((resolve, reject) => {
-      const req = http.get(url, { headers: { accept: 'text/event-stream', ...headers } }, (res) => resolve(new SseClient(res.statusCode ?? 0, res.headers, res, req)));
+      const req = http.get(url, { headers: { accept: 'text/event-stream', ...headers } }, (res) =>
+        resolve(new SseClient(res.statusCode ?? 0, res.headers, res, req)),
+      );
       req.on('error', reject);
     });
   }

@@ -17,7 +17,13 @@ beforeAll(async () => {
   const addr = t.app.server.address() as net.AddressInfo;
   base = `http://127.0.0.1:${addr.port}/api/v1`;
   orgId = t.demo.organizationId;
-  [admin, dispatch, driver, customer, merchant] = await Promise.all([t.as('admin'), t.as('dispatch'), t.as('driver'), t.as('customer'), t.as('merchant')]);
+  [admin, dispatch, driver, customer, merchant] = await Promise.all([
+    t.as('admin'),
+    t.as('dispatch'),
+    t.as('driver'),
+    t.as('customer'),
+    t.as('merchant'),
+  ]);
 });
 afterAll(async () => {
   for (const c of open) c.close();
@@ -71,9 +77,19 @@ describe('me stream', () => {
     expect(types).toEqual(['trip.assigned', 'notification.created', 'trip.on_the_way', 'notification.created']);
     const first = c.events[0];
     expect(first.id).toBe(String(mine.seq));
-    expect(json(first)).toMatchObject({ seq: mine.seq, type: 'trip.assigned', entity_type: 'trip', entity_id: 'trip-me-1', payload: { code: 'trip-me-1' } });
+    expect(json(first)).toMatchObject({
+      seq: mine.seq,
+      type: 'trip.assigned',
+      entity_type: 'trip',
+      entity_id: 'trip-me-1',
+      payload: { code: 'trip-me-1' },
+    });
     expect(json(first).audience_user_ids).toBeUndefined();
-    expect(json(c.events[1]).payload.notification).toMatchObject({ user_id: t.demo.users.driver, type: 'trip.assigned', title: 'Trip assigned' });
+    expect(json(c.events[1]).payload.notification).toMatchObject({
+      user_id: t.demo.users.driver,
+      type: 'trip.assigned',
+      title: 'Trip assigned',
+    });
     const ids = c.events.map((f) => Number(f.id));
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);
     await c.until(() => c.comments.includes('heartbeat'), 3_000, 'heartbeat');
@@ -89,7 +105,10 @@ describe('me stream', () => {
       [String(before.seq + 1_000_000), 'header'],
       [String(before.seq + 2_000_000), 'query'],
     ] as const) {
-      const c = how === 'header' ? await stream('/realtime/me/stream', driver, { 'last-event-id': sent }) : await stream(`/realtime/me/stream?last_event_id=${sent}`, driver);
+      const c =
+        how === 'header'
+          ? await stream('/realtime/me/stream', driver, { 'last-event-id': sent })
+          : await stream(`/realtime/me/stream?last_event_id=${sent}`, driver);
       expect(c.status).toBe(200);
       const reset = await c.waitFor((f) => f.event === 'stream.reset');
       expect(json(reset)).toMatchObject({ type: 'stream.reset', reason: 'unknown_event_id', last_event_id: sent, refetch: true });
@@ -157,12 +176,18 @@ describe('resume', () => {
     await c1.waitFor((f) => f.id === String(a.seq));
     c1.close();
     const missed = [];
-    for (let i = 0; i < 5; i++) missed.push(await record(orgId, trip('trip.location_updated', 'trip-r', { audienceUserIds: [t.demo.users.customer], payload: { i } })));
+    for (let i = 0; i < 5; i++)
+      missed.push(
+        await record(orgId, trip('trip.location_updated', 'trip-r', { audienceUserIds: [t.demo.users.customer], payload: { i } })),
+      );
     await record(orgId, trip('trip.location_updated', 'trip-x', { audienceUserIds: [t.demo.users.driver] }));
 
     const c2 = await stream('/realtime/me/stream', customer, { 'last-event-id': String(a.seq) });
     await c2.waitForEvents(5);
-    const live = await record(orgId, trip('trip.location_updated', 'trip-r', { audienceUserIds: [t.demo.users.customer], payload: { live: true } }));
+    const live = await record(
+      orgId,
+      trip('trip.location_updated', 'trip-r', { audienceUserIds: [t.demo.users.customer], payload: { live: true } }),
+    );
     await c2.waitFor((f) => f.id === String(live.seq));
     expect(c2.events.map((f) => Number(f.id))).toEqual([...missed.map((e) => e.seq), live.seq]);
     c2.close();
@@ -176,14 +201,19 @@ describe('resume', () => {
 
   it('loses nothing and repeats nothing when events are recorded while the replay runs', async () => {
     const start = await record(orgId, trip('trip.location_updated', 'trip-c', { audienceUserIds: [t.demo.users.merchant] }));
-    for (let i = 0; i < 30; i++) await record(orgId, trip('trip.location_updated', 'trip-c', { audienceUserIds: [t.demo.users.merchant], payload: { i } }));
+    for (let i = 0; i < 30; i++)
+      await record(orgId, trip('trip.location_updated', 'trip-c', { audienceUserIds: [t.demo.users.merchant], payload: { i } }));
     const writer = (async () => {
-      for (let i = 0; i < 30; i++) await record(orgId, trip('trip.location_updated', 'trip-c', { audienceUserIds: [t.demo.users.merchant], payload: { w: i } }));
+      for (let i = 0; i < 30; i++)
+        await record(orgId, trip('trip.location_updated', 'trip-c', { audienceUserIds: [t.demo.users.merchant], payload: { w: i } }));
     })();
     const c = await stream('/realtime/me/stream', merchant, { 'last-event-id': String(start.seq) });
     await writer;
     const { rows } = await t.db.withSystem((tx) =>
-      tx.query<{ seq: number }>(`SELECT seq FROM event WHERE organization_id = $1 AND seq > $2 AND $3 = ANY(audience_user_ids) ORDER BY seq`, [orgId, start.seq, t.demo.users.merchant]),
+      tx.query<{ seq: number }>(
+        `SELECT seq FROM event WHERE organization_id = $1 AND seq > $2 AND $3 = ANY(audience_user_ids) ORDER BY seq`,
+        [orgId, start.seq, t.demo.users.merchant],
+      ),
     );
     expect(rows).toHaveLength(60);
     await c.waitForEvents(60, 10_000);
@@ -213,21 +243,40 @@ describe('organization, trip and territory streams', () => {
   });
 
   it("trip stream: the trip's participants (driver, customer, merchant owner) and staff get that trip's events only; others 404", async () => {
-    const demo = (await t.db.withSystem((tx) =>
-      tx.query('SELECT (SELECT id FROM merchant WHERE owner_user_id = $1) AS merchant_id, (SELECT id FROM driver WHERE user_id = $2) AS driver_id', [t.demo.users.merchant, t.demo.users.driver]),
-    )).rows[0];
+    const demo = (
+      await t.db.withSystem((tx) =>
+        tx.query(
+          'SELECT (SELECT id FROM merchant WHERE owner_user_id = $1) AS merchant_id, (SELECT id FROM driver WHERE user_id = $2) AS driver_id',
+          [t.demo.users.merchant, t.demo.users.driver],
+        ),
+      )
+    ).rows[0];
     const pt = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
     const created = await t.req(dispatch, {
       method: 'POST',
       url: '/trips',
-      payload: { pickup_location: pt(-68.13, -16.5), pickup_address: 'A 1', dropoff_location: pt(-68.12, -16.51), dropoff_address: 'B 2', merchant_id: demo.merchant_id, customer_user_id: t.demo.users.customer },
+      payload: {
+        pickup_location: pt(-68.13, -16.5),
+        pickup_address: 'A 1',
+        dropoff_location: pt(-68.12, -16.51),
+        dropoff_address: 'B 2',
+        merchant_id: demo.merchant_id,
+        customer_user_id: t.demo.users.customer,
+      },
     });
     expect(created.statusCode, created.body).toBe(201);
     const tripId = created.json().id as string;
-    expect((await t.req(dispatch, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: demo.driver_id } })).statusCode).toBe(200);
+    expect(
+      (await t.req(dispatch, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: demo.driver_id } })).statusCode,
+    ).toBe(200);
 
     const stranger = await t.db.withSystem((tx) =>
-      t.app.services.identity.insertUser(tx, orgId, { email: 'other-driver-stream@demo.test', password: 'Demo-pass-2026', display_name: 'other', role: 'repartidor' }),
+      t.app.services.identity.insertUser(tx, orgId, {
+        email: 'other-driver-stream@demo.test',
+        password: 'Demo-pass-2026',
+        display_name: 'other',
+        role: 'repartidor',
+      }),
     );
     expect(stranger.id).toBeTruthy();
     expect((await stream(`/realtime/trips/${tripId}/stream`, await t.login('other-driver-stream@demo.test'))).status).toBe(404);
@@ -240,10 +289,15 @@ describe('organization, trip and territory streams', () => {
       expect(c.status).toBe(200);
       streams.push(c);
     }
-    await record(orgId, trip('trip.accepted', 'another-trip', { audienceUserIds: [t.demo.users.driver, t.demo.users.customer, t.demo.users.merchant] }));
+    await record(
+      orgId,
+      trip('trip.accepted', 'another-trip', { audienceUserIds: [t.demo.users.driver, t.demo.users.customer, t.demo.users.merchant] }),
+    );
     // A real transition of the trip: the driver accepts it (logistics records trip.accepted in that transaction).
     expect((await t.req(driver, { method: 'POST', url: `/driver/trips/${tripId}/accept` })).statusCode).toBe(200);
-    const accepted = (await t.db.withSystem((tx) => tx.query("SELECT seq FROM event WHERE entity_id = $1 AND type = 'trip.accepted'", [tripId]))).rows[0];
+    const accepted = (
+      await t.db.withSystem((tx) => tx.query("SELECT seq FROM event WHERE entity_id = $1 AND type = 'trip.accepted'", [tripId]))
+    ).rows[0];
     for (const c of streams) {
       await c.waitFor((f) => f.id === String(accepted.seq));
       expect(c.events.map((f) => json(f).entity_id)).toEqual(c.events.map(() => tripId));
@@ -255,10 +309,27 @@ describe('organization, trip and territory streams', () => {
   it('territory stream: sub-administrators, events of their territories only', async () => {
     expect((await stream('/realtime/territories/stream', admin)).status).toBe(403);
     // Real territories and a sub-administrator confined to the first.
-    const square = (lon: number) => ({ type: 'Polygon', coordinates: [[[lon, -10], [lon + 0.1, -10], [lon + 0.1, -9.9], [lon, -9.9], [lon, -10]]] });
-    const terrA = (await t.req(admin, { method: 'POST', url: '/territories', payload: { name: 'stream A', geometry: square(-60) } })).json().id;
-    const terrB = (await t.req(admin, { method: 'POST', url: '/territories', payload: { name: 'stream B', geometry: square(-59) } })).json().id;
-    const created = await t.req(admin, { method: 'POST', url: '/admin/subadmins', payload: { email: 'sub-stream@demo.test', password: 'Demo-pass-2026', display_name: 'sub', territory_ids: [terrA] } });
+    const square = (lon: number) => ({
+      type: 'Polygon',
+      coordinates: [
+        [
+          [lon, -10],
+          [lon + 0.1, -10],
+          [lon + 0.1, -9.9],
+          [lon, -9.9],
+          [lon, -10],
+        ],
+      ],
+    });
+    const terrA = (await t.req(admin, { method: 'POST', url: '/territories', payload: { name: 'stream A', geometry: square(-60) } })).json()
+      .id;
+    const terrB = (await t.req(admin, { method: 'POST', url: '/territories', payload: { name: 'stream B', geometry: square(-59) } })).json()
+      .id;
+    const created = await t.req(admin, {
+      method: 'POST',
+      url: '/admin/subadmins',
+      payload: { email: 'sub-stream@demo.test', password: 'Demo-pass-2026', display_name: 'sub', territory_ids: [terrA] },
+    });
     expect(created.statusCode, created.body).toBe(201);
     const s = await t.login('sub-stream@demo.test');
     const c = await stream('/realtime/territories/stream', s);
@@ -293,9 +364,14 @@ describe('stream tokens', () => {
     expect(JSON.parse(await c.body()).code).toBe('INVALID_STREAM_TOKEN');
   });
 
-  it('is signed with its own key: claims of either kind signed with the other purpose\'s key are refused', async () => {
+  it("is signed with its own key: claims of either kind signed with the other purpose's key are refused", async () => {
     const now = Math.floor(Date.now() / 1000);
-    const claims = { org: orgId, role: 'repartidor', kind: 'repartidor', sid: JSON.parse(Buffer.from(driver.token.split('.')[1]!, 'base64url').toString()).sid as string };
+    const claims = {
+      org: orgId,
+      role: 'repartidor',
+      kind: 'repartidor',
+      sid: JSON.parse(Buffer.from(driver.token.split('.')[1]!, 'base64url').toString()).sid as string,
+    };
     // An access token in every field, but signed with the stream key: not an access token.
     const accessShaped = await new SignJWT({ ...claims, typ: 'access' })
       .setProtectedHeader({ alg: 'HS256' })
@@ -354,7 +430,9 @@ describe('slow consumers', () => {
     const port = (t.app.server.address() as net.AddressInfo).port;
     const sock = net.connect(port, '127.0.0.1');
     await new Promise((r) => sock.once('connect', r));
-    sock.write(`GET /api/v1/realtime/organization/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${admin.token}\r\nAccept: text/event-stream\r\n\r\n`);
+    sock.write(
+      `GET /api/v1/realtime/organization/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${admin.token}\r\nAccept: text/event-stream\r\n\r\n`,
+    );
     await until(() => connections() === before + 1);
     sock.pause(); // never read again
     const big = 'x'.repeat(64 * 1024);
@@ -374,28 +452,35 @@ describe('slow consumers', () => {
 });
 
 describe('commit order on PostgreSQL', () => {
-  it.skipIf(!process.env.TEST_DATABASE_URL)('a later sequence that commits first waits for the earlier one, so Last-Event-ID stays a safe resume point', async () => {
-    const c = await stream('/realtime/me/stream', customer);
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let firstSeq = 0;
-    // Transaction A takes the lower sequence but commits last.
-    const a = t.db.withSystem(async (tx) => {
-      const ev = await t.app.ctx.events.record(tx, orgId, trip('trip.location_updated', 'order-a', { audienceUserIds: [t.demo.users.customer] }));
-      firstSeq = ev.seq;
-      await held;
-    });
-    await until(() => firstSeq > 0);
-    const b = await record(orgId, trip('trip.location_updated', 'order-b', { audienceUserIds: [t.demo.users.customer] }));
-    expect(b.seq).toBeGreaterThan(firstSeq);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(c.events.map((f) => Number(f.id))).not.toContain(b.seq);
-    release();
-    await a;
-    await c.waitFor((f) => f.id === String(b.seq));
-    expect(c.events.map((f) => Number(f.id))).toEqual([firstSeq, b.seq]);
-    c.close();
-  });
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'a later sequence that commits first waits for the earlier one, so Last-Event-ID stays a safe resume point',
+    async () => {
+      const c = await stream('/realtime/me/stream', customer);
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let firstSeq = 0;
+      // Transaction A takes the lower sequence but commits last.
+      const a = t.db.withSystem(async (tx) => {
+        const ev = await t.app.ctx.events.record(
+          tx,
+          orgId,
+          trip('trip.location_updated', 'order-a', { audienceUserIds: [t.demo.users.customer] }),
+        );
+        firstSeq = ev.seq;
+        await held;
+      });
+      await until(() => firstSeq > 0);
+      const b = await record(orgId, trip('trip.location_updated', 'order-b', { audienceUserIds: [t.demo.users.customer] }));
+      expect(b.seq).toBeGreaterThan(firstSeq);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(c.events.map((f) => Number(f.id))).not.toContain(b.seq);
+      release();
+      await a;
+      await c.waitFor((f) => f.id === String(b.seq));
+      expect(c.events.map((f) => Number(f.id))).toEqual([firstSeq, b.seq]);
+      c.close();
+    },
+  );
 });
 
 describe('two instances on one PostgreSQL', () => {

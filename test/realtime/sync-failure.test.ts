@@ -32,7 +32,9 @@ function failingTx(tx: Tx): Tx {
 function failingDb(db: Database): Database {
   return new Proxy(db, {
     get(target, prop, receiver) {
-      if (prop === 'withTenant') return (ctx: Parameters<Database['withTenant']>[0], fn: (tx: Tx) => Promise<unknown>) => target.withTenant(ctx, (tx) => fn(failingTx(tx)));
+      if (prop === 'withTenant')
+        return (ctx: Parameters<Database['withTenant']>[0], fn: (tx: Tx) => Promise<unknown>) =>
+          target.withTenant(ctx, (tx) => fn(failingTx(tx)));
       const value = Reflect.get(target, prop, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -69,17 +71,29 @@ describe('sync push: an operation that fails in the server', () => {
     failNextRead = true;
     const first = await t.req(merchant, { method: 'POST', url: '/mobile/sync/push', payload: { operations: [op] } });
     expect(first.statusCode).toBe(200);
-    expect(first.json().results[0]).toMatchObject({ client_operation_id: 'fails-once-1', status: 'error', code: 'INTERNAL_ERROR', replayed: false });
+    expect(first.json().results[0]).toMatchObject({
+      client_operation_id: 'fails-once-1',
+      status: 'error',
+      code: 'INTERNAL_ERROR',
+      replayed: false,
+    });
     // the app learns nothing of the cause; the operator's log has it
     expect(first.body).not.toContain('connection terminated');
     expect(logged).toContainEqual(
-      expect.objectContaining({ msg: 'offline operation failed', client_operation_id: 'fails-once-1', type: 'notification.read', err: { message: 'connection terminated unexpectedly' } }),
+      expect.objectContaining({
+        msg: 'offline operation failed',
+        client_operation_id: 'fails-once-1',
+        type: 'notification.read',
+        err: { message: 'connection terminated unexpectedly' },
+      }),
     );
     expect(await sql('SELECT 1 FROM sync_operation WHERE client_operation_id = $1', ['fails-once-1'])).toHaveLength(0);
     expect((await sql('SELECT read_at FROM notification WHERE id = $1', [n.id]))[0].read_at).toBeNull();
 
     const again = (await t.req(merchant, { method: 'POST', url: '/mobile/sync/push', payload: { operations: [op] } })).json().results[0];
     expect(again).toMatchObject({ status: 'applied', replayed: false, data: { id: n.id, read: true } });
-    expect(await sql('SELECT status FROM sync_operation WHERE client_operation_id = $1', ['fails-once-1'])).toEqual([{ status: 'applied' }]);
+    expect(await sql('SELECT status FROM sync_operation WHERE client_operation_id = $1', ['fails-once-1'])).toEqual([
+      { status: 'applied' },
+    ]);
   });
 });

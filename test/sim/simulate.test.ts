@@ -41,7 +41,26 @@ describe('npm run simulate', () => {
   it('plays a tiny day with no server error, every order where expected and no stream event lost or doubled', async () => {
     const out = path.join(dir, 'out');
     const lines: string[] = [];
-    const opts = parseOptions(['--base-url', server.baseUrl, '--scale', '3', '--duration-s', '4', '--compression', '600', '--seed', '5', '--drain-s', '60', '--dispatchers', '2', '--customer-streams', '4', '--out', out]);
+    const opts = parseOptions([
+      '--base-url',
+      server.baseUrl,
+      '--scale',
+      '3',
+      '--duration-s',
+      '4',
+      '--compression',
+      '600',
+      '--seed',
+      '5',
+      '--drain-s',
+      '60',
+      '--dispatchers',
+      '2',
+      '--customer-streams',
+      '4',
+      '--out',
+      out,
+    ]);
     const report = await simulate(opts, (l) => lines.push(l));
     expect(report.verdict.problems, `${lines.join('\n')}\n${server.output()}`).toEqual([]);
     expect(report.totals.server_errors).toBe(0);
@@ -51,7 +70,8 @@ describe('npm run simulate', () => {
     for (const status of Object.keys(report.orders.by_status)) expect(['delivered', 'returned']).toContain(status);
     expect(report.gps.points_accepted).toBeGreaterThan(0);
     expect(report.streams.map((s) => s.kind).sort()).toEqual(['me', 'me', 'me', 'me', 'organization', 'organization']);
-    for (const s of report.streams) expect({ stream: s.name, lost: s.lost, duplicates: s.duplicates }).toEqual({ stream: s.name, lost: 0, duplicates: 0 });
+    for (const s of report.streams)
+      expect({ stream: s.name, lost: s.lost, duplicates: s.duplicates }).toEqual({ stream: s.name, lost: 0, duplicates: 0 });
     expect(report.streams.find((s) => s.kind === 'organization')!.expected).toBeGreaterThan(0);
     expect(report.server.samples.length).toBeGreaterThan(0);
 
@@ -77,7 +97,11 @@ describe('npm run simulate', () => {
     expect(() => parseOptions(['--scale', '0'])).toThrow(OptionError);
     expect(() => parseOptions(['--frobnicate'])).toThrow(/unknown option/);
     const run = promisify(execFile);
-    const err = await run(process.execPath, ['--import', 'tsx', 'sim/simulate.ts', '--base-url', 'http://127.0.0.1:9', '--duration-s', '1'], { cwd: ROOT }).then(
+    const err = await run(
+      process.execPath,
+      ['--import', 'tsx', 'sim/simulate.ts', '--base-url', 'http://127.0.0.1:9', '--duration-s', '1'],
+      { cwd: ROOT },
+    ).then(
       () => null,
       (e: { code: number; stderr: string; stdout: string }) => e,
     );

@@ -18,17 +18,30 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const openSlot = (size: number) =>
-  t.req(customer, { method: 'POST', url: '/storage/generic/uploads', payload: { purpose: 'avatar', mime_type: 'image/png', filename: 'me.png', size_bytes: size } });
+  t.req(customer, {
+    method: 'POST',
+    url: '/storage/generic/uploads',
+    payload: { purpose: 'avatar', mime_type: 'image/png', filename: 'me.png', size_bytes: size },
+  });
 const slotCount = async () => Number((await t.db.withSystem((tx) => tx.query('SELECT count(*)::int AS n FROM storage_upload'))).rows[0].n);
 
 describe('local storage', () => {
   it('answers 404 (not 500) when an object is recorded but its file is missing', async () => {
     const bytes = png(8);
     const other = await t.as('merchant');
-    const slot = await t.req(other, { method: 'POST', url: '/storage/generic/uploads', payload: { purpose: 'avatar', mime_type: 'image/png', filename: 'a.png', size_bytes: bytes.length } });
+    const slot = await t.req(other, {
+      method: 'POST',
+      url: '/storage/generic/uploads',
+      payload: { purpose: 'avatar', mime_type: 'image/png', filename: 'a.png', size_bytes: bytes.length },
+    });
     expect(slot.statusCode, slot.body).toBe(201);
     const { upload_id, upload_token, object_id } = slot.json();
-    const put = await t.req(other, { method: 'PUT', url: `/storage/uploads/${upload_id}`, payload: bytes, headers: { 'content-type': 'image/png', 'x-upload-token': upload_token } });
+    const put = await t.req(other, {
+      method: 'PUT',
+      url: `/storage/uploads/${upload_id}`,
+      payload: bytes,
+      headers: { 'content-type': 'image/png', 'x-upload-token': upload_token },
+    });
     expect(put.statusCode, put.body).toBe(201);
     expect((await t.req(other, { method: 'GET', url: `/storage/objects/${object_id}` })).statusCode).toBe(200);
     // As on another instance whose disk never had the file.
@@ -51,12 +64,25 @@ describe('local storage', () => {
 describe('storage quota per organization', () => {
   it('refuses a slot that would pass the quota (objects + open slots) with 507 and the quota in the body; nothing is written', async () => {
     // Objects already stored by the organization count too.
-    const stored = Number((await t.db.withSystem((tx) => tx.query('SELECT COALESCE(sum(size_bytes), 0)::int AS n FROM private_storage_object WHERE organization_id = $1', [t.demo.organizationId]))).rows[0].n);
+    const stored = Number(
+      (
+        await t.db.withSystem((tx) =>
+          tx.query('SELECT COALESCE(sum(size_bytes), 0)::int AS n FROM private_storage_object WHERE organization_id = $1', [
+            t.demo.organizationId,
+          ]),
+        )
+      ).rows[0].n,
+    );
     const bytes = png(40);
     const slot = await openSlot(bytes.length);
     expect(slot.statusCode, slot.body).toBe(201);
     const { upload_id, upload_token } = slot.json();
-    const put = await t.req(customer, { method: 'PUT', url: `/storage/uploads/${upload_id}`, payload: bytes, headers: { 'content-type': 'image/png', 'x-upload-token': upload_token } });
+    const put = await t.req(customer, {
+      method: 'PUT',
+      url: `/storage/uploads/${upload_id}`,
+      payload: bytes,
+      headers: { 'content-type': 'image/png', 'x-upload-token': upload_token },
+    });
     expect(put.statusCode, put.body).toBe(201);
 
     const reserved = await openSlot(QUOTA - stored - bytes.length - 100);
@@ -65,7 +91,13 @@ describe('storage quota per organization', () => {
     const over = await openSlot(200);
     expect(over.statusCode).toBe(507);
     expect(over.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(over.json()).toMatchObject({ status: 507, code: 'STORAGE_QUOTA_EXCEEDED', quota_bytes: QUOTA, used_bytes: QUOTA - 100, requested_bytes: 200 });
+    expect(over.json()).toMatchObject({
+      status: 507,
+      code: 'STORAGE_QUOTA_EXCEEDED',
+      quota_bytes: QUOTA,
+      used_bytes: QUOTA - 100,
+      requested_bytes: 200,
+    });
     expect(await slotCount()).toBe(before);
     expect((await openSlot(100)).statusCode).toBe(201); // exactly the room left
   });

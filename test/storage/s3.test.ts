@@ -68,7 +68,15 @@ afterAll(async () => {
   await new Promise((r) => server.close(r));
 });
 
-const settings = () => ({ bucket: 'evidence', region: 'us-east-1', endpoint, forcePathStyle: true, accessKeyId: 'AKIDTEST', secretAccessKey: 'secret-test', keyPrefix: 'objects/' });
+const settings = () => ({
+  bucket: 'evidence',
+  region: 'us-east-1',
+  endpoint,
+  forcePathStyle: true,
+  accessKeyId: 'AKIDTEST',
+  secretAccessKey: 'secret-test',
+  keyPrefix: 'objects/',
+});
 
 describe('S3 driver request path', () => {
   it('PutObject: signed path-style PUT with Content-Length and Content-Type; GetObject whole and by Range; DeleteObject', async () => {
@@ -98,7 +106,10 @@ describe('S3 driver request path', () => {
     const bad = Buffer.concat([peExecutable(), Buffer.alloc(20_000)]);
     const verifier = new UploadVerifier(bad.length, 'image/jpeg');
     Readable.from([bad.subarray(0, 8192), bad.subarray(8192)]).pipe(verifier);
-    await expect(driver.put('obj-2', verifier, bad.length, 'image/jpeg')).rejects.toMatchObject({ status: 415, code: 'SIGNATURE_MISMATCH' });
+    await expect(driver.put('obj-2', verifier, bad.length, 'image/jpeg')).rejects.toMatchObject({
+      status: 415,
+      code: 'SIGNATURE_MISMATCH',
+    });
     expect(store.has('/evidence/objects/obj-2')).toBe(false);
   });
 
@@ -113,19 +124,36 @@ describe('the whole flow over HTTP with STORAGE_DRIVER=s3', () => {
   let customer: Session;
   beforeAll(async () => {
     t = await createTestApp({
-      raw: { STORAGE_DRIVER: 's3', S3_ENDPOINT: endpoint, S3_BUCKET: 'uploads', S3_REGION: 'eu-west-1', S3_FORCE_PATH_STYLE: 'true', S3_ACCESS_KEY_ID: 'AKIDAPP', S3_SECRET_ACCESS_KEY: 'app-secret' },
+      raw: {
+        STORAGE_DRIVER: 's3',
+        S3_ENDPOINT: endpoint,
+        S3_BUCKET: 'uploads',
+        S3_REGION: 'eu-west-1',
+        S3_FORCE_PATH_STYLE: 'true',
+        S3_ACCESS_KEY_ID: 'AKIDAPP',
+        S3_SECRET_ACCESS_KEY: 'app-secret',
+      },
     });
     customer = await t.as('customer');
   });
   afterAll(() => t?.close());
 
   async function slot(bytes: Buffer, mime: string) {
-    const res = await t.req(customer, { method: 'POST', url: '/storage/generic/uploads', payload: { purpose: 'document', mime_type: mime, size_bytes: bytes.length, filename: 'x' } });
+    const res = await t.req(customer, {
+      method: 'POST',
+      url: '/storage/generic/uploads',
+      payload: { purpose: 'document', mime_type: mime, size_bytes: bytes.length, filename: 'x' },
+    });
     expect(res.statusCode, res.body).toBe(201);
     return res.json();
   }
   const put = (s: { upload_id: string; upload_token: string; mime_type: string }, bytes: Buffer) =>
-    t.req(customer, { method: 'PUT', url: `/storage/uploads/${s.upload_id}`, payload: bytes, headers: { 'content-type': s.mime_type, 'x-upload-token': s.upload_token } });
+    t.req(customer, {
+      method: 'PUT',
+      url: `/storage/uploads/${s.upload_id}`,
+      payload: bytes,
+      headers: { 'content-type': s.mime_type, 'x-upload-token': s.upload_token },
+    });
 
   it('stores in the bucket (not on disk), records driver s3, downloads and ranges through S3', async () => {
     const bytes = png(32);
@@ -134,7 +162,8 @@ describe('the whole flow over HTTP with STORAGE_DRIVER=s3', () => {
     expect(res.statusCode, res.body).toBe(201);
     expect(store.get(`/uploads/objects/${s.object_id}`)?.equals(bytes)).toBe(true);
     expect(existsSync(path.join(t.config.dataDir, 'objects', s.object_id))).toBe(false);
-    const row = (await t.db.withSystem((tx) => tx.query('SELECT driver, sha256 FROM private_storage_object WHERE id = $1', [s.object_id]))).rows[0];
+    const row = (await t.db.withSystem((tx) => tx.query('SELECT driver, sha256 FROM private_storage_object WHERE id = $1', [s.object_id])))
+      .rows[0];
     expect(row).toEqual({ driver: 's3', sha256: sha256(bytes) });
 
     const dl = await t.req(customer, { method: 'GET', url: `/storage/objects/${s.object_id}` });

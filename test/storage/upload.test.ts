@@ -38,7 +38,12 @@ async function slotFor(s: Session, bytes: Buffer, mime = 'image/png', extra: Slo
   return res.json();
 }
 
-function put(s: Session | null, slot: { upload_id: string; upload_token: string; mime_type: string }, payload: Buffer | Readable, headers: Record<string, string> = {}) {
+function put(
+  s: Session | null,
+  slot: { upload_id: string; upload_token: string; mime_type: string },
+  payload: Buffer | Readable,
+  headers: Record<string, string> = {},
+) {
   return t.req(s, {
     method: 'PUT',
     url: `/storage/uploads/${slot.upload_id}`,
@@ -48,7 +53,8 @@ function put(s: Session | null, slot: { upload_id: string; upload_token: string;
 }
 
 const slotRow = async (id: string) => (await t.db.withSystem((tx) => tx.query('SELECT * FROM storage_upload WHERE id = $1', [id]))).rows[0];
-const objectRows = async (uploadId: string) => (await t.db.withSystem((tx) => tx.query('SELECT * FROM private_storage_object WHERE upload_id = $1', [uploadId]))).rows;
+const objectRows = async (uploadId: string) =>
+  (await t.db.withSystem((tx) => tx.query('SELECT * FROM private_storage_object WHERE upload_id = $1', [uploadId]))).rows;
 const leftovers = () => (existsSync(objectsDir()) ? readdirSync(objectsDir()).filter((f) => f.endsWith('.partial')) : []);
 
 /** No object row, no file, no partial, and the slot is open again. */
@@ -85,12 +91,27 @@ describe('generic upload flow', () => {
     const res = await put(customer, slot, bytes);
     expect(res.statusCode, res.body).toBe(201);
     const obj = res.json();
-    expect(obj).toMatchObject({ id: slot.object_id, purpose: 'avatar', mime_type: 'image/png', size_bytes: bytes.length, sha256: sha256(bytes), created_by_user_id: customer.userId, download_url: `/api/v1/storage/objects/${slot.object_id}` });
+    expect(obj).toMatchObject({
+      id: slot.object_id,
+      purpose: 'avatar',
+      mime_type: 'image/png',
+      size_bytes: bytes.length,
+      sha256: sha256(bytes),
+      created_by_user_id: customer.userId,
+      download_url: `/api/v1/storage/objects/${slot.object_id}`,
+    });
 
     expect(readFileSync(path.join(objectsDir(), slot.object_id)).equals(bytes)).toBe(true);
     expect(leftovers()).toEqual([]);
     const [stored] = await objectRows(slot.upload_id);
-    expect(stored).toMatchObject({ id: slot.object_id, organization_id: customer.organizationId, sha256: sha256(bytes), driver: 'local', purpose: 'avatar', filename: 'passwd me.png' });
+    expect(stored).toMatchObject({
+      id: slot.object_id,
+      organization_id: customer.organizationId,
+      sha256: sha256(bytes),
+      driver: 'local',
+      purpose: 'avatar',
+      filename: 'passwd me.png',
+    });
     expect((await slotRow(slot.upload_id)).status).toBe('completed');
 
     const dl = await t.req(customer, { method: 'GET', url: `/storage/objects/${slot.object_id}` });
@@ -99,7 +120,12 @@ describe('generic upload flow', () => {
   });
 
   it('accepts a JPEG and a PDF-capable purpose', async () => {
-    const slot = await slotFor(merchant, JPEG, 'image/jpeg', { purpose: 'payment_proof', filename: 'receipt.jpg', owner_type: 'payment_review', owner_id: 'rev-1' });
+    const slot = await slotFor(merchant, JPEG, 'image/jpeg', {
+      purpose: 'payment_proof',
+      filename: 'receipt.jpg',
+      owner_type: 'payment_review',
+      owner_id: 'rev-1',
+    });
     const res = await put(merchant, slot, JPEG);
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ purpose: 'payment_proof', owner_type: 'payment_review', owner_id: 'rev-1', sha256: sha256(JPEG) });
@@ -120,14 +146,29 @@ describe('slot requests refused', () => {
   const count = async () => (await t.db.withSystem((tx) => tx.query('SELECT count(*)::int AS n FROM storage_upload'))).rows[0].n;
 
   it.each([
-    ['a type not allowed for the purpose', { purpose: 'avatar', mime_type: 'application/pdf', size_bytes: 100 }, 415, 'MEDIA_TYPE_NOT_ALLOWED'],
+    [
+      'a type not allowed for the purpose',
+      { purpose: 'avatar', mime_type: 'application/pdf', size_bytes: 100 },
+      415,
+      'MEDIA_TYPE_NOT_ALLOWED',
+    ],
     ['a type outside every list', { purpose: 'document', mime_type: 'text/html', size_bytes: 100 }, 400, 'VALIDATION_FAILED'],
-    ['a size over the default limit', { purpose: 'avatar', mime_type: 'image/png', size_bytes: 5 * 1024 * 1024 + 1 }, 413, 'UPLOAD_TOO_LARGE'],
+    [
+      'a size over the default limit',
+      { purpose: 'avatar', mime_type: 'image/png', size_bytes: 5 * 1024 * 1024 + 1 },
+      413,
+      'UPLOAD_TOO_LARGE',
+    ],
     ['a size over a configured limit', { purpose: 'coupon_asset', mime_type: 'image/png', size_bytes: 1001 }, 413, 'UPLOAD_TOO_LARGE'],
     ['an evidence purpose', { purpose: 'pickup_evidence', mime_type: 'image/png', size_bytes: 100 }, 400, 'VALIDATION_FAILED'],
     ['a zero size', { purpose: 'avatar', mime_type: 'image/png', size_bytes: 0 }, 400, 'VALIDATION_FAILED'],
     ['an unknown field', { purpose: 'avatar', mime_type: 'image/png', size_bytes: 10, path: '/tmp/x' }, 400, 'VALIDATION_FAILED'],
-    ['owner_type without owner_id', { purpose: 'avatar', mime_type: 'image/png', size_bytes: 10, owner_type: 'user' }, 400, 'VALIDATION_FAILED'],
+    [
+      'owner_type without owner_id',
+      { purpose: 'avatar', mime_type: 'image/png', size_bytes: 10, owner_type: 'user' },
+      400,
+      'VALIDATION_FAILED',
+    ],
   ])('%s', async (_name, body, status, code) => {
     const before = await count();
     const res = await openSlot(customer, body);
@@ -142,7 +183,11 @@ describe('slot requests refused', () => {
   });
 
   it('needs authentication', async () => {
-    const res = await t.req(null, { method: 'POST', url: '/storage/generic/uploads', payload: { purpose: 'avatar', mime_type: 'image/png', size_bytes: 10, filename: 'a.png' } });
+    const res = await t.req(null, {
+      method: 'POST',
+      url: '/storage/generic/uploads',
+      payload: { purpose: 'avatar', mime_type: 'image/png', size_bytes: 10, filename: 'a.png' },
+    });
     expect(res.statusCode).toBe(401);
   });
 });
@@ -154,7 +199,12 @@ describe('PUT refusals', () => {
     const wrong = await put(customer, slot, bytes, { 'x-upload-token': slot.upload_token.slice(0, -2) + 'xx' });
     expect(wrong.statusCode).toBe(403);
     expect(wrong.json().code).toBe('UPLOAD_TOKEN_INVALID');
-    const missing = await t.req(customer, { method: 'PUT', url: `/storage/uploads/${slot.upload_id}`, payload: bytes, headers: { 'content-type': 'image/png' } });
+    const missing = await t.req(customer, {
+      method: 'PUT',
+      url: `/storage/uploads/${slot.upload_id}`,
+      payload: bytes,
+      headers: { 'content-type': 'image/png' },
+    });
     expect(missing.statusCode).toBe(403);
     await expectNothingStored(slot);
     expect((await put(customer, slot, bytes)).statusCode).toBe(201);
@@ -211,7 +261,9 @@ describe('PUT refusals', () => {
   it('an expired slot: 410', async () => {
     const bytes = png(2);
     const slot = await slotFor(customer, bytes);
-    await t.db.withSystem((tx) => tx.query(`UPDATE storage_upload SET expires_at = now() - interval '1 second' WHERE id = $1`, [slot.upload_id]));
+    await t.db.withSystem((tx) =>
+      tx.query(`UPDATE storage_upload SET expires_at = now() - interval '1 second' WHERE id = $1`, [slot.upload_id]),
+    );
     const res = await put(customer, slot, bytes);
     expect(res.statusCode).toBe(410);
     expect(res.json().code).toBe('UPLOAD_EXPIRED');
@@ -224,7 +276,12 @@ describe('PUT refusals', () => {
     const res = await put(customer, slot, bytes, { 'content-type': 'image/jpeg' });
     expect(res.statusCode).toBe(415);
     expect(res.json().code).toBe('CONTENT_TYPE_MISMATCH');
-    const none = await t.req(customer, { method: 'PUT', url: `/storage/uploads/${slot.upload_id}`, payload: bytes, headers: { 'x-upload-token': slot.upload_token } });
+    const none = await t.req(customer, {
+      method: 'PUT',
+      url: `/storage/uploads/${slot.upload_id}`,
+      payload: bytes,
+      headers: { 'x-upload-token': slot.upload_token },
+    });
     expect(none.statusCode).toBe(415);
     await expectNothingStored(slot);
   });
@@ -297,7 +354,11 @@ describe('slot janitor worker', () => {
     const expired = await slotFor(customer, png(1));
     const used = await slotFor(customer, JPEG, 'image/jpeg');
     expect((await put(customer, used, JPEG)).statusCode).toBe(201);
-    await t.db.withSystem((tx) => tx.query(`UPDATE storage_upload SET expires_at = now() - interval '1 minute' WHERE id = ANY($1)`, [[expired.upload_id, used.upload_id]]));
+    await t.db.withSystem((tx) =>
+      tx.query(`UPDATE storage_upload SET expires_at = now() - interval '1 minute' WHERE id = ANY($1)`, [
+        [expired.upload_id, used.upload_id],
+      ]),
+    );
     mkdirSync(objectsDir(), { recursive: true });
     const partial = path.join(objectsDir(), `${expired.object_id}.partial`);
     writeFileSync(partial, 'half');
@@ -315,15 +376,28 @@ describe('slot janitor worker', () => {
 
 describe('over a real socket', () => {
   /** Writes `total` bytes (the first chunk, then zeros) and resolves with the response, even if the server stops reading. */
-  function send(port: number, slot: { upload_id: string; upload_token: string; mime_type: string }, first: Buffer, total: number, length?: number) {
+  function send(
+    port: number,
+    slot: { upload_id: string; upload_token: string; mime_type: string },
+    first: Buffer,
+    total: number,
+    length?: number,
+  ) {
     return new Promise<{ status: number; code?: string }>((resolve, reject) => {
-      const headers: Record<string, string | number> = { authorization: `Bearer ${customer.token}`, 'x-upload-token': slot.upload_token, 'content-type': slot.mime_type };
+      const headers: Record<string, string | number> = {
+        authorization: `Bearer ${customer.token}`,
+        'x-upload-token': slot.upload_token,
+        'content-type': slot.mime_type,
+      };
       if (length !== undefined) headers['content-length'] = length;
-      const req = http.request({ host: '127.0.0.1', port, method: 'PUT', path: `/api/v1/storage/uploads/${slot.upload_id}`, headers }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode!, code: body ? JSON.parse(body).code : undefined }));
-      });
+      const req = http.request(
+        { host: '127.0.0.1', port, method: 'PUT', path: `/api/v1/storage/uploads/${slot.upload_id}`, headers },
+        (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode!, code: body ? JSON.parse(body).code : undefined }));
+        },
+      );
       req.on('error', reject);
       void (async () => {
         const zeros = Buffer.alloc(65536);
@@ -346,7 +420,10 @@ describe('over a real socket', () => {
     const over = await slotFor(customer, Buffer.alloc(200_000), 'image/png', { purpose: 'other' });
     expect(await send(port, over, head, 5_000_000)).toEqual({ status: 413, code: 'UPLOAD_TOO_LARGE' });
     const pe = await slotFor(customer, Buffer.alloc(200_000), 'image/jpeg', { purpose: 'other' });
-    expect(await send(port, pe, Buffer.concat([peExecutable(), Buffer.alloc(65536 - 512)]), 200_000, 200_000)).toEqual({ status: 415, code: 'SIGNATURE_MISMATCH' });
+    expect(await send(port, pe, Buffer.concat([peExecutable(), Buffer.alloc(65536 - 512)]), 200_000, 200_000)).toEqual({
+      status: 415,
+      code: 'SIGNATURE_MISMATCH',
+    });
     await expectNothingStored(over);
     await expectNothingStored(pe);
     const ok = await slotFor(customer, img);

@@ -21,19 +21,38 @@ async function ok(p: Promise<{ statusCode: number; body: string; json: () => any
 /** An approved merchant located in the zone, with a branch and two items, and `n` orders of a customer there. */
 async function shopWithOrders(lon: number, lat: number, n: number) {
   const u = await newUser(t, 'comercio');
-  const m = await ok(t.req(admin, { method: 'POST', url: '/merchants', payload: { owner_user_id: u.userId, name: `Shop ${lon}`, location: pt(lon, lat) } }), 201);
+  const m = await ok(
+    t.req(admin, { method: 'POST', url: '/merchants', payload: { owner_user_id: u.userId, name: `Shop ${lon}`, location: pt(lon, lat) } }),
+    201,
+  );
   await ok(t.req(admin, { method: 'POST', url: `/merchants/${m.id}/approve`, payload: {} }));
   const session = await t.login(u.email);
-  const branch = await ok(t.req(session, { method: 'POST', url: '/merchant/branches', payload: { name: 'B', address: 'Calle 1', location: pt(lon, lat) } }), 201);
+  const branch = await ok(
+    t.req(session, { method: 'POST', url: '/merchant/branches', payload: { name: 'B', address: 'Calle 1', location: pt(lon, lat) } }),
+    201,
+  );
   const items = [];
-  for (const price of ['12.50', '7.25']) items.push((await ok(t.req(session, { method: 'POST', url: '/merchant/catalog', payload: { name: `Item ${price}`, price } }), 201)).id);
+  for (const price of ['12.50', '7.25'])
+    items.push((await ok(t.req(session, { method: 'POST', url: '/merchant/catalog', payload: { name: `Item ${price}`, price } }), 201)).id);
   const c = await newUser(t, 'delivery');
   const cs = await t.login(c.email);
-  const address = await ok(t.req(cs, { method: 'POST', url: '/customer/addresses', payload: { address: 'Av. 1', location: pt(lon + 0.004, lat) } }), 201);
+  const address = await ok(
+    t.req(cs, { method: 'POST', url: '/customer/addresses', payload: { address: 'Av. 1', location: pt(lon + 0.004, lat) } }),
+    201,
+  );
   const orders = [];
   for (let i = 0; i < n; i++) {
     const o = await ok(
-      t.req(cs, { method: 'POST', url: '/customer/orders', payload: { branch_id: branch.id, address_id: address.id, items: items.map((id, k) => ({ catalog_item_id: id, quantity: i + k + 1 })), payment_destination: 'cash' } }),
+      t.req(cs, {
+        method: 'POST',
+        url: '/customer/orders',
+        payload: {
+          branch_id: branch.id,
+          address_id: address.id,
+          items: items.map((id, k) => ({ catalog_item_id: id, quantity: i + k + 1 })),
+          payment_destination: 'cash',
+        },
+      }),
       201,
     );
     orders.push(o.id as string);
@@ -48,7 +67,9 @@ beforeAll(async () => {
   B = await newTerritory(t, admin, 'Zone B', -66, -16);
   shops.A = await shopWithOrders(-67, -16, 3);
   shops.B = await shopWithOrders(-66, -16, 2);
-  await ok(t.req(shops.A.session, { method: 'PATCH', url: `/merchant/orders/${shops.A.orders[0]}/status`, payload: { status: 'cancelled' } }));
+  await ok(
+    t.req(shops.A.session, { method: 'PATCH', url: `/merchant/orders/${shops.A.orders[0]}/status`, payload: { status: 'cancelled' } }),
+  );
   sub = await newSubadmin(t, admin, { territory_ids: [A] });
 }, 90_000);
 afterAll(async () => t?.close());
@@ -70,12 +91,42 @@ describe('orders status', () => {
 describe('coupons', () => {
   it('creates a coupon of a merchant of his territory on its behalf (commerce rules, audited), lists it, refuses merchants elsewhere', async () => {
     const body = { code: 'ZONA5', name: 'Zona 5', discount_type: 'fixed', discount_value: '5.00', minimum_order: '20.00' };
-    const created = await ok(t.req(sub.session, { method: 'POST', url: `/subadmin/merchants/${shops.A.merchantId}/coupons`, payload: body }), 201);
+    const created = await ok(
+      t.req(sub.session, { method: 'POST', url: `/subadmin/merchants/${shops.A.merchantId}/coupons`, payload: body }),
+      201,
+    );
     expect(created).toMatchObject({ merchant_id: shops.A.merchantId, code: 'ZONA5', created_by_user_id: sub.userId, usage_count: 0 });
-    expect((await db("SELECT count(*)::int AS n FROM audit_log WHERE entity_id = $1 AND action = 'coupon.created' AND actor_user_id = $2", [created.id, sub.userId]))[0].n).toBe(1);
-    expect((await t.req(sub.session, { method: 'POST', url: `/subadmin/merchants/${shops.A.merchantId}/coupons`, payload: { ...body, code: 'zona5' } })).statusCode).toBe(409);
-    expect((await t.req(sub.session, { method: 'POST', url: `/subadmin/merchants/${shops.A.merchantId}/coupons`, payload: { ...body, code: 'ZERO', discount_value: '0' } })).statusCode).toBe(400);
-    const elsewhere = await t.req(sub.session, { method: 'POST', url: `/subadmin/merchants/${shops.B.merchantId}/coupons`, payload: { ...body, code: 'ZONAB' } });
+    expect(
+      (
+        await db("SELECT count(*)::int AS n FROM audit_log WHERE entity_id = $1 AND action = 'coupon.created' AND actor_user_id = $2", [
+          created.id,
+          sub.userId,
+        ])
+      )[0].n,
+    ).toBe(1);
+    expect(
+      (
+        await t.req(sub.session, {
+          method: 'POST',
+          url: `/subadmin/merchants/${shops.A.merchantId}/coupons`,
+          payload: { ...body, code: 'zona5' },
+        })
+      ).statusCode,
+    ).toBe(409);
+    expect(
+      (
+        await t.req(sub.session, {
+          method: 'POST',
+          url: `/subadmin/merchants/${shops.A.merchantId}/coupons`,
+          payload: { ...body, code: 'ZERO', discount_value: '0' },
+        })
+      ).statusCode,
+    ).toBe(400);
+    const elsewhere = await t.req(sub.session, {
+      method: 'POST',
+      url: `/subadmin/merchants/${shops.B.merchantId}/coupons`,
+      payload: { ...body, code: 'ZONAB' },
+    });
     expect(elsewhere.statusCode).toBe(404);
     expect((await db('SELECT count(*)::int AS n FROM merchant_coupon WHERE merchant_id = $1', [shops.B.merchantId]))[0].n).toBe(0);
     // The merchant sees the coupon as his own.
@@ -93,7 +144,14 @@ describe('coupons', () => {
 describe('territory tariffs', () => {
   it('lists the tariffs of his territories only', async () => {
     const mk = (territory_id: string, service_mode: string) =>
-      ok(t.req(admin, { method: 'POST', url: '/admin/territory-tariffs', payload: { territory_id, service_mode, base_fee: '5.00', per_km_fee: '1.50', driver_share_value: '70' } }), 201);
+      ok(
+        t.req(admin, {
+          method: 'POST',
+          url: '/admin/territory-tariffs',
+          payload: { territory_id, service_mode, base_fee: '5.00', per_km_fee: '1.50', driver_share_value: '70' },
+        }),
+        201,
+      );
     const a1 = await mk(A, 'marketplace');
     const a2 = await mk(A, 'delivery_express');
     const b1 = await mk(B, 'marketplace');
@@ -102,14 +160,17 @@ describe('territory tariffs', () => {
     const express = await ok(t.req(sub.session, { method: 'GET', url: '/subadmin/territory-tariffs?service_mode=delivery_express' }));
     expect(express.data.map((x: { id: string }) => x.id)).toEqual([a2.id]);
     expect((await ok(t.req(sub.session, { method: 'GET', url: `/subadmin/territory-tariffs?territory_id=${B}` }))).data).toEqual([]);
-    expect((await ok(t.req(admin, { method: 'GET', url: '/subadmin/territory-tariffs' }))).data.map((x: { id: string }) => x.id)).toContain(b1.id);
+    expect((await ok(t.req(admin, { method: 'GET', url: '/subadmin/territory-tariffs' }))).data.map((x: { id: string }) => x.id)).toContain(
+      b1.id,
+    );
   });
 });
 
 describe('sales report', () => {
   /** Drives an order of shop A to delivered through the real flow (merchant → trip → driver with the PINs). */
   async function deliverA(orderId: string) {
-    for (const status of ['confirmed', 'preparing', 'ready']) await ok(t.req(shops.A.session, { method: 'PATCH', url: `/merchant/orders/${orderId}/status`, payload: { status } }));
+    for (const status of ['confirmed', 'preparing', 'ready'])
+      await ok(t.req(shops.A.session, { method: 'PATCH', url: `/merchant/orders/${orderId}/status`, payload: { status } }));
     const tripId = (await db('SELECT trip_id FROM merchant_order WHERE id = $1', [orderId]))[0].trip_id;
     const d = await newDriver(t, { lon: -67, lat: -16 }, { territory_ids: [A] });
     await ok(t.req(admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: d.id } }));
@@ -140,7 +201,10 @@ describe('sales report', () => {
       expect(ws.getRow(3).getCell(2).value).toBe('Zone A'); // a name, not the territory id
       const header = ws.getRow(5).values as unknown[];
       const col = (name: string) => header.indexOf(name);
-      const expected = await db(`SELECT id, status, created_at, subtotal, total FROM merchant_order WHERE territory_id = $1 AND ${where} ORDER BY created_at, id`, [A]);
+      const expected = await db(
+        `SELECT id, status, created_at, subtotal, total FROM merchant_order WHERE territory_id = $1 AND ${where} ORDER BY created_at, id`,
+        [A],
+      );
       expect(expected.length, sheet).toBe(1);
       for (const [i, o] of expected.entries()) {
         const row = ws.getRow(6 + i);
@@ -153,7 +217,9 @@ describe('sales report', () => {
       const totals = ws.getRow(6 + expected.length);
       expect(totals.getCell(1).value).toBe('TOTAL');
       expect(totals.getCell(col('Status')).value).toBe(expected.length);
-      const sum = (await db(`SELECT sum(subtotal)::text AS s, sum(total)::text AS t FROM merchant_order WHERE territory_id = $1 AND ${where}`, [A]))[0];
+      const sum = (
+        await db(`SELECT sum(subtotal)::text AS s, sum(total)::text AS t FROM merchant_order WHERE territory_id = $1 AND ${where}`, [A])
+      )[0];
       expect((totals.getCell(col('Total')).value as { result: number }).result).toBe(Number(sum.t));
       expect((totals.getCell(col('Subtotal')).value as { result: number }).result).toBe(Number(sum.s));
       const ids: unknown[] = [];

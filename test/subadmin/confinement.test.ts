@@ -55,7 +55,14 @@ async function ok(p: Promise<LightMyRequestResponse>, status = 200) {
 
 async function merchantIn(zone: { lon: number; lat: number }, territory: string, approve: boolean) {
   const u = await newUser(t, 'comercio');
-  const m = await ok(t.req(admin, { method: 'POST', url: '/merchants', payload: { owner_user_id: u.userId, name: 'Shop', location: pt(zone.lon, zone.lat), territory_id: territory } }), 201);
+  const m = await ok(
+    t.req(admin, {
+      method: 'POST',
+      url: '/merchants',
+      payload: { owner_user_id: u.userId, name: 'Shop', location: pt(zone.lon, zone.lat), territory_id: territory },
+    }),
+    201,
+  );
   if (approve) await ok(t.req(admin, { method: 'POST', url: `/merchants/${m.id}/approve`, payload: {} }));
   return { id: m.id as string, email: u.email };
 }
@@ -63,30 +70,101 @@ async function merchantIn(zone: { lon: number; lat: number }, territory: string,
 /** A branch and an item of the merchant, a coupon, the zone's tariff, and a customer's merchant_direct order with its payment proof. */
 async function commerceIn(name: string, at: { lon: number; lat: number }, territory: string, merchantEmail: string) {
   const merchant = await t.login(merchantEmail);
-  const branch = await ok(t.req(merchant, { method: 'POST', url: '/merchant/branches', payload: { name: 'Branch', address: 'Calle 1', location: pt(at.lon, at.lat) } }), 201);
+  const branch = await ok(
+    t.req(merchant, {
+      method: 'POST',
+      url: '/merchant/branches',
+      payload: { name: 'Branch', address: 'Calle 1', location: pt(at.lon, at.lat) },
+    }),
+    201,
+  );
   expect(branch.territory_id).toBe(territory);
   const item = await ok(t.req(merchant, { method: 'POST', url: '/merchant/catalog', payload: { name: 'Item', price: '40.00' } }), 201);
-  await ok(t.req(merchant, { method: 'PATCH', url: '/merchant/payment-profile', payload: { direct_payment_enabled: true, instructions: 'Transfer' } }));
-  const coupon = (await ok(t.req(merchant, { method: 'POST', url: '/merchant/coupons', payload: { code: `Z${name}10`, name: 'ten', discount_type: 'percent', discount_value: '10' } }), 201)).id;
-  const tariff = (await ok(t.req(admin, { method: 'POST', url: '/admin/territory-tariffs', payload: { territory_id: territory, service_mode: 'marketplace', base_fee: '5.00', per_km_fee: '1.00', driver_share_value: '70' } }), 201)).id;
+  await ok(
+    t.req(merchant, {
+      method: 'PATCH',
+      url: '/merchant/payment-profile',
+      payload: { direct_payment_enabled: true, instructions: 'Transfer' },
+    }),
+  );
+  const coupon = (
+    await ok(
+      t.req(merchant, {
+        method: 'POST',
+        url: '/merchant/coupons',
+        payload: { code: `Z${name}10`, name: 'ten', discount_type: 'percent', discount_value: '10' },
+      }),
+      201,
+    )
+  ).id;
+  const tariff = (
+    await ok(
+      t.req(admin, {
+        method: 'POST',
+        url: '/admin/territory-tariffs',
+        payload: { territory_id: territory, service_mode: 'marketplace', base_fee: '5.00', per_km_fee: '1.00', driver_share_value: '70' },
+      }),
+      201,
+    )
+  ).id;
   const customer = await newUser(t, 'delivery');
   const cs = await t.login(customer.email);
-  const address = await ok(t.req(cs, { method: 'POST', url: '/customer/addresses', payload: { address: 'Av. 1', location: pt(at.lon + 0.005, at.lat) } }), 201);
+  const address = await ok(
+    t.req(cs, { method: 'POST', url: '/customer/addresses', payload: { address: 'Av. 1', location: pt(at.lon + 0.005, at.lat) } }),
+    201,
+  );
   const order = await ok(
-    t.req(cs, { method: 'POST', url: '/customer/orders', payload: { branch_id: branch.id, address_id: address.id, items: [{ catalog_item_id: item.id, quantity: 1 }], payment_destination: 'merchant_direct' } }),
+    t.req(cs, {
+      method: 'POST',
+      url: '/customer/orders',
+      payload: {
+        branch_id: branch.id,
+        address_id: address.id,
+        items: [{ catalog_item_id: item.id, quantity: 1 }],
+        payment_destination: 'merchant_direct',
+      },
+    }),
     201,
   );
   expect(order.territory_id).toBe(territory);
-  const review = (await ok(t.req(cs, { method: 'POST', url: `/customer/orders/${order.id}/payment-proof`, payload: { amount: order.total, customer_reference: `ref-${name}` } }), 201)).id;
+  const review = (
+    await ok(
+      t.req(cs, {
+        method: 'POST',
+        url: `/customer/orders/${order.id}/payment-proof`,
+        payload: { amount: order.total, customer_reference: `ref-${name}` },
+      }),
+      201,
+    )
+  ).id;
   return { order: order.id as string, review: review as string, coupon: coupon as string, tariff: tariff as string };
 }
 
 async function evidenceFor(tripId: string): Promise<string> {
   const slot = await ok(
-    t.req(admin, { method: 'POST', url: '/storage/evidence/uploads', payload: { trip_id: tripId, stage: 'pickup', proof_type: 'photo', mime_type: 'image/jpeg', size_bytes: JPEG.length, filename: 'p.jpg' } }),
+    t.req(admin, {
+      method: 'POST',
+      url: '/storage/evidence/uploads',
+      payload: {
+        trip_id: tripId,
+        stage: 'pickup',
+        proof_type: 'photo',
+        mime_type: 'image/jpeg',
+        size_bytes: JPEG.length,
+        filename: 'p.jpg',
+      },
+    }),
     201,
   );
-  const o = await ok(t.req(admin, { method: 'PUT', url: `/storage/uploads/${slot.upload_id}`, payload: JPEG, headers: { 'content-type': 'image/jpeg', 'x-upload-token': slot.upload_token } }), 201);
+  const o = await ok(
+    t.req(admin, {
+      method: 'PUT',
+      url: `/storage/uploads/${slot.upload_id}`,
+      payload: JPEG,
+      headers: { 'content-type': 'image/jpeg', 'x-upload-token': slot.upload_token },
+    }),
+    201,
+  );
   return o.id;
 }
 
@@ -95,20 +173,58 @@ async function zone(name: 'A' | 'B', lon: number, lat: number): Promise<Zone> {
   const at = { lon, lat };
   const driver = await newDriver(t, at, { territory_ids: [territory] });
   const pendingUser = await newUser(t, 'repartidor');
-  const driverPending = (await ok(t.req(admin, { method: 'POST', url: '/drivers', payload: { user_id: pendingUser.userId, territory_ids: [territory] } }), 201)).id;
+  const driverPending = (
+    await ok(t.req(admin, { method: 'POST', url: '/drivers', payload: { user_id: pendingUser.userId, territory_ids: [territory] } }), 201)
+  ).id;
   const shop = await merchantIn(at, territory, true);
   const merchant = shop.id;
   const merchantPending = (await merchantIn(at, territory, false)).id;
   const trip = (over: Record<string, unknown> = {}) =>
-    ok(t.req(admin, { method: 'POST', url: '/trips', payload: { pickup_location: pt(lon, lat), pickup_address: 'p', dropoff_location: pt(lon + 0.01, lat), dropoff_address: 'd', merchant_id: merchant, ...over } }), 201);
+    ok(
+      t.req(admin, {
+        method: 'POST',
+        url: '/trips',
+        payload: {
+          pickup_location: pt(lon, lat),
+          pickup_address: 'p',
+          dropoff_location: pt(lon + 0.01, lat),
+          dropoff_address: 'd',
+          merchant_id: merchant,
+          ...over,
+        },
+      }),
+      201,
+    );
   const tripPending = (await trip()).id;
   const tripAssigned = (await trip()).id;
   await ok(t.req(admin, { method: 'POST', url: `/trips/${tripAssigned}/assign`, payload: { driver_id: driver.id } }));
   const object = await evidenceFor(tripAssigned);
   const { order, review, coupon, tariff } = await commerceIn(name, at, territory, shop.email);
-  const banner = (await ok(t.req(admin, { method: 'POST', url: '/subadmin/banners', payload: { title: `Banner ${name}`, territory_ids: [territory] } }), 201)).id;
+  const banner = (
+    await ok(
+      t.req(admin, { method: 'POST', url: '/subadmin/banners', payload: { title: `Banner ${name}`, territory_ids: [territory] } }),
+      201,
+    )
+  ).id;
   const subadmin = (await newSubadmin(t, admin, { territory_ids: [territory] })).userId;
-  return { territory, at, driver: driver.id, driverUser: driver.userId, driverPending, merchant, merchantPending, tripPending, tripAssigned, object, review, order, coupon, tariff, banner, subadmin };
+  return {
+    territory,
+    at,
+    driver: driver.id,
+    driverUser: driver.userId,
+    driverPending,
+    merchant,
+    merchantPending,
+    tripPending,
+    tripAssigned,
+    object,
+    review,
+    order,
+    coupon,
+    tariff,
+    banner,
+    subadmin,
+  };
 }
 
 beforeAll(async () => {
@@ -121,11 +237,23 @@ beforeAll(async () => {
   secretsB = Object.values(Z.B).filter((v): v is string => typeof v === 'string');
   const b = Z.B;
   secretsB.push((await tripDb(t, b.tripAssigned)).driver_id);
-  subA = await newSubadmin(t, admin, { territory_ids: [Z.A.territory], permissions: { payments_review_decide: true, cash_remittances_record: true }, commission_min_percent: '5', commission_max_percent: '15' });
+  subA = await newSubadmin(t, admin, {
+    territory_ids: [Z.A.territory],
+    permissions: { payments_review_decide: true, cash_remittances_record: true },
+    commission_min_percent: '5',
+    commission_max_percent: '15',
+  });
   subP = await newSubadmin(t, admin, { territory_ids: [Z.A.territory], permissions: { payments_review_decide: true } });
   childA = await newSubadmin(t, subA.session, { territory_ids: [Z.A.territory] }, '/subadmin/profiles');
-  plans.B = (await ok(t.req(admin, { method: 'POST', url: '/admin/dispatch-batches/optimize', payload: { territory_id: Z.B.territory } }), 201)).plan_id;
-  plans.A = (await ok(t.req(subA.session, { method: 'POST', url: '/subadmin/dispatch-batches/optimize', payload: { territory_id: Z.A.territory } }), 201)).plan_id;
+  plans.B = (
+    await ok(t.req(admin, { method: 'POST', url: '/admin/dispatch-batches/optimize', payload: { territory_id: Z.B.territory } }), 201)
+  ).plan_id;
+  plans.A = (
+    await ok(
+      t.req(subA.session, { method: 'POST', url: '/subadmin/dispatch-batches/optimize', payload: { territory_id: Z.A.territory } }),
+      201,
+    )
+  ).plan_id;
   expect(plans.A && plans.B).toBeTruthy();
 }, 120_000);
 afterAll(async () => t?.close());
@@ -134,7 +262,8 @@ const PREFIX = '/api/v1';
 type Call = Omit<InjectOptions, 'url'> & { url: string };
 
 /** Yesterday to tomorrow: the days of the walk's cash entries. */
-const cashDays = () => `from=${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}&to=${new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10)}`;
+const cashDays = () =>
+  `from=${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}&to=${new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10)}`;
 
 interface Plan {
   /** Reads whose answer must not contain any id of B, and (when given) must contain these ids of A. */
@@ -151,18 +280,32 @@ const post = (url: string, payload: unknown = {}): Call => ({ method: 'POST', ur
 const get = (url: string): Call => ({ method: 'GET', url });
 const count = async (sql: string, params: unknown[]) => (await t.db.withSystem((tx) => tx.query<{ n: number }>(sql, params))).rows[0].n;
 
-const liveLinks = (tripId: string) => t.db.withSystem((tx) => tx.query('SELECT id FROM trip_recipient_link WHERE trip_id = $1 AND revoked_at IS NULL', [tripId])).then((r) => r.rows);
+const liveLinks = (tripId: string) =>
+  t.db
+    .withSystem((tx) => tx.query('SELECT id FROM trip_recipient_link WHERE trip_id = $1 AND revoked_at IS NULL', [tripId]))
+    .then((r) => r.rows);
 
 const PLANS: Record<string, Plan> = {
   'POST /auth/mobile/revoke': { personal: post('/auth/mobile/revoke', { refresh_token: 'not-a-token' }) },
   'POST /auth/logout': { personal: post('/auth/logout') },
   'GET /me': { personal: get('/me') },
-  'POST /storage/generic/uploads': { personal: post('/storage/generic/uploads', { purpose: 'other', mime_type: 'image/jpeg', size_bytes: JPEG.length, filename: 'x.jpg' }) },
-  'PUT /storage/uploads/:upload_id': { personal: { method: 'PUT', url: '/storage/uploads/nope', payload: JPEG, headers: { 'content-type': 'image/jpeg', 'x-upload-token': 'x' } } },
+  'POST /storage/generic/uploads': {
+    personal: post('/storage/generic/uploads', { purpose: 'other', mime_type: 'image/jpeg', size_bytes: JPEG.length, filename: 'x.jpg' }),
+  },
+  'PUT /storage/uploads/:upload_id': {
+    personal: {
+      method: 'PUT',
+      url: '/storage/uploads/nope',
+      payload: JPEG,
+      headers: { 'content-type': 'image/jpeg', 'x-upload-token': 'x' },
+    },
+  },
   'GET /storage/objects/:object_id': { single: { call: (id) => get(`/storage/objects/${id}`), b: () => Z.B.object, a: () => Z.A.object } },
   'GET /documents': { personal: get('/documents') },
   // Webhook subscriptions: his own (another's is 404); what they receive is confined by test/integration/webhook-scope.test.ts.
-  'POST /webhooks/subscriptions': { personal: post('/webhooks/subscriptions', { url: 'https://hooks.example.com/sub', event_types: ['trip.created'] }) },
+  'POST /webhooks/subscriptions': {
+    personal: post('/webhooks/subscriptions', { url: 'https://hooks.example.com/sub', event_types: ['trip.created'] }),
+  },
   'GET /webhooks/subscriptions': { personal: get('/webhooks/subscriptions') },
   'GET /webhooks/subscriptions/:id': { personal: get('/webhooks/subscriptions/nope') },
   'PATCH /webhooks/subscriptions/:id': { personal: { method: 'PATCH', url: '/webhooks/subscriptions/nope', payload: { active: false } } },
@@ -181,7 +324,11 @@ const PLANS: Record<string, Plan> = {
         expect(s.scope).toBe('territories');
         const trips = Object.values(s.sections.logistics.trips as Record<string, number>).reduce((a, b) => a + b, 0);
         expect(trips).toBe(await count('SELECT count(*)::int AS n FROM trip WHERE territory_id = $1', [Z.A.territory]));
-        expect(s.sections.money.pending_payment_reviews).toBe(await count("SELECT count(*)::int AS n FROM merchant_payment_review WHERE status = 'pending' AND territory_id = $1", [Z.A.territory]));
+        expect(s.sections.money.pending_payment_reviews).toBe(
+          await count("SELECT count(*)::int AS n FROM merchant_payment_review WHERE status = 'pending' AND territory_id = $1", [
+            Z.A.territory,
+          ]),
+        );
         expect(s.sections.operator.users_by_role).toBeUndefined();
       },
     },
@@ -195,21 +342,53 @@ const PLANS: Record<string, Plan> = {
       },
     },
   },
-  'GET /dashboard/on-time.xlsx': { list: { call: get('/dashboard/on-time.xlsx'), check: async (res) => expect(res.rawPayload.subarray(0, 2).toString()).toBe('PK') } },
+  'GET /dashboard/on-time.xlsx': {
+    list: { call: get('/dashboard/on-time.xlsx'), check: async (res) => expect(res.rawPayload.subarray(0, 2).toString()).toBe('PK') },
+  },
   'GET /logistics/settings': { personal: get('/logistics/settings') },
   'GET /territories': { list: { call: get('/territories'), mustSee: () => [Z.A.territory] } },
   'GET /merchants': { list: { call: get('/merchants'), mustSee: () => [Z.A.merchant, Z.A.merchantPending] } },
   'POST /merchants': {
     create: {
-      call: async (z) => post('/merchants', { owner_user_id: (await newUser(t, 'comercio')).userId, name: 'New shop', territory_id: z.territory }),
-      written: async (res, z) => count('SELECT count(*)::int AS n FROM merchant WHERE territory_id = $1 AND name = $2', [z.territory, 'New shop']),
+      call: async (z) =>
+        post('/merchants', { owner_user_id: (await newUser(t, 'comercio')).userId, name: 'New shop', territory_id: z.territory }),
+      written: async (res, z) =>
+        count('SELECT count(*)::int AS n FROM merchant WHERE territory_id = $1 AND name = $2', [z.territory, 'New shop']),
     },
   },
-  'POST /merchants/:id/approve': { single: { call: (id) => post(`/merchants/${id}/approve`), b: () => Z.B.merchantPending, a: () => Z.A.merchantPending, unchanged: () => status('merchant', Z.B.merchantPending) } },
-  'POST /merchants/:id/reject': { single: { call: (id) => post(`/merchants/${id}/reject`, { reason: 'x' }), b: () => Z.B.merchantPending, a: () => Z.A.merchantPending, unchanged: () => status('merchant', Z.B.merchantPending) } },
+  'POST /merchants/:id/approve': {
+    single: {
+      call: (id) => post(`/merchants/${id}/approve`),
+      b: () => Z.B.merchantPending,
+      a: () => Z.A.merchantPending,
+      unchanged: () => status('merchant', Z.B.merchantPending),
+    },
+  },
+  'POST /merchants/:id/reject': {
+    single: {
+      call: (id) => post(`/merchants/${id}/reject`, { reason: 'x' }),
+      b: () => Z.B.merchantPending,
+      a: () => Z.A.merchantPending,
+      unchanged: () => status('merchant', Z.B.merchantPending),
+    },
+  },
   // Suspend then reactivate A's merchant that approve (above) just approved: real transitions in A, B untouched.
-  'POST /merchants/:id/suspend': { single: { call: (id) => post(`/merchants/${id}/suspend`, { reason: 'x' }), b: () => Z.B.merchant, a: () => Z.A.merchantPending, unchanged: () => status('merchant', Z.B.merchant) } },
-  'POST /merchants/:id/reactivate': { single: { call: (id) => post(`/merchants/${id}/reactivate`), b: () => Z.B.merchant, a: () => Z.A.merchantPending, unchanged: () => status('merchant', Z.B.merchant) } },
+  'POST /merchants/:id/suspend': {
+    single: {
+      call: (id) => post(`/merchants/${id}/suspend`, { reason: 'x' }),
+      b: () => Z.B.merchant,
+      a: () => Z.A.merchantPending,
+      unchanged: () => status('merchant', Z.B.merchant),
+    },
+  },
+  'POST /merchants/:id/reactivate': {
+    single: {
+      call: (id) => post(`/merchants/${id}/reactivate`),
+      b: () => Z.B.merchant,
+      a: () => Z.A.merchantPending,
+      unchanged: () => status('merchant', Z.B.merchant),
+    },
+  },
   'GET /drivers': { list: { call: get('/drivers'), mustSee: () => [Z.A.driver, Z.A.driverPending] } },
   'POST /drivers': {
     create: {
@@ -218,20 +397,59 @@ const PLANS: Record<string, Plan> = {
     },
   },
   'GET /drivers/nearby': { list: { call: get('/drivers/nearby?lon=-66.5&lat=-16&radius_m=200000'), mustSee: () => [Z.A.driver] } },
-  'POST /drivers/:id/approve': { single: { call: (id) => post(`/drivers/${id}/approve`), b: () => Z.B.driverPending, a: () => Z.A.driverPending, unchanged: () => status('driver', Z.B.driverPending) } },
-  'POST /drivers/:id/reject': { single: { call: (id) => post(`/drivers/${id}/reject`, { reason: 'x' }), b: () => Z.B.driverPending, a: () => Z.A.driverPending, unchanged: () => status('driver', Z.B.driverPending) } },
-  'POST /drivers/:id/suspend': { single: { call: (id) => post(`/drivers/${id}/suspend`, { reason: 'x' }), b: () => Z.B.driver, a: () => Z.A.driverPending, unchanged: () => status('driver', Z.B.driver) } },
-  'POST /drivers/:id/reactivate': { single: { call: (id) => post(`/drivers/${id}/reactivate`), b: () => Z.B.driver, a: () => Z.A.driverPending, unchanged: () => status('driver', Z.B.driver) } },
+  'POST /drivers/:id/approve': {
+    single: {
+      call: (id) => post(`/drivers/${id}/approve`),
+      b: () => Z.B.driverPending,
+      a: () => Z.A.driverPending,
+      unchanged: () => status('driver', Z.B.driverPending),
+    },
+  },
+  'POST /drivers/:id/reject': {
+    single: {
+      call: (id) => post(`/drivers/${id}/reject`, { reason: 'x' }),
+      b: () => Z.B.driverPending,
+      a: () => Z.A.driverPending,
+      unchanged: () => status('driver', Z.B.driverPending),
+    },
+  },
+  'POST /drivers/:id/suspend': {
+    single: {
+      call: (id) => post(`/drivers/${id}/suspend`, { reason: 'x' }),
+      b: () => Z.B.driver,
+      a: () => Z.A.driverPending,
+      unchanged: () => status('driver', Z.B.driver),
+    },
+  },
+  'POST /drivers/:id/reactivate': {
+    single: {
+      call: (id) => post(`/drivers/${id}/reactivate`),
+      b: () => Z.B.driver,
+      a: () => Z.A.driverPending,
+      unchanged: () => status('driver', Z.B.driver),
+    },
+  },
   'PATCH /drivers/:id': {
     single: {
       call: (id) => ({ method: 'PATCH', url: `/drivers/${id}`, payload: { vehicle_type: 'motorcycle', territory_ids: [Z.A.territory] } }),
       b: () => Z.B.driver,
       a: () => Z.A.driver,
-      unchanged: async () => (await t.db.withSystem((tx) => tx.query('SELECT vehicle_type, capacity, updated_at FROM driver WHERE id = $1', [Z.B.driver]))).rows[0],
+      unchanged: async () =>
+        (await t.db.withSystem((tx) => tx.query('SELECT vehicle_type, capacity, updated_at FROM driver WHERE id = $1', [Z.B.driver])))
+          .rows[0],
     },
   },
-  'POST /drivers/:id/availability': { single: { call: (id) => post(`/drivers/${id}/availability`, { available: false }), b: () => Z.B.driver, a: () => Z.A.driver, unchanged: () => driverAvailable(Z.B.driver) } },
-  'POST /drivers/:id/location': { single: { call: (id) => post(`/drivers/${id}/location`, { location: pt(-66.99, -16) }), b: () => Z.B.driver, a: () => Z.A.driver } },
+  'POST /drivers/:id/availability': {
+    single: {
+      call: (id) => post(`/drivers/${id}/availability`, { available: false }),
+      b: () => Z.B.driver,
+      a: () => Z.A.driver,
+      unchanged: () => driverAvailable(Z.B.driver),
+    },
+  },
+  'POST /drivers/:id/location': {
+    single: { call: (id) => post(`/drivers/${id}/location`, { location: pt(-66.99, -16) }), b: () => Z.B.driver, a: () => Z.A.driver },
+  },
   // Cash on delivery: a driver's cash ledger and remittances, only for drivers of his territories.
   'GET /drivers/:id/cash': { single: { call: (id) => get(`/drivers/${id}/cash`), b: () => Z.B.driver, a: () => Z.A.driver } },
   'POST /drivers/:id/cash-remittances': {
@@ -250,43 +468,114 @@ const PLANS: Record<string, Plan> = {
       },
     },
   },
-  'GET /admin/cash-reconciliation.xlsx': { list: { call: get(`/admin/cash-reconciliation.xlsx?${cashDays()}`), check: async (res) => expect(res.rawPayload.subarray(0, 2).toString()).toBe('PK') } },
+  'GET /admin/cash-reconciliation.xlsx': {
+    list: {
+      call: get(`/admin/cash-reconciliation.xlsx?${cashDays()}`),
+      check: async (res) => expect(res.rawPayload.subarray(0, 2).toString()).toBe('PK'),
+    },
+  },
   'GET /admin/dispatch': { list: { call: get('/admin/dispatch'), mustSee: () => [Z.A.tripPending] } },
   'GET /admin/live-map': { list: { call: get('/admin/live-map'), mustSee: () => [Z.A.tripPending, Z.A.driver] } },
   'GET /trips': { list: { call: get('/trips'), mustSee: () => [Z.A.tripPending, Z.A.tripAssigned] } },
   'POST /trips': {
     create: {
-      call: async (z) => post('/trips', { pickup_location: pt(z.at.lon, z.at.lat), pickup_address: 'created-by-sub', dropoff_location: pt(z.at.lon, z.at.lat + 0.01), dropoff_address: 'd' }),
-      written: async (res, z) => count("SELECT count(*)::int AS n FROM trip WHERE territory_id = $1 AND pickup_address = 'created-by-sub'", [z.territory]),
+      call: async (z) =>
+        post('/trips', {
+          pickup_location: pt(z.at.lon, z.at.lat),
+          pickup_address: 'created-by-sub',
+          dropoff_location: pt(z.at.lon, z.at.lat + 0.01),
+          dropoff_address: 'd',
+        }),
+      written: async (res, z) =>
+        count("SELECT count(*)::int AS n FROM trip WHERE territory_id = $1 AND pickup_address = 'created-by-sub'", [z.territory]),
     },
   },
-  'POST /trips/:id/assign': { single: { call: (id) => post(`/trips/${id}/assign`, { driver_id: Z.A.driver }), b: () => Z.B.tripPending, a: () => Z.A.tripPending, unchanged: () => status('trip', Z.B.tripPending) } },
-  'POST /trips/:id/status': {
-    single: { call: (id) => post(`/trips/${id}/status`, { status: 'cancelled', reason: 'x' }), b: () => Z.B.tripAssigned, a: () => Z.A.tripAssigned, unchanged: () => status('trip', Z.B.tripAssigned) },
-  },
-  'PATCH /trips/:id/coordinates': { single: { call: (id) => ({ method: 'PATCH', url: `/trips/${id}/coordinates`, payload: { dropoff_address: 'moved' } }), b: () => Z.B.tripPending, a: () => Z.A.tripPending } },
-  'GET /trips/:id/candidates': { single: { call: (id) => get(`/trips/${id}/candidates?radius_m=200000`), b: () => Z.B.tripPending, a: () => Z.A.tripPending } },
-  'PATCH /trips/:id/promise': {
+  'POST /trips/:id/assign': {
     single: {
-      call: (id) => ({ method: 'PATCH', url: `/trips/${id}/promise`, payload: { promised_at: new Date(Date.now() + 3_600_000).toISOString() } }),
+      call: (id) => post(`/trips/${id}/assign`, { driver_id: Z.A.driver }),
       b: () => Z.B.tripPending,
       a: () => Z.A.tripPending,
-      unchanged: () => t.db.withSystem((tx) => tx.query('SELECT promised_at FROM trip WHERE id = $1', [Z.B.tripPending])).then((r) => r.rows),
+      unchanged: () => status('trip', Z.B.tripPending),
+    },
+  },
+  'POST /trips/:id/status': {
+    single: {
+      call: (id) => post(`/trips/${id}/status`, { status: 'cancelled', reason: 'x' }),
+      b: () => Z.B.tripAssigned,
+      a: () => Z.A.tripAssigned,
+      unchanged: () => status('trip', Z.B.tripAssigned),
+    },
+  },
+  'PATCH /trips/:id/coordinates': {
+    single: {
+      call: (id) => ({ method: 'PATCH', url: `/trips/${id}/coordinates`, payload: { dropoff_address: 'moved' } }),
+      b: () => Z.B.tripPending,
+      a: () => Z.A.tripPending,
+    },
+  },
+  'GET /trips/:id/candidates': {
+    single: { call: (id) => get(`/trips/${id}/candidates?radius_m=200000`), b: () => Z.B.tripPending, a: () => Z.A.tripPending },
+  },
+  'PATCH /trips/:id/promise': {
+    single: {
+      call: (id) => ({
+        method: 'PATCH',
+        url: `/trips/${id}/promise`,
+        payload: { promised_at: new Date(Date.now() + 3_600_000).toISOString() },
+      }),
+      b: () => Z.B.tripPending,
+      a: () => Z.A.tripPending,
+      unchanged: () =>
+        t.db.withSystem((tx) => tx.query('SELECT promised_at FROM trip WHERE id = $1', [Z.B.tripPending])).then((r) => r.rows),
     },
   },
   'GET /exceptions': { list: { call: get('/exceptions') } },
-  'POST /trips/:id/auto-assign': { single: { call: (id) => post(`/trips/${id}/auto-assign`), b: () => Z.B.tripPending, a: () => Z.A.tripAssigned, unchanged: () => status('trip', Z.B.tripPending) } },
+  'POST /trips/:id/auto-assign': {
+    single: {
+      call: (id) => post(`/trips/${id}/auto-assign`),
+      b: () => Z.B.tripPending,
+      a: () => Z.A.tripAssigned,
+      unchanged: () => status('trip', Z.B.tripPending),
+    },
+  },
   'GET /trips/:id': { single: { call: (id) => get(`/trips/${id}`), b: () => Z.B.tripAssigned, a: () => Z.A.tripAssigned } },
-  'GET /trips/:id/recipient-link': { single: { call: (id) => get(`/trips/${id}/recipient-link`), b: () => Z.B.tripPending, a: () => Z.A.tripPending } },
-  'POST /trips/:id/recipient-link': { single: { call: (id) => post(`/trips/${id}/recipient-link`), b: () => Z.B.tripPending, a: () => Z.A.tripPending, unchanged: () => liveLinks(Z.B.tripPending) } },
-  'DELETE /trips/:id/recipient-link': { single: { call: (id) => ({ method: 'DELETE', url: `/trips/${id}/recipient-link` }), b: () => Z.B.tripPending, unchanged: () => liveLinks(Z.B.tripPending) } },
-  'GET /trips/:id/tracking': { single: { call: (id) => get(`/trips/${id}/tracking`), b: () => Z.B.tripAssigned, a: () => Z.A.tripAssigned } },
+  'GET /trips/:id/recipient-link': {
+    single: { call: (id) => get(`/trips/${id}/recipient-link`), b: () => Z.B.tripPending, a: () => Z.A.tripPending },
+  },
+  'POST /trips/:id/recipient-link': {
+    single: {
+      call: (id) => post(`/trips/${id}/recipient-link`),
+      b: () => Z.B.tripPending,
+      a: () => Z.A.tripPending,
+      unchanged: () => liveLinks(Z.B.tripPending),
+    },
+  },
+  'DELETE /trips/:id/recipient-link': {
+    single: {
+      call: (id) => ({ method: 'DELETE', url: `/trips/${id}/recipient-link` }),
+      b: () => Z.B.tripPending,
+      unchanged: () => liveLinks(Z.B.tripPending),
+    },
+  },
+  'GET /trips/:id/tracking': {
+    single: { call: (id) => get(`/trips/${id}/tracking`), b: () => Z.B.tripAssigned, a: () => Z.A.tripAssigned },
+  },
   'GET /trips/:id/proofs': { single: { call: (id) => get(`/trips/${id}/proofs`), b: () => Z.B.tripAssigned, a: () => Z.A.tripAssigned } },
   'POST /merchant/payment-reviews/:id/approve': {
-    single: { call: (id) => post(`/merchant/payment-reviews/${id}/approve`), b: () => Z.B.review, a: () => Z.A.review, unchanged: () => status('merchant_payment_review', Z.B.review) },
+    single: {
+      call: (id) => post(`/merchant/payment-reviews/${id}/approve`),
+      b: () => Z.B.review,
+      a: () => Z.A.review,
+      unchanged: () => status('merchant_payment_review', Z.B.review),
+    },
   },
   'POST /merchant/payment-reviews/:id/reject': {
-    single: { call: (id) => post(`/merchant/payment-reviews/${id}/reject`, { notes: 'x' }), b: () => Z.B.review, a: () => Z.A.review, unchanged: () => status('merchant_payment_review', Z.B.review) },
+    single: {
+      call: (id) => post(`/merchant/payment-reviews/${id}/reject`, { notes: 'x' }),
+      b: () => Z.B.review,
+      a: () => Z.A.review,
+      unchanged: () => status('merchant_payment_review', Z.B.review),
+    },
   },
   'GET /admin/payment-reviews': { list: { call: get('/admin/payment-reviews'), mustSee: () => [Z.A.review] } },
   'GET /integrations/payments': { personal: get('/integrations/payments') },
@@ -304,14 +593,29 @@ const PLANS: Record<string, Plan> = {
   'GET /mobile/sync/pull': { personal: get('/mobile/sync/pull') },
   'POST /mobile/sync/push': { personal: post('/mobile/sync/push', { operations: [] }) },
   'POST /realtime/tokens': { personal: post('/realtime/tokens', {}) },
-  'PATCH /admin/subadmins/:id': { single: { call: (id) => ({ method: 'PATCH', url: `/admin/subadmins/${id}`, payload: { display_name: 'renamed' } }), b: () => Z.B.subadmin, a: () => childA.userId } },
+  'PATCH /admin/subadmins/:id': {
+    single: {
+      call: (id) => ({ method: 'PATCH', url: `/admin/subadmins/${id}`, payload: { display_name: 'renamed' } }),
+      b: () => Z.B.subadmin,
+      a: () => childA.userId,
+    },
+  },
   'GET /subadmin/me': { list: { call: get('/subadmin/me'), mustSee: () => [Z.A.territory] } },
   'GET /subadmin/profiles': { list: { call: get('/subadmin/profiles'), mustSee: () => [childA.userId] } },
   'POST /subadmin/profiles': {
     create: {
-      call: async (z) => post('/subadmin/profiles', { email: `c-${Math.random().toString(36).slice(2)}@t.test`, password: 'Demo-pass-2026', display_name: 'sub-created', territory_ids: [z.territory] }),
+      call: async (z) =>
+        post('/subadmin/profiles', {
+          email: `c-${Math.random().toString(36).slice(2)}@t.test`,
+          password: 'Demo-pass-2026',
+          display_name: 'sub-created',
+          territory_ids: [z.territory],
+        }),
       written: async (res, z) =>
-        count("SELECT count(*)::int AS n FROM subadmin_profile p JOIN user_territory ut ON ut.user_id = p.user_id WHERE p.display_name = 'sub-created' AND ut.territory_id = $1", [z.territory]),
+        count(
+          "SELECT count(*)::int AS n FROM subadmin_profile p JOIN user_territory ut ON ut.user_id = p.user_id WHERE p.display_name = 'sub-created' AND ut.territory_id = $1",
+          [z.territory],
+        ),
     },
   },
   'GET /subadmin/tracking': { list: { call: get('/subadmin/tracking'), mustSee: () => [Z.A.driver, Z.A.tripAssigned] } },
@@ -319,7 +623,8 @@ const PLANS: Record<string, Plan> = {
     list: {
       call: get('/subadmin/deliveries/status'),
       mustSee: () => [Z.A.tripPending],
-      check: async (res) => expect(res.json().total).toBe(await count('SELECT count(*)::int AS n FROM trip WHERE territory_id = $1', [Z.A.territory])),
+      check: async (res) =>
+        expect(res.json().total).toBe(await count('SELECT count(*)::int AS n FROM trip WHERE territory_id = $1', [Z.A.territory])),
     },
   },
   'GET /subadmin/payments/review': { list: { call: get('/subadmin/payments/review'), mustSee: () => [Z.A.review] } },
@@ -328,7 +633,9 @@ const PLANS: Record<string, Plan> = {
       call: (id) => ({ method: 'PATCH', url: `/subadmin/merchants/${id}/commission`, payload: { commission_percent: '10' } }),
       b: () => Z.B.merchant,
       a: () => Z.A.merchant,
-      unchanged: async () => (await t.db.withSystem((tx) => tx.query('SELECT commission_percent FROM merchant WHERE id = $1', [Z.B.merchant]))).rows[0].commission_percent,
+      unchanged: async () =>
+        (await t.db.withSystem((tx) => tx.query('SELECT commission_percent FROM merchant WHERE id = $1', [Z.B.merchant]))).rows[0]
+          .commission_percent,
     },
   },
   'GET /subadmin/banners': { list: { call: get('/subadmin/banners'), mustSee: () => [Z.A.banner] } },
@@ -336,7 +643,10 @@ const PLANS: Record<string, Plan> = {
     create: {
       call: async (z) => post('/subadmin/banners', { title: 'sub-banner', territory_ids: [z.territory] }),
       written: async (res, z) =>
-        count("SELECT count(*)::int AS n FROM zone_banner b JOIN banner_territory bt ON bt.banner_id = b.id WHERE b.title = 'sub-banner' AND bt.territory_id = $1", [z.territory]),
+        count(
+          "SELECT count(*)::int AS n FROM zone_banner b JOIN banner_territory bt ON bt.banner_id = b.id WHERE b.title = 'sub-banner' AND bt.territory_id = $1",
+          [z.territory],
+        ),
     },
   },
   'GET /customer/marketplace': { list: { call: get('/customer/marketplace'), mustSee: () => [Z.A.merchant] } },
@@ -344,13 +654,22 @@ const PLANS: Record<string, Plan> = {
     list: {
       call: get('/subadmin/orders/status'),
       mustSee: () => [Z.A.order],
-      check: async (res) => expect(res.json().total).toBe(await count('SELECT count(*)::int AS n FROM merchant_order WHERE territory_id = $1', [Z.A.territory])),
+      check: async (res) =>
+        expect(res.json().total).toBe(
+          await count('SELECT count(*)::int AS n FROM merchant_order WHERE territory_id = $1', [Z.A.territory]),
+        ),
     },
   },
   'GET /subadmin/coupons': { list: { call: get('/subadmin/coupons'), mustSee: () => [Z.A.coupon] } },
   'POST /subadmin/merchants/:id/coupons': {
     single: {
-      call: (id) => post(`/subadmin/merchants/${id}/coupons`, { code: `S${Math.random().toString(36).slice(2, 10)}`, name: 'sub coupon', discount_type: 'fixed', discount_value: '5.00' }),
+      call: (id) =>
+        post(`/subadmin/merchants/${id}/coupons`, {
+          code: `S${Math.random().toString(36).slice(2, 10)}`,
+          name: 'sub coupon',
+          discount_type: 'fixed',
+          discount_value: '5.00',
+        }),
       b: () => Z.B.merchant,
       a: () => Z.A.merchant,
       unchanged: () => count('SELECT count(*)::int AS n FROM merchant_coupon WHERE merchant_id = $1', [Z.B.merchant]),
@@ -384,7 +703,12 @@ const PLANS: Record<string, Plan> = {
     },
   },
   'POST /subadmin/dispatch-batches/optimize/:planId/commit': {
-    single: { call: (id) => post(`/subadmin/dispatch-batches/optimize/${id}/commit`), b: () => plans.B, a: () => plans.A, unchanged: () => status('trip', Z.B.tripPending) },
+    single: {
+      call: (id) => post(`/subadmin/dispatch-batches/optimize/${id}/commit`),
+      b: () => plans.B,
+      a: () => plans.A,
+      unchanged: () => status('trip', Z.B.tripPending),
+    },
   },
   'GET /subadmin/reports/deliveries.xls': {
     list: {
@@ -426,8 +750,14 @@ const leaks = (body: string) => secretsB.filter((id) => body.includes(id));
 describe('generated confinement walk', () => {
   it('has a plan for every route a sub-administrator may call (and no stale plan)', () => {
     const keys = subadminRoutes().map((r) => r.key);
-    expect(keys.filter((k) => !PLANS[k]), 'routes without a confinement plan').toEqual([]);
-    expect(Object.keys(PLANS).filter((k) => !keys.includes(k)), 'plans of routes that do not exist').toEqual([]);
+    expect(
+      keys.filter((k) => !PLANS[k]),
+      'routes without a confinement plan',
+    ).toEqual([]);
+    expect(
+      Object.keys(PLANS).filter((k) => !keys.includes(k)),
+      'plans of routes that do not exist',
+    ).toEqual([]);
   });
 
   it('lists and reads show nothing of territory B', async () => {
@@ -441,7 +771,14 @@ describe('generated confinement walk', () => {
       await plan.list.check?.(res);
     }
     // A filter naming B's territory gives nothing, not B's records.
-    for (const url of [`/customer/marketplace?territory_id=${Z.B.territory}`, `/subadmin/territory-tariffs?territory_id=${Z.B.territory}`, `/trips?territory_id=${Z.B.territory}`, `/merchants?territory_id=${Z.B.territory}`, `/drivers?territory_id=${Z.B.territory}`, `/subadmin/banners?territory_id=${Z.B.territory}`]) {
+    for (const url of [
+      `/customer/marketplace?territory_id=${Z.B.territory}`,
+      `/subadmin/territory-tariffs?territory_id=${Z.B.territory}`,
+      `/trips?territory_id=${Z.B.territory}`,
+      `/merchants?territory_id=${Z.B.territory}`,
+      `/drivers?territory_id=${Z.B.territory}`,
+      `/subadmin/banners?territory_id=${Z.B.territory}`,
+    ]) {
       const res = await asA(get(url));
       expect(res.statusCode, url).toBe(200);
       expect(res.json().data, url).toEqual([]);
@@ -504,7 +841,11 @@ describe('generated confinement walk', () => {
       await ok(t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${subP.userId}`, payload: { permissions: { [perm]: false } } }));
       for (const key of keys) {
         const [method, url] = key.split(' ');
-        const res = await t.req(subP.session, { method: method as 'GET', url: url.replace(/:[a-z_]+/g, 'x'), payload: method === 'GET' || method === 'DELETE' ? undefined : {} });
+        const res = await t.req(subP.session, {
+          method: method as 'GET',
+          url: url.replace(/:[a-z_]+/g, 'x'),
+          payload: method === 'GET' || method === 'DELETE' ? undefined : {},
+        });
         expect(res.statusCode, `${key} without ${perm}`).toBe(403);
         expect(res.json().code, key).toBe('PERMISSION_DENIED');
       }
@@ -513,7 +854,16 @@ describe('generated confinement walk', () => {
   });
 
   it('keys checked inside handlers: trips_cancel / trips_reassign on trip status, reports on the spreadsheets', async () => {
-    const trip = (await ok(t.req(admin, { method: 'POST', url: '/trips', payload: { pickup_location: pt(-67, -16), pickup_address: 'p', dropoff_location: pt(-67, -15.99), dropoff_address: 'd' } }), 201)).id;
+    const trip = (
+      await ok(
+        t.req(admin, {
+          method: 'POST',
+          url: '/trips',
+          payload: { pickup_location: pt(-67, -16), pickup_address: 'p', dropoff_location: pt(-67, -15.99), dropoff_address: 'd' },
+        }),
+        201,
+      )
+    ).id;
     const driver = await newDriver(t, Z.A.at, { territory_ids: [Z.A.territory] });
     await ok(t.req(admin, { method: 'POST', url: `/trips/${trip}/assign`, payload: { driver_id: driver.id } }));
     for (const [perm, body] of [
@@ -541,8 +891,26 @@ describe('territory streams', () => {
     const c = await SseClient.open(`${base}/realtime/territories/stream`, { authorization: `Bearer ${subA.session.token}` });
     try {
       expect(c.status).toBe(200);
-      const tripB = (await ok(t.req(admin, { method: 'POST', url: '/trips', payload: { pickup_location: pt(-66, -16), pickup_address: 'p', dropoff_location: pt(-66, -15.99), dropoff_address: 'd' } }), 201)).id;
-      const tripA = (await ok(t.req(admin, { method: 'POST', url: '/trips', payload: { pickup_location: pt(-67, -16), pickup_address: 'p', dropoff_location: pt(-67, -15.99), dropoff_address: 'd' } }), 201)).id;
+      const tripB = (
+        await ok(
+          t.req(admin, {
+            method: 'POST',
+            url: '/trips',
+            payload: { pickup_location: pt(-66, -16), pickup_address: 'p', dropoff_location: pt(-66, -15.99), dropoff_address: 'd' },
+          }),
+          201,
+        )
+      ).id;
+      const tripA = (
+        await ok(
+          t.req(admin, {
+            method: 'POST',
+            url: '/trips',
+            payload: { pickup_location: pt(-67, -16), pickup_address: 'p', dropoff_location: pt(-67, -15.99), dropoff_address: 'd' },
+          }),
+          201,
+        )
+      ).id;
       await c.waitFor((f) => f.event === 'trip.created' && json(f).entity_id === tripA);
       const seen = c.events.map((f) => json(f));
       expect(seen.map((e) => e.entity_id)).not.toContain(tripB);

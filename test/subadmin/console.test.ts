@@ -18,7 +18,11 @@ const db = async (sql: string, params: unknown[] = []) => (await t.db.withSystem
 
 async function merchantIn(lon: number, lat: number) {
   const u = await newUser(t, 'comercio');
-  const res = await t.req(admin, { method: 'POST', url: '/merchants', payload: { owner_user_id: u.userId, name: `Shop ${lon}`, location: pt(lon, lat) } });
+  const res = await t.req(admin, {
+    method: 'POST',
+    url: '/merchants',
+    payload: { owner_user_id: u.userId, name: `Shop ${lon}`, location: pt(lon, lat) },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return { id: res.json().id as string, email: u.email };
 }
@@ -35,7 +39,8 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 describe('PATCH /subadmin/merchants/:id/commission (the commission guardrail)', () => {
-  const patch = (s: Session, id: string, commission_percent: string) => t.req(s, { method: 'PATCH', url: `/subadmin/merchants/${id}/commission`, payload: { commission_percent } });
+  const patch = (s: Session, id: string, commission_percent: string) =>
+    t.req(s, { method: 'PATCH', url: `/subadmin/merchants/${id}/commission`, payload: { commission_percent } });
   const commission = async (id: string) => (await db('SELECT commission_percent FROM merchant WHERE id = $1', [id]))[0].commission_percent;
 
   it.each([
@@ -48,15 +53,24 @@ describe('PATCH /subadmin/merchants/:id/commission (the commission guardrail)', 
     ['100', 422],
   ])('%s%% gives %i (bounds 5..12.5), audited when accepted', async (value, status) => {
     const before = await commission(merchantA);
-    const audits = (await db("SELECT count(*)::int AS n FROM audit_log WHERE entity_id = $1 AND action = 'merchant.commission_updated'", [merchantA]))[0].n;
+    const audits = (
+      await db("SELECT count(*)::int AS n FROM audit_log WHERE entity_id = $1 AND action = 'merchant.commission_updated'", [merchantA])
+    )[0].n;
     const res = await patch(sub.session, merchantA, value);
     expect(res.statusCode, res.body).toBe(status);
-    const after = (await db("SELECT count(*)::int AS n FROM audit_log WHERE entity_id = $1 AND action = 'merchant.commission_updated'", [merchantA]))[0].n;
+    const after = (
+      await db("SELECT count(*)::int AS n FROM audit_log WHERE entity_id = $1 AND action = 'merchant.commission_updated'", [merchantA])
+    )[0].n;
     if (status === 200) {
       expect(Number(await commission(merchantA))).toBe(Number(value));
       expect(res.json().commission_percent).toBe(Number(value).toFixed(2));
       expect(after).toBe(audits + 1);
-      const row = (await db("SELECT actor_user_id, after FROM audit_log WHERE entity_id = $1 AND action = 'merchant.commission_updated' ORDER BY created_at DESC LIMIT 1", [merchantA]))[0];
+      const row = (
+        await db(
+          "SELECT actor_user_id, after FROM audit_log WHERE entity_id = $1 AND action = 'merchant.commission_updated' ORDER BY created_at DESC LIMIT 1",
+          [merchantA],
+        )
+      )[0];
       expect(row.actor_user_id).toBe(sub.userId);
     } else {
       expect(res.json().code).toBe('COMMISSION_OUT_OF_BOUNDS');
@@ -80,9 +94,18 @@ describe('PATCH /subadmin/merchants/:id/commission (the commission guardrail)', 
 
 describe('zone banners', () => {
   async function upload(s: Session, purpose: string) {
-    const slot = await t.req(s, { method: 'POST', url: '/storage/generic/uploads', payload: { purpose, mime_type: 'image/jpeg', size_bytes: JPEG.length, filename: 'b.jpg' } });
+    const slot = await t.req(s, {
+      method: 'POST',
+      url: '/storage/generic/uploads',
+      payload: { purpose, mime_type: 'image/jpeg', size_bytes: JPEG.length, filename: 'b.jpg' },
+    });
     expect(slot.statusCode, slot.body).toBe(201);
-    const put = await t.req(s, { method: 'PUT', url: `/storage/uploads/${slot.json().upload_id}`, payload: JPEG, headers: { 'content-type': 'image/jpeg', 'x-upload-token': slot.json().upload_token } });
+    const put = await t.req(s, {
+      method: 'PUT',
+      url: `/storage/uploads/${slot.json().upload_id}`,
+      payload: JPEG,
+      headers: { 'content-type': 'image/jpeg', 'x-upload-token': slot.json().upload_token },
+    });
     expect(put.statusCode, put.body).toBe(201);
     return put.json().id as string;
   }
@@ -92,23 +115,46 @@ describe('zone banners', () => {
     const res = await t.req(sub.session, {
       method: 'POST',
       url: '/subadmin/banners',
-      payload: { title: 'Promo A', body: '2x1', image_storage_object_id: image, link_url: 'https://example.com/a', territory_ids: [A], valid_until: new Date(Date.now() + 86_400_000).toISOString() },
+      payload: {
+        title: 'Promo A',
+        body: '2x1',
+        image_storage_object_id: image,
+        link_url: 'https://example.com/a',
+        territory_ids: [A],
+        valid_until: new Date(Date.now() + 86_400_000).toISOString(),
+      },
     });
     expect(res.statusCode, res.body).toBe(201);
-    expect(res.json()).toMatchObject({ title: 'Promo A', state: 'live', territory_ids: [A], image_storage_object_id: image, created_by_user_id: sub.userId });
+    expect(res.json()).toMatchObject({
+      title: 'Promo A',
+      state: 'live',
+      territory_ids: [A],
+      image_storage_object_id: image,
+      created_by_user_id: sub.userId,
+    });
     // Customers see banners in the marketplace, so they may download the image of an active banner.
     expect((await t.req(await t.as('customer'), { method: 'GET', url: `/storage/objects/${image}` })).statusCode).toBe(200);
     expect(await db('SELECT territory_id FROM banner_territory WHERE banner_id = $1', [res.json().id])).toEqual([{ territory_id: A }]);
-    expect((await db("SELECT count(*)::int AS n FROM audit_log WHERE entity_id = $1 AND action = 'banner.created'", [res.json().id]))[0].n).toBe(1);
+    expect(
+      (await db("SELECT count(*)::int AS n FROM audit_log WHERE entity_id = $1 AND action = 'banner.created'", [res.json().id]))[0].n,
+    ).toBe(1);
 
     const count = async () => (await db('SELECT count(*)::int AS n FROM zone_banner'))[0].n;
     const before = await count();
     for (const [payload, status, code] of [
       [{ title: 'x', territory_ids: [B] }, 422, 'TERRITORY_NOT_FOUND'],
       [{ title: 'x', territory_ids: [A, B] }, 422, 'TERRITORY_NOT_FOUND'],
-      [{ title: 'x', territory_ids: [A], image_storage_object_id: await upload(sub.session, 'avatar') }, 422, 'STORAGE_OBJECT_WRONG_PURPOSE'],
+      [
+        { title: 'x', territory_ids: [A], image_storage_object_id: await upload(sub.session, 'avatar') },
+        422,
+        'STORAGE_OBJECT_WRONG_PURPOSE',
+      ],
       [{ title: 'x', territory_ids: [A], image_storage_object_id: await upload(admin, 'other') }, 422, 'STORAGE_OBJECT_NOT_OWNED'],
-      [{ title: 'x', territory_ids: [A], valid_from: '2030-01-02T00:00:00Z', valid_until: '2030-01-01T00:00:00Z' }, 422, 'INVALID_VALIDITY'],
+      [
+        { title: 'x', territory_ids: [A], valid_from: '2030-01-02T00:00:00Z', valid_until: '2030-01-01T00:00:00Z' },
+        422,
+        'INVALID_VALIDITY',
+      ],
       [{ title: 'x', territory_ids: [] }, 400, 'VALIDATION_FAILED'],
       [{ title: 'x', territory_ids: [A, A] }, 400, 'VALIDATION_FAILED'],
       [{ title: 'x', territory_ids: [A], link_url: 'javascript:alert(1)' }, 400, 'VALIDATION_FAILED'],
@@ -130,7 +176,11 @@ describe('zone banners', () => {
     const scheduled = await mk({ territory_ids: [A], valid_from: new Date(Date.now() + 86_400_000).toISOString() });
     const inactive = await mk({ territory_ids: [A], active: false });
     const onlyB = await mk({ territory_ids: [B] });
-    const list = (await t.req(sub.session, { method: 'GET', url: '/subadmin/banners' })).json().data as { id: string; territory_ids: string[]; state: string }[];
+    const list = (await t.req(sub.session, { method: 'GET', url: '/subadmin/banners' })).json().data as {
+      id: string;
+      territory_ids: string[];
+      state: string;
+    }[];
     expect(list.find((b) => b.id === both)!.territory_ids).toEqual([A]);
     expect(list.map((b) => b.id)).not.toContain(onlyB);
     expect(list.find((b) => b.id === scheduled)!.state).toBe('scheduled');
@@ -162,7 +212,12 @@ describe('tracking, deliveries status and the deliveries report', () => {
     expect(ids).toEqual(expect.arrayContaining([dA.id, tA]));
     expect(ids).not.toContain(dB.id);
     expect(ids).not.toContain(tB);
-    const driverIdsInA = (await db("SELECT count(*)::int AS n FROM driver d JOIN driver_territory dt ON dt.driver_id = d.id WHERE dt.territory_id = $1 AND d.status = 'approved' AND d.last_location IS NOT NULL", [A]))[0].n;
+    const driverIdsInA = (
+      await db(
+        "SELECT count(*)::int AS n FROM driver d JOIN driver_territory dt ON dt.driver_id = d.id WHERE dt.territory_id = $1 AND d.status = 'approved' AND d.last_location IS NOT NULL",
+        [A],
+      )
+    )[0].n;
     expect(body.counts.drivers).toBe(driverIdsInA);
     const whole = (await t.req(admin, { method: 'GET', url: '/subadmin/tracking' })).json();
     expect(whole.scope).toBe('organization');
@@ -176,7 +231,10 @@ describe('tracking, deliveries status and the deliveries report', () => {
     const accepted = (await t.req(sub.session, { method: 'GET', url: '/subadmin/deliveries/status?status=accepted' })).json();
     expect(accepted.data.length).toBe(res.counts.accepted);
     for (const trip of accepted.data) expect(trip).toMatchObject({ status: 'accepted', territory_id: A });
-    expect((await t.req(sub.session, { method: 'GET', url: '/subadmin/deliveries/status?from=2030-01-02T00:00:00Z&to=2030-01-01T00:00:00Z' })).statusCode).toBe(400);
+    expect(
+      (await t.req(sub.session, { method: 'GET', url: '/subadmin/deliveries/status?from=2030-01-02T00:00:00Z&to=2030-01-01T00:00:00Z' }))
+        .statusCode,
+    ).toBe(400);
   });
 
   it('the deliveries workbook has one row per trip of his territories in the period, typed cells and a totals row that matches the database', async () => {
@@ -184,7 +242,10 @@ describe('tracking, deliveries status and the deliveries report', () => {
     await tripIn(t, admin, dA, 'completed', { lon: -67, lat: -16 });
     const from = new Date(Date.now() - 3_600_000).toISOString();
     const to = new Date(Date.now() + 3_600_000).toISOString();
-    const res = await t.req(sub.session, { method: 'GET', url: `/subadmin/reports/deliveries.xls?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}` });
+    const res = await t.req(sub.session, {
+      method: 'GET',
+      url: `/subadmin/reports/deliveries.xls?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`,
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-type']).toBe(XLSX_TYPE);
     expect(res.headers['content-disposition']).toBe(`attachment; filename="deliveries_${from.slice(0, 10)}_${to.slice(0, 10)}.xlsx"`);
@@ -200,7 +261,12 @@ describe('tracking, deliveries status and the deliveries report', () => {
     expect(expected.length).toBeGreaterThanOrEqual(1);
     // Only completed trips count; the others are listed apart (issue 16: cancelled shown apart, names not ids).
     expect(ws.getRow(3).getCell(2).value).toBe('Zone A');
-    const apart = (await db("SELECT count(*)::int AS n FROM trip WHERE territory_id = $1 AND created_at >= $2 AND created_at < $3 AND status <> 'completed'", [A, from, to]))[0].n;
+    const apart = (
+      await db(
+        "SELECT count(*)::int AS n FROM trip WHERE territory_id = $1 AND created_at >= $2 AND created_at < $3 AND status <> 'completed'",
+        [A, from, to],
+      )
+    )[0].n;
     expect(wb.getWorksheet('Cancelled')!.rowCount - 6 + wb.getWorksheet('Open')!.rowCount - 6).toBe(apart);
     const dataRows = [];
     for (let i = 6; i < 6 + expected.length; i++) dataRows.push(ws.getRow(i));
@@ -216,14 +282,22 @@ describe('tracking, deliveries status and the deliveries report', () => {
     const totals = ws.getRow(6 + expected.length);
     expect(totals.getCell(1).value).toBe('TOTAL');
     expect(totals.getCell(3).value).toBe(expected.length);
-    const sum = (await db("SELECT sum(delivery_fee)::text AS fee, sum(driver_earning)::text AS earn FROM trip WHERE territory_id = $1 AND created_at >= $2 AND created_at < $3 AND status = 'completed'", [A, from, to]))[0];
+    const sum = (
+      await db(
+        "SELECT sum(delivery_fee)::text AS fee, sum(driver_earning)::text AS earn FROM trip WHERE territory_id = $1 AND created_at >= $2 AND created_at < $3 AND status = 'completed'",
+        [A, from, to],
+      )
+    )[0];
     const feeTotal = totals.getCell(feeCol).value as { formula: string; result: number };
     expect(feeTotal.formula).toMatch(/^SUM\(/);
     expect(feeTotal.result).toBe(Number(sum.fee));
     expect((totals.getCell(earnCol).value as { result: number }).result).toBe(Number(sum.earn));
 
     // An empty period: the header and a zero totals row.
-    const empty = await t.req(sub.session, { method: 'GET', url: '/subadmin/reports/deliveries.xls?from=2001-01-01T00:00:00Z&to=2001-02-01T00:00:00Z' });
+    const empty = await t.req(sub.session, {
+      method: 'GET',
+      url: '/subadmin/reports/deliveries.xls?from=2001-01-01T00:00:00Z&to=2001-02-01T00:00:00Z',
+    });
     const wb2 = new ExcelJS.Workbook();
     await wb2.xlsx.load(empty.rawPayload as unknown as ArrayBuffer);
     expect(wb2.getWorksheet('Deliveries')!.getRow(6).getCell(1).value).toBe('TOTAL');
@@ -235,7 +309,11 @@ describe('notifications to a territory', () => {
     const dA = await newDriver(t, { lon: -67, lat: -16 }, { territory_ids: [A] });
     const dB = await newDriver(t, { lon: -66, lat: -16 }, { territory_ids: [B] });
     const subB = await newSubadmin(t, admin, { territory_ids: [B] });
-    const res = await t.req(admin, { method: 'POST', url: '/admin/notifications', payload: { title: 'Zone A', body: 'rain', territory_id: A } });
+    const res = await t.req(admin, {
+      method: 'POST',
+      url: '/admin/notifications',
+      payload: { title: 'Zone A', body: 'rain', territory_id: A },
+    });
     expect(res.statusCode, res.body).toBeLessThan(300);
     const users = (await db("SELECT user_id FROM notification WHERE title = 'Zone A'")).map((r: { user_id: string }) => r.user_id);
     expect(users).toEqual(expect.arrayContaining([sub.userId, dA.userId]));

@@ -12,7 +12,11 @@ export async function newTerritory(t: TestApp, admin: Session, name: string, lon
     [lon - half, lat + half],
     [lon - half, lat - half],
   ];
-  const res = await t.req(admin, { method: 'POST', url: '/territories', payload: { name, geometry: { type: 'Polygon', coordinates: [ring] } } });
+  const res = await t.req(admin, {
+    method: 'POST',
+    url: '/territories',
+    payload: { name, geometry: { type: 'Polygon', coordinates: [ring] } },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json().id;
 }

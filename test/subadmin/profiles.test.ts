@@ -14,8 +14,11 @@ let C: string;
 const profileDb = async (userId: string) =>
   (await t.db.withSystem((tx) => tx.query('SELECT * FROM subadmin_profile WHERE user_id = $1', [userId]))).rows[0];
 const territoriesDb = async (userId: string) =>
-  (await t.db.withSystem((tx) => tx.query('SELECT territory_id FROM user_territory WHERE user_id = $1 ORDER BY territory_id', [userId]))).rows.map((r: { territory_id: string }) => r.territory_id);
-const userByEmail = async (email: string) => (await t.db.withSystem((tx) => tx.query('SELECT * FROM users WHERE email = $1', [email]))).rows[0];
+  (
+    await t.db.withSystem((tx) => tx.query('SELECT territory_id FROM user_territory WHERE user_id = $1 ORDER BY territory_id', [userId]))
+  ).rows.map((r: { territory_id: string }) => r.territory_id);
+const userByEmail = async (email: string) =>
+  (await t.db.withSystem((tx) => tx.query('SELECT * FROM users WHERE email = $1', [email]))).rows[0];
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -32,26 +35,48 @@ describe('POST /admin/subadmins', () => {
     const res = await t.req(admin, {
       method: 'POST',
       url: '/admin/subadmins',
-      payload: { email, password: DEMO_PASSWORD, display_name: 'Zona A', territory_ids: [A], commission_min_percent: '5', commission_max_percent: '15.5' },
+      payload: {
+        email,
+        password: DEMO_PASSWORD,
+        display_name: 'Zona A',
+        territory_ids: [A],
+        commission_min_percent: '5',
+        commission_max_percent: '15.5',
+      },
     });
     expect(res.statusCode, res.body).toBe(201);
     const p = res.json();
-    for (const k of SUBADMIN_PERMISSION_KEYS) expect(p.permissions[k], k).toBe(k !== 'payments_review_decide' && k !== 'cash_remittances_record');
-    expect(p).toMatchObject({ display_name: 'Zona A', active: true, territory_ids: [A], commission_min_percent: '5.00', commission_max_percent: '15.50', parent_subadmin_user_id: null });
+    for (const k of SUBADMIN_PERMISSION_KEYS)
+      expect(p.permissions[k], k).toBe(k !== 'payments_review_decide' && k !== 'cash_remittances_record');
+    expect(p).toMatchObject({
+      display_name: 'Zona A',
+      active: true,
+      territory_ids: [A],
+      commission_min_percent: '5.00',
+      commission_max_percent: '15.50',
+      parent_subadmin_user_id: null,
+    });
     const u = await userByEmail(email);
     expect(u).toMatchObject({ role: 'administrator', subadmin: true, dispatch: false });
     const row = await profileDb(u.id);
     expect(row.created_by_user_id).toBe(admin.userId);
     expect(row.permissions.payments_review_decide).toBe(false);
     expect(await territoriesDb(u.id)).toEqual([A]);
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT * FROM audit_log WHERE entity_id = $1 AND action = 'subadmin.created'", [u.id]));
+    const audit = await t.db.withSystem((tx) =>
+      tx.query("SELECT * FROM audit_log WHERE entity_id = $1 AND action = 'subadmin.created'", [u.id]),
+    );
     expect(audit.rowCount).toBe(1);
 
     const s = await t.login(email);
     expect(s.userId).toBe(u.id);
     const me = await t.req(s, { method: 'GET', url: '/subadmin/me' });
     expect(me.statusCode, me.body).toBe(200);
-    expect(me.json().effective).toMatchObject({ active: true, territory_ids: [A], commission_min_percent: '5.00', commission_max_percent: '15.50' });
+    expect(me.json().effective).toMatchObject({
+      active: true,
+      territory_ids: [A],
+      commission_min_percent: '5.00',
+      commission_max_percent: '15.50',
+    });
     expect(me.json().effective.territories[0]).toMatchObject({ id: A, name: 'Zone A' });
     const whoami = await t.req(s, { method: 'GET', url: '/me' });
     expect(whoami.json().kind).toBe('subadmin');
@@ -70,7 +95,11 @@ describe('POST /admin/subadmins', () => {
     ['unknown parent', { parent_subadmin_user_id: 'nobody' }, 422, 'PARENT_NOT_FOUND'],
   ])('refuses %s and writes nothing', async (_name, over, status, code) => {
     const email = `bad-${newId().slice(-10)}@test.test`;
-    const res = await t.req(admin, { method: 'POST', url: '/admin/subadmins', payload: { email, password: DEMO_PASSWORD, display_name: 'x', territory_ids: [A], ...over } });
+    const res = await t.req(admin, {
+      method: 'POST',
+      url: '/admin/subadmins',
+      payload: { email, password: DEMO_PASSWORD, display_name: 'x', territory_ids: [A], ...over },
+    });
     expect(res.statusCode, res.body).toBe(status);
     expect(res.json().code).toBe(code);
     expect(await userByEmail(email)).toBeUndefined();
@@ -80,17 +109,27 @@ describe('POST /admin/subadmins', () => {
     const other = await t.newOrganization();
     const otherAdmin = await t.login(other.logins.admin);
     const foreign = await newTerritory(t, otherAdmin, 'Foreign', -60, -10);
-    const res = await t.req(admin, { method: 'POST', url: '/admin/subadmins', payload: { email: 'f@test.test', password: DEMO_PASSWORD, display_name: 'x', territory_ids: [foreign] } });
+    const res = await t.req(admin, {
+      method: 'POST',
+      url: '/admin/subadmins',
+      payload: { email: 'f@test.test', password: DEMO_PASSWORD, display_name: 'x', territory_ids: [foreign] },
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().code).toBe('TERRITORY_NOT_FOUND');
     for (const who of ['dispatch', 'merchant', 'driver'] as const) {
-      const r = await t.req(await t.as(who), { method: 'POST', url: '/admin/subadmins', payload: { email: 'g@test.test', password: DEMO_PASSWORD, display_name: 'x', territory_ids: [A] } });
+      const r = await t.req(await t.as(who), {
+        method: 'POST',
+        url: '/admin/subadmins',
+        payload: { email: 'g@test.test', password: DEMO_PASSWORD, display_name: 'x', territory_ids: [A] },
+      });
       expect(r.statusCode, who).toBe(403);
     }
     const sub = await newSubadmin(t, admin, { territory_ids: [A] });
     expect((await t.req(sub.session, { method: 'GET', url: '/admin/subadmins' })).statusCode).toBe(403);
     // Another organization's administrator does not see our sub-administrators.
-    expect((await t.req(otherAdmin, { method: 'PATCH', url: `/admin/subadmins/${sub.userId}`, payload: { active: false } })).statusCode).toBe(404);
+    expect(
+      (await t.req(otherAdmin, { method: 'PATCH', url: `/admin/subadmins/${sub.userId}`, payload: { active: false } })).statusCode,
+    ).toBe(404);
     const list = await t.req(otherAdmin, { method: 'GET', url: '/admin/subadmins' });
     expect(list.json().data).toEqual([]);
   });
@@ -104,15 +143,28 @@ describe('PATCH /admin/subadmins/:id', () => {
     const res = await t.req(admin, {
       method: 'PATCH',
       url: `/admin/subadmins/${sub.userId}`,
-      payload: { display_name: 'Renamed', territory_ids: [B, C], permissions: { drivers_view: false, payments_review_decide: true }, commission_min_percent: '1', commission_max_percent: '2' },
+      payload: {
+        display_name: 'Renamed',
+        territory_ids: [B, C],
+        permissions: { drivers_view: false, payments_review_decide: true },
+        commission_min_percent: '1',
+        commission_max_percent: '2',
+      },
     });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ display_name: 'Renamed', territory_ids: [B, C].sort(), commission_min_percent: '1.00', commission_max_percent: '2.00' });
+    expect(res.json()).toMatchObject({
+      display_name: 'Renamed',
+      territory_ids: [B, C].sort(),
+      commission_min_percent: '1.00',
+      commission_max_percent: '2.00',
+    });
     expect(res.json().permissions).toMatchObject({ drivers_view: false, payments_review_decide: true, drivers_create: true });
     const after = await profileDb(sub.userId);
     expect(after.updated_at.getTime()).toBeGreaterThan(before.updated_at.getTime());
     expect(await territoriesDb(sub.userId)).toEqual([B, C].sort());
-    const audit = await t.db.withSystem((tx) => tx.query("SELECT before, after FROM audit_log WHERE entity_id = $1 AND action = 'subadmin.updated'", [sub.userId]));
+    const audit = await t.db.withSystem((tx) =>
+      tx.query("SELECT before, after FROM audit_log WHERE entity_id = $1 AND action = 'subadmin.updated'", [sub.userId]),
+    );
     expect(audit.rowCount).toBe(1);
     // The scope cache is invalidated by the change: the next request already sees it.
     const denied = await t.req(sub.session, { method: 'GET', url: '/drivers' });
@@ -121,11 +173,15 @@ describe('PATCH /admin/subadmins/:id', () => {
     expect((await t.req(sub.session, { method: 'GET', url: '/subadmin/me' })).json().effective.territory_ids).toEqual([B, C].sort());
 
     // Deactivated: every sub-administrator route is 403 SUBADMIN_INACTIVE; reactivated: back.
-    expect((await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${sub.userId}`, payload: { active: false } })).statusCode).toBe(200);
+    expect((await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${sub.userId}`, payload: { active: false } })).statusCode).toBe(
+      200,
+    );
     const inactive = await t.req(sub.session, { method: 'GET', url: '/subadmin/me' });
     expect(inactive.statusCode).toBe(403);
     expect(inactive.json().code).toBe('SUBADMIN_INACTIVE');
-    expect((await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${sub.userId}`, payload: { active: true } })).statusCode).toBe(200);
+    expect((await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${sub.userId}`, payload: { active: true } })).statusCode).toBe(
+      200,
+    );
     expect((await t.req(sub.session, { method: 'GET', url: '/subadmin/me' })).statusCode).toBe(200);
   });
 
@@ -156,10 +212,20 @@ describe('PATCH /admin/subadmins/:id', () => {
 
 describe('sub-users (POST/GET /subadmin/profiles)', () => {
   it('creates a sub-user within the parent scope, with narrowed defaults, and refuses anything beyond it', async () => {
-    const parent = await newSubadmin(t, admin, { territory_ids: [A, B], permissions: { coupons_manage: false }, commission_min_percent: '5', commission_max_percent: '15' });
+    const parent = await newSubadmin(t, admin, {
+      territory_ids: [A, B],
+      permissions: { coupons_manage: false },
+      commission_min_percent: '5',
+      commission_max_percent: '15',
+    });
     const child = await newSubadmin(t, parent.session, { territory_ids: [A] }, '/subadmin/profiles');
     const row = await profileDb(child.userId);
-    expect(row).toMatchObject({ parent_subadmin_user_id: parent.userId, created_by_user_id: parent.userId, commission_min_percent: '5.00', commission_max_percent: '15.00' });
+    expect(row).toMatchObject({
+      parent_subadmin_user_id: parent.userId,
+      created_by_user_id: parent.userId,
+      commission_min_percent: '5.00',
+      commission_max_percent: '15.00',
+    });
     expect(row.permissions).toMatchObject({ coupons_manage: false, payments_review_decide: false, drivers_view: true });
 
     for (const [over, field] of [
@@ -171,7 +237,11 @@ describe('sub-users (POST/GET /subadmin/profiles)', () => {
       [{ territory_ids: [A], parent_subadmin_user_id: admin.userId }, null],
     ] as const) {
       const email = `child-${newId().slice(-10)}@test.test`;
-      const res = await t.req(parent.session, { method: 'POST', url: '/subadmin/profiles', payload: { email, password: DEMO_PASSWORD, display_name: 'c', ...over } });
+      const res = await t.req(parent.session, {
+        method: 'POST',
+        url: '/subadmin/profiles',
+        payload: { email, password: DEMO_PASSWORD, display_name: 'c', ...over },
+      });
       if (field === null) {
         expect(res.statusCode).toBe(400); // parent is not a field of this route: the parent is the caller
       } else {
@@ -192,7 +262,11 @@ describe('sub-users (POST/GET /subadmin/profiles)', () => {
   it('needs subusers_manage (403) and narrows a sub-user when the parent loses a territory or a permission', async () => {
     const parent = await newSubadmin(t, admin, { territory_ids: [A, B] });
     const child = await newSubadmin(t, parent.session, { territory_ids: [A, B] }, '/subadmin/profiles');
-    await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${parent.userId}`, payload: { territory_ids: [A], permissions: { drivers_view: false } } });
+    await t.req(admin, {
+      method: 'PATCH',
+      url: `/admin/subadmins/${parent.userId}`,
+      payload: { territory_ids: [A], permissions: { drivers_view: false } },
+    });
     const me = (await t.req(child.session, { method: 'GET', url: '/subadmin/me' })).json();
     expect(me.profile.territory_ids).toEqual([A, B].sort());
     expect(me.effective.territory_ids).toEqual([A]);
@@ -201,8 +275,16 @@ describe('sub-users (POST/GET /subadmin/profiles)', () => {
     // The parent deactivated: the child is inactive too.
     await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${parent.userId}`, payload: { active: false } });
     expect((await t.req(child.session, { method: 'GET', url: '/subadmin/me' })).json().code).toBe('SUBADMIN_INACTIVE');
-    await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${parent.userId}`, payload: { active: true, permissions: { subusers_manage: false } } });
-    const denied = await t.req(parent.session, { method: 'POST', url: '/subadmin/profiles', payload: { email: 'z@test.test', password: DEMO_PASSWORD, display_name: 'z', territory_ids: [A] } });
+    await t.req(admin, {
+      method: 'PATCH',
+      url: `/admin/subadmins/${parent.userId}`,
+      payload: { active: true, permissions: { subusers_manage: false } },
+    });
+    const denied = await t.req(parent.session, {
+      method: 'POST',
+      url: '/subadmin/profiles',
+      payload: { email: 'z@test.test', password: DEMO_PASSWORD, display_name: 'z', territory_ids: [A] },
+    });
     expect(denied.statusCode).toBe(403);
     expect((await t.req(parent.session, { method: 'GET', url: '/subadmin/profiles' })).statusCode).toBe(403);
   });
@@ -211,27 +293,70 @@ describe('sub-users (POST/GET /subadmin/profiles)', () => {
     const parent = await newSubadmin(t, admin, { territory_ids: [A, B] });
     const child = await newSubadmin(t, parent.session, { territory_ids: [A] }, '/subadmin/profiles');
     const stranger = await newSubadmin(t, admin, { territory_ids: [A] });
-    const ok = await t.req(parent.session, { method: 'PATCH', url: `/admin/subadmins/${child.userId}`, payload: { territory_ids: [B], display_name: 'moved' } });
+    const ok = await t.req(parent.session, {
+      method: 'PATCH',
+      url: `/admin/subadmins/${child.userId}`,
+      payload: { territory_ids: [B], display_name: 'moved' },
+    });
     expect(ok.statusCode, ok.body).toBe(200);
     expect(ok.json().territory_ids).toEqual([B]);
-    const beyond = await t.req(parent.session, { method: 'PATCH', url: `/admin/subadmins/${child.userId}`, payload: { territory_ids: [C] } });
+    const beyond = await t.req(parent.session, {
+      method: 'PATCH',
+      url: `/admin/subadmins/${child.userId}`,
+      payload: { territory_ids: [C] },
+    });
     expect(beyond.statusCode).toBe(422);
     expect(beyond.json().code).toBe('EXCEEDS_PARENT_SCOPE');
-    expect((await t.req(parent.session, { method: 'PATCH', url: `/admin/subadmins/${child.userId}`, payload: { parent_subadmin_user_id: null } })).statusCode).toBe(403);
-    expect((await t.req(parent.session, { method: 'PATCH', url: `/admin/subadmins/${stranger.userId}`, payload: { active: false } })).statusCode).toBe(404);
-    expect((await t.req(parent.session, { method: 'PATCH', url: `/admin/subadmins/${parent.userId}`, payload: { territory_ids: [A, B, C] } })).statusCode).toBe(404);
-    expect((await t.req(child.session, { method: 'PATCH', url: `/admin/subadmins/${parent.userId}`, payload: { active: false } })).statusCode).toBe(404);
+    expect(
+      (
+        await t.req(parent.session, {
+          method: 'PATCH',
+          url: `/admin/subadmins/${child.userId}`,
+          payload: { parent_subadmin_user_id: null },
+        })
+      ).statusCode,
+    ).toBe(403);
+    expect(
+      (await t.req(parent.session, { method: 'PATCH', url: `/admin/subadmins/${stranger.userId}`, payload: { active: false } })).statusCode,
+    ).toBe(404);
+    expect(
+      (await t.req(parent.session, { method: 'PATCH', url: `/admin/subadmins/${parent.userId}`, payload: { territory_ids: [A, B, C] } }))
+        .statusCode,
+    ).toBe(404);
+    expect(
+      (await t.req(child.session, { method: 'PATCH', url: `/admin/subadmins/${parent.userId}`, payload: { active: false } })).statusCode,
+    ).toBe(404);
     expect((await profileDb(stranger.userId)).active).toBe(true);
 
-    const cycle = await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${parent.userId}`, payload: { parent_subadmin_user_id: child.userId } });
+    const cycle = await t.req(admin, {
+      method: 'PATCH',
+      url: `/admin/subadmins/${parent.userId}`,
+      payload: { parent_subadmin_user_id: child.userId },
+    });
     expect(cycle.statusCode).toBe(422);
     expect(cycle.json().code).toBe('PARENT_CYCLE');
-    expect((await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${parent.userId}`, payload: { parent_subadmin_user_id: parent.userId } })).json().code).toBe('PARENT_CYCLE');
+    expect(
+      (
+        await t.req(admin, {
+          method: 'PATCH',
+          url: `/admin/subadmins/${parent.userId}`,
+          payload: { parent_subadmin_user_id: parent.userId },
+        })
+      ).json().code,
+    ).toBe('PARENT_CYCLE');
     // Moving the child under the stranger: its territories must fit the new parent's.
-    const move = await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${child.userId}`, payload: { parent_subadmin_user_id: stranger.userId } });
+    const move = await t.req(admin, {
+      method: 'PATCH',
+      url: `/admin/subadmins/${child.userId}`,
+      payload: { parent_subadmin_user_id: stranger.userId },
+    });
     expect(move.statusCode).toBe(422);
     expect(move.json().code).toBe('EXCEEDS_PARENT_SCOPE');
-    const moved = await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${child.userId}`, payload: { parent_subadmin_user_id: stranger.userId, territory_ids: [A] } });
+    const moved = await t.req(admin, {
+      method: 'PATCH',
+      url: `/admin/subadmins/${child.userId}`,
+      payload: { parent_subadmin_user_id: stranger.userId, territory_ids: [A] },
+    });
     expect(moved.statusCode, moved.body).toBe(200);
     expect((await profileDb(child.userId)).parent_subadmin_user_id).toBe(stranger.userId);
   });

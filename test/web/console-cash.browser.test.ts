@@ -16,10 +16,18 @@ import { axeSerious } from './browser.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p): p is string => !!p && existsSync(p));
-if (!CHROMIUM) console.warn('SKIPPED test/web/console-cash.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)');
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find(
+  (p): p is string => !!p && existsSync(p),
+);
+if (!CHROMIUM)
+  console.warn(
+    'SKIPPED test/web/console-cash.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)',
+  );
 const ON_POSTGRES = !!process.env.TEST_DATABASE_URL;
-if (CHROMIUM && ON_POSTGRES) console.warn('SKIPPED test/web/console-cash.browser.test.ts on the PostgreSQL pass: its server uses the embedded database (run in the PGlite pass)');
+if (CHROMIUM && ON_POSTGRES)
+  console.warn(
+    'SKIPPED test/web/console-cash.browser.test.ts on the PostgreSQL pass: its server uses the embedded database (run in the PGlite pass)',
+  );
 
 describe.skipIf(!CHROMIUM || ON_POSTGRES)('console cash view in chromium', () => {
   let server: ServerProcess;
@@ -51,9 +59,14 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console cash view in chromium', () =>
   }
   const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `console-cash-${name}.png`), fullPage: true });
 
-  it('shows cash in hand against the limit and the day\'s reconciliation, records a hand-in (a refused one explained), downloads the workbook; Spanish and English', async () => {
+  it("shows cash in hand against the limit and the day's reconciliation, records a hand-in (a refused one explained), downloads the workbook; Spanish and English", async () => {
     const base = server.baseUrl;
-    const [admin, merchant, customer, driverToken] = await Promise.all([login(base, 'admin@demo.test'), login(base, 'merchant@demo.test'), login(base, 'customer@demo.test'), login(base, 'driver@demo.test')]);
+    const [admin, merchant, customer, driverToken] = await Promise.all([
+      login(base, 'admin@demo.test'),
+      login(base, 'merchant@demo.test'),
+      login(base, 'customer@demo.test'),
+      login(base, 'driver@demo.test'),
+    ]);
     const branch = (await api(base, merchant, 'GET', '/merchant/branches')).body.data[0];
     const item = (await api(base, merchant, 'GET', '/merchant/catalog')).body.data[0];
     const address = (await api(base, customer, 'GET', '/customer/addresses')).body.data[0];
@@ -61,7 +74,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console cash view in chromium', () =>
     expect((await api(base, admin, 'PATCH', `/drivers/${driver.id}`, { capacity: 5 })).status).toBe(200);
     /** A cash order delivered by the demo driver, who collects `short` less than the total (with a reason) when given. */
     const cashDelivery = async (short?: string) => {
-      const o = await api(base, customer, 'POST', '/customer/orders', { branch_id: branch.id, address_id: address.id, items: [{ catalog_item_id: item.id, quantity: 1 }], payment_destination: 'cash' });
+      const o = await api(base, customer, 'POST', '/customer/orders', {
+        branch_id: branch.id,
+        address_id: address.id,
+        items: [{ catalog_item_id: item.id, quantity: 1 }],
+        payment_destination: 'cash',
+      });
       expect(o.status, JSON.stringify(o.body)).toBe(201);
       let tripId = '';
       for (const status of ['confirmed', 'preparing', 'ready']) {
@@ -70,7 +88,14 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console cash view in chromium', () =>
         tripId = r.body.trip_id;
       }
       expect(tripId).toBeTruthy();
-      expect((await api(base, admin, 'POST', `/trips/${tripId}/assign`, { driver_id: driver.id, cash_limit_override: { reason: 'browser test' } })).status).toBe(200);
+      expect(
+        (
+          await api(base, admin, 'POST', `/trips/${tripId}/assign`, {
+            driver_id: driver.id,
+            cash_limit_override: { reason: 'browser test' },
+          })
+        ).status,
+      ).toBe(200);
       expect((await api(base, driverToken, 'POST', `/driver/trips/${tripId}/accept`)).status).toBe(200);
       const trip = (await api(base, merchant, 'GET', `/trips/${tripId}`)).body;
       expect((await api(base, driverToken, 'POST', `/trips/${tripId}/verify-pickup`, { pin: trip.pickup_pin })).status).toBe(200);
@@ -78,7 +103,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console cash view in chromium', () =>
       const pin = (await api(base, customer, 'GET', `/trips/${tripId}`)).body.delivery_pin;
       const due = Number(trip.cash_to_collect);
       const collected = short ? (due - Number(short)).toFixed(2) : trip.cash_to_collect;
-      const r = await api(base, driverToken, 'POST', `/trips/${tripId}/verify-delivery`, { pin, cash_collected: collected, ...(short ? { cash_discrepancy_reason: 'sin cambio' } : {}) });
+      const r = await api(base, driverToken, 'POST', `/trips/${tripId}/verify-delivery`, {
+        pin,
+        cash_collected: collected,
+        ...(short ? { cash_discrepancy_reason: 'sin cambio' } : {}),
+      });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       return o.body.total as string;
     };
@@ -130,7 +159,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console cash view in chromium', () =>
     await expect.poll(() => page.locator('.toast').last().textContent()).toContain('Entrega registrada');
     const after = (await api(base, admin, 'GET', `/drivers/${driver.id}/cash?limit=1`)).body;
     expect(after).toMatchObject({ remitted: '10.00' });
-    expect(after.data[0]).toMatchObject({ entry_type: 'cash_remitted', amount: '-10.00', method: 'bank_transfer', reference: 'Banco Unión 123' });
+    expect(after.data[0]).toMatchObject({
+      entry_type: 'cash_remitted',
+      amount: '-10.00',
+      method: 'bank_transfer',
+      reference: 'Banco Unión 123',
+    });
     await expect.poll(() => row.locator('td').nth(1).textContent()).toBe(`${money(after.cash_in_hand)} ${after.currency}`);
     await expect.poll(() => rec.locator('td').nth(3).textContent()).toBe(money('10.00'));
     expect(await row.locator('.badge.alert').count()).toBe(0);

@@ -16,9 +16,12 @@ import { axeSerious, breakableStreams, type AxeFinding } from './browser.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p): p is string => !!p && existsSync(p));
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find(
+  (p): p is string => !!p && existsSync(p),
+);
 const ON_POSTGRES = !!process.env.TEST_DATABASE_URL;
-if (!CHROMIUM) console.warn('SKIPPED test/web/console-defects.browser.test.ts: no chromium found (apt-get install -y chromium, or set CHROMIUM_PATH)');
+if (!CHROMIUM)
+  console.warn('SKIPPED test/web/console-defects.browser.test.ts: no chromium found (apt-get install -y chromium, or set CHROMIUM_PATH)');
 const pt = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
 const PASSWORD = 'Demo-pass-2026';
 /** Open streams per user on the test server: small, so the test can reach the limit. */
@@ -40,7 +43,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     if (built.status !== 0) throw new Error(`web build failed:\n${built.stdout}\n${built.stderr}`);
     mkdirSync(ARTIFACTS, { recursive: true });
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'console-defects-'));
-    server = await startServer({ databaseUrl: '', env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none', REALTIME_MAX_STREAMS_PER_USER: String(STREAM_LIMIT) }, timeoutMs: 240_000 });
+    server = await startServer({
+      databaseUrl: '',
+      env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none', REALTIME_MAX_STREAMS_PER_USER: String(STREAM_LIMIT) },
+      timeoutMs: 240_000,
+    });
     base = server.baseUrl;
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
@@ -80,7 +87,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
   const audit = async (page: Page, name: string) => audits.push(...(await axeSerious(page, name)));
 
   async function newTrip(address: string, at = pt(-68.12, -16.51)) {
-    const r = await api(base, admin, 'POST', '/trips', { pickup_location: pt(-68.1335, -16.499), pickup_address: 'Av. 16 de Julio 1490', dropoff_location: at, dropoff_address: address });
+    const r = await api(base, admin, 'POST', '/trips', {
+      pickup_location: pt(-68.1335, -16.499),
+      pickup_address: 'Av. 16 de Julio 1490',
+      dropoff_location: at,
+      dropoff_address: address,
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     return r.body as { id: string; pickup_pin?: string };
   }
@@ -134,7 +146,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
   it('a dispatcher sees the approval queues without buttons he cannot use', async () => {
     // A driver waiting for approval.
     const email = `pending-driver-${Date.now()}@demo.test`;
-    const user = await api(base, admin, 'POST', '/app-users', { email, password: 'Pending-driver-2026', display_name: 'Conductor Pendiente', role: 'repartidor' });
+    const user = await api(base, admin, 'POST', '/app-users', {
+      email,
+      password: 'Pending-driver-2026',
+      display_name: 'Conductor Pendiente',
+      role: 'repartidor',
+    });
     expect(user.status, JSON.stringify(user.body)).toBe(201);
     const profile = await api(base, admin, 'POST', '/drivers', { user_id: user.body.id, vehicle_type: 'motorcycle' });
     expect(profile.status, JSON.stringify(profile.body)).toBe(201);
@@ -215,7 +232,8 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     await page.locator('#detail:not([open])').waitFor({ state: 'attached' });
     expect(assigns).toEqual([]);
     expect((await api(base, admin, 'GET', `/trips/${other.id}`)).body.status).toBe('pending');
-    for (const id of [busy.id, other.id]) expect((await api(base, admin, 'POST', `/trips/${id}/status`, { status: 'cancelled', reason: 'test' })).status).toBe(200);
+    for (const id of [busy.id, other.id])
+      expect((await api(base, admin, 'POST', `/trips/${id}/status`, { status: 'cancelled', reason: 'test' })).status).toBe(200);
     expect((await api(base, admin, 'PATCH', `/drivers/${driverId}`, { capacity: 5 })).status).toBe(200);
     await context.close();
   }, 120_000);
@@ -235,11 +253,14 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     for (const id of [...ids].reverse().concat(ids)) {
       await page.locator(`#col-nav button[data-col="${id}"]`).click();
       await expect
-        .poll(async () => {
-          const bb = (await board.boundingBox())!;
-          const cb = (await page.locator(`.column[data-status="${id}"]`).boundingBox())!;
-          return cb.x >= bb.x - 1 && cb.x + cb.width <= bb.x + bb.width + 1;
-        }, { message: `column ${id} scrolled into view` })
+        .poll(
+          async () => {
+            const bb = (await board.boundingBox())!;
+            const cb = (await page.locator(`.column[data-status="${id}"]`).boundingBox())!;
+            return cb.x >= bb.x - 1 && cb.x + cb.width <= bb.x + bb.width + 1;
+          },
+          { message: `column ${id} scrolled into view` },
+        )
         .toBe(true);
     }
     // The board scrolls from the keyboard too (axe: scrollable region focusable).
@@ -255,7 +276,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     // Visible in the window as it is (no scrolling), and not covered.
     const cb = (await commit.boundingBox())!;
     expect(cb.y + cb.height).toBeLessThanOrEqual(900);
-    expect(await page.evaluate(([x, y]) => (document.elementFromPoint(x!, y!) as HTMLElement | null)?.closest('#commit-plan') !== null, [cb.x + cb.width / 2, cb.y + cb.height / 2])).toBe(true);
+    expect(
+      await page.evaluate(
+        ([x, y]) => (document.elementFromPoint(x!, y!) as HTMLElement | null)?.closest('#commit-plan') !== null,
+        [cb.x + cb.width / 2, cb.y + cb.height / 2],
+      ),
+    ).toBe(true);
     const stops = await page.locator('#plan .stops li').allTextContents();
     expect(stops.length).toBe(4);
     for (const s of stops) expect(s).toMatch(/Calle Plan (Norte 11|Sur 22)|Av\. 16 de Julio 1490/);
@@ -264,14 +290,21 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     await shot(page, '15-board-1440-plan');
     await commit.click();
     await page.locator('.toast', { hasText: '2 asignados' }).waitFor();
-    for (const id of [a.id, b.id]) expect((await api(base, admin, 'POST', `/trips/${id}/status`, { status: 'cancelled', reason: 'test' })).status).toBe(200);
+    for (const id of [a.id, b.id])
+      expect((await api(base, admin, 'POST', `/trips/${id}/status`, { status: 'cancelled', reason: 'test' })).status).toBe(200);
     await context.close();
   }, 120_000);
 
   it('the stream limit is explained and retried with back-off; a revoked session says it expired', async () => {
     // A dispatcher of its own: no stream of another test of this file counts against his limit.
     const email = `limit-dispatcher-${Date.now()}@demo.test`;
-    const created = await api(base, admin, 'POST', '/app-users', { email, password: 'Limit-dispatch-2026', display_name: 'Despachador Límite', role: 'administrator', dispatch: true });
+    const created = await api(base, admin, 'POST', '/app-users', {
+      email,
+      password: 'Limit-dispatch-2026',
+      display_name: 'Despachador Límite',
+      role: 'administrator',
+      dispatch: true,
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const dispatch = await login(base, email, 'Limit-dispatch-2026');
     // The dispatcher's other tabs: every allowed stream already open.
@@ -313,7 +346,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     await context.close();
   }, 150_000);
 
-  it('a failed delivery stays in sight: trouble column, map, search, the driver\'s load explained, the open detail updated live; a link reissue asks first', async () => {
+  it("a failed delivery stays in sight: trouble column, map, search, the driver's load explained, the open detail updated live; a link reissue asks first", async () => {
     const driverToken = await login(base, 'driver@demo.test');
     expect((await api(base, driverToken, 'POST', '/driver/availability', { available: true })).status).toBeLessThan(300);
     expect((await api(base, driverToken, 'POST', '/driver/location', { location: pt(-68.121, -16.507) })).status).toBeLessThan(300);
@@ -330,7 +363,9 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     await page.locator(`.column[data-status="in_transit"] .card[data-trip-id="${trip.id}"] button.open`).click();
     await expect.poll(() => page.locator('#detail-status').textContent()).toBe('En camino');
     // The driver cannot deliver: the open detail follows (no reload).
-    expect((await api(base, driverToken, 'POST', `/driver/trips/${trip.id}/fail-delivery`, { reason: 'recipient_absent' })).status).toBe(200);
+    expect((await api(base, driverToken, 'POST', `/driver/trips/${trip.id}/fail-delivery`, { reason: 'recipient_absent' })).status).toBe(
+      200,
+    );
     await expect.poll(() => page.locator('#detail-status').textContent()).toBe('Devolviendo');
     await expect.poll(() => page.locator('#detail-facts').textContent()).toContain('destinatario ausente');
     await page.keyboard.press('Escape');
@@ -366,7 +401,10 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     const locked = await newTrip('Calle Bloqueo 4', pt(-68.119, -16.511));
     expect((await api(base, admin, 'POST', `/trips/${locked.id}/assign`, { driver_id: driverId })).status).toBe(200);
     expect((await api(base, driverToken, 'POST', `/driver/trips/${locked.id}/accept`)).status).toBe(200);
-    for (let i = 0; i < 5; i++) await api(base, driverToken, 'POST', `/trips/${locked.id}/verify-pickup`, { pin: '000000' === locked.pickup_pin ? '111111' : '000000' });
+    for (let i = 0; i < 5; i++)
+      await api(base, driverToken, 'POST', `/trips/${locked.id}/verify-pickup`, {
+        pin: '000000' === locked.pickup_pin ? '111111' : '000000',
+      });
     expect((await api(base, admin, 'GET', `/trips/${locked.id}`)).body.pickup_pin_locked).toBe(true);
     await page.reload();
     await page.locator('#exc-counts [data-kind="pin_locked"][data-count="1"]').waitFor();
@@ -402,7 +440,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
   it('a trip rejected again is counted in the lane; assigned once more, its recipient can be called and it is unassigned from its open detail', async () => {
     // A second driver: rejections count once per driver.
     const email = `second-driver-${Date.now()}@demo.test`;
-    const user = await api(base, admin, 'POST', '/app-users', { email, password: 'Second-driver-2026', display_name: 'Segundo Conductor', role: 'repartidor' });
+    const user = await api(base, admin, 'POST', '/app-users', {
+      email,
+      password: 'Second-driver-2026',
+      display_name: 'Segundo Conductor',
+      role: 'repartidor',
+    });
     expect(user.status, JSON.stringify(user.body)).toBe(201);
     const second = await api(base, admin, 'POST', '/drivers', { user_id: user.body.id, vehicle_type: 'motorcycle' });
     expect(second.status, JSON.stringify(second.body)).toBe(201);
@@ -425,7 +468,9 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     const trip = created.body as { id: string };
     for (const [i, d] of drivers.entries()) {
       expect((await api(base, admin, 'POST', `/trips/${trip.id}/assign`, { driver_id: d.id })).status).toBe(200);
-      expect((await api(base, d.token, 'POST', `/driver/trips/${trip.id}/reject`, { reason: ['demasiado lejos', 'sin batería'][i] })).status).toBe(200);
+      expect(
+        (await api(base, d.token, 'POST', `/driver/trips/${trip.id}/reject`, { reason: ['demasiado lejos', 'sin batería'][i] })).status,
+      ).toBe(200);
     }
     const { context, page } = await open();
     await signIn(page, 'dispatch@demo.test');

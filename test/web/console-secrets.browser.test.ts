@@ -14,8 +14,13 @@ import { api, login, startServer, stopServer, type ServerProcess } from '../hard
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p): p is string => !!p && existsSync(p));
-if (!CHROMIUM) console.warn('SKIPPED test/web/console-secrets.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)');
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find(
+  (p): p is string => !!p && existsSync(p),
+);
+if (!CHROMIUM)
+  console.warn(
+    'SKIPPED test/web/console-secrets.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)',
+  );
 const ON_POSTGRES = !!process.env.TEST_DATABASE_URL;
 
 describe.skipIf(!CHROMIUM || ON_POSTGRES)('console: write-only secrets in chromium', () => {
@@ -30,7 +35,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console: write-only secrets in chromi
     mkdirSync(ARTIFACTS, { recursive: true });
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'console-secrets-'));
     // No SECRETS_KEY: the embedded default generates its key into DATA_DIR.
-    server = await startServer({ databaseUrl: '', env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none', SECRETS_KEY: '', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, timeoutMs: 240_000 });
+    server = await startServer({
+      databaseUrl: '',
+      env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none', SECRETS_KEY: '', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+      timeoutMs: 240_000,
+    });
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   }, 300_000);
@@ -53,7 +62,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console: write-only secrets in chromi
     expect(statSync(path.join(dataDir, 'secrets-key')).mode & 0o777).toBe(0o600);
     const admin = await login(base, 'admin@demo.test');
     const merchant = (await api(base, admin, 'GET', '/merchants?limit=1')).body.data[0] as { id: string; name: string };
-    const sub = await api(base, admin, 'POST', '/webhooks/subscriptions', { url: 'http://127.0.0.1:9/hook', event_types: ['*'], description: 'ERP' });
+    const sub = await api(base, admin, 'POST', '/webhooks/subscriptions', {
+      url: 'http://127.0.0.1:9/hook',
+      event_types: ['*'],
+      description: 'ERP',
+    });
     expect(sub.status).toBe(201);
     const TOKEN = 'EAAG-browser-chat-token-0123456789';
     const SECRET = 'browser-webhook-secret-0123456789';
@@ -82,7 +95,9 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console: write-only secrets in chromi
     await page.locator('#s-webhook-secret-pick').selectOption(sub.body.id);
     await page.locator('#s-webhook-secret-value').fill('con espacios no vale 0123');
     await hook.getByRole('button', { name: 'Guardar' }).click();
-    await expect.poll(() => page.locator('#s-webhook-secret-error').textContent()).toBe('Secreto no válido: de 16 a 256 caracteres visibles, sin espacios.');
+    await expect
+      .poll(() => page.locator('#s-webhook-secret-error').textContent())
+      .toBe('Secreto no válido: de 16 a 256 caracteres visibles, sin espacios.');
     expect(await page.locator('#s-webhook-secret-done').textContent()).toBe('');
     await page.locator('#s-webhook-secret-value').fill(SECRET);
     await hook.getByRole('button', { name: 'Guardar' }).click();
@@ -123,11 +138,17 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console: write-only secrets in chromi
 
     // Restarted with a key that did not write them: the start stops with one config line, no stack trace.
     await stopServer(server);
-    const wrong = await startServer({ databaseUrl: '', env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none', SECRETS_KEY: 'ab'.repeat(32) }, timeoutMs: 240_000 }).then(
+    const wrong = await startServer({
+      databaseUrl: '',
+      env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none', SECRETS_KEY: 'ab'.repeat(32) },
+      timeoutMs: 240_000,
+    }).then(
       () => 'started',
       (err: Error) => err.message,
     );
-    expect(wrong).toMatch(/^server exited during start:\n[\s\S]*config: 1 chat channel token \(merchant_channel_settings\.chat_token\) values are encrypted under key version [0-9a-f]{8}, which is neither SECRETS_KEY/);
+    expect(wrong).toMatch(
+      /^server exited during start:\n[\s\S]*config: 1 chat channel token \(merchant_channel_settings\.chat_token\) values are encrypted under key version [0-9a-f]{8}, which is neither SECRETS_KEY/,
+    );
     expect(wrong).not.toMatch(/\n\s+at /);
   }, 480_000);
 });

@@ -16,14 +16,22 @@ import { breakableStreams } from './browser.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p): p is string => !!p && existsSync(p));
-if (!CHROMIUM) console.warn('SKIPPED test/web/console.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)');
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find(
+  (p): p is string => !!p && existsSync(p),
+);
+if (!CHROMIUM)
+  console.warn(
+    'SKIPPED test/web/console.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)',
+  );
 
 const pt = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
 
 // Its server always runs on the embedded database, so the PostgreSQL pass of the suite would only repeat it.
 const ON_POSTGRES = !!process.env.TEST_DATABASE_URL;
-if (CHROMIUM && ON_POSTGRES) console.warn('SKIPPED test/web/console.browser.test.ts on the PostgreSQL pass: its server uses the embedded database (run in the PGlite pass)');
+if (CHROMIUM && ON_POSTGRES)
+  console.warn(
+    'SKIPPED test/web/console.browser.test.ts on the PostgreSQL pass: its server uses the embedded database (run in the PGlite pass)',
+  );
 describe.skipIf(!CHROMIUM || ON_POSTGRES)('console and tracking page in chromium', () => {
   let server: ServerProcess;
   let browser: Browser;
@@ -86,7 +94,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console and tracking page in chromium
     await expect.poll(() => page.locator(`tr[data-driver-id="${driver.id}"]`).textContent()).toContain('Demo driver');
 
     // A trip created elsewhere arrives over the stream into the pending column.
-    const created = await api(base, admin, 'POST', '/trips', { pickup_location: pt(-68.1335, -16.499), pickup_address: 'Av. 16 de Julio 1490', dropoff_location: pt(-68.12, -16.51), dropoff_address: 'Calle Browser A 12' });
+    const created = await api(base, admin, 'POST', '/trips', {
+      pickup_location: pt(-68.1335, -16.499),
+      pickup_address: 'Av. 16 de Julio 1490',
+      dropoff_location: pt(-68.12, -16.51),
+      dropoff_address: 'Calle Browser A 12',
+    });
     expect(created.status).toBe(201);
     const tripA = created.body.id as string;
     const cardA = (status: string) => page.locator(`.column[data-status="${status}"] .card[data-trip-id="${tripA}"]`);
@@ -119,7 +132,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console and tracking page in chromium
     page.on('request', (r) => r.url().includes('/realtime/organization/stream') && streams.push(r.url()));
     await page.evaluate(() => (window as unknown as { streams_: AbortController[] }).streams_.at(-1)!.abort());
     await page.locator('#live[data-live="false"]').waitFor();
-    const missed = await api(base, admin, 'POST', '/trips', { pickup_location: pt(-68.1335, -16.499), pickup_address: 'Av. 16 de Julio 1490', dropoff_location: pt(-68.125, -16.515), dropoff_address: 'Calle Reconexión 7' });
+    const missed = await api(base, admin, 'POST', '/trips', {
+      pickup_location: pt(-68.1335, -16.499),
+      pickup_address: 'Av. 16 de Julio 1490',
+      dropoff_location: pt(-68.125, -16.515),
+      dropoff_address: 'Calle Reconexión 7',
+    });
     expect(missed.status).toBe(201);
     release();
     await page.locator('#live[data-live="true"]').waitFor();
@@ -132,7 +150,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console and tracking page in chromium
     // Optimized dispatch: select two pending trips, request a plan, see it, commit it.
     const more: string[] = [];
     for (const [i, at] of [pt(-68.115, -16.5), pt(-68.14, -16.52)].entries()) {
-      const r = await api(base, admin, 'POST', '/trips', { pickup_location: pt(-68.1335, -16.499), pickup_address: 'Av. 16 de Julio 1490', dropoff_location: at, dropoff_address: `Calle Plan ${i + 1}` });
+      const r = await api(base, admin, 'POST', '/trips', {
+        pickup_location: pt(-68.1335, -16.499),
+        pickup_address: 'Av. 16 de Julio 1490',
+        dropoff_location: at,
+        dropoff_address: `Calle Plan ${i + 1}`,
+      });
       expect(r.status).toBe(201);
       more.push(r.body.id);
     }
@@ -223,14 +246,29 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console and tracking page in chromium
     const page = await context.newPage();
     watch(page);
     // The API's lists answered by the test: a fleet of 500 drivers and 2,000 active trips around La Paz.
-    const rnd = (i: number, k: number) => ((Math.sin(i * 12.9898 + k * 78.233) * 43758.5453) % 1 + 1) % 1;
+    const rnd = (i: number, k: number) => (((Math.sin(i * 12.9898 + k * 78.233) * 43758.5453) % 1) + 1) % 1;
     const now = new Date().toISOString();
     const driversBody = {
       next_cursor: null,
       data: Array.from({ length: 500 }, (_, i) => ({
-        id: `drv${i}`, user_id: `u${i}`, display_name: `Driver ${i}`, phone: null, status: 'approved', status_reason: null, available: i % 5 !== 0,
-        availability_locked: false, availability_lock_reason: null, vehicle_type: 'motorcycle', capacity: 3, active_trips: i % 3,
-        last_location: pt(-68.2 + rnd(i, 1) * 0.15, -16.56 + rnd(i, 2) * 0.12), last_location_at: now, last_seen_at: now, territory_ids: [], created_at: now, updated_at: now,
+        id: `drv${i}`,
+        user_id: `u${i}`,
+        display_name: `Driver ${i}`,
+        phone: null,
+        status: 'approved',
+        status_reason: null,
+        available: i % 5 !== 0,
+        availability_locked: false,
+        availability_lock_reason: null,
+        vehicle_type: 'motorcycle',
+        capacity: 3,
+        active_trips: i % 3,
+        last_location: pt(-68.2 + rnd(i, 1) * 0.15, -16.56 + rnd(i, 2) * 0.12),
+        last_location_at: now,
+        last_seen_at: now,
+        territory_ids: [],
+        created_at: now,
+        updated_at: now,
       })),
     };
     const statuses = ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit'];
@@ -239,13 +277,41 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console and tracking page in chromium
       data: Array.from({ length: 400 }, (_, j) => {
         const i = statuses.indexOf(status) * 400 + j;
         return {
-          id: `trip${i}`, status, service_mode: 'marketplace', source_channel: 'admin', territory_id: null, merchant_id: null, customer_user_id: null, order_id: null,
-          express_request_id: null, driver_id: status === 'pending' ? null : `drv${i % 500}`, plan_id: null, stop_order: null,
-          pickup_location: pt(-68.2 + rnd(i, 3) * 0.15, -16.56 + rnd(i, 4) * 0.12), pickup_address: `Pickup ${i}`,
-          dropoff_location: pt(-68.2 + rnd(i, 5) * 0.15, -16.56 + rnd(i, 6) * 0.12), dropoff_address: `Dropoff ${i}`,
-          notes: null, delivery_fee: '10.00', driver_earning: '8.00', currency: 'BOB', pickup_pin_locked: false, delivery_pin_locked: false, status_reason: null,
-          assigned_at: null, accepted_at: null, picked_up_at: null, in_transit_at: null, completed_at: null, cancelled_at: null, failed_at: null, returned_at: null,
-          failure_reason: null, failure_note: null, created_at: new Date(Date.now() - i * 1000).toISOString(), updated_at: now,
+          id: `trip${i}`,
+          status,
+          service_mode: 'marketplace',
+          source_channel: 'admin',
+          territory_id: null,
+          merchant_id: null,
+          customer_user_id: null,
+          order_id: null,
+          express_request_id: null,
+          driver_id: status === 'pending' ? null : `drv${i % 500}`,
+          plan_id: null,
+          stop_order: null,
+          pickup_location: pt(-68.2 + rnd(i, 3) * 0.15, -16.56 + rnd(i, 4) * 0.12),
+          pickup_address: `Pickup ${i}`,
+          dropoff_location: pt(-68.2 + rnd(i, 5) * 0.15, -16.56 + rnd(i, 6) * 0.12),
+          dropoff_address: `Dropoff ${i}`,
+          notes: null,
+          delivery_fee: '10.00',
+          driver_earning: '8.00',
+          currency: 'BOB',
+          pickup_pin_locked: false,
+          delivery_pin_locked: false,
+          status_reason: null,
+          assigned_at: null,
+          accepted_at: null,
+          picked_up_at: null,
+          in_transit_at: null,
+          completed_at: null,
+          cancelled_at: null,
+          failed_at: null,
+          returned_at: null,
+          failure_reason: null,
+          failure_note: null,
+          created_at: new Date(Date.now() - i * 1000).toISOString(),
+          updated_at: now,
         };
       }),
     });
@@ -295,7 +361,13 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console and tracking page in chromium
     });
     const sorted = [...frames].sort((a, b) => a - b);
     const pick = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-    const figures = { frames: frames.length, median_ms: pick(0.5), p95_ms: pick(0.95), max_ms: sorted[sorted.length - 1], compressed_script_bytes: compressed };
+    const figures = {
+      frames: frames.length,
+      median_ms: pick(0.5),
+      p95_ms: pick(0.95),
+      max_ms: sorted[sorted.length - 1],
+      compressed_script_bytes: compressed,
+    };
     writeFileSync(path.join(ARTIFACTS, 'frame-times.json'), `${JSON.stringify(figures, null, 2)}\n`);
     console.log('console map, 500 drivers + 2,000 trips:', JSON.stringify(figures));
     await shot(page, '06-fleet-500-drivers-2000-trips');

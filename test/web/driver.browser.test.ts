@@ -16,10 +16,18 @@ import { api, login, startServer, stopServer, type ServerProcess } from '../hard
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p): p is string => !!p && existsSync(p));
-if (!CHROMIUM) console.warn('SKIPPED test/web/driver.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)');
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find(
+  (p): p is string => !!p && existsSync(p),
+);
+if (!CHROMIUM)
+  console.warn(
+    'SKIPPED test/web/driver.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)',
+  );
 const ON_POSTGRES = !!process.env.TEST_DATABASE_URL;
-if (CHROMIUM && ON_POSTGRES) console.warn('SKIPPED test/web/driver.browser.test.ts on the PostgreSQL pass: its server uses the embedded database (run in the PGlite pass)');
+if (CHROMIUM && ON_POSTGRES)
+  console.warn(
+    'SKIPPED test/web/driver.browser.test.ts on the PostgreSQL pass: its server uses the embedded database (run in the PGlite pass)',
+  );
 
 const pt = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
 /** A drive from the pickup towards the drop-off, in La Paz (the demo territory). */
@@ -82,7 +90,14 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
   }
 
   const trip = async (id: string) => (await api(server.baseUrl, admin, 'GET', `/trips/${id}`)).body;
-  const driverNow = async () => ((await api(server.baseUrl, admin, 'GET', '/drivers?status=approved&limit=100')).body.data as { id: string; available: boolean; last_location: { coordinates: number[] } | null }[]).find((d) => d.id === driverId)!;
+  const driverNow = async () =>
+    (
+      (await api(server.baseUrl, admin, 'GET', '/drivers?status=approved&limit=100')).body.data as {
+        id: string;
+        available: boolean;
+        last_location: { coordinates: number[] } | null;
+      }[]
+    ).find((d) => d.id === driverId)!;
   async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -118,7 +133,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     expect(sw.headers.get('service-worker-allowed')).toBe('/driver/');
     expect(sw.headers.get('cache-control')).toBe('no-cache');
     // The worker takes control of the page (install criteria: a fetch handler controlling the start URL).
-    await page.waitForFunction(() => navigator.serviceWorker?.controller !== null && navigator.serviceWorker?.controller !== undefined, null, { timeout: 30_000 });
+    await page.waitForFunction(
+      () => navigator.serviceWorker?.controller !== null && navigator.serviceWorker?.controller !== undefined,
+      null,
+      { timeout: 30_000 },
+    );
     expect(await page.evaluate(() => navigator.serviceWorker.controller!.scriptURL)).toBe(`${base}/driver/sw.js`);
 
     // Another role is told where to go, in a sentence.
@@ -133,7 +152,9 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await page.locator('.d-top .d-name', { hasText: 'Demo driver' }).waitFor();
     // Touch targets: every button of the page at least 44 px high, nothing wider than the phone.
     const small = await page.$$eval('button, a.d-btn, select, input:not([type=file])', (els) =>
-      els.filter((e) => (e as HTMLElement).offsetParent !== null && e.getBoundingClientRect().height < 44).map((e) => e.outerHTML.slice(0, 80)),
+      els
+        .filter((e) => (e as HTMLElement).offsetParent !== null && e.getBoundingClientRect().height < 44)
+        .map((e) => e.outerHTML.slice(0, 80)),
     );
     expect(small).toEqual([]);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
@@ -142,7 +163,13 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
 
   it('a delivery with the network cut in the middle: accept, pickup PIN, drive, offline delivery with PIN, photo and signature, reopened offline, back online — delivered with its proof once', async () => {
     const base = server.baseUrl;
-    const created = await api(base, admin, 'POST', '/trips', { pickup_location: pt(-68.1335, -16.499), pickup_address: 'Av. 16 de Julio 1490', dropoff_location: pt(-68.12, -16.51), dropoff_address: 'Calle Sagárnaga 213', notes: 'Timbre 2B' });
+    const created = await api(base, admin, 'POST', '/trips', {
+      pickup_location: pt(-68.1335, -16.499),
+      pickup_address: 'Av. 16 de Julio 1490',
+      dropoff_location: pt(-68.12, -16.51),
+      dropoff_address: 'Calle Sagárnaga 213',
+      notes: 'Timbre 2B',
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const id = created.body.id as string;
     const pins = await trip(id);
@@ -168,7 +195,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await expect.poll(() => offer.locator('[data-countdown]').textContent()).toMatch(/\d+:\d\d/);
     await shot(page, '02-offer');
     await offer.locator('[data-action="accept"]').click();
-    await until('accepted', () => trip(id), (t) => t.status === 'accepted');
+    await until(
+      'accepted',
+      () => trip(id),
+      (t) => t.status === 'accepted',
+    );
 
     // The route: the pickup is the next stop, with the navigation links; the pickup PIN.
     await page.locator('[data-tab="route"]').click();
@@ -180,7 +211,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await shot(page, '03-route-pickup');
     await page.locator('#pickup-pin').fill(pins.pickup_pin);
     await page.getByRole('button', { name: 'Confirmar recogida y salir' }).click();
-    await until('in transit', () => trip(id), (t) => t.status === 'in_transit');
+    await until(
+      'in transit',
+      () => trip(id),
+      (t) => t.status === 'in_transit',
+    );
 
     // Drive: the phone moves; its points reach the server in batches.
     for (const at of ROUTE.slice(1, 5)) {
@@ -230,13 +265,22 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     // Back online: the queue drains; the server has the delivery, its photo proof and the points, once.
     await context.setOffline(false);
     await page.locator('#status[data-queue="0"][data-points="0"]').waitFor({ timeout: 60_000 });
-    const done = await until('completed', () => trip(id), (t) => t.status === 'completed');
+    const done = await until(
+      'completed',
+      () => trip(id),
+      (t) => t.status === 'completed',
+    );
     expect(done.status).toBe('completed');
-    const proofs = (await api(base, admin, 'GET', `/trips/${id}/proofs`)).body.data as { stage: string; evidence: { type: string; storage_key: string } | null }[];
+    const proofs = (await api(base, admin, 'GET', `/trips/${id}/proofs`)).body.data as {
+      stage: string;
+      evidence: { type: string; storage_key: string } | null;
+    }[];
     expect(proofs.map((p) => p.stage).sort()).toEqual(['delivery', 'pickup']);
     const delivery = proofs.find((p) => p.stage === 'delivery')!;
     expect(delivery.evidence?.type).toBe('photo');
-    const stored = await fetch(`${base}/api/v1/storage/objects/${delivery.evidence!.storage_key}`, { headers: { authorization: `Bearer ${admin}` } });
+    const stored = await fetch(`${base}/api/v1/storage/objects/${delivery.evidence!.storage_key}`, {
+      headers: { authorization: `Bearer ${admin}` },
+    });
     expect(stored.status).toBe(200);
     expect(stored.headers.get('content-type')).toBe('image/jpeg');
     const bytes = Buffer.from(await stored.arrayBuffer());
@@ -257,7 +301,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
   it('a trip cancelled while the driver is offline: the queued step is refused in words; a wrong PIN says how many tries remain; a lost session keeps the queue', async () => {
     const base = server.baseUrl;
     const mk = async (dropoff: string) => {
-      const r = await api(base, admin, 'POST', '/trips', { pickup_location: pt(-68.1335, -16.499), pickup_address: 'Av. 16 de Julio 1490', dropoff_location: pt(-68.125, -16.505), dropoff_address: dropoff });
+      const r = await api(base, admin, 'POST', '/trips', {
+        pickup_location: pt(-68.1335, -16.499),
+        pickup_address: 'Av. 16 de Julio 1490',
+        dropoff_location: pt(-68.125, -16.505),
+        dropoff_address: dropoff,
+      });
       expect(r.status).toBe(201);
       expect((await api(base, admin, 'POST', `/trips/${r.body.id}/assign`, { driver_id: driverId })).status).toBe(200);
       return r.body.id as string;
@@ -322,7 +371,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     expect((await trip(c)).status).toBe('assigned');
     await shot(page, '10-session-lost');
     await logIn(page, 'driver@demo.test');
-    await until('accepted after the new login', () => trip(c), (t) => t.status === 'accepted');
+    await until(
+      'accepted after the new login',
+      () => trip(c),
+      (t) => t.status === 'accepted',
+    );
     await page.locator('#status[data-queue="0"]').waitFor();
     await context.close();
     expect(problems).toEqual([]);
@@ -333,12 +386,19 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     const merchant = await login(base, 'merchant@demo.test');
     const customer = await login(base, 'customer@demo.test');
     // Cash the driver carries: an administrator's correction (the same ledger as the cash collected at the door).
-    const adj = await api(base, admin, 'POST', `/drivers/${driverId}/cash-adjustments`, { amount: '240.00', reason: 'cambio para el turno' });
+    const adj = await api(base, admin, 'POST', `/drivers/${driverId}/cash-adjustments`, {
+      amount: '240.00',
+      reason: 'cambio para el turno',
+    });
     expect(adj.status, JSON.stringify(adj.body)).toBe(201);
     const inHand = adj.body.cash.cash_in_hand as string;
     // The trips earlier tests left with the driver are cancelled: the new one is the next stop.
-    for (const x of (await api(base, admin, 'GET', `/trips?driver_id=${driverId}&limit=100`)).body.data as { id: string; status: string }[]) {
-      if (['assigned', 'accepted', 'picked_up', 'in_transit'].includes(x.status)) expect((await api(base, admin, 'POST', `/trips/${x.id}/status`, { status: 'cancelled', reason: 'test reset' })).status).toBe(200);
+    for (const x of (await api(base, admin, 'GET', `/trips?driver_id=${driverId}&limit=100`)).body.data as {
+      id: string;
+      status: string;
+    }[]) {
+      if (['assigned', 'accepted', 'picked_up', 'in_transit'].includes(x.status))
+        expect((await api(base, admin, 'POST', `/trips/${x.id}/status`, { status: 'cancelled', reason: 'test reset' })).status).toBe(200);
     }
 
     const context = await phone();
@@ -372,14 +432,19 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     expect(Number(await page.locator('body').getAttribute('data-pushed'))).toBeGreaterThan(pushedBefore);
     expect(await page.locator('[data-recipient-phone]').count()).toBe(0);
     await page.locator(`[data-offer="${a}"] [data-action="accept"]`).click();
-    await until('accepted', () => trip(a), (x) => x.status === 'accepted');
+    await until(
+      'accepted',
+      () => trip(a),
+      (x) => x.status === 'accepted',
+    );
     await page.locator('[data-tab="route"]').click();
     const contact = page.locator(`.d-next[data-next-trip="${a}"] .d-contact[data-recipient-phone="+59170011223"]`);
     await contact.waitFor();
     expect(await contact.locator('a.d-call').getAttribute('href')).toBe('tel:+59170011223');
     expect(await contact.locator('a.d-whatsapp').getAttribute('href')).toBe('https://wa.me/59170011223');
     expect(await contact.textContent()).toContain('Ana Flores');
-    for (const box of [await contact.locator('a.d-call').boundingBox(), await contact.locator('a.d-whatsapp').boundingBox()]) expect(box!.height).toBeGreaterThanOrEqual(48);
+    for (const box of [await contact.locator('a.d-call').boundingBox(), await contact.locator('a.d-whatsapp').boundingBox()])
+      expect(box!.height).toBeGreaterThanOrEqual(48);
     // The driver's own words, not the merchant page's ("give it to the driver").
     expect(await page.locator('label[for="pickup-pin"]').textContent()).toBe('PIN de recogida (te lo da el comercio)');
     await shot(page, '12-route-contact');
@@ -388,7 +453,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     const branch = (await api(base, merchant, 'GET', '/merchant/branches')).body.data[0];
     const item = (await api(base, merchant, 'GET', '/merchant/catalog')).body.data[0];
     const address = (await api(base, customer, 'GET', '/customer/addresses')).body.data[0];
-    const order = await api(base, customer, 'POST', '/customer/orders', { branch_id: branch.id, address_id: address.id, items: [{ catalog_item_id: item.id, quantity: 1 }], payment_destination: 'cash' });
+    const order = await api(base, customer, 'POST', '/customer/orders', {
+      branch_id: branch.id,
+      address_id: address.id,
+      items: [{ catalog_item_id: item.id, quantity: 1 }],
+      payment_destination: 'cash',
+    });
     expect(order.status, JSON.stringify(order.body)).toBe(201);
     let moved = { status: 0, body: { trip_id: null as string | null } };
     for (const status of ['confirmed', 'preparing', 'ready']) {
@@ -412,7 +482,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await offer.locator('[data-action="accept"]').click();
     await page.locator(`.d-trip[data-trip-id="${b}"] [data-cash-due="${due}"]`).waitFor();
     expect(await page.locator(`.d-trip[data-trip-id="${b}"] button`).textContent()).toBe('Abrir');
-    await until('the cash trip accepted', () => trip(b), (x) => x.status === 'accepted');
+    await until(
+      'the cash trip accepted',
+      () => trip(b),
+      (x) => x.status === 'accepted',
+    );
 
     // One action waiting: "1 acción", not "1 acciones".
     await context.setOffline(true);
@@ -455,7 +529,10 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     expect(await cash.locator('h2').textContent()).toBe(`Cash in hand: ${inHand} BOB`);
     await shot(page, '14-today-en');
     await page.locator('[data-tab="route"]').click();
-    await page.locator(`.d-next .d-contact`).first().evaluate((el) => el.scrollIntoView({ block: 'center' }));
+    await page
+      .locator(`.d-next .d-contact`)
+      .first()
+      .evaluate((el) => el.scrollIntoView({ block: 'center' }));
     await shot(page, '15-route-contact-en');
     await page.locator('[data-tab="earnings"]').click();
     await page.locator('.d-cash-card').waitFor();
@@ -469,7 +546,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     expect(problems).toEqual([]);
   }, 240_000);
 
-  it('service worker: caches of other builds of the page are deleted on activation (not other pages\' caches); the manifest and icons come from the network first', async () => {
+  it("service worker: caches of other builds of the page are deleted on activation (not other pages' caches); the manifest and icons come from the network first", async () => {
     const base = server.baseUrl;
     const context = await phone();
     const page = await context.newPage();
@@ -477,18 +554,24 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     // Before the worker: caches left by an older build of the driver app, and the merchant page's own.
     await page.goto(`${base}/console/`);
     await page.evaluate(async () => {
-      for (const name of ['pwa:/driver/', 'pwa:/driver/:0123456789abcdef', 'pwa:/merchant/:fedcba9876543210']) await (await caches.open(name)).put('/driver/old', new Response('old'));
+      for (const name of ['pwa:/driver/', 'pwa:/driver/:0123456789abcdef', 'pwa:/merchant/:fedcba9876543210'])
+        await (await caches.open(name)).put('/driver/old', new Response('old'));
     });
     await page.goto(`${base}/driver/`);
     await page.waitForFunction(() => !!navigator.serviceWorker?.controller, null, { timeout: 30_000 });
     const version = (await (await fetch(`${base}/driver/sw.js`)).text()).match(/const VERSION = '([0-9a-f]{16})'/)![1];
-    await expect.poll(() => page.evaluate(() => caches.keys())).toEqual(expect.arrayContaining([`pwa:/driver/:${version}`, 'pwa:/merchant/:fedcba9876543210']));
+    await expect
+      .poll(() => page.evaluate(() => caches.keys()))
+      .toEqual(expect.arrayContaining([`pwa:/driver/:${version}`, 'pwa:/merchant/:fedcba9876543210']));
     expect((await page.evaluate(() => caches.keys())).filter((k) => k.startsWith('pwa:/driver/'))).toEqual([`pwa:/driver/:${version}`]);
 
     // A stale manifest and icon in the cache: the page still gets the served ones, and the cache is refreshed.
     await page.evaluate(async (name) => {
       const c = await caches.open(name);
-      await c.put('/driver/manifest.webmanifest', new Response('{"name":"old"}', { headers: { 'content-type': 'application/manifest+json' } }));
+      await c.put(
+        '/driver/manifest.webmanifest',
+        new Response('{"name":"old"}', { headers: { 'content-type': 'application/manifest+json' } }),
+      );
       await c.put('/driver/icons/driver-192.png', new Response('old', { headers: { 'content-type': 'image/png' } }));
     }, `pwa:/driver/:${version}`);
     const read = () =>
@@ -508,8 +591,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
 
   it('GPS and the offer ring: location denied is said; fixes while standing still keep one point; a low battery is noticed; an offer vibrates once; the screen stays on during a trip only', async () => {
     const base = server.baseUrl;
-    for (const x of (await api(base, admin, 'GET', `/trips?driver_id=${driverId}&limit=100`)).body.data as { id: string; status: string }[]) {
-      if (['assigned', 'accepted', 'picked_up', 'in_transit'].includes(x.status)) expect((await api(base, admin, 'POST', `/trips/${x.id}/status`, { status: 'cancelled', reason: 'test reset' })).status).toBe(200);
+    for (const x of (await api(base, admin, 'GET', `/trips?driver_id=${driverId}&limit=100`)).body.data as {
+      id: string;
+      status: string;
+    }[]) {
+      if (['assigned', 'accepted', 'picked_up', 'in_transit'].includes(x.status))
+        expect((await api(base, admin, 'POST', `/trips/${x.id}/status`, { status: 'cancelled', reason: 'test reset' })).status).toBe(200);
     }
     // No location permission: the banner asks for it.
     const denied = await phone({ permissions: [] });
@@ -547,7 +634,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     expect(await page.locator('body').getAttribute('data-gps-kept')).toBe('1');
 
     // An offer rings once (the vibration pattern), not again when the page redraws.
-    const created = await api(base, admin, 'POST', '/trips', { pickup_location: pt(-68.1335, -16.499), pickup_address: 'Av. Arce 2132', dropoff_location: pt(-68.12, -16.51), dropoff_address: 'Calle Lisímaco 88' });
+    const created = await api(base, admin, 'POST', '/trips', {
+      pickup_location: pt(-68.1335, -16.499),
+      pickup_address: 'Av. Arce 2132',
+      dropoff_location: pt(-68.12, -16.51),
+      dropoff_address: 'Calle Lisímaco 88',
+    });
     const id = created.body.id as string;
     expect((await api(base, admin, 'POST', `/trips/${id}/assign`, { driver_id: driverId })).status).toBe(200);
     await page.locator(`[data-offer="${id}"]`).waitFor({ timeout: 30_000 });
@@ -558,7 +650,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
 
     // Accepted: the screen is kept on; the trip cancelled: it is let go.
     await page.locator(`[data-offer="${id}"] [data-action="accept"]`).click();
-    await until('accepted', () => trip(id), (x) => x.status === 'accepted');
+    await until(
+      'accepted',
+      () => trip(id),
+      (x) => x.status === 'accepted',
+    );
     await page.locator('body[data-wake-lock="held"]').waitFor({ timeout: 30_000 });
     expect((await api(base, admin, 'POST', `/trips/${id}/status`, { status: 'cancelled', reason: 'test' })).status).toBe(200);
     await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
@@ -587,7 +683,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     const cdp = await context.newCDPSession(page);
     await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
     await cdp.send('Network.enable');
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 150, downloadThroughput: (1.6 * 1024 * 1024) / 8, uploadThroughput: (750 * 1024) / 8 });
+    await cdp.send('Network.emulateNetworkConditions', {
+      offline: false,
+      latency: 150,
+      downloadThroughput: (1.6 * 1024 * 1024) / 8,
+      uploadThroughput: (750 * 1024) / 8,
+    });
     await page.goto(`${base}/driver/`);
     await page.locator('body[data-ready="true"]').waitFor();
     figures.time_to_interactive_ms = Math.round(await page.evaluate(() => (window as unknown as { driverReadyAt: number }).driverReadyAt));
@@ -608,7 +709,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
       });
       const tx = db.transaction('points', 'readwrite');
       for (let i = 0; i < 120; i++) {
-        tx.objectStore('points').put({ client_point_id: `drain-${i}`, location: { type: 'Point', coordinates: [-68.13 + i * 0.0001, -16.5 - i * 0.0001] }, recorded_at: new Date(start + i * 5000).toISOString(), accuracy_m: 8 });
+        tx.objectStore('points').put({
+          client_point_id: `drain-${i}`,
+          location: { type: 'Point', coordinates: [-68.13 + i * 0.0001, -16.5 - i * 0.0001] },
+          recorded_at: new Date(start + i * 5000).toISOString(),
+          accuracy_m: 8,
+        });
       }
       await new Promise((r) => (tx.oncomplete = r));
     }, t0);

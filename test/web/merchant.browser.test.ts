@@ -16,11 +16,18 @@ import { api, login, startServer, stopServer, type ServerProcess } from '../hard
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p): p is string => !!p && existsSync(p));
-if (!CHROMIUM) console.warn('SKIPPED test/web/merchant.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)');
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find(
+  (p): p is string => !!p && existsSync(p),
+);
+if (!CHROMIUM)
+  console.warn(
+    'SKIPPED test/web/merchant.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)',
+  );
 const ON_POSTGRES = !!process.env.TEST_DATABASE_URL;
-if (CHROMIUM && ON_POSTGRES) console.warn('SKIPPED test/web/merchant.browser.test.ts on the PostgreSQL pass: its server uses the embedded database (run in the PGlite pass)');
-
+if (CHROMIUM && ON_POSTGRES)
+  console.warn(
+    'SKIPPED test/web/merchant.browser.test.ts on the PostgreSQL pass: its server uses the embedded database (run in the PGlite pass)',
+  );
 
 /** A small valid PNG (an RGB gradient), for the photo upload. */
 function png(width: number, height: number): Buffer {
@@ -52,7 +59,12 @@ function png(width: number, height: number): Buffer {
     const row = y * (width * 3 + 1);
     for (let x = 0; x < width; x++) raw.set([(x * 255) / width, (y * 255) / height, 128], row + 1 + x * 3);
   }
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => {
@@ -87,7 +99,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
 
   it('takes an order from ring to delivery, edits the catalog with a photo, keeps the orders through a network cut; bad input changes nothing', async () => {
     const base = server.baseUrl;
-    const [admin, merchant, customer, driverToken] = await Promise.all([login(base, 'admin@demo.test'), login(base, 'merchant@demo.test'), login(base, 'customer@demo.test'), login(base, 'driver@demo.test')]);
+    const [admin, merchant, customer, driverToken] = await Promise.all([
+      login(base, 'admin@demo.test'),
+      login(base, 'merchant@demo.test'),
+      login(base, 'customer@demo.test'),
+      login(base, 'driver@demo.test'),
+    ]);
     const branches = (await api(base, merchant, 'GET', '/merchant/branches')).body.data;
     const branch = branches[0];
     const items = (await api(base, merchant, 'GET', '/merchant/catalog')).body.data as { id: string; name: string; price: string }[];
@@ -95,7 +112,13 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     const driver = (await api(base, admin, 'GET', '/drivers?status=approved')).body.data[0];
     expect((await api(base, admin, 'PATCH', `/drivers/${driver.id}`, { capacity: 5 })).status).toBe(200);
     const order = async (notes: string) => {
-      const r = await api(base, customer, 'POST', '/customer/orders', { branch_id: branch.id, address_id: address.id, items: [{ catalog_item_id: items[0].id, quantity: 2 }], payment_destination: 'cash', notes });
+      const r = await api(base, customer, 'POST', '/customer/orders', {
+        branch_id: branch.id,
+        address_id: address.id,
+        items: [{ catalog_item_id: items[0].id, quantity: 2 }],
+        payment_destination: 'cash',
+        notes,
+      });
       expect(r.status, JSON.stringify(r.body)).toBe(201);
       return r.body as { id: string; total: string };
     };
@@ -140,7 +163,9 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     // Reject needs a reason: without one nothing changes.
     await card(first.id).locator('button.reject').click();
     await expect.poll(() => page.locator('.toast.error').last().textContent()).toContain('motivo');
-    expect((await api(base, merchant, 'GET', '/merchant/orders?status=pending_confirmation')).body.data.map((o: { id: string }) => o.id)).toContain(first.id);
+    expect(
+      (await api(base, merchant, 'GET', '/merchant/orders?status=pending_confirmation')).body.data.map((o: { id: string }) => o.id),
+    ).toContain(first.id);
 
     // Accept (it stops ringing), then ready: the trip appears with the pickup PIN.
     await card(first.id).locator('button.accept').click();
@@ -176,7 +201,9 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     const wallet = (await api(base, merchant, 'GET', '/merchant/wallet')).body.wallet;
     const stat = cashDue && Number(cashDue) > 0 ? 'pending' : 'debt';
     expect(Number(wallet[stat])).toBeGreaterThan(0);
-    expect(await page.locator(`[data-stat="${stat}"] strong`).textContent()).toContain(Number(wallet[stat]).toLocaleString('es-BO', { minimumFractionDigits: 2 }));
+    expect(await page.locator(`[data-stat="${stat}"] strong`).textContent()).toContain(
+      Number(wallet[stat]).toLocaleString('es-BO', { minimumFractionDigits: 2 }),
+    );
     await shot(page, '04-money');
 
     // Catalog: a price with three decimals and a file that is not an image are refused in Spanish, nothing changes.
@@ -201,7 +228,9 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     await page.locator(`.item[data-item-id="${items[1].id}"] img.thumb[data-loaded="true"]`).waitFor();
     const edited = (await api(base, merchant, 'GET', '/merchant/catalog')).body.data.find((x: { id: string }) => x.id === items[1].id);
     expect(edited.price).toBe('14.50');
-    const stored = await fetch(`${base}/api/v1/storage/objects/${edited.image_object_id}`, { headers: { authorization: `Bearer ${merchant}` } });
+    const stored = await fetch(`${base}/api/v1/storage/objects/${edited.image_object_id}`, {
+      headers: { authorization: `Bearer ${merchant}` },
+    });
     expect(stored.headers.get('content-type')).toContain('image/jpeg');
     const bytes = Buffer.from(await stored.arrayBuffer());
     expect(bytes.subarray(0, 2).toString('hex')).toBe('ffd8');
@@ -209,7 +238,9 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     // Sold out now: the toggle writes at once.
     await item.locator('input.switch').uncheck();
     await page.locator(`.item[data-item-id="${items[1].id}"][data-available="false"]`).waitFor();
-    await expect.poll(async () => (await api(base, merchant, 'GET', `/merchant/catalog?available=false`)).body.data.map((x: { id: string }) => x.id)).toContain(items[1].id);
+    await expect
+      .poll(async () => (await api(base, merchant, 'GET', `/merchant/catalog?available=false`)).body.data.map((x: { id: string }) => x.id))
+      .toContain(items[1].id);
     await item.locator('input.switch').check();
     await page.locator(`.item[data-item-id="${items[1].id}"][data-available="true"]`).waitFor();
     await shot(page, '05-catalog');
@@ -229,7 +260,9 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     expect((await api(base, merchant, 'GET', '/merchant/branches')).body.data[0].opening_hours).toEqual(hoursBefore);
     await row.locator('.r-overnight').check();
     await b.getByRole('button', { name: 'Guardar' }).click();
-    await expect.poll(async () => (await api(base, merchant, 'GET', '/merchant/branches')).body.data[0].opening_hours).toContainEqual({ day: 1, open: '20:00', close: '02:00' });
+    await expect
+      .poll(async () => (await api(base, merchant, 'GET', '/merchant/branches')).body.data[0].opening_hours)
+      .toContainEqual({ day: 1, open: '20:00', close: '02:00' });
     await page.locator(`.branch[data-branch-id="${branch.id}"] .badge`).waitFor();
     await shot(page, '06-branches');
 
@@ -247,8 +280,16 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     await page.locator('#ringing[data-count="2"]:not([hidden])').waitFor();
     await page.locator('#seen').click();
     await page.locator('#ringing[hidden]').waitFor({ state: 'attached' });
-    const openIds = (await api(base, merchant, 'GET', '/merchant/orders?status=pending_confirmation')).body.data.map((o: { id: string }) => o.id).sort();
-    expect((await page.locator('.order[data-status="pending_confirmation"]').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.orderId))).sort()).toEqual(openIds);
+    const openIds = (await api(base, merchant, 'GET', '/merchant/orders?status=pending_confirmation')).body.data
+      .map((o: { id: string }) => o.id)
+      .sort();
+    expect(
+      (
+        await page
+          .locator('.order[data-status="pending_confirmation"]')
+          .evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.orderId))
+      ).sort(),
+    ).toEqual(openIds);
 
     // A failed delivery coming back shows as such with its reason.
     const second = during[0];
@@ -258,7 +299,10 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     await page.locator(`.order[data-order-id="${second.id}"] .trip`).waitFor();
     const trip2 = (await card(second.id).locator('.trip').getAttribute('data-trip-id'))!;
     await pickUp(trip2);
-    const failed = await api(base, driverToken, 'POST', `/driver/trips/${trip2}/fail-delivery`, { reason: 'recipient_absent', note: 'Nadie en casa' });
+    const failed = await api(base, driverToken, 'POST', `/driver/trips/${trip2}/fail-delivery`, {
+      reason: 'recipient_absent',
+      note: 'Nadie en casa',
+    });
     expect(failed.status, JSON.stringify(failed.body)).toBe(200);
     await page.locator(`.order[data-order-id="${second.id}"].failed .failure`).waitFor();
     expect(await card(second.id).locator('.failure').textContent()).toContain('destinatario ausente');
@@ -297,13 +341,24 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
 
   it('accepts with a preparation time and shows the promise, marks an order at risk and late, shows the cash drivers hold and the entries in the page language, downloads the period workbook; loads the map only with a map; fits a phone', async () => {
     const base = server.baseUrl;
-    const [admin, merchant, customer, driverToken] = await Promise.all([login(base, 'admin@demo.test'), login(base, 'merchant@demo.test'), login(base, 'customer@demo.test'), login(base, 'driver@demo.test')]);
+    const [admin, merchant, customer, driverToken] = await Promise.all([
+      login(base, 'admin@demo.test'),
+      login(base, 'merchant@demo.test'),
+      login(base, 'customer@demo.test'),
+      login(base, 'driver@demo.test'),
+    ]);
     const branch = (await api(base, merchant, 'GET', '/merchant/branches')).body.data[0];
     const items = (await api(base, merchant, 'GET', '/merchant/catalog')).body.data as { id: string; name: string }[];
     const address = (await api(base, customer, 'GET', '/customer/addresses')).body.data[0];
     const driver = (await api(base, admin, 'GET', '/drivers?status=approved')).body.data[0];
     const order = async (notes: string) => {
-      const r = await api(base, customer, 'POST', '/customer/orders', { branch_id: branch.id, address_id: address.id, items: [{ catalog_item_id: items[0].id, quantity: 1 }], payment_destination: 'cash', notes });
+      const r = await api(base, customer, 'POST', '/customer/orders', {
+        branch_id: branch.id,
+        address_id: address.id,
+        items: [{ catalog_item_id: items[0].id, quantity: 1 }],
+        payment_destination: 'cash',
+        notes,
+      });
       expect(r.status, JSON.stringify(r.body)).toBe(201);
       return r.body as { id: string; total: string; promised_at: string };
     };
@@ -312,13 +367,20 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     const html = await (await fetch(`${base}/merchant/`)).text();
     const scripts = [...html.matchAll(/(?:src|href)="(\/console\/assets\/[^"]+\.js)"/g)].map((m) => m[1]!);
     let gz = 0;
-    for (const s of scripts) gz += Number((await fetch(`${base}${s}`, { headers: { 'accept-encoding': 'gzip' } })).headers.get('content-length'));
+    for (const s of scripts)
+      gz += Number((await fetch(`${base}${s}`, { headers: { 'accept-encoding': 'gzip' } })).headers.get('content-length'));
     console.log(`merchant first-load scripts: ${scripts.length} files, ${gz} bytes gzip`);
     expect(scripts.some((s) => /leaflet|\/map-/.test(s))).toBe(false);
     expect(gz).toBeLessThanOrEqual(40 * 1024);
 
     // The counter on a phone.
-    const context: BrowserContext = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, locale: 'es-BO' });
+    const context: BrowserContext = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+      hasTouch: true,
+      locale: 'es-BO',
+    });
     const page = await context.newPage();
     watch(page);
     const scriptsLoaded: string[] = [];
@@ -339,11 +401,15 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
           if (!r.width || !r.height || el.closest('[hidden], dialog:not([open])')) continue;
           const target = el instanceof HTMLInputElement && el.type === 'checkbox' ? (el.closest('label') ?? el) : el;
           const box = target.getBoundingClientRect();
-          if (box.height < 44 || box.width < 44) small.push(`${el.tagName.toLowerCase()}.${el.className || el.id}: ${Math.round(box.width)}×${Math.round(box.height)} "${(el.textContent ?? '').trim().slice(0, 20)}"`);
+          if (box.height < 44 || box.width < 44)
+            small.push(
+              `${el.tagName.toLowerCase()}.${el.className || el.id}: ${Math.round(box.width)}×${Math.round(box.height)} "${(el.textContent ?? '').trim().slice(0, 20)}"`,
+            );
           // What a sideways-scrolling strip holds (the tabs, a wide table) may end past the screen.
           let scroller = el.parentElement;
           while (scroller && !['auto', 'scroll'].includes(getComputedStyle(scroller).overflowX)) scroller = scroller.parentElement;
-          if (!scroller && r.right > width + 1) wide.push(`${el.tagName.toLowerCase()}.${el.className || el.id} ends at ${Math.round(r.right)}px`);
+          if (!scroller && r.right > width + 1)
+            wide.push(`${el.tagName.toLowerCase()}.${el.className || el.id} ends at ${Math.round(r.right)}px`);
         }
         return { wide, small };
       }, 390);
@@ -360,7 +426,9 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     await fits('orders');
     await card.locator('button.accept').click();
     await page.locator(`.order[data-order-id="${o.id}"][data-status="preparing"]`).waitFor();
-    const accepted = (await api(base, merchant, 'GET', '/merchant/orders?status=preparing')).body.data.find((x: { id: string }) => x.id === o.id);
+    const accepted = (await api(base, merchant, 'GET', '/merchant/orders?status=preparing')).body.data.find(
+      (x: { id: string }) => x.id === o.id,
+    );
     expect(accepted.preparation_min).toBe(45);
     expect(new Date(accepted.promised_at).getTime()).toBeGreaterThan(new Date(o.promised_at).getTime());
     await expect.poll(() => card.locator('.prep-given').textContent()).toContain('45 min');
@@ -379,7 +447,9 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     expect((await api(base, driverToken, 'POST', `/driver/trips/${tripId}/start-delivery`)).status).toBe(200);
     const trip = (await api(base, customer, 'GET', `/trips/${tripId}`)).body;
     const due = (await api(base, merchant, 'GET', `/trips/${tripId}`)).body.cash_to_collect as string;
-    expect((await api(base, driverToken, 'POST', `/trips/${tripId}/verify-delivery`, { pin: trip.delivery_pin, cash_collected: due })).status).toBe(200);
+    expect(
+      (await api(base, driverToken, 'POST', `/trips/${tripId}/verify-delivery`, { pin: trip.delivery_pin, cash_collected: due })).status,
+    ).toBe(200);
     await page.goto(`${base}/merchant#/money`);
     await page.locator(`#cash-held tr[data-order-id="${o.id}"]`).waitFor();
     const held = (await api(base, merchant, 'GET', '/merchant/cash')).body;

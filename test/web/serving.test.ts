@@ -20,7 +20,12 @@ beforeAll(async () => {
   if (built.status !== 0) throw new Error(`web build failed:\n${built.stdout}\n${built.stderr}`);
   // Rate limits as configured by default, so the served document is the one `npm run web:types` reads.
   t = await createTestApp({
-    raw: { MAP_TILE_URL: 'https://{s}.tiles.example.org/{z}/{x}/{y}.png', RATE_LIMIT_ORDERS_PER_MINUTE: undefined, RATE_LIMIT_PLANS_PER_MINUTE: undefined, RATE_LIMIT_REPORTS_PER_MINUTE: undefined },
+    raw: {
+      MAP_TILE_URL: 'https://{s}.tiles.example.org/{z}/{x}/{y}.png',
+      RATE_LIMIT_ORDERS_PER_MINUTE: undefined,
+      RATE_LIMIT_PLANS_PER_MINUTE: undefined,
+      RATE_LIMIT_REPORTS_PER_MINUTE: undefined,
+    },
   });
 }, 300_000);
 afterAll(() => t?.close());
@@ -39,7 +44,7 @@ describe('console pages', () => {
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("connect-src 'self'");
     expect(csp).toContain("frame-ancestors 'none'");
-    expect(csp).toContain('img-src \'self\' data: https://*.tiles.example.org');
+    expect(csp).toContain("img-src 'self' data: https://*.tiles.example.org");
     expect(csp).not.toMatch(/script-src[^;]*unsafe/);
     const html = brotliDecompressSync(r.rawPayload).toString();
     expect(html).toContain('<meta name="map-tiles" content="https://{s}.tiles.example.org/{z}/{x}/{y}.png"');
@@ -102,7 +107,8 @@ describe('console pages', () => {
       expect(r.statusCode, icon.src).toBe(200);
       expect(r.headers['content-type']).toBe('image/png');
     }
-    for (const bad of ['/driver/icons/nope.png', '/driver/icons/..%2F..%2Fpackage.json', '/driver/icons/sw.js']) expect((await get(bad)).statusCode, bad).toBe(404);
+    for (const bad of ['/driver/icons/nope.png', '/driver/icons/..%2F..%2Fpackage.json', '/driver/icons/sw.js'])
+      expect((await get(bad)).statusCode, bad).toBe(404);
   });
 
   it('answers 503 with a problem when the pages are not built', async () => {
@@ -166,6 +172,9 @@ describe('console pages', () => {
     const now = await typesOf(doc);
     mkdirSync(path.join(ROOT, 'test-artifacts'), { recursive: true });
     if (committed !== now) writeFileSync(path.join(ROOT, 'test-artifacts/api-types.expected.ts'), now);
-    expect(committed === now, 'web/src/api-types.ts is stale: run `npm run web:types` (expected text in test-artifacts/api-types.expected.ts)').toBe(true);
+    expect(
+      committed === now,
+      'web/src/api-types.ts is stale: run `npm run web:types` (expected text in test-artifacts/api-types.expected.ts)',
+    ).toBe(true);
   });
 });

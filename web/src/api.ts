@@ -4,7 +4,11 @@ import type { components, paths } from './api-types';
 
 /** The API's own types (web/src/api-types.ts, generated from the served OpenAPI document by `npm run web:types`). */
 export type Schemas = components['schemas'];
-type Json<P extends keyof paths, M extends 'get' | 'post', S extends number> = paths[P][M] extends { responses: { [K in S]: { content: { 'application/json': infer T } } } } ? Readable<T> : never;
+type Json<P extends keyof paths, M extends 'get' | 'post', S extends number> = paths[P][M] extends {
+  responses: { [K in S]: { content: { 'application/json': infer T } } };
+}
+  ? Readable<T>
+  : never;
 export type Trip = Json<'/api/v1/trips/{id}', 'get', 200>;
 export type Driver = Json<'/api/v1/drivers', 'get', 200>['data'][number];
 export type DispatchPlan = Json<'/api/v1/admin/dispatch-batches/optimize', 'post', 201>;
@@ -58,7 +62,11 @@ export const session = {
 async function refresh(): Promise<boolean> {
   if (!tokens) return false;
   refreshing ??= (async () => {
-    const res = await fetch('/api/v1/auth/refresh', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: tokens!.refresh }) });
+    const res = await fetch('/api/v1/auth/refresh', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ refresh_token: tokens!.refresh }),
+    });
     if (!res.ok) {
       save(null);
       listeners.forEach((fn) => fn('expired'));
@@ -118,7 +126,10 @@ export async function logout(): Promise<void> {
 }
 
 /** Every page of a cursor list (the console shows whole fleets; at most `max` items). */
-export async function all<T>(page: (cursor: string | undefined) => Promise<{ data: T[]; next_cursor: string | null }>, max = 5000): Promise<T[]> {
+export async function all<T>(
+  page: (cursor: string | undefined) => Promise<{ data: T[]; next_cursor: string | null }>,
+  max = 5000,
+): Promise<T[]> {
   const out: T[] = [];
   let cursor: string | undefined;
   do {

@@ -48,7 +48,9 @@ const onePerDriver = <R extends { driver_id: string }>(rows: R[]) => [...new Map
 
 function reconciliationOf(day: string | null, territory: string) {
   const period = day ? { from: day, to: nextDay(day) } : {};
-  return ok(api.GET('/api/v1/admin/cash-reconciliation', { params: { query: { ...period, ...(territory ? { territory_id: territory } : {}) } } }));
+  return ok(
+    api.GET('/api/v1/admin/cash-reconciliation', { params: { query: { ...period, ...(territory ? { territory_id: territory } : {}) } } }),
+  );
 }
 
 /** Each approved driver's cash (a few requests at a time). */
@@ -59,11 +61,20 @@ async function cashRows(): Promise<CashRow[]> {
   const worker = async () => {
     for (let d = queue.shift(); d; d = queue.shift()) {
       const c = await ok(api.GET('/api/v1/drivers/{id}/cash', { params: { path: { id: d.id }, query: { limit: 1 } } }));
-      out.push({ driver: d, cash_in_hand: c.cash_in_hand, cash_limit: c.cash_limit, at_cash_limit: c.at_cash_limit, open_shortfalls: c.open_shortfalls, currency: c.currency });
+      out.push({
+        driver: d,
+        cash_in_hand: c.cash_in_hand,
+        cash_limit: c.cash_limit,
+        at_cash_limit: c.at_cash_limit,
+        open_shortfalls: c.open_shortfalls,
+        currency: c.currency,
+      });
     }
   };
   await Promise.all(Array.from({ length: 4 }, worker));
-  return out.sort((a, b) => Number(cents(b.cash_in_hand) - cents(a.cash_in_hand)) || a.driver.display_name.localeCompare(b.driver.display_name));
+  return out.sort(
+    (a, b) => Number(cents(b.cash_in_hand) - cents(a.cash_in_hand)) || a.driver.display_name.localeCompare(b.driver.display_name),
+  );
 }
 
 export async function renderCash(main: HTMLElement, toast: (message: string, kind?: 'info' | 'error') => void) {
@@ -80,8 +91,18 @@ export async function renderCash(main: HTMLElement, toast: (message: string, kin
     territories.map((x) => h('option', { value: x.id }, x.name)),
   );
   const download = h('button', { type: 'button', id: 'cash-download', class: 'big' }, t('cashDownload'));
-  const inHand = h('section', { class: 'cash-panel', id: 'cash-in-hand', 'aria-labelledby': 'cash-in-hand-title' }, h('h2', { id: 'cash-in-hand-title' }, t('cashInHandTitle')), h('div', { class: 'body' }, '…'));
-  const recon = h('section', { class: 'cash-panel', id: 'cash-reconciliation', 'aria-labelledby': 'cash-rec-title' }, h('h2', { id: 'cash-rec-title' }, t('cashReconciliationTitle')), h('div', { class: 'body' }, '…'));
+  const inHand = h(
+    'section',
+    { class: 'cash-panel', id: 'cash-in-hand', 'aria-labelledby': 'cash-in-hand-title' },
+    h('h2', { id: 'cash-in-hand-title' }, t('cashInHandTitle')),
+    h('div', { class: 'body' }, '…'),
+  );
+  const recon = h(
+    'section',
+    { class: 'cash-panel', id: 'cash-reconciliation', 'aria-labelledby': 'cash-rec-title' },
+    h('h2', { id: 'cash-rec-title' }, t('cashReconciliationTitle')),
+    h('div', { class: 'body' }, '…'),
+  );
   const dialog = h('dialog', { id: 'remit-dialog', 'aria-labelledby': 'remit-title' });
   clear(
     main,
@@ -115,7 +136,19 @@ export async function renderCash(main: HTMLElement, toast: (message: string, kin
         : h(
             'table',
             null,
-            h('thead', null, h('tr', null, h('th', null, t('driver')), h('th', { class: 'num' }, t('cashInHand')), h('th', { class: 'num' }, t('cashLimit')), h('th', { class: 'num' }, t('cashOpenShortfalls')), h('th', null, ''))),
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                h('th', null, t('driver')),
+                h('th', { class: 'num' }, t('cashInHand')),
+                h('th', { class: 'num' }, t('cashLimit')),
+                h('th', { class: 'num' }, t('cashOpenShortfalls')),
+                h('th', null, ''),
+              ),
+            ),
             h(
               'tbody',
               null,
@@ -123,11 +156,22 @@ export async function renderCash(main: HTMLElement, toast: (message: string, kin
                 h(
                   'tr',
                   { 'data-driver': r.driver.id, class: r.at_cash_limit ? 'at-limit' : undefined },
-                  h('td', null, r.driver.display_name, r.at_cash_limit ? h('span', { class: 'badge alert', title: t('cashAtLimit') }, t('cashAtLimit')) : null),
+                  h(
+                    'td',
+                    null,
+                    r.driver.display_name,
+                    r.at_cash_limit ? h('span', { class: 'badge alert', title: t('cashAtLimit') }, t('cashAtLimit')) : null,
+                  ),
                   h('td', { class: 'num' }, fmt(r.cash_in_hand, r.currency)),
                   h('td', { class: 'num' }, r.cash_limit === null ? t('cashNoLimit') : fmt(r.cash_limit, r.currency)),
                   h('td', { class: 'num' }, r.open_shortfalls ? String(r.open_shortfalls) : '—'),
-                  h('td', null, cents(r.cash_in_hand) > 0n ? h('button', { type: 'button', class: 'big remit', onclick: () => openRemit(r) }, t('cashRecordRemittance')) : null),
+                  h(
+                    'td',
+                    null,
+                    cents(r.cash_in_hand) > 0n
+                      ? h('button', { type: 'button', class: 'big remit', onclick: () => openRemit(r) }, t('cashRecordRemittance'))
+                      : null,
+                  ),
                 ),
               ),
             ),
@@ -153,7 +197,9 @@ export async function renderCash(main: HTMLElement, toast: (message: string, kin
       [t('cashDiscrepancies'), (x) => String(x.discrepancies), true],
       [t('cashMissing'), (x) => fmt(x.discrepancy_amount), true],
     ];
-    const rows = [...r.data].sort((a, b) => (a.territory_name ?? '').localeCompare(b.territory_name ?? '') || name(a).localeCompare(name(b)));
+    const rows = [...r.data].sort(
+      (a, b) => (a.territory_name ?? '').localeCompare(b.territory_name ?? '') || name(a).localeCompare(name(b)),
+    );
     const totals = ['collected', 'remitted', 'adjusted', 'outstanding'] as const;
     clear(
       $('.body', recon),
@@ -162,8 +208,26 @@ export async function renderCash(main: HTMLElement, toast: (message: string, kin
         : h(
             'table',
             null,
-            h('thead', null, h('tr', null, cols.map(([head, , num]) => h('th', { class: num ? 'num' : undefined }, head)))),
-            h('tbody', null, rows.map((x) => h('tr', { 'data-driver': x.driver_id, class: x.discrepancies ? 'discrepancy' : undefined }, cols.map(([, get, num]) => h('td', { class: num ? 'num' : undefined }, get(x)))))),
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                cols.map(([head, , num]) => h('th', { class: num ? 'num' : undefined }, head)),
+              ),
+            ),
+            h(
+              'tbody',
+              null,
+              rows.map((x) =>
+                h(
+                  'tr',
+                  { 'data-driver': x.driver_id, class: x.discrepancies ? 'discrepancy' : undefined },
+                  cols.map(([, get, num]) => h('td', { class: num ? 'num' : undefined }, get(x))),
+                ),
+              ),
+            ),
             h(
               'tfoot',
               null,
@@ -171,7 +235,13 @@ export async function renderCash(main: HTMLElement, toast: (message: string, kin
                 'tr',
                 null,
                 h('th', { colspan: 2 }, t('cashTotals')),
-                totals.map((k) => h('th', { class: 'num' }, fmtCents(sum(k === 'outstanding' ? onePerDriver(rows).map((x) => x.outstanding) : rows.map((x) => x[k]))))),
+                totals.map((k) =>
+                  h(
+                    'th',
+                    { class: 'num' },
+                    fmtCents(sum(k === 'outstanding' ? onePerDriver(rows).map((x) => x.outstanding) : rows.map((x) => x[k]))),
+                  ),
+                ),
                 h('th', { class: 'num' }, String(rows.reduce((s, x) => s + x.discrepancies, 0))),
                 h('th', { class: 'num' }, fmtCents(sum(rows.map((x) => x.discrepancy_amount)))),
               ),
@@ -185,8 +255,20 @@ export async function renderCash(main: HTMLElement, toast: (message: string, kin
     // One key per opened form: a double submit (or a retry after a lost answer) records the hand-in once.
     const key = `console-${crypto.randomUUID()}`;
     const err = h('p', { class: 'error', role: 'alert', id: 'remit-error' });
-    const amount = h('input', { id: 'remit-amount', name: 'amount', inputmode: 'decimal', required: true, pattern: '^\\d{1,10}([.,]\\d{1,2})?$', value: r.cash_in_hand, autocomplete: 'off' });
-    const method = h('select', { id: 'remit-method', name: 'method' }, METHODS.map((m) => h('option', { value: m }, label(m))));
+    const amount = h('input', {
+      id: 'remit-amount',
+      name: 'amount',
+      inputmode: 'decimal',
+      required: true,
+      pattern: '^\\d{1,10}([.,]\\d{1,2})?$',
+      value: r.cash_in_hand,
+      autocomplete: 'off',
+    });
+    const method = h(
+      'select',
+      { id: 'remit-method', name: 'method' },
+      METHODS.map((m) => h('option', { value: m }, label(m))),
+    );
     const reference = h('input', { id: 'remit-reference', name: 'reference', maxlength: 200, autocomplete: 'off' });
     const note = h('input', { id: 'remit-note', name: 'note', maxlength: 500, autocomplete: 'off' });
     const submit = h('button', { type: 'submit', class: 'primary big' }, t('cashRecord'));
@@ -217,9 +299,17 @@ export async function renderCash(main: HTMLElement, toast: (message: string, kin
           ...(reference.value.trim() ? { reference: reference.value.trim() } : {}),
           ...(note.value.trim() ? { note: note.value.trim() } : {}),
         };
-        const res = await ok(api.POST('/api/v1/drivers/{id}/cash-remittances', { params: { path: { id: r.driver.id } }, headers: { 'idempotency-key': key }, body }));
+        const res = await ok(
+          api.POST('/api/v1/drivers/{id}/cash-remittances', {
+            params: { path: { id: r.driver.id } },
+            headers: { 'idempotency-key': key },
+            body,
+          }),
+        );
         dialog.close();
-        toast(tf('cashRecorded', { amount: fmt(res.entry.amount.replace('-', ''), res.entry.currency), orders: res.covered_orders.length }));
+        toast(
+          tf('cashRecorded', { amount: fmt(res.entry.amount.replace('-', ''), res.entry.currency), orders: res.covered_orders.length }),
+        );
         await refresh();
       } catch (e) {
         // A refused amount is this form's own message; other problems in the page's words.
@@ -248,10 +338,17 @@ export async function renderCash(main: HTMLElement, toast: (message: string, kin
     void refresh();
   });
   download.addEventListener('click', async () => {
-    const q = new URLSearchParams({ ...(state.day ? { from: state.day, to: nextDay(state.day) } : {}), lang: getLang(), ...(state.territory ? { territory_id: state.territory } : {}) });
+    const q = new URLSearchParams({
+      ...(state.day ? { from: state.day, to: nextDay(state.day) } : {}),
+      lang: getLang(),
+      ...(state.territory ? { territory_id: state.territory } : {}),
+    });
     try {
       const res = await authorizedFetch(`/api/v1/admin/cash-reconciliation.xlsx?${q}`);
-      if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status}`), { problem: { status: res.status, ...((await res.json().catch(() => ({}))) as object) } });
+      if (!res.ok)
+        throw Object.assign(new Error(`HTTP ${res.status}`), {
+          problem: { status: res.status, ...((await res.json().catch(() => ({}))) as object) },
+        });
       const url = URL.createObjectURL(await res.blob());
       const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'cash-reconciliation.xlsx';
       const a = h('a', { href: url, download: name });

@@ -27,7 +27,11 @@ function secretForm(opts: {
   save(id: string, value: string): Promise<string | null>;
 }) {
   const { id } = opts;
-  const select = h('select', { id: `${id}-pick`, name: 'pick' }, opts.choices.map((c) => h('option', { value: c.id }, c.text)));
+  const select = h(
+    'select',
+    { id: `${id}-pick`, name: 'pick' },
+    opts.choices.map((c) => h('option', { value: c.id }, c.text)),
+  );
   const input = h('input', {
     id: `${id}-value`,
     name: 'value',
@@ -108,7 +112,9 @@ export async function secretForms(): Promise<HTMLElement[]> {
       minLength: 1,
       maxLength: 4096,
       state: async (id) => (await ok(api.GET('/api/v1/admin/merchants/{id}/channels', { params: { path: { id } } }))).chat_token_set_at,
-      save: async (id, value) => (await ok(api.PATCH('/api/v1/admin/merchants/{id}/channels', { params: { path: { id } }, body: { chat_token: value } }))).chat_token_set_at,
+      save: async (id, value) =>
+        (await ok(api.PATCH('/api/v1/admin/merchants/{id}/channels', { params: { path: { id } }, body: { chat_token: value } })))
+          .chat_token_set_at,
     }),
     secretForm({
       id: 's-webhook-secret',
@@ -123,7 +129,9 @@ export async function secretForms(): Promise<HTMLElement[]> {
       maxLength: 256,
       state: async (id) => subscriptionSetAt.get(id) ?? null,
       save: async (id, value) => {
-        const s = await ok(api.POST('/api/v1/webhooks/subscriptions/{id}/rotate-secret', { params: { path: { id } }, body: { secret: value } }));
+        const s = await ok(
+          api.POST('/api/v1/webhooks/subscriptions/{id}/rotate-secret', { params: { path: { id } }, body: { secret: value } }),
+        );
         subscriptionSetAt.set(id, s.secret_set_at);
         return s.secret_set_at;
       },

@@ -27,7 +27,14 @@ const STATUS_FILTER: TripStatus[] = [...ACTIVE, ...TROUBLE, 'completed', 'cancel
 const CONSOLE_KINDS = ['platform', 'administrator', 'dispatch', 'subadmin'];
 const isStaff = (u: User | null) => !!u && CONSOLE_KINDS.includes(u.kind);
 /** The fields of the promise and the live ETA (present once the server gives them). */
-type Timing = Partial<{ promised_at: string | null; eta_pickup_at: string | null; eta_dropoff_at: string | null; late_by_s: number | null; recipient_name: string | null; recipient_phone: string | null }>;
+type Timing = Partial<{
+  promised_at: string | null;
+  eta_pickup_at: string | null;
+  eta_dropoff_at: string | null;
+  late_by_s: number | null;
+  recipient_name: string | null;
+  recipient_phone: string | null;
+}>;
 const timing = (tr: Trip) => tr as Trip & Timing;
 type DriverGps = Driver & Partial<{ location_stale: boolean }>;
 /** Cards drawn per column; the rest is counted (a column of 2,000 cards helps nobody and costs layout). */
@@ -128,8 +135,8 @@ async function refuse(user: User) {
     user.kind === 'repartidor'
       ? h('p', null, `${t('goDriver')} `, h('a', { href: '/driver' }, '/driver'))
       : user.kind === 'comercio'
-      ? h('p', null, `${t('goMerchant')} `, h('a', { href: '/merchant' }, '/merchant'))
-      : h('p', null, t('goCustomer'));
+        ? h('p', null, `${t('goMerchant')} `, h('a', { href: '/merchant' }, '/merchant'))
+        : h('p', null, t('goCustomer'));
   renderLogin(h('div', { id: 'not-staff' }, h('p', null, h('strong', null, t('staffOnly'))), where));
 }
 
@@ -157,7 +164,8 @@ function renderShell() {
   openDetail = null;
   document.title = t('title');
   const view = location.hash.replace(/^#\//, '') || 'dispatch';
-  const tab = (id: string, text: string) => h('a', { href: `#/${id}`, class: 'tab', 'aria-current': view === id ? 'page' : undefined }, text);
+  const tab = (id: string, text: string) =>
+    h('a', { href: `#/${id}`, class: 'tab', 'aria-current': view === id ? 'page' : undefined }, text);
   stopStream?.();
   stopStream = null;
   if (driverPoll) clearInterval(driverPoll);
@@ -170,7 +178,14 @@ function renderShell() {
       'header',
       { class: 'top' },
       h('h1', { class: 'brand' }, t('title')),
-      h('nav', { 'aria-label': t('title') }, tab('dispatch', t('dispatch')), tab('approvals', t('approvals')), tab('cash', t('cashTab')), tab('settings', t('settings'))),
+      h(
+        'nav',
+        { 'aria-label': t('title') },
+        tab('dispatch', t('dispatch')),
+        tab('approvals', t('approvals')),
+        tab('cash', t('cashTab')),
+        tab('settings', t('settings')),
+      ),
       h('span', { class: 'live', id: 'live', 'data-live': String(state.live), role: 'status' }, state.live ? t('live') : t('reconnecting')),
       langPicker(),
       h('span', { class: 'who' }, user.display_name),
@@ -207,7 +222,9 @@ async function loadTrips() {
   const lists = await Promise.all([
     ...ACTIVE.map((status) => all((cursor) => ok(api.GET('/api/v1/trips', { params: { query: { status, limit: 200, cursor } } })))),
     all((cursor) => ok(api.GET('/api/v1/trips', { params: { query: { status: 'returning', limit: 200, cursor } } }))),
-    ...(['failed', 'returned', 'completed', 'cancelled'] as const).map((status) => ok(api.GET('/api/v1/trips', { params: { query: { status, limit: 50 } } })).then((r) => r.data)),
+    ...(['failed', 'returned', 'completed', 'cancelled'] as const).map((status) =>
+      ok(api.GET('/api/v1/trips', { params: { query: { status, limit: 50 } } })).then((r) => r.data),
+    ),
   ]);
   state.trips = new Map(lists.flat().map((tr) => [tr.id, tr]));
 }
@@ -245,7 +262,13 @@ async function renderDispatch(main: HTMLElement) {
         { class: 'map-pane', 'aria-labelledby': 'map-title' },
         h('h2', { id: 'map-title', class: 'sr-only' }, t('map')),
         mapEl,
-        h('ul', { class: 'legend', 'aria-label': t('drivers') }, ...(['available', 'busy', 'offline', 'pickup', 'dropoff'] as const).map((k) => h('li', null, h('span', { class: 'dot', style: `background:${COLORS[k]}` }), label(k)))),
+        h(
+          'ul',
+          { class: 'legend', 'aria-label': t('drivers') },
+          ...(['available', 'busy', 'offline', 'pickup', 'dropoff'] as const).map((k) =>
+            h('li', null, h('span', { class: 'dot', style: `background:${COLORS[k]}` }), label(k)),
+          ),
+        ),
         h('details', { class: 'driver-list' }, h('summary', { id: 'drivers-summary' }, t('drivers')), h('div', { id: 'drivers' })),
       ),
       h(
@@ -253,8 +276,19 @@ async function renderDispatch(main: HTMLElement) {
         { class: 'board-pane', 'aria-labelledby': 'board-title' },
         h('h2', { id: 'board-title' }, t('board')),
         filtersForm(),
-        h('section', { id: 'exceptions', class: 'exceptions', 'aria-labelledby': 'exc-title' }, h('h2', { id: 'exc-title' }, t('exceptions')), h('div', { id: 'exc-counts', class: 'exc-counts' }), h('ul', { id: 'exc-list', class: 'exc-list' })),
-        h('div', { class: 'toolbar' }, h('button', { type: 'button', id: 'optimize', class: 'primary', disabled: true, onclick: () => void optimize() }, t('optimize')), h('span', { id: 'selection' })),
+        h(
+          'section',
+          { id: 'exceptions', class: 'exceptions', 'aria-labelledby': 'exc-title' },
+          h('h2', { id: 'exc-title' }, t('exceptions')),
+          h('div', { id: 'exc-counts', class: 'exc-counts' }),
+          h('ul', { id: 'exc-list', class: 'exc-list' }),
+        ),
+        h(
+          'div',
+          { class: 'toolbar' },
+          h('button', { type: 'button', id: 'optimize', class: 'primary', disabled: true, onclick: () => void optimize() }, t('optimize')),
+          h('span', { id: 'selection' }),
+        ),
         h('div', { id: 'plan', class: 'plan', hidden: true }),
         h('nav', { id: 'col-nav', class: 'col-nav', 'aria-label': t('columns') }),
         // Scrolls sideways when the columns do not fit: focusable so keyboard users can scroll it too.
@@ -295,7 +329,8 @@ async function renderDispatch(main: HTMLElement) {
       if (why) {
         const s = Math.ceil((down?.retryInMs ?? 0) / 1000);
         why.hidden = live || !down || down.reason === 'session' || down.retryInMs === null;
-        why.textContent = live || !down ? '' : down.reason === 'limit' ? tf('streamLimit', { n: down.limit ?? '?', s }) : tf('streamRetry', { s });
+        why.textContent =
+          live || !down ? '' : down.reason === 'limit' ? tf('streamLimit', { n: down.limit ?? '?', s }) : tf('streamRetry', { s });
       }
     },
   });
@@ -322,7 +357,12 @@ function onEvent(e: StreamEvent) {
   if (e.type === 'trip.location_updated' && p.driver_id && p.location) {
     const d = state.drivers.get(p.driver_id);
     if (d) {
-      state.drivers.set(d.id, { ...d, last_location: { type: 'Point', coordinates: p.location.coordinates as [number, number] }, last_location_at: p.recorded_at ?? d.last_location_at, location_stale: false } as DriverGps);
+      state.drivers.set(d.id, {
+        ...d,
+        last_location: { type: 'Point', coordinates: p.location.coordinates as [number, number] },
+        last_location_at: p.recorded_at ?? d.last_location_at,
+        location_stale: false,
+      } as DriverGps);
       schedule();
     }
     // The open trip's live ETA follows its driver's position.
@@ -366,8 +406,20 @@ function drawMap() {
     active.add(tr.id);
     const open = () => void openTrip(tr.id);
     const trouble = TROUBLE.includes(tr.status);
-    pickupMarkers.upsert(tr.id, toLatLng(tr.pickup_location)!, trouble ? COLORS.trouble : COLORS.pickup, `${trouble ? `${label(tr.status)} · ` : ''}${t('pickup')}: ${tr.pickup_address}`, open);
-    dropoffMarkers.upsert(tr.id, toLatLng(tr.dropoff_location)!, trouble ? COLORS.trouble : COLORS.dropoff, `${trouble ? `${label(tr.status)} · ` : ''}${t('dropoff')}: ${tr.dropoff_address}`, open);
+    pickupMarkers.upsert(
+      tr.id,
+      toLatLng(tr.pickup_location)!,
+      trouble ? COLORS.trouble : COLORS.pickup,
+      `${trouble ? `${label(tr.status)} · ` : ''}${t('pickup')}: ${tr.pickup_address}`,
+      open,
+    );
+    dropoffMarkers.upsert(
+      tr.id,
+      toLatLng(tr.dropoff_location)!,
+      trouble ? COLORS.trouble : COLORS.dropoff,
+      `${trouble ? `${label(tr.status)} · ` : ''}${t('dropoff')}: ${tr.dropoff_address}`,
+      open,
+    );
   }
   pickupMarkers.retain(active);
   dropoffMarkers.retain(active);
@@ -388,7 +440,18 @@ function drawDrivers() {
     h(
       'table',
       null,
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('driver')), h('th', { scope: 'col' }, t('status')), h('th', { scope: 'col' }, t('activeTrips')), h('th', { scope: 'col' }, t('gps')))),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          h('th', { scope: 'col' }, t('driver')),
+          h('th', { scope: 'col' }, t('status')),
+          h('th', { scope: 'col' }, t('activeTrips')),
+          h('th', { scope: 'col' }, t('gps')),
+        ),
+      ),
       h(
         'tbody',
         null,
@@ -396,7 +459,9 @@ function drawDrivers() {
           const at = toLatLng(d.last_location);
           const stale = (d as DriverGps).location_stale === true;
           // The load explained: which trips (a returning one counts until the goods are back).
-          const load = [...state.trips.values()].filter((tr) => tr.driver_id === d.id && ON_ROAD.includes(tr.status) && tr.status !== 'pending');
+          const load = [...state.trips.values()].filter(
+            (tr) => tr.driver_id === d.id && ON_ROAD.includes(tr.status) && tr.status !== 'pending',
+          );
           return h(
             'tr',
             { 'data-driver-id': d.id, 'data-lat': at?.[0], 'data-lon': at?.[1], 'data-stale': String(stale) },
@@ -410,7 +475,17 @@ function drawDrivers() {
                 ? h(
                     'ul',
                     { class: 'load-trips', 'aria-label': t('driverTrips') },
-                    load.map((tr) => h('li', null, h('button', { type: 'button', class: 'linkish', 'data-trip-id': tr.id, onclick: () => void openTrip(tr.id) }, `${label(tr.status)}: ${tr.dropoff_address}`))),
+                    load.map((tr) =>
+                      h(
+                        'li',
+                        null,
+                        h(
+                          'button',
+                          { type: 'button', class: 'linkish', 'data-trip-id': tr.id, onclick: () => void openTrip(tr.id) },
+                          `${label(tr.status)}: ${tr.dropoff_address}`,
+                        ),
+                      ),
+                    ),
                   )
                 : null,
             ),
@@ -436,8 +511,18 @@ function filtersForm() {
   return h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': t('filters'), onsubmit: (e: Event) => e.preventDefault() },
-    h('label', null, t('territory'), h('select', { id: 'f-territory', onchange: onChange('territory') }, h('option', { value: '' }, t('all')))),
-    h('label', null, t('merchant'), h('select', { id: 'f-merchant', onchange: onChange('merchant') }, h('option', { value: '' }, t('all')))),
+    h(
+      'label',
+      null,
+      t('territory'),
+      h('select', { id: 'f-territory', onchange: onChange('territory') }, h('option', { value: '' }, t('all'))),
+    ),
+    h(
+      'label',
+      null,
+      t('merchant'),
+      h('select', { id: 'f-merchant', onchange: onChange('merchant') }, h('option', { value: '' }, t('all'))),
+    ),
     h(
       'label',
       null,
@@ -469,7 +554,17 @@ function visibleTrips(): Trip[] {
       (!f.territory || tr.territory_id === f.territory) &&
       (!f.merchant || tr.merchant_id === f.merchant) &&
       (!f.status || tr.status === f.status || (f.status === 'trouble' && TROUBLE.includes(tr.status))) &&
-      (!q || [tr.id, tr.pickup_address, tr.dropoff_address, tr.order_id ?? '', tr.notes ?? '', timing(tr).recipient_name ?? '', timing(tr).recipient_phone ?? '', label(tr.status)].some((s) => s.toLowerCase().includes(q))),
+      (!q ||
+        [
+          tr.id,
+          tr.pickup_address,
+          tr.dropoff_address,
+          tr.order_id ?? '',
+          tr.notes ?? '',
+          timing(tr).recipient_name ?? '',
+          timing(tr).recipient_phone ?? '',
+          label(tr.status),
+        ].some((s) => s.toLowerCase().includes(q))),
   );
 }
 
@@ -500,19 +595,25 @@ function exceptionItems(): ExceptionItem[] {
   const out: ExceptionItem[] = [];
   const now = Date.now();
   for (const tr of state.trips.values()) {
-    const driver = tr.driver_id ? state.drivers.get(tr.driver_id) ?? null : null;
+    const driver = tr.driver_id ? (state.drivers.get(tr.driver_id) ?? null) : null;
     if (tr.status === 'failed') out.push({ kind: 'failed', trip: tr, driver, since: tr.failed_at });
     if (tr.status === 'returning') out.push({ kind: 'returning', trip: tr, driver, since: tr.failed_at ?? tr.updated_at });
-    if (ACTIVE.includes(tr.status) && (timing(tr).late_by_s ?? 0) > 0) out.push({ kind: 'late', trip: tr, driver, since: timing(tr).promised_at ?? null });
-    if (ON_ROAD.includes(tr.status) && (tr.pickup_pin_locked || tr.delivery_pin_locked)) out.push({ kind: 'pin_locked', trip: tr, driver, since: tr.updated_at });
-    if (tr.status === 'pending' && rejectedAgain.includes(tr.id)) out.push({ kind: 'rejected_again', trip: tr, driver, since: tr.updated_at });
+    if (ACTIVE.includes(tr.status) && (timing(tr).late_by_s ?? 0) > 0)
+      out.push({ kind: 'late', trip: tr, driver, since: timing(tr).promised_at ?? null });
+    if (ON_ROAD.includes(tr.status) && (tr.pickup_pin_locked || tr.delivery_pin_locked))
+      out.push({ kind: 'pin_locked', trip: tr, driver, since: tr.updated_at });
+    if (tr.status === 'pending' && rejectedAgain.includes(tr.id))
+      out.push({ kind: 'rejected_again', trip: tr, driver, since: tr.updated_at });
   }
   for (const d of state.drivers.values()) {
     const server = (d as DriverGps).location_stale;
-    const old = d.available && d.active_trips > 0 && (!d.last_location_at || now - new Date(d.last_location_at).getTime() > STALE_AFTER_S * 1000);
+    const old =
+      d.available && d.active_trips > 0 && (!d.last_location_at || now - new Date(d.last_location_at).getTime() > STALE_AFTER_S * 1000);
     if (server ?? old) out.push({ kind: 'stale_gps', trip: null, driver: d, since: d.last_location_at });
   }
-  return out.sort((a, b) => EXCEPTION_KINDS.indexOf(a.kind) - EXCEPTION_KINDS.indexOf(b.kind) || (a.since ?? '').localeCompare(b.since ?? ''));
+  return out.sort(
+    (a, b) => EXCEPTION_KINDS.indexOf(a.kind) - EXCEPTION_KINDS.indexOf(b.kind) || (a.since ?? '').localeCompare(b.since ?? ''),
+  );
 }
 
 /** A staff action on a trip with its reason, then the trip as the server returns it. */
@@ -535,11 +636,42 @@ function troubleActions(tr: Trip): HTMLElement[] {
   const out: HTMLElement[] = [];
   if (['assigned', 'accepted'].includes(tr.status)) {
     out.push(h('button', { type: 'button', class: 'act-reassign', onclick: () => void openTrip(tr.id) }, t('reassign')));
-    out.push(h('button', { type: 'button', class: 'act-unassign', onclick: () => void tripAction(tr.id, { status: 'pending', reason: t('unassignReason') }) }, t('unassign')));
+    out.push(
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'act-unassign',
+          onclick: () => void tripAction(tr.id, { status: 'pending', reason: t('unassignReason') }),
+        },
+        t('unassign'),
+      ),
+    );
   }
-  if (tr.status === 'returning') out.push(h('button', { type: 'button', class: 'act-close-return', onclick: () => void tripAction(tr.id, { status: 'returned', reason: t('closeReturnReason') }) }, t('closeReturn')));
+  if (tr.status === 'returning')
+    out.push(
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'act-close-return',
+          onclick: () => void tripAction(tr.id, { status: 'returned', reason: t('closeReturnReason') }),
+        },
+        t('closeReturn'),
+      ),
+    );
   if (ON_ROAD.includes(tr.status) && (tr.pickup_pin_locked || tr.delivery_pin_locked))
-    out.push(h('button', { type: 'button', class: 'act-reset-pin', onclick: () => void tripAction(tr.id, { reset_pin_lock: 'both', reason: t('resetPinReason') }) }, t('resetPin')));
+    out.push(
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'act-reset-pin',
+          onclick: () => void tripAction(tr.id, { reset_pin_lock: 'both', reason: t('resetPinReason') }),
+        },
+        t('resetPin'),
+      ),
+    );
   if (x.recipient_phone) {
     out.push(h('a', { class: 'act-call button', href: `tel:${x.recipient_phone}` }, t('callRecipient')));
     out.push(h('a', { class: 'act-message button', href: `sms:${x.recipient_phone}` }, t('messageRecipient')));
@@ -577,29 +709,31 @@ function drawExceptions() {
   const shown = items.filter((i) => !exceptionFilter || i.kind === exceptionFilter);
   clear(
     list,
-    shown.slice(0, 50).map((i) =>
-      h(
-        'li',
-        { 'data-kind': i.kind, 'data-trip-id': i.trip?.id, 'data-driver-id': i.driver?.id },
-        h('span', { class: 'badge danger' }, t(`exc_${i.kind}`)),
-        ' ',
-        i.trip
-          ? h('button', { type: 'button', class: 'linkish', onclick: () => void openTrip(i.trip!.id) }, i.trip.dropoff_address)
-          : h('span', null, i.driver?.display_name ?? ''),
+    shown
+      .slice(0, 50)
+      .map((i) =>
         h(
-          'span',
-          { class: 'meta' },
-          [
-            i.trip && i.driver ? i.driver.display_name : null,
-            i.kind === 'late' && i.trip ? fmtLate(timing(i.trip).late_by_s) : null,
-            i.kind === 'stale_gps' ? `${t('gps')} ${fmtAge(i.since)}` : i.since ? fmtAge(i.since) : null,
-          ]
-            .filter(Boolean)
-            .join(' · '),
+          'li',
+          { 'data-kind': i.kind, 'data-trip-id': i.trip?.id, 'data-driver-id': i.driver?.id },
+          h('span', { class: 'badge danger' }, t(`exc_${i.kind}`)),
+          ' ',
+          i.trip
+            ? h('button', { type: 'button', class: 'linkish', onclick: () => void openTrip(i.trip!.id) }, i.trip.dropoff_address)
+            : h('span', null, i.driver?.display_name ?? ''),
+          h(
+            'span',
+            { class: 'meta' },
+            [
+              i.trip && i.driver ? i.driver.display_name : null,
+              i.kind === 'late' && i.trip ? fmtLate(timing(i.trip).late_by_s) : null,
+              i.kind === 'stale_gps' ? `${t('gps')} ${fmtAge(i.since)}` : i.since ? fmtAge(i.since) : null,
+            ]
+              .filter(Boolean)
+              .join(' · '),
+          ),
+          i.trip ? h('span', { class: 'exc-actions' }, troubleActions(i.trip)) : null,
         ),
-        i.trip ? h('span', { class: 'exc-actions' }, troubleActions(i.trip)) : null,
       ),
-    ),
   );
 }
 
@@ -619,7 +753,12 @@ function drawBoard() {
       const title = c.id === 'trouble' ? t('trouble') : label(c.id);
       return h(
         'section',
-        { class: `column${c.id === 'trouble' && list.length ? ' trouble' : ''}`, 'data-status': c.id, 'aria-labelledby': `col-${c.id}`, tabindex: '-1' },
+        {
+          class: `column${c.id === 'trouble' && list.length ? ' trouble' : ''}`,
+          'data-status': c.id,
+          'aria-labelledby': `col-${c.id}`,
+          tabindex: '-1',
+        },
         h('h3', { id: `col-${c.id}` }, `${title} `, h('span', { class: 'count' }, String(list.length))),
         h('ul', null, list.slice(0, CARDS_PER_COLUMN).map(card)),
         list.length > CARDS_PER_COLUMN ? h('p', { class: 'more' }, `+${list.length - CARDS_PER_COLUMN}`) : null,
@@ -659,7 +798,7 @@ function drawBoard() {
 }
 
 function card(tr: Trip) {
-  const driver = tr.driver_id ? state.drivers.get(tr.driver_id)?.display_name ?? tr.driver_id.slice(-6) : null;
+  const driver = tr.driver_id ? (state.drivers.get(tr.driver_id)?.display_name ?? tr.driver_id.slice(-6)) : null;
   const merchant = tr.merchant_id ? state.merchants.get(tr.merchant_id) : null;
   const x = timing(tr);
   const late = (x.late_by_s ?? 0) > 60;
@@ -686,19 +825,33 @@ function card(tr: Trip) {
     h(
       'button',
       { type: 'button', class: 'open', onclick: () => void openTrip(tr.id) },
-      TROUBLE.includes(tr.status) ? h('span', { class: `badge s-${tr.status}` }, [label(tr.status), tr.failure_reason ? label(tr.failure_reason) : null].filter(Boolean).join(' · ')) : null,
+      TROUBLE.includes(tr.status)
+        ? h(
+            'span',
+            { class: `badge s-${tr.status}` },
+            [label(tr.status), tr.failure_reason ? label(tr.failure_reason) : null].filter(Boolean).join(' · '),
+          )
+        : null,
       h('span', { class: 'addr' }, tr.dropoff_address),
-      x.recipient_name || x.recipient_phone ? h('span', { class: 'meta recipient' }, `${t('recipient')}: ${[x.recipient_name, x.recipient_phone].filter(Boolean).join(' · ')}`) : null,
+      x.recipient_name || x.recipient_phone
+        ? h('span', { class: 'meta recipient' }, `${t('recipient')}: ${[x.recipient_name, x.recipient_phone].filter(Boolean).join(' · ')}`)
+        : null,
       h('span', { class: 'meta' }, [merchant, driver, tr.order_id].filter(Boolean).join(' · ') || `#${tr.id.slice(-6)}`),
       timingLine.length || x.late_by_s !== undefined
-        ? h('span', { class: 'meta timing' }, timingLine.join(' · '), x.late_by_s !== null && x.late_by_s !== undefined ? h('span', { class: late ? 'late-by' : 'on-time' }, ` · ${fmtLate(x.late_by_s)}`) : null)
+        ? h(
+            'span',
+            { class: 'meta timing' },
+            timingLine.join(' · '),
+            x.late_by_s !== null && x.late_by_s !== undefined
+              ? h('span', { class: late ? 'late-by' : 'on-time' }, ` · ${fmtLate(x.late_by_s)}`)
+              : null,
+          )
         : null,
     ),
   );
 }
 
 /* ---------------- trip detail ---------------- */
-
 
 async function openTrip(id: string) {
   const dlg = document.getElementById('detail') as HTMLDialogElement | null;
@@ -770,7 +923,7 @@ async function openTrip(id: string) {
     const x = timing(tr);
     statusEl.className = `status s-${tr.status}`;
     statusEl.textContent = label(tr.status);
-    const driver = tr.driver_id ? state.drivers.get(tr.driver_id)?.display_name ?? tr.driver_id : t('none');
+    const driver = tr.driver_id ? (state.drivers.get(tr.driver_id)?.display_name ?? tr.driver_id) : t('none');
     clear(
       factsBox,
       [
@@ -778,7 +931,14 @@ async function openTrip(id: string) {
         [t('dropoff'), tr.dropoff_address],
         x.recipient_name || x.recipient_phone ? [t('recipient'), [x.recipient_name, x.recipient_phone].filter(Boolean).join(' · ')] : null,
         [t('driver'), driver],
-        x.promised_at !== undefined ? [t('promise'), x.promised_at ? `${fmtTime(x.promised_at)}${x.late_by_s !== null && x.late_by_s !== undefined ? ` · ${fmtLate(x.late_by_s)}` : ''}` : '—'] : null,
+        x.promised_at !== undefined
+          ? [
+              t('promise'),
+              x.promised_at
+                ? `${fmtTime(x.promised_at)}${x.late_by_s !== null && x.late_by_s !== undefined ? ` · ${fmtLate(x.late_by_s)}` : ''}`
+                : '—',
+            ]
+          : null,
         tr.failure_reason ? [t('reason'), [label(tr.failure_reason), tr.failure_note].filter(Boolean).join(' · ')] : null,
         [t('fee'), `${tr.delivery_fee} ${tr.currency}`],
       ]
@@ -796,7 +956,10 @@ async function openTrip(id: string) {
       [label('failed'), tr.failed_at],
       [label('returned'), tr.returned_at],
     ];
-    clear(timelineBox, times.filter(([, at]) => at).map(([k, at]) => h('li', null, h('time', { datetime: at! }, fmtTime(at)), ' ', k)));
+    clear(
+      timelineBox,
+      times.filter(([, at]) => at).map(([k, at]) => h('li', null, h('time', { datetime: at! }, fmtTime(at)), ' ', k)),
+    );
     refreshTracking();
     if (shownStatus === tr.status) return;
     // The actions depend on the status: redrawn when it changes (focus kept in the dialog).
@@ -805,7 +968,13 @@ async function openTrip(id: string) {
     const terminal = ['completed', 'cancelled', 'returned', 'failed', 'returning'].includes(tr.status);
     clear(
       actionsBox,
-      tr.status === 'pending' ? h('button', { type: 'button', id: 'auto-assign', onclick: () => void after(ok(api.POST('/api/v1/trips/{id}/auto-assign', path))) }, t('autoAssign')) : null,
+      tr.status === 'pending'
+        ? h(
+            'button',
+            { type: 'button', id: 'auto-assign', onclick: () => void after(ok(api.POST('/api/v1/trips/{id}/auto-assign', path))) },
+            t('autoAssign'),
+          )
+        : null,
       troubleActions(tr).filter((b) => !b.classList.contains('act-reassign')),
       closeBtn,
     );
@@ -825,7 +994,18 @@ async function openTrip(id: string) {
             ? h(
                 'table',
                 null,
-                h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('driver')), h('th', { scope: 'col' }, t('distance')), h('th', { scope: 'col' }, t('activeTrips')), h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, t('assign'))))),
+                h(
+                  'thead',
+                  null,
+                  h(
+                    'tr',
+                    null,
+                    h('th', { scope: 'col' }, t('driver')),
+                    h('th', { scope: 'col' }, t('distance')),
+                    h('th', { scope: 'col' }, t('activeTrips')),
+                    h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, t('assign'))),
+                  ),
+                ),
                 h(
                   'tbody',
                   null,
@@ -840,7 +1020,16 @@ async function openTrip(id: string) {
                         'td',
                         null,
                         c.eligible
-                          ? h('button', { type: 'button', class: 'assign', onclick: () => void after(ok(api.POST('/api/v1/trips/{id}/assign', { ...path, body: { driver_id: c.driver.id } }))) }, t('assign'))
+                          ? h(
+                              'button',
+                              {
+                                type: 'button',
+                                class: 'assign',
+                                onclick: () =>
+                                  void after(ok(api.POST('/api/v1/trips/{id}/assign', { ...path, body: { driver_id: c.driver.id } }))),
+                              },
+                              t('assign'),
+                            )
                           : h('span', { class: 'not-eligible' }, `${t('notEligible')}: ${c.reasons.map(label).join(', ')}`),
                       ),
                     ),
@@ -881,7 +1070,9 @@ async function openTrip(id: string) {
     );
     clear(
       linkBox,
-      token ? h('a', { href: `/track/${token}`, target: '_blank', rel: 'noopener', id: 'track-link' }, `/track/${token.slice(0, 8)}…`) : null,
+      token
+        ? h('a', { href: `/track/${token}`, target: '_blank', rel: 'noopener', id: 'track-link' }, `/track/${token.slice(0, 8)}…`)
+        : null,
       ended
         ? null
         : h(
@@ -935,7 +1126,24 @@ async function openTrip(id: string) {
       clear(
         proofsBox,
         r.data.length
-          ? h('ul', null, r.data.map((p) => h('li', null, [label(p.stage === 'delivery' ? 'dropoff' : 'pickup'), fmtTime(p.created_at), p.pin_verified ? 'PIN ✓' : null, p.evidence ? p.evidence.type : null].filter(Boolean).join(' · '))))
+          ? h(
+              'ul',
+              null,
+              r.data.map((p) =>
+                h(
+                  'li',
+                  null,
+                  [
+                    label(p.stage === 'delivery' ? 'dropoff' : 'pickup'),
+                    fmtTime(p.created_at),
+                    p.pin_verified ? 'PIN ✓' : null,
+                    p.evidence ? p.evidence.type : null,
+                  ]
+                    .filter(Boolean)
+                    .join(' · '),
+                ),
+              ),
+            )
           : t('noProofs'),
       ),
     () => clear(proofsBox, '—'),
@@ -979,7 +1187,11 @@ function drawPlan() {
     const pts = [start, ...r.stops.map((s) => toLatLng(s.position))].filter((p): p is L.LatLngTuple => !!p);
     if (planLayer) {
       L.polyline(pts, { color, weight: 4, opacity: 0.85 }).addTo(planLayer);
-      r.stops.forEach((s, k) => L.circleMarker(toLatLng(s.position)!, { radius: 7, color, fillColor: '#fff', fillOpacity: 1 }).bindTooltip(`${k + 1}. ${label(s.kind)} · ${fmtEta(s.arrival_offset_s)}`).addTo(planLayer!));
+      r.stops.forEach((s, k) =>
+        L.circleMarker(toLatLng(s.position)!, { radius: 7, color, fillColor: '#fff', fillOpacity: 1 })
+          .bindTooltip(`${k + 1}. ${label(s.kind)} · ${fmtEta(s.arrival_offset_s)}`)
+          .addTo(planLayer!),
+      );
     }
   });
   const commit = async () => {
@@ -1008,8 +1220,24 @@ function drawPlan() {
     h(
       'div',
       { class: 'plan-head' },
-      h('h3', null, t('plan'), ' ', h('span', { class: 'count' }, `${plan.totals.assigned} / ${plan.totals.assigned + plan.totals.unassigned}`)),
-      h('button', { type: 'button', id: 'commit-plan', class: 'primary', disabled: plan.status !== 'proposed' || plan.assignments.length === 0, onclick: () => void commit() }, t('commit')),
+      h(
+        'h3',
+        null,
+        t('plan'),
+        ' ',
+        h('span', { class: 'count' }, `${plan.totals.assigned} / ${plan.totals.assigned + plan.totals.unassigned}`),
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          id: 'commit-plan',
+          class: 'primary',
+          disabled: plan.status !== 'proposed' || plan.assignments.length === 0,
+          onclick: () => void commit(),
+        },
+        t('commit'),
+      ),
       h(
         'button',
         {
@@ -1032,18 +1260,36 @@ function drawPlan() {
           { 'data-driver-id': r.driver_id },
           h('span', { class: 'dot', style: `background:${ROUTE_COLORS[i % ROUTE_COLORS.length]}` }),
           `${state.drivers.get(r.driver_id)?.display_name ?? r.driver_id}: ${r.stops.length} ${t('stops')}, ${fmtKm(r.distance_m)}, ${fmtEta(r.duration_s)}`,
-          h('ol', { class: 'stops' }, r.stops.map((s) => h('li', { 'data-trip-id': s.trip_id }, `${label(s.kind)}: ${where(s.trip_id, s.kind)} · ${t('eta')} ${fmtEta(s.arrival_offset_s)}`))),
+          h(
+            'ol',
+            { class: 'stops' },
+            r.stops.map((s) =>
+              h(
+                'li',
+                { 'data-trip-id': s.trip_id },
+                `${label(s.kind)}: ${where(s.trip_id, s.kind)} · ${t('eta')} ${fmtEta(s.arrival_offset_s)}`,
+              ),
+            ),
+          ),
         ),
       ),
     ),
-    plan.unassigned.length ? h('p', null, `${t('unassigned')}: `, plan.unassigned.map((u) => `${where(u.trip_id, 'dropoff')} (${label(u.reason)})`).join(', ')) : null,
+    plan.unassigned.length
+      ? h('p', null, `${t('unassigned')}: `, plan.unassigned.map((u) => `${where(u.trip_id, 'dropoff')} (${label(u.reason)})`).join(', '))
+      : null,
   );
 }
 
 /* ---------------- approvals ---------------- */
 
 async function renderApprovals(main: HTMLElement) {
-  const section = (id: string, title: string) => h('section', { class: 'queue', id, 'aria-labelledby': `${id}-title` }, h('h2', { id: `${id}-title` }, title), h('div', { class: 'body' }, '…'));
+  const section = (id: string, title: string) =>
+    h(
+      'section',
+      { class: 'queue', id, 'aria-labelledby': `${id}-title` },
+      h('h2', { id: `${id}-title` }, title),
+      h('div', { class: 'body' }, '…'),
+    );
   const drivers = section('q-drivers', t('drivers'));
   const merchants = section('q-merchants', t('merchants'));
   const documents = section('q-documents', t('documents'));
@@ -1053,7 +1299,11 @@ async function renderApprovals(main: HTMLElement) {
   // permission), documents by administrators. Others see the queues without buttons they could not use.
   const decides = { drivers: isAdmin() || isSubadmin(), merchants: isAdmin() || isSubadmin(), documents: isAdmin() };
   clear(main, h('div', { class: 'approvals' }, drivers, merchants, documents, seesReviews ? reviews : null));
-  const notes: Record<string, string> = { 'q-drivers': t('adminDecides'), 'q-merchants': t('adminDecides'), 'q-documents': t('adminDecidesDocs') };
+  const notes: Record<string, string> = {
+    'q-drivers': t('adminDecides'),
+    'q-merchants': t('adminDecides'),
+    'q-documents': t('adminDecidesDocs'),
+  };
   const fill = (sec: HTMLElement, may: boolean, rows: { id: string; text: string; actions: [string, () => Promise<unknown>][] }[]) =>
     clear(
       $('.body', sec),
@@ -1067,7 +1317,11 @@ async function renderApprovals(main: HTMLElement) {
                 'li',
                 { 'data-id': r.id },
                 h('span', null, r.text),
-                may ? r.actions.map(([text, act]) => h('button', { type: 'button', onclick: () => void act().then(() => renderApprovals(main), fail) }, text)) : null,
+                may
+                  ? r.actions.map(([text, act]) =>
+                      h('button', { type: 'button', onclick: () => void act().then(() => renderApprovals(main), fail) }, text),
+                    )
+                  : null,
               ),
             ),
           )
@@ -1115,8 +1369,14 @@ async function renderApprovals(main: HTMLElement) {
           id: d.id,
           text: `${d.title} · ${label(d.subject_type)} · ${fmtTime(d.created_at)}`,
           actions: [
-            [t('approve'), () => ok(api.POST('/api/v1/documents/{id}/review', { params: { path: { id: d.id } }, body: { decision: 'approved' } }))],
-            [t('reject'), () => ok(api.POST('/api/v1/documents/{id}/review', { params: { path: { id: d.id } }, body: { decision: 'rejected' } }))],
+            [
+              t('approve'),
+              () => ok(api.POST('/api/v1/documents/{id}/review', { params: { path: { id: d.id } }, body: { decision: 'approved' } })),
+            ],
+            [
+              t('reject'),
+              () => ok(api.POST('/api/v1/documents/{id}/review', { params: { path: { id: d.id } }, body: { decision: 'rejected' } })),
+            ],
           ],
         })),
       ),
@@ -1127,13 +1387,20 @@ async function renderApprovals(main: HTMLElement) {
   const reviewList = !seesReviews
     ? Promise.resolve([])
     : isSubadmin()
-    ? ok(api.GET('/api/v1/subadmin/payments/review', {})).then((r) => (r as { data: { id: string; amount: string; currency: string; submitted_at?: string | null }[] }).data)
-    : ok(api.GET('/api/v1/admin/payment-reviews', { params: { query: { status: 'pending', limit: 100 } } })).then((r) => r.data);
+      ? ok(api.GET('/api/v1/subadmin/payments/review', {})).then(
+          (r) => (r as { data: { id: string; amount: string; currency: string; submitted_at?: string | null }[] }).data,
+        )
+      : ok(api.GET('/api/v1/admin/payment-reviews', { params: { query: { status: 'pending', limit: 100 } } })).then((r) => r.data);
   if (seesReviews)
     void reviewList.then(
-    (rows) => fill(reviews, false, rows.map((p) => ({ id: p.id, text: `${p.amount} ${p.currency} · ${fmtTime(p.submitted_at ?? null)}`, actions: [] }))),
-    guard(reviews),
-  );
+      (rows) =>
+        fill(
+          reviews,
+          false,
+          rows.map((p) => ({ id: p.id, text: `${p.amount} ${p.currency} · ${fmtTime(p.submitted_at ?? null)}`, actions: [] })),
+        ),
+      guard(reviews),
+    );
 }
 
 /* ---------------- settings ---------------- */
@@ -1144,8 +1411,16 @@ type Flat = Record<string, string | number | boolean | null>;
  * A settings form. A change is what differs from the values last saved (not the values first loaded: putting a
  * setting back to where it was is a change too). Settings with a closed list of values are selects.
  */
-function settingsForm(id: string, title: string, loaded: Flat, save: ((patch: Flat) => Promise<Flat>) | null, opts: { hide?: string[]; unit?: Record<string, string> } = {}) {
-  const fields = Object.entries(loaded).filter(([k, v]) => k !== 'updated_at' && k !== 'organization_id' && !opts.hide?.includes(k) && (v === null || typeof v !== 'object'));
+function settingsForm(
+  id: string,
+  title: string,
+  loaded: Flat,
+  save: ((patch: Flat) => Promise<Flat>) | null,
+  opts: { hide?: string[]; unit?: Record<string, string> } = {},
+) {
+  const fields = Object.entries(loaded).filter(
+    ([k, v]) => k !== 'updated_at' && k !== 'organization_id' && !opts.hide?.includes(k) && (v === null || typeof v !== 'object'),
+  );
   let saved: Flat = { ...loaded };
   const form = h(
     'form',
@@ -1166,8 +1441,14 @@ function settingsForm(id: string, title: string, loaded: Flat, save: ((patch: Fl
               choices.map((c) => h('option', { value: c.value, selected: c.value === v }, c.text)),
             )
           : typeof v === 'boolean'
-          ? h('input', { id: fid, name: k, type: 'checkbox', checked: v })
-          : h('input', { id: fid, name: k, type: typeof v === 'number' ? 'number' : 'text', value: v ?? '', step: typeof v === 'number' ? 'any' : undefined });
+            ? h('input', { id: fid, name: k, type: 'checkbox', checked: v })
+            : h('input', {
+                id: fid,
+                name: k,
+                type: typeof v === 'number' ? 'number' : 'text',
+                value: v ?? '',
+                step: typeof v === 'number' ? 'any' : undefined,
+              });
         const unit = opts.unit?.[k];
         return h('div', { class: 'field' }, h('label', { for: fid }, unit ? `${label(k)} (${unit})` : label(k)), input);
       }),
@@ -1180,7 +1461,14 @@ function settingsForm(id: string, title: string, loaded: Flat, save: ((patch: Fl
     const patch: Flat = {};
     for (const [k, v] of fields) {
       const el = form.elements.namedItem(k) as HTMLInputElement | HTMLSelectElement;
-      const next = typeof v === 'boolean' ? (el as HTMLInputElement).checked : typeof v === 'number' ? Number(el.value) : el.value === '' && v === null ? null : el.value;
+      const next =
+        typeof v === 'boolean'
+          ? (el as HTMLInputElement).checked
+          : typeof v === 'number'
+            ? Number(el.value)
+            : el.value === '' && v === null
+              ? null
+              : el.value;
       if (next !== saved[k]) patch[k] = next;
     }
     if (!Object.keys(patch).length) return toast(t('nothingToSave'));
@@ -1207,7 +1495,14 @@ async function renderSettings(main: HTMLElement) {
   const currency = logistics?.currency ?? '';
   clear(
     box,
-    org ? settingsForm('s-org', t('organization'), org as unknown as Flat, async (patch) => (await ok(api.PATCH('/api/v1/settings', { body: patch as never }))) as unknown as Flat) : null,
+    org
+      ? settingsForm(
+          's-org',
+          t('organization'),
+          org as unknown as Flat,
+          async (patch) => (await ok(api.PATCH('/api/v1/settings', { body: patch as never }))) as unknown as Flat,
+        )
+      : null,
     logistics
       ? settingsForm(
           's-logistics',

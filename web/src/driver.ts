@@ -20,10 +20,21 @@ keepSessionIn(localStorage, 'driver.session');
 
 type Me = Schemas['Driver'] & { geofence_radius_m: number; acceptance_timeout_s: number };
 type Notification = Schemas['Notification'];
-type Earnings = { currency: string; completed_trips: number; total_earnings: string; data: { trip_id: string; status: string; completed_at: string; driver_earning: string }[] };
+type Earnings = {
+  currency: string;
+  completed_trips: number;
+  total_earnings: string;
+  data: { trip_id: string; status: string; completed_at: string; driver_earning: string }[];
+};
 type Settlement = Schemas['DriverSettlement'];
 /** GET /driver/cash: the cash the driver carries (cash on delivery), his limit and the latest entries. */
-type Cash = { cash_in_hand: string; cash_limit: string | null; at_cash_limit: boolean; currency: string; data: Schemas['DriverCashEntry'][] };
+type Cash = {
+  cash_in_hand: string;
+  cash_limit: string | null;
+  at_cash_limit: boolean;
+  currency: string;
+  data: Schemas['DriverCashEntry'][];
+};
 type Tab = 'today' | 'route' | 'inbox' | 'earnings';
 /** A message to the driver; its text is made when shown, so it follows a change of language. */
 type Note = { kind: 'ok' | 'warn' | 'error'; text: () => string };
@@ -68,7 +79,8 @@ const state = {
 // ---------- helpers ----------
 
 const tripLabel = (tr: Trip) => tr.dropoff_address || tr.id.slice(0, 8);
-const money = (amount: string | null | undefined, currency = state.me ? '' : '') => (amount ? `${amount}${currency ? ` ${currency}` : ''}` : '—');
+const money = (amount: string | null | undefined, currency = state.me ? '' : '') =>
+  amount ? `${amount}${currency ? ` ${currency}` : ''}` : '—';
 const cashToCollect = (tr: Trip): string | null => {
   const c = (tr as Trip & { cash_to_collect?: string | null }).cash_to_collect ?? null;
   return c && Number(c) > 0 ? c : null;
@@ -87,7 +99,6 @@ function sumMoney(amounts: string[]): string {
   return `${neg ? '-' : ''}${c / 100n}.${String(c % 100n).padStart(2, '0')}`;
 }
 const latlon = (p: { coordinates: number[] }) => ({ lon: p.coordinates[0]!, lat: p.coordinates[1]! });
-
 
 /** The trip as the driver sees it: the server's state with the queued actions applied. */
 function view(tr: Trip): Trip {
@@ -129,11 +140,25 @@ function problemText(code: string | undefined, extra?: unknown): string {
 // ---------- persistence ----------
 
 async function saveCache() {
-  await store.set('cache', { me: state.me, trips: [...state.trips.values()], notifications: state.notifications, earnings: state.earnings, settlements: state.settlements, cash: state.cash });
+  await store.set('cache', {
+    me: state.me,
+    trips: [...state.trips.values()],
+    notifications: state.notifications,
+    earnings: state.earnings,
+    settlements: state.settlements,
+    cash: state.cash,
+  });
 }
 
 async function loadCache() {
-  const c = await store.get<{ me: Me | null; trips: Trip[]; notifications: Notification[]; earnings: Earnings | null; settlements: Settlement[]; cash?: Cash | null }>('cache');
+  const c = await store.get<{
+    me: Me | null;
+    trips: Trip[];
+    notifications: Notification[];
+    earnings: Earnings | null;
+    settlements: Settlement[];
+    cash?: Cash | null;
+  }>('cache');
   if (!c || (state.me && c.me && c.me.user_id !== session.user()?.id)) return;
   if (c.me && c.me.user_id !== session.user()?.id) return;
   state.me = c.me;
@@ -197,7 +222,9 @@ function refresh(): Promise<void> {
       const from = new Date();
       from.setHours(0, 0, 0, 0);
       from.setDate(from.getDate() - 6);
-      state.earnings = (await ok(api.GET('/api/v1/driver/earnings', { params: { query: { from: from.toISOString(), limit: 100 } } }))) as Earnings;
+      state.earnings = (await ok(
+        api.GET('/api/v1/driver/earnings', { params: { query: { from: from.toISOString(), limit: 100 } } }),
+      )) as Earnings;
       state.settlements = (await ok(api.GET('/api/v1/driver/settlements', { params: { query: { limit: 20 } } }))).data;
       state.cash = (await ok(api.GET('/api/v1/driver/cash', { params: { query: { limit: 20 } } }))) as Cash;
       await saveCache();
@@ -214,11 +241,24 @@ function refresh(): Promise<void> {
 
 /** Uploads a stored photo or signature through an evidence upload slot; returns the stored object's id. */
 async function upload(b: StoredBlob): Promise<string> {
-  const body = { trip_id: b.meta.trip_id!, stage: b.meta.stage as 'pickup' | 'delivery', proof_type: b.meta.proof_type as 'photo' | 'signature', mime_type: b.blob.type as 'image/jpeg', size_bytes: b.blob.size, filename: b.meta.filename ?? 'evidence.jpg' };
+  const body = {
+    trip_id: b.meta.trip_id!,
+    stage: b.meta.stage as 'pickup' | 'delivery',
+    proof_type: b.meta.proof_type as 'photo' | 'signature',
+    mime_type: b.blob.type as 'image/jpeg',
+    size_bytes: b.blob.size,
+    filename: b.meta.filename ?? 'evidence.jpg',
+  };
   const r = await api.POST('/api/v1/storage/evidence/uploads', { body });
   if (!r.response.ok) {
     const p = r.error as { code?: string } | undefined;
-    if (r.response.status >= 400 && r.response.status < 500 && r.response.status !== 401 && r.response.status !== 408 && r.response.status !== 429) {
+    if (
+      r.response.status >= 400 &&
+      r.response.status < 500 &&
+      r.response.status !== 401 &&
+      r.response.status !== 408 &&
+      r.response.status !== 429
+    ) {
       throw Object.assign(new Error(problemText(p?.code)), { fatal: true, code: p?.code });
     }
     throw new Error(`upload slot ${r.response.status}`);
@@ -232,7 +272,8 @@ async function upload(b: StoredBlob): Promise<string> {
   const put = await authorizedFetch(slot.upload_url, { method: 'PUT', body: b.blob, headers });
   if (!put.ok) {
     const p = (await put.json().catch(() => ({}))) as { code?: string };
-    if (put.status >= 400 && put.status < 500 && put.status !== 401) throw Object.assign(new Error(problemText(p.code)), { fatal: true, code: p.code });
+    if (put.status >= 400 && put.status < 500 && put.status !== 401)
+      throw Object.assign(new Error(problemText(p.code)), { fatal: true, code: p.code });
     throw new Error(`upload ${put.status}`);
   }
   return slot.object_id;
@@ -242,7 +283,11 @@ async function upload(b: StoredBlob): Promise<string> {
 function resolvePayload(op: QueuedOp): Record<string, unknown> {
   const up = op.uploaded ?? {};
   const payload = { ...op.payload };
-  const evidence = up.photo ? { type: 'photo', storage_key: up.photo } : up.signature && op.type !== 'upload' ? { type: 'signature', storage_key: up.signature } : null;
+  const evidence = up.photo
+    ? { type: 'photo', storage_key: up.photo }
+    : up.signature && op.type !== 'upload'
+      ? { type: 'signature', storage_key: up.signature }
+      : null;
   if (evidence && op.type !== 'upload') payload.evidence = evidence;
   return payload;
 }
@@ -320,10 +365,23 @@ async function syncOnce(): Promise<void> {
 }
 
 /** Queues one action (or several steps of one: `then`, queued with it and sent in the same push), shows it, sends it. */
-async function enqueue(type: string, payload: Record<string, unknown>, files: StoredBlob[] = [], blobs?: Record<string, string>, then: { type: string; payload: Record<string, unknown> }[] = []) {
+async function enqueue(
+  type: string,
+  payload: Record<string, unknown>,
+  files: StoredBlob[] = [],
+  blobs?: Record<string, string>,
+  then: { type: string; payload: Record<string, unknown> }[] = [],
+) {
   const user = session.user()!;
   await queue.add({ id: clientId(type.replace(/[^a-z_.]/g, '')), type, payload, user_id: user.id, blobs, label: type }, files);
-  for (const next of then) await queue.add({ id: clientId(next.type.replace(/[^a-z_.]/g, '')), type: next.type, payload: next.payload, user_id: user.id, label: next.type });
+  for (const next of then)
+    await queue.add({
+      id: clientId(next.type.replace(/[^a-z_.]/g, '')),
+      type: next.type,
+      payload: next.payload,
+      user_id: user.id,
+      label: next.type,
+    });
   await loadPending();
   if (!navigator.onLine) note('warn', () => t('savedOffline'));
   render();
@@ -351,7 +409,11 @@ function updateGps() {
   }
   const want = !!session.user() && onDuty();
   if (want && gps.watch === null) {
-    gps.watch = navigator.geolocation.watchPosition(onPosition, onGpsError, { enableHighAccuracy: true, maximumAge: 5000, timeout: 60_000 });
+    gps.watch = navigator.geolocation.watchPosition(onPosition, onGpsError, {
+      enableHighAccuracy: true,
+      maximumAge: 5000,
+      timeout: 60_000,
+    });
     if (state.gps === 'off') state.gps = 'stale';
   } else if (!want && gps.watch !== null) {
     navigator.geolocation.clearWatch(gps.watch);
@@ -515,7 +577,11 @@ function render() {
       'nav',
       { class: 'd-tabs', 'aria-label': t('menu') },
       tabs.map(([id, text]) =>
-        h('button', { class: 'd-tab', 'aria-current': state.tab === id ? 'page' : null, 'data-tab': id, onclick: () => ((state.tab = id), render()) }, text),
+        h(
+          'button',
+          { class: 'd-tab', 'aria-current': state.tab === id ? 'page' : null, 'data-tab': id, onclick: () => ((state.tab = id), render()) },
+          text,
+        ),
       ),
     ),
   );
@@ -539,7 +605,8 @@ function typedValues() {
   for (const el of root.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input[id], textarea[id]')) {
     if (el.dataset.typed && el.type !== 'file' && el.type !== 'checkbox') kept.set(key(el), el.value);
   }
-  const focused = document.activeElement && root.contains(document.activeElement) && document.activeElement.id ? key(document.activeElement) : null;
+  const focused =
+    document.activeElement && root.contains(document.activeElement) && document.activeElement.id ? key(document.activeElement) : null;
   return {
     restore() {
       for (const el of root.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input[id], textarea[id]')) {
@@ -562,7 +629,10 @@ function renderStatus() {
     el.dataset.queue = String(ops);
     el.dataset.points = String(points);
     el.className = 'd-status';
-    el.textContent = ops + points === 0 ? t('allSent') : tf('waiting', { ops: count(ops, 'actionOne', 'actions'), points: count(points, 'gpsPointOne', 'gpsPoints') });
+    el.textContent =
+      ops + points === 0
+        ? t('allSent')
+        : tf('waiting', { ops: count(ops, 'actionOne', 'actions'), points: count(points, 'gpsPointOne', 'gpsPoints') });
   });
 }
 
@@ -572,12 +642,23 @@ function renderBanners() {
   const out: HTMLElement[] = [];
   if (state.sessionLost) out.push(h('p', { class: 'd-banner warn' }, t('sessionLost')));
   if (!state.online) out.push(h('p', { class: 'd-banner warn', 'data-banner': 'offline' }, t('offlineBanner')));
-  if (state.me?.availability_locked) out.push(h('p', { class: 'd-banner error', 'data-banner': 'locked' }, `${t('lockedBy')}: ${state.me.availability_lock_reason ?? '—'}`));
+  if (state.me?.availability_locked)
+    out.push(h('p', { class: 'd-banner error', 'data-banner': 'locked' }, `${t('lockedBy')}: ${state.me.availability_lock_reason ?? '—'}`));
   if (state.gps === 'denied') out.push(h('p', { class: 'd-banner error', 'data-banner': 'gps-denied' }, t('gpsDenied')));
   else if (state.gps === 'stale' && onDuty()) out.push(h('p', { class: 'd-banner warn', 'data-banner': 'gps-stale' }, t('gpsStale')));
   for (const n of state.notes) {
     out.push(
-      h('p', { class: `d-banner ${n.kind}`, role: n.kind === 'ok' ? 'status' : 'alert', 'data-note': n.kind }, n.text(), ' ', h('button', { class: 'd-x', 'aria-label': t('close'), onclick: () => ((state.notes = state.notes.filter((x) => x !== n)), renderBanners()) }, '×')),
+      h(
+        'p',
+        { class: `d-banner ${n.kind}`, role: n.kind === 'ok' ? 'status' : 'alert', 'data-note': n.kind },
+        n.text(),
+        ' ',
+        h(
+          'button',
+          { class: 'd-x', 'aria-label': t('close'), onclick: () => ((state.notes = state.notes.filter((x) => x !== n)), renderBanners()) },
+          '×',
+        ),
+      ),
     );
   }
   clear(el, out);
@@ -602,7 +683,12 @@ function availability(): HTMLElement {
   return h(
     'section',
     { class: 'd-card d-duty' },
-    h('div', null, h('strong', null, on ? t('available') : t('notAvailable')), me?.availability_locked ? h('div', { class: 'muted' }, t('availabilityLocked')) : null),
+    h(
+      'div',
+      null,
+      h('strong', null, on ? t('available') : t('notAvailable')),
+      me?.availability_locked ? h('div', { class: 'muted' }, t('availabilityLocked')) : null,
+    ),
     h(
       'button',
       {
@@ -634,11 +720,12 @@ function offerCard(tr: Trip): HTMLElement {
   const cash = cashToCollect(tr);
   let rejecting = false;
   const form = h('form', { class: 'd-reject', hidden: true }) as HTMLFormElement;
-  const reason = h('select', { name: 'reason', 'aria-label': t('rejectReason') }, ['tooFar', 'vehicleFull', 'endingShift', 'otherReason'].map((k) => h('option', { value: t(k as 'tooFar') }, t(k as 'tooFar'))));
-  form.append(
-    h('label', null, t('rejectReason'), reason),
-    h('button', { type: 'submit', class: 'd-big danger' }, t('confirmReject')),
+  const reason = h(
+    'select',
+    { name: 'reason', 'aria-label': t('rejectReason') },
+    ['tooFar', 'vehicleFull', 'endingShift', 'otherReason'].map((k) => h('option', { value: t(k as 'tooFar') }, t(k as 'tooFar'))),
   );
+  form.append(h('label', null, t('rejectReason'), reason), h('button', { type: 'submit', class: 'd-big danger' }, t('confirmReject')));
   form.onsubmit = (e) => {
     e.preventDefault();
     void enqueue('trip.reject', { trip_id: tr.id, reason: reason.value });
@@ -647,16 +734,32 @@ function offerCard(tr: Trip): HTMLElement {
     'article',
     { class: 'd-card d-offer', 'data-offer': tr.id },
     h('h2', null, t('newOffer'), ' ', h('span', { class: 'd-countdown', 'data-countdown': tr.id, 'aria-label': t('timeToAccept') })),
-    h('dl', null,
-      h('dt', null, t('pickup')), h('dd', null, tr.pickup_address),
-      h('dt', null, t('dropoff')), h('dd', null, tr.dropoff_address),
-      h('dt', null, t('distance')), h('dd', null, `${fmtKm(length)}${toPickup !== null ? ` (+${fmtKm(toPickup)} ${t('toPickup')})` : ''}`),
-      h('dt', null, t('yourFee')), h('dd', { class: 'd-fee' }, money(tr.driver_earning, tr.currency)),
+    h(
+      'dl',
+      null,
+      h('dt', null, t('pickup')),
+      h('dd', null, tr.pickup_address),
+      h('dt', null, t('dropoff')),
+      h('dd', null, tr.dropoff_address),
+      h('dt', null, t('distance')),
+      h('dd', null, `${fmtKm(length)}${toPickup !== null ? ` (+${fmtKm(toPickup)} ${t('toPickup')})` : ''}`),
+      h('dt', null, t('yourFee')),
+      h('dd', { class: 'd-fee' }, money(tr.driver_earning, tr.currency)),
       cash ? [h('dt', null, t('cashToCollect')), h('dd', { class: 'd-cash' }, money(cash, tr.currency))] : null,
     ),
-    h('div', { class: 'd-row' },
-      h('button', { class: 'd-big primary', 'data-action': 'accept', onclick: () => void enqueue('trip.accept', { trip_id: tr.id }) }, t('accept')),
-      h('button', { class: 'd-big', 'data-action': 'reject', onclick: () => ((rejecting = !rejecting), (form.hidden = !rejecting)) }, t('reject')),
+    h(
+      'div',
+      { class: 'd-row' },
+      h(
+        'button',
+        { class: 'd-big primary', 'data-action': 'accept', onclick: () => void enqueue('trip.accept', { trip_id: tr.id }) },
+        t('accept'),
+      ),
+      h(
+        'button',
+        { class: 'd-big', 'data-action': 'reject', onclick: () => ((rejecting = !rejecting), (form.hidden = !rejecting)) },
+        t('reject'),
+      ),
     ),
     form,
   );
@@ -684,7 +787,12 @@ function cashCard(entries: number): HTMLElement | null {
             return h(
               'li',
               { 'data-cash-entry': e.entry_type },
-              h('div', null, tr ? `${what} · ${tripLabel(tr)}` : what, h('div', { class: 'muted' }, `${fmtTime(e.created_at)}${e.note ? ` · ${e.note}` : ''}`)),
+              h(
+                'div',
+                null,
+                tr ? `${what} · ${tripLabel(tr)}` : what,
+                h('div', { class: 'muted' }, `${fmtTime(e.created_at)}${e.note ? ` · ${e.note}` : ''}`),
+              ),
               h('strong', null, `${e.amount.startsWith('-') ? '−' + e.amount.slice(1) : '+' + e.amount}`),
             );
           }),
@@ -701,7 +809,13 @@ function tripRow(tr: Trip): HTMLElement {
       null,
       h('strong', null, tr.dropoff_address),
       h('div', { class: 'muted' }, `${label(tr.status)} · ${money(tr.driver_earning, tr.currency)}`),
-      cashToCollect(tr) && ACTIVE.has(tr.status) ? h('div', { class: 'd-cash', 'data-cash-due': cashToCollect(tr) }, `${t('cashToCollect')}: ${money(cashToCollect(tr), tr.currency)}`) : null,
+      cashToCollect(tr) && ACTIVE.has(tr.status)
+        ? h(
+            'div',
+            { class: 'd-cash', 'data-cash-due': cashToCollect(tr) },
+            `${t('cashToCollect')}: ${money(cashToCollect(tr), tr.currency)}`,
+          )
+        : null,
     ),
     ACTIVE.has(tr.status) ? h('button', { class: 'd-go', onclick: () => ((state.tab = 'route'), render()) }, t('openTrip')) : null,
   );
@@ -713,10 +827,17 @@ function queueList(): HTMLElement | null {
     'section',
     { class: 'd-card', id: 'queue' },
     h('h2', null, t('toSend')),
-    h('ul', { class: 'd-list' },
+    h(
+      'ul',
+      { class: 'd-list' },
       state.pending.map((op) => {
         const tr = state.trips.get(op.payload.trip_id as string);
-        return h('li', { 'data-op': op.type }, `${t(OP_NAMES[op.type] ?? 'error')}${tr ? ` · ${tripLabel(tr)}` : ''}`, h('span', { class: 'muted' }, ` ${fmtTime(op.created_at)}`));
+        return h(
+          'li',
+          { 'data-op': op.type },
+          `${t(OP_NAMES[op.type] ?? 'error')}${tr ? ` · ${tripLabel(tr)}` : ''}`,
+          h('span', { class: 'muted' }, ` ${fmtTime(op.created_at)}`),
+        );
       }),
     ),
   );
@@ -726,7 +847,11 @@ function renderToday(): HTMLElement {
   const all = trips();
   const offers = all.filter((tr) => tr.status === 'assigned');
   const active = all.filter((tr) => ACTIVE.has(tr.status));
-  const done = all.filter((tr) => ['completed', 'returned', 'failed'].includes(tr.status) && isToday(tr.completed_at ?? tr.returned_at ?? tr.failed_at ?? tr.updated_at));
+  const done = all.filter(
+    (tr) =>
+      ['completed', 'returned', 'failed'].includes(tr.status) &&
+      isToday(tr.completed_at ?? tr.returned_at ?? tr.failed_at ?? tr.updated_at),
+  );
   const earned = (state.earnings?.data ?? []).filter((e) => isToday(e.completed_at));
   const total = sumMoney(earned.map((e) => e.driver_earning));
   return h(
@@ -737,12 +862,22 @@ function renderToday(): HTMLElement {
     state.install ? h('button', { class: 'd-big', onclick: () => void state.install?.() }, t('install')) : null,
     queueList(),
     offers.map(offerCard),
-    h('section', { class: 'd-card' }, h('h2', null, t('activeTrips')), active.length ? h('ul', { class: 'd-list' }, active.map(tripRow)) : h('p', { class: 'muted' }, t('noActive'))),
+    h(
+      'section',
+      { class: 'd-card' },
+      h('h2', null, t('activeTrips')),
+      active.length ? h('ul', { class: 'd-list' }, active.map(tripRow)) : h('p', { class: 'muted' }, t('noActive')),
+    ),
     h(
       'section',
       { class: 'd-card', id: 'today-earnings' },
       h('h2', null, t('todayEarnings')),
-      h('p', { class: 'd-total' }, `${total} ${state.earnings?.currency ?? ''}`, h('span', { class: 'muted' }, ` · ${count(earned.length, 'tripOne', 'trips')}`)),
+      h(
+        'p',
+        { class: 'd-total' },
+        `${total} ${state.earnings?.currency ?? ''}`,
+        h('span', { class: 'muted' }, ` · ${count(earned.length, 'tripOne', 'trips')}`),
+      ),
       done.length ? h('ul', { class: 'd-list' }, done.map(tripRow)) : null,
     ),
   );
@@ -762,7 +897,8 @@ function stops(): Stop[] {
     .filter((tr) => ACTIVE.has(tr.status))
     .sort((a, b) => (a.stop_order ?? 1e9) - (b.stop_order ?? 1e9) || (a.accepted_at ?? '').localeCompare(b.accepted_at ?? ''));
   const out: Stop[] = [];
-  for (const tr of active) if (tr.status === 'accepted') out.push({ trip: tr, kind: 'pickup', at: latlon(tr.pickup_location), address: tr.pickup_address });
+  for (const tr of active)
+    if (tr.status === 'accepted') out.push({ trip: tr, kind: 'pickup', at: latlon(tr.pickup_location), address: tr.pickup_address });
   for (const tr of active) {
     if (tr.status === 'returning') out.push({ trip: tr, kind: 'pickup', at: latlon(tr.pickup_location), address: tr.pickup_address });
     else out.push({ trip: tr, kind: 'dropoff', at: latlon(tr.dropoff_location), address: tr.dropoff_address });
@@ -776,8 +912,21 @@ function navLinks(s: Stop): HTMLElement {
     'div',
     { class: 'd-row d-nav' },
     h('a', { class: 'd-btn', href: `geo:${lat},${lon}?q=${lat},${lon}(${encodeURIComponent(s.address)})` }, t('navigate')),
-    h('a', { class: 'd-btn', href: `https://www.openstreetmap.org/directions?route=%3B${lat}%2C${lon}#map=17/${lat}/${lon}`, target: '_blank', rel: 'noopener' }, 'OpenStreetMap'),
-    h('a', { class: 'd-btn', href: `https://www.google.com/maps/dir/?api=1&destination=${lat},${lon}`, target: '_blank', rel: 'noopener' }, 'Google Maps'),
+    h(
+      'a',
+      {
+        class: 'd-btn',
+        href: `https://www.openstreetmap.org/directions?route=%3B${lat}%2C${lon}#map=17/${lat}/${lon}`,
+        target: '_blank',
+        rel: 'noopener',
+      },
+      'OpenStreetMap',
+    ),
+    h(
+      'a',
+      { class: 'd-btn', href: `https://www.google.com/maps/dir/?api=1&destination=${lat},${lon}`, target: '_blank', rel: 'noopener' },
+      'Google Maps',
+    ),
   );
 }
 
@@ -794,13 +943,32 @@ function contactLinks(tr: Trip): HTMLElement | null {
       'div',
       { class: 'd-row' },
       h('a', { class: 'd-btn d-call', href: `tel:${phone}`, 'aria-label': t('callRecipient') }, t('call')),
-      h('a', { class: 'd-btn d-whatsapp', href: `https://wa.me/${digits}`, target: '_blank', rel: 'noopener', 'aria-label': t('whatsappRecipient') }, 'WhatsApp'),
+      h(
+        'a',
+        {
+          class: 'd-btn d-whatsapp',
+          href: `https://wa.me/${digits}`,
+          target: '_blank',
+          rel: 'noopener',
+          'aria-label': t('whatsappRecipient'),
+        },
+        'WhatsApp',
+      ),
     ),
   );
 }
 
 function pinField(id: string): HTMLInputElement {
-  return h('input', { id, name: 'pin', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]*', maxlength: '12', required: true, class: 'd-pin' });
+  return h('input', {
+    id,
+    name: 'pin',
+    inputmode: 'numeric',
+    autocomplete: 'one-time-code',
+    pattern: '[0-9]*',
+    maxlength: '12',
+    required: true,
+    class: 'd-pin',
+  });
 }
 
 /** A photo from the camera (capture=environment), resized before it is kept; shows a preview. */
@@ -864,7 +1032,15 @@ function signaturePad() {
   const stop = () => (drawing = false);
   canvas.addEventListener('pointerup', stop);
   canvas.addEventListener('pointercancel', stop);
-  const clearBtn = h('button', { type: 'button', class: 'd-btn', onclick: () => (ctx.clearRect(0, 0, canvas.width, canvas.height), (drawn = false), delete canvas.dataset.drawn) }, t('clearSignature'));
+  const clearBtn = h(
+    'button',
+    {
+      type: 'button',
+      class: 'd-btn',
+      onclick: () => (ctx.clearRect(0, 0, canvas.width, canvas.height), (drawn = false), delete canvas.dataset.drawn),
+    },
+    t('clearSignature'),
+  );
   return {
     el: h('div', { class: 'd-signature' }, h('p', { class: 'muted' }, t('signHere')), canvas, clearBtn),
     blob: (): Promise<Blob | null> => (drawn ? new Promise((r) => canvas.toBlob((b) => r(b), 'image/png')) : Promise.resolve(null)),
@@ -884,7 +1060,9 @@ function stopActions(s: Stop): HTMLElement {
         onsubmit: (e: Event) => {
           e.preventDefault();
           void (async () => {
-            await enqueue('trip.verify_pickup', { trip_id: tr.id, pin: pin.value.trim() }, [], undefined, [{ type: 'trip.start_delivery', payload: { trip_id: tr.id } }]);
+            await enqueue('trip.verify_pickup', { trip_id: tr.id, pin: pin.value.trim() }, [], undefined, [
+              { type: 'trip.start_delivery', payload: { trip_id: tr.id } },
+            ]);
           })();
         },
       },
@@ -894,13 +1072,20 @@ function stopActions(s: Stop): HTMLElement {
     );
   }
   if (tr.status === 'picked_up') {
-    return h('button', { class: 'd-big primary', onclick: () => void enqueue('trip.start_delivery', { trip_id: tr.id }) }, t('startDelivery'));
+    return h(
+      'button',
+      { class: 'd-big primary', onclick: () => void enqueue('trip.start_delivery', { trip_id: tr.id }) },
+      t('startDelivery'),
+    );
   }
   if (tr.status === 'returning') {
     const pin = pinField('return-pin');
     return h(
       'form',
-      { class: 'd-form', onsubmit: (e: Event) => (e.preventDefault(), void enqueue('trip.return', { trip_id: tr.id, pin: pin.value.trim() })) },
+      {
+        class: 'd-form',
+        onsubmit: (e: Event) => (e.preventDefault(), void enqueue('trip.return', { trip_id: tr.id, pin: pin.value.trim() })),
+      },
       h('p', null, t('returnHint')),
       h('label', { for: 'return-pin' }, t('pickupPinFromMerchant')),
       pin,
@@ -915,9 +1100,19 @@ function stopActions(s: Stop): HTMLElement {
   // A cash trip: the amount taken at the door (prefilled with what is due) and, when it differs, why.
   const cashDue = cashToCollect(tr);
   const cashInput = cashDue
-    ? (h('input', { id: 'delivery-cash', name: 'cash_collected', inputmode: 'decimal', pattern: '[0-9]+([.][0-9]{1,2})?', required: true, value: cashDue, class: 'd-cash-input' }) as HTMLInputElement)
+    ? (h('input', {
+        id: 'delivery-cash',
+        name: 'cash_collected',
+        inputmode: 'decimal',
+        pattern: '[0-9]+([.][0-9]{1,2})?',
+        required: true,
+        value: cashDue,
+        class: 'd-cash-input',
+      }) as HTMLInputElement)
     : null;
-  const cashReason = cashDue ? (h('input', { id: 'delivery-cash-reason', name: 'cash_discrepancy_reason', maxlength: '500' }) as HTMLInputElement) : null;
+  const cashReason = cashDue
+    ? (h('input', { id: 'delivery-cash-reason', name: 'cash_discrepancy_reason', maxlength: '500' }) as HTMLInputElement)
+    : null;
   const deliver = h(
     'form',
     {
@@ -937,12 +1132,23 @@ function stopActions(s: Stop): HTMLElement {
           // The signature is kept as evidence of the trip; it is the proof's evidence when there is no photo.
           if (signature && photo) {
             const key = blobKey();
-            await queue.add({ id: clientId('upload'), type: 'upload', payload: { trip_id: tr.id }, user_id: session.user()!.id, blobs: { signature: key } }, [
-              { key, blob: signature, meta: { trip_id: tr.id, stage: 'delivery', proof_type: 'signature', filename: 'signature.png' } },
-            ]);
+            await queue.add(
+              {
+                id: clientId('upload'),
+                type: 'upload',
+                payload: { trip_id: tr.id },
+                user_id: session.user()!.id,
+                blobs: { signature: key },
+              },
+              [{ key, blob: signature, meta: { trip_id: tr.id, stage: 'delivery', proof_type: 'signature', filename: 'signature.png' } }],
+            );
           } else if (signature) {
             const key = blobKey();
-            files.push({ key, blob: signature, meta: { trip_id: tr.id, stage: 'delivery', proof_type: 'signature', filename: 'signature.png' } });
+            files.push({
+              key,
+              blob: signature,
+              meta: { trip_id: tr.id, stage: 'delivery', proof_type: 'signature', filename: 'signature.png' },
+            });
             blobs.signature = key;
           }
           const payload: Record<string, unknown> = { trip_id: tr.id, pin: pin.value.trim() };
@@ -968,7 +1174,9 @@ function stopActions(s: Stop): HTMLElement {
   const reason = h(
     'select',
     { id: 'fail-reason', name: 'reason' },
-    ['recipient_absent', 'refused', 'wrong_address', 'unsafe_location', 'damaged', 'other'].map((r) => h('option', { value: r }, t(`fail_${r}` as 'fail_other'))),
+    ['recipient_absent', 'refused', 'wrong_address', 'unsafe_location', 'damaged', 'other'].map((r) =>
+      h('option', { value: r }, t(`fail_${r}` as 'fail_other')),
+    ),
   );
   const noteInput = h('input', { id: 'fail-note', name: 'note', maxlength: '500' });
   const fail = h(
@@ -988,7 +1196,12 @@ function stopActions(s: Stop): HTMLElement {
             files.push({ key, blob: failPhoto, meta: { trip_id: tr.id, stage: 'delivery', proof_type: 'photo', filename: 'attempt.jpg' } });
             blobs.photo = key;
           }
-          void enqueue('trip.fail_delivery', { trip_id: tr.id, reason: reason.value, ...(noteInput.value.trim() ? { note: noteInput.value.trim() } : {}) }, files, blobs);
+          void enqueue(
+            'trip.fail_delivery',
+            { trip_id: tr.id, reason: reason.value, ...(noteInput.value.trim() ? { note: noteInput.value.trim() } : {}) },
+            files,
+            blobs,
+          );
         },
       },
       h('label', { for: 'fail-reason' }, t('failReason')),
@@ -1015,7 +1228,9 @@ function renderRoute(): HTMLElement {
       h('p', { class: 'muted' }, `${t('nextStop')} · ${next.kind === 'pickup' ? t('pickup') : t('dropoff')} · ${label(next.trip.status)}`),
       h('h2', { class: 'd-address' }, next.address),
       next.trip.notes ? h('p', null, next.trip.notes) : null,
-      cashToCollect(next.trip) && next.kind === 'dropoff' ? h('p', { class: 'd-cash' }, `${t('cashToCollect')}: ${money(cashToCollect(next.trip), next.trip.currency)}`) : null,
+      cashToCollect(next.trip) && next.kind === 'dropoff'
+        ? h('p', { class: 'd-cash' }, `${t('cashToCollect')}: ${money(cashToCollect(next.trip), next.trip.currency)}`)
+        : null,
       navLinks(next),
       contactLinks(next.trip),
       stopActions(next),
@@ -1025,7 +1240,11 @@ function renderRoute(): HTMLElement {
       'section',
       { class: 'd-card' },
       h('h2', null, t('stopsInOrder')),
-      h('ol', { class: 'd-list' }, list.map((s) => h('li', { 'data-stop': s.kind }, `${s.kind === 'pickup' ? t('pickup') : t('dropoff')}: ${s.address}`))),
+      h(
+        'ol',
+        { class: 'd-list' },
+        list.map((s) => h('li', { 'data-stop': s.kind }, `${s.kind === 'pickup' ? t('pickup') : t('dropoff')}: ${s.address}`)),
+      ),
     ),
   );
 }
@@ -1049,7 +1268,12 @@ async function drawMap() {
     list.forEach((s, i) => {
       const at: [number, number] = [s.at.lat, s.at.lon];
       pts.push(at);
-      L.circleMarker(at, { radius: i === 0 ? 11 : 8, color: s.kind === 'pickup' ? m.COLORS.pickup : m.COLORS.dropoff, fillOpacity: 0.85, weight: 3 })
+      L.circleMarker(at, {
+        radius: i === 0 ? 11 : 8,
+        color: s.kind === 'pickup' ? m.COLORS.pickup : m.COLORS.dropoff,
+        fillOpacity: 0.85,
+        weight: 3,
+      })
         .bindTooltip(`${i + 1}. ${s.address}`)
         .addTo(map);
     });
@@ -1085,14 +1309,18 @@ function renderInbox(): HTMLElement {
               h('div', null, h('strong', null, n.title), h('div', null, n.body), h('div', { class: 'muted' }, fmtTime(n.created_at))),
               n.read
                 ? null
-                : h('button', {
-                    class: 'd-go',
-                    onclick: () => {
-                      n.read = true;
-                      void saveCache();
-                      void enqueue('notification.read', { notification_id: n.id });
+                : h(
+                    'button',
+                    {
+                      class: 'd-go',
+                      onclick: () => {
+                        n.read = true;
+                        void saveCache();
+                        void enqueue('notification.read', { notification_id: n.id });
+                      },
                     },
-                  }, t('markRead')),
+                    t('markRead'),
+                  ),
             ),
           ),
         ),
@@ -1103,7 +1331,11 @@ function renderEarnings(): HTMLElement {
   const e = state.earnings;
   const byDay = new Map<string, { amounts: string[]; count: number }>();
   for (const row of e?.data ?? []) {
-    const day = new Date(row.completed_at).toLocaleDateString(getLang() === 'es' ? 'es-BO' : 'en-US', { weekday: 'short', day: 'numeric', month: 'short' });
+    const day = new Date(row.completed_at).toLocaleDateString(getLang() === 'es' ? 'es-BO' : 'en-US', {
+      weekday: 'short',
+      day: 'numeric',
+      month: 'short',
+    });
     const d = byDay.get(day) ?? { amounts: [], count: 0 };
     d.amounts.push(row.driver_earning);
     d.count++;
@@ -1117,20 +1349,45 @@ function renderEarnings(): HTMLElement {
       'section',
       { class: 'd-card' },
       h('h2', null, t('last7Days')),
-      h('p', { class: 'd-total' }, `${e?.total_earnings ?? '0.00'} ${e?.currency ?? ''}`, h('span', { class: 'muted' }, ` · ${count(e?.completed_trips ?? 0, 'tripOne', 'trips')}`)),
-      h('table', { class: 'd-table' },
+      h(
+        'p',
+        { class: 'd-total' },
+        `${e?.total_earnings ?? '0.00'} ${e?.currency ?? ''}`,
+        h('span', { class: 'muted' }, ` · ${count(e?.completed_trips ?? 0, 'tripOne', 'trips')}`),
+      ),
+      h(
+        'table',
+        { class: 'd-table' },
         h('thead', null, h('tr', null, h('th', null, t('day')), h('th', null, t('trips')), h('th', null, t('earnings')))),
-        h('tbody', null, [...byDay].map(([day, d]) => h('tr', null, h('td', null, day), h('td', null, d.count), h('td', null, sumMoney(d.amounts))))),
+        h(
+          'tbody',
+          null,
+          [...byDay].map(([day, d]) => h('tr', null, h('td', null, day), h('td', null, d.count), h('td', null, sumMoney(d.amounts)))),
+        ),
       ),
     ),
     h(
       'section',
       { class: 'd-card' },
       h('h2', null, t('perTrip')),
-      h('ul', { class: 'd-list' }, (e?.data ?? []).map((row) => {
-        const tr = state.trips.get(row.trip_id);
-        return h('li', null, h('div', null, tr ? tr.dropoff_address : row.trip_id.slice(0, 8), h('div', { class: 'muted' }, `${fmtTime(row.completed_at)} · ${label(row.status)}`)), h('strong', null, row.driver_earning));
-      })),
+      h(
+        'ul',
+        { class: 'd-list' },
+        (e?.data ?? []).map((row) => {
+          const tr = state.trips.get(row.trip_id);
+          return h(
+            'li',
+            null,
+            h(
+              'div',
+              null,
+              tr ? tr.dropoff_address : row.trip_id.slice(0, 8),
+              h('div', { class: 'muted' }, `${fmtTime(row.completed_at)} · ${label(row.status)}`),
+            ),
+            h('strong', null, row.driver_earning),
+          );
+        }),
+      ),
     ),
     h(
       'section',
@@ -1138,14 +1395,34 @@ function renderEarnings(): HTMLElement {
       h('h2', null, t('settlementsTitle')),
       state.settlements.length === 0
         ? h('p', { class: 'muted' }, t('nothingPending'))
-        : h('ul', { class: 'd-list' }, state.settlements.map((s) => h('li', null, h('div', null, `${s.amount} ${s.currency}`, h('div', { class: 'muted' }, `${fmtTime(s.cutoff_at)} · ${count(s.trip_count, 'tripOne', 'trips')}`)), h('strong', null, label(s.status))))),
+        : h(
+            'ul',
+            { class: 'd-list' },
+            state.settlements.map((s) =>
+              h(
+                'li',
+                null,
+                h(
+                  'div',
+                  null,
+                  `${s.amount} ${s.currency}`,
+                  h('div', { class: 'muted' }, `${fmtTime(s.cutoff_at)} · ${count(s.trip_count, 'tripOne', 'trips')}`),
+                ),
+                h('strong', null, label(s.status)),
+              ),
+            ),
+          ),
     ),
   );
 }
 
 // ---------- login ----------
 
-const ROLE_HOME: Record<string, Parameters<typeof t>[0]> = { administrator: 'goConsole', comercio: 'driverGoMerchant', delivery: 'driverGoCustomer' };
+const ROLE_HOME: Record<string, Parameters<typeof t>[0]> = {
+  administrator: 'goConsole',
+  comercio: 'driverGoMerchant',
+  delivery: 'driverGoCustomer',
+};
 
 function renderLogin(message?: string) {
   const email = h('input', { id: 'email', type: 'email', autocomplete: 'username', required: true });
@@ -1178,16 +1455,31 @@ function renderLogin(message?: string) {
     try {
       const user = await login(email.value.trim(), password.value);
       if (user.role !== 'repartidor') {
-        const where = user.role === 'administrator' || user.dispatch || user.subadmin ? 'goConsole' : ROLE_HOME[user.role] ?? 'driverGoCustomer';
+        const where =
+          user.role === 'administrator' || user.dispatch || user.subadmin ? 'goConsole' : (ROLE_HOME[user.role] ?? 'driverGoCustomer');
         await logout();
-        clear(root, h('div', { class: 'login-page' }, h('div', { class: 'login d-login', role: 'alert', 'data-wrong-role': user.role }, h('h1', null, t('driversOnly')), h('p', null, t(where)), h('button', { class: 'd-big', onclick: () => renderLogin() }, t('back')))));
+        clear(
+          root,
+          h(
+            'div',
+            { class: 'login-page' },
+            h(
+              'div',
+              { class: 'login d-login', role: 'alert', 'data-wrong-role': user.role },
+              h('h1', null, t('driversOnly')),
+              h('p', null, t(where)),
+              h('button', { class: 'd-big', onclick: () => renderLogin() }, t('back')),
+            ),
+          ),
+        );
         return;
       }
       state.sessionLost = false;
       await start();
     } catch (x) {
       const p = (x as { problem?: { code?: string; status?: number } }).problem;
-      err.textContent = p?.status === 401 || p?.status === 400 ? t('badCredentials') : p?.status === 429 ? t('tooManyTries') : t('loginFailed');
+      err.textContent =
+        p?.status === 401 || p?.status === 400 ? t('badCredentials') : p?.status === 429 ? t('tooManyTries') : t('loginFailed');
     }
   };
   clear(root, h('div', { class: 'login-page' }, form));

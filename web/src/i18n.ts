@@ -99,7 +99,8 @@ const es = {
   skipToContent: 'Saltar al contenido',
   // The merchant counter (/merchant).
   counterTitle: 'Mostrador del comercio',
-  merchantOnly: 'Esta página es para comercios. Repartidores: usen la app del repartidor; despacho y administración: la consola en /console; clientes: la app del cliente.',
+  merchantOnly:
+    'Esta página es para comercios. Repartidores: usen la app del repartidor; despacho y administración: la consola en /console; clientes: la app del cliente.',
   orders: 'Pedidos',
   express: 'Envíos express',
   catalog: 'Catálogo',
@@ -129,7 +130,8 @@ const es = {
   defaultPrep: 'Preparación habitual (min)',
   badPrep: 'El tiempo de preparación debe ser un número entero de 1 a 240 minutos.',
   cashHeld: 'Efectivo en manos de los repartidores',
-  cashHeldHint: 'Sus pedidos en efectivo que cobró un repartidor de la plataforma: quedan pendientes hasta que la plataforma reciba el efectivo.',
+  cashHeldHint:
+    'Sus pedidos en efectivo que cobró un repartidor de la plataforma: quedan pendientes hasta que la plataforma reciba el efectivo.',
   cashHeldTotal: 'Pendiente de entrega: {amount} · pedidos: {n}',
   collectedAt: 'Cobrado',
   detail: 'Detalle',
@@ -299,9 +301,11 @@ const es = {
   adminDecidesDocs: 'Solo un administrador revisa documentos; aquí ves lo pendiente.',
   nothingToSave: 'No hay cambios que guardar.',
   chatTokenTitle: 'Token del canal de chat',
-  chatTokenHint: 'El token de la API de chat de un comercio. Se guarda cifrado y nunca se vuelve a mostrar; uno nuevo reemplaza al anterior.',
+  chatTokenHint:
+    'El token de la API de chat de un comercio. Se guarda cifrado y nunca se vuelve a mostrar; uno nuevo reemplaza al anterior.',
   webhookSecretTitle: 'Secreto de webhook',
-  webhookSecretHint: 'El secreto con el que se firman los envíos de una suscripción. Se guarda cifrado y nunca se vuelve a mostrar; el anterior sigue firmando durante un día.',
+  webhookSecretHint:
+    'El secreto con el que se firman los envíos de una suscripción. Se guarda cifrado y nunca se vuelve a mostrar; el anterior sigue firmando durante un día.',
   subscription: 'Suscripción',
   chat_token: 'Token del canal',
   secret: 'Secreto',
@@ -479,7 +483,8 @@ const en: Record<Key, string> = {
   skipToContent: 'Skip to content',
   // The merchant counter (/merchant).
   counterTitle: 'Merchant counter',
-  merchantOnly: 'This page is for merchants. Drivers: use the driver app; dispatch and administrators: the console at /console; customers: the customer app.',
+  merchantOnly:
+    'This page is for merchants. Drivers: use the driver app; dispatch and administrators: the console at /console; customers: the customer app.',
   orders: 'Orders',
   express: 'Express deliveries',
   catalog: 'Catalog',
@@ -681,7 +686,8 @@ const en: Record<Key, string> = {
   chatTokenTitle: 'Chat channel token',
   chatTokenHint: "A merchant's chat API token. Stored encrypted and never shown again; a new one replaces the previous one.",
   webhookSecretTitle: 'Webhook secret',
-  webhookSecretHint: "The secret a subscription's deliveries are signed with. Stored encrypted and never shown again; the previous one keeps signing for a day.",
+  webhookSecretHint:
+    "The secret a subscription's deliveries are signed with. Stored encrypted and never shown again; the previous one keeps signing for a day.",
   subscription: 'Subscription',
   chat_token: 'Channel token',
   secret: 'Secret',
@@ -819,7 +825,8 @@ export function count(n: number, one: Key, many: Key): string {
 export function fmtAge(iso: string | null | undefined, now = Date.now()): string {
   if (!iso) return '—';
   const s = Math.max(0, Math.round((now - new Date(iso).getTime()) / 1000));
-  const n = s < 60 ? `${s} s` : s < 3600 ? `${Math.floor(s / 60)} min` : s < 172_800 ? `${Math.floor(s / 3600)} h` : `${Math.floor(s / 86_400)} d`;
+  const n =
+    s < 60 ? `${s} s` : s < 3600 ? `${Math.floor(s / 60)} min` : s < 172_800 ? `${Math.floor(s / 3600)} h` : `${Math.floor(s / 86_400)} d`;
   return tf('ago', { n });
 }
 
@@ -878,14 +885,29 @@ const ERRORS: Record<Lang, Record<string, string>> = {
 
 /** What a failed call says, in the page's language: the server's code mapped, a network failure as "no connection". */
 export function errorText(e: unknown): string {
-  const p = (e as { problem?: { status?: number; code?: string; detail?: string; title?: string; errors?: { field?: string }[] } } | null)?.problem;
+  const p = (e as { problem?: { status?: number; code?: string; detail?: string; title?: string; errors?: { field?: string }[] } } | null)
+    ?.problem;
   if (!p) return e instanceof TypeError ? t('noConnection') : e instanceof Error ? e.message : String(e);
   const mapped = p.code ? ERRORS[lang][p.code] : undefined;
   if (mapped) return mapped;
   if (lang === 'en' && (p.detail || p.title)) return (p.detail ?? p.title)!;
   const s = p.status ?? 0;
   const generic =
-    s === 400 ? t('errBadRequest') : s === 401 ? t('errUnauthorized') : s === 403 ? t('errForbidden') : s === 404 ? t('errNotFound') : s === 409 ? t('errConflict') : s === 422 ? t('errUnprocessable') : s === 429 ? t('errTooMany') : t('errServer');
+    s === 400
+      ? t('errBadRequest')
+      : s === 401
+        ? t('errUnauthorized')
+        : s === 403
+          ? t('errForbidden')
+          : s === 404
+            ? t('errNotFound')
+            : s === 409
+              ? t('errConflict')
+              : s === 422
+                ? t('errUnprocessable')
+                : s === 429
+                  ? t('errTooMany')
+                  : t('errServer');
   const fields = (p.errors ?? []).map((x) => x.field?.replace(/^\/+/, '')).filter((f): f is string => !!f);
   return `${generic}${fields.length ? `: ${[...new Set(fields)].map(label).join(', ')}` : ''} (${p.code ?? s})`;
 }

@@ -37,7 +37,10 @@ export function tileSettings(): { url: string; attribution: string } {
 }
 
 export function createMap(el: HTMLElement, opts: MapOptions = {}): L.Map {
-  const map = L.map(el, { preferCanvas: true, zoomControl: true, attributionControl: true, keyboard: true }).setView(opts.center ?? [-16.5, -68.13], opts.zoom ?? 13);
+  const map = L.map(el, { preferCanvas: true, zoomControl: true, attributionControl: true, keyboard: true }).setView(
+    opts.center ?? [-16.5, -68.13],
+    opts.zoom ?? 13,
+  );
   el.setAttribute('role', 'application');
   const { url, attribution } = tileSettings();
   const plain = () => {

@@ -18,9 +18,26 @@ export async function renderExpress(main: HTMLElement): Promise<void> {
   const list = h('div', { id: 'express-list', class: 'cards' });
   const form = expressForm(() => void drawList(list));
   const mapEl = h('div', { id: 'express-map', class: 'map small-map', 'aria-label': t('pickOnMap') });
-  clear(main, h('div', { class: 'two-cols' }, h('section', { class: 'panel', 'aria-labelledby': 'express-new' }, h('h1', { id: 'express-new' }, t('newExpress')), form, h('p', { class: 'muted' }, t('pickOnMap')), mapEl), h('section', { class: 'panel', 'aria-labelledby': 'express-title' }, h('h1', { id: 'express-title' }, t('express')), list)));
+  clear(
+    main,
+    h(
+      'div',
+      { class: 'two-cols' },
+      h(
+        'section',
+        { class: 'panel', 'aria-labelledby': 'express-new' },
+        h('h1', { id: 'express-new' }, t('newExpress')),
+        form,
+        h('p', { class: 'muted' }, t('pickOnMap')),
+        mapEl,
+      ),
+      h('section', { class: 'panel', 'aria-labelledby': 'express-title' }, h('h1', { id: 'express-title' }, t('express')), list),
+    ),
+  );
   const [branches] = await Promise.all([
-    all((cursor) => ok(api.GET('/api/v1/merchant/branches', { params: { query: { limit: 200, cursor, active: true } } })), 500).catch(() => []),
+    all((cursor) => ok(api.GET('/api/v1/merchant/branches', { params: { query: { limit: 200, cursor, active: true } } })), 500).catch(
+      () => [],
+    ),
     drawList(list),
     showMap(mapEl, form),
   ]);
@@ -54,7 +71,12 @@ function expressForm(done: () => void): HTMLFormElement {
     field('x-name', t('recipientName'), input('text', { required: true, maxlength: 120, autocomplete: 'off' })),
     field('x-phone', t('recipientPhone'), input('tel', { required: true, autocomplete: 'off' })),
     field('x-address', t('dropoffAddress'), input('text', { required: true, maxlength: 300 })),
-    h('div', { class: 'row' }, field('x-lat', t('latitude'), input('text', { inputmode: 'decimal' })), field('x-lon', t('longitude'), input('text', { inputmode: 'decimal' }))),
+    h(
+      'div',
+      { class: 'row' },
+      field('x-lat', t('latitude'), input('text', { inputmode: 'decimal' })),
+      field('x-lon', t('longitude'), input('text', { inputmode: 'decimal' })),
+    ),
     field('x-branch', t('branch'), h('select', null)),
     field('x-package', t('packageDescription'), input('text', { maxlength: 1000 })),
     field('x-value', t('declaredValue'), input('text', { inputmode: 'decimal', placeholder: '0.00' })),
@@ -68,7 +90,8 @@ function expressForm(done: () => void): HTMLFormElement {
     if (!v('x-name')) return formError(form, t('nameRequired'));
     if (!v('x-phone')) return formError(form, t('phoneRequired'));
     if (!v('x-address')) return formError(form, t('dropoffAddress'));
-    if (!v('x-lat') || !v('x-lon') || !Number.isFinite(lat) || !Number.isFinite(lon) || Math.abs(lat) > 90 || Math.abs(lon) > 180) return formError(form, t('pointRequired'));
+    if (!v('x-lat') || !v('x-lon') || !Number.isFinite(lat) || !Number.isFinite(lon) || Math.abs(lat) > 90 || Math.abs(lon) > 180)
+      return formError(form, t('pointRequired'));
     const declared = v('x-value') ? parseMoney(v('x-value')) : '0';
     if (declared === null) return formError(form, t('badPrice'));
     formError(form, null);
@@ -99,8 +122,23 @@ function expressForm(done: () => void): HTMLFormElement {
 async function drawList(box: HTMLElement) {
   try {
     const page = await listExpress();
-    const trips = new Map((await Promise.all(page.data.filter((x) => x.trip_id).map((x) => ok(api.GET('/api/v1/trips/{id}', { params: { path: { id: x.trip_id! } } })).catch(() => null)))).filter((x) => !!x).map((tr) => [tr!.id, tr!]));
-    clear(box, page.data.length ? page.data.map((x) => card(x, x.trip_id ? trips.get(x.trip_id) : undefined)) : h('p', { class: 'muted' }, t('nothingYet')));
+    const trips = new Map(
+      (
+        await Promise.all(
+          page.data
+            .filter((x) => x.trip_id)
+            .map((x) => ok(api.GET('/api/v1/trips/{id}', { params: { path: { id: x.trip_id! } } })).catch(() => null)),
+        )
+      )
+        .filter((x) => !!x)
+        .map((tr) => [tr!.id, tr!]),
+    );
+    clear(
+      box,
+      page.data.length
+        ? page.data.map((x) => card(x, x.trip_id ? trips.get(x.trip_id) : undefined))
+        : h('p', { class: 'muted' }, t('nothingYet')),
+    );
   } catch (e) {
     fail(e);
   }
@@ -110,11 +148,24 @@ function card(x: Express, trip: Trip | undefined) {
   return h(
     'article',
     { class: 'card-x', 'data-express-id': x.id, 'data-trip-id': x.trip_id ?? '' },
-    h('header', null, h('strong', null, x.customer_name), h('span', { class: 'badge' }, label(trip?.status ?? x.status)), h('time', null, fmtTime(x.created_at))),
+    h(
+      'header',
+      null,
+      h('strong', null, x.customer_name),
+      h('span', { class: 'badge' }, label(trip?.status ?? x.status)),
+      h('time', null, fmtTime(x.created_at)),
+    ),
     h('p', null, x.customer_phone ?? '—', ' · ', x.dropoff_address),
-    h('p', { class: 'muted' }, `${t('fee')}: ${fmtMoney(x.delivery_fee)}`, trip?.pickup_pin && ['pending', 'assigned', 'accepted'].includes(trip.status) ? ` · ${t('pickupPin')}: ${trip.pickup_pin}` : ''),
+    h(
+      'p',
+      { class: 'muted' },
+      `${t('fee')}: ${fmtMoney(x.delivery_fee)}`,
+      trip?.pickup_pin && ['pending', 'assigned', 'accepted'].includes(trip.status) ? ` · ${t('pickupPin')}: ${trip.pickup_pin}` : '',
+    ),
     trip?.failure_reason ? h('p', { class: 'failure' }, `${t('deliveryFailed')}: ${label(trip.failure_reason)}`) : null,
-    x.trip_id ? h('button', { type: 'button', class: 'share', onclick: () => void share(x.trip_id!, x.customer_phone) }, t('shareLink')) : null,
+    x.trip_id
+      ? h('button', { type: 'button', class: 'share', onclick: () => void share(x.trip_id!, x.customer_phone) }, t('shareLink'))
+      : null,
     h('output', { class: 'link' }),
   );
 }
@@ -123,12 +174,24 @@ function card(x: Express, trip: Trip | undefined) {
 async function share(tripId: string, phone: string | null) {
   try {
     const current = await api.GET('/api/v1/trips/{id}/recipient-link', { params: { path: { id: tripId } } });
-    const link = current.response.ok && current.data ? current.data : await ok(api.POST('/api/v1/trips/{id}/recipient-link', { params: { path: { id: tripId } }, body: phone ? { recipient_phone: phone } : {} }));
+    const link =
+      current.response.ok && current.data
+        ? current.data
+        : await ok(
+            api.POST('/api/v1/trips/{id}/recipient-link', {
+              params: { path: { id: tripId } },
+              body: phone ? { recipient_phone: phone } : {},
+            }),
+          );
     const url = new URL(link.url, location.origin).toString();
     const out = document.querySelector(`[data-trip-id="${tripId}"] output.link`);
     if (out) out.textContent = url;
     if (navigator.share) await navigator.share({ title: t('tracking'), url }).catch(() => undefined);
-    else if (navigator.clipboard) await navigator.clipboard.writeText(url).then(() => toast(t('linkCopied')), () => undefined);
+    else if (navigator.clipboard)
+      await navigator.clipboard.writeText(url).then(
+        () => toast(t('linkCopied')),
+        () => undefined,
+      );
   } catch (e) {
     fail(e);
   }

@@ -43,9 +43,26 @@ export async function renderMoney(main: HTMLElement): Promise<void> {
       'div',
       { class: 'money-page' },
       h('section', { class: 'panel wide', 'aria-labelledby': 'wallet-title' }, h('h1', { id: 'wallet-title' }, t('wallet')), cards),
-      h('section', { class: 'panel wide', 'aria-labelledby': 'held-title' }, h('h2', { id: 'held-title' }, t('cashHeld')), h('p', { class: 'muted' }, t('cashHeldHint')), held),
-      h('section', { class: 'panel wide', 'aria-labelledby': 'entries-title' }, h('h2', { id: 'entries-title' }, t('entries')), periodForm, entries),
-      h('section', { class: 'panel', 'aria-labelledby': 'settlements-title' }, h('h2', { id: 'settlements-title' }, t('settlementsReceived')), settlements),
+      h(
+        'section',
+        { class: 'panel wide', 'aria-labelledby': 'held-title' },
+        h('h2', { id: 'held-title' }, t('cashHeld')),
+        h('p', { class: 'muted' }, t('cashHeldHint')),
+        held,
+      ),
+      h(
+        'section',
+        { class: 'panel wide', 'aria-labelledby': 'entries-title' },
+        h('h2', { id: 'entries-title' }, t('entries')),
+        periodForm,
+        entries,
+      ),
+      h(
+        'section',
+        { class: 'panel', 'aria-labelledby': 'settlements-title' },
+        h('h2', { id: 'settlements-title' }, t('settlementsReceived')),
+        settlements,
+      ),
       h('section', { class: 'panel', 'aria-labelledby': 'debts-title' }, h('h2', { id: 'debts-title' }, t('debtPayments')), debts),
     ),
   );
@@ -68,24 +85,103 @@ export async function renderMoney(main: HTMLElement): Promise<void> {
       ]);
       clear(
         held,
-        h('p', { class: 'totals', 'data-total': cash.total }, h('strong', null, tf('cashHeldTotal', { amount: fmtMoney(cash.total, cash.currency), n: cash.count }))),
+        h(
+          'p',
+          { class: 'totals', 'data-total': cash.total },
+          h('strong', null, tf('cashHeldTotal', { amount: fmtMoney(cash.total, cash.currency), n: cash.count })),
+        ),
         cash.data.length
-          ? h('div', { class: 'table-scroll' }, h('table', { class: 'held' }, h('thead', null, h('tr', null, h('th', null, t('order')), h('th', null, t('collectedAt')), h('th', { class: 'num' }, t('amount')))), h('tbody', null, cash.data.map((c) => h('tr', { 'data-order-id': c.order_id }, h('td', null, `#${c.order_id.slice(-6).toUpperCase()}`), h('td', null, fmtTime(String(c.collected_at))), h('td', { class: 'num' }, fmtMoney(c.amount, c.currency)))))))
+          ? h(
+              'div',
+              { class: 'table-scroll' },
+              h(
+                'table',
+                { class: 'held' },
+                h(
+                  'thead',
+                  null,
+                  h('tr', null, h('th', null, t('order')), h('th', null, t('collectedAt')), h('th', { class: 'num' }, t('amount'))),
+                ),
+                h(
+                  'tbody',
+                  null,
+                  cash.data.map((c) =>
+                    h(
+                      'tr',
+                      { 'data-order-id': c.order_id },
+                      h('td', null, `#${c.order_id.slice(-6).toUpperCase()}`),
+                      h('td', null, fmtTime(String(c.collected_at))),
+                      h('td', { class: 'num' }, fmtMoney(c.amount, c.currency)),
+                    ),
+                  ),
+                ),
+              ),
+            )
           : null,
       );
       const w = page.wallet;
-      const card = (key: 'availableMoney' | 'pendingMoney' | 'debt' | 'credit', amount: string, cls: string) => h('div', { class: `stat ${cls}`, 'data-stat': cls }, h('span', null, t(key)), h('strong', null, fmtMoney(amount, w.currency)));
-      clear(cards, card('availableMoney', w.available, 'available'), card('pendingMoney', w.pending, 'pending'), card('debt', w.debt, 'debt'), card('credit', w.credit, 'credit'));
+      const card = (key: 'availableMoney' | 'pendingMoney' | 'debt' | 'credit', amount: string, cls: string) =>
+        h('div', { class: `stat ${cls}`, 'data-stat': cls }, h('span', null, t(key)), h('strong', null, fmtMoney(amount, w.currency)));
+      clear(
+        cards,
+        card('availableMoney', w.available, 'available'),
+        card('pendingMoney', w.pending, 'pending'),
+        card('debt', w.debt, 'debt'),
+        card('credit', w.credit, 'credit'),
+      );
       clear(
         entries,
         entryTable(page.data, w.currency),
         page.next_cursor ? h('p', { class: 'muted' }, `${page.data.length} / ${page.totals.count}`) : null,
-        h('p', { class: 'totals' }, h('strong', null, `${t('netPeriod')}: ${fmtMoney(page.totals.net, w.currency)}`), ' · ', Object.entries(page.totals.by_type).map(([k, v]) => `${label(k)} ${fmtMoney(v, w.currency)}`).join(' · ')),
+        h(
+          'p',
+          { class: 'totals' },
+          h('strong', null, `${t('netPeriod')}: ${fmtMoney(page.totals.net, w.currency)}`),
+          ' · ',
+          Object.entries(page.totals.by_type)
+            .map(([k, v]) => `${label(k)} ${fmtMoney(v, w.currency)}`)
+            .join(' · '),
+        ),
       );
       clear(
         settlements,
         settled.data.length
-          ? h('div', { class: 'table-scroll' }, h('table', null, h('thead', null, h('tr', null, h('th', null, t('period')), h('th', null, t('status')), h('th', null, t('gross')), h('th', null, t('netted')), h('th', null, t('payout')))), h('tbody', null, settled.data.map((s) => h('tr', { 'data-settlement-id': s.id }, h('td', null, `${fmtTime(String(s.period_start))} – ${fmtTime(String(s.period_end))}`), h('td', null, label(s.status)), h('td', null, fmtMoney(s.gross_amount, s.currency)), h('td', null, fmtMoney(s.debt_netted, s.currency)), h('td', null, h('strong', null, fmtMoney(s.payout_amount, s.currency))))))))
+          ? h(
+              'div',
+              { class: 'table-scroll' },
+              h(
+                'table',
+                null,
+                h(
+                  'thead',
+                  null,
+                  h(
+                    'tr',
+                    null,
+                    h('th', null, t('period')),
+                    h('th', null, t('status')),
+                    h('th', null, t('gross')),
+                    h('th', null, t('netted')),
+                    h('th', null, t('payout')),
+                  ),
+                ),
+                h(
+                  'tbody',
+                  null,
+                  settled.data.map((s) =>
+                    h(
+                      'tr',
+                      { 'data-settlement-id': s.id },
+                      h('td', null, `${fmtTime(String(s.period_start))} – ${fmtTime(String(s.period_end))}`),
+                      h('td', null, label(s.status)),
+                      h('td', null, fmtMoney(s.gross_amount, s.currency)),
+                      h('td', null, fmtMoney(s.debt_netted, s.currency)),
+                      h('td', null, h('strong', null, fmtMoney(s.payout_amount, s.currency))),
+                    ),
+                  ),
+                ),
+              ),
+            )
           : h('p', { class: 'muted' }, t('nothingYet')),
       );
       clear(debts, paid.data.length ? entryTable(paid.data, w.currency) : h('p', { class: 'muted' }, t('nothingYet')));
@@ -154,8 +250,32 @@ function entryTable(lines: Line[], currency: string): HTMLElement {
     h(
       'table',
       { class: 'entries' },
-      h('thead', null, h('tr', null, h('th', null, t('date')), h('th', null, t('type')), h('th', { class: 'num' }, t('amount')), h('th', null, t('detail')))),
-      h('tbody', null, lines.map((l) => h('tr', { 'data-entry-type': l.type, 'data-order-id': l.order_id ?? '' }, h('td', null, fmtTime(String(l.created_at))), h('td', null, label(l.type)), h('td', { class: `num ${Number(l.amount) < 0 ? 'neg' : 'pos'}` }, fmtMoney(l.amount, currency)), h('td', { class: 'muted detail' }, describeEntry(l))))),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          h('th', null, t('date')),
+          h('th', null, t('type')),
+          h('th', { class: 'num' }, t('amount')),
+          h('th', null, t('detail')),
+        ),
+      ),
+      h(
+        'tbody',
+        null,
+        lines.map((l) =>
+          h(
+            'tr',
+            { 'data-entry-type': l.type, 'data-order-id': l.order_id ?? '' },
+            h('td', null, fmtTime(String(l.created_at))),
+            h('td', null, label(l.type)),
+            h('td', { class: `num ${Number(l.amount) < 0 ? 'neg' : 'pos'}` }, fmtMoney(l.amount, currency)),
+            h('td', { class: 'muted detail' }, describeEntry(l)),
+          ),
+        ),
+      ),
     ),
   );
 }
@@ -172,7 +292,11 @@ export async function renderCoupons(main: HTMLElement): Promise<void> {
     { class: 'form', id: 'coupon-form', novalidate: true },
     field('c-code', t('code'), inp({ required: true, maxlength: 40, autocapitalize: 'characters' })),
     field('c-name', t('name'), inp({ required: true, maxlength: 120 })),
-    field('c-type', t('type'), h('select', null, h('option', { value: 'percent' }, t('percent')), h('option', { value: 'fixed' }, t('fixed')))),
+    field(
+      'c-type',
+      t('type'),
+      h('select', null, h('option', { value: 'percent' }, t('percent')), h('option', { value: 'fixed' }, t('fixed'))),
+    ),
     field('c-value', t('value'), inp({ inputmode: 'decimal', required: true })),
     field('c-min', t('minimumOrder'), inp({ inputmode: 'decimal', placeholder: '0.00' })),
     field('c-max', t('maxDiscount'), inp({ inputmode: 'decimal' })),
@@ -180,7 +304,15 @@ export async function renderCoupons(main: HTMLElement): Promise<void> {
     field('c-limit', t('usageLimit'), h('input', { type: 'number', min: 1, step: 1 })),
     h('button', { type: 'submit', class: 'primary' }, t('create')),
   );
-  clear(main, h('div', { class: 'two-cols' }, h('section', { class: 'panel', 'aria-labelledby': 'coupon-new' }, h('h1', { id: 'coupon-new' }, t('newCoupon')), form), h('section', { class: 'panel', 'aria-labelledby': 'coupons-title' }, h('h1', { id: 'coupons-title' }, t('coupons')), list)));
+  clear(
+    main,
+    h(
+      'div',
+      { class: 'two-cols' },
+      h('section', { class: 'panel', 'aria-labelledby': 'coupon-new' }, h('h1', { id: 'coupon-new' }, t('newCoupon')), form),
+      h('section', { class: 'panel', 'aria-labelledby': 'coupons-title' }, h('h1', { id: 'coupons-title' }, t('coupons')), list),
+    ),
+  );
   const draw = async () => {
     try {
       const coupons = await all((cursor) => ok(api.GET('/api/v1/merchant/coupons', { params: { query: { limit: 200, cursor } } })), 1000);
@@ -191,7 +323,9 @@ export async function renderCoupons(main: HTMLElement): Promise<void> {
               const toggle = h('input', { type: 'checkbox', checked: c.active, 'aria-label': `${t('active')}: ${c.code}` });
               toggle.addEventListener('change', async () => {
                 try {
-                  await ok(api.PATCH('/api/v1/merchant/coupons/{id}', { params: { path: { id: c.id } }, body: { active: toggle.checked } }));
+                  await ok(
+                    api.PATCH('/api/v1/merchant/coupons/{id}', { params: { path: { id: c.id } }, body: { active: toggle.checked } }),
+                  );
                 } catch (e) {
                   toggle.checked = !toggle.checked;
                   fail(e);
@@ -201,7 +335,13 @@ export async function renderCoupons(main: HTMLElement): Promise<void> {
                 'article',
                 { class: 'card-x', 'data-coupon-id': c.id },
                 h('header', null, h('strong', null, c.code), h('span', null, c.name), h('label', { class: 'inline' }, toggle, t('active'))),
-                h('p', null, c.discount_type === 'percent' ? `${Number(c.discount_value)} %` : fmtMoney(c.discount_value), c.minimum_order !== '0.00' ? ` · ${t('minimumOrder')} ${fmtMoney(c.minimum_order)}` : '', c.valid_until ? ` · ${t('validUntil')} ${fmtTime(c.valid_until)}` : ''),
+                h(
+                  'p',
+                  null,
+                  c.discount_type === 'percent' ? `${Number(c.discount_value)} %` : fmtMoney(c.discount_value),
+                  c.minimum_order !== '0.00' ? ` · ${t('minimumOrder')} ${fmtMoney(c.minimum_order)}` : '',
+                  c.valid_until ? ` · ${t('validUntil')} ${fmtTime(c.valid_until)}` : '',
+                ),
                 h('p', { class: 'muted' }, `${c.usage_count}${c.usage_limit ? ` / ${c.usage_limit}` : ''} ${t('uses')}`),
               );
             })
@@ -252,14 +392,27 @@ type ProfilePatch = paths['/api/v1/merchant/payment-profile']['patch']['requestB
 export async function renderPayments(main: HTMLElement): Promise<void> {
   const reviews = h('div', { id: 'reviews', class: 'cards' });
   const form = h('form', { class: 'form', id: 'profile-form', novalidate: true });
-  clear(main, h('div', { class: 'two-cols' }, h('section', { class: 'panel', 'aria-labelledby': 'profile-title' }, h('h1', { id: 'profile-title' }, t('paymentProfile')), form), h('section', { class: 'panel', 'aria-labelledby': 'reviews-title' }, h('h1', { id: 'reviews-title' }, t('proofReviews')), reviews)));
+  clear(
+    main,
+    h(
+      'div',
+      { class: 'two-cols' },
+      h('section', { class: 'panel', 'aria-labelledby': 'profile-title' }, h('h1', { id: 'profile-title' }, t('paymentProfile')), form),
+      h('section', { class: 'panel', 'aria-labelledby': 'reviews-title' }, h('h1', { id: 'reviews-title' }, t('proofReviews')), reviews),
+    ),
+  );
   try {
     const p = await ok(api.GET('/api/v1/merchant/payment-profile'));
-    const text = (id: string, key: string, value: string | null, attrs: Record<string, unknown> = {}) => field(id, t(key as 'instructions'), h('input', { type: 'text', value: value ?? '', ...attrs }));
+    const text = (id: string, key: string, value: string | null, attrs: Record<string, unknown> = {}) =>
+      field(id, t(key as 'instructions'), h('input', { type: 'text', value: value ?? '', ...attrs }));
     const enabled = h('input', { type: 'checkbox', id: 'p-enabled', checked: p.direct_payment_enabled });
     const qr = h('input', { type: 'file', id: 'p-qr', accept: 'image/jpeg,image/png,image/webp' });
     const qrImg = h('img', { alt: t('qr'), class: 'thumb', width: 120, height: 120, hidden: true });
-    if (p.qr_storage_object_id) void objectUrl(p.qr_storage_object_id).then((u) => ((qrImg.src = u), (qrImg.hidden = false)), () => undefined);
+    if (p.qr_storage_object_id)
+      void objectUrl(p.qr_storage_object_id).then(
+        (u) => ((qrImg.src = u), (qrImg.hidden = false)),
+        () => undefined,
+      );
     clear(
       form,
       h('label', { class: 'inline' }, enabled, t('directEnabled')),
@@ -278,7 +431,15 @@ export async function renderPayments(main: HTMLElement): Promise<void> {
       try {
         let qrId: string | undefined;
         if (qr.files?.[0]) qrId = await uploadPhoto(await resizePhoto(qr.files[0]), 'merchant_payment_qr', 'qr.jpg');
-        const body = { direct_payment_enabled: enabled.checked, instructions: v('p-instructions'), account_holder: v('p-holder'), bank_name: v('p-bank'), account_number_masked: v('p-account'), payment_reference_hint: v('p-ref'), ...(qrId ? { qr_storage_object_id: qrId } : {}) } as ProfilePatch;
+        const body = {
+          direct_payment_enabled: enabled.checked,
+          instructions: v('p-instructions'),
+          account_holder: v('p-holder'),
+          bank_name: v('p-bank'),
+          account_number_masked: v('p-account'),
+          payment_reference_hint: v('p-ref'),
+          ...(qrId ? { qr_storage_object_id: qrId } : {}),
+        } as ProfilePatch;
         await ok(api.PATCH('/api/v1/merchant/payment-profile', { body }));
         toast(t('saved'));
       } catch (e) {
@@ -303,8 +464,11 @@ async function drawReviews(box: HTMLElement) {
             const decide = async (action: 'approve' | 'reject') => {
               if (action === 'reject' && !note.value.trim()) return toast(t('reasonRequired'), 'error');
               try {
-                const path = action === 'approve' ? '/api/v1/merchant/payment-reviews/{id}/approve' : '/api/v1/merchant/payment-reviews/{id}/reject';
-                await ok(api.POST(path, { params: { path: { id: r.id } }, body: note.value.trim() ? { notes: note.value.trim() } : {} } as never));
+                const path =
+                  action === 'approve' ? '/api/v1/merchant/payment-reviews/{id}/approve' : '/api/v1/merchant/payment-reviews/{id}/reject';
+                await ok(
+                  api.POST(path, { params: { path: { id: r.id } }, body: note.value.trim() ? { notes: note.value.trim() } : {} } as never),
+                );
                 toast(t('saved'));
                 await drawReviews(box);
               } catch (e) {
@@ -314,12 +478,35 @@ async function drawReviews(box: HTMLElement) {
             return h(
               'article',
               { class: 'card-x', 'data-review-id': r.id, 'data-status': r.status },
-              h('header', null, h('strong', null, `#${r.order_id.slice(-6).toUpperCase()}`), h('span', { class: 'badge' }, label(r.status)), h('span', null, fmtMoney(r.amount, r.currency))),
+              h(
+                'header',
+                null,
+                h('strong', null, `#${r.order_id.slice(-6).toUpperCase()}`),
+                h('span', { class: 'badge' }, label(r.status)),
+                h('span', null, fmtMoney(r.amount, r.currency)),
+              ),
               r.customer_reference ? h('p', null, r.customer_reference) : null,
               h('p', { class: 'muted' }, fmtTime(r.submitted_at)),
-              r.proof_storage_object_id ? h('button', { type: 'button', onclick: () => void objectUrl(r.proof_storage_object_id!).then((u) => ((img.src = u), (img.hidden = false)), fail) }, t('viewProof')) : null,
+              r.proof_storage_object_id
+                ? h(
+                    'button',
+                    {
+                      type: 'button',
+                      onclick: () => void objectUrl(r.proof_storage_object_id!).then((u) => ((img.src = u), (img.hidden = false)), fail),
+                    },
+                    t('viewProof'),
+                  )
+                : null,
               img,
-              r.status === 'pending' ? h('div', { class: 'actions' }, h('button', { type: 'button', class: 'primary', onclick: () => void decide('approve') }, t('approve')), note, h('button', { type: 'button', class: 'danger', onclick: () => void decide('reject') }, t('reject'))) : null,
+              r.status === 'pending'
+                ? h(
+                    'div',
+                    { class: 'actions' },
+                    h('button', { type: 'button', class: 'primary', onclick: () => void decide('approve') }, t('approve')),
+                    note,
+                    h('button', { type: 'button', class: 'danger', onclick: () => void decide('reject') }, t('reject')),
+                  )
+                : null,
             );
           })
         : h('p', { class: 'muted' }, t('nothingYet')),

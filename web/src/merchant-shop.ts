@@ -21,7 +21,17 @@ export async function renderCatalog(main: HTMLElement): Promise<void> {
   const grid = h('div', { id: 'catalog', class: 'catalog' });
   clear(
     main,
-    h('section', { class: 'panel wide', 'aria-labelledby': 'catalog-title' }, h('div', { class: 'panel-head' }, h('h1', { id: 'catalog-title' }, t('catalog')), h('button', { type: 'button', class: 'primary', id: 'new-item', onclick: () => editItem(null, () => void draw()) }, t('newItem'))), grid),
+    h(
+      'section',
+      { class: 'panel wide', 'aria-labelledby': 'catalog-title' },
+      h(
+        'div',
+        { class: 'panel-head' },
+        h('h1', { id: 'catalog-title' }, t('catalog')),
+        h('button', { type: 'button', class: 'primary', id: 'new-item', onclick: () => editItem(null, () => void draw()) }, t('newItem')),
+      ),
+      grid,
+    ),
     h('dialog', { id: 'item-dialog', 'aria-labelledby': 'item-title' }),
   );
   const draw = async () => {
@@ -37,11 +47,17 @@ export async function renderCatalog(main: HTMLElement): Promise<void> {
 
 function itemCard(it: Item, changed: () => void): HTMLElement {
   const img = h('img', { alt: '', class: 'thumb', width: 96, height: 96 });
-  if (it.image_object_id) void objectUrl(it.image_object_id).then((u) => ((img.src = u), (img.dataset.loaded = 'true')), () => undefined);
+  if (it.image_object_id)
+    void objectUrl(it.image_object_id).then(
+      (u) => ((img.src = u), (img.dataset.loaded = 'true')),
+      () => undefined,
+    );
   const toggle = h('input', { type: 'checkbox', class: 'switch', checked: it.available, 'aria-label': `${t('availableNow')}: ${it.name}` });
   toggle.addEventListener('change', async () => {
     try {
-      await ok(api.PATCH('/api/v1/merchant/catalog/{id}', { params: { path: { id: it.id } }, body: { available: toggle.checked } as ItemPatch }));
+      await ok(
+        api.PATCH('/api/v1/merchant/catalog/{id}', { params: { path: { id: it.id } }, body: { available: toggle.checked } as ItemPatch }),
+      );
       card.dataset.available = String(toggle.checked);
       state.textContent = toggle.checked ? t('availableNow') : t('soldOut');
     } catch (e) {
@@ -54,8 +70,19 @@ function itemCard(it: Item, changed: () => void): HTMLElement {
     'article',
     { class: 'item', 'data-item-id': it.id, 'data-available': String(it.available) },
     it.image_object_id ? img : h('div', { class: 'thumb empty', 'aria-hidden': 'true' }, '🍽'),
-    h('div', { class: 'item-body' }, h('h2', null, it.name), it.description ? h('p', { class: 'muted' }, it.description) : null, h('p', { class: 'price' }, fmtMoney(it.price, it.currency))),
-    h('div', { class: 'item-actions' }, h('label', { class: 'inline' }, toggle, state), h('button', { type: 'button', class: 'edit', onclick: () => editItem(it, changed) }, t('edit'))),
+    h(
+      'div',
+      { class: 'item-body' },
+      h('h2', null, it.name),
+      it.description ? h('p', { class: 'muted' }, it.description) : null,
+      h('p', { class: 'price' }, fmtMoney(it.price, it.currency)),
+    ),
+    h(
+      'div',
+      { class: 'item-actions' },
+      h('label', { class: 'inline' }, toggle, state),
+      h('button', { type: 'button', class: 'edit', onclick: () => editItem(it, changed) }, t('edit')),
+    ),
   );
   return card;
 }
@@ -73,9 +100,18 @@ function editItem(it: Item | null, changed: () => void) {
     field('i-desc', t('description'), h('input', { type: 'text', maxlength: 2000, value: it?.description ?? '' })),
     field('i-price', t('price'), h('input', { type: 'text', inputmode: 'decimal', required: true, value: it?.price ?? '' })),
     h('div', { class: 'field' }, h('label', { for: 'i-photo' }, t('photo')), file, preview),
-    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, t('save')), h('button', { type: 'button', onclick: () => dialog.close() }, t('close'))),
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'submit', class: 'primary' }, t('save')),
+      h('button', { type: 'button', onclick: () => dialog.close() }, t('close')),
+    ),
   );
-  if (it?.image_object_id) void objectUrl(it.image_object_id).then((u) => ((preview.src = u), (preview.hidden = false)), () => undefined);
+  if (it?.image_object_id)
+    void objectUrl(it.image_object_id).then(
+      (u) => ((preview.src = u), (preview.hidden = false)),
+      () => undefined,
+    );
   file.addEventListener('change', async () => {
     photo = null;
     const f = file.files?.[0];
@@ -104,7 +140,12 @@ function editItem(it: Item | null, changed: () => void) {
     formError(form, null);
     try {
       const image = photo ? await uploadPhoto(photo, 'other') : undefined;
-      const body = { name: v('i-name'), description: v('i-desc') || (it ? null : undefined), price, ...(image ? { image_object_id: image } : {}) };
+      const body = {
+        name: v('i-name'),
+        description: v('i-desc') || (it ? null : undefined),
+        price,
+        ...(image ? { image_object_id: image } : {}),
+      };
       if (it) await ok(api.PATCH('/api/v1/merchant/catalog/{id}', { params: { path: { id: it.id } }, body: body as ItemPatch }));
       else await ok(api.POST('/api/v1/merchant/catalog', { body: { ...body, description: body.description ?? undefined } as ItemNew }));
       dialog.close();
@@ -128,7 +169,10 @@ interface Range {
 
 export async function renderBranches(main: HTMLElement): Promise<void> {
   const box = h('div', { id: 'branches', class: 'cards' });
-  clear(main, h('section', { class: 'panel wide', 'aria-labelledby': 'branches-title' }, h('h1', { id: 'branches-title' }, t('branches')), box));
+  clear(
+    main,
+    h('section', { class: 'panel wide', 'aria-labelledby': 'branches-title' }, h('h1', { id: 'branches-title' }, t('branches')), box),
+  );
   const draw = async () => {
     try {
       const list = await listBranches();
@@ -147,8 +191,10 @@ const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.sl
 export function checkRanges(rows: (Range & { overnight: boolean })[]): string | null {
   for (const r of rows) {
     if (!/^([01]\d|2[0-3]):[0-5]\d$/.test(r.open) || !/^([01]\d|2[0-3]):[0-5]\d$/.test(r.close)) return t('badTime');
-    if (!r.overnight && minutes(r.close) <= minutes(r.open)) return tf('closeBeforeOpen', { day: dayNames()[r.day], open: r.open, close: r.close });
-    if (r.overnight && minutes(r.close) > minutes(r.open)) return tf('closeBeforeOpen', { day: dayNames()[r.day], open: r.open, close: r.close });
+    if (!r.overnight && minutes(r.close) <= minutes(r.open))
+      return tf('closeBeforeOpen', { day: dayNames()[r.day], open: r.open, close: r.close });
+    if (r.overnight && minutes(r.close) > minutes(r.open))
+      return tf('closeBeforeOpen', { day: dayNames()[r.day], open: r.open, close: r.close });
   }
   return null;
 }
@@ -157,7 +203,11 @@ function branchCard(b: Branch, changed: () => void): HTMLElement {
   const rows = h('div', { class: 'ranges' });
   const addRow = (r: Range) => {
     const overnight = minutes(r.close) <= minutes(r.open);
-    const day = h('select', { class: 'r-day', 'aria-label': t('date') }, dayNames().map((n, i) => h('option', { value: i, selected: i === r.day }, n)));
+    const day = h(
+      'select',
+      { class: 'r-day', 'aria-label': t('date') },
+      dayNames().map((n, i) => h('option', { value: i, selected: i === r.day }, n)),
+    );
     const row = h(
       'div',
       { class: 'range' },
@@ -171,13 +221,35 @@ function branchCard(b: Branch, changed: () => void): HTMLElement {
   };
   for (const r of b.opening_hours) addRow(r);
   const active = h('input', { type: 'checkbox', class: 'b-active', checked: b.active });
-  const prep = h('input', { type: 'number', class: 'b-prep', id: `b-prep-${b.id}`, min: 1, max: 240, step: 1, inputmode: 'numeric', required: true, value: String(b.preparation_min) });
+  const prep = h('input', {
+    type: 'number',
+    class: 'b-prep',
+    id: `b-prep-${b.id}`,
+    min: 1,
+    max: 240,
+    step: 1,
+    inputmode: 'numeric',
+    required: true,
+    value: String(b.preparation_min),
+  });
   const form = h(
     'form',
     { class: 'form', novalidate: true },
-    h('fieldset', null, h('legend', null, t('openingHours')), b.opening_hours.length ? null : h('p', { class: 'muted' }, t('alwaysOpen')), rows),
+    h(
+      'fieldset',
+      null,
+      h('legend', null, t('openingHours')),
+      b.opening_hours.length ? null : h('p', { class: 'muted' }, t('alwaysOpen')),
+      rows,
+    ),
     h('div', { class: 'field' }, h('label', { for: `b-prep-${b.id}` }, t('defaultPrep')), prep),
-    h('div', { class: 'actions' }, h('button', { type: 'button', class: 'add-range', onclick: () => addRow({ day: 1, open: '09:00', close: '18:00' }) }, t('addRange')), h('label', { class: 'inline' }, active, t('active')), h('button', { type: 'submit', class: 'primary' }, t('save'))),
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'button', class: 'add-range', onclick: () => addRow({ day: 1, open: '09:00', close: '18:00' }) }, t('addRange')),
+      h('label', { class: 'inline' }, active, t('active')),
+      h('button', { type: 'submit', class: 'primary' }, t('save')),
+    ),
   );
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
@@ -193,7 +265,16 @@ function branchCard(b: Branch, changed: () => void): HTMLElement {
     if (!/^\d+$/.test(prep.value.trim()) || prepMin < 1 || prepMin > 240) return formError(form, t('badPrep'));
     formError(form, null);
     try {
-      await ok(api.PATCH('/api/v1/merchant/branches/{id}', { params: { path: { id: b.id } }, body: { opening_hours: ranges.map(({ day, open, close }) => ({ day, open, close })), active: active.checked, preparation_min: prepMin } }));
+      await ok(
+        api.PATCH('/api/v1/merchant/branches/{id}', {
+          params: { path: { id: b.id } },
+          body: {
+            opening_hours: ranges.map(({ day, open, close }) => ({ day, open, close })),
+            active: active.checked,
+            preparation_min: prepMin,
+          },
+        }),
+      );
       toast(t('saved'));
       changed();
     } catch (e) {
@@ -203,7 +284,13 @@ function branchCard(b: Branch, changed: () => void): HTMLElement {
   return h(
     'article',
     { class: 'branch', 'data-branch-id': b.id, 'data-open': String(b.open_now) },
-    h('header', null, h('h2', null, b.name), h('span', { class: `badge ${b.open_now ? 'is-open' : 'is-closed'}` }, b.open_now ? t('open') : t('closed')), !b.open_now && b.next_open_at ? h('span', { class: 'muted' }, tf('opensAt', { when: fmtTime(b.next_open_at) })) : null),
+    h(
+      'header',
+      null,
+      h('h2', null, b.name),
+      h('span', { class: `badge ${b.open_now ? 'is-open' : 'is-closed'}` }, b.open_now ? t('open') : t('closed')),
+      !b.open_now && b.next_open_at ? h('span', { class: 'muted' }, tf('opensAt', { when: fmtTime(b.next_open_at) })) : null,
+    ),
     h('p', { class: 'muted' }, b.address),
     form,
   );

@@ -22,7 +22,11 @@ export async function resizePhoto(file: File): Promise<Blob> {
 }
 
 export async function uploadPhoto(blob: Blob, purpose: 'other' | 'merchant_payment_qr', name = 'photo.jpg'): Promise<string> {
-  const slot = await ok(api.POST('/api/v1/storage/generic/uploads', { body: { purpose, mime_type: blob.type as 'image/jpeg', size_bytes: blob.size, filename: name } }));
+  const slot = await ok(
+    api.POST('/api/v1/storage/generic/uploads', {
+      body: { purpose, mime_type: blob.type as 'image/jpeg', size_bytes: blob.size, filename: name },
+    }),
+  );
   const stored = await ok(
     api.PUT('/api/v1/storage/uploads/{upload_id}', {
       params: { path: { upload_id: slot.upload_id } },

@@ -17,7 +17,8 @@ import { fail, fmtMoney, toast } from './merchant-ui';
 
 keepSessionIn(localStorage, 'merchant.session');
 
-const listOrders = (query: { status?: import('./api').Schemas['Order']['status']; limit: number }) => ok(api.GET('/api/v1/merchant/orders', { params: { query } }));
+const listOrders = (query: { status?: import('./api').Schemas['Order']['status']; limit: number }) =>
+  ok(api.GET('/api/v1/merchant/orders', { params: { query } }));
 type Order = Awaited<ReturnType<typeof listOrders>>['data'][number];
 const root = $('#app');
 const VIEWS = ['orders', 'express', 'catalog', 'branches', 'coupons', 'payments', 'money'] as const;
@@ -39,13 +40,15 @@ const state = {
 /* ---------------- ringing: a new order rings until it is seen ---------------- */
 
 const SEEN_KEY = 'merchant.seen';
-const seen = new Set<string>((() => {
-  try {
-    return JSON.parse(localStorage.getItem(SEEN_KEY) ?? '[]') as string[];
-  } catch {
-    return [];
-  }
-})());
+const seen = new Set<string>(
+  (() => {
+    try {
+      return JSON.parse(localStorage.getItem(SEEN_KEY) ?? '[]') as string[];
+    } catch {
+      return [];
+    }
+  })(),
+);
 function markSeen(ids: Iterable<string>) {
   for (const id of ids) seen.add(id);
   // Only the recent ones matter: keep the list short.
@@ -205,10 +208,13 @@ window.addEventListener('hashchange', () => session.user() && renderShell());
 /** Loads the orders and opens the merchant's stream (once per session; views come and go). */
 function start() {
   void loadOrders();
-  void ok(api.GET('/api/v1/merchant/branches', { params: { query: { limit: 200 } } })).then((page) => {
-    for (const b of page.data) state.prepByBranch.set(b.id, b.preparation_min);
-    if (!document.getElementById('orders')?.contains(document.activeElement)) drawOrders();
-  }, () => undefined);
+  void ok(api.GET('/api/v1/merchant/branches', { params: { query: { limit: 200 } } })).then(
+    (page) => {
+      for (const b of page.data) state.prepByBranch.set(b.id, b.preparation_min);
+      if (!document.getElementById('orders')?.contains(document.activeElement)) drawOrders();
+    },
+    () => undefined,
+  );
   stopStream = openStream('me', {
     event: onEvent,
     reset: () => void loadOrders(),
@@ -268,7 +274,10 @@ function onEvent(e: StreamEvent) {
   if (e.entity_type === 'merchant_order') {
     // The event says what changed; the list is refetched (a burst of events is one request), keyed by id.
     clearTimeout(pendingRefetch.get('orders'));
-    pendingRefetch.set('orders', setTimeout(() => void loadOrders(), 150));
+    pendingRefetch.set(
+      'orders',
+      setTimeout(() => void loadOrders(), 150),
+    );
     return;
   }
   if (e.entity_type === 'trip') {
@@ -278,7 +287,8 @@ function onEvent(e: StreamEvent) {
       setTimeout(async () => {
         await loadTrip(e.entity_id);
         const o = [...state.orders.values()].find((x) => x.trip_id === e.entity_id);
-        if (o && ['trip.delivery_failed', 'trip.returned', 'trip.completed', 'trip.pickup_verified', 'trip.cancelled'].includes(e.type)) await loadOrders();
+        if (o && ['trip.delivery_failed', 'trip.returned', 'trip.completed', 'trip.pickup_verified', 'trip.cancelled'].includes(e.type))
+          await loadOrders();
         else drawOrders();
       }, 150),
     );
@@ -287,8 +297,21 @@ function onEvent(e: StreamEvent) {
 
 function renderOrders(main: HTMLElement) {
   const tab = (id: 'open' | 'history', text: string) =>
-    h('button', { type: 'button', class: 'subtab', 'aria-pressed': String(state.tab === id), onclick: () => ((state.tab = id), renderOrders(main)) }, text);
-  clear(main, h('section', { class: 'orders-page', 'aria-labelledby': 'orders-title' }, h('h1', { id: 'orders-title', class: 'sr-only' }, t('orders')), h('div', { class: 'subtabs' }, tab('open', t('activeOrders')), tab('history', t('history'))), h('div', { id: 'orders', class: 'orders' })));
+    h(
+      'button',
+      { type: 'button', class: 'subtab', 'aria-pressed': String(state.tab === id), onclick: () => ((state.tab = id), renderOrders(main)) },
+      text,
+    );
+  clear(
+    main,
+    h(
+      'section',
+      { class: 'orders-page', 'aria-labelledby': 'orders-title' },
+      h('h1', { id: 'orders-title', class: 'sr-only' }, t('orders')),
+      h('div', { class: 'subtabs' }, tab('open', t('activeOrders')), tab('history', t('history'))),
+      h('div', { id: 'orders', class: 'orders' }),
+    ),
+  );
   drawOrders();
 }
 
@@ -303,7 +326,7 @@ function drawOrders() {
   clear(box, list.length ? list.map(orderCard) : h('p', { class: 'muted' }, t('noOrders')));
 }
 
-const rank = (o: Order) => OPEN.indexOf(o.status) === 5 ? -1 : OPEN.indexOf(o.status);
+const rank = (o: Order) => (OPEN.indexOf(o.status) === 5 ? -1 : OPEN.indexOf(o.status));
 
 function collectText(o: Order): string {
   if (o.payment_destination === 'cash') return tf('collectCash', { amount: fmtMoney(o.total, o.currency) });
@@ -317,7 +340,11 @@ const promiseOf = (o: Order, trip?: Trip): string | null => o.promised_at ?? tri
  * Whether an open order will miss its promise: `late` once the promise has passed; `at_risk` when the driver's ETA to the
  * customer is after it, or when the order is not on its way yet and the promise is less than RISK_MARGIN_MS away.
  */
-export function riskOf(o: Pick<Order, 'status' | 'promised_at'>, trip: Pick<Trip, 'promised_at' | 'eta_dropoff_at'> | undefined, now = Date.now()): 'late' | 'at_risk' | null {
+export function riskOf(
+  o: Pick<Order, 'status' | 'promised_at'>,
+  trip: Pick<Trip, 'promised_at' | 'eta_dropoff_at'> | undefined,
+  now = Date.now(),
+): 'late' | 'at_risk' | null {
   if (!['pending_confirmation', 'confirmed', 'preparing', 'ready', 'in_delivery'].includes(o.status)) return null;
   const promised = o.promised_at ?? trip?.promised_at;
   if (!promised) return null;
@@ -360,7 +387,12 @@ function orderCard(o: Order): HTMLElement {
   const failed = o.status === 'delivery_failed' || trip?.status === 'returning' || trip?.status === 'failed';
   return h(
     'article',
-    { class: `order${isNew ? ' new' : ''}${failed ? ' failed' : ''}`, 'data-order-id': o.id, 'data-status': o.status, 'aria-labelledby': `o-${o.id}` },
+    {
+      class: `order${isNew ? ' new' : ''}${failed ? ' failed' : ''}`,
+      'data-order-id': o.id,
+      'data-status': o.status,
+      'aria-labelledby': `o-${o.id}`,
+    },
     h(
       'header',
       null,
@@ -369,13 +401,30 @@ function orderCard(o: Order): HTMLElement {
       h('time', { datetime: o.created_at }, fmtTime(o.created_at)),
     ),
     OPEN.includes(o.status) ? promiseLine(o, trip) : null,
-    h('ul', { class: 'lines', 'aria-label': t('items') }, o.items.map((l) => h('li', null, h('strong', null, `${l.quantity} ×`), ` ${l.name}`, h('span', { class: 'amount' }, fmtMoney(l.line_total, o.currency))))),
+    h(
+      'ul',
+      { class: 'lines', 'aria-label': t('items') },
+      o.items.map((l) =>
+        h(
+          'li',
+          null,
+          h('strong', null, `${l.quantity} ×`),
+          ` ${l.name}`,
+          h('span', { class: 'amount' }, fmtMoney(l.line_total, o.currency)),
+        ),
+      ),
+    ),
     o.notes ? h('p', { class: 'notes' }, h('strong', null, `${t('notes')}: `), o.notes) : null,
     h(
       'dl',
       { class: 'facts' },
       h('dt', null, t('total')),
-      h('dd', null, fmtMoney(o.total, o.currency), o.discount_total !== '0.00' ? h('span', { class: 'muted' }, ` (${t('discount')} ${fmtMoney(o.discount_total, o.currency)})`) : null),
+      h(
+        'dd',
+        null,
+        fmtMoney(o.total, o.currency),
+        o.discount_total !== '0.00' ? h('span', { class: 'muted' }, ` (${t('discount')} ${fmtMoney(o.discount_total, o.currency)})`) : null,
+      ),
       h('dt', null, t('payment')),
       h('dd', { class: 'destination' }, label(o.payment_destination)),
       h('dt', null, t('toCollect')),
@@ -383,7 +432,16 @@ function orderCard(o: Order): HTMLElement {
       h('dt', null, t('dropoff')),
       h('dd', null, o.dropoff_address),
     ),
-    failed ? h('p', { class: 'failure', role: 'status' }, h('strong', null, t('deliveryFailed')), trip?.failure_reason ? `: ${label(trip.failure_reason)}` : o.status_reason ? `: ${o.status_reason}` : '', trip?.failure_note ? ` — ${trip.failure_note}` : '', trip?.status === 'returning' ? ` · ${t('comingBack')}` : '') : null,
+    failed
+      ? h(
+          'p',
+          { class: 'failure', role: 'status' },
+          h('strong', null, t('deliveryFailed')),
+          trip?.failure_reason ? `: ${label(trip.failure_reason)}` : o.status_reason ? `: ${o.status_reason}` : '',
+          trip?.failure_note ? ` — ${trip.failure_note}` : '',
+          trip?.status === 'returning' ? ` · ${t('comingBack')}` : '',
+        )
+      : null,
     trip ? tripProgress(trip) : null,
     actions(o),
   );
@@ -395,9 +453,17 @@ function tripProgress(tr: Trip): HTMLElement {
   return h(
     'div',
     { class: 'trip', 'data-trip-id': tr.id, 'data-trip-status': tr.status },
-    h('ol', { class: 'steps', 'aria-label': t('trip') }, STEPS.map((s, i) => h('li', { class: at >= 0 && i < at ? 'done' : undefined, 'aria-current': i === at ? 'step' : undefined }, label(s)))),
+    h(
+      'ol',
+      { class: 'steps', 'aria-label': t('trip') },
+      STEPS.map((s, i) =>
+        h('li', { class: at >= 0 && i < at ? 'done' : undefined, 'aria-current': i === at ? 'step' : undefined }, label(s)),
+      ),
+    ),
     at < 0 ? h('p', { class: 'badge' }, label(tr.status)) : null,
-    tr.pickup_pin && ['pending', 'assigned', 'accepted'].includes(tr.status) ? h('p', { class: 'pin-inline' }, `${t('pickupPin')}: `, h('strong', null, tr.pickup_pin)) : null,
+    tr.pickup_pin && ['pending', 'assigned', 'accepted'].includes(tr.status)
+      ? h('p', { class: 'pin-inline' }, `${t('pickupPin')}: `, h('strong', null, tr.pickup_pin))
+      : null,
     etaOf(tr),
   );
 }
@@ -428,27 +494,63 @@ function actions(o: Order): HTMLElement | null {
     // The branch's usual time is chosen first; the merchant changes it for this order.
     const usual = state.prepByBranch.get(o.branch_id) ?? 20;
     const choices = [...new Set([...PREP_MINUTES, usual])].sort((a, b) => a - b);
-    const prep = h('select', { 'aria-label': t('prepTime'), class: 'prep' }, choices.map((m) => h('option', { value: m, selected: m === usual }, `${m} ${t('minutes')}`)));
-    const reason = h('input', { type: 'text', class: 'reason', maxlength: 500, 'aria-label': t('rejectReason'), placeholder: t('rejectReason') });
+    const prep = h(
+      'select',
+      { 'aria-label': t('prepTime'), class: 'prep' },
+      choices.map((m) => h('option', { value: m, selected: m === usual }, `${m} ${t('minutes')}`)),
+    );
+    const reason = h('input', {
+      type: 'text',
+      class: 'reason',
+      maxlength: 500,
+      'aria-label': t('rejectReason'),
+      placeholder: t('rejectReason'),
+    });
     return h(
       'div',
       { class: 'actions' },
       h('label', { class: 'inline' }, t('prepTime'), prep),
-      h('button', { type: 'button', class: 'primary accept', onclick: async () => {
-        markSeen([o.id]);
-        const next = await move(o, 'confirmed', { preparation_min: Number(prep.value) });
-        if (next) await move(next, 'preparing');
-      } }, t('accept')),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'primary accept',
+          onclick: async () => {
+            markSeen([o.id]);
+            const next = await move(o, 'confirmed', { preparation_min: Number(prep.value) });
+            if (next) await move(next, 'preparing');
+          },
+        },
+        t('accept'),
+      ),
       reason,
-      h('button', { type: 'button', class: 'danger reject', onclick: async () => {
-        if (!reason.value.trim()) return toast(t('reasonRequired'), 'error');
-        markSeen([o.id]);
-        await move(o, 'cancelled', { reason: reason.value.trim() });
-      } }, t('reject')),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'danger reject',
+          onclick: async () => {
+            if (!reason.value.trim()) return toast(t('reasonRequired'), 'error');
+            markSeen([o.id]);
+            await move(o, 'cancelled', { reason: reason.value.trim() });
+          },
+        },
+        t('reject'),
+      ),
     );
   }
-  if (o.status === 'confirmed') return h('div', { class: 'actions' }, h('button', { type: 'button', class: 'primary', onclick: () => void move(o, 'preparing') }, t('startPreparing')));
-  if (o.status === 'preparing') return h('div', { class: 'actions' }, h('button', { type: 'button', class: 'primary ready', onclick: () => void move(o, 'ready') }, t('markReady')));
+  if (o.status === 'confirmed')
+    return h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'button', class: 'primary', onclick: () => void move(o, 'preparing') }, t('startPreparing')),
+    );
+  if (o.status === 'preparing')
+    return h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'button', class: 'primary ready', onclick: () => void move(o, 'ready') }, t('markReady')),
+    );
   return null;
 }
 

@@ -111,7 +111,8 @@ export class OfflineStore {
 
 /** A unique id for a client operation or GPS point (also on old phones without crypto.randomUUID). */
 export function clientId(prefix: string): string {
-  const rnd = typeof crypto.randomUUID === 'function' ? crypto.randomUUID() : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  const rnd =
+    typeof crypto.randomUUID === 'function' ? crypto.randomUUID() : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
   return `${prefix}-${rnd}`;
 }
 
@@ -180,7 +181,14 @@ export class OfflineQueue {
             } catch (err) {
               if (!(err as { fatal?: boolean }).fatal) throw err;
               // The upload itself was refused (the trip is no longer this driver's...): the operation is answered with it.
-              failed = { client_operation_id: op.id, type: op.type, status: 'conflict', replayed: false, code: (err as { code?: string }).code, message: (err as Error).message };
+              failed = {
+                client_operation_id: op.id,
+                type: op.type,
+                status: 'conflict',
+                replayed: false,
+                code: (err as { code?: string }).code,
+                message: (err as Error).message,
+              };
             }
           }
           delete op.blobs![name];

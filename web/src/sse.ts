@@ -87,7 +87,11 @@ export function openStream(
       const tok = await ok(api.POST('/api/v1/realtime/tokens', { body: { stream: kind } }));
       const q = new URLSearchParams({ stream_token: tok.stream_token });
       if (last) q.set('last_event_id', last);
-      res = await fetch(`/api/v1/realtime/${kind}/stream?${q}`, { headers: { accept: 'text/event-stream' }, signal: here.signal, cache: 'no-store' });
+      res = await fetch(`/api/v1/realtime/${kind}/stream?${q}`, {
+        headers: { accept: 'text/event-stream' },
+        signal: here.signal,
+        cache: 'no-store',
+      });
     } catch (e) {
       const status = (e as { problem?: { status?: number } }).problem?.status;
       // A refused token request after the session ended: the page is already back at its login.

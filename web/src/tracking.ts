@@ -76,13 +76,27 @@ function render(tr: Tracking | null) {
     $('#t-info'),
     tr.organization_name ? h('p', { class: 'org' }, `${t('from')}: ${tr.organization_name}`) : null,
     h('p', { class: 't-status', id: 't-status', 'data-status': tr.status }, h('strong', null, label(tr.status))),
-    idx >= 0 ? h('ol', { class: 'steps', 'aria-label': t('status') }, STEPS.map((s, i) => h('li', { class: i <= idx ? 'done' : '', 'aria-current': i === idx ? 'step' : undefined }, label(s)))) : null,
+    idx >= 0
+      ? h(
+          'ol',
+          { class: 'steps', 'aria-label': t('status') },
+          STEPS.map((s, i) => h('li', { class: i <= idx ? 'done' : '', 'aria-current': i === idx ? 'step' : undefined }, label(s))),
+        )
+      : null,
     active && toRecipient(tr) !== null ? h('p', { class: 'eta', id: 't-eta' }, `${t('arrivingTo')} ${fmtEta(toRecipient(tr))}`) : null,
     active && tr.next_stop === 'pickup' ? h('p', { id: 't-pickup-first' }, t('toPickupFirst')) : null,
-    tr.promised_at && !['cancelled', 'failed', 'returned', 'returning'].includes(tr.status) ? h('p', { id: 't-promise' }, `${t('promisedFor')} ${fmtClock(tr.promised_at)}`) : null,
+    tr.promised_at && !['cancelled', 'failed', 'returned', 'returning'].includes(tr.status)
+      ? h('p', { id: 't-promise' }, `${t('promisedFor')} ${fmtClock(tr.promised_at)}`)
+      : null,
     h('p', null, `${t('destination')}: ${tr.dropoff_address}`),
     tr.delivery_pin && !['completed', 'cancelled', 'failed', 'returned'].includes(tr.status)
-      ? h('div', { class: 'pin' }, h('span', null, t('deliveryPin')), h('strong', { id: 't-pin' }, tr.delivery_pin), h('small', null, t('pinHint')))
+      ? h(
+          'div',
+          { class: 'pin' },
+          h('span', null, t('deliveryPin')),
+          h('strong', { id: 't-pin' }, tr.delivery_pin),
+          h('small', null, t('pinHint')),
+        )
       : null,
     h('p', { class: 'muted' }, `${t('updated')}: ${fmtTime(new Date().toISOString())}`),
   );
@@ -93,10 +107,16 @@ function render(tr: Tracking | null) {
   mapEl.dataset.driver = at ? `${at[0]},${at[1]}` : '';
   mapEl.dataset.destination = dest ? `${dest[0]},${dest[1]}` : '';
   if (map && at) {
-    if (!marker) marker = L.circleMarker(at, { radius: 9, color: COLORS.busy, fillColor: COLORS.busy, fillOpacity: 0.9 }).bindTooltip(t('driver')).addTo(map);
+    if (!marker)
+      marker = L.circleMarker(at, { radius: 9, color: COLORS.busy, fillColor: COLORS.busy, fillOpacity: 0.9 })
+        .bindTooltip(t('driver'))
+        .addTo(map);
     else marker.setLatLng(at);
     // The recipient's address: a marker of its own, so "how far" reads off the map.
-    if (dest && !destination) destination = L.circleMarker(dest, { radius: 10, color: COLORS.dropoff, fillColor: '#fff', fillOpacity: 1, weight: 4 }).bindTooltip(t('yourAddress'), { permanent: true, direction: 'top' }).addTo(map);
+    if (dest && !destination)
+      destination = L.circleMarker(dest, { radius: 10, color: COLORS.dropoff, fillColor: '#fff', fillOpacity: 1, weight: 4 })
+        .bindTooltip(t('yourAddress'), { permanent: true, direction: 'top' })
+        .addTo(map);
     map.invalidateSize();
     if (dest && !fitted) {
       map.fitBounds(L.latLngBounds([at, dest]), { padding: [40, 40], maxZoom: 16 });

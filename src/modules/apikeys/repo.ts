@@ -28,7 +28,11 @@ export async function getKey(tx: Tx, id: string): Promise<ApiKeyRecord | null> {
 }
 
 export async function revokeKey(tx: Tx, id: string): Promise<ApiKeyRecord> {
-  const [out] = await tx.orm.update(apiKey).set({ revokedAt: sql`now()` }).where(eq(apiKey.id, id)).returning();
+  const [out] = await tx.orm
+    .update(apiKey)
+    .set({ revokedAt: sql`now()` })
+    .where(eq(apiKey.id, id))
+    .returning();
   return out;
 }
 
@@ -41,9 +45,18 @@ export async function countLiveKeys(tx: Tx, ownerUserId: string): Promise<number
 }
 
 /** Across organizations (the key names its own): the live key with this id, for authentication. */
-export async function liveKeyById(tx: Tx, id: string): Promise<Pick<ApiKeyRecord, 'organizationId' | 'id' | 'ownerUserId' | 'scopes' | 'secretHash'> | null> {
+export async function liveKeyById(
+  tx: Tx,
+  id: string,
+): Promise<Pick<ApiKeyRecord, 'organizationId' | 'id' | 'ownerUserId' | 'scopes' | 'secretHash'> | null> {
   const rows = await tx.orm
-    .select({ organizationId: apiKey.organizationId, id: apiKey.id, ownerUserId: apiKey.ownerUserId, scopes: apiKey.scopes, secretHash: apiKey.secretHash })
+    .select({
+      organizationId: apiKey.organizationId,
+      id: apiKey.id,
+      ownerUserId: apiKey.ownerUserId,
+      scopes: apiKey.scopes,
+      secretHash: apiKey.secretHash,
+    })
     .from(apiKey)
     .where(and(eq(apiKey.id, id), isNull(apiKey.revokedAt)));
   return rows[0] ?? null;
@@ -54,5 +67,11 @@ export async function touchKey(tx: Tx, organizationId: string, id: string): Prom
   await tx.orm
     .update(apiKey)
     .set({ lastUsedAt: sql`now()` })
-    .where(and(eq(apiKey.organizationId, organizationId), eq(apiKey.id, id), or(isNull(apiKey.lastUsedAt), lt(apiKey.lastUsedAt, sql`now() - interval '1 minute'`))));
+    .where(
+      and(
+        eq(apiKey.organizationId, organizationId),
+        eq(apiKey.id, id),
+        or(isNull(apiKey.lastUsedAt), lt(apiKey.lastUsedAt, sql`now() - interval '1 minute'`)),
+      ),
+    );
 }

@@ -6,7 +6,11 @@ import type { ApiKeyService, apiKeyOut } from './service.js';
 
 const Scope = Type.Union(
   API_KEY_SCOPE_NAMES.map((s) => Type.Literal(s)),
-  { description: API_KEY_SCOPE_NAMES.map((s) => `\`${s}\`: ${API_KEY_SCOPES[s].text} (owners: ${API_KEY_SCOPES[s].owners.join(', ')})`).join('; ') },
+  {
+    description: API_KEY_SCOPE_NAMES.map(
+      (s) => `\`${s}\`: ${API_KEY_SCOPES[s].text} (owners: ${API_KEY_SCOPES[s].owners.join(', ')})`,
+    ).join('; '),
+  },
 );
 
 export const ApiKeyOut = Type.Object({
@@ -21,13 +25,16 @@ export const ApiKeyOut = Type.Object({
   last_used_at: Nullable(Timestamp),
   revoked_at: Nullable(Timestamp),
 });
-const WithKey = Type.Composite([ApiKeyOut, Type.Object({ key: Type.String({ description: 'the key to send as `Authorization: Bearer dlk_…`, shown only in this response' }) })]);
+const WithKey = Type.Composite([
+  ApiKeyOut,
+  Type.Object({ key: Type.String({ description: 'the key to send as `Authorization: Bearer dlk_…`, shown only in this response' }) }),
+]);
 
 const _k: (x: ReturnType<typeof apiKeyOut>) => Static<typeof ApiKeyOut> = (x) => x;
 void _k;
 
 const who = { auth: { roles: ['administrator' as const, 'comercio' as const] } };
-const ACCESS = 'Administrators manage every key of the organization; merchant users (`comercio`) only their own (another\'s is 404).';
+const ACCESS = "Administrators manage every key of the organization; merchant users (`comercio`) only their own (another's is 404).";
 
 export function apiKeyRoutes(app: Api, svc: ApiKeyService) {
   app.post(
@@ -41,7 +48,10 @@ export function apiKeyRoutes(app: Api, svc: ApiKeyService) {
         description:
           `${ACCESS} The key (\`dlk_<id>_<secret>\`) is in this response only; only a hash of its secret is kept. A scope the caller may not ` +
           'grant is 422 API_KEY_SCOPE_NOT_ALLOWED; beyond API_KEY_MAX_PER_OWNER live keys 422 API_KEY_LIMIT.',
-        body: Strict({ name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }), scopes: Type.Array(Scope, { minItems: 1, maxItems: API_KEY_SCOPE_NAMES.length }) }),
+        body: Strict({
+          name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }),
+          scopes: Type.Array(Scope, { minItems: 1, maxItems: API_KEY_SCOPE_NAMES.length }),
+        }),
         response: { 201: WithKey },
       },
     },
@@ -55,7 +65,14 @@ export function apiKeyRoutes(app: Api, svc: ApiKeyService) {
     '/api-keys',
     {
       config: who,
-      schema: { operationId: 'listApiKeys', tags: ['api-keys'], summary: 'API keys, newest first (without their secrets)', description: ACCESS, querystring: Strict(PageQueryProps), response: { 200: Page(ApiKeyOut) } },
+      schema: {
+        operationId: 'listApiKeys',
+        tags: ['api-keys'],
+        summary: 'API keys, newest first (without their secrets)',
+        description: ACCESS,
+        querystring: Strict(PageQueryProps),
+        response: { 200: Page(ApiKeyOut) },
+      },
     },
     async (req) => svc.list(actorOf(req), req.query),
   );
@@ -64,7 +81,14 @@ export function apiKeyRoutes(app: Api, svc: ApiKeyService) {
     '/api-keys/:id',
     {
       config: who,
-      schema: { operationId: 'revokeApiKey', tags: ['api-keys'], summary: 'Revokes an API key (refused from the next request on)', description: ACCESS, params: IdParams, response: { 204: Type.Null() } },
+      schema: {
+        operationId: 'revokeApiKey',
+        tags: ['api-keys'],
+        summary: 'Revokes an API key (refused from the next request on)',
+        description: ACCESS,
+        params: IdParams,
+        response: { 204: Type.Null() },
+      },
     },
     async (req, reply) => {
       await svc.revoke(actorOf(req), req.params.id);

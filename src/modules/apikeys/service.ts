@@ -1,4 +1,12 @@
-import { API_KEY_PREFIX, API_KEY_SCOPES, tenantOf, type AccessClaims, type Actor, type ApiKeyScope, type Principal } from '../../platform/auth.js';
+import {
+  API_KEY_PREFIX,
+  API_KEY_SCOPES,
+  tenantOf,
+  type AccessClaims,
+  type Actor,
+  type ApiKeyScope,
+  type Principal,
+} from '../../platform/auth.js';
 import { AppError } from '../../platform/errors.js';
 import { newId, randomToken, safeEqual, sha256Hex } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
@@ -69,7 +77,12 @@ export function createApiKeyService(ctx: ApiKeysContext) {
           secretHint: secret.slice(-4),
           createdBy: actor.userId,
         });
-        await recordAudit(tx, actor, { action: 'api_key.created', entityType: 'api_key', entityId: id, after: { name: k.name, scopes, owner_user_id: k.ownerUserId } });
+        await recordAudit(tx, actor, {
+          action: 'api_key.created',
+          entityType: 'api_key',
+          entityId: id,
+          after: { name: k.name, scopes, owner_user_id: k.ownerUserId },
+        });
         return { ...apiKeyOut(k), key: `${API_KEY_PREFIX}${id}_${secret}` };
       });
     },
@@ -77,7 +90,11 @@ export function createApiKeyService(ctx: ApiKeysContext) {
     async list(actor: Actor, q: { limit?: number; cursor?: string }) {
       const page = pageRequest(q);
       return db.withTenant(tenantOf(actor), async (tx) => {
-        const rows = await repo.listKeys(tx, { ownerUserId: actor.kind === 'administrator' ? null : actor.userId, after: page.after, limit: page.limit });
+        const rows = await repo.listKeys(tx, {
+          ownerUserId: actor.kind === 'administrator' ? null : actor.userId,
+          after: page.after,
+          limit: page.limit,
+        });
         return toPage(rows, page, apiKeyOut);
       });
     },
@@ -87,7 +104,12 @@ export function createApiKeyService(ctx: ApiKeysContext) {
         const k = owned(actor, await repo.getKey(tx, id));
         if (k.revokedAt) return;
         await repo.revokeKey(tx, id);
-        await recordAudit(tx, actor, { action: 'api_key.revoked', entityType: 'api_key', entityId: id, before: { name: k.name, scopes: k.scopes } });
+        await recordAudit(tx, actor, {
+          action: 'api_key.revoked',
+          entityType: 'api_key',
+          entityId: id,
+          before: { name: k.name, scopes: k.scopes },
+        });
       });
     },
 
@@ -109,7 +131,10 @@ export function createApiKeyService(ctx: ApiKeysContext) {
       const limit = settings.API_KEY_RATE_LIMIT_PER_MINUTE;
       const { weighted, resetSeconds } = await countRequest(db, `apikey:${k.organizationId}:${k.id}`);
       if (weighted > limit) {
-        throw new AppError(429, 'RATE_LIMITED', `At most ${limit} requests per minute per API key; retry in ${resetSeconds} s`, undefined, { retry_after: resetSeconds, limit });
+        throw new AppError(429, 'RATE_LIMITED', `At most ${limit} requests per minute per API key; retry in ${resetSeconds} s`, undefined, {
+          retry_after: resetSeconds,
+          limit,
+        });
       }
       const grantable = scopesOf(owner.kind);
       return {

@@ -28,6 +28,8 @@ export const apiKey = pgTable(
     primaryKey({ columns: [t.organizationId, t.id] }),
     foreignKey({ columns: [t.organizationId], foreignColumns: [organization.id] }),
     index('api_key_id_idx').on(t.id),
-    index('api_key_owner_idx').on(t.organizationId, t.ownerUserId).where(sql`revoked_at IS NULL`),
+    index('api_key_owner_idx')
+      .on(t.organizationId, t.ownerUserId)
+      .where(sql`revoked_at IS NULL`),
   ],
 );

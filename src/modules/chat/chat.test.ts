@@ -69,10 +69,28 @@ beforeEach(() => {
 /** A fresh merchant (a new comercio user and his merchant profile), so each test starts from default settings; `merchant` becomes his session. */
 async function useNewMerchant(): Promise<string> {
   const email = `shop-${newId().slice(-8)}@demo.test`;
-  const admin: Actor = { userId: t.demo.users.admin, organizationId: org, role: 'administrator', kind: 'administrator', sessionId: 'test', requestId: 'test', subadmin: null };
+  const admin: Actor = {
+    userId: t.demo.users.admin,
+    organizationId: org,
+    role: 'administrator',
+    kind: 'administrator',
+    sessionId: 'test',
+    requestId: 'test',
+    subadmin: null,
+  };
   const id = await t.db.withTenant(tenantOf(admin), async (tx) => {
-    const user = await t.app.services.identity.insertUser(tx, org, { email, password: DEMO_PASSWORD, display_name: 'Shop', role: 'comercio' });
-    const m = await t.app.services.logistics.merchants.create(tx, admin, { owner_user_id: user.id, name: `Shop ${email}`, address: 'Calle 1', location: { type: 'Point', coordinates: [-68.13, -16.5] } });
+    const user = await t.app.services.identity.insertUser(tx, org, {
+      email,
+      password: DEMO_PASSWORD,
+      display_name: 'Shop',
+      role: 'comercio',
+    });
+    const m = await t.app.services.logistics.merchants.create(tx, admin, {
+      owner_user_id: user.id,
+      name: `Shop ${email}`,
+      address: 'Calle 1',
+      location: { type: 'Point', coordinates: [-68.13, -16.5] },
+    });
     return m.id;
   });
   merchant = await t.login(email);
@@ -85,7 +103,8 @@ function provision(merchantId: string, value = TOKEN): string {
   process.env[ref.slice(4)] = value;
   return ref;
 }
-const patch = (payload: Record<string, unknown>, s: Session = merchant) => t.req(s, { method: 'PATCH', url: '/merchant/channels', payload });
+const patch = (payload: Record<string, unknown>, s: Session = merchant) =>
+  t.req(s, { method: 'PATCH', url: '/merchant/channels', payload });
 const sys = <R>(text: string, params: unknown[] = []) => t.db.withSystem(async (tx) => (await tx.query<R>(text, params)).rows);
 const outboxRow = async (id: string) => (await sys<Record<string, any>>('SELECT * FROM chat_order_outbox WHERE id = $1', [id]))[0];
 const inTenant = <T>(fn: (tx: Tx) => Promise<T>) => t.db.withTenant({ organizationId: org, userId: null }, fn);
@@ -121,9 +140,15 @@ describe('GET/PATCH /merchant/channels', () => {
     expect((await t.req(null, { method: 'GET', url: '/merchant/channels' })).statusCode).toBe(401);
     expect((await t.req(await t.as('admin'), { method: 'GET', url: '/merchant/chat/outbox' })).statusCode).toBe(403);
     const email = `shop-${newId().slice(-8)}@demo.test`;
-    await t.db.withSystem((tx) => t.app.services.identity.insertUser(tx, org, { email, password: DEMO_PASSWORD, display_name: 'No shop', role: 'comercio' }));
+    await t.db.withSystem((tx) =>
+      t.app.services.identity.insertUser(tx, org, { email, password: DEMO_PASSWORD, display_name: 'No shop', role: 'comercio' }),
+    );
     const noShop = await t.login(email);
-    for (const [method, url] of [['GET', '/merchant/channels'], ['PATCH', '/merchant/channels'], ['GET', '/merchant/chat/outbox']] as const) {
+    for (const [method, url] of [
+      ['GET', '/merchant/channels'],
+      ['PATCH', '/merchant/channels'],
+      ['GET', '/merchant/chat/outbox'],
+    ] as const) {
       const res = await t.req(noShop, { method, url, ...(method === 'PATCH' ? { payload: { chat_enabled: false } } : {}) });
       expect(res.statusCode).toBe(422);
       expect(res.json().code).toBe('MERCHANT_PROFILE_REQUIRED');
@@ -133,16 +158,31 @@ describe('GET/PATCH /merchant/channels', () => {
   it('stores a secret reference, never returns it in full, and audits the change', async () => {
     const merchantId = await useNewMerchant();
     const ref = provision(merchantId);
-    const res = await patch({ chat_enabled: true, chat_phone: '+59170000001', chat_mode: 'cloud_api', chat_phone_number_id: '1055', chat_secret_ref: ref });
+    const res = await patch({
+      chat_enabled: true,
+      chat_phone: '+59170000001',
+      chat_mode: 'cloud_api',
+      chat_phone_number_id: '1055',
+      chat_secret_ref: ref,
+    });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ chat_enabled: true, chat_mode: 'cloud_api', chat_secret_ref: maskSecretRef(ref), chat_secret_configured: true, delivery_ready: true });
+    expect(res.json()).toMatchObject({
+      chat_enabled: true,
+      chat_mode: 'cloud_api',
+      chat_secret_ref: maskSecretRef(ref),
+      chat_secret_configured: true,
+      delivery_ready: true,
+    });
     expect(res.body).not.toContain(ref.slice(4));
     expect(res.body).not.toContain(TOKEN);
     const get = await t.req(merchant, { method: 'GET', url: '/merchant/channels' });
     expect(get.json().chat_secret_ref).toBe(maskSecretRef(ref));
     const [row] = await sys<Record<string, unknown>>('SELECT * FROM merchant_channel_settings WHERE merchant_id = $1', [merchantId]);
     expect(row).toMatchObject({ organization_id: org, chat_secret_ref: ref, chat_phone: '+59170000001' });
-    const audit = await sys<{ after: Record<string, unknown> }>("SELECT after FROM audit_log WHERE entity_id = $1 AND action = 'merchant_channels.updated'", [merchantId]);
+    const audit = await sys<{ after: Record<string, unknown> }>(
+      "SELECT after FROM audit_log WHERE entity_id = $1 AND action = 'merchant_channels.updated'",
+      [merchantId],
+    );
     expect(audit).toHaveLength(1);
     expect(JSON.stringify(audit[0].after)).not.toContain(ref.slice(4));
   });
@@ -151,7 +191,12 @@ describe('GET/PATCH /merchant/channels', () => {
     await useNewMerchant();
     await patch({ chat_phone: '+59170000002', chat_account_id: 'acc_1', status_notifications: true });
     const res = await patch({ chat_account_id: null });
-    expect(res.json()).toMatchObject({ chat_phone: '+59170000002', chat_account_id: null, status_notifications: true, order_notifications: true });
+    expect(res.json()).toMatchObject({
+      chat_phone: '+59170000002',
+      chat_account_id: null,
+      status_notifications: true,
+      order_notifications: true,
+    });
   });
 
   it('reports what keeps cloud_api delivery from working', async () => {
@@ -163,13 +208,25 @@ describe('GET/PATCH /merchant/channels', () => {
 
   it.each([
     ['enabling without a phone', {}, { chat_enabled: true }, 422, 'CHAT_PHONE_REQUIRED'],
-    ['clearing the phone of an enabled channel', { chat_enabled: true, chat_phone: '59170000004' }, { chat_phone: null }, 422, 'CHAT_PHONE_REQUIRED'],
+    [
+      'clearing the phone of an enabled channel',
+      { chat_enabled: true, chat_phone: '59170000004' },
+      { chat_phone: null },
+      422,
+      'CHAT_PHONE_REQUIRED',
+    ],
     ['an unknown field', {}, { chat_api_key: 'abc' }, 400, 'VALIDATION_FAILED'],
     ['a secret instead of a reference', {}, { chat_secret_ref: 'EAAG-real-token-value' }, 400, 'VALIDATION_FAILED'],
     ['a reference to a non-chat server secret', {}, { chat_secret_ref: 'env:JWT_SECRET' }, 400, 'VALIDATION_FAILED'],
     ['a vault path (never provisioned here)', {}, { chat_secret_ref: 'vault:chat/other-shop' }, 400, 'VALIDATION_FAILED'],
     ['a chat secret not provisioned for this merchant', {}, { chat_secret_ref: 'env:CHAT_TOKEN_SHOP' }, 422, 'SECRET_REF_NOT_PROVISIONED'],
-    ["another merchant's provisioned secret", {}, { chat_secret_ref: 'env:CHAT_SECRET_X_ANOTHER_MERCHANT' }, 422, 'SECRET_REF_NOT_PROVISIONED'],
+    [
+      "another merchant's provisioned secret",
+      {},
+      { chat_secret_ref: 'env:CHAT_SECRET_X_ANOTHER_MERCHANT' },
+      422,
+      'SECRET_REF_NOT_PROVISIONED',
+    ],
     ['an unknown mode', {}, { chat_mode: 'sms' }, 400, 'VALIDATION_FAILED'],
     ['a malformed phone', {}, { chat_phone: 'call me' }, 400, 'VALIDATION_FAILED'],
   ])('refuses %s and writes nothing', async (_name, setup, body, status, code) => {
@@ -201,8 +258,19 @@ describe('enqueueing in the caller transaction', () => {
     expect(await inTenant((tx) => chat.enqueueOrderCreated(tx, input))).toBeNull();
     const rows = await sys<Record<string, any>>('SELECT * FROM chat_order_outbox WHERE order_id = $1', [input.orderId]);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ status: 'pending', message_type: 'order_created', attempts: 0, destination_phone: '+59170000011', territory_id: 'ter_1', organization_id: org });
-    expect(rows[0].payload).toEqual({ summary: input.summary, data: { total: '24.00' }, link: `https://wa.me/59170000011?text=${encodeURIComponent(input.summary)}` });
+    expect(rows[0]).toMatchObject({
+      status: 'pending',
+      message_type: 'order_created',
+      attempts: 0,
+      destination_phone: '+59170000011',
+      territory_id: 'ter_1',
+      organization_id: org,
+    });
+    expect(rows[0].payload).toEqual({
+      summary: input.summary,
+      data: { total: '24.00' },
+      link: `https://wa.me/59170000011?text=${encodeURIComponent(input.summary)}`,
+    });
   });
 
   it('rolls back with the caller: no order, no message', async () => {
@@ -230,7 +298,9 @@ describe('enqueueing in the caller transaction', () => {
     expect(row.payload).toMatchObject({ status: 'confirmed', summary: `Order ${input.orderId}: confirmed` });
 
     const expressRequestId = `exp_${newId()}`;
-    const e = await inTenant((tx) => chat.enqueueOrderCreated(tx, { organizationId: org, merchantId, expressRequestId, summary: 'Express pickup' }));
+    const e = await inTenant((tx) =>
+      chat.enqueueOrderCreated(tx, { organizationId: org, merchantId, expressRequestId, summary: 'Express pickup' }),
+    );
     expect(await outboxRow(e!)).toMatchObject({ express_request_id: expressRequestId, order_id: null, message_type: 'order_created' });
   });
 });
@@ -254,7 +324,13 @@ describe('chat outbox worker', () => {
 
   it('cloud_api: sends through the HTTP sender with the referenced bearer token', async () => {
     const merchantId = await useNewMerchant();
-    await patch({ chat_enabled: true, chat_phone: '+59170000021', chat_mode: 'cloud_api', chat_phone_number_id: '1055', chat_secret_ref: provision(merchantId) });
+    await patch({
+      chat_enabled: true,
+      chat_phone: '+59170000021',
+      chat_mode: 'cloud_api',
+      chat_phone_number_id: '1055',
+      chat_secret_ref: provision(merchantId),
+    });
     const input = orderInput(merchantId);
     const id = (await inTenant((tx) => chat.enqueueOrderCreated(tx, input)))!;
     expect((await outboxRow(id)).payload.link).toBeUndefined();
@@ -274,7 +350,13 @@ describe('chat outbox worker', () => {
     const merchantId = await useNewMerchant();
     const other = await useNewMerchant();
     merchant = sessionOf.get(merchantId)!;
-    await patch({ chat_enabled: true, chat_phone: '59170000029', chat_mode: 'cloud_api', chat_phone_number_id: '1059', chat_secret_ref: provision(merchantId) });
+    await patch({
+      chat_enabled: true,
+      chat_phone: '59170000029',
+      chat_mode: 'cloud_api',
+      chat_phone_number_id: '1059',
+      chat_secret_ref: provision(merchantId),
+    });
     // Rows written before the rule, or by hand: a shared CHAT_ setting and another merchant's provisioned secret.
     for (const ref of ['env:CHAT_TOKEN_SHOP', provision(other, 'tok-of-another-merchant')]) {
       await sys('UPDATE merchant_channel_settings SET chat_secret_ref = $2 WHERE merchant_id = $1', [merchantId, ref]);
@@ -293,7 +375,13 @@ describe('chat outbox worker', () => {
   it('cloud_api: a retryable failure goes back to pending with backoff; a permanent one fails; attempts are capped', async () => {
     await drain();
     const merchantId = await useNewMerchant();
-    await patch({ chat_enabled: true, chat_phone: '59170000022', chat_mode: 'cloud_api', chat_phone_number_id: '1056', chat_secret_ref: provision(merchantId) });
+    await patch({
+      chat_enabled: true,
+      chat_phone: '59170000022',
+      chat_mode: 'cloud_api',
+      chat_phone_number_id: '1056',
+      chat_secret_ref: provision(merchantId),
+    });
     const input = orderInput(merchantId);
     const id = (await inTenant((tx) => chat.enqueueOrderCreated(tx, input)))!;
 
@@ -338,7 +426,13 @@ describe('chat outbox worker', () => {
   it('a worker killed between claim and finish: the row is reclaimed after the claim timeout and sent once', async () => {
     await drain();
     const merchantId = await useNewMerchant();
-    await patch({ chat_enabled: true, chat_phone: '59170000023', chat_mode: 'cloud_api', chat_phone_number_id: '1057', chat_secret_ref: provision(merchantId) });
+    await patch({
+      chat_enabled: true,
+      chat_phone: '59170000023',
+      chat_mode: 'cloud_api',
+      chat_phone_number_id: '1057',
+      chat_secret_ref: provision(merchantId),
+    });
     const input = orderInput(merchantId);
     const id = (await inTenant((tx) => chat.enqueueOrderCreated(tx, input)))!;
 
@@ -355,7 +449,7 @@ describe('chat outbox worker', () => {
     expect(await outboxRow(id)).toMatchObject({ status: 'sent', attempts: 2, claim_token: null });
   });
 
-  it("a late finish by a worker whose claim was taken over changes nothing", async () => {
+  it('a late finish by a worker whose claim was taken over changes nothing', async () => {
     await drain();
     const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '59170000024' });
@@ -393,7 +487,11 @@ describe('chat outbox worker', () => {
     const foreign = await t.newOrganization();
     const third = orderInput(merchantId);
     const thirdId = (await inTenant((tx) => chat.enqueueOrderCreated(tx, third)))!;
-    expect(await t.db.withTenant({ organizationId: foreign.organizationId, userId: null }, (tx) => chat.cancelPendingForOrder(tx, third.orderId!))).toBe(0);
+    expect(
+      await t.db.withTenant({ organizationId: foreign.organizationId, userId: null }, (tx) =>
+        chat.cancelPendingForOrder(tx, third.orderId!),
+      ),
+    ).toBe(0);
     expect(await outboxRow(thirdId)).toMatchObject({ status: 'pending' });
   });
 
@@ -410,7 +508,13 @@ describe('chat outbox worker', () => {
   it('without configuration cloud_api rows stay pending with last_error, and the order transaction is unaffected', async () => {
     await drain();
     const merchantId = await useNewMerchant();
-    await patch({ chat_enabled: true, chat_phone: '59170000027', chat_mode: 'cloud_api', chat_phone_number_id: '1058', chat_secret_ref: provisionedSecretRef(org, merchantId) });
+    await patch({
+      chat_enabled: true,
+      chat_phone: '59170000027',
+      chat_mode: 'cloud_api',
+      chat_phone_number_id: '1058',
+      chat_secret_ref: provisionedSecretRef(org, merchantId),
+    });
     const input = orderInput(merchantId);
     // The caller's own work in the same transaction commits as usual.
     const id = (await inTenant(async (tx) => {
@@ -464,7 +568,10 @@ describe('dashboard', () => {
     const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '59170000040' });
     await inTenant((tx) => chat.enqueueOrderCreated(tx, orderInput(merchantId)));
-    const counts = await sys<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM chat_order_outbox WHERE organization_id = $1 GROUP BY status', [org]);
+    const counts = await sys<{ status: string; n: number }>(
+      'SELECT status, count(*)::int AS n FROM chat_order_outbox WHERE organization_id = $1 GROUP BY status',
+      [org],
+    );
     const res = await t.req(await t.as('admin'), { method: 'GET', url: '/dashboard' });
     expect(res.statusCode).toBe(200);
     const section = res.json().sections.chat_outbox;
@@ -508,9 +615,22 @@ describe('GET /merchant/chat/outbox', () => {
     const other = await t.newOrganization();
     const otherMerchant = await t.login(other.logins.merchant);
     // The other organization's merchant profile gets the very same id (ids are unique per organization only).
-    const otherAdmin: Actor = { userId: otherMerchant.userId, organizationId: other.organizationId, role: 'administrator', kind: 'administrator', sessionId: 'test', requestId: 'test', subadmin: null };
+    const otherAdmin: Actor = {
+      userId: otherMerchant.userId,
+      organizationId: other.organizationId,
+      role: 'administrator',
+      kind: 'administrator',
+      sessionId: 'test',
+      requestId: 'test',
+      subadmin: null,
+    };
     await t.db.withTenant(tenantOf(otherAdmin), async (tx) => {
-      const m = await t.app.services.logistics.merchants.create(tx, otherAdmin, { owner_user_id: otherMerchant.userId, name: 'Other shop', address: 'Calle 2', location: { type: 'Point', coordinates: [-68.13, -16.5] } });
+      const m = await t.app.services.logistics.merchants.create(tx, otherAdmin, {
+        owner_user_id: otherMerchant.userId,
+        name: 'Other shop',
+        address: 'Calle 2',
+        location: { type: 'Point', coordinates: [-68.13, -16.5] },
+      });
       await tx.query('UPDATE merchant SET id = $2 WHERE id = $1', [m.id, merchantId]);
     });
     const list = await t.req(otherMerchant, { method: 'GET', url: '/merchant/chat/outbox' });
@@ -523,16 +643,28 @@ describe('GET /merchant/chat/outbox', () => {
 
 describe('the channel token stored encrypted (write-only)', () => {
   const STORED = 'EAAG-stored-channel-token-0123456789';
-  const settingsRow = async (merchantId: string) => (await sys<Record<string, any>>('SELECT * FROM merchant_channel_settings WHERE merchant_id = $1', [merchantId]))[0];
+  const settingsRow = async (merchantId: string) =>
+    (await sys<Record<string, any>>('SELECT * FROM merchant_channel_settings WHERE merchant_id = $1', [merchantId]))[0];
   const adminPatch = async (merchantId: string, payload: Record<string, unknown>, s?: Session) =>
     t.req(s ?? (await t.as('admin')), { method: 'PATCH', url: `/admin/merchants/${merchantId}/channels`, payload });
 
   it('the merchant sets his token: stored encrypted, never returned, audited without it, and sent as the bearer token', async () => {
     await drain();
     const merchantId = await useNewMerchant();
-    const res = await patch({ chat_enabled: true, chat_phone: '59170000031', chat_mode: 'cloud_api', chat_phone_number_id: '1061', chat_token: STORED });
+    const res = await patch({
+      chat_enabled: true,
+      chat_phone: '59170000031',
+      chat_mode: 'cloud_api',
+      chat_phone_number_id: '1061',
+      chat_token: STORED,
+    });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ chat_token_set: true, chat_token_set_at: expect.any(String), chat_secret_configured: true, delivery_ready: true });
+    expect(res.json()).toMatchObject({
+      chat_token_set: true,
+      chat_token_set_at: expect.any(String),
+      chat_secret_configured: true,
+      delivery_ready: true,
+    });
     expect(res.body).not.toContain(STORED);
     expect(res.json()).not.toHaveProperty('chat_token');
     const row = await settingsRow(merchantId);
@@ -541,7 +673,10 @@ describe('the channel token stored encrypted (write-only)', () => {
     const got = await t.req(merchant, { method: 'GET', url: '/merchant/channels' });
     expect(got.body).not.toContain(STORED);
     expect(got.body).not.toContain(row.chat_token);
-    const audit = await sys<{ after: Record<string, unknown> }>(`SELECT before, after FROM audit_log WHERE entity_id = $1 AND action = 'merchant_channels.updated' ORDER BY id`, [merchantId]);
+    const audit = await sys<{ after: Record<string, unknown> }>(
+      `SELECT before, after FROM audit_log WHERE entity_id = $1 AND action = 'merchant_channels.updated' ORDER BY id`,
+      [merchantId],
+    );
     expect(audit.at(-1)!.after).toMatchObject({ credential: 'replaced' });
     expect(JSON.stringify(audit)).not.toContain(STORED);
     expect(JSON.stringify(audit)).not.toContain(row.chat_token);
@@ -560,7 +695,14 @@ describe('the channel token stored encrypted (write-only)', () => {
   it('the stored token takes precedence over the legacy reference; null clears it and the reference works again', async () => {
     await drain();
     const merchantId = await useNewMerchant();
-    await patch({ chat_enabled: true, chat_phone: '59170000032', chat_mode: 'cloud_api', chat_phone_number_id: '1062', chat_secret_ref: provision(merchantId), chat_token: STORED });
+    await patch({
+      chat_enabled: true,
+      chat_phone: '59170000032',
+      chat_mode: 'cloud_api',
+      chat_phone_number_id: '1062',
+      chat_secret_ref: provision(merchantId),
+      chat_token: STORED,
+    });
     const first = orderInput(merchantId);
     await inTenant((tx) => chat.enqueueOrderCreated(tx, first));
     await worker.tick();
@@ -587,13 +729,24 @@ describe('the channel token stored encrypted (write-only)', () => {
     expect(got.body).not.toContain(STORED);
     // The merchant sees it set (not the value).
     expect((await t.req(merchant, { method: 'GET', url: '/merchant/channels' })).json().chat_token_set).toBe(true);
-    const audit = await sys<{ actor_user_id: string; after: unknown }>(`SELECT actor_user_id, after FROM audit_log WHERE entity_id = $1 AND action = 'merchant_channels.updated' ORDER BY id`, [merchantId]);
+    const audit = await sys<{ actor_user_id: string; after: unknown }>(
+      `SELECT actor_user_id, after FROM audit_log WHERE entity_id = $1 AND action = 'merchant_channels.updated' ORDER BY id`,
+      [merchantId],
+    );
     expect(audit.at(-1)!.actor_user_id).toBe(admin.userId);
     expect(JSON.stringify(audit)).not.toContain(STORED);
 
     const before = await settingsRow(merchantId);
     expect((await adminPatch(merchantId, { chat_token: 'other-token' }, merchant)).statusCode).toBe(403);
-    expect((await t.req(await t.as('dispatch'), { method: 'PATCH', url: `/admin/merchants/${merchantId}/channels`, payload: { chat_token: 'x' } })).statusCode).toBe(403);
+    expect(
+      (
+        await t.req(await t.as('dispatch'), {
+          method: 'PATCH',
+          url: `/admin/merchants/${merchantId}/channels`,
+          payload: { chat_token: 'x' },
+        })
+      ).statusCode,
+    ).toBe(403);
     const other = await t.newOrganization();
     const otherAdmin = await t.login(other.logins.admin);
     expect((await adminPatch(merchantId, { chat_token: 'other-token' }, otherAdmin)).statusCode).toBe(404);

@@ -29,7 +29,11 @@ export function createChatModule(ctx: AppContext, deps: { merchantOfUser: Mercha
   // Outbox backlog per status; sub-administrators count only the messages of their territories.
   ctx.dashboard.set('chat_outbox', async (tx, actor) => {
     const rows = await outboxBacklog(tx, scopeOf(actor));
-    const oldest = rows.map((r) => r.oldest).filter((d): d is Date => d !== null).sort((a, b) => a.getTime() - b.getTime())[0] ?? null;
+    const oldest =
+      rows
+        .map((r) => r.oldest)
+        .filter((d): d is Date => d !== null)
+        .sort((a, b) => a.getTime() - b.getTime())[0] ?? null;
     return { by_status: Object.fromEntries(rows.map((r) => [r.status, r.n])), oldest_undelivered_at: oldest?.toISOString() ?? null };
   });
   return { name: 'chat', service, routes: (app: Api) => chatRoutes(app, ctx, service) };

@@ -7,17 +7,27 @@ import { chatOrderOutbox, merchantChannelSettings } from './tables.js';
 /** The chat module's SQL: merchants' channel settings and the order message outbox. */
 
 /** A merchant's channel settings (derived from the table; the defaults of a merchant without a row have no timestamps). */
-export type ChannelSettingsRow = Omit<SnakeRow<typeof merchantChannelSettings.$inferSelect>, 'created_at' | 'updated_at'> & { created_at: Date | null; updated_at: Date | null };
+export type ChannelSettingsRow = Omit<SnakeRow<typeof merchantChannelSettings.$inferSelect>, 'created_at' | 'updated_at'> & {
+  created_at: Date | null;
+  updated_at: Date | null;
+};
 
 /** An outbox row as listed (derived from the table, without the claim). */
-export type ChatOutboxRow = Omit<SnakeRow<typeof chatOrderOutbox.$inferSelect>, 'claim_token' | 'claim_expires_at' | 'payload'> & { payload: Record<string, unknown> };
+export type ChatOutboxRow = Omit<SnakeRow<typeof chatOrderOutbox.$inferSelect>, 'claim_token' | 'claim_expires_at' | 'payload'> & {
+  payload: Record<string, unknown>;
+};
 export type ChatOutboxStatus = ChatOutboxRow['status'];
 
 const SETTINGS_COLUMNS = selectList(merchantChannelSettings, 'merchant_channel_settings');
 const OUTBOX_COLUMNS = selectList(chatOrderOutbox, 'chat_order_outbox', { omit: ['claimToken', 'claimExpiresAt'] });
 
 /** The merchant's channel token, encrypted, bound to the merchant's row. */
-export const CHAT_TOKEN_COLUMN: SecretColumn = { table: 'merchant_channel_settings', column: 'chat_token', keys: ['organization_id', 'merchant_id'], label: 'chat channel token' };
+export const CHAT_TOKEN_COLUMN: SecretColumn = {
+  table: 'merchant_channel_settings',
+  column: 'chat_token',
+  keys: ['organization_id', 'merchant_id'],
+  label: 'chat channel token',
+};
 
 export const PATCHABLE = [
   'chat_enabled',
@@ -35,14 +45,22 @@ export type PatchableKey = (typeof PATCHABLE)[number];
 
 export async function findSettings(tx: Tx, organizationId: string, merchantId: string, lock = false): Promise<ChannelSettingsRow | null> {
   const { rows } = await tx.query<ChannelSettingsRow>(
-    prepared(`SELECT ${SETTINGS_COLUMNS} FROM merchant_channel_settings WHERE organization_id = $1 AND merchant_id = $2${lock ? ' FOR UPDATE' : ''}`),
+    prepared(
+      `SELECT ${SETTINGS_COLUMNS} FROM merchant_channel_settings WHERE organization_id = $1 AND merchant_id = $2${lock ? ' FOR UPDATE' : ''}`,
+    ),
     [organizationId, merchantId],
   );
   return rows[0] ?? null;
 }
 
 /** Writes the settings; on a concurrent first write the upsert applies only the `given` fields. */
-export async function upsertSettings(tx: Tx, organizationId: string, merchantId: string, merged: Pick<ChannelSettingsRow, PatchableKey>, given: readonly PatchableKey[]): Promise<ChannelSettingsRow> {
+export async function upsertSettings(
+  tx: Tx,
+  organizationId: string,
+  merchantId: string,
+  merged: Pick<ChannelSettingsRow, PatchableKey>,
+  given: readonly PatchableKey[],
+): Promise<ChannelSettingsRow> {
   const { rows } = await tx.query<ChannelSettingsRow>(
     `INSERT INTO merchant_channel_settings (organization_id, merchant_id, ${PATCHABLE.join(', ')})
      VALUES ($1, $2, ${PATCHABLE.map((_, i) => `$${i + 3}`).join(', ')})
@@ -55,7 +73,10 @@ export async function upsertSettings(tx: Tx, organizationId: string, merchantId:
 }
 
 /** The settings of the merchants of these rows, by `organization/merchant`. */
-export async function settingsOf(tx: Tx, rows: { organization_id: string; merchant_id: string }[]): Promise<Map<string, ChannelSettingsRow>> {
+export async function settingsOf(
+  tx: Tx,
+  rows: { organization_id: string; merchant_id: string }[],
+): Promise<Map<string, ChannelSettingsRow>> {
   const { rows: settings } = await tx.query<ChannelSettingsRow>(
     `SELECT ${SETTINGS_COLUMNS} FROM merchant_channel_settings
       WHERE (organization_id, merchant_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
@@ -64,7 +85,18 @@ export async function settingsOf(tx: Tx, rows: { organization_id: string; mercha
   return new Map(settings.map((s) => [`${s.organization_id}/${s.merchant_id}`, s]));
 }
 
-export type NewOutboxMessage = Pick<ChatOutboxRow, 'organization_id' | 'id' | 'territory_id' | 'merchant_id' | 'order_id' | 'express_request_id' | 'destination_phone' | 'message_type' | 'payload'>;
+export type NewOutboxMessage = Pick<
+  ChatOutboxRow,
+  | 'organization_id'
+  | 'id'
+  | 'territory_id'
+  | 'merchant_id'
+  | 'order_id'
+  | 'express_request_id'
+  | 'destination_phone'
+  | 'message_type'
+  | 'payload'
+>;
 
 /** Queues a message; null when one is already queued (one per order and per express request). */
 export async function insertOutboxMessage(tx: Tx, m: NewOutboxMessage): Promise<string | null> {
@@ -72,7 +104,17 @@ export async function insertOutboxMessage(tx: Tx, m: NewOutboxMessage): Promise<
     `INSERT INTO chat_order_outbox (organization_id, id, territory_id, merchant_id, order_id, express_request_id, destination_phone, message_type, payload)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
      ON CONFLICT DO NOTHING RETURNING id`,
-    [m.organization_id, m.id, m.territory_id, m.merchant_id, m.order_id, m.express_request_id, m.destination_phone, m.message_type, JSON.stringify(m.payload)],
+    [
+      m.organization_id,
+      m.id,
+      m.territory_id,
+      m.merchant_id,
+      m.order_id,
+      m.express_request_id,
+      m.destination_phone,
+      m.message_type,
+      JSON.stringify(m.payload),
+    ],
   );
   return rows[0]?.id ?? null;
 }
@@ -103,7 +145,10 @@ export async function cancelUnsent(tx: Tx, column: 'order_id' | 'express_request
   return rowCount;
 }
 
-export type ClaimedRow = Pick<SnakeRow<typeof chatOrderOutbox.$inferSelect>, 'organization_id' | 'id' | 'merchant_id' | 'destination_phone' | 'message_type' | 'attempts'> & {
+export type ClaimedRow = Pick<
+  SnakeRow<typeof chatOrderOutbox.$inferSelect>,
+  'organization_id' | 'id' | 'merchant_id' | 'destination_phone' | 'message_type' | 'attempts'
+> & {
   payload: Record<string, unknown>;
   claim_token: string;
 };
@@ -140,7 +185,11 @@ const SET: Record<DeliveryOutcome['kind'], string> = {
 };
 
 /** Records a delivery outcome, only while the claim is still this one. */
-export async function recordDelivery(tx: Tx, m: Pick<ClaimedRow, 'organization_id' | 'id' | 'claim_token'>, o: DeliveryOutcome): Promise<void> {
+export async function recordDelivery(
+  tx: Tx,
+  m: Pick<ClaimedRow, 'organization_id' | 'id' | 'claim_token'>,
+  o: DeliveryOutcome,
+): Promise<void> {
   const params: unknown[] = [m.organization_id, m.id, m.claim_token];
   if (o.kind === 'sent') params.push(JSON.stringify(o.payloadPatch));
   else params.push(o.error);

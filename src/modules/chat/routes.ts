@@ -9,11 +9,14 @@ import type { ChannelSettingsPatch, ChatService } from './service.js';
 const ChatMode = Type.Union([Type.Literal('link'), Type.Literal('cloud_api')], {
   description: '`link`: a click-to-chat link per message, `sent` at once; `cloud_api`: sent through the chat cloud API',
 });
-const OutboxStatus = Type.Union(['pending', 'sending', 'sent', 'failed', 'cancelled'].map((s) => Type.Literal(s)), {
-  description:
-    '`pending` waiting (again after a retryable failure, with a later `available_at`; also while delivery is not configured, with `last_error` saying why); ' +
-    '`sending` claimed by the worker; `sent`; `failed` (permanent error or attempts exhausted); `cancelled` (order cancelled or channel disabled before sending)',
-});
+const OutboxStatus = Type.Union(
+  ['pending', 'sending', 'sent', 'failed', 'cancelled'].map((s) => Type.Literal(s)),
+  {
+    description:
+      '`pending` waiting (again after a retryable failure, with a later `available_at`; also while delivery is not configured, with `last_error` saying why); ' +
+      '`sending` claimed by the worker; `sent`; `failed` (permanent error or attempts exhausted); `cancelled` (order cancelled or channel disabled before sending)',
+  },
+);
 const ProviderId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
 
 const SettingsOut = Type.Object({
@@ -44,7 +47,9 @@ const OutboxOut = Type.Object({
   express_request_id: Nullable(Type.String()),
   destination_phone: Type.String(),
   message_type: Type.String({ description: '`order_created` or `order_status_changed`' }),
-  payload: Type.Record(Type.String(), Type.Unknown(), { description: '`summary`, optional `data` and `status`; `link` in link mode; `provider_message_id` once sent through the cloud API' }),
+  payload: Type.Record(Type.String(), Type.Unknown(), {
+    description: '`summary`, optional `data` and `status`; `link` in link mode; `provider_message_id` once sent through the cloud API',
+  }),
   status: OutboxStatus,
   attempts: Type.Integer(),
   available_at: Timestamp,
@@ -61,14 +66,28 @@ const SettingsPatch = Strict({
   chat_phone_number_id: Type.Optional(Nullable(ProviderId)),
   chat_account_id: Type.Optional(Nullable(ProviderId)),
   chat_secret_ref: Type.Optional(
-    Nullable(Type.String({ pattern: SECRET_REF_PATTERN, maxLength: 210, description: 'Legacy: `env:CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>`; a stored `chat_token` takes precedence' })),
+    Nullable(
+      Type.String({
+        pattern: SECRET_REF_PATTERN,
+        maxLength: 210,
+        description: 'Legacy: `env:CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>`; a stored `chat_token` takes precedence',
+      }),
+    ),
   ),
-  chat_token: Type.Optional(Nullable(SecretInput(1, 4096, 'The chat cloud API token of the channel (1 to 4096 visible ASCII characters), stored encrypted; `null` clears it.'))),
+  chat_token: Type.Optional(
+    Nullable(
+      SecretInput(
+        1,
+        4096,
+        'The chat cloud API token of the channel (1 to 4096 visible ASCII characters), stored encrypted; `null` clears it.',
+      ),
+    ),
+  ),
   order_notifications: Type.Optional(Type.Boolean()),
   status_notifications: Type.Optional(Type.Boolean()),
 });
 const TOKEN_DOC =
-  '`chat_token` is the channel\'s cloud API token: write-only (stored encrypted with the server\'s SECRETS_KEY, never returned; the response says ' +
+  "`chat_token` is the channel's cloud API token: write-only (stored encrypted with the server's SECRETS_KEY, never returned; the response says " +
   '`chat_token_set` and `chat_token_set_at`), `null` clears it; 503 SECRETS_KEY_MISSING when the server has no key to store it with. ';
 
 export function chatRoutes(app: Api, ctx: AppContext, svc: ChatService) {
@@ -103,8 +122,8 @@ export function chatRoutes(app: Api, ctx: AppContext, svc: ChatService) {
           'The legacy way: `chat_secret_ref`, a reference to a secret held ' +
           'outside the database, and only the one the operator provisioned for this merchant: `env:CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>` ' +
           '(both ids upper-cased, every character other than A-Z and 0-9 written as `_`); any other name is 422 `SECRET_REF_NOT_PROVISIONED`, a value ' +
-          'that is not an `env:CHAT_` reference is 400. The worker checks the reference again before each send, and messages go only to the server\'s ' +
-          '`CHAT_CLOUD_API_URL` (chat_phone_number_id is one URL-encoded path segment), so a merchant can neither use another tenant\'s token nor choose ' +
+          "that is not an `env:CHAT_` reference is 400. The worker checks the reference again before each send, and messages go only to the server's " +
+          "`CHAT_CLOUD_API_URL` (chat_phone_number_id is one URL-encoded path segment), so a merchant can neither use another tenant's token nor choose " +
           'where it is sent. The reference is never the secret, and it is ' +
           'returned masked. Enabling the channel without a `chat_phone`: 422 `CHAT_PHONE_REQUIRED`. Audited (without the token).',
         body: SettingsPatch,
@@ -157,7 +176,12 @@ export function chatRoutes(app: Api, ctx: AppContext, svc: ChatService) {
         tags: ['chat'],
         summary: "The merchant's chat messages and their delivery state",
         description: 'Merchant users; newest first, cursor pagination. Statuses: `pending`, `sending`, `sent`, `failed`, `cancelled`.',
-        querystring: Strict({ ...PageQueryProps, status: Type.Optional(OutboxStatus), order_id: Type.Optional(Id), express_request_id: Type.Optional(Id) }),
+        querystring: Strict({
+          ...PageQueryProps,
+          status: Type.Optional(OutboxStatus),
+          order_id: Type.Optional(Id),
+          express_request_id: Type.Optional(Id),
+        }),
         response: { 200: Page(OutboxOut) },
       },
     },

@@ -46,12 +46,21 @@ export function createHttpChatSender(opts: { timeoutMs: number }): ChatSender {
         res = await fetch(url, {
           method: 'POST',
           headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ messaging_product: 'whatsapp', recipient_type: 'individual', to: m.to, type: 'text', text: { preview_url: false, body: m.text } }),
+          body: JSON.stringify({
+            messaging_product: 'whatsapp',
+            recipient_type: 'individual',
+            to: m.to,
+            type: 'text',
+            text: { preview_url: false, body: m.text },
+          }),
           signal: AbortSignal.timeout(opts.timeoutMs),
           redirect: 'error',
         });
       } catch (err) {
-        throw new ChatSendError(`chat API unreachable: ${(err as Error).name === 'TimeoutError' ? 'timed out' : (err as Error).message}`, true);
+        throw new ChatSendError(
+          `chat API unreachable: ${(err as Error).name === 'TimeoutError' ? 'timed out' : (err as Error).message}`,
+          true,
+        );
       }
       const text = await res.text().catch(() => '');
       if (!res.ok) {

@@ -9,12 +9,17 @@ import type { Tx } from '../../platform/db/index.js';
 import { clickToChatLink } from './sender.js';
 import * as repo from './repo.js';
 import { PATCHABLE, type ChatOutboxStatus, type PatchableKey } from './repo.js';
-import { chatTokenContext, defaultSettings, provisionedSecretRef, settingsOut, type ChannelSettingsRow, type ChatMode } from './settings.js';
+import {
+  chatTokenContext,
+  defaultSettings,
+  provisionedSecretRef,
+  settingsOut,
+  type ChannelSettingsRow,
+  type ChatMode,
+} from './settings.js';
 import { encryptSecret, requireKeyring } from '../../platform/secrets.js';
 
 export type { ChatOutboxRow, ChatOutboxStatus } from './repo.js';
-
-
 
 /** What commerce passes when an order or an express request is created. */
 export interface OrderMessageInput {
@@ -70,8 +75,15 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
     return repo.findSettings(tx, organizationId, merchantId);
   }
 
-  async function insertMessage(tx: Tx, s: ChannelSettingsRow, input: OrderMessageInput, messageType: string, extra: Record<string, unknown>): Promise<string | null> {
-    if (!input.orderId && !input.expressRequestId && !extra.trip_id) throw new Error('a chat order message needs an orderId, an expressRequestId or a trip');
+  async function insertMessage(
+    tx: Tx,
+    s: ChannelSettingsRow,
+    input: OrderMessageInput,
+    messageType: string,
+    extra: Record<string, unknown>,
+  ): Promise<string | null> {
+    if (!input.orderId && !input.expressRequestId && !extra.trip_id)
+      throw new Error('a chat order message needs an orderId, an expressRequestId or a trip');
     const destination = input.destinationPhone ?? s.chat_phone;
     if (!destination) return null;
     const payload: Record<string, unknown> = { summary: input.summary, ...extra, ...(input.data ? { data: input.data } : {}) };
@@ -102,31 +114,44 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
     patch = await normalizePhones(tx, actor.organizationId, patch, ['chat_phone']);
     const before = await repo.findSettings(tx, actor.organizationId, merchantId, true);
     const merged = { ...defaultSettings(actor.organizationId, merchantId), ...before } as ChannelSettingsRow;
-    const given: PatchableKey[] = PATCHABLE.filter((k) => k !== 'chat_token' && k !== 'chat_token_set_at' && patch[k as keyof ChannelSettingsPatch] !== undefined);
+    const given: PatchableKey[] = PATCHABLE.filter(
+      (k) => k !== 'chat_token' && k !== 'chat_token_set_at' && patch[k as keyof ChannelSettingsPatch] !== undefined,
+    );
     for (const k of given) (merged as unknown as Record<string, unknown>)[k] = patch[k as keyof ChannelSettingsPatch];
     if (patch.chat_token !== undefined) {
       // Write-only: stored encrypted, bound to this merchant; null clears it.
-      merged.chat_token = patch.chat_token === null ? null : encryptSecret(requireKeyring(ctx.config.secrets), patch.chat_token, chatTokenContext(actor.organizationId, merchantId));
+      merged.chat_token =
+        patch.chat_token === null
+          ? null
+          : encryptSecret(requireKeyring(ctx.config.secrets), patch.chat_token, chatTokenContext(actor.organizationId, merchantId));
       merged.chat_token_set_at = patch.chat_token === null ? null : new Date();
       given.push('chat_token', 'chat_token_set_at');
     }
     if (merged.chat_enabled && !merged.chat_phone) {
-      throw AppError.unprocessable('Enabling the chat channel needs a chat_phone', 'CHAT_PHONE_REQUIRED', [{ field: 'chat_phone', message: 'required while chat_enabled is true' }]);
+      throw AppError.unprocessable('Enabling the chat channel needs a chat_phone', 'CHAT_PHONE_REQUIRED', [
+        { field: 'chat_phone', message: 'required while chat_enabled is true' },
+      ]);
     }
     if (patch.chat_secret_ref && patch.chat_secret_ref !== provisionedSecretRef(actor.organizationId, merchantId)) {
-      throw AppError.unprocessable('chat_secret_ref must name the secret provisioned for this merchant: env:CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>', 'SECRET_REF_NOT_PROVISIONED', [
-        { field: 'chat_secret_ref', message: 'not the secret provisioned for this merchant' },
-      ]);
+      throw AppError.unprocessable(
+        'chat_secret_ref must name the secret provisioned for this merchant: env:CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>',
+        'SECRET_REF_NOT_PROVISIONED',
+        [{ field: 'chat_secret_ref', message: 'not the secret provisioned for this merchant' }],
+      );
     }
     // A concurrent first PATCH may insert between our read and write: the upsert then applies only our fields.
     const after = await repo.upsertSettings(tx, actor.organizationId, merchantId, merged, given);
-    if (after.chat_enabled && !after.chat_phone) throw AppError.unprocessable('Enabling the chat channel needs a chat_phone', 'CHAT_PHONE_REQUIRED');
+    if (after.chat_enabled && !after.chat_phone)
+      throw AppError.unprocessable('Enabling the chat channel needs a chat_phone', 'CHAT_PHONE_REQUIRED');
     await recordAudit(tx, actor, {
       action: 'merchant_channels.updated',
       entityType: 'merchant_channel_settings',
       entityId: merchantId,
       before: before ? auditView(before) : null,
-      after: { ...auditView(after), ...(patch.chat_token !== undefined ? { credential: patch.chat_token === null ? 'cleared' : 'replaced' } : {}) },
+      after: {
+        ...auditView(after),
+        ...(patch.chat_token !== undefined ? { credential: patch.chat_token === null ? 'cleared' : 'replaced' } : {}),
+      },
     });
     return settingsOut(after, ctx.config);
   }
@@ -137,7 +162,10 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
     async getSettings(actor: Actor) {
       return db.withTenant(actor, async (tx) => {
         const merchantId = await resolveMerchantId(tx, actor);
-        return settingsOut((await loadSettings(tx, actor.organizationId, merchantId)) ?? defaultSettings(actor.organizationId, merchantId), ctx.config);
+        return settingsOut(
+          (await loadSettings(tx, actor.organizationId, merchantId)) ?? defaultSettings(actor.organizationId, merchantId),
+          ctx.config,
+        );
       });
     },
 
@@ -145,7 +173,10 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
     async getSettingsOf(actor: Actor, merchantId: string) {
       return db.withTenant(actor, async (tx) => {
         await merchantOf(tx, merchantId);
-        return settingsOut((await loadSettings(tx, actor.organizationId, merchantId)) ?? defaultSettings(actor.organizationId, merchantId), ctx.config);
+        return settingsOut(
+          (await loadSettings(tx, actor.organizationId, merchantId)) ?? defaultSettings(actor.organizationId, merchantId),
+          ctx.config,
+        );
       });
     },
 
@@ -162,7 +193,10 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
       });
     },
 
-    async listOutbox(actor: Actor, q: { status?: ChatOutboxStatus; order_id?: string; express_request_id?: string; limit?: number; cursor?: string }) {
+    async listOutbox(
+      actor: Actor,
+      q: { status?: ChatOutboxStatus; order_id?: string; express_request_id?: string; limit?: number; cursor?: string },
+    ) {
       const page = pageRequest(q);
       return db.withTenant(actor, async (tx) => {
         const merchantId = await resolveMerchantId(tx, actor);
@@ -195,7 +229,13 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
      */
     async enqueueRecipientMessage(
       tx: Tx,
-      input: Omit<OrderMessageInput, 'summary'> & { tripId: string; destinationPhone: string; messageType: string; text: string; url: string | null },
+      input: Omit<OrderMessageInput, 'summary'> & {
+        tripId: string;
+        destinationPhone: string;
+        messageType: string;
+        text: string;
+        url: string | null;
+      },
     ): Promise<string | null> {
       const s = await loadSettings(tx, input.organizationId, input.merchantId);
       if (!s?.chat_enabled) return null;
@@ -207,7 +247,9 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
       const s = await loadSettings(tx, input.organizationId, input.merchantId);
       if (!s?.chat_enabled || !s.status_notifications) return null;
       const ref = input.orderId ? `Order ${input.orderId}` : `Express request ${input.expressRequestId}`;
-      return insertMessage(tx, s, { ...input, summary: input.summary ?? `${ref}: ${input.status}` }, 'order_status_changed', { status: input.status });
+      return insertMessage(tx, s, { ...input, summary: input.summary ?? `${ref}: ${input.status}` }, 'order_status_changed', {
+        status: input.status,
+      });
     },
 
     /**
@@ -223,6 +265,5 @@ export function createChatService(ctx: AppContext, deps: { merchantOfUser: Merch
     },
   };
 }
-
 
 export type ChatService = ReturnType<typeof createChatService>;

@@ -7,7 +7,6 @@ export type ChatMode = 'link' | 'cloud_api';
 export type { ChannelSettingsRow } from './repo.js';
 import type { ChannelSettingsRow } from './repo.js';
 
-
 /**
  * Secret references a merchant may store: only the one provisioned for him (see provisionedSecretRef).
  * The pattern keeps obvious mistakes (a pasted token, a non-chat server setting) at 400; any other
@@ -58,7 +57,11 @@ export function maskSecretRef(ref: string | null): string | null {
 type SecretOwner = Pick<ChannelSettingsRow, 'organization_id' | 'merchant_id'>;
 
 /** The secret behind a reference: only the merchant's provisioned `env:` name, from the configuration (or the process environment). */
-export function resolveSecret(ref: string | null, owner: SecretOwner, config: Pick<Config, 'secret'>): { value: string | null; issue: string | null } {
+export function resolveSecret(
+  ref: string | null,
+  owner: SecretOwner,
+  config: Pick<Config, 'secret'>,
+): { value: string | null; issue: string | null } {
   if (!ref) return { value: null, issue: 'chat_secret_ref is not set' };
   if (ref !== provisionedSecretRef(owner.organization_id, owner.merchant_id)) {
     return { value: null, issue: `the secret reference ${maskSecretRef(ref)} is not the one provisioned for this merchant` };
@@ -69,7 +72,8 @@ export function resolveSecret(ref: string | null, owner: SecretOwner, config: Pi
 }
 
 /** The associated data of a merchant's stored token: its row. */
-export const chatTokenContext = (organizationId: string, merchantId: string) => secretContext(CHAT_TOKEN_COLUMN, [organizationId, merchantId]);
+export const chatTokenContext = (organizationId: string, merchantId: string) =>
+  secretContext(CHAT_TOKEN_COLUMN, [organizationId, merchantId]);
 
 type TokenSource = Pick<ChannelSettingsRow, 'organization_id' | 'merchant_id' | 'chat_secret_ref' | 'chat_token'>;
 
@@ -77,7 +81,11 @@ type TokenSource = Pick<ChannelSettingsRow, 'organization_id' | 'merchant_id' | 
  * The channel's token: the stored one (decrypted) when set, else the legacy environment reference. `decrypt: false`
  * only says whether there is one (the API's readiness, which never reads the token).
  */
-export function channelToken(s: TokenSource, config: Pick<Config, 'secret' | 'secrets'>, decrypt = true): { value: string | null; issue: string | null } {
+export function channelToken(
+  s: TokenSource,
+  config: Pick<Config, 'secret' | 'secrets'>,
+  decrypt = true,
+): { value: string | null; issue: string | null } {
   if (s.chat_token) {
     if (!decrypt) return { value: null, issue: null };
     if (!config.secrets) return { value: null, issue: 'the stored chat token cannot be read: the server has no SECRETS_KEY' };
@@ -93,7 +101,11 @@ export function channelToken(s: TokenSource, config: Pick<Config, 'secret' | 'se
 }
 
 /** What keeps `cloud_api` delivery from working (empty = ready); the worker (`decrypt`) and GET /merchant/channels use it. */
-export function cloudApiIssues(s: TokenSource & Pick<ChannelSettingsRow, 'chat_phone_number_id'>, config: Pick<Config, 'settings' | 'secret' | 'secrets'>, decrypt = false): string[] {
+export function cloudApiIssues(
+  s: TokenSource & Pick<ChannelSettingsRow, 'chat_phone_number_id'>,
+  config: Pick<Config, 'settings' | 'secret' | 'secrets'>,
+  decrypt = false,
+): string[] {
   const issues: string[] = [];
   if (!config.settings.CHAT_CLOUD_API_URL) issues.push('the server has no chat cloud API configured (CHAT_CLOUD_API_URL)');
   if (!s.chat_phone_number_id) issues.push('chat_phone_number_id is not set');

@@ -75,9 +75,13 @@ export const chatOrderOutbox = pgTable(
     index('chat_order_outbox_order_idx').on(t.organizationId, t.orderId),
     index('chat_order_outbox_express_idx').on(t.organizationId, t.expressRequestId),
     // The worker's queue: rows that can still be delivered (for `sending` rows available_at is the claim expiry).
-    index('chat_order_outbox_due_idx').on(t.availableAt).where(sql`status IN ('pending', 'sending')`),
+    index('chat_order_outbox_due_idx')
+      .on(t.availableAt)
+      .where(sql`status IN ('pending', 'sending')`),
     // One `order_created` message per order and per express request, however often the caller asks.
-    uniqueIndex('chat_order_outbox_order_created_uq').on(t.organizationId, t.orderId).where(sql`message_type = 'order_created' AND order_id IS NOT NULL`),
+    uniqueIndex('chat_order_outbox_order_created_uq')
+      .on(t.organizationId, t.orderId)
+      .where(sql`message_type = 'order_created' AND order_id IS NOT NULL`),
     uniqueIndex('chat_order_outbox_express_created_uq')
       .on(t.organizationId, t.expressRequestId)
       .where(sql`message_type = 'order_created' AND express_request_id IS NOT NULL`),

@@ -97,7 +97,12 @@ export function createChatOutboxWorker(ctx: AppContext, opts: ChatOutboxOptions)
       return { kind: 'sent', payloadPatch: { link: clickToChatLink(m.destination_phone, text), channel: 'link' } };
     }
     const issues = cloudApiIssues(s, ctx.config, true);
-    if (issues.length > 0) return { kind: 'unconfigured', error: `cloud_api delivery is not configured: ${issues.join('; ')}`, delayMs: opts.unconfiguredRetryMs };
+    if (issues.length > 0)
+      return {
+        kind: 'unconfigured',
+        error: `cloud_api delivery is not configured: ${issues.join('; ')}`,
+        delayMs: opts.unconfiguredRetryMs,
+      };
     try {
       const res = await opts.sender.send({
         baseUrl: ctx.config.settings.CHAT_CLOUD_API_URL!,
@@ -133,4 +138,3 @@ export function createChatOutboxWorker(ctx: AppContext, opts: ChatOutboxOptions)
     },
   };
 }
-

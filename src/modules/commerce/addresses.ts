@@ -27,16 +27,30 @@ export const addressOut = ({ lon, lat, user_id: _u, ...a }: AddressRow): Static<
 /** An address of this customer, or null (another customer's address is as missing as an unknown one). */
 export const customerAddress = repo.findCustomerAddress;
 
-export async function createAddress(tx: Tx, actor: Actor, input: { label?: string; address: string; location: GeoPoint; notes?: string }): Promise<AddressRow> {
+export async function createAddress(
+  tx: Tx,
+  actor: Actor,
+  input: { label?: string; address: string; location: GeoPoint; notes?: string },
+): Promise<AddressRow> {
   const p = parsePoint(input.location);
   const id = newId();
-  await repo.insertAddress(tx, { organizationId: actor.organizationId, id, userId: actor.userId, label: input.label ?? null, address: input.address, point: pointSql(p), notes: input.notes ?? null });
+  await repo.insertAddress(tx, {
+    organizationId: actor.organizationId,
+    id,
+    userId: actor.userId,
+    label: input.label ?? null,
+    address: input.address,
+    point: pointSql(p),
+    notes: input.notes ?? null,
+  });
   return (await customerAddress(tx, actor.userId, id))!;
 }
 
 /** GET /customer/addresses: the caller's addresses, newest first. */
 function listOwnAddresses(ctx: CommerceContext, actor: Actor, page: { after: string | null; limit: number }) {
-  return ctx.db.withTenant(actor, async (tx) => toPage(await repo.listCustomerAddresses(tx, actor.userId, { after: page.after, limit: page.limit + 1 }), page, addressOut));
+  return ctx.db.withTenant(actor, async (tx) =>
+    toPage(await repo.listCustomerAddresses(tx, actor.userId, { after: page.after, limit: page.limit + 1 }), page, addressOut),
+  );
 }
 
 /** POST /customer/addresses. */
@@ -74,7 +88,12 @@ export function addressRoutes(app: Api, ctx: CommerceContext) {
         operationId: 'createCustomerAddress',
         tags: ['customer'],
         summary: 'Save a delivery address (GeoJSON point + text) for the calling customer',
-        body: Strict({ label: Type.Optional(ShortText(60)), address: ShortText(300), location: GeoPoint, notes: Type.Optional(ShortText(500)) }),
+        body: Strict({
+          label: Type.Optional(ShortText(60)),
+          address: ShortText(300),
+          location: GeoPoint,
+          notes: Type.Optional(ShortText(500)),
+        }),
         response: { 201: AddressOut },
       },
     },

@@ -17,7 +17,11 @@ import type { BranchRow } from './repo/branches.js';
 
 const HHMM = '^([01]\\d|2[0-3]):[0-5]\\d$';
 export const OpeningHours = Type.Array(
-  Strict({ day: Type.Integer({ minimum: 0, maximum: 6, description: '0 = Sunday' }), open: Type.String({ pattern: HHMM }), close: Type.String({ pattern: HHMM }) }),
+  Strict({
+    day: Type.Integer({ minimum: 0, maximum: 6, description: '0 = Sunday' }),
+    open: Type.String({ pattern: HHMM }),
+    close: Type.String({ pattern: HHMM }),
+  }),
   {
     maxItems: 50,
     description:
@@ -36,7 +40,10 @@ export const BranchOut = Type.Object({
   opening_hours: OpeningHours,
   phone: Nullable(Type.String()),
   active: Type.Boolean(),
-  preparation_min: Type.Integer({ description: "minutes the branch usually needs to prepare an order: checkout's promise counts them (the merchant may give another time when accepting)" }),
+  preparation_min: Type.Integer({
+    description:
+      "minutes the branch usually needs to prepare an order: checkout's promise counts them (the merchant may give another time when accepting)",
+  }),
   territory_id: Nullable(Type.String()),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -49,11 +56,18 @@ export const branchOut = ({ lon, lat, ...b }: BranchRow): Static<typeof BranchOu
 /** A branch as its merchant sees it: with whether it is open now (its hours in the organization's time zone) and when it opens next. */
 export const MerchantBranchOut = Type.Object({
   ...BranchOut.properties,
-  open_now: Type.Boolean({ description: 'open at the time of the response by its opening hours (no hours declared: always open); an inactive branch is never open' }),
+  open_now: Type.Boolean({
+    description: 'open at the time of the response by its opening hours (no hours declared: always open); an inactive branch is never open',
+  }),
   next_open_at: Nullable(Timestamp),
 });
 
-async function merchantBranchesOut(ctx: CommerceContext, tx: Tx, rows: BranchRow[], at = new Date()): Promise<Static<typeof MerchantBranchOut>[]> {
+async function merchantBranchesOut(
+  ctx: CommerceContext,
+  tx: Tx,
+  rows: BranchRow[],
+  at = new Date(),
+): Promise<Static<typeof MerchantBranchOut>[]> {
   const { timezone } = await ctx.deps.organizations.settingsIn(tx);
   return rows.map((b) => {
     const state = openingState(b.opening_hours, timezone, at);
@@ -101,7 +115,8 @@ export function branchRoutes(app: Api, ctx: CommerceContext) {
         tags: ['merchant'],
         summary: "The calling merchant's branches, newest first",
         querystring: Strict({ ...PageQueryProps, active: Type.Optional(Type.Boolean()) }),
-        description: '`open_now` and `next_open_at` say at a glance whether each branch takes orders now (its opening hours in the organization time zone).',
+        description:
+          '`open_now` and `next_open_at` say at a glance whether each branch takes orders now (its opening hours in the organization time zone).',
         response: { 200: Page(MerchantBranchOut) },
       },
     },
@@ -166,7 +181,15 @@ export async function createBranch(
   ctx: CommerceContext,
   tx: Tx,
   actor: Actor,
-  input: { name: string; address: string; location: GeoPoint; opening_hours?: OpeningHours; phone?: string; active?: boolean; preparation_min?: number },
+  input: {
+    name: string;
+    address: string;
+    location: GeoPoint;
+    opening_hours?: OpeningHours;
+    phone?: string;
+    active?: boolean;
+    preparation_min?: number;
+  },
 ): Promise<BranchRow> {
   const m = await ownMerchant(ctx, tx, actor);
   const p = parsePoint(input.location);
@@ -190,7 +213,15 @@ export function updateOwnBranch(
   ctx: CommerceContext,
   actor: Actor,
   id: string,
-  body: { name?: string; address?: string; location?: GeoPoint; opening_hours?: OpeningHours; phone?: string | null; active?: boolean; preparation_min?: number },
+  body: {
+    name?: string;
+    address?: string;
+    location?: GeoPoint;
+    opening_hours?: OpeningHours;
+    phone?: string | null;
+    active?: boolean;
+    preparation_min?: number;
+  },
 ): Promise<Static<typeof MerchantBranchOut>> {
   return ctx.db.withTenant(actor, async (tx) => {
     const m = await ownMerchant(ctx, tx, actor);
@@ -210,7 +241,13 @@ export function updateOwnBranch(
       territoryId,
     });
     if (body.preparation_min !== undefined && body.preparation_min !== before.preparation_min) {
-      await recordAudit(tx, actor, { action: 'branch.preparation_changed', entityType: 'merchant_branch', entityId: before.id, before: { preparation_min: before.preparation_min }, after: { preparation_min: body.preparation_min } });
+      await recordAudit(tx, actor, {
+        action: 'branch.preparation_changed',
+        entityType: 'merchant_branch',
+        entityId: before.id,
+        before: { preparation_min: before.preparation_min },
+        after: { preparation_min: body.preparation_min },
+      });
     }
     return (await merchantBranchesOut(ctx, tx, [(await repo.findBranch(tx, before.id))!]))[0];
   });

@@ -6,7 +6,19 @@ import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
-import { Currency, Id, IdParams, Money, NonNegativeMoney, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import {
+  Currency,
+  Id,
+  IdParams,
+  Money,
+  NonNegativeMoney,
+  Nullable,
+  Page,
+  PageQueryProps,
+  ShortText,
+  Strict,
+  Timestamp,
+} from '../../platform/schemas.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
 import { assertOwnIds, ownMerchant } from './model.js';
 import * as repo from './repo/catalog.js';
@@ -36,7 +48,9 @@ const BranchIds = Type.Array(Id, { maxItems: 200, uniqueItems: true });
 export async function orgCurrency(ctx: CommerceContext, tx: Tx, sent?: string | null): Promise<string> {
   const currency = (await ctx.deps.organizations.settingsIn(tx)).default_currency;
   if (sent && sent !== currency) {
-    throw AppError.unprocessable(`This organization works in ${currency} only`, 'CURRENCY_MISMATCH', [{ field: 'currency', message: `must be ${currency}` }]);
+    throw AppError.unprocessable(`This organization works in ${currency} only`, 'CURRENCY_MISMATCH', [
+      { field: 'currency', message: `must be ${currency}` },
+    ]);
   }
   return currency;
 }
@@ -45,15 +59,30 @@ export async function createCatalogItem(
   ctx: CommerceContext,
   tx: Tx,
   actor: Actor,
-  input: { name: string; description?: string; price: string; currency?: string; available?: boolean; branch_ids?: string[]; image_object_id?: string },
+  input: {
+    name: string;
+    description?: string;
+    price: string;
+    currency?: string;
+    available?: boolean;
+    branch_ids?: string[];
+    image_object_id?: string;
+  },
 ): Promise<CatalogItemRow> {
   const m = await ownMerchant(ctx, tx, actor);
   await assertOwnIds(tx, 'merchant_branch', m.id, input.branch_ids ?? [], 'branch_ids');
   if (input.image_object_id) await assertObjectLink(ctx, tx, actor, input.image_object_id, ['other']);
   const currency = await orgCurrency(ctx, tx, input.currency);
   return repo.insertCatalogItem(tx, actor.organizationId, {
-    id: newId(), merchant_id: m.id, name: input.name, description: input.description ?? null, price: input.price, currency, available: input.available ?? true,
-    branch_ids: input.branch_ids ?? [], image_object_id: input.image_object_id ?? null,
+    id: newId(),
+    merchant_id: m.id,
+    name: input.name,
+    description: input.description ?? null,
+    price: input.price,
+    currency,
+    available: input.available ?? true,
+    branch_ids: input.branch_ids ?? [],
+    image_object_id: input.image_object_id ?? null,
   });
 }
 
@@ -62,7 +91,15 @@ export function updateOwnCatalogItem(
   ctx: CommerceContext,
   actor: Actor,
   id: string,
-  b: { name?: string; description?: string | null; price?: string; currency?: string; available?: boolean; branch_ids?: string[]; image_object_id?: string | null },
+  b: {
+    name?: string;
+    description?: string | null;
+    price?: string;
+    currency?: string;
+    available?: boolean;
+    branch_ids?: string[];
+    image_object_id?: string | null;
+  },
 ): Promise<CatalogItemRow> {
   return ctx.db.withTenant(actor, async (tx) => {
     const m = await ownMerchant(ctx, tx, actor);
@@ -84,11 +121,19 @@ export function updateOwnCatalogItem(
 }
 
 /** GET /merchant/catalog: the caller's items, newest first. */
-function listOwnCatalog(ctx: CommerceContext, actor: Actor, q: { available?: boolean; branch_id?: string; limit?: number; cursor?: string }) {
+function listOwnCatalog(
+  ctx: CommerceContext,
+  actor: Actor,
+  q: { available?: boolean; branch_id?: string; limit?: number; cursor?: string },
+) {
   const page = pageRequest(q);
   return ctx.db.withTenant(actor, async (tx) => {
     const m = await ownMerchant(ctx, tx, actor);
-    return toPage(await repo.listCatalog(tx, m.id, { available: q.available, branchId: q.branch_id, after: page.after, limit: page.limit + 1 }), page, catalogItemOut);
+    return toPage(
+      await repo.listCatalog(tx, m.id, { available: q.available, branchId: q.branch_id, after: page.after, limit: page.limit + 1 }),
+      page,
+      catalogItemOut,
+    );
   });
 }
 
@@ -154,7 +199,8 @@ export function catalogRoutes(app: Api, ctx: CommerceContext) {
         operationId: 'updateCatalogItem',
         tags: ['merchant'],
         summary: 'Change a catalog item of the calling merchant (price, availability, branches, image...)',
-        description: 'A new price applies to quotes and orders priced after it; existing orders keep their prices. A currency other than the organization currency is 422 CURRENCY_MISMATCH. 404 for another merchant\'s item.',
+        description:
+          "A new price applies to quotes and orders priced after it; existing orders keep their prices. A currency other than the organization currency is 422 CURRENCY_MISMATCH. 404 for another merchant's item.",
         params: IdParams,
         body: Strict(
           {

@@ -23,7 +23,8 @@ export const QUOTE_TTL_MS = 15 * 60 * 1000;
 export const CartItems = Type.Array(Strict({ catalog_item_id: Id, quantity: Type.Integer({ minimum: 1, maximum: 999 }) }), {
   minItems: 1,
   maxItems: 50,
-  description: 'One line per catalog item, with its quantity: a `catalog_item_id` that appears twice is 400 VALIDATION_FAILED (`items[i].catalog_item_id`: duplicate).',
+  description:
+    'One line per catalog item, with its quantity: a `catalog_item_id` that appears twice is 400 VALIDATION_FAILED (`items[i].catalog_item_id`: duplicate).',
 });
 
 export interface CartInput {
@@ -70,9 +71,18 @@ export interface Cart {
 export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, input: CartInput): Promise<Cart> {
   const ids = input.items.map((i) => i.catalog_item_id);
   const dup = ids.findIndex((id, i) => ids.indexOf(id) !== i);
-  if (dup >= 0) throw AppError.badRequest('An item appears twice; send one line per item with its quantity', [{ field: `items[${dup}].catalog_item_id`, message: 'duplicate' }]);
+  if (dup >= 0)
+    throw AppError.badRequest('An item appears twice; send one line per item with its quantity', [
+      { field: `items[${dup}].catalog_item_id`, message: 'duplicate' },
+    ]);
   // One statement reads the branch, its merchant, the address, the items, the tariff and the coupon (issue 21).
-  const facts = await loadCartFacts(tx, { branchId: input.branch_id, addressId: input.address_id, customerUserId: actor.userId, itemIds: ids, couponCode: input.coupon_code ?? null });
+  const facts = await loadCartFacts(tx, {
+    branchId: input.branch_id,
+    addressId: input.address_id,
+    customerUserId: actor.userId,
+    itemIds: ids,
+    couponCode: input.coupon_code ?? null,
+  });
   const branch = facts.branch;
   if (!branch) throw AppError.notFound('Branch');
   if (!branch.active) throw AppError.unprocessable('The branch is not taking orders', 'BRANCH_INACTIVE');
@@ -80,7 +90,9 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
   const hours = openingState(branch.opening_hours, settings.timezone);
   if (!hours.open) {
     const next = hours.next_open_at?.toISOString() ?? null;
-    throw new AppError(422, 'BRANCH_CLOSED', next ? `The branch is closed; it opens at ${next}` : 'The branch is closed', undefined, { next_open_at: next });
+    throw new AppError(422, 'BRANCH_CLOSED', next ? `The branch is closed; it opens at ${next}` : 'The branch is closed', undefined, {
+      next_open_at: next,
+    });
   }
   const merchant = facts.merchant!;
   if (merchant.status !== 'approved') throw AppError.unprocessable('The merchant is not approved', 'MERCHANT_NOT_APPROVED');
@@ -89,17 +101,31 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
 
   const catalog = new Map(facts.items.map((r) => [r.id, r]));
   const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !catalog.has(id));
-  if (missing.length) throw new AppError(404, 'NOT_FOUND', 'Catalog item not found', missing.map(({ id, i }) => ({ field: `items[${i}].catalog_item_id`, message: `unknown item ${id}` })));
+  if (missing.length)
+    throw new AppError(
+      404,
+      'NOT_FOUND',
+      'Catalog item not found',
+      missing.map(({ id, i }) => ({ field: `items[${i}].catalog_item_id`, message: `unknown item ${id}` })),
+    );
   const unavailable = ids
     .map((id, i) => ({ c: catalog.get(id)!, i }))
     .filter(({ c }) => !c.available || (c.branch_ids.length > 0 && !c.branch_ids.includes(branch.id)));
   if (unavailable.length) {
-    throw AppError.unprocessable('Some items are not available at this branch', 'ITEM_NOT_AVAILABLE', unavailable.map(({ c, i }) => ({ field: `items[${i}].catalog_item_id`, message: `${c.name} is not available` })));
+    throw AppError.unprocessable(
+      'Some items are not available at this branch',
+      'ITEM_NOT_AVAILABLE',
+      unavailable.map(({ c, i }) => ({ field: `items[${i}].catalog_item_id`, message: `${c.name} is not available` })),
+    );
   }
   // One currency per organization: an item stored in another currency (before the rule) is refused, never mixed with the fee.
   const foreign = ids.map((id, i) => ({ c: catalog.get(id)!, i })).filter(({ c }) => c.currency !== settings.default_currency);
   if (foreign.length) {
-    throw AppError.unprocessable(`The items must be priced in ${settings.default_currency}, the organization currency`, 'CURRENCY_MISMATCH', foreign.map(({ c, i }) => ({ field: `items[${i}].catalog_item_id`, message: `${c.name} is priced in ${c.currency}` })));
+    throw AppError.unprocessable(
+      `The items must be priced in ${settings.default_currency}, the organization currency`,
+      'CURRENCY_MISMATCH',
+      foreign.map(({ c, i }) => ({ field: `items[${i}].catalog_item_id`, message: `${c.name} is priced in ${c.currency}` })),
+    );
   }
 
   const lines = priceLines(input.items, catalog);
@@ -109,7 +135,16 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
   const from: LonLat = { lon: Number(branch.lon), lat: Number(branch.lat) };
   const to: LonLat = { lon: Number(address.lon), lat: Number(address.lat) };
   // The branch's own territory: its tariff came with the facts; a territory found by the point is looked up.
-  const price = await priceDelivery(ctx, tx, actor.organizationId, territoryId, 'marketplace', from, to, branch.territory_id ? facts.tariff : undefined);
+  const price = await priceDelivery(
+    ctx,
+    tx,
+    actor.organizationId,
+    territoryId,
+    'marketplace',
+    from,
+    to,
+    branch.territory_id ? facts.tariff : undefined,
+  );
 
   let coupon: Cart['coupon'] = null;
   let discount = '0';
@@ -117,7 +152,13 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
     const c = facts.coupon;
     if (!c) coupon = { code: input.coupon_code, coupon_id: null, applied: false, reason_code: 'COUPON_NOT_FOUND' };
     else {
-      const outcome = evaluateCoupon(c, { branch_id: branch.id, lines, subtotal: subtotal.toFixed(2), customer_uses: facts.couponUses, now: new Date() });
+      const outcome = evaluateCoupon(c, {
+        branch_id: branch.id,
+        lines,
+        subtotal: subtotal.toFixed(2),
+        customer_uses: facts.couponUses,
+        now: new Date(),
+      });
       coupon = { code: c.code, coupon_id: c.id, applied: outcome.ok, reason_code: outcome.ok ? null : outcome.code };
       if (outcome.ok) discount = outcome.discount;
     }
@@ -128,9 +169,11 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
   const options = await ctx.deps.payments.paymentOptions(tx, merchant.id);
   const offered: PaymentDestination[] = options.destinations;
   if (!offered.includes(destination)) {
-    throw AppError.unprocessable(`This merchant does not accept '${destination}' payments now (accepted: ${offered.join(', ')})`, 'PAYMENT_DESTINATION_UNAVAILABLE', [
-      { field: 'payment_destination', message: `one of ${offered.join(', ')}` },
-    ]);
+    throw AppError.unprocessable(
+      `This merchant does not accept '${destination}' payments now (accepted: ${offered.join(', ')})`,
+      'PAYMENT_DESTINATION_UNAVAILABLE',
+      [{ field: 'payment_destination', message: `one of ${offered.join(', ')}` }],
+    );
   }
   const connectorReady = ctx.config.settings.PAYMENT_CONNECTOR_READY;
   const promise = await ctx.deps.logistics.promiseFor(tx, actor.organizationId, {
@@ -164,7 +207,12 @@ const CouponResult = Nullable(
     code: Type.String(),
     coupon_id: Nullable(Type.String()),
     applied: Type.Boolean(),
-    reason_code: Nullable(Type.String({ description: 'why it does not apply: COUPON_NOT_FOUND, COUPON_INACTIVE, COUPON_EXPIRED, COUPON_NOT_YET_VALID, COUPON_MINIMUM_NOT_MET, COUPON_USAGE_LIMIT_REACHED, COUPON_CUSTOMER_LIMIT_REACHED, COUPON_NOT_APPLICABLE' })),
+    reason_code: Nullable(
+      Type.String({
+        description:
+          'why it does not apply: COUPON_NOT_FOUND, COUPON_INACTIVE, COUPON_EXPIRED, COUPON_NOT_YET_VALID, COUPON_MINIMUM_NOT_MET, COUPON_USAGE_LIMIT_REACHED, COUPON_CUSTOMER_LIMIT_REACHED, COUPON_NOT_APPLICABLE',
+      }),
+    ),
     reason: Nullable(Type.String()),
   }),
 );
@@ -175,7 +223,10 @@ export const QuoteOut = Type.Object({
   branch_id: Type.String(),
   address_id: Type.String(),
   payment_destination: PaymentDestinationSchema,
-  payment_destinations: Type.Array(PaymentDestinationSchema, { description: 'the destinations this merchant accepts now: platform and cash always, merchant_direct only while his direct payment is enabled' }),
+  payment_destinations: Type.Array(PaymentDestinationSchema, {
+    description:
+      'the destinations this merchant accepts now: platform and cash always, merchant_direct only while his direct payment is enabled',
+  }),
   lines: Type.Array(PricedLineOut),
   subtotal: Money,
   coupon: CouponResult,
@@ -185,11 +236,14 @@ export const QuoteOut = Type.Object({
   delivery_fee: Money,
   total: Money,
   currency: Type.String(),
-  payment_required: Type.Boolean({ description: 'true when an order would be refused with 422 PAYMENT_REQUIRED (platform prepayment required and connector ready)' }),
+  payment_required: Type.Boolean({
+    description: 'true when an order would be refused with 422 PAYMENT_REQUIRED (platform prepayment required and connector ready)',
+  }),
   promised_at: Type.Unsafe<Date | string>({
     type: 'string',
     format: 'date-time',
-    description: "when the delivery is promised: now + the branch's preparation_min + travel (the organization's learned speed) + dispatch_buffer_min, or deliver_before for a scheduled window; the order and its trip keep it",
+    description:
+      "when the delivery is promised: now + the branch's preparation_min + travel (the organization's learned speed) + dispatch_buffer_min, or deliver_before for a scheduled window; the order and its trip keep it",
   }),
   deliver_after: Nullable(Timestamp),
   deliver_before: Nullable(Timestamp),
@@ -205,10 +259,26 @@ export async function saveQuote(tx: Tx, actor: Actor, cart: Cart): Promise<Stati
   const id = newId();
   const applied = cart.coupon?.applied ? cart.coupon : null;
   const stamps = await insertQuote(tx, {
-    organization_id: actor.organizationId, id, customer_user_id: actor.userId, merchant_id: cart.merchant.id, branch_id: cart.branch.id, address_id: cart.address.id,
-    payment_destination: cart.payment_destination, lines: cart.lines, subtotal: cart.subtotal, coupon_id: applied?.coupon_id ?? null, coupon_code: cart.coupon?.code ?? null,
-    coupon_error: cart.coupon?.reason_code ?? null, discount_total: cart.discount_total, delivery_fee: cart.delivery_fee, total: cart.total, currency: cart.currency, ttl_ms: QUOTE_TTL_MS,
-    promised_at: cart.promised_at, deliver_after: cart.deliver_after, deliver_before: cart.deliver_before,
+    organization_id: actor.organizationId,
+    id,
+    customer_user_id: actor.userId,
+    merchant_id: cart.merchant.id,
+    branch_id: cart.branch.id,
+    address_id: cart.address.id,
+    payment_destination: cart.payment_destination,
+    lines: cart.lines,
+    subtotal: cart.subtotal,
+    coupon_id: applied?.coupon_id ?? null,
+    coupon_code: cart.coupon?.code ?? null,
+    coupon_error: cart.coupon?.reason_code ?? null,
+    discount_total: cart.discount_total,
+    delivery_fee: cart.delivery_fee,
+    total: cart.total,
+    currency: cart.currency,
+    ttl_ms: QUOTE_TTL_MS,
+    promised_at: cart.promised_at,
+    deliver_after: cart.deliver_after,
+    deliver_before: cart.deliver_before,
   });
   return {
     id,
@@ -245,9 +315,15 @@ export const CartBodyProps = {
   items: CartItems,
   coupon_code: Type.Optional(CouponCode),
   payment_destination: Type.Optional(PaymentDestinationSchema),
-  deliver_after: Type.Optional(Type.String({ format: 'date-time', description: 'a scheduled delivery window start (needs deliver_before)' })),
+  deliver_after: Type.Optional(
+    Type.String({ format: 'date-time', description: 'a scheduled delivery window start (needs deliver_before)' }),
+  ),
   deliver_before: Type.Optional(
-    Type.String({ format: 'date-time', description: 'a scheduled delivery window end, the promise: after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST); the quote keeps the window' }),
+    Type.String({
+      format: 'date-time',
+      description:
+        'a scheduled delivery window end, the promise: after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST); the quote keeps the window',
+    }),
   ),
 };
 
@@ -284,7 +360,11 @@ export function checkoutRoutes(app: Api, ctx: CommerceContext) {
     quote_id: Nullable(Type.String()),
   });
   const reserved = () => {
-    throw new AppError(501, 'FUTURE_INTEGRATION_NOT_RELEASED', 'Platform payment intents belong to a payment connector that is not released; orders do not use them');
+    throw new AppError(
+      501,
+      'FUTURE_INTEGRATION_NOT_RELEASED',
+      'Platform payment intents belong to a payment connector that is not released; orders do not use them',
+    );
   };
   app.post(
     '/customer/checkout/payment-intent',

@@ -26,13 +26,16 @@ export const CustomerTripOut = Type.Object({
   currency: Type.String(),
   delivery_pin: Type.String({ description: 'the PIN the customer gives the driver at delivery; shown only to this customer' }),
   driver: Nullable(
-    Type.Object({
-      id: Type.String(),
-      display_name: Type.String(),
-      phone: Nullable(Type.String()),
-      location: Nullable(GeoPoint),
-      location_at: Nullable(Timestamp),
-    }, { description: 'while a driver carries the trip (assigned .. in_transit)' }),
+    Type.Object(
+      {
+        id: Type.String(),
+        display_name: Type.String(),
+        phone: Nullable(Type.String()),
+        location: Nullable(GeoPoint),
+        location_at: Nullable(Timestamp),
+      },
+      { description: 'while a driver carries the trip (assigned .. in_transit)' },
+    ),
   ),
   assigned_at: Nullable(Timestamp),
   picked_up_at: Nullable(Timestamp),
@@ -56,7 +59,9 @@ async function customerTripView(ctx: CommerceContext, tx: Tx, t: TripRow) {
     delivery_fee: t.delivery_fee,
     currency: t.currency,
     delivery_pin: t.delivery_pin,
-    driver: d ? { id: d.id, display_name: d.display_name, phone: d.phone, location: geo(d.last_lon, d.last_lat), location_at: d.last_location_at } : null,
+    driver: d
+      ? { id: d.id, display_name: d.display_name, phone: d.phone, location: geo(d.last_lon, d.last_lat), location_at: d.last_location_at }
+      : null,
     assigned_at: t.assigned_at,
     picked_up_at: t.picked_up_at,
     completed_at: t.completed_at,

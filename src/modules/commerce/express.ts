@@ -8,7 +8,18 @@ import { AppError } from '../../platform/errors.js';
 import { GeoPoint, parsePoint, pointSql, type LonLat } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
-import { Id, Money, NonNegativeMoney, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import {
+  Id,
+  Money,
+  NonNegativeMoney,
+  Nullable,
+  Page,
+  PageQueryProps,
+  Phone,
+  ShortText,
+  Strict,
+  Timestamp,
+} from '../../platform/schemas.js';
 import { ExpressStatusSchema, geo, ownMerchant } from './model.js';
 import { findBranch } from './repo/branches.js';
 import * as repo from './repo/express.js';
@@ -57,20 +68,32 @@ const ExpressBody = Strict({
 type ExpressInput = typeof ExpressBody.static;
 
 /** Where the courier picks up: the branch, else the given point and address, else the merchant's own location. */
-async function resolvePickup(ctx: CommerceContext, tx: Tx, merchant: { id: string; address: string | null; lon: number | null; lat: number | null }, b: ExpressInput) {
+async function resolvePickup(
+  ctx: CommerceContext,
+  tx: Tx,
+  merchant: { id: string; address: string | null; lon: number | null; lat: number | null },
+  b: ExpressInput,
+) {
   if (b.branch_id) {
     const br = await findBranch(tx, b.branch_id);
     if (!br || br.merchant_id !== merchant.id) throw AppError.notFound('Branch');
     return { point: { lon: Number(br.lon), lat: Number(br.lat) }, address: b.pickup_address ?? br.address, territoryId: br.territory_id };
   }
   if (b.pickup_location) {
-    if (!b.pickup_address) throw AppError.badRequest('pickup_address is required with pickup_location', [{ field: 'pickup_address', message: 'required' }]);
+    if (!b.pickup_address)
+      throw AppError.badRequest('pickup_address is required with pickup_location', [{ field: 'pickup_address', message: 'required' }]);
     return { point: parsePoint(b.pickup_location, 'pickup_location'), address: b.pickup_address, territoryId: null };
   }
   if (merchant.lon === null || merchant.lat === null || !merchant.address) {
-    throw AppError.badRequest('The merchant has no location: send branch_id or pickup_location and pickup_address', [{ field: 'branch_id', message: 'required' }]);
+    throw AppError.badRequest('The merchant has no location: send branch_id or pickup_location and pickup_address', [
+      { field: 'branch_id', message: 'required' },
+    ]);
   }
-  return { point: { lon: Number(merchant.lon), lat: Number(merchant.lat) }, address: b.pickup_address ?? merchant.address, territoryId: null };
+  return {
+    point: { lon: Number(merchant.lon), lat: Number(merchant.lat) },
+    address: b.pickup_address ?? merchant.address,
+    territoryId: null,
+  };
 }
 
 async function requestExpress(ctx: CommerceContext, tx: Tx, actor: Actor, b: ExpressInput): Promise<ExpressRow> {
@@ -83,27 +106,44 @@ async function requestExpress(ctx: CommerceContext, tx: Tx, actor: Actor, b: Exp
   const price = await priceDelivery(ctx, tx, actor.organizationId, territoryId, 'delivery_express', pickup.point, dropoff);
   const id = newId();
   await repo.insertExpress(tx, {
-    organizationId: actor.organizationId, id, territoryId, merchantId: m.id, branchId: b.branch_id ?? null, requestedByUserId: actor.userId, customerName: b.customer_name,
-    customerPhone: b.customer_phone ?? null, pickupAddress: pickup.address, dropoffAddress: b.dropoff_address, pickupPoint: pointSql(pickup.point), dropoffPoint: pointSql(dropoff),
-    packageDescription: b.package_description ?? null, declaredValue: b.declared_value ?? '0', deliveryFee: price.fee,
+    organizationId: actor.organizationId,
+    id,
+    territoryId,
+    merchantId: m.id,
+    branchId: b.branch_id ?? null,
+    requestedByUserId: actor.userId,
+    customerName: b.customer_name,
+    customerPhone: b.customer_phone ?? null,
+    pickupAddress: pickup.address,
+    dropoffAddress: b.dropoff_address,
+    pickupPoint: pointSql(pickup.point),
+    dropoffPoint: pointSql(dropoff),
+    packageDescription: b.package_description ?? null,
+    declaredValue: b.declared_value ?? '0',
+    deliveryFee: price.fee,
   });
   // The trip.created hook moves the request to `created` and records trip_id, in this transaction.
-  await ctx.deps.logistics.createTrip(tx, actor, {
-    recipient_phone: b.customer_phone ?? null,
-    recipient_name: b.customer_name,
-    pickup: pickup.point,
-    pickup_address: pickup.address,
-    dropoff,
-    dropoff_address: b.dropoff_address,
-    merchant_id: m.id,
-    express_request_id: id,
-    service_mode: 'delivery_express',
-    source_channel: 'core',
-    ...(territoryId ? { territory_id: territoryId } : {}),
-    delivery_fee: price.fee,
-    driver_earning: price.driver_earning,
-    notes: [b.package_description, `for ${b.customer_name}${b.customer_phone ? ` ${b.customer_phone}` : ''}`].filter(Boolean).join(' · '),
-  }, { pricedBy: 'tariff' });
+  await ctx.deps.logistics.createTrip(
+    tx,
+    actor,
+    {
+      recipient_phone: b.customer_phone ?? null,
+      recipient_name: b.customer_name,
+      pickup: pickup.point,
+      pickup_address: pickup.address,
+      dropoff,
+      dropoff_address: b.dropoff_address,
+      merchant_id: m.id,
+      express_request_id: id,
+      service_mode: 'delivery_express',
+      source_channel: 'core',
+      ...(territoryId ? { territory_id: territoryId } : {}),
+      delivery_fee: price.fee,
+      driver_earning: price.driver_earning,
+      notes: [b.package_description, `for ${b.customer_name}${b.customer_phone ? ` ${b.customer_phone}` : ''}`].filter(Boolean).join(' · '),
+    },
+    { pricedBy: 'tariff' },
+  );
   const row = (await repo.findExpress(tx, id))!;
   await ctx.deps.chat.enqueueOrderCreated(tx, {
     organizationId: actor.organizationId,
@@ -111,7 +151,12 @@ async function requestExpress(ctx: CommerceContext, tx: Tx, actor: Actor, b: Exp
     expressRequestId: id,
     territoryId,
     summary: `Express delivery for ${row.customer_name} to ${row.dropoff_address}, fee ${row.delivery_fee}`,
-    data: { express_request_id: id, customer_name: row.customer_name, dropoff_address: row.dropoff_address, delivery_fee: row.delivery_fee },
+    data: {
+      express_request_id: id,
+      customer_name: row.customer_name,
+      dropoff_address: row.dropoff_address,
+      delivery_fee: row.delivery_fee,
+    },
   });
   // The recipient has no account: his tracking link (status, driver, delivery PIN) goes to his phone with the
   // recipient messages' order confirmation (the link's issue fires it, in this transaction).
@@ -160,8 +205,8 @@ export function expressRoutes(app: Api, ctx: CommerceContext) {
         summary: 'Request a courier for a package: creates the request and its trip (service_mode delivery_express) in one transaction',
         description:
           'Pickup: the branch (branch_id), else pickup_location + pickup_address, else the merchant location. The fee comes from the express tariff of the ' +
-          "pickup territory (organization default without one); it is never taken from the client. Status requested → created (trip exists) → completed | " +
-          'cancelled, following the trip. 422 MERCHANT_NOT_APPROVED; 404 for another merchant\'s branch.',
+          'pickup territory (organization default without one); it is never taken from the client. Status requested → created (trip exists) → completed | ' +
+          "cancelled, following the trip. 422 MERCHANT_NOT_APPROVED; 404 for another merchant's branch.",
         body: ExpressBody,
         response: { 201: ExpressOut },
       },

@@ -70,7 +70,8 @@ export function createCommerceModule(base: AppContext, deps: CommerceDeps) {
   // A catalog photo is shown to the organization's customers while an item of an approved merchant uses it.
   const catalogPhotoReadGrant: ObjectReadGrant = async (tx, _actor, o) => {
     if (o.purpose !== 'other') return false;
-    for (const merchantId of await merchantsShowingImage(tx, o.id)) if ((await ctx.deps.logistics.getMerchant(tx, merchantId))?.status === 'approved') return true;
+    for (const merchantId of await merchantsShowingImage(tx, o.id))
+      if ((await ctx.deps.logistics.getMerchant(tx, merchantId))?.status === 'approved') return true;
     return false;
   };
   const orders = createOrderService(ctx);
@@ -116,7 +117,15 @@ function commerceRoutes(app: Api, ctx: CommerceContext, orders: OrderService) {
 
 /** Demo: a La Paz branch of the demo store with 5 items, both tariffs of the demo territory, coupon DEMO10, an address for the demo customer. */
 async function seedCommerce(ctx: CommerceContext, demo: DemoSeed) {
-  const as = (userId: string, kind: Actor['kind'], role: Actor['role']): Actor => ({ userId, organizationId: demo.organizationId, role, kind, sessionId: 'seed', requestId: 'seed', subadmin: null });
+  const as = (userId: string, kind: Actor['kind'], role: Actor['role']): Actor => ({
+    userId,
+    organizationId: demo.organizationId,
+    role,
+    kind,
+    sessionId: 'seed',
+    requestId: 'seed',
+    subadmin: null,
+  });
   const merchant = as(demo.users.merchant, 'comercio', 'comercio');
   await ctx.db.withTenant({ organizationId: demo.organizationId, userId: demo.users.merchant }, async (tx) => {
     if (!(await ctx.deps.logistics.merchantOfUser(tx, demo.users.merchant))) return;
@@ -135,21 +144,40 @@ async function seedCommerce(ctx: CommerceContext, demo: DemoSeed) {
       ['Jugo de tumbo 500 ml', '9.90'],
     ];
     for (const [name, price] of items) await createCatalogItem(ctx, tx, merchant, { name, price, description: `${name} (demo)` });
-    await createCoupon(ctx, tx, merchant, { code: 'DEMO10', name: '10% off (demo)', discount_type: 'percent', discount_value: '10', max_discount: '20.00', minimum_order: '30.00', per_customer_limit: 5 });
+    await createCoupon(ctx, tx, merchant, {
+      code: 'DEMO10',
+      name: '10% off (demo)',
+      discount_type: 'percent',
+      discount_value: '10',
+      max_discount: '20.00',
+      minimum_order: '30.00',
+      per_customer_limit: 5,
+    });
     if (branch.territory_id) {
       for (const [mode, base, perKm, min, share] of [
         ['marketplace', '8.00', '2.50', '10.00', '70'],
         ['delivery_express', '12.00', '3.00', '15.00', '75'],
       ]) {
         await insertTariff(tx, demo.organizationId, demo.users.admin, {
-          id: newId(), territory_id: branch.territory_id, service_mode: mode as ServiceMode, base_fee: base, per_km_fee: perKm, minimum_fee: min,
-          driver_share_type: 'percent', driver_share_value: share, active: true,
+          id: newId(),
+          territory_id: branch.territory_id,
+          service_mode: mode as ServiceMode,
+          base_fee: base,
+          per_km_fee: perKm,
+          minimum_fee: min,
+          driver_share_type: 'percent',
+          driver_share_value: share,
+          active: true,
         });
       }
     }
   });
   const customer = as(demo.users.customer, 'delivery', 'delivery');
   await ctx.db.withTenant({ organizationId: demo.organizationId, userId: demo.users.customer }, (tx) =>
-    createAddress(tx, customer, { label: 'Casa', address: 'Calle Belisario Salinas 520, Sopocachi, La Paz', location: { type: 'Point', coordinates: [-68.1265, -16.5105] } }),
+    createAddress(tx, customer, {
+      label: 'Casa',
+      address: 'Calle Belisario Salinas 520, Sopocachi, La Paz',
+      location: { type: 'Point', coordinates: [-68.1265, -16.5105] },
+    }),
   );
 }

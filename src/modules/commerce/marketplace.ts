@@ -25,7 +25,6 @@ export interface MarketplaceBannerProvider {
   activeBanners(tx: Tx, actor: Actor, where: { territoryIds: string[]; location: LonLat | null }): Promise<MarketplaceBanner[]>;
 }
 
-
 const BannerOut = Type.Object({
   id: Type.String(),
   title: Type.String(),
@@ -53,10 +52,19 @@ export const MarketMerchant = Type.Object({
   items: Type.Array(MarketItem),
 });
 
-const MarketplaceOut = Type.Object({ data: Type.Array(MarketMerchant), next_cursor: Nullable(Type.String()), banners: Type.Array(BannerOut) });
+const MarketplaceOut = Type.Object({
+  data: Type.Array(MarketMerchant),
+  next_cursor: Nullable(Type.String()),
+  banners: Type.Array(BannerOut),
+});
 
 /** GET /customer/marketplace: a page of approved merchants with their matching branches and available items, and the zone banners. */
-function browseMarketplace(ctx: CommerceContext, actor: Actor, f: MarketFilter, page: { after: string | null; limit: number }): Promise<Static<typeof MarketplaceOut>> {
+function browseMarketplace(
+  ctx: CommerceContext,
+  actor: Actor,
+  f: MarketFilter,
+  page: { after: string | null; limit: number },
+): Promise<Static<typeof MarketplaceOut>> {
   return ctx.db.withTenant(actor, async (tx) => {
     const ids = await repo.marketMerchantIds(tx, f, { after: page.after, limit: page.limit + 1 });
     const more = ids.length > page.limit;
@@ -78,14 +86,20 @@ function browseMarketplace(ctx: CommerceContext, actor: Actor, f: MarketFilter, 
         name: m.name,
         phone: m.phone,
         territory_id: m.territory_id,
-        branches: own.map(({ distance_m, ...b }) => ({ ...branchOut(b), distance_m: distance_m === null ? null : Math.round(Number(distance_m)) })),
+        branches: own.map(({ distance_m, ...b }) => ({
+          ...branchOut(b),
+          distance_m: distance_m === null ? null : Math.round(Number(distance_m)),
+        })),
         items: items
           .filter((i) => i.merchant_id === m.id && (i.branch_ids.length === 0 || i.branch_ids.some((id) => branchIds.has(id))))
           .map(({ merchant_id: _m, ...i }) => i),
       };
     });
     const territoryIds = [...new Set(branches.map((b) => b.territory_id).filter((t): t is string => !!t))];
-    const banners = await ctx.deps.banners.activeBanners(tx, actor, { territoryIds: f.territoryId ? [f.territoryId] : territoryIds, location: f.at });
+    const banners = await ctx.deps.banners.activeBanners(tx, actor, {
+      territoryIds: f.territoryId ? [f.territoryId] : territoryIds,
+      location: f.at,
+    });
     return { data, next_cursor: more ? encodeCursor(merchantIds[merchantIds.length - 1]) : null, banners };
   });
 }
@@ -116,7 +130,10 @@ export function marketplaceRoutes(app: Api, ctx: CommerceContext) {
     async (req) => {
       const actor = actorOf(req);
       const q = req.query;
-      if ((q.lon === undefined) !== (q.lat === undefined)) throw AppError.badRequest('lon and lat go together', [{ field: q.lon === undefined ? 'lon' : 'lat', message: 'required with the other' }]);
+      if ((q.lon === undefined) !== (q.lat === undefined))
+        throw AppError.badRequest('lon and lat go together', [
+          { field: q.lon === undefined ? 'lon' : 'lat', message: 'required with the other' },
+        ]);
       const page = pageRequest(q);
       const at: LonLat | null = q.lon !== undefined && q.lat !== undefined ? { lon: q.lon, lat: q.lat } : null;
       const radius = q.radius_m ?? 5000;

@@ -19,7 +19,9 @@ export const lit = <T extends string>(values: readonly T[], description?: string
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export type ServiceMode = (typeof SERVICE_MODES)[number];
 
-export const OrderStatusSchema = lit(ORDER_STATUSES, 'pending_confirmation → confirmed → preparing → ready → in_delivery → delivered; cancelled from any non-terminal state; ' +
+export const OrderStatusSchema = lit(
+  ORDER_STATUSES,
+  'pending_confirmation → confirmed → preparing → ready → in_delivery → delivered; cancelled from any non-terminal state; ' +
     'a failed delivery: in_delivery → delivery_failed (→ returned when the goods are back at the merchant)',
 );
 export const PaymentDestinationSchema = lit(PAYMENT_DESTINATIONS, 'platform (default), merchant_direct or cash');
@@ -33,7 +35,10 @@ export const PaymentStatusSchema = lit(
 export const OrderSourceSchema = lit(ORDER_SOURCES);
 /** How long an order takes to prepare, in minutes (an order when accepted, a branch's default). */
 export const PreparationMinutes = Type.Integer({ minimum: 1, maximum: 240, description: 'minutes, 1 to 240' });
-export const ExpressStatusSchema = lit(EXPRESS_STATUSES, 'requested → created (trip exists) → completed | cancelled | delivery_failed (→ returned), following the trip');
+export const ExpressStatusSchema = lit(
+  EXPRESS_STATUSES,
+  'requested → created (trip exists) → completed | cancelled | delivery_failed (→ returned), following the trip',
+);
 export const ServiceModeSchema = lit(SERVICE_MODES);
 
 /** The merchant of the calling `comercio` user (404 MERCHANT_PROFILE_NOT_FOUND without one). */
@@ -44,16 +49,27 @@ export async function ownMerchant(ctx: CommerceContext, tx: Tx, actor: Actor): P
 }
 
 export const lonLat = (p: GeoPoint): LonLat => ({ lon: p.coordinates[0], lat: p.coordinates[1] });
-export const geo = (lon: number | null, lat: number | null) => (lon === null || lat === null ? null : toGeoPoint({ lon: Number(lon), lat: Number(lat) }));
+export const geo = (lon: number | null, lat: number | null) =>
+  lon === null || lat === null ? null : toGeoPoint({ lon: Number(lon), lat: Number(lat) });
 
 /** Refuses ids that are not among the merchant's records of a table (422 with one error per bad id). */
-export async function assertOwnIds(tx: Tx, table: 'merchant_branch' | 'catalog_item', merchantId: string, ids: string[], field: string): Promise<void> {
+export async function assertOwnIds(
+  tx: Tx,
+  table: 'merchant_branch' | 'catalog_item',
+  merchantId: string,
+  ids: string[],
+  field: string,
+): Promise<void> {
   if (ids.length === 0) return;
   const known = await ownedIds(tx, table, merchantId, ids);
   const bad = [...new Set(ids)].filter((id) => !known.has(id));
   if (bad.length) {
     const what = table === 'merchant_branch' ? 'branch' : 'catalog item';
-    throw AppError.unprocessable(`Unknown ${what}`, table === 'merchant_branch' ? 'BRANCH_NOT_FOUND' : 'CATALOG_ITEM_NOT_FOUND', bad.map((id) => ({ field, message: `unknown ${what} ${id}` })));
+    throw AppError.unprocessable(
+      `Unknown ${what}`,
+      table === 'merchant_branch' ? 'BRANCH_NOT_FOUND' : 'CATALOG_ITEM_NOT_FOUND',
+      bad.map((id) => ({ field, message: `unknown ${what} ${id}` })),
+    );
   }
 }
 
@@ -76,9 +92,12 @@ export const OrderOut = Type.Object({
   dropoff_location: GeoPoint,
   territory_id: Nullable(Type.String()),
   payment_destination: PaymentDestinationSchema,
-  collected_by: Nullable(Type.Union([Type.Literal('driver'), Type.Literal('merchant')], {
-    description: "cash orders: who takes the cash at the door — `driver` (the platform's driver; the platform holds it once he remits it) or `merchant` (his own staff); null for other destinations",
-  })),
+  collected_by: Nullable(
+    Type.Union([Type.Literal('driver'), Type.Literal('merchant')], {
+      description:
+        "cash orders: who takes the cash at the door — `driver` (the platform's driver; the platform holds it once he remits it) or `merchant` (his own staff); null for other destinations",
+    }),
+  ),
   payment_status: PaymentStatusSchema,
   payment_review_id: Nullable(Type.String()),
   order_source: OrderSourceSchema,
@@ -94,7 +113,10 @@ export const OrderOut = Type.Object({
   trip_id: Nullable(Type.String()),
   notes: Nullable(Type.String()),
   status_reason: Nullable(Type.String()),
-  promised_at: Type.Union([Timestamp, Type.Null()], { description: "when the delivery is promised: set at checkout (the branch's preparation + travel + dispatch buffer, or a scheduled window's end), moved when the merchant accepts with a preparation time; the trip inherits it" }),
+  promised_at: Type.Union([Timestamp, Type.Null()], {
+    description:
+      "when the delivery is promised: set at checkout (the branch's preparation + travel + dispatch buffer, or a scheduled window's end), moved when the merchant accepts with a preparation time; the trip inherits it",
+  }),
   deliver_after: Type.Union([Timestamp, Type.Null()], { description: "a scheduled delivery window's start" }),
   deliver_before: Type.Union([Timestamp, Type.Null()], { description: "a scheduled delivery window's end (the promise)" }),
   preparation_min: Nullable(Type.Integer({ description: 'the preparation time the merchant gave when accepting (minutes); null before' })),

@@ -27,7 +27,8 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
       schema: {
         operationId: 'createCustomerOrder',
         tags: ['customer'],
-        summary: 'Place an order (status pending_confirmation, payment_status pending) from a quote_id or from branch_id + address_id + items',
+        summary:
+          'Place an order (status pending_confirmation, payment_status pending) from a quote_id or from branch_id + address_id + items',
         description:
           'Prices always come from the catalog and the tariffs, recomputed now: price, subtotal or total fields are refused (400, unknown field). ' +
           'From a quote: 404 unknown, 422 QUOTE_EXPIRED, 409 QUOTE_ALREADY_USED, 409 QUOTE_PRICE_CHANGED when the total moved. A coupon that does not apply ' +
@@ -50,7 +51,10 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
               { title: 'OrderFromCart' },
             ),
           ],
-          { description: 'a `quote_id` (the quote fixes branch, address, items, coupon and payment) or the cart: `branch_id`, `address_id` and `items`' },
+          {
+            description:
+              'a `quote_id` (the quote fixes branch, address, items, coupon and payment) or the cart: `branch_id`, `address_id` and `items`',
+          },
         ),
         response: { 201: OrderOut },
       },
@@ -58,19 +62,34 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
     async (req, reply) => {
       const actor = actorOf(req);
       const b = req.body as OrderBody;
-      const cartFields = (['branch_id', 'address_id', 'items', 'coupon_code', 'payment_destination'] as const).filter((k) => b[k] !== undefined);
+      const cartFields = (['branch_id', 'address_id', 'items', 'coupon_code', 'payment_destination'] as const).filter(
+        (k) => b[k] !== undefined,
+      );
       if (b.quote_id && cartFields.length) {
-        throw AppError.badRequest('Send either quote_id or the cart, not both', cartFields.map((f) => ({ field: f, message: 'not allowed with quote_id' })));
+        throw AppError.badRequest(
+          'Send either quote_id or the cart, not both',
+          cartFields.map((f) => ({ field: f, message: 'not allowed with quote_id' })),
+        );
       }
       if (!b.quote_id && (!b.branch_id || !b.address_id || !b.items)) {
         const missing = (['branch_id', 'address_id', 'items'] as const).filter((k) => !b[k]);
-        throw AppError.badRequest('quote_id or branch_id, address_id and items are required', missing.map((f) => ({ field: f, message: 'required' })));
+        throw AppError.badRequest(
+          'quote_id or branch_id, address_id and items are required',
+          missing.map((f) => ({ field: f, message: 'required' })),
+        );
       }
       const order = await orders.place(
         actor,
         b.quote_id
           ? { quote_id: b.quote_id, notes: b.notes }
-          : { branch_id: b.branch_id!, address_id: b.address_id!, items: b.items!, coupon_code: b.coupon_code, payment_destination: b.payment_destination, notes: b.notes },
+          : {
+              branch_id: b.branch_id!,
+              address_id: b.address_id!,
+              items: b.items!,
+              coupon_code: b.coupon_code,
+              payment_destination: b.payment_destination,
+              notes: b.notes,
+            },
       );
       return reply.code(201).send(orderOut(order));
     },
@@ -136,7 +155,15 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
       },
     },
     async (req) => {
-      return orderOut(await orders.updateByMerchant(actorOf(req), req.params.id, req.body.status, req.body.reason ?? null, req.body.preparation_min ?? null));
+      return orderOut(
+        await orders.updateByMerchant(
+          actorOf(req),
+          req.params.id,
+          req.body.status,
+          req.body.reason ?? null,
+          req.body.preparation_min ?? null,
+        ),
+      );
     },
   );
 

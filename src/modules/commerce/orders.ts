@@ -9,7 +9,18 @@ import { assertTransition, type Transitions } from '../../platform/state-machine
 import { buildCart, type Cart, type CartInput } from './checkout.js';
 import { couponRefused, refusalNow } from './coupons.js';
 import { releaseRedemption } from './repo/coupons.js';
-import { findOrder, insertOrder, listCustomerOrders, listMerchantOrders, setOrderPaymentStatus, setOrderPreparation, setOrderTrip, updateOrderStatus, type OrderRow, type OrderStatus } from './repo/orders.js';
+import {
+  findOrder,
+  insertOrder,
+  listCustomerOrders,
+  listMerchantOrders,
+  setOrderPaymentStatus,
+  setOrderPreparation,
+  setOrderTrip,
+  updateOrderStatus,
+  type OrderRow,
+  type OrderStatus,
+} from './repo/orders.js';
 import { lockQuote, markQuoteUsed, orderPromise } from './repo/checkout.js';
 import { orderOut, ownMerchant } from './model.js';
 import { recordAudit } from '../../platform/audit.js';
@@ -51,7 +62,15 @@ export const MERCHANT_TRANSITIONS: Transitions<OrderStatus> = {
  * trip on behalf of the platform. It keeps the real user id for audit and event attribution.
  */
 export function serviceActor(organizationId: string, userId: string | null, requestId = 'commerce'): Actor {
-  return { userId: userId ?? 'system', organizationId, role: 'administrator', kind: 'dispatch', sessionId: 'commerce', requestId, subadmin: null };
+  return {
+    userId: userId ?? 'system',
+    organizationId,
+    role: 'administrator',
+    kind: 'dispatch',
+    sessionId: 'commerce',
+    requestId,
+    subadmin: null,
+  };
 }
 
 export const loadOrder = findOrder;
@@ -76,12 +95,39 @@ export function orderFacts(o: OrderRow): OrderMoneyFacts {
 }
 
 /** What the order events and chat messages say of an order. */
-type Announced = Pick<OrderRow, 'organization_id' | 'id' | 'merchant_id' | 'customer_user_id' | 'territory_id' | 'status' | 'trip_id' | 'total' | 'currency' | 'items' | 'payment_destination'>;
+type Announced = Pick<
+  OrderRow,
+  | 'organization_id'
+  | 'id'
+  | 'merchant_id'
+  | 'customer_user_id'
+  | 'territory_id'
+  | 'status'
+  | 'trip_id'
+  | 'total'
+  | 'currency'
+  | 'items'
+  | 'payment_destination'
+>;
 
-const summaryOf = (o: Announced) => ({ order_id: o.id, status: o.status, total: o.total, currency: o.currency, items: o.items.length, payment_destination: o.payment_destination });
+const summaryOf = (o: Announced) => ({
+  order_id: o.id,
+  status: o.status,
+  total: o.total,
+  currency: o.currency,
+  items: o.items.length,
+  payment_destination: o.payment_destination,
+});
 
 export function createOrderService(ctx: CommerceContext) {
-  async function announce(tx: Tx, actorUserId: string | null, o: Announced, type: 'order.created' | 'order.status_changed', from?: OrderStatus, ownerUserId?: string) {
+  async function announce(
+    tx: Tx,
+    actorUserId: string | null,
+    o: Announced,
+    type: 'order.created' | 'order.status_changed',
+    from?: OrderStatus,
+    ownerUserId?: string,
+  ) {
     const owner = ownerUserId ?? (await ctx.deps.logistics.getMerchant(tx, o.merchant_id))?.owner_user_id;
     await ctx.events.record(tx, o.organization_id, {
       type,
@@ -94,9 +140,23 @@ export function createOrderService(ctx: CommerceContext) {
     });
     if (type === 'order.created') {
       const data = summaryOf(o);
-      await ctx.deps.chat.enqueueOrderCreated(tx, { organizationId: o.organization_id, merchantId: o.merchant_id, orderId: o.id, territoryId: o.territory_id, summary: `New order ${o.id.slice(-6)}: ${data.items} item(s), total ${data.total} ${data.currency} (${data.payment_destination})`, data });
+      await ctx.deps.chat.enqueueOrderCreated(tx, {
+        organizationId: o.organization_id,
+        merchantId: o.merchant_id,
+        orderId: o.id,
+        territoryId: o.territory_id,
+        summary: `New order ${o.id.slice(-6)}: ${data.items} item(s), total ${data.total} ${data.currency} (${data.payment_destination})`,
+        data,
+      });
     } else {
-      await ctx.deps.chat.enqueueStatusChanged(tx, { organizationId: o.organization_id, merchantId: o.merchant_id, orderId: o.id, territoryId: o.territory_id, status: o.status, data: summaryOf(o) });
+      await ctx.deps.chat.enqueueStatusChanged(tx, {
+        organizationId: o.organization_id,
+        merchantId: o.merchant_id,
+        orderId: o.id,
+        territoryId: o.territory_id,
+        status: o.status,
+        data: summaryOf(o),
+      });
     }
   }
 
@@ -111,26 +171,63 @@ export function createOrderService(ctx: CommerceContext) {
     const cart = priced ?? (await buildCart(ctx, tx, actor, input));
     if (cart.coupon && !cart.coupon.applied) throw couponRefused(cart.coupon.reason_code!);
     if (cart.payment_required) {
-      throw AppError.unprocessable('This organization requires a platform payment (authorized or paid intent) before the order; choose merchant_direct or cash', 'PAYMENT_REQUIRED');
+      throw AppError.unprocessable(
+        'This organization requires a platform payment (authorized or paid intent) before the order; choose merchant_direct or cash',
+        'PAYMENT_REQUIRED',
+      );
     }
     const id = newId();
     const couponId = cart.coupon?.coupon_id ?? null;
-    const lines = cart.lines.map((l) => ({ catalog_item_id: l.catalog_item_id, name: l.name, unit_price: l.unit_price, quantity: l.quantity, line_total: l.line_total }));
+    const lines = cart.lines.map((l) => ({
+      catalog_item_id: l.catalog_item_id,
+      name: l.name,
+      unit_price: l.unit_price,
+      quantity: l.quantity,
+      line_total: l.line_total,
+    }));
     // What the events say of the order.
     const announced = {
-      organization_id: actor.organizationId, id, merchant_id: cart.merchant.id, customer_user_id: actor.userId, territory_id: cart.territory_id,
-      status: 'pending_confirmation' as const, trip_id: null, total: cart.total, currency: cart.currency, items: lines, payment_destination: cart.payment_destination,
+      organization_id: actor.organizationId,
+      id,
+      merchant_id: cart.merchant.id,
+      customer_user_id: actor.userId,
+      territory_id: cart.territory_id,
+      status: 'pending_confirmation' as const,
+      trip_id: null,
+      total: cart.total,
+      currency: cart.currency,
+      items: lines,
+      payment_destination: cart.payment_destination,
     };
     const now = new Date();
     const written = await insertOrder(tx, {
-      organizationId: actor.organizationId, id, merchantId: cart.merchant.id, branchId: cart.branch.id, customerUserId: actor.userId, addressId: cart.address.id,
-      dropoffAddress: cart.address.address, dropoffPoint: pointSql({ lon: Number(cart.address.lon), lat: Number(cart.address.lat) }), territoryId: cart.territory_id,
-      paymentDestination: cart.payment_destination, collectedBy: cart.collected_by, subtotal: cart.subtotal, discountTotal: cart.discount_total, deliveryFee: cart.delivery_fee,
-      driverEarning: cart.driver_earning, total: cart.total, currency: cart.currency, quoteId: input.quote_id ?? null, notes: input.notes ?? null, lines,
-      promisedAt: cart.promised_at, deliverAfter: cart.deliver_after, deliverBefore: cart.deliver_before,
+      organizationId: actor.organizationId,
+      id,
+      merchantId: cart.merchant.id,
+      branchId: cart.branch.id,
+      customerUserId: actor.userId,
+      addressId: cart.address.id,
+      dropoffAddress: cart.address.address,
+      dropoffPoint: pointSql({ lon: Number(cart.address.lon), lat: Number(cart.address.lat) }),
+      territoryId: cart.territory_id,
+      paymentDestination: cart.payment_destination,
+      collectedBy: cart.collected_by,
+      subtotal: cart.subtotal,
+      discountTotal: cart.discount_total,
+      deliveryFee: cart.delivery_fee,
+      driverEarning: cart.driver_earning,
+      total: cart.total,
+      currency: cart.currency,
+      quoteId: input.quote_id ?? null,
+      notes: input.notes ?? null,
+      lines,
+      promisedAt: cart.promised_at,
+      deliverAfter: cart.deliver_after,
+      deliverBefore: cart.deliver_before,
       coupon: couponId ? { id: couponId, code: cart.coupon!.code, redemptionId: newId(), now } : null,
     });
-    if (!written.ok) throw written.refusal === 'customer' ? couponRefused('COUPON_CUSTOMER_LIMIT_REACHED') : await refusalNow(tx, couponId!, now);
+    if (!written.ok)
+      throw written.refusal === 'customer' ? couponRefused('COUPON_CUSTOMER_LIMIT_REACHED') : await refusalNow(tx, couponId!, now);
     await announce(tx, actor.userId, announced, 'order.created', undefined, cart.merchant.owner_user_id);
     return written.order;
   }
@@ -141,24 +238,29 @@ export function createOrderService(ctx: CommerceContext) {
     // The promise made at checkout (it may have passed by now: a late order stays late).
     const promise = await orderPromise(tx, o.id);
     // The merchant's own actor; the fees were priced by the tariff at checkout, which logistics accepts from this trusted call only.
-    const trip = await ctx.deps.logistics.createTrip(tx, actor, {
-      pickup: { lon: Number(b.lon), lat: Number(b.lat) },
-      pickup_address: `${b.name}, ${b.address}`,
-      dropoff: { lon: Number(o.dropoff_lon), lat: Number(o.dropoff_lat) },
-      dropoff_address: o.dropoff_address,
-      merchant_id: o.merchant_id,
-      customer_user_id: o.customer_user_id,
-      order_id: o.id,
-      service_mode: 'marketplace',
-      source_channel: 'core',
-      ...(o.territory_id ? { territory_id: o.territory_id } : {}),
-      delivery_fee: o.delivery_fee,
-      driver_earning: o.driver_earning,
-      notes: o.notes ?? undefined,
-      promised_at: promise?.promised_at ?? null,
-      deliver_after: promise?.deliver_after ?? null,
-      deliver_before: promise?.deliver_before ?? null,
-    }, { pricedBy: 'tariff' });
+    const trip = await ctx.deps.logistics.createTrip(
+      tx,
+      actor,
+      {
+        pickup: { lon: Number(b.lon), lat: Number(b.lat) },
+        pickup_address: `${b.name}, ${b.address}`,
+        dropoff: { lon: Number(o.dropoff_lon), lat: Number(o.dropoff_lat) },
+        dropoff_address: o.dropoff_address,
+        merchant_id: o.merchant_id,
+        customer_user_id: o.customer_user_id,
+        order_id: o.id,
+        service_mode: 'marketplace',
+        source_channel: 'core',
+        ...(o.territory_id ? { territory_id: o.territory_id } : {}),
+        delivery_fee: o.delivery_fee,
+        driver_earning: o.driver_earning,
+        notes: o.notes ?? undefined,
+        promised_at: promise?.promised_at ?? null,
+        deliver_after: promise?.deliver_after ?? null,
+        deliver_before: promise?.deliver_before ?? null,
+      },
+      { pricedBy: 'tariff' },
+    );
     await setOrderTrip(tx, o.id, trip.id, trip.territory_id);
     return trip.id;
   }
@@ -168,7 +270,14 @@ export function createOrderService(ctx: CommerceContext) {
    * requests only one moves it; the other gets 409 INVALID_TRANSITION naming the current state.
    * Entering `ready` creates the trip; `cancelled` cancels the open trip, releases the coupon use and tells money and chat.
    */
-  async function move(tx: Tx, actor: Actor, o: OrderRow, to: OrderStatus, reason: string | null, opts: { cancelTrip?: boolean } = {}): Promise<OrderRow> {
+  async function move(
+    tx: Tx,
+    actor: Actor,
+    o: OrderRow,
+    to: OrderStatus,
+    reason: string | null,
+    opts: { cancelTrip?: boolean } = {},
+  ): Promise<OrderRow> {
     assertTransition('Order', ORDER_TRANSITIONS, o.status, to);
     if (!(await updateOrderStatus(tx, o.id, o.status, to, reason))) {
       const now = (await loadOrder(tx, o.id))!;
@@ -176,7 +285,8 @@ export function createOrderService(ctx: CommerceContext) {
     }
     if (to === 'ready') await createTripFor(tx, actor, o);
     if (to === 'cancelled') {
-      if (o.trip_id && opts.cancelTrip !== false) await ctx.deps.logistics.cancelTrip(tx, actor, o.trip_id, `order cancelled${reason ? `: ${reason}` : ''}`);
+      if (o.trip_id && opts.cancelTrip !== false)
+        await ctx.deps.logistics.cancelTrip(tx, actor, o.trip_id, `order cancelled${reason ? `: ${reason}` : ''}`);
       await releaseRedemption(tx, o.id);
       await ctx.deps.chat.cancelPendingForOrder(tx, o.id);
     }
@@ -213,9 +323,19 @@ export function createOrderService(ctx: CommerceContext) {
    * PATCH /merchant/orders/:id/status: only the merchant's own orders (404 otherwise), only MERCHANT_TRANSITIONS; a preparation
    * time only when accepting (→ confirmed; 400 otherwise).
    */
-  async function merchantStatus(tx: Tx, actor: Actor, merchantId: string, orderId: string, to: OrderStatus, reason: string | null, preparationMin: number | null = null): Promise<OrderRow> {
+  async function merchantStatus(
+    tx: Tx,
+    actor: Actor,
+    merchantId: string,
+    orderId: string,
+    to: OrderStatus,
+    reason: string | null,
+    preparationMin: number | null = null,
+  ): Promise<OrderRow> {
     if (preparationMin !== null && to !== 'confirmed') {
-      throw AppError.badRequest('preparation_min is given when accepting the order (status confirmed)', [{ field: 'preparation_min', message: 'only with status confirmed' }]);
+      throw AppError.badRequest('preparation_min is given when accepting the order (status confirmed)', [
+        { field: 'preparation_min', message: 'only with status confirmed' },
+      ]);
     }
     const o = await loadOrder(tx, orderId);
     if (!o || o.merchant_id !== merchantId) throw AppError.notFound('Order');
@@ -257,7 +377,11 @@ export function createOrderService(ctx: CommerceContext) {
     };
     const cart = await buildCart(ctx, tx, actor, input);
     if (cart.total !== q.total) {
-      throw AppError.conflict(`Prices changed since the quote (quoted ${q.total}, now ${cart.total}); request a new preflight`, 'QUOTE_PRICE_CHANGED', { quoted_total: q.total, current_total: cart.total });
+      throw AppError.conflict(
+        `Prices changed since the quote (quoted ${q.total}, now ${cart.total}); request a new preflight`,
+        'QUOTE_PRICE_CHANGED',
+        { quoted_total: q.total, current_total: cart.total },
+      );
     }
     const o = await create(tx, actor, { ...input, notes, quote_id: q.id }, cart);
     await markQuoteUsed(tx, q.id, o.id);
@@ -272,7 +396,9 @@ export function createOrderService(ctx: CommerceContext) {
   /** GET /customer/orders: the customer's own orders, newest first. */
   function listForCustomer(actor: Actor, q: { status?: OrderStatus; limit?: number; cursor?: string }) {
     const page = pageRequest(q);
-    return ctx.db.withTenant(actor, async (tx) => toPage(await listCustomerOrders(tx, actor.userId, { status: q.status, after: page.after, limit: page.limit + 1 }), page, orderOut));
+    return ctx.db.withTenant(actor, async (tx) =>
+      toPage(await listCustomerOrders(tx, actor.userId, { status: q.status, after: page.after, limit: page.limit + 1 }), page, orderOut),
+    );
   }
 
   /** GET /merchant/orders: the calling merchant's orders, newest first. */
@@ -280,13 +406,25 @@ export function createOrderService(ctx: CommerceContext) {
     const page = pageRequest(q);
     return ctx.db.withTenant(actor, async (tx) => {
       const m = await ownMerchant(ctx, tx, actor);
-      return toPage(await listMerchantOrders(tx, m.id, { status: q.status, branchId: q.branch_id, after: page.after, limit: page.limit + 1 }), page, orderOut);
+      return toPage(
+        await listMerchantOrders(tx, m.id, { status: q.status, branchId: q.branch_id, after: page.after, limit: page.limit + 1 }),
+        page,
+        orderOut,
+      );
     });
   }
 
   /** PATCH /merchant/orders/:id/status, in its own transaction. */
-  function updateByMerchant(actor: Actor, orderId: string, to: OrderStatus, reason: string | null, preparationMin: number | null = null): Promise<OrderRow> {
-    return ctx.db.withTenant(actor, async (tx) => merchantStatus(tx, actor, (await ownMerchant(ctx, tx, actor)).id, orderId, to, reason, preparationMin));
+  function updateByMerchant(
+    actor: Actor,
+    orderId: string,
+    to: OrderStatus,
+    reason: string | null,
+    preparationMin: number | null = null,
+  ): Promise<OrderRow> {
+    return ctx.db.withTenant(actor, async (tx) =>
+      merchantStatus(tx, actor, (await ownMerchant(ctx, tx, actor)).id, orderId, to, reason, preparationMin),
+    );
   }
 
   /** POST /admin/orders/:id/cancel: same effects as a merchant cancellation; audited. */
@@ -295,7 +433,13 @@ export function createOrderService(ctx: CommerceContext) {
       const o = await loadOrder(tx, orderId, true);
       if (!o) throw AppError.notFound('Order');
       const after = await move(tx, actor, o, 'cancelled', reason);
-      await recordAudit(tx, actor, { action: 'order.cancelled', entityType: 'merchant_order', entityId: o.id, before: { status: o.status, payment_status: o.payment_status }, after: { status: after.status, payment_status: after.payment_status, reason } });
+      await recordAudit(tx, actor, {
+        action: 'order.cancelled',
+        entityType: 'merchant_order',
+        entityId: o.id,
+        before: { status: o.status, payment_status: o.payment_status },
+        after: { status: after.status, payment_status: after.payment_status, reason },
+      });
       return after;
     });
   }

@@ -21,7 +21,13 @@ export interface PricedLine {
 export function priceLines(items: { catalog_item_id: string; quantity: number }[], catalog: Map<string, CatalogPrice>): PricedLine[] {
   return items.map((it) => {
     const c = catalog.get(it.catalog_item_id)!;
-    return { catalog_item_id: c.id, name: c.name, unit_price: formatMoney(c.price), quantity: it.quantity, line_total: formatMoney(money(c.price).times(it.quantity)) };
+    return {
+      catalog_item_id: c.id,
+      name: c.name,
+      unit_price: formatMoney(c.price),
+      quantity: it.quantity,
+      line_total: formatMoney(money(c.price).times(it.quantity)),
+    };
   });
 }
 
@@ -114,11 +120,17 @@ export function deliveryFee(t: TariffRule, from: LonLat, to: LonLat): { fee: str
 }
 
 /** Great-circle km as a decimal string; metres come from floating-point trigonometry and are fixed to whole metres before any money is computed. */
-export const distanceKm = (from: LonLat, to: LonLat): string => new Decimal(Math.round(haversineMeters(from, to))).dividedBy(1000).toFixed(3);
+export const distanceKm = (from: LonLat, to: LonLat): string =>
+  new Decimal(Math.round(haversineMeters(from, to))).dividedBy(1000).toFixed(3);
 
 /** total = subtotal − discount + delivery fee; the discount is clamped to [0, subtotal]. */
 export function orderTotals(subtotal: string, discount: string, fee: string) {
   const s = money(subtotal);
   const d = maxMoney(ZERO, minMoney(money(discount), s));
-  return { subtotal: formatMoney(s), discount_total: formatMoney(d), delivery_fee: formatMoney(fee), total: formatMoney(s.minus(d).plus(fee)) };
+  return {
+    subtotal: formatMoney(s),
+    discount_total: formatMoney(d),
+    delivery_fee: formatMoney(fee),
+    total: formatMoney(s.minus(d).plus(fee)),
+  };
 }

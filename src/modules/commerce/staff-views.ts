@@ -7,7 +7,14 @@ import type { TerritoryScope } from '../../platform/scope.js';
 import { couponOut, createCoupon, type CouponRow } from './coupons.js';
 import { orderOut } from './model.js';
 import { listScopedCoupons } from './repo/coupons.js';
-import { countOrdersByStatus, listScopedOrders, orderReportRows, type OrderReportRow, type OrderStatus, type Period } from './repo/orders.js';
+import {
+  countOrdersByStatus,
+  listScopedOrders,
+  orderReportRows,
+  type OrderReportRow,
+  type OrderStatus,
+  type Period,
+} from './repo/orders.js';
 import { listTariffs } from './repo/tariffs.js';
 import { tariffOut } from './tariffs.js';
 
@@ -20,32 +27,68 @@ export type { Period };
  */
 export function createCommerceViews(ctx: CommerceContext) {
   return {
-    orderStatusCounts: (tx: Tx, territoryIds: TerritoryScope, period: Period = {}): Promise<Record<string, number>> => countOrdersByStatus(tx, territoryIds, period),
+    orderStatusCounts: (tx: Tx, territoryIds: TerritoryScope, period: Period = {}): Promise<Record<string, number>> =>
+      countOrdersByStatus(tx, territoryIds, period),
 
-    async listOrders(tx: Tx, territoryIds: TerritoryScope, q: Period & { status?: OrderStatus; merchant_id?: string; limit?: number; cursor?: string }) {
+    async listOrders(
+      tx: Tx,
+      territoryIds: TerritoryScope,
+      q: Period & { status?: OrderStatus; merchant_id?: string; limit?: number; cursor?: string },
+    ) {
       const page = pageRequest(q);
-      const rows = await listScopedOrders(tx, territoryIds, { status: q.status, merchantId: q.merchant_id, from: q.from, to: q.to, after: page.after, limit: page.limit + 1 });
+      const rows = await listScopedOrders(tx, territoryIds, {
+        status: q.status,
+        merchantId: q.merchant_id,
+        from: q.from,
+        to: q.to,
+        after: page.after,
+        limit: page.limit + 1,
+      });
       return toPage(rows, page, orderOut);
     },
 
-    orderReportRows: (tx: Tx, territoryIds: TerritoryScope, period: Period = {}, limit = 100_000): Promise<OrderReportRow[]> => orderReportRows(tx, territoryIds, period, limit),
+    orderReportRows: (tx: Tx, territoryIds: TerritoryScope, period: Period = {}, limit = 100_000): Promise<OrderReportRow[]> =>
+      orderReportRows(tx, territoryIds, period, limit),
 
     /** Coupons of the merchants located in the territories (a coupon's territory is its merchant's), newest first. */
-    async listCoupons(tx: Tx, territoryIds: TerritoryScope, q: { merchant_id?: string; active?: boolean; limit?: number; cursor?: string }) {
+    async listCoupons(
+      tx: Tx,
+      territoryIds: TerritoryScope,
+      q: { merchant_id?: string; active?: boolean; limit?: number; cursor?: string },
+    ) {
       const page = pageRequest(q);
-      return toPage(await listScopedCoupons(tx, territoryIds, { merchantId: q.merchant_id, active: q.active, after: page.after, limit: page.limit + 1 }), page, couponOut);
+      return toPage(
+        await listScopedCoupons(tx, territoryIds, {
+          merchantId: q.merchant_id,
+          active: q.active,
+          after: page.after,
+          limit: page.limit + 1,
+        }),
+        page,
+        couponOut,
+      );
     },
 
     /** Creates a coupon of `merchant` on its behalf (same rules as POST /merchant/coupons; audited with the acting user). */
-    createCouponFor: (tx: Tx, actor: Actor, merchant: MerchantRow, body: Record<string, unknown>): Promise<CouponRow> => createCoupon(ctx, tx, actor, body, merchant),
+    createCouponFor: (tx: Tx, actor: Actor, merchant: MerchantRow, body: Record<string, unknown>): Promise<CouponRow> =>
+      createCoupon(ctx, tx, actor, body, merchant),
 
-    async listTariffs(tx: Tx, territoryIds: TerritoryScope, q: { territory_id?: string; service_mode?: string; active?: boolean; limit?: number; cursor?: string }) {
+    async listTariffs(
+      tx: Tx,
+      territoryIds: TerritoryScope,
+      q: { territory_id?: string; service_mode?: string; active?: boolean; limit?: number; cursor?: string },
+    ) {
       const page = pageRequest(q);
-      const rows = await listTariffs(tx, territoryIds, { territoryId: q.territory_id, serviceMode: q.service_mode, active: q.active, after: page.after, limit: page.limit + 1 });
+      const rows = await listTariffs(tx, territoryIds, {
+        territoryId: q.territory_id,
+        serviceMode: q.service_mode,
+        active: q.active,
+        after: page.after,
+        limit: page.limit + 1,
+      });
       return toPage(rows, page, tariffOut);
     },
   };
 }
 
 export type CommerceViews = ReturnType<typeof createCommerceViews>;
-

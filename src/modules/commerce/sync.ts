@@ -52,7 +52,12 @@ export function registerCommerceSync(ctx: CommerceContext) {
     async pull(tx, actor, w) {
       const c = w.clause('a', 2);
       const rows = await syncAddresses(tx, actor.userId, c);
-      return { changed: rows.map((a) => ({ ...addressOut(a), updated_at: a.created_at })), deleted: [], last: lastPosition(rows), read: rows.length };
+      return {
+        changed: rows.map((a) => ({ ...addressOut(a), updated_at: a.created_at })),
+        deleted: [],
+        last: lastPosition(rows),
+        read: rows.length,
+      };
     },
   });
 }

@@ -1,14 +1,43 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, foreignKey, index, integer, jsonb, numeric, pgTable, point, primaryKey, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  check,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  point,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { changedXid } from '../../platform/tables.js';
 import { merchant, territory } from '../logistics/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const pt = (name: string) => point(name, { mode: 'xy' });
 const moneyCol = (name: string) => numeric(name, { precision: 12, scale: 2 });
-const textArray = (name: string) => text(name).array().notNull().default(sql`'{}'::text[]`);
+const textArray = (name: string) =>
+  text(name)
+    .array()
+    .notNull()
+    .default(sql`'{}'::text[]`);
 
-export const ORDER_STATUSES = ['pending_confirmation', 'confirmed', 'preparing', 'ready', 'in_delivery', 'delivered', 'cancelled', 'delivery_failed', 'returned'] as const;
+export const ORDER_STATUSES = [
+  'pending_confirmation',
+  'confirmed',
+  'preparing',
+  'ready',
+  'in_delivery',
+  'delivered',
+  'cancelled',
+  'delivery_failed',
+  'returned',
+] as const;
 export const PAYMENT_DESTINATIONS = ['platform', 'merchant_direct', 'cash'] as const;
 export const COLLECTED_BY = ['driver', 'merchant'] as const;
 export const PAYMENT_STATUSES = ['pending', 'pending_review', 'authorized', 'paid', 'failed', 'partially_refunded', 'refunded'] as const;
@@ -26,7 +55,9 @@ export const merchantBranch = pgTable(
     address: text('address').notNull(),
     location: pt('location').notNull(),
     /** [{ day: 0..6 (Sunday = 0), open: "HH:MM", close: "HH:MM" }] in the organization's time zone. */
-    openingHours: jsonb('opening_hours').notNull().default(sql`'[]'::jsonb`),
+    openingHours: jsonb('opening_hours')
+      .notNull()
+      .default(sql`'[]'::jsonb`),
     phone: text('phone'),
     active: boolean('active').notNull().default(true),
     /** Minutes the branch needs to prepare an order (part of the delivery promise). */
@@ -87,7 +118,11 @@ export const customerAddress = pgTable(
     /** Offline sync: the transaction that last wrote the row (trigger sync_touch_changed_xid). */
     changedXid: changedXid(),
   },
-  (t) => [primaryKey({ columns: [t.organizationId, t.id] }), index('customer_address_user_idx').on(t.organizationId, t.userId, t.id), index('customer_address_user_sync_idx').on(t.organizationId, t.userId, t.changedXid)],
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    index('customer_address_user_idx').on(t.organizationId, t.userId, t.id),
+    index('customer_address_user_sync_idx').on(t.organizationId, t.userId, t.changedXid),
+  ],
 );
 
 export const territoryTariff = pgTable(
@@ -100,7 +135,9 @@ export const territoryTariff = pgTable(
     baseFee: moneyCol('base_fee').notNull(),
     perKmFee: moneyCol('per_km_fee').notNull(),
     minimumFee: moneyCol('minimum_fee').notNull().default('0'),
-    driverShareType: text('driver_share_type', { enum: ['percent', 'fixed'] }).notNull().default('percent'),
+    driverShareType: text('driver_share_type', { enum: ['percent', 'fixed'] })
+      .notNull()
+      .default('percent'),
     driverShareValue: moneyCol('driver_share_value').notNull(),
     active: boolean('active').notNull().default(true),
     createdByUserId: text('created_by_user_id'),
@@ -111,7 +148,10 @@ export const territoryTariff = pgTable(
     primaryKey({ columns: [t.organizationId, t.id] }),
     unique('territory_tariff_mode_uq').on(t.organizationId, t.territoryId, t.serviceMode),
     foreignKey({ columns: [t.organizationId, t.territoryId], foreignColumns: [territory.organizationId, territory.id] }),
-    check('territory_tariff_fees_ck', sql`${t.baseFee} >= 0 and ${t.perKmFee} >= 0 and ${t.minimumFee} >= 0 and ${t.driverShareValue} >= 0`),
+    check(
+      'territory_tariff_fees_ck',
+      sql`${t.baseFee} >= 0 and ${t.perKmFee} >= 0 and ${t.minimumFee} >= 0 and ${t.driverShareValue} >= 0`,
+    ),
     check('territory_tariff_percent_ck', sql`${t.driverShareType} <> 'percent' or ${t.driverShareValue} <= 100`),
   ],
 );
@@ -148,7 +188,10 @@ export const merchantCoupon = pgTable(
     check('merchant_coupon_value_ck', sql`${t.discountValue} > 0 and (${t.discountType} <> 'percent' or ${t.discountValue} <= 100)`),
     check('merchant_coupon_max_ck', sql`${t.maxDiscount} is null or ${t.maxDiscount} >= 0`),
     check('merchant_coupon_minimum_ck', sql`${t.minimumOrder} >= 0`),
-    check('merchant_coupon_limits_ck', sql`(${t.usageLimit} is null or ${t.usageLimit} > 0) and ${t.perCustomerLimit} > 0 and ${t.usageCount} >= 0`),
+    check(
+      'merchant_coupon_limits_ck',
+      sql`(${t.usageLimit} is null or ${t.usageLimit} > 0) and ${t.perCustomerLimit} > 0 and ${t.usageCount} >= 0`,
+    ),
     check('merchant_coupon_window_ck', sql`${t.validFrom} is null or ${t.validUntil} is null or ${t.validUntil} > ${t.validFrom}`),
   ],
 );
@@ -221,7 +264,10 @@ export const checkoutQuote = pgTable(
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.organizationId, t.id] }), index('checkout_quote_customer_idx').on(t.organizationId, t.customerUserId, t.id)],
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    index('checkout_quote_customer_idx').on(t.organizationId, t.customerUserId, t.id),
+  ],
 );
 
 export const merchantOrder = pgTable(
@@ -274,7 +320,9 @@ export const merchantOrder = pgTable(
     index('merchant_order_merchant_sync_idx').on(t.organizationId, t.merchantId, t.changedXid),
     index('merchant_order_customer_sync_idx').on(t.organizationId, t.customerUserId, t.changedXid),
     index('merchant_order_status_idx').on(t.organizationId, t.status),
-    uniqueIndex('merchant_order_quote_uq').on(t.organizationId, t.quoteId).where(sql`quote_id IS NOT NULL`),
+    uniqueIndex('merchant_order_quote_uq')
+      .on(t.organizationId, t.quoteId)
+      .where(sql`quote_id IS NOT NULL`),
     check(
       'merchant_order_totals_ck',
       sql`${t.subtotal} >= 0 and ${t.discountTotal} >= 0 and ${t.discountTotal} <= ${t.subtotal} and ${t.deliveryFee} >= 0 and ${t.driverEarning} >= 0 and ${t.total} >= 0`,
@@ -320,7 +368,9 @@ export const deliveryExpressRequest = pgTable(
     packageDescription: text('package_description'),
     declaredValue: moneyCol('declared_value').notNull().default('0'),
     deliveryFee: moneyCol('delivery_fee').notNull().default('0'),
-    sourceChannel: text('source_channel', { enum: ['core', 'chat', 'admin', 'api'] }).notNull().default('core'),
+    sourceChannel: text('source_channel', { enum: ['core', 'chat', 'admin', 'api'] })
+      .notNull()
+      .default('core'),
     tripId: text('trip_id'),
     status: text('status', { enum: EXPRESS_STATUSES }).notNull().default('requested'),
     createdAt: ts('created_at').notNull().defaultNow(),

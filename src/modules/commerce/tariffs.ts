@@ -15,7 +15,10 @@ import { deliveryFee, distanceKm } from './pricing.js';
 import * as repo from './repo/tariffs.js';
 import type { TariffRow } from './repo/tariffs.js';
 
-const ShareType = lit(['percent', 'fixed'] as const, "driver's share of the delivery fee: a percent of it, or a fixed amount (capped at the fee)");
+const ShareType = lit(
+  ['percent', 'fixed'] as const,
+  "driver's share of the delivery fee: a percent of it, or a fixed amount (capped at the fee)",
+);
 
 export const TariffOut = Type.Object({
   id: Type.String(),
@@ -64,7 +67,12 @@ export async function priceDelivery(
   }
   const s = await ctx.deps.logistics.settings(tx, organizationId);
   const fee = money(s.default_delivery_fee);
-  return { fee: formatMoney(fee), driver_earning: formatMoney(minMoney(money(s.driver_flat_fee), fee)), distance_km: distanceKm(from, to), tariff_id: null };
+  return {
+    fee: formatMoney(fee),
+    driver_earning: formatMoney(minMoney(money(s.driver_flat_fee), fee)),
+    distance_km: distanceKm(from, to),
+    tariff_id: null,
+  };
 }
 
 const Fields = {
@@ -81,30 +89,62 @@ const Fields = {
 
 function checkShare(type: string | undefined, value: string | undefined) {
   if (type === 'percent' && value !== undefined && money(value).gt(100)) {
-    throw AppError.badRequest('A percent driver share must be at most 100', [{ field: 'driver_share_value', message: 'must be <= 100 for percent' }]);
+    throw AppError.badRequest('A percent driver share must be at most 100', [
+      { field: 'driver_share_value', message: 'must be <= 100 for percent' },
+    ]);
   }
 }
 
 /** GET /admin/territory-tariffs. */
-export function listTerritoryTariffs(ctx: CommerceContext, actor: Actor, q: { territory_id?: string; service_mode?: ServiceMode; limit?: number; cursor?: string }) {
+export function listTerritoryTariffs(
+  ctx: CommerceContext,
+  actor: Actor,
+  q: { territory_id?: string; service_mode?: ServiceMode; limit?: number; cursor?: string },
+) {
   const page = pageRequest(q);
   return ctx.db.withTenant(actor, async (tx) =>
-    toPage(await repo.listTariffs(tx, null, { territoryId: q.territory_id, serviceMode: q.service_mode, after: page.after, limit: page.limit + 1 }), page, tariffOut),
+    toPage(
+      await repo.listTariffs(tx, null, {
+        territoryId: q.territory_id,
+        serviceMode: q.service_mode,
+        after: page.after,
+        limit: page.limit + 1,
+      }),
+      page,
+      tariffOut,
+    ),
   );
 }
 
-type TariffFields = Pick<TariffRow, 'base_fee' | 'per_km_fee' | 'driver_share_value'> & Partial<Pick<TariffRow, 'minimum_fee' | 'driver_share_type' | 'active'>>;
+type TariffFields = Pick<TariffRow, 'base_fee' | 'per_km_fee' | 'driver_share_value'> &
+  Partial<Pick<TariffRow, 'minimum_fee' | 'driver_share_type' | 'active'>>;
 
 /** POST /admin/territory-tariffs: one per territory and mode; audited. */
-export async function createTerritoryTariff(ctx: CommerceContext, actor: Actor, b: TariffFields & { territory_id: string; service_mode: ServiceMode }) {
+export async function createTerritoryTariff(
+  ctx: CommerceContext,
+  actor: Actor,
+  b: TariffFields & { territory_id: string; service_mode: ServiceMode },
+) {
   checkShare(b.driver_share_type ?? 'percent', b.driver_share_value);
   return ctx.db.withTenant(actor, async (tx) => {
     if (!(await ctx.deps.logistics.getTerritory(tx, b.territory_id))) throw AppError.notFound('Territory');
     const row = await repo.insertTariff(tx, actor.organizationId, actor.userId, {
-      id: newId(), territory_id: b.territory_id, service_mode: b.service_mode, base_fee: b.base_fee, per_km_fee: b.per_km_fee, minimum_fee: b.minimum_fee ?? '0',
-      driver_share_type: b.driver_share_type ?? 'percent', driver_share_value: b.driver_share_value, active: b.active ?? true,
+      id: newId(),
+      territory_id: b.territory_id,
+      service_mode: b.service_mode,
+      base_fee: b.base_fee,
+      per_km_fee: b.per_km_fee,
+      minimum_fee: b.minimum_fee ?? '0',
+      driver_share_type: b.driver_share_type ?? 'percent',
+      driver_share_value: b.driver_share_value,
+      active: b.active ?? true,
     });
-    await recordAudit(tx, actor, { action: 'territory_tariff.created', entityType: 'territory_tariff', entityId: row.id, after: { ...row } });
+    await recordAudit(tx, actor, {
+      action: 'territory_tariff.created',
+      entityType: 'territory_tariff',
+      entityId: row.id,
+      after: { ...row },
+    });
     return tariffOut(row);
   });
 }
@@ -116,7 +156,13 @@ export function updateTerritoryTariff(ctx: CommerceContext, actor: Actor, id: st
     if (!before) throw AppError.notFound('Tariff');
     checkShare(b.driver_share_type ?? before.driver_share_type, b.driver_share_value ?? before.driver_share_value);
     const after = await repo.updateTariff(tx, before.id, b);
-    await recordAudit(tx, actor, { action: 'territory_tariff.updated', entityType: 'territory_tariff', entityId: before.id, before: { ...before }, after: { ...after } });
+    await recordAudit(tx, actor, {
+      action: 'territory_tariff.updated',
+      entityType: 'territory_tariff',
+      entityId: before.id,
+      before: { ...before },
+      after: { ...after },
+    });
     return tariffOut(after);
   });
 }

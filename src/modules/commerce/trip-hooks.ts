@@ -53,7 +53,13 @@ export function createTripFollower(ctx: CommerceContext, orders: OrderService) {
     const to = move.to;
     const trip = await ctx.deps.logistics.getTrip(tx, ev.entity_id);
     if (!trip?.express_request_id) return;
-    const r = await moveExpress(tx, { organizationId: ev.organization_id, id: trip.express_request_id, tripId: trip.id, to, from: move.from });
+    const r = await moveExpress(tx, {
+      organizationId: ev.organization_id,
+      id: trip.express_request_id,
+      tripId: trip.id,
+      to,
+      from: move.from,
+    });
     if (r && (to === 'completed' || to === 'delivery_failed')) {
       // The fee of a completed (or attempted and failed) express delivery goes on the merchant's ledger in the trip's transaction.
       const actor = serviceActor(ev.organization_id, ev.actor_user_id, `event:${ev.seq}`);
@@ -71,7 +77,13 @@ export function createTripFollower(ctx: CommerceContext, orders: OrderService) {
       else await ctx.deps.hooks.deliveryFailed.run(tx, actor, { express: facts });
     }
     if (r && to !== 'created') {
-      await ctx.deps.chat.enqueueStatusChanged(tx, { organizationId: ev.organization_id, merchantId: r.merchant_id, expressRequestId: r.id, territoryId: r.territory_id, status: to });
+      await ctx.deps.chat.enqueueStatusChanged(tx, {
+        organizationId: ev.organization_id,
+        merchantId: r.merchant_id,
+        expressRequestId: r.id,
+        territoryId: r.territory_id,
+        status: to,
+      });
     }
   }
 

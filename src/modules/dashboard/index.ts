@@ -8,7 +8,9 @@ import { buildWorkbook, reportFileName } from '../subadmin/reports.js';
 import { sendWorkbook, Workbook } from '../subadmin/routes.js';
 
 const OnTimeLineOut = Type.Object({
-  key: Nullable(Type.String({ description: 'territory, merchant or driver id, or the hour "HH" of the promise (organization time zone); null: none' })),
+  key: Nullable(
+    Type.String({ description: 'territory, merchant or driver id, or the hour "HH" of the promise (organization time zone); null: none' }),
+  ),
   name: Nullable(Type.String()),
   deliveries: Type.Integer({ description: 'completed trips with a promise' }),
   on_time: Type.Integer({ description: 'completed at or before promised_at' }),
@@ -62,21 +64,35 @@ export const createDashboardModule = (ctx: AppContext, deps: { logistics: Pick<L
           for (const [name, contribute] of ctx.dashboard) out[name] = await contribute(tx, actor);
           return out;
         });
-        return { generated_at: new Date().toISOString(), scope: actor.subadmin ? ('territories' as const) : ('organization' as const), sections };
+        return {
+          generated_at: new Date().toISOString(),
+          scope: actor.subadmin ? ('territories' as const) : ('organization' as const),
+          sections,
+        };
       },
     );
 
     const onTime = (req: { query: unknown }) => {
       const q = req.query as { from?: string; to?: string };
       const period = { from: q.from ?? null, to: q.to ?? null };
-      return { period, run: (actor: ReturnType<typeof actorOf>) => ctx.db.withTenant(actor, (tx) => deps.logistics.onTimeReport(tx, actor, period)) };
+      return {
+        period,
+        run: (actor: ReturnType<typeof actorOf>) => ctx.db.withTenant(actor, (tx) => deps.logistics.onTimeReport(tx, actor, period)),
+      };
     };
 
     app.get(
       '/dashboard/on-time',
       {
         config: { auth: { roles: ['administrator', 'dispatch', 'subadmin'] } },
-        schema: { operationId: 'getOnTimeReport', tags: ['dashboard'], summary: 'On-time delivery report', description: ON_TIME_DOC, querystring: PeriodQuery, response: { 200: OnTimeOut } },
+        schema: {
+          operationId: 'getOnTimeReport',
+          tags: ['dashboard'],
+          summary: 'On-time delivery report',
+          description: ON_TIME_DOC,
+          querystring: PeriodQuery,
+          response: { 200: OnTimeOut },
+        },
       },
       async (req) => {
         const { period, run } = onTime(req);

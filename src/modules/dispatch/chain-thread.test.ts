@@ -7,7 +7,14 @@ import { seededInstance } from './optimizer/testing/random-instances.js';
 const instance = (trips: number, drivers: number, seed: number) =>
   seededInstance(trips, drivers, seed, { readyAtS: (i) => (i % 3 === 0 ? 600 : undefined), capacity: (i) => 2 + (i % 3) });
 const withoutTiming = (plan: Plan) => ({ ...plan, elapsedMs: 0 });
-const request = (problem: OptimizerProblem, options = {}) => ({ problem, options, seed: 5, chains: 2, start: problem.drivers.map(() => []), remainingMs: 60_000 });
+const request = (problem: OptimizerProblem, options = {}) => ({
+  problem,
+  options,
+  seed: 5,
+  chains: 2,
+  start: problem.drivers.map(() => []),
+  remainingMs: 60_000,
+});
 
 describe('the second chain on a helper thread', () => {
   it('gives the plan of the same solve on one thread: same seed and iterations, whatever runs where', () => {

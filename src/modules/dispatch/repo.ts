@@ -21,7 +21,12 @@ export async function settingsOf(tx: Tx, organizationId: string): Promise<Dispat
   return (await tx.orm.select().from(dispatchSettings).where(eq(dispatchSettings.organizationId, organizationId)))[0];
 }
 
-export async function updateSettings(tx: Tx, organizationId: string, userId: string, patch: DispatchSettingsPatch): Promise<DispatchSettingsRecord> {
+export async function updateSettings(
+  tx: Tx,
+  organizationId: string,
+  userId: string,
+  patch: DispatchSettingsPatch,
+): Promise<DispatchSettingsRecord> {
   const rows = await tx.orm
     .update(dispatchSettings)
     .set({ ...patch, updatedByUserId: userId, updatedAt: sql`now()` })
@@ -32,7 +37,16 @@ export async function updateSettings(tx: Tx, organizationId: string, userId: str
 
 export async function insertPlan<I, R, C>(
   tx: Tx,
-  p: { organizationId: string; id: string; createdByUserId: string; territoryIds: string[] | null; request: unknown; inputs: I; result: R; ttlS: number },
+  p: {
+    organizationId: string;
+    id: string;
+    createdByUserId: string;
+    territoryIds: string[] | null;
+    request: unknown;
+    inputs: I;
+    result: R;
+    ttlS: number;
+  },
 ): Promise<PlanRecord<I, R, C>> {
   const rows = await tx.orm
     .insert(dispatchPlan)

@@ -5,9 +5,13 @@ import { GeoPoint } from '../../platform/geo.js';
 import { Id, Nullable, Strict, Timestamp } from '../../platform/schemas.js';
 import { LIMITS, type DispatchService } from './service.js';
 
-const PlanStatus = Type.Union(['proposed', 'committed', 'expired', 'stale'].map((s) => Type.Literal(s)), {
-  description: 'proposed → committed (commit applied), or → stale / expired (commit refused with 409 PLAN_STALE); terminal except proposed',
-});
+const PlanStatus = Type.Union(
+  ['proposed', 'committed', 'expired', 'stale'].map((s) => Type.Literal(s)),
+  {
+    description:
+      'proposed → committed (commit applied), or → stale / expired (commit refused with 409 PLAN_STALE); terminal except proposed',
+  },
+);
 
 const UnassignedReason = Type.String({
   description:
@@ -19,22 +23,28 @@ const UnassignedReason = Type.String({
     'NOT_PENDING (a requested trip is not pending), NOT_FOUND (a requested trip is unknown or outside your territories)',
 });
 
-const ObjectiveSchema = Type.Union(
-  [Type.Literal('time'), Type.Literal('balanced'), Type.Literal('distance')],
-  {
-    description:
-      'What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, ' +
-      'distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers\' driving time; distance: the total distance of the routes.',
-  },
-);
+const ObjectiveSchema = Type.Union([Type.Literal('time'), Type.Literal('balanced'), Type.Literal('distance')], {
+  description:
+    'What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, ' +
+    "distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes.",
+});
 
 const maxRouteDuration = Type.Integer({
   minimum: 60,
   maximum: LIMITS.maxRouteDurationS,
-  description: 'Seconds from the plan to the end of the service at the last stop of a route; a trip that cannot fit is left unassigned (ROUTE_DURATION, ROUTES_FULL).',
+  description:
+    'Seconds from the plan to the end of the service at the last stop of a route; a trip that cannot fit is left unassigned (ROUTE_DURATION, ROUTES_FULL).',
 });
-const maxStops = Type.Integer({ minimum: 2, maximum: 2 * LIMITS.maxTrips, description: 'Cap on the stops of a route (2 per trip); each driver is also limited to 2 × his free capacity.' });
-const servicePickup = Type.Integer({ minimum: 0, maximum: LIMITS.maxServiceTimeS, description: 'Seconds spent at each pickup (after the trip is ready).' });
+const maxStops = Type.Integer({
+  minimum: 2,
+  maximum: 2 * LIMITS.maxTrips,
+  description: 'Cap on the stops of a route (2 per trip); each driver is also limited to 2 × his free capacity.',
+});
+const servicePickup = Type.Integer({
+  minimum: 0,
+  maximum: LIMITS.maxServiceTimeS,
+  description: 'Seconds spent at each pickup (after the trip is ready).',
+});
 const serviceDropoff = Type.Integer({ minimum: 0, maximum: LIMITS.maxServiceTimeS, description: 'Seconds spent at each drop-off.' });
 const iterations = Type.Integer({
   minimum: 0,
@@ -43,7 +53,7 @@ const iterations = Type.Integer({
     'Search budget in iterations; the same seed and iterations give the same plan on any machine at any load. Default: 2,500 + 15 × trips (at most 20,000), ' +
     '1.5× that from 50 trips, where the search runs as two chains that meet every 500 iterations of each (on two threads; the plan does not depend on it); ' +
     'extended by a quarter at a time (up to 2.75×) while the last half budget still assigned a trip more or improved the plan by more than 0.5 %. ' +
-    'On this service\'s 2-core reference machine the default takes about 0.4–0.7 s for 100 trips × 20 drivers and 6–7 s for 500 × 60 (up to 1.5× that when the host is busy); `time_budget_ms` caps it.',
+    "On this service's 2-core reference machine the default takes about 0.4–0.7 s for 100 trips × 20 drivers and 6–7 s for 500 × 60 (up to 1.5× that when the host is busy); `time_budget_ms` caps it.",
 });
 
 export const DispatchSettingsOut = Type.Object({
@@ -84,7 +94,9 @@ export const PlanOut = Type.Object({
           trip_id: Type.String(),
           kind: Type.Union([Type.Literal('pickup'), Type.Literal('dropoff')]),
           position: GeoPoint,
-          arrival_offset_s: Type.Number({ description: 'seconds from planned_at (the start of every route, from the driver position) to the arrival at the stop' }),
+          arrival_offset_s: Type.Number({
+            description: 'seconds from planned_at (the start of every route, from the driver position) to the arrival at the stop',
+          }),
           eta: Type.String({ format: 'date-time', description: 'planned_at + arrival_offset_s' }),
           wait_s: Type.Number({ description: 'waiting for the trip to be ready (pickups)' }),
           departure_offset_s: Type.Number({ description: 'arrival + wait + service time' }),
@@ -99,7 +111,11 @@ export const PlanOut = Type.Object({
   ),
   unassigned: Type.Array(Type.Object({ trip_id: Type.String(), reason: UnassignedReason })),
   assignments: Type.Array(
-    Type.Object({ trip_id: Type.String(), driver_id: Type.String(), stop_order: Type.Integer({ description: '1-based position of the pickup in the route' }) }),
+    Type.Object({
+      trip_id: Type.String(),
+      driver_id: Type.String(),
+      stop_order: Type.Integer({ description: '1-based position of the pickup in the route' }),
+    }),
     { description: 'what a commit applies' },
   ),
   totals: Type.Object({
@@ -107,7 +123,7 @@ export const PlanOut = Type.Object({
     unassigned: Type.Integer(),
     distance_m: Type.Number(),
     duration_s: Type.Number({ description: 'sum of the route durations' }),
-    sum_dropoff_s: Type.Number({ description: 'sum of the drop-off arrival offsets (the customers\' waiting from now)' }),
+    sum_dropoff_s: Type.Number({ description: "sum of the drop-off arrival offsets (the customers' waiting from now)" }),
     mean_dropoff_s: Type.Number(),
     max_dropoff_s: Type.Number({ description: 'the latest drop-off' }),
   }),
@@ -135,19 +151,31 @@ export const PlanOut = Type.Object({
     seed: Type.Integer(),
     iterations: Type.Integer({ description: 'iterations run' }),
     iteration_budget: Type.Integer(),
-    stopped_by: Type.Union(['iterations', 'converged', 'time'].map((s) => Type.Literal(s)), {
-      description: 'iterations: the budget (with its extensions) was spent; converged: no better plan for long; time: the time_budget_ms ceiling cut the search (the plan may then differ between runs)',
-    }),
+    stopped_by: Type.Union(
+      ['iterations', 'converged', 'time'].map((s) => Type.Literal(s)),
+      {
+        description:
+          'iterations: the budget (with its extensions) was spent; converged: no better plan for long; time: the time_budget_ms ceiling cut the search (the plan may then differ between runs)',
+      },
+    ),
     elapsed_ms: Type.Integer(),
   }),
 });
 
 const OptimizeBody = Strict({
-  trip_ids: Type.Optional(Type.Array(Id, { minItems: 1, maxItems: LIMITS.maxTrips, description: 'exactly these trips (exclusive with the filters below)' })),
+  trip_ids: Type.Optional(
+    Type.Array(Id, { minItems: 1, maxItems: LIMITS.maxTrips, description: 'exactly these trips (exclusive with the filters below)' }),
+  ),
   territory_id: Type.Optional(Id),
   created_from: Type.Optional(Type.String({ format: 'date-time', description: 'trips created at or after' })),
   created_to: Type.Optional(Type.String({ format: 'date-time', description: 'trips created before' })),
-  driver_ids: Type.Optional(Type.Array(Id, { minItems: 1, maxItems: LIMITS.maxDrivers, description: 'only these drivers (still: approved, available, with a position)' })),
+  driver_ids: Type.Optional(
+    Type.Array(Id, {
+      minItems: 1,
+      maxItems: LIMITS.maxDrivers,
+      description: 'only these drivers (still: approved, available, with a position)',
+    }),
+  ),
   seed: Type.Optional(Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1, default: 1 })),
   iterations: Type.Optional(iterations),
   time_budget_ms: Type.Optional(
@@ -155,7 +183,8 @@ const OptimizeBody = Strict({
       minimum: 10,
       maximum: LIMITS.maxBudgetMs,
       default: LIMITS.defaultBudgetMs,
-      description: 'A ceiling on the solve time only; the plan is decided by seed and iterations unless this cuts the search (solver.stopped_by = time).',
+      description:
+        'A ceiling on the solve time only; the plan is decided by seed and iterations unless this cuts the search (solver.stopped_by = time).',
     }),
   ),
   objective: Type.Optional(ObjectiveSchema),
@@ -166,13 +195,15 @@ const OptimizeBody = Strict({
   ready_times: Type.Optional(
     Type.Array(Strict({ trip_id: Id, ready_at: Type.String({ format: 'date-time' }) }), {
       maxItems: LIMITS.maxTrips,
-      description: 'Earliest pickup per trip (the order\'s ready estimate); a driver who arrives earlier waits. Default: ready now (a trip is created when its order is ready). Entries for trips outside the plan are ignored.',
+      description:
+        "Earliest pickup per trip (the order's ready estimate); a driver who arrives earlier waits. Default: ready now (a trip is created when its order is ready). Entries for trips outside the plan are ignored.",
     }),
   ),
   shift_ends: Type.Optional(
     Type.Array(Strict({ driver_id: Id, shift_end_at: Type.String({ format: 'date-time' }) }), {
       maxItems: LIMITS.maxDrivers,
-      description: "A driver's shift end: his route must end by then (a shift already over gives him no trips). Default: none, only max_route_duration_s applies.",
+      description:
+        "A driver's shift end: his route must end by then (a shift already over gives him no trips). Default: none, only max_route_duration_s applies.",
     }),
   ),
 });
@@ -182,7 +213,7 @@ const OPTIMIZE_DESCRIPTION =
   `created in [created_from, created_to) (oldest ${LIMITS.maxTrips}). Drivers: approved, available, with a last position (optionally only driver_ids); each may take ` +
   'at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. ' +
   'Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, ' +
-  'each trip\'s ready time and each driver\'s shift end, from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be ' +
+  "each trip's ready time and each driver's shift end, from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be " +
   'served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. ' +
   `The plan is stored with status proposed and expires ${LIMITS.planTtlMs / 60_000} minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. ` +
   `The solve runs on the instance's optimizer thread (other requests are served meanwhile); at most ${LIMITS.maxQueuedSolves} optimizations wait or run there at once, ` +
@@ -195,7 +226,12 @@ const COMMIT_DESCRIPTION =
 
 export function dispatchRoutes(app: Api, svc: DispatchService) {
   const routes: { prefix: string; auth: RouteAuth; idSuffix: string; who: string }[] = [
-    { prefix: '/admin', auth: { roles: ['administrator', 'dispatch'] }, idSuffix: '', who: 'Administrators and dispatch; organization-wide.' },
+    {
+      prefix: '/admin',
+      auth: { roles: ['administrator', 'dispatch'] },
+      idSuffix: '',
+      who: 'Administrators and dispatch; organization-wide.',
+    },
     {
       prefix: '/subadmin',
       auth: { roles: ['subadmin'], permission: 'trips_reassign' },
@@ -210,7 +246,8 @@ export function dispatchRoutes(app: Api, svc: DispatchService) {
       schema: {
         operationId: 'getDispatchSettings',
         tags: ['dispatch'],
-        summary: 'Optimizer settings: objective, route duration, stop cap, service times, iteration budget (defaults of every optimize request)',
+        summary:
+          'Optimizer settings: objective, route duration, stop cap, service times, iteration budget (defaults of every optimize request)',
         response: { 200: DispatchSettingsOut },
       },
     },

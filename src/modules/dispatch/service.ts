@@ -120,7 +120,8 @@ class PlanStale extends Error {
 }
 
 /** Seconds from the plan's start to an instant (ISO), or undefined. */
-const offsetS = (plannedAt: Date, at: string | undefined) => (at === undefined ? undefined : (new Date(at).getTime() - plannedAt.getTime()) / 1000);
+const offsetS = (plannedAt: Date, at: string | undefined) =>
+  at === undefined ? undefined : (new Date(at).getTime() - plannedAt.getTime()) / 1000;
 
 /** Whether a driver could serve a trip but for cash: his territories allow it and he did not reject it. */
 const servesTrip = (d: PlanningDriver, t: PlanningTrip) =>
@@ -245,15 +246,23 @@ function changesSince(inputs: Inputs, assignments: Assignment[], now: { trips: P
     const t = trips.get(s.id);
     if (!t) changes.push({ kind: 'trip', id: s.id, field: 'status', expected: 'pending', actual: null });
     else if (t.status !== 'pending') changes.push({ kind: 'trip', id: s.id, field: 'status', expected: 'pending', actual: t.status });
-    else if (t.updated_at.toISOString() !== s.updated_at) changes.push({ kind: 'trip', id: s.id, field: 'updated_at', expected: s.updated_at, actual: t.updated_at.toISOString() });
+    else if (t.updated_at.toISOString() !== s.updated_at)
+      changes.push({ kind: 'trip', id: s.id, field: 'updated_at', expected: s.updated_at, actual: t.updated_at.toISOString() });
   }
   for (const s of inputs.drivers) {
     if (s.planned === 0) continue;
     const d = drivers.get(s.id);
-    if (!d || d.status !== 'approved') changes.push({ kind: 'driver', id: s.id, field: 'status', expected: 'approved', actual: d?.status ?? null });
+    if (!d || d.status !== 'approved')
+      changes.push({ kind: 'driver', id: s.id, field: 'status', expected: 'approved', actual: d?.status ?? null });
     else if (!d.available) changes.push({ kind: 'driver', id: s.id, field: 'available', expected: true, actual: false });
     else if (d.capacity - d.active_trips < s.planned)
-      changes.push({ kind: 'driver', id: s.id, field: 'free_capacity', expected: s.planned, actual: Math.max(0, d.capacity - d.active_trips) });
+      changes.push({
+        kind: 'driver',
+        id: s.id,
+        field: 'free_capacity',
+        expected: s.planned,
+        actual: Math.max(0, d.capacity - d.active_trips),
+      });
   }
   return changes;
 }
@@ -265,12 +274,22 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
 
   function selection(body: OptimizeRequest) {
     const byWindow = body.territory_id !== undefined || body.created_from !== undefined || body.created_to !== undefined;
-    if (body.trip_ids && byWindow) throw AppError.badRequest('trip_ids cannot be combined with territory_id, created_from or created_to', [{ field: 'trip_ids', message: 'exclusive' }]);
-    if (!body.trip_ids && !byWindow) throw AppError.badRequest('Select trips by trip_ids, territory_id or created_from/created_to', [{ field: 'trip_ids', message: 'required' }], 'SELECTION_REQUIRED');
+    if (body.trip_ids && byWindow)
+      throw AppError.badRequest('trip_ids cannot be combined with territory_id, created_from or created_to', [
+        { field: 'trip_ids', message: 'exclusive' },
+      ]);
+    if (!body.trip_ids && !byWindow)
+      throw AppError.badRequest(
+        'Select trips by trip_ids, territory_id or created_from/created_to',
+        [{ field: 'trip_ids', message: 'required' }],
+        'SELECTION_REQUIRED',
+      );
     const from = body.created_from ? new Date(body.created_from) : undefined;
     const to = body.created_to ? new Date(body.created_to) : undefined;
-    if (from && to && from >= to) throw AppError.badRequest('created_from must be before created_to', [{ field: 'created_to', message: 'before created_from' }]);
-    if (body.trip_ids && new Set(body.trip_ids).size !== body.trip_ids.length) throw AppError.badRequest('trip_ids has duplicates', [{ field: 'trip_ids', message: 'duplicates' }]);
+    if (from && to && from >= to)
+      throw AppError.badRequest('created_from must be before created_to', [{ field: 'created_to', message: 'before created_from' }]);
+    if (body.trip_ids && new Set(body.trip_ids).size !== body.trip_ids.length)
+      throw AppError.badRequest('trip_ids has duplicates', [{ field: 'trip_ids', message: 'duplicates' }]);
     if (body.ready_times && new Set(body.ready_times.map((r) => r.trip_id)).size !== body.ready_times.length)
       throw AppError.badRequest('ready_times names a trip twice', [{ field: 'ready_times', message: 'duplicates' }]);
     if (body.shift_ends && new Set(body.shift_ends.map((r) => r.driver_id)).size !== body.shift_ends.length)
@@ -308,7 +327,13 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
           iterations: patch.iterations,
         }),
       );
-      await recordAudit(tx, actor, { action: 'dispatch_settings.updated', entityType: 'dispatch_settings', entityId: actor.organizationId, before: { ...before }, after: { ...after } });
+      await recordAudit(tx, actor, {
+        action: 'dispatch_settings.updated',
+        entityType: 'dispatch_settings',
+        entityId: actor.organizationId,
+        before: { ...before },
+        after: { ...after },
+      });
       return after;
     });
   }
@@ -318,12 +343,21 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
     const { from, to } = selection(body);
     const scope = scopeOf(actor);
     const { trips, drivers, constraints } = await ctx.db.withTenant(actor, async (tx) => {
-      if (body.territory_id && (!(await logistics().getTerritory(tx, body.territory_id)) || (scope && !scope.includes(body.territory_id)))) {
+      if (
+        body.territory_id &&
+        (!(await logistics().getTerritory(tx, body.territory_id)) || (scope && !scope.includes(body.territory_id)))
+      ) {
         throw AppError.notFound('Territory');
       }
       const speedKmh = (await logistics().settings(tx, actor.organizationId)).average_speed_kmh;
       return {
-        trips: await logistics().tripsForPlanning(tx, actor, { tripIds: body.trip_ids, territoryId: body.territory_id, createdFrom: from, createdTo: to, limit: LIMITS.maxTrips }),
+        trips: await logistics().tripsForPlanning(tx, actor, {
+          tripIds: body.trip_ids,
+          territoryId: body.territory_id,
+          createdFrom: from,
+          createdTo: to,
+          limit: LIMITS.maxTrips,
+        }),
         drivers: await logistics().driversForPlanning(tx, actor, { driverIds: body.driver_ids, limit: LIMITS.maxDrivers }),
         constraints: constraintsOf(await repo.settingsOf(tx, actor.organizationId), speedKmh, body),
       };
@@ -360,13 +394,26 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
     const byId = new Map(pending.map((t) => [t.id, t]));
     for (const u of result.unassigned) {
       const t = byId.get(u.trip_id);
-      if (t && u.reason === 'NO_DRIVER_IN_TERRITORY' && money(t.cash_to_collect).gt(0) && drivers.some((d) => d.at_cash_limit && servesTrip(d, t))) u.reason = 'CASH_LIMIT';
+      if (
+        t &&
+        u.reason === 'NO_DRIVER_IN_TERRITORY' &&
+        money(t.cash_to_collect).gt(0) &&
+        drivers.some((d) => d.at_cash_limit && servesTrip(d, t))
+      )
+        u.reason = 'CASH_LIMIT';
     }
     const plannedPerDriver = new Map<string, number>();
     for (const a of result.assignments) plannedPerDriver.set(a.driver_id, (plannedPerDriver.get(a.driver_id) ?? 0) + 1);
     const inputs: Inputs = {
       trips: pending.map((t) => ({ id: t.id, status: t.status, updated_at: t.updated_at.toISOString() })),
-      drivers: drivers.map((d) => ({ id: d.id, status: d.status, available: d.available, capacity: d.capacity, active_trips: d.active_trips, planned: plannedPerDriver.get(d.id) ?? 0 })),
+      drivers: drivers.map((d) => ({
+        id: d.id,
+        status: d.status,
+        available: d.available,
+        capacity: d.capacity,
+        active_trips: d.active_trips,
+        planned: plannedPerDriver.get(d.id) ?? 0,
+      })),
     };
     return ctx.db.withTenant(actor, async (tx) =>
       planOut(
@@ -395,25 +442,44 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
         const plan = await repo.lockPlan<Inputs, PlanBody, PlanChange>(tx, planId);
         const scope = scopeOf(actor);
         // Sub-administrators commit only plans made within their territories.
-        if (!plan || (scope && (!plan.territoryIds || !plan.territoryIds.every((id) => scope.includes(id))))) throw AppError.notFound('Plan');
+        if (!plan || (scope && (!plan.territoryIds || !plan.territoryIds.every((id) => scope.includes(id)))))
+          throw AppError.notFound('Plan');
         if (plan.status === 'committed') return planOut(plan);
         if (plan.status !== 'proposed') throw new PlanStale(plan.id, plan.changes ?? [], null);
         if (plan.expiresAt.getTime() <= Date.now()) {
-          throw new PlanStale(plan.id, [{ kind: 'plan', id: plan.id, field: 'expires_at', expected: 'not expired', actual: plan.expiresAt.toISOString() }], 'expired');
+          throw new PlanStale(
+            plan.id,
+            [{ kind: 'plan', id: plan.id, field: 'expires_at', expected: 'not expired', actual: plan.expiresAt.toISOString() }],
+            'expired',
+          );
         }
         const assignments = plan.result.assignments;
         const driverIds = [...new Set(assignments.map((a) => a.driver_id))];
-        const current = await logistics().lockForPlanCommit(tx, assignments.map((a) => a.trip_id), driverIds);
+        const current = await logistics().lockForPlanCommit(
+          tx,
+          assignments.map((a) => a.trip_id),
+          driverIds,
+        );
         const changes = changesSince(plan.inputs, assignments, current);
         if (changes.length > 0) throw new PlanStale(plan.id, changes, 'stale');
         // Each dropoff's position in its route: the live ETAs follow the committed order of every stop.
-        const dropoffOrder = new Map(plan.result.routes.flatMap((r) => r.stops.flatMap((s, i) => (s.kind === 'dropoff' ? [[s.trip_id, i + 1] as const] : []))));
+        const dropoffOrder = new Map(
+          plan.result.routes.flatMap((r) => r.stops.flatMap((s, i) => (s.kind === 'dropoff' ? [[s.trip_id, i + 1] as const] : []))),
+        );
         for (const a of assignments) {
           try {
-            await logistics().assignDriver(tx, actor, a.trip_id, a.driver_id, { stopOrder: a.stop_order, dropoffOrder: dropoffOrder.get(a.trip_id), planId: plan.id });
+            await logistics().assignDriver(tx, actor, a.trip_id, a.driver_id, {
+              stopOrder: a.stop_order,
+              dropoffOrder: dropoffOrder.get(a.trip_id),
+              planId: plan.id,
+            });
           } catch (err) {
             if (err instanceof AppError && err.status < 500) {
-              throw new PlanStale(plan.id, [{ kind: 'assignment', id: a.trip_id, field: 'driver_id', expected: a.driver_id, actual: err.code }], 'stale');
+              throw new PlanStale(
+                plan.id,
+                [{ kind: 'assignment', id: a.trip_id, field: 'driver_id', expected: a.driver_id, actual: err.code }],
+                'stale',
+              );
             }
             throw err;
           }

@@ -34,7 +34,9 @@ describe('the solver thread', () => {
     const points = matrixPoints(timed);
     const m = points.length;
     const distances = new Float64Array(m * m);
-    for (let a = 0; a < m; a++) for (let b = 0; b < m; b++) distances[a * m + b] = 1000 * Math.hypot(points[a].lon - points[b].lon, points[a].lat - points[b].lat) * 111;
+    for (let a = 0; a < m; a++)
+      for (let b = 0; b < m; b++)
+        distances[a * m + b] = 1000 * Math.hypot(points[a].lon - points[b].lon, points[a].lat - points[b].lat) * 111;
     const own = { ...options, objective: 'vehicles' as const, distance: { distances } };
     const { plan, baseline } = await thread.solve(timed, own);
     expect(plan.algorithm).toBe('pdptw-lns');
@@ -60,7 +62,10 @@ describe('the solver thread', () => {
   });
 
   it("answers the solver's input errors as OptimizerInputError (the API's 422), and keeps working", async () => {
-    const bad = { trips: [{ id: 't', pickup: { lon: 200, lat: 0 }, dropoff: { lon: 0, lat: 0 } }], drivers: [{ id: 'd', position: { lon: 0, lat: 0 }, capacity: 1 }] };
+    const bad = {
+      trips: [{ id: 't', pickup: { lon: 200, lat: 0 }, dropoff: { lon: 0, lat: 0 } }],
+      drivers: [{ id: 'd', position: { lon: 0, lat: 0 }, capacity: 1 }],
+    };
     await expect(thread.solve(bad, options)).rejects.toBeInstanceOf(OptimizerInputError);
     expect((await thread.solve(seededInstance(5, 2, 3), options)).plan.totals.assigned).toBeGreaterThan(0);
   });

@@ -9,7 +9,8 @@ export interface SolveRequest {
   problem: OptimizerProblem;
   options: OptimizerOptions;
 }
-export type SolveReply = { id: number; ok: true; plan: Plan; baseline: Plan } | { id: number; ok: false; error: { name: string; message: string } };
+export type SolveReply =
+  { id: number; ok: true; plan: Plan; baseline: Plan } | { id: number; ok: false; error: { name: string; message: string } };
 
 export interface Solved {
   plan: Plan;
@@ -77,7 +78,12 @@ export function createSolverThread(opts: { maxQueued: number; idleMs?: number })
       if (!caller) return;
       waiting.delete(reply.id);
       if (reply.ok) caller.resolve({ plan: reply.plan, baseline: reply.baseline });
-      else caller.reject(reply.error.name === 'OptimizerInputError' ? new OptimizerInputError(reply.error.message) : new Error(`optimizer: ${reply.error.message}`));
+      else
+        caller.reject(
+          reply.error.name === 'OptimizerInputError'
+            ? new OptimizerInputError(reply.error.message)
+            : new Error(`optimizer: ${reply.error.message}`),
+        );
     });
     // Only the current thread's death fails the waiting solves (one ended when idle or closed has none of them).
     w.on('error', (err) => {
@@ -98,7 +104,9 @@ export function createSolverThread(opts: { maxQueued: number; idleMs?: number })
     solve(problem, options) {
       if (waiting.size >= opts.maxQueued) {
         return Promise.reject(
-          new AppError(503, 'OPTIMIZER_BUSY', `${waiting.size} optimizations are queued on this instance; retry shortly`, undefined, { retry_after: BUSY_RETRY_AFTER_S }),
+          new AppError(503, 'OPTIMIZER_BUSY', `${waiting.size} optimizations are queued on this instance; retry shortly`, undefined, {
+            retry_after: BUSY_RETRY_AFTER_S,
+          }),
         );
       }
       const id = nextId++;

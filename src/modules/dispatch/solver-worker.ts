@@ -13,7 +13,12 @@ if (!port) throw new Error('solver-worker runs as a worker thread');
 port.on('message', (req: SolveRequest) => {
   let reply: SolveReply;
   try {
-    reply = { id: req.id, ok: true, plan: solve(req.problem, req.options, { chain: helperChain }), baseline: greedyNearestDriver(req.problem, req.options) };
+    reply = {
+      id: req.id,
+      ok: true,
+      plan: solve(req.problem, req.options, { chain: helperChain }),
+      baseline: greedyNearestDriver(req.problem, req.options),
+    };
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     reply = { id: req.id, ok: false, error: { name: e.name, message: e.message } };

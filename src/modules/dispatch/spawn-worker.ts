@@ -12,7 +12,9 @@ export function spawnWorker(name: string, workerData?: unknown, transferList?: T
   const fromSource = import.meta.url.endsWith('.ts');
   const entry = new URL(`./${name}.${fromSource ? 'ts' : 'js'}`, import.meta.url);
   if (!fromSource) return new Worker(entry, { execArgv: [], workerData, transferList });
-  const tsxApi = pathToFileURL(path.join(path.dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
+  const tsxApi = pathToFileURL(
+    path.join(path.dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs'),
+  ).href;
   return new Worker(`import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`, {
     eval: true,
     execArgv: [],

@@ -13,7 +13,9 @@ export const dispatchPlan = pgTable(
   {
     organizationId: text('organization_id').notNull(),
     id: text('id').notNull(),
-    status: text('status', { enum: ['proposed', 'committed', 'expired', 'stale'] }).notNull().default('proposed'),
+    status: text('status', { enum: ['proposed', 'committed', 'expired', 'stale'] })
+      .notNull()
+      .default('proposed'),
     createdByUserId: text('created_by_user_id').notNull(),
     /** Sub-administrator plans: the territories they were confined to; null = organization-wide. */
     territoryIds: text('territory_ids').array(),

@@ -39,7 +39,12 @@ export const createDocumentsModule = (ctx: AppContext, deps: DocumentsContext['d
         schema: {
           operationId: 'listDocuments',
           tags: ['documents'],
-          querystring: Strict({ ...PageQueryProps, status: Type.Optional(Status), subject_type: Type.Optional(SubjectType), subject_id: Type.Optional(Id) }),
+          querystring: Strict({
+            ...PageQueryProps,
+            status: Type.Optional(Status),
+            subject_type: Type.Optional(SubjectType),
+            subject_id: Type.Optional(Id),
+          }),
           response: { 200: Page(DocumentOut) },
         },
       },
@@ -54,7 +59,7 @@ export const createDocumentsModule = (ctx: AppContext, deps: DocumentsContext['d
           tags: ['documents'],
           summary: 'Submit a document about an operator, driver, merchant or user (status pending)',
           description:
-            'The subject must exist in the caller\'s organization and be of the named kind (422 SUBJECT_NOT_FOUND). Without subject_id it is the caller\'s own: ' +
+            "The subject must exist in the caller's organization and be of the named kind (422 SUBJECT_NOT_FOUND). Without subject_id it is the caller's own: " +
             'the organization (operator), himself (user), his driver profile (driver) or his merchant (merchant). Only administrators may name another subject ' +
             'or submit operator documents (403 SUBJECT_NOT_YOURS). storage_object_id must be a `document` object the caller may link. Audited.',
           body: Strict({
@@ -77,7 +82,10 @@ export const createDocumentsModule = (ctx: AppContext, deps: DocumentsContext['d
           operationId: 'reviewDocument',
           tags: ['documents'],
           params: IdParams,
-          body: Strict({ decision: Type.Union([Type.Literal('approved'), Type.Literal('rejected')]), notes: Type.Optional(ShortText(1000)) }),
+          body: Strict({
+            decision: Type.Union([Type.Literal('approved'), Type.Literal('rejected')]),
+            notes: Type.Optional(ShortText(1000)),
+          }),
           response: { 200: DocumentOut },
         },
       },

@@ -68,7 +68,13 @@ export async function lockDocument(tx: Tx, id: string): Promise<DocumentView | n
   return rows[0] ? documentOut(rows[0]) : null;
 }
 
-export async function reviewDocument(tx: Tx, id: string, decision: 'approved' | 'rejected', notes: string | null, userId: string): Promise<DocumentView> {
+export async function reviewDocument(
+  tx: Tx,
+  id: string,
+  decision: 'approved' | 'rejected',
+  notes: string | null,
+  userId: string,
+): Promise<DocumentView> {
   const rows = await tx.orm
     .update(document)
     .set({ status: decision, reviewNotes: notes, reviewedByUserId: userId, reviewedAt: sql`now()`, updatedAt: sql`now()` })

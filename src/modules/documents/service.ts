@@ -24,7 +24,9 @@ export interface NewDocument {
 const isStaff = (a: Actor) => a.kind === 'administrator' || a.kind === 'platform';
 
 const subjectNotFound = (type: string) =>
-  AppError.unprocessable(`subject_id is not a ${type} of this organization`, 'SUBJECT_NOT_FOUND', [{ field: 'subject_id', message: `not a ${type} of this organization` }]);
+  AppError.unprocessable(`subject_id is not a ${type} of this organization`, 'SUBJECT_NOT_FOUND', [
+    { field: 'subject_id', message: `not a ${type} of this organization` },
+  ]);
 
 export function createDocumentService(ctx: DocumentsContext) {
   const { db } = ctx;
@@ -44,12 +46,14 @@ export function createDocumentService(ctx: DocumentsContext) {
       if (input.subject_type === 'driver') return (await logistics.driverOfUser(tx, actor.userId))?.id ?? null;
       return (await logistics.merchantOfUser(tx, actor.userId))?.id ?? null;
     };
-    if (input.subject_type === 'operator' && !staff) throw AppError.forbidden('Only administrators submit operator documents', 'SUBJECT_NOT_YOURS');
+    if (input.subject_type === 'operator' && !staff)
+      throw AppError.forbidden('Only administrators submit operator documents', 'SUBJECT_NOT_YOURS');
     const mine = await own();
     const id = input.subject_id ?? mine;
     if (!id) throw subjectNotFound(input.subject_type);
     if (id === mine) return id;
-    if (!staff) throw AppError.forbidden('You may submit documents only about yourself, your driver profile or your merchant', 'SUBJECT_NOT_YOURS');
+    if (!staff)
+      throw AppError.forbidden('You may submit documents only about yourself, your driver profile or your merchant', 'SUBJECT_NOT_YOURS');
     const exists =
       input.subject_type === 'operator'
         ? id === actor.organizationId
@@ -77,7 +81,12 @@ export function createDocumentService(ctx: DocumentsContext) {
           title: input.title,
           storageObjectId: input.storage_object_id ?? null,
         });
-        await recordAudit(tx, actor, { action: 'document.submitted', entityType: 'document', entityId: doc.id, after: { doc_type: input.doc_type, status: 'pending' } });
+        await recordAudit(tx, actor, {
+          action: 'document.submitted',
+          entityType: 'document',
+          entityId: doc.id,
+          after: { doc_type: input.doc_type, status: 'pending' },
+        });
         return doc;
       });
     },
@@ -105,7 +114,13 @@ export function createDocumentService(ctx: DocumentsContext) {
         if (!before) throw AppError.notFound('Document');
         assertTransition('document', DOCUMENT_TRANSITIONS, before.status, decision);
         const after = await repo.reviewDocument(tx, id, decision, notes ?? null, actor.userId);
-        await recordAudit(tx, actor, { action: `document.${decision}`, entityType: 'document', entityId: id, before: { status: before.status }, after: { status: decision, review_notes: notes ?? null } });
+        await recordAudit(tx, actor, {
+          action: `document.${decision}`,
+          entityType: 'document',
+          entityId: id,
+          before: { status: before.status },
+          after: { status: decision, review_notes: notes ?? null },
+        });
         return after;
       });
     },

@@ -14,7 +14,9 @@ export const document = pgTable(
     docType: text('doc_type').notNull(),
     title: text('title').notNull(),
     storageObjectId: text('storage_object_id'),
-    status: text('status', { enum: ['pending', 'approved', 'rejected'] }).notNull().default('pending'),
+    status: text('status', { enum: ['pending', 'approved', 'rejected'] })
+      .notNull()
+      .default('pending'),
     reviewNotes: text('review_notes'),
     reviewedByUserId: text('reviewed_by_user_id'),
     reviewedAt: ts('reviewed_at'),

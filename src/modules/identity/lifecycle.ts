@@ -36,7 +36,8 @@ export function createUserLifecycle(ctx: IdentityContext) {
         // Every administrator row locked in id order (no deadlock): two administrators removing each other
         // concurrently serialize here, and the second finds that he is no longer active himself.
         const rows = await repo.lockAdministrators(tx);
-        if (!rows.some((r) => r.active && r.id !== id)) throw AppError.conflict('The organization would have no active administrator left', 'LAST_ADMINISTRATOR');
+        if (!rows.some((r) => r.active && r.id !== id))
+          throw AppError.conflict('The organization would have no active administrator left', 'LAST_ADMINISTRATOR');
       }
       const before = await lockUser(tx, id);
       if (before.platform_admin) throw AppError.forbidden('Platform operators are managed by the platform', 'PLATFORM_USER');
@@ -61,7 +62,13 @@ export function createUserLifecycle(ctx: IdentityContext) {
       if (before.platform_admin) throw AppError.forbidden('Platform operators are managed by the platform', 'PLATFORM_USER');
       if (before.active) return publicUser(before);
       const after = await repo.setUserActive(tx, id, true);
-      await recordAudit(tx, actor, { action: 'user.reactivated', entityType: 'user', entityId: id, before: { active: false }, after: { active: true, reason: reason ?? null } });
+      await recordAudit(tx, actor, {
+        action: 'user.reactivated',
+        entityType: 'user',
+        entityId: id,
+        before: { active: false },
+        after: { active: true, reason: reason ?? null },
+      });
       return publicUser(after);
     });
   }
@@ -72,7 +79,7 @@ export function createUserLifecycle(ctx: IdentityContext) {
 const DEACTIVATE_DOC =
   'Organization administrators only; users of other organizations are 404. In one transaction: the user is marked inactive, every session and refresh ' +
   'token of the user is revoked, open SSE streams of the user close within a second (on every instance, through NOTIFY session_revoked), and a driver ' +
-  'profile goes unavailable with its assigned/accepted trips back to pending. Afterwards any request with the user\'s access token is 401 `SESSION_REVOKED`, ' +
+  "profile goes unavailable with its assigned/accepted trips back to pending. Afterwards any request with the user's access token is 401 `SESSION_REVOKED`, " +
   '/auth/refresh is 401 `INVALID_REFRESH_TOKEN`, and login is 401 `INVALID_CREDENTIALS` (the same answer as a wrong password). Refused: oneself ' +
   '(422 `CANNOT_DEACTIVATE_SELF`), the last active administrator (409 `LAST_ADMINISTRATOR`), platform operators (403 `PLATFORM_USER`). ' +
   'Deactivating an inactive user changes nothing. Audited (`user.deactivated`, with the reason).';
@@ -84,7 +91,15 @@ export function userLifecycleRoutes(app: Api, ctx: IdentityContext) {
     '/app-users/:id/deactivate',
     {
       config: { auth: { roles: ['administrator'] } },
-      schema: { operationId: 'deactivateAppUser', tags: ['users'], summary: 'Deactivate a user of the organization: sessions revoked at once', description: DEACTIVATE_DOC, params: IdParams, body, response: { 200: UserOut } },
+      schema: {
+        operationId: 'deactivateAppUser',
+        tags: ['users'],
+        summary: 'Deactivate a user of the organization: sessions revoked at once',
+        description: DEACTIVATE_DOC,
+        params: IdParams,
+        body,
+        response: { 200: UserOut },
+      },
     },
     async (req) => svc.deactivate(actorOf(req), req.params.id, req.body?.reason),
   );
@@ -98,7 +113,7 @@ export function userLifecycleRoutes(app: Api, ctx: IdentityContext) {
         tags: ['users'],
         summary: 'Reactivate a deactivated user of the organization',
         description:
-          'Organization administrators only; other organizations\' users are 404. The user may log in again (old sessions stay revoked). A driver profile stays ' +
+          "Organization administrators only; other organizations' users are 404. The user may log in again (old sessions stay revoked). A driver profile stays " +
           'unavailable until he or staff turn it on. Reactivating an active user changes nothing. Audited (`user.reactivated`).',
         params: IdParams,
         body,

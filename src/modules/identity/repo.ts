@@ -17,11 +17,18 @@ export async function phoneCountriesInUse(tx: Tx): Promise<string[]> {
 }
 
 export async function loginTaken(tx: Tx, organizationId: string, email: string | null, phone: string | null): Promise<boolean> {
-  const dup = await tx.query('SELECT 1 FROM users WHERE organization_id = $1 AND (email = $2 OR phone = $3)', [organizationId, email, phone]);
+  const dup = await tx.query('SELECT 1 FROM users WHERE organization_id = $1 AND (email = $2 OR phone = $3)', [
+    organizationId,
+    email,
+    phone,
+  ]);
   return dup.rowCount > 0;
 }
 
-export type NewUserRow = Pick<UserRow, 'organization_id' | 'id' | 'email' | 'phone' | 'password_hash' | 'display_name' | 'role' | 'dispatch' | 'subadmin' | 'platform_admin'>;
+export type NewUserRow = Pick<
+  UserRow,
+  'organization_id' | 'id' | 'email' | 'phone' | 'password_hash' | 'display_name' | 'role' | 'dispatch' | 'subadmin' | 'platform_admin'
+>;
 
 export async function insertUser(tx: Tx, u: NewUserRow): Promise<UserRow> {
   const { rows } = await tx.query<UserRow>(
@@ -33,7 +40,11 @@ export async function insertUser(tx: Tx, u: NewUserRow): Promise<UserRow> {
 }
 
 /** Active accounts with this email (or one of these phones), across organizations (login), at most 20. */
-export async function loginCandidates(tx: Tx, by: { email: string } | { phones: string[] }, organizationId: string | null): Promise<(UserRow & { organization_name: string })[]> {
+export async function loginCandidates(
+  tx: Tx,
+  by: { email: string } | { phones: string[] },
+  organizationId: string | null,
+): Promise<(UserRow & { organization_name: string })[]> {
   const { rows } = await tx.query<UserRow & { organization_name: string }>(
     `SELECT u.*, o.name AS organization_name FROM users u JOIN organization o ON o.id = u.organization_id
       WHERE u.active AND ${'email' in by ? 'u.email = $1' : 'u.phone = ANY($1::text[])'} AND ($2::text IS NULL OR u.organization_id = $2)
@@ -47,12 +58,19 @@ const ME_SQL = prepared(`SELECT ${USER_COLUMNS}, o.name AS organization_name
    FROM users u JOIN organization o ON o.id = u.organization_id WHERE u.id = $1`);
 
 /** The calling user with the organization's name, in one round trip. */
-export async function readMe(db: Database, tenant: TenantContext, userId: string): Promise<(UserView & { organization_name: string }) | null> {
+export async function readMe(
+  db: Database,
+  tenant: TenantContext,
+  userId: string,
+): Promise<(UserView & { organization_name: string }) | null> {
   const rows = await db.tenantRead<UserView & { organization_name: string }>(tenant, ME_SQL, [userId]);
   return rows[0] ?? null;
 }
 
-export async function listUsers(tx: Tx, f: { role: string | null; after: string | null; pattern: string | null; limit: number }): Promise<UserView[]> {
+export async function listUsers(
+  tx: Tx,
+  f: { role: string | null; after: string | null; pattern: string | null; limit: number },
+): Promise<UserView[]> {
   const { rows } = await tx.query<UserView>(
     `SELECT ${USER_COLUMNS} FROM users u
       WHERE ($1::text IS NULL OR role = $1) AND ($2::text IS NULL OR id < $2)
@@ -65,7 +83,9 @@ export async function listUsers(tx: Tx, f: { role: string | null; after: string 
 
 /** The active users with what decides their principal. */
 export async function activeUserRoles(tx: Tx): Promise<Pick<UserRow, 'id' | 'role' | 'dispatch' | 'subadmin' | 'platform_admin'>[]> {
-  const { rows } = await tx.query<Pick<UserRow, 'id' | 'role' | 'dispatch' | 'subadmin' | 'platform_admin'>>('SELECT id, role, dispatch, subadmin, platform_admin FROM users WHERE active');
+  const { rows } = await tx.query<Pick<UserRow, 'id' | 'role' | 'dispatch' | 'subadmin' | 'platform_admin'>>(
+    'SELECT id, role, dispatch, subadmin, platform_admin FROM users WHERE active',
+  );
   return rows;
 }
 
@@ -100,7 +120,10 @@ export async function lockAdministrators(tx: Tx): Promise<{ id: string; active: 
 }
 
 export async function setUserActive(tx: Tx, id: string, active: boolean): Promise<UserView> {
-  const { rows } = await tx.query<UserView>(`UPDATE users u SET active = $2, updated_at = now() WHERE id = $1 RETURNING ${USER_COLUMNS}`, [id, active]);
+  const { rows } = await tx.query<UserView>(`UPDATE users u SET active = $2, updated_at = now() WHERE id = $1 RETURNING ${USER_COLUMNS}`, [
+    id,
+    active,
+  ]);
   return rows[0];
 }
 
@@ -155,7 +178,10 @@ export async function lockThrottle(
 }
 
 export async function blockThrottleKey(tx: Tx, key: string, seconds: number): Promise<void> {
-  await tx.query('UPDATE login_throttle SET blocked_until = now() + make_interval(secs => $2), updated_at = now() WHERE key = $1', [key, seconds]);
+  await tx.query('UPDATE login_throttle SET blocked_until = now() + make_interval(secs => $2), updated_at = now() WHERE key = $1', [
+    key,
+    seconds,
+  ]);
 }
 
 export async function setPairAttempts(tx: Tx, key: string, attempts: number, restartWindow: boolean, delaySeconds: number): Promise<void> {
@@ -168,7 +194,9 @@ export async function setPairAttempts(tx: Tx, key: string, attempts: number, res
 }
 
 export async function pruneLoginThrottle(tx: Tx, knownAddressDays: number): Promise<void> {
-  await tx.query("DELETE FROM login_throttle WHERE updated_at < now() - interval '2 days' AND (blocked_until IS NULL OR blocked_until < now())");
+  await tx.query(
+    "DELETE FROM login_throttle WHERE updated_at < now() - interval '2 days' AND (blocked_until IS NULL OR blocked_until < now())",
+  );
   await tx.query('DELETE FROM login_known_address WHERE last_success_at < now() - make_interval(days => $1)', [knownAddressDays]);
 }
 
@@ -197,20 +225,44 @@ export async function clearPairAndRememberAddress(tx: Tx, pairKey: string, login
 // ---------------------------------------------------------------- sessions and refresh tokens
 
 export async function insertSession(tx: Tx, organizationId: string, id: string, userId: string, userAgent: string | null): Promise<void> {
-  await tx.query('INSERT INTO auth_session (organization_id, id, user_id, user_agent) VALUES ($1,$2,$3,$4)', [organizationId, id, userId, userAgent]);
+  await tx.query('INSERT INTO auth_session (organization_id, id, user_id, user_agent) VALUES ($1,$2,$3,$4)', [
+    organizationId,
+    id,
+    userId,
+    userAgent,
+  ]);
 }
 
-export async function insertRefreshToken(tx: Tx, organizationId: string, id: string, sessionId: string, tokenHash: string, expiresAt: Date): Promise<void> {
-  await tx.query('INSERT INTO refresh_token (organization_id, id, session_id, token_hash, expires_at) VALUES ($1,$2,$3,$4,$5)', [organizationId, id, sessionId, tokenHash, expiresAt]);
+export async function insertRefreshToken(
+  tx: Tx,
+  organizationId: string,
+  id: string,
+  sessionId: string,
+  tokenHash: string,
+  expiresAt: Date,
+): Promise<void> {
+  await tx.query('INSERT INTO refresh_token (organization_id, id, session_id, token_hash, expires_at) VALUES ($1,$2,$3,$4,$5)', [
+    organizationId,
+    id,
+    sessionId,
+    tokenHash,
+    expiresAt,
+  ]);
 }
 
 /** Revokes a live session and announces it (NOTIFY session_revoked: every instance forgets it, open streams close). */
 export async function revokeSession(tx: Tx, organizationId: string, sessionId: string, reason: string): Promise<void> {
-  await tx.query('UPDATE auth_session SET revoked_at = now(), revoked_reason = $3 WHERE organization_id = $1 AND id = $2 AND revoked_at IS NULL', [organizationId, sessionId, reason]);
+  await tx.query(
+    'UPDATE auth_session SET revoked_at = now(), revoked_reason = $3 WHERE organization_id = $1 AND id = $2 AND revoked_at IS NULL',
+    [organizationId, sessionId, reason],
+  );
   await tx.query("SELECT pg_notify('session_revoked', $1)", [sessionId]);
 }
 
-export type PresentedRefreshToken = Pick<SnakeRow<typeof refreshToken.$inferSelect>, 'organization_id' | 'session_id' | 'used_at' | 'expires_at'> &
+export type PresentedRefreshToken = Pick<
+  SnakeRow<typeof refreshToken.$inferSelect>,
+  'organization_id' | 'session_id' | 'used_at' | 'expires_at'
+> &
   Pick<SnakeRow<typeof authSession.$inferSelect>, 'revoked_at'> & { in_grace: boolean };
 
 /** A presented refresh token (locked) with its session's state; `in_grace` when it was used within the grace window. */
@@ -227,12 +279,18 @@ export async function lockRefreshToken(tx: Tx, tokenHash: string, graceSeconds: 
 
 /** A refresh token by hash: undefined when it does not exist, else when it was used. */
 export async function refreshTokenUse(tx: Tx, organizationId: string, tokenHash: string): Promise<{ used_at: Date | null } | undefined> {
-  const { rows } = await tx.query<{ used_at: Date | null }>('SELECT used_at FROM refresh_token WHERE organization_id = $1 AND token_hash = $2', [organizationId, tokenHash]);
+  const { rows } = await tx.query<{ used_at: Date | null }>(
+    'SELECT used_at FROM refresh_token WHERE organization_id = $1 AND token_hash = $2',
+    [organizationId, tokenHash],
+  );
   return rows[0];
 }
 
 export async function markRefreshTokenUsed(tx: Tx, organizationId: string, tokenHash: string): Promise<Date> {
-  const { rows } = await tx.query<{ used_at: Date }>('UPDATE refresh_token SET used_at = now() WHERE organization_id = $1 AND token_hash = $2 RETURNING used_at', [organizationId, tokenHash]);
+  const { rows } = await tx.query<{ used_at: Date }>(
+    'UPDATE refresh_token SET used_at = now() WHERE organization_id = $1 AND token_hash = $2 RETURNING used_at',
+    [organizationId, tokenHash],
+  );
   return rows[0].used_at;
 }
 
@@ -256,7 +314,10 @@ export async function sessionOfRefreshToken(tx: Tx, tokenHash: string, userId: s
 }
 
 export async function liveSessionIds(tx: Tx, organizationId: string, userId: string): Promise<string[]> {
-  const { rows } = await tx.query<{ id: string }>('SELECT id FROM auth_session WHERE organization_id = $1 AND user_id = $2 AND revoked_at IS NULL', [organizationId, userId]);
+  const { rows } = await tx.query<{ id: string }>(
+    'SELECT id FROM auth_session WHERE organization_id = $1 AND user_id = $2 AND revoked_at IS NULL',
+    [organizationId, userId],
+  );
   return rows.map((r) => r.id);
 }
 

@@ -1,6 +1,19 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf, APP_ROLES } from '../../platform/auth.js';
-import { Email, TooMany, Nullable, PageQueryProps, Page, Phone, Strict, Timestamp, ShortText, Id, NewPassword, OneOf } from '../../platform/schemas.js';
+import {
+  Email,
+  TooMany,
+  Nullable,
+  PageQueryProps,
+  Page,
+  Phone,
+  Strict,
+  Timestamp,
+  ShortText,
+  Id,
+  NewPassword,
+  OneOf,
+} from '../../platform/schemas.js';
 import type { Api } from '../../platform/context.js';
 import type { IdentityContext } from './index.js';
 
@@ -55,7 +68,10 @@ const LoginBody = OneOf([LoginWithEmail, LoginWithPhone], { description: 'exactl
 /** A new user needs an email, a phone or both. */
 const newUserFields = { password: NewPassword, display_name: ShortText(120), role: Role, dispatch: Type.Optional(Type.Boolean()) };
 const NewUserBody = Type.Union(
-  [Strict({ email: Email, phone: Type.Optional(Phone), ...newUserFields }, { title: 'NewUserByEmail' }), Strict({ email: Type.Optional(Email), phone: Phone, ...newUserFields }, { title: 'NewUserByPhone' })],
+  [
+    Strict({ email: Email, phone: Type.Optional(Phone), ...newUserFields }, { title: 'NewUserByEmail' }),
+    Strict({ email: Type.Optional(Email), phone: Phone, ...newUserFields }, { title: 'NewUserByPhone' }),
+  ],
   { description: '`email`, `phone` or both; a user with the same email or phone in the organization is 409 DUPLICATE_USER' },
 );
 
@@ -167,7 +183,17 @@ export function identityRoutes(app: Api, ctx: IdentityContext) {
       schema: {
         operationId: 'listAppUsers',
         tags: ['users'],
-        querystring: Strict({ ...PageQueryProps, role: Type.Optional(Role), q: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'part of the email or display name, matched literally (case-insensitive)' })) }),
+        querystring: Strict({
+          ...PageQueryProps,
+          role: Type.Optional(Role),
+          q: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 100,
+              description: 'part of the email or display name, matched literally (case-insensitive)',
+            }),
+          ),
+        }),
         response: { 200: Page(UserOut) },
       },
     },

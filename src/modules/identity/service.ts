@@ -40,7 +40,11 @@ export function publicUser(u: UserView): Static<typeof UserOut> {
   };
 }
 
-const COMMON = new Set(COMMON_PASSWORDS_TEXT.split('\n').map((l) => l.trim()).filter(Boolean));
+const COMMON = new Set(
+  COMMON_PASSWORDS_TEXT.split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean),
+);
 
 /**
  * NIST SP 800-63B: at least 10 characters, no composition rules, not in the shipped list of common
@@ -53,7 +57,8 @@ export function passwordProblems(password: string, email?: string | null): strin
   const lower = password.toLowerCase();
   if (COMMON.has(lower) || COMMON.has(lower.replace(/[^a-z0-9]+$/, ''))) return 'is too common';
   if (/^(.)\1+$/.test(password)) return 'is one repeated character';
-  if (email && password.toLowerCase().includes(email.split('@')[0].toLowerCase()) && email.split('@')[0].length >= 4) return 'must not contain the email name';
+  if (email && password.toLowerCase().includes(email.split('@')[0].toLowerCase()) && email.split('@')[0].length >= 4)
+    return 'must not contain the email name';
   return null;
 }
 
@@ -70,7 +75,11 @@ export interface NewUser {
 
 export function createIdentityService(ctx: AppContext) {
   const { db, config } = ctx;
-  const argon = { memoryCost: config.settings.PASSWORD_HASH_MEMORY_KIB, timeCost: config.settings.PASSWORD_HASH_ITERATIONS, parallelism: 1 };
+  const argon = {
+    memoryCost: config.settings.PASSWORD_HASH_MEMORY_KIB,
+    timeCost: config.settings.PASSWORD_HASH_ITERATIONS,
+    parallelism: 1,
+  };
   const hashPassword = (password: string) => argonHash(password, argon);
   // A valid hash to verify against when the account does not exist, so timing does not reveal accounts.
   let dummyHash: Promise<string> | null = null;
@@ -91,11 +100,13 @@ export function createIdentityService(ctx: AppContext) {
   async function insertUser(tx: Tx, organizationId: string, input: NewUser): Promise<UserRow> {
     const problem = passwordProblems(input.password, input.email);
     if (problem) throw AppError.badRequest(`password ${problem}`, [{ field: 'password', message: problem }], 'WEAK_PASSWORD');
-    if (!input.email && !input.phone) throw AppError.badRequest('email or phone is required', [{ field: 'email', message: 'email or phone is required' }]);
+    if (!input.email && !input.phone)
+      throw AppError.badRequest('email or phone is required', [{ field: 'email', message: 'email or phone is required' }]);
     // Stored in E.164 (the organization's default country for national numbers): one form to find and match.
     input = await normalizePhones(tx, organizationId, input, ['phone']);
     const email = input.email ? input.email.trim().toLowerCase() : null;
-    if (await repo.loginTaken(tx, organizationId, email, input.phone ?? null)) throw AppError.conflict('A user with this email or phone already exists in the organization', 'DUPLICATE_USER');
+    if (await repo.loginTaken(tx, organizationId, email, input.phone ?? null))
+      throw AppError.conflict('A user with this email or phone already exists in the organization', 'DUPLICATE_USER');
     return repo.insertUser(tx, {
       organization_id: organizationId,
       id: newId(),
@@ -126,7 +137,9 @@ export function createIdentityService(ctx: AppContext) {
   }
 
   const throttled = (seconds: number) =>
-    new AppError(429, 'LOGIN_THROTTLED', `Too many failed logins; try again in ${seconds} s`, undefined, { retry_after: Math.max(1, seconds) });
+    new AppError(429, 'LOGIN_THROTTLED', `Too many failed logins; try again in ${seconds} s`, undefined, {
+      retry_after: Math.max(1, seconds),
+    });
 
   /**
    * Admits one login attempt or answers 429 LOGIN_THROTTLED, before any password is checked.
@@ -173,7 +186,8 @@ export function createIdentityService(ctx: AppContext) {
    * The refresh token that replaces `token`: derived (HMAC with the server secret), so the same token
    * presented again within the grace window yields the same successor without storing it in clear.
    */
-  const successorOf = (token: string) => createHmac('sha256', config.keys.refreshSuccessor).update(`refresh-successor:${token}`).digest('base64url');
+  const successorOf = (token: string) =>
+    createHmac('sha256', config.keys.refreshSuccessor).update(`refresh-successor:${token}`).digest('base64url');
 
   /**
    * A token pair. `refresh` and `issuedAt` are given when rotating (the successor of the presented
@@ -223,7 +237,9 @@ export function createIdentityService(ctx: AppContext) {
       if (!identifier) throw AppError.badRequest('email or phone is required', [{ field: 'email', message: 'email or phone is required' }]);
       await rateLimit(`login:ip:${ip}`, config.loginRateLimitPerIp, 60, 'login attempts from this address');
       await admitLoginAttempt(identifier, ip);
-      const candidates = await db.withSystem((tx) => repo.loginCandidates(tx, input.email ? { email: identifier } : { phones }, input.organization_id ?? null));
+      const candidates = await db.withSystem((tx) =>
+        repo.loginCandidates(tx, input.email ? { email: identifier } : { phones }, input.organization_id ?? null),
+      );
       dummyHash ??= hashPassword('dummy-password-0');
       const matches: typeof candidates = [];
       if (candidates.length === 0) await argonVerify(await dummyHash, input.password);
@@ -279,7 +295,10 @@ export function createIdentityService(ctx: AppContext) {
         return { tokens: { ...(await issueTokens(tx, user, row.session_id, rotation)), user: publicUser(user) } };
       });
       if ('error' in outcome) {
-        const msg = outcome.error === 'reused' ? 'Refresh token reuse detected; the session was revoked' : 'The refresh token is invalid, expired or revoked';
+        const msg =
+          outcome.error === 'reused'
+            ? 'Refresh token reuse detected; the session was revoked'
+            : 'The refresh token is invalid, expired or revoked';
         throw AppError.unauthorized(msg, outcome.error === 'reused' ? 'REFRESH_TOKEN_REUSED' : 'INVALID_REFRESH_TOKEN');
       }
       return outcome.tokens;
@@ -307,13 +326,19 @@ export function createIdentityService(ctx: AppContext) {
     /** Session liveness for the auth hook; cached a few seconds, revocations on this instance apply at once. */
     async sessionActive(claims: AccessClaims): Promise<boolean> {
       // The organization comes from the verified token: checked under its RLS, not across tenants.
-      return sessionCache.get(claims.sid, () => db.withTenant({ organizationId: claims.org, userId: claims.sub }, (tx) => repo.sessionLive(tx, claims.org, claims.sid)));
+      return sessionCache.get(claims.sid, () =>
+        db.withTenant({ organizationId: claims.org, userId: claims.sub }, (tx) => repo.sessionLive(tx, claims.org, claims.sid)),
+      );
     },
 
     async me(actor: Actor) {
       const me = await repo.readMe(db, actor, actor.userId);
       if (!me) throw AppError.notFound('User');
-      return { ...publicUser(me), organization: { id: me.organization_id, name: me.organization_name }, subadmin_scope: subadminScopeOut(actor.subadmin) };
+      return {
+        ...publicUser(me),
+        organization: { id: me.organization_id, name: me.organization_name },
+        subadmin_scope: subadminScopeOut(actor.subadmin),
+      };
     },
 
     async createAppUser(actor: Actor, input: NewUser) {
@@ -327,7 +352,12 @@ export function createIdentityService(ctx: AppContext) {
     async listAppUsers(actor: Actor, q: { role?: AppRole; limit?: number; cursor?: string; q?: string }) {
       const page = pageRequest(q);
       return db.withTenant(actor, async (tx) => {
-        const rows = await repo.listUsers(tx, { role: q.role ?? null, after: page.after, pattern: q.q ? containsPattern(q.q) : null, limit: page.limit + 1 });
+        const rows = await repo.listUsers(tx, {
+          role: q.role ?? null,
+          after: page.after,
+          pattern: q.q ? containsPattern(q.q) : null,
+          limit: page.limit + 1,
+        });
         return toPage(rows, page, publicUser);
       });
     },

@@ -28,7 +28,8 @@ export const ROADMAP: RoadmapEntry[] = [
     name: 'Partner Pay',
     category: 'payments',
     state: 'future',
-    description: 'Platform prepayment connector. Not active in V0.7.2: payment intents answer FUTURE_INTEGRATION_NOT_RELEASED; signed callbacks are stored and acknowledged without effect.',
+    description:
+      'Platform prepayment connector. Not active in V0.7.2: payment intents answer FUTURE_INTEGRATION_NOT_RELEASED; signed callbacks are stored and acknowledged without effect.',
   },
   {
     key: 'partner-chef-pay',
@@ -56,6 +57,7 @@ export const ROADMAP: RoadmapEntry[] = [
     name: 'Chat cloud API',
     category: 'chat',
     state: 'available',
-    description: 'Merchant order mirror sent through a chat cloud API (chat_mode `cloud_api`); needs CHAT_CLOUD_API_URL and a per-merchant secret reference.',
+    description:
+      'Merchant order mirror sent through a chat cloud API (chat_mode `cloud_api`); needs CHAT_CLOUD_API_URL and a per-merchant secret reference.',
   },
 ];

@@ -36,14 +36,25 @@ async function stored(eventId: string) {
 }
 
 const eventBody = (eventId: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ event_id: eventId, organization_id: t.demo.organizationId, type: 'payment_intent.succeeded', data: { amount: '12.50' }, ...extra });
+  JSON.stringify({
+    event_id: eventId,
+    organization_id: t.demo.organizationId,
+    type: 'payment_intent.succeeded',
+    data: { amount: '12.50' },
+    ...extra,
+  });
 
 describe('GET /integrations/roadmap', () => {
   it('lists the planned connectors and their states to administrators', async () => {
     const res = await t.req(admin, { method: 'GET', url: '/integrations/roadmap' });
     expect(res.statusCode).toBe(200);
     const byKey = Object.fromEntries(res.json().data.map((e: { key: string }) => [e.key, e]));
-    expect(byKey['partner-pay']).toMatchObject({ state: 'future', active: false, webhook_path: '/api/v1/integrations/partner-pay/webhook', webhook_configured: true });
+    expect(byKey['partner-pay']).toMatchObject({
+      state: 'future',
+      active: false,
+      webhook_path: '/api/v1/integrations/partner-pay/webhook',
+      webhook_configured: true,
+    });
     expect(byKey['partner-chef-pay']).toMatchObject({ state: 'future', active: false, webhook_configured: true });
     expect(byKey['platform-payment-settings'].state).toBe('planned');
     expect(JSON.stringify(res.json())).not.toContain(PAY_SECRET);
@@ -137,7 +148,13 @@ describe('POST /integrations/:connector/webhook', () => {
     const sig = signPayload(PAY_SECRET, body, now());
     const first = await hook('partner-pay', body, sig);
     expect(first.statusCode).toBe(200);
-    expect(first.json()).toMatchObject({ received: true, duplicate: false, connector: 'partner-pay', event_id: eventId, status: 'ignored' });
+    expect(first.json()).toMatchObject({
+      received: true,
+      duplicate: false,
+      connector: 'partner-pay',
+      event_id: eventId,
+      status: 'ignored',
+    });
 
     const replay = await hook('partner-pay', body, sig);
     expect(replay.statusCode).toBe(200);
@@ -148,7 +165,12 @@ describe('POST /integrations/:connector/webhook', () => {
 
     const rows = await stored(eventId);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ organization_id: t.demo.organizationId, connector: 'partner-pay', event_type: 'payment_intent.succeeded', status: 'ignored' });
+    expect(rows[0]).toMatchObject({
+      organization_id: t.demo.organizationId,
+      connector: 'partner-pay',
+      event_type: 'payment_intent.succeeded',
+      status: 'ignored',
+    });
     expect(rows[0].payload).toMatchObject({ data: { amount: '12.50' } });
   });
 
@@ -185,7 +207,11 @@ describe('POST /integrations/:connector/webhook', () => {
     ['signed with a wrong secret', (b: string) => signPayload('not-the-secret', b, now()), 'WEBHOOK_SIGNATURE_INVALID'],
     ["signed with the other connector's secret", (b: string) => signPayload(CHEF_SECRET, b, now()), 'WEBHOOK_SIGNATURE_INVALID'],
     ['signed over another body', (b: string) => signPayload(PAY_SECRET, b.replace('12.50', '99.00'), now()), 'WEBHOOK_SIGNATURE_INVALID'],
-    ['a stale timestamp (a replay captured 6 minutes ago)', (b: string) => signPayload(PAY_SECRET, b, now() - 360), 'WEBHOOK_TIMESTAMP_STALE'],
+    [
+      'a stale timestamp (a replay captured 6 minutes ago)',
+      (b: string) => signPayload(PAY_SECRET, b, now() - 360),
+      'WEBHOOK_TIMESTAMP_STALE',
+    ],
     ['a garbage header', () => 'sha256=deadbeef', 'WEBHOOK_SIGNATURE_INVALID'],
   ])('refuses a callback %s with 401 and stores nothing', async (_name, sign, code) => {
     const eventId = `evt_${newId()}`;
@@ -261,9 +287,18 @@ describe('POST /integrations/:connector/webhook', () => {
   });
 
   it('accepts only JSON (415 otherwise) and leaves JSON parsing of other routes untouched', async () => {
-    const res = await t.req(null, { method: 'POST', url: '/integrations/partner-pay/webhook', headers: { 'content-type': 'text/plain' }, payload: 'hello' });
+    const res = await t.req(null, {
+      method: 'POST',
+      url: '/integrations/partner-pay/webhook',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'hello',
+    });
     expect(res.statusCode).toBe(415);
-    const login = await t.req(null, { method: 'POST', url: '/auth/login', payload: { email: 'admin@demo.test', password: t.demo.password } });
+    const login = await t.req(null, {
+      method: 'POST',
+      url: '/auth/login',
+      payload: { email: 'admin@demo.test', password: t.demo.password },
+    });
     expect(login.statusCode).toBe(200);
   });
 });

@@ -7,7 +7,11 @@ export const FUTURE_INTEGRATION_CODE = 'FUTURE_INTEGRATION_NOT_RELEASED';
 
 /** The error of a reserved payment contract (501 `FUTURE_INTEGRATION_NOT_RELEASED`). */
 export function futureIntegrationNotReleased(what = 'Platform payment connectors'): AppError {
-  return new AppError(FUTURE_INTEGRATION_STATUS, FUTURE_INTEGRATION_CODE, `${what} are not released in this version; they are reserved for a future version`);
+  return new AppError(
+    FUTURE_INTEGRATION_STATUS,
+    FUTURE_INTEGRATION_CODE,
+    `${what} are not released in this version; they are reserved for a future version`,
+  );
 }
 
 /**

@@ -7,7 +7,8 @@ import { SIGNATURE_TOLERANCE_SECONDS } from './signature.js';
 import { WebhookPayload } from './service.js';
 
 const RoadmapState = Type.Union([Type.Literal('available'), Type.Literal('planned'), Type.Literal('future')], {
-  description: '`available` usable now; `planned` scheduled for a coming release; `future` contract reserved, not active, no release scheduled',
+  description:
+    '`available` usable now; `planned` scheduled for a coming release; `future` contract reserved, not active, no release scheduled',
 });
 const RoadmapOut = Type.Object({
   data: Type.Array(
@@ -19,7 +20,9 @@ const RoadmapOut = Type.Object({
       active: Type.Boolean(),
       description: Type.String(),
       webhook_path: Type.Union([Type.String(), Type.Null()]),
-      webhook_configured: Type.Union([Type.Boolean(), Type.Null()], { description: 'whether the signing secret of the inbound callback is set (never the secret)' }),
+      webhook_configured: Type.Union([Type.Boolean(), Type.Null()], {
+        description: 'whether the signing secret of the inbound callback is set (never the secret)',
+      }),
     }),
   ),
 });
@@ -49,7 +52,7 @@ const webhookDescription = (connector: string, setting: string) =>
   '* Missing, malformed or wrong signature, or stale timestamp: **401** (`WEBHOOK_SIGNATURE_MISSING`, `WEBHOOK_SIGNATURE_INVALID`, ' +
   '`WEBHOOK_TIMESTAMP_STALE`), nothing stored.\n' +
   `* No secret configured on the server: **503** \`WEBHOOK_NOT_CONFIGURED\` for every call (the connector retries; nothing is lost).\n` +
-  '* Body (JSON, checked after the signature): `event_id` (the connector\'s id, deduplication key), `organization_id` ' +
+  "* Body (JSON, checked after the signature): `event_id` (the connector's id, deduplication key), `organization_id` " +
   '(the organization concerned; signed, so it cannot be forged), optional `type` and `data`; other fields are kept. ' +
   'Invalid JSON or fields: 400; unknown organization: 422 `UNKNOWN_ORGANIZATION`.\n' +
   '* A verified callback is stored once per (organization, connector, event_id) and acknowledged with 200; a repeat of an ' +
@@ -57,7 +60,6 @@ const webhookDescription = (connector: string, setting: string) =>
   'stored with status `ignored` and have no effect on orders.';
 
 export function integrationRoutes(app: Api, ctx: AppContext, svc: IntegrationsService) {
-
   app.get(
     '/integrations/roadmap',
     {
@@ -66,7 +68,8 @@ export function integrationRoutes(app: Api, ctx: AppContext, svc: IntegrationsSe
         operationId: 'getIntegrationsRoadmap',
         tags: ['integrations'],
         summary: 'Administrative roadmap of connectors and their states',
-        description: 'Administrators. States: `available`, `planned`, `future`. The two payment connectors are `future` (not active, not dependencies) as of V0.7.2.',
+        description:
+          'Administrators. States: `available`, `planned`, `future`. The two payment connectors are `future` (not active, not dependencies) as of V0.7.2.',
         response: { 200: RoadmapOut },
       },
     },
@@ -80,7 +83,8 @@ export function integrationRoutes(app: Api, ctx: AppContext, svc: IntegrationsSe
         operationId: 'getPaymentIntegrations',
         tags: ['integrations'],
         summary: 'Platform payment integration state (read compatibility): always `future`',
-        description: 'Any authenticated user (the apps read it to hide platform prepayment). Kept for read compatibility; returns `state: "future"`.',
+        description:
+          'Any authenticated user (the apps read it to hide platform prepayment). Kept for read compatibility; returns `state: "future"`.',
         response: { 200: PaymentsOut },
       },
     },

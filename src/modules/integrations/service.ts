@@ -15,7 +15,12 @@ import { findWebhookEvent, insertWebhookEvent, organizationExists } from './repo
  */
 export const WebhookPayload = Type.Object(
   {
-    event_id: Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7E]+$', description: "the connector's unique event id; deduplication key" }),
+    event_id: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      pattern: '^[\\x21-\\x7E]+$',
+      description: "the connector's unique event id; deduplication key",
+    }),
     organization_id: Id,
     type: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'e.g. payment_intent.succeeded' })),
     data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
@@ -42,7 +47,9 @@ function parsePayload(raw: Buffer): WebhookPayload {
     throw AppError.badRequest('The body is not valid JSON', undefined, 'MALFORMED_JSON');
   }
   if (!checkPayload.Check(body)) {
-    const errors: FieldError[] = [...checkPayload.Errors(body)].slice(0, 20).map((e) => ({ field: e.path.replace(/^\//, '').replace(/\//g, '.') || 'body', message: e.message }));
+    const errors: FieldError[] = [...checkPayload.Errors(body)]
+      .slice(0, 20)
+      .map((e) => ({ field: e.path.replace(/^\//, '').replace(/\//g, '.') || 'body', message: e.message }));
     throw AppError.badRequest('The callback body is invalid', errors);
   }
   return body;
@@ -81,7 +88,11 @@ export function createIntegrationsService(ctx: AppContext) {
 
     /** PATCH /integrations/payments: refused until a connector is released. */
     updatePayments(): never {
-      throw new AppError(501, 'FUTURE_INTEGRATION_NOT_RELEASED', 'Payment integration settings cannot be changed until a future version releases a connector');
+      throw new AppError(
+        501,
+        'FUTURE_INTEGRATION_NOT_RELEASED',
+        'Payment integration settings cannot be changed until a future version releases a connector',
+      );
     },
 
     refusePaymentIntent,
@@ -92,16 +103,25 @@ export function createIntegrationsService(ctx: AppContext) {
      * time window, then stored once per (organization, connector, event id) and acknowledged. No effect on
      * orders while the connectors are not active.
      */
-    async receiveWebhook(connector: PaymentConnector, rawBody: Buffer, headers: Record<string, string | string[] | undefined>): Promise<WebhookReceipt> {
+    async receiveWebhook(
+      connector: PaymentConnector,
+      rawBody: Buffer,
+      headers: Record<string, string | string[] | undefined>,
+    ): Promise<WebhookReceipt> {
       const secret = secretOf(connector);
       if (!secret) {
-        throw new AppError(503, 'WEBHOOK_NOT_CONFIGURED', `The ${connector} connector has no webhook secret configured (${WEBHOOK_SECRET_SETTING[connector]})`);
+        throw new AppError(
+          503,
+          'WEBHOOK_NOT_CONFIGURED',
+          `The ${connector} connector has no webhook secret configured (${WEBHOOK_SECRET_SETTING[connector]})`,
+        );
       }
       const signedAt = verifySignature(secret, rawBody, headers[SIGNATURE_HEADER]);
       const payload = parsePayload(rawBody);
       // The signed payload names its organization: stored under that tenant's row-level security.
       return ctx.db.withTenant({ organizationId: payload.organization_id, userId: null }, async (tx) => {
-        if (!(await organizationExists(tx, payload.organization_id))) throw AppError.unprocessable('The organization of the callback does not exist', 'UNKNOWN_ORGANIZATION');
+        if (!(await organizationExists(tx, payload.organization_id)))
+          throw AppError.unprocessable('The organization of the callback does not exist', 'UNKNOWN_ORGANIZATION');
         const inserted = await insertWebhookEvent(tx, {
           organizationId: payload.organization_id,
           id: newId(),

@@ -31,7 +31,12 @@ function parseHeader(header: string): { timestamp: number; signatures: string[] 
  * the tolerance. Throws 401 (`WEBHOOK_SIGNATURE_MISSING`, `WEBHOOK_SIGNATURE_INVALID`, `WEBHOOK_TIMESTAMP_STALE`)
  * otherwise; returns the signing time.
  */
-export function verifySignature(secret: string, rawBody: Buffer, header: string | string[] | undefined, nowSeconds = Math.floor(Date.now() / 1000)): Date {
+export function verifySignature(
+  secret: string,
+  rawBody: Buffer,
+  header: string | string[] | undefined,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): Date {
   if (typeof header !== 'string' || header.length === 0) {
     throw AppError.unauthorized('The X-Signature header is missing', 'WEBHOOK_SIGNATURE_MISSING');
   }
@@ -42,7 +47,10 @@ export function verifySignature(secret: string, rawBody: Buffer, header: string 
   if (!matches) throw AppError.unauthorized('The signature does not match the body', 'WEBHOOK_SIGNATURE_INVALID');
   // Checked after the MAC so that an attacker learns nothing about the window from an unsigned call.
   if (Math.abs(nowSeconds - parsed.timestamp) > SIGNATURE_TOLERANCE_SECONDS) {
-    throw AppError.unauthorized(`The signature timestamp is more than ${SIGNATURE_TOLERANCE_SECONDS} seconds away from the server time`, 'WEBHOOK_TIMESTAMP_STALE');
+    throw AppError.unauthorized(
+      `The signature timestamp is more than ${SIGNATURE_TOLERANCE_SECONDS} seconds away from the server time`,
+      'WEBHOOK_TIMESTAMP_STALE',
+    );
   }
   return new Date(parsed.timestamp * 1000);
 }

@@ -18,7 +18,9 @@ export const integrationWebhookEvent = pgTable(
     payload: jsonb('payload').notNull(),
     bodySha256: text('body_sha256').notNull(),
     signedAt: ts('signed_at').notNull(),
-    status: text('status', { enum: ['received', 'ignored', 'processed'] }).notNull().default('ignored'),
+    status: text('status', { enum: ['received', 'ignored', 'processed'] })
+      .notNull()
+      .default('ignored'),
     statusReason: text('status_reason'),
     receivedAt: ts('received_at').notNull().defaultNow(),
   },

@@ -13,7 +13,8 @@ import { getSettings } from './repo/settings.js';
 import { hasRejected, insertRejection, lockExpiredOffer, timedOutOffers } from './repo/trips.js';
 import type { TripCore } from './trips-service.js';
 
-export type IneligibleReason = 'not_available' | 'at_capacity' | 'rejected_this_trip' | 'outside_territory' | 'current_driver' | 'cash_limit';
+export type IneligibleReason =
+  'not_available' | 'at_capacity' | 'rejected_this_trip' | 'outside_territory' | 'current_driver' | 'cash_limit';
 
 /** A dispatcher's explicit decision to give a cash order to a driver at or over his cash limit (audited with its reason). */
 export interface CashLimitOverride {
@@ -69,9 +70,17 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
    */
   const claimDriver = (tx: Tx, driverId: string): Promise<boolean> => claimCapacity(tx, driverId);
 
-  async function finishAssignment(tx: Tx, actor: Actor, t: TripRow, driverId: string, opts: { stopOrder?: number; dropoffOrder?: number; planId?: string; auto?: boolean }) {
+  async function finishAssignment(
+    tx: Tx,
+    actor: Actor,
+    t: TripRow,
+    driverId: string,
+    opts: { stopOrder?: number; dropoffOrder?: number; planId?: string; auto?: boolean },
+  ) {
     const after = await core.move(tx, t, 'assigned', {
-      effect: { assign: { driverId, planId: opts.planId ?? null, stopOrder: opts.stopOrder ?? null, dropoffOrder: opts.dropoffOrder ?? null } },
+      effect: {
+        assign: { driverId, planId: opts.planId ?? null, stopOrder: opts.stopOrder ?? null, dropoffOrder: opts.dropoffOrder ?? null },
+      },
     });
     if (t.driver_id && t.driver_id !== driverId) await core.releaseDriver(tx, t.driver_id);
     await core.emit(tx, actor, 'trip.assigned', after, {
@@ -97,13 +106,21 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
    * INVALID_TRANSITION), the driver approved, available, below capacity (for a plan: not a rejecter of this trip) and
    * linked to the trip's territory when he has territory links (422 with the reason).
    */
-  async function assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts: { stopOrder?: number; dropoffOrder?: number; planId?: string; cashLimitOverride?: CashLimitOverride } = {}) {
+  async function assignDriver(
+    tx: Tx,
+    actor: Actor,
+    tripId: string,
+    driverId: string,
+    opts: { stopOrder?: number; dropoffOrder?: number; planId?: string; cashLimitOverride?: CashLimitOverride } = {},
+  ) {
     const t = await core.getScoped(tx, actor, tripId, true);
     assertTransition('Trip', TRIP_TRANSITIONS, t.status, 'assigned');
-    if (t.driver_id === driverId) throw AppError.conflict('The trip is already assigned to this driver', 'ALREADY_ASSIGNED', { current_status: t.status });
+    if (t.driver_id === driverId)
+      throw AppError.conflict('The trip is already assigned to this driver', 'ALREADY_ASSIGNED', { current_status: t.status });
     const d = await findDriver(tx, driverId, scopeOf(actor));
     if (!d) throw AppError.unprocessable('Unknown driver', 'DRIVER_NOT_FOUND', [{ field: 'driver_id', message: 'unknown' }]);
-    if (d.status !== 'approved' || !d.available) throw AppError.unprocessable('The driver is not approved and available', 'DRIVER_NOT_AVAILABLE');
+    if (d.status !== 'approved' || !d.available)
+      throw AppError.unprocessable('The driver is not approved and available', 'DRIVER_NOT_AVAILABLE');
     // A rejection (or an offer left to expire) only keeps the driver out of automatic offers and plans:
     // a dispatcher who talked to him may still assign him by hand.
     if (opts.planId) {
@@ -115,9 +132,11 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
     // Cash on delivery: a driver at or over his cash limit gets a cash order only by a dispatcher's explicit, audited override (never from a plan).
     const overLimit = collectsCash(t) && (await driversAtCashLimit(ctx, tx, t.organization_id, [d])).has(d.id);
     if (overLimit && (!opts.cashLimitOverride || opts.planId)) {
-      throw AppError.unprocessable('The driver holds cash at or over his cash limit: assign him this cash order only with cash_limit_override and a reason', 'CASH_LIMIT', [
-        { field: 'cash_limit_override', message: 'required to assign a cash order to a driver at his cash limit' },
-      ]);
+      throw AppError.unprocessable(
+        'The driver holds cash at or over his cash limit: assign him this cash order only with cash_limit_override and a reason',
+        'CASH_LIMIT',
+        [{ field: 'cash_limit_override', message: 'required to assign a cash order to a driver at his cash limit' }],
+      );
     }
     if (!(await claimDriver(tx, driverId))) throw AppError.conflict('The driver is at capacity', 'DRIVER_AT_CAPACITY');
     const after = await finishAssignment(tx, actor, t, driverId, opts);
@@ -126,7 +145,12 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
         action: 'trip.cash_limit_override',
         entityType: 'trip',
         entityId: t.id,
-        after: { driver_id: driverId, cash_to_collect: t.cash_to_collect, cash_limit: d.cash_limit, reason: opts.cashLimitOverride!.reason },
+        after: {
+          driver_id: driverId,
+          cash_to_collect: t.cash_to_collect,
+          cash_limit: d.cash_limit,
+          reason: opts.cashLimitOverride!.reason,
+        },
       });
     }
     return after;
@@ -147,7 +171,8 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
   async function ownTrip(tx: Tx, driver: DriverRow, tripId: string): Promise<TripRow> {
     const t = await core.load(tx, tripId, true);
     if (!t) throw AppError.notFound('Trip');
-    if (t.driver_id !== driver.id) throw AppError.conflict('This trip is not assigned to you', 'TRIP_NOT_ASSIGNED_TO_YOU', { current_status: t.status });
+    if (t.driver_id !== driver.id)
+      throw AppError.conflict('This trip is not assigned to you', 'TRIP_NOT_ASSIGNED_TO_YOU', { current_status: t.status });
     return t;
   }
 
@@ -165,7 +190,13 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
   async function reject(tx: Tx, actor: Actor, driver: DriverRow, tripId: string, reason?: string) {
     const t = await ownTrip(tx, driver, tripId);
     if (t.status !== 'assigned') throw AppError.invalidTransition('Trip', t.status, 'pending');
-    await insertRejection(tx, { organizationId: t.organization_id, tripId: t.id, driverId: driver.id, reason: reason ?? null, kind: 'rejected' });
+    await insertRejection(tx, {
+      organizationId: t.organization_id,
+      tripId: t.id,
+      driverId: driver.id,
+      reason: reason ?? null,
+      kind: 'rejected',
+    });
     const back = await core.unassign(tx, actor, t, reason ?? null, 'trip.rejected');
     await exceptions.afterRejection(tx, actor, back, reason ?? null);
     return back;
@@ -184,9 +215,18 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
     const t = (await core.load(tx, offer.tripId))!;
     const settings = await getSettings(tx, t.organization_id);
     const actor = systemActor(t.organization_id, 'acceptance-timeout');
-    await insertRejection(tx, { organizationId: t.organization_id, tripId: t.id, driverId: t.driver_id!, reason: 'acceptance_timeout', kind: 'timed_out' });
+    await insertRejection(tx, {
+      organizationId: t.organization_id,
+      tripId: t.id,
+      driverId: t.driver_id!,
+      reason: 'acceptance_timeout',
+      kind: 'timed_out',
+    });
     const expired = await timedOutOffers(tx, t.id);
-    const back = await core.unassign(tx, actor, t, 'acceptance_timeout', 'trip.offer_expired', { offers_expired: expired, max_offers: settings.acceptance_max_offers });
+    const back = await core.unassign(tx, actor, t, 'acceptance_timeout', 'trip.offer_expired', {
+      offers_expired: expired,
+      max_offers: settings.acceptance_max_offers,
+    });
     if (expired >= settings.acceptance_max_offers) return true;
     try {
       await autoAssign(tx, actor, back.id);

@@ -3,7 +3,17 @@ import { actorOf } from '../../platform/auth.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { IdParams, Money, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { driverOut, tripOut } from './model.js';
-import { DriverOut, EvidenceIn, FailureReasonSchema, GpsPointIn, IngestOut, ReasonBody, SingleLocationIn, TripOutSchema, TripStatusSchema } from './schemas.js';
+import {
+  DriverOut,
+  EvidenceIn,
+  FailureReasonSchema,
+  GpsPointIn,
+  IngestOut,
+  ReasonBody,
+  SingleLocationIn,
+  TripOutSchema,
+  TripStatusSchema,
+} from './schemas.js';
 import { MAX_BATCH } from './locations.js';
 import type { LogisticsService } from './service.js';
 
@@ -20,7 +30,9 @@ export function driverAppRoutes(app: Api, _ctx: AppContext, svc: LogisticsServic
         operationId: 'getDriverMe',
         tags: ['driver-app'],
         summary: "The caller's driver profile and his settings-derived parameters",
-        response: { 200: Type.Object({ ...DriverOut.properties, geofence_radius_m: Type.Integer(), acceptance_timeout_s: Type.Integer() }) },
+        response: {
+          200: Type.Object({ ...DriverOut.properties, geofence_radius_m: Type.Integer(), acceptance_timeout_s: Type.Integer() }),
+        },
       },
     },
     async (req) => {
@@ -109,7 +121,11 @@ export function driverAppRoutes(app: Api, _ctx: AppContext, svc: LogisticsServic
   );
 
   const actions = [
-    ['accept', 'acceptMyTrip', 'Accept an assigned trip: assigned → accepted (409 INVALID_TRANSITION otherwise; of two concurrent accepts one wins; a suspended driver: 422 DRIVER_NOT_APPROVED)'],
+    [
+      'accept',
+      'acceptMyTrip',
+      'Accept an assigned trip: assigned → accepted (409 INVALID_TRANSITION otherwise; of two concurrent accepts one wins; a suspended driver: 422 DRIVER_NOT_APPROVED)',
+    ],
     ['reject', 'rejectMyTrip', 'Reject an assigned trip: assigned → pending; you are excluded from its candidates'],
     ['start-delivery', 'startMyDelivery', 'Leave the pickup with the goods: picked_up → in_transit (event trip.on_the_way)'],
   ] as const;
@@ -201,17 +217,31 @@ export function driverAppRoutes(app: Api, _ctx: AppContext, svc: LogisticsServic
       schema: {
         operationId: 'getMyEarnings',
         tags: ['driver-app'],
-        summary: 'Earnings per completed trip (the trip driver_earning: a flat fee from the logistics settings unless set at creation) and the total',
+        summary:
+          'Earnings per completed trip (the trip driver_earning: a flat fee from the logistics settings unless set at creation) and the total',
         description:
           'A failed delivery earns its driver the same driver_earning for the attempt once it ended (status failed, or returned to the merchant); ' +
           'completed_at is then when it ended and completed_trips counts it.',
-        querystring: Strict({ ...PageQueryProps, from: Type.Optional(Type.String({ format: 'date-time' })), to: Type.Optional(Type.String({ format: 'date-time' })) }),
+        querystring: Strict({
+          ...PageQueryProps,
+          from: Type.Optional(Type.String({ format: 'date-time' })),
+          to: Type.Optional(Type.String({ format: 'date-time' })),
+        }),
         response: {
           200: Type.Object({
             currency: Type.String(),
             completed_trips: Type.Integer(),
             total_earnings: Money,
-            data: Type.Array(Type.Object({ trip_id: Type.String(), order_id: Nullable(Type.String()), status: TripStatusSchema, completed_at: Timestamp, driver_earning: Money, delivery_fee: Money })),
+            data: Type.Array(
+              Type.Object({
+                trip_id: Type.String(),
+                order_id: Nullable(Type.String()),
+                status: TripStatusSchema,
+                completed_at: Timestamp,
+                driver_earning: Money,
+                delivery_fee: Money,
+              }),
+            ),
             next_cursor: Nullable(Type.String()),
           }),
         },

@@ -22,10 +22,13 @@ const Pin = Type.String({ minLength: 1, maxLength: 12 });
  * the app through the `trips` pull.
  */
 export function registerDriverTripSync(ctx: LogisticsContext, svc: LogisticsService) {
-  const op = (type: string, payload: TSchema, apply: SyncOperationHandler['apply']) => ctx.deps.sync.registerOperation({ type, payload, apply });
+  const op = (type: string, payload: TSchema, apply: SyncOperationHandler['apply']) =>
+    ctx.deps.sync.registerOperation({ type, payload, apply });
 
   const pinOutcome = (o: VerifyOutcome, actor: Actor): SyncOutcome =>
-    o.ok ? { status: 'applied', data: tripOut(o.trip, actor) } : { status: 'rejected', code: o.error.code, message: o.error.message, server: o.error.extra, keep: true };
+    o.ok
+      ? { status: 'applied', data: tripOut(o.trip, actor) }
+      : { status: 'rejected', code: o.error.code, message: o.error.message, server: o.error.extra, keep: true };
 
   op('trip.accept', Strict({ trip_id: Id }), async (tx, actor, p: { trip_id: string }) => {
     const t = await svc.assignment.accept(tx, actor, await svc.drivers.self(tx, actor), p.trip_id);
@@ -41,23 +44,41 @@ export function registerDriverTripSync(ctx: LogisticsContext, svc: LogisticsServ
   });
   // The delivery of a cash trip needs its cash step offline too (cash_collected, and a reason when it differs), as on the route.
   for (const stage of ['pickup', 'delivery'] as const) {
-    const payload = stage === 'delivery' ? Strict({ trip_id: Id, ...VerifyBody.properties }) : Strict({ trip_id: Id, pin: Pin, evidence: Type.Optional(EvidenceIn) });
-    op(`trip.verify_${stage}`, payload, async (tx, actor, p: { trip_id: string; pin: string; evidence?: Evidence; cash_collected?: string; cash_discrepancy_reason?: string }) =>
-      pinOutcome(
-        await svc.proofs.verify(tx, actor, await svc.drivers.self(tx, actor), p.trip_id, stage, {
-          pin: p.pin,
-          evidence: p.evidence,
-          cash_collected: p.cash_collected,
-          cash_discrepancy_reason: p.cash_discrepancy_reason,
-        }),
+    const payload =
+      stage === 'delivery'
+        ? Strict({ trip_id: Id, ...VerifyBody.properties })
+        : Strict({ trip_id: Id, pin: Pin, evidence: Type.Optional(EvidenceIn) });
+    op(
+      `trip.verify_${stage}`,
+      payload,
+      async (
+        tx,
         actor,
-      ),
+        p: { trip_id: string; pin: string; evidence?: Evidence; cash_collected?: string; cash_discrepancy_reason?: string },
+      ) =>
+        pinOutcome(
+          await svc.proofs.verify(tx, actor, await svc.drivers.self(tx, actor), p.trip_id, stage, {
+            pin: p.pin,
+            evidence: p.evidence,
+            cash_collected: p.cash_collected,
+            cash_discrepancy_reason: p.cash_discrepancy_reason,
+          }),
+          actor,
+        ),
     );
   }
-  op('trip.fail_delivery', Strict({ trip_id: Id, reason: FailureReasonSchema, note: Type.Optional(ShortText(500)), evidence: Type.Optional(EvidenceIn) }), async (tx, actor, p: { trip_id: string; reason: FailureReason; note?: string; evidence?: Evidence }) => {
-    const t = await svc.failedDelivery.fail(tx, actor, await svc.drivers.self(tx, actor), p.trip_id, { reason: p.reason, note: p.note, evidence: p.evidence });
-    return { status: 'applied', data: tripOut(t, actor) };
-  });
+  op(
+    'trip.fail_delivery',
+    Strict({ trip_id: Id, reason: FailureReasonSchema, note: Type.Optional(ShortText(500)), evidence: Type.Optional(EvidenceIn) }),
+    async (tx, actor, p: { trip_id: string; reason: FailureReason; note?: string; evidence?: Evidence }) => {
+      const t = await svc.failedDelivery.fail(tx, actor, await svc.drivers.self(tx, actor), p.trip_id, {
+        reason: p.reason,
+        note: p.note,
+        evidence: p.evidence,
+      });
+      return { status: 'applied', data: tripOut(t, actor) };
+    },
+  );
   op('trip.return', Strict({ trip_id: Id, pin: Pin }), async (tx, actor, p: { trip_id: string; pin: string }) =>
     pinOutcome(await svc.failedDelivery.confirmReturn(tx, actor, await svc.drivers.self(tx, actor), p.trip_id, p.pin), actor),
   );

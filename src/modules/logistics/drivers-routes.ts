@@ -4,7 +4,16 @@ import type { Api, AppContext } from '../../platform/context.js';
 import { AppError } from '../../platform/errors.js';
 import { Id, IdParams, IdWith, NonNegativeMoney, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { driverOut } from './model.js';
-import { ApprovalStatusSchema, DriverOut, VehicleType, IngestOut, NearbyDriverOut, ReasonBody, SingleLocationIn, TripOutSchema } from './schemas.js';
+import {
+  ApprovalStatusSchema,
+  DriverOut,
+  VehicleType,
+  IngestOut,
+  NearbyDriverOut,
+  ReasonBody,
+  SingleLocationIn,
+  TripOutSchema,
+} from './schemas.js';
 import type { LogisticsService } from './service.js';
 
 const STAFF = ['administrator', 'dispatch', 'subadmin'] as const;
@@ -20,7 +29,12 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
         operationId: 'listDrivers',
         tags: ['logistics'],
         summary: 'Drivers (sub-administrators: only drivers linked to their territories)',
-        querystring: Strict({ ...PageQueryProps, status: Type.Optional(ApprovalStatusSchema), available: Type.Optional(Type.Boolean()), territory_id: Type.Optional(Id) }),
+        querystring: Strict({
+          ...PageQueryProps,
+          status: Type.Optional(ApprovalStatusSchema),
+          available: Type.Optional(Type.Boolean()),
+          territory_id: Type.Optional(Id),
+        }),
         response: { 200: Page(DriverOut) },
       },
     },
@@ -38,9 +52,14 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
         operationId: 'createDriver',
         tags: ['logistics'],
         summary: 'Create a driver profile (status pending, not available) for a repartidor user; a repartidor may register himself',
-        description: 'user_id must be a `repartidor` user (422 USER_NOT_DRIVER); one profile per user (409 DRIVER_EXISTS). capacity = concurrent trips (default 1).',
+        description:
+          'user_id must be a `repartidor` user (422 USER_NOT_DRIVER); one profile per user (409 DRIVER_EXISTS). capacity = concurrent trips (default 1).',
         body: Strict({
-          user_id: Type.Optional(IdWith('required for staff (missing: 400 VALIDATION_FAILED); a repartidor registering himself omits it or sends his own id (another: 403)')),
+          user_id: Type.Optional(
+            IdWith(
+              'required for staff (missing: 400 VALIDATION_FAILED); a repartidor registering himself omits it or sends his own id (another: 403)',
+            ),
+          ),
           vehicle_type: Type.Optional(VehicleType),
           capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
           territory_ids: Type.Optional(Type.Array(Id, { maxItems: 50 })),
@@ -62,7 +81,8 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
         operationId: 'listNearbyDrivers',
         tags: ['logistics'],
         summary: 'Approved drivers within radius_m of a point, nearest first, with the great-circle distance in metres',
-        description: 'Bounding box of the circle on the GiST index of last positions, then exact haversine filter and order. available_only defaults to true.',
+        description:
+          'Bounding box of the circle on the GiST index of last positions, then exact haversine filter and order. available_only defaults to true.',
         querystring: Strict({
           lon: Type.Number({ minimum: -180, maximum: 180 }),
           lat: Type.Number({ minimum: -90, maximum: 90 }),
@@ -76,7 +96,15 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
     async (req) => {
       const actor = actorOf(req);
       const q = req.query;
-      return { data: await staff.nearbyDrivers(actor, { lon: q.lon, lat: q.lat, radius_m: q.radius_m ?? 5000, limit: q.limit ?? 20, available_only: q.available_only ?? true }) };
+      return {
+        data: await staff.nearbyDrivers(actor, {
+          lon: q.lon,
+          lat: q.lat,
+          radius_m: q.radius_m ?? 5000,
+          limit: q.limit ?? 20,
+          available_only: q.available_only ?? true,
+        }),
+      };
     },
   );
 
@@ -131,7 +159,10 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
     async (req) => {
       const actor = actorOf(req);
       const { available, locked, reason } = req.body;
-      if (available && locked) throw AppError.unprocessable('A locked driver cannot be available', 'AVAILABILITY_LOCKED', [{ field: 'locked', message: 'requires available: false' }]);
+      if (available && locked)
+        throw AppError.unprocessable('A locked driver cannot be available', 'AVAILABILITY_LOCKED', [
+          { field: 'locked', message: 'requires available: false' },
+        ]);
       return driverOut(await staff.setDriverAvailability(actor, req.params.id, { available, locked, reason }));
     },
   );
@@ -145,7 +176,7 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
         tags: ['logistics'],
         summary: "Edit a driver's capacity, vehicle, territories and cash limit (also of self-registered drivers); audited",
         description:
-          'Only the fields sent change. `territory_ids` replaces the driver\'s territory links (unknown territory: 422 TERRITORY_NOT_FOUND). ' +
+          "Only the fields sent change. `territory_ids` replaces the driver's territory links (unknown territory: 422 TERRITORY_NOT_FOUND). " +
           'Sub-administrators: only drivers linked to their territories (404 otherwise); they replace only the links inside their territories, must name ' +
           'only their territories and must leave at least one (422 TERRITORY_REQUIRED). Lowering capacity below the active trips keeps those trips and gives no new ones until he is below it.',
         params: IdParams,
@@ -156,7 +187,8 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
             territory_ids: Type.Optional(Type.Array(Id, { maxItems: 50 })),
             cash_limit: Type.Optional(
               Type.Union([NonNegativeMoney, Type.Null()], {
-                description: "cash on delivery: this driver's own cash limit, overriding the organization's (logistics settings cash_limit); null = back to the organization's",
+                description:
+                  "cash on delivery: this driver's own cash limit, overriding the organization's (logistics settings cash_limit); null = back to the organization's",
               }),
             ),
           },
@@ -178,7 +210,8 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
       schema: {
         operationId: 'setDriverLocation',
         tags: ['logistics'],
-        summary: "Record a driver's position on his behalf (same rules as the driver app: idempotent on client_point_id, older points do not move the last position)",
+        summary:
+          "Record a driver's position on his behalf (same rules as the driver app: idempotent on client_point_id, older points do not move the last position)",
         params: IdParams,
         body: SingleLocationIn,
         response: { 200: IngestOut },
@@ -226,7 +259,8 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
       schema: {
         operationId: 'getLiveMap',
         tags: ['dispatch'],
-        summary: "GeoJSON FeatureCollection: approved drivers' last positions (Point, kind=driver) and active trips (LineString pickup → dropoff, kind=trip)",
+        summary:
+          "GeoJSON FeatureCollection: approved drivers' last positions (Point, kind=driver) and active trips (LineString pickup → dropoff, kind=trip)",
         response: {
           200: Type.Object({
             type: Type.Literal('FeatureCollection'),

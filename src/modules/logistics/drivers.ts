@@ -7,7 +7,15 @@ import { pointSql } from '../../platform/geo.js';
 import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { assertTransition } from '../../platform/state-machine.js';
-import { APPROVAL_ACTIONS, APPROVAL_TRANSITIONS, driverOut, scopeOf, type ApprovalAction, type ApprovalStatus, type DriverRow } from './model.js';
+import {
+  APPROVAL_ACTIONS,
+  APPROVAL_TRANSITIONS,
+  driverOut,
+  scopeOf,
+  type ApprovalAction,
+  type ApprovalStatus,
+  type DriverRow,
+} from './model.js';
 import * as repo from './repo/drivers.js';
 import { assertTerritories } from './territories.js';
 
@@ -45,15 +53,25 @@ export function createDriverService(ctx: LogisticsContext) {
     if (!userId) throw AppError.badRequest('user_id is required', [{ field: 'user_id', message: 'required' }]);
     if (selfService && input.user_id && input.user_id !== actor.userId) throw AppError.forbidden('A driver may only register himself');
     if (!(await ctx.deps.identity.userExists(tx, userId, 'repartidor'))) {
-      throw AppError.unprocessable('user_id must be a user with the repartidor role', 'USER_NOT_DRIVER', [{ field: 'user_id', message: 'not a repartidor user' }]);
+      throw AppError.unprocessable('user_id must be a user with the repartidor role', 'USER_NOT_DRIVER', [
+        { field: 'user_id', message: 'not a repartidor user' },
+      ]);
     }
     const territoryIds = [...new Set(input.territory_ids ?? [])];
     if (actor.kind === 'subadmin' && territoryIds.length === 0) {
-      throw AppError.unprocessable('A sub-administrator must place the driver in one of his territories', 'TERRITORY_REQUIRED', [{ field: 'territory_ids', message: 'required' }]);
+      throw AppError.unprocessable('A sub-administrator must place the driver in one of his territories', 'TERRITORY_REQUIRED', [
+        { field: 'territory_ids', message: 'required' },
+      ]);
     }
     await assertTerritories(tx, actor, territoryIds);
     const id = newId();
-    const inserted = await repo.insertDriver(tx, { organizationId: actor.organizationId, id, userId, vehicleType: input.vehicle_type ?? 'motorcycle', capacity: input.capacity ?? 1 });
+    const inserted = await repo.insertDriver(tx, {
+      organizationId: actor.organizationId,
+      id,
+      userId,
+      vehicleType: input.vehicle_type ?? 'motorcycle',
+      capacity: input.capacity ?? 1,
+    });
     if (!inserted) throw AppError.conflict('This user already has a driver profile', 'DRIVER_EXISTS');
     if (territoryIds.length) await repo.linkTerritories(tx, actor.organizationId, id, territoryIds);
     const row = (await load(tx, id))!;
@@ -61,7 +79,11 @@ export function createDriverService(ctx: LogisticsContext) {
     return row;
   }
 
-  async function list(tx: Tx, actor: Actor, q: { status?: ApprovalStatus; available?: boolean; territory_id?: string; limit?: number; cursor?: string }) {
+  async function list(
+    tx: Tx,
+    actor: Actor,
+    q: { status?: ApprovalStatus; available?: boolean; territory_id?: string; limit?: number; cursor?: string },
+  ) {
     const page = pageRequest(q);
     const rows = await repo.listDrivers(tx, {
       status: q.status ?? null,
@@ -86,7 +108,13 @@ export function createDriverService(ctx: LogisticsContext) {
     assertTransition('Driver', APPROVAL_TRANSITIONS, status, to);
     await repo.setDriverStatus(tx, id, to, reason ?? null, actor.userId);
     const after = (await load(tx, id))!;
-    await recordAudit(tx, actor, { action: `driver.${to}`, entityType: 'driver', entityId: id, before: driverOut(before), after: driverOut(after) });
+    await recordAudit(tx, actor, {
+      action: `driver.${to}`,
+      entityType: 'driver',
+      entityId: id,
+      before: driverOut(before),
+      after: driverOut(after),
+    });
     return after;
   }
 
@@ -97,13 +125,20 @@ export function createDriverService(ctx: LogisticsContext) {
   async function setAvailability(tx: Tx, actor: Actor, driver: DriverRow, available: boolean): Promise<DriverRow> {
     const locked = await repo.lockDriver(tx, driver.id);
     if (available && locked?.availability_locked) {
-      throw AppError.forbidden('The administration has locked this driver\'s availability', 'AVAILABILITY_LOCKED');
+      throw AppError.forbidden("The administration has locked this driver's availability", 'AVAILABILITY_LOCKED');
     }
     // A deactivated user's driver profile stays unavailable (staff cannot put him back on the road either).
-    if (!(await repo.setAvailable(tx, driver.id, available))) throw AppError.unprocessable('Only an approved driver of an active user can be available', 'DRIVER_NOT_APPROVED');
+    if (!(await repo.setAvailable(tx, driver.id, available)))
+      throw AppError.unprocessable('Only an approved driver of an active user can be available', 'DRIVER_NOT_APPROVED');
     const after = (await load(tx, driver.id))!;
     if (actor.kind !== 'repartidor') {
-      await recordAudit(tx, actor, { action: 'driver.availability', entityType: 'driver', entityId: driver.id, before: { available: driver.available }, after: { available } });
+      await recordAudit(tx, actor, {
+        action: 'driver.availability',
+        entityType: 'driver',
+        entityId: driver.id,
+        before: { available: driver.available },
+        after: { available },
+      });
     }
     return after;
   }
@@ -116,8 +151,16 @@ export function createDriverService(ctx: LogisticsContext) {
       action: locked ? 'driver.availability_locked' : 'driver.availability_unlocked',
       entityType: 'driver',
       entityId: driver.id,
-      before: { available: driver.available, availability_locked: driver.availability_locked, availability_lock_reason: driver.availability_lock_reason },
-      after: { available: after.available, availability_locked: after.availability_locked, availability_lock_reason: after.availability_lock_reason },
+      before: {
+        available: driver.available,
+        availability_locked: driver.availability_locked,
+        availability_lock_reason: driver.availability_lock_reason,
+      },
+      after: {
+        available: after.available,
+        availability_locked: after.availability_locked,
+        availability_lock_reason: after.availability_lock_reason,
+      },
     });
     return after;
   }
@@ -127,22 +170,36 @@ export function createDriverService(ctx: LogisticsContext) {
    * replaces the driver's links; a sub-administrator replaces only the links inside his territories
    * (links elsewhere stay) and must leave the driver in at least one of them. Audited.
    */
-  async function update(tx: Tx, actor: Actor, id: string, input: { capacity?: number; vehicle_type?: string; territory_ids?: string[]; cash_limit?: string | null }): Promise<DriverRow> {
+  async function update(
+    tx: Tx,
+    actor: Actor,
+    id: string,
+    input: { capacity?: number; vehicle_type?: string; territory_ids?: string[]; cash_limit?: string | null },
+  ): Promise<DriverRow> {
     const before = await getScoped(tx, actor, id);
     await repo.lockDriver(tx, id);
-    if (input.capacity !== undefined || input.vehicle_type !== undefined) await repo.updateDriverProfile(tx, id, input.capacity ?? null, input.vehicle_type ?? null);
+    if (input.capacity !== undefined || input.vehicle_type !== undefined)
+      await repo.updateDriverProfile(tx, id, input.capacity ?? null, input.vehicle_type ?? null);
     if (input.cash_limit !== undefined) await repo.setDriverCashLimit(tx, id, input.cash_limit);
     if (input.territory_ids !== undefined) {
       const territoryIds = [...new Set(input.territory_ids)];
       const scope = scopeOf(actor);
       if (scope && territoryIds.length === 0) {
-        throw AppError.unprocessable('A sub-administrator must leave the driver in one of his territories', 'TERRITORY_REQUIRED', [{ field: 'territory_ids', message: 'required' }]);
+        throw AppError.unprocessable('A sub-administrator must leave the driver in one of his territories', 'TERRITORY_REQUIRED', [
+          { field: 'territory_ids', message: 'required' },
+        ]);
       }
       await assertTerritories(tx, actor, territoryIds);
       await repo.replaceTerritoryLinks(tx, actor.organizationId, id, scope, territoryIds);
     }
     const after = (await load(tx, id))!;
-    await recordAudit(tx, actor, { action: 'driver.updated', entityType: 'driver', entityId: id, before: driverOut(before), after: driverOut(after) });
+    await recordAudit(tx, actor, {
+      action: 'driver.updated',
+      entityType: 'driver',
+      entityId: id,
+      before: driverOut(before),
+      after: driverOut(after),
+    });
     return after;
   }
 
@@ -152,7 +209,14 @@ export function createDriverService(ctx: LogisticsContext) {
    */
   async function nearby(tx: Tx, actor: Actor, q: { lon: number; lat: number; radius_m: number; limit: number; available_only: boolean }) {
     const p = { lon: q.lon, lat: q.lat };
-    const rows = await repo.nearbyDrivers(tx, { point: pointSql(p), box: repo.circleBox(p, q.radius_m), availableOnly: q.available_only, scope: scopeOf(actor), radiusM: q.radius_m, limit: q.limit });
+    const rows = await repo.nearbyDrivers(tx, {
+      point: pointSql(p),
+      box: repo.circleBox(p, q.radius_m),
+      availableOnly: q.available_only,
+      scope: scopeOf(actor),
+      radiusM: q.radius_m,
+      limit: q.limit,
+    });
     return rows.map((r) => ({ ...driverOut(r), distance_m: Math.round(Number(r.distance_m) * 10) / 10 }));
   }
 

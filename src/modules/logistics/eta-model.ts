@@ -140,8 +140,14 @@ const TO_PICK = new Set(['assigned', 'accepted']);
  */
 export function remainingStops(trips: EtaTrip[], route: { tripId: string; kind: StopKind }[] = []): Stop[] {
   const byId = new Map(trips.map((t) => [t.id, t]));
-  const pending = (t: EtaTrip, kind: StopKind) => (kind === 'pickup' ? TO_PICK.has(t.status) : TO_PICK.has(t.status) || ON_BOARD.has(t.status));
-  const stop = (t: EtaTrip, kind: StopKind): Stop => ({ tripId: t.id, kind, at: kind === 'pickup' ? t.pickup : t.dropoff, territoryId: t.territoryId });
+  const pending = (t: EtaTrip, kind: StopKind) =>
+    kind === 'pickup' ? TO_PICK.has(t.status) : TO_PICK.has(t.status) || ON_BOARD.has(t.status);
+  const stop = (t: EtaTrip, kind: StopKind): Stop => ({
+    tripId: t.id,
+    kind,
+    at: kind === 'pickup' ? t.pickup : t.dropoff,
+    territoryId: t.territoryId,
+  });
   const out: Stop[] = [];
   const seen = new Set<string>();
   for (const r of route) {
@@ -171,7 +177,14 @@ export function remainingStops(trips: EtaTrip[], route: { tripId: string; kind: 
 }
 
 /** Arrival time at each stop from `from` at `start`, leg by leg at the model's speed for the stop's territory and hour. */
-export function arrivals(from: LonLat, start: Date, stops: Stop[], speeds: SpeedModel, timeZone = 'UTC', dwell: { pickup: number; dropoff: number } = DWELL_S): Date[] {
+export function arrivals(
+  from: LonLat,
+  start: Date,
+  stops: Stop[],
+  speeds: SpeedModel,
+  timeZone = 'UTC',
+  dwell: { pickup: number; dropoff: number } = DWELL_S,
+): Date[] {
   let t = start.getTime();
   let here = from;
   const out: Date[] = [];
@@ -186,7 +199,14 @@ export function arrivals(from: LonLat, start: Date, stops: Stop[], speeds: Speed
 }
 
 /** Per trip: the ETA at its pickup (null once picked up) and at its dropoff, from the driver's position along his stops. */
-export function tripEtas(from: LonLat, start: Date, trips: EtaTrip[], speeds: SpeedModel, timeZone = 'UTC', route: { tripId: string; kind: StopKind }[] = []) {
+export function tripEtas(
+  from: LonLat,
+  start: Date,
+  trips: EtaTrip[],
+  speeds: SpeedModel,
+  timeZone = 'UTC',
+  route: { tripId: string; kind: StopKind }[] = [],
+) {
   const stops = remainingStops(trips, route);
   const times = arrivals(from, start, stops, speeds, timeZone);
   const out = new Map<string, { pickup: Date | null; dropoff: Date | null }>();
@@ -198,7 +218,14 @@ export function tripEtas(from: LonLat, start: Date, trips: EtaTrip[], speeds: Sp
 }
 
 /** Travel seconds of a leg (the promise's travel estimate). */
-export function travelSeconds(from: LonLat, to: LonLat, speeds: SpeedModel, territoryId: string | null, at: Date, timeZone = 'UTC'): number {
+export function travelSeconds(
+  from: LonLat,
+  to: LonLat,
+  speeds: SpeedModel,
+  territoryId: string | null,
+  at: Date,
+  timeZone = 'UTC',
+): number {
   return haversineMeters(from, to) / speeds.speed(territoryId, hourOfWeek(at, timeZone)).mps;
 }
 
@@ -211,7 +238,12 @@ export function promiseAt(start: Date, parts: { preparationMin: number; travelS:
  * Whether a trip's ETA crossed its promise plus the grace, and what to do about the marker: raise trip.delayed when it
  * is late and was not (`delayedAt` null), clear the marker when it came back under, nothing otherwise (once per crossing).
  */
-export function delayTransition(etaDropoff: Date | null, promisedAt: Date | null, graceMin: number, delayedAt: Date | null): 'raise' | 'clear' | null {
+export function delayTransition(
+  etaDropoff: Date | null,
+  promisedAt: Date | null,
+  graceMin: number,
+  delayedAt: Date | null,
+): 'raise' | 'clear' | null {
   if (!etaDropoff || !promisedAt) return null;
   const late = etaDropoff.getTime() > promisedAt.getTime() + graceMin * 60_000;
   if (late && !delayedAt) return 'raise';

@@ -45,7 +45,9 @@ export function committedRoute(trips: TripRow[]): { tripId: string; kind: 'picku
     plan.stops.push({ tripId: t.id, kind: 'pickup', at: t.stop_order }, { tripId: t.id, kind: 'dropoff', at: t.dropoff_order });
     plans.set(t.plan_id, plan);
   }
-  return [...plans.values()].sort((a, b) => a.first - b.first).flatMap((p) => p.stops.sort((a, b) => a.at - b.at).map(({ tripId, kind }) => ({ tripId, kind })));
+  return [...plans.values()]
+    .sort((a, b) => a.first - b.first)
+    .flatMap((p) => p.stops.sort((a, b) => a.at - b.at).map(({ tripId, kind }) => ({ tripId, kind })));
 }
 
 /**
@@ -55,7 +57,14 @@ export function committedRoute(trips: TripRow[]): { tripId: string; kind: 'picku
  * promise plus `delay_grace_min` raises trip.delayed (once per crossing; again only after it came back under).
  */
 export function createEta(core: Pick<TripCore, 'emit'>, promises: Promises, etaUpdated: EtaUpdatedHook) {
-  async function refreshDriver(tx: Tx, actor: Pick<Actor, 'userId'> | null, driver: { id: string; organization_id: string }, position: LonLat, at: Date, trips?: TripRow[]) {
+  async function refreshDriver(
+    tx: Tx,
+    actor: Pick<Actor, 'userId'> | null,
+    driver: { id: string; organization_id: string },
+    position: LonLat,
+    at: Date,
+    trips?: TripRow[],
+  ) {
     const active = trips ?? (await activeTripsOfDriver(tx, driver.id));
     if (active.length === 0) return;
     const settings = await getSettings(tx, driver.organization_id);
@@ -73,13 +82,26 @@ export function createEta(core: Pick<TripCore, 'emit'>, promises: Promises, etaU
         actor,
         'trip.delayed',
         t,
-        { promised_at: t.promised_at, eta_dropoff_at: eta.dropoff, late_by_s: r.late_by_s, grace_min: settings.delay_grace_min, source: 'eta' },
+        {
+          promised_at: t.promised_at,
+          eta_dropoff_at: eta.dropoff,
+          late_by_s: r.late_by_s,
+          grace_min: settings.delay_grace_min,
+          source: 'eta',
+        },
         'staff',
       );
     }
     for (const t of active) {
       const eta = etas.get(t.id)!;
-      await etaUpdated.run(tx, { tripId: t.id, organizationId: t.organization_id, status: t.status, etaPickupAt: eta.pickup, etaDropoffAt: eta.dropoff, promisedAt: t.promised_at });
+      await etaUpdated.run(tx, {
+        tripId: t.id,
+        organizationId: t.organization_id,
+        status: t.status,
+        etaPickupAt: eta.pickup,
+        etaDropoffAt: eta.dropoff,
+        promisedAt: t.promised_at,
+      });
     }
   }
 

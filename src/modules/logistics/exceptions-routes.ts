@@ -17,16 +17,26 @@ const ExceptionKindSchema = Type.Union(
 );
 
 export const ExceptionsOut = Type.Object({
-  counts: Type.Object(Object.fromEntries(EXCEPTION_KINDS.map((k) => [k, Type.Integer()])) as Record<ExceptionKind, ReturnType<typeof Type.Integer>>, {
-    description: 'open exceptions per kind in the caller\'s scope (not limited by kind or the page)',
-  }),
+  counts: Type.Object(
+    Object.fromEntries(EXCEPTION_KINDS.map((k) => [k, Type.Integer()])) as Record<ExceptionKind, ReturnType<typeof Type.Integer>>,
+    {
+      description: "open exceptions per kind in the caller's scope (not limited by kind or the page)",
+    },
+  ),
   items: Type.Array(
     Type.Object({
       kind: ExceptionKindSchema,
       trip_id: Nullable(Type.String()),
       driver_id: Nullable(Type.String()),
       since: Timestamp,
-      detail: Type.Object({}, { additionalProperties: true, description: 'per kind: failure_reason/failure_note; promised_at/eta_dropoff_at/late_by_s; last_location_at/available/active_trips; rejections/last_reason; stage' }),
+      detail: Type.Object(
+        {},
+        {
+          additionalProperties: true,
+          description:
+            'per kind: failure_reason/failure_note; promised_at/eta_dropoff_at/late_by_s; last_location_at/available/active_trips; rejections/last_reason; stage',
+        },
+      ),
       trip: Nullable(TripOutSchema),
     }),
   ),
@@ -44,7 +54,7 @@ export function exceptionRoutes(app: Api, svc: LogisticsService) {
         summary: 'Open exceptions (failed, returning, late, stale GPS, rejected again, PIN locked), newest first, with counts',
         description:
           'Sub-administrators see their territories only (trips by territory, drivers by their territory links). Each exception is also an event on the SSE ' +
-          'streams, the outbound webhooks and the administrators\' and dispatchers\' notification inbox: trip.delivery_failed and trip.returned, trip.delayed ' +
+          "streams, the outbound webhooks and the administrators' and dispatchers' notification inbox: trip.delivery_failed and trip.returned, trip.delayed " +
           '(payload promised_at, eta_dropoff_at, late_by_s, grace_min, source eta|overdue: once per crossing of promised_at + delay_grace_min, again only after ' +
           'the ETA came back under), trip.location_stale (driver_id, last_location_at: once per silence; one per active trip, or one with entity_type driver when ' +
           'he carries none), trip.rejected_repeatedly (rejections, threshold, last_reason: at each rejection from rejections_alert_threshold on), trip.pin_locked ' +

@@ -3,7 +3,16 @@ import type { AppContext, Worker } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { encodeCursor, pageRequest } from '../../platform/pagination.js';
 import { PIN_MAX_ATTEMPTS, scopeOf, tripOut, type TripRow } from './model.js';
-import { claimOverdueTrip, claimStaleDriver, dueOverdueTrips, dueStaleDrivers, exceptionCounts, openExceptions, rejectionCount, type ExceptionKind } from './repo/exceptions.js';
+import {
+  claimOverdueTrip,
+  claimStaleDriver,
+  dueOverdueTrips,
+  dueStaleDrivers,
+  exceptionCounts,
+  openExceptions,
+  rejectionCount,
+  type ExceptionKind,
+} from './repo/exceptions.js';
 import { findDriver } from './repo/drivers.js';
 import { getSettings } from './repo/settings.js';
 import { activeTripsOfDriver, tripsByIds } from './repo/trips.js';
@@ -19,7 +28,14 @@ export function createExceptions(ctx: AppContext, core: Pick<TripCore, 'emit' | 
   async function afterRejection(tx: Tx, actor: Pick<Actor, 'userId'> | null, t: TripRow, reason: string | null) {
     const [n, settings] = [await rejectionCount(tx, t.id), await getSettings(tx, t.organization_id)];
     if (n >= settings.rejections_alert_threshold) {
-      await core.emit(tx, actor, 'trip.rejected_repeatedly', t, { rejections: n, threshold: settings.rejections_alert_threshold, last_reason: reason }, 'staff');
+      await core.emit(
+        tx,
+        actor,
+        'trip.rejected_repeatedly',
+        t,
+        { rejections: n, threshold: settings.rejections_alert_threshold, last_reason: reason },
+        'staff',
+      );
     }
   }
 
@@ -38,7 +54,14 @@ export function createExceptions(ctx: AppContext, core: Pick<TripCore, 'emit' | 
       const rows = await openExceptions(tx, { ...base, kind: q.kind ?? null, after: page.after, limit: page.limit + 1 });
       const more = rows.length > page.limit;
       const slice = more ? rows.slice(0, page.limit) : rows;
-      const trips = new Map((await tripsByIds(tx, slice.map((r) => r.trip_id).filter((id): id is string => !!id))).map((t) => [t.id, t]));
+      const trips = new Map(
+        (
+          await tripsByIds(
+            tx,
+            slice.map((r) => r.trip_id).filter((id): id is string => !!id),
+          )
+        ).map((t) => [t.id, t]),
+      );
       return {
         counts,
         items: slice.map((r) => ({
@@ -96,7 +119,13 @@ export function createExceptions(ctx: AppContext, core: Pick<TripCore, 'emit' | 
           null,
           'trip.delayed',
           t!,
-          { promised_at: t!.promised_at, eta_dropoff_at: t!.eta_dropoff_at, late_by_s: Math.round((now.getTime() - new Date(t!.promised_at!).getTime()) / 1000), grace_min: settings.delay_grace_min, source: 'overdue' },
+          {
+            promised_at: t!.promised_at,
+            eta_dropoff_at: t!.eta_dropoff_at,
+            late_by_s: Math.round((now.getTime() - new Date(t!.promised_at!).getTime()) / 1000),
+            grace_min: settings.delay_grace_min,
+            source: 'overdue',
+          },
           'staff',
         );
         return true;

@@ -34,7 +34,14 @@ type CoreMoves = Pick<TripCore, 'emit' | 'move' | 'releaseDriver'>;
  * stamps failed_at and the reason, writes the delivery-stage proof (no PIN; the evidence, if any) and emits
  * trip.delivery_failed; a closed (failed) trip frees the driver's capacity.
  */
-export async function recordFailure(core: CoreMoves, tx: Tx, actor: Actor, t: TripRow, to: 'returning' | 'failed', input: FailDeliveryInput & { by: 'driver' | 'dispatch'; policy: string }) {
+export async function recordFailure(
+  core: CoreMoves,
+  tx: Tx,
+  actor: Actor,
+  t: TripRow,
+  to: 'returning' | 'failed',
+  input: FailDeliveryInput & { by: 'driver' | 'dispatch'; policy: string },
+) {
   const after = await core.move(tx, t, to, {
     reason: `delivery failed: ${input.reason}`,
     effect: { failure: { reason: input.reason, note: input.note ?? null } },
@@ -51,15 +58,22 @@ export async function recordFailure(core: CoreMoves, tx: Tx, actor: Actor, t: Tr
     verifiedByUserId: actor.userId,
   });
   if (to === 'failed') await core.releaseDriver(tx, t.driver_id);
-  await core.emit(tx, actor, 'trip.delivery_failed', after, {
-    failure_reason: input.reason,
-    note: input.note ?? null,
-    policy: input.policy,
-    recorded_by: input.by,
-    evidence: input.evidence ? { type: input.evidence.type, storage_key: input.evidence.storage_key } : null,
-    delivery_fee: after.delivery_fee,
-    driver_earning: after.driver_earning,
-  }, 'all');
+  await core.emit(
+    tx,
+    actor,
+    'trip.delivery_failed',
+    after,
+    {
+      failure_reason: input.reason,
+      note: input.note ?? null,
+      policy: input.policy,
+      recorded_by: input.by,
+      evidence: input.evidence ? { type: input.evidence.type, storage_key: input.evidence.storage_key } : null,
+      delivery_fee: after.delivery_fee,
+      driver_earning: after.driver_earning,
+    },
+    'all',
+  );
   return after;
 }
 
@@ -79,14 +93,23 @@ export async function recordReturn(core: CoreMoves, tx: Tx, actor: Actor, t: Tri
  * - `close`: the trip ends as `failed` at once.
  * Events trip.delivery_failed and trip.returned; orders, express requests and money follow them (commerce hooks).
  */
-export function createFailedDelivery(ctx: LogisticsContext, core: TripCore, assignment: Assignment, exceptions: Pick<Exceptions, 'pinLocked'>) {
+export function createFailedDelivery(
+  ctx: LogisticsContext,
+  core: TripCore,
+  assignment: Assignment,
+  exceptions: Pick<Exceptions, 'pinLocked'>,
+) {
   async function fail(tx: Tx, actor: Actor, driver: DriverRow, tripId: string, input: FailDeliveryInput) {
     const t = await assignment.ownTrip(tx, driver, tripId);
     const policy = (await getSettings(tx, t.organization_id)).failed_delivery_policy;
     const to = policy === 'close' ? 'failed' : 'returning';
     if (t.status !== 'in_transit') throw AppError.invalidTransition('Trip', t.status, to);
     if (input.evidence) {
-      await assertObjectLink(ctx, tx, actor, input.evidence.storage_key, ['delivery_evidence'], { tripId: t.id, stage: 'delivery', proofType: input.evidence.type });
+      await assertObjectLink(ctx, tx, actor, input.evidence.storage_key, ['delivery_evidence'], {
+        tripId: t.id,
+        stage: 'delivery',
+        proofType: input.evidence.type,
+      });
     }
     return recordFailure(core, tx, actor, t, to, { ...input, by: 'driver', policy });
   }
@@ -99,12 +122,22 @@ export function createFailedDelivery(ctx: LogisticsContext, core: TripCore, assi
   async function confirmReturn(tx: Tx, actor: Actor, driver: DriverRow, tripId: string, pin: string): Promise<VerifyOutcome> {
     const t = await assignment.ownTrip(tx, driver, tripId);
     if (t.status !== 'returning') throw AppError.invalidTransition('Trip', t.status, 'returned');
-    const locked = () => new AppError(423, 'PIN_LOCKED', `The pickup PIN is locked after ${PIN_MAX_ATTEMPTS} wrong attempts; dispatch must reset it`, undefined, { attempts_remaining: 0 });
+    const locked = () =>
+      new AppError(
+        423,
+        'PIN_LOCKED',
+        `The pickup PIN is locked after ${PIN_MAX_ATTEMPTS} wrong attempts; dispatch must reset it`,
+        undefined,
+        { attempts_remaining: 0 },
+      );
     if (t.pickup_pin_attempts >= PIN_MAX_ATTEMPTS) throw locked();
     if (!safeEqual(pin, t.pickup_pin)) {
       const left = PIN_MAX_ATTEMPTS - (await countWrongPin(tx, t.id, 'pickup'));
       if (left === 0) await exceptions.pinLocked(tx, actor, t, 'pickup');
-      return { ok: false, error: left <= 0 ? locked() : new AppError(422, 'INVALID_PIN', 'The pickup PIN is wrong', undefined, { attempts_remaining: left }) };
+      return {
+        ok: false,
+        error: left <= 0 ? locked() : new AppError(422, 'INVALID_PIN', 'The pickup PIN is wrong', undefined, { attempts_remaining: left }),
+      };
     }
     return { ok: true, trip: await recordReturn(core, tx, actor, t, 'driver') };
   }

@@ -30,7 +30,9 @@ const WithToken = Type.Composite([
   GpsDeviceOut,
   Type.Object({
     token: Type.String({ description: 'the per-device token, shown only in this response' }),
-    url_path: Type.String({ description: 'the path to give the app as its server URL (after this server\'s origin): /api/v1/gps/osmand/<token>' }),
+    url_path: Type.String({
+      description: "the path to give the app as its server URL (after this server's origin): /api/v1/gps/osmand/<token>",
+    }),
   }),
 ]);
 
@@ -61,7 +63,13 @@ function num(v: string | undefined, field: string, min: number, max: number): nu
 /** `timestamp`: unix seconds (milliseconds when above 10^11), or ISO 8601; absent = now. */
 export function osmandTime(v: string | undefined, now = Date.now()): number {
   if (v === undefined || v === '') return now;
-  const t = /^\d+(\.\d+)?$/.test(v) ? (Number(v) > 1e11 ? Number(v) : Number(v) * 1000) : /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : NaN;
+  const t = /^\d+(\.\d+)?$/.test(v)
+    ? Number(v) > 1e11
+      ? Number(v)
+      : Number(v) * 1000
+    : /^\d{4}-\d{2}-\d{2}T/.test(v)
+      ? Date.parse(v)
+      : NaN;
   if (!Number.isFinite(t) || t > now + MAX_FUTURE_MS) throw bad('timestamp', 'unix seconds or an ISO 8601 time, not in the future');
   return Math.floor(t);
 }
@@ -74,8 +82,20 @@ export function createGpsDevices(ctx: LogisticsContext, svc: LogisticsService) {
       const d = await svc.drivers.getScoped(tx, actor, driverId);
       const id = newId();
       const secret = randomToken(32);
-      const row = await repo.insertGpsDevice(tx, { organizationId: actor.organizationId, id, driverId: d.id, deviceIdentifier, tokenHash: sha256Hex(secret), createdBy: actor.userId });
-      await recordAudit(tx, actor, { action: 'gps_device.bound', entityType: 'gps_device', entityId: id, after: { driver_id: d.id, device_identifier: deviceIdentifier } });
+      const row = await repo.insertGpsDevice(tx, {
+        organizationId: actor.organizationId,
+        id,
+        driverId: d.id,
+        deviceIdentifier,
+        tokenHash: sha256Hex(secret),
+        createdBy: actor.userId,
+      });
+      await recordAudit(tx, actor, {
+        action: 'gps_device.bound',
+        entityType: 'gps_device',
+        entityId: id,
+        after: { driver_id: d.id, device_identifier: deviceIdentifier },
+      });
       const token = `${TOKEN_PREFIX}${id}_${secret}`;
       return { ...gpsDeviceOut(row), token, url_path: `/api/v1/gps/osmand/${token}` };
     });
@@ -96,7 +116,12 @@ export function createGpsDevices(ctx: LogisticsContext, svc: LogisticsService) {
       if (!dev) throw AppError.notFound('GPS device');
       if (dev.revokedAt) return;
       await repo.revokeGpsDevice(tx, id);
-      await recordAudit(tx, actor, { action: 'gps_device.revoked', entityType: 'gps_device', entityId: id, before: { driver_id: d.id, device_identifier: dev.deviceIdentifier } });
+      await recordAudit(tx, actor, {
+        action: 'gps_device.revoked',
+        entityType: 'gps_device',
+        entityId: id,
+        before: { driver_id: d.id, device_identifier: dev.deviceIdentifier },
+      });
     });
   }
 
@@ -105,9 +130,11 @@ export function createGpsDevices(ctx: LogisticsContext, svc: LogisticsService) {
     const m = /^gpd_([0-9a-f-]{36})_([A-Za-z0-9_-]{43})$/.exec(token);
     if (!m) throw AppError.unauthorized('The GPS device token is invalid or revoked', 'INVALID_GPS_TOKEN');
     const dev = await db.withSystem((tx) => repo.liveGpsDevice(tx, m[1]));
-    if (!dev || !safeEqual(sha256Hex(m[2]), dev.tokenHash)) throw AppError.unauthorized('The GPS device token is invalid or revoked', 'INVALID_GPS_TOKEN');
+    if (!dev || !safeEqual(sha256Hex(m[2]), dev.tokenHash))
+      throw AppError.unauthorized('The GPS device token is invalid or revoked', 'INVALID_GPS_TOKEN');
     if (!f.id) throw bad('id', 'required: the device identifier');
-    if (f.id !== dev.deviceIdentifier) throw new AppError(404, 'GPS_DEVICE_UNKNOWN', 'No device with this identifier is bound to this token');
+    if (f.id !== dev.deviceIdentifier)
+      throw new AppError(404, 'GPS_DEVICE_UNKNOWN', 'No device with this identifier is bound to this token');
     const lat = num(f.lat, 'lat', -90, 90);
     const lon = num(f.lon, 'lon', -180, 180);
     if (lat === undefined) throw bad('lat', 'required');
@@ -120,7 +147,15 @@ export function createGpsDevices(ctx: LogisticsContext, svc: LogisticsService) {
     return db.withTenant({ organizationId: dev.organizationId, userId: dev.createdBy }, async (tx) => {
       const d = await svc.drivers.load(tx, dev.driverId);
       if (!d) throw new AppError(404, 'GPS_DEVICE_UNKNOWN', 'The driver of this device is gone');
-      const actor: Actor = { userId: d.user_id, organizationId: dev.organizationId, role: 'repartidor', kind: 'repartidor', sessionId: `gps-device:${dev.id}`, requestId, subadmin: null };
+      const actor: Actor = {
+        userId: d.user_id,
+        organizationId: dev.organizationId,
+        role: 'repartidor',
+        kind: 'repartidor',
+        sessionId: `gps-device:${dev.id}`,
+        requestId,
+        subadmin: null,
+      };
       const r = await svc.locations.ingest(tx, actor, d, [
         {
           client_point_id: `osmand:${dev.id}:${at}`,
@@ -166,7 +201,7 @@ export function gpsDeviceRoutes(app: Api, devices: ReturnType<typeof createGpsDe
         tags: ['drivers'],
         summary: 'Binds a GPS app (Traccar Client, OsmAnd protocol) to a driver; returns its token once',
         description:
-          'Its positions go into the driver\'s location ingest (GET/POST /gps/osmand/{token}). Another organization\'s driver is 404; an identifier ' +
+          "Its positions go into the driver's location ingest (GET/POST /gps/osmand/{token}). Another organization's driver is 404; an identifier " +
           'already bound (not revoked) in the organization is 409.',
         params: IdParams,
         body: Strict({ device_identifier: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._:-]+$' }) }),
@@ -183,7 +218,14 @@ export function gpsDeviceRoutes(app: Api, devices: ReturnType<typeof createGpsDe
     '/drivers/:id/gps-devices',
     {
       config: STAFF,
-      schema: { operationId: 'listGpsDevices', tags: ['drivers'], summary: "A driver's GPS devices, newest first (without tokens)", params: IdParams, querystring: Strict(PageQueryProps), response: { 200: Page(GpsDeviceOut) } },
+      schema: {
+        operationId: 'listGpsDevices',
+        tags: ['drivers'],
+        summary: "A driver's GPS devices, newest first (without tokens)",
+        params: IdParams,
+        querystring: Strict(PageQueryProps),
+        response: { 200: Page(GpsDeviceOut) },
+      },
     },
     async (req) => devices.list(actorOf(req), req.params.id, req.query),
   );
@@ -192,7 +234,13 @@ export function gpsDeviceRoutes(app: Api, devices: ReturnType<typeof createGpsDe
     '/drivers/:id/gps-devices/:deviceId',
     {
       config: STAFF,
-      schema: { operationId: 'revokeGpsDevice', tags: ['drivers'], summary: 'Revokes a GPS device (its token is refused from now on)', params: DevParams, response: { 204: Type.Null() } },
+      schema: {
+        operationId: 'revokeGpsDevice',
+        tags: ['drivers'],
+        summary: 'Revokes a GPS device (its token is refused from now on)',
+        params: DevParams,
+        response: { 204: Type.Null() },
+      },
     },
     async (req, reply) => {
       await devices.revoke(actorOf(req), req.params.id, req.params.deviceId);
@@ -209,9 +257,13 @@ export function gpsDeviceRoutes(app: Api, devices: ReturnType<typeof createGpsDe
       'The OsmAnd protocol (Traccar Client): `id`, `lat`, `lon`, `timestamp`, `speed` (knots), `bearing`, `accuracy`, `batt` in the query string or ' +
       'a form body. The token comes from POST /drivers/{id}/gps-devices; an unknown or revoked token is 401 INVALID_GPS_TOKEN, an `id` other than ' +
       'the bound identifier 404 GPS_DEVICE_UNKNOWN, a bad field 400; nothing is written then. Each fix is stored once (by device and time, so a ' +
-      'retry is a duplicate); an older fix than the driver\'s last position goes to history only.';
+      "retry is a duplicate); an older fix than the driver's last position goes to history only.";
     const handler = async (req: FastifyRequest<{ Params: { token: string }; Querystring: OsmandFields; Body: OsmandFields | undefined }>) =>
-      devices.receive(req.params.token, { ...(req.query ?? {}), ...(req.body && typeof req.body === 'object' ? req.body : {}) }, String(req.id));
+      devices.receive(
+        req.params.token,
+        { ...(req.query ?? {}), ...(req.body && typeof req.body === 'object' ? req.body : {}) },
+        String(req.id),
+      );
     for (const method of ['GET', 'POST'] as const) {
       scope.route({
         method,

@@ -108,10 +108,17 @@ async function seedLogistics(ctx: AppContext, svc: LogisticsService, demo: DemoS
   };
   await ctx.db.withTenant({ organizationId: demo.organizationId, userId: demo.users.admin }, async (tx) => {
     const territory = await createTerritory(tx, actor, { name: 'La Paz Centro', geometry: DEMO_TERRITORY });
-    const driver = await svc.drivers.create(tx, actor, { user_id: demo.users.driver, vehicle_type: 'motorcycle', territory_ids: [territory.id] });
+    const driver = await svc.drivers.create(tx, actor, {
+      user_id: demo.users.driver,
+      vehicle_type: 'motorcycle',
+      territory_ids: [territory.id],
+    });
     await svc.drivers.decide(tx, actor, driver.id, 'approve', 'demo');
     await svc.drivers.setAvailability(tx, actor, (await svc.drivers.load(tx, driver.id))!, true);
-    await svc.locations.single(tx, actor, (await svc.drivers.load(tx, driver.id))!, { location: { type: 'Point', coordinates: [-68.13, -16.5] }, client_point_id: 'seed-1' });
+    await svc.locations.single(tx, actor, (await svc.drivers.load(tx, driver.id))!, {
+      location: { type: 'Point', coordinates: [-68.13, -16.5] },
+      client_point_id: 'seed-1',
+    });
     const merchant = await svc.merchants.create(tx, actor, {
       owner_user_id: demo.users.merchant,
       name: 'Demo Store',

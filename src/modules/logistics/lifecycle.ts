@@ -8,7 +8,13 @@ import type { LogisticsService } from './service.js';
  * to `pending` (trip.unassigned, capacity released). Trips already picked up stay with him, so goods in
  * his hands still reach the customer.
  */
-export async function releaseOpenTrips(tx: Tx, actor: Actor, svc: Pick<LogisticsService, 'core'>, driverId: string, reason: string): Promise<number> {
+export async function releaseOpenTrips(
+  tx: Tx,
+  actor: Actor,
+  svc: Pick<LogisticsService, 'core'>,
+  driverId: string,
+  reason: string,
+): Promise<number> {
   const rows = await lockOpenTripsOfDriver(tx, driverId);
   for (const t of rows) await svc.core.unassign(tx, actor, t, reason, 'trip.unassigned');
   return rows.length;

@@ -32,14 +32,25 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
    * moved, the ETAs of his active trips are recomputed once for the batch (and trip.delayed raised on a crossing).
    */
   async function ingest(tx: Tx, actor: Actor, driver: Pick<DriverRow, 'id' | 'organization_id'>, points: GpsPointIn[]) {
-    if (points.length > MAX_BATCH) throw AppError.badRequest(`At most ${MAX_BATCH} points per batch`, [{ field: 'points', message: 'too many' }]);
+    if (points.length > MAX_BATCH)
+      throw AppError.badRequest(`At most ${MAX_BATCH} points per batch`, [{ field: 'points', message: 'too many' }]);
     const now = Date.now();
-    const cols = { ids: [] as string[], lons: [] as number[], lats: [] as number[], at: [] as string[], acc: [] as (number | null)[], spd: [] as (number | null)[], hdg: [] as (number | null)[] };
+    const cols = {
+      ids: [] as string[],
+      lons: [] as number[],
+      lats: [] as number[],
+      at: [] as string[],
+      acc: [] as (number | null)[],
+      spd: [] as (number | null)[],
+      hdg: [] as (number | null)[],
+    };
     points.forEach((p, i) => {
       const ll = parsePoint(p.location, `points[${i}].location`);
       const at = Date.parse(p.recorded_at);
       if (!Number.isFinite(at) || at > now + MAX_FUTURE_MS) {
-        throw AppError.badRequest('recorded_at must be a past ISO 8601 timestamp', [{ field: `points[${i}].recorded_at`, message: 'invalid or in the future' }]);
+        throw AppError.badRequest('recorded_at must be a past ISO 8601 timestamp', [
+          { field: `points[${i}].recorded_at`, message: 'invalid or in the future' },
+        ]);
       }
       cols.ids.push(p.client_point_id);
       cols.lons.push(ll.lon);
@@ -56,8 +67,12 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
     const geofence: { trip_id: string; stop: string }[] = [];
     if (r.accepted > 0 && r.active_trips > 0) {
       const stored = (r.points ?? []).map(([lon, lat, at]) => ({ lon: Number(lon), lat: Number(lat), at: new Date(at) }));
-      const moved = r.last_location_at !== null && r.latest_at !== null && new Date(r.last_location_at).getTime() === new Date(r.latest_at).getTime();
-      const latest = { location: toGeoPoint({ lon: Number(r.latest_lon), lat: Number(r.latest_lat) }), recorded_at: new Date(r.latest_at!).toISOString() };
+      const moved =
+        r.last_location_at !== null && r.latest_at !== null && new Date(r.last_location_at).getTime() === new Date(r.latest_at).getTime();
+      const latest = {
+        location: toGeoPoint({ lon: Number(r.latest_lon), lat: Number(r.latest_lat) }),
+        recorded_at: new Date(r.latest_at!).toISOString(),
+      };
       const trips = await activeTripsOfDriver(tx, driver.id);
       const settings = await getSettings(tx, driver.organization_id);
       for (const t of trips) {
@@ -71,14 +86,26 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
         // Late points (older than the position the driver already has) go to history only.
         if (moved) await core.emit(tx, actor, 'trip.location_updated', t, { ...latest, points: r.accepted });
         if (best && best.d <= settings.geofence_radius_m) {
-          const entered = await insertGeofenceEntry(tx, { organizationId: t.organization_id, tripId: t.id, stop, driverId: driver.id, distanceM: best.d, enteredAt: best.at });
+          const entered = await insertGeofenceEntry(tx, {
+            organizationId: t.organization_id,
+            tripId: t.id,
+            stop,
+            driverId: driver.id,
+            distanceM: best.d,
+            enteredAt: best.at,
+          });
           if (entered) {
             geofence.push({ trip_id: t.id, stop });
-            await core.emit(tx, actor, 'trip.geofence_entered', t, { stop, distance_m: Math.round(best.d), entered_at: best.at.toISOString() });
+            await core.emit(tx, actor, 'trip.geofence_entered', t, {
+              stop,
+              distance_m: Math.round(best.d),
+              entered_at: best.at.toISOString(),
+            });
           }
         }
       }
-      if (moved) await eta.refreshDriver(tx, actor, driver, { lon: Number(r.latest_lon), lat: Number(r.latest_lat) }, new Date(r.latest_at!), trips);
+      if (moved)
+        await eta.refreshDriver(tx, actor, driver, { lon: Number(r.latest_lon), lat: Number(r.latest_lat) }, new Date(r.latest_at!), trips);
     }
     return {
       accepted: r.accepted,
@@ -90,8 +117,15 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
   }
 
   /** One position (driver app or dispatch): a batch of one; without client_point_id the server names it. */
-  async function single(tx: Tx, actor: Actor, driver: Pick<DriverRow, 'id' | 'organization_id'>, body: Omit<GpsPointIn, 'client_point_id' | 'recorded_at'> & { client_point_id?: string; recorded_at?: string }) {
-    return ingest(tx, actor, driver, [{ ...body, client_point_id: body.client_point_id ?? `srv-${newId()}`, recorded_at: body.recorded_at ?? new Date().toISOString() }]);
+  async function single(
+    tx: Tx,
+    actor: Actor,
+    driver: Pick<DriverRow, 'id' | 'organization_id'>,
+    body: Omit<GpsPointIn, 'client_point_id' | 'recorded_at'> & { client_point_id?: string; recorded_at?: string },
+  ) {
+    return ingest(tx, actor, driver, [
+      { ...body, client_point_id: body.client_point_id ?? `srv-${newId()}`, recorded_at: body.recorded_at ?? new Date().toISOString() },
+    ]);
   }
 
   return { ingest, single };

@@ -11,7 +11,15 @@ import { newId } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { Id, IdParams, IdWith, Page, PageQueryProps, Phone, ShortText, Strict } from '../../platform/schemas.js';
 import { assertTransition } from '../../platform/state-machine.js';
-import { APPROVAL_ACTIONS, APPROVAL_TRANSITIONS, merchantOut, scopeOf, type ApprovalAction, type ApprovalStatus, type MerchantRow } from './model.js';
+import {
+  APPROVAL_ACTIONS,
+  APPROVAL_TRANSITIONS,
+  merchantOut,
+  scopeOf,
+  type ApprovalAction,
+  type ApprovalStatus,
+  type MerchantRow,
+} from './model.js';
 import * as repo from './repo/merchants.js';
 import { ApprovalStatusSchema, MerchantOut, ReasonBody } from './schemas.js';
 import { assertTerritories, territoryForPoint } from './territories.js';
@@ -44,10 +52,14 @@ export function createMerchantService(ctx: LogisticsContext) {
     const selfService = actor.kind === 'comercio';
     const ownerId = selfService ? actor.userId : input.owner_user_id;
     if (!ownerId) throw AppError.badRequest('owner_user_id is required', [{ field: 'owner_user_id', message: 'required' }]);
-    if (selfService && (input.owner_user_id && input.owner_user_id !== actor.userId)) throw AppError.forbidden('A merchant may only register himself');
-    if (selfService && input.commission_percent !== undefined) throw AppError.forbidden('The commission is set by the administration', 'FIELD_NOT_ALLOWED');
+    if (selfService && input.owner_user_id && input.owner_user_id !== actor.userId)
+      throw AppError.forbidden('A merchant may only register himself');
+    if (selfService && input.commission_percent !== undefined)
+      throw AppError.forbidden('The commission is set by the administration', 'FIELD_NOT_ALLOWED');
     if (!(await ctx.deps.identity.userExists(tx, ownerId, 'comercio'))) {
-      throw AppError.unprocessable('owner_user_id must be a user with the comercio role', 'USER_NOT_MERCHANT', [{ field: 'owner_user_id', message: 'not a comercio user' }]);
+      throw AppError.unprocessable('owner_user_id must be a user with the comercio role', 'USER_NOT_MERCHANT', [
+        { field: 'owner_user_id', message: 'not a comercio user' },
+      ]);
     }
     if (input.commission_percent !== undefined && (!PERCENT.test(input.commission_percent) || Number(input.commission_percent) > 100)) {
       throw AppError.badRequest('commission_percent must be between 0 and 100', [{ field: 'commission_percent', message: 'out of range' }]);
@@ -59,7 +71,9 @@ export function createMerchantService(ctx: LogisticsContext) {
     else if (location) territoryId = await territoryForPoint(tx, location);
     const scope = scopeOf(actor);
     if (scope && (!territoryId || !scope.includes(territoryId))) {
-      throw AppError.unprocessable('A sub-administrator must place the merchant in one of his territories', 'TERRITORY_REQUIRED', [{ field: 'territory_id', message: 'required' }]);
+      throw AppError.unprocessable('A sub-administrator must place the merchant in one of his territories', 'TERRITORY_REQUIRED', [
+        { field: 'territory_id', message: 'required' },
+      ]);
     }
     const id = newId();
     const inserted = await repo.insertMerchant(tx, {
@@ -81,7 +95,13 @@ export function createMerchantService(ctx: LogisticsContext) {
 
   async function list(tx: Tx, actor: Actor, q: { status?: ApprovalStatus; territory_id?: string; limit?: number; cursor?: string }) {
     const page = pageRequest(q);
-    const rows = await repo.listMerchants(tx, { status: q.status ?? null, territoryId: q.territory_id ?? null, scope: scopeOf(actor), after: page.after, limit: page.limit + 1 });
+    const rows = await repo.listMerchants(tx, {
+      status: q.status ?? null,
+      territoryId: q.territory_id ?? null,
+      scope: scopeOf(actor),
+      after: page.after,
+      limit: page.limit + 1,
+    });
     return toPage(rows, page, merchantOut);
   }
 
@@ -94,13 +114,20 @@ export function createMerchantService(ctx: LogisticsContext) {
     assertTransition('Merchant', APPROVAL_TRANSITIONS, status, to);
     await repo.setMerchantStatus(tx, id, to, reason ?? null, actor.userId);
     const after = (await getMerchant(tx, id))!;
-    await recordAudit(tx, actor, { action: `merchant.${to}`, entityType: 'merchant', entityId: id, before: merchantOut(before), after: merchantOut(after) });
+    await recordAudit(tx, actor, {
+      action: `merchant.${to}`,
+      entityType: 'merchant',
+      entityId: id,
+      before: merchantOut(before),
+      after: merchantOut(after),
+    });
     return after;
   }
 
   /** Sets the platform commission of a merchant (callers enforce their own bounds); audited. */
   async function setMerchantCommission(tx: Tx, actor: Actor, merchantId: string, percent: string): Promise<MerchantRow> {
-    if (!PERCENT.test(percent) || Number(percent) > 100) throw AppError.badRequest('commission_percent must be between 0 and 100', [{ field: 'commission_percent', message: 'out of range' }]);
+    if (!PERCENT.test(percent) || Number(percent) > 100)
+      throw AppError.badRequest('commission_percent must be between 0 and 100', [{ field: 'commission_percent', message: 'out of range' }]);
     const before = await getScoped(tx, actor, merchantId);
     await repo.setCommission(tx, merchantId, percent);
     const after = (await getMerchant(tx, merchantId))!;
@@ -118,7 +145,8 @@ export function createMerchantService(ctx: LogisticsContext) {
   const requests = {
     list: (actor: Actor, q: Parameters<typeof list>[2]) => ctx.db.withTenant(actor, (tx) => list(tx, actor, q)),
     create: (actor: Actor, input: NewMerchant) => ctx.db.withTenant(actor, (tx) => create(tx, actor, input)),
-    decide: (actor: Actor, id: string, action: ApprovalAction, reason?: string) => ctx.db.withTenant(actor, (tx) => decide(tx, actor, id, action, reason)),
+    decide: (actor: Actor, id: string, action: ApprovalAction, reason?: string) =>
+      ctx.db.withTenant(actor, (tx) => decide(tx, actor, id, action, reason)),
   };
 
   return { getMerchant, merchantOfUser, getScoped, create, list, decide, setMerchantCommission, requests };
@@ -159,7 +187,11 @@ export function merchantRoutes(app: Api, _ctx: AppContext, svc: MerchantService)
           'owner_user_id must be a `comercio` user (422 USER_NOT_MERCHANT); one merchant per user (409 MERCHANT_EXISTS). Without territory_id the ' +
           'territory is the oldest active one covering `location`. commission_percent defaults to 10.00 and only staff may set it.',
         body: Strict({
-          owner_user_id: Type.Optional(IdWith('required for staff (missing: 400 VALIDATION_FAILED); a comercio user registering himself omits it or sends his own id (another: 403)')),
+          owner_user_id: Type.Optional(
+            IdWith(
+              'required for staff (missing: 400 VALIDATION_FAILED); a comercio user registering himself omits it or sends his own id (another: 403)',
+            ),
+          ),
           name: ShortText(120),
           phone: Type.Optional(Phone),
           address: Type.Optional(ShortText(300)),

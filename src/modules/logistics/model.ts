@@ -159,7 +159,12 @@ export const RECIPIENT_CONTACT_STATUSES: TripStatus[] = ['accepted', 'picked_up'
 
 /** The recipient's phone and name go to the trip's own driver while he carries it (not for an offer, not afterwards). */
 export function recipientContactVisible(t: Pick<TripRow, 'status' | 'driver_user_id'>, viewer: Pick<Actor, 'userId' | 'kind'>): boolean {
-  return viewer.kind === 'repartidor' && !!t.driver_user_id && t.driver_user_id === viewer.userId && RECIPIENT_CONTACT_STATUSES.includes(t.status);
+  return (
+    viewer.kind === 'repartidor' &&
+    !!t.driver_user_id &&
+    t.driver_user_id === viewer.userId &&
+    RECIPIENT_CONTACT_STATUSES.includes(t.status)
+  );
 }
 
 /**
@@ -168,11 +173,17 @@ export function recipientContactVisible(t: Pick<TripRow, 'status' | 'driver_user
  */
 export function lateBySeconds(t: Pick<TripRow, 'promised_at' | 'eta_dropoff_at' | 'completed_at' | 'status' | 'driver_id'>): number | null {
   if (!t.promised_at) return null;
-  const at = t.status === 'completed' ? t.completed_at : ACTIVE_STATUSES.includes(t.status) && t.status !== 'returning' && t.driver_id ? t.eta_dropoff_at : null;
+  const at =
+    t.status === 'completed'
+      ? t.completed_at
+      : ACTIVE_STATUSES.includes(t.status) && t.status !== 'returning' && t.driver_id
+        ? t.eta_dropoff_at
+        : null;
   return at ? Math.round((new Date(at).getTime() - new Date(t.promised_at).getTime()) / 1000) : null;
 }
 
-export const lonLatOf = (lon: number | null, lat: number | null): LonLat | null => (lon === null || lat === null ? null : { lon: Number(lon), lat: Number(lat) });
+export const lonLatOf = (lon: number | null, lat: number | null): LonLat | null =>
+  lon === null || lat === null ? null : { lon: Number(lon), lat: Number(lat) };
 
 export function driverOut(d: DriverRow): Static<typeof DriverOut> {
   return {

@@ -11,7 +11,12 @@ export async function expireOffers(ctx: AppContext, svc: LogisticsService, now: 
   const due = await ctx.db.withSystem((tx) => dueOffers(tx, now, batch));
   let handled = 0;
   for (const r of due) {
-    if (await ctx.db.withTenant({ organizationId: r.organization_id, userId: null }, (tx) => svc.assignment.expireOffer(tx, { tripId: r.id, assignedAt: r.assigned_at }, now))) handled++;
+    if (
+      await ctx.db.withTenant({ organizationId: r.organization_id, userId: null }, (tx) =>
+        svc.assignment.expireOffer(tx, { tripId: r.id, assignedAt: r.assigned_at }, now),
+      )
+    )
+      handled++;
   }
   return handled;
 }

@@ -96,7 +96,11 @@ export async function driversForPlanning(tx: Tx, actor: Actor, f: { driverIds?: 
  * Locks the trips, then the drivers (each in id order: the order manual assignment takes, trip then
  * driver, so a batch commit and a manual assignment cannot deadlock) and returns their current state.
  */
-export async function lockForPlanCommit(tx: Tx, tripIds: string[], driverIds: string[]): Promise<{ trips: PlanningTrip[]; drivers: PlanningDriver[] }> {
+export async function lockForPlanCommit(
+  tx: Tx,
+  tripIds: string[],
+  driverIds: string[],
+): Promise<{ trips: PlanningTrip[]; drivers: PlanningDriver[] }> {
   const locked = await repo.lockForPlanCommit(tx, tripIds, driverIds);
   return { trips: locked.trips.map(tripOf), drivers: locked.drivers.map(driverOf) };
 }

@@ -22,15 +22,28 @@ export interface OrgSpeeds {
  * A delivery window as given (ISO strings or dates, either may be absent): it must end after it starts and end in the
  * future, else 422 (WINDOW_INVALID, PROMISE_IN_PAST) before anything is written.
  */
-export function validateWindow(after: Date | string | null, before: Date | string | null, now: Date): { after: Date | null; before: Date | null } {
+export function validateWindow(
+  after: Date | string | null,
+  before: Date | string | null,
+  now: Date,
+): { after: Date | null; before: Date | null } {
   const a = after === null ? null : new Date(after);
   const b = before === null ? null : new Date(before);
-  if ((a && Number.isNaN(a.getTime())) || (b && Number.isNaN(b.getTime()))) throw AppError.badRequest('deliver_after and deliver_before must be ISO 8601 timestamps');
-  if (a && !b) throw AppError.unprocessable('A delivery window needs deliver_before', 'WINDOW_INVALID', [{ field: 'deliver_before', message: 'required with deliver_after' }]);
+  if ((a && Number.isNaN(a.getTime())) || (b && Number.isNaN(b.getTime())))
+    throw AppError.badRequest('deliver_after and deliver_before must be ISO 8601 timestamps');
+  if (a && !b)
+    throw AppError.unprocessable('A delivery window needs deliver_before', 'WINDOW_INVALID', [
+      { field: 'deliver_before', message: 'required with deliver_after' },
+    ]);
   if (a && b && b.getTime() <= a.getTime()) {
-    throw AppError.unprocessable('The delivery window ends before it starts', 'WINDOW_INVALID', [{ field: 'deliver_before', message: 'must be after deliver_after' }]);
+    throw AppError.unprocessable('The delivery window ends before it starts', 'WINDOW_INVALID', [
+      { field: 'deliver_before', message: 'must be after deliver_after' },
+    ]);
   }
-  if (b && b.getTime() <= now.getTime()) throw AppError.unprocessable('The promised time is in the past', 'PROMISE_IN_PAST', [{ field: 'deliver_before', message: 'must be in the future' }]);
+  if (b && b.getTime() <= now.getTime())
+    throw AppError.unprocessable('The promised time is in the past', 'PROMISE_IN_PAST', [
+      { field: 'deliver_before', message: 'must be in the future' },
+    ]);
   return { after: a, before: b };
 }
 
@@ -38,7 +51,10 @@ export function validateWindow(after: Date | string | null, before: Date | strin
 export function validatePromise(promisedAt: Date | string, now: Date): Date {
   const p = new Date(promisedAt);
   if (Number.isNaN(p.getTime())) throw AppError.badRequest('promised_at must be an ISO 8601 timestamp');
-  if (p.getTime() <= now.getTime()) throw AppError.unprocessable('The promised time is in the past', 'PROMISE_IN_PAST', [{ field: 'promised_at', message: 'must be in the future' }]);
+  if (p.getTime() <= now.getTime())
+    throw AppError.unprocessable('The promised time is in the past', 'PROMISE_IN_PAST', [
+      { field: 'promised_at', message: 'must be in the future' },
+    ]);
   return p;
 }
 
@@ -56,7 +72,11 @@ export function createPromises(ctx: LogisticsContext) {
     return cache.get(`${organizationId}|${settings.average_speed_kmh}`, async () => {
       const rows = await speedSamples(tx, new Date(Date.now() - LEARN_WINDOW_MS), LEARN_LIMIT);
       const timeZone = (await ctx.deps.organizations.settingsIn(tx)).timezone;
-      const samples = rows.map((r) => ({ territoryId: r.territory_id, hourOfWeek: hourOfWeek(new Date(r.picked_up_at), timeZone), speedMps: r.speed_mps }));
+      const samples = rows.map((r) => ({
+        territoryId: r.territory_id,
+        hourOfWeek: hourOfWeek(new Date(r.picked_up_at), timeZone),
+        speedMps: r.speed_mps,
+      }));
       return { model: learnSpeeds(samples, settings.average_speed_kmh), timeZone };
     });
   }
@@ -68,7 +88,11 @@ export function createPromises(ctx: LogisticsContext) {
    * The promise of a delivery starting at `start`: + the branch's preparation + travel pickup → dropoff at the learned
    * speed + the organization's dispatch buffer.
    */
-  async function estimate(tx: Tx, organizationId: string, q: { territoryId: string | null; pickup: LonLat; dropoff: LonLat; start: Date; preparationMin: number }): Promise<Date> {
+  async function estimate(
+    tx: Tx,
+    organizationId: string,
+    q: { territoryId: string | null; pickup: LonLat; dropoff: LonLat; start: Date; preparationMin: number },
+  ): Promise<Date> {
     const settings = await getSettings(tx, organizationId);
     const s = await speeds(tx, organizationId, settings);
     const travelS = travelSeconds(q.pickup, q.dropoff, s.model, q.territoryId, q.start, s.timeZone);

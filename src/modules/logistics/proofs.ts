@@ -28,26 +28,39 @@ export interface VerifyInput {
  * The cash step of a delivery: a trip with cash to collect needs the amount collected (> 0); a different amount needs a reason
  * (recorded as a discrepancy for review); a trip without cash, or the pickup, takes no cash. Returns the trip's cash effect.
  */
-export function cashStep(t: Pick<TripRow, 'cash_to_collect'>, stage: Stage, input: Pick<VerifyInput, 'cash_collected' | 'cash_discrepancy_reason'>) {
+export function cashStep(
+  t: Pick<TripRow, 'cash_to_collect'>,
+  stage: Stage,
+  input: Pick<VerifyInput, 'cash_collected' | 'cash_discrepancy_reason'>,
+) {
   const expected = money(t.cash_to_collect);
   if (stage === 'pickup' || expected.isZero()) {
     if (input.cash_collected !== undefined || input.cash_discrepancy_reason !== undefined) {
-      throw AppError.unprocessable('This step collects no cash', 'NO_CASH_TO_COLLECT', [{ field: 'cash_collected', message: 'only at the delivery of a trip with cash_to_collect' }]);
+      throw AppError.unprocessable('This step collects no cash', 'NO_CASH_TO_COLLECT', [
+        { field: 'cash_collected', message: 'only at the delivery of a trip with cash_to_collect' },
+      ]);
     }
     return null;
   }
   if (input.cash_collected === undefined) {
-    throw AppError.unprocessable(`This delivery collects ${formatMoney(expected)} in cash: send cash_collected`, 'CASH_COLLECTION_REQUIRED', [
-      { field: 'cash_collected', message: `required (cash_to_collect ${formatMoney(expected)})` },
-    ]);
+    throw AppError.unprocessable(
+      `This delivery collects ${formatMoney(expected)} in cash: send cash_collected`,
+      'CASH_COLLECTION_REQUIRED',
+      [{ field: 'cash_collected', message: `required (cash_to_collect ${formatMoney(expected)})` }],
+    );
   }
   const collected = money(input.cash_collected);
-  if (!collected.gt(0)) throw AppError.unprocessable('cash_collected must be > 0 (a delivery that collects nothing is a failed delivery)', 'INVALID_AMOUNT', [{ field: 'cash_collected', message: 'must be > 0' }]);
+  if (!collected.gt(0))
+    throw AppError.unprocessable('cash_collected must be > 0 (a delivery that collects nothing is a failed delivery)', 'INVALID_AMOUNT', [
+      { field: 'cash_collected', message: 'must be > 0' },
+    ]);
   const differs = !collected.eq(expected);
   if (differs && !input.cash_discrepancy_reason) {
-    throw AppError.unprocessable(`The cash collected differs from ${formatMoney(expected)}: say why in cash_discrepancy_reason`, 'CASH_DISCREPANCY_REASON_REQUIRED', [
-      { field: 'cash_discrepancy_reason', message: 'required when cash_collected differs from cash_to_collect' },
-    ]);
+    throw AppError.unprocessable(
+      `The cash collected differs from ${formatMoney(expected)}: say why in cash_discrepancy_reason`,
+      'CASH_DISCREPANCY_REASON_REQUIRED',
+      [{ field: 'cash_discrepancy_reason', message: 'required when cash_collected differs from cash_to_collect' }],
+    );
   }
   return { cash: { collected: formatMoney(collected), discrepancyReason: differs ? input.cash_discrepancy_reason! : null } };
 }
@@ -55,8 +68,22 @@ export function cashStep(t: Pick<TripRow, 'cash_to_collect'>, stage: Stage, inpu
 export type VerifyOutcome = { ok: true; trip: TripRow } | { ok: false; error: AppError };
 
 const STAGES = {
-  pickup: { from: 'accepted', to: 'picked_up', pin: 'pickup_pin', attempts: 'pickup_pin_attempts', purpose: 'pickup_evidence', event: 'trip.pickup_verified' },
-  delivery: { from: 'in_transit', to: 'completed', pin: 'delivery_pin', attempts: 'delivery_pin_attempts', purpose: 'delivery_evidence', event: 'trip.delivery_verified' },
+  pickup: {
+    from: 'accepted',
+    to: 'picked_up',
+    pin: 'pickup_pin',
+    attempts: 'pickup_pin_attempts',
+    purpose: 'pickup_evidence',
+    event: 'trip.pickup_verified',
+  },
+  delivery: {
+    from: 'in_transit',
+    to: 'completed',
+    pin: 'delivery_pin',
+    attempts: 'delivery_pin_attempts',
+    purpose: 'delivery_evidence',
+    event: 'trip.delivery_verified',
+  },
 } as const;
 
 export type { ProofRow } from './repo/proofs.js';
@@ -85,13 +112,21 @@ export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: 
     if (t.status !== s.from) throw AppError.invalidTransition('Trip', t.status, s.to);
     if (t[s.attempts] >= PIN_MAX_ATTEMPTS) throw pinLocked(stage);
     const cash = cashStep(t, stage, input);
-    if (input.evidence) await assertObjectLink(ctx, tx, actor, input.evidence.storage_key, [s.purpose], { tripId: t.id, stage, proofType: input.evidence.type });
+    if (input.evidence)
+      await assertObjectLink(ctx, tx, actor, input.evidence.storage_key, [s.purpose], {
+        tripId: t.id,
+        stage,
+        proofType: input.evidence.type,
+      });
     if (!safeEqual(input.pin, t[s.pin])) {
       const left = PIN_MAX_ATTEMPTS - (await countWrongPin(tx, t.id, stage));
       if (left === 0) await exceptions.pinLocked(tx, actor, t, stage);
       return {
         ok: false,
-        error: left <= 0 ? pinLocked(stage) : new AppError(422, 'INVALID_PIN', `The ${stage} PIN is wrong`, undefined, { attempts_remaining: left }),
+        error:
+          left <= 0
+            ? pinLocked(stage)
+            : new AppError(422, 'INVALID_PIN', `The ${stage} PIN is wrong`, undefined, { attempts_remaining: left }),
       };
     }
     const after = await core.move(tx, t, s.to, cash ? { effect: cash } : {});
@@ -106,13 +141,22 @@ export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: 
       driverId: driver.id,
       verifiedByUserId: actor.userId,
     });
-    await core.emit(tx, actor, s.event, after, { stage, evidence: input.evidence ? { type: input.evidence.type, storage_key: input.evidence.storage_key } : null });
+    await core.emit(tx, actor, s.event, after, {
+      stage,
+      evidence: input.evidence ? { type: input.evidence.type, storage_key: input.evidence.storage_key } : null,
+    });
     if (stage === 'delivery') {
       await core.releaseDriver(tx, t.driver_id);
       await core.emit(tx, actor, 'trip.completed', after, {
         delivery_fee: after.delivery_fee,
         driver_earning: after.driver_earning,
-        ...(cash ? { cash_to_collect: after.cash_to_collect, cash_collected: after.cash_collected, cash_discrepancy_reason: after.cash_discrepancy_reason } : {}),
+        ...(cash
+          ? {
+              cash_to_collect: after.cash_to_collect,
+              cash_collected: after.cash_collected,
+              cash_discrepancy_reason: after.cash_discrepancy_reason,
+            }
+          : {}),
       });
     }
     return { ok: true, trip: after };
@@ -124,4 +168,10 @@ export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: 
 }
 
 const pinLocked = (stage: Stage) =>
-  new AppError(423, 'PIN_LOCKED', `The ${stage} PIN is locked after ${PIN_MAX_ATTEMPTS} wrong attempts; dispatch must reset it`, undefined, { attempts_remaining: 0 });
+  new AppError(
+    423,
+    'PIN_LOCKED',
+    `The ${stage} PIN is locked after ${PIN_MAX_ATTEMPTS} wrong attempts; dispatch must reset it`,
+    undefined,
+    { attempts_remaining: 0 },
+  );

@@ -76,7 +76,8 @@ export function recipientLinkRoutes(app: Api, ctx: AppContext, svc: LogisticsSer
       schema: {
         operationId: 'issueTripRecipientLink',
         tags: ['trips'],
-        summary: "Get or create the recipient tracking link; reissue it only when asked (the link already sent then stops working); audited",
+        summary:
+          'Get or create the recipient tracking link; reissue it only when asked (the link already sent then stops working); audited',
         description:
           'Without `reissue` (or with `reissue: false`) an existing live link is **kept and returned with 200**: the link the recipient already ' +
           'has goes on working (a different `recipient_phone` updates the phone his messages go to; the URL does not change). With no live link ' +
@@ -86,7 +87,11 @@ export function recipientLinkRoutes(app: Api, ctx: AppContext, svc: LogisticsSer
         params: TripParams,
         body: Strict({
           recipient_phone: Type.Optional(Phone),
-          reissue: Type.Optional(Type.Boolean({ description: 'default false; true: revoke the live link (the one already sent stops working) and issue a new one' })),
+          reissue: Type.Optional(
+            Type.Boolean({
+              description: 'default false; true: revoke the live link (the one already sent stops working) and issue a new one',
+            }),
+          ),
         }),
         response: {
           200: LinkOut, // the existing live link, kept (not reissued)
@@ -95,7 +100,12 @@ export function recipientLinkRoutes(app: Api, ctx: AppContext, svc: LogisticsSer
       },
     },
     async (req, reply) => {
-      const { created, link } = await trips.issueRecipientLink(actorOf(req), req.params.id, req.body?.recipient_phone ?? null, req.body?.reissue === true);
+      const { created, link } = await trips.issueRecipientLink(
+        actorOf(req),
+        req.params.id,
+        req.body?.recipient_phone ?? null,
+        req.body?.reissue === true,
+      );
       return reply.code(created ? 201 : 200).send(link);
     },
   );
@@ -125,7 +135,8 @@ export function recipientLinkRoutes(app: Api, ctx: AppContext, svc: LogisticsSer
       schema: {
         operationId: 'getPublicTracking',
         tags: ['trips'],
-        summary: 'What a recipient without an account sees from his link: status, ETA, the driver on the map while active, the delivery PIN',
+        summary:
+          'What a recipient without an account sees from his link: status, ETA, the driver on the map while active, the delivery PIN',
         description:
           `No login. An unknown, forged, revoked or expired link (${LINK_HOURS_AFTER_END} hours after the trip ended) is 404, all alike. ` +
           `At most ${PUBLIC_TRACKING_PER_MINUTE} requests per minute per client address (429 RATE_LIMITED with Retry-After).`,
@@ -137,10 +148,16 @@ export function recipientLinkRoutes(app: Api, ctx: AppContext, svc: LogisticsSer
       // Per client address, shared by every instance: enough for a recipient's page refreshing, not for guessing.
       const { weighted, resetSeconds } = await countRequest(ctx.db, `public-tracking:ip:${req.ip}`);
       if (weighted > PUBLIC_TRACKING_PER_MINUTE) {
-        throw new AppError(429, 'RATE_LIMITED', `At most ${PUBLIC_TRACKING_PER_MINUTE} tracking requests per minute from one address; retry in ${resetSeconds} s`, undefined, {
-          retry_after: resetSeconds,
-          limit: PUBLIC_TRACKING_PER_MINUTE,
-        });
+        throw new AppError(
+          429,
+          'RATE_LIMITED',
+          `At most ${PUBLIC_TRACKING_PER_MINUTE} tracking requests per minute from one address; retry in ${resetSeconds} s`,
+          undefined,
+          {
+            retry_after: resetSeconds,
+            limit: PUBLIC_TRACKING_PER_MINUTE,
+          },
+        );
       }
       const view = await svc.recipientLinks.publicView(req.params.token);
       if (!view) throw AppError.notFound('Tracking link');

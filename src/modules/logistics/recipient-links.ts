@@ -40,7 +40,8 @@ function tokenOf(keys: SigningKeys, row: Pick<RecipientLinkRow, 'organization_id
 
 /** Ids are UUIDs: 32 hex digits in the token keep the link short (under the 100-character path parameter limit). */
 const compact = (uuid: string) => uuid.replace(/-/g, '');
-const expand = (hex: string) => (/^[0-9a-f]{32}$/.test(hex) ? `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}` : null);
+const expand = (hex: string) =>
+  /^[0-9a-f]{32}$/.test(hex) ? `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}` : null;
 
 const sameMac = (given: string, expected: string) => {
   const a = Buffer.from(given);
@@ -95,10 +96,18 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
    * working) unless `reissue` is asked, which revokes it and issues a new one. A different `recipientPhone` on a
    * kept link updates the phone the messages go to. `created` says whether a new link was made.
    */
-  async function ensure(tx: Tx, actor: Pick<Actor, 'userId' | 'organizationId' | 'requestId'>, t: TripRow, recipientPhone: string | null, reissue: boolean): Promise<{ link: RecipientLinkRow; created: boolean }> {
+  async function ensure(
+    tx: Tx,
+    actor: Pick<Actor, 'userId' | 'organizationId' | 'requestId'>,
+    t: TripRow,
+    recipientPhone: string | null,
+    reissue: boolean,
+  ): Promise<{ link: RecipientLinkRow; created: boolean }> {
     const existing = reissue ? null : await current(tx, t.id);
     if (!existing) return { link: await issue(tx, actor, t, recipientPhone), created: true };
-    if (recipientPhone) recipientPhone = (await normalizePhones(tx, t.organization_id, { recipient_phone: recipientPhone }, ['recipient_phone'])).recipient_phone;
+    if (recipientPhone)
+      recipientPhone = (await normalizePhones(tx, t.organization_id, { recipient_phone: recipientPhone }, ['recipient_phone']))
+        .recipient_phone;
     if (!recipientPhone || recipientPhone === existing.recipient_phone) return { link: existing, created: false };
     const link = await repo.setLinkPhone(tx, existing.id, recipientPhone);
     await recordAudit(tx, actor, {
@@ -115,9 +124,17 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
    * A new live link for the trip (the previous one, if any, is revoked), in the caller's transaction; the
    * `recipientLinkIssued` hook then runs (recipient messages: the confirmation with the link).
    */
-  async function issue(tx: Tx, actor: Pick<Actor, 'userId' | 'organizationId' | 'requestId'>, t: TripRow, recipientPhone: string | null, recipientName: string | null = null): Promise<RecipientLinkRow> {
+  async function issue(
+    tx: Tx,
+    actor: Pick<Actor, 'userId' | 'organizationId' | 'requestId'>,
+    t: TripRow,
+    recipientPhone: string | null,
+    recipientName: string | null = null,
+  ): Promise<RecipientLinkRow> {
     // Stored in E.164 (the organization's default country for a national number): the outbox sends to it.
-    if (recipientPhone) recipientPhone = (await normalizePhones(tx, t.organization_id, { recipient_phone: recipientPhone }, ['recipient_phone'])).recipient_phone;
+    if (recipientPhone)
+      recipientPhone = (await normalizePhones(tx, t.organization_id, { recipient_phone: recipientPhone }, ['recipient_phone']))
+        .recipient_phone;
     const previous = await current(tx, t.id);
     if (previous) await repo.revokeLink(tx, previous.id);
     const link = await repo.insertLink(tx, {
@@ -129,7 +146,12 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
       createdByUserId: actor.userId ?? null,
       tokenVersion: TOKEN_VERSION,
     });
-    await recordAudit(tx, actor, { action: previous ? 'trip.recipient_link_reissued' : 'trip.recipient_link_issued', entityType: 'trip', entityId: t.id, after: { link_id: link.id } });
+    await recordAudit(tx, actor, {
+      action: previous ? 'trip.recipient_link_reissued' : 'trip.recipient_link_issued',
+      entityType: 'trip',
+      entityId: t.id,
+      after: { link_id: link.id },
+    });
     await on.recipientLinkIssued.run(tx, { organizationId: t.organization_id, tripId: t.id, reissued: previous !== null });
     return link;
   }
@@ -150,7 +172,10 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
    * The organization, trip and phone of a valid live link's token (the recipient acting from his link), or null,
    * in a transaction of its own under the token's organization.
    */
-  async function resolve(token: string, now = new Date()): Promise<{ organizationId: string; tripId: string; phone: string | null } | null> {
+  async function resolve(
+    token: string,
+    now = new Date(),
+  ): Promise<{ organizationId: string; tripId: string; phone: string | null } | null> {
     const parsed = parseToken(ctx.config.keys, token);
     if (!parsed) return null;
     return ctx.db.withTenant({ organizationId: parsed.organizationId, userId: null }, async (tx) => {

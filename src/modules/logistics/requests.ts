@@ -40,7 +40,8 @@ type Location = Parameters<LocationIngest['single']>[3];
 export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
   const { drivers, core } = svc;
   /** The caller's own driver profile (404 DRIVER_PROFILE_NOT_FOUND without one) and the work done as him, in one transaction. */
-  const asDriver = <T>(actor: Actor, fn: (tx: Tx, d: DriverRow) => Promise<T>) => ctx.db.withTenant(actor, async (tx) => fn(tx, await drivers.self(tx, actor)));
+  const asDriver = <T>(actor: Actor, fn: (tx: Tx, d: DriverRow) => Promise<T>) =>
+    ctx.db.withTenant(actor, async (tx) => fn(tx, await drivers.self(tx, actor)));
 
   const trips = {
     list: (actor: Actor, q: TripListQuery) => ctx.db.readTenant(actor, (tx) => listTrips(tx, actor, q)),
@@ -52,18 +53,27 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
         if (input.promised_at) validatePromise(input.promised_at, new Date());
         validateWindow(input.deliver_after ?? null, input.deliver_before ?? null, new Date());
         const work = async () => ({ status: 201, body: tripOut(await svc.createTrip(tx, actor, input), actor) });
-        return idempotency ? once(tx, { organizationId: actor.organizationId, scope: `trips.create:${actor.userId}`, ...idempotency }, work) : work();
+        return idempotency
+          ? once(tx, { organizationId: actor.organizationId, scope: `trips.create:${actor.userId}`, ...idempotency }, work)
+          : work();
       }),
     assign: (actor: Actor, id: string, driverId: string, cashLimitOverride?: CashLimitOverride) =>
       ctx.db.withTenant(actor, (tx) => svc.assignment.assignDriver(tx, actor, id, driverId, { cashLimitOverride })),
-    dispatchStatus: (actor: Actor, id: string, body: Parameters<TripCore['dispatchStatus']>[3]) => ctx.db.withTenant(actor, (tx) => core.dispatchStatus(tx, actor, id, body)),
-    changePromise: (actor: Actor, id: string, body: Parameters<TripCore['changePromise']>[3]) => ctx.db.withTenant(actor, (tx) => core.changePromise(tx, actor, id, body)),
-    updateCoordinates: (actor: Actor, id: string, body: Parameters<TripCore['updateCoordinates']>[3]) => ctx.db.withTenant(actor, (tx) => core.updateCoordinates(tx, actor, id, body)),
+    dispatchStatus: (actor: Actor, id: string, body: Parameters<TripCore['dispatchStatus']>[3]) =>
+      ctx.db.withTenant(actor, (tx) => core.dispatchStatus(tx, actor, id, body)),
+    changePromise: (actor: Actor, id: string, body: Parameters<TripCore['changePromise']>[3]) =>
+      ctx.db.withTenant(actor, (tx) => core.changePromise(tx, actor, id, body)),
+    updateCoordinates: (actor: Actor, id: string, body: Parameters<TripCore['updateCoordinates']>[3]) =>
+      ctx.db.withTenant(actor, (tx) => core.updateCoordinates(tx, actor, id, body)),
     candidates: (actor: Actor, id: string, q: { radius_m?: number; limit?: number }) =>
       ctx.db.withTenant(actor, async (tx) => {
         const t = await core.getScoped(tx, actor, id);
         const radius = q.radius_m ?? (await getSettings(tx, actor.organizationId)).auto_assign_radius_m;
-        return { trip_id: t.id, radius_m: radius, data: await svc.assignment.candidates(tx, actor, t, { radius_m: radius, limit: q.limit }) };
+        return {
+          trip_id: t.id,
+          radius_m: radius,
+          data: await svc.assignment.candidates(tx, actor, t, { radius_m: radius, limit: q.limit }),
+        };
       }),
     autoAssign: (actor: Actor, id: string) => ctx.db.withTenant(actor, (tx) => svc.assignment.autoAssign(tx, actor, id)),
     tracking: (actor: Actor, id: string) => ctx.db.withTenant(actor, async (tx) => tracking(tx, await core.getScoped(tx, actor, id))),
@@ -73,7 +83,8 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
         return { data: (await svc.proofs.list(tx, t.id)).map(proofOut) };
       }),
     /** A wrong PIN is committed (it counts) and returned as the outcome's error, which the route throws. */
-    verify: (actor: Actor, id: string, stage: Stage, input: VerifyInput) => asDriver(actor, (tx, d) => svc.proofs.verify(tx, actor, d, id, stage, input)),
+    verify: (actor: Actor, id: string, stage: Stage, input: VerifyInput) =>
+      asDriver(actor, (tx, d) => svc.proofs.verify(tx, actor, d, id, stage, input)),
     recipientLink: (actor: Actor, id: string) =>
       ctx.db.withTenant(actor, async (tx) => {
         const t = await core.getScoped(tx, actor, id);
@@ -85,8 +96,10 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
     issueRecipientLink: (actor: Actor, id: string, recipientPhone: string | null, reissue: boolean) =>
       ctx.db.withTenant(actor, async (tx) => {
         const t = await core.getScoped(tx, actor, id, true);
-        if (t.customer_user_id) throw AppError.unprocessable('The recipient has an account and follows the trip in the app', 'RECIPIENT_HAS_ACCOUNT');
-        if (t.completed_at || t.cancelled_at) throw AppError.conflict(`The trip is ${t.status}`, 'INVALID_STATE', { current_status: t.status });
+        if (t.customer_user_id)
+          throw AppError.unprocessable('The recipient has an account and follows the trip in the app', 'RECIPIENT_HAS_ACCOUNT');
+        if (t.completed_at || t.cancelled_at)
+          throw AppError.conflict(`The trip is ${t.status}`, 'INVALID_STATE', { current_status: t.status });
         const { link, created } = await svc.recipientLinks.ensure(tx, actor, t, recipientPhone, reissue);
         return { created, link: svc.recipientLinks.linkOut(link, t) };
       }),
@@ -98,9 +111,11 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
   };
 
   const staff = {
-    listDrivers: (actor: Actor, q: PageQuery & { status?: ApprovalStatus; available?: boolean; territory_id?: string }) => ctx.db.readTenant(actor, (tx) => drivers.list(tx, actor, q)),
+    listDrivers: (actor: Actor, q: PageQuery & { status?: ApprovalStatus; available?: boolean; territory_id?: string }) =>
+      ctx.db.readTenant(actor, (tx) => drivers.list(tx, actor, q)),
     createDriver: (actor: Actor, input: NewDriver) => ctx.db.withTenant(actor, (tx) => drivers.create(tx, actor, input)),
-    nearbyDrivers: (actor: Actor, q: Parameters<DriverService['nearby']>[2]) => ctx.db.readTenant(actor, (tx) => drivers.nearby(tx, actor, q)),
+    nearbyDrivers: (actor: Actor, q: Parameters<DriverService['nearby']>[2]) =>
+      ctx.db.readTenant(actor, (tx) => drivers.nearby(tx, actor, q)),
     /** A suspended driver also gives back the trips he has not picked up. */
     decideDriver: (actor: Actor, id: string, action: ApprovalAction, reason?: string) =>
       ctx.db.withTenant(actor, async (tx) => {
@@ -117,8 +132,10 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
         if (body.locked === true) return drivers.setAvailabilityLock(tx, actor, d, true, body.reason);
         return drivers.setAvailability(tx, actor, d, body.available);
       }),
-    updateDriver: (actor: Actor, id: string, input: Parameters<DriverService['update']>[3]) => ctx.db.withTenant(actor, (tx) => drivers.update(tx, actor, id, input)),
-    recordDriverLocation: (actor: Actor, id: string, body: Location) => ctx.db.withTenant(actor, async (tx) => svc.locations.single(tx, actor, await drivers.getScoped(tx, actor, id), body)),
+    updateDriver: (actor: Actor, id: string, input: Parameters<DriverService['update']>[3]) =>
+      ctx.db.withTenant(actor, (tx) => drivers.update(tx, actor, id, input)),
+    recordDriverLocation: (actor: Actor, id: string, body: Location) =>
+      ctx.db.withTenant(actor, async (tx) => svc.locations.single(tx, actor, await drivers.getScoped(tx, actor, id), body)),
     dispatchBoard: (actor: Actor) => ctx.db.withTenant(actor, (tx) => dispatchBoard(tx, actor)),
     liveMap: (actor: Actor) => ctx.db.readTenant(actor, (tx) => liveMap(tx, actor)),
   };
@@ -129,16 +146,19 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
         const s = await getSettings(tx, actor.organizationId);
         return { ...driverOut(d), geofence_radius_m: s.geofence_radius_m, acceptance_timeout_s: s.acceptance_timeout_s };
       }),
-    trips: (actor: Actor, q: PageQuery & { status?: TripStatus }) => asDriver(actor, (tx, d) => listTrips(tx, actor, { ...q, driver_id: d.id })),
+    trips: (actor: Actor, q: PageQuery & { status?: TripStatus }) =>
+      asDriver(actor, (tx, d) => listTrips(tx, actor, { ...q, driver_id: d.id })),
     setAvailability: (actor: Actor, available: boolean) => asDriver(actor, (tx, d) => drivers.setAvailability(tx, actor, d, available)),
     location: (actor: Actor, body: Location) => asDriver(actor, (tx, d) => svc.locations.single(tx, actor, d, body)),
     locations: (actor: Actor, points: GpsPointIn[]) => asDriver(actor, (tx, d) => svc.locations.ingest(tx, actor, d, points)),
     accept: (actor: Actor, id: string) => asDriver(actor, (tx, d) => svc.assignment.accept(tx, actor, d, id)),
     reject: (actor: Actor, id: string, reason?: string) => asDriver(actor, (tx, d) => svc.assignment.reject(tx, actor, d, id, reason)),
     startDelivery: (actor: Actor, id: string) => asDriver(actor, (tx, d) => svc.assignment.startDelivery(tx, actor, d, id)),
-    failDelivery: (actor: Actor, id: string, input: FailDeliveryInput) => asDriver(actor, (tx, d) => svc.failedDelivery.fail(tx, actor, d, id, input)),
+    failDelivery: (actor: Actor, id: string, input: FailDeliveryInput) =>
+      asDriver(actor, (tx, d) => svc.failedDelivery.fail(tx, actor, d, id, input)),
     /** A wrong PIN is committed (it counts) and returned as the outcome's error, which the route throws. */
-    confirmReturn: (actor: Actor, id: string, pin: string) => asDriver(actor, (tx, d) => svc.failedDelivery.confirmReturn(tx, actor, d, id, pin)),
+    confirmReturn: (actor: Actor, id: string, pin: string) =>
+      asDriver(actor, (tx, d) => svc.failedDelivery.confirmReturn(tx, actor, d, id, pin)),
     earnings: (actor: Actor, q: PageQuery & { from?: string; to?: string }) => asDriver(actor, (tx, d) => earnings(tx, d, q)),
   };
 

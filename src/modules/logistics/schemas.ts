@@ -7,9 +7,15 @@ import { FAILURE_REASONS, TRIP_STATUSES } from './tables.js';
 /** A nullable timestamp with its description on the union (where documentation tools look). */
 const NullableTs = (description: string) => Type.Union([Timestamp, Type.Null()], { description });
 
-const lit = <T extends string>(values: readonly T[], description?: string) => Type.Union(values.map((v) => Type.Literal(v)), description ? { description } : {});
+const lit = <T extends string>(values: readonly T[], description?: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    description ? { description } : {},
+  );
 
-export const TripStatusSchema = lit(TRIP_STATUSES, 'pending → assigned → accepted → picked_up → in_transit → completed; cancelled from any non-terminal state except returning; ' +
+export const TripStatusSchema = lit(
+  TRIP_STATUSES,
+  'pending → assigned → accepted → picked_up → in_transit → completed; cancelled from any non-terminal state except returning; ' +
     'a failed delivery: in_transit → returning → returned (failed_delivery_policy return_to_merchant) or in_transit → failed (close)',
 );
 export const FailureReasonSchema = lit(FAILURE_REASONS, 'why the delivery could not be completed');
@@ -38,7 +44,10 @@ export const SettingsOut = Type.Object({
   average_speed_kmh: Type.Integer(),
   default_delivery_fee: Money,
   driver_flat_fee: Money,
-  cash_limit: Type.Union([Money, Type.Null()], { description: 'cash on delivery: a driver holding this much cash or more gets no cash order (null = no limit); a driver cash_limit overrides it' }),
+  cash_limit: Type.Union([Money, Type.Null()], {
+    description:
+      'cash on delivery: a driver holding this much cash or more gets no cash order (null = no limit); a driver cash_limit overrides it',
+  }),
   currency: Type.String(),
   dispatch_buffer_min: Type.Integer({ description: 'minutes added to preparation and travel in a delivery promise' }),
   delay_grace_min: Type.Integer({ description: 'trip.delayed when the ETA passes the promise by more than this many minutes' }),
@@ -64,22 +73,32 @@ export const DriverOut = Type.Object({
   status: ApprovalStatusSchema,
   status_reason: Nullable(Type.String()),
   available: Type.Boolean(),
-  availability_locked: Type.Boolean({ description: 'set by staff: the driver cannot go available until staff unlock it (403 AVAILABILITY_LOCKED)' }),
+  availability_locked: Type.Boolean({
+    description: 'set by staff: the driver cannot go available until staff unlock it (403 AVAILABILITY_LOCKED)',
+  }),
   availability_lock_reason: Nullable(Type.String()),
   vehicle_type: Type.String(),
   capacity: Type.Integer({ description: 'concurrent trips this driver may carry' }),
   active_trips: Type.Integer(),
-  cash_limit: Type.Union([Money, Type.Null()], { description: "cash on delivery: this driver's own cash limit (null: the organization's logistics setting cash_limit)" }),
+  cash_limit: Type.Union([Money, Type.Null()], {
+    description: "cash on delivery: this driver's own cash limit (null: the organization's logistics setting cash_limit)",
+  }),
   last_location: Nullable(GeoPoint),
   last_location_at: Nullable(Timestamp),
   last_seen_at: Nullable(Timestamp),
-  location_stale: Type.Boolean({ description: "on duty (available or carrying trips) and the last GPS fix older than the organization's location_stale_after_s (or none)" }),
+  location_stale: Type.Boolean({
+    description:
+      "on duty (available or carrying trips) and the last GPS fix older than the organization's location_stale_after_s (or none)",
+  }),
   territory_ids: Type.Array(Type.String()),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
 
-export const NearbyDriverOut = Type.Object({ ...DriverOut.properties, distance_m: Type.Number({ description: 'great-circle distance in metres' }) });
+export const NearbyDriverOut = Type.Object({
+  ...DriverOut.properties,
+  distance_m: Type.Number({ description: 'great-circle distance in metres' }),
+});
 
 export const MerchantOut = Type.Object({
   id: Type.String(),
@@ -118,10 +137,13 @@ export const TripOutSchema = Type.Object({
   driver_earning: Money,
   cash_to_collect: Type.String({
     pattern: MONEY_PATTERN,
-    description: 'cash on delivery: what the driver collects at the door (the order total of a cash order the platform\'s driver collects; "0.00" otherwise); delivering needs `cash_collected`',
+    description:
+      'cash on delivery: what the driver collects at the door (the order total of a cash order the platform\'s driver collects; "0.00" otherwise); delivering needs `cash_collected`',
   }),
   cash_collected: Nullable(Type.String({ pattern: MONEY_PATTERN, description: 'what the driver recorded collecting at delivery' })),
-  cash_discrepancy_reason: Nullable(Type.String({ description: 'why the cash collected differs from cash_to_collect (a discrepancy for review)' })),
+  cash_discrepancy_reason: Nullable(
+    Type.String({ description: 'why the cash collected differs from cash_to_collect (a discrepancy for review)' }),
+  ),
   recipient_phone: Nullable(
     Type.String({
       description:
@@ -131,9 +153,15 @@ export const TripOutSchema = Type.Object({
   ),
   recipient_name: Nullable(Type.String({ description: "the recipient's name, shown with recipient_phone under the same rule" })),
   currency: Type.String(),
-  pickup_pin: Type.Optional(Type.String({ description: 'only for the merchant owner (staff when the trip has no merchant); never for drivers' })),
-  delivery_pin: Type.Optional(Type.String({ description: 'only for the customer (staff when the trip has no customer user); never for drivers' })),
-  pickup_pin_locked: Type.Boolean({ description: 'true after 5 wrong pickup PINs; dispatch resets it with POST /trips/:id/status {reset_pin_lock}' }),
+  pickup_pin: Type.Optional(
+    Type.String({ description: 'only for the merchant owner (staff when the trip has no merchant); never for drivers' }),
+  ),
+  delivery_pin: Type.Optional(
+    Type.String({ description: 'only for the customer (staff when the trip has no customer user); never for drivers' }),
+  ),
+  pickup_pin_locked: Type.Boolean({
+    description: 'true after 5 wrong pickup PINs; dispatch resets it with POST /trips/:id/status {reset_pin_lock}',
+  }),
   delivery_pin_locked: Type.Boolean(),
   status_reason: Nullable(Type.String()),
   assigned_at: Nullable(Timestamp),
@@ -146,13 +174,23 @@ export const TripOutSchema = Type.Object({
   returned_at: Nullable(Timestamp),
   failure_reason: Nullable(FailureReasonSchema),
   failure_note: Nullable(Type.String()),
-  promised_at: NullableTs('when the delivery was promised: checkout (branch preparation + travel estimate + dispatch_buffer_min), creation (travel + buffer) or a scheduled window (deliver_before); staff may change it (PATCH /trips/:id/promise, audited)'),
+  promised_at: NullableTs(
+    'when the delivery was promised: checkout (branch preparation + travel estimate + dispatch_buffer_min), creation (travel + buffer) or a scheduled window (deliver_before); staff may change it (PATCH /trips/:id/promise, audited)',
+  ),
   deliver_after: NullableTs("a scheduled order's window start"),
   deliver_before: NullableTs("a scheduled order's window end (= promised_at)"),
-  eta_pickup_at: NullableTs("live: recomputed when the driver's GPS arrives, from his position along his remaining stops in order; null once picked up, without a driver or when no longer active"),
-  eta_dropoff_at: NullableTs('live ETA at the dropoff (counts the pickup leg and the stops before it); null without a driver or when no longer active'),
+  eta_pickup_at: NullableTs(
+    "live: recomputed when the driver's GPS arrives, from his position along his remaining stops in order; null once picked up, without a driver or when no longer active",
+  ),
+  eta_dropoff_at: NullableTs(
+    'live ETA at the dropoff (counts the pickup leg and the stops before it); null without a driver or when no longer active',
+  ),
   eta_updated_at: Nullable(Timestamp),
-  late_by_s: Nullable(Type.Integer({ description: 'seconds by which the ETA (or the actual delivery) passes promised_at; negative = early; null without a promise or ETA' })),
+  late_by_s: Nullable(
+    Type.Integer({
+      description: 'seconds by which the ETA (or the actual delivery) passes promised_at; negative = early; null without a promise or ETA',
+    }),
+  ),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -170,7 +208,12 @@ export const ProofOut = Type.Object({
 
 export const EvidenceIn = Strict({
   type: Type.String({ pattern: '^[a-z][a-z0-9_]{1,31}$', description: 'kind of proof, e.g. photo, signature' }),
-  storage_key: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: 'id of a private storage object of this trip and stage' }),
+  storage_key: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    pattern: '^[A-Za-z0-9_-]+$',
+    description: 'id of a private storage object of this trip and stage',
+  }),
 });
 export const VerifyBody = Strict({
   pin: Type.String({ minLength: 1, maxLength: 12 }),
@@ -178,7 +221,8 @@ export const VerifyBody = Strict({
   cash_collected: Type.Optional(
     Type.String({
       pattern: '^\\d{1,10}(\\.\\d{1,2})?$',
-      description: 'delivery of a trip with cash_to_collect > 0 (required there, 422 CASH_COLLECTION_REQUIRED otherwise; refused on other trips and at pickup, 422 NO_CASH_TO_COLLECT): the cash taken at the door, > 0',
+      description:
+        'delivery of a trip with cash_to_collect > 0 (required there, 422 CASH_COLLECTION_REQUIRED otherwise; refused on other trips and at pickup, 422 NO_CASH_TO_COLLECT): the cash taken at the door, > 0',
     }),
   ),
   cash_discrepancy_reason: Type.Optional(ShortText(500)),

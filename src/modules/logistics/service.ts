@@ -29,7 +29,14 @@ import { findDriver, setUnavailable } from './repo/drivers.js';
 import { scopeOf } from './model.js';
 import { backfillTerritories } from './repo/territories.js';
 import { completedTripEarnings, type TripEarning } from './repo/trips.js';
-import { driversForPlanning, lockForPlanCommit, tripsForPlanning, type PlanningDriver, type PlanningTrip, type PlanningTripFilter } from './planning.js';
+import {
+  driversForPlanning,
+  lockForPlanCommit,
+  tripsForPlanning,
+  type PlanningDriver,
+  type PlanningTrip,
+  type PlanningTripFilter,
+} from './planning.js';
 import { createProofs } from './proofs.js';
 import { createLogisticsRequests } from './requests.js';
 import { createFailedDelivery } from './failed-delivery.js';
@@ -37,7 +44,16 @@ import { getSettings, getTerritory, territoryForPoint, type LogisticsSettings, t
 import { releaseOpenTrips } from './lifecycle.js';
 import { driversAtCashLimit } from './cash-limit.js';
 import { createTripCore, type CreateTripOptions, type NewTrip } from './trips-service.js';
-import { driverUserIdsOfTerritory, listTrips, liveMap, tripReportRows, tripStatusCounts, type Period, type TripListQuery, type TripReportRow } from './trips-query.js';
+import {
+  driverUserIdsOfTerritory,
+  listTrips,
+  liveMap,
+  tripReportRows,
+  tripStatusCounts,
+  type Period,
+  type TripListQuery,
+  type TripReportRow,
+} from './trips-query.js';
 
 export type { TripEarning } from './repo/trips.js';
 
@@ -51,7 +67,14 @@ export interface LogisticsApi {
   promiseFor(
     tx: Tx,
     organizationId: string,
-    q: { territoryId: string | null; pickup: LonLat; dropoff: LonLat; preparationMin: number; deliverAfter?: Date | string | null; deliverBefore?: Date | string | null },
+    q: {
+      territoryId: string | null;
+      pickup: LonLat;
+      dropoff: LonLat;
+      preparationMin: number;
+      deliverAfter?: Date | string | null;
+      deliverBefore?: Date | string | null;
+    },
   ): Promise<{ promised_at: Date; deliver_after: Date | null; deliver_before: Date | null }>;
   getTerritory(tx: Tx, id: string): Promise<TerritoryRow | null>;
   getMerchant(tx: Tx, merchantId: string): Promise<MerchantRow | null>;
@@ -71,7 +94,13 @@ export interface LogisticsApi {
   resolveRecipientToken(token: string): Promise<{ organizationId: string; tripId: string; phone: string | null } | null>;
   /** No-op when the trip is already completed or cancelled. */
   cancelTrip(tx: Tx, actor: Actor, tripId: string, reason: string): Promise<void>;
-  assignDriver(tx: Tx, actor: Actor, tripId: string, driverId: string, opts?: { stopOrder?: number; dropoffOrder?: number; planId?: string }): Promise<TripRow>;
+  assignDriver(
+    tx: Tx,
+    actor: Actor,
+    tripId: string,
+    driverId: string,
+    opts?: { stopOrder?: number; dropoffOrder?: number; planId?: string },
+  ): Promise<TripRow>;
   getTrip(tx: Tx, id: string): Promise<TripRow | null>;
   /**
    * The earnings of a driver's completed trips (and failed deliveries, closed or returned; completed_at is then when they ended) with completed_at <= upTo, oldest first (what money settles;
@@ -123,7 +152,15 @@ export function createLogisticsService(ctx: LogisticsContext) {
     async promiseFor(tx, organizationId, q) {
       const now = new Date();
       const window = validateWindow(q.deliverAfter ?? null, q.deliverBefore ?? null, now);
-      const promised = window.before ?? (await promises.estimate(tx, organizationId, { territoryId: q.territoryId, pickup: q.pickup, dropoff: q.dropoff, start: now, preparationMin: q.preparationMin }));
+      const promised =
+        window.before ??
+        (await promises.estimate(tx, organizationId, {
+          territoryId: q.territoryId,
+          pickup: q.pickup,
+          dropoff: q.dropoff,
+          start: now,
+          preparationMin: q.preparationMin,
+        }));
       return { promised_at: promised, deliver_after: window.after, deliver_before: window.before };
     },
     getTerritory,
@@ -211,9 +248,35 @@ export function createLogisticsService(ctx: LogisticsContext) {
   };
 
   /** The routes' requests, each in its own tenant transaction. */
-  const requests = createLogisticsRequests(ctx, { drivers, core, assignment, proofs, failedDelivery, locations, recipientLinks, createTrip: api.createTrip });
+  const requests = createLogisticsRequests(ctx, {
+    drivers,
+    core,
+    assignment,
+    proofs,
+    failedDelivery,
+    locations,
+    recipientLinks,
+    createTrip: api.createTrip,
+  });
 
-  return { ...api, api, on, promises, eta, exceptions, directory, drivers, merchants, core, assignment, proofs, failedDelivery, locations, recipientLinks, requests };
+  return {
+    ...api,
+    api,
+    on,
+    promises,
+    eta,
+    exceptions,
+    directory,
+    drivers,
+    merchants,
+    core,
+    assignment,
+    proofs,
+    failedDelivery,
+    locations,
+    recipientLinks,
+    requests,
+  };
 }
 
 export type LogisticsService = ReturnType<typeof createLogisticsService>;

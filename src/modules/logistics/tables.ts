@@ -36,8 +36,12 @@ export const logisticsSettings = pgTable('logistics_settings', {
   acceptanceTimeoutS: integer('acceptance_timeout_s').notNull().default(120),
   acceptanceTimeoutEnabled: boolean('acceptance_timeout_enabled').notNull().default(false),
   acceptanceMaxOffers: integer('acceptance_max_offers').notNull().default(3),
-  assignmentStrategy: text('assignment_strategy', { enum: ['nearest', 'least_loaded'] }).notNull().default('nearest'),
-  failedDeliveryPolicy: text('failed_delivery_policy', { enum: ['return_to_merchant', 'close'] }).notNull().default('return_to_merchant'),
+  assignmentStrategy: text('assignment_strategy', { enum: ['nearest', 'least_loaded'] })
+    .notNull()
+    .default('nearest'),
+  failedDeliveryPolicy: text('failed_delivery_policy', { enum: ['return_to_merchant', 'close'] })
+    .notNull()
+    .default('return_to_merchant'),
   geofenceRadiusM: integer('geofence_radius_m').notNull().default(100),
   averageSpeedKmh: integer('average_speed_kmh').notNull().default(25),
   defaultDeliveryFee: moneyCol('default_delivery_fee').notNull().default('15.00'),
@@ -87,7 +91,9 @@ export const territoryRing = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.territoryId, t.partNo, t.ringNo] }),
-    foreignKey({ columns: [t.organizationId, t.territoryId], foreignColumns: [territory.organizationId, territory.id] }).onDelete('cascade'),
+    foreignKey({ columns: [t.organizationId, t.territoryId], foreignColumns: [territory.organizationId, territory.id] }).onDelete(
+      'cascade',
+    ),
     index('territory_ring_gist').using('gist', t.ring),
   ],
 );
@@ -98,7 +104,9 @@ export const driver = pgTable(
     organizationId: text('organization_id').notNull(),
     id: text('id').notNull(),
     userId: text('user_id').notNull(),
-    status: text('status', { enum: ['pending', 'approved', 'rejected', 'suspended'] }).notNull().default('pending'),
+    status: text('status', { enum: ['pending', 'approved', 'rejected', 'suspended'] })
+      .notNull()
+      .default('pending'),
     statusReason: text('status_reason'),
     available: boolean('available').notNull().default(false),
     /** Set by staff: the driver stays unavailable and cannot turn availability back on himself until staff unlock it. */
@@ -163,7 +171,9 @@ export const merchant = pgTable(
     phone: text('phone'),
     address: text('address'),
     location: pt('location'),
-    status: text('status', { enum: ['pending', 'approved', 'rejected', 'suspended'] }).notNull().default('pending'),
+    status: text('status', { enum: ['pending', 'approved', 'rejected', 'suspended'] })
+      .notNull()
+      .default('pending'),
     statusReason: text('status_reason'),
     commissionPercent: numeric('commission_percent', { precision: 5, scale: 2 }).notNull().default('10.00'),
     territoryId: text('territory_id'),
@@ -184,7 +194,18 @@ export const merchant = pgTable(
   ],
 );
 
-export const TRIP_STATUSES = ['pending', 'assigned', 'accepted', 'picked_up', 'in_transit', 'completed', 'cancelled', 'returning', 'returned', 'failed'] as const;
+export const TRIP_STATUSES = [
+  'pending',
+  'assigned',
+  'accepted',
+  'picked_up',
+  'in_transit',
+  'completed',
+  'cancelled',
+  'returning',
+  'returned',
+  'failed',
+] as const;
 export const FAILURE_REASONS = ['recipient_absent', 'refused', 'wrong_address', 'unsafe_location', 'damaged', 'other'] as const;
 
 export const trip = pgTable(
@@ -193,8 +214,12 @@ export const trip = pgTable(
     organizationId: text('organization_id').notNull(),
     id: text('id').notNull(),
     status: text('status', { enum: TRIP_STATUSES }).notNull().default('pending'),
-    serviceMode: text('service_mode', { enum: ['marketplace', 'delivery_express'] }).notNull().default('marketplace'),
-    sourceChannel: text('source_channel', { enum: ['core', 'chat', 'admin', 'api'] }).notNull().default('core'),
+    serviceMode: text('service_mode', { enum: ['marketplace', 'delivery_express'] })
+      .notNull()
+      .default('marketplace'),
+    sourceChannel: text('source_channel', { enum: ['core', 'chat', 'admin', 'api'] })
+      .notNull()
+      .default('core'),
     territoryId: text('territory_id'),
     merchantId: text('merchant_id'),
     customerUserId: text('customer_user_id'),
@@ -265,8 +290,12 @@ export const trip = pgTable(
     index('trip_customer_idx').on(t.organizationId, t.customerUserId, t.id),
     index('trip_created_idx').on(t.organizationId, t.createdAt),
     index('trip_pickup_gist').using('gist', t.pickupLocation),
-    uniqueIndex('trip_order_uq').on(t.organizationId, t.orderId).where(sql`order_id IS NOT NULL AND status <> 'cancelled'`),
-    uniqueIndex('trip_express_uq').on(t.organizationId, t.expressRequestId).where(sql`express_request_id IS NOT NULL AND status <> 'cancelled'`),
+    uniqueIndex('trip_order_uq')
+      .on(t.organizationId, t.orderId)
+      .where(sql`order_id IS NOT NULL AND status <> 'cancelled'`),
+    uniqueIndex('trip_express_uq')
+      .on(t.organizationId, t.expressRequestId)
+      .where(sql`express_request_id IS NOT NULL AND status <> 'cancelled'`),
     check('trip_fee_ck', sql`${t.deliveryFee} >= 0 and ${t.driverEarning} >= 0`),
     check('trip_cash_ck', sql`${t.cashToCollect} >= 0 and (${t.cashCollected} IS NULL or ${t.cashCollected} >= 0)`),
   ],
@@ -341,7 +370,9 @@ export const tripRejection = pgTable(
     driverId: text('driver_id').notNull(),
     reason: text('reason'),
     /** `rejected` by the driver, or `timed_out`: an automatic offer he did not accept in time. */
-    kind: text('kind', { enum: ['rejected', 'timed_out'] }).notNull().default('rejected'),
+    kind: text('kind', { enum: ['rejected', 'timed_out'] })
+      .notNull()
+      .default('rejected'),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [
@@ -373,7 +404,9 @@ export const tripRecipientLink = pgTable(
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
     foreignKey({ columns: [t.organizationId, t.tripId], foreignColumns: [trip.organizationId, trip.id] }),
-    uniqueIndex('trip_recipient_link_live_uq').on(t.organizationId, t.tripId).where(sql`revoked_at IS NULL`),
+    uniqueIndex('trip_recipient_link_live_uq')
+      .on(t.organizationId, t.tripId)
+      .where(sql`revoked_at IS NULL`),
   ],
 );
 
@@ -399,6 +432,8 @@ export const gpsDevice = pgTable(
     primaryKey({ columns: [t.organizationId, t.id] }),
     foreignKey({ columns: [t.organizationId, t.driverId], foreignColumns: [driver.organizationId, driver.id] }),
     index('gps_device_id_idx').on(t.id),
-    uniqueIndex('gps_device_live_uq').on(t.organizationId, t.deviceIdentifier).where(sql`revoked_at IS NULL`),
+    uniqueIndex('gps_device_live_uq')
+      .on(t.organizationId, t.deviceIdentifier)
+      .where(sql`revoked_at IS NULL`),
   ],
 );

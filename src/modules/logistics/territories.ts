@@ -28,10 +28,19 @@ export async function assertTerritories(tx: Tx, actor: Actor, ids: string[]): Pr
   const scope = scopeOf(actor);
   const known = await repo.existingTerritoryIds(tx, ids);
   const bad = ids.filter((id) => !known.has(id) || (scope && !scope.includes(id)));
-  if (bad.length) throw AppError.unprocessable('Unknown territory', 'TERRITORY_NOT_FOUND', bad.map((id) => ({ field: 'territory_id', message: `unknown territory ${id}` })));
+  if (bad.length)
+    throw AppError.unprocessable(
+      'Unknown territory',
+      'TERRITORY_NOT_FOUND',
+      bad.map((id) => ({ field: 'territory_id', message: `unknown territory ${id}` })),
+    );
 }
 
-export async function createTerritory(tx: Tx, actor: Actor, input: { name: string; geometry: unknown; active?: boolean }): Promise<TerritoryRow & { backfilled: number }> {
+export async function createTerritory(
+  tx: Tx,
+  actor: Actor,
+  input: { name: string; geometry: unknown; active?: boolean },
+): Promise<TerritoryRow & { backfilled: number }> {
   const polygons = parseArea(input.geometry);
   // Stored without altitudes: positions come back as [lon, lat].
   const geometry = areaGeoJson((input.geometry as GeoArea).type, polygons);
@@ -43,7 +52,12 @@ export async function createTerritory(tx: Tx, actor: Actor, input: { name: strin
   );
   // Trips and merchants that had no territory get the oldest active one covering them (possibly this one).
   const backfilled = await repo.backfillTerritories(tx, actor.organizationId);
-  await recordAudit(tx, actor, { action: 'territory.created', entityType: 'territory', entityId: id, after: { name: input.name, active: input.active ?? true, backfilled } });
+  await recordAudit(tx, actor, {
+    action: 'territory.created',
+    entityType: 'territory',
+    entityId: id,
+    after: { name: input.name, active: input.active ?? true, backfilled },
+  });
   return { ...row, backfilled };
 }
 
@@ -56,16 +70,28 @@ export function territoryRequests(ctx: AppContext) {
       ctx.db.withTenant(actor, async (tx) => {
         const before = await getSettings(tx, actor.organizationId);
         const after = await updateSettings(tx, actor.organizationId, change, actor.userId);
-        await recordAudit(tx, actor, { action: 'logistics_settings.updated', entityType: 'logistics_settings', entityId: actor.organizationId, before: { ...before }, after: { ...after } });
+        await recordAudit(tx, actor, {
+          action: 'logistics_settings.updated',
+          entityType: 'logistics_settings',
+          entityId: actor.organizationId,
+          before: { ...before },
+          after: { ...after },
+        });
         return after;
       }),
     list: (actor: Actor, q: { active?: boolean; limit?: number; cursor?: string }) =>
       ctx.db.withTenant(actor, async (tx) => {
         const page = pageRequest(q);
-        const rows = await repo.listTerritories(tx, { active: q.active ?? null, scope: scopeOf(actor), after: page.after, limit: page.limit + 1 });
+        const rows = await repo.listTerritories(tx, {
+          active: q.active ?? null,
+          scope: scopeOf(actor),
+          after: page.after,
+          limit: page.limit + 1,
+        });
         return toPage(rows, page);
       }),
-    create: (actor: Actor, input: { name: string; geometry: unknown; active?: boolean }) => ctx.db.withTenant(actor, (tx) => createTerritory(tx, actor, input)),
+    create: (actor: Actor, input: { name: string; geometry: unknown; active?: boolean }) =>
+      ctx.db.withTenant(actor, (tx) => createTerritory(tx, actor, input)),
   };
 }
 
@@ -76,7 +102,12 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
     '/logistics/settings',
     {
       config: { auth: { roles: ['administrator', 'dispatch', 'subadmin'] } },
-      schema: { operationId: 'getLogisticsSettings', tags: ['logistics'], summary: 'Dispatch settings (radius, acceptance timeout, strategy, geofence, flat driver fee)', response: { 200: SettingsOut } },
+      schema: {
+        operationId: 'getLogisticsSettings',
+        tags: ['logistics'],
+        summary: 'Dispatch settings (radius, acceptance timeout, strategy, geofence, flat driver fee)',
+        response: { 200: SettingsOut },
+      },
     },
     async (req) => {
       const actor = actorOf(req);
@@ -97,10 +128,17 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
             auto_assign_radius_m: Type.Optional(Type.Integer({ minimum: 100, maximum: 100_000 })),
             acceptance_timeout_s: Type.Optional(Type.Integer({ minimum: 10, maximum: 3600 })),
             acceptance_timeout_enabled: Type.Optional(
-              Type.Boolean({ description: 'When on, an assigned trip not accepted within acceptance_timeout_s is withdrawn from its driver and offered to the next candidate' }),
+              Type.Boolean({
+                description:
+                  'When on, an assigned trip not accepted within acceptance_timeout_s is withdrawn from its driver and offered to the next candidate',
+              }),
             ),
             acceptance_max_offers: Type.Optional(
-              Type.Integer({ minimum: 1, maximum: 20, description: 'Automatic offers of one trip before it goes back to the dispatch queue (pending) for a person to decide' }),
+              Type.Integer({
+                minimum: 1,
+                maximum: 20,
+                description: 'Automatic offers of one trip before it goes back to the dispatch queue (pending) for a person to decide',
+              }),
             ),
             assignment_strategy: Type.Optional(StrategySchema),
             failed_delivery_policy: Type.Optional(FailedDeliveryPolicySchema),
@@ -108,10 +146,22 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
             average_speed_kmh: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
             default_delivery_fee: Type.Optional(NonNegativeMoney),
             driver_flat_fee: Type.Optional(NonNegativeMoney),
-            dispatch_buffer_min: Type.Optional(Type.Integer({ minimum: 0, maximum: 240, description: 'minutes added to preparation and travel in a delivery promise' })),
-            delay_grace_min: Type.Optional(Type.Integer({ minimum: 0, maximum: 240, description: 'trip.delayed once the ETA passes the promise by more than this' })),
-            location_stale_after_s: Type.Optional(Type.Integer({ minimum: 30, maximum: 86_400, description: "trip.location_stale once an on-duty driver's last fix is older than this" })),
-            rejections_alert_threshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, description: 'rejections of one trip that raise trip.rejected_repeatedly' })),
+            dispatch_buffer_min: Type.Optional(
+              Type.Integer({ minimum: 0, maximum: 240, description: 'minutes added to preparation and travel in a delivery promise' }),
+            ),
+            delay_grace_min: Type.Optional(
+              Type.Integer({ minimum: 0, maximum: 240, description: 'trip.delayed once the ETA passes the promise by more than this' }),
+            ),
+            location_stale_after_s: Type.Optional(
+              Type.Integer({
+                minimum: 30,
+                maximum: 86_400,
+                description: "trip.location_stale once an on-duty driver's last fix is older than this",
+              }),
+            ),
+            rejections_alert_threshold: Type.Optional(
+              Type.Integer({ minimum: 1, maximum: 50, description: 'rejections of one trip that raise trip.rejected_repeatedly' }),
+            ),
             cash_limit: Type.Optional(
               Type.Union([NonNegativeMoney, Type.Null()], {
                 description:
@@ -129,7 +179,8 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
       const actor = actorOf(req);
       const body = req.body as Record<string, unknown>;
       for (const k of ['default_delivery_fee', 'driver_flat_fee']) {
-        if (typeof body[k] === 'string' && (body[k] as string).startsWith('-')) throw AppError.badRequest(`${k} must be >= 0`, [{ field: k, message: 'must be >= 0' }]);
+        if (typeof body[k] === 'string' && (body[k] as string).startsWith('-'))
+          throw AppError.badRequest(`${k} must be >= 0`, [{ field: k, message: 'must be >= 0' }]);
       }
       return territories.updateSettings(actor, req.body as SettingsChange);
     },
@@ -165,7 +216,12 @@ export function territoryRoutes(app: Api, ctx: AppContext) {
           'Rings must be closed with at least 4 positions, [lon, lat] in range (else 400). Trips and merchants without a territory ' +
           'are then given the oldest active territory whose polygon covers their pickup point / location (the same rule applies at creation).',
         body: Strict({ name: ShortText(120), geometry: GeoArea, active: Type.Optional(Type.Boolean()) }),
-        response: { 201: Type.Object({ ...TerritoryOut.properties, backfilled: Type.Integer({ description: 'records that received this or an older territory' }) }) },
+        response: {
+          201: Type.Object({
+            ...TerritoryOut.properties,
+            backfilled: Type.Integer({ description: 'records that received this or an older territory' }),
+          }),
+        },
       },
     },
     async (req, reply) => {

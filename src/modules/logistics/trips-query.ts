@@ -78,13 +78,25 @@ export async function tracking(tx: Tx, t: TripRow) {
   // (the delivered point), never where the driver went afterwards.
   const active = ACTIVE_TRIP.has(t.status);
   const lastCrumb = crumbs.length ? crumbs[crumbs.length - 1]! : null;
-  const last = active ? (driver ? lonLatOf(driver.last_lon, driver.last_lat) : null) : lastCrumb ? { lon: Number(lastCrumb.lon), lat: Number(lastCrumb.lat) } : null;
+  const last = active
+    ? driver
+      ? lonLatOf(driver.last_lon, driver.last_lat)
+      : null
+    : lastCrumb
+      ? { lon: Number(lastCrumb.lon), lat: Number(lastCrumb.lat) }
+      : null;
   const lastAt = active ? (driver?.last_location_at ?? null) : (lastCrumb?.recorded_at ?? null);
-  const nextStop = ['assigned', 'accepted'].includes(t.status) ? 'pickup' : ['picked_up', 'in_transit'].includes(t.status) ? 'dropoff' : null;
+  const nextStop = ['assigned', 'accepted'].includes(t.status)
+    ? 'pickup'
+    : ['picked_up', 'in_transit'].includes(t.status)
+      ? 'dropoff'
+      : null;
   const pickup = { lon: t.pickup_lon, lat: t.pickup_lat };
   const dropoff = { lon: t.dropoff_lon, lat: t.dropoff_lat };
   let remaining: number | null = null;
-  if (nextStop && last) remaining = haversineMeters(last, nextStop === 'pickup' ? pickup : dropoff) + (nextStop === 'pickup' ? haversineMeters(pickup, dropoff) : 0);
+  if (nextStop && last)
+    remaining =
+      haversineMeters(last, nextStop === 'pickup' ? pickup : dropoff) + (nextStop === 'pickup' ? haversineMeters(pickup, dropoff) : 0);
   const speed = (settings.average_speed_kmh * 1000) / 3600;
   return {
     trip_id: t.id,
@@ -95,7 +107,11 @@ export async function tracking(tx: Tx, t: TripRow) {
     next_stop: nextStop as 'pickup' | 'dropoff' | null,
     distance_remaining_m: remaining === null ? null : Math.round(remaining),
     eta_seconds: remaining === null ? null : Math.round(remaining / speed),
-    breadcrumb: crumbs.map((c) => ({ location: toGeoPoint({ lon: Number(c.lon), lat: Number(c.lat) })!, recorded_at: c.recorded_at, speed_mps: c.speed_mps })),
+    breadcrumb: crumbs.map((c) => ({
+      location: toGeoPoint({ lon: Number(c.lon), lat: Number(c.lat) })!,
+      recorded_at: c.recorded_at,
+      speed_mps: c.speed_mps,
+    })),
     geofence_entries: geofence.map((g) => ({ stop: g.stop, entered_at: g.entered_at, distance_m: Math.round(Number(g.distance_m)) })),
   };
 }
@@ -130,13 +146,34 @@ export async function liveMap(tx: Tx, actor: Actor) {
         type: 'Feature' as const,
         id: d.id,
         geometry: toGeoPoint(lonLatOf(d.last_lon, d.last_lat))! as Record<string, unknown>,
-        properties: { kind: 'driver', driver_id: d.id, display_name: d.display_name, available: d.available, active_trips: d.active_trips, capacity: d.capacity, last_location_at: d.last_location_at?.toISOString() ?? null },
+        properties: {
+          kind: 'driver',
+          driver_id: d.id,
+          display_name: d.display_name,
+          available: d.available,
+          active_trips: d.active_trips,
+          capacity: d.capacity,
+          last_location_at: d.last_location_at?.toISOString() ?? null,
+        },
       })),
       ...active.map((t: TripRow) => ({
         type: 'Feature' as const,
         id: t.id,
-        geometry: { type: 'LineString', coordinates: [[t.pickup_lon, t.pickup_lat], [t.dropoff_lon, t.dropoff_lat]] } as Record<string, unknown>,
-        properties: { kind: 'trip', trip_id: t.id, status: t.status, driver_id: t.driver_id, territory_id: t.territory_id, order_id: t.order_id },
+        geometry: {
+          type: 'LineString',
+          coordinates: [
+            [t.pickup_lon, t.pickup_lat],
+            [t.dropoff_lon, t.dropoff_lat],
+          ],
+        } as Record<string, unknown>,
+        properties: {
+          kind: 'trip',
+          trip_id: t.id,
+          status: t.status,
+          driver_id: t.driver_id,
+          territory_id: t.territory_id,
+          order_id: t.order_id,
+        },
       })),
     ],
   };
@@ -145,12 +182,24 @@ export async function liveMap(tx: Tx, actor: Actor) {
 /** Per completed trip (and failed delivery, once closed or returned): the trip's driver_earning (the flat fee of the settings unless set at creation). */
 export async function earnings(tx: Tx, driver: DriverRow, q: { from?: string; to?: string; limit?: number; cursor?: string }) {
   const page = pageRequest(q);
-  const { totals, rows } = await trips.driverEarnings(tx, driver.id, { from: q.from ?? null, to: q.to ?? null, after: page.after, limit: page.limit + 1 });
+  const { totals, rows } = await trips.driverEarnings(tx, driver.id, {
+    from: q.from ?? null,
+    to: q.to ?? null,
+    after: page.after,
+    limit: page.limit + 1,
+  });
   const settings = await getSettings(tx, driver.organization_id);
   return {
     currency: totals.currency ?? settings.currency,
     completed_trips: totals.n,
     total_earnings: formatMoney(totals.total),
-    ...toPage(rows, page, (r) => ({ trip_id: r.id, order_id: r.order_id, status: r.status, completed_at: r.completed_at, driver_earning: r.driver_earning, delivery_fee: r.delivery_fee })),
+    ...toPage(rows, page, (r) => ({
+      trip_id: r.id,
+      order_id: r.order_id,
+      status: r.status,
+      completed_at: r.completed_at,
+      driver_earning: r.driver_earning,
+      delivery_fee: r.delivery_fee,
+    })),
   };
 }

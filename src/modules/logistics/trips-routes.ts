@@ -5,7 +5,16 @@ import { GeoPoint } from '../../platform/geo.js';
 import { requestHash, validateIdempotencyKey } from '../../platform/idempotency.js';
 import { Id, IdParams, Money, Nullable, OneOf, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { tripOut } from './model.js';
-import { DriverOut, FailureReasonSchema, ProofOut, ServiceModeSchema, SourceChannelSchema, TripOutSchema, TripStatusSchema, VerifyBody } from './schemas.js';
+import {
+  DriverOut,
+  FailureReasonSchema,
+  ProofOut,
+  ServiceModeSchema,
+  SourceChannelSchema,
+  TripOutSchema,
+  TripStatusSchema,
+  VerifyBody,
+} from './schemas.js';
 import type { Stage } from './proofs.js';
 import type { LogisticsService } from './service.js';
 
@@ -25,7 +34,8 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
         operationId: 'listTrips',
         tags: ['trips'],
         summary: 'Trips, newest first (cursor pagination)',
-        description: 'Staff see the organization (sub-administrators: their territories); a merchant sees his trips with the pickup PIN, a customer his with the delivery PIN.',
+        description:
+          'Staff see the organization (sub-administrators: their territories); a merchant sees his trips with the pickup PIN, a customer his with the delivery PIN.',
         querystring: Strict({
           ...PageQueryProps,
           status: Type.Optional(TripStatusSchema),
@@ -48,7 +58,9 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
   app.get(
     '/trips/:id',
     {
-      config: { auth: { roles: [...STAFF, 'comercio', 'delivery', 'repartidor'], permission: 'delivery_status', apiKeyScope: 'trips:read' } },
+      config: {
+        auth: { roles: [...STAFF, 'comercio', 'delivery', 'repartidor'], permission: 'delivery_status', apiKeyScope: 'trips:read' },
+      },
       schema: {
         operationId: 'getTrip',
         tags: ['trips'],
@@ -78,9 +90,9 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
           'A repeat with the same Idempotency-Key returns the first response (also when concurrent); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED. ' +
           'Without territory_id the territory is the oldest active one covering the pickup. delivery_fee and driver_earning default to the logistics settings; ' +
           'merchants may not set them. A merchant creates trips only for his own (approved) merchant. Linked ids are checked before anything is written: ' +
-          '`customer_user_id` must be a customer (`delivery`) user of the organization (422 CUSTOMER_NOT_FOUND); `order_id` must be an order of the trip\'s ' +
-          'merchant (422 ORDER_NOT_FOUND, also for another merchant\'s order), `ready` (409 ORDER_NOT_READY_FOR_TRIP) and without a trip (409 ORDER_HAS_TRIP; ' +
-          'commerce creates the trip when an order becomes ready), and its customer is the trip\'s (422 CUSTOMER_MISMATCH); `express_request_id` must be a ' +
+          "`customer_user_id` must be a customer (`delivery`) user of the organization (422 CUSTOMER_NOT_FOUND); `order_id` must be an order of the trip's " +
+          "merchant (422 ORDER_NOT_FOUND, also for another merchant's order), `ready` (409 ORDER_NOT_READY_FOR_TRIP) and without a trip (409 ORDER_HAS_TRIP; " +
+          "commerce creates the trip when an order becomes ready), and its customer is the trip's (422 CUSTOMER_MISMATCH); `express_request_id` must be a " +
           '`requested` express request of the same merchant without a trip (422 EXPRESS_REQUEST_NOT_FOUND, 409 EXPRESS_REQUEST_HAS_TRIP). ' +
           'A trip without customer_user_id (a recipient with no account) gets a recipient tracking link (GET /trips/:id/recipient-link); recipient_phone is where it is meant to be sent.',
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
@@ -92,7 +104,9 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
           merchant_id: Type.Optional(Id),
           customer_user_id: Type.Optional(Id),
           recipient_phone: Type.Optional(Phone),
-          recipient_name: Type.Optional(Type.String({ minLength: 1, maxLength: 120, description: 'how messages to the recipient address him ({recipient_name})' })),
+          recipient_name: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 120, description: 'how messages to the recipient address him ({recipient_name})' }),
+          ),
           order_id: Type.Optional(Id),
           express_request_id: Type.Optional(Id),
           service_mode: Type.Optional(ServiceModeSchema),
@@ -101,9 +115,23 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
           delivery_fee: Type.Optional(Money),
           driver_earning: Type.Optional(Money),
           notes: Type.Optional(ShortText(1000)),
-          promised_at: Type.Optional(Type.String({ format: 'date-time', description: 'default: now + travel estimate (learned speed) + dispatch_buffer_min; must be in the future (422 PROMISE_IN_PAST)' })),
-          deliver_after: Type.Optional(Type.String({ format: 'date-time', description: 'a scheduled window start (needs deliver_before)' })),
-          deliver_before: Type.Optional(Type.String({ format: 'date-time', description: 'a scheduled window end: the promise; after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST)' })),
+          promised_at: Type.Optional(
+            Type.String({
+              format: 'date-time',
+              description:
+                'default: now + travel estimate (learned speed) + dispatch_buffer_min; must be in the future (422 PROMISE_IN_PAST)',
+            }),
+          ),
+          deliver_after: Type.Optional(
+            Type.String({ format: 'date-time', description: 'a scheduled window start (needs deliver_before)' }),
+          ),
+          deliver_before: Type.Optional(
+            Type.String({
+              format: 'date-time',
+              description:
+                'a scheduled window end: the promise; after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST)',
+            }),
+          ),
         }),
         response: { 201: TripOutSchema },
       },
@@ -135,11 +163,16 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
           '409 INVALID_TRANSITION from other states; 409 DRIVER_AT_CAPACITY when the driver carries `capacity` trips; 422 DRIVER_NOT_FOUND, ' +
           'DRIVER_NOT_AVAILABLE (not approved or not available), DRIVER_REJECTED_TRIP, DRIVER_OUTSIDE_TERRITORY. ' +
           'Cash on delivery: a trip with `cash_to_collect` > 0 and a driver whose cash in hand is at or over his cash limit is 422 CASH_LIMIT unless ' +
-          '`cash_limit_override` gives the dispatcher\'s reason (then assigned and audited as trip.cash_limit_override).',
+          "`cash_limit_override` gives the dispatcher's reason (then assigned and audited as trip.cash_limit_override).",
         params: TripIdParams,
         body: Strict({
           driver_id: Id,
-          cash_limit_override: Type.Optional(Strict({ reason: ShortText(500) }, { description: "assign a cash order to a driver at or over his cash limit anyway (audited with the reason)" })),
+          cash_limit_override: Type.Optional(
+            Strict(
+              { reason: ShortText(500) },
+              { description: 'assign a cash order to a driver at or over his cash limit anyway (audited with the reason)' },
+            ),
+          ),
         }),
         response: { 200: TripOutSchema },
       },
@@ -157,23 +190,32 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
       schema: {
         operationId: 'changeTripStatus',
         tags: ['trips'],
-        summary: 'Dispatch status change: unassign (assigned|accepted → pending), cancel (any non-terminal but returning → cancelled), or record a failed delivery, with a reason',
+        summary:
+          'Dispatch status change: unassign (assigned|accepted → pending), cancel (any non-terminal but returning → cancelled), or record a failed delivery, with a reason',
         description:
           'Other moves have their own operations (assign, driver accept, PIN verification, start-delivery) and are 409 INVALID_TRANSITION here. ' +
           'A failed delivery reported by phone: in_transit → `returning` or `failed` (dispatch chooses; `failure_reason` required, 400 otherwise; `reason` becomes the note), ' +
-          'with the same consequences as the driver\'s fail-delivery; returning → `returned` when the merchant confirms he has the goods back. ' +
+          "with the same consequences as the driver's fail-delivery; returning → `returned` when the merchant confirms he has the goods back. " +
           '`reset_pin_lock` clears the wrong-PIN counter of the pickup, the delivery or both (a PIN locks after 5 wrong attempts). ' +
           'Sub-administrators need `trips_cancel` to cancel and `trips_reassign` to unassign.',
         params: TripIdParams,
         body: OneOf(
           [
             Strict(
-              { status: TripStatusSchema, reason: ShortText(500), reset_pin_lock: Type.Optional(PinLock), failure_reason: Type.Optional(FailureReasonSchema) },
+              {
+                status: TripStatusSchema,
+                reason: ShortText(500),
+                reset_pin_lock: Type.Optional(PinLock),
+                failure_reason: Type.Optional(FailureReasonSchema),
+              },
               { title: 'TripStatusChange' },
             ),
             Strict({ reset_pin_lock: PinLock, reason: ShortText(500) }, { title: 'TripPinLockReset' }),
           ],
-          { description: 'a status change (`status`, optionally also `reset_pin_lock`) or only a PIN-lock reset (`reset_pin_lock` without `status`); `reason` always' },
+          {
+            description:
+              'a status change (`status`, optionally also `reset_pin_lock`) or only a PIN-lock reset (`reset_pin_lock` without `status`); `reason` always',
+          },
         ),
         response: { 200: TripOutSchema },
       },
@@ -192,10 +234,16 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
         operationId: 'updateTripCoordinates',
         tags: ['trips'],
         summary: 'Correct pickup/dropoff points or addresses',
-        description: 'The pickup may change while pending/assigned/accepted, the dropoff until the trip ends (409 INVALID_STATE otherwise). A new pickup re-derives the territory.',
+        description:
+          'The pickup may change while pending/assigned/accepted, the dropoff until the trip ends (409 INVALID_STATE otherwise). A new pickup re-derives the territory.',
         params: TripIdParams,
         body: Strict(
-          { pickup_location: Type.Optional(GeoPoint), pickup_address: Type.Optional(ShortText(300)), dropoff_location: Type.Optional(GeoPoint), dropoff_address: Type.Optional(ShortText(300)) },
+          {
+            pickup_location: Type.Optional(GeoPoint),
+            pickup_address: Type.Optional(ShortText(300)),
+            dropoff_location: Type.Optional(GeoPoint),
+            dropoff_address: Type.Optional(ShortText(300)),
+          },
           { minProperties: 1 },
         ),
         response: { 200: TripOutSchema },
@@ -244,7 +292,10 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
     capacity: Type.Integer(),
     territory_match: Type.Boolean(),
     eligible: Type.Boolean(),
-    reasons: Type.Array(Type.String(), { description: 'why not eligible: not_available, at_capacity, rejected_this_trip, outside_territory, current_driver, cash_limit (a cash order and the driver holds cash at or over his cash limit)' }),
+    reasons: Type.Array(Type.String(), {
+      description:
+        'why not eligible: not_available, at_capacity, rejected_this_trip, outside_territory, current_driver, cash_limit (a cash order and the driver holds cash at or over his cash limit)',
+    }),
   });
   app.get(
     '/trips/:id/candidates',
@@ -253,9 +304,13 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
       schema: {
         operationId: 'listTripCandidates',
         tags: ['trips'],
-        summary: 'Approved drivers within the radius of the pickup, ranked: eligible first, territory match, then distance and load (per assignment_strategy)',
+        summary:
+          'Approved drivers within the radius of the pickup, ranked: eligible first, territory match, then distance and load (per assignment_strategy)',
         params: TripIdParams,
-        querystring: Strict({ radius_m: Type.Optional(Type.Integer({ minimum: 10, maximum: 200_000 })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })) }),
+        querystring: Strict({
+          radius_m: Type.Optional(Type.Integer({ minimum: 10, maximum: 200_000 })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+        }),
         response: { 200: Type.Object({ trip_id: Type.String(), radius_m: Type.Integer(), data: Type.Array(Candidate) }) },
       },
     },
@@ -291,7 +346,8 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
       schema: {
         operationId: 'getTripTracking',
         tags: ['trips'],
-        summary: "Driver's last position (live only while the trip is active; after it ends, the last point recorded during the trip), breadcrumb from acceptance to the end of the trip (device time order), geofence entries, ETA by straight-line distance and average speed",
+        summary:
+          "Driver's last position (live only while the trip is active; after it ends, the last point recorded during the trip), breadcrumb from acceptance to the end of the trip (device time order), geofence entries, ETA by straight-line distance and average speed",
         params: TripIdParams,
         response: {
           200: Type.Object({
@@ -319,7 +375,13 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
     '/trips/:id/proofs',
     {
       config: { auth: { roles: [...STAFF, 'comercio', 'delivery', 'repartidor'], permission: 'tracking' } },
-      schema: { operationId: 'listTripProofs', tags: ['trips'], summary: 'Proofs of pickup and delivery (PIN verified, optional evidence)', params: TripIdParams, response: { 200: Type.Object({ data: Type.Array(ProofOut) }) } },
+      schema: {
+        operationId: 'listTripProofs',
+        tags: ['trips'],
+        summary: 'Proofs of pickup and delivery (PIN verified, optional evidence)',
+        params: TripIdParams,
+        response: { 200: Type.Object({ data: Type.Array(ProofOut) }) },
+      },
     },
     async (req) => {
       const actor = actorOf(req);

@@ -24,7 +24,16 @@ import { assertTerritories, getSettings, territoryForPoint } from './territories
 import { validatePromise, validateWindow, type Promises } from './promises.js';
 import { recordFailure, recordReturn } from './failed-delivery.js';
 import { releaseCapacity } from './repo/drivers.js';
-import { findTrip, insertTrip, liveTripExists, resetPinAttempts, setPromise, updateTripCoordinates, updateTripStatus, type TripStatusEffect } from './repo/trips.js';
+import {
+  findTrip,
+  insertTrip,
+  liveTripExists,
+  resetPinAttempts,
+  setPromise,
+  updateTripCoordinates,
+  updateTripStatus,
+  type TripStatusEffect,
+} from './repo/trips.js';
 
 export interface NewTrip {
   pickup: LonLat;
@@ -61,12 +70,17 @@ export interface CreateTripOptions {
   pricedBy?: 'tariff';
 }
 
-export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantService, 'merchantOfUser' | 'getMerchant'>, promises: Promises) {
+export function createTripCore(
+  ctx: LogisticsContext,
+  merchants: Pick<MerchantService, 'merchantOfUser' | 'getMerchant'>,
+  promises: Promises,
+) {
   /** The users who handle exceptions: administrators and dispatchers (their notification inbox). */
   /** Who is told of an exception: the organization's administrators and dispatchers, and the sub-administrators of its territories. */
   async function staffAudience(tx: Tx, organizationId: string, territoryIds: (string | null)[]): Promise<string[]> {
     const out = await ctx.deps.identity.userIdsByKind(tx, ['administrator', 'dispatch']);
-    for (const id of new Set(territoryIds)) if (id) out.push(...(await ctx.deps.subadmins.subadminUserIdsOfTerritory(tx, organizationId, id)));
+    for (const id of new Set(territoryIds))
+      if (id) out.push(...(await ctx.deps.subadmins.subadminUserIdsOfTerritory(tx, organizationId, id)));
     return [...new Set(out)];
   }
 
@@ -75,7 +89,14 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
    * `to: 'staff'` (exceptions) addresses the organization's administrators and dispatchers instead, `'all'` both, so
    * the notification inbox of the dispatchers gets it.
    */
-  async function emit(tx: Tx, actor: Pick<Actor, 'userId'> | null, type: string, t: TripRow, extra: Record<string, unknown> = {}, to: 'participants' | 'staff' | 'all' = 'participants') {
+  async function emit(
+    tx: Tx,
+    actor: Pick<Actor, 'userId'> | null,
+    type: string,
+    t: TripRow,
+    extra: Record<string, unknown> = {},
+    to: 'participants' | 'staff' | 'all' = 'participants',
+  ) {
     const audience = to === 'staff' ? [] : [t.driver_user_id, t.merchant_user_id, t.customer_user_id].filter((u): u is string => !!u);
     if (to !== 'participants') audience.push(...(await staffAudience(tx, t.organization_id, [t.territory_id])));
     await ctx.events.record(tx, t.organization_id, {
@@ -84,7 +105,12 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
       entityId: t.id,
       territoryId: t.territory_id,
       actorUserId: actor?.userId ?? null,
-      audienceUserIds: [...new Set([...audience, ...((extra.previous_driver_user_id as string | undefined) ? [extra.previous_driver_user_id as string] : [])])],
+      audienceUserIds: [
+        ...new Set([
+          ...audience,
+          ...((extra.previous_driver_user_id as string | undefined) ? [extra.previous_driver_user_id as string] : []),
+        ]),
+      ],
       payload: { trip_id: t.id, status: t.status, order_id: t.order_id, driver_id: t.driver_id, merchant_id: t.merchant_id, ...extra },
     });
   }
@@ -119,7 +145,11 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
    * 422 ORDER_NOT_FOUND / EXPRESS_REQUEST_NOT_FOUND (also for another merchant's, so nothing is revealed),
    * 409 ORDER_NOT_READY_FOR_TRIP / ORDER_HAS_TRIP / EXPRESS_REQUEST_HAS_TRIP, or 422 CUSTOMER_MISMATCH.
    */
-  async function checkLinks(tx: Tx, input: NewTrip, merchantId: string | null): Promise<{ merchantId: string | null; customerUserId: string | null; cashToCollect: string }> {
+  async function checkLinks(
+    tx: Tx,
+    input: NewTrip,
+    merchantId: string | null,
+  ): Promise<{ merchantId: string | null; customerUserId: string | null; cashToCollect: string }> {
     let customerUserId = input.customer_user_id ?? null;
     let cashToCollect = '0.00';
     const liveTrip = (column: 'order_id' | 'express_request_id', id: string) => liveTripExists(tx, column, id);
@@ -128,10 +158,14 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
       if (!o || (merchantId && o.merchantId !== merchantId)) {
         throw AppError.unprocessable('Unknown order', 'ORDER_NOT_FOUND', [{ field: 'order_id', message: 'not an order of this merchant' }]);
       }
-      if (o.tripId || (await liveTrip('order_id', o.orderId))) throw AppError.conflict('The order already has a trip', 'ORDER_HAS_TRIP', { current_status: o.status });
-      if (o.status !== 'ready') throw AppError.conflict('Only a ready order gets a trip', 'ORDER_NOT_READY_FOR_TRIP', { current_status: o.status });
+      if (o.tripId || (await liveTrip('order_id', o.orderId)))
+        throw AppError.conflict('The order already has a trip', 'ORDER_HAS_TRIP', { current_status: o.status });
+      if (o.status !== 'ready')
+        throw AppError.conflict('Only a ready order gets a trip', 'ORDER_NOT_READY_FOR_TRIP', { current_status: o.status });
       if (customerUserId && customerUserId !== o.customerUserId) {
-        throw AppError.unprocessable("customer_user_id must be the order's customer", 'CUSTOMER_MISMATCH', [{ field: 'customer_user_id', message: "not the order's customer" }]);
+        throw AppError.unprocessable("customer_user_id must be the order's customer", 'CUSTOMER_MISMATCH', [
+          { field: 'customer_user_id', message: "not the order's customer" },
+        ]);
       }
       merchantId = o.merchantId;
       customerUserId = o.customerUserId;
@@ -141,7 +175,9 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
     if (input.express_request_id) {
       const e = await ctx.deps.orders.getExpressFacts(tx, input.express_request_id);
       if (!e || (merchantId && e.merchantId !== merchantId)) {
-        throw AppError.unprocessable('Unknown express request', 'EXPRESS_REQUEST_NOT_FOUND', [{ field: 'express_request_id', message: 'not an express request of this merchant' }]);
+        throw AppError.unprocessable('Unknown express request', 'EXPRESS_REQUEST_NOT_FOUND', [
+          { field: 'express_request_id', message: 'not an express request of this merchant' },
+        ]);
       }
       if (e.tripId || e.status !== 'requested' || (await liveTrip('express_request_id', input.express_request_id))) {
         throw AppError.conflict('The express request already has a trip', 'EXPRESS_REQUEST_HAS_TRIP', { current_status: e.status });
@@ -173,13 +209,16 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
       if (m.status !== 'approved') throw AppError.unprocessable('The merchant is not approved', 'MERCHANT_NOT_APPROVED');
     }
     if (customerUserId && !(await ctx.deps.identity.userExists(tx, customerUserId, 'delivery'))) {
-      throw AppError.unprocessable('customer_user_id must be a customer (delivery) user', 'CUSTOMER_NOT_FOUND', [{ field: 'customer_user_id', message: 'unknown' }]);
+      throw AppError.unprocessable('customer_user_id must be a customer (delivery) user', 'CUSTOMER_NOT_FOUND', [
+        { field: 'customer_user_id', message: 'unknown' },
+      ]);
     }
     let territoryId = input.territory_id ?? null;
     if (territoryId) await assertTerritories(tx, actor, [territoryId]);
     else territoryId = await territoryForPoint(tx, pickup);
     const scope = scopeOf(actor);
-    if (scope && (!territoryId || !scope.includes(territoryId))) throw AppError.unprocessable('The pickup is outside your territories', 'OUTSIDE_TERRITORY');
+    if (scope && (!territoryId || !scope.includes(territoryId)))
+      throw AppError.unprocessable('The pickup is outside your territories', 'OUTSIDE_TERRITORY');
     const settings = await getSettings(tx, actor.organizationId);
     const fee = (v: string | undefined, dflt: string, field: string) => {
       if (v === undefined) return dflt;
@@ -189,11 +228,17 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
     const now = new Date();
     // A promise given by a trusted caller (an order's, made at checkout) is kept as it is, window included; else the
     // window is validated and its end is the promise, or the promise is estimated now.
-    const given = input.promised_at ? { after: input.deliver_after ? new Date(input.deliver_after) : null, before: input.deliver_before ? new Date(input.deliver_before) : null } : null;
+    const given = input.promised_at
+      ? {
+          after: input.deliver_after ? new Date(input.deliver_after) : null,
+          before: input.deliver_before ? new Date(input.deliver_before) : null,
+        }
+      : null;
     const window = given ?? validateWindow(input.deliver_after ?? null, input.deliver_before ?? null, now);
     const promised = input.promised_at
       ? new Date(input.promised_at)
-      : (window.before ?? (await promises.estimate(tx, actor.organizationId, { territoryId, pickup, dropoff, start: now, preparationMin: 0 })));
+      : (window.before ??
+        (await promises.estimate(tx, actor.organizationId, { territoryId, pickup, dropoff, start: now, preparationMin: 0 })));
     const id = newId();
     await insertTrip(tx, {
       promisedAt: promised,
@@ -227,7 +272,12 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
   }
 
   /** Moves a locked trip to `to` along the trip machine, stamping the stage column (and `effect`); returns the fresh row. */
-  async function move(tx: Tx, t: TripRow, to: TripStatus, opts: { reason?: string | null; effect?: TripStatusEffect } = {}): Promise<TripRow> {
+  async function move(
+    tx: Tx,
+    t: TripRow,
+    to: TripStatus,
+    opts: { reason?: string | null; effect?: TripStatusEffect } = {},
+  ): Promise<TripRow> {
     assertTransition('Trip', TRIP_TRANSITIONS, t.status, to);
     await updateTripStatus(tx, t.id, to, opts.reason ?? null, opts.effect);
     return (await load(tx, t.id))!;
@@ -255,7 +305,13 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
   ): Promise<TripRow> {
     const after = await move(tx, t, 'pending', { reason, effect: { unassign: true } });
     await releaseDriver(tx, t.driver_id);
-    await emit(tx, actor, type, after, { previous_status: t.status, previous_driver_id: t.driver_id, previous_driver_user_id: t.driver_user_id, reason, ...extra });
+    await emit(tx, actor, type, after, {
+      previous_status: t.status,
+      previous_driver_id: t.driver_id,
+      previous_driver_user_id: t.driver_user_id,
+      reason,
+      ...extra,
+    });
     return after;
   }
 
@@ -278,12 +334,19 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
     if (body.status) {
       assertTransition('Trip', DISPATCH_TRANSITIONS, t.status, body.status);
       const failing = body.status === 'returning' || body.status === 'failed';
-      if (failing && !body.failure_reason) throw AppError.badRequest('failure_reason is required for a failed delivery', [{ field: 'failure_reason', message: 'required' }]);
+      if (failing && !body.failure_reason)
+        throw AppError.badRequest('failure_reason is required for a failed delivery', [{ field: 'failure_reason', message: 'required' }]);
       const self = { emit, move, releaseDriver };
       if (body.status === 'cancelled') after = (await cancel(tx, actor, t.id, body.reason))!;
       else if (body.status === 'pending') after = await unassign(tx, actor, t, body.reason, 'trip.unassigned');
       else if (body.status === 'returned') after = await recordReturn(self, tx, actor, t, 'dispatch');
-      else after = await recordFailure(self, tx, actor, t, body.status as 'returning' | 'failed', { reason: body.failure_reason!, note: body.reason, by: 'dispatch', policy: 'dispatch' });
+      else
+        after = await recordFailure(self, tx, actor, t, body.status as 'returning' | 'failed', {
+          reason: body.failure_reason!,
+          note: body.reason,
+          by: 'dispatch',
+          policy: 'dispatch',
+        });
     }
     if (body.reset_pin_lock) {
       await resetPinAttempts(tx, t.id, body.reset_pin_lock);
@@ -293,7 +356,12 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
       action: 'trip.status_changed',
       entityType: 'trip',
       entityId: t.id,
-      before: { status: t.status, driver_id: t.driver_id, pickup_pin_attempts: t.pickup_pin_attempts, delivery_pin_attempts: t.delivery_pin_attempts },
+      before: {
+        status: t.status,
+        driver_id: t.driver_id,
+        pickup_pin_attempts: t.pickup_pin_attempts,
+        delivery_pin_attempts: t.delivery_pin_attempts,
+      },
       after: {
         status: after.status,
         driver_id: after.driver_id,
@@ -310,13 +378,19 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
    * PATCH /trips/:id/coordinates: the pickup may change until it is picked up, the dropoff until the trip
    * ends (else 409 INVALID_STATE). A new pickup re-derives the territory unless one is fixed in the body.
    */
-  async function updateCoordinates(tx: Tx, actor: Actor, tripId: string, body: { pickup_location?: unknown; pickup_address?: string; dropoff_location?: unknown; dropoff_address?: string }) {
+  async function updateCoordinates(
+    tx: Tx,
+    actor: Actor,
+    tripId: string,
+    body: { pickup_location?: unknown; pickup_address?: string; dropoff_location?: unknown; dropoff_address?: string },
+  ) {
     const t = await getScoped(tx, actor, tripId, true);
     const pickupChange = body.pickup_location !== undefined || body.pickup_address !== undefined;
     if (pickupChange && !['pending', 'assigned', 'accepted'].includes(t.status)) {
       throw AppError.conflict(`The pickup cannot change once the trip is ${t.status}`, 'INVALID_STATE', { current_status: t.status });
     }
-    if (isTerminal(TRIP_TRANSITIONS, t.status)) throw AppError.conflict(`The trip is ${t.status}`, 'INVALID_STATE', { current_status: t.status });
+    if (isTerminal(TRIP_TRANSITIONS, t.status))
+      throw AppError.conflict(`The trip is ${t.status}`, 'INVALID_STATE', { current_status: t.status });
     const pickup = body.pickup_location !== undefined ? parsePoint(body.pickup_location, 'pickup_location') : null;
     const dropoff = body.dropoff_location !== undefined ? parsePoint(body.dropoff_location, 'dropoff_location') : null;
     let territoryId = t.territory_id;
@@ -324,7 +398,8 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
       // The oldest active territory covering the new pickup; none covers it: no territory (not the old one).
       territoryId = await territoryForPoint(tx, pickup);
       const scope = scopeOf(actor);
-      if (scope && (!territoryId || !scope.includes(territoryId))) throw AppError.unprocessable('The pickup is outside your territories', 'OUTSIDE_TERRITORY');
+      if (scope && (!territoryId || !scope.includes(territoryId)))
+        throw AppError.unprocessable('The pickup is outside your territories', 'OUTSIDE_TERRITORY');
     }
     await updateTripCoordinates(tx, t.id, {
       pickup: pickup ? pointSql(pickup) : null,
@@ -334,8 +409,20 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
       territoryId,
     });
     const after = (await load(tx, t.id))!;
-    const view = (r: TripRow) => ({ pickup: [r.pickup_lon, r.pickup_lat], pickup_address: r.pickup_address, dropoff: [r.dropoff_lon, r.dropoff_lat], dropoff_address: r.dropoff_address, territory_id: r.territory_id });
-    await recordAudit(tx, actor, { action: 'trip.coordinates_updated', entityType: 'trip', entityId: t.id, before: view(t), after: view(after) });
+    const view = (r: TripRow) => ({
+      pickup: [r.pickup_lon, r.pickup_lat],
+      pickup_address: r.pickup_address,
+      dropoff: [r.dropoff_lon, r.dropoff_lat],
+      dropoff_address: r.dropoff_address,
+      territory_id: r.territory_id,
+    });
+    await recordAudit(tx, actor, {
+      action: 'trip.coordinates_updated',
+      entityType: 'trip',
+      entityId: t.id,
+      before: view(t),
+      after: view(after),
+    });
     await emit(tx, actor, 'trip.updated', after, { changed: Object.keys(body) });
     return after;
   }
@@ -346,32 +433,66 @@ export function createTripCore(ctx: LogisticsContext, merchants: Pick<MerchantSe
    * PROMISE_IN_PAST when in the past). A trip that ended is 409 INVALID_STATE. Audited; trip.updated; the delay alert
    * starts over.
    */
-  async function changePromise(tx: Tx, actor: Actor, tripId: string, body: { promised_at?: string; deliver_after?: string | null; deliver_before?: string | null }) {
+  async function changePromise(
+    tx: Tx,
+    actor: Actor,
+    tripId: string,
+    body: { promised_at?: string; deliver_after?: string | null; deliver_before?: string | null },
+  ) {
     const t = await getScoped(tx, actor, tripId, true);
-    if (isTerminal(TRIP_TRANSITIONS, t.status)) throw AppError.conflict(`The trip is ${t.status}`, 'INVALID_STATE', { current_status: t.status });
+    if (isTerminal(TRIP_TRANSITIONS, t.status))
+      throw AppError.conflict(`The trip is ${t.status}`, 'INVALID_STATE', { current_status: t.status });
     const now = new Date();
     const windowChange = body.deliver_after !== undefined || body.deliver_before !== undefined;
     const window = windowChange
-      ? validateWindow(body.deliver_after === undefined ? t.deliver_after : body.deliver_after, body.deliver_before === undefined ? t.deliver_before : body.deliver_before, now)
+      ? validateWindow(
+          body.deliver_after === undefined ? t.deliver_after : body.deliver_after,
+          body.deliver_before === undefined ? t.deliver_before : body.deliver_before,
+          now,
+        )
       : { after: t.deliver_after, before: t.deliver_before };
     let promised: Date;
     if (body.promised_at !== undefined) {
       promised = validatePromise(body.promised_at, now);
       if (windowChange && window.before && promised.getTime() !== window.before.getTime()) {
-        throw AppError.unprocessable('With a window, the promise is its end (deliver_before)', 'WINDOW_INVALID', [{ field: 'promised_at', message: 'must equal deliver_before' }]);
+        throw AppError.unprocessable('With a window, the promise is its end (deliver_before)', 'WINDOW_INVALID', [
+          { field: 'promised_at', message: 'must equal deliver_before' },
+        ]);
       }
     } else if (windowChange && window.before) promised = window.before;
     else if (t.promised_at) promised = new Date(t.promised_at);
-    else throw AppError.unprocessable('Give promised_at or deliver_before', 'WINDOW_INVALID', [{ field: 'promised_at', message: 'required' }]);
+    else
+      throw AppError.unprocessable('Give promised_at or deliver_before', 'WINDOW_INVALID', [{ field: 'promised_at', message: 'required' }]);
     await setPromise(tx, t.id, { promisedAt: promised, deliverAfter: window.after, deliverBefore: window.before });
     const after = (await load(tx, t.id))!;
     const view = (r: TripRow) => ({ promised_at: r.promised_at, deliver_after: r.deliver_after, deliver_before: r.deliver_before });
-    await recordAudit(tx, actor, { action: 'trip.promise_changed', entityType: 'trip', entityId: t.id, before: view(t), after: view(after) });
+    await recordAudit(tx, actor, {
+      action: 'trip.promise_changed',
+      entityType: 'trip',
+      entityId: t.id,
+      before: view(t),
+      after: view(after),
+    });
     await emit(tx, actor, 'trip.updated', after, { changed: Object.keys(body), ...view(after) });
     return after;
   }
 
-  return { changePromise, emit, staffAudience, load, visibleTo, getScoped, releaseDriver, create, move, cancel, unassign, dispatchStatus, updateCoordinates, tripOut };
+  return {
+    changePromise,
+    emit,
+    staffAudience,
+    load,
+    visibleTo,
+    getScoped,
+    releaseDriver,
+    create,
+    move,
+    cancel,
+    unassign,
+    dispatchStatus,
+    updateCoordinates,
+    tripOut,
+  };
 }
 
 export type TripCore = ReturnType<typeof createTripCore>;

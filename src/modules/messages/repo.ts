@@ -38,18 +38,37 @@ export async function upsertPreference(
   if (optedOutAt !== undefined) set.optedOutAt = v.optedOut ? sql`coalesce(${recipientPreference.optedOutAt}, now())` : null;
   const rows = await tx.orm
     .insert(recipientPreference)
-    .values({ organizationId: v.organizationId, id: v.id, phone: v.phone, language: v.language ?? null, optedOutAt: optedOutAt ?? null, changedBy: v.changedBy })
+    .values({
+      organizationId: v.organizationId,
+      id: v.id,
+      phone: v.phone,
+      language: v.language ?? null,
+      optedOutAt: optedOutAt ?? null,
+      changedBy: v.changedBy,
+    })
     .onConflictDoUpdate({ target: [recipientPreference.organizationId, recipientPreference.phone], set })
     .returning();
   return rows[0]!;
 }
 
-export async function listPreferences(tx: Tx, q: { optedOut: boolean | null; after: string | null; limit: number }): Promise<PreferenceRow[]> {
+export async function listPreferences(
+  tx: Tx,
+  q: { optedOut: boolean | null; after: string | null; limit: number },
+): Promise<PreferenceRow[]> {
   const where = [
     q.after ? lt(recipientPreference.id, q.after) : undefined,
-    q.optedOut === null ? undefined : q.optedOut ? sql`${recipientPreference.optedOutAt} IS NOT NULL` : sql`${recipientPreference.optedOutAt} IS NULL`,
+    q.optedOut === null
+      ? undefined
+      : q.optedOut
+        ? sql`${recipientPreference.optedOutAt} IS NOT NULL`
+        : sql`${recipientPreference.optedOutAt} IS NULL`,
   ].filter((w) => w !== undefined);
-  return tx.orm.select().from(recipientPreference).where(and(...where)).orderBy(desc(recipientPreference.id)).limit(q.limit);
+  return tx.orm
+    .select()
+    .from(recipientPreference)
+    .where(and(...where))
+    .orderBy(desc(recipientPreference.id))
+    .limit(q.limit);
 }
 
 /** Records a message about to be queued; false when one of this subject, kind and channel exists (once per trigger). */

@@ -8,7 +8,10 @@ import type { MessagesContext } from './index.js';
 import type { MessagesService } from './service.js';
 import { LANGUAGES, MESSAGE_KINDS, PLACEHOLDERS } from './templates.js';
 
-const Kind = Type.Union(MESSAGE_KINDS.map((k) => Type.Literal(k)), { description: 'order_confirmed, driver_assigned, arriving_soon, delivered or failed' });
+const Kind = Type.Union(
+  MESSAGE_KINDS.map((k) => Type.Literal(k)),
+  { description: 'order_confirmed, driver_assigned, arriving_soon, delivered or failed' },
+);
 const Language = Type.Union(LANGUAGES.map((l) => Type.Literal(l)));
 const Body = Type.String({
   minLength: 1,
@@ -21,7 +24,14 @@ const SettingsOut = Type.Object({
   eta_message_period_min: Type.Integer({ description: 'at most one "arriving soon" message per trip in this many minutes' }),
   default_language: Language,
   placeholders: Type.Array(Type.String()),
-  templates: Type.Array(Type.Object({ kind: Kind, language: Language, body: Type.String(), customized: Type.Boolean({ description: 'false: the built-in text' }) })),
+  templates: Type.Array(
+    Type.Object({
+      kind: Kind,
+      language: Language,
+      body: Type.String(),
+      customized: Type.Boolean({ description: 'false: the built-in text' }),
+    }),
+  ),
 });
 
 export const PreferenceOut = Type.Object({
@@ -36,10 +46,10 @@ export const PreferenceOut = Type.Object({
 
 const STAFF = ['administrator', 'dispatch'] as const;
 const TRIGGERS =
-  'Messages are queued, in the transaction of the change, through the merchant\'s chat outbox (`recipient_<kind>` rows, only when the trip has a merchant whose chat channel is on) to the phone of a recipient without an account (the trip\'s recipient link), ' +
-  'and as an inbox notification with push (`recipient.<kind>`) to a customer with an account: order confirmed (the first recipient link of a trip; a customer\'s order confirmed by the merchant), ' +
-  'driver assigned (trip.assigned), arriving soon (the trip\'s ETA to the drop-off is `arriving_soon_min` or less; at most once per trip per `eta_message_period_min`), delivered (trip.completed), failed (trip.delivery_failed). ' +
-  'Each other kind is queued at most once per trip and channel. The recipient\'s language is his preference, else `default_language`; a phone that opted out gets nothing.';
+  "Messages are queued, in the transaction of the change, through the merchant's chat outbox (`recipient_<kind>` rows, only when the trip has a merchant whose chat channel is on) to the phone of a recipient without an account (the trip's recipient link), " +
+  "and as an inbox notification with push (`recipient.<kind>`) to a customer with an account: order confirmed (the first recipient link of a trip; a customer's order confirmed by the merchant), " +
+  "driver assigned (trip.assigned), arriving soon (the trip's ETA to the drop-off is `arriving_soon_min` or less; at most once per trip per `eta_message_period_min`), delivered (trip.completed), failed (trip.delivery_failed). " +
+  "Each other kind is queued at most once per trip and channel. The recipient's language is his preference, else `default_language`; a phone that opted out gets nothing.";
 
 /** Recipient messages: settings and templates, previews, and the recipients' opt-outs and languages. */
 export function messageRoutes(app: Api, ctx: MessagesContext, svc: MessagesService) {
@@ -50,7 +60,8 @@ export function messageRoutes(app: Api, ctx: MessagesContext, svc: MessagesServi
       schema: {
         operationId: 'getRecipientMessageSettings',
         tags: ['recipient-messages'],
-        summary: 'The messages a trip\'s recipient gets: their templates (Spanish and English), when "arriving soon" is sent, and how often',
+        summary:
+          'The messages a trip\'s recipient gets: their templates (Spanish and English), when "arriving soon" is sent, and how often',
         description: TRIGGERS,
         response: { 200: SettingsOut },
       },
@@ -104,7 +115,7 @@ export function messageRoutes(app: Api, ctx: MessagesContext, svc: MessagesServi
       schema: {
         operationId: 'listRecipientPreferences',
         tags: ['recipient-messages'],
-        summary: 'Recipients\' choices by phone: opted out, language (newest first)',
+        summary: "Recipients' choices by phone: opted out, language (newest first)",
         querystring: Strict({ ...PageQueryProps, opted_out: Type.Optional(Type.Boolean()) }),
         response: { 200: Page(PreferenceOut) },
       },
@@ -119,8 +130,8 @@ export function messageRoutes(app: Api, ctx: MessagesContext, svc: MessagesServi
       schema: {
         operationId: 'setRecipientPreference',
         tags: ['recipient-messages'],
-        summary: 'Opt a recipient\'s phone out of the messages (or back in) and set their language; audited',
-        description: 'The phone is stored in E.164 (a national number takes the organization\'s country). Only the given fields change.',
+        summary: "Opt a recipient's phone out of the messages (or back in) and set their language; audited",
+        description: "The phone is stored in E.164 (a national number takes the organization's country). Only the given fields change.",
         body: Strict({ phone: Phone, opted_out: Type.Optional(Type.Boolean()), language: Type.Optional(Nullable(Language)) }),
         response: { 200: PreferenceOut },
       },
@@ -129,7 +140,13 @@ export function messageRoutes(app: Api, ctx: MessagesContext, svc: MessagesServi
   );
 
   const OwnPreference = Type.Object(
-    { phone: Nullable(Type.String({ description: "The account's phone (E.164) the preference belongs to; null: the account has no phone" })), opted_out: Type.Boolean(), language: Nullable(Language) },
+    {
+      phone: Nullable(
+        Type.String({ description: "The account's phone (E.164) the preference belongs to; null: the account has no phone" }),
+      ),
+      opted_out: Type.Boolean(),
+      language: Nullable(Language),
+    },
     { $id: 'CustomerMessagePreference' },
   );
   app.get(
@@ -139,8 +156,10 @@ export function messageRoutes(app: Api, ctx: MessagesContext, svc: MessagesServi
       schema: {
         operationId: 'getCustomerMessagePreference',
         tags: ['recipient-messages'],
-        summary: 'The customer: whether he is told about his orders (order confirmed, driver assigned, arriving soon, delivered, failed) and in which language',
-        description: "The preference of the account's phone, shared with the messages a tracking link's recipient gets on that phone. Language null: the organization's default.",
+        summary:
+          'The customer: whether he is told about his orders (order confirmed, driver assigned, arriving soon, delivered, failed) and in which language',
+        description:
+          "The preference of the account's phone, shared with the messages a tracking link's recipient gets on that phone. Language null: the organization's default.",
         response: { 200: OwnPreference },
       },
     },
@@ -182,7 +201,10 @@ export function messageRoutes(app: Api, ctx: MessagesContext, svc: MessagesServi
     async (req) => {
       const { weighted, resetSeconds } = await countRequest(ctx.db, `public-tracking:ip:${req.ip}`);
       if (weighted > PUBLIC_PER_MINUTE) {
-        throw new AppError(429, 'RATE_LIMITED', `Too many requests from one address; retry in ${resetSeconds} s`, undefined, { retry_after: resetSeconds, limit: PUBLIC_PER_MINUTE });
+        throw new AppError(429, 'RATE_LIMITED', `Too many requests from one address; retry in ${resetSeconds} s`, undefined, {
+          retry_after: resetSeconds,
+          limit: PUBLIC_PER_MINUTE,
+        });
       }
       const out = await svc.setOwnPreference(req.params.token, req.body);
       if (!out) throw AppError.notFound('Tracking link');

@@ -9,7 +9,18 @@ import { normalizePhones } from '../../platform/phone.js';
 import type { MessagesContext } from './index.js';
 import * as repo from './repo.js';
 import type { MessageSettingsRow, PreferenceRow } from './repo.js';
-import { clockTime, DEFAULT_TEMPLATES, LANGUAGES, MESSAGE_KINDS, PLACEHOLDERS, render, unknownPlaceholders, type Language, type MessageKind, type MessageValues } from './templates.js';
+import {
+  clockTime,
+  DEFAULT_TEMPLATES,
+  LANGUAGES,
+  MESSAGE_KINDS,
+  PLACEHOLDERS,
+  render,
+  unknownPlaceholders,
+  type Language,
+  type MessageKind,
+  type MessageValues,
+} from './templates.js';
 
 type Overrides = Partial<Record<MessageKind, Partial<Record<Language, string>>>>;
 
@@ -50,16 +61,25 @@ export const preferenceOut = (p: PreferenceRow) => ({
 /** A 400 naming every unknown placeholder of the given templates; nothing is written. */
 function assertKnownPlaceholders(templates: { kind: string; language: string; body: string | null }[]) {
   const errors = templates.flatMap((t, i) =>
-    unknownPlaceholders(t.body ?? '').map((name) => ({ field: `templates/${i}/body`, message: `unknown placeholder {${name}} in ${t.kind} (${t.language}); known: ${PLACEHOLDERS.map((p) => `{${p}}`).join(', ')}` })),
+    unknownPlaceholders(t.body ?? '').map((name) => ({
+      field: `templates/${i}/body`,
+      message: `unknown placeholder {${name}} in ${t.kind} (${t.language}); known: ${PLACEHOLDERS.map((p) => `{${p}}`).join(', ')}`,
+    })),
   );
-  if (errors.length) throw AppError.badRequest(`Unknown placeholder ${errors.map((e) => e.message.split(' ')[2]).join(', ')}`, errors, 'UNKNOWN_PLACEHOLDER');
+  if (errors.length)
+    throw AppError.badRequest(
+      `Unknown placeholder ${errors.map((e) => e.message.split(' ')[2]).join(', ')}`,
+      errors,
+      'UNKNOWN_PLACEHOLDER',
+    );
 }
 
 export function createMessagesService(ctx: MessagesContext) {
   const { logistics, chat, notifications, organizations } = ctx.deps;
 
   const load = async (tx: Tx, organizationId: string) => (await repo.findSettings(tx)) ?? defaults(organizationId);
-  const templateOf = (s: MessageSettingsRow, kind: MessageKind, language: Language) => (s.templates as Overrides)[kind]?.[language] ?? DEFAULT_TEMPLATES[kind][language];
+  const templateOf = (s: MessageSettingsRow, kind: MessageKind, language: Language) =>
+    (s.templates as Overrides)[kind]?.[language] ?? DEFAULT_TEMPLATES[kind][language];
 
   const settingsOut = (s: MessageSettingsRow) => ({
     arriving_soon_min: s.arrivingSoonMin,
@@ -67,12 +87,21 @@ export function createMessagesService(ctx: MessagesContext) {
     default_language: s.defaultLanguage as Language,
     placeholders: [...PLACEHOLDERS],
     templates: MESSAGE_KINDS.flatMap((kind) =>
-      LANGUAGES.map((language) => ({ kind, language, body: templateOf(s, kind, language), customized: (s.templates as Overrides)[kind]?.[language] !== undefined })),
+      LANGUAGES.map((language) => ({
+        kind,
+        language,
+        body: templateOf(s, kind, language),
+        customized: (s.templates as Overrides)[kind]?.[language] !== undefined,
+      })),
     ),
   });
 
   /** The values of a trip's message (the merchant's name, or the organization's for a trip without one). */
-  async function valuesOf(tx: Tx, trip: { merchant_id: string | null }, extra: { name: string | null; url: string | null; etaAt?: Date | null }): Promise<MessageValues> {
+  async function valuesOf(
+    tx: Tx,
+    trip: { merchant_id: string | null },
+    extra: { name: string | null; url: string | null; etaAt?: Date | null },
+  ): Promise<MessageValues> {
     const [org, orgSettings, merchant] = await Promise.all([
       organizations.branding(tx) as Promise<{ name: string } | undefined>,
       organizations.settingsIn(tx),
@@ -108,7 +137,15 @@ export function createMessagesService(ctx: MessagesContext) {
       const pref = await repo.findPreference(tx, contact.phone);
       if (!pref?.optedOutAt) {
         const language = ((pref?.language ?? s.defaultLanguage) as Language) ?? 'es';
-        const claimed = await repo.claimMessage(tx, { organizationId, id: newId(), subjectId: tripId, kind, channel: 'chat', language, destination: contact.phone });
+        const claimed = await repo.claimMessage(tx, {
+          organizationId,
+          id: newId(),
+          subjectId: tripId,
+          kind,
+          channel: 'chat',
+          language,
+          destination: contact.phone,
+        });
         if (claimed) {
           const text = render(templateOf(s, kind, language), await valuesOf(tx, t, { name: contact.name, url: contact.url, etaAt }));
           await chat.enqueueRecipientMessage(tx, {
@@ -131,12 +168,22 @@ export function createMessagesService(ctx: MessagesContext) {
   }
 
   /** A customer with an account is told in the app (inbox and push), following his phone's preference: nothing once he opted out, in his language. */
-  async function pushTo(tx: Tx, organizationId: string, userId: string, subjectId: string, kind: MessageKind, s: MessageSettingsRow, t: { merchant_id: string | null }, etaAt: Date | null) {
+  async function pushTo(
+    tx: Tx,
+    organizationId: string,
+    userId: string,
+    subjectId: string,
+    kind: MessageKind,
+    s: MessageSettingsRow,
+    t: { merchant_id: string | null },
+    etaAt: Date | null,
+  ) {
     const phone = await ctx.deps.identity.userPhone(tx, userId);
     const pref = phone ? await repo.findPreference(tx, phone) : null;
     if (pref?.optedOutAt) return;
     const language = ((pref?.language ?? s.defaultLanguage) as Language) ?? 'es';
-    if (!(await repo.claimMessage(tx, { organizationId, id: newId(), subjectId, kind, channel: 'push', language, destination: userId }))) return;
+    if (!(await repo.claimMessage(tx, { organizationId, id: newId(), subjectId, kind, channel: 'push', language, destination: userId })))
+      return;
     const values = await valuesOf(tx, t, { name: null, url: null, etaAt });
     await notifications.notifyIn(tx, organizationId, {
       type: `recipient.${kind}`,
@@ -196,7 +243,13 @@ export function createMessagesService(ctx: MessagesContext) {
           defaultLanguage: patch.default_language ?? before.defaultLanguage,
           templates,
         });
-        await recordAudit(tx, actor, { action: 'recipient_messages.settings_updated', entityType: 'organization', entityId: actor.organizationId, before: settingsOut(before), after: settingsOut(after) });
+        await recordAudit(tx, actor, {
+          action: 'recipient_messages.settings_updated',
+          entityType: 'organization',
+          entityId: actor.organizationId,
+          before: settingsOut(before),
+          after: settingsOut(after),
+        });
         return settingsOut(after);
       });
     },
@@ -205,7 +258,17 @@ export function createMessagesService(ctx: MessagesContext) {
     preview: (actor: Actor, q: { kind: MessageKind; language: Language; body?: string }) => {
       if (q.body !== undefined) {
         const unknown = unknownPlaceholders(q.body);
-        if (unknown.length) throw AppError.badRequest(`Unknown placeholder ${unknown.map((n) => `{${n}}`).join(', ')}`, [{ field: 'body', message: `unknown placeholder ${unknown.map((n) => `{${n}}`).join(', ')}; known: ${PLACEHOLDERS.map((p) => `{${p}}`).join(', ')}` }], 'UNKNOWN_PLACEHOLDER');
+        if (unknown.length)
+          throw AppError.badRequest(
+            `Unknown placeholder ${unknown.map((n) => `{${n}}`).join(', ')}`,
+            [
+              {
+                field: 'body',
+                message: `unknown placeholder ${unknown.map((n) => `{${n}}`).join(', ')}; known: ${PLACEHOLDERS.map((p) => `{${p}}`).join(', ')}`,
+              },
+            ],
+            'UNKNOWN_PLACEHOLDER',
+          );
       }
       return ctx.db.withTenant(actor, async (tx) => {
         const s = await load(tx, actor.organizationId);
@@ -226,7 +289,13 @@ export function createMessagesService(ctx: MessagesContext) {
 
     listPreferences: (actor: Actor, q: { opted_out?: boolean; limit?: number; cursor?: string }) => {
       const page = pageRequest(q);
-      return ctx.db.readTenant(actor, async (tx) => toPage(await repo.listPreferences(tx, { optedOut: q.opted_out ?? null, after: page.after, limit: page.limit + 1 }), page, preferenceOut));
+      return ctx.db.readTenant(actor, async (tx) =>
+        toPage(
+          await repo.listPreferences(tx, { optedOut: q.opted_out ?? null, after: page.after, limit: page.limit + 1 }),
+          page,
+          preferenceOut,
+        ),
+      );
     },
 
     /** Staff: opt a phone out (or back in) and set its language; audited. */
@@ -234,8 +303,21 @@ export function createMessagesService(ctx: MessagesContext) {
       ctx.db.withTenant(actor, async (tx) => {
         const { phone } = await normalizePhones(tx, actor.organizationId, { phone: input.phone }, ['phone']);
         const before = await repo.findPreference(tx, phone);
-        const after = await repo.upsertPreference(tx, { organizationId: actor.organizationId, id: newId(), phone, language: input.language, optedOut: input.opted_out, changedBy: 'staff' });
-        await recordAudit(tx, actor, { action: 'recipient_messages.preference_set', entityType: 'recipient_preference', entityId: after.id, before: before ? preferenceOut(before) : null, after: preferenceOut(after) });
+        const after = await repo.upsertPreference(tx, {
+          organizationId: actor.organizationId,
+          id: newId(),
+          phone,
+          language: input.language,
+          optedOut: input.opted_out,
+          changedBy: 'staff',
+        });
+        await recordAudit(tx, actor, {
+          action: 'recipient_messages.preference_set',
+          entityType: 'recipient_preference',
+          entityId: after.id,
+          before: before ? preferenceOut(before) : null,
+          after: preferenceOut(after),
+        });
         return preferenceOut(after);
       }),
 
@@ -245,9 +327,20 @@ export function createMessagesService(ctx: MessagesContext) {
         const phone = await ctx.deps.identity.userPhone(tx, actor.userId);
         if (!phone) {
           if (!input) return { phone: null, opted_out: false, language: null };
-          throw AppError.unprocessable('Add a phone to your account to choose how you are told about your orders', 'NO_RECIPIENT_PHONE', [{ field: 'phone', message: 'the account has no phone' }]);
+          throw AppError.unprocessable('Add a phone to your account to choose how you are told about your orders', 'NO_RECIPIENT_PHONE', [
+            { field: 'phone', message: 'the account has no phone' },
+          ]);
         }
-        const p = input ? await repo.upsertPreference(tx, { organizationId: actor.organizationId, id: newId(), phone, language: input.language, optedOut: input.opted_out, changedBy: 'recipient' }) : await repo.findPreference(tx, phone);
+        const p = input
+          ? await repo.upsertPreference(tx, {
+              organizationId: actor.organizationId,
+              id: newId(),
+              phone,
+              language: input.language,
+              optedOut: input.opted_out,
+              changedBy: 'recipient',
+            })
+          : await repo.findPreference(tx, phone);
         return { phone, opted_out: !!p?.optedOutAt, language: (p?.language as Language | null) ?? null };
       });
     },
@@ -259,7 +352,14 @@ export function createMessagesService(ctx: MessagesContext) {
       if (!link.phone) throw AppError.unprocessable('This link has no phone to send messages to', 'NO_RECIPIENT_PHONE');
       const phone = link.phone;
       return ctx.db.withTenant({ organizationId: link.organizationId, userId: null }, async (tx) => {
-        const p = await repo.upsertPreference(tx, { organizationId: link.organizationId, id: newId(), phone, language: input.language, optedOut: input.opted_out, changedBy: 'recipient' });
+        const p = await repo.upsertPreference(tx, {
+          organizationId: link.organizationId,
+          id: newId(),
+          phone,
+          language: input.language,
+          optedOut: input.opted_out,
+          changedBy: 'recipient',
+        });
         return { opted_out: p.optedOutAt !== null, language: (p.language as Language | null) ?? null };
       });
     },

@@ -71,7 +71,9 @@ export const recipientMessage = pgTable(
     primaryKey({ columns: [t.organizationId, t.id] }),
     foreignKey({ columns: [t.organizationId], foreignColumns: [organization.id] }),
     check('recipient_message_channel_ck', sql`channel IN ('chat', 'push')`),
-    uniqueIndex('recipient_message_once_uq').on(t.organizationId, t.subjectId, t.kind, t.channel).where(sql`kind <> 'arriving_soon'`),
+    uniqueIndex('recipient_message_once_uq')
+      .on(t.organizationId, t.subjectId, t.kind, t.channel)
+      .where(sql`kind <> 'arriving_soon'`),
     index('recipient_message_subject_idx').on(t.organizationId, t.subjectId, t.kind, t.createdAt),
   ],
 );

@@ -42,11 +42,19 @@ export function registerMobileSync(ctx: MobileContext, registry: SyncRegistry) {
 
   registry.registerOperation({
     type: 'device.heartbeat',
-    payload: Strict({ ...HeartbeatProps, recorded_at: Type.String({ format: 'date-time', description: 'required offline: when the reading was taken' }) }),
+    payload: Strict({
+      ...HeartbeatProps,
+      recorded_at: Type.String({ format: 'date-time', description: 'required offline: when the reading was taken' }),
+    }),
     async apply(tx, actor, p) {
       const r = await ctx.deps.devices.heartbeatIn(tx, actor, p);
       if ('conflict' in r) {
-        return { status: 'conflict', code: 'STALE_UPDATE', message: 'The server has a newer heartbeat of this device', server: publicDevice(r.conflict) };
+        return {
+          status: 'conflict',
+          code: 'STALE_UPDATE',
+          message: 'The server has a newer heartbeat of this device',
+          server: publicDevice(r.conflict),
+        };
       }
       return { status: 'applied', data: publicDevice(r.device) };
     },

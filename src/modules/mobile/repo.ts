@@ -10,11 +10,18 @@ export type AppBuildRow = Omit<SnakeRow<typeof appBuild.$inferSelect>, 'organiza
 const BUILD_COLUMNS = selectList(appBuild, 'b', { omit: ['organizationId', 'createdAt'] });
 
 export async function listBuilds(tx: Tx): Promise<AppBuildRow[]> {
-  const { rows } = await tx.query<AppBuildRow>(`SELECT ${BUILD_COLUMNS} FROM app_build b ORDER BY app_role, platform, channel, build_number DESC`);
+  const { rows } = await tx.query<AppBuildRow>(
+    `SELECT ${BUILD_COLUMNS} FROM app_build b ORDER BY app_role, platform, channel, build_number DESC`,
+  );
   return rows;
 }
 
-export async function insertBuild(tx: Tx, organizationId: string, id: string, b: Pick<AppBuildRow, 'app_role' | 'platform' | 'package_name' | 'version_name' | 'build_number' | 'min_supported_build' | 'channel'>): Promise<void> {
+export async function insertBuild(
+  tx: Tx,
+  organizationId: string,
+  id: string,
+  b: Pick<AppBuildRow, 'app_role' | 'platform' | 'package_name' | 'version_name' | 'build_number' | 'min_supported_build' | 'channel'>,
+): Promise<void> {
   await tx.query(
     `INSERT INTO app_build (organization_id, id, app_role, platform, package_name, version_name, build_number, min_supported_build, channel)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
@@ -55,18 +62,17 @@ export async function storedOperation<R>(tx: Tx, key: SyncOperationKey): Promise
 }
 
 export async function recordOutcome(tx: Tx, key: SyncOperationKey, status: string, result: unknown): Promise<void> {
-  await tx.query('UPDATE sync_operation SET status = $4, result = $5 WHERE organization_id = $1 AND user_id = $2 AND client_operation_id = $3', [
-    key.organization_id,
-    key.user_id,
-    key.client_operation_id,
-    status,
-    JSON.stringify(result),
-  ]);
+  await tx.query(
+    'UPDATE sync_operation SET status = $4, result = $5 WHERE organization_id = $1 AND user_id = $2 AND client_operation_id = $3',
+    [key.organization_id, key.user_id, key.client_operation_id, status, JSON.stringify(result)],
+  );
 }
 
 /** The savepoint of one offline operation (`sync_op`): taken, rolled back to, released. */
 export async function savepoint(tx: Tx, action: 'begin' | 'rollback' | 'release'): Promise<void> {
-  await tx.query(action === 'begin' ? 'SAVEPOINT sync_op' : action === 'rollback' ? 'ROLLBACK TO SAVEPOINT sync_op' : 'RELEASE SAVEPOINT sync_op');
+  await tx.query(
+    action === 'begin' ? 'SAVEPOINT sync_op' : action === 'rollback' ? 'ROLLBACK TO SAVEPOINT sync_op' : 'RELEASE SAVEPOINT sync_op',
+  );
 }
 
 /** The transaction's snapshot (`xmin:xmax:xip,...`) and time. */

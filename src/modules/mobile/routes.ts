@@ -48,7 +48,6 @@ const SyncResult = Type.Object({
 const Changes = Type.Object({ changed: Type.Array(Obj), deleted: Type.Array(Type.Object({ id: Type.String(), deleted_at: Timestamp })) });
 
 export function mobileRoutes(app: Api, ctx: AppContext, svc: MobileService, sync: SyncService) {
-
   app.get(
     '/mobile/bootstrap',
     {
@@ -89,7 +88,14 @@ export function mobileRoutes(app: Api, ctx: AppContext, svc: MobileService, sync
 
   app.get(
     '/mobile/brand-assets',
-    { schema: { operationId: 'mobileBrandAssets', tags: ['mobile'], summary: "The organization's official brand: name, colors and asset routes", response: { 200: Brand } } },
+    {
+      schema: {
+        operationId: 'mobileBrandAssets',
+        tags: ['mobile'],
+        summary: "The organization's official brand: name, colors and asset routes",
+        response: { 200: Brand },
+      },
+    },
     async (req) => svc.brandAssets(actorOf(req)),
   );
 
@@ -127,7 +133,10 @@ export function mobileRoutes(app: Api, ctx: AppContext, svc: MobileService, sync
         operationId: 'listAppBuilds',
         tags: ['mobile'],
         summary: "Published builds of the organization's apps (defaults for apps without published builds)",
-        querystring: Strict({ app_role: Type.Optional(AppRoleT), platform: Type.Optional(Type.Union([Type.Literal('android'), Type.Literal('ios'), Type.Literal('web')])) }),
+        querystring: Strict({
+          app_role: Type.Optional(AppRoleT),
+          platform: Type.Optional(Type.Union([Type.Literal('android'), Type.Literal('ios'), Type.Literal('web')])),
+        }),
         response: { 200: Type.Object({ data: Type.Array(AppBuildOut) }) },
       },
     },
@@ -141,8 +150,10 @@ export function mobileRoutes(app: Api, ctx: AppContext, svc: MobileService, sync
       schema: {
         operationId: 'mobileHealth',
         tags: ['mobile'],
-        summary: 'Operational health: devices seen in the last hour per app and version, push outbox backlog and failures, storage, builds, integrations',
-        description: '`storage` and further `integrations` entries come from the modules that own them (`not_reported` otherwise). `instance` describes the answering API process.',
+        summary:
+          'Operational health: devices seen in the last hour per app and version, push outbox backlog and failures, storage, builds, integrations',
+        description:
+          '`storage` and further `integrations` entries come from the modules that own them (`not_reported` otherwise). `instance` describes the answering API process.',
         response: {
           200: Type.Object({
             generated_at: Timestamp,
@@ -174,8 +185,21 @@ export function mobileRoutes(app: Api, ctx: AppContext, svc: MobileService, sync
           '`has_more`: pull again at once with the returned cursor. `since` (a timestamp, from app versions before the cursor) ' +
           'gets every current record and every tombstone (a superset of the changes since then) and a cursor. A cursor that was not returned by this route: 400 `INVALID_CURSOR`.',
         querystring: Strict({
-          cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 16384, pattern: '^[A-Za-z0-9_-]+$', description: 'Opaque: the `cursor` of the previous pull' })),
-          since: Type.Optional(Type.String({ format: 'date-time', deprecated: true, description: 'Deprecated (app versions before `cursor`): every current record and every tombstone, and a cursor' })),
+          cursor: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 16384,
+              pattern: '^[A-Za-z0-9_-]+$',
+              description: 'Opaque: the `cursor` of the previous pull',
+            }),
+          ),
+          since: Type.Optional(
+            Type.String({
+              format: 'date-time',
+              deprecated: true,
+              description: 'Deprecated (app versions before `cursor`): every current record and every tombstone, and a cursor',
+            }),
+          ),
         }),
         response: {
           200: Type.Object({
@@ -191,7 +215,10 @@ export function mobileRoutes(app: Api, ctx: AppContext, svc: MobileService, sync
     async (req) => {
       // The deprecated `since`: everything current plus every tombstone, a superset of what changed since then.
       const legacy = !req.query.cursor && req.query.since !== undefined;
-      return { ...(await sync.pull(actorOf(req), req.query.cursor ?? null, { tombstones: legacy })), since: req.query.since ? new Date(req.query.since) : null };
+      return {
+        ...(await sync.pull(actorOf(req), req.query.cursor ?? null, { tombstones: legacy })),
+        since: req.query.since ? new Date(req.query.since) : null,
+      };
     },
   );
 
@@ -218,6 +245,8 @@ export function mobileRoutes(app: Api, ctx: AppContext, svc: MobileService, sync
       },
     },
     async (req) =>
-      sync.push(actorOf(req), req.body.operations, (err, op) => req.log.error({ err, client_operation_id: op.client_operation_id, type: op.type }, 'offline operation failed')),
+      sync.push(actorOf(req), req.body.operations, (err, op) =>
+        req.log.error({ err, client_operation_id: op.client_operation_id, type: op.type }, 'offline operation failed'),
+      ),
   );
 }

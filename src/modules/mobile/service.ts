@@ -19,17 +19,46 @@ export function defaultBuilds(): AppBuildRow[] {
   const rows: AppBuildRow[] = [];
   for (const [role, app] of Object.entries(DEFAULT_APPS) as [AppRole, (typeof DEFAULT_APPS)[AppRole]][]) {
     for (const platform of ['android', 'ios'] as const) {
-      rows.push({ id: `default-${role}-${platform}`, app_role: role, platform, package_name: app.package_name, ...DEFAULT_BUILD, released_at: new Date('2026-01-01T00:00:00Z') });
+      rows.push({
+        id: `default-${role}-${platform}`,
+        app_role: role,
+        platform,
+        package_name: app.package_name,
+        ...DEFAULT_BUILD,
+        released_at: new Date('2026-01-01T00:00:00Z'),
+      });
     }
   }
   return rows;
 }
 
 const API = '/api/v1';
-const COMMON_FEATURES = { offline_sync: true, push_notifications: true, realtime_streams: true, notification_inbox: true, platform_payments: false };
+const COMMON_FEATURES = {
+  offline_sync: true,
+  push_notifications: true,
+  realtime_streams: true,
+  notification_inbox: true,
+  platform_payments: false,
+};
 const ROLE_FEATURES: Record<AppRole, Record<string, boolean>> = {
-  administrator: { dispatch_console: true, optimized_dispatch: true, subadministration: true, territory_tariffs: true, reports: true, audit: true },
-  comercio: { branches: true, catalog: true, orders: true, coupons: true, direct_payments: true, delivery_express: true, chat_channel: true, settlement_rule: true },
+  administrator: {
+    dispatch_console: true,
+    optimized_dispatch: true,
+    subadministration: true,
+    territory_tariffs: true,
+    reports: true,
+    audit: true,
+  },
+  comercio: {
+    branches: true,
+    catalog: true,
+    orders: true,
+    coupons: true,
+    direct_payments: true,
+    delivery_express: true,
+    chat_channel: true,
+    settlement_rule: true,
+  },
   delivery: { marketplace: true, addresses: true, orders: true, coupons: true, direct_payments: true, trip_tracking: true },
   repartidor: { trips: true, gps_batch: true, proof_of_delivery: true, earnings: true, settlements: true, availability: true },
 };
@@ -128,7 +157,13 @@ export function createMobileService(ctx: MobileContext) {
   const latestOf = (builds: AppBuildRow[], role: AppRole) => {
     const out: Record<string, AppBuildRow> = {};
     for (const b of builds) if (b.app_role === role && b.channel === 'production' && !out[b.platform]) out[b.platform] = b;
-    return Object.values(out).map((b) => ({ platform: b.platform, version_name: b.version_name, build_number: b.build_number, min_supported_build: b.min_supported_build, released_at: b.released_at }));
+    return Object.values(out).map((b) => ({
+      platform: b.platform,
+      version_name: b.version_name,
+      build_number: b.build_number,
+      min_supported_build: b.min_supported_build,
+      released_at: b.released_at,
+    }));
   };
 
   async function brandIn(tx: Tx) {
@@ -158,7 +193,11 @@ export function createMobileService(ctx: MobileContext) {
           principal: actor.kind,
           user_id: actor.userId,
           organization_id: actor.organizationId,
-          app: { name: DEFAULT_APPS[actor.role].name, package_name: builds.find((b) => b.app_role === actor.role)?.package_name ?? DEFAULT_APPS[actor.role].package_name, builds: latestOf(builds, actor.role) },
+          app: {
+            name: DEFAULT_APPS[actor.role].name,
+            package_name: builds.find((b) => b.app_role === actor.role)?.package_name ?? DEFAULT_APPS[actor.role].package_name,
+            builds: latestOf(builds, actor.role),
+          },
           features: { ...COMMON_FEATURES, ...ROLE_FEATURES[actor.role] },
           endpoints: { ...COMMON_ENDPOINTS, ...ROLE_ENDPOINTS[actor.role] },
           brand_assets: brand,

@@ -9,7 +9,10 @@ import { claimOperation, currentSnapshot, recordOutcome, savepoint, storedOperat
 
 // Operation payloads are checked with TypeBox's Value (route bodies use ajv); it needs the formats it meets.
 if (!FormatRegistry.Has('date-time')) {
-  FormatRegistry.Set('date-time', (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(v) && !Number.isNaN(Date.parse(v)));
+  FormatRegistry.Set(
+    'date-time',
+    (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(v) && !Number.isNaN(Date.parse(v)),
+  );
 }
 
 /** What a provider returns for its entity: rows changed in the window (each with `id`) and tombstones. */
@@ -191,7 +194,8 @@ function unpackSnapshot(v: unknown): string | null {
   return parseSnapshot(text) ? text : null;
 }
 
-const invalidCursor = () => new AppError(400, 'INVALID_CURSOR', 'cursor is not a cursor returned by GET /mobile/sync/pull; pull without it for a full sync');
+const invalidCursor = () =>
+  new AppError(400, 'INVALID_CURSOR', 'cursor is not a cursor returned by GET /mobile/sync/pull; pull without it for a full sync');
 
 export function encodeCursor(c: Cursor): string {
   const packed: Record<string, unknown> = { a: c.a === null ? null : packSnapshot(c.a) };
@@ -220,7 +224,15 @@ export function decodeCursor(text: string): Cursor {
   const upper = unpackSnapshot(b);
   if (upper === null || !p || typeof p !== 'object' || Array.isArray(p)) throw invalidCursor();
   for (const v of Object.values(p)) {
-    const pos = v === 1 || (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && /^\d{1,19}$/.test(v[0]) && BigInt(v[0]) <= XID_MAX && typeof v[1] === 'string' && v[1].length <= 100);
+    const pos =
+      v === 1 ||
+      (Array.isArray(v) &&
+        v.length === 2 &&
+        typeof v[0] === 'string' &&
+        /^\d{1,19}$/.test(v[0]) &&
+        BigInt(v[0]) <= XID_MAX &&
+        typeof v[1] === 'string' &&
+        v[1].length <= 100);
     if (!pos) throw invalidCursor();
   }
   return { a: lower, b: upper, p: p as Record<string, SyncPosition | 1>, ...(t === 1 ? { t: 1 as const } : {}) };
@@ -229,14 +241,23 @@ export function decodeCursor(text: string): Cursor {
 export function createSyncService(ctx: AppContext, opts: { entityLimit: number; registry: SyncRegistry }) {
   const registry = opts.registry;
 
-  async function applyOne(actor: Actor, op: SyncOperationInput, onError?: (err: unknown, op: SyncOperationInput) => void): Promise<SyncResult> {
+  async function applyOne(
+    actor: Actor,
+    op: SyncOperationInput,
+    onError?: (err: unknown, op: SyncOperationInput) => void,
+  ): Promise<SyncResult> {
     const base = { client_operation_id: op.client_operation_id, type: op.type, replayed: false };
     const handler = registry.operation(op.type);
     // Refusals that touch nothing are not stored: the same id may be sent again once it is valid.
     if (!handler) return { ...base, status: 'rejected', code: 'UNKNOWN_OPERATION', message: `Unknown operation type '${op.type}'` };
     if (!Value.Check(handler.payload, op.payload)) {
       const first = [...Value.Errors(handler.payload, op.payload)][0];
-      return { ...base, status: 'rejected', code: 'VALIDATION_FAILED', message: `payload${first?.path ?? ''}: ${first?.message ?? 'invalid'}` };
+      return {
+        ...base,
+        status: 'rejected',
+        code: 'VALIDATION_FAILED',
+        message: `payload${first?.path ?? ''}: ${first?.message ?? 'invalid'}`,
+      };
     }
     const hash = requestHash({ type: op.type, payload: op.payload });
     try {
@@ -246,7 +267,12 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number; 
         if (!(await claimOperation(tx, key, op.type, hash))) {
           const stored = await storedOperation<SyncOutcome>(tx, key);
           if (stored.request_hash !== hash) {
-            return { ...base, status: 'rejected', code: 'CLIENT_OPERATION_ID_REUSED', message: 'This client_operation_id was used for a different operation' };
+            return {
+              ...base,
+              status: 'rejected',
+              code: 'CLIENT_OPERATION_ID_REUSED',
+              message: 'This client_operation_id was used for a different operation',
+            };
           }
           return { ...base, ...stored.result, replayed: true };
         }
@@ -256,7 +282,12 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number; 
           outcome = await handler.apply(tx, actor, op.payload);
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) throw err;
-          outcome = { status: err.status === 409 ? 'conflict' : 'rejected', code: err.code, message: err.message, ...(err.extra ? { server: err.extra } : {}) };
+          outcome = {
+            status: err.status === 409 ? 'conflict' : 'rejected',
+            code: err.code,
+            message: err.message,
+            ...(err.extra ? { server: err.extra } : {}),
+          };
         }
         const { keep, ...result } = outcome;
         if (result.status !== 'applied' && !keep) await savepoint(tx, 'rollback');
@@ -268,7 +299,12 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number; 
     } catch (err) {
       // Nothing was stored: the app may retry this id. The caller logs the cause (the app sees only 'error').
       onError?.(err, op);
-      return { ...base, status: 'error', code: 'INTERNAL_ERROR', message: err instanceof Error ? 'The operation failed; retry it later' : 'error' };
+      return {
+        ...base,
+        status: 'error',
+        code: 'INTERNAL_ERROR',
+        message: err instanceof Error ? 'The operation failed; retry it later' : 'error',
+      };
     }
   }
 
@@ -323,7 +359,11 @@ export function createSyncService(ctx: AppContext, opts: { entityLimit: number; 
                 const i = n + params.length - 2;
                 conds.push(`(${x}, ${alias}.id) > ($${i}::xid8, $${i + 1}::text)`);
               }
-              return { where: `(${conds.join(' AND ')})`, orderLimit: `ORDER BY ${x}, ${alias}.id LIMIT ${Number(opts.entityLimit)}`, params };
+              return {
+                where: `(${conds.join(' AND ')})`,
+                orderLimit: `ORDER BY ${x}, ${alias}.id LIMIT ${Number(opts.entityLimit)}`,
+                params,
+              };
             },
           };
           const page = await p.pull(tx, actor, window);

@@ -75,4 +75,5 @@ export function reconciliationWorkbook(r: Reconciliation, lang: ReportLang): Pro
   });
 }
 
-export const reconciliationFileName = (q: { from: string; to: string }) => reportFileName('cash-reconciliation', { from: q.from, to: q.to });
+export const reconciliationFileName = (q: { from: string; to: string }) =>
+  reportFileName('cash-reconciliation', { from: q.from, to: q.to });

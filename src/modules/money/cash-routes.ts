@@ -3,7 +3,14 @@ import { actorOf } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
 import { validateIdempotencyKey } from '../../platform/idempotency.js';
 import { Id, IdParams, Money, Nullable, PageQueryProps, ShortText, Strict } from '../../platform/schemas.js';
-import { CashEntryOut, CashSummaryOut, type CashService, type ReconciliationFilter, type RemittanceInput, type ShortfallInput } from './cash.js';
+import {
+  CashEntryOut,
+  CashSummaryOut,
+  type CashService,
+  type ReconciliationFilter,
+  type RemittanceInput,
+  type ShortfallInput,
+} from './cash.js';
 import { EntryOut } from './debt.js';
 import type { MoneyContext } from './index.js';
 import type { FastifyReply } from 'fastify';
@@ -14,7 +21,7 @@ const CashPage = Type.Object({ ...CashSummaryOut.properties, data: Type.Array(Ca
 
 const LEDGER_DOC =
   "The driver's cash ledger (cash on delivery), append-only and audited: `cash_collected` (+, recorded at the door when he delivers a cash order he collects), " +
-  '`cash_remitted` (−, handed in to a cashier, or netted from his earnings by a driver settlement), `cash_adjustment` (±, an administrator\'s correction with its reason). ' +
+  "`cash_remitted` (−, handed in to a cashier, or netted from his earnings by a driver settlement), `cash_adjustment` (±, an administrator's correction with its reason). " +
   '`cash_in_hand` is always the sum of the entries. Entries newest first.';
 
 export const ReconciliationRowOut = Type.Object({
@@ -35,7 +42,9 @@ export const ReconciliationRowOut = Type.Object({
 });
 
 export const ReconciliationQuery = Strict({
-  from: Type.Optional(Type.String({ format: 'date', description: "first day (organization time zone), inclusive; default: the organization's today" })),
+  from: Type.Optional(
+    Type.String({ format: 'date', description: "first day (organization time zone), inclusive; default: the organization's today" }),
+  ),
   to: Type.Optional(Type.String({ format: 'date', description: 'last day, exclusive; default: the day after from' })),
   territory_id: Type.Optional(Id),
   driver_id: Type.Optional(Id),
@@ -45,7 +54,9 @@ const ReconciliationOut = Type.Object({
   timezone: Type.String(),
   from: Type.String({ format: 'date' }),
   to: Type.String({ format: 'date' }),
-  scope: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "a sub-administrator's territory names; null = the whole organization" }),
+  scope: Type.Union([Type.Array(Type.String()), Type.Null()], {
+    description: "a sub-administrator's territory names; null = the whole organization",
+  }),
   data: Type.Array(ReconciliationRowOut),
 });
 
@@ -61,7 +72,7 @@ export function cashRoutes(app: Api, _ctx: MoneyContext, svc: CashService) {
       schema: {
         operationId: 'getMyCash',
         tags: ['driver-app'],
-        summary: 'The calling driver\'s cash in hand (cash on delivery), his cash limit and his cash entries',
+        summary: "The calling driver's cash in hand (cash on delivery), his cash limit and his cash entries",
         description: LEDGER_DOC + ' 404 DRIVER_PROFILE_NOT_FOUND without a driver profile.',
         querystring: Strict({ ...PageQueryProps }),
         response: { 200: CashPage },
@@ -78,7 +89,9 @@ export function cashRoutes(app: Api, _ctx: MoneyContext, svc: CashService) {
         operationId: 'getDriverCash',
         tags: ['drivers'],
         summary: "A driver's cash in hand (cash on delivery), cash limit and cash entries",
-        description: LEDGER_DOC + ' Sub-administrators see only drivers linked to their territories (404 otherwise, as for another organization\'s driver).',
+        description:
+          LEDGER_DOC +
+          " Sub-administrators see only drivers linked to their territories (404 otherwise, as for another organization's driver).",
         params: IdParams,
         querystring: Strict({ ...PageQueryProps }),
         response: { 200: CashPage },
@@ -96,12 +109,12 @@ export function cashRoutes(app: Api, _ctx: MoneyContext, svc: CashService) {
         tags: ['drivers'],
         summary: 'A cashier records cash a driver handed in: a `cash_remitted` entry (−amount); the oldest collected cash is covered first',
         description:
-          'The amount must be > 0 with at most 2 decimals (400) and at most the driver\'s cash in hand (422 REMITTANCE_EXCEEDS_CASH_IN_HAND). ' +
+          "The amount must be > 0 with at most 2 decimals (400) and at most the driver's cash in hand (422 REMITTANCE_EXCEEDS_CASH_IN_HAND). " +
           'Each cash order whose collected cash the remittances now cover in full (oldest collected first) counts as received by the platform: ' +
-          'its merchant\'s net moves from pending to available (`covered_orders`). Optional proof: a private storage object of purpose payment_proof or document ' +
+          "its merchant's net moves from pending to available (`covered_orders`). Optional proof: a private storage object of purpose payment_proof or document " +
           'uploaded by the caller (422 otherwise). Honors `Idempotency-Key` (a repeat with the same body returns the first result; another body is ' +
           '422 IDEMPOTENCY_KEY_REUSED). Sub-administrators need the `cash_remittances_record` permission (default off) and reach only drivers of their ' +
-          'territories; another organization\'s driver is 404. Audited; event driver_cash.remitted to the driver.',
+          "territories; another organization's driver is 404. Audited; event driver_cash.remitted to the driver.",
         params: IdParams,
         body: Strict({
           amount: Type.String({ pattern: '^\\d{1,10}(\\.\\d{1,2})?$', description: 'decimal string > 0, at most 2 decimals' }),
@@ -137,13 +150,17 @@ export function cashRoutes(app: Api, _ctx: MoneyContext, svc: CashService) {
         summary: "An administrator's signed correction of a driver's cash in hand (a `cash_adjustment` entry) with its reason; audited",
         description:
           'Positive: the driver holds more than the ledger says; negative: less (e.g. a loss written off). 400 for zero or more than 2 decimals; ' +
-          '422 ADJUSTMENT_EXCEEDS_CASH_IN_HAND when it would leave negative cash in hand. An adjustment covers no order: merchants\' nets stay pending until remitted.',
+          "422 ADJUSTMENT_EXCEEDS_CASH_IN_HAND when it would leave negative cash in hand. An adjustment covers no order: merchants' nets stay pending until remitted.",
         params: IdParams,
-        body: Strict({ amount: Type.String({ pattern: '^-?\\d{1,10}(\\.\\d{1,2})?$', description: 'signed decimal string, not zero' }), reason: ShortText(500) }),
+        body: Strict({
+          amount: Type.String({ pattern: '^-?\\d{1,10}(\\.\\d{1,2})?$', description: 'signed decimal string, not zero' }),
+          reason: ShortText(500),
+        }),
         response: { 201: Type.Object({ entry: CashEntryOut, cash: CashSummaryOut }) },
       },
     },
-    async (req, reply) => reply.code(201).send(await svc.adjust(actorOf(req), req.params.id, req.body as { amount: string; reason: string })),
+    async (req, reply) =>
+      reply.code(201).send(await svc.adjust(actorOf(req), req.params.id, req.body as { amount: string; reason: string })),
   );
 
   app.post(
@@ -153,13 +170,14 @@ export function cashRoutes(app: Api, _ctx: MoneyContext, svc: CashService) {
       schema: {
         operationId: 'resolveDriverCashShortfall',
         tags: ['drivers'],
-        summary: 'Resolves a short collection (the driver collected less than the order asked for): the shortfall is charged to the driver or to the merchant',
+        summary:
+          'Resolves a short collection (the driver collected less than the order asked for): the shortfall is charged to the driver or to the merchant',
         description:
-          'Until resolved, the order\'s net stays pending for the merchant even once the collected cash is remitted (the platform never makes available cash it did not get). ' +
+          "Until resolved, the order's net stays pending for the merchant even once the collected cash is remitted (the platform never makes available cash it did not get). " +
           '`charge_to: driver`: a `cash_adjustment` +shortfall on his cash (carrying the order and trip): he owes it, and the order counts as received once his remittances cover it too. ' +
           '`charge_to: merchant`: a wallet `adjustment` −shortfall on the merchant (carrying the order and trip): the customer paid less, and the order counts as received with the ' +
           'collected cash once that is remitted. `received_order` names the order when that happens now. 404 for an entry that is not a collection of this driver (or another ' +
-          'organization\'s), 422 NOT_A_SHORTFALL when the collection is not short, 409 SHORTFALL_ALREADY_RESOLVED the second time. Administrators only; audited.',
+          "organization's), 422 NOT_A_SHORTFALL when the collection is not short, 409 SHORTFALL_ALREADY_RESOLVED the second time. Administrators only; audited.",
         params: Strict({ id: Id, entryId: Id }),
         body: Strict({ charge_to: Type.Union([Type.Literal('driver'), Type.Literal('merchant')]), reason: ShortText(500) }),
         response: {
@@ -210,7 +228,10 @@ export function cashRoutes(app: Api, _ctx: MoneyContext, svc: CashService) {
         description:
           `${RECONCILIATION_DOC} An Office Open XML workbook (${XLSX_TYPE}), attachment cash-reconciliation_<from>_<to>.xlsx: one row per driver, territory and day, money as ` +
           'number cells, a totals row summing collected, remitted, adjustments, net and missing (never the outstanding balance). Headers in Spanish (`lang=es`, the default) or English.',
-        querystring: Strict({ ...ReconciliationQuery.properties, lang: Type.Optional(Type.Union([Type.Literal('es'), Type.Literal('en')])) }),
+        querystring: Strict({
+          ...ReconciliationQuery.properties,
+          lang: Type.Optional(Type.Union([Type.Literal('es'), Type.Literal('en')])),
+        }),
         response: { 200: WorkbookResponse },
       },
     },

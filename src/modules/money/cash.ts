@@ -14,7 +14,23 @@ import { scopeOf } from '../../platform/scope.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
 import type { DriverRow, TripRow } from '../logistics/index.js';
 import type { MoneyContext } from './index.js';
-import { cashInHandOf, cashSums, entryCovered, findCashEntry, findCollection, insertCashEntry, listCashEntries, lockDriverCash, newlyCoveredCollections, reconciliationRows, shortfallResolution, type CashEntryRecord, type CashSums, type CoveredCollection, type ReconciliationRow } from './repo/cash.js';
+import {
+  cashInHandOf,
+  cashSums,
+  entryCovered,
+  findCashEntry,
+  findCollection,
+  insertCashEntry,
+  listCashEntries,
+  lockDriverCash,
+  newlyCoveredCollections,
+  reconciliationRows,
+  shortfallResolution,
+  type CashEntryRecord,
+  type CashSums,
+  type CoveredCollection,
+  type ReconciliationRow,
+} from './repo/cash.js';
 import { insertReceipt, lockMerchantWallet } from './repo/wallet.js';
 import { appendEntry } from './wallet.js';
 import { CASH_ENTRY_TYPES, REMITTANCE_METHODS } from './tables.js';
@@ -24,16 +40,25 @@ export type RemittanceMethod = (typeof REMITTANCE_METHODS)[number];
 export const CashEntryOut = Type.Object({
   id: Type.String(),
   driver_id: Type.String(),
-  entry_type: Type.Union(CASH_ENTRY_TYPES.map((t) => Type.Literal(t)), {
-    description: 'cash_collected (+, at the door of a cash order), cash_remitted (−, handed in to a cashier or netted by a driver settlement), cash_adjustment (±, an administrator\'s correction)',
-  }),
+  entry_type: Type.Union(
+    CASH_ENTRY_TYPES.map((t) => Type.Literal(t)),
+    {
+      description:
+        "cash_collected (+, at the door of a cash order), cash_remitted (−, handed in to a cashier or netted by a driver settlement), cash_adjustment (±, an administrator's correction)",
+    },
+  ),
   amount: Money,
   currency: Type.String(),
   order_id: Nullable(Type.String()),
   trip_id: Nullable(Type.String()),
   merchant_id: Nullable(Type.String()),
   territory_id: Nullable(Type.String()),
-  expected_amount: Nullable(Type.String({ description: 'cash_collected only: the amount the order asked for when the driver collected a different one (a discrepancy for review)' })),
+  expected_amount: Nullable(
+    Type.String({
+      description:
+        'cash_collected only: the amount the order asked for when the driver collected a different one (a discrepancy for review)',
+    }),
+  ),
   method: Nullable(Type.Union(REMITTANCE_METHODS.map((m) => Type.Literal(m)))),
   reference: Nullable(Type.String()),
   proof_storage_object_id: Nullable(Type.String()),
@@ -49,10 +74,15 @@ export const CashSummaryOut = Type.Object({
   collected: Money,
   remitted: Money,
   adjusted: Type.String({ description: 'signed sum of the adjustments' }),
-  discrepancies: Type.Integer({ description: 'collections recorded with an amount different from the order\'s' }),
-  open_shortfalls: Type.Integer({ description: 'short collections (less than the order asked for) staff have not resolved yet: their orders stay pending for the merchant' }),
+  discrepancies: Type.Integer({ description: "collections recorded with an amount different from the order's" }),
+  open_shortfalls: Type.Integer({
+    description:
+      'short collections (less than the order asked for) staff have not resolved yet: their orders stay pending for the merchant',
+  }),
   open_shortfall_amount: Money,
-  cash_limit: Nullable(Type.String({ description: "the driver's own limit, else the organization's (logistics settings cash_limit); null = no limit" })),
+  cash_limit: Nullable(
+    Type.String({ description: "the driver's own limit, else the organization's (logistics settings cash_limit); null = no limit" }),
+  ),
   at_cash_limit: Type.Boolean({ description: 'cash_in_hand >= cash_limit: no cash order is offered to him (reason cash_limit)' }),
   currency: Type.String(),
 });
@@ -235,12 +265,26 @@ export function createCashService(ctx: MoneyContext) {
     if (!row) return;
     // Coverage is derived: cash he remitted beyond his earlier collections (an adjustment he handed in) covers this one at once.
     const covered = !differs || collected.gt(trip.cash_to_collect) ? await entryCovered(tx, trip.driver_id, row.id) : false;
-    if (covered) await receive(tx, actor, { order_id: row.orderId, merchant_id: row.merchantId }, collected, `cash remitted before collection ${row.id}`);
+    if (covered)
+      await receive(
+        tx,
+        actor,
+        { order_id: row.orderId, merchant_id: row.merchantId },
+        collected,
+        `cash remitted before collection ${row.id}`,
+      );
     await recordAudit(tx, actor, {
       action: 'driver_cash.cash_collected',
       entityType: 'driver_cash_entry',
       entityId: row.id,
-      after: { driver_id: row.driverId, order_id: row.orderId, trip_id: row.tripId, amount: row.amount, expected_amount: row.expectedAmount, reason: row.note },
+      after: {
+        driver_id: row.driverId,
+        order_id: row.orderId,
+        trip_id: row.tripId,
+        amount: row.amount,
+        expected_amount: row.expectedAmount,
+        reason: row.note,
+      },
     });
   }
 
@@ -255,7 +299,13 @@ export function createCashService(ctx: MoneyContext) {
     d: DriverRow,
     before: CashSums,
     amount: Decimal,
-    how: { method: RemittanceMethod; reference?: string | null; proofStorageObjectId?: string | null; note?: string | null; settlementId?: string | null },
+    how: {
+      method: RemittanceMethod;
+      reference?: string | null;
+      proofStorageObjectId?: string | null;
+      note?: string | null;
+      settlementId?: string | null;
+    },
   ) {
     const id = newId();
     const covered = await cover(tx, actor, d.id, formatMoney(amount), id);
@@ -279,7 +329,14 @@ export function createCashService(ctx: MoneyContext) {
       entityType: 'driver_cash_entry',
       entityId: row.id,
       before: { cash_in_hand: before.cash_in_hand },
-      after: { driver_id: d.id, amount: row.amount, method: row.method, reference: row.reference, settlement_id: row.settlementId, covered_orders: covered.map((c) => c.order_id) },
+      after: {
+        driver_id: d.id,
+        amount: row.amount,
+        method: row.method,
+        reference: row.reference,
+        settlement_id: row.settlementId,
+        covered_orders: covered.map((c) => c.order_id),
+      },
     });
     return { row, covered };
   }
@@ -292,9 +349,11 @@ export function createCashService(ctx: MoneyContext) {
     await lockDriverCash(tx, actor.organizationId, d.id);
     const before = await cashSums(tx, d.id);
     if (amount.gt(money(before.cash_in_hand))) {
-      throw AppError.unprocessable(`The remittance exceeds the driver's cash in hand (${formatMoney(money(before.cash_in_hand))})`, 'REMITTANCE_EXCEEDS_CASH_IN_HAND', [
-        { field: 'amount', message: `at most ${formatMoney(money(before.cash_in_hand))}` },
-      ]);
+      throw AppError.unprocessable(
+        `The remittance exceeds the driver's cash in hand (${formatMoney(money(before.cash_in_hand))})`,
+        'REMITTANCE_EXCEEDS_CASH_IN_HAND',
+        [{ field: 'amount', message: `at most ${formatMoney(money(before.cash_in_hand))}` }],
+      );
     }
     const { row, covered } = await writeRemittance(tx, actor, d, before, amount, {
       method: input.method,
@@ -321,9 +380,11 @@ export function createCashService(ctx: MoneyContext) {
     await lockDriverCash(tx, actor.organizationId, d.id);
     const before = await cashSums(tx, d.id);
     if (money(before.cash_in_hand).plus(amount).isNegative()) {
-      throw AppError.unprocessable(`The adjustment would leave negative cash in hand (cash in hand ${formatMoney(money(before.cash_in_hand))})`, 'ADJUSTMENT_EXCEEDS_CASH_IN_HAND', [
-        { field: 'amount', message: `at least -${formatMoney(money(before.cash_in_hand))}` },
-      ]);
+      throw AppError.unprocessable(
+        `The adjustment would leave negative cash in hand (cash in hand ${formatMoney(money(before.cash_in_hand))})`,
+        'ADJUSTMENT_EXCEEDS_CASH_IN_HAND',
+        [{ field: 'amount', message: `at least -${formatMoney(money(before.cash_in_hand))}` }],
+      );
     }
     const row = (await insertCashEntry(tx, {
       organizationId: actor.organizationId,
@@ -359,7 +420,8 @@ export function createCashService(ctx: MoneyContext) {
     if (!c || c.entryType !== 'cash_collected' || !c.tripId) throw AppError.notFound('Cash collection');
     const shortfall = money(c.expectedAmount ?? c.amount).minus(c.amount);
     if (!shortfall.gt(0)) throw AppError.unprocessable('This collection is not short of what the order asked for', 'NOT_A_SHORTFALL');
-    if (await shortfallResolution(tx, d.id, c.tripId)) throw AppError.conflict('This shortfall is resolved already', 'SHORTFALL_ALREADY_RESOLVED');
+    if (await shortfallResolution(tx, d.id, c.tripId))
+      throw AppError.conflict('This shortfall is resolved already', 'SHORTFALL_ALREADY_RESOLVED');
     const before = await cashSums(tx, d.id);
     const note = `shortfall of ${formatMoney(shortfall)} on order ${c.orderId ?? c.tripId} charged to the ${input.charge_to}: ${input.reason}`;
     let cashEntry: CashEntryRecord | null = null;
@@ -381,7 +443,8 @@ export function createCashService(ctx: MoneyContext) {
         note,
         createdByUserId: actor.userId,
       }))!;
-      if (await entryCovered(tx, d.id, cashEntry.id)) received = await receive(tx, actor, { order_id: c.orderId, merchant_id: c.merchantId }, money(c.amount).plus(shortfall), reference);
+      if (await entryCovered(tx, d.id, cashEntry.id))
+        received = await receive(tx, actor, { order_id: c.orderId, merchant_id: c.merchantId }, money(c.amount).plus(shortfall), reference);
     } else {
       if (!c.merchantId) throw AppError.unprocessable('The collection names no merchant', 'NOT_A_SHORTFALL');
       await lockMerchantWallet(tx, actor.organizationId, c.merchantId);
@@ -396,14 +459,24 @@ export function createCashService(ctx: MoneyContext) {
         territoryId: c.territoryId,
         note,
       });
-      if (await entryCovered(tx, d.id, c.id)) received = await receive(tx, actor, { order_id: c.orderId, merchant_id: c.merchantId }, money(c.amount), reference);
+      if (await entryCovered(tx, d.id, c.id))
+        received = await receive(tx, actor, { order_id: c.orderId, merchant_id: c.merchantId }, money(c.amount), reference);
     }
     await recordAudit(tx, actor, {
       action: 'driver_cash.shortfall_resolved',
       entityType: 'driver_cash_entry',
       entityId: c.id,
       before: { cash_in_hand: before.cash_in_hand, open_shortfalls: before.open_shortfalls },
-      after: { driver_id: d.id, order_id: c.orderId, charge_to: input.charge_to, shortfall: formatMoney(shortfall), reason: input.reason, cash_entry_id: cashEntry?.id ?? null, wallet_entry_id: walletEntry?.id ?? null, received: received !== null },
+      after: {
+        driver_id: d.id,
+        order_id: c.orderId,
+        charge_to: input.charge_to,
+        shortfall: formatMoney(shortfall),
+        reason: input.reason,
+        cash_entry_id: cashEntry?.id ?? null,
+        wallet_entry_id: walletEntry?.id ?? null,
+        received: received !== null,
+      },
     });
     return {
       collection: cashEntryOut(c),
@@ -421,12 +494,19 @@ export function createCashService(ctx: MoneyContext) {
    * `cash_remitted` entry of method `settlement` (covering his oldest collections, as a remittance does). Returns what was netted
    * and what he still owes.
    */
-  async function netForSettlement(tx: Tx, actor: Actor, d: DriverRow, earnings: string, settlementId: string): Promise<{ netted: string; owes: string }> {
+  async function netForSettlement(
+    tx: Tx,
+    actor: Actor,
+    d: DriverRow,
+    earnings: string,
+    settlementId: string,
+  ): Promise<{ netted: string; owes: string }> {
     await lockDriverCash(tx, actor.organizationId, d.id);
     const s = await cashSums(tx, d.id);
     const inHand = money(s.cash_in_hand);
     const netted = inHand.gt(0) ? minMoney(inHand, money(earnings)) : money(0);
-    if (netted.gt(0)) await writeRemittance(tx, actor, d, s, netted, { method: 'settlement', settlementId, note: 'netted from the driver settlement' });
+    if (netted.gt(0))
+      await writeRemittance(tx, actor, d, s, netted, { method: 'settlement', settlementId, note: 'netted from the driver settlement' });
     return { netted: formatMoney(netted), owes: formatMoney(inHand.minus(netted).isNegative() ? money(0) : inHand.minus(netted)) };
   }
 
@@ -443,7 +523,14 @@ export function createCashService(ctx: MoneyContext) {
       assertPeriod(q);
       const scope = scopeOf(actor);
       if (q.territory_id && scope && !scope.includes(q.territory_id)) throw AppError.notFound('Territory');
-      const rows = await reconciliationRows(tx, { from: q.from, to: q.to, timeZone, scope, territoryId: q.territory_id ?? null, driverId: q.driver_id ?? null });
+      const rows = await reconciliationRows(tx, {
+        from: q.from,
+        to: q.to,
+        timeZone,
+        scope,
+        territoryId: q.territory_id ?? null,
+        driverId: q.driver_id ?? null,
+      });
       const drivers = new Map<string, string | null>();
       const territories = new Map<string, string | null>();
       const territoryName = async (id: string) => {
@@ -452,11 +539,22 @@ export function createCashService(ctx: MoneyContext) {
       };
       const data: ReconciliationLine[] = [];
       for (const r of rows) {
-        if (!drivers.has(r.driver_id)) drivers.set(r.driver_id, (await ctx.deps.logistics.getDriver(tx, r.driver_id))?.display_name ?? null);
-        data.push({ ...r, driver_name: drivers.get(r.driver_id) ?? null, territory_name: r.territory_id ? await territoryName(r.territory_id) : null });
+        if (!drivers.has(r.driver_id))
+          drivers.set(r.driver_id, (await ctx.deps.logistics.getDriver(tx, r.driver_id))?.display_name ?? null);
+        data.push({
+          ...r,
+          driver_name: drivers.get(r.driver_id) ?? null,
+          territory_name: r.territory_id ? await territoryName(r.territory_id) : null,
+        });
       }
       const names = scope === null ? null : await Promise.all(scope.map(territoryName));
-      return { timezone: timeZone, from: q.from, to: q.to, scope: names === null ? null : names.map((n) => n ?? '?').sort((x, y) => x.localeCompare(y)), data };
+      return {
+        timezone: timeZone,
+        from: q.from,
+        to: q.to,
+        scope: names === null ? null : names.map((n) => n ?? '?').sort((x, y) => x.localeCompare(y)),
+        data,
+      };
     });
   }
 
@@ -471,17 +569,24 @@ export function createCashService(ctx: MoneyContext) {
         if (!d) throw new AppError(404, 'DRIVER_PROFILE_NOT_FOUND', 'You have no driver profile');
         return page(tx, d, q);
       }),
-    ofDriver: (actor: Actor, driverId: string, q: { limit?: number; cursor?: string }) => ctx.db.withTenant(actor, async (tx) => page(tx, await scopedDriver(tx, actor, driverId), q)),
+    ofDriver: (actor: Actor, driverId: string, q: { limit?: number; cursor?: string }) =>
+      ctx.db.withTenant(actor, async (tx) => page(tx, await scopedDriver(tx, actor, driverId), q)),
     remit: (actor: Actor, driverId: string, input: RemittanceInput, key: string | null) =>
       ctx.db.withTenant(actor, async (tx) => {
         if (!key) return { status: 201, body: await remitIn(tx, actor, driverId, input), replayed: false };
-        return once(tx, { organizationId: actor.organizationId, scope: `cash-remittance:${driverId}`, key, hash: requestHash(input) }, async () => ({
-          status: 201,
-          body: await remitIn(tx, actor, driverId, input),
-        }));
+        return once(
+          tx,
+          { organizationId: actor.organizationId, scope: `cash-remittance:${driverId}`, key, hash: requestHash(input) },
+          async () => ({
+            status: 201,
+            body: await remitIn(tx, actor, driverId, input),
+          }),
+        );
       }),
-    adjust: (actor: Actor, driverId: string, input: { amount: string; reason: string }) => ctx.db.withTenant(actor, (tx) => adjustIn(tx, actor, driverId, input)),
-    resolveShortfall: (actor: Actor, driverId: string, entryId: string, input: ShortfallInput) => ctx.db.withTenant(actor, (tx) => resolveIn(tx, actor, driverId, entryId, input)),
+    adjust: (actor: Actor, driverId: string, input: { amount: string; reason: string }) =>
+      ctx.db.withTenant(actor, (tx) => adjustIn(tx, actor, driverId, input)),
+    resolveShortfall: (actor: Actor, driverId: string, entryId: string, input: ShortfallInput) =>
+      ctx.db.withTenant(actor, (tx) => resolveIn(tx, actor, driverId, entryId, input)),
   };
 }
 
@@ -491,5 +596,8 @@ export type CashService = ReturnType<typeof createCashService>;
 export function assertPeriod(q: { from: string; to: string }) {
   const days = (Date.parse(q.to) - Date.parse(q.from)) / 86_400_000;
   if (!(days > 0)) throw AppError.badRequest('to must be after from', [{ field: 'to', message: 'must be after from' }]);
-  if (days > 93) throw AppError.unprocessable('At most 93 days per reconciliation', 'PERIOD_TOO_LONG', [{ field: 'to', message: 'at most 93 days after from' }]);
+  if (days > 93)
+    throw AppError.unprocessable('At most 93 days per reconciliation', 'PERIOD_TOO_LONG', [
+      { field: 'to', message: 'at most 93 days after from' },
+    ]);
 }

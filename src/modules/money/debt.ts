@@ -20,7 +20,13 @@ export interface DebtPaymentInput {
 /** The debt entries a payment of `amount` newly covers, oldest first (see debtCoverage). */
 async function coverage(tx: Tx, merchantId: string, amount: string) {
   const rows = await debtCoverage(tx, merchantId, amount);
-  return rows.map((r) => ({ entry_id: r.id, order_id: r.order_id, entry_type: r.entry_type, owed: formatMoney(r.owed), covered: formatMoney(r.covered) }));
+  return rows.map((r) => ({
+    entry_id: r.id,
+    order_id: r.order_id,
+    entry_type: r.entry_type,
+    owed: formatMoney(r.owed),
+    covered: formatMoney(r.covered),
+  }));
 }
 
 export function createDebtService(ctx: MoneyContext) {
@@ -30,9 +36,11 @@ export function createDebtService(ctx: MoneyContext) {
     await lockMerchantWallet(tx, actor.organizationId, merchantId);
     const before = await walletSummary(ctx, tx, merchantId);
     if (money(input.amount).gt(money(before.debt)) && !input.as_credit) {
-      throw AppError.unprocessable(`The payment exceeds the debt of ${before.debt}; send as_credit: true to keep the rest as credit`, 'PAYMENT_EXCEEDS_DEBT', [
-        { field: 'amount', message: `at most ${before.debt}` },
-      ]);
+      throw AppError.unprocessable(
+        `The payment exceeds the debt of ${before.debt}; send as_credit: true to keep the rest as credit`,
+        'PAYMENT_EXCEEDS_DEBT',
+        [{ field: 'amount', message: `at most ${before.debt}` }],
+      );
     }
     const appliedTo = await coverage(tx, merchantId, input.amount);
     const entry = await appendEntry(tx, actor, {
@@ -51,10 +59,14 @@ export function createDebtService(ctx: MoneyContext) {
     async record(actor: Actor, merchantId: string, input: DebtPaymentInput, idempotencyKey: string | null) {
       return ctx.db.withTenant(actor, async (tx) => {
         if (!idempotencyKey) return { status: 201, body: await recordPayment(tx, actor, merchantId, input), replayed: false };
-        return once(tx, { organizationId: actor.organizationId, scope: `debt-payment:${merchantId}`, key: idempotencyKey, hash: requestHash(input) }, async () => ({
-          status: 201,
-          body: await recordPayment(tx, actor, merchantId, input),
-        }));
+        return once(
+          tx,
+          { organizationId: actor.organizationId, scope: `debt-payment:${merchantId}`, key: idempotencyKey, hash: requestHash(input) },
+          async () => ({
+            status: 201,
+            body: await recordPayment(tx, actor, merchantId, input),
+          }),
+        );
       });
     },
   };
@@ -119,7 +131,15 @@ export function debtRoutes(app: Api, ctx: MoneyContext) {
         response: {
           201: Type.Object({
             entry: EntryOut,
-            applied_to: Type.Array(Type.Object({ entry_id: Type.String(), order_id: Nullable(Type.String()), entry_type: Type.String(), owed: Money, covered: Money })),
+            applied_to: Type.Array(
+              Type.Object({
+                entry_id: Type.String(),
+                order_id: Nullable(Type.String()),
+                entry_type: Type.String(),
+                owed: Money,
+                covered: Money,
+              }),
+            ),
             debt_before: Money,
             wallet: WalletOut,
           }),
@@ -128,7 +148,8 @@ export function debtRoutes(app: Api, ctx: MoneyContext) {
     },
     async (req, reply) => {
       const body = req.body as DebtPaymentInput;
-      if (!money(body.amount).gt(0)) throw AppError.badRequest('amount must be greater than 0', [{ field: 'amount', message: 'must be > 0' }]);
+      if (!money(body.amount).gt(0))
+        throw AppError.badRequest('amount must be greater than 0', [{ field: 'amount', message: 'must be > 0' }]);
       const key = validateIdempotencyKey(req.headers['idempotency-key']);
       const out = await svc.record(actorOf(req), req.params.id, body, key);
       if (out.replayed) reply.header('idempotent-replayed', 'true');

@@ -22,7 +22,10 @@ export function createDriverSettlementService(ctx: MoneyContext, cash: Pick<Cash
   async function earnings(tx: Tx, driverId: string, upTo: Date) {
     const all = await ctx.deps.logistics.completedTripEarnings(tx, driverId, upTo);
     if (all.length === 0) return all;
-    const settled = await repo.settledTripIds(tx, all.map((e) => e.trip_id));
+    const settled = await repo.settledTripIds(
+      tx,
+      all.map((e) => e.trip_id),
+    );
     return all.filter((e) => !settled.has(e.trip_id));
   }
 
@@ -33,12 +36,16 @@ export function createDriverSettlementService(ctx: MoneyContext, cash: Pick<Cash
    */
   async function create(actor: Actor, driverId: string, input: { up_to?: string; note?: string }) {
     const upTo = input.up_to ? new Date(input.up_to) : new Date();
-    if (upTo.getTime() > Date.now() + 60_000) throw AppError.unprocessable('The cut-off may not be in the future', 'CUTOFF_IN_FUTURE', [{ field: 'up_to', message: 'in the future' }]);
+    if (upTo.getTime() > Date.now() + 60_000)
+      throw AppError.unprocessable('The cut-off may not be in the future', 'CUTOFF_IN_FUTURE', [
+        { field: 'up_to', message: 'in the future' },
+      ]);
     return ctx.db.withTenant(actor, async (tx) => {
       const driver = await ctx.deps.logistics.getDriver(tx, driverId);
       if (!driver) throw AppError.notFound('Driver');
       const candidates = await earnings(tx, driverId, upTo);
-      if (candidates.length === 0) throw AppError.unprocessable('The driver has no unsettled earnings up to the cut-off', 'NOTHING_TO_SETTLE');
+      if (candidates.length === 0)
+        throw AppError.unprocessable('The driver has no unsettled earnings up to the cut-off', 'NOTHING_TO_SETTLE');
       const currencies = new Set(candidates.map((c) => c.currency));
       if (currencies.size > 1) throw AppError.unprocessable('Earnings in more than one currency', 'MIXED_CURRENCIES');
       const id = newId();
@@ -61,7 +68,15 @@ export function createDriverSettlementService(ctx: MoneyContext, cash: Pick<Cash
         action: 'driver_settlement.created',
         entityType: 'driver_settlement',
         entityId: id,
-        after: { driver_id: driverId, amount: created.amount, cash_netted: created.cash_netted, payout_amount: created.payout_amount, driver_owes: created.driver_owes, trip_count: items.length, cutoff_at: upTo },
+        after: {
+          driver_id: driverId,
+          amount: created.amount,
+          cash_netted: created.cash_netted,
+          payout_amount: created.payout_amount,
+          driver_owes: created.driver_owes,
+          trip_count: items.length,
+          cutoff_at: upTo,
+        },
       });
       await ctx.events.record(tx, actor.organizationId, {
         type: 'driver_settlement.created',
@@ -69,7 +84,14 @@ export function createDriverSettlementService(ctx: MoneyContext, cash: Pick<Cash
         entityId: id,
         actorUserId: actor.userId,
         audienceUserIds: [driver.user_id],
-        payload: { amount: created.amount, cash_netted: created.cash_netted, payout_amount: created.payout_amount, driver_owes: created.driver_owes, currency: created.currency, trip_count: items.length },
+        payload: {
+          amount: created.amount,
+          cash_netted: created.cash_netted,
+          payout_amount: created.payout_amount,
+          driver_owes: created.driver_owes,
+          currency: created.currency,
+          trip_count: items.length,
+        },
       });
       return created;
     });
@@ -81,7 +103,13 @@ export function createDriverSettlementService(ctx: MoneyContext, cash: Pick<Cash
       if (!before) throw AppError.notFound('Settlement');
       assertTransition('Settlement', DRIVER_SETTLEMENT_TRANSITIONS, before.status, 'paid');
       const paid = await repo.markSettlementPaid(tx, id, actor.userId, input.payment_reference ?? null);
-      await recordAudit(tx, actor, { action: 'driver_settlement.paid', entityType: 'driver_settlement', entityId: id, before: { status: 'pending' }, after: { status: 'paid', amount: paid.amount } });
+      await recordAudit(tx, actor, {
+        action: 'driver_settlement.paid',
+        entityType: 'driver_settlement',
+        entityId: id,
+        before: { status: 'pending' },
+        after: { status: 'paid', amount: paid.amount },
+      });
       const driver = await ctx.deps.logistics.getDriver(tx, paid.driver_id);
       await ctx.events.record(tx, actor.organizationId, {
         type: 'driver_settlement.paid',
@@ -100,7 +128,12 @@ export function createDriverSettlementService(ctx: MoneyContext, cash: Pick<Cash
     return ctx.db.withTenant(actor, async (tx) => {
       const driver = await ctx.deps.logistics.driverOfUser(tx, actor.userId);
       if (!driver) throw AppError.notFound('Driver');
-      const rows = await repo.listDriverSettlements(tx, { driverId: driver.id, status: q.status ?? null, after: page.after, limit: page.limit + 1 });
+      const rows = await repo.listDriverSettlements(tx, {
+        driverId: driver.id,
+        status: q.status ?? null,
+        after: page.after,
+        limit: page.limit + 1,
+      });
       return { ...toPage(rows, page), totals: await repo.driverSettlementTotals(tx, driver.id) };
     });
   }
@@ -114,10 +147,17 @@ export const SettlementOut = Type.Object({
   driver_id: Type.String(),
   status: StatusSchema,
   cutoff_at: Timestamp,
-  amount: Type.String({ description: 'the earnings settled (sum of the trips\' driver_earning)' }),
-  cash_netted: Type.String({ description: 'cash on delivery: the cash in hand netted against the earnings, min(amount, cash in hand) (a cash_remitted entry of method settlement)' }),
-  payout_amount: Type.String({ description: 'what the platform pays the driver: amount − cash_netted (0 when he held at least his earnings)' }),
-  driver_owes: Type.String({ description: 'cash the driver still holds after the netting and owes the platform (0 when his earnings covered it)' }),
+  amount: Type.String({ description: "the earnings settled (sum of the trips' driver_earning)" }),
+  cash_netted: Type.String({
+    description:
+      'cash on delivery: the cash in hand netted against the earnings, min(amount, cash in hand) (a cash_remitted entry of method settlement)',
+  }),
+  payout_amount: Type.String({
+    description: 'what the platform pays the driver: amount − cash_netted (0 when he held at least his earnings)',
+  }),
+  driver_owes: Type.String({
+    description: 'cash the driver still holds after the netting and owes the platform (0 when his earnings covered it)',
+  }),
   trip_count: Type.Integer(),
   currency: Type.String(),
   note: Nullable(Type.String()),
@@ -149,7 +189,8 @@ export function driverSettlementRoutes(app: Api, ctx: MoneyContext, cash: Pick<C
         response: { 201: SettlementOut },
       },
     },
-    async (req, reply) => reply.code(201).send(await svc.create(actorOf(req), req.params.driverId, (req.body ?? {}) as { up_to?: string; note?: string })),
+    async (req, reply) =>
+      reply.code(201).send(await svc.create(actorOf(req), req.params.driverId, (req.body ?? {}) as { up_to?: string; note?: string })),
   );
   app.post(
     '/admin/settlements/:id/paid',
@@ -173,9 +214,16 @@ export function driverSettlementRoutes(app: Api, ctx: MoneyContext, cash: Pick<C
       schema: {
         operationId: 'listMySettlements',
         tags: ['driver'],
-        summary: "The calling driver's settlements, newest first, with totals pending and paid (of payout_amount: what the platform pays him after netting his cash)",
+        summary:
+          "The calling driver's settlements, newest first, with totals pending and paid (of payout_amount: what the platform pays him after netting his cash)",
         querystring: Strict({ ...PageQueryProps, status: Type.Optional(StatusSchema) }),
-        response: { 200: Type.Object({ data: Type.Array(SettlementOut), next_cursor: Nullable(Type.String()), totals: Type.Object({ pending: Money, paid: Money }) }) },
+        response: {
+          200: Type.Object({
+            data: Type.Array(SettlementOut),
+            next_cursor: Nullable(Type.String()),
+            totals: Type.Object({ pending: Money, paid: Money }),
+          }),
+        },
       },
     },
     async (req) => svc.listOwn(actorOf(req), req.query as { status?: DriverSettlementStatus }),

@@ -40,7 +40,10 @@ export function createFinanceService(ctx: MoneyContext) {
         const totals = await repo.movementTotals(tx, q);
         const byType = Object.fromEntries(totals.map((r) => [r.type, formatMoney(r.total)]));
         const walletNet = formatMoney(sumMoney(totals.filter((r) => r.source === 'merchant_wallet').map((r) => r.total)));
-        return { ...toPage(rows, page), totals: { by_type: byType, merchant_wallet_net: walletNet, count: totals.reduce((s, r) => s + r.n, 0) } };
+        return {
+          ...toPage(rows, page),
+          totals: { by_type: byType, merchant_wallet_net: walletNet, count: totals.reduce((s, r) => s + r.n, 0) },
+        };
       });
     },
   };
@@ -66,7 +69,9 @@ export const ChargeOut = Type.Object({
   amount: Money,
   currency: Type.String(),
   territory_id: Nullable(Type.String()),
-  collection: Type.Union([Type.Literal('deducted'), Type.Literal('debt')], { description: '`deducted` from a platform-paid sale, or `debt` the merchant owes (merchant_direct, cash)' }),
+  collection: Type.Union([Type.Literal('deducted'), Type.Literal('debt')], {
+    description: '`deducted` from a platform-paid sale, or `debt` the merchant owes (merchant_direct, cash)',
+  }),
   payment_destination: Nullable(Type.String()),
   created_at: Timestamp,
 });
@@ -97,8 +102,10 @@ export function financeRoutes(app: Api, ctx: MoneyContext) {
       schema: {
         operationId: 'listFinanceCharges',
         tags: ['finance'],
-        summary: 'Platform charges to merchants (commissions and delivery fees) as positive amounts, newest first, with totals per type over the whole filter',
-        description: 'Filters: merchant_id, driver_id (the trip driver), type (`platform_commission` | `delivery_fee_debit`), period `from` (inclusive) .. `to` (exclusive).',
+        summary:
+          'Platform charges to merchants (commissions and delivery fees) as positive amounts, newest first, with totals per type over the whole filter',
+        description:
+          'Filters: merchant_id, driver_id (the trip driver), type (`platform_commission` | `delivery_fee_debit`), period `from` (inclusive) .. `to` (exclusive).',
         querystring: Query(CHARGE_TYPES),
         response: {
           200: Type.Object({
@@ -118,10 +125,11 @@ export function financeRoutes(app: Api, ctx: MoneyContext) {
       schema: {
         operationId: 'listFinanceLedger',
         tags: ['finance'],
-        summary: 'Every money movement (merchant wallet entries and driver settlements), newest first, with totals per type over the whole filter',
+        summary:
+          'Every money movement (merchant wallet entries and driver settlements), newest first, with totals per type over the whole filter',
         description:
           'Wallet amounts are signed from the merchant side (credit +, charge −), exactly as stored; driver_settlement rows carry the settled amount and status. ' +
-          '`merchant_wallet_net` is the sum of the wallet rows matched: with only merchant_id it is that merchant\'s wallet balance. ' +
+          "`merchant_wallet_net` is the sum of the wallet rows matched: with only merchant_id it is that merchant's wallet balance. " +
           'Filters: merchant_id, driver_id, type, period `from` (inclusive) .. `to` (exclusive).',
         querystring: Query(LEDGER_TYPES),
         response: {

@@ -39,7 +39,12 @@ export interface MoneyApi extends MoneyHooks {
   cashReconciliation: CashService['reconciliation'];
 }
 
-export type MoneyContext = ModuleContext<{ logistics: LogisticsApi; orders: OrderPayments; storage: ObjectLinker; organizations: OrganizationService }>;
+export type MoneyContext = ModuleContext<{
+  logistics: LogisticsApi;
+  orders: OrderPayments;
+  storage: ObjectLinker;
+  organizations: OrganizationService;
+}>;
 
 export function createMoneyModule(base: AppContext, deps: MoneyContext['deps']) {
   const ctx: MoneyContext = withDeps(base, deps);
@@ -73,7 +78,10 @@ export function createMoneyModule(base: AppContext, deps: MoneyContext['deps']) 
     },
     async paymentOptions(tx, merchantId) {
       const o = await paymentOptions(tx, merchantId);
-      return { destinations: o.direct ? ['platform', 'merchant_direct', 'cash'] : ['platform', 'cash'], cashCollectedBy: o.cashCollectedBy };
+      return {
+        destinations: o.direct ? ['platform', 'merchant_direct', 'cash'] : ['platform', 'cash'],
+        cashCollectedBy: o.cashCollectedBy,
+      };
     },
     walletSummary: (tx, merchantId) => walletSummary(ctx, tx, merchantId),
     listPaymentReviews: reviews.list,

@@ -13,22 +13,85 @@ import { ownMerchant, walletSummary } from './model.js';
 import { listMovements, movementTotals } from './repo/finance.js';
 import { heldCashTotal, listHeldCash, listMerchantSettlements } from './repo/merchant-money.js';
 import { WALLET_ENTRY_TYPES } from './tables.js';
-import { buildWorkbook, periodOf, REPORT_MAX_ROWS, reportFileName, sendWorkbook, WorkbookResponse, type Column, type SheetLabels } from '../subadmin/reports.js';
+import {
+  buildWorkbook,
+  periodOf,
+  REPORT_MAX_ROWS,
+  reportFileName,
+  sendWorkbook,
+  WorkbookResponse,
+  type Column,
+  type SheetLabels,
+} from '../subadmin/reports.js';
 
 type EntryType = (typeof WALLET_ENTRY_TYPES)[number];
 type Lang = 'es' | 'en';
 
 /** The words of the period workbook in the merchant's language (the page passes its own). */
-const WORDS: Record<Lang, SheetLabels & { sheet: string; title: string; date: string; type: string; order: string; trip: string; amount: string; currency: string; note: string; types: Record<EntryType, string> }> = {
+const WORDS: Record<
+  Lang,
+  SheetLabels & {
+    sheet: string;
+    title: string;
+    date: string;
+    type: string;
+    order: string;
+    trip: string;
+    amount: string;
+    currency: string;
+    note: string;
+    types: Record<EntryType, string>;
+  }
+> = {
   es: {
-    period: 'Periodo', beginning: 'inicio', now: 'ahora', scope: 'Comercio', total: 'TOTAL',
-    sheet: 'Movimientos', title: 'Movimientos de la billetera', date: 'Fecha', type: 'Tipo', order: 'Pedido', trip: 'Viaje', amount: 'Importe', currency: 'Moneda', note: 'Nota del sistema',
-    types: { sale_credit: 'Venta', platform_commission: 'Comisión', delivery_fee_debit: 'Costo de envío', merchant_debt_payment: 'Pago de deuda', adjustment: 'Ajuste', refund: 'Reembolso', settlement_debit: 'Liquidación' },
+    period: 'Periodo',
+    beginning: 'inicio',
+    now: 'ahora',
+    scope: 'Comercio',
+    total: 'TOTAL',
+    sheet: 'Movimientos',
+    title: 'Movimientos de la billetera',
+    date: 'Fecha',
+    type: 'Tipo',
+    order: 'Pedido',
+    trip: 'Viaje',
+    amount: 'Importe',
+    currency: 'Moneda',
+    note: 'Nota del sistema',
+    types: {
+      sale_credit: 'Venta',
+      platform_commission: 'Comisión',
+      delivery_fee_debit: 'Costo de envío',
+      merchant_debt_payment: 'Pago de deuda',
+      adjustment: 'Ajuste',
+      refund: 'Reembolso',
+      settlement_debit: 'Liquidación',
+    },
   },
   en: {
-    period: 'Period', beginning: 'beginning', now: 'now', scope: 'Merchant', total: 'TOTAL',
-    sheet: 'Entries', title: 'Wallet entries', date: 'Date', type: 'Type', order: 'Order', trip: 'Trip', amount: 'Amount', currency: 'Currency', note: 'System note',
-    types: { sale_credit: 'Sale', platform_commission: 'Commission', delivery_fee_debit: 'Delivery fee', merchant_debt_payment: 'Debt payment', adjustment: 'Adjustment', refund: 'Refund', settlement_debit: 'Settlement' },
+    period: 'Period',
+    beginning: 'beginning',
+    now: 'now',
+    scope: 'Merchant',
+    total: 'TOTAL',
+    sheet: 'Entries',
+    title: 'Wallet entries',
+    date: 'Date',
+    type: 'Type',
+    order: 'Order',
+    trip: 'Trip',
+    amount: 'Amount',
+    currency: 'Currency',
+    note: 'System note',
+    types: {
+      sale_credit: 'Sale',
+      platform_commission: 'Commission',
+      delivery_fee_debit: 'Delivery fee',
+      merchant_debt_payment: 'Debt payment',
+      adjustment: 'Adjustment',
+      refund: 'Refund',
+      settlement_debit: 'Settlement',
+    },
   },
 };
 
@@ -75,9 +138,13 @@ export function createMerchantMoneyService(ctx: MoneyContext) {
       const w = WORDS[q.lang ?? 'es'];
       const { rows, name } = await ctx.db.withTenant(actor, async (tx) => {
         const m = await ownMerchant(ctx, tx, actor);
-        return { rows: await listMovements(tx, { merchant_id: m.id, from: period.from!, to: period.to! }, null, REPORT_MAX_ROWS + 1), name: m.name };
+        return {
+          rows: await listMovements(tx, { merchant_id: m.id, from: period.from!, to: period.to! }, null, REPORT_MAX_ROWS + 1),
+          name: m.name,
+        };
       });
-      if (rows.length > REPORT_MAX_ROWS) throw AppError.unprocessable(`The period has more than ${REPORT_MAX_ROWS} entries; choose a shorter period`, 'REPORT_TOO_LARGE');
+      if (rows.length > REPORT_MAX_ROWS)
+        throw AppError.unprocessable(`The period has more than ${REPORT_MAX_ROWS} entries; choose a shorter period`, 'REPORT_TOO_LARGE');
       const columns: Column<EntryLine>[] = [
         { header: w.date, key: 'created_at', width: 20, type: 'date', value: (r) => new Date(r.created_at) },
         { header: w.type, key: 'type', width: 18, value: (r) => w.types[r.type as EntryType] ?? r.type },
@@ -87,7 +154,16 @@ export function createMerchantMoneyService(ctx: MoneyContext) {
         { header: w.currency, key: 'currency', width: 10, value: (r) => r.currency },
         { header: w.note, key: 'note', width: 40, value: (r) => r.note },
       ];
-      const file = await buildWorkbook({ sheet: w.sheet, title: w.title, period, scope: name, columns, rows: rows.reverse(), totalsLabelKey: 'created_at', labels: w });
+      const file = await buildWorkbook({
+        sheet: w.sheet,
+        title: w.title,
+        period,
+        scope: name,
+        columns,
+        rows: rows.reverse(),
+        totalsLabelKey: 'created_at',
+        labels: w,
+      });
       return { file, name: reportFileName('wallet', period) };
     },
 
@@ -98,7 +174,12 @@ export function createMerchantMoneyService(ctx: MoneyContext) {
         const m = await ownMerchant(ctx, tx, actor);
         const sums = await heldCashTotal(tx, m.id);
         const currency = sums.currency ?? (await ctx.deps.organizations.settingsIn(tx)).default_currency;
-        return { total: formatMoney(money(sums.total)), count: sums.count, currency, ...toPage(await listHeldCash(tx, m.id, { after: page.after, limit: page.limit + 1 }), page) };
+        return {
+          total: formatMoney(money(sums.total)),
+          count: sums.count,
+          currency,
+          ...toPage(await listHeldCash(tx, m.id, { after: page.after, limit: page.limit + 1 }), page),
+        };
       });
     },
 
@@ -106,7 +187,10 @@ export function createMerchantMoneyService(ctx: MoneyContext) {
       const page = pageRequest(q);
       return ctx.db.withTenant(actor, async (tx) => {
         const m = await ownMerchant(ctx, tx, actor);
-        return toPage(await listMerchantSettlements(tx, m.id, { status: q.status ?? null, after: page.after, limit: page.limit + 1 }), page);
+        return toPage(
+          await listMerchantSettlements(tx, m.id, { status: q.status ?? null, after: page.after, limit: page.limit + 1 }),
+          page,
+        );
       });
     },
   };
@@ -117,7 +201,9 @@ export const MerchantSettlementOut = Type.Object({
   merchant_id: Type.String(),
   period_start: Timestamp,
   period_end: Timestamp,
-  status: Type.Union([Type.Literal('settled'), Type.Literal('skipped')], { description: '`skipped`: the payable was below the rule\'s minimum (nothing paid)' }),
+  status: Type.Union([Type.Literal('settled'), Type.Literal('skipped')], {
+    description: "`skipped`: the payable was below the rule's minimum (nothing paid)",
+  }),
   gross_amount: Money,
   debt_netted: Money,
   payout_amount: Money,
@@ -147,11 +233,12 @@ export function merchantMoneyRoutes(app: Api, ctx: MoneyContext) {
       schema: {
         operationId: 'getMerchantWallet',
         tags: ['payments'],
-        summary: "The calling merchant's wallet (available, pending, debt, credit) and its entries, newest first, with totals per type over the whole filter",
+        summary:
+          "The calling merchant's wallet (available, pending, debt, credit) and its entries, newest first, with totals per type over the whole filter",
         description:
           'Entries are signed from the merchant side, as stored: sale_credit +, platform_commission and delivery_fee_debit −, merchant_debt_payment + (a debt payment the ' +
           'platform recorded), settlement_debit − (a settlement paid out to the merchant), adjustment and refund either way. `wallet` is the current wallet whatever the filter; ' +
-          '`totals` are over every entry the filter matches (not only this page), so a period `from` (inclusive) .. `to` (exclusive) gives the period\'s figures. ' +
+          "`totals` are over every entry the filter matches (not only this page), so a period `from` (inclusive) .. `to` (exclusive) gives the period's figures. " +
           '404 for a merchant user without a merchant.',
         querystring: Strict({
           ...PageQueryProps,
@@ -200,7 +287,11 @@ export function merchantMoneyRoutes(app: Api, ctx: MoneyContext) {
         querystring: Strict({
           from: DateTimeParam('inclusive'),
           to: DateTimeParam('exclusive'),
-          lang: Type.Optional(Type.Union([Type.Literal('es'), Type.Literal('en')], { description: 'the language of the headers and entry types (default es)' })),
+          lang: Type.Optional(
+            Type.Union([Type.Literal('es'), Type.Literal('en')], {
+              description: 'the language of the headers and entry types (default es)',
+            }),
+          ),
         }),
         response: { 200: WorkbookResponse },
       },
@@ -217,9 +308,10 @@ export function merchantMoneyRoutes(app: Api, ctx: MoneyContext) {
       schema: {
         operationId: 'listMerchantHeldCash',
         tags: ['payments'],
-        summary: "Cash of the calling merchant's orders that the platform's drivers collected and the platform has not received yet, newest first",
+        summary:
+          "Cash of the calling merchant's orders that the platform's drivers collected and the platform has not received yet, newest first",
         description:
-          'Cash orders collected by the platform\'s driver that the platform has not received yet: the driver holds the cash until he hands it in (a remittance, or ' +
+          "Cash orders collected by the platform's driver that the platform has not received yet: the driver holds the cash until he hands it in (a remittance, or " +
           "netted by his settlement), and a short collection also waits until staff resolve its shortfall; until then the merchant's net of the order is pending in his wallet. " +
           '`total` and `count` are over every such collection (not only this page).',
         querystring: Strict(PageQueryProps),

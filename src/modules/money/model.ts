@@ -69,7 +69,13 @@ export interface WalletSummary {
  * The wallet of a merchant, derived from its entries (optionally only those created before `before`; `organizationId` for
  * system transactions). A merchant without entries shows the organization's currency.
  */
-export async function walletSummary(ctx: MoneyContext, tx: Tx, merchantId: string, before: Date | null = null, organizationId: string | null = null): Promise<WalletSummary> {
+export async function walletSummary(
+  ctx: MoneyContext,
+  tx: Tx,
+  merchantId: string,
+  before: Date | null = null,
+  organizationId: string | null = null,
+): Promise<WalletSummary> {
   const sums = await walletSums(tx, merchantId, before, organizationId);
   const currency = sums.currency ?? (await ctx.deps.organizations.settingsIn(tx)).default_currency;
   return summarize(sums.balance, sums.debt_net, currency, sums.pending);

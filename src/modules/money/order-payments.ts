@@ -56,17 +56,27 @@ export function createOrderPaymentService(ctx: MoneyContext) {
    * e.g. the cash the driver collected at the door and handed in, or a transfer. The amount is the order total. Payment status
    * pending | authorized → paid; from then on the order's wallet entries are available instead of pending.
    */
-  async function recordReceipt(actor: Actor, orderId: string, input: { method: ReceiptMethod; amount?: string; reference?: string; note?: string }) {
+  async function recordReceipt(
+    actor: Actor,
+    orderId: string,
+    input: { method: ReceiptMethod; amount?: string; reference?: string; note?: string },
+  ) {
     return ctx.db.withTenant(actor, async (tx) => {
       const f = await facts(tx, orderId);
       if (f.paymentDestination !== 'platform') {
-        throw AppError.unprocessable(`The order is paid by '${f.paymentDestination}'; only platform payments are received by the platform`, 'NOT_PLATFORM_PAYMENT');
+        throw AppError.unprocessable(
+          `The order is paid by '${f.paymentDestination}'; only platform payments are received by the platform`,
+          'NOT_PLATFORM_PAYMENT',
+        );
       }
       if (f.status === 'cancelled') throw AppError.conflict('The order is cancelled', 'ORDER_CANCELLED');
       // A failed delivery: the customer did not get the goods, so there is no payment to receive (a received one was refunded).
-      if (f.status === 'delivery_failed' || f.status === 'returned') throw AppError.conflict('The delivery of this order failed', 'ORDER_DELIVERY_FAILED');
+      if (f.status === 'delivery_failed' || f.status === 'returned')
+        throw AppError.conflict('The delivery of this order failed', 'ORDER_DELIVERY_FAILED');
       if (input.amount !== undefined && !money(input.amount).eq(money(f.total))) {
-        throw AppError.unprocessable(`The amount must equal the order total ${f.total}`, 'AMOUNT_MISMATCH', [{ field: 'amount', message: `must be ${f.total}` }]);
+        throw AppError.unprocessable(`The amount must equal the order total ${f.total}`, 'AMOUNT_MISMATCH', [
+          { field: 'amount', message: `must be ${f.total}` },
+        ]);
       }
       await lockMerchantWallet(tx, actor.organizationId, f.merchantId);
       assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, f.paymentStatus, 'paid');
@@ -104,19 +114,30 @@ export function createOrderPaymentService(ctx: MoneyContext) {
     return ctx.db.withTenant(actor, async (tx) => {
       const f = await facts(tx, orderId);
       if (!platformCollects(f)) {
-        throw AppError.unprocessable(`The order was paid to the merchant ('${f.paymentDestination}'); the merchant refunds it himself`, 'NOT_PLATFORM_PAYMENT');
+        throw AppError.unprocessable(
+          `The order was paid to the merchant ('${f.paymentDestination}'); the merchant refunds it himself`,
+          'NOT_PLATFORM_PAYMENT',
+        );
       }
       await lockMerchantWallet(tx, actor.organizationId, f.merchantId);
       const posted = await findOrderPostingForUpdate(tx, orderId);
       if (!posted) throw AppError.unprocessable('Only delivered orders are refunded (cancel an open order instead)', 'REFUND_NOT_ALLOWED');
       const trip = f.tripId ? await ctx.deps.logistics.getTrip(tx, f.tripId) : null;
       // Cash collected short at the door: the customer paid only what the driver took, and that is all he can get back.
-      const paid = f.paymentDestination === 'cash' && trip?.cash_collected != null ? minMoney(money(posted.orderTotal), money(trip.cash_collected)) : money(posted.orderTotal);
+      const paid =
+        f.paymentDestination === 'cash' && trip?.cash_collected != null
+          ? minMoney(money(posted.orderTotal), money(trip.cash_collected))
+          : money(posted.orderTotal);
       const left = paid.minus(posted.refundedTotal);
       const amount = input.amount !== undefined ? money(input.amount) : left;
-      if (!amount.gt(0)) throw AppError.unprocessable('A refund must be positive', 'INVALID_AMOUNT', [{ field: 'amount', message: 'must be > 0' }]);
+      if (!amount.gt(0))
+        throw AppError.unprocessable('A refund must be positive', 'INVALID_AMOUNT', [{ field: 'amount', message: 'must be > 0' }]);
       if (amount.gt(left)) {
-        throw AppError.unprocessable(`The refund exceeds what is left of what the customer paid (${formatMoney(left)})`, 'REFUND_EXCEEDS_TOTAL', [{ field: 'amount', message: `at most ${formatMoney(left)}` }]);
+        throw AppError.unprocessable(
+          `The refund exceeds what is left of what the customer paid (${formatMoney(left)})`,
+          'REFUND_EXCEEDS_TOTAL',
+          [{ field: 'amount', message: `at most ${formatMoney(left)}` }],
+        );
       }
       const to = amount.eq(left) ? 'refunded' : 'partially_refunded';
       assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, f.paymentStatus, to);
@@ -197,12 +218,16 @@ export function orderPaymentRoutes(app: Api, ctx: MoneyContext) {
         summary: 'Records that the platform received the payment of a platform-destination order (payment status → paid); audited',
         description:
           'While the payment connector is not active, a `platform` order is paid outside it: the driver collects the total at the door and hands it in, ' +
-          'or the customer transfers it. Until this is recorded, the order\'s wallet entries are `pending` in the merchant wallet and no settlement pays them out. ' +
+          "or the customer transfers it. Until this is recorded, the order's wallet entries are `pending` in the merchant wallet and no settlement pays them out. " +
           '`amount`, when sent, must equal the order total (422 AMOUNT_MISMATCH). 422 NOT_PLATFORM_PAYMENT for merchant_direct and cash orders; ' +
-          '409 ORDER_CANCELLED; 409 PAYMENT_ALREADY_RECEIVED or INVALID_TRANSITION when the payment is not pending. ' + PAYMENT_STATES_DOC,
+          '409 ORDER_CANCELLED; 409 PAYMENT_ALREADY_RECEIVED or INVALID_TRANSITION when the payment is not pending. ' +
+          PAYMENT_STATES_DOC,
         params: IdParams,
         body: Strict({
-          method: Type.Union(RECEIPT_METHODS.map((m) => Type.Literal(m)), { description: 'driver_cash: the driver collected it at delivery and handed it in' }),
+          method: Type.Union(
+            RECEIPT_METHODS.map((m) => Type.Literal(m)),
+            { description: 'driver_cash: the driver collected it at delivery and handed it in' },
+          ),
           amount: Type.Optional(NonNegativeMoney),
           reference: Type.Optional(ShortText(200)),
           note: Type.Optional(ShortText(500)),
@@ -225,7 +250,8 @@ export function orderPaymentRoutes(app: Api, ctx: MoneyContext) {
       schema: {
         operationId: 'refundOrder',
         tags: ['payments'],
-        summary: 'Refunds a delivered order the platform collected, fully (no amount) or partly; a `refund` wallet entry and the payment status in one transaction; audited with the reason',
+        summary:
+          'Refunds a delivered order the platform collected, fully (no amount) or partly; a `refund` wallet entry and the payment status in one transaction; audited with the reason',
         description:
           'Only delivered orders whose payment the platform received (payment status paid or partially_refunded; 409 INVALID_TRANSITION otherwise): platform payments, ' +
           'and cash orders its driver collected at the door (`collected_by: driver`; the platform pays the customer back). ' +
@@ -237,7 +263,8 @@ export function orderPaymentRoutes(app: Api, ctx: MoneyContext) {
         response: { 201: Type.Object({ entry: EntryOut, payment_status: PaymentStatusOut, wallet: WalletOut }) },
       },
     },
-    async (req, reply) => reply.code(201).send(await svc.refund(actorOf(req), req.params.id, req.body as { amount?: string; reason: string })),
+    async (req, reply) =>
+      reply.code(201).send(await svc.refund(actorOf(req), req.params.id, req.body as { amount?: string; reason: string })),
   );
   app.post(
     '/admin/merchants/:id/adjustments',
@@ -247,12 +274,20 @@ export function orderPaymentRoutes(app: Api, ctx: MoneyContext) {
         operationId: 'adjustMerchantWallet',
         tags: ['payments'],
         summary: 'A signed correction of a merchant wallet (an `adjustment` entry) with its reason; audited',
-        description: 'Positive credits the merchant, negative charges him (a shortfall beyond his available balance shows as debt). 400 for a zero amount; 404 for an order of another merchant.',
+        description:
+          'Positive credits the merchant, negative charges him (a shortfall beyond his available balance shows as debt). 400 for a zero amount; 404 for an order of another merchant.',
         params: IdParams,
-        body: Strict({ amount: Type.String({ pattern: '^-?\\d{1,10}(\\.\\d{1,2})?$', description: 'signed decimal string, not zero' }), reason: ShortText(500), order_id: Type.Optional(Id) }),
+        body: Strict({
+          amount: Type.String({ pattern: '^-?\\d{1,10}(\\.\\d{1,2})?$', description: 'signed decimal string, not zero' }),
+          reason: ShortText(500),
+          order_id: Type.Optional(Id),
+        }),
         response: { 201: Type.Object({ entry: EntryOut, wallet: WalletOut }) },
       },
     },
-    async (req, reply) => reply.code(201).send(await svc.adjust(actorOf(req), req.params.id, req.body as { amount: string; reason: string; order_id?: string })),
+    async (req, reply) =>
+      reply
+        .code(201)
+        .send(await svc.adjust(actorOf(req), req.params.id, req.body as { amount: string; reason: string; order_id?: string })),
   );
 }

@@ -56,10 +56,19 @@ export function createPaymentProfileService(ctx: MoneyContext) {
         const before = (await loadProfile(tx, m.id)) ?? emptyProfile(m.id);
         if (patch.qr_storage_object_id) await assertObjectLink(ctx, tx, actor, patch.qr_storage_object_id, ['merchant_payment_qr']);
         const next: ProfileView = { ...before };
-        for (const k of ['direct_payment_enabled', 'instructions', 'qr_storage_object_id', 'account_holder', 'bank_name', 'payment_reference_hint', 'cash_collected_by'] as const) {
+        for (const k of [
+          'direct_payment_enabled',
+          'instructions',
+          'qr_storage_object_id',
+          'account_holder',
+          'bank_name',
+          'payment_reference_hint',
+          'cash_collected_by',
+        ] as const) {
           if (patch[k] !== undefined) (next as unknown as Record<string, unknown>)[k] = patch[k];
         }
-        if (patch.account_number !== undefined) next.account_number_masked = patch.account_number === null ? null : maskAccountNumber(patch.account_number);
+        if (patch.account_number !== undefined)
+          next.account_number_masked = patch.account_number === null ? null : maskAccountNumber(patch.account_number);
         if (next.direct_payment_enabled && !next.qr_storage_object_id && !next.account_number_masked && !next.instructions) {
           throw AppError.unprocessable('Direct payment needs a QR code, an account number or instructions', 'PAYMENT_PROFILE_INCOMPLETE');
         }
@@ -67,7 +76,13 @@ export function createPaymentProfileService(ctx: MoneyContext) {
         const saved = await upsertProfile(tx, actor.organizationId, m.id, actor.userId, fields);
         const { updated_by_user_id: _u, created_at: _c, updated_at: _t, ...b } = before;
         const { updated_by_user_id: _u2, created_at: _c2, updated_at: _t2, ...a } = saved;
-        await recordAudit(tx, actor, { action: 'merchant_payment_profile.updated', entityType: 'merchant_payment_profile', entityId: m.id, before: b, after: a });
+        await recordAudit(tx, actor, {
+          action: 'merchant_payment_profile.updated',
+          entityType: 'merchant_payment_profile',
+          entityId: m.id,
+          before: b,
+          after: a,
+        });
         return saved;
       });
     },
@@ -143,7 +158,9 @@ export function paymentProfileRoutes(app: Api, ctx: MoneyContext) {
             qr_storage_object_id: Type.Optional(Nullable(Id)),
             account_holder: Type.Optional(Nullable(ShortText(200))),
             bank_name: Type.Optional(Nullable(ShortText(200))),
-            account_number: Type.Optional(Nullable(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9 -]{3,40}$', description: 'write-only; stored masked' }))),
+            account_number: Type.Optional(
+              Nullable(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9 -]{3,40}$', description: 'write-only; stored masked' })),
+            ),
             payment_reference_hint: Type.Optional(Nullable(ShortText(200))),
             cash_collected_by: Type.Optional(CollectedBySchema),
           },

@@ -9,7 +9,19 @@ import { newId } from '../../platform/ids.js';
 import { money } from '../../platform/money.js';
 import type { OrderMoneyFacts } from '../../platform/order-contracts.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
-import { Currency, Id, IdParams, Money, NonNegativeMoney, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import {
+  Currency,
+  Id,
+  IdParams,
+  Money,
+  NonNegativeMoney,
+  Nullable,
+  Page,
+  PageQueryProps,
+  ShortText,
+  Strict,
+  Timestamp,
+} from '../../platform/schemas.js';
 import { assertTransition } from '../../platform/state-machine.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
 import { ordersOf, ownMerchant, PAYMENT_STATUS_TRANSITIONS, REVIEW_TRANSITIONS, scopeOf, type ReviewStatus } from './model.js';
@@ -68,14 +80,21 @@ export function createReviewService(ctx: MoneyContext) {
       const facts = await orders.getOrderFacts(tx, orderId);
       if (!facts || facts.customerUserId !== actor.userId) throw AppError.notFound('Order');
       if (facts.paymentDestination !== 'merchant_direct') {
-        throw AppError.unprocessable(`The order is paid by '${facts.paymentDestination}', not directly to the merchant`, 'NOT_DIRECT_PAYMENT');
+        throw AppError.unprocessable(
+          `The order is paid by '${facts.paymentDestination}', not directly to the merchant`,
+          'NOT_DIRECT_PAYMENT',
+        );
       }
       if (facts.status === 'cancelled') throw AppError.conflict('The order is cancelled', 'ORDER_CANCELLED');
       if (!money(input.amount).eq(money(facts.total))) {
-        throw AppError.unprocessable(`The amount must equal the order total ${facts.total}`, 'AMOUNT_MISMATCH', [{ field: 'amount', message: `must be ${facts.total}` }]);
+        throw AppError.unprocessable(`The amount must equal the order total ${facts.total}`, 'AMOUNT_MISMATCH', [
+          { field: 'amount', message: `must be ${facts.total}` },
+        ]);
       }
       if ((input.currency ?? facts.currency) !== facts.currency) {
-        throw AppError.unprocessable(`The currency must be ${facts.currency}`, 'CURRENCY_MISMATCH', [{ field: 'currency', message: `must be ${facts.currency}` }]);
+        throw AppError.unprocessable(`The currency must be ${facts.currency}`, 'CURRENCY_MISMATCH', [
+          { field: 'currency', message: `must be ${facts.currency}` },
+        ]);
       }
       assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, facts.paymentStatus, 'pending_review');
       if (input.proof_storage_object_id) await assertObjectLink(ctx, tx, actor, input.proof_storage_object_id, ['payment_proof']);
@@ -108,7 +127,12 @@ export function createReviewService(ctx: MoneyContext) {
         });
       }
       await orders.setPaymentStatus(tx, orderId, 'pending_review', review.id);
-      await recordAudit(tx, actor, { action: created ? 'payment_review.submitted' : 'payment_review.resubmitted', entityType: 'merchant_payment_review', entityId: review.id, after: auditView(review) });
+      await recordAudit(tx, actor, {
+        action: created ? 'payment_review.submitted' : 'payment_review.resubmitted',
+        entityType: 'merchant_payment_review',
+        entityId: review.id,
+        after: auditView(review),
+      });
       await emit(tx, actor, 'payment_review.submitted', review, await merchantOwner(tx, review.merchant_id));
       return { created, review };
     });
@@ -139,7 +163,13 @@ export function createReviewService(ctx: MoneyContext) {
       assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, facts.paymentStatus, paymentTo);
       const after = await reviewRepo.decideReview(tx, id, to, notes, actor.userId);
       await orders.setPaymentStatus(tx, before.order_id, paymentTo, id);
-      await recordAudit(tx, actor, { action: `payment_review.${to}`, entityType: 'merchant_payment_review', entityId: id, before: auditView(before), after: auditView(after) });
+      await recordAudit(tx, actor, {
+        action: `payment_review.${to}`,
+        entityType: 'merchant_payment_review',
+        entityId: id,
+        before: auditView(before),
+        after: auditView(after),
+      });
       await emit(tx, actor, `payment_review.${to}`, after, [before.customer_id]);
       return after;
     });
@@ -165,14 +195,25 @@ export function createReviewService(ctx: MoneyContext) {
   async function cancelForOrder(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void> {
     const cancelled = await reviewRepo.cancelPendingReviewOfOrder(tx, facts.orderId);
     if (cancelled) {
-      await recordAudit(tx, actor, { action: 'payment_review.cancelled', entityType: 'merchant_payment_review', entityId: cancelled.id, before: { status: 'pending' }, after: { status: 'cancelled' } });
+      await recordAudit(tx, actor, {
+        action: 'payment_review.cancelled',
+        entityType: 'merchant_payment_review',
+        entityId: cancelled.id,
+        before: { status: 'pending' },
+        after: { status: 'cancelled' },
+      });
     }
   }
 
   return { submitProof, decide, list, cancelForOrder };
 }
 
-const ReviewStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected'), Type.Literal('cancelled')]);
+const ReviewStatusSchema = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('approved'),
+  Type.Literal('rejected'),
+  Type.Literal('cancelled'),
+]);
 export const ReviewOut = Type.Object({
   id: Type.String(),
   territory_id: Nullable(Type.String()),
@@ -205,11 +246,13 @@ export function reviewRoutes(app: Api, ctx: MoneyContext) {
       schema: {
         operationId: 'submitPaymentProof',
         tags: ['payments'],
-        summary: 'Submits the proof of a direct payment to the merchant (merchant_direct orders); 201 creates the review, 200 reopens a rejected one',
+        summary:
+          'Submits the proof of a direct payment to the merchant (merchant_direct orders); 201 creates the review, 200 reopens a rejected one',
         description:
           'The amount must equal the order total (422 AMOUNT_MISMATCH). `proof_storage_object_id` is a storage object of purpose `payment_proof`; ' +
           'it may be omitted when `customer_reference` is given (one of both is required, 422 PROOF_REQUIRED). The order payment status goes ' +
-          '`pending | failed → pending_review` (409 INVALID_TRANSITION otherwise). One review per order. ' + STATES,
+          '`pending | failed → pending_review` (409 INVALID_TRANSITION otherwise). One review per order. ' +
+          STATES,
         params: IdParams,
         body: Strict({
           amount: NonNegativeMoney,
@@ -229,7 +272,13 @@ export function reviewRoutes(app: Api, ctx: MoneyContext) {
     '/merchant/payment-reviews',
     {
       config: { auth: { roles: ['comercio'] } },
-      schema: { operationId: 'listMerchantPaymentReviews', tags: ['payments'], summary: "The calling merchant's payment reviews, newest first. " + STATES, querystring: ListQuery, response: { 200: Page(ReviewOut) } },
+      schema: {
+        operationId: 'listMerchantPaymentReviews',
+        tags: ['payments'],
+        summary: "The calling merchant's payment reviews, newest first. " + STATES,
+        querystring: ListQuery,
+        response: { 200: Page(ReviewOut) },
+      },
     },
     async (req) => svc.list(actorOf(req), req.query as ReviewFilter),
   );
@@ -263,7 +312,12 @@ export function reviewRoutes(app: Api, ctx: MoneyContext) {
         operationId: 'listPaymentReviews',
         tags: ['payments'],
         summary: 'Every payment review (sub-administrators: those of their territories), newest first. ' + STATES,
-        querystring: Strict({ ...PageQueryProps, status: Type.Optional(ReviewStatusSchema), merchant_id: Type.Optional(Id), order_id: Type.Optional(Id) }),
+        querystring: Strict({
+          ...PageQueryProps,
+          status: Type.Optional(ReviewStatusSchema),
+          merchant_id: Type.Optional(Id),
+          order_id: Type.Optional(Id),
+        }),
         response: { 200: Page(ReviewOut) },
       },
     },

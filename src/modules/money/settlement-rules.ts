@@ -45,8 +45,19 @@ export function createSettlementRuleService(ctx: MoneyContext) {
         const before = (await loadRule(tx, m.id)) ?? defaultRule(m.id);
         const next = { ...before, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) } as RuleView;
         const saved = await upsertRule(tx, actor.organizationId, m.id, actor.userId, next);
-        const view = (r: RuleView) => ({ enabled: r.enabled, frequency: r.frequency, minimum_balance: r.minimum_balance, net_debt_first: r.net_debt_first });
-        await recordAudit(tx, actor, { action: 'merchant_settlement_rule.updated', entityType: 'merchant_settlement_rule', entityId: m.id, before: view(before), after: view(saved) });
+        const view = (r: RuleView) => ({
+          enabled: r.enabled,
+          frequency: r.frequency,
+          minimum_balance: r.minimum_balance,
+          net_debt_first: r.net_debt_first,
+        });
+        await recordAudit(tx, actor, {
+          action: 'merchant_settlement_rule.updated',
+          entityType: 'merchant_settlement_rule',
+          entityId: m.id,
+          before: view(before),
+          after: view(saved),
+        });
         return { ...saved, wallet: await walletSummary(ctx, tx, m.id) };
       });
     },
@@ -56,7 +67,10 @@ export function createSettlementRuleService(ctx: MoneyContext) {
       const page = pageRequest(q);
       return ctx.db.withTenant(actor, async (tx) => {
         const rows = await listRulesWithSums(tx, { enabled: q.enabled ?? null, after: page.after, limit: page.limit + 1 });
-        return toPage(rows, page, ({ balance, debt_net, pending, currency, id: _id, ...r }) => ({ ...r, wallet: summarize(balance, debt_net, currency ?? 'BOB', pending) }));
+        return toPage(rows, page, ({ balance, debt_net, pending, currency, id: _id, ...r }) => ({
+          ...r,
+          wallet: summarize(balance, debt_net, currency ?? 'BOB', pending),
+        }));
       });
     },
   };
@@ -88,7 +102,13 @@ export function settlementRuleRoutes(app: Api, ctx: MoneyContext) {
     '/merchant/settlement-rule',
     {
       config: { auth: { roles: ['comercio'] } },
-      schema: { operationId: 'getMerchantSettlementRule', tags: ['payments'], summary: "The calling merchant's settlement rule (defaults when never saved) and wallet", description: RULE_DOC, response: { 200: RuleOut } },
+      schema: {
+        operationId: 'getMerchantSettlementRule',
+        tags: ['payments'],
+        summary: "The calling merchant's settlement rule (defaults when never saved) and wallet",
+        description: RULE_DOC,
+        response: { 200: RuleOut },
+      },
     },
     async (req) => svc.getOwn(actorOf(req)),
   );

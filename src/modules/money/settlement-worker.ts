@@ -42,14 +42,30 @@ async function settle(ctx: MoneyContext, tx: Tx, r: DueRule): Promise<'settled' 
   if (!inserted) return 'duplicate';
   if (due) {
     const common = { merchantId: r.merchant_id, currency: w.currency, settlementId: id };
-    await appendEntry(tx, actor, { ...common, entryType: 'settlement_debit', amount: formatMoney(payable.negated()), note: `settlement ${r.period_start.toISOString().slice(0, 10)}` });
-    if (netted.gt(0)) await appendEntry(tx, actor, { ...common, entryType: 'merchant_debt_payment', amount: formatMoney(netted), note: 'debt netted from settlement' });
+    await appendEntry(tx, actor, {
+      ...common,
+      entryType: 'settlement_debit',
+      amount: formatMoney(payable.negated()),
+      note: `settlement ${r.period_start.toISOString().slice(0, 10)}`,
+    });
+    if (netted.gt(0))
+      await appendEntry(tx, actor, {
+        ...common,
+        entryType: 'merchant_debt_payment',
+        amount: formatMoney(netted),
+        note: 'debt netted from settlement',
+      });
   }
   await recordAudit(tx, actor, {
     action: due ? 'merchant_settlement.settled' : 'merchant_settlement.skipped',
     entityType: 'merchant_settlement',
     entityId: id,
-    after: { merchant_id: r.merchant_id, period_start: r.period_start, gross_amount: due ? w.payable : '0.00', debt_netted: formatMoney(netted) },
+    after: {
+      merchant_id: r.merchant_id,
+      period_start: r.period_start,
+      gross_amount: due ? w.payable : '0.00',
+      debt_netted: formatMoney(netted),
+    },
   });
   return due ? 'settled' : 'skipped';
 }

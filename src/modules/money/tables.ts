@@ -1,11 +1,32 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, foreignKey, index, integer, numeric, pgTable, primaryKey, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  check,
+  foreignKey,
+  index,
+  integer,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { merchant, driver } from '../logistics/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const moneyCol = (name: string) => numeric(name, { precision: 12, scale: 2 });
 
-export const WALLET_ENTRY_TYPES = ['sale_credit', 'platform_commission', 'delivery_fee_debit', 'merchant_debt_payment', 'adjustment', 'refund', 'settlement_debit'] as const;
+export const WALLET_ENTRY_TYPES = [
+  'sale_credit',
+  'platform_commission',
+  'delivery_fee_debit',
+  'merchant_debt_payment',
+  'adjustment',
+  'refund',
+  'settlement_debit',
+] as const;
 export const REVIEW_STATUSES = ['pending', 'approved', 'rejected', 'cancelled'] as const;
 export const PAYMENT_DESTINATIONS = ['platform', 'merchant_direct', 'cash'] as const;
 export const RECEIPT_METHODS = ['driver_cash', 'bank_transfer', 'card', 'other'] as const;
@@ -36,7 +57,10 @@ export const merchantPaymentProfile = pgTable(
   (t) => [
     primaryKey({ columns: [t.organizationId, t.merchantId] }),
     foreignKey({ columns: [t.organizationId, t.merchantId], foreignColumns: [merchant.organizationId, merchant.id] }),
-    check('merchant_payment_profile_masked_ck', sql`${t.accountNumberMasked} IS NULL OR ${t.accountNumberMasked} ~ '^\\*{4}[A-Za-z0-9]{1,4}$'`),
+    check(
+      'merchant_payment_profile_masked_ck',
+      sql`${t.accountNumberMasked} IS NULL OR ${t.accountNumberMasked} ~ '^\\*{4}[A-Za-z0-9]{1,4}$'`,
+    ),
   ],
 );
 
@@ -106,8 +130,12 @@ export const merchantWalletEntry = pgTable(
     index('merchant_wallet_entry_merchant_idx').on(t.organizationId, t.merchantId, t.createdAt, t.id),
     index('merchant_wallet_entry_type_idx').on(t.organizationId, t.entryType, t.id),
     index('merchant_wallet_entry_order_idx').on(t.organizationId, t.orderId),
-    uniqueIndex('merchant_wallet_entry_fee_order_uq').on(t.organizationId, t.orderId).where(sql`entry_type = 'delivery_fee_debit'`),
-    uniqueIndex('merchant_wallet_entry_fee_trip_uq').on(t.organizationId, t.tripId).where(sql`entry_type = 'delivery_fee_debit'`),
+    uniqueIndex('merchant_wallet_entry_fee_order_uq')
+      .on(t.organizationId, t.orderId)
+      .where(sql`entry_type = 'delivery_fee_debit'`),
+    uniqueIndex('merchant_wallet_entry_fee_trip_uq')
+      .on(t.organizationId, t.tripId)
+      .where(sql`entry_type = 'delivery_fee_debit'`),
     // The sign of each entry type is fixed: credits to the merchant are positive, charges negative.
     check(
       'merchant_wallet_entry_sign_ck',
@@ -131,7 +159,10 @@ export const merchantOrderPosting = pgTable(
     orderTotal: moneyCol('order_total').notNull(),
     postedAt: ts('posted_at').notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.organizationId, t.orderId] }), check('merchant_order_posting_refund_ck', sql`${t.refundedTotal} >= 0 AND ${t.refundedTotal} <= ${t.orderTotal}`)],
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.orderId] }),
+    check('merchant_order_posting_refund_ck', sql`${t.refundedTotal} >= 0 AND ${t.refundedTotal} <= ${t.orderTotal}`),
+  ],
 );
 
 export const merchantSettlementRule = pgTable(
@@ -140,7 +171,9 @@ export const merchantSettlementRule = pgTable(
     organizationId: text('organization_id').notNull(),
     merchantId: text('merchant_id').notNull(),
     enabled: boolean('enabled').notNull().default(false),
-    frequency: text('frequency', { enum: ['daily', 'weekly', 'monthly'] }).notNull().default('weekly'),
+    frequency: text('frequency', { enum: ['daily', 'weekly', 'monthly'] })
+      .notNull()
+      .default('weekly'),
     minimumBalance: moneyCol('minimum_balance').notNull().default('0'),
     netDebtFirst: boolean('net_debt_first').notNull().default(true),
     /** End of the last period the worker handled (settled or skipped). */
@@ -186,7 +219,9 @@ export const driverSettlement = pgTable(
     organizationId: text('organization_id').notNull(),
     id: text('id').notNull(),
     driverId: text('driver_id').notNull(),
-    status: text('status', { enum: ['pending', 'paid'] }).notNull().default('pending'),
+    status: text('status', { enum: ['pending', 'paid'] })
+      .notNull()
+      .default('pending'),
     cutoffAt: ts('cutoff_at').notNull(),
     /** The earnings settled (sum of the items). */
     amount: moneyCol('amount').notNull(),
@@ -294,7 +329,9 @@ export const driverCashEntry = pgTable(
     foreignKey({ columns: [t.organizationId, t.driverId], foreignColumns: [driver.organizationId, driver.id] }),
     index('driver_cash_entry_driver_idx').on(t.organizationId, t.driverId, t.createdAt, t.id),
     index('driver_cash_entry_territory_idx').on(t.organizationId, t.territoryId, t.createdAt),
-    uniqueIndex('driver_cash_entry_trip_uq').on(t.organizationId, t.tripId).where(sql`entry_type = 'cash_collected'`),
+    uniqueIndex('driver_cash_entry_trip_uq')
+      .on(t.organizationId, t.tripId)
+      .where(sql`entry_type = 'cash_collected'`),
     check(
       'driver_cash_entry_sign_ck',
       sql`(entry_type = 'cash_collected' AND amount >= 0) OR (entry_type = 'cash_remitted' AND amount < 0) OR (entry_type = 'cash_adjustment' AND amount <> 0)`,

@@ -31,7 +31,11 @@ export interface Posting {
  * orders, counting the total he collected himself); the platform keeps the commission and the delivery fee.
  * Zero amounts are not written (a free delivery writes no delivery_fee_debit).
  */
-export function postingsFor(facts: Pick<OrderMoneyFacts, 'paymentDestination' | 'subtotal' | 'discountTotal' | 'deliveryFee' | 'total'> & Partial<Pick<OrderMoneyFacts, 'collectedBy'>>, commissionPercent: string): Posting[] {
+export function postingsFor(
+  facts: Pick<OrderMoneyFacts, 'paymentDestination' | 'subtotal' | 'discountTotal' | 'deliveryFee' | 'total'> &
+    Partial<Pick<OrderMoneyFacts, 'collectedBy'>>,
+  commissionPercent: string,
+): Posting[] {
   const fee = money(facts.deliveryFee);
   const commission: Decimal = toCents(money(facts.subtotal).minus(facts.discountTotal).times(commissionPercent).dividedBy(100));
   const out: Posting[] = [];
@@ -42,7 +46,9 @@ export function postingsFor(facts: Pick<OrderMoneyFacts, 'paymentDestination' | 
 }
 
 /** Whether the platform collects the customer's payment of an order: platform payments, and cash its driver takes at the door. */
-export function platformCollects(facts: Pick<OrderMoneyFacts, 'paymentDestination'> & Partial<Pick<OrderMoneyFacts, 'collectedBy'>>): boolean {
+export function platformCollects(
+  facts: Pick<OrderMoneyFacts, 'paymentDestination'> & Partial<Pick<OrderMoneyFacts, 'collectedBy'>>,
+): boolean {
   return facts.paymentDestination === 'platform' || (facts.paymentDestination === 'cash' && facts.collectedBy === 'driver');
 }
 
@@ -62,7 +68,11 @@ export interface EntryInput {
 }
 
 /** Appends one wallet entry and its audit row (every money movement is audited). */
-export async function appendEntry(tx: Tx, actor: Pick<Actor, 'organizationId' | 'userId' | 'requestId'>, e: EntryInput): Promise<EntryView> {
+export async function appendEntry(
+  tx: Tx,
+  actor: Pick<Actor, 'organizationId' | 'userId' | 'requestId'>,
+  e: EntryInput,
+): Promise<EntryView> {
   const row = await insertEntry(tx, {
     organizationId: actor.organizationId,
     id: newId(),
@@ -84,12 +94,23 @@ export async function appendEntry(tx: Tx, actor: Pick<Actor, 'organizationId' | 
     action: `wallet.${e.entryType}`,
     entityType: 'merchant_wallet_entry',
     entityId: row.id,
-    after: { merchant_id: e.merchantId, order_id: e.orderId ?? null, trip_id: e.tripId ?? null, amount: e.amount, currency: e.currency, settlement_id: e.settlementId ?? null },
+    after: {
+      merchant_id: e.merchantId,
+      order_id: e.orderId ?? null,
+      trip_id: e.tripId ?? null,
+      amount: e.amount,
+      currency: e.currency,
+      settlement_id: e.settlementId ?? null,
+    },
   });
   return row;
 }
 
-export function createWalletService(ctx: MoneyContext, cancelReview: (tx: Tx, actor: Actor, facts: OrderMoneyFacts) => Promise<void>, cash: Pick<CashService, 'recordCollection'>) {
+export function createWalletService(
+  ctx: MoneyContext,
+  cancelReview: (tx: Tx, actor: Actor, facts: OrderMoneyFacts) => Promise<void>,
+  cash: Pick<CashService, 'recordCollection'>,
+) {
   /** MoneyHooks.orderDelivered: posts the order once (a repeat, also a concurrent one, writes nothing). */
   async function orderDelivered(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void> {
     const anchored = await anchorOrderPosting(tx, {

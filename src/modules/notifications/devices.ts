@@ -29,7 +29,6 @@ export interface Heartbeat {
   recorded_at?: string;
 }
 
-
 /** The push token is a credential of the install: only its last four characters leave the server. */
 export const publicDevice = (d: DeviceRow) => ({
   id: d.id,
@@ -95,7 +94,8 @@ export function createDeviceService(ctx: AppContext) {
     /** The caller's devices; an administrator may list another user's (`user_id`). */
     async list(actor: Actor, q: { user_id?: string }) {
       const userId = q.user_id ?? actor.userId;
-      if (userId !== actor.userId && !ADMIN_KINDS.has(actor.kind)) throw AppError.forbidden('Only administrators list the devices of other users');
+      if (userId !== actor.userId && !ADMIN_KINDS.has(actor.kind))
+        throw AppError.forbidden('Only administrators list the devices of other users');
       const rows = await ctx.db.withTenant(actor, (tx) => repo.listUserDevices(tx, userId));
       return { data: rows.map(publicDevice) };
     },
@@ -103,14 +103,17 @@ export function createDeviceService(ctx: AppContext) {
     /** Unregisters (soft delete, a tombstone for sync); its queued pushes are cancelled. Administrators may remove any device. */
     async remove(actor: Actor, id: string) {
       await ctx.db.withTenant(actor, async (tx) => {
-        if (!(await repo.removeDevice(tx, actor.organizationId, id, ADMIN_KINDS.has(actor.kind), actor.userId))) throw AppError.notFound('Device');
+        if (!(await repo.removeDevice(tx, actor.organizationId, id, ADMIN_KINDS.has(actor.kind), actor.userId)))
+          throw AppError.notFound('Device');
       });
     },
 
     async heartbeat(actor: Actor, input: Heartbeat) {
       const r = await ctx.db.withTenant(actor, (tx) => heartbeatIn(tx, actor, input));
       if ('conflict' in r) {
-        throw AppError.conflict('A newer heartbeat of this device is already recorded', 'STALE_HEARTBEAT', { last_seen_at: r.conflict.last_seen_at });
+        throw AppError.conflict('A newer heartbeat of this device is already recorded', 'STALE_HEARTBEAT', {
+          last_seen_at: r.conflict.last_seen_at,
+        });
       }
       return publicDevice(r.device);
     },

@@ -74,6 +74,7 @@ export function gatewayFromConfig(raw: Settings): PushGateway | null {
   const url = raw.PUSH_WEBHOOK_URL;
   if (!url) return null;
   const secret = raw.PUSH_WEBHOOK_SECRET;
-  if (!secret || secret.length < 16) throw new Error('config: PUSH_WEBHOOK_SECRET (at least 16 characters) is required with PUSH_WEBHOOK_URL');
+  if (!secret || secret.length < 16)
+    throw new Error('config: PUSH_WEBHOOK_SECRET (at least 16 characters) is required with PUSH_WEBHOOK_URL');
   return createWebhookGateway({ url, secret, timeoutMs: raw.PUSH_WEBHOOK_TIMEOUT_MS });
 }

@@ -25,7 +25,13 @@ export interface HeartbeatValues {
  * to the millisecond, the precision clients send: a reading from the same millisecond as the registration (whose
  * now() has microseconds) is not stale; last seen never moves back.
  */
-export async function recordHeartbeat(tx: Tx, organizationId: string, userId: string, deviceId: string, h: HeartbeatValues): Promise<DeviceRow | undefined> {
+export async function recordHeartbeat(
+  tx: Tx,
+  organizationId: string,
+  userId: string,
+  deviceId: string,
+  h: HeartbeatValues,
+): Promise<DeviceRow | undefined> {
   const { rows } = await tx.query<DeviceRow>(
     `UPDATE device SET last_seen_at = greatest(last_seen_at, least(coalesce($3::timestamptz, now()), now())),
             app_version = coalesce($4, app_version), build_number = coalesce($5, build_number),
@@ -41,15 +47,26 @@ export async function recordHeartbeat(tx: Tx, organizationId: string, userId: st
 
 /** One live device of this user. */
 export async function findUserDevice(tx: Tx, organizationId: string, userId: string, deviceId: string): Promise<DeviceRow | undefined> {
-  const { rows } = await tx.query<DeviceRow>(`SELECT ${DEVICE_COLUMNS} FROM device WHERE organization_id = $1 AND id = $2 AND user_id = $3 AND deleted_at IS NULL`, [
-    organizationId,
-    deviceId,
-    userId,
-  ]);
+  const { rows } = await tx.query<DeviceRow>(
+    `SELECT ${DEVICE_COLUMNS} FROM device WHERE organization_id = $1 AND id = $2 AND user_id = $3 AND deleted_at IS NULL`,
+    [organizationId, deviceId, userId],
+  );
   return rows[0];
 }
 
-export type NewDevice = Pick<DeviceRow, 'organization_id' | 'id' | 'user_id' | 'platform' | 'push_token' | 'app_role' | 'app_version' | 'build_number' | 'device_model' | 'os_version'>;
+export type NewDevice = Pick<
+  DeviceRow,
+  | 'organization_id'
+  | 'id'
+  | 'user_id'
+  | 'platform'
+  | 'push_token'
+  | 'app_role'
+  | 'app_version'
+  | 'build_number'
+  | 'device_model'
+  | 'os_version'
+>;
 
 /** Registers an install; the same push token again updates (and revives) the one row. */
 export async function upsertDevice(tx: Tx, d: NewDevice): Promise<{ device: DeviceRow; created: boolean }> {
@@ -69,7 +86,10 @@ export async function upsertDevice(tx: Tx, d: NewDevice): Promise<{ device: Devi
 }
 
 export async function listUserDevices(tx: Tx, userId: string): Promise<DeviceRow[]> {
-  const { rows } = await tx.query<DeviceRow>(`SELECT ${DEVICE_COLUMNS} FROM device WHERE user_id = $1 AND deleted_at IS NULL ORDER BY id DESC LIMIT 200`, [userId]);
+  const { rows } = await tx.query<DeviceRow>(
+    `SELECT ${DEVICE_COLUMNS} FROM device WHERE user_id = $1 AND deleted_at IS NULL ORDER BY id DESC LIMIT 200`,
+    [userId],
+  );
   return rows;
 }
 
@@ -143,7 +163,12 @@ export async function insertNotifications(tx: Tx, organizationId: string, n: New
   return rows;
 }
 
-export async function markNotificationRead(tx: Tx, organizationId: string, userId: string, id: string): Promise<NotificationRow | undefined> {
+export async function markNotificationRead(
+  tx: Tx,
+  organizationId: string,
+  userId: string,
+  id: string,
+): Promise<NotificationRow | undefined> {
   const { rows } = await tx.query<NotificationRow>(
     `UPDATE notification SET read_at = coalesce(read_at, now()), updated_at = CASE WHEN read_at IS NULL THEN now() ELSE updated_at END
       WHERE organization_id = $1 AND id = $2 AND user_id = $3
@@ -153,7 +178,11 @@ export async function markNotificationRead(tx: Tx, organizationId: string, userI
   return rows[0];
 }
 
-export async function listNotifications(tx: Tx, userId: string, f: { unread: boolean | null; after: string | null; limit: number }): Promise<NotificationRow[]> {
+export async function listNotifications(
+  tx: Tx,
+  userId: string,
+  f: { unread: boolean | null; after: string | null; limit: number },
+): Promise<NotificationRow[]> {
   const { rows } = await tx.query<NotificationRow>(
     `SELECT ${NOTIFICATION_COLUMNS} FROM notification
       WHERE user_id = $1 AND ($2::boolean IS NOT TRUE OR read_at IS NULL) AND ($3::text IS NULL OR id < $3)
@@ -164,7 +193,9 @@ export async function listNotifications(tx: Tx, userId: string, f: { unread: boo
 }
 
 export async function unreadCount(tx: Tx, userId: string): Promise<number> {
-  const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM notification WHERE user_id = $1 AND read_at IS NULL', [userId]);
+  const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM notification WHERE user_id = $1 AND read_at IS NULL', [
+    userId,
+  ]);
   return rows[0].n;
 }
 
@@ -182,7 +213,11 @@ export async function notificationsChangedIn(tx: Tx, userId: string, w: SyncWind
 // ---------------------------------------------------------------- push outbox
 
 /** The live devices of these users (push targets). */
-export async function pushTargets(tx: Tx, organizationId: string, userIds: string[]): Promise<Pick<DeviceRow, 'id' | 'user_id' | 'platform' | 'push_token'>[]> {
+export async function pushTargets(
+  tx: Tx,
+  organizationId: string,
+  userIds: string[],
+): Promise<Pick<DeviceRow, 'id' | 'user_id' | 'platform' | 'push_token'>[]> {
   const { rows } = await tx.query<Pick<DeviceRow, 'id' | 'user_id' | 'platform' | 'push_token'>>(
     'SELECT id, user_id, platform, push_token FROM device WHERE organization_id = $1 AND user_id = ANY($2::text[]) AND deleted_at IS NULL',
     [organizationId, userIds],
@@ -207,7 +242,17 @@ export async function queuePushRows(tx: Tx, organizationId: string, out: NewPush
     `INSERT INTO push_outbox (organization_id, id, notification_id, device_id, user_id, platform, push_token, payload, last_error)
      SELECT $1, x.id, x.nid, x.did, x.uid, x.platform, x.token, x.payload::jsonb, $9
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS x(id, nid, did, uid, platform, token, payload)`,
-    [organizationId, col('id'), col('notification_id'), col('device_id'), col('user_id'), col('platform'), col('push_token'), col('payload'), lastError],
+    [
+      organizationId,
+      col('id'),
+      col('notification_id'),
+      col('device_id'),
+      col('user_id'),
+      col('platform'),
+      col('push_token'),
+      col('payload'),
+      lastError,
+    ],
   );
 }
 
@@ -259,7 +304,13 @@ export async function markPushSent(tx: Tx, row: ClaimedPush): Promise<void> {
 }
 
 /** Records a failed attempt (retry after `delayMs`, or given up), if the row is still this claim's. */
-export async function markPushFailed(tx: Tx, row: ClaimedPush, status: 'failed' | 'pending', error: string, delayMs: number): Promise<void> {
+export async function markPushFailed(
+  tx: Tx,
+  row: ClaimedPush,
+  status: 'failed' | 'pending',
+  error: string,
+  delayMs: number,
+): Promise<void> {
   await tx.query(
     `UPDATE push_outbox SET status = $4, last_error = $5, claimed_at = NULL, updated_at = now(),
             available_at = now() + $6 * interval '1 millisecond'

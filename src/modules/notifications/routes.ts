@@ -48,7 +48,12 @@ export const HeartbeatProps = {
   battery_level: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'percent' })),
   charging: Type.Optional(Type.Boolean()),
   network: Type.Optional(Network),
-  recorded_at: Type.Optional(Type.String({ format: 'date-time', description: 'when the app took the reading; default now; older than the last one recorded = 409 STALE_HEARTBEAT' })),
+  recorded_at: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'when the app took the reading; default now; older than the last one recorded = 409 STALE_HEARTBEAT',
+    }),
+  ),
 };
 
 const TargetRole = Type.Union(['administrator', 'dispatch', 'subadmin', 'comercio', 'delivery', 'repartidor'].map((r) => Type.Literal(r)));
@@ -56,7 +61,6 @@ const TargetRole = Type.Union(['administrator', 'dispatch', 'subadmin', 'comerci
 const adminMessage = { title: ShortText(120), body: ShortText(1000), data: Type.Optional(Type.Record(Type.String(), Type.Unknown())) };
 
 export function notificationRoutes(app: Api, ctx: AppContext, svc: NotificationService, devices: DeviceService) {
-
   app.get(
     '/notifications',
     {
@@ -66,7 +70,9 @@ export function notificationRoutes(app: Api, ctx: AppContext, svc: NotificationS
         summary: "The caller's durable inbox, newest first",
         description: '`unread=true` lists only unread items. `unread_count` counts all unread items of the caller.',
         querystring: Strict({ ...PageQueryProps, unread: Type.Optional(Type.Boolean()) }),
-        response: { 200: Type.Object({ data: Type.Array(NotificationOut), next_cursor: Nullable(Type.String()), unread_count: Type.Integer() }) },
+        response: {
+          200: Type.Object({ data: Type.Array(NotificationOut), next_cursor: Nullable(Type.String()), unread_count: Type.Integer() }),
+        },
       },
     },
     async (req) => svc.list(actorOf(req), req.query),
@@ -146,7 +152,8 @@ export function notificationRoutes(app: Api, ctx: AppContext, svc: NotificationS
         operationId: 'registerDevice',
         tags: ['devices'],
         summary: 'Register this install for push (201 new, 200 when the push token was known: updated, never duplicated)',
-        description: 'The push token is unique per organization; registering it again moves it to the caller and revives a removed device. `app_role` is the caller\'s app role.',
+        description:
+          "The push token is unique per organization; registering it again moves it to the caller and revives a removed device. `app_role` is the caller's app role.",
         body: Strict({
           platform: Platform,
           push_token: Type.String({ minLength: 8, maxLength: 4096 }),
@@ -188,7 +195,8 @@ export function notificationRoutes(app: Api, ctx: AppContext, svc: NotificationS
         operationId: 'deviceHeartbeat',
         tags: ['devices'],
         summary: 'Report that a device is alive: last seen, app version, battery, network (feeds mobile health)',
-        description: '404 for a device that is not mine; 409 STALE_HEARTBEAT when `recorded_at` is older than the last recorded heartbeat (compared to the millisecond; `last_seen_at` never moves back; a `recorded_at` in the future counts as now).',
+        description:
+          '404 for a device that is not mine; 409 STALE_HEARTBEAT when `recorded_at` is older than the last recorded heartbeat (compared to the millisecond; `last_seen_at` never moves back; a `recorded_at` in the future counts as now).',
         body: Strict(HeartbeatProps),
         response: { 200: DeviceOut },
       },

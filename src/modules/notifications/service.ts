@@ -95,7 +95,11 @@ export function createNotificationService(ctx: AppContext, opts: { gatewayConfig
   }
 
   async function queuePushes(tx: Tx, organizationId: string, rows: NotificationRow[]) {
-    const devices = await repo.pushTargets(tx, organizationId, rows.map((n) => n.user_id));
+    const devices = await repo.pushTargets(
+      tx,
+      organizationId,
+      rows.map((n) => n.user_id),
+    );
     if (devices.length === 0) return;
     const byUser = new Map(rows.map((n) => [n.user_id, n]));
     const out = devices.map((d) => {
@@ -107,7 +111,13 @@ export function createNotificationService(ctx: AppContext, opts: { gatewayConfig
         user_id: d.user_id,
         platform: d.platform,
         push_token: d.push_token,
-        payload: JSON.stringify({ notification_id: n.id, type: n.type, title: n.title, body: n.body, data: { ...n.data, entity_type: n.entity_type, entity_id: n.entity_id } }),
+        payload: JSON.stringify({
+          notification_id: n.id,
+          type: n.type,
+          title: n.title,
+          body: n.body,
+          data: { ...n.data, entity_type: n.entity_type, entity_id: n.entity_id },
+        }),
       };
     });
     await repo.queuePushRows(tx, organizationId, out, opts.gatewayConfigured ? null : 'NO_GATEWAY');
@@ -142,11 +152,14 @@ export function createNotificationService(ctx: AppContext, opts: { gatewayConfig
   async function recipientsOf(tx: Tx, input: AdminNotificationInput): Promise<string[]> {
     const targets = [input.role, input.territory_id, input.user_ids].filter((x) => x !== undefined);
     if (targets.length !== 1) {
-      throw AppError.badRequest('Give exactly one of role, territory_id, user_ids', [{ field: 'role', message: 'exactly one target is required' }]);
+      throw AppError.badRequest('Give exactly one of role, territory_id, user_ids', [
+        { field: 'role', message: 'exactly one target is required' },
+      ]);
     }
     if (input.role) return opts.identity.userIdsByKind(tx, [input.role]);
     if (input.territory_id) {
-      if (!territoryAudience) throw AppError.unprocessable('Territory targeting is not available in this deployment', 'TERRITORY_TARGETING_UNAVAILABLE');
+      if (!territoryAudience)
+        throw AppError.unprocessable('Territory targeting is not available in this deployment', 'TERRITORY_TARGETING_UNAVAILABLE');
       return territoryAudience(tx, input.territory_id);
     }
     const ids = [...new Set(input.user_ids!)];
@@ -204,7 +217,11 @@ export function createNotificationService(ctx: AppContext, opts: { gatewayConfig
           actorUserId: actor.userId,
           userIds: recipients,
         });
-        const target = input.role ? { role: input.role } : input.territory_id ? { territory_id: input.territory_id } : { user_ids: input.user_ids };
+        const target = input.role
+          ? { role: input.role }
+          : input.territory_id
+            ? { territory_id: input.territory_id }
+            : { user_ids: input.user_ids };
         await recordAudit(tx, actor, {
           action: 'notification.broadcast',
           entityType: 'notification',

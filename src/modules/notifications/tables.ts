@@ -32,7 +32,9 @@ export const notification = pgTable(
     foreignKey({ columns: [t.organizationId, t.userId], foreignColumns: [users.organizationId, users.id] }),
     unique('notification_event_user_uq').on(t.organizationId, t.userId, t.eventSeq),
     index('notification_user_idx').on(t.organizationId, t.userId, t.id),
-    index('notification_user_unread_idx').on(t.organizationId, t.userId, t.id).where(sql`read_at IS NULL`),
+    index('notification_user_unread_idx')
+      .on(t.organizationId, t.userId, t.id)
+      .where(sql`read_at IS NULL`),
     index('notification_user_updated_idx').on(t.organizationId, t.userId, t.updatedAt),
     index('notification_user_sync_idx').on(t.organizationId, t.userId, t.changedXid),
   ],
@@ -90,7 +92,9 @@ export const pushOutbox = pgTable(
     platform: text('platform').notNull(),
     pushToken: text('push_token').notNull(),
     payload: jsonb('payload').notNull(),
-    status: text('status', { enum: ['pending', 'sending', 'sent', 'failed'] }).notNull().default('pending'),
+    status: text('status', { enum: ['pending', 'sending', 'sent', 'failed'] })
+      .notNull()
+      .default('pending'),
     attempts: integer('attempts').notNull().default(0),
     availableAt: ts('available_at').notNull().defaultNow(),
     claimedAt: ts('claimed_at'),

@@ -22,7 +22,10 @@ export const DEFAULT_TEMPLATES: Record<string, NotificationTemplate> = {
   'trip.assigned': (ev) => ({ title: 'Trip assigned', body: `Trip ${tripRef(ev)} was assigned to a driver.` }),
   'trip.accepted': (ev) => ({ title: 'Trip accepted', body: `The driver accepted trip ${tripRef(ev)}.` }),
   'trip.rejected': (ev) => ({ title: 'Trip rejected', body: `The driver rejected trip ${tripRef(ev)}.` }),
-  'trip.offer_expired': (ev) => ({ title: 'Offer expired', body: `Trip ${tripRef(ev)} was not accepted in time and was withdrawn from its driver.` }),
+  'trip.offer_expired': (ev) => ({
+    title: 'Offer expired',
+    body: `Trip ${tripRef(ev)} was not accepted in time and was withdrawn from its driver.`,
+  }),
   'trip.geofence_entered': (ev) => ({ title: 'Driver nearby', body: `The driver of trip ${tripRef(ev)} has arrived nearby.` }),
   'trip.pickup_verified': (ev) => ({ title: 'Order picked up', body: `Trip ${tripRef(ev)} was picked up.` }),
   'trip.on_the_way': (ev) => ({ title: 'On the way', body: `Trip ${tripRef(ev)} is on the way.` }),
@@ -35,11 +38,23 @@ export const DEFAULT_TEMPLATES: Record<string, NotificationTemplate> = {
   }),
   'trip.returned': (ev) => ({ title: 'Returned to merchant', body: `The goods of trip ${tripRef(ev)} were returned to the merchant.` }),
   // Exceptions (to administrators and dispatchers).
-  'trip.delayed': (ev) => ({ title: 'Trip late', body: `Trip ${tripRef(ev)} will miss its promise by ${Math.max(1, Math.round(Number(ev.payload.late_by_s ?? 0) / 60))} min.` }),
+  'trip.delayed': (ev) => ({
+    title: 'Trip late',
+    body: `Trip ${tripRef(ev)} will miss its promise by ${Math.max(1, Math.round(Number(ev.payload.late_by_s ?? 0) / 60))} min.`,
+  }),
   'trip.location_stale': (ev) => ({
     title: 'Driver GPS silent',
-    body: ev.entity_type === 'trip' ? `The driver of trip ${tripRef(ev)} has sent no position recently.` : 'An on-duty driver has sent no position recently.',
+    body:
+      ev.entity_type === 'trip'
+        ? `The driver of trip ${tripRef(ev)} has sent no position recently.`
+        : 'An on-duty driver has sent no position recently.',
   }),
-  'trip.rejected_repeatedly': (ev) => ({ title: 'Trip rejected again', body: `Trip ${tripRef(ev)} was rejected ${String(ev.payload.rejections ?? 'several')} times${ev.payload.last_reason ? ` (${String(ev.payload.last_reason)})` : ''}.` }),
-  'trip.pin_locked': (ev) => ({ title: 'PIN locked', body: `The ${String(ev.payload.stage ?? '')} PIN of trip ${tripRef(ev)} is locked after wrong attempts.` }),
+  'trip.rejected_repeatedly': (ev) => ({
+    title: 'Trip rejected again',
+    body: `Trip ${tripRef(ev)} was rejected ${String(ev.payload.rejections ?? 'several')} times${ev.payload.last_reason ? ` (${String(ev.payload.last_reason)})` : ''}.`,
+  }),
+  'trip.pin_locked': (ev) => ({
+    title: 'PIN locked',
+    body: `The ${String(ev.payload.stage ?? '')} PIN of trip ${tripRef(ev)} is locked after wrong attempts.`,
+  }),
 };

@@ -51,7 +51,13 @@ export function createPushWorker(db: Database, opts: PushWorkerOptions): Worker 
         return;
       }
       const giveUp = result.permanent || row.attempts >= maxAttempts;
-      await markPushFailed(tx, row, giveUp ? 'failed' : 'pending', result.error.slice(0, 500), giveUp ? 0 : backoffDelayMs(backoffMs, row.attempts));
+      await markPushFailed(
+        tx,
+        row,
+        giveUp ? 'failed' : 'pending',
+        result.error.slice(0, 500),
+        giveUp ? 0 : backoffDelayMs(backoffMs, row.attempts),
+      );
     });
   }
 
@@ -66,7 +72,14 @@ export function createPushWorker(db: Database, opts: PushWorkerOptions): Worker 
         claimed.map(async (row) => {
           let result: PushResult;
           try {
-            result = await gateway.send({ id: row.id, organization_id: row.organization_id, platform: row.platform, push_token: row.push_token, payload: row.payload, attempt: row.attempts });
+            result = await gateway.send({
+              id: row.id,
+              organization_id: row.organization_id,
+              platform: row.platform,
+              push_token: row.push_token,
+              payload: row.payload,
+              attempt: row.attempts,
+            });
           } catch (err) {
             result = { ok: false, permanent: false, error: `GATEWAY_ERROR: ${(err as Error).message}` };
           }

@@ -26,6 +26,9 @@ export function createOrganizationsModule(ctx: AppContext, deps: OrganizationsCo
     if (o.purpose !== 'avatar' && o.purpose !== 'other') return false;
     return isOrganizationLogo(tx, o.id);
   };
-  ctx.dashboard.set('operator', async (tx) => ({ operator_status: await ownOperatorStatus(tx), users_by_role: await deps.identity.activeUsersByRole(tx) }));
+  ctx.dashboard.set('operator', async (tx) => ({
+    operator_status: await ownOperatorStatus(tx),
+    users_by_role: await deps.identity.activeUsersByRole(tx),
+  }));
   return { name: 'organizations', service, logoReadGrant, routes: (app: Api) => organizationRoutes(app, mctx, service) };
 }

@@ -9,7 +9,10 @@ export type OperatorStatus = OperatorRow['status'];
 export type SettingsRow = Omit<SnakeRow<typeof organizationSettings.$inferSelect>, 'organization_id' | 'updated_by_user_id'>;
 export type SettingsPatch = Partial<Omit<SettingsRow, 'updated_at'>>;
 /** An organization's brand (derived from the table). */
-export type BrandingRow = Pick<SnakeRow<typeof organization.$inferSelect>, 'id' | 'name' | 'primary_color' | 'secondary_color' | 'logo_object_id'>;
+export type BrandingRow = Pick<
+  SnakeRow<typeof organization.$inferSelect>,
+  'id' | 'name' | 'primary_color' | 'secondary_color' | 'logo_object_id'
+>;
 export type BrandingPatch = Partial<Omit<BrandingRow, 'id'>>;
 
 const SETTINGS_COLUMNS = selectList(organizationSettings, 's', { omit: ['organizationId', 'updatedByUserId'] });
@@ -35,15 +38,10 @@ export async function insertOperator(
   tx: Tx,
   v: Pick<OperatorRow, 'organization_id' | 'id' | 'status' | 'legal_name' | 'contact_email' | 'contact_phone' | 'country'>,
 ): Promise<void> {
-  await tx.query('INSERT INTO operator (organization_id, id, status, legal_name, contact_email, contact_phone, country) VALUES ($1,$2,$3,$4,$5,$6,$7)', [
-    v.organization_id,
-    v.id,
-    v.status,
-    v.legal_name,
-    v.contact_email,
-    v.contact_phone,
-    v.country,
-  ]);
+  await tx.query(
+    'INSERT INTO operator (organization_id, id, status, legal_name, contact_email, contact_phone, country) VALUES ($1,$2,$3,$4,$5,$6,$7)',
+    [v.organization_id, v.id, v.status, v.legal_name, v.contact_email, v.contact_phone, v.country],
+  );
 }
 
 // ---------------------------------------------------------------- operators
@@ -54,7 +52,10 @@ export async function operatorStatus(tx: Tx, organizationId: string): Promise<Op
 }
 
 /** The operator accounts visible in the transaction (all of them in a system transaction), newest first. */
-export async function listOperators(tx: Tx, f: { status: OperatorStatus | null; after: string | null; limit: number }): Promise<OperatorRow[]> {
+export async function listOperators(
+  tx: Tx,
+  f: { status: OperatorStatus | null; after: string | null; limit: number },
+): Promise<OperatorRow[]> {
   const { rows } = await tx.query<OperatorRow>(
     `SELECT op.*, o.name AS organization_name FROM operator op JOIN organization o ON o.id = op.organization_id
       WHERE ($1::text IS NULL OR op.status = $1) AND ($2::text IS NULL OR op.id < $2)
@@ -70,7 +71,13 @@ export async function lockOperator(tx: Tx, operatorId: string): Promise<Operator
 }
 
 /** The decision on an operator, announced to every instance (NOTIFY operator_changed). */
-export async function decideOperator(tx: Tx, op: Pick<OperatorRow, 'organization_id' | 'id'>, to: OperatorStatus, reason: string | null, userId: string): Promise<OperatorRow> {
+export async function decideOperator(
+  tx: Tx,
+  op: Pick<OperatorRow, 'organization_id' | 'id'>,
+  to: OperatorStatus,
+  reason: string | null,
+  userId: string,
+): Promise<OperatorRow> {
   const { rows } = await tx.query<OperatorRow>(
     `UPDATE operator SET status = $3, status_reason = $4, decided_by_user_id = $5, decided_at = now(), updated_at = now()
       WHERE organization_id = $1 AND id = $2 RETURNING *`,
@@ -89,7 +96,9 @@ export async function ownOperatorStatus(tx: Tx): Promise<OperatorStatus | null> 
 // ---------------------------------------------------------------- settings
 
 export async function findSettings(tx: Tx, lock = false): Promise<SettingsRow | null> {
-  const { rows } = await tx.query<SettingsRow>(prepared(`SELECT ${SETTINGS_COLUMNS} FROM organization_settings s${lock ? ' FOR UPDATE' : ''}`));
+  const { rows } = await tx.query<SettingsRow>(
+    prepared(`SELECT ${SETTINGS_COLUMNS} FROM organization_settings s${lock ? ' FOR UPDATE' : ''}`),
+  );
   return rows[0] ?? null;
 }
 
@@ -97,10 +106,10 @@ export async function findSettings(tx: Tx, lock = false): Promise<SettingsRow | 
 export async function updateSettings(tx: Tx, userId: string, patch: SettingsPatch): Promise<SettingsRow> {
   const fields = Object.keys(patch) as (keyof SettingsPatch)[];
   const sets = fields.map((f, i) => `${f} = $${i + 2}`).join(', ');
-  const { rows } = await tx.query<SettingsRow>(`UPDATE organization_settings s SET ${sets}, updated_by_user_id = $1, updated_at = now() RETURNING ${SETTINGS_COLUMNS}`, [
-    userId,
-    ...fields.map((f) => patch[f]),
-  ]);
+  const { rows } = await tx.query<SettingsRow>(
+    `UPDATE organization_settings s SET ${sets}, updated_by_user_id = $1, updated_at = now() RETURNING ${SETTINGS_COLUMNS}`,
+    [userId, ...fields.map((f) => patch[f])],
+  );
   return rows[0];
 }
 
@@ -114,23 +123,27 @@ export async function catalogItemsExist(tx: Tx): Promise<boolean> {
 // ---------------------------------------------------------------- branding
 
 export async function findBranding(tx: Tx, organizationId: string, lock = false): Promise<BrandingRow | null> {
-  const { rows } = await tx.query<BrandingRow>(`SELECT ${BRANDING_COLUMNS} FROM organization WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [organizationId]);
+  const { rows } = await tx.query<BrandingRow>(`SELECT ${BRANDING_COLUMNS} FROM organization WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [
+    organizationId,
+  ]);
   return rows[0] ?? null;
 }
 
 export async function updateBranding(tx: Tx, organizationId: string, patch: BrandingPatch): Promise<BrandingRow> {
   const fields = Object.keys(patch) as (keyof BrandingPatch)[];
   const sets = fields.map((f, i) => `${f} = $${i + 2}`).join(', ');
-  const { rows } = await tx.query<BrandingRow>(`UPDATE organization SET ${sets}, updated_at = now() WHERE id = $1 RETURNING ${BRANDING_COLUMNS}`, [
-    organizationId,
-    ...fields.map((f) => patch[f]),
-  ]);
+  const { rows } = await tx.query<BrandingRow>(
+    `UPDATE organization SET ${sets}, updated_at = now() WHERE id = $1 RETURNING ${BRANDING_COLUMNS}`,
+    [organizationId, ...fields.map((f) => patch[f])],
+  );
   return rows[0];
 }
 
 /** The tenant's organization with its slug (mobile brand assets). */
 export async function ownBranding(tx: Tx): Promise<(BrandingRow & { slug: string }) | undefined> {
-  const { rows } = await tx.query<BrandingRow & { slug: string }>('SELECT id, name, slug, primary_color, secondary_color, logo_object_id FROM organization');
+  const { rows } = await tx.query<BrandingRow & { slug: string }>(
+    'SELECT id, name, slug, primary_color, secondary_color, logo_object_id FROM organization',
+  );
   return rows[0];
 }
 

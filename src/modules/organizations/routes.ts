@@ -1,6 +1,22 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
-import { Email, TooMany, IdParams, Nullable, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp, Id, NewPassword, KnownCurrency, TimeZone, PhoneCountry } from '../../platform/schemas.js';
+import {
+  Email,
+  TooMany,
+  IdParams,
+  Nullable,
+  Page,
+  PageQueryProps,
+  Phone,
+  ShortText,
+  Strict,
+  Timestamp,
+  Id,
+  NewPassword,
+  KnownCurrency,
+  TimeZone,
+  PhoneCountry,
+} from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import { OPERATOR_ACTIONS, type OperatorAction, type OrganizationService } from './service.js';
 import { PASSWORD_RULES } from '../identity/routes.js';
@@ -25,7 +41,9 @@ const SettingsOut = Type.Object({
   require_platform_payment_before_order: Type.Boolean(),
   default_currency: Type.String(),
   timezone: Type.String(),
-  default_country: Type.String({ description: 'ISO 3166-1 alpha-2: phone numbers typed without a +country code are numbers of this country' }),
+  default_country: Type.String({
+    description: 'ISO 3166-1 alpha-2: phone numbers typed without a +country code are numbers of this country',
+  }),
   support_phone: Nullable(Type.String()),
   support_email: Nullable(Type.String()),
   updated_at: Timestamp,
@@ -54,7 +72,6 @@ export const CONTRACT = {
 };
 
 export function organizationRoutes(app: Api, ctx: AppContext, svc: OrganizationService) {
-
   app.get(
     '/contracts/current',
     {
@@ -88,7 +105,13 @@ export function organizationRoutes(app: Api, ctx: AppContext, svc: OrganizationS
           admin: Strict({ email: Email, password: NewPassword, display_name: ShortText(120), phone: Type.Optional(Phone) }),
         }),
         response: {
-          201: Type.Object({ organization_id: Type.String(), slug: Type.String(), operator_id: Type.String(), status: OperatorStatus, admin_user_id: Type.String() }),
+          201: Type.Object({
+            organization_id: Type.String(),
+            slug: Type.String(),
+            operator_id: Type.String(),
+            status: OperatorStatus,
+            admin_user_id: Type.String(),
+          }),
           429: TooMany,
         },
       },

@@ -69,14 +69,21 @@ async function currencyInUse(ctx: OrganizationsContext, tx: Tx): Promise<boolean
  */
 async function checkSettings(ctx: OrganizationsContext, tx: Tx, before: { default_currency: string }, patch: SettingsPatch) {
   if (typeof patch.default_currency === 'string' && !isCurrency(patch.default_currency)) {
-    throw AppError.badRequest('default_currency must be an ISO 4217 currency code', [{ field: 'default_currency', message: 'unknown currency' }]);
+    throw AppError.badRequest('default_currency must be an ISO 4217 currency code', [
+      { field: 'default_currency', message: 'unknown currency' },
+    ]);
   }
   if (typeof patch.timezone === 'string' && !isTimeZone(patch.timezone)) {
-    throw AppError.badRequest('timezone must be an IANA time zone, e.g. America/La_Paz', [{ field: 'timezone', message: 'unknown time zone' }]);
+    throw AppError.badRequest('timezone must be an IANA time zone, e.g. America/La_Paz', [
+      { field: 'timezone', message: 'unknown time zone' },
+    ]);
   }
   if (typeof patch.default_currency === 'string' && patch.default_currency !== before.default_currency) {
     if (await currencyInUse(ctx, tx)) {
-      throw AppError.conflict(`Amounts are already recorded in ${before.default_currency}; the organization currency cannot change`, 'CURRENCY_IN_USE');
+      throw AppError.conflict(
+        `Amounts are already recorded in ${before.default_currency}; the organization currency cannot change`,
+        'CURRENCY_IN_USE',
+      );
     }
   }
 }
@@ -108,12 +115,16 @@ export function createOrganizationService(ctx: OrganizationsContext) {
       country: input.country ?? null,
     });
     const admin = await ctx.deps.identity.insertUser(tx, orgId, { ...input.admin, role: 'administrator' });
-    await recordAudit(tx, { organizationId: orgId, userId: admin.id, requestId: '' }, {
-      action: 'operator.onboarded',
-      entityType: 'operator',
-      entityId: operatorId,
-      after: { status, legal_name: input.legal_name ?? input.organization_name },
-    });
+    await recordAudit(
+      tx,
+      { organizationId: orgId, userId: admin.id, requestId: '' },
+      {
+        action: 'operator.onboarded',
+        entityType: 'operator',
+        entityId: operatorId,
+        after: { status, legal_name: input.legal_name ?? input.organization_name },
+      },
+    );
     return { organization_id: orgId, slug, operator_id: operatorId, status, admin_user_id: admin.id };
   }
 
@@ -129,18 +140,26 @@ export function createOrganizationService(ctx: OrganizationsContext) {
     async onboard(input: OnboardingInput, ip: string) {
       const identity = ctx.deps.identity;
       await identity.rateLimit(`onboarding:ip:${ip}`, ctx.config.onboardingRateLimitPerIp, 3600, 'onboarding requests from this address');
-      await identity.rateLimit(`onboarding:email:${input.admin.email.trim().toLowerCase()}`, ctx.config.onboardingRateLimitPerEmail, 3600, 'onboarding requests for this email');
+      await identity.rateLimit(
+        `onboarding:email:${input.admin.email.trim().toLowerCase()}`,
+        ctx.config.onboardingRateLimitPerEmail,
+        3600,
+        'onboarding requests for this email',
+      );
       return db.withSystem((tx) => createOrganization(tx, input));
     },
 
     async operatorApproved(organizationId: string): Promise<boolean> {
-      return approvalCache.get(organizationId, () => db.withSystem(async (tx) => (await repo.operatorStatus(tx, organizationId)) === 'approved'));
+      return approvalCache.get(organizationId, () =>
+        db.withSystem(async (tx) => (await repo.operatorStatus(tx, organizationId)) === 'approved'),
+      );
     },
 
     /** Platform operators see every operator account; an organization administrator sees his own. */
     async listOperators(actor: Actor, q: { status?: OperatorStatus; limit?: number; cursor?: string }) {
       const page = pageRequest(q);
-      const run = async (tx: Tx) => toPage(await repo.listOperators(tx, { status: q.status ?? null, after: page.after, limit: page.limit + 1 }), page);
+      const run = async (tx: Tx) =>
+        toPage(await repo.listOperators(tx, { status: q.status ?? null, after: page.after, limit: page.limit + 1 }), page);
       return actor.kind === 'platform' ? db.withSystem(run) : db.withTenant(actor, run);
     },
 
@@ -152,13 +171,17 @@ export function createOrganizationService(ctx: OrganizationsContext) {
         if (!(from as readonly OperatorStatus[]).includes(op.status)) throw AppError.invalidTransition('operator', op.status, to);
         assertTransition('operator', OPERATOR_TRANSITIONS, op.status, to);
         const updated = await repo.decideOperator(tx, op, to, reason ?? null, actor.userId);
-        await recordAudit(tx, { organizationId: op.organization_id, userId: actor.userId, requestId: actor.requestId }, {
-          action: `operator.${action}`,
-          entityType: 'operator',
-          entityId: op.id,
-          before: { status: op.status },
-          after: { status: to, reason: reason ?? null },
-        });
+        await recordAudit(
+          tx,
+          { organizationId: op.organization_id, userId: actor.userId, requestId: actor.requestId },
+          {
+            action: `operator.${action}`,
+            entityType: 'operator',
+            entityId: op.id,
+            before: { status: op.status },
+            after: { status: to, reason: reason ?? null },
+          },
+        );
         approvalCache.invalidate(op.organization_id);
         return updated;
       });
@@ -179,21 +202,38 @@ export function createOrganizationService(ctx: OrganizationsContext) {
         if (Object.keys(patch).length === 0) return before;
         await checkSettings(ctx, tx, before, patch);
         if (typeof patch.default_country === 'string' && !isPhoneCountry(patch.default_country)) {
-          throw AppError.badRequest('default_country must be an ISO 3166-1 alpha-2 country code, e.g. BO', [{ field: 'default_country', message: 'unknown country' }]);
+          throw AppError.badRequest('default_country must be an ISO 3166-1 alpha-2 country code, e.g. BO', [
+            { field: 'default_country', message: 'unknown country' },
+          ]);
         }
         // A support phone typed without a country code is read with the (new) default country.
         if (typeof patch.support_phone === 'string') {
-          patch = { ...patch, support_phone: toE164(patch.support_phone, patch.default_country ?? before.default_country, 'support_phone') };
+          patch = {
+            ...patch,
+            support_phone: toE164(patch.support_phone, patch.default_country ?? before.default_country, 'support_phone'),
+          };
         }
         const after = await repo.updateSettings(tx, actor.userId, patch);
-        await recordAudit(tx, actor, { action: 'settings.updated', entityType: 'organization_settings', entityId: actor.organizationId, before, after });
+        await recordAudit(tx, actor, {
+          action: 'settings.updated',
+          entityType: 'organization_settings',
+          entityId: actor.organizationId,
+          before,
+          after,
+        });
         return after;
       });
     },
 
     /** Read by other modules (orders): the organization's settings in the caller's transaction. */
     async settingsIn(tx: Tx): Promise<Pick<SettingsRow, 'require_platform_payment_before_order' | 'default_currency' | 'timezone'>> {
-      return (await repo.findSettings(tx)) ?? { require_platform_payment_before_order: false, default_currency: 'BOB', timezone: 'America/La_Paz' };
+      return (
+        (await repo.findSettings(tx)) ?? {
+          require_platform_payment_before_order: false,
+          default_currency: 'BOB',
+          timezone: 'America/La_Paz',
+        }
+      );
     },
 
     async updateBranding(actor: Actor, organizationId: string, patch: BrandingPatch) {
@@ -204,7 +244,13 @@ export function createOrganizationService(ctx: OrganizationsContext) {
         if (patch.logo_object_id) await assertObjectLink(ctx, tx, actor, patch.logo_object_id, ['avatar', 'other']);
         if (Object.keys(patch).length === 0) return before;
         const after = await repo.updateBranding(tx, organizationId, patch);
-        await recordAudit(tx, actor, { action: 'organization.branding_updated', entityType: 'organization', entityId: organizationId, before, after });
+        await recordAudit(tx, actor, {
+          action: 'organization.branding_updated',
+          entityType: 'organization',
+          entityId: organizationId,
+          before,
+          after,
+        });
         return after;
       });
     },

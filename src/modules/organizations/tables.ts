@@ -22,7 +22,9 @@ export const operator = pgTable(
       .notNull()
       .references(() => organization.id),
     id: text('id').notNull(),
-    status: text('status', { enum: ['pending', 'approved', 'rejected', 'suspended'] }).notNull().default('pending'),
+    status: text('status', { enum: ['pending', 'approved', 'rejected', 'suspended'] })
+      .notNull()
+      .default('pending'),
     legalName: text('legal_name').notNull(),
     contactEmail: text('contact_email').notNull(),
     contactPhone: text('contact_phone'),
@@ -33,7 +35,11 @@ export const operator = pgTable(
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.organizationId, t.id] }), unique('operator_org_uq').on(t.organizationId), index('operator_status_idx').on(t.status, t.id)],
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    unique('operator_org_uq').on(t.organizationId),
+    index('operator_status_idx').on(t.status, t.id),
+  ],
 );
 
 export const organizationSettings = pgTable('organization_settings', {

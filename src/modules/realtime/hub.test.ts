@@ -23,7 +23,19 @@ function setup(gapTimeoutMs = 80) {
   hub.subscribe(sub);
   /** Commits a row; `notify: false` = its NOTIFY is lost (the listener is down). */
   const commit = (seq: number, notify = true) => {
-    committed.set(seq, { seq, id: `e${seq}`, organization_id: 'o', type: 't', entity_type: 'x', entity_id: 'y', territory_id: null, actor_user_id: null, audience_user_ids: [], payload: {}, created_at: new Date() });
+    committed.set(seq, {
+      seq,
+      id: `e${seq}`,
+      organization_id: 'o',
+      type: 't',
+      entity_type: 'x',
+      entity_id: 'y',
+      territory_id: null,
+      actor_user_id: null,
+      audience_user_ids: [],
+      payload: {},
+      created_at: new Date(),
+    });
     if (notify) hub.onNotify(JSON.stringify({ organization_id: 'o', seq }));
   };
   return { hub, got, commit, source };
@@ -128,7 +140,19 @@ describe('EventHub reads rows only for organizations someone listens to', () => 
     };
     const hub = new EventHub(source, { gapTimeoutMs: 5_000 });
     const commit = (seq: number, org: string) => {
-      committed.set(seq, { seq, id: `e${seq}`, organization_id: org, type: 't', entity_type: 'x', entity_id: 'y', territory_id: null, actor_user_id: null, audience_user_ids: [], payload: {}, created_at: new Date() });
+      committed.set(seq, {
+        seq,
+        id: `e${seq}`,
+        organization_id: org,
+        type: 't',
+        entity_type: 'x',
+        entity_id: 'y',
+        territory_id: null,
+        actor_user_id: null,
+        audience_user_ids: [],
+        payload: {},
+        created_at: new Date(),
+      });
       hub.onNotify(JSON.stringify({ organization_id: org, seq }));
     };
     return { hub, fetched, commit };

@@ -15,7 +15,10 @@ void _storedEventCoversTable;
 
 /** Events of one organization by sequence, in one round trip (tenantRead); the sequences are validated integers, inlined. */
 export function eventsBySeq(db: Database, organizationId: string, seqs: number[]): Promise<StoredEvent[]> {
-  return db.tenantRead<StoredEvent>({ organizationId, userId: null }, `SELECT ${EVENT_COLUMNS} FROM event WHERE seq IN (${seqs.map((s) => Math.trunc(s)).join(',')})`);
+  return db.tenantRead<StoredEvent>(
+    { organizationId, userId: null },
+    `SELECT ${EVENT_COLUMNS} FROM event WHERE seq IN (${seqs.map((s) => Math.trunc(s)).join(',')})`,
+  );
 }
 
 export async function maxEventSeq(tx: Tx): Promise<number> {
@@ -24,12 +27,16 @@ export async function maxEventSeq(tx: Tx): Promise<number> {
 
 /** The oldest kept and the newest sequence of the log. */
 export async function eventSeqBounds(tx: Tx): Promise<{ lo: number | null; hi: number }> {
-  return (await tx.query<{ lo: number | null; hi: number }>('SELECT min(seq)::int8 AS lo, coalesce(max(seq), 0)::int8 AS hi FROM event')).rows[0];
+  return (await tx.query<{ lo: number | null; hi: number }>('SELECT min(seq)::int8 AS lo, coalesce(max(seq), 0)::int8 AS hi FROM event'))
+    .rows[0];
 }
 
 /** Events after `after`, and the `also` sequences (gaps being filled), in order, at most `limit` (every organization). */
 export async function eventsSince(tx: Tx, after: number, also: number[], limit: number): Promise<StoredEvent[]> {
-  const { rows } = await tx.query<StoredEvent>(`SELECT ${EVENT_COLUMNS} FROM event WHERE seq > $1 OR seq = ANY($2::int8[]) ORDER BY seq LIMIT ${Math.trunc(limit)}`, [after, also]);
+  const { rows } = await tx.query<StoredEvent>(
+    `SELECT ${EVENT_COLUMNS} FROM event WHERE seq > $1 OR seq = ANY($2::int8[]) ORDER BY seq LIMIT ${Math.trunc(limit)}`,
+    [after, also],
+  );
   return rows;
 }
 
@@ -43,18 +50,20 @@ export function replayFilter(filter: StreamFilter, first: number): { sql: string
     case 'trip':
       return { sql: `entity_type = 'trip' AND entity_id = $${first}`, params: [filter.tripId] };
     case 'territories':
-      return { sql: `type <> 'notification.created' AND territory_id IS NOT NULL AND ${scopeSql('territory_id', first)}`, params: [filter.territoryIds] };
+      return {
+        sql: `type <> 'notification.created' AND territory_id IS NOT NULL AND ${scopeSql('territory_id', first)}`,
+        params: [filter.territoryIds],
+      };
   }
 }
 
 /** One page of the events a stream missed, in (after, upTo], matching its filter (the caller's tenant transaction). */
 export async function replayPage(tx: Tx, filter: StreamFilter, after: number, upTo: number, limit: number): Promise<StoredEvent[]> {
   const f = replayFilter(filter, 3);
-  const { rows } = await tx.query<StoredEvent>(`SELECT ${EVENT_COLUMNS} FROM event WHERE seq > $1 AND seq <= $2 AND ${f.sql} ORDER BY seq LIMIT ${Math.trunc(limit)}`, [
-    after,
-    upTo,
-    ...f.params,
-  ]);
+  const { rows } = await tx.query<StoredEvent>(
+    `SELECT ${EVENT_COLUMNS} FROM event WHERE seq > $1 AND seq <= $2 AND ${f.sql} ORDER BY seq LIMIT ${Math.trunc(limit)}`,
+    [after, upTo, ...f.params],
+  );
   return rows;
 }
 

@@ -11,8 +11,16 @@ import type { StreamFilter } from './connection.js';
 import type { ResumeFrom } from './service.js';
 
 const StreamQuery = Strict({
-  stream_token: Type.Optional(Type.String({ minLength: 10, maxLength: 4096, description: 'from POST /realtime/tokens, instead of the Authorization header (EventSource)' })),
-  last_event_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$', description: 'resume after this event sequence (same as the Last-Event-ID header)' })),
+  stream_token: Type.Optional(
+    Type.String({
+      minLength: 10,
+      maxLength: 4096,
+      description: 'from POST /realtime/tokens, instead of the Authorization header (EventSource)',
+    }),
+  ),
+  last_event_id: Type.Optional(
+    Type.String({ pattern: '^[0-9]{1,18}$', description: 'resume after this event sequence (same as the Last-Event-ID header)' }),
+  ),
 });
 
 const SseResponse = {
@@ -46,12 +54,20 @@ export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeServ
     const trip = await ctx.db.withTenant(actor, (tx) => directory.tripParticipants(tx, tripId));
     if (!trip) throw AppError.notFound('Trip');
     if (staff) return { kind: 'trip', tripId };
-    if (actor.kind === 'subadmin' && trip.territory_id && actor.subadmin?.territoryIds.includes(trip.territory_id)) return { kind: 'trip', tripId };
+    if (actor.kind === 'subadmin' && trip.territory_id && actor.subadmin?.territoryIds.includes(trip.territory_id))
+      return { kind: 'trip', tripId };
     if ([trip.driver_user_id, trip.merchant_user_id, trip.customer_user_id].includes(actor.userId)) return { kind: 'trip', tripId };
     throw AppError.notFound('Trip');
   }
 
-  const stream = (path: string, operationId: string, summary: string, kind: StreamKind, auth: RouteAuth, filterOf: (actor: Actor, req: FastifyRequest) => Promise<StreamFilter>) =>
+  const stream = (
+    path: string,
+    operationId: string,
+    summary: string,
+    kind: StreamKind,
+    auth: RouteAuth,
+    filterOf: (actor: Actor, req: FastifyRequest) => Promise<StreamFilter>,
+  ) =>
     app.get(
       path,
       {
@@ -68,7 +84,10 @@ export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeServ
           response: SseResponse,
         },
       },
-      async (req: FastifyRequest<{ Querystring: { stream_token?: string; last_event_id?: string }; Params: { id?: string } }>, reply: FastifyReply) => {
+      async (
+        req: FastifyRequest<{ Querystring: { stream_token?: string; last_event_id?: string }; Params: { id?: string } }>,
+        reply: FastifyReply,
+      ) => {
         const lastEventId = lastEventIdOf(req);
         const actor = await streamActor(ctx, req, req.query.stream_token, { stream: kind, tripId: req.params.id, auth });
         const filter = await filterOf(actor, req);
@@ -76,7 +95,14 @@ export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeServ
       },
     );
 
-  stream('/realtime/me/stream', 'streamMyEvents', "The caller's events (audience includes me) and my notifications", 'me', {}, async (a) => ({ kind: 'me', userId: a.userId }));
+  stream(
+    '/realtime/me/stream',
+    'streamMyEvents',
+    "The caller's events (audience includes me) and my notifications",
+    'me',
+    {},
+    async (a) => ({ kind: 'me', userId: a.userId }),
+  );
   stream(
     '/realtime/organization/stream',
     'streamOrganizationEvents',
@@ -110,10 +136,15 @@ export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeServ
         tags: ['realtime'],
         summary: 'Issue a stream token (60 s, opens streams only) for clients that cannot send headers',
         description:
-          'Use as `?stream_token=` on a stream route. It is valid for opening streams only (refused as an access token), for 60 seconds, for the caller\'s session; `stream` and `trip_id` optionally restrict it to one stream. Reconnecting after it expired needs a new token.',
+          "Use as `?stream_token=` on a stream route. It is valid for opening streams only (refused as an access token), for 60 seconds, for the caller's session; `stream` and `trip_id` optionally restrict it to one stream. Reconnecting after it expired needs a new token.",
         body: Strict({ stream: Type.Optional(Type.Union(STREAM_KINDS.map((k) => Type.Literal(k)))), trip_id: Type.Optional(Id) }),
         response: {
-          201: Type.Object({ stream_token: Type.String(), token_type: Type.Literal('stream'), expires_in: Type.Integer(), expires_at: Timestamp }),
+          201: Type.Object({
+            stream_token: Type.String(),
+            token_type: Type.Literal('stream'),
+            expires_in: Type.Integer(),
+            expires_at: Timestamp,
+          }),
         },
       },
     },

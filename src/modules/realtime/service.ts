@@ -19,7 +19,14 @@ export type ResetReason = 'unknown_event_id' | 'expired_event_id' | 'too_many_mi
  * reading (live events follow). Its `id:` moves the client's Last-Event-ID to `resumeFrom`.
  */
 export function resetFrame(reason: ResetReason, lastEventId: string | null, resumeFrom: number): string {
-  const data = { type: 'stream.reset', reason, last_event_id: lastEventId, resume_from: resumeFrom, refetch: true, resync: '/api/v1/mobile/sync/pull' };
+  const data = {
+    type: 'stream.reset',
+    reason,
+    last_event_id: lastEventId,
+    resume_from: resumeFrom,
+    refetch: true,
+    resync: '/api/v1/mobile/sync/pull',
+  };
   return `id: ${resumeFrom}\nevent: stream.reset\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
@@ -161,14 +168,23 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
      * Nothing is lost between replay and live, and nothing is sent twice.
      */
     async open(req: FastifyRequest, reply: FastifyReply, actor: Actor, filter: StreamFilter, resume: ResumeFrom) {
-      if (connections.size >= opts.maxConnections) throw new AppError(503, 'TOO_MANY_STREAMS', 'This instance has reached its stream limit; retry shortly', undefined, { retry_after: 5 });
+      if (connections.size >= opts.maxConnections)
+        throw new AppError(503, 'TOO_MANY_STREAMS', 'This instance has reached its stream limit; retry shortly', undefined, {
+          retry_after: 5,
+        });
       let mine = 0;
       for (const c of connections) if (c.userId === actor.userId && c.organizationId === actor.organizationId) mine++;
       if (mine >= opts.maxStreamsPerUser) {
-        throw new AppError(429, 'STREAM_LIMIT_PER_USER', `At most ${opts.maxStreamsPerUser} open streams per user; close one first`, undefined, {
-          limit: opts.maxStreamsPerUser,
-          retry_after: 5,
-        });
+        throw new AppError(
+          429,
+          'STREAM_LIMIT_PER_USER',
+          `At most ${opts.maxStreamsPerUser} open streams per user; close one first`,
+          undefined,
+          {
+            limit: opts.maxStreamsPerUser,
+            retry_after: 5,
+          },
+        );
       }
       // A resume point this server never issued (beyond the newest event, or older than the oldest kept):
       // checked against the log, not only the hub, whose watermark may trail another instance's.

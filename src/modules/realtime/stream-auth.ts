@@ -1,7 +1,15 @@
 import { SignJWT, jwtVerify } from 'jose';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../platform/errors.js';
-import { bearerToken, verifyAccessToken, type AccessClaims, type Actor, type AppRole, type Principal, type RouteAuth } from '../../platform/auth.js';
+import {
+  bearerToken,
+  verifyAccessToken,
+  type AccessClaims,
+  type Actor,
+  type AppRole,
+  type Principal,
+  type RouteAuth,
+} from '../../platform/auth.js';
 import type { RealtimeContext } from './index.js';
 
 export const STREAM_TOKEN_TTL_SECONDS = 60;
@@ -50,7 +58,12 @@ export async function verifyStreamToken(secret: Uint8Array, token: string): Prom
  * a bearer access token OR `?stream_token=`, then the platform's actor resolver, the same function the HTTP
  * hook calls (session alive, operator approved, sub-administrator scope, the route's roles).
  */
-export async function streamActor(ctx: RealtimeContext, req: FastifyRequest, streamToken: string | undefined, want: { stream: StreamKind; tripId?: string; auth: RouteAuth }): Promise<Actor> {
+export async function streamActor(
+  ctx: RealtimeContext,
+  req: FastifyRequest,
+  streamToken: string | undefined,
+  want: { stream: StreamKind; tripId?: string; auth: RouteAuth },
+): Promise<Actor> {
   const bearer = bearerToken(req);
   let claims: AccessClaims;
   if (bearer) claims = await verifyAccessToken(ctx.config.keys.accessToken, bearer);

@@ -126,10 +126,9 @@ export function createS3Driver(s: S3Settings, client?: S3Client): StorageDriver 
       try {
         // Loaded after the error listener is on: an error of `body` while the SDK loads is caught too.
         const [s3, { PutObjectCommand }] = await Promise.all([clientOf(), loadS3Sdk()]);
-        await s3.send(
-          new PutObjectCommand({ Bucket: s.bucket, Key: keyOf(key), Body: body, ContentLength: size, ContentType: mimeType }),
-          { abortSignal: abort.signal },
-        );
+        await s3.send(new PutObjectCommand({ Bucket: s.bucket, Key: keyOf(key), Body: body, ContentLength: size, ContentType: mimeType }), {
+          abortSignal: abort.signal,
+        });
       } catch (err) {
         // A PUT either stores the whole object or nothing; delete in case the store committed before the error.
         await remove(key).catch(() => undefined);
@@ -178,7 +177,7 @@ export function driversFromConfig(config: Config): { primary: StorageDriver; byN
   if (which === 'local') {
     // Files on one instance's disk are missing on the others: several instances need a shared store.
     if (config.settings.MULTI_INSTANCE) {
-      throw new Error('config: STORAGE_DRIVER=local keeps objects on this instance\'s disk; with MULTI_INSTANCE=true use STORAGE_DRIVER=s3');
+      throw new Error("config: STORAGE_DRIVER=local keeps objects on this instance's disk; with MULTI_INSTANCE=true use STORAGE_DRIVER=s3");
     }
     return { primary: local, byName: { local } };
   }

@@ -32,7 +32,13 @@ export interface StorageDeps {
 export function createStorageModule(ctx: AppContext, deps: StorageDeps) {
   const readGrants: ObjectReadGrant[] = [];
   const drivers = driversFromConfig(ctx.config);
-  const svc = createStorageService(ctx, { ...drivers, limits: limitsFromConfig(ctx.config.settings), quotaBytes: ctx.config.settings.STORAGE_QUOTA_BYTES_PER_ORGANIZATION, trips: deps.trips, readGrants });
+  const svc = createStorageService(ctx, {
+    ...drivers,
+    limits: limitsFromConfig(ctx.config.settings),
+    quotaBytes: ctx.config.settings.STORAGE_QUOTA_BYTES_PER_ORGANIZATION,
+    trips: deps.trips,
+    readGrants,
+  });
   ctx.workers.push(slotJanitor(svc));
   return {
     name: 'storage',

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS, MiB, contentDisposition, limitsFromConfig, mediaTypeOf, parseRange, safeFilename, signatureMatches } from './policy.js';
+import {
+  DEFAULT_LIMITS,
+  MiB,
+  contentDisposition,
+  limitsFromConfig,
+  mediaTypeOf,
+  parseRange,
+  safeFilename,
+  signatureMatches,
+} from './policy.js';
 import { readSettings } from '../../config.js';
 
 describe('parseRange', () => {

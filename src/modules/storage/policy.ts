@@ -41,7 +41,10 @@ export const UPLOAD_TTL_SECONDS = 15 * 60;
 export function limitsFromConfig(s: Settings): Record<StoragePurpose, PurposeLimit> {
   const out = {} as Record<StoragePurpose, PurposeLimit>;
   for (const p of STORAGE_PURPOSES) {
-    out[p] = { maxBytes: s[`STORAGE_MAX_BYTES_${p.toUpperCase()}` as `STORAGE_MAX_BYTES_${Uppercase<StoragePurpose>}`], mimeTypes: DEFAULT_LIMITS[p].mimeTypes };
+    out[p] = {
+      maxBytes: s[`STORAGE_MAX_BYTES_${p.toUpperCase()}` as `STORAGE_MAX_BYTES_${Uppercase<StoragePurpose>}`],
+      mimeTypes: DEFAULT_LIMITS[p].mimeTypes,
+    };
   }
   return out;
 }
@@ -64,7 +67,9 @@ export function mediaTypeOf(header: string | undefined): string | null {
 
 /** Documentation of the defaults, used in the OpenAPI descriptions. */
 export function describeLimits(limits: Record<StoragePurpose, PurposeLimit> = DEFAULT_LIMITS): string {
-  return STORAGE_PURPOSES.map((p) => `\`${p}\`: ${limits[p].mimeTypes.join(', ')}; max ${(limits[p].maxBytes / MiB).toFixed(0)} MiB`).join('. ');
+  return STORAGE_PURPOSES.map((p) => `\`${p}\`: ${limits[p].mimeTypes.join(', ')}; max ${(limits[p].maxBytes / MiB).toFixed(0)} MiB`).join(
+    '. ',
+  );
 }
 
 const EXT: Record<string, string> = {

@@ -9,7 +9,10 @@ import { privateStorageObject, storageUpload } from './tables.js';
 export type StoredObject = Omit<SnakeRow<typeof privateStorageObject.$inferSelect>, 'purpose'> & { purpose: StoragePurpose };
 
 /** An upload slot as claimed (derived from the table), with whether it expired. */
-export type SlotRow = Omit<SnakeRow<typeof storageUpload.$inferSelect>, 'organization_id' | 'purpose' | 'claimed_at' | 'completed_at' | 'created_at'> & {
+export type SlotRow = Omit<
+  SnakeRow<typeof storageUpload.$inferSelect>,
+  'organization_id' | 'purpose' | 'claimed_at' | 'completed_at' | 'created_at'
+> & {
   purpose: StoragePurpose;
   expired: boolean;
 };
@@ -33,7 +36,20 @@ export async function usedBytes(tx: Tx, organizationId: string): Promise<number>
 
 export type NewSlot = Pick<
   SlotRow,
-  'id' | 'object_id' | 'purpose' | 'mime_type' | 'size_bytes' | 'filename' | 'token_hash' | 'owner_type' | 'owner_id' | 'trip_id' | 'stage' | 'proof_type' | 'territory_id' | 'created_by_user_id'
+  | 'id'
+  | 'object_id'
+  | 'purpose'
+  | 'mime_type'
+  | 'size_bytes'
+  | 'filename'
+  | 'token_hash'
+  | 'owner_type'
+  | 'owner_id'
+  | 'trip_id'
+  | 'stage'
+  | 'proof_type'
+  | 'territory_id'
+  | 'created_by_user_id'
 >;
 
 /** Opens a slot valid for `ttlSeconds`; returns its expiry. */
@@ -43,8 +59,22 @@ export async function insertSlot(tx: Tx, organizationId: string, s: NewSlot, ttl
                                  trip_id, stage, proof_type, territory_id, created_by_user_id, expires_at)
      VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15, now() + make_interval(secs => $16)) RETURNING expires_at`,
     [
-      organizationId, s.id, s.object_id, s.purpose, s.mime_type, s.size_bytes, s.filename, s.token_hash, s.owner_type, s.owner_id,
-      s.trip_id, s.stage, s.proof_type, s.territory_id, s.created_by_user_id, ttlSeconds,
+      organizationId,
+      s.id,
+      s.object_id,
+      s.purpose,
+      s.mime_type,
+      s.size_bytes,
+      s.filename,
+      s.token_hash,
+      s.owner_type,
+      s.owner_id,
+      s.trip_id,
+      s.stage,
+      s.proof_type,
+      s.territory_id,
+      s.created_by_user_id,
+      ttlSeconds,
     ],
   );
   return rows[0].expires_at;
@@ -65,7 +95,9 @@ export async function lockSlot(tx: Tx, id: string): Promise<SlotRow | undefined>
 
 /** open → uploading; false when the slot was not open. */
 export async function markSlotUploading(tx: Tx, id: string): Promise<boolean> {
-  const claimed = await tx.query(`UPDATE storage_upload SET status = 'uploading', claimed_at = now() WHERE id = $1 AND status = 'open'`, [id]);
+  const claimed = await tx.query(`UPDATE storage_upload SET status = 'uploading', claimed_at = now() WHERE id = $1 AND status = 'open'`, [
+    id,
+  ]);
   return claimed.rowCount === 1;
 }
 
@@ -84,8 +116,22 @@ export async function completeUpload(tx: Tx, slotId: string, o: NewObject): Prom
                                          trip_id, stage, proof_type, territory_id, upload_id, created_by_user_id)
      SELECT $1,$2,$3,$4,$5::bigint,$6,$7,$8,$9,$10,$11,$12,$13,$14, done.id, $16 FROM done RETURNING ${OBJECT_COLUMNS}`,
     [
-      o.organization_id, o.id, o.purpose, o.mime_type, o.size_bytes, o.sha256, o.filename, o.driver, o.owner_type,
-      o.owner_id, o.trip_id, o.stage, o.proof_type, o.territory_id, slotId, o.created_by_user_id,
+      o.organization_id,
+      o.id,
+      o.purpose,
+      o.mime_type,
+      o.size_bytes,
+      o.sha256,
+      o.filename,
+      o.driver,
+      o.owner_type,
+      o.owner_id,
+      o.trip_id,
+      o.stage,
+      o.proof_type,
+      o.territory_id,
+      slotId,
+      o.created_by_user_id,
     ],
   );
   return rows[0];
@@ -96,7 +142,10 @@ export async function findObject(tx: Tx, id: string, organizationId?: string): P
   const { rows } =
     organizationId === undefined
       ? await tx.query<StoredObject>(`SELECT ${OBJECT_COLUMNS} FROM private_storage_object WHERE id = $1`, [id])
-      : await tx.query<StoredObject>(`SELECT ${OBJECT_COLUMNS} FROM private_storage_object WHERE id = $1 AND organization_id = $2`, [id, organizationId]);
+      : await tx.query<StoredObject>(`SELECT ${OBJECT_COLUMNS} FROM private_storage_object WHERE id = $1 AND organization_id = $2`, [
+          id,
+          organizationId,
+        ]);
   return rows[0];
 }
 
@@ -114,10 +163,14 @@ export async function deleteExpiredSlots(tx: Tx, limit: number): Promise<string[
 }
 
 /** Stored objects and bytes per purpose, and live slots (the organization's storage health). */
-export async function usageByPurpose(tx: Tx): Promise<{ byPurpose: { purpose: string; objects: number; bytes: string }[]; openSlots: number }> {
+export async function usageByPurpose(
+  tx: Tx,
+): Promise<{ byPurpose: { purpose: string; objects: number; bytes: string }[]; openSlots: number }> {
   const { rows } = await tx.query<{ purpose: string; objects: number; bytes: string }>(
     'SELECT purpose, count(*)::int AS objects, COALESCE(sum(size_bytes), 0)::text AS bytes FROM private_storage_object GROUP BY purpose ORDER BY purpose',
   );
-  const slots = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM storage_upload WHERE status IN ('open', 'uploading') AND expires_at > now()");
+  const slots = await tx.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM storage_upload WHERE status IN ('open', 'uploading') AND expires_at > now()",
+  );
   return { byPurpose: rows, openSlots: slots.rows[0].n };
 }

@@ -19,7 +19,11 @@ import {
 } from './policy.js';
 import { downloadUrl, type EvidenceSlotInput, type GenericSlotInput, type StorageService, type StoredObject } from './service.js';
 
-const lit = <T extends string>(values: readonly T[], description?: string) => Type.Union(values.map((v) => Type.Literal(v)), description ? { description } : {});
+const lit = <T extends string>(values: readonly T[], description?: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    description ? { description } : {},
+  );
 
 const MimeType = lit(DOCUMENT_TYPES, 'declared media type; the binary must match it');
 const SizeBytes = Type.Integer({
@@ -70,7 +74,7 @@ const objectOut = (o: StoredObject) => ({ ...o, download_url: downloadUrl(o.id) 
 const LIMITS_DOC = `Limits per purpose (defaults; sizes configurable with STORAGE_MAX_BYTES_<PURPOSE>): ${describeLimits()}.`;
 
 const READERS_DOC =
-  'Who may read: the uploader; administrators and dispatch of the organization; for trip evidence the trip\'s merchant and customer; ' +
+  "Who may read: the uploader; administrators and dispatch of the organization; for trip evidence the trip's merchant and customer; " +
   'sub-administrators only for objects whose territory (taken from the trip) is one of theirs. Everyone else, and any other organization, gets 404.';
 
 function setObjectHeaders(reply: FastifyReply, o: StoredObject) {
@@ -107,7 +111,8 @@ export async function storageRoutes(app: Api, svc: StorageService) {
           '422 TRIPS_UNAVAILABLE when the trips service is not running). `stage`: `pickup` (purpose `pickup_evidence`) or `delivery` ' +
           '(`delivery_evidence`). `proof_type`: `photo`, `signature` (image of the signature) or `document` (image of a signed note). ' +
           'Evidence is an image: JPEG, PNG, WebP or HEIC/HEIF, at most 15 MiB by default. A type not allowed is 415 MEDIA_TYPE_NOT_ALLOWED, ' +
-          'a size over the limit 413 UPLOAD_TOO_LARGE. The slot and its token expire after 15 minutes. ' + LIMITS_DOC,
+          'a size over the limit 413 UPLOAD_TOO_LARGE. The slot and its token expire after 15 minutes. ' +
+          LIMITS_DOC,
         body: Strict({
           trip_id: Id,
           stage: lit(EVIDENCE_STAGES),
@@ -134,13 +139,16 @@ export async function storageRoutes(app: Api, svc: StorageService) {
           'Purposes: `document`, `avatar`, `merchant_payment_qr`, `payment_proof`, `coupon_asset`, `other` (evidence uses POST /storage/evidence/uploads). ' +
           'Images (JPEG, PNG, WebP, HEIC/HEIF) for avatars, payment QR codes and coupon assets; PDF and images for documents, payment proofs and other. ' +
           '`owner_type` + `owner_id` optionally record what the file is for (informational; links are checked where they are made). ' +
-          'The slot and its token expire after 15 minutes. ' + LIMITS_DOC,
+          'The slot and its token expire after 15 minutes. ' +
+          LIMITS_DOC,
         body: Strict({
           purpose: lit(GENERIC_PURPOSES),
           mime_type: MimeType,
           size_bytes: SizeBytes,
           filename: Filename,
-          owner_type: Type.Optional(Type.String({ pattern: '^[a-z][a-z_]{1,39}$', description: 'e.g. merchant, coupon, payment_review, user' })),
+          owner_type: Type.Optional(
+            Type.String({ pattern: '^[a-z][a-z_]{1,39}$', description: 'e.g. merchant, coupon, payment_review, user' }),
+          ),
           owner_id: Type.Optional(Id),
         }),
         response: { 201: Slot },
@@ -221,9 +229,14 @@ export async function storageRoutes(app: Api, svc: StorageService) {
           'Streams the content with Content-Type, Content-Length, ETag (the quoted SHA-256), Cache-Control: private, X-Content-Type-Options: nosniff ' +
           'and Content-Disposition: attachment. `Range: bytes=a-b` (single range) gives 206 with Content-Range; a range starting past the end 416; ' +
           'multi-range or malformed ranges are ignored (200). `If-None-Match` with the ETag gives 304. `HEAD` on the same path answers the same ' +
-          'headers without the content. ' + READERS_DOC,
+          'headers without the content. ' +
+          READERS_DOC,
         params: ObjectParams,
-        response: { 200: Binary('the stored bytes'), 206: Binary('the requested range'), 304: Type.Null({ description: 'not modified (If-None-Match)' }) },
+        response: {
+          200: Binary('the stored bytes'),
+          206: Binary('the requested range'),
+          304: Type.Null({ description: 'not modified (If-None-Match)' }),
+        },
       },
     },
     async (req, typedReply) => {
@@ -239,7 +252,10 @@ export async function storageRoutes(app: Api, svc: StorageService) {
       }
       const stream = await svc.openContent(o, range ?? undefined);
       if (range) {
-        reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${o.size_bytes}`).header('content-length', String(range.end - range.start + 1));
+        reply
+          .code(206)
+          .header('content-range', `bytes ${range.start}-${range.end}/${o.size_bytes}`)
+          .header('content-length', String(range.end - range.start + 1));
       } else {
         reply.header('content-length', String(o.size_bytes));
       }

@@ -7,13 +7,20 @@ import type { Tx } from '../../platform/db/index.js';
 import type { LinkTarget, ObjectLinker, ObjectReadGrant, StoragePurpose } from '../../platform/storage-links.js';
 import type { TripDirectory } from '../../platform/trip-directory.js';
 import type { DriverName, StorageDriver } from './drivers.js';
-import { EVIDENCE_PURPOSE, EVIDENCE_PURPOSES, UPLOAD_TTL_SECONDS, safeFilename, type ByteRange, type EvidenceStage, type PurposeLimit } from './policy.js';
+import {
+  EVIDENCE_PURPOSE,
+  EVIDENCE_PURPOSES,
+  UPLOAD_TTL_SECONDS,
+  safeFilename,
+  type ByteRange,
+  type EvidenceStage,
+  type PurposeLimit,
+} from './policy.js';
 import { UploadVerifier } from './verify.js';
 import * as repo from './repo.js';
 import type { SlotRow, StoredObject } from './repo.js';
 
 export type { StoredObject } from './repo.js';
-
 
 export interface EvidenceSlotInput {
   trip_id: string;
@@ -42,7 +49,6 @@ export interface UploadRequest {
   body: Readable;
 }
 
-
 /** Organization staff who see every object of the organization and may open evidence slots for any trip. */
 const isStaff = (a: Actor) => a.kind === 'administrator' || a.kind === 'dispatch' || a.kind === 'platform';
 
@@ -70,12 +76,20 @@ export function createStorageService(
   function checkDeclared(purpose: StoragePurpose, mime: string, size: number) {
     const limit = limits[purpose];
     if (!limit.mimeTypes.includes(mime)) {
-      throw new AppError(415, 'MEDIA_TYPE_NOT_ALLOWED', `'${mime}' is not allowed for ${purpose}; allowed: ${limit.mimeTypes.join(', ')}`, undefined, {
-        allowed_mime_types: limit.mimeTypes,
-      });
+      throw new AppError(
+        415,
+        'MEDIA_TYPE_NOT_ALLOWED',
+        `'${mime}' is not allowed for ${purpose}; allowed: ${limit.mimeTypes.join(', ')}`,
+        undefined,
+        {
+          allowed_mime_types: limit.mimeTypes,
+        },
+      );
     }
     if (size > limit.maxBytes) {
-      throw new AppError(413, 'UPLOAD_TOO_LARGE', `${purpose} uploads are limited to ${limit.maxBytes} bytes`, undefined, { max_bytes: limit.maxBytes });
+      throw new AppError(413, 'UPLOAD_TOO_LARGE', `${purpose} uploads are limited to ${limit.maxBytes} bytes`, undefined, {
+        max_bytes: limit.maxBytes,
+      });
     }
   }
 
@@ -89,15 +103,25 @@ export function createStorageService(
     await repo.lockQuota(tx, organizationId);
     const used = await repo.usedBytes(tx, organizationId);
     if (used + size > quotaBytes) {
-      throw new AppError(507, 'STORAGE_QUOTA_EXCEEDED', `The organization's storage quota of ${quotaBytes} bytes would be exceeded (${used} used or reserved)`, undefined, {
-        quota_bytes: quotaBytes,
-        used_bytes: used,
-        requested_bytes: size,
-      });
+      throw new AppError(
+        507,
+        'STORAGE_QUOTA_EXCEEDED',
+        `The organization's storage quota of ${quotaBytes} bytes would be exceeded (${used} used or reserved)`,
+        undefined,
+        {
+          quota_bytes: quotaBytes,
+          used_bytes: used,
+          requested_bytes: size,
+        },
+      );
     }
   }
 
-  async function insertSlot(tx: Tx, actor: Actor, slot: Omit<SlotRow, 'id' | 'object_id' | 'token_hash' | 'status' | 'created_by_user_id' | 'expires_at' | 'expired'>) {
+  async function insertSlot(
+    tx: Tx,
+    actor: Actor,
+    slot: Omit<SlotRow, 'id' | 'object_id' | 'token_hash' | 'status' | 'created_by_user_id' | 'expires_at' | 'expired'>,
+  ) {
     await checkQuota(tx, actor.organizationId, slot.size_bytes);
     const id = newId();
     const objectId = newId();
@@ -135,8 +159,10 @@ export function createStorageService(
       const slot = await repo.lockSlot(tx, r.uploadId);
       // Only the user who opened the slot may fill it; anyone else does not see it.
       if (!slot || slot.created_by_user_id !== actor.userId) throw AppError.notFound('Upload');
-      if (!r.token || !safeEqual(sha256Hex(r.token), slot.token_hash)) throw AppError.forbidden('The upload token is missing or wrong', 'UPLOAD_TOKEN_INVALID');
-      if (slot.status === 'completed') throw AppError.conflict('This upload slot was already used', 'UPLOAD_ALREADY_COMPLETED', { object_id: slot.object_id });
+      if (!r.token || !safeEqual(sha256Hex(r.token), slot.token_hash))
+        throw AppError.forbidden('The upload token is missing or wrong', 'UPLOAD_TOKEN_INVALID');
+      if (slot.status === 'completed')
+        throw AppError.conflict('This upload slot was already used', 'UPLOAD_ALREADY_COMPLETED', { object_id: slot.object_id });
       if (slot.status === 'uploading') throw AppError.conflict('Another upload to this slot is in progress', 'UPLOAD_IN_PROGRESS');
       if (slot.expired) throw new AppError(410, 'UPLOAD_EXPIRED', 'The upload slot expired; request a new one');
       if (r.mediaType !== slot.mime_type) {
@@ -147,12 +173,15 @@ export function createStorageService(
       }
       const max = Math.min(slot.size_bytes, limits[slot.purpose].maxBytes);
       if (r.contentLength !== null && r.contentLength > max) {
-        throw new AppError(413, 'UPLOAD_TOO_LARGE', `The upload is larger than the declared size of ${max} bytes`, undefined, { max_bytes: max });
+        throw new AppError(413, 'UPLOAD_TOO_LARGE', `The upload is larger than the declared size of ${max} bytes`, undefined, {
+          max_bytes: max,
+        });
       }
       if (r.contentLength !== null && r.contentLength < slot.size_bytes) {
         throw new AppError(400, 'SIZE_MISMATCH', `Content-Length ${r.contentLength} is less than the declared ${slot.size_bytes} bytes`);
       }
-      if (!(await repo.markSlotUploading(tx, slot.id))) throw AppError.conflict('Another upload to this slot is in progress', 'UPLOAD_IN_PROGRESS');
+      if (!(await repo.markSlotUploading(tx, slot.id)))
+        throw AppError.conflict('Another upload to this slot is in progress', 'UPLOAD_IN_PROGRESS');
       return { ...slot, size_bytes: max };
     });
   }
@@ -218,7 +247,9 @@ export function createStorageService(
         throw AppError.unprocessable('Evidence is uploaded through POST /storage/evidence/uploads', 'USE_EVIDENCE_UPLOADS');
       }
       if ((input.owner_type === undefined) !== (input.owner_id === undefined)) {
-        throw AppError.badRequest('owner_type and owner_id go together', [{ field: input.owner_type ? 'owner_id' : 'owner_type', message: 'required with the other' }]);
+        throw AppError.badRequest('owner_type and owner_id go together', [
+          { field: input.owner_type ? 'owner_id' : 'owner_type', message: 'required with the other' },
+        ]);
       }
       checkDeclared(input.purpose, input.mime_type, input.size_bytes);
       return db.withTenant(actor, (tx) =>
@@ -245,7 +276,8 @@ export function createStorageService(
     async upload(actor: Actor, r: UploadRequest): Promise<StoredObject> {
       const slot = await claimSlot(actor, r);
       const verifier = new UploadVerifier(slot.size_bytes, slot.mime_type);
-      const onClientError = (err: Error) => verifier.destroy(verifier.failure ?? new AppError(400, 'UPLOAD_ABORTED', `The upload was interrupted: ${err.message}`));
+      const onClientError = (err: Error) =>
+        verifier.destroy(verifier.failure ?? new AppError(400, 'UPLOAD_ABORTED', `The upload was interrupted: ${err.message}`));
       const onAborted = () => onClientError(new Error('client aborted'));
       r.body.once('error', onClientError);
       r.body.once('aborted', onAborted);
@@ -322,12 +354,20 @@ export function createStorageService(
       const o = await repo.findObject(tx, objectId, actor.organizationId);
       if (!o) throw AppError.unprocessable('The storage object does not exist', 'STORAGE_OBJECT_NOT_FOUND');
       if (!purposes.includes(o.purpose)) {
-        throw AppError.unprocessable(`The storage object has purpose '${o.purpose}'; expected ${purposes.join(' or ')}`, 'STORAGE_OBJECT_WRONG_PURPOSE');
+        throw AppError.unprocessable(
+          `The storage object has purpose '${o.purpose}'; expected ${purposes.join(' or ')}`,
+          'STORAGE_OBJECT_WRONG_PURPOSE',
+        );
       }
-      if (opts.tripId !== undefined && o.trip_id !== opts.tripId) throw AppError.unprocessable('The storage object is evidence of another trip', 'STORAGE_OBJECT_WRONG_TRIP');
-      if (opts.stage !== undefined && o.stage !== opts.stage) throw AppError.unprocessable(`The storage object is evidence of another stage ('${o.stage}')`, 'STORAGE_OBJECT_WRONG_STAGE');
+      if (opts.tripId !== undefined && o.trip_id !== opts.tripId)
+        throw AppError.unprocessable('The storage object is evidence of another trip', 'STORAGE_OBJECT_WRONG_TRIP');
+      if (opts.stage !== undefined && o.stage !== opts.stage)
+        throw AppError.unprocessable(`The storage object is evidence of another stage ('${o.stage}')`, 'STORAGE_OBJECT_WRONG_STAGE');
       if (opts.proofType !== undefined && o.proof_type !== null && o.proof_type !== opts.proofType) {
-        throw AppError.unprocessable(`The storage object was uploaded as a '${o.proof_type}', not a '${opts.proofType}'`, 'STORAGE_OBJECT_WRONG_TYPE');
+        throw AppError.unprocessable(
+          `The storage object was uploaded as a '${o.proof_type}', not a '${opts.proofType}'`,
+          'STORAGE_OBJECT_WRONG_TYPE',
+        );
       }
       if (!isStaff(actor) && o.created_by_user_id !== actor.userId) {
         throw AppError.unprocessable('The storage object was uploaded by someone else', 'STORAGE_OBJECT_NOT_OWNED');

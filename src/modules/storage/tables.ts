@@ -23,7 +23,9 @@ export const storageUpload = pgTable(
     sizeBytes: bigint('size_bytes', { mode: 'number' }).notNull(),
     filename: text('filename').notNull(),
     tokenHash: text('token_hash').notNull(),
-    status: text('status', { enum: ['open', 'uploading', 'completed'] }).notNull().default('open'),
+    status: text('status', { enum: ['open', 'uploading', 'completed'] })
+      .notNull()
+      .default('open'),
     ownerType: text('owner_type'),
     ownerId: text('owner_id'),
     tripId: text('trip_id'),

@@ -48,9 +48,15 @@ export class UploadVerifier extends Transform {
     const type = await fileTypeFromBuffer(head.subarray(0, SNIFF_BYTES));
     if (!signatureMatches(this.mimeType, type?.mime)) {
       throw this.fail(
-        new AppError(415, 'SIGNATURE_MISMATCH', `The content is not ${this.mimeType} (its binary signature says ${type?.mime ?? 'unknown'})`, undefined, {
-          detected_mime_type: type?.mime ?? null,
-        }),
+        new AppError(
+          415,
+          'SIGNATURE_MISMATCH',
+          `The content is not ${this.mimeType} (its binary signature says ${type?.mime ?? 'unknown'})`,
+          undefined,
+          {
+            detected_mime_type: type?.mime ?? null,
+          },
+        ),
       );
     }
     return head;
@@ -59,7 +65,13 @@ export class UploadVerifier extends Transform {
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.bytes += chunk.length;
     if (this.bytes > this.size) {
-      cb(this.fail(new AppError(413, 'UPLOAD_TOO_LARGE', `The upload is larger than the declared size of ${this.size} bytes`, undefined, { max_bytes: this.size })));
+      cb(
+        this.fail(
+          new AppError(413, 'UPLOAD_TOO_LARGE', `The upload is larger than the declared size of ${this.size} bytes`, undefined, {
+            max_bytes: this.size,
+          }),
+        ),
+      );
       return;
     }
     this.hash.update(chunk);
@@ -78,7 +90,14 @@ export class UploadVerifier extends Transform {
 
   override _flush(cb: TransformCallback): void {
     if (this.bytes !== this.size) {
-      cb(this.fail(new AppError(400, 'SIZE_MISMATCH', `Received ${this.bytes} bytes, declared ${this.size}`, undefined, { received_bytes: this.bytes, declared_bytes: this.size })));
+      cb(
+        this.fail(
+          new AppError(400, 'SIZE_MISMATCH', `Received ${this.bytes} bytes, declared ${this.size}`, undefined, {
+            received_bytes: this.bytes,
+            declared_bytes: this.size,
+          }),
+        ),
+      );
       return;
     }
     if (this.sniffed) {

@@ -24,7 +24,10 @@ export interface NewBanner {
 }
 
 /** "live" = active and now within [valid_from, valid_until); "scheduled" = active, not started; "expired"; "inactive". */
-export function bannerState(b: Pick<BannerRow, 'active' | 'valid_from' | 'valid_until'>, now = new Date()): 'live' | 'scheduled' | 'expired' | 'inactive' {
+export function bannerState(
+  b: Pick<BannerRow, 'active' | 'valid_from' | 'valid_until'>,
+  now = new Date(),
+): 'live' | 'scheduled' | 'expired' | 'inactive' {
   if (!b.active) return 'inactive';
   if (b.valid_until && b.valid_until <= now) return 'expired';
   if (b.valid_from > now) return 'scheduled';
@@ -59,15 +62,31 @@ export function createBannerService(ctx: SubadminContext) {
       const territoryIds = [...new Set(input.territory_ids)];
       const bad: string[] = [];
       for (const id of territoryIds) if (!(await ctx.deps.logistics.getTerritory(tx, id)) || (scope && !scope.includes(id))) bad.push(id);
-      if (bad.length) throw AppError.unprocessable('Unknown territory', 'TERRITORY_NOT_FOUND', bad.map((id) => ({ field: 'territory_ids', message: `unknown territory ${id}` })));
+      if (bad.length)
+        throw AppError.unprocessable(
+          'Unknown territory',
+          'TERRITORY_NOT_FOUND',
+          bad.map((id) => ({ field: 'territory_ids', message: `unknown territory ${id}` })),
+        );
       const validFrom = input.valid_from ? new Date(input.valid_from) : new Date();
       const validUntil = input.valid_until ? new Date(input.valid_until) : null;
-      if (validUntil && validUntil <= validFrom) throw AppError.unprocessable('valid_until must be after valid_from', 'INVALID_VALIDITY', [{ field: 'valid_until', message: 'must be after valid_from' }]);
+      if (validUntil && validUntil <= validFrom)
+        throw AppError.unprocessable('valid_until must be after valid_from', 'INVALID_VALIDITY', [
+          { field: 'valid_until', message: 'must be after valid_from' },
+        ]);
       if (input.image_storage_object_id) await assertObjectLink(ctx, tx, actor, input.image_storage_object_id, ['coupon_asset', 'other']);
       const id = newId();
       await repo.insertBanner(tx, actor.organizationId, {
-        id, title: input.title, body: input.body ?? null, image_storage_object_id: input.image_storage_object_id ?? null, link_url: input.link_url ?? null,
-        valid_from: validFrom, valid_until: validUntil, active: input.active ?? true, created_by_user_id: actor.userId, territory_ids: territoryIds,
+        id,
+        title: input.title,
+        body: input.body ?? null,
+        image_storage_object_id: input.image_storage_object_id ?? null,
+        link_url: input.link_url ?? null,
+        valid_from: validFrom,
+        valid_until: validUntil,
+        active: input.active ?? true,
+        created_by_user_id: actor.userId,
+        territory_ids: territoryIds,
       });
       const row = (await repo.findBanner(tx, id))!;
       await recordAudit(tx, actor, { action: 'banner.created', entityType: 'zone_banner', entityId: id, after: bannerOut(row, null) });
@@ -76,11 +95,19 @@ export function createBannerService(ctx: SubadminContext) {
   }
 
   /** Banners linked to at least one of the viewer's territories (administrators: all), newest first. */
-  async function list(actor: Actor, q: { territory_id?: string; state?: 'live' | 'scheduled' | 'expired' | 'inactive'; limit?: number; cursor?: string }) {
+  async function list(
+    actor: Actor,
+    q: { territory_id?: string; state?: 'live' | 'scheduled' | 'expired' | 'inactive'; limit?: number; cursor?: string },
+  ) {
     const page = pageRequest(q);
     const scope = scopeOf(actor);
     return db.withTenant(actor, async (tx) => {
-      const rows = await repo.listBanners(tx, scope, { territoryId: q.territory_id, state: q.state, after: page.after, limit: page.limit + 1 });
+      const rows = await repo.listBanners(tx, scope, {
+        territoryId: q.territory_id,
+        state: q.state,
+        after: page.after,
+        limit: page.limit + 1,
+      });
       return toPage(rows, page, (b) => bannerOut(b, scope));
     });
   }

@@ -17,7 +17,6 @@ const PeriodQuery = {
 
 /** The sub-administration routes that read or write commerce (orders, coupons, tariffs, sales report). */
 export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
-
   app.get(
     '/subadmin/orders/status',
     {
@@ -26,9 +25,23 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
         operationId: 'getSubadminOrdersStatus',
         tags: ['subadmin'],
         summary: 'Merchant orders per status and the list of orders, newest first, optionally of one status, merchant and creation period',
-        description: 'counts ignore `status`, `merchant_id` and the cursor (they cover the period). An order\'s territory is its branch\'s, else its trip\'s. ' + READS_DOC,
-        querystring: Strict({ ...PageQueryProps, status: Type.Optional(OrderStatusSchema), merchant_id: Type.Optional(Id), ...PeriodQuery }),
-        response: { 200: Type.Object({ counts: Type.Record(Type.String(), Type.Integer()), total: Type.Integer(), data: Type.Array(OrderOut), next_cursor: Nullable(Type.String()) }) },
+        description:
+          "counts ignore `status`, `merchant_id` and the cursor (they cover the period). An order's territory is its branch's, else its trip's. " +
+          READS_DOC,
+        querystring: Strict({
+          ...PageQueryProps,
+          status: Type.Optional(OrderStatusSchema),
+          merchant_id: Type.Optional(Id),
+          ...PeriodQuery,
+        }),
+        response: {
+          200: Type.Object({
+            counts: Type.Record(Type.String(), Type.Integer()),
+            total: Type.Integer(),
+            data: Type.Array(OrderOut),
+            next_cursor: Nullable(Type.String()),
+          }),
+        },
       },
     },
     async (req) => {
@@ -43,7 +56,7 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
       schema: {
         operationId: 'listSubadminCoupons',
         tags: ['subadmin'],
-        summary: 'Coupons of the merchants in the caller\'s territories (a coupon belongs to its merchant\'s territory), newest first',
+        summary: "Coupons of the merchants in the caller's territories (a coupon belongs to its merchant's territory), newest first",
         description: READS_DOC,
         querystring: Strict({ ...PageQueryProps, merchant_id: Type.Optional(Id), active: Type.Optional(Type.Boolean()) }),
         response: { 200: Page(CouponOut) },
@@ -62,7 +75,8 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
         operationId: 'createSubadminMerchantCoupon',
         tags: ['subadmin'],
         summary: 'Create a coupon of a merchant on its behalf (same rules as POST /merchant/coupons); audited with the acting user',
-        description: 'A merchant outside the caller\'s territories (or unknown) is 404. Rule violations are 400; a code the merchant already uses is 409 COUPON_CODE_TAKEN.',
+        description:
+          "A merchant outside the caller's territories (or unknown) is 404. Rule violations are 400; a code the merchant already uses is 409 COUPON_CODE_TAKEN.",
         params: IdParams,
         body: Strict(CouponFields),
         response: { 201: CouponOut },
@@ -80,7 +94,8 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
       schema: {
         operationId: 'listSubadminTerritoryTariffs',
         tags: ['subadmin'],
-        summary: 'Delivery tariffs (marketplace and delivery_express) of the caller\'s territories, newest first (read-only; administrators change them under /admin/territory-tariffs)',
+        summary:
+          "Delivery tariffs (marketplace and delivery_express) of the caller's territories, newest first (read-only; administrators change them under /admin/territory-tariffs)",
         description: READS_DOC,
         querystring: Strict({
           ...PageQueryProps,
@@ -109,7 +124,8 @@ export function subadminCommerceRoutes(app: Api, ctx: SubadminContext) {
           'Dates are date cells, amounts number cells (2 decimals). The first sheet (Sales) lists the delivered orders and its totals row carries their count and SUM formulas ' +
           '(subtotal, discount, fee, total) with their values: cancelled orders are listed apart on the Cancelled sheet and open ones on the Open sheet, never in the sales totals. ' +
           'The scope line names the territories (not their ids). ' +
-          `Sub-administrators also need the \`reports\` permission (403). More than ${REPORT_MAX_ROWS} rows is 422 REPORT_TOO_LARGE. ` + READS_DOC,
+          `Sub-administrators also need the \`reports\` permission (403). More than ${REPORT_MAX_ROWS} rows is 422 REPORT_TOO_LARGE. ` +
+          READS_DOC,
         querystring: Strict(PeriodQuery),
         response: { 200: Workbook },
       },

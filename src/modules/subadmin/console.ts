@@ -27,7 +27,12 @@ export function liveMap(ctx: SubadminContext, actor: Actor) {
   return ctx.db.withTenant(actor, (tx) => ctx.deps.logistics.liveMap(tx, actor));
 }
 
-export function deliveriesStatus(ctx: SubadminContext, actor: Actor, period: Period, q: Parameters<SubadminContext['deps']['logistics']['listTrips']>[2]) {
+export function deliveriesStatus(
+  ctx: SubadminContext,
+  actor: Actor,
+  period: Period,
+  q: Parameters<SubadminContext['deps']['logistics']['listTrips']>[2],
+) {
   return ctx.db.withTenant(actor, async (tx) => {
     const counts = await ctx.deps.logistics.tripStatusCounts(tx, scopeOf(actor), period);
     const page = await ctx.deps.logistics.listTrips(tx, actor, { ...q, from: period.from ?? undefined, to: period.to ?? undefined });
@@ -43,14 +48,20 @@ export function paymentReviewCounts(ctx: SubadminContext, actor: Actor) {
 export function setMerchantCommission(ctx: SubadminContext, actor: Actor, merchantId: string, percent: string) {
   return ctx.db.withTenant(actor, async (tx) => {
     const m = await scopedMerchant(ctx, tx, actor, merchantId);
-    if (cents(percent) > 10_000) throw AppError.badRequest('commission_percent must be between 0 and 100', [{ field: 'commission_percent', message: 'out of range' }]);
+    if (cents(percent) > 10_000)
+      throw AppError.badRequest('commission_percent must be between 0 and 100', [{ field: 'commission_percent', message: 'out of range' }]);
     if (actor.kind === 'subadmin') {
       const { commissionMinPercent: min, commissionMaxPercent: max } = actor.subadmin!;
       if (min === null || max === null || cents(percent) < cents(min) || cents(percent) > cents(max)) {
         throw AppError.unprocessable(
           min === null || max === null ? 'No commission bounds are configured for you' : `The commission must be within ${min}..${max}`,
           'COMMISSION_OUT_OF_BOUNDS',
-          [{ field: 'commission_percent', message: min === null || max === null ? 'no bounds configured' : `must be within ${min}..${max}` }],
+          [
+            {
+              field: 'commission_percent',
+              message: min === null || max === null ? 'no bounds configured' : `must be within ${min}..${max}`,
+            },
+          ],
         );
       }
     }
@@ -58,7 +69,12 @@ export function setMerchantCommission(ctx: SubadminContext, actor: Actor, mercha
   });
 }
 
-export function ordersStatus(ctx: SubadminContext, actor: Actor, period: Period, q: Parameters<SubadminContext['deps']['commerceViews']['listOrders']>[2]) {
+export function ordersStatus(
+  ctx: SubadminContext,
+  actor: Actor,
+  period: Period,
+  q: Parameters<SubadminContext['deps']['commerceViews']['listOrders']>[2],
+) {
   const views = ctx.deps.commerceViews;
   return ctx.db.withTenant(actor, async (tx) => {
     const counts = await views.orderStatusCounts(tx, scopeOf(actor), period);
@@ -72,7 +88,9 @@ export function listCoupons(ctx: SubadminContext, actor: Actor, q: Parameters<Su
 }
 
 export function createMerchantCoupon(ctx: SubadminContext, actor: Actor, merchantId: string, body: Record<string, unknown>) {
-  return ctx.db.withTenant(actor, async (tx) => ctx.deps.commerceViews.createCouponFor(tx, actor, await scopedMerchant(ctx, tx, actor, merchantId), body));
+  return ctx.db.withTenant(actor, async (tx) =>
+    ctx.deps.commerceViews.createCouponFor(tx, actor, await scopedMerchant(ctx, tx, actor, merchantId), body),
+  );
 }
 
 export function listTariffs(ctx: SubadminContext, actor: Actor, q: Parameters<SubadminContext['deps']['commerceViews']['listTariffs']>[2]) {
@@ -83,15 +101,22 @@ export function listTariffs(ctx: SubadminContext, actor: Actor, q: Parameters<Su
  * A report workbook of the caller's scope and period: the `reports` permission for sub-administrators (403),
  * at most REPORT_MAX_ROWS rows (422 REPORT_TOO_LARGE), the scope line naming the territories.
  */
-export async function report(ctx: SubadminContext, actor: Actor, kind: 'sales' | 'deliveries', period: Period): Promise<{ file: Buffer; name: string }> {
-  if (actor.kind === 'subadmin' && !actor.subadmin!.permissions.reports) throw AppError.forbidden("Missing permission 'reports'", 'PERMISSION_DENIED');
+export async function report(
+  ctx: SubadminContext,
+  actor: Actor,
+  kind: 'sales' | 'deliveries',
+  period: Period,
+): Promise<{ file: Buffer; name: string }> {
+  if (actor.kind === 'subadmin' && !actor.subadmin!.permissions.reports)
+    throw AppError.forbidden("Missing permission 'reports'", 'PERMISSION_DENIED');
   const scope = scopeOf(actor);
   const read = async <R>(rowsOf: (tx: Tx) => Promise<R[]>) =>
     ctx.db.withTenant(actor, async (tx) => ({
       rows: await rowsOf(tx),
       label: await scopeLabel(scope, async (id) => (await ctx.deps.logistics.getTerritory(tx, id))?.name ?? null),
     }));
-  const tooLarge = () => AppError.unprocessable(`The report has more than ${REPORT_MAX_ROWS} rows; choose a shorter period`, 'REPORT_TOO_LARGE');
+  const tooLarge = () =>
+    AppError.unprocessable(`The report has more than ${REPORT_MAX_ROWS} rows; choose a shorter period`, 'REPORT_TOO_LARGE');
   if (kind === 'sales') {
     const { rows, label } = await read((tx) => ctx.deps.commerceViews.orderReportRows(tx, scope, period, REPORT_MAX_ROWS + 1));
     if (rows.length > REPORT_MAX_ROWS) throw tooLarge();

@@ -61,7 +61,13 @@ export function createSubadminModule(base: AppContext, deps: SubadminContext['de
       const territoryIds = scope ? where.territoryIds.filter((t) => scope.includes(t)) : where.territoryIds;
       return (await banners.activeBannersFor(tx, territoryIds)).map((b) => {
         const out = bannerOut(b, scope);
-        return { id: out.id, title: out.title, image_object_id: out.image_storage_object_id, target_url: out.link_url, territory_ids: out.territory_ids };
+        return {
+          id: out.id,
+          title: out.title,
+          image_object_id: out.image_storage_object_id,
+          target_url: out.link_url,
+          territory_ids: out.territory_ids,
+        };
       });
     },
   };
@@ -69,10 +75,15 @@ export function createSubadminModule(base: AppContext, deps: SubadminContext['de
   // POST /admin/notifications to a territory: its sub-administrators and the drivers linked to it.
   const territoryAudience = async (tx: Tx, territoryId: string): Promise<string[]> => {
     if (!(await ctx.deps.logistics.getTerritory(tx, territoryId))) {
-      throw AppError.unprocessable('Unknown territory', 'TERRITORY_NOT_FOUND', [{ field: 'territory_id', message: `unknown territory ${territoryId}` }]);
+      throw AppError.unprocessable('Unknown territory', 'TERRITORY_NOT_FOUND', [
+        { field: 'territory_id', message: `unknown territory ${territoryId}` },
+      ]);
     }
     const org = await repo.currentOrganization(tx);
-    const users = [...(await profiles.userIdsOfTerritory(tx, org, territoryId)), ...(await ctx.deps.logistics.driverUserIdsOfTerritory(tx, territoryId))];
+    const users = [
+      ...(await profiles.userIdsOfTerritory(tx, org, territoryId)),
+      ...(await ctx.deps.logistics.driverUserIdsOfTerritory(tx, territoryId)),
+    ];
     return [...new Set(users)];
   };
 

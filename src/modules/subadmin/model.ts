@@ -11,7 +11,10 @@ export const DEFAULT_PERMISSIONS: Permissions = Object.fromEntries(
 ) as Permissions;
 
 /** Stored permissions with every missing key filled from the defaults (unknown keys dropped). */
-export function fillPermissions(stored: Partial<Record<string, unknown>> | null | undefined, defaults: Permissions = DEFAULT_PERMISSIONS): Permissions {
+export function fillPermissions(
+  stored: Partial<Record<string, unknown>> | null | undefined,
+  defaults: Permissions = DEFAULT_PERMISSIONS,
+): Permissions {
   const out = { ...defaults };
   for (const k of SUBADMIN_PERMISSION_KEYS) if (typeof stored?.[k] === 'boolean') out[k] = stored[k] as boolean;
   return out;
@@ -47,16 +50,19 @@ const PERCENT = /^\d{1,3}(\.\d{1,2})?$/;
 export function checkBounds(min: string | null, max: string | null): void {
   if ((min === null) !== (max === null)) {
     const missing = min === null ? 'commission_min_percent' : 'commission_max_percent';
-    throw AppError.unprocessable('Commission bounds come in pairs: send both commission_min_percent and commission_max_percent, or neither', 'COMMISSION_BOUNDS_INVALID', [
-      { field: missing, message: 'required with the other bound' },
-    ]);
+    throw AppError.unprocessable(
+      'Commission bounds come in pairs: send both commission_min_percent and commission_max_percent, or neither',
+      'COMMISSION_BOUNDS_INVALID',
+      [{ field: missing, message: 'required with the other bound' }],
+    );
   }
   const errors: { field: string; message: string }[] = [];
   for (const [field, v] of [
     ['commission_min_percent', min],
     ['commission_max_percent', max],
   ] as const) {
-    if (v !== null && (!PERCENT.test(v) || cents(v) > 10_000)) errors.push({ field, message: 'must be a percentage between 0 and 100 with at most 2 decimals' });
+    if (v !== null && (!PERCENT.test(v) || cents(v) > 10_000))
+      errors.push({ field, message: 'must be a percentage between 0 and 100 with at most 2 decimals' });
   }
   if (errors.length) throw AppError.unprocessable('Commission bounds must be within 0..100', 'COMMISSION_BOUNDS_INVALID', errors);
   if (min !== null && max !== null && cents(min) > cents(max)) {

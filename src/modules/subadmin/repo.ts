@@ -9,7 +9,10 @@ import type { subadminProfile, zoneBanner } from './tables.js';
 // ---------------------------------------------------------------- profiles
 
 /** A profile with its user's email and phone and its own (not effective) territories. */
-export type ProfileRow = Omit<SnakeRow<typeof subadminProfile.$inferSelect>, 'permissions' | 'commission_min_percent' | 'commission_max_percent'> & {
+export type ProfileRow = Omit<
+  SnakeRow<typeof subadminProfile.$inferSelect>,
+  'permissions' | 'commission_min_percent' | 'commission_max_percent'
+> & {
   permissions: Partial<Permissions>;
   commission_min_percent: string | null;
   commission_max_percent: string | null;
@@ -42,7 +45,13 @@ export interface ProfileWrite {
   max: string | null;
 }
 
-export async function insertProfile(tx: Tx, organizationId: string, userId: string, createdByUserId: string, p: ProfileWrite): Promise<void> {
+export async function insertProfile(
+  tx: Tx,
+  organizationId: string,
+  userId: string,
+  createdByUserId: string,
+  p: ProfileWrite,
+): Promise<void> {
   await tx.query(
     `INSERT INTO subadmin_profile (organization_id, user_id, display_name, active, permissions, parent_subadmin_user_id, created_by_user_id,
                                    commission_min_percent, commission_max_percent)
@@ -149,7 +158,10 @@ export async function notifyScopeChanged(tx: Tx, channel: string): Promise<void>
 
 /** Active sub-administrators directly under `parentId` (null: all). */
 export async function countActiveProfiles(tx: Tx, parentId: string | null): Promise<number> {
-  const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM subadmin_profile WHERE active AND ($1::text IS NULL OR parent_subadmin_user_id = $1)', [parentId]);
+  const { rows } = await tx.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM subadmin_profile WHERE active AND ($1::text IS NULL OR parent_subadmin_user_id = $1)',
+    [parentId],
+  );
   return rows[0].n;
 }
 
@@ -184,9 +196,24 @@ export async function insertBanner(tx: Tx, organizationId: string, b: NewBannerR
   await tx.query(
     `INSERT INTO zone_banner (organization_id, id, title, body, image_storage_object_id, link_url, valid_from, valid_until, active, created_by_user_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [organizationId, b.id, b.title, b.body, b.image_storage_object_id, b.link_url, b.valid_from, b.valid_until, b.active, b.created_by_user_id],
+    [
+      organizationId,
+      b.id,
+      b.title,
+      b.body,
+      b.image_storage_object_id,
+      b.link_url,
+      b.valid_from,
+      b.valid_until,
+      b.active,
+      b.created_by_user_id,
+    ],
   );
-  await tx.query('INSERT INTO banner_territory (organization_id, banner_id, territory_id) SELECT $1, $2, unnest($3::text[])', [organizationId, b.id, b.territory_ids]);
+  await tx.query('INSERT INTO banner_territory (organization_id, banner_id, territory_id) SELECT $1, $2, unnest($3::text[])', [
+    organizationId,
+    b.id,
+    b.territory_ids,
+  ]);
 }
 
 /** Banners linked to the scope, optionally to one territory and in one state, newest first. */

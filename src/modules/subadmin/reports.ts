@@ -14,7 +14,10 @@ const loadExcel = lazyModule('exceljs', async () => (await import('exceljs')).de
 export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
 /** The response of a route that answers a workbook (its OpenAPI body). */
-export const WorkbookResponse = { description: `an xlsx workbook (${XLSX_TYPE})`, content: { [XLSX_TYPE]: { schema: { type: 'string', format: 'binary' } } } } as unknown as TSchema;
+export const WorkbookResponse = {
+  description: `an xlsx workbook (${XLSX_TYPE})`,
+  content: { [XLSX_TYPE]: { schema: { type: 'string', format: 'binary' } } },
+} as unknown as TSchema;
 
 /** Sends a workbook as an attachment named `name`, never cached. */
 export function sendWorkbook(reply: FastifyReply, file: Buffer, name: string) {
@@ -86,12 +89,14 @@ function addSheet<R>(wb: ExcelJS.Workbook, w: Workbook<R>): void {
   header.font = { bold: true };
   const firstData = header.number + 1;
   for (const r of w.rows) {
-    const row = ws.addRow(w.columns.map((c) => {
-      const v = c.value(r);
-      if (v === null) return null;
-      if (c.type === 'money') return Number(money(v as string).toFixed(2));
-      return v;
-    }));
+    const row = ws.addRow(
+      w.columns.map((c) => {
+        const v = c.value(r);
+        if (v === null) return null;
+        if (c.type === 'money') return Number(money(v as string).toFixed(2));
+        return v;
+      }),
+    );
     w.columns.forEach((c, i) => {
       const cell = row.getCell(i + 1);
       if (c.type === 'date') cell.numFmt = 'yyyy-mm-dd hh:mm:ss';
@@ -141,11 +146,29 @@ function statusWorkbook<R extends { status: string }>(
   counted: string,
   sheets: { main: [sheet: string, title: string]; cancelled: [string, string]; open: [string, string] },
 ): Promise<Buffer> {
-  const part = ([sheet, title]: [string, string], of: R[]) => ({ sheet, title, period, scope, rows: of, totalsLabelKey: 'id', countKey: 'status', columns });
+  const part = ([sheet, title]: [string, string], of: R[]) => ({
+    sheet,
+    title,
+    period,
+    scope,
+    rows: of,
+    totalsLabelKey: 'id',
+    countKey: 'status',
+    columns,
+  });
   return buildWorkbook<R>(
-    part(sheets.main, rows.filter((r) => r.status === counted)),
-    part(sheets.cancelled, rows.filter((r) => r.status === 'cancelled')),
-    part(sheets.open, rows.filter((r) => r.status !== counted && r.status !== 'cancelled')),
+    part(
+      sheets.main,
+      rows.filter((r) => r.status === counted),
+    ),
+    part(
+      sheets.cancelled,
+      rows.filter((r) => r.status === 'cancelled'),
+    ),
+    part(
+      sheets.open,
+      rows.filter((r) => r.status !== counted && r.status !== 'cancelled'),
+    ),
   );
 }
 
@@ -207,7 +230,8 @@ const columns: Column<TripReportRow>[] = [
 export function periodOf(q: { from?: string; to?: string }): Period {
   const from = q.from ? new Date(q.from) : null;
   const to = q.to ? new Date(q.to) : null;
-  if ((from && Number.isNaN(from.getTime())) || (to && Number.isNaN(to.getTime()))) throw AppError.badRequest('from and to must be dates', [{ field: 'from', message: 'not a date' }]);
+  if ((from && Number.isNaN(from.getTime())) || (to && Number.isNaN(to.getTime())))
+    throw AppError.badRequest('from and to must be dates', [{ field: 'from', message: 'not a date' }]);
   if (from && to && from >= to) throw AppError.badRequest('from must be before to', [{ field: 'from', message: 'must be before to' }]);
   return { from: from?.toISOString() ?? null, to: to?.toISOString() ?? null };
 }

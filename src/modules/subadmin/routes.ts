@@ -48,7 +48,7 @@ const ProfileCreateProps = {
 const PROFILE_RULES =
   'Permission keys missing from `permissions` take the SPEC defaults (every key true except `payments_review_decide` and `cash_remittances_record`). ' +
   'commission_min_percent and commission_max_percent both or neither, min ≤ max within 0..100 (else 422 COMMISSION_BOUNDS_INVALID); without bounds the sub-administrator cannot change commissions. ' +
-  'Territories must exist in the organization (422 TERRITORY_NOT_FOUND). Under a parent, territories, permissions and bounds must lie within the parent\'s (422 EXCEEDS_PARENT_SCOPE), ' +
+  "Territories must exist in the organization (422 TERRITORY_NOT_FOUND). Under a parent, territories, permissions and bounds must lie within the parent's (422 EXCEEDS_PARENT_SCOPE), " +
   'and the loader also narrows a sub-user to his ancestors at every request. Audited.';
 
 const READS_DOC = 'Administrators see the whole organization; sub-administrators only their territories.';
@@ -93,7 +93,12 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
         operationId: 'listSubadmins',
         tags: ['subadmin'],
         summary: 'Sub-administrators of the organization, newest first',
-        querystring: Strict({ ...PageQueryProps, active: Type.Optional(Type.Boolean()), territory_id: Type.Optional(Id), parent_subadmin_user_id: Type.Optional(Id) }),
+        querystring: Strict({
+          ...PageQueryProps,
+          active: Type.Optional(Type.Boolean()),
+          territory_id: Type.Optional(Id),
+          parent_subadmin_user_id: Type.Optional(Id),
+        }),
         response: { 200: Page(ProfileOut) },
       },
     },
@@ -107,7 +112,8 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
       schema: {
         operationId: 'createSubadmin',
         tags: ['subadmin'],
-        summary: 'Create a sub-administrator: a new administrator-console user (subadmin) with territories, permission keys and commission bounds',
+        summary:
+          'Create a sub-administrator: a new administrator-console user (subadmin) with territories, permission keys and commission bounds',
         description: 'email or phone is required; a duplicate is 409 DUPLICATE_USER; a weak password 400 WEAK_PASSWORD. ' + PROFILE_RULES,
         body: Strict({ ...ProfileCreateProps, parent_subadmin_user_id: Type.Optional(Nullable(Id)) }),
         response: { 201: ProfileOut },
@@ -123,10 +129,12 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
       schema: {
         operationId: 'updateSubadmin',
         tags: ['subadmin'],
-        summary: 'Change a sub-administrator: display name, active, territories (replaced), permission keys (merged), commission bounds, parent',
+        summary:
+          'Change a sub-administrator: display name, active, territories (replaced), permission keys (merged), commission bounds, parent',
         description:
           'Administrators change any profile; a sub-administrator with `subusers_manage` only his sub-users (others are 404), never their parent (403 FIELD_NOT_ALLOWED), ' +
-          'and never beyond his own scope. A parent that would create a cycle is 422 PARENT_CYCLE. updated_at is refreshed. ' + PROFILE_RULES,
+          'and never beyond his own scope. A parent that would create a cycle is 422 PARENT_CYCLE. updated_at is refreshed. ' +
+          PROFILE_RULES,
         params: IdParams,
         body: Strict(
           {
@@ -198,8 +206,9 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
         tags: ['subadmin'],
         summary: 'Create a sub-user under the caller (parent = the caller), confined to a subset of his territories and permissions',
         description:
-          'A territory, permission or commission bound beyond the caller\'s is 422 EXCEEDS_PARENT_SCOPE. Missing permission keys default to the SPEC default ' +
-          'and never to more than the caller holds; bounds default to the caller\'s. ' + PROFILE_RULES,
+          "A territory, permission or commission bound beyond the caller's is 422 EXCEEDS_PARENT_SCOPE. Missing permission keys default to the SPEC default " +
+          "and never to more than the caller holds; bounds default to the caller's. " +
+          PROFILE_RULES,
         body: Strict(ProfileCreateProps),
         response: { 201: ProfileOut },
       },
@@ -216,8 +225,11 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
       schema: {
         operationId: 'getSubadminTracking',
         tags: ['subadmin'],
-        summary: "Live positions of approved drivers linked to the caller's territories and the active trips there, as a GeoJSON FeatureCollection",
-        description: 'Features: kind=driver (Point, last position) and kind=trip (LineString pickup → dropoff, trips pending..in_transit). ' + READS_DOC,
+        summary:
+          "Live positions of approved drivers linked to the caller's territories and the active trips there, as a GeoJSON FeatureCollection",
+        description:
+          'Features: kind=driver (Point, last position) and kind=trip (LineString pickup → dropoff, trips pending..in_transit). ' +
+          READS_DOC,
         response: {
           200: Type.Object({
             generated_at: Timestamp,
@@ -226,7 +238,12 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
             counts: Type.Object({ drivers: Type.Integer(), drivers_available: Type.Integer(), active_trips: Type.Integer() }),
             type: Type.Literal('FeatureCollection'),
             features: Type.Array(
-              Type.Object({ type: Type.Literal('Feature'), id: Type.String(), geometry: Type.Object({}, { additionalProperties: true }), properties: Type.Object({}, { additionalProperties: true }) }),
+              Type.Object({
+                type: Type.Literal('Feature'),
+                id: Type.String(),
+                geometry: Type.Object({}, { additionalProperties: true }),
+                properties: Type.Object({}, { additionalProperties: true }),
+              }),
             ),
           }),
         },
@@ -240,7 +257,11 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
         generated_at: new Date(),
         scope: actor.kind === 'subadmin' ? ('territories' as const) : ('organization' as const),
         territory_ids: scopeOf(actor),
-        counts: { drivers: drivers.length, drivers_available: drivers.filter((f) => 'available' in f.properties && f.properties.available).length, active_trips: map.features.length - drivers.length },
+        counts: {
+          drivers: drivers.length,
+          drivers_available: drivers.filter((f) => 'available' in f.properties && f.properties.available).length,
+          active_trips: map.features.length - drivers.length,
+        },
         ...map,
       };
     },
@@ -256,7 +277,14 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
         summary: 'Deliveries (trips) per status and the list of trips, newest first, optionally of one status and a creation period',
         description: 'counts ignore `status` and the cursor (they cover the period). ' + READS_DOC,
         querystring: Strict({ ...PageQueryProps, status: Type.Optional(TripStatusSchema), ...Period }),
-        response: { 200: Type.Object({ counts: Counts, total: Type.Integer(), data: Type.Array(TripOutSchema), next_cursor: Nullable(Type.String()) }) },
+        response: {
+          200: Type.Object({
+            counts: Counts,
+            total: Type.Integer(),
+            data: Type.Array(TripOutSchema),
+            next_cursor: Nullable(Type.String()),
+          }),
+        },
       },
     },
     async (req) => {
@@ -272,8 +300,13 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
         operationId: 'getSubadminPaymentReviews',
         tags: ['subadmin'],
         summary: 'Direct-payment reviews per status and their list, newest first',
-        description: 'Deciding needs `payments_review_decide` (default false) on POST /merchant/payment-reviews/:id/approve|reject. ' + READS_DOC,
-        querystring: Strict({ ...PageQueryProps, status: Type.Optional(Type.Union(['pending', 'approved', 'rejected', 'cancelled'].map((s) => Type.Literal(s)))), merchant_id: Type.Optional(Id) }),
+        description:
+          'Deciding needs `payments_review_decide` (default false) on POST /merchant/payment-reviews/:id/approve|reject. ' + READS_DOC,
+        querystring: Strict({
+          ...PageQueryProps,
+          status: Type.Optional(Type.Union(['pending', 'approved', 'rejected', 'cancelled'].map((s) => Type.Literal(s)))),
+          merchant_id: Type.Optional(Id),
+        }),
         response: { 200: Type.Object({ counts: Counts, data: Type.Array(ReviewOut), next_cursor: Nullable(Type.String()) }) },
       },
     },
@@ -315,7 +348,7 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
       schema: {
         operationId: 'listZoneBanners',
         tags: ['subadmin'],
-        summary: 'Zone banners linked to the caller\'s territories, newest first',
+        summary: "Zone banners linked to the caller's territories, newest first",
         description: READS_DOC,
         querystring: Strict({ ...PageQueryProps, territory_id: Type.Optional(Id), state: Type.Optional(BannerStateSchema) }),
         response: { 200: Page(BannerOut) },
@@ -360,12 +393,13 @@ export function subadminRoutes(app: Api, ctx: SubadminContext, deps: { profiles:
       schema: {
         operationId: 'getDeliveriesReport',
         tags: ['subadmin'],
-        summary: 'Deliveries report: one row per trip created in [from, to) in the caller\'s territories, and a totals row',
+        summary: "Deliveries report: one row per trip created in [from, to) in the caller's territories, and a totals row",
         description:
           `An Office Open XML workbook (${XLSX_TYPE}) served under the .xls path, as an attachment named deliveries_<from>_<to>.xlsx. ` +
           'Dates are date cells, fees number cells (2 decimals). The first sheet (Deliveries) lists completed trips and its totals row carries their count and SUM ' +
           'formulas with their values; cancelled trips are listed apart (Cancelled sheet) and open ones on the Open sheet, never in the totals. The scope line names the territories. ' +
-          `Sub-administrators also need the \`reports\` permission (403). More than ${REPORT_MAX_ROWS} rows is 422 REPORT_TOO_LARGE. ` + READS_DOC,
+          `Sub-administrators also need the \`reports\` permission (403). More than ${REPORT_MAX_ROWS} rows is 422 REPORT_TOO_LARGE. ` +
+          READS_DOC,
         querystring: Strict(Period),
         response: { 200: Workbook },
       },

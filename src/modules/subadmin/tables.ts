@@ -31,7 +31,10 @@ export const subadminProfile = pgTable(
     foreignKey({ columns: [t.organizationId, t.parentSubadminUserId], foreignColumns: [t.organizationId, t.userId] }),
     index('subadmin_profile_parent_idx').on(t.organizationId, t.parentSubadminUserId),
     check('subadmin_commission_range_ck', sql`${t.commissionMinPercent} BETWEEN 0 AND 100 AND ${t.commissionMaxPercent} BETWEEN 0 AND 100`),
-    check('subadmin_commission_order_ck', sql`${t.commissionMinPercent} IS NULL OR ${t.commissionMaxPercent} IS NULL OR ${t.commissionMinPercent} <= ${t.commissionMaxPercent}`),
+    check(
+      'subadmin_commission_order_ck',
+      sql`${t.commissionMinPercent} IS NULL OR ${t.commissionMaxPercent} IS NULL OR ${t.commissionMinPercent} <= ${t.commissionMaxPercent}`,
+    ),
   ],
 );
 

@@ -9,7 +9,15 @@ import type { SubadminScope } from '../../platform/auth.js';
 import { createWebhookService } from './service.js';
 import { webhookRoutes } from './routes.js';
 import client from 'prom-client';
-import { createWebhookPruner, createWebhookWorker, prunerOptions, webhookWorkerOptions, type PrunerOptions, type WebhookWorker, type WebhookWorkerOptions } from './worker.js';
+import {
+  createWebhookPruner,
+  createWebhookWorker,
+  prunerOptions,
+  webhookWorkerOptions,
+  type PrunerOptions,
+  type WebhookWorker,
+  type WebhookWorkerOptions,
+} from './worker.js';
 import { backlog, oldestPendingSeconds } from './repo.js';
 import { closeAgents } from './sender.js';
 
@@ -86,7 +94,8 @@ export function createWebhooksModule(base: AppContext, deps: WebhooksContext['de
     name: 'webhooks',
     service,
     /** Another worker over the same outbox (tests and the bench: several instances, a controllable clock). */
-    newWorker: (overrides: Partial<WebhookWorkerOptions> = {}): WebhookWorker => createWebhookWorker(ctx, webhookWorkerOptions(ctx, { onAttempt, ...overrides })),
+    newWorker: (overrides: Partial<WebhookWorkerOptions> = {}): WebhookWorker =>
+      createWebhookWorker(ctx, webhookWorkerOptions(ctx, { onAttempt, ...overrides })),
     /** Another retention pruner (tests: a controllable clock). */
     newPruner: (overrides: Partial<PrunerOptions> = {}) => createWebhookPruner(ctx, prunerOptions(ctx, overrides)),
     routes: (app: Api) => {

@@ -35,7 +35,10 @@ export async function countSubscriptions(tx: Tx, organizationId: string): Promis
 }
 
 /** One page (id descending); `ownerUserId` set = only that user's subscriptions. */
-export async function listSubscriptions(tx: Tx, filter: { ownerUserId: string | null; after: string | null; limit: number }): Promise<SubscriptionRecord[]> {
+export async function listSubscriptions(
+  tx: Tx,
+  filter: { ownerUserId: string | null; after: string | null; limit: number },
+): Promise<SubscriptionRecord[]> {
   const s = webhookSubscription;
   return tx.orm
     .select()
@@ -86,7 +89,14 @@ export async function matchingSubscriptions(
 }
 
 /** Subscriptions (among `ids`) that already got this type for this resource within the last `withinMs` (throttled types). */
-export async function recentlySent(tx: Tx, organizationId: string, ids: string[], eventType: string, resourceKey: string, withinMs: number): Promise<Set<string>> {
+export async function recentlySent(
+  tx: Tx,
+  organizationId: string,
+  ids: string[],
+  eventType: string,
+  resourceKey: string,
+  withinMs: number,
+): Promise<Set<string>> {
   const { rows } = await tx.query<{ subscription_id: string }>(
     `SELECT DISTINCT subscription_id FROM webhook_delivery
       WHERE organization_id = $1 AND subscription_id = ANY($2::text[]) AND resource_key = $3 AND event_type = $4
@@ -113,12 +123,21 @@ export async function cancelPending(tx: Tx, subscriptionId: string, reason: stri
   return rows.length;
 }
 
-export async function listDeliveries(tx: Tx, filter: { subscriptionId: string; status?: DeliveryStatus; after: string | null; limit: number }): Promise<DeliveryRecord[]> {
+export async function listDeliveries(
+  tx: Tx,
+  filter: { subscriptionId: string; status?: DeliveryStatus; after: string | null; limit: number },
+): Promise<DeliveryRecord[]> {
   const d = webhookDelivery;
   return tx.orm
     .select()
     .from(d)
-    .where(and(eq(d.subscriptionId, filter.subscriptionId), filter.status ? eq(d.status, filter.status) : undefined, filter.after ? lt(d.id, filter.after) : undefined))
+    .where(
+      and(
+        eq(d.subscriptionId, filter.subscriptionId),
+        filter.status ? eq(d.status, filter.status) : undefined,
+        filter.after ? lt(d.id, filter.after) : undefined,
+      ),
+    )
     .orderBy(desc(d.id))
     .limit(filter.limit + 1);
 }
@@ -200,14 +219,23 @@ export interface Outcome {
   error: string | null;
 }
 
-export type AttemptLog = Pick<NewAttempt, 'id' | 'attempt' | 'url' | 'startedAt' | 'durationMs' | 'statusCode' | 'error' | 'responseExcerpt' | 'outcome'>;
+export type AttemptLog = Pick<
+  NewAttempt,
+  'id' | 'attempt' | 'url' | 'startedAt' | 'durationMs' | 'statusCode' | 'error' | 'responseExcerpt' | 'outcome'
+>;
 
 /**
  * Writes the outcome of a claimed attempt and its log row in one statement, only while the claim is still ours
  * (false = someone else owns it now: nothing is written); a delivered attempt also ends the subscription's
  * failure streak.
  */
-export async function finishAttempt(tx: Tx, d: Pick<ClaimedDelivery, 'organization_id' | 'id' | 'claim_token'>, o: Outcome, log: AttemptLog, now: Date): Promise<boolean> {
+export async function finishAttempt(
+  tx: Tx,
+  d: Pick<ClaimedDelivery, 'organization_id' | 'id' | 'claim_token'>,
+  o: Outcome,
+  log: AttemptLog,
+  now: Date,
+): Promise<boolean> {
   const { rows } = await tx.query<{ id: string }>(
     `WITH done AS (
        UPDATE webhook_delivery
@@ -248,8 +276,17 @@ export async function finishAttempt(tx: Tx, d: Pick<ClaimedDelivery, 'organizati
  * `disableAfterMs`, or when `exhaustedDeliveryId` (a delivery that has just used up its retry window) has failed on
  * every attempt within the streak: a day of failures. Returned once: only the transaction that flips `active` gets it.
  */
-export async function markSubscriptionFailing(tx: Tx, subscriptionId: string, now: Date, disableAfterMs: number, exhaustedDeliveryId: string | null): Promise<SubscriptionRecord | null> {
-  await tx.query(`UPDATE webhook_subscription SET failing_since = $2::timestamptz, updated_at = now() WHERE id = $1 AND failing_since IS NULL`, [subscriptionId, now.toISOString()]);
+export async function markSubscriptionFailing(
+  tx: Tx,
+  subscriptionId: string,
+  now: Date,
+  disableAfterMs: number,
+  exhaustedDeliveryId: string | null,
+): Promise<SubscriptionRecord | null> {
+  await tx.query(
+    `UPDATE webhook_subscription SET failing_since = $2::timestamptz, updated_at = now() WHERE id = $1 AND failing_since IS NULL`,
+    [subscriptionId, now.toISOString()],
+  );
   const { rows } = await tx.query<{ id: string }>(
     `UPDATE webhook_subscription s SET active = false, disabled_at = $2::timestamptz, disabled_reason = 'failing', updated_at = now()
       WHERE s.id = $1 AND s.active
@@ -263,7 +300,9 @@ export async function markSubscriptionFailing(tx: Tx, subscriptionId: string, no
 
 /** Undelivered rows per status (dashboard and metrics). */
 export async function backlog(tx: Tx): Promise<Record<string, number>> {
-  const { rows } = await tx.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM webhook_delivery WHERE status IN ('pending', 'sending') GROUP BY status`);
+  const { rows } = await tx.query<{ status: string; n: number }>(
+    `SELECT status, count(*)::int AS n FROM webhook_delivery WHERE status IN ('pending', 'sending') GROUP BY status`,
+  );
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 

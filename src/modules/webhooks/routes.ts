@@ -15,7 +15,8 @@ const EventType = Type.String({
 const TargetUrl = Type.String({
   minLength: 8,
   maxLength: 2000,
-  description: 'https URL (http only in development or with WEBHOOK_ALLOW_HTTP); private, loopback and reserved addresses are refused unless WEBHOOK_ALLOW_PRIVATE_TARGETS',
+  description:
+    'https URL (http only in development or with WEBHOOK_ALLOW_HTTP); private, loopback and reserved addresses are refused unless WEBHOOK_ALLOW_PRIVATE_TARGETS',
 });
 const DeliveryStatus = Type.Union(
   DELIVERY_STATUSES.map((s) => Type.Literal(s)),
@@ -32,7 +33,7 @@ export const WebhookSubscriptionOut = Type.Object({
     description:
       'Set from the creator: `organization` (an administrator): every event of the organization; `dispatch` (a dispatcher): the `trip.*` events; ' +
       '`territories` (a sub-administrator): the events of the territories he holds when each event happens (`trip.*` with `delivery_status`, ' +
-      '`order.*` with `orders_status`, `payment_review.*` with `payments_review_view`); `merchant`: the events of the owner merchant\'s records',
+      "`order.*` with `orders_status`, `payment_review.*` with `payments_review_view`); `merchant`: the events of the owner merchant's records",
   }),
   owner_user_id: Type.String(),
   merchant_id: Nullable(Type.String()),
@@ -53,11 +54,18 @@ const WithSecret = Type.Composite([
   WebhookSubscriptionOut,
   Type.Object({
     secret: Type.Optional(
-      Type.String({ description: 'the signing secret the server generated (no `secret` in the request), shown only in this response; a secret the caller chose is never returned' }),
+      Type.String({
+        description:
+          'the signing secret the server generated (no `secret` in the request), shown only in this response; a secret the caller chose is never returned',
+      }),
     ),
   }),
 ]);
-const SigningSecret = SecretInput(16, 256, 'The signing secret to use (16 to 256 visible ASCII characters); the server generates one when absent.');
+const SigningSecret = SecretInput(
+  16,
+  256,
+  'The signing secret to use (16 to 256 visible ASCII characters); the server generates one when absent.',
+);
 
 export const WebhookDeliveryOut = Type.Object({
   id: Type.String(),
@@ -88,7 +96,9 @@ const AttemptOut = Type.Object({
 const DeliveryDetail = Type.Composite([
   WebhookDeliveryOut,
   Type.Object({
-    body: Type.Record(Type.String(), Type.Unknown(), { description: 'the JSON body sent: id, type, occurred_at, organization_id, resource_type, resource_id, resource, data' }),
+    body: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'the JSON body sent: id, type, occurred_at, organization_id, resource_type, resource_id, resource, data',
+    }),
     attempts_log: Type.Array(AttemptOut),
   }),
 ]);
@@ -104,10 +114,9 @@ void _a;
 const who = { auth: { roles: ['administrator' as const, 'dispatch' as const, 'subadmin' as const, 'comercio' as const] } };
 const ACCESS =
   'Administrators manage every subscription of the organization; dispatchers, sub-administrators and merchant users (`comercio`) only their own ' +
-  '(another\'s is 404), which receive only what their owner may read (see `scope`).';
+  "(another's is 404), which receive only what their owner may read (see `scope`).";
 
 export function webhookRoutes(app: Api, ctx: WebhooksContext, svc: WebhookService) {
-
   app.post(
     '/webhooks/subscriptions',
     {
@@ -118,8 +127,8 @@ export function webhookRoutes(app: Api, ctx: WebhooksContext, svc: WebhookServic
         summary: 'Subscribes a URL to events (outbound webhooks)',
         description:
           `${ACCESS} An administrator's subscription receives every event of the organization, a merchant's only those of its records ` +
-          '(422 MERCHANT_PROFILE_REQUIRED without a merchant profile); a dispatcher\'s or sub-administrator\'s only those of its scope, and naming a type ' +
-          'outside it is 422 WEBHOOK_EVENT_TYPE_OUT_OF_SCOPE. The signing secret is stored encrypted and never returned: the caller\'s `secret`, or one the ' +
+          "(422 MERCHANT_PROFILE_REQUIRED without a merchant profile); a dispatcher's or sub-administrator's only those of its scope, and naming a type " +
+          "outside it is 422 WEBHOOK_EVENT_TYPE_OUT_OF_SCOPE. The signing secret is stored encrypted and never returned: the caller's `secret`, or one the " +
           'server generates, which is in this response only. 503 SECRETS_KEY_MISSING when the server has no key to store it with. ' +
           '422 WEBHOOK_TARGET_REFUSED for a URL the service will not call, 422 WEBHOOK_SUBSCRIPTION_LIMIT beyond WEBHOOK_MAX_SUBSCRIPTIONS.',
         body: Strict({
@@ -142,14 +151,31 @@ export function webhookRoutes(app: Api, ctx: WebhooksContext, svc: WebhookServic
     '/webhooks/subscriptions',
     {
       config: who,
-      schema: { operationId: 'listWebhookSubscriptions', tags: ['webhooks'], summary: 'Webhook subscriptions, newest first', description: ACCESS, querystring: Strict(PageQueryProps), response: { 200: Page(WebhookSubscriptionOut) } },
+      schema: {
+        operationId: 'listWebhookSubscriptions',
+        tags: ['webhooks'],
+        summary: 'Webhook subscriptions, newest first',
+        description: ACCESS,
+        querystring: Strict(PageQueryProps),
+        response: { 200: Page(WebhookSubscriptionOut) },
+      },
     },
     async (req) => svc.list(actorOf(req), req.query),
   );
 
   app.get(
     '/webhooks/subscriptions/:id',
-    { config: who, schema: { operationId: 'getWebhookSubscription', tags: ['webhooks'], summary: 'One webhook subscription', description: ACCESS, params: IdParams, response: { 200: WebhookSubscriptionOut } } },
+    {
+      config: who,
+      schema: {
+        operationId: 'getWebhookSubscription',
+        tags: ['webhooks'],
+        summary: 'One webhook subscription',
+        description: ACCESS,
+        params: IdParams,
+        response: { 200: WebhookSubscriptionOut },
+      },
+    },
     async (req) => svc.get(actorOf(req), req.params.id),
   );
 
@@ -179,7 +205,14 @@ export function webhookRoutes(app: Api, ctx: WebhooksContext, svc: WebhookServic
     '/webhooks/subscriptions/:id',
     {
       config: who,
-      schema: { operationId: 'deleteWebhookSubscription', tags: ['webhooks'], summary: 'Deletes a webhook subscription and its delivery log', description: ACCESS, params: IdParams, response: { 204: Type.Null() } },
+      schema: {
+        operationId: 'deleteWebhookSubscription',
+        tags: ['webhooks'],
+        summary: 'Deletes a webhook subscription and its delivery log',
+        description: ACCESS,
+        params: IdParams,
+        response: { 204: Type.Null() },
+      },
     },
     async (req, reply) => {
       await svc.remove(actorOf(req), req.params.id);
@@ -199,7 +232,12 @@ export function webhookRoutes(app: Api, ctx: WebhooksContext, svc: WebhookServic
           `${ACCESS} The new secret: the caller's \`secret\` (stored encrypted, never returned), or one the server generates, in this response only. ` +
           'During `overlap_seconds` (default 86400, at most 7 days; 0 replaces it at once) deliveries carry two `v1` signatures, one per secret. Audited (without the secret).',
         params: IdParams,
-        body: Type.Optional(Strict({ overlap_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 7 * 86_400 })), secret: Type.Optional(SigningSecret) })),
+        body: Type.Optional(
+          Strict({
+            overlap_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 7 * 86_400 })),
+            secret: Type.Optional(SigningSecret),
+          }),
+        ),
         response: { 200: WithSecret },
       },
     },
@@ -246,7 +284,14 @@ export function webhookRoutes(app: Api, ctx: WebhooksContext, svc: WebhookServic
     '/webhooks/deliveries/:id',
     {
       config: who,
-      schema: { operationId: 'getWebhookDelivery', tags: ['webhooks'], summary: 'One delivery with its body and attempts', description: ACCESS, params: IdParams, response: { 200: DeliveryDetail } },
+      schema: {
+        operationId: 'getWebhookDelivery',
+        tags: ['webhooks'],
+        summary: 'One delivery with its body and attempts',
+        description: ACCESS,
+        params: IdParams,
+        response: { 200: DeliveryDetail },
+      },
     },
     async (req) => svc.getDelivery(actorOf(req), req.params.id),
   );
@@ -258,7 +303,7 @@ export function webhookRoutes(app: Api, ctx: WebhooksContext, svc: WebhookServic
       schema: {
         operationId: 'redeliverWebhook',
         tags: ['webhooks'],
-        summary: 'Sends one delivery\'s event again',
+        summary: "Sends one delivery's event again",
         description: `${ACCESS} A new delivery with the same event id and body (signed anew), outside the per-resource order. 409 WEBHOOK_SUBSCRIPTION_INACTIVE on an inactive subscription; limited like test events.`,
         params: IdParams,
         response: { 202: WebhookDeliveryOut },

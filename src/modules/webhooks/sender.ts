@@ -12,7 +12,10 @@ export interface TargetPolicy {
 
 /** Read on every use from the configuration: `WEBHOOK_ALLOW_HTTP` (default: only in development), `WEBHOOK_ALLOW_PRIVATE_TARGETS` (default off). */
 export function targetPolicy(config: Pick<Config, 'env' | 'settings'>): TargetPolicy {
-  return { allowHttp: config.env === 'development' || config.settings.WEBHOOK_ALLOW_HTTP, allowPrivate: config.settings.WEBHOOK_ALLOW_PRIVATE_TARGETS };
+  return {
+    allowHttp: config.env === 'development' || config.settings.WEBHOOK_ALLOW_HTTP,
+    allowPrivate: config.settings.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+  };
 }
 
 /** Addresses that are not the public internet: loopback, private, link-local, CGNAT, multicast, reserved, IPv6 ULA... */
@@ -97,7 +100,11 @@ function guardedLookup(policy: TargetPolicy): LookupFunction {
       const list = addresses as LookupAddress[];
       const allowed = policy.allowPrivate ? list : list.filter((a) => !isNonPublicAddress(a.address));
       if (allowed.length === 0) {
-        return callback(new TargetRefused(`${hostname} resolves only to private, loopback or reserved addresses`) as NodeJS.ErrnoException, '', 0);
+        return callback(
+          new TargetRefused(`${hostname} resolves only to private, loopback or reserved addresses`) as NodeJS.ErrnoException,
+          '',
+          0,
+        );
       }
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
       callback(null, allowed[0].address, allowed[0].family);
@@ -182,7 +189,13 @@ export const httpSender: WebhookSender = (req) =>
         let size = 0;
         const max = req.excerptBytes ?? 1024;
         const finish = () => {
-          done({ statusCode: res.statusCode ?? null, headers: res.headers, excerpt: Buffer.concat(chunks).toString('utf8').slice(0, max), error: null, refused: false });
+          done({
+            statusCode: res.statusCode ?? null,
+            headers: res.headers,
+            excerpt: Buffer.concat(chunks).toString('utf8').slice(0, max),
+            error: null,
+            refused: false,
+          });
           res.destroy();
         };
         res.on('data', (c: Buffer) => {

@@ -185,7 +185,9 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
   function checkEventTypes(types: string[]) {
     const unknown = types.filter((t) => t !== '*' && !KNOWN.has(t));
     if (unknown.length > 0) {
-      throw AppError.badRequest(`Unknown event types: ${unknown.join(', ')}`, [{ field: 'event_types', message: `one of *, ${WEBHOOK_EVENT_TYPES.join(', ')}` }]);
+      throw AppError.badRequest(`Unknown event types: ${unknown.join(', ')}`, [
+        { field: 'event_types', message: `one of *, ${WEBHOOK_EVENT_TYPES.join(', ')}` },
+      ]);
     }
     return [...new Set(types)];
   }
@@ -206,7 +208,8 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
 
   function checkUrl(url: string) {
     const problem = checkTargetUrl(url, targetPolicy(ctx.config));
-    if (problem) throw AppError.unprocessable(`The target URL is refused: ${problem}`, 'WEBHOOK_TARGET_REFUSED', [{ field: 'url', message: problem }]);
+    if (problem)
+      throw AppError.unprocessable(`The target URL is refused: ${problem}`, 'WEBHOOK_TARGET_REFUSED', [{ field: 'url', message: problem }]);
   }
 
   /** Administrators: every subscription of the organization; dispatchers, sub-administrators and merchants: their own. Anything else is 404. */
@@ -219,10 +222,16 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
   async function limitTests(actor: Actor) {
     const { weighted, resetSeconds } = await countRequest(db, `user:${actor.organizationId}:${actor.userId}:webhook-sends`);
     if (weighted > settings.testPerMinute) {
-      throw new AppError(429, 'RATE_LIMITED', `At most ${settings.testPerMinute} test events and redeliveries per minute per user; retry in ${resetSeconds} s`, undefined, {
-        retry_after: resetSeconds,
-        limit: settings.testPerMinute,
-      });
+      throw new AppError(
+        429,
+        'RATE_LIMITED',
+        `At most ${settings.testPerMinute} test events and redeliveries per minute per user; retry in ${resetSeconds} s`,
+        undefined,
+        {
+          retry_after: resetSeconds,
+          limit: settings.testPerMinute,
+        },
+      );
     }
   }
 
@@ -248,14 +257,27 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
       if (s.scope === 'territories') {
         if (!scopes.has(s.ownerUserId)) scopes.set(s.ownerUserId, await ctx.deps.subadminScope(tx, ev.organization_id, s.ownerUserId));
         const scope = scopes.get(s.ownerUserId);
-        if (!scope?.active || !ev.territory_id || !scope.territoryIds.includes(ev.territory_id) || !typeInScope(ev.type, s.scope, scope.permissions)) continue;
+        if (
+          !scope?.active ||
+          !ev.territory_id ||
+          !scope.territoryIds.includes(ev.territory_id) ||
+          !typeInScope(ev.type, s.scope, scope.permissions)
+        )
+          continue;
       } else if (!typeInScope(ev.type, s.scope, null)) continue;
       subs.push(s);
     }
     if (subs.length === 0) return;
     const resourceKey = `${ev.entity_type}:${ev.entity_id}`;
     if (OPT_IN_TYPES.has(ev.type) && settings.locationIntervalMs > 0) {
-      const recent = await repo.recentlySent(tx, ev.organization_id, subs.map((s) => s.id), ev.type, resourceKey, settings.locationIntervalMs);
+      const recent = await repo.recentlySent(
+        tx,
+        ev.organization_id,
+        subs.map((s) => s.id),
+        ev.type,
+        resourceKey,
+        settings.locationIntervalMs,
+      );
       subs = subs.filter((s) => !recent.has(s.id));
       if (subs.length === 0) return;
     }
@@ -305,17 +327,22 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
       const eventTypes = checkEventTypes(input.event_types);
       checkUrl(input.url);
       const scope = SCOPE_OF[actor.kind];
-      if (!scope) throw AppError.forbidden('Only administrators, dispatchers, sub-administrators and merchant users manage webhook subscriptions');
+      if (!scope)
+        throw AppError.forbidden('Only administrators, dispatchers, sub-administrators and merchant users manage webhook subscriptions');
       checkScopeTypes(scope, eventTypes, actor);
       return db.withTenant(tenantOf(actor), async (tx) => {
         let merchantId: string | null = null;
         if (scope === 'merchant') {
           const m = await ctx.deps.logistics.merchantOfUser(tx, actor.userId);
-          if (!m) throw AppError.unprocessable('Only a user with a merchant profile may subscribe to webhooks', 'MERCHANT_PROFILE_REQUIRED');
+          if (!m)
+            throw AppError.unprocessable('Only a user with a merchant profile may subscribe to webhooks', 'MERCHANT_PROFILE_REQUIRED');
           merchantId = m.id;
         }
         if ((await repo.countSubscriptions(tx, actor.organizationId)) >= settings.maxSubscriptions) {
-          throw AppError.unprocessable(`At most ${settings.maxSubscriptions} webhook subscriptions per organization`, 'WEBHOOK_SUBSCRIPTION_LIMIT');
+          throw AppError.unprocessable(
+            `At most ${settings.maxSubscriptions} webhook subscriptions per organization`,
+            'WEBHOOK_SUBSCRIPTION_LIMIT',
+          );
         }
         const ring = requireKeyring(ctx.config.secrets);
         const secret = input.secret ?? newSecret();
@@ -346,7 +373,11 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
     async list(actor: Actor, q: { limit?: number; cursor?: string }) {
       const page = pageRequest(q);
       return db.withTenant(tenantOf(actor), async (tx) => {
-        const rows = await repo.listSubscriptions(tx, { ownerUserId: actor.kind === 'administrator' ? null : actor.userId, after: page.after, limit: page.limit });
+        const rows = await repo.listSubscriptions(tx, {
+          ownerUserId: actor.kind === 'administrator' ? null : actor.userId,
+          after: page.after,
+          limit: page.limit,
+        });
         return toPage(rows, page, subscriptionOut);
       });
     },
@@ -366,12 +397,25 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
         if (patch.url !== undefined) set.url = patch.url;
         if (eventTypes) set.eventTypes = eventTypes;
         if (patch.description !== undefined) set.description = patch.description;
-        if (patch.active === true && !before.active) Object.assign(set, { active: true, failingSince: null, disabledAt: null, disabledReason: null });
-        if (patch.active === false && before.active) Object.assign(set, { active: false, disabledAt: new Date(), disabledReason: 'deactivated' });
+        if (patch.active === true && !before.active)
+          Object.assign(set, { active: true, failingSince: null, disabledAt: null, disabledReason: null });
+        if (patch.active === false && before.active)
+          Object.assign(set, { active: false, disabledAt: new Date(), disabledReason: 'deactivated' });
         const after = Object.keys(set).length ? await repo.updateSubscription(tx, id, set) : before;
         if (before.active && !after.active) await repo.cancelPending(tx, id, 'SUBSCRIPTION_DEACTIVATED');
-        const view = (s: repo.SubscriptionRecord) => ({ url: s.url, event_types: s.eventTypes, description: s.description, active: s.active });
-        await recordAudit(tx, actor, { action: 'webhook_subscription.updated', entityType: 'webhook_subscription', entityId: id, before: view(before), after: view(after) });
+        const view = (s: repo.SubscriptionRecord) => ({
+          url: s.url,
+          event_types: s.eventTypes,
+          description: s.description,
+          active: s.active,
+        });
+        await recordAudit(tx, actor, {
+          action: 'webhook_subscription.updated',
+          entityType: 'webhook_subscription',
+          entityId: id,
+          before: view(before),
+          after: view(after),
+        });
         return subscriptionOut(after);
       });
     },
@@ -380,7 +424,12 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
       await db.withTenant(tenantOf(actor), async (tx) => {
         const s = await visible(tx, actor, id, true);
         await repo.deleteSubscription(tx, id);
-        await recordAudit(tx, actor, { action: 'webhook_subscription.deleted', entityType: 'webhook_subscription', entityId: id, before: { url: s.url, event_types: s.eventTypes } });
+        await recordAudit(tx, actor, {
+          action: 'webhook_subscription.deleted',
+          entityType: 'webhook_subscription',
+          entityId: id,
+          before: { url: s.url, event_types: s.eventTypes },
+        });
       });
     },
 
@@ -451,9 +500,23 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
         });
         if (!s.active) throw AppError.conflict('The subscription is not active; enable it first', 'WEBHOOK_SUBSCRIPTION_INACTIVE');
         const [copy] = await repo.insertDeliveries(tx, [
-          { organizationId: d.organizationId, id: newId(), subscriptionId: d.subscriptionId, eventId: d.eventId, eventSeq: d.eventSeq, eventType: d.eventType, body: d.body, redeliveryOf: d.id },
+          {
+            organizationId: d.organizationId,
+            id: newId(),
+            subscriptionId: d.subscriptionId,
+            eventId: d.eventId,
+            eventSeq: d.eventSeq,
+            eventType: d.eventType,
+            body: d.body,
+            redeliveryOf: d.id,
+          },
         ]);
-        await recordAudit(tx, actor, { action: 'webhook_delivery.redelivered', entityType: 'webhook_delivery', entityId: d.id, after: { redelivery_id: copy.id } });
+        await recordAudit(tx, actor, {
+          action: 'webhook_delivery.redelivered',
+          entityType: 'webhook_delivery',
+          entityId: d.id,
+          after: { redelivery_id: copy.id },
+        });
         return deliveryOut(copy);
       });
     },

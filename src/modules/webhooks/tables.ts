@@ -48,7 +48,9 @@ export const webhookSubscription = pgTable(
     foreignKey({ columns: [t.organizationId], foreignColumns: [organization.id] }),
     check('webhook_subscription_scope_ck', sql`scope IN ('organization', 'dispatch', 'territories', 'merchant')`),
     check('webhook_subscription_merchant_ck', sql`(scope = 'merchant') = (merchant_id IS NOT NULL)`),
-    index('webhook_subscription_active_idx').on(t.organizationId).where(sql`active`),
+    index('webhook_subscription_active_idx')
+      .on(t.organizationId)
+      .where(sql`active`),
   ],
 );
 
@@ -84,15 +86,26 @@ export const webhookDelivery = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
-    foreignKey({ columns: [t.organizationId, t.subscriptionId], foreignColumns: [webhookSubscription.organizationId, webhookSubscription.id] }).onDelete('cascade'),
+    foreignKey({
+      columns: [t.organizationId, t.subscriptionId],
+      foreignColumns: [webhookSubscription.organizationId, webhookSubscription.id],
+    }).onDelete('cascade'),
     check('webhook_delivery_status_ck', sql`status IN ('pending', 'sending', 'delivered', 'failed', 'cancelled')`),
     index('webhook_delivery_subscription_idx').on(t.organizationId, t.subscriptionId, t.id),
     // The worker's queue, and the ordering check (an earlier undelivered event of the same resource).
-    index('webhook_delivery_due_idx').on(t.nextAttemptAt).where(sql`status IN ('pending', 'sending')`),
-    index('webhook_delivery_sending_idx').on(t.organizationId, t.subscriptionId).where(sql`status = 'sending'`),
-    index('webhook_delivery_resource_idx').on(t.organizationId, t.subscriptionId, t.resourceKey, t.eventSeq).where(sql`status IN ('pending', 'sending')`),
+    index('webhook_delivery_due_idx')
+      .on(t.nextAttemptAt)
+      .where(sql`status IN ('pending', 'sending')`),
+    index('webhook_delivery_sending_idx')
+      .on(t.organizationId, t.subscriptionId)
+      .where(sql`status = 'sending'`),
+    index('webhook_delivery_resource_idx')
+      .on(t.organizationId, t.subscriptionId, t.resourceKey, t.eventSeq)
+      .where(sql`status IN ('pending', 'sending')`),
     // The retention pruner's scan: finished deliveries, oldest first.
-    index('webhook_delivery_finished_idx').on(t.updatedAt).where(sql`status IN ('delivered', 'failed', 'cancelled')`),
+    index('webhook_delivery_finished_idx')
+      .on(t.updatedAt)
+      .where(sql`status IN ('delivered', 'failed', 'cancelled')`),
   ],
 );
 
@@ -115,7 +128,10 @@ export const webhookAttempt = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
-    foreignKey({ columns: [t.organizationId, t.deliveryId], foreignColumns: [webhookDelivery.organizationId, webhookDelivery.id] }).onDelete('cascade'),
+    foreignKey({
+      columns: [t.organizationId, t.deliveryId],
+      foreignColumns: [webhookDelivery.organizationId, webhookDelivery.id],
+    }).onDelete('cascade'),
     check('webhook_attempt_outcome_ck', sql`outcome IN ('delivered', 'retry', 'failed')`),
     index('webhook_attempt_delivery_idx').on(t.organizationId, t.deliveryId, t.attempt),
   ],

@@ -13,7 +13,16 @@ interface Received {
   path: string;
   headers: http.IncomingHttpHeaders;
   raw: Buffer;
-  body: { id: string; type: string; occurred_at: string; organization_id: string; resource_type: string; resource_id: string; resource: Record<string, unknown> | null; data: Record<string, unknown> };
+  body: {
+    id: string;
+    type: string;
+    occurred_at: string;
+    organization_id: string;
+    resource_type: string;
+    resource_id: string;
+    resource: Record<string, unknown> | null;
+    data: Record<string, unknown>;
+  };
 }
 let received: Received[] = [];
 type Answer = { status: number; headers?: Record<string, string>; delayMs?: number };
@@ -30,7 +39,8 @@ let org: string;
 let clock: number;
 let worker: WebhookWorker;
 /** A worker on the test clock; its send timeout is long (a loaded machine answers late) except where a test times a receiver out. */
-const newWorker = (timeoutMs = 10_000) => t.app.services.webhooks.newWorker({ now: () => new Date(clock), random: () => 0.5, timeoutMs, claimTimeoutMs: 15_000 });
+const newWorker = (timeoutMs = 10_000) =>
+  t.app.services.webhooks.newWorker({ now: () => new Date(clock), random: () => 0.5, timeoutMs, claimTimeoutMs: 15_000 });
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -70,10 +80,15 @@ beforeEach(async () => {
   await t.db.withSystem((tx) => tx.query('DELETE FROM webhook_subscription'));
 });
 
-const sys = <R = Record<string, any>>(text: string, params: unknown[] = []) => t.db.withSystem(async (tx) => (await tx.query<R>(text, params)).rows);
+const sys = <R = Record<string, any>>(text: string, params: unknown[] = []) =>
+  t.db.withSystem(async (tx) => (await tx.query<R>(text, params)).rows);
 let pathSeq = 0;
 async function subscribe(s: Session, eventTypes: string[] = ['*'], path = `/hook-${++pathSeq}`) {
-  const res = await t.req(s, { method: 'POST', url: '/webhooks/subscriptions', payload: { url: `${base}${path}`, event_types: eventTypes } });
+  const res = await t.req(s, {
+    method: 'POST',
+    url: '/webhooks/subscriptions',
+    payload: { url: `${base}${path}`, event_types: eventTypes },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return { ...(res.json() as { id: string; secret: string; scope: string }), path };
 }
@@ -96,7 +111,8 @@ const cancelTrip = async (id: string) => {
   const res = await t.req(admin, { method: 'POST', url: `/trips/${id}/status`, payload: { status: 'cancelled', reason: 'test' } });
   expect(res.statusCode, res.body).toBe(200);
 };
-const deliveriesOf = (subscriptionId: string) => sys('SELECT * FROM webhook_delivery WHERE subscription_id = $1 ORDER BY event_seq NULLS LAST, created_at', [subscriptionId]);
+const deliveriesOf = (subscriptionId: string) =>
+  sys('SELECT * FROM webhook_delivery WHERE subscription_id = $1 ORDER BY event_seq NULLS LAST, created_at', [subscriptionId]);
 const at = (path: string) => received.filter((r) => r.path === path);
 const MIN = 60_000;
 
@@ -128,7 +144,9 @@ describe('delivery', () => {
     expect(list.json().data).toHaveLength(1);
     expect(list.json().data[0]).toMatchObject({ status: 'delivered', attempts: 1, last_status_code: 200 });
     const detail = (await t.req(admin, { method: 'GET', url: `/webhooks/deliveries/${row.id}` })).json();
-    expect(detail.attempts_log).toEqual([expect.objectContaining({ attempt: 1, status_code: 200, outcome: 'delivered', response_excerpt: 'answer 200', error: null })]);
+    expect(detail.attempts_log).toEqual([
+      expect.objectContaining({ attempt: 1, status_code: 200, outcome: 'delivered', response_excerpt: 'answer 200', error: null }),
+    ]);
     expect(detail.attempts_log[0].duration_ms).toBeGreaterThanOrEqual(0);
     expect(detail.body.id).toBe(event.id);
     // Nothing is sent twice.
@@ -203,7 +221,9 @@ describe('retries', () => {
     // Each attempt carries the same event id, a fresh timestamp and a valid signature.
     expect(new Set(at(sub.path).map((r) => r.body.id)).size).toBe(1);
     for (const r of at(sub.path)) verifySignature(sub.secret, r.raw, r.headers['x-signature'], Number(r.headers['x-webhook-timestamp']));
-    const log = (await sys('SELECT attempt, status_code, outcome FROM webhook_attempt WHERE delivery_id = $1 ORDER BY attempt', [d.id])).map((a) => [a.attempt, a.status_code, a.outcome]);
+    const log = (
+      await sys('SELECT attempt, status_code, outcome FROM webhook_attempt WHERE delivery_id = $1 ORDER BY attempt', [d.id])
+    ).map((a) => [a.attempt, a.status_code, a.outcome]);
     expect(log).toEqual([
       [1, 500, 'retry'],
       [2, 502, 'retry'],
@@ -249,7 +269,10 @@ describe('retries', () => {
       const [sub1] = await sys('SELECT active FROM webhook_subscription WHERE id = $1', [sub.id]);
       if (!sub1.active) break;
       // The earliest event first: the later one waits behind it.
-      const due = await sys("SELECT next_attempt_at AS at FROM webhook_delivery WHERE subscription_id = $1 AND status = 'pending' ORDER BY event_seq LIMIT 1", [sub.id]);
+      const due = await sys(
+        "SELECT next_attempt_at AS at FROM webhook_delivery WHERE subscription_id = $1 AND status = 'pending' ORDER BY event_seq LIMIT 1",
+        [sub.id],
+      );
       expect(due[0].at).not.toBeNull();
       clock = Math.max(clock, new Date(due[0].at).getTime());
       await worker.runOnce();
@@ -353,7 +376,11 @@ describe('subscriptions', () => {
     expect(got.secret).toBeUndefined();
     expect(got).toMatchObject({ secret_set: true, secret_set_at: expect.any(String) });
     expect(JSON.stringify(got)).not.toContain(sub.secret.slice(-8));
-    const rot = await t.req(admin, { method: 'POST', url: `/webhooks/subscriptions/${sub.id}/rotate-secret`, payload: { overlap_seconds: 3600 } });
+    const rot = await t.req(admin, {
+      method: 'POST',
+      url: `/webhooks/subscriptions/${sub.id}/rotate-secret`,
+      payload: { overlap_seconds: 3600 },
+    });
     expect(rot.statusCode, rot.body).toBe(200);
     const fresh = rot.json().secret as string;
     expect(fresh).not.toBe(sub.secret);
@@ -380,7 +407,11 @@ describe('subscriptions', () => {
     expect(test.json()).toMatchObject({ event_type: 'webhook.test', status: 'pending' });
     await newTrip();
     await worker.runOnce();
-    expect(at(sub.path).map((r) => r.body.type).sort()).toEqual(['trip.created', 'webhook.test']);
+    expect(
+      at(sub.path)
+        .map((r) => r.body.type)
+        .sort(),
+    ).toEqual(['trip.created', 'webhook.test']);
     const original = (await deliveriesOf(sub.id)).find((d) => d.event_type === 'trip.created')!;
     const again = await t.req(admin, { method: 'POST', url: `/webhooks/deliveries/${original.id}/redeliver` });
     expect(again.statusCode, again.body).toBe(202);
@@ -435,17 +466,30 @@ describe('subscriptions', () => {
 
 describe('signing secrets at rest', () => {
   const CHOSEN = 'my-receiver-secret-0123456789';
-  const stored = async (id: string) => (await sys<{ secret: string; previous_secret: string | null }>('SELECT secret, previous_secret FROM webhook_subscription WHERE id = $1', [id]))[0];
+  const stored = async (id: string) =>
+    (
+      await sys<{ secret: string; previous_secret: string | null }>(
+        'SELECT secret, previous_secret FROM webhook_subscription WHERE id = $1',
+        [id],
+      )
+    )[0];
 
   it('stores every secret encrypted; a secret the caller chose is never returned, and deliveries verify with it', async () => {
     const generated = await subscribe(admin, ['trip.created']);
-    const res = await t.req(admin, { method: 'POST', url: '/webhooks/subscriptions', payload: { url: `${base}/chosen`, event_types: ['trip.created'], secret: CHOSEN } });
+    const res = await t.req(admin, {
+      method: 'POST',
+      url: '/webhooks/subscriptions',
+      payload: { url: `${base}/chosen`, event_types: ['trip.created'], secret: CHOSEN },
+    });
     expect(res.statusCode, res.body).toBe(201);
     const chosen = res.json();
     expect(chosen.secret).toBeUndefined();
     expect(chosen).toMatchObject({ secret_set: true, secret_set_at: expect.any(String) });
     // In the database: AES-GCM values under the configured key's version, never the plain text.
-    for (const [id, plain] of [[generated.id, generated.secret], [chosen.id, CHOSEN]] as const) {
+    for (const [id, plain] of [
+      [generated.id, generated.secret],
+      [chosen.id, CHOSEN],
+    ] as const) {
       const row = await stored(id);
       expect(row.secret).toMatch(new RegExp(`^enc:v1:${t.config.secrets!.current.id}:`));
       expect(row.secret).not.toContain(plain);
@@ -459,7 +503,11 @@ describe('signing secrets at rest', () => {
 
   it('replaces a secret with a chosen one (never returned) and signs with both during the overlap', async () => {
     const sub = await subscribe(admin, ['trip.created']);
-    const rot = await t.req(admin, { method: 'POST', url: `/webhooks/subscriptions/${sub.id}/rotate-secret`, payload: { overlap_seconds: 3600, secret: CHOSEN } });
+    const rot = await t.req(admin, {
+      method: 'POST',
+      url: `/webhooks/subscriptions/${sub.id}/rotate-secret`,
+      payload: { overlap_seconds: 3600, secret: CHOSEN },
+    });
     expect(rot.statusCode, rot.body).toBe(200);
     expect(rot.json().secret).toBeUndefined();
     expect(rot.body).not.toContain(CHOSEN);
@@ -473,7 +521,10 @@ describe('signing secrets at rest', () => {
     const ts = Number(r.headers['x-webhook-timestamp']);
     verifySignature(CHOSEN, r.raw, r.headers['x-signature'], ts);
     verifySignature(sub.secret, r.raw, r.headers['x-signature'], ts);
-    const audit = await sys('SELECT after FROM audit_log WHERE entity_id = $1 AND action = $2', [sub.id, 'webhook_subscription.secret_rotated']);
+    const audit = await sys('SELECT after FROM audit_log WHERE entity_id = $1 AND action = $2', [
+      sub.id,
+      'webhook_subscription.secret_rotated',
+    ]);
     expect(audit[0].after).toMatchObject({ origin: 'chosen', overlap_seconds: 3600 });
     expect(JSON.stringify(audit)).not.toContain(CHOSEN);
   });
@@ -486,7 +537,11 @@ describe('signing secrets at rest', () => {
   ])('refuses a %s secret with 400 and writes nothing', async (_name, secret) => {
     const sub = await subscribe(admin, ['trip.created']);
     const before = await stored(sub.id);
-    const create = await t.req(admin, { method: 'POST', url: '/webhooks/subscriptions', payload: { url: `${base}/bad`, event_types: ['*'], secret } });
+    const create = await t.req(admin, {
+      method: 'POST',
+      url: '/webhooks/subscriptions',
+      payload: { url: `${base}/bad`, event_types: ['*'], secret },
+    });
     expect(create.statusCode).toBe(400);
     expect(create.json().code).toBe('VALIDATION_FAILED');
     const rot = await t.req(admin, { method: 'POST', url: `/webhooks/subscriptions/${sub.id}/rotate-secret`, payload: { secret } });
@@ -498,7 +553,10 @@ describe('signing secrets at rest', () => {
   it('a secret that cannot be decrypted (a key version not configured) fails the attempt with a clear error, and is retried', async () => {
     const sub = await subscribe(admin, ['trip.created']);
     const row = await stored(sub.id);
-    await sys('UPDATE webhook_subscription SET secret = $2 WHERE id = $1', [sub.id, row.secret.replace(/^enc:v1:[0-9a-f]{8}:/, 'enc:v1:0badc0de:')]);
+    await sys('UPDATE webhook_subscription SET secret = $2 WHERE id = $1', [
+      sub.id,
+      row.secret.replace(/^enc:v1:[0-9a-f]{8}:/, 'enc:v1:0badc0de:'),
+    ]);
     await newTrip();
     await worker.runOnce();
     expect(at(sub.path)).toHaveLength(0);
@@ -515,7 +573,15 @@ describe('SSRF refusals', () => {
     const post = (url: string) => t.req(admin, { method: 'POST', url: '/webhooks/subscriptions', payload: { url, event_types: ['*'] } });
     try {
       settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = false;
-      for (const url of [`${base}/x`, 'https://localhost/x', 'https://10.1.2.3/x', 'https://[::1]/x', 'https://169.254.169.254/latest', 'https://[::ffff:127.0.0.1]/x', 'https://192.168.0.10/x']) {
+      for (const url of [
+        `${base}/x`,
+        'https://localhost/x',
+        'https://10.1.2.3/x',
+        'https://[::1]/x',
+        'https://169.254.169.254/latest',
+        'https://[::ffff:127.0.0.1]/x',
+        'https://192.168.0.10/x',
+      ]) {
         const res = await post(url);
         expect(res.statusCode, url).toBe(422);
         expect(res.json().code).toBe('WEBHOOK_TARGET_REFUSED');
@@ -556,7 +622,19 @@ describe('SSRF refusals', () => {
   });
 
   it('classifies addresses, URLs and answers', async () => {
-    for (const a of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', '::ffff:10.0.0.1']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.0.0.1',
+      '172.16.5.4',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fd00::1',
+      'fe80::1',
+      '::ffff:10.0.0.1',
+    ]) {
       expect(isNonPublicAddress(a), a).toBe(true);
     }
     for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isNonPublicAddress(a), a).toBe(false);
@@ -565,7 +643,13 @@ describe('SSRF refusals', () => {
     expect(checkTargetUrl('https://127.1/a', strict)).not.toBeNull(); // WHATWG normalises to 127.0.0.1
     expect(checkTargetUrl('https://0x7f000001/a', strict)).not.toBeNull();
     expect(checkTargetUrl('https://svc.internal/a', strict)).not.toBeNull();
-    const refused = await httpSender({ url: `${base}/x`, body: '{}', headers: {}, timeoutMs: 500, policy: { allowHttp: true, allowPrivate: false } });
+    const refused = await httpSender({
+      url: `${base}/x`,
+      body: '{}',
+      headers: {},
+      timeoutMs: 500,
+      policy: { allowHttp: true, allowPrivate: false },
+    });
     expect(refused).toMatchObject({ refused: true, statusCode: null });
     expect(classify({ statusCode: 204, headers: {}, excerpt: null, error: null, refused: false })).toBe('delivered');
     expect(classify({ statusCode: 301, headers: {}, excerpt: null, error: null, refused: false })).toBe('failed');

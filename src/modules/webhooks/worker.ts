@@ -37,7 +37,6 @@ export interface WebhookWorkerOptions {
   onAttempt?: (a: { outcome: 'delivered' | 'retry' | 'failed'; durationMs: number; deliveredAfterMs: number | null }) => void;
 }
 
-
 /** Settings from the environment (WEBHOOK_*, listed in the module's index.ts and in the README). */
 export function webhookWorkerOptions(ctx: WebhooksContext, overrides: Partial<WebhookWorkerOptions> = {}): WebhookWorkerOptions {
   const s = ctx.config.settings;
@@ -86,7 +85,12 @@ export function classify(r: SendResult): 'delivered' | 'retry' | 'failed' {
 }
 
 /** `t=<unix seconds>,v1=<hmac>` (the inbound connector scheme), plus a second `v1` with the previous secret during a rotation's overlap. */
-export function signatureHeader(d: Pick<repo.ClaimedDelivery, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>, body: string, timestamp: number, now: Date): string {
+export function signatureHeader(
+  d: Pick<repo.ClaimedDelivery, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>,
+  body: string,
+  timestamp: number,
+  now: Date,
+): string {
   let header = signPayload(d.secret, body, timestamp);
   if (d.previous_secret && d.previous_secret_expires_at && new Date(d.previous_secret_expires_at) > now) {
     header += `,v1=${createHmac('sha256', d.previous_secret).update(`${timestamp}.`).update(body).digest('hex')}`;
@@ -98,7 +102,11 @@ export function signatureHeader(d: Pick<repo.ClaimedDelivery, 'secret' | 'previo
 export function openSecrets(ring: SecretsKeyring | null, d: repo.ClaimedDelivery): repo.ClaimedDelivery {
   if (!ring) throw new SecretError('UNKNOWN_KEY_VERSION', 'the server has no SECRETS_KEY');
   const context = secretContextOf(d.organization_id, d.subscription_id);
-  return { ...d, secret: decryptSecret(ring, d.secret, context), previous_secret: d.previous_secret ? decryptSecret(ring, d.previous_secret, context) : null };
+  return {
+    ...d,
+    secret: decryptSecret(ring, d.secret, context),
+    previous_secret: d.previous_secret ? decryptSecret(ring, d.previous_secret, context) : null,
+  };
 }
 
 export interface WebhookWorker extends Worker {
@@ -125,7 +133,8 @@ export function createWebhookWorker(ctx: WebhooksContext, opts: WebhookWorkerOpt
     const error = r.error ?? (verdict === 'delivered' ? null : `HTTP ${r.statusCode}`);
     if (verdict === 'retry') {
       const hinted = r.statusCode === 429 || r.statusCode === 503 ? retryAfterMs(r.headers['retry-after'], now) : null;
-      const delay = hinted !== null ? Math.min(hinted, opts.retryMaxMs) : backoffMs(d.attempts, opts.retryBaseMs, opts.retryMaxMs, opts.random);
+      const delay =
+        hinted !== null ? Math.min(hinted, opts.retryMaxMs) : backoffMs(d.attempts, opts.retryBaseMs, opts.retryMaxMs, opts.random);
       // The last attempt is made at the end of the retry window; a failure then is final.
       const deadline = new Date(d.created_at).getTime() + opts.retryWindowMs;
       outcome =
@@ -148,7 +157,11 @@ export function createWebhookWorker(ctx: WebhooksContext, opts: WebhookWorkerOpt
         outcome: verdict === 'retry' && outcome.status === 'failed' ? 'failed' : verdict,
       };
       if (!(await repo.finishAttempt(tx, d, outcome, log, now))) return;
-      opts.onAttempt?.({ outcome: log.outcome, durationMs, deliveredAfterMs: verdict === 'delivered' ? Math.max(0, now.getTime() - new Date(d.created_at).getTime()) : null });
+      opts.onAttempt?.({
+        outcome: log.outcome,
+        durationMs,
+        deliveredAfterMs: verdict === 'delivered' ? Math.max(0, now.getTime() - new Date(d.created_at).getTime()) : null,
+      });
       if (verdict === 'delivered') return;
       const exhausted = verdict === 'retry' && outcome.status === 'failed' ? d.id : null;
       const disabled = await repo.markSubscriptionFailing(tx, d.subscription_id, now, opts.disableAfterMs, exhausted);
@@ -217,7 +230,13 @@ export function createWebhookWorker(ctx: WebhooksContext, opts: WebhookWorkerOpt
     while (inFlight.size > 0 && opts.concurrency - inFlight.size < Math.ceil(opts.concurrency / 4)) await Promise.race(inFlight);
     const free = opts.concurrency - inFlight.size;
     const claimed = await db.withSystem((tx) =>
-      repo.claimDue(tx, { now: opts.now(), limit: free, perSubscription: opts.perSubscription, claimMs: opts.claimTimeoutMs, token: newId() }),
+      repo.claimDue(tx, {
+        now: opts.now(),
+        limit: free,
+        perSubscription: opts.perSubscription,
+        claimMs: opts.claimTimeoutMs,
+        token: newId(),
+      }),
     );
     claimed.forEach(start);
     return claimed.length;
@@ -271,5 +290,12 @@ export function createWebhookPruner(ctx: WebhooksContext, opts: PrunerOptions): 
 
 export function prunerOptions(ctx: WebhooksContext, overrides: Partial<PrunerOptions> = {}): PrunerOptions {
   const s = ctx.config.settings;
-  return { now: () => new Date(), retentionMs: s.WEBHOOK_DELIVERY_RETENTION_DAYS * 86_400_000, intervalMs: s.WEBHOOK_PRUNE_INTERVAL_MS, batch: 1_000, maxBatches: 20, ...overrides };
+  return {
+    now: () => new Date(),
+    retentionMs: s.WEBHOOK_DELIVERY_RETENTION_DAYS * 86_400_000,
+    intervalMs: s.WEBHOOK_PRUNE_INTERVAL_MS,
+    batch: 1_000,
+    maxBatches: 20,
+    ...overrides,
+  };
 }

@@ -41,7 +41,8 @@ async function main(argv: string[]): Promise<string> {
   }
   const { manifest, dump } = await readBackup(dir);
   if (await holdsData(settings.dataDir)) {
-    if (!force) throw new Error(`restore: ${settings.dataDir} (DATA_DIR) holds data; restore into an empty folder, or pass --force to replace it`);
+    if (!force)
+      throw new Error(`restore: ${settings.dataDir} (DATA_DIR) holds data; restore into an empty folder, or pass --force to replace it`);
     for (const e of await readdir(settings.dataDir)) await rm(path.join(settings.dataDir, e), { recursive: true, force: true });
   }
   await mkdir(settings.pgliteDir, { recursive: true, mode: 0o700 });

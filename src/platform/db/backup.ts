@@ -114,12 +114,16 @@ export async function readBackup(source: string): Promise<{ manifest: BackupMani
   } catch {
     throw new Error(`restore: ${source} is not a backup (no readable manifest.json)`);
   }
-  if (manifest.format !== FORMAT) throw new Error(`restore: ${source} has the format ${JSON.stringify(manifest.format)}, expected ${FORMAT}`);
+  if (manifest.format !== FORMAT)
+    throw new Error(`restore: ${source} has the format ${JSON.stringify(manifest.format)}, expected ${FORMAT}`);
   const dbFile = path.join(source, manifest.database.file);
-  if ((await sha256Of(dbFile).catch(() => null)) !== manifest.database.sha256) throw new Error(`restore: ${dbFile} is missing or damaged (checksum)`);
+  if ((await sha256Of(dbFile).catch(() => null)) !== manifest.database.sha256)
+    throw new Error(`restore: ${dbFile} is missing or damaged (checksum)`);
   for (const f of manifest.files) {
-    if (f.path.split('/').some((p) => p === '..' || p === '') || path.isAbsolute(f.path)) throw new Error(`restore: the manifest names a file outside the backup: ${f.path}`);
-    if ((await sha256Of(path.join(source, 'files', f.path)).catch(() => null)) !== f.sha256) throw new Error(`restore: files/${f.path} is missing or damaged (checksum)`);
+    if (f.path.split('/').some((p) => p === '..' || p === '') || path.isAbsolute(f.path))
+      throw new Error(`restore: the manifest names a file outside the backup: ${f.path}`);
+    if ((await sha256Of(path.join(source, 'files', f.path)).catch(() => null)) !== f.sha256)
+      throw new Error(`restore: files/${f.path} is missing or damaged (checksum)`);
   }
   return { manifest, dump: new Blob([new Uint8Array(gunzipSync(await readFile(dbFile)))]) };
 }
@@ -143,7 +147,11 @@ export async function holdsData(dataDir: string): Promise<boolean> {
  * The server side: answers `POST /backup` with `{"target": "<folder>"}` on DATA_DIR/backup.sock (mode 600) with the
  * manifest, or a problem `{"error"}`. Returns a function that closes the socket.
  */
-export async function serveBackups(dataDir: string, snapshot: Snapshotter, log: { info(o: object, m: string): void }): Promise<() => Promise<void>> {
+export async function serveBackups(
+  dataDir: string,
+  snapshot: Snapshotter,
+  log: { info(o: object, m: string): void },
+): Promise<() => Promise<void>> {
   const socket = path.join(dataDir, BACKUP_SOCKET);
   // A socket left by a server that died: nothing listens on it any more (this server holds the database's folder).
   await rm(socket, { force: true });
@@ -159,7 +167,8 @@ export async function serveBackups(dataDir: string, snapshot: Snapshotter, log: 
       } catch {
         /* answered below */
       }
-      if (typeof target !== 'string' || !path.isAbsolute(target)) return answer(400, { error: 'backup: the target must be an absolute folder path' });
+      if (typeof target !== 'string' || !path.isAbsolute(target))
+        return answer(400, { error: 'backup: the target must be an absolute folder path' });
       try {
         const manifest = await writeBackup(dataDir, target, snapshot);
         log.info({ target, files: manifest.files.length }, 'backup written');
@@ -174,7 +183,15 @@ export async function serveBackups(dataDir: string, snapshot: Snapshotter, log: 
     server.listen(socket, resolve);
   });
   await chmod(socket, 0o600);
-  return () => new Promise<void>((resolve) => server.close(() => rm(socket, { force: true }).then(() => resolve(), () => resolve())));
+  return () =>
+    new Promise<void>((resolve) =>
+      server.close(() =>
+        rm(socket, { force: true }).then(
+          () => resolve(),
+          () => resolve(),
+        ),
+      ),
+    );
 }
 
 /** Asks the server running on DATA_DIR for a backup; null when none answers (no socket, or a stale one). */

@@ -90,8 +90,20 @@ const CONNECTION_ROLE_SQL = `SELECT r.rolname AS user, r.rolsuper AS superuser, 
     coalesce((SELECT pg_has_role(session_user, w.oid, 'MEMBER') FROM pg_roles w WHERE w.rolname = '${WORKER_ROLE}'), false) AS worker_member
   FROM pg_roles r WHERE r.rolname = session_user`;
 
-function toConnectionRole(row: { user: string; superuser: boolean; bypassrls: boolean; tenant_member: boolean; worker_member: boolean }): ConnectionRole {
-  return { user: row.user, superuser: row.superuser, bypassrls: row.bypassrls, tenantMember: row.tenant_member, workerMember: row.worker_member };
+function toConnectionRole(row: {
+  user: string;
+  superuser: boolean;
+  bypassrls: boolean;
+  tenant_member: boolean;
+  worker_member: boolean;
+}): ConnectionRole {
+  return {
+    user: row.user,
+    superuser: row.superuser,
+    bypassrls: row.bypassrls,
+    tenantMember: row.tenant_member,
+    workerMember: row.worker_member,
+  };
 }
 
 /**
@@ -366,10 +378,15 @@ function prefixedQuery(client: pg.PoolClient, prefix: readonly PrefixStep[], con
 
 /** A statement as `client.query` takes it: text and values, and the name of a prepared one. */
 const asConfig = (statement: string | Prepared, params?: unknown[]) =>
-  typeof statement === 'string' ? { text: statement, values: params } : { text: statement.text, name: statement.name, values: params, generic: statement.generic };
+  typeof statement === 'string'
+    ? { text: statement, values: params }
+    : { text: statement.text, name: statement.name, values: params, generic: statement.generic };
 
 /** A Tx over a way to send a statement (`client.query`'s arguments) and a way to run multi-statement text. */
-function postgresTx(submit: (config: { text: string; name?: string; generic?: boolean }, values?: unknown) => Promise<pg.QueryResult>, exec: (text: string) => Promise<void>): Tx {
+function postgresTx(
+  submit: (config: { text: string; name?: string; generic?: boolean }, values?: unknown) => Promise<pg.QueryResult>,
+  exec: (text: string) => Promise<void>,
+): Tx {
   return {
     kind: 'postgres',
     async query(text, params) {
@@ -384,16 +401,25 @@ function postgresTx(submit: (config: { text: string; name?: string; generic?: bo
 
 /** Sends one setup step on its own (a transaction whose first statement cannot carry its setup). */
 const sendStep = (client: pg.PoolClient, [statement, params]: PrefixStep): Promise<unknown> =>
-  typeof statement === 'string' && !params ? client.query(statement) : prefixedQuery(client, [], asConfig(statement, params as unknown[] | undefined));
+  typeof statement === 'string' && !params
+    ? client.query(statement)
+    : prefixedQuery(client, [], asConfig(statement, params as unknown[] | undefined));
 
 /** Several statements in one text (no parameters) need the simple protocol: they cannot share an extended exchange. */
-const isMultiStatement = (config: { text?: string; values?: unknown[]; name?: string }) => !config.name && !config.values?.length && !!config.text?.includes(';');
+const isMultiStatement = (config: { text?: string; values?: unknown[]; name?: string }) =>
+  !config.name && !config.values?.length && !!config.text?.includes(';');
 
 export function createPostgresDatabase(url: string, opts: PostgresOptions = {}): Database {
   const makePool = (connectionString: string, max: number) => {
     // A bounded wait for a connection: when the database is down or the pool exhausted, the request fails
     // (503 DATABASE_UNAVAILABLE) instead of hanging.
-    const p = new pg.Pool({ connectionString, max, pipeline: true, idleTimeoutMillis: 30_000, connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000 });
+    const p = new pg.Pool({
+      connectionString,
+      max,
+      pipeline: true,
+      idleTimeoutMillis: 30_000,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000,
+    });
     p.on('error', () => {
       /* an idle client died; the pool replaces it */
     });
@@ -423,7 +449,10 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
       return p;
     };
     const submit = (config: { text?: string; values?: unknown[]; name?: string }, values?: unknown): Promise<pg.QueryResult> => {
-      if (state.begun) return config.name ? prefixedQuery(client, [], config, values) : client.query(config as pg.QueryConfig, values as unknown[] | undefined);
+      if (state.begun)
+        return config.name
+          ? prefixedQuery(client, [], config, values)
+          : client.query(config as pg.QueryConfig, values as unknown[] | undefined);
       state.begun = true;
       if (isMultiStatement(config) && values === undefined) {
         return first(Promise.all(prelude.map((step) => sendStep(client, step)))).then(() => client.query(config as pg.QueryConfig));
@@ -553,7 +582,12 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
     if (listenClient) return Promise.resolve(listenClient);
     if (connecting) return connecting;
     const attempt = (async () => {
-      const c = new pg.Client({ connectionString: url, application_name: 'delivery-listen', keepAlive: true, connectionTimeoutMillis: 5_000 });
+      const c = new pg.Client({
+        connectionString: url,
+        application_name: 'delivery-listen',
+        keepAlive: true,
+        connectionTimeoutMillis: 5_000,
+      });
       let lost = false;
       const onLost = (err?: unknown) => {
         if (lost) return;
@@ -634,7 +668,8 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
   return {
     kind: 'postgres',
     withTenant: (ctx, fn) => run(tenantPrelude(ctx), fn),
-    withSystem: async (fn) => run(systemPrelude(await roleOf(systemPool), systemPool === pool ? 'DATABASE_URL' : 'DATABASE_SYSTEM_URL'), fn, systemPool),
+    withSystem: async (fn) =>
+      run(systemPrelude(await roleOf(systemPool), systemPool === pool ? 'DATABASE_URL' : 'DATABASE_SYSTEM_URL'), fn, systemPool),
     withOwner: (fn) => run([['BEGIN']], fn),
     connectionRole,
     readTenant: read,
@@ -693,7 +728,10 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
  * `loadDataDir`: start from a dumped data directory (`PGlite.dumpDataDir`), e.g. the tests' migrated
  * template; `instance`: wrap a PGlite the caller opened (and may dump), instead of opening one.
  */
-export async function createPgliteDatabase(dataDir: string | null, opts: { loadDataDir?: Blob; instance?: PGlite } = {}): Promise<Database> {
+export async function createPgliteDatabase(
+  dataDir: string | null,
+  opts: { loadDataDir?: Blob; instance?: PGlite } = {},
+): Promise<Database> {
   const lite =
     opts.instance ??
     new PGlite(dataDir ?? 'memory://', {
@@ -719,7 +757,8 @@ export async function createPgliteDatabase(dataDir: string | null, opts: { loadD
 
   async function run<T>(prelude: Step[], fn: (tx: Tx) => Promise<T>): Promise<T> {
     return mutex.run(async () => {
-      for (const [statement, params] of prelude) await (params ? lite.query(textOf(statement), params as unknown[]) : lite.exec(textOf(statement)));
+      for (const [statement, params] of prelude)
+        await (params ? lite.query(textOf(statement), params as unknown[]) : lite.exec(textOf(statement)));
       try {
         const result = await fn(tx);
         await lite.exec('COMMIT');
@@ -743,7 +782,8 @@ export async function createPgliteDatabase(dataDir: string | null, opts: { loadD
     connectionRole,
     // In process: no round trips to save; one read-only transaction (a write fails, as on PostgreSQL).
     readTenant: (ctx, fn) => run([...tenantPrelude(ctx), ['SET TRANSACTION READ ONLY']], fn),
-    tenantRead: (ctx, text, params) => run([...tenantPrelude(ctx), ['SET TRANSACTION READ ONLY']], async (t) => (await t.query(text, params)).rows),
+    tenantRead: (ctx, text, params) =>
+      run([...tenantPrelude(ctx), ['SET TRANSACTION READ ONLY']], async (t) => (await t.query(text, params)).rows),
     async listen(channel, onMessage) {
       const unsub = await lite.listen(channel, onMessage);
       return async () => {
@@ -764,11 +804,20 @@ export async function createPgliteDatabase(dataDir: string | null, opts: { loadD
  * `DB_POOL_MAX` (20) connections per instance; `DB_CONNECT_TIMEOUT_MS` (5000): the longest wait for one before 503;
  * `DB_PREPARED_STATEMENTS` (true): named prepared statements for `prepared(...)` SQL.
  */
-export function poolOptionsFrom(s: Pick<Settings, 'DB_POOL_MAX' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_PREPARED_STATEMENTS'>): { max: number; connectTimeoutMs: number; preparedStatements: boolean } {
+export function poolOptionsFrom(s: Pick<Settings, 'DB_POOL_MAX' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_PREPARED_STATEMENTS'>): {
+  max: number;
+  connectTimeoutMs: number;
+  preparedStatements: boolean;
+} {
   return { max: s.DB_POOL_MAX, connectTimeoutMs: s.DB_CONNECT_TIMEOUT_MS, preparedStatements: s.DB_PREPARED_STATEMENTS };
 }
 
-export async function openDatabase(opts: { databaseUrl: string | null; systemUrl?: string | null; dataDir: string | null; pool?: { max?: number; connectTimeoutMs?: number; preparedStatements?: boolean } }): Promise<Database> {
+export async function openDatabase(opts: {
+  databaseUrl: string | null;
+  systemUrl?: string | null;
+  dataDir: string | null;
+  pool?: { max?: number; connectTimeoutMs?: number; preparedStatements?: boolean };
+}): Promise<Database> {
   if (opts.databaseUrl) return createPostgresDatabase(opts.databaseUrl, { ...opts.pool, systemUrl: opts.systemUrl });
   return createPgliteDatabase(opts.dataDir);
 }

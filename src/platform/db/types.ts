@@ -21,7 +21,17 @@ function digits(s: string, from: number, to: number): number {
  */
 export function parseTimestamptz(s: string): Date | number | null {
   const n = s.length;
-  if (n >= 22 && s.charCodeAt(4) === 45 && s.charCodeAt(7) === 45 && s.charCodeAt(10) === 32 && s.charCodeAt(13) === 58 && s.charCodeAt(16) === 58 && s.charCodeAt(n - 3) === 43 && s.charCodeAt(n - 2) === 48 && s.charCodeAt(n - 1) === 48) {
+  if (
+    n >= 22 &&
+    s.charCodeAt(4) === 45 &&
+    s.charCodeAt(7) === 45 &&
+    s.charCodeAt(10) === 32 &&
+    s.charCodeAt(13) === 58 &&
+    s.charCodeAt(16) === 58 &&
+    s.charCodeAt(n - 3) === 43 &&
+    s.charCodeAt(n - 2) === 48 &&
+    s.charCodeAt(n - 1) === 48
+  ) {
     const year = digits(s, 0, 4);
     const month = digits(s, 5, 7);
     const day = digits(s, 8, 10);
@@ -30,7 +40,8 @@ export function parseTimestamptz(s: string): Date | number | null {
     const second = digits(s, 17, 19);
     if (year >= 1000 && month >= 0 && day >= 0 && hour >= 0 && minute >= 0 && second >= 0) {
       if (n === 22) return new Date(Date.UTC(year, month - 1, day, hour, minute, second, 0));
-      if (s.charCodeAt(19) === 46 && digits(s, 20, n - 3) >= 0) return new Date(Date.UTC(year, month - 1, day, hour, minute, second, 1000 * parseFloat(s.slice(19, n - 3))));
+      if (s.charCodeAt(19) === 46 && digits(s, 20, n - 3) >= 0)
+        return new Date(Date.UTC(year, month - 1, day, hour, minute, second, 1000 * parseFloat(s.slice(19, n - 3))));
     }
   }
   return parseTimestamptzGeneral(s);

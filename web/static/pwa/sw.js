@@ -30,7 +30,9 @@ async function precache() {
   }
   const manifest = [...urls].find((u) => u.endsWith('.webmanifest'));
   if (manifest) {
-    const m = await fetch(manifest, { cache: 'no-cache' }).then((r) => r.json()).catch(() => null);
+    const m = await fetch(manifest, { cache: 'no-cache' })
+      .then((r) => r.json())
+      .catch(() => null);
     for (const icon of m?.icons ?? []) urls.add(new URL(icon.src, SCOPE).href);
   }
   urls.delete(SCOPE.href);

@@ -4,7 +4,8 @@ import type { catalogItem } from '../tables.js';
 
 export type CatalogItemRow = Omit<SnakeRow<typeof catalogItem.$inferSelect>, 'organization_id' | 'changed_xid'>;
 
-const CATALOG_COLUMNS = 'id, merchant_id, name, description, price, currency, available, branch_ids, image_object_id, created_at, updated_at';
+const CATALOG_COLUMNS =
+  'id, merchant_id, name, description, price, currency, available, branch_ids, image_object_id, created_at, updated_at';
 const CATALOG_SELECT = `SELECT ${CATALOG_COLUMNS} FROM catalog_item`;
 
 /** A sync window's SQL (from the mobile sync registry): its condition, order and limit, and parameters from $2. */
@@ -14,7 +15,11 @@ export interface SyncClause {
   params: unknown[];
 }
 
-export async function listCatalog(tx: Tx, merchantId: string, q: { available?: boolean; branchId?: string; after: string | null; limit: number }): Promise<CatalogItemRow[]> {
+export async function listCatalog(
+  tx: Tx,
+  merchantId: string,
+  q: { available?: boolean; branchId?: string; after: string | null; limit: number },
+): Promise<CatalogItemRow[]> {
   const { rows } = await tx.query<CatalogItemRow>(
     `${CATALOG_SELECT} WHERE merchant_id = $1 AND ($2::boolean IS NULL OR available = $2)
         AND ($3::text IS NULL OR branch_ids = '{}' OR $3 = ANY(branch_ids)) AND ($4::text IS NULL OR id < $4)
@@ -52,7 +57,18 @@ export async function updateCatalogItem(
             image_object_id = CASE WHEN $9 THEN $10 ELSE image_object_id END, updated_at = now()
       WHERE id = $1
       RETURNING ${CATALOG_COLUMNS}`,
-    [id, p.name ?? null, p.description !== undefined, p.description ?? null, p.price ?? null, p.currency ?? null, p.available ?? null, p.branch_ids ?? null, p.image_object_id !== undefined, p.image_object_id ?? null],
+    [
+      id,
+      p.name ?? null,
+      p.description !== undefined,
+      p.description ?? null,
+      p.price ?? null,
+      p.currency ?? null,
+      p.available ?? null,
+      p.branch_ids ?? null,
+      p.image_object_id !== undefined,
+      p.image_object_id ?? null,
+    ],
   );
   return rows[0];
 }
@@ -65,10 +81,10 @@ export async function merchantsShowingImage(tx: Tx, objectId: string): Promise<s
 
 /** Of `ids`, those that are the merchant's branches (or catalog items). */
 export async function ownedIds(tx: Tx, table: 'merchant_branch' | 'catalog_item', merchantId: string, ids: string[]): Promise<Set<string>> {
-  const { rows } = await tx.query<{ id: string }>(`SELECT id FROM ${table === 'merchant_branch' ? 'merchant_branch' : 'catalog_item'} WHERE merchant_id = $1 AND id = ANY($2::text[])`, [
-    merchantId,
-    ids,
-  ]);
+  const { rows } = await tx.query<{ id: string }>(
+    `SELECT id FROM ${table === 'merchant_branch' ? 'merchant_branch' : 'catalog_item'} WHERE merchant_id = $1 AND id = ANY($2::text[])`,
+    [merchantId, ids],
+  );
   return new Set(rows.map((r) => r.id));
 }
 

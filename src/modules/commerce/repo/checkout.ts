@@ -66,8 +66,17 @@ const CART_FACTS = prepared(CART_FACTS_SQL);
  * and its merchant's approval, the customer's address, the catalog items asked for, the branch territory's
  * marketplace tariff, and the coupon with the customer's uses of it.
  */
-export async function loadCartFacts(tx: Tx, q: { branchId: string; addressId: string; customerUserId: string; itemIds: string[]; couponCode: string | null }): Promise<CartFacts> {
-  const { rows } = await tx.query<Record<string, unknown>>(CART_FACTS, [q.branchId, q.addressId, q.customerUserId, q.itemIds, q.couponCode]);
+export async function loadCartFacts(
+  tx: Tx,
+  q: { branchId: string; addressId: string; customerUserId: string; itemIds: string[]; couponCode: string | null },
+): Promise<CartFacts> {
+  const { rows } = await tx.query<Record<string, unknown>>(CART_FACTS, [
+    q.branchId,
+    q.addressId,
+    q.customerUserId,
+    q.itemIds,
+    q.couponCode,
+  ]);
   const r = rows[0];
   return {
     branch: part<BranchRow>(r, 'b'),
@@ -80,11 +89,16 @@ export async function loadCartFacts(tx: Tx, q: { branchId: string; addressId: st
   };
 }
 
-export type QuoteRow = Omit<SnakeRow<typeof checkoutQuote.$inferSelect>, 'lines'> & { lines: { catalog_item_id: string; quantity: number }[] };
+export type QuoteRow = Omit<SnakeRow<typeof checkoutQuote.$inferSelect>, 'lines'> & {
+  lines: { catalog_item_id: string; quantity: number }[];
+};
 
 /** The customer's quote, locked (a quote makes one order). */
 export async function lockQuote(tx: Tx, id: string, customerUserId: string): Promise<QuoteRow | null> {
-  return (await tx.query<QuoteRow>('SELECT * FROM checkout_quote WHERE id = $1 AND customer_user_id = $2 FOR UPDATE', [id, customerUserId])).rows[0] ?? null;
+  return (
+    (await tx.query<QuoteRow>('SELECT * FROM checkout_quote WHERE id = $1 AND customer_user_id = $2 FOR UPDATE', [id, customerUserId]))
+      .rows[0] ?? null
+  );
 }
 
 export async function markQuoteUsed(tx: Tx, id: string, orderId: string): Promise<void> {
@@ -99,16 +113,36 @@ export async function insertQuote(tx: Tx, q: NewQuote): Promise<{ expires_at: Da
                                  coupon_id, coupon_code, coupon_error, discount_total, delivery_fee, total, currency, expires_at, promised_at, deliver_after, deliver_before)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16, now() + $17 * interval '1 millisecond', $18, $19, $20) RETURNING expires_at, created_at`,
     [
-      q.organization_id, q.id, q.customer_user_id, q.merchant_id, q.branch_id, q.address_id, q.payment_destination ?? 'platform', JSON.stringify(q.lines), q.subtotal,
-      q.coupon_id ?? null, q.coupon_code ?? null, q.coupon_error ?? null, q.discount_total ?? '0', q.delivery_fee, q.total, q.currency, q.ttl_ms,
-      q.promised_at ?? null, q.deliver_after ?? null, q.deliver_before ?? null,
+      q.organization_id,
+      q.id,
+      q.customer_user_id,
+      q.merchant_id,
+      q.branch_id,
+      q.address_id,
+      q.payment_destination ?? 'platform',
+      JSON.stringify(q.lines),
+      q.subtotal,
+      q.coupon_id ?? null,
+      q.coupon_code ?? null,
+      q.coupon_error ?? null,
+      q.discount_total ?? '0',
+      q.delivery_fee,
+      q.total,
+      q.currency,
+      q.ttl_ms,
+      q.promised_at ?? null,
+      q.deliver_after ?? null,
+      q.deliver_before ?? null,
     ],
   );
   return rows[0];
 }
 
 /** The promise of an order, for its trip. */
-export async function orderPromise(tx: Tx, orderId: string): Promise<{ promised_at: Date | null; deliver_after: Date | null; deliver_before: Date | null } | null> {
+export async function orderPromise(
+  tx: Tx,
+  orderId: string,
+): Promise<{ promised_at: Date | null; deliver_after: Date | null; deliver_before: Date | null } | null> {
   const { rows } = await tx.query<{ promised_at: Date | null; deliver_after: Date | null; deliver_before: Date | null }>(
     'SELECT promised_at, deliver_after, deliver_before FROM merchant_order WHERE id = $1',
     [orderId],

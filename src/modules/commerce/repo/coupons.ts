@@ -8,11 +8,21 @@ export type CouponRow = Omit<SnakeRow<CouponRecord>, 'organization_id'>;
 
 export const COUPON_COLUMNS = `id, merchant_id, code, name, description, discount_type, discount_value, max_discount, minimum_order, product_ids, branch_ids,
   valid_from, valid_until, usage_limit, per_customer_limit, usage_count, active, created_by_user_id, created_at, updated_at`;
-const qualified = (alias: string) => COUPON_COLUMNS.split(',').map((c) => `${alias}.${c.trim()}`).join(', ');
+const qualified = (alias: string) =>
+  COUPON_COLUMNS.split(',')
+    .map((c) => `${alias}.${c.trim()}`)
+    .join(', ');
 
 /** The merchant's coupon with this code (case-insensitive), or null. */
 export async function findCouponByCode(tx: Tx, merchantId: string, code: string): Promise<CouponRow | null> {
-  return (await tx.query<CouponRow>(`SELECT ${COUPON_COLUMNS} FROM merchant_coupon WHERE merchant_id = $1 AND lower(code) = lower($2)`, [merchantId, code])).rows[0] ?? null;
+  return (
+    (
+      await tx.query<CouponRow>(`SELECT ${COUPON_COLUMNS} FROM merchant_coupon WHERE merchant_id = $1 AND lower(code) = lower($2)`, [
+        merchantId,
+        code,
+      ])
+    ).rows[0] ?? null
+  );
 }
 
 export async function findCoupon(tx: Tx, id: string): Promise<CouponRow | null> {
@@ -21,16 +31,30 @@ export async function findCoupon(tx: Tx, id: string): Promise<CouponRow | null> 
 
 /** The merchant's coupon, locked for an update, or null. */
 export async function lockMerchantCoupon(tx: Tx, merchantId: string, id: string): Promise<CouponRow | null> {
-  return (await tx.query<CouponRow>(`SELECT ${COUPON_COLUMNS} FROM merchant_coupon WHERE id = $1 AND merchant_id = $2 FOR UPDATE`, [id, merchantId])).rows[0] ?? null;
+  return (
+    (
+      await tx.query<CouponRow>(`SELECT ${COUPON_COLUMNS} FROM merchant_coupon WHERE id = $1 AND merchant_id = $2 FOR UPDATE`, [
+        id,
+        merchantId,
+      ])
+    ).rows[0] ?? null
+  );
 }
 
 /** Uses of a coupon by a customer that still count (not released by a cancellation). */
 export async function customerUses(tx: Tx, couponId: string, customerId: string): Promise<number> {
-  const { rows } = await tx.query<{ uses: number }>('SELECT uses FROM merchant_coupon_customer_usage WHERE coupon_id = $1 AND customer_id = $2', [couponId, customerId]);
+  const { rows } = await tx.query<{ uses: number }>(
+    'SELECT uses FROM merchant_coupon_customer_usage WHERE coupon_id = $1 AND customer_id = $2',
+    [couponId, customerId],
+  );
   return rows[0]?.uses ?? 0;
 }
 
-export async function listMerchantCoupons(tx: Tx, merchantId: string, q: { active?: boolean; after: string | null; limit: number }): Promise<CouponRow[]> {
+export async function listMerchantCoupons(
+  tx: Tx,
+  merchantId: string,
+  q: { active?: boolean; after: string | null; limit: number },
+): Promise<CouponRow[]> {
   const { rows } = await tx.query<CouponRow>(
     `SELECT ${COUPON_COLUMNS} FROM merchant_coupon WHERE merchant_id = $1 AND ($2::boolean IS NULL OR active = $2) AND ($3::text IS NULL OR id < $3) ORDER BY id DESC LIMIT $4`,
     [merchantId, q.active ?? null, q.after, q.limit],
@@ -39,7 +63,11 @@ export async function listMerchantCoupons(tx: Tx, merchantId: string, q: { activ
 }
 
 /** Coupons of the merchants located in a territory scope (a coupon's territory is its merchant's), newest first. */
-export async function listScopedCoupons(tx: Tx, scope: TerritoryScope, q: { merchantId?: string; active?: boolean; after: string | null; limit: number }): Promise<CouponRow[]> {
+export async function listScopedCoupons(
+  tx: Tx,
+  scope: TerritoryScope,
+  q: { merchantId?: string; active?: boolean; after: string | null; limit: number },
+): Promise<CouponRow[]> {
   const { rows } = await tx.query<CouponRow>(
     `SELECT ${qualified('c')}
        FROM merchant_coupon c JOIN merchant m ON m.organization_id = c.organization_id AND m.id = c.merchant_id
@@ -59,8 +87,24 @@ export async function insertCoupon(tx: Tx, organizationId: string, c: NewCoupon)
                                   product_ids, branch_ids, valid_from, valid_until, usage_limit, per_customer_limit, active, created_by_user_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text[], $12::text[], $13, $14, $15, $16, $17, $18) RETURNING ${COUPON_COLUMNS}`,
     [
-      organizationId, c.id, c.merchant_id, c.code, c.name, c.description, c.discount_type, c.discount_value, c.max_discount, c.minimum_order,
-      c.product_ids, c.branch_ids, c.valid_from, c.valid_until, c.usage_limit, c.per_customer_limit, c.active, c.created_by_user_id,
+      organizationId,
+      c.id,
+      c.merchant_id,
+      c.code,
+      c.name,
+      c.description,
+      c.discount_type,
+      c.discount_value,
+      c.max_discount,
+      c.minimum_order,
+      c.product_ids,
+      c.branch_ids,
+      c.valid_from,
+      c.valid_until,
+      c.usage_limit,
+      c.per_customer_limit,
+      c.active,
+      c.created_by_user_id,
     ],
   );
   return rows[0];
@@ -68,8 +112,20 @@ export async function insertCoupon(tx: Tx, organizationId: string, c: NewCoupon)
 
 /** The writable coupon columns a PATCH may name; anything else never reaches the SQL text. */
 export const COUPON_WRITABLE = [
-  'code', 'name', 'description', 'discount_type', 'discount_value', 'max_discount', 'minimum_order', 'product_ids', 'branch_ids',
-  'valid_from', 'valid_until', 'usage_limit', 'per_customer_limit', 'active',
+  'code',
+  'name',
+  'description',
+  'discount_type',
+  'discount_value',
+  'max_discount',
+  'minimum_order',
+  'product_ids',
+  'branch_ids',
+  'valid_from',
+  'valid_until',
+  'usage_limit',
+  'per_customer_limit',
+  'active',
 ] as const;
 export type CouponPatch = Partial<Record<(typeof COUPON_WRITABLE)[number], unknown>>;
 

@@ -20,11 +20,18 @@ export async function findExpress(tx: Tx, id: string): Promise<ExpressRow | null
 }
 
 export async function findExpressFacts(tx: Tx, id: string): Promise<Pick<ExpressRow, 'merchant_id' | 'status' | 'trip_id'> | null> {
-  const { rows } = await tx.query<Pick<ExpressRow, 'merchant_id' | 'status' | 'trip_id'>>('SELECT merchant_id, status, trip_id FROM delivery_express_request WHERE id = $1', [id]);
+  const { rows } = await tx.query<Pick<ExpressRow, 'merchant_id' | 'status' | 'trip_id'>>(
+    'SELECT merchant_id, status, trip_id FROM delivery_express_request WHERE id = $1',
+    [id],
+  );
   return rows[0] ?? null;
 }
 
-export async function listExpress(tx: Tx, merchantId: string, q: { status?: ExpressRow['status']; after: string | null; limit: number }): Promise<ExpressRow[]> {
+export async function listExpress(
+  tx: Tx,
+  merchantId: string,
+  q: { status?: ExpressRow['status']; after: string | null; limit: number },
+): Promise<ExpressRow[]> {
   const { rows } = await tx.query<ExpressRow>(
     `${EXPRESS_SELECT} WHERE merchant_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR id < $3) ORDER BY id DESC LIMIT $4`,
     [merchantId, q.status ?? null, q.after, q.limit],
@@ -57,8 +64,21 @@ export async function insertExpress(tx: Tx, e: NewExpress): Promise<void> {
                                            pickup_address, dropoff_address, pickup_location, dropoff_location, package_description, declared_value, delivery_fee)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::point, $12::point, $13, $14, $15)`,
     [
-      e.organizationId, e.id, e.territoryId, e.merchantId, e.branchId, e.requestedByUserId, e.customerName, e.customerPhone, e.pickupAddress,
-      e.dropoffAddress, e.pickupPoint, e.dropoffPoint, e.packageDescription, e.declaredValue, e.deliveryFee,
+      e.organizationId,
+      e.id,
+      e.territoryId,
+      e.merchantId,
+      e.branchId,
+      e.requestedByUserId,
+      e.customerName,
+      e.customerPhone,
+      e.pickupAddress,
+      e.dropoffAddress,
+      e.pickupPoint,
+      e.dropoffPoint,
+      e.packageDescription,
+      e.declaredValue,
+      e.deliveryFee,
     ],
   );
 }

@@ -22,7 +22,16 @@ function branchFilter(f: MarketFilter) {
     AND ($2::point IS NULL OR (b.location <@ box(point($3::float8, $4::float8), point($5::float8, $6::float8)) AND ${dist} <= $7))
     AND EXISTS (SELECT 1 FROM catalog_item c WHERE c.merchant_id = b.merchant_id AND c.available AND (c.branch_ids = '{}' OR b.id = ANY(c.branch_ids)))`;
   const at = f.at;
-  const params = [f.territoryId, at ? pointSql(at) : null, at ? at.lon - dLon : 0, at ? at.lat - dLat : 0, at ? at.lon + dLon : 0, at ? at.lat + dLat : 0, f.radius, f.scope];
+  const params = [
+    f.territoryId,
+    at ? pointSql(at) : null,
+    at ? at.lon - dLon : 0,
+    at ? at.lat - dLat : 0,
+    at ? at.lon + dLon : 0,
+    at ? at.lat + dLat : 0,
+    f.radius,
+    f.scope,
+  ];
   return { where, dist, params };
 }
 
@@ -37,9 +46,20 @@ export async function marketMerchantIds(tx: Tx, f: MarketFilter, page: { after: 
 }
 
 /** The matching branches of these merchants, nearest first. */
-export async function marketBranches(tx: Tx, f: MarketFilter, merchantIds: string[]): Promise<(BranchRow & { distance_m: number | null })[]> {
+export async function marketBranches(
+  tx: Tx,
+  f: MarketFilter,
+  merchantIds: string[],
+): Promise<(BranchRow & { distance_m: number | null })[]> {
   const { where, dist, params } = branchFilter(f);
-  const columns = BRANCH_COLUMNS.split(',').map((c) => c.trim().replace(/^\(location\)/, '(b.location)').replace(/^(\w+)$/, 'b.$1')).join(', ');
+  const columns = BRANCH_COLUMNS.split(',')
+    .map((c) =>
+      c
+        .trim()
+        .replace(/^\(location\)/, '(b.location)')
+        .replace(/^(\w+)$/, 'b.$1'),
+    )
+    .join(', ');
   const { rows } = await tx.query<BranchRow & { distance_m: number | null }>(
     `SELECT ${columns}, ${dist} AS distance_m FROM merchant_branch b WHERE ${where} AND b.merchant_id = ANY($9::text[]) ORDER BY distance_m NULLS LAST, b.id`,
     [...params, merchantIds],
@@ -47,7 +67,10 @@ export async function marketBranches(tx: Tx, f: MarketFilter, merchantIds: strin
   return rows;
 }
 
-export type MarketItemRow = Pick<SnakeRow<typeof catalogItem.$inferSelect>, 'id' | 'merchant_id' | 'name' | 'description' | 'price' | 'currency' | 'branch_ids' | 'image_object_id'>;
+export type MarketItemRow = Pick<
+  SnakeRow<typeof catalogItem.$inferSelect>,
+  'id' | 'merchant_id' | 'name' | 'description' | 'price' | 'currency' | 'branch_ids' | 'image_object_id'
+>;
 
 /** The available items of these merchants, by name. */
 export async function availableItems(tx: Tx, merchantIds: string[]): Promise<MarketItemRow[]> {

@@ -101,16 +101,49 @@ export async function insertOrder(tx: Tx, o: NewOrder): Promise<InsertedOrder> {
        SELECT $1, $27, u.coupon_id, $3, $5, $2, $14 FROM u)
      SELECT o.*, EXISTS (SELECT 1 FROM c) AS coupon_counted, EXISTS (SELECT 1 FROM u) AS customer_counted FROM o`),
     [
-      o.organizationId, o.id, o.merchantId, o.branchId, o.customerUserId, o.addressId, o.dropoffAddress, o.dropoffPoint, o.territoryId, o.paymentDestination,
-      c?.id ?? null, c?.code ?? null, o.subtotal, o.discountTotal, o.deliveryFee, o.driverEarning, o.total, o.currency, o.quoteId, o.notes,
-      o.lines.map((l) => l.catalog_item_id), o.lines.map((l) => l.name), o.lines.map((l) => l.unit_price), o.lines.map((l) => l.quantity), o.lines.map((l) => l.line_total),
-      c?.now ?? null, c?.redemptionId ?? null, o.collectedBy, o.promisedAt, o.deliverAfter, o.deliverBefore,
+      o.organizationId,
+      o.id,
+      o.merchantId,
+      o.branchId,
+      o.customerUserId,
+      o.addressId,
+      o.dropoffAddress,
+      o.dropoffPoint,
+      o.territoryId,
+      o.paymentDestination,
+      c?.id ?? null,
+      c?.code ?? null,
+      o.subtotal,
+      o.discountTotal,
+      o.deliveryFee,
+      o.driverEarning,
+      o.total,
+      o.currency,
+      o.quoteId,
+      o.notes,
+      o.lines.map((l) => l.catalog_item_id),
+      o.lines.map((l) => l.name),
+      o.lines.map((l) => l.unit_price),
+      o.lines.map((l) => l.quantity),
+      o.lines.map((l) => l.line_total),
+      c?.now ?? null,
+      c?.redemptionId ?? null,
+      o.collectedBy,
+      o.promisedAt,
+      o.deliverAfter,
+      o.deliverBefore,
     ],
   );
   const { coupon_counted, customer_counted, ...row } = rows[0];
   if (c && !coupon_counted) return { ok: false, refusal: 'usage' };
   if (c && !customer_counted) return { ok: false, refusal: 'customer' };
-  const items = o.lines.map((l) => ({ catalog_item_id: l.catalog_item_id, name: l.name, unit_price: l.unit_price, quantity: l.quantity, line_total: l.line_total }));
+  const items = o.lines.map((l) => ({
+    catalog_item_id: l.catalog_item_id,
+    name: l.name,
+    unit_price: l.unit_price,
+    quantity: l.quantity,
+    line_total: l.line_total,
+  }));
   return { ok: true, order: { ...row, items } };
 }
 
@@ -127,16 +160,28 @@ export async function updateOrderStatus(tx: Tx, id: string, from: OrderStatus, t
 
 /** The preparation time the merchant gave when accepting, and the promise it moves (null: the promise stays, a scheduled window). */
 export async function setOrderPreparation(tx: Tx, id: string, preparationMin: number, promisedAt: Date | null): Promise<void> {
-  await tx.query('UPDATE merchant_order SET preparation_min = $2, promised_at = COALESCE($3, promised_at), updated_at = now() WHERE id = $1', [id, preparationMin, promisedAt]);
+  await tx.query(
+    'UPDATE merchant_order SET preparation_min = $2, promised_at = COALESCE($3, promised_at), updated_at = now() WHERE id = $1',
+    [id, preparationMin, promisedAt],
+  );
 }
 
 /** Links the order's trip; the order takes the trip's territory when it had none. */
 export async function setOrderTrip(tx: Tx, id: string, tripId: string, territoryId: string | null): Promise<void> {
-  await tx.query('UPDATE merchant_order SET trip_id = $2, territory_id = COALESCE(territory_id, $3) WHERE id = $1', [id, tripId, territoryId]);
+  await tx.query('UPDATE merchant_order SET trip_id = $2, territory_id = COALESCE(territory_id, $3) WHERE id = $1', [
+    id,
+    tripId,
+    territoryId,
+  ]);
 }
 
 /** Sets the payment status (and, when `paymentReviewId` is given, the review); false for an unknown order. */
-export async function setOrderPaymentStatus(tx: Tx, id: string, status: OrderRecord['paymentStatus'], paymentReviewId: string | null | undefined): Promise<boolean> {
+export async function setOrderPaymentStatus(
+  tx: Tx,
+  id: string,
+  status: OrderRecord['paymentStatus'],
+  paymentReviewId: string | null | undefined,
+): Promise<boolean> {
   const r = await tx.query(
     `UPDATE merchant_order SET payment_status = $2, payment_review_id = CASE WHEN $3 THEN $4 ELSE payment_review_id END, updated_at = now() WHERE id = $1`,
     [id, status, paymentReviewId !== undefined, paymentReviewId ?? null],
@@ -175,7 +220,11 @@ export interface Period {
 }
 
 /** Orders in a territory scope, newest first (staff consoles). */
-export async function listScopedOrders(tx: Tx, scope: TerritoryScope, q: Period & OrderListQuery & { merchantId?: string }): Promise<OrderRow[]> {
+export async function listScopedOrders(
+  tx: Tx,
+  scope: TerritoryScope,
+  q: Period & OrderListQuery & { merchantId?: string },
+): Promise<OrderRow[]> {
   const { rows } = await tx.query<OrderRow>(
     `${ORDER_SELECT} WHERE ${scopeSql('o.territory_id', 1)} AND ($2::text IS NULL OR o.status = $2) AND ($3::text IS NULL OR o.merchant_id = $3)
         AND ($4::timestamptz IS NULL OR o.created_at >= $4) AND ($5::timestamptz IS NULL OR o.created_at < $5) AND ($6::text IS NULL OR o.id < $6)
@@ -198,7 +247,19 @@ export async function countOrdersByStatus(tx: Tx, scope: TerritoryScope, period:
 
 export type OrderReportRow = Pick<
   SnakeRow<OrderRecord>,
-  'id' | 'created_at' | 'status' | 'territory_id' | 'merchant_id' | 'payment_destination' | 'payment_status' | 'coupon_code' | 'subtotal' | 'discount_total' | 'delivery_fee' | 'total' | 'currency'
+  | 'id'
+  | 'created_at'
+  | 'status'
+  | 'territory_id'
+  | 'merchant_id'
+  | 'payment_destination'
+  | 'payment_status'
+  | 'coupon_code'
+  | 'subtotal'
+  | 'discount_total'
+  | 'delivery_fee'
+  | 'total'
+  | 'currency'
 > & { territory_name: string | null; merchant_name: string | null };
 
 /** The order report lines of a territory scope and period, oldest first, with territory and merchant names. */
@@ -231,7 +292,11 @@ export async function syncOrders(
 }
 
 /** A customer's orders that have a trip, newest first. */
-export async function customerOrderTrips(tx: Tx, customerUserId: string, q: { after: string | null; limit: number }): Promise<{ id: string; trip_id: string }[]> {
+export async function customerOrderTrips(
+  tx: Tx,
+  customerUserId: string,
+  q: { after: string | null; limit: number },
+): Promise<{ id: string; trip_id: string }[]> {
   const { rows } = await tx.query<{ id: string; trip_id: string }>(
     'SELECT id, trip_id FROM merchant_order WHERE customer_user_id = $1 AND trip_id IS NOT NULL AND ($2::text IS NULL OR id < $2) ORDER BY id DESC LIMIT $3',
     [customerUserId, q.after, q.limit],
@@ -240,9 +305,15 @@ export async function customerOrderTrips(tx: Tx, customerUserId: string, q: { af
 }
 
 /** Orders and express requests per status in a territory scope (the dashboard's commerce section). */
-export async function commerceStatusCounts(tx: Tx, scope: TerritoryScope): Promise<{ orders: Record<string, number>; delivery_express: Record<string, number> }> {
+export async function commerceStatusCounts(
+  tx: Tx,
+  scope: TerritoryScope,
+): Promise<{ orders: Record<string, number>; delivery_express: Record<string, number> }> {
   const count = async (table: 'merchant_order' | 'delivery_express_request') => {
-    const { rows } = await tx.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM ${table} WHERE ${scopeSql('territory_id', 1)} GROUP BY status`, [scope]);
+    const { rows } = await tx.query<{ status: string; n: number }>(
+      `SELECT status, count(*)::int AS n FROM ${table} WHERE ${scopeSql('territory_id', 1)} GROUP BY status`,
+      [scope],
+    );
     return Object.fromEntries(rows.map((r) => [r.status, r.n]));
   };
   return { orders: await count('merchant_order'), delivery_express: await count('delivery_express_request') };

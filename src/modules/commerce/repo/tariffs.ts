@@ -6,11 +6,19 @@ import type { territoryTariff } from '../tables.js';
 export type TariffRecord = typeof territoryTariff.$inferSelect;
 export type TariffRow = Omit<SnakeRow<TariffRecord>, 'organization_id' | 'created_by_user_id'>;
 
-export const TARIFF_COLUMNS = 'id, territory_id, service_mode, base_fee, per_km_fee, minimum_fee, driver_share_type, driver_share_value, active, created_at, updated_at';
+export const TARIFF_COLUMNS =
+  'id, territory_id, service_mode, base_fee, per_km_fee, minimum_fee, driver_share_type, driver_share_value, active, created_at, updated_at';
 
 /** The active tariff of a territory for a service mode, or null. */
 export async function activeTariff(tx: Tx, territoryId: string, mode: TariffRecord['serviceMode']): Promise<TariffRow | null> {
-  return (await tx.query<TariffRow>(`SELECT ${TARIFF_COLUMNS} FROM territory_tariff WHERE territory_id = $1 AND service_mode = $2 AND active`, [territoryId, mode])).rows[0] ?? null;
+  return (
+    (
+      await tx.query<TariffRow>(`SELECT ${TARIFF_COLUMNS} FROM territory_tariff WHERE territory_id = $1 AND service_mode = $2 AND active`, [
+        territoryId,
+        mode,
+      ])
+    ).rows[0] ?? null
+  );
 }
 
 export async function findTariffForUpdate(tx: Tx, id: string): Promise<TariffRow | null> {
@@ -33,13 +41,28 @@ export async function listTariffs(
   return rows;
 }
 
-export type NewTariff = Pick<TariffRow, 'id' | 'territory_id' | 'service_mode' | 'base_fee' | 'per_km_fee' | 'minimum_fee' | 'driver_share_type' | 'driver_share_value' | 'active'>;
+export type NewTariff = Pick<
+  TariffRow,
+  'id' | 'territory_id' | 'service_mode' | 'base_fee' | 'per_km_fee' | 'minimum_fee' | 'driver_share_type' | 'driver_share_value' | 'active'
+>;
 
 export async function insertTariff(tx: Tx, organizationId: string, createdByUserId: string, t: NewTariff): Promise<TariffRow> {
   const { rows } = await tx.query<TariffRow>(
     `INSERT INTO territory_tariff (organization_id, id, territory_id, service_mode, base_fee, per_km_fee, minimum_fee, driver_share_type, driver_share_value, active, created_by_user_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${TARIFF_COLUMNS}`,
-    [organizationId, t.id, t.territory_id, t.service_mode, t.base_fee, t.per_km_fee, t.minimum_fee, t.driver_share_type, t.driver_share_value, t.active, createdByUserId],
+    [
+      organizationId,
+      t.id,
+      t.territory_id,
+      t.service_mode,
+      t.base_fee,
+      t.per_km_fee,
+      t.minimum_fee,
+      t.driver_share_type,
+      t.driver_share_value,
+      t.active,
+      createdByUserId,
+    ],
   );
   return rows[0];
 }
@@ -54,7 +77,15 @@ export async function updateTariff(
     `UPDATE territory_tariff SET base_fee = COALESCE($2::numeric, base_fee), per_km_fee = COALESCE($3::numeric, per_km_fee), minimum_fee = COALESCE($4::numeric, minimum_fee),
             driver_share_type = COALESCE($5, driver_share_type), driver_share_value = COALESCE($6::numeric, driver_share_value), active = COALESCE($7, active), updated_at = now()
       WHERE id = $1 RETURNING ${TARIFF_COLUMNS}`,
-    [id, p.base_fee ?? null, p.per_km_fee ?? null, p.minimum_fee ?? null, p.driver_share_type ?? null, p.driver_share_value ?? null, p.active ?? null],
+    [
+      id,
+      p.base_fee ?? null,
+      p.per_km_fee ?? null,
+      p.minimum_fee ?? null,
+      p.driver_share_type ?? null,
+      p.driver_share_value ?? null,
+      p.active ?? null,
+    ],
   );
   return rows[0];
 }

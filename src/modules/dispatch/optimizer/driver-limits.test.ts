@@ -16,8 +16,13 @@ describe('per-driver limits', () => {
     expect(validatePlan(problem, plan)).toEqual([]);
     expect(plan.routes.find((r) => r.driverId === 'near')!.stops).toHaveLength(2);
     expect(plan.totals.assigned).toBe(3);
-    const violating = { ...plan, routes: plan.routes.map((r) => (r.driverId === 'near' ? plan.routes.find((x) => x.driverId === 'far')! : r)) };
-    expect(validatePlan({ ...problem, drivers: [problem.drivers[0], { ...problem.drivers[1], maxStops: 2 }] }, violating).join()).toMatch(/limit 2/);
+    const violating = {
+      ...plan,
+      routes: plan.routes.map((r) => (r.driverId === 'near' ? plan.routes.find((x) => x.driverId === 'far')! : r)),
+    };
+    expect(validatePlan({ ...problem, drivers: [problem.drivers[0], { ...problem.drivers[1], maxStops: 2 }] }, violating).join()).toMatch(
+      /limit 2/,
+    );
   });
 
   it('excludedDriverIds keeps a trip away from a driver (NO_DRIVER_IN_TERRITORY when no one else may serve it)', () => {
@@ -31,7 +36,11 @@ describe('per-driver limits', () => {
     const plan = solve(problem, { seed: 1 });
     expect(validatePlan(problem, plan)).toEqual([]);
     expect(plan.unassigned).toEqual([{ tripId: 'no', reason: 'NO_DRIVER_IN_TERRITORY' }]);
-    const forced = { ...plan, routes: [{ ...plan.routes[0], stops: plan.routes[0].stops.map((s) => ({ ...s, tripId: 'no' })) }], unassigned: [{ tripId: 'ok', reason: 'CAPACITY' as const }] };
+    const forced = {
+      ...plan,
+      routes: [{ ...plan.routes[0], stops: plan.routes[0].stops.map((s) => ({ ...s, tripId: 'no' })) }],
+      unassigned: [{ tripId: 'ok', reason: 'CAPACITY' as const }],
+    };
     expect(validatePlan(problem, forced).join()).toMatch(/excluded driver d1/);
   });
 });

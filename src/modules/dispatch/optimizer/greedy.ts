@@ -24,7 +24,8 @@ export function greedyNearestDriver(problem: OptimizerProblem, options: Optimize
       if (!inst.compat[t * D + d] || inst.room[d] < 1 || routes[d].length + 2 > inst.maxStops[d]) continue;
       const c = dist[end[d] * n + 2 * t];
       if (c >= bestDist) continue;
-      const finish = Math.max(endTime[d] + travel[end[d] * n + 2 * t], inst.ready[t]) + inst.svcPickup + travel[2 * t * n + 2 * t + 1] + inst.svcDropoff;
+      const finish =
+        Math.max(endTime[d] + travel[end[d] * n + 2 * t], inst.ready[t]) + inst.svcPickup + travel[2 * t * n + 2 * t + 1] + inst.svcDropoff;
       if (finish > inst.limit[d] + 1e-9) continue;
       bestDist = c;
       best = d;

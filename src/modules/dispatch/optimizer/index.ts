@@ -82,7 +82,13 @@ export interface SolveEnv {
 /** The instance and search context of a request (`started`: when the time budget began). */
 function searchContext(problem: OptimizerProblem, options: OptimizerOptions, now: () => number, started: number): SearchContext {
   const inst = compile(problem, options);
-  return { inst, scratch: new Scratch(inst), neighbors: relatedTrips(inst), deadline: started + (options.timeBudgetMs ?? DEFAULTS.timeBudgetMs), now };
+  return {
+    inst,
+    scratch: new Scratch(inst),
+    neighbors: relatedTrips(inst),
+    deadline: started + (options.timeBudgetMs ?? DEFAULTS.timeBudgetMs),
+    now,
+  };
 }
 
 /** Runs a chain sent by another thread's solve (see SolveEnv.chain): the same chain as it would have run there. */
@@ -116,8 +122,22 @@ export function solve(problem: OptimizerProblem, options: OptimizerOptions = {},
     c > 0 && env.chain ? env.chain({ problem, options, seed: chainSeed(seed, c), chains, start: start.routes, remainingMs }) : null,
   );
   try {
-    const { best, iterations, stoppedBy, curve } = largeNeighborhoodSearch(start, ctx, seed, { iterations: iterationBudget, budgetMs }, remote);
-    return toPlan(inst, best.routes, { algorithm: 'regret-insertion+lns', seed, iterations, iterationBudget, stoppedBy, curve, elapsedMs: now() - started });
+    const { best, iterations, stoppedBy, curve } = largeNeighborhoodSearch(
+      start,
+      ctx,
+      seed,
+      { iterations: iterationBudget, budgetMs },
+      remote,
+    );
+    return toPlan(inst, best.routes, {
+      algorithm: 'regret-insertion+lns',
+      seed,
+      iterations,
+      iterationBudget,
+      stoppedBy,
+      curve,
+      elapsedMs: now() - started,
+    });
   } finally {
     for (const r of remote) r?.close();
   }

@@ -80,7 +80,8 @@ export const DEFAULTS = {
    * Default iteration budget for T trips, all chains together (see OptimizerOptions.iterations): 2,500 + 15 per trip
    * up to 20,000 for one chain, 1.5× that for two (see CHAINS).
    */
-  iterations: (tripCount: number) => Math.round((chainCount(tripCount) > 1 ? 1.5 : 1) * Math.min(20_000, Math.round(2500 + 15 * tripCount))),
+  iterations: (tripCount: number) =>
+    Math.round((chainCount(tripCount) > 1 ? 1.5 : 1) * Math.min(20_000, Math.round(2500 + 15 * tripCount))),
 };
 
 export const startNode = (inst: Instance, d: number): number => 2 * inst.tripCount + d;
@@ -112,9 +113,11 @@ export function validate(problem: OptimizerProblem, options: OptimizerOptions): 
     if (!Number.isInteger(d.capacity) || d.capacity < 0) fail(`driver ${d.id}: capacity must be an integer >= 0`);
     if (d.currentLoad !== undefined && (!Number.isInteger(d.currentLoad) || d.currentLoad < 0))
       fail(`driver ${d.id}: currentLoad must be an integer >= 0`);
-    if (d.maxStops !== undefined && (!Number.isInteger(d.maxStops) || d.maxStops < 0)) fail(`driver ${d.id}: maxStops must be an integer >= 0`);
+    if (d.maxStops !== undefined && (!Number.isInteger(d.maxStops) || d.maxStops < 0))
+      fail(`driver ${d.id}: maxStops must be an integer >= 0`);
     if (d.shiftEndS !== undefined && !Number.isFinite(d.shiftEndS)) fail(`driver ${d.id}: shiftEndS must be a finite number`);
-    if (d.startAtS !== undefined && !(Number.isFinite(d.startAtS) && d.startAtS >= 0)) fail(`driver ${d.id}: startAtS must be a number >= 0`);
+    if (d.startAtS !== undefined && !(Number.isFinite(d.startAtS) && d.startAtS >= 0))
+      fail(`driver ${d.id}: startAtS must be a number >= 0`);
     if (d.returnTo !== undefined && !validPoint(d.returnTo)) fail(`driver ${d.id}: invalid returnTo`);
     for (const [v, name] of [
       [d.capacityWeightKg, 'capacityWeightKg'],
@@ -140,7 +143,8 @@ export function validate(problem: OptimizerProblem, options: OptimizerOptions): 
       [t.serviceTimeDropoffS, 'serviceTimeDropoffS'],
     ] as const)
       if (v !== undefined && !(Number.isFinite(v) && v >= 0)) fail(`trip ${t.id}: ${name} must be a number >= 0`);
-    if ((t.pickupBeforeS ?? Infinity) < Math.max(t.pickupAfterS ?? 0, t.readyAtS ?? 0)) fail(`trip ${t.id}: the pickup window ends before it starts`);
+    if ((t.pickupBeforeS ?? Infinity) < Math.max(t.pickupAfterS ?? 0, t.readyAtS ?? 0))
+      fail(`trip ${t.id}: the pickup window ends before it starts`);
     if ((t.deliverBeforeS ?? Infinity) < (t.deliverAfterS ?? 0)) fail(`trip ${t.id}: the delivery window ends before it starts`);
   }
   const positive = (v: number | undefined, name: string) => {
@@ -151,14 +155,16 @@ export function validate(problem: OptimizerProblem, options: OptimizerOptions): 
   positive(options.timeBudgetMs, 'timeBudgetMs');
   positive(options.maxStopsPerRoute, 'maxStopsPerRoute');
   positive(options.maxRouteDurationS, 'maxRouteDurationS');
-  if (options.iterations !== undefined && !(Number.isInteger(options.iterations) && options.iterations >= 0)) fail('iterations must be an integer >= 0');
+  if (options.iterations !== undefined && !(Number.isInteger(options.iterations) && options.iterations >= 0))
+    fail('iterations must be an integer >= 0');
   for (const [v, name] of [
     [options.serviceTimePickupS, 'serviceTimePickupS'],
     [options.serviceTimeDropoffS, 'serviceTimeDropoffS'],
   ] as const) {
     if (v !== undefined && !(Number.isFinite(v) && v >= 0)) fail(`${name} must be a number >= 0`);
   }
-  if (options.objective !== undefined && !['time', 'balanced', 'distance', 'vehicles'].includes(options.objective)) fail('objective must be time, balanced, distance or vehicles');
+  if (options.objective !== undefined && !['time', 'balanced', 'distance', 'vehicles'].includes(options.objective))
+    fail('objective must be time, balanced, distance or vehicles');
 }
 
 export function buildMatrix(points: LonLat[], options: OptimizerOptions): DistanceMatrix {
@@ -166,8 +172,7 @@ export function buildMatrix(points: LonLat[], options: OptimizerOptions): Distan
   const { distance } = options;
   if (distance && typeof distance !== 'function') {
     if (distance.distances.length !== n * n) throw new OptimizerInputError(`distance matrix must be ${n}x${n}`);
-    if (distance.durations && distance.durations.length !== n * n)
-      throw new OptimizerInputError(`duration matrix must be ${n}x${n}`);
+    if (distance.durations && distance.durations.length !== n * n) throw new OptimizerInputError(`duration matrix must be ${n}x${n}`);
     return distance;
   }
   const m = new Float64Array(n * n);
@@ -176,8 +181,7 @@ export function buildMatrix(points: LonLat[], options: OptimizerOptions): Distan
     return { distances: m };
   }
   const factor = options.roadFactor ?? DEFAULTS.roadFactor;
-  for (let i = 0; i < n; i++)
-    for (let j = i + 1; j < n; j++) m[i * n + j] = m[j * n + i] = haversineMeters(points[i], points[j]) * factor;
+  for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) m[i * n + j] = m[j * n + i] = haversineMeters(points[i], points[j]) * factor;
   return { distances: m };
 }
 
@@ -204,7 +208,8 @@ const compatible = (tripTerritory: string | undefined, driverTerritories: readon
   !tripTerritory || !driverTerritories || driverTerritories.length === 0 || driverTerritories.includes(tripTerritory);
 
 /** A driver may serve a trip: territories agree and the driver is not excluded for the trip. */
-export const mayServe = (t: OptimizerTrip, d: OptimizerDriver) => compatible(t.territoryId, d.territoryIds) && !t.excludedDriverIds?.includes(d.id);
+export const mayServe = (t: OptimizerTrip, d: OptimizerDriver) =>
+  compatible(t.territoryId, d.territoryIds) && !t.excludedDriverIds?.includes(d.id);
 
 export function compile(problem: OptimizerProblem, options: OptimizerOptions): Instance {
   validate(problem, options);
@@ -215,9 +220,7 @@ export function compile(problem: OptimizerProblem, options: OptimizerOptions): I
   const room = new Int32Array(D);
   problem.drivers.forEach((d, i) => (room[i] = d.capacity - (d.currentLoad ?? 0)));
   const compat = new Uint8Array(T * D);
-  problem.trips.forEach((t, ti) =>
-    problem.drivers.forEach((d, di) => (compat[ti * D + di] = mayServe(t, d) ? 1 : 0)),
-  );
+  problem.trips.forEach((t, ti) => problem.drivers.forEach((d, di) => (compat[ti * D + di] = mayServe(t, d) ? 1 : 0)));
   const speedMps = ((options.speedKmh ?? DEFAULTS.speedKmh) * 1000) / 3600;
   const dur = matrix.durations ?? null;
   const travel = dur ?? matrix.distances.map((m) => m / speedMps);

@@ -47,7 +47,12 @@ export function nearDrivers(inst: Instance, k = NEAR_DRIVERS): Int32Array[] {
   return Array.from({ length: inst.tripCount }, (_, t) => {
     const p = 2 * t;
     const key = (d: number) => dist[startNode(inst, d) * n + p];
-    return Int32Array.from(drivers.slice().sort((a, b) => key(a) - key(b) || a - b).slice(0, k));
+    return Int32Array.from(
+      drivers
+        .slice()
+        .sort((a, b) => key(a) - key(b) || a - b)
+        .slice(0, k),
+    );
   });
 }
 
@@ -160,7 +165,11 @@ function ruin(sol: Solution, ctx: SearchContext, rng: Rng): { removed: number[];
   while (removed.size < k) removed.add(assigned[randInt(rng, assigned.length)]);
   const byRoute = new Set<number>();
   for (const t of removed) byRoute.add(sol.routeOf[t]);
-  for (const d of byRoute) sol.setRoute(d, sol.routes[d].filter((s) => !removed.has(tripOf(s))));
+  for (const d of byRoute)
+    sol.setRoute(
+      d,
+      sol.routes[d].filter((s) => !removed.has(tripOf(s))),
+    );
   return { removed: [...removed], banned };
 }
 
@@ -283,7 +292,14 @@ const chainPatience = (tripCount: number, chains: number) => Math.ceil(Math.max(
  * re-ordering), and keeps the candidate when it is not worse than the current solution or within DEVIATION of the
  * best (record-to-record travel).
  */
-export function localChain(ctx: SearchContext, start: Solution, seed: number, chains: number, deadline: number, prep = prepare(ctx)): ChainHandle {
+export function localChain(
+  ctx: SearchContext,
+  start: Solution,
+  seed: number,
+  chains: number,
+  deadline: number,
+  prep = prepare(ctx),
+): ChainHandle {
   const rng = mulberry32(seed);
   const noise: Noise = { rng, amplitude: prep.amplitude };
   const patience = chainPatience(ctx.inst.tripCount, chains);
@@ -354,7 +370,12 @@ function iterate(current: Solution, ctx: SearchContext, prep: SearchPrep, rng: R
   };
   if (rng() < 0.5) regretInsert(cand, pending, ctx.scratch, options);
   else sequentialInsert(cand, pending, ctx.scratch, rng, options);
-  if (banned) regretInsert(cand, pending.filter((t) => cand.routeOf[t] < 0), ctx.scratch);
+  if (banned)
+    regretInsert(
+      cand,
+      pending.filter((t) => cand.routeOf[t] < 0),
+      ctx.scratch,
+    );
   // Polishing never changes the count, and a candidate with fewer trips than the current solution is rejected
   // whatever its cost (the best has at least the current count): it is dropped before it is polished. Same
   // plans; on a crowded 500 × 60 about 44 % of the candidates end here.
@@ -364,7 +385,12 @@ function iterate(current: Solution, ctx: SearchContext, prep: SearchPrep, rng: R
   for (let d = 0; d < before.length; d++) if (cand.routes[d].length !== before[d]) touched[d] = 1;
   for (const t of removed) if (cand.routeOf[t] >= 0) touched[cand.routeOf[t]] = 1;
   // with noise, the removed trips may sit at a dearer place than their best: move them back
-  if (options.noise) relocatePass(cand, ctx, removed.filter((t) => cand.routeOf[t] >= 0));
+  if (options.noise)
+    relocatePass(
+      cand,
+      ctx,
+      removed.filter((t) => cand.routeOf[t] >= 0),
+    );
   cand.routes.forEach((_, d) => {
     if (touched[d]) improveRoute(cand, d, ctx.scratch, LNS_EXACT_STOPS);
   });
@@ -378,10 +404,13 @@ function iterate(current: Solution, ctx: SearchContext, prep: SearchPrep, rng: R
  */
 function meet(ctx: SearchContext, reports: EpochReport[], bests: Solution[], curve: CurvePoint[], base: number) {
   const K = reports.length;
-  const improved = reports.flatMap((r, c) => r.improved.map((p) => ({ ...p, iteration: base + p.at * K + c + 1 }))).sort((a, b) => a.iteration - b.iteration);
+  const improved = reports
+    .flatMap((r, c) => r.improved.map((p) => ({ ...p, iteration: base + p.at * K + c + 1 })))
+    .sort((a, b) => a.iteration - b.iteration);
   for (const p of improved) {
     const last = curve[curve.length - 1];
-    if (betterValue(p.assigned, p.cost, last.assigned, last.cost)) curve.push({ iteration: p.iteration, assigned: p.assigned, cost: p.cost });
+    if (betterValue(p.assigned, p.cost, last.assigned, last.cost))
+      curve.push({ iteration: p.iteration, assigned: p.assigned, cost: p.cost });
   }
   let iterations = base;
   reports.forEach((r, c) => {

@@ -21,7 +21,11 @@ describe('ejectInsert (property)', () => {
         const inst = compile(problem, options);
         const ctx: SearchContext = { inst, scratch: new Scratch(inst), neighbors: relatedTrips(inst), deadline: Infinity, now: () => 0 };
         const sol = new Solution(inst);
-        regretInsert(sol, Array.from({ length: inst.tripCount }, (_, t) => t), ctx.scratch);
+        regretInsert(
+          sol,
+          Array.from({ length: inst.tripCount }, (_, t) => t),
+          ctx.scratch,
+        );
         // some routes not worth trying, by a per-instance mask (bit d of `marks`, shifted by the trip)
         const routes = (t: number, into: Uint8Array) => {
           for (let d = 0; d < into.length; d++) into[d] = marks === 0 || ((marks >> ((d + t) % 16)) & 1) === 1 ? 1 : 0;
@@ -39,7 +43,15 @@ describe('ejectInsert (property)', () => {
           }
           expect(sol.cost.every((c) => c < Infinity)).toBe(true);
         }
-        const plan = toPlan(inst, sol.routes, { algorithm: 'regret-insertion+lns', seed: 0, iterations: 0, iterationBudget: 0, stoppedBy: 'iterations', curve: [], elapsedMs: 0 });
+        const plan = toPlan(inst, sol.routes, {
+          algorithm: 'regret-insertion+lns',
+          seed: 0,
+          iterations: 0,
+          iterationBudget: 0,
+          stoppedBy: 'iterations',
+          curve: [],
+          elapsedMs: 0,
+        });
         expect(validatePlan(problem, plan, options)).toEqual([]);
         expect(plan.totals.assigned).toBe(sol.assigned);
       }),

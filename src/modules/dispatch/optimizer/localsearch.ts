@@ -122,17 +122,14 @@ function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
       const last = stops[e];
       const prev = node(a - 1);
       const gain =
-        e + 1 < n
-          ? dist[prev * N + first] + dist[last * N + stops[e + 1]] - dist[prev * N + stops[e + 1]]
-          : dist[prev * N + first];
+        e + 1 < n ? dist[prev * N + first] + dist[last * N + stops[e + 1]] - dist[prev * N + stops[e + 1]] : dist[prev * N + first];
       const segDrops = preDrops[e + 1] - preDrops[a];
       // the stops after the segment, once it is taken out: their shift
       const closed = e + 1 < n ? preTime[a] + travel[prev * N + stops[e + 1]] - arrAt[e + 1] : 0;
       for (let k = lo; k <= hi; k++) {
         if (k >= a - 1 && k <= e) continue;
         const u = node(k);
-        const added =
-          k + 1 < n ? dist[u * N + first] + dist[last * N + stops[k + 1]] - dist[u * N + stops[k + 1]] : dist[u * N + first];
+        const added = k + 1 < n ? dist[u * N + first] + dist[last * N + stops[k + 1]] - dist[u * N + stops[k + 1]] : dist[u * N + first];
         // priced by distance alone: a filter only when the objective is the distance
         if (wTime === 0 && added >= gain - EPS) continue;
         if (bounded) {
@@ -141,12 +138,14 @@ function orOptMove(sol: Solution, d: number, scratch: Scratch): boolean {
           if (k > e) {
             const segShift = preTime[k + 1] + closed + travel[u * N + first] - arrAt[a];
             dTime = closed * (preDrops[k + 1] - preDrops[e + 1]) + segShift * segDrops;
-            if (k + 1 < n) dTime += (preTime[e + 1] + segShift + travel[last * N + stops[k + 1]] - arrAt[k + 1]) * (preDrops[n] - preDrops[k + 1]);
+            if (k + 1 < n)
+              dTime += (preTime[e + 1] + segShift + travel[last * N + stops[k + 1]] - arrAt[k + 1]) * (preDrops[n] - preDrops[k + 1]);
           } else {
             const segShift = preTime[k + 1] + travel[u * N + first] - arrAt[a];
             const between = preTime[e + 1] + segShift + travel[last * N + stops[k + 1]] - arrAt[k + 1];
             dTime = segShift * segDrops + between * (preDrops[a] - preDrops[k + 1]);
-            if (e + 1 < n) dTime += (preTime[a] + between + travel[prev * N + stops[e + 1]] - arrAt[e + 1]) * (preDrops[n] - preDrops[e + 1]);
+            if (e + 1 < n)
+              dTime += (preTime[a] + between + travel[prev * N + stops[e + 1]] - arrAt[e + 1]) * (preDrops[n] - preDrops[e + 1]);
           }
           if (sol.cost[d] + wTime * dTime + wDist * (added - gain) > bound + slack) continue;
         }
@@ -344,7 +343,13 @@ type Moves = Map<number, { cost: number; d2: number; at: Insertion }>;
  * keeps where each trip could go from one call to the next (the caller clears it whenever the
  * solution changes, and passes the same `routes`).
  */
-export function ejectInsert(sol: Solution, ctx: SearchContext, u: number, routes: (t: number, into: Uint8Array) => void, moves?: Moves): boolean {
+export function ejectInsert(
+  sol: Solution,
+  ctx: SearchContext,
+  u: number,
+  routes: (t: number, into: Uint8Array) => void,
+  moves?: Moves,
+): boolean {
   const { inst, scratch } = ctx;
   const D = inst.driverCount;
   const forU = new Uint8Array(D);
@@ -415,8 +420,7 @@ export function localSearch(sol: Solution, ctx: SearchContext): void {
     let improved = assignMorePass(sol, ctx);
     improved = relocatePass(sol, ctx) || improved;
     improved = exchangePass(sol, ctx) || improved;
-    for (let d = 0; d < ctx.inst.driverCount; d++)
-      improved = improveRoute(sol, d, ctx.scratch, MAX_EXACT_STOPS) || improved;
+    for (let d = 0; d < ctx.inst.driverCount; d++) improved = improveRoute(sol, d, ctx.scratch, MAX_EXACT_STOPS) || improved;
     if (!improved) return;
   }
 }

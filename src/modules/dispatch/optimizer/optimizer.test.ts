@@ -27,8 +27,7 @@ const at = (east: number, north: number): LonLat => ({
 const road = (a: LonLat, b: LonLat) => haversineMeters(a, b) * 1.3;
 const sameDistance = (a: number, b: number) => Math.abs(a - b) <= 1e-6 * Math.max(1, a, b);
 const withoutTiming = (plan: Plan) => ({ ...plan, elapsedMs: 0 });
-const order = (plan: Plan, driverId: string) =>
-  plan.routes.find((r) => r.driverId === driverId)!.stops.map((s) => `${s.tripId}.${s.kind}`);
+const order = (plan: Plan, driverId: string) => plan.routes.find((r) => r.driverId === driverId)!.stops.map((s) => `${s.tripId}.${s.kind}`);
 
 describe('solve: feasibility (property)', () => {
   it('never breaks precedence, capacity, territory, the stop limit, ready times, route duration or shift ends, and accounts for every trip', () => {
@@ -341,7 +340,11 @@ describe('solve: times, limits and objectives', () => {
   it('counts iterations, reports the budget, the stop reason and a decreasing improvement curve', () => {
     const problem: OptimizerProblem = {
       drivers: Array.from({ length: 4 }, (_, i) => ({ id: `d${i}`, position: at(i * 900, -i * 700), capacity: 3 })),
-      trips: Array.from({ length: 16 }, (_, i) => ({ id: `t${i}`, pickup: at((i * 613) % 3000, (i * 377) % 2000), dropoff: at((i * 1231) % 5000, -((i * 911) % 4000)) })),
+      trips: Array.from({ length: 16 }, (_, i) => ({
+        id: `t${i}`,
+        pickup: at((i * 613) % 3000, (i * 377) % 2000),
+        dropoff: at((i * 1231) % 5000, -((i * 911) % 4000)),
+      })),
     };
     const plan = solve(problem, { iterations: 200, seed: 3 });
     expect(plan.iterationBudget).toBe(200);
@@ -369,11 +372,18 @@ describe('solve: times, limits and objectives', () => {
     let stoppedEarly = 0;
     for (const seed of [1, 2, 3]) {
       for (const budget of [120, 240]) {
-        const plan = solve(crowded(seed), { seed, iterations: budget, maxRouteDurationS: 2400, serviceTimePickupS: 60, serviceTimeDropoffS: 60 });
+        const plan = solve(crowded(seed), {
+          seed,
+          iterations: budget,
+          maxRouteDurationS: 2400,
+          serviceTimePickupS: 60,
+          serviceTimeDropoffS: 60,
+        });
         const quarter = Math.ceil(budget / 4);
         const half = Math.ceil(budget / 2);
         const bestAt = (it: number) => plan.curve.filter((c) => c.iteration <= it).at(-1)!;
-        const improving = (it: number) => bestAt(it).assigned > bestAt(it - half).assigned || bestAt(it).cost < bestAt(it - half).cost * (1 - 0.005);
+        const improving = (it: number) =>
+          bestAt(it).assigned > bestAt(it - half).assigned || bestAt(it).cost < bestAt(it - half).cost * (1 - 0.005);
         expect(plan.iterations).toBeLessThanOrEqual(2.75 * budget);
         if (plan.stoppedBy !== 'iterations') continue;
         expect((plan.iterations - budget) % quarter).toBe(0);
@@ -439,9 +449,7 @@ describe('validatePlan', () => {
     expect(order(allOnE, 'e')).toHaveLength(4);
     const eElsewhere = { ...dFull, drivers: [dFull.drivers[0], { ...dFull.drivers[1], territoryIds: ['other'] }] };
     expect(validatePlan(eElsewhere, allOnE).join()).toMatch(/trip a \(territory z\) outside the territories of driver e/);
-    expect(edit((p) => (routeWith(p).stops = routeWith(p).stops.filter((s) => s.tripId !== 'a'))).join()).toMatch(
-      /trip a is missing/,
-    );
+    expect(edit((p) => (routeWith(p).stops = routeWith(p).stops.filter((s) => s.tripId !== 'a'))).join()).toMatch(/trip a is missing/);
     expect(edit((p) => (p.totals.distanceM += 1)).join()).toMatch(/totals.distanceM/);
     expect(validatePlan(problem, plan, { maxStopsPerRoute: 1 }).join()).toMatch(/exceed 1/);
   });

@@ -69,7 +69,9 @@ export function needsTimeWindows(problem: OptimizerProblem, options: OptimizerOp
         t.serviceTimePickupS !== undefined ||
         t.serviceTimeDropoffS !== undefined,
     ) ||
-    problem.drivers.some((d) => d.startAtS !== undefined || d.returnTo !== undefined || d.capacityWeightKg !== undefined || d.capacityVolumeL !== undefined)
+    problem.drivers.some(
+      (d) => d.startAtS !== undefined || d.returnTo !== undefined || d.capacityWeightKg !== undefined || d.capacityVolumeL !== undefined,
+    )
   );
 }
 
@@ -136,7 +138,9 @@ export function compileTw(problem: OptimizerProblem, options: OptimizerOptions):
   });
   const compat = new Uint8Array(T * D);
   problem.trips.forEach((t, ti) => problem.drivers.forEach((d, v) => (compat[ti * D + v] = mayServe(t, d) ? 1 : 0)));
-  const maxTrips = Float64Array.from(problem.drivers, (d) => Math.floor(Math.min(options.maxStopsPerRoute ?? Infinity, d.maxStops ?? Infinity) / 2));
+  const maxTrips = Float64Array.from(problem.drivers, (d) =>
+    Math.floor(Math.min(options.maxStopsPerRoute ?? Infinity, d.maxStops ?? Infinity) / 2),
+  );
   const objective = options.objective ?? DEFAULTS.objective;
   const weights = { time: [1, 0.001], balanced: [1, 1 / speedMps], distance: [0, 1], vehicles: [0, 1] }[objective];
   let maxDist = 0;

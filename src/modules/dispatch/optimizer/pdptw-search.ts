@@ -260,7 +260,8 @@ function removalSaving(sol: TwSolution, t: number): number {
     const b = nodes[iq + 1];
     return dist[a * n + nodes[ip]] + dist[nodes[ip] * n + nodes[iq]] + dist[nodes[iq] * n + b] - dist[a * n + b];
   }
-  const bridge = (k: number) => dist[nodes[k - 1] * n + nodes[k]] + dist[nodes[k] * n + nodes[k + 1]] - dist[nodes[k - 1] * n + nodes[k + 1]];
+  const bridge = (k: number) =>
+    dist[nodes[k - 1] * n + nodes[k]] + dist[nodes[k] * n + nodes[k + 1]] - dist[nodes[k - 1] * n + nodes[k + 1]];
   return bridge(ip) + bridge(iq);
 }
 
@@ -428,7 +429,13 @@ function unassigned(sol: TwSolution): number[] {
  * Phase 1 (objective vehicles): removes routes one at a time while the search can place their trips elsewhere,
  * within `budget` iterations. Returns the complete solution with the fewest routes found.
  */
-function eliminateRoutes(start: TwSolution, ctx: Ctx, budget: number, curve: Curve[], phaseEnd: number): { best: TwSolution } & PhaseResult {
+function eliminateRoutes(
+  start: TwSolution,
+  ctx: Ctx,
+  budget: number,
+  curve: Curve[],
+  phaseEnd: number,
+): { best: TwSolution } & PhaseResult {
   const { inst, rng } = ctx;
   let best = start;
   let used = 0;
@@ -441,7 +448,8 @@ function eliminateRoutes(start: TwSolution, ctx: Ctx, budget: number, curve: Cur
     for (let v = 0; v < inst.D; v++) {
       const r = best.routes[v];
       if (r.nodes.length === 2) continue;
-      if (drop < 0 || r.trips < best.routes[drop].trips || (r.trips === best.routes[drop].trips && r.dist < best.routes[drop].dist)) drop = v;
+      if (drop < 0 || r.trips < best.routes[drop].trips || (r.trips === best.routes[drop].trips && r.dist < best.routes[drop].dist))
+        drop = v;
     }
     let current = best.clone();
     current.setRoute(drop, makeRoute(inst, drop, []));
@@ -512,7 +520,11 @@ function reasonFor(inst: TwInstance, t: number, best: TwSolution): UnassignedRea
   return fitting.every((v) => best.routes[v].trips + 1 > inst.maxTrips[v]) ? 'MAX_STOPS' : 'ROUTES_FULL';
 }
 
-function toPlan(inst: TwInstance, sol: TwSolution, meta: Pick<Plan, 'seed' | 'iterations' | 'iterationBudget' | 'stoppedBy' | 'curve' | 'elapsedMs'>): Plan {
+function toPlan(
+  inst: TwInstance,
+  sol: TwSolution,
+  meta: Pick<Plan, 'seed' | 'iterations' | 'iterationBudget' | 'stoppedBy' | 'curve' | 'elapsedMs'>,
+): Plan {
   const { problem, dist, travel, n, svc, T } = inst;
   let sumDropoffS = 0;
   let maxDropoffS = 0;
@@ -562,7 +574,8 @@ function toPlan(inst: TwInstance, sol: TwSolution, meta: Pick<Plan, 'seed' | 'it
     return route;
   });
   const unassignedTrips = [];
-  for (let t = 0; t < T; t++) if (sol.routeOf[t] < 0) unassignedTrips.push({ tripId: problem.trips[t].id, reason: reasonFor(inst, t, sol) });
+  for (let t = 0; t < T; t++)
+    if (sol.routeOf[t] < 0) unassignedTrips.push({ tripId: problem.trips[t].id, reason: reasonFor(inst, t, sol) });
   return {
     algorithm: 'pdptw-lns',
     ...meta,

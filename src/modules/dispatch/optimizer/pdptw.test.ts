@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { OptimizerInputError, greedyNearestDriver, matrixPoints, solve, type DistanceMatrix, type LonLat, type OptimizerOptions, type OptimizerProblem, type Plan } from './index.js';
+import {
+  OptimizerInputError,
+  greedyNearestDriver,
+  matrixPoints,
+  solve,
+  type DistanceMatrix,
+  type LonLat,
+  type OptimizerOptions,
+  type OptimizerProblem,
+  type Plan,
+} from './index.js';
 
 /** Points on a plane (x, y in metres), with Euclidean distances and 1 m/s as the custom matrix of a problem. */
 const xy = (x: number, y: number): LonLat => ({ lon: x / 1e4, lat: y / 1e4 });
@@ -8,19 +18,30 @@ function plane(problem: OptimizerProblem): DistanceMatrix {
   const m = points.length;
   const distances = new Float64Array(m * m);
   for (let a = 0; a < m; a++)
-    for (let b = 0; b < m; b++) distances[a * m + b] = Math.hypot((points[a].lon - points[b].lon) * 1e4, (points[a].lat - points[b].lat) * 1e4);
+    for (let b = 0; b < m; b++)
+      distances[a * m + b] = Math.hypot((points[a].lon - points[b].lon) * 1e4, (points[a].lat - points[b].lat) * 1e4);
   return { distances, durations: distances };
 }
-const solvePlane = (problem: OptimizerProblem, options: OptimizerOptions = {}) => solve(problem, { iterations: 400, timeBudgetMs: 60_000, ...options, distance: plane(problem) });
+const solvePlane = (problem: OptimizerProblem, options: OptimizerOptions = {}) =>
+  solve(problem, { iterations: 400, timeBudgetMs: 60_000, ...options, distance: plane(problem) });
 const used = (plan: Plan) => plan.routes.filter((r) => r.stops.length > 0);
-const stopOf = (plan: Plan, tripId: string, kind: 'pickup' | 'dropoff') => plan.routes.flatMap((r) => r.stops).find((s) => s.tripId === tripId && s.kind === kind)!;
+const stopOf = (plan: Plan, tripId: string, kind: 'pickup' | 'dropoff') =>
+  plan.routes.flatMap((r) => r.stops).find((s) => s.tripId === tripId && s.kind === kind)!;
 
 describe('time-window solver', () => {
   it('serves each stop within its window, waiting when early, and leaves a trip that cannot make its window unassigned with TIME_WINDOW', () => {
     const problem: OptimizerProblem = {
       drivers: [{ id: 'd1', position: xy(0, 0), capacity: 5 }],
       trips: [
-        { id: 'early-wait', pickup: xy(10, 0), dropoff: xy(20, 0), pickupAfterS: 100, pickupBeforeS: 200, deliverAfterS: 300, deliverBeforeS: 400 },
+        {
+          id: 'early-wait',
+          pickup: xy(10, 0),
+          dropoff: xy(20, 0),
+          pickupAfterS: 100,
+          pickupBeforeS: 200,
+          deliverAfterS: 300,
+          deliverBeforeS: 400,
+        },
         { id: 'tight', pickup: xy(0, 10), dropoff: xy(0, 20), pickupBeforeS: 500, deliverBeforeS: 600 },
         // 1,000 m away and due after 50 s: impossible even alone
         { id: 'impossible', pickup: xy(1000, 0), dropoff: xy(1010, 0), pickupBeforeS: 50 },

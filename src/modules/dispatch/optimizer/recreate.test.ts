@@ -16,20 +16,24 @@ const runs = (n: number) => ({ numRuns: fuzzRuns ?? n, ...(fuzzRuns ? {} : { see
 describe('nearStops (property)', () => {
   it('gives, per trip, the owners of the k stops nearest to its pickup and to its drop-off, as sorting every stop would', () => {
     fc.assert(
-      fc.property(randomInstance({ maxTrips: 16, maxDrivers: 3, minTrips: 1 }), fc.integer({ min: 1, max: 12 }), ({ problem, options }, k) => {
-        const inst = compile(problem, options);
-        const T = inst.tripCount;
-        const got = nearStops(inst, k);
-        for (let t = 0; t < T; t++) {
-          const want = new Set<number>();
-          for (const from of [2 * t, 2 * t + 1]) {
-            const others = Array.from({ length: 2 * T }, (_, x) => x).filter((x) => Math.floor(x / 2) !== t);
-            others.sort((a, b) => inst.dist[from * inst.n + a] - inst.dist[from * inst.n + b] || a - b);
-            for (const x of others.slice(0, k)) want.add(Math.floor(x / 2));
+      fc.property(
+        randomInstance({ maxTrips: 16, maxDrivers: 3, minTrips: 1 }),
+        fc.integer({ min: 1, max: 12 }),
+        ({ problem, options }, k) => {
+          const inst = compile(problem, options);
+          const T = inst.tripCount;
+          const got = nearStops(inst, k);
+          for (let t = 0; t < T; t++) {
+            const want = new Set<number>();
+            for (const from of [2 * t, 2 * t + 1]) {
+              const others = Array.from({ length: 2 * T }, (_, x) => x).filter((x) => Math.floor(x / 2) !== t);
+              others.sort((a, b) => inst.dist[from * inst.n + a] - inst.dist[from * inst.n + b] || a - b);
+              for (const x of others.slice(0, k)) want.add(Math.floor(x / 2));
+            }
+            expect([...got[t]].sort((a, b) => a - b)).toEqual([...want].sort((a, b) => a - b));
           }
-          expect([...got[t]].sort((a, b) => a - b)).toEqual([...want].sort((a, b) => a - b));
-        }
-      }),
+        },
+      ),
       runs(150),
     );
   });
@@ -53,7 +57,11 @@ describe('recreate: which trips look beyond their candidate routes', () => {
 
   for (const [name, recreate] of [
     ['regret', (sol: Solution, widen?: ReadonlySet<number>) => regretInsert(sol, [0], new Scratch(inst), { candidates: onlyWest, widen })],
-    ['sequential', (sol: Solution, widen?: ReadonlySet<number>) => sequentialInsert(sol, [0], new Scratch(inst), mulberry32(1), { candidates: onlyWest, widen })],
+    [
+      'sequential',
+      (sol: Solution, widen?: ReadonlySet<number>) =>
+        sequentialInsert(sol, [0], new Scratch(inst), mulberry32(1), { candidates: onlyWest, widen }),
+    ],
   ] as const) {
     it(`${name}: a trip in \`widen\` (or any trip without it) is priced in every route when its candidates have no room`, () => {
       for (const widen of [undefined, new Set([0])]) {

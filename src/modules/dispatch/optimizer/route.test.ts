@@ -66,8 +66,15 @@ const point = fc.record({ lon: coord(-68.13), lat: coord(-16.5) });
  */
 const routeCase = fc
   .record({
-    driver: fc.record({ position: point, capacity: fc.integer({ min: 1, max: 5 }), shiftEndS: fc.option(fc.integer({ min: 1200, max: 7200 }), { nil: undefined }) }),
-    trips: fc.array(fc.record({ pickup: point, dropoff: point, readyAtS: fc.option(fc.integer({ min: 0, max: 1800 }), { nil: undefined }) }), { minLength: 6, maxLength: 10 }),
+    driver: fc.record({
+      position: point,
+      capacity: fc.integer({ min: 1, max: 5 }),
+      shiftEndS: fc.option(fc.integer({ min: 1200, max: 7200 }), { nil: undefined }),
+    }),
+    trips: fc.array(
+      fc.record({ pickup: point, dropoff: point, readyAtS: fc.option(fc.integer({ min: 0, max: 1800 }), { nil: undefined }) }),
+      { minLength: 6, maxLength: 10 },
+    ),
     maxRouteDurationS: fc.option(fc.constantFrom(2400, 3600, 5400), { nil: undefined }),
     serviceTimePickupS: fc.constantFrom(0, 60, 180),
     serviceTimeDropoffS: fc.constantFrom(0, 60, 120),
@@ -76,7 +83,9 @@ const routeCase = fc
   })
   .map(({ driver, trips, keys, ...options }) => {
     const problem: OptimizerProblem = {
-      drivers: [{ id: 'd', position: driver.position, capacity: driver.capacity, ...(driver.shiftEndS ? { shiftEndS: driver.shiftEndS } : {}) }],
+      drivers: [
+        { id: 'd', position: driver.position, capacity: driver.capacity, ...(driver.shiftEndS ? { shiftEndS: driver.shiftEndS } : {}) },
+      ],
       trips: trips.map((t, i) => ({ id: `t${i}`, pickup: t.pickup, dropoff: t.dropoff, ...(t.readyAtS ? { readyAtS: t.readyAtS } : {}) })),
     };
     const inst = compile(problem, options);
@@ -108,7 +117,9 @@ describe('bestInsertion (property)', () => {
             const next = stops.slice();
             next.splice(out.j, 0, 2 * t + 1);
             next.splice(out.i, 0, 2 * t);
-            expect(Math.abs(fullCost(inst, 0, next) - fullCost(inst, 0, stops) - got)).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(got)));
+            expect(Math.abs(fullCost(inst, 0, next) - fullCost(inst, 0, stops) - got)).toBeLessThanOrEqual(
+              1e-6 * Math.max(1, Math.abs(got)),
+            );
           }
         }
       }),
@@ -178,7 +189,10 @@ describe('bestInsertion (property)', () => {
           if (sol.routeOf[t] >= 0) {
             // change the route holding it (a new version) and ask again
             const r = sol.routeOf[t];
-            sol.setRoute(r, sol.routes[r].filter((s) => tripOf(s) !== t));
+            sol.setRoute(
+              r,
+              sol.routes[r].filter((s) => tripOf(s) !== t),
+            );
           }
           const cached = insertionInto(sol, d, t, scratch, a);
           const direct = bestInsertion(inst, d, sol.routes[d], t, scratch, b);
@@ -203,24 +217,30 @@ describe('bestInsertion (property)', () => {
 describe('feasibleCostFrom (property)', () => {
   it('prices a re-ordered suffix of a route as feasibleCost prices the whole sequence', () => {
     fc.assert(
-      fc.property(routeCase, fc.nat(), fc.array(fc.nat(), { minLength: 20, maxLength: 20 }), fc.option(fc.double({ min: 0, max: 2, noNaN: true }), { nil: undefined }), ({ inst, stops }, cut, swaps, boundShare) => {
-        const scratch = new Scratch(inst);
-        for (let x = 0; x < stops.length; x++) scratch.pos[stops[x]] = x;
-        timePrefixes(inst, 0, stops, scratch);
-        const from = stops.length === 0 ? 0 : cut % (stops.length + 1);
-        // the suffix shuffled (precedence and capacity may break: both must say so)
-        const seq = stops.slice();
-        for (let x = from; x < seq.length; x++) {
-          const y = from + (swaps[x % swaps.length] % (seq.length - from));
-          [seq[x], seq[y]] = [seq[y], seq[x]];
-        }
-        const bound = boundShare === undefined ? Infinity : boundShare * fullCost(inst, 0, stops);
-        scratch.seq.length = 0;
-        scratch.seq.push(...seq);
-        const whole = feasibleCost(inst, 0, seq, seq.length, scratch, bound);
-        const suffix = feasibleCostFrom(inst, 0, scratch.seq, from, seq.length, scratch, bound);
-        expect(suffix).toBe(whole);
-      }),
+      fc.property(
+        routeCase,
+        fc.nat(),
+        fc.array(fc.nat(), { minLength: 20, maxLength: 20 }),
+        fc.option(fc.double({ min: 0, max: 2, noNaN: true }), { nil: undefined }),
+        ({ inst, stops }, cut, swaps, boundShare) => {
+          const scratch = new Scratch(inst);
+          for (let x = 0; x < stops.length; x++) scratch.pos[stops[x]] = x;
+          timePrefixes(inst, 0, stops, scratch);
+          const from = stops.length === 0 ? 0 : cut % (stops.length + 1);
+          // the suffix shuffled (precedence and capacity may break: both must say so)
+          const seq = stops.slice();
+          for (let x = from; x < seq.length; x++) {
+            const y = from + (swaps[x % swaps.length] % (seq.length - from));
+            [seq[x], seq[y]] = [seq[y], seq[x]];
+          }
+          const bound = boundShare === undefined ? Infinity : boundShare * fullCost(inst, 0, stops);
+          scratch.seq.length = 0;
+          scratch.seq.push(...seq);
+          const whole = feasibleCost(inst, 0, seq, seq.length, scratch, bound);
+          const suffix = feasibleCostFrom(inst, 0, scratch.seq, from, seq.length, scratch, bound);
+          expect(suffix).toBe(whole);
+        },
+      ),
       runs(400),
     );
   });
@@ -230,7 +250,11 @@ describe('Solution (property)', () => {
   it('keeps routeOf and the assigned count right through moves and swaps of trips between routes', () => {
     const problem: OptimizerProblem = {
       drivers: [0, 1, 2].map((i) => ({ id: `d${i}`, position: { lon: -68.13 + 0.01 * i, lat: -16.5 }, capacity: 10 })),
-      trips: Array.from({ length: 8 }, (_, i) => ({ id: `t${i}`, pickup: { lon: -68.13, lat: -16.5 + 0.001 * i }, dropoff: { lon: -68.12, lat: -16.5 + 0.001 * i } })),
+      trips: Array.from({ length: 8 }, (_, i) => ({
+        id: `t${i}`,
+        pickup: { lon: -68.13, lat: -16.5 + 0.001 * i },
+        dropoff: { lon: -68.12, lat: -16.5 + 0.001 * i },
+      })),
     };
     const inst = compile(problem, {});
     fc.assert(
@@ -245,7 +269,11 @@ describe('Solution (property)', () => {
             const restB = sol.routes[rb].filter((s) => tripOf(s) !== b);
             sol.setRoute(ra, [...restA, 2 * b, 2 * b + 1]);
             sol.setRoute(rb, [...restB, 2 * a, 2 * a + 1]);
-          } else if (ra >= 0) sol.setRoute(ra, sol.routes[ra].filter((s) => tripOf(s) !== a));
+          } else if (ra >= 0)
+            sol.setRoute(
+              ra,
+              sol.routes[ra].filter((s) => tripOf(s) !== a),
+            );
           else sol.setRoute(d, [...sol.routes[d], 2 * a, 2 * a + 1]);
           const inRoutes = sol.routes.flatMap((r, d) => r.filter(isPickup).map((s) => [tripOf(s), d]));
           expect(sol.assigned).toBe(inRoutes.length);

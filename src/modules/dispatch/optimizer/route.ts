@@ -91,7 +91,15 @@ export function timePrefixes(inst: Instance, d: number, stops: readonly number[]
  * prefixes timePrefixes wrote, and scratch.pos holds that route's positions: only the changed part
  * is simulated. Same value as feasibleCost.
  */
-export function feasibleCostFrom(inst: Instance, d: number, seq: readonly number[], from: number, len: number, scratch: Scratch, bound = Infinity): number {
+export function feasibleCostFrom(
+  inst: Instance,
+  d: number,
+  seq: readonly number[],
+  from: number,
+  len: number,
+  scratch: Scratch,
+  bound = Infinity,
+): number {
   const { dist, travel, n, ready, wTime, wDist, svcPickup, svcDropoff } = inst;
   const room = inst.room[d];
   const limit = inst.limit[d] + 1e-9;
@@ -263,7 +271,12 @@ export class Scratch {
     this.preDropArr = new Float64Array(m);
     this.arrAt = new Float64Array(m);
     const k = inst.tripCount * inst.driverCount;
-    const cache = (): InsertionCache => ({ version: new Float64Array(k).fill(-1), cost: new Float64Array(k), i: new Int32Array(k), j: new Int32Array(k) });
+    const cache = (): InsertionCache => ({
+      version: new Float64Array(k).fill(-1),
+      cost: new Float64Array(k),
+      i: new Int32Array(k),
+      j: new Int32Array(k),
+    });
     this.insertions = cache();
     this.packings = cache();
     this.timings = Array.from({ length: inst.driverCount }, () => new RouteTiming());
@@ -388,7 +401,15 @@ function shift(inst: Instance, stops: readonly number[], tm: RouteTiming, j: num
  * gets (time it can no longer give to other trips), the objective only breaking ties: the insertion
  * that leaves the most room, to assign more trips.
  */
-export function bestInsertion(inst: Instance, d: number, stops: readonly number[], t: number, scratch: Scratch, out: Insertion, packing = false): number {
+export function bestInsertion(
+  inst: Instance,
+  d: number,
+  stops: readonly number[],
+  t: number,
+  scratch: Scratch,
+  out: Insertion,
+  packing = false,
+): number {
   out.cost = Infinity;
   const D = inst.driverCount;
   const len = stops.length;

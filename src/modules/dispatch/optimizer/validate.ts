@@ -73,7 +73,8 @@ export function validatePlan(problem: OptimizerProblem, plan: Plan, options: Opt
       if (ownDurations ? stop.arrivalOffsetS < lastDeparture - 1e-6 : !near(stop.arrivalOffsetS, lastDeparture + leg / speedMps))
         errors.push(`trip ${trip.id}: ${stop.kind} arrival ${stop.arrivalOffsetS} s does not follow the previous departure and the leg`);
       const start = stop.arrivalOffsetS + stop.waitS;
-      if (stop.kind === 'pickup' && start < (trip.readyAtS ?? 0) - toleranceS) errors.push(`trip ${trip.id}: picked up at ${start} s before it is ready (${trip.readyAtS} s)`);
+      if (stop.kind === 'pickup' && start < (trip.readyAtS ?? 0) - toleranceS)
+        errors.push(`trip ${trip.id}: picked up at ${start} s before it is ready (${trip.readyAtS} s)`);
       if (stop.kind === 'dropoff' && stop.waitS !== 0) errors.push(`trip ${trip.id}: waits at its drop-off`);
       if (stop.waitS < 0 || !near(stop.departureOffsetS, start + svc[stop.kind]))
         errors.push(`trip ${trip.id}: ${stop.kind} departure ${stop.departureOffsetS} s is not arrival + wait + service`);

@@ -11,7 +11,12 @@ export async function logisticsCounts(tx: Tx, scope: TerritoryScope) {
   };
   return {
     drivers: await count(`SELECT d.status, count(*)::int AS n FROM driver d WHERE ${driverScopeSql(1)} GROUP BY d.status`),
-    drivers_available: (await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM driver d WHERE d.status = 'approved' AND d.available AND ${driverScopeSql(1)}`, [scope])).rows[0]!.n,
+    drivers_available: (
+      await tx.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM driver d WHERE d.status = 'approved' AND d.available AND ${driverScopeSql(1)}`,
+        [scope],
+      )
+    ).rows[0]!.n,
     merchants: await count(`SELECT status, count(*)::int AS n FROM merchant WHERE ${scopeSql('territory_id', 1)} GROUP BY status`),
     trips: await tripStatusCounts(tx, scope),
   };

@@ -10,7 +10,9 @@ import { selectList, type SnakeRow } from '../../../platform/db/columns.js';
 const DRIVER_OMIT = ['availabilityLockedByUserId', 'availabilityLockedAt', 'decidedByUserId', 'decidedAt', 'locationStaleAt'] as const;
 
 /** On duty (approved, available or carrying trips) and the last fix older than the organization's location_stale_after_s (or none). */
-export const LOCATION_STALE_SQL = (d: string) => `(${d}.status = 'approved' AND (${d}.available OR ${d}.active_trips > 0) AND (${d}.last_location_at IS NULL OR ${d}.last_location_at <
+export const LOCATION_STALE_SQL = (
+  d: string,
+) => `(${d}.status = 'approved' AND (${d}.available OR ${d}.active_trips > 0) AND (${d}.last_location_at IS NULL OR ${d}.last_location_at <
     now() - make_interval(secs => COALESCE((SELECT ls.location_stale_after_s FROM logistics_settings ls WHERE ls.organization_id = ${d}.organization_id), 300))))`;
 const DRIVER_POINTS = { lastLocation: ['last_lon', 'last_lat'] } as const;
 type DriverRecord = Omit<typeof driver.$inferSelect, (typeof DRIVER_OMIT)[number] | keyof typeof DRIVER_POINTS>;
@@ -68,8 +70,18 @@ export const NEARBY_SQL = `WITH c AS (
 export const NEARBY = prepared(NEARBY_SQL);
 
 /** GET /drivers/nearby: approved drivers within `radiusM` of `point` (a point literal), nearest first. */
-export async function nearbyDrivers(tx: Tx, q: { point: string; box: string; availableOnly: boolean; scope: TerritoryScope; radiusM: number; limit: number }) {
-  const { rows } = await tx.query<DriverRow & { distance_m: number }>(NEARBY, [q.point, q.box, q.availableOnly, q.scope, q.radiusM, q.limit]);
+export async function nearbyDrivers(
+  tx: Tx,
+  q: { point: string; box: string; availableOnly: boolean; scope: TerritoryScope; radiusM: number; limit: number },
+) {
+  const { rows } = await tx.query<DriverRow & { distance_m: number }>(NEARBY, [
+    q.point,
+    q.box,
+    q.availableOnly,
+    q.scope,
+    q.radiusM,
+    q.limit,
+  ]);
   return rows;
 }
 
@@ -90,7 +102,10 @@ export async function driverOfUser(tx: Tx, userId: string): Promise<DriverRow | 
 }
 
 /** Inserts a driver profile; false when the user already has one. */
-export async function insertDriver(tx: Tx, v: Pick<typeof driver.$inferInsert, 'organizationId' | 'id' | 'userId' | 'vehicleType' | 'capacity'>): Promise<boolean> {
+export async function insertDriver(
+  tx: Tx,
+  v: Pick<typeof driver.$inferInsert, 'organizationId' | 'id' | 'userId' | 'vehicleType' | 'capacity'>,
+): Promise<boolean> {
   const inserted = await tx.query(
     `INSERT INTO driver (organization_id, id, user_id, vehicle_type, capacity) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (organization_id, user_id) DO NOTHING RETURNING id`,
@@ -101,12 +116,24 @@ export async function insertDriver(tx: Tx, v: Pick<typeof driver.$inferInsert, '
 
 /** Links a driver to territories (existing links stay). */
 export async function linkTerritories(tx: Tx, organizationId: string, driverId: string, territoryIds: string[]): Promise<void> {
-  await tx.query(`INSERT INTO driver_territory (organization_id, driver_id, territory_id) SELECT $1, $2, unnest($3::text[]) ON CONFLICT DO NOTHING`, [organizationId, driverId, territoryIds]);
+  await tx.query(
+    `INSERT INTO driver_territory (organization_id, driver_id, territory_id) SELECT $1, $2, unnest($3::text[]) ON CONFLICT DO NOTHING`,
+    [organizationId, driverId, territoryIds],
+  );
 }
 
 /** Replaces a driver's links within `scope` (null: all of them) by `territoryIds`; links outside the scope stay. */
-export async function replaceTerritoryLinks(tx: Tx, organizationId: string, driverId: string, scope: TerritoryScope, territoryIds: string[]): Promise<void> {
-  await tx.query(`DELETE FROM driver_territory WHERE driver_id = $1 AND ${scopeSql('territory_id', 2)} AND NOT (territory_id = ANY($3::text[]))`, [driverId, scope, territoryIds]);
+export async function replaceTerritoryLinks(
+  tx: Tx,
+  organizationId: string,
+  driverId: string,
+  scope: TerritoryScope,
+  territoryIds: string[],
+): Promise<void> {
+  await tx.query(
+    `DELETE FROM driver_territory WHERE driver_id = $1 AND ${scopeSql('territory_id', 2)} AND NOT (territory_id = ANY($3::text[]))`,
+    [driverId, scope, territoryIds],
+  );
   await linkTerritories(tx, organizationId, driverId, territoryIds);
   await tx.query('UPDATE driver SET updated_at = now() WHERE id = $1', [driverId]);
 }
@@ -143,7 +170,10 @@ export async function driversWithCapacity(tx: Tx, scope: TerritoryScope, limit =
 
 /** Approved drivers with a position in scope (live map). */
 export async function positionedDrivers(tx: Tx, scope: TerritoryScope, limit = 5000): Promise<DriverRow[]> {
-  const { rows } = await tx.query<DriverRow>(`${DRIVER_SELECT} WHERE d.status = 'approved' AND d.last_location IS NOT NULL AND ${driverScopeSql(1)} ORDER BY d.id LIMIT $2`, [scope, limit]);
+  const { rows } = await tx.query<DriverRow>(
+    `${DRIVER_SELECT} WHERE d.status = 'approved' AND d.last_location IS NOT NULL AND ${driverScopeSql(1)} ORDER BY d.id LIMIT $2`,
+    [scope, limit],
+  );
   return rows;
 }
 
@@ -164,7 +194,10 @@ export async function setDriverStatus(tx: Tx, id: string, to: DriverRow['status'
 
 /** Locks the driver's row (NO KEY UPDATE); returns whether staff hold his availability lock (null: no such driver). */
 export async function lockDriver(tx: Tx, id: string): Promise<{ availability_locked: boolean } | null> {
-  const { rows } = await tx.query<{ availability_locked: boolean }>('SELECT availability_locked FROM driver WHERE id = $1 FOR NO KEY UPDATE', [id]);
+  const { rows } = await tx.query<{ availability_locked: boolean }>(
+    'SELECT availability_locked FROM driver WHERE id = $1 FOR NO KEY UPDATE',
+    [id],
+  );
   return rows[0] ?? null;
 }
 
@@ -184,7 +217,10 @@ export async function setAvailable(tx: Tx, id: string, available: boolean): Prom
 
 /** Makes a driver unavailable (no contact recorded): his user was deactivated. */
 export async function setUnavailable(tx: Tx, id: string): Promise<void> {
-  await tx.orm.update(driver).set({ available: false, updatedAt: sql`now()` }).where(eq(driver.id, id));
+  await tx.orm
+    .update(driver)
+    .set({ available: false, updatedAt: sql`now()` })
+    .where(eq(driver.id, id));
 }
 
 /** Locks (the driver goes unavailable) or unlocks a driver's availability. */
@@ -205,7 +241,10 @@ export async function setDriverCashLimit(tx: Tx, id: string, cashLimit: string |
 
 /** New capacity and/or vehicle (null keeps). */
 export async function updateDriverProfile(tx: Tx, id: string, capacity: number | null, vehicleType: string | null): Promise<void> {
-  await tx.query('UPDATE driver SET capacity = COALESCE($2, capacity), vehicle_type = COALESCE($3, vehicle_type), updated_at = now() WHERE id = $1', [id, capacity, vehicleType]);
+  await tx.query(
+    'UPDATE driver SET capacity = COALESCE($2, capacity), vehicle_type = COALESCE($3, vehicle_type), updated_at = now() WHERE id = $1',
+    [id, capacity, vehicleType],
+  );
 }
 
 /**
@@ -238,7 +277,13 @@ export async function driverUserIdsOfTerritory(tx: Tx, territoryId: string): Pro
   return rows.map((r) => r.user_id);
 }
 
-export type CandidateRow = DriverRow & { distance_m: number; rejected_trip: boolean; territory_match: boolean; unrestricted: boolean; eligible: boolean };
+export type CandidateRow = DriverRow & {
+  distance_m: number;
+  rejected_trip: boolean;
+  territory_match: boolean;
+  unrestricted: boolean;
+  eligible: boolean;
+};
 
 /**
  * Assignment candidates of a trip: approved drivers in scope with a position within `radiusM` of the pickup, ranked
@@ -246,7 +291,18 @@ export type CandidateRow = DriverRow & { distance_m: number; rejected_trip: bool
  */
 export async function candidateDrivers(
   tx: Tx,
-  q: { pickup: string; box: string; radiusM: number; tripId: string; territoryId: string | null; scope: TerritoryScope; currentDriverId: string | null; eligibleOnly: boolean; limit: number; leastLoaded: boolean },
+  q: {
+    pickup: string;
+    box: string;
+    radiusM: number;
+    tripId: string;
+    territoryId: string | null;
+    scope: TerritoryScope;
+    currentDriverId: string | null;
+    eligibleOnly: boolean;
+    limit: number;
+    leastLoaded: boolean;
+  },
 ): Promise<CandidateRow[]> {
   const order = q.leastLoaded ? 'x.active_trips, c.distance_m' : 'c.distance_m, x.active_trips';
   const eligibleSql = `(x.available AND x.active_trips < x.capacity AND NOT c.rejected_trip AND x.id IS DISTINCT FROM $7

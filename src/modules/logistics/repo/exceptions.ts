@@ -19,7 +19,8 @@ export interface ExceptionRow {
 }
 
 const ACTIVE = `('pending', 'assigned', 'accepted', 'picked_up', 'in_transit')`;
-const key = (since: string, code: string, entity: string) => `lpad((extract(epoch FROM ${since}) * 1000)::bigint::text, 13, '0') || '_${code}_' || ${entity}`;
+const key = (since: string, code: string, entity: string) =>
+  `lpad((extract(epoch FROM ${since}) * 1000)::bigint::text, 13, '0') || '_${code}_' || ${entity}`;
 
 /**
  * The open exceptions of the organization within the scope ($1: territories or null), $2: rejections alert threshold,
@@ -57,7 +58,10 @@ const OPEN_SQL = `
     FROM driver d WHERE ${LOCATION_STALE_SQL('d')} AND ${driverScopeSql(1)}`;
 
 /** A page of open exceptions (newest first), optionally of one kind, after the cursor key. */
-export async function openExceptions(tx: Tx, q: { scope: TerritoryScope; threshold: number; pinMax: number; kind: ExceptionKind | null; after: string | null; limit: number }): Promise<ExceptionRow[]> {
+export async function openExceptions(
+  tx: Tx,
+  q: { scope: TerritoryScope; threshold: number; pinMax: number; kind: ExceptionKind | null; after: string | null; limit: number },
+): Promise<ExceptionRow[]> {
   const { rows } = await tx.query<ExceptionRow>(
     `SELECT * FROM (${OPEN_SQL}) x WHERE ($4::text IS NULL OR x.kind = $4) AND ($5::text IS NULL OR x.id < $5) ORDER BY x.id DESC LIMIT $6`,
     [q.scope, q.threshold, q.pinMax, q.kind, q.after, q.limit],
@@ -66,8 +70,14 @@ export async function openExceptions(tx: Tx, q: { scope: TerritoryScope; thresho
 }
 
 /** Open exceptions per kind in the scope. */
-export async function exceptionCounts(tx: Tx, q: { scope: TerritoryScope; threshold: number; pinMax: number }): Promise<Record<ExceptionKind, number>> {
-  const { rows } = await tx.query<{ kind: ExceptionKind; n: number }>(`SELECT kind, count(*)::int AS n FROM (${OPEN_SQL}) x GROUP BY kind`, [q.scope, q.threshold, q.pinMax]);
+export async function exceptionCounts(
+  tx: Tx,
+  q: { scope: TerritoryScope; threshold: number; pinMax: number },
+): Promise<Record<ExceptionKind, number>> {
+  const { rows } = await tx.query<{ kind: ExceptionKind; n: number }>(
+    `SELECT kind, count(*)::int AS n FROM (${OPEN_SQL}) x GROUP BY kind`,
+    [q.scope, q.threshold, q.pinMax],
+  );
   const out = Object.fromEntries(EXCEPTION_KINDS.map((k) => [k, 0])) as Record<ExceptionKind, number>;
   for (const r of rows) out[r.kind] = r.n;
   return out;
@@ -75,7 +85,9 @@ export async function exceptionCounts(tx: Tx, q: { scope: TerritoryScope; thresh
 
 /** Drivers who rejected the trip so far (expired offers have their own limit, acceptance_max_offers). */
 export async function rejectionCount(tx: Tx, tripId: string): Promise<number> {
-  const { rows } = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM trip_rejection WHERE trip_id = $1 AND kind = 'rejected'", [tripId]);
+  const { rows } = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM trip_rejection WHERE trip_id = $1 AND kind = 'rejected'", [
+    tripId,
+  ]);
   return rows[0]!.n;
 }
 
@@ -90,7 +102,10 @@ export async function dueStaleDrivers(tx: Tx, batch: number): Promise<{ organiza
 
 /** Claims the stale alert of a driver (the marker decides between instances); false when he is not stale or already alerted. */
 export async function claimStaleDriver(tx: Tx, driverId: string): Promise<boolean> {
-  const r = await tx.query(`UPDATE driver d SET location_stale_at = now() WHERE d.id = $1 AND d.location_stale_at IS NULL AND ${LOCATION_STALE_SQL('d')} RETURNING d.id`, [driverId]);
+  const r = await tx.query(
+    `UPDATE driver d SET location_stale_at = now() WHERE d.id = $1 AND d.location_stale_at IS NULL AND ${LOCATION_STALE_SQL('d')} RETURNING d.id`,
+    [driverId],
+  );
   return r.rowCount > 0;
 }
 

@@ -19,20 +19,33 @@ export async function listGpsDevices(tx: Tx, driverId: string, f: { after: strin
 }
 
 export async function getGpsDevice(tx: Tx, driverId: string, id: string): Promise<GpsDeviceRecord | null> {
-  const rows = await tx.orm.select().from(gpsDevice).where(and(eq(gpsDevice.driverId, driverId), eq(gpsDevice.id, id))).for('update');
+  const rows = await tx.orm
+    .select()
+    .from(gpsDevice)
+    .where(and(eq(gpsDevice.driverId, driverId), eq(gpsDevice.id, id)))
+    .for('update');
   return rows[0] ?? null;
 }
 
 export async function revokeGpsDevice(tx: Tx, id: string): Promise<void> {
-  await tx.orm.update(gpsDevice).set({ revokedAt: sql`now()` }).where(eq(gpsDevice.id, id));
+  await tx.orm
+    .update(gpsDevice)
+    .set({ revokedAt: sql`now()` })
+    .where(eq(gpsDevice.id, id));
 }
 
 /** Across organizations (the token names its device): the live device with this id, for authentication. */
 export async function liveGpsDevice(tx: Tx, id: string): Promise<GpsDeviceRecord | null> {
-  const rows = await tx.orm.select().from(gpsDevice).where(and(eq(gpsDevice.id, id), isNull(gpsDevice.revokedAt)));
+  const rows = await tx.orm
+    .select()
+    .from(gpsDevice)
+    .where(and(eq(gpsDevice.id, id), isNull(gpsDevice.revokedAt)));
   return rows[0] ?? null;
 }
 
 export async function touchGpsDevice(tx: Tx, id: string): Promise<void> {
-  await tx.orm.update(gpsDevice).set({ lastSeenAt: sql`now()` }).where(eq(gpsDevice.id, id));
+  await tx.orm
+    .update(gpsDevice)
+    .set({ lastSeenAt: sql`now()` })
+    .where(eq(gpsDevice.id, id));
 }

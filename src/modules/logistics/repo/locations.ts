@@ -56,10 +56,7 @@ const STORE_POINTS = prepared(
  * Null when the driver does not exist.
  */
 export async function storePoints(tx: Tx, organizationId: string, driverId: string, c: PointColumns): Promise<IngestRow | null> {
-  const { rows } = await tx.query<IngestRow>(
-    STORE_POINTS,
-    [organizationId, driverId, c.ids, c.lons, c.lats, c.at, c.acc, c.spd, c.hdg],
-  );
+  const { rows } = await tx.query<IngestRow>(STORE_POINTS, [organizationId, driverId, c.ids, c.lons, c.lats, c.at, c.acc, c.spd, c.hdg]);
   return rows[0] ?? null;
 }
 
@@ -84,7 +81,10 @@ export async function breadcrumb(tx: Tx, driverId: string, since: Date, until: D
 export type GeofenceRow = SnakeRow<Pick<typeof tripGeofence.$inferSelect, 'stop' | 'enteredAt' | 'distanceM'>>;
 
 export async function geofenceEntries(tx: Tx, tripId: string): Promise<GeofenceRow[]> {
-  const { rows } = await tx.query<GeofenceRow>('SELECT stop, entered_at, distance_m FROM trip_geofence WHERE trip_id = $1 ORDER BY entered_at', [tripId]);
+  const { rows } = await tx.query<GeofenceRow>(
+    'SELECT stop, entered_at, distance_m FROM trip_geofence WHERE trip_id = $1 ORDER BY entered_at',
+    [tripId],
+  );
   return rows;
 }
 

@@ -26,7 +26,10 @@ export async function merchantOfUser(tx: Tx, userId: string): Promise<MerchantRo
 /** Inserts a merchant (`location` a point literal or null; commission null = the default 10.00); false when the owner already has one. */
 export async function insertMerchant(
   tx: Tx,
-  v: Pick<typeof merchant.$inferInsert, 'organizationId' | 'id' | 'ownerUserId' | 'name' | 'phone' | 'address' | 'territoryId'> & { location: string | null; commissionPercent: string | null },
+  v: Pick<typeof merchant.$inferInsert, 'organizationId' | 'id' | 'ownerUserId' | 'name' | 'phone' | 'address' | 'territoryId'> & {
+    location: string | null;
+    commissionPercent: string | null;
+  },
 ): Promise<boolean> {
   const inserted = await tx.query(
     `INSERT INTO merchant (organization_id, id, owner_user_id, name, phone, address, location, territory_id, commission_percent)
@@ -36,7 +39,10 @@ export async function insertMerchant(
   return inserted.rowCount > 0;
 }
 
-export async function listMerchants(tx: Tx, f: { status: string | null; territoryId: string | null; scope: TerritoryScope; after: string | null; limit: number }): Promise<MerchantRow[]> {
+export async function listMerchants(
+  tx: Tx,
+  f: { status: string | null; territoryId: string | null; scope: TerritoryScope; after: string | null; limit: number },
+): Promise<MerchantRow[]> {
   const { rows } = await tx.query<MerchantRow>(
     `${MERCHANT_SELECT}
       WHERE ($1::text IS NULL OR m.status = $1) AND ($2::text IS NULL OR m.territory_id = $2)
@@ -53,10 +59,22 @@ export async function lockMerchantStatus(tx: Tx, id: string): Promise<MerchantRo
   return rows[0]!.status;
 }
 
-export async function setMerchantStatus(tx: Tx, id: string, to: MerchantRow['status'], reason: string | null, byUserId: string): Promise<void> {
-  await tx.query('UPDATE merchant SET status = $2, status_reason = $3, decided_by_user_id = $4, decided_at = now(), updated_at = now() WHERE id = $1', [id, to, reason, byUserId]);
+export async function setMerchantStatus(
+  tx: Tx,
+  id: string,
+  to: MerchantRow['status'],
+  reason: string | null,
+  byUserId: string,
+): Promise<void> {
+  await tx.query(
+    'UPDATE merchant SET status = $2, status_reason = $3, decided_by_user_id = $4, decided_at = now(), updated_at = now() WHERE id = $1',
+    [id, to, reason, byUserId],
+  );
 }
 
 export async function setCommission(tx: Tx, id: string, percent: string): Promise<void> {
-  await tx.orm.update(merchant).set({ commissionPercent: percent, updatedAt: sql`now()` }).where(eq(merchant.id, id));
+  await tx.orm
+    .update(merchant)
+    .set({ commissionPercent: percent, updatedAt: sql`now()` })
+    .where(eq(merchant.id, id));
 }

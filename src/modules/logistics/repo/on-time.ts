@@ -14,22 +14,38 @@ export interface OnTimeRow {
 }
 
 const GROUP: Record<OnTimeDimension, { key: string; name: string; join: string }> = {
-  territory: { key: 't.territory_id', name: 'tr.name', join: 'LEFT JOIN territory tr ON tr.organization_id = t.organization_id AND tr.id = t.territory_id' },
-  merchant: { key: 't.merchant_id', name: 'm.name', join: 'LEFT JOIN merchant m ON m.organization_id = t.organization_id AND m.id = t.merchant_id' },
+  territory: {
+    key: 't.territory_id',
+    name: 'tr.name',
+    join: 'LEFT JOIN territory tr ON tr.organization_id = t.organization_id AND tr.id = t.territory_id',
+  },
+  merchant: {
+    key: 't.merchant_id',
+    name: 'm.name',
+    join: 'LEFT JOIN merchant m ON m.organization_id = t.organization_id AND m.id = t.merchant_id',
+  },
   driver: {
     key: 't.driver_id',
     name: 'u.display_name',
     join: 'LEFT JOIN driver d ON d.organization_id = t.organization_id AND d.id = t.driver_id LEFT JOIN users u ON u.organization_id = d.organization_id AND u.id = d.user_id',
   },
   // The hour of the promise in the organization's time zone ($4).
-  hour: { key: "lpad(extract(hour FROM t.promised_at AT TIME ZONE $4)::int::text, 2, '0')", name: "lpad(extract(hour FROM t.promised_at AT TIME ZONE $4)::int::text, 2, '0') || ':00'", join: '' },
+  hour: {
+    key: "lpad(extract(hour FROM t.promised_at AT TIME ZONE $4)::int::text, 2, '0')",
+    name: "lpad(extract(hour FROM t.promised_at AT TIME ZONE $4)::int::text, 2, '0') || ':00'",
+    join: '',
+  },
 };
 
 /**
  * Completed trips with a promise, delivered in [from, to), in the scope ($1), per dimension: deliveries, on time
  * (completed at or before the promise), mean and p90 lateness in seconds (early deliveries count as 0 late).
  */
-export async function onTimeRows(tx: Tx, dim: OnTimeDimension, q: { scope: TerritoryScope; from: string | null; to: string | null; timeZone: string }): Promise<OnTimeRow[]> {
+export async function onTimeRows(
+  tx: Tx,
+  dim: OnTimeDimension,
+  q: { scope: TerritoryScope; from: string | null; to: string | null; timeZone: string },
+): Promise<OnTimeRow[]> {
   const g = GROUP[dim];
   const late = 'GREATEST(0, extract(epoch FROM t.completed_at - t.promised_at))';
   const { rows } = await tx.query<OnTimeRow>(

@@ -16,9 +16,15 @@ const DRIVER_COLUMNS = `d.id, d.status, d.available, d.capacity, d.active_trips,
              WHERE dt.organization_id = d.organization_id AND dt.driver_id = d.id), '{}') AS territory_ids`;
 
 /** What batch planning reads of a trip. */
-export type PlanningTripRow = Pick<TripRow, 'id' | 'status' | 'territory_id' | 'updated_at' | 'cash_to_collect' | 'pickup_lon' | 'pickup_lat' | 'dropoff_lon' | 'dropoff_lat'> & { rejected_driver_ids: string[] };
+export type PlanningTripRow = Pick<
+  TripRow,
+  'id' | 'status' | 'territory_id' | 'updated_at' | 'cash_to_collect' | 'pickup_lon' | 'pickup_lat' | 'dropoff_lon' | 'dropoff_lat'
+> & { rejected_driver_ids: string[] };
 /** What batch planning reads of a driver. */
-export type PlanningDriverRow = Pick<DriverRow, 'id' | 'status' | 'available' | 'capacity' | 'active_trips' | 'territory_ids' | 'cash_limit'> & { lon: number | null; lat: number | null };
+export type PlanningDriverRow = Pick<
+  DriverRow,
+  'id' | 'status' | 'available' | 'capacity' | 'active_trips' | 'territory_ids' | 'cash_limit'
+> & { lon: number | null; lat: number | null };
 
 export interface PlanningTripQuery {
   scope: TerritoryScope;
@@ -47,7 +53,10 @@ export async function planningTrips(tx: Tx, q: PlanningTripQuery): Promise<Plann
 }
 
 /** Approved, available drivers with a known position in scope, optionally only `driverIds`. */
-export async function planningDrivers(tx: Tx, q: { scope: TerritoryScope; driverIds: string[] | null; limit: number }): Promise<PlanningDriverRow[]> {
+export async function planningDrivers(
+  tx: Tx,
+  q: { scope: TerritoryScope; driverIds: string[] | null; limit: number },
+): Promise<PlanningDriverRow[]> {
   const { rows } = await tx.query<PlanningDriverRow>(
     `SELECT ${DRIVER_COLUMNS} FROM driver d
       WHERE d.status = 'approved' AND d.available AND d.last_location IS NOT NULL AND ${driverScopeSql(1)}
@@ -60,8 +69,18 @@ export async function planningDrivers(tx: Tx, q: { scope: TerritoryScope; driver
 }
 
 /** Locks the trips, then the drivers, each in id order (FOR NO KEY UPDATE), and returns their current state. */
-export async function lockForPlanCommit(tx: Tx, tripIds: string[], driverIds: string[]): Promise<{ trips: PlanningTripRow[]; drivers: PlanningDriverRow[] }> {
-  const trips = await tx.query<PlanningTripRow>(`SELECT ${TRIP_COLUMNS} FROM trip t WHERE t.id = ANY($1) ORDER BY t.id FOR NO KEY UPDATE OF t`, [tripIds]);
-  const drivers = await tx.query<PlanningDriverRow>(`SELECT ${DRIVER_COLUMNS} FROM driver d WHERE d.id = ANY($1) ORDER BY d.id FOR NO KEY UPDATE OF d`, [driverIds]);
+export async function lockForPlanCommit(
+  tx: Tx,
+  tripIds: string[],
+  driverIds: string[],
+): Promise<{ trips: PlanningTripRow[]; drivers: PlanningDriverRow[] }> {
+  const trips = await tx.query<PlanningTripRow>(
+    `SELECT ${TRIP_COLUMNS} FROM trip t WHERE t.id = ANY($1) ORDER BY t.id FOR NO KEY UPDATE OF t`,
+    [tripIds],
+  );
+  const drivers = await tx.query<PlanningDriverRow>(
+    `SELECT ${DRIVER_COLUMNS} FROM driver d WHERE d.id = ANY($1) ORDER BY d.id FOR NO KEY UPDATE OF d`,
+    [driverIds],
+  );
   return { trips: trips.rows, drivers: drivers.rows };
 }

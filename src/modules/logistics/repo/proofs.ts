@@ -11,11 +11,23 @@ export async function insertProof(tx: Tx, v: Omit<typeof tripProof.$inferInsert,
   await tx.query(
     `INSERT INTO trip_proof (organization_id, id, trip_id, stage, pin_verified, evidence_type, storage_key, driver_id, verified_by_user_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [v.organizationId, v.id, v.tripId, v.stage, v.pinVerified, v.evidenceType ?? null, v.storageKey ?? null, v.driverId ?? null, v.verifiedByUserId ?? null],
+    [
+      v.organizationId,
+      v.id,
+      v.tripId,
+      v.stage,
+      v.pinVerified,
+      v.evidenceType ?? null,
+      v.storageKey ?? null,
+      v.driverId ?? null,
+      v.verifiedByUserId ?? null,
+    ],
   );
 }
 
 export async function proofsOfTrip(tx: Tx, tripId: string): Promise<ProofRow[]> {
-  const { rows } = await tx.query<ProofRow>(`SELECT ${PROOF_COLUMNS} FROM trip_proof p WHERE p.trip_id = $1 ORDER BY p.created_at, p.id`, [tripId]);
+  const { rows } = await tx.query<ProofRow>(`SELECT ${PROOF_COLUMNS} FROM trip_proof p WHERE p.trip_id = $1 ORDER BY p.created_at, p.id`, [
+    tripId,
+  ]);
   return rows;
 }

@@ -33,10 +33,14 @@ const SETTABLE: Record<keyof SettingsChange, true> = {
 
 /** The organization's logistics settings; the row is created with the defaults on first use. */
 export async function getSettings(tx: Tx, organizationId: string): Promise<LogisticsSettings> {
-  const found = await tx.query<LogisticsSettings>(`SELECT ${SETTINGS_COLUMNS} FROM logistics_settings WHERE organization_id = $1`, [organizationId]);
+  const found = await tx.query<LogisticsSettings>(`SELECT ${SETTINGS_COLUMNS} FROM logistics_settings WHERE organization_id = $1`, [
+    organizationId,
+  ]);
   if (found.rows[0]) return found.rows[0];
   await tx.query('INSERT INTO logistics_settings (organization_id) VALUES ($1) ON CONFLICT DO NOTHING', [organizationId]);
-  return (await tx.query<LogisticsSettings>(`SELECT ${SETTINGS_COLUMNS} FROM logistics_settings WHERE organization_id = $1`, [organizationId])).rows[0]!;
+  return (
+    await tx.query<LogisticsSettings>(`SELECT ${SETTINGS_COLUMNS} FROM logistics_settings WHERE organization_id = $1`, [organizationId])
+  ).rows[0]!;
 }
 
 /** Writes a change of the (existing) settings row; returns the settings after it. */

@@ -6,13 +6,18 @@ import { territory } from '../tables.js';
 import { selectList, type SnakeRow } from '../../../platform/db/columns.js';
 
 /** A territory as read (derived from the table): its GeoJSON geometry as submitted. */
-export type TerritoryRow = SnakeRow<Omit<typeof territory.$inferSelect, 'organizationId' | 'createdByUserId' | 'geometry'>> & { geometry: GeoArea };
+export type TerritoryRow = SnakeRow<Omit<typeof territory.$inferSelect, 'organizationId' | 'createdByUserId' | 'geometry'>> & {
+  geometry: GeoArea;
+};
 
 const TERRITORY_COLUMNS = selectList(territory, 'territory', { omit: ['organizationId', 'createdByUserId'] });
 
 /** The oldest active territory whose polygon covers the point (a point literal; the same SQL function the backfill uses). */
 export async function territoryForPoint(tx: Tx, point: string): Promise<string | null> {
-  const { rows } = await tx.query<{ id: string | null }>(`SELECT logistics_territory_for_point(current_setting('app.organization_id', true), $1::point) AS id`, [point]);
+  const { rows } = await tx.query<{ id: string | null }>(
+    `SELECT logistics_territory_for_point(current_setting('app.organization_id', true), $1::point) AS id`,
+    [point],
+  );
   return rows[0]?.id ?? null;
 }
 
@@ -27,7 +32,10 @@ export async function existingTerritoryIds(tx: Tx, ids: string[]): Promise<Set<s
   return new Set(rows.map((r) => r.id));
 }
 
-export async function listTerritories(tx: Tx, f: { active: boolean | null; scope: TerritoryScope; after: string | null; limit: number }): Promise<TerritoryRow[]> {
+export async function listTerritories(
+  tx: Tx,
+  f: { active: boolean | null; scope: TerritoryScope; after: string | null; limit: number },
+): Promise<TerritoryRow[]> {
   const { rows } = await tx.query<TerritoryRow>(
     `SELECT ${TERRITORY_COLUMNS} FROM territory
       WHERE ($1::boolean IS NULL OR active = $1) AND ${scopeSql('id', 2)} AND ($3::text IS NULL OR id < $3)

@@ -30,7 +30,8 @@ export type TripRow = SnakeRow<TripRecord> & {
  * The recipient's contact, read by scalar subqueries (index lookups for the rows returned only, after any LIMIT): as
  * joins they changed the plans of the lists (GET /trips ran a hash join and a sort instead of the backward key scan).
  */
-const RECIPIENT_LINK = 'FROM trip_recipient_link rl WHERE rl.organization_id = t.organization_id AND rl.trip_id = t.id AND rl.revoked_at IS NULL';
+const RECIPIENT_LINK =
+  'FROM trip_recipient_link rl WHERE rl.organization_id = t.organization_id AND rl.trip_id = t.id AND rl.revoked_at IS NULL';
 const CUSTOMER_USER = 'FROM users cu WHERE cu.organization_id = t.organization_id AND cu.id = t.customer_user_id';
 
 /** The one trip read (hot: GET /trips, trip by id), its select list generated from the table. */
@@ -67,20 +68,30 @@ export async function tripsByIds(tx: Tx, ids: string[]): Promise<TripRow[]> {
 
 /** A driver's trips still `assigned` or `accepted`, locked in id order. */
 export async function lockOpenTripsOfDriver(tx: Tx, driverId: string): Promise<TripRow[]> {
-  const { rows } = await tx.query<TripRow>(`${TRIP_SELECT} WHERE t.driver_id = $1 AND t.status IN ('assigned', 'accepted') ORDER BY t.id FOR NO KEY UPDATE OF t`, [driverId]);
+  const { rows } = await tx.query<TripRow>(
+    `${TRIP_SELECT} WHERE t.driver_id = $1 AND t.status IN ('assigned', 'accepted') ORDER BY t.id FOR NO KEY UPDATE OF t`,
+    [driverId],
+  );
   return rows;
 }
 
 /** A driver's trips under way (assigned to in_transit). */
 export async function activeTripsOfDriver(tx: Tx, driverId: string): Promise<TripRow[]> {
-  const { rows } = await tx.query<TripRow>(`${TRIP_SELECT} WHERE t.driver_id = $1 AND t.status IN ('assigned', 'accepted', 'picked_up', 'in_transit')`, [driverId]);
+  const { rows } = await tx.query<TripRow>(
+    `${TRIP_SELECT} WHERE t.driver_id = $1 AND t.status IN ('assigned', 'accepted', 'picked_up', 'in_transit')`,
+    [driverId],
+  );
   return rows;
 }
 
 /** Whether a trip that is not cancelled links to the order / express request. */
 export async function liveTripExists(tx: Tx, column: 'order_id' | 'express_request_id', id: string): Promise<boolean> {
   const linked = column === 'order_id' ? trip.orderId : trip.expressRequestId;
-  const found = await tx.orm.select({ id: trip.id }).from(trip).where(and(eq(linked, id), ne(trip.status, 'cancelled'))).limit(1);
+  const found = await tx.orm
+    .select({ id: trip.id })
+    .from(trip)
+    .where(and(eq(linked, id), ne(trip.status, 'cancelled')))
+    .limit(1);
   return found.length > 0;
 }
 
@@ -147,8 +158,15 @@ export async function insertTrip(tx: Tx, v: NewTripRow): Promise<void> {
 }
 
 /** Staff changed the promise (and window); the delay marker starts over. */
-export async function setPromise(tx: Tx, id: string, p: { promisedAt: Date; deliverAfter: Date | null; deliverBefore: Date | null }): Promise<void> {
-  await tx.query('UPDATE trip SET promised_at = $2, deliver_after = $3, deliver_before = $4, delayed_at = NULL, updated_at = now() WHERE id = $1', [id, p.promisedAt, p.deliverAfter, p.deliverBefore]);
+export async function setPromise(
+  tx: Tx,
+  id: string,
+  p: { promisedAt: Date; deliverAfter: Date | null; deliverBefore: Date | null },
+): Promise<void> {
+  await tx.query(
+    'UPDATE trip SET promised_at = $2, deliver_after = $3, deliver_before = $4, delayed_at = NULL, updated_at = now() WHERE id = $1',
+    [id, p.promisedAt, p.deliverAfter, p.deliverBefore],
+  );
 }
 
 /** Columns stamped when a trip enters a state. */
@@ -171,7 +189,13 @@ export type TripStatusEffect =
   | { cash: { collected: string; discrepancyReason: string | null } };
 
 /** Writes a status change (the caller checked the transition on the locked row). */
-export async function updateTripStatus(tx: Tx, id: string, to: TripStatus, reason: string | null, effect?: TripStatusEffect): Promise<void> {
+export async function updateTripStatus(
+  tx: Tx,
+  id: string,
+  to: TripStatus,
+  reason: string | null,
+  effect?: TripStatusEffect,
+): Promise<void> {
   const stamp = STAGE_COLUMN[to] ? `, ${STAGE_COLUMN[to]} = now()` : '';
   let sets = '';
   let params: unknown[] = [];
@@ -187,21 +211,31 @@ export async function updateTripStatus(tx: Tx, id: string, to: TripStatus, reaso
     sets = ', cash_collected = $4, cash_discrepancy_reason = $5';
     params = [effect.cash.collected, effect.cash.discrepancyReason];
   }
-  await tx.query(`UPDATE trip SET status = $2, status_reason = COALESCE($3, status_reason), updated_at = now()${stamp}${sets} WHERE id = $1`, [id, to, reason, ...params]);
+  await tx.query(
+    `UPDATE trip SET status = $2, status_reason = COALESCE($3, status_reason), updated_at = now()${stamp}${sets} WHERE id = $1`,
+    [id, to, reason, ...params],
+  );
 }
 
 export type PinStage = 'pickup' | 'delivery';
 
 /** Clears the wrong-PIN counter of the pickup, the delivery or both. */
 export async function resetPinAttempts(tx: Tx, id: string, which: PinStage | 'both'): Promise<void> {
-  const sets = { pickup: 'pickup_pin_attempts = 0', delivery: 'delivery_pin_attempts = 0', both: 'pickup_pin_attempts = 0, delivery_pin_attempts = 0' }[which];
+  const sets = {
+    pickup: 'pickup_pin_attempts = 0',
+    delivery: 'delivery_pin_attempts = 0',
+    both: 'pickup_pin_attempts = 0, delivery_pin_attempts = 0',
+  }[which];
   await tx.query(`UPDATE trip SET ${sets}, updated_at = now() WHERE id = $1`, [id]);
 }
 
 /** Counts a wrong PIN; returns the attempts so far. */
 export async function countWrongPin(tx: Tx, id: string, stage: PinStage): Promise<number> {
   const column = stage === 'pickup' ? 'pickup_pin_attempts' : 'delivery_pin_attempts';
-  const { rows } = await tx.query<{ n: number }>(`UPDATE trip SET ${column} = ${column} + 1, updated_at = now() WHERE id = $1 RETURNING ${column} AS n`, [id]);
+  const { rows } = await tx.query<{ n: number }>(
+    `UPDATE trip SET ${column} = ${column} + 1, updated_at = now() WHERE id = $1 RETURNING ${column} AS n`,
+    [id],
+  );
   return rows[0]!.n;
 }
 
@@ -209,7 +243,13 @@ export async function countWrongPin(tx: Tx, id: string, stage: PinStage): Promis
 export async function updateTripCoordinates(
   tx: Tx,
   id: string,
-  c: { pickup: string | null; pickupAddress: string | null; dropoff: string | null; dropoffAddress: string | null; territoryId: string | null },
+  c: {
+    pickup: string | null;
+    pickupAddress: string | null;
+    dropoff: string | null;
+    dropoffAddress: string | null;
+    territoryId: string | null;
+  },
 ): Promise<void> {
   await tx.query(
     `UPDATE trip SET pickup_location = COALESCE($2::point, pickup_location), pickup_address = COALESCE($3, pickup_address),
@@ -259,7 +299,12 @@ export function listTripsStatement(f: TripListFilter, viewer: TripViewer): { sta
   else if ('driverUser' in viewer) add(viewer.driverUser, (n) => `d.user_id = $${n}`);
   else if (viewer.scope !== null) add(viewer.scope, (n) => scopedSql('t.territory_id', n));
   params.push(f.limit);
-  return { statement: prepared(`${TRIP_SELECT}\n  WHERE ${where.join(' AND ') || 'true'}\n  ORDER BY t.id DESC LIMIT $${params.length}`, { generic: true }), params };
+  return {
+    statement: prepared(`${TRIP_SELECT}\n  WHERE ${where.join(' AND ') || 'true'}\n  ORDER BY t.id DESC LIMIT $${params.length}`, {
+      generic: true,
+    }),
+    params,
+  };
 }
 
 /** GET /trips: newest first, `limit` rows after the cursor id (the statement above). */
@@ -270,14 +315,25 @@ export async function listTripRows(tx: Tx, f: TripListFilter, viewer: TripViewer
 }
 
 /** The offline-sync pull of a driver's trips: `select` is TRIP_SELECT wrapped by the sync window, `where`/`orderLimit` its clause from $2. */
-export async function driverTripsInWindow(tx: Tx, wrap: (select: string) => string, driverUserId: string, c: { where: string; orderLimit: string; params: unknown[] }) {
-  const { rows } = await tx.query<TripRow & { sync_xid: string }>(`${wrap(TRIP_SELECT)} WHERE d.user_id = $1 AND ${c.where} ${c.orderLimit}`, [driverUserId, ...c.params]);
+export async function driverTripsInWindow(
+  tx: Tx,
+  wrap: (select: string) => string,
+  driverUserId: string,
+  c: { where: string; orderLimit: string; params: unknown[] },
+) {
+  const { rows } = await tx.query<TripRow & { sync_xid: string }>(
+    `${wrap(TRIP_SELECT)} WHERE d.user_id = $1 AND ${c.where} ${c.orderLimit}`,
+    [driverUserId, ...c.params],
+  );
   return rows;
 }
 
 /** Dispatch board: pending trips in scope, oldest first. */
 export async function pendingTrips(tx: Tx, scope: TerritoryScope, limit = 100): Promise<TripRow[]> {
-  const { rows } = await tx.query<TripRow>(`${TRIP_SELECT} WHERE t.status = 'pending' AND ${scopeSql('t.territory_id', 1)} ORDER BY t.id LIMIT $2`, [scope, limit]);
+  const { rows } = await tx.query<TripRow>(
+    `${TRIP_SELECT} WHERE t.status = 'pending' AND ${scopeSql('t.territory_id', 1)} ORDER BY t.id LIMIT $2`,
+    [scope, limit],
+  );
   return rows;
 }
 
@@ -302,7 +358,10 @@ export async function atRiskTrips(tx: Tx, scope: TerritoryScope, timeoutS: numbe
 
 /** Live map: active trips in scope. */
 export async function activeTripsInScope(tx: Tx, scope: TerritoryScope, limit = 5000): Promise<TripRow[]> {
-  const { rows } = await tx.query<TripRow>(`${TRIP_SELECT} WHERE t.status IN ${ACTIVE_SQL} AND ${scopeSql('t.territory_id', 1)} ORDER BY t.id LIMIT $2`, [scope, limit]);
+  const { rows } = await tx.query<TripRow>(
+    `${TRIP_SELECT} WHERE t.status IN ${ACTIVE_SQL} AND ${scopeSql('t.territory_id', 1)} ORDER BY t.id LIMIT $2`,
+    [scope, limit],
+  );
   return rows;
 }
 
@@ -379,11 +438,18 @@ export async function completedTripEarnings(tx: Tx, driverId: string, upTo: Date
 export type EarningRow = Pick<TripRow, 'id' | 'status' | 'driver_earning' | 'delivery_fee' | 'order_id'> & { completed_at: Date };
 
 /** A driver's earning trips that ended in [from, to): totals, and one page (newest first, `limit` rows after the cursor id). */
-export async function driverEarnings(tx: Tx, driverId: string, q: { from: string | null; to: string | null; after: string | null; limit: number }) {
+export async function driverEarnings(
+  tx: Tx,
+  driverId: string,
+  q: { from: string | null; to: string | null; after: string | null; limit: number },
+) {
   const args = [driverId, q.from, q.to];
   const where = `driver_id = $1 AND ${EARNING_TRIP_SQL} AND ($2::timestamptz IS NULL OR ${EARNED_AT_SQL} >= $2) AND ($3::timestamptz IS NULL OR ${EARNED_AT_SQL} < $3)`;
   const totals = (
-    await tx.query<{ n: number; total: string; currency: string | null }>(`SELECT count(*)::int AS n, COALESCE(sum(driver_earning), 0) AS total, max(currency) AS currency FROM trip WHERE ${where}`, args)
+    await tx.query<{ n: number; total: string; currency: string | null }>(
+      `SELECT count(*)::int AS n, COALESCE(sum(driver_earning), 0) AS total, max(currency) AS currency FROM trip WHERE ${where}`,
+      args,
+    )
   ).rows[0]!;
   const { rows } = await tx.query<EarningRow>(
     `SELECT id, status, ${EARNED_AT_SQL} AS completed_at, driver_earning, delivery_fee, order_id FROM trip WHERE ${where} AND ($4::text IS NULL OR id < $4) ORDER BY id DESC LIMIT $5`,
@@ -424,12 +490,19 @@ export async function insertRejection(tx: Tx, r: Omit<typeof tripRejection.$infe
 }
 
 export async function hasRejected(tx: Tx, tripId: string, driverId: string): Promise<boolean> {
-  const found = await tx.orm.select({ tripId: tripRejection.tripId }).from(tripRejection).where(and(eq(tripRejection.tripId, tripId), eq(tripRejection.driverId, driverId))).limit(1);
+  const found = await tx.orm
+    .select({ tripId: tripRejection.tripId })
+    .from(tripRejection)
+    .where(and(eq(tripRejection.tripId, tripId), eq(tripRejection.driverId, driverId)))
+    .limit(1);
   return found.length > 0;
 }
 
 /** Automatic offers of the trip that expired. */
 export async function timedOutOffers(tx: Tx, tripId: string): Promise<number> {
-  const [r] = await tx.orm.select({ n: count() }).from(tripRejection).where(and(eq(tripRejection.tripId, tripId), eq(tripRejection.kind, 'timed_out')));
+  const [r] = await tx.orm
+    .select({ n: count() })
+    .from(tripRejection)
+    .where(and(eq(tripRejection.tripId, tripId), eq(tripRejection.kind, 'timed_out')));
   return r!.n;
 }

@@ -59,13 +59,19 @@ export async function cashSums(tx: Tx, driverId: string): Promise<CashSums> {
 
 /** One of a driver's entries. */
 export async function findCashEntry(tx: Tx, driverId: string, id: string): Promise<CashEntryRecord | null> {
-  const rows = await tx.orm.select().from(entry).where(and(eq(entry.driverId, driverId), eq(entry.id, id)));
+  const rows = await tx.orm
+    .select()
+    .from(entry)
+    .where(and(eq(entry.driverId, driverId), eq(entry.id, id)));
   return rows[0] ?? null;
 }
 
 /** The collection of a trip (its cash_collected entry). */
 export async function findCollection(tx: Tx, tripId: string): Promise<CashEntryRecord | null> {
-  const rows = await tx.orm.select().from(entry).where(and(eq(entry.tripId, tripId), eq(entry.entryType, 'cash_collected')));
+  const rows = await tx.orm
+    .select()
+    .from(entry)
+    .where(and(eq(entry.tripId, tripId), eq(entry.entryType, 'cash_collected')));
   return rows[0] ?? null;
 }
 
@@ -159,7 +165,10 @@ export interface ReconciliationRow {
  * Per driver, territory and day (in the organization's time zone): collected, remitted, adjustments, discrepancies, and what the
  * driver held at the end of the day. Days in [from, to); `scope`: a sub-administrator's territories (null = all).
  */
-export async function reconciliationRows(tx: Tx, f: { from: string; to: string; timeZone: string; scope: TerritoryScope; territoryId: string | null; driverId: string | null }): Promise<ReconciliationRow[]> {
+export async function reconciliationRows(
+  tx: Tx,
+  f: { from: string; to: string; timeZone: string; scope: TerritoryScope; territoryId: string | null; driverId: string | null },
+): Promise<ReconciliationRow[]> {
   const { rows } = await tx.query<ReconciliationRow>(
     `WITH e AS (
        SELECT e.*, (e.created_at AT TIME ZONE $3)::date AS day FROM driver_cash_entry e

@@ -32,7 +32,10 @@ export const settlementOut = (s: SettlementRecord): SettlementView => ({
 
 /** Of these trips, those already in a settlement. */
 export async function settledTripIds(tx: Tx, tripIds: string[]): Promise<Set<string>> {
-  const rows = await tx.orm.select({ tripId: item.tripId }).from(item).where(sql`${item.tripId} = ANY(${param(tripIds)}::text[])`);
+  const rows = await tx.orm
+    .select({ tripId: item.tripId })
+    .from(item)
+    .where(sql`${item.tripId} = ANY(${param(tripIds)}::text[])`);
   return new Set(rows.map((r) => r.tripId));
 }
 
@@ -48,7 +51,12 @@ export async function insertSettlement(
  * The earnings go in with INSERT ... ON CONFLICT DO NOTHING on the item's key (organization, trip): a trip already taken
  * (also by a concurrent settlement, which the insert waits for) is left out. Returns the amounts taken.
  */
-export async function insertItems(tx: Tx, organizationId: string, settlementId: string, earnings: { trip_id: string; amount: string; completed_at: Date | string }[]): Promise<string[]> {
+export async function insertItems(
+  tx: Tx,
+  organizationId: string,
+  settlementId: string,
+  earnings: { trip_id: string; amount: string; completed_at: Date | string }[],
+): Promise<string[]> {
   const { rows } = await tx.query<{ amount: string }>(
     `INSERT INTO driver_settlement_item (organization_id, trip_id, settlement_id, amount, completed_at)
      SELECT $1, x.trip_id, $2, x.amount, x.completed_at
@@ -75,8 +83,18 @@ export async function findSettlement(tx: Tx, id: string): Promise<SettlementView
 }
 
 /** The cash netting of a settlement: what was netted, what it pays out, what the driver still owes. */
-export async function setSettlementCash(tx: Tx, id: string, cashNetted: string, payoutAmount: string, driverOwes: string): Promise<SettlementView> {
-  const rows = await tx.orm.update(settlement).set({ cashNetted, payoutAmount, driverOwes, updatedAt: sql`now()` }).where(eq(settlement.id, id)).returning();
+export async function setSettlementCash(
+  tx: Tx,
+  id: string,
+  cashNetted: string,
+  payoutAmount: string,
+  driverOwes: string,
+): Promise<SettlementView> {
+  const rows = await tx.orm
+    .update(settlement)
+    .set({ cashNetted, payoutAmount, driverOwes, updatedAt: sql`now()` })
+    .where(eq(settlement.id, id))
+    .returning();
   return settlementOut(rows[0]);
 }
 
@@ -95,7 +113,10 @@ export async function markSettlementPaid(tx: Tx, id: string, userId: string, pay
 }
 
 /** A driver's settlements, newest first, `limit` rows after the cursor id. */
-export async function listDriverSettlements(tx: Tx, f: { driverId: string; status: DriverSettlementStatus | null; after: string | null; limit: number }): Promise<SettlementView[]> {
+export async function listDriverSettlements(
+  tx: Tx,
+  f: { driverId: string; status: DriverSettlementStatus | null; after: string | null; limit: number },
+): Promise<SettlementView[]> {
   const rows = await tx.orm
     .select()
     .from(settlement)

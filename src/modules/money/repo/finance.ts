@@ -53,7 +53,10 @@ export async function chargeTotals(tx: Tx, q: LedgerFilter): Promise<{ type: str
 
 /** Every money movement, newest first, `limit` rows after the cursor id. */
 export async function listMovements(tx: Tx, q: LedgerFilter, after: string | null, limit: number): Promise<Static<typeof LedgerOut>[]> {
-  const { rows } = await tx.query<Static<typeof LedgerOut>>(`${MOVEMENTS_SQL} AND ($6::text IS NULL OR id < $6) ORDER BY id DESC LIMIT $7`, [...filterArgs(q), after, limit]);
+  const { rows } = await tx.query<Static<typeof LedgerOut>>(
+    `${MOVEMENTS_SQL} AND ($6::text IS NULL OR id < $6) ORDER BY id DESC LIMIT $7`,
+    [...filterArgs(q), after, limit],
+  );
   return rows;
 }
 

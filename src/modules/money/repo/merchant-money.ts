@@ -41,10 +41,11 @@ const HELD_SQL = `SELECT e.id, e.organization_id, e.order_id, e.trip_id, e.drive
  * once staff resolved the shortfall), as his wallet counts them pending. Newest first, `limit` rows after the cursor id.
  */
 export async function listHeldCash(tx: Tx, merchantId: string, f: { after: string | null; limit: number }): Promise<HeldCashRow[]> {
-  const { rows } = await tx.query<HeldCashRow>(
-    `${HELD_SQL} AND ($2::text IS NULL OR e.id < $2) ORDER BY e.id DESC LIMIT $3`,
-    [merchantId, f.after, f.limit],
-  );
+  const { rows } = await tx.query<HeldCashRow>(`${HELD_SQL} AND ($2::text IS NULL OR e.id < $2) ORDER BY e.id DESC LIMIT $3`, [
+    merchantId,
+    f.after,
+    f.limit,
+  ]);
   return rows;
 }
 

@@ -35,7 +35,13 @@ export async function findProfile(tx: Tx, merchantId: string): Promise<ProfileVi
 }
 
 /** Creates or replaces the merchant's profile. */
-export async function upsertProfile(tx: Tx, organizationId: string, merchantId: string, userId: string, f: ProfileFields): Promise<ProfileView> {
+export async function upsertProfile(
+  tx: Tx,
+  organizationId: string,
+  merchantId: string,
+  userId: string,
+  f: ProfileFields,
+): Promise<ProfileView> {
   const values = {
     directPaymentEnabled: f.direct_payment_enabled,
     instructions: f.instructions,
@@ -72,6 +78,8 @@ export async function isEnabledProfileQr(tx: Tx, objectId: string): Promise<bool
 
 /** Whether the merchant accepts direct payments now and who collects his cash orders (defaults without a profile); one statement per order. */
 export async function paymentOptions(tx: Tx, merchantId: string): Promise<{ direct: boolean; cashCollectedBy: 'driver' | 'merchant' }> {
-  const { rows } = await tx.query<{ direct_payment_enabled: boolean; cash_collected_by: 'driver' | 'merchant' }>(PAYMENT_OPTIONS, [merchantId]);
+  const { rows } = await tx.query<{ direct_payment_enabled: boolean; cash_collected_by: 'driver' | 'merchant' }>(PAYMENT_OPTIONS, [
+    merchantId,
+  ]);
   return { direct: rows[0]?.direct_payment_enabled ?? false, cashCollectedBy: rows[0]?.cash_collected_by ?? 'driver' };
 }

@@ -34,12 +34,27 @@ const one = (rows: ReviewRecord[]): ReviewView | null => (rows[0] ? reviewOut(ro
 
 export type NewReview = Pick<
   typeof review.$inferInsert,
-  'organizationId' | 'id' | 'territoryId' | 'orderId' | 'merchantId' | 'customerId' | 'amount' | 'currency' | 'proofStorageObjectId' | 'customerReference'
+  | 'organizationId'
+  | 'id'
+  | 'territoryId'
+  | 'orderId'
+  | 'merchantId'
+  | 'customerId'
+  | 'amount'
+  | 'currency'
+  | 'proofStorageObjectId'
+  | 'customerReference'
 >;
 
 /** The order's first review; null when the order has one already (one review per order). */
 export async function insertReview(tx: Tx, v: NewReview): Promise<ReviewView | null> {
-  return one(await tx.orm.insert(review).values(v).onConflictDoNothing({ target: [review.organizationId, review.orderId] }).returning());
+  return one(
+    await tx.orm
+      .insert(review)
+      .values(v)
+      .onConflictDoNothing({ target: [review.organizationId, review.orderId] })
+      .returning(),
+  );
 }
 
 export async function findReview(tx: Tx, id: string, lock = false): Promise<ReviewView | null> {
@@ -52,7 +67,11 @@ export async function findReviewOfOrderForUpdate(tx: Tx, orderId: string): Promi
 }
 
 /** A rejected review reopened by a new proof. */
-export async function reopenReview(tx: Tx, id: string, v: { amount: string; proofStorageObjectId: string | null; customerReference: string | null }): Promise<ReviewView> {
+export async function reopenReview(
+  tx: Tx,
+  id: string,
+  v: { amount: string; proofStorageObjectId: string | null; customerReference: string | null },
+): Promise<ReviewView> {
   const rows = await tx.orm
     .update(review)
     .set({
@@ -71,7 +90,13 @@ export async function reopenReview(tx: Tx, id: string, v: { amount: string; proo
   return reviewOut(rows[0]);
 }
 
-export async function decideReview(tx: Tx, id: string, to: 'approved' | 'rejected', notes: string | null, userId: string): Promise<ReviewView> {
+export async function decideReview(
+  tx: Tx,
+  id: string,
+  to: 'approved' | 'rejected',
+  notes: string | null,
+  userId: string,
+): Promise<ReviewView> {
   const rows = await tx.orm
     .update(review)
     .set({ status: to, reviewNotes: notes, reviewedByUserId: userId, reviewedAt: sql`now()`, updatedAt: sql`now()` })
@@ -121,12 +146,19 @@ export async function listReviews(tx: Tx, f: ReviewListFilter): Promise<ReviewVi
 
 /** The reviews whose proof is this storage object (for the object read grant). */
 export async function reviewsWithProof(tx: Tx, objectId: string): Promise<{ merchantId: string; territoryId: string | null }[]> {
-  return tx.orm.select({ merchantId: review.merchantId, territoryId: review.territoryId }).from(review).where(eq(review.proofStorageObjectId, objectId));
+  return tx.orm
+    .select({ merchantId: review.merchantId, territoryId: review.territoryId })
+    .from(review)
+    .where(eq(review.proofStorageObjectId, objectId));
 }
 
 /** Reviews per status in the scope. */
 export async function reviewCountsByStatus(tx: Tx, scope: TerritoryScope): Promise<Record<string, number>> {
-  const rows = await tx.orm.select({ status: review.status, n: count() }).from(review).where(inScope(review.territoryId, scope)).groupBy(review.status);
+  const rows = await tx.orm
+    .select({ status: review.status, n: count() })
+    .from(review)
+    .where(inScope(review.territoryId, scope))
+    .groupBy(review.status);
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 

@@ -35,10 +35,21 @@ export async function findRule(tx: Tx, merchantId: string): Promise<RuleView | n
 
 /** Creates or updates a merchant's rule. A new rule starts with the current period: it never settles periods that ended before it existed. */
 export async function upsertRule(tx: Tx, organizationId: string, merchantId: string, userId: string, r: RuleSettings): Promise<RuleView> {
-  const values = { enabled: r.enabled, frequency: r.frequency, minimumBalance: r.minimum_balance, netDebtFirst: r.net_debt_first, updatedByUserId: userId };
+  const values = {
+    enabled: r.enabled,
+    frequency: r.frequency,
+    minimumBalance: r.minimum_balance,
+    netDebtFirst: r.net_debt_first,
+    updatedByUserId: userId,
+  };
   const rows = await tx.orm
     .insert(rule)
-    .values({ organizationId, merchantId, ...values, settledThrough: sql`date_trunc(CASE ${r.frequency}::text WHEN 'daily' THEN 'day' WHEN 'weekly' THEN 'week' ELSE 'month' END, now(), 'UTC')` })
+    .values({
+      organizationId,
+      merchantId,
+      ...values,
+      settledThrough: sql`date_trunc(CASE ${r.frequency}::text WHEN 'daily' THEN 'day' WHEN 'weekly' THEN 'week' ELSE 'month' END, now(), 'UTC')`,
+    })
     .onConflictDoUpdate({ target: [rule.organizationId, rule.merchantId], set: { ...values, updatedAt: sql`now()` } })
     .returning();
   return ruleOut(rows[0]);
@@ -47,7 +58,10 @@ export async function upsertRule(tx: Tx, organizationId: string, merchantId: str
 export type RuleWithSums = RuleView & WalletSums;
 
 /** Saved rules with the sums of each merchant's wallet, by merchant id descending after the cursor. */
-export async function listRulesWithSums(tx: Tx, f: { enabled: boolean | null; after: string | null; limit: number }): Promise<(RuleWithSums & { id: string })[]> {
+export async function listRulesWithSums(
+  tx: Tx,
+  f: { enabled: boolean | null; after: string | null; limit: number },
+): Promise<(RuleWithSums & { id: string })[]> {
   const { rows } = await tx.query<RuleWithSums & { id: string }>(
     `SELECT r.merchant_id AS id, r.merchant_id, r.enabled, r.frequency, r.minimum_balance, r.net_debt_first, r.settled_through, r.updated_by_user_id, r.created_at, r.updated_at,
             COALESCE(w.balance, 0)::numeric(14,2) AS balance, COALESCE(w.debt_net, 0)::numeric(14,2) AS debt_net,
@@ -103,5 +117,9 @@ export async function insertMerchantSettlement(tx: Tx, v: Omit<typeof merchantSe
 }
 
 export async function markRuleSettledThrough(tx: Tx, organizationId: string, merchantId: string, periodEnd: Date): Promise<void> {
-  await tx.query('UPDATE merchant_settlement_rule SET settled_through = $3 WHERE organization_id = $1 AND merchant_id = $2', [organizationId, merchantId, periodEnd]);
+  await tx.query('UPDATE merchant_settlement_rule SET settled_through = $3 WHERE organization_id = $1 AND merchant_id = $2', [
+    organizationId,
+    merchantId,
+    periodEnd,
+  ]);
 }

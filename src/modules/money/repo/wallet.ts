@@ -105,13 +105,19 @@ export async function debtCoverage(tx: Tx, merchantId: string, amount: string): 
 
 /** Whether a trip already carries its express charge (delivery fee or platform commission). */
 export async function tripCharged(tx: Tx, tripId: string): Promise<boolean> {
-  const { rowCount } = await tx.query(`SELECT 1 FROM merchant_wallet_entry WHERE trip_id = $1 AND entry_type IN ('delivery_fee_debit', 'platform_commission')`, [tripId]);
+  const { rowCount } = await tx.query(
+    `SELECT 1 FROM merchant_wallet_entry WHERE trip_id = $1 AND entry_type IN ('delivery_fee_debit', 'platform_commission')`,
+    [tripId],
+  );
   return rowCount > 0;
 }
 
 /** Whether the order or the trip already carries a delivery-fee debit. */
 export async function deliveryFeeCharged(tx: Tx, orderId: string, tripId: string | null): Promise<boolean> {
-  const { rowCount } = await tx.query(`SELECT 1 FROM merchant_wallet_entry WHERE entry_type = 'delivery_fee_debit' AND (order_id = $1 OR trip_id = $2)`, [orderId, tripId]);
+  const { rowCount } = await tx.query(
+    `SELECT 1 FROM merchant_wallet_entry WHERE entry_type = 'delivery_fee_debit' AND (order_id = $1 OR trip_id = $2)`,
+    [orderId, tripId],
+  );
   return rowCount > 0;
 }
 
@@ -132,12 +138,22 @@ export async function debtTotals(tx: Tx, scope: TerritoryScope): Promise<{ total
 export type PostingRecord = typeof merchantOrderPosting.$inferSelect;
 
 /** Anchors a delivered order's posting; false when it was posted already (also by a concurrent transaction). */
-export async function anchorOrderPosting(tx: Tx, v: Omit<typeof merchantOrderPosting.$inferInsert, 'refundedTotal' | 'postedAt'>): Promise<boolean> {
-  const rows = await tx.orm.insert(merchantOrderPosting).values(v).onConflictDoNothing().returning({ orderId: merchantOrderPosting.orderId });
+export async function anchorOrderPosting(
+  tx: Tx,
+  v: Omit<typeof merchantOrderPosting.$inferInsert, 'refundedTotal' | 'postedAt'>,
+): Promise<boolean> {
+  const rows = await tx.orm
+    .insert(merchantOrderPosting)
+    .values(v)
+    .onConflictDoNothing()
+    .returning({ orderId: merchantOrderPosting.orderId });
   return rows.length > 0;
 }
 
-export async function findOrderPostingForUpdate(tx: Tx, orderId: string): Promise<Pick<PostingRecord, 'refundedTotal' | 'orderTotal'> | null> {
+export async function findOrderPostingForUpdate(
+  tx: Tx,
+  orderId: string,
+): Promise<Pick<PostingRecord, 'refundedTotal' | 'orderTotal'> | null> {
   const rows = await tx.orm
     .select({ refundedTotal: merchantOrderPosting.refundedTotal, orderTotal: merchantOrderPosting.orderTotal })
     .from(merchantOrderPosting)
@@ -158,7 +174,10 @@ export async function addRefunded(tx: Tx, orderId: string, amount: string): Prom
 export type ReceiptRecord = typeof merchantPaymentReceipt.$inferSelect;
 
 /** Records a platform order's payment as received; null when it was recorded already. */
-export async function insertReceipt(tx: Tx, v: Omit<typeof merchantPaymentReceipt.$inferInsert, 'receivedAt'>): Promise<ReceiptRecord | null> {
+export async function insertReceipt(
+  tx: Tx,
+  v: Omit<typeof merchantPaymentReceipt.$inferInsert, 'receivedAt'>,
+): Promise<ReceiptRecord | null> {
   const rows = await tx.orm.insert(merchantPaymentReceipt).values(v).onConflictDoNothing().returning();
   return rows[0] ?? null;
 }

@@ -41,7 +41,13 @@ interface Stop {
  * last stop) states; a state keeps every partial order that no other beats on both time and cost
  * (a later time can never make the rest cheaper), so the optimum is never discarded.
  */
-function cheapestOrder(start: LonLat, stops: Stop[], room: number, limit: number, o: Required<Omit<ExactOptions, 'maxStopsPerRoute' | 'maxRouteDurationS'>>) {
+function cheapestOrder(
+  start: LonLat,
+  stops: Stop[],
+  room: number,
+  limit: number,
+  o: Required<Omit<ExactOptions, 'maxStopsPerRoute' | 'maxRouteDurationS'>>,
+) {
   const m = stops.length;
   if (m === 0) return { cost: 0, distanceM: 0 };
   const metres = (a: LonLat, b: LonLat) => haversineMeters(a, b) * o.roadFactor;
@@ -136,7 +142,12 @@ export function bruteForceOptimum(problem: OptimizerProblem, options: ExactOptio
     if (cost === Infinity) continue;
     for (let t = 0; t < T; t++) if (choice[t] > 0) assigned++;
     if (assigned > optimum.assigned || (assigned === optimum.assigned && cost < optimum.cost))
-      optimum = { assigned, cost, distanceM, assignment: drivers.map((_, d) => trips.filter((_, t) => choice[t] === d + 1).map((t) => t.id)) };
+      optimum = {
+        assigned,
+        cost,
+        distanceM,
+        assignment: drivers.map((_, d) => trips.filter((_, t) => choice[t] === d + 1).map((t) => t.id)),
+      };
   }
   return optimum;
 }

@@ -46,7 +46,11 @@ export function randomInstance(opts: { maxTrips: number; maxDrivers: number; min
     .map(({ drivers, trips, ...options }): RandomInstance => ({
       problem: {
         drivers: drivers.map((d, i) => ({ id: `d${i}`, ...stripUndefined(d) })),
-        trips: trips.map(({ excludesFirstDriver, ...t }, i) => ({ id: `t${i}`, ...stripUndefined(t), ...(excludesFirstDriver ? { excludedDriverIds: ['d0'] } : {}) })),
+        trips: trips.map(({ excludesFirstDriver, ...t }, i) => ({
+          id: `t${i}`,
+          ...stripUndefined(t),
+          ...(excludesFirstDriver ? { excludedDriverIds: ['d0'] } : {}),
+        })),
       },
       options: stripUndefined(options),
     }));
