@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import local from './eslint-rules/own-tables.js';
 
 export default tseslint.config(
   { ignores: ['node_modules', 'data', 'dist', 'db/migrations', 'coverage'] },
@@ -31,5 +32,11 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  // Each module's SQL names only its own tables (the owners are read from the modules' tables.ts).
+  {
+    files: ['src/modules/**/repo.ts', 'src/modules/**/repo/**/*.ts'],
+    plugins: { local },
+    rules: { 'local/own-tables': 'warn' },
   },
 );
