@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import local from './eslint-rules/own-tables.js';
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'data', 'dist', 'db/migrations', 'coverage'] },
+  { ignores: ['.dependency-cruiser.cjs', 'node_modules', 'data', 'dist', 'db/migrations', 'coverage'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
