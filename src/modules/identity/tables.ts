@@ -1,5 +1,5 @@
 import { organization } from '../organizations/tables.js';
-import { boolean, foreignKey, index, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { boolean, foreignKey, index, pgTable, pgView, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -67,3 +67,23 @@ export const refreshToken = pgTable(
     foreignKey({ columns: [t.organizationId, t.sessionId], foreignColumns: [authSession.organizationId, authSession.id] }),
   ],
 );
+
+/**
+ * The published read of a user for other modules' lists (a trip's driver name, a sub-administrator's contact):
+ * they join this view, never `users`, so the login columns stay identity's own. `security_invoker`: the reader's
+ * row-level security applies, as it would on the table.
+ */
+export const userContact = pgView('user_contact')
+  .with({ securityInvoker: true })
+  .as((qb) =>
+    qb
+      .select({
+        organizationId: users.organizationId,
+        id: users.id,
+        displayName: users.displayName,
+        phone: users.phone,
+        email: users.email,
+        active: users.active,
+      })
+      .from(users),
+  );

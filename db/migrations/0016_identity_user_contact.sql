@@ -1,0 +1,1 @@
+CREATE VIEW "public"."user_contact" WITH (security_invoker = true) AS (select "organization_id", "id", "display_name", "phone", "email", "active" from "users");
