@@ -1,9 +1,16 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Settings, loadConfig, readSettings } from '../../src/config.js';
 
 const base = { NODE_ENV: 'test' };
 
 describe('configuration, validated once at start', () => {
+  it('.env.example lists every setting, so an operator sees all of them in one file', () => {
+    const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
+    const missing = Object.keys(Settings.properties).filter((name) => !new RegExp(`^(# ?)?${name}=`, 'm').test(example));
+    expect(missing).toEqual([]);
+  });
+
   it('every setting is named, typed, documented and defaulted (or explicitly optional)', () => {
     for (const [name, schema] of Object.entries(Settings.properties) as unknown as [string, Record<string | symbol, unknown>][]) {
       expect(typeof schema.description, name).toBe('string');
