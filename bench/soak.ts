@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { BenchEnv } from './lib.js';
 
 /**
- * Soak (issue 11 part 4): a mixed workload for a bounded time (`--soak-seconds=N`, default 60), paced
+ * Soak: a mixed workload for a bounded time (`--soak-seconds=N`, default 60), paced
  * (each virtual user waits between its requests) so that it measures a sustainable rate, not a saturation
  * run; `--soak-scale=K` multiplies every user count. Drivers post GPS batches, customers order, the
  * merchant moves orders to confirmed → preparing → ready (ready creates the trip), dispatch reads GET

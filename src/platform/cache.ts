@@ -1,7 +1,7 @@
 import type { Database } from './db/index.js';
 
 /**
- * The one in-process cache (issue 18): entries live `ttlMs` (per value if a function), a burst of misses for one
+ * The one in-process cache: entries live `ttlMs` (per value if a function), a burst of misses for one
  * key runs the loader once (single-flight: the others await the same promise), and invalidation is a hook that can
  * be driven from other instances (`invalidateOn`: a NOTIFY channel, and a cleared cache whenever the listening
  * connection is lost, since announcements may have been missed).

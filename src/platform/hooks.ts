@@ -1,5 +1,5 @@
 /**
- * Cross-module wiring without a registry (issue 18: dependencies you can see).
+ * Cross-module wiring without a registry.
  *
  * - `hook()`: a typed reaction point, declared by the module that fires it (e.g. identity's `userDeactivated`),
  *   subscribed by the composition root (src/modules/index.ts). Subscribers run in order, in the caller's
