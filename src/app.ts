@@ -1,3 +1,4 @@
+import { withRequestScope } from './platform/db/replica.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import cors from '@fastify/cors';
@@ -187,7 +188,8 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   // The request id on every response, errors included (set first: nothing later clears it).
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', String(req.id));
-    done();
+    // The rest of the request runs in its scope: the reads of a GET may go to the replica (src/platform/db/replica.ts).
+    withRequestScope(req.method, done);
   });
   // organization_id on every resource returned (src/platform/tenant-fields.ts): the caller's organization.
   app.addHook('preSerialization', (req, reply, payload, done) => {

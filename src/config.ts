@@ -38,6 +38,11 @@ export const Settings = Type.Object({
   // PostgreSQL pool (src/platform/db)
   DB_POOL_MAX: int(20, 1, 'Connections per instance'),
   DB_CONNECT_TIMEOUT_MS: int(5_000, 100, 'The longest wait for a connection before answering 503'),
+  REPLICA_MAX_LAG_MS: int(
+    2_000,
+    0,
+    'With DATABASE_REPLICA_URL: a replica further behind the primary than this serves no read (they go to the primary)',
+  ),
   DB_PREPARED_STATEMENTS: flag(
     true,
     'Run the hot statements as named prepared statements (off behind a transaction-mode pooler that does not track them, e.g. PgBouncer before 1.21)',
@@ -177,6 +182,8 @@ export interface Config {
   databaseMigrationUrl: string | null;
   /** Optional second login for the cross-tenant system transactions; `databaseUrl` when unset. */
   databaseSystemUrl: string | null;
+  /** A streaming replica for the reads of GET requests (DATABASE_REPLICA_URL), else null. */
+  databaseReplicaUrl: string | null;
   dataDir: string;
   /** The signing keys, one per purpose, derived from the secret (`src/platform/keys.ts`). */
   keys: SigningKeys;
@@ -319,7 +326,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throw new Error(`config: JWT_SECRET (at least ${MIN_SECRET_LENGTH} characters) is required with DATABASE_URL or in production`);
   }
   if (secret && secret.length < MIN_SECRET_LENGTH) throw new Error(`config: JWT_SECRET must be at least ${MIN_SECRET_LENGTH} characters`);
-  for (const name of ['DATABASE_MIGRATION_URL', 'DATABASE_SYSTEM_URL']) {
+  for (const name of ['DATABASE_MIGRATION_URL', 'DATABASE_SYSTEM_URL', 'DATABASE_REPLICA_URL']) {
     if (source[name] && !source.DATABASE_URL) throw new Error(`config: ${name} goes with a PostgreSQL DATABASE_URL; set DATABASE_URL too`);
   }
   const t = DEFAULT_LOGIN_THROTTLE;
@@ -332,6 +339,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     databaseUrl,
     databaseMigrationUrl: source.DATABASE_MIGRATION_URL || null,
     databaseSystemUrl: source.DATABASE_SYSTEM_URL || null,
+    databaseReplicaUrl: source.DATABASE_REPLICA_URL || null,
     dataDir: path.resolve(source.DATA_DIR || './data'),
     // Without JWT_SECRET the server keeps a generated one in DATA_DIR (withStoredSecret); until then, a random one.
     keys: deriveKeys(secret || randomBytes(32).toString('hex')),

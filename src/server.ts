@@ -26,8 +26,9 @@ try {
 const db = await openDatabase({
   databaseUrl: config.databaseUrl,
   systemUrl: config.databaseSystemUrl,
+  replicaUrl: config.databaseReplicaUrl,
   dataDir: config.databaseUrl ? null : path.join(config.dataDir, 'pglite'),
-  pool: poolOptionsFrom(config.settings),
+  pool: { ...poolOptionsFrom(config.settings), replicaMaxLagMs: config.settings.REPLICA_MAX_LAG_MS },
 });
 await migrateWith(db, config.databaseMigrationUrl);
 // Least privilege (README, "PostgreSQL"): fail now, not at the first request, when a least-privilege role

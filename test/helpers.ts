@@ -26,7 +26,9 @@ async function pgliteTemplate(): Promise<Blob | null> {
  * is one; `migrate()` on it then only re-applies db/tenancy.sql), or a new PostgreSQL database when
  * TEST_DATABASE_URL is set.
  */
-export async function freshDatabase(): Promise<{ db: Database; url: string | null; drop: () => Promise<void> }> {
+export async function freshDatabase(
+  replica?: TestAppOptions['replica'],
+): Promise<{ db: Database; url: string | null; drop: () => Promise<void> }> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base) {
     const template = await pgliteTemplate();
@@ -49,7 +51,10 @@ export async function freshDatabase(): Promise<{ db: Database; url: string | nul
   await admin.end();
   const url = new URL(base);
   url.pathname = `/${name}`;
-  const db = createPostgresDatabase(url.toString(), { max: 30 });
+  const db = createPostgresDatabase(url.toString(), {
+    max: 30,
+    ...(replica ? { replicaUrl: replica.url(name), replicaMaxLagMs: replica.maxLagMs, replicaCheckMs: replica.checkMs } : {}),
+  });
   return {
     db,
     url: url.toString(),
@@ -87,6 +92,8 @@ export interface TestApp {
 export interface TestAppOptions {
   /** Wraps the app's database (e.g. to count round trips); the test's `t.db` stays the bare one. */
   wrapDb?: (db: Database) => Database;
+  /** PostgreSQL only: a streaming replica of TEST_DATABASE_URL's cluster, the URL of the same database there. */
+  replica?: { url: (database: string) => string; maxLagMs?: number; checkMs?: number };
 }
 
 /** The tests' SECRETS_KEY (a test may give another in `raw`, or '' for none). */
@@ -97,7 +104,7 @@ export async function createTestApp(
   { raw, ...overrides }: Partial<Config> & { raw?: Record<string, string | undefined> } = {},
   options: TestAppOptions = {},
 ): Promise<TestApp> {
-  const { db, url, drop } = await freshDatabase();
+  const { db, url, drop } = await freshDatabase(options.replica);
   await migrate(db);
   // Tests act as a few demo users: per-user limits of expensive routes off unless a test sets them in `raw`.
   const source = {

@@ -49,12 +49,30 @@ const Health = Type.Object({
       { description: 'listener: idle | connected | reconnecting; hub: starting | live | paused | catching_up' },
     ),
   ),
+  replica: Type.Optional(
+    Type.Object(
+      {
+        state: Type.Union([Type.Literal('following'), Type.Literal('behind'), Type.Literal('unreachable')]),
+        lag_ms: Type.Union([Type.Integer(), Type.Null()]),
+      },
+      {
+        description:
+          'Only with DATABASE_REPLICA_URL. following: GET reads may use it; behind (more than REPLICA_MAX_LAG_MS) or unreachable: every read goes to the primary',
+      },
+    ),
+  ),
 });
 const Ready = Type.Object({
   status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready')]),
   checks: Type.Record(Type.String(), Check),
   time: Timestamp,
 });
+
+function replicaOf(ctx: AppContext) {
+  const r = ctx.db.replicaStatus?.();
+  if (!r || r.state === 'off') return {};
+  return { replica: { state: r.state, lag_ms: r.lag_ms === null ? null : Math.round(r.lag_ms) } };
+}
 
 /** GET /health (liveness) and GET /health/ready (readiness), both public. */
 export function healthRoutes(app: Api, ctx: AppContext) {
@@ -91,6 +109,7 @@ export function healthRoutes(app: Api, ctx: AppContext) {
         time: new Date(),
         uptime_seconds: Math.round(process.uptime()),
         realtime,
+        ...replicaOf(ctx),
       };
     },
   );

@@ -13547,6 +13547,11 @@ export interface operations {
                             hub: string;
                             listener: string;
                         };
+                        /** @description Only with DATABASE_REPLICA_URL. following: GET reads may use it; behind (more than REPLICA_MAX_LAG_MS) or unreachable: every read goes to the primary */
+                        replica?: {
+                            lag_ms: number | null;
+                            state: "following" | "behind" | "unreachable";
+                        };
                         /** @enum {string} */
                         status: "ok";
                         /** Format: date-time */

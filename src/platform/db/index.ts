@@ -1,3 +1,4 @@
+import { createReplicaRouter, type ReplicaStatus } from './replica.js';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
@@ -161,6 +162,8 @@ export interface Database {
    * (25006). For the hot reads (GET /me, /trips, /drivers/nearby, the realtime hub).
    */
   readTenant<T>(ctx: TenantContext, fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** The streaming replica's state (`DATABASE_REPLICA_URL`), null without one. */
+  replicaStatus?(): ReplicaStatus | null;
   /** One read-only statement under the tenant context in one round trip (`readTenant` with one statement). */
   tenantRead<R = any>(ctx: TenantContext, text: string | Prepared, params?: unknown[]): Promise<R[]>;
   /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
@@ -229,6 +232,21 @@ export const driverError = (err: unknown): unknown => (err instanceof DrizzleQue
 
 const RETRYABLE = new Set(['40001', '40P01']);
 
+/**
+ * A replica read that failed for want of the replica, not for its query: no connection, the standby shutting down or
+ * not accepting connections (57P0x, 08xxx), or a recovery conflict cancelling the read (40001).
+ */
+function isReplicaFailure(err: unknown): boolean {
+  if (err instanceof pg.DatabaseError) return /^(08|57P)/.test(err.code ?? '') || err.code === '40001';
+  if (!(err instanceof Error)) return false;
+  // A socket error (ECONNREFUSED, ECONNRESET: Node's system errors carry `syscall`), or node-postgres losing or not
+  // getting a connection; an error of the work itself (a 404 of the service) is not the replica's.
+  return (
+    'syscall' in err ||
+    /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(err.message)
+  );
+}
+
 async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -257,6 +275,13 @@ export interface PostgresOptions {
    * every call), for a transaction-mode pooler that would hand the next exchange to a session without them.
    */
   preparedStatements?: boolean;
+  /**
+   * A streaming replica (`DATABASE_REPLICA_URL`) for the reads of GET requests, with read-your-writes for the
+   * caller and a staleness bound (src/platform/db/replica.ts).
+   */
+  replicaUrl?: string | null;
+  replicaMaxLagMs?: number;
+  replicaCheckMs?: number;
 }
 
 /** The parts of node-postgres' Query that `PrefixedQuery` builds on (not in its type declarations). */
@@ -433,6 +458,11 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
   };
   const pool = makePool(url, opts.max ?? 20);
   const systemPool = opts.systemUrl ? makePool(opts.systemUrl, Math.max(2, Math.ceil((opts.max ?? 20) / 2))) : pool;
+  const replicaPool = opts.replicaUrl ? makePool(opts.replicaUrl, opts.max ?? 20) : null;
+  const replica = replicaPool
+    ? createReplicaRouter({ primary: pool, replica: replicaPool, maxLagMs: opts.replicaMaxLagMs, checkMs: opts.replicaCheckMs })
+    : null;
+  replica?.start();
   /**
    * A transaction on one pooled client. The setup (BEGIN, tenant settings) is not sent on its own: it goes in the
    * same extended-protocol exchange as the transaction's first statement (`PrefixedQuery`), so a one-statement
@@ -496,9 +526,22 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
   }
 
   async function read<T>(ctx: TenantContext, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    if (replica?.useReplica(ctx.userId)) {
+      try {
+        return await readOn(replicaPool!, ctx, fn);
+      } catch (err) {
+        // The replica went away or cannot serve (a recovery conflict): the primary answers instead.
+        if (!isReplicaFailure(err)) throw err;
+        replica.markUnreachable(err);
+      }
+    }
+    return readOn(pool, ctx, fn);
+  }
+
+  async function readOn<T>(from: pg.Pool, ctx: TenantContext, fn: (tx: Tx) => Promise<T>): Promise<T> {
     return withRetry(async () => {
       for (let attempt = 1; ; attempt++) {
-        const client = await pool.connect();
+        const client = await from.connect();
         const { tx, state } = readTx(client, ctx);
         let broken = false;
         try {
@@ -667,7 +710,14 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
 
   return {
     kind: 'postgres',
-    withTenant: (ctx, fn) => run(tenantPrelude(ctx), fn),
+    withTenant: replica
+      ? async (ctx, fn) => {
+          const result = await run(tenantPrelude(ctx), fn);
+          replica.noteWrite(ctx.userId);
+          return result;
+        }
+      : (ctx, fn) => run(tenantPrelude(ctx), fn),
+    replicaStatus: () => replica?.status() ?? null,
     withSystem: async (fn) =>
       run(systemPrelude(await roleOf(systemPool), systemPool === pool ? 'DATABASE_URL' : 'DATABASE_SYSTEM_URL'), fn, systemPool),
     withOwner: (fn) => run([['BEGIN']], fn),
@@ -716,8 +766,10 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
       const c = listenClient;
       listenClient = null;
       if (c) await c.end().catch(() => undefined);
+      replica?.stop();
       await pool.end();
       if (systemPool !== pool) await systemPool.end();
+      if (replicaPool) await replicaPool.end();
     },
   };
 }
@@ -782,6 +834,7 @@ export async function createPgliteDatabase(
     connectionRole,
     // In process: no round trips to save; one read-only transaction (a write fails, as on PostgreSQL).
     readTenant: (ctx, fn) => run([...tenantPrelude(ctx), ['SET TRANSACTION READ ONLY']], fn),
+    replicaStatus: () => null,
     tenantRead: (ctx, text, params) =>
       run([...tenantPrelude(ctx), ['SET TRANSACTION READ ONLY']], async (t) => (await t.query(text, params)).rows),
     async listen(channel, onMessage) {
@@ -816,8 +869,10 @@ export async function openDatabase(opts: {
   databaseUrl: string | null;
   systemUrl?: string | null;
   dataDir: string | null;
-  pool?: { max?: number; connectTimeoutMs?: number; preparedStatements?: boolean };
+  replicaUrl?: string | null;
+  pool?: { max?: number; connectTimeoutMs?: number; preparedStatements?: boolean; replicaMaxLagMs?: number };
 }): Promise<Database> {
-  if (opts.databaseUrl) return createPostgresDatabase(opts.databaseUrl, { ...opts.pool, systemUrl: opts.systemUrl });
+  if (opts.databaseUrl)
+    return createPostgresDatabase(opts.databaseUrl, { ...opts.pool, systemUrl: opts.systemUrl, replicaUrl: opts.replicaUrl });
   return createPgliteDatabase(opts.dataDir);
 }

@@ -1,0 +1,124 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import { privateClustersAvailable, startPrivateCluster, type PrivateCluster } from '../hardening/private-cluster.js';
+import { newTrip } from '../logistics/fixtures.js';
+
+/**
+ * DATABASE_REPLICA_URL against a real streaming replica: a private cluster and a hot standby made from it with
+ * pg_basebackup, started by this test. The reads of GET requests go to the replica when it covers the caller's own
+ * writes and is within REPLICA_MAX_LAG_MS; behind or gone, the primary answers and nothing fails.
+ * PostgreSQL suite only (it starts two clusters of its own).
+ */
+const run = privateClustersAvailable && Boolean(process.env.TEST_DATABASE_URL);
+const MAX_LAG_MS = 8_000;
+
+let primary: PrivateCluster;
+let standby: PrivateCluster;
+let t: TestApp;
+let admin: Session;
+let dispatch: Session;
+
+async function onStandby(sql: string, database = 'postgres') {
+  const c = new pg.Client({ connectionString: standby.url(database) });
+  await c.connect();
+  try {
+    return (await c.query(sql)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const replicaState = async () => (await t.req(null, { method: 'GET', url: '/health' })).json().replica?.state as string | undefined;
+const counts = () => t.db.replicaStatus!()!;
+
+/** Once the replica covers the dispatcher's own last write (his login), his list is read there. */
+const dispatcherReadsOnReplica = () =>
+  until('a list read on the replica', async () => {
+    const before = counts().reads_on_replica;
+    expect((await t.req(dispatch, { method: 'GET', url: '/trips' })).statusCode).toBe(200);
+    return counts().reads_on_replica > before;
+  });
+
+beforeAll(async () => {
+  if (!run) return;
+  primary = await startPrivateCluster();
+  standby = await primary.standby();
+  const saved = process.env.TEST_DATABASE_URL;
+  process.env.TEST_DATABASE_URL = primary.url();
+  try {
+    t = await createTestApp({}, { replica: { url: (name) => standby.url(name), maxLagMs: MAX_LAG_MS, checkMs: 50 } });
+  } finally {
+    process.env.TEST_DATABASE_URL = saved;
+  }
+  admin = await t.as('admin');
+  dispatch = await t.as('dispatch');
+}, 120_000);
+
+afterAll(async () => {
+  if (!run) return;
+  await t?.close().catch(() => undefined);
+  primary?.remove();
+});
+
+describe.skipIf(!run)('a streaming read replica', () => {
+  it('serves the reads of GET requests once it follows, never a write', async () => {
+    await until('the replica following', async () => (await replicaState()) === 'following');
+    await dispatcherReadsOnReplica();
+    // A write goes to the primary (a standby refuses writes: it would fail otherwise).
+    const trip = await newTrip(t, admin);
+    expect(trip.id).toBeTruthy();
+  });
+
+  it('gives the writer his own write at once, others a bounded stale read, and the primary once the replica is too far behind', async () => {
+    await dispatcherReadsOnReplica();
+    await onStandby('SELECT pg_wal_replay_pause()');
+    await until('the replay paused', async () => (await onStandby('SELECT pg_get_wal_replay_pause_state() AS s'))[0].s === 'paused');
+    try {
+      const trip = await newTrip(t, admin);
+      // The writer reads his own write: the replica does not cover it, so the primary answers.
+      const own = await t.req(admin, { method: 'GET', url: `/trips/${trip.id}` });
+      expect(own.statusCode).toBe(200);
+      // Another user, while the replica is within the bound: the replica answers, without the new trip yet.
+      const before = counts().reads_on_replica;
+      const stale = await t.req(dispatch, { method: 'GET', url: `/trips/${trip.id}` });
+      expect(counts().reads_on_replica).toBeGreaterThan(before);
+      expect(stale.statusCode).toBe(404);
+      // Paused past the bound: "behind", and every read goes to the primary (the replay is still paused).
+      await until('the replica behind', async () => (await replicaState()) === 'behind');
+      const fresh = await t.req(dispatch, { method: 'GET', url: `/trips/${trip.id}` });
+      expect(fresh.statusCode).toBe(200);
+    } finally {
+      await onStandby('SELECT pg_wal_replay_resume()');
+    }
+    await until('the replica following again', async () => (await replicaState()) === 'following');
+  });
+
+  it('keeps answering when the replica goes away, and says so', async () => {
+    await until('the replica following', async () => (await replicaState()) === 'following');
+    const trip = await newTrip(t, admin);
+    await until(
+      'the trip on the replica',
+      async () => (await onStandby(`SELECT 1 FROM trip WHERE id = '${trip.id}'`, new URL(t.url!).pathname.slice(1))).length > 0,
+    );
+    standby.stop('immediate');
+    for (let i = 0; i < 5; i++) {
+      const res = await t.req(dispatch, { method: 'GET', url: `/trips/${trip.id}` });
+      expect(res.statusCode).toBe(200);
+    }
+    expect((await t.req(dispatch, { method: 'GET', url: '/trips' })).statusCode).toBe(200);
+    await until('the replica unreachable', async () => (await replicaState()) === 'unreachable');
+    standby.start();
+    await until('the replica following after its restart', async () => (await replicaState()) === 'following');
+  });
+});
