@@ -25,7 +25,7 @@ import { ObjectOut } from './storage/routes.js';
 import { OperatorOut } from './organizations/routes.js';
 import { LinkOut } from './logistics/recipient-link-routes.js';
 import { MarketMerchant } from './commerce/marketplace.js';
-import { BannerOut } from './subadmin/routes.js';
+import { BannerOut } from './subadmin/index.js';
 import { AppBuildOut } from './mobile/routes.js';
 import { ChargeOut, LedgerOut } from './money/finance.js';
 import { WebhookDeliveryOut, WebhookSubscriptionOut } from './webhooks/routes.js';

@@ -1,6 +1,6 @@
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { XLSX_TYPE } from '../../src/modules/subadmin/reports.js';
+import { XLSX_TYPE } from '../../src/platform/workbook.js';
 import { newId } from '../../src/platform/ids.js';
 import { formatMoney, money } from '../../src/platform/money.js';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers.js';
 import { lazyModulesLoaded } from '../../src/platform/lazy.js';
 import { createS3Driver } from '../../src/modules/storage/drivers.js';
-import { XLSX_TYPE } from '../../src/modules/subadmin/reports.js';
+import { XLSX_TYPE } from '../../src/platform/workbook.js';
 import { newSubadmin, newTerritory } from '../subadmin/fixtures.js';
 
 // The heavy optional modules (exceljs, @aws-sdk/client-s3) are imported on first use (src/platform/lazy.ts):

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newDriver, newUser, tripIn } from '../logistics/fixtures.js';
 import { JPEG } from '../storage/fixtures.js';
-import { XLSX_TYPE } from '../../src/modules/subadmin/reports.js';
+import { XLSX_TYPE } from '../../src/platform/workbook.js';
 import { newSubadmin, newTerritory, pt, type TestSubadmin } from './fixtures.js';
 
 let t: TestApp;

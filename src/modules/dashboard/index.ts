@@ -4,8 +4,7 @@ import type { AppContext, Module } from '../../platform/context.js';
 import type { FastifyReply } from 'fastify';
 import { Nullable, Strict } from '../../platform/schemas.js';
 import type { LogisticsApi, OnTimeLine } from '../logistics/index.js';
-import { buildWorkbook, reportFileName } from '../subadmin/reports.js';
-import { sendWorkbook, Workbook } from '../subadmin/routes.js';
+import { buildWorkbook, reportFileName, sendWorkbook, WorkbookResponse as Workbook } from '../../platform/workbook.js';
 
 const OnTimeLineOut = Type.Object({
   key: Nullable(

@@ -26,6 +26,8 @@ export type { EtaUpdate } from './eta.js';
 export type { OnTimeReport, OnTimeLine } from './service.js';
 export type { TripRow, DriverRow, MerchantRow, TripStatus } from './model.js';
 export type { TripReportRow, Period, TripListQuery } from './trips-query.js';
+export { MerchantOut, TripOutSchema, TripStatusSchema } from './schemas.js';
+export { merchantOut } from './model.js';
 export type { PlanningTrip, PlanningDriver, PlanningTripFilter } from './planning.js';
 
 /** What logistics uses of other modules, given by the composition root. */

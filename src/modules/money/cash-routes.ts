@@ -14,7 +14,7 @@ import {
 import { EntryOut } from './debt.js';
 import type { MoneyContext } from './index.js';
 import type { FastifyReply } from 'fastify';
-import { sendWorkbook, WorkbookResponse, XLSX_TYPE } from '../subadmin/reports.js';
+import { sendWorkbook, WorkbookResponse, XLSX_TYPE } from '../../platform/workbook.js';
 import { reconciliationFileName, reconciliationWorkbook, type ReportLang } from './cash-report.js';
 
 const CashPage = Type.Object({ ...CashSummaryOut.properties, data: Type.Array(CashEntryOut), next_cursor: Nullable(Type.String()) });

@@ -22,7 +22,7 @@ import {
   WorkbookResponse,
   type Column,
   type SheetLabels,
-} from '../subadmin/reports.js';
+} from '../../platform/workbook.js';
 
 type EntryType = (typeof WALLET_ENTRY_TYPES)[number];
 type Lang = 'es' | 'en';

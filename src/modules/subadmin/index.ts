@@ -1,21 +1,22 @@
-import { withDeps, type Api, type AppContext, type ModuleContext } from '../../platform/context.js';
+import { withDeps, type Api, type AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
-import type { ObjectLinker, ObjectReadGrant } from '../../platform/storage-links.js';
-import type { CommerceViews, MarketplaceBannerProvider } from '../commerce/index.js';
-import type { IdentityService } from '../identity/index.js';
-import type { LogisticsApi } from '../logistics/index.js';
-import type { MoneyApi } from '../money/index.js';
-import { createBannerService, type BannerRow } from './banners.js';
-import { createProfileService } from './profiles.js';
-import { subadminRoutes } from './routes.js';
-import { subadminCommerceRoutes } from './commerce-routes.js';
-import { bannerOut } from './banners.js';
-import type { ScopeLoader } from './scope.js';
-
-export { createScopeLoader, effectiveScope, type ScopeLoader } from './scope.js';
-import * as repo from './repo.js';
 import { scopeOf } from '../../platform/scope.js';
+import type { ObjectReadGrant } from '../../platform/storage-links.js';
+import type { MarketplaceBannerProvider } from '../commerce/index.js';
+import type { SubadminContext } from './context.js';
+import * as repo from './repo.js';
+import type { BannerRow } from './repo.js';
+import { bannerRoutes } from './routes/banners.js';
+import { consoleRoutes } from './routes/console.js';
+import { profileRoutes } from './routes/profiles.js';
+import { reportRoutes } from './routes/reports.js';
+import { bannerOut, createBannerService } from './service/banners.js';
+import { createProfileService } from './service/profiles.js';
+
+export type { SubadminContext } from './context.js';
+export { BannerOut } from './schemas.js';
+export { createScopeLoader, effectiveScope, type ScopeLoader } from './service/scope.js';
 
 /** What other modules may call (each in the caller's transaction). */
 export interface SubadminApi {
@@ -24,16 +25,6 @@ export interface SubadminApi {
   /** Active sub-administrators whose effective territories include the territory. */
   subadminUserIdsOfTerritory(tx: Tx, organizationId: string, territoryId: string): Promise<string[]>;
 }
-
-export type SubadminContext = ModuleContext<{
-  logistics: LogisticsApi;
-  identity: IdentityService;
-  money: MoneyApi;
-  commerceViews: CommerceViews;
-  storage: ObjectLinker;
-  /** The scope loader the auth hook calls for every sub-administrator request (built by the composition root first). */
-  scope: ScopeLoader;
-}>;
 
 /**
  * Sub-administration: profiles, the scope loader the auth hook calls for every sub-administrator
@@ -108,8 +99,10 @@ export function createSubadminModule(base: AppContext, deps: SubadminContext['de
     territoryAudience,
     bannerReadGrant,
     routes(app: Api) {
-      subadminRoutes(app, ctx, { profiles, banners });
-      subadminCommerceRoutes(app, ctx);
+      profileRoutes(app, profiles);
+      consoleRoutes(app, ctx);
+      bannerRoutes(app, banners);
+      reportRoutes(app, ctx);
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Tx } from '../../platform/db/index.js';
 import type { SnakeRow } from '../../platform/db/columns.js';
 import { scopeSql, type TerritoryScope } from '../../platform/scope.js';
-import type { Permissions } from './model.js';
+import type { BannerState, Permissions } from './schemas.js';
 import type { subadminProfile, zoneBanner } from './tables.js';
 
 /** The sub-administration data layer: every statement of the module (profiles, territories, banners, counts). */
@@ -26,7 +26,7 @@ const PROFILE_SELECT = `
          p.commission_min_percent, p.commission_max_percent, p.created_at, p.updated_at, u.email, u.phone,
          COALESCE((SELECT array_agg(ut.territory_id ORDER BY ut.territory_id) FROM user_territory ut
                     WHERE ut.organization_id = p.organization_id AND ut.user_id = p.user_id), '{}') AS territory_ids
-    FROM subadmin_profile p JOIN users u ON u.organization_id = p.organization_id AND u.id = p.user_id`;
+    FROM subadmin_profile p JOIN user_contact u ON u.organization_id = p.organization_id AND u.id = p.user_id`;
 
 export async function findProfile(tx: Tx, userId: string): Promise<ProfileRow | null> {
   return (await tx.query<ProfileRow>(`${PROFILE_SELECT} WHERE p.user_id = $1`, [userId])).rows[0] ?? null;
@@ -114,7 +114,7 @@ export async function listProfiles(
 export async function activeHoldersOfTerritory(tx: Tx, territoryId: string): Promise<string[]> {
   const { rows } = await tx.query<{ user_id: string }>(
     `SELECT ut.user_id FROM user_territory ut JOIN subadmin_profile p ON p.organization_id = ut.organization_id AND p.user_id = ut.user_id
-      JOIN users u ON u.organization_id = ut.organization_id AND u.id = ut.user_id
+      JOIN user_contact u ON u.organization_id = ut.organization_id AND u.id = ut.user_id
       WHERE ut.territory_id = $1 AND p.active AND u.active`,
     [territoryId],
   );
@@ -220,7 +220,7 @@ export async function insertBanner(tx: Tx, organizationId: string, b: NewBannerR
 export async function listBanners(
   tx: Tx,
   scope: TerritoryScope,
-  q: { territoryId?: string; state?: 'live' | 'scheduled' | 'expired' | 'inactive'; after: string | null; limit: number },
+  q: { territoryId?: string; state?: BannerState; after: string | null; limit: number },
 ): Promise<BannerRow[]> {
   const { rows } = await tx.query<BannerRow>(
     `${BANNER_SELECT}

@@ -1,13 +1,34 @@
-import { SUBADMIN_PERMISSION_KEYS, type Actor } from '../../platform/auth.js';
-import { recordAudit } from '../../platform/audit.js';
-import type { SubadminContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
-import { cents, checkBounds, DEFAULT_PERMISSIONS, fillPermissions, profileOut, type Permissions, type ProfileRow } from './model.js';
-import * as repo from './repo.js';
+import type { Static } from '@sinclair/typebox';
+import { SUBADMIN_PERMISSION_KEYS, type Actor } from '../../../platform/auth.js';
+import { recordAudit } from '../../../platform/audit.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { pageRequest, toPage } from '../../../platform/pagination.js';
+import type { SubadminContext } from '../context.js';
+import * as repo from '../repo.js';
+import type { ProfileRow } from '../repo.js';
+import type { Permissions, ProfileOut } from '../schemas.js';
+import { cents, checkBounds, DEFAULT_PERMISSIONS, fillPermissions } from './permissions.js';
 import { effectiveScope, type ScopeLoader } from './scope.js';
 
+/** A profile as the API shows it (typed against ProfileOut). */
+export function profileOut(p: ProfileRow): Static<typeof ProfileOut> {
+  return {
+    user_id: p.user_id,
+    email: p.email,
+    phone: p.phone,
+    display_name: p.display_name,
+    active: p.active,
+    permissions: fillPermissions(p.permissions),
+    territory_ids: p.territory_ids,
+    parent_subadmin_user_id: p.parent_subadmin_user_id,
+    created_by_user_id: p.created_by_user_id,
+    commission_min_percent: p.commission_min_percent,
+    commission_max_percent: p.commission_max_percent,
+    created_at: p.created_at,
+    updated_at: p.updated_at,
+  };
+}
 export interface NewProfile {
   email?: string;
   phone?: string;

@@ -1,33 +1,19 @@
-import type { Actor } from '../../platform/auth.js';
-import { recordAudit } from '../../platform/audit.js';
-import type { SubadminContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { newId } from '../../platform/ids.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
-import { assertObjectLink } from '../../platform/storage-links.js';
-import { scopeOf } from './model.js';
-import * as repo from './repo.js';
-import type { BannerRow } from './repo.js';
-
-export type { BannerRow };
-
-export interface NewBanner {
-  title: string;
-  body?: string;
-  image_storage_object_id?: string;
-  link_url?: string;
-  valid_from?: string;
-  valid_until?: string;
-  active?: boolean;
-  territory_ids: string[];
-}
+import type { Static } from '@sinclair/typebox';
+import type { Actor } from '../../../platform/auth.js';
+import { recordAudit } from '../../../platform/audit.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { newId } from '../../../platform/ids.js';
+import { pageRequest, toPage } from '../../../platform/pagination.js';
+import { scopeOf } from '../../../platform/scope.js';
+import { assertObjectLink } from '../../../platform/storage-links.js';
+import type { SubadminContext } from '../context.js';
+import * as repo from '../repo.js';
+import type { BannerRow } from '../repo.js';
+import type { BannerOut, BannerState, NewBanner } from '../schemas.js';
 
 /** "live" = active and now within [valid_from, valid_until); "scheduled" = active, not started; "expired"; "inactive". */
-export function bannerState(
-  b: Pick<BannerRow, 'active' | 'valid_from' | 'valid_until'>,
-  now = new Date(),
-): 'live' | 'scheduled' | 'expired' | 'inactive' {
+export function bannerState(b: Pick<BannerRow, 'active' | 'valid_from' | 'valid_until'>, now = new Date()): BannerState {
   if (!b.active) return 'inactive';
   if (b.valid_until && b.valid_until <= now) return 'expired';
   if (b.valid_from > now) return 'scheduled';
@@ -35,7 +21,7 @@ export function bannerState(
 }
 
 /** A banner as a viewer sees it: sub-administrators see only the territories of theirs it is linked to. */
-export function bannerOut(b: BannerRow, scope: string[] | null) {
+export function bannerOut(b: BannerRow, scope: string[] | null): Static<typeof BannerOut> {
   return {
     id: b.id,
     title: b.title,
@@ -95,10 +81,7 @@ export function createBannerService(ctx: SubadminContext) {
   }
 
   /** Banners linked to at least one of the viewer's territories (administrators: all), newest first. */
-  async function list(
-    actor: Actor,
-    q: { territory_id?: string; state?: 'live' | 'scheduled' | 'expired' | 'inactive'; limit?: number; cursor?: string },
-  ) {
+  async function list(actor: Actor, q: { territory_id?: string; state?: BannerState; limit?: number; cursor?: string }) {
     const page = pageRequest(q);
     const scope = scopeOf(actor);
     return db.withTenant(actor, async (tx) => {

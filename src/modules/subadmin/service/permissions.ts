@@ -1,8 +1,6 @@
-import { SUBADMIN_PERMISSION_KEYS, type PermissionKey } from '../../platform/auth.js';
-import { AppError } from '../../platform/errors.js';
-import type { ProfileRow } from './repo.js';
-
-export type Permissions = Record<PermissionKey, boolean>;
+import { SUBADMIN_PERMISSION_KEYS, type PermissionKey } from '../../../platform/auth.js';
+import { AppError } from '../../../platform/errors.js';
+import { PercentPattern, type Permissions } from '../schemas.js';
 
 /** SPEC defaults: every key true except the money decisions `payments_review_decide` and `cash_remittances_record`. */
 const OFF_BY_DEFAULT: readonly PermissionKey[] = ['payments_review_decide', 'cash_remittances_record'];
@@ -20,31 +18,7 @@ export function fillPermissions(
   return out;
 }
 
-export type { ProfileRow };
-
-export function profileOut(p: ProfileRow) {
-  return {
-    user_id: p.user_id,
-    email: p.email,
-    phone: p.phone,
-    display_name: p.display_name,
-    active: p.active,
-    permissions: fillPermissions(p.permissions),
-    territory_ids: p.territory_ids,
-    parent_subadmin_user_id: p.parent_subadmin_user_id,
-    created_by_user_id: p.created_by_user_id,
-    commission_min_percent: p.commission_min_percent,
-    commission_max_percent: p.commission_max_percent,
-    created_at: p.created_at,
-    updated_at: p.updated_at,
-  };
-}
-export type ProfileOut = ReturnType<typeof profileOut>;
-
-/** For sub-administrators: the territories they are confined to (null = not confined). */
-export { scopeOf } from '../../platform/scope.js';
-
-const PERCENT = /^\d{1,3}(\.\d{1,2})?$/;
+const PERCENT = new RegExp(PercentPattern);
 
 /** Bounds as numbers in cents (exact): both or neither, both within 0..100 and min ≤ max (else 422 COMMISSION_BOUNDS_INVALID). */
 export function checkBounds(min: string | null, max: string | null): void {
@@ -77,5 +51,3 @@ export function cents(v: string): number {
   const [i, f = ''] = v.split('.');
   return Number(i) * 100 + Number((f + '00').slice(0, 2));
 }
-
-export const PercentPattern = '^\\d{1,3}(\\.\\d{1,2})?$';

@@ -1,12 +1,12 @@
-import type { Actor } from '../../platform/auth.js';
-import type { SubadminContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { scopeOf } from '../../platform/scope.js';
-import type { MerchantRow, Period } from '../logistics/index.js';
-import { merchantOut } from '../logistics/model.js';
-import { cents } from './model.js';
-import { deliveriesWorkbook, REPORT_MAX_ROWS, reportFileName, salesWorkbook, scopeLabel } from './reports.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { scopeOf } from '../../../platform/scope.js';
+import { REPORT_MAX_ROWS, reportFileName } from '../../../platform/workbook.js';
+import { merchantOut, type MerchantRow, type Period } from '../../logistics/index.js';
+import type { SubadminContext } from '../context.js';
+import { cents } from './permissions.js';
+import { deliveriesWorkbook, salesWorkbook, scopeLabel } from './reports.js';
 
 /**
  * The console reads and writes of sub-administration (and administrators), each in its own tenant transaction:

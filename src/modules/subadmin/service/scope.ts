@@ -1,10 +1,10 @@
-import type { AccessClaims, SubadminScope } from '../../platform/auth.js';
-import type { AppContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
-import { SUBADMIN_PERMISSION_KEYS } from '../../platform/auth.js';
-import { cents, fillPermissions } from './model.js';
-import { notifyScopeChanged, parentChain } from './repo.js';
-import { createCache, invalidateOn } from '../../platform/cache.js';
+import type { AccessClaims, SubadminScope } from '../../../platform/auth.js';
+import { SUBADMIN_PERMISSION_KEYS } from '../../../platform/auth.js';
+import { createCache, invalidateOn } from '../../../platform/cache.js';
+import type { AppContext } from '../../../platform/context.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { notifyScopeChanged, parentChain } from '../repo.js';
+import { cents, fillPermissions } from './permissions.js';
 
 /** At most this many levels of parent sub-administrators are followed (cycles are refused at write time). */
 const MAX_DEPTH = 16;
