@@ -23,7 +23,7 @@ import {
 import { ExpressStatusSchema, geo, ownMerchant } from './model.js';
 import { findBranch } from './repo/branches.js';
 import * as repo from './repo/express.js';
-import type { ExpressRow } from './repo/express.js';
+import type { ExpressRow, NewExpress } from './repo/express.js';
 import { priceDelivery } from './tariffs.js';
 
 export const ExpressOut = Type.Object({
@@ -96,7 +96,15 @@ async function resolvePickup(
   };
 }
 
-async function requestExpress(ctx: CommerceContext, tx: Tx, actor: Actor, b: ExpressInput): Promise<ExpressRow> {
+type SourceChannel = NewExpress['sourceChannel'];
+
+async function requestExpress(
+  ctx: CommerceContext,
+  tx: Tx,
+  actor: Actor,
+  b: ExpressInput,
+  sourceChannel: SourceChannel = 'core',
+): Promise<ExpressRow> {
   const m = await ownMerchant(ctx, tx, actor);
   if (m.status !== 'approved') throw AppError.unprocessable('The merchant is not approved', 'MERCHANT_NOT_APPROVED');
   b = await normalizePhones(tx, actor.organizationId, b, ['customer_phone']);
@@ -121,6 +129,7 @@ async function requestExpress(ctx: CommerceContext, tx: Tx, actor: Actor, b: Exp
     packageDescription: b.package_description ?? null,
     declaredValue: b.declared_value ?? '0',
     deliveryFee: price.fee,
+    sourceChannel,
   });
   // The trip.created hook moves the request to `created` and records trip_id, in this transaction.
   await ctx.deps.logistics.createTrip(
@@ -136,7 +145,7 @@ async function requestExpress(ctx: CommerceContext, tx: Tx, actor: Actor, b: Exp
       merchant_id: m.id,
       express_request_id: id,
       service_mode: 'delivery_express',
-      source_channel: 'core',
+      source_channel: sourceChannel,
       ...(territoryId ? { territory_id: territoryId } : {}),
       delivery_fee: price.fee,
       driver_earning: price.driver_earning,
@@ -162,6 +171,84 @@ async function requestExpress(ctx: CommerceContext, tx: Tx, actor: Actor, b: Exp
   // recipient messages' order confirmation (the link's issue fires it, in this transaction).
   return row;
 }
+
+/** The trip states before the courier has the package: a request may still change or be cancelled by its merchant. */
+const BEFORE_PICKUP = ['pending', 'assigned', 'accepted'];
+
+/** The caller's own express request, locked, still before pickup (404 for another merchant's, 409 EXPRESS_PICKED_UP after). */
+async function ownBeforePickup(ctx: CommerceContext, tx: Tx, actor: Actor, id: string) {
+  const m = await ownMerchant(ctx, tx, actor);
+  const r = await repo.lockExpress(tx, id);
+  if (!r || r.merchant_id !== m.id) throw AppError.notFound('Express request');
+  const trip = r.trip_id ? await ctx.deps.logistics.getTrip(tx, r.trip_id) : null;
+  const open = (r.status === 'requested' || r.status === 'created') && (!trip || BEFORE_PICKUP.includes(trip.status));
+  return { r, trip, open };
+}
+
+export interface ExpressRevision {
+  customer_name?: string;
+  customer_phone?: string | null;
+  dropoff_address?: string;
+  dropoff_location?: GeoPoint;
+  package_description?: string | null;
+  declared_value?: string;
+}
+
+/**
+ * Express requests for other modules (shop webhooks), acting as the merchant's user: created like POST
+ * /merchant/delivery-express with their source channel; changed or cancelled while the courier has not picked the
+ * package up (after that 409 EXPRESS_PICKED_UP, nothing changes). A cancellation cancels the trip, and the request
+ * follows it as for any cancelled trip. The fee stays the one quoted at creation.
+ */
+export function createExpressApi(ctx: CommerceContext) {
+  return {
+    async request(tx: Tx, actor: Actor, body: ExpressInput, sourceChannel: SourceChannel): Promise<Static<typeof ExpressOut>> {
+      return expressOut(await requestExpress(ctx, tx, actor, body, sourceChannel));
+    },
+    /** Whether the branch is the merchant's (a pickup for requests made for him). */
+    async ownsBranch(tx: Tx, merchantId: string, branchId: string): Promise<boolean> {
+      return (await findBranch(tx, branchId))?.merchant_id === merchantId;
+    },
+    async get(tx: Tx, id: string): Promise<Static<typeof ExpressOut> | null> {
+      const r = await repo.findExpress(tx, id);
+      return r ? expressOut(r) : null;
+    },
+    async revise(tx: Tx, actor: Actor, id: string, change: ExpressRevision): Promise<Static<typeof ExpressOut>> {
+      const { r, trip, open } = await ownBeforePickup(ctx, tx, actor, id);
+      if (!open)
+        throw AppError.conflict('The package was already picked up or the request ended', 'EXPRESS_PICKED_UP', { status: r.status });
+      const c = await normalizePhones(tx, actor.organizationId, change, ['customer_phone']);
+      const dropoff = c.dropoff_location ? parsePoint(c.dropoff_location, 'dropoff_location') : null;
+      await repo.reviseExpress(tx, r.id, {
+        customerName: c.customer_name ?? null,
+        customerPhone: c.customer_phone ?? null,
+        dropoffAddress: c.dropoff_address ?? null,
+        dropoffPoint: dropoff ? pointSql(dropoff) : null,
+        packageDescription: c.package_description ?? null,
+        declaredValue: c.declared_value ?? null,
+      });
+      const moved = (c.dropoff_address !== undefined && c.dropoff_address !== r.dropoff_address) || dropoff !== null;
+      if (trip && moved) {
+        await ctx.deps.logistics.updateTripCoordinates(tx, actor, trip.id, {
+          ...(c.dropoff_address !== undefined ? { dropoff_address: c.dropoff_address } : {}),
+          ...(c.dropoff_location ? { dropoff_location: c.dropoff_location } : {}),
+        });
+      }
+      return expressOut((await repo.findExpress(tx, r.id))!);
+    },
+    async cancel(tx: Tx, actor: Actor, id: string, reason: string): Promise<Static<typeof ExpressOut>> {
+      const { r, trip, open } = await ownBeforePickup(ctx, tx, actor, id);
+      if (r.status === 'cancelled') return expressOut(r);
+      if (!open)
+        throw AppError.conflict('The package was already picked up or the request ended', 'EXPRESS_PICKED_UP', { status: r.status });
+      // The request follows its trip (trip.cancelled), in this transaction.
+      if (trip) await ctx.deps.logistics.cancelTrip(tx, actor, trip.id, reason);
+      return expressOut((await repo.findExpress(tx, r.id))!);
+    },
+  };
+}
+export type ExpressApi = ReturnType<typeof createExpressApi>;
+export type { ExpressInput };
 
 /** GET /merchant/delivery-express. */
 function listOwnExpress(ctx: CommerceContext, actor: Actor, q: { status?: ExpressRow['status']; limit?: number; cursor?: string }) {

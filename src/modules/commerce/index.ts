@@ -22,7 +22,7 @@ import { catalogRoutes, createCatalogItem } from './catalog.js';
 import { checkoutRoutes } from './checkout.js';
 import { couponRoutes, createCoupon } from './coupons.js';
 import { customerTripRoutes } from './customer-trips.js';
-import { expressRoutes } from './express.js';
+import { createExpressApi, expressRoutes } from './express.js';
 import { marketplaceRoutes } from './marketplace.js';
 import { createOrderService, type OrderService } from './orders.js';
 import { orderRoutes } from './orders-routes.js';
@@ -38,6 +38,7 @@ export { CouponOut, CouponFields } from './coupons.js';
 export { TariffOut } from './tariffs.js';
 export { OrderOut, OrderStatusSchema } from './model.js';
 export { ORDER_TRANSITIONS, MERCHANT_TRANSITIONS } from './orders.js';
+export type { ExpressApi, ExpressInput, ExpressRevision } from './express.js';
 
 /**
  * Reactions commerce announces, in the transaction of the change; the composition root subscribes money to them.
@@ -80,6 +81,8 @@ export function createCommerceModule(base: AppContext, deps: CommerceDeps) {
   return {
     name: 'commerce',
     on: hooks,
+    /** Express requests created, changed and cancelled by other modules (shop webhooks) as the merchant. */
+    express: createExpressApi(ctx),
     /** Order facts and payment status, for logistics and money. */
     payments: orders.payments,
     /** Staff read views of commerce by territory, and coupon creation on behalf of a merchant (sub-administration). */

@@ -1,7 +1,7 @@
 import type { Actor } from '../../platform/auth.js';
 import type { LogisticsContext } from './index.js';
 import type { Tx } from '../../platform/db/index.js';
-import type { LonLat } from '../../platform/geo.js';
+import type { GeoPoint, LonLat } from '../../platform/geo.js';
 import type { TripDirectory, TripParticipants } from '../../platform/trip-directory.js';
 import { createAssignment } from './assignment.js';
 import { hook } from '../../platform/hooks.js';
@@ -94,6 +94,13 @@ export interface LogisticsApi {
   resolveRecipientToken(token: string): Promise<{ organizationId: string; tripId: string; phone: string | null } | null>;
   /** No-op when the trip is already completed or cancelled. */
   cancelTrip(tx: Tx, actor: Actor, tripId: string, reason: string): Promise<void>;
+  /** PATCH /trips/:id/coordinates's rule for a caller who may see the trip (audited, trip.updated). */
+  updateTripCoordinates(
+    tx: Tx,
+    actor: Actor,
+    tripId: string,
+    body: { dropoff_location?: GeoPoint; dropoff_address?: string },
+  ): Promise<TripRow>;
   assignDriver(
     tx: Tx,
     actor: Actor,
@@ -186,6 +193,7 @@ export function createLogisticsService(ctx: LogisticsContext) {
     async cancelTrip(tx, actor, tripId, reason) {
       await core.cancel(tx, actor, tripId, reason);
     },
+    updateTripCoordinates: (tx, actor, tripId, body) => core.updateCoordinates(tx, actor, tripId, body),
     assignDriver: (tx, actor, tripId, driverId, opts) => assignment.assignDriver(tx, actor, tripId, driverId, opts),
     getTrip: (tx, id) => core.load(tx, id),
     completedTripEarnings,

@@ -56,13 +56,14 @@ export interface NewExpress {
   packageDescription: string | null;
   declaredValue: string;
   deliveryFee: string;
+  sourceChannel: ExpressRecord['sourceChannel'];
 }
 
 export async function insertExpress(tx: Tx, e: NewExpress): Promise<void> {
   await tx.query(
     `INSERT INTO delivery_express_request (organization_id, id, territory_id, merchant_id, branch_id, requested_by_user_id, customer_name, customer_phone,
-                                           pickup_address, dropoff_address, pickup_location, dropoff_location, package_description, declared_value, delivery_fee)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::point, $12::point, $13, $14, $15)`,
+                                           pickup_address, dropoff_address, pickup_location, dropoff_location, package_description, declared_value, delivery_fee, source_channel)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::point, $12::point, $13, $14, $15, $16)`,
     [
       e.organizationId,
       e.id,
@@ -79,7 +80,35 @@ export async function insertExpress(tx: Tx, e: NewExpress): Promise<void> {
       e.packageDescription,
       e.declaredValue,
       e.deliveryFee,
+      e.sourceChannel,
     ],
+  );
+}
+
+/** Locks an express request for a change by its merchant. */
+export async function lockExpress(tx: Tx, id: string): Promise<ExpressRow | null> {
+  return (await tx.query<ExpressRow>(`${EXPRESS_SELECT} WHERE id = $1 FOR UPDATE`, [id])).rows[0] ?? null;
+}
+
+/** The recipient and dropoff of a request (null fields keep their value). */
+export async function reviseExpress(
+  tx: Tx,
+  id: string,
+  c: {
+    customerName: string | null;
+    customerPhone: string | null;
+    dropoffAddress: string | null;
+    dropoffPoint: string | null;
+    packageDescription: string | null;
+    declaredValue: string | null;
+  },
+): Promise<void> {
+  await tx.query(
+    `UPDATE delivery_express_request SET customer_name = COALESCE($2, customer_name), customer_phone = COALESCE($3, customer_phone),
+            dropoff_address = COALESCE($4, dropoff_address), dropoff_location = COALESCE($5::point, dropoff_location),
+            package_description = COALESCE($6, package_description), declared_value = COALESCE($7, declared_value), updated_at = now()
+      WHERE id = $1`,
+    [id, c.customerName, c.customerPhone, c.dropoffAddress, c.dropoffPoint, c.packageDescription, c.declaredValue],
   );
 }
 
