@@ -31,6 +31,7 @@ import { ChargeOut, LedgerOut } from './money/finance.js';
 import { WebhookDeliveryOut, WebhookSubscriptionOut } from './webhooks/routes.js';
 import { ApiKeyOut } from './apikeys/routes.js';
 import { GpsDeviceOut } from './logistics/gps-devices.js';
+import { ShopConnectionOut, ShopOrderOut } from './shops/index.js';
 
 /**
  * The resources a generated client imports by name: `finishOpenApi` (src/platform/openapi.ts) hoists each of these
@@ -80,6 +81,8 @@ export const namedSchemas: Record<string, TSchema> = {
   WebhookSubscription: WebhookSubscriptionOut,
   ApiKey: ApiKeyOut,
   GpsDevice: GpsDeviceOut,
+  ShopConnection: ShopConnectionOut,
+  ShopOrder: ShopOrderOut,
   WebhookDelivery: WebhookDeliveryOut,
   DriverCashEntry: CashEntryOut,
   MerchantSettlement: MerchantSettlementOut,
@@ -96,6 +99,7 @@ export const tagDescriptions: Record<string, string> = {
   system: 'Health and contracts',
   webhooks: 'Outbound webhooks: subscriptions, signed deliveries, the delivery log',
   'api-keys': 'API keys for integrations: created with scopes, shown once, revoked',
+  shops: 'Online shops (WooCommerce, Shopify): connections, and their signed order webhooks becoming express requests',
   'recipient-messages':
     "What a trip's recipient is told (order confirmed, driver assigned, arriving soon, delivered, failed): templates, previews, opt-outs",
 };

@@ -23,9 +23,10 @@ import { createScopeLoader, createSubadminModule, effectiveScope, type SubadminA
 import { createWebhooksModule, WEBHOOK_SECRET_COLUMNS } from './webhooks/index.js';
 import { createMessagesModule } from './messages/index.js';
 import { createApiKeysModule } from './apikeys/index.js';
+import { createShopsModule, SHOP_SECRET_COLUMN } from './shops/index.js';
 
 /** Every column that holds a secret at rest: the start-up check and `npm run secrets:rotate` go through these. */
-export const SECRET_COLUMNS: readonly SecretColumn[] = [CHAT_TOKEN_COLUMN, ...WEBHOOK_SECRET_COLUMNS];
+export const SECRET_COLUMNS: readonly SecretColumn[] = [CHAT_TOKEN_COLUMN, ...WEBHOOK_SECRET_COLUMNS, SHOP_SECRET_COLUMN];
 
 /**
  * The composition root: every module is built here, in dependency order, from the services it declares it uses
@@ -101,6 +102,7 @@ export function composeModules(ctx: AppContext) {
     scope: subadminScope,
   });
   const apikeys = createApiKeysModule(ctx, { identity: identity.service });
+  const shops = createShopsModule(ctx, { express: commerce.express, merchants: logistics.api });
   // One actor resolver for the HTTP hook (app.ts) and the SSE streams.
   const resolveActor: ActorResolver = createActorResolver({
     sessionState: async (claims: AccessClaims) => {
@@ -185,6 +187,7 @@ export function composeModules(ctx: AppContext) {
     subadmin,
     webhooks,
     apikeys,
+    shops,
   ];
   return {
     modules,

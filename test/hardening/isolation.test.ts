@@ -60,6 +60,10 @@ function pathIdOf(w: World, url: string, param: string): string {
     deliveries: w.webhookDeliveryId,
     'gps-devices': w.gpsDeviceId,
     'api-keys': w.apiKeyId,
+    connections: w.shopConnectionId,
+    // A shop's webhook URL names the connection.
+    woocommerce: w.shopConnectionId,
+    shopify: w.shopConnectionId,
     // No B record of these kinds exists in the world; any B id must be 404 for A.
     subadmins: w.users.admin,
     'app-users': w.users.customer,
@@ -70,7 +74,7 @@ function pathIdOf(w: World, url: string, param: string): string {
     // A GPS app's URL token: a B device id is no token; refused like any unknown token.
     osmand: w.gpsDeviceId,
   };
-  const id = map[collection];
+  const id = param === 'shop_order_id' ? w.shopOrderId : map[collection];
   if (!id) throw new Error(`no B record for path parameter ${param} of ${url}`);
   return id;
 }
@@ -101,6 +105,7 @@ function refOf(w: World, field: string): string | undefined {
     entity_id: w.tripId,
     owner_id: w.merchantId,
     device_id: w.deviceId,
+    connection_id: w.shopConnectionId,
     organization_id: w.organizationId,
     storage_object_id: w.objectId,
     logo_object_id: w.objectId,

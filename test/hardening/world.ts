@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Session, TestApp } from '../helpers.js';
@@ -34,6 +35,9 @@ export interface World {
   webhookDeliveryId: string;
   gpsDeviceId: string;
   apiKeyId: string;
+  /** The merchant's Shopify connection and the shop order one signed webhook of it made. */
+  shopConnectionId: string;
+  shopOrderId: string;
 }
 
 const POLYGON = {
@@ -214,6 +218,36 @@ export async function buildWorld(t: TestApp, sessions: Record<Role, Session>, se
   const gpsDeviceId = ok(await req(admin, 'POST', `/drivers/${driverId}/gps-devices`, { device_identifier: `probe-${org}` }), 201)
     .id as string;
   const apiKeyId = ok(await req(merchant, 'POST', '/api-keys', { name: 'Probe key', scopes: ['trips:read'] }), 201).id as string;
+  const shopSecret = `probe-shop-secret-${org}`;
+  const shopConnectionId = ok(
+    await req(merchant, 'POST', '/shops/connections', {
+      platform: 'shopify',
+      shop_url: 'probe.myshopify.com',
+      secret: shopSecret,
+      branch_id: branchId,
+    }),
+    201,
+  ).id as string;
+  const shopBody = JSON.stringify({
+    id: 4242,
+    name: '#4242',
+    updated_at: new Date().toISOString(),
+    line_items: [{ title: 'Probe item', quantity: 1 }],
+    shipping_address: { name: 'Shop customer', address1: 'Dropoff 4', city: 'La Paz', latitude: -16.5, longitude: -68.12 },
+  });
+  const shopOrderId = ok(
+    await t.req(null, {
+      method: 'POST',
+      url: `/shops/shopify/${shopConnectionId}`,
+      payload: shopBody,
+      headers: {
+        'content-type': 'application/json',
+        'x-shopify-topic': 'orders/create',
+        'x-shopify-hmac-sha256': createHmac('sha256', shopSecret).update(shopBody).digest('base64'),
+      },
+    }),
+    200,
+  ).shop_order_id as string;
   const express = await req(merchant, 'POST', '/merchant/delivery-express', {
     branch_id: branchId,
     customer_name: 'Express customer',
@@ -245,6 +279,8 @@ export async function buildWorld(t: TestApp, sessions: Record<Role, Session>, se
     webhookDeliveryId,
     gpsDeviceId,
     apiKeyId,
+    shopConnectionId,
+    shopOrderId,
   };
 }
 

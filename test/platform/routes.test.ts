@@ -44,6 +44,8 @@ describe('route table', () => {
       /\/public\/tracking\/:token$/,
       /\/public\/tracking\/:token\/preferences$/,
       /\/gps\/osmand\/:token$/,
+      // Shop order webhooks, verified by their HMAC signature.
+      /\/shops\/(woocommerce|shopify)\/:connection_id$/,
     ];
     expect(pub.filter((p) => !allowed.some((re) => re.test(p)))).toEqual([]);
   });

@@ -3273,6 +3273,167 @@ export interface paths {
         patch: operations["updateSettings"];
         trace?: never;
     };
+    "/api/v1/shops/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Shop connections, newest first
+         * @description Merchant users (`comercio`) see and manage their own merchant's shops (another merchant's is 404); administrators every merchant's of the organization. Deleted connections are not listed.
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        get: operations["listShopConnections"];
+        put?: never;
+        /**
+         * Connects a merchant's WooCommerce or Shopify shop: its order webhooks become express requests
+         * @description Merchant users (`comercio`) see and manage their own merchant's shops (another merchant's is 404); administrators every merchant's of the organization. Administrators name the merchant (`merchant_id`, 400 without it). The courier picks up at `branch_id` (another merchant's branch is 404), else at the merchant's location. The shop's webhook secret is stored encrypted and never returned (`secret_set`); 503 SECRETS_KEY_MISSING when the server has no key. Paste `webhook_url` into the shop with the same secret, for each of `topics`.
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        post: operations["createShopConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shops/connections/{connection_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One shop connection (never its secret)
+         * @description Merchant users (`comercio`) see and manage their own merchant's shops (another merchant's is 404); administrators every merchant's of the organization.
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        get: operations["getShopConnection"];
+        put?: never;
+        post?: never;
+        /**
+         * Disconnects a shop: its webhooks are refused from now on (404), its secret is erased
+         * @description Merchant users (`comercio`) see and manage their own merchant's shops (another merchant's is 404); administrators every merchant's of the organization. Its shop orders and their express requests stay.
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        delete: operations["deleteShopConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shops/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Orders received from connected shops, newest first (`status=awaiting_location`: the ones to place)
+         * @description Merchant users (`comercio`) see and manage their own merchant's shops (another merchant's is 404); administrators every merchant's of the organization.
+         *
+         *     **Access**: roles `administrator`, `comercio`.
+         */
+        get: operations["listShopOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shops/orders/{shop_order_id}/place": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Gives the delivery point of a shop order's address: creates its express request, or moves it
+         * @description Merchant users, their own shop orders (another's is 404). `awaiting_location`: the express request is created (as POST /merchant/delivery-express, source_channel `api`); `placed`: its express request and trip move to the point while not picked up (409 EXPRESS_PICKED_UP after); cancelled: 409 SHOP_ORDER_CANCELLED.
+         *
+         *     **Access**: roles `comercio`.
+         */
+        post: operations["placeShopOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shops/shopify/{connection_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Inbound Shopify order webhook (HMAC-SHA256 signed)
+         * @description The Shopify order webhook of a shop connection (docs/SHOPS.md). Public route, verified instead of authenticated:
+         *
+         *     * `x-shopify-hmac-sha256`: base64 of HMAC-SHA256 over the exact body bytes with the connection's secret, compared in constant time; missing or wrong: **401** (`SHOP_SIGNATURE_MISSING`, `SHOP_SIGNATURE_INVALID`), nothing written.
+         *     * An unknown or deleted connection, or one of the other shop: **404** `SHOP_CONNECTION_NOT_FOUND` (its id is unguessable and reveals nothing without the secret).
+         *     * Replays: `x-shopify-triggered-at` more than 6 hours old (or 5 minutes ahead) is **401** `SHOP_WEBHOOK_STALE`; a delivery id already received (`x-shopify-webhook-id`, else the body's SHA-256) answers 200 with `duplicate: true` and writes nothing; a version older than the one applied changes nothing (`stale`).
+         *     * Topics (`x-shopify-topic`): `orders/create`, `orders/updated`, `orders/cancelled`, `orders/delete`; others are acknowledged as `ignored`.
+         *     * An order becomes one express request of the connection's merchant (source_channel `api`) once per shop order id, with the shipping address's coordinates when the shop sends them (Shopify's `latitude`/`longitude`); without them it waits as `awaiting_location` for the merchant (POST /shops/orders/{shop_order_id}/place). Changes follow while the package is not picked up; a cancellation cancels the trip.
+         *     * Not JSON: 400 `MALFORMED_JSON`; no order id: 400 `SHOP_ORDER_INVALID`; the merchant cannot request deliveries (not approved, no pickup location): 4xx, nothing written.
+         *     * At most 300 deliveries per minute per connection (429 RATE_LIMITED with Retry-After).
+         *
+         *     **Access**: public (no authentication).
+         */
+        post: operations["shopifyOrderWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shops/woocommerce/{connection_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Inbound WooCommerce order webhook (HMAC-SHA256 signed)
+         * @description The WooCommerce order webhook of a shop connection (docs/SHOPS.md). Public route, verified instead of authenticated:
+         *
+         *     * `x-wc-webhook-signature`: base64 of HMAC-SHA256 over the exact body bytes with the connection's secret, compared in constant time; missing or wrong: **401** (`SHOP_SIGNATURE_MISSING`, `SHOP_SIGNATURE_INVALID`), nothing written.
+         *     * An unknown or deleted connection, or one of the other shop: **404** `SHOP_CONNECTION_NOT_FOUND` (its id is unguessable and reveals nothing without the secret).
+         *     * Replays: the order's `date_modified_gmt` more than 6 hours old (or 5 minutes ahead) is **401** `SHOP_WEBHOOK_STALE`; a delivery id already received (`x-wc-webhook-delivery-id`, else the body's SHA-256) answers 200 with `duplicate: true` and writes nothing; a version older than the one applied changes nothing (`stale`).
+         *     * Topics (`x-wc-webhook-topic`): `order.created`, `order.updated`, `order.deleted`, `order.restored`; others are acknowledged as `ignored`.
+         *     * An order becomes one express request of the connection's merchant (source_channel `api`) once per shop order id, with the shipping address's coordinates when the shop sends them (Shopify's `latitude`/`longitude`); without them it waits as `awaiting_location` for the merchant (POST /shops/orders/{shop_order_id}/place). Changes follow while the package is not picked up; a cancellation cancels the trip.
+         *     * Not JSON: 400 `MALFORMED_JSON`; no order id: 400 `SHOP_ORDER_INVALID`; the merchant cannot request deliveries (not approved, no pickup location): 4xx, nothing written.
+         *     * At most 300 deliveries per minute per connection (429 RATE_LIMITED with Retry-After).
+         *     * WooCommerce's unsigned ping (`webhook_id=<n>` as a form) answers 200 `ping` and writes nothing.
+         *
+         *     **Access**: public (no authentication).
+         */
+        post: operations["wooCommerceOrderWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/storage/evidence/uploads": {
         parameters: {
             query?: never;
@@ -4556,6 +4717,17 @@ export interface components {
         CreatePaymentIntentRequest: {
             [key: string]: unknown;
         };
+        /** CreateShopConnectionRequest */
+        CreateShopConnectionRequest: {
+            branch_id?: string;
+            merchant_id?: string;
+            /** @description `woocommerce` or `shopify` */
+            platform: "woocommerce" | "shopify";
+            /** @description The shop's webhook signing secret: the Secret of the WooCommerce webhook, or the Shopify webhook signing key (Settings → Notifications → Webhooks) or app client secret. Write-only: never returned. */
+            secret: string;
+            /** @description the shop: `https://tienda.example.com` (WooCommerce) or `mi-tienda.myshopify.com` (Shopify) */
+            shop_url: string;
+        };
         /** CreateStreamTokenRequest */
         CreateStreamTokenRequest: {
             stream?: "me" | "organization" | "trip" | "territories";
@@ -5763,6 +5935,11 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** PlaceShopOrderRequest */
+        PlaceShopOrderRequest: {
+            dropoff_address?: string;
+            dropoff_location: components["schemas"]["GeoPoint"];
+        };
         /**
          * Position
          * @description [longitude, latitude] or [longitude, latitude, altitude] (WGS 84; an altitude is accepted and ignored)
@@ -6105,6 +6282,62 @@ export interface components {
         SetSubadminMerchantCommissionRequest: {
             /** @description percentage 0..100 with at most 2 decimals, e.g. "12.50" */
             commission_percent: string;
+        };
+        /** ShopConnection */
+        ShopConnection: {
+            branch_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            created_by: string;
+            id: string;
+            merchant_id: string;
+            /** @description the organization (tenant) the resource belongs to */
+            organization_id?: string;
+            /** @description `woocommerce` or `shopify` */
+            platform: "woocommerce" | "shopify";
+            /** @description the signing secret is stored (encrypted); it is never returned */
+            secret_set: boolean;
+            /** Format: date-time */
+            secret_set_at: string;
+            shop_url: string;
+            /** @description the webhook topics to subscribe in the shop */
+            topics: string[];
+            /** @description the delivery URL to paste into the shop (absolute when PUBLIC_BASE_URL is set) */
+            webhook_url: string;
+        };
+        /**
+         * ShopifyOrderWebhookRequest
+         * @description the shop's order JSON
+         */
+        ShopifyOrderWebhookRequest: {
+            [key: string]: unknown;
+        };
+        /** ShopOrder */
+        ShopOrder: {
+            connection_id: string;
+            /** Format: date-time */
+            created_at: string;
+            currency: string | null;
+            customer_name: string;
+            customer_phone: string | null;
+            dropoff_address: string;
+            dropoff_location: components["schemas"]["GeoPoint"] | null;
+            express_request_id: string | null;
+            id: string;
+            merchant_id: string;
+            note: string | null;
+            /** @description the organization (tenant) the resource belongs to */
+            organization_id?: string;
+            package_description: string | null;
+            /** @description the shop's own order id */
+            shop_order_id: string;
+            shop_order_number: string | null;
+            shop_updated_at: string | null;
+            /** @description `awaiting_location`: the shop sent no coordinates, the merchant places it (POST /shops/orders/{shop_order_id}/place); `placed`: an express request exists (its own status follows its trip); `cancelled`: cancelled in the shop before it was placed or picked up */
+            status: "awaiting_location" | "placed" | "cancelled";
+            total: string | null;
+            /** Format: date-time */
+            updated_at: string;
         };
         /** StorageObject */
         StorageObject: {
@@ -6730,6 +6963,13 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             url: string;
+        };
+        /**
+         * WooCommerceOrderWebhookRequest
+         * @description the shop's order JSON
+         */
+        WooCommerceOrderWebhookRequest: {
+            [key: string]: unknown;
         };
         /** ZoneBanner */
         ZoneBanner: {
@@ -18297,6 +18537,575 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listShopConnections: {
+        parameters: {
+            query?: {
+                /** @description opaque: the `next_cursor` of the previous page; a value this API did not issue is 400 VALIDATION_FAILED */
+                cursor?: string;
+                limit?: number;
+                merchant_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ShopConnection"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createShopConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateShopConnectionRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShopConnection"];
+                };
+            };
+            /** @description The request is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+            /** @description Problem details (RFC 9457). Codes: `SECRETS_KEY_MISSING`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShopConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShopConnection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    deleteShopConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listShopOrders: {
+        parameters: {
+            query?: {
+                connection_id?: string;
+                /** @description opaque: the `next_cursor` of the previous page; a value this API did not issue is 400 VALIDATION_FAILED */
+                cursor?: string;
+                limit?: number;
+                /** @description `awaiting_location`: the shop sent no coordinates, the merchant places it (POST /shops/orders/{shop_order_id}/place); `placed`: an express request exists (its own status follows its trip); `cancelled`: cancelled in the shop before it was placed or picked up */
+                status?: "awaiting_location" | "placed" | "cancelled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ShopOrder"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    placeShopOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                shop_order_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlaceShopOrderRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShopOrder"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with the current state. Codes: `EXPRESS_PICKED_UP`, `SHOP_ORDER_CANCELLED`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    shopifyOrderWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Optional: a request without a body counts as `{}`; a JSON `null` is 400 VALIDATION_FAILED. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ShopifyOrderWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description this delivery id was already received: nothing was written again */
+                        duplicate: boolean;
+                        express_request_id: string | null;
+                        /** @description `created`: an express request; `awaiting_location`: recorded, no coordinates; `updated` / `cancelled`: the record followed; `unchanged`: nothing to change; `refused`: the change came after pickup (see the shop order note); `stale`: older than the version applied; `ignored`: not a delivery (no shipping address) or a topic we do not act on; `ping`: WooCommerce ping */
+                        outcome: "created" | "awaiting_location" | "updated" | "unchanged" | "cancelled" | "refused" | "stale" | "ignored" | "ping";
+                        /** @enum {boolean} */
+                        received: true;
+                        shop_order_id: string | null;
+                    };
+                };
+            };
+            /** @description The request is invalid. Codes: `MALFORMED_JSON`, `SHOP_ORDER_INVALID`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid access token. Codes: `SHOP_SIGNATURE_MISSING`, `SHOP_WEBHOOK_STALE`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller. Codes: `SHOP_CONNECTION_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            /** @description Rate limited. Codes: `RATE_LIMITED`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    wooCommerceOrderWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Optional: a request without a body counts as `{}`; a JSON `null` is 400 VALIDATION_FAILED. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WooCommerceOrderWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description this delivery id was already received: nothing was written again */
+                        duplicate: boolean;
+                        express_request_id: string | null;
+                        /** @description `created`: an express request; `awaiting_location`: recorded, no coordinates; `updated` / `cancelled`: the record followed; `unchanged`: nothing to change; `refused`: the change came after pickup (see the shop order note); `stale`: older than the version applied; `ignored`: not a delivery (no shipping address) or a topic we do not act on; `ping`: WooCommerce ping */
+                        outcome: "created" | "awaiting_location" | "updated" | "unchanged" | "cancelled" | "refused" | "stale" | "ignored" | "ping";
+                        /** @enum {boolean} */
+                        received: true;
+                        shop_order_id: string | null;
+                    };
+                };
+            };
+            /** @description The request is invalid. Codes: `MALFORMED_JSON`, `SHOP_ORDER_INVALID`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No valid access token. Codes: `SHOP_SIGNATURE_MISSING`, `SHOP_WEBHOOK_STALE`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller. Codes: `SHOP_CONNECTION_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            /** @description Rate limited. Codes: `RATE_LIMITED`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
