@@ -22,8 +22,15 @@ module.exports = {
       name: 'module-through-index',
       severity: 'error',
       comment: 'Another module is reached only through its index.ts (its public surface); its tables, repo and services are its own.',
-      from: { path: '^src/modules/([^/]+)/' },
+      from: { path: '^src/modules/([^/]+)/', pathNot: '^src/modules/[^/]+/tables\\.ts$' },
       to: { path: '^src/modules/[^/]+/', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'module-through-index',
+      severity: 'error',
+      comment: "A tables.ts may name another module's table in a foreign key (its tables.ts), nothing else of it.",
+      from: { path: '^src/modules/([^/]+)/tables\\.ts$' },
+      to: { path: '^src/modules/[^/]+/', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/(index|tables)\\.ts$'] },
     },
     {
       name: 'index-is-for-others',

@@ -10,14 +10,11 @@
  *
  * Prints a PASS/FAIL summary; the exit code is 1 when a check fails.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
-import { api, freePort, login, startServer, startSink, stopServer, type ServerProcess } from '../test/hardening/server-process.js';
+import { api, login, startServer, startSink, stopServer, type ServerProcess } from '../test/hardening/server-process.js';
+import { startNginx } from '../test/hardening/nginx.js';
 import { benchDatabaseUrl } from './lib.js';
 
 const base = benchDatabaseUrl();
@@ -27,73 +24,6 @@ const record = (check: string, pass: boolean | null, detail: string) => {
   results.push({ check, pass, detail });
   console.log(`  ${pass === null ? 'SKIP' : pass ? 'PASS' : 'FAIL'}  ${check}: ${detail}`);
 };
-
-function nginxBinary(): string {
-  const found = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
-  if (found) return found;
-  console.log('nginx not found: apt-get install -y nginx');
-  const r = spawnSync('sh', ['-c', 'apt-get install -y nginx || (apt-get update && apt-get install -y nginx)'], {
-    stdio: 'inherit',
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  });
-  if (r.status !== 0 || !existsSync('/usr/sbin/nginx')) throw new Error('could not install nginx');
-  return '/usr/sbin/nginx';
-}
-
-async function startNginx(ports: number[]): Promise<{ port: number; child: ChildProcess; dir: string }> {
-  const bin = nginxBinary();
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'cluster-nginx-'));
-  for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) await mkdir(path.join(dir, d));
-  const port = await freePort();
-  const conf = `
-${process.getuid?.() === 0 ? 'user root;' : ''}
-worker_processes 1;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream api {
-${ports.map((p) => `    server 127.0.0.1:${p};`).join('\n')}
-    keepalive 64;
-  }
-  server {
-    listen 127.0.0.1:${port};
-    client_max_body_size 20m;
-    location / {
-      proxy_pass http://api;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      # SSE: no buffering, long reads; clients resume with Last-Event-ID on any instance.
-      proxy_buffering off;
-      proxy_cache off;
-      proxy_read_timeout 1h;
-    }
-  }
-}
-`;
-  await writeFile(path.join(dir, 'nginx.conf'), conf);
-  const child = spawn(bin, ['-p', dir, '-c', path.join(dir, 'nginx.conf')], { stdio: ['ignore', 'inherit', 'inherit'] });
-  for (let i = 0; ; i++) {
-    try {
-      const r = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
-      if (r.ok) break;
-    } catch {
-      /* not up yet */
-    }
-    if (i > 50) throw new Error('nginx did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { port, child, dir };
-}
 
 /** An SSE client on /realtime/organization/stream that keeps the raw text it receives. */
 function sseClient(baseUrl: string, token: string) {

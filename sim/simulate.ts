@@ -33,6 +33,8 @@ export interface SimOptions {
   /** Dispatchers on the organization stream and customers on their own stream (default: from the scale). */
   dispatchers: number | null;
   customerStreams: number | null;
+  /** Called as the day begins, after the city is built (the cluster run times its kill from it). */
+  onDayStart?: () => void;
 }
 
 const HELP = `npm run simulate -- [options]
@@ -913,6 +915,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   const hardStop = tDay + opts.durationS + opts.drainS;
   dayStart = performance.now();
   tBase = tDay;
+  opts.onDayStart?.();
   await sampleHealth();
   const monitor = (async () => {
     while (!stopping) {

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './server-process.js';
 
 /**
  * A private PostgreSQL cluster for a test that must stop, restart or replicate its database: initdb and pg_ctl into
@@ -17,14 +17,6 @@ function runPg(bin: string, args: string[]) {
   const cmd = path.join(PG_BIN, bin);
   if (asRoot) execFileSync('runuser', ['-u', 'postgres', '--', cmd, ...args], { stdio: 'ignore' });
   else execFileSync(cmd, args, { stdio: 'ignore' });
-}
-
-export async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const p = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return p;
 }
 
 export interface PrivateCluster {
