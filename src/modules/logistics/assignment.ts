@@ -1,7 +1,7 @@
 import type { Exceptions } from './exceptions.js';
 import { systemActor, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { LogisticsContext } from './index.js';
+import type { LogisticsContext } from './context.js';
 import { collectsCash, driversAtCashLimit } from './cash-limit.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';

@@ -1,6 +1,6 @@
 import type { Tx } from '../../platform/db/index.js';
 import { money } from '../../platform/money.js';
-import type { LogisticsContext } from './index.js';
+import type { LogisticsContext } from './context.js';
 import { getSettings } from './repo/settings.js';
 
 /**

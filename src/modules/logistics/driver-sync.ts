@@ -1,8 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Actor } from '../../platform/auth.js';
-import type { LogisticsContext } from './index.js';
+import type { LogisticsContext, SyncOutcome, SyncPort } from './context.js';
 import { Id, ShortText, Strict } from '../../platform/schemas.js';
-import type { SyncOperationHandler, SyncOutcome } from '../mobile/index.js';
 import { tripOut, type FailureReason } from './model.js';
 import { EvidenceIn, FailureReasonSchema, ReasonBody, VerifyBody } from './schemas.js';
 import type { VerifyOutcome } from './proofs.js';
@@ -22,7 +21,7 @@ const Pin = Type.String({ minLength: 1, maxLength: 12 });
  * the app through the `trips` pull.
  */
 export function registerDriverTripSync(ctx: LogisticsContext, svc: LogisticsService) {
-  const op = (type: string, payload: TSchema, apply: SyncOperationHandler['apply']) =>
+  const op = (type: string, payload: TSchema, apply: Parameters<SyncPort['registerOperation']>[0]['apply']) =>
     ctx.deps.sync.registerOperation({ type, payload, apply });
 
   const pinOutcome = (o: VerifyOutcome, actor: Actor): SyncOutcome =>

@@ -1,6 +1,6 @@
 import type { Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { LogisticsContext } from './index.js';
+import type { LogisticsContext } from './context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { pointSql } from '../../platform/geo.js';

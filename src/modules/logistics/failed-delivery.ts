@@ -1,89 +1,18 @@
 import type { Actor } from '../../platform/auth.js';
-import type { LogisticsContext } from './index.js';
+import type { LogisticsContext } from './context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId, safeEqual } from '../../platform/ids.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
-import { PIN_MAX_ATTEMPTS, type DriverRow, type FailureReason, type TripRow } from './model.js';
+import { PIN_MAX_ATTEMPTS, type DriverRow } from './model.js';
 import type { Assignment } from './assignment.js';
 import type { VerifyOutcome } from './proofs.js';
-import { insertProof } from './repo/proofs.js';
 import { getSettings } from './repo/settings.js';
 import { countWrongPin } from './repo/trips.js';
-import type { TripCore } from './trips-service.js';
+import { recordFailure, recordReturn, type FailDeliveryInput, type TripCore } from './trips-service.js';
+
+export type { FailDeliveryInput } from './trips-service.js';
 import type { Exceptions } from './exceptions.js';
-
-export interface FailDeliveryInput {
-  reason: FailureReason;
-  note?: string;
-  evidence?: { type: string; storage_key: string };
-}
-
-/**
- * The failed-delivery outcome. The driver, at the dropoff with the goods (`in_transit`), reports why he could not hand
- * them over; the organization's `failed_delivery_policy` decides what follows:
- * - `return_to_merchant` (default): the trip goes to `returning` (it still occupies the driver) and ends as `returned`
- *   when the driver hands the goods back and proves it with the pickup PIN the merchant gives him;
- * - `close`: the trip ends as `failed` at once.
- * Events trip.delivery_failed and trip.returned; orders, express requests and money follow them (commerce hooks).
- */
-type CoreMoves = Pick<TripCore, 'emit' | 'move' | 'releaseDriver'>;
-
-/**
- * Records a failed delivery of a locked `in_transit` trip (driver or dispatch): the trip goes to `to` (returning or failed),
- * stamps failed_at and the reason, writes the delivery-stage proof (no PIN; the evidence, if any) and emits
- * trip.delivery_failed; a closed (failed) trip frees the driver's capacity.
- */
-export async function recordFailure(
-  core: CoreMoves,
-  tx: Tx,
-  actor: Actor,
-  t: TripRow,
-  to: 'returning' | 'failed',
-  input: FailDeliveryInput & { by: 'driver' | 'dispatch'; policy: string },
-) {
-  const after = await core.move(tx, t, to, {
-    reason: `delivery failed: ${input.reason}`,
-    effect: { failure: { reason: input.reason, note: input.note ?? null } },
-  });
-  await insertProof(tx, {
-    organizationId: t.organization_id,
-    id: newId(),
-    tripId: t.id,
-    stage: 'delivery',
-    pinVerified: false,
-    evidenceType: input.evidence?.type ?? null,
-    storageKey: input.evidence?.storage_key ?? null,
-    driverId: t.driver_id,
-    verifiedByUserId: actor.userId,
-  });
-  if (to === 'failed') await core.releaseDriver(tx, t.driver_id);
-  await core.emit(
-    tx,
-    actor,
-    'trip.delivery_failed',
-    after,
-    {
-      failure_reason: input.reason,
-      note: input.note ?? null,
-      policy: input.policy,
-      recorded_by: input.by,
-      evidence: input.evidence ? { type: input.evidence.type, storage_key: input.evidence.storage_key } : null,
-      delivery_fee: after.delivery_fee,
-      driver_earning: after.driver_earning,
-    },
-    'all',
-  );
-  return after;
-}
-
-/** returning → returned (driver with the pickup PIN, or dispatch once the merchant confirms): frees the driver's capacity, emits trip.returned. */
-export async function recordReturn(core: CoreMoves, tx: Tx, actor: Actor, t: TripRow, by: 'driver' | 'dispatch') {
-  const after = await core.move(tx, t, 'returned');
-  await core.releaseDriver(tx, t.driver_id);
-  await core.emit(tx, actor, 'trip.returned', after, { failure_reason: t.failure_reason, recorded_by: by }, 'all');
-  return after;
-}
 
 /**
  * The failed-delivery outcome. The driver, at the dropoff with the goods (`in_transit`), reports why he could not hand

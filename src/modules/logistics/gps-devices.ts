@@ -7,7 +7,7 @@ import { newId, randomToken, safeEqual, sha256Hex } from '../../platform/ids.js'
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { recordAudit } from '../../platform/audit.js';
 import { IdParams, Id, Nullable, Page, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
-import type { LogisticsContext } from './index.js';
+import type { LogisticsContext } from './context.js';
 import type { LogisticsService } from './service.js';
 import * as repo from './repo/gps-devices.js';
 

@@ -1,11 +1,6 @@
 import type { Actor } from '../../platform/auth.js';
-import type { Tx } from '../../platform/db/index.js';
-import { withDeps, type Api, type AppContext, type DemoSeed, type ModuleContext } from '../../platform/context.js';
-import type { OrderPayments } from '../../platform/order-contracts.js';
-import type { ObjectLinker } from '../../platform/storage-links.js';
-import type { IdentityService } from '../identity/index.js';
-import type { OrganizationService } from '../organizations/index.js';
-import type { SyncRegistry } from '../mobile/index.js';
+import { withDeps, type Api, type AppContext, type DemoSeed } from '../../platform/context.js';
+import type { LogisticsContext } from './context.js';
 import { createLogisticsService, type LogisticsService } from './service.js';
 import { territoryRoutes, createTerritory } from './territories.js';
 import { merchantRoutes } from './merchants.js';
@@ -21,6 +16,7 @@ import { registerLogisticsSync } from './sync.js';
 import { registerDriverTripSync } from './driver-sync.js';
 import { offerTimeoutWorker } from './offer-timeout.js';
 
+export type { LogisticsContext, UsersPort, OrganizationPort, OrderFactsPort, CashInHandPort, TerritorySubadminsPort } from './context.js';
 export type { LogisticsApi } from './service.js';
 export type { EtaUpdate } from './eta.js';
 export type { OnTimeReport, OnTimeLine } from './service.js';
@@ -29,22 +25,6 @@ export type { TripReportRow, Period, TripListQuery } from './trips-query.js';
 export { MerchantOut, TripOutSchema, TripStatusSchema } from './schemas.js';
 export { merchantOut } from './model.js';
 export type { PlanningTrip, PlanningDriver, PlanningTripFilter } from './planning.js';
-
-/** What logistics uses of other modules, given by the composition root. */
-export type LogisticsContext = ModuleContext<{
-  identity: IdentityService;
-  organizations: OrganizationService;
-  /** Links evidence and proof objects (storage). */
-  storage: ObjectLinker;
-  /** Order and express-request facts checked before a trip is linked (commerce, built later: a forward reference). */
-  orders: Pick<OrderPayments, 'getOrderFacts' | 'getExpressFacts'>;
-  /** Offline sync: logistics adds its entities and the driver's trip operations. */
-  sync: SyncRegistry;
-  /** Cash on delivery: the drivers' cash in hand (money, built later: a forward reference), for the cash limits. */
-  cash: { cashInHandOf(tx: Tx, driverIds: string[]): Promise<Map<string, string>> };
-  /** The sub-administrators of a territory (subadmin, built later: a forward reference), told of its exceptions. */
-  subadmins: { subadminUserIdsOfTerritory(tx: Tx, organizationId: string, territoryId: string): Promise<string[]> };
-}>;
 
 /** A polygon over central La Paz, Bolivia (the demo territory). */
 export const DEMO_TERRITORY = {

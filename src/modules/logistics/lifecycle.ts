@@ -1,7 +1,7 @@
 import type { Actor } from '../../platform/auth.js';
 import type { Tx } from '../../platform/db/index.js';
 import { lockOpenTripsOfDriver } from './repo/trips.js';
-import type { LogisticsService } from './service.js';
+import type { TripCore } from './trips-service.js';
 
 /**
  * A suspended driver keeps no work he has not started: his trips still `assigned` or `accepted` go back
@@ -11,7 +11,7 @@ import type { LogisticsService } from './service.js';
 export async function releaseOpenTrips(
   tx: Tx,
   actor: Actor,
-  svc: Pick<LogisticsService, 'core'>,
+  svc: { core: Pick<TripCore, 'unassign'> },
   driverId: string,
   reason: string,
 ): Promise<number> {

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { actorOf, type Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import type { Api, AppContext } from '../../platform/context.js';
-import type { LogisticsContext } from './index.js';
+import type { LogisticsContext } from './context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { GeoPoint, parsePoint, pointSql } from '../../platform/geo.js';

@@ -1,4 +1,4 @@
-import type { LogisticsContext } from './index.js';
+import type { LogisticsContext } from './context.js';
 import { createCache } from '../../platform/cache.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';

@@ -1,5 +1,5 @@
 import type { Actor } from '../../platform/auth.js';
-import type { LogisticsContext } from './index.js';
+import type { LogisticsContext } from './context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { newId, safeEqual } from '../../platform/ids.js';

@@ -3,7 +3,7 @@ import { hook } from '../../platform/hooks.js';
 import { toGeoPoint } from '../../platform/geo.js';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Actor } from '../../platform/auth.js';
-import type { LogisticsContext } from './index.js';
+import type { LogisticsContext } from './context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { newId } from '../../platform/ids.js';
 import { recordAudit } from '../../platform/audit.js';
@@ -205,7 +205,7 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
       if (expiry && expiry <= now) return null;
       const live = ACTIVE.has(t.status);
       const track = await tracking(tx, t);
-      const org = (await ctx.deps.organizations.branding(tx)) as { name: string } | undefined;
+      const org = await ctx.deps.organizations.branding(tx);
       return {
         trip_id: t.id,
         status: t.status,

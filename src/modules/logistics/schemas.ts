@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { GeoArea, GeoPoint } from '../../platform/geo.js';
 import { MONEY_PATTERN } from '../../platform/money.js';
 import { Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
@@ -18,7 +18,9 @@ export const TripStatusSchema = lit(
   'pending → assigned → accepted → picked_up → in_transit → completed; cancelled from any non-terminal state except returning; ' +
     'a failed delivery: in_transit → returning → returned (failed_delivery_policy return_to_merchant) or in_transit → failed (close)',
 );
+export type TripStatus = Static<typeof TripStatusSchema>;
 export const FailureReasonSchema = lit(FAILURE_REASONS, 'why the delivery could not be completed');
+export type FailureReason = Static<typeof FailureReasonSchema>;
 export const ApprovalStatusSchema = lit(
   ['pending', 'approved', 'rejected', 'suspended'] as const,
   'pending → approved | rejected (approve, reject); approved → suspended (suspend); suspended → approved (reactivate); rejected is final',

@@ -1,5 +1,4 @@
-import type { LogisticsContext } from './index.js';
-import { lastPosition, withSyncXid } from '../mobile/index.js';
+import type { LogisticsContext } from './context.js';
 import { tripOut } from './model.js';
 import { driverTripsInWindow } from './repo/trips.js';
 
@@ -17,4 +16,15 @@ export function registerLogisticsSync(ctx: LogisticsContext) {
       return { changed: rows.map((t) => tripOut(t, actor)), deleted: [], last: lastPosition(rows), read: rows.length };
     },
   });
+}
+
+/** `SELECT a, b FROM t x ...` → `SELECT x.changed_xid::text AS sync_xid, a, b FROM t x ...` (the row's sync position). */
+function withSyncXid(select: string, alias: string): string {
+  return select.replace(/^\s*SELECT\s/i, `SELECT ${alias}.changed_xid::text AS sync_xid, `);
+}
+
+/** The sync position of the last of `rows` (read with `withSyncXid`). */
+function lastPosition(rows: { sync_xid?: string; id: string }[]): [xid: string, id: string] | null {
+  const r = rows[rows.length - 1];
+  return r ? [String(r.sync_xid), r.id] : null;
 }

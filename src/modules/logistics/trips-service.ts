@@ -1,6 +1,6 @@
 import type { Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
-import type { LogisticsContext } from './index.js';
+import type { LogisticsContext } from './context.js';
 import type { MerchantService } from './merchants.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
@@ -22,7 +22,7 @@ import {
 } from './model.js';
 import { assertTerritories, getSettings, territoryForPoint } from './territories.js';
 import { validatePromise, validateWindow, type Promises } from './promises.js';
-import { recordFailure, recordReturn } from './failed-delivery.js';
+import { insertProof } from './repo/proofs.js';
 import { releaseCapacity } from './repo/drivers.js';
 import {
   findTrip,
@@ -496,3 +496,68 @@ export function createTripCore(
 }
 
 export type TripCore = ReturnType<typeof createTripCore>;
+
+export interface FailDeliveryInput {
+  reason: FailureReason;
+  note?: string;
+  evidence?: { type: string; storage_key: string };
+}
+
+/** The moves of the trip core a failed delivery and its return make. */
+type CoreMoves = Pick<TripCore, 'emit' | 'move' | 'releaseDriver'>;
+
+/**
+ * Records a failed delivery of a locked `in_transit` trip (driver or dispatch): the trip goes to `to` (returning or failed),
+ * stamps failed_at and the reason, writes the delivery-stage proof (no PIN; the evidence, if any) and emits
+ * trip.delivery_failed; a closed (failed) trip frees the driver's capacity.
+ */
+export async function recordFailure(
+  core: CoreMoves,
+  tx: Tx,
+  actor: Actor,
+  t: TripRow,
+  to: 'returning' | 'failed',
+  input: FailDeliveryInput & { by: 'driver' | 'dispatch'; policy: string },
+) {
+  const after = await core.move(tx, t, to, {
+    reason: `delivery failed: ${input.reason}`,
+    effect: { failure: { reason: input.reason, note: input.note ?? null } },
+  });
+  await insertProof(tx, {
+    organizationId: t.organization_id,
+    id: newId(),
+    tripId: t.id,
+    stage: 'delivery',
+    pinVerified: false,
+    evidenceType: input.evidence?.type ?? null,
+    storageKey: input.evidence?.storage_key ?? null,
+    driverId: t.driver_id,
+    verifiedByUserId: actor.userId,
+  });
+  if (to === 'failed') await core.releaseDriver(tx, t.driver_id);
+  await core.emit(
+    tx,
+    actor,
+    'trip.delivery_failed',
+    after,
+    {
+      failure_reason: input.reason,
+      note: input.note ?? null,
+      policy: input.policy,
+      recorded_by: input.by,
+      evidence: input.evidence ? { type: input.evidence.type, storage_key: input.evidence.storage_key } : null,
+      delivery_fee: after.delivery_fee,
+      driver_earning: after.driver_earning,
+    },
+    'all',
+  );
+  return after;
+}
+
+/** returning → returned (driver with the pickup PIN, or dispatch once the merchant confirms): frees the driver's capacity, emits trip.returned. */
+export async function recordReturn(core: CoreMoves, tx: Tx, actor: Actor, t: TripRow, by: 'driver' | 'dispatch') {
+  const after = await core.move(tx, t, 'returned');
+  await core.releaseDriver(tx, t.driver_id);
+  await core.emit(tx, actor, 'trip.returned', after, { failure_reason: t.failure_reason, recorded_by: by }, 'all');
+  return after;
+}

@@ -2,7 +2,7 @@ import { and, count, eq, ne } from 'drizzle-orm';
 import { prepared, type Prepared, type Tx } from '../../../platform/db/index.js';
 import { scopedSql, scopeSql, type TerritoryScope } from '../../../platform/scope.js';
 import { trip, tripRejection } from '../tables.js';
-import type { FailureReason, TripStatus } from '../model.js';
+import type { FailureReason, TripStatus } from '../schemas.js';
 import { selectList, type SnakeRow } from '../../../platform/db/columns.js';
 
 /** The points of a trip travel as numbers (x = lon, y = lat); the offline-sync marker stays out of the rows. */
