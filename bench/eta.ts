@@ -16,7 +16,7 @@ import {
   travelSeconds,
   type SpeedModel,
   type SpeedSample,
-} from '../src/modules/logistics/eta-model.js';
+} from '../src/modules/logistics/service/eta-model.js';
 
 const SETTING_KMH = 25;
 const HISTORY_TRIPS = Number(process.env.ETA_HISTORY ?? 6000);

@@ -1,7 +1,17 @@
 import type { TSchema } from '@sinclair/typebox';
 import { GeoArea, GeoPoint, Position } from '../platform/geo.js';
 import { UserOut } from './identity/routes.js';
-import { DriverOut, MerchantOut, NearbyDriverOut, ProofOut, SettingsOut, TerritoryOut, TripOutSchema } from './logistics/schemas.js';
+import {
+  DriverOut,
+  GpsDeviceOut,
+  LinkOut,
+  MerchantOut,
+  NearbyDriverOut,
+  ProofOut,
+  SettingsOut,
+  TerritoryOut,
+  TripOutSchema,
+} from './logistics/schemas.js';
 import { OrderOut, PricedLineOut } from './commerce/model.js';
 import { QuoteOut } from './commerce/checkout.js';
 import { CatalogItemOut } from './commerce/catalog.js';
@@ -23,14 +33,12 @@ import { HeldCashOut, MerchantSettlementOut } from './money/merchant-money.js';
 import { PreferenceOut } from './messages/routes.js';
 import { ObjectOut } from './storage/routes.js';
 import { OperatorOut } from './organizations/routes.js';
-import { LinkOut } from './logistics/recipient-link-routes.js';
 import { MarketMerchant } from './commerce/marketplace.js';
 import { BannerOut } from './subadmin/index.js';
 import { AppBuildOut } from './mobile/routes.js';
 import { ChargeOut, LedgerOut } from './money/finance.js';
 import { WebhookDeliveryOut, WebhookSubscriptionOut } from './webhooks/routes.js';
 import { ApiKeyOut } from './apikeys/routes.js';
-import { GpsDeviceOut } from './logistics/gps-devices.js';
 import { ShopConnectionOut, ShopOrderOut } from './shops/index.js';
 
 /**

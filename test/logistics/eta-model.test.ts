@@ -12,7 +12,7 @@ import {
   remainingStops,
   tripEtas,
   type EtaTrip,
-} from '../../src/modules/logistics/eta-model.js';
+} from '../../src/modules/logistics/service/eta-model.js';
 
 const at = (lon: number, lat: number) => ({ lon, lat });
 const trip = (id: string, status: string, over: Partial<EtaTrip> = {}): EtaTrip => ({

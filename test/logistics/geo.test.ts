@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { haversineMeters } from '../../src/platform/geo.js';
 import { newId } from '../../src/platform/ids.js';
-import { circleBox } from '../../src/modules/logistics/drivers.js';
+import { circleBox } from '../../src/modules/logistics/service/drivers.js';
 import { newTrip, pt, tripDb } from './fixtures.js';
 
 let t: TestApp;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
-import { expireOffers } from '../../src/modules/logistics/offer-timeout.js';
-import type { LogisticsService } from '../../src/modules/logistics/service.js';
+import { expireOffers } from '../../src/modules/logistics/worker.js';
+import type { LogisticsService } from '../../src/modules/logistics/service/logistics.js';
 import { eventTypes, newDriver, tripDb, tripIn, type TestDriver } from './fixtures.js';
 
 let t: TestApp;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { haversineMeters } from '../../src/platform/geo.js';
-import { DWELL_S } from '../../src/modules/logistics/eta-model.js';
+import { DWELL_S } from '../../src/modules/logistics/service/eta-model.js';
 import { newDriver, newTrip, pt, tripDb, tripIn } from './fixtures.js';
 
 /**

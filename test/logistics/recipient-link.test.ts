@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newShop, ok, rows, type Shop } from '../commerce/fixtures.js';
 import { newDriver, newTrip, pt, tripDb, type TestDriver } from './fixtures.js';
-import { PUBLIC_TRACKING_PER_MINUTE } from '../../src/modules/logistics/recipient-link-routes.js';
+import { PUBLIC_TRACKING_PER_MINUTE } from '../../src/modules/logistics/routes/recipient-links.js';
 
 let t: TestApp;
 let admin: Session;

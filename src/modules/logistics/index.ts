@@ -1,30 +1,32 @@
 import type { Actor } from '../../platform/auth.js';
 import { withDeps, type Api, type AppContext, type DemoSeed } from '../../platform/context.js';
 import type { LogisticsContext } from './context.js';
-import { createLogisticsService, type LogisticsService } from './service.js';
-import { territoryRoutes, createTerritory } from './territories.js';
-import { merchantRoutes } from './merchants.js';
-import { driverRoutes } from './drivers-routes.js';
-import { createGpsDevices, gpsDeviceRoutes } from './gps-devices.js';
-import { tripRoutes } from './trips-routes.js';
-import { recipientLinkRoutes } from './recipient-link-routes.js';
-import { driverAppRoutes } from './driver-app.js';
-import { exceptionRoutes } from './exceptions-routes.js';
+import { createLogisticsService, type LogisticsService } from './service/logistics.js';
+import { createTerritory } from './service/territories.js';
+import { territoryRoutes } from './routes/territories.js';
+import { merchantRoutes } from './routes/merchants.js';
+import { driverRoutes } from './routes/drivers.js';
+import { createGpsDevices } from './service/gps-devices.js';
+import { gpsDeviceRoutes } from './routes/gps-devices.js';
+import { tripRoutes } from './routes/trips.js';
+import { recipientLinkRoutes } from './routes/recipient-links.js';
+import { driverAppRoutes } from './routes/driver-app.js';
+import { exceptionRoutes } from './routes/exceptions.js';
 import { scopeOf } from './model.js';
 import { logisticsCounts } from './repo/dashboard.js';
-import { registerLogisticsSync } from './sync.js';
-import { registerDriverTripSync } from './driver-sync.js';
-import { offerTimeoutWorker } from './offer-timeout.js';
+import { registerLogisticsSync } from './service/sync.js';
+import { registerDriverTripSync } from './service/driver-sync.js';
+import { offerTimeoutWorker } from './worker.js';
 
 export type { LogisticsContext, UsersPort, OrganizationPort, OrderFactsPort, CashInHandPort, TerritorySubadminsPort } from './context.js';
-export type { LogisticsApi } from './service.js';
-export type { EtaUpdate } from './eta.js';
-export type { OnTimeReport, OnTimeLine } from './service.js';
+export type { LogisticsApi } from './service/logistics.js';
+export type { EtaUpdate } from './service/eta.js';
+export type { OnTimeReport, OnTimeLine } from './service/logistics.js';
 export type { TripRow, DriverRow, MerchantRow, TripStatus } from './model.js';
-export type { TripReportRow, Period, TripListQuery } from './trips-query.js';
+export type { TripReportRow, Period, TripListQuery } from './service/trip-queries.js';
+export type { PlanningTrip, PlanningDriver, PlanningTripFilter } from './service/planning.js';
 export { MerchantOut, TripOutSchema, TripStatusSchema } from './schemas.js';
 export { merchantOut } from './model.js';
-export type { PlanningTrip, PlanningDriver, PlanningTripFilter } from './planning.js';
 
 /** A polygon over central La Paz, Bolivia (the demo territory). */
 export const DEMO_TERRITORY = {

@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import type { Actor } from '../../platform/auth.js';
 import { toGeoPoint, type LonLat } from '../../platform/geo.js';
 import type { Transitions } from '../../platform/state-machine.js';
-import type { DriverOut, FailureReason, MerchantOut, TripOutSchema, TripStatus } from './schemas.js';
+import type { DriverOut, MerchantOut, TripOutSchema, TripStatus } from './schemas.js';
 import type { DriverRow } from './repo/drivers.js';
 import type { MerchantRow } from './repo/merchants.js';
 import type { TripRow } from './repo/trips.js';

@@ -3,6 +3,7 @@ import { GeoArea, GeoPoint } from '../../platform/geo.js';
 import { MONEY_PATTERN } from '../../platform/money.js';
 import { Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { FAILURE_REASONS, TRIP_STATUSES } from './tables.js';
+import { EXCEPTION_KINDS, FAILED_LISTED_H, type ExceptionKind } from './repo/exceptions.js';
 
 /** A nullable timestamp with its description on the union (where documentation tools look). */
 const NullableTs = (description: string) => Type.Union([Timestamp, Type.Null()], { description });
@@ -252,4 +253,109 @@ export const IngestOut = Type.Object({
   last_location: Nullable(GeoPoint),
   last_location_at: Nullable(Timestamp),
   geofence_entries: Type.Array(Type.Object({ trip_id: Type.String(), stop: Type.String() })),
+});
+
+export const GpsDeviceOut = Type.Object({
+  id: Type.String(),
+  organization_id: Type.String(),
+  driver_id: Type.String(),
+  device_identifier: Type.String({ description: 'what the app sends as the OsmAnd `id` (Traccar Client: "Device identifier")' }),
+  created_by: Type.String(),
+  created_at: Timestamp,
+  last_seen_at: Nullable(Timestamp),
+  revoked_at: Nullable(Timestamp),
+});
+/** A bound GPS device with its token, shown once. */
+export const GpsDeviceWithTokenOut = Type.Composite([
+  GpsDeviceOut,
+  Type.Object({
+    token: Type.String({ description: 'the per-device token, shown only in this response' }),
+    url_path: Type.String({
+      description: "the path to give the app as its server URL (after this server's origin): /api/v1/gps/osmand/<token>",
+    }),
+  }),
+]);
+
+/** OsmAnd's query (what Traccar Client sends); unknown fields pass and are ignored. */
+export const OsmandQuery = Type.Object(
+  {
+    id: Type.Optional(Type.String({ maxLength: 100, description: 'the device identifier bound to the token' })),
+    lat: Type.Optional(Type.String({ maxLength: 40, description: 'latitude, degrees' })),
+    lon: Type.Optional(Type.String({ maxLength: 40, description: 'longitude, degrees' })),
+    timestamp: Type.Optional(Type.String({ maxLength: 40, description: 'unix seconds (or milliseconds) or ISO 8601; absent = now' })),
+    speed: Type.Optional(Type.String({ maxLength: 40, description: 'knots (the OsmAnd unit); stored in m/s' })),
+    bearing: Type.Optional(Type.String({ maxLength: 40, description: 'degrees 0-360' })),
+    accuracy: Type.Optional(Type.String({ maxLength: 40, description: 'metres' })),
+    batt: Type.Optional(Type.String({ maxLength: 40, description: 'battery percent (checked, not stored)' })),
+  },
+  { additionalProperties: true, description: 'Other OsmAnd fields (altitude, charge, hdop, ...) are ignored.' },
+);
+export const OsmandOut = Type.Object({ accepted: Type.Integer(), duplicates: Type.Integer() });
+
+export const ExceptionKindSchema = Type.Union(
+  EXCEPTION_KINDS.map((k) => Type.Literal(k)),
+  {
+    description:
+      `failed: a delivery closed as failed in the last ${FAILED_LISTED_H} h; returning: a failed delivery whose goods go back to the merchant (until returned); ` +
+      'late: an unfinished trip whose ETA (or the clock) passed promised_at + delay_grace_min; stale_gps: an on-duty driver whose last fix is older than location_stale_after_s; ' +
+      'rejected_again: a trip still unaccepted that rejections_alert_threshold drivers rejected; pin_locked: a trip whose pickup or delivery PIN is locked',
+  },
+);
+
+export const ExceptionsOut = Type.Object({
+  counts: Type.Object(
+    Object.fromEntries(EXCEPTION_KINDS.map((k) => [k, Type.Integer()])) as Record<ExceptionKind, ReturnType<typeof Type.Integer>>,
+    {
+      description: "open exceptions per kind in the caller's scope (not limited by kind or the page)",
+    },
+  ),
+  items: Type.Array(
+    Type.Object({
+      kind: ExceptionKindSchema,
+      trip_id: Nullable(Type.String()),
+      driver_id: Nullable(Type.String()),
+      since: Timestamp,
+      detail: Type.Object(
+        {},
+        {
+          additionalProperties: true,
+          description:
+            'per kind: failure_reason/failure_note; promised_at/eta_dropoff_at/late_by_s; last_location_at/available/active_trips; rejections/last_reason; stage',
+        },
+      ),
+      trip: Nullable(TripOutSchema),
+    }),
+  ),
+  next_cursor: Nullable(Type.String()),
+});
+
+export const LinkOut = Type.Object({
+  id: Type.String(),
+  trip_id: Type.String(),
+  url: Type.String({ description: 'the public tracking address (absolute when PUBLIC_BASE_URL is set)' }),
+  recipient_phone: Nullable(Type.String()),
+  created_at: Timestamp,
+  expires_at: Nullable(Timestamp), // null while the trip runs; LINK_HOURS_AFTER_END hours after it ended
+  revoked_at: Nullable(Timestamp),
+});
+
+/** What the recipient's public tracking page reads. */
+export const PublicTracking = Type.Object({
+  trip_id: Type.String(),
+  status: TripStatusSchema,
+  organization_name: Nullable(Type.String()),
+  dropoff_address: Type.String(),
+  dropoff_location: GeoPoint,
+  promised_at: Nullable(Timestamp),
+  eta_dropoff_at: Nullable(Timestamp), // the live ETA at the recipient's address (not at the next stop), while active
+  driver_location: Nullable(GeoPoint), // only while the trip is active
+  driver_location_at: Nullable(Timestamp),
+  next_stop: Nullable(Type.Union([Type.Literal('pickup'), Type.Literal('dropoff')])),
+  eta_seconds: Nullable(Type.Integer()),
+  delivery_pin: Nullable(Type.String({ description: 'the code to give the driver at the door; null once the trip ended' })),
+  created_at: Timestamp,
+  picked_up_at: Nullable(Timestamp),
+  completed_at: Nullable(Timestamp),
+  cancelled_at: Nullable(Timestamp),
+  expires_at: Nullable(Timestamp),
 });

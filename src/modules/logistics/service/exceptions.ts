@@ -1,8 +1,8 @@
-import type { Actor } from '../../platform/auth.js';
-import type { AppContext, Worker } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
-import { encodeCursor, pageRequest } from '../../platform/pagination.js';
-import { PIN_MAX_ATTEMPTS, scopeOf, tripOut, type TripRow } from './model.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { AppContext, Worker } from '../../../platform/context.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { encodeCursor, pageRequest } from '../../../platform/pagination.js';
+import { PIN_MAX_ATTEMPTS, scopeOf, tripOut, type TripRow } from '../model.js';
 import {
   claimOverdueTrip,
   claimStaleDriver,
@@ -12,11 +12,11 @@ import {
   openExceptions,
   rejectionCount,
   type ExceptionKind,
-} from './repo/exceptions.js';
-import { findDriver } from './repo/drivers.js';
-import { getSettings } from './repo/settings.js';
-import { activeTripsOfDriver, tripsByIds } from './repo/trips.js';
-import type { TripCore } from './trips-service.js';
+} from '../repo/exceptions.js';
+import { findDriver } from '../repo/drivers.js';
+import { getSettings } from '../repo/settings.js';
+import { activeTripsOfDriver, tripsByIds } from '../repo/trips.js';
+import type { TripCore } from './trips.js';
 
 /**
  * Exceptions: what a dispatcher must see. Each is an event to the SSE streams, the outbound webhooks and the

@@ -1,6 +1,6 @@
-import type { LogisticsContext } from './context.js';
-import { tripOut } from './model.js';
-import { driverTripsInWindow } from './repo/trips.js';
+import type { LogisticsContext } from '../context.js';
+import { tripOut } from '../model.js';
+import { driverTripsInWindow } from '../repo/trips.js';
 
 /**
  * Offline sync entity `trips` (GET /mobile/sync/pull) for drivers: the trips assigned to the caller that changed

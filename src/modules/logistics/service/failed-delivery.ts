@@ -1,17 +1,17 @@
-import type { Actor } from '../../platform/auth.js';
-import type { LogisticsContext } from './context.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { newId, safeEqual } from '../../platform/ids.js';
-import { assertObjectLink } from '../../platform/storage-links.js';
-import { PIN_MAX_ATTEMPTS, type DriverRow } from './model.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { LogisticsContext } from '../context.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { safeEqual } from '../../../platform/ids.js';
+import { assertObjectLink } from '../../../platform/storage-links.js';
+import { PIN_MAX_ATTEMPTS, type DriverRow } from '../model.js';
 import type { Assignment } from './assignment.js';
 import type { VerifyOutcome } from './proofs.js';
-import { getSettings } from './repo/settings.js';
-import { countWrongPin } from './repo/trips.js';
-import { recordFailure, recordReturn, type FailDeliveryInput, type TripCore } from './trips-service.js';
+import { getSettings } from '../repo/settings.js';
+import { countWrongPin } from '../repo/trips.js';
+import { recordFailure, recordReturn, type FailDeliveryInput, type TripCore } from './trips.js';
 
-export type { FailDeliveryInput } from './trips-service.js';
+export type { FailDeliveryInput } from './trips.js';
 import type { Exceptions } from './exceptions.js';
 
 /**

@@ -1,11 +1,11 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { Actor } from '../../platform/auth.js';
-import type { LogisticsContext, SyncOutcome, SyncPort } from './context.js';
-import { Id, ShortText, Strict } from '../../platform/schemas.js';
-import { tripOut, type FailureReason } from './model.js';
-import { EvidenceIn, FailureReasonSchema, ReasonBody, VerifyBody } from './schemas.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { LogisticsContext, SyncOutcome, SyncPort } from '../context.js';
+import { Id, ShortText, Strict } from '../../../platform/schemas.js';
+import { tripOut, type FailureReason } from '../model.js';
+import { EvidenceIn, FailureReasonSchema, ReasonBody, VerifyBody } from '../schemas.js';
 import type { VerifyOutcome } from './proofs.js';
-import type { LogisticsService } from './service.js';
+import type { LogisticsService } from './logistics.js';
 
 type Evidence = { type: string; storage_key: string };
 const Pin = Type.String({ minLength: 1, maxLength: 12 });

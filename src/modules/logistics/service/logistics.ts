@@ -1,15 +1,15 @@
-import type { Actor } from '../../platform/auth.js';
-import type { LogisticsContext } from './context.js';
-import type { Tx } from '../../platform/db/index.js';
-import type { GeoPoint, LonLat } from '../../platform/geo.js';
-import type { TripDirectory, TripParticipants } from '../../platform/trip-directory.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { LogisticsContext } from '../context.js';
+import type { Tx } from '../../../platform/db/index.js';
+import type { GeoPoint, LonLat } from '../../../platform/geo.js';
+import type { TripDirectory, TripParticipants } from '../../../platform/trip-directory.js';
 import { createAssignment } from './assignment.js';
-import { hook } from '../../platform/hooks.js';
+import { hook } from '../../../platform/hooks.js';
 import { createEta, type EtaUpdate } from './eta.js';
 import { createPromises, validateWindow } from './promises.js';
 import { createExceptions } from './exceptions.js';
 import { createRecipientLinks, type RecipientContact } from './recipient-links.js';
-import { ON_TIME_DIMENSIONS, onTimeRows, type OnTimeDimension } from './repo/on-time.js';
+import { ON_TIME_DIMENSIONS, onTimeRows, type OnTimeDimension } from '../repo/on-time.js';
 
 export interface OnTimeLine {
   key: string | null;
@@ -24,11 +24,11 @@ export type OnTimeReport = Record<OnTimeDimension, OnTimeLine[]>;
 import { createDriverService } from './drivers.js';
 import { createLocationIngest } from './locations.js';
 import { createMerchantService } from './merchants.js';
-import type { DriverRow, MerchantRow, TripRow } from './model.js';
-import { findDriver, setUnavailable } from './repo/drivers.js';
-import { scopeOf } from './model.js';
-import { backfillTerritories } from './repo/territories.js';
-import { completedTripEarnings, type TripEarning } from './repo/trips.js';
+import type { DriverRow, MerchantRow, TripRow } from '../model.js';
+import { findDriver, setUnavailable } from '../repo/drivers.js';
+import { scopeOf } from '../model.js';
+import { backfillTerritories } from '../repo/territories.js';
+import { completedTripEarnings, type TripEarning } from '../repo/trips.js';
 import {
   driversForPlanning,
   lockForPlanCommit,
@@ -43,7 +43,7 @@ import { createFailedDelivery } from './failed-delivery.js';
 import { getSettings, getTerritory, territoryForPoint, type LogisticsSettings, type TerritoryRow } from './territories.js';
 import { releaseOpenTrips } from './lifecycle.js';
 import { driversAtCashLimit } from './cash-limit.js';
-import { createTripCore, type CreateTripOptions, type NewTrip } from './trips-service.js';
+import { createTripCore, type CreateTripOptions, type NewTrip } from './trips.js';
 import {
   driverUserIdsOfTerritory,
   listTrips,
@@ -53,9 +53,9 @@ import {
   type Period,
   type TripListQuery,
   type TripReportRow,
-} from './trips-query.js';
+} from './trip-queries.js';
 
-export type { TripEarning } from './repo/trips.js';
+export type { TripEarning } from '../repo/trips.js';
 
 /** What other modules (commerce, money, storage, realtime, sub-administration, optimizer) call; every function takes the caller's transaction. */
 export interface LogisticsApi {

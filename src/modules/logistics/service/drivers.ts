@@ -1,12 +1,12 @@
-import type { Actor } from '../../platform/auth.js';
-import { recordAudit } from '../../platform/audit.js';
-import type { LogisticsContext } from './context.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { pointSql } from '../../platform/geo.js';
-import { newId } from '../../platform/ids.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
-import { assertTransition } from '../../platform/state-machine.js';
+import type { Actor } from '../../../platform/auth.js';
+import { recordAudit } from '../../../platform/audit.js';
+import type { LogisticsContext } from '../context.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { pointSql } from '../../../platform/geo.js';
+import { newId } from '../../../platform/ids.js';
+import { pageRequest, toPage } from '../../../platform/pagination.js';
+import { assertTransition } from '../../../platform/state-machine.js';
 import {
   APPROVAL_ACTIONS,
   APPROVAL_TRANSITIONS,
@@ -15,11 +15,11 @@ import {
   type ApprovalAction,
   type ApprovalStatus,
   type DriverRow,
-} from './model.js';
-import * as repo from './repo/drivers.js';
+} from '../model.js';
+import * as repo from '../repo/drivers.js';
 import { assertTerritories } from './territories.js';
 
-export { circleBox, driverScopeSql, NEARBY_SQL } from './repo/drivers.js';
+export { circleBox, driverScopeSql, NEARBY_SQL } from '../repo/drivers.js';
 
 export interface NewDriver {
   user_id?: string;

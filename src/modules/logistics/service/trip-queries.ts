@@ -1,17 +1,17 @@
-import type { Actor } from '../../platform/auth.js';
-import type { Tx } from '../../platform/db/index.js';
-import { haversineMeters, toGeoPoint } from '../../platform/geo.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
-import { formatMoney } from '../../platform/money.js';
-import { driverOut, lonLatOf, scopeOf, tripOut, type DriverRow, type TripRow, type TripStatus } from './model.js';
-import { driversWithCapacity, findDriver, positionedDrivers } from './repo/drivers.js';
-import { breadcrumb, geofenceEntries } from './repo/locations.js';
-import { getSettings } from './repo/settings.js';
-import * as trips from './repo/trips.js';
-import type { TripViewer } from './repo/trips.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { haversineMeters, toGeoPoint } from '../../../platform/geo.js';
+import { pageRequest, toPage } from '../../../platform/pagination.js';
+import { formatMoney } from '../../../platform/money.js';
+import { driverOut, lonLatOf, scopeOf, tripOut, type DriverRow, type TripRow, type TripStatus } from '../model.js';
+import { driversWithCapacity, findDriver, positionedDrivers } from '../repo/drivers.js';
+import { breadcrumb, geofenceEntries } from '../repo/locations.js';
+import { getSettings } from '../repo/settings.js';
+import * as trips from '../repo/trips.js';
+import type { TripViewer } from '../repo/trips.js';
 
-export { listTripsStatement, tripReportRows, tripStatusCounts, type Period, type TripReportRow } from './repo/trips.js';
-export { driverUserIdsOfTerritory } from './repo/drivers.js';
+export { listTripsStatement, tripReportRows, tripStatusCounts, type Period, type TripReportRow } from '../repo/trips.js';
+export { driverUserIdsOfTerritory } from '../repo/drivers.js';
 
 export interface TripListQuery {
   status?: TripStatus;

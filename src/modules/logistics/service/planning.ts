@@ -1,9 +1,9 @@
-import type { Actor } from '../../platform/auth.js';
-import type { Tx } from '../../platform/db/index.js';
-import type { LonLat } from '../../platform/geo.js';
-import { scopeOf, type ApprovalStatus, type TripStatus } from './model.js';
-import * as repo from './repo/planning.js';
-import type { PlanningDriverRow, PlanningTripRow } from './repo/planning.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { Tx } from '../../../platform/db/index.js';
+import type { LonLat } from '../../../platform/geo.js';
+import { scopeOf, type ApprovalStatus, type TripStatus } from '../model.js';
+import * as repo from '../repo/planning.js';
+import type { PlanningDriverRow, PlanningTripRow } from '../repo/planning.js';
 
 /** What batch planning needs of a trip (read by the dispatch module through LogisticsApi). */
 export interface PlanningTrip {

@@ -1,17 +1,17 @@
-import type { Actor } from '../../platform/auth.js';
-import type { LogisticsContext } from './context.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { newId, safeEqual } from '../../platform/ids.js';
-import { formatMoney, money } from '../../platform/money.js';
-import { assertObjectLink } from '../../platform/storage-links.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { LogisticsContext } from '../context.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { newId, safeEqual } from '../../../platform/ids.js';
+import { formatMoney, money } from '../../../platform/money.js';
+import { assertObjectLink } from '../../../platform/storage-links.js';
 import type { Static } from '@sinclair/typebox';
-import { PIN_MAX_ATTEMPTS, type DriverRow, type TripRow } from './model.js';
-import { insertProof, proofsOfTrip, type ProofRow } from './repo/proofs.js';
-import { countWrongPin } from './repo/trips.js';
-import type { ProofOut } from './schemas.js';
+import { PIN_MAX_ATTEMPTS, type DriverRow, type TripRow } from '../model.js';
+import { insertProof, proofsOfTrip, type ProofRow } from '../repo/proofs.js';
+import { countWrongPin } from '../repo/trips.js';
+import type { ProofOut } from '../schemas.js';
 import type { Assignment } from './assignment.js';
-import type { TripCore } from './trips-service.js';
+import type { TripCore } from './trips.js';
 import type { Exceptions } from './exceptions.js';
 
 export type Stage = 'pickup' | 'delivery';
@@ -86,7 +86,7 @@ const STAGES = {
   },
 } as const;
 
-export type { ProofRow } from './repo/proofs.js';
+export type { ProofRow } from '../repo/proofs.js';
 
 export const proofOut = (p: ProofRow): Static<typeof ProofOut> => ({
   id: p.id,

@@ -1,17 +1,17 @@
 import type { Exceptions } from './exceptions.js';
-import { systemActor, type Actor } from '../../platform/auth.js';
-import { recordAudit } from '../../platform/audit.js';
-import type { LogisticsContext } from './context.js';
+import { systemActor, type Actor } from '../../../platform/auth.js';
+import { recordAudit } from '../../../platform/audit.js';
+import type { LogisticsContext } from '../context.js';
 import { collectsCash, driversAtCashLimit } from './cash-limit.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { pointSql } from '../../platform/geo.js';
-import { assertTransition } from '../../platform/state-machine.js';
-import { driverOut, scopeOf, TRIP_TRANSITIONS, type DriverRow, type TripRow } from './model.js';
-import { candidateDrivers, circleBox, claimCapacity, findDriver } from './repo/drivers.js';
-import { getSettings } from './repo/settings.js';
-import { hasRejected, insertRejection, lockExpiredOffer, timedOutOffers } from './repo/trips.js';
-import type { TripCore } from './trips-service.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { pointSql } from '../../../platform/geo.js';
+import { assertTransition } from '../../../platform/state-machine.js';
+import { driverOut, scopeOf, TRIP_TRANSITIONS, type DriverRow, type TripRow } from '../model.js';
+import { candidateDrivers, circleBox, claimCapacity, findDriver } from '../repo/drivers.js';
+import { getSettings } from '../repo/settings.js';
+import { hasRejected, insertRejection, lockExpiredOffer, timedOutOffers } from '../repo/trips.js';
+import type { TripCore } from './trips.js';
 
 export type IneligibleReason =
   'not_available' | 'at_capacity' | 'rejected_this_trip' | 'outside_territory' | 'current_driver' | 'cash_limit';

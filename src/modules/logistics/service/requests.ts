@@ -1,20 +1,20 @@
-import type { Actor } from '../../platform/auth.js';
-import type { AppContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { once } from '../../platform/idempotency.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { AppContext } from '../../../platform/context.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { once } from '../../../platform/idempotency.js';
 import type { Assignment, CashLimitOverride } from './assignment.js';
 import type { DriverService, NewDriver } from './drivers.js';
 import type { FailDeliveryInput, FailedDelivery } from './failed-delivery.js';
 import { releaseOpenTrips } from './lifecycle.js';
 import type { GpsPointIn, LocationIngest } from './locations.js';
-import { driverOut, tripOut, type ApprovalAction, type ApprovalStatus, type DriverRow, type TripRow, type TripStatus } from './model.js';
+import { driverOut, tripOut, type ApprovalAction, type ApprovalStatus, type DriverRow, type TripRow, type TripStatus } from '../model.js';
 import { proofOut, type createProofs, type Stage, type VerifyInput } from './proofs.js';
 import type { RecipientLinks } from './recipient-links.js';
-import { getSettings } from './repo/settings.js';
+import { getSettings } from '../repo/settings.js';
 import { validatePromise, validateWindow } from './promises.js';
-import type { CreateTripOptions, NewTrip, TripCore } from './trips-service.js';
-import { dispatchBoard, earnings, listTrips, liveMap, tracking, type TripListQuery } from './trips-query.js';
+import type { CreateTripOptions, NewTrip, TripCore } from './trips.js';
+import { dispatchBoard, earnings, listTrips, liveMap, tracking, type TripListQuery } from './trip-queries.js';
 
 /** The parts of the logistics service the requests use. */
 export interface RequestParts {

@@ -1,11 +1,11 @@
-import type { LogisticsContext } from './context.js';
-import { createCache } from '../../platform/cache.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import type { LonLat } from '../../platform/geo.js';
+import type { LogisticsContext } from '../context.js';
+import { createCache } from '../../../platform/cache.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import type { LonLat } from '../../../platform/geo.js';
 import { hourOfWeek, learnSpeeds, promiseAt, travelSeconds, type SpeedModel } from './eta-model.js';
-import { speedSamples } from './repo/eta.js';
-import { getSettings, type LogisticsSettings } from './repo/settings.js';
+import { speedSamples } from '../repo/eta.js';
+import { getSettings, type LogisticsSettings } from '../repo/settings.js';
 
 /** Completed trips of the last 8 weeks teach the speeds; at most this many (newest first). */
 const LEARN_WINDOW_MS = 56 * 24 * 3600_000;

@@ -1,13 +1,13 @@
-import type { Actor } from '../../platform/auth.js';
-import { recordAudit } from '../../platform/audit.js';
-import type { LogisticsContext } from './context.js';
+import type { Actor } from '../../../platform/auth.js';
+import { recordAudit } from '../../../platform/audit.js';
+import type { LogisticsContext } from '../context.js';
 import type { MerchantService } from './merchants.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { parsePoint, pointSql, type LonLat } from '../../platform/geo.js';
-import { newId, randomPin } from '../../platform/ids.js';
-import { formatMoney, money } from '../../platform/money.js';
-import { assertTransition, isTerminal } from '../../platform/state-machine.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { parsePoint, pointSql, type LonLat } from '../../../platform/geo.js';
+import { newId, randomPin } from '../../../platform/ids.js';
+import { formatMoney, money } from '../../../platform/money.js';
+import { assertTransition, isTerminal } from '../../../platform/state-machine.js';
 import {
   DISPATCH_TRANSITIONS,
   isStaff,
@@ -19,11 +19,11 @@ import {
   type SourceChannel,
   type TripRow,
   type TripStatus,
-} from './model.js';
+} from '../model.js';
 import { assertTerritories, getSettings, territoryForPoint } from './territories.js';
 import { validatePromise, validateWindow, type Promises } from './promises.js';
-import { insertProof } from './repo/proofs.js';
-import { releaseCapacity } from './repo/drivers.js';
+import { insertProof } from '../repo/proofs.js';
+import { releaseCapacity } from '../repo/drivers.js';
 import {
   findTrip,
   insertTrip,
@@ -33,7 +33,7 @@ import {
   updateTripCoordinates,
   updateTripStatus,
   type TripStatusEffect,
-} from './repo/trips.js';
+} from '../repo/trips.js';
 
 export interface NewTrip {
   pickup: LonLat;

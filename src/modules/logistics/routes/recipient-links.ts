@@ -1,43 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
-import { AppError } from '../../platform/errors.js';
-import { countRequest } from '../../platform/rate-limit.js';
-import { GeoPoint } from '../../platform/geo.js';
-import { Id, Nullable, Phone, Strict, Timestamp } from '../../platform/schemas.js';
-import { LINK_HOURS_AFTER_END } from './recipient-links.js';
-import { TripStatusSchema } from './schemas.js';
-import type { LogisticsService } from './service.js';
-
-export const LinkOut = Type.Object({
-  id: Type.String(),
-  trip_id: Type.String(),
-  url: Type.String({ description: 'the public tracking address (absolute when PUBLIC_BASE_URL is set)' }),
-  recipient_phone: Nullable(Type.String()),
-  created_at: Timestamp,
-  expires_at: Nullable(Timestamp), // null while the trip runs; LINK_HOURS_AFTER_END hours after it ended
-  revoked_at: Nullable(Timestamp),
-});
-
-const PublicTracking = Type.Object({
-  trip_id: Type.String(),
-  status: TripStatusSchema,
-  organization_name: Nullable(Type.String()),
-  dropoff_address: Type.String(),
-  dropoff_location: GeoPoint,
-  promised_at: Nullable(Timestamp),
-  eta_dropoff_at: Nullable(Timestamp), // the live ETA at the recipient's address (not at the next stop), while active
-  driver_location: Nullable(GeoPoint), // only while the trip is active
-  driver_location_at: Nullable(Timestamp),
-  next_stop: Nullable(Type.Union([Type.Literal('pickup'), Type.Literal('dropoff')])),
-  eta_seconds: Nullable(Type.Integer()),
-  delivery_pin: Nullable(Type.String({ description: 'the code to give the driver at the door; null once the trip ended' })),
-  created_at: Timestamp,
-  picked_up_at: Nullable(Timestamp),
-  completed_at: Nullable(Timestamp),
-  cancelled_at: Nullable(Timestamp),
-  expires_at: Nullable(Timestamp),
-});
+import { actorOf } from '../../../platform/auth.js';
+import type { Api, AppContext } from '../../../platform/context.js';
+import { AppError } from '../../../platform/errors.js';
+import { countRequest } from '../../../platform/rate-limit.js';
+import { Id, Phone, Strict } from '../../../platform/schemas.js';
+import { LINK_HOURS_AFTER_END } from '../service/recipient-links.js';
+import { LinkOut, PublicTracking } from '../schemas.js';
+import type { LogisticsService } from '../service/logistics.js';
 
 const WHO = ['administrator', 'dispatch', 'subadmin', 'comercio'] as const;
 /** Public tracking requests per client address and minute (a page polling every few seconds stays far below). */

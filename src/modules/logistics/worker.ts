@@ -1,6 +1,6 @@
 import type { AppContext, Worker } from '../../platform/context.js';
 import { dueOffers } from './repo/trips.js';
-import type { LogisticsService } from './service.js';
+import type { LogisticsService } from './service/logistics.js';
 
 /**
  * One round of the acceptance timeout across organizations: the assigned trips whose offer is older than

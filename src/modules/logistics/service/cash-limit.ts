@@ -1,7 +1,7 @@
-import type { Tx } from '../../platform/db/index.js';
-import { money } from '../../platform/money.js';
-import type { LogisticsContext } from './context.js';
-import { getSettings } from './repo/settings.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { money } from '../../../platform/money.js';
+import type { LogisticsContext } from '../context.js';
+import { getSettings } from '../repo/settings.js';
 
 /**
  * Cash on delivery: the drivers, of these, whose cash in hand (money's cash ledger) is at or over their cash limit (their own

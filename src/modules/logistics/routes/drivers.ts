@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
-import { AppError } from '../../platform/errors.js';
-import { Id, IdParams, IdWith, NonNegativeMoney, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { driverOut } from './model.js';
+import { actorOf } from '../../../platform/auth.js';
+import type { Api, AppContext } from '../../../platform/context.js';
+import { AppError } from '../../../platform/errors.js';
+import { Id, IdParams, IdWith, NonNegativeMoney, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../../platform/schemas.js';
+import { driverOut } from '../model.js';
 import {
   ApprovalStatusSchema,
   DriverOut,
@@ -13,8 +13,8 @@ import {
   ReasonBody,
   SingleLocationIn,
   TripOutSchema,
-} from './schemas.js';
-import type { LogisticsService } from './service.js';
+} from '../schemas.js';
+import type { LogisticsService } from '../service/logistics.js';
 
 const STAFF = ['administrator', 'dispatch', 'subadmin'] as const;
 

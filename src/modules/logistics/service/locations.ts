@@ -1,13 +1,13 @@
-import type { Actor } from '../../platform/auth.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { haversineMeters, parsePoint, toGeoPoint, type GeoPoint } from '../../platform/geo.js';
-import { newId } from '../../platform/ids.js';
-import { lonLatOf, type DriverRow } from './model.js';
-import { insertGeofenceEntry, storePoints } from './repo/locations.js';
-import { getSettings } from './repo/settings.js';
-import { activeTripsOfDriver } from './repo/trips.js';
-import type { TripCore } from './trips-service.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { haversineMeters, parsePoint, toGeoPoint, type GeoPoint } from '../../../platform/geo.js';
+import { newId } from '../../../platform/ids.js';
+import { lonLatOf, type DriverRow } from '../model.js';
+import { insertGeofenceEntry, storePoints } from '../repo/locations.js';
+import { getSettings } from '../repo/settings.js';
+import { activeTripsOfDriver } from '../repo/trips.js';
+import type { TripCore } from './trips.js';
 import type { Eta } from './eta.js';
 
 export interface GpsPointIn {

@@ -1,7 +1,7 @@
-import type { Actor } from '../../platform/auth.js';
-import type { Tx } from '../../platform/db/index.js';
-import { lockOpenTripsOfDriver } from './repo/trips.js';
-import type { TripCore } from './trips-service.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { lockOpenTripsOfDriver } from '../repo/trips.js';
+import type { TripCore } from './trips.js';
 
 /**
  * A suspended driver keeps no work he has not started: his trips still `assigned` or `accepted` go back

@@ -1,10 +1,22 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
-import { GeoPoint } from '../../platform/geo.js';
-import { requestHash, validateIdempotencyKey } from '../../platform/idempotency.js';
-import { Id, IdParams, Money, Nullable, OneOf, Page, PageQueryProps, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { tripOut } from './model.js';
+import { actorOf } from '../../../platform/auth.js';
+import type { Api, AppContext } from '../../../platform/context.js';
+import { GeoPoint } from '../../../platform/geo.js';
+import { requestHash, validateIdempotencyKey } from '../../../platform/idempotency.js';
+import {
+  Id,
+  IdParams,
+  Money,
+  Nullable,
+  OneOf,
+  Page,
+  PageQueryProps,
+  Phone,
+  ShortText,
+  Strict,
+  Timestamp,
+} from '../../../platform/schemas.js';
+import { tripOut } from '../model.js';
 import {
   DriverOut,
   FailureReasonSchema,
@@ -14,9 +26,9 @@ import {
   TripOutSchema,
   TripStatusSchema,
   VerifyBody,
-} from './schemas.js';
-import type { Stage } from './proofs.js';
-import type { LogisticsService } from './service.js';
+} from '../schemas.js';
+import type { Stage } from '../service/proofs.js';
+import type { LogisticsService } from '../service/logistics.js';
 
 const STAFF = ['administrator', 'dispatch', 'subadmin'] as const;
 const TripIdParams = IdParams;

@@ -1,4 +1,4 @@
-import { haversineMeters, type LonLat } from '../../platform/geo.js';
+import { haversineMeters, type LonLat } from '../../../platform/geo.js';
 
 /**
  * The pure part of promises and live ETAs (no database, no clock): travel speeds learned from completed trips, the

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf } from '../../platform/auth.js';
-import type { Api, AppContext } from '../../platform/context.js';
-import { IdParams, Money, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { driverOut, tripOut } from './model.js';
+import { actorOf } from '../../../platform/auth.js';
+import type { Api, AppContext } from '../../../platform/context.js';
+import { IdParams, Money, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../../platform/schemas.js';
+import { driverOut, tripOut } from '../model.js';
 import {
   DriverOut,
   EvidenceIn,
@@ -13,9 +13,9 @@ import {
   SingleLocationIn,
   TripOutSchema,
   TripStatusSchema,
-} from './schemas.js';
-import { MAX_BATCH } from './locations.js';
-import type { LogisticsService } from './service.js';
+} from '../schemas.js';
+import { MAX_BATCH } from '../service/locations.js';
+import type { LogisticsService } from '../service/logistics.js';
 
 /** The driver app: every route acts on the caller's own driver profile (404 DRIVER_PROFILE_NOT_FOUND without one). */
 export function driverAppRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {

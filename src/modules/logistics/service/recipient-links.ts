@@ -1,24 +1,24 @@
-import { normalizePhones } from '../../platform/phone.js';
-import { hook } from '../../platform/hooks.js';
-import { toGeoPoint } from '../../platform/geo.js';
+import { normalizePhones } from '../../../platform/phone.js';
+import { hook } from '../../../platform/hooks.js';
+import { toGeoPoint } from '../../../platform/geo.js';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Actor } from '../../platform/auth.js';
-import type { LogisticsContext } from './context.js';
-import type { Tx } from '../../platform/db/index.js';
-import { newId } from '../../platform/ids.js';
-import { recordAudit } from '../../platform/audit.js';
-import type { TripRow } from './model.js';
-import * as repo from './repo/recipient-links.js';
-import type { RecipientLinkRow } from './repo/recipient-links.js';
-import type { SigningKeys } from '../../platform/keys.js';
-import { tracking } from './trips-query.js';
-import type { TripCore } from './trips-service.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { LogisticsContext } from '../context.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { newId } from '../../../platform/ids.js';
+import { recordAudit } from '../../../platform/audit.js';
+import type { TripRow } from '../model.js';
+import * as repo from '../repo/recipient-links.js';
+import type { RecipientLinkRow } from '../repo/recipient-links.js';
+import type { SigningKeys } from '../../../platform/keys.js';
+import { tracking } from './trip-queries.js';
+import type { TripCore } from './trips.js';
 
 /** How long a recipient link keeps answering after its trip ended (completed or cancelled). */
 export const LINK_HOURS_AFTER_END = 6;
 const ACTIVE = new Set(['assigned', 'accepted', 'picked_up', 'in_transit']);
 
-export type { RecipientLinkRow } from './repo/recipient-links.js';
+export type { RecipientLinkRow } from '../repo/recipient-links.js';
 
 /** The `token_version` of links issued now: the MAC is under the derived recipient-link key. */
 const TOKEN_VERSION = 2;
