@@ -1,13 +1,10 @@
-import type { Static } from '@sinclair/typebox';
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import type { Tx } from '../../platform/db/index.js';
-import type { DocumentOut } from './index.js';
+import type { DocumentStatus, DocumentView, ReviewDecision, SubjectType } from './schemas.js';
 import { document } from './tables.js';
 
-/** A document as stored (derived from the table) and as the API shows it (the response schema). */
+/** A document as stored (derived from the table). */
 export type DocumentRecord = typeof document.$inferSelect;
-export type DocumentView = Static<typeof DocumentOut>;
-export type DocumentStatus = DocumentRecord['status'];
 export type NewDocumentRecord = Pick<
   typeof document.$inferInsert,
   'organizationId' | 'id' | 'ownerUserId' | 'subjectType' | 'subjectId' | 'docType' | 'title' | 'storageObjectId'
@@ -37,7 +34,7 @@ export async function insertDocument(tx: Tx, v: NewDocumentRecord): Promise<Docu
 
 export interface DocumentFilter {
   status: DocumentStatus | null;
-  subjectType: DocumentRecord['subjectType'] | null;
+  subjectType: SubjectType | null;
   subjectId: string | null;
   ownerUserId: string | null;
   after: string | null;
@@ -71,7 +68,7 @@ export async function lockDocument(tx: Tx, id: string): Promise<DocumentView | n
 export async function reviewDocument(
   tx: Tx,
   id: string,
-  decision: 'approved' | 'rejected',
+  decision: ReviewDecision,
   notes: string | null,
   userId: string,
 ): Promise<DocumentView> {

@@ -5,21 +5,12 @@ import { recordAudit } from '../../platform/audit.js';
 import { assertTransition, type Transitions } from '../../platform/state-machine.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
-import type { DocumentsContext } from './index.js';
+import type { DocumentsContext } from './context.js';
 import type { Tx } from '../../platform/db/index.js';
 import * as repo from './repo.js';
-import type { DocumentStatus } from './repo.js';
+import type { DocumentQuery, DocumentStatus, NewDocument, ReviewDecision } from './schemas.js';
 
-export type { DocumentStatus };
 export const DOCUMENT_TRANSITIONS: Transitions<DocumentStatus> = { pending: ['approved', 'rejected'], approved: [], rejected: [] };
-
-export interface NewDocument {
-  subject_type: 'operator' | 'driver' | 'merchant' | 'user';
-  subject_id?: string;
-  doc_type: string;
-  title: string;
-  storage_object_id?: string;
-}
 
 const isStaff = (a: Actor) => a.kind === 'administrator' || a.kind === 'platform';
 
@@ -92,13 +83,12 @@ export function createDocumentService(ctx: DocumentsContext) {
     },
 
     /** Administrators see every document; anyone else sees his own. */
-    async list(actor: Actor, q: { status?: DocumentStatus; subject_type?: string; subject_id?: string; limit?: number; cursor?: string }) {
+    async list(actor: Actor, q: DocumentQuery) {
       const page = pageRequest(q);
       return db.withTenant(actor, async (tx) => {
         const rows = await repo.listDocuments(tx, {
           status: q.status ?? null,
-          // The route's schema admits only the subject types.
-          subjectType: (q.subject_type ?? null) as NewDocument['subject_type'] | null,
+          subjectType: q.subject_type ?? null,
           subjectId: q.subject_id ?? null,
           ownerUserId: isStaff(actor) ? null : actor.userId,
           after: page.after,
@@ -108,7 +98,7 @@ export function createDocumentService(ctx: DocumentsContext) {
       });
     },
 
-    async review(actor: Actor, id: string, decision: 'approved' | 'rejected', notes?: string) {
+    async review(actor: Actor, id: string, decision: ReviewDecision, notes?: string) {
       return db.withTenant(actor, async (tx) => {
         const before = await repo.lockDocument(tx, id);
         if (!before) throw AppError.notFound('Document');
