@@ -2,10 +2,10 @@
 // `npm run build` (--always) and `npm start` (prestart): compiles src/ to dist/ when dist/ is missing or older than a source file,
 // and builds the web pages (web/ → dist/web with Vite) the same way, so `npm install && npm start` works on a fresh clone
 // without paying tsc or Vite on every start.
-// Stale = any src/**/*.ts (tests excluded), tsconfig*.json or package.json newer than dist/.build-stamp;
+// Stale = any src/**/*.ts (tests excluded), data asset, tsconfig*.json or package.json newer than dist/.build-stamp;
 // for the pages: any web/** file or package.json newer than dist/web/.build-stamp. `--web` builds only the pages.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -20,6 +20,20 @@ function newest(dir, wanted = (name) => name.endsWith('.ts') && !name.endsWith('
     else if (wanted(e.name)) t = Math.max(t, statSync(p).mtimeMs);
   }
   return t;
+}
+
+/** Data files the sources read beside themselves at run time (e.g. identity's common-passwords.txt): copied into dist/. */
+const isAsset = (name) => name.endsWith('.txt');
+
+function copyAssets(from, to) {
+  for (const e of readdirSync(from, { withFileTypes: true })) {
+    const p = path.join(from, e.name);
+    if (e.isDirectory()) copyAssets(p, path.join(to, e.name));
+    else if (isAsset(e.name)) {
+      mkdirSync(to, { recursive: true });
+      copyFileSync(p, path.join(to, e.name));
+    }
+  }
 }
 
 const mtime = (p) => {
@@ -93,7 +107,7 @@ if (webOnly) {
 }
 
 const sources = Math.max(
-  newest(path.join(root, 'src')),
+  newest(path.join(root, 'src'), (name) => (name.endsWith('.ts') && !name.endsWith('.test.ts')) || isAsset(name)),
   ...['tsconfig.json', 'tsconfig.build.json', 'package.json'].map((f) => mtime(path.join(root, f))),
 );
 const built = mtime(stamp);
@@ -111,6 +125,7 @@ if (r.status !== 0) {
   console.error('build failed (tsc -p tsconfig.build.json); `npm run dev` runs the sources with tsx');
   process.exit(r.status ?? 1);
 }
+copyAssets(path.join(root, 'src'), path.join(root, 'dist'));
 writeFileSync(stamp, `${new Date(started).toISOString()}\n`);
 // Stamped with the time the build started: a source saved during the build makes the next start rebuild.
 utimesSync(stamp, started / 1000, started / 1000);

@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { GeoArea, GeoPoint, Position } from '../platform/geo.js';
-import { UserOut } from './identity/routes.js';
+import { UserOut } from './identity/index.js';
 import {
   DriverOut,
   GpsDeviceOut,
@@ -32,7 +32,7 @@ import { CashEntryOut } from './money/cash.js';
 import { HeldCashOut, MerchantSettlementOut } from './money/merchant-money.js';
 import { PreferenceOut } from './messages/routes.js';
 import { ObjectOut } from './storage/routes.js';
-import { OperatorOut } from './organizations/routes.js';
+import { OperatorOut } from './organizations/index.js';
 import { MarketMerchant } from './commerce/marketplace.js';
 import { BannerOut } from './subadmin/index.js';
 import { AppBuildOut } from './mobile/routes.js';

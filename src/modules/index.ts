@@ -4,15 +4,15 @@ import { assertProvided, forward } from '../platform/hooks.js';
 import type { MoneyHooks, OrderPayments } from '../platform/order-contracts.js';
 import type { TripDirectory } from '../platform/trip-directory.js';
 import type { SecretColumn } from '../platform/secrets.js';
-import { createIdentityModule } from './identity/index.js';
-import { createOrganizationsModule } from './organizations/index.js';
+import { createIdentityModule, type OrganizationDirectory } from './identity/index.js';
+import { createOrganizationsModule, type CurrencyUse } from './organizations/index.js';
 import { createStorageModule } from './storage/index.js';
 import { createDocumentsModule } from './documents/index.js';
 import { createAuditModule } from './audit/index.js';
 import { createDashboardModule } from './dashboard/index.js';
 import { createLogisticsModule, type LogisticsApi } from './logistics/index.js';
 import { createDispatchModule } from './dispatch/index.js';
-import { createCommerceModule, type CommerceViews, type MarketplaceBannerProvider } from './commerce/index.js';
+import { createCommerceModule, type MarketplaceBannerProvider } from './commerce/index.js';
 import { createMoneyModule, type MoneyApi } from './money/index.js';
 import { createIntegrationsModule } from './integrations/index.js';
 import { CHAT_TOKEN_COLUMN, createChatModule } from './chat/index.js';
@@ -45,16 +45,17 @@ export function composeModules(ctx: AppContext) {
   const paymentDestinations = forward<Pick<MoneyHooks, 'paymentDestinations' | 'paymentOptions'>>('money.api (for commerce)');
   const marketplaceBanners = forward<MarketplaceBannerProvider>('subadmin.marketplaceBanners (for commerce)');
   const tripCounts = forward<Pick<LogisticsApi, 'tripStatusCounts'>>('logistics.api (for organizations: currency in use)');
-  const orderCounts = forward<Pick<CommerceViews, 'orderStatusCounts'>>('commerce.views (for organizations: currency in use)');
+  const commerceCurrency = forward<CurrencyUse>('commerce.views (for organizations: currency in use)');
+  const organizationDirectory = forward<OrganizationDirectory>('organizations.directory (for identity: names, phone countries)');
 
   const sync = createSyncRegistry();
-  const identity = createIdentityModule(ctx);
+  const identity = createIdentityModule(ctx, { organizations: organizationDirectory.ref });
   const storage = createStorageModule(ctx, { trips: trips.ref });
   const organizations = createOrganizationsModule(ctx, {
     identity: identity.service,
     storage: storage.linker,
     logistics: tripCounts.ref,
-    commerceViews: orderCounts.ref,
+    commerceViews: commerceCurrency.ref,
   });
   const logistics = createLogisticsModule(ctx, {
     identity: identity.service,
@@ -141,8 +142,19 @@ export function composeModules(ctx: AppContext) {
   marketplaceBanners.provide(subadmin.marketplaceBanners);
   territorySubadmins.provide(subadmin.api);
   tripCounts.provide(logistics.api);
-  orderCounts.provide(commerce.views);
-  assertProvided(trips, orderFacts, paymentDestinations, cashInHand, territorySubadmins, marketplaceBanners, tripCounts, orderCounts);
+  commerceCurrency.provide(commerce.views);
+  organizationDirectory.provide(organizations.directory);
+  assertProvided(
+    trips,
+    orderFacts,
+    paymentDestinations,
+    cashInHand,
+    territorySubadmins,
+    marketplaceBanners,
+    tripCounts,
+    commerceCurrency,
+    organizationDirectory,
+  );
 
   // Reactions across modules, all of them (each runs in the transaction of the change that fires it):
   // a deactivated user's driver profile goes off duty and gives back its trips;

@@ -1,5 +1,5 @@
 import { withDeps, type Api, type AppContext, type Module, type ModuleContext } from '../../platform/context.js';
-import type { IdentityService } from '../identity/service.js';
+import type { IdentityService } from '../identity/index.js';
 import { createApiKeyService } from './service.js';
 import { apiKeyRoutes } from './routes.js';
 

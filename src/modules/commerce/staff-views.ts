@@ -6,6 +6,7 @@ import type { MerchantRow } from '../logistics/index.js';
 import type { TerritoryScope } from '../../platform/scope.js';
 import { couponOut, createCoupon, type CouponRow } from './coupons.js';
 import { orderOut } from './model.js';
+import { catalogItemsExist } from './repo/catalog.js';
 import { listScopedCoupons } from './repo/coupons.js';
 import {
   countOrdersByStatus,
@@ -27,6 +28,8 @@ export type { Period };
  */
 export function createCommerceViews(ctx: CommerceContext) {
   return {
+    /** Whether the organization's catalog has any item (organizations: the one-currency rule). */
+    catalogInUse: (tx: Tx): Promise<boolean> => catalogItemsExist(tx),
     orderStatusCounts: (tx: Tx, territoryIds: TerritoryScope, period: Period = {}): Promise<Record<string, number>> =>
       countOrdersByStatus(tx, territoryIds, period),
 

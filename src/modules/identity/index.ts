@@ -1,28 +1,24 @@
-import type { Actor } from '../../platform/auth.js';
-import { withDeps, type AppContext, type ModuleContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
-import { hook, type Hook } from '../../platform/hooks.js';
-import { createIdentityService, type IdentityService } from './service.js';
+import type { AppContext } from '../../platform/context.js';
+import { withDeps, type Api } from '../../platform/context.js';
+import { hook } from '../../platform/hooks.js';
+import type { IdentityContext, IdentityHooks, OrganizationDirectory } from './context.js';
 import { identityRoutes } from './routes.js';
-import { userLifecycleRoutes } from './lifecycle.js';
+import { createIdentityService } from './service/accounts.js';
+import { createUserDeactivation } from './service/deactivation.js';
 
-export type { IdentityService } from './service.js';
+export type { IdentityService, NewUser } from './service/accounts.js';
+export type { OrganizationDirectory } from './context.js';
+export { PASSWORD_RULES, UserOut } from './schemas.js';
 
-/** What identity's routes see: its own service and the hooks it fires. */
-export type IdentityContext = ModuleContext<{ identity: IdentityService; userDeactivated: Hook<[Tx, Actor, string]> }>;
-
-export function createIdentityModule(ctx: AppContext) {
-  const identity = createIdentityService(ctx);
-  /** Fired in the transaction that deactivates a user (after its sessions are revoked): other modules react (logistics: driver off duty). */
-  const userDeactivated = hook<[tx: Tx, actor: Actor, userId: string]>();
-  const mctx: IdentityContext = withDeps(ctx, { identity, userDeactivated });
+export function createIdentityModule(base: AppContext, deps: { organizations: OrganizationDirectory }) {
+  const hooks: IdentityHooks = { userDeactivated: hook() };
+  const ctx: IdentityContext = withDeps(base, { ...deps, hooks });
+  const service = createIdentityService(ctx);
+  const deactivation = createUserDeactivation(ctx, service);
   return {
     name: 'identity',
-    service: identity,
-    on: { userDeactivated },
-    routes(app: Parameters<typeof identityRoutes>[0]) {
-      identityRoutes(app, mctx);
-      userLifecycleRoutes(app, mctx);
-    },
+    service,
+    on: hooks,
+    routes: (app: Api) => identityRoutes(app, service, deactivation),
   };
 }

@@ -1,4 +1,4 @@
-import { prepared, type Database, type TenantContext, type Tx } from '../../platform/db/index.js';
+import type { Tx } from '../../platform/db/index.js';
 import { selectList, type SnakeRow } from '../../platform/db/columns.js';
 import { authSession, refreshToken, users } from './tables.js';
 
@@ -10,11 +10,6 @@ export type UserView = Omit<UserRow, 'password_hash'>;
 export const USER_COLUMNS = selectList(users, 'u', { omit: ['passwordHash'] });
 
 // ---------------------------------------------------------------- users
-
-/** The default countries organizations use (to read typed phones at login). */
-export async function phoneCountriesInUse(tx: Tx): Promise<string[]> {
-  return (await tx.query<{ c: string }>('SELECT DISTINCT default_country AS c FROM organization_settings')).rows.map((r) => r.c);
-}
 
 export async function loginTaken(tx: Tx, organizationId: string, email: string | null, phone: string | null): Promise<boolean> {
   const dup = await tx.query('SELECT 1 FROM users WHERE organization_id = $1 AND (email = $2 OR phone = $3)', [
@@ -44,27 +39,14 @@ export async function loginCandidates(
   tx: Tx,
   by: { email: string } | { phones: string[] },
   organizationId: string | null,
-): Promise<(UserRow & { organization_name: string })[]> {
-  const { rows } = await tx.query<UserRow & { organization_name: string }>(
-    `SELECT u.*, o.name AS organization_name FROM users u JOIN organization o ON o.id = u.organization_id
+): Promise<UserRow[]> {
+  const { rows } = await tx.query<UserRow>(
+    `SELECT u.* FROM users u
       WHERE u.active AND ${'email' in by ? 'u.email = $1' : 'u.phone = ANY($1::text[])'} AND ($2::text IS NULL OR u.organization_id = $2)
       ORDER BY u.organization_id LIMIT 20`,
     ['email' in by ? by.email : by.phones, organizationId],
   );
   return rows;
-}
-
-const ME_SQL = prepared(`SELECT ${USER_COLUMNS}, o.name AS organization_name
-   FROM users u JOIN organization o ON o.id = u.organization_id WHERE u.id = $1`);
-
-/** The calling user with the organization's name, in one round trip. */
-export async function readMe(
-  db: Database,
-  tenant: TenantContext,
-  userId: string,
-): Promise<(UserView & { organization_name: string }) | null> {
-  const rows = await db.tenantRead<UserView & { organization_name: string }>(tenant, ME_SQL, [userId]);
-  return rows[0] ?? null;
 }
 
 export async function listUsers(

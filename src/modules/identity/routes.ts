@@ -1,83 +1,31 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf, APP_ROLES } from '../../platform/auth.js';
-import {
-  Email,
-  TooMany,
-  Nullable,
-  PageQueryProps,
-  Page,
-  Phone,
-  Strict,
-  Timestamp,
-  ShortText,
-  Id,
-  NewPassword,
-  OneOf,
-} from '../../platform/schemas.js';
+import { actorOf } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
-import type { IdentityContext } from './index.js';
+import { IdParams, Page, TooMany } from '../../platform/schemas.js';
+import {
+  LOGIN_LIMITS,
+  LoginBody,
+  MeOut,
+  NewUserBody,
+  PASSWORD_RULES,
+  RefreshTokenBody,
+  Tokens,
+  UserListQuery,
+  UserOut,
+  UserStatusBody,
+} from './schemas.js';
+import type { IdentityService } from './service/accounts.js';
+import type { UserDeactivation } from './service/deactivation.js';
 
-const Role = Type.Union(APP_ROLES.map((r) => Type.Literal(r)));
-const Kind = Type.String({ description: 'platform | administrator | dispatch | subadmin | comercio | delivery | repartidor' });
+const DEACTIVATE_DOC =
+  'Organization administrators only; users of other organizations are 404. In one transaction: the user is marked inactive, every session and refresh ' +
+  'token of the user is revoked, open SSE streams of the user close within a second (on every instance, through NOTIFY session_revoked), and a driver ' +
+  "profile goes unavailable with its assigned/accepted trips back to pending. Afterwards any request with the user's access token is 401 `SESSION_REVOKED`, " +
+  '/auth/refresh is 401 `INVALID_REFRESH_TOKEN`, and login is 401 `INVALID_CREDENTIALS` (the same answer as a wrong password). Refused: oneself ' +
+  '(422 `CANNOT_DEACTIVATE_SELF`), the last active administrator (409 `LAST_ADMINISTRATOR`), platform operators (403 `PLATFORM_USER`). ' +
+  'Deactivating an inactive user changes nothing. Audited (`user.deactivated`, with the reason).';
 
-export const UserOut = Type.Object({
-  id: Type.String(),
-  organization_id: Type.String(),
-  email: Nullable(Type.String()),
-  phone: Nullable(Type.String()),
-  display_name: Type.String(),
-  role: Role,
-  kind: Kind,
-  dispatch: Type.Boolean(),
-  subadmin: Type.Boolean(),
-  active: Type.Boolean(),
-  created_at: Timestamp,
-});
-
-const Tokens = Type.Object({
-  access_token: Type.String(),
-  token_type: Type.Literal('Bearer'),
-  expires_in: Type.Integer({ description: 'access token lifetime in seconds (900)' }),
-  refresh_token: Type.String({ description: 'opaque, single use; rotate with /auth/refresh (30 days)' }),
-  refresh_expires_at: Timestamp,
-  user: UserOut,
-});
-
-const Password = Type.String({ minLength: 1, maxLength: 200 });
-
-export const PASSWORD_RULES =
-  'A password needs at least 10 characters (at most 200), no composition rules, and must not be one of the common passwords shipped ' +
-  'with the service (src/modules/identity/common-passwords.ts, also with trailing punctuation removed), one repeated character or ' +
-  'contain the name part of the email (NIST SP 800-63B); otherwise 400 WEAK_PASSWORD.';
-
-export const LOGIN_LIMITS =
-  'Guessing is throttled, never locked out (OWASP authentication cheat sheet); every counter lives in the database, shared by all instances. ' +
-  '(1) Per client address: LOGIN_RATE_LIMIT_PER_IP attempts per minute over all logins (default 50), then 429 RATE_LIMITED. ' +
-  '(2) Per login (email or phone) and address: 5 attempts without delay (LOGIN_FREE_ATTEMPTS); from the 5th failed one the address ' +
-  'waits 1 s before its next attempt, doubled after each further failure (2 s, 4 s, ...) up to 15 min (LOGIN_MAX_DELAY_SECONDS); ' +
-  'a successful login resets it, and the count starts over after 24 h. (3) Per login, from all addresses: after 20 failures within ' +
-  '15 min (LOGIN_ACCOUNT_CEILING) addresses that never logged in to it successfully (in the last 30 days) share one attempt per 30 s, ' +
-  'while known addresses of the owner keep their own back-off only. A held-back attempt is not checked and answers ' +
-  '429 LOGIN_THROTTLED (problem+json) with Retry-After in seconds; the answers are the same for logins that exist and those that do not.';
-
-/** Login: exactly one identifier, email or phone. */
-export const LoginWithEmail = Strict({ email: Email, password: Password, organization_id: Type.Optional(Id) }, { title: 'LoginWithEmail' });
-export const LoginWithPhone = Strict({ phone: Phone, password: Password, organization_id: Type.Optional(Id) }, { title: 'LoginWithPhone' });
-const LoginBody = OneOf([LoginWithEmail, LoginWithPhone], { description: 'exactly one of `email` or `phone`, with the password' });
-
-/** A new user needs an email, a phone or both. */
-const newUserFields = { password: NewPassword, display_name: ShortText(120), role: Role, dispatch: Type.Optional(Type.Boolean()) };
-const NewUserBody = Type.Union(
-  [
-    Strict({ email: Email, phone: Type.Optional(Phone), ...newUserFields }, { title: 'NewUserByEmail' }),
-    Strict({ email: Type.Optional(Email), phone: Phone, ...newUserFields }, { title: 'NewUserByPhone' }),
-  ],
-  { description: '`email`, `phone` or both; a user with the same email or phone in the organization is 409 DUPLICATE_USER' },
-);
-
-export function identityRoutes(app: Api, ctx: IdentityContext) {
-  const svc = ctx.deps.identity;
-
+export function identityRoutes(app: Api, svc: IdentityService, users: UserDeactivation) {
   app.post(
     '/auth/login',
     {
@@ -112,7 +60,7 @@ export function identityRoutes(app: Api, ctx: IdentityContext) {
           '(default 10 s) of its rotation, e.g. by two concurrent requests, answers the same new pair; later (or once that new ' +
           'refresh token was itself used) the reuse revokes the whole session: 401 REFRESH_TOKEN_REUSED. Access tokens carry iat and ' +
           'exp (ACCESS_TOKEN_TTL_SECONDS); a token without them is refused (401 INVALID_TOKEN).',
-        body: Strict({ refresh_token: Type.String({ minLength: 10, maxLength: 200 }) }),
+        body: RefreshTokenBody,
         response: { 200: Tokens },
       },
     },
@@ -127,7 +75,7 @@ export function identityRoutes(app: Api, ctx: IdentityContext) {
         operationId: 'revokeRefreshToken',
         tags: ['auth'],
         summary: "Revoke one of the caller's refresh tokens (and its session)",
-        body: Strict({ refresh_token: Type.String({ minLength: 10, maxLength: 200 }) }),
+        body: RefreshTokenBody,
         response: { 204: Type.Null() },
       },
     },
@@ -157,19 +105,7 @@ export function identityRoutes(app: Api, ctx: IdentityContext) {
         operationId: 'getMe',
         tags: ['auth'],
         response: {
-          200: Type.Object({
-            ...UserOut.properties,
-            organization: Type.Object({ id: Type.String(), name: Type.String() }),
-            subadmin_scope: Nullable(
-              Type.Object({
-                territory_ids: Type.Array(Type.String()),
-                permissions: Type.Record(Type.String(), Type.Boolean()),
-                commission_min_percent: Nullable(Type.String()),
-                commission_max_percent: Nullable(Type.String()),
-                active: Type.Boolean(),
-              }),
-            ),
-          }),
+          200: MeOut,
         },
       },
     },
@@ -183,17 +119,7 @@ export function identityRoutes(app: Api, ctx: IdentityContext) {
       schema: {
         operationId: 'listAppUsers',
         tags: ['users'],
-        querystring: Strict({
-          ...PageQueryProps,
-          role: Type.Optional(Role),
-          q: Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: 100,
-              description: 'part of the email or display name, matched literally (case-insensitive)',
-            }),
-          ),
-        }),
+        querystring: UserListQuery,
         response: { 200: Page(UserOut) },
       },
     },
@@ -214,5 +140,41 @@ export function identityRoutes(app: Api, ctx: IdentityContext) {
       },
     },
     async (req, reply) => reply.code(201).send(await svc.createAppUser(actorOf(req), req.body)),
+  );
+
+  app.post(
+    '/app-users/:id/deactivate',
+    {
+      config: { auth: { roles: ['administrator'] } },
+      schema: {
+        operationId: 'deactivateAppUser',
+        tags: ['users'],
+        summary: 'Deactivate a user of the organization: sessions revoked at once',
+        description: DEACTIVATE_DOC,
+        params: IdParams,
+        body: UserStatusBody,
+        response: { 200: UserOut },
+      },
+    },
+    async (req) => users.deactivate(actorOf(req), req.params.id, req.body?.reason),
+  );
+
+  app.post(
+    '/app-users/:id/reactivate',
+    {
+      config: { auth: { roles: ['administrator'] } },
+      schema: {
+        operationId: 'reactivateAppUser',
+        tags: ['users'],
+        summary: 'Reactivate a deactivated user of the organization',
+        description:
+          "Organization administrators only; other organizations' users are 404. The user may log in again (old sessions stay revoked). A driver profile stays " +
+          'unavailable until he or staff turn it on. Reactivating an active user changes nothing. Audited (`user.reactivated`).',
+        params: IdParams,
+        body: UserStatusBody,
+        response: { 200: UserOut },
+      },
+    },
+    async (req) => users.reactivate(actorOf(req), req.params.id, req.body?.reason),
   );
 }

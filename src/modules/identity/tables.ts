@@ -1,3 +1,4 @@
+import { APP_ROLES } from '../../platform/auth.js';
 import { organization } from '../organizations/tables.js';
 import { boolean, foreignKey, index, pgTable, pgView, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 
@@ -14,7 +15,7 @@ export const users = pgTable(
     phone: text('phone'),
     passwordHash: text('password_hash').notNull(),
     displayName: text('display_name').notNull(),
-    role: text('role', { enum: ['administrator', 'comercio', 'delivery', 'repartidor'] }).notNull(),
+    role: text('role', { enum: APP_ROLES }).notNull(),
     dispatch: boolean('dispatch').notNull().default(false),
     subadmin: boolean('subadmin').notNull().default(false),
     platformAdmin: boolean('platform_admin').notNull().default(false),

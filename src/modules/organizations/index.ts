@@ -1,26 +1,21 @@
-import { withDeps, type Api, type AppContext, type ModuleContext } from '../../platform/context.js';
-import type { ObjectLinker, ObjectReadGrant } from '../../platform/storage-links.js';
-import type { IdentityService } from '../identity/index.js';
-import type { LogisticsApi } from '../logistics/index.js';
-import type { CommerceViews } from '../commerce/index.js';
-import { createOrganizationService } from './service.js';
+import { withDeps, type Api, type AppContext } from '../../platform/context.js';
+import type { ObjectReadGrant } from '../../platform/storage-links.js';
+import type { OrganizationDirectory } from '../identity/index.js';
+import type { OrganizationsContext } from './context.js';
+import { isOrganizationLogo, organizationNames, ownOperatorStatus, phoneCountriesInUse } from './repo.js';
 import { organizationRoutes } from './routes.js';
-import { isOrganizationLogo, ownOperatorStatus } from './repo.js';
+import { createOrganizationService } from './service.js';
 
-export type { OrganizationService } from './service.js';
-
-export type OrganizationsContext = ModuleContext<{
-  identity: IdentityService;
-  storage: ObjectLinker;
-  /** Whether trips exist (logistics, built later: a forward reference), for the one-currency rule. */
-  logistics: Pick<LogisticsApi, 'tripStatusCounts'>;
-  /** Whether orders exist (commerce, built later: a forward reference), for the one-currency rule. */
-  commerceViews: Pick<CommerceViews, 'orderStatusCounts'>;
-}>;
+export type { OrganizationService, OperatorStatus } from './service.js';
+export { OPERATOR_TRANSITIONS } from './service.js';
+export { OperatorOut } from './schemas.js';
+export type { CurrencyUse, TripCounts } from './context.js';
 
 export function createOrganizationsModule(ctx: AppContext, deps: OrganizationsContext['deps']) {
   const mctx: OrganizationsContext = withDeps(ctx, deps);
   const service = createOrganizationService(mctx);
+  /** Organization names and phone countries, for identity (login, GET /me). */
+  const directory: OrganizationDirectory = { phoneCountriesInUse, organizationNames };
   // The organization's logo is shown to everyone in it (the mobile brand assets advertise it).
   const logoReadGrant: ObjectReadGrant = async (tx, _actor, o) => {
     if (o.purpose !== 'avatar' && o.purpose !== 'other') return false;
@@ -30,5 +25,5 @@ export function createOrganizationsModule(ctx: AppContext, deps: OrganizationsCo
     operator_status: await ownOperatorStatus(tx),
     users_by_role: await deps.identity.activeUsersByRole(tx),
   }));
-  return { name: 'organizations', service, logoReadGrant, routes: (app: Api) => organizationRoutes(app, mctx, service) };
+  return { name: 'organizations', service, directory, logoReadGrant, routes: (app: Api) => organizationRoutes(app, service) };
 }

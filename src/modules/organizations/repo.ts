@@ -1,10 +1,10 @@
 import { prepared, type Tx } from '../../platform/db/index.js';
 import { selectList, type SnakeRow } from '../../platform/db/columns.js';
+import type { OperatorStatus } from './schemas.js';
 import { operator, organization, organizationSettings } from './tables.js';
 
 /** An operator account as stored (derived from the table); lists add the organization's name. */
 export type OperatorRow = SnakeRow<typeof operator.$inferSelect> & { organization_name?: string };
-export type OperatorStatus = OperatorRow['status'];
 /** The settings an organization shows and edits (derived from the table). */
 export type SettingsRow = Omit<SnakeRow<typeof organizationSettings.$inferSelect>, 'organization_id' | 'updated_by_user_id'>;
 export type SettingsPatch = Partial<Omit<SettingsRow, 'updated_at'>>;
@@ -113,13 +113,6 @@ export async function updateSettings(tx: Tx, userId: string, patch: SettingsPatc
   return rows[0];
 }
 
-/** Whether the organization's catalog has any item (its prices are in the organization currency). */
-export async function catalogItemsExist(tx: Tx): Promise<boolean> {
-  // TODO(issue 18): commerce's table; ask commerce once it exports this check (its repo was rewritten concurrently).
-  const { rows } = await tx.query<{ used: boolean }>('SELECT EXISTS (SELECT 1 FROM catalog_item) AS used');
-  return rows[0].used;
-}
-
 // ---------------------------------------------------------------- branding
 
 export async function findBranding(tx: Tx, organizationId: string, lock = false): Promise<BrandingRow | null> {
@@ -150,4 +143,17 @@ export async function ownBranding(tx: Tx): Promise<(BrandingRow & { slug: string
 /** Whether the storage object is the organization's logo (everyone in it may read it). */
 export async function isOrganizationLogo(tx: Tx, objectId: string): Promise<boolean> {
   return (await tx.query('SELECT 1 FROM organization WHERE logo_object_id = $1', [objectId])).rowCount > 0;
+}
+
+// ---------------------------------------------------------------- directory (for identity)
+
+/** The default phone countries in use (every organization's in a system transaction). */
+export async function phoneCountriesInUse(tx: Tx): Promise<string[]> {
+  return (await tx.query<{ c: string }>('SELECT DISTINCT default_country AS c FROM organization_settings')).rows.map((r) => r.c);
+}
+
+/** The names of the organizations with these ids, of those visible in the transaction. */
+export async function organizationNames(tx: Tx, ids: readonly string[]): Promise<Map<string, string>> {
+  const { rows } = await tx.query<{ id: string; name: string }>('SELECT id, name FROM organization WHERE id = ANY($1::text[])', [ids]);
+  return new Map(rows.map((r) => [r.id, r.name]));
 }

@@ -1,61 +1,20 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/auth.js';
+import type { Api } from '../../platform/context.js';
+import { IdParams, Page, TooMany } from '../../platform/schemas.js';
+import { PASSWORD_RULES } from '../identity/index.js';
 import {
-  Email,
-  TooMany,
-  IdParams,
-  Nullable,
-  Page,
-  PageQueryProps,
-  Phone,
-  ShortText,
-  Strict,
-  Timestamp,
-  Id,
-  NewPassword,
-  KnownCurrency,
-  TimeZone,
-  PhoneCountry,
-} from '../../platform/schemas.js';
-import type { Api, AppContext } from '../../platform/context.js';
+  BrandingOut,
+  BrandingPatchBody,
+  DecisionBody,
+  OnboardingBody,
+  OnboardingOut,
+  OperatorListQuery,
+  OperatorOut,
+  SettingsOut,
+  SettingsPatchBody,
+} from './schemas.js';
 import { OPERATOR_ACTIONS, type OperatorAction, type OrganizationService } from './service.js';
-import { PASSWORD_RULES } from '../identity/routes.js';
-
-const OperatorStatus = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected'), Type.Literal('suspended')]);
-export const OperatorOut = Type.Object({
-  id: Type.String(),
-  organization_id: Type.String(),
-  organization_name: Type.Optional(Type.String()),
-  status: OperatorStatus,
-  legal_name: Type.String(),
-  contact_email: Type.String(),
-  contact_phone: Nullable(Type.String()),
-  country: Nullable(Type.String()),
-  status_reason: Nullable(Type.String()),
-  decided_by_user_id: Nullable(Type.String()),
-  decided_at: Nullable(Timestamp),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
-const SettingsOut = Type.Object({
-  require_platform_payment_before_order: Type.Boolean(),
-  default_currency: Type.String(),
-  timezone: Type.String(),
-  default_country: Type.String({
-    description: 'ISO 3166-1 alpha-2: phone numbers typed without a +country code are numbers of this country',
-  }),
-  support_phone: Nullable(Type.String()),
-  support_email: Nullable(Type.String()),
-  updated_at: Timestamp,
-});
-const Color = Type.String({ pattern: '^#[0-9A-Fa-f]{6}$', description: '#RRGGBB' });
-const BrandingOut = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  primary_color: Nullable(Type.String()),
-  secondary_color: Nullable(Type.String()),
-  logo_object_id: Nullable(Type.String()),
-});
 
 export const CONTRACT = {
   api_version: 'v1',
@@ -71,7 +30,7 @@ export const CONTRACT = {
   payment_connectors: { state: 'future', note: 'payment-intent routes are a reserved contract (FUTURE_INTEGRATION_NOT_RELEASED)' },
 };
 
-export function organizationRoutes(app: Api, ctx: AppContext, svc: OrganizationService) {
+export function organizationRoutes(app: Api, svc: OrganizationService) {
   app.get(
     '/contracts/current',
     {
@@ -96,22 +55,9 @@ export function organizationRoutes(app: Api, ctx: AppContext, svc: OrganizationS
           ' ' +
           'Rate limited per client address (ONBOARDING_RATE_LIMIT_PER_IP, default 10 per hour) and per email ' +
           '(ONBOARDING_RATE_LIMIT_PER_EMAIL, default 3 per hour): 429 RATE_LIMITED with Retry-After.',
-        body: Strict({
-          organization_name: ShortText(120, 2),
-          slug: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,48}[a-z0-9]$' })),
-          legal_name: Type.Optional(ShortText(200, 2)),
-          country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
-          contact_phone: Type.Optional(Phone),
-          admin: Strict({ email: Email, password: NewPassword, display_name: ShortText(120), phone: Type.Optional(Phone) }),
-        }),
+        body: OnboardingBody,
         response: {
-          201: Type.Object({
-            organization_id: Type.String(),
-            slug: Type.String(),
-            operator_id: Type.String(),
-            status: OperatorStatus,
-            admin_user_id: Type.String(),
-          }),
+          201: OnboardingOut,
           429: TooMany,
         },
       },
@@ -126,7 +72,7 @@ export function organizationRoutes(app: Api, ctx: AppContext, svc: OrganizationS
       schema: {
         operationId: 'listOperators',
         tags: ['onboarding'],
-        querystring: Strict({ ...PageQueryProps, status: Type.Optional(OperatorStatus) }),
+        querystring: OperatorListQuery,
         response: { 200: Page(OperatorOut) },
       },
     },
@@ -143,7 +89,7 @@ export function organizationRoutes(app: Api, ctx: AppContext, svc: OrganizationS
           tags: ['onboarding'],
           summary: `${action} an operator (pending → approved | rejected, approved → suspended → approved)`,
           params: IdParams,
-          body: Type.Optional(Strict({ reason: Type.Optional(ShortText(500)) })),
+          body: Type.Optional(DecisionBody),
           response: { 200: OperatorOut },
         },
       },
@@ -174,17 +120,7 @@ export function organizationRoutes(app: Api, ctx: AppContext, svc: OrganizationS
           'onboarding `country`) is the country of phone numbers typed without a +country code: every phone the API stores (users, merchants, branches, ' +
           'express customers, trip recipients, chat and support phones) is normalised to E.164 with it; an invalid number is 400 INVALID_PHONE. ' +
           'Changing it does not rewrite numbers already stored.',
-        body: Strict(
-          {
-            require_platform_payment_before_order: Type.Optional(Type.Boolean()),
-            default_currency: Type.Optional(KnownCurrency),
-            timezone: Type.Optional(TimeZone),
-            default_country: Type.Optional(PhoneCountry),
-            support_phone: Type.Optional(Nullable(Phone)),
-            support_email: Type.Optional(Nullable(Email)),
-          },
-          { minProperties: 1 },
-        ),
+        body: SettingsPatchBody,
         response: { 200: SettingsOut },
       },
     },
@@ -198,16 +134,8 @@ export function organizationRoutes(app: Api, ctx: AppContext, svc: OrganizationS
       schema: {
         operationId: 'updateBranding',
         tags: ['settings'],
-        params: Strict({ id: Id }),
-        body: Strict(
-          {
-            name: Type.Optional(ShortText(120, 2)),
-            primary_color: Type.Optional(Nullable(Color)),
-            secondary_color: Type.Optional(Nullable(Color)),
-            logo_object_id: Type.Optional(Nullable(Id)),
-          },
-          { minProperties: 1 },
-        ),
+        params: IdParams,
+        body: BrandingPatchBody,
         response: { 200: BrandingOut },
       },
     },

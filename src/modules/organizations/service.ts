@@ -6,11 +6,12 @@ import { recordAudit } from '../../platform/audit.js';
 import { assertTransition, type Transitions } from '../../platform/state-machine.js';
 import { assertObjectLink } from '../../platform/storage-links.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
-import type { OrganizationsContext } from './index.js';
+import type { OrganizationsContext } from './context.js';
 import { createCache, invalidateOn } from '../../platform/cache.js';
 import type { Tx } from '../../platform/db/index.js';
 import * as repo from './repo.js';
-import type { BrandingPatch, OperatorRow, OperatorStatus, SettingsPatch, SettingsRow } from './repo.js';
+import type { BrandingPatch, OperatorRow, SettingsPatch, SettingsRow } from './repo.js';
+import type { OperatorStatus } from './schemas.js';
 
 export type { OperatorRow, OperatorStatus };
 export const OPERATOR_TRANSITIONS: Transitions<OperatorStatus> = {
@@ -54,11 +55,11 @@ export const isCurrency = (c: string) => CURRENCIES.has(c);
 export const isTimeZone = (z: string) => TIME_ZONES.has(z);
 
 /**
- * Whether amounts are recorded in the organization's currency: a catalog item, an order or a trip. Orders and trips are
- * asked of their modules (commerce, logistics).
+ * Whether amounts are recorded in the organization's currency: a catalog item, an order or a trip. Each is asked of its
+ * module (commerce, logistics).
  */
 async function currencyInUse(ctx: OrganizationsContext, tx: Tx): Promise<boolean> {
-  if (await repo.catalogItemsExist(tx)) return true;
+  if (await ctx.deps.commerceViews.catalogInUse(tx)) return true;
   if (Object.keys(await ctx.deps.commerceViews.orderStatusCounts(tx, null)).length > 0) return true;
   return Object.keys(await ctx.deps.logistics.tripStatusCounts(tx, null)).length > 0;
 }

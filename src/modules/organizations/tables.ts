@@ -1,4 +1,5 @@
 import { boolean, index, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { OPERATOR_STATUSES } from './schemas.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -22,9 +23,7 @@ export const operator = pgTable(
       .notNull()
       .references(() => organization.id),
     id: text('id').notNull(),
-    status: text('status', { enum: ['pending', 'approved', 'rejected', 'suspended'] })
-      .notNull()
-      .default('pending'),
+    status: text('status', { enum: OPERATOR_STATUSES }).notNull().default('pending'),
     legalName: text('legal_name').notNull(),
     contactEmail: text('contact_email').notNull(),
     contactPhone: text('contact_phone'),

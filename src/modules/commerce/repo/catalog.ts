@@ -96,3 +96,9 @@ export async function syncCatalog(tx: Tx, merchantId: string, c: SyncClause): Pr
   );
   return rows;
 }
+
+/** Whether the organization's catalog has any item (its prices are in the organization currency). */
+export async function catalogItemsExist(tx: Tx): Promise<boolean> {
+  const { rows } = await tx.query<{ used: boolean }>('SELECT EXISTS (SELECT 1 FROM catalog_item) AS used');
+  return rows[0].used;
+}

@@ -1,22 +1,19 @@
-import { normalizePhones, phoneCandidates } from '../../platform/phone.js';
-import { containsPattern } from '../../platform/search.js';
+import { normalizePhones, phoneCandidates } from '../../../platform/phone.js';
+import { containsPattern } from '../../../platform/search.js';
 import { createHmac } from 'node:crypto';
-import type { Static } from '@sinclair/typebox';
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
-import { AppError } from '../../platform/errors.js';
-import { newId, randomToken, sha256Hex } from '../../platform/ids.js';
-import { signAccessToken, type AccessClaims, type Actor, type AppRole, type Principal } from '../../platform/auth.js';
-import { recordAudit } from '../../platform/audit.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
-import type { AppContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
-import * as repo from './repo.js';
-import type { UserRow, UserView } from './repo.js';
-import type { UserOut } from './routes.js';
-import { COMMON_PASSWORDS_TEXT } from './common-passwords.js';
-import { createCache, invalidateOn } from '../../platform/cache.js';
-
-export { USER_COLUMNS, type UserRow } from './repo.js';
+import { AppError } from '../../../platform/errors.js';
+import { newId, randomToken, sha256Hex } from '../../../platform/ids.js';
+import { signAccessToken, type AccessClaims, type Actor, type AppRole, type Principal } from '../../../platform/auth.js';
+import { recordAudit } from '../../../platform/audit.js';
+import { pageRequest, toPage } from '../../../platform/pagination.js';
+import type { Tx } from '../../../platform/db/index.js';
+import type { IdentityContext } from '../context.js';
+import * as repo from '../repo.js';
+import type { UserRow, UserView } from '../repo.js';
+import type { PublicUser } from '../schemas.js';
+import { passwordProblems } from './passwords.js';
+import { createCache, invalidateOn } from '../../../platform/cache.js';
 
 export function principalOf(u: Pick<UserRow, 'role' | 'dispatch' | 'subadmin' | 'platform_admin'>): Principal {
   if (u.platform_admin) return 'platform';
@@ -24,7 +21,7 @@ export function principalOf(u: Pick<UserRow, 'role' | 'dispatch' | 'subadmin' | 
   return u.role;
 }
 
-export function publicUser(u: UserView): Static<typeof UserOut> {
+export function publicUser(u: UserView): PublicUser {
   return {
     id: u.id,
     organization_id: u.organization_id,
@@ -40,28 +37,6 @@ export function publicUser(u: UserView): Static<typeof UserOut> {
   };
 }
 
-const COMMON = new Set(
-  COMMON_PASSWORDS_TEXT.split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean),
-);
-
-/**
- * NIST SP 800-63B: at least 10 characters, no composition rules, not in the shipped list of common
- * passwords (also with trailing punctuation removed, `Password123!`), not one repeated character,
- * not containing the email's name. Every route that sets a password goes through here.
- */
-export function passwordProblems(password: string, email?: string | null): string | null {
-  if (password.length < 10) return 'must be at least 10 characters';
-  if (password.length > 200) return 'must be at most 200 characters';
-  const lower = password.toLowerCase();
-  if (COMMON.has(lower) || COMMON.has(lower.replace(/[^a-z0-9]+$/, ''))) return 'is too common';
-  if (/^(.)\1+$/.test(password)) return 'is one repeated character';
-  if (email && password.toLowerCase().includes(email.split('@')[0].toLowerCase()) && email.split('@')[0].length >= 4)
-    return 'must not contain the email name';
-  return null;
-}
-
 export interface NewUser {
   email?: string | null;
   phone?: string | null;
@@ -73,7 +48,7 @@ export interface NewUser {
   platform_admin?: boolean;
 }
 
-export function createIdentityService(ctx: AppContext) {
+export function createIdentityService(ctx: IdentityContext) {
   const { db, config } = ctx;
   const argon = {
     memoryCost: config.settings.PASSWORD_HASH_MEMORY_KIB,
@@ -92,7 +67,7 @@ export function createIdentityService(ctx: AppContext) {
   /** The default countries organizations use (a handful), cached for a minute. */
   async function phoneCountriesInUse(): Promise<string[]> {
     if (countriesCache && Date.now() - countriesCache.at < 60_000) return countriesCache.list;
-    const list = await db.withSystem((tx) => repo.phoneCountriesInUse(tx));
+    const list = await db.withSystem((tx) => ctx.deps.organizations.phoneCountriesInUse(tx));
     countriesCache = { at: Date.now(), list };
     return list;
   }
@@ -250,12 +225,18 @@ export function createIdentityService(ctx: AppContext) {
       }
       await loginSucceeded(identifier, ip);
       if (matches.length > 1) {
+        const names = await db.withSystem((tx) =>
+          ctx.deps.organizations.organizationNames(
+            tx,
+            matches.map((m) => m.organization_id),
+          ),
+        );
         throw new AppError(
           400,
           'ORGANIZATION_REQUIRED',
           'This login and password belong to accounts in several organizations; send organization_id',
           [{ field: 'organization_id', message: 'required for this login' }],
-          { organizations: matches.map((m) => ({ id: m.organization_id, name: m.organization_name })) },
+          { organizations: matches.map((m) => ({ id: m.organization_id, name: names.get(m.organization_id) ?? '' })) },
         );
       }
       const user = matches[0];
@@ -332,11 +313,15 @@ export function createIdentityService(ctx: AppContext) {
     },
 
     async me(actor: Actor) {
-      const me = await repo.readMe(db, actor, actor.userId);
+      const [me, names] = await db.readTenant(
+        actor,
+        async (tx) =>
+          [await repo.findUser(tx, actor.userId), await ctx.deps.organizations.organizationNames(tx, [actor.organizationId])] as const,
+      );
       if (!me) throw AppError.notFound('User');
       return {
         ...publicUser(me),
-        organization: { id: me.organization_id, name: me.organization_name },
+        organization: { id: me.organization_id, name: names.get(me.organization_id) ?? '' },
         subadmin_scope: subadminScopeOut(actor.subadmin),
       };
     },
