@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import net from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -293,6 +294,34 @@ for (const [mode, { login: LOGIN, system: SYSTEM }] of Object.entries(MODES))
       } finally {
         await new Promise((r) => receiver.close(r));
       }
+    });
+
+    it('a shop webhook finds its connection across organizations (app_worker) and becomes an express request', async () => {
+      const merchant = await login(DEMO_LOGINS.merchant);
+      const secret = 'least-shop-secret';
+      const c = await inject(merchant.access_token, {
+        method: 'POST',
+        url: '/shops/connections',
+        payload: { platform: 'shopify', shop_url: 'least.myshopify.com', secret },
+      });
+      expect(c.statusCode, c.body).toBe(201);
+      const body = JSON.stringify({
+        id: 77,
+        updated_at: new Date().toISOString(),
+        shipping_address: { name: 'Ana', address1: 'Av. Arce 2500', city: 'La Paz', latitude: -16.51, longitude: -68.125 },
+      });
+      const res = await app.inject({
+        method: 'POST',
+        url: `/api/v1/shops/shopify/${c.json().id}`,
+        payload: body,
+        headers: {
+          'content-type': 'application/json',
+          'x-shopify-topic': 'orders/create',
+          'x-shopify-hmac-sha256': createHmac('sha256', secret).update(body).digest('base64'),
+        },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().outcome).toBe('created');
     });
 
     it('SSE: an event committed in a tenant transaction reaches the stream through the hub', async () => {

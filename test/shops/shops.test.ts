@@ -166,7 +166,8 @@ describe('shop connections', () => {
       url: '/shops/connections',
       payload: { platform: 'woocommerce', shop_url: 'https://tienda.example.com', secret },
     });
-    expect(r.statusCode, r.body).toBe(400);
+    expect(r.statusCode, r.body).toBe(422);
+    expect(r.json().code).toBe('MERCHANT_REQUIRED');
     const merchantId = (await rows(t, 'SELECT id FROM merchant WHERE owner_user_id = $1', [merchant.userId]))[0].id;
     const byAdmin = await connect(admin, 'woocommerce', secret, { merchant_id: merchantId, shop_url: 'https://tienda.example.com/' });
     expect(byAdmin.merchant_id).toBe(merchantId);

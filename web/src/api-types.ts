@@ -3290,7 +3290,7 @@ export interface paths {
         put?: never;
         /**
          * Connects a merchant's WooCommerce or Shopify shop: its order webhooks become express requests
-         * @description Merchant users (`comercio`) see and manage their own merchant's shops (another merchant's is 404); administrators every merchant's of the organization. Administrators name the merchant (`merchant_id`, 400 without it). The courier picks up at `branch_id` (another merchant's branch is 404), else at the merchant's location. The shop's webhook secret is stored encrypted and never returned (`secret_set`); 503 SECRETS_KEY_MISSING when the server has no key. Paste `webhook_url` into the shop with the same secret, for each of `topics`.
+         * @description Merchant users (`comercio`) see and manage their own merchant's shops (another merchant's is 404); administrators every merchant's of the organization. Administrators name the merchant (`merchant_id`, 422 MERCHANT_REQUIRED without it). The courier picks up at `branch_id` (another merchant's branch is 404), else at the merchant's location. The shop's webhook secret is stored encrypted and never returned (`secret_set`); 503 SECRETS_KEY_MISSING when the server has no key. Paste `webhook_url` into the shop with the same secret, for each of `topics`.
          *
          *     **Access**: roles `administrator`, `comercio`.
          */
@@ -18642,15 +18642,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShopConnection"];
                 };
             };
-            /** @description The request is invalid. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description The resource does not exist or is not visible to the caller. */
@@ -18665,7 +18657,15 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
-            422: components["responses"]["Unprocessable"];
+            /** @description The request is well-formed but breaks a business rule. Codes: `MERCHANT_REQUIRED`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
             /** @description Problem details (RFC 9457). Codes: `SECRETS_KEY_MISSING`. */

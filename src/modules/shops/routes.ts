@@ -58,7 +58,7 @@ export function shopRoutes(app: Api, connections: ConnectionService, inbound: In
         tags: ['shops'],
         summary: "Connects a merchant's WooCommerce or Shopify shop: its order webhooks become express requests",
         description:
-          `${ACCESS} Administrators name the merchant (\`merchant_id\`, 400 without it). The courier picks up at \`branch_id\` ` +
+          `${ACCESS} Administrators name the merchant (\`merchant_id\`, 422 MERCHANT_REQUIRED without it). The courier picks up at \`branch_id\` ` +
           "(another merchant's branch is 404), else at the merchant's location. The shop's webhook secret is stored encrypted and never " +
           'returned (`secret_set`); 503 SECRETS_KEY_MISSING when the server has no key. Paste `webhook_url` into the shop with the same secret, ' +
           'for each of `topics`.',

@@ -40,7 +40,8 @@ export const CreateShopConnectionBody = Strict({
   shop_url: Type.String({
     minLength: 4,
     maxLength: 300,
-    pattern: '^[\\x21-\\x7E]+$',
+    pattern:
+      '^([Hh][Tt][Tt][Pp][Ss]?://)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]{1,4})?(/[A-Za-z0-9._~/-]*)?$',
     description: 'the shop: `https://tienda.example.com` (WooCommerce) or `mi-tienda.myshopify.com` (Shopify)',
   }),
   branch_id: Type.Optional(Id),

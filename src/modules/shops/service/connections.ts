@@ -80,7 +80,10 @@ async function merchantFor(ctx: ShopsContext, tx: Tx, actor: Actor, merchantId: 
     return m.id;
   }
   if (merchantId === undefined) {
-    if (required) throw AppError.badRequest('merchant_id is required', [{ field: 'merchant_id', message: 'required' }]);
+    if (required)
+      throw AppError.unprocessable('An administrator names the merchant the shop belongs to', 'MERCHANT_REQUIRED', [
+        { field: 'merchant_id', message: 'required for administrators' },
+      ]);
     return null;
   }
   if (!(await ctx.deps.merchants.getMerchant(tx, merchantId))) throw AppError.notFound('Merchant');
