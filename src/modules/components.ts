@@ -21,22 +21,27 @@ import { CouponOut } from './commerce/coupons.js';
 import { AddressOut } from './commerce/addresses.js';
 import { TariffOut } from './commerce/tariffs.js';
 import { ExpressOut } from './commerce/express.js';
-import { EntryOut, WalletOut } from './money/debt.js';
-import { ReviewOut } from './money/reviews.js';
 import { DeviceOut, NotificationOut } from './notifications/routes.js';
 import { AuditOut } from './audit/index.js';
 import { DocumentOut } from './documents/index.js';
+import {
+  CashEntryOut,
+  ChargeOut,
+  EntryOut,
+  HeldCashOut,
+  LedgerOut,
+  MerchantSettlementOut,
+  ReviewOut,
+  SettlementOut,
+  WalletOut,
+} from './money/index.js';
 import { DispatchSettingsOut, PlanOut } from './dispatch/routes.js';
-import { SettlementOut } from './money/driver-settlements.js';
-import { CashEntryOut } from './money/cash.js';
-import { HeldCashOut, MerchantSettlementOut } from './money/merchant-money.js';
 import { PreferenceOut } from './messages/routes.js';
 import { ObjectOut } from './storage/routes.js';
 import { OperatorOut } from './organizations/index.js';
 import { MarketMerchant } from './commerce/marketplace.js';
 import { BannerOut } from './subadmin/index.js';
 import { AppBuildOut } from './mobile/routes.js';
-import { ChargeOut, LedgerOut } from './money/finance.js';
 import { WebhookDeliveryOut, WebhookSubscriptionOut } from './webhooks/routes.js';
 import { ApiKeyOut } from './apikeys/routes.js';
 import { ShopConnectionOut, ShopOrderOut } from './shops/index.js';

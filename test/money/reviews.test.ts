@@ -3,7 +3,7 @@ import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newUser } from '../logistics/fixtures.js';
 import { DEMO_PASSWORD } from '../../src/seed.js';
 import { SUBADMIN_PERMISSION_KEYS, type PermissionKey } from '../../src/platform/auth.js';
-import { REVIEW_TRANSITIONS } from '../../src/modules/money/model.js';
+import { REVIEW_TRANSITIONS } from '../../src/modules/money/service/ledger.js';
 import { png } from '../storage/fixtures.js';
 import { demoShop, newBranch, newCustomer, ok, orderKit, orderRow, uploadObject, type MoneyShop, type OrderKit } from './fixtures.js';
 

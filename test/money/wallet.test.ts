@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newDriver } from '../logistics/fixtures.js';
-import { postingsFor } from '../../src/modules/money/wallet.js';
+import { postingsFor } from '../../src/modules/money/service/ledger.js';
 import {
   dbBalance,
   newMerchant as makeMerchant,

@@ -1,29 +1,42 @@
 import type { Actor } from '../../platform/auth.js';
-import { withDeps, type Api, type AppContext, type ModuleContext } from '../../platform/context.js';
+import { withDeps, type Api, type AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
-import type { MoneyHooks, OrderPayments } from '../../platform/order-contracts.js';
-import type { ObjectLinker, ObjectReadGrant } from '../../platform/storage-links.js';
-import type { LogisticsApi } from '../logistics/index.js';
-import type { OrganizationService } from '../organizations/index.js';
-import { debtRoutes } from './debt.js';
-import { driverSettlementRoutes, SettlementOut } from './driver-settlements.js';
-import { financeRoutes } from './finance.js';
-import { merchantMoneyRoutes } from './merchant-money.js';
-import { scopeOf, walletSummary, type WalletSummary } from './model.js';
+import type { MoneyHooks } from '../../platform/order-contracts.js';
+import type { ObjectReadGrant } from '../../platform/storage-links.js';
+import { scopeOf } from '../../platform/scope.js';
+import type { MoneyContext } from './context.js';
+import { debtRoutes } from './routes/debt.js';
+import { driverSettlementRoutes } from './routes/driver-settlements.js';
+import { SettlementOut } from './schemas.js';
+import { financeRoutes } from './routes/finance.js';
+import { merchantMoneyRoutes } from './routes/merchant-money.js';
+import { walletSummary, type WalletSummary } from './service/ledger.js';
 import { findSettlement, pendingDriverSettlements } from './repo/driver-settlements.js';
 import { directPaymentEnabled, isEnabledProfileQr, paymentOptions } from './repo/profiles.js';
 import { findReview, pendingReviewCount, reviewCountsByStatus, reviewsWithProof } from './repo/reviews.js';
 import { debtTotals } from './repo/wallet.js';
-import { orderPaymentRoutes } from './order-payments.js';
-import { paymentProfileRoutes } from './payment-profile.js';
-import { createReviewService, ReviewOut, reviewRoutes, type ReviewFilter, type ReviewRow } from './reviews.js';
-export { ReviewOut } from './reviews.js';
-export type { ReviewFilter, ReviewRow } from './reviews.js';
-import { settlementRuleRoutes } from './settlement-rules.js';
-import { merchantSettlementWorker, runMerchantSettlements } from './settlement-worker.js';
-import { createWalletService } from './wallet.js';
-import { createCashService, type CashService } from './cash.js';
-import { cashRoutes } from './cash-routes.js';
+import { orderPaymentRoutes } from './routes/order-payments.js';
+import { paymentProfileRoutes } from './routes/payment-profile.js';
+import { createReviewService, type ReviewFilter, type ReviewRow } from './service/reviews.js';
+import { ReviewOut } from './schemas.js';
+import { reviewRoutes } from './routes/reviews.js';
+export {
+  CashEntryOut,
+  ChargeOut,
+  EntryOut,
+  HeldCashOut,
+  LedgerOut,
+  MerchantSettlementOut,
+  ReviewOut,
+  SettlementOut,
+  WalletOut,
+} from './schemas.js';
+export type { ReviewFilter, ReviewRow } from './service/reviews.js';
+import { settlementRuleRoutes } from './routes/settlement-rules.js';
+import { merchantSettlementWorker, runMerchantSettlements } from './worker.js';
+import { createWalletService } from './service/wallet.js';
+import { createCashService, type CashService } from './service/cash.js';
+import { cashRoutes } from './routes/cash.js';
 
 /** What other modules may call besides the MoneyHooks (every function takes the caller's transaction). */
 export interface MoneyApi extends MoneyHooks {
@@ -38,13 +51,6 @@ export interface MoneyApi extends MoneyHooks {
   /** Cash reconciliation rows per driver and day (own transaction; sub-administrators: their territories). */
   cashReconciliation: CashService['reconciliation'];
 }
-
-export type MoneyContext = ModuleContext<{
-  logistics: LogisticsApi;
-  orders: OrderPayments;
-  storage: ObjectLinker;
-  organizations: OrganizationService;
-}>;
 
 export function createMoneyModule(base: AppContext, deps: MoneyContext['deps']) {
   const ctx: MoneyContext = withDeps(base, deps);

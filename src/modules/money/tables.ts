@@ -14,26 +14,21 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import { merchant, driver } from '../logistics/tables.js';
+import {
+  WALLET_ENTRY_TYPES,
+  REVIEW_STATUSES,
+  PAYMENT_DESTINATIONS,
+  RECEIPT_METHODS,
+  COLLECTED_BY,
+  CASH_ENTRY_TYPES,
+  REMITTANCE_METHODS,
+  SETTLEMENT_FREQUENCIES,
+  MERCHANT_SETTLEMENT_OUTCOMES,
+  DRIVER_SETTLEMENT_STATUSES,
+} from './schemas.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const moneyCol = (name: string) => numeric(name, { precision: 12, scale: 2 });
-
-export const WALLET_ENTRY_TYPES = [
-  'sale_credit',
-  'platform_commission',
-  'delivery_fee_debit',
-  'merchant_debt_payment',
-  'adjustment',
-  'refund',
-  'settlement_debit',
-] as const;
-export const REVIEW_STATUSES = ['pending', 'approved', 'rejected', 'cancelled'] as const;
-export const PAYMENT_DESTINATIONS = ['platform', 'merchant_direct', 'cash'] as const;
-export const RECEIPT_METHODS = ['driver_cash', 'bank_transfer', 'card', 'other'] as const;
-export const COLLECTED_BY = ['driver', 'merchant'] as const;
-export const CASH_ENTRY_TYPES = ['cash_collected', 'cash_remitted', 'cash_adjustment'] as const;
-/** How a driver handed cash in: at the cashier's desk, by transfer or deposit, or netted from his earnings by a driver settlement. */
-export const REMITTANCE_METHODS = ['cash', 'bank_transfer', 'deposit', 'settlement'] as const;
 
 /** One per merchant (SPEC): how customers pay a merchant directly. The account number is stored masked only. */
 export const merchantPaymentProfile = pgTable(
@@ -171,9 +166,7 @@ export const merchantSettlementRule = pgTable(
     organizationId: text('organization_id').notNull(),
     merchantId: text('merchant_id').notNull(),
     enabled: boolean('enabled').notNull().default(false),
-    frequency: text('frequency', { enum: ['daily', 'weekly', 'monthly'] })
-      .notNull()
-      .default('weekly'),
+    frequency: text('frequency', { enum: SETTLEMENT_FREQUENCIES }).notNull().default('weekly'),
     minimumBalance: moneyCol('minimum_balance').notNull().default('0'),
     netDebtFirst: boolean('net_debt_first').notNull().default(true),
     /** End of the last period the worker handled (settled or skipped). */
@@ -199,7 +192,7 @@ export const merchantSettlement = pgTable(
     merchantId: text('merchant_id').notNull(),
     periodStart: ts('period_start').notNull(),
     periodEnd: ts('period_end').notNull(),
-    status: text('status', { enum: ['settled', 'skipped'] }).notNull(),
+    status: text('status', { enum: MERCHANT_SETTLEMENT_OUTCOMES }).notNull(),
     grossAmount: moneyCol('gross_amount').notNull(),
     debtNetted: moneyCol('debt_netted').notNull().default('0'),
     payoutAmount: moneyCol('payout_amount').notNull(),
@@ -219,9 +212,7 @@ export const driverSettlement = pgTable(
     organizationId: text('organization_id').notNull(),
     id: text('id').notNull(),
     driverId: text('driver_id').notNull(),
-    status: text('status', { enum: ['pending', 'paid'] })
-      .notNull()
-      .default('pending'),
+    status: text('status', { enum: DRIVER_SETTLEMENT_STATUSES }).notNull().default('pending'),
     cutoffAt: ts('cutoff_at').notNull(),
     /** The earnings settled (sum of the items). */
     amount: moneyCol('amount').notNull(),

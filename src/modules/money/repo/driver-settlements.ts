@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import { and, desc, eq, lt, param, sql } from 'drizzle-orm';
 import type { Tx } from '../../../platform/db/index.js';
 import type { TerritoryScope } from '../../../platform/scope.js';
-import type { SettlementOut } from '../driver-settlements.js';
+import type { SettlementOut } from '../schemas.js';
 import { driverSettlement as settlement, driverSettlementItem as item } from '../tables.js';
 
 /** A driver settlement as stored (derived from the table) and as the API shows it (the response schema). */

@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { Tx } from '../../../platform/db/index.js';
-import type { ChargeOut, LedgerOut } from '../finance.js';
+import type { ChargeOut, LedgerOut } from '../schemas.js';
 
 export interface LedgerFilter {
   merchant_id?: string;

@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { Tx } from '../../../platform/db/index.js';
-import type { MerchantSettlementOut } from '../merchant-money.js';
+import type { MerchantSettlementOut } from '../schemas.js';
 
 /** The settlements the worker wrote for one merchant (settled and skipped periods), newest first, `limit` rows after the cursor id. */
 export async function listMerchantSettlements(

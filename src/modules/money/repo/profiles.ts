@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import { and, eq, sql } from 'drizzle-orm';
 import { prepared, type Tx } from '../../../platform/db/index.js';
-import type { ProfileOut } from '../payment-profile.js';
+import type { ProfileOut } from '../schemas.js';
 import { merchantPaymentProfile as profile } from '../tables.js';
 
 /** A merchant's payment profile as stored (derived from the table) and as the API shows it (the response schema). */

@@ -2,8 +2,9 @@ import type { Static } from '@sinclair/typebox';
 import { and, count, desc, eq, lt, sql } from 'drizzle-orm';
 import type { Tx } from '../../../platform/db/index.js';
 import { inScope, type TerritoryScope } from '../../../platform/scope.js';
-import type { ReviewOut } from '../reviews.js';
-import { merchantPaymentReview as review, REVIEW_STATUSES } from '../tables.js';
+import type { ReviewOut } from '../schemas.js';
+import { REVIEW_STATUSES } from '../schemas.js';
+import { merchantPaymentReview as review } from '../tables.js';
 
 /** A payment review as stored (derived from the table). */
 export type ReviewRecord = typeof review.$inferSelect;

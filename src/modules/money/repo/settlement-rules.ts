@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import { eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../../platform/db/index.js';
 import type { SnakeRow } from '../../../platform/db/columns.js';
-import type { RuleOut } from '../settlement-rules.js';
+import type { RuleOut } from '../schemas.js';
 import { merchantSettlement, merchantSettlementRule as rule } from '../tables.js';
 import { DEBT_ENTRY_SQL, PENDING_ENTRY_SQL, type WalletSums } from './wallet.js';
 

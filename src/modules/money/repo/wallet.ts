@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import { eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../../platform/db/index.js';
 import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
-import type { EntryOut } from '../debt.js';
+import type { EntryOut } from '../schemas.js';
 import { merchantOrderPosting, merchantPaymentReceipt, merchantWalletEntry as entry } from '../tables.js';
 
 /** A wallet entry as stored (derived from the table) and as the API shows it (the response schema). */

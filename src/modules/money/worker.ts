@@ -1,14 +1,13 @@
+import { recordAudit } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
 import type { Worker } from '../../platform/context.js';
-import type { MoneyContext } from './index.js';
 import { enterTenant, type Tx } from '../../platform/db/index.js';
 import { newId } from '../../platform/ids.js';
 import { formatMoney, minMoney, money } from '../../platform/money.js';
-import { recordAudit } from '../../platform/audit.js';
-import { walletSummary } from './model.js';
-import { insertMerchantSettlement, lockNextDueRule, markRuleSettledThrough, type DueRule } from './repo/settlement-rules.js';
+import type { MoneyContext } from './context.js';
+import { type DueRule, insertMerchantSettlement, lockNextDueRule, markRuleSettledThrough } from './repo/settlement-rules.js';
 import { lockMerchantWallet } from './repo/wallet.js';
-import { appendEntry } from './wallet.js';
+import { appendEntry, walletSummary } from './service/ledger.js';
 
 /** Settlements run without a user: the audit rows carry no actor (the column is nullable). */
 const systemActor = (organizationId: string): Pick<Actor, 'organizationId' | 'userId' | 'requestId'> => ({

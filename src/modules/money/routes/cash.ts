@@ -1,64 +1,19 @@
 import { Type } from '@sinclair/typebox';
-import { actorOf } from '../../platform/auth.js';
-import type { Api } from '../../platform/context.js';
-import { validateIdempotencyKey } from '../../platform/idempotency.js';
-import { Id, IdParams, Money, Nullable, PageQueryProps, ShortText, Strict } from '../../platform/schemas.js';
-import {
-  CashEntryOut,
-  CashSummaryOut,
-  type CashService,
-  type ReconciliationFilter,
-  type RemittanceInput,
-  type ShortfallInput,
-} from './cash.js';
-import { EntryOut } from './debt.js';
-import type { MoneyContext } from './index.js';
 import type { FastifyReply } from 'fastify';
-import { sendWorkbook, WorkbookResponse, XLSX_TYPE } from '../../platform/workbook.js';
-import { reconciliationFileName, reconciliationWorkbook, type ReportLang } from './cash-report.js';
-
-const CashPage = Type.Object({ ...CashSummaryOut.properties, data: Type.Array(CashEntryOut), next_cursor: Nullable(Type.String()) });
+import { actorOf } from '../../../platform/auth.js';
+import type { Api } from '../../../platform/context.js';
+import { validateIdempotencyKey } from '../../../platform/idempotency.js';
+import { Id, IdParams, Money, Nullable, PageQueryProps, ShortText, Strict } from '../../../platform/schemas.js';
+import { sendWorkbook, WorkbookResponse, XLSX_TYPE } from '../../../platform/workbook.js';
+import type { MoneyContext } from '../context.js';
+import { CashEntryOut, CashPage, CashSummaryOut, EntryOut, ReconciliationOut, ReconciliationQuery } from '../schemas.js';
+import { reconciliationFileName, reconciliationWorkbook, type ReportLang } from '../service/cash-report.js';
+import type { CashService, ReconciliationFilter, RemittanceInput, ShortfallInput } from '../service/cash.js';
 
 const LEDGER_DOC =
   "The driver's cash ledger (cash on delivery), append-only and audited: `cash_collected` (+, recorded at the door when he delivers a cash order he collects), " +
   "`cash_remitted` (−, handed in to a cashier, or netted from his earnings by a driver settlement), `cash_adjustment` (±, an administrator's correction with its reason). " +
   '`cash_in_hand` is always the sum of the entries. Entries newest first.';
-
-export const ReconciliationRowOut = Type.Object({
-  day: Type.String({ format: 'date', description: "the day in the organization's time zone" }),
-  driver_id: Type.String(),
-  driver_name: Nullable(Type.String()),
-  territory_id: Nullable(Type.String()),
-  territory_name: Nullable(Type.String()),
-  currency: Type.String(),
-  collected: Money,
-  remitted: Money,
-  adjusted: Type.String({ description: 'signed' }),
-  net: Type.String({ description: 'collected − remitted ± adjusted that day' }),
-  outstanding: Type.String({ description: 'what the driver still held at the end of the day (his entries in the scope up to then)' }),
-  collections: Type.Integer(),
-  discrepancies: Type.Integer({ description: 'collections of a different amount than the order asked for' }),
-  discrepancy_amount: Type.String({ description: 'sum of (expected − collected) of those discrepancies: positive = missing' }),
-});
-
-export const ReconciliationQuery = Strict({
-  from: Type.Optional(
-    Type.String({ format: 'date', description: "first day (organization time zone), inclusive; default: the organization's today" }),
-  ),
-  to: Type.Optional(Type.String({ format: 'date', description: 'last day, exclusive; default: the day after from' })),
-  territory_id: Type.Optional(Id),
-  driver_id: Type.Optional(Id),
-});
-
-const ReconciliationOut = Type.Object({
-  timezone: Type.String(),
-  from: Type.String({ format: 'date' }),
-  to: Type.String({ format: 'date' }),
-  scope: Type.Union([Type.Array(Type.String()), Type.Null()], {
-    description: "a sub-administrator's territory names; null = the whole organization",
-  }),
-  data: Type.Array(ReconciliationRowOut),
-});
 
 const RECONCILIATION_DOC =
   "Days in [from, to) in the organization's time zone (at most 93 days: 422 PERIOD_TOO_LONG; without them: the organization's today). Collections count under the trip's territory, remittances and adjustments " +

@@ -1,110 +1,14 @@
-import type { Decimal } from 'decimal.js';
-import type { Actor } from '../../platform/auth.js';
-import { recordAudit } from '../../platform/audit.js';
-import type { MoneyContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { newId } from '../../platform/ids.js';
-import { formatMoney, minMoney, money, toCents } from '../../platform/money.js';
-import type { CollectedBy, ExpressMoneyFacts, OrderMoneyFacts, PaymentDestination, PaymentStatus } from '../../platform/order-contracts.js';
+import { recordAudit } from '../../../platform/audit.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { formatMoney, minMoney, money } from '../../../platform/money.js';
+import type { ExpressMoneyFacts, OrderMoneyFacts, PaymentStatus } from '../../../platform/order-contracts.js';
+import { assertTransition } from '../../../platform/state-machine.js';
+import type { MoneyContext } from '../context.js';
+import { anchorOrderPosting, deliveryFeeCharged, lockMerchantWallet, tripCharged } from '../repo/wallet.js';
 import type { CashService } from './cash.js';
-import { assertTransition } from '../../platform/state-machine.js';
-import { ordersOf, PAYMENT_STATUS_TRANSITIONS, type WalletEntryType } from './model.js';
-import { anchorOrderPosting, deliveryFeeCharged, insertEntry, lockMerchantWallet, tripCharged, type EntryView } from './repo/wallet.js';
-
-export interface Posting {
-  entryType: WalletEntryType;
-  amount: string;
-}
-
-/**
- * The wallet entries of a delivered order (pure; unit-tested against hand-computed figures).
- *
- * commission = commission_percent × (subtotal − discount_total), rounded half-up to cents.
- * - platform, and cash collected by the platform's driver: the platform collects the customer's whole payment, and credits
- *   all of it to the merchant: sale_credit +total (subtotal − discount_total + delivery_fee), platform_commission −commission,
- *   delivery_fee_debit −delivery_fee. The merchant nets subtotal − discount_total − commission (pending until the platform
- *   has the money: the payment received, or the driver's cash remitted).
- * - merchant_direct, and cash collected by the merchant's own staff: the merchant already holds the money: no sale credit;
- *   the commission and the delivery fee are merchant debt: platform_commission −commission, delivery_fee_debit −delivery_fee.
- * So the merchant nets subtotal − discount_total − commission whoever collected the money (for direct and cash
- * orders, counting the total he collected himself); the platform keeps the commission and the delivery fee.
- * Zero amounts are not written (a free delivery writes no delivery_fee_debit).
- */
-export function postingsFor(
-  facts: Pick<OrderMoneyFacts, 'paymentDestination' | 'subtotal' | 'discountTotal' | 'deliveryFee' | 'total'> &
-    Partial<Pick<OrderMoneyFacts, 'collectedBy'>>,
-  commissionPercent: string,
-): Posting[] {
-  const fee = money(facts.deliveryFee);
-  const commission: Decimal = toCents(money(facts.subtotal).minus(facts.discountTotal).times(commissionPercent).dividedBy(100));
-  const out: Posting[] = [];
-  if (platformCollects(facts)) out.push({ entryType: 'sale_credit', amount: formatMoney(money(facts.total)) });
-  out.push({ entryType: 'platform_commission', amount: formatMoney(commission.negated()) });
-  out.push({ entryType: 'delivery_fee_debit', amount: formatMoney(fee.negated()) });
-  return out.filter((p) => !money(p.amount).isZero());
-}
-
-/** Whether the platform collects the customer's payment of an order: platform payments, and cash its driver takes at the door. */
-export function platformCollects(
-  facts: Pick<OrderMoneyFacts, 'paymentDestination'> & Partial<Pick<OrderMoneyFacts, 'collectedBy'>>,
-): boolean {
-  return facts.paymentDestination === 'platform' || (facts.paymentDestination === 'cash' && facts.collectedBy === 'driver');
-}
-
-export interface EntryInput {
-  merchantId: string;
-  entryType: WalletEntryType;
-  amount: string;
-  currency: string;
-  orderId?: string | null;
-  tripId?: string | null;
-  driverId?: string | null;
-  settlementId?: string | null;
-  paymentDestination?: PaymentDestination | null;
-  collectedBy?: CollectedBy | null;
-  territoryId?: string | null;
-  note?: string | null;
-}
-
-/** Appends one wallet entry and its audit row (every money movement is audited). */
-export async function appendEntry(
-  tx: Tx,
-  actor: Pick<Actor, 'organizationId' | 'userId' | 'requestId'>,
-  e: EntryInput,
-): Promise<EntryView> {
-  const row = await insertEntry(tx, {
-    organizationId: actor.organizationId,
-    id: newId(),
-    merchantId: e.merchantId,
-    orderId: e.orderId ?? null,
-    tripId: e.tripId ?? null,
-    driverId: e.driverId ?? null,
-    settlementId: e.settlementId ?? null,
-    entryType: e.entryType,
-    paymentDestination: e.paymentDestination ?? null,
-    collectedBy: e.collectedBy ?? null,
-    amount: e.amount,
-    currency: e.currency,
-    territoryId: e.territoryId ?? null,
-    note: e.note ?? null,
-    createdByUserId: actor.userId,
-  });
-  await recordAudit(tx, actor, {
-    action: `wallet.${e.entryType}`,
-    entityType: 'merchant_wallet_entry',
-    entityId: row.id,
-    after: {
-      merchant_id: e.merchantId,
-      order_id: e.orderId ?? null,
-      trip_id: e.tripId ?? null,
-      amount: e.amount,
-      currency: e.currency,
-      settlement_id: e.settlementId ?? null,
-    },
-  });
-  return row;
-}
+import { appendEntry, ordersOf, PAYMENT_STATUS_TRANSITIONS, postingsFor } from './ledger.js';
 
 export function createWalletService(
   ctx: MoneyContext,

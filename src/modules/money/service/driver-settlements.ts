@@ -1,20 +1,16 @@
-import { Type } from '@sinclair/typebox';
-import { actorOf, type Actor } from '../../platform/auth.js';
-import { recordAudit } from '../../platform/audit.js';
-import type { Api } from '../../platform/context.js';
-import type { MoneyContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { newId } from '../../platform/ids.js';
-import * as repo from './repo/driver-settlements.js';
-import type { DriverSettlementStatus } from './repo/driver-settlements.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
-import { Id, IdParams, Money, Nullable, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { assertTransition, type Transitions } from '../../platform/state-machine.js';
-import { formatMoney, money } from '../../platform/money.js';
+import { recordAudit } from '../../../platform/audit.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { newId } from '../../../platform/ids.js';
+import { formatMoney, money } from '../../../platform/money.js';
+import { pageRequest, toPage } from '../../../platform/pagination.js';
+import { assertTransition, type Transitions } from '../../../platform/state-machine.js';
+import type { MoneyContext } from '../context.js';
+import * as repo from '../repo/driver-settlements.js';
+import type { DriverSettlementStatus } from '../repo/driver-settlements.js';
 import type { CashService } from './cash.js';
 
-export type { DriverSettlementStatus };
 export const DRIVER_SETTLEMENT_TRANSITIONS: Transitions<DriverSettlementStatus> = { pending: ['paid'], paid: [] };
 
 export function createDriverSettlementService(ctx: MoneyContext, cash: Pick<CashService, 'netForSettlement'>) {
@@ -139,93 +135,4 @@ export function createDriverSettlementService(ctx: MoneyContext, cash: Pick<Cash
   }
 
   return { create, markPaid, listOwn };
-}
-
-const StatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('paid')]);
-export const SettlementOut = Type.Object({
-  id: Type.String(),
-  driver_id: Type.String(),
-  status: StatusSchema,
-  cutoff_at: Timestamp,
-  amount: Type.String({ description: "the earnings settled (sum of the trips' driver_earning)" }),
-  cash_netted: Type.String({
-    description:
-      'cash on delivery: the cash in hand netted against the earnings, min(amount, cash in hand) (a cash_remitted entry of method settlement)',
-  }),
-  payout_amount: Type.String({
-    description: 'what the platform pays the driver: amount − cash_netted (0 when he held at least his earnings)',
-  }),
-  driver_owes: Type.String({
-    description: 'cash the driver still holds after the netting and owes the platform (0 when his earnings covered it)',
-  }),
-  trip_count: Type.Integer(),
-  currency: Type.String(),
-  note: Nullable(Type.String()),
-  payment_reference: Nullable(Type.String()),
-  created_by_user_id: Nullable(Type.String()),
-  paid_by_user_id: Nullable(Type.String()),
-  paid_at: Nullable(Timestamp),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
-
-export function driverSettlementRoutes(app: Api, ctx: MoneyContext, cash: Pick<CashService, 'netForSettlement'>) {
-  const svc = createDriverSettlementService(ctx, cash);
-  app.post(
-    '/admin/drivers/:driverId/settlements',
-    {
-      config: { auth: { roles: ['administrator'] } },
-      schema: {
-        operationId: 'createDriverSettlement',
-        tags: ['settlements'],
-        summary: "Settles all of a driver's unsettled earnings up to a cut-off (default now)",
-        description:
-          "Earnings are completed trips' `driver_earning`. A trip's earning is settled at most once, also when two requests race (the later one keeps " +
-          'only what is left, or gets 422 NOTHING_TO_SETTLE). The settlement starts `pending`; `POST /admin/settlements/:id/paid` moves it to `paid`. ' +
-          'Cash on delivery: the cash the driver holds is netted first (`cash_netted` = min(amount, cash in hand), recorded as his remittance), so the settlement ' +
-          'pays `payout_amount` = amount − cash_netted; when he holds more than his earnings it pays nothing and `driver_owes` says how much cash he still owes.',
-        params: Strict({ driverId: Id }),
-        body: Strict({ up_to: Type.Optional(Type.String({ format: 'date-time' })), note: Type.Optional(ShortText(500)) }),
-        response: { 201: SettlementOut },
-      },
-    },
-    async (req, reply) =>
-      reply.code(201).send(await svc.create(actorOf(req), req.params.driverId, (req.body ?? {}) as { up_to?: string; note?: string })),
-  );
-  app.post(
-    '/admin/settlements/:id/paid',
-    {
-      config: { auth: { roles: ['administrator'] } },
-      schema: {
-        operationId: 'markDriverSettlementPaid',
-        tags: ['settlements'],
-        summary: 'Marks a driver settlement paid: `pending → paid`; any other state is 409 INVALID_TRANSITION',
-        params: IdParams,
-        body: Strict({ payment_reference: Type.Optional(ShortText(200)) }),
-        response: { 200: SettlementOut },
-      },
-    },
-    async (req) => svc.markPaid(actorOf(req), req.params.id, (req.body ?? {}) as { payment_reference?: string }),
-  );
-  app.get(
-    '/driver/settlements',
-    {
-      config: { auth: { roles: ['repartidor'] } },
-      schema: {
-        operationId: 'listMySettlements',
-        tags: ['driver'],
-        summary:
-          "The calling driver's settlements, newest first, with totals pending and paid (of payout_amount: what the platform pays him after netting his cash)",
-        querystring: Strict({ ...PageQueryProps, status: Type.Optional(StatusSchema) }),
-        response: {
-          200: Type.Object({
-            data: Type.Array(SettlementOut),
-            next_cursor: Nullable(Type.String()),
-            totals: Type.Object({ pending: Money, paid: Money }),
-          }),
-        },
-      },
-    },
-    async (req) => svc.listOwn(actorOf(req), req.query as { status?: DriverSettlementStatus }),
-  );
 }

@@ -1,4 +1,4 @@
-import { buildWorkbook, reportFileName, type Column } from '../../platform/workbook.js';
+import { buildWorkbook, type Column, reportFileName } from '../../../platform/workbook.js';
 import type { Reconciliation, ReconciliationLine } from './cash.js';
 
 export type ReportLang = 'es' | 'en';

@@ -1,22 +1,24 @@
-import { Type, type Static } from '@sinclair/typebox';
-import type { Actor } from '../../platform/auth.js';
-import { recordAudit } from '../../platform/audit.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { once, requestHash } from '../../platform/idempotency.js';
-import { newId } from '../../platform/ids.js';
+import type { Static } from '@sinclair/typebox';
 import type { Decimal } from 'decimal.js';
-import { formatMoney, minMoney, money } from '../../platform/money.js';
-import type { OrderMoneyFacts } from '../../platform/order-contracts.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
-import { Money, Nullable, Timestamp } from '../../platform/schemas.js';
-import { scopeOf } from '../../platform/scope.js';
-import { assertObjectLink } from '../../platform/storage-links.js';
-import type { DriverRow, TripRow } from '../logistics/index.js';
-import type { MoneyContext } from './index.js';
+import { recordAudit } from '../../../platform/audit.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { once, requestHash } from '../../../platform/idempotency.js';
+import { newId } from '../../../platform/ids.js';
+import { formatMoney, minMoney, money } from '../../../platform/money.js';
+import type { OrderMoneyFacts } from '../../../platform/order-contracts.js';
+import { pageRequest, toPage } from '../../../platform/pagination.js';
+import { scopeOf } from '../../../platform/scope.js';
+import { assertObjectLink } from '../../../platform/storage-links.js';
+import type { DriverRow, TripRow } from '../../logistics/index.js';
+import type { MoneyContext } from '../context.js';
 import {
+  type CashEntryRecord,
   cashInHandOf,
+  type CashSums,
   cashSums,
+  type CoveredCollection,
   entryCovered,
   findCashEntry,
   findCollection,
@@ -24,68 +26,13 @@ import {
   listCashEntries,
   lockDriverCash,
   newlyCoveredCollections,
+  type ReconciliationRow,
   reconciliationRows,
   shortfallResolution,
-  type CashEntryRecord,
-  type CashSums,
-  type CoveredCollection,
-  type ReconciliationRow,
-} from './repo/cash.js';
-import { insertReceipt, lockMerchantWallet } from './repo/wallet.js';
-import { appendEntry } from './wallet.js';
-import { CASH_ENTRY_TYPES, REMITTANCE_METHODS } from './tables.js';
-
-export type RemittanceMethod = (typeof REMITTANCE_METHODS)[number];
-
-export const CashEntryOut = Type.Object({
-  id: Type.String(),
-  driver_id: Type.String(),
-  entry_type: Type.Union(
-    CASH_ENTRY_TYPES.map((t) => Type.Literal(t)),
-    {
-      description:
-        "cash_collected (+, at the door of a cash order), cash_remitted (−, handed in to a cashier or netted by a driver settlement), cash_adjustment (±, an administrator's correction)",
-    },
-  ),
-  amount: Money,
-  currency: Type.String(),
-  order_id: Nullable(Type.String()),
-  trip_id: Nullable(Type.String()),
-  merchant_id: Nullable(Type.String()),
-  territory_id: Nullable(Type.String()),
-  expected_amount: Nullable(
-    Type.String({
-      description:
-        'cash_collected only: the amount the order asked for when the driver collected a different one (a discrepancy for review)',
-    }),
-  ),
-  method: Nullable(Type.Union(REMITTANCE_METHODS.map((m) => Type.Literal(m)))),
-  reference: Nullable(Type.String()),
-  proof_storage_object_id: Nullable(Type.String()),
-  settlement_id: Nullable(Type.String()),
-  note: Nullable(Type.String()),
-  created_by_user_id: Nullable(Type.String()),
-  created_at: Timestamp,
-});
-
-export const CashSummaryOut = Type.Object({
-  driver_id: Type.String(),
-  cash_in_hand: Type.String({ description: 'always the sum of the entries: collected − remitted ± adjustments' }),
-  collected: Money,
-  remitted: Money,
-  adjusted: Type.String({ description: 'signed sum of the adjustments' }),
-  discrepancies: Type.Integer({ description: "collections recorded with an amount different from the order's" }),
-  open_shortfalls: Type.Integer({
-    description:
-      'short collections (less than the order asked for) staff have not resolved yet: their orders stay pending for the merchant',
-  }),
-  open_shortfall_amount: Money,
-  cash_limit: Nullable(
-    Type.String({ description: "the driver's own limit, else the organization's (logistics settings cash_limit); null = no limit" }),
-  ),
-  at_cash_limit: Type.Boolean({ description: 'cash_in_hand >= cash_limit: no cash order is offered to him (reason cash_limit)' }),
-  currency: Type.String(),
-});
+} from '../repo/cash.js';
+import { insertReceipt, lockMerchantWallet } from '../repo/wallet.js';
+import { CashEntryOut, CashSummaryOut, type RemittanceMethod } from '../schemas.js';
+import { appendEntry } from './ledger.js';
 
 const cashEntryOut = (e: CashEntryRecord): Static<typeof CashEntryOut> => ({
   id: e.id,
@@ -109,6 +56,7 @@ const cashEntryOut = (e: CashEntryRecord): Static<typeof CashEntryOut> => ({
 
 /** A reconciliation row with the names it is read by. */
 export type ReconciliationLine = ReconciliationRow & { driver_name: string | null; territory_name: string | null };
+
 /** `scope`: the sub-administrator's territory names, null for the whole organization. */
 export interface ReconciliationFilter {
   from?: string;

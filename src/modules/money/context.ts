@@ -1,0 +1,13 @@
+import type { ModuleContext } from '../../platform/context.js';
+import type { OrderPayments } from '../../platform/order-contracts.js';
+import type { ObjectLinker } from '../../platform/storage-links.js';
+import type { LogisticsApi } from '../logistics/index.js';
+import type { OrganizationService } from '../organizations/index.js';
+
+/** What money uses of others: merchants, drivers and trips (logistics), order facts (commerce), storage links, settings. */
+export type MoneyContext = ModuleContext<{
+  logistics: LogisticsApi;
+  orders: OrderPayments;
+  storage: ObjectLinker;
+  organizations: Pick<OrganizationService, 'settingsIn'>;
+}>;
