@@ -2,7 +2,6 @@ import { eq, sql } from 'drizzle-orm';
 import { prepared, type Tx } from '../../../platform/db/index.js';
 import { HAVERSINE_SQL, type LonLat } from '../../../platform/geo.js';
 import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
-import type { users } from '../../identity/tables.js';
 import { driver } from '../tables.js';
 import { selectList, type SnakeRow } from '../../../platform/db/columns.js';
 
@@ -19,19 +18,20 @@ type DriverRecord = Omit<typeof driver.$inferSelect, (typeof DRIVER_OMIT)[number
 
 /** A driver as the logistics reads return it: the columns of `driver` (derived from the table), his user's name and phone, his territories. */
 export type DriverRow = SnakeRow<DriverRecord> &
-  SnakeRow<Pick<typeof users.$inferSelect, 'displayName' | 'phone'>> & {
-    last_lon: number | null;
-    last_lat: number | null;
-    territory_ids: string[];
-    location_stale: boolean;
-  };
+  /** From identity's published `user_contact` view. */
+  { display_name: string; phone: string | null } & {
+  last_lon: number | null;
+  last_lat: number | null;
+  territory_ids: string[];
+  location_stale: boolean;
+};
 
 export const DRIVER_SELECT = `
   SELECT ${selectList(driver, 'd', { omit: DRIVER_OMIT, points: DRIVER_POINTS })}, u.display_name, u.phone,
          COALESCE((SELECT array_agg(dt.territory_id ORDER BY dt.territory_id) FROM driver_territory dt
                     WHERE dt.organization_id = d.organization_id AND dt.driver_id = d.id), '{}') AS territory_ids,
          ${LOCATION_STALE_SQL('d')} AS location_stale
-    FROM driver d JOIN users u ON u.organization_id = d.organization_id AND u.id = d.user_id`;
+    FROM driver d JOIN user_contact u ON u.organization_id = d.organization_id AND u.id = d.user_id`;
 
 /**
  * The territory scope of drivers, parameter `$n` (the scope or null): a driver is in a sub-administrator's scope when
@@ -209,7 +209,7 @@ export async function setAvailable(tx: Tx, id: string, available: boolean): Prom
   const { rowCount } = await tx.query(
     `UPDATE driver d SET available = $2, last_seen_at = now(), updated_at = now()
       WHERE d.id = $1 AND ($2 = false OR (d.status = 'approved'
-        AND EXISTS (SELECT 1 FROM users u WHERE u.organization_id = d.organization_id AND u.id = d.user_id AND u.active)))`,
+        AND EXISTS (SELECT 1 FROM user_contact u WHERE u.organization_id = d.organization_id AND u.id = d.user_id AND u.active)))`,
     [id, available],
   );
   return rowCount > 0;

@@ -27,7 +27,7 @@ const GROUP: Record<OnTimeDimension, { key: string; name: string; join: string }
   driver: {
     key: 't.driver_id',
     name: 'u.display_name',
-    join: 'LEFT JOIN driver d ON d.organization_id = t.organization_id AND d.id = t.driver_id LEFT JOIN users u ON u.organization_id = d.organization_id AND u.id = d.user_id',
+    join: 'LEFT JOIN driver d ON d.organization_id = t.organization_id AND d.id = t.driver_id LEFT JOIN user_contact u ON u.organization_id = d.organization_id AND u.id = d.user_id',
   },
   // The hour of the promise in the organization's time zone ($4).
   hour: {

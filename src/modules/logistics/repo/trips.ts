@@ -32,7 +32,7 @@ export type TripRow = SnakeRow<TripRecord> & {
  */
 const RECIPIENT_LINK =
   'FROM trip_recipient_link rl WHERE rl.organization_id = t.organization_id AND rl.trip_id = t.id AND rl.revoked_at IS NULL';
-const CUSTOMER_USER = 'FROM users cu WHERE cu.organization_id = t.organization_id AND cu.id = t.customer_user_id';
+const CUSTOMER_USER = 'FROM user_contact cu WHERE cu.organization_id = t.organization_id AND cu.id = t.customer_user_id';
 
 /** The one trip read (hot: GET /trips, trip by id), its select list generated from the table. */
 export const TRIP_SELECT = `
@@ -410,7 +410,7 @@ export async function tripReportRows(tx: Tx, scope: TerritoryScope, period: Peri
        LEFT JOIN territory tr ON tr.organization_id = t.organization_id AND tr.id = t.territory_id
        LEFT JOIN merchant m ON m.organization_id = t.organization_id AND m.id = t.merchant_id
        LEFT JOIN driver d ON d.organization_id = t.organization_id AND d.id = t.driver_id
-       LEFT JOIN users u ON u.organization_id = d.organization_id AND u.id = d.user_id
+       LEFT JOIN user_contact u ON u.organization_id = d.organization_id AND u.id = d.user_id
       WHERE ${scopeSql('t.territory_id', 1)} AND ($2::timestamptz IS NULL OR t.created_at >= $2) AND ($3::timestamptz IS NULL OR t.created_at < $3)
       ORDER BY t.created_at, t.id LIMIT $4`,
     [scope, period.from ?? null, period.to ?? null, limit],
