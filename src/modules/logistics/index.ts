@@ -25,7 +25,8 @@ export type { OnTimeReport, OnTimeLine } from './service/logistics.js';
 export type { TripRow, DriverRow, MerchantRow, TripStatus } from './model.js';
 export type { TripReportRow, Period, TripListQuery } from './service/trip-queries.js';
 export type { PlanningTrip, PlanningDriver, PlanningTripFilter } from './service/planning.js';
-export { MerchantOut, TripOutSchema, TripStatusSchema } from './schemas.js';
+export { ApprovalStatusSchema, MerchantOut, ServiceModeSchema, TripOutSchema, TripStatusSchema } from './schemas.js';
+export type { ApprovalStatus, ServiceMode } from './schemas.js';
 export { merchantOut } from './model.js';
 
 /** A polygon over central La Paz, Bolivia (the demo territory). */

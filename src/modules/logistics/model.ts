@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import type { Actor } from '../../platform/auth.js';
 import { toGeoPoint, type LonLat } from '../../platform/geo.js';
 import type { Transitions } from '../../platform/state-machine.js';
-import type { DriverOut, MerchantOut, TripOutSchema, TripStatus } from './schemas.js';
+import type { ApprovalStatus, DriverOut, MerchantOut, TripOutSchema, TripStatus } from './schemas.js';
 import type { DriverRow } from './repo/drivers.js';
 import type { MerchantRow } from './repo/merchants.js';
 import type { TripRow } from './repo/trips.js';
@@ -11,11 +11,9 @@ export type { DriverRow } from './repo/drivers.js';
 export type { MerchantRow } from './repo/merchants.js';
 export type { TripRow } from './repo/trips.js';
 
-export type { FailureReason, TripStatus } from './schemas.js';
+export type { ApprovalStatus, FailureReason, ServiceMode, TripStatus } from './schemas.js';
 export type FailedDeliveryPolicy = 'return_to_merchant' | 'close';
-export type ServiceMode = 'marketplace' | 'delivery_express';
 export type SourceChannel = 'core' | 'chat' | 'admin' | 'api';
-export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'suspended';
 
 /**
  * The trip state machine. `assigned → assigned` and `accepted → assigned` are reassignments;

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { GeoArea, GeoPoint } from '../../platform/geo.js';
 import { MONEY_PATTERN } from '../../platform/money.js';
 import { Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { FAILURE_REASONS, TRIP_STATUSES } from './tables.js';
+import { APPROVAL_STATUSES, FAILURE_REASONS, SERVICE_MODES, TRIP_STATUSES } from './tables.js';
 import { EXCEPTION_KINDS, FAILED_LISTED_H, type ExceptionKind } from './repo/exceptions.js';
 
 /** A nullable timestamp with its description on the union (where documentation tools look). */
@@ -23,11 +23,13 @@ export type TripStatus = Static<typeof TripStatusSchema>;
 export const FailureReasonSchema = lit(FAILURE_REASONS, 'why the delivery could not be completed');
 export type FailureReason = Static<typeof FailureReasonSchema>;
 export const ApprovalStatusSchema = lit(
-  ['pending', 'approved', 'rejected', 'suspended'] as const,
+  APPROVAL_STATUSES,
   'pending → approved | rejected (approve, reject); approved → suspended (suspend); suspended → approved (reactivate); rejected is final',
 );
+export type ApprovalStatus = Static<typeof ApprovalStatusSchema>;
 export const VehicleType = lit(['motorcycle', 'bicycle', 'car', 'van', 'on_foot'] as const);
-export const ServiceModeSchema = lit(['marketplace', 'delivery_express'] as const);
+export const ServiceModeSchema = lit(SERVICE_MODES);
+export type ServiceMode = Static<typeof ServiceModeSchema>;
 export const SourceChannelSchema = lit(['core', 'chat', 'admin', 'api'] as const);
 export const StrategySchema = lit(['nearest', 'least_loaded'] as const, 'auto-assignment ranking: nearest first, or least loaded first');
 export const FailedDeliveryPolicySchema = lit(

@@ -27,6 +27,10 @@ const polygon = customType<{ data: string }>({ dataType: () => 'polygon' });
 const pt = (name: string) => point(name, { mode: 'xy' });
 const moneyCol = (name: string) => numeric(name, { precision: 12, scale: 2 });
 
+/** Drivers and merchants: the approval states (the state machine is in service/lifecycle; the API enum in schemas.ts). */
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'suspended'] as const;
+export const SERVICE_MODES = ['marketplace', 'delivery_express'] as const;
+
 /** Per-organization logistics settings (one row, created on first read). */
 export const logisticsSettings = pgTable('logistics_settings', {
   organizationId: text('organization_id')
@@ -104,9 +108,7 @@ export const driver = pgTable(
     organizationId: text('organization_id').notNull(),
     id: text('id').notNull(),
     userId: text('user_id').notNull(),
-    status: text('status', { enum: ['pending', 'approved', 'rejected', 'suspended'] })
-      .notNull()
-      .default('pending'),
+    status: text('status', { enum: APPROVAL_STATUSES }).notNull().default('pending'),
     statusReason: text('status_reason'),
     available: boolean('available').notNull().default(false),
     /** Set by staff: the driver stays unavailable and cannot turn availability back on himself until staff unlock it. */
@@ -141,7 +143,7 @@ export const driver = pgTable(
     index('driver_location_gist').using('gist', t.lastLocation),
     check('driver_active_trips_ck', sql`${t.activeTrips} >= 0`),
     check('driver_capacity_ck', sql`${t.capacity} between 1 and 50`),
-    check('driver_status_ck', sql`${t.status} in ('pending', 'approved', 'rejected', 'suspended')`),
+    check('driver_status_ck', sql`${t.status} in ${sql.raw(`(${APPROVAL_STATUSES.map((v) => `'${v}'`).join(', ')})`)}`),
   ],
 );
 
@@ -171,9 +173,7 @@ export const merchant = pgTable(
     phone: text('phone'),
     address: text('address'),
     location: pt('location'),
-    status: text('status', { enum: ['pending', 'approved', 'rejected', 'suspended'] })
-      .notNull()
-      .default('pending'),
+    status: text('status', { enum: APPROVAL_STATUSES }).notNull().default('pending'),
     statusReason: text('status_reason'),
     commissionPercent: numeric('commission_percent', { precision: 5, scale: 2 }).notNull().default('10.00'),
     territoryId: text('territory_id'),
@@ -190,7 +190,7 @@ export const merchant = pgTable(
     index('merchant_status_idx').on(t.organizationId, t.status, t.id),
     index('merchant_territory_idx').on(t.organizationId, t.territoryId, t.id),
     check('merchant_commission_ck', sql`${t.commissionPercent} >= 0 and ${t.commissionPercent} <= 100`),
-    check('merchant_status_ck', sql`${t.status} in ('pending', 'approved', 'rejected', 'suspended')`),
+    check('merchant_status_ck', sql`${t.status} in ${sql.raw(`(${APPROVAL_STATUSES.map((v) => `'${v}'`).join(', ')})`)}`),
   ],
 );
 
@@ -214,9 +214,7 @@ export const trip = pgTable(
     organizationId: text('organization_id').notNull(),
     id: text('id').notNull(),
     status: text('status', { enum: TRIP_STATUSES }).notNull().default('pending'),
-    serviceMode: text('service_mode', { enum: ['marketplace', 'delivery_express'] })
-      .notNull()
-      .default('marketplace'),
+    serviceMode: text('service_mode', { enum: SERVICE_MODES }).notNull().default('marketplace'),
     sourceChannel: text('source_channel', { enum: ['core', 'chat', 'admin', 'api'] })
       .notNull()
       .default('core'),
