@@ -27,7 +27,7 @@ export type { TripReportRow, Period, TripListQuery } from './service/trip-querie
 export type { PlanningTrip, PlanningDriver, PlanningTripFilter } from './service/planning.js';
 export { ApprovalStatusSchema, MerchantOut, ServiceModeSchema, TripOutSchema, TripStatusSchema } from './schemas.js';
 export type { ApprovalStatus, ServiceMode } from './schemas.js';
-export { merchantOut } from './model.js';
+export { merchantOut, tripOut } from './model.js';
 
 /** A polygon over central La Paz, Bolivia (the demo territory). */
 export const DEMO_TERRITORY = {

@@ -1,7 +1,7 @@
 import { withDeps, type Api, type AppContext, type Module, type ModuleContext } from '../../platform/context.js';
 import type { LogisticsApi } from '../logistics/index.js';
 import type { NotificationService } from '../notifications/index.js';
-import { tripOut } from '../logistics/model.js';
+import { tripOut } from '../logistics/index.js';
 import type { TSchema } from '@sinclair/typebox';
 import type { Tx } from '../../platform/db/index.js';
 import { fillOrganizationId } from '../../platform/tenant-fields.js';
