@@ -313,10 +313,9 @@ export function createIdentityService(ctx: IdentityContext) {
     },
 
     async me(actor: Actor) {
-      const [me, names] = await db.readTenant(
-        actor,
-        async (tx) =>
-          [await repo.findUser(tx, actor.userId), await ctx.deps.organizations.organizationNames(tx, [actor.organizationId])] as const,
+      // Both statements leave together (the connection pipelines them): one round trip, as the single join was.
+      const [me, names] = await db.readTenant(actor, (tx) =>
+        Promise.all([repo.findUser(tx, actor.userId), ctx.deps.organizations.organizationNames(tx, [actor.organizationId])]),
       );
       if (!me) throw AppError.notFound('User');
       return {
