@@ -1,10 +1,12 @@
 /** Spanish (default: the users are in Spanish-speaking markets) and English labels. */
 import { cashEn, cashErrorsEs, cashEs } from './i18n-cash';
 import { driverEn, driverEs } from './i18n-driver';
+import { shopsEn, shopsErrorsEs, shopsEs } from './i18n-shops';
 
 const es = {
   ...driverEs,
   ...cashEs,
+  ...shopsEs,
   title: 'Consola de despacho',
   login: 'Iniciar sesión',
   email: 'Correo electrónico',
@@ -389,6 +391,7 @@ export type Key = keyof typeof es;
 const en: Record<Key, string> = {
   ...driverEn,
   ...cashEn,
+  ...shopsEn,
   title: 'Dispatch console',
   login: 'Log in',
   email: 'Email',
@@ -846,6 +849,7 @@ export function fmtClock(iso: string | null | undefined): string {
 const ERRORS: Record<Lang, Record<string, string>> = {
   es: {
     ...cashErrorsEs,
+    ...shopsErrorsEs,
     VALIDATION_FAILED: 'Revisa los datos del formulario.',
     INVALID_CREDENTIALS: 'Correo o contraseña incorrectos.',
     SECRETS_KEY_MISSING: 'El servidor no tiene una clave para guardar secretos (SECRETS_KEY); avisa al operador.',

@@ -5,6 +5,7 @@ import { fmtClock, fmtTime, getLang, label, setLang, t, tf, type Lang } from './
 import { installPrompt, registerServiceWorker } from './pwa';
 import { openStream, type StreamEvent } from './sse';
 import { renderExpress } from './merchant-express';
+import { renderOnlineShop } from './merchant-online-shop';
 import { renderMoney, renderPayments, renderCoupons } from './merchant-money';
 import { renderBranches, renderCatalog } from './merchant-shop';
 import { fail, fmtMoney, toast } from './merchant-ui';
@@ -21,7 +22,7 @@ const listOrders = (query: { status?: import('./api').Schemas['Order']['status']
   ok(api.GET('/api/v1/merchant/orders', { params: { query } }));
 type Order = Awaited<ReturnType<typeof listOrders>>['data'][number];
 const root = $('#app');
-const VIEWS = ['orders', 'express', 'catalog', 'branches', 'coupons', 'payments', 'money'] as const;
+const VIEWS = ['orders', 'express', 'onlineShop', 'catalog', 'branches', 'coupons', 'payments', 'money'] as const;
 type View = (typeof VIEWS)[number];
 const OPEN: Order['status'][] = ['pending_confirmation', 'confirmed', 'preparing', 'ready', 'in_delivery', 'delivery_failed'];
 const PREP_MINUTES = [10, 15, 20, 30, 45, 60, 90];
@@ -194,6 +195,7 @@ function renderShell() {
   drawRinging();
   const main = $('#main');
   if (view === 'express') void renderExpress(main);
+  else if (view === 'onlineShop') void renderOnlineShop(main);
   else if (view === 'catalog') void renderCatalog(main);
   else if (view === 'branches') void renderBranches(main);
   else if (view === 'coupons') void renderCoupons(main);

@@ -1,0 +1,50 @@
+/** The merchant counter's online-shop view (WooCommerce, Shopify): labels in Spanish (default) and English, merged into i18n.ts. */
+export const shopsEs = {
+  onlineShop: 'Tienda en línea',
+  shopConnect: 'Conectar una tienda',
+  shopPlatform: 'Plataforma',
+  shopUrl: 'Dirección de la tienda',
+  shopSecret: 'Secreto del webhook',
+  shopSecretHelp: 'El mismo secreto que pones en la tienda: se guarda cifrado y no se vuelve a mostrar.',
+  shopPickupBranch: 'Sucursal de recojo (opcional)',
+  shopMerchantLocation: 'Mi ubicación de comercio',
+  shopConnectButton: 'Conectar',
+  shopConnections: 'Tiendas conectadas',
+  shopPasteUrl: 'Pega esta URL en la tienda, con el mismo secreto, para cada tema:',
+  shopSecretSaved: 'Secreto guardado',
+  shopDisconnect: 'Desconectar',
+  shopDisconnectConfirm: '¿Desconectar esta tienda? Sus pedidos dejarán de llegar.',
+  shopAwaiting: 'Pedidos de la tienda por ubicar',
+  shopAwaitingHelp: 'La tienda no envió coordenadas: marca el punto de entrega para crear el envío express.',
+  shopPlace: 'Crear envío',
+  shopUrlRequired: 'Escribe la dirección de la tienda.',
+  shopSecretRequired: 'El secreto debe tener al menos 8 caracteres.',
+};
+
+export const shopsEn: Record<keyof typeof shopsEs, string> = {
+  onlineShop: 'Online shop',
+  shopConnect: 'Connect a shop',
+  shopPlatform: 'Platform',
+  shopUrl: 'Shop address',
+  shopSecret: 'Webhook secret',
+  shopSecretHelp: 'The same secret you enter in the shop: it is stored encrypted and never shown again.',
+  shopPickupBranch: 'Pickup branch (optional)',
+  shopMerchantLocation: 'My business location',
+  shopConnectButton: 'Connect',
+  shopConnections: 'Connected shops',
+  shopPasteUrl: 'Paste this URL into the shop, with the same secret, for each topic:',
+  shopSecretSaved: 'Secret saved',
+  shopDisconnect: 'Disconnect',
+  shopDisconnectConfirm: 'Disconnect this shop? Its orders will stop arriving.',
+  shopAwaiting: 'Shop orders to locate',
+  shopAwaitingHelp: 'The shop sent no coordinates: mark the delivery point to create the express delivery.',
+  shopPlace: 'Create delivery',
+  shopUrlRequired: 'Enter the shop address.',
+  shopSecretRequired: 'The secret needs at least 8 characters.',
+};
+
+export const shopsErrorsEs: Record<string, string> = {
+  EXPRESS_PICKED_UP: 'El repartidor ya recogió el paquete: no se puede cambiar.',
+  SHOP_ORDER_CANCELLED: 'El pedido fue cancelado en la tienda.',
+  MERCHANT_NOT_APPROVED: 'Tu comercio aún no está aprobado.',
+};
