@@ -98,14 +98,31 @@ async function resolvePickup(
 
 type SourceChannel = NewExpress['sourceChannel'];
 
+/**
+ * The merchant an express request is for: a merchant user's own; staff name one (`merchantId`, 404 MERCHANT_NOT_FOUND when
+ * unknown). A merchant naming another merchant is 403.
+ */
+async function expressMerchant(ctx: CommerceContext, tx: Tx, actor: Actor, merchantId: string | null) {
+  if (actor.kind === 'comercio') {
+    const own = await ownMerchant(ctx, tx, actor);
+    if (merchantId && merchantId !== own.id) throw AppError.forbidden('A merchant may only request express deliveries for himself');
+    return own;
+  }
+  const m = merchantId ? await ctx.deps.logistics.getMerchant(tx, merchantId) : null;
+  if (!m) throw new AppError(404, 'MERCHANT_NOT_FOUND', 'Merchant not found');
+  return m;
+}
+
+/** An express request and its trip, in the caller's transaction: a merchant's own, or staff's for `merchantId`. */
 async function requestExpress(
   ctx: CommerceContext,
   tx: Tx,
   actor: Actor,
   b: ExpressInput,
   sourceChannel: SourceChannel = 'core',
+  merchantId: string | null = null,
 ): Promise<ExpressRow> {
-  const m = await ownMerchant(ctx, tx, actor);
+  const m = await expressMerchant(ctx, tx, actor, merchantId);
   if (m.status !== 'approved') throw AppError.unprocessable('The merchant is not approved', 'MERCHANT_NOT_APPROVED');
   b = await normalizePhones(tx, actor.organizationId, b, ['customer_phone']);
   const pickup = await resolvePickup(ctx, tx, m, b);
@@ -195,15 +212,22 @@ export interface ExpressRevision {
 }
 
 /**
- * Express requests for other modules (shop webhooks), acting as the merchant's user: created like POST
+ * Express requests for other modules (shop webhooks, spreadsheet imports), acting as the merchant's user or as staff for a merchant: created like POST
  * /merchant/delivery-express with their source channel; changed or cancelled while the courier has not picked the
  * package up (after that 409 EXPRESS_PICKED_UP, nothing changes). A cancellation cancels the trip, and the request
  * follows it as for any cancelled trip. The fee stays the one quoted at creation.
  */
 export function createExpressApi(ctx: CommerceContext) {
   return {
-    async request(tx: Tx, actor: Actor, body: ExpressInput, sourceChannel: SourceChannel): Promise<Static<typeof ExpressOut>> {
-      return expressOut(await requestExpress(ctx, tx, actor, body, sourceChannel));
+    /** As the merchant's user, or as staff for the merchant `merchantId` (spreadsheet imports). */
+    async request(
+      tx: Tx,
+      actor: Actor,
+      body: ExpressInput,
+      sourceChannel: SourceChannel,
+      merchantId: string | null = null,
+    ): Promise<Static<typeof ExpressOut>> {
+      return expressOut(await requestExpress(ctx, tx, actor, body, sourceChannel, merchantId));
     },
     /** Whether the branch is the merchant's (a pickup for requests made for him). */
     async ownsBranch(tx: Tx, merchantId: string, branchId: string): Promise<boolean> {
