@@ -130,6 +130,14 @@ export const Settings = Type.Object({
   // API keys (src/modules/apikeys)
   API_KEY_RATE_LIMIT_PER_MINUTE: int(120, 1, 'Requests per API key per minute, shared by every instance (429 RATE_LIMITED beyond)'),
   API_KEY_MAX_PER_OWNER: int(25, 1, 'Live (not revoked) API keys per owner'),
+  // Spreadsheet imports (src/modules/imports)
+  IMPORT_INLINE_ROWS: int(
+    200,
+    1,
+    'Imports of up to this many rows are processed in the request; larger ones in the background (202)',
+    5000,
+  ),
+  IMPORT_CHUNK_ROWS: int(200, 1, 'Rows of a large import processed per background step (one transaction each)', 5000),
   // Console and tracking pages (src/platform/web.ts)
   MAP_TILE_URL: text('Map tile URL template with {z}/{x}/{y}, or "none" for a plain map (default: OpenStreetMap)'),
   MAP_TILE_ATTRIBUTION: text('Attribution shown under the map tiles'),

@@ -44,6 +44,7 @@ import { BannerOut } from './subadmin/index.js';
 import { AppBuildOut } from './mobile/routes.js';
 import { WebhookDeliveryOut, WebhookSubscriptionOut } from './webhooks/routes.js';
 import { ApiKeyOut } from './apikeys/routes.js';
+import { ImportOut } from './imports/index.js';
 import { ShopConnectionOut, ShopOrderOut } from './shops/index.js';
 
 /**
@@ -93,6 +94,7 @@ export const namedSchemas: Record<string, TSchema> = {
   LedgerLine: LedgerOut,
   WebhookSubscription: WebhookSubscriptionOut,
   ApiKey: ApiKeyOut,
+  Import: ImportOut,
   GpsDevice: GpsDeviceOut,
   ShopConnection: ShopConnectionOut,
   ShopOrder: ShopOrderOut,
@@ -113,6 +115,7 @@ export const tagDescriptions: Record<string, string> = {
   webhooks: 'Outbound webhooks: subscriptions, signed deliveries, the delivery log',
   'api-keys': 'API keys for integrations: created with scopes, shown once, revoked',
   shops: 'Online shops (WooCommerce, Shopify): connections, and their signed order webhooks becoming express requests',
+  imports: 'Spreadsheet imports of trips and express requests (CSV, XLSX): templates, dry runs, row-by-row reports',
   'recipient-messages':
     "What a trip's recipient is told (order confirmed, driver assigned, arriving soon, delivered, failed): templates, previews, opt-outs",
 };

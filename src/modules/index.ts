@@ -24,6 +24,7 @@ import { createWebhooksModule, WEBHOOK_SECRET_COLUMNS } from './webhooks/index.j
 import { createMessagesModule } from './messages/index.js';
 import { createApiKeysModule } from './apikeys/index.js';
 import { createShopsModule, SHOP_SECRET_COLUMN } from './shops/index.js';
+import { createImportsModule } from './imports/index.js';
 
 /** Every column that holds a secret at rest: the start-up check and `npm run secrets:rotate` go through these. */
 export const SECRET_COLUMNS: readonly SecretColumn[] = [CHAT_TOKEN_COLUMN, ...WEBHOOK_SECRET_COLUMNS, SHOP_SECRET_COLUMN];
@@ -104,6 +105,8 @@ export function composeModules(ctx: AppContext) {
   });
   const apikeys = createApiKeysModule(ctx, { identity: identity.service });
   const shops = createShopsModule(ctx, { express: commerce.express, merchants: logistics.api });
+  // No geocoder in this deployment: imported rows carry their coordinates (docs/IMPORTS.md, "Geocoding hook").
+  const imports = createImportsModule(ctx, { trips: logistics.api, express: commerce.express, merchants: logistics.api, geocoder: null });
   // One actor resolver for the HTTP hook (app.ts) and the SSE streams.
   const resolveActor: ActorResolver = createActorResolver({
     sessionState: async (claims: AccessClaims) => {
@@ -200,6 +203,7 @@ export function composeModules(ctx: AppContext) {
     webhooks,
     apikeys,
     shops,
+    imports,
   ];
   return {
     modules,

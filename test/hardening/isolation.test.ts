@@ -64,6 +64,7 @@ function pathIdOf(w: World, url: string, param: string): string {
     // A shop's webhook URL names the connection.
     woocommerce: w.shopConnectionId,
     shopify: w.shopConnectionId,
+    imports: w.importId,
     // No B record of these kinds exists in the world; any B id must be 404 for A.
     subadmins: w.users.admin,
     'app-users': w.users.customer,

@@ -38,6 +38,8 @@ export interface World {
   /** The merchant's Shopify connection and the shop order one signed webhook of it made. */
   shopConnectionId: string;
   shopOrderId: string;
+  /** A dry-run trip import (nothing created). */
+  importId: string;
 }
 
 const POLYGON = {
@@ -248,6 +250,17 @@ export async function buildWorld(t: TestApp, sessions: Record<Role, Session>, se
     }),
     200,
   ).shop_order_id as string;
+  const importId = ok(
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/imports/trips',
+      headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'text/csv' },
+      payload:
+        'external_ref,pickup_address,pickup_lat,pickup_lon,dropoff_address,dropoff_lat,dropoff_lon\r\n' +
+        `probe-${org},Pickup 1,-16.5,-68.13,Dropoff 1,-16.49,-68.12\r\n`,
+    }),
+    201,
+  ).id as string;
   const express = await req(merchant, 'POST', '/merchant/delivery-express', {
     branch_id: branchId,
     customer_name: 'Express customer',
@@ -281,6 +294,7 @@ export async function buildWorld(t: TestApp, sessions: Record<Role, Session>, se
     apiKeyId,
     shopConnectionId,
     shopOrderId,
+    importId,
   };
 }
 

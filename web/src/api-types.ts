@@ -1884,6 +1884,160 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Spreadsheet imports, newest first (cursor pagination)
+         * @description Administrators and dispatchers see the organization's imports, a sub-administrator his own, a merchant his merchant's express imports.
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
+         */
+        get: operations["listImports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One import: its status, counters and progress (processed_rows of total_rows), and its first row errors
+         * @description Visible as in GET /imports; anyone else, and an import of another organization, gets 404.
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
+         */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/imports/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The row-by-row report of an import (CSV, or XLSX with format=xlsx)
+         * @description Columns: row, external_ref, status (valid, created, duplicate, error, skipped, pending), error_column, error_code, error_message, entity_id (the trip or express request created, or the existing one of a duplicate); a row with several errors has one line each. Visible as in GET /imports (404 otherwise).
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
+         */
+        get: operations["getImportReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/imports/express-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import express requests from a CSV or XLSX file (dry run by default)
+         * @description A merchant imports his own express requests (another merchant's `merchant_id` is 403); staff name the merchant in `merchant_id` (422 MERCHANT_REQUIRED without it, 422 MERCHANT_NOT_FOUND for an unknown one). The body is the file itself (not multipart): `Content-Type: text/csv` (comma, semicolon or tab separated, UTF-8) or `application/vnd.openxmlformats-officedocument.spreadsheetml.sheet` (the first sheet), at most 5 MiB (413) and 5000 data rows (413 IMPORT_TOO_MANY_ROWS). The first row is the header: every column must be a documented one (422 IMPORT_UNKNOWN_COLUMN naming it, 422 IMPORT_DUPLICATE_COLUMN) and the required ones present (422 IMPORT_MISSING_COLUMN); an empty file or one without rows is 422 IMPORT_EMPTY, an unreadable workbook 422 IMPORT_UNREADABLE, a body that is not what its Content-Type says 415 SIGNATURE_MISMATCH. Every row is validated (phones, coordinates, amounts, dates, an external_ref repeated in the file) and then created through the same rules as the one-record operation; each problem is named by row and column. `dry_run` (default true) creates nothing and reports what would happen. Otherwise `mode=all_or_nothing` (default) creates nothing when a row is invalid (422 IMPORT_INVALID_ROWS with `row_errors`: row, column, code, message) and `mode=valid_only` creates the valid rows and reports the others. A row whose external_ref was imported before is `duplicate` with the existing record id, never created twice (also when two imports race). Up to IMPORT_INLINE_ROWS rows (a setting, 200 by default) are processed in the request (201); a larger file answers 202 with status `queued` and is processed in the background, IMPORT_CHUNK_ROWS rows per step (follow GET /imports/{id}: processed_rows). The import is audited; its row-by-row report is at report_path. Columns: `external_ref` (required): your reference of the row, unique per merchant: a row imported again is reported as a duplicate; `customer_name` (required): who receives the package (up to 120 characters); `customer_phone`: his phone (E.164, or national for the organization country); `dropoff_address` (required): delivery address (up to 300 characters); `dropoff_lat` (required): delivery latitude, decimal degrees (WGS 84); `dropoff_lon` (required): delivery longitude, decimal degrees (WGS 84); `branch_id`: pickup at this branch of the merchant; else pickup_* below, else the merchant's location; `pickup_address`: pickup address (with pickup_lat and pickup_lon); `pickup_lat`: pickup latitude; `pickup_lon`: pickup longitude; `package_description`: what is carried (up to 1000 characters); `declared_value`: declared value of the package (decimal >= 0).
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key. API keys with the `express:write` scope may call it.
+         */
+        post: operations["importExpressRequests"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/imports/express-requests/template": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The spreadsheet template of express request imports: the documented columns and one example row
+         * @description CSV by default, XLSX with format=xlsx. Columns: `external_ref` (required): your reference of the row, unique per merchant: a row imported again is reported as a duplicate; `customer_name` (required): who receives the package (up to 120 characters); `customer_phone`: his phone (E.164, or national for the organization country); `dropoff_address` (required): delivery address (up to 300 characters); `dropoff_lat` (required): delivery latitude, decimal degrees (WGS 84); `dropoff_lon` (required): delivery longitude, decimal degrees (WGS 84); `branch_id`: pickup at this branch of the merchant; else pickup_* below, else the merchant's location; `pickup_address`: pickup address (with pickup_lat and pickup_lon); `pickup_lat`: pickup latitude; `pickup_lon`: pickup longitude; `package_description`: what is carried (up to 1000 characters); `declared_value`: declared value of the package (decimal >= 0).
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
+         */
+        get: operations["getExpressImportTemplate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/imports/trips": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import trips from a CSV or XLSX file (dry run by default)
+         * @description Staff; a sub-administrator only within his territories (a pickup outside them is an error of its row, OUTSIDE_TERRITORY). `merchant_id` is a column here. The body is the file itself (not multipart): `Content-Type: text/csv` (comma, semicolon or tab separated, UTF-8) or `application/vnd.openxmlformats-officedocument.spreadsheetml.sheet` (the first sheet), at most 5 MiB (413) and 5000 data rows (413 IMPORT_TOO_MANY_ROWS). The first row is the header: every column must be a documented one (422 IMPORT_UNKNOWN_COLUMN naming it, 422 IMPORT_DUPLICATE_COLUMN) and the required ones present (422 IMPORT_MISSING_COLUMN); an empty file or one without rows is 422 IMPORT_EMPTY, an unreadable workbook 422 IMPORT_UNREADABLE, a body that is not what its Content-Type says 415 SIGNATURE_MISMATCH. Every row is validated (phones, coordinates, amounts, dates, an external_ref repeated in the file) and then created through the same rules as the one-record operation; each problem is named by row and column. `dry_run` (default true) creates nothing and reports what would happen. Otherwise `mode=all_or_nothing` (default) creates nothing when a row is invalid (422 IMPORT_INVALID_ROWS with `row_errors`: row, column, code, message) and `mode=valid_only` creates the valid rows and reports the others. A row whose external_ref was imported before is `duplicate` with the existing record id, never created twice (also when two imports race). Up to IMPORT_INLINE_ROWS rows (a setting, 200 by default) are processed in the request (201); a larger file answers 202 with status `queued` and is processed in the background, IMPORT_CHUNK_ROWS rows per step (follow GET /imports/{id}: processed_rows). The import is audited; its row-by-row report is at report_path. Columns: `external_ref` (required): your reference of the row, unique per organization and merchant: a row imported again is reported as a duplicate; `merchant_id`: the merchant the trip is for (an approved merchant of the organization); `pickup_address` (required): pickup address (up to 300 characters); `pickup_lat` (required): pickup latitude, decimal degrees (WGS 84); `pickup_lon` (required): pickup longitude, decimal degrees (WGS 84); `dropoff_address` (required): delivery address (up to 300 characters); `dropoff_lat` (required): delivery latitude; `dropoff_lon` (required): delivery longitude; `recipient_name`: who receives the package (up to 120 characters); `recipient_phone`: the recipient's phone (E.164, or national for the organization's country): the tracking link goes there; `delivery_fee`: what the delivery costs (decimal, e.g. 12.50); default: the logistics settings; `driver_earning`: the driver's earning (decimal); default: the logistics settings; `notes`: notes for the driver (up to 1000 characters); `deliver_after`: a scheduled window start (ISO 8601 date-time; needs deliver_before); `deliver_before`: a scheduled window end: the promise (ISO 8601 date-time, in the future).
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`; sub-administrators need no permission key. API keys with the `trips:write` scope may call it.
+         */
+        post: operations["importTrips"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/imports/trips/template": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The spreadsheet template of trip imports: the documented columns and one example row
+         * @description CSV by default, XLSX with format=xlsx. Columns: `external_ref` (required): your reference of the row, unique per organization and merchant: a row imported again is reported as a duplicate; `merchant_id`: the merchant the trip is for (an approved merchant of the organization); `pickup_address` (required): pickup address (up to 300 characters); `pickup_lat` (required): pickup latitude, decimal degrees (WGS 84); `pickup_lon` (required): pickup longitude, decimal degrees (WGS 84); `dropoff_address` (required): delivery address (up to 300 characters); `dropoff_lat` (required): delivery latitude; `dropoff_lon` (required): delivery longitude; `recipient_name`: who receives the package (up to 120 characters); `recipient_phone`: the recipient's phone (E.164, or national for the organization's country): the tracking link goes there; `delivery_fee`: what the delivery costs (decimal, e.g. 12.50); default: the logistics settings; `driver_earning`: the driver's earning (decimal); default: the logistics settings; `notes`: notes for the driver (up to 1000 characters); `deliver_after`: a scheduled window start (ISO 8601 date-time; needs deliver_before); `deliver_before`: a scheduled window end: the promise (ISO 8601 date-time, in the future).
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key.
+         */
+        get: operations["getTripImportTemplate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/integrations/partner-chef-pay/webhook": {
         parameters: {
             query?: never;
@@ -5335,6 +5489,46 @@ export interface components {
             last_seen_at: string | null;
             organization_id: string;
             revoked_at: string | null;
+        };
+        /** Import */
+        Import: {
+            /** Format: date-time */
+            created_at: string;
+            created_by_user_id: string;
+            created_rows: number;
+            /** @description true: validated only, nothing created */
+            dry_run: boolean;
+            duplicate_rows: number;
+            error_rows: number;
+            /** @description the first 200 row errors, in row order (the report has them all) */
+            errors: {
+                /** @description e.g. REQUIRED, INVALID_PHONE, INVALID_COORDINATE, INVALID_MONEY, DUPLICATE_IN_FILE, MERCHANT_NOT_APPROVED */
+                code: string;
+                column: string | null;
+                message: string;
+                /** @description the spreadsheet row (the header is row 1) */
+                row: number;
+            }[];
+            file_name: string | null;
+            finished_at: string | null;
+            format: "csv" | "xlsx";
+            id: string;
+            /** @description `trips` (staff) or `express_requests` (a merchant, or staff for a merchant) */
+            kind: "trips" | "express_requests";
+            merchant_id: string | null;
+            /** @description `all_or_nothing` (default): nothing is created unless every row is valid; `valid_only`: the valid rows are created, the others reported */
+            mode: "all_or_nothing" | "valid_only";
+            /** @description the organization (tenant) the resource belongs to */
+            organization_id?: string;
+            /** @description progress: rows processed so far */
+            processed_rows: number;
+            /** @description where the row-by-row report is downloaded (CSV, or XLSX with format=xlsx) */
+            report_path: string;
+            /** @description `queued`/`running`: a large file processed in the background; `completed`; `failed`: an all-or-nothing import with an invalid row (nothing created) */
+            status: "queued" | "running" | "completed" | "failed";
+            total_rows: number;
+            /** @description rows a dry run found valid */
+            valid_rows: number;
         };
         /** IssueTripRecipientLinkRequest */
         IssueTripRecipientLinkRequest: {
@@ -13864,6 +14058,458 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+        };
+    };
+    listImports: {
+        parameters: {
+            query?: {
+                /** @description opaque: the `next_cursor` of the previous page; a value this API did not issue is 400 VALIDATION_FAILED */
+                cursor?: string;
+                /** @description `trips` (staff) or `express_requests` (a merchant, or staff for a merchant) */
+                kind?: "trips" | "express_requests";
+                limit?: number;
+                /** @description `queued`/`running`: a large file processed in the background; `completed`; `failed`: an all-or-nothing import with an invalid row (nothing created) */
+                status?: "queued" | "running" | "completed" | "failed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Import"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getImportReport: {
+        parameters: {
+            query?: {
+                format?: "csv" | "xlsx";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the file, as an attachment: CSV (text/csv, UTF-8) or XLSX (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    importExpressRequests: {
+        parameters: {
+            query?: {
+                /** @description true (default): validate and report only; false: import */
+                dry_run?: boolean;
+                /** @description the name of the uploaded file, kept with the import */
+                file_name?: string;
+                merchant_id?: string;
+                /** @description `all_or_nothing` (default): nothing is created unless every row is valid; `valid_only`: the valid rows are created, the others reported */
+                mode?: "all_or_nothing" | "valid_only";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description the CSV or XLSX file (not multipart) */
+        requestBody: {
+            content: {
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": unknown;
+                "text/csv": unknown;
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller's role, territory or permission does not allow this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            /** @description The request body is larger than the body limit. Codes: `IMPORT_TOO_MANY_ROWS`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Problem details (RFC 9457). Codes: `SIGNATURE_MISMATCH`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request is well-formed but breaks a business rule. Codes: `MERCHANT_REQUIRED`, `MERCHANT_NOT_FOUND`, `IMPORT_UNKNOWN_COLUMN`, `IMPORT_DUPLICATE_COLUMN`, `IMPORT_MISSING_COLUMN`, `IMPORT_EMPTY`, `IMPORT_UNREADABLE`, `IMPORT_INVALID_ROWS`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getExpressImportTemplate: {
+        parameters: {
+            query?: {
+                format?: "csv" | "xlsx";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the file, as an attachment: CSV (text/csv, UTF-8) or XLSX (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    importTrips: {
+        parameters: {
+            query?: {
+                /** @description true (default): validate and report only; false: import */
+                dry_run?: boolean;
+                /** @description the name of the uploaded file, kept with the import */
+                file_name?: string;
+                merchant_id?: string;
+                /** @description `all_or_nothing` (default): nothing is created unless every row is valid; `valid_only`: the valid rows are created, the others reported */
+                mode?: "all_or_nothing" | "valid_only";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description the CSV or XLSX file (not multipart) */
+        requestBody: {
+            content: {
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": unknown;
+                "text/csv": unknown;
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            /** @description The request body is larger than the body limit. Codes: `IMPORT_TOO_MANY_ROWS`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            /** @description Problem details (RFC 9457). Codes: `SIGNATURE_MISMATCH`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request is well-formed but breaks a business rule. Codes: `IMPORT_UNKNOWN_COLUMN`, `IMPORT_DUPLICATE_COLUMN`, `IMPORT_MISSING_COLUMN`, `IMPORT_EMPTY`, `IMPORT_UNREADABLE`, `IMPORT_INVALID_ROWS`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getTripImportTemplate: {
+        parameters: {
+            query?: {
+                format?: "csv" | "xlsx";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the file, as an attachment: CSV (text/csv, UTF-8) or XLSX (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
         };
     };
     partnerChefPayWebhook: {
