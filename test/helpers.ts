@@ -9,6 +9,9 @@ import { buildApp } from '../src/app.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../src/seed.js';
 import type { DemoSeed } from '../src/platform/context.js';
 import { newId } from '../src/platform/ids.js';
+import { retry } from './support.js';
+
+export { pt, retry, sleep, waitFor } from './support.js';
 
 /**
  * The migrated PGlite data directory dumped once per run by test/global-setup.ts, or null (a file run
@@ -39,15 +42,7 @@ export async function freshDatabase(
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
   // Parallel test files create databases at once; PostgreSQL may refuse while template1 is busy.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await admin.query(`CREATE DATABASE ${name}`);
-      break;
-    } catch (err) {
-      if (attempt >= 10) throw err;
-      await new Promise((r) => setTimeout(r, 100 * attempt));
-    }
-  }
+  await retry(() => admin.query(`CREATE DATABASE ${name}`), { backoffMs: 100 });
   await admin.end();
   const url = new URL(base);
   url.pathname = `/${name}`;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../test/helpers.js';
+import { createTestApp, waitFor, type TestApp } from '../../test/helpers.js';
 import { createCache, invalidateOn } from './cache.js';
 
 const deferred = <T>() => {
@@ -77,14 +77,15 @@ describe('invalidateOn (across instances, through NOTIFY)', () => {
     invalidateOn({ db: t.db, onClose }, 'cache_test_changed', cache, (key, c) => c.invalidate(key));
     await cache.get('a', async () => 1);
     await cache.get('b', async () => 2);
-    // Wait for the LISTEN to be in place, then announce a change from "another instance" (any connection).
-    const until = async (cond: () => boolean) => {
-      for (let i = 0; i < 100 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
-    };
-    for (let i = 0; i < 20 && cache.size === 2; i++) {
-      await t.db.withSystem((tx) => tx.query("SELECT pg_notify('cache_test_changed', 'a')"));
-      await until(() => cache.size < 2);
-    }
+    // Announce a change from "another instance" (any connection) until one lands: the LISTEN is set up in the
+    // background, and an announcement before it is in place is lost.
+    await waitFor(
+      async () => {
+        await t.db.withSystem((tx) => tx.query("SELECT pg_notify('cache_test_changed', 'a')"));
+        return waitFor(() => cache.size < 2, { timeout: 1_000 }).catch(() => false);
+      },
+      { message: 'the invalidation' },
+    );
     expect(await cache.get('a', async () => 10)).toBe(10);
     expect(await cache.get('b', async () => 20)).toBe(2);
     for (const fn of onClose) await fn();

@@ -5,7 +5,7 @@ import { buildApp } from '../../src/app.js';
 import type { FastifyInstance } from 'fastify';
 
 /**
- * Per-user request rate limit on expensive routes (issue 17, fault 3), counted in the database: two
+ * Per-user request rate limit on expensive routes, counted in the database: two
  * app instances on one database share the count.
  */
 let t: TestApp;

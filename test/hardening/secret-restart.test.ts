@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SECRET_FILE } from '../../src/platform/secret-file.js';
+import { pt } from '../support.js';
 import { api, login, startServer, stopServer, type ServerProcess } from './server-process.js';
 
 /**
@@ -12,7 +13,6 @@ import { api, login, startServer, stopServer, type ServerProcess } from './serve
  * test on either suite.)
  */
 const embedded = { databaseUrl: '', env: { JWT_SECRET: '', DATABASE_URL: '', SEED_DEMO: 'true' }, timeoutMs: 120_000 };
-const pt = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
 
 describe('secrets that survive a restart (embedded default without JWT_SECRET)', () => {
   const dirs: string[] = [];

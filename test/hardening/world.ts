@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import type { Session, TestApp } from '../helpers.js';
+import { pt, type Session, type TestApp } from '../helpers.js';
 import { DEMO_LOGINS } from '../../src/seed.js';
 import { png } from '../storage/fixtures.js';
 
@@ -54,7 +54,6 @@ const POLYGON = {
     ],
   ],
 };
-const pt = (lon: number, lat: number) => ({ type: 'Point' as const, coordinates: [lon, lat] });
 
 function ok(res: LightMyRequestResponse, status: number | number[] = [200, 201]) {
   expect([status].flat(), `${res.statusCode} ${res.body}`).toContain(res.statusCode);

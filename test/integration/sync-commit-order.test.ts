@@ -1,14 +1,14 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import { createTestApp, sleep, type Session, type TestApp } from '../helpers.js';
 import { newShop, ok, type Shop } from '../commerce/fixtures.js';
 
 /**
- * Offline sync in commit order (issue 20, fault 10): a pull returns every change committed since the previous
- * cursor exactly once, however long its transaction ran. SYNC_WATERMARK_MARGIN_MS was the old wall-clock safety
- * margin (ignored now): with it these tests fail on the old watermark (long transactions lost, re-sends near the
- * watermark). SYNC_ENTITY_LIMIT 2 makes every round page through `has_more`.
+ * Offline sync in commit order: a pull returns every change committed since the previous cursor exactly once,
+ * however long its transaction ran. MARGIN_MS is the margin a wall-clock watermark ("now minus a margin", which
+ * the server does not use) would need: such a watermark loses a transaction open longer than the margin and sends
+ * changes near the watermark twice, and these tests fail on it. SYNC_ENTITY_LIMIT 2 makes every round page through `has_more`.
  */
 let t: TestApp;
 let shop: Shop;
@@ -42,13 +42,13 @@ async function pullRound(s: Session, cursor: string | null): Promise<{ items: It
 
 const setPrice = async (itemId: string, price: string) =>
   ok(await t.req(shop.merchant, { method: 'PATCH', url: `/merchant/catalog/${itemId}`, payload: { price } }));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('offline sync pulls in commit order', () => {
   it.skipIf(!process.env.TEST_DATABASE_URL)(
     'a change whose transaction stays open longer than the old margin comes in the first pull after its commit, once',
     async () => {
-      // Older changes out of the old margin, so that only the two changes below are near any watermark.
+      // Older changes out of the margin, so that only the two changes below are near any watermark. Time itself is
+      // what this test is about (a change older, a transaction longer than the margin): no event marks it.
       await sleep(MARGIN_MS);
       let cursor = (await pullRound(shop.merchant, null)).cursor;
       const [slow, quick] = shop.items;
@@ -58,13 +58,13 @@ describe('offline sync pulls in commit order', () => {
       try {
         await other.query('BEGIN');
         await other.query(`UPDATE catalog_item SET price = 9.99, updated_at = now() WHERE id = $1`, [slow.id]);
+        // Open longer than the margin: elapsed time is the condition.
         await sleep(MARGIN_MS + 500);
         // Meanwhile another change commits, and the app pulls: it gets that one, not the open one.
         await setPrice(quick.id, '7.50');
         const during = await pullRound(shop.merchant, cursor);
         expect(during.items.map((i) => i.id)).toEqual([quick.id]);
         cursor = during.cursor;
-        await sleep(50);
         await other.query('COMMIT');
       } finally {
         await other.end();

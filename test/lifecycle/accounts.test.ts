@@ -1,4 +1,4 @@
-/** Issue 15, fault 4: approved drivers and merchants can be suspended; staff availability lock; staff edit any driver. */
+/** Approved drivers and merchants can be suspended; staff availability lock; staff edit any driver. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newDriver, newTrip, newUser, tripDb, tripIn } from '../logistics/fixtures.js';

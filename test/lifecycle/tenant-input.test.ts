@@ -1,4 +1,4 @@
-/** Issue 15, fault 5: ids a tenant submits are checked to be his and to fit the action; else 404/422 and nothing written. */
+/** Ids a tenant submits are checked to be his and to fit the action; else 404/422 and nothing written. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newCustomer, newShop, ok, orderDb, orderIn, rows, setStatus, type Shop } from '../commerce/fixtures.js';

@@ -1,4 +1,4 @@
-/** Issue 15, fault 4: accounts can be stopped. Deactivation revokes sessions at once and closes streams. */
+/** Accounts can be stopped. Deactivation revokes sessions at once and closes streams. */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';

@@ -5,7 +5,7 @@ import { newMerchant, ok, orderKit, orderRow, walletEntries, adminActor, type Mo
 import { JPEG } from '../storage/fixtures.js';
 
 /**
- * Issue 20, fault 5: a delivery that could not be completed. The driver reports it with a reason (and optional evidence);
+ * A delivery that could not be completed. The driver reports it with a reason (and optional evidence);
  * the organization's failed_delivery_policy sends the trip back to the merchant (returning → returned, pickup PIN) or
  * closes it (failed). Orders and express requests follow, the merchant is charged the attempt's delivery fee (once),
  * the driver earns his driver_earning, events reach the streams, and the driver app can report it offline.

@@ -2,8 +2,9 @@ import { expect } from 'vitest';
 import type { Session, TestApp } from '../helpers.js';
 import { DEMO_PASSWORD } from '../../src/seed.js';
 import { newId } from '../../src/platform/ids.js';
+import { pt } from '../support.js';
 
-export const pt = (lon: number, lat: number) => ({ type: 'Point' as const, coordinates: [lon, lat] as [number, number] });
+export { pt };
 
 /** A user of a role in the demo organization (or another), created through the identity service. */
 export async function newUser(

@@ -8,7 +8,7 @@ import { newMerchant, ok, orderKit, type MoneyShop, type OrderKit } from './fixt
 import { newId } from '../../src/platform/ids.js';
 
 /**
- * Property-based money test (issue 16). Random sequences of real operations over HTTP — orders over every payment
+ * Property-based money test. Random sequences of real operations over HTTP — orders over every payment
  * destination (with and without a coupon, delivered or left open), platform payments received, cancellations, full and
  * partial refunds, express deliveries, debt payments and settlement runs — on a fresh merchant per run. After every step:
  *  1. the wallet the API reports equals the sum of the ledger, and balance = available + pending − debt + credit;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import { createTestApp, waitFor, type Session, type TestApp } from '../helpers.js';
 import { newDriver, tripIn, type TestDriver } from '../logistics/fixtures.js';
 import { dbBalance, newMerchant as makeMerchant, orderKit, walletEntries, type OrderKit } from './fixtures.js';
 
@@ -164,7 +164,7 @@ describe('settlement worker', () => {
   });
 });
 
-describe('no payout of money the platform has not received (issue 16, fault 1)', () => {
+describe('no payout of money the platform has not received', () => {
   it('a delivered platform order stays pending until its payment is recorded: the settlement skips it, then pays it once received', async () => {
     const m = await newMerchant('10.00');
     const orderId = await kit.delivered(m, { destination: 'platform', subtotal: '100.00', fee: '10.00' }); // +110 −10 −10 = 90, not received
@@ -247,7 +247,8 @@ describe('driver settlements', () => {
   it('settles the earnings up to the cut-off, each trip once; then pending → paid, and paid again is 409', async () => {
     const t1 = await tripIn(t, admin, driver, 'completed');
     const cutoff = new Date().toISOString();
-    await new Promise((r) => setTimeout(r, 20));
+    // The next trip completes on a later clock reading than the cut-off.
+    await waitFor(() => Date.now() > Date.parse(cutoff));
     const t2 = await tripIn(t, admin, driver, 'completed');
     await tripIn(t, admin, driver, 'in_transit'); // not completed: never settled
     const first = await settle(driver.id, { up_to: cutoff, note: 'week 1' });

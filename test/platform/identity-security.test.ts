@@ -37,7 +37,7 @@ const pairKey = (email: string, from: string) => `pair:${email}|${from}`;
 const expireBlock = (app: TestApp, key: string) =>
   app.db.withSystem((tx) => tx.query('UPDATE login_throttle SET blocked_until = now() WHERE key = $1', [key]));
 
-describe('fault 1: onboarding never changes an existing login', () => {
+describe('onboarding never changes an existing login', () => {
   it("onboarding with an existing user's email: the user still logs in; the password decides the account", async () => {
     const res = await onboard(t, 'customer@demo.test', 'Intruder-chosen-77', '192.0.2.10');
     const fresh = await onboard(t, 'never-registered@demo.test', 'Intruder-chosen-77', '192.0.2.10');
@@ -103,7 +103,7 @@ describe('fault 1: onboarding never changes an existing login', () => {
   });
 });
 
-describe('fault 2: X-Forwarded-For is not trusted by default', () => {
+describe('X-Forwarded-For is not trusted by default', () => {
   it('a spoofed X-Forwarded-For does not change the client address of the per-address limit', async () => {
     const codes: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -152,7 +152,7 @@ describe('fault 2: X-Forwarded-For is not trusted by default', () => {
   });
 });
 
-describe('fault 3: wrong passwords throttle the guesser, they never lock the owner out', () => {
+describe('wrong passwords throttle the guesser, they never lock the owner out', () => {
   const attacker = '203.0.113.7';
 
   it('per account and address: 5 free attempts, then a doubling back-off answered 429 LOGIN_THROTTLED with Retry-After', async () => {
@@ -236,7 +236,7 @@ describe('fault 3: wrong passwords throttle the guesser, they never lock the own
   });
 });
 
-describe('fault 6: refresh grace, token claims, common passwords, logged query strings', () => {
+describe('refresh grace, token claims, common passwords, logged query strings', () => {
   it('two concurrent refreshes with the same token both get the same new pair; after the grace window reuse revokes', async () => {
     const s = await t.login('customer@demo.test');
     const refresh = () => t.req(null, { method: 'POST', url: '/auth/refresh', payload: { refresh_token: s.refresh } });
@@ -337,7 +337,7 @@ describe('fault 6: refresh grace, token claims, common passwords, logged query s
   });
 });
 
-describe('fault 5: safe defaults', () => {
+describe('safe defaults', () => {
   it('the demo organization is seeded by default only on the embedded database; DATABASE_URL needs JWT_SECRET', () => {
     const secret = 'x'.repeat(32);
     expect(loadConfig({}).seedDemo).toBe(true);

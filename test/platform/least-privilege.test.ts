@@ -14,10 +14,10 @@ import type { PushMessage } from '../../src/modules/notifications/gateway.js';
 import type { DemoSeed } from '../../src/platform/context.js';
 import { SseClient } from '../realtime/sse.js';
 import type { WebhookWorker } from '../../src/modules/webhooks/worker.js';
-import { TEST_SECRETS_KEY } from '../helpers.js';
+import { retry, TEST_SECRETS_KEY } from '../helpers.js';
 
 /**
- * Least privilege in the database (issue 15): the schema owner migrates; the service runs as a login role
+ * Least privilege in the database: the schema owner migrates; the service runs as a login role
  * that is neither superuser nor BYPASSRLS, and reaches other tenants only in explicit system transactions
  * (`SET LOCAL ROLE app_worker`). The roles are created as the README tells a DBA to. PostgreSQL only:
  * the embedded default has one superuser and needs no setup (checked at the end).
@@ -46,15 +46,7 @@ async function ensureRoles(admin: pg.Client) {
     ...ROLE_SQL.map((s) => `DO $$ BEGIN ${s}; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`),
     ...GRANTS,
   ]) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await admin.query(stmt);
-        break;
-      } catch (err) {
-        if (attempt >= 10) throw err;
-        await new Promise((r) => setTimeout(r, 50 * attempt));
-      }
-    }
+    await retry(() => admin.query(stmt));
   }
 }
 
@@ -91,15 +83,7 @@ for (const [mode, { login: LOGIN, system: SYSTEM }] of Object.entries(MODES))
       const admin = new pg.Client({ connectionString: BASE });
       await admin.connect();
       await ensureRoles(admin);
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await admin.query(`CREATE DATABASE ${dbName} OWNER app_owner`);
-          break;
-        } catch (err) {
-          if (attempt >= 10) throw err;
-          await new Promise((r) => setTimeout(r, 100 * attempt));
-        }
-      }
+      await retry(() => admin.query(`CREATE DATABASE ${dbName} OWNER app_owner`), { backoffMs: 100 });
       await admin.end();
 
       const migrator = createPostgresDatabase(urlAs('app_owner', dbName), { max: 1 });
@@ -387,15 +371,7 @@ for (const [mode, { login: LOGIN, system: SYSTEM }] of Object.entries(MODES))
             `DO $$ BEGIN CREATE ROLE app_runtime_inherit LOGIN NOSUPERUSER NOBYPASSRLS INHERIT; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`,
             'GRANT app_tenant, app_worker TO app_runtime_inherit',
           ]) {
-            for (let attempt = 1; ; attempt++) {
-              try {
-                await admin.query(stmt);
-                break;
-              } catch (err) {
-                if (attempt >= 10) throw err;
-                await new Promise((r) => setTimeout(r, 50 * attempt));
-              }
-            }
+            await retry(() => admin.query(stmt));
           }
         } finally {
           await admin.end();

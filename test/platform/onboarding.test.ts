@@ -66,7 +66,6 @@ describe('onboarding and operators', () => {
     expect((await act('approve')).statusCode).toBe(409);
     expect((await act('suspend')).json().status).toBe('suspended');
     const s = await t.login('owner2@rapido.test', 'Fresh-operator-2026');
-    await new Promise((r) => setTimeout(r, 10));
     expect((await t.req(s, { method: 'GET', url: '/app-users' })).json().code).toBe('OPERATOR_NOT_APPROVED');
     expect((await act('reactivate')).json().status).toBe('approved');
     expect((await t.req(s, { method: 'GET', url: '/app-users' })).statusCode).toBe(200);

@@ -192,7 +192,7 @@ describe('OpenAPI 3.1 document', () => {
 });
 
 describe('the server keeps the contract', () => {
-  // Fault 5: an offset PostgreSQL cannot represent reached it as error 22009 (500).
+  // An offset PostgreSQL cannot represent reached it as error 22009 (500).
   it('out-of-range timestamp offsets are 400 VALIDATION_FAILED, not 500 (/trips, /audit and every date-time field)', async () => {
     const admin = await t.as('admin');
     for (const url of [

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../support.js';
 
 /**
  * db/tenancy.sql creates the cluster-wide roles app_tenant and app_worker when they are missing. Databases of one
@@ -46,11 +47,10 @@ describe.skipIf(!BASE)('db/tenancy.sql role creation on PostgreSQL', () => {
           (err: Error) => err.message,
         );
         // B waits on A's uncommitted catalog row (its lock shows in pg_locks) before A commits
-        for (let i = 0; i < 100; i++) {
-          const waiting = await a.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = $2', [bPid, 'Lock']);
-          if (waiting.rowCount) break;
-          await new Promise((r) => setTimeout(r, 20));
-        }
+        await waitFor(
+          async () => (await a.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = $2', [bPid, 'Lock'])).rowCount,
+          { message: 'B waiting on the lock' },
+        );
         await a.query('COMMIT');
         expect(await loser).toBe('ok');
         const roles = await a.query('SELECT rolbypassrls, rolcanlogin FROM pg_roles WHERE rolname = $1', [renamed]);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import { createTestApp, waitFor, type Session, type TestApp } from '../helpers.js';
 import type { EventInput } from '../../src/platform/events.js';
 import { createPushWorker } from '../../src/modules/notifications/worker.js';
 import { createWebhookGateway, type PushGateway } from '../../src/modules/notifications/gateway.js';
@@ -379,13 +379,14 @@ describe('push worker', () => {
     const hanging: PushGateway = { name: 'hangs', send: () => new Promise((r) => (finishHung = r)) };
     const dead = createPushWorker(t.db, { gateway: hanging, claimTimeoutMs: 200 });
     const deadTick = dead.tick();
-    await new Promise((r) => setTimeout(r, 50));
+    // The dead worker's claim, once its send hangs.
+    await waitFor(() => finishHung, { message: 'the hanging send' });
     expect((await sql('SELECT status, attempts FROM push_outbox WHERE id = $1', [row.id]))[0]).toEqual({ status: 'sending', attempts: 1 });
     respond = 200;
     const healthy = createPushWorker(t.db, { gateway: createWebhookGateway({ url, secret: SECRET }), claimTimeoutMs: 200 });
     expect(await healthy.tick()).toBe(0); // still within the claim
-    await new Promise((r) => setTimeout(r, 250));
-    expect(await healthy.tick()).toBe(1);
+    // Once the claim has expired, a tick takes the row over (each tick before that finds nothing to claim).
+    expect(await waitFor(() => healthy.tick(), { message: 'the expired claim re-claimed' })).toBe(1);
     expect((await sql('SELECT status, attempts FROM push_outbox WHERE id = $1', [row.id]))[0]).toEqual({ status: 'sent', attempts: 2 });
     finishHung({ ok: false, permanent: false, error: 'late' });
     await deadTick;

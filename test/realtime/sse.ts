@@ -82,7 +82,11 @@ export class SseClient {
     }
   }
 
+  /** Closed by this client (its `ended` follows once the socket has closed). */
+  closed = false;
+
   close(): void {
+    this.closed = true;
     this.req.destroy();
     this.res.destroy();
   }

@@ -6,7 +6,7 @@ import { png } from './fixtures.js';
 import { loadConfig } from '../../src/config.js';
 import { driversFromConfig } from '../../src/modules/storage/drivers.js';
 
-/** Storage under several instances and limits (issue 17, faults 3 and 5). */
+/** Storage under several instances and limits. */
 let t: TestApp;
 let customer: Session;
 const QUOTA = 20_000;

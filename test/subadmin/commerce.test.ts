@@ -183,7 +183,7 @@ describe('sales report', () => {
     expect((await db('SELECT status FROM merchant_order WHERE id = $1', [orderId]))[0].status).toBe('delivered');
   }
 
-  it('totals count delivered orders only; cancelled and open orders are listed apart; the scope names the territory (issue 16, fault 6)', async () => {
+  it('totals count delivered orders only; cancelled and open orders are listed apart; the scope names the territory', async () => {
     await deliverA(shops.A.orders[1]);
     const res = await t.req(sub.session, { method: 'GET', url: '/subadmin/reports/sales.xls' });
     expect(res.statusCode, res.body).toBe(200);

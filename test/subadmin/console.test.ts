@@ -259,7 +259,7 @@ describe('tracking, deliveries status and the deliveries report', () => {
       [A, from, to],
     );
     expect(expected.length).toBeGreaterThanOrEqual(1);
-    // Only completed trips count; the others are listed apart (issue 16: cancelled shown apart, names not ids).
+    // Only completed trips count; the others are listed apart, by name, not id.
     expect(ws.getRow(3).getCell(2).value).toBe('Zone A');
     const apart = (
       await db(

@@ -3,6 +3,8 @@ import type { Session, TestApp } from '../helpers.js';
 import { DEMO_PASSWORD } from '../../src/seed.js';
 import { newId } from '../../src/platform/ids.js';
 
+export { pt } from '../support.js';
+
 /** A square territory of side 2·half degrees around (lon, lat), created by the administrator. */
 export async function newTerritory(t: TestApp, admin: Session, name: string, lon: number, lat: number, half = 0.05): Promise<string> {
   const ring: [number, number][] = [
@@ -39,5 +41,3 @@ export async function setPermissions(t: TestApp, admin: Session, userId: string,
   const res = await t.req(admin, { method: 'PATCH', url: `/admin/subadmins/${userId}`, payload: { permissions } });
   expect(res.statusCode, res.body).toBe(200);
 }
-
-export const pt = (lon: number, lat: number) => ({ type: 'Point' as const, coordinates: [lon, lat] as [number, number] });

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, type Session, type TestApp } from '../../../test/helpers.js';
+import { createTestApp, waitFor, type Session, type TestApp } from '../../../test/helpers.js';
 import { newId } from '../../platform/ids.js';
 import { DEMO_PASSWORD } from '../../seed.js';
 import { tenantOf, type Actor } from '../../platform/auth.js';
@@ -442,8 +442,8 @@ describe('chat outbox worker', () => {
     expect(await worker.tick()).toBe(0); // the claim still holds: nobody else takes it
     expect(requestsFor(input.orderId!)).toHaveLength(0);
 
-    await new Promise((r) => setTimeout(r, 1600));
-    expect(await worker.tick()).toBe(1);
+    // Once the claim has expired a tick takes the row over; until then each finds nothing to claim.
+    expect(await waitFor(() => worker.tick(), { timeout: 10_000, interval: 100, message: 'the expired claim re-claimed' })).toBe(1);
     expect(await worker.tick()).toBe(0);
     expect(requestsFor(input.orderId!)).toHaveLength(1);
     expect(await outboxRow(id)).toMatchObject({ status: 'sent', attempts: 2, claim_token: null });

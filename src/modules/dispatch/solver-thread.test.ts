@@ -3,6 +3,7 @@ import { AppError } from '../../platform/errors.js';
 import { greedyNearestDriver, matrixPoints, OptimizerInputError, solve, type Plan } from './optimizer/index.js';
 import { seededInstance } from './optimizer/testing/random-instances.js';
 import { createSolverThread } from './solver-thread.js';
+import { waitFor } from '../../../test/support.js';
 
 const withoutTiming = (plan: Plan) => ({ ...plan, elapsedMs: 0 });
 const options = { seed: 7, iterations: 200, timeBudgetMs: 60_000, maxRouteDurationS: 3600 };
@@ -92,8 +93,7 @@ describe('the solver thread', () => {
     try {
       await quick.solve(seededInstance(5, 2, 9), options);
       expect(quick.running).toBe(true);
-      await new Promise((r) => setTimeout(r, 300));
-      expect(quick.running).toBe(false);
+      await waitFor(() => !quick.running, { timeout: 10_000, message: 'the idle thread ended' });
       expect((await quick.solve(seededInstance(5, 2, 10), options)).plan.totals.assigned).toBeGreaterThan(0);
     } finally {
       await quick.close();

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EventHub, type Subscriber } from './hub.js';
 import type { StoredEvent } from '../../platform/events.js';
 
@@ -40,7 +40,15 @@ function setup(gapTimeoutMs = 80) {
   };
   return { hub, got, commit, source };
 }
-const tick = (ms = 10) => new Promise((r) => setTimeout(r, ms));
+// The hub's timers (the gap timer, the fetch on the next turn, the catch-up back-off) run on a fake clock: a test
+// moves it by as much as it wants to see pass, and every timer due by then has run, with the promises it started.
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+const tick = (ms = 10) => vi.advanceTimersByTimeAsync(ms);
 
 describe('EventHub ordering', () => {
   it('releases in sequence order when commits arrive out of order', async () => {
@@ -83,7 +91,9 @@ describe('EventHub ordering', () => {
   });
 
   it('after a lost listener, catches up from the log: every event once, in order, none skipped while paused', async () => {
-    const { hub, got, commit, source } = setup(30);
+    // A gap timeout off the back-off's beat (100, 200 ms): the catch-up ends between two gap timers, as it would in
+    // real time, not on the same millisecond as one.
+    const { hub, got, commit, source } = setup(37);
     await hub.start();
     commit(11);
     await tick();
@@ -97,7 +107,10 @@ describe('EventHub ordering', () => {
     expect(hub.status().state).toBe('catching_up');
     expect(got).toEqual([11]);
     source.down = false;
-    await catching;
+    // The next attempt comes after its back-off: the clock moves timer by timer until the catch-up is done, no further.
+    let caughtUp = false;
+    void catching.then(() => (caughtUp = true));
+    while (!caughtUp) await vi.advanceTimersToNextTimerAsync();
     commit(19);
     await tick(50);
     // Notified again after the catch-up released them: nothing twice.

@@ -18,7 +18,11 @@ import {
   type OrderKit,
 } from './fixtures.js';
 
-/** Issue 16 ("Money you can trust"): one test per numbered fault (fault 1 is in settlements.test.ts, 6 and 8 in test/subadmin). */
+/**
+ * Money rules over HTTP: express deliveries post their fee, payment destinations per merchant, one currency per
+ * organization, cancellations, refunds and adjustments, and who reads a payment proof. (Settlements only pay out money
+ * received: settlements.test.ts; sub-administrator totals and commission bounds: test/subadmin.)
+ */
 let t: TestApp;
 let admin: Session;
 let kit: OrderKit;
@@ -53,7 +57,7 @@ async function expressDelivered(shop: MoneyShop, complete = true) {
   return { request: r, trip: await tripDb(t, r.trip_id) };
 }
 
-describe('fault 2: express deliveries post their fee', () => {
+describe('express deliveries post their fee', () => {
   it('a completed express trip writes one delivery_fee_debit of the whole fee (the same meaning as for an order: no platform_commission without a sale); a cancelled one writes nothing; the charge is merchant debt', async () => {
     const m = await newMerchant();
     const { request, trip } = await expressDelivered(m);
@@ -116,7 +120,7 @@ describe('fault 2: express deliveries post their fee', () => {
   });
 });
 
-describe('fault 3: payment destinations offered and accepted per merchant', () => {
+describe('payment destinations offered and accepted per merchant', () => {
   it('merchant_direct is refused (422, nothing written) without direct payment enabled; the preflight lists what the merchant accepts', async () => {
     const m = await newMerchant();
     const c = await newCustomer(t);
@@ -148,7 +152,7 @@ describe('fault 3: payment destinations offered and accepted per merchant', () =
   });
 });
 
-describe('fault 4: one currency per organization', () => {
+describe('one currency per organization', () => {
   it('refuses items in another currency, validates the currency and time zone settings, and uses default_currency for items, orders and trips', async () => {
     const m = await newMerchant();
     const usd = await t.req(m.session, {
@@ -203,7 +207,7 @@ describe('fault 4: one currency per organization', () => {
   });
 });
 
-describe('fault 5: cancellations, refunds and adjustments', () => {
+describe('cancellations, refunds and adjustments', () => {
   it('cancelling a pending_review order cancels the review and fails the payment; an admin cancel is audited with its reason; a received platform payment becomes refunded', async () => {
     const shop = await demoShop(t);
     const o = await kit.place(shop, { destination: 'merchant_direct', subtotal: '20.00', fee: '5.00' });
@@ -268,7 +272,7 @@ describe('fault 5: cancellations, refunds and adjustments', () => {
   });
 });
 
-describe('fault 7: whoever may decide a review reads its proof', () => {
+describe('whoever may decide a review reads its proof', () => {
   it('a sub-administrator with payments_review_decide in the territory downloads the proof; without the permission or outside, 404', async () => {
     const shop = await demoShop(t);
     const o = await kit.place(shop, { destination: 'merchant_direct', subtotal: '15.00', fee: '5.00' });
