@@ -1,8 +1,90 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
-import type { Page } from 'playwright-core';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { startServer, stopServer, type ServerProcess } from '../hardening/server-process.js';
+import { DEMO_PASSWORD } from '../../src/seed.js';
 
-/** Browser-test helpers shared by the pages' tests (console, tracking). */
+/**
+ * What the pages' browser tests share (console, tracking, driver app, merchant counter): Debian's chromium through
+ * playwright-core against the real server (src/server.ts) on the embedded database with the demo seed. Screenshots
+ * go to test-artifacts/ (gitignored).
+ */
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+export const ARTIFACTS = path.join(ROOT, 'test-artifacts');
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find(
+  (p): p is string => !!p && existsSync(p),
+);
+// The server always runs on the embedded database, so the PostgreSQL pass of the suite would only repeat a browser test.
+const ON_POSTGRES = !!process.env.TEST_DATABASE_URL;
+
+/** Whether the browser tests of `file` are skipped on this run (no chromium, or the PostgreSQL pass); says why. */
+export function skipBrowser(file: string): boolean {
+  if (!CHROMIUM) console.warn(`SKIPPED ${file}: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)`);
+  else if (ON_POSTGRES)
+    console.warn(`SKIPPED ${file} on the PostgreSQL pass: its server uses the embedded database (run in the PGlite pass)`);
+  return !CHROMIUM || ON_POSTGRES;
+}
+
+export interface BrowserRig {
+  server: ServerProcess;
+  base: string;
+  browser: Browser;
+  /** The server's DATA_DIR, removed on close. */
+  dataDir: string;
+  /** Page errors (with their stack) and Content-Security-Policy refusals of the watched pages: a test expects none. */
+  problems: string[];
+  watch(page: Page): void;
+  /** A screenshot in test-artifacts/, named with the rig's prefix. */
+  shot(page: Page, name: string, options?: { fullPage?: boolean }): Promise<Buffer>;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the pages when stale, starts the real server (own DATA_DIR, no tile server: the plain map, as offline; `env`
+ * added) and launches chromium. Call in `beforeAll` with a long timeout (the first build and start take minutes on a
+ * loaded machine).
+ */
+export async function startRig(name: string, opts: { env?: Record<string, string>; shots?: string } = {}): Promise<BrowserRig> {
+  const built = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build-if-stale.mjs'), '--web'], { cwd: ROOT, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`web build failed:\n${built.stdout}\n${built.stderr}`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `${name}-`));
+  const server = await startServer({ databaseUrl: '', env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none', ...opts.env }, timeoutMs: 240_000 });
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  const problems: string[] = [];
+  return {
+    server,
+    base: server.baseUrl,
+    browser,
+    dataDir,
+    problems,
+    watch(page) {
+      page.on('pageerror', (e) => problems.push(`pageerror: ${e.stack ?? e.message}`));
+      page.on('console', (m) => {
+        if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push(`csp: ${m.text()}`);
+      });
+    },
+    shot: (page, shotName, options = {}) =>
+      page.screenshot({ path: path.join(ARTIFACTS, `${opts.shots ?? ''}${shotName}.png`), ...options }),
+    async close() {
+      await browser.close();
+      await stopServer(server);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Fills a page's login form (Spanish labels) and submits it. */
+export async function logIn(page: Page, email: string, password = DEMO_PASSWORD): Promise<void> {
+  await page.getByLabel('Correo electrónico').fill(email);
+  await page.getByLabel('Contraseña').fill(password);
+  await page.getByRole('button', { name: 'Iniciar sesión' }).click();
+}
 
 /**
  * An init script: the page's event streams (read with fetch) are kept on window.streams_ with an

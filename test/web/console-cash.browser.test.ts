@@ -1,11 +1,7 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { api, login, startServer, stopServer, type ServerProcess } from '../hardening/server-process.js';
-import { axeSerious } from './browser.js';
+import { api, login } from '../hardening/server-process.js';
+import { axeSerious, logIn, skipBrowser, startRig, type BrowserRig } from './browser.js';
 
 /**
  * The console's cash view (#/cash) in a real browser (Debian's chromium through playwright-core) against the real server on the
@@ -14,53 +10,21 @@ import { axeSerious } from './browser.js';
  * Screenshots go to test-artifacts/ (gitignored).
  */
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find(
-  (p): p is string => !!p && existsSync(p),
-);
-if (!CHROMIUM)
-  console.warn(
-    'SKIPPED test/web/console-cash.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)',
-  );
-const ON_POSTGRES = !!process.env.TEST_DATABASE_URL;
-if (CHROMIUM && ON_POSTGRES)
-  console.warn(
-    'SKIPPED test/web/console-cash.browser.test.ts on the PostgreSQL pass: its server uses the embedded database (run in the PGlite pass)',
-  );
+const SKIP = skipBrowser('test/web/console-cash.browser.test.ts');
 
-describe.skipIf(!CHROMIUM || ON_POSTGRES)('console cash view in chromium', () => {
-  let server: ServerProcess;
-  let browser: Browser;
-  let dataDir: string;
-  const problems: string[] = [];
+describe.skipIf(SKIP)('console cash view in chromium', () => {
+  let rig: BrowserRig;
 
   beforeAll(async () => {
-    const built = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build-if-stale.mjs'), '--web'], { cwd: ROOT, encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`web build failed:\n${built.stdout}\n${built.stderr}`);
-    mkdirSync(ARTIFACTS, { recursive: true });
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'console-cash-'));
-    server = await startServer({ databaseUrl: '', env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none' }, timeoutMs: 240_000 });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    rig = await startRig('console-cash', { shots: 'console-cash-' });
   }, 300_000);
 
   afterAll(async () => {
-    await browser?.close();
-    if (server) await stopServer(server);
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await rig?.close();
   });
 
-  function watch(page: Page) {
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.stack ?? e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push(`csp: ${m.text()}`);
-    });
-  }
-  const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `console-cash-${name}.png`), fullPage: true });
-
   it("shows cash in hand against the limit and the day's reconciliation, records a hand-in (a refused one explained), downloads the workbook; Spanish and English", async () => {
-    const base = server.baseUrl;
+    const base = rig.base;
     const [admin, merchant, customer, driverToken] = await Promise.all([
       login(base, 'admin@demo.test'),
       login(base, 'merchant@demo.test'),
@@ -118,13 +82,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console cash view in chromium', () =>
     // His own limit at what he holds: the console flags him.
     expect((await api(base, admin, 'PATCH', `/drivers/${driver.id}`, { cash_limit: before.cash_in_hand })).status).toBe(200);
 
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'es-BO', acceptDownloads: true });
+    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'es-BO', acceptDownloads: true });
     const page = await context.newPage();
-    watch(page);
+    rig.watch(page);
     await page.goto(`${base}/console`);
-    await page.getByLabel('Correo electrónico').fill('admin@demo.test');
-    await page.getByLabel('Contraseña').fill('Demo-pass-2026');
-    await page.getByRole('button', { name: 'Iniciar sesión' }).click();
+    await logIn(page, 'admin@demo.test');
     await page.getByRole('link', { name: 'Efectivo' }).click();
     const row = page.locator(`#cash-in-hand tr[data-driver="${driver.id}"]`);
     await row.waitFor();
@@ -141,7 +103,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console cash view in chromium', () =>
     for (const sel of [`#cash-in-hand tr[data-driver="${driver.id}"] button.remit`, '#cash-day', '#cash-territory', '#cash-download']) {
       expect((await page.locator(sel).boundingBox())!.height, sel).toBeGreaterThanOrEqual(44);
     }
-    await shot(page, '01-es');
+    await rig.shot(page, '01-es');
 
     // A hand-in larger than the cash in hand: refused, explained in Spanish, nothing recorded.
     await row.locator('button.remit').click();
@@ -150,7 +112,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console cash view in chromium', () =>
     await dialog.getByRole('button', { name: 'Registrar' }).click();
     await expect.poll(() => dialog.locator('#remit-error').textContent()).toContain('supera el efectivo en mano');
     expect((await api(base, admin, 'GET', `/drivers/${driver.id}/cash`)).body.remitted).toBe('0.00');
-    await shot(page, '02-refused');
+    await rig.shot(page, '02-refused');
     // 10,00 by bank transfer (a comma is taken as the decimal point).
     await dialog.locator('#remit-amount').fill('10,00');
     await dialog.locator('#remit-method').selectOption('bank_transfer');
@@ -184,14 +146,14 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console cash view in chromium', () =>
     await page.getByRole('heading', { name: "The day's reconciliation" }).waitFor();
     await row.waitFor();
     expect(await page.locator('#cash-in-hand th').nth(1).textContent()).toBe('Cash in hand');
-    await shot(page, '03-en');
+    await rig.shot(page, '03-en');
 
     // A phone: the same view, one column, buttons still large.
     await page.setViewportSize({ width: 390, height: 844 });
     await row.locator('button.remit').scrollIntoViewIfNeeded();
     expect((await row.locator('button.remit').boundingBox())!.height).toBeGreaterThanOrEqual(44);
-    await shot(page, '04-phone');
+    await rig.shot(page, '04-phone');
     await context.close();
-    expect(problems).toEqual([]);
+    expect(rig.problems).toEqual([]);
   }, 240_000);
 });

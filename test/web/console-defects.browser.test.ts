@@ -1,11 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { api, login, startServer, stopServer, type ServerProcess } from '../hardening/server-process.js';
-import { axeSerious, breakableStreams, type AxeFinding } from './browser.js';
+import type { BrowserContext, Page } from 'playwright-core';
+import { api, login } from '../hardening/server-process.js';
+import { pt } from '../support.js';
+import { axeSerious, breakableStreams, logIn, skipBrowser, startRig, type AxeFinding, type BrowserRig } from './browser.js';
 
 /**
  * The console's behaviour a dispatcher and an administrator meet beyond the happy path, in chromium against the
@@ -14,61 +11,34 @@ import { axeSerious, breakableStreams, type AxeFinding } from './browser.js';
  * language, the live stream's limits explained, and an axe-core audit of every page (no serious or critical finding).
  */
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find(
-  (p): p is string => !!p && existsSync(p),
-);
-const ON_POSTGRES = !!process.env.TEST_DATABASE_URL;
-if (!CHROMIUM)
-  console.warn('SKIPPED test/web/console-defects.browser.test.ts: no chromium found (apt-get install -y chromium, or set CHROMIUM_PATH)');
-const pt = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
-const PASSWORD = 'Demo-pass-2026';
+const SKIP = skipBrowser('test/web/console-defects.browser.test.ts');
 /** Open streams per user on the test server: small, so the test can reach the limit. */
 const STREAM_LIMIT = 3;
 
-describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
-  let server: ServerProcess;
-  let browser: Browser;
-  let dataDir: string;
+describe.skipIf(SKIP)('console defects in chromium', () => {
+  let rig: BrowserRig;
   let base: string;
   let admin: string;
   let driverId: string;
-  const problems: string[] = [];
   const notFound: string[] = [];
   const audits: AxeFinding[] = [];
 
   beforeAll(async () => {
-    const built = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build-if-stale.mjs'), '--web'], { cwd: ROOT, encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`web build failed:\n${built.stdout}\n${built.stderr}`);
-    mkdirSync(ARTIFACTS, { recursive: true });
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'console-defects-'));
-    server = await startServer({
-      databaseUrl: '',
-      env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none', REALTIME_MAX_STREAMS_PER_USER: String(STREAM_LIMIT) },
-      timeoutMs: 240_000,
-    });
-    base = server.baseUrl;
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    rig = await startRig('console-defects', { env: { REALTIME_MAX_STREAMS_PER_USER: String(STREAM_LIMIT) } });
+    base = rig.base;
     admin = await login(base, 'admin@demo.test');
     driverId = (await api(base, admin, 'GET', '/drivers?status=approved')).body.data[0].id;
   }, 300_000);
 
   afterAll(async () => {
-    await browser?.close();
-    if (server) await stopServer(server);
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await rig?.close();
   });
 
   async function open(viewport = { width: 1440, height: 900 }): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ viewport, locale: 'es-BO' });
+    const context = await rig.browser.newContext({ viewport, locale: 'es-BO' });
     await context.addInitScript(breakableStreams);
     const page = await context.newPage();
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.stack ?? e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push(`csp: ${m.text()}`);
-    });
+    rig.watch(page);
     // Every request the pages make answers (no favicon 404 and the like); API 404s the test provokes are not counted.
     page.on('response', (r) => {
       if (r.status() === 404 && !r.url().includes('/api/v1/')) notFound.push(r.url());
@@ -76,14 +46,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     return { context, page };
   }
 
-  async function signIn(page: Page, email: string, password = PASSWORD) {
+  async function signIn(page: Page, email: string, password?: string) {
     await page.goto(`${base}/console`);
-    await page.getByLabel('Correo electrónico').fill(email);
-    await page.getByLabel('Contraseña').fill(password);
-    await page.getByRole('button', { name: 'Iniciar sesión' }).click();
+    await logIn(page, email, password);
   }
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
   const audit = async (page: Page, name: string) => audits.push(...(await axeSerious(page, name)));
 
   async function newTrip(address: string, at = pt(-68.12, -16.51)) {
@@ -115,7 +82,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     expect(await page.locator('.settings-page label', { hasText: /^Moneda$/ }).count()).toBe(1);
     expect(await page.locator('label[for="s-logistics-default_delivery_fee"]').textContent()).toMatch(/\(BOB\)$/);
     await audit(page, 'settings');
-    await shot(page, '10-settings-selects');
+    await rig.shot(page, '10-settings-selects');
 
     const saveLogistics = async () => {
       await page.locator('#s-logistics button[type="submit"]').click();
@@ -161,7 +128,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     await page.locator('#q-drivers li', { hasText: 'Conductor Pendiente' }).waitFor();
     expect(await page.locator('.approvals button').count()).toBe(0);
     await page.locator('#q-drivers .note').waitFor();
-    await shot(page, '11-approvals-dispatcher');
+    await rig.shot(page, '11-approvals-dispatcher');
     await audit(page, 'approvals (dispatcher)');
     // The administrator still decides.
     await page.locator('#logout').click();
@@ -184,7 +151,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
       if (where) expect(await page.locator(`#not-staff a[href="${where}"]`).count()).toBe(1);
       expect(await page.locator('#live').count()).toBe(0);
       expect(await page.evaluate(() => sessionStorage.getItem('console.session'))).toBeNull();
-      await shot(page, `12-not-staff-${email.split('@')[0]}`);
+      await rig.shot(page, `12-not-staff-${email.split('@')[0]}`);
       await audit(page, `not staff (${email})`);
     }
     expect(streams).toEqual([]);
@@ -197,10 +164,8 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     // The page names its icon (no request for a missing /favicon.ico).
     expect(await page.locator('link[rel~="icon"][href^="data:image/svg+xml"]').count()).toBe(1);
     await audit(page, 'login');
-    await shot(page, '13-login');
-    await page.getByLabel('Correo electrónico').fill('dispatch@demo.test');
-    await page.getByLabel('Contraseña').fill('wrong-password-1');
-    await page.getByRole('button', { name: 'Iniciar sesión' }).click();
+    await rig.shot(page, '13-login');
+    await logIn(page, 'dispatch@demo.test', 'wrong-password-1');
     await expect.poll(() => page.locator('#login-error').textContent()).toContain('Correo o contraseña incorrectos');
     expect(await page.locator('#login-error').textContent()).not.toMatch(/Wrong|login or password/);
     await page.route('**/api/v1/auth/login', (r) => r.abort('failed'));
@@ -216,13 +181,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     const busy = await newTrip('Calle Ocupada 1');
     expect((await api(base, admin, 'POST', `/trips/${busy.id}/assign`, { driver_id: driverId })).status).toBe(200);
     const other = await newTrip('Calle Espera 2');
-    await page.getByLabel('Contraseña').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Iniciar sesión' }).click();
+    await logIn(page, 'dispatch@demo.test');
     await page.locator(`.card[data-trip-id="${other.id}"] button.open`).click();
     const row = page.locator(`#candidates tr[data-driver-id="${driverId}"]`);
     await expect.poll(() => row.textContent()).toContain('No apto: sin capacidad libre');
     await audit(page, 'trip detail');
-    await shot(page, '14-candidates-es');
+    await rig.shot(page, '14-candidates-es');
     // The dialog opens on its heading: Enter does not auto-assign the trip.
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('detail-title');
     const assigns: string[] = [];
@@ -287,7 +251,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     for (const s of stops) expect(s).toMatch(/Calle Plan (Norte 11|Sur 22)|Av\. 16 de Julio 1490/);
     expect(stops.join(' ')).not.toMatch(/#[0-9a-z]{6}/);
     await audit(page, 'plan');
-    await shot(page, '15-board-1440-plan');
+    await rig.shot(page, '15-board-1440-plan');
     await commit.click();
     await page.locator('.toast', { hasText: '2 asignados' }).waitFor();
     for (const id of [a.id, b.id])
@@ -332,7 +296,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     await expect.poll(() => attempts.length, { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
     expect(attempts.every((s) => s === 429)).toBe(true);
     expect(Number(await live.getAttribute('data-retry-ms'))).toBeGreaterThanOrEqual(5000);
-    await shot(page, '16-stream-limit');
+    await rig.shot(page, '16-stream-limit');
     // A tab closes: the console goes live.
     others.pop()!.abort();
     await page.locator('#live[data-live="true"]').waitFor({ timeout: 60_000 });
@@ -342,7 +306,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     const token = await page.evaluate(() => (JSON.parse(sessionStorage.getItem('console.session')!) as { access: string }).access);
     expect((await api(base, token, 'POST', '/auth/logout')).status).toBeLessThan(300);
     await page.locator('#login-notice', { hasText: 'Tu sesión ha caducado' }).waitFor({ timeout: 30_000 });
-    await shot(page, '17-session-expired');
+    await rig.shot(page, '17-session-expired');
     await context.close();
   }, 150_000);
 
@@ -379,7 +343,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     await expect.poll(() => row.locator('.load-trips').textContent()).toContain('Devolviendo: Calle Fallida 9');
     expect(await row.locator('td.gps').textContent()).toMatch(/^hace \d+ (s|min)/);
     await audit(page, 'board with a failed delivery');
-    await shot(page, '18-trouble-column');
+    await rig.shot(page, '18-trouble-column');
     // Search and the status filter find it; so does a reload.
     await page.locator('#f-search').fill('Fallida');
     await expect.poll(() => page.locator('#board .card').count()).toBe(1);
@@ -391,7 +355,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     await card.waitFor();
     // The exceptions lane counts it and closes the return (the goods are back): still on the board, as returned.
     await page.locator('#exc-counts [data-kind="returning"][data-count="1"]').waitFor();
-    await shot(page, '18b-exceptions-lane');
+    await rig.shot(page, '18b-exceptions-lane');
     await page.locator(`#exc-list li[data-kind="returning"][data-trip-id="${trip.id}"] .act-close-return`).click();
     await expect.poll(async () => (await api(base, admin, 'GET', `/trips/${trip.id}`)).body.status).toBe('returned');
     await expect.poll(() => card.locator('.badge').textContent()).toContain('Devuelto');
@@ -424,7 +388,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     await page.locator('#issue-link', { hasText: 'Crear enlace nuevo' }).click();
     await expect.poll(() => page.locator('#reissue-confirm').textContent()).toContain('dejará de funcionar');
     await audit(page, 'link reissue');
-    await shot(page, '19-link-reissue');
+    await rig.shot(page, '19-link-reissue');
     await page.locator('#reissue-no').click();
     expect(await page.locator('#reissue-confirm').isHidden()).toBe(true);
     expect(posts.length).toBe(0);
@@ -477,7 +441,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     await page.locator('#live[data-live="true"]').waitFor();
     await page.locator('#exc-counts [data-kind="rejected_again"][data-count="1"]').waitFor();
     await page.locator(`#exc-list li[data-kind="rejected_again"][data-trip-id="${trip.id}"]`).waitFor();
-    await shot(page, '18c-rejected-again');
+    await rig.shot(page, '18c-rejected-again');
     // Given to the driver once more (by another dispatcher): the open detail offers to take it back.
     expect((await api(base, admin, 'POST', `/trips/${trip.id}/assign`, { driver_id: driverId })).status).toBe(200);
     await page.locator(`.card[data-trip-id="${trip.id}"] button.open`).click();
@@ -506,9 +470,14 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     expect((await api(base, driverToken, 'POST', '/driver/location', { location: pt(-68.14, -16.49) })).status).toBeLessThan(300);
     const link = await api(base, admin, 'POST', `/trips/${trip.id}/recipient-link`, {});
     expect([200, 201]).toContain(link.status);
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, locale: 'es-BO' });
+    const context = await rig.browser.newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+      locale: 'es-BO',
+    });
     const page = await context.newPage();
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.stack ?? e.message}`));
+    page.on('pageerror', (e) => rig.problems.push(`pageerror: ${e.stack ?? e.message}`));
     page.on('response', (r) => r.status() === 404 && !r.url().includes('/api/v1/') && notFound.push(r.url()));
     await page.goto(new URL(link.body.url, base).toString());
     await page.locator('#t-status[data-status="accepted"]').waitFor();
@@ -524,7 +493,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     expect(Math.abs(shown - toRecipientMin)).toBeLessThanOrEqual(1.5);
     expect(shown).toBeGreaterThan(Math.round(view.eta_seconds / 60));
     await audit(page, 'tracking (to the store)');
-    await shot(page, '20-tracking-to-store');
+    await rig.shot(page, '20-tracking-to-store');
     expect((await api(base, driverToken, 'POST', `/trips/${trip.id}/verify-pickup`, { pin: trip.pickup_pin })).status).toBe(200);
     expect((await api(base, driverToken, 'POST', `/driver/trips/${trip.id}/start-delivery`)).status).toBe(200);
     await page.reload();
@@ -533,12 +502,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console defects in chromium', () => {
     await page.locator('#t-map[data-destination="-16.52,-68.11"]').waitFor();
     expect(await page.locator('#t-pickup-first').count()).toBe(0);
     await audit(page, 'tracking (to the recipient)');
-    await shot(page, '21-tracking-to-recipient');
+    await rig.shot(page, '21-tracking-to-recipient');
     await context.close();
   }, 120_000);
 
   it('no page error, no missing resource (favicon), no serious or critical axe finding', () => {
-    expect(problems).toEqual([]);
+    expect(rig.problems).toEqual([]);
     expect(notFound).toEqual([]);
     expect(audits).toEqual([]);
   });

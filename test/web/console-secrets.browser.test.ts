@@ -1,10 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import os from 'node:os';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { api, login, startServer, stopServer, type ServerProcess } from '../hardening/server-process.js';
+import { api, login, startServer, stopServer } from '../hardening/server-process.js';
+import { logIn, skipBrowser, startRig, type BrowserRig } from './browser.js';
 
 /**
  * The console's write-only secrets (Settings, administrators): a merchant's chat channel token and a webhook
@@ -12,54 +10,25 @@ import { api, login, startServer, stopServer, type ServerProcess } from '../hard
  * embedded database (which generates its DATA_DIR/secrets-key). Screenshots go to test-artifacts/.
  */
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find(
-  (p): p is string => !!p && existsSync(p),
-);
-if (!CHROMIUM)
-  console.warn(
-    'SKIPPED test/web/console-secrets.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)',
-  );
-const ON_POSTGRES = !!process.env.TEST_DATABASE_URL;
+const SKIP = skipBrowser('test/web/console-secrets.browser.test.ts');
 
-describe.skipIf(!CHROMIUM || ON_POSTGRES)('console: write-only secrets in chromium', () => {
-  let server: ServerProcess;
-  let browser: Browser;
-  let dataDir: string;
-  const problems: string[] = [];
+describe.skipIf(SKIP)('console: write-only secrets in chromium', () => {
+  let rig: BrowserRig;
 
   beforeAll(async () => {
-    const built = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build-if-stale.mjs'), '--web'], { cwd: ROOT, encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`web build failed:\n${built.stdout}\n${built.stderr}`);
-    mkdirSync(ARTIFACTS, { recursive: true });
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'console-secrets-'));
     // No SECRETS_KEY: the embedded default generates its key into DATA_DIR.
-    server = await startServer({
-      databaseUrl: '',
-      env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none', SECRETS_KEY: '', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
-      timeoutMs: 240_000,
+    rig = await startRig('console-secrets', {
+      env: { SECRETS_KEY: '', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
     });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   }, 300_000);
 
   afterAll(async () => {
-    await browser?.close();
-    if (server) await stopServer(server);
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await rig?.close();
   });
 
-  function watch(page: Page) {
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.stack ?? e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push(`csp: ${m.text()}`);
-    });
-  }
-
   it('an administrator sets a merchant chat token and a webhook secret; the page says saved and never shows them', async () => {
-    const base = server.baseUrl;
-    expect(statSync(path.join(dataDir, 'secrets-key')).mode & 0o777).toBe(0o600);
+    const base = rig.base;
+    expect(statSync(path.join(rig.dataDir, 'secrets-key')).mode & 0o777).toBe(0o600);
     const admin = await login(base, 'admin@demo.test');
     const merchant = (await api(base, admin, 'GET', '/merchants?limit=1')).body.data[0] as { id: string; name: string };
     const sub = await api(base, admin, 'POST', '/webhooks/subscriptions', {
@@ -71,13 +40,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console: write-only secrets in chromi
     const TOKEN = 'EAAG-browser-chat-token-0123456789';
     const SECRET = 'browser-webhook-secret-0123456789';
 
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'es-BO' });
+    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'es-BO' });
     const page = await context.newPage();
-    watch(page);
+    rig.watch(page);
     await page.goto(`${base}/console`);
-    await page.getByLabel('Correo electrónico').fill('admin@demo.test');
-    await page.getByLabel('Contraseña').fill('Demo-pass-2026');
-    await page.getByRole('button', { name: 'Iniciar sesión' }).click();
+    await logIn(page, 'admin@demo.test');
     await page.getByRole('link', { name: 'Configuración' }).click();
     const chat = page.locator('#s-chat-token');
     await chat.getByRole('heading', { name: 'Token del canal de chat' }).waitFor();
@@ -103,7 +70,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console: write-only secrets in chromi
     await hook.getByRole('button', { name: 'Guardar' }).click();
     await expect.poll(() => page.locator('#s-webhook-secret-done').textContent()).toBe('Guardado');
     expect(await page.locator('#s-webhook-secret-error').textContent()).toBe('');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'console-secrets-es.png'), fullPage: true });
+    await rig.shot(page, 'console-secrets-es', { fullPage: true });
 
     // Stored (the API says set), never shown: not in the page, not in any response the page read.
     expect((await api(base, admin, 'GET', `/admin/merchants/${merchant.id}/channels`)).body).toMatchObject({ chat_token_set: true });
@@ -113,9 +80,9 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console: write-only secrets in chromi
     expect(html).not.toContain(SECRET);
 
     // English, on a phone: the same forms, every string translated.
-    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US', isMobile: true, hasTouch: true });
+    const phone = await rig.browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US', isMobile: true, hasTouch: true });
     const p2 = await phone.newPage();
-    watch(p2);
+    rig.watch(p2);
     await p2.goto(`${base}/console`);
     await p2.locator('#lang').selectOption('en');
     await p2.getByLabel('Email').fill('admin@demo.test');
@@ -131,16 +98,16 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('console: write-only secrets in chromi
     const box = await p2.locator('#s-chat-token-value').boundingBox();
     expect(box!.height).toBeGreaterThanOrEqual(44);
     await p2.locator('#s-webhook-secret').scrollIntoViewIfNeeded();
-    await p2.screenshot({ path: path.join(ARTIFACTS, 'console-secrets-en-phone.png'), fullPage: true });
-    expect(problems).toEqual([]);
+    await rig.shot(p2, 'console-secrets-en-phone', { fullPage: true });
+    expect(rig.problems).toEqual([]);
     await context.close();
     await phone.close();
 
     // Restarted with a key that did not write them: the start stops with one config line, no stack trace.
-    await stopServer(server);
+    await stopServer(rig.server);
     const wrong = await startServer({
       databaseUrl: '',
-      env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none', SECRETS_KEY: 'ab'.repeat(32) },
+      env: { DATA_DIR: rig.dataDir, MAP_TILE_URL: 'none', SECRETS_KEY: 'ab'.repeat(32) },
       timeoutMs: 240_000,
     }).then(
       () => 'started',

@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { api, login, startServer, stopServer, type ServerProcess } from '../hardening/server-process.js';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { api, login } from '../hardening/server-process.js';
+import { pt, waitFor } from '../support.js';
+import { ARTIFACTS, logIn, skipBrowser, startRig, type BrowserRig } from './browser.js';
 
 /**
  * The driver app (/driver/) in a real browser on a phone profile (360 × 640, touch, Spanish), against the real
@@ -14,65 +14,32 @@ import { api, login, startServer, stopServer, type ServerProcess } from '../hard
  * test-artifacts/driver-figures.json (docs/driver-app.md quotes them). Skipped, with a message, without chromium.
  */
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find(
-  (p): p is string => !!p && existsSync(p),
-);
-if (!CHROMIUM)
-  console.warn(
-    'SKIPPED test/web/driver.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)',
-  );
-const ON_POSTGRES = !!process.env.TEST_DATABASE_URL;
-if (CHROMIUM && ON_POSTGRES)
-  console.warn(
-    'SKIPPED test/web/driver.browser.test.ts on the PostgreSQL pass: its server uses the embedded database (run in the PGlite pass)',
-  );
+const SKIP = skipBrowser('test/web/driver.browser.test.ts');
 
-const pt = (lon: number, lat: number) => ({ type: 'Point', coordinates: [lon, lat] });
 /** A drive from the pickup towards the drop-off, in La Paz (the demo territory). */
 const ROUTE = Array.from({ length: 8 }, (_, i) => ({ latitude: -16.499 - i * 0.0015, longitude: -68.1335 + i * 0.0017 }));
 
-describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () => {
-  let server: ServerProcess;
-  let browser: Browser;
-  let dataDir: string;
+describe.skipIf(SKIP)('driver app in chromium (phone)', () => {
+  let rig: BrowserRig;
   let admin: string;
   let driverId: string;
-  const problems: string[] = [];
   const figures: Record<string, unknown> = {};
 
   beforeAll(async () => {
-    const built = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build-if-stale.mjs'), '--web'], { cwd: ROOT, encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`web build failed:\n${built.stdout}\n${built.stderr}`);
-    mkdirSync(ARTIFACTS, { recursive: true });
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'driver-browser-'));
-    server = await startServer({ databaseUrl: '', env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none' }, timeoutMs: 240_000 });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-    admin = await login(server.baseUrl, 'admin@demo.test');
-    const drivers = await api(server.baseUrl, admin, 'GET', '/drivers?status=approved');
+    rig = await startRig('driver-browser', { shots: 'driver-' });
+    admin = await login(rig.base, 'admin@demo.test');
+    const drivers = await api(rig.base, admin, 'GET', '/drivers?status=approved');
     driverId = drivers.body.data.find((d: { display_name: string }) => d.display_name === 'Demo driver').id;
-    expect((await api(server.baseUrl, admin, 'PATCH', `/drivers/${driverId}`, { capacity: 5 })).status).toBe(200);
+    expect((await api(rig.base, admin, 'PATCH', `/drivers/${driverId}`, { capacity: 5 })).status).toBe(200);
   }, 300_000);
 
   afterAll(async () => {
     writeFileSync(path.join(ARTIFACTS, 'driver-figures.json'), `${JSON.stringify(figures, null, 2)}\n`);
-    await browser?.close();
-    if (server) await stopServer(server);
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await rig?.close();
   });
 
-  function watch(page: Page) {
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.stack ?? e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push(`csp: ${m.text()}`);
-    });
-  }
-  const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `driver-${name}.png`) });
-
   const phone = (extra: Parameters<Browser['newContext']>[0] = {}) =>
-    browser.newContext({
+    rig.browser.newContext({
       viewport: { width: 360, height: 640 },
       deviceScaleFactor: 2,
       isMobile: true,
@@ -83,36 +50,26 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
       ...extra,
     });
 
-  async function logIn(page: Page, email: string) {
-    await page.getByLabel('Correo electrónico').fill(email);
-    await page.getByLabel('Contraseña').fill('Demo-pass-2026');
-    await page.getByRole('button', { name: 'Iniciar sesión' }).click();
-  }
-
-  const trip = async (id: string) => (await api(server.baseUrl, admin, 'GET', `/trips/${id}`)).body;
+  const trip = async (id: string) => (await api(rig.base, admin, 'GET', `/trips/${id}`)).body;
   const driverNow = async () =>
     (
-      (await api(server.baseUrl, admin, 'GET', '/drivers?status=approved&limit=100')).body.data as {
+      (await api(rig.base, admin, 'GET', '/drivers?status=approved&limit=100')).body.data as {
         id: string;
         available: boolean;
         last_location: { coordinates: number[] } | null;
       }[]
     ).find((d) => d.id === driverId)!;
-  async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await read();
-      if (ok(v)) return v;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)?.slice(0, 400)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+  async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeout = 60_000): Promise<T> {
+    let last: T | undefined;
+    await waitFor(async () => ok((last = await read())), { timeout, interval: 200, message: what });
+    return last as T;
   }
 
   it('installable: manifest, icons, a service worker controlling /driver/; drivers only; the session survives a reload', async () => {
-    const base = server.baseUrl;
+    const base = rig.base;
     const context = await phone();
     const page = await context.newPage();
-    watch(page);
+    rig.watch(page);
     const res = await page.goto(`${base}/driver`);
     expect(res!.status()).toBe(200);
     expect(page.url()).toBe(`${base}/driver/`);
@@ -144,7 +101,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await logIn(page, 'dispatch@demo.test');
     await page.locator('[data-wrong-role]').waitFor();
     expect(await page.locator('[data-wrong-role]').textContent()).toContain('/console');
-    await shot(page, '01-wrong-role');
+    await rig.shot(page, '01-wrong-role');
     await page.getByRole('button', { name: 'Volver' }).click();
     await logIn(page, 'driver@demo.test');
     await page.locator('.d-top .d-name', { hasText: 'Demo driver' }).waitFor();
@@ -162,7 +119,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
   }, 120_000);
 
   it('a delivery with the network cut in the middle: accept, pickup PIN, drive, offline delivery with PIN, photo and signature, reopened offline, back online — delivered with its proof once', async () => {
-    const base = server.baseUrl;
+    const base = rig.base;
     const created = await api(base, admin, 'POST', '/trips', {
       pickup_location: pt(-68.1335, -16.499),
       pickup_address: 'Av. 16 de Julio 1490',
@@ -176,7 +133,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
 
     const context = await phone();
     let page = await context.newPage();
-    watch(page);
+    rig.watch(page);
     await page.goto(`${base}/driver/`);
     await logIn(page, 'driver@demo.test');
     await page.locator('.d-top .d-name', { hasText: 'Demo driver' }).waitFor();
@@ -193,7 +150,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     const offer = page.locator(`[data-offer="${id}"]`);
     await offer.waitFor({ timeout: 30_000 });
     await expect.poll(() => offer.locator('[data-countdown]').textContent()).toMatch(/\d+:\d\d/);
-    await shot(page, '02-offer');
+    await rig.shot(page, '02-offer');
     await offer.locator('[data-action="accept"]').click();
     await until(
       'accepted',
@@ -208,7 +165,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     expect(await page.locator('.d-next a[href*="google.com/maps"]').count()).toBe(1);
     await page.locator('#map[data-stops]').waitFor();
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
-    await shot(page, '03-route-pickup');
+    await rig.shot(page, '03-route-pickup');
     await page.locator('#pickup-pin').fill(pins.pickup_pin);
     await page.getByRole('button', { name: 'Confirmar recogida y salir' }).click();
     await until(
@@ -218,9 +175,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     );
 
     // Drive: the phone moves; its points reach the server in batches.
+    // One position at a time: each heard by the app (its fix count moves) before the next.
+    const fixes = () => page.evaluate(() => Number(document.body.dataset.gpsFixes ?? 0));
     for (const at of ROUTE.slice(1, 5)) {
+      const before = await fixes();
       await context.setGeolocation(at);
-      await page.evaluate(() => new Promise((r) => setTimeout(r, 0)));
+      await page.waitForFunction((n) => Number(document.body.dataset.gpsFixes ?? 0) > n, before);
     }
     await until('the driver moved', driverNow, (d) => (d.last_location?.coordinates[0] ?? -99) > -68.1335, 60_000);
 
@@ -241,25 +201,25 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await page.mouse.up();
     await page.locator('.d-sign[data-drawn="true"]').waitFor();
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
-    await shot(page, '04-delivery-form');
+    await rig.shot(page, '04-delivery-form');
     await page.locator('#confirm-delivery').click();
     await page.locator('#status[data-queue="2"]').waitFor();
     expect((await trip(id)).status).toBe('in_transit');
     await page.locator('[data-tab="today"]').click();
     await page.locator('#queue li[data-op="trip.verify_delivery"]').waitFor();
-    await shot(page, '05-offline-queued');
+    await rig.shot(page, '05-offline-queued');
 
     // The app is closed in the tunnel and opened again: the shell from the service worker, the queued work from IndexedDB.
     await page.close();
     page = await context.newPage();
-    watch(page);
+    rig.watch(page);
     const reopened = await page.goto(`${base}/driver/`);
     expect(reopened!.ok()).toBe(true);
     await page.locator('.d-top .d-name', { hasText: 'Demo driver' }).waitFor();
     await page.locator('#net[data-online="false"]').waitFor();
     await page.locator('#queue li[data-op="trip.verify_delivery"]').waitFor();
     await page.locator('[data-banner="offline"]').waitFor();
-    await shot(page, '06-reopened-offline');
+    await rig.shot(page, '06-reopened-offline');
     expect((await trip(id)).status).toBe('in_transit');
 
     // Back online: the queue drains; the server has the delivery, its photo proof and the points, once.
@@ -288,18 +248,18 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     expect(bytes.length).toBeLessThan(photo.length);
     expect(jpegWidth(bytes)).toBeLessThanOrEqual(1600);
     await page.locator('[data-note="ok"]').first().waitFor();
-    await shot(page, '07-back-online');
+    await rig.shot(page, '07-back-online');
 
     // Reloading and pushing again applies nothing twice.
     await page.reload();
     await page.locator('#status[data-queue="0"]').waitFor();
     expect(((await api(base, admin, 'GET', `/trips/${id}/proofs`)).body.data as unknown[]).length).toBe(2);
     await context.close();
-    expect(problems).toEqual([]);
+    expect(rig.problems).toEqual([]);
   }, 240_000);
 
   it('a trip cancelled while the driver is offline: the queued step is refused in words; a wrong PIN says how many tries remain; a lost session keeps the queue', async () => {
-    const base = server.baseUrl;
+    const base = rig.base;
     const mk = async (dropoff: string) => {
       const r = await api(base, admin, 'POST', '/trips', {
         pickup_location: pt(-68.1335, -16.499),
@@ -317,7 +277,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
 
     const context = await phone();
     const page = await context.newPage();
-    watch(page);
+    rig.watch(page);
     await page.goto(`${base}/driver/`);
     await logIn(page, 'driver@demo.test');
     await page.locator('[data-tab="route"]').click();
@@ -335,7 +295,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('pickup-pin');
     await page.getByRole('button', { name: 'Confirmar recogida y salir' }).click();
     await page.locator('[data-note="error"]', { hasText: 'quedan 4 intentos' }).waitFor();
-    await shot(page, '08-wrong-pin');
+    await rig.shot(page, '08-wrong-pin');
 
     await context.setOffline(true);
     await page.locator('#net[data-online="false"]').waitFor();
@@ -348,7 +308,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await page.locator('[data-note="warn"]', { hasText: 'el viaje cambió mientras tanto' }).waitFor({ timeout: 60_000 });
     await page.locator('#status[data-queue="0"]').waitFor();
     expect((await trip(a)).status).toBe('cancelled');
-    await shot(page, '09-conflict');
+    await rig.shot(page, '09-conflict');
 
     // A session lost while offline (its tokens no longer valid when the network returns): the page asks to log in
     // again and the queued acceptance waits; after the login it is sent.
@@ -369,7 +329,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await page.getByRole('button', { name: 'Iniciar sesión' }).waitFor({ timeout: 30_000 });
     await page.locator('.d-login .d-banner', { hasText: 'Tu sesión terminó' }).waitFor();
     expect((await trip(c)).status).toBe('assigned');
-    await shot(page, '10-session-lost');
+    await rig.shot(page, '10-session-lost');
     await logIn(page, 'driver@demo.test');
     await until(
       'accepted after the new login',
@@ -378,11 +338,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     );
     await page.locator('#status[data-queue="0"]').waitFor();
     await context.close();
-    expect(problems).toEqual([]);
+    expect(rig.problems).toEqual([]);
   }, 180_000);
 
   it('cash in hand and the cash to collect; offers pushed by the event stream (the poll set to 10 minutes); call or WhatsApp the recipient once accepted; counts in the singular', async () => {
-    const base = server.baseUrl;
+    const base = rig.base;
     const merchant = await login(base, 'merchant@demo.test');
     const customer = await login(base, 'customer@demo.test');
     // Cash the driver carries: an administrator's correction (the same ledger as the cash collected at the door).
@@ -405,7 +365,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     // Only the stream can bring an offer within the test's deadlines: the poll waits 10 minutes.
     await context.addInitScript(() => localStorage.setItem('driver.pollMs', '600000'));
     const page = await context.newPage();
-    watch(page);
+    rig.watch(page);
     await page.goto(`${base}/driver/`);
     await logIn(page, 'driver@demo.test');
     await page.locator('body[data-live="true"]').waitFor({ timeout: 30_000 });
@@ -413,7 +373,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await cash.waitFor();
     expect(await cash.locator('h2').textContent()).toBe(`Efectivo en mano: ${inHand} BOB`);
     expect(await cash.locator('li[data-cash-entry="cash_adjustment"]').first().textContent()).toContain('+240.00');
-    await shot(page, '11-cash-in-hand');
+    await rig.shot(page, '11-cash-in-hand');
 
     // An express delivery with the recipient's phone: the offer arrives by the stream; no phone before it is accepted.
     const express = await api(base, merchant, 'POST', '/merchant/delivery-express', {
@@ -447,7 +407,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
       expect(box!.height).toBeGreaterThanOrEqual(48);
     // The driver's own words, not the merchant page's ("give it to the driver").
     expect(await page.locator('label[for="pickup-pin"]').textContent()).toBe('PIN de recogida (te lo da el comercio)');
-    await shot(page, '12-route-contact');
+    await rig.shot(page, '12-route-contact');
 
     // A cash order: the offer (pushed) and then the active trip show the cash to collect.
     const branch = (await api(base, merchant, 'GET', '/merchant/branches')).body.data[0];
@@ -474,10 +434,10 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await offer.waitFor({ timeout: 30_000 });
     expect(await offer.locator('dd.d-cash').textContent()).toBe(`${due} BOB`);
     await offer.scrollIntoViewIfNeeded();
-    await shot(page, '13-offer-cash');
+    await rig.shot(page, '13-offer-cash');
     await page.getByRole('combobox', { name: 'Idioma' }).selectOption('en');
     await offer.locator('dt', { hasText: 'Cash to collect' }).scrollIntoViewIfNeeded();
-    await shot(page, '13-offer-cash-en');
+    await rig.shot(page, '13-offer-cash-en');
     await page.getByRole('combobox', { name: 'Language' }).selectOption('es');
     await offer.locator('[data-action="accept"]').click();
     await page.locator(`.d-trip[data-trip-id="${b}"] [data-cash-due="${due}"]`).waitFor();
@@ -527,30 +487,30 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await page.locator('#status[data-queue="0"]').waitFor({ timeout: 60_000 });
     await page.locator('[data-note="error"]', { hasText: 'Wrong PIN' }).waitFor();
     expect(await cash.locator('h2').textContent()).toBe(`Cash in hand: ${inHand} BOB`);
-    await shot(page, '14-today-en');
+    await rig.shot(page, '14-today-en');
     await page.locator('[data-tab="route"]').click();
     await page
       .locator(`.d-next .d-contact`)
       .first()
       .evaluate((el) => el.scrollIntoView({ block: 'center' }));
-    await shot(page, '15-route-contact-en');
+    await rig.shot(page, '15-route-contact-en');
     await page.locator('[data-tab="earnings"]').click();
     await page.locator('.d-cash-card').waitFor();
-    await shot(page, '16-earnings-en');
+    await rig.shot(page, '16-earnings-en');
     await page.getByRole('combobox', { name: 'Language' }).selectOption('es');
     await page.locator('.d-cash-card h2', { hasText: 'Efectivo en mano' }).waitFor();
     // The messages follow the language too.
     await page.locator('[data-note="error"]', { hasText: 'PIN incorrecto' }).waitFor();
-    await shot(page, '17-earnings-es');
+    await rig.shot(page, '17-earnings-es');
     await context.close();
-    expect(problems).toEqual([]);
+    expect(rig.problems).toEqual([]);
   }, 240_000);
 
   it("service worker: caches of other builds of the page are deleted on activation (not other pages' caches); the manifest and icons come from the network first", async () => {
-    const base = server.baseUrl;
+    const base = rig.base;
     const context = await phone();
     const page = await context.newPage();
-    watch(page);
+    rig.watch(page);
     // Before the worker: caches left by an older build of the driver app, and the merchant page's own.
     await page.goto(`${base}/console/`);
     await page.evaluate(async () => {
@@ -586,11 +546,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await context.setOffline(true);
     expect(await read()).toEqual(online);
     await context.close();
-    expect(problems).toEqual([]);
+    expect(rig.problems).toEqual([]);
   }, 120_000);
 
   it('GPS and the offer ring: location denied is said; fixes while standing still keep one point; a low battery is noticed; an offer vibrates once; the screen stays on during a trip only', async () => {
-    const base = server.baseUrl;
+    const base = rig.base;
     for (const x of (await api(base, admin, 'GET', `/trips?driver_id=${driverId}&limit=100`)).body.data as {
       id: string;
       status: string;
@@ -601,13 +561,13 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     // No location permission: the banner asks for it.
     const denied = await phone({ permissions: [] });
     let page = await denied.newPage();
-    watch(page);
+    rig.watch(page);
     await page.goto(`${base}/driver/`);
     await logIn(page, 'driver@demo.test');
     await page.locator('#duty:not([disabled])').waitFor();
     if ((await page.locator('#duty[aria-pressed="false"]').count()) > 0) await page.locator('#duty').click();
     await page.locator('[data-banner="gps-denied"]').waitFor({ timeout: 30_000 });
-    await shot(page, '18-gps-denied');
+    await rig.shot(page, '18-gps-denied');
     await denied.close();
 
     // A phone on a low battery, whose vibrations are recorded, that lets the page keep the screen on.
@@ -619,7 +579,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
       Object.defineProperty(navigator, 'getBattery', { value: async () => ({ level: 0.1, charging: false }), configurable: true });
     });
     page = await context.newPage();
-    watch(page);
+    rig.watch(page);
     await page.goto(`${base}/driver/`);
     await logIn(page, 'driver@demo.test');
     await page.locator('#duty[aria-pressed="true"]').waitFor();
@@ -660,11 +620,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
     await page.locator('body[data-wake-lock="released"]').waitFor({ timeout: 30_000 });
     await context.close();
-    expect(problems).toEqual([]);
+    expect(rig.problems).toEqual([]);
   }, 180_000);
 
   it('figures: first-load script size, time to interactive on a slowed phone, queue drain after 10 minutes of offline GPS', async () => {
-    const base = server.baseUrl;
+    const base = rig.base;
     const html = await (await fetch(`${base}/driver/`)).text();
     const scripts = [...html.matchAll(/(?:src|href)="(\/console\/assets\/[^"]+\.js)"/g)].map((m) => m[1]!);
     let br = 0;
@@ -679,7 +639,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     // Time to interactive: a cold start (no cache, no worker) with the CPU slowed 4× and a slow 4G-like network.
     const context = await phone({ serviceWorkers: 'block' });
     const page = await context.newPage();
-    watch(page);
+    rig.watch(page);
     const cdp = await context.newCDPSession(page);
     await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
     await cdp.send('Network.enable');
@@ -726,12 +686,12 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('driver app in chromium (phone)', () =
     await page.locator('#status[data-points="0"]').waitFor({ timeout: 60_000 });
     figures.queue_drain_ms_120_points = Date.now() - drainStart;
     await context.close();
-    expect(problems).toEqual([]);
+    expect(rig.problems).toEqual([]);
   }, 180_000);
 
   /** A camera-sized JPEG (3000 × 2000, noisy so it does not compress to nothing), drawn by the browser. */
   async function bigPhoto(): Promise<Buffer> {
-    const ctx: BrowserContext = await browser.newContext();
+    const ctx: BrowserContext = await rig.browser.newContext();
     const p = await ctx.newPage();
     const b64 = await p.evaluate(() => {
       const c = document.createElement('canvas');

@@ -1,12 +1,9 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { api, login, startServer, stopServer, type ServerProcess } from '../hardening/server-process.js';
+import type { BrowserContext } from 'playwright-core';
+import { api, login } from '../hardening/server-process.js';
+import { logIn, skipBrowser, startRig, type BrowserRig } from './browser.js';
 
 /**
  * The merchant's counter (/merchant) in a real browser at tablet size: Playwright (playwright-core) driving Debian's
@@ -14,20 +11,7 @@ import { api, login, startServer, stopServer, type ServerProcess } from '../hard
  * through the API; the merchant only through the page. Screenshots go to test-artifacts/merchant-*.png (gitignored).
  */
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find(
-  (p): p is string => !!p && existsSync(p),
-);
-if (!CHROMIUM)
-  console.warn(
-    'SKIPPED test/web/merchant.browser.test.ts: no chromium found (install it: apt-get install -y chromium, or set CHROMIUM_PATH)',
-  );
-const ON_POSTGRES = !!process.env.TEST_DATABASE_URL;
-if (CHROMIUM && ON_POSTGRES)
-  console.warn(
-    'SKIPPED test/web/merchant.browser.test.ts on the PostgreSQL pass: its server uses the embedded database (run in the PGlite pass)',
-  );
+const SKIP = skipBrowser('test/web/merchant.browser.test.ts');
 
 /** A small valid PNG (an RGB gradient), for the photo upload. */
 function png(width: number, height: number): Buffer {
@@ -67,38 +51,19 @@ function png(width: number, height: number): Buffer {
   ]);
 }
 
-describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => {
-  let server: ServerProcess;
-  let browser: Browser;
-  let dataDir: string;
-  const problems: string[] = [];
+describe.skipIf(SKIP)('merchant counter in chromium', () => {
+  let rig: BrowserRig;
 
   beforeAll(async () => {
-    const built = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build-if-stale.mjs'), '--web'], { cwd: ROOT, encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`web build failed:\n${built.stdout}\n${built.stderr}`);
-    mkdirSync(ARTIFACTS, { recursive: true });
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'merchant-browser-'));
-    server = await startServer({ databaseUrl: '', env: { DATA_DIR: dataDir, MAP_TILE_URL: 'none' }, timeoutMs: 240_000 });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    rig = await startRig('merchant-browser', { shots: 'merchant-' });
   }, 300_000);
 
   afterAll(async () => {
-    await browser?.close();
-    if (server) await stopServer(server);
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await rig?.close();
   });
 
-  function watch(page: Page) {
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.stack ?? e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push(`csp: ${m.text()}`);
-    });
-  }
-  const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `merchant-${name}.png`) });
-
   it('takes an order from ring to delivery, edits the catalog with a photo, keeps the orders through a network cut; bad input changes nothing', async () => {
-    const base = server.baseUrl;
+    const base = rig.base;
     const [admin, merchant, customer, driverToken] = await Promise.all([
       login(base, 'admin@demo.test'),
       login(base, 'merchant@demo.test'),
@@ -131,22 +96,22 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
       expect((await api(base, driverToken, 'POST', `/driver/trips/${tripId}/start-delivery`)).status).toBe(200);
     };
 
-    const context: BrowserContext = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'es-BO', hasTouch: true });
+    const context: BrowserContext = await rig.browser.newContext({
+      viewport: { width: 1280, height: 800 },
+      locale: 'es-BO',
+      hasTouch: true,
+    });
     const page = await context.newPage();
-    watch(page);
+    rig.watch(page);
     const res = await page.goto(`${base}/merchant`);
     expect(res!.status()).toBe(200);
     expect(res!.headers()['content-security-policy']).toContain("script-src 'self'");
 
     // Only merchant users: a customer is told where to go and stays logged out.
-    await page.getByLabel('Correo electrónico').fill('customer@demo.test');
-    await page.getByLabel('Contraseña').fill('Demo-pass-2026');
-    await page.getByRole('button', { name: 'Iniciar sesión' }).click();
+    await logIn(page, 'customer@demo.test');
     await expect.poll(() => page.locator('#login-error').textContent()).toContain('Esta página es para comercios');
-    await shot(page, '01-login-refused');
-    await page.getByLabel('Correo electrónico').fill('merchant@demo.test');
-    await page.getByLabel('Contraseña').fill('Demo-pass-2026');
-    await page.getByRole('button', { name: 'Iniciar sesión' }).click();
+    await rig.shot(page, '01-login-refused');
+    await logIn(page, 'merchant@demo.test');
     await page.locator('#live[data-live="true"]').waitFor();
 
     // A customer orders: the order rings on the counter with its items, notes, payment and what to collect.
@@ -158,7 +123,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     expect(await card(first.id).locator('.destination').textContent()).toBe('Efectivo');
     expect(await card(first.id).locator('.collect').textContent()).toContain('cobra');
     expect(await card(first.id).locator('.lines li').first().textContent()).toContain(`2 × ${items[0].name}`);
-    await shot(page, '02-ringing');
+    await rig.shot(page, '02-ringing');
 
     // Reject needs a reason: without one nothing changes.
     await card(first.id).locator('button.reject').click();
@@ -179,7 +144,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     const promised = (await api(base, merchant, 'GET', `/trips/${tripId}`)).body.promised_at;
     expect(promised).toBeTruthy();
     await card(first.id).locator('.promised-at').waitFor();
-    await shot(page, '03-ready-trip');
+    await rig.shot(page, '03-ready-trip');
 
     // A driver delivers through the API: the trip moves on the counter, then the order leaves the open list.
     await pickUp(tripId);
@@ -204,7 +169,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     expect(await page.locator(`[data-stat="${stat}"] strong`).textContent()).toContain(
       Number(wallet[stat]).toLocaleString('es-BO', { minimumFractionDigits: 2 }),
     );
-    await shot(page, '04-money');
+    await rig.shot(page, '04-money');
 
     // Catalog: a price with three decimals and a file that is not an image are refused in Spanish, nothing changes.
     await page.goto(`${base}/merchant#/catalog`);
@@ -243,7 +208,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
       .toContain(items[1].id);
     await item.locator('input.switch').check();
     await page.locator(`.item[data-item-id="${items[1].id}"][data-available="true"]`).waitFor();
-    await shot(page, '05-catalog');
+    await rig.shot(page, '05-catalog');
 
     // Branches: open at a glance; closing before opening without "past midnight" is refused, nothing changes; an overnight range saves.
     await page.goto(`${base}/merchant#/branches`);
@@ -264,7 +229,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
       .poll(async () => (await api(base, merchant, 'GET', '/merchant/branches')).body.data[0].opening_hours)
       .toContainEqual({ day: 1, open: '20:00', close: '02:00' });
     await page.locator(`.branch[data-branch-id="${branch.id}"] .badge`).waitFor();
-    await shot(page, '06-branches');
+    await rig.shot(page, '06-branches');
 
     // The network is cut: orders placed meanwhile show up once it is back, each once.
     await page.goto(`${base}/merchant#/orders`);
@@ -306,7 +271,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     expect(failed.status, JSON.stringify(failed.body)).toBe(200);
     await page.locator(`.order[data-order-id="${second.id}"].failed .failure`).waitFor();
     expect(await card(second.id).locator('.failure').textContent()).toContain('destinatario ausente');
-    await shot(page, '07-failed-delivery');
+    await rig.shot(page, '07-failed-delivery');
 
     // Express: a request needs the recipient's phone; created, its trip shows and the tracking link can be shared.
     await page.goto(`${base}/merchant#/express`);
@@ -325,7 +290,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     expect(await xcard.getAttribute('data-trip-id')).toMatch(/.+/);
     await xcard.locator('button.share').click();
     await expect.poll(() => xcard.locator('output.link').textContent()).toMatch(/\/public\/tracking\/./);
-    await shot(page, '08-express');
+    await rig.shot(page, '08-express');
 
     // English, and the session survives a restart of the page.
     await page.locator('#lang').selectOption('en');
@@ -334,13 +299,13 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     await page.locator('#live[data-live="true"]').waitFor();
     expect(await page.locator('#login-title').count()).toBe(0);
     expect(await page.getByRole('link', { name: 'Money' }).count()).toBe(1);
-    await shot(page, '09-english');
+    await rig.shot(page, '09-english');
     await context.close();
-    expect(problems).toEqual([]);
+    expect(rig.problems).toEqual([]);
   }, 600_000);
 
   it('accepts with a preparation time and shows the promise, marks an order at risk and late, shows the cash drivers hold and the entries in the page language, downloads the period workbook; loads the map only with a map; fits a phone', async () => {
-    const base = server.baseUrl;
+    const base = rig.base;
     const [admin, merchant, customer, driverToken] = await Promise.all([
       login(base, 'admin@demo.test'),
       login(base, 'merchant@demo.test'),
@@ -374,7 +339,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     expect(gz).toBeLessThanOrEqual(40 * 1024);
 
     // The counter on a phone.
-    const context: BrowserContext = await browser.newContext({
+    const context: BrowserContext = await rig.browser.newContext({
       viewport: { width: 390, height: 844 },
       deviceScaleFactor: 2,
       isMobile: true,
@@ -382,13 +347,11 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
       locale: 'es-BO',
     });
     const page = await context.newPage();
-    watch(page);
+    rig.watch(page);
     const scriptsLoaded: string[] = [];
     page.on('request', (r) => r.resourceType() === 'script' && scriptsLoaded.push(r.url()));
     await page.goto(`${base}/merchant`);
-    await page.getByLabel('Correo electrónico').fill('merchant@demo.test');
-    await page.getByLabel('Contraseña').fill('Demo-pass-2026');
-    await page.getByRole('button', { name: 'Iniciar sesión' }).click();
+    await logIn(page, 'merchant@demo.test');
     await page.locator('#live[data-live="true"]').waitFor();
     /** Nothing wider than the phone, and every control a thumb can hit (44 px; checkboxes count by their label). */
     const fits = async (view: string) => {
@@ -422,7 +385,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     const card = page.locator(`.order[data-order-id="${o.id}"]`);
     await card.waitFor();
     await card.locator('select.prep').selectOption('45');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'merchant-10-phone-orders.png'), fullPage: true });
+    await rig.shot(page, '10-phone-orders', { fullPage: true });
     await fits('orders');
     await card.locator('button.accept').click();
     await page.locator(`.order[data-order-id="${o.id}"][data-status="preparing"]`).waitFor();
@@ -458,7 +421,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     // The entries say what they are in Spanish, not the server's English note.
     const commission = page.locator(`#entries tr[data-order-id="${o.id}"][data-entry-type="platform_commission"] .detail`);
     expect(await commission.textContent()).toBe(`Comisión de la plataforma por el pedido #${o.id.slice(-6).toUpperCase()}`);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'merchant-12-phone-money.png'), fullPage: true });
+    await rig.shot(page, '12-phone-money', { fullPage: true });
     await fits('money');
 
     // The spreadsheet of the period comes from the server: a workbook with this order's entries, in Spanish.
@@ -476,18 +439,18 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     await page.locator('#lang').selectOption('en');
     await page.goto(`${base}/merchant#/money`);
     await expect.poll(() => commission.textContent()).toBe(`Platform commission on order #${o.id.slice(-6).toUpperCase()}`);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'merchant-13-phone-money-en.png'), fullPage: true });
+    await rig.shot(page, '13-phone-money-en', { fullPage: true });
     await fits('money (en)');
     await page.goto(`${base}/merchant#/branches`);
     await page.locator('.branch input.b-prep').first().waitFor();
-    await page.screenshot({ path: path.join(ARTIFACTS, 'merchant-14-phone-branches-en.png'), fullPage: true });
+    await rig.shot(page, '14-phone-branches-en', { fullPage: true });
     await fits('branches (en)');
     await page.goto(`${base}/merchant#/catalog`);
     await page.locator('#catalog .item').first().waitFor();
     await fits('catalog (en)');
     await page.goto(`${base}/merchant#/orders`);
     await page.locator('#orders').waitFor();
-    await page.screenshot({ path: path.join(ARTIFACTS, 'merchant-15-phone-orders-en.png'), fullPage: true });
+    await rig.shot(page, '15-phone-orders-en', { fullPage: true });
     await fits('orders (en)');
 
     // The branch's usual preparation time: out of range is refused in the page's language, nothing changes; a good one saves.
@@ -506,7 +469,7 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     await page.goto(`${base}/merchant#/express`);
     await page.locator('#express-map.leaflet-container').waitFor();
     expect(scriptsLoaded.some((u) => /leaflet|\/map-/.test(u))).toBe(true);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'merchant-16-phone-express-en.png'), fullPage: true });
+    await rig.shot(page, '16-phone-express-en', { fullPage: true });
     await fits('express (en)');
 
     // Past its promise an open order is marked late (the page's clock moved on; a redraw or the 30-second refresh shows it).
@@ -524,8 +487,8 @@ describe.skipIf(!CHROMIUM || ON_POSTGRES)('merchant counter in chromium', () => 
     await page.getByRole('button', { name: 'In progress' }).click();
     await page.locator(`.order[data-order-id="${late.id}"] .promise-line[data-risk="late"] .risk.late`).waitFor();
     expect(await page.locator(`.order[data-order-id="${late.id}"] .risk`).textContent()).toBe('Late');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'merchant-17-phone-late-en.png'), fullPage: true });
+    await rig.shot(page, '17-phone-late-en', { fullPage: true });
     await context.close();
-    expect(problems).toEqual([]);
+    expect(rig.problems).toEqual([]);
   }, 600_000);
 });
