@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import { createTestApp, waitFor, type Session, type TestApp } from '../helpers.js';
 import { privateClustersAvailable, startPrivateCluster, type PrivateCluster } from '../hardening/private-cluster.js';
 import { newTrip } from '../logistics/fixtures.js';
 
@@ -29,15 +29,8 @@ async function onStandby(sql: string, database = 'postgres') {
   }
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined | false>, timeout = 20_000) =>
+  waitFor(probe, { timeout, interval: 50, message: what }) as Promise<T>;
 
 const replicaState = async () => (await t.req(null, { method: 'GET', url: '/health' })).json().replica?.state as string | undefined;
 const counts = () => t.db.replicaStatus!()!;
