@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newDriver } from '../logistics/fixtures.js';
-import { postingsFor } from '../../src/modules/money/service/ledger.js';
 import {
   dbBalance,
   newMerchant as makeMerchant,
@@ -35,57 +34,6 @@ const delivered = (
   fee: string,
   extra: { discount?: string } = {},
 ) => kit.delivered(m, { destination, subtotal, fee, ...extra });
-
-describe('postingsFor (pure)', () => {
-  const cases: [string, Parameters<typeof postingsFor>[0], string, [string, string][]][] = [
-    [
-      'platform',
-      { paymentDestination: 'platform', subtotal: '100.00', discountTotal: '10.00', deliveryFee: '15.00', total: '105.00' },
-      '10.00',
-      [
-        ['sale_credit', '105.00'],
-        ['platform_commission', '-9.00'],
-        ['delivery_fee_debit', '-15.00'],
-      ],
-    ],
-    [
-      'merchant_direct',
-      { paymentDestination: 'merchant_direct', subtotal: '80.00', discountTotal: '5.00', deliveryFee: '10.00', total: '85.00' },
-      '10.00',
-      [
-        ['platform_commission', '-7.50'],
-        ['delivery_fee_debit', '-10.00'],
-      ],
-    ],
-    [
-      'cash, half-up rounding',
-      { paymentDestination: 'cash', subtotal: '45.55', discountTotal: '0.00', deliveryFee: '12.00', total: '57.55' },
-      '12.50',
-      [
-        ['platform_commission', '-5.69'],
-        ['delivery_fee_debit', '-12.00'],
-      ],
-    ],
-    [
-      '0.025 rounds up to 0.03',
-      { paymentDestination: 'cash', subtotal: '0.20', discountTotal: '0.00', deliveryFee: '1.00', total: '1.20' },
-      '12.50',
-      [
-        ['platform_commission', '-0.03'],
-        ['delivery_fee_debit', '-1.00'],
-      ],
-    ],
-    [
-      'free delivery, no commission: only the sale credit',
-      { paymentDestination: 'platform', subtotal: '20.00', discountTotal: '0.00', deliveryFee: '0.00', total: '20.00' },
-      '0.00',
-      [['sale_credit', '20.00']],
-    ],
-  ];
-  for (const [name, facts, pct, expected] of cases) {
-    it(name, () => expect(postingsFor(facts, pct).map((p) => [p.entryType, p.amount])).toEqual(expected));
-  }
-});
 
 describe('orderDelivered', () => {
   it('writes the hand-computed entries for each payment destination (commission 12.50%)', async () => {

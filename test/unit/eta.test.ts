@@ -10,9 +10,13 @@ import {
   median,
   promiseAt,
   remainingStops,
+  travelSeconds,
   tripEtas,
   type EtaTrip,
 } from '../../src/modules/logistics/service/eta-model.js';
+import { validatePromise, validateWindow } from '../../src/modules/logistics/service/promises.js';
+import { lateBySeconds, recipientContactVisible } from '../../src/modules/logistics/model.js';
+import type { TripRow } from '../../src/modules/logistics/model.js';
 
 const at = (lon: number, lat: number) => ({ lon, lat });
 const trip = (id: string, status: string, over: Partial<EtaTrip> = {}): EtaTrip => ({
@@ -126,5 +130,87 @@ describe('promise and delay', () => {
     expect(delayTransition(within, promised, 5, new Date())).toBe('clear');
     expect(delayTransition(within, promised, 5, null)).toBeNull();
     expect(delayTransition(null, promised, 5, new Date())).toBeNull();
+  });
+});
+
+describe('promise travel time', () => {
+  it('is the straight-line distance at the learned speed of the territory and the hour the leg starts', () => {
+    const from = at(-68.135, -16.5);
+    const to = at(-68.1, -16.52);
+    const monday8 = new Date('2026-01-05T08:30:00Z');
+    const samples = Array.from({ length: 5 }, () => ({ territoryId: 't1', hourOfWeek: 8, speedMps: 5 }));
+    const speeds = learnSpeeds(samples, 36);
+    expect(travelSeconds(from, to, speeds, 't1', monday8)).toBeCloseTo(haversineMeters(from, to) / 5, 6);
+    // Another hour of the week: the territory's level (all its samples) still answers 5 m/s; another territory the
+    // organization's; nothing learned: the setting (36 km/h = 10 m/s).
+    expect(travelSeconds(from, to, speeds, 't1', new Date('2026-01-05T15:00:00Z'))).toBeCloseTo(haversineMeters(from, to) / 5, 6);
+    expect(travelSeconds(from, to, constantSpeeds(36), 't1', monday8)).toBeCloseTo(haversineMeters(from, to) / 10, 6);
+  });
+});
+
+describe('delivery windows and promises set by hand', () => {
+  const now = new Date('2026-01-05T10:00:00Z');
+  const refusal = (fn: () => unknown) => {
+    try {
+      fn();
+    } catch (e) {
+      return e;
+    }
+    return null;
+  };
+
+  it('a window needs an end after its start, in the future; either may be absent', () => {
+    expect(validateWindow(null, null, now)).toEqual({ after: null, before: null });
+    expect(validateWindow(null, '2026-01-05T12:00:00Z', now)).toEqual({ after: null, before: new Date('2026-01-05T12:00:00Z') });
+    expect(validateWindow('2026-01-05T11:00:00Z', new Date('2026-01-05T12:00:00Z'), now)).toEqual({
+      after: new Date('2026-01-05T11:00:00Z'),
+      before: new Date('2026-01-05T12:00:00Z'),
+    });
+    expect(refusal(() => validateWindow('2026-01-05T11:00:00Z', null, now))).toMatchObject({ status: 422, code: 'WINDOW_INVALID' });
+    expect(refusal(() => validateWindow('2026-01-05T12:00:00Z', '2026-01-05T12:00:00Z', now))).toMatchObject({
+      status: 422,
+      code: 'WINDOW_INVALID',
+    });
+    expect(refusal(() => validateWindow(null, now, now))).toMatchObject({ status: 422, code: 'PROMISE_IN_PAST' });
+    expect(refusal(() => validateWindow('soon', null, now))).toMatchObject({ status: 400 });
+  });
+
+  it('a promise set by staff is in the future', () => {
+    expect(validatePromise('2026-01-05T10:00:01Z', now)).toEqual(new Date('2026-01-05T10:00:01Z'));
+    expect(refusal(() => validatePromise(now, now))).toMatchObject({ status: 422, code: 'PROMISE_IN_PAST' });
+    expect(refusal(() => validatePromise('tomorrow', now))).toMatchObject({ status: 400 });
+  });
+});
+
+describe('lateness and who sees the recipient', () => {
+  const trip = (over: Partial<TripRow>) =>
+    ({
+      promised_at: null,
+      eta_dropoff_at: null,
+      completed_at: null,
+      status: 'in_transit',
+      driver_id: 'd',
+      driver_user_id: 'u',
+      ...over,
+    }) as TripRow;
+  const promised = new Date('2026-01-05T10:00:00Z');
+
+  it('late by the delivery time once completed, by the live ETA while a driver has it; null without either', () => {
+    expect(lateBySeconds(trip({ promised_at: promised, status: 'completed', completed_at: new Date('2026-01-05T10:02:00Z') }))).toBe(120);
+    expect(lateBySeconds(trip({ promised_at: promised, eta_dropoff_at: new Date('2026-01-05T09:59:00Z') }))).toBe(-60);
+    expect(lateBySeconds(trip({ promised_at: promised, eta_dropoff_at: new Date('2026-01-05T10:01:00Z'), driver_id: null }))).toBeNull();
+    expect(
+      lateBySeconds(trip({ promised_at: promised, status: 'returning', eta_dropoff_at: new Date('2026-01-05T10:01:00Z') })),
+    ).toBeNull();
+    expect(lateBySeconds(trip({ eta_dropoff_at: new Date('2026-01-05T10:01:00Z') }))).toBeNull();
+  });
+
+  it("only the trip's own driver, while he carries it", () => {
+    const driver = { userId: 'u', kind: 'repartidor' as const };
+    expect(recipientContactVisible(trip({ status: 'picked_up' }), driver)).toBe(true);
+    expect(recipientContactVisible(trip({ status: 'assigned' }), driver)).toBe(false);
+    expect(recipientContactVisible(trip({ status: 'completed' }), driver)).toBe(false);
+    expect(recipientContactVisible(trip({ status: 'in_transit' }), { userId: 'other', kind: 'repartidor' })).toBe(false);
+    expect(recipientContactVisible(trip({ status: 'in_transit' }), { userId: 'u', kind: 'administrator' })).toBe(false);
   });
 });
