@@ -337,18 +337,23 @@ describe.skipIf(SKIP)('console and tracking page in chromium', () => {
     // throw ("Cannot read properties of undefined (reading '_leaflet_pos')"), five times over.
     for (let round = 0; round < 5; round++) {
       await page.mouse.move(cx, cy);
+      // Leave the map the moment its zoom animation starts (Leaflet marks its pane then), from inside the page.
+      await page.evaluate(() => {
+        const w = window as unknown as { leftMidZoom_: boolean };
+        w.leftMidZoom_ = false;
+        const pane = document.querySelector('#map .leaflet-map-pane')!;
+        const seen = new MutationObserver(() => {
+          if (!pane.classList.contains('leaflet-zoom-anim')) return;
+          seen.disconnect();
+          location.hash = '#/settings';
+          // Leaflet ends the zoom on its own 250 ms timer, set as the animation starts: no event marks that it ran on
+          // the removed map, but a timer queued after it with the same delay runs after it.
+          setTimeout(() => (w.leftMidZoom_ = true), 250);
+        });
+        seen.observe(pane, { attributes: true, attributeFilter: ['class'] });
+      });
       await page.mouse.wheel(0, round % 2 ? 300 : -300);
-      // The zoom animation runs (Leaflet marks its pane meanwhile); its 250 ms timer is set.
-      await page.locator('#map .leaflet-zoom-anim').waitFor({ state: 'attached' });
-      // Away from the map, until Leaflet's timer has run on the removed map: no event marks that, but a timer of the
-      // page queued after it with the same delay runs after it.
-      await page.evaluate(
-        () =>
-          new Promise((r) => {
-            location.hash = '#/settings';
-            setTimeout(r, 250);
-          }),
-      );
+      await page.waitForFunction(() => (window as unknown as { leftMidZoom_: boolean }).leftMidZoom_);
       await page.evaluate(() => {
         location.hash = '#/dispatch';
       });
