@@ -84,3 +84,12 @@ BEGIN
     END IF;
   END LOOP;
 END $$;
+
+-- Partition upkeep of the GPS history (a SECURITY DEFINER function of the schema owner): the worker role only.
+DO $$
+BEGIN
+  IF to_regprocedure('driver_location_maintain(integer, integer, date)') IS NOT NULL THEN
+    REVOKE ALL ON FUNCTION driver_location_maintain(integer, integer, date) FROM PUBLIC, app_tenant;
+    GRANT EXECUTE ON FUNCTION driver_location_maintain(integer, integer, date) TO app_worker;
+  END IF;
+END $$;

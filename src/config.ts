@@ -104,6 +104,13 @@ export const Settings = Type.Object({
   PAYMENT_CONNECTOR_READY: flag(false, 'Force the reserved payment connector to count as ready'),
   PARTNER_PAY_WEBHOOK_SECRET: text('HMAC secret of the partner-pay connector webhook'),
   PARTNER_CHEF_PAY_WEBHOOK_SECRET: text('HMAC secret of the partner-chef-pay connector webhook'),
+  // GPS history (src/modules/logistics): driver_location is partitioned by UTC day
+  LOCATION_HISTORY_RETENTION_DAYS: int(
+    90,
+    1,
+    'GPS points older than this many days are dropped (whole daily partitions); a finished trip keeps its own track',
+  ),
+  LOCATION_PARTITIONS_AHEAD_DAYS: int(7, 1, 'Daily partitions of the GPS history created ahead of today', 366),
   // Offline sync (src/modules/mobile)
   SYNC_ENTITY_LIMIT: int(1000, 1, 'Rows per entity in one sync pull page'),
   // Outbound webhooks (src/modules/webhooks)

@@ -16,7 +16,7 @@ import { scopeOf } from './model.js';
 import { logisticsCounts } from './repo/dashboard.js';
 import { registerLogisticsSync } from './service/sync.js';
 import { registerDriverTripSync } from './service/driver-sync.js';
-import { offerTimeoutWorker } from './worker.js';
+import { locationHistoryWorker, offerTimeoutWorker } from './worker.js';
 
 export type { LogisticsContext, UsersPort, OrganizationPort, OrderFactsPort, CashInHandPort, TerritorySubadminsPort } from './context.js';
 export type { LogisticsApi } from './service/logistics.js';
@@ -48,7 +48,7 @@ export function createLogisticsModule(base: AppContext, deps: LogisticsContext['
   const service = createLogisticsService(ctx);
   registerLogisticsSync(ctx);
   registerDriverTripSync(ctx, service);
-  ctx.workers.push(offerTimeoutWorker(ctx, service), service.exceptions.worker);
+  ctx.workers.push(offerTimeoutWorker(ctx, service), service.exceptions.worker, locationHistoryWorker(ctx));
   ctx.dashboard.set('logistics', (tx, actor) => logisticsCounts(tx, scopeOf(actor)));
   return {
     name: 'logistics',

@@ -299,13 +299,20 @@ export const trip = pgTable(
   ],
 );
 
-/** GPS points of a driver; a trip's breadcrumb is its driver's points between acceptance and the end. */
+/**
+ * GPS points of a driver; a trip's breadcrumb is its driver's points between acceptance and the end.
+ * In the database the table is partitioned by RANGE (recorded_at), one partition a day plus a default one
+ * (migration `logistics_location_partitions`; created ahead and dropped after LOCATION_HISTORY_RETENTION_DAYS
+ * by `driver_location_maintain`, see worker.ts). Drizzle does not describe partitioning: this declares the parent.
+ * A unique key of a partitioned table must contain the partition key, so recorded_at is in the primary key; a resend
+ * of a point carries the same client_point_id and the same recorded_at, so it is still a duplicate.
+ */
 export const driverLocation = pgTable(
   'driver_location',
   {
     organizationId: text('organization_id').notNull(),
     driverId: text('driver_id').notNull(),
-    /** Chosen by the device; a repeat of the same id is a duplicate and is not stored twice. */
+    /** Chosen by the device; a repeat of the same point (same id, same recorded_at) is a duplicate and is not stored twice. */
     clientPointId: text('client_point_id').notNull(),
     location: pt('location').notNull(),
     recordedAt: ts('recorded_at').notNull(),
@@ -315,7 +322,7 @@ export const driverLocation = pgTable(
     receivedAt: ts('received_at').notNull().defaultNow(),
   },
   (t) => [
-    primaryKey({ columns: [t.organizationId, t.driverId, t.clientPointId] }),
+    primaryKey({ columns: [t.organizationId, t.driverId, t.clientPointId, t.recordedAt] }),
     index('driver_location_time_idx').on(t.organizationId, t.driverId, t.recordedAt),
   ],
 );

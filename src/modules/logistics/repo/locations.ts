@@ -67,14 +67,22 @@ export interface Crumb {
   speed_mps: number | null;
 }
 
+/**
+ * The bounds of a time window over driver_location, written so that the planner (or the executor, for a generic plan)
+ * prunes the daily partitions outside it: an open end (an active trip) is now plus a day, so a device whose clock runs
+ * more than a day ahead is not followed into the empty partitions created ahead.
+ */
+export const TIME_WINDOW_SQL = (since: string, until: string) =>
+  `recorded_at >= ${since} AND recorded_at <= COALESCE(${until}::timestamptz, now() + interval '1 day')`;
+
+/** The breadcrumb read: $1 driver, $2 since, $3 until (null: still going), $4 how many of the most recent. */
+export const BREADCRUMB_SQL = `SELECT * FROM (SELECT (location)[0] AS lon, (location)[1] AS lat, recorded_at, speed_mps FROM driver_location
+    WHERE driver_id = $1 AND ${TIME_WINDOW_SQL('$2', '$3')}
+    ORDER BY recorded_at DESC LIMIT $4) x ORDER BY recorded_at`;
+
 /** A driver's points recorded in [since, until] (until null: up to now), by device time, at most the `limit` most recent. */
 export async function breadcrumb(tx: Tx, driverId: string, since: Date, until: Date | null, limit: number): Promise<Crumb[]> {
-  const { rows } = await tx.query<Crumb>(
-    `SELECT * FROM (SELECT (location)[0] AS lon, (location)[1] AS lat, recorded_at, speed_mps FROM driver_location
-        WHERE driver_id = $1 AND recorded_at >= $2 AND ($3::timestamptz IS NULL OR recorded_at <= $3)
-        ORDER BY recorded_at DESC LIMIT $4) x ORDER BY recorded_at`,
-    [driverId, since, until, limit],
-  );
+  const { rows } = await tx.query<Crumb>(BREADCRUMB_SQL, [driverId, since, until, limit]);
   return rows;
 }
 
@@ -96,4 +104,21 @@ export async function insertGeofenceEntry(tx: Tx, v: Omit<typeof tripGeofence.$i
     [v.organizationId, v.tripId, v.stop, v.driverId, v.distanceM, v.enteredAt],
   );
   return entered.rowCount > 0;
+}
+
+/**
+ * One round of upkeep of the GPS history's daily partitions (db function `driver_location_maintain`): today's and the
+ * next `aheadDays` exist, the days older than `retentionDays` are dropped. `today` (a UTC date) lets tests move the clock.
+ */
+export async function maintainLocationPartitions(
+  tx: Tx,
+  aheadDays: number,
+  retentionDays: number,
+  today: string | null = null,
+): Promise<{ created: number; dropped: number }> {
+  const { rows } = await tx.query<{ created: number; dropped: number }>(
+    'SELECT created, dropped FROM driver_location_maintain($1, $2, COALESCE($3::date, (now() AT TIME ZONE $4)::date))',
+    [aheadDays, retentionDays, today, 'UTC'],
+  );
+  return rows[0]!;
 }
