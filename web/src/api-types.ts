@@ -4779,9 +4779,13 @@ export interface components {
         /** CreateDriverRequest */
         CreateDriverRequest: {
             capacity?: number;
+            capacity_volume_l?: number | null;
+            capacity_weight_kg?: number | null;
+            speed_factor?: number | null;
             territory_ids?: string[];
             /** @description required for staff (missing: 400 VALIDATION_FAILED); a repartidor registering himself omits it or sends his own id (another: 403) */
             user_id?: string;
+            /** @description the default capacities (kilograms, litres) and speed factor of each type are in VEHICLE_TYPES; a driver may override them */
             vehicle_type?: "motorcycle" | "bicycle" | "car" | "van" | "on_foot";
         };
         /** CreateDriverSettlementRequest */
@@ -5038,6 +5042,16 @@ export interface components {
             notes?: string;
             order_id?: string;
             pickup_address: string;
+            /**
+             * Format: date-time
+             * @description pickup window start (a planned route waits)
+             */
+            pickup_after?: string;
+            /**
+             * Format: date-time
+             * @description pickup window end: after pickup_after, in the future and before deliver_before (422 WINDOW_INVALID)
+             */
+            pickup_before?: string;
             pickup_location: components["schemas"]["GeoPoint"];
             /**
              * Format: date-time
@@ -5048,9 +5062,17 @@ export interface components {
             recipient_name?: string;
             /** @description phone number, stored in E.164 (e.g. +59171234567); without a +country code it is read as a number of the organization's default_country */
             recipient_phone?: string;
+            /** @description minutes at each stop of this trip, 0 to 240 (else 422 LOAD_INVALID) */
+            service_min?: number;
             service_mode?: "marketplace" | "delivery_express";
             source_channel?: "core" | "chat" | "admin" | "api";
             territory_id?: string;
+            /** @description load in units, 1 to 1000 (default 1; else 422 LOAD_INVALID) */
+            units?: number;
+            /** @description load in litres, > 0 and at most 20000 (else 422 LOAD_INVALID) */
+            volume_l?: number;
+            /** @description load in kilograms, > 0 and at most 5000 (else 422 LOAD_INVALID) */
+            weight_kg?: number;
         };
         /** CreateWebhookSubscriptionRequest */
         CreateWebhookSubscriptionRequest: {
@@ -5303,8 +5325,12 @@ export interface components {
             /** @description set by staff: the driver cannot go available until staff unlock it (403 AVAILABILITY_LOCKED) */
             availability_locked: boolean;
             available: boolean;
-            /** @description concurrent trips this driver may carry */
+            /** @description concurrent trips this driver may carry (the units of load his vehicle holds) */
             capacity: number;
+            /** @description litres his vehicle carries: his override, else his vehicle type's default */
+            capacity_volume_l: number;
+            /** @description kilograms his vehicle carries: his override, else his vehicle type's default */
+            capacity_weight_kg: number;
             /** @description cash on delivery: this driver's own cash limit (null: the organization's logistics setting cash_limit) */
             cash_limit: string | null;
             /** Format: date-time */
@@ -5318,7 +5344,15 @@ export interface components {
             location_stale: boolean;
             /** @description the organization (tenant) the resource belongs to */
             organization_id?: string;
+            /** @description the values set for this driver (null: the vehicle type decides) */
+            overrides: {
+                capacity_volume_l: number | null;
+                capacity_weight_kg: number | null;
+                speed_factor: number | null;
+            };
             phone: string | null;
+            /** @description his speed against the organization's average: his override, else his vehicle type's default */
+            speed_factor: number;
             /** @description pending → approved | rejected (approve, reject); approved → suspended (suspend); suspended → approved (reactivate); rejected is final */
             status: "pending" | "approved" | "rejected" | "suspended";
             status_reason: string | null;
@@ -5744,8 +5778,12 @@ export interface components {
             /** @description set by staff: the driver cannot go available until staff unlock it (403 AVAILABILITY_LOCKED) */
             availability_locked: boolean;
             available: boolean;
-            /** @description concurrent trips this driver may carry */
+            /** @description concurrent trips this driver may carry (the units of load his vehicle holds) */
             capacity: number;
+            /** @description litres his vehicle carries: his override, else his vehicle type's default */
+            capacity_volume_l: number;
+            /** @description kilograms his vehicle carries: his override, else his vehicle type's default */
+            capacity_weight_kg: number;
             /** @description cash on delivery: this driver's own cash limit (null: the organization's logistics setting cash_limit) */
             cash_limit: string | null;
             /** Format: date-time */
@@ -5761,7 +5799,15 @@ export interface components {
             location_stale: boolean;
             /** @description the organization (tenant) the resource belongs to */
             organization_id?: string;
+            /** @description the values set for this driver (null: the vehicle type decides) */
+            overrides: {
+                capacity_volume_l: number | null;
+                capacity_weight_kg: number | null;
+                speed_factor: number | null;
+            };
             phone: string | null;
+            /** @description his speed against the organization's average: his override, else his vehicle type's default */
+            speed_factor: number;
             /** @description pending → approved | rejected (approve, reject); approved → suspended (suspend); suspended → approved (reactivate); rejected is final */
             status: "pending" | "approved" | "rejected" | "suspended";
             status_reason: string | null;
@@ -6699,6 +6745,10 @@ export interface components {
             organization_id?: string;
             picked_up_at: string | null;
             pickup_address: string;
+            /** @description the pickup window start: a planned route waits until then */
+            pickup_after: string | null;
+            /** @description the pickup window end: a plan never reaches the pickup later (else unassigned TIME_WINDOW) */
+            pickup_before: string | null;
             pickup_location: components["schemas"]["GeoPoint"];
             /** @description only for the merchant owner (staff when the trip has no merchant); never for drivers */
             pickup_pin?: string;
@@ -6710,6 +6760,7 @@ export interface components {
             recipient_name: string | null;
             recipient_phone: string | null;
             returned_at: string | null;
+            service_min: number | null;
             service_mode: "marketplace" | "delivery_express";
             source_channel: "core" | "chat" | "admin" | "api";
             /** @description pending → assigned → accepted → picked_up → in_transit → completed; cancelled from any non-terminal state except returning; a failed delivery: in_transit → returning → returned (failed_delivery_policy return_to_merchant) or in_transit → failed (close) */
@@ -6717,8 +6768,12 @@ export interface components {
             status_reason: string | null;
             stop_order: number | null;
             territory_id: string | null;
+            /** @description load in units (default 1), on board from pickup to drop-off */
+            units: number;
             /** Format: date-time */
             updated_at: string;
+            volume_l: number | null;
+            weight_kg: number | null;
         };
         /** TripPinLockReset */
         TripPinLockReset: {
@@ -6772,9 +6827,13 @@ export interface components {
         /** UpdateDriverRequest */
         UpdateDriverRequest: {
             capacity?: number;
+            capacity_volume_l?: number | null;
+            capacity_weight_kg?: number | null;
             /** @description cash on delivery: this driver's own cash limit, overriding the organization's (logistics settings cash_limit); null = back to the organization's */
             cash_limit?: string | null;
+            speed_factor?: number | null;
             territory_ids?: string[];
+            /** @description the default capacities (kilograms, litres) and speed factor of each type are in VEHICLE_TYPES; a driver may override them */
             vehicle_type?: "motorcycle" | "bicycle" | "car" | "van" | "on_foot";
         };
         /** UpdateLogisticsSettingsRequest */
@@ -11780,8 +11839,12 @@ export interface operations {
                         /** @description set by staff: the driver cannot go available until staff unlock it (403 AVAILABILITY_LOCKED) */
                         availability_locked: boolean;
                         available: boolean;
-                        /** @description concurrent trips this driver may carry */
+                        /** @description concurrent trips this driver may carry (the units of load his vehicle holds) */
                         capacity: number;
+                        /** @description litres his vehicle carries: his override, else his vehicle type's default */
+                        capacity_volume_l: number;
+                        /** @description kilograms his vehicle carries: his override, else his vehicle type's default */
+                        capacity_weight_kg: number;
                         /** @description cash on delivery: this driver's own cash limit (null: the organization's logistics setting cash_limit) */
                         cash_limit: string | null;
                         /** Format: date-time */
@@ -11796,7 +11859,15 @@ export interface operations {
                         location_stale: boolean;
                         /** @description the organization (tenant) the resource belongs to */
                         organization_id: string;
+                        /** @description the values set for this driver (null: the vehicle type decides) */
+                        overrides: {
+                            capacity_volume_l: number | null;
+                            capacity_weight_kg: number | null;
+                            speed_factor: number | null;
+                        };
                         phone: string | null;
+                        /** @description his speed against the organization's average: his override, else his vehicle type's default */
+                        speed_factor: number;
                         /** @description pending → approved | rejected (approve, reject); approved → suspended (suspend); suspended → approved (reactivate); rejected is final */
                         status: "pending" | "approved" | "rejected" | "suspended";
                         status_reason: string | null;

@@ -2,7 +2,15 @@ import type { Static } from '@sinclair/typebox';
 import type { Actor } from '../../platform/auth.js';
 import { toGeoPoint, type LonLat } from '../../platform/geo.js';
 import type { Transitions } from '../../platform/state-machine.js';
-import type { ApprovalStatus, DriverOut, MerchantOut, TripOutSchema, TripStatus } from './schemas.js';
+import {
+  VEHICLE_TYPES,
+  type ApprovalStatus,
+  type DriverOut,
+  type MerchantOut,
+  type TripOutSchema,
+  type TripStatus,
+  type VehicleTypeName,
+} from './schemas.js';
 import type { DriverRow } from './repo/drivers.js';
 import type { MerchantRow } from './repo/merchants.js';
 import type { TripRow } from './repo/trips.js';
@@ -140,6 +148,12 @@ export function tripOut(t: TripRow, viewer: Pick<Actor, 'userId' | 'kind'>): Sta
     promised_at: t.promised_at,
     deliver_after: t.deliver_after,
     deliver_before: t.deliver_before,
+    pickup_after: t.pickup_after,
+    pickup_before: t.pickup_before,
+    units: t.units,
+    weight_kg: t.weight_kg,
+    volume_l: t.volume_l,
+    service_min: t.service_min,
     eta_pickup_at: live && (t.status === 'assigned' || t.status === 'accepted') ? t.eta_pickup_at : null,
     eta_dropoff_at: live ? t.eta_dropoff_at : null,
     eta_updated_at: t.eta_updated_at,
@@ -181,6 +195,16 @@ export function lateBySeconds(t: Pick<TripRow, 'promised_at' | 'eta_dropoff_at' 
 export const lonLatOf = (lon: number | null, lat: number | null): LonLat | null =>
   lon === null || lat === null ? null : { lon: Number(lon), lat: Number(lat) };
 
+/** A driver's capacities and speed factor: his overrides, else his vehicle type's defaults (VEHICLE_TYPES). */
+export function vehicleOf(d: Pick<DriverRow, 'vehicle_type' | 'capacity_weight_kg' | 'capacity_volume_l' | 'speed_factor'>) {
+  const type = VEHICLE_TYPES[d.vehicle_type as VehicleTypeName] ?? VEHICLE_TYPES.motorcycle;
+  return {
+    capacity_weight_kg: d.capacity_weight_kg ?? type.weight_kg,
+    capacity_volume_l: d.capacity_volume_l ?? type.volume_l,
+    speed_factor: d.speed_factor ?? type.speed_factor,
+  };
+}
+
 export function driverOut(d: DriverRow): Static<typeof DriverOut> {
   return {
     id: d.id,
@@ -194,6 +218,8 @@ export function driverOut(d: DriverRow): Static<typeof DriverOut> {
     availability_lock_reason: d.availability_lock_reason,
     vehicle_type: d.vehicle_type,
     capacity: d.capacity,
+    ...vehicleOf(d),
+    overrides: { capacity_weight_kg: d.capacity_weight_kg, capacity_volume_l: d.capacity_volume_l, speed_factor: d.speed_factor },
     active_trips: d.active_trips,
     cash_limit: d.cash_limit,
     last_location: toGeoPoint(lonLatOf(d.last_lon, d.last_lat)),

@@ -27,7 +27,27 @@ export const ApprovalStatusSchema = lit(
   'pending → approved | rejected (approve, reject); approved → suspended (suspend); suspended → approved (reactivate); rejected is final',
 );
 export type ApprovalStatus = Static<typeof ApprovalStatusSchema>;
-export const VehicleType = lit(['motorcycle', 'bicycle', 'car', 'van', 'on_foot'] as const);
+const VEHICLE_TYPE_NAMES = ['motorcycle', 'bicycle', 'car', 'van', 'on_foot'] as const;
+export const VehicleType = lit(
+  VEHICLE_TYPE_NAMES,
+  'the default capacities (kilograms, litres) and speed factor of each type are in VEHICLE_TYPES; a driver may override them',
+);
+export type VehicleTypeName = Static<typeof VehicleType>;
+
+/**
+ * What a vehicle type carries and how fast it goes against the organization's average speed, unless the driver
+ * overrides it (capacity_weight_kg, capacity_volume_l, speed_factor). Units are the driver's `capacity`.
+ */
+export const VEHICLE_TYPES: Record<VehicleTypeName, { units: number; weight_kg: number; volume_l: number; speed_factor: number }> = {
+  on_foot: { units: 1, weight_kg: 10, volume_l: 20, speed_factor: 0.25 },
+  bicycle: { units: 2, weight_kg: 15, volume_l: 40, speed_factor: 0.6 },
+  motorcycle: { units: 3, weight_kg: 30, volume_l: 90, speed_factor: 1 },
+  car: { units: 8, weight_kg: 300, volume_l: 400, speed_factor: 1 },
+  van: { units: 30, weight_kg: 1000, volume_l: 3000, speed_factor: 0.9 },
+};
+
+/** Bounds of a trip's load and a vehicle's capacities (outside them: 422 LOAD_INVALID / CAPACITY_INVALID with the field). */
+export const LOAD_LIMITS = { units: 1000, weight_kg: 5000, volume_l: 20_000, service_min: 240, speed_factor: [0.1, 3] as const };
 export const ServiceModeSchema = lit(SERVICE_MODES);
 export type ServiceMode = Static<typeof ServiceModeSchema>;
 export const SourceChannelSchema = lit(['core', 'chat', 'admin', 'api'] as const);
@@ -83,7 +103,18 @@ export const DriverOut = Type.Object({
   }),
   availability_lock_reason: Nullable(Type.String()),
   vehicle_type: Type.String(),
-  capacity: Type.Integer({ description: 'concurrent trips this driver may carry' }),
+  capacity: Type.Integer({ description: 'concurrent trips this driver may carry (the units of load his vehicle holds)' }),
+  capacity_weight_kg: Type.Number({ description: "kilograms his vehicle carries: his override, else his vehicle type's default" }),
+  capacity_volume_l: Type.Number({ description: "litres his vehicle carries: his override, else his vehicle type's default" }),
+  speed_factor: Type.Number({ description: "his speed against the organization's average: his override, else his vehicle type's default" }),
+  overrides: Type.Object(
+    {
+      capacity_weight_kg: Nullable(Type.Number()),
+      capacity_volume_l: Nullable(Type.Number()),
+      speed_factor: Nullable(Type.Number()),
+    },
+    { description: 'the values set for this driver (null: the vehicle type decides)' },
+  ),
   active_trips: Type.Integer(),
   cash_limit: Type.Union([Money, Type.Null()], {
     description: "cash on delivery: this driver's own cash limit (null: the organization's logistics setting cash_limit)",
@@ -184,6 +215,12 @@ export const TripOutSchema = Type.Object({
   ),
   deliver_after: NullableTs("a scheduled order's window start"),
   deliver_before: NullableTs("a scheduled order's window end (= promised_at)"),
+  pickup_after: NullableTs('the pickup window start: a planned route waits until then'),
+  pickup_before: NullableTs('the pickup window end: a plan never reaches the pickup later (else unassigned TIME_WINDOW)'),
+  units: Type.Integer({ description: 'load in units (default 1), on board from pickup to drop-off' }),
+  weight_kg: Nullable(Type.Number({ description: 'load in kilograms' })),
+  volume_l: Nullable(Type.Number({ description: 'load in litres' })),
+  service_min: Nullable(Type.Integer({ description: "minutes at each stop of this trip (null: the dispatch settings' service times)" })),
   eta_pickup_at: NullableTs(
     "live: recomputed when the driver's GPS arrives, from his position along his remaining stops in order; null once picked up, without a driver or when no longer active",
   ),
@@ -361,3 +398,22 @@ export const PublicTracking = Type.Object({
   cancelled_at: Nullable(Timestamp),
   expires_at: Nullable(Timestamp),
 });
+
+/** The optional windows and load of a new trip (POST /trips, and the orders and express requests that create one). */
+export const TripWindowsLoadIn = {
+  pickup_after: Type.Optional(Type.String({ format: 'date-time', description: 'pickup window start (a planned route waits)' })),
+  pickup_before: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'pickup window end: after pickup_after, in the future and before deliver_before (422 WINDOW_INVALID)',
+    }),
+  ),
+  units: Type.Optional(Type.Integer({ description: `load in units, 1 to ${LOAD_LIMITS.units} (default 1; else 422 LOAD_INVALID)` })),
+  weight_kg: Type.Optional(
+    Type.Number({ description: `load in kilograms, > 0 and at most ${LOAD_LIMITS.weight_kg} (else 422 LOAD_INVALID)` }),
+  ),
+  volume_l: Type.Optional(Type.Number({ description: `load in litres, > 0 and at most ${LOAD_LIMITS.volume_l} (else 422 LOAD_INVALID)` })),
+  service_min: Type.Optional(
+    Type.Integer({ description: `minutes at each stop of this trip, 0 to ${LOAD_LIMITS.service_min} (else 422 LOAD_INVALID)` }),
+  ),
+};

@@ -117,8 +117,12 @@ export const driver = pgTable(
     availabilityLockedByUserId: text('availability_locked_by_user_id'),
     availabilityLockedAt: ts('availability_locked_at'),
     vehicleType: text('vehicle_type').notNull().default('motorcycle'),
-    /** Concurrent trips this driver may carry. */
+    /** Concurrent trips this driver may carry (the units his vehicle holds). */
     capacity: integer('capacity').notNull().default(1),
+    /** Overrides of the vehicle type's capacities and speed (null: the type's default, VEHICLE_TYPES in schemas.ts). */
+    capacityWeightKg: doublePrecision('capacity_weight_kg'),
+    capacityVolumeL: doublePrecision('capacity_volume_l'),
+    speedFactor: doublePrecision('speed_factor'),
     /** Trips in assigned/accepted/picked_up/in_transit; kept by the assignment SQL (conditional update < capacity). */
     activeTrips: integer('active_trips').notNull().default(0),
     /** Cash on delivery: this driver's own cash limit (overrides the organization's logistics setting; null = the organization's). */
@@ -264,6 +268,15 @@ export const trip = pgTable(
     /** A scheduled order's window (promised_at = deliver_before). */
     deliverAfter: ts('deliver_after'),
     deliverBefore: ts('deliver_before'),
+    /** Hard pickup window (the optimizer waits before it, never plans after it); either bound may be absent. */
+    pickupAfter: ts('pickup_after'),
+    pickupBefore: ts('pickup_before'),
+    /** The load, on board from pickup to drop-off: units (default 1), kilograms and litres (absent: not counted). */
+    units: integer('units').notNull().default(1),
+    weightKg: doublePrecision('weight_kg'),
+    volumeL: doublePrecision('volume_l'),
+    /** Minutes spent at each stop of this trip (null: the dispatch settings' service times). */
+    serviceMin: integer('service_min'),
     /** Live ETAs, recomputed when the driver's GPS arrives; null without a driver or once the trip is no longer active. */
     etaPickupAt: ts('eta_pickup_at'),
     etaDropoffAt: ts('eta_dropoff_at'),
@@ -295,6 +308,8 @@ export const trip = pgTable(
       .on(t.organizationId, t.expressRequestId)
       .where(sql`express_request_id IS NOT NULL AND status <> 'cancelled'`),
     check('trip_fee_ck', sql`${t.deliveryFee} >= 0 and ${t.driverEarning} >= 0`),
+    check('trip_units_ck', sql`${t.units} between 1 and 1000`),
+    check('trip_load_ck', sql`(${t.weightKg} IS NULL or ${t.weightKg} > 0) and (${t.volumeL} IS NULL or ${t.volumeL} > 0)`),
     check('trip_cash_ck', sql`${t.cashToCollect} >= 0 and (${t.cashCollected} IS NULL or ${t.cashCollected} >= 0)`),
   ],
 );

@@ -247,6 +247,29 @@ export async function updateDriverProfile(tx: Tx, id: string, capacity: number |
   );
 }
 
+/** The vehicle overrides given (undefined keeps; null: back to the vehicle type's default). */
+export async function setVehicleOverrides(
+  tx: Tx,
+  id: string,
+  o: { capacity_weight_kg?: number | null; capacity_volume_l?: number | null; speed_factor?: number | null },
+): Promise<void> {
+  await tx.query(
+    `UPDATE driver SET capacity_weight_kg = CASE WHEN $2 THEN $3::float8 ELSE capacity_weight_kg END,
+                       capacity_volume_l = CASE WHEN $4 THEN $5::float8 ELSE capacity_volume_l END,
+                       speed_factor = CASE WHEN $6 THEN $7::float8 ELSE speed_factor END, updated_at = now()
+     WHERE id = $1`,
+    [
+      id,
+      o.capacity_weight_kg !== undefined,
+      o.capacity_weight_kg ?? null,
+      o.capacity_volume_l !== undefined,
+      o.capacity_volume_l ?? null,
+      o.speed_factor !== undefined,
+      o.speed_factor ?? null,
+    ],
+  );
+}
+
 /**
  * Takes one unit of the driver's capacity in one conditional UPDATE (approved, available, below
  * capacity): concurrent assignments can never push a driver past his capacity.

@@ -119,6 +119,12 @@ export type NewTripRow = Pick<
   | 'promisedAt'
   | 'deliverAfter'
   | 'deliverBefore'
+  | 'pickupAfter'
+  | 'pickupBefore'
+  | 'units'
+  | 'weightKg'
+  | 'volumeL'
+  | 'serviceMin'
 > & { pickup: string; dropoff: string };
 
 /** Inserts a trip; `pickup` / `dropoff` are native point literals (`pointSql`). */
@@ -126,8 +132,10 @@ export async function insertTrip(tx: Tx, v: NewTripRow): Promise<void> {
   await tx.query(
     `INSERT INTO trip (organization_id, id, service_mode, source_channel, territory_id, merchant_id, customer_user_id, order_id, express_request_id,
                        pickup_location, pickup_address, dropoff_location, dropoff_address, notes, delivery_fee, driver_earning, currency,
-                       pickup_pin, delivery_pin, created_by_user_id, promised_at, deliver_after, deliver_before, cash_to_collect)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12::point, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`,
+                       pickup_pin, delivery_pin, created_by_user_id, promised_at, deliver_after, deliver_before, cash_to_collect,
+                       pickup_after, pickup_before, units, weight_kg, volume_l, service_min)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::point, $11, $12::point, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
+             $25, $26, $27, $28, $29, $30)`,
     [
       v.organizationId,
       v.id,
@@ -153,6 +161,12 @@ export async function insertTrip(tx: Tx, v: NewTripRow): Promise<void> {
       v.deliverAfter ?? null,
       v.deliverBefore ?? null,
       v.cashToCollect ?? '0',
+      v.pickupAfter ?? null,
+      v.pickupBefore ?? null,
+      v.units ?? 1,
+      v.weightKg ?? null,
+      v.volumeL ?? null,
+      v.serviceMin ?? null,
     ],
   );
 }

@@ -2,7 +2,18 @@ import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../../platform/auth.js';
 import type { Api, AppContext } from '../../../platform/context.js';
 import { AppError } from '../../../platform/errors.js';
-import { Id, IdParams, IdWith, NonNegativeMoney, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../../platform/schemas.js';
+import {
+  Id,
+  IdParams,
+  IdWith,
+  NonNegativeMoney,
+  Nullable,
+  Page,
+  PageQueryProps,
+  ShortText,
+  Strict,
+  Timestamp,
+} from '../../../platform/schemas.js';
 import { driverOut } from '../model.js';
 import {
   ApprovalStatusSchema,
@@ -63,6 +74,23 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
           vehicle_type: Type.Optional(VehicleType),
           capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
           territory_ids: Type.Optional(Type.Array(Id, { maxItems: 50 })),
+          capacity_weight_kg: Type.Optional(
+            Nullable(
+              Type.Number({
+                description: "kilograms his vehicle carries, > 0 (null: the vehicle type's default; else 422 CAPACITY_INVALID)",
+              }),
+            ),
+          ),
+          capacity_volume_l: Type.Optional(
+            Nullable(
+              Type.Number({ description: "litres his vehicle carries, > 0 (null: the vehicle type's default; else 422 CAPACITY_INVALID)" }),
+            ),
+          ),
+          speed_factor: Type.Optional(
+            Nullable(
+              Type.Number({ description: "his speed against the organization's average, 0.1 to 3 (null: the vehicle type's default)" }),
+            ),
+          ),
         }),
         response: { 201: DriverOut },
       },
@@ -185,6 +213,25 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
             capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
             vehicle_type: Type.Optional(VehicleType),
             territory_ids: Type.Optional(Type.Array(Id, { maxItems: 50 })),
+            capacity_weight_kg: Type.Optional(
+              Nullable(
+                Type.Number({
+                  description: "kilograms his vehicle carries, > 0 (null: the vehicle type's default; else 422 CAPACITY_INVALID)",
+                }),
+              ),
+            ),
+            capacity_volume_l: Type.Optional(
+              Nullable(
+                Type.Number({
+                  description: "litres his vehicle carries, > 0 (null: the vehicle type's default; else 422 CAPACITY_INVALID)",
+                }),
+              ),
+            ),
+            speed_factor: Type.Optional(
+              Nullable(
+                Type.Number({ description: "his speed against the organization's average, 0.1 to 3 (null: the vehicle type's default)" }),
+              ),
+            ),
             cash_limit: Type.Optional(
               Type.Union([NonNegativeMoney, Type.Null()], {
                 description:

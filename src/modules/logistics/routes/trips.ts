@@ -25,6 +25,7 @@ import {
   SourceChannelSchema,
   TripOutSchema,
   TripStatusSchema,
+  TripWindowsLoadIn,
   VerifyBody,
 } from '../schemas.js';
 import type { Stage } from '../service/proofs.js';
@@ -144,6 +145,7 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
                 'a scheduled window end: the promise; after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST)',
             }),
           ),
+          ...TripWindowsLoadIn,
         }),
         response: { 201: TripOutSchema },
       },

@@ -18,6 +18,7 @@ import {
 } from '../model.js';
 import * as repo from '../repo/drivers.js';
 import { assertTerritories } from './territories.js';
+import { LOAD_LIMITS } from '../schemas.js';
 
 export { circleBox, driverScopeSql, NEARBY_SQL } from '../repo/drivers.js';
 
@@ -26,6 +27,34 @@ export interface NewDriver {
   vehicle_type?: string;
   capacity?: number;
   territory_ids?: string[];
+  capacity_weight_kg?: number | null;
+  capacity_volume_l?: number | null;
+  speed_factor?: number | null;
+}
+
+type VehicleOverrides = Pick<NewDriver, 'capacity_weight_kg' | 'capacity_volume_l' | 'speed_factor'>;
+
+/** Overrides within LOAD_LIMITS (else 422 CAPACITY_INVALID with the field); null clears one. */
+export function validateVehicleOverrides(o: VehicleOverrides): VehicleOverrides {
+  const check = (field: keyof VehicleOverrides, min: number, max: number) => {
+    const v = o[field];
+    if (v === undefined || v === null) return;
+    if (!Number.isFinite(v) || v <= min || v > max)
+      throw AppError.unprocessable(`${field} is out of range`, 'CAPACITY_INVALID', [{ field, message: `must be > ${min} and <= ${max}` }]);
+  };
+  check('capacity_weight_kg', 0, LOAD_LIMITS.weight_kg);
+  check('capacity_volume_l', 0, LOAD_LIMITS.volume_l);
+  const [lo, hi] = LOAD_LIMITS.speed_factor;
+  const f = o.speed_factor;
+  if (f !== undefined && f !== null && (!Number.isFinite(f) || f < lo || f > hi))
+    throw AppError.unprocessable('speed_factor is out of range', 'CAPACITY_INVALID', [
+      { field: 'speed_factor', message: `must be between ${lo} and ${hi}` },
+    ]);
+  const out: VehicleOverrides = {};
+  if (o.capacity_weight_kg !== undefined) out.capacity_weight_kg = o.capacity_weight_kg;
+  if (o.capacity_volume_l !== undefined) out.capacity_volume_l = o.capacity_volume_l;
+  if (o.speed_factor !== undefined) out.speed_factor = o.speed_factor;
+  return out;
 }
 
 export function createDriverService(ctx: LogisticsContext) {
@@ -64,6 +93,7 @@ export function createDriverService(ctx: LogisticsContext) {
       ]);
     }
     await assertTerritories(tx, actor, territoryIds);
+    const overrides = validateVehicleOverrides(input);
     const id = newId();
     const inserted = await repo.insertDriver(tx, {
       organizationId: actor.organizationId,
@@ -73,6 +103,7 @@ export function createDriverService(ctx: LogisticsContext) {
       capacity: input.capacity ?? 1,
     });
     if (!inserted) throw AppError.conflict('This user already has a driver profile', 'DRIVER_EXISTS');
+    if (Object.keys(overrides).length) await repo.setVehicleOverrides(tx, id, overrides);
     if (territoryIds.length) await repo.linkTerritories(tx, actor.organizationId, id, territoryIds);
     const row = (await load(tx, id))!;
     await recordAudit(tx, actor, { action: 'driver.created', entityType: 'driver', entityId: id, after: driverOut(row) });
@@ -174,10 +205,12 @@ export function createDriverService(ctx: LogisticsContext) {
     tx: Tx,
     actor: Actor,
     id: string,
-    input: { capacity?: number; vehicle_type?: string; territory_ids?: string[]; cash_limit?: string | null },
+    input: { capacity?: number; vehicle_type?: string; territory_ids?: string[]; cash_limit?: string | null } & VehicleOverrides,
   ): Promise<DriverRow> {
     const before = await getScoped(tx, actor, id);
+    const overrides = validateVehicleOverrides(input);
     await repo.lockDriver(tx, id);
+    if (Object.keys(overrides).length) await repo.setVehicleOverrides(tx, id, overrides);
     if (input.capacity !== undefined || input.vehicle_type !== undefined)
       await repo.updateDriverProfile(tx, id, input.capacity ?? null, input.vehicle_type ?? null);
     if (input.cash_limit !== undefined) await repo.setDriverCashLimit(tx, id, input.cash_limit);

@@ -6,6 +6,7 @@ import type { LonLat } from '../../../platform/geo.js';
 import { hourOfWeek, learnSpeeds, promiseAt, travelSeconds, type SpeedModel } from './eta-model.js';
 import { speedSamples } from '../repo/eta.js';
 import { getSettings, type LogisticsSettings } from '../repo/settings.js';
+import { LOAD_LIMITS } from '../schemas.js';
 
 /** Completed trips of the last 8 weeks teach the speeds; at most this many (newest first). */
 const LEARN_WINDOW_MS = 56 * 24 * 3600_000;
@@ -45,6 +46,67 @@ export function validateWindow(
       { field: 'deliver_before', message: 'must be in the future' },
     ]);
   return { after: a, before: b };
+}
+
+/** A trip's pickup window and load as given; the delivery window is validateWindow's. */
+export interface WindowsLoadInput {
+  pickup_after?: Date | string | null;
+  pickup_before?: Date | string | null;
+  units?: number | null;
+  weight_kg?: number | null;
+  volume_l?: number | null;
+  service_min?: number | null;
+}
+
+/**
+ * The pickup window must end after it starts, in the future, and not after the delivery window ends (else 422
+ * WINDOW_INVALID); the load and service time within LOAD_LIMITS (else 422 LOAD_INVALID), each with its field.
+ */
+export function validateWindowsLoad(
+  input: WindowsLoadInput,
+  deliverBefore: Date | null,
+  now: Date,
+): {
+  pickupAfter: Date | null;
+  pickupBefore: Date | null;
+  units: number;
+  weightKg: number | null;
+  volumeL: number | null;
+  serviceMin: number | null;
+} {
+  const at = (v: Date | string | null | undefined, field: string) => {
+    if (v === null || v === undefined) return null;
+    const d = new Date(v);
+    if (Number.isNaN(d.getTime())) throw AppError.badRequest(`${field} must be an ISO 8601 timestamp`, [{ field, message: 'invalid' }]);
+    return d;
+  };
+  const pickupAfter = at(input.pickup_after, 'pickup_after');
+  const pickupBefore = at(input.pickup_before, 'pickup_before');
+  const bad = (field: string, message: string) =>
+    AppError.unprocessable(`The pickup window is invalid: ${field} ${message}`, 'WINDOW_INVALID', [{ field, message }]);
+  if (pickupAfter && pickupBefore && pickupBefore.getTime() <= pickupAfter.getTime())
+    throw bad('pickup_before', 'must be after pickup_after');
+  if (pickupBefore && pickupBefore.getTime() <= now.getTime()) throw bad('pickup_before', 'must be in the future');
+  if (pickupBefore && deliverBefore && pickupBefore.getTime() > deliverBefore.getTime())
+    throw bad('pickup_before', 'must not be after deliver_before');
+  if (pickupAfter && deliverBefore && pickupAfter.getTime() >= deliverBefore.getTime())
+    throw bad('pickup_after', 'must be before deliver_before');
+  const load = (field: string, v: number | null | undefined, min: number, max: number, exclusiveMin: boolean) => {
+    if (v === null || v === undefined) return null;
+    if (!Number.isFinite(v) || v > max || (exclusiveMin ? v <= min : v < min))
+      throw AppError.unprocessable(`${field} is out of range`, 'LOAD_INVALID', [
+        { field, message: `must be ${exclusiveMin ? '>' : '>='} ${min} and <= ${max}` },
+      ]);
+    return v;
+  };
+  return {
+    pickupAfter,
+    pickupBefore,
+    units: load('units', input.units, 1, LOAD_LIMITS.units, false) ?? 1,
+    weightKg: load('weight_kg', input.weight_kg, 0, LOAD_LIMITS.weight_kg, true),
+    volumeL: load('volume_l', input.volume_l, 0, LOAD_LIMITS.volume_l, true),
+    serviceMin: load('service_min', input.service_min, 0, LOAD_LIMITS.service_min, false),
+  };
 }
 
 /** A promise set by staff: in the future, and not outside its window. */

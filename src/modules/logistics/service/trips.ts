@@ -21,7 +21,7 @@ import {
   type TripStatus,
 } from '../model.js';
 import { assertTerritories, getSettings, territoryForPoint } from './territories.js';
-import { validatePromise, validateWindow, type Promises } from './promises.js';
+import { validatePromise, validateWindow, validateWindowsLoad, type Promises } from './promises.js';
 import { insertProof } from '../repo/proofs.js';
 import { releaseCapacity } from '../repo/drivers.js';
 import {
@@ -59,6 +59,13 @@ export interface NewTrip {
   /** A scheduled window (promised_at = deliver_before); validated. */
   deliver_after?: Date | string | null;
   deliver_before?: Date | string | null;
+  /** The pickup window and the load (validated: validateWindowsLoad). */
+  pickup_after?: Date | string | null;
+  pickup_before?: Date | string | null;
+  units?: number | null;
+  weight_kg?: number | null;
+  volume_l?: number | null;
+  service_min?: number | null;
 }
 
 /**
@@ -235,6 +242,7 @@ export function createTripCore(
         }
       : null;
     const window = given ?? validateWindow(input.deliver_after ?? null, input.deliver_before ?? null, now);
+    const extras = validateWindowsLoad(input, window.before, now);
     const promised = input.promised_at
       ? new Date(input.promised_at)
       : (window.before ??
@@ -244,6 +252,7 @@ export function createTripCore(
       promisedAt: promised,
       deliverAfter: window.after,
       deliverBefore: window.before,
+      ...extras,
       organizationId: actor.organizationId,
       id,
       serviceMode: input.service_mode ?? 'marketplace',
