@@ -77,7 +77,7 @@ export interface paths {
         put?: never;
         /**
          * Propose an optimized batch dispatch plan (status proposed)
-         * @description Administrators and dispatch; organization-wide. Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, each trip's ready time and each driver's shift end, from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. The solve runs on the instance's optimizer thread (other requests are served meanwhile); at most 4 optimizations wait or run there at once, beyond that 503 OPTIMIZER_BUSY with Retry-After. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
+         * @description Administrators and dispatch; organization-wide. Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, each trip's ready time and each driver's shift end; each trip's windows (pickup_after, pickup_before, deliver_after, deliver_before: hard, waiting allowed, lateness not), its load (units, weight_kg, volume_l: within each vehicle's capacity, capacity_weight_kg, capacity_volume_l, along the whole route) and its service_min (else the service times); from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. The solve runs on the instance's optimizer thread (other requests are served meanwhile); at most 4 optimizations wait or run there at once, beyond that 503 OPTIMIZER_BUSY with Retry-After. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
          *
          *     **Access**: roles `administrator`, `dispatch`.
          */
@@ -3765,7 +3765,7 @@ export interface paths {
         put?: never;
         /**
          * Propose an optimized batch dispatch plan (status proposed)
-         * @description Sub-administrators with trips_reassign; only trips of their territories and drivers linked to them; they commit only their own territories' plans (others 404). Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, each trip's ready time and each driver's shift end, from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. The solve runs on the instance's optimizer thread (other requests are served meanwhile); at most 4 optimizations wait or run there at once, beyond that 503 OPTIMIZER_BUSY with Retry-After. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
+         * @description Sub-administrators with trips_reassign; only trips of their territories and drivers linked to them; they commit only their own territories' plans (others 404). Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, each trip's ready time and each driver's shift end; each trip's windows (pickup_after, pickup_before, deliver_after, deliver_before: hard, waiting allowed, lateness not), its load (units, weight_kg, volume_l: within each vehicle's capacity, capacity_weight_kg, capacity_volume_l, along the whole route) and its service_min (else the service times); from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. The solve runs on the instance's optimizer thread (other requests are served meanwhile); at most 4 optimizations wait or run there at once, beyond that 503 OPTIMIZER_BUSY with Retry-After. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
          *
          *     **Access**: roles `subadmin`; sub-administrators need the `trips_reassign` permission.
          */
@@ -5199,8 +5199,8 @@ export interface components {
                 iterations: number | null;
                 max_route_duration_s: number;
                 max_stops_per_route: number | null;
-                /** @description What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes. */
-                objective: "time" | "balanced" | "distance";
+                /** @description What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes; vehicles: the fewest routes (drivers used), then the total distance (cost is then the distance). The settings store time, balanced or distance; a request may ask for vehicles. */
+                objective: "time" | "balanced" | "distance" | "vehicles";
                 service_time_dropoff_s: number;
                 service_time_pickup_s: number;
                 /** @description average speed (logistics settings) */
@@ -5239,12 +5239,16 @@ export interface components {
                      */
                     eta: string;
                     kind: "pickup" | "dropoff";
-                    /** @description trips on board after the stop (including those already active) */
+                    /** @description units on board after the stop (a trip is 1 unit unless it says more; including the trips already active) */
                     load_after: number;
                     position: components["schemas"]["GeoPoint"];
                     trip_id: string;
+                    /** @description litres on board after the stop, when a planned trip has volume_l */
+                    volume_l_after?: number;
                     /** @description waiting for the trip to be ready (pickups) */
                     wait_s: number;
+                    /** @description kilograms on board after the stop, when a planned trip has weight_kg */
+                    weight_kg_after?: number;
                 }[];
             }[];
             solver: {
@@ -5255,8 +5259,8 @@ export interface components {
                 iteration_budget: number;
                 /** @description iterations run */
                 iterations: number;
-                /** @description What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes. */
-                objective: "time" | "balanced" | "distance";
+                /** @description What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes; vehicles: the fewest routes (drivers used), then the total distance (cost is then the distance). The settings store time, balanced or distance; a request may ask for vehicles. */
+                objective: "time" | "balanced" | "distance" | "vehicles";
                 seed: number;
                 /** @description iterations: the budget (with its extensions) was spent; converged: no better plan for long; time: the time_budget_ms ceiling cut the search (the plan may then differ between runs) */
                 stopped_by: "iterations" | "converged" | "time";
@@ -5277,7 +5281,7 @@ export interface components {
                 unassigned: number;
             };
             unassigned: {
-                /** @description The first rule that rules out every driver: NO_DRIVERS, NO_DRIVER_IN_TERRITORY (no available driver may serve it: territory, or he rejected the trip), CASH_LIMIT (a cash order, and the drivers who could serve it hold cash at or over their cash limit), CAPACITY (every compatible driver is full, or his free capacity is taken by the plan), ROUTE_DURATION (even alone, no compatible driver could finish it within max_route_duration_s: too far, or ready too late), SHIFT_END (alone it would fit, but the shifts of the compatible drivers end too early), MAX_STOPS (the routes that could take it reached max_stops_per_route), ROUTES_FULL (it fits alone, but the routes that could take it have no time left), NOT_PENDING (a requested trip is not pending), NOT_FOUND (a requested trip is unknown or outside your territories) */
+                /** @description The first rule that rules out every driver: NO_DRIVERS, NO_DRIVER_IN_TERRITORY (no available driver may serve it: territory, or he rejected the trip), CASH_LIMIT (a cash order, and the drivers who could serve it hold cash at or over their cash limit), CAPACITY (every compatible driver is full, or his free capacity is taken by the plan, or the trip's load, units, weight_kg or volume_l, is larger than every compatible vehicle: not an error), ROUTE_DURATION (even alone, no compatible driver could finish it within max_route_duration_s: too far, or ready too late), SHIFT_END (alone it would fit, but the shifts of the compatible drivers end too early), MAX_STOPS (the routes that could take it reached max_stops_per_route), ROUTES_FULL (it fits alone, but the routes that could take it have no time left), TIME_WINDOW (no compatible driver can reach its pickup and drop-off within their windows, pickup_after/pickup_before and deliver_after/deliver_before, even alone; or a window already closed), NOT_PENDING (a requested trip is not pending), NOT_FOUND (a requested trip is unknown or outside your territories) */
                 reason: string;
                 trip_id: string;
             }[];
@@ -5946,8 +5950,8 @@ export interface components {
             /** @description Seconds from the plan to the end of the service at the last stop of a route; a trip that cannot fit is left unassigned (ROUTE_DURATION, ROUTES_FULL). */
             max_route_duration_s?: number;
             max_stops_per_route?: number | null;
-            /** @description What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes. */
-            objective?: "time" | "balanced" | "distance";
+            /** @description What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes; vehicles: the fewest routes (drivers used), then the total distance (cost is then the distance). The settings store time, balanced or distance; a request may ask for vehicles. */
+            objective?: "time" | "balanced" | "distance" | "vehicles";
             /** @description Earliest pickup per trip (the order's ready estimate); a driver who arrives earlier waits. Default: ready now (a trip is created when its order is ready). Entries for trips outside the plan are ignored. */
             ready_times?: {
                 /** Format: date-time */
@@ -5994,8 +5998,8 @@ export interface components {
             /** @description Seconds from the plan to the end of the service at the last stop of a route; a trip that cannot fit is left unassigned (ROUTE_DURATION, ROUTES_FULL). */
             max_route_duration_s?: number;
             max_stops_per_route?: number | null;
-            /** @description What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes. */
-            objective?: "time" | "balanced" | "distance";
+            /** @description What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes; vehicles: the fewest routes (drivers used), then the total distance (cost is then the distance). The settings store time, balanced or distance; a request may ask for vehicles. */
+            objective?: "time" | "balanced" | "distance" | "vehicles";
             /** @description Earliest pickup per trip (the order's ready estimate); a driver who arrives earlier waits. Default: ready now (a trip is created when its order is ready). Entries for trips outside the plan are ignored. */
             ready_times?: {
                 /** Format: date-time */

@@ -17,9 +17,12 @@ const UnassignedReason = Type.String({
   description:
     'The first rule that rules out every driver: NO_DRIVERS, NO_DRIVER_IN_TERRITORY (no available driver may serve it: territory, or he rejected the trip), ' +
     'CASH_LIMIT (a cash order, and the drivers who could serve it hold cash at or over their cash limit), ' +
-    'CAPACITY (every compatible driver is full, or his free capacity is taken by the plan), ROUTE_DURATION (even alone, no compatible driver could finish it within ' +
+    "CAPACITY (every compatible driver is full, or his free capacity is taken by the plan, or the trip's load, units, weight_kg or volume_l, is larger than " +
+    'every compatible vehicle: not an error), ROUTE_DURATION (even alone, no compatible driver could finish it within ' +
     'max_route_duration_s: too far, or ready too late), SHIFT_END (alone it would fit, but the shifts of the compatible drivers end too early), ' +
     'MAX_STOPS (the routes that could take it reached max_stops_per_route), ROUTES_FULL (it fits alone, but the routes that could take it have no time left), ' +
+    'TIME_WINDOW (no compatible driver can reach its pickup and drop-off within their windows, pickup_after/pickup_before and deliver_after/deliver_before, even alone; ' +
+    'or a window already closed), ' +
     'NOT_PENDING (a requested trip is not pending), NOT_FOUND (a requested trip is unknown or outside your territories)',
 });
 
@@ -28,6 +31,16 @@ const ObjectiveSchema = Type.Union([Type.Literal('time'), Type.Literal('balanced
     'What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, ' +
     "distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes.",
 });
+
+const PlanObjectiveSchema = Type.Union(
+  [Type.Literal('time'), Type.Literal('balanced'), Type.Literal('distance'), Type.Literal('vehicles')],
+  {
+    description:
+      'What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, ' +
+      "distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes; " +
+      'vehicles: the fewest routes (drivers used), then the total distance (cost is then the distance). The settings store time, balanced or distance; a request may ask for vehicles.',
+  },
+);
 
 const maxRouteDuration = Type.Integer({
   minimum: 60,
@@ -101,7 +114,13 @@ export const PlanOut = Type.Object({
           wait_s: Type.Number({ description: 'waiting for the trip to be ready (pickups)' }),
           departure_offset_s: Type.Number({ description: 'arrival + wait + service time' }),
           cumulative_distance_m: Type.Number({ description: 'metres from the driver position' }),
-          load_after: Type.Integer({ description: 'trips on board after the stop (including those already active)' }),
+          load_after: Type.Integer({
+            description: 'units on board after the stop (a trip is 1 unit unless it says more; including the trips already active)',
+          }),
+          weight_kg_after: Type.Optional(
+            Type.Number({ description: 'kilograms on board after the stop, when a planned trip has weight_kg' }),
+          ),
+          volume_l_after: Type.Optional(Type.Number({ description: 'litres on board after the stop, when a planned trip has volume_l' })),
         }),
       ),
       distance_m: Type.Number(),
@@ -134,7 +153,7 @@ export const PlanOut = Type.Object({
   planned_at: Type.String({ format: 'date-time', description: 'the start of every route: the time offsets count from here' }),
   constraints: Type.Object(
     {
-      objective: ObjectiveSchema,
+      objective: PlanObjectiveSchema,
       max_route_duration_s: Type.Integer(),
       max_stops_per_route: Nullable(Type.Integer()),
       service_time_pickup_s: Type.Integer(),
@@ -146,7 +165,7 @@ export const PlanOut = Type.Object({
   ),
   solver: Type.Object({
     algorithm: Type.String(),
-    objective: ObjectiveSchema,
+    objective: PlanObjectiveSchema,
     cost: Type.Number({ description: 'the objective value' }),
     seed: Type.Integer(),
     iterations: Type.Integer({ description: 'iterations run' }),
@@ -187,7 +206,7 @@ const OptimizeBody = Strict({
         'A ceiling on the solve time only; the plan is decided by seed and iterations unless this cuts the search (solver.stopped_by = time).',
     }),
   ),
-  objective: Type.Optional(ObjectiveSchema),
+  objective: Type.Optional(PlanObjectiveSchema),
   max_route_duration_s: Type.Optional(maxRouteDuration),
   max_stops_per_route: Type.Optional(Nullable(maxStops)),
   service_time_pickup_s: Type.Optional(servicePickup),
@@ -213,7 +232,9 @@ const OPTIMIZE_DESCRIPTION =
   `created in [created_from, created_to) (oldest ${LIMITS.maxTrips}). Drivers: approved, available, with a last position (optionally only driver_ids); each may take ` +
   'at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. ' +
   'Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, ' +
-  "each trip's ready time and each driver's shift end, from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be " +
+  "each trip's ready time and each driver's shift end; each trip's windows (pickup_after, pickup_before, deliver_after, deliver_before: hard, waiting allowed, " +
+  "lateness not), its load (units, weight_kg, volume_l: within each vehicle's capacity, capacity_weight_kg, capacity_volume_l, along the whole route) and its " +
+  'service_min (else the service times); from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be ' +
   'served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. ' +
   `The plan is stored with status proposed and expires ${LIMITS.planTtlMs / 60_000} minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. ` +
   `The solve runs on the instance's optimizer thread (other requests are served meanwhile); at most ${LIMITS.maxQueuedSolves} optimizations wait or run there at once, ` +

@@ -13,13 +13,16 @@ import {
   type Objective as SolverObjective,
   type OptimizerOptions,
   type OptimizerProblem,
+  type OptimizerTrip,
   type Plan,
 } from './optimizer/index.js';
 import * as repo from './repo.js';
 import type { SolverThread } from './solver-thread.js';
 
-/** The objectives the dispatch settings and requests offer (the solver's `vehicles` is not offered there yet). */
-type Objective = Exclude<SolverObjective, 'vehicles'>;
+/** The objectives a plan request offers: all of the solver's (`vehicles`: fewest routes, then distance). */
+type Objective = SolverObjective;
+/** The objectives the dispatch settings store (the default of the requests). */
+type SettingsObjective = Exclude<SolverObjective, 'vehicles'>;
 
 export const LIMITS = {
   maxTrips: 500,
@@ -66,7 +69,7 @@ export interface Constraints {
   iterations: number | null;
 }
 
-export type SettingsOut = Omit<Constraints, 'speed_kmh'> & { updated_at: Date };
+export type SettingsOut = Omit<Constraints, 'speed_kmh' | 'objective'> & { objective: SettingsObjective; updated_at: Date };
 export type SettingsPatch = Partial<Omit<SettingsOut, 'updated_at'>>;
 
 /** One difference between what a plan assumed and the current state. */
@@ -127,34 +130,82 @@ const offsetS = (plannedAt: Date, at: string | undefined) =>
 const servesTrip = (d: PlanningDriver, t: PlanningTrip) =>
   !t.rejected_driver_ids.includes(d.id) && (d.territory_ids.length === 0 || !t.territory_id || d.territory_ids.includes(t.territory_id));
 
-function toProblem(trips: PlanningTrip[], drivers: PlanningDriver[], plannedAt: Date, body: OptimizeRequest): OptimizerProblem {
+/** Seconds from the plan's start to an instant, or undefined. */
+const secondsTo = (plannedAt: Date, at: Date | null) => (at === null ? undefined : (at.getTime() - plannedAt.getTime()) / 1000);
+
+/**
+ * The solver's instance: every trip with its windows (seconds from the plan's start; a bound already past is open at
+ * its start, a closed one leaves the trip out with TIME_WINDOW), its load and service time; every driver with his
+ * capacities. Loads, windows and per-trip service times are given only where they differ from the instant-delivery
+ * defaults, so a plan without them stays on that model (see docs/OPTIMIZER.md).
+ */
+function toProblem(
+  trips: PlanningTrip[],
+  drivers: PlanningDriver[],
+  plannedAt: Date,
+  body: OptimizeRequest,
+): { problem: OptimizerProblem; closed: { trip_id: string; reason: string }[] } {
   const ready = new Map((body.ready_times ?? []).map((r) => [r.trip_id, r.ready_at]));
   // Cash on delivery: a driver at his cash limit is planned no cash trip.
   const atCashLimit = drivers.filter((d) => d.at_cash_limit).map((d) => d.id);
   const shiftEnd = new Map((body.shift_ends ?? []).map((r) => [r.driver_id, r.shift_end_at]));
-  return {
-    trips: trips.map((t) => ({
+  const heavy = trips.some((t) => t.weight_kg !== null);
+  const bulky = trips.some((t) => t.volume_l !== null);
+  const closed: { trip_id: string; reason: string }[] = [];
+  const planned: OptimizerTrip[] = [];
+  for (const t of trips) {
+    // a trip is created when its order is ready: ready now unless the request says otherwise
+    const readyAtS = Math.max(0, offsetS(plannedAt, ready.get(t.id)) ?? 0);
+    const opens = (s: number | undefined) => (s !== undefined && s > 0 ? s : undefined);
+    const pickupAfterS = opens(secondsTo(plannedAt, t.pickup_after));
+    const deliverAfterS = opens(secondsTo(plannedAt, t.deliver_after));
+    const pickupBeforeS = secondsTo(plannedAt, t.pickup_before);
+    const deliverBeforeS = secondsTo(plannedAt, t.deliver_before);
+    if (
+      (pickupBeforeS !== undefined && pickupBeforeS < Math.max(readyAtS, pickupAfterS ?? 0)) ||
+      (deliverBeforeS !== undefined && deliverBeforeS < (deliverAfterS ?? 0))
+    ) {
+      closed.push({ trip_id: t.id, reason: 'TIME_WINDOW' });
+      continue;
+    }
+    const serviceS = t.service_min === null ? undefined : t.service_min * 60;
+    planned.push({
       id: t.id,
       pickup: t.pickup,
       dropoff: t.dropoff,
       territoryId: t.territory_id ?? undefined,
       excludedDriverIds: money(t.cash_to_collect).gt(0) ? [...new Set([...t.rejected_driver_ids, ...atCashLimit])] : t.rejected_driver_ids,
-      // a trip is created when its order is ready: ready now unless the request says otherwise
-      readyAtS: Math.max(0, offsetS(plannedAt, ready.get(t.id)) ?? 0),
-    })),
-    drivers: drivers.map((d) => {
-      const room = Math.max(0, d.capacity - d.active_trips);
-      // Every planned trip takes a unit of capacity at commit (active_trips), so a route holds at most `room` trips.
-      return {
-        id: d.id,
-        position: d.position!,
-        capacity: d.capacity,
-        currentLoad: Math.min(d.active_trips, d.capacity),
-        territoryIds: d.territory_ids,
-        maxStops: 2 * room,
-        shiftEndS: offsetS(plannedAt, shiftEnd.get(d.id)),
-      };
-    }),
+      readyAtS,
+      ...(pickupAfterS !== undefined ? { pickupAfterS } : {}),
+      ...(pickupBeforeS !== undefined ? { pickupBeforeS } : {}),
+      ...(deliverAfterS !== undefined ? { deliverAfterS } : {}),
+      ...(deliverBeforeS !== undefined ? { deliverBeforeS } : {}),
+      ...(t.units !== 1 ? { units: t.units } : {}),
+      ...(t.weight_kg !== null ? { weightKg: t.weight_kg } : {}),
+      ...(t.volume_l !== null ? { volumeL: t.volume_l } : {}),
+      ...(serviceS !== undefined ? { serviceTimePickupS: serviceS, serviceTimeDropoffS: serviceS } : {}),
+    });
+  }
+  return {
+    closed,
+    problem: {
+      trips: planned,
+      drivers: drivers.map((d) => {
+        const room = Math.max(0, d.capacity - d.active_trips);
+        // Every planned trip takes a unit of capacity at commit (active_trips), so a route holds at most `room` trips.
+        return {
+          id: d.id,
+          position: d.position!,
+          capacity: d.capacity,
+          currentLoad: Math.min(d.active_trips, d.capacity),
+          territoryIds: d.territory_ids,
+          maxStops: 2 * room,
+          shiftEndS: offsetS(plannedAt, shiftEnd.get(d.id)),
+          ...(heavy ? { capacityWeightKg: d.capacity_weight_kg } : {}),
+          ...(bulky ? { capacityVolumeL: d.capacity_volume_l } : {}),
+        };
+      }),
+    },
   };
 }
 
@@ -176,6 +227,8 @@ function planBody(plan: Plan, baseline: Plan, skipped: { trip_id: string; reason
         departure_offset_s: round1(s.departureOffsetS),
         cumulative_distance_m: round1(s.cumulativeDistanceM),
         load_after: s.loadAfter,
+        ...(s.weightKgAfter !== undefined ? { weight_kg_after: round1(s.weightKgAfter) } : {}),
+        ...(s.volumeLAfter !== undefined ? { volume_l_after: round1(s.volumeLAfter) } : {}),
       })),
       distance_m: round1(r.distanceM),
       duration_s: round1(r.durationS),
@@ -211,7 +264,7 @@ function planBody(plan: Plan, baseline: Plan, skipped: { trip_id: string; reason
     constraints,
     solver: {
       algorithm: plan.algorithm,
-      objective: plan.objective as Objective, // the API only asks for its objectives
+      objective: plan.objective,
       cost: Math.round(plan.cost * 1000) / 1000,
       seed: plan.seed,
       iterations: plan.iterations,
@@ -369,7 +422,8 @@ export function createDispatchService(ctx: AppContext, deps: { logistics: Logist
     ];
     const pending = trips.filter((t) => t.status === 'pending');
     const plannedAt = new Date();
-    const problem = toProblem(pending, drivers, plannedAt, body);
+    const { problem, closed } = toProblem(pending, drivers, plannedAt, body);
+    skipped.push(...closed);
     const options: OptimizerOptions = {
       seed: body.seed ?? DEFAULTS.seed,
       iterations: constraints.iterations ?? undefined,

@@ -5,12 +5,14 @@ import { driverScopeSql } from './drivers.js';
 import type { TripRow } from './trips.js';
 
 const TRIP_COLUMNS = `t.id, t.status, t.territory_id, t.updated_at, t.cash_to_collect,
+  t.pickup_after, t.pickup_before, t.deliver_after, t.deliver_before, t.units, t.weight_kg, t.volume_l, t.service_min,
   (t.pickup_location)[0] AS pickup_lon, (t.pickup_location)[1] AS pickup_lat,
   (t.dropoff_location)[0] AS dropoff_lon, (t.dropoff_location)[1] AS dropoff_lat,
   COALESCE((SELECT array_agg(r.driver_id ORDER BY r.driver_id) FROM trip_rejection r
              WHERE r.organization_id = t.organization_id AND r.trip_id = t.id), '{}') AS rejected_driver_ids`;
 
 const DRIVER_COLUMNS = `d.id, d.status, d.available, d.capacity, d.active_trips, d.cash_limit,
+  d.vehicle_type, d.capacity_weight_kg, d.capacity_volume_l, d.speed_factor,
   (d.last_location)[0] AS lon, (d.last_location)[1] AS lat,
   COALESCE((SELECT array_agg(dt.territory_id ORDER BY dt.territory_id) FROM driver_territory dt
              WHERE dt.organization_id = d.organization_id AND dt.driver_id = d.id), '{}') AS territory_ids`;
@@ -18,12 +20,38 @@ const DRIVER_COLUMNS = `d.id, d.status, d.available, d.capacity, d.active_trips,
 /** What batch planning reads of a trip. */
 export type PlanningTripRow = Pick<
   TripRow,
-  'id' | 'status' | 'territory_id' | 'updated_at' | 'cash_to_collect' | 'pickup_lon' | 'pickup_lat' | 'dropoff_lon' | 'dropoff_lat'
+  | 'id'
+  | 'status'
+  | 'territory_id'
+  | 'updated_at'
+  | 'cash_to_collect'
+  | 'pickup_lon'
+  | 'pickup_lat'
+  | 'dropoff_lon'
+  | 'dropoff_lat'
+  | 'pickup_after'
+  | 'pickup_before'
+  | 'deliver_after'
+  | 'deliver_before'
+  | 'units'
+  | 'weight_kg'
+  | 'volume_l'
+  | 'service_min'
 > & { rejected_driver_ids: string[] };
 /** What batch planning reads of a driver. */
 export type PlanningDriverRow = Pick<
   DriverRow,
-  'id' | 'status' | 'available' | 'capacity' | 'active_trips' | 'territory_ids' | 'cash_limit'
+  | 'id'
+  | 'status'
+  | 'available'
+  | 'capacity'
+  | 'active_trips'
+  | 'territory_ids'
+  | 'cash_limit'
+  | 'vehicle_type'
+  | 'capacity_weight_kg'
+  | 'capacity_volume_l'
+  | 'speed_factor'
 > & { lon: number | null; lat: number | null };
 
 export interface PlanningTripQuery {

@@ -1,7 +1,7 @@
 import type { Actor } from '../../../platform/auth.js';
 import type { Tx } from '../../../platform/db/index.js';
 import type { LonLat } from '../../../platform/geo.js';
-import { scopeOf, type ApprovalStatus, type TripStatus } from '../model.js';
+import { scopeOf, vehicleOf, type ApprovalStatus, type TripStatus } from '../model.js';
 import * as repo from '../repo/planning.js';
 import type { PlanningDriverRow, PlanningTripRow } from '../repo/planning.js';
 
@@ -18,6 +18,16 @@ export interface PlanningTrip {
   rejected_driver_ids: string[];
   /** Cash on delivery: what the driver collects at the door ("0.00": no cash). */
   cash_to_collect: string;
+  /** Hard windows at the pickup and the drop-off (deliver_before: the scheduled window's end, the promise), null when open. */
+  pickup_after: Date | null;
+  pickup_before: Date | null;
+  deliver_after: Date | null;
+  deliver_before: Date | null;
+  /** The load, and the minutes at each of its stops (null: the dispatch settings'). */
+  units: number;
+  weight_kg: number | null;
+  volume_l: number | null;
+  service_min: number | null;
 }
 
 /** What batch planning needs of a driver. */
@@ -33,6 +43,11 @@ export interface PlanningDriver {
   cash_limit: string | null;
   /** Cash on delivery: his cash in hand is at or over his cash limit, so no cash trip is planned for him (set by driversForPlanning; false elsewhere). */
   at_cash_limit: boolean;
+  /** His vehicle's kilograms, litres and speed factor: his overrides, else his vehicle type's (`capacity` is the units). */
+  vehicle_type: string;
+  capacity_weight_kg: number;
+  capacity_volume_l: number;
+  speed_factor: number;
 }
 
 export interface PlanningTripFilter {
@@ -53,6 +68,14 @@ const tripOf = (r: PlanningTripRow): PlanningTrip => ({
   updated_at: r.updated_at,
   rejected_driver_ids: r.rejected_driver_ids,
   cash_to_collect: r.cash_to_collect,
+  pickup_after: r.pickup_after,
+  pickup_before: r.pickup_before,
+  deliver_after: r.deliver_after,
+  deliver_before: r.deliver_before,
+  units: r.units,
+  weight_kg: r.weight_kg,
+  volume_l: r.volume_l,
+  service_min: r.service_min,
 });
 
 const driverOf = (r: PlanningDriverRow): PlanningDriver => ({
@@ -65,6 +88,8 @@ const driverOf = (r: PlanningDriverRow): PlanningDriver => ({
   territory_ids: r.territory_ids,
   cash_limit: r.cash_limit,
   at_cash_limit: false,
+  vehicle_type: r.vehicle_type,
+  ...vehicleOf(r),
 });
 
 /**
