@@ -12,15 +12,19 @@ import {
   TerritoryOut,
   TripOutSchema,
 } from './logistics/schemas.js';
-import { OrderOut, PricedLineOut } from './commerce/model.js';
-import { QuoteOut } from './commerce/checkout.js';
-import { CatalogItemOut } from './commerce/catalog.js';
-import { CustomerTripOut } from './commerce/customer-trips.js';
-import { MerchantBranchOut } from './commerce/branches.js';
-import { CouponOut } from './commerce/coupons.js';
-import { AddressOut } from './commerce/addresses.js';
-import { TariffOut } from './commerce/tariffs.js';
-import { ExpressOut } from './commerce/express.js';
+import {
+  AddressOut,
+  CatalogItemOut,
+  CouponOut,
+  CustomerTripOut,
+  ExpressOut,
+  MarketMerchant,
+  MerchantBranchOut,
+  OrderOut,
+  PricedLineOut,
+  QuoteOut,
+  TariffOut,
+} from './commerce/schemas.js';
 import { DeviceOut, NotificationOut } from './notifications/routes.js';
 import { AuditOut } from './audit/index.js';
 import { DocumentOut } from './documents/index.js';
@@ -39,7 +43,6 @@ import { DispatchSettingsOut, PlanOut } from './dispatch/routes.js';
 import { PreferenceOut } from './messages/routes.js';
 import { ObjectOut } from './storage/routes.js';
 import { OperatorOut } from './organizations/index.js';
-import { MarketMerchant } from './commerce/marketplace.js';
 import { BannerOut } from './subadmin/index.js';
 import { AppBuildOut } from './mobile/routes.js';
 import { WebhookDeliveryOut, WebhookSubscriptionOut } from './webhooks/routes.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers.js';
-import { openingState } from '../../src/modules/commerce/opening-hours.js';
+import { openingState } from '../../src/modules/commerce/service/opening-hours.js';
 import { cart, newCustomer, newShop, ok, rows, type Shop } from './fixtures.js';
 
 const LA_PAZ = 'America/La_Paz'; // UTC-4, no daylight saving

@@ -10,7 +10,7 @@ import {
   priceLines,
   type CouponRule,
   type PricedLine,
-} from '../../src/modules/commerce/pricing.js';
+} from '../../src/modules/commerce/service/pricing.js';
 import { haversineMeters } from '../../src/platform/geo.js';
 
 /** Pricing without HTTP or a database: cart lines, coupons, the delivery fee and the order totals. */

@@ -10,7 +10,7 @@ import {
   TRIP_TRANSITIONS,
   type TripStatus,
 } from '../../src/modules/logistics/model.js';
-import { MERCHANT_TRANSITIONS, ORDER_TRANSITIONS } from '../../src/modules/commerce/orders.js';
+import { MERCHANT_TRANSITIONS, ORDER_TRANSITIONS } from '../../src/modules/commerce/service/orders.js';
 import { PAYMENT_STATUS_TRANSITIONS, REVIEW_TRANSITIONS } from '../../src/modules/money/service/ledger.js';
 import { DRIVER_SETTLEMENT_TRANSITIONS } from '../../src/modules/money/service/driver-settlements.js';
 

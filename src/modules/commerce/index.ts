@@ -1,69 +1,61 @@
 import type { Actor } from '../../platform/auth.js';
-import { withDeps, type Api, type AppContext, type DemoSeed, type ModuleContext } from '../../platform/context.js';
+import { withDeps, type Api, type AppContext, type DemoSeed } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
-import { hook, type Hook } from '../../platform/hooks.js';
+import { hook } from '../../platform/hooks.js';
 import { newId } from '../../platform/ids.js';
-import type { ExpressMoneyFacts, MoneyHooks, OrderMoneyFacts } from '../../platform/order-contracts.js';
-import type { ObjectLinker, ObjectReadGrant } from '../../platform/storage-links.js';
-import type { ChatService } from '../chat/index.js';
-import type { LogisticsApi } from '../logistics/index.js';
-import type { SyncRegistry } from '../mobile/index.js';
-import type { OrganizationService } from '../organizations/index.js';
-import type { MarketplaceBannerProvider } from './marketplace.js';
 import { scopeOf } from '../../platform/scope.js';
-import type { ServiceMode } from './model.js';
+import type { ObjectReadGrant } from '../../platform/storage-links.js';
+import type { CommerceContext, CommerceDeps, CommerceHooks } from './context.js';
 import { merchantsShowingImage } from './repo/catalog.js';
 import { commerceStatusCounts, findOrder } from './repo/orders.js';
-import { OrderOut, orderOut } from './model.js';
 import { insertTariff } from './repo/tariffs.js';
-import { addressRoutes, createAddress } from './addresses.js';
-import { branchRoutes, createBranch } from './branches.js';
-import { catalogRoutes, createCatalogItem } from './catalog.js';
-import { checkoutRoutes } from './checkout.js';
-import { couponRoutes, createCoupon } from './coupons.js';
-import { customerTripRoutes } from './customer-trips.js';
-import { createExpressApi, expressRoutes } from './express.js';
-import { marketplaceRoutes } from './marketplace.js';
-import { createOrderService, type OrderService } from './orders.js';
-import { orderRoutes } from './orders-routes.js';
-import { tariffRoutes } from './tariffs.js';
-import { createTripFollower } from './trip-hooks.js';
-import { registerCommerceSync } from './sync.js';
-import { createCommerceViews } from './staff-views.js';
+import { addressRoutes } from './routes/addresses.js';
+import { branchRoutes } from './routes/branches.js';
+import { catalogRoutes } from './routes/catalog.js';
+import { checkoutRoutes } from './routes/checkout.js';
+import { couponRoutes } from './routes/coupons.js';
+import { customerTripRoutes } from './routes/customer-trips.js';
+import { expressRoutes } from './routes/express.js';
+import { marketplaceRoutes } from './routes/marketplace.js';
+import { orderRoutes } from './routes/orders.js';
+import { tariffRoutes } from './routes/tariffs.js';
+import { OrderOut, type ServiceMode } from './schemas.js';
+import { createAddress } from './service/addresses.js';
+import { createBranch } from './service/branches.js';
+import { createCatalogItem } from './service/catalog.js';
+import { orderOut } from './service/common.js';
+import { createCoupon } from './service/coupons.js';
+import { createExpressApi } from './service/express.js';
+import { createOrderService, type OrderService } from './service/orders.js';
+import { createCommerceViews } from './service/staff-views.js';
+import { registerCommerceSync } from './service/sync.js';
+import { createTripFollower } from './service/trip-hooks.js';
 
-export type { MarketplaceBanner, MarketplaceBannerProvider } from './marketplace.js';
-export type { CommerceViews } from './staff-views.js';
+export type {
+  ChatOutboxPort,
+  CommerceContext,
+  CommerceDeps,
+  CommerceHooks,
+  MarketplaceBanner,
+  MarketplaceBannerProvider,
+  PaymentOptionsPort,
+} from './context.js';
+export type { CommerceViews } from './service/staff-views.js';
 export type { OrderReportRow } from './repo/orders.js';
-export { CouponOut, CouponFields } from './coupons.js';
-export { TariffOut } from './tariffs.js';
-export { OrderOut, OrderStatusSchema } from './model.js';
-export { ORDER_TRANSITIONS, MERCHANT_TRANSITIONS } from './orders.js';
-export type { ExpressApi, ExpressInput, ExpressRevision } from './express.js';
-
-/**
- * Reactions commerce announces, in the transaction of the change; the composition root subscribes money to them.
- * (A paid order delivered, cancelled or failed at the door; a delivery_express trip completed.)
- */
-export interface CommerceHooks {
-  orderDelivered: Hook<[Tx, Actor, OrderMoneyFacts]>;
-  orderCancelled: Hook<[Tx, Actor, OrderMoneyFacts]>;
-  deliveryFailed: Hook<[Tx, Actor, { order: OrderMoneyFacts } | { express: ExpressMoneyFacts }]>;
-  expressDelivered: Hook<[Tx, Actor, ExpressMoneyFacts]>;
-}
-
-export interface CommerceDeps {
-  logistics: LogisticsApi;
-  organizations: OrganizationService;
-  storage: ObjectLinker;
-  chat: ChatService;
-  sync: SyncRegistry;
-  /** The payment destinations a merchant accepts (money, built later: a forward reference). */
-  payments: Pick<MoneyHooks, 'paymentDestinations' | 'paymentOptions'>;
-  /** Zone banners of the marketplace (sub-administration, built later: a forward reference). */
-  banners: MarketplaceBannerProvider;
-}
-
-export type CommerceContext = ModuleContext<CommerceDeps & { hooks: CommerceHooks }>;
+export {
+  CouponFields,
+  CouponOut,
+  OrderOut,
+  OrderStatusSchema,
+  TariffOut,
+  type CollectedBy,
+  type ExpressMoneyFacts,
+  type OrderMoneyFacts,
+  type PaymentDestination,
+  type PaymentStatus,
+} from './schemas.js';
+export { ORDER_TRANSITIONS, MERCHANT_TRANSITIONS, type OrderPayments } from './service/orders.js';
+export type { ExpressApi, ExpressInput, ExpressRevision } from './service/express.js';
 
 export function createCommerceModule(base: AppContext, deps: CommerceDeps) {
   const hooks: CommerceHooks = { orderDelivered: hook(), orderCancelled: hook(), deliveryFailed: hook(), expressDelivered: hook() };

@@ -1,7 +1,7 @@
 import { prepared, type Tx } from '../../../platform/db/index.js';
 import type { SnakeRow } from '../../../platform/db/columns.js';
-import type { merchant } from '../../logistics/tables.js';
-import type { CatalogPrice } from '../pricing.js';
+import type { MerchantRow } from '../../logistics/index.js';
+import type { CatalogPrice } from '../service/pricing.js';
 import type { checkoutQuote } from '../tables.js';
 import { ADDRESS_COLUMNS, type AddressRow } from './addresses.js';
 import { BRANCH_COLUMNS, type BranchRow } from './branches.js';
@@ -9,7 +9,7 @@ import { COUPON_COLUMNS, type CouponRow } from './coupons.js';
 import { TARIFF_COLUMNS, type TariffRow } from './tariffs.js';
 
 /** What a cart needs of the branch's merchant: its id, approval and owner (the audience of the order's events). */
-export type CartMerchant = Pick<SnakeRow<typeof merchant.$inferSelect>, 'id' | 'status' | 'owner_user_id'>;
+export type CartMerchant = Pick<MerchantRow, 'id' | 'status' | 'owner_user_id'>;
 export type CartCatalogItem = CatalogPrice & { merchant_id: string; available: boolean; branch_ids: string[]; currency: string };
 
 export interface CartFacts {

@@ -1,7 +1,7 @@
 import { prepared, type Tx } from '../../../platform/db/index.js';
 import type { SnakeRow } from '../../../platform/db/columns.js';
 import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
-import type { PricedLine } from '../pricing.js';
+import type { PricedLine } from '../service/pricing.js';
 import type { merchantOrder, merchantOrderItem } from '../tables.js';
 
 export type OrderRecord = typeof merchantOrder.$inferSelect;

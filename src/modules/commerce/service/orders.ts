@@ -1,15 +1,19 @@
-import type { Actor } from '../../platform/auth.js';
-import type { CommerceContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { pointSql } from '../../platform/geo.js';
-import { newId } from '../../platform/ids.js';
-import type { OrderMoneyFacts, OrderPayments, PaymentStatus } from '../../platform/order-contracts.js';
-import { assertTransition, type Transitions } from '../../platform/state-machine.js';
-import { buildCart, type Cart, type CartInput } from './checkout.js';
-import { couponRefused, refusalNow } from './coupons.js';
-import { releaseRedemption } from './repo/coupons.js';
+import { recordAudit } from '../../../platform/audit.js';
+import { Actor } from '../../../platform/auth.js';
+import { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { pointSql } from '../../../platform/geo.js';
+import { newId } from '../../../platform/ids.js';
+import type { OrderMoneyFacts, PaymentStatus } from '../schemas.js';
+import { pageRequest, toPage } from '../../../platform/pagination.js';
+import { Transitions, assertTransition } from '../../../platform/state-machine.js';
+import { CommerceContext } from '../context.js';
+import { pickupOf } from '../repo/branches.js';
+import { lockQuote, markQuoteUsed, orderPromise } from '../repo/checkout.js';
+import { releaseRedemption } from '../repo/coupons.js';
+import { findExpressFacts } from '../repo/express.js';
 import {
+  OrderRow,
   findOrder,
   insertOrder,
   listCustomerOrders,
@@ -18,15 +22,20 @@ import {
   setOrderPreparation,
   setOrderTrip,
   updateOrderStatus,
-  type OrderRow,
-  type OrderStatus,
-} from './repo/orders.js';
-import { lockQuote, markQuoteUsed, orderPromise } from './repo/checkout.js';
-import { orderOut, ownMerchant } from './model.js';
-import { recordAudit } from '../../platform/audit.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
-import { pickupOf } from './repo/branches.js';
-import { findExpressFacts } from './repo/express.js';
+} from '../repo/orders.js';
+import { OrderStatus } from '../schemas.js';
+import { Cart, CartInput, buildCart } from './checkout.js';
+import { orderOut, ownMerchant } from './common.js';
+import { couponRefused, refusalNow } from './coupons.js';
+
+/** Order facts and payment status, as logistics and money read and set them (each in the caller's transaction). */
+export interface OrderPayments {
+  getOrderFacts(tx: Tx, orderId: string): Promise<OrderMoneyFacts | null>;
+  /** What logistics checks before linking a trip to an express request (same merchant, still `requested`, no trip). */
+  getExpressFacts(tx: Tx, expressRequestId: string): Promise<{ merchantId: string; status: string; tripId: string | null } | null>;
+  /** Sets payment_status (and the review link); no state machine here: money decides the transition. */
+  setPaymentStatus(tx: Tx, orderId: string, status: PaymentStatus, paymentReviewId?: string | null): Promise<void>;
+}
 
 /**
  * The commercial order machine (terminal: delivered, cancelled, returned; delivery_failed is final when the

@@ -1,22 +1,16 @@
-import type { Actor } from '../../platform/auth.js';
-import type { CommerceContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
-import type { MerchantRow } from '../logistics/index.js';
-import type { TerritoryScope } from '../../platform/scope.js';
-import { couponOut, createCoupon, type CouponRow } from './coupons.js';
-import { orderOut } from './model.js';
-import { catalogItemsExist } from './repo/catalog.js';
-import { listScopedCoupons } from './repo/coupons.js';
-import {
-  countOrdersByStatus,
-  listScopedOrders,
-  orderReportRows,
-  type OrderReportRow,
-  type OrderStatus,
-  type Period,
-} from './repo/orders.js';
-import { listTariffs } from './repo/tariffs.js';
+import { Actor } from '../../../platform/auth.js';
+import { Tx } from '../../../platform/db/index.js';
+import { pageRequest, toPage } from '../../../platform/pagination.js';
+import { TerritoryScope } from '../../../platform/scope.js';
+import { MerchantRow } from '../../logistics/index.js';
+import { CommerceContext } from '../context.js';
+import { listScopedCoupons, type CouponRow } from '../repo/coupons.js';
+import { OrderReportRow, Period, countOrdersByStatus, listScopedOrders, orderReportRows } from '../repo/orders.js';
+import { listTariffs } from '../repo/tariffs.js';
+import { OrderStatus } from '../schemas.js';
+import { orderOut } from './common.js';
+import { couponOut, createCoupon } from './coupons.js';
+import { catalogItemsExist } from '../repo/catalog.js';
 import { tariffOut } from './tariffs.js';
 
 export type { Period };

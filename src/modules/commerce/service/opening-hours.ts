@@ -11,11 +11,13 @@ export interface OpeningInterval {
 }
 
 const MINUTES_PER_DAY = 24 * 60;
+
 const MINUTES_PER_WEEK = 7 * MINUTES_PER_DAY;
 
 const minutesOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
+
 function formatter(timeZone: string) {
   let f = formatters.get(timeZone);
   if (!f) {

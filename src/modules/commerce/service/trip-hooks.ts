@@ -1,9 +1,9 @@
-import type { CommerceContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
-import type { StoredEvent } from '../../platform/events.js';
-import type { OrderStatus } from './repo/orders.js';
-import { moveExpress } from './repo/express.js';
-import { loadOrder, serviceActor, type OrderService } from './orders.js';
+import { Tx } from '../../../platform/db/index.js';
+import { StoredEvent } from '../../../platform/events.js';
+import { CommerceContext } from '../context.js';
+import { moveExpress } from '../repo/express.js';
+import { OrderStatus } from '../schemas.js';
+import { OrderService, loadOrder, serviceActor } from './orders.js';
 
 /**
  * Orders and express requests follow their trip (the composition root subscribes the returned handler to the

@@ -1,31 +1,21 @@
-import { Type, type Static } from '@sinclair/typebox';
-import { actorOf, type Actor } from '../../platform/auth.js';
-import type { Api } from '../../platform/context.js';
-import type { CommerceContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import type { LonLat } from '../../platform/geo.js';
-import { newId } from '../../platform/ids.js';
-import { assertMoneyInRange, money, sumMoney } from '../../platform/money.js';
-import type { CollectedBy, PaymentDestination } from '../../platform/order-contracts.js';
-import { Id, Money, Nullable, Problem, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { Actor } from '../../../platform/auth.js';
+import { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { LonLat } from '../../../platform/geo.js';
+import { newId } from '../../../platform/ids.js';
+import { assertMoneyInRange, money, sumMoney } from '../../../platform/money.js';
+import type { CollectedBy, PaymentDestination } from '../schemas.js';
+import { CommerceContext } from '../context.js';
+import { AddressRow } from '../repo/addresses.js';
+import { BranchRow } from '../repo/branches.js';
+import { CartMerchant, insertQuote, loadCartFacts } from '../repo/checkout.js';
+import { QuoteOut } from '../schemas.js';
 import { openingState } from './opening-hours.js';
-import { CouponCode } from './coupons.js';
-import { PaymentDestinationSchema, PricedLineOut } from './model.js';
-import { COUPON_MESSAGES, evaluateCoupon, orderTotals, priceLines, type CouponRefusal, type PricedLine } from './pricing.js';
-import type { AddressRow } from './repo/addresses.js';
-import type { BranchRow } from './repo/branches.js';
-import { insertQuote, loadCartFacts, type CartMerchant } from './repo/checkout.js';
+import { COUPON_MESSAGES, CouponRefusal, PricedLine, evaluateCoupon, orderTotals, priceLines } from './pricing.js';
 import { priceDelivery } from './tariffs.js';
+import { Static } from '@sinclair/typebox';
 
 export const QUOTE_TTL_MS = 15 * 60 * 1000;
-
-export const CartItems = Type.Array(Strict({ catalog_item_id: Id, quantity: Type.Integer({ minimum: 1, maximum: 999 }) }), {
-  minItems: 1,
-  maxItems: 50,
-  description:
-    'One line per catalog item, with its quantity: a `catalog_item_id` that appears twice is 400 VALIDATION_FAILED (`items[i].catalog_item_id`: duplicate).',
-});
 
 export interface CartInput {
   branch_id: string;
@@ -202,55 +192,6 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
   };
 }
 
-const CouponResult = Nullable(
-  Type.Object({
-    code: Type.String(),
-    coupon_id: Nullable(Type.String()),
-    applied: Type.Boolean(),
-    reason_code: Nullable(
-      Type.String({
-        description:
-          'why it does not apply: COUPON_NOT_FOUND, COUPON_INACTIVE, COUPON_EXPIRED, COUPON_NOT_YET_VALID, COUPON_MINIMUM_NOT_MET, COUPON_USAGE_LIMIT_REACHED, COUPON_CUSTOMER_LIMIT_REACHED, COUPON_NOT_APPLICABLE',
-      }),
-    ),
-    reason: Nullable(Type.String()),
-  }),
-);
-
-export const QuoteOut = Type.Object({
-  id: Type.String(),
-  merchant_id: Type.String(),
-  branch_id: Type.String(),
-  address_id: Type.String(),
-  payment_destination: PaymentDestinationSchema,
-  payment_destinations: Type.Array(PaymentDestinationSchema, {
-    description:
-      'the destinations this merchant accepts now: platform and cash always, merchant_direct only while his direct payment is enabled',
-  }),
-  lines: Type.Array(PricedLineOut),
-  subtotal: Money,
-  coupon: CouponResult,
-  coupon_id: Nullable(Type.String()),
-  coupon_code: Nullable(Type.String()),
-  discount_total: Money,
-  delivery_fee: Money,
-  total: Money,
-  currency: Type.String(),
-  payment_required: Type.Boolean({
-    description: 'true when an order would be refused with 422 PAYMENT_REQUIRED (platform prepayment required and connector ready)',
-  }),
-  promised_at: Type.Unsafe<Date | string>({
-    type: 'string',
-    format: 'date-time',
-    description:
-      "when the delivery is promised: now + the branch's preparation_min + travel (the organization's learned speed) + dispatch_buffer_min, or deliver_before for a scheduled window; the order and its trip keep it",
-  }),
-  deliver_after: Nullable(Timestamp),
-  deliver_before: Nullable(Timestamp),
-  expires_at: Timestamp,
-  created_at: Timestamp,
-});
-
 export function couponView(c: Cart['coupon']) {
   return c ? { ...c, reason: c.reason_code ? COUPON_MESSAGES[c.reason_code] : null } : null;
 }
@@ -307,91 +248,4 @@ export async function saveQuote(tx: Tx, actor: Actor, cart: Cart): Promise<Stati
 /** POST /customer/checkout/preflight: prices the cart and keeps the quote 15 minutes. */
 export function preflight(ctx: CommerceContext, actor: Actor, input: CartInput) {
   return ctx.db.withTenant(actor, async (tx) => saveQuote(tx, actor, await buildCart(ctx, tx, actor, input)));
-}
-
-export const CartBodyProps = {
-  branch_id: Id,
-  address_id: Id,
-  items: CartItems,
-  coupon_code: Type.Optional(CouponCode),
-  payment_destination: Type.Optional(PaymentDestinationSchema),
-  deliver_after: Type.Optional(
-    Type.String({ format: 'date-time', description: 'a scheduled delivery window start (needs deliver_before)' }),
-  ),
-  deliver_before: Type.Optional(
-    Type.String({
-      format: 'date-time',
-      description:
-        'a scheduled delivery window end, the promise: after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST); the quote keeps the window',
-    }),
-  ),
-};
-
-export function checkoutRoutes(app: Api, ctx: CommerceContext) {
-  app.post(
-    '/customer/checkout/preflight',
-    {
-      config: { auth: { roles: ['delivery'] } },
-      schema: {
-        operationId: 'checkoutPreflight',
-        tags: ['customer'],
-        summary: 'Price a cart and persist a checkout quote (valid 15 minutes) for POST /customer/orders',
-        description:
-          'Line prices come from the catalog, the delivery fee from the territory tariff (marketplace mode; organization default without one). A coupon that does ' +
-          'not apply does not fail the preflight: `coupon.applied` is false and `coupon.reason_code` says why. Prices sent by the client are not accepted ' +
-          '(unknown fields are 400). 404 for a branch, address or item that is not visible to the caller; 422 BRANCH_INACTIVE, BRANCH_CLOSED (outside its opening hours; `next_open_at` in the body), MERCHANT_NOT_APPROVED, ITEM_NOT_AVAILABLE, CURRENCY_MISMATCH, PAYMENT_DESTINATION_UNAVAILABLE (a destination the merchant does not accept; `payment_destinations` of a quote lists those he does).',
-        body: Strict(CartBodyProps),
-        response: { 201: QuoteOut },
-      },
-    },
-    async (req, reply) => {
-      const actor = actorOf(req);
-      const quote = await preflight(ctx, actor, req.body);
-      return reply.code(201).send(quote);
-    },
-  );
-
-  // The shape the reserved contract will answer once a connector is released; today every call is 501.
-  const PaymentIntentOut = Type.Object({
-    id: Type.String(),
-    status: Type.String({ description: 'authorized or paid lets a platform order through, once released' }),
-    amount: Money,
-    currency: Type.String(),
-    quote_id: Nullable(Type.String()),
-  });
-  const reserved = () => {
-    throw new AppError(
-      501,
-      'FUTURE_INTEGRATION_NOT_RELEASED',
-      'Platform payment intents belong to a payment connector that is not released; orders do not use them',
-    );
-  };
-  app.post(
-    '/customer/checkout/payment-intent',
-    {
-      config: { auth: { roles: ['delivery'] } },
-      schema: {
-        operationId: 'createPaymentIntent',
-        tags: ['customer'],
-        summary: 'Reserved contract: always 501 FUTURE_INTEGRATION_NOT_RELEASED; takes no part in order creation',
-        body: Type.Optional(Type.Object({}, { additionalProperties: true })),
-        response: { 201: PaymentIntentOut, 501: Problem },
-      },
-    },
-    reserved,
-  );
-  app.get(
-    '/customer/checkout/payment-intents/:id',
-    {
-      config: { auth: { roles: ['delivery'] } },
-      schema: {
-        operationId: 'getPaymentIntent',
-        tags: ['customer'],
-        summary: 'Reserved contract: always 501 FUTURE_INTEGRATION_NOT_RELEASED',
-        params: Strict({ id: ShortText(100) }),
-        response: { 200: PaymentIntentOut, 501: Problem },
-      },
-    },
-    reserved,
-  );
 }

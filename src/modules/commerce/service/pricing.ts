@@ -1,6 +1,6 @@
+import { LonLat, haversineMeters } from '../../../platform/geo.js';
+import { ZERO, formatMoney, maxMoney, minMoney, money, sumMoney, toCents } from '../../../platform/money.js';
 import { Decimal } from 'decimal.js';
-import { haversineMeters, type LonLat } from '../../platform/geo.js';
-import { formatMoney, maxMoney, minMoney, money, sumMoney, toCents, ZERO } from '../../platform/money.js';
 
 /** Pure pricing: cart lines, coupon eligibility and discount, delivery fee, totals. No I/O, no floats for money. */
 

@@ -1,11 +1,11 @@
-import type { CommerceContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
-import { lastPosition } from '../mobile/index.js';
+import { Tx } from '../../../platform/db/index.js';
+import { lastPosition } from '../../mobile/index.js';
+import { CommerceContext } from '../context.js';
+import { syncAddresses } from '../repo/addresses.js';
+import { syncCatalog } from '../repo/catalog.js';
+import { syncOrders } from '../repo/orders.js';
 import { addressOut } from './addresses.js';
-import { orderOut } from './model.js';
-import { syncAddresses } from './repo/addresses.js';
-import { syncCatalog } from './repo/catalog.js';
-import { syncOrders } from './repo/orders.js';
+import { orderOut } from './common.js';
 
 /**
  * Offline sync entities (GET /mobile/sync/pull), each the rows the caller may see that changed in the pull's

@@ -1,70 +1,26 @@
-import { normalizePhones } from '../../platform/phone.js';
-import { Type, type Static } from '@sinclair/typebox';
-import { actorOf, type Actor } from '../../platform/auth.js';
-import type { Api } from '../../platform/context.js';
-import type { CommerceContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import { GeoPoint, parsePoint, pointSql, type LonLat } from '../../platform/geo.js';
-import { newId } from '../../platform/ids.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
-import {
-  Id,
-  Money,
-  NonNegativeMoney,
-  Nullable,
-  Page,
-  PageQueryProps,
-  Phone,
-  ShortText,
-  Strict,
-  Timestamp,
-} from '../../platform/schemas.js';
-import { ExpressStatusSchema, geo, ownMerchant } from './model.js';
-import { findBranch } from './repo/branches.js';
-import * as repo from './repo/express.js';
-import type { ExpressRow, NewExpress } from './repo/express.js';
+import * as repo from '../repo/express.js';
+import { Actor } from '../../../platform/auth.js';
+import { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import { GeoPoint, LonLat, parsePoint, pointSql } from '../../../platform/geo.js';
+import { newId } from '../../../platform/ids.js';
+import { pageRequest, toPage } from '../../../platform/pagination.js';
+import { normalizePhones } from '../../../platform/phone.js';
+import { CommerceContext } from '../context.js';
+import { findBranch } from '../repo/branches.js';
+import { ExpressRow, NewExpress } from '../repo/express.js';
+import { ExpressBody, ExpressOut } from '../schemas.js';
+import { geo, ownMerchant } from './common.js';
+
 import { priceDelivery } from './tariffs.js';
+import { Static } from '@sinclair/typebox';
 
-export const ExpressOut = Type.Object({
-  id: Type.String(),
-  status: ExpressStatusSchema,
-  territory_id: Nullable(Type.String()),
-  merchant_id: Type.String(),
-  branch_id: Nullable(Type.String()),
-  requested_by_user_id: Nullable(Type.String()),
-  customer_name: Type.String(),
-  customer_phone: Nullable(Type.String()),
-  pickup_address: Type.String(),
-  dropoff_address: Type.String(),
-  pickup_location: Nullable(GeoPoint),
-  dropoff_location: Nullable(GeoPoint),
-  package_description: Nullable(Type.String()),
-  declared_value: Money,
-  delivery_fee: Money,
-  source_channel: Type.String(),
-  trip_id: Nullable(Type.String()),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
-
-const expressOut = ({ pickup_lon, pickup_lat, dropoff_lon, dropoff_lat, ...r }: ExpressRow): Static<typeof ExpressOut> => ({
+export const expressOut = ({ pickup_lon, pickup_lat, dropoff_lon, dropoff_lat, ...r }: ExpressRow): Static<typeof ExpressOut> => ({
   ...r,
   pickup_location: geo(pickup_lon, pickup_lat),
   dropoff_location: geo(dropoff_lon, dropoff_lat),
 });
 
-const ExpressBody = Strict({
-  branch_id: Type.Optional(Id),
-  pickup_location: Type.Optional(GeoPoint),
-  pickup_address: Type.Optional(ShortText(300)),
-  customer_name: ShortText(120),
-  customer_phone: Type.Optional(Phone),
-  dropoff_address: ShortText(300),
-  dropoff_location: GeoPoint,
-  package_description: Type.Optional(ShortText(1000)),
-  declared_value: Type.Optional(NonNegativeMoney),
-});
 type ExpressInput = typeof ExpressBody.static;
 
 /** Where the courier picks up: the branch, else the given point and address, else the merchant's own location. */
@@ -275,7 +231,7 @@ export type ExpressApi = ReturnType<typeof createExpressApi>;
 export type { ExpressInput };
 
 /** GET /merchant/delivery-express. */
-function listOwnExpress(ctx: CommerceContext, actor: Actor, q: { status?: ExpressRow['status']; limit?: number; cursor?: string }) {
+export function listOwnExpress(ctx: CommerceContext, actor: Actor, q: { status?: ExpressRow['status']; limit?: number; cursor?: string }) {
   const page = pageRequest(q);
   return ctx.db.withTenant(actor, async (tx) => {
     const m = await ownMerchant(ctx, tx, actor);
@@ -284,47 +240,6 @@ function listOwnExpress(ctx: CommerceContext, actor: Actor, q: { status?: Expres
 }
 
 /** POST /merchant/delivery-express: the request and its trip in one transaction. */
-function addExpress(ctx: CommerceContext, actor: Actor, body: ExpressInput) {
+export function addExpress(ctx: CommerceContext, actor: Actor, body: ExpressInput) {
   return ctx.db.withTenant(actor, (tx) => requestExpress(ctx, tx, actor, body));
-}
-
-export function expressRoutes(app: Api, ctx: CommerceContext) {
-  app.get(
-    '/merchant/delivery-express',
-    {
-      config: { auth: { roles: ['comercio'], apiKeyScope: 'express:read' } },
-      schema: {
-        operationId: 'listDeliveryExpress',
-        tags: ['merchant'],
-        summary: "The calling merchant's express delivery requests, newest first",
-        querystring: Strict({ ...PageQueryProps, status: Type.Optional(ExpressStatusSchema) }),
-        response: { 200: Page(ExpressOut) },
-      },
-    },
-    async (req) => {
-      return listOwnExpress(ctx, actorOf(req), req.query);
-    },
-  );
-
-  app.post(
-    '/merchant/delivery-express',
-    {
-      config: { auth: { roles: ['comercio'], apiKeyScope: 'express:write' } },
-      schema: {
-        operationId: 'requestDeliveryExpress',
-        tags: ['merchant'],
-        summary: 'Request a courier for a package: creates the request and its trip (service_mode delivery_express) in one transaction',
-        description:
-          'Pickup: the branch (branch_id), else pickup_location + pickup_address, else the merchant location. The fee comes from the express tariff of the ' +
-          'pickup territory (organization default without one); it is never taken from the client. Status requested → created (trip exists) → completed | ' +
-          "cancelled, following the trip. 422 MERCHANT_NOT_APPROVED; 404 for another merchant's branch.",
-        body: ExpressBody,
-        response: { 201: ExpressOut },
-      },
-    },
-    async (req, reply) => {
-      const actor = actorOf(req);
-      return reply.code(201).send(expressOut(await addExpress(ctx, actor, req.body)));
-    },
-  );
 }

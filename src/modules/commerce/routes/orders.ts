@@ -1,13 +1,12 @@
+import { actorOf } from '../../../platform/auth.js';
+import { Api } from '../../../platform/context.js';
+import { AppError } from '../../../platform/errors.js';
+import { Id, IdParams, OneOf, Page, PageQueryProps, ShortText, Strict } from '../../../platform/schemas.js';
+import { CommerceContext } from '../context.js';
+import { CartItems, CouponCode, OrderOut, OrderStatusSchema, PaymentDestinationSchema, PreparationMinutes } from '../schemas.js';
+import { orderOut } from '../service/common.js';
+import { OrderService } from '../service/orders.js';
 import { Type } from '@sinclair/typebox';
-import { actorOf } from '../../platform/auth.js';
-import type { Api } from '../../platform/context.js';
-import type { CommerceContext } from './index.js';
-import { AppError } from '../../platform/errors.js';
-import { Id, IdParams, OneOf, Page, PageQueryProps, ShortText, Strict } from '../../platform/schemas.js';
-import { CartItems } from './checkout.js';
-import { CouponCode } from './coupons.js';
-import { OrderOut, orderOut, OrderStatusSchema, PaymentDestinationSchema, PreparationMinutes } from './model.js';
-import type { OrderService } from './orders.js';
 
 type OrderBody = {
   quote_id?: string;
