@@ -62,7 +62,7 @@ const CART_FACTS_SQL = `
 const CART_FACTS = prepared(CART_FACTS_SQL);
 
 /**
- * Everything a cart is priced from, in ONE statement (issue 21: an order in at most 8 round trips): the branch
+ * Everything a cart is priced from, in ONE statement (an order takes at most 8 round trips): the branch
  * and its merchant's approval, the customer's address, the catalog items asked for, the branch territory's
  * marketplace tariff, and the coupon with the customer's uses of it.
  */

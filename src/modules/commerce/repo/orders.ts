@@ -262,14 +262,12 @@ export type OrderReportRow = Pick<
   | 'currency'
 > & { territory_name: string | null; merchant_name: string | null };
 
-/** The order report lines of a territory scope and period, oldest first, with territory and merchant names. */
+/** The order report lines of a territory scope and period, oldest first (the names are the service's to fill). */
 export async function orderReportRows(tx: Tx, scope: TerritoryScope, period: Period = {}, limit = 100_000): Promise<OrderReportRow[]> {
   const { rows } = await tx.query<OrderReportRow>(
-    `SELECT o.id, o.created_at, o.status, o.territory_id, tr.name AS territory_name, o.merchant_id, m.name AS merchant_name, o.payment_destination,
+    `SELECT o.id, o.created_at, o.status, o.territory_id, NULL::text AS territory_name, o.merchant_id, NULL::text AS merchant_name, o.payment_destination,
             o.payment_status, o.coupon_code, o.subtotal, o.discount_total, o.delivery_fee, o.total, o.currency
        FROM merchant_order o
-       LEFT JOIN territory tr ON tr.organization_id = o.organization_id AND tr.id = o.territory_id
-       LEFT JOIN merchant m ON m.organization_id = o.organization_id AND m.id = o.merchant_id
       WHERE ${scopeSql('o.territory_id', 1)} AND ($2::timestamptz IS NULL OR o.created_at >= $2) AND ($3::timestamptz IS NULL OR o.created_at < $3)
       ORDER BY o.created_at, o.id LIMIT $4`,
     [scope, period.from ?? null, period.to ?? null, limit],

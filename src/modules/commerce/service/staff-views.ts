@@ -44,8 +44,21 @@ export function createCommerceViews(ctx: CommerceContext) {
       return toPage(rows, page, orderOut);
     },
 
-    orderReportRows: (tx: Tx, territoryIds: TerritoryScope, period: Period = {}, limit = 100_000): Promise<OrderReportRow[]> =>
-      orderReportRows(tx, territoryIds, period, limit),
+    /** The order report lines with their territory and merchant names (logistics' records, each looked up once). */
+    async orderReportRows(tx: Tx, territoryIds: TerritoryScope, period: Period = {}, limit = 100_000): Promise<OrderReportRow[]> {
+      const rows = await orderReportRows(tx, territoryIds, period, limit);
+      const territoryNames = new Map<string, string | null>();
+      const merchantNames = new Map<string, string | null>();
+      for (const r of rows) {
+        if (r.territory_id !== null && !territoryNames.has(r.territory_id))
+          territoryNames.set(r.territory_id, (await ctx.deps.logistics.getTerritory(tx, r.territory_id))?.name ?? null);
+        if (!merchantNames.has(r.merchant_id))
+          merchantNames.set(r.merchant_id, (await ctx.deps.logistics.getMerchant(tx, r.merchant_id))?.name ?? null);
+        r.territory_name = r.territory_id === null ? null : (territoryNames.get(r.territory_id) ?? null);
+        r.merchant_name = merchantNames.get(r.merchant_id) ?? null;
+      }
+      return rows;
+    },
 
     /** Coupons of the merchants located in the territories (a coupon's territory is its merchant's), newest first. */
     async listCoupons(
