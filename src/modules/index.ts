@@ -1,7 +1,6 @@
 import { createActorResolver, type AccessClaims, type ActorResolver } from '../platform/auth.js';
 import type { AppContext, Module } from '../platform/context.js';
 import { assertProvided, forward } from '../platform/hooks.js';
-import type { MoneyHooks, OrderPayments } from '../platform/order-contracts.js';
 import type { TripDirectory } from '../platform/trip-directory.js';
 import type { SecretColumn } from '../platform/secrets.js';
 import { createIdentityModule, type OrganizationDirectory } from './identity/index.js';
@@ -12,7 +11,7 @@ import { createAuditModule } from './audit/index.js';
 import { createDashboardModule } from './dashboard/index.js';
 import { createLogisticsModule, type LogisticsApi } from './logistics/index.js';
 import { createDispatchModule } from './dispatch/index.js';
-import { createCommerceModule, type MarketplaceBannerProvider } from './commerce/index.js';
+import { createCommerceModule, type MarketplaceBannerProvider, type OrderPayments, type PaymentOptionsPort } from './commerce/index.js';
 import { createMoneyModule, type MoneyApi } from './money/index.js';
 import { createIntegrationsModule } from './integrations/index.js';
 import { CHAT_TOKEN_COLUMN, createChatModule } from './chat/index.js';
@@ -43,7 +42,7 @@ export function composeModules(ctx: AppContext) {
   const territorySubadmins = forward<Pick<SubadminApi, 'subadminUserIdsOfTerritory'>>(
     'subadmin.api (for logistics: exceptions of a territory)',
   );
-  const paymentDestinations = forward<Pick<MoneyHooks, 'paymentDestinations' | 'paymentOptions'>>('money.api (for commerce)');
+  const paymentDestinations = forward<PaymentOptionsPort>('money.api (for commerce)');
   const marketplaceBanners = forward<MarketplaceBannerProvider>('subadmin.marketplaceBanners (for commerce)');
   const tripCounts = forward<Pick<LogisticsApi, 'tripStatusCounts'>>('logistics.api (for organizations: currency in use)');
   const commerceCurrency = forward<CurrencyUse>('commerce.views (for organizations: currency in use)');

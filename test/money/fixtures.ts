@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import type { Actor } from '../../src/platform/auth.js';
 import { newId } from '../../src/platform/ids.js';
 import { formatMoney, money } from '../../src/platform/money.js';
-import type { PaymentDestination } from '../../src/platform/order-contracts.js';
+import type { PaymentDestination } from '../../src/modules/commerce/index.js';
 import type { Session, TestApp } from '../helpers.js';
 import { newDriver, newUser, pt, tripDb, type TestDriver } from '../logistics/fixtures.js';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers.js';
 import { pt, setFailedDeliveryPolicy, tripDb } from '../logistics/fixtures.js';
 import { formatMoney, money, toCents } from '../../src/platform/money.js';
-import type { PaymentDestination } from '../../src/platform/order-contracts.js';
+import type { PaymentDestination } from '../../src/modules/commerce/index.js';
 import { newMerchant, ok, orderKit, type MoneyShop, type OrderKit } from './fixtures.js';
 import { newId } from '../../src/platform/ids.js';
 

@@ -1,6 +1,5 @@
-import type { ChatOutboxHooks } from '../../platform/order-contracts.js';
 import type { Api, AppContext } from '../../platform/context.js';
-import { createChatService, type ChatService, type MerchantById, type MerchantOfUser } from './service.js';
+import { createChatService, type MerchantById, type MerchantOfUser } from './service.js';
 import { chatRoutes } from './routes.js';
 import { outboxBacklog } from './repo.js';
 import { scopeOf } from '../../platform/scope.js';
@@ -38,7 +37,3 @@ export function createChatModule(ctx: AppContext, deps: { merchantOfUser: Mercha
   });
   return { name: 'chat', service, routes: (app: Api) => chatRoutes(app, ctx, service) };
 }
-
-// The chat service is what commerce calls through the order contracts.
-const _contract: (s: ChatService) => ChatOutboxHooks = (s) => s;
-void _contract;
