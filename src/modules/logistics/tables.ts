@@ -10,6 +10,7 @@ import {
   jsonb,
   numeric,
   pgTable,
+  pgView,
   point,
   primaryKey,
   text,
@@ -457,3 +458,23 @@ export const gpsDevice = pgTable(
       .where(sql`revoked_at IS NULL`),
   ],
 );
+
+/**
+ * The published read of a merchant for other modules' joins on hot paths (a cart checks its merchant's approval
+ * in the one statement that prices it; coupons are listed by their merchant's territory): they join this view,
+ * never `merchant`. `security_invoker`: the reader's row-level security applies, as it would on the table.
+ */
+export const merchantDirectory = pgView('merchant_directory')
+  .with({ securityInvoker: true })
+  .as((qb) =>
+    qb
+      .select({
+        organizationId: merchant.organizationId,
+        id: merchant.id,
+        ownerUserId: merchant.ownerUserId,
+        name: merchant.name,
+        status: merchant.status,
+        territoryId: merchant.territoryId,
+      })
+      .from(merchant),
+  );

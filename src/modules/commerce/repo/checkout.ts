@@ -52,7 +52,7 @@ const CART_FACTS_SQL = `
                      FROM catalog_item i WHERE i.id = ANY($4::text[]) AND i.merchant_id = b.merchant_id), '[]'::json) AS items
     FROM (SELECT 1) one
     LEFT JOIN merchant_branch b ON b.id = $1
-    LEFT JOIN merchant m ON m.organization_id = b.organization_id AND m.id = b.merchant_id
+    LEFT JOIN merchant_directory m ON m.organization_id = b.organization_id AND m.id = b.merchant_id
     LEFT JOIN customer_address a ON a.id = $2 AND a.user_id = $3
     LEFT JOIN territory_tariff t ON t.organization_id = b.organization_id AND t.territory_id = b.territory_id AND t.service_mode = 'marketplace' AND t.active
     LEFT JOIN merchant_coupon c ON $5::text IS NOT NULL AND c.organization_id = b.organization_id AND c.merchant_id = b.merchant_id AND lower(c.code) = lower($5)

@@ -70,7 +70,7 @@ export async function listScopedCoupons(
 ): Promise<CouponRow[]> {
   const { rows } = await tx.query<CouponRow>(
     `SELECT ${qualified('c')}
-       FROM merchant_coupon c JOIN merchant m ON m.organization_id = c.organization_id AND m.id = c.merchant_id
+       FROM merchant_coupon c JOIN merchant_directory m ON m.organization_id = c.organization_id AND m.id = c.merchant_id
       WHERE ${scopeSql('m.territory_id', 1)} AND ($2::text IS NULL OR c.merchant_id = $2) AND ($3::boolean IS NULL OR c.active = $3)
         AND ($4::text IS NULL OR c.id < $4)
       ORDER BY c.id DESC LIMIT $5`,

@@ -1,0 +1,1 @@
+CREATE VIEW "public"."merchant_directory" WITH (security_invoker = true) AS (select "organization_id", "id", "owner_user_id", "name", "status", "territory_id" from "merchant");
