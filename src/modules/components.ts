@@ -41,7 +41,7 @@ import {
 } from './money/index.js';
 import { DispatchSettingsOut, PlanOut } from './dispatch/routes.js';
 import { PreferenceOut } from './messages/routes.js';
-import { ObjectOut } from './storage/routes.js';
+import { ObjectOut } from './storage/schemas.js';
 import { OperatorOut } from './organizations/index.js';
 import { BannerOut } from './subadmin/index.js';
 import { AppBuildOut } from './mobile/routes.js';

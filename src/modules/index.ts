@@ -1,7 +1,7 @@
 import { createActorResolver, type AccessClaims, type ActorResolver } from '../platform/auth.js';
 import type { AppContext, Module } from '../platform/context.js';
 import { assertProvided, forward } from '../platform/hooks.js';
-import type { TripDirectory } from '../platform/trip-directory.js';
+import type { TripDirectory } from './storage/index.js';
 import type { SecretColumn } from '../platform/secrets.js';
 import { createIdentityModule, type OrganizationDirectory } from './identity/index.js';
 import { createOrganizationsModule, type CurrencyUse } from './organizations/index.js';

@@ -5,7 +5,7 @@ import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers.js';
 import { lazyModulesLoaded } from '../../src/platform/lazy.js';
-import { createS3Driver } from '../../src/modules/storage/drivers.js';
+import { createS3Driver } from '../../src/modules/storage/service/drivers.js';
 import { XLSX_TYPE } from '../../src/platform/workbook.js';
 import { newSubadmin, newTerritory } from '../subadmin/fixtures.js';
 

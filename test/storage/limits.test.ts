@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { png } from './fixtures.js';
 import { loadConfig } from '../../src/config.js';
-import { driversFromConfig } from '../../src/modules/storage/drivers.js';
+import { driversFromConfig } from '../../src/modules/storage/service/drivers.js';
 
 /** Storage under several instances and limits. */
 let t: TestApp;

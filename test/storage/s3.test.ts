@@ -4,8 +4,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createS3Driver } from '../../src/modules/storage/drivers.js';
-import { UploadVerifier } from '../../src/modules/storage/verify.js';
+import { createS3Driver } from '../../src/modules/storage/service/drivers.js';
+import { UploadVerifier } from '../../src/modules/storage/service/verify.js';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { peExecutable, png, sha256 } from './fixtures.js';
 

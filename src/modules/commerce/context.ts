@@ -3,7 +3,7 @@ import type { ModuleContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import type { LonLat } from '../../platform/geo.js';
 import type { Hook } from '../../platform/hooks.js';
-import type { ObjectLinker } from '../../platform/storage-links.js';
+import type { ObjectLinker } from '../storage/index.js';
 import type { LogisticsApi } from '../logistics/index.js';
 import type { SyncRegistry } from '../mobile/index.js';
 import type { OrganizationService } from '../organizations/index.js';

@@ -4,7 +4,7 @@ import type { Tx } from '../../platform/db/index.js';
 import { hook } from '../../platform/hooks.js';
 import { newId } from '../../platform/ids.js';
 import { scopeOf } from '../../platform/scope.js';
-import type { ObjectReadGrant } from '../../platform/storage-links.js';
+import type { ObjectReadGrant } from '../storage/index.js';
 import type { CommerceContext, CommerceDeps, CommerceHooks } from './context.js';
 import { merchantsShowingImage } from './repo/catalog.js';
 import { commerceStatusCounts, findOrder } from './repo/orders.js';

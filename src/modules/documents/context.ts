@@ -1,5 +1,5 @@
 import type { ModuleContext } from '../../platform/context.js';
-import type { ObjectLinker } from '../../platform/storage-links.js';
+import type { ObjectLinker } from '../storage/index.js';
 import type { IdentityService } from '../identity/index.js';
 import type { LogisticsApi } from '../logistics/index.js';
 

@@ -3,7 +3,7 @@ import { newId } from '../../platform/ids.js';
 import type { Actor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import { assertTransition, type Transitions } from '../../platform/state-machine.js';
-import { assertObjectLink } from '../../platform/storage-links.js';
+import { assertObjectLink } from '../storage/index.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import type { DocumentsContext } from './context.js';
 import type { Tx } from '../../platform/db/index.js';

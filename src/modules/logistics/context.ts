@@ -1,6 +1,6 @@
 import type { Tx } from '../../platform/db/index.js';
 import type { ModuleContext } from '../../platform/context.js';
-import type { ObjectLinker } from '../../platform/storage-links.js';
+import type { ObjectLinker } from '../storage/index.js';
 import type { TSchema } from '@sinclair/typebox';
 import type { Actor, AppRole, Principal } from '../../platform/auth.js';
 

@@ -2,7 +2,7 @@ import type { Actor } from '../../platform/auth.js';
 import { withDeps, type Api, type AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import type { MoneyHooks } from '../../platform/order-contracts.js';
-import type { ObjectReadGrant } from '../../platform/storage-links.js';
+import type { ObjectReadGrant } from '../storage/index.js';
 import { scopeOf } from '../../platform/scope.js';
 import type { MoneyContext } from './context.js';
 import { debtRoutes } from './routes/debt.js';

@@ -1,6 +1,6 @@
 import type { ModuleContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
-import type { ObjectLinker } from '../../platform/storage-links.js';
+import type { ObjectLinker } from '../storage/index.js';
 import type { TerritoryScope } from '../../platform/scope.js';
 import type { IdentityService } from '../identity/index.js';
 

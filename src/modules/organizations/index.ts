@@ -1,5 +1,5 @@
 import { withDeps, type Api, type AppContext } from '../../platform/context.js';
-import type { ObjectReadGrant } from '../../platform/storage-links.js';
+import type { ObjectReadGrant } from '../storage/index.js';
 import type { OrganizationDirectory } from '../identity/index.js';
 import type { OrganizationsContext } from './context.js';
 import { isOrganizationLogo, organizationNames, ownOperatorStatus, phoneCountriesInUse } from './repo.js';

@@ -1,7 +1,7 @@
 import client from 'prom-client';
 import type { ActorResolver } from '../../platform/auth.js';
 import { withDeps, type Api, type AppContext, type ModuleContext } from '../../platform/context.js';
-import type { TripDirectory } from '../../platform/trip-directory.js';
+import type { TripDirectory } from '../storage/index.js';
 import { createRealtimeService, realtimeOptions } from './service.js';
 import { realtimeRoutes } from './routes.js';
 

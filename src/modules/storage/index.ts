@@ -1,10 +1,9 @@
 import type { Api, AppContext } from '../../platform/context.js';
-import type { ObjectLinker, ObjectReadGrant } from '../../platform/storage-links.js';
-import type { TripDirectory } from '../../platform/trip-directory.js';
+import type { ObjectLinker, ObjectReadGrant, StorageContext } from './context.js';
 import type { Tx } from '../../platform/db/index.js';
-import { driversFromConfig } from './drivers.js';
-import { limitsFromConfig } from './policy.js';
-import { createStorageService, slotJanitor } from './service.js';
+import { driversFromConfig } from './service/drivers.js';
+import { limitsFromConfig } from './service/policy.js';
+import { createStorageService, slotJanitor } from './service/objects.js';
 import { storageRoutes } from './routes.js';
 import { usageByPurpose } from './repo.js';
 
@@ -23,13 +22,12 @@ async function storageHealth(tx: Tx): Promise<Record<string, unknown>> {
   };
 }
 
-export interface StorageDeps {
-  /** Trip participants (logistics, built later: a forward reference from the composition root). */
-  trips: TripDirectory;
-}
+export type { LinkTarget, ObjectLinker, ObjectReadGrant, TripDirectory, TripParticipants } from './context.js';
+export { STORAGE_PURPOSES, type StoragePurpose } from './schemas.js';
+export { assertObjectLink } from './service/links.js';
 
 /** Private storage. Other modules see only the ObjectLinker (`linker`); `addReadGrant` is called by the composition root. */
-export function createStorageModule(ctx: AppContext, deps: StorageDeps) {
+export function createStorageModule(ctx: AppContext, deps: StorageContext['deps']) {
   const readGrants: ObjectReadGrant[] = [];
   const drivers = driversFromConfig(ctx.config);
   const svc = createStorageService(ctx, {

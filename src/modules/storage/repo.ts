@@ -1,6 +1,6 @@
 import type { Tx } from '../../platform/db/index.js';
 import { selectList, type SnakeRow } from '../../platform/db/columns.js';
-import type { StoragePurpose } from '../../platform/storage-links.js';
+import type { StoragePurpose } from './schemas.js';
 import { privateStorageObject, storageUpload } from './tables.js';
 
 /** The storage module's SQL: upload slots, stored objects, the quota and the slot janitor. */

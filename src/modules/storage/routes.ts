@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { actorOf } from '../../platform/auth.js';
 import { AppError } from '../../platform/errors.js';
-import { Id, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { Id, ShortText, Strict } from '../../platform/schemas.js';
 import type { Api } from '../../platform/context.js';
 import {
   ABSOLUTE_MAX_BYTES,
@@ -16,8 +16,9 @@ import {
   describeLimits,
   mediaTypeOf,
   parseRange,
-} from './policy.js';
-import { downloadUrl, type EvidenceSlotInput, type GenericSlotInput, type StorageService, type StoredObject } from './service.js';
+} from './service/policy.js';
+import { downloadUrl, type EvidenceSlotInput, type GenericSlotInput, type StorageService, type StoredObject } from './service/objects.js';
+import { ObjectOut, Slot } from './schemas.js';
 
 const lit = <T extends string>(values: readonly T[], description?: string) =>
   Type.Union(
@@ -32,42 +33,6 @@ const SizeBytes = Type.Integer({
   description: `declared size; the PUT must carry exactly this many bytes. At most the purpose's limit (STORAGE_MAX_BYTES_<PURPOSE>; defaults: ${describeLimits()}): beyond it 413 UPLOAD_TOO_LARGE`,
 });
 const Filename = ShortText(255);
-
-const Slot = Type.Object({
-  upload_id: Type.String(),
-  object_id: Type.String({ description: 'id the stored object will have once the PUT succeeds (the evidence `storage_key`)' }),
-  upload_token: Type.String({ description: 'single-use, valid 15 minutes; send it as `X-Upload-Token`; stored only as a hash' }),
-  upload_method: Type.Literal('PUT'),
-  upload_url: Type.String({ description: 'path of the PUT, e.g. /api/v1/storage/uploads/{upload_id}' }),
-  required_headers: Type.Record(Type.String(), Type.String(), { description: 'headers the PUT needs besides Authorization' }),
-  expires_at: Timestamp,
-  purpose: Type.String(),
-  mime_type: Type.String(),
-  size_bytes: Type.Integer(),
-  filename: Type.String({ description: 'sanitized name used in Content-Disposition; files are stored by object id only' }),
-  trip_id: Nullable(Type.String()),
-  stage: Nullable(Type.String()),
-  proof_type: Nullable(Type.String()),
-  limits: Type.Object({ max_bytes: Type.Integer(), allowed_mime_types: Type.Array(Type.String()) }),
-});
-
-export const ObjectOut = Type.Object({
-  id: Type.String(),
-  purpose: Type.String(),
-  mime_type: Type.String(),
-  size_bytes: Type.Integer(),
-  sha256: Type.String({ description: 'hex SHA-256 of the content, computed by the service; also the ETag' }),
-  filename: Type.String(),
-  owner_type: Nullable(Type.String()),
-  owner_id: Nullable(Type.String()),
-  trip_id: Nullable(Type.String()),
-  stage: Nullable(Type.String()),
-  proof_type: Nullable(Type.String()),
-  territory_id: Nullable(Type.String()),
-  created_by_user_id: Type.String(),
-  created_at: Timestamp,
-  download_url: Type.String(),
-});
 
 const objectOut = (o: StoredObject) => ({ ...o, download_url: downloadUrl(o.id) });
 

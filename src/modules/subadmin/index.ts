@@ -2,7 +2,7 @@ import { withDeps, type Api, type AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { AppError } from '../../platform/errors.js';
 import { scopeOf } from '../../platform/scope.js';
-import type { ObjectReadGrant } from '../../platform/storage-links.js';
+import type { ObjectReadGrant } from '../storage/index.js';
 import type { MarketplaceBannerProvider } from '../commerce/index.js';
 import type { SubadminContext } from './context.js';
 import * as repo from './repo.js';

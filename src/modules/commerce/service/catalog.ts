@@ -4,7 +4,7 @@ import { Tx } from '../../../platform/db/index.js';
 import { AppError } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
-import { assertObjectLink } from '../../../platform/storage-links.js';
+import { assertObjectLink } from '../../storage/index.js';
 import { CommerceContext } from '../context.js';
 import { CatalogItemRow } from '../repo/catalog.js';
 import { CatalogItemOut } from '../schemas.js';

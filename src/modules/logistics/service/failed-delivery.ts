@@ -3,7 +3,7 @@ import type { LogisticsContext } from '../context.js';
 import type { Tx } from '../../../platform/db/index.js';
 import { AppError } from '../../../platform/errors.js';
 import { safeEqual } from '../../../platform/ids.js';
-import { assertObjectLink } from '../../../platform/storage-links.js';
+import { assertObjectLink } from '../../storage/index.js';
 import { PIN_MAX_ATTEMPTS, type DriverRow } from '../model.js';
 import type { Assignment } from './assignment.js';
 import type { VerifyOutcome } from './proofs.js';

@@ -2,7 +2,7 @@ import type { Actor } from '../../../platform/auth.js';
 import type { LogisticsContext } from '../context.js';
 import type { Tx } from '../../../platform/db/index.js';
 import type { GeoPoint, LonLat } from '../../../platform/geo.js';
-import type { TripDirectory, TripParticipants } from '../../../platform/trip-directory.js';
+import type { TripDirectory, TripParticipants } from '../../storage/index.js';
 import { createAssignment } from './assignment.js';
 import { hook } from '../../../platform/hooks.js';
 import { createEta, type EtaUpdate } from './eta.js';

@@ -4,7 +4,7 @@ import type { Tx } from '../../../platform/db/index.js';
 import { AppError } from '../../../platform/errors.js';
 import { newId, safeEqual } from '../../../platform/ids.js';
 import { formatMoney, money } from '../../../platform/money.js';
-import { assertObjectLink } from '../../../platform/storage-links.js';
+import { assertObjectLink } from '../../storage/index.js';
 import type { Static } from '@sinclair/typebox';
 import { PIN_MAX_ATTEMPTS, type DriverRow, type TripRow } from '../model.js';
 import { insertProof, proofsOfTrip, type ProofRow } from '../repo/proofs.js';

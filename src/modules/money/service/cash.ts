@@ -10,7 +10,7 @@ import { formatMoney, minMoney, money } from '../../../platform/money.js';
 import type { OrderMoneyFacts } from '../../../platform/order-contracts.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import { scopeOf } from '../../../platform/scope.js';
-import { assertObjectLink } from '../../../platform/storage-links.js';
+import { assertObjectLink } from '../../storage/index.js';
 import type { DriverRow, TripRow } from '../../logistics/index.js';
 import type { MoneyContext } from '../context.js';
 import {

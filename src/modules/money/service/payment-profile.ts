@@ -1,7 +1,7 @@
 import { recordAudit } from '../../../platform/audit.js';
 import type { Actor } from '../../../platform/auth.js';
 import { AppError } from '../../../platform/errors.js';
-import { assertObjectLink } from '../../../platform/storage-links.js';
+import { assertObjectLink } from '../../storage/index.js';
 import type { MoneyContext } from '../context.js';
 import { findProfile as loadProfile, type ProfileView, upsertProfile } from '../repo/profiles.js';
 import { ownMerchant } from './ledger.js';

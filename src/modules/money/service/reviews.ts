@@ -7,7 +7,7 @@ import { money } from '../../../platform/money.js';
 import type { OrderMoneyFacts } from '../../../platform/order-contracts.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import { assertTransition } from '../../../platform/state-machine.js';
-import { assertObjectLink } from '../../../platform/storage-links.js';
+import { assertObjectLink } from '../../storage/index.js';
 import type { MoneyContext } from '../context.js';
 import { scopeOf } from '../../../platform/scope.js';
 import * as reviewRepo from '../repo/reviews.js';

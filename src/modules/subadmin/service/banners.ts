@@ -6,7 +6,7 @@ import { AppError } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import { scopeOf } from '../../../platform/scope.js';
-import { assertObjectLink } from '../../../platform/storage-links.js';
+import { assertObjectLink } from '../../storage/index.js';
 import type { SubadminContext } from '../context.js';
 import * as repo from '../repo.js';
 import type { BannerRow } from '../repo.js';

@@ -1,11 +1,11 @@
 import type { Readable } from 'node:stream';
-import { AppError } from '../../platform/errors.js';
-import { newId, randomToken, safeEqual, sha256Hex } from '../../platform/ids.js';
-import type { Actor } from '../../platform/auth.js';
-import type { AppContext, Worker } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
-import type { LinkTarget, ObjectLinker, ObjectReadGrant, StoragePurpose } from '../../platform/storage-links.js';
-import type { TripDirectory } from '../../platform/trip-directory.js';
+import { AppError } from '../../../platform/errors.js';
+import { newId, randomToken, safeEqual, sha256Hex } from '../../../platform/ids.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { AppContext, Worker } from '../../../platform/context.js';
+import type { Tx } from '../../../platform/db/index.js';
+import type { LinkTarget, ObjectLinker, ObjectReadGrant, TripDirectory } from '../context.js';
+import type { StoragePurpose } from '../schemas.js';
 import type { DriverName, StorageDriver } from './drivers.js';
 import {
   EVIDENCE_PURPOSE,
@@ -17,10 +17,10 @@ import {
   type PurposeLimit,
 } from './policy.js';
 import { UploadVerifier } from './verify.js';
-import * as repo from './repo.js';
-import type { SlotRow, StoredObject } from './repo.js';
+import * as repo from '../repo.js';
+import type { SlotRow, StoredObject } from '../repo.js';
 
-export type { StoredObject } from './repo.js';
+export type { StoredObject } from '../repo.js';
 
 export interface EvidenceSlotInput {
   trip_id: string;

@@ -9,7 +9,7 @@ import {
   safeFilename,
   signatureMatches,
 } from './policy.js';
-import { readSettings } from '../../config.js';
+import { readSettings } from '../../../config.js';
 
 describe('parseRange', () => {
   it.each([

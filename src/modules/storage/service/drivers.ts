@@ -4,10 +4,10 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { lazyModule } from '../../platform/lazy.js';
-import type { Config } from '../../config.js';
+import { lazyModule } from '../../../platform/lazy.js';
+import type { Config } from '../../../config.js';
 import type { ByteRange } from './policy.js';
-import type { Settings } from '../../config.js';
+import type { Settings } from '../../../config.js';
 
 export type DriverName = 'local' | 's3';
 

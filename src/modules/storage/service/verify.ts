@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { fileTypeFromBuffer } from 'file-type';
-import { AppError } from '../../platform/errors.js';
+import { AppError } from '../../../platform/errors.js';
 import { signatureMatches } from './policy.js';
 
 /** Bytes buffered for the signature check (file-type reads at most this much for the formats we accept). */

@@ -1,5 +1,5 @@
-import { STORAGE_PURPOSES, type StoragePurpose } from '../../platform/storage-links.js';
-import type { Settings } from '../../config.js';
+import { STORAGE_PURPOSES, type StoragePurpose } from '../schemas.js';
+import type { Settings } from '../../../config.js';
 
 export const MiB = 1024 * 1024;
 
