@@ -25,7 +25,7 @@ import {
   QuoteOut,
   TariffOut,
 } from './commerce/schemas.js';
-import { DeviceOut, NotificationOut } from './notifications/routes.js';
+import { DeviceOut, NotificationOut } from './notifications/schemas.js';
 import { AuditOut } from './audit/index.js';
 import { DocumentOut } from './documents/index.js';
 import {
@@ -44,7 +44,7 @@ import { PreferenceOut } from './messages/routes.js';
 import { ObjectOut } from './storage/schemas.js';
 import { OperatorOut } from './organizations/index.js';
 import { BannerOut } from './subadmin/index.js';
-import { AppBuildOut } from './mobile/routes.js';
+import { AppBuildOut } from './mobile/schemas.js';
 import { WebhookDeliveryOut, WebhookSubscriptionOut } from './webhooks/routes.js';
 import { ApiKeyOut } from './apikeys/routes.js';
 import { ImportOut } from './imports/index.js';

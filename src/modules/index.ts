@@ -119,7 +119,7 @@ export function composeModules(ctx: AppContext) {
     loadSubadmin: (claims) => subadminScope.load(claims),
     apiKeyClaims: (token) => apikeys.service.claims(token),
   });
-  const realtime = createRealtimeModule(ctx, { resolveActor, trips: logistics.directory });
+  const realtime = createRealtimeModule(ctx, { resolveActor, trips: logistics.directory, sessions: identity.service });
   const mobile = createMobileModule(ctx, {
     organizations: organizations.service,
     sync,

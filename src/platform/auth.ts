@@ -231,7 +231,7 @@ export function authorize(actor: Actor, auth: RouteAuth): void {
 }
 
 /**
- * The one actor resolver, shared by the HTTP hook below and the SSE streams (realtime/stream-auth.ts): from verified
+ * The one actor resolver, shared by the HTTP hook below and the SSE streams (realtime/service/stream-auth.ts): from verified
  * claims, checks the session is alive and the operator approved, loads a sub-administrator's scope, and checks the
  * route's declaration (roles, permission key).
  */

@@ -10,7 +10,7 @@ import { buildApp } from '../../src/app.js';
 import { DEMO_LOGINS, DEMO_PASSWORD, seedDemo } from '../../src/seed.js';
 import { newId } from '../../src/platform/ids.js';
 import { createPushWorker } from '../../src/modules/notifications/worker.js';
-import type { PushMessage } from '../../src/modules/notifications/gateway.js';
+import type { PushMessage } from '../../src/modules/notifications/service/gateway.js';
 import type { DemoSeed } from '../../src/platform/context.js';
 import { SseClient } from '../realtime/sse.js';
 import type { WebhookWorker } from '../../src/modules/webhooks/worker.js';

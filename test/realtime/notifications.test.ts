@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, waitFor, type Session, type TestApp } from '../helpers.js';
 import type { EventInput } from '../../src/platform/events.js';
 import { createPushWorker } from '../../src/modules/notifications/worker.js';
-import { createWebhookGateway, type PushGateway } from '../../src/modules/notifications/gateway.js';
+import { createWebhookGateway, type PushGateway } from '../../src/modules/notifications/service/gateway.js';
 
 let t: TestApp;
 let orgId: string;

@@ -312,3 +312,13 @@ export async function sessionLive(tx: Tx, organizationId: string, sessionId: str
   );
   return rows.length > 0;
 }
+
+/** Of these sessions (every organization), the ones still valid (not revoked, user active), as `organization:session`. */
+export async function aliveSessions(tx: Tx, sessionIds: string[]): Promise<Set<string>> {
+  const { rows } = await tx.query<{ id: string; organization_id: string }>(
+    `SELECT s.id, s.organization_id FROM auth_session s JOIN users u ON u.organization_id = s.organization_id AND u.id = s.user_id
+      WHERE s.id = ANY($1::text[]) AND s.revoked_at IS NULL AND u.active`,
+    [sessionIds],
+  );
+  return new Set(rows.map((r) => `${r.organization_id}:${r.id}`));
+}

@@ -1,23 +1,12 @@
-import { withDeps, type Api, type AppContext, type ModuleContext } from '../../platform/context.js';
-import type { OrganizationService } from '../organizations/index.js';
-import type { DeviceService, NotificationService, PushGateway } from '../notifications/index.js';
-import { createMobileService } from './service.js';
-import { createSyncService, type SyncRegistry } from './sync.js';
-import { registerMobileSync } from './providers.js';
+import { withDeps, type Api, type AppContext } from '../../platform/context.js';
+import type { MobileContext } from './context.js';
+import { createMobileService } from './service/apps.js';
+import { createSyncService } from './service/sync.js';
+import { registerMobileSync } from './service/inbox-sync.js';
 import { mobileRoutes } from './routes.js';
 
-export { createSyncRegistry, withSyncXid, lastPosition } from './sync.js';
-export type { SyncProvider, SyncOperationHandler, SyncRegistry, SyncChanges, SyncOutcome, SyncPage, SyncWindow } from './sync.js';
-
-export type MobileContext = ModuleContext<{
-  organizations: OrganizationService;
-  /** The offline sync registry (the composition root creates it; logistics and commerce add to it too). */
-  sync: SyncRegistry;
-  devices: DeviceService;
-  notifications: NotificationService;
-  pushGateway: PushGateway | null;
-  realtime: { readonly connectionCount: number };
-}>;
+export { createSyncRegistry, withSyncXid, lastPosition } from './service/sync.js';
+export type { SyncProvider, SyncOperationHandler, SyncRegistry, SyncChanges, SyncOutcome, SyncPage, SyncWindow } from './service/sync.js';
 
 export function createMobileModule(ctx: AppContext, deps: MobileContext['deps']) {
   const mctx: MobileContext = withDeps(ctx, deps);

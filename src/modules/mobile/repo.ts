@@ -29,15 +29,6 @@ export async function insertBuild(
   );
 }
 
-/** Registered devices per app role, and those seen in the last hour (the notifications module's device table). */
-export async function deviceCountsByApp(tx: Tx): Promise<{ app_role: string; registered: number; seen: number }[]> {
-  const { rows } = await tx.query<{ app_role: string; registered: number; seen: number }>(
-    `SELECT app_role, count(*)::int AS registered, count(*) FILTER (WHERE last_seen_at > now() - interval '1 hour')::int AS seen
-       FROM device WHERE deleted_at IS NULL GROUP BY app_role`,
-  );
-  return rows;
-}
-
 // ---------------------------------------------------------------- offline operations
 
 type SyncOperationRow = SnakeRow<typeof syncOperation.$inferSelect>;

@@ -1,16 +1,20 @@
 import type { Api, AppContext } from '../../platform/context.js';
-import type { IdentityService } from '../identity/index.js';
-import { createNotificationService } from './service.js';
-import { createDeviceService } from './devices.js';
-import { gatewayFromConfig } from './gateway.js';
+import type { NotificationsContext } from './context.js';
+import { createNotificationService } from './service/inbox.js';
+import { createDeviceService } from './service/devices.js';
+import { gatewayFromConfig } from './service/gateway.js';
 import { createPushWorker, pushWorkerOptions } from './worker.js';
 import { notificationRoutes } from './routes.js';
 
-export type { NotificationService } from './service.js';
-export type { DeviceService } from './devices.js';
-export type { PushGateway } from './gateway.js';
+export type { NotificationService } from './service/inbox.js';
+export type { DeviceService } from './service/devices.js';
+export type { PushGateway } from './service/gateway.js';
+export type { SyncWindow } from './context.js';
+export { publicNotification } from './service/inbox.js';
+export { publicDevice } from './service/devices.js';
+export { HeartbeatProps } from './schemas.js';
 
-export function createNotificationsModule(ctx: AppContext, deps: { identity: IdentityService }) {
+export function createNotificationsModule(ctx: AppContext, deps: NotificationsContext['deps']) {
   /** The configured push gateway, or null (pushes wait as `pending` / `NO_GATEWAY`). */
   const pushGateway = gatewayFromConfig(ctx.config.settings);
   /** Inbox: `notifyIn(tx, orgId, {...})`, `registerTemplate(type, fn)`, `setTerritoryAudience(fn)`. */

@@ -1,6 +1,6 @@
 import type { Tx } from '../../platform/db/index.js';
 import { selectList, type SnakeRow } from '../../platform/db/columns.js';
-import type { SyncWindow } from '../mobile/sync.js';
+import type { SyncWindow } from './context.js';
 import { device, notification } from './tables.js';
 
 /** The notifications module's SQL. Devices (installs of the apps, their push tokens and heartbeats). */
@@ -197,6 +197,15 @@ export async function unreadCount(tx: Tx, userId: string): Promise<number> {
     userId,
   ]);
   return rows[0].n;
+}
+
+/** Registered devices per app, and how many were seen in the last hour. */
+export async function deviceCountsByApp(tx: Tx): Promise<{ app_role: string; registered: number; seen: number }[]> {
+  const { rows } = await tx.query<{ app_role: string; registered: number; seen: number }>(
+    `SELECT app_role, count(*)::int AS registered, count(*) FILTER (WHERE last_seen_at > now() - interval '1 hour')::int AS seen
+       FROM device WHERE deleted_at IS NULL GROUP BY app_role`,
+  );
+  return rows;
 }
 
 /** The user's inbox rows in an offline sync window (never deleted, so no tombstones). */

@@ -1,7 +1,7 @@
 import type { Database } from '../../platform/db/index.js';
 import type { Worker } from '../../platform/context.js';
 import { claimPushes, markPushFailed, markPushSent, type ClaimedPush } from './repo.js';
-import type { PushGateway, PushResult } from './gateway.js';
+import type { PushGateway, PushResult } from './service/gateway.js';
 import type { Settings } from '../../config.js';
 
 export interface PushWorkerOptions {

@@ -1,18 +1,14 @@
 import client from 'prom-client';
-import type { ActorResolver } from '../../platform/auth.js';
-import { withDeps, type Api, type AppContext, type ModuleContext } from '../../platform/context.js';
-import type { TripDirectory } from '../storage/index.js';
-import { createRealtimeService, realtimeOptions } from './service.js';
+import { withDeps, type Api, type AppContext } from '../../platform/context.js';
+import type { RealtimeContext } from './context.js';
+import { createRealtimeService, realtimeOptions } from './service/streams.js';
 import { realtimeRoutes } from './routes.js';
 
-export type { RealtimeService } from './service.js';
-
-/** Streams authenticate with the same resolver as the HTTP hook; trip streams ask logistics who takes part. */
-export type RealtimeContext = ModuleContext<{ resolveActor: ActorResolver; trips: TripDirectory }>;
+export type { RealtimeService } from './service/streams.js';
 
 export function createRealtimeModule(ctx: AppContext, deps: RealtimeContext['deps']) {
   const mctx: RealtimeContext = withDeps(ctx, deps);
-  const svc = createRealtimeService(ctx, realtimeOptions(ctx.config.settings));
+  const svc = createRealtimeService(mctx, realtimeOptions(ctx.config.settings));
   ctx.onClose.push(() => svc.stop());
   return { name: 'realtime', service: svc, routes: (app: Api) => registerRealtime(app, mctx, svc) };
 }

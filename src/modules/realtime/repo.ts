@@ -3,9 +3,9 @@ import type { StoredEvent } from '../../platform/events.js';
 import { scopeSql } from '../../platform/scope.js';
 import { selectList, type SnakeRow } from '../../platform/db/columns.js';
 import { event } from '../../platform/tables.js';
-import type { StreamFilter } from './connection.js';
+import type { StreamFilter } from './service/connection.js';
 
-/** The realtime module's SQL: reading the event log (live fetch, catch-up, replay) and the open sessions. */
+/** The realtime module's SQL: reading the event log (live fetch, catch-up, replay)  */
 
 /** Every column of the event log (StoredEvent is its row: a column added to `event` and not to it fails to compile below). */
 const EVENT_COLUMNS = selectList(event, 'event');
@@ -65,14 +65,4 @@ export async function replayPage(tx: Tx, filter: StreamFilter, after: number, up
     [after, upTo, ...f.params],
   );
   return rows;
-}
-
-/** Of these sessions, the ones still valid (not revoked, user active), as `organization:session`. */
-export async function aliveSessions(tx: Tx, sessionIds: string[]): Promise<Set<string>> {
-  const { rows } = await tx.query<{ id: string; organization_id: string }>(
-    `SELECT s.id, s.organization_id FROM auth_session s JOIN users u ON u.organization_id = s.organization_id AND u.id = s.user_id
-      WHERE s.id = ANY($1::text[]) AND s.revoked_at IS NULL AND u.active`,
-    [sessionIds],
-  );
-  return new Set(rows.map((r) => `${r.organization_id}:${r.id}`));
 }

@@ -1,14 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { actorOf, type Actor, type RouteAuth } from '../../platform/auth.js';
-import { AppError } from '../../platform/errors.js';
 import { Id, IdParams, Strict, Timestamp } from '../../platform/schemas.js';
 import type { Api } from '../../platform/context.js';
-import type { RealtimeContext } from './index.js';
-import type { RealtimeService } from './service.js';
-import { STREAM_KINDS, STREAM_TOKEN_TTL_SECONDS, signStreamToken, streamActor, type StreamKind } from './stream-auth.js';
-import type { StreamFilter } from './connection.js';
-import type { ResumeFrom } from './service.js';
+import type { RealtimeContext } from './context.js';
+import type { RealtimeService, ResumeFrom } from './service/streams.js';
+import { STREAM_KINDS, STREAM_TOKEN_TTL_SECONDS, signStreamToken, streamActor, type StreamKind } from './service/stream-auth.js';
+import type { StreamFilter } from './service/connection.js';
 
 const StreamQuery = Strict({
   stream_token: Type.Optional(
@@ -48,18 +46,6 @@ function lastEventIdOf(req: FastifyRequest<{ Querystring: { last_event_id?: stri
 }
 
 export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeService) {
-  async function tripFilter(actor: Actor, tripId: string): Promise<StreamFilter> {
-    const directory = ctx.deps.trips;
-    const staff = actor.kind === 'administrator' || actor.kind === 'dispatch';
-    const trip = await ctx.db.withTenant(actor, (tx) => directory.tripParticipants(tx, tripId));
-    if (!trip) throw AppError.notFound('Trip');
-    if (staff) return { kind: 'trip', tripId };
-    if (actor.kind === 'subadmin' && trip.territory_id && actor.subadmin?.territoryIds.includes(trip.territory_id))
-      return { kind: 'trip', tripId };
-    if ([trip.driver_user_id, trip.merchant_user_id, trip.customer_user_id].includes(actor.userId)) return { kind: 'trip', tripId };
-    throw AppError.notFound('Trip');
-  }
-
   const stream = (
     path: string,
     operationId: string,
@@ -117,7 +103,7 @@ export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeServ
     "One trip's events: its driver, merchant and customer, dispatch, administrators, and sub-administrators of its territory (others: 404)",
     'trip',
     { permission: 'tracking' },
-    (a, req) => tripFilter(a, (req.params as { id: string }).id),
+    (a, req) => svc.tripFilter(a, (req.params as { id: string }).id),
   );
   stream(
     '/realtime/territories/stream',

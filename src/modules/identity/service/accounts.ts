@@ -354,6 +354,9 @@ export function createIdentityService(ctx: IdentityContext) {
     /** For other modules (recipient messages: the preference of a customer's phone): a user's phone, or null. */
     userPhone: (tx: Tx, userId: string): Promise<string | null> => repo.userPhone(tx, userId),
 
+    /** For other modules (realtime: open streams end with their session): of these sessions, the live ones, as `organization:session`. */
+    aliveSessions: (tx: Tx, sessionIds: string[]): Promise<Set<string>> => repo.aliveSessions(tx, sessionIds),
+
     /** For other modules (the dashboard): active users per role in the caller's organization. */
     activeUsersByRole: (tx: Tx): Promise<Record<string, number>> => repo.activeUsersByRole(tx),
 

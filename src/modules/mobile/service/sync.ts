@@ -1,11 +1,11 @@
 import { FormatRegistry, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { AppError } from '../../platform/errors.js';
-import type { Actor, Principal } from '../../platform/auth.js';
-import { requestHash } from '../../platform/idempotency.js';
-import type { AppContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
-import { claimOperation, currentSnapshot, recordOutcome, savepoint, storedOperation } from './repo.js';
+import { AppError } from '../../../platform/errors.js';
+import type { Actor, Principal } from '../../../platform/auth.js';
+import { requestHash } from '../../../platform/idempotency.js';
+import type { AppContext } from '../../../platform/context.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { claimOperation, currentSnapshot, recordOutcome, savepoint, storedOperation } from '../repo.js';
 
 // Operation payloads are checked with TypeBox's Value (route bodies use ajv); it needs the formats it meets.
 if (!FormatRegistry.Has('date-time')) {

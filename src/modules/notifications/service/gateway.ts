@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Settings } from '../../config.js';
+import type { Settings } from '../../../config.js';
 
 /** One push to one device, as the worker hands it to a gateway. */
 export interface PushMessage {

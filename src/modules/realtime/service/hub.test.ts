@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EventHub, type Subscriber } from './hub.js';
-import type { StoredEvent } from '../../platform/events.js';
+import type { StoredEvent } from '../../../platform/events.js';
 
 /** The hub's ordering rules, driven directly: committed rows live in a map, NOTIFYs are calls. */
 function setup(gapTimeoutMs = 80) {

@@ -1,17 +1,17 @@
-import { AppError } from '../../platform/errors.js';
-import { newId } from '../../platform/ids.js';
-import type { Actor, Principal } from '../../platform/auth.js';
-import { recordAudit } from '../../platform/audit.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
-import type { IdentityService } from '../identity/index.js';
-import type { AppContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
-import type { StoredEvent } from '../../platform/events.js';
+import { AppError } from '../../../platform/errors.js';
+import { newId } from '../../../platform/ids.js';
+import type { Actor, Principal } from '../../../platform/auth.js';
+import { recordAudit } from '../../../platform/audit.js';
+import { pageRequest, toPage } from '../../../platform/pagination.js';
+import type { NotificationsContext, SyncWindow } from '../context.js';
+import type { AppContext } from '../../../platform/context.js';
+import type { Tx } from '../../../platform/db/index.js';
+import type { StoredEvent } from '../../../platform/events.js';
 import { DEFAULT_TEMPLATES, type NotificationTemplate } from './templates.js';
-import * as repo from './repo.js';
-import type { NotificationRow } from './repo.js';
+import * as repo from '../repo.js';
+import type { NotificationRow } from '../repo.js';
 
-export type { NotificationRow } from './repo.js';
+export type { NotificationRow } from '../repo.js';
 
 export interface NotifyInput {
   type: string;
@@ -56,7 +56,10 @@ export interface AdminNotificationInput {
   user_ids?: string[];
 }
 
-export function createNotificationService(ctx: AppContext, opts: { gatewayConfigured: boolean; identity: IdentityService }) {
+export function createNotificationService(
+  ctx: AppContext,
+  opts: { gatewayConfigured: boolean; identity: NotificationsContext['deps']['identity'] },
+) {
   const templates = new Map<string, NotificationTemplate>(Object.entries(DEFAULT_TEMPLATES));
   let territoryAudience: TerritoryAudience | null = null;
 
@@ -168,6 +171,9 @@ export function createNotificationService(ctx: AppContext, opts: { gatewayConfig
   }
 
   return {
+    /** The user's inbox rows in an offline sync window (mobile's sync pull). */
+    changedIn: (tx: Tx, userId: string, w: SyncWindow) => repo.notificationsChangedIn(tx, userId, w),
+
     notifyIn,
     markReadIn,
     onEvent,

@@ -1,4 +1,4 @@
-import type { StoredEvent } from '../../platform/events.js';
+import type { StoredEvent } from '../../../platform/events.js';
 
 /** A live listener of one organization's events (an SSE connection). */
 export interface Subscriber {

@@ -1,10 +1,10 @@
-import type { Actor, AppRole } from '../../platform/auth.js';
-import type { MobileContext } from './index.js';
-import type { Tx } from '../../platform/db/index.js';
-import { newId } from '../../platform/ids.js';
-import { deviceCountsByApp, insertBuild, listBuilds, type AppBuildRow } from './repo.js';
+import type { Actor, AppRole } from '../../../platform/auth.js';
+import type { MobileContext } from '../context.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { newId } from '../../../platform/ids.js';
+import { insertBuild, listBuilds, type AppBuildRow } from '../repo.js';
 
-export type { AppBuildRow } from './repo.js';
+export type { AppBuildRow } from '../repo.js';
 
 /** The four apps. Organizations without published builds get these (the V0.7.2 production release). */
 export const DEFAULT_APPS: Record<AppRole, { name: string; package_name: string }> = {
@@ -245,7 +245,7 @@ export function createMobileService(ctx: MobileContext) {
     async apps(actor: Actor) {
       return ctx.db.withTenant(actor, async (tx) => {
         const builds = await buildsIn(tx);
-        const rows = await deviceCountsByApp(tx);
+        const rows = await ctx.deps.devices.countsByApp(tx);
         const counts = new Map(rows.map((r) => [r.app_role, r]));
         return {
           data: (Object.keys(DEFAULT_APPS) as AppRole[]).map((role) => ({

@@ -1,12 +1,12 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../platform/errors.js';
-import type { Actor } from '../../platform/auth.js';
-import { EVENTS_CHANNEL } from '../../platform/events.js';
-import type { AppContext } from '../../platform/context.js';
+import { AppError } from '../../../platform/errors.js';
+import type { Actor } from '../../../platform/auth.js';
+import { EVENTS_CHANNEL } from '../../../platform/events.js';
+import type { RealtimeContext } from '../context.js';
 import { EventHub, sseFrame } from './hub.js';
 import { SseConnection, type StreamFilter } from './connection.js';
-import type { Settings } from '../../config.js';
-import { aliveSessions, eventSeqBounds, eventsBySeq, eventsSince, maxEventSeq, replayPage } from './repo.js';
+import type { Settings } from '../../../config.js';
+import { eventSeqBounds, eventsBySeq, eventsSince, maxEventSeq, replayPage } from '../repo.js';
 
 const REPLAY_PAGE = 500;
 
@@ -56,7 +56,7 @@ export function realtimeOptions(s: Settings): RealtimeOptions {
   };
 }
 
-export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
+export function createRealtimeService(ctx: RealtimeContext, opts: RealtimeOptions) {
   const { db } = ctx;
   const connections = new Set<SseConnection>();
   let log: FastifyBaseLogger | null = null;
@@ -80,7 +80,7 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
     try {
       const open = [...connections];
       const sids = [...new Set(open.map((c) => c.sessionId))];
-      const alive = await db.withSystem((tx) => aliveSessions(tx, sids));
+      const alive = await db.withSystem((tx) => ctx.deps.sessions.aliveSessions(tx, sids));
       for (const c of open) if (!alive.has(`${c.organizationId}:${c.sessionId}`)) c.close('session_revoked');
     } catch {
       // The database does not answer: the next round tries again.
@@ -113,6 +113,17 @@ export function createRealtimeService(ctx: AppContext, opts: RealtimeOptions) {
   }
 
   return {
+    /** The filter of a trip's stream, for staff, the sub-administrator of its territory and its participants; anyone else 404. */
+    async tripFilter(actor: Actor, tripId: string): Promise<StreamFilter> {
+      const staff = actor.kind === 'administrator' || actor.kind === 'dispatch';
+      const trip = await db.withTenant(actor, (tx) => ctx.deps.trips.tripParticipants(tx, tripId));
+      if (!trip) throw AppError.notFound('Trip');
+      if (staff) return { kind: 'trip', tripId };
+      if (actor.kind === 'subadmin' && trip.territory_id && actor.subadmin?.territoryIds.includes(trip.territory_id))
+        return { kind: 'trip', tripId };
+      if ([trip.driver_user_id, trip.merchant_user_id, trip.customer_user_id].includes(actor.userId)) return { kind: 'trip', tripId };
+      throw AppError.notFound('Trip');
+    },
     hub,
     get connectionCount() {
       return connections.size;

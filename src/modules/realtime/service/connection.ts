@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { StoredEvent } from '../../platform/events.js';
+import type { StoredEvent } from '../../../platform/events.js';
 import type { Subscriber } from './hub.js';
 
 /** Which events a stream carries; the same rule is applied in SQL for the replay (see replayFilter in repo.ts). */

@@ -1,10 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { Id, Strict } from '../../platform/schemas.js';
-import type { MobileContext } from './index.js';
-import { publicNotification } from '../notifications/service.js';
-import { notificationsChangedIn } from '../notifications/repo.js';
-import { publicDevice } from '../notifications/devices.js';
-import { HeartbeatProps } from '../notifications/routes.js';
+import { Id, Strict } from '../../../platform/schemas.js';
+import type { MobileContext } from '../context.js';
+import { HeartbeatProps, publicDevice, publicNotification } from '../../notifications/index.js';
 import { lastPosition, type SyncRegistry } from './sync.js';
 
 /** The sync entities and operations of the inbox and devices; trips, orders, catalog... are registered by their modules. */
@@ -13,7 +10,7 @@ export function registerMobileSync(ctx: MobileContext, registry: SyncRegistry) {
     entity: 'notifications',
     async pull(tx, actor, w) {
       // Inbox rows are never deleted, so there are no tombstones.
-      const rows = await notificationsChangedIn(tx, actor.userId, w);
+      const rows = await ctx.deps.notifications.changedIn(tx, actor.userId, w);
       return { changed: rows.map(publicNotification), deleted: [], last: lastPosition(rows), read: rows.length };
     },
   });

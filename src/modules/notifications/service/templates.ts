@@ -1,4 +1,4 @@
-import type { StoredEvent } from '../../platform/events.js';
+import type { StoredEvent } from '../../../platform/events.js';
 
 export interface NotificationText {
   title: string;

@@ -1,13 +1,13 @@
-import { AppError } from '../../platform/errors.js';
-import { newId } from '../../platform/ids.js';
-import type { Actor } from '../../platform/auth.js';
-import type { AppContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
-import type { SyncWindow } from '../mobile/sync.js';
-import * as repo from './repo.js';
-import type { DeviceRow } from './repo.js';
+import { AppError } from '../../../platform/errors.js';
+import { newId } from '../../../platform/ids.js';
+import type { Actor } from '../../../platform/auth.js';
+import type { AppContext } from '../../../platform/context.js';
+import type { Tx } from '../../../platform/db/index.js';
+import type { SyncWindow } from '../context.js';
+import * as repo from '../repo.js';
+import type { DeviceRow } from '../repo.js';
 
-export type { DeviceRow } from './repo.js';
+export type { DeviceRow } from '../repo.js';
 
 export interface RegisterDevice {
   platform: 'android' | 'ios' | 'web';
@@ -118,11 +118,13 @@ export function createDeviceService(ctx: AppContext) {
       return publicDevice(r.device);
     },
 
-    /** For sync pull: the caller's devices changed after `since`, and tombstones of removed ones. */
     /** The caller's devices in an offline sync window (deleted ones are tombstones, except at a first sync). */
     async changedIn(tx: Tx, actor: Actor, w: SyncWindow) {
       return repo.devicesChangedIn(tx, actor.userId, w);
     },
+
+    /** Registered devices per app, and how many were seen in the last hour (mobile health). */
+    countsByApp: (tx: Tx) => repo.deviceCountsByApp(tx),
 
     /** Devices seen in the last hour per app and version (mobile health). */
     async seenLastHour(tx: Tx) {

@@ -1,6 +1,6 @@
 import { SignJWT, jwtVerify } from 'jose';
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../../platform/errors.js';
+import { AppError } from '../../../platform/errors.js';
 import {
   bearerToken,
   verifyAccessToken,
@@ -9,8 +9,8 @@ import {
   type AppRole,
   type Principal,
   type RouteAuth,
-} from '../../platform/auth.js';
-import type { RealtimeContext } from './index.js';
+} from '../../../platform/auth.js';
+import type { RealtimeContext } from '../context.js';
 
 export const STREAM_TOKEN_TTL_SECONDS = 60;
 const AUDIENCE = 'delivery-api:stream';
