@@ -45,7 +45,7 @@ import { ObjectOut } from './storage/schemas.js';
 import { OperatorOut } from './organizations/index.js';
 import { BannerOut } from './subadmin/index.js';
 import { AppBuildOut } from './mobile/schemas.js';
-import { WebhookDeliveryOut, WebhookSubscriptionOut } from './webhooks/routes.js';
+import { WebhookDeliveryOut, WebhookSubscriptionOut } from './webhooks/schemas.js';
 import { ApiKeyOut } from './apikeys/routes.js';
 import { ImportOut } from './imports/index.js';
 import { ShopConnectionOut, ShopOrderOut } from './shops/index.js';

@@ -84,7 +84,7 @@ export function composeModules(ctx: AppContext) {
     storage: storage.linker,
     organizations: organizations.service,
   });
-  const integrations = createIntegrationsModule(ctx);
+  const integrations = createIntegrationsModule(ctx, { organizations: organizations.service });
   const notifications = createNotificationsModule(ctx, { identity: identity.service });
   const messages = createMessagesModule(ctx, {
     logistics: logistics.api,

@@ -6,7 +6,7 @@ import { newDriver, newTrip, tripIn, type TestDriver } from '../logistics/fixtur
 import { demoShop, ok, orderKit, type MoneyShop, type OrderKit } from '../money/fixtures.js';
 import { newSubadmin, newTerritory } from '../subadmin/fixtures.js';
 import { WEBHOOK_EVENT_TYPES } from '../../src/modules/webhooks/index.js';
-import { resourceOf } from '../../src/modules/webhooks/service.js';
+import { resourceOf } from '../../src/modules/webhooks/service/webhooks.js';
 
 /**
  * Outbound webhooks in production: every event family carries its resource as the API returns it, dispatchers and

@@ -15,7 +15,7 @@ import { loadOrCreateSecret, SECRETS_KEY_KIND } from '../../src/platform/secret-
 import { prepareStoredSecrets, reencryptStoredSecrets } from '../../src/platform/secret-store.js';
 import { decryptSecret, encryptSecret, keyIdOf, keyring, keyVersionOf, parseSecretsKey, SecretError } from '../../src/platform/secrets.js';
 import { seedDemo } from '../../src/seed.js';
-import { verifySignature } from '../../src/modules/integrations/signature.js';
+import { verifySignature } from '../../src/platform/signature.js';
 
 const A = Buffer.from(TEST_SECRETS_KEY, 'hex');
 const B = Buffer.from('b'.repeat(64), 'hex');

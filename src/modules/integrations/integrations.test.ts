@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../../../test/helpers.js';
 import { AppError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { paymentConnectorReadyFrom, refusePaymentIntent } from './payments.js';
-import { signPayload, verifySignature } from './signature.js';
+import { paymentConnectorReadyFrom, refusePaymentIntent } from './service/payments.js';
+import { signPayload, verifySignature } from '../../platform/signature.js';
 import { readSettings } from '../../config.js';
 
 const PAY_SECRET = 'whsec_partner_pay_0123456789abcdef';

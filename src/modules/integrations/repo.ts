@@ -1,6 +1,5 @@
 import { and, eq } from 'drizzle-orm';
 import type { Tx } from '../../platform/db/index.js';
-import { organization } from '../organizations/tables.js';
 import { integrationWebhookEvent } from './tables.js';
 
 /** The integrations module's SQL: connector callbacks as stored. */
@@ -11,11 +10,6 @@ export type NewWebhookEvent = Pick<
   'organizationId' | 'id' | 'connector' | 'eventId' | 'eventType' | 'payload' | 'bodySha256' | 'signedAt'
 >;
 export type StoredWebhookEvent = Pick<WebhookEventRecord, 'id' | 'status'>;
-
-export async function organizationExists(tx: Tx, organizationId: string): Promise<boolean> {
-  const rows = await tx.orm.select({ id: organization.id }).from(organization).where(eq(organization.id, organizationId));
-  return rows.length > 0;
-}
 
 /**
  * Stores a callback once per (organization, connector, event id), acknowledged and not applied while the

@@ -1,48 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { Api, AppContext } from '../../platform/context.js';
-import type { IntegrationsService } from './service.js';
+import type { IntegrationsService } from './service/integrations.js';
 import { Strict } from '../../platform/schemas.js';
-import { PAYMENT_CONNECTORS, WEBHOOK_SECRET_SETTING } from './connectors.js';
-import { SIGNATURE_TOLERANCE_SECONDS } from './signature.js';
-import { WebhookPayload } from './service.js';
-
-const RoadmapState = Type.Union([Type.Literal('available'), Type.Literal('planned'), Type.Literal('future')], {
-  description:
-    '`available` usable now; `planned` scheduled for a coming release; `future` contract reserved, not active, no release scheduled',
-});
-const RoadmapOut = Type.Object({
-  data: Type.Array(
-    Type.Object({
-      key: Type.String(),
-      name: Type.String(),
-      category: Type.Union([Type.Literal('payments'), Type.Literal('chat')]),
-      state: RoadmapState,
-      active: Type.Boolean(),
-      description: Type.String(),
-      webhook_path: Type.Union([Type.String(), Type.Null()]),
-      webhook_configured: Type.Union([Type.Boolean(), Type.Null()], {
-        description: 'whether the signing secret of the inbound callback is set (never the secret)',
-      }),
-    }),
-  ),
-});
-const PaymentsOut = Type.Object({
-  state: Type.Literal('future'),
-  active: Type.Boolean(),
-  code: Type.String(),
-  message: Type.String(),
-  connectors: Type.Array(Type.Object({ key: Type.String(), state: Type.Literal('future'), active: Type.Boolean() })),
-});
-const ReceiptOut = Type.Object({
-  id: Type.String({ description: 'id of the stored callback' }),
-  connector: Type.String(),
-  event_id: Type.String(),
-  received: Type.Literal(true),
-  duplicate: Type.Boolean({ description: 'true when this event id was already stored; nothing was stored again' }),
-  status: Type.Union([Type.Literal('received'), Type.Literal('ignored'), Type.Literal('processed')], {
-    description: '`ignored` while the connectors are not active: stored, acknowledged, no effect on orders',
-  }),
-});
+import { PAYMENT_CONNECTORS, WEBHOOK_SECRET_SETTING } from './service/connectors.js';
+import { SIGNATURE_TOLERANCE_SECONDS } from '../../platform/signature.js';
+import { PaymentsOut, ReceiptOut, RoadmapOut, WebhookPayload } from './schemas.js';
 
 const webhookDescription = (connector: string, setting: string) =>
   `Inbound callback of the ${connector} connector. Public route, verified instead of authenticated:\n\n` +

@@ -1,12 +1,8 @@
-import { withDeps, type Api, type AppContext, type Module, type ModuleContext } from '../../platform/context.js';
-import type { LogisticsApi } from '../logistics/index.js';
-import type { NotificationService } from '../notifications/index.js';
+import { withDeps, type Api, type AppContext, type Module } from '../../platform/context.js';
 import { tripOut } from '../logistics/index.js';
-import type { TSchema } from '@sinclair/typebox';
-import type { Tx } from '../../platform/db/index.js';
 import { fillOrganizationId } from '../../platform/tenant-fields.js';
-import type { SubadminScope } from '../../platform/auth.js';
-import { createWebhookService } from './service.js';
+import type { WebhooksContext } from './context.js';
+import { createWebhookService } from './service/webhooks.js';
 import { webhookRoutes } from './routes.js';
 import client from 'prom-client';
 import {
@@ -19,25 +15,13 @@ import {
   type WebhookWorkerOptions,
 } from './worker.js';
 import { backlog, oldestPendingSeconds } from './repo.js';
-import { closeAgents } from './sender.js';
+import { closeAgents } from './service/sender.js';
 
-export { WEBHOOK_EVENT_TYPES } from './service.js';
+export { WEBHOOK_EVENT_TYPES } from './schemas.js';
 export { WEBHOOK_SECRET_COLUMNS } from './repo.js';
 
-/** What webhooks uses of other modules, given by the composition root. */
-export type WebhooksContext = ModuleContext<{
-  /** The trip as GET /trips/:id returns it (logistics). */
-  logistics: Pick<LogisticsApi, 'getTrip' | 'merchantOfUser'>;
-  /** The owner of a disabled subscription is told (notifications). */
-  notifications: Pick<NotificationService, 'notifyIn'>;
-  /** A sub-administrator's effective scope now (territories, permissions), for the subscriptions he owns (subadmin). */
-  subadminScope: (tx: Tx, organizationId: string, userId: string) => Promise<SubadminScope | null>;
-  /** The other resource families as their GETs return them (the mapper's output and the response schema): orders (commerce), payment reviews and settlements (money). */
-  resources: Record<string, { schema: TSchema; read: (tx: Tx, id: string) => Promise<object | null> }>;
-}>;
-
 /**
- * Outbound webhooks (issue 23). Settings (environment): WEBHOOK_ALLOW_HTTP (default: development only),
+ * Outbound webhooks. Settings (environment): WEBHOOK_ALLOW_HTTP (default: development only),
  * WEBHOOK_ALLOW_PRIVATE_TARGETS (off), WEBHOOK_TIMEOUT_MS (10000), WEBHOOK_CLAIM_TIMEOUT_MS (60000),
  * WEBHOOK_CONCURRENCY (16), WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY (4), WEBHOOK_RETRY_BASE_MS (30000),
  * WEBHOOK_RETRY_MAX_MS (6 h), WEBHOOK_RETRY_WINDOW_MS (24 h), WEBHOOK_DISABLE_AFTER_MS (24 h),

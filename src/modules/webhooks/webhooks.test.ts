@@ -4,9 +4,9 @@ import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../../../test/helpers.js';
-import { verifySignature } from '../integrations/signature.js';
+import { verifySignature } from '../../platform/signature.js';
 import { backoffMs, classify, retryAfterMs, type WebhookWorker } from './worker.js';
-import { checkTargetUrl, httpSender, isNonPublicAddress } from './sender.js';
+import { checkTargetUrl, httpSender, isNonPublicAddress } from './service/sender.js';
 
 // ---- A real receiving server: records every request (raw body and headers), answers as `plan` says.
 interface Received {

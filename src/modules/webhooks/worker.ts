@@ -1,15 +1,15 @@
 import { createHmac } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Worker } from '../../platform/context.js';
-import type { WebhooksContext } from './index.js';
+import type { WebhooksContext } from './context.js';
 import { systemActor } from '../../platform/auth.js';
 import { recordAudit } from '../../platform/audit.js';
 import { newId } from '../../platform/ids.js';
-import { SIGNATURE_HEADER, signPayload } from '../integrations/signature.js';
+import { SIGNATURE_HEADER, signPayload } from '../../platform/signature.js';
 import * as repo from './repo.js';
-import { httpSender, targetPolicy, type SendResult, type WebhookSender } from './sender.js';
+import { httpSender, targetPolicy, type SendResult, type WebhookSender } from './service/sender.js';
 import { decryptSecret, SecretError, type SecretsKeyring } from '../../platform/secrets.js';
-import { secretContextOf } from './service.js';
+import { secretContextOf } from './service/webhooks.js';
 
 export const TIMESTAMP_HEADER = 'x-webhook-timestamp';
 export const EVENT_ID_HEADER = 'x-webhook-event-id';

@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import type { Config } from '../../config.js';
+import type { Config } from '../../../config.js';
 
 /** Where webhooks may go: https only outside development, and no private or loopback address unless allowed. */
 export interface TargetPolicy {

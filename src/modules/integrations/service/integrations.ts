@@ -1,33 +1,13 @@
-import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { AppError, type FieldError } from '../../platform/errors.js';
-import { newId, sha256Hex } from '../../platform/ids.js';
-import type { AppContext } from '../../platform/context.js';
-import { Id } from '../../platform/schemas.js';
+import { AppError, type FieldError } from '../../../platform/errors.js';
+import { newId, sha256Hex } from '../../../platform/ids.js';
+import type { IntegrationsContext } from '../context.js';
 import { PAYMENT_CONNECTORS, ROADMAP, WEBHOOK_SECRET_SETTING, type PaymentConnector } from './connectors.js';
-import { SIGNATURE_HEADER, verifySignature } from './signature.js';
+import { SIGNATURE_HEADER, verifySignature } from '../../../platform/signature.js';
 import { paymentConnectorReadyFrom, refusePaymentIntent } from './payments.js';
-import { findWebhookEvent, insertWebhookEvent, organizationExists } from './repo.js';
+import { findWebhookEvent, insertWebhookEvent } from '../repo.js';
+import { WebhookPayload } from '../schemas.js';
 
-/**
- * The signed body of a connector callback. Fields we do not know are kept (a partner adding a field must
- * not make its callbacks fail); the organization comes from the signed body, so it cannot be forged.
- */
-export const WebhookPayload = Type.Object(
-  {
-    event_id: Type.String({
-      minLength: 1,
-      maxLength: 200,
-      pattern: '^[\\x21-\\x7E]+$',
-      description: "the connector's unique event id; deduplication key",
-    }),
-    organization_id: Id,
-    type: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'e.g. payment_intent.succeeded' })),
-    data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  },
-  { additionalProperties: true },
-);
-type WebhookPayload = Static<typeof WebhookPayload>;
 const checkPayload = TypeCompiler.Compile(WebhookPayload);
 
 export interface WebhookReceipt {
@@ -55,7 +35,7 @@ function parsePayload(raw: Buffer): WebhookPayload {
   return body;
 }
 
-export function createIntegrationsService(ctx: AppContext) {
+export function createIntegrationsService(ctx: IntegrationsContext) {
   const secretOf = (connector: PaymentConnector): string | null => {
     const value = ctx.config.settings[WEBHOOK_SECRET_SETTING[connector]];
     return value && value.length > 0 ? value : null;
@@ -120,7 +100,8 @@ export function createIntegrationsService(ctx: AppContext) {
       const payload = parsePayload(rawBody);
       // The signed payload names its organization: stored under that tenant's row-level security.
       return ctx.db.withTenant({ organizationId: payload.organization_id, userId: null }, async (tx) => {
-        if (!(await organizationExists(tx, payload.organization_id)))
+        // The organization's own row, seen through the tenant set above: none when the organization does not exist.
+        if (!(await ctx.deps.organizations.branding(tx)))
           throw AppError.unprocessable('The organization of the callback does not exist', 'UNKNOWN_ORGANIZATION');
         const inserted = await insertWebhookEvent(tx, {
           organizationId: payload.organization_id,

@@ -1,49 +1,20 @@
-import type { Settings } from '../../config.js';
-import type { WebhooksContext } from './index.js';
-import type { Actor } from '../../platform/auth.js';
-import { tenantOf } from '../../platform/auth.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import type { StoredEvent } from '../../platform/events.js';
-import { newId, randomToken } from '../../platform/ids.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
-import { recordAudit } from '../../platform/audit.js';
-import { countRequest } from '../../platform/rate-limit.js';
-import * as repo from './repo.js';
+import type { Settings } from '../../../config.js';
+import type { WebhooksContext } from '../context.js';
+import { WEBHOOK_EVENT_TYPES } from '../schemas.js';
+import type { Actor } from '../../../platform/auth.js';
+import { tenantOf } from '../../../platform/auth.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import type { StoredEvent } from '../../../platform/events.js';
+import { newId, randomToken } from '../../../platform/ids.js';
+import { pageRequest, toPage } from '../../../platform/pagination.js';
+import { recordAudit } from '../../../platform/audit.js';
+import { countRequest } from '../../../platform/rate-limit.js';
+import * as repo from '../repo.js';
 import { checkTargetUrl, targetPolicy } from './sender.js';
-import { encryptSecret, requireKeyring, secretContext } from '../../platform/secrets.js';
-import type { PermissionKey, SubadminScope } from '../../platform/auth.js';
+import { encryptSecret, requireKeyring, secretContext } from '../../../platform/secrets.js';
+import type { PermissionKey, SubadminScope } from '../../../platform/auth.js';
 
-/** The events a subscription may ask for: the names of the SSE streams. */
-export const WEBHOOK_EVENT_TYPES = [
-  'trip.created',
-  'trip.updated',
-  'trip.assigned',
-  'trip.accepted',
-  'trip.rejected',
-  'trip.unassigned',
-  'trip.offer_expired',
-  'trip.location_updated',
-  'trip.geofence_entered',
-  'trip.pickup_verified',
-  'trip.on_the_way',
-  'trip.delivery_verified',
-  'trip.completed',
-  'trip.delivery_failed',
-  'trip.returned',
-  'trip.cancelled',
-  'trip.delayed',
-  'trip.location_stale',
-  'trip.rejected_repeatedly',
-  'trip.pin_locked',
-  'order.created',
-  'order.status_changed',
-  'payment_review.submitted',
-  'payment_review.approved',
-  'payment_review.rejected',
-  'driver_settlement.created',
-  'driver_settlement.paid',
-] as const;
 const KNOWN = new Set<string>(WEBHOOK_EVENT_TYPES);
 /** Types only sent when named explicitly (not by `*`), and throttled per resource and subscription. */
 export const OPT_IN_TYPES = new Set(['trip.location_updated']);

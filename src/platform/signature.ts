@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { AppError } from '../../platform/errors.js';
+import { AppError } from './errors.js';
 
-/** Name of the header that carries the signature of an inbound connector callback. */
+/** Name of the header that carries a signed body's signature (outbound webhooks, inbound connector callbacks). */
 export const SIGNATURE_HEADER = 'x-signature';
 /** Accepted clock difference between the connector and us, both directions. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;

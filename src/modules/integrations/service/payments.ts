@@ -1,5 +1,5 @@
-import { AppError } from '../../platform/errors.js';
-import type { Config } from '../../config.js';
+import { AppError } from '../../../platform/errors.js';
+import type { Config } from '../../../config.js';
 
 /** Status of every reserved payment contract while the connectors are not released. */
 export const FUTURE_INTEGRATION_STATUS = 501;
