@@ -40,13 +40,13 @@ import {
   WalletOut,
 } from './money/index.js';
 import { DispatchSettingsOut, PlanOut } from './dispatch/routes.js';
-import { PreferenceOut } from './messages/routes.js';
+import { PreferenceOut } from './messages/schemas.js';
 import { ObjectOut } from './storage/schemas.js';
 import { OperatorOut } from './organizations/index.js';
 import { BannerOut } from './subadmin/index.js';
 import { AppBuildOut } from './mobile/schemas.js';
 import { WebhookDeliveryOut, WebhookSubscriptionOut } from './webhooks/schemas.js';
-import { ApiKeyOut } from './apikeys/routes.js';
+import { ApiKeyOut } from './apikeys/schemas.js';
 import { ImportOut } from './imports/index.js';
 import { ShopConnectionOut, ShopOrderOut } from './shops/index.js';
 

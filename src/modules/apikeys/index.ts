@@ -1,13 +1,7 @@
-import { withDeps, type Api, type AppContext, type Module, type ModuleContext } from '../../platform/context.js';
-import type { IdentityService } from '../identity/index.js';
+import { withDeps, type Api, type AppContext, type Module } from '../../platform/context.js';
+import type { ApiKeysContext } from './context.js';
 import { createApiKeyService } from './service.js';
 import { apiKeyRoutes } from './routes.js';
-
-/** What API keys use of other modules, given by the composition root. */
-export type ApiKeysContext = ModuleContext<{
-  /** A key acts as its owner now: his principal and whether he is active (identity). */
-  identity: Pick<IdentityService, 'principalOfUser'>;
-}>;
 
 /**
  * API keys of administrators and merchant users, for integrations (a shop's server). Settings (environment):

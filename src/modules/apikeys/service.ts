@@ -12,7 +12,7 @@ import { newId, randomToken, safeEqual, sha256Hex } from '../../platform/ids.js'
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { recordAudit } from '../../platform/audit.js';
 import { countRequest } from '../../platform/rate-limit.js';
-import type { ApiKeysContext } from './index.js';
+import type { ApiKeysContext } from './context.js';
 import * as repo from './repo.js';
 
 /** The scopes an owner of this kind may grant (a key never does more than its owner). */

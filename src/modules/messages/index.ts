@@ -1,23 +1,9 @@
-import { withDeps, type Api, type AppContext, type ModuleContext } from '../../platform/context.js';
-import type { ChatService } from '../chat/index.js';
-import type { LogisticsApi } from '../logistics/index.js';
-import type { NotificationService } from '../notifications/index.js';
-import type { IdentityService } from '../identity/index.js';
-import type { OrganizationService } from '../organizations/index.js';
+import { withDeps, type Api, type AppContext } from '../../platform/context.js';
+import type { MessagesContext } from './context.js';
 import { messageRoutes } from './routes.js';
-import { createMessagesService } from './service.js';
+import { createMessagesService } from './service/messages.js';
 
-export type { MessagesService } from './service.js';
-
-/** What recipient messages use of other modules, given by the composition root. */
-export type MessagesContext = ModuleContext<{
-  logistics: Pick<LogisticsApi, 'getTrip' | 'getMerchant' | 'recipientContact' | 'resolveRecipientToken'>;
-  chat: Pick<ChatService, 'enqueueRecipientMessage'>;
-  notifications: Pick<NotificationService, 'notifyIn'>;
-  organizations: Pick<OrganizationService, 'branding' | 'settingsIn'>;
-  /** A customer's phone: his messages follow that phone's preference (opt-out, language) as a recipient's do. */
-  identity: Pick<IdentityService, 'userPhone'>;
-}>;
+export type { MessagesService } from './service/messages.js';
 
 /**
  * Recipient messages: what a trip's recipient is told (order confirmed, driver assigned, arriving soon, delivered,

@@ -3,46 +3,10 @@ import { actorOf } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
 import { AppError } from '../../platform/errors.js';
 import { countRequest } from '../../platform/rate-limit.js';
-import { Nullable, Page, PageQueryProps, Phone, Strict, Timestamp } from '../../platform/schemas.js';
-import type { MessagesContext } from './index.js';
-import type { MessagesService } from './service.js';
-import { LANGUAGES, MESSAGE_KINDS, PLACEHOLDERS } from './templates.js';
-
-const Kind = Type.Union(
-  MESSAGE_KINDS.map((k) => Type.Literal(k)),
-  { description: 'order_confirmed, driver_assigned, arriving_soon, delivered or failed' },
-);
-const Language = Type.Union(LANGUAGES.map((l) => Type.Literal(l)));
-const Body = Type.String({
-  minLength: 1,
-  maxLength: 1000,
-  description: `the text, with placeholders among ${PLACEHOLDERS.map((p) => `{${p}}`).join(', ')}; any other {name} is 400 UNKNOWN_PLACEHOLDER`,
-});
-
-const SettingsOut = Type.Object({
-  arriving_soon_min: Type.Integer({ description: '"arriving soon" is sent once the ETA to the drop-off is this many minutes or less' }),
-  eta_message_period_min: Type.Integer({ description: 'at most one "arriving soon" message per trip in this many minutes' }),
-  default_language: Language,
-  placeholders: Type.Array(Type.String()),
-  templates: Type.Array(
-    Type.Object({
-      kind: Kind,
-      language: Language,
-      body: Type.String(),
-      customized: Type.Boolean({ description: 'false: the built-in text' }),
-    }),
-  ),
-});
-
-export const PreferenceOut = Type.Object({
-  id: Type.String(),
-  phone: Type.String(),
-  opted_out: Type.Boolean(),
-  opted_out_at: Nullable(Timestamp),
-  language: Nullable(Language),
-  changed_by: Type.Union([Type.Literal('staff'), Type.Literal('recipient')]),
-  updated_at: Timestamp,
-});
+import { Nullable, Page, PageQueryProps, Phone, Strict } from '../../platform/schemas.js';
+import type { MessagesContext } from './context.js';
+import type { MessagesService } from './service/messages.js';
+import { Body, Kind, Language, PreferenceOut, SettingsOut } from './schemas.js';
 
 const STAFF = ['administrator', 'dispatch'] as const;
 const TRIGGERS =

@@ -1,13 +1,7 @@
-/** The messages a trip's recipient gets, their languages and placeholders, the built-in texts and the renderer. */
+import { PLACEHOLDERS, type Language, type MessageKind, type Placeholder } from '../schemas.js';
 
-export const MESSAGE_KINDS = ['order_confirmed', 'driver_assigned', 'arriving_soon', 'delivered', 'failed'] as const;
-export type MessageKind = (typeof MESSAGE_KINDS)[number];
-export const LANGUAGES = ['es', 'en'] as const;
-export type Language = (typeof LANGUAGES)[number];
+/** The built-in texts of the messages a trip's recipient gets, and the renderer. */
 
-/** Every placeholder a template may use; anything else in braces is refused. */
-export const PLACEHOLDERS = ['recipient_name', 'merchant_name', 'organization_name', 'eta_time', 'eta_minutes', 'tracking_link'] as const;
-export type Placeholder = (typeof PLACEHOLDERS)[number];
 export type MessageValues = Record<Placeholder, string>;
 
 export const DEFAULT_TEMPLATES: Record<MessageKind, Record<Language, string>> = {

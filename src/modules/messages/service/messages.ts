@@ -1,26 +1,16 @@
-import type { Actor } from '../../platform/auth.js';
-import { recordAudit } from '../../platform/audit.js';
-import type { Tx } from '../../platform/db/index.js';
-import { AppError } from '../../platform/errors.js';
-import type { StoredEvent } from '../../platform/events.js';
-import { newId } from '../../platform/ids.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
-import { normalizePhones } from '../../platform/phone.js';
-import type { MessagesContext } from './index.js';
-import * as repo from './repo.js';
-import type { MessageSettingsRow, PreferenceRow } from './repo.js';
-import {
-  clockTime,
-  DEFAULT_TEMPLATES,
-  LANGUAGES,
-  MESSAGE_KINDS,
-  PLACEHOLDERS,
-  render,
-  unknownPlaceholders,
-  type Language,
-  type MessageKind,
-  type MessageValues,
-} from './templates.js';
+import type { Actor } from '../../../platform/auth.js';
+import { recordAudit } from '../../../platform/audit.js';
+import type { Tx } from '../../../platform/db/index.js';
+import { AppError } from '../../../platform/errors.js';
+import type { StoredEvent } from '../../../platform/events.js';
+import { newId } from '../../../platform/ids.js';
+import { pageRequest, toPage } from '../../../platform/pagination.js';
+import { normalizePhones } from '../../../platform/phone.js';
+import type { MessagesContext } from '../context.js';
+import * as repo from '../repo.js';
+import type { MessageSettingsRow, PreferenceRow } from '../repo.js';
+import { clockTime, DEFAULT_TEMPLATES, render, unknownPlaceholders, type MessageValues } from './templates.js';
+import { LANGUAGES, MESSAGE_KINDS, PLACEHOLDERS, type Language, type MessageKind } from '../schemas.js';
 
 type Overrides = Partial<Record<MessageKind, Partial<Record<Language, string>>>>;
 
