@@ -6,9 +6,9 @@ import { newId } from '../../platform/ids.js';
 import { DEMO_PASSWORD } from '../../seed.js';
 import { tenantOf, type Actor } from '../../platform/auth.js';
 import type { Tx } from '../../platform/db/index.js';
-import type { ChatService, OrderMessageInput } from './service.js';
+import type { ChatService, OrderMessageInput } from './service/chat.js';
 import { retryDelayMs, type ChatOutboxWorker } from './worker.js';
-import { maskSecretRef, provisionedSecretRef } from './settings.js';
+import { maskSecretRef, provisionedSecretRef } from './service/settings.js';
 
 // ---- A local chat cloud API: records every request, answers as `reply` says.
 interface Received {

@@ -1,15 +1,17 @@
 import type { Api, AppContext } from '../../platform/context.js';
-import { createChatService, type MerchantById, type MerchantOfUser } from './service.js';
+import type { ChatContext } from './context.js';
+import { createChatService, type ChatService } from './service/chat.js';
 import { chatRoutes } from './routes.js';
 import { outboxBacklog } from './repo.js';
 import { scopeOf } from '../../platform/scope.js';
 import { chatOutboxOptions, createChatOutboxWorker } from './worker.js';
 
-export type { OrderMessageInput, StatusMessageInput, MerchantOfUser } from './service.js';
+export type { OrderMessageInput, StatusMessageInput } from './service/chat.js';
+export type { MerchantOfUser } from './context.js';
 export { CHAT_TOKEN_COLUMN } from './repo.js';
-export type { ChatSender, ChatMessage, ChatSendResult } from './sender.js';
+export type { ChatSender, ChatMessage, ChatSendResult } from './service/sender.js';
 
-export type { ChatService } from './service.js';
+export type { ChatService } from './service/chat.js';
 
 /**
  * Settings (environment): CHAT_CLOUD_API_URL (base URL of the chat cloud API; unset = cloud_api rows wait),
@@ -18,7 +20,7 @@ export type { ChatService } from './service.js';
  * CHAT_OUTBOX_BATCH_SIZE (20). The channel token of a merchant is stored encrypted (`chat_token`, set by the merchant or an
  * administrator), or, the legacy way, is the secret `CHAT_SECRET_<ORGANIZATION_ID>_<MERCHANT_ID>` that the merchant references as `env:` + that name.
  */
-export function createChatModule(ctx: AppContext, deps: { merchantOfUser: MerchantOfUser; getMerchant: MerchantById }) {
+export function createChatModule(ctx: AppContext, deps: ChatContext['deps']) {
   /**
    * Chat order mirror for commerce, each in the caller's transaction: `enqueueOrderCreated(tx, input)`,
    * `enqueueStatusChanged(tx, input)`, `cancelPendingForOrder(tx, orderId)`, `cancelPendingForExpressRequest(tx, id)`.
@@ -37,3 +39,4 @@ export function createChatModule(ctx: AppContext, deps: { merchantOfUser: Mercha
   });
   return { name: 'chat', service, routes: (app: Api) => chatRoutes(app, ctx, service) };
 }
+

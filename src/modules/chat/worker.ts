@@ -1,7 +1,7 @@
 import type { AppContext, Worker } from '../../platform/context.js';
 import { newId } from '../../platform/ids.js';
-import { ChatSendError, clickToChatLink, createHttpChatSender, type ChatSender } from './sender.js';
-import { channelToken, cloudApiIssues, type ChannelSettingsRow } from './settings.js';
+import { ChatSendError, clickToChatLink, createHttpChatSender, type ChatSender } from './service/sender.js';
+import { channelToken, cloudApiIssues, type ChannelSettingsRow } from './service/settings.js';
 import { claimDue, recordDelivery, settingsOf } from './repo.js';
 
 export interface ClaimedMessage {

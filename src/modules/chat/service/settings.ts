@@ -1,11 +1,11 @@
-import type { Config } from '../../config.js';
-import { decryptSecret, secretContext, SecretError } from '../../platform/secrets.js';
-import { CHAT_TOKEN_COLUMN } from './repo.js';
+import type { Config } from '../../../config.js';
+import { decryptSecret, secretContext, SecretError } from '../../../platform/secrets.js';
+import { CHAT_TOKEN_COLUMN } from '../repo.js';
 
 export type ChatMode = 'link' | 'cloud_api';
 
-export type { ChannelSettingsRow } from './repo.js';
-import type { ChannelSettingsRow } from './repo.js';
+export type { ChannelSettingsRow } from '../repo.js';
+import type { ChannelSettingsRow } from '../repo.js';
 
 /**
  * Secret references a merchant may store: only the one provisioned for him (see provisionedSecretRef).

@@ -1,14 +1,15 @@
-import { normalizePhones } from '../../platform/phone.js';
-import { AppError } from '../../platform/errors.js';
-import { newId } from '../../platform/ids.js';
-import type { Actor } from '../../platform/auth.js';
-import { recordAudit } from '../../platform/audit.js';
-import { pageRequest, toPage } from '../../platform/pagination.js';
-import type { AppContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
+import { normalizePhones } from '../../../platform/phone.js';
+import { AppError } from '../../../platform/errors.js';
+import { newId } from '../../../platform/ids.js';
+import type { Actor } from '../../../platform/auth.js';
+import { recordAudit } from '../../../platform/audit.js';
+import { pageRequest, toPage } from '../../../platform/pagination.js';
+import type { AppContext } from '../../../platform/context.js';
+import type { ChatContext } from '../context.js';
+import type { Tx } from '../../../platform/db/index.js';
 import { clickToChatLink } from './sender.js';
-import * as repo from './repo.js';
-import { PATCHABLE, type ChatOutboxStatus, type PatchableKey } from './repo.js';
+import * as repo from '../repo.js';
+import { PATCHABLE, type ChatOutboxStatus, type PatchableKey } from '../repo.js';
 import {
   chatTokenContext,
   defaultSettings,
@@ -17,9 +18,9 @@ import {
   type ChannelSettingsRow,
   type ChatMode,
 } from './settings.js';
-import { encryptSecret, requireKeyring } from '../../platform/secrets.js';
+import { encryptSecret, requireKeyring } from '../../../platform/secrets.js';
 
-export type { ChatOutboxRow, ChatOutboxStatus } from './repo.js';
+export type { ChatOutboxRow, ChatOutboxStatus } from '../repo.js';
 
 /** What commerce passes when an order or an express request is created. */
 export interface OrderMessageInput {
@@ -54,13 +55,7 @@ export interface ChannelSettingsPatch {
   status_notifications?: boolean;
 }
 
-/** The logistics module's resolver of the merchant a `comercio` user works for (absent until logistics lands). */
-type MerchantRef = string | { id: string } | null | undefined;
-export type MerchantOfUser = (tx: Tx, userId: string) => Promise<MerchantRef>;
-/** The logistics module's merchant by id, within the caller's organization (null: none). */
-export type MerchantById = (tx: Tx, merchantId: string) => Promise<{ id: string } | null>;
-
-export function createChatService(ctx: AppContext, deps: { merchantOfUser: MerchantOfUser; getMerchant: MerchantById }) {
+export function createChatService(ctx: AppContext, deps: ChatContext['deps']) {
   const { db } = ctx;
 
   /** The merchant of a `comercio` user, through the logistics service; 422 when the user has none. */
