@@ -1,6 +1,6 @@
 import type { Api, AppContext } from '../../platform/context.js';
 import type { ChatContext } from './context.js';
-import { createChatService, type ChatService } from './service/chat.js';
+import { createChatService } from './service/chat.js';
 import { chatRoutes } from './routes.js';
 import { outboxBacklog } from './repo.js';
 import { scopeOf } from '../../platform/scope.js';
