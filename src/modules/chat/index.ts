@@ -39,4 +39,3 @@ export function createChatModule(ctx: AppContext, deps: ChatContext['deps']) {
   });
   return { name: 'chat', service, routes: (app: Api) => chatRoutes(app, ctx, service) };
 }
-
