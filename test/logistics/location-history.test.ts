@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import type { AppContext } from '../../src/platform/context.js';
 import type { Tx } from '../../src/platform/db/index.js';
-import { BREADCRUMB_SQL } from '../../src/modules/logistics/repo/locations.js';
+import { BREADCRUMB_SQL, TRACK_SQL } from '../../src/modules/logistics/repo/locations.js';
 import { maintainLocationHistory } from '../../src/modules/logistics/worker.js';
-import { newDriver, pt, type TestDriver } from './fixtures.js';
+import { newDriver, pt, tripDb, tripIn, type TestDriver } from './fixtures.js';
 
 let t: TestApp;
 let admin: Session;
@@ -229,12 +229,71 @@ describe('GPS history partitioned by day', () => {
         'text, timestamptz, timestamptz, bigint',
       ),
     }));
-    console.log('EXPLAIN breadcrumb: relations scanned', JSON.stringify(plans));
+    const track = await t.db.withTenant({ organizationId: admin.organizationId, userId: null }, (tx) =>
+      scanned(
+        tx,
+        TRACK_SQL,
+        ['d-any', new Date(at(today, '00:10:00')), new Date(at(today, '00:50:00')), null, 1001],
+        'text, timestamptz, timestamptz, timestamptz, bigint',
+      ),
+    );
+    console.log('EXPLAIN breadcrumb and track: relations scanned', JSON.stringify({ ...plans, track }));
+    expect(track).toEqual({ custom: [partitionOf(today)], generic: [partitionOf(today)] });
     expect(plans.ended).toEqual({ custom: [partitionOf(today)], generic: [partitionOf(today)] });
     const overnight = [partitionOf(day(-1)), partitionOf(today)].sort();
     expect(plans.overnight).toEqual({ custom: overnight, generic: overnight });
     // Still going: up to a day past now, so today and tomorrow, never the default partition or the week ahead.
     const active = [partitionOf(today), partitionOf(day(1))];
     expect(plans.active).toEqual({ custom: active, generic: active });
+  });
+
+  it("a trip's route: from the history while active, kept with the trip once delivered, and still there after retention", async () => {
+    await maintainLocationHistory(ctx);
+    const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
+    const tripId = await tripIn(t, admin, d, 'in_transit');
+    const row = await tripDb(t, tripId);
+    const t0 = new Date(row.accepted_at).getTime();
+    const sent = [1, 2, 3].map((i) => ({ id: `tr-${i}`, at: new Date(t0 + i * 10).toISOString(), lon: -68.13 + i / 1000, speed: i }));
+    expect((await batch(d, [...sent].reverse())).json().accepted).toBe(3);
+    const get = (who: Session, q = '') => t.req(who, { method: 'GET', url: `/trips/${tripId}/track${q}` });
+
+    const live = await get(admin);
+    expect(live.statusCode, live.body).toBe(200);
+    expect(live.json()).toMatchObject({ trip_id: tripId, status: 'in_transit', source: 'history', next_after: null });
+    expect(live.json().points).toEqual(sent.map((p) => ({ lon: p.lon, lat: -16.5, recorded_at: p.at, speed_mps: p.speed })));
+    // Pages: the next_after of one is the after of the next.
+    const first = (await get(admin, '?limit=2')).json();
+    expect(first.points.map((p: { recorded_at: string }) => p.recorded_at)).toEqual([sent[0]!.at, sent[1]!.at]);
+    expect(first.next_after).toBe(sent[1]!.at);
+    const second = (await get(admin, `?limit=2&after=${encodeURIComponent(first.next_after)}`)).json();
+    expect(second).toMatchObject({ next_after: null, points: [{ recorded_at: sent[2]!.at }] });
+    expect((await get(d.session)).statusCode).toBe(200);
+
+    const other = await newDriver(t, { lon: -68.13, lat: -16.5 });
+    expect((await get(other.session)).statusCode).toBe(404);
+    const stranger = await t.login((await t.newOrganization('Track Org B')).logins.admin!);
+    expect((await get(stranger)).statusCode).toBe(404);
+
+    const delivered = await t.req(d.session, {
+      method: 'POST',
+      url: `/trips/${tripId}/verify-delivery`,
+      payload: { pin: row.delivery_pin },
+    });
+    expect(delivered.statusCode, delivered.body).toBe(200);
+    // A point after the end is not the trip's.
+    await batch(d, [{ id: 'tr-after', at: new Date(Date.now() + 1000).toISOString() }]);
+    const kept = await get(admin);
+    expect(kept.json()).toMatchObject({ status: 'completed', source: 'kept', next_after: null });
+    expect(kept.json().points).toEqual(live.json().points);
+
+    // Retention as it will run 100 days from now: today's partition is dropped, the delivered trip's route stays.
+    const later = await maintainLocationHistory(ctx, day(100));
+    expect(later.dropped).toBeGreaterThan(0);
+    expect(await partitions()).not.toContain(partitionOf(day()));
+    expect(await pointsOf(d.id)).toEqual([]);
+    expect((await get(admin)).json().points).toEqual(live.json().points);
+    const tracking = await t.req(admin, { method: 'GET', url: `/trips/${tripId}/tracking` });
+    expect(tracking.json().breadcrumb).toEqual([]);
+    await maintainLocationHistory(ctx);
   });
 });

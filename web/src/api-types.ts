@@ -4276,6 +4276,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/trips/{id}/track": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The trip's route: its driver's points from acceptance to the end, oldest first, a page at a time
+         * @description Who may read it: as GET /trips/{id} (staff, sub-administrators within their territories, the trip's merchant, its customer and its driver); another trip is 404. Once the trip ended, the route kept with the trip (`source: kept`, at most the last 20000 points), which outlives the GPS history's retention; while it is active, the GPS history between acceptance and now (`source: history`). Pages of `limit` points (default 1000, at most 5000); `next_after` is the `after` of the next page, null on the last.
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`, `delivery`, `repartidor`; sub-administrators need the `tracking` permission. API keys with the `trips:read` scope may call it.
+         */
+        get: operations["getTripTrack"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/trips/{id}/tracking": {
         parameters: {
             query?: never;
@@ -22465,6 +22487,73 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getTripTrack: {
+        parameters: {
+            query?: {
+                /** @description points recorded after this time (next_after of the previous page) */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the `after` of the next page; null on the last page */
+                        next_after: string | null;
+                        /** @description device time order */
+                        points: {
+                            lat: number;
+                            lon: number;
+                            /** Format: date-time */
+                            recorded_at: string;
+                            speed_mps: number | null;
+                        }[];
+                        /** @description kept: the route stored with the finished trip; history: read from the GPS history (an active trip) */
+                        source: "kept" | "history";
+                        /** @description pending → assigned → accepted → picked_up → in_transit → completed; cancelled from any non-terminal state except returning; a failed delivery: in_transit → returning → returned (failed_delivery_policy return_to_merchant) or in_transit → failed (close) */
+                        status: "pending" | "assigned" | "accepted" | "picked_up" | "in_transit" | "completed" | "cancelled" | "returning" | "returned" | "failed";
+                        trip_id: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };

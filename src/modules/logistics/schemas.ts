@@ -417,3 +417,22 @@ export const TripWindowsLoadIn = {
     Type.Integer({ description: `minutes at each stop of this trip, 0 to ${LOAD_LIMITS.service_min} (else 422 LOAD_INVALID)` }),
   ),
 };
+
+/** A trip's route (GET /trips/{id}/track). */
+export const TripTrackOut = Type.Object({
+  trip_id: Type.String(),
+  status: TripStatusSchema,
+  source: Type.Union([Type.Literal('kept'), Type.Literal('history')], {
+    description: 'kept: the route stored with the finished trip; history: read from the GPS history (an active trip)',
+  }),
+  points: Type.Array(
+    Type.Object({
+      lon: Type.Number(),
+      lat: Type.Number(),
+      recorded_at: Timestamp,
+      speed_mps: Nullable(Type.Number()),
+    }),
+    { description: 'device time order' },
+  ),
+  next_after: Type.Union([Timestamp, Type.Null()], { description: 'the `after` of the next page; null on the last page' }),
+});

@@ -382,6 +382,32 @@ export const tripGeofence = pgTable(
   ],
 );
 
+/**
+ * A finished trip's own route: its driver's points between acceptance and the end, copied from driver_location when
+ * the trip ends, so dropping old GPS partitions never loses it. One row per trip, the points as parallel arrays in
+ * device time order (about 32 bytes a point before compression).
+ */
+export const tripTrack = pgTable(
+  'trip_track',
+  {
+    organizationId: text('organization_id').notNull(),
+    tripId: text('trip_id').notNull(),
+    driverId: text('driver_id').notNull(),
+    startedAt: ts('started_at').notNull(),
+    endedAt: ts('ended_at').notNull(),
+    lons: doublePrecision('lons').array().notNull(),
+    lats: doublePrecision('lats').array().notNull(),
+    recordedAt: ts('recorded_at').array().notNull(),
+    /** Null entries where the device sent no speed. */
+    speedsMps: doublePrecision('speeds_mps').array().notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.tripId] }),
+    foreignKey({ columns: [t.organizationId, t.tripId], foreignColumns: [trip.organizationId, trip.id] }),
+  ],
+);
+
 /** Drivers who rejected a trip: excluded from its candidates. */
 export const tripRejection = pgTable(
   'trip_rejection',

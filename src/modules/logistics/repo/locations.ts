@@ -122,3 +122,61 @@ export async function maintainLocationPartitions(
   );
   return rows[0]!;
 }
+
+/** Points kept with one finished trip at most (the most recent when it has more): 20,000 is 27 hours at one point in 5 s. */
+export const TRACK_MAX_POINTS = 20_000;
+
+/**
+ * Copies the driver's points of [since, until] into the trip's own track (trip_track), once per trip, so the route
+ * outlives the GPS partitions; bounded by the trip's times, so only its days are read. Returns the points kept.
+ */
+export async function keepTripTrack(
+  tx: Tx,
+  v: { organizationId: string; tripId: string; driverId: string; since: Date; until: Date },
+): Promise<number> {
+  const { rows } = await tx.query<{ n: number }>(
+    `INSERT INTO trip_track (organization_id, trip_id, driver_id, started_at, ended_at, lons, lats, recorded_at, speeds_mps)
+     SELECT $1, $2, $3, $4, $5,
+            COALESCE(array_agg(lon ORDER BY recorded_at), '{}'), COALESCE(array_agg(lat ORDER BY recorded_at), '{}'),
+            COALESCE(array_agg(recorded_at ORDER BY recorded_at), '{}'), COALESCE(array_agg(speed_mps ORDER BY recorded_at), '{}')
+       FROM (SELECT (location)[0] AS lon, (location)[1] AS lat, recorded_at, speed_mps FROM driver_location
+              WHERE organization_id = $1 AND driver_id = $3 AND recorded_at >= $4 AND recorded_at <= $5
+              ORDER BY recorded_at DESC LIMIT $6) p
+     ON CONFLICT (organization_id, trip_id) DO NOTHING
+     RETURNING cardinality(recorded_at) AS n`,
+    [v.organizationId, v.tripId, v.driverId, v.since, v.until, TRACK_MAX_POINTS],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** The page of a trip's kept track after `after` (null: from the start), or null when the trip has no kept track. */
+export async function keptTrack(tx: Tx, tripId: string, after: Date | null, limit: number): Promise<Crumb[] | null> {
+  const kept = await tx.query('SELECT 1 FROM trip_track WHERE trip_id = $1', [tripId]);
+  if (kept.rowCount === 0) return null;
+  const { rows } = await tx.query<Crumb>(
+    `SELECT u.lon, u.lat, u.recorded_at, u.speed_mps
+       FROM trip_track k, unnest(k.lons, k.lats, k.recorded_at, k.speeds_mps) AS u(lon, lat, recorded_at, speed_mps)
+      WHERE k.trip_id = $1 AND ($2::timestamptz IS NULL OR u.recorded_at > $2)
+      ORDER BY u.recorded_at LIMIT $3`,
+    [tripId, after, limit],
+  );
+  return rows;
+}
+
+/** The route read from the GPS history: $1 driver, $2 since, $3 until (null: still going), $4 after (cursor), $5 limit. */
+export const TRACK_SQL = `SELECT (location)[0] AS lon, (location)[1] AS lat, recorded_at, speed_mps FROM driver_location
+    WHERE driver_id = $1 AND ${TIME_WINDOW_SQL('$2', '$3')} AND ($4::timestamptz IS NULL OR recorded_at > $4)
+    ORDER BY recorded_at LIMIT $5`;
+
+/** A driver's points of [since, until] after `after`, oldest first, at most `limit`. */
+export async function historyTrack(
+  tx: Tx,
+  driverId: string,
+  since: Date,
+  until: Date | null,
+  after: Date | null,
+  limit: number,
+): Promise<Crumb[]> {
+  const { rows } = await tx.query<Crumb>(TRACK_SQL, [driverId, since, until, after, limit]);
+  return rows;
+}

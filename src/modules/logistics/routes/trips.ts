@@ -26,8 +26,11 @@ import {
   TripOutSchema,
   TripStatusSchema,
   TripWindowsLoadIn,
+  TripTrackOut,
   VerifyBody,
 } from '../schemas.js';
+import { TRACK_MAX_POINTS } from '../repo/locations.js';
+import { TRACK_PAGE_DEFAULT, TRACK_PAGE_MAX } from '../service/trip-queries.js';
 import type { Stage } from '../service/proofs.js';
 import type { LogisticsService } from '../service/logistics.js';
 
@@ -382,6 +385,35 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
     async (req) => {
       const actor = actorOf(req);
       return trips.tracking(actor, req.params.id);
+    },
+  );
+
+  app.get(
+    '/trips/:id/track',
+    {
+      config: { auth: { roles: [...STAFF, 'comercio', 'delivery', 'repartidor'], permission: 'tracking', apiKeyScope: 'trips:read' } },
+      schema: {
+        operationId: 'getTripTrack',
+        tags: ['trips'],
+        summary: "The trip's route: its driver's points from acceptance to the end, oldest first, a page at a time",
+        description:
+          "Who may read it: as GET /trips/{id} (staff, sub-administrators within their territories, the trip's merchant, its customer and its driver); " +
+          'another trip is 404. Once the trip ended, the route kept with the trip (`source: kept`, at most the last ' +
+          `${TRACK_MAX_POINTS} points), which outlives the GPS history's retention; while it is active, the GPS history between acceptance and now ` +
+          `(\`source: history\`). Pages of \`limit\` points (default ${TRACK_PAGE_DEFAULT}, at most ${TRACK_PAGE_MAX}); \`next_after\` is the \`after\` of the next page, null on the last.`,
+        params: TripIdParams,
+        querystring: Strict({
+          after: Type.Optional(
+            Type.String({ format: 'date-time', description: 'points recorded after this time (next_after of the previous page)' }),
+          ),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: TRACK_PAGE_MAX, default: TRACK_PAGE_DEFAULT })),
+        }),
+        response: { 200: TripTrackOut },
+      },
+    },
+    async (req) => {
+      const actor = actorOf(req);
+      return trips.track(actor, req.params.id, req.query);
     },
   );
 

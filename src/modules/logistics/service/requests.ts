@@ -14,7 +14,7 @@ import type { RecipientLinks } from './recipient-links.js';
 import { getSettings } from '../repo/settings.js';
 import { validatePromise, validateWindow } from './promises.js';
 import type { CreateTripOptions, NewTrip, TripCore } from './trips.js';
-import { dispatchBoard, earnings, listTrips, liveMap, tracking, type TripListQuery } from './trip-queries.js';
+import { dispatchBoard, earnings, listTrips, liveMap, track, tracking, type TripListQuery } from './trip-queries.js';
 
 /** The parts of the logistics service the requests use. */
 export interface RequestParts {
@@ -77,6 +77,8 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
       }),
     autoAssign: (actor: Actor, id: string) => ctx.db.withTenant(actor, (tx) => svc.assignment.autoAssign(tx, actor, id)),
     tracking: (actor: Actor, id: string) => ctx.db.withTenant(actor, async (tx) => tracking(tx, await core.getScoped(tx, actor, id))),
+    track: (actor: Actor, id: string, q: { after?: string; limit?: number }) =>
+      ctx.db.readTenant(actor, async (tx) => track(tx, await core.getScoped(tx, actor, id), q)),
     proofs: (actor: Actor, id: string) =>
       ctx.db.withTenant(actor, async (tx) => {
         const t = await core.getScoped(tx, actor, id);

@@ -3,9 +3,9 @@ import type { Tx } from '../../../platform/db/index.js';
 import { haversineMeters, toGeoPoint } from '../../../platform/geo.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import { formatMoney } from '../../../platform/money.js';
-import { driverOut, lonLatOf, scopeOf, tripOut, type DriverRow, type TripRow, type TripStatus } from '../model.js';
+import { driverOut, lonLatOf, scopeOf, TERMINAL_STATUSES, tripOut, type DriverRow, type TripRow, type TripStatus } from '../model.js';
 import { driversWithCapacity, findDriver, positionedDrivers } from '../repo/drivers.js';
-import { breadcrumb, geofenceEntries } from '../repo/locations.js';
+import { breadcrumb, geofenceEntries, historyTrack, keptTrack } from '../repo/locations.js';
 import { getSettings } from '../repo/settings.js';
 import * as trips from '../repo/trips.js';
 import type { TripViewer } from '../repo/trips.js';
@@ -113,6 +113,33 @@ export async function tracking(tx: Tx, t: TripRow) {
       speed_mps: c.speed_mps,
     })),
     geofence_entries: geofence.map((g) => ({ stop: g.stop, entered_at: g.entered_at, distance_m: Math.round(Number(g.distance_m)) })),
+  };
+}
+
+export const TRACK_PAGE_DEFAULT = 1000;
+export const TRACK_PAGE_MAX = 5000;
+
+/**
+ * A trip's route, oldest point first, a page at a time (`after`: the `next_after` of the previous page). Once the
+ * trip ended, from its kept track (trip_track); while it is active (or for a trip that ended without one), from the
+ * GPS history bounded by the trip's times, so only the partitions of its days are read.
+ */
+export async function track(tx: Tx, t: TripRow, q: { after?: string; limit?: number }) {
+  const limit = Math.min(q.limit ?? TRACK_PAGE_DEFAULT, TRACK_PAGE_MAX);
+  const after = q.after ? new Date(q.after) : null;
+  const since = t.accepted_at ?? t.assigned_at;
+  const until = !TERMINAL_STATUSES.includes(t.status)
+    ? null
+    : (t.completed_at ?? t.returned_at ?? t.failed_at ?? t.cancelled_at ?? t.updated_at);
+  const kept = until ? await keptTrack(tx, t.id, after, limit + 1) : null;
+  const rows = kept ?? (t.driver_id && since ? await historyTrack(tx, t.driver_id, since, until, after, limit + 1) : []);
+  const page = rows.slice(0, limit);
+  return {
+    trip_id: t.id,
+    status: t.status,
+    source: kept ? ('kept' as const) : ('history' as const),
+    points: page.map((c) => ({ lon: Number(c.lon), lat: Number(c.lat), recorded_at: new Date(c.recorded_at), speed_mps: c.speed_mps })),
+    next_after: rows.length > limit ? new Date(page[page.length - 1]!.recorded_at) : null,
   };
 }
 

@@ -24,6 +24,7 @@ import { assertTerritories, getSettings, territoryForPoint } from './territories
 import { validatePromise, validateWindow, validateWindowsLoad, type Promises } from './promises.js';
 import { insertProof } from '../repo/proofs.js';
 import { releaseCapacity } from '../repo/drivers.js';
+import { keepTripTrack } from '../repo/locations.js';
 import {
   findTrip,
   insertTrip,
@@ -289,7 +290,19 @@ export function createTripCore(
   ): Promise<TripRow> {
     assertTransition('Trip', TRIP_TRANSITIONS, t.status, to);
     await updateTripStatus(tx, t.id, to, opts.reason ?? null, opts.effect);
-    return (await load(tx, t.id))!;
+    const after = (await load(tx, t.id))!;
+    // The end of a trip with a driver keeps its route with it (GET /trips/{id}/track), before retention drops the days.
+    const since = after.accepted_at ?? after.assigned_at;
+    if (isTerminal(TRIP_TRANSITIONS, to) && after.driver_id && since) {
+      await keepTripTrack(tx, {
+        organizationId: after.organization_id,
+        tripId: after.id,
+        driverId: after.driver_id,
+        since,
+        until: after.updated_at,
+      });
+    }
+    return after;
   }
 
   /** Cancels a trip (no-op when it is already completed or cancelled); frees the driver's capacity. */
