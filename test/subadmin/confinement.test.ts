@@ -24,6 +24,8 @@ let subP: TestSubadmin;
 let childA: TestSubadmin;
 /** Dispatch plans: one of the administrator over B, one of the sub-administrator of A. */
 const plans = { B: '', A: '' };
+/** An import of trips in B by the administrator (a sub-administrator sees only his own imports). */
+let importOfB = '';
 
 interface Zone {
   territory: string;
@@ -255,6 +257,7 @@ beforeAll(async () => {
     )
   ).plan_id;
   expect(plans.A && plans.B).toBeTruthy();
+  importOfB = (await ok(t.req(admin, importTrips(Z.B, 'by-admin')), 201)).id;
 }, 120_000);
 afterAll(async () => t?.close());
 
@@ -279,6 +282,17 @@ interface Plan {
 const post = (url: string, payload: unknown = {}): Call => ({ method: 'POST', url, payload: payload as Record<string, unknown> });
 const get = (url: string): Call => ({ method: 'GET', url });
 const count = async (sql: string, params: unknown[]) => (await t.db.withSystem((tx) => tx.query<{ n: number }>(sql, params))).rows[0].n;
+
+/** A one-row CSV of trips picked up in the zone, imported for real (not a dry run). */
+const importTrips = (z: Zone, ref: string): Call => ({
+  method: 'POST',
+  url: '/imports/trips?dry_run=false',
+  headers: { 'content-type': 'text/csv' },
+  payload: [
+    'external_ref,pickup_address,pickup_lat,pickup_lon,dropoff_address,dropoff_lat,dropoff_lon',
+    `${ref}-${z.territory},imported-by-${ref},${z.at.lat},${z.at.lon},d,${z.at.lat + 0.01},${z.at.lon}`,
+  ].join('\n'),
+});
 
 const liveLinks = (tripId: string) =>
   t.db
@@ -530,6 +544,35 @@ const PLANS: Record<string, Plan> = {
     },
   },
   'GET /exceptions': { list: { call: get('/exceptions') } },
+  'GET /imports/trips/template': { personal: get('/imports/trips/template') },
+  'GET /imports/express-requests/template': { personal: get('/imports/express-requests/template') },
+  'GET /imports': { list: { call: get('/imports') } },
+  'GET /imports/:id': { single: { call: (id) => get(`/imports/${id}`), b: () => importOfB } },
+  'GET /imports/:id/report': { single: { call: (id) => get(`/imports/${id}/report`), b: () => importOfB } },
+  'POST /imports/trips': {
+    create: {
+      call: async (z) => importTrips(z, 'sub'),
+      written: async (_res, z) =>
+        count("SELECT count(*)::int AS n FROM trip WHERE territory_id = $1 AND pickup_address = 'imported-by-sub'", [z.territory]),
+    },
+  },
+  'POST /imports/express-requests': {
+    create: {
+      call: async (z) => ({
+        method: 'POST',
+        url: `/imports/express-requests?dry_run=false&merchant_id=${z.merchant}`,
+        headers: { 'content-type': 'text/csv' },
+        payload: [
+          'external_ref,customer_name,pickup_address,pickup_lat,pickup_lon,dropoff_address,dropoff_lat,dropoff_lon',
+          `x-${z.territory},imported-by-sub,p,${z.at.lat},${z.at.lon},d,${z.at.lat + 0.01},${z.at.lon}`,
+        ].join('\n'),
+      }),
+      written: async (_res, z) =>
+        count("SELECT count(*)::int AS n FROM delivery_express_request WHERE merchant_id = $1 AND customer_name = 'imported-by-sub'", [
+          z.merchant,
+        ]),
+    },
+  },
   'POST /trips/:id/auto-assign': {
     single: {
       call: (id) => post(`/trips/${id}/auto-assign`),
