@@ -125,6 +125,7 @@ describe.skipIf(SKIP)('console and tracking page in chromium', () => {
     await page.locator('#plan:not([hidden]) #commit-plan:not([disabled])').waitFor();
     await expect.poll(() => page.locator('#plan .routes li[data-driver-id]').count()).toBe(1);
     expect(await page.locator('#plan .stops li').count()).toBe(4); // two pickups, two drop-offs, each with its ETA
+    expect(await page.locator('#plan .stops li').first().textContent()).toMatch(/ · Carga \d+ u$/); // the load on board after the stop (his active trip included)
     await rig.shot(page, '04-optimized-plan');
     await page.locator('#commit-plan').click();
     for (const id of more) await page.locator(`.column[data-status="assigned"] .card[data-trip-id="${id}"]`).waitFor();

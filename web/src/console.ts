@@ -797,6 +797,12 @@ function drawBoard() {
   if (sel) sel.textContent = n ? count(n, 'selectedOne', 'selectedMany') : '';
 }
 
+/** A window "10:00 – 11:30" (either end may be open). */
+const fmtWindow = (from: string | null, to: string | null) => `${from ? fmtTime(from) : '…'} – ${to ? fmtTime(to) : '…'}`;
+/** A load "3 u · 12.5 kg · 40 L" (kilograms and litres when given). */
+const fmtLoad = (units: number, kg: number | null, litres: number | null) =>
+  [`${units} ${t('unitsShort')}`, kg !== null ? `${kg} kg` : null, litres !== null ? `${litres} L` : null].filter(Boolean).join(' · ');
+
 function card(tr: Trip) {
   const driver = tr.driver_id ? (state.drivers.get(tr.driver_id)?.display_name ?? tr.driver_id.slice(-6)) : null;
   const merchant = tr.merchant_id ? state.merchants.get(tr.merchant_id) : null;
@@ -939,6 +945,10 @@ async function openTrip(id: string) {
                 : '—',
             ]
           : null,
+        tr.pickup_after || tr.pickup_before ? [t('pickupWindow'), fmtWindow(tr.pickup_after, tr.pickup_before)] : null,
+        tr.deliver_after || tr.deliver_before ? [t('deliveryWindow'), fmtWindow(tr.deliver_after, tr.deliver_before)] : null,
+        [t('load'), fmtLoad(tr.units, tr.weight_kg, tr.volume_l)],
+        tr.service_min !== null ? [t('serviceMin'), `${tr.service_min} min`] : null,
         tr.failure_reason ? [t('reason'), [label(tr.failure_reason), tr.failure_note].filter(Boolean).join(' · ')] : null,
         [t('fee'), `${tr.delivery_fee} ${tr.currency}`],
       ]
@@ -1267,7 +1277,7 @@ function drawPlan() {
               h(
                 'li',
                 { 'data-trip-id': s.trip_id },
-                `${label(s.kind)}: ${where(s.trip_id, s.kind)} · ${t('eta')} ${fmtEta(s.arrival_offset_s)}`,
+                `${label(s.kind)}: ${where(s.trip_id, s.kind)} · ${t('eta')} ${fmtEta(s.arrival_offset_s)} · ${t('load')} ${fmtLoad(s.load_after, s.weight_kg_after ?? null, s.volume_l_after ?? null)}`,
               ),
             ),
           ),
@@ -1335,7 +1345,7 @@ async function renderApprovals(main: HTMLElement) {
         decides.drivers,
         r.data.map((d) => ({
           id: d.id,
-          text: `${d.display_name} · ${d.vehicle_type}`,
+          text: `${d.display_name} · ${label(d.vehicle_type)}`,
           actions: [
             [t('approve'), () => ok(api.POST('/api/v1/drivers/{id}/approve', { params: { path: { id: d.id } }, body: {} }))],
             [t('reject'), () => ok(api.POST('/api/v1/drivers/{id}/reject', { params: { path: { id: d.id } }, body: {} }))],
