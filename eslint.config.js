@@ -37,6 +37,6 @@ export default tseslint.config(
   {
     files: ['src/modules/**/repo.ts', 'src/modules/**/repo/**/*.ts'],
     plugins: { local },
-    rules: { 'local/own-tables': 'warn' },
+    rules: { 'local/own-tables': 'error' },
   },
 );

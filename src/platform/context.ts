@@ -4,7 +4,12 @@ import type { Config } from '../config.js';
 import type { Database, Tx } from './db/index.js';
 import type { Actor } from './auth.js';
 import type { EventBus } from './events.js';
-import type { ReadinessCheck } from './health.js';
+
+/** A module's readiness part: `ok: false` makes /health/ready answer 503. */
+export interface ReadinessCheck {
+  ok: boolean;
+  [k: string]: unknown;
+}
 
 export type DashboardSection = Record<string, unknown>;
 export type DashboardContributor = (tx: Tx, actor: Actor) => Promise<DashboardSection>;

@@ -15,19 +15,8 @@ export interface EventInput {
   payload?: Record<string, unknown>;
 }
 
-export interface StoredEvent {
-  seq: number;
-  id: string;
-  organization_id: string;
-  type: string;
-  entity_type: string;
-  entity_id: string;
-  territory_id: string | null;
-  actor_user_id: string | null;
-  audience_user_ids: string[];
-  payload: Record<string, unknown>;
-  created_at: Date;
-}
+export type { StoredEvent } from './repo.js';
+import type { StoredEvent } from './repo.js';
 
 /** Runs in the same transaction as the event (e.g. the notification inbox turns events into notification rows). */
 export type EventHook = (tx: Tx, event: StoredEvent) => Promise<void>;

@@ -5,14 +5,9 @@ import type { FastifyReply } from 'fastify';
 import { MIGRATIONS_DIR } from './db/migrate.js';
 import { DATABASE_RETRY_AFTER_SECONDS } from './http.js';
 import { Timestamp } from './schemas.js';
-import type { Api, AppContext } from './context.js';
+import type { Api, AppContext, ReadinessCheck } from './context.js';
+export type { ReadinessCheck } from './context.js';
 import { appliedMigrations, ping } from './repo.js';
-
-/** A module's readiness part: `ok: false` makes /health/ready answer 503. */
-export interface ReadinessCheck {
-  ok: boolean;
-  [k: string]: unknown;
-}
 
 const DB_CHECK_TIMEOUT_MS = 2_000;
 

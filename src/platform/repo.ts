@@ -1,5 +1,19 @@
 import { prepared, type Tx } from './db/index.js';
-import type { StoredEvent } from './events.js';
+
+/** An event as stored (the `event` table): what the streams, the outboxes and the hooks read. */
+export interface StoredEvent {
+  seq: number;
+  id: string;
+  organization_id: string;
+  type: string;
+  entity_type: string;
+  entity_id: string;
+  territory_id: string | null;
+  actor_user_id: string | null;
+  audience_user_ids: string[];
+  payload: Record<string, unknown>;
+  created_at: Date;
+}
 
 /**
  * The SQL of the platform mechanisms that own tables of their own (audit_log, event, idempotency_key,

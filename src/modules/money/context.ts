@@ -1,5 +1,5 @@
 import type { ModuleContext } from '../../platform/context.js';
-import type { OrderPayments } from '../../platform/order-contracts.js';
+import type { OrderPayments } from '../commerce/index.js';
 import type { ObjectLinker } from '../storage/index.js';
 import type { LogisticsApi } from '../logistics/index.js';
 import type { OrganizationService } from '../organizations/index.js';

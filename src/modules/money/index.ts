@@ -1,7 +1,7 @@
 import type { Actor } from '../../platform/auth.js';
 import { withDeps, type Api, type AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
-import type { MoneyHooks } from '../../platform/order-contracts.js';
+import type { CollectedBy, ExpressMoneyFacts, OrderMoneyFacts, PaymentDestination } from '../commerce/index.js';
 import type { ObjectReadGrant } from '../storage/index.js';
 import { scopeOf } from '../../platform/scope.js';
 import type { MoneyContext } from './context.js';
@@ -37,6 +37,25 @@ import { merchantSettlementWorker, runMerchantSettlements } from './worker.js';
 import { createWalletService } from './service/wallet.js';
 import { createCashService, type CashService } from './service/cash.js';
 import { cashRoutes } from './routes/cash.js';
+
+/** What money does when orders and express deliveries move (commerce and logistics fire them; the composition root subscribes). */
+export interface MoneyHooks {
+  /** The order was delivered: wallet entries per payment destination (idempotent per order). */
+  orderDelivered(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void>;
+  /** The order was cancelled: a pending payment review becomes `cancelled`; the payment status follows (pending_review | authorized → failed, received → refunded). */
+  orderCancelled(tx: Tx, actor: Actor, facts: OrderMoneyFacts): Promise<void>;
+  /** The payment destinations a merchant accepts now: platform and cash always; merchant_direct only with direct payment enabled in his profile. */
+  paymentDestinations(tx: Tx, merchantId: string): Promise<PaymentDestination[]>;
+  /** The destinations (as paymentDestinations) and who collects a cash order of this merchant, in one read. */
+  paymentOptions(tx: Tx, merchantId: string): Promise<{ destinations: PaymentDestination[]; cashCollectedBy: CollectedBy }>;
+  /** A delivery_express trip was completed: its delivery-fee entry (idempotent per trip). */
+  expressDelivered(tx: Tx, actor: Actor, facts: ExpressMoneyFacts): Promise<void>;
+  /**
+   * A delivery failed at the recipient's door: the merchant pays the attempt's delivery fee (idempotent per order and
+   * trip), no sale is credited, and an order's payment status follows as for a cancellation.
+   */
+  deliveryFailed(tx: Tx, actor: Actor, facts: { order: OrderMoneyFacts } | { express: ExpressMoneyFacts }): Promise<void>;
+}
 
 /** What other modules may call besides the MoneyHooks (every function takes the caller's transaction). */
 export interface MoneyApi extends MoneyHooks {

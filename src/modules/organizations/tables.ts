@@ -1,4 +1,4 @@
-import { boolean, index, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { boolean, index, pgTable, pgView, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { OPERATOR_STATUSES } from './schemas.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -55,3 +55,16 @@ export const organizationSettings = pgTable('organization_settings', {
   updatedByUserId: text('updated_by_user_id'),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
+
+/**
+ * The published read of an organization's currency for other modules' SQL (logistics prices trips in it on every
+ * settings read): they name this view, never `organization_settings`. `security_invoker`: the reader's row-level
+ * security applies.
+ */
+export const organizationCurrency = pgView('organization_currency')
+  .with({ securityInvoker: true })
+  .as((qb) =>
+    qb
+      .select({ organizationId: organizationSettings.organizationId, defaultCurrency: organizationSettings.defaultCurrency })
+      .from(organizationSettings),
+  );

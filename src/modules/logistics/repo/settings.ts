@@ -9,8 +9,8 @@ export type SettingsChange = Partial<Omit<LogisticsSettings, 'currency' | 'updat
 const SETTINGS_COLUMNS =
   'auto_assign_radius_m, acceptance_timeout_s, acceptance_timeout_enabled, acceptance_max_offers, assignment_strategy, failed_delivery_policy, geofence_radius_m, average_speed_kmh, default_delivery_fee, driver_flat_fee, cash_limit, ' +
   'dispatch_buffer_min, delay_grace_min, location_stale_after_s, rejections_alert_threshold, ' +
-  // One currency per organization: the organization settings' default_currency (money issue 16).
-  'COALESCE((SELECT s.default_currency FROM organization_settings s WHERE s.organization_id = logistics_settings.organization_id), currency) AS currency, updated_at';
+  // One currency per organization: its settings' default_currency, read through the view organizations publishes.
+  'COALESCE((SELECT c.default_currency FROM organization_currency c WHERE c.organization_id = logistics_settings.organization_id), currency) AS currency, updated_at';
 
 /** The columns a change may set (the keys of `SettingsChange`; anything else never reaches the SQL text). */
 const SETTABLE: Record<keyof SettingsChange, true> = {

@@ -7,7 +7,7 @@ import { AppError } from '../../../platform/errors.js';
 import { once, requestHash } from '../../../platform/idempotency.js';
 import { newId } from '../../../platform/ids.js';
 import { formatMoney, minMoney, money } from '../../../platform/money.js';
-import type { OrderMoneyFacts } from '../../../platform/order-contracts.js';
+import type { OrderMoneyFacts } from '../../commerce/index.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import { scopeOf } from '../../../platform/scope.js';
 import { assertObjectLink } from '../../storage/index.js';

@@ -5,7 +5,7 @@ import type { Tx } from '../../../platform/db/index.js';
 import { AppError } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { formatMoney, money, toCents } from '../../../platform/money.js';
-import type { CollectedBy, OrderMoneyFacts, OrderPayments, PaymentDestination, PaymentStatus } from '../../../platform/order-contracts.js';
+import type { CollectedBy, OrderMoneyFacts, OrderPayments, PaymentDestination, PaymentStatus } from '../../commerce/index.js';
 import type { Transitions } from '../../../platform/state-machine.js';
 import type { MerchantRow } from '../../logistics/index.js';
 import type { MoneyContext } from '../context.js';

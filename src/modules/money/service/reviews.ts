@@ -4,7 +4,7 @@ import type { Tx } from '../../../platform/db/index.js';
 import { AppError } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { money } from '../../../platform/money.js';
-import type { OrderMoneyFacts } from '../../../platform/order-contracts.js';
+import type { OrderMoneyFacts } from '../../commerce/index.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import { assertTransition } from '../../../platform/state-machine.js';
 import { assertObjectLink } from '../../storage/index.js';

@@ -3,7 +3,7 @@ import type { Actor } from '../../../platform/auth.js';
 import type { Tx } from '../../../platform/db/index.js';
 import { AppError } from '../../../platform/errors.js';
 import { formatMoney, minMoney, money } from '../../../platform/money.js';
-import type { ExpressMoneyFacts, OrderMoneyFacts, PaymentStatus } from '../../../platform/order-contracts.js';
+import type { ExpressMoneyFacts, OrderMoneyFacts, PaymentStatus } from '../../commerce/index.js';
 import { assertTransition } from '../../../platform/state-machine.js';
 import type { MoneyContext } from '../context.js';
 import { anchorOrderPosting, deliveryFeeCharged, lockMerchantWallet, tripCharged } from '../repo/wallet.js';

@@ -1,0 +1,1 @@
+CREATE VIEW "public"."organization_currency" WITH (security_invoker = true) AS (select "organization_id", "default_currency" from "organization_settings");
