@@ -24,7 +24,7 @@
 import { pathToFileURL } from 'node:url';
 import type { BenchEnv, BenchRow } from './lib.js';
 import { mulberry32, type Rng } from '../src/modules/dispatch/optimizer/prng.js';
-import { helperChain } from '../src/modules/dispatch/chain-thread.js';
+import { helperChain } from '../src/modules/dispatch/service/chain-thread.js';
 import {
   DEFAULTS,
   greedyNearestDriver,

@@ -513,7 +513,8 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     busy: boolean;
     route: Pt[];
     arrived: (() => void) | null;
-    buffer: { p: Pt; at: number }[];
+    /** Fixes not yet accepted, each with its client_point_id (a batch that failed is sent again with the same ids). */
+    buffer: { p: Pt; at: number; id: string }[];
     n: number;
   }
   const drivers: Driver[] = await inBatches(nDrivers, 8, async (i) => {
@@ -698,18 +699,19 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     while (!stopping) {
       for (let k = 0; k < BATCH_EVERY / GPS_EVERY; k++) {
         step(d, GPS_EVERY);
-        d.buffer.push({ p: d.pos, at: Date.now() });
+        d.buffer.push({ p: d.pos, at: Date.now(), id: `sim-${tag}-${d.i}-${d.n++}` });
         if (k < BATCH_EVERY / GPS_EVERY - 1) await sleepSim(GPS_EVERY);
       }
       const pts = d.buffer.splice(0);
       const r = await request('POST /driver/locations/batch', d.token, 'POST', '/driver/locations/batch', {
-        points: pts.map((x, j) => ({
-          client_point_id: `sim-${tag}-${d.i}-${d.n}-${j}`,
+        points: pts.map((x) => ({
+          client_point_id: x.id,
           location: geo(x.p),
           recorded_at: new Date(Math.min(x.at, Date.now() - 1)).toISOString(),
         })),
       });
-      d.n++;
+      // As the driver app does: a batch the server did not answer goes again with the next one (the ids make it once).
+      if (r.status === 0 || r.status >= 500) d.buffer.unshift(...pts);
       if (r.status === 200) {
         gpsPoints += r.body.accepted ?? pts.length;
         gpsBatches++;

@@ -3,7 +3,7 @@ import { actorOf, type RouteAuth } from '../../platform/auth.js';
 import type { Api } from '../../platform/context.js';
 import { GeoPoint } from '../../platform/geo.js';
 import { Id, Nullable, Strict, Timestamp } from '../../platform/schemas.js';
-import { LIMITS, type DispatchService } from './service.js';
+import { LIMITS, type DispatchService } from './service/dispatch.js';
 
 const PlanStatus = Type.Union(
   ['proposed', 'committed', 'expired', 'stale'].map((s) => Type.Literal(s)),

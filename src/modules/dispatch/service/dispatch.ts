@@ -1,12 +1,12 @@
-import type { Actor } from '../../platform/auth.js';
-import { recordAudit } from '../../platform/audit.js';
-import type { AppContext } from '../../platform/context.js';
-import { AppError } from '../../platform/errors.js';
-import { toGeoPoint } from '../../platform/geo.js';
-import { newId } from '../../platform/ids.js';
-import { money } from '../../platform/money.js';
-import { scopeOf } from '../../platform/scope.js';
-import type { LogisticsApi, PlanningDriver, PlanningTrip } from '../logistics/index.js';
+import type { Actor } from '../../../platform/auth.js';
+import { recordAudit } from '../../../platform/audit.js';
+import type { AppContext } from '../../../platform/context.js';
+import { AppError } from '../../../platform/errors.js';
+import { toGeoPoint } from '../../../platform/geo.js';
+import { newId } from '../../../platform/ids.js';
+import { money } from '../../../platform/money.js';
+import { scopeOf } from '../../../platform/scope.js';
+import type { LogisticsApi, PlanningDriver, PlanningTrip } from '../../logistics/index.js';
 import {
   DEFAULTS,
   OptimizerInputError,
@@ -15,8 +15,8 @@ import {
   type OptimizerProblem,
   type OptimizerTrip,
   type Plan,
-} from './optimizer/index.js';
-import * as repo from './repo.js';
+} from '../optimizer/index.js';
+import * as repo from '../repo.js';
 import type { SolverThread } from './solver-thread.js';
 
 /** The objectives a plan request offers: all of the solver's (`vehicles`: fewest routes, then distance). */

@@ -5,7 +5,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { helperChain } from './chain-thread.js';
-import { greedyNearestDriver, solve } from './optimizer/index.js';
+import { greedyNearestDriver, solve } from '../optimizer/index.js';
 import type { SolveReply, SolveRequest } from './solver-thread.js';
 
 const port = parentPort;

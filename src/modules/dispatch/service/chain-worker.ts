@@ -3,7 +3,7 @@
  * solving thread orders, and answers each epoch on its port, then wakes the solving thread (flag = the epoch's id).
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { startChain, type ChainHandle } from './optimizer/index.js';
+import { startChain, type ChainHandle } from '../optimizer/index.js';
 import type { ChainMessage, ChainReply } from './chain-thread.js';
 
 const parent = parentPort;

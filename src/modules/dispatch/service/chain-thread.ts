@@ -1,5 +1,5 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
-import type { ChainHandle, ChainRequest, EpochOrder, EpochReport } from './optimizer/index.js';
+import type { ChainHandle, ChainRequest, EpochOrder, EpochReport } from '../optimizer/index.js';
 import { spawnWorker } from './spawn-worker.js';
 
 /** Sent to the helper thread, in order. */

@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
-import { AppError } from '../../platform/errors.js';
+import { AppError } from '../../../platform/errors.js';
 import { spawnWorker } from './spawn-worker.js';
-import { OptimizerInputError, type OptimizerOptions, type OptimizerProblem, type Plan } from './optimizer/index.js';
+import { OptimizerInputError, type OptimizerOptions, type OptimizerProblem, type Plan } from '../optimizer/index.js';
 
 /** A solve sent to the worker thread (plain data: structured clone). */
 export interface SolveRequest {

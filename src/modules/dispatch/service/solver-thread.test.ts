@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../platform/errors.js';
-import { greedyNearestDriver, matrixPoints, OptimizerInputError, solve, type Plan } from './optimizer/index.js';
-import { seededInstance } from './optimizer/testing/random-instances.js';
+import { AppError } from '../../../platform/errors.js';
+import { greedyNearestDriver, matrixPoints, OptimizerInputError, solve, type Plan } from '../optimizer/index.js';
+import { seededInstance } from '../optimizer/testing/random-instances.js';
 import { createSolverThread } from './solver-thread.js';
-import { waitFor } from '../../../test/support.js';
+import { waitFor } from '../../../../test/support.js';
 
 const withoutTiming = (plan: Plan) => ({ ...plan, elapsedMs: 0 });
 const options = { seed: 7, iterations: 200, timeBudgetMs: 60_000, maxRouteDurationS: 3600 };

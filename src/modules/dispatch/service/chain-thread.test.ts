@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { helperChain } from './chain-thread.js';
-import { DEFAULTS, solve, validatePlan, type OptimizerProblem, type Plan } from './optimizer/index.js';
-import { seededInstance } from './optimizer/testing/random-instances.js';
+import { DEFAULTS, solve, validatePlan, type OptimizerProblem, type Plan } from '../optimizer/index.js';
+import { seededInstance } from '../optimizer/testing/random-instances.js';
 
 /** Every third trip ready in 10 minutes, capacities 2 to 4. */
 const instance = (trips: number, drivers: number, seed: number) =>
