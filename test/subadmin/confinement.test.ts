@@ -582,6 +582,7 @@ const PLANS: Record<string, Plan> = {
     },
   },
   'GET /trips/:id': { single: { call: (id) => get(`/trips/${id}`), b: () => Z.B.tripAssigned, a: () => Z.A.tripAssigned } },
+  'GET /trips/:id/track': { single: { call: (id) => get(`/trips/${id}/track`), b: () => Z.B.tripAssigned, a: () => Z.A.tripAssigned } },
   'GET /trips/:id/recipient-link': {
     single: { call: (id) => get(`/trips/${id}/recipient-link`), b: () => Z.B.tripPending, a: () => Z.A.tripPending },
   },
