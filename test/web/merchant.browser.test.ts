@@ -385,6 +385,13 @@ describe.skipIf(SKIP)('merchant counter in chromium', () => {
     const card = page.locator(`.order[data-order-id="${o.id}"]`);
     await card.waitFor();
     await card.locator('select.prep').selectOption('45');
+    await card.locator('input.reason').fill('borrador');
+    // Another order arrives before the merchant presses accept: the list is redrawn, the choice and the text stay.
+    const other = await order('Otro pedido');
+    await page.locator(`.order[data-order-id="${other.id}"]`).waitFor();
+    expect(await card.locator('select.prep').inputValue()).toBe('45');
+    expect(await card.locator('input.reason').inputValue()).toBe('borrador');
+    await card.locator('input.reason').fill('');
     await rig.shot(page, '10-phone-orders', { fullPage: true });
     await fits('orders');
     await card.locator('button.accept').click();

@@ -36,6 +36,8 @@ const state = {
   tab: 'open' as 'open' | 'history',
   /** Each branch's usual preparation time (the accept form starts from it). */
   prepByBranch: new Map<string, number>(),
+  /** What the merchant has chosen or typed on a card not yet answered: a redraw (a live event) must not undo it. */
+  drafts: new Map<string, { prep?: number; reason?: string }>(),
 };
 
 /* ---------------- ringing: a new order rings until it is seen ---------------- */
@@ -494,12 +496,13 @@ async function move(o: Order, status: Order['status'], extra: { reason?: string;
 function actions(o: Order): HTMLElement | null {
   if (o.status === 'pending_confirmation') {
     // The branch's usual time is chosen first; the merchant changes it for this order.
-    const usual = state.prepByBranch.get(o.branch_id) ?? 20;
-    const choices = [...new Set([...PREP_MINUTES, usual])].sort((a, b) => a - b);
+    const draft = state.drafts.get(o.id) ?? {};
+    const chosen = draft.prep ?? state.prepByBranch.get(o.branch_id) ?? 20;
+    const choices = [...new Set([...PREP_MINUTES, chosen])].sort((a, b) => a - b);
     const prep = h(
       'select',
       { 'aria-label': t('prepTime'), class: 'prep' },
-      choices.map((m) => h('option', { value: m, selected: m === usual }, `${m} ${t('minutes')}`)),
+      choices.map((m) => h('option', { value: m, selected: m === chosen }, `${m} ${t('minutes')}`)),
     );
     const reason = h('input', {
       type: 'text',
@@ -507,7 +510,11 @@ function actions(o: Order): HTMLElement | null {
       maxlength: 500,
       'aria-label': t('rejectReason'),
       placeholder: t('rejectReason'),
+      value: draft.reason ?? '',
     });
+    const keep = () => state.drafts.set(o.id, { prep: Number(prep.value), reason: reason.value });
+    prep.addEventListener('change', keep);
+    reason.addEventListener('input', keep);
     return h(
       'div',
       { class: 'actions' },
@@ -520,7 +527,10 @@ function actions(o: Order): HTMLElement | null {
           onclick: async () => {
             markSeen([o.id]);
             const next = await move(o, 'confirmed', { preparation_min: Number(prep.value) });
-            if (next) await move(next, 'preparing');
+            if (next) {
+              state.drafts.delete(o.id);
+              await move(next, 'preparing');
+            }
           },
         },
         t('accept'),
@@ -534,7 +544,7 @@ function actions(o: Order): HTMLElement | null {
           onclick: async () => {
             if (!reason.value.trim()) return toast(t('reasonRequired'), 'error');
             markSeen([o.id]);
-            await move(o, 'cancelled', { reason: reason.value.trim() });
+            if (await move(o, 'cancelled', { reason: reason.value.trim() })) state.drafts.delete(o.id);
           },
         },
         t('reject'),
