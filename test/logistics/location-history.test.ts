@@ -286,12 +286,39 @@ describe('GPS history partitioned by day', () => {
     expect(kept.json()).toMatchObject({ status: 'completed', source: 'kept', next_after: null });
     expect(kept.json().points).toEqual(live.json().points);
 
+    // The driver was offline: points of the trip's window reach the server after its end and join the kept track in
+    // time order; a resend of them changes nothing, and a point after the end stays out.
+    const ended = new Date((await tripDb(t, tripId)).updated_at).getTime();
+    const synced = [
+      { id: 'tr-late-1', at: new Date(t0 + 15).toISOString(), lon: -68.2, speed: 7 },
+      { id: 'tr-late-2', at: new Date(t0 + 5).toISOString(), lon: -68.3, speed: 8 },
+      { id: 'tr-late-3', at: new Date(ended).toISOString(), lon: -68.4, speed: 9 },
+    ];
+    const afterEnd = { id: 'tr-late-after', at: new Date(ended + 500).toISOString(), lon: -68.5 };
+    expect((await batch(d, [...synced, afterEnd])).json()).toMatchObject({ accepted: 4 });
+    const withLate = [...sent, ...synced]
+      .sort((a, b) => a.at.localeCompare(b.at))
+      .map((p) => ({ lon: p.lon, lat: -16.5, recorded_at: p.at, speed_mps: p.speed }));
+    expect((await get(admin)).json().points).toEqual(withLate);
+    expect((await batch(d, [...synced, afterEnd])).json()).toMatchObject({ accepted: 0, duplicates: 4 });
+    // The same fixes under new ids (a client that lost its ids): still once each.
+    expect(
+      (
+        await batch(
+          d,
+          synced.map((p) => ({ ...p, id: `${p.id}-again` })),
+        )
+      ).json(),
+    ).toMatchObject({ accepted: 3 });
+    expect((await get(admin)).json().points).toEqual(withLate);
+    expect((await get(admin, '?limit=2')).json().next_after).toBe(withLate[1]!.recorded_at);
+
     // Retention as it will run 100 days from now: today's partition is dropped, the delivered trip's route stays.
     const later = await maintainLocationHistory(ctx, day(100));
     expect(later.dropped).toBeGreaterThan(0);
     expect(await partitions()).not.toContain(partitionOf(day()));
     expect(await pointsOf(d.id)).toEqual([]);
-    expect((await get(admin)).json().points).toEqual(live.json().points);
+    expect((await get(admin)).json().points).toEqual(withLate);
     const tracking = await t.req(admin, { method: 'GET', url: `/trips/${tripId}/tracking` });
     expect(tracking.json().breadcrumb).toEqual([]);
     await maintainLocationHistory(ctx);

@@ -385,7 +385,8 @@ export const tripGeofence = pgTable(
 /**
  * A finished trip's own route: its driver's points between acceptance and the end, copied from driver_location when
  * the trip ends, so dropping old GPS partitions never loses it. One row per trip, the points as parallel arrays in
- * device time order (about 32 bytes a point before compression).
+ * device time order (about 32 bytes a point before compression). Points of the trip's window that reach the server
+ * after the end (a driver offline, syncing later) are merged in by the ingest, once each (by device time).
  */
 export const tripTrack = pgTable(
   'trip_track',
@@ -405,6 +406,8 @@ export const tripTrack = pgTable(
   (t) => [
     primaryKey({ columns: [t.organizationId, t.tripId] }),
     foreignKey({ columns: [t.organizationId, t.tripId], foreignColumns: [trip.organizationId, trip.id] }),
+    // Every GPS batch looks up its driver's ended trips whose time window it reaches (points synced late).
+    index('trip_track_driver_ended_idx').on(t.organizationId, t.driverId, t.endedAt),
   ],
 );
 

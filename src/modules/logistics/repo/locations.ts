@@ -134,6 +134,9 @@ export async function keepTripTrack(
   tx: Tx,
   v: { organizationId: string; tripId: string; driverId: string; since: Date; until: Date },
 ): Promise<number> {
+  // The driver's row first, as every GPS batch takes it: a batch being stored now either committed before this copy
+  // reads the history (and is in it) or runs its late-point merge after this trip's track is committed.
+  await tx.query('SELECT 1 FROM driver WHERE id = $1 FOR NO KEY UPDATE', [v.driverId]);
   const { rows } = await tx.query<{ n: number }>(
     `INSERT INTO trip_track (organization_id, trip_id, driver_id, started_at, ended_at, lons, lats, recorded_at, speeds_mps)
      SELECT $1, $2, $3, $4, $5,
@@ -147,6 +150,46 @@ export async function keepTripTrack(
     [v.organizationId, v.tripId, v.driverId, v.since, v.until, TRACK_MAX_POINTS],
   );
   return rows[0]?.n ?? 0;
+}
+
+/** Prepared: run by every GPS batch that stored a new point (an index probe when no ended trip's window is reached). */
+const MERGE_LATE = prepared(
+  `WITH b AS (
+     SELECT DISTINCT ON (u.at) u.lon, u.lat, u.at, u.spd
+       FROM unnest($3::float8[], $4::float8[], $5::timestamptz[], $6::float8[]) AS u(lon, lat, at, spd) ORDER BY u.at
+   )
+   UPDATE trip_track k
+      SET (lons, lats, recorded_at, speeds_mps) = (
+        SELECT array_agg(p.lon ORDER BY p.at), array_agg(p.lat ORDER BY p.at), array_agg(p.at ORDER BY p.at), array_agg(p.spd ORDER BY p.at)
+          FROM (SELECT * FROM (
+                  SELECT o.lon, o.lat, o.at, o.spd FROM unnest(k.lons, k.lats, k.recorded_at, k.speeds_mps) AS o(lon, lat, at, spd)
+                  UNION ALL
+                  SELECT b.lon, b.lat, b.at, b.spd FROM b
+                   WHERE b.at >= k.started_at AND b.at <= k.ended_at AND NOT (b.at = ANY (k.recorded_at))
+                ) a ORDER BY a.at DESC LIMIT $7) p)
+    WHERE k.organization_id = $1 AND k.driver_id = $2
+      AND k.ended_at >= (SELECT min(at) FROM b) AND k.started_at <= (SELECT max(at) FROM b)
+      AND EXISTS (SELECT 1 FROM b WHERE b.at >= k.started_at AND b.at <= k.ended_at AND NOT (b.at = ANY (k.recorded_at)))
+   RETURNING k.trip_id`,
+);
+
+/**
+ * Points of a batch that fall in the window of one of the driver's ended trips (a driver offline during the trip,
+ * syncing after its end) are merged into that trip's kept track in device time order. A point whose recorded_at the
+ * track already has is not added again, so a resend changes nothing; points outside a window are not the trip's.
+ * The most recent TRACK_MAX_POINTS stay. Returns the trips whose track grew.
+ */
+export async function mergeLateIntoTracks(tx: Tx, organizationId: string, driverId: string, c: PointColumns): Promise<string[]> {
+  const { rows } = await tx.query<{ trip_id: string }>(MERGE_LATE, [
+    organizationId,
+    driverId,
+    c.lons,
+    c.lats,
+    c.at,
+    c.spd,
+    TRACK_MAX_POINTS,
+  ]);
+  return rows.map((r) => r.trip_id);
 }
 
 /** The page of a trip's kept track after `after` (null: from the start), or null when the trip has no kept track. */

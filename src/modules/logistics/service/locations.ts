@@ -4,7 +4,7 @@ import { AppError } from '../../../platform/errors.js';
 import { haversineMeters, parsePoint, toGeoPoint, type GeoPoint } from '../../../platform/geo.js';
 import { newId } from '../../../platform/ids.js';
 import { lonLatOf, type DriverRow } from '../model.js';
-import { insertGeofenceEntry, storePoints } from '../repo/locations.js';
+import { insertGeofenceEntry, mergeLateIntoTracks, storePoints } from '../repo/locations.js';
 import { getSettings } from '../repo/settings.js';
 import { activeTripsOfDriver } from '../repo/trips.js';
 import type { TripCore } from './trips.js';
@@ -64,6 +64,9 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
     // is newer than the one he has, and return the points only when the driver has active trips.
     const r = await storePoints(tx, driver.organization_id, driver.id, cols);
     if (!r) throw AppError.notFound('Driver');
+    // A batch with nothing new (a resend) has nothing to merge; otherwise points of an ended trip's window join its
+    // kept track. After storePoints, which waited for the driver's row: a trip that ended meanwhile is committed.
+    if (r.accepted > 0) await mergeLateIntoTracks(tx, driver.organization_id, driver.id, cols);
     const geofence: { trip_id: string; stop: string }[] = [];
     if (r.accepted > 0 && r.active_trips > 0) {
       const stored = (r.points ?? []).map(([lon, lat, at]) => ({ lon: Number(lon), lat: Number(lat), at: new Date(at) }));

@@ -1,0 +1,1 @@
+CREATE INDEX "trip_track_driver_ended_idx" ON "trip_track" USING btree ("organization_id","driver_id","ended_at");
