@@ -137,6 +137,12 @@ export const Settings = Type.Object({
   // API keys (src/modules/apikeys)
   API_KEY_RATE_LIMIT_PER_MINUTE: int(120, 1, 'Requests per API key per minute, shared by every instance (429 RATE_LIMITED beyond)'),
   API_KEY_MAX_PER_OWNER: int(25, 1, 'Live (not revoked) API keys per owner'),
+  // GPS apps (OsmAnd protocol, src/modules/logistics)
+  GPS_DEVICE_RATE_LIMIT_PER_MINUTE: int(
+    120,
+    1,
+    'Fixes per GPS device token per minute, shared by every instance (429 RATE_LIMITED beyond)',
+  ),
   // Spreadsheet imports (src/modules/imports)
   IMPORT_INLINE_ROWS: int(
     200,

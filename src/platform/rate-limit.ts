@@ -50,6 +50,20 @@ export async function countRequest(db: Database, key: string): Promise<{ weighte
   });
 }
 
+/**
+ * Counts one request for `key` and refuses it beyond `perMinute`: 429 RATE_LIMITED with Retry-After (the caller's
+ * own budget: an API key, a GPS device). `what` names the unit in the message ("requests per API key").
+ */
+export async function enforceRateLimit(db: Database, key: string, perMinute: number, what: string): Promise<void> {
+  const { weighted, resetSeconds } = await countRequest(db, key);
+  if (weighted > perMinute) {
+    throw new AppError(429, 'RATE_LIMITED', `At most ${perMinute} ${what} per minute; retry in ${resetSeconds} s`, undefined, {
+      retry_after: resetSeconds,
+      limit: perMinute,
+    });
+  }
+}
+
 /** A preHandler on each route of an expensive group (after authentication, before the handler); other routes carry none. */
 export function registerExpensiveRouteLimits(app: FastifyInstance, db: Database, groups: ExpensiveRouteGroup[]) {
   const limit = (g: ExpensiveRouteGroup) =>

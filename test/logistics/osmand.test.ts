@@ -6,7 +6,8 @@ let t: TestApp;
 let admin: Session;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // A small per-device allowance so the limit is reached quickly; the other cases stay below it.
+  t = await createTestApp({ raw: { GPS_DEVICE_RATE_LIMIT_PER_MINUTE: '10' } });
   admin = await t.as('admin');
 });
 afterAll(async () => t?.close());
@@ -155,5 +156,94 @@ describe('OsmAnd GPS (Traccar Client)', () => {
     expect(await count()).toBe(n + 1);
     // another organization's device cannot be revoked from here, nor ours from there
     expect((await t.req(otherAdmin, { method: 'DELETE', url: `/drivers/${d.id}/gps-devices/${dev.id}` })).statusCode).toBe(404);
+  });
+
+  it('newer Traccar Client JSON bodies go into the same ingest: speed in m/s, a resend (in either format) is a duplicate, bad JSON writes nothing', async () => {
+    const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
+    const dev = await bind(d, `json-${d.id.slice(-6)}`);
+    const before = (await points(d.id)).length;
+    const at = new Date(Math.floor(Date.now() / 1000) * 1000 - 5000);
+    const json = (payload: unknown) => t.app.inject({ method: 'POST', url: dev.url_path, payload: payload as object });
+    const body = {
+      location: {
+        timestamp: at.toISOString(),
+        coords: { latitude: -16.505, longitude: -68.125, speed: 5, heading: 180, accuracy: 8, altitude: 3600 },
+        is_moving: true,
+        odometer: 1200,
+        battery: { level: 0.8, is_charging: false },
+        activity: { type: 'in_vehicle' },
+      },
+      device_id: dev.device_identifier,
+    };
+    const r = await json(body);
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.json()).toEqual({ accepted: 1, duplicates: 0 });
+    expect((await json(body)).json()).toEqual({ accepted: 0, duplicates: 1 });
+    // the same fix by the query-string protocol is the same point
+    const q = await osmand(dev.url_path, { id: dev.device_identifier, lat: -16.505, lon: -68.125, timestamp: at.getTime() / 1000 });
+    expect(q.json()).toEqual({ accepted: 0, duplicates: 1 });
+    const stored = (await points(d.id)).filter((x) => x.client_point_id.startsWith('osmand:'));
+    expect(stored).toHaveLength(1);
+    expect(stored[0].recorded_at.getTime()).toBe(at.getTime());
+    expect(stored[0].speed_mps).toBeCloseTo(5, 3);
+    expect(stored[0].heading).toBe(180);
+    expect(stored[0].accuracy_m).toBe(8);
+    expect(await lastAt(d.id)).toBe(at.getTime());
+    // a phone that does not know its speed, heading or battery says -1: the fix is kept without them
+    const unknown = await json({
+      ...body,
+      location: {
+        ...body.location,
+        timestamp: new Date(at.getTime() + 1000).toISOString(),
+        coords: { latitude: -16.5, longitude: -68.1, speed: -1, heading: -1 },
+        battery: { level: -1 },
+      },
+    });
+    expect(unknown.json()).toEqual({ accepted: 1, duplicates: 0 });
+    const n = (await points(d.id)).length;
+    expect(n).toBe(before + 2);
+    const loc = (patch: object) => ({
+      ...body,
+      location: { ...body.location, timestamp: new Date(at.getTime() + 2000).toISOString(), ...patch },
+    });
+    const cases: [unknown, number, string | null][] = [
+      [{ ...body, device_id: 'someone-else', location: loc({}).location }, 404, 'GPS_DEVICE_UNKNOWN'],
+      [loc({ coords: { latitude: 91, longitude: -68.1 } }), 400, null],
+      [loc({ coords: { latitude: 'north', longitude: -68.1 } }), 400, null],
+      [loc({ coords: { longitude: -68.1 } }), 400, null],
+      [loc({ timestamp: 'yesterday' }), 400, null],
+      [loc({ timestamp: new Date(Date.now() + 3_600_000).toISOString() }), 400, null],
+      [loc({ battery: { level: 7 } }), 400, null],
+      [{ location: loc({}).location }, 400, null],
+    ];
+    for (const [payload, status, code] of cases) {
+      const res = await json(payload);
+      expect(res.statusCode, `${JSON.stringify(payload)} ${res.body}`).toBe(status);
+      expect(res.headers['content-type']).toContain('application/problem+json');
+      if (code) expect(res.json().code).toBe(code);
+    }
+    expect((await points(d.id)).length).toBe(n);
+  });
+
+  it('each device token has its own rate limit: beyond it 429 RATE_LIMITED with Retry-After, nothing stored; another device is unaffected', async () => {
+    const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
+    const dev = await bind(d, `busy-${d.id.slice(-6)}`);
+    const calm = await bind(d, `calm-${d.id.slice(-6)}`);
+    const before = (await points(d.id)).length;
+    const base = Math.floor(Date.now() / 1000) - 600;
+    for (let i = 0; i < 10; i++) {
+      const r = await osmand(dev.url_path, { id: dev.device_identifier, lat: -16.5, lon: -68.1, timestamp: base + i });
+      expect(r.statusCode, r.body).toBe(200);
+    }
+    const limited = await osmand(dev.url_path, { id: dev.device_identifier, lat: -16.5, lon: -68.1, timestamp: base + 10 }, 'POST');
+    expect(limited.statusCode).toBe(429);
+    expect(limited.headers['content-type']).toContain('application/problem+json');
+    expect(limited.json().code).toBe('RATE_LIMITED');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.json().retry_after).toBe(Number(limited.headers['retry-after']));
+    expect((await points(d.id)).length).toBe(before + 10);
+    const other = await osmand(calm.url_path, { id: calm.device_identifier, lat: -16.5, lon: -68.1, timestamp: base + 10 });
+    expect(other.statusCode, other.body).toBe(200);
+    expect((await points(d.id)).length).toBe(before + 11);
   });
 });

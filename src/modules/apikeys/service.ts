@@ -11,7 +11,7 @@ import { AppError } from '../../platform/errors.js';
 import { newId, randomToken, safeEqual, sha256Hex } from '../../platform/ids.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { recordAudit } from '../../platform/audit.js';
-import { countRequest } from '../../platform/rate-limit.js';
+import { enforceRateLimit } from '../../platform/rate-limit.js';
 import type { ApiKeysContext } from './context.js';
 import * as repo from './repo.js';
 
@@ -128,14 +128,7 @@ export function createApiKeyService(ctx: ApiKeysContext) {
         return o;
       });
       if (!owner?.active) throw INVALID();
-      const limit = settings.API_KEY_RATE_LIMIT_PER_MINUTE;
-      const { weighted, resetSeconds } = await countRequest(db, `apikey:${k.organizationId}:${k.id}`);
-      if (weighted > limit) {
-        throw new AppError(429, 'RATE_LIMITED', `At most ${limit} requests per minute per API key; retry in ${resetSeconds} s`, undefined, {
-          retry_after: resetSeconds,
-          limit,
-        });
-      }
+      await enforceRateLimit(db, `apikey:${k.organizationId}:${k.id}`, settings.API_KEY_RATE_LIMIT_PER_MINUTE, 'requests per API key');
       const grantable = scopesOf(owner.kind);
       return {
         sub: k.ownerUserId,

@@ -329,6 +329,49 @@ export const OsmandQuery = Type.Object(
   },
   { additionalProperties: true, description: 'Other OsmAnd fields (altitude, charge, hdop, ...) are ignored.' },
 );
+const OsmandNumber = Type.Number();
+/**
+ * A POST body: the OsmAnd fields as a form (or flat JSON), or the JSON of newer Traccar Client versions
+ * (`device_id`, `location.timestamp` ISO 8601, `location.coords` with speed in m/s, `location.battery.level` 0-1).
+ */
+export const OsmandBody = Type.Object(
+  {
+    ...Object.fromEntries(
+      Object.entries(OsmandQuery.properties).map(([k, v]) => [
+        k,
+        Type.Optional(Type.Union([v, Type.Number()], { description: v.description })),
+      ]),
+    ),
+    device_id: Type.Optional(Type.String({ maxLength: 100, description: 'JSON: the device identifier bound to the token' })),
+    location: Type.Optional(
+      Type.Object(
+        {
+          timestamp: Type.Optional(
+            Type.Union([Type.String({ maxLength: 40 }), OsmandNumber], { description: 'ISO 8601 (or unix seconds); absent = now' }),
+          ),
+          coords: Type.Object(
+            {
+              latitude: OsmandNumber,
+              longitude: OsmandNumber,
+              speed: Type.Optional(Type.Number({ description: 'm/s; negative = unknown' })),
+              heading: Type.Optional(Type.Number({ description: 'degrees; negative = unknown' })),
+              accuracy: Type.Optional(Type.Number({ description: 'metres' })),
+            },
+            { additionalProperties: true },
+          ),
+          battery: Type.Optional(
+            Type.Object(
+              { level: Type.Optional(Type.Number({ description: '0 to 1; negative = unknown (checked, not stored)' })) },
+              { additionalProperties: true },
+            ),
+          ),
+        },
+        { additionalProperties: true, description: 'JSON: one fix (other fields such as is_moving, odometer, activity are ignored)' },
+      ),
+    ),
+  },
+  { additionalProperties: true },
+);
 export const OsmandOut = Type.Object({ accepted: Type.Integer(), duplicates: Type.Integer() });
 
 export const ExceptionKindSchema = Type.Union(

@@ -4,10 +4,11 @@ import { AppError } from '../../../platform/errors.js';
 import { newId, randomToken, safeEqual, sha256Hex } from '../../../platform/ids.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import { recordAudit } from '../../../platform/audit.js';
+import { enforceRateLimit } from '../../../platform/rate-limit.js';
 import type { LogisticsContext } from '../context.js';
 import type { LogisticsService } from './logistics.js';
 import * as repo from '../repo/gps-devices.js';
-import type { GpsDeviceOut } from '../schemas.js';
+import type { GpsDeviceOut, OsmandBody } from '../schemas.js';
 
 /** OsmAnd sends speed in knots; the ingest takes metres per second. */
 const KNOT_MPS = 0.514444;
@@ -28,14 +29,32 @@ export function gpsDeviceOut(d: repo.GpsDeviceRecord): Static<typeof GpsDeviceOu
 }
 
 export type OsmandFields = Partial<Record<'id' | 'lat' | 'lon' | 'timestamp' | 'speed' | 'bearing' | 'accuracy' | 'batt', string>>;
+/** A request's fields: the query string and a form body (OsmAnd), or the JSON body of newer Traccar Client versions. */
+export type OsmandInput = OsmandFields & Pick<Static<typeof OsmandBody>, 'device_id' | 'location'>;
+
+/** One fix as the ingest takes it. */
+interface Fix {
+  id: string | undefined;
+  lat: number;
+  lon: number;
+  at: number;
+  speedMps?: number;
+  heading?: number;
+  accuracy?: number;
+}
 
 const bad = (field: string, message: string) => AppError.badRequest(`Invalid OsmAnd field '${field}': ${message}`, [{ field, message }]);
 
+function inRange(n: number | undefined, field: string, min: number, max: number): number | undefined {
+  if (n === undefined) return undefined;
+  if (!Number.isFinite(n) || n < min || n > max) throw bad(field, `a number from ${min} to ${max}`);
+  return n;
+}
+
 function num(v: string | undefined, field: string, min: number, max: number): number | undefined {
   if (v === undefined || v === '') return undefined;
-  const n = Number(v);
-  if (!/^-?\d+(\.\d+)?$/.test(v.trim()) || !Number.isFinite(n) || n < min || n > max) throw bad(field, `a number from ${min} to ${max}`);
-  return n;
+  if (!/^-?\d+(\.\d+)?$/.test(v.trim())) throw bad(field, `a number from ${min} to ${max}`);
+  return inRange(Number(v), field, min, max);
 }
 
 /** `timestamp`: unix seconds (milliseconds when above 10^11), or ISO 8601; absent = now. */
@@ -50,6 +69,43 @@ export function osmandTime(v: string | undefined, now = Date.now()): number {
       : NaN;
   if (!Number.isFinite(t) || t > now + MAX_FUTURE_MS) throw bad('timestamp', 'unix seconds or an ISO 8601 time, not in the future');
   return Math.floor(t);
+}
+
+/** The OsmAnd fields (query string or form): speed in knots, battery in percent. */
+function fixOfFields(f: OsmandFields): Fix {
+  const lat = num(f.lat, 'lat', -90, 90);
+  const lon = num(f.lon, 'lon', -180, 180);
+  if (lat === undefined) throw bad('lat', 'required');
+  if (lon === undefined) throw bad('lon', 'required');
+  const at = osmandTime(f.timestamp);
+  const knots = num(f.speed, 'speed', 0, 1000);
+  const heading = num(f.bearing, 'bearing', 0, 360);
+  const accuracy = num(f.accuracy, 'accuracy', 0, 100_000);
+  num(f.batt, 'batt', 0, 100);
+  return { id: f.id, lat, lon, at, speedMps: knots === undefined ? undefined : knots * KNOT_MPS, heading, accuracy };
+}
+
+/**
+ * The JSON of newer Traccar Client versions: `device_id` and one `location` (ISO time, `coords` with speed in m/s,
+ * `battery.level` 0-1). The phone reports an unknown speed, heading or battery level as a negative number: left out.
+ */
+function fixOfJson(body: OsmandInput, loc: NonNullable<OsmandInput['location']>): Fix {
+  const known = (n: number | undefined) => (n === undefined || n < 0 ? undefined : n);
+  const c = loc.coords;
+  const lat = inRange(c.latitude, 'location.coords.latitude', -90, 90)!;
+  const lon = inRange(c.longitude, 'location.coords.longitude', -180, 180)!;
+  const ts = loc.timestamp;
+  let at: number;
+  try {
+    at = osmandTime(ts === undefined ? undefined : String(ts));
+  } catch {
+    throw bad('location.timestamp', 'an ISO 8601 time (or unix seconds), not in the future');
+  }
+  const speedMps = inRange(known(c.speed), 'location.coords.speed', 0, 515);
+  const heading = inRange(known(c.heading), 'location.coords.heading', 0, 360);
+  const accuracy = inRange(c.accuracy, 'location.coords.accuracy', 0, 100_000);
+  inRange(known(loc.battery?.level), 'location.battery.level', 0, 1);
+  return { id: body.device_id ?? body.id, lat, lon, at, speedMps, heading, accuracy };
 }
 
 export function createGpsDevices(ctx: LogisticsContext, svc: LogisticsService) {
@@ -103,25 +159,28 @@ export function createGpsDevices(ctx: LogisticsContext, svc: LogisticsService) {
     });
   }
 
-  /** One OsmAnd fix: checked, then stored through the driver's location ingest (idempotent per device and fix time). */
-  async function receive(token: string, f: OsmandFields, requestId: string) {
+  /**
+   * One OsmAnd fix: the token, then the device's rate limit, then the fields are checked; then stored through the
+   * driver's location ingest (idempotent per device and fix time). A refused fix writes nothing.
+   */
+  async function receive(token: string, input: OsmandInput, requestId: string) {
     const m = /^gpd_([0-9a-f-]{36})_([A-Za-z0-9_-]{43})$/.exec(token);
     if (!m) throw AppError.unauthorized('The GPS device token is invalid or revoked', 'INVALID_GPS_TOKEN');
     const dev = await db.withSystem((tx) => repo.liveGpsDevice(tx, m[1]));
     if (!dev || !safeEqual(sha256Hex(m[2]), dev.tokenHash))
       throw AppError.unauthorized('The GPS device token is invalid or revoked', 'INVALID_GPS_TOKEN');
-    if (!f.id) throw bad('id', 'required: the device identifier');
-    if (f.id !== dev.deviceIdentifier)
+    // Counted after the token is known good, so a stranger cannot spend a device's allowance.
+    await enforceRateLimit(
+      db,
+      `gps-device:${dev.organizationId}:${dev.id}`,
+      ctx.config.settings.GPS_DEVICE_RATE_LIMIT_PER_MINUTE,
+      'fixes per GPS device',
+    );
+    const fix = input.location ? fixOfJson(input, input.location) : fixOfFields(input);
+    if (!fix.id) throw bad(input.location ? 'device_id' : 'id', 'required: the device identifier');
+    if (fix.id !== dev.deviceIdentifier)
       throw new AppError(404, 'GPS_DEVICE_UNKNOWN', 'No device with this identifier is bound to this token');
-    const lat = num(f.lat, 'lat', -90, 90);
-    const lon = num(f.lon, 'lon', -180, 180);
-    if (lat === undefined) throw bad('lat', 'required');
-    if (lon === undefined) throw bad('lon', 'required');
-    const at = osmandTime(f.timestamp);
-    const speed = num(f.speed, 'speed', 0, 1000);
-    const heading = num(f.bearing, 'bearing', 0, 360);
-    const accuracy = num(f.accuracy, 'accuracy', 0, 100_000);
-    num(f.batt, 'batt', 0, 100);
+    const { lat, lon, at, speedMps, heading, accuracy } = fix;
     return db.withTenant({ organizationId: dev.organizationId, userId: dev.createdBy }, async (tx) => {
       const d = await svc.drivers.load(tx, dev.driverId);
       if (!d) throw new AppError(404, 'GPS_DEVICE_UNKNOWN', 'The driver of this device is gone');
@@ -140,7 +199,7 @@ export function createGpsDevices(ctx: LogisticsContext, svc: LogisticsService) {
           location: { type: 'Point', coordinates: [lon, lat] },
           recorded_at: new Date(at).toISOString(),
           ...(accuracy !== undefined ? { accuracy_m: accuracy } : {}),
-          ...(speed !== undefined ? { speed_mps: Math.round(speed * KNOT_MPS * 1000) / 1000 } : {}),
+          ...(speedMps !== undefined ? { speed_mps: Math.round(speedMps * 1000) / 1000 } : {}),
           ...(heading !== undefined ? { heading: heading === 360 ? 0 : heading } : {}),
         },
       ]);
