@@ -119,7 +119,15 @@ export function composeModules(ctx: AppContext) {
     loadSubadmin: (claims) => subadminScope.load(claims),
     apiKeyClaims: (token) => apikeys.service.claims(token),
   });
-  const realtime = createRealtimeModule(ctx, { resolveActor, trips: logistics.directory, sessions: identity.service });
+  const realtime = createRealtimeModule(ctx, {
+    resolveActor,
+    trips: logistics.directory,
+    // A stream opened with an API key lives as long as the key (and its owner): its session is `api-key:<id>`.
+    sessions: {
+      aliveSessions: async (tx, sids) =>
+        new Set([...(await identity.service.aliveSessions(tx, sids)), ...(await apikeys.service.aliveKeySessions(tx, sids))]),
+    },
+  });
   const mobile = createMobileModule(ctx, {
     organizations: organizations.service,
     sync,

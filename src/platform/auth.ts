@@ -82,6 +82,10 @@ export const API_KEY_SCOPES = {
   'orders:read': { owners: ['comercio'], text: "read the merchant's orders (GET /merchant/orders)" },
   'express:read': { owners: ['comercio'], text: "read the merchant's express requests (GET /merchant/delivery-express)" },
   'express:write': { owners: ['comercio'], text: 'request express deliveries (POST /merchant/delivery-express)' },
+  'events:read': {
+    owners: ['administrator', 'comercio'],
+    text: "stream events (GET /realtime/.../stream): the owner's streams (an administrator's: the organization's too)",
+  },
 } as const satisfies Record<string, { owners: Principal[]; text: string }>;
 export type ApiKeyScope = keyof typeof API_KEY_SCOPES;
 export const API_KEY_SCOPE_NAMES = Object.keys(API_KEY_SCOPES) as ApiKeyScope[];

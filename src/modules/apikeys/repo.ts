@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Tx } from '../../platform/db/index.js';
 import { apiKey } from './tables.js';
 
@@ -27,13 +27,24 @@ export async function getKey(tx: Tx, id: string): Promise<ApiKeyRecord | null> {
   return rows[0] ?? null;
 }
 
+/** Revokes a key and announces it as a revoked session (`api-key:<id>`): its open event streams close on every instance. */
 export async function revokeKey(tx: Tx, id: string): Promise<ApiKeyRecord> {
   const [out] = await tx.orm
     .update(apiKey)
     .set({ revokedAt: sql`now()` })
     .where(eq(apiKey.id, id))
     .returning();
+  await tx.query("SELECT pg_notify('session_revoked', $1)", [`api-key:${id}`]);
   return out;
+}
+
+/** Across organizations: which of these keys are live (not revoked), with their owners. */
+export async function liveKeys(tx: Tx, ids: string[]): Promise<Pick<ApiKeyRecord, 'organizationId' | 'id' | 'ownerUserId'>[]> {
+  if (!ids.length) return [];
+  return tx.orm
+    .select({ organizationId: apiKey.organizationId, id: apiKey.id, ownerUserId: apiKey.ownerUserId })
+    .from(apiKey)
+    .where(and(inArray(apiKey.id, ids), isNull(apiKey.revokedAt)));
 }
 
 export async function countLiveKeys(tx: Tx, ownerUserId: string): Promise<number> {

@@ -12,6 +12,7 @@ import { newId, randomToken, safeEqual, sha256Hex } from '../../platform/ids.js'
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import { recordAudit } from '../../platform/audit.js';
 import { enforceRateLimit } from '../../platform/rate-limit.js';
+import type { Tx } from '../../platform/db/index.js';
 import type { ApiKeysContext } from './context.js';
 import * as repo from './repo.js';
 
@@ -33,6 +34,9 @@ export function apiKeyOut(k: repo.ApiKeyRecord) {
     revoked_at: k.revokedAt,
   };
 }
+
+/** The session id an API key's actor carries (audit rows, open streams). */
+const KEY_SESSION = 'api-key:';
 
 const INVALID = () => AppError.unauthorized('The API key is invalid, revoked or its owner inactive', 'INVALID_API_KEY');
 
@@ -114,6 +118,20 @@ export function createApiKeyService(ctx: ApiKeysContext) {
     },
 
     /**
+     * For open event streams (realtime): which of these session ids (`api-key:<id>`, others are ignored) belong to a
+     * live key of an active owner, as `<organization>:<session id>`. A revoked key or a deactivated owner ends them.
+     */
+    async aliveKeySessions(tx: Tx, sessionIds: string[]): Promise<Set<string>> {
+      const ids = sessionIds.filter((s) => s.startsWith(KEY_SESSION)).map((s) => s.slice(KEY_SESSION.length));
+      const alive = new Set<string>();
+      for (const k of await repo.liveKeys(tx, ids)) {
+        const owner = await ctx.deps.identity.principalOfUser(tx, k.ownerUserId);
+        if (owner?.active) alive.add(`${k.organizationId}:${KEY_SESSION}${k.id}`);
+      }
+      return alive;
+    },
+
+    /**
      * Authentication (the actor resolver's hook): the key's owner, narrowed to the key's scopes that the owner may
      * still grant; refused when unknown, revoked, of a wrong secret or of an owner no longer active. Counted per key.
      */
@@ -135,7 +153,7 @@ export function createApiKeyService(ctx: ApiKeysContext) {
         org: k.organizationId,
         role: owner.role,
         kind: owner.kind,
-        sid: `api-key:${k.id}`,
+        sid: `${KEY_SESSION}${k.id}`,
         key: { id: k.id, scopes: (k.scopes as ApiKeyScope[]).filter((s) => grantable.includes(s)) },
       };
     },

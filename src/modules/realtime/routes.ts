@@ -29,8 +29,11 @@ const SseResponse = {
   },
 };
 
+/** An API key streams with this scope, as its owner would (and what he may see narrows it further). */
+const STREAM_KEY_SCOPE = 'events:read' as const;
+
 const STREAM_DOC =
-  'Authenticate with `Authorization: Bearer` or `?stream_token=`. Resume with the `Last-Event-ID` header or `?last_event_id=`: missed events are replayed from the event table, then live events follow, none twice. An unknown or expired `Last-Event-ID` (garbage, beyond the newest event, older than the oldest kept, or more missed events than the replay limit) is not an error and never silently drops events: the stream sends a `stream.reset` frame telling the client to refetch state, then the live stream. A client that does not read fast enough is disconnected and resumes. Streams close when the session is revoked.';
+  'Authenticate with `Authorization: Bearer` (an access token, or an API key with the `events:read` scope) or `?stream_token=`. Resume with the `Last-Event-ID` header or `?last_event_id=`: missed events are replayed from the event table, then live events follow, none twice. An unknown or expired `Last-Event-ID` (garbage, beyond the newest event, older than the oldest kept, or more missed events than the replay limit) is not an error and never silently drops events: the stream sends a `stream.reset` frame telling the client to refetch state, then the live stream. A client that does not read fast enough is disconnected and resumes. Streams close when the session is revoked.';
 
 /**
  * The resume point the client sent: a sequence, `{ unknown }` when it is not one this server could have
@@ -66,7 +69,8 @@ export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeServ
           description: STREAM_DOC,
           querystring: StreamQuery,
           ...(kind === 'trip' ? { params: IdParams } : {}),
-          security: [{ bearerAuth: [] }],
+          security: [{ bearerAuth: [] }, { apiKey: [STREAM_KEY_SCOPE] }],
+          'x-api-key-scope': STREAM_KEY_SCOPE,
           response: SseResponse,
         },
       },
@@ -86,7 +90,7 @@ export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeServ
     'streamMyEvents',
     "The caller's events (audience includes me) and my notifications",
     'me',
-    {},
+    { apiKeyScope: STREAM_KEY_SCOPE },
     async (a) => ({ kind: 'me', userId: a.userId }),
   );
   stream(
@@ -94,7 +98,7 @@ export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeServ
     'streamOrganizationEvents',
     "The organization's events (dispatch and administrators; personal notification.created events excluded)",
     'organization',
-    { roles: ['administrator', 'dispatch'] },
+    { roles: ['administrator', 'dispatch'], apiKeyScope: STREAM_KEY_SCOPE },
     async () => ({ kind: 'organization' }),
   );
   stream(
@@ -102,7 +106,7 @@ export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeServ
     'streamTripEvents',
     "One trip's events: its driver, merchant and customer, dispatch, administrators, and sub-administrators of its territory (others: 404)",
     'trip',
-    { permission: 'tracking' },
+    { permission: 'tracking', apiKeyScope: STREAM_KEY_SCOPE },
     (a, req) => svc.tripFilter(a, (req.params as { id: string }).id),
   );
   stream(
@@ -110,7 +114,7 @@ export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeServ
     'streamTerritoryEvents',
     "Events of the sub-administrator's territories (needs the `tracking` permission)",
     'territories',
-    { roles: ['subadmin'], permission: 'tracking' },
+    { roles: ['subadmin'], permission: 'tracking', apiKeyScope: STREAM_KEY_SCOPE },
     async (a) => ({ kind: 'territories', territoryIds: a.subadmin?.territoryIds ?? [] }),
   );
 

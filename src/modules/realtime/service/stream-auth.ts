@@ -1,15 +1,7 @@
 import { SignJWT, jwtVerify } from 'jose';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../../platform/errors.js';
-import {
-  bearerToken,
-  verifyAccessToken,
-  type AccessClaims,
-  type Actor,
-  type AppRole,
-  type Principal,
-  type RouteAuth,
-} from '../../../platform/auth.js';
+import { bearerToken, type AccessClaims, type Actor, type AppRole, type Principal, type RouteAuth } from '../../../platform/auth.js';
 import type { RealtimeContext } from '../context.js';
 
 export const STREAM_TOKEN_TTL_SECONDS = 60;
@@ -55,8 +47,9 @@ export async function verifyStreamToken(secret: Uint8Array, token: string): Prom
 
 /**
  * Stream routes are declared public (the platform hook demands a bearer header) and authenticate here:
- * a bearer access token OR `?stream_token=`, then the platform's actor resolver, the same function the HTTP
- * hook calls (session alive, operator approved, sub-administrator scope, the route's roles).
+ * a bearer access token or API key (the HTTP hook's claims) OR `?stream_token=`, then the platform's actor resolver,
+ * the same function the HTTP hook calls (session alive, operator approved, sub-administrator scope, the route's roles,
+ * an API key's scope).
  */
 export async function streamActor(
   ctx: RealtimeContext,
@@ -66,7 +59,7 @@ export async function streamActor(
 ): Promise<Actor> {
   const bearer = bearerToken(req);
   let claims: AccessClaims;
-  if (bearer) claims = await verifyAccessToken(ctx.config.keys.accessToken, bearer);
+  if (bearer) claims = await ctx.deps.resolveActor.claimsOf(ctx.config.keys.accessToken, bearer);
   else if (streamToken) {
     const v = await verifyStreamToken(ctx.config.keys.streamToken, streamToken);
     if ((v.scope.stream && v.scope.stream !== want.stream) || (v.scope.trip_id && v.scope.trip_id !== want.tripId)) {
