@@ -68,7 +68,8 @@ export async function simulateCluster(argv: string[], log: (line: string) => voi
   await mkdir(dataDir, { recursive: true });
   const servers: ServerProcess[] = [];
   let nginx: Awaited<ReturnType<typeof startNginx>> | null = null;
-  const env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+  // The simulator's webhook receiver is a plain-http loopback address.
+  const env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
   try {
     // The first instance migrates and seeds; the others start once it has.
     servers.push(await startServer({ databaseUrl: db.url, env, timeoutMs: 120_000 }));
@@ -100,7 +101,15 @@ export async function simulateCluster(argv: string[], log: (line: string) => voi
     };
     let report: SimReport;
     try {
-      report = await simulate({ ...parseOptions([...rest, '--base-url', `http://127.0.0.1:${nginx.port}`]), onDayStart }, log);
+      report = await simulate(
+        {
+          ...parseOptions([...rest, '--base-url', `http://127.0.0.1:${nginx.port}`]),
+          databaseUrl: db.url,
+          serverPids: () => servers.map((s) => s.child.pid ?? 0).filter((pid) => pid > 0),
+          onDayStart,
+        },
+        log,
+      );
     } finally {
       if (killer) clearTimeout(killer);
       await restarted;

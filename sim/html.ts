@@ -123,6 +123,46 @@ export function renderHtml(r: SimReport): string {
     { name: 'RSS', points: r.server.samples.map((s) => [s.t, s.rss_bytes / 2 ** 20]) },
     { name: 'heap used', points: r.server.samples.map((s) => [s.t, s.heap_used_bytes / 2 ** 20]), dashed: true },
   ]);
+  const lagSeries = (pick: (b: SimReport['timeline'][number]) => { p50_ms: number; p99_ms: number; count: number }) => [
+    { name: 'p50', points: r.timeline.map((b) => [b.t, pick(b).count ? pick(b).p50_ms : NaN] as [number, number]) },
+    { name: 'p99', points: r.timeline.map((b) => [b.t, pick(b).count ? pick(b).p99_ms : NaN] as [number, number]) },
+  ];
+  const ingestLag = lineChart(
+    'GPS ingest lag: point recorded → on a dispatcher’s stream',
+    'ms',
+    lagSeries((b) => b.gps_ingest_lag),
+  );
+  const webhookLag = r.webhooks.available
+    ? lineChart(
+        'Webhook delivery lag: event → received',
+        'ms',
+        lagSeries((b) => b.webhook_lag),
+      )
+    : `<figure><figcaption>Webhook delivery lag</figcaption><p class="none">not measured: ${esc(r.webhooks.reason ?? '')}</p></figure>`;
+  const cpu = r.server.processes.some((p) => p.cpu_percent !== null)
+    ? lineChart('Server CPU (/proc of the server processes)', '% of one core', [
+        { name: 'server CPU', points: r.server.processes.map((p) => [p.t, p.cpu_percent ?? NaN]) },
+      ])
+    : `<figure><figcaption>Server CPU</figcaption><p class="none">not sampled: pass --server-pid</p></figure>`;
+  const load = lineChart('Machine load average (1 min)', `${r.run.cpus} CPUs`, [
+    { name: 'load average', points: r.server.processes.map((p) => [p.t, p.load1]) },
+  ]);
+  const dbSize = r.database.available
+    ? lineChart('Database size (pg_database_size)', 'MB', [
+        { name: 'database', points: r.database.samples.map((s) => [s.t, s.bytes / 2 ** 20]) },
+      ])
+    : `<figure><figcaption>Database size</figcaption><p class="none">${esc(r.database.reason ?? '')}</p></figure>`;
+  const statements = !r.database.available
+    ? `<p class="none">${esc(r.database.reason ?? '')}</p>`
+    : !r.database.statements.available
+      ? `<p class="none">${esc(r.database.statements.reason ?? '')}</p>`
+      : `<table><tr><th>statement</th><th>calls</th><th>total ms</th><th>mean ms</th><th>max ms</th><th>rows</th></tr>${r.database.statements.top
+          .map(
+            (q) =>
+              `<tr><td class="q">${esc(q.query)}</td><td>${q.calls}</td><td>${fmt(q.total_ms)}</td><td>${fmt(q.mean_ms)}</td><td>${fmt(q.max_ms)}</td><td>${q.rows}</td></tr>`,
+          )
+          .join('')}</table>`;
+  const relations = r.database.largest_relations.map((x) => `<tr><td>${esc(x.name)}</td><td>${fmt(x.bytes / 2 ** 20)}</td></tr>`).join('');
   const reqBars = barChart(
     'Requests per route',
     routes.map(([n, s]) => ({ label: n, values: [s.count - s.c4xx - s.c5xx - s.network, s.c4xx, s.c5xx + s.network] })),
@@ -154,7 +194,7 @@ figcaption{font-weight:600;margin-bottom:4px}figcaption small{font-weight:400;co
 svg text{font-size:11px;fill:#333}svg .grid{stroke:#e3e3e3}
 .legend span{display:inline-block;margin-right:12px;font-size:13px}.legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
 table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 10px;border-bottom:1px solid #eee;text-align:right}td:first-child,th:first-child{text-align:left}
-.none{color:#888}
+.none{color:#888}td.q{text-align:left;font:12px ui-monospace,monospace;max-width:760px;word-break:break-word}
 </style></head><body>
 <h1>A city's day, simulated</h1>
 <p class="sub">${esc(r.run.base_url)} · seed ${r.config.seed} · scale ${r.config.scale} (${r.city.drivers} drivers, ${r.city.merchants} merchants, ${r.city.customers} customers) · ${r.config.duration_s} s real × ${r.config.compression} = ${fmt((r.config.duration_s * r.config.compression) / 3600)} simulated hours from ${r.config.start_hour}:00 · load average at start ${esc(r.run.load_average.map((l) => l.toFixed(2)).join(' / '))} on ${r.run.cpus} CPUs</p>
@@ -169,11 +209,16 @@ ${verdict}
 <div class="card"><b>${r.streams.reduce((a, s) => a + s.lost, 0)} / ${r.streams.reduce((a, s) => a + s.duplicates, 0)}</b>events lost / duplicated</div>
 <div class="card"><b>${fmt((r.server.samples.at(-1)?.rss_bytes ?? NaN) / 2 ** 20)} MB</b>server RSS at the end (${fmt((r.server.samples[0]?.rss_bytes ?? NaN) / 2 ** 20)} at start)</div>
 <div class="card"><b>${r.tracking.polls}</b>tracking-link polls by recipients</div>
+<div class="card"><b>${fmt(r.gps.ingest_lag.p99_ms)} ms</b>GPS ingest lag p99 (p50 ${fmt(r.gps.ingest_lag.p50_ms)}, ${r.gps.ingest_lag.count} batches)</div>
+<div class="card"><b>${r.webhooks.available ? `${fmt(r.webhooks.lag.p99_ms)} ms` : '–'}</b>webhook lag p99${r.webhooks.available ? ` (p50 ${fmt(r.webhooks.lag.p50_ms)}; ${r.webhooks.received} received, ${r.webhooks.lost} lost)` : ': not measured'}</div>
+<div class="card"><b>${r.database.available ? `${fmt(r.database.growth_bytes / 2 ** 20)} MB` : '–'}</b>database growth over the day</div>
 </div>
-<div class="grid2">${rps}${orders}${p99}${p50}${gps}${rss}</div>
+<div class="grid2">${rps}${orders}${p99}${p50}${gps}${ingestLag}${webhookLag}${rss}${cpu}${load}${dbSize}</div>
 ${reqBars}
 ${streamBars}
 <h2>Routes</h2><table><tr><th>route</th><th>requests</th><th>per s</th><th>p50 ms</th><th>p99 ms</th><th>4xx</th><th>5xx+net</th></tr>${table}</table>
+<h2>Slowest statements (pg_stat_statements, by total time since the day began)</h2>${statements}
+<h2>Largest tables at the end</h2>${relations ? `<table><tr><th>table</th><th>MB</th></tr>${relations}</table>` : '<p class="none">not measured</p>'}
 <h2>Orders at the end</h2><table><tr><th>status</th><th>orders</th></tr>${ordersTable}</table>
 <h2>Streams</h2><table><tr><th>stream</th><th>events received</th><th>expected</th><th>lost</th><th>duplicated</th><th>reconnects</th><th>resets</th></tr>${r.streams
     .map(

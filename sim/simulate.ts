@@ -1,7 +1,8 @@
 import http from 'node:http';
 import os from 'node:os';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import pg from 'pg';
 import { renderHtml } from './html.js';
 
 /**
@@ -33,6 +34,10 @@ export interface SimOptions {
   /** Dispatchers on the organization stream and customers on their own stream (default: from the scale). */
   dispatchers: number | null;
   customerStreams: number | null;
+  /** The server's database, for its size over time and its slowest statements (null: not measured). */
+  databaseUrl: string | null;
+  /** The server processes whose CPU and RSS are read from /proc (the cluster run passes its instances'). */
+  serverPids: () => number[];
   /** Called as the day begins, after the city is built (the cluster run times its kill from it). */
   onDayStart?: () => void;
 }
@@ -49,7 +54,9 @@ const HELP = `npm run simulate -- [options]
   --dispatchers N      dispatchers on the organization stream (default ceil(scale/20), at most 5)
   --customer-streams N customers on their own stream (default ceil(scale/5), 2 to 20; at most 2 × scale)
   --admin-email E / --admin-password P   the administrator (default the demo one)
-  --allow-remote       allow a non-loopback --base-url`;
+  --database-url URL   the server's database: its size over time and the slowest statements (pg_stat_statements)
+  --server-pid PID     the server process (comma-separated for several): its CPU and RSS over time from /proc
+  --allow-remote       allow a non-loopback --base-url or --database-url`;
 
 export function parseOptions(argv: string[]): SimOptions {
   const o: SimOptions = {
@@ -67,6 +74,8 @@ export function parseOptions(argv: string[]): SimOptions {
     quiet: false,
     dispatchers: null,
     customerStreams: null,
+    databaseUrl: null,
+    serverPids: () => [],
   };
   const num = (name: string, v: string | undefined, min: number, max: number) => {
     const n = Number(v);
@@ -113,6 +122,17 @@ export function parseOptions(argv: string[]): SimOptions {
       case '--allow-remote':
         o.allowRemote = true;
         break;
+      case '--database-url':
+        o.databaseUrl = String(val());
+        break;
+      case '--server-pid': {
+        const v = String(val());
+        const pids = v.split(',').map(Number);
+        if (!pids.every((n) => Number.isInteger(n) && n > 0))
+          throw new OptionError(`--server-pid must be process ids separated by commas (got ${v})`);
+        o.serverPids = () => pids;
+        break;
+      }
       case '--quiet':
         o.quiet = true;
         break;
@@ -136,10 +156,24 @@ export function parseOptions(argv: string[]): SimOptions {
     throw new OptionError(`--base-url is not a URL: ${o.baseUrl}`);
   }
   if (url.protocol !== 'http:') throw new OptionError(`--base-url must be http:// (got ${url.protocol})`);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const loopback = host === 'localhost' || host === '::1' || /^127\./.test(host);
-  if (!loopback && !o.allowRemote)
+  const isLoopback = (u: URL) => {
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    return host === 'localhost' || host === '::1' || /^127\./.test(host);
+  };
+  if (!isLoopback(url) && !o.allowRemote)
     throw new OptionError(`--base-url ${o.baseUrl} is not a loopback address; pass --allow-remote to play against another machine`);
+  if (o.databaseUrl !== null) {
+    let db: URL;
+    try {
+      db = new URL(o.databaseUrl);
+    } catch {
+      throw new OptionError(`--database-url is not a URL: ${o.databaseUrl}`);
+    }
+    if (!/^postgres(ql)?:$/.test(db.protocol)) throw new OptionError(`--database-url must be postgres:// (got ${db.protocol})`);
+    // A socket directory in ?host= is local by definition.
+    if (!isLoopback(db) && !db.searchParams.get('host')?.startsWith('/') && !o.allowRemote)
+      throw new OptionError(`--database-url ${db.host} is not a loopback address; pass --allow-remote`);
+  }
   o.baseUrl = o.baseUrl.replace(/\/$/, '');
   return o;
 }
@@ -180,6 +214,19 @@ export function ratePerDriverHour(h: number): number {
 }
 
 // ------------------------------------------------------------------ the report
+interface LagStats {
+  count: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+}
+const lagStats = (a: number[]): LagStats => ({
+  count: a.length,
+  p50_ms: round(pct(a, 0.5)),
+  p99_ms: round(pct(a, 0.99)),
+  max_ms: round(a.length ? Math.max(...a) : NaN),
+});
+
 interface RouteStats {
   count: number;
   c4xx: number;
@@ -206,8 +253,44 @@ export interface SimReport {
     orders: number;
     planned_rate_per_hour: number;
     routes: Record<string, { count: number; p50_ms: number; p99_ms: number }>;
+    /** A point recorded → its trip.location_updated on the first dispatcher's stream, for the events of this bucket. */
+    gps_ingest_lag: LagStats;
+    /** An event's occurred_at → its webhook delivery at the simulator's receiver. */
+    webhook_lag: LagStats;
   }[];
-  gps: { points_accepted: number; batches: number };
+  gps: {
+    points_accepted: number;
+    batches: number;
+    /**
+     * Ingest lag: from the newest point of a batch being recorded (the batch is sent at once) to its
+     * trip.location_updated arriving on the first dispatcher's stream; only batches of drivers on a trip make one.
+     */
+    ingest_lag: LagStats;
+  };
+  webhooks: {
+    /** False when the server refused the receiver's subscription (plain http to a loopback address: see reason). */
+    available: boolean;
+    reason: string | null;
+    received: number;
+    duplicates: number;
+    /** The trip events the simulator caused (as for the streams) that must reach the receiver. */
+    expected: number;
+    lost: number;
+    lag: LagStats;
+  };
+  database: {
+    available: boolean;
+    reason: string | null;
+    samples: { t: number; bytes: number }[];
+    growth_bytes: number;
+    largest_relations: { name: string; bytes: number }[];
+    statements: {
+      available: boolean;
+      reason: string | null;
+      /** Since the day began, by total execution time. */
+      top: { query: string; calls: number; total_ms: number; mean_ms: number; max_ms: number; rows: number }[];
+    };
+  };
   orders: {
     created: number;
     by_status: Record<string, number>;
@@ -228,7 +311,12 @@ export interface SimReport {
     reconnects: number;
     resets: number;
   }[];
-  server: { samples: { t: number; rss_bytes: number; heap_used_bytes: number; sse_connections: number }[] };
+  server: {
+    samples: { t: number; rss_bytes: number; heap_used_bytes: number; sse_connections: number }[];
+    /** From /proc of --server-pid (summed over the processes): CPU in % of one core since the previous sample; the machine's 1-minute load. */
+    processes: { t: number; cpu_percent: number | null; rss_bytes: number | null; load1: number }[];
+    pids: number[];
+  };
   unexpected_4xx: { route: string; status: number; body: string }[];
   verdict: { ok: boolean; problems: string[] };
 }
@@ -306,7 +394,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const base = new URL(opts.baseUrl);
   const BUCKET_S = Math.max(2, Math.min(15, opts.durationS / 30));
-  type Bucket = SimReport['timeline'][number] & { lat: Map<string, number[]> };
+  type Bucket = SimReport['timeline'][number] & { lat: Map<string, number[]>; ingestLags: number[]; webhookLags: number[] };
   const buckets: Bucket[] = [];
   const bucket = () => {
     const i = Math.floor((realT() - tBase) / BUCKET_S);
@@ -321,7 +409,11 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
         orders: 0,
         planned_rate_per_hour: NaN,
         routes: {},
+        gps_ingest_lag: lagStats([]),
+        webhook_lag: lagStats([]),
         lat: new Map(),
+        ingestLags: [],
+        webhookLags: [],
       });
     return buckets[i];
   };
@@ -418,6 +510,44 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       `no server at ${opts.baseUrl} (${e instanceof Error ? e.message : e}); start one (npm start, with SEED_DEMO=true) or pass --base-url`,
     );
   }
+
+  // ---------------------------------------------------------------- the database, when given: size and slowest statements
+  const database: SimReport['database'] = {
+    available: false,
+    reason: 'not measured: pass --database-url',
+    samples: [],
+    growth_bytes: NaN,
+    largest_relations: [],
+    statements: { available: false, reason: 'not measured: pass --database-url', top: [] },
+  };
+  let dbClient: pg.Client | null = null;
+  if (opts.databaseUrl) {
+    const c = new pg.Client({ connectionString: opts.databaseUrl, connectionTimeoutMillis: 5000 });
+    try {
+      await c.connect();
+      await c.query('SELECT pg_database_size(current_database())');
+    } catch (e) {
+      await c.end().catch(() => undefined);
+      throw new OptionError(`cannot read the database at --database-url (${e instanceof Error ? e.message || e.name : e})`);
+    }
+    c.on('error', () => undefined); // a dropped measuring connection ends the samples, not the run
+    dbClient = c;
+    database.available = true;
+    database.reason = null;
+  }
+  /** pg_stat_statements needs its library loaded at the server's start; the simulator never restarts a server, it says so. */
+  const prepareStatements = async (c: pg.Client) => {
+    const preload = (await c.query<{ v: string }>(`SELECT current_setting('shared_preload_libraries') AS v`)).rows[0]!.v;
+    if (!/\bpg_stat_statements\b/.test(preload))
+      return `not available: this PostgreSQL was started without pg_stat_statements in shared_preload_libraries (${preload ? `it has: ${preload}` : 'it is empty'}); see docs/CAPACITY.md`;
+    try {
+      await c.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+      await c.query('SELECT pg_stat_statements_reset()');
+      return null;
+    } catch (e) {
+      return `not available: ${e instanceof Error ? e.message : e}`;
+    }
+  };
 
   // ---------------------------------------------------------------- the city
   const tag = `${opts.seed}-${Date.now().toString(36)}`; // emails must be new on every run; everything else follows the seed
@@ -561,6 +691,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     lastId: number | null;
   }
   const streams: Stream[] = [];
+  const ingestLags: number[] = [];
   const openStream = (s: Stream, token: string, p: string) => {
     const connect = () => {
       if (stopping && s.lastId !== null && s.req === null) return;
@@ -607,9 +738,17 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
               s.ids.add(id);
               s.lastId = Math.max(s.lastId ?? 0, id);
               try {
-                const ev = JSON.parse(data) as { entity_type: string; entity_id: string };
+                const ev = JSON.parse(data) as { entity_type: string; entity_id: string; payload?: { recorded_at?: string } };
                 if (ev.entity_type === 'trip')
                   (s.byTrip.get(ev.entity_id) ?? s.byTrip.set(ev.entity_id, new Set()).get(ev.entity_id)!).add(type);
+                // The batch is sent as its newest point is recorded: recorded → seen by a dispatcher is the ingest lag.
+                if (s === streams[0] && s.kind === 'organization' && type === 'trip.location_updated' && ev.payload?.recorded_at) {
+                  const lag = Date.now() - Date.parse(ev.payload.recorded_at);
+                  if (Number.isFinite(lag) && !stopping) {
+                    ingestLags.push(lag);
+                    bucket().ingestLags.push(lag);
+                  }
+                }
               } catch {
                 /* not JSON */
               }
@@ -901,6 +1040,104 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       });
   };
 
+  // ---------------------------------------------------------------- a webhook receiver: every event of the organization
+  const hooks = {
+    subscription: null as string | null,
+    reason: null as string | null,
+    received: 0,
+    duplicates: 0,
+    ids: new Set<string>(),
+    lags: [] as number[],
+    byTrip: new Map<string, Set<string>>(),
+  };
+  const receiver = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      const now = Date.now();
+      res.writeHead(204).end();
+      try {
+        const ev = JSON.parse(body) as { id: string; type: string; occurred_at: string; resource_type: string; resource_id: string };
+        hooks.received++;
+        if (hooks.ids.has(ev.id)) {
+          hooks.duplicates++;
+          return;
+        }
+        hooks.ids.add(ev.id);
+        const lag = now - Date.parse(ev.occurred_at);
+        if (Number.isFinite(lag)) {
+          hooks.lags.push(lag);
+          bucket().webhookLags.push(lag);
+        }
+        if (ev.resource_type === 'trip')
+          (hooks.byTrip.get(ev.resource_id) ?? hooks.byTrip.set(ev.resource_id, new Set()).get(ev.resource_id)!).add(ev.type);
+      } catch {
+        /* not an event */
+      }
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/sim-hook`;
+  const subscribed = await request(
+    'POST /webhooks/subscriptions',
+    admin,
+    'POST',
+    '/webhooks/subscriptions',
+    { url: hookUrl, event_types: ['*'] },
+    [400, 403, 409, 422],
+  );
+  if (subscribed.status === 201) hooks.subscription = subscribed.body.id;
+  else
+    hooks.reason = `the server refused the receiver's subscription (${subscribed.status}: ${String(subscribed.body?.detail ?? subscribed.body?.title ?? '').slice(0, 200)}); a plain-http loopback receiver needs WEBHOOK_ALLOW_HTTP=true and WEBHOOK_ALLOW_PRIVATE_TARGETS=true`;
+  log(hooks.subscription ? `  webhook receiver on ${hookUrl}, subscribed to every event` : `  webhooks not measured: ${hooks.reason}`);
+
+  // ---------------------------------------------------------------- the server's processes and database over time
+  const procSamples: SimReport['server']['processes'] = [];
+  let lastCpu: { at: number; ticks: number } | null = null;
+  const CLOCK_TICKS = 100; // USER_HZ on Linux
+  const sampleProcesses = async () => {
+    const pids = opts.serverPids();
+    let ticks = 0;
+    let rss = 0;
+    let seen = 0;
+    for (const pid of pids) {
+      try {
+        const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from the third (state) on
+        ticks += Number(f[11]) + Number(f[12]); // utime, stime
+        rss += Number(f[21]) * 4096; // pages
+        seen++;
+      } catch {
+        /* not running now (a killed instance) */
+      }
+    }
+    const at = performance.now();
+    const cpu =
+      seen && lastCpu && at > lastCpu.at ? Math.max(0, ((ticks - lastCpu.ticks) / CLOCK_TICKS / ((at - lastCpu.at) / 1000)) * 100) : null;
+    if (seen) lastCpu = { at, ticks };
+    procSamples.push({
+      t: Math.round((realT() - tBase) * 10) / 10,
+      cpu_percent: cpu === null ? null : round(cpu),
+      rss_bytes: seen ? rss : null,
+      load1: round(os.loadavg()[0]! * 100) / 100,
+    });
+  };
+  const sampleDatabase = async () => {
+    if (!dbClient) return;
+    try {
+      const { rows } = await dbClient.query<{ b: string }>('SELECT pg_database_size(current_database()) AS b');
+      database.samples.push({ t: Math.round((realT() - tBase) * 10) / 10, bytes: Number(rows[0]!.b) });
+    } catch {
+      /* the sample is missing */
+    }
+  };
+  if (dbClient) {
+    const why = await prepareStatements(dbClient);
+    database.statements = { available: why === null, reason: why, top: [] };
+    log(why ? `  slowest statements: ${why}` : '  slowest statements: pg_stat_statements reset for the day');
+  }
+
   // ---------------------------------------------------------------- play the day
   const setupSeconds = realT();
   log(`  city built in ${setupSeconds.toFixed(1)} s; the day begins`);
@@ -918,11 +1155,12 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   dayStart = performance.now();
   tBase = tDay;
   opts.onDayStart?.();
-  await sampleHealth();
+  const sampleAll = () => Promise.all([sampleHealth(), sampleProcesses(), sampleDatabase()]);
+  await sampleAll();
   const monitor = (async () => {
     while (!stopping) {
       await sleepReal(Math.max(1000, (BUCKET_S * 1000) / 2));
-      await sampleHealth();
+      await sampleAll();
     }
   })();
   const loops = drivers.map((d) => driverLoop(d));
@@ -964,8 +1202,53 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   };
   for (const deadline = Date.now() + 10_000; missing() > 0 && Date.now() < deadline;) await sleepReal(200);
   for (const s of streams) s.req?.destroy();
+  // The webhooks of the same events: delivered by the server's worker after commit, so they may trail the streams.
+  const hooksMissing = () => {
+    let expected = 0;
+    let lost = 0;
+    for (const ev of expectedEvents.values())
+      for (const t of ev.types) {
+        expected++;
+        if (!hooks.byTrip.get(ev.trip)?.has(t)) lost++;
+      }
+    return { expected, lost };
+  };
+  if (hooks.subscription)
+    for (const deadline = Date.now() + 15_000; hooksMissing().lost > 0 && Date.now() < deadline;) await sleepReal(200);
   await monitor;
-  await sampleHealth();
+  await sampleAll();
+  if (hooks.subscription)
+    await request('DELETE /webhooks/subscriptions/:id', admin, 'DELETE', `/webhooks/subscriptions/${hooks.subscription}`, undefined, [404]);
+  receiver.close();
+  receiver.closeAllConnections();
+  if (dbClient) {
+    try {
+      if (database.statements.available) {
+        const { rows } = await dbClient.query<{ query: string; calls: string; total: number; mean: number; max: number; rows: string }>(
+          `SELECT query, calls, total_exec_time AS total, mean_exec_time AS mean, max_exec_time AS max, rows
+             FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+            ORDER BY total_exec_time DESC LIMIT 15`,
+        );
+        database.statements.top = rows.map((r) => ({
+          query: r.query.replace(/\s+/g, ' ').slice(0, 400),
+          calls: Number(r.calls),
+          total_ms: round(r.total),
+          mean_ms: Math.round(r.mean * 1000) / 1000,
+          max_ms: round(r.max),
+          rows: Number(r.rows),
+        }));
+      }
+      const { rows } = await dbClient.query<{ name: string; bytes: string }>(
+        `SELECT c.relname AS name, pg_total_relation_size(c.oid) AS bytes FROM pg_class c
+          WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace ORDER BY 2 DESC LIMIT 10`,
+      );
+      database.largest_relations = rows.map((r) => ({ name: r.name, bytes: Number(r.bytes) }));
+    } catch (e) {
+      database.statements.reason ??= `read failed: ${e instanceof Error ? e.message : e}`;
+    }
+    await dbClient.end().catch(() => undefined);
+    if (database.samples.length > 1) database.growth_bytes = database.samples.at(-1)!.bytes - database.samples[0]!.bytes;
+  }
   const playFailures = failures.length;
 
   // ---------------------------------------------------------------- where did every order end?
@@ -1004,6 +1287,10 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   const timeline = buckets.map((b) => {
     const out: SimReport['timeline'][number] = { ...b, lat: undefined } as never;
     delete (out as { lat?: unknown }).lat;
+    delete (out as { ingestLags?: unknown }).ingestLags;
+    delete (out as { webhookLags?: unknown }).webhookLags;
+    out.gps_ingest_lag = lagStats(b.ingestLags);
+    out.webhook_lag = lagStats(b.webhookLags);
     out.routes = Object.fromEntries(
       [...b.lat].map(([n, l]) => [n, { count: l.length, p50_ms: round(pct(l, 0.5)), p99_ms: round(pct(l, 0.99)) }]),
     );
@@ -1040,6 +1327,8 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   const lostTotal = streamReport.reduce((a, s) => a + s.lost, 0);
   const dupTotal = streamReport.reduce((a, s) => a + s.duplicates, 0);
   if (lostTotal) problems.push(`${lostTotal} stream events lost`);
+  const hookCount = hooksMissing();
+  if (hooks.subscription && hookCount.lost) problems.push(`${hookCount.lost} webhook deliveries not received`);
   if (dupTotal) problems.push(`${dupTotal} stream events duplicated`);
   if (mismatches.length) problems.push(`${mismatches.length} orders not in the state the simulator left them in`);
   if (!drained) problems.push(`orders still running after the ${opts.drainS} s drain (${unfinished} unfinished)`);
@@ -1077,7 +1366,17 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     },
     routes,
     timeline,
-    gps: { points_accepted: gpsPoints, batches: gpsBatches },
+    gps: { points_accepted: gpsPoints, batches: gpsBatches, ingest_lag: lagStats(ingestLags) },
+    webhooks: {
+      available: hooks.subscription !== null,
+      reason: hooks.reason,
+      received: hooks.received,
+      duplicates: hooks.duplicates,
+      expected: hooks.subscription ? hookCount.expected : 0,
+      lost: hooks.subscription ? hookCount.lost : 0,
+      lag: lagStats(hooks.lags),
+    },
+    database,
     orders: {
       created: expectedOrder.size + trackingLinks,
       by_status: byStatus,
@@ -1089,7 +1388,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     },
     tracking: { links: trackingLinks, polls: trackingPolls },
     streams: streamReport,
-    server: { samples },
+    server: { samples, processes: procSamples, pids: opts.serverPids() },
     unexpected_4xx: unexpected4xx,
     verdict: { ok: problems.length === 0, problems },
   };
@@ -1098,6 +1397,14 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   await writeFile(path.join(opts.out, 'report.html'), renderHtml(report));
   log(
     `simulate: ${report.totals.requests} requests (${(report.totals.requests / report.run.real_seconds).toFixed(1)}/s), ${serverErrors} server errors, ${report.totals.c4xx} 4xx; ${report.orders.created} orders (${failedDeliveries} failed deliveries, ${rejections} rejections), ${gpsPoints} GPS points; streams: ${streamReport.reduce((a, s) => a + s.received, 0)} events received, ${lostTotal} lost, ${dupTotal} duplicated`,
+  );
+  const lagLine = (l: LagStats) => (l.count ? `p50 ${l.p50_ms} ms, p99 ${l.p99_ms} ms (${l.count})` : 'none measured');
+  const cpus = procSamples.map((p) => p.cpu_percent).filter((v): v is number => v !== null);
+  log(
+    `simulate: GPS ingest lag ${lagLine(report.gps.ingest_lag)}; webhook lag ${hooks.subscription ? lagLine(report.webhooks.lag) : 'not measured'}; server CPU ${cpus.length ? `mean ${round(cpus.reduce((a, b) => a + b, 0) / cpus.length)} %, peak ${Math.max(...cpus)} %` : 'not sampled (--server-pid)'}; database ${database.available ? `grew ${round(database.growth_bytes / 2 ** 20)} MiB` : 'not measured (--database-url)'}; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
   );
   log(`simulate: ${report.verdict.ok ? 'PASS' : `FAIL: ${problems.join('; ')}`}; report in ${path.join(opts.out, 'report.html')}`);
   return report;

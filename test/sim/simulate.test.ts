@@ -19,6 +19,7 @@ describe('npm run simulate', () => {
   let server: ServerProcess;
   let drop: () => Promise<void> = async () => undefined;
   let dir: string;
+  let dbUrl = '';
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'sim-test-'));
@@ -29,7 +30,13 @@ describe('npm run simulate', () => {
       databaseUrl = fresh.url!;
       drop = fresh.drop;
     }
-    server = await startServer({ databaseUrl, env: { DATA_DIR: path.join(dir, 'data') }, timeoutMs: 90_000 });
+    // The simulator's webhook receiver is a plain-http loopback address.
+    server = await startServer({
+      databaseUrl,
+      env: { DATA_DIR: path.join(dir, 'data'), WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+      timeoutMs: 90_000,
+    });
+    dbUrl = databaseUrl;
   }, 120_000);
 
   afterAll(async () => {
@@ -60,6 +67,9 @@ describe('npm run simulate', () => {
       '4',
       '--out',
       out,
+      '--server-pid',
+      String(server.child.pid),
+      ...(dbUrl ? ['--database-url', dbUrl] : []),
     ]);
     const report = await simulate(opts, (l) => lines.push(l));
     expect(report.verdict.problems, `${lines.join('\n')}\n${server.output()}`).toEqual([]);
@@ -74,6 +84,19 @@ describe('npm run simulate', () => {
       expect({ stream: s.name, lost: s.lost, duplicates: s.duplicates }).toEqual({ stream: s.name, lost: 0, duplicates: 0 });
     expect(report.streams.find((s) => s.kind === 'organization')!.expected).toBeGreaterThan(0);
     expect(report.server.samples.length).toBeGreaterThan(0);
+    // Every trip event the simulator caused also reached its webhook receiver; lags are measured.
+    expect(report.webhooks).toMatchObject({ available: true, lost: 0 });
+    expect(report.webhooks.expected).toBeGreaterThan(0);
+    expect(report.webhooks.lag.count).toBeGreaterThan(0);
+    expect(report.server.processes.some((p) => p.cpu_percent !== null && p.rss_bytes! > 0)).toBe(true);
+    if (dbUrl) {
+      expect(report.database.available).toBe(true);
+      expect(report.database.samples.length).toBeGreaterThan(1);
+      expect(report.database.largest_relations.length).toBeGreaterThan(0);
+      // Available or not, the report says which (this machine's PostgreSQL may lack the preloaded library).
+      if (!report.database.statements.available) expect(report.database.statements.reason).toMatch(/not available/);
+      else expect(report.database.statements.top.length).toBeGreaterThan(0);
+    } else expect(report.database.reason).toMatch(/--database-url/);
 
     const json = JSON.parse(await readFile(path.join(out, 'report.json'), 'utf8')) as SimReport;
     expect(json.city.plan_digest).toBe(report.city.plan_digest);
@@ -82,6 +105,11 @@ describe('npm run simulate', () => {
     expect(html).toContain('<svg');
     expect(html).not.toMatch(/<script|src="http/);
   }, 120_000);
+
+  it('stops with one clear error when the database to measure is not there', async () => {
+    const opts = parseOptions(['--base-url', server.baseUrl, '--database-url', 'postgres://postgres@127.0.0.1:9/nothing', '--quiet']);
+    await expect(simulate(opts, () => undefined)).rejects.toThrow(/^cannot read the database at --database-url \(.+\)$/);
+  });
 
   it('plans the same day for the same seed, another day for another', () => {
     const o = { scale: 20, durationS: 60, compression: 60, startHour: 11 };
@@ -108,5 +136,7 @@ describe('npm run simulate', () => {
     expect(err?.code).toBe(2);
     expect(err!.stderr.trim().split('\n')).toHaveLength(1);
     expect(err!.stderr).toMatch(/^simulate: no server at http:\/\/127\.0\.0\.1:9/);
+    expect(() => parseOptions(['--database-url', 'postgres://10.1.2.3/x'])).toThrow(/--database-url .*not a loopback address/);
+    expect(() => parseOptions(['--server-pid', 'abc'])).toThrow(/--server-pid must be process ids/);
   }, 60_000);
 });
