@@ -196,9 +196,12 @@ export const lonLatOf = (lon: number | null, lat: number | null): LonLat | null 
   lon === null || lat === null ? null : { lon: Number(lon), lat: Number(lat) };
 
 /** A driver's capacities and speed factor: his overrides, else his vehicle type's defaults (VEHICLE_TYPES). */
-export function vehicleOf(d: Pick<DriverRow, 'vehicle_type' | 'capacity_weight_kg' | 'capacity_volume_l' | 'speed_factor'>) {
+export function vehicleOf(
+  d: Pick<DriverRow, 'vehicle_type' | 'capacity_units' | 'capacity_weight_kg' | 'capacity_volume_l' | 'speed_factor'>,
+) {
   const type = VEHICLE_TYPES[d.vehicle_type as VehicleTypeName] ?? VEHICLE_TYPES.motorcycle;
   return {
+    capacity_units: d.capacity_units ?? type.units,
     capacity_weight_kg: d.capacity_weight_kg ?? type.weight_kg,
     capacity_volume_l: d.capacity_volume_l ?? type.volume_l,
     speed_factor: d.speed_factor ?? type.speed_factor,
@@ -219,7 +222,12 @@ export function driverOut(d: DriverRow): Static<typeof DriverOut> {
     vehicle_type: d.vehicle_type,
     capacity: d.capacity,
     ...vehicleOf(d),
-    overrides: { capacity_weight_kg: d.capacity_weight_kg, capacity_volume_l: d.capacity_volume_l, speed_factor: d.speed_factor },
+    overrides: {
+      capacity_units: d.capacity_units,
+      capacity_weight_kg: d.capacity_weight_kg,
+      capacity_volume_l: d.capacity_volume_l,
+      speed_factor: d.speed_factor,
+    },
     active_trips: d.active_trips,
     cash_limit: d.cash_limit,
     last_location: toGeoPoint(lonLatOf(d.last_lon, d.last_lat)),

@@ -30,13 +30,15 @@ export type ApprovalStatus = Static<typeof ApprovalStatusSchema>;
 const VEHICLE_TYPE_NAMES = ['motorcycle', 'bicycle', 'car', 'van', 'on_foot'] as const;
 export const VehicleType = lit(
   VEHICLE_TYPE_NAMES,
-  'the default capacities (kilograms, litres) and speed factor of each type are in VEHICLE_TYPES; a driver may override them',
+  'default capacities: on_foot 1 unit, 10 kg, 20 l, speed 0.25; bicycle 2 units, 15 kg, 40 l, 0.6; motorcycle 3 units, 30 kg, 90 l, 1; car 8 units, 300 kg, 400 l, 1; van 30 units, 1000 kg, 3000 l, 0.9 (speed factor against the organization average); a driver may override each',
 );
 export type VehicleTypeName = Static<typeof VehicleType>;
 
 /**
  * What a vehicle type carries and how fast it goes against the organization's average speed, unless the driver
- * overrides it (capacity_weight_kg, capacity_volume_l, speed_factor). Units are the driver's `capacity`.
+ * overrides it (capacity_units, capacity_weight_kg, capacity_volume_l, speed_factor). Units are parcels on board at
+ * once (a trip's `units`, default 1): a bicycle's basket holds 2, a motorcycle's box 3, a car 8, a van 30. The
+ * driver's `capacity` (concurrent trips he may be given) is a separate limit.
  */
 export const VEHICLE_TYPES: Record<VehicleTypeName, { units: number; weight_kg: number; volume_l: number; speed_factor: number }> = {
   on_foot: { units: 1, weight_kg: 10, volume_l: 20, speed_factor: 0.25 },
@@ -103,12 +105,16 @@ export const DriverOut = Type.Object({
   }),
   availability_lock_reason: Nullable(Type.String()),
   vehicle_type: Type.String(),
-  capacity: Type.Integer({ description: 'concurrent trips this driver may carry (the units of load his vehicle holds)' }),
+  capacity: Type.Integer({ description: 'concurrent trips this driver may be given' }),
+  capacity_units: Type.Integer({
+    description: "units of load his vehicle holds at once (planning's units dimension): his override, else his vehicle type's default",
+  }),
   capacity_weight_kg: Type.Number({ description: "kilograms his vehicle carries: his override, else his vehicle type's default" }),
   capacity_volume_l: Type.Number({ description: "litres his vehicle carries: his override, else his vehicle type's default" }),
   speed_factor: Type.Number({ description: "his speed against the organization's average: his override, else his vehicle type's default" }),
   overrides: Type.Object(
     {
+      capacity_units: Nullable(Type.Integer()),
       capacity_weight_kg: Nullable(Type.Number()),
       capacity_volume_l: Nullable(Type.Number()),
       speed_factor: Nullable(Type.Number()),

@@ -121,6 +121,7 @@ export const driver = pgTable(
     /** Concurrent trips this driver may carry (the units his vehicle holds). */
     capacity: integer('capacity').notNull().default(1),
     /** Overrides of the vehicle type's capacities and speed (null: the type's default, VEHICLE_TYPES in schemas.ts). */
+    capacityUnits: integer('capacity_units'),
     capacityWeightKg: doublePrecision('capacity_weight_kg'),
     capacityVolumeL: doublePrecision('capacity_volume_l'),
     speedFactor: doublePrecision('speed_factor'),

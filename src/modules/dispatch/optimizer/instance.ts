@@ -124,6 +124,8 @@ export function validate(problem: OptimizerProblem, options: OptimizerOptions): 
       [d.capacityVolumeL, 'capacityVolumeL'],
     ] as const)
       if (v !== undefined && !(Number.isFinite(v) && v >= 0)) fail(`driver ${d.id}: ${name} must be a number >= 0`);
+    if (d.speedFactor !== undefined && !(Number.isFinite(d.speedFactor) && d.speedFactor > 0))
+      fail(`driver ${d.id}: speedFactor must be a positive number`);
   }
   const tripIds = new Set<string>();
   for (const t of problem.trips) {

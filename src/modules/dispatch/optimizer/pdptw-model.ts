@@ -23,7 +23,10 @@ export interface TwInstance {
   readonly D: number;
   readonly n: number;
   readonly dist: Float64Array;
+  /** Travel seconds at the plan's speed. */
   readonly travel: Float64Array;
+  /** Per vehicle: its travel seconds (`travel` divided by its speed factor; the same array for factor 1). */
+  readonly travelOf: readonly Float64Array[];
   /** Per node: earliest and latest start of service, service time. */
   readonly early: Float64Array;
   readonly late: Float64Array;
@@ -70,7 +73,12 @@ export function needsTimeWindows(problem: OptimizerProblem, options: OptimizerOp
         t.serviceTimeDropoffS !== undefined,
     ) ||
     problem.drivers.some(
-      (d) => d.startAtS !== undefined || d.returnTo !== undefined || d.capacityWeightKg !== undefined || d.capacityVolumeL !== undefined,
+      (d) =>
+        d.startAtS !== undefined ||
+        d.returnTo !== undefined ||
+        d.capacityWeightKg !== undefined ||
+        d.capacityVolumeL !== undefined ||
+        (d.speedFactor !== undefined && d.speedFactor !== 1),
     )
   );
 }
@@ -102,6 +110,17 @@ export function compileTw(problem: OptimizerProblem, options: OptimizerOptions):
       travel[a * n + b] = matrix.durations ? matrix.durations[ea * m + eb] : dd / speedMps;
     }
   }
+  // one matrix per speed factor: vehicles of factor 1 read the base one itself, so their times are the base times exactly
+  const bySpeed = new Map<number, Float64Array>([[1, travel]]);
+  const travelOf = problem.drivers.map((d) => {
+    const f = d.speedFactor ?? 1;
+    let own = bySpeed.get(f);
+    if (!own) {
+      own = travel.map((x) => x / f);
+      bySpeed.set(f, own);
+    }
+    return own;
+  });
   const maxRouteDurationS = options.maxRouteDurationS ?? Infinity;
   const early = new Float64Array(n);
   const late = new Float64Array(n).fill(Infinity);
@@ -153,6 +172,7 @@ export function compileTw(problem: OptimizerProblem, options: OptimizerOptions):
     n,
     dist,
     travel,
+    travelOf,
     early,
     late,
     svc,
@@ -171,7 +191,7 @@ export function compileTw(problem: OptimizerProblem, options: OptimizerOptions):
   };
 }
 
-/** Classes of interchangeable vehicles (an empty route of a class is priced once, for its first empty vehicle). */
+/** Classes of interchangeable vehicles (same speed included; an empty route of a class is priced once, for its first empty vehicle). */
 function twins(
   problem: OptimizerProblem,
   points: readonly { lon: number; lat: number }[],
@@ -194,6 +214,7 @@ function twins(
       d.returnTo?.lon ?? null,
       d.returnTo?.lat ?? null,
       [...cap.subarray(v * DIMS, (v + 1) * DIMS)].map(String),
+      d.speedFactor ?? 1,
       early[2 * T + v],
       String(late[2 * T + D + v]),
       String(maxTrips[v]),
@@ -227,7 +248,8 @@ export class TwRoute {
 
 /** The route of vehicle v through `stops` (node ids, without start and end), with its times; infeasible ones say so. */
 export function makeRoute(inst: TwInstance, v: number, stops: ArrayLike<number>): TwRoute {
-  const { dist, travel, n, early, late, svc, dem, cap } = inst;
+  const { dist, n, early, late, svc, dem, cap } = inst;
+  const travel = inst.travelOf[v];
   const m = stops.length + 2;
   const nodes = new Int32Array(m);
   nodes[0] = startOf(inst, v);
@@ -271,8 +293,9 @@ export interface PairInsertion {
 }
 
 /** Sum of the drop-off arrivals of route `r` with trip t's pickup after position i and drop-off after j (the time objective). */
-function dropArrivalsWith(inst: TwInstance, r: TwRoute, t: number, i: number, j: number): number {
-  const { travel, n, early, svc } = inst;
+function dropArrivalsWith(inst: TwInstance, v: number, r: TwRoute, t: number, i: number, j: number): number {
+  const { n, early, svc } = inst;
+  const travel = inst.travelOf[v];
   const nodes = r.nodes;
   let prev = nodes[0];
   let time = r.start[0];
@@ -291,9 +314,10 @@ function dropArrivalsWith(inst: TwInstance, r: TwRoute, t: number, i: number, j:
   return sum;
 }
 
-/** The old sum of drop-off arrivals of a route. */
-function dropArrivals(inst: TwInstance, r: TwRoute): number {
-  const { travel, n, svc } = inst;
+/** The old sum of drop-off arrivals of vehicle v's route. */
+function dropArrivals(inst: TwInstance, v: number, r: TwRoute): number {
+  const { n, svc } = inst;
+  const travel = inst.travelOf[v];
   let sum = 0;
   for (let k = 1; k < r.nodes.length; k++) {
     const b = r.nodes[k];
@@ -319,13 +343,14 @@ function fits(inst: TwInstance, r: TwRoute, k: number, p: number, v: number): bo
 export function bestPairInsertion(inst: TwInstance, v: number, r: TwRoute, t: number, out: PairInsertion): number {
   out.cost = Infinity;
   if (!r.feasible || !inst.compat[t * inst.D + v] || r.trips + 1 > inst.maxTrips[v]) return Infinity;
-  const { dist, travel, n, early, late, svc } = inst;
+  const { dist, n, early, late, svc } = inst;
+  const travel = inst.travelOf[v];
   const p = 2 * t;
   const q = p + 1;
   const { nodes, start, latest } = r;
   const m = nodes.length;
   const timeObjective = inst.wTime > 0;
-  const oldDrops = timeObjective ? dropArrivals(inst, r) : 0;
+  const oldDrops = timeObjective ? dropArrivals(inst, v, r) : 0;
   const fixed = m === 2 ? inst.vehicleCost : 0;
   const lateP = late[p] + TOL;
   const lateQ = late[q] + TOL;
@@ -346,7 +371,7 @@ export function bestPairInsertion(inst: TwInstance, v: number, r: TwRoute, t: nu
     const stQ = Math.max(depP + travel[p * n + q], early[q]);
     if (stQ <= lateQ && stQ + svc[q] + travel[q * n + b] <= latest[i + 1] + TOL) {
       let c = inst.wDist * (dist[a * n + p] + dist[p * n + q] + dist[q * n + b] - dist[a * n + b]) + fixed;
-      if (timeObjective) c += inst.wTime * (dropArrivalsWith(inst, r, t, i, i) - oldDrops);
+      if (timeObjective) c += inst.wTime * (dropArrivalsWith(inst, v, r, t, i, i) - oldDrops);
       if (c < best) {
         best = c;
         bi = bj = i;
@@ -365,7 +390,7 @@ export function bestPairInsertion(inst: TwInstance, v: number, r: TwRoute, t: nu
       const sq = Math.max(depX + travel[x * n + q], early[q]);
       if (sq <= lateQ && sq + svc[q] + travel[q * n + y] <= latest[j + 1] + TOL) {
         let c = inst.wDist * (base + dist[x * n + q] + dist[q * n + y] - dist[x * n + y]) + fixed;
-        if (timeObjective) c += inst.wTime * (dropArrivalsWith(inst, r, t, i, j) - oldDrops);
+        if (timeObjective) c += inst.wTime * (dropArrivalsWith(inst, v, r, t, i, j) - oldDrops);
         if (c < best) {
           best = c;
           bi = i;

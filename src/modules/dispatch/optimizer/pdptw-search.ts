@@ -506,7 +506,8 @@ function reasonFor(inst: TwInstance, t: number, best: TwSolution): UnassignedRea
   if (stops.length === 0) return 'MAX_STOPS';
   // alone: windows first (no route end), then the route duration, then the shift end
   const alone = (v: number, end: number) => {
-    const { travel, n, early, late, svc } = inst;
+    const { n, early, late, svc } = inst;
+    const travel = inst.travelOf[v];
     const s = startOf(inst, v);
     const stP = Math.max(early[s] + travel[s * n + p], early[p]);
     const stQ = Math.max(stP + svc[p] + travel[p * n + p + 1], early[p + 1]);
@@ -525,11 +526,12 @@ function toPlan(
   sol: TwSolution,
   meta: Pick<Plan, 'seed' | 'iterations' | 'iterationBudget' | 'stoppedBy' | 'curve' | 'elapsedMs'>,
 ): Plan {
-  const { problem, dist, travel, n, svc, T } = inst;
+  const { problem, dist, n, svc, T } = inst;
   let sumDropoffS = 0;
   let maxDropoffS = 0;
   const routes: PlannedRoute[] = problem.drivers.map((driver, v) => {
     const r: TwRoute = sol.routes[v];
+    const travel = inst.travelOf[v];
     const nodes = r.nodes;
     const m = nodes.length;
     let distanceM = 0;

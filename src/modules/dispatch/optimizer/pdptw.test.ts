@@ -64,6 +64,25 @@ describe('time-window solver', () => {
     }
   });
 
+  it("scales each vehicle's travel times by its speed factor: the fast vehicle makes a window the slow one cannot, alone it is TIME_WINDOW", () => {
+    // the bicycle starts next to the trip, the car 300 m away; the drop-off is due 700 s from now, 600 m past the pickup
+    const trip = { id: 'due', pickup: xy(100, 0), dropoff: xy(700, 0), deliverBeforeS: 700 };
+    const bike = { id: 'bike', position: xy(90, 0), capacity: 2, speedFactor: 0.5 };
+    const car = { id: 'car', position: xy(400, 0), capacity: 8, speedFactor: 2 };
+    const both = solvePlane({ drivers: [bike, car], trips: [trip] });
+    expect(both.unassigned).toEqual([]);
+    expect(used(both).map((r) => r.driverId)).toEqual(['car']);
+    // the car covers 300 + 600 m at 2 m/s
+    expect(stopOf(both, 'due', 'dropoff').arrivalOffsetS).toBeCloseTo(450, 6);
+    // at 0.5 m/s the bicycle needs 20 + 1,200 s
+    expect(solvePlane({ drivers: [bike], trips: [trip] }).unassigned).toEqual([{ tripId: 'due', reason: 'TIME_WINDOW' }]);
+    // factor 1 everywhere is the plain solve, stop for stop
+    const plain = solvePlane({ drivers: [{ ...bike, speedFactor: undefined }], trips: [{ ...trip, deliverBeforeS: 2000 }] });
+    const one = solvePlane({ drivers: [{ ...bike, speedFactor: 1 }], trips: [{ ...trip, deliverBeforeS: 2000 }] });
+    expect(one.routes).toEqual(plain.routes);
+    expect(() => solvePlane({ drivers: [{ ...bike, speedFactor: 0 }], trips: [trip] })).toThrow(OptimizerInputError);
+  });
+
   it('keeps every load dimension within the vehicle along the route, and a load larger than every vehicle is unassigned with CAPACITY', () => {
     const problem: OptimizerProblem = {
       drivers: [

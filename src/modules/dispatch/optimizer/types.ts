@@ -34,6 +34,12 @@ export interface OptimizerDriver {
   /** Capacity in kilograms and litres (absent = unlimited). `capacity` is the capacity in units. */
   capacityWeightKg?: number;
   capacityVolumeL?: number;
+  /**
+   * This vehicle's speed against the plan's (`speedKmh` or the duration matrix): its travel times are the base ones
+   * divided by it (0.6: a bicycle takes 1 / 0.6 of the time). Default 1; another value plans with the time-window
+   * solver.
+   */
+  speedFactor?: number;
 }
 
 export interface OptimizerTrip {

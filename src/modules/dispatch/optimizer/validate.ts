@@ -70,7 +70,8 @@ export function validatePlan(problem: OptimizerProblem, plan: Plan, options: Opt
       if (stop.cumulativeDistanceM < lastDistance - 1e-6 || stop.arrivalOffsetS < lastArrival - 1e-6)
         errors.push(`driver ${driver.id}: distance or time goes backwards at trip ${trip.id}`);
       const leg = stop.cumulativeDistanceM - lastDistance;
-      if (ownDurations ? stop.arrivalOffsetS < lastDeparture - 1e-6 : !near(stop.arrivalOffsetS, lastDeparture + leg / speedMps))
+      const legS = leg / (speedMps * (driver.speedFactor ?? 1));
+      if (ownDurations ? stop.arrivalOffsetS < lastDeparture - 1e-6 : !near(stop.arrivalOffsetS, lastDeparture + legS))
         errors.push(`trip ${trip.id}: ${stop.kind} arrival ${stop.arrivalOffsetS} s does not follow the previous departure and the leg`);
       const start = stop.arrivalOffsetS + stop.waitS;
       if (stop.kind === 'pickup' && start < (trip.readyAtS ?? 0) - toleranceS)

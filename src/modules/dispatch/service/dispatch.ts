@@ -192,17 +192,19 @@ function toProblem(
       trips: planned,
       drivers: drivers.map((d) => {
         const room = Math.max(0, d.capacity - d.active_trips);
-        // Every planned trip takes a unit of capacity at commit (active_trips), so a route holds at most `room` trips.
+        // Every planned trip takes one of his concurrent trips at commit (active_trips), so a route holds at most `room`
+        // trips; what is on board at once is bounded by his vehicle's units, each trip he already carries counting one.
         return {
           id: d.id,
           position: d.position!,
-          capacity: d.capacity,
-          currentLoad: Math.min(d.active_trips, d.capacity),
+          capacity: d.capacity_units,
+          currentLoad: Math.min(d.active_trips, d.capacity_units),
           territoryIds: d.territory_ids,
           maxStops: 2 * room,
           shiftEndS: offsetS(plannedAt, shiftEnd.get(d.id)),
           ...(heavy ? { capacityWeightKg: d.capacity_weight_kg } : {}),
           ...(bulky ? { capacityVolumeL: d.capacity_volume_l } : {}),
+          ...(d.speed_factor !== 1 ? { speedFactor: d.speed_factor } : {}),
         };
       }),
     },

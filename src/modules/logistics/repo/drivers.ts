@@ -251,12 +251,18 @@ export async function updateDriverProfile(tx: Tx, id: string, capacity: number |
 export async function setVehicleOverrides(
   tx: Tx,
   id: string,
-  o: { capacity_weight_kg?: number | null; capacity_volume_l?: number | null; speed_factor?: number | null },
+  o: {
+    capacity_units?: number | null;
+    capacity_weight_kg?: number | null;
+    capacity_volume_l?: number | null;
+    speed_factor?: number | null;
+  },
 ): Promise<void> {
   await tx.query(
     `UPDATE driver SET capacity_weight_kg = CASE WHEN $2 THEN $3::float8 ELSE capacity_weight_kg END,
                        capacity_volume_l = CASE WHEN $4 THEN $5::float8 ELSE capacity_volume_l END,
-                       speed_factor = CASE WHEN $6 THEN $7::float8 ELSE speed_factor END, updated_at = now()
+                       speed_factor = CASE WHEN $6 THEN $7::float8 ELSE speed_factor END,
+                       capacity_units = CASE WHEN $8 THEN $9::int ELSE capacity_units END, updated_at = now()
      WHERE id = $1`,
     [
       id,
@@ -266,6 +272,8 @@ export async function setVehicleOverrides(
       o.capacity_volume_l ?? null,
       o.speed_factor !== undefined,
       o.speed_factor ?? null,
+      o.capacity_units !== undefined,
+      o.capacity_units ?? null,
     ],
   );
 }

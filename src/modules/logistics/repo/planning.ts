@@ -12,7 +12,7 @@ const TRIP_COLUMNS = `t.id, t.status, t.territory_id, t.updated_at, t.cash_to_co
              WHERE r.organization_id = t.organization_id AND r.trip_id = t.id), '{}') AS rejected_driver_ids`;
 
 const DRIVER_COLUMNS = `d.id, d.status, d.available, d.capacity, d.active_trips, d.cash_limit,
-  d.vehicle_type, d.capacity_weight_kg, d.capacity_volume_l, d.speed_factor,
+  d.vehicle_type, d.capacity_units, d.capacity_weight_kg, d.capacity_volume_l, d.speed_factor,
   (d.last_location)[0] AS lon, (d.last_location)[1] AS lat,
   COALESCE((SELECT array_agg(dt.territory_id ORDER BY dt.territory_id) FROM driver_territory dt
              WHERE dt.organization_id = d.organization_id AND dt.driver_id = d.id), '{}') AS territory_ids`;
@@ -49,6 +49,7 @@ export type PlanningDriverRow = Pick<
   | 'territory_ids'
   | 'cash_limit'
   | 'vehicle_type'
+  | 'capacity_units'
   | 'capacity_weight_kg'
   | 'capacity_volume_l'
   | 'speed_factor'

@@ -74,6 +74,14 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
           vehicle_type: Type.Optional(VehicleType),
           capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
           territory_ids: Type.Optional(Type.Array(Id, { maxItems: 50 })),
+          capacity_units: Type.Optional(
+            Nullable(
+              Type.Integer({
+                description:
+                  "units of load his vehicle holds at once, 1 to 1000 (null: the vehicle type's default; else 422 CAPACITY_INVALID)",
+              }),
+            ),
+          ),
           capacity_weight_kg: Type.Optional(
             Nullable(
               Type.Number({
@@ -213,6 +221,14 @@ export function driverRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) 
             capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
             vehicle_type: Type.Optional(VehicleType),
             territory_ids: Type.Optional(Type.Array(Id, { maxItems: 50 })),
+            capacity_units: Type.Optional(
+              Nullable(
+                Type.Integer({
+                  description:
+                    "units of load his vehicle holds at once, 1 to 1000 (null: the vehicle type's default; else 422 CAPACITY_INVALID)",
+                }),
+              ),
+            ),
             capacity_weight_kg: Type.Optional(
               Nullable(
                 Type.Number({

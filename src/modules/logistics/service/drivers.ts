@@ -27,12 +27,13 @@ export interface NewDriver {
   vehicle_type?: string;
   capacity?: number;
   territory_ids?: string[];
+  capacity_units?: number | null;
   capacity_weight_kg?: number | null;
   capacity_volume_l?: number | null;
   speed_factor?: number | null;
 }
 
-type VehicleOverrides = Pick<NewDriver, 'capacity_weight_kg' | 'capacity_volume_l' | 'speed_factor'>;
+type VehicleOverrides = Pick<NewDriver, 'capacity_units' | 'capacity_weight_kg' | 'capacity_volume_l' | 'speed_factor'>;
 
 /** Overrides within LOAD_LIMITS (else 422 CAPACITY_INVALID with the field); null clears one. */
 export function validateVehicleOverrides(o: VehicleOverrides): VehicleOverrides {
@@ -42,6 +43,11 @@ export function validateVehicleOverrides(o: VehicleOverrides): VehicleOverrides 
     if (!Number.isFinite(v) || v <= min || v > max)
       throw AppError.unprocessable(`${field} is out of range`, 'CAPACITY_INVALID', [{ field, message: `must be > ${min} and <= ${max}` }]);
   };
+  const u = o.capacity_units;
+  if (u !== undefined && u !== null && (!Number.isInteger(u) || u < 1 || u > LOAD_LIMITS.units))
+    throw AppError.unprocessable('capacity_units is out of range', 'CAPACITY_INVALID', [
+      { field: 'capacity_units', message: `must be an integer from 1 to ${LOAD_LIMITS.units}` },
+    ]);
   check('capacity_weight_kg', 0, LOAD_LIMITS.weight_kg);
   check('capacity_volume_l', 0, LOAD_LIMITS.volume_l);
   const [lo, hi] = LOAD_LIMITS.speed_factor;
@@ -51,6 +57,7 @@ export function validateVehicleOverrides(o: VehicleOverrides): VehicleOverrides 
       { field: 'speed_factor', message: `must be between ${lo} and ${hi}` },
     ]);
   const out: VehicleOverrides = {};
+  if (o.capacity_units !== undefined) out.capacity_units = o.capacity_units;
   if (o.capacity_weight_kg !== undefined) out.capacity_weight_kg = o.capacity_weight_kg;
   if (o.capacity_volume_l !== undefined) out.capacity_volume_l = o.capacity_volume_l;
   if (o.speed_factor !== undefined) out.speed_factor = o.speed_factor;

@@ -43,8 +43,9 @@ export interface PlanningDriver {
   cash_limit: string | null;
   /** Cash on delivery: his cash in hand is at or over his cash limit, so no cash trip is planned for him (set by driversForPlanning; false elsewhere). */
   at_cash_limit: boolean;
-  /** His vehicle's kilograms, litres and speed factor: his overrides, else his vehicle type's (`capacity` is the units). */
+  /** His vehicle's units, kilograms, litres and speed factor: his overrides, else his vehicle type's (`capacity`: concurrent trips). */
   vehicle_type: string;
+  capacity_units: number;
   capacity_weight_kg: number;
   capacity_volume_l: number;
   speed_factor: number;

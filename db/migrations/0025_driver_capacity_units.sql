@@ -1,0 +1,1 @@
+ALTER TABLE "driver" ADD COLUMN "capacity_units" integer;
