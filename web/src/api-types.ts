@@ -4801,13 +4801,14 @@ export interface components {
         /** CreateDriverRequest */
         CreateDriverRequest: {
             capacity?: number;
+            capacity_units?: number | null;
             capacity_volume_l?: number | null;
             capacity_weight_kg?: number | null;
             speed_factor?: number | null;
             territory_ids?: string[];
             /** @description required for staff (missing: 400 VALIDATION_FAILED); a repartidor registering himself omits it or sends his own id (another: 403) */
             user_id?: string;
-            /** @description the default capacities (kilograms, litres) and speed factor of each type are in VEHICLE_TYPES; a driver may override them */
+            /** @description default capacities: on_foot 1 unit, 10 kg, 20 l, speed 0.25; bicycle 2 units, 15 kg, 40 l, 0.6; motorcycle 3 units, 30 kg, 90 l, 1; car 8 units, 300 kg, 400 l, 1; van 30 units, 1000 kg, 3000 l, 0.9 (speed factor against the organization average); a driver may override each */
             vehicle_type?: "motorcycle" | "bicycle" | "car" | "van" | "on_foot";
         };
         /** CreateDriverSettlementRequest */
@@ -5351,8 +5352,10 @@ export interface components {
             /** @description set by staff: the driver cannot go available until staff unlock it (403 AVAILABILITY_LOCKED) */
             availability_locked: boolean;
             available: boolean;
-            /** @description concurrent trips this driver may carry (the units of load his vehicle holds) */
+            /** @description concurrent trips this driver may be given */
             capacity: number;
+            /** @description units of load his vehicle holds at once (planning's units dimension): his override, else his vehicle type's default */
+            capacity_units: number;
             /** @description litres his vehicle carries: his override, else his vehicle type's default */
             capacity_volume_l: number;
             /** @description kilograms his vehicle carries: his override, else his vehicle type's default */
@@ -5372,6 +5375,7 @@ export interface components {
             organization_id?: string;
             /** @description the values set for this driver (null: the vehicle type decides) */
             overrides: {
+                capacity_units: number | null;
                 capacity_volume_l: number | null;
                 capacity_weight_kg: number | null;
                 speed_factor: number | null;
@@ -5804,8 +5808,10 @@ export interface components {
             /** @description set by staff: the driver cannot go available until staff unlock it (403 AVAILABILITY_LOCKED) */
             availability_locked: boolean;
             available: boolean;
-            /** @description concurrent trips this driver may carry (the units of load his vehicle holds) */
+            /** @description concurrent trips this driver may be given */
             capacity: number;
+            /** @description units of load his vehicle holds at once (planning's units dimension): his override, else his vehicle type's default */
+            capacity_units: number;
             /** @description litres his vehicle carries: his override, else his vehicle type's default */
             capacity_volume_l: number;
             /** @description kilograms his vehicle carries: his override, else his vehicle type's default */
@@ -5827,6 +5833,7 @@ export interface components {
             organization_id?: string;
             /** @description the values set for this driver (null: the vehicle type decides) */
             overrides: {
+                capacity_units: number | null;
                 capacity_volume_l: number | null;
                 capacity_weight_kg: number | null;
                 speed_factor: number | null;
@@ -6853,13 +6860,14 @@ export interface components {
         /** UpdateDriverRequest */
         UpdateDriverRequest: {
             capacity?: number;
+            capacity_units?: number | null;
             capacity_volume_l?: number | null;
             capacity_weight_kg?: number | null;
             /** @description cash on delivery: this driver's own cash limit, overriding the organization's (logistics settings cash_limit); null = back to the organization's */
             cash_limit?: string | null;
             speed_factor?: number | null;
             territory_ids?: string[];
-            /** @description the default capacities (kilograms, litres) and speed factor of each type are in VEHICLE_TYPES; a driver may override them */
+            /** @description default capacities: on_foot 1 unit, 10 kg, 20 l, speed 0.25; bicycle 2 units, 15 kg, 40 l, 0.6; motorcycle 3 units, 30 kg, 90 l, 1; car 8 units, 300 kg, 400 l, 1; van 30 units, 1000 kg, 3000 l, 0.9 (speed factor against the organization average); a driver may override each */
             vehicle_type?: "motorcycle" | "bicycle" | "car" | "van" | "on_foot";
         };
         /** UpdateLogisticsSettingsRequest */
@@ -11865,8 +11873,10 @@ export interface operations {
                         /** @description set by staff: the driver cannot go available until staff unlock it (403 AVAILABILITY_LOCKED) */
                         availability_locked: boolean;
                         available: boolean;
-                        /** @description concurrent trips this driver may carry (the units of load his vehicle holds) */
+                        /** @description concurrent trips this driver may be given */
                         capacity: number;
+                        /** @description units of load his vehicle holds at once (planning's units dimension): his override, else his vehicle type's default */
+                        capacity_units: number;
                         /** @description litres his vehicle carries: his override, else his vehicle type's default */
                         capacity_volume_l: number;
                         /** @description kilograms his vehicle carries: his override, else his vehicle type's default */
@@ -11887,6 +11897,7 @@ export interface operations {
                         organization_id: string;
                         /** @description the values set for this driver (null: the vehicle type decides) */
                         overrides: {
+                            capacity_units: number | null;
                             capacity_volume_l: number | null;
                             capacity_weight_kg: number | null;
                             speed_factor: number | null;
