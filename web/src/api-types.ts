@@ -1821,7 +1821,7 @@ export interface paths {
         };
         /**
          * One GPS fix from an OsmAnd client (GET)
-         * @description The OsmAnd protocol (Traccar Client): `id`, `lat`, `lon`, `timestamp`, `speed` (knots), `bearing`, `accuracy`, `batt` in the query string or a form body. The token comes from POST /drivers/{id}/gps-devices; an unknown or revoked token is 401 INVALID_GPS_TOKEN, an `id` other than the bound identifier 404 GPS_DEVICE_UNKNOWN, a bad field 400; nothing is written then. Each fix is stored once (by device and time, so a retry is a duplicate); an older fix than the driver's last position goes to history only.
+         * @description The OsmAnd protocol (Traccar Client): `id`, `lat`, `lon`, `timestamp`, `speed` (knots), `bearing`, `accuracy`, `batt` in the query string or a form body; or, as newer Traccar Client versions POST it, JSON `{"device_id", "location": {"timestamp" (ISO 8601), "coords": {"latitude", "longitude", "speed" (m/s), "heading", "accuracy"}, "battery": {"level" (0-1)}}}`. The token comes from POST /drivers/{id}/gps-devices; an unknown or revoked token is 401 INVALID_GPS_TOKEN, an identifier other than the bound one 404 GPS_DEVICE_UNKNOWN, a bad field 400; more than `GPS_DEVICE_RATE_LIMIT_PER_MINUTE` fixes a minute per device 429 RATE_LIMITED with Retry-After; nothing is written then. Each fix is stored once (by device and time, so a retry is a duplicate); an older fix than the driver's last position goes to history only.
          *
          *     **Access**: public (no authentication).
          */
@@ -1829,7 +1829,7 @@ export interface paths {
         put?: never;
         /**
          * One GPS fix from an OsmAnd client (POST)
-         * @description The OsmAnd protocol (Traccar Client): `id`, `lat`, `lon`, `timestamp`, `speed` (knots), `bearing`, `accuracy`, `batt` in the query string or a form body. The token comes from POST /drivers/{id}/gps-devices; an unknown or revoked token is 401 INVALID_GPS_TOKEN, an `id` other than the bound identifier 404 GPS_DEVICE_UNKNOWN, a bad field 400; nothing is written then. Each fix is stored once (by device and time, so a retry is a duplicate); an older fix than the driver's last position goes to history only.
+         * @description The OsmAnd protocol (Traccar Client): `id`, `lat`, `lon`, `timestamp`, `speed` (knots), `bearing`, `accuracy`, `batt` in the query string or a form body; or, as newer Traccar Client versions POST it, JSON `{"device_id", "location": {"timestamp" (ISO 8601), "coords": {"latitude", "longitude", "speed" (m/s), "heading", "accuracy"}, "battery": {"level" (0-1)}}}`. The token comes from POST /drivers/{id}/gps-devices; an unknown or revoked token is 401 INVALID_GPS_TOKEN, an identifier other than the bound one 404 GPS_DEVICE_UNKNOWN, a bad field 400; more than `GPS_DEVICE_RATE_LIMIT_PER_MINUTE` fixes a minute per device 429 RATE_LIMITED with Retry-After; nothing is written then. Each fix is stored once (by device and time, so a retry is a duplicate); an older fix than the driver's last position goes to history only.
          *
          *     **Access**: public (no authentication).
          */
@@ -6154,6 +6154,54 @@ export interface components {
              * @example 12.50
              */
             unit_price: string;
+        };
+        /** OsmandPositionPostRequest */
+        OsmandPositionPostRequest: {
+            /** @description metres */
+            accuracy?: string | number;
+            /** @description battery percent (checked, not stored) */
+            batt?: string | number;
+            /** @description degrees 0-360 */
+            bearing?: string | number;
+            /** @description JSON: the device identifier bound to the token */
+            device_id?: string;
+            /** @description the device identifier bound to the token */
+            id?: string | number;
+            /** @description latitude, degrees */
+            lat?: string | number;
+            /** @description JSON: one fix (other fields such as is_moving, odometer, activity are ignored) */
+            location?: {
+                battery?: {
+                    /** @description 0 to 1; negative = unknown (checked, not stored) */
+                    level?: number;
+                } & {
+                    [key: string]: unknown;
+                };
+                coords: {
+                    /** @description metres */
+                    accuracy?: number;
+                    /** @description degrees; negative = unknown */
+                    heading?: number;
+                    latitude: number;
+                    longitude: number;
+                    /** @description m/s; negative = unknown */
+                    speed?: number;
+                } & {
+                    [key: string]: unknown;
+                };
+                /** @description ISO 8601 (or unix seconds); absent = now */
+                timestamp?: string | number;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description longitude, degrees */
+            lon?: string | number;
+            /** @description knots (the OsmAnd unit); stored in m/s */
+            speed?: string | number;
+            /** @description unix seconds (or milliseconds) or ISO 8601; absent = now */
+            timestamp?: string | number;
+        } & {
+            [key: string]: unknown;
         };
         /** PartnerChefPayWebhookRequest */
         PartnerChefPayWebhookRequest: {
@@ -13954,6 +14002,15 @@ export interface operations {
                 };
             };
             414: components["responses"]["UriTooLong"];
+            /** @description Rate limited. Codes: `RATE_LIMITED`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
@@ -13984,7 +14041,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Optional: a request without a body counts as `{}`; a JSON `null` is 400 VALIDATION_FAILED. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OsmandPositionPostRequest"];
+            };
+        };
         responses: {
             /** @description RFC 9457 problem details, sent as `application/problem+json` */
             "4XX": {
@@ -14043,7 +14105,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
+            /** @description Rate limited. Codes: `RATE_LIMITED`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["ServerError"];
         };
