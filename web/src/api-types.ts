@@ -3224,9 +3224,9 @@ export interface paths {
         };
         /**
          * The caller's events (audience includes me) and my notifications
-         * @description Authenticate with `Authorization: Bearer` or `?stream_token=`. Resume with the `Last-Event-ID` header or `?last_event_id=`: missed events are replayed from the event table, then live events follow, none twice. An unknown or expired `Last-Event-ID` (garbage, beyond the newest event, older than the oldest kept, or more missed events than the replay limit) is not an error and never silently drops events: the stream sends a `stream.reset` frame telling the client to refetch state, then the live stream. A client that does not read fast enough is disconnected and resumes. Streams close when the session is revoked.
+         * @description Authenticate with `Authorization: Bearer` (an access token, or an API key with the `events:read` scope) or `?stream_token=`. Resume with the `Last-Event-ID` header or `?last_event_id=`: missed events are replayed from the event table, then live events follow, none twice. An unknown or expired `Last-Event-ID` (garbage, beyond the newest event, older than the oldest kept, or more missed events than the replay limit) is not an error and never silently drops events: the stream sends a `stream.reset` frame telling the client to refetch state, then the live stream. A client that does not read fast enough is disconnected and resumes. Streams close when the session is revoked.
          *
-         *     **Access**: any authenticated user; sub-administrators need no permission key.
+         *     **Access**: any authenticated user; sub-administrators need no permission key. API keys with the `events:read` scope may call it.
          */
         get: operations["streamMyEvents"];
         put?: never;
@@ -3246,9 +3246,9 @@ export interface paths {
         };
         /**
          * The organization's events (dispatch and administrators; personal notification.created events excluded)
-         * @description Authenticate with `Authorization: Bearer` or `?stream_token=`. Resume with the `Last-Event-ID` header or `?last_event_id=`: missed events are replayed from the event table, then live events follow, none twice. An unknown or expired `Last-Event-ID` (garbage, beyond the newest event, older than the oldest kept, or more missed events than the replay limit) is not an error and never silently drops events: the stream sends a `stream.reset` frame telling the client to refetch state, then the live stream. A client that does not read fast enough is disconnected and resumes. Streams close when the session is revoked.
+         * @description Authenticate with `Authorization: Bearer` (an access token, or an API key with the `events:read` scope) or `?stream_token=`. Resume with the `Last-Event-ID` header or `?last_event_id=`: missed events are replayed from the event table, then live events follow, none twice. An unknown or expired `Last-Event-ID` (garbage, beyond the newest event, older than the oldest kept, or more missed events than the replay limit) is not an error and never silently drops events: the stream sends a `stream.reset` frame telling the client to refetch state, then the live stream. A client that does not read fast enough is disconnected and resumes. Streams close when the session is revoked.
          *
-         *     **Access**: roles `administrator`, `dispatch`.
+         *     **Access**: roles `administrator`, `dispatch`. API keys with the `events:read` scope may call it.
          */
         get: operations["streamOrganizationEvents"];
         put?: never;
@@ -3268,9 +3268,9 @@ export interface paths {
         };
         /**
          * Events of the sub-administrator's territories (needs the `tracking` permission)
-         * @description Authenticate with `Authorization: Bearer` or `?stream_token=`. Resume with the `Last-Event-ID` header or `?last_event_id=`: missed events are replayed from the event table, then live events follow, none twice. An unknown or expired `Last-Event-ID` (garbage, beyond the newest event, older than the oldest kept, or more missed events than the replay limit) is not an error and never silently drops events: the stream sends a `stream.reset` frame telling the client to refetch state, then the live stream. A client that does not read fast enough is disconnected and resumes. Streams close when the session is revoked.
+         * @description Authenticate with `Authorization: Bearer` (an access token, or an API key with the `events:read` scope) or `?stream_token=`. Resume with the `Last-Event-ID` header or `?last_event_id=`: missed events are replayed from the event table, then live events follow, none twice. An unknown or expired `Last-Event-ID` (garbage, beyond the newest event, older than the oldest kept, or more missed events than the replay limit) is not an error and never silently drops events: the stream sends a `stream.reset` frame telling the client to refetch state, then the live stream. A client that does not read fast enough is disconnected and resumes. Streams close when the session is revoked.
          *
-         *     **Access**: roles `subadmin`; sub-administrators need the `tracking` permission.
+         *     **Access**: roles `subadmin`; sub-administrators need the `tracking` permission. API keys with the `events:read` scope may call it.
          */
         get: operations["streamTerritoryEvents"];
         put?: never;
@@ -3312,9 +3312,9 @@ export interface paths {
         };
         /**
          * One trip's events: its driver, merchant and customer, dispatch, administrators, and sub-administrators of its territory (others: 404)
-         * @description Authenticate with `Authorization: Bearer` or `?stream_token=`. Resume with the `Last-Event-ID` header or `?last_event_id=`: missed events are replayed from the event table, then live events follow, none twice. An unknown or expired `Last-Event-ID` (garbage, beyond the newest event, older than the oldest kept, or more missed events than the replay limit) is not an error and never silently drops events: the stream sends a `stream.reset` frame telling the client to refetch state, then the live stream. A client that does not read fast enough is disconnected and resumes. Streams close when the session is revoked.
+         * @description Authenticate with `Authorization: Bearer` (an access token, or an API key with the `events:read` scope) or `?stream_token=`. Resume with the `Last-Event-ID` header or `?last_event_id=`: missed events are replayed from the event table, then live events follow, none twice. An unknown or expired `Last-Event-ID` (garbage, beyond the newest event, older than the oldest kept, or more missed events than the replay limit) is not an error and never silently drops events: the stream sends a `stream.reset` frame telling the client to refetch state, then the live stream. A client that does not read fast enough is disconnected and resumes. Streams close when the session is revoked.
          *
-         *     **Access**: any authenticated user; sub-administrators need the `tracking` permission.
+         *     **Access**: any authenticated user; sub-administrators need the `tracking` permission. API keys with the `events:read` scope may call it.
          */
         get: operations["streamTripEvents"];
         put?: never;
@@ -4577,7 +4577,7 @@ export interface components {
             /** @description the key acts as this user, narrowed to its scopes; refused once he is deactivated */
             owner_user_id: string;
             revoked_at: string | null;
-            scopes: ("trips:read" | "trips:write" | "orders:read" | "express:read" | "express:write")[];
+            scopes: ("trips:read" | "trips:write" | "orders:read" | "express:read" | "express:write" | "events:read")[];
         };
         /** AppBuild */
         AppBuild: {
@@ -4764,7 +4764,7 @@ export interface components {
         /** CreateApiKeyRequest */
         CreateApiKeyRequest: {
             name: string;
-            scopes: ("trips:read" | "trips:write" | "orders:read" | "express:read" | "express:write")[];
+            scopes: ("trips:read" | "trips:write" | "orders:read" | "express:read" | "express:write" | "events:read")[];
         };
         /**
          * CreateAppUserRequest
@@ -9518,7 +9518,7 @@ export interface operations {
                         /** @description the key acts as this user, narrowed to its scopes; refused once he is deactivated */
                         owner_user_id: string;
                         revoked_at: string | null;
-                        scopes: ("trips:read" | "trips:write" | "orders:read" | "express:read" | "express:write")[];
+                        scopes: ("trips:read" | "trips:write" | "orders:read" | "express:read" | "express:write" | "events:read")[];
                     };
                 };
             };
