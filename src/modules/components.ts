@@ -39,7 +39,7 @@ import {
   SettlementOut,
   WalletOut,
 } from './money/index.js';
-import { DispatchSettingsOut, PlanOut } from './dispatch/routes.js';
+import { DispatchSettingsOut, PlanOut } from './dispatch/schemas.js';
 import { PreferenceOut } from './messages/schemas.js';
 import { ObjectOut } from './storage/schemas.js';
 import { OperatorOut } from './organizations/index.js';

@@ -1,33 +1,12 @@
-import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { actorOf, type Actor, type RouteAuth } from '../../platform/auth.js';
-import { Id, IdParams, Strict, Timestamp } from '../../platform/schemas.js';
+import { IdParams } from '../../platform/schemas.js';
 import type { Api } from '../../platform/context.js';
 import type { RealtimeContext } from './context.js';
 import type { RealtimeService, ResumeFrom } from './service/streams.js';
-import { STREAM_KINDS, STREAM_TOKEN_TTL_SECONDS, signStreamToken, streamActor, type StreamKind } from './service/stream-auth.js';
+import { STREAM_TOKEN_TTL_SECONDS, signStreamToken, streamActor } from './service/stream-auth.js';
+import { SseResponse, StreamQuery, StreamTokenBody, StreamTokenOut, type StreamKind } from './schemas.js';
 import type { StreamFilter } from './service/connection.js';
-
-const StreamQuery = Strict({
-  stream_token: Type.Optional(
-    Type.String({
-      minLength: 10,
-      maxLength: 4096,
-      description: 'from POST /realtime/tokens, instead of the Authorization header (EventSource)',
-    }),
-  ),
-  last_event_id: Type.Optional(
-    Type.String({ pattern: '^[0-9]{1,18}$', description: 'resume after this event sequence (same as the Last-Event-ID header)' }),
-  ),
-});
-
-const SseResponse = {
-  200: {
-    description:
-      'text/event-stream. Frames: `id: <event sequence>`, `event: <type>` (trip.created, trip.assigned, trip.accepted, trip.rejected, trip.offer_expired (an offer not accepted within the acceptance timeout), trip.unassigned, trip.location_updated, trip.geofence_entered, trip.pickup_verified, trip.on_the_way, trip.delivery_verified, trip.completed, trip.cancelled, trip.delivery_failed (a failed delivery: reason, policy), trip.returned (goods back at the merchant), trip.delayed (the ETA passed promised_at + delay_grace_min, once per crossing), trip.location_stale (an on-duty driver\'s last fix is older than location_stale_after_s), trip.rejected_repeatedly (rejections of one trip reached rejections_alert_threshold), trip.pin_locked (a PIN locked after wrong attempts), trip.updated, notification.created; `stream.reset`: refetch state, see below), `data: <JSON event>`; a `: heartbeat` comment every 15 s. A `stream.reset` frame (`data: {"type":"stream.reset","reason","last_event_id","resume_from","refetch":true,"resync"}`) means events between the client\'s `Last-Event-ID` and `resume_from` will not be sent: the client must refetch the state it shows (GET the resources, or POST /mobile/sync/pull), then keep reading: live events follow on the same connection. Reasons: `unknown_event_id` (not a sequence number, or beyond the newest event), `expired_event_id` (older than the oldest event kept), `too_many_missed_events` (more than the replay limit).',
-    content: { 'text/event-stream': { schema: { type: 'string' } } },
-  },
-};
 
 /** An API key streams with this scope, as its owner would (and what he may see narrows it further). */
 const STREAM_KEY_SCOPE = 'events:read' as const;
@@ -127,15 +106,8 @@ export function realtimeRoutes(app: Api, ctx: RealtimeContext, svc: RealtimeServ
         summary: 'Issue a stream token (60 s, opens streams only) for clients that cannot send headers',
         description:
           "Use as `?stream_token=` on a stream route. It is valid for opening streams only (refused as an access token), for 60 seconds, for the caller's session; `stream` and `trip_id` optionally restrict it to one stream. Reconnecting after it expired needs a new token.",
-        body: Strict({ stream: Type.Optional(Type.Union(STREAM_KINDS.map((k) => Type.Literal(k)))), trip_id: Type.Optional(Id) }),
-        response: {
-          201: Type.Object({
-            stream_token: Type.String(),
-            token_type: Type.Literal('stream'),
-            expires_in: Type.Integer(),
-            expires_at: Timestamp,
-          }),
-        },
+        body: StreamTokenBody,
+        response: { 201: StreamTokenOut },
       },
     },
     async (req, reply) => {

@@ -1,12 +1,12 @@
 import type { Actor } from '../../../platform/auth.js';
 import { recordAudit } from '../../../platform/audit.js';
-import type { AppContext } from '../../../platform/context.js';
 import { AppError } from '../../../platform/errors.js';
 import { toGeoPoint } from '../../../platform/geo.js';
 import { newId } from '../../../platform/ids.js';
 import { money } from '../../../platform/money.js';
 import { scopeOf } from '../../../platform/scope.js';
-import type { LogisticsApi, PlanningDriver, PlanningTrip } from '../../logistics/index.js';
+import type { PlanningDriver, PlanningTrip } from '../../logistics/index.js';
+import type { DispatchContext } from '../context.js';
 import {
   DEFAULTS,
   OptimizerInputError,
@@ -17,26 +17,13 @@ import {
   type Plan,
 } from '../optimizer/index.js';
 import * as repo from '../repo.js';
+import { LIMITS } from '../schemas.js';
 import type { SolverThread } from './solver-thread.js';
 
 /** The objectives a plan request offers: all of the solver's (`vehicles`: fewest routes, then distance). */
 type Objective = SolverObjective;
 /** The objectives the dispatch settings store (the default of the requests). */
 type SettingsObjective = Exclude<SolverObjective, 'vehicles'>;
-
-export const LIMITS = {
-  maxTrips: 500,
-  maxDrivers: 500,
-  planTtlMs: 10 * 60_000,
-  /** The time budget is a ceiling only (the iteration budget decides the plan). */
-  defaultBudgetMs: 10_000,
-  maxBudgetMs: 30_000,
-  maxIterations: 100_000,
-  maxRouteDurationS: 24 * 3600,
-  maxServiceTimeS: 3600,
-  /** Optimizations waiting or running on one instance's solver thread; more get 503 OPTIMIZER_BUSY. */
-  maxQueuedSolves: 4,
-};
 
 export type PlanStatus = 'proposed' | 'committed' | 'expired' | 'stale';
 
@@ -323,9 +310,8 @@ function changesSince(inputs: Inputs, assignments: Assignment[], now: { trips: P
 }
 
 /** `solver`: where plans are solved (the module's solver thread, so a long solve never stalls other requests). */
-export function createDispatchService(ctx: AppContext, deps: { logistics: LogisticsApi; solver: SolverThread }) {
-  const logistics = () => deps.logistics;
-  const { solver } = deps;
+export function createDispatchService(ctx: DispatchContext, solver: SolverThread) {
+  const logistics = () => ctx.deps.logistics;
 
   function selection(body: OptimizeRequest) {
     const byWindow = body.territory_id !== undefined || body.created_from !== undefined || body.created_to !== undefined;

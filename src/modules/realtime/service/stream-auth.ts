@@ -3,11 +3,10 @@ import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../../platform/errors.js';
 import { bearerToken, type AccessClaims, type Actor, type AppRole, type Principal, type RouteAuth } from '../../../platform/auth.js';
 import type { RealtimeContext } from '../context.js';
+import type { StreamKind } from '../schemas.js';
 
 export const STREAM_TOKEN_TTL_SECONDS = 60;
 const AUDIENCE = 'delivery-api:stream';
-export const STREAM_KINDS = ['me', 'organization', 'trip', 'territories'] as const;
-export type StreamKind = (typeof STREAM_KINDS)[number];
 
 export interface StreamScope {
   stream?: StreamKind;
