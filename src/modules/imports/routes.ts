@@ -6,7 +6,7 @@ import type { Api } from '../../platform/context.js';
 import { AppError } from '../../platform/errors.js';
 import { IdParams, Page } from '../../platform/schemas.js';
 import { COLUMNS } from './service/columns.js';
-import { CSV_TYPE, MAX_FILE_BYTES, MAX_ROWS, XLSX_TYPE } from './service/files.js';
+import { CSV_TYPE, MAX_FILE_BYTES, MAX_ROWS, MAX_UNZIPPED_BYTES, XLSX_TYPE } from './service/files.js';
 import type { ImportService } from './service/imports.js';
 import { FileQuery, ImportOut, ListQuery, UploadQuery, type ImportKind } from './schemas.js';
 
@@ -32,7 +32,7 @@ function sendFile(reply: FastifyReply, f: { file: Buffer; type: string; name: st
 
 const UPLOAD_RULES =
   `The body is the file itself (not multipart): \`Content-Type: ${CSV_TYPE}\` (comma, semicolon or tab separated, UTF-8) or \`${XLSX_TYPE}\` ` +
-  `(the first sheet), at most ${MAX_FILE_BYTES / (1024 * 1024)} MiB (413) and ${MAX_ROWS} data rows (413 IMPORT_TOO_MANY_ROWS). The first row is the header: ` +
+  `(the first sheet), at most ${MAX_FILE_BYTES / (1024 * 1024)} MiB (413) and ${MAX_ROWS} data rows (413 IMPORT_TOO_MANY_ROWS); an XLSX at most ${MAX_UNZIPPED_BYTES / (1024 * 1024)} MiB once unzipped (413 IMPORT_UNZIPPED_TOO_LARGE, checked before it is inflated). The first row is the header: ` +
   'every column must be a documented one (422 IMPORT_UNKNOWN_COLUMN naming it, 422 IMPORT_DUPLICATE_COLUMN) and the required ones present ' +
   '(422 IMPORT_MISSING_COLUMN); an empty file or one without rows is 422 IMPORT_EMPTY, an unreadable workbook 422 IMPORT_UNREADABLE, a body ' +
   'that is not what its Content-Type says 415 SIGNATURE_MISMATCH. Every row is validated (phones, coordinates, amounts, dates, an external_ref ' +

@@ -1,4 +1,5 @@
 /** Reading and writing the spreadsheets: CSV (RFC 4180, comma, semicolon or tab) and XLSX through exceljs. */
+import zlib from 'node:zlib';
 import type ExcelJS from 'exceljs';
 import { AppError } from '../../../platform/errors.js';
 import { lazyModule } from '../../../platform/lazy.js';
@@ -13,6 +14,12 @@ export const CSV_TYPE = 'text/csv';
 /** The most data rows of one file (beyond: 413 IMPORT_TOO_MANY_ROWS) and the largest file accepted (beyond: 413). */
 export const MAX_ROWS = 5000;
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
+/**
+ * The most an XLSX may hold once unzipped, all its parts together (beyond: 413 IMPORT_UNZIPPED_TOO_LARGE). 5,000 rows of
+ * the widest template take a few tens of MiB of sheet XML; a zip bomb (a small file whose sheet expands to hundreds
+ * of MiB) is refused before any part is inflated into memory.
+ */
+export const MAX_UNZIPPED_BYTES = 64 * 1024 * 1024;
 
 export interface Sheet {
   header: string[];
@@ -112,15 +119,82 @@ function cellText(v: ExcelJS.CellValue): string {
   return String(v);
 }
 
+const unreadable = (why: string) =>
+  new AppError(422, 'IMPORT_UNREADABLE', 'The XLSX workbook cannot be read', [{ field: 'file', message: why }]);
+const unzippedTooLarge = () =>
+  new AppError(413, 'IMPORT_UNZIPPED_TOO_LARGE', `An XLSX workbook may hold at most ${MAX_UNZIPPED_BYTES / (1024 * 1024)} MiB unzipped`, [
+    { field: 'file', message: 'too large once unzipped' },
+  ]);
+
+/** The bytes a raw deflate stream inflates to, counted without keeping them, stopping once beyond `limit`. */
+function inflatedSize(data: Buffer, limit: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const z = zlib.createInflateRaw();
+    let n = 0;
+    z.on('data', (chunk: Buffer) => {
+      n += chunk.length;
+      if (n > limit) {
+        z.destroy();
+        resolve(n);
+      }
+    });
+    z.on('end', () => resolve(n));
+    z.on('error', () => reject(unreadable('a damaged part')));
+    z.end(data);
+  });
+}
+
+/**
+ * Guards the unzipping: the sizes the zip's central directory declares must add up to at most MAX_UNZIPPED_BYTES,
+ * and each part must inflate to no more than it declares (a forged directory cannot smuggle a bomb past the sum).
+ * The parts are inflated here only to count them, a chunk at a time.
+ */
+export async function checkUnzippedSize(body: Buffer): Promise<void> {
+  // End of central directory: 22 bytes plus a comment of up to 64 KiB, at the end of the file.
+  let eocd = -1;
+  for (let i = body.length - 22; i >= Math.max(0, body.length - 22 - 0xffff); i--) {
+    if (body.readUInt32LE(i) === 0x06054b50) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) throw unreadable('not a zip file');
+  const entries = body.readUInt16LE(eocd + 10);
+  let at = body.readUInt32LE(eocd + 16);
+  const parts: { method: number; compressed: number; size: number; local: number }[] = [];
+  let declared = 0;
+  for (let i = 0; i < entries; i++) {
+    if (at + 46 > body.length || body.readUInt32LE(at) !== 0x02014b50) throw unreadable('a damaged zip directory');
+    const part = {
+      method: body.readUInt16LE(at + 10),
+      compressed: body.readUInt32LE(at + 20),
+      size: body.readUInt32LE(at + 24),
+      local: body.readUInt32LE(at + 42),
+    };
+    declared += part.size;
+    if (declared > MAX_UNZIPPED_BYTES) throw unzippedTooLarge();
+    parts.push(part);
+    at += 46 + body.readUInt16LE(at + 28) + body.readUInt16LE(at + 30) + body.readUInt16LE(at + 32);
+  }
+  for (const p of parts) {
+    if (p.local + 30 > body.length || body.readUInt32LE(p.local) !== 0x04034b50) throw unreadable('a damaged zip part');
+    const start = p.local + 30 + body.readUInt16LE(p.local + 26) + body.readUInt16LE(p.local + 28);
+    const data = body.subarray(start, start + p.compressed);
+    if (data.length !== p.compressed) throw unreadable('a truncated zip part');
+    const size = p.method === 0 ? data.length : p.method === 8 ? await inflatedSize(data, p.size) : -1;
+    if (size < 0) throw unreadable('an unsupported compression');
+    if (size > p.size) throw unzippedTooLarge();
+  }
+}
+
 async function readXlsx(body: Buffer): Promise<Sheet> {
+  await checkUnzippedSize(body);
   const { Workbook } = await loadExcel();
   const wb = new Workbook();
   try {
     await wb.xlsx.load(body as unknown as ArrayBuffer);
   } catch {
-    throw new AppError(422, 'IMPORT_UNREADABLE', 'The XLSX workbook cannot be read', [
-      { field: 'file', message: 'not a readable workbook' },
-    ]);
+    throw unreadable('not a readable workbook');
   }
   const ws = wb.worksheets[0];
   if (!ws) return { header: [], rows: [] };
