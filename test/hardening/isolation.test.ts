@@ -59,6 +59,7 @@ function pathIdOf(w: World, url: string, param: string): string {
     subscriptions: w.webhookSubscriptionId,
     deliveries: w.webhookDeliveryId,
     'gps-devices': w.gpsDeviceId,
+    hubs: w.hubId,
     'api-keys': w.apiKeyId,
     connections: w.shopConnectionId,
     // A shop's webhook URL names the connection.
@@ -86,6 +87,7 @@ function refOf(w: World, field: string): string | undefined {
     territory_id: w.territoryId,
     territory_ids: w.territoryId,
     driver_id: w.driverId,
+    hub_id: w.hubId,
     merchant_id: w.merchantId,
     branch_id: w.branchId,
     branch_ids: w.branchId,

@@ -34,6 +34,7 @@ export interface World {
   webhookSubscriptionId: string;
   webhookDeliveryId: string;
   gpsDeviceId: string;
+  hubId: string;
   apiKeyId: string;
   /** The merchant's Shopify connection and the shop order one signed webhook of it made. */
   shopConnectionId: string;
@@ -218,6 +219,8 @@ export async function buildWorld(t: TestApp, sessions: Record<Role, Session>, se
   const webhookDeliveryId = ok(await req(merchant, 'POST', `/webhooks/subscriptions/${webhookSubscriptionId}/test`), 202).id as string;
   const gpsDeviceId = ok(await req(admin, 'POST', `/drivers/${driverId}/gps-devices`, { device_identifier: `probe-${org}` }), 201)
     .id as string;
+  const hubId = ok(await req(admin, 'POST', '/hubs', { name: 'Probe hub', address: 'Calle 2', location: pt(-68.13, -16.5) }), 201)
+    .id as string;
   const apiKeyId = ok(await req(merchant, 'POST', '/api-keys', { name: 'Probe key', scopes: ['trips:read'] }), 201).id as string;
   const shopSecret = `probe-shop-secret-${org}`;
   const shopConnectionId = ok(
@@ -290,6 +293,7 @@ export async function buildWorld(t: TestApp, sessions: Record<Role, Session>, se
     webhookSubscriptionId,
     webhookDeliveryId,
     gpsDeviceId,
+    hubId,
     apiKeyId,
     shopConnectionId,
     shopOrderId,

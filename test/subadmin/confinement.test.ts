@@ -44,6 +44,7 @@ interface Zone {
   tariff: string;
   banner: string;
   subadmin: string;
+  hub: string;
 }
 const Z: Record<'A' | 'B', Zone> = {} as Record<'A' | 'B', Zone>;
 /** Every id of B a sub-administrator of A must never see. */
@@ -209,6 +210,9 @@ async function zone(name: 'A' | 'B', lon: number, lat: number): Promise<Zone> {
     )
   ).id;
   const subadmin = (await newSubadmin(t, admin, { territory_ids: [territory] })).userId;
+  const hub = (
+    await ok(t.req(admin, { method: 'POST', url: '/hubs', payload: { name: `Hub ${name}`, address: 'h', location: pt(lon, lat) } }), 201)
+  ).id;
   return {
     territory,
     at,
@@ -226,6 +230,7 @@ async function zone(name: 'A' | 'B', lon: number, lat: number): Promise<Zone> {
     tariff,
     banner,
     subadmin,
+    hub,
   };
 }
 
@@ -361,6 +366,32 @@ const PLANS: Record<string, Plan> = {
   },
   'GET /logistics/settings': { personal: get('/logistics/settings') },
   'GET /territories': { list: { call: get('/territories'), mustSee: () => [Z.A.territory] } },
+  'GET /hubs': { list: { call: get('/hubs'), mustSee: () => [Z.A.hub] } },
+  'POST /hubs': {
+    create: {
+      call: async (z) => post('/hubs', { name: 'New hub', address: 'h', location: pt(z.at.lon + 0.001, z.at.lat) }),
+      written: async (res, z) =>
+        count('SELECT count(*)::int AS n FROM hub WHERE territory_id = $1 AND name = $2', [z.territory, 'New hub']),
+    },
+  },
+  'GET /hubs/:id': { single: { call: (id) => get(`/hubs/${id}`), b: () => Z.B.hub, a: () => Z.A.hub } },
+  'PATCH /hubs/:id': {
+    single: {
+      call: (id) => ({ method: 'PATCH', url: `/hubs/${id}`, payload: { name: 'Renamed hub' } }),
+      b: () => Z.B.hub,
+      a: () => Z.A.hub,
+      unchanged: async () => (await t.db.withSystem((tx) => tx.query('SELECT name, updated_at FROM hub WHERE id = $1', [Z.B.hub]))).rows[0],
+    },
+  },
+  // Last of the hub plans: it deletes A's hub.
+  'DELETE /hubs/:id': {
+    single: {
+      call: (id) => ({ method: 'DELETE', url: `/hubs/${id}` }),
+      b: () => Z.B.hub,
+      a: () => Z.A.hub,
+      unchanged: async () => count('SELECT count(*)::int AS n FROM hub WHERE id = $1', [Z.B.hub]),
+    },
+  },
   'GET /merchants': { list: { call: get('/merchants'), mustSee: () => [Z.A.merchant, Z.A.merchantPending] } },
   'POST /merchants': {
     create: {
@@ -822,6 +853,7 @@ describe('generated confinement walk', () => {
       `/merchants?territory_id=${Z.B.territory}`,
       `/drivers?territory_id=${Z.B.territory}`,
       `/subadmin/banners?territory_id=${Z.B.territory}`,
+      `/hubs?territory_id=${Z.B.territory}`,
     ]) {
       const res = await asA(get(url));
       expect(res.statusCode, url).toBe(200);

@@ -1884,6 +1884,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/hubs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Hubs: places where planned routes may start and end, with opening hours (newest first)
+         * @description Sub-administrators: only hubs in their territories (others are 404).
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`; sub-administrators need no permission key.
+         */
+        get: operations["listHubs"];
+        put?: never;
+        /**
+         * Create a hub; audited
+         * @description `location` must lie inside one of the organization's active territories (a sub-administrator's: one of his), else 422 HUB_OUTSIDE_TERRITORY naming the field; the hub takes that territory. Nothing is written on any 4xx. Sub-administrators: only hubs in their territories (others are 404).
+         *
+         *     **Access**: roles `administrator`, `subadmin`; sub-administrators need no permission key.
+         */
+        post: operations["createHub"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/hubs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A hub
+         * @description Sub-administrators: only hubs in their territories (others are 404).
+         *
+         *     **Access**: roles `administrator`, `dispatch`, `subadmin`; sub-administrators need no permission key.
+         */
+        get: operations["getHub"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a hub (plans already made keep their routes); audited
+         * @description Sub-administrators: only hubs in their territories (others are 404).
+         *
+         *     **Access**: roles `administrator`, `subadmin`; sub-administrators need no permission key.
+         */
+        delete: operations["deleteHub"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a hub (any of its fields; opening_hours replaces the whole list); audited
+         * @description `location` must lie inside one of the organization's active territories (a sub-administrator's: one of his), else 422 HUB_OUTSIDE_TERRITORY naming the field; the hub takes that territory. Nothing is written on any 4xx. Sub-administrators: only hubs in their territories (others are 404).
+         *
+         *     **Access**: roles `administrator`, `subadmin`; sub-administrators need no permission key.
+         */
+        patch: operations["updateHub"];
+        trace?: never;
+    };
     "/api/v1/imports": {
         parameters: {
             query?: never;
@@ -1961,7 +2023,7 @@ export interface paths {
         put?: never;
         /**
          * Import express requests from a CSV or XLSX file (dry run by default)
-         * @description A merchant imports his own express requests (another merchant's `merchant_id` is 403); staff name the merchant in `merchant_id` (422 MERCHANT_REQUIRED without it, 422 MERCHANT_NOT_FOUND for an unknown one). The body is the file itself (not multipart): `Content-Type: text/csv` (comma, semicolon or tab separated, UTF-8) or `application/vnd.openxmlformats-officedocument.spreadsheetml.sheet` (the first sheet), at most 5 MiB (413) and 5000 data rows (413 IMPORT_TOO_MANY_ROWS). The first row is the header: every column must be a documented one (422 IMPORT_UNKNOWN_COLUMN naming it, 422 IMPORT_DUPLICATE_COLUMN) and the required ones present (422 IMPORT_MISSING_COLUMN); an empty file or one without rows is 422 IMPORT_EMPTY, an unreadable workbook 422 IMPORT_UNREADABLE, a body that is not what its Content-Type says 415 SIGNATURE_MISMATCH. Every row is validated (phones, coordinates, amounts, dates, an external_ref repeated in the file) and then created through the same rules as the one-record operation; each problem is named by row and column. `dry_run` (default true) creates nothing and reports what would happen. Otherwise `mode=all_or_nothing` (default) creates nothing when a row is invalid (422 IMPORT_INVALID_ROWS with `row_errors`: row, column, code, message) and `mode=valid_only` creates the valid rows and reports the others. A row whose external_ref was imported before is `duplicate` with the existing record id, never created twice (also when two imports race). Up to IMPORT_INLINE_ROWS rows (a setting, 200 by default) are processed in the request (201); a larger file answers 202 with status `queued` and is processed in the background, IMPORT_CHUNK_ROWS rows per step (follow GET /imports/{id}: processed_rows). The import is audited; its row-by-row report is at report_path. Columns: `external_ref` (required): your reference of the row, unique per merchant: a row imported again is reported as a duplicate; `customer_name` (required): who receives the package (up to 120 characters); `customer_phone`: his phone (E.164, or national for the organization country); `dropoff_address` (required): delivery address (up to 300 characters); `dropoff_lat` (required): delivery latitude, decimal degrees (WGS 84); `dropoff_lon` (required): delivery longitude, decimal degrees (WGS 84); `branch_id`: pickup at this branch of the merchant; else pickup_* below, else the merchant's location; `pickup_address`: pickup address (with pickup_lat and pickup_lon); `pickup_lat`: pickup latitude; `pickup_lon`: pickup longitude; `package_description`: what is carried (up to 1000 characters); `declared_value`: declared value of the package (decimal >= 0).
+         * @description A merchant imports his own express requests (another merchant's `merchant_id` is 403); staff name the merchant in `merchant_id` (422 MERCHANT_REQUIRED without it, 422 MERCHANT_NOT_FOUND for an unknown one). The body is the file itself (not multipart): `Content-Type: text/csv` (comma, semicolon or tab separated, UTF-8) or `application/vnd.openxmlformats-officedocument.spreadsheetml.sheet` (the first sheet), at most 5 MiB (413) and 5000 data rows (413 IMPORT_TOO_MANY_ROWS); an XLSX at most 64 MiB once unzipped (413 IMPORT_UNZIPPED_TOO_LARGE, checked before it is inflated). The first row is the header: every column must be a documented one (422 IMPORT_UNKNOWN_COLUMN naming it, 422 IMPORT_DUPLICATE_COLUMN) and the required ones present (422 IMPORT_MISSING_COLUMN); an empty file or one without rows is 422 IMPORT_EMPTY, an unreadable workbook 422 IMPORT_UNREADABLE, a body that is not what its Content-Type says 415 SIGNATURE_MISMATCH. Every row is validated (phones, coordinates, amounts, dates, an external_ref repeated in the file) and then created through the same rules as the one-record operation; each problem is named by row and column. `dry_run` (default true) creates nothing and reports what would happen. Otherwise `mode=all_or_nothing` (default) creates nothing when a row is invalid (422 IMPORT_INVALID_ROWS with `row_errors`: row, column, code, message) and `mode=valid_only` creates the valid rows and reports the others. A row whose external_ref was imported before is `duplicate` with the existing record id, never created twice (also when two imports race). Up to IMPORT_INLINE_ROWS rows (a setting, 200 by default) are processed in the request (201); a larger file answers 202 with status `queued` and is processed in the background, IMPORT_CHUNK_ROWS rows per step (follow GET /imports/{id}: processed_rows). The import is audited; its row-by-row report is at report_path. Columns: `external_ref` (required): your reference of the row, unique per merchant: a row imported again is reported as a duplicate; `customer_name` (required): who receives the package (up to 120 characters); `customer_phone`: his phone (E.164, or national for the organization country); `dropoff_address` (required): delivery address (up to 300 characters); `dropoff_lat` (required): delivery latitude, decimal degrees (WGS 84); `dropoff_lon` (required): delivery longitude, decimal degrees (WGS 84); `branch_id`: pickup at this branch of the merchant; else pickup_* below, else the merchant's location; `pickup_address`: pickup address (with pickup_lat and pickup_lon); `pickup_lat`: pickup latitude; `pickup_lon`: pickup longitude; `package_description`: what is carried (up to 1000 characters); `declared_value`: declared value of the package (decimal >= 0).
          *
          *     **Access**: roles `administrator`, `dispatch`, `subadmin`, `comercio`; sub-administrators need no permission key. API keys with the `express:write` scope may call it.
          */
@@ -2005,7 +2067,7 @@ export interface paths {
         put?: never;
         /**
          * Import trips from a CSV or XLSX file (dry run by default)
-         * @description Staff; a sub-administrator only within his territories (a pickup outside them is an error of its row, OUTSIDE_TERRITORY). `merchant_id` is a column here. The body is the file itself (not multipart): `Content-Type: text/csv` (comma, semicolon or tab separated, UTF-8) or `application/vnd.openxmlformats-officedocument.spreadsheetml.sheet` (the first sheet), at most 5 MiB (413) and 5000 data rows (413 IMPORT_TOO_MANY_ROWS). The first row is the header: every column must be a documented one (422 IMPORT_UNKNOWN_COLUMN naming it, 422 IMPORT_DUPLICATE_COLUMN) and the required ones present (422 IMPORT_MISSING_COLUMN); an empty file or one without rows is 422 IMPORT_EMPTY, an unreadable workbook 422 IMPORT_UNREADABLE, a body that is not what its Content-Type says 415 SIGNATURE_MISMATCH. Every row is validated (phones, coordinates, amounts, dates, an external_ref repeated in the file) and then created through the same rules as the one-record operation; each problem is named by row and column. `dry_run` (default true) creates nothing and reports what would happen. Otherwise `mode=all_or_nothing` (default) creates nothing when a row is invalid (422 IMPORT_INVALID_ROWS with `row_errors`: row, column, code, message) and `mode=valid_only` creates the valid rows and reports the others. A row whose external_ref was imported before is `duplicate` with the existing record id, never created twice (also when two imports race). Up to IMPORT_INLINE_ROWS rows (a setting, 200 by default) are processed in the request (201); a larger file answers 202 with status `queued` and is processed in the background, IMPORT_CHUNK_ROWS rows per step (follow GET /imports/{id}: processed_rows). The import is audited; its row-by-row report is at report_path. Columns: `external_ref` (required): your reference of the row, unique per organization and merchant: a row imported again is reported as a duplicate; `merchant_id`: the merchant the trip is for (an approved merchant of the organization); `pickup_address` (required): pickup address (up to 300 characters); `pickup_lat` (required): pickup latitude, decimal degrees (WGS 84); `pickup_lon` (required): pickup longitude, decimal degrees (WGS 84); `dropoff_address` (required): delivery address (up to 300 characters); `dropoff_lat` (required): delivery latitude; `dropoff_lon` (required): delivery longitude; `recipient_name`: who receives the package (up to 120 characters); `recipient_phone`: the recipient's phone (E.164, or national for the organization's country): the tracking link goes there; `delivery_fee`: what the delivery costs (decimal, e.g. 12.50); default: the logistics settings; `driver_earning`: the driver's earning (decimal); default: the logistics settings; `notes`: notes for the driver (up to 1000 characters); `deliver_after`: a scheduled window start (ISO 8601 date-time; needs deliver_before); `deliver_before`: a scheduled window end: the promise (ISO 8601 date-time, in the future).
+         * @description Staff; a sub-administrator only within his territories (a pickup outside them is an error of its row, OUTSIDE_TERRITORY). `merchant_id` is a column here. The body is the file itself (not multipart): `Content-Type: text/csv` (comma, semicolon or tab separated, UTF-8) or `application/vnd.openxmlformats-officedocument.spreadsheetml.sheet` (the first sheet), at most 5 MiB (413) and 5000 data rows (413 IMPORT_TOO_MANY_ROWS); an XLSX at most 64 MiB once unzipped (413 IMPORT_UNZIPPED_TOO_LARGE, checked before it is inflated). The first row is the header: every column must be a documented one (422 IMPORT_UNKNOWN_COLUMN naming it, 422 IMPORT_DUPLICATE_COLUMN) and the required ones present (422 IMPORT_MISSING_COLUMN); an empty file or one without rows is 422 IMPORT_EMPTY, an unreadable workbook 422 IMPORT_UNREADABLE, a body that is not what its Content-Type says 415 SIGNATURE_MISMATCH. Every row is validated (phones, coordinates, amounts, dates, an external_ref repeated in the file) and then created through the same rules as the one-record operation; each problem is named by row and column. `dry_run` (default true) creates nothing and reports what would happen. Otherwise `mode=all_or_nothing` (default) creates nothing when a row is invalid (422 IMPORT_INVALID_ROWS with `row_errors`: row, column, code, message) and `mode=valid_only` creates the valid rows and reports the others. A row whose external_ref was imported before is `duplicate` with the existing record id, never created twice (also when two imports race). Up to IMPORT_INLINE_ROWS rows (a setting, 200 by default) are processed in the request (201); a larger file answers 202 with status `queued` and is processed in the background, IMPORT_CHUNK_ROWS rows per step (follow GET /imports/{id}: processed_rows). The import is audited; its row-by-row report is at report_path. Columns: `external_ref` (required): your reference of the row, unique per organization and merchant: a row imported again is reported as a duplicate; `merchant_id`: the merchant the trip is for (an approved merchant of the organization); `pickup_address` (required): pickup address (up to 300 characters); `pickup_lat` (required): pickup latitude, decimal degrees (WGS 84); `pickup_lon` (required): pickup longitude, decimal degrees (WGS 84); `dropoff_address` (required): delivery address (up to 300 characters); `dropoff_lat` (required): delivery latitude; `dropoff_lon` (required): delivery longitude; `recipient_name`: who receives the package (up to 120 characters); `recipient_phone`: the recipient's phone (E.164, or national for the organization's country): the tracking link goes there; `delivery_fee`: what the delivery costs (decimal, e.g. 12.50); default: the logistics settings; `driver_earning`: the driver's earning (decimal); default: the logistics settings; `notes`: notes for the driver (up to 1000 characters); `deliver_after`: a scheduled window start (ISO 8601 date-time; needs deliver_before); `deliver_before`: a scheduled window end: the promise (ISO 8601 date-time, in the future).
          *
          *     **Access**: roles `administrator`, `dispatch`, `subadmin`; sub-administrators need no permission key. API keys with the `trips:write` scope may call it.
          */
@@ -4840,6 +4902,22 @@ export interface components {
             /** @description declared size; the PUT must carry exactly this many bytes. At most the purpose's limit (STORAGE_MAX_BYTES_<PURPOSE>; defaults: `pickup_evidence`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 15 MiB. `delivery_evidence`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 15 MiB. `document`: application/pdf, image/jpeg, image/png, image/webp, image/heic, image/heif; max 20 MiB. `avatar`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 5 MiB. `merchant_payment_qr`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 5 MiB. `payment_proof`: application/pdf, image/jpeg, image/png, image/webp, image/heic, image/heif; max 10 MiB. `coupon_asset`: image/jpeg, image/png, image/webp, image/heic, image/heif; max 5 MiB. `other`: application/pdf, image/jpeg, image/png, image/webp, image/heic, image/heif; max 10 MiB): beyond it 413 UPLOAD_TOO_LARGE */
             size_bytes: number;
         };
+        /** CreateHubRequest */
+        CreateHubRequest: {
+            active?: boolean;
+            address: string;
+            location: components["schemas"]["GeoPoint"];
+            name: string;
+            /** @description One interval per weekday in the organization time zone, close after open (422 HUB_HOURS_INVALID otherwise; a day twice too). A day without an interval is closed; no intervals at all: always open. Plans start from the hub no earlier than its opening and return to it by its closing, that day. */
+            opening_hours?: {
+                /** @description HH:MM after open (24:00: midnight) */
+                close: string;
+                /** @description 0 = Sunday */
+                day: number;
+                /** @description HH:MM, organization time zone */
+                open: string;
+            }[];
+        };
         /** CreateMerchantBranchRequest */
         CreateMerchantBranchRequest: {
             active?: boolean;
@@ -6917,6 +6995,22 @@ export interface components {
             territory_ids?: string[];
             /** @description default capacities: on_foot 1 unit, 10 kg, 20 l, speed 0.25; bicycle 2 units, 15 kg, 40 l, 0.6; motorcycle 3 units, 30 kg, 90 l, 1; car 8 units, 300 kg, 400 l, 1; van 30 units, 1000 kg, 3000 l, 0.9 (speed factor against the organization average); a driver may override each */
             vehicle_type?: "motorcycle" | "bicycle" | "car" | "van" | "on_foot";
+        };
+        /** UpdateHubRequest */
+        UpdateHubRequest: {
+            active?: boolean;
+            address?: string;
+            location?: components["schemas"]["GeoPoint"];
+            name?: string;
+            /** @description One interval per weekday in the organization time zone, close after open (422 HUB_HOURS_INVALID otherwise; a day twice too). A day without an interval is closed; no intervals at all: always open. Plans start from the hub no earlier than its opening and return to it by its closing, that day. */
+            opening_hours?: {
+                /** @description HH:MM after open (24:00: midnight) */
+                close: string;
+                /** @description 0 = Sunday */
+                day: number;
+                /** @description HH:MM, organization time zone */
+                open: string;
+            }[];
         };
         /** UpdateLogisticsSettingsRequest */
         UpdateLogisticsSettingsRequest: {
@@ -14240,6 +14334,404 @@ export interface operations {
             };
         };
     };
+    listHubs: {
+        parameters: {
+            query?: {
+                active?: boolean;
+                /** @description opaque: the `next_cursor` of the previous page; a value this API did not issue is 400 VALIDATION_FAILED */
+                cursor?: string;
+                limit?: number;
+                territory_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            active: boolean;
+                            address: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            id: string;
+                            location: components["schemas"]["GeoPoint"];
+                            name: string;
+                            /** @description One interval per weekday in the organization time zone, close after open (422 HUB_HOURS_INVALID otherwise; a day twice too). A day without an interval is closed; no intervals at all: always open. Plans start from the hub no earlier than its opening and return to it by its closing, that day. */
+                            opening_hours: {
+                                /** @description HH:MM after open (24:00: midnight) */
+                                close: string;
+                                /** @description 0 = Sunday */
+                                day: number;
+                                /** @description HH:MM, organization time zone */
+                                open: string;
+                            }[];
+                            organization_id: string;
+                            /** @description the territory the hub lies in (the oldest active one covering it) */
+                            territory_id: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createHub: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateHubRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        active: boolean;
+                        address: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        id: string;
+                        location: components["schemas"]["GeoPoint"];
+                        name: string;
+                        /** @description One interval per weekday in the organization time zone, close after open (422 HUB_HOURS_INVALID otherwise; a day twice too). A day without an interval is closed; no intervals at all: always open. Plans start from the hub no earlier than its opening and return to it by its closing, that day. */
+                        opening_hours: {
+                            /** @description HH:MM after open (24:00: midnight) */
+                            close: string;
+                            /** @description 0 = Sunday */
+                            day: number;
+                            /** @description HH:MM, organization time zone */
+                            open: string;
+                        }[];
+                        organization_id: string;
+                        /** @description the territory the hub lies in (the oldest active one covering it) */
+                        territory_id: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            /** @description The request is well-formed but breaks a business rule. Codes: `HUB_OUTSIDE_TERRITORY`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getHub: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        active: boolean;
+                        address: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        id: string;
+                        location: components["schemas"]["GeoPoint"];
+                        name: string;
+                        /** @description One interval per weekday in the organization time zone, close after open (422 HUB_HOURS_INVALID otherwise; a day twice too). A day without an interval is closed; no intervals at all: always open. Plans start from the hub no earlier than its opening and return to it by its closing, that day. */
+                        opening_hours: {
+                            /** @description HH:MM after open (24:00: midnight) */
+                            close: string;
+                            /** @description 0 = Sunday */
+                            day: number;
+                            /** @description HH:MM, organization time zone */
+                            open: string;
+                        }[];
+                        organization_id: string;
+                        /** @description the territory the hub lies in (the oldest active one covering it) */
+                        territory_id: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    deleteHub: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            422: components["responses"]["Unprocessable"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    updateHub: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateHubRequest"];
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details, sent as `application/problem+json` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        active: boolean;
+                        address: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        id: string;
+                        location: components["schemas"]["GeoPoint"];
+                        name: string;
+                        /** @description One interval per weekday in the organization time zone, close after open (422 HUB_HOURS_INVALID otherwise; a day twice too). A day without an interval is closed; no intervals at all: always open. Plans start from the hub no earlier than its opening and return to it by its closing, that day. */
+                        opening_hours: {
+                            /** @description HH:MM after open (24:00: midnight) */
+                            close: string;
+                            /** @description 0 = Sunday */
+                            day: number;
+                            /** @description HH:MM, organization time zone */
+                            open: string;
+                        }[];
+                        organization_id: string;
+                        /** @description the territory the hub lies in (the oldest active one covering it) */
+                        territory_id: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The resource does not exist or is not visible to the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            /** @description The request is well-formed but breaks a business rule. Codes: `HUB_OUTSIDE_TERRITORY`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
     listImports: {
         parameters: {
             query?: {
@@ -14471,7 +14963,7 @@ export interface operations {
                 };
             };
             409: components["responses"]["Conflict"];
-            /** @description The request body is larger than the body limit. Codes: `IMPORT_TOO_MANY_ROWS`. */
+            /** @description The request body is larger than the body limit. Codes: `IMPORT_TOO_MANY_ROWS`, `IMPORT_UNZIPPED_TOO_LARGE`. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -14613,7 +15105,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
-            /** @description The request body is larger than the body limit. Codes: `IMPORT_TOO_MANY_ROWS`. */
+            /** @description The request body is larger than the body limit. Codes: `IMPORT_TOO_MANY_ROWS`, `IMPORT_UNZIPPED_TOO_LARGE`. */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -12,6 +12,7 @@ import { tripRoutes } from './routes/trips.js';
 import { recipientLinkRoutes } from './routes/recipient-links.js';
 import { driverAppRoutes } from './routes/driver-app.js';
 import { exceptionRoutes } from './routes/exceptions.js';
+import { hubRoutes } from './routes/hubs.js';
 import { scopeOf } from './model.js';
 import { logisticsCounts } from './repo/dashboard.js';
 import { registerLogisticsSync } from './service/sync.js';
@@ -25,6 +26,7 @@ export type { OnTimeReport, OnTimeLine } from './service/logistics.js';
 export type { TripRow, DriverRow, MerchantRow, TripStatus } from './model.js';
 export type { TripReportRow, Period, TripListQuery } from './service/trip-queries.js';
 export type { PlanningTrip, PlanningDriver, PlanningTripFilter } from './service/planning.js';
+export type { PlanningHub } from './service/hubs.js';
 export { ApprovalStatusSchema, MerchantOut, ServiceModeSchema, TripOutSchema, TripStatusSchema } from './schemas.js';
 export type { ApprovalStatus, ServiceMode } from './schemas.js';
 export { merchantOut, tripOut } from './model.js';
@@ -78,6 +80,7 @@ function logisticsRoutes(app: Api, ctx: LogisticsContext, svc: LogisticsService)
   driverAppRoutes(app, ctx, svc);
   exceptionRoutes(app, svc);
   gpsDeviceRoutes(app, createGpsDevices(ctx, svc));
+  hubRoutes(app, svc.hubs.requests);
 }
 
 /** Demo: a territory over central La Paz, the demo driver approved and available there, the demo merchant approved. */

@@ -485,3 +485,41 @@ export const TripTrackOut = Type.Object({
   ),
   next_after: Type.Union([Timestamp, Type.Null()], { description: 'the `after` of the next page; null on the last page' }),
 });
+
+const HOUR_MINUTE = '^([01]\\d|2[0-3]):[0-5]\\d$';
+/** A hub's opening hours: one interval a weekday, closing after it opens the same day. */
+export const HubHours = Type.Array(
+  Strict({
+    day: Type.Integer({ minimum: 0, maximum: 6, description: '0 = Sunday' }),
+    open: Type.String({ pattern: HOUR_MINUTE, description: 'HH:MM, organization time zone' }),
+    close: Type.String({ pattern: '^(([01]\\d|2[0-3]):[0-5]\\d|24:00)$', description: 'HH:MM after open (24:00: midnight)' }),
+  }),
+  {
+    maxItems: 7,
+    description:
+      'One interval per weekday in the organization time zone, close after open (422 HUB_HOURS_INVALID otherwise; a day twice too). A day without an ' +
+      'interval is closed; no intervals at all: always open. Plans start from the hub no earlier than its opening and return to it by its closing, that day.',
+  },
+);
+export type HubHours = Static<typeof HubHours>;
+
+export const HubOut = Type.Object({
+  id: Type.String(),
+  organization_id: Type.String(),
+  name: Type.String(),
+  address: Type.String(),
+  location: GeoPoint,
+  territory_id: Type.String({ description: 'the territory the hub lies in (the oldest active one covering it)' }),
+  opening_hours: HubHours,
+  active: Type.Boolean(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const HubBody = {
+  name: ShortText(120),
+  address: ShortText(300),
+  location: GeoPoint,
+  opening_hours: HubHours,
+  active: Type.Boolean(),
+};

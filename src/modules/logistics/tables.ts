@@ -508,3 +508,31 @@ export const merchantDirectory = pgView('merchant_directory')
       })
       .from(merchant),
   );
+
+/**
+ * A hub: a place of the organization where routes may start and end (a depot, a warehouse), with its opening
+ * hours (`[{ day, open, close }]`, weekday 0 = Sunday, wall-clock times in the organization's time zone; no
+ * intervals: always open). It lies inside one of the organization's territories (`territory_id`, the oldest active
+ * one covering it, which also confines it to that territory's sub-administrators).
+ */
+export const hub = pgTable(
+  'hub',
+  {
+    organizationId: text('organization_id').notNull(),
+    id: text('id').notNull(),
+    name: text('name').notNull(),
+    address: text('address').notNull(),
+    location: pt('location').notNull(),
+    territoryId: text('territory_id').notNull(),
+    openingHours: jsonb('opening_hours').$type<{ day: number; open: string; close: string }[]>().notNull().default([]),
+    active: boolean('active').notNull().default(true),
+    createdByUserId: text('created_by_user_id'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    foreignKey({ columns: [t.organizationId, t.territoryId], foreignColumns: [territory.organizationId, territory.id] }),
+    index('hub_territory_idx').on(t.organizationId, t.territoryId, t.id),
+  ],
+);

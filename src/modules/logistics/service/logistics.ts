@@ -38,6 +38,7 @@ import {
   type PlanningTripFilter,
 } from './planning.js';
 import { createProofs } from './proofs.js';
+import { createHubService, type PlanningHub } from './hubs.js';
 import { createLogisticsRequests } from './requests.js';
 import { createFailedDelivery } from './failed-delivery.js';
 import { getSettings, getTerritory, territoryForPoint, type LogisticsSettings, type TerritoryRow } from './territories.js';
@@ -135,6 +136,11 @@ export interface LogisticsApi {
   driversForPlanning(tx: Tx, actor: Actor, filter: { driverIds?: string[]; limit: number }): Promise<PlanningDriver[]>;
   /** A user was deactivated: his driver profile (if any) goes unavailable and gives back the trips he has not picked up. */
   userDeactivated(tx: Tx, actor: Actor, userId: string): Promise<void>;
+  /**
+   * Batch planning: a hub the actor may see (sub-administrators: of their territories), with its opening and closing
+   * on the organization's local day of `at`; null when unknown or out of scope.
+   */
+  hubForPlanning(tx: Tx, actor: Actor, hubId: string, at: Date): Promise<PlanningHub | null>;
   /** Batch commit: locks trips then drivers (id order) FOR NO KEY UPDATE and returns their current state. */
   lockForPlanCommit(tx: Tx, tripIds: string[], driverIds: string[]): Promise<{ trips: PlanningTrip[]; drivers: PlanningDriver[] }>;
 }
@@ -153,6 +159,7 @@ export function createLogisticsService(ctx: LogisticsContext) {
   const failedDelivery = createFailedDelivery(ctx, core, assignment, exceptions);
   const locations = createLocationIngest(core, eta);
   const recipientLinks = createRecipientLinks(ctx, core);
+  const hubs = createHubService(ctx);
 
   const api: LogisticsApi = {
     territoryForPoint,
@@ -206,6 +213,7 @@ export function createLogisticsService(ctx: LogisticsContext) {
       return rows.map((d) => ({ ...d, at_cash_limit: atLimit.has(d.id) }));
     },
     lockForPlanCommit,
+    hubForPlanning: hubs.forPlanning,
     async userDeactivated(tx, actor, userId) {
       const d = await drivers.driverOfUser(tx, userId);
       if (!d) return;
@@ -283,6 +291,7 @@ export function createLogisticsService(ctx: LogisticsContext) {
     failedDelivery,
     locations,
     recipientLinks,
+    hubs,
     requests,
   };
 }
