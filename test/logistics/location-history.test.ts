@@ -247,6 +247,23 @@ describe('GPS history partitioned by day', () => {
     expect(plans.active).toEqual({ custom: active, generic: active });
   });
 
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'a GPS batch does not wait for its trip while a change holds the trip (the trip end then takes the driver: no deadlock)',
+    async () => {
+      const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
+      const tripId = await tripIn(t, admin, d, 'in_transit');
+      await t.db.withSystem(async (tx) => {
+        await tx.query('SELECT 1 FROM trip WHERE id = $1 FOR UPDATE', [tripId]);
+        const r = await batch(d, [{ id: 'lk-1', at: new Date(Date.now() - 2000).toISOString() }]);
+        expect(r.statusCode, r.body).toBe(200);
+        expect(r.json().accepted).toBe(1);
+      });
+      // Once the trip is free, the next batch writes its ETA.
+      expect((await batch(d, [{ id: 'lk-2', at: new Date(Date.now() - 1000).toISOString() }])).statusCode).toBe(200);
+      expect((await tripDb(t, tripId)).eta_updated_at).not.toBeNull();
+    },
+  );
+
   it("a trip's route: from the history while active, kept with the trip once delivered, and still there after retention", async () => {
     await maintainLocationHistory(ctx);
     const d = await newDriver(t, { lon: -68.13, lat: -16.5 });

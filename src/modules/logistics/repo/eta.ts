@@ -31,11 +31,17 @@ export interface EtaWrite {
 
 /**
  * Writes the ETAs of trips (one statement) and keeps the delay marker: `delayed_at` is set when the ETA passes the promise
- * plus `graceMin` and it was not set, cleared when the ETA is back under. Returns the trips whose marker was set now
- * (trip.delayed is raised once per crossing: the conditional update decides, also between instances).
+ * plus `graceMin` and it was not set, cleared when the ETA is back under. Returns the trips written and those whose
+ * marker was set now (trip.delayed is raised once per crossing: the conditional update decides, also between instances).
+ * A trip locked by a change in progress (its delivery being verified, say) is skipped: the GPS batch that calls this
+ * holds the driver's row, which that change takes next, so waiting here would deadlock; the next batch writes its ETA.
  */
-export async function writeEtas(tx: Tx, rows: EtaWrite[], graceMin: number): Promise<{ id: string; late_by_s: number }[]> {
-  if (rows.length === 0) return [];
+export async function writeEtas(
+  tx: Tx,
+  rows: EtaWrite[],
+  graceMin: number,
+): Promise<{ written: Set<string>; raised: { id: string; late_by_s: number }[] }> {
+  if (rows.length === 0) return { written: new Set(), raised: [] };
   const { rows: out } = await tx.query<{ id: string; raised: boolean; late_by_s: number }>(
     `WITH u AS (SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS u(id, p, d)),
      cur AS (
@@ -44,7 +50,7 @@ export async function writeEtas(tx: Tx, rows: EtaWrite[], graceMin: number): Pro
               (u.d IS NULL OR t.promised_at IS NULL) AS unknown,
               extract(epoch FROM u.d - t.promised_at)::int AS late_by_s
          FROM trip t JOIN u ON u.id = t.id
-        ORDER BY t.id FOR NO KEY UPDATE OF t
+        ORDER BY t.id FOR NO KEY UPDATE OF t SKIP LOCKED
      ), upd AS (
        UPDATE trip t SET eta_pickup_at = cur.p, eta_dropoff_at = cur.d, eta_updated_at = now(),
               delayed_at = CASE WHEN cur.unknown THEN t.delayed_at WHEN cur.late THEN COALESCE(t.delayed_at, now()) ELSE NULL END
@@ -54,5 +60,8 @@ export async function writeEtas(tx: Tx, rows: EtaWrite[], graceMin: number): Pro
      SELECT cur.id, cur.late AND cur.was_clear AS raised, cur.late_by_s FROM cur JOIN upd ON upd.id = cur.id`,
     [rows.map((r) => r.id), rows.map((r) => r.pickup), rows.map((r) => r.dropoff), graceMin],
   );
-  return out.filter((r) => r.raised).map((r) => ({ id: r.id, late_by_s: r.late_by_s }));
+  return {
+    written: new Set(out.map((r) => r.id)),
+    raised: out.filter((r) => r.raised).map((r) => ({ id: r.id, late_by_s: r.late_by_s })),
+  };
 }

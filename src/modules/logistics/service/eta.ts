@@ -73,7 +73,7 @@ export function createEta(core: Pick<TripCore, 'emit'>, promises: Promises, etaU
     const start = new Date(Math.max(at.getTime(), Date.now()));
     const etas = tripEtas(position, start, active.map(etaTrip), model, timeZone, committedRoute(active));
     const writes = active.map((t) => ({ id: t.id, pickup: etas.get(t.id)!.pickup, dropoff: etas.get(t.id)!.dropoff }));
-    const raised = await writeEtas(tx, writes, settings.delay_grace_min);
+    const { written, raised } = await writeEtas(tx, writes, settings.delay_grace_min);
     for (const r of raised) {
       const t = active.find((x) => x.id === r.id)!;
       const eta = etas.get(t.id)!;
@@ -92,7 +92,8 @@ export function createEta(core: Pick<TripCore, 'emit'>, promises: Promises, etaU
         'staff',
       );
     }
-    for (const t of active) {
+    // A trip skipped as locked is being changed by another transaction, which also settles its order.
+    for (const t of active.filter((x) => written.has(x.id))) {
       const eta = etas.get(t.id)!;
       await etaUpdated.run(tx, {
         tripId: t.id,
