@@ -77,7 +77,7 @@ export interface paths {
         put?: never;
         /**
          * Propose an optimized batch dispatch plan (status proposed)
-         * @description Administrators and dispatch; organization-wide. Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, each trip's ready time and each driver's shift end; each trip's windows (pickup_after, pickup_before, deliver_after, deliver_before: hard, waiting allowed, lateness not), its load (units, weight_kg, volume_l: within each vehicle's capacity, capacity_weight_kg, capacity_volume_l, along the whole route) and its service_min (else the service times); from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. The solve runs on the instance's optimizer thread (other requests are served meanwhile); at most 4 optimizations wait or run there at once, beyond that 503 OPTIMIZER_BUSY with Retry-After. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
+         * @description Administrators and dispatch; organization-wide. Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. Every route starts now (planned_at) at the driver position, or at a hub (start, end: see their fields); constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, each trip's ready time and each driver's shift end; each trip's windows (pickup_after, pickup_before, deliver_after, deliver_before: hard, waiting allowed, lateness not), its load (units, weight_kg, volume_l: within each vehicle's capacity, capacity_weight_kg, capacity_volume_l, along the whole route) and its service_min (else the service times); from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. The solve runs on the instance's optimizer thread (other requests are served meanwhile); at most 4 optimizations wait or run there at once, beyond that 503 OPTIMIZER_BUSY with Retry-After. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
          *
          *     **Access**: roles `administrator`, `dispatch`.
          */
@@ -3827,7 +3827,7 @@ export interface paths {
         put?: never;
         /**
          * Propose an optimized batch dispatch plan (status proposed)
-         * @description Sub-administrators with trips_reassign; only trips of their territories and drivers linked to them; they commit only their own territories' plans (others 404). Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, each trip's ready time and each driver's shift end; each trip's windows (pickup_after, pickup_before, deliver_after, deliver_before: hard, waiting allowed, lateness not), its load (units, weight_kg, volume_l: within each vehicle's capacity, capacity_weight_kg, capacity_volume_l, along the whole route) and its service_min (else the service times); from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. The solve runs on the instance's optimizer thread (other requests are served meanwhile); at most 4 optimizations wait or run there at once, beyond that 503 OPTIMIZER_BUSY with Retry-After. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
+         * @description Sub-administrators with trips_reassign; only trips of their territories and drivers linked to them; they commit only their own territories' plans (others 404). Selects trips by trip_ids (at most 500; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or created in [created_from, created_to) (oldest 500). Drivers: approved, available, with a last position (optionally only driver_ids); each may take at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. Every route starts now (planned_at) at the driver position, or at a hub (start, end: see their fields); constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, each trip's ready time and each driver's shift end; each trip's windows (pickup_after, pickup_before, deliver_after, deliver_before: hard, waiting allowed, lateness not), its load (units, weight_kg, volume_l: within each vehicle's capacity, capacity_weight_kg, capacity_volume_l, along the whole route) and its service_min (else the service times); from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be served within them are listed in unassigned with a reason. The same seed and iterations on the same input give the same plan. The plan is stored with status proposed and expires 10 minutes after creation. 400 on an empty or contradictory selection; 404 for an unknown territory. The solve runs on the instance's optimizer thread (other requests are served meanwhile); at most 4 optimizations wait or run there at once, beyond that 503 OPTIMIZER_BUSY with Retry-After. Rate limited per user: at most 20 requests per minute in the `plans` group (`RATE_LIMIT_PLANS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
          *
          *     **Access**: roles `subadmin`; sub-administrators need the `trips_reassign` permission.
          */
@@ -5320,12 +5320,31 @@ export interface components {
              */
             planned_at: string;
             routes: {
+                /** @description including the way back to end_hub */
                 distance_m: number;
                 driver_id: string;
-                /** @description seconds from planned_at to the departure from the last stop */
+                /** @description seconds from planned_at to the departure from the last stop, or the arrival at end_hub */
                 duration_s: number;
+                end_hub: {
+                    /** @description arrival back at the hub after the last stop, by the hub's closing */
+                    arrival_offset_s: number;
+                    /** Format: date-time */
+                    eta: string;
+                    hub_id: string;
+                    name: string;
+                    position: components["schemas"]["GeoPoint"];
+                } | null;
                 /** Format: date-time */
                 ends_at: string;
+                start_hub: {
+                    /** @description the route leaves the hub now, or when it opens if later */
+                    departure_offset_s: number;
+                    /** Format: date-time */
+                    etd: string;
+                    hub_id: string;
+                    name: string;
+                    position: components["schemas"]["GeoPoint"];
+                } | null;
                 stop_count: number;
                 stops: {
                     /** @description seconds from planned_at (the start of every route, from the driver position) to the arrival at the stop */
@@ -5382,7 +5401,7 @@ export interface components {
                 unassigned: number;
             };
             unassigned: {
-                /** @description The first rule that rules out every driver: NO_DRIVERS, NO_DRIVER_IN_TERRITORY (no available driver may serve it: territory, or he rejected the trip), CASH_LIMIT (a cash order, and the drivers who could serve it hold cash at or over their cash limit), CAPACITY (every compatible driver is full, or his free capacity is taken by the plan, or the trip's load, units, weight_kg or volume_l, is larger than every compatible vehicle: not an error), ROUTE_DURATION (even alone, no compatible driver could finish it within max_route_duration_s: too far, or ready too late), SHIFT_END (alone it would fit, but the shifts of the compatible drivers end too early), MAX_STOPS (the routes that could take it reached max_stops_per_route), ROUTES_FULL (it fits alone, but the routes that could take it have no time left), TIME_WINDOW (no compatible driver can reach its pickup and drop-off within their windows, pickup_after/pickup_before and deliver_after/deliver_before, even alone; or a window already closed), NOT_PENDING (a requested trip is not pending), NOT_FOUND (a requested trip is unknown or outside your territories) */
+                /** @description The first rule that rules out every driver: NO_DRIVERS, NO_DRIVER_IN_TERRITORY (no available driver may serve it: territory, or he rejected the trip), CASH_LIMIT (a cash order, and the drivers who could serve it hold cash at or over their cash limit), CAPACITY (every compatible driver is full, or his free capacity is taken by the plan, or the trip's load, units, weight_kg or volume_l, is larger than every compatible vehicle: not an error), ROUTE_DURATION (even alone, no compatible driver could finish it within max_route_duration_s: too far, or ready too late), SHIFT_END (alone it would fit, but the shifts of the compatible drivers end too early), MAX_STOPS (the routes that could take it reached max_stops_per_route), ROUTES_FULL (it fits alone, but the routes that could take it have no time left), TIME_WINDOW (no compatible driver can reach its pickup and drop-off within their windows, pickup_after/pickup_before and deliver_after/deliver_before, even alone; or a window already closed; or, with end: {hub_id}, it cannot be served and brought back to the hub by the hub's closing), NOT_PENDING (a requested trip is not pending), NOT_FOUND (a requested trip is unknown or outside your territories) */
                 reason: string;
                 trip_id: string;
             }[];
@@ -6052,6 +6071,10 @@ export interface components {
             created_to?: string;
             /** @description only these drivers (still: approved, available, with a position) */
             driver_ids?: string[];
+            /** @description Where every route ends: 'open' (default), at its last stop; or {hub_id}, back at the hub, arriving by its closing today (hard: a trip that cannot be served and brought back in time is unassigned TIME_WINDOW). Same refusals as start. */
+            end?: "open" | {
+                hub_id: string;
+            };
             /** @description Search budget in iterations; the same seed and iterations give the same plan on any machine at any load. Default: 2,500 + 15 × trips (at most 20,000), 1.5× that from 50 trips, where the search runs as two chains that meet every 500 iterations of each (on two threads; the plan does not depend on it); extended by a quarter at a time (up to 2.75×) while the last half budget still assigned a trip more or improved the plan by more than 0.5 %. On this service's 2-core reference machine the default takes about 0.4–0.7 s for 100 trips × 20 drivers and 6–7 s for 500 × 60 (up to 1.5× that when the host is busy); `time_budget_ms` caps it. */
             iterations?: number;
             /** @description Seconds from the plan to the end of the service at the last stop of a route; a trip that cannot fit is left unassigned (ROUTE_DURATION, ROUTES_FULL). */
@@ -6077,6 +6100,10 @@ export interface components {
                 /** Format: date-time */
                 shift_end_at: string;
             }[];
+            /** @description Where every route starts: 'driver' (default), the driver's position now; or {hub_id}, the hub (the driver's way there is not planned), leaving no earlier than it opens today. An unknown hub (or outside your territories) is 404; an inactive one 422 HUB_INACTIVE, one with no hours today 422 HUB_CLOSED. */
+            start?: "driver" | {
+                hub_id: string;
+            };
             territory_id?: string;
             /**
              * @description A ceiling on the solve time only; the plan is decided by seed and iterations unless this cuts the search (solver.stopped_by = time).
@@ -6100,6 +6127,10 @@ export interface components {
             created_to?: string;
             /** @description only these drivers (still: approved, available, with a position) */
             driver_ids?: string[];
+            /** @description Where every route ends: 'open' (default), at its last stop; or {hub_id}, back at the hub, arriving by its closing today (hard: a trip that cannot be served and brought back in time is unassigned TIME_WINDOW). Same refusals as start. */
+            end?: "open" | {
+                hub_id: string;
+            };
             /** @description Search budget in iterations; the same seed and iterations give the same plan on any machine at any load. Default: 2,500 + 15 × trips (at most 20,000), 1.5× that from 50 trips, where the search runs as two chains that meet every 500 iterations of each (on two threads; the plan does not depend on it); extended by a quarter at a time (up to 2.75×) while the last half budget still assigned a trip more or improved the plan by more than 0.5 %. On this service's 2-core reference machine the default takes about 0.4–0.7 s for 100 trips × 20 drivers and 6–7 s for 500 × 60 (up to 1.5× that when the host is busy); `time_budget_ms` caps it. */
             iterations?: number;
             /** @description Seconds from the plan to the end of the service at the last stop of a route; a trip that cannot fit is left unassigned (ROUTE_DURATION, ROUTES_FULL). */
@@ -6125,6 +6156,10 @@ export interface components {
                 /** Format: date-time */
                 shift_end_at: string;
             }[];
+            /** @description Where every route starts: 'driver' (default), the driver's position now; or {hub_id}, the hub (the driver's way there is not planned), leaving no earlier than it opens today. An unknown hub (or outside your territories) is 404; an inactive one 422 HUB_INACTIVE, one with no hours today 422 HUB_CLOSED. */
+            start?: "driver" | {
+                hub_id: string;
+            };
             territory_id?: string;
             /**
              * @description A ceiling on the solve time only; the plan is decided by seed and iterations unless this cuts the search (solver.stopped_by = time).

@@ -7,7 +7,7 @@ const OPTIMIZE_DESCRIPTION =
   `Selects trips by trip_ids (at most ${LIMITS.maxTrips}; non-pending or unknown ones are reported in unassigned), or all pending trips of territory_id and/or ` +
   `created in [created_from, created_to) (oldest ${LIMITS.maxTrips}). Drivers: approved, available, with a last position (optionally only driver_ids); each may take ` +
   'at most his free capacity (capacity − active trips) in the plan, never a trip he rejected, only trips of his territories when he has territory links. ' +
-  'Every route starts now (planned_at) at the driver position; constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, ' +
+  'Every route starts now (planned_at) at the driver position, or at a hub (start, end: see their fields); constraints: capacity, max_route_duration_s, max_stops_per_route, the service times, ' +
   "each trip's ready time and each driver's shift end; each trip's windows (pickup_after, pickup_before, deliver_after, deliver_before: hard, waiting allowed, " +
   "lateness not), its load (units, weight_kg, volume_l: within each vehicle's capacity, capacity_weight_kg, capacity_volume_l, along the whole route) and its " +
   'service_min (else the service times); from the dispatch settings (GET /admin/dispatch-settings) unless the request overrides them; trips that cannot be ' +

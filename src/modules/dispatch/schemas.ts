@@ -34,7 +34,7 @@ const UnassignedReason = Type.String({
     'max_route_duration_s: too far, or ready too late), SHIFT_END (alone it would fit, but the shifts of the compatible drivers end too early), ' +
     'MAX_STOPS (the routes that could take it reached max_stops_per_route), ROUTES_FULL (it fits alone, but the routes that could take it have no time left), ' +
     'TIME_WINDOW (no compatible driver can reach its pickup and drop-off within their windows, pickup_after/pickup_before and deliver_after/deliver_before, even alone; ' +
-    'or a window already closed), ' +
+    "or a window already closed; or, with end: {hub_id}, it cannot be served and brought back to the hub by the hub's closing), " +
     'NOT_PENDING (a requested trip is not pending), NOT_FOUND (a requested trip is unknown or outside your territories)',
 });
 
@@ -135,8 +135,32 @@ export const PlanOut = Type.Object({
           volume_l_after: Type.Optional(Type.Number({ description: 'litres on board after the stop, when a planned trip has volume_l' })),
         }),
       ),
-      distance_m: Type.Number(),
-      duration_s: Type.Number({ description: 'seconds from planned_at to the departure from the last stop' }),
+      start_hub: Nullable(
+        Type.Object(
+          {
+            hub_id: Type.String(),
+            name: Type.String(),
+            position: GeoPoint,
+            departure_offset_s: Type.Number({ description: 'the route leaves the hub now, or when it opens if later' }),
+            etd: Type.String({ format: 'date-time' }),
+          },
+          { description: 'the hub the route starts from (start: {hub_id}); null: from the driver position' },
+        ),
+      ),
+      end_hub: Nullable(
+        Type.Object(
+          {
+            hub_id: Type.String(),
+            name: Type.String(),
+            position: GeoPoint,
+            arrival_offset_s: Type.Number({ description: "arrival back at the hub after the last stop, by the hub's closing" }),
+            eta: Type.String({ format: 'date-time' }),
+          },
+          { description: 'the hub the route ends at, after its last stop (end: {hub_id}); null: the route ends at its last stop' },
+        ),
+      ),
+      distance_m: Type.Number({ description: 'including the way back to end_hub' }),
+      duration_s: Type.Number({ description: 'seconds from planned_at to the departure from the last stop, or the arrival at end_hub' }),
       ends_at: Type.String({ format: 'date-time' }),
     }),
   ),
@@ -228,6 +252,20 @@ export const OptimizeBody = Strict({
       maxItems: LIMITS.maxTrips,
       description:
         "Earliest pickup per trip (the order's ready estimate); a driver who arrives earlier waits. Default: ready now (a trip is created when its order is ready). Entries for trips outside the plan are ignored.",
+    }),
+  ),
+  start: Type.Optional(
+    Type.Union([Type.Literal('driver'), Strict({ hub_id: Id })], {
+      description:
+        "Where every route starts: 'driver' (default), the driver's position now; or {hub_id}, the hub (the driver's way there is not planned), " +
+        'leaving no earlier than it opens today. An unknown hub (or outside your territories) is 404; an inactive one 422 HUB_INACTIVE, one with no hours today 422 HUB_CLOSED.',
+    }),
+  ),
+  end: Type.Optional(
+    Type.Union([Type.Literal('open'), Strict({ hub_id: Id })], {
+      description:
+        "Where every route ends: 'open' (default), at its last stop; or {hub_id}, back at the hub, arriving by its closing today (hard: a trip that cannot be " +
+        'served and brought back in time is unassigned TIME_WINDOW). Same refusals as start.',
     }),
   ),
   shift_ends: Type.Optional(

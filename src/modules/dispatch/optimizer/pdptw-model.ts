@@ -269,7 +269,8 @@ export function makeRoute(inst: TwInstance, v: number, stops: ArrayLike<number>)
     const arrival = start[k - 1] + svc[a] + travel[a * n + b];
     if (b < 2 * inst.T && (b & 1) === 1) drops += arrival;
     start[k] = Math.max(arrival, early[b]);
-    if (start[k] > late[b] + TOL) feasible = false;
+    // an unused vehicle goes nowhere: its end (a hub it could not reach in time) binds only a route with stops
+    if (start[k] > late[b] + TOL && m > 2) feasible = false;
     for (let x = 0; x < DIMS; x++) {
       const l = load[(k - 1) * DIMS + x] + dem[b * DIMS + x];
       load[k * DIMS + x] = l;

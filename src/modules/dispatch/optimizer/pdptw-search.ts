@@ -504,7 +504,7 @@ function reasonFor(inst: TwInstance, t: number, best: TwSolution): UnassignedRea
   if (withRoom.length === 0) return 'CAPACITY';
   const stops = withRoom.filter((v) => inst.maxTrips[v] >= 1);
   if (stops.length === 0) return 'MAX_STOPS';
-  // alone: windows first (no route end), then the route duration, then the shift end
+  // alone: windows first (the return's closing, no other route end), then the route duration, then the shift end
   const alone = (v: number, end: number) => {
     const { n, early, late, svc } = inst;
     const travel = inst.travelOf[v];
@@ -514,7 +514,9 @@ function reasonFor(inst: TwInstance, t: number, best: TwSolution): UnassignedRea
     const windows = stP <= late[p] + TOL && stQ <= late[p + 1] + TOL;
     return windows && stQ + svc[p + 1] + travel[(p + 1) * n + endOf(inst, v)] <= end + TOL;
   };
-  if (!stops.some((v) => alone(v, Infinity))) return 'TIME_WINDOW';
+  // A route that returns to a place (a hub, a depot) must be back by its closing (shiftEndS): that closing is a window too.
+  const closing = (v: number) => (inst.closed[v] ? (inst.problem.drivers[v].shiftEndS ?? Infinity) : Infinity);
+  if (!stops.some((v) => alone(v, closing(v)))) return 'TIME_WINDOW';
   if (!stops.some((v) => alone(v, inst.maxRouteDurationS))) return 'ROUTE_DURATION';
   const fitting = stops.filter((v) => alone(v, inst.late[endOf(inst, v)]));
   if (fitting.length === 0) return 'SHIFT_END';

@@ -113,7 +113,7 @@ describe('time-window solver', () => {
     expect(plan.totals.assigned).toBe(3);
   });
 
-  it('starts a route at its hub no earlier than it opens, drives back there before it closes, and counts the way back', () => {
+  it('starts a route at its hub no earlier than it opens, drives back there before it closes (else TIME_WINDOW), and counts the way back', () => {
     const hub = xy(0, 0);
     const problem: OptimizerProblem = {
       drivers: [{ id: 'd1', position: hub, returnTo: hub, capacity: 10, startAtS: 1000, shiftEndS: 1300 }],
@@ -125,7 +125,11 @@ describe('time-window solver', () => {
     };
     const plan = solvePlane(problem);
     expect(plan.unassigned.map((u) => u.tripId)).toEqual(['far']);
-    expect(plan.unassigned[0].reason).toBe('SHIFT_END');
+    // the hub's closing is a window of the return
+    expect(plan.unassigned[0].reason).toBe('TIME_WINDOW');
+    // the same end of the day without a return to a hub is a shift end
+    const open = solvePlane({ ...problem, drivers: [{ ...problem.drivers[0], returnTo: undefined, shiftEndS: 1150 }] });
+    expect(open.unassigned).toEqual([{ tripId: 'far', reason: 'SHIFT_END' }]);
     const [route] = used(plan);
     expect(route.stops[0].arrivalOffsetS).toBeCloseTo(1030, 6);
     expect(route.stops[0].departureOffsetS).toBeCloseTo(1040, 6);

@@ -28,7 +28,8 @@ export interface OptimizerDriver {
   startAtS?: number;
   /**
    * Where the route ends (e.g. the hub it started from): the driver drives back there after the last stop and
-   * `shiftEndS` / `maxRouteDurationS` then bound the arrival there. Absent = the route ends at its last stop.
+   * `shiftEndS` / `maxRouteDurationS` then bound the arrival there; `shiftEndS` is then the place's closing, a window
+   * (a trip that cannot be served and brought back by it is TIME_WINDOW). Absent = the route ends at its last stop.
    */
   returnTo?: LonLat;
   /** Capacity in kilograms and litres (absent = unlimited). `capacity` is the capacity in units. */

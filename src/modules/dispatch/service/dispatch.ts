@@ -5,7 +5,8 @@ import { toGeoPoint } from '../../../platform/geo.js';
 import { newId } from '../../../platform/ids.js';
 import { money } from '../../../platform/money.js';
 import { scopeOf } from '../../../platform/scope.js';
-import type { PlanningDriver, PlanningTrip } from '../../logistics/index.js';
+import type { Tx } from '../../../platform/db/index.js';
+import type { PlanningDriver, PlanningHub, PlanningTrip } from '../../logistics/index.js';
 import type { DispatchContext } from '../context.js';
 import {
   DEFAULTS,
@@ -43,6 +44,16 @@ export interface OptimizeRequest {
   service_time_dropoff_s?: number;
   ready_times?: { trip_id: string; ready_at: string }[];
   shift_ends?: { driver_id: string; shift_end_at: string }[];
+  /** Where every route starts: the driver's position (default) or a hub. */
+  start?: 'driver' | { hub_id: string };
+  /** Where every route ends: at its last stop (default) or back at a hub. */
+  end?: 'open' | { hub_id: string };
+}
+
+/** The hubs a plan's routes start and end at (null: the driver's position, an open end), on the plan's day. */
+interface PlanHubs {
+  start: PlanningHub | null;
+  end: PlanningHub | null;
 }
 
 /** The constraints a plan was made with: the organization's settings, overridden by the request. */
@@ -131,6 +142,7 @@ function toProblem(
   drivers: PlanningDriver[],
   plannedAt: Date,
   body: OptimizeRequest,
+  hubs: PlanHubs,
 ): { problem: OptimizerProblem; closed: { trip_id: string; reason: string }[] } {
   const ready = new Map((body.ready_times ?? []).map((r) => [r.trip_id, r.ready_at]));
   // Cash on delivery: a driver at his cash limit is planned no cash trip.
@@ -173,22 +185,28 @@ function toProblem(
       ...(serviceS !== undefined ? { serviceTimePickupS: serviceS, serviceTimeDropoffS: serviceS } : {}),
     });
   }
+  // A route from a hub leaves it no earlier than it opens; one back to a hub arrives by its closing (the solver's depot).
+  const opensS = hubs.start ? secondsTo(plannedAt, hubs.start.opens_at) : undefined;
+  const closesS = hubs.end ? secondsTo(plannedAt, hubs.end.closes_at) : undefined;
   return {
     closed,
     problem: {
       trips: planned,
       drivers: drivers.map((d) => {
         const room = Math.max(0, d.capacity - d.active_trips);
+        const shiftEndS = offsetS(plannedAt, shiftEnd.get(d.id));
         // Every planned trip takes one of his concurrent trips at commit (active_trips), so a route holds at most `room`
         // trips; what is on board at once is bounded by his vehicle's units, each trip he already carries counting one.
         return {
           id: d.id,
-          position: d.position!,
+          position: hubs.start?.position ?? d.position!,
           capacity: d.capacity_units,
           currentLoad: Math.min(d.active_trips, d.capacity_units),
           territoryIds: d.territory_ids,
           maxStops: 2 * room,
-          shiftEndS: offsetS(plannedAt, shiftEnd.get(d.id)),
+          shiftEndS: closesS === undefined ? shiftEndS : Math.min(closesS, shiftEndS ?? Infinity),
+          ...(opensS !== undefined && opensS > 0 ? { startAtS: opensS } : {}),
+          ...(hubs.end ? { returnTo: hubs.end.position } : {}),
           ...(heavy ? { capacityWeightKg: d.capacity_weight_kg } : {}),
           ...(bulky ? { capacityVolumeL: d.capacity_volume_l } : {}),
           ...(d.speed_factor !== 1 ? { speedFactor: d.speed_factor } : {}),
@@ -199,8 +217,16 @@ function toProblem(
 }
 
 /** The plan's routes (drivers with stops), and the assignments a commit applies: each trip with the 1-based position of its pickup in the route. */
-function planBody(plan: Plan, baseline: Plan, skipped: { trip_id: string; reason: string }[], constraints: Constraints, plannedAt: Date) {
+function planBody(
+  plan: Plan,
+  baseline: Plan,
+  skipped: { trip_id: string; reason: string }[],
+  constraints: Constraints,
+  plannedAt: Date,
+  hubs: PlanHubs,
+) {
   const at = (s: number) => new Date(plannedAt.getTime() + Math.round(s * 1000)).toISOString();
+  const departS = Math.max(0, (hubs.start && secondsTo(plannedAt, hubs.start.opens_at)) ?? 0);
   const routes = plan.routes
     .filter((r) => r.stops.length > 0)
     .map((r) => ({
@@ -219,6 +245,25 @@ function planBody(plan: Plan, baseline: Plan, skipped: { trip_id: string; reason
         ...(s.weightKgAfter !== undefined ? { weight_kg_after: round1(s.weightKgAfter) } : {}),
         ...(s.volumeLAfter !== undefined ? { volume_l_after: round1(s.volumeLAfter) } : {}),
       })),
+      start_hub: hubs.start
+        ? {
+            hub_id: hubs.start.id,
+            name: hubs.start.name,
+            position: toGeoPoint(hubs.start.position)!,
+            departure_offset_s: round1(departS),
+            etd: at(departS),
+          }
+        : null,
+      end_hub:
+        hubs.end && r.returnArrivalS !== undefined
+          ? {
+              hub_id: hubs.end.id,
+              name: hubs.end.name,
+              position: toGeoPoint(hubs.end.position)!,
+              arrival_offset_s: round1(r.returnArrivalS),
+              eta: at(r.returnArrivalS),
+            }
+          : null,
       distance_m: round1(r.distanceM),
       duration_s: round1(r.durationS),
       ends_at: at(r.durationS),
@@ -338,6 +383,20 @@ export function createDispatchService(ctx: DispatchContext, solver: SolverThread
     return { from, to };
   }
 
+  /** The hub a plan names for its routes' start or end, with today's hours: unknown or out of scope 404, inactive or closed today 422. */
+  async function hubOf(tx: Tx, actor: Actor, ref: OptimizeRequest['start'] | OptimizeRequest['end'], field: 'start' | 'end') {
+    if (ref === undefined || typeof ref === 'string') return null;
+    const hub = await logistics().hubForPlanning(tx, actor, ref.hub_id, new Date());
+    if (!hub) throw AppError.notFound('Hub');
+    if (!hub.active)
+      throw AppError.unprocessable('The hub is inactive', 'HUB_INACTIVE', [{ field: `${field}.hub_id`, message: 'inactive hub' }]);
+    if (hub.closed)
+      throw AppError.unprocessable('The hub has no opening hours today', 'HUB_CLOSED', [
+        { field: `${field}.hub_id`, message: 'closed today' },
+      ]);
+    return hub;
+  }
+
   /** The organization's settings with the request's overrides. */
   function constraintsOf(settings: repo.DispatchSettingsRecord, speedKmh: number, body: OptimizeRequest): Constraints {
     return {
@@ -383,7 +442,7 @@ export function createDispatchService(ctx: DispatchContext, solver: SolverThread
   async function optimize(actor: Actor, body: OptimizeRequest): Promise<PlanOut> {
     const { from, to } = selection(body);
     const scope = scopeOf(actor);
-    const { trips, drivers, constraints } = await ctx.db.withTenant(actor, async (tx) => {
+    const { trips, drivers, constraints, hubs } = await ctx.db.withTenant(actor, async (tx) => {
       if (
         body.territory_id &&
         (!(await logistics().getTerritory(tx, body.territory_id)) || (scope && !scope.includes(body.territory_id)))
@@ -401,6 +460,7 @@ export function createDispatchService(ctx: DispatchContext, solver: SolverThread
         }),
         drivers: await logistics().driversForPlanning(tx, actor, { driverIds: body.driver_ids, limit: LIMITS.maxDrivers }),
         constraints: constraintsOf(await repo.settingsOf(tx, actor.organizationId), speedKmh, body),
+        hubs: { start: await hubOf(tx, actor, body.start, 'start'), end: await hubOf(tx, actor, body.end, 'end') },
       };
     });
     const found = new Set(trips.map((t) => t.id));
@@ -410,7 +470,7 @@ export function createDispatchService(ctx: DispatchContext, solver: SolverThread
     ];
     const pending = trips.filter((t) => t.status === 'pending');
     const plannedAt = new Date();
-    const { problem, closed } = toProblem(pending, drivers, plannedAt, body);
+    const { problem, closed } = toProblem(pending, drivers, plannedAt, body, hubs);
     skipped.push(...closed);
     const options: OptimizerOptions = {
       seed: body.seed ?? DEFAULTS.seed,
@@ -431,7 +491,7 @@ export function createDispatchService(ctx: DispatchContext, solver: SolverThread
       if (err instanceof OptimizerInputError) throw AppError.unprocessable(err.message, 'OPTIMIZER_INPUT_INVALID');
       throw err;
     }
-    const result = planBody(plan, baseline, skipped, constraints, plannedAt);
+    const result = planBody(plan, baseline, skipped, constraints, plannedAt, hubs);
     // A cash trip no driver could take only because the drivers who could serve it are at their cash limit: say so.
     const byId = new Map(pending.map((t) => [t.id, t]));
     for (const u of result.unassigned) {
