@@ -139,3 +139,28 @@ export async function axeSerious(page: Page, context = 'page'): Promise<AxeFindi
   });
   return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ ...v, help: `${context}: ${v.help}` }));
 }
+
+/** What does not fit a phone of `width` px: elements ending past the screen (outside a sideways-scrolling strip) and controls under 44 px (checkboxes count by their label). */
+export function phoneFit(page: Page, width: number): Promise<{ wide: string[]; small: string[] }> {
+  // The phone's width, not innerWidth: a mobile browser widens its layout viewport to what overflows.
+  return page.evaluate((width) => {
+    const wide = document.documentElement.scrollWidth > width + 1 ? [`page ${document.documentElement.scrollWidth}px`] : [];
+    const small: string[] = [];
+    for (const el of document.querySelectorAll<HTMLElement>('button, select, input, a.tab, [role="button"]')) {
+      const r = el.getBoundingClientRect();
+      if (!r.width || !r.height || el.closest('[hidden], dialog:not([open])')) continue;
+      const target = el instanceof HTMLInputElement && el.type === 'checkbox' ? (el.closest('label') ?? el) : el;
+      const box = target.getBoundingClientRect();
+      if (box.height < 44 || box.width < 44)
+        small.push(
+          `${el.tagName.toLowerCase()}.${el.className || el.id}: ${Math.round(box.width)}×${Math.round(box.height)} "${(el.textContent ?? '').trim().slice(0, 20)}"`,
+        );
+      // What a sideways-scrolling strip holds (the tabs, a wide table) may end past the screen.
+      let scroller = el.parentElement;
+      while (scroller && !['auto', 'scroll'].includes(getComputedStyle(scroller).overflowX)) scroller = scroller.parentElement;
+      if (!scroller && r.right > width + 1)
+        wide.push(`${el.tagName.toLowerCase()}.${el.className || el.id} ends at ${Math.round(r.right)}px`);
+    }
+    return { wide, small };
+  }, width);
+}

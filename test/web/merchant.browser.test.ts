@@ -3,7 +3,7 @@ import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext } from 'playwright-core';
 import { api, login } from '../hardening/server-process.js';
-import { logIn, skipBrowser, startRig, type BrowserRig } from './browser.js';
+import { logIn, skipBrowser, startRig, type BrowserRig, phoneFit } from './browser.js';
 
 /**
  * The merchant's counter (/merchant) in a real browser at tablet size: Playwright (playwright-core) driving Debian's
@@ -355,27 +355,7 @@ describe.skipIf(SKIP)('merchant counter in chromium', () => {
     await page.locator('#live[data-live="true"]').waitFor();
     /** Nothing wider than the phone, and every control a thumb can hit (44 px; checkboxes count by their label). */
     const fits = async (view: string) => {
-      // The phone's width, not innerWidth: a mobile browser widens its layout viewport to what overflows.
-      const found = await page.evaluate((width) => {
-        const wide = document.documentElement.scrollWidth > width + 1 ? [`page ${document.documentElement.scrollWidth}px`] : [];
-        const small: string[] = [];
-        for (const el of document.querySelectorAll<HTMLElement>('button, select, input, a.tab, [role="button"]')) {
-          const r = el.getBoundingClientRect();
-          if (!r.width || !r.height || el.closest('[hidden], dialog:not([open])')) continue;
-          const target = el instanceof HTMLInputElement && el.type === 'checkbox' ? (el.closest('label') ?? el) : el;
-          const box = target.getBoundingClientRect();
-          if (box.height < 44 || box.width < 44)
-            small.push(
-              `${el.tagName.toLowerCase()}.${el.className || el.id}: ${Math.round(box.width)}×${Math.round(box.height)} "${(el.textContent ?? '').trim().slice(0, 20)}"`,
-            );
-          // What a sideways-scrolling strip holds (the tabs, a wide table) may end past the screen.
-          let scroller = el.parentElement;
-          while (scroller && !['auto', 'scroll'].includes(getComputedStyle(scroller).overflowX)) scroller = scroller.parentElement;
-          if (!scroller && r.right > width + 1)
-            wide.push(`${el.tagName.toLowerCase()}.${el.className || el.id} ends at ${Math.round(r.right)}px`);
-        }
-        return { wide, small };
-      }, 390);
+      const found = await phoneFit(page, 390);
       expect(found.wide, `${view}: overflow`).toEqual([]);
       expect(found.small, `${view}: small touch targets`).toEqual([]);
     };

@@ -96,6 +96,28 @@ export const api = createClient<paths>({ baseUrl: '', fetch: authFetch });
 /** A plain fetch with the session's bearer token (and the same refresh on 401), for what the typed client cannot send (a binary upload). */
 export const authorizedFetch = (url: string, init?: RequestInit): Promise<Response> => authFetch(new Request(url, init));
 
+/** A failed plain fetch as the typed client's failures are thrown: an Error carrying its problem (errorText reads it). */
+export async function problemOf(res: Response): Promise<Error> {
+  return Object.assign(new Error(`HTTP ${res.status}`), {
+    problem: { status: res.status, ...((await res.json().catch(() => ({}))) as object) },
+  });
+}
+
+/** Downloads what the server answers to the session (a workbook, a report, a template) under the name it gives. */
+export async function downloadFile(url: string, fallbackName: string): Promise<void> {
+  const res = await authorizedFetch(url);
+  if (!res.ok) throw await problemOf(res);
+  const href = URL.createObjectURL(await res.blob());
+  const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? fallbackName;
+  const a = document.createElement('a');
+  a.href = href;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(href), 10_000);
+}
+
 export interface Problem {
   status: number;
   title?: string;

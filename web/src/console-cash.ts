@@ -1,5 +1,5 @@
 import './console-cash.css';
-import { all, api, authorizedFetch, ok, type Driver } from './api';
+import { all, api, downloadFile, ok, type Driver } from './api';
 import { $, clear, h } from './dom';
 import { errorText, getLang, label, t, tf } from './i18n';
 
@@ -344,18 +344,7 @@ export async function renderCash(main: HTMLElement, toast: (message: string, kin
       ...(state.territory ? { territory_id: state.territory } : {}),
     });
     try {
-      const res = await authorizedFetch(`/api/v1/admin/cash-reconciliation.xlsx?${q}`);
-      if (!res.ok)
-        throw Object.assign(new Error(`HTTP ${res.status}`), {
-          problem: { status: res.status, ...((await res.json().catch(() => ({}))) as object) },
-        });
-      const url = URL.createObjectURL(await res.blob());
-      const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'cash-reconciliation.xlsx';
-      const a = h('a', { href: url, download: name });
-      document.body.append(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+      await downloadFile(`/api/v1/admin/cash-reconciliation.xlsx?${q}`, 'cash-reconciliation.xlsx');
     } catch (e) {
       toast(`${t('error')}: ${errorText(e)}`, 'error');
     }

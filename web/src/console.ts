@@ -3,6 +3,7 @@ import './style.css';
 import { all, api, login, logout, ok, session, type DispatchPlan, type Driver, type Trip, type TripStatus, type User } from './api';
 import { choicesOf } from './choices';
 import { renderCash } from './console-cash';
+import { renderIntegrations } from './console-integrations';
 import { $, clear, h } from './dom';
 import { count, errorText, fmtAge, fmtClock, fmtEta, fmtKm, fmtLate, fmtTime, getLang, label, setLang, t, tf, type Lang } from './i18n';
 import { COLORS, createMap, disposeMap, MarkerSet, toLatLng } from './map';
@@ -184,6 +185,8 @@ function renderShell() {
         tab('dispatch', t('dispatch')),
         tab('approvals', t('approvals')),
         tab('cash', t('cashTab')),
+        // API keys, imports and GPS apps: the organization's administrators (the key and device routes are theirs).
+        user.kind === 'administrator' ? tab('integrations', t('integrationsTab')) : null,
         tab('settings', t('settings')),
       ),
       h('span', { class: 'live', id: 'live', 'data-live': String(state.live), role: 'status' }, state.live ? t('live') : t('reconnecting')),
@@ -200,6 +203,7 @@ function renderShell() {
   if (view === 'approvals') void renderApprovals(main);
   else if (view === 'settings') void renderSettings(main);
   else if (view === 'cash') void renderCash(main, toast).catch(fail);
+  else if (view === 'integrations' && user.kind === 'administrator') renderIntegrations(main, toast);
   else void renderDispatch(main);
 }
 

@@ -1,12 +1,14 @@
 /** Spanish (default: the users are in Spanish-speaking markets) and English labels. */
 import { cashEn, cashErrorsEs, cashEs } from './i18n-cash';
 import { driverEn, driverEs } from './i18n-driver';
+import { integrationsEn, integrationsErrorsEs, integrationsEs } from './i18n-integrations';
 import { shopsEn, shopsErrorsEs, shopsEs } from './i18n-shops';
 
 const es = {
   ...driverEs,
   ...cashEs,
   ...shopsEs,
+  ...integrationsEs,
   title: 'Consola de despacho',
   login: 'Iniciar sesión',
   email: 'Correo electrónico',
@@ -405,6 +407,7 @@ const en: Record<Key, string> = {
   ...driverEn,
   ...cashEn,
   ...shopsEn,
+  ...integrationsEn,
   title: 'Dispatch console',
   login: 'Log in',
   email: 'Email',
@@ -876,6 +879,7 @@ const ERRORS: Record<Lang, Record<string, string>> = {
   es: {
     ...cashErrorsEs,
     ...shopsErrorsEs,
+    ...integrationsErrorsEs,
     VALIDATION_FAILED: 'Revisa los datos del formulario.',
     INVALID_CREDENTIALS: 'Correo o contraseña incorrectos.',
     SECRETS_KEY_MISSING: 'El servidor no tiene una clave para guardar secretos (SECRETS_KEY); avisa al operador.',
