@@ -64,6 +64,12 @@ export const Timestamp = Type.Unsafe<Date | string>({ type: 'string', format: 'd
 /** A timestamp in a query string or body (filters such as `from`/`to`): see DATE_TIME_PATTERN. */
 export const DateTimeParam = (description?: string) =>
   Type.String({ format: 'date-time', pattern: DATE_TIME_PATTERN, ...(description ? { description } : {}) });
+/** An enum: a union of string literals (its TypeScript type follows with `Static`), described when a description is given. */
+export const Literals = <T extends string>(values: readonly T[], description?: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    description ? { description } : {},
+  );
 export const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 export const ShortText = (max = 200, min = 1) => Type.String({ minLength: min, maxLength: max });
 export const Email = Type.String({ format: 'email', maxLength: 254 });

@@ -44,6 +44,7 @@ export type { CommerceViews } from './service/staff-views.js';
 export type { OrderReportRow } from './repo/orders.js';
 export {
   CouponFields,
+  CollectedBySchema,
   CouponOut,
   OrderOut,
   OrderStatusSchema,

@@ -1,14 +1,6 @@
 import { GeoPoint } from '../../platform/geo.js';
-import { Id, Money, NonNegativeMoney, Nullable, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import {
-  COLLECTED_BY,
-  EXPRESS_STATUSES,
-  ORDER_SOURCES,
-  ORDER_STATUSES,
-  PAYMENT_DESTINATIONS,
-  PAYMENT_STATUSES,
-  SERVICE_MODES,
-} from './tables.js';
+import { Id, Literals, Money, NonNegativeMoney, Nullable, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { COLLECTED_BY, EXPRESS_STATUSES, ORDER_SOURCES, ORDER_STATUSES, PAYMENT_DESTINATIONS, PAYMENT_STATUSES } from './tables.js';
 import { Type, type Static } from '@sinclair/typebox';
 
 export const HHMM = '^([01]\\d|2[0-3]):[0-5]\\d$';
@@ -18,21 +10,15 @@ export const CouponCode = Type.String({
   description: '3-32 letters, digits, _ or -; unique per merchant, case-insensitive',
 });
 
-export const lit = <T extends string>(values: readonly T[], description?: string) =>
-  Type.Union(
-    values.map((v) => Type.Literal(v)),
-    description ? { description } : {},
-  );
-
-export const OrderStatusSchema = lit(
+export const OrderStatusSchema = Literals(
   ORDER_STATUSES,
   'pending_confirmation → confirmed → preparing → ready → in_delivery → delivered; cancelled from any non-terminal state; ' +
     'a failed delivery: in_delivery → delivery_failed (→ returned when the goods are back at the merchant)',
 );
 
-export const PaymentDestinationSchema = lit(PAYMENT_DESTINATIONS, 'platform (default), merchant_direct or cash');
+export const PaymentDestinationSchema = Literals(PAYMENT_DESTINATIONS, 'platform (default), merchant_direct or cash');
 
-export const PaymentStatusSchema = lit(
+export const PaymentStatusSchema = Literals(
   PAYMENT_STATUSES,
   'pending → pending_review (direct-payment proof) → paid | failed (failed → pending_review with a new proof); pending | authorized → paid when the platform ' +
     'records a platform payment as received (POST /admin/orders/{id}/payment-received), cash orders at delivery; paid → partially_refunded → refunded (refunds). ' +
@@ -40,25 +26,26 @@ export const PaymentStatusSchema = lit(
     'wallet entries are pending and no settlement pays them out.',
 );
 
-export const CollectedBySchema = lit(
+export const CollectedBySchema = Literals(
   COLLECTED_BY,
   "cash orders: who takes the cash at the door — `driver` (the platform's driver; the platform holds it once he remits it) or `merchant` (his own staff); null for other destinations",
 );
 
-export const OrderSourceSchema = lit(ORDER_SOURCES);
+export const OrderSourceSchema = Literals(ORDER_SOURCES);
 
 /** How long an order takes to prepare, in minutes (an order when accepted, a branch's default). */
 export const PreparationMinutes = Type.Integer({ minimum: 1, maximum: 240, description: 'minutes, 1 to 240' });
 
-export const ExpressStatusSchema = lit(
+export const ExpressStatusSchema = Literals(
   EXPRESS_STATUSES,
   'requested → created (trip exists) → completed | cancelled | delivery_failed (→ returned), following the trip',
 );
 
-export const ServiceModeSchema = lit(SERVICE_MODES);
+/** Tariffs are per service mode: the trip's, as logistics defines it. */
+import { ServiceModeSchema, type ServiceMode } from '../logistics/index.js';
+export { ServiceModeSchema, type ServiceMode };
 
 export type OrderStatus = Static<typeof OrderStatusSchema>;
-export type ServiceMode = Static<typeof ServiceModeSchema>;
 export type PaymentDestination = Static<typeof PaymentDestinationSchema>;
 /** Cash orders: who takes the cash at the door (the platform's driver, or the merchant's own staff). */
 export type CollectedBy = Static<typeof CollectedBySchema>;
@@ -298,7 +285,7 @@ export const CouponOut = Type.Object({
   code: Type.String(),
   name: Type.String(),
   description: Nullable(Type.String()),
-  discount_type: lit(['percent', 'fixed'] as const),
+  discount_type: Literals(['percent', 'fixed'] as const),
   discount_value: Money,
   max_discount: Nullable(Money),
   minimum_order: Money,
@@ -319,7 +306,7 @@ export const CouponFields = {
   code: CouponCode,
   name: ShortText(120),
   description: Type.Optional(ShortText(1000)),
-  discount_type: lit(['percent', 'fixed'] as const, 'percent of the eligible subtotal, or a fixed amount'),
+  discount_type: Literals(['percent', 'fixed'] as const, 'percent of the eligible subtotal, or a fixed amount'),
   discount_value: NonNegativeMoney,
   max_discount: Type.Optional(NonNegativeMoney),
   minimum_order: Type.Optional(NonNegativeMoney),
@@ -431,7 +418,7 @@ export const MarketplaceOut = Type.Object({
   banners: Type.Array(MarketBannerOut),
 });
 
-export const ShareType = lit(
+export const ShareType = Literals(
   ['percent', 'fixed'] as const,
   "driver's share of the delivery fee: a percent of it, or a fixed amount (capped at the fee)",
 );

@@ -16,7 +16,7 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import { changedXid } from '../../platform/tables.js';
-import { merchant, territory } from '../logistics/tables.js';
+import { merchant, SERVICE_MODES, territory } from '../logistics/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const pt = (name: string) => point(name, { mode: 'xy' });
@@ -43,7 +43,6 @@ export const COLLECTED_BY = ['driver', 'merchant'] as const;
 export const PAYMENT_STATUSES = ['pending', 'pending_review', 'authorized', 'paid', 'failed', 'partially_refunded', 'refunded'] as const;
 export const ORDER_SOURCES = ['core', 'chat', 'delivery_express', 'admin', 'api'] as const;
 export const EXPRESS_STATUSES = ['requested', 'created', 'cancelled', 'completed', 'delivery_failed', 'returned'] as const;
-export const SERVICE_MODES = ['marketplace', 'delivery_express'] as const;
 
 export const merchantBranch = pgTable(
   'merchant_branch',

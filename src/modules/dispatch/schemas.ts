@@ -1,6 +1,8 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { GeoPoint } from '../../platform/geo.js';
-import { Id, Nullable, Strict, Timestamp } from '../../platform/schemas.js';
+import { Id, Literals, Nullable, Strict, Timestamp } from '../../platform/schemas.js';
+import type { Objective as SolverObjective } from './optimizer/index.js';
+import { OBJECTIVES, PLAN_STATUSES } from './tables.js';
 
 /** The bounds the interface states: request sizes and budgets, a plan's lifetime, the solves one instance queues. */
 export const LIMITS = {
@@ -17,13 +19,11 @@ export const LIMITS = {
   maxQueuedSolves: 4,
 };
 
-const PlanStatus = Type.Union(
-  ['proposed', 'committed', 'expired', 'stale'].map((s) => Type.Literal(s)),
-  {
-    description:
-      'proposed → committed (commit applied), or → stale / expired (commit refused with 409 PLAN_STALE); terminal except proposed',
-  },
+export const PlanStatusSchema = Literals(
+  PLAN_STATUSES,
+  'proposed → committed (commit applied), or → stale / expired (commit refused with 409 PLAN_STALE); terminal except proposed',
 );
+export type PlanStatus = Static<typeof PlanStatusSchema>;
 
 const UnassignedReason = Type.String({
   description:
@@ -38,20 +38,19 @@ const UnassignedReason = Type.String({
     'NOT_PENDING (a requested trip is not pending), NOT_FOUND (a requested trip is unknown or outside your territories)',
 });
 
-const ObjectiveSchema = Type.Union([Type.Literal('time'), Type.Literal('balanced'), Type.Literal('distance')], {
-  description:
-    'What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, ' +
+const ObjectiveSchema = Literals(
+  OBJECTIVES,
+  'What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, ' +
     "distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes.",
-});
+);
 
-const PlanObjectiveSchema = Type.Union(
-  [Type.Literal('time'), Type.Literal('balanced'), Type.Literal('distance'), Type.Literal('vehicles')],
-  {
-    description:
-      'What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, ' +
-      "distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes; " +
-      'vehicles: the fewest routes (drivers used), then the total distance (cost is then the distance). The settings store time, balanced or distance; a request may ask for vehicles.',
-  },
+/** A request may also ask for the solver's `vehicles` objective, which the settings do not store. */
+const PLAN_OBJECTIVES = [...OBJECTIVES, 'vehicles'] as const satisfies readonly SolverObjective[];
+const PlanObjectiveSchema = Literals(
+  PLAN_OBJECTIVES,
+  'What the plan minimises once the number of assigned trips is maximal. time (the default for food delivery): the sum of the drop-off times, ' +
+    "distance only as a tie-breaker (1 km weighs as 1 s); balanced: the sum of the drop-off times plus the drivers' driving time; distance: the total distance of the routes; " +
+    'vehicles: the fewest routes (drivers used), then the total distance (cost is then the distance). The settings store time, balanced or distance; a request may ask for vehicles.',
 );
 
 const maxRouteDuration = Type.Integer({
@@ -105,7 +104,7 @@ export const SettingsPatch = Strict(
 
 export const PlanOut = Type.Object({
   plan_id: Type.String(),
-  status: PlanStatus,
+  status: PlanStatusSchema,
   territory_ids: Nullable(Type.Array(Type.String(), { description: 'sub-administrator plans: the territories they were confined to' })),
   created_at: Timestamp,
   expires_at: Timestamp,

@@ -4,6 +4,8 @@ import { organization } from '../organizations/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
+export const PLAN_STATUSES = ['proposed', 'committed', 'expired', 'stale'] as const;
+
 /**
  * A batch dispatch plan: proposed by the optimizer, then committed (every trip assigned as planned),
  * or refused as expired / stale when its inputs changed.
@@ -13,9 +15,7 @@ export const dispatchPlan = pgTable(
   {
     organizationId: text('organization_id').notNull(),
     id: text('id').notNull(),
-    status: text('status', { enum: ['proposed', 'committed', 'expired', 'stale'] })
-      .notNull()
-      .default('proposed'),
+    status: text('status', { enum: PLAN_STATUSES }).notNull().default('proposed'),
     createdByUserId: text('created_by_user_id').notNull(),
     /** Sub-administrator plans: the territories they were confined to; null = organization-wide. */
     territoryIds: text('territory_ids').array(),

@@ -1,34 +1,28 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { GeoArea, GeoPoint } from '../../platform/geo.js';
 import { MONEY_PATTERN } from '../../platform/money.js';
-import { Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
+import { Literals, Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { APPROVAL_STATUSES, FAILURE_REASONS, SERVICE_MODES, TRIP_STATUSES } from './tables.js';
 import { EXCEPTION_KINDS, FAILED_LISTED_H, type ExceptionKind } from './repo/exceptions.js';
 
 /** A nullable timestamp with its description on the union (where documentation tools look). */
 const NullableTs = (description: string) => Type.Union([Timestamp, Type.Null()], { description });
 
-const lit = <T extends string>(values: readonly T[], description?: string) =>
-  Type.Union(
-    values.map((v) => Type.Literal(v)),
-    description ? { description } : {},
-  );
-
-export const TripStatusSchema = lit(
+export const TripStatusSchema = Literals(
   TRIP_STATUSES,
   'pending → assigned → accepted → picked_up → in_transit → completed; cancelled from any non-terminal state except returning; ' +
     'a failed delivery: in_transit → returning → returned (failed_delivery_policy return_to_merchant) or in_transit → failed (close)',
 );
 export type TripStatus = Static<typeof TripStatusSchema>;
-export const FailureReasonSchema = lit(FAILURE_REASONS, 'why the delivery could not be completed');
+export const FailureReasonSchema = Literals(FAILURE_REASONS, 'why the delivery could not be completed');
 export type FailureReason = Static<typeof FailureReasonSchema>;
-export const ApprovalStatusSchema = lit(
+export const ApprovalStatusSchema = Literals(
   APPROVAL_STATUSES,
   'pending → approved | rejected (approve, reject); approved → suspended (suspend); suspended → approved (reactivate); rejected is final',
 );
 export type ApprovalStatus = Static<typeof ApprovalStatusSchema>;
 const VEHICLE_TYPE_NAMES = ['motorcycle', 'bicycle', 'car', 'van', 'on_foot'] as const;
-export const VehicleType = lit(
+export const VehicleType = Literals(
   VEHICLE_TYPE_NAMES,
   'default capacities: on_foot 1 unit, 10 kg, 20 l, speed 0.25; bicycle 2 units, 15 kg, 40 l, 0.6; motorcycle 3 units, 30 kg, 90 l, 1; car 8 units, 300 kg, 400 l, 1; van 30 units, 1000 kg, 3000 l, 0.9 (speed factor against the organization average); a driver may override each',
 );
@@ -50,11 +44,14 @@ export const VEHICLE_TYPES: Record<VehicleTypeName, { units: number; weight_kg: 
 
 /** Bounds of a trip's load and a vehicle's capacities (outside them: 422 LOAD_INVALID / CAPACITY_INVALID with the field). */
 export const LOAD_LIMITS = { units: 1000, weight_kg: 5000, volume_l: 20_000, service_min: 240, speed_factor: [0.1, 3] as const };
-export const ServiceModeSchema = lit(SERVICE_MODES);
+export const ServiceModeSchema = Literals(SERVICE_MODES);
 export type ServiceMode = Static<typeof ServiceModeSchema>;
-export const SourceChannelSchema = lit(['core', 'chat', 'admin', 'api'] as const);
-export const StrategySchema = lit(['nearest', 'least_loaded'] as const, 'auto-assignment ranking: nearest first, or least loaded first');
-export const FailedDeliveryPolicySchema = lit(
+export const SourceChannelSchema = Literals(['core', 'chat', 'admin', 'api'] as const);
+export const StrategySchema = Literals(
+  ['nearest', 'least_loaded'] as const,
+  'auto-assignment ranking: nearest first, or least loaded first',
+);
+export const FailedDeliveryPolicySchema = Literals(
   ['return_to_merchant', 'close'] as const,
   'what a failed delivery leads to: return_to_merchant (default: the trip goes to returning until the merchant confirms the return with the pickup PIN) or close (the trip ends as failed)',
 );
@@ -246,7 +243,7 @@ export const TripOutSchema = Type.Object({
 export const ProofOut = Type.Object({
   id: Type.String(),
   trip_id: Type.String(),
-  stage: lit(['pickup', 'delivery'] as const),
+  stage: Literals(['pickup', 'delivery'] as const),
   pin_verified: Type.Boolean(),
   evidence: Nullable(Type.Object({ type: Type.String(), storage_key: Type.String() })),
   driver_id: Nullable(Type.String()),

@@ -28,6 +28,7 @@ export {
   LedgerOut,
   MerchantSettlementOut,
   ReviewOut,
+  ReviewStatusSchema,
   SettlementOut,
   WalletOut,
 } from './schemas.js';

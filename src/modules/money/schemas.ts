@@ -1,5 +1,6 @@
-import { Type } from '@sinclair/typebox';
-import { Id, Money, Nullable, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
+import { Type, type Static } from '@sinclair/typebox';
+import { Id, Literals, Money, Nullable, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
+import { CollectedBySchema as OrderCollectedBy, type PaymentStatus } from '../commerce/index.js';
 
 export const WALLET_ENTRY_TYPES = [
   'sale_credit',
@@ -13,11 +14,7 @@ export const WALLET_ENTRY_TYPES = [
 
 export const REVIEW_STATUSES = ['pending', 'approved', 'rejected', 'cancelled'] as const;
 
-export const PAYMENT_DESTINATIONS = ['platform', 'merchant_direct', 'cash'] as const;
-
 export const RECEIPT_METHODS = ['driver_cash', 'bank_transfer', 'card', 'other'] as const;
-
-export const COLLECTED_BY = ['driver', 'merchant'] as const;
 
 export const CASH_ENTRY_TYPES = ['cash_collected', 'cash_remitted', 'cash_adjustment'] as const;
 
@@ -235,9 +232,7 @@ export const MerchantSettlementOut = Type.Object({
   merchant_id: Type.String(),
   period_start: Timestamp,
   period_end: Timestamp,
-  status: Type.Union([Type.Literal('settled'), Type.Literal('skipped')], {
-    description: "`skipped`: the payable was below the rule's minimum (nothing paid)",
-  }),
+  status: Literals(MERCHANT_SETTLEMENT_OUTCOMES, "`skipped`: the payable was below the rule's minimum (nothing paid)"),
   gross_amount: Money,
   debt_netted: Money,
   payout_amount: Money,
@@ -256,8 +251,6 @@ export const HeldCashOut = Type.Object({
   collected_at: Timestamp,
 });
 
-export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
-
 export type WalletEntryType = (typeof WALLET_ENTRY_TYPES)[number];
 
 export type ReceiptMethod = (typeof RECEIPT_METHODS)[number];
@@ -274,9 +267,12 @@ export const ReceiptOut = Type.Object({
   received_at: Timestamp,
 });
 
-export const PaymentStatusOut = Type.Union(['paid', 'partially_refunded', 'refunded'].map((s) => Type.Literal(s)));
+/** The payment statuses a receipt or a refund leaves an order in: commerce's statuses, the subset checked by the compiler. */
+const RECEIVED_PAYMENT_STATUSES = ['paid', 'partially_refunded', 'refunded'] as const satisfies readonly PaymentStatus[];
+export const PaymentStatusOut = Literals(RECEIVED_PAYMENT_STATUSES);
 
-export const CollectedBySchema = Type.Union([Type.Literal('driver'), Type.Literal('merchant')], {
+/** Commerce's who-collects-the-cash, described as the merchant's payment profile setting. */
+export const CollectedBySchema = Type.Union(OrderCollectedBy.anyOf, {
   description:
     "Who takes the cash of this merchant's cash orders at the door: `driver` (default: the platform's driver collects it, the merchant's net is pending until the driver remits the cash, then available) " +
     'or `merchant` (his own staff collect it: no sale credit, the commission and delivery fee are his debt). Applies to orders placed afterwards.',
@@ -303,12 +299,8 @@ export const ProfileOut = Type.Object({
 
 export const CustomerProfileOut = Type.Object({ ...ProfileFields, merchant_name: Type.String() });
 
-export const ReviewStatusSchema = Type.Union([
-  Type.Literal('pending'),
-  Type.Literal('approved'),
-  Type.Literal('rejected'),
-  Type.Literal('cancelled'),
-]);
+export const ReviewStatusSchema = Literals(REVIEW_STATUSES);
+export type ReviewStatus = Static<typeof ReviewStatusSchema>;
 
 export const ReviewOut = Type.Object({
   id: Type.String(),
@@ -334,7 +326,7 @@ export const ReviewListQuery = Strict({ ...PageQueryProps, status: Type.Optional
 export const RuleFields = {
   merchant_id: Type.String(),
   enabled: Type.Boolean(),
-  frequency: Type.Union([Type.Literal('daily'), Type.Literal('weekly'), Type.Literal('monthly')]),
+  frequency: Literals(SETTLEMENT_FREQUENCIES),
   minimum_balance: Money,
   net_debt_first: Type.Boolean(),
   settled_through: Nullable(Timestamp),

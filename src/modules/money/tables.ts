@@ -14,12 +14,11 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import { merchant, driver } from '../logistics/tables.js';
+import { COLLECTED_BY, PAYMENT_DESTINATIONS } from '../commerce/tables.js';
 import {
   WALLET_ENTRY_TYPES,
   REVIEW_STATUSES,
-  PAYMENT_DESTINATIONS,
   RECEIPT_METHODS,
-  COLLECTED_BY,
   CASH_ENTRY_TYPES,
   REMITTANCE_METHODS,
   SETTLEMENT_FREQUENCIES,

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { actorOf } from '../../platform/auth.js';
 import { AppError } from '../../platform/errors.js';
-import { Id, ShortText, Strict } from '../../platform/schemas.js';
+import { Id, Literals, ShortText, Strict } from '../../platform/schemas.js';
 import type { Api } from '../../platform/context.js';
 import {
   ABSOLUTE_MAX_BYTES,
@@ -20,13 +20,7 @@ import {
 import { downloadUrl, type EvidenceSlotInput, type GenericSlotInput, type StorageService, type StoredObject } from './service/objects.js';
 import { ObjectOut, Slot } from './schemas.js';
 
-const lit = <T extends string>(values: readonly T[], description?: string) =>
-  Type.Union(
-    values.map((v) => Type.Literal(v)),
-    description ? { description } : {},
-  );
-
-const MimeType = lit(DOCUMENT_TYPES, 'declared media type; the binary must match it');
+const MimeType = Literals(DOCUMENT_TYPES, 'declared media type; the binary must match it');
 const SizeBytes = Type.Integer({
   minimum: 1,
   maximum: ABSOLUTE_MAX_BYTES,
@@ -80,8 +74,8 @@ export async function storageRoutes(app: Api, svc: StorageService) {
           LIMITS_DOC,
         body: Strict({
           trip_id: Id,
-          stage: lit(EVIDENCE_STAGES),
-          proof_type: lit(PROOF_TYPES),
+          stage: Literals(EVIDENCE_STAGES),
+          proof_type: Literals(PROOF_TYPES),
           mime_type: MimeType,
           size_bytes: SizeBytes,
           filename: Filename,
@@ -107,7 +101,7 @@ export async function storageRoutes(app: Api, svc: StorageService) {
           'The slot and its token expire after 15 minutes. ' +
           LIMITS_DOC,
         body: Strict({
-          purpose: lit(GENERIC_PURPOSES),
+          purpose: Literals(GENERIC_PURPOSES),
           mime_type: MimeType,
           size_bytes: SizeBytes,
           filename: Filename,

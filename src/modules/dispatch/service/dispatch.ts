@@ -26,8 +26,6 @@ type Objective = SolverObjective;
 /** The objectives the dispatch settings store (the default of the requests). */
 type SettingsObjective = Exclude<SolverObjective, 'vehicles'>;
 
-export type PlanStatus = 'proposed' | 'committed' | 'expired' | 'stale';
-
 export interface OptimizeRequest {
   trip_ids?: string[];
   territory_id?: string;

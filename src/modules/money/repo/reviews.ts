@@ -3,14 +3,13 @@ import { and, count, desc, eq, lt, sql } from 'drizzle-orm';
 import type { Tx } from '../../../platform/db/index.js';
 import { inScope, type TerritoryScope } from '../../../platform/scope.js';
 import type { ReviewOut } from '../schemas.js';
-import { REVIEW_STATUSES } from '../schemas.js';
+import type { ReviewStatus } from '../schemas.js';
 import { merchantPaymentReview as review } from '../tables.js';
 
 /** A payment review as stored (derived from the table). */
 export type ReviewRecord = typeof review.$inferSelect;
 /** A payment review as the API shows it (the response schema). */
 export type ReviewView = Static<typeof ReviewOut>;
-export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
 
 export const reviewOut = (r: ReviewRecord): ReviewView => ({
   id: r.id,

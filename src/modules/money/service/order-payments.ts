@@ -121,7 +121,7 @@ export function createOrderPaymentService(ctx: MoneyContext) {
           [{ field: 'amount', message: `at most ${formatMoney(left)}` }],
         );
       }
-      const to = amount.eq(left) ? 'refunded' : 'partially_refunded';
+      const to = amount.eq(left) ? ('refunded' as const) : ('partially_refunded' as const);
       assertTransition('Order payment', PAYMENT_STATUS_TRANSITIONS, f.paymentStatus, to);
       await addRefunded(tx, orderId, formatMoney(amount));
       const entry = await appendEntry(tx, actor, {

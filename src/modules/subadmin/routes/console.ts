@@ -4,8 +4,8 @@ import type { Api } from '../../../platform/context.js';
 import { scopeOf } from '../../../platform/scope.js';
 import { Id, IdParams, Nullable, Page, PageQueryProps, Strict, Timestamp } from '../../../platform/schemas.js';
 import { CouponFields, CouponOut, OrderOut, OrderStatusSchema, TariffOut } from '../../commerce/index.js';
-import { MerchantOut, TripOutSchema, TripStatusSchema } from '../../logistics/index.js';
-import { ReviewOut } from '../../money/index.js';
+import { MerchantOut, ServiceModeSchema, TripOutSchema, TripStatusSchema } from '../../logistics/index.js';
+import { ReviewOut, ReviewStatusSchema } from '../../money/index.js';
 import { periodOf } from '../../../platform/workbook.js';
 import type { SubadminContext } from '../context.js';
 import { Counts, Percent, PeriodQueryProps, READS_DOC } from '../schemas.js';
@@ -106,7 +106,7 @@ export function consoleRoutes(app: Api, ctx: SubadminContext) {
           'Deciding needs `payments_review_decide` (default false) on POST /merchant/payment-reviews/:id/approve|reject. ' + READS_DOC,
         querystring: Strict({
           ...PageQueryProps,
-          status: Type.Optional(Type.Union(['pending', 'approved', 'rejected', 'cancelled'].map((s) => Type.Literal(s)))),
+          status: Type.Optional(ReviewStatusSchema),
           merchant_id: Type.Optional(Id),
         }),
         response: { 200: Type.Object({ counts: Counts, data: Type.Array(ReviewOut), next_cursor: Nullable(Type.String()) }) },
@@ -220,7 +220,7 @@ export function consoleRoutes(app: Api, ctx: SubadminContext) {
         querystring: Strict({
           ...PageQueryProps,
           territory_id: Type.Optional(Id),
-          service_mode: Type.Optional(Type.Union([Type.Literal('marketplace'), Type.Literal('delivery_express')])),
+          service_mode: Type.Optional(ServiceModeSchema),
           active: Type.Optional(Type.Boolean()),
         }),
         response: { 200: Page(TariffOut) },
