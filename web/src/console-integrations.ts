@@ -332,7 +332,11 @@ function importsPanel(toast: Toast): HTMLElement {
                       h('progress', { max: String(Math.max(1, r.total_rows)), value: String(r.processed_rows) }),
                       h('span', { class: 'muted' }, ` ${r.processed_rows}/${r.total_rows}`),
                     ),
-                    h('td', null, `✔ ${r.dry_run ? r.valid_rows : r.created_rows} · ↺ ${r.duplicate_rows} · ✖ ${r.error_rows}`),
+                    h(
+                      'td',
+                      null,
+                      tf('importCounts', { ok: r.dry_run ? r.valid_rows : r.created_rows, dup: r.duplicate_rows, errors: r.error_rows }),
+                    ),
                     h(
                       'td',
                       null,
