@@ -951,7 +951,7 @@ export interface paths {
         put?: never;
         /**
          * Place an order (status pending_confirmation, payment_status pending) from a quote_id or from branch_id + address_id + items
-         * @description Prices always come from the catalog and the tariffs, recomputed now: price, subtotal or total fields are refused (400, unknown field). From a quote: 404 unknown, 422 QUOTE_EXPIRED, 409 QUOTE_ALREADY_USED, 409 QUOTE_PRICE_CHANGED when the total moved. A coupon that does not apply refuses the order with 422 and its reason code (COUPON_EXPIRED, COUPON_USAGE_LIMIT_REACHED, ...); the coupon use is redeemed in the order transaction. When require_platform_payment_before_order is on and the payment connector is ready, a `platform` order needs an authorized or paid payment intent: intents are not released, so it is refused with 422 PAYMENT_REQUIRED (merchant_direct and cash are accepted). A destination the merchant does not accept (merchant_direct without direct payment enabled in his payment profile) is 422 PAYMENT_DESTINATION_UNAVAILABLE; the preflight lists the accepted ones. Rate limited per user: at most 60 requests per minute in the `orders` group (`RATE_LIMIT_ORDERS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
+         * @description Prices always come from the catalog and the tariffs, recomputed now: price, subtotal or total fields are refused (400, unknown field). From a quote: 404 unknown, 422 QUOTE_EXPIRED, 409 QUOTE_ALREADY_USED, 409 QUOTE_PRICE_CHANGED when the total moved. A coupon that does not apply refuses the order with 422 and its reason code (COUPON_EXPIRED, COUPON_USAGE_LIMIT_REACHED, ...); the coupon use is redeemed in the order transaction. When require_platform_payment_before_order is on and the payment connector is ready, a `platform` order needs an authorized or paid payment intent: intents are not released, so it is refused with 422 PAYMENT_REQUIRED (merchant_direct and cash are accepted). A destination the merchant does not accept (merchant_direct without direct payment enabled in his payment profile) is 422 PAYMENT_DESTINATION_UNAVAILABLE; the preflight lists the accepted ones. Optional windows and load (a quote keeps those of its preflight): deliver_after/deliver_before, pickup_after/pickup_before, units, weight_kg, volume_l, validated as a trip's (422 WINDOW_INVALID, PROMISE_IN_PAST or LOAD_INVALID naming the field; nothing is written); the order keeps them and its trip carries them. Rate limited per user: at most 60 requests per minute in the `orders` group (`RATE_LIMIT_ORDERS_PER_MINUTE`, shared by every instance); beyond it 429 RATE_LIMITED with Retry-After.
          *
          *     **Access**: roles `delivery`.
          */
@@ -4787,6 +4787,22 @@ export interface components {
             }[];
             /** @description platform (default), merchant_direct or cash */
             payment_destination?: "platform" | "merchant_direct" | "cash";
+            /**
+             * Format: date-time
+             * @description pickup window start (a planned route waits)
+             */
+            pickup_after?: string;
+            /**
+             * Format: date-time
+             * @description pickup window end: after pickup_after, in the future and before deliver_before (422 WINDOW_INVALID)
+             */
+            pickup_before?: string;
+            /** @description load in units, 1 to 1000 (default 1; else 422 LOAD_INVALID) */
+            units?: number;
+            /** @description load in litres, > 0 and at most 20000 (else 422 LOAD_INVALID) */
+            volume_l?: number;
+            /** @description load in kilograms, > 0 and at most 5000 (else 422 LOAD_INVALID) */
+            weight_kg?: number;
         };
         /** Coupon */
         Coupon: {
@@ -5558,6 +5574,8 @@ export interface components {
              * @example 12.50
              */
             declared_value: string;
+            deliver_after: string | null;
+            deliver_before: string | null;
             /**
              * @description decimal string with at most 2 fraction digits, e.g. "12.50"
              * @example 12.50
@@ -5571,6 +5589,8 @@ export interface components {
             organization_id?: string;
             package_description: string | null;
             pickup_address: string;
+            pickup_after: string | null;
+            pickup_before: string | null;
             pickup_location: components["schemas"]["GeoPoint"] | null;
             requested_by_user_id: string | null;
             source_channel: string;
@@ -5578,8 +5598,12 @@ export interface components {
             status: "requested" | "created" | "cancelled" | "completed" | "delivery_failed" | "returned";
             territory_id: string | null;
             trip_id: string | null;
+            /** @description load in units (default 1) */
+            units: number;
             /** Format: date-time */
             updated_at: string;
+            volume_l: number | null;
+            weight_kg: number | null;
         };
         /** FailMyDeliveryRequest */
         FailMyDeliveryRequest: {
@@ -6208,6 +6232,8 @@ export interface components {
             payment_review_id: string | null;
             /** @description pending → pending_review (direct-payment proof) → paid | failed (failed → pending_review with a new proof); pending | authorized → paid when the platform records a platform payment as received (POST /admin/orders/{id}/payment-received), cash orders at delivery; paid → partially_refunded → refunded (refunds). A cancelled order: pending_review | authorized → failed, a received platform payment → refunded. A delivered platform order stays pending until received: its wallet entries are pending and no settlement pays them out. */
             payment_status: "pending" | "pending_review" | "authorized" | "paid" | "failed" | "partially_refunded" | "refunded";
+            pickup_after: string | null;
+            pickup_before: string | null;
             preparation_min: number | null;
             /** @description when the delivery is promised: set at checkout (the branch's preparation + travel + dispatch buffer, or a scheduled window's end), moved when the merchant accepts with a preparation time; the trip inherits it */
             promised_at: string | null;
@@ -6227,8 +6253,12 @@ export interface components {
              */
             total: string;
             trip_id: string | null;
+            /** @description load in units (default 1) */
+            units: number;
             /** Format: date-time */
             updated_at: string;
+            volume_l: number | null;
+            weight_kg: number | null;
         };
         /** OrderFromCart */
         OrderFromCart: {
@@ -6236,6 +6266,16 @@ export interface components {
             branch_id: string;
             /** @description 3-32 letters, digits, _ or -; unique per merchant, case-insensitive */
             coupon_code?: string;
+            /**
+             * Format: date-time
+             * @description a scheduled delivery window start (needs deliver_before)
+             */
+            deliver_after?: string;
+            /**
+             * Format: date-time
+             * @description a scheduled delivery window end, the promise: after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST); the quote keeps the window
+             */
+            deliver_before?: string;
             /** @description One line per catalog item, with its quantity: a `catalog_item_id` that appears twice is 400 VALIDATION_FAILED (`items[i].catalog_item_id`: duplicate). */
             items: {
                 catalog_item_id: string;
@@ -6244,6 +6284,22 @@ export interface components {
             notes?: string;
             /** @description platform (default), merchant_direct or cash */
             payment_destination?: "platform" | "merchant_direct" | "cash";
+            /**
+             * Format: date-time
+             * @description pickup window start (a planned route waits)
+             */
+            pickup_after?: string;
+            /**
+             * Format: date-time
+             * @description pickup window end: after pickup_after, in the future and before deliver_before (422 WINDOW_INVALID)
+             */
+            pickup_before?: string;
+            /** @description load in units, 1 to 1000 (default 1; else 422 LOAD_INVALID) */
+            units?: number;
+            /** @description load in litres, > 0 and at most 20000 (else 422 LOAD_INVALID) */
+            volume_l?: number;
+            /** @description load in kilograms, > 0 and at most 5000 (else 422 LOAD_INVALID) */
+            weight_kg?: number;
         };
         /** OrderFromQuote */
         OrderFromQuote: {
@@ -6503,6 +6559,8 @@ export interface components {
             payment_destinations: ("platform" | "merchant_direct" | "cash")[];
             /** @description true when an order would be refused with 422 PAYMENT_REQUIRED (platform prepayment required and connector ready) */
             payment_required: boolean;
+            pickup_after: string | null;
+            pickup_before: string | null;
             /**
              * Format: date-time
              * @description when the delivery is promised: now + the branch's preparation_min + travel (the organization's learned speed) + dispatch_buffer_min, or deliver_before for a scheduled window; the order and its trip keep it
@@ -6518,6 +6576,10 @@ export interface components {
              * @example 12.50
              */
             total: string;
+            /** @description load in units (default 1) */
+            units: number;
+            volume_l: number | null;
+            weight_kg: number | null;
         };
         /** ReactivateAppUserRequest */
         ReactivateAppUserRequest: {
@@ -6635,11 +6697,37 @@ export interface components {
             customer_phone?: string;
             /** @description decimal string >= 0, e.g. "12.50" */
             declared_value?: string;
+            /**
+             * Format: date-time
+             * @description delivery window start (needs deliver_before; a planned route waits)
+             */
+            deliver_after?: string;
+            /**
+             * Format: date-time
+             * @description delivery window end, the promise of the trip: after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST)
+             */
+            deliver_before?: string;
             dropoff_address: string;
             dropoff_location: components["schemas"]["GeoPoint"];
             package_description?: string;
             pickup_address?: string;
+            /**
+             * Format: date-time
+             * @description pickup window start (a planned route waits)
+             */
+            pickup_after?: string;
+            /**
+             * Format: date-time
+             * @description pickup window end: after pickup_after, in the future and before deliver_before (422 WINDOW_INVALID)
+             */
+            pickup_before?: string;
             pickup_location?: components["schemas"]["GeoPoint"];
+            /** @description load in units, 1 to 1000 (default 1; else 422 LOAD_INVALID) */
+            units?: number;
+            /** @description load in litres, > 0 and at most 20000 (else 422 LOAD_INVALID) */
+            volume_l?: number;
+            /** @description load in kilograms, > 0 and at most 5000 (else 422 LOAD_INVALID) */
+            weight_kg?: number;
         };
         /** ResolveDriverCashShortfallRequest */
         ResolveDriverCashShortfallRequest: {
@@ -11057,7 +11145,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
-            /** @description The request is well-formed but breaks a business rule. Codes: `QUOTE_EXPIRED`, `PAYMENT_REQUIRED`, `PAYMENT_DESTINATION_UNAVAILABLE`. */
+            /** @description The request is well-formed but breaks a business rule. Codes: `QUOTE_EXPIRED`, `PAYMENT_REQUIRED`, `PAYMENT_DESTINATION_UNAVAILABLE`, `WINDOW_INVALID`. */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -1,7 +1,28 @@
 import { GeoPoint } from '../../platform/geo.js';
 import { Id, Literals, Money, NonNegativeMoney, Nullable, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { COLLECTED_BY, EXPRESS_STATUSES, ORDER_SOURCES, ORDER_STATUSES, PAYMENT_DESTINATIONS, PAYMENT_STATUSES } from './tables.js';
+import { TripWindowsLoadIn } from '../logistics/index.js';
 import { Type, type Static } from '@sinclair/typebox';
+
+/**
+ * The pickup window and the load an order or express request may give its trip (optional; validated as a trip's: 422
+ * WINDOW_INVALID or LOAD_INVALID naming the field, nothing written).
+ */
+export const WindowsLoadIn = {
+  pickup_after: TripWindowsLoadIn.pickup_after,
+  pickup_before: TripWindowsLoadIn.pickup_before,
+  units: TripWindowsLoadIn.units,
+  weight_kg: TripWindowsLoadIn.weight_kg,
+  volume_l: TripWindowsLoadIn.volume_l,
+};
+/** What an order or express request answers of them (its trip carries the same). */
+export const WindowsLoadOut = {
+  pickup_after: Nullable(Timestamp),
+  pickup_before: Nullable(Timestamp),
+  units: Type.Integer({ description: 'load in units (default 1)' }),
+  weight_kg: Nullable(Type.Number({ description: 'load in kilograms' })),
+  volume_l: Nullable(Type.Number({ description: 'load in litres' })),
+};
 
 export const HHMM = '^([01]\\d|2[0-3]):[0-5]\\d$';
 
@@ -123,6 +144,7 @@ export const OrderOut = Type.Object({
   }),
   deliver_after: Type.Union([Timestamp, Type.Null()], { description: "a scheduled delivery window's start" }),
   deliver_before: Type.Union([Timestamp, Type.Null()], { description: "a scheduled delivery window's end (the promise)" }),
+  ...WindowsLoadOut,
   preparation_min: Nullable(Type.Integer({ description: 'the preparation time the merchant gave when accepting (minutes); null before' })),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -257,6 +279,7 @@ export const QuoteOut = Type.Object({
   }),
   deliver_after: Nullable(Timestamp),
   deliver_before: Nullable(Timestamp),
+  ...WindowsLoadOut,
   expires_at: Timestamp,
   created_at: Timestamp,
 });
@@ -277,6 +300,7 @@ export const CartBodyProps = {
         'a scheduled delivery window end, the promise: after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST); the quote keeps the window',
     }),
   ),
+  ...WindowsLoadIn,
 };
 
 export const CouponOut = Type.Object({
@@ -369,6 +393,9 @@ export const ExpressOut = Type.Object({
   delivery_fee: Money,
   source_channel: Type.String(),
   trip_id: Nullable(Type.String()),
+  deliver_after: Nullable(Timestamp),
+  deliver_before: Nullable(Timestamp),
+  ...WindowsLoadOut,
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -383,6 +410,17 @@ export const ExpressBody = Strict({
   dropoff_location: GeoPoint,
   package_description: Type.Optional(ShortText(1000)),
   declared_value: Type.Optional(NonNegativeMoney),
+  deliver_after: Type.Optional(
+    Type.String({ format: 'date-time', description: 'delivery window start (needs deliver_before; a planned route waits)' }),
+  ),
+  deliver_before: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description:
+        'delivery window end, the promise of the trip: after deliver_after (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST)',
+    }),
+  ),
+  ...WindowsLoadIn,
 });
 
 export const MarketBannerOut = Type.Object({

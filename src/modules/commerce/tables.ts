@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import {
   boolean,
   check,
+  doublePrecision,
   foreignKey,
   index,
   integer,
@@ -21,6 +22,14 @@ import { merchant, SERVICE_MODES, territory } from '../logistics/tables.js';
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const pt = (name: string) => point(name, { mode: 'xy' });
 const moneyCol = (name: string) => numeric(name, { precision: 12, scale: 2 });
+/** The pickup window and the load handed to the trip (validated as a trip's; units default 1, kilograms and litres optional). */
+const windowsLoad = () => ({
+  pickupAfter: ts('pickup_after'),
+  pickupBefore: ts('pickup_before'),
+  units: integer('units').notNull().default(1),
+  weightKg: doublePrecision('weight_kg'),
+  volumeL: doublePrecision('volume_l'),
+});
 const textArray = (name: string) =>
   text(name)
     .array()
@@ -260,6 +269,7 @@ export const checkoutQuote = pgTable(
     promisedAt: ts('promised_at'),
     deliverAfter: ts('deliver_after'),
     deliverBefore: ts('deliver_before'),
+    ...windowsLoad(),
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
@@ -304,6 +314,7 @@ export const merchantOrder = pgTable(
     promisedAt: ts('promised_at'),
     deliverAfter: ts('deliver_after'),
     deliverBefore: ts('deliver_before'),
+    ...windowsLoad(),
     /** Minutes the merchant said he needs when he accepted the order (the promise moved with it); null until accepted with one. */
     preparationMin: integer('preparation_min'),
     createdAt: ts('created_at').notNull().defaultNow(),
@@ -372,6 +383,10 @@ export const deliveryExpressRequest = pgTable(
       .default('core'),
     tripId: text('trip_id'),
     status: text('status', { enum: EXPRESS_STATUSES }).notNull().default('requested'),
+    /** The delivery window (its end is the trip's promise), the pickup window and the load, as given to the trip. */
+    deliverAfter: ts('deliver_after'),
+    deliverBefore: ts('deliver_before'),
+    ...windowsLoad(),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },

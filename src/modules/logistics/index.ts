@@ -27,7 +27,9 @@ export type { TripRow, DriverRow, MerchantRow, TripStatus } from './model.js';
 export type { TripReportRow, Period, TripListQuery } from './service/trip-queries.js';
 export type { PlanningTrip, PlanningDriver, PlanningTripFilter } from './service/planning.js';
 export type { PlanningHub } from './service/hubs.js';
-export { ApprovalStatusSchema, MerchantOut, ServiceModeSchema, TripOutSchema, TripStatusSchema } from './schemas.js';
+export { ApprovalStatusSchema, MerchantOut, ServiceModeSchema, TripOutSchema, TripStatusSchema, TripWindowsLoadIn } from './schemas.js';
+/** The rules of a trip's windows and load, for the orders and express requests whose trips carry them. */
+export { validateWindow, validateWindowsLoad, type WindowsLoadInput } from './service/promises.js';
 export type { ApprovalStatus, ServiceMode } from './schemas.js';
 export { merchantOut, tripOut } from './model.js';
 

@@ -110,8 +110,10 @@ export type NewQuote = Omit<SnakeRow<typeof checkoutQuote.$inferInsert>, 'order_
 export async function insertQuote(tx: Tx, q: NewQuote): Promise<{ expires_at: Date; created_at: Date }> {
   const { rows } = await tx.query<{ expires_at: Date; created_at: Date }>(
     `INSERT INTO checkout_quote (organization_id, id, customer_user_id, merchant_id, branch_id, address_id, payment_destination, lines, subtotal,
-                                 coupon_id, coupon_code, coupon_error, discount_total, delivery_fee, total, currency, expires_at, promised_at, deliver_after, deliver_before)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16, now() + $17 * interval '1 millisecond', $18, $19, $20) RETURNING expires_at, created_at`,
+                                 coupon_id, coupon_code, coupon_error, discount_total, delivery_fee, total, currency, expires_at, promised_at, deliver_after, deliver_before,
+                                 pickup_after, pickup_before, units, weight_kg, volume_l)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16, now() + $17 * interval '1 millisecond', $18, $19, $20,
+             $21, $22, $23, $24, $25) RETURNING expires_at, created_at`,
     [
       q.organization_id,
       q.id,
@@ -133,6 +135,11 @@ export async function insertQuote(tx: Tx, q: NewQuote): Promise<{ expires_at: Da
       q.promised_at ?? null,
       q.deliver_after ?? null,
       q.deliver_before ?? null,
+      q.pickup_after ?? null,
+      q.pickup_before ?? null,
+      q.units ?? 1,
+      q.weight_kg ?? null,
+      q.volume_l ?? null,
     ],
   );
   return rows[0];

@@ -13,7 +13,8 @@ export type ExpressRow = Omit<SnakeRow<ExpressRecord>, 'organization_id' | 'pick
 
 const EXPRESS_SELECT = `SELECT id, status, territory_id, merchant_id, branch_id, requested_by_user_id, customer_name, customer_phone, pickup_address, dropoff_address,
   (pickup_location)[0] AS pickup_lon, (pickup_location)[1] AS pickup_lat, (dropoff_location)[0] AS dropoff_lon, (dropoff_location)[1] AS dropoff_lat,
-  package_description, declared_value, delivery_fee, source_channel, trip_id, created_at, updated_at FROM delivery_express_request`;
+  package_description, declared_value, delivery_fee, source_channel, trip_id, deliver_after, deliver_before, pickup_after, pickup_before, units,
+  weight_kg, volume_l, created_at, updated_at FROM delivery_express_request`;
 
 export async function findExpress(tx: Tx, id: string): Promise<ExpressRow | null> {
   return (await tx.query<ExpressRow>(`${EXPRESS_SELECT} WHERE id = $1`, [id])).rows[0] ?? null;
@@ -57,13 +58,22 @@ export interface NewExpress {
   declaredValue: string;
   deliveryFee: string;
   sourceChannel: ExpressRecord['sourceChannel'];
+  /** The windows and load given to its trip. */
+  deliverAfter: Date | null;
+  deliverBefore: Date | null;
+  pickupAfter: Date | null;
+  pickupBefore: Date | null;
+  units: number;
+  weightKg: number | null;
+  volumeL: number | null;
 }
 
 export async function insertExpress(tx: Tx, e: NewExpress): Promise<void> {
   await tx.query(
     `INSERT INTO delivery_express_request (organization_id, id, territory_id, merchant_id, branch_id, requested_by_user_id, customer_name, customer_phone,
-                                           pickup_address, dropoff_address, pickup_location, dropoff_location, package_description, declared_value, delivery_fee, source_channel)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::point, $12::point, $13, $14, $15, $16)`,
+                                           pickup_address, dropoff_address, pickup_location, dropoff_location, package_description, declared_value, delivery_fee, source_channel,
+                                           deliver_after, deliver_before, pickup_after, pickup_before, units, weight_kg, volume_l)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::point, $12::point, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
     [
       e.organizationId,
       e.id,
@@ -81,6 +91,13 @@ export async function insertExpress(tx: Tx, e: NewExpress): Promise<void> {
       e.declaredValue,
       e.deliveryFee,
       e.sourceChannel,
+      e.deliverAfter,
+      e.deliverBefore,
+      e.pickupAfter,
+      e.pickupBefore,
+      e.units,
+      e.weightKg,
+      e.volumeL,
     ],
   );
 }

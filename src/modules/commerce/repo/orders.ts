@@ -19,7 +19,7 @@ const ORDER_COLUMNS = `o.organization_id, o.id, o.status, o.merchant_id, o.branc
          (o.dropoff_location)[0] AS dropoff_lon, (o.dropoff_location)[1] AS dropoff_lat, o.territory_id, o.payment_destination, o.collected_by,
          o.payment_status, o.payment_review_id, o.order_source, o.coupon_id, o.coupon_code, o.subtotal, o.discount_total,
          o.delivery_fee, o.driver_earning, o.total, o.currency, o.quote_id, o.trip_id, o.notes, o.status_reason, o.promised_at, o.deliver_after,
-         o.deliver_before, o.preparation_min, o.created_at, o.updated_at`;
+         o.deliver_before, o.pickup_after, o.pickup_before, o.units, o.weight_kg, o.volume_l, o.preparation_min, o.created_at, o.updated_at`;
 
 export const ORDER_SELECT = `
   SELECT ${ORDER_COLUMNS},
@@ -58,6 +58,12 @@ export interface NewOrder {
   promisedAt: Date | null;
   deliverAfter: Date | null;
   deliverBefore: Date | null;
+  /** The pickup window and the load, for the trip. */
+  pickupAfter: Date | null;
+  pickupBefore: Date | null;
+  units: number;
+  weightKg: number | null;
+  volumeL: number | null;
   /** The coupon redeemed with the order, with the redemption's id and the clock its validity window is checked against. */
   coupon: { id: string; code: string; redemptionId: string; now: Date } | null;
 }
@@ -80,8 +86,9 @@ export async function insertOrder(tx: Tx, o: NewOrder): Promise<InsertedOrder> {
     prepared(`WITH o AS (
        INSERT INTO merchant_order AS o (organization_id, id, merchant_id, branch_id, customer_user_id, address_id, dropoff_address, dropoff_location, territory_id,
                                    payment_destination, order_source, coupon_id, coupon_code, subtotal, discount_total, delivery_fee, driver_earning, total, currency, quote_id, notes, collected_by,
-                                   promised_at, deliver_after, deliver_before)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::point, $9, $10, 'core', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $28, $29, $30, $31)
+                                   promised_at, deliver_after, deliver_before, pickup_after, pickup_before, units, weight_kg, volume_l)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::point, $9, $10, 'core', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $28, $29, $30, $31,
+               $32, $33, $34, $35, $36)
        RETURNING ${ORDER_COLUMNS}),
      i AS (
        INSERT INTO merchant_order_item (organization_id, order_id, line_no, catalog_item_id, name, unit_price, quantity, line_total)
@@ -132,6 +139,11 @@ export async function insertOrder(tx: Tx, o: NewOrder): Promise<InsertedOrder> {
       o.promisedAt,
       o.deliverAfter,
       o.deliverBefore,
+      o.pickupAfter,
+      o.pickupBefore,
+      o.units,
+      o.weightKg,
+      o.volumeL,
     ],
   );
   const { coupon_counted, customer_counted, ...row } = rows[0];

@@ -3,7 +3,16 @@ import { Api } from '../../../platform/context.js';
 import { AppError } from '../../../platform/errors.js';
 import { Id, IdParams, OneOf, Page, PageQueryProps, ShortText, Strict } from '../../../platform/schemas.js';
 import { CommerceContext } from '../context.js';
-import { CartItems, CouponCode, OrderOut, OrderStatusSchema, PaymentDestinationSchema, PreparationMinutes } from '../schemas.js';
+import {
+  CartBodyProps,
+  CartItems,
+  CouponCode,
+  OrderOut,
+  OrderStatusSchema,
+  PaymentDestinationSchema,
+  PreparationMinutes,
+  WindowsLoadIn,
+} from '../schemas.js';
 import { orderOut } from '../service/common.js';
 import { OrderService } from '../service/orders.js';
 import { Type } from '@sinclair/typebox';
@@ -16,6 +25,13 @@ type OrderBody = {
   coupon_code?: string;
   payment_destination?: 'platform' | 'merchant_direct' | 'cash';
   notes?: string;
+  deliver_after?: string;
+  deliver_before?: string;
+  pickup_after?: string;
+  pickup_before?: string;
+  units?: number;
+  weight_kg?: number;
+  volume_l?: number;
 };
 
 export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService) {
@@ -34,7 +50,9 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
           'refuses the order with 422 and its reason code (COUPON_EXPIRED, COUPON_USAGE_LIMIT_REACHED, ...); the coupon use is redeemed in the order transaction. ' +
           'When require_platform_payment_before_order is on and the payment connector is ready, a `platform` order needs an authorized or paid payment intent: ' +
           'intents are not released, so it is refused with 422 PAYMENT_REQUIRED (merchant_direct and cash are accepted). A destination the merchant does not ' +
-          'accept (merchant_direct without direct payment enabled in his payment profile) is 422 PAYMENT_DESTINATION_UNAVAILABLE; the preflight lists the accepted ones.',
+          'accept (merchant_direct without direct payment enabled in his payment profile) is 422 PAYMENT_DESTINATION_UNAVAILABLE; the preflight lists the accepted ones. ' +
+          'Optional windows and load (a quote keeps those of its preflight): deliver_after/deliver_before, pickup_after/pickup_before, units, weight_kg, volume_l, ' +
+          "validated as a trip's (422 WINDOW_INVALID, PROMISE_IN_PAST or LOAD_INVALID naming the field; nothing is written); the order keeps them and its trip carries them.",
         body: OneOf(
           [
             Strict({ quote_id: Id, notes: Type.Optional(ShortText(1000)) }, { title: 'OrderFromQuote' }),
@@ -46,6 +64,9 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
                 coupon_code: Type.Optional(CouponCode),
                 payment_destination: Type.Optional(PaymentDestinationSchema),
                 notes: Type.Optional(ShortText(1000)),
+                deliver_after: CartBodyProps.deliver_after,
+                deliver_before: CartBodyProps.deliver_before,
+                ...WindowsLoadIn,
               },
               { title: 'OrderFromCart' },
             ),
@@ -61,9 +82,22 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
     async (req, reply) => {
       const actor = actorOf(req);
       const b = req.body as OrderBody;
-      const cartFields = (['branch_id', 'address_id', 'items', 'coupon_code', 'payment_destination'] as const).filter(
-        (k) => b[k] !== undefined,
-      );
+      const cartFields = (
+        [
+          'branch_id',
+          'address_id',
+          'items',
+          'coupon_code',
+          'payment_destination',
+          'deliver_after',
+          'deliver_before',
+          'pickup_after',
+          'pickup_before',
+          'units',
+          'weight_kg',
+          'volume_l',
+        ] as const
+      ).filter((k) => b[k] !== undefined);
       if (b.quote_id && cartFields.length) {
         throw AppError.badRequest(
           'Send either quote_id or the cart, not both',
@@ -88,6 +122,13 @@ export function orderRoutes(app: Api, ctx: CommerceContext, orders: OrderService
               coupon_code: b.coupon_code,
               payment_destination: b.payment_destination,
               notes: b.notes,
+              deliver_after: b.deliver_after,
+              deliver_before: b.deliver_before,
+              pickup_after: b.pickup_after,
+              pickup_before: b.pickup_before,
+              units: b.units,
+              weight_kg: b.weight_kg,
+              volume_l: b.volume_l,
             },
       );
       return reply.code(201).send(orderOut(order));

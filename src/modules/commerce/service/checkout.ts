@@ -13,6 +13,7 @@ import { QuoteOut } from '../schemas.js';
 import { openingState } from './opening-hours.js';
 import { COUPON_MESSAGES, CouponRefusal, PricedLine, evaluateCoupon, orderTotals, priceLines } from './pricing.js';
 import { priceDelivery } from './tariffs.js';
+import { validateWindowsLoad } from '../../logistics/index.js';
 import { Static } from '@sinclair/typebox';
 
 export const QUOTE_TTL_MS = 15 * 60 * 1000;
@@ -26,9 +27,40 @@ export interface CartInput {
   /** A scheduled delivery window (the promise is its end). */
   deliver_after?: string | Date | null;
   deliver_before?: string | Date | null;
+  /** The pickup window and the load, for the trip (validated as a trip's). */
+  pickup_after?: string | Date | null;
+  pickup_before?: string | Date | null;
+  units?: number | null;
+  weight_kg?: number | null;
+  volume_l?: number | null;
 }
 
-export interface Cart {
+/** The pickup window and the load an order carries to its trip. */
+export interface WindowsLoad {
+  pickup_after: Date | null;
+  pickup_before: Date | null;
+  units: number;
+  weight_kg: number | null;
+  volume_l: number | null;
+}
+
+/** The pickup window and load of an order or express request, by the rules of a trip's (422 naming the field). */
+export function windowsLoadOf(input: Omit<CartInput, 'branch_id' | 'address_id' | 'items'>, deliverBefore: Date | null): WindowsLoad {
+  const v = validateWindowsLoad(
+    {
+      pickup_after: input.pickup_after ?? null,
+      pickup_before: input.pickup_before ?? null,
+      units: input.units ?? null,
+      weight_kg: input.weight_kg ?? null,
+      volume_l: input.volume_l ?? null,
+    },
+    deliverBefore,
+    new Date(),
+  );
+  return { pickup_after: v.pickupAfter, pickup_before: v.pickupBefore, units: v.units, weight_kg: v.weightKg, volume_l: v.volumeL };
+}
+
+export interface Cart extends WindowsLoad {
   merchant: CartMerchant;
   branch: BranchRow;
   address: AddressRow;
@@ -174,6 +206,7 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
     deliverAfter: input.deliver_after ?? null,
     deliverBefore: input.deliver_before ?? null,
   });
+  const windowsLoad = windowsLoadOf(input, promise.deliver_before);
   return {
     merchant,
     branch,
@@ -188,6 +221,7 @@ export async function buildCart(ctx: CommerceContext, tx: Tx, actor: Actor, inpu
     collected_by: destination === 'cash' ? options.cashCollectedBy : null,
     payment_destinations: offered,
     ...promise,
+    ...windowsLoad,
     payment_required: settings.require_platform_payment_before_order && connectorReady && destination === 'platform',
   };
 }
@@ -220,6 +254,11 @@ export async function saveQuote(tx: Tx, actor: Actor, cart: Cart): Promise<Stati
     promised_at: cart.promised_at,
     deliver_after: cart.deliver_after,
     deliver_before: cart.deliver_before,
+    pickup_after: cart.pickup_after,
+    pickup_before: cart.pickup_before,
+    units: cart.units,
+    weight_kg: cart.weight_kg,
+    volume_l: cart.volume_l,
   });
   return {
     id,
@@ -241,6 +280,11 @@ export async function saveQuote(tx: Tx, actor: Actor, cart: Cart): Promise<Stati
     promised_at: cart.promised_at,
     deliver_after: cart.deliver_after,
     deliver_before: cart.deliver_before,
+    pickup_after: cart.pickup_after,
+    pickup_before: cart.pickup_before,
+    units: cart.units,
+    weight_kg: cart.weight_kg,
+    volume_l: cart.volume_l,
     ...stamps,
   };
 }

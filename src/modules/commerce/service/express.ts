@@ -12,6 +12,8 @@ import { ExpressRow, NewExpress } from '../repo/express.js';
 import { ExpressBody, ExpressOut } from '../schemas.js';
 import { geo, ownMerchant } from './common.js';
 
+import { validateWindow } from '../../logistics/index.js';
+import { windowsLoadOf } from './checkout.js';
 import { priceDelivery } from './tariffs.js';
 import { Static } from '@sinclair/typebox';
 
@@ -80,6 +82,9 @@ async function requestExpress(
 ): Promise<ExpressRow> {
   const m = await expressMerchant(ctx, tx, actor, merchantId);
   if (m.status !== 'approved') throw AppError.unprocessable('The merchant is not approved', 'MERCHANT_NOT_APPROVED');
+  // the trip's rules for its windows and load, before anything is written
+  const window = validateWindow(b.deliver_after ?? null, b.deliver_before ?? null, new Date());
+  const windowsLoad = windowsLoadOf(b, window.before);
   b = await normalizePhones(tx, actor.organizationId, b, ['customer_phone']);
   const pickup = await resolvePickup(ctx, tx, m, b);
   const dropoff: LonLat = parsePoint(b.dropoff_location, 'dropoff_location');
@@ -103,6 +108,13 @@ async function requestExpress(
     declaredValue: b.declared_value ?? '0',
     deliveryFee: price.fee,
     sourceChannel,
+    deliverAfter: window.after,
+    deliverBefore: window.before,
+    pickupAfter: windowsLoad.pickup_after,
+    pickupBefore: windowsLoad.pickup_before,
+    units: windowsLoad.units,
+    weightKg: windowsLoad.weight_kg,
+    volumeL: windowsLoad.volume_l,
   });
   // The trip.created hook moves the request to `created` and records trip_id, in this transaction.
   await ctx.deps.logistics.createTrip(
@@ -123,6 +135,9 @@ async function requestExpress(
       delivery_fee: price.fee,
       driver_earning: price.driver_earning,
       notes: [b.package_description, `for ${b.customer_name}${b.customer_phone ? ` ${b.customer_phone}` : ''}`].filter(Boolean).join(' · '),
+      deliver_after: window.after,
+      deliver_before: window.before,
+      ...windowsLoad,
     },
     { pricedBy: 'tariff' },
   );

@@ -233,6 +233,11 @@ export function createOrderService(ctx: CommerceContext) {
       promisedAt: cart.promised_at,
       deliverAfter: cart.deliver_after,
       deliverBefore: cart.deliver_before,
+      pickupAfter: cart.pickup_after,
+      pickupBefore: cart.pickup_before,
+      units: cart.units,
+      weightKg: cart.weight_kg,
+      volumeL: cart.volume_l,
       coupon: couponId ? { id: couponId, code: cart.coupon!.code, redemptionId: newId(), now } : null,
     });
     if (!written.ok)
@@ -267,6 +272,12 @@ export function createOrderService(ctx: CommerceContext) {
         promised_at: promise?.promised_at ?? null,
         deliver_after: promise?.deliver_after ?? null,
         deliver_before: promise?.deliver_before ?? null,
+        // checked when the order was placed: kept as they are, even if the pickup window has passed (a late order stays late)
+        pickup_after: o.pickup_after,
+        pickup_before: o.pickup_before,
+        units: o.units,
+        weight_kg: o.weight_kg,
+        volume_l: o.volume_l,
       },
       { pricedBy: 'tariff' },
     );
@@ -383,6 +394,11 @@ export function createOrderService(ctx: CommerceContext) {
       payment_destination: q.payment_destination,
       deliver_after: q.deliver_after,
       deliver_before: q.deliver_before,
+      pickup_after: q.pickup_after,
+      pickup_before: q.pickup_before,
+      units: q.units,
+      weight_kg: q.weight_kg,
+      volume_l: q.volume_l,
     };
     const cart = await buildCart(ctx, tx, actor, input);
     if (cart.total !== q.total) {

@@ -12,7 +12,7 @@ import { driverOut, tripOut, type ApprovalAction, type ApprovalStatus, type Driv
 import { proofOut, type createProofs, type Stage, type VerifyInput } from './proofs.js';
 import type { RecipientLinks } from './recipient-links.js';
 import { getSettings } from '../repo/settings.js';
-import { validatePromise, validateWindow } from './promises.js';
+import { validatePromise, validateWindow, validateWindowsLoad } from './promises.js';
 import type { CreateTripOptions, NewTrip, TripCore } from './trips.js';
 import { dispatchBoard, earnings, listTrips, liveMap, track, tracking, type TripListQuery } from './trip-queries.js';
 
@@ -51,7 +51,8 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
       ctx.db.withTenant(actor, (tx) => {
         // A promise given over HTTP must be in the future (a trusted caller's may have passed: a late order).
         if (input.promised_at) validatePromise(input.promised_at, new Date());
-        validateWindow(input.deliver_after ?? null, input.deliver_before ?? null, new Date());
+        const window = validateWindow(input.deliver_after ?? null, input.deliver_before ?? null, new Date());
+        validateWindowsLoad(input, window.before, new Date());
         const work = async () => ({ status: 201, body: tripOut(await svc.createTrip(tx, actor, input), actor) });
         return idempotency
           ? once(tx, { organizationId: actor.organizationId, scope: `trips.create:${actor.userId}`, ...idempotency }, work)

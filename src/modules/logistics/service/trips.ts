@@ -243,7 +243,7 @@ export function createTripCore(
         }
       : null;
     const window = given ?? validateWindow(input.deliver_after ?? null, input.deliver_before ?? null, now);
-    const extras = validateWindowsLoad(input, window.before, now);
+    const extras = validateWindowsLoad(input, window.before, given ? null : now);
     const promised = input.promised_at
       ? new Date(input.promised_at)
       : (window.before ??
