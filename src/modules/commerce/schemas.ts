@@ -1,7 +1,6 @@
 import { GeoPoint } from '../../platform/geo.js';
 import { Id, Literals, Money, NonNegativeMoney, Nullable, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { COLLECTED_BY, EXPRESS_STATUSES, ORDER_SOURCES, ORDER_STATUSES, PAYMENT_DESTINATIONS, PAYMENT_STATUSES } from './tables.js';
-import { TripWindowsLoadIn } from '../logistics/index.js';
 import { Type, type Static } from '@sinclair/typebox';
 
 /**
@@ -63,7 +62,7 @@ export const ExpressStatusSchema = Literals(
 );
 
 /** Tariffs are per service mode: the trip's, as logistics defines it. */
-import { ServiceModeSchema, type ServiceMode } from '../logistics/index.js';
+import { ServiceModeSchema, TripWindowsLoadIn, type ServiceMode } from '../logistics/index.js';
 export { ServiceModeSchema, type ServiceMode };
 
 export type OrderStatus = Static<typeof OrderStatusSchema>;
