@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tx } from '../../src/platform/db/index.js';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newTrip } from './fixtures.js';
-import { tripOut } from '../../src/modules/logistics/model.js';
+import { tripOut } from '../../src/modules/logistics/service/mappers.js';
 import { findDriver } from '../../src/modules/logistics/repo/drivers.js';
 import { findMerchant } from '../../src/modules/logistics/repo/merchants.js';
 import { getSettings } from '../../src/modules/logistics/repo/settings.js';

@@ -15,8 +15,8 @@ import {
   type EtaTrip,
 } from '../../src/modules/logistics/service/eta-model.js';
 import { validatePromise, validateWindow } from '../../src/modules/logistics/service/promises.js';
-import { lateBySeconds, recipientContactVisible } from '../../src/modules/logistics/model.js';
-import type { TripRow } from '../../src/modules/logistics/model.js';
+import { lateBySeconds, recipientContactVisible } from '../../src/modules/logistics/service/mappers.js';
+import type { TripRow } from '../../src/modules/logistics/repo/trips.js';
 
 const at = (lon: number, lat: number) => ({ lon, lat });
 const trip = (id: string, status: string, over: Partial<EtaTrip> = {}): EtaTrip => ({

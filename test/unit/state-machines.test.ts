@@ -8,8 +8,8 @@ import {
   DISPATCH_TRANSITIONS,
   TERMINAL_STATUSES,
   TRIP_TRANSITIONS,
-  type TripStatus,
-} from '../../src/modules/logistics/model.js';
+} from '../../src/modules/logistics/service/transitions.js';
+import { type TripStatus } from '../../src/modules/logistics/schemas.js';
 import { MERCHANT_TRANSITIONS, ORDER_TRANSITIONS } from '../../src/modules/commerce/service/orders.js';
 import { PAYMENT_STATUS_TRANSITIONS, REVIEW_TRANSITIONS } from '../../src/modules/money/service/ledger.js';
 import { DRIVER_SETTLEMENT_TRANSITIONS } from '../../src/modules/money/service/driver-settlements.js';

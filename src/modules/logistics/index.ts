@@ -13,7 +13,7 @@ import { recipientLinkRoutes } from './routes/recipient-links.js';
 import { driverAppRoutes } from './routes/driver-app.js';
 import { exceptionRoutes } from './routes/exceptions.js';
 import { hubRoutes } from './routes/hubs.js';
-import { scopeOf } from './model.js';
+import { scopeOf } from '../../platform/scope.js';
 import { logisticsCounts } from './repo/dashboard.js';
 import { registerLogisticsSync } from './service/sync.js';
 import { registerDriverTripSync } from './service/driver-sync.js';
@@ -23,7 +23,10 @@ export type { LogisticsContext, UsersPort, OrganizationPort, OrderFactsPort, Cas
 export type { LogisticsApi } from './service/logistics.js';
 export type { EtaUpdate } from './service/eta.js';
 export type { OnTimeReport, OnTimeLine } from './service/logistics.js';
-export type { TripRow, DriverRow, MerchantRow, TripStatus } from './model.js';
+export type { TripRow } from './repo/trips.js';
+export type { DriverRow } from './repo/drivers.js';
+export type { MerchantRow } from './repo/merchants.js';
+export type { TripStatus } from './schemas.js';
 export type { TripReportRow, Period, TripListQuery } from './service/trip-queries.js';
 export type { PlanningTrip, PlanningDriver, PlanningTripFilter } from './service/planning.js';
 export type { PlanningHub } from './service/hubs.js';
@@ -31,7 +34,7 @@ export { ApprovalStatusSchema, MerchantOut, ServiceModeSchema, TripOutSchema, Tr
 /** The rules of a trip's windows and load, for the orders and express requests whose trips carry them. */
 export { validateWindow, validateWindowsLoad, type WindowsLoadInput } from './service/promises.js';
 export type { ApprovalStatus, ServiceMode } from './schemas.js';
-export { merchantOut, tripOut } from './model.js';
+export { merchantOut, tripOut } from './service/mappers.js';
 
 /** A polygon over central La Paz, Bolivia (the demo territory). */
 export const DEMO_TERRITORY = {

@@ -55,6 +55,8 @@ export const FailedDeliveryPolicySchema = Literals(
   ['return_to_merchant', 'close'] as const,
   'what a failed delivery leads to: return_to_merchant (default: the trip goes to returning until the merchant confirms the return with the pickup PIN) or close (the trip ends as failed)',
 );
+export type FailedDeliveryPolicy = Static<typeof FailedDeliveryPolicySchema>;
+export type SourceChannel = Static<typeof SourceChannelSchema>;
 export const ReasonBody = Strict({ reason: Type.Optional(ShortText(500)) });
 
 export const SettingsOut = Type.Object({
@@ -239,6 +241,7 @@ export const TripOutSchema = Type.Object({
   created_at: Timestamp,
   updated_at: Timestamp,
 });
+export type TripOut = Static<typeof TripOutSchema>;
 
 export const ProofOut = Type.Object({
   id: Type.String(),

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../../platform/auth.js';
 import type { Api, AppContext } from '../../../platform/context.js';
 import { IdParams, Money, Nullable, Page, PageQueryProps, ShortText, Strict, Timestamp } from '../../../platform/schemas.js';
-import { driverOut, tripOut } from '../model.js';
+import { driverOut, tripOut } from '../service/mappers.js';
 import {
   DriverOut,
   EvidenceIn,

@@ -14,7 +14,7 @@ import {
   Strict,
   Timestamp,
 } from '../../../platform/schemas.js';
-import { driverOut } from '../model.js';
+import { driverOut } from '../service/mappers.js';
 import {
   ApprovalStatusSchema,
   DriverOut,

@@ -3,7 +3,7 @@ import { actorOf } from '../../../platform/auth.js';
 import type { Api, AppContext } from '../../../platform/context.js';
 import { GeoPoint } from '../../../platform/geo.js';
 import { Id, IdParams, IdWith, Page, PageQueryProps, Phone, ShortText, Strict } from '../../../platform/schemas.js';
-import { merchantOut } from '../model.js';
+import { merchantOut } from '../service/mappers.js';
 import { ApprovalStatusSchema, MerchantOut, ReasonBody } from '../schemas.js';
 import type { MerchantService } from '../service/merchants.js';
 

@@ -16,7 +16,7 @@ import {
   Strict,
   Timestamp,
 } from '../../../platform/schemas.js';
-import { tripOut } from '../model.js';
+import { tripOut } from '../service/mappers.js';
 import {
   DriverOut,
   FailureReasonSchema,

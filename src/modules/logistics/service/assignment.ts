@@ -7,10 +7,12 @@ import type { Tx } from '../../../platform/db/index.js';
 import { AppError } from '../../../platform/errors.js';
 import { pointSql } from '../../../platform/geo.js';
 import { assertTransition } from '../../../platform/state-machine.js';
-import { driverOut, scopeOf, TRIP_TRANSITIONS, type DriverRow, type TripRow } from '../model.js';
-import { candidateDrivers, circleBox, claimCapacity, findDriver } from '../repo/drivers.js';
+import { driverOut } from './mappers.js';
+import { scopeOf } from '../../../platform/scope.js';
+import { TRIP_TRANSITIONS } from './transitions.js';
+import { type DriverRow, candidateDrivers, circleBox, claimCapacity, findDriver } from '../repo/drivers.js';
+import { type TripRow, hasRejected, insertRejection, lockExpiredOffer, timedOutOffers } from '../repo/trips.js';
 import { getSettings } from '../repo/settings.js';
-import { hasRejected, insertRejection, lockExpiredOffer, timedOutOffers } from '../repo/trips.js';
 import type { TripCore } from './trips.js';
 
 export type IneligibleReason =

@@ -2,8 +2,8 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { Actor } from '../../../platform/auth.js';
 import type { LogisticsContext, SyncOutcome, SyncPort } from '../context.js';
 import { Id, ShortText, Strict } from '../../../platform/schemas.js';
-import { tripOut, type FailureReason } from '../model.js';
-import { EvidenceIn, FailureReasonSchema, ReasonBody, VerifyBody } from '../schemas.js';
+import { tripOut } from './mappers.js';
+import { type FailureReason, EvidenceIn, FailureReasonSchema, ReasonBody, VerifyBody } from '../schemas.js';
 import type { VerifyOutcome } from './proofs.js';
 import type { LogisticsService } from './logistics.js';
 

@@ -7,18 +7,13 @@ import { pointSql } from '../../../platform/geo.js';
 import { newId } from '../../../platform/ids.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import { assertTransition } from '../../../platform/state-machine.js';
-import {
-  APPROVAL_ACTIONS,
-  APPROVAL_TRANSITIONS,
-  driverOut,
-  scopeOf,
-  type ApprovalAction,
-  type ApprovalStatus,
-  type DriverRow,
-} from '../model.js';
+import { APPROVAL_ACTIONS, APPROVAL_TRANSITIONS, type ApprovalAction } from './transitions.js';
+import { driverOut } from './mappers.js';
+import { scopeOf } from '../../../platform/scope.js';
+import { type ApprovalStatus, LOAD_LIMITS } from '../schemas.js';
+import { type DriverRow } from '../repo/drivers.js';
 import * as repo from '../repo/drivers.js';
 import { assertTerritories } from './territories.js';
-import { LOAD_LIMITS } from '../schemas.js';
 
 export { circleBox, driverScopeSql, NEARBY_SQL } from '../repo/drivers.js';
 

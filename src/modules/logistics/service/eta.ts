@@ -3,11 +3,10 @@ import type { Tx } from '../../../platform/db/index.js';
 import type { Hook } from '../../../platform/hooks.js';
 import type { LonLat } from '../../../platform/geo.js';
 import { tripEtas, type EtaTrip } from './eta-model.js';
-import type { TripRow } from '../model.js';
+import { type TripRow, activeTripsOfDriver } from '../repo/trips.js';
 import type { Promises } from './promises.js';
 import { writeEtas } from '../repo/eta.js';
 import { getSettings } from '../repo/settings.js';
-import { activeTripsOfDriver } from '../repo/trips.js';
 import type { TripCore } from './trips.js';
 
 /** Fired in the transaction that recomputed a trip's ETA (notify's "arriving soon" subscribes in the composition root). */

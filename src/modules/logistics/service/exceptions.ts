@@ -2,7 +2,10 @@ import type { Actor } from '../../../platform/auth.js';
 import type { AppContext, Worker } from '../../../platform/context.js';
 import type { Tx } from '../../../platform/db/index.js';
 import { encodeCursor, pageRequest } from '../../../platform/pagination.js';
-import { PIN_MAX_ATTEMPTS, scopeOf, tripOut, type TripRow } from '../model.js';
+import { PIN_MAX_ATTEMPTS } from './transitions.js';
+import { scopeOf } from '../../../platform/scope.js';
+import { tripOut } from './mappers.js';
+import { type TripRow, activeTripsOfDriver, tripsByIds } from '../repo/trips.js';
 import {
   claimOverdueTrip,
   claimStaleDriver,
@@ -15,7 +18,6 @@ import {
 } from '../repo/exceptions.js';
 import { findDriver } from '../repo/drivers.js';
 import { getSettings } from '../repo/settings.js';
-import { activeTripsOfDriver, tripsByIds } from '../repo/trips.js';
 import type { TripCore } from './trips.js';
 
 /**

@@ -7,7 +7,7 @@ import { parsePoint, toGeoPoint, type GeoPoint, type LonLat } from '../../../pla
 import { newId } from '../../../platform/ids.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import type { LogisticsContext } from '../context.js';
-import { scopeOf } from '../model.js';
+import { scopeOf } from '../../../platform/scope.js';
 import * as repo from '../repo/hubs.js';
 import type { HubHours, HubOut } from '../schemas.js';
 import { territoryForPoint } from './territories.js';

@@ -24,11 +24,11 @@ export type OnTimeReport = Record<OnTimeDimension, OnTimeLine[]>;
 import { createDriverService } from './drivers.js';
 import { createLocationIngest } from './locations.js';
 import { createMerchantService } from './merchants.js';
-import type { DriverRow, MerchantRow, TripRow } from '../model.js';
-import { findDriver, setUnavailable } from '../repo/drivers.js';
-import { scopeOf } from '../model.js';
+import { type DriverRow, findDriver, setUnavailable } from '../repo/drivers.js';
+import type { MerchantRow } from '../repo/merchants.js';
+import { type TripRow, completedTripEarnings, type TripEarning } from '../repo/trips.js';
+import { scopeOf } from '../../../platform/scope.js';
 import { backfillTerritories } from '../repo/territories.js';
-import { completedTripEarnings, type TripEarning } from '../repo/trips.js';
 import {
   driversForPlanning,
   lockForPlanCommit,

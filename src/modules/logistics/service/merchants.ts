@@ -8,15 +8,11 @@ import { GeoPoint, parsePoint, pointSql } from '../../../platform/geo.js';
 import { newId } from '../../../platform/ids.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import { assertTransition } from '../../../platform/state-machine.js';
-import {
-  APPROVAL_ACTIONS,
-  APPROVAL_TRANSITIONS,
-  merchantOut,
-  scopeOf,
-  type ApprovalAction,
-  type ApprovalStatus,
-  type MerchantRow,
-} from '../model.js';
+import { APPROVAL_ACTIONS, APPROVAL_TRANSITIONS, type ApprovalAction } from './transitions.js';
+import { merchantOut } from './mappers.js';
+import { scopeOf } from '../../../platform/scope.js';
+import { type ApprovalStatus } from '../schemas.js';
+import { type MerchantRow } from '../repo/merchants.js';
 import * as repo from '../repo/merchants.js';
 import { assertTerritories, territoryForPoint } from './territories.js';
 

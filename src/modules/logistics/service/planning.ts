@@ -1,7 +1,9 @@
 import type { Actor } from '../../../platform/auth.js';
 import type { Tx } from '../../../platform/db/index.js';
 import type { LonLat } from '../../../platform/geo.js';
-import { scopeOf, vehicleOf, type ApprovalStatus, type TripStatus } from '../model.js';
+import { scopeOf } from '../../../platform/scope.js';
+import { vehicleOf } from './mappers.js';
+import { type ApprovalStatus, type TripStatus } from '../schemas.js';
 import * as repo from '../repo/planning.js';
 import type { PlanningDriverRow, PlanningTripRow } from '../repo/planning.js';
 

@@ -7,7 +7,7 @@ import type { LogisticsContext } from '../context.js';
 import type { Tx } from '../../../platform/db/index.js';
 import { newId } from '../../../platform/ids.js';
 import { recordAudit } from '../../../platform/audit.js';
-import type { TripRow } from '../model.js';
+import type { TripRow } from '../repo/trips.js';
 import * as repo from '../repo/recipient-links.js';
 import type { RecipientLinkRow } from '../repo/recipient-links.js';
 import type { SigningKeys } from '../../../platform/keys.js';

@@ -1,5 +1,5 @@
 import type { LogisticsContext } from '../context.js';
-import { tripOut } from '../model.js';
+import { tripOut } from './mappers.js';
 import { driverTripsInWindow } from '../repo/trips.js';
 
 /**

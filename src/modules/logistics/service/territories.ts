@@ -6,7 +6,7 @@ import { newId } from '../../../platform/ids.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import type { AppContext } from '../../../platform/context.js';
 import type { Tx } from '../../../platform/db/index.js';
-import { scopeOf } from '../model.js';
+import { scopeOf } from '../../../platform/scope.js';
 import { getSettings, updateSettings, type SettingsChange } from '../repo/settings.js';
 import * as repo from '../repo/territories.js';
 import type { TerritoryRow } from '../repo/territories.js';

@@ -3,12 +3,15 @@ import type { Tx } from '../../../platform/db/index.js';
 import { haversineMeters, toGeoPoint } from '../../../platform/geo.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import { formatMoney } from '../../../platform/money.js';
-import { driverOut, lonLatOf, scopeOf, TERMINAL_STATUSES, tripOut, type DriverRow, type TripRow, type TripStatus } from '../model.js';
-import { driversWithCapacity, findDriver, positionedDrivers } from '../repo/drivers.js';
+import { driverOut, lonLatOf, tripOut } from './mappers.js';
+import { scopeOf } from '../../../platform/scope.js';
+import { TERMINAL_STATUSES } from './transitions.js';
+import { type DriverRow, driversWithCapacity, findDriver, positionedDrivers } from '../repo/drivers.js';
+import type { TripRow, TripViewer } from '../repo/trips.js';
+import { type TripStatus } from '../schemas.js';
 import { breadcrumb, geofenceEntries, historyTrack, keptTrack } from '../repo/locations.js';
 import { getSettings } from '../repo/settings.js';
 import * as trips from '../repo/trips.js';
-import type { TripViewer } from '../repo/trips.js';
 
 export { listTripsStatement, tripReportRows, tripStatusCounts, type Period, type TripReportRow } from '../repo/trips.js';
 export { driverUserIdsOfTerritory } from '../repo/drivers.js';

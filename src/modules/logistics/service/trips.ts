@@ -8,24 +8,12 @@ import { parsePoint, pointSql, type LonLat } from '../../../platform/geo.js';
 import { newId, randomPin } from '../../../platform/ids.js';
 import { formatMoney, money } from '../../../platform/money.js';
 import { assertTransition, isTerminal } from '../../../platform/state-machine.js';
+import { DISPATCH_TRANSITIONS, TRIP_TRANSITIONS } from './transitions.js';
+import { isStaff, tripOut } from './mappers.js';
+import { scopeOf } from '../../../platform/scope.js';
+import { type FailureReason, type ServiceMode, type SourceChannel, type TripStatus } from '../schemas.js';
 import {
-  DISPATCH_TRANSITIONS,
-  isStaff,
-  scopeOf,
-  TRIP_TRANSITIONS,
-  tripOut,
-  type FailureReason,
-  type ServiceMode,
-  type SourceChannel,
   type TripRow,
-  type TripStatus,
-} from '../model.js';
-import { assertTerritories, getSettings, territoryForPoint } from './territories.js';
-import { validatePromise, validateWindow, validateWindowsLoad, type Promises } from './promises.js';
-import { insertProof } from '../repo/proofs.js';
-import { releaseCapacity } from '../repo/drivers.js';
-import { keepTripTrack } from '../repo/locations.js';
-import {
   findTrip,
   insertTrip,
   liveTripExists,
@@ -35,6 +23,11 @@ import {
   updateTripStatus,
   type TripStatusEffect,
 } from '../repo/trips.js';
+import { assertTerritories, getSettings, territoryForPoint } from './territories.js';
+import { validatePromise, validateWindow, validateWindowsLoad, type Promises } from './promises.js';
+import { insertProof } from '../repo/proofs.js';
+import { releaseCapacity } from '../repo/drivers.js';
+import { keepTripTrack } from '../repo/locations.js';
 
 export interface NewTrip {
   pickup: LonLat;
