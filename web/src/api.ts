@@ -12,6 +12,7 @@ type Json<P extends keyof paths, M extends 'get' | 'post', S extends number> = p
 export type Trip = Json<'/api/v1/trips/{id}', 'get', 200>;
 export type Driver = Json<'/api/v1/drivers', 'get', 200>['data'][number];
 export type DispatchPlan = Json<'/api/v1/admin/dispatch-batches/optimize', 'post', 201>;
+export type Hub = Json<'/api/v1/hubs/{id}', 'get', 200>;
 export type User = Schemas['User'];
 export type TripStatus = Trip['status'];
 

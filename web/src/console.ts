@@ -4,6 +4,7 @@ import { all, api, login, logout, ok, session, type DispatchPlan, type Driver, t
 import { choicesOf } from './choices';
 import { renderCash } from './console-cash';
 import { renderIntegrations } from './console-integrations';
+import { listHubs, renderHubs } from './console-hubs';
 import { $, clear, h } from './dom';
 import { count, errorText, fmtAge, fmtClock, fmtEta, fmtKm, fmtLate, fmtTime, getLang, label, setLang, t, tf, type Lang } from './i18n';
 import { COLORS, createMap, disposeMap, MarkerSet, toLatLng } from './map';
@@ -48,6 +49,8 @@ interface State {
   drivers: Map<string, Driver>;
   trips: Map<string, Trip>;
   territories: { id: string; name: string }[];
+  /** Active hubs a plan's routes may start or end at. */
+  hubs: { id: string; name: string }[];
   merchants: Map<string, string>;
   filter: { territory: string; merchant: string; status: string; search: string };
   selected: Set<string>;
@@ -59,6 +62,7 @@ const state: State = {
   drivers: new Map(),
   trips: new Map(),
   territories: [],
+  hubs: [],
   merchants: new Map(),
   filter: { territory: '', merchant: '', status: '', search: '' },
   selected: new Set(),
@@ -187,6 +191,7 @@ function renderShell() {
         tab('cash', t('cashTab')),
         // API keys, imports and GPS apps: the organization's administrators (the key and device routes are theirs).
         user.kind === 'administrator' ? tab('integrations', t('integrationsTab')) : null,
+        tab('hubs', t('hubsTab')),
         tab('settings', t('settings')),
       ),
       h('span', { class: 'live', id: 'live', 'data-live': String(state.live), role: 'status' }, state.live ? t('live') : t('reconnecting')),
@@ -204,6 +209,7 @@ function renderShell() {
   else if (view === 'settings') void renderSettings(main);
   else if (view === 'cash') void renderCash(main, toast).catch(fail);
   else if (view === 'integrations' && user.kind === 'administrator') renderIntegrations(main, toast);
+  else if (view === 'hubs') void renderHubs(main, toast).catch(fail);
   else void renderDispatch(main);
 }
 
@@ -234,11 +240,13 @@ async function loadTrips() {
 }
 
 async function loadFilters() {
-  const [territories, merchants] = await Promise.all([
+  const [territories, merchants, hubs] = await Promise.all([
     all((cursor) => ok(api.GET('/api/v1/territories', { params: { query: { limit: 200, cursor } } })), 1000).catch(() => []),
     all((cursor) => ok(api.GET('/api/v1/merchants', { params: { query: { limit: 200, cursor } } })), 2000).catch(() => []),
+    listHubs().catch(() => []),
   ]);
   state.territories = territories.map((x) => ({ id: x.id, name: x.name }));
+  state.hubs = hubs.filter((x) => x.active).map((x) => ({ id: x.id, name: x.name }));
   state.merchants = new Map(merchants.map((m) => [m.id, m.name]));
 }
 
@@ -292,6 +300,17 @@ async function renderDispatch(main: HTMLElement) {
           { class: 'toolbar' },
           h('button', { type: 'button', id: 'optimize', class: 'primary', disabled: true, onclick: () => void optimize() }, t('optimize')),
           h('span', { id: 'selection' }),
+          h(
+            'div',
+            { class: 'plan-ends' },
+            h(
+              'label',
+              { for: 'plan-start' },
+              t('routeStart'),
+              h('select', { id: 'plan-start' }, h('option', { value: '' }, t('startDriver'))),
+            ),
+            h('label', { for: 'plan-end' }, t('routeEnd'), h('select', { id: 'plan-end' }, h('option', { value: '' }, t('endOpen')))),
+          ),
         ),
         h('div', { id: 'plan', class: 'plan', hidden: true }),
         h('nav', { id: 'col-nav', class: 'col-nav', 'aria-label': t('columns') }),
@@ -544,6 +563,10 @@ function filtersForm() {
 }
 
 function fillFilterOptions() {
+  for (const id of ['plan-start', 'plan-end']) {
+    const sel = document.getElementById(id) as HTMLSelectElement | null;
+    sel?.append(...state.hubs.map((x) => h('option', { value: x.id }, x.name)));
+  }
   const ter = document.getElementById('f-territory') as HTMLSelectElement | null;
   const mer = document.getElementById('f-merchant') as HTMLSelectElement | null;
   ter?.append(...state.territories.map((x) => h('option', { value: x.id, selected: state.filter.territory === x.id }, x.name)));
@@ -1172,7 +1195,15 @@ async function optimize() {
   const btn = document.getElementById('optimize') as HTMLButtonElement;
   btn.disabled = true;
   try {
-    const body = { trip_ids: ids, seed: 1, time_budget_ms: 1000 };
+    const start = (document.getElementById('plan-start') as HTMLSelectElement | null)?.value;
+    const end = (document.getElementById('plan-end') as HTMLSelectElement | null)?.value;
+    const body = {
+      trip_ids: ids,
+      seed: 1,
+      time_budget_ms: 1000,
+      ...(start ? { start: { hub_id: start } } : {}),
+      ...(end ? { end: { hub_id: end } } : {}),
+    };
     state.plan = isSubadmin()
       ? await ok(api.POST('/api/v1/subadmin/dispatch-batches/optimize', { body }))
       : await ok(api.POST('/api/v1/admin/dispatch-batches/optimize', { body }));
@@ -1197,8 +1228,8 @@ function drawPlan() {
   box.hidden = false;
   plan.routes.forEach((r, i) => {
     const color = ROUTE_COLORS[i % ROUTE_COLORS.length]!;
-    const start = toLatLng(state.drivers.get(r.driver_id)?.last_location);
-    const pts = [start, ...r.stops.map((s) => toLatLng(s.position))].filter((p): p is L.LatLngTuple => !!p);
+    const start = toLatLng(r.start_hub?.position ?? state.drivers.get(r.driver_id)?.last_location);
+    const pts = [start, ...r.stops.map((s) => toLatLng(s.position)), toLatLng(r.end_hub?.position)].filter((p): p is L.LatLngTuple => !!p);
     if (planLayer) {
       L.polyline(pts, { color, weight: 4, opacity: 0.85 }).addTo(planLayer);
       r.stops.forEach((s, k) =>
@@ -1285,6 +1316,18 @@ function drawPlan() {
               ),
             ),
           ),
+          r.start_hub || r.end_hub
+            ? h(
+                'p',
+                { class: 'route-hubs' },
+                [
+                  r.start_hub ? tf('fromHub', { hub: r.start_hub.name, time: fmtEta(r.start_hub.departure_offset_s) }) : '',
+                  r.end_hub ? tf('toHub', { hub: r.end_hub.name, time: fmtEta(r.end_hub.arrival_offset_s) }) : '',
+                ]
+                  .filter(Boolean)
+                  .join(' · '),
+              )
+            : null,
         ),
       ),
     ),

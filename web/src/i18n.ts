@@ -2,6 +2,7 @@
 import { cashEn, cashErrorsEs, cashEs } from './i18n-cash';
 import { driverEn, driverEs } from './i18n-driver';
 import { integrationsEn, integrationsErrorsEs, integrationsEs } from './i18n-integrations';
+import { hubsEn, hubsErrorsEs, hubsEs } from './i18n-hubs';
 import { shopsEn, shopsErrorsEs, shopsEs } from './i18n-shops';
 
 const es = {
@@ -9,6 +10,7 @@ const es = {
   ...cashEs,
   ...shopsEs,
   ...integrationsEs,
+  ...hubsEs,
   title: 'Consola de despacho',
   login: 'Iniciar sesión',
   email: 'Correo electrónico',
@@ -408,6 +410,7 @@ const en: Record<Key, string> = {
   ...cashEn,
   ...shopsEn,
   ...integrationsEn,
+  ...hubsEn,
   title: 'Dispatch console',
   login: 'Log in',
   email: 'Email',
@@ -880,6 +883,7 @@ const ERRORS: Record<Lang, Record<string, string>> = {
     ...cashErrorsEs,
     ...shopsErrorsEs,
     ...integrationsErrorsEs,
+    ...hubsErrorsEs,
     VALIDATION_FAILED: 'Revisa los datos del formulario.',
     INVALID_CREDENTIALS: 'Correo o contraseña incorrectos.',
     SECRETS_KEY_MISSING: 'El servidor no tiene una clave para guardar secretos (SECRETS_KEY); avisa al operador.',
