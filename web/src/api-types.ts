@@ -4256,8 +4256,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change the delivery promise or the scheduled window (staff); audited
-         * @description A window (deliver_after, deliver_before) must end after it starts (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST); promised_at is then its end. promised_at alone moves the promise (in the future, 422 PROMISE_IN_PAST). A trip that ended is 409 INVALID_STATE. Nothing is written on an error. Event trip.updated; the delay alert (trip.delayed) starts over against the new promise.
+         * Change the delivery promise and window, the pickup window, the load or the service time (staff); audited
+         * @description A window (deliver_after, deliver_before) must end after it starts (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST); promised_at is then its end. promised_at alone moves the promise (in the future, 422 PROMISE_IN_PAST). The pickup window (pickup_after, pickup_before), the load (units, weight_kg, volume_l) and service_min follow a new trip's rules (422 WINDOW_INVALID or LOAD_INVALID naming the field; null clears one) and change only before the pickup: after it 409 INVALID_STATE. A trip that ended is 409 INVALID_STATE. Nothing is written on an error. Audited (trip.promise_changed, or trip.windows_load_changed when the pickup window, load or service time change). Event trip.updated; the delay alert (trip.delayed) starts over against a new promise.
          *
          *     **Access**: roles `administrator`, `dispatch`, `subadmin`; sub-administrators need the `delivery_status` permission.
          */
@@ -7352,8 +7352,15 @@ export interface components {
         UpdateTripPromiseRequest: {
             deliver_after?: string | null;
             deliver_before?: string | null;
+            pickup_after?: string | null;
+            pickup_before?: string | null;
             /** Format: date-time */
             promised_at?: string;
+            service_min?: number | null;
+            /** @description load in units, 1 to 1000 (default 1; else 422 LOAD_INVALID) */
+            units?: number;
+            volume_l?: number | null;
+            weight_kg?: number | null;
         };
         /** UpdateWebhookSubscriptionRequest */
         UpdateWebhookSubscriptionRequest: {

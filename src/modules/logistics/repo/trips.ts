@@ -183,6 +183,26 @@ export async function setPromise(
   );
 }
 
+/** A trip's pickup window, load and service time (all given: the caller merges what stays). */
+export async function setWindowsLoad(
+  tx: Tx,
+  id: string,
+  w: {
+    pickupAfter: Date | null;
+    pickupBefore: Date | null;
+    units: number;
+    weightKg: number | null;
+    volumeL: number | null;
+    serviceMin: number | null;
+  },
+): Promise<void> {
+  await tx.query(
+    `UPDATE trip SET pickup_after = $2, pickup_before = $3, units = $4, weight_kg = $5, volume_l = $6, service_min = $7, updated_at = now()
+      WHERE id = $1`,
+    [id, w.pickupAfter, w.pickupBefore, w.units, w.weightKg, w.volumeL, w.serviceMin],
+  );
+}
+
 /** Columns stamped when a trip enters a state. */
 const STAGE_COLUMN: Partial<Record<TripStatus, keyof TripRow>> = {
   assigned: 'assigned_at',

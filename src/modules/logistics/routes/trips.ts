@@ -279,17 +279,25 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
       schema: {
         operationId: 'updateTripPromise',
         tags: ['trips'],
-        summary: 'Change the delivery promise or the scheduled window (staff); audited',
+        summary: 'Change the delivery promise and window, the pickup window, the load or the service time (staff); audited',
         description:
           'A window (deliver_after, deliver_before) must end after it starts (422 WINDOW_INVALID) and in the future (422 PROMISE_IN_PAST); promised_at is then its end. ' +
-          'promised_at alone moves the promise (in the future, 422 PROMISE_IN_PAST). A trip that ended is 409 INVALID_STATE. Nothing is written on an error. ' +
-          'Event trip.updated; the delay alert (trip.delayed) starts over against the new promise.',
+          'promised_at alone moves the promise (in the future, 422 PROMISE_IN_PAST). The pickup window (pickup_after, pickup_before), the load (units, weight_kg, ' +
+          "volume_l) and service_min follow a new trip's rules (422 WINDOW_INVALID or LOAD_INVALID naming the field; null clears one) and change only before the " +
+          'pickup: after it 409 INVALID_STATE. A trip that ended is 409 INVALID_STATE. Nothing is written on an error. Audited (trip.promise_changed, or ' +
+          'trip.windows_load_changed when the pickup window, load or service time change). Event trip.updated; the delay alert (trip.delayed) starts over against a new promise.',
         params: TripIdParams,
         body: Strict(
           {
             promised_at: Type.Optional(Type.String({ format: 'date-time' })),
             deliver_after: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
             deliver_before: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
+            pickup_after: Type.Optional(Nullable(TripWindowsLoadIn.pickup_after)),
+            pickup_before: Type.Optional(Nullable(TripWindowsLoadIn.pickup_before)),
+            units: TripWindowsLoadIn.units,
+            weight_kg: Type.Optional(Nullable(TripWindowsLoadIn.weight_kg)),
+            volume_l: Type.Optional(Nullable(TripWindowsLoadIn.volume_l)),
+            service_min: Type.Optional(Nullable(TripWindowsLoadIn.service_min)),
           },
           { minProperties: 1 },
         ),

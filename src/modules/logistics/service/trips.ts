@@ -19,6 +19,7 @@ import {
   liveTripExists,
   resetPinAttempts,
   setPromise,
+  setWindowsLoad,
   updateTripCoordinates,
   updateTripStatus,
   type TripStatusEffect,
@@ -28,6 +29,22 @@ import { validatePromise, validateWindow, validateWindowsLoad, type Promises } f
 import { insertProof } from '../repo/proofs.js';
 import { releaseCapacity } from '../repo/drivers.js';
 import { keepTripTrack } from '../repo/locations.js';
+
+/** What PATCH /trips/:id/promise may change (absent: unchanged; null clears). */
+export interface PromiseChange {
+  promised_at?: string;
+  deliver_after?: string | null;
+  deliver_before?: string | null;
+  pickup_after?: string | null;
+  pickup_before?: string | null;
+  units?: number;
+  weight_kg?: number | null;
+  volume_l?: number | null;
+  service_min?: number | null;
+}
+
+/** States before the goods are on board: the pickup window, load and service time may still change. */
+const BEFORE_PICKUP: TripStatus[] = ['pending', 'assigned', 'accepted'];
 
 export interface NewTrip {
   pickup: LonLat;
@@ -443,20 +460,26 @@ export function createTripCore(
   }
 
   /**
-   * PATCH /trips/:id/promise (staff): a new promise and/or window. A window must end after it starts and in the future
-   * (422 WINDOW_INVALID, PROMISE_IN_PAST), and then promised_at is its end; promised_at alone moves the promise (422
-   * PROMISE_IN_PAST when in the past). A trip that ended is 409 INVALID_STATE. Audited; trip.updated; the delay alert
-   * starts over.
+   * PATCH /trips/:id/promise (staff): a new promise and/or delivery window, pickup window, load and service time. A
+   * delivery window must end after it starts and in the future (422 WINDOW_INVALID, PROMISE_IN_PAST), and then
+   * promised_at is its end; promised_at alone moves the promise (422 PROMISE_IN_PAST when in the past). The pickup
+   * window and the load follow a new trip's rules (validateWindowsLoad: 422 WINDOW_INVALID, LOAD_INVALID with the
+   * field) and change only before the pickup (after it, 409 INVALID_STATE: the goods are on board). A trip that ended
+   * is 409 INVALID_STATE. Audited; trip.updated; a moved promise starts the delay alert over.
    */
-  async function changePromise(
-    tx: Tx,
-    actor: Actor,
-    tripId: string,
-    body: { promised_at?: string; deliver_after?: string | null; deliver_before?: string | null },
-  ) {
+  async function changePromise(tx: Tx, actor: Actor, tripId: string, body: PromiseChange) {
     const t = await getScoped(tx, actor, tripId, true);
     if (isTerminal(TRIP_TRANSITIONS, t.status))
       throw AppError.conflict(`The trip is ${t.status}`, 'INVALID_STATE', { current_status: t.status });
+    const loadKeys = (['pickup_after', 'pickup_before', 'units', 'weight_kg', 'volume_l', 'service_min'] as const).filter(
+      (k) => body[k] !== undefined,
+    );
+    if (loadKeys.length && !BEFORE_PICKUP.includes(t.status))
+      throw AppError.conflict(
+        `The trip is ${t.status}: its pickup window, load and service time are fixed once picked up`,
+        'INVALID_STATE',
+        { current_status: t.status },
+      );
     const now = new Date();
     const windowChange = body.deliver_after !== undefined || body.deliver_before !== undefined;
     const window = windowChange
@@ -466,23 +489,58 @@ export function createTripCore(
           now,
         )
       : { after: t.deliver_after, before: t.deliver_before };
-    let promised: Date;
-    if (body.promised_at !== undefined) {
-      promised = validatePromise(body.promised_at, now);
-      if (windowChange && window.before && promised.getTime() !== window.before.getTime()) {
-        throw AppError.unprocessable('With a window, the promise is its end (deliver_before)', 'WINDOW_INVALID', [
-          { field: 'promised_at', message: 'must equal deliver_before' },
+    const keep = <K extends (typeof loadKeys)[number]>(k: K) => (body[k] === undefined ? t[k] : body[k]);
+    // an unchanged pickup window that has passed stays as it is; a new one must be in the future
+    const pickupChange = body.pickup_after !== undefined || body.pickup_before !== undefined;
+    const extras = validateWindowsLoad(
+      {
+        pickup_after: keep('pickup_after'),
+        pickup_before: keep('pickup_before'),
+        units: keep('units'),
+        weight_kg: keep('weight_kg'),
+        volume_l: keep('volume_l'),
+        service_min: keep('service_min'),
+      },
+      window.before,
+      pickupChange ? now : null,
+    );
+    const promiseChange = windowChange || body.promised_at !== undefined;
+    if (promiseChange) {
+      let promised: Date;
+      if (body.promised_at !== undefined) {
+        promised = validatePromise(body.promised_at, now);
+        if (windowChange && window.before && promised.getTime() !== window.before.getTime()) {
+          throw AppError.unprocessable('With a window, the promise is its end (deliver_before)', 'WINDOW_INVALID', [
+            { field: 'promised_at', message: 'must equal deliver_before' },
+          ]);
+        }
+      } else if (window.before) promised = window.before;
+      else if (t.promised_at) promised = new Date(t.promised_at);
+      else
+        throw AppError.unprocessable('Give promised_at or deliver_before', 'WINDOW_INVALID', [
+          { field: 'promised_at', message: 'required' },
         ]);
-      }
-    } else if (windowChange && window.before) promised = window.before;
-    else if (t.promised_at) promised = new Date(t.promised_at);
-    else
-      throw AppError.unprocessable('Give promised_at or deliver_before', 'WINDOW_INVALID', [{ field: 'promised_at', message: 'required' }]);
-    await setPromise(tx, t.id, { promisedAt: promised, deliverAfter: window.after, deliverBefore: window.before });
+      await setPromise(tx, t.id, { promisedAt: promised, deliverAfter: window.after, deliverBefore: window.before });
+    }
+    if (loadKeys.length) await setWindowsLoad(tx, t.id, extras);
     const after = (await load(tx, t.id))!;
-    const view = (r: TripRow) => ({ promised_at: r.promised_at, deliver_after: r.deliver_after, deliver_before: r.deliver_before });
+    const view = (r: TripRow) => ({
+      promised_at: r.promised_at,
+      deliver_after: r.deliver_after,
+      deliver_before: r.deliver_before,
+      ...(loadKeys.length
+        ? {
+            pickup_after: r.pickup_after,
+            pickup_before: r.pickup_before,
+            units: r.units,
+            weight_kg: r.weight_kg,
+            volume_l: r.volume_l,
+            service_min: r.service_min,
+          }
+        : {}),
+    });
     await recordAudit(tx, actor, {
-      action: 'trip.promise_changed',
+      action: loadKeys.length ? 'trip.windows_load_changed' : 'trip.promise_changed',
       entityType: 'trip',
       entityId: t.id,
       before: view(t),
