@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, pt, type Session, type TestApp } from '../helpers.js';
 import { newDriver, newTrip } from '../logistics/fixtures.js';
+import { newSubadmin, newTerritory } from '../subadmin/fixtures.js';
 
 let t: TestApp;
 let admin: Session;
@@ -175,5 +176,23 @@ describe('plans from and to hubs', () => {
       expect(res.json().code).toBe(code);
     }
     expect(await plans()).toBe(before);
+  });
+
+  it("a sub-administrator's routes start and end only at hubs of his territories", async () => {
+    const inDemo = await hubToday(home, 0, 23 * 60 + 59);
+    const far = await newTerritory(t, admin, 'Hub plans far', -65, -14);
+    const inFar = await hubToday({ lon: -65, lat: -14 }, 0, 23 * 60 + 59);
+    const sub = await newSubadmin(t, admin, { territory_ids: [far], permissions: { trips_reassign: true } });
+    const url = '/subadmin/dispatch-batches/optimize';
+    const before = await plans();
+    const refused = await t.req(sub.session, { method: 'POST', url, payload: { territory_id: far, end: { hub_id: inDemo.id } } });
+    expect(refused.statusCode, refused.body).toBe(404);
+    expect(await plans()).toBe(before);
+    const own = await t.req(sub.session, {
+      method: 'POST',
+      url,
+      payload: { territory_id: far, start: { hub_id: inFar.id }, end: { hub_id: inFar.id } },
+    });
+    expect(own.statusCode, own.body).toBe(201);
   });
 });

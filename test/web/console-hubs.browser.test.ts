@@ -68,14 +68,35 @@ describe.skipIf(SKIP)('console hubs in chromium', () => {
     expect(await axeSerious(page, 'hubs view')).toEqual([]);
     await rig.shot(page, '01-es');
 
-    // The plan form offers the hub as where routes start and end.
+    // The plan form offers the hubs as where routes start and end; a plan from and back to one (open all day: no declared hours).
+    const base24 = (
+      await api(base, admin, 'POST', '/hubs', {
+        name: 'Base 24 h',
+        address: 'Calle 5',
+        location: { type: 'Point', coordinates: [-68.12, -16.49] },
+      })
+    ).body;
+    const trip = await api(base, admin, 'POST', '/trips', {
+      pickup_location: { type: 'Point', coordinates: [-68.1335, -16.499] },
+      pickup_address: 'Av. 16 de Julio 1490',
+      dropoff_location: { type: 'Point', coordinates: [-68.125, -16.505] },
+      dropoff_address: 'Calle Centro 7',
+    });
+    expect(trip.status).toBe(201);
     await page.getByRole('link', { name: 'Despacho' }).click();
     const start = page.locator('#plan-start');
-    await expect.poll(() => start.locator('option').allTextContents()).toEqual(['Posición del repartidor', 'Depósito Central']);
-    expect(await page.locator('#plan-end option').allTextContents()).toEqual(['Última parada', 'Depósito Central']);
-    await start.selectOption(hub.id);
-    await page.locator('#plan-end').selectOption(hub.id);
+    await expect.poll(() => start.locator('option').count()).toBe(3);
+    expect(await start.locator('option').allTextContents()).toEqual(['Posición del repartidor', 'Base 24 h', 'Depósito Central']);
+    expect(await page.locator('#plan-end option').allTextContents()).toEqual(['Última parada', 'Base 24 h', 'Depósito Central']);
+    await start.selectOption(base24.id);
+    await page.locator('#plan-end').selectOption(base24.id);
     expect((await start.boundingBox())!.height).toBeGreaterThanOrEqual(44);
+    const pick = page.locator(`.column[data-status="pending"] .card[data-trip-id="${trip.body.id}"] input.pick`);
+    await pick.waitFor();
+    await pick.check();
+    await page.locator('#optimize:not([disabled])').click();
+    await page.locator('#plan:not([hidden]) #commit-plan:not([disabled])').waitFor();
+    await expect.poll(() => page.locator('#plan .route-hubs').textContent()).toMatch(/^Salida de Base 24 h: .+ · regreso a Base 24 h: .+$/);
     await rig.shot(page, '02-plan-ends');
 
     // English.

@@ -35,8 +35,8 @@ export const hubsEs = {
   routeEnd: 'Llegada',
   startDriver: 'Posición del repartidor',
   endOpen: 'Última parada',
-  fromHub: 'sale de {hub} {time}',
-  toHub: 'vuelve a {hub} {time}',
+  fromHub: 'Salida de {hub}: {time}',
+  toHub: 'regreso a {hub}: {time}',
 };
 
 export const hubsEn: Record<keyof typeof hubsEs, string> = {
@@ -75,8 +75,8 @@ export const hubsEn: Record<keyof typeof hubsEs, string> = {
   routeEnd: 'End',
   startDriver: "Driver's position",
   endOpen: 'Last stop',
-  fromHub: 'leaves {hub} {time}',
-  toHub: 'back at {hub} {time}',
+  fromHub: 'Leaves {hub}: {time}',
+  toHub: 'back at {hub}: {time}',
 };
 
 export const hubsErrorsEs = {
