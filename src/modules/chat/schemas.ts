@@ -1,18 +1,17 @@
 import { Type } from '@sinclair/typebox';
-import { Nullable, Phone, Strict, Timestamp } from '../../platform/schemas.js';
+import { Literals, Nullable, Phone, Strict, Timestamp } from '../../platform/schemas.js';
+import { CHAT_MODES, CHAT_OUTBOX_STATUSES } from './tables.js';
 import { SecretInput } from '../../platform/secrets.js';
 import { SECRET_REF_PATTERN } from './service/settings.js';
 
-export const ChatMode = Type.Union([Type.Literal('link'), Type.Literal('cloud_api')], {
-  description: '`link`: a click-to-chat link per message, `sent` at once; `cloud_api`: sent through the chat cloud API',
-});
-export const OutboxStatus = Type.Union(
-  ['pending', 'sending', 'sent', 'failed', 'cancelled'].map((s) => Type.Literal(s)),
-  {
-    description:
-      '`pending` waiting (again after a retryable failure, with a later `available_at`; also while delivery is not configured, with `last_error` saying why); ' +
-      '`sending` claimed by the worker; `sent`; `failed` (permanent error or attempts exhausted); `cancelled` (order cancelled or channel disabled before sending)',
-  },
+export const ChatMode = Literals(
+  CHAT_MODES,
+  '`link`: a click-to-chat link per message, `sent` at once; `cloud_api`: sent through the chat cloud API',
+);
+export const OutboxStatus = Literals(
+  CHAT_OUTBOX_STATUSES,
+  '`pending` waiting (again after a retryable failure, with a later `available_at`; also while delivery is not configured, with `last_error` saying why); ' +
+    '`sending` claimed by the worker; `sent`; `failed` (permanent error or attempts exhausted); `cancelled` (order cancelled or channel disabled before sending)',
 );
 export const ProviderId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
 

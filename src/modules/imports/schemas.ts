@@ -1,44 +1,30 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id, Nullable, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
+import { Id, Literals, Nullable, PageQueryProps, Strict, Timestamp } from '../../platform/schemas.js';
+import { FILE_FORMATS, IMPORT_KINDS, IMPORT_MODES, IMPORT_STATUSES, ROW_STATUSES } from './tables.js';
 
-export const ImportKindSchema = Type.Union([Type.Literal('trips'), Type.Literal('express_requests')], {
-  description: '`trips` (staff) or `express_requests` (a merchant, or staff for a merchant)',
-});
+export const ImportKindSchema = Literals(IMPORT_KINDS, '`trips` (staff) or `express_requests` (a merchant, or staff for a merchant)');
 export type ImportKind = Static<typeof ImportKindSchema>;
 
-export const ImportModeSchema = Type.Union([Type.Literal('all_or_nothing'), Type.Literal('valid_only')], {
-  description:
-    '`all_or_nothing` (default): nothing is created unless every row is valid; `valid_only`: the valid rows are created, the others reported',
-});
+export const ImportModeSchema = Literals(
+  IMPORT_MODES,
+  '`all_or_nothing` (default): nothing is created unless every row is valid; `valid_only`: the valid rows are created, the others reported',
+);
 export type ImportMode = Static<typeof ImportModeSchema>;
 
-export const ImportStatusSchema = Type.Union(
-  [Type.Literal('queued'), Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')],
-  {
-    description:
-      '`queued`/`running`: a large file processed in the background; `completed`; `failed`: an all-or-nothing import with an invalid row (nothing created)',
-  },
+export const ImportStatusSchema = Literals(
+  IMPORT_STATUSES,
+  '`queued`/`running`: a large file processed in the background; `completed`; `failed`: an all-or-nothing import with an invalid row (nothing created)',
 );
 export type ImportStatus = Static<typeof ImportStatusSchema>;
 
-export const RowStatusSchema = Type.Union(
-  [
-    Type.Literal('pending'),
-    Type.Literal('valid'),
-    Type.Literal('created'),
-    Type.Literal('duplicate'),
-    Type.Literal('error'),
-    Type.Literal('skipped'),
-  ],
-  {
-    description:
-      '`valid`: would be created (dry run); `created`; `duplicate`: its external_ref was imported before (entity_id is that record); `error`; ' +
-      '`skipped`: valid but not created because another row failed an all-or-nothing import; `pending`: not processed yet',
-  },
+export const RowStatusSchema = Literals(
+  ROW_STATUSES,
+  '`valid`: would be created (dry run); `created`; `duplicate`: its external_ref was imported before (entity_id is that record); `error`; ' +
+    '`skipped`: valid but not created because another row failed an all-or-nothing import; `pending`: not processed yet',
 );
 export type RowStatus = Static<typeof RowStatusSchema>;
 
-export const FileFormatSchema = Type.Union([Type.Literal('csv'), Type.Literal('xlsx')]);
+export const FileFormatSchema = Literals(FILE_FORMATS);
 export type FileFormat = Static<typeof FileFormatSchema>;
 
 export const RowError = Type.Object({

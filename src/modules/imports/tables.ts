@@ -2,6 +2,12 @@ import { sql } from 'drizzle-orm';
 import { boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { organization } from '../organizations/tables.js';
 
+export const IMPORT_KINDS = ['trips', 'express_requests'] as const;
+export const IMPORT_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
+export const IMPORT_MODES = ['all_or_nothing', 'valid_only'] as const;
+export const FILE_FORMATS = ['csv', 'xlsx'] as const;
+export const ROW_STATUSES = ['pending', 'valid', 'created', 'duplicate', 'error', 'skipped'] as const;
+
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /**
@@ -14,13 +20,13 @@ export const importJob = pgTable(
   {
     organizationId: text('organization_id').notNull(),
     id: text('id').notNull(),
-    kind: text('kind', { enum: ['trips', 'express_requests'] }).notNull(),
-    status: text('status', { enum: ['queued', 'running', 'completed', 'failed'] }).notNull(),
+    kind: text('kind', { enum: IMPORT_KINDS }).notNull(),
+    status: text('status', { enum: IMPORT_STATUSES }).notNull(),
     dryRun: boolean('dry_run').notNull(),
-    mode: text('mode', { enum: ['all_or_nothing', 'valid_only'] }).notNull(),
+    mode: text('mode', { enum: IMPORT_MODES }).notNull(),
     merchantId: text('merchant_id'),
     fileName: text('file_name'),
-    format: text('format', { enum: ['csv', 'xlsx'] }).notNull(),
+    format: text('format', { enum: FILE_FORMATS }).notNull(),
     totalRows: integer('total_rows').notNull(),
     processedRows: integer('processed_rows').notNull().default(0),
     validRows: integer('valid_rows').notNull().default(0),
@@ -54,7 +60,7 @@ export const importRow = pgTable(
     importId: text('import_id').notNull(),
     rowNumber: integer('row_number').notNull(),
     externalRef: text('external_ref'),
-    status: text('status', { enum: ['pending', 'valid', 'created', 'duplicate', 'error', 'skipped'] }).notNull(),
+    status: text('status', { enum: ROW_STATUSES }).notNull(),
     data: jsonb('data'),
     errors: jsonb('errors')
       .notNull()
@@ -76,7 +82,7 @@ export const importRef = pgTable(
   'import_ref',
   {
     organizationId: text('organization_id').notNull(),
-    kind: text('kind', { enum: ['trips', 'express_requests'] }).notNull(),
+    kind: text('kind', { enum: IMPORT_KINDS }).notNull(),
     merchantKey: text('merchant_key').notNull(),
     externalRef: text('external_ref').notNull(),
     entityId: text('entity_id'),

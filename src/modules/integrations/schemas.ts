@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id } from '../../platform/schemas.js';
+import { Id, Literals } from '../../platform/schemas.js';
+import { RECEIPT_STATUSES } from './tables.js';
 
 /**
  * The signed body of a connector callback. Fields we do not know are kept (a partner adding a field must
@@ -53,7 +54,5 @@ export const ReceiptOut = Type.Object({
   event_id: Type.String(),
   received: Type.Literal(true),
   duplicate: Type.Boolean({ description: 'true when this event id was already stored; nothing was stored again' }),
-  status: Type.Union([Type.Literal('received'), Type.Literal('ignored'), Type.Literal('processed')], {
-    description: '`ignored` while the connectors are not active: stored, acknowledged, no effect on orders',
-  }),
+  status: Literals(RECEIPT_STATUSES, '`ignored` while the connectors are not active: stored, acknowledged, no effect on orders'),
 });

@@ -1,6 +1,8 @@
 import { foreignKey, index, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { organization } from '../organizations/tables.js';
 
+export const RECEIPT_STATUSES = ['received', 'ignored', 'processed'] as const;
+
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /**
@@ -18,9 +20,7 @@ export const integrationWebhookEvent = pgTable(
     payload: jsonb('payload').notNull(),
     bodySha256: text('body_sha256').notNull(),
     signedAt: ts('signed_at').notNull(),
-    status: text('status', { enum: ['received', 'ignored', 'processed'] })
-      .notNull()
-      .default('ignored'),
+    status: text('status', { enum: RECEIPT_STATUSES }).notNull().default('ignored'),
     statusReason: text('status_reason'),
     receivedAt: ts('received_at').notNull().defaultNow(),
   },
