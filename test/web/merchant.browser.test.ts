@@ -360,6 +360,26 @@ describe.skipIf(SKIP)('merchant counter in chromium', () => {
       expect(found.small, `${view}: small touch targets`).toEqual([]);
     };
 
+    // An order with a delivery window and a load: the card shows them (Spanish by default).
+    const inH = (n: number) => new Date(Date.now() + n * 3600_000).toISOString();
+    const windowed = await api(base, customer, 'POST', '/customer/orders', {
+      branch_id: branch.id,
+      address_id: address.id,
+      items: [{ catalog_item_id: items[0].id, quantity: 1 }],
+      payment_destination: 'cash',
+      deliver_after: inH(2),
+      deliver_before: inH(3),
+      units: 4,
+      weight_kg: 12.5,
+    });
+    expect(windowed.status, JSON.stringify(windowed.body)).toBe(201);
+    const windowedCard = page.locator(`.order[data-order-id="${windowed.body.id}"]`);
+    await windowedCard.waitFor();
+    await expect.poll(() => windowedCard.locator('dl.facts').innerText()).toContain('Ventana de entrega');
+    expect(await windowedCard.locator('dd.window-load').allInnerTexts()).toContainEqual('4 u · 12.5 kg');
+    await windowedCard.screenshot({ path: 'test-artifacts/merchant-order-window-load.png' });
+    await fits('order with a window and a load');
+
     // A new order: accepted with 45 minutes of preparation; the card says so, with the promise it moved.
     const o = await order('Para llevar');
     const card = page.locator(`.order[data-order-id="${o.id}"]`);

@@ -6,7 +6,24 @@ import { renderCash } from './console-cash';
 import { renderIntegrations } from './console-integrations';
 import { listHubs, renderHubs } from './console-hubs';
 import { $, clear, h } from './dom';
-import { count, errorText, fmtAge, fmtClock, fmtEta, fmtKm, fmtLate, fmtTime, getLang, label, setLang, t, tf, type Lang } from './i18n';
+import {
+  count,
+  errorText,
+  fmtAge,
+  fmtClock,
+  fmtEta,
+  fmtKm,
+  fmtLate,
+  fmtLoad,
+  fmtTime,
+  fmtWindow,
+  getLang,
+  label,
+  setLang,
+  t,
+  tf,
+  type Lang,
+} from './i18n';
 import { COLORS, createMap, disposeMap, MarkerSet, toLatLng } from './map';
 import { openStream, type StreamEvent } from './sse';
 import { secretForms } from './console-secrets';
@@ -823,12 +840,6 @@ function drawBoard() {
   const sel = document.getElementById('selection');
   if (sel) sel.textContent = n ? count(n, 'selectedOne', 'selectedMany') : '';
 }
-
-/** A window "10:00 – 11:30" (either end may be open). */
-const fmtWindow = (from: string | null, to: string | null) => `${from ? fmtTime(from) : '…'} – ${to ? fmtTime(to) : '…'}`;
-/** A load "3 u · 12.5 kg · 40 L" (kilograms and litres when given). */
-const fmtLoad = (units: number, kg: number | null, litres: number | null) =>
-  [`${units} ${t('unitsShort')}`, kg !== null ? `${kg} kg` : null, litres !== null ? `${litres} L` : null].filter(Boolean).join(' · ');
 
 function card(tr: Trip) {
   const driver = tr.driver_id ? (state.drivers.get(tr.driver_id)?.display_name ?? tr.driver_id.slice(-6)) : null;

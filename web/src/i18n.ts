@@ -872,6 +872,32 @@ export function fmtLate(lateBySeconds: number | null | undefined): string {
   return m > 0 ? tf('lateBy', { n: m }) : m < 0 ? tf('earlyBy', { n: -m }) : t('onTime');
 }
 
+/** A window "10:00 – 11:30" (either end may be open). */
+export const fmtWindow = (from: string | null, to: string | null) => `${from ? fmtTime(from) : '…'} – ${to ? fmtTime(to) : '…'}`;
+/** A load "3 u · 12.5 kg · 40 L" (kilograms and litres when given). */
+export const fmtLoad = (units: number, kg: number | null, litres: number | null) =>
+  [`${units} ${t('unitsShort')}`, kg !== null ? `${kg} kg` : null, litres !== null ? `${litres} L` : null].filter(Boolean).join(' · ');
+
+/**
+ * The windows and load of an order, express request or trip as definition-list rows (term, value): only those given,
+ * the load when it is more than one unit or has kilograms or litres.
+ */
+export function windowsLoadRows(x: {
+  pickup_after: string | null;
+  pickup_before: string | null;
+  deliver_after: string | null;
+  deliver_before: string | null;
+  units: number;
+  weight_kg: number | null;
+  volume_l: number | null;
+}): [string, string][] {
+  const rows: [string, string][] = [];
+  if (x.pickup_after || x.pickup_before) rows.push([t('pickupWindow'), fmtWindow(x.pickup_after, x.pickup_before)]);
+  if (x.deliver_after || x.deliver_before) rows.push([t('deliveryWindow'), fmtWindow(x.deliver_after, x.deliver_before)]);
+  if (x.units !== 1 || x.weight_kg !== null || x.volume_l !== null) rows.push([t('load'), fmtLoad(x.units, x.weight_kg, x.volume_l)]);
+  return rows;
+}
+
 export function fmtClock(iso: string | null | undefined): string {
   if (!iso) return '—';
   return new Date(iso).toLocaleTimeString(lang === 'es' ? 'es-BO' : 'en-US', { hour: '2-digit', minute: '2-digit' });

@@ -1,7 +1,7 @@
 import type L from 'leaflet';
 import { all, api, ok, type Trip } from './api';
 import { clear, h } from './dom';
-import { fmtTime, label, t } from './i18n';
+import { fmtTime, label, t, windowsLoadRows } from './i18n';
 import { fail, field, fmtMoney, formError, parseMoney, toast } from './merchant-ui';
 
 /** Express deliveries (the courier mode): a new one with the recipient's phone, the list with each trip, the recipient's tracking link to share. */
@@ -145,6 +145,7 @@ async function drawList(box: HTMLElement) {
 }
 
 function card(x: Express, trip: Trip | undefined) {
+  const windowsLoad = windowsLoadRows(x);
   return h(
     'article',
     { class: 'card-x', 'data-express-id': x.id, 'data-trip-id': x.trip_id ?? '' },
@@ -162,6 +163,13 @@ function card(x: Express, trip: Trip | undefined) {
       `${t('fee')}: ${fmtMoney(x.delivery_fee)}`,
       trip?.pickup_pin && ['pending', 'assigned', 'accepted'].includes(trip.status) ? ` · ${t('pickupPin')}: ${trip.pickup_pin}` : '',
     ),
+    windowsLoad.length
+      ? h(
+          'dl',
+          { class: 'facts' },
+          windowsLoad.flatMap(([term, value]) => [h('dt', null, term), h('dd', { class: 'window-load' }, value)]),
+        )
+      : null,
     trip?.failure_reason ? h('p', { class: 'failure' }, `${t('deliveryFailed')}: ${label(trip.failure_reason)}`) : null,
     x.trip_id
       ? h('button', { type: 'button', class: 'share', onclick: () => void share(x.trip_id!, x.customer_phone) }, t('shareLink'))

@@ -1,7 +1,7 @@
 import './style.css';
 import { api, keepSessionIn, login, logout, ok, session, type Trip } from './api';
 import { $, clear, h } from './dom';
-import { fmtClock, fmtTime, getLang, label, setLang, t, tf, type Lang } from './i18n';
+import { fmtClock, fmtTime, getLang, label, setLang, t, tf, windowsLoadRows, type Lang } from './i18n';
 import { installPrompt, registerServiceWorker } from './pwa';
 import { openStream, type StreamEvent } from './sse';
 import { renderExpress } from './merchant-express';
@@ -435,6 +435,7 @@ function orderCard(o: Order): HTMLElement {
       h('dd', { class: 'collect' }, collectText(o)),
       h('dt', null, t('dropoff')),
       h('dd', null, o.dropoff_address),
+      windowsLoadRows(o).flatMap(([term, value]) => [h('dt', null, term), h('dd', { class: 'window-load' }, value)]),
     ),
     failed
       ? h(
