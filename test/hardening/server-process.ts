@@ -72,7 +72,9 @@ export async function startServer(opts: {
   child.stderr!.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  // A guard against a server that hangs, not a measure: on a loaded 2-core machine the embedded database's migrations
+  // and demo seed alone can take over a minute, so the default is generous.
+  const deadline = Date.now() + (opts.timeoutMs ?? 240_000);
   let dead = false;
   void exited.then(() => (dead = true));
   for (;;) {

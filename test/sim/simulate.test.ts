@@ -34,10 +34,9 @@ describe('npm run simulate', () => {
     server = await startServer({
       databaseUrl,
       env: { DATA_DIR: path.join(dir, 'data'), WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
-      timeoutMs: 90_000,
     });
     dbUrl = databaseUrl;
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     if (server) await stopServer(server);
