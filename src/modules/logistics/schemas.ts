@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { GeoArea, GeoPoint } from '../../platform/geo.js';
 import { MONEY_PATTERN } from '../../platform/money.js';
 import { Literals, Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { APPROVAL_STATUSES, FAILURE_REASONS, SERVICE_MODES, TRIP_STATUSES } from './tables.js';
+import { APPROVAL_STATUSES, FAILURE_REASONS, SERVICE_MODES, STOP_KINDS, TRIP_STATUSES } from './tables.js';
 import { EXCEPTION_KINDS, FAILED_LISTED_H, type ExceptionKind } from './repo/exceptions.js';
 
 /** A nullable timestamp with its description on the union (where documentation tools look). */
@@ -46,6 +46,7 @@ export const VEHICLE_TYPES: Record<VehicleTypeName, { units: number; weight_kg: 
 export const LOAD_LIMITS = { units: 1000, weight_kg: 5000, volume_l: 20_000, service_min: 240, speed_factor: [0.1, 3] as const };
 export const ServiceModeSchema = Literals(SERVICE_MODES);
 export type ServiceMode = Static<typeof ServiceModeSchema>;
+export const StopKindSchema = Literals(STOP_KINDS);
 export const SourceChannelSchema = Literals(['core', 'chat', 'admin', 'api'] as const);
 export const StrategySchema = Literals(
   ['nearest', 'least_loaded'] as const,
@@ -438,7 +439,7 @@ export const PublicTracking = Type.Object({
   eta_dropoff_at: Nullable(Timestamp), // the live ETA at the recipient's address (not at the next stop), while active
   driver_location: Nullable(GeoPoint), // only while the trip is active
   driver_location_at: Nullable(Timestamp),
-  next_stop: Nullable(Type.Union([Type.Literal('pickup'), Type.Literal('dropoff')])),
+  next_stop: Nullable(StopKindSchema),
   eta_seconds: Nullable(Type.Integer()),
   delivery_pin: Nullable(Type.String({ description: 'the code to give the driver at the door; null once the trip ended' })),
   created_at: Timestamp,

@@ -31,6 +31,8 @@ const moneyCol = (name: string) => numeric(name, { precision: 12, scale: 2 });
 /** Drivers and merchants: the approval states (the state machine is in service/lifecycle; the API enum in schemas.ts). */
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'suspended'] as const;
 export const SERVICE_MODES = ['marketplace', 'delivery_express'] as const;
+/** A trip's two stops: where the goods are picked up and where they are delivered. */
+export const STOP_KINDS = ['pickup', 'dropoff'] as const;
 
 /** Per-organization logistics settings (one row, created on first read). */
 export const logisticsSettings = pgTable('logistics_settings', {
@@ -371,7 +373,7 @@ export const tripGeofence = pgTable(
   {
     organizationId: text('organization_id').notNull(),
     tripId: text('trip_id').notNull(),
-    stop: text('stop', { enum: ['pickup', 'dropoff'] }).notNull(),
+    stop: text('stop', { enum: STOP_KINDS }).notNull(),
     driverId: text('driver_id').notNull(),
     distanceM: doublePrecision('distance_m').notNull(),
     enteredAt: ts('entered_at').notNull(),

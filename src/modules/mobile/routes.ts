@@ -4,6 +4,7 @@ import { Nullable, Strict, Timestamp } from '../../platform/schemas.js';
 import type { Api, AppContext } from '../../platform/context.js';
 import type { MobileService } from './service/apps.js';
 import type { SyncService } from './service/sync.js';
+import { Platform } from '../notifications/index.js';
 import { AppBuildOut, AppRoleT, Brand, BuildSummary, Changes, Obj, SyncResult } from './schemas.js';
 
 export function mobileRoutes(app: Api, ctx: AppContext, svc: MobileService, sync: SyncService) {
@@ -94,7 +95,7 @@ export function mobileRoutes(app: Api, ctx: AppContext, svc: MobileService, sync
         summary: "Published builds of the organization's apps (defaults for apps without published builds)",
         querystring: Strict({
           app_role: Type.Optional(AppRoleT),
-          platform: Type.Optional(Type.Union([Type.Literal('android'), Type.Literal('ios'), Type.Literal('web')])),
+          platform: Type.Optional(Platform),
         }),
         response: { 200: Type.Object({ data: Type.Array(AppBuildOut) }) },
       },

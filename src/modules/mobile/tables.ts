@@ -1,5 +1,6 @@
 import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { users } from '../identity/tables.js';
+import { PLATFORMS } from '../notifications/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -10,7 +11,7 @@ export const appBuild = pgTable(
     organizationId: text('organization_id').notNull(),
     id: text('id').notNull(),
     appRole: text('app_role', { enum: ['administrator', 'comercio', 'delivery', 'repartidor'] }).notNull(),
-    platform: text('platform', { enum: ['android', 'ios', 'web'] }).notNull(),
+    platform: text('platform', { enum: PLATFORMS }).notNull(),
     packageName: text('package_name').notNull(),
     versionName: text('version_name').notNull(),
     buildNumber: integer('build_number').notNull(),

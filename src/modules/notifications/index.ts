@@ -12,7 +12,7 @@ export type { PushGateway } from './service/gateway.js';
 export type { SyncWindow } from './context.js';
 export { publicNotification } from './service/inbox.js';
 export { publicDevice } from './service/devices.js';
-export { HeartbeatProps } from './schemas.js';
+export { HeartbeatProps, Platform } from './schemas.js';
 
 export function createNotificationsModule(ctx: AppContext, deps: NotificationsContext['deps']) {
   /** The configured push gateway, or null (pushes wait as `pending` / `NO_GATEWAY`). */

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { Id, Nullable, ShortText, Timestamp } from '../../platform/schemas.js';
+import { Id, Literals, Nullable, ShortText, Timestamp } from '../../platform/schemas.js';
+import { PLATFORMS } from './tables.js';
 
 export const NotificationOut = Type.Object({
   id: Type.String(),
@@ -17,7 +18,7 @@ export const NotificationOut = Type.Object({
   updated_at: Timestamp,
 });
 
-export const Platform = Type.Union([Type.Literal('android'), Type.Literal('ios'), Type.Literal('web')]);
+export const Platform = Literals(PLATFORMS);
 export const DeviceOut = Type.Object({
   id: Type.String(),
   user_id: Type.String(),

@@ -1,6 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { changedXid } from '../../platform/tables.js';
+
+/** The platforms a device, and an app build, are for. */
+export const PLATFORMS = ['android', 'ios', 'web'] as const;
 import { users } from '../identity/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -47,7 +50,7 @@ export const device = pgTable(
     organizationId: text('organization_id').notNull(),
     id: text('id').notNull(),
     userId: text('user_id').notNull(),
-    platform: text('platform', { enum: ['android', 'ios', 'web'] }).notNull(),
+    platform: text('platform', { enum: PLATFORMS }).notNull(),
     pushToken: text('push_token').notNull(),
     /** `administrator`, `comercio`, `delivery`, `repartidor`: which of the four apps. */
     appRole: text('app_role').notNull(),
