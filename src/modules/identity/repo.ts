@@ -1,4 +1,4 @@
-import type { Tx } from '../../platform/db/index.js';
+import { prepared, type Database, type TenantContext, type Tx } from '../../platform/db/index.js';
 import { selectList, type SnakeRow } from '../../platform/db/columns.js';
 import { authSession, refreshToken, users } from './tables.js';
 
@@ -86,6 +86,19 @@ export async function activeUsersByRole(tx: Tx): Promise<Record<string, number>>
 export async function userExists(tx: Tx, userId: string, role: string | null): Promise<boolean> {
   const { rowCount } = await tx.query('SELECT 1 FROM users WHERE id = $1 AND ($2::text IS NULL OR role = $2)', [userId, role]);
   return rowCount > 0;
+}
+
+const ME_SQL = prepared(`SELECT ${USER_COLUMNS}, o.name AS organization_name
+   FROM users u LEFT JOIN organization_name o ON o.id = u.organization_id WHERE u.id = $1`);
+
+/** The calling user with his organization's name, one statement in one round trip (the hottest read). */
+export async function readMe(
+  db: Database,
+  tenant: TenantContext,
+  userId: string,
+): Promise<(UserView & { organization_name: string | null }) | null> {
+  const rows = await db.tenantRead<UserView & { organization_name: string | null }>(tenant, ME_SQL, [userId]);
+  return rows[0] ?? null;
 }
 
 export async function findUser(tx: Tx, id: string, lock = false): Promise<UserView | null> {

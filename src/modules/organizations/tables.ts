@@ -68,3 +68,11 @@ export const organizationCurrency = pgView('organization_currency')
       .select({ organizationId: organizationSettings.organizationId, defaultCurrency: organizationSettings.defaultCurrency })
       .from(organizationSettings),
   );
+
+/**
+ * The published read of an organization's name for other modules' SQL (identity answers GET /me with it in the same
+ * statement as the user: the hottest read). `security_invoker`: the reader's row-level security applies.
+ */
+export const organizationName = pgView('organization_name')
+  .with({ securityInvoker: true })
+  .as((qb) => qb.select({ id: organization.id, name: organization.name }).from(organization));

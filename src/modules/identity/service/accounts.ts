@@ -313,14 +313,11 @@ export function createIdentityService(ctx: IdentityContext) {
     },
 
     async me(actor: Actor) {
-      // Both statements leave together (the connection pipelines them): one round trip, as the single join was.
-      const [me, names] = await db.readTenant(actor, (tx) =>
-        Promise.all([repo.findUser(tx, actor.userId), ctx.deps.organizations.organizationNames(tx, [actor.organizationId])]),
-      );
+      const me = await repo.readMe(db, actor, actor.userId);
       if (!me) throw AppError.notFound('User');
       return {
         ...publicUser(me),
-        organization: { id: me.organization_id, name: names.get(me.organization_id) ?? '' },
+        organization: { id: me.organization_id, name: me.organization_name ?? '' },
         subadmin_scope: subadminScopeOut(actor.subadmin),
       };
     },

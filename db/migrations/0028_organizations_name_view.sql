@@ -1,0 +1,1 @@
+CREATE VIEW "public"."organization_name" WITH (security_invoker = true) AS (select "id", "name" from "organization");
