@@ -4,6 +4,7 @@ import { messageRoutes } from './routes.js';
 import { createMessagesService } from './service/messages.js';
 
 export type { MessagesService } from './service/messages.js';
+export { LANGUAGES, type Language } from './schemas.js';
 
 /**
  * Recipient messages: what a trip's recipient is told (order confirmed, driver assigned, arriving soon, delivered,

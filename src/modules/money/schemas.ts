@@ -19,12 +19,26 @@ export const RECEIPT_METHODS = ['driver_cash', 'bank_transfer', 'card', 'other']
 export const CASH_ENTRY_TYPES = ['cash_collected', 'cash_remitted', 'cash_adjustment'] as const;
 
 /** How a driver handed cash in: at the cashier's desk, by transfer or deposit, or netted from his earnings by a driver settlement. */
-export const REMITTANCE_METHODS = ['cash', 'bank_transfer', 'deposit', 'settlement'] as const;
+export const REMITTANCE_METHODS = [
+  'cash',
+  'bank_transfer',
+  'deposit',
+  'settlement',
+] as const; /** What a cashier may record: every method but `settlement`, which only a driver settlement writes. */
+export type CashierRemittanceMethod = Exclude<RemittanceMethod, 'settlement'>;
+export const CASHIER_REMITTANCE_METHODS = REMITTANCE_METHODS.filter(
+  (m): m is CashierRemittanceMethod => m !== 'settlement',
+) satisfies readonly RemittanceMethod[];
+
+/** Who bears a short collection once staff resolve it. */
+export const SHORTFALL_CHARGED_TO = ['driver', 'merchant'] as const;
+export type ShortfallChargedTo = (typeof SHORTFALL_CHARGED_TO)[number];
 
 export const SETTLEMENT_FREQUENCIES = ['daily', 'weekly', 'monthly'] as const;
 
 /** What the settlement worker did for a rule's period: paid out, or nothing to pay. */
 export const MERCHANT_SETTLEMENT_OUTCOMES = ['settled', 'skipped'] as const;
+export type MerchantSettlementOutcome = (typeof MERCHANT_SETTLEMENT_OUTCOMES)[number];
 
 export const DRIVER_SETTLEMENT_STATUSES = ['pending', 'paid'] as const;
 

@@ -5,6 +5,7 @@ import { enterTenant, type Tx } from '../../platform/db/index.js';
 import { newId } from '../../platform/ids.js';
 import { formatMoney, minMoney, money } from '../../platform/money.js';
 import type { MoneyContext } from './context.js';
+import type { MerchantSettlementOutcome } from './schemas.js';
 import { type DueRule, insertMerchantSettlement, lockNextDueRule, markRuleSettledThrough } from './repo/settlement-rules.js';
 import { lockMerchantWallet } from './repo/wallet.js';
 import { appendEntry, walletSummary } from './service/ledger.js';
@@ -17,7 +18,7 @@ const systemActor = (organizationId: string): Pick<Actor, 'organizationId' | 'us
 });
 
 /** Settles one due rule inside the worker's transaction (the rule row is locked). */
-async function settle(ctx: MoneyContext, tx: Tx, r: DueRule): Promise<'settled' | 'skipped' | 'duplicate'> {
+async function settle(ctx: MoneyContext, tx: Tx, r: DueRule): Promise<MerchantSettlementOutcome | 'duplicate'> {
   const actor = systemActor(r.organization_id);
   await lockMerchantWallet(tx, r.organization_id, r.merchant_id);
   const w = await walletSummary(ctx, tx, r.merchant_id, r.period_end, r.organization_id);

@@ -1,12 +1,12 @@
 import type { Static } from '@sinclair/typebox';
 import type { Tx } from '../../../platform/db/index.js';
-import type { MerchantSettlementOut } from '../schemas.js';
+import type { MerchantSettlementOut, MerchantSettlementOutcome } from '../schemas.js';
 
 /** The settlements the worker wrote for one merchant (settled and skipped periods), newest first, `limit` rows after the cursor id. */
 export async function listMerchantSettlements(
   tx: Tx,
   merchantId: string,
-  f: { status: 'settled' | 'skipped' | null; after: string | null; limit: number },
+  f: { status: MerchantSettlementOutcome | null; after: string | null; limit: number },
 ): Promise<Static<typeof MerchantSettlementOut>[]> {
   const { rows } = await tx.query<Static<typeof MerchantSettlementOut>>(
     `SELECT id, merchant_id, period_start, period_end, status, gross_amount, debt_netted, payout_amount, currency, created_at

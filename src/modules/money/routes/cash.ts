@@ -3,11 +3,21 @@ import type { FastifyReply } from 'fastify';
 import { actorOf } from '../../../platform/auth.js';
 import type { Api } from '../../../platform/context.js';
 import { validateIdempotencyKey } from '../../../platform/idempotency.js';
-import { Id, IdParams, Money, Nullable, PageQueryProps, ShortText, Strict } from '../../../platform/schemas.js';
+import { Id, IdParams, Literals, Money, Nullable, PageQueryProps, ShortText, Strict } from '../../../platform/schemas.js';
+import { LANGUAGES, type Language } from '../../messages/index.js';
 import { sendWorkbook, WorkbookResponse, XLSX_TYPE } from '../../../platform/workbook.js';
 import type { MoneyContext } from '../context.js';
-import { CashEntryOut, CashPage, CashSummaryOut, EntryOut, ReconciliationOut, ReconciliationQuery } from '../schemas.js';
-import { reconciliationFileName, reconciliationWorkbook, type ReportLang } from '../service/cash-report.js';
+import {
+  CASHIER_REMITTANCE_METHODS,
+  CashEntryOut,
+  CashPage,
+  CashSummaryOut,
+  EntryOut,
+  ReconciliationOut,
+  ReconciliationQuery,
+  SHORTFALL_CHARGED_TO,
+} from '../schemas.js';
+import { reconciliationFileName, reconciliationWorkbook } from '../service/cash-report.js';
 import type { CashService, ReconciliationFilter, RemittanceInput, ShortfallInput } from '../service/cash.js';
 
 const LEDGER_DOC =
@@ -73,7 +83,7 @@ export function cashRoutes(app: Api, _ctx: MoneyContext, svc: CashService) {
         params: IdParams,
         body: Strict({
           amount: Type.String({ pattern: '^\\d{1,10}(\\.\\d{1,2})?$', description: 'decimal string > 0, at most 2 decimals' }),
-          method: Type.Union([Type.Literal('cash'), Type.Literal('bank_transfer'), Type.Literal('deposit')]),
+          method: Literals(CASHIER_REMITTANCE_METHODS),
           reference: Type.Optional(ShortText(200)),
           proof_storage_object_id: Type.Optional(Id),
           note: Type.Optional(ShortText(500)),
@@ -134,11 +144,11 @@ export function cashRoutes(app: Api, _ctx: MoneyContext, svc: CashService) {
           'collected cash once that is remitted. `received_order` names the order when that happens now. 404 for an entry that is not a collection of this driver (or another ' +
           "organization's), 422 NOT_A_SHORTFALL when the collection is not short, 409 SHORTFALL_ALREADY_RESOLVED the second time. Administrators only; audited.",
         params: Strict({ id: Id, entryId: Id }),
-        body: Strict({ charge_to: Type.Union([Type.Literal('driver'), Type.Literal('merchant')]), reason: ShortText(500) }),
+        body: Strict({ charge_to: Literals(SHORTFALL_CHARGED_TO), reason: ShortText(500) }),
         response: {
           201: Type.Object({
             collection: CashEntryOut,
-            charge_to: Type.Union([Type.Literal('driver'), Type.Literal('merchant')]),
+            charge_to: Literals(SHORTFALL_CHARGED_TO),
             shortfall: Money,
             cash_entry: Nullable(CashEntryOut),
             wallet_entry: Nullable(EntryOut),
@@ -185,13 +195,13 @@ export function cashRoutes(app: Api, _ctx: MoneyContext, svc: CashService) {
           'number cells, a totals row summing collected, remitted, adjustments, net and missing (never the outstanding balance). Headers in Spanish (`lang=es`, the default) or English.',
         querystring: Strict({
           ...ReconciliationQuery.properties,
-          lang: Type.Optional(Type.Union([Type.Literal('es'), Type.Literal('en')])),
+          lang: Type.Optional(Literals(LANGUAGES)),
         }),
         response: { 200: WorkbookResponse },
       },
     },
     async (req, reply) => {
-      const { lang, ...q } = req.query as ReconciliationFilter & { lang?: ReportLang };
+      const { lang, ...q } = req.query as ReconciliationFilter & { lang?: Language };
       const r = await svc.reconciliation(actorOf(req), q);
       return sendWorkbook(reply as unknown as FastifyReply, await reconciliationWorkbook(r, lang ?? 'es'), reconciliationFileName(r));
     },

@@ -2,11 +2,12 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { actorOf } from '../../../platform/auth.js';
 import type { Api } from '../../../platform/context.js';
-import { DateTimeParam, Money, Nullable, Page, PageQueryProps, Strict } from '../../../platform/schemas.js';
+import { DateTimeParam, Literals, Money, Nullable, Page, PageQueryProps, Strict } from '../../../platform/schemas.js';
+import { LANGUAGES, type Language } from '../../messages/index.js';
 import { REPORT_MAX_ROWS, sendWorkbook, WorkbookResponse } from '../../../platform/workbook.js';
 import type { MoneyContext } from '../context.js';
-import { HeldCashOut, LedgerOut, MerchantSettlementOut, WalletOut } from '../schemas.js';
-import { createMerchantMoneyService, type Lang, type OwnEntriesQuery } from '../service/merchant-money.js';
+import { HeldCashOut, LedgerOut, MerchantSettlementOut, type MerchantSettlementOutcome, WalletOut } from '../schemas.js';
+import { createMerchantMoneyService, type OwnEntriesQuery } from '../service/merchant-money.js';
 import { WALLET_ENTRY_TYPES } from '../schemas.js';
 
 const merchantOnly = { auth: { roles: ['comercio' as const] } };
@@ -57,7 +58,7 @@ export function merchantMoneyRoutes(app: Api, ctx: MoneyContext) {
         response: { 200: Page(MerchantSettlementOut) },
       },
     },
-    async (req) => svc.settlements(actorOf(req), req.query as { status?: 'settled' | 'skipped' }),
+    async (req) => svc.settlements(actorOf(req), req.query as { status?: MerchantSettlementOutcome }),
   );
   app.get(
     '/merchant/wallet.xlsx',
@@ -74,17 +75,13 @@ export function merchantMoneyRoutes(app: Api, ctx: MoneyContext) {
         querystring: Strict({
           from: DateTimeParam('inclusive'),
           to: DateTimeParam('exclusive'),
-          lang: Type.Optional(
-            Type.Union([Type.Literal('es'), Type.Literal('en')], {
-              description: 'the language of the headers and entry types (default es)',
-            }),
-          ),
+          lang: Type.Optional(Literals(LANGUAGES, 'the language of the headers and entry types (default es)')),
         }),
         response: { 200: WorkbookResponse },
       },
     },
     async (req, reply) => {
-      const { file, name } = await svc.workbook(actorOf(req), req.query as { from: string; to: string; lang?: Lang });
+      const { file, name } = await svc.workbook(actorOf(req), req.query as { from: string; to: string; lang?: Language });
       return sendWorkbook(reply as unknown as FastifyReply, file, name);
     },
   );

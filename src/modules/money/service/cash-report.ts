@@ -1,7 +1,6 @@
 import { buildWorkbook, type Column, reportFileName } from '../../../platform/workbook.js';
+import type { Language } from '../../messages/index.js';
 import type { Reconciliation, ReconciliationLine } from './cash.js';
-
-export type ReportLang = 'es' | 'en';
 
 const WORDS = {
   es: {
@@ -47,7 +46,7 @@ const WORDS = {
  * money as number cells, a totals row summing the flows (collected, remitted, adjustments, net, missing) — never the
  * outstanding column, which is a balance at the end of each day.
  */
-export function reconciliationWorkbook(r: Reconciliation, lang: ReportLang): Promise<Buffer> {
+export function reconciliationWorkbook(r: Reconciliation, lang: Language): Promise<Buffer> {
   const w = WORDS[lang];
   const columns: Column<ReconciliationLine>[] = [
     { header: w.day, key: 'day', width: 12, value: (x) => x.day },

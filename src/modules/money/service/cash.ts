@@ -31,7 +31,7 @@ import {
   shortfallResolution,
 } from '../repo/cash.js';
 import { insertReceipt, lockMerchantWallet } from '../repo/wallet.js';
-import { CashEntryOut, CashSummaryOut, type RemittanceMethod } from '../schemas.js';
+import { CashEntryOut, CashSummaryOut, type CashierRemittanceMethod, type RemittanceMethod, type ShortfallChargedTo } from '../schemas.js';
 import { appendEntry } from './ledger.js';
 
 const cashEntryOut = (e: CashEntryRecord): Static<typeof CashEntryOut> => ({
@@ -74,13 +74,13 @@ export interface Reconciliation {
 }
 
 export interface ShortfallInput {
-  charge_to: 'driver' | 'merchant';
+  charge_to: ShortfallChargedTo;
   reason: string;
 }
 
 export interface RemittanceInput {
   amount: string;
-  method: Exclude<RemittanceMethod, 'settlement'>;
+  method: CashierRemittanceMethod;
   reference?: string;
   proof_storage_object_id?: string;
   note?: string;

@@ -4,20 +4,19 @@ import { AppError } from '../../../platform/errors.js';
 import { formatMoney, money, sumMoney } from '../../../platform/money.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import { buildWorkbook, type Column, periodOf, REPORT_MAX_ROWS, reportFileName, type SheetLabels } from '../../../platform/workbook.js';
+import type { Language } from '../../messages/index.js';
 import type { MoneyContext } from '../context.js';
 import { listMovements, movementTotals } from '../repo/finance.js';
 import { heldCashTotal, listHeldCash, listMerchantSettlements } from '../repo/merchant-money.js';
-import { LedgerOut } from '../schemas.js';
+import { LedgerOut, type MerchantSettlementOutcome } from '../schemas.js';
 import { WALLET_ENTRY_TYPES } from '../schemas.js';
 import { ownMerchant, walletSummary } from './ledger.js';
 
 type EntryType = (typeof WALLET_ENTRY_TYPES)[number];
 
-export type Lang = 'es' | 'en';
-
 /** The words of the period workbook in the merchant's language (the page passes its own). */
 const WORDS: Record<
-  Lang,
+  Language,
   SheetLabels & {
     sheet: string;
     title: string;
@@ -121,7 +120,7 @@ export function createMerchantMoneyService(ctx: MoneyContext) {
     },
 
     /** The period's entries as a workbook (oldest first), in the caller's language; more than REPORT_MAX_ROWS is 422 REPORT_TOO_LARGE. */
-    async workbook(actor: Actor, q: { from: string; to: string; lang?: Lang }): Promise<{ file: Buffer; name: string }> {
+    async workbook(actor: Actor, q: { from: string; to: string; lang?: Language }): Promise<{ file: Buffer; name: string }> {
       const period = periodOf(q);
       const w = WORDS[q.lang ?? 'es'];
       const { rows, name } = await ctx.db.withTenant(actor, async (tx) => {
@@ -171,7 +170,7 @@ export function createMerchantMoneyService(ctx: MoneyContext) {
       });
     },
 
-    async settlements(actor: Actor, q: { status?: 'settled' | 'skipped'; limit?: number; cursor?: string }) {
+    async settlements(actor: Actor, q: { status?: MerchantSettlementOutcome; limit?: number; cursor?: string }) {
       const page = pageRequest(q);
       return ctx.db.withTenant(actor, async (tx) => {
         const m = await ownMerchant(ctx, tx, actor);
