@@ -32,6 +32,10 @@ describe.skipIf(SKIP)('console hubs in chromium', () => {
     await logIn(page, 'admin@demo.test');
     await page.getByRole('link', { name: 'Centros' }).click();
     await page.getByRole('heading', { name: 'Nuevo centro' }).waitFor();
+    // At 1280 px the header with every tab stays one line: the logout button beside the title, not under it.
+    const rowOf = async (sel: string) => (await page.locator(sel).boundingBox())!;
+    const [brand, logout] = [await rowOf('.top .brand'), await rowOf('#logout')];
+    expect(logout.y).toBeLessThan(brand.y + brand.height);
     await page.getByText('Todavía no hay centros.').waitFor();
 
     await page.getByLabel('Nombre').fill('Depósito Central');

@@ -214,7 +214,7 @@ function renderShell() {
       h('span', { class: 'live', id: 'live', 'data-live': String(state.live), role: 'status' }, state.live ? t('live') : t('reconnecting')),
       langPicker(),
       h('span', { class: 'who' }, user.display_name),
-      h('button', { type: 'button', id: 'logout', onclick: () => void logout() }, t('logout')),
+      h('button', { type: 'button', id: 'logout', title: user.display_name, onclick: () => void logout() }, t('logout')),
     ),
     h('p', { id: 'live-reason', class: 'notice banner', role: 'status', hidden: true }),
     h('main', { id: 'main', tabindex: '-1' }),
