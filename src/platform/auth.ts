@@ -12,8 +12,11 @@ export type AppRole = (typeof APP_ROLES)[number];
  * are staff flags on an administrator-console user (they do not get administrator rights);
  * `platform` is a platform operator (approves operators of every organization).
  */
-export type Principal = 'platform' | 'administrator' | 'dispatch' | 'subadmin' | 'comercio' | 'delivery' | 'repartidor';
-export const PRINCIPALS: readonly Principal[] = ['platform', 'administrator', 'dispatch', 'subadmin', 'comercio', 'delivery', 'repartidor'];
+export const PRINCIPALS = ['platform', 'administrator', 'dispatch', 'subadmin', 'comercio', 'delivery', 'repartidor'] as const;
+export type Principal = (typeof PRINCIPALS)[number];
+/** The kinds of an organization's users: every principal but the platform operator. */
+export type OrganizationPrincipal = Exclude<Principal, 'platform'>;
+export const ORGANIZATION_PRINCIPALS = PRINCIPALS.filter((p): p is OrganizationPrincipal => p !== 'platform');
 
 /**
  * The access rule of a route as the OpenAPI document states it (`x-roles`, `x-permission`, a sentence in the

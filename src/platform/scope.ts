@@ -7,6 +7,10 @@ import type { Actor } from './auth.js';
  */
 export type TerritoryScope = string[] | null;
 
+/** What a report or a live view covers, as its answers name it: the whole organization, or a sub-administrator's territories. */
+export const READ_SCOPES = ['organization', 'territories'] as const;
+export type ReadScope = (typeof READ_SCOPES)[number];
+
 export const scopeOf = (actor: Pick<Actor, 'kind' | 'subadmin'>): TerritoryScope =>
   actor.kind === 'subadmin' ? (actor.subadmin?.territoryIds ?? []) : null;
 

@@ -108,3 +108,9 @@ export const changedXid = () =>
   xid8('changed_xid')
     .notNull()
     .default(sql`pg_current_xact_id()`);
+
+/**
+ * A value list as SQL, `('a', 'b')`, for the check constraint of a column whose values a module lists once
+ * (`sql\`${t.status} in ${sqlList(STATUSES)}\``). The values are the module's own constants, never input.
+ */
+export const sqlList = (values: readonly string[]) => sql.raw(`(${values.map((v) => `'${v}'`).join(', ')})`);

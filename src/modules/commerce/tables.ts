@@ -17,7 +17,7 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import { changedXid } from '../../platform/tables.js';
-import { merchant, SERVICE_MODES, territory } from '../logistics/tables.js';
+import { merchant, SERVICE_MODES, SOURCE_CHANNELS, territory } from '../logistics/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const pt = (name: string) => point(name, { mode: 'xy' });
@@ -378,9 +378,7 @@ export const deliveryExpressRequest = pgTable(
     packageDescription: text('package_description'),
     declaredValue: moneyCol('declared_value').notNull().default('0'),
     deliveryFee: moneyCol('delivery_fee').notNull().default('0'),
-    sourceChannel: text('source_channel', { enum: ['core', 'chat', 'admin', 'api'] })
-      .notNull()
-      .default('core'),
+    sourceChannel: text('source_channel', { enum: SOURCE_CHANNELS }).notNull().default('core'),
     tripId: text('trip_id'),
     status: text('status', { enum: EXPRESS_STATUSES }).notNull().default('requested'),
     /** The delivery window (its end is the trip's promise), the pickup window and the load, as given to the trip. */

@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { Nullable, Strict } from '../../platform/schemas.js';
+import { Literals, Nullable, Strict } from '../../platform/schemas.js';
+import { READ_SCOPES } from '../../platform/scope.js';
 
 export const DashboardOut = Type.Object({
   generated_at: Type.String({ format: 'date-time' }),
-  scope: Type.Union([Type.Literal('organization'), Type.Literal('territories')]),
+  scope: Literals(READ_SCOPES),
   sections: Type.Object({}, { additionalProperties: true }),
 });
 

@@ -1,4 +1,5 @@
 import type { Actor } from '../../platform/auth.js';
+import type { ReadScope } from '../../platform/scope.js';
 import { buildWorkbook } from '../../platform/workbook.js';
 import type { OnTimeLine } from '../logistics/index.js';
 import type { DashboardContext } from './context.js';
@@ -19,9 +20,10 @@ export function createDashboardService(ctx: DashboardContext) {
         for (const [name, contribute] of ctx.dashboard) out[name] = await contribute(tx, actor);
         return out;
       });
+      const scope: ReadScope = actor.subadmin ? 'territories' : 'organization';
       return {
         generated_at: new Date().toISOString(),
-        scope: actor.subadmin ? ('territories' as const) : ('organization' as const),
+        scope,
         sections,
       };
     },
@@ -42,7 +44,7 @@ export function createDashboardService(ctx: DashboardContext) {
         { header: 'Mean lateness (min)', key: 'mean_late_min', width: 20, value: (r: OnTimeLine) => r.mean_late_min },
         { header: 'P90 lateness (min)', key: 'p90_late_min', width: 20, value: (r: OnTimeLine) => r.p90_late_min },
       ];
-      const scope = actor.subadmin ? 'territories' : 'organization';
+      const scope: ReadScope = actor.subadmin ? 'territories' : 'organization';
       const sheets = (['territory', 'merchant', 'driver', 'hour'] as const).map((dim) => ({
         sheet: dim,
         title: `On-time deliveries by ${dim}`,

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { GeoPoint } from '../../platform/geo.js';
 import { Id, Literals, Nullable, Strict, Timestamp } from '../../platform/schemas.js';
-import type { Objective as SolverObjective } from './optimizer/index.js';
+import { STOP_REASONS, type Objective as SolverObjective } from './optimizer/index.js';
 import { OBJECTIVES, PLAN_STATUSES } from './tables.js';
 
 /** The bounds the interface states: request sizes and budgets, a plan's lifetime, the solves one instance queues. */
@@ -205,12 +205,9 @@ export const PlanOut = Type.Object({
     seed: Type.Integer(),
     iterations: Type.Integer({ description: 'iterations run' }),
     iteration_budget: Type.Integer(),
-    stopped_by: Type.Union(
-      ['iterations', 'converged', 'time'].map((s) => Type.Literal(s)),
-      {
-        description:
-          'iterations: the budget (with its extensions) was spent; converged: no better plan for long; time: the time_budget_ms ceiling cut the search (the plan may then differ between runs)',
-      },
+    stopped_by: Literals(
+      STOP_REASONS,
+      'iterations: the budget (with its extensions) was spent; converged: no better plan for long; time: the time_budget_ms ceiling cut the search (the plan may then differ between runs)',
     ),
     elapsed_ms: Type.Integer(),
   }),

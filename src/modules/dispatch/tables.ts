@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { check, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { sqlList } from '../../platform/tables.js';
 import { organization } from '../organizations/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -65,7 +66,7 @@ export const dispatchSettings = pgTable(
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (t) => [
-    check('dispatch_settings_objective_ck', sql`${t.objective} in ('time', 'balanced', 'distance')`),
+    check('dispatch_settings_objective_ck', sql`${t.objective} in ${sqlList(OBJECTIVES)}`),
     check(
       'dispatch_settings_ranges_ck',
       sql`${t.maxRouteDurationS} > 0 and (${t.maxStopsPerRoute} is null or ${t.maxStopsPerRoute} >= 2) and ${t.servicePickupS} >= 0 and ${t.serviceDropoffS} >= 0 and (${t.iterations} is null or ${t.iterations} >= 0)`,

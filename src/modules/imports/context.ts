@@ -2,6 +2,7 @@ import type { Actor } from '../../platform/auth.js';
 import type { ModuleContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import type { GeoPoint, LonLat } from '../../platform/geo.js';
+import type { SourceChannel } from '../logistics/index.js';
 
 /**
  * The geocoding hook: a deployment that has a geocoder implements it and hands it to the module in the composition
@@ -13,7 +14,7 @@ export interface Geocoder {
 }
 
 /** Where a record came from: staff's imports are `admin`, a merchant's `core`, an API key's `api`. */
-export type SourceChannel = 'core' | 'chat' | 'admin' | 'api';
+export type { SourceChannel };
 
 /** A trip as the import creates it (the fields of POST /trips it uses). */
 export interface ImportedTrip {

@@ -33,7 +33,7 @@ export type { PlanningHub } from './service/hubs.js';
 export { ApprovalStatusSchema, MerchantOut, ServiceModeSchema, TripOutSchema, TripStatusSchema, TripWindowsLoadIn } from './schemas.js';
 /** The rules of a trip's windows and load, for the orders and express requests whose trips carry them. */
 export { validateWindow, validateWindowsLoad, type WindowsLoadInput } from './service/promises.js';
-export type { ApprovalStatus, ServiceMode } from './schemas.js';
+export type { ApprovalStatus, ServiceMode, SourceChannel } from './schemas.js';
 export { merchantOut, tripOut } from './service/mappers.js';
 
 /** A polygon over central La Paz, Bolivia (the demo territory). */

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { GeoArea, GeoPoint } from '../../platform/geo.js';
 import { MONEY_PATTERN } from '../../platform/money.js';
 import { Literals, Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { APPROVAL_STATUSES, FAILURE_REASONS, SERVICE_MODES, STOP_KINDS, TRIP_STATUSES } from './tables.js';
+import { APPROVAL_STATUSES, FAILURE_REASONS, SERVICE_MODES, SOURCE_CHANNELS, STOP_KINDS, TRIP_STATUSES } from './tables.js';
 import { EXCEPTION_KINDS, FAILED_LISTED_H, type ExceptionKind } from './repo/exceptions.js';
 
 /** A nullable timestamp with its description on the union (where documentation tools look). */
@@ -47,7 +47,7 @@ export const LOAD_LIMITS = { units: 1000, weight_kg: 5000, volume_l: 20_000, ser
 export const ServiceModeSchema = Literals(SERVICE_MODES);
 export type ServiceMode = Static<typeof ServiceModeSchema>;
 export const StopKindSchema = Literals(STOP_KINDS);
-export const SourceChannelSchema = Literals(['core', 'chat', 'admin', 'api'] as const);
+export const SourceChannelSchema = Literals(SOURCE_CHANNELS);
 export const StrategySchema = Literals(
   ['nearest', 'least_loaded'] as const,
   'auto-assignment ranking: nearest first, or least loaded first',

@@ -18,7 +18,7 @@ import {
   unique,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import { changedXid } from '../../platform/tables.js';
+import { changedXid, sqlList } from '../../platform/tables.js';
 import { organization } from '../organizations/tables.js';
 import { users } from '../identity/tables.js';
 
@@ -31,6 +31,8 @@ const moneyCol = (name: string) => numeric(name, { precision: 12, scale: 2 });
 /** Drivers and merchants: the approval states (the state machine is in service/lifecycle; the API enum in schemas.ts). */
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'suspended'] as const;
 export const SERVICE_MODES = ['marketplace', 'delivery_express'] as const;
+/** Where a record came from: a merchant's `core`, the chat, staff's `admin`, an API key's `api`. */
+export const SOURCE_CHANNELS = ['core', 'chat', 'admin', 'api'] as const;
 /** A trip's two stops: where the goods are picked up and where they are delivered. */
 export const STOP_KINDS = ['pickup', 'dropoff'] as const;
 
@@ -151,7 +153,7 @@ export const driver = pgTable(
     index('driver_location_gist').using('gist', t.lastLocation),
     check('driver_active_trips_ck', sql`${t.activeTrips} >= 0`),
     check('driver_capacity_ck', sql`${t.capacity} between 1 and 50`),
-    check('driver_status_ck', sql`${t.status} in ${sql.raw(`(${APPROVAL_STATUSES.map((v) => `'${v}'`).join(', ')})`)}`),
+    check('driver_status_ck', sql`${t.status} in ${sqlList(APPROVAL_STATUSES)}`),
   ],
 );
 
@@ -198,7 +200,7 @@ export const merchant = pgTable(
     index('merchant_status_idx').on(t.organizationId, t.status, t.id),
     index('merchant_territory_idx').on(t.organizationId, t.territoryId, t.id),
     check('merchant_commission_ck', sql`${t.commissionPercent} >= 0 and ${t.commissionPercent} <= 100`),
-    check('merchant_status_ck', sql`${t.status} in ${sql.raw(`(${APPROVAL_STATUSES.map((v) => `'${v}'`).join(', ')})`)}`),
+    check('merchant_status_ck', sql`${t.status} in ${sqlList(APPROVAL_STATUSES)}`),
   ],
 );
 
@@ -223,9 +225,7 @@ export const trip = pgTable(
     id: text('id').notNull(),
     status: text('status', { enum: TRIP_STATUSES }).notNull().default('pending'),
     serviceMode: text('service_mode', { enum: SERVICE_MODES }).notNull().default('marketplace'),
-    sourceChannel: text('source_channel', { enum: ['core', 'chat', 'admin', 'api'] })
-      .notNull()
-      .default('core'),
+    sourceChannel: text('source_channel', { enum: SOURCE_CHANNELS }).notNull().default('core'),
     territoryId: text('territory_id'),
     merchantId: text('merchant_id'),
     customerUserId: text('customer_user_id'),

@@ -1,10 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import { Nullable, Timestamp } from '../../platform/schemas.js';
+import { LANGUAGES } from './tables.js';
+
+export { LANGUAGES };
 
 /** The messages a trip's recipient gets, their languages and the placeholders a template may use. */
 export const MESSAGE_KINDS = ['order_confirmed', 'driver_assigned', 'arriving_soon', 'delivered', 'failed'] as const;
 export type MessageKind = (typeof MESSAGE_KINDS)[number];
-export const LANGUAGES = ['es', 'en'] as const;
 export type Language = (typeof LANGUAGES)[number];
 
 /** Every placeholder a template may use; anything else in braces is refused. */

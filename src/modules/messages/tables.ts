@@ -1,6 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { check, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { sqlList } from '../../platform/tables.js';
 import { organization } from '../organizations/tables.js';
+
+/** The languages recipient messages are written in; Spanish is the default. */
+export const LANGUAGES = ['es', 'en'] as const;
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -22,7 +26,7 @@ export const recipientMessageSettings = pgTable(
   (t) => [
     primaryKey({ columns: [t.organizationId] }),
     foreignKey({ columns: [t.organizationId], foreignColumns: [organization.id] }),
-    check('recipient_message_settings_language_ck', sql`default_language IN ('es', 'en')`),
+    check('recipient_message_settings_language_ck', sql`default_language IN ${sqlList(LANGUAGES)}`),
     check('recipient_message_settings_minutes_ck', sql`arriving_soon_min BETWEEN 1 AND 240 AND eta_message_period_min BETWEEN 1 AND 1440`),
   ],
 );
@@ -45,7 +49,7 @@ export const recipientPreference = pgTable(
     primaryKey({ columns: [t.organizationId, t.id] }),
     foreignKey({ columns: [t.organizationId], foreignColumns: [organization.id] }),
     uniqueIndex('recipient_preference_phone_uq').on(t.organizationId, t.phone),
-    check('recipient_preference_language_ck', sql`language IS NULL OR language IN ('es', 'en')`),
+    check('recipient_preference_language_ck', sql`language IS NULL OR language IN ${sqlList(LANGUAGES)}`),
     check('recipient_preference_changed_by_ck', sql`changed_by IN ('staff', 'recipient')`),
   ],
 );

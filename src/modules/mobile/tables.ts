@@ -1,4 +1,5 @@
 import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { APP_ROLES } from '../../platform/auth.js';
 import { users } from '../identity/tables.js';
 import { PLATFORMS } from '../notifications/tables.js';
 
@@ -10,7 +11,7 @@ export const appBuild = pgTable(
   {
     organizationId: text('organization_id').notNull(),
     id: text('id').notNull(),
-    appRole: text('app_role', { enum: ['administrator', 'comercio', 'delivery', 'repartidor'] }).notNull(),
+    appRole: text('app_role', { enum: APP_ROLES }).notNull(),
     platform: text('platform', { enum: PLATFORMS }).notNull(),
     packageName: text('package_name').notNull(),
     versionName: text('version_name').notNull(),

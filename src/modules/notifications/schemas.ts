@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Id, Literals, Nullable, ShortText, Timestamp } from '../../platform/schemas.js';
+import { ORGANIZATION_PRINCIPALS } from '../../platform/auth.js';
 import { PLATFORMS } from './tables.js';
 
 export const NotificationOut = Type.Object({
@@ -53,9 +54,7 @@ export const HeartbeatProps = {
   ),
 };
 
-export const TargetRole = Type.Union(
-  ['administrator', 'dispatch', 'subadmin', 'comercio', 'delivery', 'repartidor'].map((r) => Type.Literal(r)),
-);
+export const TargetRole = Literals(ORGANIZATION_PRINCIPALS);
 
 export const adminMessage = {
   title: ShortText(120),

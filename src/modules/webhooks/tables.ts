@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, check, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { sqlList } from '../../platform/tables.js';
 import { organization } from '../organizations/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -46,7 +47,7 @@ export const webhookSubscription = pgTable(
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
     foreignKey({ columns: [t.organizationId], foreignColumns: [organization.id] }),
-    check('webhook_subscription_scope_ck', sql`scope IN ('organization', 'dispatch', 'territories', 'merchant')`),
+    check('webhook_subscription_scope_ck', sql`scope IN ${sqlList(SUBSCRIPTION_SCOPES)}`),
     check('webhook_subscription_merchant_ck', sql`(scope = 'merchant') = (merchant_id IS NOT NULL)`),
     index('webhook_subscription_active_idx')
       .on(t.organizationId)
@@ -90,7 +91,7 @@ export const webhookDelivery = pgTable(
       columns: [t.organizationId, t.subscriptionId],
       foreignColumns: [webhookSubscription.organizationId, webhookSubscription.id],
     }).onDelete('cascade'),
-    check('webhook_delivery_status_ck', sql`status IN ('pending', 'sending', 'delivered', 'failed', 'cancelled')`),
+    check('webhook_delivery_status_ck', sql`status IN ${sqlList(DELIVERY_STATUSES)}`),
     index('webhook_delivery_subscription_idx').on(t.organizationId, t.subscriptionId, t.id),
     // The worker's queue, and the ordering check (an earlier undelivered event of the same resource).
     index('webhook_delivery_due_idx')
@@ -132,7 +133,7 @@ export const webhookAttempt = pgTable(
       columns: [t.organizationId, t.deliveryId],
       foreignColumns: [webhookDelivery.organizationId, webhookDelivery.id],
     }).onDelete('cascade'),
-    check('webhook_attempt_outcome_ck', sql`outcome IN ('delivered', 'retry', 'failed')`),
+    check('webhook_attempt_outcome_ck', sql`outcome IN ${sqlList(ATTEMPT_OUTCOMES)}`),
     index('webhook_attempt_delivery_idx').on(t.organizationId, t.deliveryId, t.attempt),
   ],
 );

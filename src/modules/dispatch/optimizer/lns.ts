@@ -4,6 +4,7 @@ import { improveRoute, localSearch, relocatePass, type SearchContext } from './l
 import { mulberry32, randInt, type Rng } from './prng.js';
 import { EPS, tripOf } from './route.js';
 import { Solution, betterValue, isBetter } from './solution.js';
+import type { StopReason } from './types.js';
 
 /** Related trips kept per trip (ruin and exchange). */
 const NEIGHBORS = 30;
@@ -225,7 +226,7 @@ export interface CurvePoint {
 export interface LnsResult {
   best: Solution;
   iterations: number;
-  stoppedBy: 'iterations' | 'converged' | 'time';
+  stoppedBy: StopReason;
   curve: CurvePoint[];
 }
 

@@ -104,6 +104,10 @@ export interface DistanceMatrix {
  */
 export type Objective = 'time' | 'balanced' | 'distance' | 'vehicles';
 
+/** Why a search ended (a plan's `stoppedBy`). */
+export const STOP_REASONS = ['iterations', 'converged', 'time'] as const;
+export type StopReason = (typeof STOP_REASONS)[number];
+
 export interface OptimizerOptions {
   /** PRNG seed: the same seed and iteration budget on the same problem give the same plan. */
   seed?: number;
@@ -214,7 +218,7 @@ export interface Plan {
   iterations: number;
   iterationBudget: number;
   /** Why the search ended: the iteration budget, no new best for long (converged), or the time ceiling. */
-  stoppedBy: 'iterations' | 'converged' | 'time';
+  stoppedBy: StopReason;
   /** Every new best: iteration and objective value (the improvement curve). */
   curve: { iteration: number; assigned: number; cost: number }[];
   /** Wall-clock time of the solve (the only field that varies between identical runs). */

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../../platform/auth.js';
 import type { Api } from '../../../platform/context.js';
-import { scopeOf } from '../../../platform/scope.js';
-import { Id, IdParams, Nullable, Page, PageQueryProps, Strict, Timestamp } from '../../../platform/schemas.js';
+import { READ_SCOPES, type ReadScope, scopeOf } from '../../../platform/scope.js';
+import { Id, IdParams, Literals, Nullable, Page, PageQueryProps, Strict, Timestamp } from '../../../platform/schemas.js';
 import { CouponFields, CouponOut, OrderOut, OrderStatusSchema, TariffOut } from '../../commerce/index.js';
 import { MerchantOut, ServiceModeSchema, TripOutSchema, TripStatusSchema } from '../../logistics/index.js';
 import { ReviewOut, ReviewStatusSchema } from '../../money/index.js';
@@ -37,7 +37,7 @@ export function consoleRoutes(app: Api, ctx: SubadminContext) {
         response: {
           200: Type.Object({
             generated_at: Timestamp,
-            scope: Type.Union([Type.Literal('organization'), Type.Literal('territories')]),
+            scope: Literals(READ_SCOPES),
             territory_ids: Nullable(Type.Array(Type.String())),
             counts: Type.Object({ drivers: Type.Integer(), drivers_available: Type.Integer(), active_trips: Type.Integer() }),
             type: Type.Literal('FeatureCollection'),
@@ -57,9 +57,10 @@ export function consoleRoutes(app: Api, ctx: SubadminContext) {
       const actor = actorOf(req);
       const map = await liveMap(ctx, actor);
       const drivers = map.features.filter((f) => f.properties.kind === 'driver');
+      const scope: ReadScope = actor.kind === 'subadmin' ? 'territories' : 'organization';
       return {
         generated_at: new Date(),
-        scope: actor.kind === 'subadmin' ? ('territories' as const) : ('organization' as const),
+        scope,
         territory_ids: scopeOf(actor),
         counts: {
           drivers: drivers.length,
