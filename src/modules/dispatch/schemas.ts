@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { GeoPoint } from '../../platform/geo.js';
 import { Id, Literals, Nullable, Strict, Timestamp } from '../../platform/schemas.js';
+import { StopKindSchema } from '../logistics/index.js';
 import { STOP_REASONS, type Objective as SolverObjective } from './optimizer/index.js';
 import { OBJECTIVES, PLAN_STATUSES } from './tables.js';
 
@@ -116,7 +117,7 @@ export const PlanOut = Type.Object({
       stops: Type.Array(
         Type.Object({
           trip_id: Type.String(),
-          kind: Type.Union([Type.Literal('pickup'), Type.Literal('dropoff')]),
+          kind: StopKindSchema,
           position: GeoPoint,
           arrival_offset_s: Type.Number({
             description: 'seconds from planned_at (the start of every route, from the driver position) to the arrival at the stop',

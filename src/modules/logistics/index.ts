@@ -30,7 +30,15 @@ export type { TripStatus } from './schemas.js';
 export type { TripReportRow, Period, TripListQuery } from './service/trip-queries.js';
 export type { PlanningTrip, PlanningDriver, PlanningTripFilter } from './service/planning.js';
 export type { PlanningHub } from './service/hubs.js';
-export { ApprovalStatusSchema, MerchantOut, ServiceModeSchema, TripOutSchema, TripStatusSchema, TripWindowsLoadIn } from './schemas.js';
+export {
+  ApprovalStatusSchema,
+  MerchantOut,
+  ServiceModeSchema,
+  StopKindSchema,
+  TripOutSchema,
+  TripStatusSchema,
+  TripWindowsLoadIn,
+} from './schemas.js';
 /** The rules of a trip's windows and load, for the orders and express requests whose trips carry them. */
 export { validateWindow, validateWindowsLoad, type WindowsLoadInput } from './service/promises.js';
 export type { ApprovalStatus, ServiceMode, SourceChannel } from './schemas.js';

@@ -47,6 +47,13 @@ export const LOAD_LIMITS = { units: 1000, weight_kg: 5000, volume_l: 20_000, ser
 export const ServiceModeSchema = Literals(SERVICE_MODES);
 export type ServiceMode = Static<typeof ServiceModeSchema>;
 export const StopKindSchema = Literals(STOP_KINDS);
+export type StopKind = Static<typeof StopKindSchema>;
+/** The stages a PIN guards: the pickup and the delivery. */
+export const PIN_STAGES = ['pickup', 'delivery'] as const;
+export type PinStage = (typeof PIN_STAGES)[number];
+/** Which PIN lock a staff override resets: one stage's, or both. */
+export const PinLockSchema = Literals([...PIN_STAGES, 'both'] as const);
+export type PinLock = Static<typeof PinLockSchema>;
 export const SourceChannelSchema = Literals(SOURCE_CHANNELS);
 export const StrategySchema = Literals(
   ['nearest', 'least_loaded'] as const,

@@ -1,5 +1,6 @@
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import type { Tx } from '../../platform/db/index.js';
+import type { PreferenceChanger } from './schemas.js';
 import { recipientMessage, recipientMessageSettings, recipientPreference } from './tables.js';
 
 export type MessageSettingsRow = typeof recipientMessageSettings.$inferSelect;
@@ -29,7 +30,7 @@ export async function findPreference(tx: Tx, phone: string): Promise<PreferenceR
 /** Sets the given fields of a phone's preference (creating it); `undefined` fields are left as they are. */
 export async function upsertPreference(
   tx: Tx,
-  v: { organizationId: string; id: string; phone: string; language?: string | null; optedOut?: boolean; changedBy: 'staff' | 'recipient' },
+  v: { organizationId: string; id: string; phone: string; language?: string | null; optedOut?: boolean; changedBy: PreferenceChanger },
 ): Promise<PreferenceRow> {
   const optedOutAt = v.optedOut === undefined ? undefined : v.optedOut ? sql`now()` : null;
   const set: Record<string, unknown> = { changedBy: v.changedBy, updatedAt: sql`now()` };

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { Nullable, Timestamp } from '../../platform/schemas.js';
-import { LANGUAGES } from './tables.js';
+import { Literals, Nullable, Timestamp } from '../../platform/schemas.js';
+import { LANGUAGES, PREFERENCE_CHANGERS } from './tables.js';
 
 export { LANGUAGES };
 
@@ -8,6 +8,7 @@ export { LANGUAGES };
 export const MESSAGE_KINDS = ['order_confirmed', 'driver_assigned', 'arriving_soon', 'delivered', 'failed'] as const;
 export type MessageKind = (typeof MESSAGE_KINDS)[number];
 export type Language = (typeof LANGUAGES)[number];
+export type PreferenceChanger = (typeof PREFERENCE_CHANGERS)[number];
 
 /** Every placeholder a template may use; anything else in braces is refused. */
 export const PLACEHOLDERS = ['recipient_name', 'merchant_name', 'organization_name', 'eta_time', 'eta_minutes', 'tracking_link'] as const;
@@ -44,6 +45,6 @@ export const PreferenceOut = Type.Object({
   opted_out: Type.Boolean(),
   opted_out_at: Nullable(Timestamp),
   language: Nullable(Language),
-  changed_by: Type.Union([Type.Literal('staff'), Type.Literal('recipient')]),
+  changed_by: Literals(PREFERENCE_CHANGERS),
   updated_at: Timestamp,
 });

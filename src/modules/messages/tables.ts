@@ -5,6 +5,8 @@ import { organization } from '../organizations/tables.js';
 
 /** The languages recipient messages are written in; Spanish is the default. */
 export const LANGUAGES = ['es', 'en'] as const;
+/** Who last changed a recipient's preference: staff, or the recipient himself (tracking link, customer account). */
+export const PREFERENCE_CHANGERS = ['staff', 'recipient'] as const;
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -50,7 +52,7 @@ export const recipientPreference = pgTable(
     foreignKey({ columns: [t.organizationId], foreignColumns: [organization.id] }),
     uniqueIndex('recipient_preference_phone_uq').on(t.organizationId, t.phone),
     check('recipient_preference_language_ck', sql`language IS NULL OR language IN ${sqlList(LANGUAGES)}`),
-    check('recipient_preference_changed_by_ck', sql`changed_by IN ('staff', 'recipient')`),
+    check('recipient_preference_changed_by_ck', sql`changed_by IN ${sqlList(PREFERENCE_CHANGERS)}`),
   ],
 );
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { Nullable, Timestamp } from '../../platform/schemas.js';
+import { Literals, Nullable, Timestamp } from '../../platform/schemas.js';
 import { SecretInput } from '../../platform/secrets.js';
-import { DELIVERY_STATUSES } from './tables.js';
+import { ATTEMPT_OUTCOMES, DELIVERY_STATUSES, SUBSCRIPTION_SCOPES } from './tables.js';
 
 /** The events a subscription may ask for: the names of the SSE streams. */
 export const WEBHOOK_EVENT_TYPES = [
@@ -54,12 +54,12 @@ export const DeliveryStatus = Type.Union(
 export const WebhookSubscriptionOut = Type.Object({
   id: Type.String(),
   organization_id: Type.String(),
-  scope: Type.Union([Type.Literal('organization'), Type.Literal('dispatch'), Type.Literal('territories'), Type.Literal('merchant')], {
-    description:
-      'Set from the creator: `organization` (an administrator): every event of the organization; `dispatch` (a dispatcher): the `trip.*` events; ' +
+  scope: Literals(
+    SUBSCRIPTION_SCOPES,
+    'Set from the creator: `organization` (an administrator): every event of the organization; `dispatch` (a dispatcher): the `trip.*` events; ' +
       '`territories` (a sub-administrator): the events of the territories he holds when each event happens (`trip.*` with `delivery_status`, ' +
       "`order.*` with `orders_status`, `payment_review.*` with `payments_review_view`); `merchant`: the events of the owner merchant's records",
-  }),
+  ),
   owner_user_id: Type.String(),
   merchant_id: Nullable(Type.String()),
   url: Type.String(),
@@ -116,7 +116,7 @@ export const AttemptOut = Type.Object({
   status_code: Nullable(Type.Integer()),
   error: Nullable(Type.String()),
   response_excerpt: Nullable(Type.String({ description: 'the first KiB of the response body' })),
-  outcome: Type.Union([Type.Literal('delivered'), Type.Literal('retry'), Type.Literal('failed')]),
+  outcome: Literals(ATTEMPT_OUTCOMES),
 });
 export const DeliveryDetail = Type.Composite([
   WebhookDeliveryOut,

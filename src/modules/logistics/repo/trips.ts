@@ -2,7 +2,7 @@ import { and, count, eq, ne } from 'drizzle-orm';
 import { prepared, type Prepared, type Tx } from '../../../platform/db/index.js';
 import { scopedSql, scopeSql, type TerritoryScope } from '../../../platform/scope.js';
 import { trip, tripRejection } from '../tables.js';
-import type { FailureReason, TripStatus } from '../schemas.js';
+import type { FailureReason, PinLock, PinStage, TripStatus } from '../schemas.js';
 import { selectList, type SnakeRow } from '../../../platform/db/columns.js';
 
 /** The points of a trip travel as numbers (x = lon, y = lat); the offline-sync marker stays out of the rows. */
@@ -251,10 +251,8 @@ export async function updateTripStatus(
   );
 }
 
-export type PinStage = 'pickup' | 'delivery';
-
 /** Clears the wrong-PIN counter of the pickup, the delivery or both. */
-export async function resetPinAttempts(tx: Tx, id: string, which: PinStage | 'both'): Promise<void> {
+export async function resetPinAttempts(tx: Tx, id: string, which: PinLock): Promise<void> {
   const sets = {
     pickup: 'pickup_pin_attempts = 0',
     delivery: 'delivery_pin_attempts = 0',

@@ -20,6 +20,7 @@ import { tripOut } from '../service/mappers.js';
 import {
   DriverOut,
   FailureReasonSchema,
+  PinLockSchema,
   ProofOut,
   ServiceModeSchema,
   StopKindSchema,
@@ -37,8 +38,6 @@ import type { LogisticsService } from '../service/logistics.js';
 
 const STAFF = ['administrator', 'dispatch', 'subadmin'] as const;
 const TripIdParams = IdParams;
-
-const PinLock = Type.Union([Type.Literal('pickup'), Type.Literal('delivery'), Type.Literal('both')]);
 
 export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
   const trips = svc.requests.trips;
@@ -223,12 +222,12 @@ export function tripRoutes(app: Api, _ctx: AppContext, svc: LogisticsService) {
               {
                 status: TripStatusSchema,
                 reason: ShortText(500),
-                reset_pin_lock: Type.Optional(PinLock),
+                reset_pin_lock: Type.Optional(PinLockSchema),
                 failure_reason: Type.Optional(FailureReasonSchema),
               },
               { title: 'TripStatusChange' },
             ),
-            Strict({ reset_pin_lock: PinLock, reason: ShortText(500) }, { title: 'TripPinLockReset' }),
+            Strict({ reset_pin_lock: PinLockSchema, reason: ShortText(500) }, { title: 'TripPinLockReset' }),
           ],
           {
             description:

@@ -1,4 +1,5 @@
 import { haversineMeters, type LonLat } from '../../../platform/geo.js';
+import type { StopKind } from '../schemas.js';
 
 /**
  * The pure part of promises and live ETAs (no database, no clock): travel speeds learned from completed trips, the
@@ -107,8 +108,6 @@ export function hourOfWeek(at: Date, timeZone = 'UTC'): number {
 
 /** Seconds a driver spends at a stop (parking, handing over); the ETA of the next stop starts after it. */
 export const DWELL_S = { pickup: 180, dropoff: 120 } as const;
-
-export type StopKind = 'pickup' | 'dropoff';
 
 export interface EtaTrip {
   id: string;

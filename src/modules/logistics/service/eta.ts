@@ -5,6 +5,7 @@ import type { LonLat } from '../../../platform/geo.js';
 import { tripEtas, type EtaTrip } from './eta-model.js';
 import { type TripRow, activeTripsOfDriver } from '../repo/trips.js';
 import type { Promises } from './promises.js';
+import type { StopKind } from '../schemas.js';
 import { writeEtas } from '../repo/eta.js';
 import { getSettings } from '../repo/settings.js';
 import type { TripCore } from './trips.js';
@@ -34,8 +35,8 @@ const etaTrip = (t: TripRow): EtaTrip => ({
  * The committed plans' order of the driver's stops: the trips of each plan (the earliest given first) with their pickup
  * and dropoff positions in its route. Trips given outside a plan are not in it (they come after, in remainingStops).
  */
-export function committedRoute(trips: TripRow[]): { tripId: string; kind: 'pickup' | 'dropoff' }[] {
-  const plans = new Map<string, { first: number; stops: { tripId: string; kind: 'pickup' | 'dropoff'; at: number }[] }>();
+export function committedRoute(trips: TripRow[]): { tripId: string; kind: StopKind }[] {
+  const plans = new Map<string, { first: number; stops: { tripId: string; kind: StopKind; at: number }[] }>();
   for (const t of trips) {
     if (!t.plan_id || t.stop_order === null || t.dropoff_order === null) continue;
     const assigned = t.assigned_at ? new Date(t.assigned_at).getTime() : 0;

@@ -19,6 +19,7 @@ import {
 import { findDriver } from '../repo/drivers.js';
 import { getSettings } from '../repo/settings.js';
 import type { TripCore } from './trips.js';
+import type { PinStage } from '../schemas.js';
 
 /**
  * Exceptions: what a dispatcher must see. Each is an event to the SSE streams, the outbound webhooks and the
@@ -42,7 +43,7 @@ export function createExceptions(ctx: AppContext, core: Pick<TripCore, 'emit' | 
   }
 
   /** A wrong PIN that just locked a verification (the attempts reached the limit): trip.pin_locked, once per lock. */
-  async function pinLocked(tx: Tx, actor: Pick<Actor, 'userId'> | null, t: TripRow, stage: 'pickup' | 'delivery') {
+  async function pinLocked(tx: Tx, actor: Pick<Actor, 'userId'> | null, t: TripRow, stage: PinStage) {
     await core.emit(tx, actor, 'trip.pin_locked', t, { stage, attempts: PIN_MAX_ATTEMPTS }, 'staff');
   }
 

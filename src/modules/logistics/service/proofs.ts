@@ -10,12 +10,12 @@ import { PIN_MAX_ATTEMPTS } from './transitions.js';
 import { type DriverRow } from '../repo/drivers.js';
 import { type TripRow, countWrongPin } from '../repo/trips.js';
 import { insertProof, proofsOfTrip, type ProofRow } from '../repo/proofs.js';
-import type { ProofOut } from '../schemas.js';
+import type { PinStage, ProofOut } from '../schemas.js';
 import type { Assignment } from './assignment.js';
 import type { TripCore } from './trips.js';
 import type { Exceptions } from './exceptions.js';
 
-export type Stage = 'pickup' | 'delivery';
+export type Stage = PinStage;
 export interface VerifyInput {
   pin: string;
   evidence?: { type: string; storage_key: string };

@@ -8,7 +8,7 @@ import { scopeOf } from '../../../platform/scope.js';
 import { TERMINAL_STATUSES } from './transitions.js';
 import { type DriverRow, driversWithCapacity, findDriver, positionedDrivers } from '../repo/drivers.js';
 import type { TripRow, TripViewer } from '../repo/trips.js';
-import { type TripStatus } from '../schemas.js';
+import { type StopKind, type TripStatus } from '../schemas.js';
 import { breadcrumb, geofenceEntries, historyTrack, keptTrack } from '../repo/locations.js';
 import { getSettings } from '../repo/settings.js';
 import * as trips from '../repo/trips.js';
@@ -107,7 +107,7 @@ export async function tracking(tx: Tx, t: TripRow) {
     driver_id: t.driver_id,
     last_location: toGeoPoint(last),
     last_location_at: lastAt,
-    next_stop: nextStop as 'pickup' | 'dropoff' | null,
+    next_stop: nextStop as StopKind | null,
     distance_remaining_m: remaining === null ? null : Math.round(remaining),
     eta_seconds: remaining === null ? null : Math.round(remaining / speed),
     breadcrumb: crumbs.map((c) => ({

@@ -11,7 +11,7 @@ import { assertTransition, isTerminal } from '../../../platform/state-machine.js
 import { DISPATCH_TRANSITIONS, TRIP_TRANSITIONS } from './transitions.js';
 import { isStaff, tripOut } from './mappers.js';
 import { scopeOf } from '../../../platform/scope.js';
-import { type FailureReason, type ServiceMode, type SourceChannel, type TripStatus } from '../schemas.js';
+import { type FailureReason, type PinLock, type ServiceMode, type SourceChannel, type TripStatus } from '../schemas.js';
 import {
   type TripRow,
   findTrip,
@@ -355,7 +355,7 @@ export function createTripCore(
     tx: Tx,
     actor: Actor,
     tripId: string,
-    body: { status?: TripStatus; reason: string; reset_pin_lock?: 'pickup' | 'delivery' | 'both'; failure_reason?: FailureReason },
+    body: { status?: TripStatus; reason: string; reset_pin_lock?: PinLock; failure_reason?: FailureReason },
   ) {
     const t = await getScoped(tx, actor, tripId, true);
     if ((body.status === 'cancelled' || body.status === 'pending') && actor.kind === 'subadmin') {

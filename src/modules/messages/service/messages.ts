@@ -10,7 +10,7 @@ import type { MessagesContext } from '../context.js';
 import * as repo from '../repo.js';
 import type { MessageSettingsRow, PreferenceRow } from '../repo.js';
 import { clockTime, DEFAULT_TEMPLATES, render, unknownPlaceholders, type MessageValues } from './templates.js';
-import { LANGUAGES, MESSAGE_KINDS, PLACEHOLDERS, type Language, type MessageKind } from '../schemas.js';
+import { LANGUAGES, MESSAGE_KINDS, PLACEHOLDERS, type Language, type MessageKind, type PreferenceChanger } from '../schemas.js';
 
 type Overrides = Partial<Record<MessageKind, Partial<Record<Language, string>>>>;
 
@@ -44,7 +44,7 @@ export const preferenceOut = (p: PreferenceRow) => ({
   opted_out: p.optedOutAt !== null,
   opted_out_at: p.optedOutAt,
   language: (p.language as Language | null) ?? null,
-  changed_by: p.changedBy as 'staff' | 'recipient',
+  changed_by: p.changedBy as PreferenceChanger,
   updated_at: p.updatedAt,
 });
 
