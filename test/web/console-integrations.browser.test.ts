@@ -7,8 +7,8 @@ import { axeSerious, logIn, phoneFit, skipBrowser, startRig, type BrowserRig } f
  * The console's integrations view (#/integrations) in a real browser (Debian's chromium through playwright-core) against the
  * real server on the embedded database with the demo seed: an API key created (shown once, copied, working), then revoked
  * after a confirmation (refused from then on); a spreadsheet tried first (its bad row named by row and column), refused
- * whole, then imported for its valid rows, listed with its report; a GPS app bound and revoked; Spanish and English; a
- * 390 px phone. Screenshots go to test-artifacts/ (gitignored).
+ * whole, then imported for its valid rows, listed with its report; a GPS app bound and revoked; a merchant's connected
+ * shop listed and disconnected after a confirmation; Spanish and English; a 390 px phone. Screenshots go to test-artifacts/ (gitignored).
  */
 
 const SKIP = skipBrowser('test/web/console-integrations.browser.test.ts');
@@ -155,6 +155,71 @@ describe.skipIf(SKIP)('console integrations view in chromium', () => {
     expect(found.wide, 'overflow').toEqual([]);
     expect(found.small, 'small touch targets').toEqual([]);
     await rig.shot(page, '05-phone', { fullPage: true });
+    await context.close();
+    expect(rig.problems).toEqual([]);
+  }, 300_000);
+
+  it("lists a merchant's connected shop and disconnects it after a confirmation (dismissing it keeps it); fits a phone", async () => {
+    const base = rig.base;
+    const admin = await login(base, 'admin@demo.test');
+    const merchant = await login(base, 'merchant@demo.test');
+    const shopUrl = `tienda-${Date.now().toString(36)}.myshopify.com`;
+    const made = await api(base, merchant, 'POST', '/shops/connections', {
+      platform: 'shopify',
+      shop_url: shopUrl,
+      secret: 'secreto-de-prueba',
+    });
+    expect(made.status).toBe(201);
+    const connection = made.body as { id: string; merchant_id: string };
+    const listed = async () =>
+      ((await api(base, admin, 'GET', '/shops/connections?limit=100')).body.data as { id: string }[]).map((c) => c.id);
+    expect(await listed()).toEqual([connection.id]);
+
+    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'es-BO' });
+    const page = await context.newPage();
+    rig.watch(page);
+    await page.goto(`${base}/console`);
+    await logIn(page, 'admin@demo.test');
+    await page.getByRole('link', { name: 'Integraciones' }).click();
+    await page.getByRole('heading', { name: 'Tiendas conectadas' }).waitFor();
+    const row = page.locator(`#shops-list tr[data-connection="${connection.id}"]`);
+    await row.waitFor();
+    const text = await row.textContent();
+    expect(text).toContain(connection.merchant_id);
+    expect(text).toContain('Shopify');
+    expect(text).toContain(shopUrl);
+    await row.scrollIntoViewIfNeeded();
+    await rig.shot(page, '06-shops');
+
+    // Dismissing the confirmation keeps the shop, here and on the server.
+    page.once('dialog', (d) => {
+      expect(d.message()).toContain(shopUrl);
+      void d.dismiss();
+    });
+    await row.locator('button.disconnect').click();
+    await page.reload();
+    await row.waitFor();
+    expect(await listed()).toEqual([connection.id]);
+
+    // A phone: the shop as a card, nothing wider than the screen, the button a thumb can hit.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const found = await phoneFit(page, 390);
+    expect(found.wide, 'overflow').toEqual([]);
+    expect(found.small, 'small touch targets').toEqual([]);
+    await row.scrollIntoViewIfNeeded();
+    await rig.shot(page, '07-shops-phone');
+
+    // Accepted: gone from the page and from the server's list; the empty state says so.
+    page.once('dialog', (d) => void d.accept());
+    await row.locator('button.disconnect').click();
+    await expect.poll(() => page.locator('#shops-list').textContent()).toBe('Ningún comercio conectó una tienda.');
+    expect(await row.count()).toBe(0);
+    expect(await listed()).toEqual([]);
+
+    await page.locator('#lang').selectOption('en');
+    await page.getByRole('link', { name: 'Integrations' }).click();
+    await page.getByRole('heading', { name: 'Connected shops' }).waitFor();
+    await expect.poll(() => page.locator('#shops-list').textContent()).toBe('No merchant has connected a shop.');
     await context.close();
     expect(rig.problems).toEqual([]);
   }, 300_000);

@@ -8,7 +8,8 @@ import { importRowErrorsEs } from './i18n-integrations';
  * The console's integrations view (#/integrations), for administrators: API keys (created with a name and scopes, the
  * key shown once with a copy button, revoked after a confirmation), spreadsheet imports (a dry run first with its
  * errors by row and column, then the import; past imports with their progress and report; the templates), and the
- * GPS apps bound to drivers (Traccar Client: bind, the server URL shown once, revoke).
+ * GPS apps bound to drivers (Traccar Client: bind, the server URL shown once, revoke), and every merchant's connected shops
+ * (WooCommerce, Shopify: listed, disconnected after a confirmation).
  */
 
 type Toast = (message: string, kind?: 'info' | 'error') => void;
@@ -510,9 +511,93 @@ function gpsPanel(toast: Toast): HTMLElement {
   );
 }
 
+function shopsPanel(toast: Toast): HTMLElement {
+  const list = h('div', { class: 'body', id: 'shops-list' }, '…');
+
+  async function load() {
+    const rows = await all((cursor) => ok(api.GET('/api/v1/shops/connections', { params: { query: { limit: 100, cursor } } })), 1000);
+    clear(
+      list,
+      rows.length === 0
+        ? h('p', null, t('shopsNone'))
+        : h(
+            'table',
+            { class: 'int-cards' },
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                h('th', null, t('merchant')),
+                h('th', null, t('shopPlatform')),
+                h('th', null, t('shopUrl')),
+                h('th', null, t('shopsConnectedAt')),
+                h('th', null, ''),
+              ),
+            ),
+            h(
+              'tbody',
+              null,
+              rows.map((c) =>
+                h(
+                  'tr',
+                  { 'data-connection': c.id },
+                  // The list answers the merchant's id only.
+                  h('td', { class: 'mono' }, c.merchant_id),
+                  h('td', null, h('strong', null, c.platform === 'shopify' ? 'Shopify' : 'WooCommerce')),
+                  h('td', { class: 'mono' }, c.shop_url),
+                  h('td', null, fmtTime(c.created_at)),
+                  h(
+                    'td',
+                    null,
+                    h(
+                      'button',
+                      {
+                        type: 'button',
+                        class: 'big danger disconnect',
+                        onclick: async () => {
+                          if (!confirm(tf('shopsDisconnectConfirm', { name: c.shop_url }))) return;
+                          try {
+                            await ok(
+                              api.DELETE('/api/v1/shops/connections/{connection_id}', { params: { path: { connection_id: c.id } } }),
+                            );
+                            await load();
+                          } catch (e) {
+                            toast(`${t('error')}: ${errorText(e)}`, 'error');
+                          }
+                        },
+                      },
+                      t('shopDisconnect'),
+                    ),
+                  ),
+                ),
+              ),
+            ),
+          ),
+    );
+  }
+  void load().catch((e) => clear(list, h('p', { class: 'error', role: 'alert' }, errorText(e))));
+  return h(
+    'section',
+    { class: 'int-panel', id: 'int-shops', 'aria-labelledby': 'int-shops-title' },
+    h('h2', { id: 'int-shops-title' }, t('shopConnections')),
+    h('p', { class: 'hint' }, t('shopsHint')),
+    list,
+  );
+}
+
 export function renderIntegrations(main: HTMLElement, toast: Toast): void {
   clear(
     main,
-    h('div', { class: 'int-page' }, h('h1', null, t('integrationsTitle')), keysPanel(toast), importsPanel(toast), gpsPanel(toast)),
+    h(
+      'div',
+      { class: 'int-page' },
+      h('h1', null, t('integrationsTitle')),
+      keysPanel(toast),
+      importsPanel(toast),
+      gpsPanel(toast),
+      shopsPanel(toast),
+    ),
   );
 }

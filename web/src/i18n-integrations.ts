@@ -1,4 +1,4 @@
-/** The console's integrations view (API keys, spreadsheet imports, GPS apps): Spanish (default) and English, merged into i18n.ts. */
+/** The console's integrations view (API keys, spreadsheet imports, GPS apps, connected shops): Spanish (default) and English, merged into i18n.ts. */
 export const integrationsEs = {
   integrationsTab: 'Integraciones',
   integrationsTitle: 'Integraciones',
@@ -64,6 +64,10 @@ export const integrationsEs = {
   gpsLastSeen: 'Última posición',
   gpsRevokeConfirm: '¿Revocar el dispositivo «{name}»? Sus posiciones dejarán de aceptarse.',
   gpsNoDrivers: 'No hay repartidores aprobados.',
+  shopsHint: 'Las tiendas WooCommerce y Shopify que los comercios conectaron: sus pedidos llegan como envíos exprés.',
+  shopsConnectedAt: 'Conectada',
+  shopsNone: 'Ningún comercio conectó una tienda.',
+  shopsDisconnectConfirm: '¿Desconectar la tienda «{name}»? Sus pedidos dejarán de llegar.',
 };
 
 export const integrationsEn: Record<keyof typeof integrationsEs, string> = {
@@ -131,6 +135,10 @@ export const integrationsEn: Record<keyof typeof integrationsEs, string> = {
   gpsLastSeen: 'Last position',
   gpsRevokeConfirm: 'Revoke the device “{name}”? Its positions stop being accepted.',
   gpsNoDrivers: 'No approved drivers.',
+  shopsHint: 'The WooCommerce and Shopify shops the merchants connected: their orders arrive as express deliveries.',
+  shopsConnectedAt: 'Connected',
+  shopsNone: 'No merchant has connected a shop.',
+  shopsDisconnectConfirm: 'Disconnect the shop “{name}”? Its orders will stop arriving.',
 };
 
 /** The integrations routes' problem codes in Spanish (English shows the server's own detail). */
@@ -146,6 +154,7 @@ export const integrationsErrorsEs: Record<string, string> = {
   IMPORT_TOO_MANY_ROWS: 'El archivo tiene demasiadas filas (máximo 5000); divídelo.',
   IMPORT_UNZIPPED_TOO_LARGE: 'El XLSX es demasiado grande una vez descomprimido.',
   SIGNATURE_MISMATCH: 'El archivo no es un CSV ni un XLSX.',
+  SHOP_CONNECTION_NOT_FOUND: 'Esa tienda ya no está conectada.',
 };
 
 /** A row error of an import in Spanish by its code (English shows the server's message, which names the value). */
