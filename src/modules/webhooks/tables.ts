@@ -8,6 +8,7 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 export const SUBSCRIPTION_SCOPES = ['organization', 'dispatch', 'territories', 'merchant'] as const;
 export const DELIVERY_STATUSES = ['pending', 'sending', 'delivered', 'failed', 'cancelled'] as const;
 export const ATTEMPT_OUTCOMES = ['delivered', 'retry', 'failed'] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
 /**
  * An outbound webhook subscription, confined to the scope of the user who created it (its owner):

@@ -7,6 +7,7 @@ import { recordAudit } from '../../platform/audit.js';
 import { newId } from '../../platform/ids.js';
 import { SIGNATURE_HEADER, signPayload } from '../../platform/signature.js';
 import * as repo from './repo.js';
+import type { AttemptOutcome } from './tables.js';
 import { httpSender, targetPolicy, type SendResult, type WebhookSender } from './service/sender.js';
 import { decryptSecret, SecretError, type SecretsKeyring } from '../../platform/secrets.js';
 import { secretContextOf } from './service/webhooks.js';
@@ -34,7 +35,7 @@ export interface WebhookWorkerOptions {
   disableAfterMs: number;
   intervalMs: number;
   /** Told of every attempt whose outcome was written: its verdict, the HTTP exchange's and (when delivered) the event's age in ms. */
-  onAttempt?: (a: { outcome: 'delivered' | 'retry' | 'failed'; durationMs: number; deliveredAfterMs: number | null }) => void;
+  onAttempt?: (a: { outcome: AttemptOutcome; durationMs: number; deliveredAfterMs: number | null }) => void;
 }
 
 /** Settings from the environment (WEBHOOK_*, listed in the module's index.ts and in the README). */
@@ -76,7 +77,7 @@ export function retryAfterMs(value: string | string[] | undefined, now: Date): n
 }
 
 /** What to do after an attempt: 2xx delivered; network errors, timeouts, 408, 429 and 5xx retried; anything else final. */
-export function classify(r: SendResult): 'delivered' | 'retry' | 'failed' {
+export function classify(r: SendResult): AttemptOutcome {
   if (r.refused) return 'failed';
   if (r.statusCode === null) return 'retry';
   if (r.statusCode >= 200 && r.statusCode < 300) return 'delivered';

@@ -1,6 +1,7 @@
 import { and, desc, eq, lt } from 'drizzle-orm';
 import type { Tx } from '../../../platform/db/index.js';
 import { scopeSql, type TerritoryScope } from '../../../platform/scope.js';
+import type { ShortfallChargedTo } from '../schemas.js';
 import { driverCashEntry as entry } from '../tables.js';
 
 /** A driver cash entry as stored (derived from the table). */
@@ -76,8 +77,8 @@ export async function findCollection(tx: Tx, tripId: string): Promise<CashEntryR
 }
 
 /** Who a short collection's shortfall was charged to (see RESOLVED_SQL); null while unresolved. */
-export async function shortfallResolution(tx: Tx, driverId: string, tripId: string): Promise<'driver' | 'merchant' | null> {
-  const { rows } = await tx.query<{ to: 'driver' | 'merchant' }>(
+export async function shortfallResolution(tx: Tx, driverId: string, tripId: string): Promise<ShortfallChargedTo | null> {
+  const { rows } = await tx.query<{ to: ShortfallChargedTo }>(
     `SELECT 'driver' AS to FROM driver_cash_entry WHERE driver_id = $1 AND entry_type = 'cash_adjustment' AND trip_id = $2
      UNION ALL SELECT 'merchant' FROM merchant_wallet_entry WHERE entry_type = 'adjustment' AND trip_id = $2 LIMIT 1`,
     [driverId, tripId],

@@ -1,6 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import { and, eq, sql } from 'drizzle-orm';
 import { prepared, type Tx } from '../../../platform/db/index.js';
+import type { CollectedBy } from '../../commerce/index.js';
 import type { ProfileOut } from '../schemas.js';
 import { merchantPaymentProfile as profile } from '../tables.js';
 
@@ -77,9 +78,7 @@ export async function isEnabledProfileQr(tx: Tx, objectId: string): Promise<bool
 }
 
 /** Whether the merchant accepts direct payments now and who collects his cash orders (defaults without a profile); one statement per order. */
-export async function paymentOptions(tx: Tx, merchantId: string): Promise<{ direct: boolean; cashCollectedBy: 'driver' | 'merchant' }> {
-  const { rows } = await tx.query<{ direct_payment_enabled: boolean; cash_collected_by: 'driver' | 'merchant' }>(PAYMENT_OPTIONS, [
-    merchantId,
-  ]);
+export async function paymentOptions(tx: Tx, merchantId: string): Promise<{ direct: boolean; cashCollectedBy: CollectedBy }> {
+  const { rows } = await tx.query<{ direct_payment_enabled: boolean; cash_collected_by: CollectedBy }>(PAYMENT_OPTIONS, [merchantId]);
   return { direct: rows[0]?.direct_payment_enabled ?? false, cashCollectedBy: rows[0]?.cash_collected_by ?? 'driver' };
 }

@@ -1,6 +1,7 @@
 import { recordAudit } from '../../../platform/audit.js';
 import type { Actor } from '../../../platform/auth.js';
 import { AppError } from '../../../platform/errors.js';
+import type { CollectedBy } from '../../commerce/index.js';
 import { assertObjectLink } from '../../storage/index.js';
 import type { MoneyContext } from '../context.js';
 import { findProfile as loadProfile, type ProfileView, upsertProfile } from '../repo/profiles.js';
@@ -14,7 +15,7 @@ export interface ProfilePatch {
   bank_name?: string | null;
   account_number?: string | null;
   payment_reference_hint?: string | null;
-  cash_collected_by?: 'driver' | 'merchant';
+  cash_collected_by?: CollectedBy;
 }
 
 /** `****` and the last 4 characters: the only form of an account number the service keeps. */
