@@ -1,6 +1,14 @@
 import { GeoPoint } from '../../platform/geo.js';
 import { Id, Literals, Money, NonNegativeMoney, Nullable, Phone, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { COLLECTED_BY, EXPRESS_STATUSES, ORDER_SOURCES, ORDER_STATUSES, PAYMENT_DESTINATIONS, PAYMENT_STATUSES } from './tables.js';
+import {
+  AMOUNT_TYPES,
+  COLLECTED_BY,
+  EXPRESS_STATUSES,
+  ORDER_SOURCES,
+  ORDER_STATUSES,
+  PAYMENT_DESTINATIONS,
+  PAYMENT_STATUSES,
+} from './tables.js';
 import { Type, type Static } from '@sinclair/typebox';
 
 /**
@@ -70,6 +78,7 @@ export type PaymentDestination = Static<typeof PaymentDestinationSchema>;
 /** Cash orders: who takes the cash at the door (the platform's driver, or the merchant's own staff). */
 export type CollectedBy = Static<typeof CollectedBySchema>;
 export type PaymentStatus = Static<typeof PaymentStatusSchema>;
+export type AmountType = (typeof AMOUNT_TYPES)[number];
 
 /** An order as the payments side (wallet, reviews, cash) sees it, in the transaction of the change. */
 export interface OrderMoneyFacts {
@@ -308,7 +317,7 @@ export const CouponOut = Type.Object({
   code: Type.String(),
   name: Type.String(),
   description: Nullable(Type.String()),
-  discount_type: Literals(['percent', 'fixed'] as const),
+  discount_type: Literals(AMOUNT_TYPES),
   discount_value: Money,
   max_discount: Nullable(Money),
   minimum_order: Money,
@@ -329,7 +338,7 @@ export const CouponFields = {
   code: CouponCode,
   name: ShortText(120),
   description: Type.Optional(ShortText(1000)),
-  discount_type: Literals(['percent', 'fixed'] as const, 'percent of the eligible subtotal, or a fixed amount'),
+  discount_type: Literals(AMOUNT_TYPES, 'percent of the eligible subtotal, or a fixed amount'),
   discount_value: NonNegativeMoney,
   max_discount: Type.Optional(NonNegativeMoney),
   minimum_order: Type.Optional(NonNegativeMoney),
@@ -456,7 +465,7 @@ export const MarketplaceOut = Type.Object({
 });
 
 export const ShareType = Literals(
-  ['percent', 'fixed'] as const,
+  AMOUNT_TYPES,
   "driver's share of the delivery fee: a percent of it, or a fixed amount (capped at the fee)",
 );
 

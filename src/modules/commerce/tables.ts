@@ -49,6 +49,8 @@ export const ORDER_STATUSES = [
 ] as const;
 export const PAYMENT_DESTINATIONS = ['platform', 'merchant_direct', 'cash'] as const;
 export const COLLECTED_BY = ['driver', 'merchant'] as const;
+/** How an amount is given: a percent of a base (a coupon's eligible subtotal, a tariff's fee), or a fixed amount. */
+export const AMOUNT_TYPES = ['percent', 'fixed'] as const;
 export const PAYMENT_STATUSES = ['pending', 'pending_review', 'authorized', 'paid', 'failed', 'partially_refunded', 'refunded'] as const;
 export const ORDER_SOURCES = ['core', 'chat', 'delivery_express', 'admin', 'api'] as const;
 export const EXPRESS_STATUSES = ['requested', 'created', 'cancelled', 'completed', 'delivery_failed', 'returned'] as const;
@@ -143,9 +145,7 @@ export const territoryTariff = pgTable(
     baseFee: moneyCol('base_fee').notNull(),
     perKmFee: moneyCol('per_km_fee').notNull(),
     minimumFee: moneyCol('minimum_fee').notNull().default('0'),
-    driverShareType: text('driver_share_type', { enum: ['percent', 'fixed'] })
-      .notNull()
-      .default('percent'),
+    driverShareType: text('driver_share_type', { enum: AMOUNT_TYPES }).notNull().default('percent'),
     driverShareValue: moneyCol('driver_share_value').notNull(),
     active: boolean('active').notNull().default(true),
     createdByUserId: text('created_by_user_id'),
@@ -173,7 +173,7 @@ export const merchantCoupon = pgTable(
     code: text('code').notNull(),
     name: text('name').notNull(),
     description: text('description'),
-    discountType: text('discount_type', { enum: ['percent', 'fixed'] }).notNull(),
+    discountType: text('discount_type', { enum: AMOUNT_TYPES }).notNull(),
     discountValue: moneyCol('discount_value').notNull(),
     maxDiscount: moneyCol('max_discount'),
     minimumOrder: moneyCol('minimum_order').notNull().default('0'),

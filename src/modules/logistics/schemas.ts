@@ -2,7 +2,17 @@ import { Type, type Static } from '@sinclair/typebox';
 import { GeoArea, GeoPoint } from '../../platform/geo.js';
 import { MONEY_PATTERN } from '../../platform/money.js';
 import { Literals, Money, Nullable, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
-import { APPROVAL_STATUSES, FAILURE_REASONS, SERVICE_MODES, SOURCE_CHANNELS, STOP_KINDS, TRIP_STATUSES } from './tables.js';
+import {
+  APPROVAL_STATUSES,
+  ASSIGNMENT_STRATEGIES,
+  FAILED_DELIVERY_POLICIES,
+  FAILURE_REASONS,
+  PIN_STAGES,
+  SERVICE_MODES,
+  SOURCE_CHANNELS,
+  STOP_KINDS,
+  TRIP_STATUSES,
+} from './tables.js';
 import { EXCEPTION_KINDS, FAILED_LISTED_H, type ExceptionKind } from './repo/exceptions.js';
 
 /** A nullable timestamp with its description on the union (where documentation tools look). */
@@ -48,19 +58,15 @@ export const ServiceModeSchema = Literals(SERVICE_MODES);
 export type ServiceMode = Static<typeof ServiceModeSchema>;
 export const StopKindSchema = Literals(STOP_KINDS);
 export type StopKind = Static<typeof StopKindSchema>;
-/** The stages a PIN guards: the pickup and the delivery. */
-export const PIN_STAGES = ['pickup', 'delivery'] as const;
+export { PIN_STAGES };
 export type PinStage = (typeof PIN_STAGES)[number];
 /** Which PIN lock a staff override resets: one stage's, or both. */
 export const PinLockSchema = Literals([...PIN_STAGES, 'both'] as const);
 export type PinLock = Static<typeof PinLockSchema>;
 export const SourceChannelSchema = Literals(SOURCE_CHANNELS);
-export const StrategySchema = Literals(
-  ['nearest', 'least_loaded'] as const,
-  'auto-assignment ranking: nearest first, or least loaded first',
-);
+export const StrategySchema = Literals(ASSIGNMENT_STRATEGIES, 'auto-assignment ranking: nearest first, or least loaded first');
 export const FailedDeliveryPolicySchema = Literals(
-  ['return_to_merchant', 'close'] as const,
+  FAILED_DELIVERY_POLICIES,
   'what a failed delivery leads to: return_to_merchant (default: the trip goes to returning until the merchant confirms the return with the pickup PIN) or close (the trip ends as failed)',
 );
 export type FailedDeliveryPolicy = Static<typeof FailedDeliveryPolicySchema>;
@@ -254,7 +260,7 @@ export type TripOut = Static<typeof TripOutSchema>;
 export const ProofOut = Type.Object({
   id: Type.String(),
   trip_id: Type.String(),
-  stage: Literals(['pickup', 'delivery'] as const),
+  stage: Literals(PIN_STAGES),
   pin_verified: Type.Boolean(),
   evidence: Nullable(Type.Object({ type: Type.String(), storage_key: Type.String() })),
   driver_id: Nullable(Type.String()),

@@ -33,6 +33,10 @@ export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'suspended'
 export const SERVICE_MODES = ['marketplace', 'delivery_express'] as const;
 /** Where a record came from: a merchant's `core`, the chat, staff's `admin`, an API key's `api`. */
 export const SOURCE_CHANNELS = ['core', 'chat', 'admin', 'api'] as const;
+/** The stages a PIN guards: the pickup and the delivery. */
+export const PIN_STAGES = ['pickup', 'delivery'] as const;
+export const ASSIGNMENT_STRATEGIES = ['nearest', 'least_loaded'] as const;
+export const FAILED_DELIVERY_POLICIES = ['return_to_merchant', 'close'] as const;
 /** A trip's two stops: where the goods are picked up and where they are delivered. */
 export const STOP_KINDS = ['pickup', 'dropoff'] as const;
 
@@ -45,12 +49,8 @@ export const logisticsSettings = pgTable('logistics_settings', {
   acceptanceTimeoutS: integer('acceptance_timeout_s').notNull().default(120),
   acceptanceTimeoutEnabled: boolean('acceptance_timeout_enabled').notNull().default(false),
   acceptanceMaxOffers: integer('acceptance_max_offers').notNull().default(3),
-  assignmentStrategy: text('assignment_strategy', { enum: ['nearest', 'least_loaded'] })
-    .notNull()
-    .default('nearest'),
-  failedDeliveryPolicy: text('failed_delivery_policy', { enum: ['return_to_merchant', 'close'] })
-    .notNull()
-    .default('return_to_merchant'),
+  assignmentStrategy: text('assignment_strategy', { enum: ASSIGNMENT_STRATEGIES }).notNull().default('nearest'),
+  failedDeliveryPolicy: text('failed_delivery_policy', { enum: FAILED_DELIVERY_POLICIES }).notNull().default('return_to_merchant'),
   geofenceRadiusM: integer('geofence_radius_m').notNull().default(100),
   averageSpeedKmh: integer('average_speed_kmh').notNull().default(25),
   defaultDeliveryFee: moneyCol('default_delivery_fee').notNull().default('15.00'),
@@ -352,7 +352,7 @@ export const tripProof = pgTable(
     organizationId: text('organization_id').notNull(),
     id: text('id').notNull(),
     tripId: text('trip_id').notNull(),
-    stage: text('stage', { enum: ['pickup', 'delivery'] }).notNull(),
+    stage: text('stage', { enum: PIN_STAGES }).notNull(),
     pinVerified: boolean('pin_verified').notNull().default(true),
     evidenceType: text('evidence_type'),
     storageKey: text('storage_key'),

@@ -11,6 +11,7 @@ import {
   ShopOrderListQuery,
   ShopOrderOut,
   ShopOrderParams,
+  SHOP_PLATFORMS,
   WebhookReceiptOut,
   type ShopPlatform,
 } from './schemas.js';
@@ -163,7 +164,7 @@ export function shopRoutes(app: Api, connections: ConnectionService, inbound: In
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: 1024 }, (_req, body, done) =>
       done(null, body),
     );
-    for (const platform of ['woocommerce', 'shopify'] as const) {
+    for (const platform of SHOP_PLATFORMS) {
       scope.post(
         `/shops/${platform}/:connection_id`,
         {

@@ -4,6 +4,8 @@ import { SecretInput } from '../../platform/secrets.js';
 import { Id, Nullable, PageQueryProps, ShortText, Strict, Timestamp } from '../../platform/schemas.js';
 import { SHOP_ORDER_STATUSES, SHOP_PLATFORMS } from './tables.js';
 
+export { SHOP_PLATFORMS };
+
 export const ShopPlatform = Type.Union(
   SHOP_PLATFORMS.map((p) => Type.Literal(p)),
   { description: '`woocommerce` or `shopify`' },

@@ -1,6 +1,7 @@
 import { LonLat, haversineMeters } from '../../../platform/geo.js';
 import { ZERO, formatMoney, maxMoney, minMoney, money, sumMoney, toCents } from '../../../platform/money.js';
 import { Decimal } from 'decimal.js';
+import type { AmountType } from '../schemas.js';
 
 /** Pure pricing: cart lines, coupon eligibility and discount, delivery fee, totals. No I/O, no floats for money. */
 
@@ -35,7 +36,7 @@ export interface CouponRule {
   id: string;
   code: string;
   active: boolean;
-  discount_type: 'percent' | 'fixed';
+  discount_type: AmountType;
   discount_value: string;
   max_discount: string | null;
   minimum_order: string;
@@ -104,7 +105,7 @@ export interface TariffRule {
   base_fee: string;
   per_km_fee: string;
   minimum_fee: string;
-  driver_share_type: 'percent' | 'fixed';
+  driver_share_type: AmountType;
   driver_share_value: string;
 }
 

@@ -3,7 +3,7 @@ import type { Actor } from '../../../platform/auth.js';
 import type { LogisticsContext, SyncOutcome, SyncPort } from '../context.js';
 import { Id, ShortText, Strict } from '../../../platform/schemas.js';
 import { tripOut } from './mappers.js';
-import { type FailureReason, EvidenceIn, FailureReasonSchema, ReasonBody, VerifyBody } from '../schemas.js';
+import { type FailureReason, EvidenceIn, FailureReasonSchema, PIN_STAGES, ReasonBody, VerifyBody } from '../schemas.js';
 import type { VerifyOutcome } from './proofs.js';
 import type { LogisticsService } from './logistics.js';
 
@@ -42,7 +42,7 @@ export function registerDriverTripSync(ctx: LogisticsContext, svc: LogisticsServ
     return { status: 'applied', data: tripOut(t, actor) };
   });
   // The delivery of a cash trip needs its cash step offline too (cash_collected, and a reason when it differs), as on the route.
-  for (const stage of ['pickup', 'delivery'] as const) {
+  for (const stage of PIN_STAGES) {
     const payload =
       stage === 'delivery'
         ? Strict({ trip_id: Id, ...VerifyBody.properties })
