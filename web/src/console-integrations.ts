@@ -515,7 +515,11 @@ function shopsPanel(toast: Toast): HTMLElement {
   const list = h('div', { class: 'body', id: 'shops-list' }, '…');
 
   async function load() {
-    const rows = await all((cursor) => ok(api.GET('/api/v1/shops/connections', { params: { query: { limit: 100, cursor } } })), 1000);
+    const [rows, merchants] = await Promise.all([
+      all((cursor) => ok(api.GET('/api/v1/shops/connections', { params: { query: { limit: 100, cursor } } })), 1000),
+      all((cursor) => ok(api.GET('/api/v1/merchants', { params: { query: { limit: 200, cursor } } })), 2000).catch(() => []),
+    ]);
+    const merchantName = new Map(merchants.map((m) => [m.id, m.name]));
     clear(
       list,
       rows.length === 0
@@ -543,8 +547,10 @@ function shopsPanel(toast: Toast): HTMLElement {
                 h(
                   'tr',
                   { 'data-connection': c.id },
-                  // The list answers the merchant's id only.
-                  h('td', { class: 'mono' }, c.merchant_id),
+                  // The list answers the merchant's id; his name comes from the organization's merchants.
+                  merchantName.has(c.merchant_id)
+                    ? h('td', { 'data-merchant-id': c.merchant_id }, merchantName.get(c.merchant_id))
+                    : h('td', { class: 'mono', 'data-merchant-id': c.merchant_id }, c.merchant_id),
                   h('td', null, h('strong', null, c.platform === 'shopify' ? 'Shopify' : 'WooCommerce')),
                   h('td', { class: 'mono' }, c.shop_url),
                   h('td', null, fmtTime(c.created_at)),
