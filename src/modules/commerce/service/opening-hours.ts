@@ -1,3 +1,5 @@
+import { wallClock } from '../../../platform/wall-clock.js';
+
 /**
  * Branch opening hours in the organization's time zone. An interval is a weekday (0 = Sunday) and two
  * wall-clock times: `close` after `open` closes the same day; `close` before `open` runs past midnight
@@ -16,37 +18,10 @@ const MINUTES_PER_WEEK = 7 * MINUTES_PER_DAY;
 
 const minutesOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatter(timeZone: string) {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      weekday: 'short',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
-
-const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
-
 /** The local weekday and minute of the week of an instant in a time zone. */
 function localWeekMinute(at: Date, timeZone: string): number {
-  const parts = Object.fromEntries(
-    formatter(timeZone)
-      .formatToParts(at)
-      .map((p) => [p.type, p.value]),
-  );
-  return WEEKDAYS.indexOf(parts.weekday!) * MINUTES_PER_DAY + Number(parts.hour) * 60 + Number(parts.minute);
+  const w = wallClock(at, timeZone);
+  return w.weekday * MINUTES_PER_DAY + w.h * 60 + w.min;
 }
 
 /** Each interval as [start, end) in minutes of the week; an overnight one ends past the week and wraps. */

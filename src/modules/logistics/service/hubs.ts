@@ -6,6 +6,7 @@ import { AppError } from '../../../platform/errors.js';
 import { parsePoint, toGeoPoint, type GeoPoint, type LonLat } from '../../../platform/geo.js';
 import { newId } from '../../../platform/ids.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
+import { wallClock } from '../../../platform/wall-clock.js';
 import type { LogisticsContext } from '../context.js';
 import { scopeOf } from '../../../platform/scope.js';
 import * as repo from '../repo/hubs.js';
@@ -51,45 +52,6 @@ export function validateHubHours(hours: HubHours): void {
         { field: `opening_hours[${i}].close`, message: 'must be after open' },
       ]);
   });
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      weekday: 'short',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
-const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
-
-/** The wall clock of an instant in a time zone. */
-function wallClock(at: Date, timeZone: string) {
-  const p = Object.fromEntries(
-    formatter(timeZone)
-      .formatToParts(at)
-      .map((x) => [x.type, x.value]),
-  );
-  return {
-    y: Number(p.year),
-    m: Number(p.month),
-    d: Number(p.day),
-    weekday: WEEKDAYS.indexOf(p.weekday!),
-    h: Number(p.hour),
-    min: Number(p.minute),
-    s: Number(p.second),
-  };
 }
 
 /** The instant of a wall-clock minute of a local date (a daylight-saving change that day settles on the later offset). */
