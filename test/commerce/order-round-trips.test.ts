@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database, Tx } from '../../src/platform/db/index.js';
+import { countingDb } from '../counting-db.js';
 import { createTestApp, type TestApp } from '../helpers.js';
 import { cart, newCustomer, newShop, ok, orderDb, rows, type Shop } from './fixtures.js';
 
@@ -13,71 +13,15 @@ import { cart, newCustomer, newShop, ok, orderDb, rows, type Shop } from './fixt
 // event, the webhook subscriptions, the merchant's chat channel, the COMMIT.
 const MAX_ROUND_TRIPS = 9;
 
-/**
- * The exchanges of the counted request, told apart by its request id (`X-Request-Id`, carried by the actor that
- * every tenant transaction and read receives). Fastify's inject does not keep the caller's async context, so an
- * AsyncLocalStorage saw nothing here and the check passed with zero exchanges; the order path opens no system
- * transaction, and the realtime hub's reads of the order's events carry no request id.
- */
+/** The exchanges of the counted request, told apart by its request id (test/counting-db.ts). */
 const counting = new Map<string, string[]>();
-const storeOf = (ctx: unknown): string[] | undefined => counting.get((ctx as { requestId?: string }).requestId ?? '');
-const textOf = (text: string | { text: string }) => (typeof text === 'string' ? text : text.text);
-
-function countingTx(tx: Tx, store: string[] | undefined): Tx {
-  const note = (what: string) => store?.push(what);
-  return {
-    kind: tx.kind,
-    get orm() {
-      // Drizzle bypasses the counter: the order path must not use it unseen.
-      note('orm');
-      return tx.orm;
-    },
-    query(text, params) {
-      note(textOf(text).replace(/\s+/g, ' ').trim().slice(0, 90));
-      return tx.query(text, params);
-    },
-    exec(text) {
-      note(`exec ${text.slice(0, 60)}`);
-      return tx.exec(text);
-    },
-  };
-}
-
-function countingDb(db: Database): Database {
-  // BEGIN and the tenant settings are not an exchange of their own: they travel with the transaction's first
-  // statement (test/platform/round-trips.test.ts counts that on the wire), so the opening is not counted.
-  const wrap = <T>(store: string[] | undefined, run: (fn: (tx: Tx) => Promise<T>) => Promise<T>, fn: (tx: Tx) => Promise<T>) => {
-    return run(async (tx) => {
-      const result = await fn(countingTx(tx, store));
-      store?.push('COMMIT');
-      return result;
-    });
-  };
-  return {
-    kind: db.kind,
-    withTenant: (ctx, fn) => wrap(storeOf(ctx), (f) => db.withTenant(ctx, f), fn),
-    withSystem: (fn) => db.withSystem(fn),
-    withOwner: (fn) => db.withOwner(fn),
-    connectionRole: () => db.connectionRole(),
-    // Every statement of a read is one round trip of its own (no BEGIN, no COMMIT).
-    readTenant: (ctx, fn) => db.readTenant(ctx, (tx) => fn(countingTx(tx, storeOf(ctx)))),
-    tenantRead: (ctx, text, params) => {
-      storeOf(ctx)?.push(`tenantRead ${textOf(text).slice(0, 60)}`);
-      return db.tenantRead(ctx, text, params);
-    },
-    listen: (channel, cb) => db.listen(channel, cb),
-    onListenerChange: (cb) => db.onListenerChange(cb),
-    listenerStatus: () => db.listenerStatus(),
-    close: () => db.close(),
-  };
-}
 
 let t: TestApp;
 let shop: Shop;
 let customer: Awaited<ReturnType<typeof newCustomer>>;
 
 beforeAll(async () => {
-  t = await createTestApp({}, { wrapDb: countingDb });
+  t = await createTestApp({}, { wrapDb: countingDb(counting) });
   shop = await newShop(t, ['10.00', '20.00', '5.50']);
   customer = await newCustomer(t);
 });

@@ -46,17 +46,37 @@ const STORE_POINTS = prepared(
    )
    SELECT (SELECT count(*) FROM ins)::int AS accepted, upd.*,
           (SELECT (location)[0] FROM latest) AS latest_lon, (SELECT (location)[1] FROM latest) AS latest_lat, (SELECT recorded_at FROM latest) AS latest_at,
-          CASE WHEN upd.active_trips > 0 THEN (SELECT json_agg(json_build_array((location)[0], (location)[1], recorded_at)) FROM ins) END AS points
+          CASE WHEN upd.active_trips > 0 THEN (SELECT json_agg(json_build_array((location)[0], (location)[1], recorded_at)) FROM ins) END AS points,
+          -- Asked for by a transaction of GPS points only: its commit does not wait for the WAL flush.
+          CASE WHEN $10::boolean THEN set_config('synchronous_commit', 'off', true) END AS async_commit
      FROM upd`,
 );
 
 /**
  * One statement: store the new points (idempotent on client_point_id), move the driver's last position to the newest
  * of them when it is newer than the one he has, and return the points only when the driver has active trips.
+ * `asyncCommit`: the transaction commits without waiting for the WAL flush (`synchronous_commit = off` for it alone).
  * Null when the driver does not exist.
  */
-export async function storePoints(tx: Tx, organizationId: string, driverId: string, c: PointColumns): Promise<IngestRow | null> {
-  const { rows } = await tx.query<IngestRow>(STORE_POINTS, [organizationId, driverId, c.ids, c.lons, c.lats, c.at, c.acc, c.spd, c.hdg]);
+export async function storePoints(
+  tx: Tx,
+  organizationId: string,
+  driverId: string,
+  c: PointColumns,
+  asyncCommit: boolean,
+): Promise<IngestRow | null> {
+  const { rows } = await tx.query<IngestRow>(STORE_POINTS, [
+    organizationId,
+    driverId,
+    c.ids,
+    c.lons,
+    c.lats,
+    c.at,
+    c.acc,
+    c.spd,
+    c.hdg,
+    asyncCommit,
+  ]);
   return rows[0] ?? null;
 }
 

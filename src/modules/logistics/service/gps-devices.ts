@@ -193,16 +193,16 @@ export function createGpsDevices(ctx: LogisticsContext, svc: LogisticsService) {
         requestId,
         subadmin: null,
       };
-      const r = await svc.locations.ingest(tx, actor, d, [
-        {
-          client_point_id: `osmand:${dev.id}:${at}`,
-          location: { type: 'Point', coordinates: [lon, lat] },
-          recorded_at: new Date(at).toISOString(),
-          ...(accuracy !== undefined ? { accuracy_m: accuracy } : {}),
-          ...(speedMps !== undefined ? { speed_mps: Math.round(speedMps * 1000) / 1000 } : {}),
-          ...(heading !== undefined ? { heading: heading === 360 ? 0 : heading } : {}),
-        },
-      ]);
+      const point = {
+        client_point_id: `osmand:${dev.id}:${at}`,
+        location: { type: 'Point' as const, coordinates: [lon, lat] as [number, number] },
+        recorded_at: new Date(at).toISOString(),
+        ...(accuracy !== undefined ? { accuracy_m: accuracy } : {}),
+        ...(speedMps !== undefined ? { speed_mps: Math.round(speedMps * 1000) / 1000 } : {}),
+        ...(heading !== undefined ? { heading: heading === 360 ? 0 : heading } : {}),
+      };
+      // The fix and the device's last-seen time only: the transaction commits asynchronously.
+      const r = await svc.locations.ingest(tx, actor, d, [point], { gpsOnly: true });
       await repo.touchGpsDevice(tx, dev.id);
       return { accepted: r.accepted, duplicates: r.duplicates };
     });

@@ -31,8 +31,18 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
    * position only moves to a point newer (by device time) than the one it has. For each active trip of
    * the driver: one trip.location_updated event, and trip.geofence_entered once per trip and stop; when the position
    * moved, the ETAs of his active trips are recomputed once for the batch (and trip.delayed raised on a crossing).
+   *
+   * `gpsOnly`: the caller's transaction holds nothing but this ingest (a GPS request), so it commits asynchronously:
+   * it does not wait for the WAL flush behind the driver's row. A PostgreSQL crash may lose the points acknowledged in
+   * the last moments before it (docs/OPERATIONS.md); money and trip transitions keep synchronous commits.
    */
-  async function ingest(tx: Tx, actor: Actor, driver: Pick<DriverRow, 'id' | 'organization_id'>, points: GpsPointIn[]) {
+  async function ingest(
+    tx: Tx,
+    actor: Actor,
+    driver: Pick<DriverRow, 'id' | 'organization_id'>,
+    points: GpsPointIn[],
+    { gpsOnly = false }: { gpsOnly?: boolean } = {},
+  ) {
     if (points.length > MAX_BATCH)
       throw AppError.badRequest(`At most ${MAX_BATCH} points per batch`, [{ field: 'points', message: 'too many' }]);
     const now = Date.now();
@@ -63,7 +73,7 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
     });
     // One statement: store the new points, move the driver's last position to the newest of them when it
     // is newer than the one he has, and return the points only when the driver has active trips.
-    const r = await storePoints(tx, driver.organization_id, driver.id, cols);
+    const r = await storePoints(tx, driver.organization_id, driver.id, cols, gpsOnly);
     if (!r) throw AppError.notFound('Driver');
     // A batch with nothing new (a resend) has nothing to merge; otherwise points of an ended trip's window join its
     // kept track. After storePoints, which waited for the driver's row: a trip that ended meanwhile is committed.
@@ -126,10 +136,15 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
     actor: Actor,
     driver: Pick<DriverRow, 'id' | 'organization_id'>,
     body: Omit<GpsPointIn, 'client_point_id' | 'recorded_at'> & { client_point_id?: string; recorded_at?: string },
+    opts: { gpsOnly?: boolean } = {},
   ) {
-    return ingest(tx, actor, driver, [
-      { ...body, client_point_id: body.client_point_id ?? `srv-${newId()}`, recorded_at: body.recorded_at ?? new Date().toISOString() },
-    ]);
+    return ingest(
+      tx,
+      actor,
+      driver,
+      [{ ...body, client_point_id: body.client_point_id ?? `srv-${newId()}`, recorded_at: body.recorded_at ?? new Date().toISOString() }],
+      opts,
+    );
   }
 
   return { ingest, single };

@@ -34,6 +34,8 @@ export interface RequestParts {
 
 type PageQuery = { limit?: number; cursor?: string };
 type Location = Parameters<LocationIngest['single']>[3];
+/** A request that stores GPS points and nothing else: its transaction commits asynchronously (see LocationIngest). */
+const GPS_ONLY = { gpsOnly: true };
 
 /**
  * What the logistics routes ask for, one method per request: each opens the caller's tenant transaction
@@ -142,7 +144,7 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
     updateDriver: (actor: Actor, id: string, input: Parameters<DriverService['update']>[3]) =>
       ctx.db.withTenant(actor, (tx) => drivers.update(tx, actor, id, input)),
     recordDriverLocation: (actor: Actor, id: string, body: Location) =>
-      ctx.db.withTenant(actor, async (tx) => svc.locations.single(tx, actor, await drivers.getScoped(tx, actor, id), body)),
+      ctx.db.withTenant(actor, async (tx) => svc.locations.single(tx, actor, await drivers.getScoped(tx, actor, id), body, GPS_ONLY)),
     dispatchBoard: (actor: Actor) => ctx.db.withTenant(actor, (tx) => dispatchBoard(tx, actor)),
     liveMap: (actor: Actor) => ctx.db.readTenant(actor, (tx) => liveMap(tx, actor)),
   };
@@ -156,8 +158,8 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
     trips: (actor: Actor, q: PageQuery & { status?: TripStatus }) =>
       asDriver(actor, (tx, d) => listTrips(tx, actor, { ...q, driver_id: d.id })),
     setAvailability: (actor: Actor, available: boolean) => asDriver(actor, (tx, d) => drivers.setAvailability(tx, actor, d, available)),
-    location: (actor: Actor, body: Location) => asDriver(actor, (tx, d) => svc.locations.single(tx, actor, d, body)),
-    locations: (actor: Actor, points: GpsPointIn[]) => asDriver(actor, (tx, d) => svc.locations.ingest(tx, actor, d, points)),
+    location: (actor: Actor, body: Location) => asDriver(actor, (tx, d) => svc.locations.single(tx, actor, d, body, GPS_ONLY)),
+    locations: (actor: Actor, points: GpsPointIn[]) => asDriver(actor, (tx, d) => svc.locations.ingest(tx, actor, d, points, GPS_ONLY)),
     accept: (actor: Actor, id: string) => asDriver(actor, (tx, d) => svc.assignment.accept(tx, actor, d, id)),
     reject: (actor: Actor, id: string, reason?: string) => asDriver(actor, (tx, d) => svc.assignment.reject(tx, actor, d, id, reason)),
     startDelivery: (actor: Actor, id: string) => asDriver(actor, (tx, d) => svc.assignment.startDelivery(tx, actor, d, id)),
