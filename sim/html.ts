@@ -212,6 +212,14 @@ ${verdict}
 <div class="card"><b>${fmt(r.gps.ingest_lag.p99_ms)} ms</b>GPS ingest lag p99 (p50 ${fmt(r.gps.ingest_lag.p50_ms)}, ${r.gps.ingest_lag.count} batches)</div>
 <div class="card"><b>${r.webhooks.available ? `${fmt(r.webhooks.lag.p99_ms)} ms` : '–'}</b>webhook lag p99${r.webhooks.available ? ` (p50 ${fmt(r.webhooks.lag.p50_ms)}; ${r.webhooks.received} received, ${r.webhooks.lost} lost)` : ': not measured'}</div>
 <div class="card"><b>${r.database.available ? `${fmt(r.database.growth_bytes / 2 ** 20)} MB` : '–'}</b>database growth over the day</div>
+<div class="card"><b>${r.proofs.photos_uploaded}</b>proof photos uploaded (${fmt(r.proofs.bytes / 1024)} KiB, ${r.proofs.failed} failed; share ${fmt(r.proofs.share * 100)} %)</div>
+<div class="card"><b>${r.plans.computed} / ${r.plans.requested}</b>optimizer plans computed${r.plans.every_min ? ` every ${r.plans.every_min} simulated min (${r.plans.busy} busy, ${r.plans.failed} refused; p50 ${fmt(r.plans.latency.p50_ms)} ms, p99 ${fmt(r.plans.latency.p99_ms)} ms; ${r.plans.trips_planned} trips planned, not committed)` : ': disabled'}</div>
+<div class="card"><b>${esc(r.opening_hours.hours)}</b>branch hours (${esc(r.opening_hours.time_zone)}): ${r.opening_hours.open_at_start} of ${r.opening_hours.branches} open at start, ${r.opening_hours.orders_refused_closed} orders refused closed</div>
+<div class="card"><b>${Object.values(r.vehicles.by_type).reduce((a, v) => a + v.drivers, 0)}</b>vehicles: ${esc(
+    Object.entries(r.vehicles.by_type)
+      .map(([t, v]) => `${v.drivers} ${t} (${v.capacity_units} units)`)
+      .join(', '),
+  )}</div>
 </div>
 <div class="grid2">${rps}${orders}${p99}${p50}${gps}${ingestLag}${webhookLag}${rss}${cpu}${load}${dbSize}</div>
 ${reqBars}

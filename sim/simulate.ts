@@ -2,6 +2,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import pg from 'pg';
 import { renderHtml } from './html.js';
 
@@ -40,6 +41,10 @@ export interface SimOptions {
   serverPids: () => number[];
   /** Called as the day begins, after the city is built (the cluster run times its kill from it). */
   onDayStart?: () => void;
+  /** A dispatcher asks the optimizer for a plan of the territory every this many simulated minutes (0: never). */
+  planEveryMin: number;
+  /** The share of deliveries whose driver uploads a proof photo before verifying (0 to 1). */
+  photoShare: number;
 }
 
 const HELP = `npm run simulate -- [options]
@@ -56,6 +61,9 @@ const HELP = `npm run simulate -- [options]
   --admin-email E / --admin-password P   the administrator (default the demo one)
   --database-url URL   the server's database: its size over time and the slowest statements (pg_stat_statements)
   --server-pid PID     the server process (comma-separated for several): its CPU and RSS over time from /proc
+  --plan-every-min M   a dispatcher asks the optimizer for a plan of the territory every M simulated minutes,
+                       reads it and does not commit it (default 15; 0: never)
+  --photo-share F      share of deliveries with a proof photo uploaded before the PIN (default 0.3; 0 to 1)
   --allow-remote       allow a non-loopback --base-url or --database-url`;
 
 export function parseOptions(argv: string[]): SimOptions {
@@ -76,6 +84,8 @@ export function parseOptions(argv: string[]): SimOptions {
     customerStreams: null,
     databaseUrl: null,
     serverPids: () => [],
+    planEveryMin: 15,
+    photoShare: 0.3,
   };
   const num = (name: string, v: string | undefined, min: number, max: number) => {
     const n = Number(v);
@@ -141,6 +151,12 @@ export function parseOptions(argv: string[]): SimOptions {
         break;
       case '--customer-streams':
         o.customerStreams = Math.round(num(flag, val(), 0, 10_000));
+        break;
+      case '--plan-every-min':
+        o.planEveryMin = num(flag, val(), 0, 1440);
+        break;
+      case '--photo-share':
+        o.photoShare = num(flag, val(), 0, 1);
         break;
       case '--help':
       case '-h':
@@ -301,6 +317,26 @@ export interface SimReport {
     mismatches: { id: string; expected: string; actual: string }[];
   };
   tracking: { links: number; polls: number };
+  /** The branches' opening hours: declared at creation in the organization's time zone, judged by the server's clock. */
+  opening_hours: { time_zone: string; hours: string; branches: number; open_at_start: number; orders_refused_closed: number };
+  /** The drivers' vehicles as the server stored them: drivers and units of load by vehicle type. */
+  vehicles: { by_type: Record<string, { drivers: number; capacity_units: number }> };
+  /** Proof photos uploaded by drivers before verifying a delivery (slot, PUT of the bytes, evidence on the proof). */
+  proofs: { share: number; photos_uploaded: number; bytes: number; failed: number };
+  /** A dispatcher's periodic optimizer plans of the territory's pending trips (read, never committed). */
+  plans: {
+    every_min: number;
+    requested: number;
+    computed: number;
+    /** 503 OPTIMIZER_BUSY or 429: the optimizer or the plan rate limit said later. */
+    busy: number;
+    failed: number;
+    trips_planned: number;
+    trips_unassigned: number;
+    /** The request's round trip, and the solver's own elapsed_ms. */
+    latency: LagStats;
+    solve: LagStats;
+  };
   streams: {
     name: string;
     kind: string;
@@ -374,6 +410,52 @@ const pct = (a: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor(s.length * p))];
 };
 
+/** The drivers' vehicles: a seeded mix, each with its units of load and its pace against the grid's 18–32 km/h. */
+const VEHICLES = [
+  { type: 'motorcycle', share: 0.6, capacity_units: 3, pace: 1 },
+  { type: 'bicycle', share: 0.25, capacity_units: 2, pace: 0.6 },
+  { type: 'car', share: 0.15, capacity_units: 6, pace: 0.9 },
+] as const;
+
+/**
+ * A proof photo as a driver's camera would give it, made in memory: a valid RGB PNG of 48 × 48 pixels (a
+ * gradient with seeded noise, a few KB once compressed), so the server's signature check sees real image bytes.
+ */
+export function proofPhotoPng(seed: number): Buffer {
+  const W = 48;
+  const H = 48;
+  const r = rng(seed);
+  const raw = Buffer.alloc(H * (1 + W * 3));
+  for (let y = 0; y < H; y++) {
+    const row = y * (1 + W * 3);
+    raw[row] = 0; // filter: none
+    for (let x = 0; x < W; x++) {
+      const o = row + 1 + x * 3;
+      raw[o] = (x * 5 + r.int(24)) & 255;
+      raw[o + 1] = (y * 5 + r.int(24)) & 255;
+      raw[o + 2] = (128 + r.int(48)) & 255;
+    }
+  }
+  const chunk = (type: string, data: Buffer) => {
+    const head = Buffer.alloc(8);
+    head.writeUInt32BE(data.length, 0);
+    head.write(type, 4, 'ascii');
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(zlib.crc32(Buffer.concat([head.subarray(4), data])), 0);
+    return Buffer.concat([head, data, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(W, 0);
+  ihdr.writeUInt32BE(H, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8 bits, RGB, deflate, no filter method beyond the default, not interlaced
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', zlib.deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
 type Pt = { lon: number; lat: number };
 const geo = (p: Pt) => ({ type: 'Point', coordinates: [p.lon, p.lat] });
 const M_PER_DEG_LAT = 111_320;
@@ -424,10 +506,19 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     status: number;
     body: any;
   }
-  function request(route: string, token: string | null, method: string, p: string, body?: unknown, expect4xx: number[] = []): Promise<Res> {
+  /** A Buffer body is sent as it is, with `headers` naming its type; anything else as JSON. */
+  function request(
+    route: string,
+    token: string | null,
+    method: string,
+    p: string,
+    body?: unknown,
+    expect4xx: number[] = [],
+    headers: Record<string, string> = {},
+  ): Promise<Res> {
     if (closed) return Promise.reject(new Error('the run is over'));
     return new Promise((resolve) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body);
       const started = performance.now();
       const rc = routeCounts.get(route) ?? { count: 0, c4xx: 0, c5xx: 0, network: 0 };
       routeCounts.set(route, rc);
@@ -471,6 +562,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
           headers: {
             ...(token ? { authorization: `Bearer ${token}` } : {}),
             ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+            ...headers,
           },
         },
         (res) => {
@@ -549,6 +641,128 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     }
   };
 
+  // ---------------------------------------------------------------- opening hours, vehicles, proof photos, optimizer plans
+  /**
+   * Every branch declares the same hours on every weekday, in the organization's time zone. The server judges them
+   * by its own clock, not the simulated one, so they are the real hours of the run: from an hour before it to three
+   * hours after its day and drain (24 hours when that is longer), and every order lands while the branch is open.
+   */
+  const declareOpeningHours = async () => {
+    const timeZone = String((await must('GET /settings', admin, 'GET', '/settings')).timezone ?? 'UTC');
+    const hhmm = new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    const from = Date.now() - 3_600_000;
+    const spanMin = 60 + Math.ceil((opts.durationS + opts.drainS) / 60) + 180;
+    const open = hhmm.format(from);
+    const close = spanMin >= 23 * 60 ? open : hhmm.format(from + spanMin * 60_000);
+    return {
+      timeZone,
+      open,
+      close,
+      intervals: Array.from({ length: 7 }, (_, day) => ({ day, open, close })),
+      openAtStart: 0,
+      refusedClosed: 0,
+    };
+  };
+  const vehicles: SimReport['vehicles'] = { by_type: {} };
+  const vehicleOf = (i: number) => {
+    let u = sub(opts.seed, 7000 + i).next();
+    const v = VEHICLES.find((x) => (u -= x.share) < 0) ?? VEHICLES[0];
+    return { pace: v.pace, fields: { vehicle_type: v.type, capacity_units: v.capacity_units } };
+  };
+  /** Counted from what the server stored and answered, not from what was asked. */
+  const countVehicle = (d: { vehicle_type?: string; capacity_units?: number }) => {
+    const v = (vehicles.by_type[d.vehicle_type ?? 'none'] ??= { drivers: 0, capacity_units: 0 });
+    v.drivers++;
+    v.capacity_units += d.capacity_units ?? 0;
+  };
+
+  const proofs: SimReport['proofs'] = { share: opts.photoShare, photos_uploaded: 0, bytes: 0, failed: 0 };
+  /**
+   * As the driver app does for a delivery with a photo: an evidence slot, the bytes PUT to it with its token, and the
+   * stored object named as the proof's evidence. A seeded share of deliveries has one; a refusal is counted and the
+   * delivery is verified without it.
+   */
+  const uploadProofPhoto = async (d: { token: string }, tripId: string, k: number) => {
+    if (sub(opts.seed, 600_000 + k).next() >= opts.photoShare) return null;
+    const bytes = proofPhotoPng(opts.seed * 1_000_003 + k);
+    const slot = await request('POST /storage/evidence/uploads', d.token, 'POST', '/storage/evidence/uploads', {
+      trip_id: tripId,
+      stage: 'delivery',
+      proof_type: 'photo',
+      mime_type: 'image/png',
+      size_bytes: bytes.length,
+      filename: 'delivery.png',
+    });
+    if (slot.status !== 201) {
+      proofs.failed++;
+      return null;
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(slot.body.required_headers as Record<string, string>))
+      if (name.toLowerCase() !== 'content-length') headers[name.toLowerCase()] = value;
+    headers['content-type'] = slot.body.mime_type;
+    headers['x-upload-token'] = slot.body.upload_token;
+    const put = await request(
+      'PUT /storage/uploads/:upload_id',
+      d.token,
+      'PUT',
+      String(slot.body.upload_url).replace(/^\/api\/v1/, ''),
+      bytes,
+      [],
+      headers,
+    );
+    if (put.status !== 201) {
+      proofs.failed++;
+      return null;
+    }
+    proofs.photos_uploaded++;
+    proofs.bytes += bytes.length;
+    return { type: 'photo', storage_key: String(slot.body.object_id) };
+  };
+
+  const plans = {
+    requested: 0,
+    computed: 0,
+    busy: 0,
+    failed: 0,
+    trips_planned: 0,
+    trips_unassigned: 0,
+    latency: [] as number[],
+    solve: [] as number[],
+  };
+  /**
+   * A dispatcher at the console: every --plan-every-min simulated minutes of the day, the optimizer's plan of the
+   * territory's pending trips, as the console's "optimize" asks it. The plan is read, never committed: committing would
+   * reassign trips the simulator's drivers are playing.
+   */
+  const planLoop = async () => {
+    if (opts.planEveryMin <= 0) return;
+    const every = opts.planEveryMin * 60;
+    for (let n = 1; n * every < opts.durationS * opts.compression; n++) {
+      const wait = n * every - simNow();
+      if (wait > 0) await sleepSim(wait);
+      if (stopping) return;
+      plans.requested++;
+      const started = performance.now();
+      const r = await request(
+        'POST /admin/dispatch-batches/optimize',
+        admin,
+        'POST',
+        '/admin/dispatch-batches/optimize',
+        { territory_id: territory.id, seed: opts.seed, time_budget_ms: 1000 },
+        [429, 503],
+      );
+      if (r.status === 201) {
+        plans.computed++;
+        plans.latency.push(performance.now() - started);
+        plans.solve.push(Number(r.body.solver?.elapsed_ms ?? NaN));
+        plans.trips_planned += r.body.totals?.assigned ?? 0;
+        plans.trips_unassigned += r.body.totals?.unassigned ?? 0;
+      } else if (r.status === 429 || r.status === 503) plans.busy++;
+      else plans.failed++;
+    }
+  };
+
   // ---------------------------------------------------------------- the city
   const tag = `${opts.seed}-${Date.now().toString(36)}`; // emails must be new on every run; everything else follows the seed
   const PASSWORD = 'Sim-pass-2026-city';
@@ -610,7 +824,8 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     return out;
   };
 
-  // Merchants: owner user, merchant, approval, a branch on the grid and a catalog of three items.
+  const openingHours = await declareOpeningHours();
+  // Merchants: owner user, merchant, approval, a branch on the grid (open all day) and a catalog of three items.
   const merchants = await inBatches(nMerchants, 4, async (i) => {
     const r = sub(opts.seed, 1000 + i);
     const u = await newUser('comercio', i, `Sim merchant ${i}`);
@@ -622,7 +837,9 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       name: 'Centro',
       address: `Calle ${i + 1}`,
       location: geo(at),
+      opening_hours: openingHours.intervals,
     });
+    if (branch.open_now) openingHours.openAtStart++;
     const items: string[] = [];
     for (let k = 0; k < 3; k++)
       items.push(
@@ -650,13 +867,16 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   const drivers: Driver[] = await inBatches(nDrivers, 8, async (i) => {
     const r = sub(opts.seed, 2000 + i);
     const u = await newUser('repartidor', i, `Sim driver ${i}`);
-    const d = await must('POST /drivers', admin, 'POST', '/drivers', { user_id: u.id, capacity: 1 });
+    const vehicle = vehicleOf(i);
+    const d = await must('POST /drivers', admin, 'POST', '/drivers', { user_id: u.id, capacity: 1, ...vehicle.fields });
+    countVehicle(d);
     await must('POST /drivers/:id/approve', admin, 'POST', `/drivers/${d.id}/approve`, {});
     await must('POST /drivers/:id/availability', admin, 'POST', `/drivers/${d.id}/availability`, { available: true });
     const token = await login(u.email, PASSWORD);
     const pos = randomCorner(r);
     await must('POST /driver/location', token, 'POST', '/driver/location', { location: geo(pos) });
-    return { i, id: d.id, userId: u.id, token, pos, speed: r.range(18, 32) / 3.6, busy: false, route: [], arrived: null, buffer: [], n: 0 };
+    const speed = (r.range(18, 32) / 3.6) * vehicle.pace;
+    return { i, id: d.id, userId: u.id, token, pos, speed, busy: false, route: [], arrived: null, buffer: [], n: 0 };
   });
   log(`  ${drivers.length} drivers approved and available`);
 
@@ -910,7 +1130,10 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
         payment_destination: 'cash',
         items: [...new Set(p.items)].map((i) => ({ catalog_item_id: m.items[i], quantity: 1 })),
       });
-      if (o.status !== 201) return;
+      if (o.status !== 201) {
+        if (o.body?.code === 'BRANCH_CLOSED') openingHours.refusedClosed++;
+        return;
+      }
       orderId = o.body.id as string;
       bucket().orders++;
       const id = orderId;
@@ -1014,8 +1237,10 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       await must('POST /driver/trips/:id/return', d.token, 'POST', `/driver/trips/${tripId}/return`, { pin: await pickupPin() });
       ev.types.push('trip.returned');
     } else {
+      const evidence = await uploadProofPhoto(d, tripId, p.k);
       await must('POST /trips/:id/verify-delivery', d.token, 'POST', `/trips/${tripId}/verify-delivery`, {
         pin: await deliveryPin(),
+        ...(evidence ? { evidence } : {}),
         ...(cash && Number(cash) > 0 ? { cash_collected: cash } : {}),
       });
       ev.types.push('trip.completed');
@@ -1164,6 +1389,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     }
   })();
   const loops = drivers.map((d) => driverLoop(d));
+  const planner = planLoop();
   const failures: string[] = [];
   const inFlight: Promise<void>[] = [];
   let lastPrint = 0;
@@ -1189,6 +1415,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   const drained = await Promise.race([Promise.all(inFlight).then(() => true), sleepReal(opts.drainS * 1000).then(() => false)]);
   stopping = true;
   await Promise.all(loops.map((l) => Promise.race([l, sleepReal(5000)])));
+  await planner;
   // Let the streams catch up with the last events: wait until every expected event arrived, or 10 s.
   const missing = () => {
     let lost = 0;
@@ -1333,6 +1560,11 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   if (mismatches.length) problems.push(`${mismatches.length} orders not in the state the simulator left them in`);
   if (!drained) problems.push(`orders still running after the ${opts.drainS} s drain (${unfinished} unfinished)`);
   for (const f of failures) problems.push(`an order's play stopped: ${f}`);
+  if (openingHours.openAtStart < merchants.length)
+    problems.push(`${merchants.length - openingHours.openAtStart} branches closed when created, inside the hours they declared`);
+  if (openingHours.refusedClosed) problems.push(`${openingHours.refusedClosed} orders refused as outside the branch's hours`);
+  if (proofs.failed) problems.push(`${proofs.failed} proof photos not uploaded`);
+  if (plans.failed) problems.push(`${plans.failed} optimizer plans refused`);
   const report: SimReport = {
     config: {
       base_url: opts.baseUrl,
@@ -1387,6 +1619,26 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       mismatches: mismatches.slice(0, 50),
     },
     tracking: { links: trackingLinks, polls: trackingPolls },
+    opening_hours: {
+      time_zone: openingHours.timeZone,
+      hours: `${openingHours.open}–${openingHours.close} every day`,
+      branches: merchants.length,
+      open_at_start: openingHours.openAtStart,
+      orders_refused_closed: openingHours.refusedClosed,
+    },
+    vehicles,
+    proofs,
+    plans: {
+      every_min: opts.planEveryMin,
+      requested: plans.requested,
+      computed: plans.computed,
+      busy: plans.busy,
+      failed: plans.failed,
+      trips_planned: plans.trips_planned,
+      trips_unassigned: plans.trips_unassigned,
+      latency: lagStats(plans.latency),
+      solve: lagStats(plans.solve.filter(Number.isFinite)),
+    },
     streams: streamReport,
     server: { samples, processes: procSamples, pids: opts.serverPids() },
     unexpected_4xx: unexpected4xx,
@@ -1405,6 +1657,15 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       .loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}`,
+  );
+  log(
+    `simulate: ${proofs.photos_uploaded} proof photos uploaded (${round(proofs.bytes / 1024)} KiB, ${proofs.failed} failed); optimizer plans ${plans.computed} of ${plans.requested} (${plans.busy} busy), latency ${lagLine(report.plans.latency)}, ${plans.trips_planned} trips planned; vehicles ${Object.entries(
+      vehicles.by_type,
+    )
+      .map(([t, v]) => `${v.drivers} ${t}`)
+      .join(
+        ', ',
+      )}; branches open ${openingHours.open}–${openingHours.close} ${openingHours.timeZone}, ${openingHours.refusedClosed} orders refused closed`,
   );
   log(`simulate: ${report.verdict.ok ? 'PASS' : `FAIL: ${problems.join('; ')}`}; report in ${path.join(opts.out, 'report.html')}`);
   return report;
