@@ -64,6 +64,10 @@ describe('npm run simulate', () => {
       '2',
       '--customer-streams',
       '4',
+      '--photo-share',
+      '1',
+      '--plan-every-min',
+      '5',
       '--out',
       out,
       '--server-pid',
@@ -88,6 +92,18 @@ describe('npm run simulate', () => {
     expect(report.webhooks.expected).toBeGreaterThan(0);
     expect(report.webhooks.lag.count).toBeGreaterThan(0);
     expect(report.server.processes.some((p) => p.cpu_percent !== null && p.rss_bytes! > 0)).toBe(true);
+    // Branches declare hours and took every order inside them; drivers have vehicles; proofs carry photos; plans are read.
+    expect(report.opening_hours).toMatchObject({
+      branches: report.city.merchants,
+      open_at_start: report.city.merchants,
+      orders_refused_closed: 0,
+    });
+    expect(Object.values(report.vehicles.by_type).reduce((a, v) => a + v.drivers, 0)).toBe(report.city.drivers);
+    expect(report.proofs).toMatchObject({ share: 1, failed: 0 });
+    expect(report.proofs.photos_uploaded).toBe(report.orders.by_status.delivered ?? 0);
+    expect(report.plans).toMatchObject({ failed: 0 });
+    expect(report.plans.computed).toBeGreaterThan(0);
+    expect(report.plans.latency.count).toBe(report.plans.computed);
     if (dbUrl) {
       expect(report.database.available).toBe(true);
       expect(report.database.samples.length).toBeGreaterThan(1);
