@@ -410,11 +410,14 @@ const pct = (a: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor(s.length * p))];
 };
 
-/** The drivers' vehicles: a seeded mix, each with its units of load and its pace against the grid's 18–32 km/h. */
+/**
+ * The drivers' vehicles: a seeded mix, each with its units of load. Every vehicle drives the grid at the same
+ * 18–32 km/h, so the day's timings stay comparable with runs before vehicles.
+ */
 const VEHICLES = [
-  { type: 'motorcycle', share: 0.6, capacity_units: 3, pace: 1 },
-  { type: 'bicycle', share: 0.25, capacity_units: 2, pace: 0.6 },
-  { type: 'car', share: 0.15, capacity_units: 6, pace: 0.9 },
+  { type: 'motorcycle', share: 0.6, capacity_units: 3 },
+  { type: 'bicycle', share: 0.25, capacity_units: 2 },
+  { type: 'car', share: 0.15, capacity_units: 6 },
 ] as const;
 
 /**
@@ -667,7 +670,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   const vehicleOf = (i: number) => {
     let u = sub(opts.seed, 7000 + i).next();
     const v = VEHICLES.find((x) => (u -= x.share) < 0) ?? VEHICLES[0];
-    return { pace: v.pace, fields: { vehicle_type: v.type, capacity_units: v.capacity_units } };
+    return { vehicle_type: v.type, capacity_units: v.capacity_units };
   };
   /** Counted from what the server stored and answered, not from what was asked. */
   const countVehicle = (d: { vehicle_type?: string; capacity_units?: number }) => {
@@ -867,16 +870,14 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   const drivers: Driver[] = await inBatches(nDrivers, 8, async (i) => {
     const r = sub(opts.seed, 2000 + i);
     const u = await newUser('repartidor', i, `Sim driver ${i}`);
-    const vehicle = vehicleOf(i);
-    const d = await must('POST /drivers', admin, 'POST', '/drivers', { user_id: u.id, capacity: 1, ...vehicle.fields });
+    const d = await must('POST /drivers', admin, 'POST', '/drivers', { user_id: u.id, capacity: 1, ...vehicleOf(i) });
     countVehicle(d);
     await must('POST /drivers/:id/approve', admin, 'POST', `/drivers/${d.id}/approve`, {});
     await must('POST /drivers/:id/availability', admin, 'POST', `/drivers/${d.id}/availability`, { available: true });
     const token = await login(u.email, PASSWORD);
     const pos = randomCorner(r);
     await must('POST /driver/location', token, 'POST', '/driver/location', { location: geo(pos) });
-    const speed = (r.range(18, 32) / 3.6) * vehicle.pace;
-    return { i, id: d.id, userId: u.id, token, pos, speed, busy: false, route: [], arrived: null, buffer: [], n: 0 };
+    return { i, id: d.id, userId: u.id, token, pos, speed: r.range(18, 32) / 3.6, busy: false, route: [], arrived: null, buffer: [], n: 0 };
   });
   log(`  ${drivers.length} drivers approved and available`);
 
