@@ -49,10 +49,12 @@ const Health = Type.Object({
       {
         state: Type.Union([Type.Literal('following'), Type.Literal('behind'), Type.Literal('unreachable')]),
         lag_ms: Type.Union([Type.Integer(), Type.Null()]),
+        reads_on_replica: Type.Integer(),
+        reads_on_primary: Type.Integer(),
       },
       {
         description:
-          'Only with DATABASE_REPLICA_URL. following: GET reads may use it; behind (more than REPLICA_MAX_LAG_MS) or unreachable: every read goes to the primary',
+          "Only with DATABASE_REPLICA_URL. following: GET reads may use it; behind (more than REPLICA_MAX_LAG_MS) or unreachable: every read goes to the primary. reads_on_replica / reads_on_primary: the users' reads this instance served from the replica / from the primary (not in a GET, not yet covering the user's write, or the replica behind or unreachable) since it started",
       },
     ),
   ),
@@ -66,7 +68,14 @@ const Ready = Type.Object({
 function replicaOf(ctx: AppContext) {
   const r = ctx.db.replicaStatus?.();
   if (!r || r.state === 'off') return {};
-  return { replica: { state: r.state, lag_ms: r.lag_ms === null ? null : Math.round(r.lag_ms) } };
+  return {
+    replica: {
+      state: r.state,
+      lag_ms: r.lag_ms === null ? null : Math.round(r.lag_ms),
+      reads_on_replica: r.reads_on_replica,
+      reads_on_primary: r.reads_on_primary,
+    },
+  };
 }
 
 /** GET /health (liveness) and GET /health/ready (readiness), both public. */

@@ -68,6 +68,10 @@ describe.skipIf(!run)('a streaming read replica', () => {
   it('serves the reads of GET requests once it follows, never a write', async () => {
     await until('the replica following', async () => (await replicaState()) === 'following');
     await dispatcherReadsOnReplica();
+    // GET /health counts them, as the instance's status does.
+    const health = (await t.req(null, { method: 'GET', url: '/health' })).json().replica;
+    expect(health.reads_on_replica).toBeGreaterThan(0);
+    expect(health.reads_on_primary).toBeGreaterThanOrEqual(0);
     // A write goes to the primary (a standby refuses writes: it would fail otherwise).
     const trip = await newTrip(t, admin);
     expect(trip.id).toBeTruthy();

@@ -14385,9 +14385,11 @@ export interface operations {
                             hub: string;
                             listener: string;
                         };
-                        /** @description Only with DATABASE_REPLICA_URL. following: GET reads may use it; behind (more than REPLICA_MAX_LAG_MS) or unreachable: every read goes to the primary */
+                        /** @description Only with DATABASE_REPLICA_URL. following: GET reads may use it; behind (more than REPLICA_MAX_LAG_MS) or unreachable: every read goes to the primary. reads_on_replica / reads_on_primary: the users' reads this instance served from the replica / from the primary (not in a GET, not yet covering the user's write, or the replica behind or unreachable) since it started */
                         replica?: {
                             lag_ms: number | null;
+                            reads_on_primary: number;
+                            reads_on_replica: number;
                             state: "following" | "behind" | "unreachable";
                         };
                         /** @enum {string} */
