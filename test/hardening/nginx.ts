@@ -18,7 +18,14 @@ function nginxBinary(): string {
   return '/usr/sbin/nginx';
 }
 
-export async function startNginx(ports: number[]): Promise<{ port: number; child: ChildProcess; dir: string }> {
+/**
+ * `sticky`: a user's requests go to one instance (hashed on the Authorization header; the next one while it is down),
+ * as docs/OPERATIONS.md advises for read-your-writes with a read replica. Otherwise round robin.
+ */
+export async function startNginx(
+  ports: number[],
+  opts: { sticky?: boolean } = {},
+): Promise<{ port: number; child: ChildProcess; dir: string }> {
   const bin = nginxBinary();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'cluster-nginx-'));
   for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) await mkdir(path.join(dir, d));
@@ -38,6 +45,7 @@ http {
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
   upstream api {
+${opts.sticky ? '    hash $http_authorization consistent;' : ''}
 ${ports.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=2s;`).join('\n')}
     keepalive 64;
   }

@@ -31,14 +31,27 @@ export interface PrivateCluster {
   remove(): void;
 }
 
-function cluster(dir: string, port: number, owned: string[]): PrivateCluster {
+/** Extra server settings (`-c name=value` at each start), e.g. `{ max_connections: '300' }`; its standbys get them too. */
+export type PrivateClusterSettings = Record<string, string>;
+
+function cluster(dir: string, port: number, owned: string[], settings: PrivateClusterSettings): PrivateCluster {
   const data = path.join(dir, 'data');
   const ctl = (...args: string[]) => runPg('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), ...args]);
   const self: PrivateCluster = {
     port,
     url: (name = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${name}`,
     start: () =>
-      ctl('-w', '-t', '30', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`, 'start'),
+      ctl(
+        '-w',
+        '-t',
+        '30',
+        '-o',
+        [
+          `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`,
+          ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`),
+        ].join(' '),
+        'start',
+      ),
     stop: (mode = 'fast') => ctl('-w', '-m', mode, 'stop'),
     async standby() {
       const sdir = ownedTempDir(owned);
@@ -55,7 +68,7 @@ function cluster(dir: string, port: number, owned: string[]): PrivateCluster {
         '-X',
         'stream',
       ]);
-      const s = cluster(sdir, await freePort(), owned);
+      const s = cluster(sdir, await freePort(), owned, settings);
       s.start();
       return s;
     },
@@ -84,11 +97,11 @@ function ownedTempDir(owned: string[]): string {
 }
 
 /** A new private cluster, started. `remove()` stops it and its standbys and deletes their files. */
-export async function startPrivateCluster(): Promise<PrivateCluster> {
+export async function startPrivateCluster(settings: PrivateClusterSettings = {}): Promise<PrivateCluster> {
   const owned: string[] = [];
   const dir = ownedTempDir(owned);
   runPg('initdb', ['-D', path.join(dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
-  const c = cluster(dir, await freePort(), owned);
+  const c = cluster(dir, await freePort(), owned, settings);
   c.start();
   return c;
 }

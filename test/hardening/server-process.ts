@@ -3,7 +3,7 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 
-/** Helpers to run the real server (src/server.ts) as a child process: crash test, soak and cluster benches. */
+/** Helpers to run the real server (src/server.ts, or dist/server.js) as a child process: crash test, soak and cluster benches. */
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -37,10 +37,12 @@ export async function startServer(opts: {
   port?: number;
   env?: Record<string, string>;
   timeoutMs?: number;
+  /** Start the compiled server (dist/server.js, `npm run build`): seconds faster than through tsx. */
+  compiled?: boolean;
 }): Promise<ServerProcess> {
   const port = opts.port ?? (await freePort());
   let out = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, opts.compiled ? ['dist/server.js'] : ['--import', 'tsx', 'src/server.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
