@@ -35,6 +35,10 @@ export interface SimOptions {
   /** Dispatchers on the organization stream and customers on their own stream (default: from the scale). */
   dispatchers: number | null;
   customerStreams: number | null;
+  /** Customers in the city (default 2 × scale). */
+  customers: number | null;
+  /** The day's mean of orders per simulated hour (the rate curve keeps its shape); null: from the scale, per driver. */
+  ordersPerHour: number | null;
   /** The server's database, for its size over time and its slowest statements (null: not measured). */
   databaseUrl: string | null;
   /** The server processes whose CPU and RSS are read from /proc (the cluster run passes its instances'). */
@@ -57,7 +61,10 @@ const HELP = `npm run simulate -- [options]
   --drain-s S          real seconds to let the last orders finish after the day (default 60)
   --out DIR            report directory (default sim-out/)
   --dispatchers N      dispatchers on the organization stream (default ceil(scale/20), at most 5)
-  --customer-streams N customers on their own stream (default ceil(scale/5), 2 to 20; at most 2 × scale)
+  --customer-streams N customers on their own stream (default ceil(scale/5), 2 to 20; at most the customers)
+  --customers N        customers in the city (default 2 × scale)
+  --orders-per-hour N  the day's mean of orders per simulated hour, 10:00-23:00 (default: the curve per driver,
+                       about 1.2 × scale); the lunch and dinner peaks stay about twice the mean
   --admin-email E / --admin-password P   the administrator (default the demo one)
   --database-url URL   the server's database: its size over time and the slowest statements (pg_stat_statements)
   --server-pid PID     the server process (comma-separated for several): its CPU and RSS over time from /proc
@@ -82,6 +89,8 @@ export function parseOptions(argv: string[]): SimOptions {
     quiet: false,
     dispatchers: null,
     customerStreams: null,
+    customers: null,
+    ordersPerHour: null,
     databaseUrl: null,
     serverPids: () => [],
     planEveryMin: 15,
@@ -158,6 +167,12 @@ export function parseOptions(argv: string[]): SimOptions {
       case '--photo-share':
         o.photoShare = num(flag, val(), 0, 1);
         break;
+      case '--customers':
+        o.customers = Math.round(num(flag, val(), 1, 20_000));
+        break;
+      case '--orders-per-hour':
+        o.ordersPerHour = num(flag, val(), 1, 200_000);
+        break;
       case '--help':
       case '-h':
         throw new OptionError(HELP, 0);
@@ -227,6 +242,20 @@ const sub = (seed: number, k: number) => rng(((seed * 2654435761) ^ (k * 40503 +
 export function ratePerDriverHour(h: number): number {
   const bump = (mu: number, sigma: number) => Math.exp(-((h - mu) ** 2) / (2 * sigma * sigma));
   return 0.5 + 1.6 * bump(12.5, 1) + 1.8 * bump(20, 1.2);
+}
+
+/** The curve's mean over the day it describes (10:00-23:00): --orders-per-hour is this mean. */
+export const DAY_MEAN_RATE = (() => {
+  let sum = 0;
+  const steps = 13 * 60;
+  for (let m = 0; m < steps; m++) sum += ratePerDriverHour(10 + (m + 0.5) / 60);
+  return sum / steps;
+})();
+
+/** Orders per simulated hour at hour h (null: the factor the per-driver curve is multiplied by). */
+export function ordersPerHourAt(opts: Pick<SimOptions, 'scale'> & Partial<Pick<SimOptions, 'ordersPerHour'>>, h: number | null): number {
+  const factor = opts.ordersPerHour ? opts.ordersPerHour / DAY_MEAN_RATE : opts.scale;
+  return h === null ? factor : ratePerDriverHour(h) * factor;
 }
 
 // ------------------------------------------------------------------ the report
@@ -370,18 +399,24 @@ export interface Planned {
 }
 
 /** Every order of the day, from the seed alone: when it arrives (a Poisson process thinned by the rate curve), who orders from whom, and what will happen to it. */
-export function planDay(opts: Pick<SimOptions, 'seed' | 'scale' | 'durationS' | 'compression' | 'startHour'>): {
+export function planDay(
+  opts: Pick<SimOptions, 'seed' | 'scale' | 'durationS' | 'compression' | 'startHour'> &
+    Partial<Pick<SimOptions, 'customers' | 'ordersPerHour'>>,
+): {
   plan: Planned[];
   digest: string;
 } {
   const R = rng(opts.seed);
   const nDrivers = opts.scale;
+  const nCustomers = opts.customers ?? nDrivers * 2;
   const simDay = opts.durationS * opts.compression;
   const plan: Planned[] = [];
   const peak = 2.7; // above the curve's maximum
+  // The curve is per driver; --orders-per-hour rescales it so that its mean over the day is that figure.
+  const perHour = ordersPerHourAt(opts, null);
   let t = 0;
   for (let k = 0; ; k++) {
-    t += -Math.log(1 - R.next()) / ((peak * nDrivers) / 3600);
+    t += -Math.log(1 - R.next()) / ((peak * perHour) / 3600);
     if (t >= simDay) break;
     if (R.next() >= ratePerDriverHour(opts.startHour + t / 3600) / peak) continue;
     const r = sub(opts.seed, 100_000 + k);
@@ -389,7 +424,7 @@ export function planDay(opts: Pick<SimOptions, 'seed' | 'scale' | 'durationS' | 
       k,
       at: t,
       kind: r.next() < 0.1 ? 'dispatch' : 'order',
-      customer: r.int(nDrivers * 2),
+      customer: r.int(nCustomers),
       merchant: r.int(Math.ceil(nDrivers / 10)),
       prepS: r.range(300, 1200),
       reject: r.next() < 0.05,
@@ -779,7 +814,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   }
   const nDrivers = opts.scale;
   const nMerchants = Math.ceil(opts.scale / 10);
-  const nCustomers = opts.scale * 2; // planDay picks customers and merchants by these counts
+  const nCustomers = opts.customers ?? opts.scale * 2; // planDay picks customers and merchants by these counts
   log(
     `simulate: ${opts.baseUrl}, seed ${opts.seed}: ${nDrivers} drivers, ${nMerchants} merchants, ${nCustomers} customers; ${opts.durationS} s real × ${opts.compression} from ${opts.startHour}:00`,
   );
@@ -810,6 +845,14 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   });
   const randomCorner = (r: ReturnType<typeof rng>): Pt =>
     snap({ lon: center.lon + r.range(-halfLon, halfLon), lat: center.lat + r.range(-halfLat, halfLat) });
+  /** A corner within about a kilometre of `at`, inside the grid. */
+  const nearby = (at: Pt, r: ReturnType<typeof rng>): Pt => {
+    const clamp = (v: number, c: number, half: number) => Math.min(c + half, Math.max(c - half, v));
+    return snap({
+      lon: clamp(at.lon + r.range(-1000, 1000) / mPerDegLon, center.lon, halfLon),
+      lat: clamp(at.lat + r.range(-1000, 1000) / M_PER_DEG_LAT, center.lat, halfLat),
+    });
+  };
   log(
     `  territory ${territory.name}: a ${Math.round(halfLon * 2 * mPerDegLon)} m × ${Math.round(halfLat * 2 * M_PER_DEG_LAT)} m street grid around ${center.lat.toFixed(4)}, ${center.lon.toFixed(4)}`,
   );
@@ -821,9 +864,12 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       display_name: name,
       role,
     })) as { id: string; email: string };
-  const inBatches = async <T>(n: number, size: number, f: (i: number) => Promise<T>): Promise<T[]> => {
+  const inBatches = async <T>(n: number, size: number, f: (i: number) => Promise<T>, what = ''): Promise<T[]> => {
     const out: T[] = [];
-    for (let i = 0; i < n; i += size) out.push(...(await Promise.all(Array.from({ length: Math.min(size, n - i) }, (_, k) => f(i + k)))));
+    for (let i = 0; i < n; i += size) {
+      out.push(...(await Promise.all(Array.from({ length: Math.min(size, n - i) }, (_, k) => f(i + k)))));
+      if (what && n >= 500 && Math.floor((i + size) / 250) > Math.floor(i / 250)) log(`  … ${out.length} of ${n} ${what}`);
+    }
     return out;
   };
 
@@ -867,30 +913,78 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     buffer: { p: Pt; at: number; id: string }[];
     n: number;
   }
-  const drivers: Driver[] = await inBatches(nDrivers, 8, async (i) => {
-    const r = sub(opts.seed, 2000 + i);
-    const u = await newUser('repartidor', i, `Sim driver ${i}`);
-    const d = await must('POST /drivers', admin, 'POST', '/drivers', { user_id: u.id, capacity: 1, ...vehicleOf(i) });
-    countVehicle(d);
-    await must('POST /drivers/:id/approve', admin, 'POST', `/drivers/${d.id}/approve`, {});
-    await must('POST /drivers/:id/availability', admin, 'POST', `/drivers/${d.id}/availability`, { available: true });
-    const token = await login(u.email, PASSWORD);
-    const pos = randomCorner(r);
-    await must('POST /driver/location', token, 'POST', '/driver/location', { location: geo(pos) });
-    return { i, id: d.id, userId: u.id, token, pos, speed: r.range(18, 32) / 3.6, busy: false, route: [], arrived: null, buffer: [], n: 0 };
-  });
+  const drivers: Driver[] = await inBatches(
+    nDrivers,
+    8,
+    async (i) => {
+      const r = sub(opts.seed, 2000 + i);
+      const u = await newUser('repartidor', i, `Sim driver ${i}`);
+      const d = await must('POST /drivers', admin, 'POST', '/drivers', { user_id: u.id, capacity: 1, ...vehicleOf(i) });
+      countVehicle(d);
+      await must('POST /drivers/:id/approve', admin, 'POST', `/drivers/${d.id}/approve`, {});
+      await must('POST /drivers/:id/availability', admin, 'POST', `/drivers/${d.id}/availability`, { available: true });
+      const token = await login(u.email, PASSWORD);
+      const pos = randomCorner(r);
+      await must('POST /driver/location', token, 'POST', '/driver/location', { location: geo(pos) });
+      return {
+        i,
+        id: d.id,
+        userId: u.id,
+        token,
+        pos,
+        speed: r.range(18, 32) / 3.6,
+        busy: false,
+        route: [],
+        arrived: null,
+        buffer: [],
+        n: 0,
+      };
+    },
+    'drivers',
+  );
   log(`  ${drivers.length} drivers approved and available`);
 
   // Customers: user, login, an address on the grid.
-  const customers = await inBatches(nCustomers, 8, async (i) => {
-    const r = sub(opts.seed, 3000 + i);
-    const u = await newUser('delivery', i, `Sim customer ${i}`);
-    const token = await login(u.email, PASSWORD);
-    const at = randomCorner(r);
-    const a = await must('POST /customer/addresses', token, 'POST', '/customer/addresses', { address: `Av. ${i + 1}`, location: geo(at) });
-    return { i, userId: u.id, token, addressId: a.id as string, at };
-  });
+  const customers = await inBatches(
+    nCustomers,
+    8,
+    async (i) => {
+      const r = sub(opts.seed, 3000 + i);
+      const u = await newUser('delivery', i, `Sim customer ${i}`);
+      const token = await login(u.email, PASSWORD);
+      const at = randomCorner(r);
+      const a = await must('POST /customer/addresses', token, 'POST', '/customer/addresses', {
+        address: `Av. ${i + 1}`,
+        location: geo(at),
+      });
+      return { i, userId: u.id, token, addressId: a.id as string, at };
+    },
+    'customers',
+  );
   log(`  ${customers.length} customers with an address`);
+  /** Each customer orders from one of the merchants nearest home (a delivery radius, as a real marketplace has). */
+  const NEARBY = 3;
+  const dist2 = (a: Pt, b: Pt) => ((a.lon - b.lon) * mPerDegLon) ** 2 + ((a.lat - b.lat) * M_PER_DEG_LAT) ** 2;
+  const nearbyMerchants = customers.map((c) =>
+    merchants
+      .map((m, k) => ({ k, d: dist2(c.at, m.at) }))
+      .sort((a, b) => a.d - b.d)
+      .slice(0, NEARBY)
+      .map((x) => x.k),
+  );
+
+  // Dispatchers: staff users of the console (the dispatch flag), each on the organization stream with his own session.
+  const nDispatchers = opts.dispatchers ?? Math.min(5, Math.max(1, Math.ceil(opts.scale / 20)));
+  const dispatcherTokens = await inBatches(nDispatchers, 8, async (i) => {
+    const u = (await must('POST /app-users', admin, 'POST', '/app-users', {
+      email: `sim-${tag}-dispatch-${i}@sim.test`,
+      password: PASSWORD,
+      display_name: `Sim dispatcher ${i}`,
+      role: 'administrator',
+      dispatch: true,
+    })) as { email: string };
+    return login(u.email, PASSWORD);
+  });
 
   // ---------------------------------------------------------------- the plan: every order of the day, from the seed
   const { plan, digest: planDigest } = planDay(opts);
@@ -902,17 +996,67 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   interface Stream {
     name: string;
     kind: string;
+    /** Event ids seen lately on this stream (bounded: ids far below the newest are forgotten). */
     ids: Set<number>;
     received: number;
     duplicates: number;
     reconnects: number;
     resets: number;
+    /** A customer's stream: the trip events it received. Dispatchers' streams share `orgSeen` instead. */
     byTrip: Map<string, Set<string>>;
+    /** Index among the organization streams (a bit in `orgSeen`), -1 for a customer's stream. */
+    orgIndex: number;
     req: http.ClientRequest | null;
     lastId: number | null;
   }
   const streams: Stream[] = [];
   const ingestLags: number[] = [];
+  // "trip type" → one bit per organization stream that received it: hundreds of dispatchers over thousands of trips.
+  const orgSeen = new Map<string, Uint32Array>();
+  let orgStreams = 0;
+  const TRACKED = new Set([
+    'trip.created',
+    'trip.rejected',
+    'trip.accepted',
+    'trip.pickup_verified',
+    'trip.completed',
+    'trip.delivery_failed',
+    'trip.returned',
+  ]);
+  const markSeen = (s: Stream, trip: string, type: string) => {
+    if (s.orgIndex < 0) {
+      (s.byTrip.get(trip) ?? s.byTrip.set(trip, new Set()).get(trip)!).add(type);
+      return;
+    }
+    const key = `${trip} ${type}`;
+    let bits = orgSeen.get(key);
+    if (!bits) orgSeen.set(key, (bits = new Uint32Array(Math.ceil(orgStreams / 32) || 1)));
+    bits[s.orgIndex >> 5] |= 1 << (s.orgIndex & 31);
+  };
+  const hasSeen = (s: Stream, trip: string, type: string) => {
+    if (s.orgIndex < 0) return s.byTrip.get(trip)?.has(type) ?? false;
+    const bits = orgSeen.get(`${trip} ${type}`);
+    return !!bits && (bits[s.orgIndex >> 5] & (1 << (s.orgIndex & 31))) !== 0;
+  };
+  const ID_WINDOW = 50_000;
+  /** Per stream (in `streams` order): the events the simulator caused that it has not received. */
+  const lostPerStream = () => {
+    const lost = streams.map(() => 0);
+    const orgIdx = streams.flatMap((s, si) => (s.orgIndex >= 0 ? [si] : []));
+    const meIdx = new Map(streams.map((s, si) => [s, si]));
+    for (const ev of expectedEvents.values()) {
+      const mine = ev.customer === null ? undefined : watched.get(ev.customer);
+      for (const t of ev.types) {
+        const bits = orgSeen.get(`${ev.trip} ${t}`);
+        for (const si of orgIdx) {
+          const o = streams[si].orgIndex;
+          if (!bits || (bits[o >> 5] & (1 << (o & 31))) === 0) lost[si]++;
+        }
+        if (mine && !hasSeen(mine, ev.trip, t)) lost[meIdx.get(mine)!]++;
+      }
+    }
+    return lost;
+  };
   const openStream = (s: Stream, token: string, p: string) => {
     const connect = () => {
       if (stopping && s.lastId !== null && s.req === null) return;
@@ -955,15 +1099,22 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
               }
               if (id === null) continue;
               s.received++;
-              if (s.ids.has(id)) s.duplicates++;
+              if (s.ids.has(id)) {
+                s.duplicates++;
+                continue;
+              }
               s.ids.add(id);
               s.lastId = Math.max(s.lastId ?? 0, id);
+              if (s.ids.size > 2 * ID_WINDOW) for (const old of s.ids) if (old < s.lastId - ID_WINDOW) s.ids.delete(old);
+              // Only the events the run checks are parsed: location updates on the first dispatcher's stream (the
+              // ingest lag) and the trip events the simulator caused.
+              const lagProbe = s === streams[0] && s.kind === 'organization' && type === 'trip.location_updated';
+              if (!lagProbe && !TRACKED.has(type)) continue;
               try {
                 const ev = JSON.parse(data) as { entity_type: string; entity_id: string; payload?: { recorded_at?: string } };
-                if (ev.entity_type === 'trip')
-                  (s.byTrip.get(ev.entity_id) ?? s.byTrip.set(ev.entity_id, new Set()).get(ev.entity_id)!).add(type);
+                if (ev.entity_type === 'trip' && TRACKED.has(type)) markSeen(s, ev.entity_id, type);
                 // The batch is sent as its newest point is recorded: recorded → seen by a dispatcher is the ingest lag.
-                if (s === streams[0] && s.kind === 'organization' && type === 'trip.location_updated' && ev.payload?.recorded_at) {
+                if (lagProbe && ev.payload?.recorded_at) {
                   const lag = Date.now() - Date.parse(ev.payload.recorded_at);
                   if (Number.isFinite(lag) && !stopping) {
                     ingestLags.push(lag);
@@ -997,15 +1148,19 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       reconnects: 0,
       resets: 0,
       byTrip: new Map(),
+      orgIndex: kind === 'organization' ? orgStreams++ : -1,
       req: null,
       lastId: null,
     };
     streams.push(s);
     return s;
   };
-  const nDispatchers = opts.dispatchers ?? Math.min(5, Math.max(1, Math.ceil(opts.scale / 20)));
   for (let d = 0; d < nDispatchers; d++)
-    openStream(newStream(`dispatcher ${d + 1} (organization stream)`, 'organization'), admin, '/realtime/organization/stream');
+    openStream(
+      newStream(`dispatcher ${d + 1} (organization stream)`, 'organization'),
+      dispatcherTokens[d],
+      '/realtime/organization/stream',
+    );
   const watched = new Map<number, Stream>(); // customer index → their /realtime/me stream
   for (let c = 0; c < Math.min(nCustomers, opts.customerStreams ?? Math.min(20, Math.max(2, Math.ceil(opts.scale / 5)))); c++) {
     const s = newStream(`customer ${c} (me stream)`, 'me');
@@ -1092,7 +1247,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     d.busy = false;
   };
   /** Assign a pending trip: auto-assignment first, then the nearest idle driver the simulator knows; waits while everyone is busy. */
-  const assign = async (tripId: string, p: Planned, exclude: Set<string>): Promise<Driver> => {
+  const assign = async (tripId: string, p: Planned, pickup: Pt, exclude: Set<string>, ev: { types: string[] }): Promise<Driver> => {
     for (;;) {
       const r = await request('POST /trips/:id/auto-assign', admin, 'POST', `/trips/${tripId}/auto-assign`, {}, [409, 422, 404]);
       if (r.status === 200 && r.body?.driver_id) {
@@ -1101,10 +1256,32 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
           d.busy = true;
           return d;
         }
+        // Offered to a driver still busy with another trip here (the server frees him as a delivery fails, the
+        // simulator only once the goods are back): he turns it down and dispatch goes on.
+        if (d) {
+          const no = await request(
+            'POST /driver/trips/:id/reject',
+            d.token,
+            'POST',
+            `/driver/trips/${tripId}/reject`,
+            { reason: 'busy' },
+            [409],
+          );
+          if (no.status === 200) {
+            rejections++;
+            ev.types.push('trip.rejected');
+          }
+        }
       }
-      const idle = drivers.filter((x) => !x.busy && !exclude.has(x.id));
-      if (idle.length) {
-        const d = idle[0];
+      // As a dispatcher would: the idle driver nearest the pickup.
+      let d: Driver | null = null;
+      let best = Infinity;
+      for (const x of drivers)
+        if (!x.busy && !exclude.has(x.id)) {
+          const dd = dist2(x.pos, pickup);
+          if (dd < best) [d, best] = [x, dd];
+        }
+      if (d) {
         d.busy = true;
         const a = await request('POST /trips/:id/assign', admin, 'POST', `/trips/${tripId}/assign`, { driver_id: d.id }, [409, 422]);
         if (a.status === 200) return d;
@@ -1117,13 +1294,14 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   };
 
   const playOrder = async (p: Planned) => {
-    const m = merchants[p.merchant];
     const c = customers[p.customer];
+    // A customer orders from one of the merchants near home; a merchant's own trip goes to a door nearby.
+    const m = merchants[p.kind === 'order' ? nearbyMerchants[p.customer][p.merchant % nearbyMerchants[p.customer].length] : p.merchant];
     let tripId: string;
     let orderId: string | null = null;
     let deliveryPin: () => Promise<string>;
     let trackingToken: string | null = null;
-    const dropoff = randomCorner(sub(opts.seed, 500_000 + p.k));
+    const dropoff = nearby(m.at, sub(opts.seed, 500_000 + p.k));
     if (p.kind === 'order') {
       const o = await request('POST /customer/orders', c.token, 'POST', '/customer/orders', {
         branch_id: m.branchId,
@@ -1196,7 +1374,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     let cash: string | null;
     let d: Driver;
     for (;;) {
-      d = await assign(tripId, p, tried);
+      d = await assign(tripId, p, m.at, tried, ev);
       tried.add(d.id);
       await sleepSim(sub(opts.seed, 300_000 + p.k).range(5, 30));
       if (p.reject && tried.size === 1) {
@@ -1418,16 +1596,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   await Promise.all(loops.map((l) => Promise.race([l, sleepReal(5000)])));
   await planner;
   // Let the streams catch up with the last events: wait until every expected event arrived, or 10 s.
-  const missing = () => {
-    let lost = 0;
-    for (const s of streams)
-      for (const ev of expectedEvents.values()) {
-        if (s.kind === 'me' && watched.get(ev.customer ?? -1) !== s) continue;
-        const got = s.byTrip.get(ev.trip);
-        for (const t of ev.types) if (!got?.has(t)) lost++;
-      }
-    return lost;
-  };
+  const missing = () => lostPerStream().reduce((a, b) => a + b, 0);
   for (const deadline = Date.now() + 10_000; missing() > 0 && Date.now() < deadline;) await sleepReal(200);
   for (const s of streams) s.req?.destroy();
   // The webhooks of the same events: delivered by the server's worker after commit, so they may trail the streams.
@@ -1523,20 +1692,20 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       [...b.lat].map(([n, l]) => [n, { count: l.length, p50_ms: round(pct(l, 0.5)), p99_ms: round(pct(l, 0.99)) }]),
     );
     const simH = opts.startHour + ((b.t - BUCKET_S / 2) * opts.compression) / 3600;
-    out.planned_rate_per_hour = b.t <= opts.durationS + BUCKET_S ? round(ratePerDriverHour(simH) * nDrivers) : NaN;
+    out.planned_rate_per_hour = b.t <= opts.durationS + BUCKET_S ? round(ordersPerHourAt(opts, simH)) : NaN;
     return out;
   });
-  const streamReport = streams.map((s) => {
-    let expected = 0;
-    let lost = 0;
-    for (const ev of expectedEvents.values()) {
-      if (s.kind === 'me' && watched.get(ev.customer ?? -1) !== s) continue;
-      const got = s.byTrip.get(ev.trip);
-      for (const t of ev.types) {
-        expected++;
-        if (!got?.has(t)) lost++;
-      }
-    }
+  const lostAtEnd = lostPerStream();
+  let expectedAll = 0;
+  const expectedOf = new Map<Stream, number>();
+  for (const ev of expectedEvents.values()) {
+    expectedAll += ev.types.length;
+    const mine = ev.customer === null ? undefined : watched.get(ev.customer);
+    if (mine) expectedOf.set(mine, (expectedOf.get(mine) ?? 0) + ev.types.length);
+  }
+  const streamReport = streams.map((s, si) => {
+    const lost = lostAtEnd[si];
+    const expected = s.kind === 'me' ? (expectedOf.get(s) ?? 0) : expectedAll;
     return {
       name: s.name,
       kind: s.kind,

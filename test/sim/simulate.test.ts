@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from '../helpers.js';
 import { startServer, stopServer, type ServerProcess } from '../hardening/server-process.js';
-import { OptionError, parseOptions, planDay, simulate, type SimReport } from '../../sim/simulate.js';
+import { DAY_MEAN_RATE, OptionError, ordersPerHourAt, parseOptions, planDay, simulate, type SimReport } from '../../sim/simulate.js';
 
 /**
  * The city simulator at a tiny scale, against the real server as a child process (PostgreSQL with
@@ -132,6 +132,20 @@ describe('npm run simulate', () => {
     expect(a.plan.length).toBeGreaterThan(10);
     expect(planDay({ ...o, seed: 11 })).toEqual(a);
     expect(planDay({ ...o, seed: 12 }).digest).not.toBe(a.digest);
+  });
+
+  it('plays the mean rate it is given over the day, with the peaks about twice that mean', () => {
+    // A whole day, 10:00-23:00, at 600 orders an hour: 7,800 orders, give or take the Poisson noise (3 sigma ≈ 265).
+    const day = planDay({ scale: 5, durationS: 13 * 3600, compression: 1, startHour: 10, seed: 3, ordersPerHour: 600, customers: 50 });
+    expect(Math.abs(day.plan.length - 13 * 600)).toBeLessThan(300);
+    expect(day.plan.every((p) => p.customer >= 0 && p.customer < 50)).toBe(true);
+    // The busiest hour (the lunch peak) and the quietest one of the day, against the mean.
+    const perHour = Array.from({ length: 13 }, (_, h) => day.plan.filter((p) => Math.floor(p.at / 3600) === h).length);
+    expect(Math.max(...perHour) / 600).toBeGreaterThan(1.6);
+    expect(Math.max(...perHour) / 600).toBeLessThan(2.2);
+    expect(Math.min(...perHour) / 600).toBeLessThan(0.6);
+    expect(ordersPerHourAt({ scale: 5, ordersPerHour: 600 }, 12.5) / 600).toBeCloseTo(2.1 / DAY_MEAN_RATE, 1);
+    expect(() => parseOptions(['--orders-per-hour', '0'])).toThrow(/--orders-per-hour must be a number from 1/);
   });
 
   it('refuses a non-loopback address and impossible options with one clear line', async () => {
