@@ -132,6 +132,11 @@ export function renderHtml(r: SimReport): string {
     'ms',
     lagSeries((b) => b.gps_ingest_lag),
   );
+  const eventLag = lineChart(
+    'Trip events: occurred → on a dispatcher’s stream',
+    'ms',
+    lagSeries((b) => b.stream_event_lag),
+  );
   const webhookLag = r.webhooks.available
     ? lineChart(
         'Webhook delivery lag: event → received',
@@ -169,9 +174,34 @@ export function renderHtml(r: SimReport): string {
     ['2xx/3xx', '4xx', '5xx/network'],
     ['#2ca02c', '#ff7f0e', '#d62728'],
   );
+  // Hundreds of streams: summed by kind, with the ones that lost or doubled an event listed on their own.
+  type StreamRow = SimReport['streams'][number];
+  const streamRows: StreamRow[] =
+    r.streams.length <= 24
+      ? r.streams
+      : [
+          ...(['organization', 'me'] as const).flatMap((kind) => {
+            const of = r.streams.filter((s) => s.kind === kind);
+            if (!of.length) return [];
+            const sum = (f: (s: StreamRow) => number) => of.reduce((a, s) => a + f(s), 0);
+            return [
+              {
+                name: `${kind === 'organization' ? 'dispatchers' : 'customers'}: all ${of.length} streams`,
+                kind,
+                received: sum((s) => s.received),
+                expected: sum((s) => s.expected),
+                lost: sum((s) => s.lost),
+                duplicates: sum((s) => s.duplicates),
+                reconnects: sum((s) => s.reconnects),
+                resets: sum((s) => s.resets),
+              },
+            ];
+          }),
+          ...r.streams.filter((s) => s.lost || s.duplicates).slice(0, 20),
+        ];
   const streamBars = barChart(
     'Stream events: expected ones received, lost, duplicated (other events received are counted in the table)',
-    r.streams.map((s) => ({ label: s.name, values: [s.expected - s.lost, s.lost, s.duplicates] })),
+    streamRows.map((s) => ({ label: s.name, values: [s.expected - s.lost, s.lost, s.duplicates] })),
     ['expected and received', 'lost', 'duplicated'],
     ['#1f77b4', '#d62728', '#9467bd'],
   );
@@ -210,6 +240,7 @@ ${verdict}
 <div class="card"><b>${fmt((r.server.samples.at(-1)?.rss_bytes ?? NaN) / 2 ** 20)} MB</b>server RSS at the end (${fmt((r.server.samples[0]?.rss_bytes ?? NaN) / 2 ** 20)} at start)</div>
 <div class="card"><b>${r.tracking.polls}</b>tracking-link polls by recipients</div>
 <div class="card"><b>${fmt(r.gps.ingest_lag.p99_ms)} ms</b>GPS ingest lag p99 (p50 ${fmt(r.gps.ingest_lag.p50_ms)}, ${r.gps.ingest_lag.count} batches)</div>
+<div class="card"><b>${fmt(r.stream_event_lag.p99_ms)} ms</b>trip event → dispatcher's stream p99 (p50 ${fmt(r.stream_event_lag.p50_ms)})</div>
 <div class="card"><b>${r.webhooks.available ? `${fmt(r.webhooks.lag.p99_ms)} ms` : '–'}</b>webhook lag p99${r.webhooks.available ? ` (p50 ${fmt(r.webhooks.lag.p50_ms)}; ${r.webhooks.received} received, ${r.webhooks.lost} lost)` : ': not measured'}</div>
 <div class="card"><b>${r.database.available ? `${fmt(r.database.growth_bytes / 2 ** 20)} MB` : '–'}</b>database growth over the day</div>
 <div class="card"><b>${r.proofs.photos_uploaded}</b>proof photos uploaded (${fmt(r.proofs.bytes / 1024)} KiB, ${r.proofs.failed} failed; share ${fmt(r.proofs.share * 100)} %)</div>
@@ -221,14 +252,14 @@ ${verdict}
       .join(', '),
   )}</div>
 </div>
-<div class="grid2">${rps}${orders}${p99}${p50}${gps}${ingestLag}${webhookLag}${rss}${cpu}${load}${dbSize}</div>
+<div class="grid2">${rps}${orders}${p99}${p50}${gps}${ingestLag}${eventLag}${webhookLag}${rss}${cpu}${load}${dbSize}</div>
 ${reqBars}
 ${streamBars}
 <h2>Routes</h2><table><tr><th>route</th><th>requests</th><th>per s</th><th>p50 ms</th><th>p99 ms</th><th>4xx</th><th>5xx+net</th></tr>${table}</table>
 <h2>Slowest statements (pg_stat_statements, by total time since the day began)</h2>${statements}
 <h2>Largest tables at the end</h2>${relations ? `<table><tr><th>table</th><th>MB</th></tr>${relations}</table>` : '<p class="none">not measured</p>'}
 <h2>Orders at the end</h2><table><tr><th>status</th><th>orders</th></tr>${ordersTable}</table>
-<h2>Streams</h2><table><tr><th>stream</th><th>events received</th><th>expected</th><th>lost</th><th>duplicated</th><th>reconnects</th><th>resets</th></tr>${r.streams
+<h2>Streams</h2><table><tr><th>stream</th><th>events received</th><th>expected</th><th>lost</th><th>duplicated</th><th>reconnects</th><th>resets</th></tr>${streamRows
     .map(
       (s) =>
         `<tr><td>${esc(s.name)}</td><td>${s.received}</td><td>${s.expected}</td><td>${s.lost}</td><td>${s.duplicates}</td><td>${s.reconnects}</td><td>${s.resets}</td></tr>`,

@@ -58,7 +58,8 @@ const HELP = `npm run simulate -- [options]
   --compression C      simulated seconds per real second (default 30)
   --seed N             same seed: same city and same sequence of actions (default 1)
   --start-hour H       simulated hour the day starts at (default 11: the lunch peak comes first)
-  --drain-s S          real seconds to let the last orders finish after the day (default 60)
+  --drain-s S          real seconds to let the last orders finish after the day (default 60; 0 cuts the day
+                       at its end: orders under way are reported, each where the simulator left it)
   --out DIR            report directory (default sim-out/)
   --dispatchers N      dispatchers on the organization stream (default ceil(scale/20), at most 5)
   --customer-streams N customers on their own stream (default ceil(scale/5), 2 to 20; at most the customers)
@@ -209,6 +210,13 @@ export function parseOptions(argv: string[]): SimOptions {
   return o;
 }
 
+/** A play stopped because the run is over (not a failure: the order is counted as under way). */
+class RunOver extends Error {
+  constructor() {
+    super('the run is over');
+  }
+}
+
 export class OptionError extends Error {
   constructor(
     message: string,
@@ -302,6 +310,8 @@ export interface SimReport {
     gps_ingest_lag: LagStats;
     /** An event's occurred_at → its webhook delivery at the simulator's receiver. */
     webhook_lag: LagStats;
+    /** A trip event the simulator caused: its occurred_at → on the first dispatcher's stream. */
+    stream_event_lag: LagStats;
   }[];
   gps: {
     points_accepted: number;
@@ -366,6 +376,8 @@ export interface SimReport {
     latency: LagStats;
     solve: LagStats;
   };
+  /** The trip events the simulator caused: occurred_at → on the first dispatcher's stream. */
+  stream_event_lag: LagStats;
   streams: {
     name: string;
     kind: string;
@@ -508,13 +520,20 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   let dayStart = performance.now();
   let stopping = false;
   let closed = false; // after the drain: an order still playing stops at its next request
+  let finalReads = false; // once the plays' last requests are answered: the run's own closing reads
+  let pending = 0; // requests sent and not yet answered
   let tBase = 0; // the timeline's zero: the start of the day
 
   // ---------------------------------------------------------------- HTTP with per-route figures
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const base = new URL(opts.baseUrl);
   const BUCKET_S = Math.max(2, Math.min(15, opts.durationS / 30));
-  type Bucket = SimReport['timeline'][number] & { lat: Map<string, number[]>; ingestLags: number[]; webhookLags: number[] };
+  type Bucket = SimReport['timeline'][number] & {
+    lat: Map<string, number[]>;
+    ingestLags: number[];
+    webhookLags: number[];
+    eventLags: number[];
+  };
   const buckets: Bucket[] = [];
   const bucket = () => {
     const i = Math.floor((realT() - tBase) / BUCKET_S);
@@ -530,9 +549,11 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
         planned_rate_per_hour: NaN,
         routes: {},
         gps_ingest_lag: lagStats([]),
+        stream_event_lag: lagStats([]),
         webhook_lag: lagStats([]),
         lat: new Map(),
         ingestLags: [],
+        eventLags: [],
         webhookLags: [],
       });
     return buckets[i];
@@ -554,13 +575,15 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     expect4xx: number[] = [],
     headers: Record<string, string> = {},
   ): Promise<Res> {
-    if (closed) return Promise.reject(new Error('the run is over'));
+    if (closed && !finalReads) return Promise.reject(new RunOver());
+    pending++;
     return new Promise((resolve) => {
       const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body);
       const started = performance.now();
       const rc = routeCounts.get(route) ?? { count: 0, c4xx: 0, c5xx: 0, network: 0 };
       routeCounts.set(route, rc);
       const done = (status: number, text: string) => {
+        pending--;
         const ms = performance.now() - started;
         const b = bucket();
         rc.count++;
@@ -1011,6 +1034,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   }
   const streams: Stream[] = [];
   const ingestLags: number[] = [];
+  const eventLags: number[] = [];
   // "trip type" → one bit per organization stream that received it: hundreds of dispatchers over thousands of trips.
   const orgSeen = new Map<string, Uint32Array>();
   let orgStreams = 0;
@@ -1111,8 +1135,22 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
               const lagProbe = s === streams[0] && s.kind === 'organization' && type === 'trip.location_updated';
               if (!lagProbe && !TRACKED.has(type)) continue;
               try {
-                const ev = JSON.parse(data) as { entity_type: string; entity_id: string; payload?: { recorded_at?: string } };
-                if (ev.entity_type === 'trip' && TRACKED.has(type)) markSeen(s, ev.entity_id, type);
+                const ev = JSON.parse(data) as {
+                  entity_type: string;
+                  entity_id: string;
+                  occurred_at?: string;
+                  payload?: { recorded_at?: string };
+                };
+                if (ev.entity_type === 'trip' && TRACKED.has(type)) {
+                  markSeen(s, ev.entity_id, type);
+                  if (s === streams[0] && s.kind === 'organization' && ev.occurred_at) {
+                    const lag = Date.now() - Date.parse(ev.occurred_at);
+                    if (Number.isFinite(lag)) {
+                      eventLags.push(lag);
+                      bucket().eventLags.push(lag);
+                    }
+                  }
+                }
                 // The batch is sent as its newest point is recorded: recorded → seen by a dispatcher is the ingest lag.
                 if (lagProbe && ev.payload?.recorded_at) {
                   const lag = Date.now() - Date.parse(ev.payload.recorded_at);
@@ -1288,7 +1326,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
         d.busy = false;
       }
       await sleepSim(60);
-      if (stopping && realT() > hardStop) throw new Error('drain deadline');
+      if (closed) throw new RunOver();
       void p;
     }
   };
@@ -1404,6 +1442,9 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     await driveTo(d, m.at);
     await must('POST /trips/:id/verify-pickup', d.token, 'POST', `/trips/${tripId}/verify-pickup`, { pin: await pickupPin() });
     ev.types.push('trip.pickup_verified');
+    // The order follows its trip: on its way, delivered, failed, returned to the merchant.
+    const follow = (status: string) => orderId && (expectedOrder.get(orderId)!.status = status);
+    follow('in_delivery');
     await must('POST /driver/trips/:id/start-delivery', d.token, 'POST', `/driver/trips/${tripId}/start-delivery`);
     await driveTo(d, p.kind === 'order' ? c.at : dropoff);
     if (p.fail) {
@@ -1412,9 +1453,11 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       });
       failedDeliveries++;
       ev.types.push('trip.delivery_failed');
+      follow('delivery_failed');
       await driveTo(d, m.at);
       await must('POST /driver/trips/:id/return', d.token, 'POST', `/driver/trips/${tripId}/return`, { pin: await pickupPin() });
       ev.types.push('trip.returned');
+      follow('returned');
     } else {
       const evidence = await uploadProofPhoto(d, tripId, p.k);
       await must('POST /trips/:id/verify-delivery', d.token, 'POST', `/trips/${tripId}/verify-delivery`, {
@@ -1423,12 +1466,11 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
         ...(cash && Number(cash) > 0 ? { cash_collected: cash } : {}),
       });
       ev.types.push('trip.completed');
+      follow('delivered');
     }
     tracking = false;
     freeDriver(d);
     await poller;
-    // The order follows its trip: delivered, or returned to the merchant.
-    if (orderId) expectedOrder.get(orderId)!.status = p.fail ? 'returned' : 'delivered';
   };
 
   // ---------------------------------------------------------------- server memory
@@ -1555,7 +1597,6 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   routeCounts.clear();
   routeLat.clear();
   const tDay = realT();
-  const hardStop = tDay + opts.durationS + opts.drainS;
   dayStart = performance.now();
   tBase = tDay;
   opts.onDayStart?.();
@@ -1577,7 +1618,8 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     if (wait > 0) await sleepSim(wait);
     inFlight.push(
       playOrder(p).catch((e) => {
-        if (failures.length < 20) failures.push(String(e instanceof Error ? e.message : e));
+        // An order the end of the run stopped is counted as under way, not as a failure.
+        if (!(e instanceof RunOver) && failures.length < 20) failures.push(String(e instanceof Error ? e.message : e));
       }),
     );
     if (realT() - lastPrint > 10) {
@@ -1593,6 +1635,11 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   log(`  the day is over (${inFlight.length} orders); letting the last ones finish (at most ${opts.drainS} s)`);
   const drained = await Promise.race([Promise.all(inFlight).then(() => true), sleepReal(opts.drainS * 1000).then(() => false)]);
   stopping = true;
+  // Orders still playing stop at their next request; what was sent is answered (each request has a 60 s deadline)
+  // before anything is read back, so every order is compared with the last step the simulator saw answered.
+  closed = true;
+  for (const deadline = Date.now() + 65_000; pending > 0 && Date.now() < deadline;) await sleepReal(100);
+  finalReads = true;
   await Promise.all(loops.map((l) => Promise.race([l, sleepReal(5000)])));
   await planner;
   // Let the streams catch up with the last events: wait until every expected event arrived, or 10 s.
@@ -1646,7 +1693,6 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     await dbClient.end().catch(() => undefined);
     if (database.samples.length > 1) database.growth_bytes = database.samples.at(-1)!.bytes - database.samples[0]!.bytes;
   }
-  const playFailures = failures.length;
 
   // ---------------------------------------------------------------- where did every order end?
   const mismatches: SimReport['orders']['mismatches'] = [];
@@ -1669,8 +1715,6 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       if (actual !== v.status) mismatches.push({ id, expected: v.status, actual });
     }
   }
-  closed = true;
-  failures.length = playFailures; // what stopped because the run closed is counted as unfinished, not as a failure
   const FINAL = new Set(['delivered', 'cancelled', 'returned', 'failed', 'completed']);
   const unfinished = Object.entries(byStatus)
     .filter(([s]) => !FINAL.has(s))
@@ -1685,6 +1729,8 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     const out: SimReport['timeline'][number] = { ...b, lat: undefined } as never;
     delete (out as { lat?: unknown }).lat;
     delete (out as { ingestLags?: unknown }).ingestLags;
+    delete (out as { eventLags?: unknown }).eventLags;
+    out.stream_event_lag = lagStats(b.eventLags);
     delete (out as { webhookLags?: unknown }).webhookLags;
     out.gps_ingest_lag = lagStats(b.ingestLags);
     out.webhook_lag = lagStats(b.webhookLags);
@@ -1728,7 +1774,8 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   if (hooks.subscription && hookCount.lost) problems.push(`${hookCount.lost} webhook deliveries not received`);
   if (dupTotal) problems.push(`${dupTotal} stream events duplicated`);
   if (mismatches.length) problems.push(`${mismatches.length} orders not in the state the simulator left them in`);
-  if (!drained) problems.push(`orders still running after the ${opts.drainS} s drain (${unfinished} unfinished)`);
+  // With --drain-s 0 the day is cut at its end: orders under way are reported, each where the simulator left it.
+  if (!drained && opts.drainS > 0) problems.push(`orders still running after the ${opts.drainS} s drain (${unfinished} unfinished)`);
   for (const f of failures) problems.push(`an order's play stopped: ${f}`);
   if (openingHours.openAtStart < merchants.length)
     problems.push(`${merchants.length - openingHours.openAtStart} branches closed when created, inside the hours they declared`);
@@ -1809,6 +1856,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       latency: lagStats(plans.latency),
       solve: lagStats(plans.solve.filter(Number.isFinite)),
     },
+    stream_event_lag: lagStats(eventLags),
     streams: streamReport,
     server: { samples, processes: procSamples, pids: opts.serverPids() },
     unexpected_4xx: unexpected4xx,
@@ -1817,10 +1865,10 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   await mkdir(opts.out, { recursive: true });
   await writeFile(path.join(opts.out, 'report.json'), JSON.stringify(report, null, 2));
   await writeFile(path.join(opts.out, 'report.html'), renderHtml(report));
-  log(
-    `simulate: ${report.totals.requests} requests (${(report.totals.requests / report.run.real_seconds).toFixed(1)}/s), ${serverErrors} server errors, ${report.totals.c4xx} 4xx; ${report.orders.created} orders (${failedDeliveries} failed deliveries, ${rejections} rejections), ${gpsPoints} GPS points; streams: ${streamReport.reduce((a, s) => a + s.received, 0)} events received, ${lostTotal} lost, ${dupTotal} duplicated`,
-  );
   const lagLine = (l: LagStats) => (l.count ? `p50 ${l.p50_ms} ms, p99 ${l.p99_ms} ms (${l.count})` : 'none measured');
+  log(
+    `simulate: ${report.totals.requests} requests (${(report.totals.requests / report.run.real_seconds).toFixed(1)}/s), ${serverErrors} server errors, ${report.totals.c4xx} 4xx; ${report.orders.created} orders (${failedDeliveries} failed deliveries, ${rejections} rejections), ${gpsPoints} GPS points; streams: ${streamReport.reduce((a, s) => a + s.received, 0)} events received, ${lostTotal} lost, ${dupTotal} duplicated; trip event → dispatcher ${lagLine(report.stream_event_lag)}`,
+  );
   const cpus = procSamples.map((p) => p.cpu_percent).filter((v): v is number => v !== null);
   log(
     `simulate: GPS ingest lag ${lagLine(report.gps.ingest_lag)}; webhook lag ${hooks.subscription ? lagLine(report.webhooks.lag) : 'not measured'}; server CPU ${cpus.length ? `mean ${round(cpus.reduce((a, b) => a + b, 0) / cpus.length)} %, peak ${Math.max(...cpus)} %` : 'not sampled (--server-pid)'}; database ${database.available ? `grew ${round(database.growth_bytes / 2 ** 20)} MiB` : 'not measured (--database-url)'}; load average ${os
