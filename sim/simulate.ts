@@ -210,6 +210,15 @@ export function parseOptions(argv: string[]): SimOptions {
   return o;
 }
 
+/** Let a loop end quietly when the run closes under it. */
+const untilOver = (p: Promise<unknown>): Promise<void> =>
+  p.then(
+    () => undefined,
+    (e: unknown) => {
+      if (!(e instanceof RunOver)) throw e;
+    },
+  );
+
 /** A play stopped because the run is over (not a failure: the order is counted as under way). */
 class RunOver extends Error {
   constructor() {
@@ -1394,16 +1403,18 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     // The recipient opens the tracking link now and then (the public route allows 120 a minute per address: all recipients share one here).
     let tracking = true;
     const poller = trackingToken
-      ? (async () => {
-          while (tracking && !stopping) {
-            await sleepSim(120);
-            if (!tracking) break;
-            if (trackingPolls / Math.max(1, realT()) < 1.5) {
-              await request('GET /public/tracking/:token', null, 'GET', `/public/tracking/${trackingToken}`, undefined, [429]);
-              trackingPolls++;
+      ? untilOver(
+          (async () => {
+            while (tracking && !stopping) {
+              await sleepSim(120);
+              if (!tracking) break;
+              if (trackingPolls / Math.max(1, realT()) < 1.5) {
+                await request('GET /public/tracking/:token', null, 'GET', `/public/tracking/${trackingToken}`, undefined, [429]);
+                trackingPolls++;
+              }
             }
-          }
-        })()
+          })(),
+        )
       : Promise.resolve();
     const pickupPin = async () => (await must('GET /trips/:id', m.token, 'GET', `/trips/${tripId}`)).pickup_pin as string;
 
@@ -1602,14 +1613,16 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   opts.onDayStart?.();
   const sampleAll = () => Promise.all([sampleHealth(), sampleProcesses(), sampleDatabase()]);
   await sampleAll();
-  const monitor = (async () => {
-    while (!stopping) {
-      await sleepReal(Math.max(1000, (BUCKET_S * 1000) / 2));
-      await sampleAll();
-    }
-  })();
-  const loops = drivers.map((d) => driverLoop(d));
-  const planner = planLoop();
+  const monitor = untilOver(
+    (async () => {
+      while (!stopping) {
+        await sleepReal(Math.max(1000, (BUCKET_S * 1000) / 2));
+        await sampleAll();
+      }
+    })(),
+  );
+  const loops = drivers.map((d) => untilOver(driverLoop(d)));
+  const planner = untilOver(planLoop());
   const failures: string[] = [];
   const inFlight: Promise<void>[] = [];
   let lastPrint = 0;
