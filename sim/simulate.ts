@@ -319,7 +319,7 @@ export interface SimReport {
     gps_ingest_lag: LagStats;
     /** An event's occurred_at → its webhook delivery at the simulator's receiver. */
     webhook_lag: LagStats;
-    /** A trip event the simulator caused: its occurred_at → on the first dispatcher's stream. */
+    /** A trip event the simulator caused: recorded (its created_at) → on the first dispatcher's stream. */
     stream_event_lag: LagStats;
   }[];
   gps: {
@@ -385,7 +385,7 @@ export interface SimReport {
     latency: LagStats;
     solve: LagStats;
   };
-  /** The trip events the simulator caused: occurred_at → on the first dispatcher's stream. */
+  /** The trip events the simulator caused: recorded (created_at) → on the first dispatcher's stream. */
   stream_event_lag: LagStats;
   streams: {
     name: string;
@@ -1147,13 +1147,13 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
                 const ev = JSON.parse(data) as {
                   entity_type: string;
                   entity_id: string;
-                  occurred_at?: string;
+                  created_at?: string;
                   payload?: { recorded_at?: string };
                 };
                 if (ev.entity_type === 'trip' && TRACKED.has(type)) {
                   markSeen(s, ev.entity_id, type);
-                  if (s === streams[0] && s.kind === 'organization' && ev.occurred_at) {
-                    const lag = Date.now() - Date.parse(ev.occurred_at);
+                  if (s === streams[0] && s.kind === 'organization' && ev.created_at) {
+                    const lag = Date.now() - Date.parse(ev.created_at);
                     if (Number.isFinite(lag)) {
                       eventLags.push(lag);
                       bucket().eventLags.push(lag);
