@@ -28,6 +28,9 @@ let received: Received[] = [];
 type Answer = { status: number; headers?: Record<string, string>; delayMs?: number };
 /** Per path: answers used in turn (the last one repeats); default 200. */
 let plan = new Map<string, Answer[]>();
+/** Per path: requests being answered now, and the most at once. */
+const open = new Map<string, number>();
+let mostOpen = new Map<string, number>();
 let server: http.Server;
 let base: string;
 
@@ -50,9 +53,12 @@ beforeAll(async () => {
       const raw = Buffer.concat(chunks);
       const path = req.url ?? '';
       received.push({ path, headers: req.headers, raw, body: JSON.parse(raw.toString('utf8')) });
+      open.set(path, (open.get(path) ?? 0) + 1);
+      mostOpen.set(path, Math.max(mostOpen.get(path) ?? 0, open.get(path)!));
       const answers = plan.get(path) ?? [];
       const a = (answers.length > 1 ? answers.shift() : answers[0]) ?? { status: 200 };
       const send = () => {
+        open.set(path, open.get(path)! - 1);
         if (!res.destroyed) res.writeHead(a.status, { 'content-type': 'text/plain', ...(a.headers ?? {}) }).end(`answer ${a.status}`);
       };
       if (a.delayMs) setTimeout(send, a.delayMs);
@@ -73,6 +79,7 @@ afterAll(async () => {
 beforeEach(async () => {
   received = [];
   plan = new Map();
+  mostOpen = new Map();
   // Ahead of the database's clock, so that what a test writes now is due for the worker.
   clock = Date.now() + 60_000;
   worker = newWorker();
@@ -361,11 +368,47 @@ describe('ordering and concurrency', () => {
     for (let i = 0; i < 6; i++) await newTrip();
     const w = t.app.services.webhooks.newWorker({ now: () => new Date(clock), perSubscription: 2, concurrency: 16 });
     expect(await w.tick()).toBe(4); // 2 + 2, not 6 + 6
-    expect(await w.tick()).toBe(0); // both receivers already have 2 in flight
     await w.idle();
     while ((await w.runOnce()) > 0);
     expect(at(slowSub.path)).toHaveLength(6);
     expect(at(fastSub.path)).toHaveLength(6);
+    expect(mostOpen.get(slowSub.path)).toBe(2);
+    expect(mostOpen.get(fastSub.path)).toBe(2);
+  });
+
+  it('a subscription at its limit is claimed again as soon as its sends finish, never above the limit', async () => {
+    const sub = await subscribe(admin, ['trip.created']);
+    plan.set(sub.path, [{ status: 200, delayMs: 50 }]);
+    for (let i = 0; i < 12; i++) await newTrip();
+    // An interval of an hour: a tick that found the subscription full and returned empty would leave the rest for an hour.
+    const w = t.app.services.webhooks.newWorker({ now: () => new Date(clock), perSubscription: 3, concurrency: 16, intervalMs: 3_600_000 });
+    expect(await w.tick()).toBe(3);
+    // All 3 in flight: the next tick waits for them to finish, then claims the next ones in the same tick.
+
+    while ((await deliveriesOf(sub.id)).some((d) => d.status === 'pending')) {
+      expect(await w.tick()).toBeGreaterThan(0);
+    }
+    await w.idle();
+    expect(at(sub.path)).toHaveLength(12);
+    expect(new Set(at(sub.path).map((r) => r.body.id)).size).toBe(12);
+    expect(mostOpen.get(sub.path)).toBeLessThanOrEqual(3);
+    const rows = await deliveriesOf(sub.id);
+    expect(rows.every((d) => d.status === 'delivered' && d.attempts === 1)).toBe(true);
+  });
+
+  it('claims of several rows at once are still taken over by another instance when they expire', async () => {
+    const sub = await subscribe(admin, ['trip.created']);
+    plan.set(sub.path, [{ status: 200, delayMs: 300 }]);
+    for (let i = 0; i < 4; i++) await newTrip();
+    const slowInstance = t.app.services.webhooks.newWorker({ now: () => new Date(clock), timeoutMs: 2_000, claimTimeoutMs: 3_000 });
+    expect(await slowInstance.tick()).toBe(4); // one claim, four rows
+    clock += 10_000; // every one of those claims runs out while the receiver is still answering
+    expect(await worker.runOnce()).toBe(4);
+    await slowInstance.idle();
+    const rows = await deliveriesOf(sub.id);
+    expect(rows.map((d) => [d.status, d.attempts])).toEqual(Array(4).fill(['delivered', 2]));
+    const log = await sys('SELECT attempt FROM webhook_attempt WHERE subscription_id = $1', [sub.id]);
+    expect(log.map((r) => r.attempt)).toEqual([2, 2, 2, 2]);
   });
 });
 

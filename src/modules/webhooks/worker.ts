@@ -218,27 +218,59 @@ export function createWebhookWorker(ctx: WebhooksContext, opts: WebhookWorkerOpt
     await record(d, result, now, performance.now() - t0);
   }
 
+  /** Sends finished since the worker began, and who waits for that count to grow. */
+  let settled = 0;
+  const onSettled = new Set<() => void>();
+
   function start(d: repo.ClaimedDelivery) {
     // A delivery whose outcome cannot be written stays `sending` and is claimed again when its claim expires.
     const p: Promise<void> = deliver(d)
       .catch(() => undefined)
-      .finally(() => inFlight.delete(p));
+      .finally(() => {
+        inFlight.delete(p);
+        settled++;
+        for (const f of onSettled) f();
+      });
     inFlight.add(p);
   }
+
+  /** True once `n` more sends have finished, false after `ms` without that. */
+  function sendsFinish(n: number, ms: number): Promise<boolean> {
+    const target = settled + n;
+    return new Promise((resolve) => {
+      const check = () => {
+        if (settled < target) return;
+        clearTimeout(timer);
+        onSettled.delete(check);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        onSettled.delete(check);
+        resolve(false);
+      }, ms);
+      timer.unref?.();
+      onSettled.add(check);
+    });
+  }
+
+  const claim = (limit: number) =>
+    db.withSystem((tx) =>
+      repo.claimDue(tx, { now: opts.now(), limit, perSubscription: opts.perSubscription, claimMs: opts.claimTimeoutMs, token: newId() }),
+    );
 
   async function tick(): Promise<number> {
     // Claim in batches: wait for a quarter of the slots to be free rather than claiming one row per round trip.
     while (inFlight.size > 0 && opts.concurrency - inFlight.size < Math.ceil(opts.concurrency / 4)) await Promise.race(inFlight);
-    const free = opts.concurrency - inFlight.size;
-    const claimed = await db.withSystem((tx) =>
-      repo.claimDue(tx, {
-        now: opts.now(),
-        limit: free,
-        perSubscription: opts.perSubscription,
-        claimMs: opts.claimTimeoutMs,
-        token: newId(),
-      }),
-    );
+    let claimed = await claim(opts.concurrency - inFlight.size);
+    // Nothing claimable while sends are in flight: the due rows may all belong to subscriptions at their
+    // per-subscription limit. Claim again as soon as a few of those sends finish (a quarter of the limit, one
+    // claim statement for several rows) instead of pausing the whole interval; a slow receiver that finishes
+    // nothing within the interval leaves the pause to the worker loop as before.
+    while (claimed.length === 0 && inFlight.size > 0) {
+      const batch = Math.min(inFlight.size, Math.ceil(opts.perSubscription / 4));
+      if (!(await sendsFinish(batch, opts.intervalMs))) break;
+      claimed = await claim(opts.concurrency - inFlight.size);
+    }
     claimed.forEach(start);
     return claimed.length;
   }
