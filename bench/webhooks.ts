@@ -6,6 +6,11 @@
  *     subscription (event row + its delivery row in the same transaction);
  * (b) delivery rate: one worker instance (WEBHOOK_CONCURRENCY in flight) drains that backlog to a local HTTP
  *     receiver: events POSTed, signed and recorded (attempt row, status) per second; then two instances at once.
+ * (c) one busy subscription through the worker loop the server runs: first a backlog of as many events drained,
+ *     then, live: events recorded at a steady BENCH_WEBHOOK_RATE (150/s) for BENCH_WEBHOOK_SECONDS (20)
+ *     while the worker runs as the server runs it (its loop, WEBHOOK_WORKER_INTERVAL_MS, the default concurrencies):
+ *     deliveries/s of that one subscription, the lag (event row to delivered) p50/p99 and the backlog left when the
+ *     events stop.
  * Events are spread over 200 trips, so per-resource ordering allows parallel sends (as with real traffic).
  */
 import http from 'node:http';
@@ -17,10 +22,17 @@ import { createPostgresDatabase } from '../src/platform/db/index.js';
 import { migrate } from '../src/platform/db/migrate.js';
 import { seedDemo } from '../src/seed.js';
 import { newId } from '../src/platform/ids.js';
+import { startWorkers } from '../src/platform/workers.js';
 import { benchDatabaseUrl, type BenchRow } from './lib.js';
 
-export async function benchWebhooks(databaseUrl: string, report: (row: BenchRow) => void, opts: { events?: number } = {}): Promise<void> {
+export async function benchWebhooks(
+  databaseUrl: string,
+  report: (row: BenchRow) => void,
+  opts: { events?: number; rate?: number; seconds?: number } = {},
+): Promise<void> {
   const EVENTS = opts.events ?? 2_000;
+  const RATE = opts.rate ?? 150;
+  const SECONDS = opts.seconds ?? 20;
   const WRITERS = 8;
   let received = 0;
   const receiver = http.createServer((req, res) => {
@@ -39,7 +51,11 @@ export async function benchWebhooks(databaseUrl: string, report: (row: BenchRow)
     SECRETS_KEY: 'be'.repeat(32),
     WEBHOOK_ALLOW_HTTP: 'true',
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    WEBHOOK_CONCURRENCY: process.env.BENCH_WEBHOOK_CONCURRENCY || '16',
+    // The defaults unless the run names others.
+    ...(process.env.BENCH_WEBHOOK_CONCURRENCY ? { WEBHOOK_CONCURRENCY: process.env.BENCH_WEBHOOK_CONCURRENCY } : {}),
+    ...(process.env.BENCH_WEBHOOK_PER_SUBSCRIPTION
+      ? { WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY: process.env.BENCH_WEBHOOK_PER_SUBSCRIPTION }
+      : {}),
   };
   const config = loadConfig(raw, { dataDir: `/tmp/bench-webhooks-${newId()}` });
   const app = await buildApp({ config, db });
@@ -62,6 +78,97 @@ export async function benchWebhooks(databaseUrl: string, report: (row: BenchRow)
       }),
     );
     return n / ((performance.now() - t0) / 1000);
+  }
+
+  /** Records `rate` events a second for `seconds` (at most WRITERS transactions at once); returns the events recorded. */
+  async function produce(rate: number, seconds: number): Promise<number> {
+    const t0 = performance.now();
+    let sent = 0;
+    let active = 0;
+    while (performance.now() - t0 < seconds * 1000) {
+      const due = Math.floor(((performance.now() - t0) / 1000) * rate);
+      while (sent < due && active < WRITERS) {
+        const i = sent++;
+        active++;
+        void db
+          .withTenant({ organizationId: org, userId: null }, (tx) =>
+            app.ctx.events.record(tx, org, { type: 'trip.updated', entityType: 'trip', entityId: trips[i % trips.length], payload: { i } }),
+          )
+          .finally(() => active--);
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    while (active > 0) await new Promise((r) => setTimeout(r, 5));
+    return sent;
+  }
+
+  const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+
+  /** (c): the server's own worker loop against a steady stream of events for one subscription. */
+  async function live(): Promise<void> {
+    // First a backlog, drained by that loop: what one subscription can take when events come faster than it sends.
+    await record(EVENTS);
+    const queued = received;
+    const loop = app.services.webhooks.newWorker();
+    const stopLoop = startWorkers([loop], app.log);
+    const tq = performance.now();
+    while (received - queued < EVENTS && performance.now() - tq < 60_000) await new Promise((r) => setTimeout(r, 5));
+    const loopRate = (received - queued) / ((performance.now() - tq) / 1000);
+    await stopLoop();
+    await loop.idle();
+    report({
+      scenario: 'webhooks',
+      metric: 'one subscription, worker loop: backlog delivered/s',
+      value: loopRate,
+      unit: 'ev/s',
+      note: `${received - queued} of ${EVENTS} queued, the server's loop (WEBHOOK_WORKER_INTERVAL_MS between empty ticks)`,
+    });
+    const before = received;
+    const worker = app.services.webhooks.newWorker();
+    const stop = startWorkers([worker], app.log);
+    const startedAt = new Date();
+    const t0 = performance.now();
+    const produced = await produce(RATE, SECONDS);
+    const atStop = received - before;
+    const elapsed = (performance.now() - t0) / 1000;
+    const backlog = async () =>
+      (await db.withSystem((tx) => tx.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_delivery WHERE status <> 'delivered'")))
+        .rows[0].n;
+    const left = await backlog();
+    const t1 = performance.now();
+    while ((await backlog()) > 0 && performance.now() - t1 < 60_000) await new Promise((r) => setTimeout(r, 50));
+    const drainS = (performance.now() - t1) / 1000;
+    await stop();
+    await worker.idle();
+    const { rows } = await db.withSystem((tx) =>
+      tx.query<{ ms: number }>(
+        `SELECT extract(epoch FROM delivered_at - created_at)::float8 * 1000 AS ms FROM webhook_delivery
+          WHERE status = 'delivered' AND created_at >= $1::timestamptz ORDER BY 1`,
+        [startedAt.toISOString()],
+      ),
+    );
+    const lags = rows.map((r) => Number(r.ms));
+    report({
+      scenario: 'webhooks',
+      metric: `one subscription, live: delivered/s (${RATE}/s offered)`,
+      value: atStop / elapsed,
+      unit: 'ev/s',
+      note: `${produced} events in ${elapsed.toFixed(1)} s; ${left} not delivered when they stopped, ${(await backlog()) === 0 ? `drained in ${drainS.toFixed(1)} s` : `${await backlog()} still not after ${drainS.toFixed(0)} s (lag of the delivered only)`}`,
+    });
+    report({
+      scenario: 'webhooks',
+      metric: 'one subscription, live: lag p50',
+      value: pct(lags, 50),
+      unit: 'ms',
+      note: `${lags.length} deliveries`,
+    });
+    report({
+      scenario: 'webhooks',
+      metric: 'one subscription, live: lag p99',
+      value: pct(lags, 99),
+      unit: 'ms',
+      note: 'event row to delivered',
+    });
   }
 
   async function drain(instances: number): Promise<number> {
@@ -120,6 +227,7 @@ export async function benchWebhooks(databaseUrl: string, report: (row: BenchRow)
     await record(EVENTS);
     const two = await drain(2);
     report({ scenario: 'webhooks', metric: 'delivered/s, two worker instances', value: two, unit: 'ev/s', note: 'SKIP LOCKED claims' });
+    await live();
     const { rows } = await db.withSystem((tx) =>
       tx.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_delivery WHERE status <> 'delivered'"),
     );
@@ -149,6 +257,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
         ),
       {
         events: Number(process.env.BENCH_WEBHOOK_EVENTS) || 2_000,
+        rate: Number(process.env.BENCH_WEBHOOK_RATE) || 150,
+        seconds: Number(process.env.BENCH_WEBHOOK_SECONDS) || 20,
       },
     );
   } finally {
