@@ -44,14 +44,13 @@ async function counted(run: (headers: Record<string, string>) => Promise<Paramet
 /** What the transaction said of itself just before its COMMIT. */
 const commitMode = (trips: string[]) => trips.find((s) => s.startsWith('synchronous_commit='));
 
-const points = (prefix: string, n: number) => {
-  const now = Date.now();
-  return Array.from({ length: n }, (_, i) => ({
+/** `n` points a millisecond apart from `from` (default: `n` ms ago). */
+const points = (prefix: string, n: number, from = Date.now() - n) =>
+  Array.from({ length: n }, (_, i) => ({
     client_point_id: `${prefix}-${i}`,
     location: pt(-68.134 + i * 0.001, -16.5),
-    recorded_at: new Date(now - (n - i) * 1000).toISOString(),
+    recorded_at: new Date(from + i).toISOString(),
   }));
-};
 
 describe('GPS points commit without waiting for the WAL flush; money and trip changes wait', () => {
   it('POST /driver/locations/batch, POST /driver/location and the dispatcher’s POST /drivers/:id/location commit asynchronously', async () => {
@@ -86,19 +85,25 @@ describe('GPS points commit without waiting for the WAL flush; money and trip ch
   });
 });
 
-/** An order placed, ready, assigned to the kit's driver, accepted, picked up and on the way, with a few GPS points. */
+/** An order placed, ready, assigned to the kit's driver, accepted, picked up and on the way, with 3 GPS points since the acceptance. */
 async function onTheWay() {
   const o = await kit.place(shop, { destination: 'platform', subtotal: '20.00', fee: '5.00' });
   const tripId = await kit.ready(shop, o.id);
   const d = kit.driver;
   ok(await t.req(kit.admin, { method: 'POST', url: `/trips/${tripId}/assign`, payload: { driver_id: d.id } }));
   ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/accept` }));
+  const accepted = Date.now();
   const trip = await tripDb(t, tripId);
   ok(await t.req(d.session, { method: 'POST', url: `/trips/${tripId}/verify-pickup`, payload: { pin: trip.pickup_pin } }));
   ok(await t.req(d.session, { method: 'POST', url: `/driver/trips/${tripId}/start-delivery` }));
-  ok(await t.req(d.session, { method: 'POST', url: '/driver/locations/batch', payload: { points: points(tripId, 3) } }));
+  ok(await t.req(d.session, { method: 'POST', url: '/driver/locations/batch', payload: { points: points(tripId, 3, accepted) } }));
   return { tripId, orderId: o.id, pin: trip.delivery_pin as string };
 }
+
+// The driver and the trip (locked), the trip's update and reload, the proof, the events with their webhook subscriptions,
+// notifications and devices, the order (locked, moved, reloaded) and its ledger and audit, the driver's capacity, the
+// trip's track, the COMMIT (a platform-paid order of the demo shop).
+const MAX_DELIVERY_ROUND_TRIPS = 46;
 
 describe('POST /trips/:id/verify-delivery', () => {
   it('completes the trip, books the order and keeps the track in a synchronous commit', async () => {
@@ -108,5 +113,21 @@ describe('POST /trips/:id/verify-delivery', () => {
     );
     expect(body.status).toBe('completed');
     expect(commitMode(trips)).toBe('synchronous_commit=on');
+    // The driver's row (every GPS batch of his waits for it) is taken by the last statements only: his capacity back,
+    // then the trip's track; the order, the ledger and the notifications come before.
+    const takesDriver = trips.findIndex((s) => /^UPDATE driver |FROM driver WHERE id = \$1 FOR NO KEY UPDATE/.test(s));
+    expect(trips.slice(takesDriver), trips.join('\n')).toEqual([
+      expect.stringMatching(/^UPDATE driver SET active_trips/),
+      expect.stringMatching(/^INSERT INTO trip_track/),
+      'synchronous_commit=on',
+      'COMMIT',
+    ]);
+    expect(trips.filter((s) => !s.startsWith('synchronous_commit=')).length, trips.join('\n')).toBeLessThanOrEqual(
+      MAX_DELIVERY_ROUND_TRIPS,
+    );
+    const [kept] = (
+      await t.db.withSystem((tx) => tx.query('SELECT cardinality(recorded_at) AS n FROM trip_track WHERE trip_id = $1', [tripId]))
+    ).rows;
+    expect(kept.n).toBe(3);
   });
 });

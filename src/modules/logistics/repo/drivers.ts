@@ -293,10 +293,7 @@ export async function claimCapacity(tx: Tx, driverId: string): Promise<boolean> 
 
 /** Gives back one unit of the driver's capacity. */
 export async function releaseCapacity(tx: Tx, driverId: string): Promise<void> {
-  await tx.orm
-    .update(driver)
-    .set({ activeTrips: sql`greatest(${driver.activeTrips} - 1, 0)`, updatedAt: sql`now()` })
-    .where(eq(driver.id, driverId));
+  await tx.query('UPDATE driver SET active_trips = greatest(active_trips - 1, 0), updated_at = now() WHERE id = $1', [driverId]);
 }
 
 /** Users of the drivers linked to a territory (driver_territory), e.g. to notify a zone. */

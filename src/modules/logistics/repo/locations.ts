@@ -149,14 +149,17 @@ export const TRACK_MAX_POINTS = 20_000;
 /**
  * Copies the driver's points of [since, until] into the trip's own track (trip_track), once per trip, so the route
  * outlives the GPS partitions; bounded by the trip's times, so only its days are read. Returns the points kept.
+ * `driverRowHeld`: an earlier statement of the transaction took the driver's row (e.g. updated it).
  */
 export async function keepTripTrack(
   tx: Tx,
   v: { organizationId: string; tripId: string; driverId: string; since: Date; until: Date },
+  driverRowHeld = false,
 ): Promise<number> {
-  // The driver's row first, as every GPS batch takes it: a batch being stored now either committed before this copy
-  // reads the history (and is in it) or runs its late-point merge after this trip's track is committed.
-  await tx.query('SELECT 1 FROM driver WHERE id = $1 FOR NO KEY UPDATE', [v.driverId]);
+  // The driver's row first, in a statement of its own, as every GPS batch takes it: a batch being stored now either
+  // committed before this copy reads the history (and is in it) or runs its late-point merge after this trip's track
+  // is committed.
+  if (!driverRowHeld) await tx.query('SELECT 1 FROM driver WHERE id = $1 FOR NO KEY UPDATE', [v.driverId]);
   const { rows } = await tx.query<{ n: number }>(
     `INSERT INTO trip_track (organization_id, trip_id, driver_id, started_at, ended_at, lons, lats, recorded_at, speeds_mps)
      SELECT $1, $2, $3, $4, $5,

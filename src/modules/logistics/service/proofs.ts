@@ -130,7 +130,9 @@ export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: 
             : new AppError(422, 'INVALID_PIN', `The ${stage} PIN is wrong`, undefined, { attempts_remaining: left }),
       };
     }
-    const after = await core.move(tx, t, s.to, cash ? { effect: cash } : {});
+    // The delivery takes the driver's row last (releaseDriverAndKeepTrack below): the hooks of trip.completed (the order,
+    // the ledger) run before it, so the row a GPS batch of his waits for is held for the last statements only.
+    const after = await core.move(tx, t, s.to, { ...(cash ? { effect: cash } : {}), keepTrackLater: stage === 'delivery' });
     await insertProof(tx, {
       organizationId: t.organization_id,
       id: newId(),
@@ -147,7 +149,6 @@ export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: 
       evidence: input.evidence ? { type: input.evidence.type, storage_key: input.evidence.storage_key } : null,
     });
     if (stage === 'delivery') {
-      await core.releaseDriver(tx, t.driver_id);
       await core.emit(tx, actor, 'trip.completed', after, {
         delivery_fee: after.delivery_fee,
         driver_earning: after.driver_earning,
@@ -159,6 +160,7 @@ export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: 
             }
           : {}),
       });
+      await core.releaseDriverAndKeepTrack(tx, after);
     }
     return { ok: true, trip: after };
   }

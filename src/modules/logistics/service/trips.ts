@@ -296,23 +296,40 @@ export function createTripCore(
     tx: Tx,
     t: TripRow,
     to: TripStatus,
-    opts: { reason?: string | null; effect?: TripStatusEffect } = {},
+    opts: { reason?: string | null; effect?: TripStatusEffect; keepTrackLater?: boolean } = {},
   ): Promise<TripRow> {
     assertTransition('Trip', TRIP_TRANSITIONS, t.status, to);
     await updateTripStatus(tx, t.id, to, opts.reason ?? null, opts.effect);
     const after = (await load(tx, t.id))!;
-    // The end of a trip with a driver keeps its route with it (GET /trips/{id}/track), before retention drops the days.
-    const since = after.accepted_at ?? after.assigned_at;
-    if (isTerminal(TRIP_TRANSITIONS, to) && after.driver_id && since) {
-      await keepTripTrack(tx, {
-        organizationId: after.organization_id,
-        tripId: after.id,
-        driverId: after.driver_id,
-        since,
-        until: after.updated_at,
-      });
-    }
+    // The end of a trip with a driver keeps its route with it (GET /trips/{id}/track), before retention drops the days;
+    // `keepTrackLater`: the caller does it last, with releaseDriverAndKeepTrack.
+    if (isTerminal(TRIP_TRANSITIONS, to) && !opts.keepTrackLater) await keepTrack(tx, after, false);
     return after;
+  }
+
+  /** Copies the ended trip's points into its kept track; `driverRowHeld`: this transaction already holds the driver's row. */
+  async function keepTrack(tx: Tx, after: TripRow, driverRowHeld: boolean) {
+    const since = after.accepted_at ?? after.assigned_at;
+    if (!after.driver_id || !since) return;
+    await keepTripTrack(
+      tx,
+      { organizationId: after.organization_id, tripId: after.id, driverId: after.driver_id, since, until: after.updated_at },
+      driverRowHeld,
+    );
+  }
+
+  /**
+   * The last statements of a trip's end that takes the driver's row (the hot row: every GPS batch updates it), so the
+   * row is held for them and the COMMIT only: his capacity back (the UPDATE takes the row, waiting for a GPS batch of
+   * his being stored), then the trip's track, read after that batch committed. Deadlock-free with the GPS batch: the
+   * batch takes the driver's row first and waits for nothing this transaction holds (it skips a trip another
+   * transaction holds); nothing else takes the driver's row and then waits on the order, the ledger or the driver's
+   * cash lock this transaction took before it.
+   */
+  async function releaseDriverAndKeepTrack(tx: Tx, after: TripRow) {
+    if (!after.driver_id) return;
+    await releaseCapacity(tx, after.driver_id);
+    await keepTrack(tx, after, true);
   }
 
   /** Cancels a trip (no-op when it is already completed or cancelled); frees the driver's capacity. */
@@ -558,6 +575,7 @@ export function createTripCore(
     visibleTo,
     getScoped,
     releaseDriver,
+    releaseDriverAndKeepTrack,
     create,
     move,
     cancel,
