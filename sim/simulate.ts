@@ -393,6 +393,10 @@ export interface SimReport {
     received: number;
     expected: number;
     lost: number;
+    /** Up to three of the lost events, as "trip-id event-type". */
+    lost_sample?: string[];
+    /** The highest event id (sequence) the stream received. */
+    last_id: number | null;
     duplicates: number;
     reconnects: number;
     resets: number;
@@ -1073,8 +1077,15 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   };
   const ID_WINDOW = 50_000;
   /** Per stream (in `streams` order): the events the simulator caused that it has not received. */
+  /** A few of the events each stream lost ("trip type"), for the report. */
+  const lostSamples = new Map<Stream, string[]>();
   const lostPerStream = () => {
     const lost = streams.map(() => 0);
+    lostSamples.clear();
+    const sample = (s: Stream, key: string) => {
+      const l = lostSamples.get(s) ?? lostSamples.set(s, []).get(s)!;
+      if (l.length < 3) l.push(key);
+    };
     const orgIdx = streams.flatMap((s, si) => (s.orgIndex >= 0 ? [si] : []));
     const meIdx = new Map(streams.map((s, si) => [s, si]));
     for (const ev of expectedEvents.values()) {
@@ -1083,9 +1094,15 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
         const bits = orgSeen.get(`${ev.trip} ${t}`);
         for (const si of orgIdx) {
           const o = streams[si].orgIndex;
-          if (!bits || (bits[o >> 5] & (1 << (o & 31))) === 0) lost[si]++;
+          if (!bits || (bits[o >> 5] & (1 << (o & 31))) === 0) {
+            lost[si]++;
+            sample(streams[si], `${ev.trip} ${t}`);
+          }
         }
-        if (mine && !hasSeen(mine, ev.trip, t)) lost[meIdx.get(mine)!]++;
+        if (mine && !hasSeen(mine, ev.trip, t)) {
+          lost[meIdx.get(mine)!]++;
+          sample(mine, `${ev.trip} ${t}`);
+        }
       }
     }
     return lost;
@@ -1771,6 +1788,8 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       received: s.received,
       expected,
       lost,
+      ...(lost ? { lost_sample: lostSamples.get(s) ?? [] } : {}),
+      last_id: s.lastId,
       duplicates: s.duplicates,
       reconnects: s.reconnects,
       resets: s.resets,
