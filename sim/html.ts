@@ -194,6 +194,7 @@ export function renderHtml(r: SimReport): string {
                 duplicates: sum((s) => s.duplicates),
                 reconnects: sum((s) => s.reconnects),
                 resets: sum((s) => s.resets),
+                last_id: null,
               },
             ];
           }),
