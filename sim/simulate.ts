@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import http from 'node:http';
 import os from 'node:os';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -533,7 +534,9 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   let dayStart = performance.now();
   let stopping = false;
   let closed = false; // after the drain: an order still playing stops at its next request
-  let finalReads = false; // once the plays' last requests are answered: the run's own closing reads
+  // Once the plays' last requests are answered, only the run's own closing reads go out: a play that wakes up
+  // later (it was waiting for a driver, a preparation) is refused, whatever the time.
+  const closingReads = new AsyncLocalStorage<boolean>();
   let pending = 0; // requests sent and not yet answered
   let tBase = 0; // the timeline's zero: the start of the day
 
@@ -588,7 +591,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     expect4xx: number[] = [],
     headers: Record<string, string> = {},
   ): Promise<Res> {
-    if (closed && !finalReads) return Promise.reject(new RunOver());
+    if (closed && !closingReads.getStore()) return Promise.reject(new RunOver());
     pending++;
     return new Promise((resolve) => {
       const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body);
@@ -1669,7 +1672,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   // before anything is read back, so every order is compared with the last step the simulator saw answered.
   closed = true;
   for (const deadline = Date.now() + 65_000; pending > 0 && Date.now() < deadline;) await sleepReal(100);
-  finalReads = true;
+  closingReads.enterWith(true); // this function's own requests from here on, not the plays'
   await Promise.all(loops.map((l) => Promise.race([l, sleepReal(5000)])));
   await planner;
   // Let the streams catch up with the last events: wait until every expected event arrived, or 10 s.
