@@ -593,67 +593,70 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   ): Promise<Res> {
     if (closed && !closingReads.getStore()) return Promise.reject(new RunOver());
     pending++;
-    return new Promise((resolve) => {
-      const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body);
-      const started = performance.now();
-      const rc = routeCounts.get(route) ?? { count: 0, c4xx: 0, c5xx: 0, network: 0 };
-      routeCounts.set(route, rc);
-      const done = (status: number, text: string) => {
-        pending--;
-        const ms = performance.now() - started;
-        const b = bucket();
-        rc.count++;
-        b.requests++;
-        if (status === 0) {
-          rc.network++;
-          b.errors++;
-        } else if (status >= 500) {
-          rc.c5xx++;
-          b.errors++;
-        } else if (status >= 400) {
-          rc.c4xx++;
-          b.c4xx++;
-          if (!expect4xx.includes(status) && unexpected4xx.length < 50) unexpected4xx.push({ route, status, body: text.slice(0, 300) });
-        }
-        if (status !== 0) {
-          (routeLat.get(route) ?? routeLat.set(route, []).get(route)!).push(ms);
-          (b.lat.get(route) ?? b.lat.set(route, []).get(route)!).push(ms);
-        }
-        let parsed: unknown;
-        try {
-          parsed = text ? JSON.parse(text) : null;
-        } catch {
-          parsed = text;
-        }
-        if (status >= 500 || status === 0) log(`  server error ${status || 'network'} on ${method} ${p}: ${text.slice(0, 200)}`);
-        resolve({ status, body: parsed });
-      };
-      const req = http.request(
-        {
-          host: base.hostname,
-          port: base.port || 80,
-          path: `/api/v1${p}`,
-          method,
-          agent,
-          timeout: 60_000,
-          headers: {
-            ...(token ? { authorization: `Bearer ${token}` } : {}),
-            ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
-            ...headers,
+    return bearer(token).then(send);
+    function send(bearerToken: string | null) {
+      return new Promise<Res>((resolve) => {
+        const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body);
+        const started = performance.now();
+        const rc = routeCounts.get(route) ?? { count: 0, c4xx: 0, c5xx: 0, network: 0 };
+        routeCounts.set(route, rc);
+        const done = (status: number, text: string) => {
+          pending--;
+          const ms = performance.now() - started;
+          const b = bucket();
+          rc.count++;
+          b.requests++;
+          if (status === 0) {
+            rc.network++;
+            b.errors++;
+          } else if (status >= 500) {
+            rc.c5xx++;
+            b.errors++;
+          } else if (status >= 400) {
+            rc.c4xx++;
+            b.c4xx++;
+            if (!expect4xx.includes(status) && unexpected4xx.length < 50) unexpected4xx.push({ route, status, body: text.slice(0, 300) });
+          }
+          if (status !== 0) {
+            (routeLat.get(route) ?? routeLat.set(route, []).get(route)!).push(ms);
+            (b.lat.get(route) ?? b.lat.set(route, []).get(route)!).push(ms);
+          }
+          let parsed: unknown;
+          try {
+            parsed = text ? JSON.parse(text) : null;
+          } catch {
+            parsed = text;
+          }
+          if (status >= 500 || status === 0) log(`  server error ${status || 'network'} on ${method} ${p}: ${text.slice(0, 200)}`);
+          resolve({ status, body: parsed });
+        };
+        const req = http.request(
+          {
+            host: base.hostname,
+            port: base.port || 80,
+            path: `/api/v1${p}`,
+            method,
+            agent,
+            timeout: 60_000,
+            headers: {
+              ...(bearerToken ? { authorization: `Bearer ${bearerToken}` } : {}),
+              ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+              ...headers,
+            },
           },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => (text += c));
-          res.on('end', () => done(res.statusCode ?? 0, text));
-          res.on('error', (e) => done(0, String(e)));
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error('timeout after 60 s')));
-      req.on('error', (e) => done(0, String(e)));
-      req.end(payload);
-    });
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (c: string) => (text += c));
+            res.on('end', () => done(res.statusCode ?? 0, text));
+            res.on('error', (e) => done(0, String(e)));
+          },
+        );
+        req.on('timeout', () => req.destroy(new Error('timeout after 60 s')));
+        req.on('error', (e) => done(0, String(e)));
+        req.end(payload);
+      });
+    }
   }
   /** A call that must succeed (2xx); a 429 is waited out and retried. */
   async function must(route: string, token: string | null, method: string, p: string, body?: unknown): Promise<any> {
@@ -667,8 +670,46 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       throw new Error(`${method} ${p} answered ${r.status}: ${JSON.stringify(r.body).slice(0, 300)}`);
     }
   }
-  const login = async (email: string, password: string): Promise<string> =>
-    (await must('POST /auth/login', null, 'POST', '/auth/login', { email, password })).access_token;
+  /**
+   * A user's session as an app keeps it: the first access token is the simulator's handle of the user; requests send
+   * the current one, refreshed (`POST /auth/refresh`, which rotates the refresh token) a few minutes before it expires,
+   * each session at its own moment so that a city logged in within a minute does not refresh all at once.
+   */
+  interface Session {
+    access: string;
+    refresh: string;
+    expiresAt: number;
+    margin: number;
+    refreshing: Promise<void> | null;
+  }
+  const sessions = new Map<string, Session>();
+  const login = async (email: string, password: string): Promise<string> => {
+    const r = await must('POST /auth/login', null, 'POST', '/auth/login', { email, password });
+    sessions.set(r.access_token, {
+      access: r.access_token,
+      refresh: r.refresh_token,
+      expiresAt: Date.now() + Number(r.expires_in) * 1000,
+      margin: Math.min(Number(r.expires_in) / 3, 60 + Math.random() * 240) * 1000,
+      refreshing: null,
+    });
+    return r.access_token as string;
+  };
+  async function bearer(handle: string | null): Promise<string | null> {
+    const s = handle === null ? undefined : sessions.get(handle);
+    if (!s) return handle;
+    if (s.expiresAt - Date.now() < s.margin) {
+      s.refreshing ??= (async () => {
+        const r = await request('POST /auth/refresh', null, 'POST', '/auth/refresh', { refresh_token: s.refresh });
+        if (r.status === 200) {
+          s.access = r.body.access_token;
+          s.refresh = r.body.refresh_token ?? s.refresh;
+          s.expiresAt = Date.now() + Number(r.body.expires_in) * 1000;
+        }
+      })().finally(() => (s.refreshing = null));
+      await s.refreshing;
+    }
+    return s.access;
+  }
 
   // ---------------------------------------------------------------- is the server there?
   try {
@@ -1111,14 +1152,15 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     return lost;
   };
   const openStream = (s: Stream, token: string, p: string) => {
-    const connect = () => {
+    const connect = () => void bearer(token).then(connectWith, () => undefined);
+    const connectWith = (bearerToken: string | null) => {
       if (stopping && s.lastId !== null && s.req === null) return;
       const req = http.get(
         `${opts.baseUrl}/api/v1${p}`,
         {
           agent: false,
           headers: {
-            authorization: `Bearer ${token}`,
+            authorization: `Bearer ${bearerToken}`,
             accept: 'text/event-stream',
             ...(s.lastId !== null ? { 'last-event-id': String(s.lastId) } : {}),
           },
