@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
-import { newDriver, newTrip, pt, tripDb, tripIn } from './fixtures.js';
+import { newDriver, newTrip, pt, readAllNotifications, tripDb, tripIn } from './fixtures.js';
 import { newSubadmin, newTerritory } from '../subadmin/fixtures.js';
 
 /**
@@ -24,6 +24,8 @@ const events = (type: string, entityId: string) =>
   count('SELECT count(*)::int AS n FROM event WHERE type = $1 AND entity_id = $2', [type, entityId]);
 const inbox = (type: string, entityId: string, userId: string) =>
   count('SELECT count(*)::int AS n FROM notification WHERE type = $1 AND entity_id = $2 AND user_id = $3', [type, entityId, userId]);
+const unreadOf = (type: string, userId: string) =>
+  count('SELECT count(*)::int AS n FROM notification WHERE type = $1 AND user_id = $2 AND read_at IS NULL', [type, userId]);
 const exceptions = async (s: Session, query = '') => {
   const res = await t.req(s, { method: 'GET', url: `/exceptions${query}` });
   expect(res.statusCode, res.body).toBe(200);
@@ -108,8 +110,17 @@ describe('GET /exceptions', () => {
       );
       expect(await events('trip.rejected_repeatedly', trip.id)).toBe(i);
     }
+    // A third rejection is counted in the list, not raised again.
+    const third = await newDriver(t, { lon: -68.13, lat: -16.5 });
+    expect((await t.req(admin, { method: 'POST', url: `/trips/${trip.id}/assign`, payload: { driver_id: third.id } })).statusCode).toBe(
+      200,
+    );
+    expect(
+      (await t.req(third.session, { method: 'POST', url: `/driver/trips/${trip.id}/reject`, payload: { reason: 'Lejos' } })).statusCode,
+    ).toBe(200);
+    expect(await events('trip.rejected_repeatedly', trip.id)).toBe(1);
     const item = (await exceptions(dispatch, '?kind=rejected_again')).items.find((x) => x.trip_id === trip.id);
-    expect(item?.detail).toMatchObject({ rejections: 2, last_reason: 'Lejos' });
+    expect(item?.detail).toMatchObject({ rejections: 3, last_reason: 'Lejos' });
     expect(await inbox('trip.rejected_repeatedly', trip.id, dispatch.userId)).toBe(1);
   });
 
@@ -141,7 +152,8 @@ describe('GET /exceptions', () => {
     await svc.exceptions.tick();
     expect(await events('trip.location_stale', id)).toBe(1);
     expect((await exceptions(dispatch, '?kind=stale_gps')).items.some((i) => i.driver_id === d.id && i.trip_id === null)).toBe(true);
-    expect(await inbox('trip.location_stale', id, dispatch.userId)).toBe(1);
+    // Every stale driver of the organization was raised; the dispatcher's inbox has one unread alert for them all.
+    expect(await unreadOf('trip.location_stale', dispatch.userId)).toBe(1);
     // A fresh fix ends the silence; a new silence alerts again.
     expect((await fresh(d.id)).statusCode).toBe(200);
     expect((await driverOut(d.id)).location_stale).toBe(false);
@@ -160,6 +172,33 @@ describe('GET /exceptions', () => {
     expect((await exceptions(dispatch, '?kind=late')).items.find((i) => i.trip_id === trip.id)?.detail.late_by_s).toBeGreaterThanOrEqual(
       1200,
     );
+  });
+
+  it('late trips alert a dispatcher once while his last alert is unread; each is still an event and listed', async () => {
+    await readAllNotifications(t, dispatch);
+    const late = async () => {
+      const trip = await newTrip(t, admin);
+      await t.db.withSystem((tx) => tx.query("UPDATE trip SET promised_at = now() - interval '20 minutes' WHERE id = $1", [trip.id]));
+      return trip.id;
+    };
+    const [a, b] = [await late(), await late()];
+    await t.app.services.logistics.exceptions.tick();
+    expect([await events('trip.delayed', a), await events('trip.delayed', b)]).toEqual([1, 1]);
+    expect(await unreadOf('trip.delayed', dispatch.userId)).toBe(1);
+    const listed = (await exceptions(dispatch, '?kind=late&limit=100')).items.map((i) => i.trip_id);
+    expect(listed).toEqual(expect.arrayContaining([a, b]));
+    // Nothing was sent to his phone for the second either: one notification.created for him, one row.
+    const created = await count(
+      "SELECT count(*)::int AS n FROM event WHERE type = 'notification.created' AND $1 = ANY(audience_user_ids) AND payload->'notification'->>'type' = 'trip.delayed' AND payload->'notification'->>'entity_id' = ANY($2)",
+      [dispatch.userId, [a, b]],
+    );
+    expect(created).toBe(1);
+    // Once he has read it, the next late trip alerts him again.
+    await readAllNotifications(t, dispatch);
+    const c = await late();
+    await t.app.services.logistics.exceptions.tick();
+    expect(await unreadOf('trip.delayed', dispatch.userId)).toBe(1);
+    expect(await inbox('trip.delayed', c, dispatch.userId)).toBe(1);
   });
 
   it('pages with a cursor, and a sub-administrator sees only his territories', async () => {

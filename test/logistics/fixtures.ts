@@ -138,3 +138,14 @@ export async function setFailedDeliveryPolicy(t: TestApp, policy: 'return_to_mer
   expect(res.statusCode, res.body).toBe(200);
   expect(res.json().failed_delivery_policy).toBe(policy);
 }
+
+/** Reads every unread notification of the session through the API (so the next exception alert reaches the inbox). */
+export async function readAllNotifications(t: TestApp, s: Session) {
+  for (;;) {
+    const res = await t.req(s, { method: 'GET', url: '/notifications?unread=true&limit=100' });
+    expect(res.statusCode, res.body).toBe(200);
+    const ids = (res.json().data as { id: string }[]).map((n) => n.id);
+    if (ids.length === 0) return;
+    for (const id of ids) expect((await t.req(s, { method: 'POST', url: `/notifications/${id}/read` })).statusCode).toBe(200);
+  }
+}

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { haversineMeters } from '../../src/platform/geo.js';
 import { DWELL_S } from '../../src/modules/logistics/service/eta-model.js';
-import { newDriver, newTrip, pt, tripDb, tripIn } from './fixtures.js';
+import { newDriver, newTrip, pt, readAllNotifications, tripDb, tripIn } from './fixtures.js';
 
 /**
  * The promise of a trip (creation, staff changes, windows) and its live ETA: recomputed when the driver's GPS arrives,
@@ -165,6 +165,8 @@ describe('live ETA', () => {
   });
 
   it('trip.delayed is raised once per crossing of the promise plus the grace, again only after it came back under', async () => {
+    const dispatch = await t.as('dispatch');
+    await readAllNotifications(t, dispatch); // an unread "Trip late" of another trip would hold this one's alert back
     const d = await newDriver(t, { lon: -68.13, lat: -16.5 });
     const trip = await newTrip(t, admin, { promised_at: new Date(Date.now() + 10 * 60_000).toISOString() });
     expect((await t.req(admin, { method: 'POST', url: `/trips/${trip.id}/assign`, payload: { driver_id: d.id } })).statusCode).toBe(200);
@@ -175,7 +177,9 @@ describe('live ETA', () => {
     expect(await delayedEvents(trip.id)).toBe(1);
     const late = (await t.req(admin, { method: 'GET', url: `/trips/${trip.id}` })).json();
     expect(late.late_by_s).toBeGreaterThan(300);
-    // At the store: back under, then far again: a second crossing.
+    // At the store: back under, then far again: a second crossing (the dispatcher read the first alert, so the second
+    // reaches his inbox too).
+    await readAllNotifications(t, dispatch);
     await fix(d.id, -68.13, -16.5);
     expect((await tripDb(t, trip.id)).delayed_at).toBeNull();
     await fix(d.id, -68.5, -16.6);
@@ -189,7 +193,7 @@ describe('live ETA', () => {
     ).rows[0];
     expect(ev.payload).toMatchObject({ trip_id: trip.id, source: 'eta', grace_min: 5 });
     // The dispatchers' inbox has it.
-    const dispatchUser = (await t.as('dispatch')).userId;
+    const dispatchUser = dispatch.userId;
     expect(ev.audience_user_ids).toContain(dispatchUser);
     expect(
       await count("SELECT count(*)::int AS n FROM notification WHERE type = 'trip.delayed' AND entity_id = $1 AND user_id = $2", [

@@ -92,7 +92,9 @@ export const SettingsOut = Type.Object({
   dispatch_buffer_min: Type.Integer({ description: 'minutes added to preparation and travel in a delivery promise' }),
   delay_grace_min: Type.Integer({ description: 'trip.delayed when the ETA passes the promise by more than this many minutes' }),
   location_stale_after_s: Type.Integer({ description: "trip.location_stale when an on-duty driver's last GPS fix is older than this" }),
-  rejections_alert_threshold: Type.Integer({ description: 'rejections of one trip that raise trip.rejected_repeatedly' }),
+  rejections_alert_threshold: Type.Integer({
+    description: 'rejections of one trip that raise trip.rejected_repeatedly (once per trip, at this count)',
+  }),
   updated_at: Timestamp,
 });
 

@@ -38,6 +38,10 @@ export const notification = pgTable(
     index('notification_user_unread_idx')
       .on(t.organizationId, t.userId, t.id)
       .where(sql`read_at IS NULL`),
+    /** Whether a user has an unread notification of a type (the coalesced exception alerts). */
+    index('notification_user_unread_type_idx')
+      .on(t.organizationId, t.userId, t.type)
+      .where(sql`read_at IS NULL`),
     index('notification_user_updated_idx').on(t.organizationId, t.userId, t.updatedAt),
     index('notification_user_sync_idx').on(t.organizationId, t.userId, t.changedXid),
   ],

@@ -27,10 +27,13 @@ import type { PinStage } from '../schemas.js';
  * trip.pin_locked, and trip.delivery_failed / trip.returned), and `GET /exceptions` lists the open ones with counts.
  */
 export function createExceptions(ctx: AppContext, core: Pick<TripCore, 'emit' | 'staffAudience'>) {
-  /** After a driver's rejection: at the organization's threshold and above, trip.rejected_repeatedly. */
+  /**
+   * After a driver's rejection: the one that brings the trip's rejections to the organization's threshold raises
+   * trip.rejected_repeatedly, once per trip (further rejections show in GET /exceptions' count, not as new alerts).
+   */
   async function afterRejection(tx: Tx, actor: Pick<Actor, 'userId'> | null, t: TripRow, reason: string | null) {
     const [n, settings] = [await rejectionCount(tx, t.id), await getSettings(tx, t.organization_id)];
-    if (n >= settings.rejections_alert_threshold) {
+    if (n === settings.rejections_alert_threshold) {
       await core.emit(
         tx,
         actor,

@@ -7,7 +7,7 @@ import type { NotificationsContext, SyncWindow } from '../context.js';
 import type { AppContext } from '../../../platform/context.js';
 import type { Tx } from '../../../platform/db/index.js';
 import type { StoredEvent } from '../../../platform/events.js';
-import { DEFAULT_TEMPLATES, type NotificationTemplate } from './templates.js';
+import { COALESCED_TYPES, DEFAULT_TEMPLATES, type NotificationTemplate } from './templates.js';
 import * as repo from '../repo.js';
 import type { NotificationRow } from '../repo.js';
 
@@ -24,6 +24,8 @@ export interface NotifyInput {
   eventSeq?: number | null;
   actorUserId?: string | null;
   userIds: string[];
+  /** A user who has not read the last notification of this type gets no new one (see COALESCED_TYPES). */
+  coalesce?: boolean;
 }
 
 export const NOTIFICATION_CREATED = 'notification.created';
@@ -81,6 +83,7 @@ export function createNotificationService(
       entityType: input.entityType ?? null,
       entityId: input.entityId ?? null,
       eventSeq: input.eventSeq ?? null,
+      coalesce: input.coalesce ?? false,
     });
     if (rows.length === 0) return rows;
     await queuePushes(tx, organizationId, rows);
@@ -143,6 +146,7 @@ export function createNotificationService(
       eventSeq: ev.seq,
       actorUserId: ev.actor_user_id,
       userIds,
+      coalesce: COALESCED_TYPES.has(ev.type),
     });
   }
 

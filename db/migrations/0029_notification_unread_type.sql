@@ -1,0 +1,1 @@
+CREATE INDEX "notification_user_unread_type_idx" ON "notification" USING btree ("organization_id","user_id","type") WHERE read_at IS NULL;
