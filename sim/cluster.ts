@@ -258,13 +258,20 @@ export async function simulateCluster(argv: string[], log: (line: string) => voi
       stream_events_duplicated: duplicated,
       stream_reconnects: report.streams.reduce((a, s) => a + s.reconnects, 0),
       orders_not_where_expected: report.orders.mismatches.length + report.orders.unexpected,
-      ok: lost === 0 && duplicated === 0 && elsewhere === 0 && report.orders.mismatches.length === 0 && report.orders.unexpected === 0,
+      orders_unverified: report.orders.unverified.count,
+      ok:
+        lost === 0 &&
+        duplicated === 0 &&
+        elsewhere === 0 &&
+        report.orders.mismatches.length === 0 &&
+        report.orders.unexpected === 0 &&
+        report.orders.unverified.count === 0,
       server: compiled ? 'dist/server.js' : 'tsx src/server.ts',
       replica,
     };
     await writeFile(path.join(probe.out, 'cluster.json'), JSON.stringify(summary, null, 2));
     log(
-      `cluster: ${failover} requests failed around the kill (in flight on the killed instance), ${elsewhere} elsewhere; stream events lost ${lost}, duplicated ${duplicated}; ${summary.stream_reconnects} stream reconnects; orders not where expected ${summary.orders_not_where_expected}: ${summary.ok ? 'PASS' : 'FAIL'}`,
+      `cluster: ${failover} requests failed around the kill (in flight on the killed instance), ${elsewhere} elsewhere; stream events lost ${lost}, duplicated ${duplicated}; ${summary.stream_reconnects} stream reconnects; orders not where expected ${summary.orders_not_where_expected}, unverified ${summary.orders_unverified}: ${summary.ok ? 'PASS' : 'FAIL'}`,
     );
     if (replica) {
       const r = replica as ReturnType<typeof replicaSummary>;

@@ -89,6 +89,12 @@ export function renderHtml(r: SimReport): string {
   const verdict = r.verdict.ok
     ? '<p class="ok">PASS: no server errors, no lost or duplicated events, every order where expected</p>'
     : `<p class="bad">FAIL: ${esc(r.verdict.problems.join('; '))}</p>`;
+  const interrupted = r.interrupted
+    ? `<p class="bad">INTERRUPTED by ${esc(r.interrupted_by ?? 'a signal')}: the play was stopped early; the figures below are those gathered until then.</p>`
+    : '';
+  const unverified = r.orders.unverified.count
+    ? `<p class="bad">${r.orders.unverified.count} orders unverified: not read back at the end (${esc(r.orders.unverified.reasons.join('; '))}); for example ${esc(r.orders.unverified.sample.join(', '))}</p>`
+    : '';
   const routes = Object.entries(r.routes).sort((a, b) => b[1].count - a[1].count);
   const table = routes
     .map(
@@ -229,7 +235,7 @@ table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 10px;border-bottom
 </style></head><body>
 <h1>A city's day, simulated</h1>
 <p class="sub">${esc(r.run.base_url)} · seed ${r.config.seed} · scale ${r.config.scale} (${r.city.drivers} drivers, ${r.city.merchants} merchants, ${r.city.customers} customers) · ${r.config.duration_s} s real × ${r.config.compression} = ${fmt((r.config.duration_s * r.config.compression) / 3600)} simulated hours from ${r.config.start_hour}:00 · load average at start ${esc(r.run.load_average.map((l) => l.toFixed(2)).join(' / '))} on ${r.run.cpus} CPUs</p>
-${verdict}
+${interrupted}${verdict}${unverified}
 <div class="cards">
 <div class="card"><b>${r.totals.requests.toLocaleString('en')}</b>requests (${fmt(r.totals.requests / r.run.real_seconds)}/s)</div>
 <div class="card"><b>${r.totals.server_errors}</b>5xx / network errors</div>

@@ -50,7 +50,17 @@ export interface SimOptions {
   planEveryMin: number;
   /** The share of deliveries whose driver uploads a proof photo before verifying (0 to 1). */
   photoShare: number;
+  /**
+   * Aborted on SIGINT or SIGTERM (its reason names the signal): the play stops, the closing reads are skipped and the
+   * report of what was gathered is written, marked interrupted.
+   */
+  interrupt?: AbortSignal;
 }
+
+/** A closing read that meets a 5xx, a 429 or a network error is sent again this many times in all, with backoff. */
+export const CLOSING_READ_ATTEMPTS = 5;
+/** After this many customers in a row whose closing read failed, the rest are not read (their orders are unverified). */
+const CLOSING_READ_FAILURES_IN_A_ROW = 3;
 
 const HELP = `npm run simulate -- [options]
   --base-url URL       server to play against (default http://127.0.0.1:3000; loopback only unless --allow-remote)
@@ -73,7 +83,13 @@ const HELP = `npm run simulate -- [options]
   --plan-every-min M   a dispatcher asks the optimizer for a plan of the territory every M simulated minutes,
                        reads it and does not commit it (default 15; 0: never)
   --photo-share F      share of deliveries with a proof photo uploaded before the PIN (default 0.3; 0 to 1)
-  --allow-remote       allow a non-loopback --base-url or --database-url`;
+  --allow-remote       allow a non-loopback --base-url or --database-url
+
+The report is always written. A closing read (every order read back at the end) that meets a 5xx or a network error
+is retried ${CLOSING_READ_ATTEMPTS} times in all with backoff (the server's Retry-After when it sends one); orders it could not read
+are counted as unverified. SIGINT or SIGTERM stops the play, skips the closing reads and writes the report of what
+was gathered, marked interrupted (exit 130 or 143); a second signal (a second or more later) exits at once
+without a report.`;
 
 export function parseOptions(argv: string[]): SimOptions {
   const o: SimOptions = {
@@ -364,6 +380,11 @@ export interface SimReport {
     failed_deliveries: number;
     rejections: number;
     mismatches: { id: string; expected: string; actual: string }[];
+    /**
+     * Orders not read back at the end: their customer's closing read still failed after its retries (5xx or network
+     * error), or the reads were skipped (interrupted, or too many failures in a row). Up to 10 ids, 3 reasons.
+     */
+    unverified: { count: number; sample: string[]; reasons: string[] };
   };
   tracking: { links: number; polls: number };
   /** The branches' opening hours: declared at creation in the organization's time zone, judged by the server's clock. */
@@ -410,6 +431,9 @@ export interface SimReport {
   };
   unexpected_4xx: { route: string; status: number; body: string }[];
   verdict: { ok: boolean; problems: string[] };
+  /** SIGINT or SIGTERM stopped the run: the figures are those gathered until then; interrupted_by names the signal. */
+  interrupted: boolean;
+  interrupted_by: string | null;
 }
 
 export interface Planned {
@@ -538,6 +562,13 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   // later (it was waiting for a driver, a preparation) is refused, whatever the time.
   const closingReads = new AsyncLocalStorage<boolean>();
   let pending = 0; // requests sent and not yet answered
+  const interrupted = () => opts.interrupt?.aborted === true;
+  /** Resolves when the run is interrupted (never without opts.interrupt): raced with the waits of the play. */
+  const onInterrupt = new Promise<void>((resolve) => {
+    if (interrupted()) resolve();
+    else opts.interrupt?.addEventListener('abort', () => resolve(), { once: true });
+  });
+  const orInterrupt = (p: Promise<unknown>) => Promise.race([p, onInterrupt]);
   let tBase = 0; // the timeline's zero: the start of the day
 
   // ---------------------------------------------------------------- HTTP with per-route figures
@@ -580,6 +611,8 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   interface Res {
     status: number;
     body: any;
+    /** The Retry-After header in seconds, when the server sent one. */
+    retryAfter: number | null;
   }
   /** A Buffer body is sent as it is, with `headers` naming its type; anything else as JSON. */
   function request(
@@ -600,7 +633,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
         const started = performance.now();
         const rc = routeCounts.get(route) ?? { count: 0, c4xx: 0, c5xx: 0, network: 0 };
         routeCounts.set(route, rc);
-        const done = (status: number, text: string) => {
+        const done = (status: number, text: string, retryAfter: string | undefined = undefined) => {
           pending--;
           const ms = performance.now() - started;
           const b = bucket();
@@ -628,7 +661,8 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
             parsed = text;
           }
           if (status >= 500 || status === 0) log(`  server error ${status || 'network'} on ${method} ${p}: ${text.slice(0, 200)}`);
-          resolve({ status, body: parsed });
+          const after = retryAfter === undefined || retryAfter.trim() === '' ? NaN : Number(retryAfter);
+          resolve({ status, body: parsed, retryAfter: Number.isFinite(after) && after >= 0 ? after : null });
         };
         const req = http.request(
           {
@@ -648,7 +682,8 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
             let text = '';
             res.setEncoding('utf8');
             res.on('data', (c: string) => (text += c));
-            res.on('end', () => done(res.statusCode ?? 0, text));
+            const retryAfter = res.headers['retry-after'];
+            res.on('end', () => done(res.statusCode ?? 0, text, retryAfter));
             res.on('error', (e) => done(0, String(e)));
           },
         );
@@ -1690,7 +1725,8 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   let lastPrint = 0;
   for (const p of plan) {
     const wait = p.at - simNow();
-    if (wait > 0) await sleepSim(wait);
+    if (wait > 0) await orInterrupt(sleepSim(wait));
+    if (interrupted()) break;
     inFlight.push(
       playOrder(p).catch((e) => {
         // An order the end of the run stopped is counted as under way, not as a failure.
@@ -1706,20 +1742,27 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     }
   }
   const remaining = opts.durationS - (realT() - tDay);
-  if (remaining > 0) await sleepReal(remaining * 1000);
-  log(`  the day is over (${inFlight.length} orders); letting the last ones finish (at most ${opts.drainS} s)`);
-  const drained = await Promise.race([Promise.all(inFlight).then(() => true), sleepReal(opts.drainS * 1000).then(() => false)]);
+  if (remaining > 0 && !interrupted()) await orInterrupt(sleepReal(remaining * 1000));
+  if (!interrupted()) log(`  the day is over (${inFlight.length} orders); letting the last ones finish (at most ${opts.drainS} s)`);
+  const drained = interrupted()
+    ? false
+    : await Promise.race([
+        Promise.all(inFlight).then(() => true),
+        sleepReal(opts.drainS * 1000).then(() => false),
+        onInterrupt.then(() => false),
+      ]);
+  if (interrupted()) log(`  interrupted (${String(opts.interrupt!.reason)}): the play stops; writing the report of what was gathered`);
   stopping = true;
   // Orders still playing stop at their next request; what was sent is answered (each request has a 60 s deadline)
   // before anything is read back, so every order is compared with the last step the simulator saw answered.
   closed = true;
-  for (const deadline = Date.now() + 65_000; pending > 0 && Date.now() < deadline;) await sleepReal(100);
+  for (const deadline = Date.now() + (interrupted() ? 5000 : 65_000); pending > 0 && Date.now() < deadline;) await sleepReal(100);
   closingReads.enterWith(true); // this function's own requests from here on, not the plays'
   await Promise.all(loops.map((l) => Promise.race([l, sleepReal(5000)])));
-  await planner;
+  await (interrupted() ? Promise.race([planner, sleepReal(5000)]) : planner);
   // Let the streams catch up with the last events: wait until every expected event arrived, or 10 s.
   const missing = () => lostPerStream().reduce((a, b) => a + b, 0);
-  for (const deadline = Date.now() + 10_000; missing() > 0 && Date.now() < deadline;) await sleepReal(200);
+  for (const deadline = Date.now() + 10_000; missing() > 0 && Date.now() < deadline && !interrupted();) await sleepReal(200);
   for (const s of streams) s.req?.destroy();
   // The webhooks of the same events: delivered by the server's worker after commit, so they may trail the streams.
   const hooksMissing = () => {
@@ -1733,7 +1776,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     return { expected, lost };
   };
   if (hooks.subscription)
-    for (const deadline = Date.now() + 15_000; hooksMissing().lost > 0 && Date.now() < deadline;) await sleepReal(200);
+    for (const deadline = Date.now() + 15_000; hooksMissing().lost > 0 && Date.now() < deadline && !interrupted();) await sleepReal(200);
   await monitor;
   await sampleAll();
   if (hooks.subscription)
@@ -1770,19 +1813,52 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   }
 
   // ---------------------------------------------------------------- where did every order end?
+  /**
+   * A closing read: a 5xx, a 429 or a network error is sent again, up to CLOSING_READ_ATTEMPTS in all, after the
+   * server's Retry-After (at most 30 s) or a doubling backoff from half a second; then it throws.
+   */
+  const closingRead = async (route: string, token: string, p: string): Promise<any> => {
+    for (let attempt = 1; ; attempt++) {
+      const r = await request(route, token, 'GET', p, undefined, [429]);
+      if (r.status >= 200 && r.status < 300) return r.body;
+      const why = `GET ${p} answered ${r.status || 'a network error'}${r.status ? `: ${JSON.stringify(r.body).slice(0, 200)}` : ''}`;
+      if (!(r.status === 0 || r.status === 429 || r.status >= 500) || attempt >= CLOSING_READ_ATTEMPTS || interrupted())
+        throw new Error(attempt > 1 ? `${why} (after ${attempt} attempts)` : why);
+      await orInterrupt(sleepReal(r.retryAfter !== null ? Math.min(30, r.retryAfter) * 1000 : Math.min(8000, 500 * 2 ** (attempt - 1))));
+    }
+  };
   const mismatches: SimReport['orders']['mismatches'] = [];
   const byStatus: Record<string, number> = {};
+  // Orders that could not be read back (the reads failed, or were skipped after an interruption): not compared.
+  const unverified = { count: 0, sample: [] as string[], reasons: [] as string[] };
+  let failedInARow = 0;
   for (const [c, ids] of groupBy([...expectedOrder], ([, v]) => v.customer)) {
     const seen = new Map<string, string>();
-    for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-      const page: { data: { id: string; status: string }[]; next_cursor?: string | null } = await must(
-        'GET /customer/orders',
-        customers[c].token,
-        'GET',
-        `/customer/orders?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
-      );
-      for (const o of page.data) seen.set(o.id, o.status);
-      cursor = page.next_cursor ?? null;
+    let why: string | null = interrupted()
+      ? `not read: the run was interrupted (${String(opts.interrupt!.reason)})`
+      : failedInARow >= CLOSING_READ_FAILURES_IN_A_ROW
+        ? `not read: the reads of ${CLOSING_READ_FAILURES_IN_A_ROW} customers in a row had failed`
+        : null;
+    try {
+      for (let cursor: string | null = null, first = true; !why && (first || cursor); first = false) {
+        const page: { data: { id: string; status: string }[]; next_cursor?: string | null } = await closingRead(
+          'GET /customer/orders',
+          customers[c].token,
+          `/customer/orders?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+        );
+        for (const o of page.data) seen.set(o.id, o.status);
+        cursor = page.next_cursor ?? null;
+      }
+      if (!why) failedInARow = 0;
+    } catch (e) {
+      why = e instanceof Error ? e.message : String(e);
+      failedInARow++;
+    }
+    if (why) {
+      unverified.count += ids.length;
+      for (const [id] of ids) if (unverified.sample.length < 10) unverified.sample.push(id);
+      if (unverified.reasons.length < 3 && !unverified.reasons.includes(why)) unverified.reasons.push(why);
+      continue;
     }
     for (const [id, v] of ids) {
       const actual = seen.get(id) ?? 'missing';
@@ -1852,13 +1928,16 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   if (dupTotal) problems.push(`${dupTotal} stream events duplicated`);
   if (mismatches.length) problems.push(`${mismatches.length} orders not in the state the simulator left them in`);
   // With --drain-s 0 the day is cut at its end: orders under way are reported, each where the simulator left it.
-  if (!drained && opts.drainS > 0) problems.push(`orders still running after the ${opts.drainS} s drain (${unfinished} unfinished)`);
+  if (!drained && opts.drainS > 0 && !interrupted())
+    problems.push(`orders still running after the ${opts.drainS} s drain (${unfinished} unfinished)`);
   for (const f of failures) problems.push(`an order's play stopped: ${f}`);
   if (openingHours.openAtStart < merchants.length)
     problems.push(`${merchants.length - openingHours.openAtStart} branches closed when created, inside the hours they declared`);
   if (openingHours.refusedClosed) problems.push(`${openingHours.refusedClosed} orders refused as outside the branch's hours`);
   if (proofs.failed) problems.push(`${proofs.failed} proof photos not uploaded`);
   if (plans.failed) problems.push(`${plans.failed} optimizer plans refused`);
+  if (unverified.count) problems.push(`${unverified.count} orders unverified (${unverified.reasons[0]})`);
+  if (interrupted()) problems.push(`interrupted by ${String(opts.interrupt!.reason)}: the report holds what was gathered until then`);
   const report: SimReport = {
     config: {
       base_url: opts.baseUrl,
@@ -1911,6 +1990,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       failed_deliveries: failedDeliveries,
       rejections,
       mismatches: mismatches.slice(0, 50),
+      unverified,
     },
     tracking: { links: trackingLinks, polls: trackingPolls },
     opening_hours: {
@@ -1938,6 +2018,8 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
     server: { samples, processes: procSamples, pids: opts.serverPids() },
     unexpected_4xx: unexpected4xx,
     verdict: { ok: problems.length === 0, problems },
+    interrupted: interrupted(),
+    interrupted_by: interrupted() ? String(opts.interrupt!.reason) : null,
   };
   await mkdir(opts.out, { recursive: true });
   await writeFile(path.join(opts.out, 'report.json'), JSON.stringify(report, null, 2));
@@ -1974,9 +2056,26 @@ function groupBy<T, K>(xs: T[], key: (x: T) => K): Map<K, T[]> {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
+  // The first signal stops the play and lets the report of what was gathered be written; a second one exits at once.
+  // Ctrl-C reaches this process more than once (from the terminal to its process group, and relayed by npm and tsx):
+  // a repeat within a second is the same interruption.
+  const interrupt = new AbortController();
+  let firstSignalAt = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupt.signal.aborted) {
+      if (performance.now() - firstSignalAt < 1000) return;
+      console.error(`simulate: ${signal} again: exiting without a report`);
+      process.exit(signal === 'SIGTERM' ? 143 : 130);
+    }
+    console.error(`simulate: ${signal}: stopping the play and writing the report (${signal} again exits at once)`);
+    firstSignalAt = performance.now();
+    interrupt.abort(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   try {
-    const report = await simulate(parseOptions(process.argv.slice(2)));
-    process.exit(report.verdict.ok ? 0 : 1);
+    const report = await simulate({ ...parseOptions(process.argv.slice(2)), interrupt: interrupt.signal });
+    process.exit(report.interrupted ? (report.interrupted_by === 'SIGTERM' ? 143 : 130) : report.verdict.ok ? 0 : 1);
   } catch (e) {
     if (e instanceof OptionError) {
       (e.code === 0 ? console.log : console.error)(e.code === 0 ? e.message : `simulate: ${e.message}`);

@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import http from 'node:http';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +7,16 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from '../helpers.js';
 import { startServer, stopServer, type ServerProcess } from '../hardening/server-process.js';
-import { DAY_MEAN_RATE, OptionError, ordersPerHourAt, parseOptions, planDay, simulate, type SimReport } from '../../sim/simulate.js';
+import {
+  CLOSING_READ_ATTEMPTS,
+  DAY_MEAN_RATE,
+  OptionError,
+  ordersPerHourAt,
+  parseOptions,
+  planDay,
+  simulate,
+  type SimReport,
+} from '../../sim/simulate.js';
 
 /**
  * The city simulator at a tiny scale, against the real server as a child process (PostgreSQL with
@@ -44,26 +54,31 @@ describe('npm run simulate', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  /** A tiny, compressed day against baseUrl (seed, output and the rest are the caller's). */
+  const tinyDay = (baseUrl: string) => [
+    '--base-url',
+    baseUrl,
+    '--scale',
+    '3',
+    '--duration-s',
+    '4',
+    '--compression',
+    '600',
+    '--drain-s',
+    '60',
+    '--dispatchers',
+    '2',
+    '--customer-streams',
+    '4',
+  ];
+
   it('plays a tiny day with no server error, every order where expected and no stream event lost or doubled', async () => {
     const out = path.join(dir, 'out');
     const lines: string[] = [];
     const opts = parseOptions([
-      '--base-url',
-      server.baseUrl,
-      '--scale',
-      '3',
-      '--duration-s',
-      '4',
-      '--compression',
-      '600',
+      ...tinyDay(server.baseUrl),
       '--seed',
       '5',
-      '--drain-s',
-      '60',
-      '--dispatchers',
-      '2',
-      '--customer-streams',
-      '4',
       '--photo-share',
       '1',
       '--plan-every-min',
@@ -119,6 +134,100 @@ describe('npm run simulate', () => {
     expect(html).toMatch(/^<!doctype html>/);
     expect(html).toContain('<svg');
     expect(html).not.toMatch(/<script|src="http/);
+  }, 120_000);
+
+  it('writes its report when the closing reads meet 503s: retried, then counted as unverified', async () => {
+    // A proxy in front of the server that answers every closing read (the customers' order lists, read only at the
+    // end) with 503 DATABASE_UNAVAILABLE, as the server did late in a long run, and passes everything else through.
+    let refused = 0;
+    const target = new URL(server.baseUrl);
+    const proxy = http.createServer((req, res) => {
+      if (req.method === 'GET' && req.url?.startsWith('/api/v1/customer/orders?')) {
+        refused++;
+        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '0' });
+        res.end(JSON.stringify({ code: 'DATABASE_UNAVAILABLE', message: 'the database is not available' }));
+        return;
+      }
+      const up = http.request(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+        (r) => {
+          res.writeHead(r.statusCode ?? 502, r.headers);
+          r.pipe(res);
+        },
+      );
+      up.on('error', () => res.destroy());
+      res.on('close', () => up.destroy());
+      req.pipe(up);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const out = path.join(dir, 'out-503');
+    try {
+      const report = await simulate(
+        parseOptions([
+          ...tinyDay(`http://127.0.0.1:${(proxy.address() as { port: number }).port}`),
+          '--seed',
+          '7',
+          '--photo-share',
+          '0',
+          '--plan-every-min',
+          '0',
+          '--out',
+          out,
+        ]),
+        () => undefined,
+      );
+      const json = JSON.parse(await readFile(path.join(out, 'report.json'), 'utf8')) as SimReport;
+      expect(json.interrupted).toBe(false);
+      expect(json.orders.created).toBeGreaterThan(0);
+      expect(json.orders.unverified.count).toBe(report.orders.created - report.tracking.links);
+      expect(json.orders.unverified.sample.length).toBe(Math.min(10, json.orders.unverified.count));
+      expect(json.orders.unverified.reasons[0]).toMatch(
+        new RegExp(`answered 503: .*DATABASE_UNAVAILABLE.*after ${CLOSING_READ_ATTEMPTS} attempts`),
+      );
+      // Each read was retried, and a few customers in a row failing stopped the reads; the 503s are the route's errors.
+      expect(refused).toBeGreaterThanOrEqual(CLOSING_READ_ATTEMPTS);
+      expect(refused % CLOSING_READ_ATTEMPTS).toBe(0);
+      expect(json.routes['GET /customer/orders']).toMatchObject({ count: refused, c5xx: refused });
+      expect(json.verdict.ok).toBe(false);
+      expect(json.verdict.problems.join('\n')).toMatch(/orders unverified/);
+      const html = await readFile(path.join(out, 'report.html'), 'utf8');
+      expect(html).toContain(`${json.orders.unverified.count} orders unverified`);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
+    }
+  }, 120_000);
+
+  it('on SIGINT stops playing and writes the report of what it gathered, marked interrupted', async () => {
+    const out = path.join(dir, 'out-sigint');
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'sim/simulate.ts', ...tinyDay(server.baseUrl), '--duration-s', '600', '--seed', '9', '--out', out],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // Playing: its first progress line ("11:00 simulated: 1 orders, ...").
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.setEncoding('utf8').on('data', (c: string) => {
+        output += c;
+        if (/simulated: \d+ orders/.test(output)) resolve();
+      });
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
+      void exited.then((code) => reject(new Error(`the simulator exited (${code}) before playing:\n${output}`)));
+    });
+    const signalled = performance.now();
+    child.kill('SIGINT');
+    expect(await exited, output).toBe(130);
+    expect(performance.now() - signalled).toBeLessThan(60_000);
+    const json = JSON.parse(await readFile(path.join(out, 'report.json'), 'utf8')) as SimReport;
+    expect(json).toMatchObject({ interrupted: true, interrupted_by: 'SIGINT' });
+    expect(json.totals.requests).toBeGreaterThan(0);
+    expect(json.verdict.problems.join('\n')).toMatch(/interrupted by SIGINT/);
+    // The closing reads were skipped: every order the customers placed is unverified.
+    expect(json.orders.unverified.count).toBe(json.orders.created - json.tracking.links);
+    const html = await readFile(path.join(out, 'report.html'), 'utf8');
+    expect(html).toContain('INTERRUPTED by SIGINT');
   }, 120_000);
 
   it('stops with one clear error when the database to measure is not there', async () => {
