@@ -316,6 +316,11 @@ export type CandidateRow = DriverRow & {
 /**
  * Assignment candidates of a trip: approved drivers in scope with a position within `radiusM` of the pickup, ranked
  * eligible first, then territory match, then distance and load (`leastLoaded`: load first).
+ *
+ * `eligibleOnly` (automatic assignment) filters on the driver's own row first (available, below capacity, not the
+ * current driver), so when most drivers of a city are busy the rejection and territory subqueries run only for the
+ * few free ones; the driver's full read (DRIVER_SELECT: his user, territories, staleness) is joined for the `limit`
+ * rows returned only. `r` is MATERIALIZED so that each lookup runs once a driver, not once for each place that uses it.
  */
 export async function candidateDrivers(
   tx: Tx,
@@ -332,24 +337,32 @@ export async function candidateDrivers(
     leastLoaded: boolean;
   },
 ): Promise<CandidateRow[]> {
-  const order = q.leastLoaded ? 'x.active_trips, c.distance_m' : 'c.distance_m, x.active_trips';
-  const eligibleSql = `(x.available AND x.active_trips < x.capacity AND NOT c.rejected_trip AND x.id IS DISTINCT FROM $7
-                        AND ($5::text IS NULL OR c.unrestricted OR c.territory_match))`;
+  const rank = (t: string) =>
+    `${t}eligible DESC, ${t}territory_match DESC, ${q.leastLoaded ? `${t}active_trips, ${t}distance_m` : `${t}distance_m, ${t}active_trips`}, ${t}id`;
+  const free = 'd.available AND d.active_trips < d.capacity AND d.id IS DISTINCT FROM $7';
+  const eligibleSql = `(free AND NOT rejected_trip AND ($5::text IS NULL OR unrestricted OR territory_match))`;
   const { rows } = await tx.query<CandidateRow>(
     `WITH c AS (
-       SELECT d.id, ${HAVERSINE_SQL('d.last_location', '$1::point')} AS distance_m,
-              EXISTS (SELECT 1 FROM trip_rejection r WHERE r.organization_id = d.organization_id AND r.trip_id = $4 AND r.driver_id = d.id) AS rejected_trip,
-              EXISTS (SELECT 1 FROM driver_territory l WHERE l.organization_id = d.organization_id AND l.driver_id = d.id AND l.territory_id = $5) AS territory_match,
-              NOT EXISTS (SELECT 1 FROM driver_territory l WHERE l.organization_id = d.organization_id AND l.driver_id = d.id) AS unrestricted
+       SELECT d.id, d.organization_id, d.active_trips, ${free} AS free, ${HAVERSINE_SQL('d.last_location', '$1::point')} AS distance_m
          FROM driver d
-        WHERE d.last_location <@ $2::box AND d.status = 'approved' AND ${driverScopeSql(6)}
+        WHERE d.last_location <@ $2::box AND d.status = 'approved' AND ${driverScopeSql(6)}${q.eligibleOnly ? ` AND ${free}` : ''}
+     ), r AS MATERIALIZED (
+       SELECT c.*,
+              EXISTS (SELECT 1 FROM trip_rejection rj WHERE rj.organization_id = c.organization_id AND rj.trip_id = $4 AND rj.driver_id = c.id) AS rejected_trip,
+              EXISTS (SELECT 1 FROM driver_territory l WHERE l.organization_id = c.organization_id AND l.driver_id = c.id AND l.territory_id = $5) AS territory_match,
+              NOT EXISTS (SELECT 1 FROM driver_territory l WHERE l.organization_id = c.organization_id AND l.driver_id = c.id) AS unrestricted
+         FROM c WHERE c.distance_m <= $3
+     ), e AS (
+       SELECT r.*, ${eligibleSql} AS eligible FROM r
+     ), top AS (
+       SELECT * FROM e WHERE ${q.eligibleOnly ? 'eligible' : 'true'}
+        ORDER BY ${rank('')}
+        LIMIT $8
      )
-     SELECT x.*, c.distance_m, c.rejected_trip, c.territory_match, c.unrestricted, ${eligibleSql} AS eligible
-       FROM c JOIN (${DRIVER_SELECT}) x ON x.id = c.id
-      WHERE c.distance_m <= $3 AND ($8::boolean = false OR ${eligibleSql})
-      ORDER BY ${eligibleSql} DESC, c.territory_match DESC, ${order}, x.id
-      LIMIT $9`,
-    [q.pickup, q.box, q.radiusM, q.tripId, q.territoryId, q.scope, q.currentDriverId, q.eligibleOnly, q.limit],
+     SELECT x.*, top.distance_m, top.rejected_trip, top.territory_match, top.unrestricted, top.eligible
+       FROM top JOIN (${DRIVER_SELECT}) x ON x.id = top.id
+      ORDER BY ${rank('top.')}`,
+    [q.pickup, q.box, q.radiusM, q.tripId, q.territoryId, q.scope, q.currentDriverId, q.limit],
   );
   return rows;
 }

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database, Tx } from '../../src/platform/db/index.js';
+import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import { newDriver, newTrip, type TestDriver } from './fixtures.js';
+
+/**
+ * Automatic assignment when most drivers of a city are busy: the candidate search must find the few free ones and
+ * spend its per-driver work (rejection and territory lookups) on them only. The app's Database is wrapped so that each
+ * candidate search is also explained (EXPLAIN ANALYZE, in the same transaction, with the same parameters).
+ */
+type PlanNode = { 'Relation Name'?: string; 'Actual Loops'?: number; Plans?: PlanNode[] };
+const explained: PlanNode[] = [];
+
+function explainingDb(db: Database): Database {
+  const wrapTx = (tx: Tx): Tx => ({
+    kind: tx.kind,
+    get orm() {
+      return tx.orm;
+    },
+    async query(text, params) {
+      const result = await tx.query(text, params);
+      const sql = typeof text === 'string' ? text : text.text;
+      if (sql.trimStart().startsWith('WITH c AS') && sql.includes('FROM trip_rejection')) {
+        const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
+        const raw = rows[0]['QUERY PLAN'];
+        const plan = (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
+        explained.push(plan);
+      }
+      return result as never;
+    },
+    exec: (text) => tx.exec(text),
+  });
+  return { ...db, withTenant: (ctx, fn) => db.withTenant(ctx, (tx) => fn(wrapTx(tx))) };
+}
+
+/** How many times the plan scanned `relation` (summed over its nodes). */
+function loopsOn(node: PlanNode, relation: string): number {
+  const own = node['Relation Name'] === relation ? (node['Actual Loops'] ?? 0) : 0;
+  return own + (node.Plans ?? []).reduce((n, p) => n + loopsOn(p, relation), 0);
+}
+
+let t: TestApp;
+let admin: Session;
+let merchant: Session;
+// Far from the demo organization's drivers: the search sees only the drivers of this test.
+const spot = { lon: 13.4, lat: 52.52 };
+const near = (i: number) => ({ lon: spot.lon + 0.001 * (i + 1), lat: spot.lat });
+const busy: TestDriver[] = [];
+const free: TestDriver[] = [];
+
+beforeAll(async () => {
+  t = await createTestApp({}, { wrapDb: explainingDb });
+  admin = await t.as('admin');
+  merchant = await t.as('merchant');
+  // Ten busy drivers nearest the pickup (capacity 1, one trip each), two free ones farther away.
+  for (let i = 0; i < 10; i++) busy.push(await newDriver(t, near(i), { admin }));
+  for (let i = 10; i < 12; i++) free.push(await newDriver(t, near(i), { admin }));
+  for (const d of busy) {
+    const trip = await newTrip(t, merchant, {}, spot);
+    const res = await t.req(admin, { method: 'POST', url: `/trips/${trip.id}/assign`, payload: { driver_id: d.id } });
+    expect(res.statusCode, res.body).toBe(200);
+  }
+}, 120_000);
+afterAll(() => t?.close());
+
+describe('candidate search with most drivers busy', () => {
+  it('auto-assign gives the trip to the nearest free driver, looking up rejections of the free drivers only', async () => {
+    const trip = await newTrip(t, merchant, {}, spot);
+    explained.length = 0;
+    const auto = await t.req(admin, { method: 'POST', url: `/trips/${trip.id}/auto-assign` });
+    expect(auto.statusCode, auto.body).toBe(200);
+    expect(auto.json().driver_id).toBe(free[0].id);
+    expect(explained).toHaveLength(1);
+    // The busy drivers are left out by their own row, before the per-driver lookups.
+    expect(loopsOn(explained[0], 'trip_rejection')).toBeLessThanOrEqual(free.length);
+  });
+
+  it('the dispatcher’s candidate list still ranks every driver, the free ones first, and reads the drivers of the page only', async () => {
+    const trip = await newTrip(t, merchant, {}, spot);
+    explained.length = 0;
+    const res = await t.req(admin, { method: 'GET', url: `/trips/${trip.id}/candidates?limit=4` });
+    expect(res.statusCode, res.body).toBe(200);
+    const data = res.json().data as { driver: { id: string }; eligible: boolean; reasons: string[] }[];
+    // free[0] took the trip of the previous test: free[1] is the one eligible driver left.
+    expect(data.map((c) => c.driver.id)).toEqual([free[1].id, busy[0].id, busy[1].id, busy[2].id]);
+    expect(data.map((c) => c.eligible)).toEqual([true, false, false, false]);
+    expect(data[1].reasons).toEqual(['at_capacity']);
+    expect(explained).toHaveLength(1);
+    // Two territory lookups for each of the twelve ranked, the drivers' full read (user, territories) for the four returned.
+    expect(loopsOn(explained[0], 'driver_territory')).toBeLessThanOrEqual(2 * 12 + 4);
+  });
+});
