@@ -131,3 +131,37 @@ describe('POST /trips/:id/verify-delivery', () => {
     expect(kept.n).toBe(3);
   });
 });
+
+describe('POST /driver/locations/batch', () => {
+  it('takes the driver’s row last: his events and ETAs come first, then his position and the late-point merge, then the COMMIT', async () => {
+    const { tripId } = await onTheWay();
+    const { body, trips } = await counted((headers) =>
+      t.req(kit.driver.session, {
+        method: 'POST',
+        url: '/driver/locations/batch',
+        payload: { points: points(`late-${tripId}`, 3) },
+        headers,
+      }),
+    );
+    expect(body.accepted).toBe(3);
+    expect(body.last_location.coordinates).toEqual([-68.132, -16.5]);
+    // The driver's row (a capacity claim on him waits for it) is written by the last statements only.
+    const takesDriver = trips.findIndex((s) => /UPDATE driver |FROM driver WHERE id = \$1 FOR/.test(s));
+    expect(trips.slice(takesDriver), trips.join('\n')).toEqual([
+      expect.stringMatching(/^UPDATE driver d SET last_seen_at/),
+      expect.stringMatching(/^WITH b AS/),
+      'synchronous_commit=off',
+      'COMMIT',
+    ]);
+    expect(
+      trips.slice(0, takesDriver).some((s) => /trip\.location_updated|INSERT INTO event|outbox/i.test(s)),
+      trips.join('\n'),
+    ).toBe(true);
+    const [driver] = (
+      await t.db.withSystem((tx) =>
+        tx.query('SELECT (last_location)[0] AS lon, last_location_at FROM driver WHERE id = $1', [kit.driver.id]),
+      )
+    ).rows;
+    expect(driver.lon).toBe(-68.132);
+  });
+});

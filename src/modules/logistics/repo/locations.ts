@@ -16,16 +16,18 @@ export interface PointColumns {
 export interface IngestRow {
   accepted: number;
   active_trips: number;
-  lon: number | null;
-  lat: number | null;
-  last_location_at: Date | null;
+  /** The newest stored point is newer than the driver's position (as read, unlocked): it is about to become it. */
+  moves: boolean;
   latest_lon: number | null;
   latest_lat: number | null;
   latest_at: Date | null;
   points: [number, number, string][] | null;
 }
 
-/** Prepared: the statement of every GPS batch (parsing and planning it cost about a third of its database time). */
+/**
+ * Prepared: the first statement of every GPS batch (parsing and planning it cost about a third of its database time).
+ * It reads the driver's row without locking it: the row is written by `moveDriver`, the batch's last statement.
+ */
 const STORE_POINTS = prepared(
   `WITH ins AS (
      INSERT INTO driver_location (organization_id, driver_id, client_point_id, location, recorded_at, accuracy_m, speed_mps, heading)
@@ -33,28 +35,20 @@ const STORE_POINTS = prepared(
        FROM unnest($3::text[], $4::float8[], $5::float8[], $6::timestamptz[], $7::float8[], $8::float8[], $9::float8[]) AS u(id, lon, lat, at, acc, spd, hdg)
      ON CONFLICT DO NOTHING
      RETURNING location, recorded_at
-   ), latest AS (SELECT location, recorded_at FROM ins ORDER BY recorded_at DESC LIMIT 1),
-   upd AS (
-     UPDATE driver d SET last_seen_at = now(),
-            last_location = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN l.location ELSE d.last_location END,
-            last_location_at = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN l.recorded_at ELSE d.last_location_at END,
-            -- A newer fix ends the silence: the next one may raise trip.location_stale again.
-            location_stale_at = CASE WHEN l.recorded_at IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) THEN NULL ELSE d.location_stale_at END
-       FROM (SELECT 1) one LEFT JOIN latest l ON true
-      WHERE d.id = $2
-      RETURNING d.active_trips, (d.last_location)[0] AS lon, (d.last_location)[1] AS lat, d.last_location_at
-   )
-   SELECT (SELECT count(*) FROM ins)::int AS accepted, upd.*,
+   ), latest AS (SELECT location, recorded_at FROM ins ORDER BY recorded_at DESC LIMIT 1)
+   SELECT (SELECT count(*) FROM ins)::int AS accepted, d.active_trips,
+          EXISTS (SELECT 1 FROM latest l WHERE d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) AS moves,
           (SELECT (location)[0] FROM latest) AS latest_lon, (SELECT (location)[1] FROM latest) AS latest_lat, (SELECT recorded_at FROM latest) AS latest_at,
-          CASE WHEN upd.active_trips > 0 THEN (SELECT json_agg(json_build_array((location)[0], (location)[1], recorded_at)) FROM ins) END AS points,
+          CASE WHEN d.active_trips > 0 THEN (SELECT json_agg(json_build_array((location)[0], (location)[1], recorded_at)) FROM ins) END AS points,
           -- Asked for by a transaction of GPS points only: its commit does not wait for the WAL flush.
           CASE WHEN $10::boolean THEN set_config('synchronous_commit', 'off', true) END AS async_commit
-     FROM upd`,
+     FROM driver d
+    WHERE d.id = $2`,
 );
 
 /**
- * One statement: store the new points (idempotent on client_point_id), move the driver's last position to the newest
- * of them when it is newer than the one he has, and return the points only when the driver has active trips.
+ * Stores the new points (idempotent on client_point_id) and reads, without locking his row, the driver's load and
+ * whether the newest of them will move his position; the points are returned only when the driver has active trips.
  * `asyncCommit`: the transaction commits without waiting for the WAL flush (`synchronous_commit = off` for it alone).
  * Null when the driver does not exist.
  */
@@ -78,6 +72,36 @@ export async function storePoints(
     asyncCommit,
   ]);
   return rows[0] ?? null;
+}
+
+/** Prepared: the driver's row, written by every GPS batch (the position moves only to a newer fix). */
+const MOVE_DRIVER = prepared(
+  `UPDATE driver d SET last_seen_at = now(),
+          last_location = CASE WHEN $2::timestamptz IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= $2::timestamptz) THEN point($3, $4) ELSE d.last_location END,
+          last_location_at = CASE WHEN $2::timestamptz IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= $2::timestamptz) THEN $2::timestamptz ELSE d.last_location_at END,
+          -- A newer fix ends the silence: the next one may raise trip.location_stale again.
+          location_stale_at = CASE WHEN $2::timestamptz IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= $2::timestamptz) THEN NULL ELSE d.location_stale_at END
+    WHERE d.id = $1
+    RETURNING (d.last_location)[0] AS lon, (d.last_location)[1] AS lat, d.last_location_at`,
+);
+
+/**
+ * Records the driver's contact and moves his position to `latest` (the newest point just stored, or null) when it is
+ * newer than the one he has, decided on his locked row. A GPS batch runs it last: the row lock it takes (which a
+ * capacity claim on the same driver waits for) is then held only until the COMMIT.
+ */
+export async function moveDriver(
+  tx: Tx,
+  driverId: string,
+  latest: { lon: number; lat: number; at: Date } | null,
+): Promise<{ lon: number | null; lat: number | null; last_location_at: Date | null }> {
+  const { rows } = await tx.query<{ lon: number | null; lat: number | null; last_location_at: Date | null }>(MOVE_DRIVER, [
+    driverId,
+    latest?.at ?? null,
+    latest?.lon ?? null,
+    latest?.lat ?? null,
+  ]);
+  return rows[0]!;
 }
 
 export interface Crumb {
@@ -156,9 +180,9 @@ export async function keepTripTrack(
   v: { organizationId: string; tripId: string; driverId: string; since: Date; until: Date },
   driverRowHeld = false,
 ): Promise<number> {
-  // The driver's row first, in a statement of its own, as every GPS batch takes it: a batch being stored now either
-  // committed before this copy reads the history (and is in it) or runs its late-point merge after this trip's track
-  // is committed.
+  // The driver's row first, in a statement of its own, as every GPS batch takes it before its late-point merge: a batch
+  // being stored now either committed before this copy reads the history (and is in it) or runs its merge after this
+  // trip's track is committed.
   if (!driverRowHeld) await tx.query('SELECT 1 FROM driver WHERE id = $1 FOR NO KEY UPDATE', [v.driverId]);
   const { rows } = await tx.query<{ n: number }>(
     `INSERT INTO trip_track (organization_id, trip_id, driver_id, started_at, ended_at, lons, lats, recorded_at, speeds_mps)

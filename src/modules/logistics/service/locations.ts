@@ -5,7 +5,7 @@ import { haversineMeters, parsePoint, toGeoPoint, type GeoPoint } from '../../..
 import { newId } from '../../../platform/ids.js';
 import { lonLatOf } from './mappers.js';
 import { type DriverRow } from '../repo/drivers.js';
-import { insertGeofenceEntry, mergeLateIntoTracks, storePoints } from '../repo/locations.js';
+import { insertGeofenceEntry, mergeLateIntoTracks, moveDriver, storePoints } from '../repo/locations.js';
 import { getSettings } from '../repo/settings.js';
 import { activeTripsOfDriver } from '../repo/trips.js';
 import type { TripCore } from './trips.js';
@@ -31,6 +31,8 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
    * position only moves to a point newer (by device time) than the one it has. For each active trip of
    * the driver: one trip.location_updated event, and trip.geofence_entered once per trip and stop; when the position
    * moved, the ETAs of his active trips are recomputed once for the batch (and trip.delayed raised on a crossing).
+   * The driver's row is written by the last statements (his position, then the late-point merge), so the row lock that
+   * a capacity claim on him waits for is held from there to the COMMIT only.
    *
    * `gpsOnly`: the caller's transaction holds nothing but this ingest (a GPS request), so it commits asynchronously:
    * it does not wait for the WAL flush behind the driver's row. A PostgreSQL crash may lose the points acknowledged in
@@ -71,18 +73,14 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
       cols.spd.push(p.speed_mps ?? null);
       cols.hdg.push(p.heading ?? null);
     });
-    // One statement: store the new points, move the driver's last position to the newest of them when it
-    // is newer than the one he has, and return the points only when the driver has active trips.
+    // One statement: store the new points and read (unlocked) the driver's load and whether they move his position;
+    // the points come back only when the driver has active trips.
     const r = await storePoints(tx, driver.organization_id, driver.id, cols, gpsOnly);
     if (!r) throw AppError.notFound('Driver');
-    // A batch with nothing new (a resend) has nothing to merge; otherwise points of an ended trip's window join its
-    // kept track. After storePoints, which waited for the driver's row: a trip that ended meanwhile is committed.
-    if (r.accepted > 0) await mergeLateIntoTracks(tx, driver.organization_id, driver.id, cols);
     const geofence: { trip_id: string; stop: string }[] = [];
     if (r.accepted > 0 && r.active_trips > 0) {
       const stored = (r.points ?? []).map(([lon, lat, at]) => ({ lon: Number(lon), lat: Number(lat), at: new Date(at) }));
-      const moved =
-        r.last_location_at !== null && r.latest_at !== null && new Date(r.last_location_at).getTime() === new Date(r.latest_at).getTime();
+      const moved = r.moves;
       const latest = {
         location: toGeoPoint({ lon: Number(r.latest_lon), lat: Number(r.latest_lat) }),
         recorded_at: new Date(r.latest_at!).toISOString(),
@@ -121,11 +119,19 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
       if (moved)
         await eta.refreshDriver(tx, actor, driver, { lon: Number(r.latest_lon), lat: Number(r.latest_lat) }, new Date(r.latest_at!), trips);
     }
+    // The driver's row last (his contact, his position): a capacity claim on him waits for this batch's COMMIT only, not
+    // for its events and ETAs.
+    const latest = r.latest_at === null ? null : { lon: Number(r.latest_lon), lat: Number(r.latest_lat), at: new Date(r.latest_at) };
+    const pos = await moveDriver(tx, driver.id, latest);
+    // A batch with nothing new (a resend) has nothing to merge; otherwise points of an ended trip's window join its kept
+    // track. After the driver's row, which a trip's end holds while it copies its track (keepTripTrack): a trip that
+    // ended meanwhile has its track committed, and a trip ending after waits for this batch's points.
+    if (r.accepted > 0) await mergeLateIntoTracks(tx, driver.organization_id, driver.id, cols);
     return {
       accepted: r.accepted,
       duplicates: points.length - r.accepted,
-      last_location: toGeoPoint(lonLatOf(r.lon, r.lat)),
-      last_location_at: r.last_location_at,
+      last_location: toGeoPoint(lonLatOf(pos.lon, pos.lat)),
+      last_location_at: pos.last_location_at,
       geofence_entries: geofence,
     };
   }
