@@ -236,6 +236,45 @@ const untilOver = (p: Promise<unknown>): Promise<void> =>
     },
   );
 
+/**
+ * Trips waiting for a free driver, oldest first. A trip is dispatched again when a driver frees up (the oldest waiting
+ * one is woken) and at the latest every REDISPATCH_S, not every minute whatever happened: with thousands of trips
+ * waiting at a peak, asking the server to auto-assign each of them every minute is load no dispatcher makes.
+ */
+export class DriverQueue {
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly timeoutMs: number) {}
+
+  get length(): number {
+    return this.waiting.length;
+  }
+
+  /** Resolves when this trip's turn comes (a driver freed up), after the timeout, or when the run closes. */
+  wait(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        const i = this.waiting.indexOf(wake);
+        if (i >= 0) this.waiting.splice(i, 1);
+        resolve();
+      };
+      const timer = setTimeout(wake, this.timeoutMs);
+      this.waiting.push(wake);
+    });
+  }
+
+  /** A driver freed up: the oldest waiting trip tries again. */
+  wakeOne(): void {
+    this.waiting[0]?.();
+  }
+
+  wakeAll(): void {
+    for (const wake of [...this.waiting]) wake();
+  }
+}
+/** How often, in simulated seconds, a trip still waiting for a driver is dispatched again without one freeing up. */
+const REDISPATCH_S = 300;
+
 /** A play stopped because the run is over (not a failure: the order is counted as under way). */
 class RunOver extends Error {
   constructor() {
@@ -1387,10 +1426,16 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   let rejections = 0;
   let trackingPolls = 0;
   let trackingLinks = 0;
+  /** Trips waiting for a free driver: as a dispatcher does, dispatched again when a driver frees up. */
+  const waitingTrips = new DriverQueue((REDISPATCH_S / opts.compression) * 1000);
   const freeDriver = (d: Driver) => {
     d.busy = false;
+    waitingTrips.wakeOne();
   };
-  /** Assign a pending trip: auto-assignment first, then the nearest idle driver the simulator knows; waits while everyone is busy. */
+  /**
+   * Assign a pending trip: auto-assignment first, then the nearest idle driver the simulator knows; while everyone is
+   * busy it waits its turn for a driver to free up.
+   */
   const assign = async (tripId: string, p: Planned, pickup: Pt, exclude: Set<string>, ev: { types: string[] }): Promise<Driver> => {
     for (;;) {
       const r = await request('POST /trips/:id/auto-assign', admin, 'POST', `/trips/${tripId}/auto-assign`, {}, [409, 422, 404]);
@@ -1431,7 +1476,9 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
         if (a.status === 200) return d;
         d.busy = false;
       }
-      await sleepSim(60);
+      // The idle drivers are ones this trip cannot take (they rejected it): the next trip in line may.
+      if (!d && drivers.some((x) => !x.busy)) waitingTrips.wakeOne();
+      await waitingTrips.wait();
       if (closed) throw new RunOver();
       void p;
     }
@@ -1756,6 +1803,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   // Orders still playing stop at their next request; what was sent is answered (each request has a 60 s deadline)
   // before anything is read back, so every order is compared with the last step the simulator saw answered.
   closed = true;
+  waitingTrips.wakeAll(); // trips waiting for a driver stop now
   for (const deadline = Date.now() + (interrupted() ? 5000 : 65_000); pending > 0 && Date.now() < deadline;) await sleepReal(100);
   closingReads.enterWith(true); // this function's own requests from here on, not the plays'
   await Promise.all(loops.map((l) => Promise.race([l, sleepReal(5000)])));

@@ -10,6 +10,7 @@ import { startServer, stopServer, type ServerProcess } from '../hardening/server
 import {
   CLOSING_READ_ATTEMPTS,
   DAY_MEAN_RATE,
+  DriverQueue,
   OptionError,
   ordersPerHourAt,
   parseOptions,
@@ -277,4 +278,25 @@ describe('npm run simulate', () => {
     expect(() => parseOptions(['--database-url', 'postgres://10.1.2.3/x'])).toThrow(/--database-url .*not a loopback address/);
     expect(() => parseOptions(['--server-pid', 'abc'])).toThrow(/--server-pid must be process ids/);
   }, 60_000);
+
+  it('a trip waiting for a driver tries again when one frees up (oldest first), after the timeout, or at the close', async () => {
+    const q = new DriverQueue(60_000);
+    const woken: string[] = [];
+    const waits = ['a', 'b', 'c'].map((name) => q.wait().then(() => woken.push(name)));
+    expect(q.length).toBe(3);
+    q.wakeOne();
+    await waits[0];
+    expect(woken).toEqual(['a']);
+    expect(q.length).toBe(2);
+    q.wakeAll();
+    await Promise.all(waits);
+    expect(woken).toEqual(['a', 'b', 'c']);
+    expect(q.length).toBe(0);
+    q.wakeOne(); // nobody waits: nothing happens
+    const quick = new DriverQueue(5);
+    const alone = quick.wait();
+    expect(quick.length).toBe(1);
+    await alone; // the timeout
+    expect(quick.length).toBe(0);
+  });
 });
