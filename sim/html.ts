@@ -19,7 +19,7 @@ function lineChart(title: string, unit: string, series: Series[], w = 640, h = 2
   const all = series.flatMap((s) => s.points).filter(([, y]) => Number.isFinite(y));
   if (all.length === 0) return `<figure><figcaption>${esc(title)}</figcaption><p class="none">no data</p></figure>`;
   const xMax = Math.max(1, ...all.map(([x]) => x));
-  const yMax = niceMax(Math.max(...all.map(([, y]) => y)));
+  const yMax = niceMax(all.reduce((m, [, y]) => Math.max(m, y), -Infinity)); // no spread: series can be long
   const X = (x: number) => pad.l + (x / xMax) * (w - pad.l - pad.r);
   const Y = (y: number) => h - pad.b - (y / yMax) * (h - pad.t - pad.b);
   const grid = [0, 0.25, 0.5, 0.75, 1]

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { maxOf } from './stats.js';
 
 /**
  * The replica's side of a cluster run (`simulate:cluster --replica`): every second, the standby's lag as the primary
@@ -78,7 +79,7 @@ export function watchReplica(opts: {
       t_s: opts.at(),
       replay_lag_ms: row?.replay_lag_ms == null ? null : Math.round(Number(row.replay_lag_ms)),
       bytes_behind: row?.bytes_behind == null ? null : Number(row.bytes_behind),
-      instance_lag_ms: lags.length ? Math.max(...lags) : null,
+      instance_lag_ms: lags.length ? maxOf(lags) : null,
       states: health.map((h) => h?.state ?? 'down'),
       reads_on_replica: sum(counts, 'reads_on_replica'),
       reads_on_primary: sum(counts, 'reads_on_primary'),
@@ -112,7 +113,7 @@ function quantile(xs: number[], q: number): number | null {
 
 const spread = (xs: (number | null)[]) => {
   const v = xs.filter((x): x is number => x !== null);
-  return { count: v.length, p50: quantile(v, 0.5), p99: quantile(v, 0.99), max: v.length ? Math.max(...v) : null };
+  return { count: v.length, p50: quantile(v, 0.5), p99: quantile(v, 0.99), max: v.length ? maxOf(v) : null };
 };
 
 /** The figures cluster.json keeps: lag over the run, reads by where they ran, and those of the pause window. */

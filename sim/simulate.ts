@@ -6,6 +6,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import pg from 'pg';
 import { renderHtml } from './html.js';
+import { maxOf } from './stats.js';
 
 /**
  * A city's day against a running server, through the public HTTP API only (`npm run simulate -- --help`).
@@ -338,11 +339,11 @@ interface LagStats {
   p99_ms: number;
   max_ms: number;
 }
-const lagStats = (a: number[]): LagStats => ({
+export const lagStats = (a: number[]): LagStats => ({
   count: a.length,
   p50_ms: round(pct(a, 0.5)),
   p99_ms: round(pct(a, 0.99)),
-  max_ms: round(a.length ? Math.max(...a) : NaN),
+  max_ms: round(maxOf(a)),
 });
 
 interface RouteStats {
@@ -2078,7 +2079,7 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   );
   const cpus = procSamples.map((p) => p.cpu_percent).filter((v): v is number => v !== null);
   log(
-    `simulate: GPS ingest lag ${lagLine(report.gps.ingest_lag)}; webhook lag ${hooks.subscription ? lagLine(report.webhooks.lag) : 'not measured'}; server CPU ${cpus.length ? `mean ${round(cpus.reduce((a, b) => a + b, 0) / cpus.length)} %, peak ${Math.max(...cpus)} %` : 'not sampled (--server-pid)'}; database ${database.available ? `grew ${round(database.growth_bytes / 2 ** 20)} MiB` : 'not measured (--database-url)'}; load average ${os
+    `simulate: GPS ingest lag ${lagLine(report.gps.ingest_lag)}; webhook lag ${hooks.subscription ? lagLine(report.webhooks.lag) : 'not measured'}; server CPU ${cpus.length ? `mean ${round(cpus.reduce((a, b) => a + b, 0) / cpus.length)} %, peak ${maxOf(cpus)} %` : 'not sampled (--server-pid)'}; database ${database.available ? `grew ${round(database.growth_bytes / 2 ** 20)} MiB` : 'not measured (--database-url)'}; load average ${os
       .loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}`,

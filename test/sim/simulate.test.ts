@@ -11,6 +11,7 @@ import {
   CLOSING_READ_ATTEMPTS,
   DAY_MEAN_RATE,
   DriverQueue,
+  lagStats,
   OptionError,
   ordersPerHourAt,
   parseOptions,
@@ -298,5 +299,11 @@ describe('npm run simulate', () => {
     expect(quick.length).toBe(1);
     await alone; // the timeout
     expect(quick.length).toBe(0);
+  });
+
+  it("summarizes an hour's lags (millions of values) without overflowing the call stack", () => {
+    const lags = Array.from({ length: 2_000_000 }, (_, i) => i % 1000);
+    expect(lagStats(lags)).toEqual({ count: 2_000_000, p50_ms: 500, p99_ms: 990, max_ms: 999 });
+    expect(lagStats([])).toMatchObject({ count: 0 });
   });
 });
