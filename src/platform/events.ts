@@ -12,6 +12,11 @@ export interface EventInput {
   actorUserId?: string | null;
   /** Users who see this event on their personal stream (besides dispatch and administrators). */
   audienceUserIds?: string[];
+  /**
+   * Of the audience, the users for whom this event is an exception alert (the staff told of a late trip): their inbox
+   * keeps one unread alert per type instead of one per event. Read by the hooks, not stored with the event.
+   */
+  alertUserIds?: string[];
   payload?: Record<string, unknown>;
 }
 
@@ -19,7 +24,7 @@ export type { StoredEvent } from './repo.js';
 import type { StoredEvent } from './repo.js';
 
 /** Runs in the same transaction as the event (e.g. the notification inbox turns events into notification rows). */
-export type EventHook = (tx: Tx, event: StoredEvent) => Promise<void>;
+export type EventHook = (tx: Tx, event: StoredEvent, input: EventInput) => Promise<void>;
 
 export interface EventBus {
   /** Appends an event and runs every hook, all in the caller's transaction. */
@@ -32,7 +37,7 @@ export function createEventBus(): EventBus {
   return {
     async record(tx, organizationId, input) {
       const ev = await recordEvent(tx, organizationId, input);
-      for (const hook of hooks) await hook(tx, ev);
+      for (const hook of hooks) await hook(tx, ev, input);
       return ev;
     },
     onRecorded(hook) {

@@ -10,11 +10,13 @@ import { newSubadmin, newTerritory } from '../subadmin/fixtures.js';
 let t: TestApp;
 let admin: Session;
 let dispatch: Session;
+let merchant: Session;
 
 beforeAll(async () => {
   t = await createTestApp();
   admin = await t.as('admin');
   dispatch = await t.as('dispatch');
+  merchant = await t.as('merchant');
 }, 60_000);
 afterAll(() => t?.close());
 
@@ -77,6 +79,30 @@ describe('GET /exceptions', () => {
     expect((await exceptions(dispatch, '?kind=returning')).items.some((i) => i.trip_id === id)).toBe(false);
     // Whoever closed it is not notified of his own action; the other staff are.
     expect(await inbox('trip.returned', id, admin.userId)).toBe(1);
+  });
+
+  it("a second failed delivery is one unread alert for the dispatcher, while the merchant's inbox gets each", async () => {
+    await readAllNotifications(t, dispatch);
+    const ids = [];
+    for (let i = 0; i < 2; i++)
+      ids.push(await tripIn(t, admin, await newDriver(t, { lon: -68.13, lat: -16.5 }), 'returning', undefined, merchant));
+    const [a, b] = ids as [string, string];
+    expect([await events('trip.delivery_failed', a), await events('trip.delivery_failed', b)]).toEqual([1, 1]);
+    expect([await inbox('trip.delivery_failed', a, dispatch.userId), await inbox('trip.delivery_failed', b, dispatch.userId)]).toEqual([
+      1, 0,
+    ]);
+    const merchantUser = (
+      await t.db.withSystem((tx) =>
+        tx.query(
+          'SELECT m.owner_user_id AS u FROM trip tr JOIN merchant m ON m.organization_id = tr.organization_id AND m.id = tr.merchant_id WHERE tr.id = $1',
+          [a],
+        ),
+      )
+    ).rows[0]!.u as string;
+    expect([await inbox('trip.delivery_failed', a, merchantUser), await inbox('trip.delivery_failed', b, merchantUser)]).toEqual([1, 1]);
+    // Both are open exceptions all the same.
+    const open = (await exceptions(dispatch, '?kind=returning&limit=100')).items.map((i) => i.trip_id);
+    expect(open).toEqual(expect.arrayContaining([a, b]));
   });
 
   it("the sub-administrators of the trip's territory are told in their inbox; one of another territory is not", async () => {

@@ -90,8 +90,15 @@ export async function eventTypes(t: TestApp, tripId: string): Promise<string[]> 
 }
 
 /** Drives a new trip through the real operations to `state` with `driver` (and `other` for nothing but symmetry). */
-export async function tripIn(t: TestApp, admin: Session, driver: TestDriver, state: string, at = { lon: -68.13, lat: -16.5 }) {
-  const trip = await newTrip(t, admin, {}, at);
+export async function tripIn(
+  t: TestApp,
+  admin: Session,
+  driver: TestDriver,
+  state: string,
+  at = { lon: -68.13, lat: -16.5 },
+  creator: Session = admin,
+) {
+  const trip = await newTrip(t, creator, {}, at);
   const ok = async (p: Promise<{ statusCode: number; body: string }>) => {
     const r = await p;
     expect(r.statusCode, r.body).toBe(200);

@@ -3036,7 +3036,7 @@ export interface paths {
         };
         /**
          * The caller's durable inbox, newest first
-         * @description `unread=true` lists only unread items. `unread_count` counts all unread items of the caller. The staff's exception alerts (trip.delayed, trip.location_stale, trip.rejected_repeatedly, trip.pin_locked) are not repeated while the last one of the same type is unread: read it to be alerted again; GET /exceptions lists every open one.
+         * @description `unread=true` lists only unread items. `unread_count` counts all unread items of the caller. The staff's exception alerts (trip.delayed, trip.location_stale, trip.rejected_repeatedly, trip.pin_locked, trip.delivery_failed, trip.returned) are not repeated while their last one of the same type is unread: read it to be alerted again; GET /exceptions lists every open one. A trip's merchant, customer and driver get each of theirs.
          *
          *     **Access**: any authenticated user; sub-administrators need no permission key.
          */

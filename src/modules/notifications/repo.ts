@@ -149,8 +149,8 @@ export interface NewNotifications {
   entityType: string | null;
   entityId: string | null;
   eventSeq: number | null;
-  /** Skip the users who already have an unread notification of this type. */
-  coalesce: boolean;
+  /** Of userIds, skip those who already have an unread notification of this type. */
+  coalesceUserIds: string[];
 }
 
 /** One inbox row per user; at most one per user and event (a repeat inserts nothing). */
@@ -158,11 +158,23 @@ export async function insertNotifications(tx: Tx, organizationId: string, n: New
   const { rows } = await tx.query<NotificationRow>(
     `INSERT INTO notification (organization_id, id, user_id, type, title, body, data, entity_type, entity_id, event_seq)
      SELECT $1, x.id, x.user_id, $4, $5, $6, $7, $8, $9, $10 FROM unnest($2::text[], $3::text[]) AS x(id, user_id)
-      WHERE NOT $11::boolean
+      WHERE NOT x.user_id = ANY($11::text[])
          OR NOT EXISTS (SELECT 1 FROM notification u WHERE u.organization_id = $1 AND u.user_id = x.user_id AND u.type = $4 AND u.read_at IS NULL)
      ON CONFLICT (organization_id, user_id, event_seq) DO NOTHING
      RETURNING ${NOTIFICATION_COLUMNS}`,
-    [organizationId, n.ids, n.userIds, n.type, n.title, n.body, JSON.stringify(n.data), n.entityType, n.entityId, n.eventSeq, n.coalesce],
+    [
+      organizationId,
+      n.ids,
+      n.userIds,
+      n.type,
+      n.title,
+      n.body,
+      JSON.stringify(n.data),
+      n.entityType,
+      n.entityId,
+      n.eventSeq,
+      n.coalesceUserIds,
+    ],
   );
   return rows;
 }

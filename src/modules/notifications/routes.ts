@@ -15,7 +15,7 @@ export function notificationRoutes(app: Api, ctx: AppContext, svc: NotificationS
         tags: ['notifications'],
         summary: "The caller's durable inbox, newest first",
         description:
-          "`unread=true` lists only unread items. `unread_count` counts all unread items of the caller. The staff's exception alerts (trip.delayed, trip.location_stale, trip.rejected_repeatedly, trip.pin_locked) are not repeated while the last one of the same type is unread: read it to be alerted again; GET /exceptions lists every open one.",
+          "`unread=true` lists only unread items. `unread_count` counts all unread items of the caller. The staff's exception alerts (trip.delayed, trip.location_stale, trip.rejected_repeatedly, trip.pin_locked, trip.delivery_failed, trip.returned) are not repeated while their last one of the same type is unread: read it to be alerted again; GET /exceptions lists every open one. A trip's merchant, customer and driver get each of theirs.",
         querystring: Strict({ ...PageQueryProps, unread: Type.Optional(Type.Boolean()) }),
         response: {
           200: Type.Object({ data: Type.Array(NotificationOut), next_cursor: Nullable(Type.String()), unread_count: Type.Integer() }),

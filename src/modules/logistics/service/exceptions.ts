@@ -100,13 +100,15 @@ export function createExceptions(ctx: AppContext, core: Pick<TripCore, 'emit' | 
         const trips = await activeTripsOfDriver(tx, driver.id);
         for (const t of trips) await core.emit(tx, null, 'trip.location_stale', t, extra, 'staff');
         if (trips.length === 0) {
+          const staff = await core.staffAudience(tx, d.organization_id, driver.territory_ids);
           await ctx.events.record(tx, d.organization_id, {
             type: 'trip.location_stale',
             entityType: 'driver',
             entityId: driver.id,
             territoryId: driver.territory_ids[0] ?? null,
             actorUserId: null,
-            audienceUserIds: await core.staffAudience(tx, d.organization_id, driver.territory_ids),
+            audienceUserIds: staff,
+            alertUserIds: staff,
             payload: { ...extra, trip_id: null },
           });
         }

@@ -104,8 +104,8 @@ export function createTripCore(
 
   /**
    * Records a trip event in the caller's transaction, addressed to the trip's driver, merchant owner and customer;
-   * `to: 'staff'` (exceptions) addresses the organization's administrators and dispatchers instead, `'all'` both, so
-   * the notification inbox of the dispatchers gets it.
+   * `to: 'staff'` (exceptions) addresses the organization's administrators and dispatchers instead, `'all'` both. For
+   * the staff an exception is an alert: their inbox keeps one unread alert per type (the participants get each one).
    */
   async function emit(
     tx: Tx,
@@ -115,8 +115,10 @@ export function createTripCore(
     extra: Record<string, unknown> = {},
     to: 'participants' | 'staff' | 'all' = 'participants',
   ) {
-    const audience = to === 'staff' ? [] : [t.driver_user_id, t.merchant_user_id, t.customer_user_id].filter((u): u is string => !!u);
-    if (to !== 'participants') audience.push(...(await staffAudience(tx, t.organization_id, [t.territory_id])));
+    const participants = to === 'staff' ? [] : [t.driver_user_id, t.merchant_user_id, t.customer_user_id].filter((u): u is string => !!u);
+    const staff =
+      to === 'participants' ? [] : (await staffAudience(tx, t.organization_id, [t.territory_id])).filter((u) => !participants.includes(u));
+    const audience = [...participants, ...staff];
     await ctx.events.record(tx, t.organization_id, {
       type,
       entityType: 'trip',
@@ -129,6 +131,7 @@ export function createTripCore(
           ...((extra.previous_driver_user_id as string | undefined) ? [extra.previous_driver_user_id as string] : []),
         ]),
       ],
+      alertUserIds: staff,
       payload: { trip_id: t.id, status: t.status, order_id: t.order_id, driver_id: t.driver_id, merchant_id: t.merchant_id, ...extra },
     });
   }

@@ -6,8 +6,8 @@ import { pageRequest, toPage } from '../../../platform/pagination.js';
 import type { NotificationsContext, SyncWindow } from '../context.js';
 import type { AppContext } from '../../../platform/context.js';
 import type { Tx } from '../../../platform/db/index.js';
-import type { StoredEvent } from '../../../platform/events.js';
-import { COALESCED_TYPES, DEFAULT_TEMPLATES, type NotificationTemplate } from './templates.js';
+import type { EventInput, StoredEvent } from '../../../platform/events.js';
+import { DEFAULT_TEMPLATES, type NotificationTemplate } from './templates.js';
 import * as repo from '../repo.js';
 import type { NotificationRow } from '../repo.js';
 
@@ -24,8 +24,8 @@ export interface NotifyInput {
   eventSeq?: number | null;
   actorUserId?: string | null;
   userIds: string[];
-  /** A user who has not read the last notification of this type gets no new one (see COALESCED_TYPES). */
-  coalesce?: boolean;
+  /** Of userIds, those who get no new notification while the last one of this type is unread (exception alerts). */
+  coalesceUserIds?: string[];
 }
 
 export const NOTIFICATION_CREATED = 'notification.created';
@@ -83,7 +83,7 @@ export function createNotificationService(
       entityType: input.entityType ?? null,
       entityId: input.entityId ?? null,
       eventSeq: input.eventSeq ?? null,
-      coalesce: input.coalesce ?? false,
+      coalesceUserIds: input.coalesceUserIds ?? [],
     });
     if (rows.length === 0) return rows;
     await queuePushes(tx, organizationId, rows);
@@ -129,8 +129,13 @@ export function createNotificationService(
     await repo.queuePushRows(tx, organizationId, out, opts.gatewayConfigured ? null : 'NO_GATEWAY');
   }
 
-  /** The event hook: the audience of a known event type (minus whoever caused it) gets an inbox row. */
-  async function onEvent(tx: Tx, ev: StoredEvent) {
+  /**
+   * The event hook: the audience of a known event type (minus whoever caused it) gets an inbox row; the users the event
+   * alerts (`alertUserIds`: the staff told of an exception) only when the last one of its type was read. A lunch peak
+   * can make hundreds of trips late in minutes: one unread "Trip late" says what a dispatcher must know, GET
+   * /exceptions lists them all, and the event still reaches the streams and webhooks once per trip.
+   */
+  async function onEvent(tx: Tx, ev: StoredEvent, { alertUserIds }: Pick<EventInput, 'alertUserIds'> = {}) {
     if (ev.type === NOTIFICATION_CREATED || ev.audience_user_ids.length === 0) return;
     const template = templates.get(ev.type);
     const text = template?.(ev);
@@ -146,7 +151,7 @@ export function createNotificationService(
       eventSeq: ev.seq,
       actorUserId: ev.actor_user_id,
       userIds,
-      coalesce: COALESCED_TYPES.has(ev.type),
+      coalesceUserIds: alertUserIds ?? [],
     });
   }
 

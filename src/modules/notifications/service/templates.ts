@@ -58,16 +58,3 @@ export const DEFAULT_TEMPLATES: Record<string, NotificationTemplate> = {
     body: `The ${String(ev.payload.stage ?? '')} PIN of trip ${tripRef(ev)} is locked after wrong attempts.`,
   }),
 };
-
-/**
- * The staff's exception alerts: while a user has not read his last notification of one of these types, further ones
- * add nothing to his inbox nor his phone (no row, no push, no notification.created). A lunch peak can make hundreds of
- * trips late in minutes; one unread "Trip late" says what a dispatcher must know, and GET /exceptions lists them all
- * (the events still reach the streams and webhooks, one per trip).
- */
-export const COALESCED_TYPES: ReadonlySet<string> = new Set([
-  'trip.delayed',
-  'trip.location_stale',
-  'trip.rejected_repeatedly',
-  'trip.pin_locked',
-]);
