@@ -89,4 +89,46 @@ describe('candidate search with most drivers busy', () => {
     // Two territory lookups for each of the twelve ranked, the drivers' full read (user, territories) for the four returned.
     expect(loopsOn(explained[0], 'driver_territory')).toBeLessThanOrEqual(2 * 12 + 4);
   });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'auto-assign passes over a free driver whose row another transaction holds, instead of waiting for it',
+    async () => {
+      const spare = await newDriver(t, near(12), { admin }); // farther than free[1], the nearest free driver left
+      const trip = await newTrip(t, merchant, {}, spot);
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      // Another transaction holds free[1]'s row (as an assignment in flight does) until the test lets it go.
+      const holder = t.db.withSystem(async (tx) => {
+        await tx.query('SELECT id FROM driver WHERE id = $1 FOR UPDATE', [free[1].id]);
+        locked();
+        await gate;
+      });
+      await isLocked;
+      let done = false;
+      const waitsForLock = (async () => {
+        while (!done) {
+          const n = await t.db.withSystem((tx) =>
+            tx.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            ),
+          );
+          if (n.rows[0]!.n > 0) return 'waited for the lock' as const;
+          await new Promise((r) => setImmediate(r));
+        }
+        return 'answered first' as const;
+      })();
+      const auto = t.req(admin, { method: 'POST', url: `/trips/${trip.id}/auto-assign` });
+      const first = await Promise.race([auto.then(() => 'answered' as const), waitsForLock]);
+      done = true;
+      release();
+      await waitsForLock;
+      await holder;
+      expect(first).toBe('answered');
+      const res = await auto;
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().driver_id).toBe(spare.id);
+    },
+  );
 });

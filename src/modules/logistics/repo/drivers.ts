@@ -291,6 +291,15 @@ export async function claimCapacity(tx: Tx, driverId: string): Promise<boolean> 
   return rowCount > 0;
 }
 
+/**
+ * Locks the driver's row unless another transaction holds it (an assignment, a delivery, a GPS batch committing):
+ * false when it was held (SKIP LOCKED).
+ */
+export async function lockDriverIfFree(tx: Tx, driverId: string): Promise<boolean> {
+  const { rowCount } = await tx.query('SELECT id FROM driver WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED', [driverId]);
+  return rowCount > 0;
+}
+
 /** Gives back one unit of the driver's capacity. */
 export async function releaseCapacity(tx: Tx, driverId: string): Promise<void> {
   await tx.query('UPDATE driver SET active_trips = greatest(active_trips - 1, 0), updated_at = now() WHERE id = $1', [driverId]);

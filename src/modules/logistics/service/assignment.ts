@@ -10,7 +10,7 @@ import { assertTransition } from '../../../platform/state-machine.js';
 import { driverOut } from './mappers.js';
 import { scopeOf } from '../../../platform/scope.js';
 import { TRIP_TRANSITIONS } from './transitions.js';
-import { type DriverRow, candidateDrivers, circleBox, claimCapacity, findDriver } from '../repo/drivers.js';
+import { type DriverRow, candidateDrivers, circleBox, claimCapacity, findDriver, lockDriverIfFree } from '../repo/drivers.js';
 import { type TripRow, hasRejected, insertRejection, lockExpiredOffer, timedOutOffers } from '../repo/trips.js';
 import { getSettings } from '../repo/settings.js';
 import type { TripCore } from './trips.js';
@@ -169,10 +169,16 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
   async function autoAssign(tx: Tx, actor: Actor, tripId: string) {
     const t = await core.getScoped(tx, actor, tripId, true);
     if (t.status !== 'pending') throw AppError.invalidTransition('Trip', t.status, 'assigned');
+    // Many trips waiting at a peak all rank the same few free drivers first: a driver whose row another transaction
+    // holds (an assignment in flight) is passed over for the next candidate instead of waited for, and waited for only
+    // when every other candidate failed.
+    const held: string[] = [];
     for (const c of await candidates(tx, actor, t, { eligibleOnly: true, limit: 20 })) {
       if (!c.eligible) continue; // at his cash limit
-      if (await claimDriver(tx, c.driver.id)) return finishAssignment(tx, actor, t, c.driver.id, { auto: true });
+      if (!(await lockDriverIfFree(tx, c.driver.id))) held.push(c.driver.id);
+      else if (await claimDriver(tx, c.driver.id)) return finishAssignment(tx, actor, t, c.driver.id, { auto: true });
     }
+    for (const id of held) if (await claimDriver(tx, id)) return finishAssignment(tx, actor, t, id, { auto: true });
     throw AppError.unprocessable('No eligible driver within the auto-assign radius', 'NO_ELIGIBLE_DRIVER');
   }
 
