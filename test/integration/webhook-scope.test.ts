@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import { createTestApp, waitFor, type Session, type TestApp } from '../helpers.js';
 import { newDriver, newTrip, tripIn, type TestDriver } from '../logistics/fixtures.js';
 import { demoShop, ok, orderKit, type MoneyShop, type OrderKit } from '../money/fixtures.js';
 import { newSubadmin, newTerritory } from '../subadmin/fixtures.js';
@@ -237,4 +237,36 @@ describe('retention and metrics', () => {
     expect(metric(after, 'webhook_delivery_latency_seconds_count')).toBe(deliveredBefore + 2);
     expect(metric(after, 'webhook_attempt_duration_seconds_count{outcome="delivered"}')).toBeGreaterThanOrEqual(2);
   });
+});
+
+describe('a subscription deleted while an event is written', () => {
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'the write that raised the event waits for the deletion and succeeds, with no delivery for the deleted subscription',
+    async () => {
+      const sub = await subscribe(admin, ['trip.created']);
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let deleted!: () => void;
+      const isDeleted = new Promise<void>((r) => (deleted = r));
+      // The admin's deletion in flight: its row is deleted, not yet committed, until the test lets it go.
+      const deletion = t.db.withSystem(async (tx) => {
+        await tx.query('DELETE FROM webhook_subscription WHERE id = $1', [sub.id]);
+        deleted();
+        await gate;
+      });
+      await isDeleted;
+      const write = newTrip(t, admin);
+      // The write reaches the subscription's row and waits for the deletion.
+      await waitFor(
+        async () =>
+          (await sys("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).length > 0,
+        { timeout: 20_000, interval: 20, message: 'the write waiting for the deletion' },
+      );
+      release();
+      await deletion;
+      // newTrip expects its 201 (without the lock, the deliveries' insert failed: 422 REFERENCE_NOT_FOUND).
+      expect((await write).status).toBe('pending');
+      expect(await sys('SELECT 1 FROM webhook_delivery WHERE subscription_id = $1', [sub.id])).toEqual([]);
+    },
+  );
 });

@@ -73,6 +73,10 @@ export async function deleteSubscription(tx: Tx, id: string): Promise<boolean> {
  * the opt-in types), and for the merchant scope the event is one of the merchant's records (its merchant_id, or
  * the merchant's owner among the event's audience, as on the merchant's own stream). The dispatch and territories
  * scopes are narrowed further by the service (families, territories, permissions).
+ *
+ * Each row is locked FOR KEY SHARE (the lock the deliveries' foreign key takes anyway, taken here first): a
+ * subscription being deleted by another transaction is waited for and then left out, instead of failing this
+ * event's transaction, a merchant's or a driver's write, at the deliveries' insert.
  */
 export async function matchingSubscriptions(
   tx: Tx,
@@ -82,7 +86,8 @@ export async function matchingSubscriptions(
     prepared(`SELECT id, scope, owner_user_id, merchant_id FROM webhook_subscription
       WHERE organization_id = $1 AND active
         AND ($2 = ANY(event_types) OR (NOT $3::boolean AND '*' = ANY(event_types)))
-        AND (scope <> 'merchant' OR merchant_id = $4 OR owner_user_id = ANY($5::text[]))`),
+        AND (scope <> 'merchant' OR merchant_id = $4 OR owner_user_id = ANY($5::text[]))
+      FOR KEY SHARE`),
     [ev.organizationId, ev.type, ev.optIn, ev.merchantId, ev.audienceUserIds],
   );
   return rows.map((r) => ({ id: r.id, scope: r.scope, ownerUserId: r.owner_user_id, merchantId: r.merchant_id }));
