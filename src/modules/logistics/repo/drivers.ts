@@ -329,7 +329,9 @@ export type CandidateRow = DriverRow & {
  * `eligibleOnly` (automatic assignment) filters on the driver's own row first (available, below capacity, not the
  * current driver), so when most drivers of a city are busy the rejection and territory subqueries run only for the
  * few free ones; the driver's full read (DRIVER_SELECT: his user, territories, staleness) is joined for the `limit`
- * rows returned only. `r` is MATERIALIZED so that each lookup runs once a driver, not once for each place that uses it.
+ * rows returned only. The rejection and territory lookups are uncorrelated `IN` subqueries, which PostgreSQL reads once
+ * into a hash (a hashed SubPlan) instead of probing an index for each driver: when most of a city's drivers are free,
+ * a search ranks a thousand of them. `r` is MATERIALIZED so that each is computed once a driver.
  */
 export async function candidateDrivers(
   tx: Tx,
@@ -357,9 +359,9 @@ export async function candidateDrivers(
         WHERE d.last_location <@ $2::box AND d.status = 'approved' AND ${driverScopeSql(6)}${q.eligibleOnly ? ` AND ${free}` : ''}
      ), r AS MATERIALIZED (
        SELECT c.*,
-              EXISTS (SELECT 1 FROM trip_rejection rj WHERE rj.organization_id = c.organization_id AND rj.trip_id = $4 AND rj.driver_id = c.id) AS rejected_trip,
-              EXISTS (SELECT 1 FROM driver_territory l WHERE l.organization_id = c.organization_id AND l.driver_id = c.id AND l.territory_id = $5) AS territory_match,
-              NOT EXISTS (SELECT 1 FROM driver_territory l WHERE l.organization_id = c.organization_id AND l.driver_id = c.id) AS unrestricted
+              (c.organization_id, c.id) IN (SELECT rj.organization_id, rj.driver_id FROM trip_rejection rj WHERE rj.trip_id = $4) AS rejected_trip,
+              (c.organization_id, c.id) IN (SELECT l.organization_id, l.driver_id FROM driver_territory l WHERE l.territory_id = $5) AS territory_match,
+              (c.organization_id, c.id) NOT IN (SELECT l.organization_id, l.driver_id FROM driver_territory l) AS unrestricted
          FROM c WHERE c.distance_m <= $3
      ), e AS (
        SELECT r.*, ${eligibleSql} AS eligible FROM r
