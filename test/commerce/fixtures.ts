@@ -106,3 +106,22 @@ export async function orderIn(
 export async function orderDb(t: TestApp, id: string) {
   return (await rows(t, 'SELECT * FROM merchant_order WHERE id = $1', [id]))[0];
 }
+
+/** A merchant's express delivery (POST /merchant/delivery-express) to a recipient without an account; 201 expected. */
+export async function newExpress(t: TestApp, shop: Pick<Shop, 'merchant' | 'branchId'>, over: Record<string, unknown> = {}) {
+  return ok(
+    await t.req(shop.merchant, {
+      method: 'POST',
+      url: '/merchant/delivery-express',
+      payload: {
+        branch_id: shop.branchId,
+        customer_name: 'Ana',
+        customer_phone: '+59170000001',
+        dropoff_address: 'Calle 2',
+        dropoff_location: pt(-68.12, -16.51),
+        ...over,
+      },
+    }),
+    201,
+  );
+}

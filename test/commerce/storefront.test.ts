@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newDriver, newUser, tripDb } from '../logistics/fixtures.js';
-import { cart, newCustomer, newShop, ok, orderDb, orderIn, pt, rows, type Shop } from './fixtures.js';
+import { cart, newCustomer, newExpress, newShop, ok, orderDb, orderIn, pt, rows, type Shop } from './fixtures.js';
 
 let t: TestApp;
 let admin: Session;
@@ -151,21 +151,7 @@ describe('customer trips', () => {
 describe('delivery express', () => {
   it('creates the request and its express trip priced by the express tariff, then follows the trip', async () => {
     const driver = await newDriver(t, { lon: -68.135, lat: -16.5 });
-    const r = ok(
-      await t.req(shop.merchant, {
-        method: 'POST',
-        url: '/merchant/delivery-express',
-        payload: {
-          branch_id: shop.branchId,
-          customer_name: 'Ana',
-          customer_phone: '+59170000000',
-          dropoff_address: 'Calle 2',
-          dropoff_location: pt(-68.12, -16.51),
-          declared_value: '50.00',
-        },
-      }),
-      201,
-    );
+    const r = await newExpress(t, shop, { customer_phone: '+59170000000', declared_value: '50.00' });
     expect(r).toMatchObject({ status: 'created', branch_id: shop.branchId, declared_value: '50.00', pickup_address: 'Calle 1' });
     const trip = await tripDb(t, r.trip_id);
     expect(trip).toMatchObject({

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
-import { newShop, ok, rows, type Shop } from '../commerce/fixtures.js';
+import { newExpress, newShop, ok, rows, type Shop } from '../commerce/fixtures.js';
 import { newDriver, newTrip, pt, tripDb, type TestDriver } from './fixtures.js';
 import { PUBLIC_TRACKING_PER_MINUTE } from '../../src/modules/logistics/routes/recipient-links.js';
 
@@ -18,21 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const express = async (phone = '+59170000001') =>
-  ok(
-    await t.req(shop.merchant, {
-      method: 'POST',
-      url: '/merchant/delivery-express',
-      payload: {
-        branch_id: shop.branchId,
-        customer_name: 'Ana',
-        customer_phone: phone,
-        dropoff_address: 'Calle 2',
-        dropoff_location: pt(-68.12, -16.51),
-      },
-    }),
-    201,
-  );
+const express = (phone = '+59170000001') => newExpress(t, shop, { customer_phone: phone });
 const linkOf = async (tripId: string, s: Session = shop.merchant) => t.req(s, { method: 'GET', url: `/trips/${tripId}/recipient-link` });
 /** The recipient opens his link: no token, no session. */
 const open = (url: string) => t.app.inject({ method: 'GET', url: url.replace(/^https?:\/\/[^/]+/, '') });

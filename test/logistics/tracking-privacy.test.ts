@@ -53,6 +53,32 @@ describe('tracking after the trip ended', () => {
   });
 });
 
+describe('tracking of an organization whose settings were never written', () => {
+  it('estimates with the default average speed (a read, which cannot write the defaults)', async () => {
+    const tripId = await tripIn(t, admin, d, 'in_transit');
+    const org = t.demo.organizationId;
+    const saved = (
+      await t.db.withSystem((tx) => tx.query('SELECT row_to_json(s) AS r FROM logistics_settings s WHERE organization_id = $1', [org]))
+    ).rows[0]?.r;
+    await t.db.withSystem((tx) => tx.query('DELETE FROM logistics_settings WHERE organization_id = $1', [org]));
+    try {
+      const res = await t.req(admin, { method: 'GET', url: `/trips/${tripId}/tracking` });
+      expect(res.statusCode, res.body).toBe(200);
+      const view = res.json();
+      expect(view.next_stop).toBe('dropoff');
+      expect(Math.abs(view.eta_seconds - view.distance_remaining_m / (25 / 3.6))).toBeLessThanOrEqual(1);
+    } finally {
+      if (saved)
+        await t.db.withSystem((tx) =>
+          tx.query(
+            'INSERT INTO logistics_settings SELECT * FROM json_populate_record(NULL::logistics_settings, $1) ON CONFLICT DO NOTHING',
+            [JSON.stringify(saved)],
+          ),
+        );
+    }
+  });
+});
+
 describe('late GPS points', () => {
   it('go to history only: no location_updated with the old position, the driver does not move back', async () => {
     const tripId = await tripIn(t, admin, d, 'accepted');

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, waitFor, type Session, type TestApp } from '../helpers.js';
 import { privateClustersAvailable, startPrivateCluster, type PrivateCluster } from '../hardening/private-cluster.js';
 import { newTrip } from '../logistics/fixtures.js';
+import { newCustomer, newExpress, newShop, ok, orderDb, orderIn } from '../commerce/fixtures.js';
 
 /**
  * DATABASE_REPLICA_URL against a real streaming replica: a private cluster and a hot standby made from it with
@@ -106,6 +107,31 @@ describe.skipIf(!run)('a streaming read replica', () => {
       }
     }
   }, 120_000);
+
+  it("serves a customer's orders and trips, a merchant's orders and a recipient's tracking link", async () => {
+    await until('the replica following', async () => (await replicaState()) === 'following');
+    const shop = await newShop(t);
+    const customer = await newCustomer(t);
+    const orderId = await orderIn(t, shop, customer, 'ready');
+    const tripId = (await orderDb(t, orderId)).trip_id as string;
+    // A recipient without an account (an express delivery) follows his trip by its link.
+    const express = await newExpress(t, shop);
+    const link = ok(await t.req(shop.merchant, { method: 'GET', url: `/trips/${express.trip_id}/recipient-link` }));
+    /** Asked again until the replica covers the reader's own writes (the order, the link): then read there. */
+    const readOnReplica = (what: string, read: () => Promise<{ statusCode: number; body: string }>) =>
+      until(what, async () => {
+        const before = counts().reads_on_replica;
+        const res = await read();
+        expect(res.statusCode, res.body).toBe(200);
+        return counts().reads_on_replica > before;
+      });
+    await readOnReplica("the customer's orders", () => t.req(customer.session, { method: 'GET', url: '/customer/orders' }));
+    await readOnReplica("the customer's trip", () => t.req(customer.session, { method: 'GET', url: `/customer/trips/${tripId}` }));
+    await readOnReplica("the customer's trips", () => t.req(customer.session, { method: 'GET', url: '/customer/trips' }));
+    await readOnReplica("the merchant's orders", () => t.req(shop.merchant, { method: 'GET', url: '/merchant/orders' }));
+    await readOnReplica('the tracking link', () => t.app.inject({ method: 'GET', url: link.url }));
+    await readOnReplica("the trip's tracking", () => t.req(admin, { method: 'GET', url: `/trips/${tripId}/tracking` }));
+  });
 
   it('keeps answering when the replica goes away, and says so', async () => {
     await until('the replica following', async () => (await replicaState()) === 'following');

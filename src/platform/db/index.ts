@@ -72,6 +72,11 @@ export interface Tx {
 export interface TenantContext {
   organizationId: string;
   userId: string | null;
+  /**
+   * Who reads when there is no user (a recipient's link): a replica read is allowed for him (within the staleness
+   * bound; he has no writes of his own to see). Reads with neither stay on the primary.
+   */
+  reader?: string;
 }
 
 export type DbKind = 'pglite' | 'postgres';
@@ -526,7 +531,7 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
   }
 
   async function read<T>(ctx: TenantContext, fn: (tx: Tx) => Promise<T>): Promise<T> {
-    if (replica?.useReplica(ctx.userId)) {
+    if (replica?.useReplica(ctx.userId ?? ctx.reader)) {
       try {
         return await readOn(replicaPool!, ctx, fn);
       } catch (err) {

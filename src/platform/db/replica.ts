@@ -5,9 +5,10 @@ import type pg from 'pg';
  * Read routing to a streaming replica (`DATABASE_REPLICA_URL`).
  *
  * Which reads: the `readTenant` reads of a user made while serving his GET or HEAD request (lists, one record, the
- * live map, his profile). Everything else stays on the primary: writes, `withTenant` transactions (a GET that
- * writes, e.g. a key's last use), and reads with no user (the realtime hub fetching the events a NOTIFY announced,
- * workers), which must see what was just committed.
+ * live map, his profile, a customer's orders and trips), and those of a recipient's tracking link (a reader with no
+ * user and no writes of his own to see). Everything else stays on the primary: writes, `withTenant` transactions
+ * (a GET that writes, e.g. a key's last use), and reads with neither user nor reader (the realtime hub fetching the
+ * events a NOTIFY announced, workers), which must see what was just committed.
  *
  * How fresh: every `checkMs` the primary's WAL position is sampled and the replica's replay position read. The
  * replica *covers* a moment T when it has replayed the primary's position sampled at T, so every commit before T

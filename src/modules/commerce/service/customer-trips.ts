@@ -37,7 +37,7 @@ async function customerTripView(ctx: CommerceContext, tx: Tx, t: TripRow) {
 
 /** GET /customer/trips: the trips of the caller's orders, newest order first. */
 export function listOwnTrips(ctx: CommerceContext, actor: Actor, page: { after: string | null; limit: number }) {
-  return ctx.db.withTenant(actor, async (tx) => {
+  return ctx.db.readTenant(actor, async (tx) => {
     const rows = await customerOrderTrips(tx, actor.userId, { after: page.after, limit: page.limit + 1 });
     const slice = rows.slice(0, page.limit);
     const data = [];
@@ -51,7 +51,7 @@ export function listOwnTrips(ctx: CommerceContext, actor: Actor, page: { after: 
 
 /** GET /customer/trips/:id: one of the caller's trips (404 for anyone else's). */
 export function ownTrip(ctx: CommerceContext, actor: Actor, id: string) {
-  return ctx.db.withTenant(actor, async (tx) => {
+  return ctx.db.readTenant(actor, async (tx) => {
     const t = await ctx.deps.logistics.getTrip(tx, id);
     if (!t || t.customer_user_id !== actor.userId) throw AppError.notFound('Trip');
     return customerTripView(ctx, tx, t);

@@ -421,7 +421,7 @@ export function createOrderService(ctx: CommerceContext) {
   /** GET /customer/orders: the customer's own orders, newest first. */
   function listForCustomer(actor: Actor, q: { status?: OrderStatus; limit?: number; cursor?: string }) {
     const page = pageRequest(q);
-    return ctx.db.withTenant(actor, async (tx) =>
+    return ctx.db.readTenant(actor, async (tx) =>
       toPage(await listCustomerOrders(tx, actor.userId, { status: q.status, after: page.after, limit: page.limit + 1 }), page, orderOut),
     );
   }
@@ -429,7 +429,7 @@ export function createOrderService(ctx: CommerceContext) {
   /** GET /merchant/orders: the calling merchant's orders, newest first. */
   function listForMerchant(actor: Actor, q: { status?: OrderStatus; branch_id?: string; limit?: number; cursor?: string }) {
     const page = pageRequest(q);
-    return ctx.db.withTenant(actor, async (tx) => {
+    return ctx.db.readTenant(actor, async (tx) => {
       const m = await ownMerchant(ctx, tx, actor);
       return toPage(
         await listMerchantOrders(tx, m.id, { status: q.status, branchId: q.branch_id, after: page.after, limit: page.limit + 1 }),

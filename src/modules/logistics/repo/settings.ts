@@ -43,6 +43,18 @@ export async function getSettings(tx: Tx, organizationId: string): Promise<Logis
   ).rows[0]!;
 }
 
+/**
+ * The organization's average speed for straight-line ETAs, without writing (for reads, which may run on a replica):
+ * the table's default until its settings row exists.
+ */
+export async function averageSpeedKmh(tx: Tx, organizationId: string): Promise<number> {
+  const { rows } = await tx.query<{ average_speed_kmh: number }>(
+    'SELECT average_speed_kmh FROM logistics_settings WHERE organization_id = $1',
+    [organizationId],
+  );
+  return rows[0]?.average_speed_kmh ?? (logisticsSettings.averageSpeedKmh.default as number);
+}
+
 /** Writes a change of the (existing) settings row; returns the settings after it. */
 export async function updateSettings(tx: Tx, organizationId: string, change: SettingsChange, byUserId: string): Promise<LogisticsSettings> {
   const keys = Object.keys(change).filter((k): k is keyof SettingsChange => k in SETTABLE);

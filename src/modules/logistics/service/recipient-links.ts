@@ -195,7 +195,9 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
   async function publicView(token: string, now = new Date()) {
     const parsed = parseToken(ctx.config.keys, token);
     if (!parsed) return null;
-    return ctx.db.withTenant({ organizationId: parsed.organizationId, userId: null }, async (tx) => {
+    // A read (on the replica when there is one): the recipient writes nothing this view shows.
+    const reader = { organizationId: parsed.organizationId, userId: null, reader: `link:${parsed.linkId}` };
+    return ctx.db.readTenant(reader, async (tx) => {
       const link = await repo.liveLink(tx, parsed.linkId);
       // A MAC under the raw secret is honoured only for the links issued with it.
       if (!link || link.token_version !== parsed.version) return null;

@@ -83,7 +83,7 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
         };
       }),
     autoAssign: (actor: Actor, id: string) => ctx.db.withTenant(actor, (tx) => svc.assignment.autoAssign(tx, actor, id)),
-    tracking: (actor: Actor, id: string) => ctx.db.withTenant(actor, async (tx) => tracking(tx, await core.getScoped(tx, actor, id))),
+    tracking: (actor: Actor, id: string) => ctx.db.readTenant(actor, async (tx) => tracking(tx, await core.getScoped(tx, actor, id))),
     track: (actor: Actor, id: string, q: { after?: string; limit?: number }) =>
       ctx.db.readTenant(actor, async (tx) => track(tx, await core.getScoped(tx, actor, id), q)),
     proofs: (actor: Actor, id: string) =>

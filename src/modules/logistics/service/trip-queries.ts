@@ -10,7 +10,7 @@ import { type DriverRow, driversWithCapacity, findDriver, positionedDrivers } fr
 import type { TripRow, TripViewer } from '../repo/trips.js';
 import { type StopKind, type TripStatus } from '../schemas.js';
 import { breadcrumb, geofenceEntries, historyTrack, keptTrack } from '../repo/locations.js';
-import { getSettings } from '../repo/settings.js';
+import { averageSpeedKmh, getSettings } from '../repo/settings.js';
 import * as trips from '../repo/trips.js';
 
 export { listTripsStatement, tripReportRows, tripStatusCounts, type Period, type TripReportRow } from '../repo/trips.js';
@@ -71,7 +71,7 @@ const ACTIVE_TRIP = new Set<TripStatus>(['assigned', 'accepted', 'picked_up', 'i
  * most recent) and an ETA to the next stop by straight-line distance and the configured average speed.
  */
 export async function tracking(tx: Tx, t: TripRow) {
-  const settings = await getSettings(tx, t.organization_id);
+  const speedKmh = await averageSpeedKmh(tx, t.organization_id);
   const driver: DriverRow | null = t.driver_id ? await findDriver(tx, t.driver_id) : null;
   const since = t.accepted_at ?? t.assigned_at;
   const until = t.completed_at ?? t.cancelled_at ?? t.failed_at;
@@ -100,7 +100,7 @@ export async function tracking(tx: Tx, t: TripRow) {
   if (nextStop && last)
     remaining =
       haversineMeters(last, nextStop === 'pickup' ? pickup : dropoff) + (nextStop === 'pickup' ? haversineMeters(pickup, dropoff) : 0);
-  const speed = (settings.average_speed_kmh * 1000) / 3600;
+  const speed = (speedKmh * 1000) / 3600;
   return {
     trip_id: t.id,
     status: t.status,
