@@ -30,6 +30,16 @@ afterAll(async () => {
   await t?.close();
 });
 
+/** A token for the demo driver as the service signs one: these claims, for this audience, under this key, valid from `iat` to `exp` (seconds). */
+const driverToken = (claims: Record<string, unknown>, audience: string, key: Uint8Array, iat: number, exp: number) =>
+  new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(t.demo.users.driver)
+    .setIssuer('delivery-api')
+    .setAudience(audience)
+    .setIssuedAt(iat)
+    .setExpirationTime(exp)
+    .sign(key);
 const record = (org: string, input: EventInput) => t.db.withSystem((tx) => t.app.ctx.events.record(tx, org, input));
 const trip = (type: string, tripId: string, extra: Partial<EventInput> = {}): EventInput => ({
   type,
@@ -164,6 +174,28 @@ describe('me stream', () => {
     await c.until(() => c.ended, 5_000, 'end');
     const again = await stream('/realtime/me/stream', s);
     expect(again.status).toBe(401);
+  });
+});
+
+describe('authorization at opening', () => {
+  it('keeps a stream open past the expiry of the access token that opened it, while its session lives', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const sid = JSON.parse(Buffer.from(driver.token.split('.')[1]!, 'base64url').toString()).sid as string;
+    const shortLived = await driverToken(
+      { org: orgId, role: 'repartidor', kind: 'repartidor', sid, typ: 'access' },
+      'delivery-api',
+      t.config.keys.accessToken,
+      now,
+      now + 2,
+    );
+    const me = () => t.req(null, { method: 'GET', url: '/me', headers: { authorization: `Bearer ${shortLived}` } });
+    expect((await me()).statusCode).toBe(200);
+    const c = await stream('/realtime/me/stream', null, { authorization: `Bearer ${shortLived}` });
+    expect(c.status).toBe(200);
+    await waitFor(async () => (await me()).statusCode === 401, { timeout: 10_000, interval: 200, message: 'the access token expired' });
+    const after = await record(orgId, trip('trip.location_updated', 'after-expiry', { audienceUserIds: [t.demo.users.driver] }));
+    await c.waitFor((f) => f.id === String(after.seq));
+    expect(c.ended).toBe(false);
   });
 });
 
@@ -373,34 +405,25 @@ describe('stream tokens', () => {
       sid: JSON.parse(Buffer.from(driver.token.split('.')[1]!, 'base64url').toString()).sid as string,
     };
     // An access token in every field, but signed with the stream key: not an access token.
-    const accessShaped = await new SignJWT({ ...claims, typ: 'access' })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject(t.demo.users.driver)
-      .setIssuer('delivery-api')
-      .setAudience('delivery-api')
-      .setIssuedAt(now)
-      .setExpirationTime(now + 60)
-      .sign(t.config.keys.streamToken);
+    const accessShaped = await driverToken({ ...claims, typ: 'access' }, 'delivery-api', t.config.keys.streamToken, now, now + 60);
     expect((await t.req(null, { method: 'GET', url: '/me', headers: { authorization: `Bearer ${accessShaped}` } })).statusCode).toBe(401);
     // A stream token in every field, but signed with the access key: not a stream token.
-    const streamShaped = await new SignJWT({ ...claims, typ: 'stream', scope: {} })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject(t.demo.users.driver)
-      .setIssuer('delivery-api')
-      .setAudience('delivery-api:stream')
-      .setIssuedAt(now)
-      .setExpirationTime(now + 60)
-      .sign(t.config.keys.accessToken);
+    const streamShaped = await driverToken(
+      { ...claims, typ: 'stream', scope: {} },
+      'delivery-api:stream',
+      t.config.keys.accessToken,
+      now,
+      now + 60,
+    );
     expect((await stream(`/realtime/me/stream?stream_token=${streamShaped}`, null)).status).toBe(401);
     // The same claims under the right keys are accepted (so the refusals above are the keys').
-    const right = await new SignJWT({ ...claims, typ: 'stream', scope: {} })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject(t.demo.users.driver)
-      .setIssuer('delivery-api')
-      .setAudience('delivery-api:stream')
-      .setIssuedAt(now)
-      .setExpirationTime(now + 60)
-      .sign(t.config.keys.streamToken);
+    const right = await driverToken(
+      { ...claims, typ: 'stream', scope: {} },
+      'delivery-api:stream',
+      t.config.keys.streamToken,
+      now,
+      now + 60,
+    );
     expect((await stream(`/realtime/me/stream?stream_token=${right}`, null)).status).toBe(200);
     expect(Buffer.from(t.config.keys.accessToken).equals(Buffer.from(t.config.keys.streamToken))).toBe(false);
   });
@@ -411,14 +434,13 @@ describe('stream tokens', () => {
     expect((await stream(`/realtime/me/stream?stream_token=${scoped}`, null)).status).toBe(200);
     const bad = await t.req(admin, { method: 'POST', url: '/realtime/tokens', payload: { stream: 'everything' } });
     expect(bad.statusCode).toBe(400);
-    const expired = await new SignJWT({ org: orgId, role: 'repartidor', kind: 'repartidor', sid: 'x', typ: 'stream', scope: {} })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject(t.demo.users.driver)
-      .setIssuer('delivery-api')
-      .setAudience('delivery-api:stream')
-      .setIssuedAt(Math.floor(Date.now() / 1000) - 120)
-      .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
-      .sign(t.config.keys.streamToken);
+    const expired = await driverToken(
+      { org: orgId, role: 'repartidor', kind: 'repartidor', sid: 'x', typ: 'stream', scope: {} },
+      'delivery-api:stream',
+      t.config.keys.streamToken,
+      Math.floor(Date.now() / 1000) - 120,
+      Math.floor(Date.now() / 1000) - 60,
+    );
     expect((await stream(`/realtime/me/stream?stream_token=${expired}`, null)).status).toBe(401);
   });
 });
