@@ -612,7 +612,10 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   let tBase = 0; // the timeline's zero: the start of the day
 
   // ---------------------------------------------------------------- HTTP with per-route figures
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  // An idle socket is closed here before the server closes it (its keep-alive timeout, 72 s by default, is what it
+  // advertises): without a timeout of its own the agent keeps idle sockets forever and may send a request on one at
+  // the moment the server closes it (socket hang up), as a load balancer with a longer idle timeout would.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256, timeout: 60_000 });
   const base = new URL(opts.baseUrl);
   const BUCKET_S = Math.max(2, Math.min(15, opts.durationS / 30));
   type Bucket = SimReport['timeline'][number] & {
