@@ -79,6 +79,23 @@ describe('EventHub ordering', () => {
     hub.close();
   });
 
+  it('delivers late every sequence of a gap wider than a thousand, once they commit', async () => {
+    const { hub, got, commit } = setup(50);
+    await hub.start();
+    // 11..1510 are transactions still open (a saturated service); 1511 committed.
+    commit(1511);
+    await tick(80);
+    expect(got).toEqual([1511]);
+    expect(hub.watermark).toBe(1511);
+    for (const s of [11, 1010, 1011, 1200, 1510]) commit(s);
+    await tick();
+    expect(got).toEqual([1511, 11, 1010, 1011, 1200, 1510]);
+    commit(1200); // its NOTIFY again: not twice
+    await tick();
+    expect(got.filter((s) => s === 1200)).toHaveLength(1);
+    hub.close();
+  });
+
   it('ignores malformed payloads and events of other organizations', async () => {
     const { hub, got, commit } = setup();
     await hub.start();

@@ -41,6 +41,9 @@ export interface HubOptions {
   catchUpPage?: number;
 }
 
+/** Gap-skipped sequences remembered for a late delivery (a few MB at most). */
+const MAX_SKIPPED = 100_000;
+
 /** One SSE frame per event, built once and shared by every connection. */
 export function sseFrame(ev: StoredEvent): string {
   const data = {
@@ -281,11 +284,16 @@ export class EventHub {
     return true;
   }
 
+  /**
+   * Moves the watermark past a gap, remembering every sequence it passes: each may still be a transaction in progress
+   * (a saturated service holds thousands open for seconds), and a sequence passed without being remembered would be
+   * taken for released when it commits, and never delivered. Bounded: of a gap wider than MAX_SKIPPED only the newest
+   * are remembered, and the oldest remembered (most likely rolled back) are forgotten first.
+   */
   private skip(upTo: number): void {
-    for (let s = this.watermark + 1; s <= upTo && s <= this.watermark + 1_000; s++) this.skipped.add(s);
-    // Bounded: the oldest skipped sequences (most likely rolled back) are forgotten first.
+    for (let s = Math.max(this.watermark + 1, upTo - MAX_SKIPPED + 1); s <= upTo; s++) this.skipped.add(s);
     for (const s of this.skipped) {
-      if (this.skipped.size <= 10_000) break;
+      if (this.skipped.size <= MAX_SKIPPED) break;
       this.skipped.delete(s);
     }
     this.watermark = upTo;
