@@ -150,11 +150,15 @@ export function renderHtml(r: SimReport): string {
         lagSeries((b) => b.webhook_lag),
       )
     : `<figure><figcaption>Webhook delivery lag</figcaption><p class="none">not measured: ${esc(r.webhooks.reason ?? '')}</p></figure>`;
-  const cpu = r.server.processes.some((p) => p.cpu_percent !== null)
-    ? lineChart('Server CPU (/proc of the server processes)', '% of one core', [
-        { name: 'server CPU', points: r.server.processes.map((p) => [p.t, p.cpu_percent ?? NaN]) },
-      ])
-    : `<figure><figcaption>Server CPU</figcaption><p class="none">not sampled: pass --server-pid</p></figure>`;
+  const cpu = lineChart('CPU: the server, PostgreSQL and the simulator (/proc)', '% of one core', [
+    { name: 'server', points: r.server.processes.map((p) => [p.t, p.cpu_percent ?? NaN]) },
+    { name: 'PostgreSQL', points: r.server.processes.map((p) => [p.t, p.database_cpu_percent ?? NaN]) },
+    { name: 'simulator', points: r.server.processes.map((p) => [p.t, p.simulator_cpu_percent ?? NaN]) },
+  ]);
+  const loopDelay = lineChart('The simulator’s event loop: how late it ran (its latencies include this)', 'ms', [
+    { name: 'p99', points: r.server.processes.map((p) => [p.t, p.simulator_loop_delay_p99_ms ?? NaN]) },
+    { name: 'max', points: r.server.processes.map((p) => [p.t, p.simulator_loop_delay_max_ms ?? NaN]) },
+  ]);
   const load = lineChart('Machine load average (1 min)', `${r.run.cpus} CPUs`, [
     { name: 'load average', points: r.server.processes.map((p) => [p.t, p.load1]) },
   ]);
@@ -259,7 +263,7 @@ ${interrupted}${verdict}${unverified}
       .join(', '),
   )}</div>
 </div>
-<div class="grid2">${rps}${orders}${p99}${p50}${gps}${ingestLag}${eventLag}${webhookLag}${rss}${cpu}${load}${dbSize}</div>
+<div class="grid2">${rps}${orders}${p99}${p50}${gps}${ingestLag}${eventLag}${webhookLag}${rss}${cpu}${loopDelay}${load}${dbSize}</div>
 ${reqBars}
 ${streamBars}
 <h2>Routes</h2><table><tr><th>route</th><th>requests</th><th>per s</th><th>p50 ms</th><th>p99 ms</th><th>4xx</th><th>5xx+net</th></tr>${table}</table>

@@ -1,12 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import http from 'node:http';
 import os from 'node:os';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import zlib from 'node:zlib';
 import pg from 'pg';
 import { renderHtml } from './html.js';
 import { maxOf } from './stats.js';
+import { clusterPids, cpuMeter, procStat, type ProcStat } from './procfs.js';
 
 /**
  * A city's day against a running server, through the public HTTP API only (`npm run simulate -- --help`).
@@ -466,7 +468,18 @@ export interface SimReport {
   server: {
     samples: { t: number; rss_bytes: number; heap_used_bytes: number; sse_connections: number }[];
     /** From /proc of --server-pid (summed over the processes): CPU in % of one core since the previous sample; the machine's 1-minute load. */
-    processes: { t: number; cpu_percent: number | null; rss_bytes: number | null; load1: number }[];
+    processes: {
+      t: number;
+      cpu_percent: number | null;
+      rss_bytes: number | null;
+      load1: number;
+      /** The PostgreSQL cluster's processes (postmaster and its children), when --database-url is on this machine and readable. */
+      database_cpu_percent: number | null;
+      /** The simulator's own process, and how late its event loop ran (p99 and max in the window): late means its latencies include its own queueing. */
+      simulator_cpu_percent: number | null;
+      simulator_loop_delay_p99_ms: number | null;
+      simulator_loop_delay_max_ms: number | null;
+    }[];
     pids: number[];
   };
   unexpected_4xx: { route: string; status: number; body: string }[];
@@ -1699,33 +1712,45 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
 
   // ---------------------------------------------------------------- the server's processes and database over time
   const procSamples: SimReport['server']['processes'] = [];
-  let lastCpu: { at: number; ticks: number } | null = null;
-  const CLOCK_TICKS = 100; // USER_HZ on Linux
-  const sampleProcesses = async () => {
-    const pids = opts.serverPids();
-    let ticks = 0;
-    let rss = 0;
-    let seen = 0;
-    for (const pid of pids) {
-      try {
-        const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from the third (state) on
-        ticks += Number(f[11]) + Number(f[12]); // utime, stime
-        rss += Number(f[21]) * 4096; // pages
-        seen++;
-      } catch {
-        /* not running now (a killed instance) */
-      }
+  const serverCpu = cpuMeter();
+  const databaseCpu = cpuMeter();
+  const simulatorCpu = cpuMeter();
+  // The simulator shares the machine: its own CPU and how late its event loop runs say when the figures are its own.
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  loopDelay.enable();
+  let databaseDir: string | null = null;
+  if (dbClient) {
+    try {
+      const dir = (await dbClient.query<{ d: string }>(`SELECT current_setting('data_directory') AS d`)).rows[0]!.d;
+      if ((await clusterPids(dir)).length) databaseDir = dir;
+    } catch {
+      /* not a superuser, or not on this machine: the database's CPU is not sampled */
     }
-    const at = performance.now();
-    const cpu =
-      seen && lastCpu && at > lastCpu.at ? Math.max(0, ((ticks - lastCpu.ticks) / CLOCK_TICKS / ((at - lastCpu.at) / 1000)) * 100) : null;
-    if (seen) lastCpu = { at, ticks };
+  }
+  const sumStats = async (pids: number[]) => {
+    const stats = (await Promise.all(pids.map(procStat))).filter((s): s is ProcStat => s !== null);
+    return { seen: stats.length, ticks: stats.reduce((a, s) => a + s.ticks, 0), rss: stats.reduce((a, s) => a + s.rssBytes, 0) };
+  };
+  const sampleProcesses = async () => {
+    const server = await sumStats(opts.serverPids());
+    // Backends come and go with the server's pool: the cluster's processes are listed again at every sample.
+    const database = await sumStats(databaseDir ? await clusterPids(databaseDir) : []);
+    const own = process.cpuUsage();
+    const cpu = server.seen ? serverCpu(server.ticks) : null;
+    const dbCpu = database.seen ? databaseCpu(database.ticks) : null;
+    const simCpu = simulatorCpu((own.user + own.system) / 10_000);
+    const loopP99 = loopDelay.count ? loopDelay.percentile(99) / 1e6 : null;
+    const loopMax = loopDelay.count ? loopDelay.max / 1e6 : null;
+    loopDelay.reset();
     procSamples.push({
       t: Math.round((realT() - tBase) * 10) / 10,
       cpu_percent: cpu === null ? null : round(cpu),
-      rss_bytes: seen ? rss : null,
+      rss_bytes: server.seen ? server.rss : null,
       load1: round(os.loadavg()[0]! * 100) / 100,
+      database_cpu_percent: dbCpu === null ? null : round(dbCpu),
+      simulator_cpu_percent: simCpu === null ? null : round(simCpu),
+      simulator_loop_delay_p99_ms: loopP99 === null ? null : round(loopP99),
+      simulator_loop_delay_max_ms: loopMax === null ? null : round(loopMax),
     });
   };
   const sampleDatabase = async () => {
@@ -2080,9 +2105,24 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   log(
     `simulate: ${report.totals.requests} requests (${(report.totals.requests / report.run.real_seconds).toFixed(1)}/s), ${serverErrors} server errors, ${report.totals.c4xx} 4xx; ${report.orders.created} orders (${failedDeliveries} failed deliveries, ${rejections} rejections), ${gpsPoints} GPS points; streams: ${streamReport.reduce((a, s) => a + s.received, 0)} events received, ${lostTotal} lost, ${dupTotal} duplicated; trip event → dispatcher ${lagLine(report.stream_event_lag)}`,
   );
-  const cpus = procSamples.map((p) => p.cpu_percent).filter((v): v is number => v !== null);
+  const series = (pick: (p: (typeof procSamples)[number]) => number | null) => procSamples.map(pick).filter((v): v is number => v !== null);
+  const cpuLine = (v: number[], why: string) =>
+    v.length ? `mean ${round(v.reduce((a, b) => a + b, 0) / v.length)} %, peak ${maxOf(v)} %` : why;
+  const loopP99s = series((p) => p.simulator_loop_delay_p99_ms);
   log(
-    `simulate: GPS ingest lag ${lagLine(report.gps.ingest_lag)}; webhook lag ${hooks.subscription ? lagLine(report.webhooks.lag) : 'not measured'}; server CPU ${cpus.length ? `mean ${round(cpus.reduce((a, b) => a + b, 0) / cpus.length)} %, peak ${maxOf(cpus)} %` : 'not sampled (--server-pid)'}; database ${database.available ? `grew ${round(database.growth_bytes / 2 ** 20)} MiB` : 'not measured (--database-url)'}; load average ${os
+    `simulate: CPU (% of one core) server ${cpuLine(
+      series((p) => p.cpu_percent),
+      'not sampled (--server-pid)',
+    )}; PostgreSQL ${cpuLine(
+      series((p) => p.database_cpu_percent),
+      'not sampled (its data directory is not readable here)',
+    )}; simulator ${cpuLine(
+      series((p) => p.simulator_cpu_percent),
+      'not sampled',
+    )}, its event loop late by up to ${loopP99s.length ? maxOf(loopP99s) : NaN} ms (p99 of a window)`,
+  );
+  log(
+    `simulate: GPS ingest lag ${lagLine(report.gps.ingest_lag)}; webhook lag ${hooks.subscription ? lagLine(report.webhooks.lag) : 'not measured'}; database ${database.available ? `grew ${round(database.growth_bytes / 2 ** 20)} MiB` : 'not measured (--database-url)'}; load average ${os
       .loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}`,
