@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
 import { newExpress, newShop, ok, rows, type Shop } from '../commerce/fixtures.js';
 import { newDriver, newTrip, pt, tripDb, type TestDriver } from './fixtures.js';
-import { PUBLIC_TRACKING_PER_MINUTE } from '../../src/modules/logistics/routes/recipient-links.js';
+import { PUBLIC_TRACKING_PER_MINUTE, PUBLIC_TRACKING_UNKNOWN_PER_MINUTE } from '../../src/modules/logistics/routes/recipient-links.js';
 
 let t: TestApp;
 let admin: Session;
@@ -189,17 +189,44 @@ describe('recipient tracking link', () => {
     expect((await linkOf(req.trip_id, otherShop.merchant)).statusCode).toBe(404);
   });
 
-  it('is rate limited per client address (shared by instances), so links cannot be guessed at speed', async () => {
+  it('is rate limited per link, whatever address polls it, and not per address for links we issued', async () => {
     const req = await express();
     const { url } = ok(await linkOf(req.trip_id));
-    const from = (ip: string) => t.app.inject({ method: 'GET', url: url.replace(/^https?:\/\/[^/]+/, ''), remoteAddress: ip });
+    const from = (ip: string, u = url) => t.app.inject({ method: 'GET', url: u.replace(/^https?:\/\/[^/]+/, ''), remoteAddress: ip });
     const codes: number[] = [];
-    for (let i = 0; i < PUBLIC_TRACKING_PER_MINUTE + 2; i++) codes.push((await from('203.0.113.9')).statusCode);
-    expect(codes.slice(0, PUBLIC_TRACKING_PER_MINUTE).every((c) => c === 200)).toBe(true);
-    const limited = await from('203.0.113.9');
+    // The link's budget is one, spent from two addresses (the recipient's phone on Wi-Fi, then on mobile data).
+    for (let i = 0; i < PUBLIC_TRACKING_PER_MINUTE; i++) codes.push((await from(i % 2 ? '203.0.113.9' : '203.0.113.10')).statusCode);
+    expect(codes.every((c) => c === 200)).toBe(true);
+    const limited = await from('203.0.113.11');
     expect(limited.statusCode).toBe(429);
     expect(limited.json().code).toBe('RATE_LIMITED');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-    expect((await from('203.0.113.10')).statusCode).toBe(200);
+    // Another recipient behind the same address (a carrier's NAT) is not refused.
+    const other = ok(await linkOf((await express('+59170000002')).trip_id));
+    expect((await from('203.0.113.9', other.url)).statusCode).toBe(200);
+  });
+
+  it('recipients behind one address each poll their own link without refusing one another', async () => {
+    const urls = await Promise.all([0, 1, 2].map(async (i) => ok(await linkOf((await express(`+5917000010${i}`)).trip_id)).url as string));
+    const nat = (u: string) => t.app.inject({ method: 'GET', url: u.replace(/^https?:\/\/[^/]+/, ''), remoteAddress: '198.51.100.7' });
+    // Together more than one address's old budget (PUBLIC_TRACKING_PER_MINUTE), each well within its link's.
+    const polls = Math.ceil((PUBLIC_TRACKING_PER_MINUTE + 10) / urls.length);
+    const codes: number[] = [];
+    for (let i = 0; i < polls; i++) for (const u of urls) codes.push((await nat(u)).statusCode);
+    expect(codes.filter((c) => c !== 200)).toEqual([]);
+  });
+
+  it('refuses forged or garbled links from one address beyond their own limit, without touching the links it issued', async () => {
+    const { url } = ok(await linkOf((await express()).trip_id));
+    const forged = url.replace(/.$/, (c: string) => (c === 'A' ? 'B' : 'A'));
+    const from = (ip: string, u: string) => t.app.inject({ method: 'GET', url: u.replace(/^https?:\/\/[^/]+/, ''), remoteAddress: ip });
+    const codes: number[] = [];
+    for (let i = 0; i < PUBLIC_TRACKING_UNKNOWN_PER_MINUTE; i++) codes.push((await from('192.0.2.44', forged)).statusCode);
+    expect(codes.every((c) => c === 404)).toBe(true);
+    const limited = await from('192.0.2.44', forged);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json().code).toBe('RATE_LIMITED');
+    expect((await from('192.0.2.44', url)).statusCode).toBe(200);
+    expect((await from('192.0.2.45', forged)).statusCode).toBe(404);
   });
 });

@@ -3242,7 +3242,7 @@ export interface paths {
         };
         /**
          * What a recipient without an account sees from his link: status, ETA, the driver on the map while active, the delivery PIN
-         * @description No login. An unknown, forged, revoked or expired link (6 hours after the trip ended) is 404, all alike. At most 120 requests per minute per client address (429 RATE_LIMITED with Retry-After).
+         * @description No login. An unknown, forged, revoked or expired link (6 hours after the trip ended) is 404, all alike. At most 120 requests per minute per link, whatever the addresses they come from (recipients behind one address, a carrier's NAT, do not share a budget); at most 30 per minute per client address for links that are not ours (forged or garbled). Beyond either: 429 RATE_LIMITED with Retry-After.
          *
          *     **Access**: public (no authentication).
          */
@@ -3265,7 +3265,7 @@ export interface paths {
         get?: never;
         /**
          * The recipient, from his tracking link: stop (or resume) the messages to his phone, or choose their language
-         * @description No login: the link is the credential. An unknown, forged, revoked or expired link is 404; a link without a phone is 422 NO_RECIPIENT_PHONE. Shares the per-address limit of the tracking page (429 RATE_LIMITED).
+         * @description No login: the link is the credential. An unknown, forged, revoked or expired link is 404; a link without a phone is 422 NO_RECIPIENT_PHONE. At most 30 per minute per client address, shared with the tracking page's unknown links (429 RATE_LIMITED).
          *
          *     **Access**: public (no authentication).
          */

@@ -156,7 +156,7 @@ export function messageRoutes(app: Api, ctx: MessagesContext, svc: MessagesServi
         summary: 'The recipient, from his tracking link: stop (or resume) the messages to his phone, or choose their language',
         description:
           'No login: the link is the credential. An unknown, forged, revoked or expired link is 404; a link without a phone is 422 NO_RECIPIENT_PHONE. ' +
-          'Shares the per-address limit of the tracking page (429 RATE_LIMITED).',
+          `At most ${PUBLIC_PER_MINUTE} per minute per client address, shared with the tracking page's unknown links (429 RATE_LIMITED).`,
         params: Strict({ token: Type.String({ minLength: 20, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$' }) }),
         body: Strict({ opted_out: Type.Optional(Type.Boolean()), language: Type.Optional(Language) }),
         response: { 200: Type.Object({ opted_out: Type.Boolean(), language: Nullable(Language) }) },
@@ -177,5 +177,5 @@ export function messageRoutes(app: Api, ctx: MessagesContext, svc: MessagesServi
   );
 }
 
-/** The tracking page's per-address limit (logistics' PUBLIC_TRACKING_PER_MINUTE), shared through the same counter. */
-const PUBLIC_PER_MINUTE = 120;
+/** The tracking page's per-address limit for unknown links (logistics' PUBLIC_TRACKING_UNKNOWN_PER_MINUTE), shared through the same counter. */
+const PUBLIC_PER_MINUTE = 30;

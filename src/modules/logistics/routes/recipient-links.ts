@@ -9,8 +9,10 @@ import { LinkOut, PublicTracking } from '../schemas.js';
 import type { LogisticsService } from '../service/logistics.js';
 
 const WHO = ['administrator', 'dispatch', 'subadmin', 'comercio'] as const;
-/** Public tracking requests per client address and minute (a page polling every few seconds stays far below). */
+/** Requests per link and minute: a page polling every few seconds, on a few phones at once, stays far below. */
 export const PUBLIC_TRACKING_PER_MINUTE = 120;
+/** Forged or garbled links per client address and minute (shared with the recipient's preference changes). */
+export const PUBLIC_TRACKING_UNKNOWN_PER_MINUTE = 30;
 const TripParams = Strict({ id: Id });
 
 /**
@@ -108,23 +110,30 @@ export function recipientLinkRoutes(app: Api, ctx: AppContext, svc: LogisticsSer
           'What a recipient without an account sees from his link: status, ETA, the driver on the map while active, the delivery PIN',
         description:
           `No login. An unknown, forged, revoked or expired link (${LINK_HOURS_AFTER_END} hours after the trip ended) is 404, all alike. ` +
-          `At most ${PUBLIC_TRACKING_PER_MINUTE} requests per minute per client address (429 RATE_LIMITED with Retry-After).`,
+          `At most ${PUBLIC_TRACKING_PER_MINUTE} requests per minute per link, whatever the addresses they come from (recipients behind one ` +
+          `address, a carrier's NAT, do not share a budget); at most ${PUBLIC_TRACKING_UNKNOWN_PER_MINUTE} per minute per client address ` +
+          `for links that are not ours (forged or garbled). Beyond either: 429 RATE_LIMITED with Retry-After.`,
         params: Strict({ token: Type.String({ minLength: 20, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$' }) }),
         response: { 200: PublicTracking },
       },
     },
     async (req, reply) => {
-      // Per client address, shared by every instance: enough for a recipient's page refreshing, not for guessing.
-      const { weighted, resetSeconds } = await countRequest(ctx.db, `public-tracking:ip:${req.ip}`);
-      if (weighted > PUBLIC_TRACKING_PER_MINUTE) {
+      // Counted by every instance together: a link we issued (its MAC checked, no database) per link, so recipients
+      // sharing an address never refuse each other nor all write one counter; anything else per address.
+      const linkId = svc.recipientLinks.linkIdOf(req.params.token);
+      const [key, limit, per] = linkId
+        ? [`public-tracking:link:${linkId}`, PUBLIC_TRACKING_PER_MINUTE, 'for one link']
+        : [`public-tracking:ip:${req.ip}`, PUBLIC_TRACKING_UNKNOWN_PER_MINUTE, 'for unknown links from one address'];
+      const { weighted, resetSeconds } = await countRequest(ctx.db, key);
+      if (weighted > limit) {
         throw new AppError(
           429,
           'RATE_LIMITED',
-          `At most ${PUBLIC_TRACKING_PER_MINUTE} tracking requests per minute from one address; retry in ${resetSeconds} s`,
+          `At most ${limit} tracking requests per minute ${per}; retry in ${resetSeconds} s`,
           undefined,
           {
             retry_after: resetSeconds,
-            limit: PUBLIC_TRACKING_PER_MINUTE,
+            limit,
           },
         );
       }

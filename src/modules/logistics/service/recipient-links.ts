@@ -192,6 +192,11 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
    * What the recipient sees, or null (unknown, forged, revoked or expired token: one answer for all):
    * status and times, ETA and the driver's position while the trip is active, the delivery PIN until it ends.
    */
+  /** The link a token names when its MAC is ours (whatever the link's state now); null for a forged or garbled token. No database. */
+  function linkIdOf(token: string): string | null {
+    return parseToken(ctx.config.keys, token)?.linkId ?? null;
+  }
+
   async function publicView(token: string, now = new Date()) {
     const parsed = parseToken(ctx.config.keys, token);
     if (!parsed) return null;
@@ -230,7 +235,7 @@ export function createRecipientLinks(ctx: LogisticsContext, core: TripCore) {
     });
   }
 
-  return { on, current, ensure, issue, revoke, publicView, linkOut, contact, resolve };
+  return { on, current, ensure, issue, revoke, publicView, linkIdOf, linkOut, contact, resolve };
 }
 
 export type RecipientLinks = ReturnType<typeof createRecipientLinks>;
