@@ -155,6 +155,12 @@ export function renderHtml(r: SimReport): string {
     { name: 'PostgreSQL', points: r.server.processes.map((p) => [p.t, p.database_cpu_percent ?? NaN]) },
     { name: 'simulator', points: r.server.processes.map((p) => [p.t, p.simulator_cpu_percent ?? NaN]) },
   ]);
+  const queues = lineChart('Waiting: for a simulator socket, and for a server database connection', 'requests', [
+    { name: 'in flight from the simulator', points: r.server.processes.map((p) => [p.t, p.simulator_in_flight]) },
+    { name: 'queued in the simulator', points: r.server.processes.map((p) => [p.t, p.simulator_queued]) },
+    { name: 'server pool: in use', points: r.server.samples.map((p) => [p.t, p.pool_in_use ?? NaN]) },
+    { name: 'server pool: waiting', points: r.server.samples.map((p) => [p.t, p.pool_waiting ?? NaN]) },
+  ]);
   const loopDelay = lineChart('The simulator’s event loop: how late it ran (its latencies include this)', 'ms', [
     { name: 'p99', points: r.server.processes.map((p) => [p.t, p.simulator_loop_delay_p99_ms ?? NaN]) },
     { name: 'max', points: r.server.processes.map((p) => [p.t, p.simulator_loop_delay_max_ms ?? NaN]) },
@@ -263,7 +269,7 @@ ${interrupted}${verdict}${unverified}
       .join(', '),
   )}</div>
 </div>
-<div class="grid2">${rps}${orders}${p99}${p50}${gps}${ingestLag}${eventLag}${webhookLag}${rss}${cpu}${loopDelay}${load}${dbSize}</div>
+<div class="grid2">${rps}${orders}${p99}${p50}${gps}${ingestLag}${eventLag}${webhookLag}${rss}${cpu}${loopDelay}${queues}${load}${dbSize}</div>
 ${reqBars}
 ${streamBars}
 <h2>Routes</h2><table><tr><th>route</th><th>requests</th><th>per s</th><th>p50 ms</th><th>p99 ms</th><th>4xx</th><th>5xx+net</th></tr>${table}</table>

@@ -9,6 +9,8 @@ export interface ProcStat {
   ppid: number;
   /** utime + stime, in clock ticks. */
   ticks: number;
+  /** cutime + cstime: the CPU of its children that exited and were waited for. */
+  reapedTicks: number;
   rssBytes: number;
 }
 
@@ -17,7 +19,13 @@ export async function procStat(pid: number): Promise<ProcStat | null> {
   try {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from the third (state) on
-    return { pid, ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]), rssBytes: Number(f[21]) * 4096 };
+    return {
+      pid,
+      ppid: Number(f[1]),
+      ticks: Number(f[11]) + Number(f[12]),
+      reapedTicks: Number(f[13]) + Number(f[14]),
+      rssBytes: Number(f[21]) * 4096,
+    };
   } catch {
     return null;
   }
@@ -41,9 +49,19 @@ export async function clusterPids(dataDirectory: string): Promise<number[]> {
 }
 
 /**
- * CPU in % of one core between successive readings of a total of clock ticks (a set of processes whose members may
- * come and go: a backend that exited between two readings takes its ticks with it, so the figure is a lower bound).
+ * The CPU a cluster has used since its start, in clock ticks: the postmaster's, its running children's, and that of the
+ * children that exited (backends come and go with the clients' pools), which the postmaster's reaped time keeps.
  */
+export async function clusterTicks(dataDirectory: string): Promise<number | null> {
+  const pids = await clusterPids(dataDirectory);
+  if (!pids.length) return null;
+  const stats = (await Promise.all(pids.map(procStat))).filter((s): s is ProcStat => s !== null);
+  const postmaster = stats.find((s) => s.pid === pids[0]);
+  if (!postmaster) return null;
+  return stats.reduce((a, s) => a + s.ticks, postmaster.reapedTicks);
+}
+
+/** CPU in % of one core between successive readings of a total of clock ticks (never below zero). */
 export function cpuMeter(now: () => number = () => performance.now()) {
   let last: { at: number; ticks: number } | null = null;
   return (ticks: number): number | null => {

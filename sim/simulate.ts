@@ -8,7 +8,7 @@ import zlib from 'node:zlib';
 import pg from 'pg';
 import { renderHtml } from './html.js';
 import { maxOf } from './stats.js';
-import { clusterPids, cpuMeter, procStat, type ProcStat } from './procfs.js';
+import { clusterPids, clusterTicks, cpuMeter, procStat, type ProcStat } from './procfs.js';
 
 /**
  * A city's day against a running server, through the public HTTP API only (`npm run simulate -- --help`).
@@ -466,7 +466,15 @@ export interface SimReport {
     resets: number;
   }[];
   server: {
-    samples: { t: number; rss_bytes: number; heap_used_bytes: number; sse_connections: number }[];
+    /** From GET /admin/mobile-health (it waits for a connection like any request): memory, streams, and the database pool as it answered. */
+    samples: {
+      t: number;
+      rss_bytes: number;
+      heap_used_bytes: number;
+      sse_connections: number;
+      pool_in_use: number | null;
+      pool_waiting: number | null;
+    }[];
     /** From /proc of --server-pid (summed over the processes): CPU in % of one core since the previous sample; the machine's 1-minute load. */
     processes: {
       t: number;
@@ -479,6 +487,9 @@ export interface SimReport {
       simulator_cpu_percent: number | null;
       simulator_loop_delay_p99_ms: number | null;
       simulator_loop_delay_max_ms: number | null;
+      /** Requests the simulator had sent and not yet had answered, and those waiting in it for one of its sockets. */
+      simulator_in_flight: number;
+      simulator_queued: number;
     }[];
     pids: number[];
   };
@@ -1655,6 +1666,8 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
         rss_bytes: r.body.instance.rss_bytes,
         heap_used_bytes: r.body.instance.heap_used_bytes,
         sse_connections: r.body.realtime?.sse_connections ?? 0,
+        pool_in_use: r.body.instance.database_pool?.in_use ?? null,
+        pool_waiting: r.body.instance.database_pool?.waiting ?? null,
       });
   };
 
@@ -1733,11 +1746,10 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
   };
   const sampleProcesses = async () => {
     const server = await sumStats(opts.serverPids());
-    // Backends come and go with the server's pool: the cluster's processes are listed again at every sample.
-    const database = await sumStats(databaseDir ? await clusterPids(databaseDir) : []);
+    const dbTicks = databaseDir ? await clusterTicks(databaseDir) : null;
     const own = process.cpuUsage();
     const cpu = server.seen ? serverCpu(server.ticks) : null;
-    const dbCpu = database.seen ? databaseCpu(database.ticks) : null;
+    const dbCpu = dbTicks === null ? null : databaseCpu(dbTicks);
     const simCpu = simulatorCpu((own.user + own.system) / 10_000);
     const loopP99 = loopDelay.count ? loopDelay.percentile(99) / 1e6 : null;
     const loopMax = loopDelay.count ? loopDelay.max / 1e6 : null;
@@ -1751,6 +1763,8 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       simulator_cpu_percent: simCpu === null ? null : round(simCpu),
       simulator_loop_delay_p99_ms: loopP99 === null ? null : round(loopP99),
       simulator_loop_delay_max_ms: loopMax === null ? null : round(loopMax),
+      simulator_in_flight: Object.values(agent.sockets).reduce((a, l) => a + (l?.length ?? 0), 0),
+      simulator_queued: Object.values(agent.requests).reduce((a, l) => a + (l?.length ?? 0), 0),
     });
   };
   const sampleDatabase = async () => {
@@ -2120,6 +2134,10 @@ export async function simulate(opts: SimOptions, log: (line: string) => void = c
       series((p) => p.simulator_cpu_percent),
       'not sampled',
     )}, its event loop late by up to ${loopP99s.length ? maxOf(loopP99s) : NaN} ms (p99 of a window)`,
+  );
+  const poolWaiting = samples.map((x) => x.pool_waiting).filter((v): v is number => v !== null);
+  log(
+    `simulate: waiting at most ${maxOf(procSamples.map((p) => p.simulator_queued))} requests for a simulator socket (${maxOf(procSamples.map((p) => p.simulator_in_flight))} in flight), ${poolWaiting.length ? maxOf(poolWaiting) : 'not sampled:'} for a server database connection`,
   );
   log(
     `simulate: GPS ingest lag ${lagLine(report.gps.ingest_lag)}; webhook lag ${hooks.subscription ? lagLine(report.webhooks.lag) : 'not measured'}; database ${database.available ? `grew ${round(database.growth_bytes / 2 ** 20)} MiB` : 'not measured (--database-url)'}; load average ${os

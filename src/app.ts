@@ -290,6 +290,19 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
+  new client.Gauge({
+    name: 'db_pool_connections',
+    help: 'Connections of the primary pool in use and idle; requests waiting for one (PostgreSQL)',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const p = db.poolStatus?.();
+      if (!p) return;
+      this.set({ state: 'in_use' }, p.in_use);
+      this.set({ state: 'idle' }, p.open - p.in_use);
+      this.set({ state: 'waiting' }, p.waiting);
+    },
+  });
   app.decorate('metrics', registry);
   app.addHook('onResponse', (req, reply, done) => {
     httpDuration.observe(

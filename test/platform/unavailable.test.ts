@@ -3,6 +3,7 @@ import { isDatabaseUnavailable, toProblem } from '../../src/platform/http.js';
 import { AppError } from '../../src/platform/errors.js';
 import { createPostgresDatabase, poolOptionsFrom } from '../../src/platform/db/index.js';
 import { freshDatabase } from '../helpers.js';
+import { waitFor } from '../support.js';
 import { readSettings } from '../../src/config.js';
 
 /** Which failures mean "the database is unavailable" (503 + Retry-After) and which stay what they are. */
@@ -67,6 +68,36 @@ describe('database unavailable -> 503', () => {
       release();
       await holding;
       expect(toProblem(err, 'r')).toMatchObject({ status: 503, code: 'DATABASE_UNAVAILABLE' });
+    } finally {
+      await small.close();
+      await db.close();
+      await drop();
+    }
+  });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)('tells how many connections are in use and how many callers wait for one', async () => {
+    const { url, db, drop } = await freshDatabase();
+    const small = createPostgresDatabase(url!, { max: 2, connectTimeoutMs: 10_000 });
+    try {
+      expect(small.poolStatus!()).toEqual({ max: 2, open: 0, in_use: 0, waiting: 0 });
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let held = 0;
+      const hold = () =>
+        small.withSystem(async (tx) => {
+          await tx.query('SELECT 1');
+          held++;
+          await released;
+        });
+      const holders = [hold(), hold()];
+      await waitFor(() => held === 2, { message: 'both connections taken' });
+      const third = small.withSystem((tx) => tx.query('SELECT 1'));
+      await waitFor(() => small.poolStatus!()!.waiting === 1, { message: 'the third caller waiting' });
+      expect(small.poolStatus!()).toEqual({ max: 2, open: 2, in_use: 2, waiting: 1 });
+      release();
+      await Promise.all([...holders, third]);
+      await waitFor(() => small.poolStatus!()!.in_use === 0, { message: 'every connection back' });
+      expect(small.poolStatus!()).toMatchObject({ waiting: 0, in_use: 0 });
     } finally {
       await small.close();
       await db.close();

@@ -119,6 +119,9 @@ describe('mobile contract', () => {
     });
     expect(h.builds).toHaveLength(4);
     expect(h.instance.rss_bytes).toBeGreaterThan(0);
+    // The connection pool as this answer saw it (its own connection in use); the embedded database has none.
+    if (t.url) expect(h.instance.database_pool).toMatchObject({ max: expect.any(Number), in_use: expect.any(Number), waiting: 0 });
+    else expect(h.instance.database_pool).toBeNull();
   });
 });
 

@@ -139,6 +139,9 @@ describe('realtime recovery after the LISTEN connection is lost', () => {
         expect(await metric('realtime_listener_up')).toBe(1);
         expect(await metric('realtime_listener_losses')).toBe(1);
         expect(await metric('realtime_recovered_events')).toBe(st.hub.recovered_events);
+        // The pool's gauges beside them: no request waits for a connection once the database is back.
+        expect(await metric('db_pool_connections{state="waiting"}')).toBe(0);
+        expect(await metric('db_pool_connections{state="in_use"}')).toBeGreaterThanOrEqual(0);
         const ready = await t.req(null, { method: 'GET', url: '/health/ready' });
         expect(ready.statusCode).toBe(200);
         expect(ready.json()).toMatchObject({

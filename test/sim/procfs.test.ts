@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { clusterPids, cpuMeter, procStat } from '../../sim/procfs.js';
+import { clusterPids, clusterTicks, cpuMeter, procStat } from '../../sim/procfs.js';
 
 /** What the simulator reads of the machine's processes to say where the CPU went. */
 describe('the simulator reading /proc', () => {
@@ -49,6 +49,10 @@ describe('the simulator reading /proc', () => {
       );
       if (!readable) return expect(pids).toEqual([]);
       expect(pids).toContain(backend);
+      // Its CPU so far grows as the backend works (and stays counted once a backend has exited).
+      const before = (await clusterTicks(dir))!;
+      await c.query('SELECT count(*) FROM generate_series(1, 3000000)');
+      expect(await clusterTicks(dir)).toBeGreaterThan(before);
     } finally {
       await c.end();
     }

@@ -111,6 +111,7 @@ describe('npm run simulate', () => {
     expect(report.server.processes.some((p) => p.cpu_percent !== null && p.rss_bytes! > 0)).toBe(true);
     // The simulator's own CPU and event-loop delay are sampled beside the server's (it shares the machine).
     expect(report.server.processes.some((p) => p.simulator_cpu_percent !== null && p.simulator_loop_delay_p99_ms !== null)).toBe(true);
+    if (dbUrl) expect(report.server.samples.some((x) => x.pool_in_use !== null && x.pool_waiting !== null)).toBe(true);
     // Branches declare hours and took every order inside them; drivers have vehicles; proofs carry photos; plans are read.
     expect(report.opening_hours).toMatchObject({
       branches: report.city.merchants,

@@ -279,7 +279,7 @@ export interface paths {
         };
         /**
          * Operational health: devices seen in the last hour per app and version, push outbox backlog and failures, storage, builds, integrations
-         * @description `storage` and further `integrations` entries come from the modules that own them (`not_reported` otherwise). `instance` describes the answering API process.
+         * @description `storage` and further `integrations` entries come from the modules that own them (`not_reported` otherwise). `instance` describes the answering API process: its pid, memory, uptime and `database_pool` (PostgreSQL: `max`, `open`, `in_use` connections and requests `waiting` for one, as this answer took its own; null for the embedded database).
          *
          *     **Access**: roles `administrator`.
          */

@@ -113,7 +113,7 @@ export function mobileRoutes(app: Api, ctx: AppContext, svc: MobileService, sync
         summary:
           'Operational health: devices seen in the last hour per app and version, push outbox backlog and failures, storage, builds, integrations',
         description:
-          '`storage` and further `integrations` entries come from the modules that own them (`not_reported` otherwise). `instance` describes the answering API process.',
+          '`storage` and further `integrations` entries come from the modules that own them (`not_reported` otherwise). `instance` describes the answering API process: its pid, memory, uptime and `database_pool` (PostgreSQL: `max`, `open`, `in_use` connections and requests `waiting` for one, as this answer took its own; null for the embedded database).',
         response: {
           200: Type.Object({
             generated_at: Timestamp,

@@ -169,6 +169,8 @@ export interface Database {
   readTenant<T>(ctx: TenantContext, fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** The streaming replica's state (`DATABASE_REPLICA_URL`), null without one. */
   replicaStatus?(): ReplicaStatus | null;
+  /** The primary's connection pool now (PostgreSQL): connections open, in use, and requests waiting for one; null in process. */
+  poolStatus?(): PoolStatus | null;
   /** One read-only statement under the tenant context in one round trip (`readTenant` with one statement). */
   tenantRead<R = any>(ctx: TenantContext, text: string | Prepared, params?: unknown[]): Promise<R[]>;
   /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
@@ -195,6 +197,13 @@ pg.types.setTypeParser(20, PARSE_INT8);
 pg.types.setTypeParser(1082, PARSE_TEXT);
 // timestamptz: the same Date, parsed without regular expressions (the /trips rows carry a dozen each).
 pg.types.setTypeParser(1184, parseTimestamptz);
+
+export interface PoolStatus {
+  max: number;
+  open: number;
+  in_use: number;
+  waiting: number;
+}
 
 /** One statement of a transaction's setup: SQL text (or a prepared statement) and its parameters. */
 type Step = readonly [statement: string | Prepared, params?: readonly unknown[]];
@@ -723,6 +732,12 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
         }
       : (ctx, fn) => run(tenantPrelude(ctx), fn),
     replicaStatus: () => replica?.status() ?? null,
+    poolStatus: () => ({
+      max: opts.max ?? 20,
+      open: pool.totalCount,
+      in_use: pool.totalCount - pool.idleCount,
+      waiting: pool.waitingCount,
+    }),
     withSystem: async (fn) =>
       run(systemPrelude(await roleOf(systemPool), systemPool === pool ? 'DATABASE_URL' : 'DATABASE_SYSTEM_URL'), fn, systemPool),
     withOwner: (fn) => run([['BEGIN']], fn),
@@ -840,6 +855,7 @@ export async function createPgliteDatabase(
     // In process: no round trips to save; one read-only transaction (a write fails, as on PostgreSQL).
     readTenant: (ctx, fn) => run([...tenantPrelude(ctx), ['SET TRANSACTION READ ONLY']], fn),
     replicaStatus: () => null,
+    poolStatus: () => null,
     tenantRead: (ctx, text, params) =>
       run([...tenantPrelude(ctx), ['SET TRANSACTION READ ONLY']], async (t) => (await t.query(text, params)).rows),
     async listen(channel, onMessage) {

@@ -279,7 +279,13 @@ export function createMobileService(ctx: MobileContext) {
             ...((extra.integrations as Record<string, unknown>) ?? {}),
           },
           realtime: { sse_connections: ctx.deps.realtime.connectionCount },
-          instance: { pid: process.pid, rss_bytes: mem.rss, heap_used_bytes: mem.heapUsed, uptime_seconds: Math.round(process.uptime()) },
+          instance: {
+            pid: process.pid,
+            rss_bytes: mem.rss,
+            heap_used_bytes: mem.heapUsed,
+            uptime_seconds: Math.round(process.uptime()),
+            database_pool: ctx.db.poolStatus?.() ?? null,
+          },
         };
       });
     },
