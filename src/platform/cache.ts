@@ -31,7 +31,7 @@ export interface Cache<K, V> {
 }
 
 export function createCache<K, V>(opts: CacheOptions<V>): Cache<K, V> {
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? (() => Date.now());
   const max = opts.maxEntries ?? 50_000;
   const ttl = typeof opts.ttlMs === 'function' ? opts.ttlMs : () => opts.ttlMs as number;
   const entries = new Map<K, { value: V; expires: number }>();

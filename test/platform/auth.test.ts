@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { SESSION_RECHECK_MS } from '../../src/modules/identity/service/accounts.js';
 import { SignJWT } from 'jose';
 import { createTestApp, type TestApp } from '../helpers.js';
 import { DEMO_PASSWORD } from '../../src/seed.js';
@@ -86,6 +87,26 @@ describe('tokens', () => {
     expect(res.statusCode).toBe(401);
     expect(res.json().code).toBe('SESSION_REVOKED');
     expect((await t.req(null, { method: 'POST', url: '/auth/refresh', payload: { refresh_token: s.refresh } })).statusCode).toBe(401);
+  });
+
+  it('re-reads a live session once a minute, not on every request of a driver posting GPS every 30 s', async () => {
+    const s = await t.login('driver@demo.test');
+    const sid = JSON.parse(Buffer.from(s.token.split('.')[1]!, 'base64url').toString()).sid as string;
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now());
+      expect((await t.req(s, { method: 'GET', url: '/me' })).statusCode).toBe(200); // read once, taken as live
+      // Revoked behind the service's back (no announcement): only the re-read can see it.
+      await t.db.withSystem((tx) => tx.query('UPDATE auth_session SET revoked_at = now() WHERE id = $1', [sid]));
+      vi.setSystemTime(Date.now() + 30_000);
+      expect((await t.req(s, { method: 'GET', url: '/me' })).statusCode).toBe(200);
+      vi.setSystemTime(Date.now() + SESSION_RECHECK_MS - 30_000 + 1);
+      const res = await t.req(s, { method: 'GET', url: '/me' });
+      expect(res.statusCode).toBe(401);
+      expect(res.json().code).toBe('SESSION_REVOKED');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('mobile revoke kills the given refresh token', async () => {

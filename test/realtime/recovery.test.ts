@@ -163,7 +163,7 @@ describe('caches fed by NOTIFY after a lost listener', () => {
     async () => {
       const dbName = new URL(t.url!).pathname.slice(1);
       const s = await t.login(DEMO_LOGINS.merchant);
-      expect((await t.req(s, { method: 'GET', url: '/me' })).statusCode).toBe(200); // cached as active (5 s)
+      expect((await t.req(s, { method: 'GET', url: '/me' })).statusCode).toBe(200); // cached as active (SESSION_RECHECK_MS)
       const su = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
       await su.connect();
       try {
@@ -181,7 +181,7 @@ describe('caches fed by NOTIFY after a lost listener', () => {
         });
         await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`);
         await until(() => t.app.services.realtime.status().listener.state === 'connected', 10_000, 'listener back');
-        // Well within the cache's 5 s: without forgetting it, the revoked token would still pass.
+        // Well within the re-read interval: without forgetting it, the revoked token would still pass.
         expect((await t.req(s, { method: 'GET', url: '/me' })).statusCode).toBe(401);
       } finally {
         await su.query(`ALTER DATABASE ${dbName} ALLOW_CONNECTIONS true`).catch(() => undefined);
