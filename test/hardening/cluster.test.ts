@@ -186,11 +186,20 @@ describe('three instances on one PostgreSQL', () => {
         interval: 50,
         message: 'every row delivered',
       });
-      // Every row sent, on its first claim: a second claim would count an attempt, whenever its send lands.
-      const outcome = await t.db.withSystem((tx) =>
-        tx.query<{ status: string; attempts: number }>('SELECT status, attempts FROM push_outbox WHERE id = ANY($1)', [
-          rows.map((r) => r.id),
-        ]),
+      // Every row sent, on its first claim: a second claim would count an attempt, whenever its send lands. The gateway
+      // sees a send before its worker writes the outcome: wait for every outcome to be written, then judge them.
+      const readOutcome = () =>
+        t.db.withSystem((tx) =>
+          tx.query<{ status: string; attempts: number }>('SELECT status, attempts FROM push_outbox WHERE id = ANY($1)', [
+            rows.map((r) => r.id),
+          ]),
+        );
+      const outcome = await waitFor(
+        async () => {
+          const o = await readOutcome();
+          return o.rows.some((r) => r.status === 'pending' || r.status === 'sending') ? null : o;
+        },
+        { timeout: 20_000, interval: 50, message: 'every outcome written' },
       );
       expect(outcome.rows).toHaveLength(rows.length);
       expect(outcome.rows.filter((r) => r.status !== 'sent' || r.attempts !== 1)).toEqual([]);
