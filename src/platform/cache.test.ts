@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, waitFor, type TestApp } from '../../test/helpers.js';
-import { createCache, invalidateOn } from './cache.js';
+import { createAnnouncedCache, createCache, invalidateOn } from './cache.js';
 
 const deferred = <T>() => {
   let resolve!: (v: T) => void;
@@ -57,6 +57,26 @@ describe('createCache', () => {
     expect(await cache.get('k', async () => 'after clear')).toBe('after clear');
   });
 
+  it('getOwn: each caller runs its own load (none shared), and a load overtaken by an invalidation is not stored', async () => {
+    const cache = createCache<string, string>({ ttlMs: 60_000 });
+    const gate = deferred<string>();
+    let loads = 0;
+    const slow = cache.getOwn('k', () => (loads++, gate.promise));
+    const other = await cache.getOwn('k', async () => (loads++, 'mine'));
+    expect(other).toBe('mine'); // not the slow caller's load
+    expect(loads).toBe(2);
+    cache.invalidate('k');
+    gate.resolve('old');
+    expect(await slow).toBe('old');
+    // 'mine' finished before the invalidation and was forgotten by it; 'old' started before it: not stored either.
+    expect(await cache.getOwn('k', async () => 'reloaded')).toBe('reloaded');
+    expect(await cache.getOwn('k', async () => 'again')).toBe('reloaded');
+    const beforeClear = cache.getOwn('j', () => gate.promise.then(() => 'stale'));
+    cache.clear();
+    await beforeClear;
+    expect(await cache.getOwn('j', async () => 'fresh')).toBe('fresh');
+  });
+
   it('is bounded: past maxEntries it starts over', async () => {
     const cache = createCache<number, number>({ ttlMs: 60_000, maxEntries: 3 });
     for (const k of [1, 2, 3, 4]) await cache.get(k, async () => k);
@@ -88,6 +108,63 @@ describe('invalidateOn (across instances, through NOTIFY)', () => {
     );
     expect(await cache.get('a', async () => 10)).toBe(10);
     expect(await cache.get('b', async () => 20)).toBe(2);
+    for (const fn of onClose) await fn();
+  });
+});
+
+describe('createAnnouncedCache (a change announced in its transaction)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t?.close());
+
+  it('forgets the key here at once and on every instance at commit; a rolled-back change announces nothing', async () => {
+    const onClose: (() => Promise<void> | void)[] = [];
+    const here = createAnnouncedCache<number>({ db: t.db, onClose }, 'announced_test_changed', { alsoOn: ['announced_test_other'] });
+    const there = createAnnouncedCache<number>({ db: t.db, onClose }, 'announced_test_changed');
+    let version = 1;
+    const load = async () => version;
+    // Both listeners are in place once an announcement reaches both (LISTEN is set up in the background).
+    await waitFor(
+      async () => {
+        await here.get('org-a', load);
+        await there.get('org-a', load);
+        await t.db.withSystem((tx) => here.changed(tx, 'org-a'));
+        return waitFor(() => here.size === 0 && there.size === 0, { timeout: 1_000 }).catch(() => false);
+      },
+      { message: 'both listeners' },
+    );
+
+    expect(await there.get('org-a', load)).toBe(1);
+    expect(await there.get('org-b', load)).toBe(1);
+    // A rolled-back change: this instance forgot at once, the other never hears of it.
+    await expect(
+      t.db.withSystem(async (tx) => {
+        await here.changed(tx, 'org-a');
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    version = 2;
+    expect(await there.get('org-a', load)).toBe(1);
+    // A committed change of org-a reaches the other instance; org-b stays cached.
+    await t.db.withSystem((tx) => here.changed(tx, 'org-a'));
+    await waitFor(() => there.size === 1, { message: 'the announcement at commit' });
+    expect(await there.get('org-a', load)).toBe(2);
+    expect(await there.get('org-b', load)).toBe(1);
+    // Another channel it listens on (what the value is built from) forgets the key it names.
+    expect(await here.get('org-b', load)).toBe(2);
+    expect(await here.get('org-c', load)).toBe(2);
+    version = 3;
+    await waitFor(
+      async () => {
+        await t.db.withSystem((tx) => tx.query("SELECT pg_notify('announced_test_other', 'org-b')"));
+        return waitFor(() => here.size === 1, { timeout: 1_000 }).catch(() => false);
+      },
+      { message: 'the other channel' },
+    );
+    expect(await here.get('org-b', load)).toBe(3);
+    expect(await here.get('org-c', load)).toBe(2);
     for (const fn of onClose) await fn();
   });
 });

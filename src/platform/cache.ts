@@ -1,4 +1,5 @@
-import type { Database } from './db/index.js';
+import type { Database, Tx } from './db/index.js';
+import { notifyChannel } from './repo.js';
 
 /**
  * The one in-process cache: entries live `ttlMs` (per value if a function), a burst of misses for one
@@ -21,6 +22,12 @@ export interface CacheOptions<V> {
 export interface Cache<K, V> {
   /** The fresh cached value, or the loader's (run once for concurrent misses of one key). */
   get(key: K, load: () => Promise<V>): Promise<V>;
+  /**
+   * The fresh cached value, or the loader's run for this caller alone (no other caller awaits it: a load that reads in
+   * the caller's own transaction must not answer requests whose transactions it is not part of). Its result is stored
+   * unless the key was invalidated (or the cache cleared) while it ran.
+   */
+  getOwn(key: K, load: () => Promise<V>): Promise<V>;
   /** Stores a value known to be current (e.g. a revocation seen on this instance). */
   set(key: K, value: V): void;
   /** Forgets one key (and detaches a load in flight for it). */
@@ -36,6 +43,10 @@ export function createCache<K, V>(opts: CacheOptions<V>): Cache<K, V> {
   const ttl = typeof opts.ttlMs === 'function' ? opts.ttlMs : () => opts.ttlMs as number;
   const entries = new Map<K, { value: V; expires: number }>();
   const inflight = new Map<K, Promise<V>>();
+  // Invalidation clock for `getOwn`: a load stores its result only if its key was not invalidated since it started.
+  let tick = 0;
+  let clearedAt = 0;
+  const invalidatedAt = new Map<K, number>();
 
   function store(key: K, value: V) {
     if (entries.size >= max && !entries.has(key)) entries.clear();
@@ -62,6 +73,14 @@ export function createCache<K, V>(opts: CacheOptions<V>): Cache<K, V> {
       inflight.set(key, mine.p);
       return mine.p;
     },
+    async getOwn(key, load) {
+      const hit = entries.get(key);
+      if (hit && hit.expires > now()) return hit.value;
+      const started = tick;
+      const value = await load();
+      if (clearedAt <= started && (invalidatedAt.get(key) ?? 0) <= started) store(key, value);
+      return value;
+    },
     set(key, value) {
       inflight.delete(key);
       store(key, value);
@@ -69,10 +88,17 @@ export function createCache<K, V>(opts: CacheOptions<V>): Cache<K, V> {
     invalidate(key) {
       inflight.delete(key);
       entries.delete(key);
+      if (invalidatedAt.size >= max) {
+        invalidatedAt.clear();
+        clearedAt = tick + 1;
+      }
+      invalidatedAt.set(key, ++tick);
     },
     clear() {
       inflight.clear();
       entries.clear();
+      invalidatedAt.clear();
+      clearedAt = ++tick;
     },
     get size() {
       return entries.size;
@@ -98,3 +124,34 @@ export function invalidateOn<K, V>(
     .catch(() => undefined);
   ctx.onClose.push(ctx.db.onListenerChange(() => cache.clear()));
 }
+
+/**
+ * A per-organization value that every transaction reads and few change (settings): cached on each instance and read
+ * in the caller's transaction on a miss (`getOwn`), forgotten on every instance when a change commits. A change calls
+ * `changed(tx, key)` in its own transaction: the announcement (NOTIFY on `channel`, payload the key) is delivered at
+ * commit to every instance, this one included; this instance also forgets the key at once. Announcements on `alsoOn`
+ * (another module's change of what the value is built from, payload the same key) forget the key too. `ttlMs` bounds
+ * how long a value can outlive a change made without an announcement (directly in SQL).
+ */
+export function createAnnouncedCache<V>(
+  ctx: { db: Pick<Database, 'listen' | 'onListenerChange'>; onClose: (() => Promise<void> | void)[] },
+  channel: string,
+  { ttlMs = 60_000, alsoOn = [] }: { ttlMs?: number; alsoOn?: string[] } = {},
+) {
+  const cache = createCache<string, V>({ ttlMs });
+  for (const ch of [channel, ...alsoOn]) invalidateOn(ctx, ch, cache, (key, c) => (key ? c.invalidate(key) : c.clear()));
+  return {
+    /** The cached value of `key`, or `load`'s (run in the caller's transaction). */
+    get: (key: string, load: () => Promise<V>): Promise<V> => cache.getOwn(key, load),
+    /** In the transaction of a change of `key`'s value: every instance forgets it at commit, this one at once too. */
+    async changed(tx: Tx, key: string): Promise<void> {
+      await notifyChannel(tx, channel, key);
+      cache.invalidate(key);
+    },
+    get size() {
+      return cache.size;
+    },
+  };
+}
+
+export type AnnouncedCache<V> = ReturnType<typeof createAnnouncedCache<V>>;

@@ -21,6 +21,11 @@ export interface StoredEvent {
  * repo: functions taking the transaction first; the mechanisms (audit.ts, events.ts, ...) hold the rules.
  */
 
+/** Announces `payload` on a NOTIFY channel; delivered to the listeners at the transaction's commit (not at all on rollback). */
+export async function notifyChannel(tx: Tx, channel: string, payload: string): Promise<void> {
+  await tx.query('SELECT pg_notify($1, $2)', [channel, payload]);
+}
+
 export async function insertAuditRow(
   tx: Tx,
   r: {
