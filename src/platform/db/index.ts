@@ -67,6 +67,8 @@ export interface Tx {
   /** Drizzle bound to this transaction, for typed queries. */
   readonly orm: Orm;
   readonly kind: DbKind;
+  /** The organization of a tenant transaction (`withTenant`, `readTenant`: its row-level security); none in the others. */
+  readonly organizationId?: string;
 }
 
 export interface TenantContext {
@@ -425,9 +427,11 @@ const asConfig = (statement: string | Prepared, params?: unknown[]) =>
 function postgresTx(
   submit: (config: { text: string; name?: string; generic?: boolean }, values?: unknown) => Promise<pg.QueryResult>,
   exec: (text: string) => Promise<void>,
+  organizationId?: string,
 ): Tx {
   return {
     kind: 'postgres',
+    organizationId,
     async query(text, params) {
       const r = await submit(asConfig(text, params));
       return { rows: r.rows, rowCount: r.rowCount ?? 0 };
@@ -483,7 +487,7 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
    * transaction costs two round trips (setup + statement, COMMIT) and a transaction that runs no statement sends
    * nothing. If the setup fails, the server skips the statement behind it.
    */
-  function transaction(client: pg.PoolClient, prelude: Step[]) {
+  function transaction(client: pg.PoolClient, prelude: Step[], organizationId?: string) {
     const state = { begun: false, staleAtStart: false };
     /** The first statement carries the setup; a statement that fails there without a server error code means a dead connection. */
     const first = <R>(p: Promise<R>): Promise<R> => {
@@ -503,14 +507,18 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
       }
       return first(prefixedQuery(client, prelude, config, values));
     };
-    const tx = postgresTx(submit, async (text) => {
-      if (!state.begun) {
-        // Several statements in one text: the simple protocol, after the setup on its own.
-        state.begun = true;
-        await first(Promise.all(prelude.map((step) => sendStep(client, step))));
-      }
-      await client.query(text);
-    });
+    const tx = postgresTx(
+      submit,
+      async (text) => {
+        if (!state.begun) {
+          // Several statements in one text: the simple protocol, after the setup on its own.
+          state.begun = true;
+          await first(Promise.all(prelude.map((step) => sendStep(client, step))));
+        }
+        await client.query(text);
+      },
+      organizationId,
+    );
     return { tx, state };
   }
 
@@ -533,9 +541,13 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
       }
       return p;
     };
-    const tx = postgresTx(submit, async () => {
-      throw new Error('readTenant: multi-statement SQL has no place in a read');
-    });
+    const tx = postgresTx(
+      submit,
+      async () => {
+        throw new Error('readTenant: multi-statement SQL has no place in a read');
+      },
+      ctx.organizationId,
+    );
     return { tx, state };
   }
 
@@ -575,13 +587,13 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
     });
   }
 
-  async function run<T>(prelude: Step[], fn: (tx: Tx) => Promise<T>, from: pg.Pool = pool): Promise<T> {
+  async function run<T>(prelude: Step[], fn: (tx: Tx) => Promise<T>, from: pg.Pool = pool, organizationId?: string): Promise<T> {
     return withRetry(async () => {
       // An idle connection that died (database restarted) fails at the setup: nothing ran, so drop it
       // and start again on a fresh one, once.
       for (let attempt = 1; ; attempt++) {
         const client = await from.connect();
-        const { tx, state } = transaction(client, prelude);
+        const { tx, state } = transaction(client, prelude, organizationId);
         let broken = false;
         try {
           const result = await fn(tx);
@@ -726,11 +738,11 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
     kind: 'postgres',
     withTenant: replica
       ? async (ctx, fn) => {
-          const result = await run(tenantPrelude(ctx), fn);
+          const result = await run(tenantPrelude(ctx), fn, pool, ctx.organizationId);
           replica.noteWrite(ctx.userId);
           return result;
         }
-      : (ctx, fn) => run(tenantPrelude(ctx), fn),
+      : (ctx, fn) => run(tenantPrelude(ctx), fn, pool, ctx.organizationId),
     replicaStatus: () => replica?.status() ?? null,
     poolStatus: () => ({
       max: opts.max ?? 20,
@@ -827,12 +839,12 @@ export async function createPgliteDatabase(
     orm,
   };
 
-  async function run<T>(prelude: Step[], fn: (tx: Tx) => Promise<T>): Promise<T> {
+  async function run<T>(prelude: Step[], fn: (tx: Tx) => Promise<T>, organizationId?: string): Promise<T> {
     return mutex.run(async () => {
       for (const [statement, params] of prelude)
         await (params ? lite.query(textOf(statement), params as unknown[]) : lite.exec(textOf(statement)));
       try {
-        const result = await fn(tx);
+        const result = await fn(organizationId ? { ...tx, organizationId } : tx);
         await lite.exec('COMMIT');
         return result;
       } catch (err) {
@@ -847,13 +859,13 @@ export async function createPgliteDatabase(
 
   return {
     kind: 'pglite',
-    withTenant: (ctx, fn) => run(tenantPrelude(ctx), fn),
+    withTenant: (ctx, fn) => run(tenantPrelude(ctx), fn, ctx.organizationId),
     // The embedded database has one user, a superuser: system transactions keep it (nothing to set up).
     withSystem: async (fn) => run(systemPrelude(await connectionRole()), fn),
     withOwner: (fn) => run([['BEGIN']], fn),
     connectionRole,
     // In process: no round trips to save; one read-only transaction (a write fails, as on PostgreSQL).
-    readTenant: (ctx, fn) => run([...tenantPrelude(ctx), ['SET TRANSACTION READ ONLY']], fn),
+    readTenant: (ctx, fn) => run([...tenantPrelude(ctx), ['SET TRANSACTION READ ONLY']], fn, ctx.organizationId),
     replicaStatus: () => null,
     poolStatus: () => null,
     tenantRead: (ctx, text, params) =>
