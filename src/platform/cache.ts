@@ -131,14 +131,16 @@ export function invalidateOn<K, V>(
  * `changed(tx, key)` in its own transaction: the announcement (NOTIFY on `channel`, payload the key) is delivered at
  * commit to every instance, this one included; this instance also forgets the key at once. Announcements on `alsoOn`
  * (another module's change of what the value is built from, payload the same key) forget the key too. `ttlMs` bounds
- * how long a value can outlive a change made without an announcement (directly in SQL).
+ * how long a value can outlive a change made without an announcement (directly in SQL). A missing value (null or
+ * undefined) is returned but not kept.
  */
 export function createAnnouncedCache<V>(
   ctx: { db: Pick<Database, 'listen' | 'onListenerChange'>; onClose: (() => Promise<void> | void)[] },
   channel: string,
   { ttlMs = 60_000, alsoOn = [] }: { ttlMs?: number; alsoOn?: string[] } = {},
 ) {
-  const cache = createCache<string, V>({ ttlMs });
+  // A missing value (null, undefined: no row yet, or none visible to the caller) is not kept: it may exist a moment later.
+  const cache = createCache<string, V>({ ttlMs: (v) => (v == null ? 0 : ttlMs) });
   for (const ch of [channel, ...alsoOn]) invalidateOn(ctx, ch, cache, (key, c) => (key ? c.invalidate(key) : c.clear()));
   return {
     /** The cached value of `key`, or `load`'s (run in the caller's transaction). */

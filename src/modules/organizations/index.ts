@@ -7,7 +7,7 @@ import { organizationRoutes } from './routes.js';
 import { createOrganizationService } from './service.js';
 
 export type { OrganizationService, OperatorStatus } from './service.js';
-export { OPERATOR_TRANSITIONS } from './service.js';
+export { OPERATOR_TRANSITIONS, ORGANIZATION_SETTINGS_CHANGED } from './service.js';
 export { OperatorOut } from './schemas.js';
 export type { CurrencyUse, TripCounts } from './context.js';
 

@@ -7,7 +7,7 @@ import { assertTransition, type Transitions } from '../../platform/state-machine
 import { assertObjectLink } from '../storage/index.js';
 import { pageRequest, toPage } from '../../platform/pagination.js';
 import type { OrganizationsContext } from './context.js';
-import { createCache, invalidateOn } from '../../platform/cache.js';
+import { createAnnouncedCache, createCache, invalidateOn } from '../../platform/cache.js';
 import type { Tx } from '../../platform/db/index.js';
 import * as repo from './repo.js';
 import type { BrandingPatch, OperatorRow, SettingsPatch, SettingsRow } from './repo.js';
@@ -89,11 +89,22 @@ async function checkSettings(ctx: OrganizationsContext, tx: Tx, before: { defaul
   }
 }
 
+/** Announced (NOTIFY, payload the organization id) when an organization's settings change: modules caching what they derive from them listen. */
+export const ORGANIZATION_SETTINGS_CHANGED = 'organization_settings_changed';
+/** Announced (payload the organization id) when its branding (name, colours, logo) changes. */
+const ORGANIZATION_BRANDING_CHANGED = 'organization_branding_changed';
+
+type SettingsIn = Pick<SettingsRow, 'require_platform_payment_before_order' | 'default_currency' | 'timezone'>;
+
 export function createOrganizationService(ctx: OrganizationsContext) {
   const { db } = ctx;
   // Operator approval per organization, 5 s; a status change on any instance is announced on 'operator_changed'.
   const approvalCache = createCache<string, boolean>({ ttlMs: 5_000 });
   invalidateOn(ctx, 'operator_changed', approvalCache, (orgId, c) => c.invalidate(orgId));
+  // What other modules read of the organization in their transactions (orders, money, messages, tracking pages): cached
+  // on each instance per organization, forgotten everywhere when a change commits.
+  const settingsCache = createAnnouncedCache<SettingsIn | null>(ctx, ORGANIZATION_SETTINGS_CHANGED);
+  const brandingCache = createAnnouncedCache<Awaited<ReturnType<typeof repo.ownBranding>>>(ctx, ORGANIZATION_BRANDING_CHANGED);
 
   /** Creates an organization with its operator account, settings and first administrator, in one transaction. */
   async function createOrganization(tx: Tx, input: OnboardingInput, status: OperatorStatus = 'pending') {
@@ -215,6 +226,7 @@ export function createOrganizationService(ctx: OrganizationsContext) {
           };
         }
         const after = await repo.updateSettings(tx, actor.userId, patch);
+        await settingsCache.changed(tx, actor.organizationId);
         await recordAudit(tx, actor, {
           action: 'settings.updated',
           entityType: 'organization_settings',
@@ -226,15 +238,12 @@ export function createOrganizationService(ctx: OrganizationsContext) {
       });
     },
 
-    /** Read by other modules (orders): the organization's settings in the caller's transaction. */
-    async settingsIn(tx: Tx): Promise<Pick<SettingsRow, 'require_platform_payment_before_order' | 'default_currency' | 'timezone'>> {
-      return (
-        (await repo.findSettings(tx)) ?? {
-          require_platform_payment_before_order: false,
-          default_currency: 'BOB',
-          timezone: 'America/La_Paz',
-        }
-      );
+    /** Read by other modules (orders, money): the settings of the caller's organization (cached in a tenant transaction). */
+    async settingsIn(tx: Tx): Promise<SettingsIn> {
+      const found = tx.organizationId
+        ? await settingsCache.get(tx.organizationId, () => repo.findSettings(tx))
+        : await repo.findSettings(tx);
+      return found ?? { require_platform_payment_before_order: false, default_currency: 'BOB', timezone: 'America/La_Paz' };
     },
 
     async updateBranding(actor: Actor, organizationId: string, patch: BrandingPatch) {
@@ -245,6 +254,7 @@ export function createOrganizationService(ctx: OrganizationsContext) {
         if (patch.logo_object_id) await assertObjectLink(ctx, tx, actor, patch.logo_object_id, ['avatar', 'other']);
         if (Object.keys(patch).length === 0) return before;
         const after = await repo.updateBranding(tx, organizationId, patch);
+        await brandingCache.changed(tx, organizationId);
         await recordAudit(tx, actor, {
           action: 'organization.branding_updated',
           entityType: 'organization',
@@ -256,7 +266,8 @@ export function createOrganizationService(ctx: OrganizationsContext) {
       });
     },
 
-    branding: (tx: Tx) => repo.ownBranding(tx),
+    /** The caller's organization's name, colours and logo (none when it does not exist); cached in a tenant transaction. */
+    branding: (tx: Tx) => (tx.organizationId ? brandingCache.get(tx.organizationId, () => repo.ownBranding(tx)) : repo.ownBranding(tx)),
   };
 }
 

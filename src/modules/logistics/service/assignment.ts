@@ -12,7 +12,7 @@ import { scopeOf } from '../../../platform/scope.js';
 import { TRIP_TRANSITIONS } from './transitions.js';
 import { type DriverRow, candidateDrivers, circleBox, claimCapacity, findDriver, lockDriverIfFree } from '../repo/drivers.js';
 import { type TripRow, hasRejected, insertRejection, lockExpiredOffer, timedOutOffers } from '../repo/trips.js';
-import { getSettings } from '../repo/settings.js';
+import { settingsOf } from './settings.js';
 import type { TripCore } from './trips.js';
 
 export type IneligibleReason =
@@ -29,7 +29,7 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
    * territory match, then distance and load (order per the `assignment_strategy` setting).
    */
   async function candidates(tx: Tx, actor: Actor, t: TripRow, q: { radius_m?: number; limit?: number; eligibleOnly?: boolean } = {}) {
-    const settings = await getSettings(tx, t.organization_id);
+    const settings = await settingsOf(ctx, tx, t.organization_id);
     const radius = q.radius_m ?? settings.auto_assign_radius_m;
     const pickup = { lon: t.pickup_lon, lat: t.pickup_lat };
     const rows = await candidateDrivers(tx, {
@@ -228,7 +228,7 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
     // The offer is the assignment made at `assignedAt` (full precision, as text): one already expired and re-offered is not this one.
     if (!(await lockExpiredOffer(tx, offer.tripId, offer.assignedAt, now))) return false;
     const t = (await core.load(tx, offer.tripId))!;
-    const settings = await getSettings(tx, t.organization_id);
+    const settings = await settingsOf(ctx, tx, t.organization_id);
     const actor = systemActor(t.organization_id, 'acceptance-timeout');
     await insertRejection(tx, {
       organizationId: t.organization_id,

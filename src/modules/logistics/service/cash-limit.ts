@@ -1,7 +1,7 @@
 import type { Tx } from '../../../platform/db/index.js';
 import { money } from '../../../platform/money.js';
 import type { LogisticsContext } from '../context.js';
-import { getSettings } from '../repo/settings.js';
+import { settingsOf } from './settings.js';
 
 /**
  * Cash on delivery: the drivers, of these, whose cash in hand (money's cash ledger) is at or over their cash limit (their own
@@ -15,7 +15,7 @@ export async function driversAtCashLimit(
   drivers: { id: string; cash_limit: string | null }[],
 ): Promise<Set<string>> {
   if (drivers.length === 0) return new Set();
-  const orgLimit = (await getSettings(tx, organizationId)).cash_limit;
+  const orgLimit = (await settingsOf(ctx, tx, organizationId)).cash_limit;
   const limited = drivers
     .map((d) => ({ id: d.id, limit: d.cash_limit ?? orgLimit }))
     .filter((d): d is { id: string; limit: string } => d.limit !== null);

@@ -7,7 +7,6 @@ import { type TripRow, activeTripsOfDriver } from '../repo/trips.js';
 import type { Promises } from './promises.js';
 import type { StopKind } from '../schemas.js';
 import { writeEtas } from '../repo/eta.js';
-import { getSettings } from '../repo/settings.js';
 import type { TripCore } from './trips.js';
 
 /** Fired in the transaction that recomputed a trip's ETA (notify's "arriving soon" subscribes in the composition root). */
@@ -56,7 +55,7 @@ export function committedRoute(trips: TripRow[]): { tripId: string; kind: StopKi
  * speeds; written on every active trip of the driver, once per GPS batch (not per point). A trip whose ETA crosses its
  * promise plus `delay_grace_min` raises trip.delayed (once per crossing; again only after it came back under).
  */
-export function createEta(core: Pick<TripCore, 'emit'>, promises: Promises, etaUpdated: EtaUpdatedHook) {
+export function createEta(core: Pick<TripCore, 'emit' | 'settings'>, promises: Promises, etaUpdated: EtaUpdatedHook) {
   async function refreshDriver(
     tx: Tx,
     actor: Pick<Actor, 'userId'> | null,
@@ -67,7 +66,7 @@ export function createEta(core: Pick<TripCore, 'emit'>, promises: Promises, etaU
   ) {
     const active = trips ?? (await activeTripsOfDriver(tx, driver.id));
     if (active.length === 0) return;
-    const settings = await getSettings(tx, driver.organization_id);
+    const settings = await core.settings(tx, driver.organization_id);
     const { model, timeZone } = await promises.speeds(tx, driver.organization_id, settings);
     // From the fix's time, or now when the fix is older (he is not standing still in the past).
     const start = new Date(Math.max(at.getTime(), Date.now()));

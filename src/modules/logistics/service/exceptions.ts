@@ -17,7 +17,7 @@ import {
   type ExceptionKind,
 } from '../repo/exceptions.js';
 import { findDriver } from '../repo/drivers.js';
-import { getSettings } from '../repo/settings.js';
+import { settingsOf } from './settings.js';
 import type { TripCore } from './trips.js';
 import type { PinStage } from '../schemas.js';
 
@@ -32,7 +32,7 @@ export function createExceptions(ctx: AppContext, core: Pick<TripCore, 'emit' | 
    * trip.rejected_repeatedly, once per trip (further rejections show in GET /exceptions' count, not as new alerts).
    */
   async function afterRejection(tx: Tx, actor: Pick<Actor, 'userId'> | null, t: TripRow, reason: string | null) {
-    const [n, settings] = [await rejectionCount(tx, t.id), await getSettings(tx, t.organization_id)];
+    const [n, settings] = [await rejectionCount(tx, t.id), await settingsOf(ctx, tx, t.organization_id)];
     if (n === settings.rejections_alert_threshold) {
       await core.emit(
         tx,
@@ -54,7 +54,7 @@ export function createExceptions(ctx: AppContext, core: Pick<TripCore, 'emit' | 
   function list(actor: Actor, q: { kind?: ExceptionKind; limit?: number; cursor?: string }) {
     const page = pageRequest(q);
     return ctx.db.withTenant(actor, async (tx) => {
-      const settings = await getSettings(tx, actor.organizationId);
+      const settings = await settingsOf(ctx, tx, actor.organizationId);
       const base = { scope: scopeOf(actor), threshold: settings.rejections_alert_threshold, pinMax: PIN_MAX_ATTEMPTS };
       const counts = await exceptionCounts(tx, base);
       const rows = await openExceptions(tx, { ...base, kind: q.kind ?? null, after: page.after, limit: page.limit + 1 });
@@ -121,7 +121,7 @@ export function createExceptions(ctx: AppContext, core: Pick<TripCore, 'emit' | 
       const done = await ctx.db.withTenant({ organizationId: r.organization_id, userId: null }, async (tx) => {
         if (!(await claimOverdueTrip(tx, r.id, now))) return false;
         const [t] = await tripsByIds(tx, [r.id]);
-        const settings = await getSettings(tx, r.organization_id);
+        const settings = await settingsOf(ctx, tx, r.organization_id);
         await core.emit(
           tx,
           null,

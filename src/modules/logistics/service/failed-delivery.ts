@@ -8,7 +8,7 @@ import { PIN_MAX_ATTEMPTS } from './transitions.js';
 import { type DriverRow } from '../repo/drivers.js';
 import type { Assignment } from './assignment.js';
 import type { VerifyOutcome } from './proofs.js';
-import { getSettings } from '../repo/settings.js';
+import { settingsOf } from './settings.js';
 import { countWrongPin } from '../repo/trips.js';
 import { recordFailure, recordReturn, type FailDeliveryInput, type TripCore } from './trips.js';
 
@@ -31,7 +31,7 @@ export function createFailedDelivery(
 ) {
   async function fail(tx: Tx, actor: Actor, driver: DriverRow, tripId: string, input: FailDeliveryInput) {
     const t = await assignment.ownTrip(tx, driver, tripId);
-    const policy = (await getSettings(tx, t.organization_id)).failed_delivery_policy;
+    const policy = (await settingsOf(ctx, tx, t.organization_id)).failed_delivery_policy;
     const to = policy === 'close' ? 'failed' : 'returning';
     if (t.status !== 'in_transit') throw AppError.invalidTransition('Trip', t.status, to);
     if (input.evidence) {

@@ -6,7 +6,6 @@ import { newId } from '../../../platform/ids.js';
 import { lonLatOf } from './mappers.js';
 import { type DriverRow } from '../repo/drivers.js';
 import { insertGeofenceEntry, mergeLateIntoTracks, moveDriver, storePoints } from '../repo/locations.js';
-import { getSettings } from '../repo/settings.js';
 import { activeTripsOfDriver } from '../repo/trips.js';
 import type { TripCore } from './trips.js';
 import type { Eta } from './eta.js';
@@ -86,7 +85,7 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
         recorded_at: new Date(r.latest_at!).toISOString(),
       };
       const trips = await activeTripsOfDriver(tx, driver.id);
-      const settings = await getSettings(tx, driver.organization_id);
+      const settings = await core.settings(tx, driver.organization_id);
       for (const t of trips) {
         const stop = t.status === 'assigned' || t.status === 'accepted' ? 'pickup' : 'dropoff';
         const target = stop === 'pickup' ? { lon: t.pickup_lon, lat: t.pickup_lat } : { lon: t.dropoff_lon, lat: t.dropoff_lat };

@@ -41,7 +41,8 @@ import { createProofs } from './proofs.js';
 import { createHubService, type PlanningHub } from './hubs.js';
 import { createLogisticsRequests } from './requests.js';
 import { createFailedDelivery } from './failed-delivery.js';
-import { getSettings, getTerritory, territoryForPoint, type LogisticsSettings, type TerritoryRow } from './territories.js';
+import { getTerritory, territoryForPoint, type LogisticsSettings, type TerritoryRow } from './territories.js';
+import { settingsOf } from './settings.js';
 import { releaseOpenTrips } from './lifecycle.js';
 import { driversAtCashLimit } from './cash-limit.js';
 import { createTripCore, type CreateTripOptions, type NewTrip } from './trips.js';
@@ -204,7 +205,7 @@ export function createLogisticsService(ctx: LogisticsContext) {
     assignDriver: (tx, actor, tripId, driverId, opts) => assignment.assignDriver(tx, actor, tripId, driverId, opts),
     getTrip: (tx, id) => core.load(tx, id),
     completedTripEarnings,
-    settings: getSettings,
+    settings: (tx, organizationId) => settingsOf(ctx, tx, organizationId),
     tripsForPlanning,
     /** The drivers at their cash limit are marked (at_cash_limit): plans give them no cash trip. */
     async driversForPlanning(tx, actor, f) {

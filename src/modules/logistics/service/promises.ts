@@ -5,7 +5,8 @@ import { AppError } from '../../../platform/errors.js';
 import type { LonLat } from '../../../platform/geo.js';
 import { hourOfWeek, learnSpeeds, promiseAt, travelSeconds, type SpeedModel } from './eta-model.js';
 import { speedSamples } from '../repo/eta.js';
-import { getSettings, type LogisticsSettings } from '../repo/settings.js';
+import { type LogisticsSettings } from '../repo/settings.js';
+import { settingsOf } from './settings.js';
 import { LOAD_LIMITS } from '../schemas.js';
 
 /** Completed trips of the last 8 weeks teach the speeds; at most this many (newest first). */
@@ -132,7 +133,7 @@ export function createPromises(ctx: LogisticsContext) {
 
   /** `settings`: the organization's logistics settings when the caller has read them already (one read, not two). */
   async function speeds(tx: Tx, organizationId: string, known?: LogisticsSettings): Promise<OrgSpeeds> {
-    const settings = known ?? (await getSettings(tx, organizationId));
+    const settings = known ?? (await settingsOf(ctx, tx, organizationId));
     return cache.get(`${organizationId}|${settings.average_speed_kmh}`, async () => {
       const rows = await speedSamples(tx, new Date(Date.now() - LEARN_WINDOW_MS), LEARN_LIMIT);
       const timeZone = (await ctx.deps.organizations.settingsIn(tx)).timezone;
@@ -157,7 +158,7 @@ export function createPromises(ctx: LogisticsContext) {
     organizationId: string,
     q: { territoryId: string | null; pickup: LonLat; dropoff: LonLat; start: Date; preparationMin: number },
   ): Promise<Date> {
-    const settings = await getSettings(tx, organizationId);
+    const settings = await settingsOf(ctx, tx, organizationId);
     const s = await speeds(tx, organizationId, settings);
     const travelS = travelSeconds(q.pickup, q.dropoff, s.model, q.territoryId, q.start, s.timeZone);
     return promiseAt(q.start, { preparationMin: q.preparationMin, travelS, bufferMin: settings.dispatch_buffer_min });

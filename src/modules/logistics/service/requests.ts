@@ -15,7 +15,7 @@ import { type DriverRow } from '../repo/drivers.js';
 import { type TripRow } from '../repo/trips.js';
 import { proofOut, type createProofs, type Stage, type VerifyInput } from './proofs.js';
 import type { RecipientLinks } from './recipient-links.js';
-import { getSettings } from '../repo/settings.js';
+import { settingsOf } from './settings.js';
 import { validatePromise, validateWindow, validateWindowsLoad } from './promises.js';
 import type { CreateTripOptions, NewTrip, TripCore } from './trips.js';
 import { dispatchBoard, earnings, listTrips, liveMap, track, tracking, type TripListQuery } from './trip-queries.js';
@@ -75,7 +75,7 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
     candidates: (actor: Actor, id: string, q: { radius_m?: number; limit?: number }) =>
       ctx.db.withTenant(actor, async (tx) => {
         const t = await core.getScoped(tx, actor, id);
-        const radius = q.radius_m ?? (await getSettings(tx, actor.organizationId)).auto_assign_radius_m;
+        const radius = q.radius_m ?? (await settingsOf(ctx, tx, actor.organizationId)).auto_assign_radius_m;
         return {
           trip_id: t.id,
           radius_m: radius,
@@ -145,14 +145,15 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
       ctx.db.withTenant(actor, (tx) => drivers.update(tx, actor, id, input)),
     recordDriverLocation: (actor: Actor, id: string, body: Location) =>
       ctx.db.withTenant(actor, async (tx) => svc.locations.single(tx, actor, await drivers.getScoped(tx, actor, id), body, GPS_ONLY)),
-    dispatchBoard: (actor: Actor) => ctx.db.withTenant(actor, (tx) => dispatchBoard(tx, actor)),
+    dispatchBoard: (actor: Actor) =>
+      ctx.db.withTenant(actor, async (tx) => dispatchBoard(tx, actor, await settingsOf(ctx, tx, actor.organizationId))),
     liveMap: (actor: Actor) => ctx.db.readTenant(actor, (tx) => liveMap(tx, actor)),
   };
 
   const driverApp = {
     me: (actor: Actor) =>
       asDriver(actor, async (tx, d) => {
-        const s = await getSettings(tx, actor.organizationId);
+        const s = await settingsOf(ctx, tx, actor.organizationId);
         return { ...driverOut(d), geofence_radius_m: s.geofence_radius_m, acceptance_timeout_s: s.acceptance_timeout_s };
       }),
     trips: (actor: Actor, q: PageQuery & { status?: TripStatus }) =>
@@ -168,7 +169,8 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
     /** A wrong PIN is committed (it counts) and returned as the outcome's error, which the route throws. */
     confirmReturn: (actor: Actor, id: string, pin: string) =>
       asDriver(actor, (tx, d) => svc.failedDelivery.confirmReturn(tx, actor, d, id, pin)),
-    earnings: (actor: Actor, q: PageQuery & { from?: string; to?: string }) => asDriver(actor, (tx, d) => earnings(tx, d, q)),
+    earnings: (actor: Actor, q: PageQuery & { from?: string; to?: string }) =>
+      asDriver(actor, async (tx, d) => earnings(tx, d, await settingsOf(ctx, tx, d.organization_id), q)),
   };
 
   return { trips, staff, driverApp };

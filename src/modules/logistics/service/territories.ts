@@ -8,6 +8,7 @@ import type { AppContext } from '../../../platform/context.js';
 import type { Tx } from '../../../platform/db/index.js';
 import { scopeOf } from '../../../platform/scope.js';
 import { getSettings, updateSettings, type SettingsChange } from '../repo/settings.js';
+import { settingsChanged } from './settings.js';
 import * as repo from '../repo/territories.js';
 import type { TerritoryRow } from '../repo/territories.js';
 
@@ -67,6 +68,7 @@ export function territoryRequests(ctx: AppContext) {
       ctx.db.withTenant(actor, async (tx) => {
         const before = await getSettings(tx, actor.organizationId);
         const after = await updateSettings(tx, actor.organizationId, change, actor.userId);
+        await settingsChanged(ctx, tx, actor.organizationId);
         await recordAudit(tx, actor, {
           action: 'logistics_settings.updated',
           entityType: 'logistics_settings',

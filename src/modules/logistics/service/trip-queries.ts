@@ -10,7 +10,7 @@ import { type DriverRow, driversWithCapacity, findDriver, positionedDrivers } fr
 import type { TripRow, TripViewer } from '../repo/trips.js';
 import { type StopKind, type TripStatus } from '../schemas.js';
 import { breadcrumb, geofenceEntries, historyTrack, keptTrack } from '../repo/locations.js';
-import { averageSpeedKmh, getSettings } from '../repo/settings.js';
+import { averageSpeedKmh, type LogisticsSettings } from '../repo/settings.js';
 import * as trips from '../repo/trips.js';
 
 export { listTripsStatement, tripReportRows, tripStatusCounts, type Period, type TripReportRow } from '../repo/trips.js';
@@ -147,8 +147,7 @@ export async function track(tx: Tx, t: TripRow, q: { after?: string; limit?: num
 }
 
 /** Dispatch board: unassigned trips (oldest first), at-risk trips with their reason, drivers with free capacity. */
-export async function dispatchBoard(tx: Tx, actor: Actor) {
-  const settings = await getSettings(tx, actor.organizationId);
+export async function dispatchBoard(tx: Tx, actor: Actor, settings: Pick<LogisticsSettings, 'acceptance_timeout_s'>) {
   const scope = scopeOf(actor);
   const unassigned = await trips.pendingTrips(tx, scope);
   const atRisk = await trips.atRiskTrips(tx, scope, settings.acceptance_timeout_s);
@@ -210,7 +209,12 @@ export async function liveMap(tx: Tx, actor: Actor) {
 }
 
 /** Per completed trip (and failed delivery, once closed or returned): the trip's driver_earning (the flat fee of the settings unless set at creation). */
-export async function earnings(tx: Tx, driver: DriverRow, q: { from?: string; to?: string; limit?: number; cursor?: string }) {
+export async function earnings(
+  tx: Tx,
+  driver: DriverRow,
+  settings: Pick<LogisticsSettings, 'currency'>,
+  q: { from?: string; to?: string; limit?: number; cursor?: string },
+) {
   const page = pageRequest(q);
   const { totals, rows } = await trips.driverEarnings(tx, driver.id, {
     from: q.from ?? null,
@@ -218,7 +222,6 @@ export async function earnings(tx: Tx, driver: DriverRow, q: { from?: string; to
     after: page.after,
     limit: page.limit + 1,
   });
-  const settings = await getSettings(tx, driver.organization_id);
   return {
     currency: totals.currency ?? settings.currency,
     completed_trips: totals.n,

@@ -24,7 +24,8 @@ import {
   updateTripStatus,
   type TripStatusEffect,
 } from '../repo/trips.js';
-import { assertTerritories, getSettings, territoryForPoint } from './territories.js';
+import { assertTerritories, territoryForPoint } from './territories.js';
+import { settingsOf } from './settings.js';
 import { validatePromise, validateWindow, validateWindowsLoad, type Promises } from './promises.js';
 import { insertProof } from '../repo/proofs.js';
 import { releaseCapacity } from '../repo/drivers.js';
@@ -240,7 +241,7 @@ export function createTripCore(
     const scope = scopeOf(actor);
     if (scope && (!territoryId || !scope.includes(territoryId)))
       throw AppError.unprocessable('The pickup is outside your territories', 'OUTSIDE_TERRITORY');
-    const settings = await getSettings(tx, actor.organizationId);
+    const settings = await settingsOf(ctx, tx, actor.organizationId);
     const fee = (v: string | undefined, dflt: string, field: string) => {
       if (v === undefined) return dflt;
       if (money(v).isNegative()) throw AppError.badRequest(`${field} must be >= 0`, [{ field, message: 'must be >= 0' }]);
@@ -571,6 +572,8 @@ export function createTripCore(
   }
 
   return {
+    /** The organization's logistics settings, cached (see `settingsOf`). */
+    settings: (tx: Tx, organizationId: string) => settingsOf(ctx, tx, organizationId),
     changePromise,
     emit,
     staffAudience,
