@@ -118,7 +118,7 @@ describe('POST /trips/:id/verify-delivery', () => {
     const takesDriver = trips.findIndex((s) => /^UPDATE driver |FROM driver WHERE id = \$1 FOR NO KEY UPDATE/.test(s));
     expect(trips.slice(takesDriver), trips.join('\n')).toEqual([
       expect.stringMatching(/^UPDATE driver SET active_trips/),
-      expect.stringMatching(/^INSERT INTO trip_track/),
+      expect.stringMatching(/^WITH noted AS \(UPDATE driver SET last_track_ended_at/),
       'synchronous_commit=on',
       'COMMIT',
     ]);
@@ -132,8 +132,20 @@ describe('POST /trips/:id/verify-delivery', () => {
   });
 });
 
+/** The end of the driver's newest kept track, as his row notes it, and that track's own end. */
+async function trackEnds(driverId: string) {
+  const { rows } = await t.db.withSystem((tx) =>
+    tx.query(
+      `SELECT d.last_track_ended_at AS noted, (SELECT max(ended_at) FROM trip_track k WHERE k.driver_id = d.id) AS kept
+         FROM driver d WHERE d.id = $1`,
+      [driverId],
+    ),
+  );
+  return rows[0] as { noted: Date | null; kept: Date | null };
+}
+
 describe('POST /driver/locations/batch', () => {
-  it('takes the driver’s row last: his events and ETAs come first, then his position and the late-point merge, then the COMMIT', async () => {
+  it('takes the driver’s row last: his events and ETAs come first, then his position, then the COMMIT', async () => {
     const { tripId } = await onTheWay();
     const { body, trips } = await counted((headers) =>
       t.req(kit.driver.session, {
@@ -147,9 +159,9 @@ describe('POST /driver/locations/batch', () => {
     expect(body.last_location.coordinates).toEqual([-68.132, -16.5]);
     // The driver's row (a capacity claim on him waits for it) is written by the last statements only.
     const takesDriver = trips.findIndex((s) => /UPDATE driver |FROM driver WHERE id = \$1 FOR/.test(s));
+    // Every point is after the end of the driver's last kept track: no late-point merge.
     expect(trips.slice(takesDriver), trips.join('\n')).toEqual([
       expect.stringMatching(/^UPDATE driver d SET last_seen_at/),
-      expect.stringMatching(/^WITH b AS/),
       'synchronous_commit=off',
       'COMMIT',
     ]);
@@ -163,5 +175,51 @@ describe('POST /driver/locations/batch', () => {
       )
     ).rows;
     expect(driver.lon).toBe(-68.132);
+  });
+});
+
+describe('late points of an ended trip', () => {
+  it('a batch with a point at or before the end of the driver’s last kept track merges it, after his row; later ones do not', async () => {
+    const { tripId, pin } = await onTheWay();
+    ok(await t.req(kit.driver.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin } }));
+    const ends = await trackEnds(kit.driver.id);
+    expect(ends.noted).toEqual(ends.kept);
+    const kept = async () =>
+      (await t.db.withSystem((tx) => tx.query('SELECT cardinality(recorded_at) AS n FROM trip_track WHERE trip_id = $1', [tripId]))).rows[0]
+        .n;
+    expect(await kept()).toBe(3);
+
+    const late = await counted((headers) =>
+      t.req(kit.driver.session, {
+        method: 'POST',
+        url: '/driver/locations/batch',
+        payload: { points: points(`synced-${tripId}`, 1, ends.kept!.getTime() - 1) },
+        headers,
+      }),
+    );
+    expect(late.body.accepted).toBe(1);
+    const takesDriver = late.trips.findIndex((s) => /^UPDATE driver d SET last_seen_at/.test(s));
+    expect(late.trips.slice(takesDriver), late.trips.join('\n')).toEqual([
+      expect.stringMatching(/^UPDATE driver d SET last_seen_at/),
+      expect.stringMatching(/^WITH b AS/),
+      'synchronous_commit=off',
+      'COMMIT',
+    ]);
+    expect(await kept()).toBe(4);
+
+    const fresh = await counted((headers) =>
+      t.req(kit.driver.session, {
+        method: 'POST',
+        url: '/driver/locations/batch',
+        payload: { points: points(`after-${tripId}`, 2, ends.kept!.getTime() + 1) },
+        headers,
+      }),
+    );
+    expect(fresh.body.accepted).toBe(2);
+    expect(
+      fresh.trips.some((s) => /^WITH b AS/.test(s)),
+      fresh.trips.join('\n'),
+    ).toBe(false);
+    expect(await kept()).toBe(4);
   });
 });

@@ -140,6 +140,8 @@ export const driver = pgTable(
     lastSeenAt: ts('last_seen_at'),
     /** Set when trip.location_stale was raised for the current silence; cleared by the next fix (one alert per silence). */
     locationStaleAt: ts('location_stale_at'),
+    /** The end of the newest track kept for a trip of this driver (trip_track.ended_at): a GPS batch with a point at or before it merges late points. */
+    lastTrackEndedAt: ts('last_track_ended_at'),
     decidedByUserId: text('decided_by_user_id'),
     decidedAt: ts('decided_at'),
     createdAt: ts('created_at').notNull().defaultNow(),

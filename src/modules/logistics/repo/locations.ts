@@ -82,26 +82,26 @@ const MOVE_DRIVER = prepared(
           -- A newer fix ends the silence: the next one may raise trip.location_stale again.
           location_stale_at = CASE WHEN $2::timestamptz IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= $2::timestamptz) THEN NULL ELSE d.location_stale_at END
     WHERE d.id = $1
-    RETURNING (d.last_location)[0] AS lon, (d.last_location)[1] AS lat, d.last_location_at`,
+    RETURNING (d.last_location)[0] AS lon, (d.last_location)[1] AS lat, d.last_location_at, d.last_track_ended_at`,
 );
 
 /**
  * Records the driver's contact and moves his position to `latest` (the newest point just stored, or null) when it is
  * newer than the one he has, decided on his locked row. A GPS batch runs it last: the row lock it takes (which a
- * capacity claim on the same driver waits for) is then held only until the COMMIT.
+ * capacity claim on the same driver waits for) is then held only until the COMMIT. Returns the row as written: after
+ * waiting for a trip's end that held it, its `last_track_ended_at` is that end's (an UPDATE acts on the newest version).
  */
-export async function moveDriver(
-  tx: Tx,
-  driverId: string,
-  latest: { lon: number; lat: number; at: Date } | null,
-): Promise<{ lon: number | null; lat: number | null; last_location_at: Date | null }> {
-  const { rows } = await tx.query<{ lon: number | null; lat: number | null; last_location_at: Date | null }>(MOVE_DRIVER, [
-    driverId,
-    latest?.at ?? null,
-    latest?.lon ?? null,
-    latest?.lat ?? null,
-  ]);
+export async function moveDriver(tx: Tx, driverId: string, latest: { lon: number; lat: number; at: Date } | null): Promise<MovedDriver> {
+  const { rows } = await tx.query<MovedDriver>(MOVE_DRIVER, [driverId, latest?.at ?? null, latest?.lon ?? null, latest?.lat ?? null]);
   return rows[0]!;
+}
+
+export interface MovedDriver {
+  lon: number | null;
+  lat: number | null;
+  last_location_at: Date | null;
+  /** The end of the newest kept trip track of the driver (null: none). */
+  last_track_ended_at: Date | null;
 }
 
 export interface Crumb {
@@ -184,8 +184,10 @@ export async function keepTripTrack(
   // being stored now either committed before this copy reads the history (and is in it) or runs its merge after this
   // trip's track is committed.
   if (!driverRowHeld) await tx.query('SELECT 1 FROM driver WHERE id = $1 FOR NO KEY UPDATE', [v.driverId]);
+  // The driver's row notes the newest track's end: a GPS batch merges late points only when one of its points is not after it.
   const { rows } = await tx.query<{ n: number }>(
-    `INSERT INTO trip_track (organization_id, trip_id, driver_id, started_at, ended_at, lons, lats, recorded_at, speeds_mps)
+    `WITH noted AS (UPDATE driver SET last_track_ended_at = greatest(last_track_ended_at, $5) WHERE id = $3)
+     INSERT INTO trip_track (organization_id, trip_id, driver_id, started_at, ended_at, lons, lats, recorded_at, speeds_mps)
      SELECT $1, $2, $3, $4, $5,
             COALESCE(array_agg(lon ORDER BY recorded_at), '{}'), COALESCE(array_agg(lat ORDER BY recorded_at), '{}'),
             COALESCE(array_agg(recorded_at ORDER BY recorded_at), '{}'), COALESCE(array_agg(speed_mps ORDER BY recorded_at), '{}')
@@ -199,7 +201,7 @@ export async function keepTripTrack(
   return rows[0]?.n ?? 0;
 }
 
-/** Prepared: run by every GPS batch that stored a new point (an index probe when no ended trip's window is reached). */
+/** Prepared: run by a GPS batch that stored a new point at or before the end of the driver's newest kept track. */
 const MERGE_LATE = prepared(
   `WITH b AS (
      SELECT DISTINCT ON (u.at) u.lon, u.lat, u.at, u.spd

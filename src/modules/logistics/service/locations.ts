@@ -123,9 +123,12 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
     const latest = r.latest_at === null ? null : { lon: Number(r.latest_lon), lat: Number(r.latest_lat), at: new Date(r.latest_at) };
     const pos = await moveDriver(tx, driver.id, latest);
     // A batch with nothing new (a resend) has nothing to merge; otherwise points of an ended trip's window join its kept
-    // track. After the driver's row, which a trip's end holds while it copies its track (keepTripTrack): a trip that
-    // ended meanwhile has its track committed, and a trip ending after waits for this batch's points.
-    if (r.accepted > 0) await mergeLateIntoTracks(tx, driver.organization_id, driver.id, cols);
+    // track, when one of them is not after the end of the driver's newest kept track (as his row says once written). After
+    // the driver's row, which a trip's end holds while it copies its track (keepTripTrack) and notes its end: a trip that
+    // ended meanwhile has its track committed and its end on the row, and a trip ending after waits for this batch's points.
+    const oldest = Math.min(...cols.at.map((at) => Date.parse(at)));
+    if (r.accepted > 0 && pos.last_track_ended_at && new Date(pos.last_track_ended_at).getTime() >= oldest)
+      await mergeLateIntoTracks(tx, driver.organization_id, driver.id, cols);
     return {
       accepted: r.accepted,
       duplicates: points.length - r.accepted,
