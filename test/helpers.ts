@@ -219,3 +219,26 @@ export async function createTestApp(
     },
   };
 }
+
+/**
+ * Another app instance on the test's database, with its own caches and listener: its own pool on PostgreSQL, the
+ * same PGlite otherwise. `req` as `t.req`, through this instance.
+ */
+export async function secondInstance(t: TestApp) {
+  const db = t.url ? createPostgresDatabase(t.url, { max: 5 }) : t.db;
+  const app = await buildApp({ config: t.config, db });
+  await app.ready();
+  return {
+    app,
+    req(session: Session | null, opts: InjectOptions): Promise<LightMyRequestResponse> {
+      const headers = { ...(opts.headers ?? {}) } as Record<string, string>;
+      if (session) headers.authorization = `Bearer ${session.token}`;
+      const u = String(opts.url);
+      return app.inject({ ...opts, url: u.startsWith('/api/') ? u : `/api/v1${u}`, headers });
+    },
+    async close() {
+      await app.close();
+      if (db !== t.db) await db.close();
+    },
+  };
+}

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, waitFor, type Session, type TestApp } from '../../../test/helpers.js';
+import { createTestApp, secondInstance, waitFor, type Session, type TestApp } from '../../../test/helpers.js';
 import { newId } from '../../platform/ids.js';
 import { DEMO_PASSWORD } from '../../seed.js';
 import { tenantOf, type Actor } from '../../platform/auth.js';
@@ -768,5 +768,63 @@ describe('the channel token stored encrypted (write-only)', () => {
     expect(res.json().code).toBe('VALIDATION_FAILED');
     expect((await adminPatch(merchantId, { chat_token: token })).statusCode).toBe(400);
     expect(await settingsRow(merchantId)).toEqual(before);
+  });
+});
+
+describe('a settings change is followed by the very next message', () => {
+  it('switching the channel off and on, its mode and its phone', async () => {
+    const merchantId = await useNewMerchant();
+    expect(await inTenant((tx) => chat.enqueueOrderCreated(tx, orderInput(merchantId)))).toBeNull(); // defaults: off
+    await patch({ chat_enabled: true, chat_phone: '+59170000021' });
+    const on = await inTenant((tx) => chat.enqueueOrderCreated(tx, orderInput(merchantId)));
+    expect(await outboxRow(on!)).toMatchObject({ destination_phone: '+59170000021' });
+    expect((await outboxRow(on!)).payload.link).toBeDefined();
+    await patch({ chat_enabled: false });
+    expect(await inTenant((tx) => chat.enqueueOrderCreated(tx, orderInput(merchantId)))).toBeNull();
+    await patch({ chat_enabled: true, chat_mode: 'cloud_api', chat_phone: '+59170000022' });
+    const cloud = await inTenant((tx) => chat.enqueueOrderCreated(tx, orderInput(merchantId)));
+    expect(await outboxRow(cloud!)).toMatchObject({ destination_phone: '+59170000022' });
+    expect((await outboxRow(cloud!)).payload.link).toBeUndefined();
+    await patch({ order_notifications: false, status_notifications: true });
+    const input = orderInput(merchantId);
+    expect(await inTenant((tx) => chat.enqueueOrderCreated(tx, input))).toBeNull();
+    expect(await inTenant((tx) => chat.enqueueStatusChanged(tx, { ...input, status: 'confirmed' }))).toBeTruthy();
+  });
+
+  it('an administrator switching a channel on through one instance is followed by the next message queued by another', async () => {
+    const b = await secondInstance(t);
+    try {
+      const onB = <T>(fn: (tx: Tx) => Promise<T>) => b.app.ctx.db.withTenant({ organizationId: org, userId: null }, fn);
+      const admin = await t.as('admin');
+      const patchOf = (merchantId: string, payload: Record<string, unknown>) =>
+        t.req(admin, { method: 'PATCH', url: `/admin/merchants/${merchantId}/channels`, payload });
+      // The second instance's listener is in place once a change through the first reaches it.
+      const warm = await useNewMerchant();
+      let phone = 30;
+      await waitFor(
+        async () => {
+          await onB((tx) => b.app.services.chat.enqueueOrderCreated(tx, orderInput(warm)));
+          const to = `+591700000${phone++}`;
+          expect((await patchOf(warm, { chat_enabled: true, chat_phone: to })).statusCode).toBe(200);
+          return waitFor(
+            async () => {
+              const id = await onB((tx) => b.app.services.chat.enqueueOrderCreated(tx, orderInput(warm)));
+              return id !== null && (await outboxRow(id)).destination_phone === to;
+            },
+            { timeout: 1_000 },
+          ).catch(() => false);
+        },
+        { message: "the second instance's listener" },
+      );
+      const merchantId = await useNewMerchant();
+      expect(await onB((tx) => b.app.services.chat.enqueueOrderCreated(tx, orderInput(merchantId)))).toBeNull(); // off, remembered
+      expect((await patchOf(merchantId, { chat_enabled: true, chat_phone: '+59170000029' })).statusCode).toBe(200);
+      const id = await waitFor(() => onB((tx) => b.app.services.chat.enqueueOrderCreated(tx, orderInput(merchantId))), {
+        message: 'the message queued through the second instance',
+      });
+      expect(await outboxRow(id)).toMatchObject({ destination_phone: '+59170000029', status: 'pending' });
+    } finally {
+      await b.close();
+    }
   });
 });

@@ -19,6 +19,7 @@ import {
   type ChatMode,
 } from './settings.js';
 import { encryptSecret, requireKeyring } from '../../../platform/secrets.js';
+import { createAnnouncedCache } from '../../../platform/cache.js';
 
 export type { ChatOutboxRow, ChatOutboxStatus } from '../repo.js';
 
@@ -55,8 +56,17 @@ export interface ChannelSettingsPatch {
   status_notifications?: boolean;
 }
 
+/** What queueing a message reads of a merchant's channel settings (never the token). */
+type ChannelRouting = Pick<
+  ChannelSettingsRow,
+  'chat_enabled' | 'chat_mode' | 'chat_phone' | 'order_notifications' | 'status_notifications'
+>;
+
 export function createChatService(ctx: AppContext, deps: ChatContext['deps']) {
   const { db } = ctx;
+  // Per merchant (`organization:merchant`), read by every queued message; a settings update announces it.
+  const routingCache = createAnnouncedCache<ChannelRouting | null>(ctx, 'chat_settings_changed');
+  const routingKey = (organizationId: string, merchantId: string) => `${organizationId}:${merchantId}`;
 
   /** The merchant of a `comercio` user, through the logistics service; 422 when the user has none. */
   async function resolveMerchantId(tx: Tx, actor: Actor): Promise<string> {
@@ -70,9 +80,25 @@ export function createChatService(ctx: AppContext, deps: ChatContext['deps']) {
     return repo.findSettings(tx, organizationId, merchantId);
   }
 
+  /** The channel settings a queued message follows: cached per merchant, loaded in the caller's transaction on a miss. */
+  function routingOf(tx: Tx, organizationId: string, merchantId: string): Promise<ChannelRouting | null> {
+    return routingCache.get(routingKey(organizationId, merchantId), async () => {
+      const s = await repo.findSettings(tx, organizationId, merchantId);
+      return s
+        ? {
+            chat_enabled: s.chat_enabled,
+            chat_mode: s.chat_mode,
+            chat_phone: s.chat_phone,
+            order_notifications: s.order_notifications,
+            status_notifications: s.status_notifications,
+          }
+        : null;
+    });
+  }
+
   async function insertMessage(
     tx: Tx,
-    s: ChannelSettingsRow,
+    s: ChannelRouting,
     input: OrderMessageInput,
     messageType: string,
     extra: Record<string, unknown>,
@@ -138,6 +164,7 @@ export function createChatService(ctx: AppContext, deps: ChatContext['deps']) {
     const after = await repo.upsertSettings(tx, actor.organizationId, merchantId, merged, given);
     if (after.chat_enabled && !after.chat_phone)
       throw AppError.unprocessable('Enabling the chat channel needs a chat_phone', 'CHAT_PHONE_REQUIRED');
+    await routingCache.changed(tx, routingKey(actor.organizationId, merchantId));
     await recordAudit(tx, actor, {
       action: 'merchant_channels.updated',
       entityType: 'merchant_channel_settings',
@@ -212,7 +239,7 @@ export function createChatService(ctx: AppContext, deps: ChatContext['deps']) {
      * nothing was queued (channel off, no destination phone, already queued).
      */
     async enqueueOrderCreated(tx: Tx, input: OrderMessageInput): Promise<string | null> {
-      const s = await loadSettings(tx, input.organizationId, input.merchantId);
+      const s = await routingOf(tx, input.organizationId, input.merchantId);
       if (!s?.chat_enabled || !s.order_notifications) return null;
       return insertMessage(tx, s, input, 'order_created', {});
     },
@@ -232,14 +259,14 @@ export function createChatService(ctx: AppContext, deps: ChatContext['deps']) {
         url: string | null;
       },
     ): Promise<string | null> {
-      const s = await loadSettings(tx, input.organizationId, input.merchantId);
+      const s = await routingOf(tx, input.organizationId, input.merchantId);
       if (!s?.chat_enabled) return null;
       return insertMessage(tx, s, { ...input, summary: input.text }, input.messageType, { trip_id: input.tripId, url: input.url });
     },
 
     /** In the caller's transaction: queues an `order_status_changed` message when the merchant has `status_notifications`. */
     async enqueueStatusChanged(tx: Tx, input: StatusMessageInput): Promise<string | null> {
-      const s = await loadSettings(tx, input.organizationId, input.merchantId);
+      const s = await routingOf(tx, input.organizationId, input.merchantId);
       if (!s?.chat_enabled || !s.status_notifications) return null;
       const ref = input.orderId ? `Order ${input.orderId}` : `Express request ${input.expressRequestId}`;
       return insertMessage(tx, s, { ...input, summary: input.summary ?? `${ref}: ${input.status}` }, 'order_status_changed', {
