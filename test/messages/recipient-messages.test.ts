@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type Session, type TestApp } from '../helpers.js';
+import { createTestApp, secondInstance, waitFor, type Session, type TestApp } from '../helpers.js';
 import { newShop, ok, rows, type Shop } from '../commerce/fixtures.js';
 import { newDriver, newTrip, pt, tripDb, type TestDriver } from '../logistics/fixtures.js';
+import type { MessagesService } from '../../src/modules/messages/index.js';
+import type { Database } from '../../src/platform/db/index.js';
 import { DEMO_PASSWORD } from '../../src/seed.js';
 
 /** What a trip's recipient is told, through HTTP: queued once per trigger, in his language, opt-out respected, ETA throttled, templates checked. */
@@ -328,5 +330,65 @@ describe('recipient messages', () => {
     expect(reset.templates.find((x: { kind: string; language: string }) => x.kind === 'delivered' && x.language === 'es').customized).toBe(
       false,
     );
+  });
+});
+
+describe('a settings change is followed by the very next message', () => {
+  const settings = (payload: Record<string, unknown>) =>
+    t.req(admin, { method: 'PATCH', url: '/recipient-messages/settings', payload }).then((r) => ok(r));
+  /** The "arriving soon" rows of a trip after an ETA update `min` minutes away, through the given instance. */
+  const etaIn = async (
+    tripId: string,
+    min: number,
+    on: { db: Database; messages: MessagesService } = { db: t.db, messages: t.app.services.messages },
+  ) => {
+    await on.db.withTenant({ organizationId: t.demo.organizationId, userId: null }, (tx) =>
+      on.messages.etaUpdated(tx, { tripId, organizationId: t.demo.organizationId, etaDropoffAt: new Date(Date.now() + min * 60_000) }),
+    );
+    return (await queued(tripId)).filter((m) => m.message_type === 'recipient_arriving_soon').length;
+  };
+
+  it('an edited template and a new "arriving soon" threshold apply to the next message', async () => {
+    const first = await express(nextPhone(), 'Ivo'); // its confirmation read the settings
+    await settings({ templates: [{ kind: 'driver_assigned', language: 'es', body: 'v1 {recipient_name}' }] });
+    await drive(first.trip_id, 'assigned');
+    expect((await queued(first.trip_id)).at(-1).payload.summary).toBe('v1 Ivo');
+    const second = await express(nextPhone(), 'Ivo');
+    await settings({ templates: [{ kind: 'driver_assigned', language: 'es', body: 'v2 {recipient_name}' }] });
+    await drive(second.trip_id, 'assigned');
+    expect((await queued(second.trip_id)).at(-1).payload.summary).toBe('v2 Ivo');
+    await settings({ templates: [{ kind: 'driver_assigned', language: 'es', body: null }] });
+
+    await settings({ arriving_soon_min: 5, eta_message_period_min: 30 });
+    const third = await express(nextPhone());
+    expect(await etaIn(third.trip_id, 8)).toBe(0);
+    await settings({ arriving_soon_min: 10 });
+    expect(await etaIn(third.trip_id, 8)).toBe(1);
+  });
+
+  it('a threshold changed through one instance is followed by the next ETA update on another', async () => {
+    const b = await secondInstance(t);
+    try {
+      const onB = { db: b.app.ctx.db, messages: b.app.services.messages };
+      // The second instance's listener is in place once a change through the first reaches it.
+      let min = 20;
+      await waitFor(
+        async () => {
+          const trip = (await express(nextPhone())).trip_id;
+          min++;
+          expect(await etaIn(trip, min - 0.5, onB)).toBe(0); // the current threshold is under min - 0.5
+          await settings({ arriving_soon_min: min });
+          return waitFor(async () => (await etaIn(trip, min - 0.5, onB)) === 1, { timeout: 1_000 }).catch(() => false);
+        },
+        { message: "the second instance's listener" },
+      );
+      const trip = (await express(nextPhone())).trip_id;
+      expect(await etaIn(trip, 59.5, onB)).toBe(0); // remembered on the second instance
+      await settings({ arriving_soon_min: 60 });
+      await waitFor(async () => (await etaIn(trip, 59.5, onB)) === 1, { message: 'the message through the second instance' });
+      await settings({ arriving_soon_min: 10 });
+    } finally {
+      await b.close();
+    }
   });
 });

@@ -6,8 +6,8 @@ import { recipientMessage, recipientMessageSettings, recipientPreference } from 
 export type MessageSettingsRow = typeof recipientMessageSettings.$inferSelect;
 export type PreferenceRow = typeof recipientPreference.$inferSelect;
 
-export async function findSettings(tx: Tx, forUpdate = false): Promise<MessageSettingsRow | null> {
-  const q = tx.orm.select().from(recipientMessageSettings);
+export async function findSettings(tx: Tx, organizationId: string, forUpdate = false): Promise<MessageSettingsRow | null> {
+  const q = tx.orm.select().from(recipientMessageSettings).where(eq(recipientMessageSettings.organizationId, organizationId));
   const rows = forUpdate ? await q.for('update') : await q;
   return rows[0] ?? null;
 }

@@ -4,6 +4,7 @@ import type { Tx } from '../../../platform/db/index.js';
 import { AppError } from '../../../platform/errors.js';
 import type { StoredEvent } from '../../../platform/events.js';
 import { newId } from '../../../platform/ids.js';
+import { createAnnouncedCache } from '../../../platform/cache.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import { normalizePhones } from '../../../platform/phone.js';
 import type { MessagesContext } from '../context.js';
@@ -67,7 +68,12 @@ function assertKnownPlaceholders(templates: { kind: string; language: string; bo
 export function createMessagesService(ctx: MessagesContext) {
   const { logistics, chat, notifications, organizations } = ctx.deps;
 
-  const load = async (tx: Tx, organizationId: string) => (await repo.findSettings(tx)) ?? defaults(organizationId);
+  // Per organization, read by every message to a recipient; a settings update announces it.
+  const settingsCache = createAnnouncedCache<MessageSettingsRow>(ctx, 'message_settings_changed');
+  /** The settings as stored (or the defaults), read in the caller's transaction. */
+  const read = async (tx: Tx, organizationId: string) => (await repo.findSettings(tx, organizationId)) ?? defaults(organizationId);
+  /** The settings the messages follow: cached per organization, read in the caller's transaction on a miss. */
+  const load = (tx: Tx, organizationId: string) => settingsCache.get(organizationId, () => read(tx, organizationId));
   const templateOf = (s: MessageSettingsRow, kind: MessageKind, language: Language) =>
     (s.templates as Overrides)[kind]?.[language] ?? DEFAULT_TEMPLATES[kind][language];
 
@@ -212,13 +218,13 @@ export function createMessagesService(ctx: MessagesContext) {
       if (left <= s.arrivingSoonMin * 60_000) await tellTrip(tx, u.organizationId, u.tripId, 'arriving_soon', u.etaDropoffAt);
     },
 
-    getSettings: (actor: Actor) => ctx.db.withTenant(actor, async (tx) => settingsOut(await load(tx, actor.organizationId))),
+    getSettings: (actor: Actor) => ctx.db.withTenant(actor, async (tx) => settingsOut(await read(tx, actor.organizationId))),
 
     /** Administrators: minutes, default language and templates; an unknown placeholder is a 400 and nothing is written. */
     updateSettings: (actor: Actor, patch: SettingsPatch) => {
       assertKnownPlaceholders(patch.templates ?? []);
       return ctx.db.withTenant(actor, async (tx) => {
-        const before = (await repo.findSettings(tx, true)) ?? defaults(actor.organizationId);
+        const before = (await repo.findSettings(tx, actor.organizationId, true)) ?? defaults(actor.organizationId);
         const templates = structuredClone(before.templates as Overrides);
         for (const t of patch.templates ?? []) {
           const forKind = (templates[t.kind] ??= {});
@@ -233,6 +239,7 @@ export function createMessagesService(ctx: MessagesContext) {
           defaultLanguage: patch.default_language ?? before.defaultLanguage,
           templates,
         });
+        await settingsCache.changed(tx, actor.organizationId);
         await recordAudit(tx, actor, {
           action: 'recipient_messages.settings_updated',
           entityType: 'organization',
@@ -261,7 +268,7 @@ export function createMessagesService(ctx: MessagesContext) {
           );
       }
       return ctx.db.withTenant(actor, async (tx) => {
-        const s = await load(tx, actor.organizationId);
+        const s = await read(tx, actor.organizationId);
         const org = (await organizations.branding(tx)) as { name: string } | undefined;
         const { timezone } = await organizations.settingsIn(tx);
         const eta = new Date(Date.now() + s.arrivingSoonMin * 60_000);
