@@ -167,4 +167,41 @@ describe('createAnnouncedCache (a change announced in its transaction)', () => {
     expect(await here.get('org-c', load)).toBe(2);
     for (const fn of onClose) await fn();
   });
+
+  it('getMany: the cached keys as they are, the missing ones from one load (a key it leaves out is stored as absent)', async () => {
+    const onClose: (() => Promise<void> | void)[] = [];
+    const cache = createAnnouncedCache<string[]>({ db: t.db, onClose }, 'announced_many_changed');
+    await cache.get('a', async () => ['a1']);
+    const asked: string[][] = [];
+    const gate = deferred<void>();
+    const many = cache.getMany(
+      ['a', 'b', 'c'],
+      async (missing) => {
+        asked.push(missing);
+        await gate.promise;
+        return new Map([['b', ['b1', 'b2']]]);
+      },
+      [],
+    );
+    // A change of c while it loads: c's load answers this caller but is not kept.
+    await t.db.withSystem((tx) => cache.changed(tx, 'c'));
+    gate.resolve();
+    expect(await many).toEqual(
+      new Map([
+        ['a', ['a1']],
+        ['b', ['b1', 'b2']],
+        ['c', []],
+      ]),
+    );
+    expect(asked).toEqual([['b', 'c']]);
+    expect(await cache.getMany(['a', 'b', 'c'], async (missing) => (asked.push(missing), new Map([['c', ['c1']]])), [])).toEqual(
+      new Map([
+        ['a', ['a1']],
+        ['b', ['b1', 'b2']],
+        ['c', ['c1']],
+      ]),
+    );
+    expect(asked).toEqual([['b', 'c'], ['c']]);
+    for (const fn of onClose) await fn();
+  });
 });

@@ -145,6 +145,27 @@ export function createAnnouncedCache<V>(
   return {
     /** The cached value of `key`, or `load`'s (run in the caller's transaction). */
     get: (key: string, load: () => Promise<V>): Promise<V> => cache.getOwn(key, load),
+    /**
+     * The cached values of `keys`, the missing ones from one `loadMissing(missing)` (run in the caller's transaction;
+     * a key it leaves out is loaded as `absent`). Each missing key is stored as `get` stores it.
+     */
+    async getMany(keys: string[], loadMissing: (missing: string[]) => Promise<Map<string, V>>, absent: V): Promise<Map<string, V>> {
+      const missing: string[] = [];
+      let answer!: { resolve: (m: Map<string, V>) => void; reject: (e: unknown) => void };
+      const loaded = new Promise<Map<string, V>>((resolve, reject) => (answer = { resolve, reject }));
+      // `getOwn` runs a missing key's loader before its first await, so every miss is in `missing` once the calls are made.
+      const values = keys.map((key) =>
+        cache.getOwn(key, async () => {
+          missing.push(key);
+          const m = await loaded;
+          return m.has(key) ? m.get(key)! : absent;
+        }),
+      );
+      if (missing.length > 0) loadMissing(missing).then(answer.resolve, answer.reject);
+      else answer.resolve(new Map());
+      const got = await Promise.all(values);
+      return new Map(keys.map((key, i) => [key, got[i]]));
+    },
     /** In the transaction of a change of `key`'s value: every instance forgets it at commit, this one at once too. */
     async changed(tx: Tx, key: string): Promise<void> {
       await notifyChannel(tx, channel, key);
