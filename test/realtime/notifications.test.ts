@@ -2,7 +2,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, waitFor, type Session, type TestApp } from '../helpers.js';
+import { createTestApp, secondInstance, waitFor, type Session, type TestApp } from '../helpers.js';
 import type { EventInput } from '../../src/platform/events.js';
 import { createPushWorker } from '../../src/modules/notifications/worker.js';
 import { createWebhookGateway, type PushGateway } from '../../src/modules/notifications/service/gateway.js';
@@ -394,5 +394,80 @@ describe('push worker', () => {
       status: 'sent',
       last_error: null,
     });
+  });
+});
+
+describe('push targets follow device changes at once', () => {
+  let other: { organizationId: string; logins: Record<string, string> };
+  beforeAll(async () => {
+    other = await t.newOrganization('Devices Org');
+  });
+  /** A test notification to oneself, and the devices its pushes were queued for. */
+  const pushedTo = async (s: Session, req = t.req) => {
+    const res = await req(s, { method: 'POST', url: '/notifications/test' });
+    expect(res.statusCode).toBe(201);
+    const rows = await sql<{ device_id: string }>('SELECT device_id FROM push_outbox WHERE notification_id = $1 ORDER BY device_id', [
+      res.json().id,
+    ]);
+    return rows.map((r) => r.device_id);
+  };
+
+  it('a registered, moved or removed device is targeted (or not) by the very next notification', async () => {
+    const a = await t.login(other.logins.customer);
+    const b = await t.login(other.logins.driver);
+    expect(await pushedTo(a)).toEqual([]); // no device yet (remembered as none)
+    const tokenOne = `moving-token-${Date.now()}`;
+    const one = (await registerDevice(a, tokenOne)).json();
+    expect(await pushedTo(a)).toEqual([one.id]);
+    const two = (await registerDevice(a)).json();
+    expect(await pushedTo(a)).toEqual([one.id, two.id].sort());
+    expect(await pushedTo(b)).toEqual([]);
+    // The same token registered by another user: the device moves to him.
+    expect((await registerDevice(b, tokenOne)).statusCode).toBe(200);
+    expect(await pushedTo(a)).toEqual([two.id]);
+    expect(await pushedTo(b)).toEqual([one.id]);
+    // Removed (by its user, then an administrator's removal of another's device).
+    expect((await t.req(a, { method: 'DELETE', url: `/mobile/devices/${two.id}` })).statusCode).toBe(204);
+    expect(await pushedTo(a)).toEqual([]);
+    const admin = await t.login(other.logins.admin);
+    expect((await t.req(admin, { method: 'DELETE', url: `/mobile/devices/${one.id}` })).statusCode).toBe(204);
+    expect(await pushedTo(b)).toEqual([]);
+    // One notification to several users: each user's own devices.
+    const three = (await registerDevice(a)).json();
+    const res = await t.req(admin, {
+      method: 'POST',
+      url: '/admin/notifications',
+      payload: { title: 'To both', body: 'Hello', user_ids: [a.userId, b.userId] },
+    });
+    expect(res.statusCode).toBeLessThan(300);
+    const pushes = await sql<{ device_id: string; user_id: string }>(
+      "SELECT device_id, user_id FROM push_outbox WHERE organization_id = $1 AND payload->>'title' = 'To both'",
+      [other.organizationId],
+    );
+    expect(pushes).toEqual([{ device_id: three.id, user_id: a.userId }]);
+  });
+
+  it('a device registered through one instance is targeted by the next notification through another', async () => {
+    const b = await secondInstance(t);
+    try {
+      const user = await t.login(other.logins.merchant);
+      const other2 = await t.login(other.logins.dispatch);
+      // The second instance's listener is in place once a change through the first reaches it.
+      await waitFor(
+        async () => {
+          await pushedTo(other2, b.req);
+          const dev = (await registerDevice(other2)).json();
+          return waitFor(async () => (await pushedTo(other2, b.req)).includes(dev.id), { timeout: 1_000 }).catch(() => false);
+        },
+        { message: "the second instance's listener" },
+      );
+      expect(await pushedTo(user, b.req)).toEqual([]); // the second instance remembers: no device
+      const dev = (await registerDevice(user)).json(); // through the first instance
+      await waitFor(async () => (await pushedTo(user, b.req)).includes(dev.id), { message: 'the push on the second instance' });
+      expect((await t.req(user, { method: 'DELETE', url: `/mobile/devices/${dev.id}` })).statusCode).toBe(204);
+      await waitFor(async () => (await pushedTo(user, b.req)).length === 0, { message: 'no push on the second instance' });
+    } finally {
+      await b.close();
+    }
   });
 });

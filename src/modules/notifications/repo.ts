@@ -68,8 +68,16 @@ export type NewDevice = Pick<
   | 'os_version'
 >;
 
-/** Registers an install; the same push token again updates (and revives) the one row. */
-export async function upsertDevice(tx: Tx, d: NewDevice): Promise<{ device: DeviceRow; created: boolean }> {
+/**
+ * Registers an install; the same push token again updates (and revives) the one row. `previousUserId`: the user the
+ * token was registered to before (null for a new row).
+ */
+export async function upsertDevice(tx: Tx, d: NewDevice): Promise<{ device: DeviceRow; created: boolean; previousUserId: string | null }> {
+  // The token's row, locked until the transaction ends: its user is the one the token leaves.
+  const { rows: previous } = await tx.query<{ user_id: string }>(
+    'SELECT user_id FROM device WHERE organization_id = $1 AND push_token = $2 FOR UPDATE',
+    [d.organization_id, d.push_token],
+  );
   const { rows } = await tx.query<DeviceRow & { created: boolean }>(
     `INSERT INTO device (organization_id, id, user_id, platform, push_token, app_role, app_version, build_number, device_model, os_version, last_seen_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now())
@@ -82,7 +90,7 @@ export async function upsertDevice(tx: Tx, d: NewDevice): Promise<{ device: Devi
     [d.organization_id, d.id, d.user_id, d.platform, d.push_token, d.app_role, d.app_version, d.build_number, d.device_model, d.os_version],
   );
   const { created, ...row } = rows[0];
-  return { device: row, created };
+  return { device: row, created, previousUserId: previous[0]?.user_id ?? null };
 }
 
 export async function listUserDevices(tx: Tx, userId: string): Promise<DeviceRow[]> {
@@ -93,20 +101,20 @@ export async function listUserDevices(tx: Tx, userId: string): Promise<DeviceRow
   return rows;
 }
 
-/** Soft-deletes a device (the user's own, or any with `any`) and fails its pending pushes; false when there was none. */
-export async function removeDevice(tx: Tx, organizationId: string, id: string, any: boolean, userId: string): Promise<boolean> {
-  const { rows } = await tx.query<{ id: string }>(
+/** Soft-deletes a device (the user's own, or any with `any`) and fails its pending pushes; its user, or null when there was none. */
+export async function removeDevice(tx: Tx, organizationId: string, id: string, any: boolean, userId: string): Promise<string | null> {
+  const { rows } = await tx.query<{ user_id: string }>(
     `UPDATE device SET deleted_at = now(), updated_at = now()
-      WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL AND ($3::boolean OR user_id = $4) RETURNING id`,
+      WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL AND ($3::boolean OR user_id = $4) RETURNING user_id`,
     [organizationId, id, any, userId],
   );
-  if (!rows[0]) return false;
+  if (!rows[0]) return null;
   await tx.query(
     `UPDATE push_outbox SET status = 'failed', last_error = 'DEVICE_REMOVED', updated_at = now()
       WHERE organization_id = $1 AND device_id = $2 AND status = 'pending'`,
     [organizationId, id],
   );
-  return true;
+  return rows[0].user_id;
 }
 
 /** The user's devices in an offline sync window (deleted ones are tombstones, except at a first sync). */
@@ -237,13 +245,12 @@ export async function notificationsChangedIn(tx: Tx, userId: string, w: SyncWind
 
 // ---------------------------------------------------------------- push outbox
 
+/** A live device as a push target. */
+export type PushTarget = Pick<DeviceRow, 'id' | 'user_id' | 'platform' | 'push_token'>;
+
 /** The live devices of these users (push targets). */
-export async function pushTargets(
-  tx: Tx,
-  organizationId: string,
-  userIds: string[],
-): Promise<Pick<DeviceRow, 'id' | 'user_id' | 'platform' | 'push_token'>[]> {
-  const { rows } = await tx.query<Pick<DeviceRow, 'id' | 'user_id' | 'platform' | 'push_token'>>(
+export async function pushTargets(tx: Tx, organizationId: string, userIds: string[]): Promise<PushTarget[]> {
+  const { rows } = await tx.query<PushTarget>(
     'SELECT id, user_id, platform, push_token FROM device WHERE organization_id = $1 AND user_id = ANY($2::text[]) AND deleted_at IS NULL',
     [organizationId, userIds],
   );

@@ -6,6 +6,7 @@ import type { Tx } from '../../../platform/db/index.js';
 import type { SyncWindow } from '../context.js';
 import * as repo from '../repo.js';
 import type { DeviceRow } from '../repo.js';
+import type { PushTargets } from './push-targets.js';
 
 export type { DeviceRow } from '../repo.js';
 
@@ -50,7 +51,7 @@ export const publicDevice = (d: DeviceRow) => ({
 
 const ADMIN_KINDS = new Set(['administrator']);
 
-export function createDeviceService(ctx: AppContext) {
+export function createDeviceService(ctx: AppContext, pushTargets: PushTargets) {
   /**
    * A stale heartbeat (taken before the one the server already has) changes nothing and is a conflict:
    * the server's newer state wins. `recorded_at` in the future is clamped to now.
@@ -75,8 +76,8 @@ export function createDeviceService(ctx: AppContext) {
 
     /** Registers the caller's install; the same push token again updates (and revives) the one row. */
     async register(actor: Actor, input: RegisterDevice): Promise<{ device: DeviceRow; created: boolean }> {
-      return ctx.db.withTenant(actor, (tx) =>
-        repo.upsertDevice(tx, {
+      return ctx.db.withTenant(actor, async (tx) => {
+        const { device, created, previousUserId } = await repo.upsertDevice(tx, {
           organization_id: actor.organizationId,
           id: newId(),
           user_id: actor.userId,
@@ -87,8 +88,11 @@ export function createDeviceService(ctx: AppContext) {
           build_number: input.build_number ?? null,
           device_model: input.device_model ?? null,
           os_version: input.os_version ?? null,
-        }),
-      );
+        });
+        // The token's user gains (or keeps) the device; a user it was registered to before loses it.
+        await pushTargets.changed(tx, actor.organizationId, [actor.userId, previousUserId]);
+        return { device, created };
+      });
     },
 
     /** The caller's devices; an administrator may list another user's (`user_id`). */
@@ -103,8 +107,9 @@ export function createDeviceService(ctx: AppContext) {
     /** Unregisters (soft delete, a tombstone for sync); its queued pushes are cancelled. Administrators may remove any device. */
     async remove(actor: Actor, id: string) {
       await ctx.db.withTenant(actor, async (tx) => {
-        if (!(await repo.removeDevice(tx, actor.organizationId, id, ADMIN_KINDS.has(actor.kind), actor.userId)))
-          throw AppError.notFound('Device');
+        const userId = await repo.removeDevice(tx, actor.organizationId, id, ADMIN_KINDS.has(actor.kind), actor.userId);
+        if (!userId) throw AppError.notFound('Device');
+        await pushTargets.changed(tx, actor.organizationId, [userId]);
       });
     },
 

@@ -10,6 +10,7 @@ import type { EventInput, StoredEvent } from '../../../platform/events.js';
 import { DEFAULT_TEMPLATES, type NotificationTemplate } from './templates.js';
 import * as repo from '../repo.js';
 import type { NotificationRow } from '../repo.js';
+import type { PushTargets } from './push-targets.js';
 
 export type { NotificationRow } from '../repo.js';
 
@@ -60,7 +61,7 @@ export interface AdminNotificationInput {
 
 export function createNotificationService(
   ctx: AppContext,
-  opts: { gatewayConfigured: boolean; identity: NotificationsContext['deps']['identity'] },
+  opts: { gatewayConfigured: boolean; identity: NotificationsContext['deps']['identity']; pushTargets: PushTargets },
 ) {
   const templates = new Map<string, NotificationTemplate>(Object.entries(DEFAULT_TEMPLATES));
   let territoryAudience: TerritoryAudience | null = null;
@@ -101,7 +102,7 @@ export function createNotificationService(
   }
 
   async function queuePushes(tx: Tx, organizationId: string, rows: NotificationRow[]) {
-    const devices = await repo.pushTargets(
+    const devices = await opts.pushTargets.of(
       tx,
       organizationId,
       rows.map((n) => n.user_id),
