@@ -2,7 +2,7 @@ import { withDeps, type Api, type AppContext, type Module } from '../../platform
 import { tripOut } from '../logistics/index.js';
 import { fillOrganizationId } from '../../platform/tenant-fields.js';
 import type { WebhooksContext } from './context.js';
-import { createWebhookService } from './service/webhooks.js';
+import { createSubscriptionCache, createWebhookService } from './service/webhooks.js';
 import { webhookRoutes } from './routes.js';
 import client from 'prom-client';
 import {
@@ -31,7 +31,9 @@ export { WEBHOOK_SECRET_COLUMNS } from './repo.js';
  */
 export function createWebhooksModule(base: AppContext, deps: WebhooksContext['deps']) {
   const ctx: WebhooksContext = withDeps(base, deps);
-  const service = createWebhookService(ctx);
+  // Each organization's active subscriptions, as matching an event reads them (the service and the worker announce changes).
+  const subscriptions = createSubscriptionCache(ctx);
+  const service = createWebhookService(ctx, subscriptions);
   // A trip is sent as GET /trips/:id returns it to the subscription's owner.
   service.registerResource('trip', async (tx, id, viewer) => {
     const t = await ctx.deps.logistics.getTrip(tx, id);
@@ -66,7 +68,7 @@ export function createWebhooksModule(base: AppContext, deps: WebhooksContext['de
     attempts.observe({ outcome: a.outcome }, a.durationMs / 1000);
     if (a.deliveredAfterMs !== null) latency.observe(a.deliveredAfterMs / 1000);
   };
-  const worker = createWebhookWorker(ctx, webhookWorkerOptions(ctx, { onAttempt }));
+  const worker = createWebhookWorker(ctx, subscriptions, webhookWorkerOptions(ctx, { onAttempt }));
   ctx.workers.push(worker);
   const pruner = createWebhookPruner(ctx, prunerOptions(ctx));
   ctx.workers.push(pruner);
@@ -79,7 +81,7 @@ export function createWebhooksModule(base: AppContext, deps: WebhooksContext['de
     service,
     /** Another worker over the same outbox (tests and the bench: several instances, a controllable clock). */
     newWorker: (overrides: Partial<WebhookWorkerOptions> = {}): WebhookWorker =>
-      createWebhookWorker(ctx, webhookWorkerOptions(ctx, { onAttempt, ...overrides })),
+      createWebhookWorker(ctx, subscriptions, webhookWorkerOptions(ctx, { onAttempt, ...overrides })),
     /** Another retention pruner (tests: a controllable clock). */
     newPruner: (overrides: Partial<PrunerOptions> = {}) => createWebhookPruner(ctx, prunerOptions(ctx, overrides)),
     routes: (app: Api) => {

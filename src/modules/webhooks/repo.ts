@@ -68,29 +68,29 @@ export async function deleteSubscription(tx: Tx, id: string): Promise<boolean> {
   return rows.length > 0;
 }
 
-/**
- * The active subscriptions of an organization that want this event: the type is listed (or `*`, which leaves out
- * the opt-in types), and for the merchant scope the event is one of the merchant's records (its merchant_id, or
- * the merchant's owner among the event's audience, as on the merchant's own stream). The dispatch and territories
- * scopes are narrowed further by the service (families, territories, permissions).
- *
- * Each row is locked FOR KEY SHARE (the lock the deliveries' foreign key takes anyway, taken here first): a
- * subscription being deleted by another transaction is waited for and then left out, instead of failing this
- * event's transaction, a merchant's or a driver's write, at the deliveries' insert.
- */
-export async function matchingSubscriptions(
-  tx: Tx,
-  ev: { organizationId: string; type: string; merchantId: string | null; audienceUserIds: string[]; optIn: boolean },
-): Promise<Pick<SubscriptionRecord, 'id' | 'scope' | 'ownerUserId' | 'merchantId'>[]> {
-  const { rows } = await tx.query<{ id: string; scope: SubscriptionRecord['scope']; owner_user_id: string; merchant_id: string | null }>(
-    prepared(`SELECT id, scope, owner_user_id, merchant_id FROM webhook_subscription
-      WHERE organization_id = $1 AND active
-        AND ($2 = ANY(event_types) OR (NOT $3::boolean AND '*' = ANY(event_types)))
-        AND (scope <> 'merchant' OR merchant_id = $4 OR owner_user_id = ANY($5::text[]))
-      FOR KEY SHARE`),
-    [ev.organizationId, ev.type, ev.optIn, ev.merchantId, ev.audienceUserIds],
+/** What matching an event needs of an active subscription (cached per organization by the service). */
+export type ActiveSubscription = Pick<SubscriptionRecord, 'id' | 'scope' | 'ownerUserId' | 'merchantId' | 'eventTypes'>;
+
+/** The active subscriptions of an organization, with what matching an event needs of them. */
+export async function activeSubscriptions(tx: Tx, organizationId: string): Promise<ActiveSubscription[]> {
+  const { rows } = await tx.query<{
+    id: string;
+    scope: SubscriptionRecord['scope'];
+    owner_user_id: string;
+    merchant_id: string | null;
+    event_types: string[];
+  }>(
+    prepared(`SELECT id, scope, owner_user_id, merchant_id, event_types FROM webhook_subscription
+      WHERE organization_id = $1 AND active ORDER BY id`),
+    [organizationId],
   );
-  return rows.map((r) => ({ id: r.id, scope: r.scope, ownerUserId: r.owner_user_id, merchantId: r.merchant_id }));
+  return rows.map((r) => ({
+    id: r.id,
+    scope: r.scope,
+    ownerUserId: r.owner_user_id,
+    merchantId: r.merchant_id,
+    eventTypes: r.event_types,
+  }));
 }
 
 /** Subscriptions (among `ids`) that already got this type for this resource within the last `withinMs` (throttled types). */
@@ -116,6 +116,48 @@ export async function recentlySent(
 export async function insertDeliveries(tx: Tx, rows: NewDelivery[]): Promise<DeliveryRecord[]> {
   if (rows.length === 0) return [];
   return tx.orm.insert(webhookDelivery).values(rows).returning();
+}
+
+/** One delivery of an event: the rest of the row is the event's. */
+export interface EventDeliveryRow {
+  id: string;
+  subscriptionId: string;
+  body: Record<string, unknown>;
+}
+
+/**
+ * An event's deliveries in one statement, only to the subscriptions among `rows` that exist and still want the event
+ * (active, the type listed, or `*` for a type that is not opt-in): the rows come from a cached list that may be older
+ * than a committed deletion or change. Each subscription row is locked FOR KEY SHARE (the lock the deliveries' foreign
+ * key takes anyway, taken here first): a subscription being deleted by another transaction is waited for and then left
+ * out, instead of failing the event's transaction, a merchant's or a driver's write, at the foreign key. Returns the
+ * subscriptions written to.
+ */
+export async function insertEventDeliveries(
+  tx: Tx,
+  ev: { organizationId: string; eventId: string; eventSeq: number; eventType: string; resourceKey: string; optIn: boolean },
+  rows: EventDeliveryRow[],
+): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const { rows: out } = await tx.query<{ subscription_id: string }>(
+    prepared(`INSERT INTO webhook_delivery (organization_id, id, subscription_id, event_id, event_seq, event_type, resource_key, body)
+      SELECT s.organization_id, r.id, s.id, $2, $3::bigint, $4, $5, r.body
+        FROM jsonb_to_recordset($7::jsonb) AS r(id text, subscription_id text, body jsonb)
+        JOIN webhook_subscription s ON s.organization_id = $1 AND s.id = r.subscription_id
+       WHERE s.active AND ($4 = ANY(s.event_types) OR (NOT $6::boolean AND '*' = ANY(s.event_types)))
+       FOR KEY SHARE OF s
+      RETURNING subscription_id`),
+    [
+      ev.organizationId,
+      ev.eventId,
+      ev.eventSeq,
+      ev.eventType,
+      ev.resourceKey,
+      ev.optIn,
+      JSON.stringify(rows.map((r) => ({ id: r.id, subscription_id: r.subscriptionId, body: r.body }))),
+    ],
+  );
+  return out.map((r) => r.subscription_id);
 }
 
 /** Pending deliveries of a subscription are cancelled (it was disabled or deactivated). */

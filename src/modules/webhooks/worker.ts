@@ -10,7 +10,7 @@ import * as repo from './repo.js';
 import type { AttemptOutcome } from './tables.js';
 import { httpSender, targetPolicy, type SendResult, type WebhookSender } from './service/sender.js';
 import { decryptSecret, SecretError, type SecretsKeyring } from '../../platform/secrets.js';
-import { secretContextOf } from './service/webhooks.js';
+import { secretContextOf, type SubscriptionCache } from './service/webhooks.js';
 
 export const TIMESTAMP_HEADER = 'x-webhook-timestamp';
 export const EVENT_ID_HEADER = 'x-webhook-event-id';
@@ -123,7 +123,11 @@ export interface WebhookWorker extends Worker {
  * in a tenant transaction only if the claim is still ours: an attempt is counted and logged exactly once even
  * with several instances, and a late worker whose claim expired writes nothing.
  */
-export function createWebhookWorker(ctx: WebhooksContext, opts: WebhookWorkerOptions): WebhookWorker {
+export function createWebhookWorker(
+  ctx: WebhooksContext,
+  subscriptions: Pick<SubscriptionCache, 'changed'>,
+  opts: WebhookWorkerOptions,
+): WebhookWorker {
   const { db } = ctx;
   const inFlight = new Set<Promise<void>>();
 
@@ -167,6 +171,7 @@ export function createWebhookWorker(ctx: WebhooksContext, opts: WebhookWorkerOpt
       const exhausted = verdict === 'retry' && outcome.status === 'failed' ? d.id : null;
       const disabled = await repo.markSubscriptionFailing(tx, d.subscription_id, now, opts.disableAfterMs, exhausted);
       if (!disabled) return;
+      await subscriptions.changed(tx, d.organization_id);
       await repo.cancelPending(tx, disabled.id, 'SUBSCRIPTION_DISABLED');
       await recordAudit(tx, systemActor(d.organization_id, 'webhooks'), {
         action: 'webhook_subscription.disabled',

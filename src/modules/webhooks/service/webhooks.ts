@@ -10,6 +10,7 @@ import { newId, randomToken } from '../../../platform/ids.js';
 import { pageRequest, toPage } from '../../../platform/pagination.js';
 import { recordAudit } from '../../../platform/audit.js';
 import { countRequest } from '../../../platform/rate-limit.js';
+import { createAnnouncedCache, type AnnouncedCache } from '../../../platform/cache.js';
 import * as repo from '../repo.js';
 import { checkTargetUrl, targetPolicy } from './sender.js';
 import { encryptSecret, requireKeyring, secretContext } from '../../../platform/secrets.js';
@@ -149,7 +150,24 @@ export function attemptOut(a: repo.AttemptRecord) {
   };
 }
 
-export function createWebhookService(ctx: WebhooksContext, settings: WebhookSettings = webhookSettings(ctx.config.settings)) {
+/**
+ * Per organization, its active subscriptions as matching reads them, cached on each instance: loaded in the
+ * transaction of the event that misses, forgotten on every instance when a change commits. Every write of a
+ * subscription's matching data (created, changed, deleted, disabled) calls `changed(tx, organizationId)`.
+ */
+export type SubscriptionCache = AnnouncedCache<repo.ActiveSubscription[]>;
+export const createSubscriptionCache = (ctx: WebhooksContext): SubscriptionCache =>
+  createAnnouncedCache<repo.ActiveSubscription[]>(ctx, 'webhook_subscriptions_changed');
+
+/** Whether a subscription's event types take this type (`*` takes every type that is not opt-in). */
+const wantsType = (s: repo.ActiveSubscription, type: string, optIn: boolean) =>
+  s.eventTypes.includes(type) || (!optIn && s.eventTypes.includes('*'));
+
+export function createWebhookService(
+  ctx: WebhooksContext,
+  subscriptions: SubscriptionCache,
+  settings: WebhookSettings = webhookSettings(ctx.config.settings),
+) {
   const { db } = ctx;
   const renderers = new Map<string, ResourceRenderer>();
 
@@ -209,17 +227,24 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
   /**
    * The outbox write, in the transaction of the event (an event rolled back leaves no delivery): one delivery per
    * matching subscription, with the resource rendered as the subscription owner reads it through the API.
+   * The organization's active subscriptions come from the cache (no statement when cached; none written to when
+   * there are none); the deliveries' insert checks each subscription again in the database.
    */
   async function onEvent(tx: Tx, ev: StoredEvent): Promise<void> {
     if (!KNOWN.has(ev.type)) return;
+    const active = await subscriptions.get(ev.organization_id, () => repo.activeSubscriptions(tx, ev.organization_id));
+    if (active.length === 0) return;
+    const optIn = OPT_IN_TYPES.has(ev.type);
     const merchantId = typeof ev.payload?.merchant_id === 'string' ? ev.payload.merchant_id : null;
-    const candidates = await repo.matchingSubscriptions(tx, {
-      organizationId: ev.organization_id,
-      type: ev.type,
-      merchantId,
-      audienceUserIds: ev.audience_user_ids ?? [],
-      optIn: OPT_IN_TYPES.has(ev.type),
-    });
+    const audience = ev.audience_user_ids ?? [];
+    // The type is listed (or `*`, which leaves out the opt-in types), and for the merchant scope the event is one of
+    // the merchant's records (its merchant_id, or the merchant's owner among the event's audience, as on the
+    // merchant's own stream).
+    const candidates = active.filter(
+      (s) =>
+        wantsType(s, ev.type, optIn) &&
+        (s.scope !== 'merchant' || (merchantId !== null && s.merchantId === merchantId) || audience.includes(s.ownerUserId)),
+    );
     // Each subscription gets what its owner may read: a dispatcher the families dispatch reads; a sub-administrator
     // the events of the territories he holds now (his effective scope, narrowed by his parents), with the permission of the GET.
     let subs: typeof candidates = [];
@@ -240,7 +265,7 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
     }
     if (subs.length === 0) return;
     const resourceKey = `${ev.entity_type}:${ev.entity_id}`;
-    if (OPT_IN_TYPES.has(ev.type) && settings.locationIntervalMs > 0) {
+    if (optIn && settings.locationIntervalMs > 0) {
       const recent = await repo.recentlySent(
         tx,
         ev.organization_id,
@@ -254,19 +279,14 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
     }
     const render = renderers.get(resourceOf(ev.type));
     const rendered = new Map<string, Record<string, unknown> | null>();
-    const rows: repo.NewDelivery[] = [];
+    const rows: repo.EventDeliveryRow[] = [];
     for (const s of subs) {
       const viewer: ResourceViewer = { userId: s.ownerUserId, kind: VIEWER_OF[s.scope], organizationId: ev.organization_id };
       const key = `${viewer.kind}:${viewer.userId}`;
       if (!rendered.has(key)) rendered.set(key, render ? await render(tx, ev.entity_id, viewer) : null);
       rows.push({
-        organizationId: ev.organization_id,
         id: newId(),
         subscriptionId: s.id,
-        eventId: ev.id,
-        eventSeq: Number(ev.seq),
-        eventType: ev.type,
-        resourceKey,
         body: {
           id: ev.id,
           type: ev.type,
@@ -279,7 +299,11 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
         },
       });
     }
-    await repo.insertDeliveries(tx, rows);
+    await repo.insertEventDeliveries(
+      tx,
+      { organizationId: ev.organization_id, eventId: ev.id, eventSeq: Number(ev.seq), eventType: ev.type, resourceKey, optIn },
+      rows,
+    );
   }
 
   return {
@@ -330,6 +354,7 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
           secret: encryptSecret(ring, secret, secretContextOf(actor.organizationId, id)),
           active: input.active ?? true,
         });
+        await subscriptions.changed(tx, actor.organizationId);
         await recordAudit(tx, actor, {
           action: 'webhook_subscription.created',
           entityType: 'webhook_subscription',
@@ -373,6 +398,7 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
         if (patch.active === false && before.active)
           Object.assign(set, { active: false, disabledAt: new Date(), disabledReason: 'deactivated' });
         const after = Object.keys(set).length ? await repo.updateSubscription(tx, id, set) : before;
+        if (after !== before) await subscriptions.changed(tx, before.organizationId);
         if (before.active && !after.active) await repo.cancelPending(tx, id, 'SUBSCRIPTION_DEACTIVATED');
         const view = (s: repo.SubscriptionRecord) => ({
           url: s.url,
@@ -395,6 +421,7 @@ export function createWebhookService(ctx: WebhooksContext, settings: WebhookSett
       await db.withTenant(tenantOf(actor), async (tx) => {
         const s = await visible(tx, actor, id, true);
         await repo.deleteSubscription(tx, id);
+        await subscriptions.changed(tx, s.organizationId);
         await recordAudit(tx, actor, {
           action: 'webhook_subscription.deleted',
           entityType: 'webhook_subscription',
