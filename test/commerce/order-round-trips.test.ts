@@ -4,14 +4,14 @@ import { createTestApp, type TestApp } from '../helpers.js';
 import { cart, newCustomer, newShop, ok, orderDb, rows, type Shop } from './fixtures.js';
 
 /**
- * An order takes at most 9 database round trips. The app's Database is wrapped so that every
+ * An order takes at most 8 database round trips. The app's Database is wrapped so that every
  * exchange of the counted request with the server is noted: every `tx.query` / `tx.exec` (the first one carries
  * BEGIN and the tenant settings), the COMMIT, and every statement of a read.
  */
 // The cart, the organization's settings, the merchant's payment profile, the logistics settings (the delivery
 // promise: learned speeds and dispatch buffer), the order with its lines, promise and coupon in one statement, the
-// event, the webhook subscriptions, the merchant's chat channel, the COMMIT.
-const MAX_ROUND_TRIPS = 9;
+// event (the organization's webhook subscriptions are cached, and it has none), the merchant's chat channel, the COMMIT.
+const MAX_ROUND_TRIPS = 8;
 
 /** The exchanges of the counted request, told apart by its request id (test/counting-db.ts). */
 const counting = new Map<string, string[]>();

@@ -100,10 +100,10 @@ async function onTheWay() {
   return { tripId, orderId: o.id, pin: trip.delivery_pin as string };
 }
 
-// The driver and the trip (locked), the trip's update and reload, the proof, the events with their webhook subscriptions,
-// notifications and devices, the order (locked, moved, reloaded) and its ledger and audit, the driver's capacity, the
-// trip's track, the COMMIT (a platform-paid order of the demo shop).
-const MAX_DELIVERY_ROUND_TRIPS = 46;
+// The driver and the trip (locked), the trip's update and reload, the proof, the events with their notifications and
+// devices (the organization's webhook subscriptions are cached), the order (locked, moved, reloaded) and its ledger and
+// audit, the driver's capacity, the trip's track, the COMMIT (a platform-paid order of the demo shop).
+const MAX_DELIVERY_ROUND_TRIPS = 43;
 
 describe('POST /trips/:id/verify-delivery', () => {
   it('completes the trip, books the order and keeps the track in a synchronous commit', async () => {
