@@ -175,6 +175,25 @@ describe('POST /driver/locations/batch', () => {
       )
     ).rows;
     expect(driver.lon).toBe(-68.132);
+
+    // The next fix, within the period of the arriving-soon message just sent: the message is decided against (the
+    // trip's lock and its last message) without reading the trip again.
+    const next = await counted((headers) =>
+      t.req(kit.driver.session, {
+        method: 'POST',
+        url: '/driver/locations/batch',
+        payload: { points: points(`next-${tripId}`, 1) },
+        headers,
+      }),
+    );
+    const locked = next.trips.findIndex((s) => s.includes('pg_advisory_xact_lock'));
+    expect(locked, next.trips.join('\n')).toBeGreaterThan(0);
+    expect(next.trips[locked - 1], next.trips.join('\n')).toMatch(/^WITH u AS/); // the ETAs' update, not a read of the trip
+    expect(next.trips.slice(locked + 2), next.trips.join('\n')).toEqual([
+      expect.stringMatching(/^UPDATE driver d SET last_seen_at/),
+      'synchronous_commit=off',
+      'COMMIT',
+    ]);
   });
 });
 

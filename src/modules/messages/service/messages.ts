@@ -120,14 +120,15 @@ export function createMessagesService(ctx: MessagesContext) {
    * account (inbox and push). Once per trip, kind and channel; "arriving soon" at most once per period instead.
    */
   async function tellTrip(tx: Tx, organizationId: string, tripId: string, kind: MessageKind, etaAt: Date | null = null): Promise<void> {
-    const t = await logistics.getTrip(tx, tripId);
-    if (!t) return;
     const s = await load(tx, organizationId);
+    // An arriving-soon message is due once per period: decided before the trip is read (most ETA updates stop here).
     if (kind === 'arriving_soon') {
       await repo.lockSubject(tx, tripId);
       const last = await repo.lastMessageAt(tx, tripId, kind);
       if (last && Date.now() - last.getTime() < s.etaMessagePeriodMin * 60_000) return;
     }
+    const t = await logistics.getTrip(tx, tripId);
+    if (!t) return;
     const contact = t.customer_user_id ? null : await logistics.recipientContact(tx, tripId);
     if (contact?.phone && t.merchant_id) {
       const pref = await repo.findPreference(tx, contact.phone);
