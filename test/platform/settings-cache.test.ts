@@ -1,7 +1,5 @@
-import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { createTestApp, pt, waitFor, type Session, type TestApp } from '../helpers.js';
+import { createTestApp, pt, secondInstance, waitFor, type Session, type TestApp } from '../helpers.js';
 import { newTrip } from '../logistics/fixtures.js';
 
 let t: TestApp;
@@ -29,21 +27,19 @@ describe('logistics settings read by the rules (cached on each instance)', () =>
   });
 
   it('a change made on one instance reaches another instance that had the old settings cached', async () => {
-    const second = await buildApp({ config: t.config, db: t.db });
-    await second.ready();
+    const second = await secondInstance(t);
     try {
       const onSecond = async () => {
-        const res = await second.inject({
+        const res = await second.req(dispatch, {
           method: 'POST',
-          url: '/api/v1/trips',
-          headers: { authorization: `Bearer ${dispatch.token}` },
+          url: '/trips',
           payload: {
             pickup_location: pt(-68.13, -16.5),
             pickup_address: 'Pickup street 1',
             dropoff_location: pt(-68.12, -16.49),
             dropoff_address: 'Dropoff street 2',
           },
-        } as InjectOptions);
+        });
         expect(res.statusCode, res.body).toBe(201);
         return res.json().delivery_fee as string;
       };
@@ -60,21 +56,19 @@ describe('logistics settings read by the rules (cached on each instance)', () =>
 describe("the organization's settings and branding read by other modules (cached on each instance)", () => {
   it('a branding change reaches the next read on this instance and on another one that had it cached', async () => {
     const driver = await t.as('driver');
-    const second = await buildApp({ config: t.config, db: t.db });
-    await second.ready();
+    const second = await secondInstance(t);
     try {
-      const brandOn = async (app: typeof t.app) =>
-        (await app.inject({ method: 'GET', url: '/api/v1/mobile/bootstrap', headers: { authorization: `Bearer ${driver.token}` } })).json()
-          .brand_assets.name as string;
+      const brandOn = async (on: Pick<TestApp, 'req'>) =>
+        (await on.req(driver, { method: 'GET', url: '/mobile/bootstrap' })).json().brand_assets.name as string;
       const rename = async (name: string) => {
         const res = await t.req(admin, { method: 'PATCH', url: `/organizations/${t.demo.organizationId}/branding`, payload: { name } });
         expect(res.statusCode, res.body).toBe(200);
       };
       await rename('Reparto Uno');
-      expect(await brandOn(t.app)).toBe('Reparto Uno');
+      expect(await brandOn(t)).toBe('Reparto Uno');
       expect(await brandOn(second)).toBe('Reparto Uno'); // cached on both
       await rename('Reparto Dos');
-      expect(await brandOn(t.app)).toBe('Reparto Dos');
+      expect(await brandOn(t)).toBe('Reparto Dos');
       await waitFor(async () => (await brandOn(second)) === 'Reparto Dos', { message: 'the branding change on the other instance' });
     } finally {
       await second.close();
@@ -82,18 +76,10 @@ describe("the organization's settings and branding read by other modules (cached
   });
 
   it("a settings change reaches the next read of the organization's time zone on another instance", async () => {
-    const second = await buildApp({ config: t.config, db: t.db });
-    await second.ready();
+    const second = await secondInstance(t);
     try {
       // The cash reconciliation reads the organization's time zone (settings) and shows it.
-      const zoneOn = async () =>
-        (
-          await second.inject({
-            method: 'GET',
-            url: '/api/v1/admin/cash-reconciliation',
-            headers: { authorization: `Bearer ${admin.token}` },
-          })
-        ).json().timezone as string;
+      const zoneOn = async () => (await second.req(admin, { method: 'GET', url: '/admin/cash-reconciliation' })).json().timezone as string;
       const setZone = async (timezone: string) => {
         const res = await t.req(admin, { method: 'PATCH', url: '/settings', payload: { timezone } });
         expect(res.statusCode, res.body).toBe(200);
