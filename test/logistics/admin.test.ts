@@ -71,6 +71,20 @@ describe('drivers', () => {
     const me = await t.req(s, { method: 'GET', url: '/driver/me' });
     expect(me.statusCode).toBe(404);
     expect(me.json().code).toBe('DRIVER_PROFILE_NOT_FOUND');
+    // A position without a profile: the same 404, and no point is stored.
+    const point = { client_point_id: `no-profile-${u.userId}`, location: pt(-68.13, -16.5), recorded_at: new Date().toISOString() };
+    for (const [url, payload] of [
+      ['/driver/location', point],
+      ['/driver/locations/batch', { points: [point] }],
+    ] as const) {
+      const posted = await t.req(s, { method: 'POST', url, payload });
+      expect(posted.statusCode, posted.body).toBe(404);
+      expect(posted.json().code).toBe('DRIVER_PROFILE_NOT_FOUND');
+    }
+    const stored = await t.db.withSystem((tx) =>
+      tx.query('SELECT 1 FROM driver_location WHERE client_point_id = $1', [point.client_point_id]),
+    );
+    expect(stored.rowCount).toBe(0);
     const self = await t.req(s, { method: 'POST', url: '/drivers', payload: {} });
     expect(self.statusCode, self.body).toBe(201);
     expect(self.json()).toMatchObject({ user_id: u.userId, status: 'pending' });

@@ -100,6 +100,21 @@ async function onTheWay() {
   return { tripId, orderId: o.id, pin: trip.delivery_pin as string };
 }
 
+describe('a GPS batch of a driver on the way', () => {
+  it('finds the driver, stores the points and reads his trips under way in its first statement', async () => {
+    const { tripId, pin } = await onTheWay();
+    const { body, trips } = await counted((headers) =>
+      t.req(kit.driver.session, { method: 'POST', url: '/driver/locations/batch', payload: { points: points(`w${tripId}`, 2) }, headers }),
+    );
+    expect(body.accepted).toBe(2);
+    // No lookup of the driver nor of his trips of its own: the next exchange is already the trip's location event.
+    expect(trips[0], trips.join('\n')).toMatch(/^WITH drv AS \( SELECT /);
+    expect(trips[1], trips.join('\n')).toMatch(/^WITH e AS \( INSERT INTO event/);
+    expect(body.last_location).toEqual(pt(-68.133, -16.5));
+    ok(await t.req(kit.driver.session, { method: 'POST', url: `/trips/${tripId}/verify-delivery`, payload: { pin } }));
+  });
+});
+
 // The driver and the trip (locked), the trip's update and reload, the proof, the events with their notifications and
 // devices (the organization's webhook subscriptions are cached), the order (locked, moved, reloaded) and its ledger and
 // audit, the driver's capacity, the trip's track, the COMMIT (a platform-paid order of the demo shop).

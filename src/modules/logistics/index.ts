@@ -116,10 +116,15 @@ async function seedLogistics(ctx: AppContext, svc: LogisticsService, demo: DemoS
     });
     await svc.drivers.decide(tx, actor, driver.id, 'approve', 'demo');
     await svc.drivers.setAvailability(tx, actor, (await svc.drivers.load(tx, driver.id))!, true);
-    await svc.locations.single(tx, actor, (await svc.drivers.load(tx, driver.id))!, {
-      location: { type: 'Point', coordinates: [-68.13, -16.5] },
-      client_point_id: 'seed-1',
-    });
+    await svc.locations.single(
+      tx,
+      actor,
+      { id: driver.id },
+      {
+        location: { type: 'Point', coordinates: [-68.13, -16.5] },
+        client_point_id: 'seed-1',
+      },
+    );
     const merchant = await svc.merchants.create(tx, actor, {
       owner_user_id: demo.users.merchant,
       name: 'Demo Store',

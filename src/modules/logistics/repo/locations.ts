@@ -1,6 +1,7 @@
 import { prepared, type Tx } from '../../../platform/db/index.js';
 import type { tripGeofence } from '../tables.js';
 import type { SnakeRow } from '../../../platform/db/columns.js';
+import { TRIP_SELECT, type TripRow } from './trips.js';
 
 /** The columns of a batch of GPS points (same length each). */
 export interface PointColumns {
@@ -14,6 +15,8 @@ export interface PointColumns {
 }
 
 export interface IngestRow {
+  driver_id: string;
+  organization_id: string;
   accepted: number;
   active_trips: number;
   /** The newest stored point is newer than the driver's position (as read, unlocked): it is about to become it. */
@@ -22,46 +25,59 @@ export interface IngestRow {
   latest_lat: number | null;
   latest_at: Date | null;
   points: [number, number, string][] | null;
+  /** The driver's trips under way, read with the points when some were new and he has any (else empty). */
+  trips: TripRow[];
 }
 
-/**
- * Prepared: the first statement of every GPS batch (parsing and planning it cost about a third of its database time).
- * It reads the driver's row without locking it: the row is written by `moveDriver`, the batch's last statement.
- */
-const STORE_POINTS = prepared(
-  `WITH ins AS (
-     INSERT INTO driver_location (organization_id, driver_id, client_point_id, location, recorded_at, accuracy_m, speed_mps, heading)
-     SELECT $1, $2, u.id, point(u.lon, u.lat), u.at, u.acc, u.spd, u.hdg
-       FROM unnest($3::text[], $4::float8[], $5::float8[], $6::timestamptz[], $7::float8[], $8::float8[], $9::float8[]) AS u(id, lon, lat, at, acc, spd, hdg)
-     ON CONFLICT DO NOTHING
-     RETURNING location, recorded_at
-   ), latest AS (SELECT location, recorded_at FROM ins ORDER BY recorded_at DESC LIMIT 1)
-   SELECT (SELECT count(*) FROM ins)::int AS accepted, d.active_trips,
-          EXISTS (SELECT 1 FROM latest l WHERE d.last_location_at IS NULL OR d.last_location_at <= l.recorded_at) AS moves,
-          (SELECT (location)[0] FROM latest) AS latest_lon, (SELECT (location)[1] FROM latest) AS latest_lat, (SELECT recorded_at FROM latest) AS latest_at,
-          CASE WHEN d.active_trips > 0 THEN (SELECT json_agg(json_build_array((location)[0], (location)[1], recorded_at)) FROM ins) END AS points,
-          -- Asked for by a transaction of GPS points only: its commit does not wait for the WAL flush.
-          CASE WHEN $10::boolean THEN set_config('synchronous_commit', 'off', true) END AS async_commit
-     FROM driver d
-    WHERE d.id = $2`,
-);
+/** The driver whose points a batch stores: by his id (dispatch, a GPS device) or as the calling user (the driver app). */
+export type DriverRef = { id: string } | { userId: string };
 
 /**
- * Stores the new points (idempotent on client_point_id) and reads, without locking his row, the driver's load and
- * whether the newest of them will move his position; the points are returned only when the driver has active trips.
- * `asyncCommit`: the transaction commits without waiting for the WAL flush (`synchronous_commit = off` for it alone).
- * Null when the driver does not exist.
+ * The first statement of every GPS batch, prepared (parsing and planning it cost about a third of its database time),
+ * one per way of naming the driver. It finds the driver (row not locked: it is written by `moveDriver`, the batch's last
+ * statement), stores the points, and returns the batch's figures (columns `gps_*`) joined to his trips under way, read
+ * only when a point was new and his row counts active trips: one row per trip, or one row without a trip.
  */
-export async function storePoints(
-  tx: Tx,
-  organizationId: string,
-  driverId: string,
-  c: PointColumns,
-  asyncCommit: boolean,
-): Promise<IngestRow | null> {
-  const { rows } = await tx.query<IngestRow>(STORE_POINTS, [
-    organizationId,
-    driverId,
+const storePointsSql = (driverWhere: string) =>
+  prepared(
+    `WITH drv AS (
+       SELECT d.id, d.organization_id, d.active_trips, d.last_location_at FROM driver d WHERE ${driverWhere}
+     ), ins AS (
+       INSERT INTO driver_location (organization_id, driver_id, client_point_id, location, recorded_at, accuracy_m, speed_mps, heading)
+       SELECT drv.organization_id, drv.id, u.id, point(u.lon, u.lat), u.at, u.acc, u.spd, u.hdg
+         FROM drv, unnest($2::text[], $3::float8[], $4::float8[], $5::timestamptz[], $6::float8[], $7::float8[], $8::float8[]) AS u(id, lon, lat, at, acc, spd, hdg)
+       ON CONFLICT DO NOTHING
+       RETURNING location, recorded_at
+     ), latest AS (SELECT location, recorded_at FROM ins ORDER BY recorded_at DESC LIMIT 1),
+     batch AS (
+       SELECT drv.id AS gps_driver_id, drv.organization_id AS gps_organization_id,
+              (SELECT count(*) FROM ins)::int AS gps_accepted, drv.active_trips AS gps_active_trips,
+              EXISTS (SELECT 1 FROM latest l WHERE drv.last_location_at IS NULL OR drv.last_location_at <= l.recorded_at) AS gps_moves,
+              (SELECT (location)[0] FROM latest) AS gps_latest_lon, (SELECT (location)[1] FROM latest) AS gps_latest_lat,
+              (SELECT recorded_at FROM latest) AS gps_latest_at,
+              CASE WHEN drv.active_trips > 0 THEN (SELECT json_agg(json_build_array((location)[0], (location)[1], recorded_at)) FROM ins) END AS gps_points,
+              -- Asked for by a transaction of GPS points only: its commit does not wait for the WAL flush.
+              CASE WHEN $9::boolean THEN set_config('synchronous_commit', 'off', true) END AS gps_async_commit
+         FROM drv
+     )
+     SELECT batch.*, tr.*
+       FROM batch
+       LEFT JOIN LATERAL (${TRIP_SELECT}
+                           WHERE t.driver_id = batch.gps_driver_id AND batch.gps_accepted > 0 AND batch.gps_active_trips > 0
+                             AND t.status IN ('assigned', 'accepted', 'picked_up', 'in_transit')) tr ON true`,
+  );
+const STORE_POINTS_OF_DRIVER = storePointsSql('d.id = $1');
+const STORE_POINTS_OF_USER = storePointsSql('d.user_id = $1');
+
+/**
+ * Stores the new points (idempotent on client_point_id) and reads, without locking his row, the driver's load, whether
+ * the newest of them will move his position, and his trips under way; the points and trips are returned only when a
+ * point was new and the driver has active trips. `asyncCommit`: the transaction commits without waiting for the WAL
+ * flush (`synchronous_commit = off` for it alone). Null when there is no such driver (in the caller's tenant).
+ */
+export async function storePoints(tx: Tx, driver: DriverRef, c: PointColumns, asyncCommit: boolean): Promise<IngestRow | null> {
+  const { rows } = await tx.query<Record<string, unknown>>('id' in driver ? STORE_POINTS_OF_DRIVER : STORE_POINTS_OF_USER, [
+    'id' in driver ? driver.id : driver.userId,
     c.ids,
     c.lons,
     c.lats,
@@ -71,7 +87,27 @@ export async function storePoints(
     c.hdg,
     asyncCommit,
   ]);
-  return rows[0] ?? null;
+  const first = rows[0];
+  if (!first) return null;
+  const trips: TripRow[] = [];
+  for (const row of rows) {
+    if (row.id == null) continue;
+    const t: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(row)) if (!k.startsWith('gps_')) t[k] = v;
+    trips.push(t as TripRow);
+  }
+  return {
+    driver_id: first.gps_driver_id as string,
+    organization_id: first.gps_organization_id as string,
+    accepted: first.gps_accepted as number,
+    active_trips: first.gps_active_trips as number,
+    moves: first.gps_moves as boolean,
+    latest_lon: first.gps_latest_lon as number | null,
+    latest_lat: first.gps_latest_lat as number | null,
+    latest_at: first.gps_latest_at as Date | null,
+    points: first.gps_points as [number, number, string][] | null,
+    trips,
+  };
 }
 
 /** Prepared: the driver's row, written by every GPS batch (the position moves only to a newer fix). */

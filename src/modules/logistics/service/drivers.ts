@@ -74,7 +74,7 @@ export function createDriverService(ctx: LogisticsContext) {
   /** The driver profile of the calling `repartidor`; 404 DRIVER_PROFILE_NOT_FOUND when there is none. */
   async function self(tx: Tx, actor: Actor): Promise<DriverRow> {
     const d = await driverOfUser(tx, actor.userId);
-    if (!d) throw new AppError(404, 'DRIVER_PROFILE_NOT_FOUND', 'You have no driver profile');
+    if (!d) throw noDriverProfile();
     return d;
   }
 
@@ -259,3 +259,6 @@ export function createDriverService(ctx: LogisticsContext) {
 }
 
 export type DriverService = ReturnType<typeof createDriverService>;
+
+/** The caller, a `repartidor`, has no driver profile (in his organization). */
+export const noDriverProfile = () => new AppError(404, 'DRIVER_PROFILE_NOT_FOUND', 'You have no driver profile');

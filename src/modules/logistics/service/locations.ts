@@ -4,9 +4,8 @@ import { AppError } from '../../../platform/errors.js';
 import { haversineMeters, parsePoint, toGeoPoint, type GeoPoint } from '../../../platform/geo.js';
 import { newId } from '../../../platform/ids.js';
 import { lonLatOf } from './mappers.js';
-import { type DriverRow } from '../repo/drivers.js';
-import { insertGeofenceEntry, mergeLateIntoTracks, moveDriver, storePoints } from '../repo/locations.js';
-import { activeTripsOfDriver } from '../repo/trips.js';
+import { insertGeofenceEntry, mergeLateIntoTracks, moveDriver, storePoints, type DriverRef } from '../repo/locations.js';
+import { noDriverProfile } from './drivers.js';
 import type { TripCore } from './trips.js';
 import type { Eta } from './eta.js';
 
@@ -37,13 +36,7 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
    * it does not wait for the WAL flush behind the driver's row. A PostgreSQL crash may lose the points acknowledged in
    * the last moments before it (docs/OPERATIONS.md); money and trip transitions keep synchronous commits.
    */
-  async function ingest(
-    tx: Tx,
-    actor: Actor,
-    driver: Pick<DriverRow, 'id' | 'organization_id'>,
-    points: GpsPointIn[],
-    { gpsOnly = false }: { gpsOnly?: boolean } = {},
-  ) {
+  async function ingest(tx: Tx, actor: Actor, driverRef: DriverRef, points: GpsPointIn[], { gpsOnly = false }: { gpsOnly?: boolean } = {}) {
     if (points.length > MAX_BATCH)
       throw AppError.badRequest(`At most ${MAX_BATCH} points per batch`, [{ field: 'points', message: 'too many' }]);
     const now = Date.now();
@@ -72,10 +65,11 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
       cols.spd.push(p.speed_mps ?? null);
       cols.hdg.push(p.heading ?? null);
     });
-    // One statement: store the new points and read (unlocked) the driver's load and whether they move his position;
-    // the points come back only when the driver has active trips.
-    const r = await storePoints(tx, driver.organization_id, driver.id, cols, gpsOnly);
-    if (!r) throw AppError.notFound('Driver');
+    // One statement: find the driver, store the new points and read (unlocked) his load, whether they move his position,
+    // and his trips under way; the points and trips come back only when a point was new and he has active trips.
+    const r = await storePoints(tx, driverRef, cols, gpsOnly);
+    if (!r) throw 'userId' in driverRef ? noDriverProfile() : AppError.notFound('Driver');
+    const driver = { id: r.driver_id, organization_id: r.organization_id };
     const geofence: { trip_id: string; stop: string }[] = [];
     if (r.accepted > 0 && r.active_trips > 0) {
       const stored = (r.points ?? []).map(([lon, lat, at]) => ({ lon: Number(lon), lat: Number(lat), at: new Date(at) }));
@@ -84,7 +78,7 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
         location: toGeoPoint({ lon: Number(r.latest_lon), lat: Number(r.latest_lat) }),
         recorded_at: new Date(r.latest_at!).toISOString(),
       };
-      const trips = await activeTripsOfDriver(tx, driver.id);
+      const trips = r.trips;
       const settings = await core.settings(tx, driver.organization_id);
       for (const t of trips) {
         const stop = t.status === 'assigned' || t.status === 'accepted' ? 'pickup' : 'dropoff';
@@ -142,7 +136,7 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
   async function single(
     tx: Tx,
     actor: Actor,
-    driver: Pick<DriverRow, 'id' | 'organization_id'>,
+    driver: DriverRef,
     body: Omit<GpsPointIn, 'client_point_id' | 'recorded_at'> & { client_point_id?: string; recorded_at?: string },
     opts: { gpsOnly?: boolean } = {},
   ) {

@@ -159,8 +159,11 @@ export function createLogisticsRequests(ctx: AppContext, svc: RequestParts) {
     trips: (actor: Actor, q: PageQuery & { status?: TripStatus }) =>
       asDriver(actor, (tx, d) => listTrips(tx, actor, { ...q, driver_id: d.id })),
     setAvailability: (actor: Actor, available: boolean) => asDriver(actor, (tx, d) => drivers.setAvailability(tx, actor, d, available)),
-    location: (actor: Actor, body: Location) => asDriver(actor, (tx, d) => svc.locations.single(tx, actor, d, body, GPS_ONLY)),
-    locations: (actor: Actor, points: GpsPointIn[]) => asDriver(actor, (tx, d) => svc.locations.ingest(tx, actor, d, points, GPS_ONLY)),
+    // The driver is found by the batch's first statement (404 DRIVER_PROFILE_NOT_FOUND without a profile).
+    location: (actor: Actor, body: Location) =>
+      ctx.db.withTenant(actor, (tx) => svc.locations.single(tx, actor, { userId: actor.userId }, body, GPS_ONLY)),
+    locations: (actor: Actor, points: GpsPointIn[]) =>
+      ctx.db.withTenant(actor, (tx) => svc.locations.ingest(tx, actor, { userId: actor.userId }, points, GPS_ONLY)),
     accept: (actor: Actor, id: string) => asDriver(actor, (tx, d) => svc.assignment.accept(tx, actor, d, id)),
     reject: (actor: Actor, id: string, reason?: string) => asDriver(actor, (tx, d) => svc.assignment.reject(tx, actor, d, id, reason)),
     startDelivery: (actor: Actor, id: string) => asDriver(actor, (tx, d) => svc.assignment.startDelivery(tx, actor, d, id)),
