@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SESSION_RECHECK_MS } from '../../src/modules/identity/service/accounts.js';
 import { SignJWT } from 'jose';
 import { createTestApp, type TestApp } from '../helpers.js';
+import type { Database, TenantContext, Tx } from '../../src/platform/db/index.js';
 import { DEMO_PASSWORD } from '../../src/seed.js';
 import { loadConfig } from '../../src/config.js';
 
@@ -106,6 +107,36 @@ describe('tokens', () => {
       expect(res.json().code).toBe('SESSION_REVOKED');
     } finally {
       vi.useRealTimers();
+    }
+  });
+
+  it('re-reads a session in one statement of its own on the primary, not in a transaction', async () => {
+    const reads: { how: 'read' | 'transaction'; userId: string | null; reader?: string }[] = [];
+    const noting =
+      (how: 'read' | 'transaction', ctx: TenantContext) =>
+      (tx: Tx): Tx => ({
+        kind: tx.kind,
+        orm: tx.orm,
+        exec: (text) => tx.exec(text),
+        query(text, params) {
+          if (/FROM auth_session s JOIN users u/.test(typeof text === 'string' ? text : text.text))
+            reads.push({ how, userId: ctx.userId, ...(ctx.reader ? { reader: ctx.reader } : {}) });
+          return tx.query(text, params);
+        },
+      });
+    const notingSessionReads = (db: Database): Database => ({
+      ...db,
+      withTenant: (ctx, fn) => db.withTenant(ctx, (tx) => fn(noting('transaction', ctx)(tx))),
+      readTenant: (ctx, fn) => db.readTenant(ctx, (tx) => fn(noting('read', ctx)(tx))),
+    });
+    const app = await createTestApp({}, { wrapDb: notingSessionReads });
+    try {
+      const s = await app.login('driver@demo.test');
+      expect((await app.req(s, { method: 'GET', url: '/me' })).statusCode).toBe(200);
+      // No user and no reader: a read that stays on the primary (a replica could still show a revoked session live).
+      expect(reads).toEqual([{ how: 'read', userId: null }]);
+    } finally {
+      await app.close();
     }
   });
 

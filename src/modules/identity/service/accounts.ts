@@ -311,11 +311,15 @@ export function createIdentityService(ctx: IdentityContext) {
       await db.withTenant(actor, (tx) => revokeSession(tx, actor.organizationId, actor.sessionId, 'logout'));
     },
 
-    /** Session liveness for the auth hook; cached a few seconds, revocations on this instance apply at once. */
+    /**
+     * Session liveness for the auth hook: cached SESSION_RECHECK_MS, a revocation (on any instance) applies at once.
+     * The organization comes from the verified token: checked under its RLS, not across tenants. One statement, read
+     * without a transaction of its own, on the primary (a read without a user is never sent to a replica, which could
+     * still show a revoked session live).
+     */
     async sessionActive(claims: AccessClaims): Promise<boolean> {
-      // The organization comes from the verified token: checked under its RLS, not across tenants.
       return sessionCache.get(claims.sid, () =>
-        db.withTenant({ organizationId: claims.org, userId: claims.sub }, (tx) => repo.sessionLive(tx, claims.org, claims.sid)),
+        db.readTenant({ organizationId: claims.org, userId: null }, (tx) => repo.sessionLive(tx, claims.org, claims.sid)),
       );
     },
 
