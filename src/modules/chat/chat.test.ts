@@ -249,6 +249,27 @@ describe('enqueueing in the caller transaction', () => {
     expect(await sys('SELECT 1 FROM chat_order_outbox WHERE merchant_id = $1', [merchantId])).toHaveLength(0);
   });
 
+  it('reads the settings of a merchant who has none once', async () => {
+    const merchantId = await useNewMerchant();
+    const reads: string[] = [];
+    const noting = (tx: Tx): Tx => ({
+      kind: tx.kind,
+      organizationId: tx.organizationId,
+      orm: tx.orm,
+      exec: (text) => tx.exec(text),
+      query(text, params) {
+        const sql = typeof text === 'string' ? text : text.text;
+        if (/FROM merchant_channel_settings/.test(sql)) reads.push(sql);
+        return tx.query(text, params);
+      },
+    });
+    for (let i = 0; i < 3; i++) expect(await inTenant((tx) => chat.enqueueOrderCreated(noting(tx), orderInput(merchantId)))).toBeNull();
+    expect(reads).toHaveLength(1);
+    // His first settings are announced: the next message follows them.
+    await patch({ chat_enabled: true, chat_phone: '+59170000012' });
+    expect(await inTenant((tx) => chat.enqueueOrderCreated(noting(tx), orderInput(merchantId)))).toBeTruthy();
+  });
+
   it('queues one pending order_created row per order with a click-to-chat link in link mode', async () => {
     const merchantId = await useNewMerchant();
     await patch({ chat_enabled: true, chat_phone: '+59170000011' });

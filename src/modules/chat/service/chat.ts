@@ -64,8 +64,9 @@ type ChannelRouting = Pick<
 
 export function createChatService(ctx: AppContext, deps: ChatContext['deps']) {
   const { db } = ctx;
-  // Per merchant (`organization:merchant`), read by every queued message; a settings update announces it.
-  const routingCache = createAnnouncedCache<ChannelRouting | null>(ctx, 'chat_settings_changed');
+  // Per merchant (`organization:merchant`), read by every queued message; a settings update (the only way a merchant
+  // comes to have settings) announces it. Wrapped, so that a merchant without settings (most) is kept too.
+  const routingCache = createAnnouncedCache<{ routing: ChannelRouting | null }>(ctx, 'chat_settings_changed');
   const routingKey = (organizationId: string, merchantId: string) => `${organizationId}:${merchantId}`;
 
   /** The merchant of a `comercio` user, through the logistics service; 422 when the user has none. */
@@ -81,19 +82,20 @@ export function createChatService(ctx: AppContext, deps: ChatContext['deps']) {
   }
 
   /** The channel settings a queued message follows: cached per merchant, loaded in the caller's transaction on a miss. */
-  function routingOf(tx: Tx, organizationId: string, merchantId: string): Promise<ChannelRouting | null> {
-    return routingCache.get(routingKey(organizationId, merchantId), async () => {
+  async function routingOf(tx: Tx, organizationId: string, merchantId: string): Promise<ChannelRouting | null> {
+    const { routing } = await routingCache.get(routingKey(organizationId, merchantId), async () => {
       const s = await repo.findSettings(tx, organizationId, merchantId);
-      return s
-        ? {
-            chat_enabled: s.chat_enabled,
-            chat_mode: s.chat_mode,
-            chat_phone: s.chat_phone,
-            order_notifications: s.order_notifications,
-            status_notifications: s.status_notifications,
-          }
-        : null;
+      return {
+        routing: s && {
+          chat_enabled: s.chat_enabled,
+          chat_mode: s.chat_mode,
+          chat_phone: s.chat_phone,
+          order_notifications: s.order_notifications,
+          status_notifications: s.status_notifications,
+        },
+      };
     });
+    return routing;
   }
 
   async function insertMessage(
