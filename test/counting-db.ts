@@ -53,6 +53,10 @@ export function countingDb(counting: Map<string, string[]>, beforeCommit?: (tx: 
         storeOf(ctx)?.push(`tenantRead ${textOf(text).slice(0, 60)}`);
         return db.tenantRead(ctx, text, params);
       },
+      tenantWrite: (ctx, text, params) => {
+        storeOf(ctx)?.push(`tenantWrite ${textOf(text).slice(0, 60)}`);
+        return db.tenantWrite(ctx, text, params);
+      },
       listen: (channel, cb) => db.listen(channel, cb),
       onListenerChange: (cb) => db.onListenerChange(cb),
       listenerStatus: () => db.listenerStatus(),

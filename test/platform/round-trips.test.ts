@@ -125,6 +125,37 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transac
     proxy.take();
   });
 
+  it('tenantWrite: one round trip under the tenant settings and role, committed on its own, nothing left on the connection', async () => {
+    const other = `${org}-other`;
+    await db.withSystem((tx) => tx.query(`INSERT INTO organization (id, name, slug) VALUES ($1, 'other', $1)`, [other]));
+    proxy.take();
+    const ctx = { organizationId: org, userId: 'u3' };
+    const rename = `UPDATE organization SET name = $2 || current_setting('app.user_id') WHERE id = $1 RETURNING name, current_user AS role`;
+    expect(await db.tenantWrite(ctx, rename, [org, 'written by '])).toEqual([{ name: 'written by u3', role: 'app_tenant' }]);
+    expect(proxy.take()).toBe(1);
+    // Row-level security holds: another organization's row is not there for it.
+    expect(await db.tenantWrite(ctx, rename, [other, 'taken by '])).toEqual([]);
+    // A failing statement leaves nothing written.
+    await expect(
+      db.tenantWrite(ctx, `WITH w AS (UPDATE organization SET name = 'half' WHERE id = $1 RETURNING 1) SELECT 1 / 0 FROM w`, [org]),
+    ).rejects.toMatchObject({ code: '22012' });
+    const after = await db.withOwner(
+      async (tx) =>
+        (
+          await tx.query<{ role: string; org: string; names: string[] }>(
+            `SELECT current_user AS role, current_setting('app.organization_id', true) AS org,
+                    (SELECT array_agg(name ORDER BY id) FROM organization WHERE id IN ($1, $2)) AS names`,
+            [org, other],
+          )
+        ).rows[0],
+    );
+    expect(after.names).toEqual(['written by u3', 'other']);
+    expect(after.role).not.toBe('app_tenant');
+    expect(after.org ?? '').toBe('');
+    await db.withSystem((tx) => tx.query(`UPDATE organization SET name = 'round trips' WHERE id = $1`, [org]));
+    proxy.take();
+  });
+
   it('readTenant refuses a write (25006) and leaves nothing written; the connection stays usable', async () => {
     const ctx = { organizationId: org, userId: null };
     await expect(

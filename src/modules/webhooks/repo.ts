@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, lt, sql } from 'drizzle-orm';
-import { prepared, type Tx } from '../../platform/db/index.js';
+import { prepared, type Prepared, type Tx } from '../../platform/db/index.js';
 import type { SecretColumn } from '../../platform/secrets.js';
 import { webhookAttempt, webhookDelivery, webhookSubscription } from './tables.js';
 
@@ -272,31 +272,38 @@ export type AttemptLog = Pick<
 >;
 
 /**
- * Writes the outcome of a claimed attempt and its log row in one statement, only while the claim is still ours
- * (false = someone else owns it now: nothing is written); a delivered attempt also ends the subscription's
- * failure streak.
+ * Prepared, run once per webhook attempt: writes the outcome of a claimed attempt and its log row in one statement,
+ * only while the claim is still ours (no row back = someone else owns it now: nothing is written); a delivered
+ * attempt also ends the subscription's failure streak.
  */
-export async function finishAttempt(
-  tx: Tx,
+const FINISH_ATTEMPT = prepared(
+  `WITH done AS (
+     UPDATE webhook_delivery
+        SET status = $4, next_attempt_at = coalesce($5::timestamptz, next_attempt_at), last_status_code = $6, last_error = $7,
+            delivered_at = CASE WHEN $4 = 'delivered' THEN $8::timestamptz ELSE delivered_at END,
+            claim_token = NULL, claim_expires_at = NULL, updated_at = now()
+      WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND claim_token = $3
+      RETURNING organization_id, id, subscription_id),
+   healthy AS (
+     UPDATE webhook_subscription s SET failing_since = NULL, updated_at = now()
+       FROM done WHERE $4 = 'delivered' AND s.organization_id = done.organization_id AND s.id = done.subscription_id AND s.failing_since IS NOT NULL)
+   INSERT INTO webhook_attempt (organization_id, id, delivery_id, subscription_id, attempt, url, started_at, duration_ms, status_code, error, response_excerpt, outcome)
+   SELECT done.organization_id, $9, done.id, done.subscription_id, $10, $11, $12::timestamptz, $13, $6, $7, $14, $15 FROM done
+   RETURNING id`,
+);
+
+/**
+ * The statement that records an attempt's outcome (`FINISH_ATTEMPT`) and its parameters: run in a transaction
+ * (`finishAttempt`) or, when nothing else is written with it, on its own (`Database.tenantWrite`).
+ */
+export function finishAttemptStatement(
   d: Pick<ClaimedDelivery, 'organization_id' | 'id' | 'claim_token'>,
   o: Outcome,
   log: AttemptLog,
   now: Date,
-): Promise<boolean> {
-  const { rows } = await tx.query<{ id: string }>(
-    `WITH done AS (
-       UPDATE webhook_delivery
-          SET status = $4, next_attempt_at = coalesce($5::timestamptz, next_attempt_at), last_status_code = $6, last_error = $7,
-              delivered_at = CASE WHEN $4 = 'delivered' THEN $8::timestamptz ELSE delivered_at END,
-              claim_token = NULL, claim_expires_at = NULL, updated_at = now()
-        WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND claim_token = $3
-        RETURNING organization_id, id, subscription_id),
-     healthy AS (
-       UPDATE webhook_subscription s SET failing_since = NULL, updated_at = now()
-         FROM done WHERE $4 = 'delivered' AND s.organization_id = done.organization_id AND s.id = done.subscription_id AND s.failing_since IS NOT NULL)
-     INSERT INTO webhook_attempt (organization_id, id, delivery_id, subscription_id, attempt, url, started_at, duration_ms, status_code, error, response_excerpt, outcome)
-     SELECT done.organization_id, $9, done.id, done.subscription_id, $10, $11, $12::timestamptz, $13, $6, $7, $14, $15 FROM done
-     RETURNING id`,
+): [Prepared, unknown[]] {
+  return [
+    FINISH_ATTEMPT,
     [
       d.organization_id,
       d.id,
@@ -314,7 +321,18 @@ export async function finishAttempt(
       log.responseExcerpt ?? null,
       log.outcome,
     ],
-  );
+  ];
+}
+
+/** Records an attempt's outcome (`FINISH_ATTEMPT`) in the transaction; false when the claim is no longer ours. */
+export async function finishAttempt(
+  tx: Tx,
+  d: Pick<ClaimedDelivery, 'organization_id' | 'id' | 'claim_token'>,
+  o: Outcome,
+  log: AttemptLog,
+  now: Date,
+): Promise<boolean> {
+  const { rows } = await tx.query<{ id: string }>(...finishAttemptStatement(d, o, log, now));
   return rows.length > 0;
 }
 

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type Session, type TestApp } from '../../../test/helpers.js';
+import type { Database } from '../../platform/db/index.js';
 import { verifySignature } from '../../platform/signature.js';
 import { backoffMs, classify, retryAfterMs, type WebhookWorker } from './worker.js';
 import { checkTargetUrl, httpSender, isNonPublicAddress } from './service/sender.js';
@@ -41,6 +42,15 @@ let org: string;
 /** The worker's clock: tests move it forward instead of waiting. */
 let clock: number;
 let worker: WebhookWorker;
+/** The attempts' outcomes written on their own (`tenantWrite`), by delivery id. */
+const writtenAlone: string[] = [];
+const notingWritesAlone = (db: Database): Database => ({
+  ...db,
+  tenantWrite: (ctx, text, params) => {
+    if (/UPDATE webhook_delivery/.test(typeof text === 'string' ? text : text.text)) writtenAlone.push(String(params?.[1]));
+    return db.tenantWrite(ctx, text, params);
+  },
+});
 /** A worker on the test clock; its send timeout is long (a loaded machine answers late) except where a test times a receiver out. */
 const newWorker = (timeoutMs = 10_000) =>
   t.app.services.webhooks.newWorker({ now: () => new Date(clock), random: () => 0.5, timeoutMs, claimTimeoutMs: 15_000 });
@@ -67,7 +77,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  t = await createTestApp({ raw: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TEST_PER_MINUTE: '1000' } });
+  t = await createTestApp(
+    { raw: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TEST_PER_MINUTE: '1000' } },
+    { wrapDb: notingWritesAlone },
+  );
   admin = await t.as('admin');
   merchant = await t.as('merchant');
   org = t.demo.organizationId;
@@ -124,6 +137,29 @@ const at = (path: string) => received.filter((r) => r.path === path);
 const MIN = 60_000;
 
 describe('delivery', () => {
+  it('records a delivered attempt in one statement of its own, a failed one in a transaction (it may disable the subscription)', async () => {
+    const fine = await subscribe(admin, ['trip.created']);
+    const failing = await subscribe(admin, ['trip.created']);
+    plan.set(failing.path, [{ status: 500 }]);
+    writtenAlone.length = 0;
+    await newTrip();
+    expect(await worker.runOnce()).toBe(2);
+    const [delivered] = await deliveriesOf(fine.id);
+    const [retried] = await deliveriesOf(failing.id);
+    expect(delivered).toMatchObject({ status: 'delivered', last_status_code: 200, claim_token: null });
+    expect(retried).toMatchObject({ status: 'pending', last_status_code: 500, claim_token: null });
+    expect(writtenAlone).toEqual([delivered.id]);
+    const logged = await sys('SELECT delivery_id, outcome FROM webhook_attempt WHERE delivery_id IN ($1, $2) ORDER BY outcome', [
+      delivered.id,
+      retried.id,
+    ]);
+    expect(logged).toEqual([
+      { delivery_id: delivered.id, outcome: 'delivered' },
+      { delivery_id: retried.id, outcome: 'retry' },
+    ]);
+    expect((await sys('SELECT failing_since FROM webhook_subscription WHERE id = $1', [failing.id]))[0].failing_since).not.toBeNull();
+  });
+
   it('POSTs each event with the trip as the API returns it, signed over timestamp.body, and logs the attempt', async () => {
     const sub = await subscribe(admin, ['trip.created']);
     const trip = await newTrip();

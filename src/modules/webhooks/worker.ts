@@ -120,8 +120,9 @@ export interface WebhookWorker extends Worker {
 /**
  * The webhook outbox dispatcher. Claims due deliveries in a short system transaction (SKIP LOCKED, claim token
  * and expiry), POSTs them outside any transaction with a bounded number in flight, then records each outcome
- * in a tenant transaction only if the claim is still ours: an attempt is counted and logged exactly once even
- * with several instances, and a late worker whose claim expired writes nothing.
+ * (a delivery in one statement of its own, a failure in a tenant transaction with what it may bring) only if the
+ * claim is still ours: an attempt is counted and logged exactly once even with several instances, and a late
+ * worker whose claim expired writes nothing.
  */
 export function createWebhookWorker(
   ctx: WebhooksContext,
@@ -149,25 +150,32 @@ export function createWebhookWorker(
     } else {
       outcome = { status: verdict === 'delivered' ? 'delivered' : 'failed', nextAttemptAt: null, statusCode: r.statusCode, error };
     }
-    await db.withTenant({ organizationId: d.organization_id, userId: null }, async (tx) => {
-      const log: repo.AttemptLog = {
-        id: newId(),
-        attempt: d.attempts,
-        url: d.url,
-        startedAt,
-        durationMs: Math.round(durationMs),
-        statusCode: r.statusCode,
-        error: outcome.error,
-        responseExcerpt: r.excerpt,
-        outcome: verdict === 'retry' && outcome.status === 'failed' ? 'failed' : verdict,
-      };
-      if (!(await repo.finishAttempt(tx, d, outcome, log, now))) return;
+    const log: repo.AttemptLog = {
+      id: newId(),
+      attempt: d.attempts,
+      url: d.url,
+      startedAt,
+      durationMs: Math.round(durationMs),
+      statusCode: r.statusCode,
+      error: outcome.error,
+      responseExcerpt: r.excerpt,
+      outcome: verdict === 'retry' && outcome.status === 'failed' ? 'failed' : verdict,
+    };
+    const noted = () =>
       opts.onAttempt?.({
         outcome: log.outcome,
         durationMs,
         deliveredAfterMs: verdict === 'delivered' ? Math.max(0, now.getTime() - new Date(d.created_at).getTime()) : null,
       });
-      if (verdict === 'delivered') return;
+    const tenant = { organizationId: d.organization_id, userId: null };
+    if (verdict === 'delivered') {
+      // Most attempts: the outcome is the only write, one statement committed on its own (no BEGIN, no COMMIT).
+      if ((await db.tenantWrite(tenant, ...repo.finishAttemptStatement(d, outcome, log, now))).length > 0) noted();
+      return;
+    }
+    await db.withTenant(tenant, async (tx) => {
+      if (!(await repo.finishAttempt(tx, d, outcome, log, now))) return;
+      noted();
       const exhausted = verdict === 'retry' && outcome.status === 'failed' ? d.id : null;
       const disabled = await repo.markSubscriptionFailing(tx, d.subscription_id, now, opts.disableAfterMs, exhausted);
       if (!disabled) return;

@@ -175,6 +175,13 @@ export interface Database {
   poolStatus?(): PoolStatus | null;
   /** One read-only statement under the tenant context in one round trip (`readTenant` with one statement). */
   tenantRead<R = any>(ctx: TenantContext, text: string | Prepared, params?: unknown[]): Promise<R[]>;
+  /**
+   * One write that stands alone, under the tenant context, in one round trip: on PostgreSQL the tenant settings travel
+   * with it and the server commits it at the exchange's end as its own implicit transaction (no BEGIN, no COMMIT). For
+   * a hot single-statement write (a webhook delivery's outcome); anything that must commit with other writes takes
+   * `withTenant`. Always on the primary. Its rows.
+   */
+  tenantWrite<R = any>(ctx: TenantContext, text: string | Prepared, params?: unknown[]): Promise<R[]>;
   /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
   /**
@@ -756,6 +763,22 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
     connectionRole,
     readTenant: read,
     tenantRead: async (ctx, text, params) => read(ctx, async (tx) => (await tx.query(text, params)).rows),
+    tenantWrite: (ctx, text, params) =>
+      withRetry(async () => {
+        const client = await pool.connect();
+        let broken = false;
+        try {
+          const { rows } = await prefixedQuery(client, [tenantSettings(ctx)], asConfig(text, params));
+          replica?.noteWrite(ctx.userId);
+          return rows;
+        } catch (err) {
+          // No SQLSTATE: the connection failed, and whether the write committed is unknown; it is not sent again.
+          broken = !(err as { code?: string }).code;
+          throw driverError(err);
+        } finally {
+          client.release(broken || parsedInFailure.has(client));
+        }
+      }),
     async listen(channel, onMessage) {
       if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error('bad channel name');
       let set = listeners.get(channel);
@@ -870,6 +893,7 @@ export async function createPgliteDatabase(
     poolStatus: () => null,
     tenantRead: (ctx, text, params) =>
       run([...tenantPrelude(ctx), ['SET TRANSACTION READ ONLY']], async (t) => (await t.query(text, params)).rows),
+    tenantWrite: (ctx, text, params) => run(tenantPrelude(ctx), async (t) => (await t.query(text, params)).rows, ctx.organizationId),
     async listen(channel, onMessage) {
       const unsub = await lite.listen(channel, onMessage);
       return async () => {
