@@ -52,6 +52,38 @@ const points = (prefix: string, n: number, from = Date.now() - n) =>
     recorded_at: new Date(from + i).toISOString(),
   }));
 
+describe('a GPS batch of a driver without trips under way', () => {
+  it('stores the points and moves him in its first statement; a resend notes his contact the same way', async () => {
+    const sent = points(`idle${seq}`, 2);
+    const post = () =>
+      counted((headers) =>
+        t.req(kit.driver.session, { method: 'POST', url: '/driver/locations/batch', payload: { points: sent }, headers }),
+      );
+    const first = await post();
+    expect(first.body).toMatchObject({ accepted: 2, duplicates: 0, last_location: pt(-68.133, -16.5) });
+    expect(first.trips).toEqual([expect.stringMatching(/^WITH drv AS \( SELECT /), 'synchronous_commit=off', 'COMMIT']);
+    const row = async () =>
+      (
+        await t.db.withSystem((tx) =>
+          tx.query<{ lon: number; last_location_at: Date; last_seen_at: Date }>(
+            'SELECT (last_location)[0] AS lon, last_location_at, last_seen_at FROM driver WHERE id = $1',
+            [kit.driver.id],
+          ),
+        )
+      ).rows[0];
+    const moved = await row();
+    expect(moved.lon).toBe(-68.133);
+    expect(moved.last_location_at.toISOString()).toBe(sent[1].recorded_at);
+
+    const again = await post();
+    expect(again.body).toMatchObject({ accepted: 0, duplicates: 2, last_location: pt(-68.133, -16.5) });
+    expect(again.trips).toEqual([expect.stringMatching(/^WITH drv AS \( SELECT /), 'synchronous_commit=off', 'COMMIT']);
+    const seen = await row();
+    expect(seen.last_location_at).toEqual(moved.last_location_at);
+    expect(seen.last_seen_at.getTime()).toBeGreaterThanOrEqual(moved.last_seen_at.getTime());
+  });
+});
+
 describe('GPS points commit without waiting for the WAL flush; money and trip changes wait', () => {
   it('POST /driver/locations/batch, POST /driver/location and the dispatcher’s POST /drivers/:id/location commit asynchronously', async () => {
     const d = kit.driver;
@@ -232,13 +264,12 @@ describe('late points of an ended trip', () => {
       }),
     );
     expect(late.body.accepted).toBe(1);
-    const takesDriver = late.trips.findIndex((s) => /^UPDATE driver d SET last_seen_at/.test(s));
-    expect(late.trips.slice(takesDriver), late.trips.join('\n')).toEqual([
-      expect.stringMatching(/^UPDATE driver d SET last_seen_at/),
-      expect.stringMatching(/^WITH b AS/),
-      'synchronous_commit=off',
-      'COMMIT',
-    ]);
+    // The merge comes right after the driver's row is written (by the batch's first statement when he has no trip
+    // under way, else by its own).
+    const merge = late.trips.findIndex((s) => /^WITH b AS/.test(s));
+    expect(merge, late.trips.join('\n')).toBeGreaterThan(0);
+    expect(late.trips[merge - 1], late.trips.join('\n')).toMatch(/^UPDATE driver d SET last_seen_at|^WITH drv AS/);
+    expect(late.trips.slice(merge + 1)).toEqual(['synchronous_commit=off', 'COMMIT']);
     expect(await kept()).toBe(4);
 
     const fresh = await counted((headers) =>

@@ -27,16 +27,35 @@ export interface IngestRow {
   points: [number, number, string][] | null;
   /** The driver's trips under way, read with the points when some were new and he has any (else empty). */
   trips: TripRow[];
+  /** A driver without trips under way: his row as this statement wrote it (`moveDriver` is not needed); else null. */
+  moved: MovedDriver | null;
 }
 
 /** The driver whose points a batch stores: by his id (dispatch, a GPS device) or as the calling user (the driver app). */
 export type DriverRef = { id: string } | { userId: string };
 
 /**
+ * What every GPS batch writes on the driver's row: his contact, and his position moved to the fix (`at`, `location`:
+ * SQL expressions, null when the batch stored nothing new) when it is newer than the one he has.
+ */
+const moveDriverSet = (at: string, location: string) => {
+  const newer = `${at} IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= ${at})`;
+  return `last_seen_at = now(),
+          last_location = CASE WHEN ${newer} THEN ${location} ELSE d.last_location END,
+          last_location_at = CASE WHEN ${newer} THEN ${at} ELSE d.last_location_at END,
+          -- A newer fix ends the silence: the next one may raise trip.location_stale again.
+          location_stale_at = CASE WHEN ${newer} THEN NULL ELSE d.location_stale_at END`;
+};
+const MOVED_DRIVER_RETURNING = `(d.last_location)[0] AS lon, (d.last_location)[1] AS lat, d.last_location_at, d.last_track_ended_at`;
+
+/**
  * The first statement of every GPS batch, prepared (parsing and planning it cost about a third of its database time),
- * one per way of naming the driver. It finds the driver (row not locked: it is written by `moveDriver`, the batch's last
- * statement), stores the points, and returns the batch's figures (columns `gps_*`) joined to his trips under way, read
- * only when a point was new and his row counts active trips: one row per trip, or one row without a trip.
+ * one per way of naming the driver. It finds the driver (row not locked), stores the points, and returns the batch's
+ * figures (columns `gps_*`) joined to his trips under way, read only when a point was new and his row counts active
+ * trips: one row per trip, or one row without a trip. A driver without trips under way (most of a city's at any time)
+ * has his row written here too (`gps_moved`), as `moveDriver` would: nothing comes between it and the COMMIT, so the
+ * row lock that a capacity claim on him waits for is held no longer. The claim is checked again on the locked row: a
+ * driver given a trip meanwhile is left to `moveDriver`, after his events and ETAs.
  */
 const storePointsSql = (driverWhere: string) =>
   prepared(
@@ -49,13 +68,20 @@ const storePointsSql = (driverWhere: string) =>
        ON CONFLICT DO NOTHING
        RETURNING location, recorded_at
      ), latest AS (SELECT location, recorded_at FROM ins ORDER BY recorded_at DESC LIMIT 1),
-     batch AS (
+     idle AS (
+       UPDATE driver d SET ${moveDriverSet('l.recorded_at', 'l.location')}
+         FROM drv LEFT JOIN latest l ON true
+        WHERE d.id = drv.id AND drv.active_trips = 0 AND d.active_trips = 0
+        RETURNING ${MOVED_DRIVER_RETURNING}
+     ), batch AS (
        SELECT drv.id AS gps_driver_id, drv.organization_id AS gps_organization_id,
               (SELECT count(*) FROM ins)::int AS gps_accepted, drv.active_trips AS gps_active_trips,
               EXISTS (SELECT 1 FROM latest l WHERE drv.last_location_at IS NULL OR drv.last_location_at <= l.recorded_at) AS gps_moves,
               (SELECT (location)[0] FROM latest) AS gps_latest_lon, (SELECT (location)[1] FROM latest) AS gps_latest_lat,
               (SELECT recorded_at FROM latest) AS gps_latest_at,
               CASE WHEN drv.active_trips > 0 THEN (SELECT json_agg(json_build_array((location)[0], (location)[1], recorded_at)) FROM ins) END AS gps_points,
+              EXISTS (SELECT 1 FROM idle) AS gps_moved, (SELECT lon FROM idle) AS gps_moved_lon, (SELECT lat FROM idle) AS gps_moved_lat,
+              (SELECT last_location_at FROM idle) AS gps_moved_at, (SELECT last_track_ended_at FROM idle) AS gps_moved_track_ended_at,
               -- Asked for by a transaction of GPS points only: its commit does not wait for the WAL flush.
               CASE WHEN $9::boolean THEN set_config('synchronous_commit', 'off', true) END AS gps_async_commit
          FROM drv
@@ -107,18 +133,22 @@ export async function storePoints(tx: Tx, driver: DriverRef, c: PointColumns, as
     latest_at: first.gps_latest_at as Date | null,
     points: first.gps_points as [number, number, string][] | null,
     trips,
+    moved: first.gps_moved
+      ? {
+          lon: first.gps_moved_lon as number | null,
+          lat: first.gps_moved_lat as number | null,
+          last_location_at: first.gps_moved_at as Date | null,
+          last_track_ended_at: first.gps_moved_track_ended_at as Date | null,
+        }
+      : null,
   };
 }
 
-/** Prepared: the driver's row, written by every GPS batch (the position moves only to a newer fix). */
+/** Prepared: the driver's row, written by every GPS batch of a driver with trips under way (the position moves only to a newer fix). */
 const MOVE_DRIVER = prepared(
-  `UPDATE driver d SET last_seen_at = now(),
-          last_location = CASE WHEN $2::timestamptz IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= $2::timestamptz) THEN point($3, $4) ELSE d.last_location END,
-          last_location_at = CASE WHEN $2::timestamptz IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= $2::timestamptz) THEN $2::timestamptz ELSE d.last_location_at END,
-          -- A newer fix ends the silence: the next one may raise trip.location_stale again.
-          location_stale_at = CASE WHEN $2::timestamptz IS NOT NULL AND (d.last_location_at IS NULL OR d.last_location_at <= $2::timestamptz) THEN NULL ELSE d.location_stale_at END
+  `UPDATE driver d SET ${moveDriverSet('$2::timestamptz', 'point($3, $4)')}
     WHERE d.id = $1
-    RETURNING (d.last_location)[0] AS lon, (d.last_location)[1] AS lat, d.last_location_at, d.last_track_ended_at`,
+    RETURNING ${MOVED_DRIVER_RETURNING}`,
 );
 
 /**

@@ -30,7 +30,8 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
    * the driver: one trip.location_updated event, and trip.geofence_entered once per trip and stop; when the position
    * moved, the ETAs of his active trips are recomputed once for the batch (and trip.delayed raised on a crossing).
    * The driver's row is written by the last statements (his position, then the late-point merge), so the row lock that
-   * a capacity claim on him waits for is held from there to the COMMIT only.
+   * a capacity claim on him waits for is held from there to the COMMIT only; a driver without trips under way has it
+   * written by the first statement, after which only the merge may come.
    *
    * `gpsOnly`: the caller's transaction holds nothing but this ingest (a GPS request), so it commits asynchronously:
    * it does not wait for the WAL flush behind the driver's row. A PostgreSQL crash may lose the points acknowledged in
@@ -112,10 +113,10 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
       if (moved)
         await eta.refreshDriver(tx, actor, driver, { lon: Number(r.latest_lon), lat: Number(r.latest_lat) }, new Date(r.latest_at!), trips);
     }
-    // The driver's row last (his contact, his position): a capacity claim on him waits for this batch's COMMIT only, not
-    // for its events and ETAs.
+    // The driver's row last (his contact, his position), unless the first statement wrote it (no trips under way): a
+    // capacity claim on him waits for this batch's COMMIT only, not for its events and ETAs.
     const latest = r.latest_at === null ? null : { lon: Number(r.latest_lon), lat: Number(r.latest_lat), at: new Date(r.latest_at) };
-    const pos = await moveDriver(tx, driver.id, latest);
+    const pos = r.moved ?? (await moveDriver(tx, driver.id, latest));
     // A batch with nothing new (a resend) has nothing to merge; otherwise points of an ended trip's window join its kept
     // track, when one of them is not after the end of the driver's newest kept track (as his row says once written). After
     // the driver's row, which a trip's end holds while it copies its track (keepTripTrack) and notes its end: a trip that
