@@ -316,13 +316,13 @@ export async function liveSessionIds(tx: Tx, organizationId: string, userId: str
   return rows.map((r) => r.id);
 }
 
-/** Whether the session is live and its user active. */
 /** Prepared: read for every session at least once a minute (SESSION_RECHECK_MS). */
 const SESSION_LIVE = prepared(
   `SELECT 1 FROM auth_session s JOIN users u ON u.organization_id = s.organization_id AND u.id = s.user_id
     WHERE s.organization_id = $1 AND s.id = $2 AND s.revoked_at IS NULL AND u.active`,
 );
 
+/** Whether the session is live and its user active. */
 export async function sessionLive(tx: Tx, organizationId: string, sessionId: string): Promise<boolean> {
   const { rows } = await tx.query(SESSION_LIVE, [organizationId, sessionId]);
   return rows.length > 0;
