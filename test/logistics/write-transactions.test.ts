@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tx } from '../../src/platform/db/index.js';
 import { countingDb } from '../counting-db.js';
-import { createTestApp, type TestApp } from '../helpers.js';
+import { createTestApp, waitFor, type TestApp } from '../helpers.js';
 import { demoShop, ok, orderKit, type MoneyShop, type OrderKit } from '../money/fixtures.js';
 import { pt, tripDb } from './fixtures.js';
 
@@ -81,6 +81,48 @@ describe('a GPS batch of a driver without trips under way', () => {
     const seen = await row();
     expect(seen.last_location_at).toEqual(moved.last_location_at);
     expect(seen.last_seen_at.getTime()).toBeGreaterThanOrEqual(moved.last_seen_at.getTime());
+  });
+});
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)('a GPS batch of a driver given a trip while it runs (PostgreSQL)', () => {
+  it('reads him idle, waits for his row, finds him claimed on it, and writes his row last, as for a driver on a trip', async () => {
+    const id = kit.driver.id;
+    let batch!: ReturnType<typeof counted>;
+    await t.db.withSystem(async (tx) => {
+      // A capacity claim on him, not committed yet: the batch reads him without a trip, then waits for his row.
+      await tx.query('UPDATE driver SET active_trips = active_trips + 1 WHERE id = $1', [id]);
+      batch = counted((headers) =>
+        t.req(kit.driver.session, {
+          method: 'POST',
+          url: '/driver/locations/batch',
+          payload: { points: points(`claimed${seq}`, 1) },
+          headers,
+        }),
+      );
+      await waitFor(
+        async () =>
+          (
+            await t.db.withSystem((s) =>
+              s.query(
+                `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position('INSERT INTO driver_location' in query) > 0`,
+              ),
+            )
+          ).rowCount > 0,
+        { message: 'the GPS batch waiting for the driver row' },
+      );
+    });
+    try {
+      const { body, trips } = await batch;
+      expect(body).toMatchObject({ accepted: 1, last_location: pt(-68.134, -16.5) });
+      expect(trips, trips.join('\n')).toEqual([
+        expect.stringMatching(/^WITH drv AS \( SELECT /),
+        expect.stringMatching(/^UPDATE driver d SET last_seen_at/),
+        'synchronous_commit=off',
+        'COMMIT',
+      ]);
+    } finally {
+      await t.db.withSystem((tx) => tx.query('UPDATE driver SET active_trips = active_trips - 1 WHERE id = $1', [id]));
+    }
   });
 });
 
