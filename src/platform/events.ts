@@ -18,6 +18,12 @@ export interface EventInput {
    */
   alertUserIds?: string[];
   payload?: Record<string, unknown>;
+  /**
+   * The entity as this transaction holds it right after the change, in the shape its module reads it (a trip's
+   * `TripRow`, an order's `OrderRow`), when the emitter has it at hand: a hook that renders the entity (an outbound
+   * webhook's resource) takes it instead of reading it again. Read by the hooks, not stored with the event.
+   */
+  current?: unknown;
 }
 
 export type { StoredEvent } from './repo.js';

@@ -7,7 +7,7 @@ import { scopeOf } from '../../platform/scope.js';
 import type { ObjectReadGrant } from '../storage/index.js';
 import type { CommerceContext, CommerceDeps, CommerceHooks } from './context.js';
 import { merchantsShowingImage } from './repo/catalog.js';
-import { commerceStatusCounts, findOrder } from './repo/orders.js';
+import { commerceStatusCounts, findOrder, type OrderRow } from './repo/orders.js';
 import { insertTariff } from './repo/tariffs.js';
 import { addressRoutes } from './routes/addresses.js';
 import { branchRoutes } from './routes/branches.js';
@@ -87,8 +87,9 @@ export function createCommerceModule(base: AppContext, deps: CommerceDeps) {
     webhookResources: {
       order: {
         schema: OrderOut,
-        read: async (tx: Tx, id: string) => {
-          const o = await findOrder(tx, id);
+        read: async (tx: Tx, id: string, current?: unknown) => {
+          // The order events carry the order as their transaction holds it (OrderService's announce).
+          const o = (current as OrderRow | undefined) ?? (await findOrder(tx, id));
           return o ? orderOut(o) : null;
         },
       },

@@ -13,6 +13,10 @@ export type WebhooksContext = ModuleContext<{
   notifications: Pick<NotificationService, 'notifyIn'>;
   /** A sub-administrator's effective scope now (territories, permissions), for the subscriptions he owns (subadmin). */
   subadminScope: (tx: Tx, organizationId: string, userId: string) => Promise<SubadminScope | null>;
-  /** The other resource families as their GETs return them (the mapper's output and the response schema): orders (commerce), payment reviews and settlements (money). */
-  resources: Record<string, { schema: TSchema; read: (tx: Tx, id: string) => Promise<object | null> }>;
+  /**
+   * The other resource families as their GETs return them (the mapper's output and the response schema): orders
+   * (commerce), payment reviews and settlements (money). `current`: the entity the event carries (EventInput.current),
+   * rendered instead of read when given.
+   */
+  resources: Record<string, { schema: TSchema; read: (tx: Tx, id: string, current?: unknown) => Promise<object | null> }>;
 }>;

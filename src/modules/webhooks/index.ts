@@ -1,5 +1,5 @@
 import { withDeps, type Api, type AppContext, type Module } from '../../platform/context.js';
-import { tripOut } from '../logistics/index.js';
+import { tripOut, type TripRow } from '../logistics/index.js';
 import { fillOrganizationId } from '../../platform/tenant-fields.js';
 import type { WebhooksContext } from './context.js';
 import { createSubscriptionCache, createWebhookService } from './service/webhooks.js';
@@ -35,13 +35,14 @@ export function createWebhooksModule(base: AppContext, deps: WebhooksContext['de
   const subscriptions = createSubscriptionCache(ctx);
   const service = createWebhookService(ctx, subscriptions);
   // A trip is sent as GET /trips/:id returns it to the subscription's owner.
-  service.registerResource('trip', async (tx, id, viewer) => {
-    const t = await ctx.deps.logistics.getTrip(tx, id);
+  service.registerResource('trip', async (tx, id, viewer, current) => {
+    // The trip events of a state change carry the trip as their transaction holds it (TripCore's emitMoved).
+    const t = (current as TripRow | undefined) ?? (await ctx.deps.logistics.getTrip(tx, id));
     return t ? { ...tripOut(t, viewer), organization_id: t.organization_id } : null;
   });
   for (const [family, { schema, read }] of Object.entries(ctx.deps.resources)) {
-    service.registerResource(family, async (tx, id, viewer) => {
-      const out = (await read(tx, id)) as Record<string, unknown> | null;
+    service.registerResource(family, async (tx, id, viewer, current) => {
+      const out = (await read(tx, id, current)) as Record<string, unknown> | null;
       // What the response serializer adds to every resource of a GET (src/platform/tenant-fields.ts).
       if (out) fillOrganizationId(schema, out, viewer.organizationId);
       return out;
@@ -49,7 +50,7 @@ export function createWebhooksModule(base: AppContext, deps: WebhooksContext['de
   }
   service.assertResources();
   // The outbox rows commit with the event that causes them; a rolled-back event is never sent.
-  ctx.events.onRecorded((tx, ev) => service.onEvent(tx, ev));
+  ctx.events.onRecorded((tx, ev, input) => service.onEvent(tx, ev, input.current));
   // Metrics of this instance's sends (registered in the app's /metrics registry with the routes).
   const latency = new client.Histogram({
     name: 'webhook_delivery_latency_seconds',

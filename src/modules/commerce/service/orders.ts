@@ -103,23 +103,8 @@ export function orderFacts(o: OrderRow): OrderMoneyFacts {
   };
 }
 
-/** What the order events and chat messages say of an order. */
-type Announced = Pick<
-  OrderRow,
-  | 'organization_id'
-  | 'id'
-  | 'merchant_id'
-  | 'customer_user_id'
-  | 'territory_id'
-  | 'status'
-  | 'trip_id'
-  | 'total'
-  | 'currency'
-  | 'items'
-  | 'payment_destination'
->;
-
-const summaryOf = (o: Announced) => ({
+/** What the chat messages say of an order. */
+const summaryOf = (o: OrderRow) => ({
   order_id: o.id,
   status: o.status,
   total: o.total,
@@ -129,15 +114,16 @@ const summaryOf = (o: Announced) => ({
 });
 
 export function createOrderService(ctx: CommerceContext) {
+  /** Records an order event; `o` is the order as this transaction holds it after the change (the hooks render it). */
   async function announce(
     tx: Tx,
     actorUserId: string | null,
-    o: Announced,
+    o: OrderRow,
     type: 'order.created' | 'order.status_changed',
     from?: OrderStatus,
     ownerUserId?: string,
   ) {
-    const owner = ownerUserId ?? (await ctx.deps.logistics.getMerchant(tx, o.merchant_id))?.owner_user_id;
+    const owner = ownerUserId ?? (await ctx.deps.logistics.merchantOwner(tx, o.organization_id, o.merchant_id));
     await ctx.events.record(tx, o.organization_id, {
       type,
       entityType: 'merchant_order',
@@ -146,6 +132,7 @@ export function createOrderService(ctx: CommerceContext) {
       actorUserId,
       audienceUserIds: [o.customer_user_id, ...(owner ? [owner] : [])],
       payload: { order_id: o.id, status: o.status, previous_status: from ?? null, trip_id: o.trip_id, total: o.total },
+      current: o,
     });
     if (type === 'order.created') {
       const data = summaryOf(o);
@@ -194,20 +181,6 @@ export function createOrderService(ctx: CommerceContext) {
       quantity: l.quantity,
       line_total: l.line_total,
     }));
-    // What the events say of the order.
-    const announced = {
-      organization_id: actor.organizationId,
-      id,
-      merchant_id: cart.merchant.id,
-      customer_user_id: actor.userId,
-      territory_id: cart.territory_id,
-      status: 'pending_confirmation' as const,
-      trip_id: null,
-      total: cart.total,
-      currency: cart.currency,
-      items: lines,
-      payment_destination: cart.payment_destination,
-    };
     const now = new Date();
     const written = await insertOrder(tx, {
       organizationId: actor.organizationId,
@@ -242,7 +215,7 @@ export function createOrderService(ctx: CommerceContext) {
     });
     if (!written.ok)
       throw written.refusal === 'customer' ? couponRefused('COUPON_CUSTOMER_LIMIT_REACHED') : await refusalNow(tx, couponId!, now);
-    await announce(tx, actor.userId, announced, 'order.created', undefined, cart.merchant.owner_user_id);
+    await announce(tx, actor.userId, written.order, 'order.created', undefined, cart.merchant.owner_user_id);
     return written.order;
   }
 

@@ -85,7 +85,7 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
       },
     });
     if (t.driver_id && t.driver_id !== driverId) await core.releaseDriver(tx, t.driver_id);
-    await core.emit(tx, actor, 'trip.assigned', after, {
+    await core.emitMoved(tx, actor, 'trip.assigned', after, {
       previous_driver_id: t.driver_id,
       previous_driver_user_id: t.driver_user_id,
       auto: !!opts.auto,
@@ -197,7 +197,7 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
     const t = await ownTrip(tx, driver, tripId);
     if (t.status !== 'assigned') throw AppError.invalidTransition('Trip', t.status, 'accepted');
     const after = await core.move(tx, t, 'accepted');
-    await core.emit(tx, actor, 'trip.accepted', after);
+    await core.emitMoved(tx, actor, 'trip.accepted', after);
     return after;
   }
 
@@ -256,7 +256,7 @@ export function createAssignment(ctx: LogisticsContext, core: TripCore, exceptio
     const t = await ownTrip(tx, driver, tripId);
     if (t.status !== 'picked_up') throw AppError.invalidTransition('Trip', t.status, 'in_transit');
     const after = await core.move(tx, t, 'in_transit');
-    await core.emit(tx, actor, 'trip.on_the_way', after);
+    await core.emitMoved(tx, actor, 'trip.on_the_way', after);
     return after;
   }
 

@@ -80,6 +80,8 @@ export interface LogisticsApi {
   ): Promise<{ promised_at: Date; deliver_after: Date | null; deliver_before: Date | null }>;
   getTerritory(tx: Tx, id: string): Promise<TerritoryRow | null>;
   getMerchant(tx: Tx, merchantId: string): Promise<MerchantRow | null>;
+  /** The user who owns a merchant of the organization (null: none visible); an owner never changes, so it is cached. */
+  merchantOwner(tx: Tx, organizationId: string, merchantId: string): Promise<string | null>;
   merchantOfUser(tx: Tx, userId: string): Promise<MerchantRow | null>;
   setMerchantCommission(tx: Tx, actor: Actor, merchantId: string, percent: string): Promise<MerchantRow>;
   driverOfUser(tx: Tx, userId: string): Promise<DriverRow | null>;
@@ -180,6 +182,7 @@ export function createLogisticsService(ctx: LogisticsContext) {
     },
     getTerritory,
     getMerchant: merchants.getMerchant,
+    merchantOwner: merchants.merchantOwner,
     merchantOfUser: merchants.merchantOfUser,
     setMerchantCommission: merchants.setMerchantCommission,
     driverOfUser: drivers.driverOfUser,

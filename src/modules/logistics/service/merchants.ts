@@ -15,6 +15,7 @@ import { type ApprovalStatus } from '../schemas.js';
 import { type MerchantRow } from '../repo/merchants.js';
 import * as repo from '../repo/merchants.js';
 import { assertTerritories, territoryForPoint } from './territories.js';
+import { createCache } from '../../../platform/cache.js';
 
 const PERCENT = /^\d{1,3}(\.\d{1,2})?$/;
 
@@ -31,6 +32,11 @@ export interface NewMerchant {
 export function createMerchantService(ctx: LogisticsContext) {
   const getMerchant = (tx: Tx, id: string): Promise<MerchantRow | null> => repo.findMerchant(tx, id);
   const merchantOfUser = (tx: Tx, userId: string): Promise<MerchantRow | null> => repo.merchantOfUser(tx, userId);
+  // A merchant's owner is set when the merchant is created and never changes: kept until the cache is full.
+  const owners = createCache<string, string | null>({ ttlMs: (owner) => (owner ? Infinity : 0) });
+  /** The user who owns a merchant of the caller's organization (null: none visible), read once per instance. */
+  const merchantOwner = (tx: Tx, organizationId: string, merchantId: string): Promise<string | null> =>
+    owners.getOwn(`${organizationId}:${merchantId}`, async () => (await getMerchant(tx, merchantId))?.owner_user_id ?? null);
 
   async function getScoped(tx: Tx, actor: Actor, id: string): Promise<MerchantRow> {
     const m = await getMerchant(tx, id);
@@ -141,7 +147,7 @@ export function createMerchantService(ctx: LogisticsContext) {
       ctx.db.withTenant(actor, (tx) => decide(tx, actor, id, action, reason)),
   };
 
-  return { getMerchant, merchantOfUser, getScoped, create, list, decide, setMerchantCommission, requests };
+  return { getMerchant, merchantOwner, merchantOfUser, getScoped, create, list, decide, setMerchantCommission, requests };
 }
 
 export type MerchantService = ReturnType<typeof createMerchantService>;

@@ -144,12 +144,12 @@ export function createProofs(ctx: LogisticsContext, core: TripCore, assignment: 
       driverId: driver.id,
       verifiedByUserId: actor.userId,
     });
-    await core.emit(tx, actor, s.event, after, {
+    await core.emitMoved(tx, actor, s.event, after, {
       stage,
       evidence: input.evidence ? { type: input.evidence.type, storage_key: input.evidence.storage_key } : null,
     });
     if (stage === 'delivery') {
-      await core.emit(tx, actor, 'trip.completed', after, {
+      await core.emitMoved(tx, actor, 'trip.completed', after, {
         delivery_fee: after.delivery_fee,
         driver_earning: after.driver_earning,
         ...(cash

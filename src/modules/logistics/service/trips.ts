@@ -103,18 +103,38 @@ export function createTripCore(
     return [...new Set(out)];
   }
 
+  type Audience = 'participants' | 'staff' | 'all';
+  const emitter =
+    (current: boolean) =>
+    (
+      tx: Tx,
+      actor: Pick<Actor, 'userId'> | null,
+      type: string,
+      t: TripRow,
+      extra: Record<string, unknown> = {},
+      to: Audience = 'participants',
+    ) =>
+      record(tx, actor, type, t, extra, to, current);
   /**
    * Records a trip event in the caller's transaction, addressed to the trip's driver, merchant owner and customer;
    * `to: 'staff'` (exceptions) addresses the organization's administrators and dispatchers instead, `'all'` both. For
    * the staff an exception is an alert: their inbox keeps one unread alert per type (the participants get each one).
    */
-  async function emit(
+  const emit = emitter(false);
+  /**
+   * `emit` of the row `move` just returned, unchanged since: the event carries it (EventInput.current), so its hooks
+   * (an outbound webhook's resource) do not read the trip again.
+   */
+  const emitMoved = emitter(true);
+
+  async function record(
     tx: Tx,
     actor: Pick<Actor, 'userId'> | null,
     type: string,
     t: TripRow,
-    extra: Record<string, unknown> = {},
-    to: 'participants' | 'staff' | 'all' = 'participants',
+    extra: Record<string, unknown>,
+    to: Audience,
+    current: boolean,
   ) {
     const participants = to === 'staff' ? [] : [t.driver_user_id, t.merchant_user_id, t.customer_user_id].filter((u): u is string => !!u);
     const staff =
@@ -134,6 +154,7 @@ export function createTripCore(
       ],
       alertUserIds: staff,
       payload: { trip_id: t.id, status: t.status, order_id: t.order_id, driver_id: t.driver_id, merchant_id: t.merchant_id, ...extra },
+      ...(current ? { current: t } : {}),
     });
   }
 
@@ -343,7 +364,7 @@ export function createTripCore(
     if (isTerminal(TRIP_TRANSITIONS, t.status)) return null;
     const after = await move(tx, t, 'cancelled', { reason });
     if (t.status !== 'pending') await releaseDriver(tx, t.driver_id);
-    await emit(tx, actor, 'trip.cancelled', after, { previous_status: t.status, reason });
+    await emitMoved(tx, actor, 'trip.cancelled', after, { previous_status: t.status, reason });
     return after;
   }
 
@@ -358,7 +379,7 @@ export function createTripCore(
   ): Promise<TripRow> {
     const after = await move(tx, t, 'pending', { reason, effect: { unassign: true } });
     await releaseDriver(tx, t.driver_id);
-    await emit(tx, actor, type, after, {
+    await emitMoved(tx, actor, type, after, {
       previous_status: t.status,
       previous_driver_id: t.driver_id,
       previous_driver_user_id: t.driver_user_id,
@@ -389,7 +410,7 @@ export function createTripCore(
       const failing = body.status === 'returning' || body.status === 'failed';
       if (failing && !body.failure_reason)
         throw AppError.badRequest('failure_reason is required for a failed delivery', [{ field: 'failure_reason', message: 'required' }]);
-      const self = { emit, move, releaseDriver };
+      const self = { emitMoved, move, releaseDriver };
       if (body.status === 'cancelled') after = (await cancel(tx, actor, t.id, body.reason))!;
       else if (body.status === 'pending') after = await unassign(tx, actor, t, body.reason, 'trip.unassigned');
       else if (body.status === 'returned') after = await recordReturn(self, tx, actor, t, 'dispatch');
@@ -576,6 +597,7 @@ export function createTripCore(
     settings: (tx: Tx, organizationId: string) => settingsOf(ctx, tx, organizationId),
     changePromise,
     emit,
+    emitMoved,
     staffAudience,
     load,
     visibleTo,
@@ -601,7 +623,7 @@ export interface FailDeliveryInput {
 }
 
 /** The moves of the trip core a failed delivery and its return make. */
-type CoreMoves = Pick<TripCore, 'emit' | 'move' | 'releaseDriver'>;
+type CoreMoves = Pick<TripCore, 'emitMoved' | 'move' | 'releaseDriver'>;
 
 /**
  * Records a failed delivery of a locked `in_transit` trip (driver or dispatch): the trip goes to `to` (returning or failed),
@@ -632,7 +654,7 @@ export async function recordFailure(
     verifiedByUserId: actor.userId,
   });
   if (to === 'failed') await core.releaseDriver(tx, t.driver_id);
-  await core.emit(
+  await core.emitMoved(
     tx,
     actor,
     'trip.delivery_failed',
@@ -655,6 +677,6 @@ export async function recordFailure(
 export async function recordReturn(core: CoreMoves, tx: Tx, actor: Actor, t: TripRow, by: 'driver' | 'dispatch') {
   const after = await core.move(tx, t, 'returned');
   await core.releaseDriver(tx, t.driver_id);
-  await core.emit(tx, actor, 'trip.returned', after, { failure_reason: t.failure_reason, recorded_by: by }, 'all');
+  await core.emitMoved(tx, actor, 'trip.returned', after, { failure_reason: t.failure_reason, recorded_by: by }, 'all');
   return after;
 }

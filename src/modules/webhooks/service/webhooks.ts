@@ -27,8 +27,11 @@ export interface ResourceViewer {
   kind: Actor['kind'];
   organizationId: string;
 }
-/** Renders a resource as the API returns it to the viewer, in the transaction of the event; null = gone. */
-export type ResourceRenderer = (tx: Tx, id: string, viewer: ResourceViewer) => Promise<Record<string, unknown> | null>;
+/**
+ * Renders a resource as the API returns it to the viewer, in the transaction of the event; null = gone. `current`: the
+ * entity as the event's transaction holds it, when the event carries it (EventInput.current), so it is not read again.
+ */
+export type ResourceRenderer = (tx: Tx, id: string, viewer: ResourceViewer, current: unknown) => Promise<Record<string, unknown> | null>;
 
 /** The resource family of an event type: the part before the dot (`trip`, `order`, `payment_review`, ...). */
 export const resourceOf = (type: string) => type.slice(0, type.indexOf('.'));
@@ -226,11 +229,12 @@ export function createWebhookService(
 
   /**
    * The outbox write, in the transaction of the event (an event rolled back leaves no delivery): one delivery per
-   * matching subscription, with the resource rendered as the subscription owner reads it through the API.
+   * matching subscription, with the resource rendered as the subscription owner reads it through the API (from the
+   * entity the event carries, `current`, when it carries one).
    * The organization's active subscriptions come from the cache (no statement when cached; none written to when
    * there are none); the deliveries' insert checks each subscription again in the database.
    */
-  async function onEvent(tx: Tx, ev: StoredEvent): Promise<void> {
+  async function onEvent(tx: Tx, ev: StoredEvent, current?: unknown): Promise<void> {
     if (!KNOWN.has(ev.type)) return;
     const active = await subscriptions.get(ev.organization_id, () => repo.activeSubscriptions(tx, ev.organization_id));
     if (active.length === 0) return;
@@ -283,7 +287,7 @@ export function createWebhookService(
     for (const s of subs) {
       const viewer: ResourceViewer = { userId: s.ownerUserId, kind: VIEWER_OF[s.scope], organizationId: ev.organization_id };
       const key = `${viewer.kind}:${viewer.userId}`;
-      if (!rendered.has(key)) rendered.set(key, render ? await render(tx, ev.entity_id, viewer) : null);
+      if (!rendered.has(key)) rendered.set(key, render ? await render(tx, ev.entity_id, viewer, current) : null);
       rows.push({
         id: newId(),
         subscriptionId: s.id,
