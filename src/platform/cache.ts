@@ -171,6 +171,11 @@ export function createAnnouncedCache<V>(
       await notifyChannel(tx, channel, key);
       cache.invalidate(key);
     },
+    /** In the transaction of a change of any number of values: every instance forgets them all at commit, this one at once too. */
+    async changedAll(tx: Tx): Promise<void> {
+      await notifyChannel(tx, channel, '');
+      cache.clear();
+    },
     get size() {
       return cache.size;
     },

@@ -108,7 +108,7 @@ async function seedLogistics(ctx: AppContext, svc: LogisticsService, demo: DemoS
     subadmin: null,
   };
   await ctx.db.withTenant({ organizationId: demo.organizationId, userId: demo.users.admin }, async (tx) => {
-    const territory = await createTerritory(tx, actor, { name: 'La Paz Centro', geometry: DEMO_TERRITORY });
+    const territory = await createTerritory(ctx, tx, actor, { name: 'La Paz Centro', geometry: DEMO_TERRITORY });
     const driver = await svc.drivers.create(tx, actor, {
       user_id: demo.users.driver,
       vehicle_type: 'motorcycle',

@@ -28,7 +28,6 @@ import { type DriverRow, findDriver, setUnavailable } from '../repo/drivers.js';
 import type { MerchantRow } from '../repo/merchants.js';
 import { type TripRow, completedTripEarnings, type TripEarning } from '../repo/trips.js';
 import { scopeOf } from '../../../platform/scope.js';
-import { backfillTerritories } from '../repo/territories.js';
 import {
   driversForPlanning,
   lockForPlanCommit,
@@ -119,8 +118,6 @@ export interface LogisticsApi {
    */
   completedTripEarnings(tx: Tx, driverId: string, upTo: Date): Promise<TripEarning[]>;
   settings(tx: Tx, organizationId: string): Promise<LogisticsSettings>;
-  /** Runs the "oldest active territory covering the point" rule over records without a territory; returns how many changed. */
-  backfillTerritories(tx: Tx, organizationId: string): Promise<number>;
   /** GeoJSON of approved drivers' last positions and active trips the actor may see (sub-administrators: their territories). */
   liveMap(tx: Tx, actor: Actor): ReturnType<typeof liveMap>;
   /** GET /trips's list for the actor (sub-administrators: their territories). */
@@ -224,7 +221,6 @@ export function createLogisticsService(ctx: LogisticsContext) {
       await setUnavailable(tx, d.id);
       await releaseOpenTrips(tx, actor, { core }, d.id, 'driver account deactivated');
     },
-    backfillTerritories,
     liveMap,
     listTrips,
     tripStatusCounts,

@@ -16,6 +16,7 @@ import { type MerchantRow } from '../repo/merchants.js';
 import * as repo from '../repo/merchants.js';
 import { assertTerritories, territoryForPoint } from './territories.js';
 import { createCache } from '../../../platform/cache.js';
+import { merchantChanged, merchantOfUser as cachedMerchantOfUser } from './merchant-cache.js';
 
 const PERCENT = /^\d{1,3}(\.\d{1,2})?$/;
 
@@ -31,7 +32,7 @@ export interface NewMerchant {
 
 export function createMerchantService(ctx: LogisticsContext) {
   const getMerchant = (tx: Tx, id: string): Promise<MerchantRow | null> => repo.findMerchant(tx, id);
-  const merchantOfUser = (tx: Tx, userId: string): Promise<MerchantRow | null> => repo.merchantOfUser(tx, userId);
+  const merchantOfUser = (tx: Tx, userId: string): Promise<MerchantRow | null> => cachedMerchantOfUser(ctx, tx, userId);
   // A merchant's owner is set when the merchant is created and never changes: kept until the cache is full.
   const owners = createCache<string, string | null>({ ttlMs: (owner) => (owner ? Infinity : 0) });
   /** The user who owns a merchant of the caller's organization (null: none visible), read once per instance. */
@@ -111,6 +112,7 @@ export function createMerchantService(ctx: LogisticsContext) {
     if (status !== from) throw AppError.invalidTransition('Merchant', status, to);
     assertTransition('Merchant', APPROVAL_TRANSITIONS, status, to);
     await repo.setMerchantStatus(tx, id, to, reason ?? null, actor.userId);
+    await merchantChanged(ctx, tx, before.owner_user_id);
     const after = (await getMerchant(tx, id))!;
     await recordAudit(tx, actor, {
       action: `merchant.${to}`,
@@ -128,6 +130,7 @@ export function createMerchantService(ctx: LogisticsContext) {
       throw AppError.badRequest('commission_percent must be between 0 and 100', [{ field: 'commission_percent', message: 'out of range' }]);
     const before = await getScoped(tx, actor, merchantId);
     await repo.setCommission(tx, merchantId, percent);
+    await merchantChanged(ctx, tx, before.owner_user_id);
     const after = (await getMerchant(tx, merchantId))!;
     await recordAudit(tx, actor, {
       action: 'merchant.commission_updated',

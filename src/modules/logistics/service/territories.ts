@@ -9,6 +9,7 @@ import type { Tx } from '../../../platform/db/index.js';
 import { scopeOf } from '../../../platform/scope.js';
 import { getSettings, updateSettings, type SettingsChange } from '../repo/settings.js';
 import { settingsChanged } from './settings.js';
+import { merchantsChanged } from './merchant-cache.js';
 import * as repo from '../repo/territories.js';
 import type { TerritoryRow } from '../repo/territories.js';
 
@@ -35,6 +36,7 @@ export async function assertTerritories(tx: Tx, actor: Actor, ids: string[]): Pr
 }
 
 export async function createTerritory(
+  ctx: Pick<AppContext, 'db' | 'onClose'>,
   tx: Tx,
   actor: Actor,
   input: { name: string; geometry: unknown; active?: boolean },
@@ -50,6 +52,8 @@ export async function createTerritory(
   );
   // Trips and merchants that had no territory get the oldest active one covering them (possibly this one).
   const backfilled = await repo.backfillTerritories(tx, actor.organizationId);
+  // Every instance forgets the merchants it cached (their territory may be among the changes).
+  if (backfilled > 0) await merchantsChanged(ctx, tx);
   await recordAudit(tx, actor, {
     action: 'territory.created',
     entityType: 'territory',
@@ -90,6 +94,6 @@ export function territoryRequests(ctx: AppContext) {
         return toPage(rows, page);
       }),
     create: (actor: Actor, input: { name: string; geometry: unknown; active?: boolean }) =>
-      ctx.db.withTenant(actor, (tx) => createTerritory(tx, actor, input)),
+      ctx.db.withTenant(actor, (tx) => createTerritory(ctx, tx, actor, input)),
   };
 }

@@ -1,16 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countingDb } from '../counting-db.js';
 import { createTestApp, type Session, type TestApp } from '../helpers.js';
-import { newDriver, newTrip, tripDb, type TestDriver } from '../logistics/fixtures.js';
-import { cart, newCustomer, newShop, ok, placeOrder, rows, type Shop } from '../commerce/fixtures.js';
+import { newDriver, newTrip, newUser, tripDb, type TestDriver } from '../logistics/fixtures.js';
+import { newTerritory } from '../subadmin/fixtures.js';
+import { tenantOf } from '../../src/platform/auth.js';
+import { cart, newCustomer, newShop, ok, placeOrder, pt, rows, type Shop } from '../commerce/fixtures.js';
 import { TRIP_SELECT } from '../../src/modules/logistics/repo/trips.js';
 import { MERCHANT_SELECT } from '../../src/modules/logistics/repo/merchants.js';
 import { ORDER_SELECT } from '../../src/modules/commerce/repo/orders.js';
 
 /**
- * A state change's event carries the entity as its transaction left it (EventInput.current): the outbound webhook's
- * resource is rendered from it, so a subscription adds no read of the trip or the order, and the resource is what the
- * GET answers right after the change. An order event reads its merchant's owner once per instance.
+ * Entities a request already holds are not read again. A state change's event carries the entity as its transaction
+ * left it (EventInput.current): the outbound webhook's resource is rendered from it, so a subscription adds no read of
+ * the trip or the order, and the resource is what the GET answers right after the change. A merchant user's merchant
+ * and an order event's merchant owner are read once per instance (a suspension reaches the cache at its commit).
  */
 
 const counting = new Map<string, string[]>(); // the statements of the counted requests, by request id (test/counting-db.ts)
@@ -28,18 +31,26 @@ const prefix = (select: string) => select.replace(/\s+/g, ' ').trim().slice(0, 6
 const reads = (statements: string[], select: string) => statements.filter((s) => s.startsWith(prefix(select))).length;
 
 /** One request whose statements are noted; fails unless it answers 200. */
-async function counted(s: Session, method: 'POST' | 'PATCH', url: string, payload: Record<string, unknown> = {}) {
+async function counted(s: Session, method: 'POST' | 'PATCH', url: string, payload: Record<string, unknown> = {}, status = 200) {
   const requestId = `resource-reads-${++seq}`;
   const statements: string[] = [];
   counting.set(requestId, statements);
   try {
     const res = await t.req(s, { method, url, payload, headers: { 'x-request-id': requestId } });
-    expect(res.statusCode, res.body).toBe(200);
+    expect(res.statusCode, res.body).toBe(status);
     return statements;
   } finally {
     counting.delete(requestId);
   }
 }
+
+const expressBody = (shop: Shop) => ({
+  branch_id: shop.branchId,
+  customer_name: 'Ana',
+  customer_phone: '+59170000001',
+  dropoff_address: 'Calle 2',
+  dropoff_location: pt(-68.12, -16.51),
+});
 
 /** The bodies queued for a resource, in event order. */
 const bodiesOf = async (resourceKey: string) =>
@@ -127,11 +138,46 @@ describe('the resource of a state change comes with its event', () => {
     for (const [i, step] of after.steps.entries()) {
       expect(step.orderReads).toBe(before.steps[i]!.orderReads);
       expect(step.orderReads).toBeGreaterThan(0);
-      // The caller's own merchant only (his authorization): the owner the event is addressed to was read once, below.
-      expect(step.merchantReads).toBe(1);
+      // Neither the caller's own merchant nor the owner the event is addressed to: both were read once, below.
+      expect(step.merchantReads).toBe(0);
       expect(changed[i].resource).toEqual(step.after);
     }
-    // The first status change of this instance read the merchant's owner too, the next one did not.
-    expect(before.steps.map((x) => x.merchantReads)).toEqual([2, 1]);
+    // The caller's merchant was read by the shop's setup; the first status change read the owner of the order's
+    // merchant for its event, the next one nothing.
+    expect(before.steps.map((x) => x.merchantReads)).toEqual([1, 0]);
+  });
+});
+
+describe("a merchant user's merchant", () => {
+  it('is read once per instance by his requests; his suspension reaches it at once', async () => {
+    const shop: Shop = await newShop(t);
+    const express = async () =>
+      reads(await counted(shop.merchant, 'POST', '/merchant/delivery-express', expressBody(shop), 201), MERCHANT_SELECT);
+    const warm = await express(); // his merchant was read by the shop's setup
+    ok(await t.req(admin, { method: 'POST', url: `/merchants/${shop.merchantId}/suspend`, payload: { reason: 'unpaid fees' } }));
+    const refused = await t.req(shop.merchant, { method: 'POST', url: '/merchant/delivery-express', payload: expressBody(shop) });
+    expect(refused.statusCode, refused.body).toBe(422);
+    expect(refused.json().code).toBe('MERCHANT_NOT_APPROVED');
+    ok(await t.req(admin, { method: 'POST', url: `/merchants/${shop.merchantId}/reactivate`, payload: {} }));
+    // Read again once after the change, then from the cache.
+    expect(await express()).toBe(warm + 1);
+    expect(await express()).toBe(warm);
+  });
+
+  it('is read again once a new territory covers it (the backfill announces the change)', async () => {
+    const u = await newUser(t, 'comercio');
+    const at = { lon: -55.5, lat: -12.5 };
+    const m = ok(
+      await t.req(admin, {
+        method: 'POST',
+        url: '/merchants',
+        payload: { owner_user_id: u.userId, name: 'Far shop', location: pt(at.lon, at.lat) },
+      }),
+      201,
+    );
+    const own = () => t.db.withTenant(tenantOf(admin), (tx) => t.app.services.logistics.merchants.merchantOfUser(tx, u.userId));
+    expect(await own()).toMatchObject({ id: m.id, territory_id: null });
+    const territory = await newTerritory(t, admin, `Far-${seq++}`, at.lon, at.lat);
+    expect(await own()).toMatchObject({ id: m.id, territory_id: territory });
   });
 });
