@@ -15,6 +15,7 @@ export function countingDb(counting: Map<string, string[]>, beforeCommit?: (tx: 
     const note = (what: string) => store?.push(what);
     return {
       kind: tx.kind,
+      organizationId: tx.organizationId,
       get orm() {
         // Drizzle bypasses the counter: a counted path must not use it unseen.
         note('orm');

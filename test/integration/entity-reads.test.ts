@@ -153,15 +153,23 @@ describe("a merchant user's merchant", () => {
     const shop: Shop = await newShop(t);
     const express = async () =>
       reads(await counted(shop.merchant, 'POST', '/merchant/delivery-express', expressBody(shop), 201), MERCHANT_SELECT);
-    const warm = await express(); // his merchant was read by the shop's setup
+    // Requests until two in a row read as many merchants: the announcements of the shop's setup have arrived.
+    const settled = async () => {
+      let [last, now] = [await express(), await express()];
+      for (let i = 0; i < 10 && now !== last; i++) [last, now] = [now, await express()];
+      expect(now).toBe(last);
+      return now;
+    };
+    const warm = await settled();
     ok(await t.req(admin, { method: 'POST', url: `/merchants/${shop.merchantId}/suspend`, payload: { reason: 'unpaid fees' } }));
     const refused = await t.req(shop.merchant, { method: 'POST', url: '/merchant/delivery-express', payload: expressBody(shop) });
     expect(refused.statusCode, refused.body).toBe(422);
     expect(refused.json().code).toBe('MERCHANT_NOT_APPROVED');
     ok(await t.req(admin, { method: 'POST', url: `/merchants/${shop.merchantId}/reactivate`, payload: {} }));
-    // Read again once after the change, then from the cache.
-    expect(await express()).toBe(warm + 1);
-    expect(await express()).toBe(warm);
+    // Read again after the change (once more, or twice when the change's announcement arrives within the request),
+    // then from the cache again.
+    expect(await express()).toBeGreaterThan(warm);
+    expect(await settled()).toBe(warm);
   });
 
   it('is read again once a new territory covers it (the backfill announces the change)', async () => {
