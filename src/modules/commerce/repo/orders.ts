@@ -21,12 +21,15 @@ const ORDER_COLUMNS = `o.organization_id, o.id, o.status, o.merchant_id, o.branc
          o.delivery_fee, o.driver_earning, o.total, o.currency, o.quote_id, o.trip_id, o.notes, o.status_reason, o.promised_at, o.deliver_after,
          o.deliver_before, o.pickup_after, o.pickup_before, o.units, o.weight_kg, o.volume_l, o.preparation_min, o.created_at, o.updated_at`;
 
-export const ORDER_SELECT = `
+/** An order read as ORDER_SELECT reads it, from `source` (a table or a CTE named `o`). */
+const orderSelectFrom = (source: string) => `
   SELECT ${ORDER_COLUMNS},
          COALESCE((SELECT json_agg(json_build_object('catalog_item_id', i.catalog_item_id, 'name', i.name, 'unit_price', i.unit_price::text,
                                                     'quantity', i.quantity, 'line_total', i.line_total::text) ORDER BY i.line_no)
                      FROM merchant_order_item i WHERE i.organization_id = o.organization_id AND i.order_id = o.id), '[]'::json) AS items
-    FROM merchant_order o`;
+    FROM ${source}`;
+
+export const ORDER_SELECT = orderSelectFrom('merchant_order o');
 
 export async function findOrder(tx: Tx, id: string, lock = false): Promise<OrderRow | null> {
   return (await tx.query<OrderRow>(`${ORDER_SELECT} WHERE o.id = $1${lock ? ' FOR NO KEY UPDATE OF o' : ''}`, [id])).rows[0] ?? null;
@@ -159,15 +162,27 @@ export async function insertOrder(tx: Tx, o: NewOrder): Promise<InsertedOrder> {
   return { ok: true, order: { ...row, items } };
 }
 
-/** Moves an order from `from` to `to` if it is still in `from` (false when a racing request moved it first). */
-export async function updateOrderStatus(tx: Tx, id: string, from: OrderStatus, to: OrderStatus, reason: string | null): Promise<boolean> {
-  const done = await tx.query(
-    `UPDATE merchant_order SET status = $3, status_reason = COALESCE($4, status_reason),
-            payment_status = CASE WHEN $3 = 'delivered' AND payment_destination = 'cash' THEN 'paid' ELSE payment_status END, updated_at = now()
-      WHERE id = $1 AND status = $2`,
+/**
+ * Moves an order from `from` to `to` if it is still in `from`, and returns it as it stands then (as `findOrder` reads it);
+ * null when a racing request moved it first.
+ */
+export async function updateOrderStatus(
+  tx: Tx,
+  id: string,
+  from: OrderStatus,
+  to: OrderStatus,
+  reason: string | null,
+): Promise<OrderRow | null> {
+  const { rows } = await tx.query<OrderRow>(
+    `WITH o AS (
+       UPDATE merchant_order SET status = $3, status_reason = COALESCE($4, status_reason),
+              payment_status = CASE WHEN $3 = 'delivered' AND payment_destination = 'cash' THEN 'paid' ELSE payment_status END, updated_at = now()
+        WHERE id = $1 AND status = $2
+       RETURNING *)
+     ${orderSelectFrom('o')}`,
     [id, from, to, reason],
   );
-  return done.rowCount > 0;
+  return rows[0] ?? null;
 }
 
 /** The preparation time the merchant gave when accepting, and the promise it moves (null: the promise stays, a scheduled window). */

@@ -272,7 +272,8 @@ export function createOrderService(ctx: CommerceContext) {
     opts: { cancelTrip?: boolean } = {},
   ): Promise<OrderRow> {
     assertTransition('Order', ORDER_TRANSITIONS, o.status, to);
-    if (!(await updateOrderStatus(tx, o.id, o.status, to, reason))) {
+    const moved = await updateOrderStatus(tx, o.id, o.status, to, reason);
+    if (!moved) {
       const now = (await loadOrder(tx, o.id))!;
       throw AppError.invalidTransition('Order', now.status, to);
     }
@@ -283,7 +284,8 @@ export function createOrderService(ctx: CommerceContext) {
       await releaseRedemption(tx, o.id);
       await ctx.deps.chat.cancelPendingForOrder(tx, o.id);
     }
-    let after = (await loadOrder(tx, o.id))!;
+    // Entering `ready` links the trip and a cancellation may move the trip's order: read it again; otherwise the update's row is it.
+    let after = to === 'ready' || to === 'cancelled' ? (await loadOrder(tx, o.id))! : moved;
     if (to === 'cancelled') await ctx.deps.hooks.orderCancelled.run(tx, actor, orderFacts(after));
     if (to === 'delivered') await ctx.deps.hooks.orderDelivered.run(tx, actor, orderFacts(after));
     if (to === 'delivery_failed') await ctx.deps.hooks.deliveryFailed.run(tx, actor, { order: orderFacts(after) });

@@ -34,15 +34,18 @@ const RECIPIENT_LINK =
   'FROM trip_recipient_link rl WHERE rl.organization_id = t.organization_id AND rl.trip_id = t.id AND rl.revoked_at IS NULL';
 const CUSTOMER_USER = 'FROM user_contact cu WHERE cu.organization_id = t.organization_id AND cu.id = t.customer_user_id';
 
-/** The one trip read (hot: GET /trips, trip by id), its select list generated from the table. */
-export const TRIP_SELECT = `
+/** The trip read from `source` (the table, or a CTE named `t` returning its rows), its select list generated from the table. */
+const tripSelectFrom = (source: string) => `
   SELECT ${selectList(trip, 't', { omit: ['changedXid'], points: TRIP_POINTS })},
          d.user_id AS driver_user_id, m.owner_user_id AS merchant_user_id,
          COALESCE((SELECT rl.recipient_phone ${RECIPIENT_LINK}), (SELECT cu.phone ${CUSTOMER_USER})) AS recipient_phone,
          COALESCE((SELECT rl.recipient_name ${RECIPIENT_LINK}), (SELECT cu.display_name ${CUSTOMER_USER})) AS recipient_name
-    FROM trip t
+    FROM ${source}
     LEFT JOIN driver d ON d.organization_id = t.organization_id AND d.id = t.driver_id
     LEFT JOIN merchant m ON m.organization_id = t.organization_id AND m.id = t.merchant_id`;
+
+/** The one trip read (hot: GET /trips, trip by id). */
+export const TRIP_SELECT = tripSelectFrom('trip t');
 
 /**
  * Trips that earn their driver his driver_earning, and when: a completed delivery, and a failed one (the attempt was
@@ -222,14 +225,14 @@ export type TripStatusEffect =
   /** Delivery of a trip with cash to collect: what the driver collected, and why it differs (a discrepancy) when it does. */
   | { cash: { collected: string; discrepancyReason: string | null } };
 
-/** Writes a status change (the caller checked the transition on the locked row). */
+/** Writes a status change (the caller checked the transition on the locked row); returns the trip as `findTrip` reads it then. */
 export async function updateTripStatus(
   tx: Tx,
   id: string,
   to: TripStatus,
   reason: string | null,
   effect?: TripStatusEffect,
-): Promise<void> {
+): Promise<TripRow> {
   const stamp = STAGE_COLUMN[to] ? `, ${STAGE_COLUMN[to]} = now()` : '';
   let sets = '';
   let params: unknown[] = [];
@@ -245,10 +248,13 @@ export async function updateTripStatus(
     sets = ', cash_collected = $4, cash_discrepancy_reason = $5';
     params = [effect.cash.collected, effect.cash.discrepancyReason];
   }
-  await tx.query(
-    `UPDATE trip SET status = $2, status_reason = COALESCE($3, status_reason), updated_at = now()${stamp}${sets} WHERE id = $1`,
+  const { rows } = await tx.query<TripRow>(
+    `WITH t AS (
+       UPDATE trip SET status = $2, status_reason = COALESCE($3, status_reason), updated_at = now()${stamp}${sets} WHERE id = $1 RETURNING *)
+     ${tripSelectFrom('t')}`,
     [id, to, reason, ...params],
   );
+  return rows[0]!;
 }
 
 /** Clears the wrong-PIN counter of the pickup, the delivery or both. */

@@ -324,8 +324,7 @@ export function createTripCore(
     opts: { reason?: string | null; effect?: TripStatusEffect; keepTrackLater?: boolean } = {},
   ): Promise<TripRow> {
     assertTransition('Trip', TRIP_TRANSITIONS, t.status, to);
-    await updateTripStatus(tx, t.id, to, opts.reason ?? null, opts.effect);
-    const after = (await load(tx, t.id))!;
+    const after = await updateTripStatus(tx, t.id, to, opts.reason ?? null, opts.effect);
     // The end of a trip with a driver keeps its route with it (GET /trips/{id}/track), before retention drops the days;
     // `keepTrackLater`: the caller does it last, with releaseDriverAndKeepTrack.
     if (isTerminal(TRIP_TRANSITIONS, to) && !opts.keepTrackLater) await keepTrack(tx, after, false);
