@@ -11,7 +11,8 @@ export function countingDb(counting: Map<string, string[]>, beforeCommit?: (tx: 
   const storeOf = (ctx: unknown): string[] | undefined => counting.get((ctx as { requestId?: string }).requestId ?? '');
   const textOf = (text: string | { text: string }) => (typeof text === 'string' ? text : text.text);
 
-  function countingTx(tx: Tx, store: string[] | undefined): Tx {
+  /** `committed`: the transaction's last statement went with its COMMIT (`queryAndCommit`). */
+  function countingTx(tx: Tx, store: string[] | undefined, committed = { done: false }): Tx {
     const note = (what: string) => store?.push(what);
     return {
       kind: tx.kind,
@@ -29,6 +30,14 @@ export function countingDb(counting: Map<string, string[]>, beforeCommit?: (tx: 
         note(`exec ${text.slice(0, 60)}`);
         return tx.exec(text);
       },
+      // One exchange: the statement, the ones after it and the COMMIT, noted as one entry ("… + COMMIT"). The
+      // `beforeCommit` probe runs before it (the transaction ends with it).
+      async queryAndCommit(text, params, then = []) {
+        if (store && beforeCommit) await beforeCommit(tx, store);
+        committed.done = true;
+        note([textOf(text), ...then.map(([s]) => textOf(s)), 'COMMIT'].map((s) => s.replace(/\s+/g, ' ').trim().slice(0, 90)).join(' + '));
+        return tx.queryAndCommit(text, params, then);
+      },
     };
   }
 
@@ -37,7 +46,9 @@ export function countingDb(counting: Map<string, string[]>, beforeCommit?: (tx: 
     // statement (test/platform/round-trips.test.ts counts that on the wire), so the opening is not counted.
     const wrap = <T>(store: string[] | undefined, run: (fn: (tx: Tx) => Promise<T>) => Promise<T>, fn: (tx: Tx) => Promise<T>) =>
       run(async (tx) => {
-        const result = await fn(countingTx(tx, store));
+        const committed = { done: false };
+        const result = await fn(countingTx(tx, store, committed));
+        if (committed.done) return result;
         if (store && beforeCommit) await beforeCommit(tx, store);
         store?.push('COMMIT');
         return result;

@@ -17,6 +17,7 @@ function explainingDb(db: Database): Database {
     get orm() {
       return tx.orm;
     },
+    queryAndCommit: (text, params, then) => tx.queryAndCommit(text, params, then),
     async query(text, params) {
       const result = await tx.query(text, params);
       const sql = typeof text === 'string' ? text : text.text;

@@ -41,6 +41,18 @@ async function counted(run: (headers: Record<string, string>) => Promise<Paramet
   }
 }
 
+/** Until a statement starting with `statement` waits for a lock (a GPS batch waiting for the driver's row). */
+const waitForLockWait = (statement: string) =>
+  waitFor(
+    async () =>
+      (
+        await t.db.withSystem((s) =>
+          s.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`, [statement]),
+        )
+      ).rowCount > 0,
+    { message: `a statement waiting for a lock: ${statement}` },
+  );
+
 /** What the transaction said of itself just before its COMMIT. */
 const commitMode = (trips: string[]) => trips.find((s) => s.startsWith('synchronous_commit='));
 
@@ -99,26 +111,15 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('a GPS batch of a driver given a
           headers,
         }),
       );
-      await waitFor(
-        async () =>
-          (
-            await t.db.withSystem((s) =>
-              s.query(
-                `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position('INSERT INTO driver_location' in query) > 0`,
-              ),
-            )
-          ).rowCount > 0,
-        { message: 'the GPS batch waiting for the driver row' },
-      );
+      await waitForLockWait('INSERT INTO driver_location');
     });
     try {
       const { body, trips } = await batch;
       expect(body).toMatchObject({ accepted: 1, last_location: pt(-68.134, -16.5) });
       expect(trips, trips.join('\n')).toEqual([
         expect.stringMatching(/^WITH drv AS \( SELECT /),
-        expect.stringMatching(/^UPDATE driver d SET last_seen_at/),
         'synchronous_commit=off',
-        'COMMIT',
+        expect.stringMatching(/^UPDATE driver d SET last_seen_at .* \+ COMMIT$/),
       ]);
     } finally {
       await t.db.withSystem((tx) => tx.query('UPDATE driver SET active_trips = active_trips - 1 WHERE id = $1', [id]));
@@ -246,13 +247,13 @@ describe('POST /driver/locations/batch', () => {
     );
     expect(body.accepted).toBe(3);
     expect(body.last_location.coordinates).toEqual([-68.132, -16.5]);
-    // The driver's row (a capacity claim on him waits for it) is written by the last statements only.
+    // The driver's row (a capacity claim on him waits for it) is written by the last statement only, sent with the
+    // late-point merge (which finds nothing to merge: every point is after the end of his last kept track) and the
+    // COMMIT in one exchange.
     const takesDriver = trips.findIndex((s) => /UPDATE driver |FROM driver WHERE id = \$1 FOR/.test(s));
-    // Every point is after the end of the driver's last kept track: no late-point merge.
-    expect(trips.slice(takesDriver), trips.join('\n')).toEqual([
-      expect.stringMatching(/^UPDATE driver d SET last_seen_at/),
+    expect(trips.slice(takesDriver - 1), trips.join('\n')).toEqual([
       'synchronous_commit=off',
-      'COMMIT',
+      expect.stringMatching(/^UPDATE driver d SET last_seen_at .* \+ WITH b AS .* \+ COMMIT$/),
     ]);
     expect(
       trips.slice(0, takesDriver).some((s) => /trip\.location_updated|INSERT INTO event|outbox/i.test(s)),
@@ -279,10 +280,43 @@ describe('POST /driver/locations/batch', () => {
     expect(locked, next.trips.join('\n')).toBeGreaterThan(0);
     expect(next.trips[locked - 1], next.trips.join('\n')).toMatch(/^WITH u AS/); // the ETAs' update, not a read of the trip
     expect(next.trips.slice(locked + 2), next.trips.join('\n')).toEqual([
-      expect.stringMatching(/^UPDATE driver d SET last_seen_at/),
       'synchronous_commit=off',
-      'COMMIT',
+      expect.stringMatching(/^UPDATE driver d SET last_seen_at .* \+ COMMIT$/),
     ]);
+  });
+});
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)('a GPS batch waiting for a trip end that holds the driver (PostgreSQL)', () => {
+  it('merges its points into the track the trip end kept, in the exchange of its COMMIT, after its wait', async () => {
+    const { tripId } = await onTheWay();
+    const id = kit.driver.id;
+    // Recorded before the trip end begins: within the window of the track it keeps.
+    const sent = points(`ending-${tripId}`, 2);
+    let batch!: ReturnType<typeof counted>;
+    await t.db.withSystem(async (tx) => {
+      // A trip end, not committed yet: it holds the driver's row, keeps a track whose window holds the batch's points
+      // (which it cannot see: the batch has not committed), and notes its end on the row.
+      const { rows } = await tx.query<{ organization_id: string }>(
+        `UPDATE driver SET last_track_ended_at = now() WHERE id = $1 RETURNING organization_id`,
+        [id],
+      );
+      await tx.query(
+        `INSERT INTO trip_track (organization_id, trip_id, driver_id, started_at, ended_at, lons, lats, recorded_at, speeds_mps)
+         VALUES ($1, $2, $3, now() - interval '1 hour', now(), '{}', '{}', '{}', '{}')`,
+        [rows[0].organization_id, tripId, id],
+      );
+      batch = counted((headers) =>
+        t.req(kit.driver.session, { method: 'POST', url: '/driver/locations/batch', payload: { points: sent }, headers }),
+      );
+      await waitForLockWait('UPDATE driver d SET last_seen_at');
+    });
+    const { body, trips } = await batch;
+    expect(body.accepted).toBe(2);
+    expect(trips[trips.length - 1], trips.join('\n')).toMatch(/^UPDATE driver d SET last_seen_at .* \+ WITH b AS .* \+ COMMIT$/);
+    const { rows } = await t.db.withSystem((tx) =>
+      tx.query<{ at: Date[] }>('SELECT recorded_at AS at FROM trip_track WHERE trip_id = $1', [tripId]),
+    );
+    expect(rows[0].at.map((d) => new Date(d).toISOString())).toEqual(sent.map((p) => p.recorded_at));
   });
 });
 
@@ -307,11 +341,11 @@ describe('late points of an ended trip', () => {
     );
     expect(late.body.accepted).toBe(1);
     // The merge comes right after the driver's row is written (by the batch's first statement when he has no trip
-    // under way, else by its own).
-    const merge = late.trips.findIndex((s) => /^WITH b AS/.test(s));
-    expect(merge, late.trips.join('\n')).toBeGreaterThan(0);
-    expect(late.trips[merge - 1], late.trips.join('\n')).toMatch(/^UPDATE driver d SET last_seen_at|^WITH drv AS/);
-    expect(late.trips.slice(merge + 1)).toEqual(['synchronous_commit=off', 'COMMIT']);
+    // under way, else by its own, in the merge's exchange), and carries the COMMIT.
+    expect(late.trips.slice(-2), late.trips.join('\n')).toEqual([
+      'synchronous_commit=off',
+      expect.stringMatching(/^(UPDATE driver d SET last_seen_at .* \+ )?WITH b AS .* \+ COMMIT$/),
+    ]);
     expect(await kept()).toBe(4);
 
     const fresh = await counted((headers) =>

@@ -118,6 +118,7 @@ describe('tokens', () => {
         kind: tx.kind,
         orm: tx.orm,
         exec: (text) => tx.exec(text),
+        queryAndCommit: (text, params, then) => tx.queryAndCommit(text, params, then),
         query(text, params) {
           if (/FROM auth_session s JOIN users u/.test(typeof text === 'string' ? text : text.text))
             reads.push({ how, userId: ctx.userId, ...(ctx.reader ? { reader: ctx.reader } : {}) });

@@ -71,6 +71,17 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transac
     proxy.take();
   });
 
+  /** The connection is back to its own role, with no tenant setting left on it. */
+  async function expectNoTenantLeft() {
+    const after = await db.withOwner(
+      async (tx) =>
+        (await tx.query<{ role: string; org: string }>(`SELECT current_user AS role, current_setting('app.organization_id', true) AS org`))
+          .rows[0],
+    );
+    expect(after.role).not.toBe('app_tenant');
+    expect(after.org ?? '').toBe('');
+  }
+
   afterAll(async () => {
     await db?.close();
     await proxy?.close();
@@ -87,13 +98,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transac
     expect(proxy.take()).toBe(1);
     expect(rows).toEqual([{ org, role: 'app_tenant', v: "it's \\ a 'quoted' value" }]);
     // The settings were local to that transaction: the connection is back to its own role.
-    const after = await db.withOwner(
-      async (tx) =>
-        (await tx.query<{ role: string; org: string }>(`SELECT current_user AS role, current_setting('app.organization_id', true) AS org`))
-          .rows[0],
-    );
-    expect(after.role).not.toBe('app_tenant');
-    expect(after.org ?? '').toBe('');
+    await expectNoTenantLeft();
     proxy.take();
   });
 
@@ -152,6 +157,57 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transac
     expect(after.names).toEqual(['written by u3', 'other']);
     expect(after.role).not.toBe('app_tenant');
     expect(after.org ?? '').toBe('');
+    await db.withSystem((tx) => tx.query(`UPDATE organization SET name = 'round trips' WHERE id = $1`, [org]));
+    proxy.take();
+  });
+
+  it('queryAndCommit: the last statement, the statements behind it and the COMMIT are one round trip', async () => {
+    const ctx = { organizationId: org, userId: 'u4' };
+    const rename = `UPDATE organization SET name = $2 WHERE id = $1 RETURNING name, current_user AS role`;
+    const nameOf = async () =>
+      db.withSystem(async (tx) => (await tx.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [org])).rows[0].name);
+    // After a first statement: two round trips in all (the setup with the first, the last with its COMMIT).
+    const out = await db.withTenant(ctx, async (tx) => {
+      await tx.query('SELECT 1');
+      return (await tx.queryAndCommit<{ name: string; role: string }>(rename, [org, 'last'])).rows;
+    });
+    expect(proxy.take()).toBe(2);
+    expect(out).toEqual([{ name: 'last', role: 'app_tenant' }]);
+    // As the only statement: the setup, the statement, a statement behind it and the COMMIT in one round trip; the one
+    // behind it runs after it (it sees its write) and its rows are not the answer's.
+    const only = await db.withTenant(
+      ctx,
+      async (tx) =>
+        (
+          await tx.queryAndCommit<{ name: string }>(
+            rename,
+            [org, 'only'],
+            [[`UPDATE organization SET name = name || ' then' WHERE id = $1 RETURNING name`, [org]]],
+          )
+        ).rows,
+    );
+    expect(proxy.take()).toBe(1);
+    expect(only).toEqual([{ name: 'only', role: 'app_tenant' }]);
+    expect(await nameOf()).toBe('only then');
+    proxy.take();
+    // A statement behind it that fails: nothing of the transaction is committed.
+    await expect(
+      db.withTenant(ctx, async (tx) => {
+        await tx.query(`UPDATE organization SET name = 'first' WHERE id = $1`, [org]);
+        return tx.queryAndCommit(rename, [org, 'failed'], [['SELECT 1 / 0']]);
+      }),
+    ).rejects.toMatchObject({ code: '22012' });
+    expect(await nameOf()).toBe('only then');
+    // Nothing may follow it: a later statement throws, and what was committed stays committed.
+    await expect(
+      db.withTenant(ctx, async (tx) => {
+        await tx.queryAndCommit(rename, [org, 'committed']);
+        await tx.query(`UPDATE organization SET name = 'after' WHERE id = $1`, [org]);
+      }),
+    ).rejects.toThrow(/after the transaction/);
+    expect(await nameOf()).toBe('committed');
+    // The connection is clean: no transaction left open, no tenant settings left on it.
+    await expectNoTenantLeft();
     await db.withSystem((tx) => tx.query(`UPDATE organization SET name = 'round trips' WHERE id = $1`, [org]));
     proxy.take();
   });

@@ -257,6 +257,7 @@ describe('enqueueing in the caller transaction', () => {
       organizationId: tx.organizationId,
       orm: tx.orm,
       exec: (text) => tx.exec(text),
+      queryAndCommit: (text, params, then) => tx.queryAndCommit(text, params, then),
       query(text, params) {
         const sql = typeof text === 'string' ? text : text.text;
         if (/FROM merchant_channel_settings/.test(sql)) reads.push(sql);

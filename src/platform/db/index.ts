@@ -3,6 +3,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import pg from 'pg';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
@@ -62,6 +63,14 @@ export type Orm = PgDatabase<any, any, any>;
 export interface Tx {
   /** A statement with bind parameters; a `Prepared` one runs as a named prepared statement on PostgreSQL. */
   query<R = any>(text: string | Prepared, params?: unknown[]): Promise<QueryResult<R>>;
+  /**
+   * The transaction's last statement, sent with its COMMIT in one exchange (on PostgreSQL: no round trip between the
+   * statement and the COMMIT, so the row locks it takes are released by the server without waiting for this process).
+   * `then`: statements run after it in the same exchange, in order, each with its own snapshot (their rows are
+   * discarded). When it answers, the transaction is committed; if it or one of `then` fails, nothing is. Nothing may
+   * follow it in the transaction: a later statement throws. Not in a read (`readTenant`).
+   */
+  queryAndCommit<R = any>(text: string | Prepared, params?: unknown[], then?: readonly Step[]): Promise<QueryResult<R>>;
   /** Runs SQL text that may hold several statements (simple protocol, no parameters). */
   exec(text: string): Promise<void>;
   /** Drizzle bound to this transaction, for typed queries. */
@@ -215,7 +224,8 @@ export interface PoolStatus {
 }
 
 /** One statement of a transaction's setup: SQL text (or a prepared statement) and its parameters. */
-type Step = readonly [statement: string | Prepared, params?: readonly unknown[]];
+/** A statement and its parameters (a transaction's setup, or statements sent with another in one exchange). */
+export type Step = readonly [statement: string | Prepared, params?: readonly unknown[]];
 
 /** Tenant settings and the role switch in one statement (`role` is a setting too, so no separate SET ROLE). */
 const TENANT_SETTINGS_SQL = `SELECT set_config('app.organization_id', $1, true), set_config('app.user_id', $2, true), set_config('role', '${TENANT_ROLE}', true)`;
@@ -317,13 +327,18 @@ interface PgQueryInternals {
   handleDataRow(msg: unknown): void;
   handleCommandComplete(msg: unknown, connection: PgConnection): void;
   handleError(err: Error, connection: PgConnection): void;
+  portal?: string;
+  _getRows(connection: PgConnection, rows?: number): void;
 }
 interface PgConnection {
   parse(m: { text: string; name?: string }): void;
-  bind(m: { values: readonly unknown[]; statement?: string }): void;
-  execute(m: { portal: string }): void;
+  bind(m: { values: readonly unknown[]; statement?: string; valueMapper?: (v: unknown) => unknown }): void;
+  execute(m: { portal?: string; rows?: number }): void;
+  sync(): void;
 }
 const PgQuery = pg.Query as unknown as new (config: unknown, values?: unknown) => PgQueryInternals;
+/** node-postgres' own conversion of a bound value (dates, arrays, JSON) to its wire text, as its Query binds them. */
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (v: unknown) => unknown };
 
 /**
  * The named statements known to each connection's server session. Ours, not node-postgres' own bookkeeping: a
@@ -358,18 +373,36 @@ type PrefixStep = readonly [statement: string | Prepared, params?: readonly unkn
 class PrefixedQuery extends PgQuery {
   private pending: number;
   private parseMain = true;
+  /** The statement itself completed: what follows is the suffix's, whose rows are discarded. */
+  private mainDone = false;
   /** This exchange sent the Parse of a named statement: if it fails, the connection's statements are uncertain. */
   parsedNamed = false;
   constructor(
     private readonly prefix: readonly PrefixStep[],
     config: unknown,
     values?: unknown,
+    private readonly suffix: readonly PrefixStep[] = [],
   ) {
     super(config, values);
     this.pending = prefix.length;
   }
   override requiresPreparation() {
-    return this.prefix.length > 0 || !!this.name || super.requiresPreparation();
+    return this.prefix.length > 0 || this.suffix.length > 0 || !!this.name || super.requiresPreparation();
+  }
+  /** Parse (a named statement once per connection) and Bind and Execute of one step, on the unnamed portal. */
+  private sendStep(connection: PgConnection, names: Set<string>, unnamed: boolean, [statement, params]: PrefixStep) {
+    if (typeof statement === 'string' || unnamed) connection.parse({ text: typeof statement === 'string' ? statement : statement.text });
+    else if (!names.has(statement.name)) {
+      connection.parse({ text: statement.text, name: statement.name });
+      names.add(statement.name);
+      this.parsedNamed = true;
+    }
+    connection.bind({
+      values: (params ?? []) as unknown[],
+      statement: typeof statement === 'string' || unnamed ? '' : statement.name,
+      valueMapper: prepareValue,
+    });
+    connection.execute({ portal: '' });
   }
   override hasBeenParsed() {
     return !this.parseMain;
@@ -378,16 +411,7 @@ class PrefixedQuery extends PgQuery {
     const names = namesOf(connection);
     const unnamed = unnamedOnly.has(connection);
     if (unnamed) this.name = undefined;
-    for (const [statement, params] of this.prefix) {
-      if (typeof statement === 'string' || unnamed) connection.parse({ text: typeof statement === 'string' ? statement : statement.text });
-      else if (!names.has(statement.name)) {
-        connection.parse({ text: statement.text, name: statement.name });
-        names.add(statement.name);
-        this.parsedNamed = true;
-      }
-      connection.bind({ values: (params ?? []) as unknown[], statement: typeof statement === 'string' || unnamed ? '' : statement.name });
-      connection.execute({ portal: '' });
-    }
+    for (const step of this.prefix) this.sendStep(connection, names, unnamed, step);
     // A bound on the statements a session keeps (the trip list has a statement per filter combination).
     if (this.name && !names.has(this.name) && names.size >= MAX_NAMED_PER_CONNECTION) this.name = undefined;
     if (this.name) {
@@ -399,12 +423,24 @@ class PrefixedQuery extends PgQuery {
     }
     super.prepare(connection);
   }
+  /** The statement's Execute, then the suffix's steps, then the one Sync. */
+  override _getRows(connection: PgConnection, rows?: number) {
+    if (this.suffix.length === 0 || rows) return super._getRows(connection, rows);
+    connection.execute({ portal: this.portal });
+    const names = namesOf(connection);
+    const unnamed = unnamedOnly.has(connection);
+    for (const step of this.suffix) this.sendStep(connection, names, unnamed, step);
+    connection.sync();
+  }
   override handleDataRow(msg: unknown) {
-    if (this.pending === 0) super.handleDataRow(msg);
+    if (this.pending === 0 && !this.mainDone) super.handleDataRow(msg);
   }
   override handleCommandComplete(msg: unknown, connection: PgConnection) {
     if (this.pending > 0) this.pending--;
-    else super.handleCommandComplete(msg, connection);
+    else if (!this.mainDone) {
+      this.mainDone = true;
+      super.handleCommandComplete(msg, connection);
+    }
   }
 }
 
@@ -412,9 +448,15 @@ class PrefixedQuery extends PgQuery {
 const parsedInFailure = new WeakSet<pg.PoolClient>();
 
 /** Sends `config`/`values` (as `client.query` takes them) behind `prefix`, as one exchange. */
-function prefixedQuery(client: pg.PoolClient, prefix: readonly PrefixStep[], config: unknown, values?: unknown): Promise<pg.QueryResult> {
+function prefixedQuery(
+  client: pg.PoolClient,
+  prefix: readonly PrefixStep[],
+  config: unknown,
+  values?: unknown,
+  suffix: readonly PrefixStep[] = [],
+): Promise<pg.QueryResult> {
   return new Promise((resolve, reject) => {
-    const q = new PrefixedQuery(prefix, config, values);
+    const q = new PrefixedQuery(prefix, config, values, suffix);
     q.callback = (err, res) => {
       if (!err) return resolve(res!);
       if (q.parsedNamed) parsedInFailure.add(client);
@@ -435,12 +477,18 @@ function postgresTx(
   submit: (config: { text: string; name?: string; generic?: boolean }, values?: unknown) => Promise<pg.QueryResult>,
   exec: (text: string) => Promise<void>,
   organizationId?: string,
+  finish?: (config: { text: string; name?: string; generic?: boolean }, values: unknown, then: readonly Step[]) => Promise<pg.QueryResult>,
 ): Tx {
   return {
     kind: 'postgres',
     organizationId,
     async query(text, params) {
       const r = await submit(asConfig(text, params));
+      return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+    },
+    async queryAndCommit(text, params, then = []) {
+      if (!finish) throw new Error('queryAndCommit: a read has nothing to commit');
+      const r = await finish(asConfig(text, params), params, then);
       return { rows: r.rows, rowCount: r.rowCount ?? 0 };
     },
     exec,
@@ -495,7 +543,11 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
    * nothing. If the setup fails, the server skips the statement behind it.
    */
   function transaction(client: pg.PoolClient, prelude: Step[], organizationId?: string) {
-    const state = { begun: false, staleAtStart: false };
+    /** done: the last statement (`queryAndCommit`) was sent; committed: it answered, the transaction is committed. */
+    const state = { begun: false, staleAtStart: false, done: false, committed: false };
+    const open = () => {
+      if (state.done) throw new Error('a statement after the transaction’s last one (queryAndCommit)');
+    };
     /** The first statement carries the setup; a statement that fails there without a server error code means a dead connection. */
     const first = <R>(p: Promise<R>): Promise<R> => {
       p.catch((err: unknown) => {
@@ -504,6 +556,7 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
       return p;
     };
     const submit = (config: { text?: string; values?: unknown[]; name?: string }, values?: unknown): Promise<pg.QueryResult> => {
+      open();
       if (state.begun)
         return config.name
           ? prefixedQuery(client, [], config, values)
@@ -517,6 +570,7 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
     const tx = postgresTx(
       submit,
       async (text) => {
+        open();
         if (!state.begun) {
           // Several statements in one text: the simple protocol, after the setup on its own.
           state.begun = true;
@@ -525,6 +579,17 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
         await client.query(text);
       },
       organizationId,
+      // The statement, `then` and the COMMIT behind it in one exchange (behind the setup too, when it is the first).
+      async (config, values, then) => {
+        open();
+        state.done = true;
+        const suffix: Step[] = [...then, ['COMMIT']];
+        // Not `first`: a connection lost during this exchange may have committed it, so it is never sent again.
+        const r = await prefixedQuery(client, state.begun ? [] : prelude, config, values, suffix);
+        state.begun = true;
+        state.committed = true;
+        return r;
+      },
     );
     return { tx, state };
   }
@@ -604,9 +669,11 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
         let broken = false;
         try {
           const result = await fn(tx);
-          if (state.begun) await client.query('COMMIT');
+          if (state.begun && !state.done) await client.query('COMMIT');
           return result;
         } catch (err) {
+          // Committed with its last statement: what failed after it cannot undo it (and must not run it again).
+          if (state.committed) throw err;
           if (state.staleAtStart) {
             broken = true;
             if (attempt === 1) continue;
@@ -859,18 +926,45 @@ export async function createPgliteDatabase(
     async exec(text) {
       await lite.exec(text);
     },
+    queryAndCommit: () => Promise.reject(new Error('queryAndCommit: only in a transaction')),
     orm,
   };
+
+  /** A transaction's handle: `queryAndCommit` (its last statement) commits it, and nothing may run after it. */
+  function liteTx(organizationId?: string) {
+    const state = { done: false, committed: false };
+    const open = () => {
+      if (state.done) throw new Error('a statement after the transaction’s last one (queryAndCommit)');
+    };
+    const handle: Tx = {
+      ...tx,
+      organizationId,
+      query: (text, params) => (open(), tx.query(text, params)),
+      exec: (text) => (open(), tx.exec(text)),
+      async queryAndCommit(text, params, then = []) {
+        open();
+        state.done = true;
+        const r = await tx.query(text, params);
+        for (const [statement, stepParams] of then) await lite.query(textOf(statement), (stepParams ?? []) as unknown[]);
+        await lite.exec('COMMIT');
+        state.committed = true;
+        return r;
+      },
+    };
+    return { handle, state };
+  }
 
   async function run<T>(prelude: Step[], fn: (tx: Tx) => Promise<T>, organizationId?: string): Promise<T> {
     return mutex.run(async () => {
       for (const [statement, params] of prelude)
         await (params ? lite.query(textOf(statement), params as unknown[]) : lite.exec(textOf(statement)));
+      const { handle, state } = liteTx(organizationId);
       try {
-        const result = await fn(organizationId ? { ...tx, organizationId } : tx);
-        await lite.exec('COMMIT');
+        const result = await fn(handle);
+        if (!state.committed) await lite.exec('COMMIT');
         return result;
       } catch (err) {
+        if (state.committed) throw err;
         await lite.exec('ROLLBACK').catch(() => undefined);
         throw driverError(err);
       }

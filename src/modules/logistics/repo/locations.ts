@@ -162,6 +162,33 @@ export async function moveDriver(tx: Tx, driverId: string, latest: { lon: number
   return rows[0]!;
 }
 
+/**
+ * `moveDriver` as the transaction's last statement, with its COMMIT in the same exchange: the row lock is released by
+ * the server right after the update. `late` (the batch's new points): behind the update and before the COMMIT, the
+ * late-point merge, which runs only if the row as written notes a kept track ending at or after the oldest of them
+ * (in a statement of its own, so it sees a trip end the update waited for).
+ */
+export async function moveDriverAndCommit(
+  tx: Tx,
+  v: { organizationId: string; driverId: string; latest: { lon: number; lat: number; at: Date } | null; late: PointColumns | null },
+): Promise<MovedDriver> {
+  const { latest, late } = v;
+  const then = late
+    ? [
+        [
+          MERGE_LATE_IF_NOTED,
+          [...mergeParams(v.organizationId, v.driverId, late), new Date(Math.min(...late.at.map((at) => Date.parse(at))))],
+        ] as const,
+      ]
+    : [];
+  const { rows } = await tx.queryAndCommit<MovedDriver>(
+    MOVE_DRIVER,
+    [v.driverId, latest?.at ?? null, latest?.lon ?? null, latest?.lat ?? null],
+    then,
+  );
+  return rows[0]!;
+}
+
 export interface MovedDriver {
   lon: number | null;
   lat: number | null;
@@ -267,8 +294,11 @@ export async function keepTripTrack(
   return rows[0]?.n ?? 0;
 }
 
-/** Prepared: run by a GPS batch that stored a new point at or before the end of the driver's newest kept track. */
-const MERGE_LATE = prepared(
+/**
+ * Run by a GPS batch that stored a new point at or before the end of the driver's newest kept track; `noted`: only if
+ * his row (as this transaction wrote it) notes such an end, compared with the batch's oldest point ($8).
+ */
+const mergeLateSql = (noted: boolean) =>
   `WITH b AS (
      SELECT DISTINCT ON (u.at) u.lon, u.lat, u.at, u.spd
        FROM unnest($3::float8[], $4::float8[], $5::timestamptz[], $6::float8[]) AS u(lon, lat, at, spd) ORDER BY u.at
@@ -284,9 +314,22 @@ const MERGE_LATE = prepared(
                 ) a ORDER BY a.at DESC LIMIT $7) p)
     WHERE k.organization_id = $1 AND k.driver_id = $2
       AND k.ended_at >= (SELECT min(at) FROM b) AND k.started_at <= (SELECT max(at) FROM b)
-      AND EXISTS (SELECT 1 FROM b WHERE b.at >= k.started_at AND b.at <= k.ended_at AND NOT (b.at = ANY (k.recorded_at)))
-   RETURNING k.trip_id`,
-);
+      AND EXISTS (SELECT 1 FROM b WHERE b.at >= k.started_at AND b.at <= k.ended_at AND NOT (b.at = ANY (k.recorded_at)))${
+        noted ? '\n      AND EXISTS (SELECT 1 FROM driver d WHERE d.id = $2 AND d.last_track_ended_at >= $8::timestamptz)' : ''
+      }
+   RETURNING k.trip_id`;
+const MERGE_LATE = prepared(mergeLateSql(false));
+const MERGE_LATE_IF_NOTED = prepared(mergeLateSql(true));
+/** The merge's parameters $1–$7. */
+const mergeParams = (organizationId: string, driverId: string, c: PointColumns) => [
+  organizationId,
+  driverId,
+  c.lons,
+  c.lats,
+  c.at,
+  c.spd,
+  TRACK_MAX_POINTS,
+];
 
 /**
  * Points of a batch that fall in the window of one of the driver's ended trips (a driver offline during the trip,
@@ -294,16 +337,18 @@ const MERGE_LATE = prepared(
  * track already has is not added again, so a resend changes nothing; points outside a window are not the trip's.
  * The most recent TRACK_MAX_POINTS stay. Returns the trips whose track grew.
  */
-export async function mergeLateIntoTracks(tx: Tx, organizationId: string, driverId: string, c: PointColumns): Promise<string[]> {
-  const { rows } = await tx.query<{ trip_id: string }>(MERGE_LATE, [
-    organizationId,
-    driverId,
-    c.lons,
-    c.lats,
-    c.at,
-    c.spd,
-    TRACK_MAX_POINTS,
-  ]);
+/** `commit`: the merge is the transaction's last statement and carries its COMMIT (`Tx.queryAndCommit`). */
+export async function mergeLateIntoTracks(
+  tx: Tx,
+  organizationId: string,
+  driverId: string,
+  c: PointColumns,
+  { commit = false }: { commit?: boolean } = {},
+): Promise<string[]> {
+  const params = mergeParams(organizationId, driverId, c);
+  const { rows } = await (commit
+    ? tx.queryAndCommit<{ trip_id: string }>(MERGE_LATE, params)
+    : tx.query<{ trip_id: string }>(MERGE_LATE, params));
   return rows.map((r) => r.trip_id);
 }
 

@@ -4,7 +4,15 @@ import { AppError } from '../../../platform/errors.js';
 import { haversineMeters, parsePoint, toGeoPoint, type GeoPoint } from '../../../platform/geo.js';
 import { newId } from '../../../platform/ids.js';
 import { lonLatOf } from './mappers.js';
-import { insertGeofenceEntry, mergeLateIntoTracks, moveDriver, storePoints, type DriverRef } from '../repo/locations.js';
+import {
+  insertGeofenceEntry,
+  mergeLateIntoTracks,
+  moveDriver,
+  moveDriverAndCommit,
+  storePoints,
+  type DriverRef,
+  type MovedDriver,
+} from '../repo/locations.js';
 import { noDriverProfile } from './drivers.js';
 import type { TripCore } from './trips.js';
 import type { Eta } from './eta.js';
@@ -36,8 +44,16 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
    * `gpsOnly`: the caller's transaction holds nothing but this ingest (a GPS request), so it commits asynchronously:
    * it does not wait for the WAL flush behind the driver's row. A PostgreSQL crash may lose the points acknowledged in
    * the last moments before it (docs/OPERATIONS.md); money and trip transitions keep synchronous commits.
+   * `commits`: nothing follows the ingest in the caller's transaction, so its last statement carries the COMMIT
+   * (`Tx.queryAndCommit`): the driver's row is released by the server right after it is written.
    */
-  async function ingest(tx: Tx, actor: Actor, driverRef: DriverRef, points: GpsPointIn[], { gpsOnly = false }: { gpsOnly?: boolean } = {}) {
+  async function ingest(
+    tx: Tx,
+    actor: Actor,
+    driverRef: DriverRef,
+    points: GpsPointIn[],
+    { gpsOnly = false, commits = false }: { gpsOnly?: boolean; commits?: boolean } = {},
+  ) {
     if (points.length > MAX_BATCH)
       throw AppError.badRequest(`At most ${MAX_BATCH} points per batch`, [{ field: 'points', message: 'too many' }]);
     const now = Date.now();
@@ -116,21 +132,32 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
     // The driver's row last (his contact, his position), unless the first statement wrote it (no trips under way): a
     // capacity claim on him waits for this batch's COMMIT only, not for its events and ETAs.
     const latest = r.latest_at === null ? null : { lon: Number(r.latest_lon), lat: Number(r.latest_lat), at: new Date(r.latest_at) };
-    const pos = r.moved ?? (await moveDriver(tx, driver.id, latest));
     // A batch with nothing new (a resend) has nothing to merge; otherwise points of an ended trip's window join its kept
     // track, when one of them is not after the end of the driver's newest kept track (as his row says once written). After
     // the driver's row, which a trip's end holds while it copies its track (keepTripTrack) and notes its end: a trip that
     // ended meanwhile has its track committed and its end on the row, and a trip ending after waits for this batch's points.
+    // When the ingest ends the transaction and the row is written here, the merge goes behind it with the COMMIT, in
+    // the same exchange, and decides on the row itself.
+    const late = r.accepted > 0 ? cols : null;
+    if (!r.moved && commits) {
+      const pos = await moveDriverAndCommit(tx, { organizationId: driver.organization_id, driverId: driver.id, latest, late });
+      return answer(r.accepted, pos);
+    }
+    const pos = r.moved ?? (await moveDriver(tx, driver.id, latest));
     const oldest = Math.min(...cols.at.map((at) => Date.parse(at)));
-    if (r.accepted > 0 && pos.last_track_ended_at && new Date(pos.last_track_ended_at).getTime() >= oldest)
-      await mergeLateIntoTracks(tx, driver.organization_id, driver.id, cols);
-    return {
-      accepted: r.accepted,
-      duplicates: points.length - r.accepted,
-      last_location: toGeoPoint(lonLatOf(pos.lon, pos.lat)),
-      last_location_at: pos.last_location_at,
-      geofence_entries: geofence,
-    };
+    if (late && pos.last_track_ended_at && new Date(pos.last_track_ended_at).getTime() >= oldest)
+      await mergeLateIntoTracks(tx, driver.organization_id, driver.id, late, { commit: commits });
+    return answer(r.accepted, pos);
+
+    function answer(accepted: number, pos: MovedDriver) {
+      return {
+        accepted,
+        duplicates: points.length - accepted,
+        last_location: toGeoPoint(lonLatOf(pos.lon, pos.lat)),
+        last_location_at: pos.last_location_at,
+        geofence_entries: geofence,
+      };
+    }
   }
 
   /** One position (driver app or dispatch): a batch of one; without client_point_id the server names it. */
@@ -139,7 +166,7 @@ export function createLocationIngest(core: TripCore, eta: Eta) {
     actor: Actor,
     driver: DriverRef,
     body: Omit<GpsPointIn, 'client_point_id' | 'recorded_at'> & { client_point_id?: string; recorded_at?: string },
-    opts: { gpsOnly?: boolean } = {},
+    opts: { gpsOnly?: boolean; commits?: boolean } = {},
   ) {
     return ingest(
       tx,

@@ -34,8 +34,8 @@ export interface RequestParts {
 
 type PageQuery = { limit?: number; cursor?: string };
 type Location = Parameters<LocationIngest['single']>[3];
-/** A request that stores GPS points and nothing else: its transaction commits asynchronously (see LocationIngest). */
-const GPS_ONLY = { gpsOnly: true };
+/** A request that stores GPS points and nothing else: its transaction commits asynchronously, with the ingest's last statement (see LocationIngest). */
+const GPS_ONLY = { gpsOnly: true, commits: true };
 
 /**
  * What the logistics routes ask for, one method per request: each opens the caller's tenant transaction
