@@ -30,6 +30,11 @@ export function countingDb(counting: Map<string, string[]>, beforeCommit?: (tx: 
         note(`exec ${text.slice(0, 60)}`);
         return tx.exec(text);
       },
+      // Not an exchange of its own: it goes ahead of the next one.
+      queue(text, params) {
+        note(`queued ${textOf(text).replace(/\s+/g, ' ').trim().slice(0, 83)}`);
+        return tx.queue(text, params);
+      },
       // One exchange: the statement, the ones after it and the COMMIT, noted as one entry ("… + COMMIT"). The
       // `beforeCommit` probe runs before it (the transaction ends with it).
       async queryAndCommit(text, params, then = []) {

@@ -40,7 +40,8 @@ export async function insertAuditRow(
     requestId: string | null;
   },
 ): Promise<void> {
-  await tx.query(
+  // Nobody reads its rows: it goes ahead of the transaction's next statement (or its COMMIT), not in an exchange of its own.
+  await tx.queue(
     `INSERT INTO audit_log (organization_id, id, actor_user_id, action, entity_type, entity_id, before, after, request_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
     [r.organizationId, r.id, r.actorUserId, r.action, r.entityType, r.entityId, r.before, r.after, r.requestId],

@@ -9,7 +9,8 @@ import { createTestApp, waitFor, type Session, type TestApp } from '../helpers.j
  * The webhooks' per-organization cache of active subscriptions: every change of a subscription (created, deactivated,
  * enabled again, its event types changed, deleted, disabled by the worker) takes effect on the next event of the
  * instance that made it and, through the announcement at commit, on the other instances; an organization with no
- * subscription spends no statement on webhooks for an event, one with a match spends the deliveries' insert alone.
+ * subscription spends no statement on webhooks for an event, one with a match spends the deliveries' insert alone
+ * (queued ahead of the next exchange).
  */
 
 const CHANNEL = 'webhook_subscriptions_changed';
@@ -77,7 +78,8 @@ async function patch(id: string, payload: Record<string, unknown>) {
 }
 
 const LOAD = expect.stringMatching(/^SELECT id, scope, owner_user_id, merchant_id, event_types FROM webhook_subscription/);
-const INSERT = expect.stringMatching(/^INSERT INTO webhook_delivery/);
+/** The deliveries' insert is queued ahead of the transaction's next statement: no round trip of its own. */
+const INSERT = expect.stringMatching(/^queued INSERT INTO webhook_delivery/);
 
 describe('the cache of active subscriptions, on one instance', () => {
   it('a subscription created, deactivated, enabled again, retyped or deleted takes effect on the very next event', async () => {

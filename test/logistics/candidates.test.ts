@@ -18,6 +18,7 @@ function explainingDb(db: Database): Database {
       return tx.orm;
     },
     queryAndCommit: (text, params, then) => tx.queryAndCommit(text, params, then),
+    queue: (text, params) => tx.queue(text, params),
     async query(text, params) {
       const result = await tx.query(text, params);
       const sql = typeof text === 'string' ? text : text.text;

@@ -119,6 +119,7 @@ describe('tokens', () => {
         orm: tx.orm,
         exec: (text) => tx.exec(text),
         queryAndCommit: (text, params, then) => tx.queryAndCommit(text, params, then),
+        queue: (text, params) => tx.queue(text, params),
         query(text, params) {
           if (/FROM auth_session s JOIN users u/.test(typeof text === 'string' ? text : text.text))
             reads.push({ how, userId: ctx.userId, ...(ctx.reader ? { reader: ctx.reader } : {}) });

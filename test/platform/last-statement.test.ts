@@ -4,10 +4,11 @@ import { migrate } from '../../src/platform/db/migrate.js';
 import { freshDatabase } from '../helpers.js';
 
 /**
- * `Tx.queryAndCommit`, on either database: the transaction's last statement, the statements sent behind it, and the
- * COMMIT (one exchange on PostgreSQL: test/platform/round-trips.test.ts counts it on the wire).
+ * `Tx.queryAndCommit` and `Tx.queue`, on either database: the transaction's last statement, the statements sent behind
+ * it, and the COMMIT; a write sent ahead of the next statement (each without a round trip of its own on PostgreSQL:
+ * test/platform/round-trips.test.ts counts them on the wire).
  */
-describe('the last statement of a transaction (queryAndCommit)', () => {
+describe('the last statement of a transaction (queryAndCommit), and queued writes (queue)', () => {
   let fresh: Awaited<ReturnType<typeof freshDatabase>>;
   let db: Database;
   const org = `last-${Date.now()}`;
@@ -51,6 +52,33 @@ describe('the last statement of a transaction (queryAndCommit)', () => {
       }),
     ).rejects.toMatchObject({ code: '22012' });
     expect(await nameOf()).toBe('abc');
+  });
+
+  it('a queued write runs before the statement after it, and before the COMMIT when it is the last', async () => {
+    const seen = await db.withTenant(ctx, async (tx) => {
+      await tx.queue(rename, [org, 'queued']);
+      const read = (await tx.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [org])).rows[0].name;
+      await tx.queue(`UPDATE organization SET name = name || ' twice' WHERE id = $1`, [org]);
+      return read;
+    });
+    expect(seen).toBe('queued');
+    expect(await nameOf()).toBe('queued twice');
+    // Queued ahead of the last statement too.
+    await db.withTenant(ctx, async (tx) => {
+      await tx.queue(rename, [org, 'q']);
+      await tx.queryAndCommit(`UPDATE organization SET name = name || ' then last' WHERE id = $1`, [org]);
+    });
+    expect(await nameOf()).toBe('q then last');
+  });
+
+  it('a queued write that fails fails the transaction: nothing of it is committed', async () => {
+    await expect(
+      db.withTenant(ctx, async (tx) => {
+        await tx.query(rename, [org, 'lost']);
+        await tx.queue('SELECT 1 / 0');
+      }),
+    ).rejects.toMatchObject({ code: '22012' });
+    expect(await nameOf()).toBe('q then last');
   });
 
   it('refuses a statement after it, and what it committed stays committed', async () => {

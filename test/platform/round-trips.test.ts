@@ -212,6 +212,34 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('round trips of a tenant transac
     proxy.take();
   });
 
+  it('queue: a queued write costs no round trip; it goes ahead of the next statement, or of the COMMIT', async () => {
+    const ctx = { organizationId: org, userId: 'u5' };
+    const rename = `UPDATE organization SET name = $2 WHERE id = $1`;
+    // Queued first, then a statement, then queued again: the setup and the first write go with the statement, the
+    // second with the COMMIT.
+    const read = await db.withTenant(ctx, async (tx) => {
+      await tx.queue(rename, [org, 'queued']);
+      const name = (await tx.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [org])).rows[0].name;
+      await tx.queue(rename, [org, 'queued last']);
+      return name;
+    });
+    expect(proxy.take()).toBe(2);
+    expect(read).toBe('queued');
+    // Only queued writes: the setup, the writes and the COMMIT in one round trip.
+    await db.withTenant(ctx, async (tx) => {
+      await tx.queue(rename, [org, 'only queued']);
+      await tx.queue(`UPDATE organization SET name = name || '!' WHERE id = $1`, [org]);
+    });
+    expect(proxy.take()).toBe(1);
+    const name = await db.withSystem(
+      async (tx) => (await tx.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [org])).rows[0].name,
+    );
+    expect(name).toBe('only queued!');
+    await expectNoTenantLeft();
+    await db.withSystem((tx) => tx.query(`UPDATE organization SET name = 'round trips' WHERE id = $1`, [org]));
+    proxy.take();
+  });
+
   it('readTenant refuses a write (25006) and leaves nothing written; the connection stays usable', async () => {
     const ctx = { organizationId: org, userId: null };
     await expect(

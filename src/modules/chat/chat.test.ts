@@ -258,6 +258,7 @@ describe('enqueueing in the caller transaction', () => {
       orm: tx.orm,
       exec: (text) => tx.exec(text),
       queryAndCommit: (text, params, then) => tx.queryAndCommit(text, params, then),
+      queue: (text, params) => tx.queue(text, params),
       query(text, params) {
         const sql = typeof text === 'string' ? text : text.text;
         if (/FROM merchant_channel_settings/.test(sql)) reads.push(sql);

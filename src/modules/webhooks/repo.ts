@@ -130,23 +130,22 @@ export interface EventDeliveryRow {
  * (active, the type listed, or `*` for a type that is not opt-in): the rows come from a cached list that may be older
  * than a committed deletion or change. Each subscription row is locked FOR KEY SHARE (the lock the deliveries' foreign
  * key takes anyway, taken here first): a subscription being deleted by another transaction is waited for and then left
- * out, instead of failing the event's transaction, a merchant's or a driver's write, at the foreign key. Returns the
- * subscriptions written to.
+ * out, instead of failing the event's transaction, a merchant's or a driver's write, at the foreign key. Nobody reads
+ * its rows: it is queued ahead of the transaction's next statement (`Tx.queue`), not sent in an exchange of its own.
  */
 export async function insertEventDeliveries(
   tx: Tx,
   ev: { organizationId: string; eventId: string; eventSeq: number; eventType: string; resourceKey: string; optIn: boolean },
   rows: EventDeliveryRow[],
-): Promise<string[]> {
-  if (rows.length === 0) return [];
-  const { rows: out } = await tx.query<{ subscription_id: string }>(
+): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.queue(
     prepared(`INSERT INTO webhook_delivery (organization_id, id, subscription_id, event_id, event_seq, event_type, resource_key, body)
       SELECT s.organization_id, r.id, s.id, $2, $3::bigint, $4, $5, r.body
         FROM jsonb_to_recordset($7::jsonb) AS r(id text, subscription_id text, body jsonb)
         JOIN webhook_subscription s ON s.organization_id = $1 AND s.id = r.subscription_id
        WHERE s.active AND ($4 = ANY(s.event_types) OR (NOT $6::boolean AND '*' = ANY(s.event_types)))
-       FOR KEY SHARE OF s
-      RETURNING subscription_id`),
+       FOR KEY SHARE OF s`),
     [
       ev.organizationId,
       ev.eventId,
@@ -157,7 +156,6 @@ export async function insertEventDeliveries(
       JSON.stringify(rows.map((r) => ({ id: r.id, subscription_id: r.subscriptionId, body: r.body }))),
     ],
   );
-  return out.map((r) => r.subscription_id);
 }
 
 /** Pending deliveries of a subscription are cancelled (it was disabled or deactivated). */

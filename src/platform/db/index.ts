@@ -71,6 +71,13 @@ export interface Tx {
    * follow it in the transaction: a later statement throws. Not in a read (`readTenant`).
    */
   queryAndCommit<R = any>(text: string | Prepared, params?: unknown[], then?: readonly Step[]): Promise<QueryResult<R>>;
+  /**
+   * A write whose rows nobody reads (an audit row, a webhook delivery). On PostgreSQL it is not sent on its own: it
+   * goes ahead of the transaction's next statement, or of its COMMIT, in the same exchange, so it runs in the same
+   * order as if sent now and costs no round trip; if it fails, that next statement fails with its error (and the
+   * transaction with it). On PGlite it runs at once. Not in a read.
+   */
+  queue(text: string | Prepared, params?: unknown[]): Promise<void>;
   /** Runs SQL text that may hold several statements (simple protocol, no parameters). */
   exec(text: string): Promise<void>;
   /** Drizzle bound to this transaction, for typed queries. */
@@ -478,10 +485,15 @@ function postgresTx(
   exec: (text: string) => Promise<void>,
   organizationId?: string,
   finish?: (config: { text: string; name?: string; generic?: boolean }, values: unknown, then: readonly Step[]) => Promise<pg.QueryResult>,
+  enqueue?: (statement: string | Prepared, params?: unknown[]) => void,
 ): Tx {
   return {
     kind: 'postgres',
     organizationId,
+    async queue(text, params) {
+      if (!enqueue) throw new Error('queue: a read writes nothing');
+      enqueue(text, params);
+    },
     async query(text, params) {
       const r = await submit(asConfig(text, params));
       return { rows: r.rows, rowCount: r.rowCount ?? 0 };
@@ -555,28 +567,31 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
       });
       return p;
     };
+    /** Statements queued (`Tx.queue`) and not sent yet: they go ahead of the next statement, or of the COMMIT. */
+    let queued: Step[] = [];
+    /** What the next exchange sends ahead of its statement: the setup if nothing was sent yet, and the queued statements. */
+    const ahead = (): Step[] => {
+      const steps = state.begun ? queued : [...prelude, ...queued];
+      queued = [];
+      return steps;
+    };
     const submit = (config: { text?: string; values?: unknown[]; name?: string }, values?: unknown): Promise<pg.QueryResult> => {
       open();
-      if (state.begun)
-        return config.name
-          ? prefixedQuery(client, [], config, values)
-          : client.query(config as pg.QueryConfig, values as unknown[] | undefined);
+      const wasBegun = state.begun;
+      const steps = ahead();
       state.begun = true;
+      const sent = (p: Promise<pg.QueryResult>) => (wasBegun ? p : first(p));
       if (isMultiStatement(config) && values === undefined) {
-        return first(Promise.all(prelude.map((step) => sendStep(client, step)))).then(() => client.query(config as pg.QueryConfig));
+        // Several statements in one text: the simple protocol, after what goes ahead of it on its own.
+        return sent(Promise.all(steps.map((step) => sendStep(client, step))).then(() => client.query(config as pg.QueryConfig)));
       }
-      return first(prefixedQuery(client, prelude, config, values));
+      if (steps.length === 0 && !config.name) return client.query(config as pg.QueryConfig, values as unknown[] | undefined);
+      return sent(prefixedQuery(client, steps, config, values));
     };
     const tx = postgresTx(
       submit,
       async (text) => {
-        open();
-        if (!state.begun) {
-          // Several statements in one text: the simple protocol, after the setup on its own.
-          state.begun = true;
-          await first(Promise.all(prelude.map((step) => sendStep(client, step))));
-        }
-        await client.query(text);
+        await submit({ text });
       },
       organizationId,
       // The statement, `then` and the COMMIT behind it in one exchange (behind the setup too, when it is the first).
@@ -584,14 +599,26 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
         open();
         state.done = true;
         const suffix: Step[] = [...then, ['COMMIT']];
-        // Not `first`: a connection lost during this exchange may have committed it, so it is never sent again.
-        const r = await prefixedQuery(client, state.begun ? [] : prelude, config, values, suffix);
+        const steps = ahead();
         state.begun = true;
+        // Not `first`: a connection lost during this exchange may have committed it, so it is never sent again.
+        const r = await prefixedQuery(client, steps, config, values, suffix);
         state.committed = true;
         return r;
       },
+      (statement, params) => {
+        open();
+        queued.push([statement, params]);
+      },
     );
-    return { tx, state };
+    /** The COMMIT, with the statements still queued ahead of it (nothing when no statement was ever sent or queued). */
+    const commit = async () => {
+      if (state.done || (!state.begun && queued.length === 0)) return;
+      const steps = ahead();
+      state.begun = true;
+      await (steps.length ? prefixedQuery(client, steps, { text: 'COMMIT' }) : client.query('COMMIT'));
+    };
+    return { tx, state, commit };
   }
 
   /**
@@ -665,11 +692,11 @@ export function createPostgresDatabase(url: string, opts: PostgresOptions = {}):
       // and start again on a fresh one, once.
       for (let attempt = 1; ; attempt++) {
         const client = await from.connect();
-        const { tx, state } = transaction(client, prelude, organizationId);
+        const { tx, state, commit } = transaction(client, prelude, organizationId);
         let broken = false;
         try {
           const result = await fn(tx);
-          if (state.begun && !state.done) await client.query('COMMIT');
+          await commit();
           return result;
         } catch (err) {
           // Committed with its last statement: what failed after it cannot undo it (and must not run it again).
@@ -927,6 +954,7 @@ export async function createPgliteDatabase(
       await lite.exec(text);
     },
     queryAndCommit: () => Promise.reject(new Error('queryAndCommit: only in a transaction')),
+    queue: () => Promise.reject(new Error('queue: only in a transaction')),
     orm,
   };
 
@@ -941,6 +969,10 @@ export async function createPgliteDatabase(
       organizationId,
       query: (text, params) => (open(), tx.query(text, params)),
       exec: (text) => (open(), tx.exec(text)),
+      queue: async (text, params) => {
+        open();
+        await tx.query(text, params);
+      },
       async queryAndCommit(text, params, then = []) {
         open();
         state.done = true;
