@@ -1,6 +1,6 @@
 import { newId } from './ids.js';
 import type { Tx } from './db/index.js';
-import { insertEventAndNotify } from './repo.js';
+import { insertEventAndNotify, insertEventsAndNotify } from './repo.js';
 
 export const EVENTS_CHANNEL = 'app_events';
 
@@ -35,16 +35,25 @@ export type EventHook = (tx: Tx, event: StoredEvent, input: EventInput) => Promi
 export interface EventBus {
   /** Appends an event and runs every hook, all in the caller's transaction. */
   record(tx: Tx, organizationId: string, input: EventInput): Promise<StoredEvent>;
+  /** Several events in one statement (in order), then the hooks of each, in the same order. */
+  recordMany(tx: Tx, organizationId: string, inputs: EventInput[]): Promise<StoredEvent[]>;
   onRecorded(hook: EventHook): void;
 }
 
 export function createEventBus(): EventBus {
   const hooks: EventHook[] = [];
+  async function record(tx: Tx, organizationId: string, input: EventInput): Promise<StoredEvent> {
+    const ev = await recordEvent(tx, organizationId, input);
+    for (const hook of hooks) await hook(tx, ev, input);
+    return ev;
+  }
   return {
-    async record(tx, organizationId, input) {
-      const ev = await recordEvent(tx, organizationId, input);
-      for (const hook of hooks) await hook(tx, ev, input);
-      return ev;
+    record,
+    async recordMany(tx, organizationId, inputs) {
+      if (inputs.length <= 1) return inputs.length ? [await record(tx, organizationId, inputs[0])] : [];
+      const events = await insertEventsAndNotify(tx, organizationId, inputs.map(eventRow), EVENTS_CHANNEL);
+      for (const [i, ev] of events.entries()) for (const hook of hooks) await hook(tx, ev, inputs[i]);
+      return events;
     },
     onRecorded(hook) {
       hooks.push(hook);
@@ -58,19 +67,19 @@ export function createEventBus(): EventBus {
  */
 export async function recordEvent(tx: Tx, organizationId: string, input: EventInput): Promise<StoredEvent> {
   // One round trip: the row and its NOTIFY (payload {"organization_id","seq"}) in one statement.
-  return insertEventAndNotify(
-    tx,
-    {
-      organizationId,
-      id: newId(),
-      type: input.type,
-      entityType: input.entityType,
-      entityId: input.entityId,
-      territoryId: input.territoryId ?? null,
-      actorUserId: input.actorUserId ?? null,
-      audienceUserIds: input.audienceUserIds ?? [],
-      payload: JSON.stringify(input.payload ?? {}),
-    },
-    EVENTS_CHANNEL,
-  );
+  return insertEventAndNotify(tx, { organizationId, ...eventRow(input) }, EVENTS_CHANNEL);
+}
+
+/** The stored columns of an event (a new id; `alertUserIds` and `current` are for the hooks, not stored). */
+function eventRow(input: EventInput) {
+  return {
+    id: newId(),
+    type: input.type,
+    entityType: input.entityType,
+    entityId: input.entityId,
+    territoryId: input.territoryId ?? null,
+    actorUserId: input.actorUserId ?? null,
+    audienceUserIds: input.audienceUserIds ?? [],
+    payload: JSON.stringify(input.payload ?? {}),
+  };
 }

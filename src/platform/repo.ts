@@ -48,22 +48,20 @@ export async function insertAuditRow(
   );
 }
 
+/** The stored columns of a new event (`payload`: JSON text). */
+export interface NewEventRow {
+  id: string;
+  type: string;
+  entityType: string;
+  entityId: string;
+  territoryId: string | null;
+  actorUserId: string | null;
+  audienceUserIds: string[];
+  payload: string;
+}
+
 /** One round trip: the event row and its NOTIFY (payload {"organization_id","seq"}) in one statement. */
-export async function insertEventAndNotify(
-  tx: Tx,
-  r: {
-    organizationId: string;
-    id: string;
-    type: string;
-    entityType: string;
-    entityId: string;
-    territoryId: string | null;
-    actorUserId: string | null;
-    audienceUserIds: string[];
-    payload: string;
-  },
-  channel: string,
-): Promise<StoredEvent> {
+export async function insertEventAndNotify(tx: Tx, r: NewEventRow & { organizationId: string }, channel: string): Promise<StoredEvent> {
   const { rows } = await tx.query<StoredEvent & { notified: unknown }>(INSERT_EVENT, [
     r.organizationId,
     r.id,
@@ -85,6 +83,36 @@ const INSERT_EVENT = prepared(
   `WITH e AS (
        INSERT INTO event (organization_id, id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       RETURNING seq, id, organization_id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload, created_at)
+     SELECT e.*, pg_notify($10, json_build_object('organization_id', e.organization_id, 'seq', e.seq)::text) AS notified FROM e`,
+);
+
+/** Several events of one organization in one statement, in the given order (their sequences follow it); each NOTIFYs. */
+export async function insertEventsAndNotify(tx: Tx, organizationId: string, rows: NewEventRow[], channel: string): Promise<StoredEvent[]> {
+  const { rows: out } = await tx.query<StoredEvent & { notified: unknown }>(INSERT_EVENTS, [
+    organizationId,
+    rows.map((r) => r.id),
+    rows.map((r) => r.type),
+    rows.map((r) => r.entityType),
+    rows.map((r) => r.entityId),
+    rows.map((r) => r.territoryId),
+    rows.map((r) => r.actorUserId),
+    JSON.stringify(rows.map((r) => r.audienceUserIds)),
+    `[${rows.map((r) => r.payload).join(',')}]`,
+    channel,
+  ]);
+  const byId = new Map(out.map(({ notified: _, ...ev }) => [ev.id, ev]));
+  return rows.map((r) => byId.get(r.id)!);
+}
+
+const INSERT_EVENTS = prepared(
+  `WITH r AS (
+       SELECT u.*, ARRAY(SELECT jsonb_array_elements_text($8::jsonb -> (u.n::int - 1))) AS audience, $9::jsonb -> (u.n::int - 1) AS payload
+         FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+              WITH ORDINALITY AS u(id, type, entity_type, entity_id, territory_id, actor_user_id, n)
+     ), e AS (
+       INSERT INTO event (organization_id, id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload)
+       SELECT $1, r.id, r.type, r.entity_type, r.entity_id, r.territory_id, r.actor_user_id, r.audience, r.payload FROM r ORDER BY r.n
        RETURNING seq, id, organization_id, type, entity_type, entity_id, territory_id, actor_user_id, audience_user_ids, payload, created_at)
      SELECT e.*, pg_notify($10, json_build_object('organization_id', e.organization_id, 'seq', e.seq)::text) AS notified FROM e`,
 );

@@ -471,3 +471,52 @@ describe('push targets follow device changes at once', () => {
     }
   });
 });
+
+describe('the events of a notification', () => {
+  it('records the notification.created events of the recipients in one statement, in order, each for its recipient', async () => {
+    const inserts: string[] = [];
+    const ev = await t.db.withSystem((tx) =>
+      t.app.ctx.events.record(
+        {
+          ...tx,
+          query(text, params) {
+            const sqlText = typeof text === 'string' ? text : text.text;
+            if (/INSERT INTO event/.test(sqlText)) inserts.push(sqlText);
+            return tx.query(text, params);
+          },
+        },
+        orgId,
+        {
+          type: 'trip.assigned',
+          entityType: 'trip',
+          entityId: 'trip-n3',
+          actorUserId: t.demo.users.dispatch,
+          audienceUserIds: [t.demo.users.driver, t.demo.users.customer, t.demo.users.merchant],
+          payload: { code: `T-"3"\\ ñ` },
+        },
+      ),
+    );
+    // The trip's event, then one statement for the three notifications' events.
+    expect(inserts).toHaveLength(2);
+    const notes = await sql<{ id: string; user_id: string; body: string }>(
+      'SELECT id, user_id, body FROM notification WHERE event_seq = $1',
+      [ev.seq],
+    );
+    expect(notes).toHaveLength(3);
+    const created = await sql<{
+      seq: number;
+      entity_id: string;
+      audience_user_ids: string[];
+      payload: { notification: { id: string; body: string } };
+    }>(`SELECT seq, entity_id, audience_user_ids, payload FROM event WHERE type = 'notification.created' AND seq > $1 ORDER BY seq`, [
+      ev.seq,
+    ]);
+    expect(created).toHaveLength(3);
+    for (const c of created) {
+      const n = notes.find((x) => x.id === c.entity_id)!;
+      expect(c.audience_user_ids).toEqual([n.user_id]);
+      expect(c.payload.notification).toMatchObject({ id: n.id, body: n.body });
+      expect(c.payload.notification.body).toContain(`T-"3"\\ ñ`);
+    }
+  });
+});

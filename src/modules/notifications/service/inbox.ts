@@ -88,16 +88,19 @@ export function createNotificationService(
     });
     if (rows.length === 0) return rows;
     await queuePushes(tx, organizationId, rows);
-    for (const n of rows) {
-      await ctx.events.record(tx, organizationId, {
+    // One event per recipient, all in one statement.
+    await ctx.events.recordMany(
+      tx,
+      organizationId,
+      rows.map((n) => ({
         type: NOTIFICATION_CREATED,
         entityType: 'notification',
         entityId: n.id,
         actorUserId: input.actorUserId ?? null,
         audienceUserIds: [n.user_id],
         payload: { notification: publicNotification(n) },
-      });
-    }
+      })),
+    );
     return rows;
   }
 
