@@ -216,9 +216,11 @@ export interface ClaimedDelivery {
 
 /**
  * Claims due deliveries (cross-tenant, system transaction): `pending` ones whose time has come, and `sending` ones
- * whose claim expired (their worker died). Rows are locked with SKIP LOCKED, so two instances never take the
- * same one; a delivery waits while an earlier event of the same resource (same subscription) is undelivered; at
- * most `perSubscription` per subscription in flight (claimed and unexpired), so one slow receiver cannot take the whole batch.
+ * whose claim expired (their worker died). A delivery waits while an earlier event of the same resource (same
+ * subscription) is undelivered; at most `perSubscription` per subscription in flight (claimed and unexpired), so one
+ * slow receiver cannot take the whole batch. The candidates are chosen without locks; only the rows taken are locked
+ * (SKIP LOCKED, and checked again once locked), so two instances never take the same one, and a claim does not lock
+ * the backlog it looked at (four times its batch) to take a few rows of it.
  */
 export async function claimDue(
   tx: Tx,
@@ -237,17 +239,21 @@ export async function claimDue(
              WHERE e.organization_id = d.organization_id AND e.subscription_id = d.subscription_id
                AND e.resource_key = d.resource_key AND e.status IN ('pending', 'sending') AND e.event_seq < d.event_seq)
         ORDER BY d.next_attempt_at
-        LIMIT $2::int * 4
-        FOR UPDATE OF d SKIP LOCKED),
+        LIMIT $2::int * 4),
      ranked AS (
        SELECT due.organization_id, due.id, coalesce(b.n, 0) AS busy,
               row_number() OVER (PARTITION BY due.organization_id, due.subscription_id ORDER BY due.next_attempt_at, due.id) AS rn
          FROM due LEFT JOIN busy b ON b.organization_id = due.organization_id AND b.subscription_id = due.subscription_id),
-     picked AS (SELECT organization_id, id FROM ranked WHERE rn + busy <= $3 ORDER BY rn LIMIT $2::int)
+     picked AS (SELECT organization_id, id FROM ranked WHERE rn + busy <= $3 ORDER BY rn LIMIT $2::int),
+     locked AS (
+       SELECT k.organization_id, k.id FROM webhook_delivery k JOIN picked p ON p.organization_id = k.organization_id AND p.id = k.id
+        WHERE k.status IN ('pending', 'sending') AND k.next_attempt_at <= $1::timestamptz
+          AND (k.status = 'pending' OR k.claim_expires_at <= $1::timestamptz)
+        FOR UPDATE OF k SKIP LOCKED)
      UPDATE webhook_delivery w
         SET status = 'sending', attempts = w.attempts + 1, claim_token = $4,
             claim_expires_at = $1::timestamptz + $5::int * interval '1 millisecond', updated_at = now()
-       FROM picked p, webhook_subscription s
+       FROM locked p, webhook_subscription s
       WHERE w.organization_id = p.organization_id AND w.id = p.id
         AND s.organization_id = w.organization_id AND s.id = w.subscription_id
       RETURNING w.organization_id, w.id, w.subscription_id, w.event_id, w.event_type, w.body, w.attempts, w.created_at, w.claim_token,

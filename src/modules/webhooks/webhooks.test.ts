@@ -8,6 +8,7 @@ import type { Database } from '../../platform/db/index.js';
 import { verifySignature } from '../../platform/signature.js';
 import { backoffMs, classify, retryAfterMs, type WebhookWorker } from './worker.js';
 import { checkTargetUrl, httpSender, isNonPublicAddress } from './service/sender.js';
+import { claimDue } from './repo.js';
 
 // ---- A real receiving server: records every request (raw body and headers), answers as `plan` says.
 interface Received {
@@ -445,6 +446,25 @@ describe('ordering and concurrency', () => {
     expect(rows.map((d) => [d.status, d.attempts])).toEqual(Array(4).fill(['delivered', 2]));
     const log = await sys('SELECT attempt FROM webhook_attempt WHERE subscription_id = $1', [sub.id]);
     expect(log.map((r) => r.attempt)).toEqual([2, 2, 2, 2]);
+  });
+});
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)('a claim and its locks (PostgreSQL)', () => {
+  it('locks the rows it takes, not the backlog it chose them from', async () => {
+    const sub = await subscribe(admin, ['trip.created']);
+    for (let i = 0; i < 12; i++) await newTrip();
+    // The claim's transaction held open: another instance sees which rows are locked (SKIP LOCKED leaves them out).
+    await t.db.withSystem(async (tx) => {
+      const taken = await claimDue(tx, { now: new Date(clock), limit: 8, perSubscription: 2, claimMs: 15_000, token: 'held' });
+      expect(taken).toHaveLength(2);
+      const free = await sys<{ n: number }>(
+        'SELECT count(*)::int AS n FROM (SELECT id FROM webhook_delivery WHERE subscription_id = $1 FOR UPDATE SKIP LOCKED) x',
+        [sub.id],
+      );
+      expect(free[0].n).toBe(10);
+      // The next claim, while these are in flight, takes nothing of this subscription (its limit) and locks nothing.
+      expect(await claimDue(tx, { now: new Date(clock), limit: 8, perSubscription: 2, claimMs: 15_000, token: 'next' })).toHaveLength(0);
+    });
   });
 });
 
